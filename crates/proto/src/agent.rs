@@ -1,0 +1,214 @@
+//! The Agent API: what every protocol role implements and every driver calls.
+
+use crate::Time;
+use bytes::Bytes;
+use core::fmt;
+use core::time::Duration;
+
+/// A node (host or router) in a run. Drivers assign them; on a real network the sender maps
+/// socket addresses to node ids.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct NodeId(pub u32);
+
+/// A multicast group. Local regions (DSP/CP local groups, LMS subcasts) are extra groups.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct GroupId(pub u32);
+
+/// One interface of a router, as numbered by the driver.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct IfaceId(pub u32);
+
+impl fmt::Debug for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "n{}", self.0)
+    }
+}
+impl fmt::Debug for GroupId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "g{}", self.0)
+    }
+}
+impl fmt::Debug for IfaceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "if{}", self.0)
+    }
+}
+
+/// Where a packet goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dest {
+    /// Every member of a multicast group (the sender itself is not a receiver of its own
+    /// transmission).
+    Group(GroupId),
+    /// One node, unicast.
+    Node(NodeId),
+}
+
+/// A datagram an agent wants sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    pub dest: Dest,
+    /// The whole encoded datagram, header included (see `rmcast-wire`).
+    pub payload: Bytes,
+}
+
+/// What an agent reports to its driver and application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Receiver: application message number `seq` (0, 1, 2, … in order) is delivered.
+    Delivered { seq: u64, data: Bytes },
+    /// Sender: message `seq` is finished — acknowledged by every receiver, or given up on
+    /// (`failed`) when its retransmission limit was reached.
+    MessageDone {
+        seq: u64,
+        /// When the message was first transmitted.
+        sent_at: Time,
+        /// When the last acknowledgment arrived (or the sender gave up).
+        done_at: Time,
+        /// Transmissions of this message, the first included.
+        transmissions: u32,
+        failed: bool,
+    },
+    /// Receiver or sender: a loss was detected (gap, timeout) for message `seq`.
+    LossDetected { seq: u64 },
+    /// Sender: everything handed to [`Agent::send`] before [`Agent::close`] is finished.
+    Completed,
+}
+
+/// Counters every agent keeps. Drivers and collectors compute metrics from these and from
+/// [`Event`]s, never from agent internals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub packets_received: u64,
+    pub bytes_received: u64,
+    /// Original data transmissions.
+    pub data_sent: u64,
+    /// Data retransmissions or repairs.
+    pub repairs_sent: u64,
+    /// Feedback and control packets sent (ACK, NAK, status, poll …).
+    pub control_sent: u64,
+    /// Retransmission timer expiries.
+    pub timeouts: u64,
+    /// Datagrams that failed to decode.
+    pub malformed: u64,
+    /// Well-formed datagrams not meant for this agent (other session, family or role).
+    pub ignored: u64,
+    /// Data or feedback received again (duplicate data, repeated ACK).
+    pub duplicates: u64,
+    /// Messages delivered to the application (receivers).
+    pub delivered: u64,
+    /// Messages finished successfully (senders).
+    pub completed: u64,
+    /// Messages given up on after the retransmission limit (senders).
+    pub failed: u64,
+}
+
+impl Stats {
+    /// Count one outgoing datagram.
+    pub fn count_sent(&mut self, t: &Transmit) {
+        self.packets_sent += 1;
+        self.bytes_sent += t.payload.len() as u64;
+    }
+    /// Count one incoming datagram.
+    pub fn count_received(&mut self, packet: &[u8]) {
+        self.packets_received += 1;
+        self.bytes_received += packet.len() as u64;
+    }
+}
+
+/// Why [`Agent::send`] refused a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    #[error("this agent does not originate data")]
+    NotASender,
+    #[error("the send queue is full; try again after the agent makes progress")]
+    Full(Bytes),
+    #[error("the sender was closed")]
+    Closed,
+    #[error("message of {len} bytes exceeds the maximum of {max}")]
+    TooLarge { len: usize, max: usize },
+}
+
+/// One protocol role (sender, receiver) as a deterministic state machine.
+///
+/// The driver contract:
+/// 1. deliver every datagram addressed to this node with [`handle_packet`](Agent::handle_packet);
+/// 2. call [`handle_timeout`](Agent::handle_timeout) once `now >= poll_timeout()`;
+/// 3. after every call, drain [`poll_transmit`](Agent::poll_transmit) and
+///    [`poll_event`](Agent::poll_event) until they return `None`, and re-read
+///    [`poll_timeout`](Agent::poll_timeout).
+///
+/// Given the same sequence of calls with the same arguments, an agent produces the same
+/// outputs: it has no hidden inputs.
+pub trait Agent {
+    /// A datagram arrived from node `from`.
+    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]);
+    /// The deadline from [`poll_timeout`](Agent::poll_timeout) has passed.
+    fn handle_timeout(&mut self, now: Time);
+    /// Next datagram to send, if any.
+    fn poll_transmit(&mut self) -> Option<Transmit>;
+    /// Earliest instant at which the agent wants [`handle_timeout`](Agent::handle_timeout).
+    fn poll_timeout(&self) -> Option<Time>;
+    /// Next event for the application or the collector.
+    fn poll_event(&mut self) -> Option<Event>;
+    /// Counters.
+    fn stats(&self) -> &Stats;
+
+    /// Hand the agent one application message to deliver reliably (senders only).
+    fn send(&mut self, _now: Time, data: Bytes) -> Result<(), SendError> {
+        let _ = data;
+        Err(SendError::NotASender)
+    }
+    /// Whether [`send`](Agent::send) would accept a message now.
+    fn can_send(&self) -> bool {
+        false
+    }
+    /// No more messages will be sent; the agent reports [`Event::Completed`] once all
+    /// earlier ones are finished.
+    fn close(&mut self, _now: Time) {}
+}
+
+/// What a router agent decides for a packet crossing its router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteDecision {
+    /// Forward as the routing tables say.
+    Forward,
+    /// Swallow it.
+    Consume,
+    /// Forward on these interfaces only (a subset, or others than routing would choose).
+    ForwardOn(Vec<IfaceId>),
+}
+
+/// A datagram a router agent originates, optionally pinned to interfaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouterTransmit {
+    pub transmit: Transmit,
+    /// `None`: route normally from this router. `Some(ifaces)`: send out exactly these.
+    pub via: Option<Vec<IfaceId>>,
+}
+
+/// A protocol's helper inside the network (PGM network element, LMS router, CSP/CP local
+/// exchange). The driver shows it every rmcast packet crossing its router.
+pub trait RouterAgent {
+    /// A packet for `dest`, sent by `from`, entered the router on `ingress`.
+    fn on_packet(
+        &mut self,
+        now: Time,
+        ingress: IfaceId,
+        from: NodeId,
+        dest: Dest,
+        packet: &[u8],
+    ) -> RouteDecision;
+    fn handle_timeout(&mut self, now: Time);
+    fn poll_transmit(&mut self) -> Option<RouterTransmit>;
+    fn poll_timeout(&self) -> Option<Time>;
+    fn stats(&self) -> &Stats;
+}
+
+/// Convert a driver-level duration in seconds (from a scenario file) into a [`Duration`],
+/// rejecting negative and non-finite values.
+pub fn duration_from_secs(s: f64) -> Option<Duration> {
+    (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s))
+}

@@ -1,0 +1,65 @@
+//! # rmcast-proto — the sans-IO protocol engine
+//!
+//! Every reliable-multicast protocol in rmcast is written once here, as a deterministic state
+//! machine behind the [`Agent`] trait. A *driver* — the discrete-event simulator in
+//! `rmcast-sim`, the socket loop in `rmcast-net`, or the tiny [`testkit`] loop — feeds an agent
+//! packets and timer expiries and drains what it wants to send, the deadline it wants to be
+//! woken at, and the events it reports.
+//!
+//! ## What this crate must never do
+//!
+//! * read a clock: time comes in as the `now: Time` argument of each call;
+//! * open a socket, spawn a thread, sleep, or do any I/O;
+//! * use ambient randomness: each agent owns a seeded [`rng::AgentRng`] handed to it;
+//! * panic on anything that arrives in a packet: malformed input is counted in
+//!   [`Stats::malformed`] and dropped.
+//!
+//! ## Layout
+//!
+//! * [`Time`], [`NodeId`], [`GroupId`], [`Dest`], [`Transmit`], [`Event`], [`Stats`] and the
+//!   [`Agent`] / [`RouterAgent`] traits — the API every driver and protocol shares;
+//! * shared building blocks, written once: [`window`] (sequence window with received bitmap),
+//!   [`rtt`] (smoothed RTT and RTO), [`timer`] (a keyed timer set), [`retx`] (retransmission
+//!   buffer), [`rng`] (seeded per-agent randomness);
+//! * one module per protocol family: [`saw`];
+//! * [`testkit`]: a minimal deterministic in-process driver for protocol tests.
+
+#![forbid(unsafe_code)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod agent;
+mod time;
+
+pub mod retx;
+pub mod rng;
+pub mod rtt;
+pub mod saw;
+pub mod testkit;
+pub mod timer;
+pub mod window;
+
+pub use agent::{
+    duration_from_secs, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent,
+    RouterTransmit, SendError, Stats, Transmit,
+};
+pub use time::Time;
+
+/// Re-exported so users of the API do not need their own `bytes` dependency.
+pub use bytes::Bytes;
+
+/// A protocol this build implements: name on the command line, one-line description, the seed
+/// it comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct ProtocolInfo {
+    pub name: &'static str,
+    pub seed: &'static str,
+    pub summary: &'static str,
+}
+
+/// Every implemented protocol, for `rmcast protocols` and for drivers that select by name.
+pub const PROTOCOLS: &[ProtocolInfo] = &[ProtocolInfo {
+    name: "saw",
+    seed: "000 (Segovia 1996, §2.5)",
+    summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
+              multicast or unicast retransmission, optional random ACK delay",
+}];

@@ -1,0 +1,139 @@
+//! Retransmission buffer: the data a sender must keep until every receiver has it.
+
+use crate::Time;
+use bytes::Bytes;
+use std::collections::BTreeMap;
+
+/// One buffered message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub data: Bytes,
+    /// First transmission.
+    pub first_sent: Time,
+    /// Most recent transmission.
+    pub last_sent: Time,
+    /// Transmissions so far, the first included.
+    pub sends: u32,
+}
+
+/// Messages by sequence number, with a limit on how many bytes it holds.
+#[derive(Debug, Clone)]
+pub struct RetransmitBuffer {
+    entries: BTreeMap<u64, Entry>,
+    bytes: usize,
+    max_bytes: usize,
+}
+
+impl RetransmitBuffer {
+    /// A buffer that refuses new entries beyond `max_bytes` of data.
+    pub fn new(max_bytes: usize) -> Self {
+        RetransmitBuffer {
+            entries: BTreeMap::new(),
+            bytes: 0,
+            max_bytes,
+        }
+    }
+    /// Whether `len` more bytes fit.
+    pub fn has_room(&self, len: usize) -> bool {
+        self.bytes.saturating_add(len) <= self.max_bytes
+    }
+    /// Record the first transmission of `seq`. Returns `false` (and stores nothing) if the
+    /// buffer is full or `seq` is already held.
+    pub fn insert(&mut self, seq: u64, data: Bytes, now: Time) -> bool {
+        if !self.has_room(data.len()) || self.entries.contains_key(&seq) {
+            return false;
+        }
+        self.bytes += data.len();
+        self.entries.insert(
+            seq,
+            Entry {
+                data,
+                first_sent: now,
+                last_sent: now,
+                sends: 1,
+            },
+        );
+        true
+    }
+    pub fn get(&self, seq: u64) -> Option<&Entry> {
+        self.entries.get(&seq)
+    }
+    /// Note a retransmission of `seq`; returns its data.
+    pub fn mark_resent(&mut self, seq: u64, now: Time) -> Option<Bytes> {
+        let e = self.entries.get_mut(&seq)?;
+        e.sends += 1;
+        e.last_sent = now;
+        Some(e.data.clone())
+    }
+    /// Drop `seq` (acknowledged by all, or abandoned).
+    pub fn remove(&mut self, seq: u64) -> Option<Entry> {
+        let e = self.entries.remove(&seq)?;
+        self.bytes -= e.data.len();
+        Some(e)
+    }
+    /// Drop every entry below `seq` (a cumulative acknowledgment); returns them in order.
+    pub fn remove_below(&mut self, seq: u64) -> Vec<(u64, Entry)> {
+        let keep = self.entries.split_off(&seq);
+        let gone = core::mem::replace(&mut self.entries, keep);
+        self.bytes -= gone.values().map(|e| e.data.len()).sum::<usize>();
+        gone.into_iter().collect()
+    }
+    /// Sequence numbers held, ascending.
+    pub fn seqs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.entries.keys().copied()
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+    /// Bytes of data held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn capacity_and_bookkeeping() {
+        let mut b = RetransmitBuffer::new(10);
+        assert!(b.insert(0, Bytes::from_static(b"hello"), Time::ZERO));
+        assert!(!b.insert(0, Bytes::from_static(b"x"), Time::ZERO));
+        assert!(b.insert(1, Bytes::from_static(b"world"), Time::ZERO));
+        assert!(!b.insert(2, Bytes::from_static(b"!"), Time::ZERO));
+        assert_eq!(
+            b.mark_resent(1, Time::from_millis(3)),
+            Some(Bytes::from_static(b"world"))
+        );
+        assert_eq!(
+            b.get(1).map(|e| (e.sends, e.last_sent)),
+            Some((2, Time::from_millis(3)))
+        );
+        let gone = b.remove_below(1);
+        assert_eq!(gone.len(), 1);
+        assert_eq!(b.bytes(), 5);
+        assert!(b.insert(2, Bytes::from_static(b"!"), Time::ZERO));
+    }
+
+    proptest! {
+        #[test]
+        fn byte_count_is_sum_of_entries(ops in proptest::collection::vec((0u64..50, 0usize..20, 0u8..3), 0..200)) {
+            let mut b = RetransmitBuffer::new(200);
+            for (seq, len, op) in ops {
+                match op {
+                    0 => { b.insert(seq, Bytes::from(vec![0u8; len]), Time::ZERO); }
+                    1 => { b.remove(seq); }
+                    _ => { b.remove_below(seq); }
+                }
+                let sum: usize = b.seqs().filter_map(|s| b.get(s)).map(|e| e.data.len()).sum();
+                prop_assert_eq!(b.bytes(), sum);
+                prop_assert!(b.bytes() <= 200);
+            }
+        }
+    }
+}

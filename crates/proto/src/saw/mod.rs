@@ -1,0 +1,564 @@
+//! `saw` — multicast stop-and-wait (seed 000: Segovia 1996, §2.5, §2.5.1, §2.5.2).
+//!
+//! One message is outstanding at a time. The sender multicasts it with a 1-bit sequence
+//! number and waits for a unicast ACK from every receiver. On timeout it retransmits:
+//!
+//! * [`RetransmitMode::Multicast`] (§2.5.2, used in all of the thesis's experiments): one
+//!   timer and one retransmission count for the group; on expiry with any ACK missing the
+//!   data is re-multicast to everyone, and the limit bounds the total per message;
+//! * [`RetransmitMode::Unicast`] (§2.5): a timer and a count per receiver; on expiry the
+//!   data is unicast to that receiver only.
+//!
+//! When the limit is reached the message is recorded as failed ([`Event::MessageDone`] with
+//! `failed: true`) and the sender continues with the next one, as the thesis's simulator does.
+//!
+//! A receiver that gets the sequence number it expects delivers the message, ACKs it and flips
+//! its expected bit; any other sequence number is a duplicate (its earlier ACK was lost) and is
+//! re-ACKed without delivering. With `ack_delay_max > 0` each ACK is held back for a uniform
+//! random delay in `[0, ack_delay_max]` (§2.5.1, randomly timed ACKs).
+//!
+//! A 1-bit sequence number is only safe on channels that keep order between two nodes, which
+//! holds on the thesis's Ethernet and on every rmcast driver's per-pair links.
+
+use crate::rng::AgentRng;
+use crate::timer::TimerSet;
+use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use bytes::Bytes;
+use core::time::Duration;
+use rmcast_wire::{
+    saw as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
+};
+use std::collections::VecDeque;
+
+/// Largest application message one `saw` DATA packet carries.
+pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 1;
+
+/// How lost data is repaired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetransmitMode {
+    /// One group timer; re-multicast to all (§2.5.2).
+    #[default]
+    Multicast,
+    /// One timer per receiver; unicast to the one that is missing (§2.5).
+    Unicast,
+}
+
+/// Sender parameters.
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub node: NodeId,
+    pub session: u32,
+    pub group: GroupId,
+    /// The static group membership: every node that must acknowledge.
+    pub receivers: Vec<NodeId>,
+    pub mode: RetransmitMode,
+    /// Retransmission timeout (the thesis computes it by a formula or uses a constant; the
+    /// caller does that arithmetic).
+    pub timeout: Duration,
+    /// Retransmissions allowed per message (multicast mode) or per receiver and message
+    /// (unicast mode); `None` for no limit.
+    pub max_retransmissions: Option<u32>,
+    /// Messages [`Agent::send`] queues before it reports `Full`.
+    pub queue_limit: usize,
+}
+
+impl SenderConfig {
+    pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>, timeout: Duration) -> Self {
+        SenderConfig {
+            node,
+            session: 0,
+            group,
+            receivers,
+            mode: RetransmitMode::Multicast,
+            timeout,
+            max_retransmissions: None,
+            queue_limit: 64,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum TimerKey {
+    Group,
+    Receiver(usize),
+}
+
+#[derive(Debug)]
+struct Outstanding {
+    seq: u64,
+    bit: u8,
+    data: Bytes,
+    acked: Vec<bool>,
+    missing: usize,
+    /// Per-receiver retransmission counts (unicast mode) or one shared count (index 0).
+    retransmissions: Vec<u32>,
+    /// Receivers given up on (unicast mode).
+    failed_any: bool,
+    transmissions: u32,
+    sent_at: Time,
+}
+
+/// The `saw` sender.
+#[derive(Debug)]
+pub struct Sender {
+    cfg: SenderConfig,
+    /// Receivers, sorted, for lookups by node id.
+    index: Vec<(NodeId, usize)>,
+    queue: VecDeque<Bytes>,
+    current: Option<Outstanding>,
+    next_seq: u64,
+    timers: TimerSet<TimerKey>,
+    closed: bool,
+    completed: bool,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig) -> Self {
+        let mut index: Vec<(NodeId, usize)> = cfg
+            .receivers
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i))
+            .collect();
+        index.sort_unstable();
+        index.dedup_by_key(|(n, _)| *n);
+        Sender {
+            cfg,
+            index,
+            queue: VecDeque::new(),
+            current: None,
+            next_seq: 0,
+            timers: TimerSet::new(),
+            closed: false,
+            completed: false,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Messages queued or outstanding.
+    pub fn backlog(&self) -> usize {
+        self.queue.len() + usize::from(self.current.is_some())
+    }
+
+    fn receiver_index(&self, node: NodeId) -> Option<usize> {
+        self.index
+            .binary_search_by_key(&node, |&(n, _)| n)
+            .ok()
+            .and_then(|i| self.index.get(i))
+            .map(|&(_, i)| i)
+    }
+
+    fn emit(&mut self, dest: Dest, flags: u8, msg: wire::Message<'_>) {
+        let env = Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags,
+        };
+        // Sizes were checked in `send`, so encoding cannot fail; if it ever did, the packet
+        // is dropped and counted rather than panicking.
+        match Packet::to_vec(env, &Message::Saw(msg)) {
+            Ok(v) => {
+                let t = Transmit {
+                    dest,
+                    payload: Bytes::from(v),
+                };
+                self.stats.count_sent(&t);
+                self.out.push_back(t);
+            }
+            Err(_) => self.stats.malformed += 1,
+        }
+    }
+
+    fn transmit_current(&mut self, dest: Dest, retransmission: bool) {
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        cur.transmissions += 1;
+        let (bit, data) = (cur.bit, cur.data.clone());
+        if retransmission {
+            self.stats.repairs_sent += 1;
+        } else {
+            self.stats.data_sent += 1;
+        }
+        let flags = if retransmission {
+            FLAG_RETRANSMISSION
+        } else {
+            0
+        };
+        self.emit(
+            dest,
+            flags,
+            wire::Message::Data {
+                seq: bit,
+                payload: &data,
+            },
+        );
+    }
+
+    fn start_next(&mut self, now: Time) {
+        if self.current.is_some() {
+            return;
+        }
+        let Some(data) = self.queue.pop_front() else {
+            self.maybe_complete();
+            return;
+        };
+        let n = self.cfg.receivers.len();
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let counters = match self.cfg.mode {
+            RetransmitMode::Multicast => 1,
+            RetransmitMode::Unicast => n,
+        };
+        self.current = Some(Outstanding {
+            seq,
+            bit: (seq & 1) as u8,
+            data,
+            acked: vec![false; n],
+            missing: self.index.len(),
+            retransmissions: vec![0; counters],
+            failed_any: false,
+            transmissions: 0,
+            sent_at: now,
+        });
+        if self.index.is_empty() {
+            // Nobody to wait for: the message is trivially done.
+            self.finish(now);
+            return;
+        }
+        self.transmit_current(Dest::Group(self.cfg.group), false);
+        let at = now + self.cfg.timeout;
+        match self.cfg.mode {
+            RetransmitMode::Multicast => self.timers.set(TimerKey::Group, at),
+            RetransmitMode::Unicast => {
+                for &(_, i) in &self.index {
+                    self.timers.set(TimerKey::Receiver(i), at);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, now: Time) {
+        self.timers.clear();
+        if let Some(cur) = self.current.take() {
+            let failed = cur.failed_any;
+            if failed {
+                self.stats.failed += 1;
+            } else {
+                self.stats.completed += 1;
+            }
+            self.events.push_back(Event::MessageDone {
+                seq: cur.seq,
+                sent_at: cur.sent_at,
+                done_at: now,
+                transmissions: cur.transmissions,
+                failed,
+            });
+        }
+        self.start_next(now);
+    }
+
+    fn maybe_complete(&mut self) {
+        if self.closed && !self.completed && self.current.is_none() && self.queue.is_empty() {
+            self.completed = true;
+            self.events.push_back(Event::Completed);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, from: NodeId, bit: u8) {
+        let Some(i) = self.receiver_index(from) else {
+            self.stats.ignored += 1;
+            return;
+        };
+        let Some(cur) = self.current.as_mut() else {
+            self.stats.duplicates += 1;
+            return;
+        };
+        if bit != cur.bit {
+            self.stats.duplicates += 1;
+            return;
+        }
+        match cur.acked.get_mut(i) {
+            Some(a) if !*a => {
+                *a = true;
+                cur.missing -= 1;
+            }
+            _ => {
+                self.stats.duplicates += 1;
+                return;
+            }
+        }
+        let done = cur.missing == 0;
+        if self.cfg.mode == RetransmitMode::Unicast {
+            self.timers.cancel(TimerKey::Receiver(i));
+        }
+        if done {
+            self.finish(now);
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, key: TimerKey) {
+        let limit = self.cfg.max_retransmissions;
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        self.stats.timeouts += 1;
+        self.events.push_back(Event::LossDetected { seq: cur.seq });
+        let slot = match key {
+            TimerKey::Group => 0,
+            TimerKey::Receiver(i) => i,
+        };
+        let Some(count) = cur.retransmissions.get_mut(slot) else {
+            return;
+        };
+        if limit.is_some_and(|max| *count >= max) {
+            cur.failed_any = true;
+            match key {
+                TimerKey::Group => self.finish(now),
+                TimerKey::Receiver(i) => {
+                    // Give up on this receiver for this message: count it as settled.
+                    if let Some(a) = cur.acked.get_mut(i) {
+                        if !*a {
+                            *a = true;
+                            cur.missing -= 1;
+                        }
+                    }
+                    if cur.missing == 0 {
+                        self.finish(now);
+                    }
+                }
+            }
+            return;
+        }
+        *count += 1;
+        let dest = match key {
+            TimerKey::Group => Dest::Group(self.cfg.group),
+            TimerKey::Receiver(i) => match self.cfg.receivers.get(i) {
+                Some(&n) => Dest::Node(n),
+                None => return,
+            },
+        };
+        self.transmit_current(dest, true);
+        self.timers.set(key, now + self.cfg.timeout);
+    }
+}
+
+impl Agent for Sender {
+    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        let p = match Packet::decode(packet) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if p.header.session != self.cfg.session {
+            self.stats.ignored += 1;
+            return;
+        }
+        match p.message {
+            Message::Saw(wire::Message::Ack { seq }) => self.on_ack(now, from, seq),
+            _ => self.stats.ignored += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(key) = self.timers.pop_expired(now) {
+            self.on_timer(now, key);
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if data.len() > MAX_MESSAGE {
+            return Err(SendError::TooLarge {
+                len: data.len(),
+                max: MAX_MESSAGE,
+            });
+        }
+        if !self.can_send() {
+            return Err(SendError::Full(data));
+        }
+        self.queue.push_back(data);
+        self.start_next(now);
+        Ok(())
+    }
+
+    fn can_send(&self) -> bool {
+        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+    }
+
+    fn close(&mut self, _now: Time) {
+        self.closed = true;
+        self.maybe_complete();
+    }
+}
+
+/// Receiver parameters.
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    pub node: NodeId,
+    pub session: u32,
+    /// Upper bound of the random ACK delay (§2.5.1); zero ACKs at once.
+    pub ack_delay_max: Duration,
+}
+
+impl ReceiverConfig {
+    pub fn new(node: NodeId) -> Self {
+        ReceiverConfig {
+            node,
+            session: 0,
+            ack_delay_max: Duration::ZERO,
+        }
+    }
+}
+
+/// The `saw` receiver.
+#[derive(Debug)]
+pub struct Receiver {
+    cfg: ReceiverConfig,
+    rng: AgentRng,
+    expected: u8,
+    delivered: u64,
+    /// ACKs held back by the random delay, keyed by arrival order.
+    pending: TimerSet<u64>,
+    pending_acks: std::collections::BTreeMap<u64, (NodeId, u8)>,
+    pending_counter: u64,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Receiver {
+    pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
+        Receiver {
+            cfg,
+            rng,
+            expected: 0,
+            delivered: 0,
+            pending: TimerSet::new(),
+            pending_acks: Default::default(),
+            pending_counter: 0,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    fn send_ack(&mut self, to: NodeId, bit: u8) {
+        let env = Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags: 0,
+        };
+        if let Ok(v) = Packet::to_vec(env, &Message::Saw(wire::Message::Ack { seq: bit })) {
+            let t = Transmit {
+                dest: Dest::Node(to),
+                payload: Bytes::from(v),
+            };
+            self.stats.count_sent(&t);
+            self.stats.control_sent += 1;
+            self.out.push_back(t);
+        }
+    }
+
+    fn ack(&mut self, now: Time, to: NodeId, bit: u8) {
+        if self.cfg.ack_delay_max.is_zero() {
+            self.send_ack(to, bit);
+            return;
+        }
+        let due = now
+            + self
+                .rng
+                .duration_between(Duration::ZERO, self.cfg.ack_delay_max);
+        let key = self.pending_counter;
+        self.pending_counter += 1;
+        self.pending.set(key, due);
+        self.pending_acks.insert(key, (to, bit));
+    }
+}
+
+impl Agent for Receiver {
+    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        let p = match Packet::decode(packet) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if p.header.session != self.cfg.session {
+            self.stats.ignored += 1;
+            return;
+        }
+        match p.message {
+            Message::Saw(wire::Message::Data { seq, payload }) => {
+                if seq == self.expected {
+                    self.events.push_back(Event::Delivered {
+                        seq: self.delivered,
+                        data: Bytes::copy_from_slice(payload),
+                    });
+                    self.delivered += 1;
+                    self.stats.delivered += 1;
+                    self.expected ^= 1;
+                } else {
+                    self.stats.duplicates += 1;
+                }
+                self.ack(now, from, seq);
+            }
+            _ => self.stats.ignored += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(key) = self.pending.pop_expired(now) {
+            if let Some((to, bit)) = self.pending_acks.remove(&key) {
+                self.send_ack(to, bit);
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.pending.next()
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests;

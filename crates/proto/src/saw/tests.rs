@@ -1,0 +1,307 @@
+use super::*;
+use crate::testkit::Harness;
+
+const GROUP: GroupId = GroupId(1);
+
+fn message(i: u64) -> Bytes {
+    // Distinct, checkable content of varying length.
+    let mut v = format!("message {i:06} ").into_bytes();
+    v.resize(16 + (i as usize * 37) % 300, (i % 251) as u8);
+    Bytes::from(v)
+}
+
+struct Setup {
+    mode: RetransmitMode,
+    receivers: usize,
+    drop: f64,
+    messages: u64,
+    ack_delay_max: Duration,
+    limit: Option<u32>,
+    seed: u64,
+}
+
+impl Setup {
+    fn new(receivers: usize, drop: f64) -> Self {
+        Setup {
+            mode: RetransmitMode::Multicast,
+            receivers,
+            drop,
+            messages: 100,
+            ack_delay_max: Duration::ZERO,
+            limit: None,
+            seed: 42,
+        }
+    }
+
+    /// Run to completion; returns the harness with the sender at node 0.
+    fn run(&self) -> Harness {
+        let delay = Duration::from_micros(100);
+        let mut h = Harness::new(delay, self.drop, self.seed);
+        let receivers: Vec<NodeId> = (1..=self.receivers as u32).map(NodeId).collect();
+        let mut cfg = SenderConfig::new(
+            NodeId(0),
+            GROUP,
+            receivers.clone(),
+            Duration::from_millis(2),
+        );
+        cfg.mode = self.mode;
+        cfg.max_retransmissions = self.limit;
+        cfg.queue_limit = usize::MAX;
+        let s = h.add(Box::new(Sender::new(cfg)));
+        for &r in &receivers {
+            let mut rc = ReceiverConfig::new(r);
+            rc.ack_delay_max = self.ack_delay_max;
+            let id = h.add(Box::new(Receiver::new(
+                rc,
+                AgentRng::derive(self.seed, r, 0),
+            )));
+            assert_eq!(id, r);
+        }
+        h.set_group(GROUP, receivers);
+        let n = self.messages;
+        h.with_agent(s, |a, now| {
+            for i in 0..n {
+                a.send(now, message(i)).unwrap();
+            }
+            a.close(now);
+        });
+        h.run_until(Time::from_secs(3600));
+        h
+    }
+}
+
+/// Every receiver delivered messages 0..n exactly once, in order, with the right content,
+/// and the sender reported every message done (not failed) and then Completed.
+fn assert_reliable(h: &Harness, receivers: usize, n: u64) {
+    for r in 1..=receivers {
+        let delivered: Vec<(u64, Bytes)> = h.events[r]
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::Delivered { seq, data } => Some((*seq, data.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            delivered.len() as u64,
+            n,
+            "receiver {r} delivered {} of {n}",
+            delivered.len()
+        );
+        for (i, (seq, data)) in delivered.iter().enumerate() {
+            assert_eq!(*seq, i as u64, "receiver {r}: out of order");
+            assert_eq!(
+                *data,
+                message(i as u64),
+                "receiver {r}: wrong content for message {i}"
+            );
+        }
+    }
+    let sender = &h.events[0];
+    let done: Vec<_> = sender
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(done, (0..n).map(|s| (s, false)).collect::<Vec<_>>());
+    assert!(
+        matches!(sender.last(), Some((_, Event::Completed))),
+        "sender did not report completion"
+    );
+}
+
+#[test]
+fn end_to_end_matrix_receivers_by_drop_rate() {
+    for receivers in [1, 5, 50] {
+        for drop in [0.0, 0.05, 0.20] {
+            let setup = Setup::new(receivers, drop);
+            let h = setup.run();
+            assert_reliable(&h, receivers, setup.messages);
+            let s = h.agent(NodeId(0)).unwrap().stats().clone();
+            if drop == 0.0 {
+                assert_eq!(s.repairs_sent, 0, "no loss, no retransmission");
+                assert_eq!(h.stats.copies_dropped, 0);
+            } else {
+                assert!(
+                    s.repairs_sent > 0,
+                    "loss must cause retransmissions ({receivers} rx, {drop})"
+                );
+            }
+            println!(
+                "saw e2e: {receivers:>2} receivers, drop {drop:.2}: {} msgs, {} retransmissions, {} copies dropped",
+                setup.messages, s.repairs_sent, h.stats.copies_dropped
+            );
+        }
+    }
+}
+
+#[test]
+fn unicast_retransmission_mode_is_reliable_too() {
+    for drop in [0.0, 0.2] {
+        let mut setup = Setup::new(5, drop);
+        setup.mode = RetransmitMode::Unicast;
+        let h = setup.run();
+        assert_reliable(&h, 5, setup.messages);
+    }
+}
+
+#[test]
+fn random_ack_delay_still_reliable_and_spreads_acks() {
+    let mut setup = Setup::new(10, 0.05);
+    setup.ack_delay_max = Duration::from_micros(500);
+    let h = setup.run();
+    assert_reliable(&h, 10, setup.messages);
+}
+
+#[test]
+fn lossless_timing_is_one_round_trip_per_message() {
+    let setup = Setup::new(3, 0.0);
+    let h = setup.run();
+    // Each message takes exactly data delay + ACK delay = 200 µs.
+    for (_, e) in &h.events[0] {
+        if let Event::MessageDone {
+            sent_at,
+            done_at,
+            transmissions,
+            ..
+        } = e
+        {
+            assert_eq!(*done_at - *sent_at, Duration::from_micros(200));
+            assert_eq!(*transmissions, 1);
+        }
+    }
+    assert_eq!(h.now(), Time::from_micros(200 * setup.messages));
+}
+
+#[test]
+fn retransmission_limit_records_failure_and_continues() {
+    // Receiver node 2 is never added to the group, so it never sees data: every message
+    // exhausts its retransmissions. Node 1 still gets everything.
+    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
+    let mut cfg = SenderConfig::new(
+        NodeId(0),
+        GROUP,
+        vec![NodeId(1), NodeId(2)],
+        Duration::from_millis(1),
+    );
+    cfg.max_retransmissions = Some(3);
+    let s = h.add(Box::new(Sender::new(cfg)));
+    h.add(Box::new(Receiver::new(
+        ReceiverConfig::new(NodeId(1)),
+        AgentRng::from_seed(1),
+    )));
+    h.add(Box::new(Receiver::new(
+        ReceiverConfig::new(NodeId(2)),
+        AgentRng::from_seed(2),
+    )));
+    h.set_group(GROUP, vec![NodeId(1)]);
+    h.with_agent(s, |a, now| {
+        for i in 0..4 {
+            a.send(now, message(i)).unwrap();
+        }
+        a.close(now);
+    });
+    h.run_until(Time::from_secs(10));
+    let done: Vec<(u32, bool)> = h.events[0]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone {
+                transmissions,
+                failed,
+                ..
+            } => Some((*transmissions, *failed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        done,
+        vec![(4, true); 4],
+        "1 original + 3 retransmissions, then failure"
+    );
+    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    assert_eq!(h.agent(s).unwrap().stats().failed, 4);
+    let delivered = h.events[1]
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
+        .count();
+    assert_eq!(delivered, 4);
+}
+
+#[test]
+fn receiver_reacks_duplicates_without_delivering() {
+    let mut r = Receiver::new(ReceiverConfig::new(NodeId(5)), AgentRng::from_seed(0));
+    let env = Envelope {
+        session: 0,
+        source: 0,
+        flags: 0,
+    };
+    let d0 = Packet::to_vec(
+        env,
+        &Message::Saw(wire::Message::Data {
+            seq: 0,
+            payload: b"a",
+        }),
+    )
+    .unwrap();
+    r.handle_packet(Time::ZERO, NodeId(0), &d0);
+    r.handle_packet(Time::ZERO, NodeId(0), &d0);
+    let acks: Vec<_> = std::iter::from_fn(|| r.poll_transmit()).collect();
+    assert_eq!(acks.len(), 2);
+    for a in &acks {
+        assert_eq!(a.dest, Dest::Node(NodeId(0)));
+        let p = Packet::decode(&a.payload).unwrap();
+        assert_eq!(p.message, Message::Saw(wire::Message::Ack { seq: 0 }));
+        assert_eq!(p.header.source, 5);
+    }
+    let delivered: Vec<_> = std::iter::from_fn(|| r.poll_event()).collect();
+    assert_eq!(delivered.len(), 1);
+    assert_eq!(r.stats().duplicates, 1);
+}
+
+#[test]
+fn malformed_and_foreign_packets_are_counted_not_fatal() {
+    let mut s = Sender::new(SenderConfig::new(
+        NodeId(0),
+        GROUP,
+        vec![NodeId(1)],
+        Duration::from_millis(1),
+    ));
+    s.send(Time::ZERO, Bytes::from_static(b"x")).unwrap();
+    let _ = s.poll_transmit();
+    s.handle_packet(Time::ZERO, NodeId(1), b"garbage");
+    s.handle_packet(Time::ZERO, NodeId(1), &[]);
+    let other = Envelope {
+        session: 9,
+        source: 1,
+        flags: 0,
+    };
+    let ack = Packet::to_vec(other, &Message::Saw(wire::Message::Ack { seq: 0 })).unwrap();
+    s.handle_packet(Time::ZERO, NodeId(1), &ack);
+    // An ACK from a node outside the group does not count.
+    let env = Envelope::default();
+    let ack = Packet::to_vec(env, &Message::Saw(wire::Message::Ack { seq: 0 })).unwrap();
+    s.handle_packet(Time::ZERO, NodeId(7), &ack);
+    assert_eq!(s.stats().malformed, 2);
+    assert_eq!(s.stats().ignored, 2);
+    assert_eq!(s.backlog(), 1);
+    s.handle_packet(Time::ZERO, NodeId(1), &ack);
+    assert_eq!(s.backlog(), 0);
+    assert!(matches!(
+        s.send(Time::ZERO, Bytes::from(vec![0; MAX_MESSAGE + 1])),
+        Err(SendError::TooLarge { .. })
+    ));
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let mut setup = Setup::new(5, 0.2);
+    setup.ack_delay_max = Duration::from_micros(50);
+    let a = setup.run();
+    let b = setup.run();
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.stats, b.stats);
+    setup.seed = 43;
+    let c = setup.run();
+    assert_ne!(a.events, c.events, "a different seed should change the run");
+}

@@ -1,0 +1,182 @@
+//! A minimal deterministic driver for protocol tests: agents on a full mesh with a fixed
+//! one-way delay, seeded independent drops per delivered copy, and group membership lists.
+//!
+//! It is the smallest thing that exercises the Agent contract end to end. It is not the
+//! simulator (`rmcast-sim` models links, buses and routers); it exists so that every protocol
+//! module can prove itself without depending on a driver crate. It uses virtual time only.
+//!
+//! Every (from, to) pair has the same delay, so each pair's packets arrive in the order they
+//! were sent.
+
+use crate::rng::AgentRng;
+use crate::{Agent, Dest, Event, GroupId, NodeId, Time};
+use core::time::Duration;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+/// Statistics of one harness run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HarnessStats {
+    pub packets_sent: u64,
+    pub copies_delivered: u64,
+    pub copies_dropped: u64,
+}
+
+/// The harness: agent `i` is node `NodeId(i)`.
+pub struct Harness {
+    agents: Vec<Box<dyn Agent>>,
+    groups: BTreeMap<GroupId, Vec<NodeId>>,
+    delay: Duration,
+    drop: f64,
+    rng: AgentRng,
+    now: Time,
+    order: u64,
+    queue: BinaryHeap<Reverse<(Time, u64, u32, u32)>>,
+    in_flight: BTreeMap<u64, bytes::Bytes>,
+    /// Events each agent reported, with the time they were drained.
+    pub events: Vec<Vec<(Time, Event)>>,
+    pub stats: HarnessStats,
+}
+
+impl Harness {
+    /// `drop` is the probability that any one copy of any packet is lost, independently.
+    pub fn new(delay: Duration, drop: f64, seed: u64) -> Self {
+        Harness {
+            agents: Vec::new(),
+            groups: BTreeMap::new(),
+            delay,
+            drop,
+            rng: AgentRng::from_seed(seed),
+            now: Time::ZERO,
+            order: 0,
+            queue: BinaryHeap::new(),
+            in_flight: BTreeMap::new(),
+            events: Vec::new(),
+            stats: HarnessStats::default(),
+        }
+    }
+
+    /// Add an agent; returns its node id.
+    pub fn add(&mut self, agent: Box<dyn Agent>) -> NodeId {
+        self.agents.push(agent);
+        self.events.push(Vec::new());
+        NodeId(self.agents.len() as u32 - 1)
+    }
+
+    /// Make `members` the members of `group`.
+    pub fn set_group(&mut self, group: GroupId, members: Vec<NodeId>) {
+        self.groups.insert(group, members);
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    pub fn agent(&self, node: NodeId) -> Option<&dyn Agent> {
+        self.agents.get(node.0 as usize).map(|a| a.as_ref())
+    }
+
+    pub fn agent_mut(&mut self, node: NodeId) -> Option<&mut (dyn Agent + 'static)> {
+        self.agents.get_mut(node.0 as usize).map(|a| a.as_mut())
+    }
+
+    /// Drain `node`'s transmits and events after any call into it.
+    pub fn drain(&mut self, node: NodeId) {
+        let i = node.0 as usize;
+        let Some(agent) = self.agents.get_mut(i) else {
+            return;
+        };
+        let mut sends = Vec::new();
+        while let Some(t) = agent.poll_transmit() {
+            sends.push(t);
+        }
+        while let Some(e) = agent.poll_event() {
+            if let Some(v) = self.events.get_mut(i) {
+                v.push((self.now, e));
+            }
+        }
+        for t in sends {
+            self.stats.packets_sent += 1;
+            let targets: Vec<NodeId> = match t.dest {
+                Dest::Node(n) => vec![n],
+                Dest::Group(g) => self
+                    .groups
+                    .get(&g)
+                    .map(|m| m.iter().copied().filter(|&n| n != node).collect())
+                    .unwrap_or_default(),
+            };
+            for to in targets {
+                if self.rng.chance(self.drop) {
+                    self.stats.copies_dropped += 1;
+                    continue;
+                }
+                let id = self.order;
+                self.order += 1;
+                self.in_flight.insert(id, t.payload.clone());
+                self.queue
+                    .push(Reverse((self.now + self.delay, id, node.0, to.0)));
+            }
+        }
+    }
+
+    /// Call `f` on `node`'s agent at the current time, then drain it.
+    pub fn with_agent(&mut self, node: NodeId, f: impl FnOnce(&mut dyn Agent, Time)) {
+        let now = self.now;
+        if let Some(a) = self.agents.get_mut(node.0 as usize) {
+            f(a.as_mut(), now);
+        }
+        self.drain(node);
+    }
+
+    /// Advance virtual time, processing packets and timers, until nothing is left to do or
+    /// `limit` is reached. Returns the time reached.
+    pub fn run_until(&mut self, limit: Time) -> Time {
+        loop {
+            let next_packet = self.queue.peek().map(|Reverse((t, ..))| *t);
+            let next_timer = self
+                .agents
+                .iter()
+                .enumerate()
+                .filter_map(|(i, a)| a.poll_timeout().map(|t| (t, i)))
+                .min();
+            let pick_timer = match (next_packet, next_timer) {
+                (None, None) => return self.now,
+                (Some(p), Some((t, _))) => t < p,
+                (None, Some(_)) => true,
+                (Some(_), None) => false,
+            };
+            if pick_timer {
+                let Some((t, i)) = next_timer else {
+                    return self.now;
+                };
+                if t > limit {
+                    return self.now;
+                }
+                self.now = self.now.max(t);
+                let now = self.now;
+                if let Some(a) = self.agents.get_mut(i) {
+                    a.handle_timeout(now);
+                }
+                self.drain(NodeId(i as u32));
+            } else {
+                let Some(Reverse((t, id, from, to))) = self.queue.pop() else {
+                    return self.now;
+                };
+                if t > limit {
+                    self.queue.push(Reverse((t, id, from, to)));
+                    return self.now;
+                }
+                self.now = t;
+                let Some(payload) = self.in_flight.remove(&id) else {
+                    continue;
+                };
+                self.stats.copies_delivered += 1;
+                let now = self.now;
+                if let Some(a) = self.agents.get_mut(to as usize) {
+                    a.handle_packet(now, NodeId(from), &payload);
+                }
+                self.drain(NodeId(to));
+            }
+        }
+    }
+}

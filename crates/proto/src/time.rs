@@ -1,0 +1,112 @@
+use core::fmt;
+use core::ops::{Add, AddAssign, Sub};
+use core::time::Duration;
+
+/// A point in time: integer nanoseconds since the run (or driver) started.
+///
+/// Drivers supply it; agents only compare and offset it. Arithmetic saturates instead of
+/// overflowing, so a far-away deadline can never wrap around into the past.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    /// The end of time; a deadline that never comes.
+    pub const MAX: Time = Time(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Time {
+        Time(ns)
+    }
+    pub const fn from_micros(us: u64) -> Time {
+        Time(us.saturating_mul(1_000))
+    }
+    pub const fn from_millis(ms: u64) -> Time {
+        Time(ms.saturating_mul(1_000_000))
+    }
+    pub const fn from_secs(s: u64) -> Time {
+        Time(s.saturating_mul(1_000_000_000))
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Seconds as a float, for reports only (never for scheduling).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    /// Time elapsed since `earlier`, zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: Time) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+}
+
+fn dur_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Add<Duration> for Time {
+    type Output = Time;
+    fn add(self, d: Duration) -> Time {
+        Time(self.0.saturating_add(dur_nanos(d)))
+    }
+}
+
+impl AddAssign<Duration> for Time {
+    fn add_assign(&mut self, d: Duration) {
+        *self = *self + d;
+    }
+}
+
+impl Sub<Duration> for Time {
+    type Output = Time;
+    fn sub(self, d: Duration) -> Time {
+        Time(self.0.saturating_sub(dur_nanos(d)))
+    }
+}
+
+impl Sub<Time> for Time {
+    type Output = Duration;
+    fn sub(self, earlier: Time) -> Duration {
+        self.saturating_since(earlier)
+    }
+}
+
+impl fmt::Debug for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.{:09}s",
+            self.0 / 1_000_000_000,
+            self.0 % 1_000_000_000
+        )
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_saturates() {
+        assert_eq!(Time::MAX + Duration::from_secs(1), Time::MAX);
+        assert_eq!(Time::ZERO - Duration::from_secs(1), Time::ZERO);
+        assert_eq!(Time::from_millis(5) - Time::from_millis(7), Duration::ZERO);
+        assert_eq!(
+            Time::from_millis(7) - Time::from_millis(5),
+            Duration::from_millis(2)
+        );
+        assert_eq!(
+            Time::from_secs(1) + Duration::from_micros(3),
+            Time::from_nanos(1_000_003_000)
+        );
+        assert_eq!(
+            format!("{:?}", Time::from_nanos(1_500_000_000)),
+            "1.500000000s"
+        );
+    }
+}

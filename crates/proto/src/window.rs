@@ -1,0 +1,267 @@
+//! Sequence windows and bitmaps.
+//!
+//! [`Bitmap`] is a plain fixed-size bit set (status bitmaps such as seed 001's LOB are built
+//! on it). [`SeqWindow`] is the receive-side window every NAK/ACK protocol needs: everything
+//! below `base` has been received; a ring bitmap records what has arrived in
+//! `[base, base + capacity)`.
+
+/// A fixed-size set of bits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Bitmap {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bitmap {
+    /// `len` bits, all clear.
+    pub fn new(len: usize) -> Self {
+        Bitmap {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Value of bit `i`; bits beyond the end read as clear.
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len
+            && self
+                .words
+                .get(i / 64)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+    /// Set bit `i` to `v`; ignored beyond the end. Returns the previous value.
+    pub fn set(&mut self, i: usize, v: bool) -> bool {
+        if i >= self.len {
+            return false;
+        }
+        let Some(w) = self.words.get_mut(i / 64) else {
+            return false;
+        };
+        let mask = 1u64 << (i % 64);
+        let old = *w & mask != 0;
+        if v {
+            *w |= mask;
+        } else {
+            *w &= !mask;
+        }
+        old
+    }
+    /// Number of set bits.
+    pub fn count_ones(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    /// Clear every bit.
+    pub fn clear(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+    }
+    /// Indices of set bits, ascending.
+    pub fn iter_ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(move |(wi, &w)| {
+            let mut w = w;
+            core::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(wi * 64 + b)
+            })
+        })
+    }
+    /// `self &= other` over the common length.
+    pub fn and_assign(&mut self, other: &Bitmap) {
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w &= other.words.get(i).copied().unwrap_or(0);
+        }
+    }
+    /// `self |= other` over the common length.
+    pub fn or_assign(&mut self, other: &Bitmap) {
+        for (w, o) in self.words.iter_mut().zip(&other.words) {
+            *w |= o;
+        }
+        self.mask_tail();
+    }
+    fn mask_tail(&mut self) {
+        let extra = self.words.len() * 64 - self.len;
+        if extra > 0 {
+            if let Some(last) = self.words.last_mut() {
+                *last &= u64::MAX >> extra;
+            }
+        }
+    }
+}
+
+/// What [`SeqWindow::insert`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Insert {
+    /// First arrival of a sequence number inside the window.
+    New,
+    /// Already recorded (inside the window, or below its base).
+    Duplicate,
+    /// Beyond `base + capacity`: the window cannot hold it.
+    TooFar,
+}
+
+/// Receive window over 64-bit sequence numbers.
+#[derive(Debug, Clone)]
+pub struct SeqWindow {
+    base: u64,
+    bits: Bitmap,
+    highest: Option<u64>,
+}
+
+impl SeqWindow {
+    /// A window starting at sequence 0 that can track `capacity` sequence numbers ahead of
+    /// its base (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        Self::starting_at(0, capacity)
+    }
+    /// A window whose first expected sequence number is `base`.
+    pub fn starting_at(base: u64, capacity: usize) -> Self {
+        SeqWindow {
+            base,
+            bits: Bitmap::new(capacity.max(1)),
+            highest: None,
+        }
+    }
+    /// Lowest sequence number not yet received; everything below it has been.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+    pub fn capacity(&self) -> usize {
+        self.bits.len()
+    }
+    /// Highest sequence number ever inserted.
+    pub fn highest(&self) -> Option<u64> {
+        self.highest
+    }
+    fn slot(&self, seq: u64) -> usize {
+        (seq % self.bits.len() as u64) as usize
+    }
+    /// Whether `seq` has been received.
+    pub fn contains(&self, seq: u64) -> bool {
+        if seq < self.base {
+            return true;
+        }
+        if seq - self.base >= self.bits.len() as u64 {
+            return false;
+        }
+        self.bits.get(self.slot(seq))
+    }
+    /// Record the arrival of `seq`.
+    pub fn insert(&mut self, seq: u64) -> Insert {
+        if seq < self.base {
+            return Insert::Duplicate;
+        }
+        if seq - self.base >= self.bits.len() as u64 {
+            return Insert::TooFar;
+        }
+        let slot = self.slot(seq);
+        if self.bits.set(slot, true) {
+            return Insert::Duplicate;
+        }
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+        Insert::New
+    }
+    /// If `base` has been received, move past it and return it. Call repeatedly to consume
+    /// everything that is now in order.
+    pub fn pop_in_order(&mut self) -> Option<u64> {
+        let slot = self.slot(self.base);
+        if self.bits.get(slot) {
+            self.bits.set(slot, false);
+            let s = self.base;
+            self.base += 1;
+            Some(s)
+        } else {
+            None
+        }
+    }
+    /// Sequence numbers in `[base, highest]` not yet received, ascending.
+    pub fn missing(&self) -> impl Iterator<Item = u64> + '_ {
+        let end = self.highest.map_or(self.base, |h| h + 1).max(self.base);
+        (self.base..end).filter(move |&s| !self.contains(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn bitmap_basics() {
+        let mut b = Bitmap::new(70);
+        assert!(!b.set(3, true));
+        assert!(b.set(3, true));
+        b.set(69, true);
+        b.set(70, true); // beyond the end: ignored
+        assert_eq!(b.iter_ones().collect::<Vec<_>>(), vec![3, 69]);
+        assert_eq!(b.count_ones(), 2);
+        let mut c = Bitmap::new(70);
+        c.set(69, true);
+        let mut and = b.clone();
+        and.and_assign(&c);
+        assert_eq!(and.iter_ones().collect::<Vec<_>>(), vec![69]);
+        c.set(1, true);
+        b.or_assign(&c);
+        assert_eq!(b.iter_ones().collect::<Vec<_>>(), vec![1, 3, 69]);
+    }
+
+    proptest! {
+        /// The window agrees with a plain set model on every operation.
+        #[test]
+        fn window_matches_set_model(cap in 1usize..200, ops in proptest::collection::vec((0u64..400, any::<bool>()), 0..500)) {
+            let mut w = SeqWindow::new(cap);
+            let mut got = BTreeSet::new();
+            let mut base = 0u64;
+            for (seq, pop) in ops {
+                let expect = if seq < base || got.contains(&seq) {
+                    Insert::Duplicate
+                } else if seq - base >= cap as u64 {
+                    Insert::TooFar
+                } else {
+                    Insert::New
+                };
+                prop_assert_eq!(w.insert(seq), expect);
+                if expect == Insert::New {
+                    got.insert(seq);
+                }
+                if pop {
+                    while got.contains(&base) {
+                        prop_assert_eq!(w.pop_in_order(), Some(base));
+                        got.remove(&base);
+                        base += 1;
+                    }
+                    prop_assert_eq!(w.pop_in_order(), None);
+                }
+                prop_assert_eq!(w.base(), base);
+                for s in base..base + cap as u64 {
+                    prop_assert_eq!(w.contains(s), got.contains(&s));
+                }
+                let hi = got.iter().next_back().copied().unwrap_or(0).max(w.highest().unwrap_or(0));
+                let missing: Vec<u64> = (base..=hi).filter(|s| !got.contains(s)).collect();
+                if w.highest().is_some_and(|h| h >= base) {
+                    prop_assert_eq!(w.missing().collect::<Vec<_>>(), missing);
+                }
+            }
+        }
+
+        #[test]
+        fn bitmap_matches_set_model(len in 0usize..300, ops in proptest::collection::vec((0usize..320, any::<bool>()), 0..200)) {
+            let mut b = Bitmap::new(len);
+            let mut m = BTreeSet::new();
+            for (i, v) in ops {
+                b.set(i, v);
+                if i < len { if v { m.insert(i); } else { m.remove(&i); } }
+            }
+            prop_assert_eq!(b.iter_ones().collect::<Vec<_>>(), m.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(b.count_ones(), m.len());
+        }
+    }
+}

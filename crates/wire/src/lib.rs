@@ -1,0 +1,391 @@
+//! # rmcast-wire — packet formats
+//!
+//! Every rmcast datagram starts with the same versioned [`Header`] (20 bytes, network byte
+//! order) followed by a body whose layout depends on the protocol [`Family`] and packet kind.
+//! Each family has one message enum in its own module (see [`saw`]); [`Packet::decode`] turns a
+//! datagram into a typed packet and [`Packet::encode`] does the reverse.
+//!
+//! ## What this crate must never do
+//!
+//! * panic on any input: every malformed datagram yields a [`DecodeError`];
+//! * allocate more than the input's own length justifies: decoding borrows from the input
+//!   (bodies hold `&[u8]` slices), and length fields are checked against the datagram before
+//!   they are used for anything;
+//! * know about time, sockets, randomness or protocol state — that is `rmcast-proto`'s job.
+//!
+//! ## Header layout
+//!
+//! ```text
+//!  0      2     3      4     5     6        8            12           16           20
+//!  +------+-----+------+-----+-----+--------+------------+------------+------------+
+//!  |magic |ver  |family|kind |flags|reserved| session id | source node| payload len|
+//!  | "RM" | 1   |  u8  | u8  | u8  | 0x0000 |    u32     |    u32     |    u32     |
+//!  +------+-----+------+-----+-----+--------+------------+------------+------------+
+//! ```
+//!
+//! `payload len` counts the body bytes after the header and must equal the datagram's length
+//! minus [`HEADER_LEN`].
+
+#![cfg_attr(not(test), forbid(unsafe_code))]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod cursor;
+pub mod saw;
+
+pub use cursor::{Reader, Writer};
+
+/// The two magic bytes that open every rmcast datagram: ASCII "RM".
+pub const MAGIC: u16 = 0x524D;
+/// The wire-format version this crate speaks.
+pub const VERSION: u8 = 1;
+/// Length of the common header in bytes.
+pub const HEADER_LEN: usize = 20;
+/// Largest datagram rmcast sends or accepts (the largest IPv4 UDP payload).
+pub const MAX_DATAGRAM: usize = 65_507;
+/// Largest body a header may announce.
+pub const MAX_PAYLOAD: usize = MAX_DATAGRAM - HEADER_LEN;
+
+/// Header flag: this packet repeats an earlier one (a retransmission or repair).
+pub const FLAG_RETRANSMISSION: u8 = 0x01;
+/// All flag bits this version defines; others must be zero.
+pub const KNOWN_FLAGS: u8 = FLAG_RETRANSMISSION;
+
+/// Why a datagram could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The datagram (or a field inside it) ends before the data it must hold.
+    #[error("truncated: needed {needed} bytes, got {got}")]
+    Truncated { needed: usize, got: usize },
+    /// The first two bytes are not "RM".
+    #[error("bad magic 0x{0:04x}")]
+    BadMagic(u16),
+    /// A version this build does not speak.
+    #[error("unsupported version {0}")]
+    UnsupportedVersion(u8),
+    /// A protocol family number nobody assigned.
+    #[error("unknown protocol family {0}")]
+    UnknownFamily(u8),
+    /// A packet kind the family does not define.
+    #[error("unknown packet kind {kind} for family {family:?}")]
+    UnknownKind { family: Family, kind: u8 },
+    /// The header's payload length disagrees with the datagram's length.
+    #[error("header says {header} payload bytes, datagram carries {actual}")]
+    LengthMismatch { header: u64, actual: usize },
+    /// The datagram, or the payload its header announces, exceeds the maximum.
+    #[error("oversize: {len} bytes exceeds the maximum of {max}")]
+    Oversize { len: u64, max: usize },
+    /// Flag or reserved bits that this version requires to be zero are set.
+    #[error("reserved bits set: {0}")]
+    Reserved(&'static str),
+    /// A body field holds a value outside its legal range.
+    #[error("invalid field {field}: {why}")]
+    InvalidField {
+        field: &'static str,
+        why: &'static str,
+    },
+    /// Bytes left over after the body was decoded.
+    #[error("{0} trailing bytes after the body")]
+    TrailingBytes(usize),
+}
+
+/// Why a packet could not be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// The encoded packet would be larger than [`MAX_DATAGRAM`].
+    #[error("packet of {len} bytes exceeds the maximum datagram of {max}")]
+    Oversize { len: usize, max: usize },
+    /// A field value cannot be represented on the wire.
+    #[error("field {field} cannot be encoded: {why}")]
+    InvalidField {
+        field: &'static str,
+        why: &'static str,
+    },
+}
+
+/// Protocol families. Numbers are stable wire values; never reuse one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Family {
+    /// Multicast stop-and-wait (seed 000).
+    Saw = 1,
+}
+
+impl Family {
+    /// Every family this build knows, in wire-number order.
+    pub const ALL: &'static [Family] = &[Family::Saw];
+
+    /// Parse a wire value.
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Family::Saw),
+            other => Err(DecodeError::UnknownFamily(other)),
+        }
+    }
+
+    /// Short lower-case name, as used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Saw => "saw",
+        }
+    }
+}
+
+/// What a packet is for, as far as a protocol-agnostic observer (a simulator's loss filter, a
+/// trace, a metric) needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PacketClass {
+    /// Carries application data for the first time.
+    OriginalData,
+    /// Carries application data again (retransmission or repair).
+    RepairData,
+    /// Feedback or control: ACK, NAK, status, poll, session messages.
+    Control,
+}
+
+impl PacketClass {
+    /// True for original and repair data.
+    pub fn is_data(self) -> bool {
+        !matches!(self, PacketClass::Control)
+    }
+}
+
+/// The common header of every rmcast datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Header {
+    pub family: Family,
+    /// Family-specific packet kind.
+    pub kind: u8,
+    /// Flag bits (see [`FLAG_RETRANSMISSION`]).
+    pub flags: u8,
+    /// Identifies one transfer session; lets receivers ignore strangers on a shared group.
+    pub session: u32,
+    /// The sending node's id.
+    pub source: u32,
+    /// Number of body bytes following the header.
+    pub payload_len: u32,
+}
+
+impl Header {
+    /// Parse only the header, checking it against the datagram it came from: magic,
+    /// version, family, kind, flags, and that `payload_len` matches what follows. Reads
+    /// nothing past the header, allocates nothing.
+    pub fn parse(datagram: &[u8]) -> Result<Header, DecodeError> {
+        if datagram.len() > MAX_DATAGRAM {
+            return Err(DecodeError::Oversize {
+                len: datagram.len() as u64,
+                max: MAX_DATAGRAM,
+            });
+        }
+        let mut r = Reader::new(datagram);
+        if datagram.len() < HEADER_LEN {
+            return Err(DecodeError::Truncated {
+                needed: HEADER_LEN,
+                got: datagram.len(),
+            });
+        }
+        let magic = r.u16()?;
+        if magic != MAGIC {
+            return Err(DecodeError::BadMagic(magic));
+        }
+        let version = r.u8()?;
+        if version != VERSION {
+            return Err(DecodeError::UnsupportedVersion(version));
+        }
+        let family = Family::from_u8(r.u8()?)?;
+        let kind = r.u8()?;
+        check_kind(family, kind)?;
+        let flags = r.u8()?;
+        if flags & !KNOWN_FLAGS != 0 {
+            return Err(DecodeError::Reserved("flags"));
+        }
+        if r.u16()? != 0 {
+            return Err(DecodeError::Reserved("reserved header field"));
+        }
+        let session = r.u32()?;
+        let source = r.u32()?;
+        let payload_len = r.u32()?;
+        if payload_len as usize > MAX_PAYLOAD {
+            return Err(DecodeError::Oversize {
+                len: u64::from(payload_len),
+                max: MAX_PAYLOAD,
+            });
+        }
+        let actual = datagram.len() - HEADER_LEN;
+        if payload_len as usize != actual {
+            return Err(DecodeError::LengthMismatch {
+                header: u64::from(payload_len),
+                actual,
+            });
+        }
+        Ok(Header {
+            family,
+            kind,
+            flags,
+            session,
+            source,
+            payload_len,
+        })
+    }
+
+    /// How a protocol-agnostic observer should treat this packet.
+    pub fn class(&self) -> PacketClass {
+        let data = match self.family {
+            Family::Saw => saw::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+        };
+        if !data {
+            PacketClass::Control
+        } else if self.flags & FLAG_RETRANSMISSION != 0 {
+            PacketClass::RepairData
+        } else {
+            PacketClass::OriginalData
+        }
+    }
+
+    fn write(&self, w: &mut Writer<'_>) {
+        w.u16(MAGIC);
+        w.u8(VERSION);
+        w.u8(self.family as u8);
+        w.u8(self.kind);
+        w.u8(self.flags);
+        w.u16(0);
+        w.u32(self.session);
+        w.u32(self.source);
+        w.u32(self.payload_len);
+    }
+}
+
+fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
+    match family {
+        Family::Saw => saw::Kind::from_u8(kind).map(|_| ()),
+    }
+}
+
+/// Addressing fields every packet carries besides its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Envelope {
+    pub session: u32,
+    pub source: u32,
+    pub flags: u8,
+}
+
+/// A message body of one protocol family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Saw(saw::Message<'a>),
+}
+
+impl Message<'_> {
+    fn family(&self) -> Family {
+        match self {
+            Message::Saw(_) => Family::Saw,
+        }
+    }
+    fn kind(&self) -> u8 {
+        match self {
+            Message::Saw(m) => m.kind() as u8,
+        }
+    }
+    fn body_len(&self) -> usize {
+        match self {
+            Message::Saw(m) => m.body_len(),
+        }
+    }
+    fn check(&self) -> Result<(), EncodeError> {
+        match self {
+            Message::Saw(m) => m.check(),
+        }
+    }
+    fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::Saw(m) => m.write_body(w),
+        }
+    }
+}
+
+/// A decoded datagram: header fields plus a typed body borrowing from the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packet<'a> {
+    pub header: Header,
+    pub message: Message<'a>,
+}
+
+impl<'a> Packet<'a> {
+    /// Decode a whole datagram. Never panics; allocates nothing.
+    pub fn decode(datagram: &'a [u8]) -> Result<Packet<'a>, DecodeError> {
+        let header = Header::parse(datagram)?;
+        let body = datagram.get(HEADER_LEN..).unwrap_or_default();
+        let mut r = Reader::new(body);
+        let message = match header.family {
+            Family::Saw => Message::Saw(saw::Message::read_body(header.kind, &mut r)?),
+        };
+        if r.remaining() != 0 {
+            return Err(DecodeError::TrailingBytes(r.remaining()));
+        }
+        Ok(Packet { header, message })
+    }
+
+    /// Total encoded length of `message` with its header.
+    pub fn encoded_len(message: &Message<'_>) -> usize {
+        HEADER_LEN + message.body_len()
+    }
+
+    /// Encode `message` with `env` into `out` (appending). Fails only if the result would
+    /// exceed [`MAX_DATAGRAM`] or a flag outside [`KNOWN_FLAGS`] is set.
+    pub fn encode(
+        env: Envelope,
+        message: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let body_len = message.body_len();
+        let len = HEADER_LEN + body_len;
+        if len > MAX_DATAGRAM {
+            return Err(EncodeError::Oversize {
+                len,
+                max: MAX_DATAGRAM,
+            });
+        }
+        if env.flags & !KNOWN_FLAGS != 0 {
+            return Err(EncodeError::InvalidField {
+                field: "flags",
+                why: "unknown flag bits",
+            });
+        }
+        message.check()?;
+        let header = Header {
+            family: message.family(),
+            kind: message.kind(),
+            flags: env.flags,
+            session: env.session,
+            source: env.source,
+            payload_len: body_len as u32,
+        };
+        let start = out.len();
+        out.resize(start + len, 0);
+        let mut w = Writer::new(out.get_mut(start..).unwrap_or_default());
+        header.write(&mut w);
+        message.write_body(&mut w);
+        debug_assert_eq!(w.written(), len);
+        Ok(())
+    }
+
+    /// Convenience: encode into a fresh vector.
+    pub fn to_vec(env: Envelope, message: &Message<'_>) -> Result<Vec<u8>, EncodeError> {
+        let mut v = Vec::with_capacity(Self::encoded_len(message));
+        Self::encode(env, message, &mut v)?;
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+mod tests;

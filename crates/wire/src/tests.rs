@@ -1,0 +1,349 @@
+use super::*;
+use proptest::prelude::*;
+use rand::{Rng, RngCore, SeedableRng};
+
+fn env_strategy() -> impl Strategy<Value = Envelope> {
+    (
+        any::<u32>(),
+        any::<u32>(),
+        prop_oneof![Just(0u8), Just(FLAG_RETRANSMISSION)],
+    )
+        .prop_map(|(session, source, flags)| Envelope {
+            session,
+            source,
+            flags,
+        })
+}
+
+fn saw_strategy() -> impl Strategy<Value = (u8, Option<Vec<u8>>)> {
+    (
+        0u8..=1,
+        proptest::option::of(proptest::collection::vec(any::<u8>(), 0..2048)),
+    )
+}
+
+proptest! {
+    #[test]
+    fn saw_round_trip(env in env_strategy(), (seq, payload) in saw_strategy()) {
+        let msg = match &payload {
+            Some(p) => Message::Saw(saw::Message::Data { seq, payload: p }),
+            None => Message::Saw(saw::Message::Ack { seq }),
+        };
+        let bytes = Packet::to_vec(env, &msg).unwrap();
+        prop_assert_eq!(bytes.len(), Packet::encoded_len(&msg));
+        let p = Packet::decode(&bytes).unwrap();
+        prop_assert_eq!(p.header.session, env.session);
+        prop_assert_eq!(p.header.source, env.source);
+        prop_assert_eq!(p.header.flags, env.flags);
+        prop_assert_eq!(p.header.payload_len as usize, bytes.len() - HEADER_LEN);
+        prop_assert_eq!(p.message, msg);
+    }
+
+    #[test]
+    fn any_prefix_of_a_valid_packet_is_rejected(env in env_strategy(), (seq, payload) in saw_strategy(), cut in 0usize..4096) {
+        let msg = match &payload {
+            Some(p) => Message::Saw(saw::Message::Data { seq, payload: p }),
+            None => Message::Saw(saw::Message::Ack { seq }),
+        };
+        let bytes = Packet::to_vec(env, &msg).unwrap();
+        let cut = cut % bytes.len();
+        prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+    }
+}
+
+fn sample_data() -> Vec<u8> {
+    let env = Envelope {
+        session: 7,
+        source: 3,
+        flags: 0,
+    };
+    Packet::to_vec(
+        env,
+        &Message::Saw(saw::Message::Data {
+            seq: 1,
+            payload: b"hello",
+        }),
+    )
+    .unwrap()
+}
+
+#[test]
+fn typed_errors_for_each_malformation() {
+    let good = sample_data();
+    assert!(Packet::decode(&good).is_ok());
+
+    assert!(matches!(
+        Packet::decode(&good[..5]),
+        Err(DecodeError::Truncated {
+            needed: HEADER_LEN,
+            got: 5
+        })
+    ));
+
+    let mut b = good.clone();
+    b[0] = b'X';
+    assert!(matches!(Packet::decode(&b), Err(DecodeError::BadMagic(_))));
+
+    let mut b = good.clone();
+    b[2] = 9;
+    assert_eq!(Packet::decode(&b), Err(DecodeError::UnsupportedVersion(9)));
+
+    let mut b = good.clone();
+    b[3] = 200;
+    assert_eq!(Packet::decode(&b), Err(DecodeError::UnknownFamily(200)));
+
+    let mut b = good.clone();
+    b[4] = 77;
+    assert_eq!(
+        Packet::decode(&b),
+        Err(DecodeError::UnknownKind {
+            family: Family::Saw,
+            kind: 77
+        })
+    );
+
+    let mut b = good.clone();
+    b[5] = 0x80;
+    assert_eq!(Packet::decode(&b), Err(DecodeError::Reserved("flags")));
+
+    let mut b = good.clone();
+    b.push(0);
+    assert!(matches!(
+        Packet::decode(&b),
+        Err(DecodeError::LengthMismatch {
+            header: 6,
+            actual: 7
+        })
+    ));
+
+    let mut b = good.clone();
+    b[HEADER_LEN] = 2;
+    assert!(matches!(
+        Packet::decode(&b),
+        Err(DecodeError::InvalidField {
+            field: "saw.seq",
+            ..
+        })
+    ));
+
+    let big = vec![0u8; MAX_DATAGRAM + 1];
+    assert!(matches!(
+        Packet::decode(&big),
+        Err(DecodeError::Oversize { .. })
+    ));
+
+    // An ACK with a byte too many is trailing garbage, not a longer ACK.
+    let env = Envelope::default();
+    let mut ack = Packet::to_vec(env, &Message::Saw(saw::Message::Ack { seq: 0 })).unwrap();
+    ack.push(0);
+    let n = (ack.len() - HEADER_LEN) as u32;
+    ack[16..20].copy_from_slice(&n.to_be_bytes());
+    assert_eq!(Packet::decode(&ack), Err(DecodeError::TrailingBytes(1)));
+}
+
+/// A header announcing a 4 GiB body is refused from the header alone: the decoder reports
+/// `Oversize` and, because decoding only borrows from the input, allocates nothing.
+#[test]
+fn four_gib_payload_claim_is_rejected_without_allocation() {
+    let mut b = sample_data();
+    b[16..20].copy_from_slice(&u32::MAX.to_be_bytes());
+    let err = Packet::decode(&b).unwrap_err();
+    assert_eq!(
+        err,
+        DecodeError::Oversize {
+            len: u64::from(u32::MAX),
+            max: MAX_PAYLOAD
+        }
+    );
+    let before = crate::tests::alloc_count();
+    let _ = Packet::decode(&b);
+    let _ = Header::parse(&b);
+    assert_eq!(
+        crate::tests::alloc_count(),
+        before,
+        "decoding must not allocate"
+    );
+}
+
+#[test]
+fn encode_refuses_invalid_fields_and_oversize() {
+    let env = Envelope::default();
+    assert!(Packet::to_vec(env, &Message::Saw(saw::Message::Ack { seq: 2 })).is_err());
+    let huge = vec![0u8; MAX_DATAGRAM];
+    assert!(matches!(
+        Packet::to_vec(
+            env,
+            &Message::Saw(saw::Message::Data {
+                seq: 0,
+                payload: &huge
+            })
+        ),
+        Err(EncodeError::Oversize { .. })
+    ));
+    let env = Envelope {
+        flags: 0x40,
+        ..Envelope::default()
+    };
+    assert!(Packet::to_vec(env, &Message::Saw(saw::Message::Ack { seq: 0 })).is_err());
+}
+
+#[test]
+fn class_tells_original_repair_and_control_apart() {
+    let mut env = Envelope::default();
+    let data = Packet::to_vec(
+        env,
+        &Message::Saw(saw::Message::Data {
+            seq: 0,
+            payload: b"x",
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        Header::parse(&data).unwrap().class(),
+        PacketClass::OriginalData
+    );
+    env.flags = FLAG_RETRANSMISSION;
+    let data = Packet::to_vec(
+        env,
+        &Message::Saw(saw::Message::Data {
+            seq: 0,
+            payload: b"x",
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        Header::parse(&data).unwrap().class(),
+        PacketClass::RepairData
+    );
+    let ack = Packet::to_vec(env, &Message::Saw(saw::Message::Ack { seq: 0 })).unwrap();
+    assert_eq!(Header::parse(&ack).unwrap().class(), PacketClass::Control);
+}
+
+/// Feeds the decoder 1,000,000 seeded inputs — purely random datagrams, and valid packets
+/// with random mutations (bit flips, byte overwrites, truncation, extension, header-field
+/// splices) — and checks it never panics and that whatever it accepts re-encodes to the
+/// same bytes.
+#[test]
+fn decoder_survives_one_million_random_and_mutated_inputs() {
+    const N: usize = 1_000_000;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed_0001);
+    let seeds: Vec<Vec<u8>> = {
+        let env = Envelope {
+            session: 1,
+            source: 2,
+            flags: 0,
+        };
+        let payload = vec![0xAB; 300];
+        vec![
+            Packet::to_vec(env, &Message::Saw(saw::Message::Ack { seq: 1 })).unwrap(),
+            Packet::to_vec(
+                env,
+                &Message::Saw(saw::Message::Data {
+                    seq: 0,
+                    payload: &payload,
+                }),
+            )
+            .unwrap(),
+            Packet::to_vec(
+                env,
+                &Message::Saw(saw::Message::Data {
+                    seq: 1,
+                    payload: &[],
+                }),
+            )
+            .unwrap(),
+        ]
+    };
+    let mut accepted = 0usize;
+    let mut buf = Vec::with_capacity(4096);
+    for i in 0..N {
+        buf.clear();
+        if i % 4 == 0 {
+            let len = rng.random_range(0..200usize);
+            buf.resize(len, 0);
+            rng.fill_bytes(&mut buf);
+            if len >= 2 && rng.random_bool(0.5) {
+                buf[..2].copy_from_slice(&MAGIC.to_be_bytes());
+            }
+        } else {
+            buf.extend_from_slice(&seeds[i % seeds.len()]);
+            for _ in 0..rng.random_range(1..4) {
+                match rng.random_range(0..6) {
+                    0 => {
+                        let j = rng.random_range(0..buf.len());
+                        buf[j] ^= 1 << rng.random_range(0..8);
+                    }
+                    1 => {
+                        let j = rng.random_range(0..buf.len());
+                        buf[j] = rng.random();
+                    }
+                    2 => {
+                        let n = rng.random_range(0..=buf.len());
+                        buf.truncate(n);
+                    }
+                    3 => {
+                        for _ in 0..rng.random_range(1..64) {
+                            buf.push(rng.random());
+                        }
+                    }
+                    4 if buf.len() >= HEADER_LEN => {
+                        let v: u32 = rng.random();
+                        buf[16..20].copy_from_slice(&v.to_be_bytes());
+                    }
+                    _ if buf.len() >= HEADER_LEN => {
+                        let j = rng.random_range(0..HEADER_LEN);
+                        buf[j] = rng.random_range(0..4);
+                    }
+                    _ => {}
+                }
+                if buf.is_empty() {
+                    break;
+                }
+            }
+        }
+        if let Ok(p) = Packet::decode(&buf) {
+            accepted += 1;
+            let env = Envelope {
+                session: p.header.session,
+                source: p.header.source,
+                flags: p.header.flags,
+            };
+            assert_eq!(
+                Packet::to_vec(env, &p.message).unwrap(),
+                buf,
+                "accepted input must re-encode identically"
+            );
+        }
+    }
+    // Both branches must have been exercised: some inputs decode, most do not.
+    assert!(accepted > 1_000 && accepted < N / 2, "accepted {accepted}");
+    println!("decoder fuzz: {N} inputs, {accepted} accepted, no panic");
+}
+
+// A counting global allocator for the allocation test.
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+thread_local! { static TRACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) }; }
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if TRACK.with(|t| t.get()) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn alloc_count() -> usize {
+    TRACK.with(|t| t.set(true));
+    ALLOCS.load(Ordering::Relaxed)
+}
