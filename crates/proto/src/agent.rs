@@ -168,6 +168,11 @@ pub trait Agent {
     /// No more messages will be sent; the agent reports [`Event::Completed`] once all
     /// earlier ones are finished.
     fn close(&mut self, _now: Time) {}
+    /// Stop waiting for `node` (a driver evicted it, e.g. it stopped answering). Returns
+    /// `false` if the agent does not track receivers or `node` is not one of them.
+    fn remove_receiver(&mut self, _now: Time, _node: NodeId) -> bool {
+        false
+    }
 }
 
 /// What a router agent decides for a packet crossing its router.

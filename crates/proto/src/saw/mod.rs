@@ -416,6 +416,30 @@ impl Agent for Sender {
         self.closed = true;
         self.maybe_complete();
     }
+
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        let Ok(pos) = self.index.binary_search_by_key(&node, |&(n, _)| n) else {
+            return false;
+        };
+        let (_, i) = self.index.remove(pos);
+        self.timers.cancel(TimerKey::Receiver(i));
+        let settled = match self.current.as_mut() {
+            Some(cur) => {
+                if let Some(a) = cur.acked.get_mut(i) {
+                    if !*a {
+                        *a = true;
+                        cur.missing -= 1;
+                    }
+                }
+                cur.missing == 0
+            }
+            None => false,
+        };
+        if settled {
+            self.finish(now);
+        }
+        true
+    }
 }
 
 /// Receiver parameters.

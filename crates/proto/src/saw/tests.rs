@@ -305,3 +305,45 @@ fn runs_are_deterministic() {
     let c = setup.run();
     assert_ne!(a.events, c.events, "a different seed should change the run");
 }
+
+#[test]
+fn removing_a_silent_receiver_lets_the_others_finish() {
+    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
+    let cfg = SenderConfig::new(
+        NodeId(0),
+        GROUP,
+        vec![NodeId(1), NodeId(2)],
+        Duration::from_millis(1),
+    );
+    let s = h.add(Box::new(Sender::new(cfg)));
+    h.add(Box::new(Receiver::new(
+        ReceiverConfig::new(NodeId(1)),
+        AgentRng::from_seed(1),
+    )));
+    // Node 2 is in the sender's list but never hears anything: without eviction the sender
+    // retransmits forever.
+    h.add(Box::new(Receiver::new(
+        ReceiverConfig::new(NodeId(2)),
+        AgentRng::from_seed(2),
+    )));
+    h.set_group(GROUP, vec![NodeId(1)]);
+    h.with_agent(s, |a, now| {
+        for i in 0..3 {
+            a.send(now, message(i)).unwrap();
+        }
+        a.close(now);
+    });
+    h.run_until(Time::from_millis(5));
+    assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
+    h.with_agent(s, |a, now| {
+        assert!(a.remove_receiver(now, NodeId(2)));
+        assert!(!a.remove_receiver(now, NodeId(2)));
+    });
+    h.run_until(Time::from_secs(1));
+    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    let delivered = h.events[1]
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
+        .count();
+    assert_eq!(delivered, 3);
+}
