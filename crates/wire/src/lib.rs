@@ -34,8 +34,11 @@
     clippy::indexing_slicing
 )]
 
+pub mod bap;
 mod cursor;
+pub mod rra;
 pub mod saw;
+pub mod session;
 
 pub use cursor::{Reader, Writer};
 
@@ -113,16 +116,25 @@ pub enum EncodeError {
 pub enum Family {
     /// Multicast stop-and-wait (seed 000).
     Saw = 1,
+    /// Multicast block acknowledgment (seed 000).
+    Bap = 2,
+    /// Round-robin acknowledgment (seed 000, Ch. 5).
+    Rra = 3,
+    /// Session control of the real-network driver (`rmcast send`/`recv`).
+    Session = 15,
 }
 
 impl Family {
     /// Every family this build knows, in wire-number order.
-    pub const ALL: &'static [Family] = &[Family::Saw];
+    pub const ALL: &'static [Family] = &[Family::Saw, Family::Bap, Family::Rra, Family::Session];
 
     /// Parse a wire value.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Family::Saw),
+            2 => Ok(Family::Bap),
+            3 => Ok(Family::Rra),
+            15 => Ok(Family::Session),
             other => Err(DecodeError::UnknownFamily(other)),
         }
     }
@@ -131,6 +143,9 @@ impl Family {
     pub fn name(self) -> &'static str {
         match self {
             Family::Saw => "saw",
+            Family::Bap => "bap",
+            Family::Rra => "rra",
+            Family::Session => "session",
         }
     }
 }
@@ -236,6 +251,9 @@ impl Header {
     pub fn class(&self) -> PacketClass {
         let data = match self.family {
             Family::Saw => saw::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Bap => bap::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Rra => rra::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Session => false,
         };
         if !data {
             PacketClass::Control
@@ -262,6 +280,9 @@ impl Header {
 fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
     match family {
         Family::Saw => saw::Kind::from_u8(kind).map(|_| ()),
+        Family::Bap => bap::Kind::from_u8(kind).map(|_| ()),
+        Family::Rra => rra::Kind::from_u8(kind).map(|_| ()),
+        Family::Session => session::Kind::from_u8(kind).map(|_| ()),
     }
 }
 
@@ -277,32 +298,50 @@ pub struct Envelope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
     Saw(saw::Message<'a>),
+    Bap(bap::Message<'a>),
+    Rra(rra::Message<'a>),
+    Session(session::Message<'a>),
 }
 
 impl Message<'_> {
     fn family(&self) -> Family {
         match self {
             Message::Saw(_) => Family::Saw,
+            Message::Bap(_) => Family::Bap,
+            Message::Rra(_) => Family::Rra,
+            Message::Session(_) => Family::Session,
         }
     }
     fn kind(&self) -> u8 {
         match self {
             Message::Saw(m) => m.kind() as u8,
+            Message::Bap(m) => m.kind() as u8,
+            Message::Rra(m) => m.kind() as u8,
+            Message::Session(m) => m.kind() as u8,
         }
     }
     fn body_len(&self) -> usize {
         match self {
             Message::Saw(m) => m.body_len(),
+            Message::Bap(m) => m.body_len(),
+            Message::Rra(m) => m.body_len(),
+            Message::Session(m) => m.body_len(),
         }
     }
     fn check(&self) -> Result<(), EncodeError> {
         match self {
             Message::Saw(m) => m.check(),
+            Message::Bap(m) => m.check(),
+            Message::Rra(m) => m.check(),
+            Message::Session(m) => m.check(),
         }
     }
     fn write_body(&self, w: &mut Writer<'_>) {
         match self {
             Message::Saw(m) => m.write_body(w),
+            Message::Bap(m) => m.write_body(w),
+            Message::Rra(m) => m.write_body(w),
+            Message::Session(m) => m.write_body(w),
         }
     }
 }
@@ -322,6 +361,11 @@ impl<'a> Packet<'a> {
         let mut r = Reader::new(body);
         let message = match header.family {
             Family::Saw => Message::Saw(saw::Message::read_body(header.kind, &mut r)?),
+            Family::Bap => Message::Bap(bap::Message::read_body(header.kind, &mut r)?),
+            Family::Rra => Message::Rra(rra::Message::read_body(header.kind, &mut r)?),
+            Family::Session => {
+                Message::Session(session::Message::read_body(header.kind, &mut r)?)
+            }
         };
         if r.remaining() != 0 {
             return Err(DecodeError::TrailingBytes(r.remaining()));

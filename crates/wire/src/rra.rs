@@ -1,0 +1,177 @@
+//! Round-robin acknowledgment, RRA (seed 000, Segovia 1996, Ch. 5: proposed, never built).
+//!
+//! Each DATA names the one receiver that must acknowledge it (`acker`, a node id, or
+//! [`NO_ACKER`] for a repair that solicits nobody). The named receiver answers with an ACK
+//! reporting everything it holds: all messages below `cum`, and for `cum + 1 ..= upto` one bit
+//! each in `bitmap` (bit `i` of byte `i / 8`, least significant first, stands for
+//! `cum + 1 + i`). POLL asks one receiver (unicast) for the same report when no DATA is left to
+//! carry the request. `low` in DATA and POLL is the oldest message the sender still holds:
+//! a receiver missing something older skips it (the sender gave up on it).
+//!
+//! ```text
+//! DATA body: seq (u64) | low (u64) | acker (u32) | payload (rest of the datagram)
+//! ACK  body: cum (u64) | upto (u64) | bitmap length (u16) | bitmap
+//! POLL body: upto (u64) | low (u64)
+//! ```
+//!
+//! Checked on decode and encode: `low <= seq` (DATA), `low <= upto + 1` (POLL),
+//! `cum <= upto + 1` (ACK), and the bitmap holds no more bytes than the range needs.
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// `acker` value naming no receiver.
+pub const NO_ACKER: u32 = u32::MAX;
+
+/// Packet kinds of the `rra` family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    Data = 1,
+    Ack = 2,
+    Poll = 3,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Kind::Data),
+            2 => Ok(Kind::Ack),
+            3 => Ok(Kind::Poll),
+            kind => Err(DecodeError::UnknownKind {
+                family: crate::Family::Rra,
+                kind,
+            }),
+        }
+    }
+    /// True for kinds that carry application data.
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Data)
+    }
+}
+
+/// A `rra` message body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Data {
+        seq: u64,
+        low: u64,
+        acker: u32,
+        payload: &'a [u8],
+    },
+    Ack {
+        cum: u64,
+        upto: u64,
+        bitmap: &'a [u8],
+    },
+    Poll {
+        upto: u64,
+        low: u64,
+    },
+}
+
+/// Bytes a bitmap for `cum + 1 ..= upto` needs (0 when the range is empty).
+pub fn bitmap_bytes(cum: u64, upto: u64) -> u64 {
+    upto.saturating_sub(cum).div_ceil(8)
+}
+
+fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
+    match m {
+        Message::Data { seq, low, .. } if low > seq => {
+            Err(("rra.low", "the oldest held message is after this one"))
+        }
+        Message::Poll { upto, low } if *low > upto.saturating_add(1) => {
+            Err(("rra.low", "the oldest held message is after the poll range"))
+        }
+        Message::Ack { cum, upto, bitmap } => {
+            if *cum > upto.saturating_add(1) {
+                Err(("rra.cum", "cumulative point beyond the reported range"))
+            } else if bitmap.len() as u64 > bitmap_bytes(*cum, *upto) {
+                Err(("rra.bitmap", "longer than the reported range needs"))
+            } else if bitmap.len() > usize::from(u16::MAX) {
+                Err(("rra.bitmap", "longer than 65,535 bytes"))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+impl<'a> Message<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::Data { .. } => Kind::Data,
+            Message::Ack { .. } => Kind::Ack,
+            Message::Poll { .. } => Kind::Poll,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), EncodeError> {
+        validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        match self {
+            Message::Data { payload, .. } => 20 + payload.len(),
+            Message::Ack { bitmap, .. } => 18 + bitmap.len(),
+            Message::Poll { .. } => 16,
+        }
+    }
+
+    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::Data {
+                seq,
+                low,
+                acker,
+                payload,
+            } => {
+                w.u64(*seq);
+                w.u64(*low);
+                w.u32(*acker);
+                w.put(payload);
+            }
+            Message::Ack { cum, upto, bitmap } => {
+                w.u64(*cum);
+                w.u64(*upto);
+                // `check` refused bitmaps longer than u16::MAX.
+                w.u16(bitmap.len() as u16);
+                w.put(bitmap);
+            }
+            Message::Poll { upto, low } => {
+                w.u64(*upto);
+                w.u64(*low);
+            }
+        }
+    }
+
+    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let m = match Kind::from_u8(kind)? {
+            Kind::Data => {
+                let seq = r.u64()?;
+                let low = r.u64()?;
+                let acker = r.u32()?;
+                Message::Data {
+                    seq,
+                    low,
+                    acker,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Ack => {
+                let cum = r.u64()?;
+                let upto = r.u64()?;
+                let len = r.u16()?;
+                let bitmap = r.bytes(usize::from(len))?;
+                Message::Ack { cum, upto, bitmap }
+            }
+            Kind::Poll => {
+                let upto = r.u64()?;
+                let low = r.u64()?;
+                Message::Poll { upto, low }
+            }
+        };
+        validate(&m).map_err(|(field, why)| DecodeError::InvalidField { field, why })?;
+        Ok(m)
+    }
+}

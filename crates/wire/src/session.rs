@@ -1,0 +1,394 @@
+//! Session control for the real-network driver (family 15).
+//!
+//! These packets are not part of any reliable-multicast protocol: they are how `rmcast send`
+//! and `rmcast recv` find each other before a transfer, keep track of each other during it and
+//! say goodbye after it. The protocol agents never see them.
+//!
+//! ```text
+//! ANNOUNCE body (sender → group, periodic):
+//!   protocol (u8, the data family's wire number) | phase (u8: 0 gathering, 1 running)
+//!   | security (u8: bit 0 authenticated, bit 1 encrypted) | reserved (u8, 0)
+//!   | ack_delay_us (u32) | count (u16) | count × member node id (u32)
+//! JOIN body (receiver → sender, unicast): empty
+//! REPORT body (receiver → sender, unicast, periodic and final):
+//!   state (u8: 0 receiving, 1 complete and verified, 2 failed) | reason (u8)
+//!   | bytes (u64) | messages (u64) | repairs (u64) | duplicates (u64) | rejected (u64)
+//! END body (sender → group):
+//!   count (u16) | count × (node id (u32) | outcome (u8))
+//! ```
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// Packet kinds of the session family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    Announce = 1,
+    Join = 2,
+    Report = 3,
+    End = 4,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Kind::Announce),
+            2 => Ok(Kind::Join),
+            3 => Ok(Kind::Report),
+            4 => Ok(Kind::End),
+            kind => Err(DecodeError::UnknownKind {
+                family: crate::Family::Session,
+                kind,
+            }),
+        }
+    }
+    /// Session packets never carry application data.
+    pub fn is_data(self) -> bool {
+        false
+    }
+}
+
+/// Security bit: packets carry an authentication trailer.
+pub const SECURITY_AUTH: u8 = 0x01;
+/// Security bit: packet bodies are encrypted.
+pub const SECURITY_ENCRYPT: u8 = 0x02;
+
+/// Phase of an announced session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Phase {
+    /// The sender is collecting receivers.
+    Gathering = 0,
+    /// The transfer is under way; the member list is final.
+    Running = 1,
+}
+
+/// A receiver's state in a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ReportState {
+    Receiving = 0,
+    /// Everything received and every digest verified.
+    Complete = 1,
+    /// The receiver gave up (digest mismatch, refused name, write error); `reason` says why.
+    Failed = 2,
+}
+
+/// A receiver's outcome in the sender's END.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Outcome {
+    Completed = 0,
+    Evicted = 1,
+    Failed = 2,
+}
+
+/// A session message body. Lists borrow the datagram; iterate them with the accessor methods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Announce {
+        protocol: u8,
+        phase: Phase,
+        security: u8,
+        ack_delay_us: u32,
+        /// `4 × count` bytes of big-endian node ids.
+        members: &'a [u8],
+    },
+    Join,
+    Report {
+        state: ReportState,
+        reason: u8,
+        bytes: u64,
+        messages: u64,
+        repairs: u64,
+        duplicates: u64,
+        rejected: u64,
+    },
+    End {
+        /// `5 × count` bytes: node id (u32) and outcome (u8).
+        outcomes: &'a [u8],
+    },
+}
+
+/// Encode a member list for [`Message::Announce`].
+pub fn encode_members(ids: &[u32]) -> Vec<u8> {
+    ids.iter().flat_map(|i| i.to_be_bytes()).collect()
+}
+
+/// Encode an outcome list for [`Message::End`].
+pub fn encode_outcomes(list: &[(u32, Outcome)]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(list.len() * 5);
+    for &(n, o) in list {
+        v.extend_from_slice(&n.to_be_bytes());
+        v.push(o as u8);
+    }
+    v
+}
+
+/// Iterate node ids of an announce member list.
+pub fn members(raw: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    raw.chunks_exact(4).filter_map(be_u32)
+}
+
+/// Iterate `(node, outcome)` of an END list. Entries with an unknown outcome are skipped
+/// (decoding already rejects them).
+pub fn outcomes(raw: &[u8]) -> impl Iterator<Item = (u32, Outcome)> + '_ {
+    raw.chunks_exact(5).filter_map(|c| {
+        let n = be_u32(c.get(..4)?)?;
+        outcome_from_u8(*c.get(4)?).ok().map(|o| (n, o))
+    })
+}
+
+fn be_u32(c: &[u8]) -> Option<u32> {
+    Some(u32::from_be_bytes(c.try_into().ok()?))
+}
+
+fn outcome_from_u8(v: u8) -> Result<Outcome, DecodeError> {
+    match v {
+        0 => Ok(Outcome::Completed),
+        1 => Ok(Outcome::Evicted),
+        2 => Ok(Outcome::Failed),
+        _ => Err(DecodeError::InvalidField {
+            field: "session.outcome",
+            why: "unknown outcome",
+        }),
+    }
+}
+
+const MAX_COUNT: usize = u16::MAX as usize;
+
+impl<'a> Message<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::Announce { .. } => Kind::Announce,
+            Message::Join => Kind::Join,
+            Message::Report { .. } => Kind::Report,
+            Message::End { .. } => Kind::End,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), EncodeError> {
+        match self {
+            Message::Announce { members, .. } => {
+                if members.len() % 4 != 0 || members.len() / 4 > MAX_COUNT {
+                    return Err(EncodeError::InvalidField {
+                        field: "session.members",
+                        why: "must be at most 65535 four-byte node ids",
+                    });
+                }
+            }
+            Message::End { outcomes } => {
+                if outcomes.len() % 5 != 0 || outcomes.len() / 5 > MAX_COUNT {
+                    return Err(EncodeError::InvalidField {
+                        field: "session.outcomes",
+                        why: "must be at most 65535 five-byte entries",
+                    });
+                }
+                for c in outcomes.chunks_exact(5) {
+                    if !matches!(c.get(4), Some(&o) if o <= 2) {
+                        return Err(EncodeError::InvalidField {
+                            field: "session.outcome",
+                            why: "unknown outcome",
+                        });
+                    }
+                }
+            }
+            Message::Join | Message::Report { .. } => {}
+        }
+        Ok(())
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        match self {
+            Message::Announce { members, .. } => 10 + members.len(),
+            Message::Join => 0,
+            Message::Report { .. } => 2 + 5 * 8,
+            Message::End { outcomes } => 2 + outcomes.len(),
+        }
+    }
+
+    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::Announce {
+                protocol,
+                phase,
+                security,
+                ack_delay_us,
+                members,
+            } => {
+                w.u8(*protocol);
+                w.u8(*phase as u8);
+                w.u8(*security);
+                w.u8(0);
+                w.u32(*ack_delay_us);
+                w.u16((members.len() / 4) as u16);
+                w.put(members);
+            }
+            Message::Join => {}
+            Message::Report {
+                state,
+                reason,
+                bytes,
+                messages,
+                repairs,
+                duplicates,
+                rejected,
+            } => {
+                w.u8(*state as u8);
+                w.u8(*reason);
+                for v in [bytes, messages, repairs, duplicates, rejected] {
+                    w.u64(*v);
+                }
+            }
+            Message::End { outcomes } => {
+                w.u16((outcomes.len() / 5) as u16);
+                w.put(outcomes);
+            }
+        }
+    }
+
+    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        match Kind::from_u8(kind)? {
+            Kind::Announce => {
+                let protocol = r.u8()?;
+                let phase = match r.u8()? {
+                    0 => Phase::Gathering,
+                    1 => Phase::Running,
+                    _ => {
+                        return Err(DecodeError::InvalidField {
+                            field: "session.phase",
+                            why: "unknown phase",
+                        })
+                    }
+                };
+                let security = r.u8()?;
+                if security & !(SECURITY_AUTH | SECURITY_ENCRYPT) != 0 {
+                    return Err(DecodeError::Reserved("session.security"));
+                }
+                if r.u8()? != 0 {
+                    return Err(DecodeError::Reserved("session announce reserved byte"));
+                }
+                let ack_delay_us = r.u32()?;
+                let count = usize::from(r.u16()?);
+                let members = r.bytes(count * 4)?;
+                Ok(Message::Announce {
+                    protocol,
+                    phase,
+                    security,
+                    ack_delay_us,
+                    members,
+                })
+            }
+            Kind::Join => Ok(Message::Join),
+            Kind::Report => {
+                let state = match r.u8()? {
+                    0 => ReportState::Receiving,
+                    1 => ReportState::Complete,
+                    2 => ReportState::Failed,
+                    _ => {
+                        return Err(DecodeError::InvalidField {
+                            field: "session.state",
+                            why: "unknown report state",
+                        })
+                    }
+                };
+                let reason = r.u8()?;
+                Ok(Message::Report {
+                    state,
+                    reason,
+                    bytes: r.u64()?,
+                    messages: r.u64()?,
+                    repairs: r.u64()?,
+                    duplicates: r.u64()?,
+                    rejected: r.u64()?,
+                })
+            }
+            Kind::End => {
+                let count = usize::from(r.u16()?);
+                let outcomes = r.bytes(count * 5)?;
+                for c in outcomes.chunks_exact(5) {
+                    outcome_from_u8(c.get(4).copied().unwrap_or(u8::MAX))?;
+                }
+                Ok(Message::End { outcomes })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::{Envelope, Message as M, Packet, HEADER_LEN};
+    use proptest::prelude::*;
+
+    fn msg_strategy() -> impl Strategy<Value = (u8, Vec<u32>, Vec<(u32, u8)>, [u64; 5], u8)> {
+        (
+            0u8..4,
+            proptest::collection::vec(any::<u32>(), 0..300),
+            proptest::collection::vec((any::<u32>(), 0u8..3), 0..300),
+            any::<[u64; 5]>(),
+            any::<u8>(),
+        )
+    }
+
+    fn outcome(o: u8) -> Outcome {
+        match o {
+            0 => Outcome::Completed,
+            1 => Outcome::Evicted,
+            _ => Outcome::Failed,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn session_round_trip((k, ids, outs, nums, small) in msg_strategy(), session in any::<u32>(), source in any::<u32>()) {
+            let members = encode_members(&ids);
+            let outs: Vec<(u32, Outcome)> = outs.into_iter().map(|(n, o)| (n, outcome(o))).collect();
+            let out_raw = encode_outcomes(&outs);
+            let msg = match k {
+                0 => Message::Announce { protocol: small, phase: if small % 2 == 0 { Phase::Gathering } else { Phase::Running }, security: small & 3, ack_delay_us: nums[0] as u32, members: &members },
+                1 => Message::Join,
+                2 => Message::Report { state: ReportState::Complete, reason: small, bytes: nums[0], messages: nums[1], repairs: nums[2], duplicates: nums[3], rejected: nums[4] },
+                _ => Message::End { outcomes: &out_raw },
+            };
+            let env = Envelope { session, source, flags: 0 };
+            let bytes = Packet::to_vec(env, &M::Session(msg.clone())).unwrap();
+            prop_assert_eq!(bytes.len(), HEADER_LEN + msg.body_len());
+            let p = Packet::decode(&bytes).unwrap();
+            prop_assert_eq!(p.header.class(), crate::PacketClass::Control);
+            prop_assert_eq!(&p.message, &M::Session(msg.clone()));
+            if let M::Session(Message::Announce { members: m, .. }) = p.message {
+                prop_assert_eq!(super::members(m).collect::<Vec<_>>(), ids);
+            }
+            if let M::Session(Message::End { outcomes: o }) = p.message {
+                prop_assert_eq!(super::outcomes(o).collect::<Vec<_>>(), outs);
+            }
+            for cut in 0..bytes.len() {
+                prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn bad_fields_are_typed_errors() {
+        let env = Envelope::default();
+        let mut b = Packet::to_vec(env, &M::Session(Message::End { outcomes: &[] })).unwrap();
+        // claim one entry with an invalid outcome
+        b[HEADER_LEN + 1] = 1;
+        b.extend_from_slice(&[0, 0, 0, 1, 9]);
+        let len = (b.len() - HEADER_LEN) as u32;
+        b[16..20].copy_from_slice(&len.to_be_bytes());
+        assert!(matches!(
+            Packet::decode(&b),
+            Err(DecodeError::InvalidField { .. })
+        ));
+        assert!(Packet::to_vec(
+            env,
+            &M::Session(Message::End {
+                outcomes: &[0, 0, 0, 1, 9]
+            })
+        )
+        .is_err());
+    }
+}
