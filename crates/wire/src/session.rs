@@ -316,7 +316,7 @@ impl<'a> Message<'a> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::type_complexity)]
 mod tests {
     use super::*;
     use crate::{Envelope, Message as M, Packet, HEADER_LEN};
