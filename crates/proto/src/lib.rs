@@ -30,6 +30,7 @@
 mod agent;
 mod time;
 
+pub mod pacing;
 pub mod retx;
 pub mod rng;
 pub mod rtt;
