@@ -9,6 +9,13 @@
 //! * [`RetransmitMode::Unicast`] (§2.5): a timer and a count per receiver; on expiry the
 //!   data is unicast to that receiver only.
 //!
+//! The timeout is either a plain [`Duration`] ([`SenderConfig::timeout`]) or the thesis's
+//! `constant`/`formula` method ([`SenderConfig::timeout_rule`], see [`timeout`]): with a rule the
+//! sender computes `d + a·r + i + increment` (or the constant) for its receiver count and bit
+//! time when it is built. The retransmission limit is compared as the thesis words it
+//! ([`LimitRule::NotExceeded`]: retransmit while `count <= max`, so `max + 1` retransmissions);
+//! [`LimitRule::AtMost`] gives the stricter `count < max`.
+//!
 //! When the limit is reached the message is recorded as failed ([`Event::MessageDone`] with
 //! `failed: true`) and the sender continues with the next one, as the thesis's simulator does.
 //!
@@ -29,6 +36,9 @@ use rmcast_wire::{
     saw as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
 };
 use std::collections::VecDeque;
+
+pub mod timeout;
+pub use timeout::{LimitRule, TimeoutMethod, TimeoutRule, BIT_TIME_10MBPS};
 
 /// Largest application message one `saw` DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 1;
@@ -52,12 +62,16 @@ pub struct SenderConfig {
     /// The static group membership: every node that must acknowledge.
     pub receivers: Vec<NodeId>,
     pub mode: RetransmitMode,
-    /// Retransmission timeout (the thesis computes it by a formula or uses a constant; the
-    /// caller does that arithmetic).
+    /// Retransmission timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
     pub timeout: Duration,
-    /// Retransmissions allowed per message (multicast mode) or per receiver and message
-    /// (unicast mode); `None` for no limit.
+    /// The thesis's `constant`/`formula` timeout method; when set it replaces `timeout`,
+    /// evaluated for this sender's receiver count.
+    pub timeout_rule: Option<TimeoutRule>,
+    /// Retransmission limit per message (multicast mode) or per receiver and message
+    /// (unicast mode); `None` for no limit. How it is compared: [`limit_rule`](Self::limit_rule).
     pub max_retransmissions: Option<u32>,
+    /// `count <= max` (thesis, default) or `count < max`.
+    pub limit_rule: LimitRule,
     /// Messages [`Agent::send`] queues before it reports `Full`.
     pub queue_limit: usize,
 }
@@ -71,7 +85,9 @@ impl SenderConfig {
             receivers,
             mode: RetransmitMode::Multicast,
             timeout,
+            timeout_rule: None,
             max_retransmissions: None,
+            limit_rule: LimitRule::default(),
             queue_limit: 64,
         }
     }
@@ -125,6 +141,10 @@ impl Sender {
             .collect();
         index.sort_unstable();
         index.dedup_by_key(|(n, _)| *n);
+        let mut cfg = cfg;
+        if let Some(rule) = cfg.timeout_rule {
+            cfg.timeout = rule.saw(index.len() as u64);
+        }
         Sender {
             cfg,
             index,
@@ -138,6 +158,11 @@ impl Sender {
             events: VecDeque::new(),
             stats: Stats::default(),
         }
+    }
+
+    /// The retransmission timeout in use.
+    pub fn timeout(&self) -> Duration {
+        self.cfg.timeout
     }
 
     /// Messages queued or outstanding.
@@ -303,7 +328,7 @@ impl Sender {
     }
 
     fn on_timer(&mut self, now: Time, key: TimerKey) {
-        let limit = self.cfg.max_retransmissions;
+        let (limit, rule) = (self.cfg.max_retransmissions, self.cfg.limit_rule);
         let Some(cur) = self.current.as_mut() else {
             return;
         };
@@ -316,7 +341,7 @@ impl Sender {
         let Some(count) = cur.retransmissions.get_mut(slot) else {
             return;
         };
-        if limit.is_some_and(|max| *count >= max) {
+        if !rule.allows(*count, limit) {
             cur.failed_any = true;
             match key {
                 TimerKey::Group => self.finish(now),

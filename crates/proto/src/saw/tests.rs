@@ -174,8 +174,7 @@ fn lossless_timing_is_one_round_trip_per_message() {
     assert_eq!(h.now(), Time::from_micros(200 * setup.messages));
 }
 
-#[test]
-fn retransmission_limit_records_failure_and_continues() {
+fn run_with_unreachable_receiver(rule: LimitRule) -> Harness {
     // Receiver node 2 is never added to the group, so it never sees data: every message
     // exhausts its retransmissions. Node 1 still gets everything.
     let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
@@ -186,6 +185,7 @@ fn retransmission_limit_records_failure_and_continues() {
         Duration::from_millis(1),
     );
     cfg.max_retransmissions = Some(3);
+    cfg.limit_rule = rule;
     let s = h.add(Box::new(Sender::new(cfg)));
     h.add(Box::new(Receiver::new(
         ReceiverConfig::new(NodeId(1)),
@@ -203,29 +203,91 @@ fn retransmission_limit_records_failure_and_continues() {
         a.close(now);
     });
     h.run_until(Time::from_secs(10));
-    let done: Vec<(u32, bool)> = h.events[0]
+    h
+}
+
+#[test]
+fn retransmission_limit_records_failure_and_continues() {
+    // Thesis rule (count <= max): 1 original + 4 retransmissions; strict rule: 1 + 3.
+    for (rule, transmissions) in [(LimitRule::NotExceeded, 5), (LimitRule::AtMost, 4)] {
+        let h = run_with_unreachable_receiver(rule);
+        let done: Vec<(u32, bool)> = h.events[0]
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::MessageDone {
+                    transmissions,
+                    failed,
+                    ..
+                } => Some((*transmissions, *failed)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(done, vec![(transmissions, true); 4], "{rule:?}");
+        assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+        assert_eq!(h.agent(NodeId(0)).unwrap().stats().failed, 4);
+        let delivered = h.events[1]
+            .iter()
+            .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
+            .count();
+        assert_eq!(delivered, 4);
+    }
+}
+
+#[test]
+fn formula_timeout_is_computed_for_the_receiver_count() {
+    let receivers: Vec<NodeId> = (1..=20).map(NodeId).collect();
+    let mut cfg = SenderConfig::new(NodeId(0), GROUP, receivers, Duration::from_secs(99));
+    cfg.timeout_rule = Some(TimeoutRule::ethernet(TimeoutMethod::Formula {
+        increment_bits: 45_000,
+    }));
+    // d + a·r + increment = 12,144 + 20·512 + 45,000 = 67,384 bit times of 100 ns.
+    assert_eq!(
+        Sender::new(cfg.clone()).timeout(),
+        Duration::from_nanos(6_738_400)
+    );
+    cfg.timeout_rule = Some(TimeoutRule::ethernet(TimeoutMethod::Constant {
+        bits: 20_000,
+    }));
+    assert_eq!(Sender::new(cfg.clone()).timeout(), Duration::from_millis(2));
+    cfg.timeout_rule = None;
+    assert_eq!(Sender::new(cfg).timeout(), Duration::from_secs(99));
+}
+
+#[test]
+fn formula_timeout_drives_retransmission_timing() {
+    // One receiver that never hears anything: retransmissions are exactly one formula
+    // timeout apart (d + a + increment = 12,144 + 512 + 1,000 bit times = 1.3656 ms).
+    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
+    let mut cfg = SenderConfig::new(NodeId(0), GROUP, vec![NodeId(1)], Duration::from_secs(1));
+    cfg.timeout_rule = Some(TimeoutRule::ethernet(TimeoutMethod::Formula {
+        increment_bits: 1_000,
+    }));
+    cfg.max_retransmissions = Some(1);
+    let s = h.add(Box::new(Sender::new(cfg)));
+    h.add(Box::new(Receiver::new(
+        ReceiverConfig::new(NodeId(1)),
+        AgentRng::from_seed(1),
+    )));
+    h.set_group(GROUP, vec![]);
+    h.with_agent(s, |a, now| {
+        a.send(now, message(0)).unwrap();
+        a.close(now);
+    });
+    h.run_until(Time::from_secs(1));
+    let done = h.events[0]
         .iter()
-        .filter_map(|(_, e)| match e {
+        .find_map(|(_, e)| match e {
             Event::MessageDone {
+                done_at,
                 transmissions,
                 failed,
                 ..
-            } => Some((*transmissions, *failed)),
+            } => Some((*done_at, *transmissions, *failed)),
             _ => None,
         })
-        .collect();
-    assert_eq!(
-        done,
-        vec![(4, true); 4],
-        "1 original + 3 retransmissions, then failure"
-    );
-    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
-    assert_eq!(h.agent(s).unwrap().stats().failed, 4);
-    let delivered = h.events[1]
-        .iter()
-        .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
-        .count();
-    assert_eq!(delivered, 4);
+        .unwrap();
+    // Timeouts at 1, 2 and 3 timeouts: retransmit (count 0 <= 1), retransmit (1 <= 1), fail.
+    assert_eq!(done, (Time::from_nanos(3 * 1_365_600), 3, true));
 }
 
 #[test]
