@@ -31,12 +31,18 @@ struct Cli {
 enum Command {
     /// List the implemented protocols with a one-line description each
     Protocols(cmd::protocols::Args),
+    /// Send files or a stream reliably to every receiver in a multicast group
+    Send(cmd::send::Args),
+    /// Receive files or a stream from `rmcast send`
+    Recv(cmd::recv::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Protocols(a) => cmd::protocols::run(a),
+        Command::Send(a) => cmd::send::run(a),
+        Command::Recv(a) => cmd::recv::run(a),
     };
     match result {
         Ok(code) => code,

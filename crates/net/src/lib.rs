@@ -1,11 +1,28 @@
 //! # rmcast-net — real-network driver
 //!
-//! Drives `rmcast-proto` agents over real UDP/IP multicast sockets with a real clock.
+//! Drives `rmcast-proto` agents over real UDP/IP multicast sockets with a real clock: one
+//! event loop (mio) per endpoint, feeding the agent datagrams and deadlines
+//! (`Time` = nanoseconds since the endpoint started) and draining what it wants to send.
+//! Around the agent it adds what a real network needs and a simulator does not: a session
+//! layer that finds and accounts for receivers ([`sender`], [`receiver`]; wire family 15),
+//! rate pacing, file and stream framing with BLAKE3 verification, optional per-packet
+//! authentication and encryption ([`secure`]), and loss injection ([`loss`]).
 //!
 //! ## What this crate must never do
 //!
 //! * contain protocol logic: every protocol decision is the agent's;
 //! * panic on anything that arrives from the network;
 //! * leave a half-written file looking complete.
-//!
-//! (Under construction: see the real-network issue.)
+
+pub mod clock;
+pub mod endpoint;
+pub mod error;
+pub mod frame;
+pub mod loss;
+pub mod outdir;
+pub mod receiver;
+pub mod secure;
+pub mod sender;
+pub mod socket;
+
+pub use error::NetError;

@@ -1,0 +1,220 @@
+//! `rmcast recv`: join a group and receive what `rmcast send` sends.
+
+use super::send::{fail, NetOpts};
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rmcast_net::receiver::{self, Output, RecvConfig, RecvObserver, RecvReport};
+use rmcast_net::NetError;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Receive files or a stream from `rmcast send` on a multicast group",
+    after_help = "Examples:\n  \
+    rmcast recv --group 239.1.2.3:5000 --dir ./incoming\n  \
+    rmcast recv -g 239.1.2.3:5000 --stdout | tar x\n  \
+    rmcast recv -g 232.1.1.1:5000 --source 10.0.0.5 --dir out   # source-specific join\n  \
+    rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n\n\
+    Files are written to a temporary name inside --dir and renamed only when their BLAKE3\n\
+    digest matches the sender's; names that would land outside --dir are refused; existing\n\
+    files are kept unless --force.\n\
+    Exit status: 0 everything received and verified; 1 the session ran but this receiver did\n\
+    not complete (evicted, digest mismatch, sender vanished); 2 bad usage or setup error."
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub net: NetOpts,
+    /// Directory to write received files into (created if missing)
+    #[arg(
+        long,
+        short = 'd',
+        value_name = "OUT",
+        required_unless_present = "stdout"
+    )]
+    pub dir: Option<PathBuf>,
+    /// Write the received data to standard output instead (summary goes to stderr)
+    #[arg(long, conflicts_with = "dir")]
+    pub stdout: bool,
+    /// Overwrite existing files in OUT
+    #[arg(long)]
+    pub force: bool,
+    /// Source-specific join: accept the group's traffic only from this sender address
+    #[arg(long, value_name = "ADDR")]
+    pub source: Option<IpAddr>,
+    /// Give up if no session is announced within SECS (default: wait forever)
+    #[arg(long, value_name = "SECS")]
+    pub wait: Option<f64>,
+    /// Give up if the sender is silent for SECS during a session
+    #[arg(long, default_value_t = 15.0, value_name = "SECS")]
+    pub sender_timeout: f64,
+}
+
+struct Bar {
+    quiet: bool,
+    start: Instant,
+    bar: Option<ProgressBar>,
+    size: Option<u64>,
+    name: String,
+    pos: u64,
+}
+
+impl Bar {
+    fn ensure(&mut self) {
+        if self.quiet || self.bar.is_some() || self.start.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let b = ProgressBar::with_draw_target(self.size, ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>16} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b.set_prefix(self.name.clone());
+        b.set_position(self.pos);
+        self.bar = Some(b);
+    }
+}
+
+impl RecvObserver for Bar {
+    fn session(&mut self, session: u32, sender: SocketAddr) {
+        if !self.quiet {
+            eprintln!("joined session {session:08x} from {sender}");
+        }
+    }
+    fn file(&mut self, name: &str, size: Option<u64>) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        self.name = name.to_string();
+        self.size = size;
+        self.pos = 0;
+        self.start = Instant::now();
+    }
+    fn progress(&mut self, bytes: u64) {
+        self.pos = bytes;
+        self.ensure();
+        if let Some(b) = &self.bar {
+            b.set_position(bytes);
+        }
+    }
+    fn file_done(&mut self, name: &str, ok: bool, why: Option<&str>) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        if !self.quiet {
+            match why {
+                _ if ok => eprintln!("{name}: verified"),
+                Some(w) => eprintln!("{name}: FAILED: {w}"),
+                None => eprintln!("{name}: FAILED"),
+            }
+        }
+    }
+}
+
+fn print_summary(r: &RecvReport, to_stderr: bool) {
+    let mut lines = vec![format!(
+        "node {:08x}: {} ({} bytes in {:.2}s, {:.1} Mbit/s, {} retransmissions received, {} rejected packets){}",
+        r.node,
+        r.outcome,
+        r.bytes,
+        r.seconds,
+        r.goodput_mbit_s,
+        r.repairs_received,
+        r.driver.rejected(),
+        r.reason.as_deref().map(|w| format!(": {w}")).unwrap_or_default()
+    )];
+    for f in &r.files {
+        lines.push(format!(
+            "  {} {} ({} bytes){}",
+            if f.ok { "ok    " } else { "FAILED" },
+            f.path.as_deref().unwrap_or(&f.name),
+            f.bytes,
+            f.reason
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
+        ));
+    }
+    for l in lines {
+        if to_stderr {
+            eprintln!("{l}");
+        } else {
+            println!("{l}");
+        }
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let output = match (&a.dir, a.stdout) {
+        (_, true) => Output::Stdout,
+        (Some(d), false) => Output::Dir {
+            path: d.clone(),
+            force: a.force,
+        },
+        (None, false) => return Ok(fail(NetError::setup("give --dir OUT or --stdout"))),
+    };
+    let mut cfg = RecvConfig::new(a.net.group, output);
+    cfg.sock = a.net.socket_opts();
+    cfg.sock.source = a.source;
+    cfg.node_id = a.net.node_id;
+    let keys = a.net.keys();
+    let loss = a.net.loss();
+    match (keys, loss) {
+        (Ok(k), Ok(l)) => {
+            cfg.keys = k;
+            cfg.loss = l;
+        }
+        (Err(e), _) | (_, Err(e)) => return Ok(fail(e)),
+    }
+    if let Some(w) = a.wait {
+        match rmcast_proto::duration_from_secs(w) {
+            Some(d) => cfg.wait = Some(d),
+            None => {
+                return Ok(fail(NetError::setup(
+                    "--wait must be a non-negative number",
+                )))
+            }
+        }
+    }
+    match rmcast_proto::duration_from_secs(a.sender_timeout) {
+        Some(d) if !d.is_zero() => cfg.sender_timeout = d,
+        _ => {
+            return Ok(fail(NetError::setup(
+                "--sender-timeout must be a positive number",
+            )))
+        }
+    }
+    let mut bar = Bar {
+        quiet: a.net.quiet,
+        start: Instant::now(),
+        bar: None,
+        size: None,
+        name: String::new(),
+        pos: 0,
+    };
+    let report = match receiver::receive(cfg, &mut bar) {
+        Ok(r) => r,
+        Err(e) => return Ok(fail(e)),
+    };
+    let to_stderr = a.stdout;
+    if a.net.json {
+        let j = serde_json::to_string_pretty(&report)?;
+        if to_stderr {
+            eprintln!("{j}");
+        } else {
+            println!("{j}");
+        }
+    } else if !a.net.quiet {
+        print_summary(&report, to_stderr);
+    }
+    Ok(if report.success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,162 @@
+//! Application framing: how files and streams travel as agent messages.
+//!
+//! Every message handed to [`rmcast_proto::Agent::send`] starts with a one-byte type:
+//!
+//! ```text
+//! 1 FILE   size (u64) | BLAKE3 digest (32) | name length (u16) | name (UTF-8)
+//! 2 DATA   the next bytes of the current file or stream
+//! 3 STREAM name length (u16) | name            (a stream of unknown length begins)
+//! 4 EOS    size (u64) | BLAKE3 digest (32)      (the stream ended; verify it)
+//! 5 FINISH file count (u32)                     (nothing follows)
+//! ```
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+/// Bytes of framing in a DATA message.
+pub const DATA_OVERHEAD: usize = 1;
+/// Longest file name announced.
+pub const MAX_NAME: usize = 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame<'a> {
+    File {
+        size: u64,
+        digest: [u8; 32],
+        name: &'a str,
+    },
+    Data(&'a [u8]),
+    Stream {
+        name: &'a str,
+    },
+    EndOfStream {
+        size: u64,
+        digest: [u8; 32],
+    },
+    Finish {
+        files: u32,
+    },
+}
+
+/// A malformed application message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed application message: {0}")]
+pub struct FrameError(pub &'static str);
+
+fn name_at(r: &[u8], at: usize) -> Result<&str, FrameError> {
+    let len = r
+        .get(at..at + 2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+        .ok_or(FrameError("truncated name length"))?;
+    if len > MAX_NAME {
+        return Err(FrameError("name too long"));
+    }
+    let raw = r
+        .get(at + 2..at + 2 + len)
+        .ok_or(FrameError("truncated name"))?;
+    if r.len() != at + 2 + len {
+        return Err(FrameError("trailing bytes"));
+    }
+    std::str::from_utf8(raw).map_err(|_| FrameError("name is not UTF-8"))
+}
+
+impl Frame<'_> {
+    pub fn encode(&self) -> Bytes {
+        let mut b = BytesMut::new();
+        match self {
+            Frame::File { size, digest, name } => {
+                b.put_u8(1);
+                b.put_u64(*size);
+                b.put_slice(digest);
+                b.put_u16(name.len() as u16);
+                b.put_slice(name.as_bytes());
+            }
+            Frame::Data(d) => {
+                b.reserve(1 + d.len());
+                b.put_u8(2);
+                b.put_slice(d);
+            }
+            Frame::Stream { name } => {
+                b.put_u8(3);
+                b.put_u16(name.len() as u16);
+                b.put_slice(name.as_bytes());
+            }
+            Frame::EndOfStream { size, digest } => {
+                b.put_u8(4);
+                b.put_u64(*size);
+                b.put_slice(digest);
+            }
+            Frame::Finish { files } => {
+                b.put_u8(5);
+                b.put_u32(*files);
+            }
+        }
+        b.freeze()
+    }
+
+    pub fn decode(m: &[u8]) -> Result<Frame<'_>, FrameError> {
+        let (&t, rest) = m.split_first().ok_or(FrameError("empty"))?;
+        let u64_at = |r: &[u8], at: usize| -> Result<u64, FrameError> {
+            r.get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes)
+                .ok_or(FrameError("truncated"))
+        };
+        let digest_at = |r: &[u8], at: usize| -> Result<[u8; 32], FrameError> {
+            r.get(at..at + 32)
+                .and_then(|b| b.try_into().ok())
+                .ok_or(FrameError("truncated digest"))
+        };
+        match t {
+            1 => Ok(Frame::File {
+                size: u64_at(rest, 0)?,
+                digest: digest_at(rest, 8)?,
+                name: name_at(rest, 40)?,
+            }),
+            2 => Ok(Frame::Data(rest)),
+            3 => Ok(Frame::Stream {
+                name: name_at(rest, 0)?,
+            }),
+            4 if rest.len() == 40 => Ok(Frame::EndOfStream {
+                size: u64_at(rest, 0)?,
+                digest: digest_at(rest, 8)?,
+            }),
+            5 if rest.len() == 4 => Ok(Frame::Finish {
+                files: u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]),
+            }),
+            4 | 5 => Err(FrameError("wrong length")),
+            _ => Err(FrameError("unknown type")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn round_trips() {
+        let d = [7u8; 32];
+        for f in [
+            Frame::File {
+                size: 5,
+                digest: d,
+                name: "a.bin",
+            },
+            Frame::Data(b"xyz"),
+            Frame::Stream { name: "-" },
+            Frame::EndOfStream { size: 9, digest: d },
+            Frame::Finish { files: 3 },
+        ] {
+            let b = f.encode();
+            assert_eq!(Frame::decode(&b).unwrap(), f);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn decode_never_panics(b in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = Frame::decode(&b);
+        }
+    }
+}

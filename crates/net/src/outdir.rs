@@ -1,0 +1,158 @@
+//! Where received files land: names are checked, data goes to a temporary file in the output
+//! directory, and only a verified file is renamed to its announced name.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Why a name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("empty name")]
+    Empty,
+    #[error("absolute path")]
+    Absolute,
+    #[error("contains `..`, `.`, a path separator or a control character")]
+    Traversal,
+    #[error("the target is a symbolic link")]
+    Symlink,
+    #[error("the target exists (use --force to overwrite)")]
+    Exists,
+    #[error("the target is not a regular file")]
+    NotAFile,
+}
+
+/// Check an announced name: a single, plain path component.
+pub fn check_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if name.starts_with('/') || name.starts_with('\\') || Path::new(name).is_absolute() {
+        return Err(NameError::Absolute);
+    }
+    if name == "."
+        || name == ".."
+        || name.contains('/')
+        || name.contains('\\')
+        || name.chars().any(|c| c.is_control())
+    {
+        return Err(NameError::Traversal);
+    }
+    Ok(())
+}
+
+/// Check that `dir/name` may be (over)written.
+pub fn check_target(dir: &Path, name: &str, force: bool) -> Result<PathBuf, NameError> {
+    check_name(name)?;
+    let target = dir.join(name);
+    match fs::symlink_metadata(&target) {
+        Ok(m) if m.file_type().is_symlink() => Err(NameError::Symlink),
+        Ok(m) if !m.is_file() => Err(NameError::NotAFile),
+        Ok(_) if !force => Err(NameError::Exists),
+        _ => Ok(target),
+    }
+}
+
+/// A file being received: a temporary name in the output directory, removed on drop unless
+/// [`Incoming::commit`] renamed it.
+#[derive(Debug)]
+pub struct Incoming {
+    tmp: PathBuf,
+    target: PathBuf,
+    file: Option<File>,
+    force: bool,
+    name: String,
+}
+
+impl Incoming {
+    pub fn create(dir: &Path, name: &str, force: bool, tag: u64) -> std::io::Result<Self> {
+        let target = check_target(dir, name, force)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let tmp = dir.join(format!(".{name}.rmcast-{tag:016x}.part"));
+        let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        Ok(Incoming {
+            tmp,
+            target,
+            file: Some(file),
+            force,
+            name: name.to_string(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(f) => f.write_all(data),
+            None => Err(std::io::Error::other("file already closed")),
+        }
+    }
+
+    /// Flush and rename to the target name; re-checks the target first (it may have appeared
+    /// or become a link while we received).
+    pub fn commit(mut self) -> Result<PathBuf, String> {
+        if let Some(f) = self.file.take() {
+            f.sync_all().map_err(|e| format!("flush: {e}"))?;
+        }
+        let dir = self.target.parent().unwrap_or(Path::new("."));
+        check_target(dir, &self.name, self.force).map_err(|e| e.to_string())?;
+        fs::rename(&self.tmp, &self.target).map_err(|e| format!("rename: {e}"))?;
+        self.tmp = PathBuf::new();
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for Incoming {
+    fn drop(&mut self) {
+        self.file.take();
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_outside_the_directory_are_refused() {
+        for bad in ["", "/etc/passwd", "..", ".", "../x", "a/b", "a\\b", "x\ny"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        for good in ["a.bin", "..hidden", "report 2026.pdf", "ünï"] {
+            assert!(check_name(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn exists_symlink_and_commit() {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("old"), b"x").unwrap();
+        assert_eq!(check_target(d.path(), "old", false), Err(NameError::Exists));
+        assert!(check_target(d.path(), "old", true).is_ok());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc/passwd", d.path().join("link")).unwrap();
+            assert_eq!(
+                check_target(d.path(), "link", true),
+                Err(NameError::Symlink)
+            );
+        }
+        let mut i = Incoming::create(d.path(), "new", false, 1).unwrap();
+        i.write(b"hello").unwrap();
+        let p = i.commit().unwrap();
+        assert_eq!(fs::read(p).unwrap(), b"hello");
+        // dropped without commit: no trace left
+        let mut j = Incoming::create(d.path(), "partial", false, 2).unwrap();
+        j.write(b"half").unwrap();
+        drop(j);
+        let names: Vec<_> = fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert!(!names.iter().any(|n| n.contains("partial")), "{names:?}");
+    }
+}

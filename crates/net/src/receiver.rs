@@ -1,0 +1,693 @@
+//! `rmcast recv`: join a group, find a session, drive a receiver agent, write verified files.
+
+use crate::clock::Clock;
+use crate::endpoint::{DriverStats, Wire, RECV_BUF};
+use crate::frame::Frame;
+use crate::loss::LossConfig;
+use crate::outdir::{check_target, Incoming};
+use crate::secure::Keys;
+use crate::socket::{check_group, group_socket, unicast_socket, SocketOpts};
+use crate::NetError;
+use mio::{Events, Interest, Poll, Token};
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::{saw, Agent, Dest, Event, NodeId, Time};
+use rmcast_wire::session::{self, Outcome, Phase, ReportState};
+use rmcast_wire::{Envelope, Family, Message, Packet, PacketClass};
+use serde::Serialize;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const GROUP: Token = Token(0);
+const UNI: Token = Token(1);
+
+/// Where received data goes.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// Files into this directory; `force` allows overwriting.
+    Dir { path: PathBuf, force: bool },
+    /// Everything to standard output.
+    Stdout,
+}
+
+/// Receiver settings.
+#[derive(Debug, Clone)]
+pub struct RecvConfig {
+    pub sock: SocketOpts,
+    pub output: Output,
+    pub node_id: Option<u32>,
+    pub keys: Option<Keys>,
+    pub loss: LossConfig,
+    /// Give up if no session is found within this time (`None`: wait forever).
+    pub wait: Option<Duration>,
+    /// Give up if the sender is silent this long during a session.
+    pub sender_timeout: Duration,
+    /// Only join this session id.
+    pub session: Option<u32>,
+    pub report_every: Duration,
+}
+
+impl RecvConfig {
+    pub fn new(group: SocketAddr, output: Output) -> Self {
+        RecvConfig {
+            sock: SocketOpts::new(group),
+            output,
+            node_id: None,
+            keys: None,
+            loss: LossConfig::default(),
+            wait: None,
+            sender_timeout: Duration::from_secs(15),
+            session: None,
+            report_every: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Progress callbacks.
+pub trait RecvObserver {
+    fn session(&mut self, _session: u32, _sender: SocketAddr) {}
+    fn file(&mut self, _name: &str, _size: Option<u64>) {}
+    fn progress(&mut self, _bytes_in_file: u64) {}
+    fn file_done(&mut self, _name: &str, _ok: bool, _why: Option<&str>) {}
+}
+
+pub struct NoObserver;
+impl RecvObserver for NoObserver {}
+
+/// One received file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileResult {
+    pub name: String,
+    pub bytes: u64,
+    pub ok: bool,
+    pub path: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// The receiver's summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecvReport {
+    pub node: u32,
+    pub session: Option<u32>,
+    pub sender: Option<String>,
+    pub files: Vec<FileResult>,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub goodput_mbit_s: f64,
+    /// Retransmitted data packets received.
+    pub repairs_received: u64,
+    pub duplicates: u64,
+    pub acks_sent: u64,
+    /// `completed`, `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`.
+    pub outcome: &'static str,
+    pub reason: Option<String>,
+    pub driver: DriverStats,
+    pub success: bool,
+}
+
+/// Failure reasons a receiver reports to the sender.
+pub mod reason {
+    pub const NONE: u8 = 0;
+    pub const DIGEST: u8 = 1;
+    pub const REFUSED_NAME: u8 = 2;
+    pub const WRITE: u8 = 3;
+    pub const MALFORMED: u8 = 4;
+}
+
+/// Text for a reason code.
+pub fn reason_text(r: u8) -> &'static str {
+    match r {
+        reason::DIGEST => "digest mismatch",
+        reason::REFUSED_NAME => "file name refused or target exists",
+        reason::WRITE => "could not write the file",
+        reason::MALFORMED => "malformed application data",
+        _ => "unspecified",
+    }
+}
+
+struct Current {
+    name: String,
+    size: Option<u64>,
+    digest: Option<[u8; 32]>,
+    hasher: blake3::Hasher,
+    written: u64,
+    incoming: Option<Incoming>,
+    failed: Option<(u8, String)>,
+}
+
+struct Sink {
+    output: Output,
+    current: Option<Current>,
+    results: Vec<FileResult>,
+    finished: bool,
+    failure: Option<u8>,
+    bytes: u64,
+    tag: u64,
+}
+
+impl Sink {
+    fn fail_file(&mut self, code: u8, why: String) {
+        if let Some(c) = self.current.as_mut() {
+            if c.failed.is_none() {
+                c.failed = Some((code, why));
+                c.incoming = None;
+            }
+        }
+    }
+
+    fn start(
+        &mut self,
+        name: &str,
+        size: Option<u64>,
+        digest: Option<[u8; 32]>,
+        obs: &mut dyn RecvObserver,
+    ) {
+        if self.current.is_some() {
+            self.fail_file(
+                reason::MALFORMED,
+                "a new file began before this one ended".into(),
+            );
+            self.close(obs);
+        }
+        obs.file(name, size);
+        self.tag += 1;
+        let mut c = Current {
+            name: name.to_string(),
+            size,
+            digest,
+            hasher: blake3::Hasher::new(),
+            written: 0,
+            incoming: None,
+            failed: None,
+        };
+        if let Output::Dir { path, force } = &self.output {
+            match check_target(path, name, *force) {
+                Err(e) => c.failed = Some((reason::REFUSED_NAME, format!("refused {name:?}: {e}"))),
+                Ok(_) => {
+                    match Incoming::create(path, name, *force, self.tag ^ rand::random::<u64>()) {
+                        Ok(i) => c.incoming = Some(i),
+                        Err(e) => {
+                            c.failed = Some((
+                                reason::WRITE,
+                                format!("cannot create a file in {}: {e}", path.display()),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        self.current = Some(c);
+        if size == Some(0) {
+            self.close(obs);
+        }
+    }
+
+    fn data(&mut self, d: &[u8], obs: &mut dyn RecvObserver) {
+        let stdout = matches!(self.output, Output::Stdout);
+        let Some(c) = self.current.as_mut() else {
+            self.failure = Some(reason::MALFORMED);
+            return;
+        };
+        c.hasher.update(d);
+        c.written += d.len() as u64;
+        self.bytes += d.len() as u64;
+        if c.size.is_some_and(|s| c.written > s) {
+            self.fail_file(
+                reason::MALFORMED,
+                "more data than the announced size".into(),
+            );
+            return;
+        }
+        if c.failed.is_none() {
+            let r = if stdout {
+                std::io::stdout().lock().write_all(d)
+            } else if let Some(i) = c.incoming.as_mut() {
+                i.write(d)
+            } else {
+                Ok(())
+            };
+            if let Err(e) = r {
+                let name = c.name.clone();
+                self.fail_file(reason::WRITE, format!("write {name}: {e}"));
+            }
+        }
+        if let Some(c) = self.current.as_ref() {
+            obs.progress(c.written);
+            if c.size == Some(c.written) {
+                self.close(obs);
+            }
+        }
+    }
+
+    fn end_stream(&mut self, size: u64, digest: [u8; 32], obs: &mut dyn RecvObserver) {
+        match self.current.as_mut() {
+            Some(c) if c.size.is_none() => {
+                if c.written != size {
+                    c.failed.get_or_insert((
+                        reason::MALFORMED,
+                        format!(
+                            "stream length {} differs from the announced {size}",
+                            c.written
+                        ),
+                    ));
+                }
+                c.size = Some(size);
+                c.digest = Some(digest);
+                self.close(obs);
+            }
+            _ => self.failure = Some(reason::MALFORMED),
+        }
+    }
+
+    fn close(&mut self, obs: &mut dyn RecvObserver) {
+        let Some(mut c) = self.current.take() else {
+            return;
+        };
+        let got = *c.hasher.finalize().as_bytes();
+        if c.failed.is_none() && Some(got) != c.digest {
+            c.failed = Some((
+                reason::DIGEST,
+                format!(
+                    "{}: BLAKE3 digest mismatch; the partial file was removed",
+                    c.name
+                ),
+            ));
+        }
+        if matches!(self.output, Output::Stdout) {
+            let _ = std::io::stdout().lock().flush();
+        }
+        let mut path = None;
+        if c.failed.is_none() {
+            if let Some(i) = c.incoming.take() {
+                match i.commit() {
+                    Ok(p) => path = Some(p.display().to_string()),
+                    Err(e) => c.failed = Some((reason::WRITE, format!("{}: {e}", c.name))),
+                }
+            }
+        }
+        let ok = c.failed.is_none();
+        let why = c.failed.as_ref().map(|(_, w)| w.clone());
+        if let Some((code, _)) = &c.failed {
+            self.failure.get_or_insert(*code);
+        }
+        obs.file_done(&c.name, ok, why.as_deref());
+        self.results.push(FileResult {
+            name: c.name,
+            bytes: c.written,
+            ok,
+            path,
+            reason: why,
+        });
+    }
+
+    fn handle(&mut self, msg: &[u8], obs: &mut dyn RecvObserver) {
+        match Frame::decode(msg) {
+            Ok(Frame::File { size, digest, name }) => {
+                self.start(name, Some(size), Some(digest), obs)
+            }
+            Ok(Frame::Data(d)) => self.data(d, obs),
+            Ok(Frame::Stream { name }) => self.start(name, None, None, obs),
+            Ok(Frame::EndOfStream { size, digest }) => self.end_stream(size, digest, obs),
+            Ok(Frame::Finish { files }) => {
+                if self.current.is_some() {
+                    self.fail_file(reason::MALFORMED, "the transfer ended inside a file".into());
+                    self.close(obs);
+                }
+                if files as usize != self.results.len() {
+                    self.failure.get_or_insert(reason::MALFORMED);
+                }
+                self.finished = true;
+            }
+            Err(_) => self.failure = Some(reason::MALFORMED),
+        }
+    }
+
+    fn state(&self) -> (ReportState, u8) {
+        match (self.finished, self.failure) {
+            (_, Some(r)) if self.finished => (ReportState::Failed, r),
+            (true, None) => (ReportState::Complete, reason::NONE),
+            _ => (ReportState::Receiving, reason::NONE),
+        }
+    }
+}
+
+struct Joined {
+    session: u32,
+    sender_node: u32,
+    sender_addr: SocketAddr,
+    admitted: bool,
+    agent: Box<dyn Agent>,
+    last_from_sender: Time,
+}
+
+fn session_packet(session: u32, node: u32, m: session::Message<'_>) -> Vec<u8> {
+    Packet::to_vec(
+        Envelope {
+            session,
+            source: node,
+            flags: 0,
+        },
+        &Message::Session(m),
+    )
+    .unwrap_or_default()
+}
+
+/// Run a receiver until its session ends.
+pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport, NetError> {
+    check_group(cfg.sock.group)?;
+    if let Output::Dir { path, .. } = &cfg.output {
+        std::fs::create_dir_all(path).map_err(|e| {
+            NetError::setup(format!(
+                "cannot use output directory {}: {e}; pass --dir with a writable directory",
+                path.display()
+            ))
+        })?;
+        let probe = path.join(format!(".rmcast-probe-{:016x}", rand::random::<u64>()));
+        std::fs::write(&probe, b"")
+            .and_then(|_| std::fs::remove_file(&probe))
+            .map_err(|e| {
+                NetError::setup(format!(
+                    "output directory {} is not writable: {e}; pass --dir with a writable directory",
+                    path.display()
+                ))
+            })?;
+    }
+    let mut gsock = mio::net::UdpSocket::from_std(group_socket(&cfg.sock)?);
+    let mut usock = mio::net::UdpSocket::from_std(unicast_socket(&cfg.sock)?);
+    let mut poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;
+    poll.registry()
+        .register(&mut gsock, GROUP, Interest::READABLE)
+        .map_err(|e| NetError::io("register socket", e))?;
+    poll.registry()
+        .register(&mut usock, UNI, Interest::READABLE)
+        .map_err(|e| NetError::io("register socket", e))?;
+    let mut events = Events::with_capacity(64);
+    let clock = Clock::new();
+    let node = cfg.node_id.unwrap_or_else(|| loop {
+        let v: u32 = rand::random();
+        if v != 0 {
+            break v;
+        }
+    });
+    let mut wire = Wire::new(cfg.keys.clone(), cfg.loss.clone());
+    let mut sink = Sink {
+        output: cfg.output.clone(),
+        current: None,
+        results: Vec::new(),
+        finished: false,
+        failure: None,
+        bytes: 0,
+        tag: 0,
+    };
+    let mut joined: Option<Joined> = None;
+    let mut buf = vec![0u8; RECV_BUF];
+    let mut next_report = Time::ZERO;
+    let mut next_join = Time::ZERO;
+    let mut repairs = 0u64;
+    let mut first_data: Option<Time> = None;
+    let mut done_at: Option<Time> = None;
+    let mut warned_sealed = false;
+    let mut end: Option<(&'static str, Option<String>)> = None;
+
+    while end.is_none() {
+        let now = clock.now();
+        // Timers.
+        if let Some(j) = joined.as_mut() {
+            if j.agent.poll_timeout().is_some_and(|t| t <= now) {
+                j.agent.handle_timeout(now);
+            }
+            if now.saturating_since(j.last_from_sender) >= cfg.sender_timeout {
+                end = Some(if sink.finished {
+                    (
+                        "completed",
+                        Some("the sender went silent after the transfer".into()),
+                    )
+                } else {
+                    (
+                        "sender-silent",
+                        Some(format!(
+                        "no packet from the sender for {:.0?}: it stopped or the network failed",
+                        cfg.sender_timeout
+                    )),
+                    )
+                });
+                break;
+            }
+        } else if cfg
+            .wait
+            .is_some_and(|w| now.saturating_since(Time::ZERO) >= w)
+        {
+            end = Some(("no-session", Some(format!(
+                "no session announced on {} within {:.0?}: start `rmcast send` or check --group/--interface",
+                cfg.sock.group,
+                cfg.wait.unwrap_or_default()
+            ))));
+            break;
+        }
+        if wire.looks_sealed && !warned_sealed {
+            warned_sealed = true;
+            tracing::warn!("packets on the group carry an authentication trailer: pass --key-file (and --encrypt if the sender uses it)");
+        }
+        // Agent output and events.
+        if let Some(j) = joined.as_mut() {
+            while let Some(ev) = j.agent.poll_event() {
+                if let Event::Delivered { data, .. } = ev {
+                    sink.handle(&data, obs);
+                    if sink.finished && done_at.is_none() {
+                        done_at = Some(now);
+                        next_report = Time::ZERO;
+                    }
+                }
+            }
+            while let Some(t) = j.agent.poll_transmit() {
+                let to = match t.dest {
+                    Dest::Node(n) if n.0 == j.sender_node => j.sender_addr,
+                    Dest::Node(_) => continue,
+                    Dest::Group(_) => cfg.sock.group,
+                };
+                // A full socket buffer drops the feedback like a lossy network would.
+                let _ = wire.send(&usock, to, &t.payload, true);
+            }
+            if j.admitted && now >= next_report {
+                let st = j.agent.stats();
+                let (state, why) = sink.state();
+                let pkt = session_packet(
+                    j.session,
+                    node,
+                    session::Message::Report {
+                        state,
+                        reason: why,
+                        bytes: sink.bytes,
+                        messages: st.delivered,
+                        repairs,
+                        duplicates: st.duplicates,
+                        rejected: wire.stats.rejected(),
+                    },
+                );
+                let _ = wire.send(&usock, j.sender_addr, &pkt, false);
+                next_report = now + cfg.report_every;
+            }
+            if !j.admitted && now >= next_join {
+                let pkt = session_packet(j.session, node, session::Message::Join);
+                let _ = wire.send(&usock, j.sender_addr, &pkt, false);
+                next_join = now + Duration::from_millis(200);
+            }
+        }
+        let mut deadline = now + Duration::from_millis(100);
+        if let Some(j) = joined.as_ref() {
+            if let Some(t) = j.agent.poll_timeout() {
+                deadline = deadline.min(t);
+            }
+            if j.admitted {
+                deadline = deadline.min(next_report);
+            } else {
+                deadline = deadline.min(next_join);
+            }
+        }
+        poll.poll(&mut events, Some(clock.until(deadline)))
+            .map_err(|e| NetError::io("poll", e))?;
+        let now = clock.now();
+        for sock in [&gsock, &usock] {
+            loop {
+                let (n, from) = match sock.recv_from(&mut buf) {
+                    Ok(x) => x,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => break,
+                };
+                let Some((h, len)) = wire.open(&mut buf[..n]) else {
+                    continue;
+                };
+                let pkt = &buf[..len];
+                if h.family == Family::Session {
+                    let Ok(p) = Packet::decode(pkt) else {
+                        wire.stats.rejected_malformed += 1;
+                        continue;
+                    };
+                    let Message::Session(m) = p.message else {
+                        continue;
+                    };
+                    match (&mut joined, m) {
+                        (
+                            None,
+                            session::Message::Announce {
+                                protocol,
+                                phase,
+                                ack_delay_us,
+                                members,
+                                ..
+                            },
+                        ) => {
+                            if cfg.session.is_some_and(|s| s != h.session) {
+                                wire.stats.rejected_stranger += 1;
+                                continue;
+                            }
+                            let admitted = session::members(members).any(|x| x == node);
+                            if phase == Phase::Running && !admitted {
+                                end = Some(("not-admitted", Some(format!(
+                                    "session {:08x} from {from} started without this receiver: start `rmcast recv` before `rmcast send`, or raise the sender's --receivers",
+                                    h.session
+                                ))));
+                                break;
+                            }
+                            if protocol != Family::Saw as u8 {
+                                return Err(NetError::setup(format!(
+                                    "the sender uses protocol family {protocol}, which this build cannot receive: upgrade rmcast"
+                                )));
+                            }
+                            let rc = saw::ReceiverConfig {
+                                node: NodeId(node),
+                                session: h.session,
+                                ack_delay_max: Duration::from_micros(u64::from(ack_delay_us)),
+                            };
+                            let agent: Box<dyn Agent> = Box::new(saw::Receiver::new(
+                                rc,
+                                AgentRng::derive(u64::from(h.session), NodeId(node), 1),
+                            ));
+                            obs.session(h.session, from);
+                            joined = Some(Joined {
+                                session: h.session,
+                                sender_node: h.source,
+                                sender_addr: from,
+                                admitted,
+                                agent,
+                                last_from_sender: now,
+                            });
+                            next_join = Time::ZERO;
+                        }
+                        (Some(j), m)
+                            if h.session == j.session
+                                && h.source == j.sender_node
+                                && from.ip() == j.sender_addr.ip() =>
+                        {
+                            j.last_from_sender = now;
+                            match m {
+                                session::Message::Announce { members, .. } => {
+                                    if !j.admitted && session::members(members).any(|x| x == node) {
+                                        j.admitted = true;
+                                        next_report = Time::ZERO;
+                                    }
+                                    if let session::Message::Announce {
+                                        phase: Phase::Running,
+                                        ..
+                                    } = m
+                                    {
+                                        if !j.admitted {
+                                            end = Some(("not-admitted", Some(format!(
+                                                "session {:08x} started without this receiver: start `rmcast recv` before `rmcast send`",
+                                                j.session
+                                            ))));
+                                        }
+                                    }
+                                }
+                                session::Message::End { outcomes } => {
+                                    let mine = session::outcomes(outcomes)
+                                        .find(|(n, _)| *n == node)
+                                        .map(|(_, o)| o);
+                                    end = Some(match mine {
+                                        Some(Outcome::Completed) => ("completed", None),
+                                        Some(Outcome::Evicted) => ("evicted", Some("the sender evicted this receiver (it was silent too long)".into())),
+                                        Some(Outcome::Failed) | None if sink.finished => ("completed", None),
+                                        _ => ("failed", Some("the sender ended the session before this receiver had everything".into())),
+                                    });
+                                }
+                                _ => wire.stats.rejected_stranger += 1,
+                            }
+                        }
+                        _ => wire.stats.rejected_stranger += 1,
+                    }
+                    if end.is_some() {
+                        break;
+                    }
+                    continue;
+                }
+                // Protocol packets: only from our sender, only once we know the session.
+                let Some(j) = joined.as_mut() else {
+                    wire.stats.rejected_stranger += 1;
+                    continue;
+                };
+                if h.source != j.sender_node
+                    || from.ip() != j.sender_addr.ip()
+                    || h.session != j.session
+                {
+                    wire.stats.rejected_stranger += 1;
+                    continue;
+                }
+                j.last_from_sender = now;
+                if wire.drop_rx() {
+                    continue;
+                }
+                if h.class() == PacketClass::RepairData {
+                    repairs += 1;
+                }
+                if h.class().is_data() && first_data.is_none() {
+                    first_data = Some(now);
+                }
+                j.agent.handle_packet(now, NodeId(h.source), pkt);
+            }
+            if end.is_some() {
+                break;
+            }
+        }
+    }
+    // Anything unfinished is removed (Incoming's drop), never left looking complete.
+    sink.current = None;
+    let (outcome, mut reason) = end.unwrap_or(("failed", None));
+    let verified = sink.finished && sink.failure.is_none();
+    let outcome = if outcome == "completed" && !verified {
+        "failed"
+    } else {
+        outcome
+    };
+    if outcome == "failed" && reason.is_none() {
+        reason = Some(match sink.failure {
+            Some(r) => reason_text(r).to_string(),
+            None => "the transfer did not finish".to_string(),
+        });
+    }
+    let end_t = done_at.unwrap_or_else(|| clock.now());
+    let seconds = first_data.map_or(0.0, |f| end_t.saturating_since(f).as_secs_f64());
+    let (dups, acks) = joined.as_ref().map_or((0, 0), |j| {
+        (j.agent.stats().duplicates, j.agent.stats().control_sent)
+    });
+    Ok(RecvReport {
+        node,
+        session: joined.as_ref().map(|j| j.session),
+        sender: joined.as_ref().map(|j| j.sender_addr.to_string()),
+        files: sink.results.clone(),
+        bytes: sink.bytes,
+        seconds,
+        goodput_mbit_s: if seconds > 0.0 {
+            sink.bytes as f64 * 8.0 / seconds / 1e6
+        } else {
+            0.0
+        },
+        repairs_received: repairs,
+        duplicates: dups,
+        acks_sent: acks,
+        outcome,
+        reason,
+        driver: wire.stats.clone(),
+        success: outcome == "completed" && verified,
+    })
+}

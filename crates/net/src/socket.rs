@@ -1,0 +1,296 @@
+//! Socket setup with socket2: group checks, interface choice, joins (ASM and SSM), TTL/hop
+//! limit, loopback, buffer sizes, and binding that only receives the joined group.
+
+use crate::error::{classify, NetError};
+use socket2::{Domain, InterfaceIndexOrAddress, Protocol, Socket, Type};
+use std::ffi::CString;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+
+/// Multicast socket options shared by senders and receivers.
+#[derive(Debug, Clone)]
+pub struct SocketOpts {
+    pub group: SocketAddr,
+    /// Interface name (`eth0`) or address.
+    pub interface: Option<String>,
+    /// IPv4 TTL / IPv6 hop limit of multicast datagrams.
+    pub ttl: u32,
+    /// Deliver our own multicast datagrams to listeners on this host.
+    pub loopback: bool,
+    pub recv_buffer: Option<usize>,
+    pub send_buffer: Option<usize>,
+    /// Source-specific join (receivers): only accept the group's traffic from this source.
+    pub source: Option<IpAddr>,
+}
+
+impl SocketOpts {
+    pub fn new(group: SocketAddr) -> Self {
+        SocketOpts {
+            group,
+            interface: None,
+            ttl: 1,
+            loopback: true,
+            recv_buffer: Some(8 << 20),
+            send_buffer: Some(8 << 20),
+            source: None,
+        }
+    }
+}
+
+/// A resolved interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Iface {
+    pub index: u32,
+    pub v4: Option<Ipv4Addr>,
+}
+
+/// Refuse a group address that is not multicast, with a suggestion.
+pub fn check_group(group: SocketAddr) -> Result<(), NetError> {
+    if !group.ip().is_multicast() {
+        let hint = if group.is_ipv4() {
+            "239.0.0.0/8 (administratively scoped), e.g. 239.1.2.3"
+        } else {
+            "ff00::/8, e.g. ff15::1234"
+        };
+        return Err(NetError::setup(format!(
+            "{} is not a multicast address: choose a group in {hint}",
+            group.ip()
+        )));
+    }
+    if group.port() == 0 {
+        return Err(NetError::setup(format!(
+            "{group} has port 0: give the group a port, e.g. {}:5000",
+            group.ip()
+        )));
+    }
+    Ok(())
+}
+
+/// Every (interface name, index, address) pair of the host.
+fn if_addrs() -> Vec<(String, u32, IpAddr)> {
+    let mut out = Vec::new();
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list we free below with freeifaddrs; we only read
+    // fields of entries while the list is alive and check every pointer for null.
+    unsafe {
+        if libc::getifaddrs(&mut head) != 0 {
+            return out;
+        }
+        let mut cur = head;
+        while !cur.is_null() {
+            let ifa = &*cur;
+            if !ifa.ifa_addr.is_null() && !ifa.ifa_name.is_null() {
+                let name = std::ffi::CStr::from_ptr(ifa.ifa_name)
+                    .to_string_lossy()
+                    .into_owned();
+                let index = libc::if_nametoindex(ifa.ifa_name);
+                let family = i32::from((*ifa.ifa_addr).sa_family);
+                if family == libc::AF_INET {
+                    let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+                    out.push((name, index, IpAddr::V4(ip)));
+                } else if family == libc::AF_INET6 {
+                    let sin6 = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    out.push((
+                        name,
+                        index,
+                        IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)),
+                    ));
+                }
+            }
+            cur = ifa.ifa_next;
+        }
+        libc::freeifaddrs(head);
+    }
+    out
+}
+
+/// Resolve `--interface NAME|ADDR`.
+pub fn resolve_interface(spec: &str) -> Result<Iface, NetError> {
+    let addrs = if_addrs();
+    if let Ok(ip) = spec.parse::<IpAddr>() {
+        return addrs
+            .iter()
+            .find(|(_, _, a)| *a == ip)
+            .map(|(_, index, _)| Iface {
+                index: *index,
+                v4: match ip {
+                    IpAddr::V4(v4) => Some(v4),
+                    IpAddr::V6(_) => None,
+                },
+            })
+            .ok_or_else(|| {
+                NetError::setup(format!(
+                    "no interface has the address {ip}: pass --interface with an address \
+                     or name shown by `ip addr`"
+                ))
+            });
+    }
+    let c = CString::new(spec).map_err(|_| NetError::setup("interface name contains NUL"))?;
+    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
+    let index = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if index == 0 {
+        return Err(NetError::setup(format!(
+            "no interface named {spec:?}: pass --interface with a name shown by `ip link`"
+        )));
+    }
+    let v4 = addrs.iter().find_map(|(n, _, a)| match a {
+        IpAddr::V4(v4) if n == spec => Some(*v4),
+        _ => None,
+    });
+    Ok(Iface { index, v4 })
+}
+
+fn new_socket(v6: bool) -> Result<Socket, NetError> {
+    let domain = if v6 { Domain::IPV6 } else { Domain::IPV4 };
+    Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))
+        .map_err(|e| NetError::setup(format!("cannot create a UDP socket: {e}")))
+}
+
+fn buffers(s: &Socket, o: &SocketOpts) {
+    // Best effort: the kernel caps these at net.core.{r,w}mem_max.
+    if let Some(n) = o.recv_buffer {
+        let _ = s.set_recv_buffer_size(n);
+    }
+    if let Some(n) = o.send_buffer {
+        let _ = s.set_send_buffer_size(n);
+    }
+}
+
+fn iface_of(o: &SocketOpts) -> Result<Option<Iface>, NetError> {
+    match &o.interface {
+        Some(spec) => {
+            let i = resolve_interface(spec)?;
+            if o.group.is_ipv4() && i.v4.is_none() {
+                return Err(NetError::setup(format!(
+                    "interface {spec} has no IPv4 address: give it one or choose another \
+                     --interface for an IPv4 group"
+                )));
+            }
+            Ok(Some(i))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The socket a sender multicasts from and receives feedback on, or a receiver sends feedback
+/// from: bound to an ephemeral port, multicast interface, TTL and loopback set.
+pub fn unicast_socket(o: &SocketOpts) -> Result<UdpSocket, NetError> {
+    let v6 = o.group.is_ipv6();
+    let s = new_socket(v6)?;
+    let iface = iface_of(o)?;
+    let bind: SocketAddr = if v6 {
+        SocketAddrV6::new(Ipv6Addr::UNSPECIFIED, 0, 0, 0).into()
+    } else {
+        SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    let e = |op: &str, err| classify(op, o.group, err);
+    if v6 {
+        s.set_multicast_hops_v6(o.ttl)
+            .map_err(|x| e("set hop limit", x))?;
+        s.set_multicast_loop_v6(o.loopback)
+            .map_err(|x| e("set loopback", x))?;
+        if let Some(i) = iface {
+            s.set_multicast_if_v6(i.index)
+                .map_err(|x| e("choose interface", x))?;
+        }
+    } else {
+        s.set_multicast_ttl_v4(o.ttl).map_err(|x| e("set TTL", x))?;
+        s.set_multicast_loop_v4(o.loopback)
+            .map_err(|x| e("set loopback", x))?;
+        if let Some(Iface { v4: Some(a), .. }) = iface {
+            s.set_multicast_if_v4(&a)
+                .map_err(|x| e("choose interface", x))?;
+        }
+    }
+    buffers(&s, o);
+    s.bind(&bind.into())
+        .map_err(|x| classify("bind", bind, x))?;
+    s.set_nonblocking(true)
+        .map_err(|x| NetError::io("set non-blocking", x))?;
+    Ok(s.into())
+}
+
+/// The receiver's group socket: bound to the group address itself (on Linux this receives
+/// only datagrams sent to that group and port, not other groups' traffic on the same port),
+/// address reuse on so several receivers can share a host, joined (source-specific when
+/// `source` is set).
+pub fn group_socket(o: &SocketOpts) -> Result<UdpSocket, NetError> {
+    let v6 = o.group.is_ipv6();
+    let s = new_socket(v6)?;
+    let iface = iface_of(o)?;
+    let g = o.group;
+    let e = |op: &str, err| classify(op, g, err);
+    s.set_reuse_address(true)
+        .map_err(|x| e("set SO_REUSEADDR", x))?;
+    if v6 {
+        let _ = s.set_only_v6(true);
+    }
+    buffers(&s, o);
+    let bind: SocketAddr = if cfg!(target_os = "linux") {
+        g
+    } else if v6 {
+        SocketAddrV6::new(Ipv6Addr::UNSPECIFIED, g.port(), 0, 0).into()
+    } else {
+        SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, g.port()).into()
+    };
+    s.bind(&bind.into())
+        .map_err(|x| classify("bind", bind, x))?;
+    match (g.ip(), o.source) {
+        (IpAddr::V4(group), None) => {
+            let ifc = match iface {
+                Some(i) => InterfaceIndexOrAddress::Index(i.index),
+                None => InterfaceIndexOrAddress::Address(Ipv4Addr::UNSPECIFIED),
+            };
+            s.join_multicast_v4_n(&group, &ifc)
+                .map_err(|x| e("join", x))?;
+            let _ = s.set_multicast_all_v4(false);
+        }
+        (IpAddr::V4(group), Some(IpAddr::V4(src))) => {
+            let local = iface.and_then(|i| i.v4).unwrap_or(Ipv4Addr::UNSPECIFIED);
+            s.join_ssm_v4(&src, &group, &local)
+                .map_err(|x| e("source-specific join", x))?;
+            let _ = s.set_multicast_all_v4(false);
+        }
+        (IpAddr::V6(group), None) => {
+            s.join_multicast_v6(&group, iface.map_or(0, |i| i.index))
+                .map_err(|x| e("join", x))?;
+            let _ = s.set_multicast_all_v6(false);
+        }
+        (IpAddr::V6(_), Some(_)) => {
+            return Err(NetError::setup(
+                "source-specific joins are offered for IPv4 groups only in this build: drop \
+                 --source or use an IPv4 group",
+            ))
+        }
+        (IpAddr::V4(_), Some(IpAddr::V6(_))) => {
+            return Err(NetError::setup(
+                "--source is IPv6 but the group is IPv4: give an IPv4 source address",
+            ))
+        }
+    }
+    s.set_nonblocking(true)
+        .map_err(|x| NetError::io("set non-blocking", x))?;
+    Ok(s.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_multicast_groups_are_refused_with_a_hint() {
+        let e = check_group("10.0.0.1:5000".parse().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("not a multicast address"), "{e}");
+        assert!(check_group("239.1.2.3:5000".parse().unwrap()).is_ok());
+        assert!(check_group("[ff15::1]:5000".parse().unwrap()).is_ok());
+        assert!(check_group("239.1.2.3:0".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn missing_interface_is_a_clear_error() {
+        let e = resolve_interface("rmcast-no-such-if0").unwrap_err();
+        assert!(e.to_string().contains("no interface named"), "{e}");
+        let lo = resolve_interface("lo").unwrap();
+        assert_eq!(lo.v4, Some(Ipv4Addr::LOCALHOST));
+    }
+}
