@@ -1,0 +1,166 @@
+//! Real sockets on the loopback interface: one sender, three receivers, a 5 MB file, with and
+//! without injected loss, with authentication and encryption, and under a flood of junk.
+
+use rmcast_net::loss::{Direction, LossConfig};
+use rmcast_net::receiver::{self, Output, RecvConfig, RecvReport};
+use rmcast_net::secure::Keys;
+use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, SendReport, Source};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::thread;
+use std::time::Duration;
+
+fn pseudo_random_file(path: &Path, len: usize, seed: u64) -> [u8; 32] {
+    let mut x = seed | 1;
+    let data: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    std::fs::write(path, &data).unwrap();
+    *blake3::hash(&data).as_bytes()
+}
+
+struct Run {
+    send: SendReport,
+    recv: Vec<RecvReport>,
+}
+
+fn run(
+    port: u16,
+    receivers: usize,
+    size: usize,
+    loss: f64,
+    keys: Option<Keys>,
+    flood: bool,
+) -> (Run, tempfile::TempDir, [u8; 32]) {
+    let group: SocketAddr = format!("239.255.77.{}:{port}", port % 200 + 1)
+        .parse()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("payload.bin");
+    let digest = pseudo_random_file(&src, size, u64::from(port));
+    let mut handles = Vec::new();
+    for r in 0..receivers {
+        let out = dir.path().join(format!("out{r}"));
+        let mut cfg = RecvConfig::new(
+            group,
+            Output::Dir {
+                path: out,
+                force: false,
+            },
+        );
+        cfg.sock.interface = Some("lo".into());
+        cfg.wait = Some(Duration::from_secs(30));
+        cfg.keys = keys.clone();
+        cfg.loss = LossConfig {
+            rate: loss,
+            one_in: None,
+            direction: Direction::Rx,
+            seed: 100 + r as u64,
+        };
+        handles.push(thread::spawn(move || {
+            receiver::receive(cfg, &mut receiver::NoObserver).unwrap()
+        }));
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooder = flood.then(|| {
+        let stop = stop.clone();
+        thread::spawn(move || {
+            let mut o = rmcast_net::socket::SocketOpts::new(group);
+            o.interface = Some("lo".into());
+            let s: UdpSocket = rmcast_net::socket::unicast_socket(&o).unwrap();
+            let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+            let mut sent = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let len = (x % 1500) as usize + 1;
+                let mut b: Vec<u8> = (0..len).map(|i| (x >> (i % 56)) as u8).collect();
+                if x % 3 == 0 && len >= 20 {
+                    // Something that looks like an rmcast header.
+                    b[0] = b'R';
+                    b[1] = b'M';
+                    b[2] = 1;
+                }
+                let _ = s.send_to(&b, group);
+                sent += 1;
+                if sent % 64 == 0 {
+                    thread::sleep(Duration::from_micros(200));
+                }
+            }
+            sent
+        })
+    });
+    let mut cfg = SendConfig::new(group);
+    cfg.sock.interface = Some("lo".into());
+    cfg.expect = Expect::Count(receivers);
+    cfg.join_wait = Duration::from_secs(30);
+    cfg.rate_bps = 0;
+    cfg.keys = keys;
+    let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(f) = flooder {
+        assert!(f.join().unwrap() > 0);
+    }
+    let recv = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    (Run { send, recv }, dir, digest)
+}
+
+fn check(run: &Run, dir: &Path, digest: [u8; 32], receivers: usize) {
+    assert!(run.send.all_completed, "{:#?}", run.send);
+    assert_eq!(run.send.receivers.len(), receivers);
+    for (r, rep) in run.recv.iter().enumerate() {
+        assert!(rep.success, "{rep:#?}");
+        let got = std::fs::read(dir.join(format!("out{r}/payload.bin"))).unwrap();
+        assert_eq!(*blake3::hash(&got).as_bytes(), digest);
+        // no temporary files left behind
+        let names: Vec<String> = std::fs::read_dir(dir.join(format!("out{r}")))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, vec!["payload.bin".to_string()]);
+    }
+}
+
+#[test]
+fn three_receivers_5mb_no_loss() {
+    let (run, dir, digest) = run(47101, 3, 5_000_000, 0.0, None, false);
+    check(&run, dir.path(), digest, 3);
+    assert_eq!(run.send.agent.repairs_sent, 0);
+}
+
+#[test]
+fn three_receivers_5mb_5_percent_loss() {
+    let (run, dir, digest) = run(47102, 3, 5_000_000, 0.05, None, false);
+    check(&run, dir.path(), digest, 3);
+    assert!(run.send.agent.repairs_sent > 0);
+    assert!(run.recv.iter().all(|r| r.driver.dropped_injected > 0));
+}
+
+#[test]
+fn authenticated_and_encrypted_transfers_complete() {
+    for encrypt in [false, true] {
+        let keys = Keys::from_secret(b"a test key of more than sixteen bytes", encrypt).unwrap();
+        let port = if encrypt { 47104 } else { 47103 };
+        let (run, dir, digest) = run(port, 2, 1_000_000, 0.02, Some(keys), encrypt);
+        check(&run, dir.path(), digest, 2);
+        if encrypt {
+            // the flood's junk failed authentication and was counted
+            assert!(run.recv.iter().all(|r| r.driver.rejected_auth > 0));
+        }
+    }
+}
+
+#[test]
+fn flood_of_junk_is_rejected_and_counted() {
+    let (run, dir, digest) = run(47105, 2, 2_000_000, 0.0, None, true);
+    check(&run, dir.path(), digest, 2);
+    for r in &run.recv {
+        assert!(r.driver.rejected() > 0, "{:?}", r.driver);
+    }
+}
