@@ -81,7 +81,7 @@ fn run(
                 x ^= x << 17;
                 let len = (x % 1500) as usize + 1;
                 let mut b: Vec<u8> = (0..len).map(|i| (x >> (i % 56)) as u8).collect();
-                if x % 3 == 0 && len >= 20 {
+                if x.is_multiple_of(3) && len >= 20 {
                     // Something that looks like an rmcast header.
                     b[0] = b'R';
                     b[1] = b'M';
@@ -89,7 +89,7 @@ fn run(
                 }
                 let _ = s.send_to(&b, group);
                 sent += 1;
-                if sent % 64 == 0 {
+                if sent.is_multiple_of(64) {
                     thread::sleep(Duration::from_micros(200));
                 }
             }
