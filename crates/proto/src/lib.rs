@@ -30,6 +30,7 @@
 mod agent;
 mod time;
 
+pub mod bap;
 pub mod pacing;
 pub mod retx;
 pub mod rng;

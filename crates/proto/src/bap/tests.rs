@@ -1,0 +1,582 @@
+use super::*;
+use crate::testkit::Harness;
+use proptest::prelude::*;
+
+const GROUP: GroupId = GroupId(1);
+
+pub(crate) fn message(i: u64) -> Bytes {
+    let mut v = format!("message {i:06} ").into_bytes();
+    v.resize(16 + (i as usize * 37) % 300, (i % 251) as u8);
+    Bytes::from(v)
+}
+
+/// Every receiver in `receivers` delivered messages 0..n exactly once, in order, with the
+/// right content; the sender (node 0) finished every message, none failed, in order, then
+/// reported Completed.
+pub(crate) fn assert_reliable(h: &Harness, receivers: usize, n: u64, what: &str) {
+    for r in 1..=receivers {
+        let delivered: Vec<(u64, Bytes)> = h.events[r]
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::Delivered { seq, data } => Some((*seq, data.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            delivered.len() as u64,
+            n,
+            "{what}: receiver {r} delivered {} of {n}",
+            delivered.len()
+        );
+        for (i, (seq, data)) in delivered.iter().enumerate() {
+            assert_eq!(*seq, i as u64, "{what}: receiver {r} out of order");
+            assert_eq!(*data, message(i as u64), "{what}: receiver {r} content {i}");
+        }
+    }
+    let done: Vec<_> = h.events[0]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        done,
+        (0..n).map(|s| (s, false)).collect::<Vec<_>>(),
+        "{what}: sender's MessageDone records"
+    );
+    assert!(
+        matches!(h.events[0].last(), Some((_, Event::Completed))),
+        "{what}: no Completed"
+    );
+}
+
+struct Setup {
+    receivers: usize,
+    window: u16,
+    drop: f64,
+    messages: u64,
+    ack_delay_max: Duration,
+    limit: Option<u32>,
+    seed: u64,
+}
+
+impl Setup {
+    fn new(receivers: usize, window: u16, drop: f64) -> Self {
+        Setup {
+            receivers,
+            window,
+            drop,
+            messages: 100,
+            ack_delay_max: Duration::ZERO,
+            limit: None,
+            seed: 42,
+        }
+    }
+
+    fn run(&self) -> Harness {
+        let delay = Duration::from_micros(100);
+        let mut h = Harness::new(delay, self.drop, self.seed);
+        let receivers: Vec<NodeId> = (1..=self.receivers as u32).map(NodeId).collect();
+        let ack_timeout = Duration::from_millis(1);
+        // Longer than a round trip plus the receivers' ACK-delay timeout and random delay,
+        // as the thesis's formula makes it.
+        let timeout = Duration::from_micros(300) + ack_timeout + self.ack_delay_max;
+        let mut cfg = SenderConfig::new(NodeId(0), GROUP, receivers.clone(), self.window, timeout);
+        cfg.max_retransmissions = self.limit;
+        cfg.queue_limit = usize::MAX;
+        let s = h.add(Box::new(Sender::new(cfg)));
+        for &r in &receivers {
+            let mut rc = ReceiverConfig::new(r, self.window, ack_timeout);
+            rc.ack_delay_max = self.ack_delay_max;
+            h.add(Box::new(Receiver::new(
+                rc,
+                AgentRng::derive(self.seed, r, 0),
+            )));
+        }
+        h.set_group(GROUP, receivers);
+        let n = self.messages;
+        h.with_agent(s, |a, now| {
+            for i in 0..n {
+                a.send(now, message(i)).unwrap();
+            }
+            a.close(now);
+        });
+        h.run_until(Time::from_secs(3600));
+        h
+    }
+}
+
+#[test]
+fn end_to_end_matrix_receivers_windows_drop_rates() {
+    for receivers in [1, 5, 30] {
+        for window in [1, 5, 10] {
+            for drop in [0.0, 0.05, 0.20] {
+                let setup = Setup::new(receivers, window, drop);
+                let h = setup.run();
+                let what = format!("{receivers} rx, n={window}, drop {drop}");
+                assert_reliable(&h, receivers, setup.messages, &what);
+                let s = h.agent(NodeId(0)).unwrap().stats().clone();
+                if drop == 0.0 {
+                    assert_eq!(s.repairs_sent, 0, "{what}: no loss, no retransmission");
+                } else {
+                    assert!(
+                        s.repairs_sent > 0,
+                        "{what}: loss must cause retransmissions"
+                    );
+                }
+                println!(
+                    "bap e2e: {what}: {} msgs, {} retransmissions, {} timeouts, {} copies dropped",
+                    setup.messages, s.repairs_sent, s.timeouts, h.stats.copies_dropped
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn random_ack_delay_is_reliable() {
+    for drop in [0.0, 0.05] {
+        let mut setup = Setup::new(10, 5, drop);
+        setup.ack_delay_max = Duration::from_micros(500);
+        let h = setup.run();
+        assert_reliable(&h, 10, setup.messages, "random ack delay");
+    }
+}
+
+#[test]
+fn lossless_blocks_take_one_round_trip_and_share_times() {
+    // 3 receivers, window 5, 20 messages: four blocks of five, each sent together and
+    // acknowledged together (the receivers' counters reach the window), 200 µs apiece.
+    let mut setup = Setup::new(3, 5, 0.0);
+    setup.messages = 20;
+    let h = setup.run();
+    assert_reliable(&h, 3, 20, "blocks");
+    let done: Vec<(u64, Time, Time, u32)> = h.events[0]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone {
+                seq,
+                sent_at,
+                done_at,
+                transmissions,
+                ..
+            } => Some((*seq, *sent_at, *done_at, *transmissions)),
+            _ => None,
+        })
+        .collect();
+    for (seq, sent, done, tx) in done {
+        let block = seq / 5;
+        assert_eq!(sent, Time::from_micros(200 * block), "message {seq}");
+        assert_eq!(done, Time::from_micros(200 * (block + 1)), "message {seq}");
+        assert_eq!(tx, 1);
+    }
+    // One ACK per receiver per block, plus three status ACKs from the ACK-delay timer once
+    // the transfer is over (idle_ack_limit = 3).
+    for r in 1..=3 {
+        assert_eq!(h.agent(NodeId(r)).unwrap().stats().control_sent, 4 + 3);
+    }
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let mut setup = Setup::new(5, 4, 0.2);
+    setup.ack_delay_max = Duration::from_micros(50);
+    let a = setup.run();
+    let b = setup.run();
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.stats, b.stats);
+    setup.seed = 43;
+    let c = setup.run();
+    assert_ne!(a.events, c.events, "a different seed should change the run");
+}
+
+#[test]
+fn retransmission_limit_records_failure_and_continues() {
+    // Node 2 is a configured receiver that never hears the group: every message reaches the
+    // limit. Thesis rule, max 2: 1 original + 3 retransmissions, then failure.
+    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
+    let mut cfg = SenderConfig::new(
+        NodeId(0),
+        GROUP,
+        vec![NodeId(1), NodeId(2)],
+        3,
+        Duration::from_millis(2),
+    );
+    cfg.max_retransmissions = Some(2);
+    let s = h.add(Box::new(Sender::new(cfg)));
+    for r in 1..=2 {
+        h.add(Box::new(Receiver::new(
+            ReceiverConfig::new(NodeId(r), 3, Duration::from_millis(1)),
+            AgentRng::from_seed(u64::from(r)),
+        )));
+    }
+    h.set_group(GROUP, vec![NodeId(1)]);
+    h.with_agent(s, |a, now| {
+        for i in 0..7 {
+            a.send(now, message(i)).unwrap();
+        }
+        a.close(now);
+    });
+    h.run_until(Time::from_secs(10));
+    let done: Vec<(u64, u32, bool)> = h.events[0]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone {
+                seq,
+                transmissions,
+                failed,
+                ..
+            } => Some((*seq, *transmissions, *failed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(done, (0..7).map(|s| (s, 4, true)).collect::<Vec<_>>());
+    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    assert_eq!(h.agent(s).unwrap().stats().failed, 7);
+    // The reachable receiver still got everything, once, in order.
+    let delivered: Vec<u64> = h.events[1]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::Delivered { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, (0..7).collect::<Vec<_>>());
+}
+
+// ---- unit tests of the tricky rules ----
+
+#[test]
+fn rank_wraps_modulo_two_n() {
+    // n = 3, sequence numbers 0..6.
+    assert_eq!(rank(4, 4, 6), 0);
+    assert_eq!(rank(5, 4, 6), 1);
+    assert_eq!(rank(0, 4, 6), 2);
+    assert_eq!(rank(1, 4, 6), 3);
+    assert_eq!(rank(3, 4, 6), 5);
+}
+
+#[test]
+fn minimum_rank_rule_with_wraparound() {
+    // Window first = 4, size 3 (messages 4, 5, 0 modulo 6).
+    assert_eq!(
+        all_acked_rank(4, 3, 6, [Some(0), Some(5), Some(4)]),
+        Some(0)
+    );
+    assert_eq!(
+        all_acked_rank(4, 3, 6, [Some(0), Some(5), Some(0)]),
+        Some(1)
+    );
+    assert_eq!(all_acked_rank(4, 3, 6, [Some(0), Some(0)]), Some(2));
+    // A receiver with no valid slot holds everything back.
+    assert_eq!(all_acked_rank(4, 3, 6, [Some(0), None]), None);
+    // A slot outside the window (sequence 1 has rank 3) is not an acknowledgment in it.
+    assert_eq!(all_acked_rank(4, 3, 6, [Some(0), Some(1)]), None);
+}
+
+proptest! {
+    /// The minimum-rank rule over sequence numbers modulo 2n agrees with the minimum over
+    /// absolute message numbers, wherever the window sits.
+    #[test]
+    fn minimum_rank_matches_absolute_model(
+        n in 1u16..40,
+        base in 0u64..10_000,
+        size_seed in any::<u16>(),
+        acked in proptest::collection::vec(any::<u16>(), 1..12),
+    ) {
+        let m = 2 * n;
+        let size = 1 + size_seed % n;
+        let abs: Vec<u64> = acked.iter().map(|a| base + u64::from(a % size)).collect();
+        let slots = abs.iter().map(|a| Some((a % u64::from(m)) as u16));
+        let first = (base % u64::from(m)) as u16;
+        let got = all_acked_rank(first, size, m, slots);
+        let want = abs.iter().min().map(|a| (a - base) as u16);
+        prop_assert_eq!(got, want);
+    }
+}
+
+fn data(seq: u16, first: u16, payload: &[u8], retransmission: bool) -> Vec<u8> {
+    let env = Envelope {
+        session: 0,
+        source: 0,
+        flags: if retransmission {
+            FLAG_RETRANSMISSION
+        } else {
+            0
+        },
+    };
+    Packet::to_vec(
+        env,
+        &Message::Bap(wire::Message::Data {
+            seq,
+            first,
+            payload,
+        }),
+    )
+    .unwrap()
+}
+
+fn ack(seq: u16) -> Vec<u8> {
+    Packet::to_vec(
+        Envelope::default(),
+        &Message::Bap(wire::Message::Ack { seq }),
+    )
+    .unwrap()
+}
+
+/// (seq, first, retransmission) of every DATA the agent queued.
+fn sent_data(a: &mut dyn Agent) -> Vec<(u16, u16, bool)> {
+    std::iter::from_fn(|| a.poll_transmit())
+        .map(|t| {
+            let p = Packet::decode(&t.payload).unwrap();
+            match p.message {
+                Message::Bap(wire::Message::Data { seq, first, .. }) => {
+                    (seq, first, p.header.flags & FLAG_RETRANSMISSION != 0)
+                }
+                other => panic!("not data: {other:?}"),
+            }
+        })
+        .collect()
+}
+
+fn acks_sent(a: &mut dyn Agent) -> Vec<u16> {
+    std::iter::from_fn(|| a.poll_transmit())
+        .map(|t| match Packet::decode(&t.payload).unwrap().message {
+            Message::Bap(wire::Message::Ack { seq }) => seq,
+            other => panic!("not an ack: {other:?}"),
+        })
+        .collect()
+}
+
+fn done_seqs(a: &mut dyn Agent) -> Vec<u64> {
+    std::iter::from_fn(|| a.poll_event())
+        .filter_map(|e| match e {
+            Event::MessageDone { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn sender_window_acks_and_go_back_n() {
+    let rx = vec![NodeId(1), NodeId(2), NodeId(3)];
+    let timeout = Duration::from_millis(1);
+    let mut s = Sender::new(SenderConfig::new(NodeId(0), GROUP, rx, 3, timeout));
+    let t0 = Time::ZERO;
+    for i in 0..8 {
+        s.send(t0, message(i)).unwrap();
+    }
+    // Window 3: messages 0, 1, 2 go out at once, sequence numbers 0, 1, 2 (modulo 6).
+    assert_eq!(
+        sent_data(&mut s),
+        vec![(0, 0, false), (1, 0, false), (2, 0, false)]
+    );
+    assert_eq!(s.poll_timeout(), Some(t0 + timeout));
+    // Minimum-rank rule: receivers at 2, 0, 1 -> only message 0 is done.
+    let t1 = Time::from_micros(100);
+    s.handle_packet(t1, NodeId(1), &ack(2));
+    s.handle_packet(t1, NodeId(2), &ack(0));
+    assert!(done_seqs(&mut s).is_empty());
+    s.handle_packet(t1, NodeId(3), &ack(1));
+    assert_eq!(done_seqs(&mut s), vec![0]);
+    // The window advanced by one and refilled with message 3 (sequence 3, first = 1); the
+    // packet timer restarted with that send.
+    assert_eq!(sent_data(&mut s), vec![(3, 1, false)]);
+    assert_eq!(s.poll_timeout(), Some(t1 + timeout));
+    // A repeated or stale ACK changes nothing.
+    s.handle_packet(t1, NodeId(2), &ack(0));
+    s.handle_packet(t1, NodeId(3), &ack(1));
+    assert_eq!(s.stats().duplicates, 2);
+    assert!(done_seqs(&mut s).is_empty());
+    // Timeout: go-back-N resends the whole active window (messages 1, 2, 3), oldest first.
+    let t2 = t1 + timeout;
+    s.handle_timeout(t2);
+    assert_eq!(
+        sent_data(&mut s),
+        vec![(1, 1, true), (2, 1, true), (3, 1, true)]
+    );
+    assert_eq!(s.poll_timeout(), Some(t2 + timeout));
+    // Receivers 1 and 2 acknowledge through message 3; receiver 3's slot still says 1, so
+    // the minimum rank finishes message 1 only, and message 4 goes out with first = 2.
+    s.handle_packet(t2, NodeId(1), &ack(3));
+    s.handle_packet(t2, NodeId(2), &ack(3));
+    assert_eq!(done_seqs(&mut s), vec![1]);
+    assert_eq!(sent_data(&mut s), vec![(4, 2, false)]);
+    // Receiver 3 catches up: 2 and 3 are done; 5 and 6 go out, sequence numbers wrapping
+    // to 5 and 0.
+    s.handle_packet(t2, NodeId(3), &ack(3));
+    assert_eq!(done_seqs(&mut s), vec![2, 3]);
+    assert_eq!(sent_data(&mut s), vec![(5, 4, false), (0, 4, false)]);
+    // ACK vector slots that pointed at finished messages were cleared: receiver 1's old
+    // ACK (3) no longer counts, so two ACKs at 0 (message 6) are not enough.
+    s.handle_packet(t2, NodeId(2), &ack(0));
+    s.handle_packet(t2, NodeId(3), &ack(0));
+    assert!(done_seqs(&mut s).is_empty());
+    s.handle_packet(t2, NodeId(1), &ack(5));
+    assert_eq!(done_seqs(&mut s), vec![4, 5]);
+    let done: Vec<Event> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(done.is_empty());
+}
+
+#[test]
+fn receiver_counts_to_the_window_then_acks() {
+    let t = Duration::from_millis(1);
+    let mut r = Receiver::new(ReceiverConfig::new(NodeId(1), 3, t), AgentRng::from_seed(0));
+    let t0 = Time::ZERO;
+    r.handle_packet(t0, NodeId(0), &data(0, 0, b"a", false));
+    r.handle_packet(t0, NodeId(0), &data(1, 0, b"b", false));
+    assert!(acks_sent(&mut r).is_empty());
+    r.handle_packet(t0, NodeId(0), &data(2, 0, b"c", false));
+    assert_eq!(acks_sent(&mut r), vec![2], "counter reached the window");
+    let delivered: Vec<u64> = std::iter::from_fn(|| r.poll_event())
+        .filter_map(|e| match e {
+            Event::Delivered { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, vec![0, 1, 2]);
+}
+
+#[test]
+fn receiver_discards_out_of_order_without_ack() {
+    let t = Duration::from_millis(1);
+    let mut r = Receiver::new(ReceiverConfig::new(NodeId(1), 3, t), AgentRng::from_seed(0));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(1, 0, b"b", false));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(2, 0, b"c", false));
+    assert!(acks_sent(&mut r).is_empty());
+    assert!(std::iter::from_fn(|| r.poll_event()).next().is_none());
+    assert_eq!(r.stats().ignored, 2);
+    // Nothing received in order yet: when the ACK-delay timer fires there is no status.
+    r.handle_timeout(Time::from_millis(1));
+    assert!(acks_sent(&mut r).is_empty());
+    // The go-back-N retransmission then arrives in order.
+    for (s, p) in [(0, b"a"), (1, b"b"), (2, b"c")] {
+        r.handle_packet(Time::from_millis(2), NodeId(0), &data(s, 0, p, true));
+    }
+    assert_eq!(acks_sent(&mut r), vec![2]);
+    assert_eq!(r.delivered(), 3);
+}
+
+#[test]
+fn ack_delay_timer_is_reset_by_data_and_rearmed_after_firing() {
+    let t = Duration::from_millis(1);
+    let mut cfg = ReceiverConfig::new(NodeId(1), 5, t);
+    cfg.idle_ack_limit = Some(3);
+    let mut r = Receiver::new(cfg, AgentRng::from_seed(0));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(0, 0, b"a", false));
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(1)));
+    // In-sequence data resets it.
+    let t1 = Time::from_micros(400);
+    r.handle_packet(t1, NodeId(0), &data(1, 0, b"b", false));
+    assert_eq!(r.poll_timeout(), Some(t1 + t));
+    assert!(acks_sent(&mut r).is_empty(), "counter 2 < window 5");
+    // Fires: ACK of the current status, and the timer is armed again.
+    let f1 = t1 + t;
+    r.handle_timeout(f1);
+    assert_eq!(acks_sent(&mut r), vec![1]);
+    assert_eq!(r.poll_timeout(), Some(f1 + t));
+    r.handle_timeout(f1 + t);
+    assert_eq!(acks_sent(&mut r), vec![1]);
+    r.handle_timeout(f1 + t * 2);
+    assert_eq!(acks_sent(&mut r), vec![1]);
+    // Three idle firings: it stops re-arming ...
+    r.handle_timeout(f1 + t * 3);
+    assert!(acks_sent(&mut r).is_empty());
+    assert_eq!(r.poll_timeout(), None);
+    // ... until DATA (even a discarded duplicate from a go-back-N) arrives again.
+    let t2 = f1 + t * 5;
+    r.handle_packet(t2, NodeId(0), &data(0, 0, b"a", true));
+    assert_eq!(r.stats().duplicates, 1);
+    assert_eq!(r.poll_timeout(), Some(t2 + t));
+    r.handle_timeout(t2 + t);
+    assert_eq!(acks_sent(&mut r), vec![1]);
+}
+
+#[test]
+fn thesis_literal_rearm_forever() {
+    let t = Duration::from_millis(1);
+    let mut cfg = ReceiverConfig::new(NodeId(1), 5, t);
+    cfg.idle_ack_limit = None;
+    let mut r = Receiver::new(cfg, AgentRng::from_seed(0));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(0, 0, b"a", false));
+    for k in 1..=50u32 {
+        r.handle_timeout(Time::ZERO + t * k);
+        assert_eq!(acks_sent(&mut r), vec![0], "firing {k}");
+    }
+    assert_eq!(r.poll_timeout(), Some(Time::ZERO + t * 51));
+}
+
+#[test]
+fn random_ack_delay_holds_back_one_ack() {
+    let t = Duration::from_millis(1);
+    let mut cfg = ReceiverConfig::new(NodeId(1), 2, t);
+    cfg.ack_delay_max = Duration::from_micros(600);
+    let mut r = Receiver::new(cfg, AgentRng::from_seed(3));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(0, 0, b"a", false));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(1, 0, b"b", false));
+    assert!(acks_sent(&mut r).is_empty());
+    let due = r.poll_timeout().unwrap();
+    assert!(due <= Time::from_micros(600));
+    r.handle_timeout(due);
+    assert_eq!(acks_sent(&mut r), vec![1]);
+}
+
+#[test]
+fn receiver_skips_messages_the_sender_gave_up_on() {
+    let t = Duration::from_millis(1);
+    let mut r = Receiver::new(ReceiverConfig::new(NodeId(1), 4, t), AgentRng::from_seed(0));
+    // Expected 0, but the sender's window now starts at 2 (it gave up on 0 and 1).
+    r.handle_packet(Time::ZERO, NodeId(0), &data(2, 2, b"c", false));
+    let ev: Vec<Event> = std::iter::from_fn(|| r.poll_event()).collect();
+    assert_eq!(
+        ev,
+        vec![
+            Event::LossDetected { seq: 0 },
+            Event::LossDetected { seq: 1 },
+            Event::Delivered {
+                seq: 2,
+                data: Bytes::from_static(b"c")
+            }
+        ]
+    );
+    // A receiver that is ahead of `first` (it holds part of the window) does not skip.
+    r.handle_packet(Time::ZERO, NodeId(0), &data(3, 2, b"d", false));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(2, 2, b"c", true));
+    assert_eq!(r.delivered(), 4);
+    assert_eq!(r.stats().duplicates, 1);
+}
+
+#[test]
+fn formula_timeout_and_bad_input() {
+    let rx: Vec<NodeId> = (1..=20).map(NodeId).collect();
+    let mut cfg = SenderConfig::new(NodeId(0), GROUP, rx, 10, Duration::from_secs(9));
+    let mut rule = TimeoutRule::ethernet(crate::saw::TimeoutMethod::Formula {
+        increment_bits: 45_000,
+    });
+    rule.rand_bits = 22_000;
+    cfg.timeout_rule = Some(rule);
+    cfg.ack_delay_timeout_bits = 95_000;
+    // 10·12,144 + 20·512 + 22,000 + 95,000 + 45,000 = 293,680 bit times.
+    let mut s = Sender::new(cfg);
+    assert_eq!(s.timeout(), Duration::from_nanos(29_368_000));
+    // Garbage, out-of-range sequence numbers and strangers are counted, not fatal.
+    s.send(Time::ZERO, Bytes::from_static(b"x")).unwrap();
+    s.handle_packet(Time::ZERO, NodeId(1), b"junk");
+    s.handle_packet(Time::ZERO, NodeId(1), &ack(20));
+    s.handle_packet(Time::ZERO, NodeId(99), &ack(0));
+    assert_eq!(s.stats().malformed, 2);
+    assert_eq!(s.stats().ignored, 1);
+    assert!(matches!(
+        s.send(Time::ZERO, Bytes::from(vec![0; MAX_MESSAGE + 1])),
+        Err(SendError::TooLarge { .. })
+    ));
+    let mut r = Receiver::new(
+        ReceiverConfig::new(NodeId(1), 10, Duration::from_millis(1)),
+        AgentRng::from_seed(0),
+    );
+    r.handle_packet(Time::ZERO, NodeId(0), &data(20, 0, b"x", false));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(0, 25, b"x", false));
+    assert_eq!(r.stats().malformed, 2);
+    assert_eq!(r.delivered(), 0);
+}
