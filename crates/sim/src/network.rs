@@ -1,0 +1,332 @@
+//! The static network: nodes (hosts and routers), full-duplex point-to-point links and shared
+//! Ethernet buses. Build it in code with [`Network`]'s `add_*` methods or from a topology
+//! generator ([`crate::topo`]).
+
+use core::time::Duration;
+use rmcast_proto::{IfaceId, NodeId};
+
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// What a node is. Hosts run protocol agents; routers forward (and may run a router agent).
+/// The simulator does not forbid an agent on a router; the distinction is for generators,
+/// member placement and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Router,
+}
+
+/// Normally distributed extra delay per packet, never negative (negative draws are clamped
+/// to zero) and never reordering a link direction (an arrival is never earlier than the
+/// previous arrival on the same direction).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Jitter {
+    pub mean: Duration,
+    pub sd: Duration,
+}
+
+/// One full-duplex point-to-point link. Each direction has its own transmitter and queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkConfig {
+    /// Bits per second; 0 means infinitely fast (no transmission time).
+    pub bandwidth_bps: u64,
+    /// Propagation delay.
+    pub delay: Duration,
+    pub jitter: Option<Jitter>,
+    /// Packets that may wait behind the one being transmitted (drop-tail); `None` is
+    /// unbounded.
+    pub queue: Option<usize>,
+    /// Free-form class label ("lan", "wan", "transit-stub" …) for loss rules and reports.
+    pub class: String,
+}
+
+impl LinkConfig {
+    pub fn new(bandwidth_bps: u64, delay: Duration) -> Self {
+        LinkConfig {
+            bandwidth_bps,
+            delay,
+            jitter: None,
+            queue: None,
+            class: String::new(),
+        }
+    }
+    pub fn jitter(mut self, mean: Duration, sd: Duration) -> Self {
+        self.jitter = Some(Jitter { mean, sd });
+        self
+    }
+    pub fn queue(mut self, packets: usize) -> Self {
+        self.queue = Some(packets);
+        self
+    }
+    pub fn class(mut self, c: impl Into<String>) -> Self {
+        self.class = c.into();
+        self
+    }
+    /// Delay used for shortest-path routing: propagation plus mean jitter.
+    pub(crate) fn routing_delay_ns(&self) -> u64 {
+        let j = self.jitter.map_or(0, |j| j.mean.as_nanos() as u64);
+        (self.delay.as_nanos() as u64).saturating_add(j)
+    }
+}
+
+/// The backoff rule after a collision on a bus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backoff {
+    /// Binary exponential backoff (seed 000 §3.2): after the i-th collision of a frame wait
+    /// k slots with k uniform in `[0, 2^min(i,10)]` (`inclusive: true`, the thesis's literal
+    /// wording "between 0 and 2^min(i,10)") or `[0, 2^min(i,10) - 1]` (`inclusive: false`,
+    /// IEEE 802.3).
+    Exponential { inclusive: bool },
+    /// Always wait this many slots (for analysis and tests: two stations with `Fixed` backoff
+    /// collide on every attempt).
+    Fixed { slots: u64 },
+}
+
+/// The shared Ethernet bus of seed 000 §3. Time is counted in bit times
+/// (`1e9 / bandwidth_bps` ns, which must be a whole number of nanoseconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BusConfig {
+    /// 10 Mb/s by default (bit time 100 ns).
+    pub bandwidth_bps: u64,
+    /// Smallest frame in bytes (64).
+    pub min_frame: usize,
+    /// Bytes added to each datagram to make a frame (0 by default, so a 1518-byte datagram is
+    /// a 1518-byte frame as in the thesis, and a 21-byte ACK is padded to 64 bytes).
+    pub overhead: usize,
+    /// Backoff slot in bit times (512).
+    pub slot_bits: u64,
+    /// Cost of a collision in bit times (32, "always the maximum collision window").
+    pub jam_bits: u64,
+    /// A frame is discarded when this many attempts have collided (16).
+    pub max_attempts: u32,
+    pub backoff: Backoff,
+}
+
+impl Default for BusConfig {
+    fn default() -> Self {
+        BusConfig {
+            bandwidth_bps: 10_000_000,
+            min_frame: 64,
+            overhead: 0,
+            slot_bits: 512,
+            jam_bits: 32,
+            max_attempts: 16,
+            backoff: Backoff::Exponential { inclusive: true },
+        }
+    }
+}
+
+impl BusConfig {
+    /// Frame size in bytes for a datagram of `len` bytes.
+    pub fn frame_bytes(&self, len: usize) -> usize {
+        (len + self.overhead).max(self.min_frame)
+    }
+    pub(crate) fn bit_ns(&self) -> u64 {
+        1_000_000_000 / self.bandwidth_bps.max(1)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub kind: NodeKind,
+    pub pos: (f64, f64),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Link {
+    pub a: u32,
+    pub b: u32,
+    pub cfg: LinkConfig,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Bus {
+    pub members: Vec<u32>,
+    pub cfg: BusConfig,
+}
+
+/// A node's attachment to a medium.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Medium {
+    /// Direction `dir` (0: a→b, 1: b→a) of link `link`; the sending side's view.
+    Link { link: u32, dir: u8 },
+    /// Position `pos` in bus `bus`'s member list.
+    Bus { bus: u32, pos: u32 },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Iface {
+    pub medium: Medium,
+    /// The node at the other end (links only).
+    pub peer: u32,
+}
+
+/// Errors building a network.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NetError {
+    #[error("node {0:?} does not exist")]
+    NoSuchNode(NodeId),
+    #[error("a link cannot connect node {0:?} to itself")]
+    SelfLoop(NodeId),
+    #[error("a bus needs at least two distinct nodes")]
+    BusTooSmall,
+    #[error("bus bandwidth {0} b/s does not give a whole number of nanoseconds per bit")]
+    BusBandwidth(u64),
+}
+
+/// The network: nodes, links, buses and every node's interfaces (numbered in the order they
+/// were attached; these are the `IfaceId`s router agents see).
+#[derive(Debug, Clone, Default)]
+pub struct Network {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) links: Vec<Link>,
+    pub(crate) buses: Vec<Bus>,
+    pub(crate) ifaces: Vec<Vec<Iface>>,
+}
+
+impl Network {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add_node(&mut self, kind: NodeKind) -> NodeId {
+        self.add_node_at(kind, (0.0, 0.0))
+    }
+
+    /// Add a node at a position on the plane (generators use it for distance-based delays).
+    pub fn add_node_at(&mut self, kind: NodeKind, pos: (f64, f64)) -> NodeId {
+        self.nodes.push(Node { kind, pos });
+        self.ifaces.push(Vec::new());
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
+    pub fn add_host(&mut self) -> NodeId {
+        self.add_node(NodeKind::Host)
+    }
+
+    pub fn add_router(&mut self) -> NodeId {
+        self.add_node(NodeKind::Router)
+    }
+
+    fn check(&self, n: NodeId) -> Result<(), NetError> {
+        if (n.0 as usize) < self.nodes.len() {
+            Ok(())
+        } else {
+            Err(NetError::NoSuchNode(n))
+        }
+    }
+
+    /// Connect `a` and `b` with a full-duplex link; returns the link's index.
+    pub fn add_link(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) -> Result<usize, NetError> {
+        self.check(a)?;
+        self.check(b)?;
+        if a == b {
+            return Err(NetError::SelfLoop(a));
+        }
+        let link = self.links.len() as u32;
+        self.links.push(Link {
+            a: a.0,
+            b: b.0,
+            cfg,
+        });
+        self.ifaces[a.0 as usize].push(Iface {
+            medium: Medium::Link { link, dir: 0 },
+            peer: b.0,
+        });
+        self.ifaces[b.0 as usize].push(Iface {
+            medium: Medium::Link { link, dir: 1 },
+            peer: a.0,
+        });
+        Ok(link as usize)
+    }
+
+    /// Attach `nodes` to a new shared bus; returns the bus's index.
+    pub fn add_bus(&mut self, nodes: &[NodeId], cfg: BusConfig) -> Result<usize, NetError> {
+        let mut members: Vec<u32> = Vec::with_capacity(nodes.len());
+        for &n in nodes {
+            self.check(n)?;
+            if !members.contains(&n.0) {
+                members.push(n.0);
+            }
+        }
+        if members.len() < 2 {
+            return Err(NetError::BusTooSmall);
+        }
+        if cfg.bandwidth_bps == 0 || 1_000_000_000 % cfg.bandwidth_bps != 0 {
+            return Err(NetError::BusBandwidth(cfg.bandwidth_bps));
+        }
+        let bus = self.buses.len() as u32;
+        for (pos, &n) in members.iter().enumerate() {
+            self.ifaces[n as usize].push(Iface {
+                medium: Medium::Bus {
+                    bus,
+                    pos: pos as u32,
+                },
+                peer: NONE,
+            });
+        }
+        self.buses.push(Bus { members, cfg });
+        Ok(bus as usize)
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+    pub fn bus_count(&self) -> usize {
+        self.buses.len()
+    }
+    pub fn kind(&self, n: NodeId) -> Option<NodeKind> {
+        self.nodes.get(n.0 as usize).map(|x| x.kind)
+    }
+    pub fn position(&self, n: NodeId) -> Option<(f64, f64)> {
+        self.nodes.get(n.0 as usize).map(|x| x.pos)
+    }
+    /// Nodes of a kind, in id order.
+    pub fn nodes_of(&self, kind: NodeKind) -> Vec<NodeId> {
+        (0..self.nodes.len() as u32)
+            .filter(|&i| self.nodes[i as usize].kind == kind)
+            .map(NodeId)
+            .collect()
+    }
+    /// Link `i`: its two ends and configuration.
+    pub fn link(&self, i: usize) -> Option<(NodeId, NodeId, &LinkConfig)> {
+        self.links
+            .get(i)
+            .map(|l| (NodeId(l.a), NodeId(l.b), &l.cfg))
+    }
+    /// Bus `i`'s members.
+    pub fn bus_members(&self, i: usize) -> Option<Vec<NodeId>> {
+        self.buses
+            .get(i)
+            .map(|b| b.members.iter().map(|&n| NodeId(n)).collect())
+    }
+    /// Number of interfaces of a node.
+    pub fn degree(&self, n: NodeId) -> usize {
+        self.ifaces.get(n.0 as usize).map_or(0, Vec::len)
+    }
+    /// Neighbours over point-to-point links, with the interface used.
+    pub fn neighbors(&self, n: NodeId) -> Vec<(IfaceId, NodeId)> {
+        self.ifaces
+            .get(n.0 as usize)
+            .map(|v| {
+                v.iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.peer != NONE)
+                    .map(|(i, f)| (IfaceId(i as u32), NodeId(f.peer)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    /// Whether every node can reach every other.
+    pub fn is_connected(&self) -> bool {
+        let n = self.nodes.len();
+        if n == 0 {
+            return true;
+        }
+        let spt = crate::routing::Spt::compute(self, 0);
+        (0..n).all(|i| spt.reachable(i as u32))
+    }
+}
