@@ -29,6 +29,7 @@ mod network;
 mod rng;
 mod routing;
 mod sim;
+pub mod topo;
 
 pub use loss::{KindFilter, LossModel, LossRule, LossSite};
 pub use network::{Backoff, BusConfig, Jitter, LinkConfig, NetError, Network, NodeKind};
