@@ -26,10 +26,14 @@
 pub mod kernel;
 pub mod loss;
 mod network;
+pub mod pcap;
+pub mod registry;
 mod rng;
 mod routing;
+pub mod scenario;
 mod sim;
 pub mod topo;
+pub mod unreliable;
 
 pub use loss::{KindFilter, LossModel, LossRule, LossSite};
 pub use network::{Backoff, BusConfig, Jitter, LinkConfig, NetError, Network, NodeKind};

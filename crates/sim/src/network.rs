@@ -320,6 +320,13 @@ impl Network {
             })
             .unwrap_or_default()
     }
+    /// Give every link direction a drop-tail queue of `packets`.
+    pub fn set_link_queues(&mut self, packets: usize) {
+        for l in &mut self.links {
+            l.cfg.queue = Some(packets);
+        }
+    }
+
     /// Whether every node can reach every other.
     pub fn is_connected(&self) -> bool {
         let n = self.nodes.len();

@@ -265,6 +265,9 @@ fn plane_link(p: &PlaneParams, a: (f64, f64), b: (f64, f64), class: &str) -> Lin
     LinkConfig::new(p.bandwidth_bps, Duration::from_nanos(ns)).class(class)
 }
 
+/// Points on the plane and the edges between them.
+type Graph = (Vec<(f64, f64)>, Vec<(usize, usize)>);
+
 /// Draw a random graph on `n` points; `edge(i, j, d, rng)` decides each pair.
 fn random_graph(
     n: usize,
@@ -273,7 +276,7 @@ fn random_graph(
     rng: &mut SimRng,
     attempts: u32,
     mut edge: impl FnMut(f64, &mut SimRng) -> bool,
-) -> Result<(Vec<(f64, f64)>, Vec<(usize, usize)>), TopoError> {
+) -> Result<Graph, TopoError> {
     for _ in 0..attempts.max(1) {
         let pts: Vec<(f64, f64)> = (0..n)
             .map(|_| (offset.0 + rng.unit() * scale, offset.1 + rng.unit() * scale))

@@ -1,0 +1,121 @@
+//! A pcap (nanosecond timestamps, Ethernet link type) of the datagrams agents originated in
+//! a run, with synthesized Ethernet, IPv4 and UDP headers so Wireshark and tshark open it.
+//!
+//! Addresses: node `n` is `10.a.b.c` with `a.b.c` = n + 1 in base 256 and MAC
+//! `02:00:0a:a:b:c`; group `g` is `239.1.x.y` (x.y = g) with the usual multicast MAC. Both
+//! UDP ports are [`UDP_PORT`]. One record per originated datagram, at its origination time
+//! (not one per hop).
+
+use crate::sim::PacketRecord;
+use rmcast_proto::{Dest, GroupId, NodeId};
+use std::io::{self, Write};
+
+pub const UDP_PORT: u16 = 7001;
+
+/// IPv4 address of a node.
+pub fn node_ip(n: NodeId) -> [u8; 4] {
+    let v = n.0.wrapping_add(1);
+    [10, (v >> 16) as u8, (v >> 8) as u8, v as u8]
+}
+
+/// IPv4 address of a group.
+pub fn group_ip(g: GroupId) -> [u8; 4] {
+    [239, 1, (g.0 >> 8) as u8, g.0 as u8]
+}
+
+fn node_mac(n: NodeId) -> [u8; 6] {
+    let ip = node_ip(n);
+    [0x02, 0x00, ip[0], ip[1], ip[2], ip[3]]
+}
+
+fn checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for c in h.chunks(2) {
+        let w = u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]);
+        sum += u32::from(w);
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Write `packets` as a pcap file.
+pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
+    // Global header: nanosecond magic, v2.4, zone 0, sigfigs 0, snaplen, LINKTYPE_ETHERNET.
+    w.write_all(&0xa1b2_3c4du32.to_le_bytes())?;
+    w.write_all(&2u16.to_le_bytes())?;
+    w.write_all(&4u16.to_le_bytes())?;
+    w.write_all(&0i32.to_le_bytes())?;
+    w.write_all(&0u32.to_le_bytes())?;
+    w.write_all(&262_144u32.to_le_bytes())?;
+    w.write_all(&1u32.to_le_bytes())?;
+    let mut frame = Vec::with_capacity(2048);
+    for (i, p) in packets.iter().enumerate() {
+        let len = p.payload.len().min(65_535 - 28);
+        let (dst_ip, dst_mac) = match p.dest {
+            Dest::Node(n) => (node_ip(n), node_mac(n)),
+            Dest::Group(g) => {
+                let ip = group_ip(g);
+                (ip, [0x01, 0x00, 0x5e, ip[1] & 0x7f, ip[2], ip[3]])
+            }
+        };
+        let src_ip = node_ip(p.src);
+        frame.clear();
+        frame.extend_from_slice(&dst_mac);
+        frame.extend_from_slice(&node_mac(p.src));
+        frame.extend_from_slice(&0x0800u16.to_be_bytes());
+        let mut ip = [0u8; 20];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&((20 + 8 + len) as u16).to_be_bytes());
+        ip[4..6].copy_from_slice(&(i as u16).to_be_bytes());
+        ip[8] = 64;
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&src_ip);
+        ip[16..20].copy_from_slice(&dst_ip);
+        let c = checksum(&ip);
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        frame.extend_from_slice(&ip);
+        frame.extend_from_slice(&UDP_PORT.to_be_bytes());
+        frame.extend_from_slice(&UDP_PORT.to_be_bytes());
+        frame.extend_from_slice(&((8 + len) as u16).to_be_bytes());
+        frame.extend_from_slice(&0u16.to_be_bytes()); // no UDP checksum (allowed on IPv4)
+        frame.extend_from_slice(&p.payload[..len]);
+        let ns = p.time.as_nanos();
+        w.write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
+        w.write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
+        w.write_all(&(frame.len() as u32).to_le_bytes())?;
+        w.write_all(&(frame.len() as u32).to_le_bytes())?;
+        w.write_all(&frame)?;
+    }
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcast_proto::{Bytes, Time};
+
+    #[test]
+    fn layout_and_checksum() {
+        let p = PacketRecord {
+            id: 0,
+            time: Time::from_nanos(1_500_000_123),
+            src: NodeId(0),
+            dest: Dest::Group(GroupId(1)),
+            class: None,
+            payload: Bytes::from_static(b"hello"),
+        };
+        let mut v = Vec::new();
+        write(&mut v, &[p]).unwrap();
+        assert_eq!(v.len(), 24 + 16 + 14 + 20 + 8 + 5);
+        assert_eq!(&v[24..28], &1u32.to_le_bytes());
+        assert_eq!(&v[28..32], &500_000_123u32.to_le_bytes());
+        let ip = &v[40 + 14..40 + 34];
+        assert_eq!(&ip[12..16], &[10, 0, 0, 1]);
+        assert_eq!(&ip[16..20], &[239, 1, 0, 1]);
+        assert_eq!(checksum(ip), 0, "a header with its checksum sums to zero");
+        assert_eq!(&v[40..43], &[0x01, 0x00, 0x5e]);
+        assert_eq!(node_ip(NodeId(255)), [10, 0, 1, 0]);
+    }
+}
