@@ -35,6 +35,8 @@ enum Command {
     Send(cmd::send::Args),
     /// Receive files or a stream from `rmcast send`
     Recv(cmd::recv::Args),
+    /// Re-run the seed studies claim by claim and write a report with plots
+    Repro(cmd::repro::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Protocols(a) => cmd::protocols::run(a),
         Command::Send(a) => cmd::send::run(a),
         Command::Recv(a) => cmd::recv::run(a),
+        Command::Repro(a) => cmd::repro::run(a),
     };
     match result {
         Ok(code) => code,

@@ -356,6 +356,10 @@ fn session_packet(session: u32, node: u32, m: session::Message<'_>) -> Vec<u8> {
 /// Run a receiver until its session ends.
 pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport, NetError> {
     check_group(cfg.sock.group)?;
+    let mut gsock = mio::net::UdpSocket::from_std(group_socket(&cfg.sock)?);
+    let mut usock = mio::net::UdpSocket::from_std(unicast_socket(&cfg.sock)?);
+    // The output directory is created only once the sockets are up, so a setup error leaves
+    // nothing behind.
     if let Output::Dir { path, .. } = &cfg.output {
         std::fs::create_dir_all(path).map_err(|e| {
             NetError::setup(format!(
@@ -373,8 +377,6 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                 ))
             })?;
     }
-    let mut gsock = mio::net::UdpSocket::from_std(group_socket(&cfg.sock)?);
-    let mut usock = mio::net::UdpSocket::from_std(unicast_socket(&cfg.sock)?);
     let mut poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;
     poll.registry()
         .register(&mut gsock, GROUP, Interest::READABLE)

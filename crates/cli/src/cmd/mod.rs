@@ -2,3 +2,4 @@
 pub mod protocols;
 pub mod recv;
 pub mod send;
+pub mod repro;

@@ -1,0 +1,157 @@
+//! `rmcast repro`: run the registered studies, write the report, print the verdicts.
+//! All study logic lives in `rmcast-repro`; this is argument parsing, progress bars, output
+//! and exit codes.
+
+use anyhow::Context as _;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rmcast_repro::{report::Report, run_study, select, with_jobs, Progress, STUDIES};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  rmcast repro                       run every study, report in rmcast-report/
+  rmcast repro --quick --check       reduced sweeps; exit 1 if any claim fails (CI)
+  rmcast repro demo --out /tmp/r     one study, report in /tmp/r
+  rmcast repro --list                the registered studies
+  rmcast repro --quick --json | jq '.[] | select(.verdict == \"fail\") | .id'
+
+Writes DIR/report.md, DIR/index.html (plots inline), DIR/claims.csv, DIR/claims.json and one
+SVG per plot. The last line printed is `claims: N passed, M failed` (on stderr with --json).
+Exit status: 0 done (with --check: every claim passed), 1 a claim failed under --check,
+2 bad usage or an unwritable output directory.")]
+pub struct Args {
+    /// Studies to run (default: all registered)
+    #[arg(value_name = "STUDY")]
+    studies: Vec<String>,
+    /// Directory for the report
+    #[arg(long, value_name = "DIR", default_value = "rmcast-report")]
+    out: PathBuf,
+    /// Reduced sweeps (fewer points and runs), for CI; the report says so
+    #[arg(long)]
+    quick: bool,
+    /// Exit with status 1 if any claim failed
+    #[arg(long)]
+    check: bool,
+    /// Worker threads for the runs (default: all cores)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// No progress bars
+    #[arg(long, short)]
+    quiet: bool,
+    /// Print the claims as JSON on stdout (the summary line goes to stderr)
+    #[arg(long)]
+    json: bool,
+    /// List the registered studies and exit
+    #[arg(long)]
+    list: bool,
+}
+
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn add_total(&self, n: u64) {
+        self.0.inc_length(n);
+    }
+    fn inc(&self, n: u64) {
+        self.0.inc(n);
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.list {
+        for s in STUDIES {
+            println!("{:10} {}  [{}]", s.name(), s.title(), s.source());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let studies = select(&args.studies)?;
+    let quick = args.quick;
+    let quiet = args.quiet;
+    let jobs = args.jobs.map(usize::from);
+    let threads = jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    if !args.json {
+        println!(
+            "running {} stud{} ({}) on {threads} thread{}",
+            studies.len(),
+            if studies.len() == 1 { "y" } else { "ies" },
+            if quick {
+                "quick: reduced sweeps"
+            } else {
+                "full sweeps"
+            },
+            if threads == 1 { "" } else { "s" }
+        );
+    }
+    let style =
+        ProgressStyle::with_template("{prefix:>10} [{bar:36}] {pos}/{len} runs  {elapsed_precise}")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let reports = with_jobs(jobs, || {
+        studies
+            .iter()
+            .map(|s| {
+                let pb = if quiet {
+                    ProgressBar::hidden()
+                } else {
+                    ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
+                };
+                pb.set_style(style.clone());
+                pb.set_prefix(s.name());
+                let started = std::time::Instant::now();
+                let r = run_study(*s, quick, &Bar(pb.clone()));
+                pb.finish_and_clear();
+                (r, started.elapsed())
+            })
+            .collect::<Vec<_>>()
+    })?;
+    let mut studies_out = Vec::new();
+    for (r, took) in reports {
+        if !args.json {
+            println!(
+                "{}: {} claims, {} passed, {} failed ({:.1} s)",
+                r.name,
+                r.claims.len(),
+                r.passed(),
+                r.failed(),
+                took.as_secs_f64()
+            );
+            if let Some(e) = &r.error {
+                println!("  the study did not run: {e}");
+            }
+            for c in r.claims.iter().filter(|c| !c.passed()) {
+                println!("  FAIL {}: {}", c.spec.id, c.detail);
+            }
+        }
+        studies_out.push(r);
+    }
+    let report = Report {
+        quick,
+        studies: studies_out,
+    };
+    let written = report
+        .write(&args.out)
+        .with_context(|| format!("writing the report to {}", args.out.display()))?;
+    let summary = report.summary_line();
+    if args.json {
+        print!("{}", report.claims_json()?);
+        eprintln!("{summary}");
+    } else {
+        println!(
+            "report: {} (also report.md, claims.csv, claims.json, {} SVG plot{})",
+            written.html.display(),
+            written.svgs.len(),
+            if written.svgs.len() == 1 { "" } else { "s" }
+        );
+        println!("{summary}");
+    }
+    Ok(if args.check && report.failed() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

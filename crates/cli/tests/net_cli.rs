@@ -1,0 +1,129 @@
+//! `rmcast send` / `rmcast recv` from the outside: help, clear errors with exit status 2, and a
+//! stream from standard input to standard output over loopback multicast.
+
+use assert_cmd::Command;
+use std::io::Write;
+use std::process::{Command as Std, Stdio};
+
+fn rmcast() -> Command {
+    Command::cargo_bin("rmcast").unwrap()
+}
+
+#[test]
+fn help_shows_examples_and_the_rate_default() {
+    let out = rmcast().args(["send", "--help"]).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("Examples:") && s.contains("rmcast recv --group"),
+        "{s}"
+    );
+    assert!(s.contains("1 Gbit/s"), "{s}");
+    let out = rmcast().args(["recv", "--help"]).output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("Examples:") && s.contains("--stdout"), "{s}");
+}
+
+fn expect_setup_error(args: &[&str], needle: &str) {
+    let out = rmcast().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+}
+
+#[test]
+fn clear_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x");
+    std::fs::write(&f, b"x").unwrap();
+    let fs = f.to_str().unwrap();
+    let out = dir.path().join("out");
+    let os = out.to_str().unwrap();
+    expect_setup_error(
+        &["send", "-g", "10.1.2.3:5000", fs],
+        "not a multicast address",
+    );
+    expect_setup_error(
+        &["recv", "-g", "239.1.2.3:5000", "-i", "nosuch9", "--dir", os],
+        "no interface named",
+    );
+    expect_setup_error(
+        &["send", "-g", "239.1.2.3:5000", "/nonexistent/file"],
+        "cannot read",
+    );
+    let busy = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let g = format!("239.1.2.3:{port}");
+    expect_setup_error(&["recv", "-g", &g, "--dir", os], "already in use");
+    // no partial output left behind by a failed start
+    assert!(!out.exists());
+    let key = dir.path().join("short.key");
+    std::fs::write(&key, b"short").unwrap();
+    expect_setup_error(
+        &[
+            "send",
+            "-g",
+            "239.1.2.3:5000",
+            "--key-file",
+            key.to_str().unwrap(),
+            fs,
+        ],
+        "at least 16 bytes",
+    );
+}
+
+#[test]
+fn stream_from_stdin_to_stdout() {
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let group = "239.255.78.9:47210";
+    let mut recv = Std::new(&bin)
+        .args([
+            "recv", "-g", group, "-i", "lo", "--stdout", "--quiet", "--wait", "30",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Drain the receiver's stdout concurrently: a consumer that stops reading stalls the
+    // receiver (and, after --evict-after, gets it evicted).
+    let mut rout = recv.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut rout, &mut v).unwrap();
+        v
+    });
+    let data: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i * 7 + i / 1000) as u8)
+        .collect();
+    let mut send = Std::new(&bin)
+        .args([
+            "send",
+            "-",
+            "-g",
+            group,
+            "-i",
+            "lo",
+            "--receivers",
+            "1",
+            "--rate",
+            "0",
+            "--quiet",
+        ])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = send.stdin.take().unwrap();
+        stdin.write_all(&data).unwrap();
+    }
+    assert!(send.wait().unwrap().success());
+    let out = recv.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = reader.join().unwrap();
+    assert_eq!(got.len(), data.len());
+    assert!(got == data);
+}

@@ -1,0 +1,254 @@
+//! `rmcast repro` end to end: files, summary line, exit codes, and the report opened in
+//! headless Chromium (skipped with a message where Chromium is not installed; `.ci/run`
+//! installs it, and under `CI=true` a missing Chromium fails the test).
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rmcast-repro-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn quick_report(dir: &Path) -> String {
+    let out = Command::cargo_bin("rmcast")
+        .unwrap()
+        .args([
+            "repro", "--quick", "--check", "--quiet", "--jobs", "2", "--out",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "repro --quick --check failed: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+fn svgs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn quick_check_writes_report_and_ends_with_summary() {
+    let dir = scratch("quick");
+    let text = quick_report(&dir);
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.starts_with("claims: ") && last.ends_with(" failed") && last.contains(" passed, "),
+        "last line: {last}"
+    );
+    assert!(last.ends_with(", 0 failed"), "{text}");
+    for f in ["report.md", "index.html", "claims.csv", "claims.json"] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("Quick mode"), "report must say it is quick");
+    assert!(md.contains("## demo"));
+    assert!(!svgs(&dir).is_empty());
+    // CSV: header plus one row per claim, as many as the summary counts.
+    let csv = std::fs::read_to_string(dir.join("claims.csv")).unwrap();
+    let passed: usize = last
+        .trim_start_matches("claims: ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(csv.starts_with("id,study,source,"));
+    assert!(csv.lines().any(|l| l.starts_with("demo.")));
+    assert_eq!(csv.lines().filter(|l| l.ends_with(",true")).count(), passed);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("claims.json")).unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), passed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn json_goes_to_stdout_and_summary_to_stderr() {
+    let dir = scratch("json");
+    let out = Command::cargo_bin("rmcast")
+        .unwrap()
+        .args(["repro", "demo", "--quick", "--quiet", "--json", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["id"].as_str().unwrap().starts_with("demo.") && c["verdict"] == "pass"));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("claims: "));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknown_study_and_bad_jobs_are_usage_errors() {
+    let out = Command::cargo_bin("rmcast")
+        .unwrap()
+        .args(["repro", "no-such-study", "--out"])
+        .arg(std::env::temp_dir().join("rmcast-never-written"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown study `no-such-study`"));
+    let out = Command::cargo_bin("rmcast")
+        .unwrap()
+        .args(["repro", "--jobs", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn list_names_the_demo_study() {
+    let out = Command::cargo_bin("rmcast")
+        .unwrap()
+        .args(["repro", "--list"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.starts_with("demo ")));
+}
+
+fn chromium() -> Option<String> {
+    if let Ok(c) = std::env::var("RMCAST_CHROMIUM") {
+        return Some(c);
+    }
+    ["chromium", "chromium-browser"].into_iter().find_map(|c| {
+        std::process::Command::new(c)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .ok()
+            .filter(|s| s.success())
+            .map(|_| c.to_string())
+    })
+}
+
+/// Run headless Chromium with the flags a sandboxed CI needs, bounded by `timeout`.
+fn headless(bin: &str, profile: &Path, extra: &[String], url: &str) -> std::process::Output {
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.arg("120").arg(bin).args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+    ]);
+    cmd.arg(format!("--user-data-dir={}", profile.display()));
+    cmd.args(extra).arg(url);
+    cmd.stdin(Stdio::null());
+    cmd.output().unwrap()
+}
+
+#[test]
+fn browser_renders_the_report_plots() {
+    let Some(bin) = chromium() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("CI=true but chromium is not installed (.ci/run installs it)");
+        }
+        println!("skipped: chromium not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = scratch("browser");
+    quick_report(&dir);
+    let profile = dir.join("chromium-profile");
+    let index = dir.join("index.html").canonicalize().unwrap();
+    let url = format!("file://{}", index.display());
+
+    // The DOM after parsing: every plot is there as an inline <svg>, no study failed to run.
+    let out = headless(&bin, &profile, &["--dump-dom".to_string()], &url);
+    assert!(out.status.success(), "chromium --dump-dom failed: {out:?}");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let plots = svgs(&dir);
+    assert_eq!(
+        dom.matches("class=\"rmcast-plot\"").count(),
+        plots.len(),
+        "every SVG plot must be inline in index.html"
+    );
+    for p in &plots {
+        let id = format!("id=\"plot-{}\"", p.file_stem().unwrap().to_string_lossy());
+        assert!(dom.contains(&id), "{id} missing from the DOM");
+    }
+    assert!(dom.contains("<polyline"), "no plotted lines in the DOM");
+    assert!(dom.contains("claims: "), "no summary line in the DOM");
+    assert!(!dom.contains("did not run"), "a study did not run");
+    assert!(!dom.to_lowercase().contains("parsererror"));
+
+    // Each standalone SVG file parses as XML (Chromium shows a parser error page otherwise)
+    // and keeps its axis labels.
+    for p in &plots {
+        let url = format!("file://{}", p.canonicalize().unwrap().display());
+        let out = headless(&bin, &profile, &["--dump-dom".to_string()], &url);
+        let dom = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}: {out:?}", p.display());
+        assert!(
+            !dom.contains("parsererror")
+                && !dom.contains("This page contains the following errors"),
+            "{} does not parse: {dom}",
+            p.display()
+        );
+        assert!(
+            dom.contains("x-label") && dom.contains("y-label"),
+            "{}",
+            p.display()
+        );
+    }
+
+    // A screenshot of the page: a PNG of the requested size with real content.
+    let shot = dir.join("page.png");
+    let out = headless(
+        &bin,
+        &profile,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,2400".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+        &url,
+    );
+    assert!(
+        out.status.success(),
+        "chromium --screenshot failed: {out:?}"
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let w = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    let h = u32::from_be_bytes(png[20..24].try_into().unwrap());
+    assert_eq!((w, h), (1200, 2400));
+    // A blank 1200×2400 page compresses to a few KB; tables and plots do not.
+    assert!(png.len() > 40_000, "screenshot only {} bytes", png.len());
+    println!(
+        "browser check: {} plots in the DOM, screenshot {w}×{h}, {} bytes",
+        plots.len(),
+        png.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

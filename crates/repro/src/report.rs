@@ -1,0 +1,605 @@
+//! The report: `report.md`, `index.html` (self-contained, SVGs inline), `claims.csv`,
+//! `claims.json` and one SVG per plot, all in one directory.
+//!
+//! The files depend only on the studies' results (no timestamps, no host names), so the same
+//! run gives byte-identical files.
+
+use crate::claim::{fmt_num, ClaimResult};
+use crate::plot::esc;
+use crate::study::StudyReport;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Everything one `rmcast repro` invocation produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Reduced sweeps were run.
+    pub quick: bool,
+    pub studies: Vec<StudyReport>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Plot(#[from] crate::plot::PlotError),
+    #[error("cannot encode JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The files written, for the caller to print.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub dir: PathBuf,
+    pub markdown: PathBuf,
+    pub html: PathBuf,
+    pub csv: PathBuf,
+    pub json: PathBuf,
+    pub svgs: Vec<PathBuf>,
+}
+
+const CSV_HEADER: [&str; 20] = [
+    "id",
+    "study",
+    "source",
+    "statement",
+    "paper_value",
+    "scenario",
+    "measure",
+    "x",
+    "x_label",
+    "mean",
+    "sd",
+    "n",
+    "ci_lo",
+    "ci_hi",
+    "unit",
+    "predicate",
+    "verdict",
+    "detail",
+    "explanation",
+    "quick",
+];
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt_num(v: Option<f64>) -> String {
+    v.map(|v| format!("{v}")).unwrap_or_default()
+}
+
+/// The flat, script-friendly form of one claim (one CSV row, one JSON object).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimRow {
+    pub id: String,
+    pub study: String,
+    pub source: String,
+    pub statement: String,
+    pub paper_value: Option<f64>,
+    pub scenario: String,
+    pub measure: Option<String>,
+    pub x: Option<f64>,
+    pub x_label: String,
+    pub mean: Option<f64>,
+    pub sd: Option<f64>,
+    pub n: Option<usize>,
+    pub ci_lo: Option<f64>,
+    pub ci_hi: Option<f64>,
+    pub unit: String,
+    pub predicate: String,
+    pub verdict: String,
+    pub detail: String,
+    pub explanation: Option<String>,
+    pub quick: bool,
+}
+
+impl ClaimRow {
+    fn new(study: &str, c: &ClaimResult, quick: bool) -> Self {
+        ClaimRow {
+            id: c.spec.id.clone(),
+            study: study.to_string(),
+            source: c.spec.source.clone(),
+            statement: c.spec.statement.clone(),
+            paper_value: c.spec.paper_value,
+            scenario: c.spec.scenario.clone(),
+            measure: c.spec.measure.clone(),
+            x: c.x,
+            x_label: c.x_label.clone(),
+            mean: c.measured.map(|e| e.mean),
+            sd: c.measured.map(|e| e.sd),
+            n: c.measured.map(|e| e.n),
+            ci_lo: c.measured.map(|e| e.ci_lo),
+            ci_hi: c.measured.map(|e| e.ci_hi),
+            unit: c.unit.clone(),
+            predicate: c.spec.predicate.to_string(),
+            verdict: if c.passed() { "pass" } else { "fail" }.to_string(),
+            detail: c.detail.clone(),
+            explanation: if c.passed() {
+                None
+            } else {
+                c.spec.explain_fail.clone()
+            },
+            quick,
+        }
+    }
+
+    fn csv(&self) -> String {
+        let f = [
+            self.id.clone(),
+            self.study.clone(),
+            self.source.clone(),
+            self.statement.clone(),
+            opt_num(self.paper_value),
+            self.scenario.clone(),
+            self.measure.clone().unwrap_or_default(),
+            opt_num(self.x),
+            self.x_label.clone(),
+            opt_num(self.mean),
+            opt_num(self.sd),
+            self.n.map(|n| n.to_string()).unwrap_or_default(),
+            opt_num(self.ci_lo),
+            opt_num(self.ci_hi),
+            self.unit.clone(),
+            self.predicate.clone(),
+            self.verdict.clone(),
+            self.detail.clone(),
+            self.explanation.clone().unwrap_or_default(),
+            self.quick.to_string(),
+        ];
+        f.iter().map(|s| csv_field(s)).collect::<Vec<_>>().join(",")
+    }
+}
+
+impl Report {
+    pub fn passed(&self) -> usize {
+        self.studies.iter().map(|s| s.passed()).sum()
+    }
+    pub fn failed(&self) -> usize {
+        self.studies.iter().map(|s| s.failed()).sum()
+    }
+
+    /// The summary line printed last: `claims: N passed, M failed`.
+    pub fn summary_line(&self) -> String {
+        format!("claims: {} passed, {} failed", self.passed(), self.failed())
+    }
+
+    /// All claims, flat.
+    pub fn rows(&self) -> Vec<ClaimRow> {
+        self.studies
+            .iter()
+            .flat_map(|s| {
+                s.claims
+                    .iter()
+                    .map(|c| ClaimRow::new(&s.name, c, self.quick))
+            })
+            .collect()
+    }
+
+    pub fn claims_csv(&self) -> String {
+        let mut out = CSV_HEADER.join(",");
+        out.push('\n');
+        for r in self.rows() {
+            out.push_str(&r.csv());
+            out.push('\n');
+        }
+        out
+    }
+
+    pub fn claims_json(&self) -> Result<String, ReportError> {
+        Ok(serde_json::to_string_pretty(&self.rows())? + "\n")
+    }
+
+    /// Write every file into `dir` (created if needed).
+    pub fn write(&self, dir: &Path) -> Result<Written, ReportError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ReportError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let mut svgs = Vec::new();
+        let mut inline = std::collections::BTreeMap::new();
+        for s in &self.studies {
+            for p in &s.plots {
+                let svg = p.to_svg()?;
+                let path = dir.join(format!("{}.svg", p.id));
+                std::fs::write(&path, &svg).map_err(io(&path))?;
+                svgs.push(path);
+                inline.insert(p.id.clone(), svg);
+            }
+        }
+        let w = Written {
+            dir: dir.to_path_buf(),
+            markdown: dir.join("report.md"),
+            html: dir.join("index.html"),
+            csv: dir.join("claims.csv"),
+            json: dir.join("claims.json"),
+            svgs,
+        };
+        std::fs::write(&w.markdown, self.markdown()).map_err(io(&w.markdown))?;
+        std::fs::write(&w.html, self.html(&inline)).map_err(io(&w.html))?;
+        std::fs::write(&w.csv, self.claims_csv()).map_err(io(&w.csv))?;
+        std::fs::write(&w.json, self.claims_json()?).map_err(io(&w.json))?;
+        Ok(w)
+    }
+
+    fn mode_text(&self) -> &'static str {
+        if self.quick {
+            "**Quick mode** (`--quick`): reduced sweeps with fewer points and fewer runs per \
+             point, for CI. Confidence intervals are wider and some points of the full sweeps \
+             are missing; run without `--quick` for the full study."
+        } else {
+            "Full mode: every sweep point and run count as the studies specify."
+        }
+    }
+
+    /// `report.md`.
+    pub fn markdown(&self) -> String {
+        let mut m = String::new();
+        let _ = writeln!(m, "# rmcast reproduction report\n");
+        let _ = writeln!(m, "{}\n", self.mode_text());
+        let _ = writeln!(m, "{}\n", self.summary_line());
+        let _ = writeln!(m, "| study | source | claims | passed | failed |");
+        let _ = writeln!(m, "|---|---|---|---|---|");
+        for s in &self.studies {
+            let _ = writeln!(
+                m,
+                "| [{}](#{}) | {} | {} | {} | {} |",
+                s.name,
+                anchor(&s.name),
+                md_cell(&s.source),
+                s.claims.len(),
+                s.passed(),
+                s.failed()
+            );
+        }
+        m.push('\n');
+        for s in &self.studies {
+            let _ = writeln!(m, "## {}\n", s.name);
+            let _ = writeln!(m, "**{}** — {}\n", s.title, s.source);
+            if let Some(e) = &s.error {
+                let _ = writeln!(m, "> **The study did not run:** {e}\n");
+            }
+            let _ = writeln!(m, "### Setup\n");
+            if !s.setup.summary.is_empty() {
+                let _ = writeln!(m, "{}\n", s.setup.summary);
+            }
+            if !s.setup.topology.is_empty() {
+                let _ = writeln!(m, "**Topology.** {}\n", s.setup.topology);
+            }
+            if !s.setup.parameters.is_empty() {
+                let _ = writeln!(m, "| parameter | value |\n|---|---|");
+                for (k, v) in &s.setup.parameters {
+                    let _ = writeln!(m, "| {} | {} |", md_cell(k), md_cell(v));
+                }
+                m.push('\n');
+            }
+            if !s.setup.choices.is_empty() {
+                let _ = writeln!(
+                    m,
+                    "Left unspecified by the source, chosen by rmcast:\n\n| unspecified | rmcast's choice |\n|---|---|"
+                );
+                for (k, v) in &s.setup.choices {
+                    let _ = writeln!(m, "| {} | {} |", md_cell(k), md_cell(v));
+                }
+                m.push('\n');
+            }
+            let _ = writeln!(m, "### Claims\n");
+            let _ = writeln!(
+                m,
+                "| claim | source | statement | paper | measured | predicate | verdict |\n|---|---|---|---|---|---|---|"
+            );
+            for c in &s.claims {
+                let _ = writeln!(
+                    m,
+                    "| `{}` | {} | {} | {} | {} | {} | **{}** |",
+                    c.spec.id,
+                    md_cell(&c.spec.source),
+                    md_cell(&c.spec.statement),
+                    c.spec
+                        .paper_value
+                        .map(fmt_num)
+                        .unwrap_or_else(|| "—".into()),
+                    md_cell(&c.measured_text()),
+                    md_cell(&c.spec.predicate.to_string()),
+                    c.verdict
+                );
+            }
+            m.push('\n');
+            let failed: Vec<&ClaimResult> = s.claims.iter().filter(|c| !c.passed()).collect();
+            if !failed.is_empty() {
+                let _ = writeln!(m, "### Failed claims\n");
+                for c in failed {
+                    let _ = writeln!(
+                        m,
+                        "* `{}` — {}\n  * Measured: {}\n  * Scenario: {}\n  * Explanation: {}",
+                        c.spec.id,
+                        c.detail,
+                        c.measured_text(),
+                        c.spec.scenario,
+                        explanation(c)
+                    );
+                }
+                m.push('\n');
+            }
+            let _ = writeln!(
+                m,
+                "<details><summary>How each claim was decided</summary>\n"
+            );
+            for c in &s.claims {
+                let _ = writeln!(
+                    m,
+                    "* `{}` ({}): {}. Scenario: {}.",
+                    c.spec.id, c.verdict, c.detail, c.spec.scenario
+                );
+            }
+            let _ = writeln!(m, "\n</details>\n");
+            if !s.plots.is_empty() {
+                let _ = writeln!(m, "### Plots\n");
+                for p in &s.plots {
+                    let _ = writeln!(m, "![{}]({}.svg)\n\n{}\n", p.title, p.id, p.caption);
+                }
+            }
+            if !s.notes.is_empty() {
+                let _ = writeln!(m, "### Notes\n");
+                for n in &s.notes {
+                    let _ = writeln!(m, "* {n}");
+                }
+                m.push('\n');
+            }
+        }
+        let _ = writeln!(
+            m,
+            "---\nFiles: `claims.csv` and `claims.json` (one row per claim), one SVG per plot, \
+             `index.html` (this report with the plots inline)."
+        );
+        m
+    }
+
+    /// `index.html`: self-contained, the SVGs inline.
+    pub fn html(&self, svgs: &std::collections::BTreeMap<String, String>) -> String {
+        let mut h = String::new();
+        h.push_str(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>rmcast reproduction report</title>\n<style>\n\
+             body{font-family:system-ui,-apple-system,'DejaVu Sans',sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\n\
+             table{border-collapse:collapse;margin:1em 0;font-size:0.92em}\n\
+             th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}\n\
+             th{background:#f3f3f3}\n\
+             .pass{color:#176f2c;font-weight:bold}.fail{color:#b00020;font-weight:bold}\n\
+             .summary{font-size:1.2em;font-weight:bold}\n\
+             .mode{background:#fff7d6;border:1px solid #e6d27a;padding:0.5em 1em}\n\
+             figure{margin:1.5em 0}figcaption{color:#444;max-width:780px}\n\
+             code{background:#f4f4f4;padding:0 3px}\n\
+             </style>\n</head>\n<body>\n<h1>rmcast reproduction report</h1>\n",
+        );
+        let _ = writeln!(
+            h,
+            "<p class=\"mode\">{}</p>",
+            md_inline_to_html(self.mode_text())
+        );
+        let _ = writeln!(
+            h,
+            "<p class=\"summary\" id=\"summary\">{}</p>",
+            esc(&self.summary_line())
+        );
+        h.push_str("<table><tr><th>study</th><th>source</th><th>claims</th><th>passed</th><th>failed</th></tr>\n");
+        for s in &self.studies {
+            let _ = writeln!(
+                h,
+                "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                anchor(&s.name),
+                esc(&s.name),
+                esc(&s.source),
+                s.claims.len(),
+                s.passed(),
+                s.failed()
+            );
+        }
+        h.push_str("</table>\n");
+        for s in &self.studies {
+            let _ = writeln!(
+                h,
+                "<section id=\"{}\">\n<h2>{}</h2>\n<p><strong>{}</strong> — {}</p>",
+                anchor(&s.name),
+                esc(&s.name),
+                esc(&s.title),
+                esc(&s.source)
+            );
+            if let Some(e) = &s.error {
+                let _ = writeln!(h, "<p class=\"fail\">The study did not run: {}</p>", esc(e));
+            }
+            h.push_str("<h3>Setup</h3>\n");
+            if !s.setup.summary.is_empty() {
+                let _ = writeln!(h, "<p>{}</p>", md_inline_to_html(&s.setup.summary));
+            }
+            if !s.setup.topology.is_empty() {
+                let _ = writeln!(
+                    h,
+                    "<p><strong>Topology.</strong> {}</p>",
+                    md_inline_to_html(&s.setup.topology)
+                );
+            }
+            if !s.setup.parameters.is_empty() {
+                h.push_str("<table><tr><th>parameter</th><th>value</th></tr>\n");
+                for (k, v) in &s.setup.parameters {
+                    let _ = writeln!(
+                        h,
+                        "<tr><td>{}</td><td>{}</td></tr>",
+                        md_inline_to_html(k),
+                        md_inline_to_html(v)
+                    );
+                }
+                h.push_str("</table>\n");
+            }
+            if !s.setup.choices.is_empty() {
+                h.push_str("<p>Left unspecified by the source, chosen by rmcast:</p>\n<table><tr><th>unspecified</th><th>rmcast's choice</th></tr>\n");
+                for (k, v) in &s.setup.choices {
+                    let _ = writeln!(
+                        h,
+                        "<tr><td>{}</td><td>{}</td></tr>",
+                        md_inline_to_html(k),
+                        md_inline_to_html(v)
+                    );
+                }
+                h.push_str("</table>\n");
+            }
+            h.push_str("<h3>Claims</h3>\n<table><tr><th>claim</th><th>source</th><th>statement</th><th>paper</th><th>measured</th><th>predicate</th><th>verdict</th></tr>\n");
+            for c in &s.claims {
+                let cls = if c.passed() { "pass" } else { "fail" };
+                let _ = writeln!(
+                    h,
+                    "<tr class=\"claim\" data-verdict=\"{cls}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{cls}\" title=\"{}\">{}</td></tr>",
+                    esc(&c.spec.id),
+                    esc(&c.spec.source),
+                    esc(&c.spec.statement),
+                    c.spec.paper_value.map(fmt_num).unwrap_or_else(|| "—".into()),
+                    esc(&c.measured_text()),
+                    esc(&c.spec.predicate.to_string()),
+                    esc(&c.detail),
+                    c.verdict
+                );
+            }
+            h.push_str("</table>\n");
+            let failed: Vec<&ClaimResult> = s.claims.iter().filter(|c| !c.passed()).collect();
+            if !failed.is_empty() {
+                h.push_str("<h3>Failed claims</h3>\n<ul>\n");
+                for c in failed {
+                    let _ = writeln!(
+                        h,
+                        "<li><code>{}</code> — {}<br>Measured: {}<br>Scenario: {}<br>Explanation: {}</li>",
+                        esc(&c.spec.id),
+                        esc(&c.detail),
+                        esc(&c.measured_text()),
+                        esc(&c.spec.scenario),
+                        esc(&explanation(c))
+                    );
+                }
+                h.push_str("</ul>\n");
+            }
+            h.push_str("<details><summary>How each claim was decided</summary><ul>\n");
+            for c in &s.claims {
+                let _ = writeln!(
+                    h,
+                    "<li><code>{}</code> ({}): {}. Scenario: {}.</li>",
+                    esc(&c.spec.id),
+                    c.verdict,
+                    esc(&c.detail),
+                    esc(&c.spec.scenario)
+                );
+            }
+            h.push_str("</ul></details>\n");
+            if !s.plots.is_empty() {
+                h.push_str("<h3>Plots</h3>\n");
+                for p in &s.plots {
+                    let svg = svgs.get(&p.id).map(String::as_str).unwrap_or("");
+                    let _ = writeln!(
+                        h,
+                        "<figure>\n{svg}<figcaption>{} <a href=\"{}.svg\">(SVG)</a></figcaption>\n</figure>",
+                        md_inline_to_html(&p.caption),
+                        esc(&p.id)
+                    );
+                }
+            }
+            if !s.notes.is_empty() {
+                h.push_str("<h3>Notes</h3>\n<ul>\n");
+                for n in &s.notes {
+                    let _ = writeln!(h, "<li>{}</li>", md_inline_to_html(n));
+                }
+                h.push_str("</ul>\n");
+            }
+            h.push_str("</section>\n");
+        }
+        h.push_str("<hr><p>Files beside this page: <code>report.md</code>, <code>claims.csv</code>, <code>claims.json</code>, one SVG per plot.</p>\n</body>\n</html>\n");
+        h
+    }
+}
+
+fn explanation(c: &ClaimResult) -> String {
+    match &c.spec.explain_fail {
+        Some(e) => e.clone(),
+        None => "none recorded by the study: this failure is unexplained and needs investigation."
+            .to_string(),
+    }
+}
+
+fn anchor(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Escape for HTML, then turn `code` and **bold** spans into tags (the only Markdown the
+/// setup texts use).
+fn md_inline_to_html(s: &str) -> String {
+    let e = esc(s);
+    let mut out = String::new();
+    let mut code = false;
+    for (i, part) in e.split('`').enumerate() {
+        if i > 0 {
+            out.push_str(if code { "</code>" } else { "<code>" });
+            code = !code;
+        }
+        if code {
+            out.push_str(part);
+        } else {
+            let mut bold = false;
+            for (j, b) in part.split("**").enumerate() {
+                if j > 0 {
+                    out.push_str(if bold { "</strong>" } else { "<strong>" });
+                    bold = !bold;
+                }
+                out.push_str(b);
+            }
+            if bold {
+                out.push_str("</strong>");
+            }
+        }
+    }
+    if code {
+        out.push_str("</code>");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_commas_quotes_and_newlines() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("x\ny"), "\"x\ny\"");
+    }
+
+    #[test]
+    fn inline_markdown_is_escaped_then_tagged() {
+        assert_eq!(
+            md_inline_to_html("a `x<y` **b** & c"),
+            "a <code>x&lt;y</code> <strong>b</strong> &amp; c"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! Spread across runs: mean, sample standard deviation and a 95 % Student-t confidence
+//! interval of the mean.
+
+use serde::Serialize;
+
+/// A value with its spread across `n` independent runs.
+///
+/// `n == 0` marks an *analytic* value (a closed form or a paper's bound): it has no spread
+/// and its interval is the value itself.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    pub mean: f64,
+    /// Sample standard deviation across runs (0 for one run or an analytic value).
+    pub sd: f64,
+    /// Number of runs; 0 for an analytic value.
+    pub n: usize,
+    /// Lower end of the 95 % confidence interval of the mean.
+    pub ci_lo: f64,
+    /// Upper end of the 95 % confidence interval of the mean.
+    pub ci_hi: f64,
+}
+
+impl Estimate {
+    /// An analytic value: no runs, no spread.
+    pub fn exact(v: f64) -> Self {
+        Estimate {
+            mean: v,
+            sd: 0.0,
+            n: 0,
+            ci_lo: v,
+            ci_hi: v,
+        }
+    }
+
+    /// Mean, sample SD and 95 % CI of the mean of `samples` (one value per run).
+    /// Returns `None` for an empty slice or any non-finite sample.
+    pub fn from_samples(samples: &[f64]) -> Option<Self> {
+        let n = samples.len();
+        if n == 0 || samples.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mean = samples.iter().sum::<f64>() / n as f64;
+        let sd = if n > 1 {
+            let ss: f64 = samples.iter().map(|v| (v - mean) * (v - mean)).sum();
+            (ss / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        let half = if n > 1 {
+            t975(n - 1) * sd / (n as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(Estimate {
+            mean,
+            sd,
+            n,
+            ci_lo: mean - half,
+            ci_hi: mean + half,
+        })
+    }
+
+    /// Whether this is an analytic value rather than a measurement.
+    pub fn is_exact(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Half-width of the confidence interval.
+    pub fn half_width(&self) -> f64 {
+        (self.ci_hi - self.ci_lo) / 2.0
+    }
+}
+
+/// The 0.975 quantile of Student's t distribution with `df` degrees of freedom (table for
+/// df ≤ 30, then interpolation in 1/df towards the normal quantile 1.95996).
+pub fn t975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        d if d <= 30 => TABLE.get(d - 1).copied().unwrap_or(1.96),
+        d => {
+            // Linear in 1/df between df = 30 (2.042) and df = ∞ (1.95996); within 0.003 of
+            // the true quantile for every df > 30.
+            let z = 1.959_964;
+            z + (2.042 - z) * 30.0 / d as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_sample() {
+        let e = Estimate::from_samples(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert!((e.mean - 5.0).abs() < 1e-12);
+        // sample variance = 32 / 7
+        assert!((e.sd - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        let half = 2.365 * e.sd / 8f64.sqrt();
+        assert!((e.ci_hi - 5.0 - half).abs() < 1e-12);
+        assert!((5.0 - e.ci_lo - half).abs() < 1e-12);
+        assert_eq!(e.n, 8);
+    }
+
+    #[test]
+    fn single_run_and_exact_have_no_spread() {
+        let e = Estimate::from_samples(&[3.5]).unwrap();
+        assert_eq!((e.sd, e.ci_lo, e.ci_hi, e.n), (0.0, 3.5, 3.5, 1));
+        let x = Estimate::exact(24.719);
+        assert!(x.is_exact());
+        assert_eq!(x.half_width(), 0.0);
+    }
+
+    #[test]
+    fn empty_or_nan_is_refused() {
+        assert!(Estimate::from_samples(&[]).is_none());
+        assert!(Estimate::from_samples(&[1.0, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn t_quantiles_decrease_towards_normal() {
+        let mut last = f64::INFINITY;
+        for df in 1..500 {
+            let t = t975(df);
+            assert!(t < last, "df {df}");
+            assert!(t > 1.959);
+            last = t;
+        }
+        assert!((t975(60) - 2.000).abs() < 0.003);
+        assert!((t975(120) - 1.980).abs() < 0.003);
+    }
+}

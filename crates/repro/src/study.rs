@@ -1,0 +1,257 @@
+//! The `Study` trait, the context a study runs in, and the runner that turns a study's
+//! measurements into claim verdicts.
+
+use crate::claim::{evaluate, parse_claims, ClaimResult, Claims, PaperTable, Verdict};
+use crate::measure::Measures;
+use crate::plot::Plot;
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// The setup a study reports: what was simulated and what rmcast had to choose.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Setup {
+    /// A paragraph: what the study reproduces and how.
+    pub summary: String,
+    /// Topology in words (nodes, links or bus, rates, delays).
+    pub topology: String,
+    /// Parameters as (name, value), the values the runs used.
+    pub parameters: Vec<(String, String)>,
+    /// (what the paper left unspecified, what rmcast chose).
+    pub choices: Vec<(String, String)>,
+}
+
+/// What a study's `run` returns.
+#[derive(Debug, Clone, Default)]
+pub struct StudyOutput {
+    pub setup: Setup,
+    pub measures: Measures,
+    pub plots: Vec<Plot>,
+    /// Free remarks for the report (observations, caveats).
+    pub notes: Vec<String>,
+}
+
+/// A failure inside a study run (not a failed claim).
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    #[error("{0}")]
+    Run(String),
+    #[error(transparent)]
+    Claims(#[from] crate::claim::ClaimFileError),
+    #[error(transparent)]
+    Plot(#[from] crate::plot::PlotError),
+}
+
+/// Where a study reports progress (the CLI draws a bar; tests ignore it).
+pub trait Progress: Sync {
+    /// More work units are coming.
+    fn add_total(&self, n: u64);
+    /// Work units finished.
+    fn inc(&self, n: u64);
+}
+
+/// A `Progress` that shows nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn add_total(&self, _n: u64) {}
+    fn inc(&self, _n: u64) {}
+}
+
+/// What a study's `run` gets: the mode and the means to run work in parallel.
+pub struct RunCtx<'a> {
+    /// Reduced sweeps (fewer points and runs), for CI.
+    pub quick: bool,
+    progress: &'a dyn Progress,
+    claims: &'a Claims,
+}
+
+impl<'a> RunCtx<'a> {
+    pub fn new(quick: bool, progress: &'a dyn Progress, claims: &'a Claims) -> Self {
+        RunCtx {
+            quick,
+            progress,
+            claims,
+        }
+    }
+
+    /// A paper table from the study's claims file (`[paper.<name>]`), for plotting.
+    pub fn paper(&self, name: &str) -> Result<&'a PaperTable, StudyError> {
+        self.claims
+            .paper
+            .get(name)
+            .ok_or_else(|| StudyError::Run(format!("the claims file has no table [paper.{name}]")))
+    }
+
+    /// Run `f` on every item in parallel (rayon, on the runner's thread pool) and return the
+    /// results in the items' order, so results do not depend on the thread count. Each
+    /// finished item advances the progress bar by one.
+    pub fn map<T, R, F>(&self, items: &[T], f: F) -> Vec<R>
+    where
+        T: Sync,
+        R: Send,
+        F: Fn(&T) -> R + Sync + Send,
+    {
+        self.progress.add_total(items.len() as u64);
+        items
+            .par_iter()
+            .map(|it| {
+                let r = f(it);
+                self.progress.inc(1);
+                r
+            })
+            .collect()
+    }
+
+    pub fn progress(&self) -> &dyn Progress {
+        self.progress
+    }
+}
+
+/// A reproduced study. Implementations are unit structs registered in [`crate::STUDIES`].
+///
+/// A run must be a pure function of `ctx.quick`: every random choice comes from seeds the
+/// study derives itself (e.g. run `k` of a point uses seed `k`).
+pub trait Study: Send + Sync {
+    /// Command-line name, lowercase (`segovia`, `paul`, …); claim ids start with it.
+    fn name(&self) -> &'static str;
+    /// Human title of the study.
+    fn title(&self) -> &'static str;
+    /// The seed document(s) and what the study covers, e.g. "seed 000 (Segovia 1996)".
+    fn source(&self) -> &'static str;
+    /// The claims file (TOML, see [`crate::claim`]), usually
+    /// `include_str!("../../../../scenarios/repro/<name>/claims.toml")`.
+    fn claims_toml(&self) -> &'static str;
+    /// Run the study's scenarios and record its measures and plots.
+    fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError>;
+}
+
+/// One study's section of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct StudyReport {
+    pub name: String,
+    pub title: String,
+    pub source: String,
+    pub setup: Setup,
+    pub claims: Vec<ClaimResult>,
+    pub plots: Vec<Plot>,
+    pub notes: Vec<String>,
+    /// Set when the study could not run; its claims are then all failed.
+    pub error: Option<String>,
+}
+
+impl StudyReport {
+    pub fn passed(&self) -> usize {
+        self.claims.iter().filter(|c| c.passed()).count()
+    }
+    pub fn failed(&self) -> usize {
+        self.claims.len() - self.passed()
+    }
+}
+
+/// Run one study and evaluate its claims. Never panics on a study's failure: a study that
+/// errors gets every claim failed with the error as the reason.
+pub fn run_study(study: &dyn Study, quick: bool, progress: &dyn Progress) -> StudyReport {
+    let mut report = StudyReport {
+        name: study.name().to_string(),
+        title: study.title().to_string(),
+        source: study.source().to_string(),
+        setup: Setup::default(),
+        claims: Vec::new(),
+        plots: Vec::new(),
+        notes: Vec::new(),
+        error: None,
+    };
+    let claims = match parse_claims(study.name(), study.claims_toml()) {
+        Ok(s) => s,
+        Err(e) => {
+            // A broken claims file must not look like "0 failed": it is one failed claim.
+            report.claims.push(ClaimResult {
+                spec: crate::claim::ClaimSpec {
+                    id: format!("{}.claims_file", study.name()),
+                    source: "rmcast".into(),
+                    statement: "the study's claims file is valid".into(),
+                    paper_value: None,
+                    scenario: "parsing the claims file".into(),
+                    measure: None,
+                    predicate: crate::claim::Predicate::AtLeast {
+                        of: crate::claim::Operand::Value(0.0),
+                        strict: false,
+                        at: None,
+                    },
+                    explain_fail: None,
+                },
+                x: None,
+                x_label: String::new(),
+                measured: None,
+                unit: String::new(),
+                verdict: Verdict::Fail,
+                detail: e.to_string(),
+            });
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
+    let ctx = RunCtx::new(quick, progress, &claims);
+    let out = study.run(&ctx).and_then(|out| {
+        for p in &out.plots {
+            p.check()?;
+            let prefix = format!("{}-", study.name());
+            if !p.id.starts_with(&prefix) {
+                return Err(StudyError::Run(format!(
+                    "plot id `{}` must start with `{prefix}`",
+                    p.id
+                )));
+            }
+        }
+        Ok(out)
+    });
+    match out {
+        Ok(mut out) => {
+            claims.add_paper_measures(&mut out.measures);
+            report.claims = claims
+                .specs
+                .iter()
+                .map(|s| evaluate(s, &out.measures))
+                .collect();
+            report.setup = out.setup;
+            report.plots = out.plots;
+            report.notes = out.notes;
+        }
+        Err(e) => {
+            let why = format!("the study did not run: {e}");
+            report.claims = claims
+                .specs
+                .into_iter()
+                .map(|spec| ClaimResult {
+                    spec,
+                    x: None,
+                    x_label: String::new(),
+                    measured: None,
+                    unit: String::new(),
+                    verdict: Verdict::Fail,
+                    detail: why.clone(),
+                })
+                .collect();
+            report.error = Some(e.to_string());
+        }
+    }
+    report
+}
+
+/// Run `f` on a rayon pool with `jobs` threads (all cores when `None`).
+pub fn with_jobs<R: Send>(
+    jobs: Option<usize>,
+    f: impl FnOnce() -> R + Send,
+) -> Result<R, StudyError> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = jobs {
+        if n == 0 {
+            return Err(StudyError::Run("--jobs must be at least 1".into()));
+        }
+        b = b.num_threads(n);
+    }
+    let pool = b
+        .build()
+        .map_err(|e| StudyError::Run(format!("cannot start worker threads: {e}")))?;
+    Ok(pool.install(f))
+}
