@@ -37,6 +37,10 @@ enum Command {
     Recv(cmd::recv::Args),
     /// Re-run the seed studies claim by claim and write a report with plots
     Repro(cmd::repro::Args),
+    /// Run a simulation scenario or sweep; writes runs.csv and runs.jsonl
+    Sim(cmd::sim::Args),
+    /// Measure performance (`rmcast bench sim`)
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +50,8 @@ fn main() -> ExitCode {
         Command::Send(a) => cmd::send::run(a),
         Command::Recv(a) => cmd::recv::run(a),
         Command::Repro(a) => cmd::repro::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => code,

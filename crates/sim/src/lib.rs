@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod bench;
 pub mod kernel;
 pub mod loss;
 mod network;

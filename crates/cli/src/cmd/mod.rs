@@ -1,5 +1,7 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<ExitCode>`.
+pub mod bench;
 pub mod protocols;
 pub mod recv;
-pub mod send;
 pub mod repro;
+pub mod send;
+pub mod sim;

@@ -1,0 +1,95 @@
+//! `rmcast bench`: measure the simulator.
+
+use rmcast_sim::bench;
+use rmcast_sim::topo::TransitStub;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  rmcast bench sim            the three figures, as JSON (takes about a minute)
+  rmcast bench sim --quick    the same benchmarks scaled down (seconds; for CI)
+
+Figures: (a) kernel events/s on a hold model with 100,000 pending events; (b) packet-hop
+events/s for one sender multicasting 10,000 1-KB packets unreliably to 1,024 receivers on a
+binary tree of height 10 with 1% Bernoulli loss on every link; (c) wall time and peak RSS
+(VmHWM) for 100,000 receivers on a transit-stub graph receiving 100 packets.")]
+pub struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(clap::Subcommand)]
+enum What {
+    /// Benchmark the discrete-event simulator; prints JSON
+    Sim {
+        /// Scaled-down sizes (for CI); the JSON says which sizes ran
+        #[arg(long)]
+        quick: bool,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let What::Sim { quick } = args.what;
+    let (pending, steps) = if quick {
+        (100_000, 2_000_000)
+    } else {
+        (100_000, 20_000_000)
+    };
+    let (tree_h, tree_pkts) = if quick { (7, 1_000) } else { (10, 10_000) };
+    let ts = if quick {
+        TransitStub::default()
+    } else {
+        TransitStub {
+            transit_domains: 4,
+            transit_nodes: 10,
+            stubs_per_transit: 5,
+            stub_nodes: 10,
+            ..TransitStub::default()
+        }
+    };
+    let (ts_receivers, ts_pkts) = if quick { (10_000, 20) } else { (100_000, 100) };
+
+    // (c) first, so that the peak RSS it reports is its own.
+    let c = bench::transit_stub_multicast(&ts, ts_receivers, ts_pkts, 1024)
+        .ok_or_else(|| anyhow::anyhow!("could not build the transit-stub benchmark topology"))?;
+    let rss = bench::peak_rss_bytes();
+    let (n, secs) = bench::hold_model(pending, steps);
+    let b = bench::binary_tree_multicast(tree_h, tree_pkts, 1024, 0.01);
+
+    let out = serde_json::json!({
+        "quick": quick,
+        "threads": 1,
+        "a_hold_model": {
+            "pending_events": pending,
+            "events": n,
+            "seconds": secs,
+            "events_per_second": n as f64 / secs.max(1e-9),
+        },
+        "b_binary_tree_multicast": {
+            "receivers": b.receivers,
+            "packets": b.packets,
+            "packet_bytes": 1024,
+            "loss_per_link": 0.01,
+            "link_hops": b.link_hops,
+            "kernel_events": b.kernel_events,
+            "deliveries": b.deliveries,
+            "lost": b.lost,
+            "run_seconds": b.run_seconds,
+            "packet_hops_per_second": b.link_hops as f64 / b.run_seconds.max(1e-9),
+            "kernel_events_per_second": b.kernel_events as f64 / b.run_seconds.max(1e-9),
+        },
+        "c_transit_stub_large": {
+            "receivers": c.receivers,
+            "nodes": c.nodes,
+            "packets": c.packets,
+            "link_hops": c.link_hops,
+            "deliveries": c.deliveries,
+            "build_seconds": c.build_seconds,
+            "run_seconds": c.run_seconds,
+            "wall_seconds": c.build_seconds + c.run_seconds,
+            "peak_rss_bytes": rss,
+        },
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(ExitCode::SUCCESS)
+}
