@@ -21,7 +21,7 @@
 //! * shared building blocks, written once: [`window`] (sequence window with received bitmap),
 //!   [`rtt`] (smoothed RTT and RTO), [`timer`] (a keyed timer set), [`retx`] (retransmission
 //!   buffer), [`rng`] (seeded per-agent randomness);
-//! * one module per protocol family: [`saw`];
+//! * one module per protocol family: [`saw`], [`bap`], [`rra`];
 //! * [`testkit`]: a minimal deterministic in-process driver for protocol tests.
 
 #![forbid(unsafe_code)]
@@ -34,6 +34,7 @@ pub mod bap;
 pub mod pacing;
 pub mod retx;
 pub mod rng;
+pub mod rra;
 pub mod rtt;
 pub mod saw;
 pub mod testkit;
@@ -59,9 +60,23 @@ pub struct ProtocolInfo {
 }
 
 /// Every implemented protocol, for `rmcast protocols` and for drivers that select by name.
-pub const PROTOCOLS: &[ProtocolInfo] = &[ProtocolInfo {
-    name: "saw",
-    seed: "000 (Segovia 1996, §2.5)",
-    summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
-              multicast or unicast retransmission, optional random ACK delay",
-}];
+pub const PROTOCOLS: &[ProtocolInfo] = &[
+    ProtocolInfo {
+        name: "saw",
+        seed: "000 (Segovia 1996, §2.5)",
+        summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
+                  multicast or unicast retransmission, optional random ACK delay",
+    },
+    ProtocolInfo {
+        name: "bap",
+        seed: "000 (Segovia 1996, §2.6)",
+        summary: "multicast block acknowledgment: window n, sequence numbers mod 2n, cumulative \
+                  per-receiver ACKs when n arrive or a delay timer fires, go-back-N retransmission",
+    },
+    ProtocolInfo {
+        name: "rra",
+        seed: "000 (Segovia 1996, Ch. 5, proposed)",
+        summary: "round-robin acknowledgment: each data packet names the one receiver that \
+                  reports its status; selective multicast repairs, polls for the tail",
+    },
+];

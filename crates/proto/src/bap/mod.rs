@@ -741,4 +741,4 @@ impl Agent for Receiver {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,0 +1,808 @@
+//! `rra` — round-robin acknowledgment (seed 000: Segovia 1996, Ch. 5, proposed as future work
+//! and never built; digest §2.8).
+//!
+//! The thesis's whole specification: "The sender sends a multicast message along with an
+//! indicator of which receiver should send the acknowledgment. The selected receiver
+//! acknowledges this message and all previous messages successfully received since it last sent
+//! an acknowledgment." Receivers take turns in round-robin order, so each DATA solicits exactly
+//! one ACK and receivers never contend with each other to acknowledge — the thesis's answer to
+//! the ACK collisions that cap MSAW and MBAP.
+//!
+//! Everything else is rmcast's design, chosen as the simplest sound version:
+//!
+//! * **Turns.** Message `k` names the next receiver in round-robin order (configuration order,
+//!   skipping removed receivers). A message is finished when every receiver has reported
+//!   holding it, so with `r` receivers a message is confirmed after at most `r` more DATA
+//!   packets: the window should be at least `r` for the pipeline never to wait on polls.
+//! * **Window.** At most [`SenderConfig::window`] messages are unfinished; sequence numbers are
+//!   absolute `u64` on the wire (no wrap-around reasoning, no ordering assumption).
+//! * **What an ACK says.** Not a single number but the receiver's whole status: `cum` (every
+//!   message below it held) and a bitmap for `cum + 1 ..= upto`, where `upto` is the highest
+//!   message it has seen announced. That is "this message and all previous messages received
+//!   since it last sent an acknowledgment", and more: it also tells the sender what is missing,
+//!   which is how a receiver reports a loss (a positive ACK with holes acts as a NAK).
+//! * **Receivers buffer out of order** within a window of the same size and deliver in order
+//!   (unlike MBAP's discard rule), so one loss costs one repair, not a go-back-N.
+//! * **Repairs.** For every message an ACK shows missing the sender multicasts the message again
+//!   (the thesis prefers multicast retransmission, §2.5.2); the last repair of the batch names
+//!   the same receiver as acker, so the repair is itself confirmed; the others name nobody
+//!   ([`rra::NO_ACKER`](rmcast_wire::rra::NO_ACKER)).
+//! * **Polls.** When the sender cannot send new data — its window is full, or the application
+//!   closed the stream and the queue is empty — every receiver that has not confirmed the whole
+//!   window and has no request outstanding gets a unicast POLL; it answers with an ACK. This is
+//!   what finishes the tail of a transfer. (An application that pauses without closing leaves
+//!   its last messages unfinished until more data, carrying more turns, follows.)
+//! * **Repair pacing.** A message repaired less than one timeout ago is not repaired again on
+//!   another report (the first repair may still be on its way); the reporting receiver's
+//!   request stays open, so a lost repair is found by its timer.
+//! * **Lost DATA or ACK.** Every request (a DATA naming a receiver, a repair naming it, a POLL)
+//!   arms that receiver's timer ([`SenderConfig::timeout`]) unless one is already running; an
+//!   answer covering the request cancels it. On expiry the sender re-polls the receiver, and
+//!   counts the unanswered request; once the count no longer passes the [`LimitRule`] the
+//!   sender gives up on that receiver for the messages it has not confirmed (they finish with
+//!   `failed: true`) and continues, as the thesis's simulator does for MSAW and MBAP. The same
+//!   limit bounds each message's repairs: a receiver that keeps reporting a message missing
+//!   after its repairs reached the limit is given up on for that message.
+//! * **Skipping.** DATA and POLL carry `low`, the oldest message the sender still holds; a
+//!   receiver missing something older skips it (reporting [`Event::LossDetected`]) and keeps
+//!   absolute numbers in [`Event::Delivered`], so the gap is visible to the application. A
+//!   claimed skip of more than [`MAX_SKIP`] messages is treated as malformed.
+//! * **No random ACK delay**: answers are solicited one at a time, there is nothing to spread.
+
+use crate::saw::timeout::LimitRule;
+use crate::timer::TimerSet;
+use crate::window::Bitmap;
+use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use bytes::Bytes;
+use core::time::Duration;
+use rmcast_wire::{
+    rra as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
+};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Largest application message one `rra` DATA packet carries.
+pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 20;
+
+/// Largest window (its ACK bitmap is then 8 KiB).
+pub const MAX_WINDOW: usize = 1 << 16;
+
+/// Largest skip a receiver accepts from one packet's `low`.
+pub const MAX_SKIP: u64 = 1 << 20;
+
+/// Sender parameters.
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub node: NodeId,
+    pub session: u32,
+    pub group: GroupId,
+    /// The static group membership, in round-robin order.
+    pub receivers: Vec<NodeId>,
+    /// Unfinished messages at most (1..=[`MAX_WINDOW`]).
+    pub window: usize,
+    /// How long to wait for a solicited ACK.
+    pub timeout: Duration,
+    /// Unanswered requests in a row allowed per receiver; `None` for no limit.
+    pub max_retransmissions: Option<u32>,
+    /// `count <= max` (thesis wording, default) or `count < max`.
+    pub limit_rule: LimitRule,
+    /// Messages [`Agent::send`] queues (beyond the window) before it reports `Full`.
+    pub queue_limit: usize,
+}
+
+impl SenderConfig {
+    pub fn new(
+        node: NodeId,
+        group: GroupId,
+        receivers: Vec<NodeId>,
+        window: usize,
+        timeout: Duration,
+    ) -> Self {
+        SenderConfig {
+            node,
+            session: 0,
+            group,
+            receivers,
+            window,
+            timeout,
+            max_retransmissions: None,
+            limit_rule: LimitRule::default(),
+            queue_limit: 64,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    data: Bytes,
+    sent_at: Time,
+    transmissions: u32,
+    /// Receivers (by configuration index) that reported holding it or were given up on.
+    confirmed: Bitmap,
+    failed: bool,
+    /// Last repair of this message.
+    repaired_at: Option<Time>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Peer {
+    active: bool,
+    /// Highest `upto` requested and not yet answered.
+    asked: Option<u64>,
+    /// Unanswered requests in a row.
+    tries: u32,
+}
+
+/// The `rra` sender.
+#[derive(Debug)]
+pub struct Sender {
+    cfg: SenderConfig,
+    index: Vec<(NodeId, usize)>,
+    peers: Vec<Peer>,
+    active: usize,
+    turn: usize,
+    queue: VecDeque<Bytes>,
+    base: u64,
+    window: VecDeque<Slot>,
+    timers: TimerSet<usize>,
+    closed: bool,
+    completed: bool,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Sender {
+    /// Build a sender; the window is clamped to `1..=`[`MAX_WINDOW`].
+    pub fn new(cfg: SenderConfig) -> Self {
+        let mut cfg = cfg;
+        cfg.window = cfg.window.clamp(1, MAX_WINDOW);
+        let mut index: Vec<(NodeId, usize)> = cfg
+            .receivers
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i))
+            .collect();
+        index.sort_unstable();
+        index.dedup_by_key(|(n, _)| *n);
+        let mut peers = vec![Peer::default(); cfg.receivers.len()];
+        for &(_, i) in &index {
+            if let Some(p) = peers.get_mut(i) {
+                p.active = true;
+            }
+        }
+        Sender {
+            active: index.len(),
+            cfg,
+            index,
+            peers,
+            turn: 0,
+            queue: VecDeque::new(),
+            base: 0,
+            window: VecDeque::new(),
+            timers: TimerSet::new(),
+            closed: false,
+            completed: false,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Messages queued or unfinished.
+    pub fn backlog(&self) -> usize {
+        self.queue.len() + self.window.len()
+    }
+
+    fn next_seq(&self) -> u64 {
+        self.base + self.window.len() as u64
+    }
+
+    fn receiver_index(&self, node: NodeId) -> Option<usize> {
+        self.index
+            .binary_search_by_key(&node, |&(n, _)| n)
+            .ok()
+            .and_then(|i| self.index.get(i))
+            .map(|&(_, i)| i)
+    }
+
+    fn node_of(&self, i: usize) -> NodeId {
+        self.cfg.receivers.get(i).copied().unwrap_or_default()
+    }
+
+    fn emit(&mut self, dest: Dest, flags: u8, msg: wire::Message<'_>) {
+        let env = Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags,
+        };
+        match Packet::to_vec(env, &Message::Rra(msg)) {
+            Ok(v) => {
+                let t = Transmit {
+                    dest,
+                    payload: Bytes::from(v),
+                };
+                self.stats.count_sent(&t);
+                self.out.push_back(t);
+            }
+            Err(_) => self.stats.malformed += 1,
+        }
+    }
+
+    /// Record a request to receiver `i` covering messages up to `upto`.
+    fn ask(&mut self, now: Time, i: usize, upto: u64) {
+        if let Some(p) = self.peers.get_mut(i) {
+            p.asked = Some(p.asked.map_or(upto, |a| a.max(upto)));
+        }
+        if !self.timers.is_armed(i) {
+            self.timers.set(i, now + self.cfg.timeout);
+        }
+    }
+
+    fn send_data(&mut self, now: Time, seq: u64, acker: Option<usize>, repair: bool) {
+        let low = self.base;
+        let Some(slot) = self.window.get_mut((seq - low) as usize) else {
+            return;
+        };
+        slot.transmissions += 1;
+        let data = slot.data.clone();
+        if repair {
+            self.stats.repairs_sent += 1;
+        } else {
+            self.stats.data_sent += 1;
+        }
+        let acker_id = acker.map_or(wire::NO_ACKER, |i| self.node_of(i).0);
+        self.emit(
+            Dest::Group(self.cfg.group),
+            if repair { FLAG_RETRANSMISSION } else { 0 },
+            wire::Message::Data {
+                seq,
+                low,
+                acker: acker_id,
+                payload: &data,
+            },
+        );
+        if let Some(i) = acker {
+            self.ask(now, i, seq);
+        }
+    }
+
+    fn poll(&mut self, now: Time, i: usize) {
+        let Some(upto) = self.next_seq().checked_sub(1) else {
+            return;
+        };
+        self.stats.control_sent += 1;
+        let low = self.base;
+        self.emit(
+            Dest::Node(self.node_of(i)),
+            0,
+            wire::Message::Poll { upto, low },
+        );
+        self.ask(now, i, upto);
+    }
+
+    fn next_turn(&mut self) -> Option<usize> {
+        let n = self.peers.len();
+        for _ in 0..n {
+            let i = self.turn % n.max(1);
+            self.turn = (i + 1) % n.max(1);
+            if self.peers.get(i).is_some_and(|p| p.active) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Send new messages while the window has room; then poll receivers that owe a report.
+    fn fill(&mut self, now: Time) {
+        while self.window.len() < self.cfg.window {
+            let Some(data) = self.queue.pop_front() else {
+                break;
+            };
+            let mut confirmed = Bitmap::new(self.peers.len());
+            for (i, p) in self.peers.iter().enumerate() {
+                if !p.active {
+                    confirmed.set(i, true);
+                }
+            }
+            self.window.push_back(Slot {
+                data,
+                sent_at: now,
+                transmissions: 0,
+                confirmed,
+                failed: false,
+                repaired_at: None,
+            });
+            let seq = self.next_seq() - 1;
+            let acker = self.next_turn();
+            self.send_data(now, seq, acker, false);
+            self.advance(now);
+        }
+        self.poll_idle(now);
+        self.maybe_complete();
+    }
+
+    fn poll_idle(&mut self, now: Time) {
+        let stalled =
+            self.window.len() >= self.cfg.window || (self.closed && self.queue.is_empty());
+        if self.window.is_empty() || !stalled {
+            return;
+        }
+        for i in 0..self.peers.len() {
+            let owes = self
+                .peers
+                .get(i)
+                .is_some_and(|p| p.active && p.asked.is_none())
+                && self.window.iter().any(|s| !s.confirmed.get(i));
+            if owes {
+                self.poll(now, i);
+            }
+        }
+    }
+
+    /// Finish messages at the front that every receiver confirmed.
+    fn advance(&mut self, now: Time) {
+        let r = self.peers.len();
+        while self
+            .window
+            .front()
+            .is_some_and(|s| s.confirmed.count_ones() >= r)
+        {
+            let Some(slot) = self.window.pop_front() else {
+                break;
+            };
+            if slot.failed {
+                self.stats.failed += 1;
+            } else {
+                self.stats.completed += 1;
+            }
+            self.events.push_back(Event::MessageDone {
+                seq: self.base,
+                sent_at: slot.sent_at,
+                done_at: now,
+                transmissions: slot.transmissions,
+                failed: slot.failed,
+            });
+            self.base += 1;
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, from: NodeId, cum: u64, upto: u64, bitmap: &[u8]) {
+        let Some(i) = self.receiver_index(from) else {
+            self.stats.ignored += 1;
+            return;
+        };
+        let next = self.next_seq();
+        if cum > next || (upto >= next && cum <= upto) {
+            // Reports messages never sent.
+            self.stats.malformed += 1;
+            return;
+        }
+        let base = self.base;
+        let holds = |seq: u64| -> bool {
+            if seq < cum {
+                return true;
+            }
+            let Some(bit) = seq.checked_sub(cum + 1) else {
+                return false;
+            };
+            usize::try_from(bit / 8)
+                .ok()
+                .and_then(|b| bitmap.get(b))
+                .is_some_and(|byte| byte >> (bit % 8) & 1 == 1)
+        };
+        let mut missing = Vec::new();
+        for (k, slot) in self.window.iter_mut().enumerate() {
+            let seq = base + k as u64;
+            if holds(seq) {
+                slot.confirmed.set(i, true);
+            } else if seq <= upto && !slot.confirmed.get(i) {
+                missing.push(seq);
+            }
+        }
+        let answered = self
+            .peers
+            .get(i)
+            .and_then(|p| p.asked)
+            .is_none_or(|a| upto >= a || cum > a);
+        if answered {
+            if let Some(p) = self.peers.get_mut(i) {
+                p.asked = None;
+                p.tries = 0;
+            }
+            self.timers.cancel(i);
+        } else {
+            // An answer to an older request: the receiver is alive; wait a full timeout
+            // for the newer one.
+            self.stats.duplicates += 1;
+            if let Some(p) = self.peers.get_mut(i) {
+                p.tries = 0;
+            }
+            self.timers.set(i, now + self.cfg.timeout);
+        }
+        // Repair what it lacks, except messages repaired less than a timeout ago (their
+        // repair may still be on its way; the request below re-polls if it was lost).
+        let timeout = self.cfg.timeout;
+        let (limit, rule) = (self.cfg.max_retransmissions, self.cfg.limit_rule);
+        // A message whose repairs reached the limit is given up on for this receiver.
+        missing.retain(|&seq| {
+            let Some(slot) = self.window.get_mut((seq - base) as usize) else {
+                return false;
+            };
+            if rule.allows(slot.transmissions.saturating_sub(1), limit) {
+                return true;
+            }
+            slot.confirmed.set(i, true);
+            slot.failed = true;
+            false
+        });
+        missing.retain(|&seq| {
+            self.window
+                .get((seq - base) as usize)
+                .is_some_and(|s| s.repaired_at.is_none_or(|t| now >= t + timeout))
+        });
+        if let Some(&first) = missing.first() {
+            self.events.push_back(Event::LossDetected { seq: first });
+        }
+        let n = missing.len();
+        for (k, &seq) in missing.iter().enumerate() {
+            let acker = (k + 1 == n).then_some(i);
+            if let Some(slot) = self.window.get_mut((seq - base) as usize) {
+                slot.repaired_at = Some(now);
+            }
+            self.send_data(now, seq, acker, true);
+        }
+        let still = self
+            .window
+            .iter()
+            .enumerate()
+            .any(|(k, s)| !s.confirmed.get(i) && base + k as u64 <= upto);
+        if still {
+            self.ask(now, i, upto);
+        }
+        self.advance(now);
+        self.fill(now);
+    }
+
+    fn on_timer(&mut self, now: Time, i: usize) {
+        let (limit, rule) = (self.cfg.max_retransmissions, self.cfg.limit_rule);
+        let Some(p) = self.peers.get_mut(i) else {
+            return;
+        };
+        if p.asked.is_none() || !p.active {
+            return;
+        }
+        self.stats.timeouts += 1;
+        if rule.allows(p.tries, limit) {
+            p.tries += 1;
+            p.asked = None;
+            let first_missing = self
+                .window
+                .iter()
+                .position(|s| !s.confirmed.get(i))
+                .map(|k| self.base + k as u64);
+            if let Some(seq) = first_missing {
+                self.events.push_back(Event::LossDetected { seq });
+            }
+            self.poll(now, i);
+            return;
+        }
+        // Give up on receiver i for everything it has not confirmed.
+        p.asked = None;
+        p.tries = 0;
+        for slot in &mut self.window {
+            if !slot.confirmed.get(i) {
+                slot.confirmed.set(i, true);
+                slot.failed = true;
+            }
+        }
+        self.advance(now);
+        self.fill(now);
+    }
+
+    fn maybe_complete(&mut self) {
+        if self.closed && !self.completed && self.window.is_empty() && self.queue.is_empty() {
+            self.completed = true;
+            self.timers.clear();
+            self.events.push_back(Event::Completed);
+        }
+    }
+}
+
+impl Agent for Sender {
+    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        let p = match Packet::decode(packet) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if p.header.session != self.cfg.session {
+            self.stats.ignored += 1;
+            return;
+        }
+        match p.message {
+            Message::Rra(wire::Message::Ack { cum, upto, bitmap }) => {
+                self.on_ack(now, from, cum, upto, bitmap)
+            }
+            _ => self.stats.ignored += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(i) = self.timers.pop_expired(now) {
+            self.on_timer(now, i);
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if data.len() > MAX_MESSAGE {
+            return Err(SendError::TooLarge {
+                len: data.len(),
+                max: MAX_MESSAGE,
+            });
+        }
+        if !self.can_send() {
+            return Err(SendError::Full(data));
+        }
+        self.queue.push_back(data);
+        self.fill(now);
+        Ok(())
+    }
+
+    fn can_send(&self) -> bool {
+        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+    }
+
+    fn close(&mut self, now: Time) {
+        self.closed = true;
+        self.poll_idle(now);
+        self.maybe_complete();
+    }
+
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        let Ok(pos) = self.index.binary_search_by_key(&node, |&(n, _)| n) else {
+            return false;
+        };
+        let (_, i) = self.index.remove(pos);
+        if let Some(p) = self.peers.get_mut(i) {
+            *p = Peer::default();
+        }
+        self.active = self.active.saturating_sub(1);
+        self.timers.cancel(i);
+        for slot in &mut self.window {
+            slot.confirmed.set(i, true);
+        }
+        self.advance(now);
+        self.fill(now);
+        true
+    }
+}
+
+/// Receiver parameters.
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    pub node: NodeId,
+    pub session: u32,
+    /// Messages buffered beyond the next expected one (the sender's window).
+    pub window: usize,
+}
+
+impl ReceiverConfig {
+    pub fn new(node: NodeId, window: usize) -> Self {
+        ReceiverConfig {
+            node,
+            session: 0,
+            window,
+        }
+    }
+}
+
+/// The `rra` receiver.
+#[derive(Debug)]
+pub struct Receiver {
+    cfg: ReceiverConfig,
+    /// Next message to deliver; everything below is delivered or skipped.
+    cum: u64,
+    buffer: BTreeMap<u64, Bytes>,
+    highest: Option<u64>,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Receiver {
+    /// Build a receiver; the window is clamped to `1..=`[`MAX_WINDOW`].
+    pub fn new(cfg: ReceiverConfig) -> Self {
+        let mut cfg = cfg;
+        cfg.window = cfg.window.clamp(1, MAX_WINDOW);
+        Receiver {
+            cfg,
+            cum: 0,
+            buffer: BTreeMap::new(),
+            highest: None,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Messages delivered or skipped so far.
+    pub fn next_expected(&self) -> u64 {
+        self.cum
+    }
+
+    fn deliver_ready(&mut self) {
+        while let Some(data) = self.buffer.remove(&self.cum) {
+            self.events.push_back(Event::Delivered {
+                seq: self.cum,
+                data,
+            });
+            self.stats.delivered += 1;
+            self.cum += 1;
+        }
+    }
+
+    /// The sender no longer holds anything below `low`. Returns false if the claim is
+    /// implausible.
+    fn skip_to(&mut self, low: u64) -> bool {
+        if low <= self.cum {
+            return true;
+        }
+        if low - self.cum > MAX_SKIP {
+            return false;
+        }
+        while self.cum < low {
+            match self.buffer.remove(&self.cum) {
+                Some(data) => {
+                    self.events.push_back(Event::Delivered {
+                        seq: self.cum,
+                        data,
+                    });
+                    self.stats.delivered += 1;
+                }
+                None => self.events.push_back(Event::LossDetected { seq: self.cum }),
+            }
+            self.cum += 1;
+        }
+        self.deliver_ready();
+        true
+    }
+
+    fn send_ack(&mut self, to: NodeId) {
+        let cum = self.cum;
+        let upto = self
+            .highest
+            .unwrap_or(0)
+            .min(cum.saturating_add(self.cfg.window as u64))
+            .max(cum.saturating_sub(1));
+        let len = wire::bitmap_bytes(cum, upto) as usize;
+        let mut bitmap = vec![0u8; len];
+        let range = if upto > cum {
+            self.buffer.range(cum + 1..=upto)
+        } else {
+            self.buffer.range(0..0)
+        };
+        for (&seq, _) in range {
+            let bit = seq - cum - 1;
+            if let Some(b) = bitmap.get_mut((bit / 8) as usize) {
+                *b |= 1 << (bit % 8);
+            }
+        }
+        let env = Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags: 0,
+        };
+        let msg = Message::Rra(wire::Message::Ack {
+            cum,
+            upto,
+            bitmap: &bitmap,
+        });
+        if let Ok(v) = Packet::to_vec(env, &msg) {
+            let t = Transmit {
+                dest: Dest::Node(to),
+                payload: Bytes::from(v),
+            };
+            self.stats.count_sent(&t);
+            self.stats.control_sent += 1;
+            self.out.push_back(t);
+        }
+    }
+
+    fn saw(&mut self, seq: u64) {
+        self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
+    }
+}
+
+impl Agent for Receiver {
+    fn handle_packet(&mut self, _now: Time, from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        let p = match Packet::decode(packet) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if p.header.session != self.cfg.session {
+            self.stats.ignored += 1;
+            return;
+        }
+        match p.message {
+            Message::Rra(wire::Message::Data {
+                seq,
+                low,
+                acker,
+                payload,
+            }) => {
+                if !self.skip_to(low) {
+                    self.stats.malformed += 1;
+                    return;
+                }
+                if seq < self.cum || self.buffer.contains_key(&seq) {
+                    self.stats.duplicates += 1;
+                } else if seq - self.cum < self.cfg.window as u64 {
+                    self.buffer.insert(seq, Bytes::copy_from_slice(payload));
+                    self.deliver_ready();
+                } else {
+                    self.stats.ignored += 1;
+                }
+                self.saw(seq);
+                if acker == self.cfg.node.0 {
+                    self.send_ack(from);
+                }
+            }
+            Message::Rra(wire::Message::Poll { upto, low }) => {
+                if !self.skip_to(low) {
+                    self.stats.malformed += 1;
+                    return;
+                }
+                self.saw(upto);
+                self.send_ack(from);
+            }
+            _ => self.stats.ignored += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Time) {}
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests;
