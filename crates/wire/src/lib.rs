@@ -36,6 +36,8 @@
 
 pub mod bap;
 mod cursor;
+pub mod ff;
+pub mod prmp;
 pub mod rra;
 pub mod saw;
 pub mod session;
@@ -120,13 +122,24 @@ pub enum Family {
     Bap = 2,
     /// Round-robin acknowledgment (seed 000, Ch. 5).
     Rra = 3,
+    /// Polling-based reliable multicast, PRMP (seed 004).
+    Prmp = 5,
+    /// Full-feedback baseline of seed 004 (after Towsley & Mithal).
+    Ff = 10,
     /// Session control of the real-network driver (`rmcast send`/`recv`).
     Session = 15,
 }
 
 impl Family {
     /// Every family this build knows, in wire-number order.
-    pub const ALL: &'static [Family] = &[Family::Saw, Family::Bap, Family::Rra, Family::Session];
+    pub const ALL: &'static [Family] = &[
+        Family::Saw,
+        Family::Bap,
+        Family::Rra,
+        Family::Prmp,
+        Family::Ff,
+        Family::Session,
+    ];
 
     /// Parse a wire value.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
@@ -134,6 +147,8 @@ impl Family {
             1 => Ok(Family::Saw),
             2 => Ok(Family::Bap),
             3 => Ok(Family::Rra),
+            5 => Ok(Family::Prmp),
+            10 => Ok(Family::Ff),
             15 => Ok(Family::Session),
             other => Err(DecodeError::UnknownFamily(other)),
         }
@@ -145,6 +160,8 @@ impl Family {
             Family::Saw => "saw",
             Family::Bap => "bap",
             Family::Rra => "rra",
+            Family::Prmp => "prmp",
+            Family::Ff => "ff",
             Family::Session => "session",
         }
     }
@@ -253,6 +270,8 @@ impl Header {
             Family::Saw => saw::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Bap => bap::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Rra => rra::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Prmp => prmp::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Ff => ff::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Session => false,
         };
         if !data {
@@ -282,6 +301,8 @@ fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
         Family::Saw => saw::Kind::from_u8(kind).map(|_| ()),
         Family::Bap => bap::Kind::from_u8(kind).map(|_| ()),
         Family::Rra => rra::Kind::from_u8(kind).map(|_| ()),
+        Family::Prmp => prmp::Kind::from_u8(kind).map(|_| ()),
+        Family::Ff => ff::Kind::from_u8(kind).map(|_| ()),
         Family::Session => session::Kind::from_u8(kind).map(|_| ()),
     }
 }
@@ -300,6 +321,8 @@ pub enum Message<'a> {
     Saw(saw::Message<'a>),
     Bap(bap::Message<'a>),
     Rra(rra::Message<'a>),
+    Prmp(prmp::Message<'a>),
+    Ff(ff::Message<'a>),
     Session(session::Message<'a>),
 }
 
@@ -309,6 +332,8 @@ impl Message<'_> {
             Message::Saw(_) => Family::Saw,
             Message::Bap(_) => Family::Bap,
             Message::Rra(_) => Family::Rra,
+            Message::Prmp(_) => Family::Prmp,
+            Message::Ff(_) => Family::Ff,
             Message::Session(_) => Family::Session,
         }
     }
@@ -317,6 +342,8 @@ impl Message<'_> {
             Message::Saw(m) => m.kind() as u8,
             Message::Bap(m) => m.kind() as u8,
             Message::Rra(m) => m.kind() as u8,
+            Message::Prmp(m) => m.kind() as u8,
+            Message::Ff(m) => m.kind() as u8,
             Message::Session(m) => m.kind() as u8,
         }
     }
@@ -325,6 +352,8 @@ impl Message<'_> {
             Message::Saw(m) => m.body_len(),
             Message::Bap(m) => m.body_len(),
             Message::Rra(m) => m.body_len(),
+            Message::Prmp(m) => m.body_len(),
+            Message::Ff(m) => m.body_len(),
             Message::Session(m) => m.body_len(),
         }
     }
@@ -333,6 +362,8 @@ impl Message<'_> {
             Message::Saw(m) => m.check(),
             Message::Bap(m) => m.check(),
             Message::Rra(m) => m.check(),
+            Message::Prmp(m) => m.check(),
+            Message::Ff(m) => m.check(),
             Message::Session(m) => m.check(),
         }
     }
@@ -341,6 +372,8 @@ impl Message<'_> {
             Message::Saw(m) => m.write_body(w),
             Message::Bap(m) => m.write_body(w),
             Message::Rra(m) => m.write_body(w),
+            Message::Prmp(m) => m.write_body(w),
+            Message::Ff(m) => m.write_body(w),
             Message::Session(m) => m.write_body(w),
         }
     }
@@ -363,6 +396,8 @@ impl<'a> Packet<'a> {
             Family::Saw => Message::Saw(saw::Message::read_body(header.kind, &mut r)?),
             Family::Bap => Message::Bap(bap::Message::read_body(header.kind, &mut r)?),
             Family::Rra => Message::Rra(rra::Message::read_body(header.kind, &mut r)?),
+            Family::Prmp => Message::Prmp(prmp::Message::read_body(header.kind, &mut r)?),
+            Family::Ff => Message::Ff(ff::Message::read_body(header.kind, &mut r)?),
             Family::Session => {
                 Message::Session(session::Message::read_body(header.kind, &mut r)?)
             }

@@ -1,0 +1,111 @@
+//! Full-feedback baseline, FF (seed 004 §4, after Towsley & Mithal 1987 and Pingali et al.
+//! 1994): a selective-repeat sliding-window sender whose receivers acknowledge every data
+//! packet they receive.
+//!
+//! It has its own family (10) rather than reusing `prmp`'s packets because its acknowledgment
+//! is a plain per-packet ACK — one sequence number — not PRMP's window report: a RESP would
+//! hand the baseline cumulative and selective information the paper's FF does not have (a
+//! lost FF ACK is only made good by the timeout and a global retransmission).
+//!
+//! ```text
+//! DATA body: seq (u64) | ts (u64) | payload (rest of the datagram)
+//! ACK  body: seq (u64) | ts (u64)
+//! ```
+//!
+//! `ts` is the sender's transmission time of that copy (nanoseconds of its clock); the ACK
+//! echoes it so the sender measures the round trip per receiver. A retransmission sets
+//! [`crate::FLAG_RETRANSMISSION`] in the header.
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// Packet kinds of the `ff` family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    Data = 1,
+    Ack = 2,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Kind::Data),
+            2 => Ok(Kind::Ack),
+            kind => Err(DecodeError::UnknownKind {
+                family: crate::Family::Ff,
+                kind,
+            }),
+        }
+    }
+    /// True for kinds that carry application data.
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Data)
+    }
+}
+
+/// An `ff` message body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Data {
+        seq: u64,
+        ts: u64,
+        payload: &'a [u8],
+    },
+    Ack {
+        seq: u64,
+        ts: u64,
+    },
+}
+
+impl<'a> Message<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::Data { .. } => Kind::Data,
+            Message::Ack { .. } => Kind::Ack,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), EncodeError> {
+        Ok(())
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        match self {
+            Message::Data { payload, .. } => 16 + payload.len(),
+            Message::Ack { .. } => 16,
+        }
+    }
+
+    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::Data { seq, ts, payload } => {
+                w.u64(*seq);
+                w.u64(*ts);
+                w.put(payload);
+            }
+            Message::Ack { seq, ts } => {
+                w.u64(*seq);
+                w.u64(*ts);
+            }
+        }
+    }
+
+    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        Ok(match Kind::from_u8(kind)? {
+            Kind::Data => {
+                let seq = r.u64()?;
+                let ts = r.u64()?;
+                Message::Data {
+                    seq,
+                    ts,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Ack => {
+                let seq = r.u64()?;
+                let ts = r.u64()?;
+                Message::Ack { seq, ts }
+            }
+        })
+    }
+}

@@ -1,0 +1,285 @@
+//! Polling-based reliable multicast, PRMP / "PF" (seed 004, Barcellos & Ezhilchelvan, §2).
+//!
+//! Four packet kinds, as §2 names them:
+//!
+//! * DATA — a data packet (`seq`, payload); a retransmission sets
+//!   [`crate::FLAG_RETRANSMISSION`] in the header;
+//! * POLL — a polling request without data: `POLL.TS` (the parent's send time, nanoseconds of
+//!   its clock), `POLL.SEQ` (the parent's `HS`, the highest sequence number sent so far) and
+//!   `POLL.CLD` (the node ids of the children that must respond);
+//! * DATAPOLL — a DATA packet carrying a polling request; `POLL.SEQ` is the packet's own `seq`
+//!   (the paper: "the seq of the data packet that was sent just before or with this poll");
+//! * RESP — a child's response: `RESP.TS` and `RESP.SEQ` echo the poll's, `RESP.W` is the
+//!   child's receiving window: `le` (`LE_i`), `hr` (`HR_i`) and one bit per sequence number in
+//!   `le ..= hr` (bit `k` of byte `k / 8`, least significant first, stands for `le + k`; set =
+//!   received). A child that has received nothing yet sends `le = 0` and `hr = NO_HR`; its
+//!   bitmap is empty.
+//!
+//! ```text
+//! DATA     body: seq (u64) | payload (rest of the datagram)
+//! POLL     body: ts (u64) | seq (u64) | count (u16) | count × child node id (u32)
+//! DATAPOLL body: seq (u64) | ts (u64) | count (u16) | count × child node id (u32) | payload
+//! RESP     body: ts (u64) | seq (u64) | le (u64) | hr (u64) | bitmap length (u16) | bitmap
+//! ```
+//!
+//! Checked on decode and encode: a poll names at least one child; RESP has `le <= hr + 1`
+//! (or `hr = NO_HR`), and its bitmap is exactly as long as `le ..= hr` needs.
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// `hr` value of a child that has received nothing (the paper's `HR = -1`).
+pub const NO_HR: u64 = u64::MAX;
+
+/// Packet kinds of the `prmp` family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    Data = 1,
+    Poll = 2,
+    DataPoll = 3,
+    Resp = 4,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Kind::Data),
+            2 => Ok(Kind::Poll),
+            3 => Ok(Kind::DataPoll),
+            4 => Ok(Kind::Resp),
+            kind => Err(DecodeError::UnknownKind {
+                family: crate::Family::Prmp,
+                kind,
+            }),
+        }
+    }
+    /// True for kinds that carry application data.
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Data | Kind::DataPoll)
+    }
+}
+
+/// The children a poll names (`POLL.CLD`), as raw big-endian `u32` node ids borrowed from the
+/// datagram (decoding allocates nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildList<'a> {
+    raw: &'a [u8],
+}
+
+impl<'a> ChildList<'a> {
+    /// Wrap raw bytes (a multiple of 4, as produced by [`ChildList::encode_ids`]).
+    pub fn from_raw(raw: &'a [u8]) -> Option<Self> {
+        (raw.len() % 4 == 0).then_some(ChildList { raw })
+    }
+    /// Encode node ids into `out` (appending) in the wire representation.
+    pub fn encode_ids(ids: impl IntoIterator<Item = u32>, out: &mut Vec<u8>) {
+        for id in ids {
+            out.extend_from_slice(&id.to_be_bytes());
+        }
+    }
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+    pub fn len(&self) -> usize {
+        self.raw.len() / 4
+    }
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+    /// The node ids, in wire order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + 'a {
+        self.raw.chunks_exact(4).map(|c| {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(c);
+            u32::from_be_bytes(a)
+        })
+    }
+    /// Whether `id` is named.
+    pub fn contains(&self, id: u32) -> bool {
+        self.iter().any(|x| x == id)
+    }
+}
+
+/// Largest number of children one poll may name.
+pub const MAX_CLD: usize = u16::MAX as usize;
+
+/// A `prmp` message body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Data {
+        seq: u64,
+        payload: &'a [u8],
+    },
+    Poll {
+        ts: u64,
+        seq: u64,
+        cld: ChildList<'a>,
+    },
+    DataPoll {
+        seq: u64,
+        ts: u64,
+        cld: ChildList<'a>,
+        payload: &'a [u8],
+    },
+    Resp {
+        ts: u64,
+        seq: u64,
+        le: u64,
+        hr: u64,
+        bitmap: &'a [u8],
+    },
+}
+
+/// Bytes the RESP bitmap for `le ..= hr` needs (0 when `hr` is [`NO_HR`] or below `le`).
+pub fn resp_bitmap_bytes(le: u64, hr: u64) -> u64 {
+    if hr == NO_HR || hr < le {
+        0
+    } else {
+        (hr - le + 1).div_ceil(8)
+    }
+}
+
+fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
+    match m {
+        Message::Poll { cld, .. } | Message::DataPoll { cld, .. } => {
+            if cld.is_empty() {
+                Err(("prmp.cld", "a poll must name at least one child"))
+            } else if cld.len() > MAX_CLD {
+                Err(("prmp.cld", "more than 65,535 children"))
+            } else {
+                Ok(())
+            }
+        }
+        Message::Resp { le, hr, bitmap, .. } => {
+            if *hr != NO_HR && *le > hr.saturating_add(1) {
+                Err(("prmp.le", "left edge beyond the highest received + 1"))
+            } else if bitmap.len() as u64 != resp_bitmap_bytes(*le, *hr) {
+                Err(("prmp.bitmap", "length does not match le..=hr"))
+            } else if bitmap.len() > usize::from(u16::MAX) {
+                Err(("prmp.bitmap", "longer than 65,535 bytes"))
+            } else {
+                Ok(())
+            }
+        }
+        Message::Data { .. } => Ok(()),
+    }
+}
+
+impl<'a> Message<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::Data { .. } => Kind::Data,
+            Message::Poll { .. } => Kind::Poll,
+            Message::DataPoll { .. } => Kind::DataPoll,
+            Message::Resp { .. } => Kind::Resp,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), EncodeError> {
+        validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        match self {
+            Message::Data { payload, .. } => 8 + payload.len(),
+            Message::Poll { cld, .. } => 18 + cld.raw.len(),
+            Message::DataPoll { cld, payload, .. } => 18 + cld.raw.len() + payload.len(),
+            Message::Resp { bitmap, .. } => 34 + bitmap.len(),
+        }
+    }
+
+    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::Data { seq, payload } => {
+                w.u64(*seq);
+                w.put(payload);
+            }
+            Message::Poll { ts, seq, cld } => {
+                w.u64(*ts);
+                w.u64(*seq);
+                // `check` refused more than u16::MAX children.
+                w.u16(cld.len() as u16);
+                w.put(cld.raw);
+            }
+            Message::DataPoll {
+                seq,
+                ts,
+                cld,
+                payload,
+            } => {
+                w.u64(*seq);
+                w.u64(*ts);
+                w.u16(cld.len() as u16);
+                w.put(cld.raw);
+                w.put(payload);
+            }
+            Message::Resp {
+                ts,
+                seq,
+                le,
+                hr,
+                bitmap,
+            } => {
+                w.u64(*ts);
+                w.u64(*seq);
+                w.u64(*le);
+                w.u64(*hr);
+                w.u16(bitmap.len() as u16);
+                w.put(bitmap);
+            }
+        }
+    }
+
+    fn read_cld(r: &mut Reader<'a>) -> Result<ChildList<'a>, DecodeError> {
+        let n = usize::from(r.u16()?);
+        Ok(ChildList {
+            raw: r.bytes(n * 4)?,
+        })
+    }
+
+    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let m = match Kind::from_u8(kind)? {
+            Kind::Data => {
+                let seq = r.u64()?;
+                Message::Data {
+                    seq,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Poll => {
+                let ts = r.u64()?;
+                let seq = r.u64()?;
+                let cld = Self::read_cld(r)?;
+                Message::Poll { ts, seq, cld }
+            }
+            Kind::DataPoll => {
+                let seq = r.u64()?;
+                let ts = r.u64()?;
+                let cld = Self::read_cld(r)?;
+                Message::DataPoll {
+                    seq,
+                    ts,
+                    cld,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Resp => {
+                let ts = r.u64()?;
+                let seq = r.u64()?;
+                let le = r.u64()?;
+                let hr = r.u64()?;
+                let len = r.u16()?;
+                let bitmap = r.bytes(usize::from(len))?;
+                Message::Resp {
+                    ts,
+                    seq,
+                    le,
+                    hr,
+                    bitmap,
+                }
+            }
+        };
+        validate(&m).map_err(|(field, why)| DecodeError::InvalidField { field, why })?;
+        Ok(m)
+    }
+}
