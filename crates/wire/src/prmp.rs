@@ -69,7 +69,7 @@ pub struct ChildList<'a> {
 impl<'a> ChildList<'a> {
     /// Wrap raw bytes (a multiple of 4, as produced by [`ChildList::encode_ids`]).
     pub fn from_raw(raw: &'a [u8]) -> Option<Self> {
-        (raw.len() % 4 == 0).then_some(ChildList { raw })
+        raw.len().is_multiple_of(4).then_some(ChildList { raw })
     }
     /// Encode node ids into `out` (appending) in the wire representation.
     pub fn encode_ids(ids: impl IntoIterator<Item = u32>, out: &mut Vec<u8>) {
