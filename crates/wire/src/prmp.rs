@@ -7,8 +7,10 @@
 //! * POLL — a polling request without data: `POLL.TS` (the parent's send time, nanoseconds of
 //!   its clock), `POLL.SEQ` (the parent's `HS`, the highest sequence number sent so far) and
 //!   `POLL.CLD` (the node ids of the children that must respond);
-//! * DATAPOLL — a DATA packet carrying a polling request; `POLL.SEQ` is the packet's own `seq`
-//!   (the paper: "the seq of the data packet that was sent just before or with this poll");
+//! * DATAPOLL — a DATA packet carrying a polling request. `POLL.SEQ` is the parent's `HS` (the
+//!   paper: "the seq of the data packet that was sent just before or with this poll (that is,
+//!   POLL.SEQ will be HS)"); it equals `seq` for a first transmission and exceeds it when the
+//!   poll rides on a retransmission, so it is a field of its own (`poll_seq >= seq`);
 //! * RESP — a child's response: `RESP.TS` and `RESP.SEQ` echo the poll's, `RESP.W` is the
 //!   child's receiving window: `le` (`LE_i`), `hr` (`HR_i`) and one bit per sequence number in
 //!   `le ..= hr` (bit `k` of byte `k / 8`, least significant first, stands for `le + k`; set =
@@ -18,11 +20,12 @@
 //! ```text
 //! DATA     body: seq (u64) | payload (rest of the datagram)
 //! POLL     body: ts (u64) | seq (u64) | count (u16) | count × child node id (u32)
-//! DATAPOLL body: seq (u64) | ts (u64) | count (u16) | count × child node id (u32) | payload
+//! DATAPOLL body: seq (u64) | ts (u64) | poll_seq (u64) | count (u16) | count × id (u32) | payload
 //! RESP     body: ts (u64) | seq (u64) | le (u64) | hr (u64) | bitmap length (u16) | bitmap
 //! ```
 //!
-//! Checked on decode and encode: a poll names at least one child; RESP has `le <= hr + 1`
+//! Checked on decode and encode: a poll names at least one child; DATAPOLL has
+//! `poll_seq >= seq`; RESP has `le <= hr + 1`
 //! (or `hr = NO_HR`), and its bitmap is exactly as long as `le ..= hr` needs.
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
@@ -118,6 +121,7 @@ pub enum Message<'a> {
     DataPoll {
         seq: u64,
         ts: u64,
+        poll_seq: u64,
         cld: ChildList<'a>,
         payload: &'a [u8],
     },
@@ -141,6 +145,10 @@ pub fn resp_bitmap_bytes(le: u64, hr: u64) -> u64 {
 
 fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
     match m {
+        Message::DataPoll { seq, poll_seq, .. } if poll_seq < seq => Err((
+            "prmp.poll_seq",
+            "the poll's HS is below the data it rides on",
+        )),
         Message::Poll { cld, .. } | Message::DataPoll { cld, .. } => {
             if cld.is_empty() {
                 Err(("prmp.cld", "a poll must name at least one child"))
@@ -183,7 +191,7 @@ impl<'a> Message<'a> {
         match self {
             Message::Data { payload, .. } => 8 + payload.len(),
             Message::Poll { cld, .. } => 18 + cld.raw.len(),
-            Message::DataPoll { cld, payload, .. } => 18 + cld.raw.len() + payload.len(),
+            Message::DataPoll { cld, payload, .. } => 26 + cld.raw.len() + payload.len(),
             Message::Resp { bitmap, .. } => 34 + bitmap.len(),
         }
     }
@@ -204,11 +212,13 @@ impl<'a> Message<'a> {
             Message::DataPoll {
                 seq,
                 ts,
+                poll_seq,
                 cld,
                 payload,
             } => {
                 w.u64(*seq);
                 w.u64(*ts);
+                w.u64(*poll_seq);
                 w.u16(cld.len() as u16);
                 w.put(cld.raw);
                 w.put(payload);
@@ -255,10 +265,12 @@ impl<'a> Message<'a> {
             Kind::DataPoll => {
                 let seq = r.u64()?;
                 let ts = r.u64()?;
+                let poll_seq = r.u64()?;
                 let cld = Self::read_cld(r)?;
                 Message::DataPoll {
                     seq,
                     ts,
+                    poll_seq,
                     cld,
                     payload: r.rest(),
                 }

@@ -418,15 +418,19 @@ fn prmp_ff_strategy() -> impl Strategy<Value = Message<'static>> {
         (
             any::<u64>(),
             any::<u64>(),
+            0u64..1_000,
             prmp_cld(),
             proptest::collection::vec(any::<u8>(), 0..2048)
         )
-            .prop_map(|(seq, ts, cld, p)| Message::Prmp(prmp::Message::DataPoll {
-                seq,
-                ts,
-                cld,
-                payload: Vec::leak(p),
-            })),
+            .prop_map(
+                |(seq, ts, ahead, cld, p)| Message::Prmp(prmp::Message::DataPoll {
+                    seq,
+                    ts,
+                    poll_seq: seq.saturating_add(ahead),
+                    cld,
+                    payload: Vec::leak(p),
+                })
+            ),
         (
             any::<u64>(),
             any::<u64>(),
@@ -488,6 +492,13 @@ fn prmp_invariants_classes_and_child_lists() {
     let env = Envelope::default();
     let empty = prmp::ChildList::from_raw(&[]).unwrap();
     let bad = [
+        Message::Prmp(prmp::Message::DataPoll {
+            seq: 5,
+            ts: 0,
+            poll_seq: 4,
+            cld: prmp::ChildList::from_raw(&[0, 0, 0, 1]).unwrap(),
+            payload: b"",
+        }),
         Message::Prmp(prmp::Message::Poll {
             ts: 1,
             seq: 1,
@@ -569,6 +580,7 @@ fn prmp_invariants_classes_and_child_lists() {
     let dp = Message::Prmp(prmp::Message::DataPoll {
         seq: 1,
         ts: 2,
+        poll_seq: 1,
         cld,
         payload: b"x",
     });
@@ -643,6 +655,7 @@ fn decoder_survives_one_million_random_and_mutated_inputs() {
                 &Message::Prmp(prmp::Message::DataPoll {
                     seq: 77,
                     ts: 123_456_789,
+                    poll_seq: 79,
                     cld: prmp::ChildList::from_raw(&[0, 0, 0, 1, 0, 0, 0, 9]).unwrap(),
                     payload: &payload,
                 }),
