@@ -31,6 +31,7 @@ mod agent;
 mod time;
 
 pub mod bap;
+pub mod metrics;
 pub mod pacing;
 pub mod retx;
 pub mod rng;
