@@ -580,3 +580,24 @@ fn formula_timeout_and_bad_input() {
     assert_eq!(r.stats().malformed, 2);
     assert_eq!(r.delivered(), 0);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Any seed, group size, window, loss rate and ACK delay: exactly-once in-order delivery
+    /// to everyone, every message finished, then Completed.
+    #[test]
+    fn reliable_for_random_scenarios(
+        seed in any::<u64>(),
+        receivers in 1usize..12,
+        window in 1u16..12,
+        drop in 0.0f64..0.3,
+        delay_us in prop_oneof![Just(0u64), 1u64..400],
+    ) {
+        let mut setup = Setup::new(receivers, window, drop);
+        setup.seed = seed;
+        setup.messages = 40;
+        setup.ack_delay_max = Duration::from_micros(delay_us);
+        let h = setup.run();
+        assert_reliable(&h, receivers, 40, &format!("seed {seed}"));
+    }
+}

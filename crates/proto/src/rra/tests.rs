@@ -415,3 +415,22 @@ fn receiver_skips_what_the_sender_gave_up_on() {
     assert_eq!(r.stats().malformed, 1);
     assert_eq!(r.next_expected(), 2);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// Any seed, group size, window and loss rate: exactly-once in-order delivery to everyone,
+    /// every message finished, then Completed.
+    #[test]
+    fn reliable_for_random_scenarios(
+        seed in proptest::prelude::any::<u64>(),
+        receivers in 1usize..12,
+        window in 1usize..24,
+        drop in 0.0f64..0.3,
+    ) {
+        let mut setup = Setup::new(receivers, window, drop);
+        setup.seed = seed;
+        setup.messages = 40;
+        let h = setup.run();
+        assert_reliable(&h, receivers, 40, &format!("seed {seed}"));
+    }
+}
