@@ -282,5 +282,41 @@ pub fn summarize(params: &Params, records: &[Record], per_block: bool) -> Option
     })
 }
 
+/// Feedback the thesis explains its results with but never reported (digest §5.4): ACKs per
+/// message and receive events per node (frames a node's adapter had to take in — drivers
+/// hand an agent only what is addressed to it, as the thesis's physical layer does).
+/// Collisions are the medium's business and come from the simulator, not from agents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Feedback {
+    /// Control packets (ACKs, status reports) the receivers sent, per finished message.
+    pub acks_per_message: f64,
+    /// Receive events at the sender.
+    pub sender_receive_events: u64,
+    /// Receive events per receiver: mean, min, max.
+    pub receiver_receive_events: Spread,
+}
+
+/// [`Feedback`] from the sender's and the receivers' [`Stats`](crate::Stats) after a run
+/// that finished `messages` messages. `None` without receivers or messages.
+pub fn feedback(
+    sender: &crate::Stats,
+    receivers: &[&crate::Stats],
+    messages: u64,
+) -> Option<Feedback> {
+    if receivers.is_empty() || messages == 0 {
+        return None;
+    }
+    let acks: u64 = receivers.iter().map(|s| s.control_sent).sum();
+    let rx: Vec<f64> = receivers
+        .iter()
+        .map(|s| s.packets_received as f64)
+        .collect();
+    Some(Feedback {
+        acks_per_message: acks as f64 / messages as f64,
+        sender_receive_events: sender.packets_received,
+        receiver_receive_events: Spread::of(&rx)?,
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -27,10 +27,12 @@
 //!   (the thesis prefers multicast retransmission, §2.5.2); the last repair of the batch names
 //!   the same receiver as acker, so the repair is itself confirmed; the others name nobody
 //!   ([`rra::NO_ACKER`](rmcast_wire::rra::NO_ACKER)).
-//! * **Polls.** When the sender cannot send new data — its window is full, or the application
-//!   closed the stream and the queue is empty — every receiver that has not confirmed the whole
-//!   window and has no request outstanding gets a unicast POLL; it answers with an ACK. This is
-//!   what finishes the tail of a transfer. (An application that pauses without closing leaves
+//! * **Polls.** When the sender cannot send new data because its window is full, every
+//!   receiver that holds back the oldest message and has no request outstanding gets a unicast
+//!   POLL (the others get turns as the window moves); once the application has closed the
+//!   stream and the queue is empty, every receiver that has not confirmed the whole window and
+//!   has no request outstanding is polled. A polled receiver answers with an ACK. Polls finish
+//!   the tail of a transfer, and carry the protocol when the window is smaller than the group. (An application that pauses without closing leaves
 //!   its last messages unfinished until more data, carrying more turns, follows.)
 //! * **Repair pacing.** A message repaired less than one timeout ago is not repaired again on
 //!   another report (the first repair may still be on its way); the reporting receiver's
@@ -322,17 +324,25 @@ impl Sender {
     }
 
     fn poll_idle(&mut self, now: Time) {
-        let stalled =
-            self.window.len() >= self.cfg.window || (self.closed && self.queue.is_empty());
-        if self.window.is_empty() || !stalled {
+        let closing = self.closed && self.queue.is_empty();
+        let full = self.window.len() >= self.cfg.window;
+        if self.window.is_empty() || !(closing || full) {
             return;
         }
         for i in 0..self.peers.len() {
-            let owes = self
+            let idle = self
                 .peers
                 .get(i)
-                .is_some_and(|p| p.active && p.asked.is_none())
-                && self.window.iter().any(|s| !s.confirmed.get(i));
+                .is_some_and(|p| p.active && p.asked.is_none());
+            // Window full: only a receiver holding back the oldest message must be asked
+            // now (the others get turns as the window moves). Closing: everyone who has
+            // not confirmed everything.
+            let owes = idle
+                && if closing {
+                    self.window.iter().any(|s| !s.confirmed.get(i))
+                } else {
+                    self.window.front().is_some_and(|s| !s.confirmed.get(i))
+                };
             if owes {
                 self.poll(now, i);
             }

@@ -250,3 +250,80 @@ fn bap_events_rebuild_blocks() {
     assert_eq!(s.latency.max, 2000.0);
     assert_eq!(s.retransmissions.max, 0.0);
 }
+
+/// ACKs per message in lossless runs: MSAW needs r per message, MBAP r/n (the thesis's
+/// "10 ACKs instead of 50" for r = 10, n = 5), RRA one (plus r - 1 tail polls).
+#[test]
+fn feedback_counts_acks_per_message() {
+    use crate::rng::AgentRng;
+    use crate::testkit::Harness;
+    use crate::{bap, rra, saw, Agent, Bytes, GroupId, NodeId};
+    let (r, n, msgs) = (10u32, 5u16, 50u64);
+    let rx: Vec<NodeId> = (1..=r).map(NodeId).collect();
+    let run = |sender: Box<dyn Agent>, mk: &dyn Fn(NodeId) -> Box<dyn Agent>| {
+        let mut h = Harness::new(Duration::from_micros(100), 0.0, 1);
+        let s = h.add(sender);
+        for &x in &rx {
+            h.add(mk(x));
+        }
+        h.set_group(GroupId(1), rx.clone());
+        h.with_agent(s, |a, now| {
+            for i in 0..msgs {
+                a.send(now, Bytes::from(vec![i as u8; 8])).unwrap();
+            }
+            a.close(now);
+        });
+        h.run_until(Time::from_secs(5));
+        let stats: Vec<crate::Stats> = (0..=r)
+            .map(|i| h.agent(NodeId(i)).unwrap().stats().clone())
+            .collect();
+        let refs: Vec<&crate::Stats> = stats[1..].iter().collect();
+        feedback(&stats[0], &refs, msgs).unwrap()
+    };
+    let mut c = saw::SenderConfig::new(NodeId(0), GroupId(1), rx.clone(), Duration::from_millis(1));
+    c.queue_limit = 100;
+    let f = run(Box::new(saw::Sender::new(c)), &|x| {
+        Box::new(saw::Receiver::new(
+            saw::ReceiverConfig::new(x),
+            AgentRng::from_seed(1),
+        ))
+    });
+    assert_eq!(f.acks_per_message, 10.0);
+    assert_eq!(f.sender_receive_events, 500);
+    assert_eq!(f.receiver_receive_events.max, 50.0);
+
+    let mut c = bap::SenderConfig::new(
+        NodeId(0),
+        GroupId(1),
+        rx.clone(),
+        n,
+        Duration::from_millis(5),
+    );
+    c.queue_limit = 100;
+    let f = run(Box::new(bap::Sender::new(c)), &|x| {
+        let mut rc = bap::ReceiverConfig::new(x, n, Duration::from_millis(1));
+        rc.idle_ack_limit = Some(1);
+        Box::new(bap::Receiver::new(rc, AgentRng::from_seed(1)))
+    });
+    // r/n = 2 per message, plus one idle status ACK per receiver after the end.
+    assert_eq!(
+        f.acks_per_message,
+        (2 * msgs + u64::from(r)) as f64 / msgs as f64
+    );
+
+    let mut c = rra::SenderConfig::new(
+        NodeId(0),
+        GroupId(1),
+        rx.clone(),
+        16,
+        Duration::from_millis(1),
+    );
+    c.queue_limit = 100;
+    let f = run(Box::new(rra::Sender::new(c)), &|x| {
+        Box::new(rra::Receiver::new(rra::ReceiverConfig::new(x, 16)))
+    });
+    assert_eq!(
+        f.acks_per_message,
+        (msgs + u64::from(r) - 1) as f64 / msgs as f64
+    );
+}
