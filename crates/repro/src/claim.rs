@@ -454,7 +454,7 @@ pub fn fmt_num(v: f64) -> String {
         return format!("{}", v as i64);
     }
     let a = v.abs();
-    if !(1e-3..1e7).contains(&a) {
+    if !(1e-4..1e7).contains(&a) {
         return format!("{v:.3e}");
     }
     let digits = (4 - 1 - a.log10().floor() as i32).clamp(0, 6) as usize;
@@ -1057,5 +1057,6 @@ mod tests {
         assert_eq!(fmt_num(0.5), "0.5");
         assert_eq!(fmt_num(3.504), "3.504");
         assert_eq!(fmt_num(1.0e-5), "1.000e-5");
+        assert_eq!(fmt_num(0.0005), "0.0005");
     }
 }

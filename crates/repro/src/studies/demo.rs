@@ -20,7 +20,8 @@ use core::time::Duration;
 use rmcast_proto::rng::{mix64, AgentRng};
 use rmcast_proto::saw::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use rmcast_proto::testkit::Harness;
-use rmcast_proto::{Bytes, Event, GroupId, NodeId, Time};
+use rmcast_proto::{Agent, Bytes, Event, GroupId, NodeId, Time};
+use rmcast_sim::{BusConfig, Network, Sim, Stop, Traffic};
 
 /// The demonstration study.
 pub struct Demo;
@@ -35,6 +36,9 @@ struct Plan {
     messages: u64,
     losses: Vec<f64>,
     lossless_receivers: Vec<usize>,
+    bus_receivers: Vec<usize>,
+    bus_seeds: u64,
+    bus_messages: u64,
 }
 
 impl Plan {
@@ -45,6 +49,9 @@ impl Plan {
                 messages: 400,
                 losses: vec![0.02, 0.1, 0.2],
                 lossless_receivers: vec![1, 5, 20],
+                bus_receivers: vec![1, 2, 5, 10, 20],
+                bus_seeds: 3,
+                bus_messages: 100,
             }
         } else {
             Plan {
@@ -52,6 +59,9 @@ impl Plan {
                 messages: 2000,
                 losses: vec![0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3],
                 lossless_receivers: vec![1, 2, 5, 10, 20, 50],
+                bus_receivers: vec![1, 2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 60],
+                bus_seeds: 10,
+                bus_messages: 500,
             }
         }
     }
@@ -72,6 +82,147 @@ pub fn expected_rounds(p: f64, r: usize) -> f64 {
         miss_k *= miss;
     }
     sum
+}
+
+/// Data frame size on the bus, as in every experiment of seed 000 (bytes).
+const DATA_FRAME: usize = 1518;
+/// Timeout for the bus runs: the thesis's Table 4.1 runs use a timeout far above any
+/// message time so that no retransmission happens without loss.
+const BUS_TIMEOUT_MS: u64 = 1_000;
+
+/// Datagram lengths of a `saw` DATA packet carrying `payload` bytes and of its ACK, read off
+/// the real encoder (a sender and a receiver driven by hand).
+fn saw_datagram_lengths(payload: usize) -> Result<(usize, usize), String> {
+    let mut s = Sender::new(SenderConfig::new(
+        NodeId(0),
+        GROUP,
+        vec![NodeId(1)],
+        Duration::from_millis(1),
+    ));
+    s.send(Time::ZERO, Bytes::from(vec![0u8; payload]))
+        .map_err(|e| format!("saw refused a {payload}-byte message: {e:?}"))?;
+    let data = s
+        .poll_transmit()
+        .ok_or("the saw sender sent no DATA packet")?;
+    let mut r = Receiver::new(ReceiverConfig::new(NodeId(1)), AgentRng::from_seed(0));
+    r.handle_packet(Time::ZERO, NodeId(0), &data.payload);
+    let ack = r.poll_transmit().ok_or("the saw receiver sent no ACK")?;
+    Ok((data.payload.len(), ack.payload.len()))
+}
+
+/// Frame sizes on the bus: (message payload giving a 1518-byte data frame, d bits, a bits).
+fn bus_frames(bus: &BusConfig) -> Result<(usize, u64, u64), String> {
+    let (empty, _) = saw_datagram_lengths(0)?;
+    let payload = DATA_FRAME
+        .checked_sub(bus.overhead + empty)
+        .ok_or("saw's header is larger than a 1518-byte frame")?;
+    let (data_len, ack_len) = saw_datagram_lengths(payload)?;
+    let d = 8 * bus.frame_bytes(data_len) as u64;
+    let a = 8 * bus.frame_bytes(ack_len) as u64;
+    Ok((payload, d, a))
+}
+
+/// Seed 000 eq. 4.5: MSAW relative-throughput upper bound (r·d + r·a)/(d + r·a).
+pub fn ubrt(r: f64, d: f64, a: f64) -> f64 {
+    r * (d + a) / (d + r * a)
+}
+
+/// Seed 000 eq. 4.18: MSAW latency lower bound d + r·a (bit times).
+pub fn lbl(r: f64, d: f64, a: f64) -> f64 {
+    d + r * a
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BusJob {
+    receivers: usize,
+    messages: u64,
+    payload: usize,
+    seed: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BusResult {
+    /// Per-message latency in bit times: mean, min, max.
+    lat_mean: f64,
+    lat_min: f64,
+    lat_max: f64,
+    /// Mean over messages of r·(d + a)/latency (the thesis's "mean RT", digest §1.9).
+    rt_mean: f64,
+    /// Largest per-message RT.
+    rt_max: f64,
+    collisions_per_msg: f64,
+    retransmissions: u64,
+}
+
+fn run_bus(job: &BusJob, d: u64, a: u64) -> Result<BusResult, String> {
+    let bus = BusConfig::default();
+    let bit_ns = 1e9 / bus.bandwidth_bps as f64;
+    let mut net = Network::new();
+    let nodes: Vec<NodeId> = (0..=job.receivers).map(|_| net.add_host()).collect();
+    net.add_bus(&nodes, bus)
+        .map_err(|e| format!("building the bus: {e}"))?;
+    let (sender, receivers) = match nodes.split_first() {
+        Some((s, r)) => (*s, r.to_vec()),
+        None => return Err("no nodes".into()),
+    };
+    let mut sim = Sim::new(net, job.seed);
+    sim.set_group(GROUP, &receivers)
+        .map_err(|e| format!("{e}"))?;
+    let cfg = SenderConfig::new(
+        sender,
+        GROUP,
+        receivers.clone(),
+        Duration::from_millis(BUS_TIMEOUT_MS),
+    );
+    sim.add_agent(sender, Box::new(Sender::new(cfg)))
+        .map_err(|e| format!("{e}"))?;
+    for &r in &receivers {
+        let rng = sim.agent_rng(r, 0);
+        sim.add_agent(r, Box::new(Receiver::new(ReceiverConfig::new(r), rng)))
+            .map_err(|e| format!("{e}"))?;
+    }
+    sim.add_traffic(sender, Traffic::saturated(job.messages, job.payload))
+        .map_err(|e| format!("{e}"))?;
+    let out = sim.run(&Stop::when_complete().until(Time::from_secs(3600)));
+    if !out.completed {
+        return Err(format!(
+            "bus run with {} receivers did not complete: {}",
+            job.receivers, out.reason
+        ));
+    }
+    let r = job.receivers as f64;
+    let lats: Vec<f64> = sim
+        .events(sender)
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone {
+                sent_at, done_at, ..
+            } => Some((*done_at - *sent_at).as_nanos() as f64 / bit_ns),
+            _ => None,
+        })
+        .collect();
+    if lats.len() as u64 != job.messages || lats.iter().any(|&l| l <= 0.0) {
+        return Err(format!(
+            "{} of {} messages finished on the bus",
+            lats.len(),
+            job.messages
+        ));
+    }
+    let n = lats.len() as f64;
+    let rts: Vec<f64> = lats.iter().map(|l| r * (d + a) as f64 / l).collect();
+    let repairs = sim
+        .agent(sender)
+        .map(|ag| ag.stats().repairs_sent)
+        .unwrap_or(0);
+    Ok(BusResult {
+        lat_mean: lats.iter().sum::<f64>() / n,
+        lat_min: lats.iter().copied().fold(f64::INFINITY, f64::min),
+        lat_max: lats.iter().copied().fold(0.0, f64::max),
+        rt_mean: rts.iter().sum::<f64>() / n,
+        rt_max: rts.iter().copied().fold(0.0, f64::max),
+        collisions_per_msg: sim.counters().bus_collisions as f64 / n,
+        retransmissions: repairs,
+    })
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -357,6 +508,139 @@ impl Study for Demo {
             series: tx_series,
         });
 
+        // Part B: saw on the simulator's 10 Mb/s Ethernet bus (seed 000 §3), no loss.
+        let bus = BusConfig::default();
+        let (payload, d, a) = bus_frames(&bus).map_err(StudyError::Run)?;
+        let (df, af) = (d as f64, a as f64);
+        let mut bus_jobs = Vec::new();
+        for &r in &plan.bus_receivers {
+            for k in 0..plan.bus_seeds {
+                bus_jobs.push(BusJob {
+                    receivers: r,
+                    messages: plan.bus_messages,
+                    payload,
+                    seed: seed_of(r, -1.0, k),
+                });
+            }
+        }
+        let bus_runs: Vec<BusResult> = ctx
+            .map(&bus_jobs, |j| run_bus(j, d, a))
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(StudyError::Run)?;
+        let bus_group = |r: usize| -> Vec<BusResult> {
+            bus_jobs
+                .iter()
+                .zip(&bus_runs)
+                .filter(|(j, _)| j.receivers == r)
+                .map(|(_, x)| *x)
+                .collect()
+        };
+        let est = |v: Vec<f64>| {
+            Estimate::from_samples(&v)
+                .ok_or_else(|| StudyError::Run("a bus summary over zero runs".into()))
+        };
+        let (mut rt, mut rt_max, mut lat, mut lat_min, mut lat_max, mut coll) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        let mut retx = 0u64;
+        for &r in &plan.bus_receivers {
+            let g = bus_group(r);
+            let x = r as f64;
+            rt.push((x, est(g.iter().map(|b| b.rt_mean).collect())?));
+            rt_max.push((x, est(g.iter().map(|b| b.rt_max).collect())?));
+            lat.push((x, est(g.iter().map(|b| b.lat_mean).collect())?));
+            lat_min.push((x, est(g.iter().map(|b| b.lat_min).collect())?));
+            lat_max.push((x, est(g.iter().map(|b| b.lat_max).collect())?));
+            coll.push((x, est(g.iter().map(|b| b.collisions_per_msg).collect())?));
+            retx += g.iter().map(|b| b.retransmissions).sum::<u64>();
+        }
+        let t41_rt = ctx.paper("t4_1_mean_rt")?;
+        let t41_lat = ctx.paper("t4_1_mean_lat")?;
+        let t41_ubrt = ctx.paper("t4_1_ubrt")?;
+        let t41_lbl = ctx.paper("t4_1_lbl")?;
+        // Bounds at our sweep points and at the thesis's tabulated points.
+        let mut xs_all: Vec<f64> = plan.bus_receivers.iter().map(|&r| r as f64).collect();
+        xs_all.extend(t41_ubrt.x.iter().copied());
+        xs_all.sort_by(f64::total_cmp);
+        xs_all.dedup();
+        let ub: Vec<(f64, Estimate)> = xs_all
+            .iter()
+            .map(|&x| (x, Estimate::exact(ubrt(x, df, af))))
+            .collect();
+        let lb: Vec<(f64, Estimate)> = xs_all
+            .iter()
+            .map(|&x| (x, Estimate::exact(lbl(x, df, af))))
+            .collect();
+        m.series("bus.rt_mean", "dimensionless", "receivers", rt.clone());
+        m.series("bus.rt_max", "dimensionless", "receivers", rt_max);
+        m.series("bus.latency_mean", "bit times", "receivers", lat.clone());
+        m.series("bus.latency_min", "bit times", "receivers", lat_min.clone());
+        m.series("bus.latency_max", "bit times", "receivers", lat_max);
+        m.series(
+            "bus.collisions_per_message",
+            "collisions",
+            "receivers",
+            coll,
+        );
+        m.series("analytic.ubrt", "dimensionless", "receivers", ub.clone());
+        m.series("analytic.lbl", "bit times", "receivers", lb.clone());
+        let r1 = bus_group(1);
+        if r1.is_empty() {
+            return Err(StudyError::Run("the bus sweep must include r = 1".into()));
+        }
+        m.scalar(
+            "bus.r1.latency_min",
+            "bit times",
+            est(r1.iter().map(|b| b.lat_min).collect())?,
+        );
+        m.scalar(
+            "bus.r1.latency_max",
+            "bit times",
+            est(r1.iter().map(|b| b.lat_max).collect())?,
+        );
+        m.scalar("analytic.d_plus_a", "bit times", Estimate::exact(df + af));
+        let line = |v: &[(f64, Estimate)]| -> Vec<(f64, f64)> {
+            v.iter().map(|(x, e)| (*x, e.mean)).collect()
+        };
+        plots.push(Plot {
+            id: "demo-bus-rt".into(),
+            title: "saw on the 10 Mb/s bus: relative throughput".into(),
+            caption: format!(
+                "Mean over messages of r·(d + a)/latency (the thesis's relative throughput) \
+                 against the number of receivers, d = {d} and a = {a} bit times, no loss, \
+                 {} runs of {} messages per point; dashed: the upper bound UBRT \
+                 (seed 000 eq. 4.5); diamonds: the thesis's Table 4.1 (mean RT, and its UBRT \
+                 column on the bound). The `segovia` study tests the thesis's numbers; here \
+                 only the bound is a claim.",
+                plan.bus_seeds, plan.bus_messages
+            ),
+            x: Axis::new("receivers r", "count"),
+            y: Axis::new("relative throughput", "dimensionless"),
+            series: vec![
+                PlotSeries::measured("rmcast saw, mean RT", 0, &rt),
+                PlotSeries::bound("UBRT (eq. 4.5)", 1, &line(&ub)),
+                PlotSeries::paper("thesis Table 4.1 mean RT", 0, &t41_rt.points()),
+                PlotSeries::paper("thesis Table 4.1 UBRT", 1, &t41_ubrt.points()),
+            ],
+        });
+        plots.push(Plot {
+            id: "demo-bus-latency".into(),
+            title: "saw on the 10 Mb/s bus: message latency".into(),
+            caption: "Mean and minimum message latency (first send to last ACK) against the \
+                      number of receivers; dashed: the lower bound LBL = d + r·a (seed 000 eq. \
+                      4.18); diamonds: the thesis's Table 4.1 mean latency and LBL columns."
+                .into(),
+            x: Axis::new("receivers r", "count"),
+            y: Axis::new("message latency", "bit times"),
+            series: vec![
+                PlotSeries::measured("rmcast saw, mean latency", 0, &lat),
+                PlotSeries::measured("rmcast saw, min latency", 2, &lat_min),
+                PlotSeries::bound("LBL = d + r·a (eq. 4.18)", 1, &line(&lb)),
+                PlotSeries::paper("thesis Table 4.1 mean latency", 0, &t41_lat.points()),
+                PlotSeries::paper("thesis Table 4.1 LBL", 1, &t41_lbl.points()),
+            ],
+        });
+
         let setup = Setup {
             summary: "A built-in check of the repro machinery that is also a real test of \
                       `rmcast_proto::saw`: multicast stop-and-wait with multicast \
@@ -364,9 +648,13 @@ impl Study for Demo {
                       closed forms derived from the protocol's rules."
                 .into(),
             topology: format!(
-                "`rmcast_proto::testkit::Harness`: one sender and r receivers on a full mesh; \
-                 every copy of every packet takes exactly δ = {DELTA_US} µs and is lost \
-                 independently with probability p (data and ACKs alike)."
+                "Part A: `rmcast_proto::testkit::Harness`, one sender and r receivers on a full \
+                 mesh; every copy of every packet takes exactly δ = {DELTA_US} µs and is lost \
+                 independently with probability p (data and ACKs alike). Part B: \
+                 `rmcast_sim`, one sender and r receivers on one shared 10 Mb/s Ethernet bus \
+                 with seed 000's rules (frame time 8 × bytes bit times, no gap, no \
+                 propagation delay, 1-persistent, 32-bit-time collisions, binary exponential \
+                 backoff in 512-bit slots), no loss."
             ),
             parameters: vec![
                 ("one-way delay δ".into(), format!("{DELTA_US} µs")),
@@ -395,6 +683,10 @@ impl Study for Demo {
                     "runs in total".into(),
                     format!("{} ({} lossy)", runs.len(), lossy_runs),
                 ),
+                ("bus: receivers r".into(), plan.bus_receivers.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")),
+                ("bus: frames".into(), format!("data {DATA_FRAME} bytes (d = {d} bit times, saw message of {payload} bytes), ACK {} bytes (a = {a} bit times)", a / 8)),
+                ("bus: messages per run, runs per point".into(), format!("{}, {}", plan.bus_messages, plan.bus_seeds)),
+                ("bus: timeout".into(), format!("{BUS_TIMEOUT_MS} ms (far above any message time; retransmissions observed: {retx})")),
             ],
             choices: vec![
                 (
@@ -403,8 +695,10 @@ impl Study for Demo {
                 ),
                 (
                     "message size".into(),
-                    "8 bytes (size does not matter on the harness: it has no bandwidth)".into(),
+                    "8 bytes on the harness (it has no bandwidth); on the bus the message fills a 1518-byte frame".into(),
                 ),
+                ("bus backoff range".into(), "the simulator's default: uniform in [0, 2^min(i,10)] slots, inclusive (the thesis's words)".into()),
+                ("ACK frame".into(), "saw's ACK datagram padded to the 64-byte minimum frame, as the thesis's 64-byte ACKs".into()),
             ],
         };
         Ok(StudyOutput {
@@ -440,6 +734,35 @@ mod tests {
     }
 
     #[test]
+    fn bus_frames_are_the_thesis_sizes() {
+        let (payload, d, a) = bus_frames(&BusConfig::default()).unwrap();
+        assert_eq!((d, a), (8 * 1518, 8 * 64));
+        assert!(payload > 1400 && payload < 1518);
+        // Table 4.1 at r = 5: UBRT 4.304, LBL 14704.
+        assert!((ubrt(5.0, d as f64, a as f64) - 4.304).abs() < 5e-4);
+        assert_eq!(lbl(5.0, d as f64, a as f64), 14704.0);
+    }
+
+    #[test]
+    fn one_receiver_on_the_bus_takes_d_plus_a() {
+        let (payload, d, a) = bus_frames(&BusConfig::default()).unwrap();
+        let r = run_bus(
+            &BusJob {
+                receivers: 1,
+                messages: 20,
+                payload,
+                seed: 3,
+            },
+            d,
+            a,
+        )
+        .unwrap();
+        assert_eq!((r.lat_min, r.lat_max), ((d + a) as f64, (d + a) as f64));
+        assert_eq!(r.collisions_per_msg, 0.0);
+        assert_eq!(r.retransmissions, 0);
+    }
+
+    #[test]
     fn lossless_harness_message_time_is_two_delta() {
         let r = run_harness(&HarnessJob {
             receivers: 5,
@@ -460,9 +783,11 @@ mod tests {
         for c in &a.claims {
             assert!(c.passed(), "{}: {}", c.spec.id, c.detail);
         }
-        let b = run_study(&Demo, true, &NoProgress);
+        // Same results on one thread and on three.
+        let b = crate::with_jobs(Some(1), || run_study(&Demo, true, &NoProgress)).unwrap();
+        let c = crate::with_jobs(Some(3), || run_study(&Demo, true, &NoProgress)).unwrap();
         let ja = serde_json::to_string(&a).unwrap();
-        let jb = serde_json::to_string(&b).unwrap();
-        assert_eq!(ja, jb, "two runs differ");
+        assert_eq!(ja, serde_json::to_string(&b).unwrap(), "1 thread differs");
+        assert_eq!(ja, serde_json::to_string(&c).unwrap(), "3 threads differ");
     }
 }
