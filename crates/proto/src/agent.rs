@@ -103,6 +103,9 @@ pub struct Stats {
     pub completed: u64,
     /// Messages given up on after the retransmission limit (senders).
     pub failed: u64,
+    /// Receivers the protocol itself removed from its group (e.g. `prmp` after a configured
+    /// number of silent polls); evictions by the driver are not counted here.
+    pub evicted: u64,
 }
 
 impl Stats {

@@ -31,8 +31,10 @@ mod agent;
 mod time;
 
 pub mod bap;
+pub mod ff;
 pub mod metrics;
 pub mod pacing;
+pub mod prmp;
 pub mod retx;
 pub mod rng;
 pub mod rra;
@@ -79,5 +81,18 @@ pub const PROTOCOLS: &[ProtocolInfo] = &[
         seed: "000 (Segovia 1996, Ch. 5, proposed)",
         summary: "round-robin acknowledgment: each data packet names the one receiver that \
                   reports its status; selective multicast repairs, polls for the tail",
+    },
+    ProtocolInfo {
+        name: "prmp",
+        seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
+        summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
+                  planned per epoch so responses arrive at rate RR; NACK collection with MTR \
+                  multicast/unicast repair; silent children removed",
+    },
+    ProtocolInfo {
+        name: "ff",
+        seed: "004 (§4 baseline, after Towsley & Mithal)",
+        summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
+                  packet, timeout (2 x largest RTT) loss detection, global multicast repair",
     },
 ];

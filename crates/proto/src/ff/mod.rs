@@ -1,0 +1,600 @@
+//! `ff` — the full-feedback baseline of seed 004 (§4), after Towsley & Mithal (1987) as used
+//! by Pingali, Towsley & Kurose (1994): (a) a sliding window with selective retransmission (no
+//! go-back-N), (b) every receiver acknowledges every packet it receives, (c) loss detection by
+//! timeout and recovery by global (multicast) retransmission.
+//!
+//! * The sender multicasts data packets, at most `IPG` apart, while the packet's sequence
+//!   number is below `base + S`, where `base` is the oldest packet not yet acknowledged by
+//!   every receiver. Retransmissions go before new data.
+//! * Each receiver keeps a window of `S` packets, delivers in order (a "hungry" upper layer),
+//!   and answers every data packet it can hold — new or duplicate — with an ACK naming that
+//!   packet and echoing its timestamp. A packet beyond its window is dropped unacknowledged.
+//! * Every packet copy arms a timer of `RTO = 2 × the largest RTT estimate` over the receivers
+//!   still in the group (§4: "both PF and FF protocols calculate RTO as twice the largest
+//!   estimated RTT_i"); each receiver's RTT estimate is the SRTT of the shared
+//!   [`RttEstimator`], fed by the echoed timestamps. When the timer fires and the packet is
+//!   not acknowledged by all, it is multicast again.
+//!
+//! Variants ([`Variant`]): FF (`S = 64`), FF-IW (`S` = number of packets), FF-IW-IT (FF-IW
+//! with no implosion limit). The implosion limit is not a protocol property: §4 models it as a
+//! 16-packet response buffer at the parent host served at `ITR` per second, which is the
+//! simulator's host receive queue. So FF-IW-IT is the same agent as FF-IW; the driver runs it
+//! with that queue disabled ([`Variant::implosion_limited`] returns `false`).
+//!
+//! Choices where the paper is silent: `RTT` before the first ACK is
+//! [`SenderConfig::initial_rtt`]; the RTO is floored at [`SenderConfig::min_rto`]; there is no
+//! retransmission limit (the paper's FF has none; a driver may evict a receiver with
+//! [`Agent::remove_receiver`]); one wire family of its own (10) because the ACK is a plain
+//! per-packet acknowledgment (see `rmcast_wire::ff`).
+
+use crate::retx::RetransmitBuffer;
+use crate::rtt::{RttConfig, RttEstimator};
+use crate::timer::TimerSet;
+use crate::window::{Bitmap, Insert, SeqWindow};
+use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use bytes::Bytes;
+use core::time::Duration;
+use rmcast_wire::{
+    ff as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
+};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Largest application message one DATA packet carries.
+pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 16;
+
+/// Largest window `S`.
+pub const MAX_WINDOW: u64 = 1 << 24;
+
+/// The three full-feedback variants of §4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// FF: window `S` (64 in the paper).
+    Ff,
+    /// FF-IW: window = all packets.
+    FfIw,
+    /// FF-IW-IT: FF-IW with an infinite implosion threshold rate.
+    FfIwIt,
+}
+
+impl Variant {
+    /// The window size for a transfer of `packets` packets (`s` for FF).
+    pub fn window(self, s: u64, packets: u64) -> u64 {
+        match self {
+            Variant::Ff => s,
+            Variant::FfIw | Variant::FfIwIt => packets.max(1),
+        }
+    }
+
+    /// Whether the driver should model implosion (the parent's response buffer at `ITR`).
+    pub fn implosion_limited(self) -> bool {
+        !matches!(self, Variant::FfIwIt)
+    }
+}
+
+/// Bad parameters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("window size S must be between 1 and {MAX_WINDOW}")]
+    Window,
+}
+
+/// Sender parameters. [`SenderConfig::new`] gives §4's values.
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub node: NodeId,
+    pub session: u32,
+    pub group: GroupId,
+    pub receivers: Vec<NodeId>,
+    /// Window `S` in packets.
+    pub window: u64,
+    /// Minimum interval between two transmissions.
+    pub ipg: Duration,
+    /// RTT assumed for a receiver before its first ACK.
+    pub initial_rtt: Duration,
+    /// Lower bound of the RTO.
+    pub min_rto: Duration,
+    /// Messages [`Agent::send`] queues before it reports `Full`.
+    pub queue_limit: usize,
+}
+
+impl SenderConfig {
+    /// `S = 64`, `IPG = 1 ms` (§4); initial RTT 100 ms and minimum RTO 1 ms (rmcast's).
+    pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>) -> Self {
+        SenderConfig {
+            node,
+            session: 0,
+            group,
+            receivers,
+            window: 64,
+            ipg: Duration::from_millis(1),
+            initial_rtt: Duration::from_millis(100),
+            min_rto: Duration::from_millis(1),
+            queue_limit: 64,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Rx {
+    active: bool,
+    rtt: RttEstimator,
+    /// The estimate currently counted in the sender's multiset.
+    counted: Duration,
+}
+
+#[derive(Debug)]
+struct Pending {
+    acked: Bitmap,
+    count: u64,
+    sent_at: Time,
+    transmissions: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Tx,
+    Rto(u64),
+}
+
+/// The FF sender.
+#[derive(Debug)]
+pub struct Sender {
+    cfg: SenderConfig,
+    index: Vec<(NodeId, usize)>,
+    rx: Vec<Rx>,
+    n_active: u64,
+    /// Multiset of the active receivers' RTT estimates (for the largest).
+    rtts: BTreeMap<Duration, u32>,
+    queue: VecDeque<Bytes>,
+    next_seq: u64,
+    outstanding: BTreeMap<u64, Pending>,
+    buffer: RetransmitBuffer,
+    retx: BTreeSet<u64>,
+    timers: TimerSet<Key>,
+    last_tx: Option<Time>,
+    closed: bool,
+    completed: bool,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig) -> Result<Self, ConfigError> {
+        if cfg.window == 0 || cfg.window > MAX_WINDOW {
+            return Err(ConfigError::Window);
+        }
+        let mut nodes = cfg.receivers.clone();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let rx: Vec<Rx> = nodes
+            .iter()
+            .map(|_| Rx {
+                active: true,
+                rtt: RttEstimator::new(RttConfig::default()),
+                counted: cfg.initial_rtt,
+            })
+            .collect();
+        let mut rtts = BTreeMap::new();
+        if !rx.is_empty() {
+            rtts.insert(cfg.initial_rtt, rx.len() as u32);
+        }
+        Ok(Sender {
+            index: nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect(),
+            n_active: rx.len() as u64,
+            rx,
+            rtts,
+            queue: VecDeque::new(),
+            next_seq: 0,
+            outstanding: BTreeMap::new(),
+            buffer: RetransmitBuffer::new(usize::MAX),
+            retx: BTreeSet::new(),
+            timers: TimerSet::new(),
+            last_tx: None,
+            closed: false,
+            completed: false,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            cfg,
+        })
+    }
+
+    /// `RTO = max(2 × largest RTT estimate, min_rto)`.
+    pub fn rto(&self) -> Duration {
+        let largest = self
+            .rtts
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(self.cfg.initial_rtt);
+        (largest * 2).max(self.cfg.min_rto)
+    }
+
+    fn base(&self) -> u64 {
+        self.outstanding
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(self.next_seq)
+    }
+
+    fn rx_index(&self, node: NodeId) -> Option<usize> {
+        self.index
+            .binary_search_by_key(&node, |&(n, _)| n)
+            .ok()
+            .and_then(|i| self.index.get(i))
+            .map(|&(_, i)| i)
+    }
+
+    fn transmit(&mut self, now: Time, seq: u64, retransmission: bool) {
+        let Some(data) = self.buffer.get(seq).map(|e| e.data.clone()) else {
+            return;
+        };
+        let env = Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags: if retransmission {
+                FLAG_RETRANSMISSION
+            } else {
+                0
+            },
+        };
+        let msg = wire::Message::Data {
+            seq,
+            ts: now.as_nanos(),
+            payload: &data,
+        };
+        match Packet::to_vec(env, &Message::Ff(msg)) {
+            Ok(v) => {
+                let t = Transmit {
+                    dest: Dest::Group(self.cfg.group),
+                    payload: Bytes::from(v),
+                };
+                self.stats.count_sent(&t);
+                self.out.push_back(t);
+            }
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        }
+        if retransmission {
+            self.stats.repairs_sent += 1;
+            let _ = self.buffer.mark_resent(seq, now);
+        } else {
+            self.stats.data_sent += 1;
+        }
+        if let Some(p) = self.outstanding.get_mut(&seq) {
+            p.transmissions += 1;
+        }
+        self.timers.set(Key::Rto(seq), now + self.rto());
+        self.last_tx = Some(now);
+    }
+
+    fn pump(&mut self, now: Time) {
+        self.timers.cancel(Key::Tx);
+        loop {
+            let can_new = !self.queue.is_empty()
+                && self.next_seq < self.base().saturating_add(self.cfg.window);
+            if self.retx.is_empty() && !can_new {
+                return;
+            }
+            let allowed = self.last_tx.map_or(Time::ZERO, |t| t + self.cfg.ipg);
+            if now < allowed {
+                self.timers.set(Key::Tx, allowed);
+                return;
+            }
+            if let Some(seq) = self.retx.pop_first() {
+                if self.outstanding.contains_key(&seq) {
+                    self.transmit(now, seq, true);
+                }
+                continue;
+            }
+            if let Some(data) = self.queue.pop_front() {
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                let _ = self.buffer.insert(seq, data, now);
+                self.outstanding.insert(
+                    seq,
+                    Pending {
+                        acked: Bitmap::new(self.rx.len()),
+                        count: 0,
+                        sent_at: now,
+                        transmissions: 0,
+                    },
+                );
+                self.transmit(now, seq, false);
+                self.settle(now);
+            }
+        }
+    }
+
+    fn settle(&mut self, now: Time) {
+        let n = self.n_active;
+        let done: Vec<u64> = self
+            .outstanding
+            .iter()
+            .filter(|(_, p)| p.count >= n)
+            .map(|(&s, _)| s)
+            .collect();
+        for seq in done {
+            if let Some(p) = self.outstanding.remove(&seq) {
+                self.buffer.remove(seq);
+                self.timers.cancel(Key::Rto(seq));
+                self.retx.remove(&seq);
+                self.stats.completed += 1;
+                self.events.push_back(Event::MessageDone {
+                    seq,
+                    sent_at: p.sent_at,
+                    done_at: now,
+                    transmissions: p.transmissions,
+                    failed: false,
+                });
+            }
+        }
+        if self.closed && !self.completed && self.queue.is_empty() && self.outstanding.is_empty() {
+            self.completed = true;
+            self.events.push_back(Event::Completed);
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, from: NodeId, seq: u64, ts: u64) {
+        let Some(i) = self.rx_index(from) else {
+            self.stats.ignored += 1;
+            return;
+        };
+        let ts = Time::from_nanos(ts);
+        let Some(r) = self.rx.get_mut(i).filter(|r| r.active) else {
+            self.stats.ignored += 1;
+            return;
+        };
+        if ts <= now {
+            r.rtt.sample(now - ts);
+            let new = r.rtt.srtt().unwrap_or(self.cfg.initial_rtt);
+            if new != r.counted {
+                let old = core::mem::replace(&mut r.counted, new);
+                multiset_remove(&mut self.rtts, old);
+                *self.rtts.entry(new).or_insert(0) += 1;
+            }
+        }
+        match self.outstanding.get_mut(&seq) {
+            Some(p) if !p.acked.get(i) => {
+                p.acked.set(i, true);
+                p.count += 1;
+            }
+            _ => self.stats.duplicates += 1,
+        }
+        self.settle(now);
+        self.pump(now);
+    }
+}
+
+fn multiset_remove(m: &mut BTreeMap<Duration, u32>, k: Duration) {
+    if let Some(c) = m.get_mut(&k) {
+        *c -= 1;
+        if *c == 0 {
+            m.remove(&k);
+        }
+    }
+}
+
+impl Agent for Sender {
+    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        let p = match Packet::decode(packet) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if p.header.session != self.cfg.session {
+            self.stats.ignored += 1;
+            return;
+        }
+        match p.message {
+            Message::Ff(wire::Message::Ack { seq, ts }) => self.on_ack(now, from, seq, ts),
+            _ => self.stats.ignored += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(key) = self.timers.pop_expired(now) {
+            match key {
+                Key::Tx => {}
+                Key::Rto(seq) => {
+                    if self.outstanding.contains_key(&seq) {
+                        self.stats.timeouts += 1;
+                        self.events.push_back(Event::LossDetected { seq });
+                        self.retx.insert(seq);
+                    }
+                }
+            }
+        }
+        self.pump(now);
+    }
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if data.len() > MAX_MESSAGE {
+            return Err(SendError::TooLarge {
+                len: data.len(),
+                max: MAX_MESSAGE,
+            });
+        }
+        if !self.can_send() {
+            return Err(SendError::Full(data));
+        }
+        self.queue.push_back(data);
+        self.pump(now);
+        Ok(())
+    }
+
+    fn can_send(&self) -> bool {
+        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+    }
+
+    fn close(&mut self, now: Time) {
+        self.closed = true;
+        self.settle(now);
+    }
+
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        let Some(i) = self.rx_index(node) else {
+            return false;
+        };
+        let Some(r) = self.rx.get_mut(i).filter(|r| r.active) else {
+            return false;
+        };
+        r.active = false;
+        let counted = r.counted;
+        multiset_remove(&mut self.rtts, counted);
+        self.n_active -= 1;
+        for p in self.outstanding.values_mut() {
+            if p.acked.get(i) {
+                p.count -= 1;
+            }
+        }
+        self.settle(now);
+        self.pump(now);
+        true
+    }
+}
+
+/// Receiver parameters.
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    pub node: NodeId,
+    pub session: u32,
+    /// Window (buffer) size `S`.
+    pub window: u64,
+}
+
+impl ReceiverConfig {
+    pub fn new(node: NodeId, window: u64) -> Self {
+        ReceiverConfig {
+            node,
+            session: 0,
+            window,
+        }
+    }
+}
+
+/// The FF receiver.
+#[derive(Debug)]
+pub struct Receiver {
+    cfg: ReceiverConfig,
+    w: SeqWindow,
+    held: BTreeMap<u64, Bytes>,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Receiver {
+    pub fn new(cfg: ReceiverConfig) -> Self {
+        let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
+        Receiver {
+            w: SeqWindow::new(cap),
+            cfg,
+            held: BTreeMap::new(),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    fn ack(&mut self, to: NodeId, seq: u64, ts: u64) {
+        let env = Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags: 0,
+        };
+        if let Ok(v) = Packet::to_vec(env, &Message::Ff(wire::Message::Ack { seq, ts })) {
+            let t = Transmit {
+                dest: Dest::Node(to),
+                payload: Bytes::from(v),
+            };
+            self.stats.count_sent(&t);
+            self.stats.control_sent += 1;
+            self.out.push_back(t);
+        }
+    }
+}
+
+impl Agent for Receiver {
+    fn handle_packet(&mut self, _now: Time, from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        let p = match Packet::decode(packet) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if p.header.session != self.cfg.session {
+            self.stats.ignored += 1;
+            return;
+        }
+        let Message::Ff(wire::Message::Data { seq, ts, payload }) = p.message else {
+            self.stats.ignored += 1;
+            return;
+        };
+        match self.w.insert(seq) {
+            Insert::New => {
+                self.held.insert(seq, Bytes::copy_from_slice(payload));
+                while let Some(s) = self.w.pop_in_order() {
+                    let data = self.held.remove(&s).unwrap_or_default();
+                    self.stats.delivered += 1;
+                    self.events.push_back(Event::Delivered { seq: s, data });
+                }
+            }
+            Insert::Duplicate => self.stats.duplicates += 1,
+            Insert::TooFar => {
+                self.stats.ignored += 1;
+                return;
+            }
+        }
+        self.ack(from, seq, ts);
+    }
+
+    fn handle_timeout(&mut self, _now: Time) {}
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests;

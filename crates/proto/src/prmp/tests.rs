@@ -1,0 +1,689 @@
+use super::*;
+use crate::testkit::Harness;
+
+const GROUP: GroupId = GroupId(1);
+
+pub(crate) fn message(i: u64) -> Bytes {
+    let mut v = format!("message {i:06} ").into_bytes();
+    v.resize(16 + (i as usize * 37) % 300, (i % 251) as u8);
+    Bytes::from(v)
+}
+
+/// Every receiver in `receivers` delivered 0..n exactly once, in order, with the right
+/// content; the sender finished every message (each once, none failed) and reported
+/// Completed last.
+pub(crate) fn assert_reliable(h: &Harness, receivers: &[u32], n: u64, what: &str) {
+    for &r in receivers {
+        let delivered: Vec<(u64, Bytes)> = h.events[r as usize]
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::Delivered { seq, data } => Some((*seq, data.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            delivered.len() as u64,
+            n,
+            "{what}: receiver {r} delivered {}",
+            delivered.len()
+        );
+        for (i, (seq, data)) in delivered.iter().enumerate() {
+            assert_eq!(*seq, i as u64, "{what}: receiver {r} out of order");
+            assert_eq!(*data, message(i as u64), "{what}: receiver {r} content {i}");
+        }
+    }
+    let mut done: Vec<(u64, bool)> = h.events[0]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
+            _ => None,
+        })
+        .collect();
+    done.sort_unstable();
+    assert_eq!(
+        done,
+        (0..n).map(|s| (s, false)).collect::<Vec<_>>(),
+        "{what}: MessageDone"
+    );
+    assert!(
+        matches!(h.events[0].last(), Some((_, Event::Completed))),
+        "{what}: no Completed"
+    );
+}
+
+/// A node that never answers (a crashed child).
+struct Dead(Stats);
+impl Agent for Dead {
+    fn handle_packet(&mut self, _: Time, _: NodeId, p: &[u8]) {
+        self.0.count_received(p);
+    }
+    fn handle_timeout(&mut self, _: Time) {}
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        None
+    }
+    fn stats(&self) -> &Stats {
+        &self.0
+    }
+}
+
+struct Setup {
+    receivers: u32,
+    dead: u32,
+    window: u64,
+    drop: f64,
+    messages: u64,
+    seed: u64,
+    consume_rate: Option<u64>,
+    silent: u32,
+    delay: Duration,
+}
+
+impl Setup {
+    fn new(receivers: u32, window: u64, drop: f64) -> Self {
+        Setup {
+            receivers,
+            dead: 0,
+            window,
+            drop,
+            messages: 200,
+            seed: 7,
+            consume_rate: None,
+            silent: 40,
+            delay: Duration::from_micros(1500),
+        }
+    }
+
+    fn run(&self) -> Harness {
+        let mut h = Harness::new(self.delay, self.drop, self.seed);
+        let total = self.receivers + self.dead;
+        let nodes: Vec<NodeId> = (1..=total).map(NodeId).collect();
+        let mut cfg = SenderConfig::new(NodeId(0), GROUP, nodes.clone());
+        cfg.window = self.window;
+        cfg.queue_limit = usize::MAX;
+        cfg.max_silent_polls = self.silent;
+        cfg.initial_rtt = Duration::from_millis(10);
+        let s = h.add(Box::new(Sender::new(cfg).unwrap()));
+        for &r in &nodes {
+            if r.0 <= self.receivers {
+                let mut rc = ReceiverConfig::new(r, self.window);
+                rc.consume_rate = self.consume_rate;
+                h.add(Box::new(Receiver::new(rc)));
+            } else {
+                h.add(Box::new(Dead(Stats::default())));
+            }
+        }
+        h.set_group(GROUP, nodes);
+        let n = self.messages;
+        h.with_agent(s, |a, now| {
+            for i in 0..n {
+                a.send(now, message(i)).unwrap();
+            }
+            a.close(now);
+        });
+        h.run_until(Time::from_secs(3600));
+        h
+    }
+}
+
+fn live(receivers: u32) -> Vec<u32> {
+    (1..=receivers).collect()
+}
+
+#[test]
+fn end_to_end_pf_and_pf_iw_at_0_5_20_percent_drop() {
+    for receivers in [1, 5, 20, 60] {
+        for (variant, window) in [("PF", 64), ("PF-IW", 200)] {
+            for drop in [0.0, 0.05, 0.20] {
+                let setup = Setup::new(receivers, window, drop);
+                let h = setup.run();
+                let what = format!("{variant} {receivers} rx, drop {drop}");
+                assert_reliable(&h, &live(receivers), setup.messages, &what);
+                let s = h.agent(NodeId(0)).unwrap().stats().clone();
+                assert_eq!(s.evicted, 0, "{what}: nobody removed");
+                if drop == 0.0 {
+                    assert_eq!(s.repairs_sent, 0, "{what}: no loss, no retransmission");
+                } else {
+                    assert!(
+                        s.repairs_sent > 0,
+                        "{what}: loss must cause retransmissions"
+                    );
+                }
+                let responses: u64 = (1..=receivers)
+                    .map(|r| h.agent(NodeId(r)).unwrap().stats().control_sent)
+                    .sum();
+                println!(
+                    "prmp e2e: {what}: {} msgs in {:?}, {} repairs, {} poll timeouts, {} explicit polls, {} responses",
+                    setup.messages,
+                    h.now(),
+                    s.repairs_sent,
+                    s.timeouts,
+                    s.control_sent,
+                    responses
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn polling_keeps_responses_below_one_per_packet_per_child() {
+    // Full feedback would cost NC × DP responses; polling asks each child only now and then.
+    let setup = Setup::new(20, 200, 0.0);
+    let h = setup.run();
+    assert_reliable(&h, &live(20), setup.messages, "lossless");
+    let responses: u64 = (1..=20)
+        .map(|r| h.agent(NodeId(r)).unwrap().stats().control_sent)
+        .sum();
+    assert!(responses < 20 * setup.messages / 2, "{responses} responses");
+    // RR = 1500/s bounds the planned rate: the transfer lasts at least responses / RR.
+    let floor = Duration::from_secs_f64(responses as f64 / 1500.0);
+    assert!(h.now().saturating_since(Time::ZERO) + Duration::from_millis(20) >= floor);
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let setup = Setup::new(10, 16, 0.2);
+    let a = setup.run();
+    let b = setup.run();
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.stats, b.stats);
+    let mut other = Setup::new(10, 16, 0.2);
+    other.seed = 8;
+    let c = other.run();
+    assert_ne!(a.events, c.events, "a different seed should change the run");
+}
+
+#[test]
+fn slow_consumers_block_the_window_and_explicit_polls_unblock_it() {
+    // S = 8 and children consuming 500 packets/s (half the IPG rate): the window closes, the
+    // parent must send explicit POLLs (trigger (b): buffers full of unconsumed packets).
+    for drop in [0.0, 0.05] {
+        let mut setup = Setup::new(4, 8, drop);
+        setup.consume_rate = Some(500);
+        setup.messages = 100;
+        let h = setup.run();
+        let what = format!("slow consumers, drop {drop}");
+        assert_reliable(&h, &live(4), setup.messages, &what);
+        let s = h.agent(NodeId(0)).unwrap().stats().clone();
+        assert!(
+            s.control_sent > 0,
+            "{what}: explicit POLL packets were needed"
+        );
+        // Consumption, not the network, sets the pace: 100 packets at 500/s take >= 198 ms.
+        assert!(h.now() >= Time::from_millis(198), "{what}: {:?}", h.now());
+    }
+}
+
+#[test]
+fn silent_child_is_removed_and_the_window_opens() {
+    for drop in [0.0, 0.05] {
+        let mut setup = Setup::new(5, 16, drop);
+        setup.dead = 1;
+        setup.silent = 4;
+        let h = setup.run();
+        let what = format!("dead child, drop {drop}");
+        assert_reliable(&h, &live(5), setup.messages, &what);
+        let s = h.agent(NodeId(0)).unwrap().stats().clone();
+        assert_eq!(s.evicted, 1, "{what}");
+        // It was polled at least `silent` times before removal: every one timed out.
+        assert!(s.timeouts >= 4, "{what}");
+    }
+}
+
+// ---- hand-driven sender tests ----
+
+fn sender(n: u32, f: impl FnOnce(&mut SenderConfig)) -> Sender {
+    let mut cfg = SenderConfig::new(NodeId(0), GROUP, (1..=n).map(NodeId).collect());
+    cfg.initial_rtt = Duration::from_millis(2);
+    cfg.queue_limit = usize::MAX;
+    f(&mut cfg);
+    Sender::new(cfg).unwrap()
+}
+
+fn drain(s: &mut Sender) -> Vec<(Dest, Packet<'static>)> {
+    let mut v = Vec::new();
+    while let Some(t) = s.poll_transmit() {
+        let bytes: &'static [u8] = Vec::leak(t.payload.to_vec());
+        v.push((t.dest, Packet::decode(bytes).unwrap()));
+    }
+    v
+}
+
+/// A RESP from `node` for the poll with `ts`: `le`, `hr` and the received set.
+fn resp(node: u32, ts: u64, seq: u64, le: u64, hr: Option<u64>, got: &[u64]) -> Vec<u8> {
+    let mut bitmap = Vec::new();
+    if let Some(h) = hr.filter(|&h| h >= le) {
+        bitmap.resize(((h - le + 1) as usize).div_ceil(8), 0u8);
+        for &g in got {
+            if g >= le && g <= h {
+                let k = (g - le) as usize;
+                bitmap[k / 8] |= 1 << (k % 8);
+            }
+        }
+    }
+    Packet::to_vec(
+        Envelope {
+            session: 0,
+            source: node,
+            flags: 0,
+        },
+        &Message::Prmp(wire::Message::Resp {
+            ts,
+            seq,
+            le,
+            hr: hr.unwrap_or(wire::NO_HR),
+            bitmap: &bitmap,
+        }),
+    )
+    .unwrap()
+}
+
+fn data_seqs(out: &[(Dest, Packet<'_>)]) -> Vec<(Dest, u64, bool)> {
+    out.iter()
+        .filter_map(|(d, p)| match &p.message {
+            Message::Prmp(wire::Message::Data { seq, .. })
+            | Message::Prmp(wire::Message::DataPoll { seq, .. }) => {
+                Some((*d, *seq, p.header.flags & FLAG_RETRANSMISSION != 0))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Ten children, one packet multicast at t = 0 with a poll of everyone.
+fn ten_children_one_packet() -> (Sender, u64) {
+    let mut s = sender(10, |_| {});
+    s.send(Time::ZERO, message(0)).unwrap();
+    let out = drain(&mut s);
+    assert_eq!(out.len(), 1);
+    let Message::Prmp(wire::Message::DataPoll { ts, cld, .. }) = &out[0].1.message else {
+        panic!("first packet should poll: {:?}", out[0].1.message);
+    };
+    assert_eq!(cld.len(), 10);
+    assert_eq!(out[0].0, Dest::Group(GROUP));
+    (s, *ts)
+}
+
+#[test]
+fn mtr_one_of_ten_is_unicast_three_of_ten_multicast() {
+    // 1 of 10 nacks: COLLECTION until everyone answered, then a unicast to that child.
+    let (mut s, ts) = ten_children_one_packet();
+    let t = Time::from_millis(3);
+    s.handle_packet(t, NodeId(1), &resp(1, ts, 0, 0, Some(0), &[]));
+    assert_eq!(s.status(0), Some(Status::Collection));
+    assert!(data_seqs(&drain(&mut s)).is_empty(), "still collecting");
+    for r in 2..=10 {
+        s.handle_packet(t, NodeId(r), &resp(r, ts, 0, 1, Some(0), &[0]));
+    }
+    assert_eq!(s.status(0), Some(Status::Retransmitted));
+    let out = drain(&mut s);
+    assert_eq!(data_seqs(&out), vec![(Dest::Node(NodeId(1)), 0, true)]);
+
+    // 3 of 10 nack: |nacked| = 3 >= 20 % × 10 = 2, multicast at once (after the second
+    // nack already: 2 >= 2).
+    let (mut s, ts) = ten_children_one_packet();
+    s.handle_packet(t, NodeId(1), &resp(1, ts, 0, 0, Some(0), &[]));
+    assert!(data_seqs(&drain(&mut s)).is_empty());
+    s.handle_packet(t, NodeId(2), &resp(2, ts, 0, 0, Some(0), &[]));
+    s.handle_packet(t, NodeId(3), &resp(3, ts, 0, 0, Some(0), &[]));
+    assert_eq!(s.status(0), Some(Status::Retransmitted));
+    let out = drain(&mut s);
+    assert_eq!(data_seqs(&out), vec![(Dest::Group(GROUP), 0, true)]);
+}
+
+#[test]
+fn collection_decision_rule() {
+    let ppm = 200_000; // 20 %
+    assert_eq!(collection_decision(1, 0, 0, 10, ppm), Decision::Wait);
+    assert_eq!(collection_decision(1, 9, 0, 10, ppm), Decision::Unicast);
+    assert_eq!(collection_decision(1, 5, 4, 10, ppm), Decision::Unicast);
+    assert_eq!(collection_decision(2, 0, 0, 10, ppm), Decision::Multicast);
+    assert_eq!(collection_decision(3, 7, 0, 10, ppm), Decision::Multicast);
+    // 20 % of 7 is 1.4: one nack is not enough, two are.
+    assert_eq!(collection_decision(1, 0, 0, 7, ppm), Decision::Wait);
+    assert_eq!(collection_decision(2, 0, 0, 7, ppm), Decision::Multicast);
+    // MTR = 0: the first nack multicasts; MTR = 1: only when everyone nacked.
+    assert_eq!(collection_decision(1, 0, 0, 10, 0), Decision::Multicast);
+    assert_eq!(collection_decision(9, 0, 0, 10, 1_000_000), Decision::Wait);
+    assert_eq!(
+        collection_decision(9, 1, 0, 10, 1_000_000),
+        Decision::Unicast
+    );
+}
+
+#[test]
+fn obsolete_nack_does_not_retransmit_but_a_fresh_one_does() {
+    let (mut s, ts0) = ten_children_one_packet();
+    let t = Time::from_millis(3);
+    s.handle_packet(t, NodeId(1), &resp(1, ts0, 0, 0, Some(0), &[]));
+    for r in 2..=10 {
+        s.handle_packet(t, NodeId(r), &resp(r, ts0, 0, 1, Some(0), &[0]));
+    }
+    let out = drain(&mut s);
+    assert_eq!(data_seqs(&out), vec![(Dest::Node(NodeId(1)), 0, true)]);
+    // The retransmission carried a poll to child 1 (trigger (a)): note its TS.
+    let retx_ts = out
+        .iter()
+        .find_map(|(_, p)| match &p.message {
+            Message::Prmp(wire::Message::DataPoll { ts, cld, .. }) if cld.contains(1) => Some(*ts),
+            _ => None,
+        })
+        .expect("the unicast retransmission polls its child");
+    assert!(retx_ts > ts0);
+    // A nack answering the poll sent before the retransmission (RESP.TS < RTxT) is obsolete.
+    let t2 = Time::from_millis(4);
+    s.handle_packet(t2, NodeId(1), &resp(1, ts0, 0, 0, Some(0), &[]));
+    s.handle_timeout(Time::from_millis(5));
+    assert!(
+        data_seqs(&drain(&mut s)).is_empty(),
+        "obsolete nack retransmitted"
+    );
+    // A nack answering the retransmission's own poll is meaningful: unicast again.
+    s.handle_packet(t2, NodeId(1), &resp(1, retx_ts, 0, 0, Some(0), &[]));
+    s.handle_timeout(Time::from_millis(6));
+    assert_eq!(
+        data_seqs(&drain(&mut s)),
+        vec![(Dest::Node(NodeId(1)), 0, true)]
+    );
+    // Once child 1 acks, the packet is fully acknowledged.
+    s.handle_packet(
+        Time::from_millis(8),
+        NodeId(1),
+        &resp(1, retx_ts, 0, 1, Some(0), &[0]),
+    );
+    assert_eq!(s.status(0), None);
+    let mut got_done = false;
+    while let Some(e) = s.poll_event() {
+        got_done |= matches!(
+            e,
+            Event::MessageDone {
+                seq: 0,
+                failed: false,
+                ..
+            }
+        );
+    }
+    assert!(got_done);
+}
+
+#[test]
+fn recovery_waits_for_absent_children_only_until_they_are_repolled() {
+    // Child 1 nacks, children 2..=9 ack, child 10 stays silent: COLLECTION waits until the
+    // poll to child 10 times out (child 10 is then in repolled(0)) and unicasts to child 1.
+    let (mut s, ts) = ten_children_one_packet();
+    let t = Time::from_millis(1);
+    s.handle_packet(t, NodeId(1), &resp(1, ts, 0, 0, Some(0), &[]));
+    for r in 2..=9 {
+        s.handle_packet(t, NodeId(r), &resp(r, ts, 0, 1, Some(0), &[0]));
+    }
+    assert_eq!(s.status(0), Some(Status::Collection));
+    assert!(data_seqs(&drain(&mut s)).is_empty());
+    // RTO = 2 × RTT (initial 2 ms) = 4 ms; RTT samples of 1 ms were taken but the poll's
+    // timeout was fixed when it was sent.
+    let to = s.poll_timeout().unwrap();
+    assert!(to <= Time::from_millis(4), "{to:?}");
+    s.handle_timeout(Time::from_millis(4));
+    assert_eq!(s.status(0), Some(Status::Retransmitted));
+    assert_eq!(s.stats().timeouts, 1);
+    let out = drain(&mut s);
+    assert_eq!(data_seqs(&out), vec![(Dest::Node(NodeId(1)), 0, true)]);
+    // Child 10 was repolled with priority (immediately: quota is free).
+    let polled_10 = out.iter().any(|(d, p)| {
+        *d == Dest::Node(NodeId(10))
+            && matches!(&p.message, Message::Prmp(wire::Message::Poll { cld, .. }) if cld.contains(10))
+    }) || s.planner().planned(9).is_some_and(|p| p.repoll);
+    assert!(polled_10, "child 10 must be repolled: {out:?}");
+}
+
+#[test]
+fn effective_window_closes_and_blocks_new_data() {
+    let mut s = sender(2, |c| c.window = 4);
+    for i in 0..10 {
+        s.send(Time::ZERO, message(i)).unwrap();
+    }
+    // One packet per IPG until EW_p = 0.
+    let mut sent = Vec::new();
+    for ms in 0..10 {
+        s.handle_timeout(Time::from_millis(ms));
+        sent.extend(data_seqs(&drain(&mut s)));
+    }
+    assert_eq!(
+        sent.iter().map(|x| x.1).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    assert_eq!(s.effective_window(), 0);
+    assert_eq!(s.view().hs, Some(3));
+    // Child 1 reports LE = 2: EW_p,1 = 2 + 4 − 4 = 2, but child 2 is still at LE = 0.
+    s.handle_packet(
+        Time::from_millis(10),
+        NodeId(1),
+        &resp(1, 0, 0, 2, Some(1), &[0, 1]),
+    );
+    assert_eq!(s.effective_window(), 0);
+    assert!(data_seqs(&drain(&mut s)).is_empty());
+    // Child 2 reports LE = 1: EW_p = min(2, 1) = 1, exactly one new packet goes (after
+    // whatever explicit poll the responses made due, one IPG apart).
+    s.handle_packet(
+        Time::from_millis(10),
+        NodeId(2),
+        &resp(2, 0, 0, 1, Some(0), &[0]),
+    );
+    assert_eq!(s.effective_window(), 1);
+    let mut out = data_seqs(&drain(&mut s));
+    s.handle_timeout(Time::from_millis(11));
+    out.extend(data_seqs(&drain(&mut s)));
+    assert_eq!(out.iter().map(|x| x.1).collect::<Vec<_>>(), vec![4]);
+    assert_eq!(s.effective_window(), 0);
+}
+
+#[test]
+fn absent_responses_count_in_the_mpt_and_lead_to_removal() {
+    let mut s = sender(2, |c| c.max_silent_polls = 3);
+    s.send(Time::ZERO, message(0)).unwrap();
+    let out = drain(&mut s);
+    let Message::Prmp(wire::Message::DataPoll { ts, .. }) = &out[0].1.message else {
+        panic!();
+    };
+    // Child 1 answers; child 2 never does.
+    s.handle_packet(
+        Time::from_millis(1),
+        NodeId(1),
+        &resp(1, *ts, 0, 1, Some(0), &[0]),
+    );
+    let mut t = Time::ZERO;
+    for _ in 0..100 {
+        let Some(next) = s.poll_timeout() else { break };
+        t = next;
+        s.handle_timeout(t);
+        drain(&mut s);
+    }
+    assert_eq!(s.removed(), &[NodeId(2)]);
+    assert_eq!(s.stats().evicted, 1);
+    assert_eq!(s.stats().timeouts, 3);
+    assert_eq!(
+        s.status(0),
+        None,
+        "with child 2 gone, packet 0 is fully acknowledged"
+    );
+    assert!(t < Time::from_millis(100));
+    // Later packets from the removed child are ignored.
+    let ignored = s.stats().ignored;
+    s.handle_packet(t, NodeId(2), &resp(2, *ts, 0, 1, Some(0), &[0]));
+    assert_eq!(s.stats().ignored, ignored + 1);
+}
+
+#[test]
+fn mpt_count_follows_resp_timestamps() {
+    // Two silent polls, then a late response to the last absent one: count 2 → 1; then a
+    // response to a later poll resets it to 0.
+    let mut s = sender(1, |c| c.max_silent_polls = 10);
+    s.send(Time::ZERO, message(0)).unwrap();
+    s.send(Time::ZERO, message(1)).unwrap();
+    drain(&mut s);
+    let mut polls = Vec::new();
+    let mut t;
+    for _ in 0..2 {
+        t = s.poll_timeout().unwrap();
+        s.handle_timeout(t);
+        for (_, p) in drain(&mut s) {
+            if let Message::Prmp(
+                wire::Message::Poll { ts, .. } | wire::Message::DataPoll { ts, .. },
+            ) = p.message
+            {
+                polls.push(ts);
+            }
+        }
+    }
+    let timeouts = s.stats().timeouts;
+    assert!(timeouts >= 1);
+    let child = &s.children[0];
+    assert_eq!(child.mpt_count as u64, timeouts);
+    let last_absent = child.mpt_ts.as_nanos();
+    s.handle_packet(
+        Time::from_millis(30),
+        NodeId(1),
+        &resp(1, last_absent, 1, 0, Some(1), &[1]),
+    );
+    assert_eq!(s.children[0].mpt_count as u64, timeouts - 1);
+    let later = *polls.last().unwrap();
+    if later > last_absent {
+        s.handle_packet(
+            Time::from_millis(31),
+            NodeId(1),
+            &resp(1, later, 1, 0, Some(1), &[1]),
+        );
+        assert_eq!(s.children[0].mpt_count, 0);
+    }
+}
+
+#[test]
+fn explicit_poll_goes_at_npt_when_no_data_can_be_sent() {
+    // One packet, then nothing to send: the planned poll for a child whose est lies ahead
+    // goes as a POLL at NPT = est + IPG.
+    let mut s = sender(20, |c| {
+        c.response_rate = 500; // RQ = 5 per 10 ms epoch
+    });
+    s.send(Time::ZERO, message(0)).unwrap();
+    let out = drain(&mut s);
+    let Message::Prmp(wire::Message::DataPoll { cld, .. }) = &out[0].1.message else {
+        panic!();
+    };
+    // initial RTT 2 ms: epoch 0 holds 5 responses, the rest are planned for later epochs.
+    assert_eq!(cld.len(), 5);
+    for (n, c) in s.planner().arc_entries() {
+        assert!(c <= 5, "ARC[{n}] = {c}");
+    }
+    let est = s.planner().next_est().unwrap();
+    assert_eq!(est, Time::from_millis(8)); // E_1 starts at 10 ms, minus the 2 ms RTT
+                                           // The five polled children answer (acking packet 0), so no poll times out.
+    let Message::Prmp(wire::Message::DataPoll { ts, .. }) = &out[0].1.message else {
+        panic!();
+    };
+    for r in cld.iter() {
+        s.handle_packet(
+            Time::from_millis(3),
+            NodeId(r),
+            &resp(r, *ts, 0, 1, Some(0), &[0]),
+        );
+    }
+    assert!(data_seqs(&drain(&mut s)).is_empty());
+    // Nothing else to send: the next event is the NPT, one IPG after the earliest est.
+    assert_eq!(s.poll_timeout(), Some(est + s.cfg.ipg));
+    s.handle_timeout(est + s.cfg.ipg);
+    let polls: Vec<usize> = drain(&mut s)
+        .iter()
+        .filter_map(|(_, p)| match &p.message {
+            Message::Prmp(wire::Message::Poll { cld, seq, .. }) => {
+                assert_eq!(*seq, 0, "POLL.SEQ = HS");
+                Some(cld.len())
+            }
+            _ => None,
+        })
+        .collect();
+    // Sent as unicasts (5 < 20 % of 20 is false: 5 >= 4, so one multicast POLL).
+    assert_eq!(
+        polls,
+        vec![5],
+        "one explicit POLL at NPT naming the five children"
+    );
+}
+
+#[test]
+fn receiver_window_hr_and_response() {
+    let mut r = Receiver::new(ReceiverConfig::new(NodeId(3), 8));
+    let env = Envelope::default();
+    let data = |seq| {
+        Packet::to_vec(
+            env,
+            &Message::Prmp(wire::Message::Data { seq, payload: b"x" }),
+        )
+        .unwrap()
+    };
+    for seq in [0, 1, 3, 4] {
+        r.handle_packet(Time::ZERO, NodeId(0), &data(seq));
+    }
+    assert_eq!((r.le(), r.hr()), (2, Some(4)));
+    // A poll naming someone else raises HR to POLL.SEQ but gets no response.
+    let mut raw = Vec::new();
+    wire::ChildList::encode_ids([9], &mut raw);
+    let poll = |ts, seq, raw: &[u8]| {
+        Packet::to_vec(
+            env,
+            &Message::Prmp(wire::Message::Poll {
+                ts,
+                seq,
+                cld: wire::ChildList::from_raw(raw).unwrap(),
+            }),
+        )
+        .unwrap()
+    };
+    r.handle_packet(Time::ZERO, NodeId(0), &poll(5, 6, &raw));
+    assert_eq!(r.hr(), Some(6));
+    assert!(r.poll_transmit().is_none());
+    let mut raw = Vec::new();
+    wire::ChildList::encode_ids([9, 3], &mut raw);
+    r.handle_packet(Time::ZERO, NodeId(0), &poll(77, 6, &raw));
+    let t = r.poll_transmit().unwrap();
+    assert_eq!(t.dest, Dest::Node(NodeId(0)));
+    let p = Packet::decode(&t.payload).unwrap();
+    assert_eq!(
+        p.message,
+        Message::Prmp(wire::Message::Resp {
+            ts: 77,
+            seq: 6,
+            le: 2,
+            hr: 6,
+            bitmap: &[0b00110], // 2: no, 3: yes, 4: yes, 5: no, 6: no
+        })
+    );
+    // A POLL.SEQ beyond LE + S is not from a legitimate parent: ignored.
+    r.handle_packet(Time::ZERO, NodeId(0), &poll(78, 10, &raw));
+    assert!(r.poll_transmit().is_none());
+    // Garbage is counted, never a panic.
+    r.handle_packet(Time::ZERO, NodeId(0), b"RM\x01\x05junk");
+    assert_eq!(r.stats().malformed, 1);
+}
+
+#[test]
+fn bad_configuration_is_refused() {
+    let base = || SenderConfig::new(NodeId(0), GROUP, vec![NodeId(1)]);
+    let mut c = base();
+    c.window = 0;
+    assert_eq!(Sender::new(c).unwrap_err(), ConfigError::Window);
+    let mut c = base();
+    c.response_rate = 50; // 50/s × 10 ms = 0.5 → RQ = 0
+    assert_eq!(Sender::new(c).unwrap_err(), ConfigError::Quota(0));
+    let mut c = base();
+    c.epoch = Duration::from_micros(1500); // not a multiple of IPG
+    assert_eq!(Sender::new(c).unwrap_err(), ConfigError::Epoch);
+    let mut c = base();
+    c.mtr = 1.5;
+    assert!(matches!(Sender::new(c), Err(ConfigError::Mtr(_))));
+    assert_eq!(base().response_quota(), 15);
+}
