@@ -12,21 +12,43 @@ use core::time::Duration;
 use rmcast_proto::{GroupId, NodeId, Time};
 use std::time::Instant;
 
+/// CPU time this thread has run, in seconds (Linux `/proc/thread-self/schedstat`), if
+/// known. On a loaded machine wall time overstates the work; both are reported.
+pub fn thread_cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
+/// Wall and CPU seconds of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, Option<f64>) {
+    let c0 = thread_cpu_seconds();
+    let t0 = Instant::now();
+    let v = f();
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = match (c0, thread_cpu_seconds()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    (v, wall, cpu)
+}
+
 /// (a) The hold model: `pending` events in the queue; each step pops the earliest and
-/// schedules one at now + uniform(0, 2·mean) ns. Returns (steps, seconds).
-pub fn hold_model(pending: usize, steps: u64) -> (u64, f64) {
+/// schedules one at now + uniform(0, 2·mean) ns. Returns (steps, wall seconds, CPU seconds).
+pub fn hold_model(pending: usize, steps: u64) -> (u64, f64, Option<f64>) {
     let mut k: Kernel<u32> = Kernel::new();
     let mut rng = SimRng::new(1, 0, 0, 0);
     let mean = 1_000_000u64;
     for i in 0..pending {
         k.schedule(Time::from_nanos(rng.below(2 * mean)), i as u32);
     }
-    let t0 = Instant::now();
-    for _ in 0..steps {
-        let Some((now, e)) = k.pop() else { break };
-        k.schedule(Time::from_nanos(now.as_nanos() + rng.below(2 * mean)), e);
-    }
-    (steps, t0.elapsed().as_secs_f64())
+    let (_, wall, cpu) = timed(|| {
+        for _ in 0..steps {
+            let Some((now, e)) = k.pop() else { break };
+            k.schedule(Time::from_nanos(now.as_nanos() + rng.below(2 * mean)), e);
+        }
+    });
+    (steps, wall, cpu)
 }
 
 /// Figures of one packet-level run.
@@ -41,6 +63,7 @@ pub struct RunFigures {
     pub lost: u64,
     pub build_seconds: f64,
     pub run_seconds: f64,
+    pub run_cpu_seconds: Option<f64>,
 }
 
 fn unreliable_run(
@@ -78,9 +101,7 @@ fn unreliable_run(
         }
     }
     let build_seconds = build_start.elapsed().as_secs_f64();
-    let t0 = Instant::now();
-    sim.run(&Stop::default());
-    let run_seconds = t0.elapsed().as_secs_f64();
+    let (_, run_seconds, run_cpu_seconds) = timed(|| sim.run(&Stop::default()));
     let k = sim.counters();
     RunFigures {
         receivers: receivers.len(),
@@ -92,6 +113,7 @@ fn unreliable_run(
         lost: k.lost,
         build_seconds,
         run_seconds,
+        run_cpu_seconds,
     }
 }
 
@@ -157,7 +179,7 @@ mod tests {
 
     #[test]
     fn small_benchmarks_count_what_they_claim() {
-        let (n, _) = hold_model(1000, 10_000);
+        let (n, _, _) = hold_model(1000, 10_000);
         assert_eq!(n, 10_000);
         let b = binary_tree_multicast(3, 20, 1000, 0.0);
         assert_eq!(b.receivers, 8);

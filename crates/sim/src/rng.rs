@@ -49,14 +49,15 @@ impl SimRng {
         if n == 0 {
             return 0;
         }
-        // Lemire's multiply-shift with rejection: unbiased.
-        let zone = u64::MAX - (u64::MAX - n + 1) % n;
-        loop {
-            let v = self.next_u64();
-            if v <= zone {
-                return ((u128::from(v) * u128::from(n)) >> 64) as u64 % n;
+        // Lemire's nearly divisionless multiply-shift with rejection: unbiased.
+        let mut m = u128::from(self.next_u64()) * u128::from(n);
+        if (m as u64) < n {
+            let t = n.wrapping_neg() % n;
+            while (m as u64) < t {
+                m = u128::from(self.next_u64()) * u128::from(n);
             }
         }
+        (m >> 64) as u64
     }
     /// Normal(mean, sd) by Box–Muller.
     pub fn normal(&mut self, mean: f64, sd: f64) -> f64 {
