@@ -687,3 +687,125 @@ fn bad_configuration_is_refused() {
     assert!(matches!(Sender::new(c), Err(ConfigError::Mtr(_))));
     assert_eq!(base().response_quota(), 15);
 }
+
+#[test]
+fn random_feedback_never_panics_and_arc_stays_within_rq() {
+    use crate::rng::AgentRng;
+    let mut rng = AgentRng::from_seed(5);
+    let mut s = sender(30, |c| {
+        c.response_rate = 800; // RQ = 8
+        c.window = 16;
+        c.max_silent_polls = 1_000;
+    });
+    let rq = s.planner().rq();
+    assert_eq!(rq, 8);
+    for i in 0..60 {
+        s.send(Time::ZERO, message(i)).unwrap();
+    }
+    let mut now = Time::ZERO;
+    let mut poll_ts: Vec<u64> = vec![0];
+    for _ in 0..20_000 {
+        now += Duration::from_micros(rng.range_inclusive(0, 700));
+        if s.poll_timeout().is_some_and(|t| t <= now) {
+            s.handle_timeout(now);
+        }
+        for (_, p) in drain(&mut s) {
+            if let Message::Prmp(
+                wire::Message::Poll { ts, .. } | wire::Message::DataPoll { ts, .. },
+            ) = p.message
+            {
+                poll_ts.push(ts);
+            }
+        }
+        let node = rng.range_inclusive(1, 32) as u32; // 31 and 32 are strangers
+        let next = s.view().hs.map_or(0, |h| h + 1);
+        let le = rng.range_inclusive(0, next);
+        let hr = if rng.chance(0.1) || next == 0 {
+            None
+        } else {
+            Some(rng.range_inclusive(le.saturating_sub(1), next - 1))
+        };
+        let got: Vec<u64> = (le..next).filter(|_| rng.chance(0.7)).collect();
+        let ts = if rng.chance(0.8) {
+            poll_ts[rng.range_inclusive(0, poll_ts.len() as u64 - 1) as usize]
+        } else {
+            rng.range_inclusive(0, u64::MAX)
+        };
+        let seq = rng.range_inclusive(0, next.saturating_sub(1));
+        s.handle_packet(now, NodeId(node), &resp(node, ts, seq, le, hr, &got));
+        if rng.chance(0.05) {
+            let mut junk = resp(node, ts, seq, le, hr, &got);
+            let j = rng.range_inclusive(0, junk.len() as u64 - 1) as usize;
+            junk[j] ^= 0x5a;
+            s.handle_packet(now, NodeId(node), &junk);
+        }
+        for (n, c) in s.planner().arc_entries() {
+            assert!(c <= rq, "ARC[{n}] = {c} > RQ");
+        }
+        assert!(s.effective_window() <= 16);
+    }
+    println!("random feedback: {:?}, stats {:?}", s.view(), s.stats());
+}
+
+#[test]
+fn random_packets_never_panic_a_receiver() {
+    use crate::rng::AgentRng;
+    let mut rng = AgentRng::from_seed(9);
+    let mut rc = ReceiverConfig::new(NodeId(2), 32);
+    rc.consume_rate = Some(2_000);
+    let mut r = Receiver::new(rc);
+    let mut now = Time::ZERO;
+    let mut delivered = 0u64;
+    for _ in 0..50_000 {
+        now += Duration::from_micros(rng.range_inclusive(0, 300));
+        if r.poll_timeout().is_some_and(|t| t <= now) {
+            r.handle_timeout(now);
+        }
+        let base = r.le();
+        let seq = base + rng.range_inclusive(0, 40);
+        let mut raw = Vec::new();
+        wire::ChildList::encode_ids([rng.range_inclusive(1, 3) as u32], &mut raw);
+        let cld = wire::ChildList::from_raw(&raw).unwrap();
+        let payload = [seq as u8; 3];
+        let msg = match rng.range_inclusive(0, 2) {
+            0 => wire::Message::Data {
+                seq,
+                payload: &payload,
+            },
+            1 => wire::Message::Poll {
+                ts: now.as_nanos(),
+                seq,
+                cld,
+            },
+            _ => wire::Message::DataPoll {
+                seq,
+                ts: now.as_nanos(),
+                poll_seq: seq + rng.range_inclusive(0, 3),
+                cld,
+                payload: &payload,
+            },
+        };
+        let mut b = Packet::to_vec(Envelope::default(), &Message::Prmp(msg)).unwrap();
+        if rng.chance(0.1) {
+            let j = rng.range_inclusive(0, b.len() as u64 - 1) as usize;
+            b[j] = rng.range_inclusive(0, 255) as u8;
+        }
+        r.handle_packet(now, NodeId(0), &b);
+        while let Some(t) = r.poll_transmit() {
+            let p = Packet::decode(&t.payload).unwrap();
+            let Message::Prmp(wire::Message::Resp { le, hr, .. }) = p.message else {
+                panic!("a receiver only sends RESP");
+            };
+            assert_eq!(le, r.le());
+            assert!(hr == wire::NO_HR || hr < le + 32);
+        }
+        while let Some(e) = r.poll_event() {
+            let Event::Delivered { seq, .. } = e else {
+                panic!()
+            };
+            assert_eq!(seq, delivered, "in order, exactly once");
+            delivered += 1;
+        }
+    }
+    assert!(delivered > 1_000, "{delivered}");
+}
