@@ -809,3 +809,24 @@ fn random_packets_never_panic_a_receiver() {
     }
     assert!(delivered > 1_000, "{delivered}");
 }
+
+/// Scale check beyond the paper's group sizes (ignored by default: it is a smoke test of
+/// the data structures, run with `cargo test --release -- --ignored scale`).
+#[test]
+#[ignore]
+fn scale_smoke_thousands_of_children() {
+    for (receivers, drop) in [(1_000u32, 0.01), (5_000, 0.01)] {
+        let mut setup = Setup::new(receivers, 64, drop);
+        setup.messages = 100;
+        let h = setup.run();
+        let what = format!("{receivers} rx, drop {drop}");
+        assert_reliable(&h, &live(receivers), setup.messages, &what);
+        let s = h.agent(NodeId(0)).unwrap().stats().clone();
+        println!(
+            "prmp scale: {what}: {:?} virtual, {} repairs, {} timeouts",
+            h.now(),
+            s.repairs_sent,
+            s.timeouts
+        );
+    }
+}
