@@ -398,9 +398,7 @@ impl<'a> Packet<'a> {
             Family::Rra => Message::Rra(rra::Message::read_body(header.kind, &mut r)?),
             Family::Prmp => Message::Prmp(prmp::Message::read_body(header.kind, &mut r)?),
             Family::Ff => Message::Ff(ff::Message::read_body(header.kind, &mut r)?),
-            Family::Session => {
-                Message::Session(session::Message::read_body(header.kind, &mut r)?)
-            }
+            Family::Session => Message::Session(session::Message::read_body(header.kind, &mut r)?),
         };
         if r.remaining() != 0 {
             return Err(DecodeError::TrailingBytes(r.remaining()));
