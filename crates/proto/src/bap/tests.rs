@@ -601,3 +601,46 @@ proptest! {
         assert_reliable(&h, receivers, 40, &format!("seed {seed}"));
     }
 }
+
+#[test]
+fn removing_a_silent_receiver_lets_the_others_finish() {
+    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
+    let cfg = SenderConfig::new(
+        NodeId(0),
+        GROUP,
+        vec![NodeId(1), NodeId(2)],
+        2,
+        Duration::from_millis(1),
+    );
+    let s = h.add(Box::new(Sender::new(cfg)));
+    for r in 1..=2 {
+        h.add(Box::new(Receiver::new(
+            ReceiverConfig::new(NodeId(r), 2, Duration::from_micros(500)),
+            AgentRng::from_seed(u64::from(r)),
+        )));
+    }
+    // Node 2 never hears the group: without eviction the sender goes back forever.
+    h.set_group(GROUP, vec![NodeId(1)]);
+    h.with_agent(s, |a, now| {
+        for i in 0..5 {
+            a.send(now, message(i)).unwrap();
+        }
+        a.close(now);
+    });
+    h.run_until(Time::from_millis(5));
+    assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
+    h.with_agent(s, |a, now| {
+        assert!(a.remove_receiver(now, NodeId(2)));
+        assert!(!a.remove_receiver(now, NodeId(2)));
+    });
+    h.run_until(Time::from_secs(1));
+    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    let delivered: Vec<u64> = h.events[1]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::Delivered { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, (0..5).collect::<Vec<_>>());
+}

@@ -434,3 +434,46 @@ proptest::proptest! {
         assert_reliable(&h, receivers, 40, &format!("seed {seed}"));
     }
 }
+
+#[test]
+fn removing_a_silent_receiver_lets_the_others_finish() {
+    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
+    let cfg = SenderConfig::new(
+        NodeId(0),
+        GROUP,
+        vec![NodeId(1), NodeId(7)],
+        4,
+        Duration::from_micros(100),
+    );
+    let s = h.add(Box::new(Sender::new(cfg)));
+    h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(1), 4))));
+    // Node 7 does not exist; with no limit the sender re-polls it forever.
+    h.set_group(GROUP, vec![NodeId(1)]);
+    h.with_agent(s, |a, now| {
+        for i in 0..9 {
+            a.send(now, message(i)).unwrap();
+        }
+        a.close(now);
+    });
+    h.run_until(Time::from_millis(5));
+    assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
+    h.with_agent(s, |a, now| {
+        assert!(a.remove_receiver(now, NodeId(7)));
+        assert!(!a.remove_receiver(now, NodeId(7)));
+    });
+    h.run_until(Time::from_secs(1));
+    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    let done: Vec<(u64, bool)> = h.events[0]
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(done, (0..9).map(|s| (s, false)).collect::<Vec<_>>());
+    let delivered = h.events[1]
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
+        .count();
+    assert_eq!(delivered, 9);
+}
