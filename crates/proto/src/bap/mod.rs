@@ -153,6 +153,66 @@ impl SenderConfig {
     }
 }
 
+/// The thesis's BAP parameters in its own units (command-file names in brackets, §3.6), to
+/// build consistent sender and receiver configurations: the packet timeout's formula uses the
+/// receivers' ACK-delay timeout `t` and random interval `i`, which the receivers must use too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThesisParams {
+    /// Window `n` \[BAPWIN\].
+    pub window: u16,
+    /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
+    pub data_bytes: u64,
+    pub ack_bytes: u64,
+    /// Receiver ACK-delay timeout `t`, bit times \[BAPACKTIMEOUT\].
+    pub ack_timeout_bits: u64,
+    /// Random ACK interval, bit times; 0 for none \[BAPRANDWAIT\].
+    pub rand_bits: u64,
+    /// Packet-timeout method and value \[BAPPKTIMEOUTMETHOD, BAPPKTIMEOUT\].
+    pub timeout: crate::saw::TimeoutMethod,
+    /// Retransmission limit, compared as the thesis words it \[BAPRETRANSLIM\].
+    pub max_retransmissions: Option<u32>,
+    /// One bit time (100 ns for 10 Mb/s Ethernet).
+    pub bit_time: Duration,
+}
+
+impl ThesisParams {
+    fn rule(&self) -> TimeoutRule {
+        TimeoutRule {
+            method: self.timeout,
+            data_bytes: self.data_bytes,
+            ack_bytes: self.ack_bytes,
+            rand_bits: self.rand_bits,
+            bit_time: self.bit_time,
+        }
+    }
+
+    /// The sender's configuration for this group.
+    pub fn sender_config(
+        &self,
+        node: NodeId,
+        group: GroupId,
+        receivers: Vec<NodeId>,
+    ) -> SenderConfig {
+        let mut cfg = SenderConfig::new(node, group, receivers, self.window, Duration::ZERO);
+        cfg.timeout_rule = Some(self.rule());
+        cfg.ack_delay_timeout_bits = self.ack_timeout_bits;
+        cfg.max_retransmissions = self.max_retransmissions;
+        cfg.limit_rule = LimitRule::NotExceeded;
+        cfg
+    }
+
+    /// A receiver's configuration.
+    pub fn receiver_config(&self, node: NodeId) -> ReceiverConfig {
+        let mut rc = ReceiverConfig::new(
+            node,
+            self.window,
+            crate::saw::timeout::bits_to_duration(self.ack_timeout_bits, self.bit_time),
+        );
+        rc.ack_delay_max = self.rule().rand();
+        rc
+    }
+}
+
 #[derive(Debug)]
 struct Slot {
     data: Bytes,

@@ -644,3 +644,28 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
         .collect();
     assert_eq!(delivered, (0..5).collect::<Vec<_>>());
 }
+
+/// The thesis's sample run header: `Recs=3 Data=1518 Ack=64 BAPWin=1 BAPPktT=115680
+/// BAPAckT=95000 BAPrand=6000` (formula, increment 1000).
+#[test]
+fn thesis_params_build_consistent_configs() {
+    let p = ThesisParams {
+        window: 1,
+        data_bytes: 1518,
+        ack_bytes: 64,
+        ack_timeout_bits: 95_000,
+        rand_bits: 6_000,
+        timeout: crate::saw::TimeoutMethod::Formula {
+            increment_bits: 1_000,
+        },
+        max_retransmissions: Some(20),
+        bit_time: crate::saw::BIT_TIME_10MBPS,
+    };
+    let rx: Vec<NodeId> = (1..=3).map(NodeId).collect();
+    let s = Sender::new(p.sender_config(NodeId(0), GROUP, rx));
+    assert_eq!(s.timeout(), Duration::from_nanos(115_680 * 100));
+    let rc = p.receiver_config(NodeId(1));
+    assert_eq!(rc.ack_timeout, Duration::from_micros(9_500));
+    assert_eq!(rc.ack_delay_max, Duration::from_micros(600));
+    assert_eq!(rc.window, 1);
+}

@@ -93,6 +93,60 @@ impl SenderConfig {
     }
 }
 
+/// The thesis's SAW parameters in its own units (command-file names in brackets, §3.6), to
+/// build consistent sender and receiver configurations: the formula timeout includes the
+/// random ACK interval `i` that the receivers use as their delay bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThesisParams {
+    /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
+    pub data_bytes: u64,
+    pub ack_bytes: u64,
+    /// Random ACK interval, bit times; 0 for none \[SAWRANDWAIT\].
+    pub rand_bits: u64,
+    /// Timeout method and value \[SAWTIMEOUTMETHOD, SAWTIMEOUT\].
+    pub timeout: TimeoutMethod,
+    /// Unicast or multicast retransmission \[SAWRETRANS\].
+    pub mode: RetransmitMode,
+    /// Retransmission limit, compared as the thesis words it \[SAWRETRANSLIM\].
+    pub max_retransmissions: Option<u32>,
+    /// One bit time (100 ns for 10 Mb/s Ethernet).
+    pub bit_time: Duration,
+}
+
+impl ThesisParams {
+    fn rule(&self) -> TimeoutRule {
+        TimeoutRule {
+            method: self.timeout,
+            data_bytes: self.data_bytes,
+            ack_bytes: self.ack_bytes,
+            rand_bits: self.rand_bits,
+            bit_time: self.bit_time,
+        }
+    }
+
+    /// The sender's configuration for this group.
+    pub fn sender_config(
+        &self,
+        node: NodeId,
+        group: GroupId,
+        receivers: Vec<NodeId>,
+    ) -> SenderConfig {
+        let mut cfg = SenderConfig::new(node, group, receivers, Duration::ZERO);
+        cfg.timeout_rule = Some(self.rule());
+        cfg.mode = self.mode;
+        cfg.max_retransmissions = self.max_retransmissions;
+        cfg.limit_rule = LimitRule::NotExceeded;
+        cfg
+    }
+
+    /// A receiver's configuration.
+    pub fn receiver_config(&self, node: NodeId) -> ReceiverConfig {
+        let mut rc = ReceiverConfig::new(node);
+        rc.ack_delay_max = self.rule().rand();
+        rc
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum TimerKey {
     Group,

@@ -409,3 +409,27 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
         .count();
     assert_eq!(delivered, 3);
 }
+
+/// Digest §4.6: the error experiments' SAW timeout at r = 20 with SAWrand 22,000 is
+/// d + r·a + i + 45,000 = 89,384 bit times.
+#[test]
+fn thesis_params_build_consistent_configs() {
+    let p = ThesisParams {
+        data_bytes: 1518,
+        ack_bytes: 64,
+        rand_bits: 22_000,
+        timeout: TimeoutMethod::Formula {
+            increment_bits: 45_000,
+        },
+        mode: RetransmitMode::Multicast,
+        max_retransmissions: Some(10),
+        bit_time: BIT_TIME_10MBPS,
+    };
+    let rx: Vec<NodeId> = (1..=20).map(NodeId).collect();
+    let s = Sender::new(p.sender_config(NodeId(0), GROUP, rx));
+    assert_eq!(s.timeout(), Duration::from_nanos(89_384 * 100));
+    assert_eq!(
+        p.receiver_config(NodeId(1)).ack_delay_max,
+        Duration::from_micros(2_200)
+    );
+}
