@@ -194,6 +194,9 @@ pub struct Counters {
     pub router_consumed: u64,
     /// Total losses (all causes; see [`Sim::losses`]).
     pub lost: u64,
+    /// Times an agent still asked for a deadline that had just been served (it is then
+    /// woken 1 ns later instead of spinning).
+    pub stuck_timers: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -679,6 +682,14 @@ impl Sim {
                 if let Some(a) = self.agents[x as usize].as_mut() {
                     if a.poll_timeout().is_some_and(|t| t <= now) {
                         a.handle_timeout(now);
+                        if a.poll_timeout().is_some_and(|t| t <= now) {
+                            // The agent still asks for `now` after being served it: wake it
+                            // 1 ns later rather than spinning at this instant forever.
+                            self.counters.stuck_timers += 1;
+                            self.hosts[x as usize].timer_at = Some(now + Duration::from_nanos(1));
+                            self.kernel
+                                .schedule(now + Duration::from_nanos(1), Ev::Timer(x));
+                        }
                     }
                 }
                 self.drain(x);
@@ -767,6 +778,11 @@ impl Sim {
         self.scratch_tx = out;
         let next = self.agents[xi].as_ref().and_then(|a| a.poll_timeout());
         let h = &mut self.hosts[xi];
+        let next = match (next, h.timer_at) {
+            // A wake-up after `now` is already booked for a deadline that has passed.
+            (Some(t), Some(b)) if t <= now && b > now => Some(b),
+            _ => next,
+        };
         match next {
             Some(t) if h.timer_at != Some(t.max(now)) => {
                 let t = t.max(now);

@@ -712,3 +712,46 @@ fn configuration_errors_are_reported() {
         )
         .is_err());
 }
+
+/// An agent whose deadline never moves: the simulator must not spin at one instant.
+struct Stuck {
+    calls: u32,
+    stats: Stats,
+}
+
+impl Agent for Stuck {
+    fn handle_packet(&mut self, _now: Time, _from: NodeId, _packet: &[u8]) {}
+    fn handle_timeout(&mut self, _now: Time) {
+        self.calls += 1;
+    }
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        None
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        Some(Time::from_millis(1))
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        None
+    }
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+#[test]
+fn a_stuck_deadline_does_not_freeze_time() {
+    let mut net = Network::new();
+    let a = net.add_host();
+    let mut sim = Sim::new(net, 1);
+    sim.add_agent(
+        a,
+        Box::new(Stuck {
+            calls: 0,
+            stats: Stats::default(),
+        }),
+    )
+    .unwrap();
+    let out = sim.run(&Stop::at(Time::from_millis(1) + Duration::from_nanos(10)));
+    assert_eq!(out.reason, "time_limit");
+    assert!(sim.counters().stuck_timers >= 10);
+}
