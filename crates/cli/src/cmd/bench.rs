@@ -26,10 +26,16 @@ enum What {
         #[arg(long)]
         quick: bool,
     },
+    /// Benchmark `rmcast send`/`recv` on real sockets against the raw ceiling, uftp and
+    /// udpcast; prints JSON
+    Net(super::bench_net::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let What::Sim { quick } = args.what;
+    let quick = match args.what {
+        What::Sim { quick } => quick,
+        What::Net(a) => return super::bench_net::run(a),
+    };
     let (pending, steps) = if quick {
         (100_000, 2_000_000)
     } else {
