@@ -68,7 +68,8 @@
 //!    `R_k` carries only the due polls of its own destination set; other due children wait for
 //!    the next packet or the NPT POLL.
 //! 5. **One IPG per logical transmission.** A packet sent as several unicast copies takes one
-//!    IPG slot, not one per copy (every copy is still counted in [`Stats`]).
+//!    IPG slot, not one per copy (every copy is still counted in [`Stats`]). Each unicast copy
+//!    names only its own child in `POLL.CLD`.
 //! 6. **Repoll of a child that already has a planned poll** replaces that row (its quota is
 //!    released first). Quota is stolen from the latest-planned non-REPOLL child of the epoch.
 //! 7. **`RQ`** must be at least 1 (`⌊RR·ε⌋ = 0` would never allow a response): configuration
@@ -100,6 +101,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// Largest application message one DATA packet carries (a DATAPOLL naming children needs
 /// room for their ids too; the sender leaves it out of a poll rather than exceed a datagram).
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
+
+/// Most children one POLL names (what fits in one datagram).
+pub const MAX_POLL_CLD: usize = (MAX_DATAGRAM - HEADER_LEN - 18) / 4;
 
 /// Largest window `S` (the windows are bitmaps of `S` bits per child).
 pub const MAX_WINDOW: u64 = 1 << 24;
@@ -581,8 +585,41 @@ impl Sender {
             .flatten()
             .filter_map(|&i| self.children.get(i).map(|c| c.node))
             .collect();
+        // Each unicast copy names only its own child in POLL.CLD (the others cannot see it).
         for n in nodes {
-            self.emit(Dest::Node(n), env, msg.clone());
+            let id = n.0.to_be_bytes();
+            let own = wire::ChildList::from_raw(&id);
+            let copy = match (&msg, own) {
+                (wire::Message::Poll { ts, seq, cld }, Some(own)) if cld.contains(n.0) => {
+                    wire::Message::Poll {
+                        ts: *ts,
+                        seq: *seq,
+                        cld: own,
+                    }
+                }
+                (wire::Message::Poll { .. }, _) => continue,
+                (
+                    wire::Message::DataPoll {
+                        seq,
+                        ts,
+                        poll_seq,
+                        cld,
+                        payload,
+                    },
+                    Some(own),
+                ) if cld.contains(n.0) => wire::Message::DataPoll {
+                    seq: *seq,
+                    ts: *ts,
+                    poll_seq: *poll_seq,
+                    cld: own,
+                    payload,
+                },
+                (wire::Message::DataPoll { seq, payload, .. }, _) => {
+                    wire::Message::Data { seq: *seq, payload }
+                }
+                (m, _) => m.clone(),
+            };
+            self.emit(Dest::Node(n), env, copy);
         }
     }
 
@@ -634,24 +671,22 @@ impl Sender {
                 self.planner.plan(i, now, rtt);
             }
         }
-        let mut cld = match &dests {
-            Some(d) => self.planner.take_due(now, |c| d.contains(&c)),
-            None => self.planner.take_due(now, |_| true),
+        let mut rows = match &dests {
+            Some(d) => self.planner.take_due_rows(now, |c| d.contains(&c)),
+            None => self.planner.take_due_rows(now, |_| true),
         };
         let hs = self.next_seq.saturating_sub(1);
-        let mut raw = self.cld_bytes(&cld);
         let room = (MAX_DATAGRAM - HEADER_LEN - 26).saturating_sub(data.len());
-        if raw.len() > room.min(wire::MAX_CLD * 4) {
-            // Too many children to name in this datagram: put the excess back for an
-            // explicit POLL (rare; only with tens of thousands of due children).
-            let keep = room.min(wire::MAX_CLD * 4) / 4;
-            for &i in cld.get(keep..).unwrap_or_default() {
-                let rtt = self.rtt_of(i);
-                self.planner.plan(i, now, rtt);
+        let keep = room.min(wire::MAX_CLD * 4) / 4;
+        if rows.len() > keep {
+            // Too many children to name in this datagram: the excess stays planned for the
+            // next packet or an explicit POLL (only with tens of thousands of due children).
+            for (i, p) in rows.split_off(keep) {
+                self.planner.restore(i, p);
             }
-            cld.truncate(keep);
-            raw.truncate(keep * 4);
         }
+        let cld: Vec<usize> = rows.into_iter().map(|(i, _)| i).collect();
+        let raw = self.cld_bytes(&cld);
         let env = self.envelope(retx);
         let msg = match wire::ChildList::from_raw(&raw).filter(|c| !c.is_empty()) {
             Some(c) => wire::Message::DataPoll {
@@ -686,7 +721,6 @@ impl Sender {
         let Some(hs) = self.hs() else {
             return;
         };
-        let cld: Vec<usize> = cld.into_iter().take(wire::MAX_CLD).collect();
         let raw = self.cld_bytes(&cld);
         let Some(list) = wire::ChildList::from_raw(&raw).filter(|c| !c.is_empty()) else {
             return;
@@ -751,11 +785,17 @@ impl Sender {
                 self.timers.set(Key::Tx, npt);
                 return;
             }
-            let due = self.planner.take_due(now, |_| true);
+            let mut due = self.planner.take_due_rows(now, |_| true);
             if due.is_empty() {
                 return;
             }
-            self.send_poll(now, due);
+            if due.len() > MAX_POLL_CLD {
+                // The rest go in the next POLL, one IPG later.
+                for (i, p) in due.split_off(MAX_POLL_CLD) {
+                    self.planner.restore(i, p);
+                }
+            }
+            self.send_poll(now, due.into_iter().map(|(i, _)| i).collect());
         }
     }
 

@@ -208,16 +208,35 @@ impl Planner {
     /// Remove from the PPT every child with `est <= t` that `include` accepts, in `est` order:
     /// their polls are being sent. Their quota stays counted (the responses are anticipated).
     pub fn take_due(&mut self, t: Time, include: impl Fn(usize) -> bool) -> Vec<usize> {
+        self.take_due_rows(t, include)
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect()
+    }
+
+    /// [`take_due`](Self::take_due), returning the rows too (for [`restore`](Self::restore)).
+    pub fn take_due_rows(
+        &mut self,
+        t: Time,
+        include: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, Planned)> {
         let due: Vec<usize> = self
             .by_est
             .range(..=(t, usize::MAX))
             .map(|&(_, c)| c)
             .filter(|&c| include(c))
             .collect();
-        for &c in &due {
-            self.unlink(c);
+        due.into_iter()
+            .filter_map(|c| self.unlink(c).map(|p| (c, p)))
+            .collect()
+    }
+
+    /// Put back a row taken by [`take_due_rows`](Self::take_due_rows) whose poll could not be
+    /// sent after all (ARC already counts it). Ignored if the child was planned meanwhile.
+    pub fn restore(&mut self, child: usize, p: Planned) {
+        if !self.ppt.contains_key(&child) {
+            self.insert(child, p);
         }
-        due
     }
 
     /// Drop every planned poll (nothing is left to acknowledge), releasing the quota.

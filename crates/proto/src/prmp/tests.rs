@@ -830,3 +830,44 @@ fn scale_smoke_thousands_of_children() {
         );
     }
 }
+
+#[test]
+fn polls_too_large_for_one_datagram_are_split_not_lost() {
+    let n = 20_000u32;
+    let mut s = sender(n, |c| c.response_rate = 3_000_000); // RQ = 30,000
+    s.send(Time::ZERO, message(0)).unwrap();
+    // Logical polls by timestamp (a small POLL goes as one unicast copy per child).
+    let mut polls: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+    let mut copies = 0;
+    let mut unicast_ids = Vec::new();
+    // Up to 3 ms: before the first poll timeout (RTO = 2 × 2 ms).
+    for ms in 0..4 {
+        s.handle_timeout(Time::from_millis(ms));
+        for (dest, p) in drain(&mut s) {
+            if let Message::Prmp(
+                wire::Message::Poll { cld, ts, .. } | wire::Message::DataPoll { cld, ts, .. },
+            ) = p.message
+            {
+                copies += 1;
+                if let Dest::Node(NodeId(k)) = dest {
+                    assert_eq!(cld.iter().collect::<Vec<_>>(), vec![k]);
+                    unicast_ids.push(k);
+                }
+                polls.entry(ts).or_default().extend(cld.iter());
+            }
+        }
+    }
+    // The second poll names fewer than MTR × NC = 4,000 children: one unicast copy per
+    // child, each naming only that child.
+    assert_eq!(polls.len(), 2, "one DATAPOLL and one POLL");
+    let first = polls.values().next().unwrap().len();
+    let second: Vec<u32> = unicast_ids;
+    assert!(second.len() < 4_000);
+    assert_eq!(copies, 1 + second.len());
+    let mut named = BTreeSet::new();
+    for &id in polls.values().next().unwrap().iter().chain(&second) {
+        assert!(named.insert(id), "child {id} polled twice");
+    }
+    assert_eq!(named.len(), n as usize);
+    assert_eq!(first + second.len(), n as usize);
+}
