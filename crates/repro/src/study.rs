@@ -255,3 +255,177 @@ pub fn with_jobs<R: Send>(
         .map_err(|e| StudyError::Run(format!("cannot start worker threads: {e}")))?;
     Ok(pool.install(f))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::Verdict;
+    use crate::plot::{Axis, PlotSeries};
+    use crate::report::Report;
+    use crate::stats::Estimate;
+
+    /// A study whose measurements are given, to test the runner and the report.
+    struct Fixed {
+        claims: &'static str,
+        fail_run: bool,
+        plot_unit: &'static str,
+    }
+
+    impl Study for Fixed {
+        fn name(&self) -> &'static str {
+            "fixed"
+        }
+        fn title(&self) -> &'static str {
+            "Fixed measurements"
+        }
+        fn source(&self) -> &'static str {
+            "test"
+        }
+        fn claims_toml(&self) -> &'static str {
+            self.claims
+        }
+        fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
+            if self.fail_run {
+                return Err(StudyError::Run("simulated failure".into()));
+            }
+            // Runs through the parallel map, in order.
+            let xs: Vec<f64> = vec![1.0, 2.0, 3.0];
+            let ys = ctx.map(&xs, |x| x * 2.0);
+            assert_eq!(ys, vec![2.0, 4.0, 6.0]);
+            let mut m = Measures::new();
+            let pts: Vec<(f64, Estimate)> = xs
+                .iter()
+                .zip(&ys)
+                .map(|(&x, &y)| (x, Estimate::from_samples(&[y - 0.1, y + 0.1]).unwrap()))
+                .collect();
+            m.series("y", "ms", "n", pts.clone());
+            Ok(StudyOutput {
+                setup: Setup {
+                    summary: "s".into(),
+                    ..Setup::default()
+                },
+                measures: m,
+                plots: vec![Plot {
+                    id: "fixed-y".into(),
+                    title: "y".into(),
+                    caption: "c".into(),
+                    x: Axis::new("n", "count"),
+                    y: Axis::new("y", self.plot_unit),
+                    series: vec![PlotSeries::measured("y", 0, &pts)],
+                }],
+                notes: vec![],
+            })
+        }
+    }
+
+    const CLAIMS: &str = r#"
+        study = "fixed"
+        [[claim]]
+        id = "fixed.grows"
+        source = "test"
+        statement = "y grows with n"
+        scenario = "fixed"
+        measure = "y"
+        predicate = { kind = "trend", direction = "increasing" }
+        [[claim]]
+        id = "fixed.small"
+        source = "test"
+        statement = "y stays below 5"
+        scenario = "fixed"
+        measure = "y"
+        predicate = { kind = "at_most", of = 5 }
+        explain_fail = "known: y reaches 6 at n = 3"
+    "#;
+
+    #[test]
+    fn verdicts_and_report_of_a_failing_claim() {
+        let r = run_study(
+            &Fixed {
+                claims: CLAIMS,
+                fail_run: false,
+                plot_unit: "ms",
+            },
+            false,
+            &NoProgress,
+        );
+        assert!(r.error.is_none());
+        let v: Vec<Verdict> = r.claims.iter().map(|c| c.verdict).collect();
+        assert_eq!(v, vec![Verdict::Pass, Verdict::Fail]);
+        let rep = Report {
+            quick: true,
+            studies: vec![r],
+        };
+        assert_eq!(rep.summary_line(), "claims: 1 passed, 1 failed");
+        let md = rep.markdown();
+        assert!(md.contains("### Failed claims"));
+        assert!(md.contains("known: y reaches 6 at n = 3"));
+        assert!(md.contains("Quick mode"));
+        let csv = rep.claims_csv();
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("fixed.small,fixed,"));
+        let dir = std::env::temp_dir().join(format!("rmcast-repro-unit-{}", std::process::id()));
+        let w = rep.write(&dir).unwrap();
+        assert_eq!(w.svgs.len(), 1);
+        let html = std::fs::read_to_string(&w.html).unwrap();
+        assert!(html.contains("id=\"plot-fixed-y\""));
+        assert!(html.contains("data-verdict=\"fail\""));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_study_that_errors_fails_every_claim() {
+        let r = run_study(
+            &Fixed {
+                claims: CLAIMS,
+                fail_run: true,
+                plot_unit: "ms",
+            },
+            false,
+            &NoProgress,
+        );
+        assert_eq!(r.claims.len(), 2);
+        assert!(r.claims.iter().all(|c| !c.passed()));
+        assert!(r.claims[0].detail.contains("simulated failure"));
+    }
+
+    #[test]
+    fn a_plot_without_units_is_a_study_error() {
+        let r = run_study(
+            &Fixed {
+                claims: CLAIMS,
+                fail_run: false,
+                plot_unit: "",
+            },
+            false,
+            &NoProgress,
+        );
+        assert!(r.error.as_deref().unwrap_or("").contains("unit"));
+        assert_eq!(r.failed(), 2);
+    }
+
+    #[test]
+    fn a_broken_claims_file_is_one_failed_claim() {
+        let r = run_study(
+            &Fixed {
+                claims: "study = \"fixed\"\n[[claim]]\nid = 3\n",
+                fail_run: false,
+                plot_unit: "ms",
+            },
+            false,
+            &NoProgress,
+        );
+        assert_eq!(r.claims.len(), 1);
+        assert_eq!(r.claims[0].spec.id, "fixed.claims_file");
+        assert_eq!(r.failed(), 1);
+    }
+
+    #[test]
+    fn zero_jobs_is_refused() {
+        assert!(with_jobs(Some(0), || 1).is_err());
+        assert_eq!(with_jobs(Some(2), rayon::current_num_threads).unwrap(), 2);
+    }
+}
