@@ -37,10 +37,13 @@
 pub mod bap;
 mod cursor;
 pub mod ff;
+pub mod lms;
+pub mod pgm;
 pub mod prmp;
 pub mod rra;
 pub mod saw;
 pub mod session;
+pub mod srm;
 
 pub use cursor::{Reader, Writer};
 
@@ -124,6 +127,12 @@ pub enum Family {
     Rra = 3,
     /// Polling-based reliable multicast, PRMP (seed 004).
     Prmp = 5,
+    /// Scalable Reliable Multicast, SRM (seed 003).
+    Srm = 7,
+    /// PGM essentials after RFC 3208 (seed 003).
+    Pgm = 8,
+    /// Light-weight Multicast Services, LMS (seed 003).
+    Lms = 9,
     /// Full-feedback baseline of seed 004 (after Towsley & Mithal).
     Ff = 10,
     /// Session control of the real-network driver (`rmcast send`/`recv`).
@@ -137,6 +146,9 @@ impl Family {
         Family::Bap,
         Family::Rra,
         Family::Prmp,
+        Family::Srm,
+        Family::Pgm,
+        Family::Lms,
         Family::Ff,
         Family::Session,
     ];
@@ -148,6 +160,9 @@ impl Family {
             2 => Ok(Family::Bap),
             3 => Ok(Family::Rra),
             5 => Ok(Family::Prmp),
+            7 => Ok(Family::Srm),
+            8 => Ok(Family::Pgm),
+            9 => Ok(Family::Lms),
             10 => Ok(Family::Ff),
             15 => Ok(Family::Session),
             other => Err(DecodeError::UnknownFamily(other)),
@@ -161,6 +176,9 @@ impl Family {
             Family::Bap => "bap",
             Family::Rra => "rra",
             Family::Prmp => "prmp",
+            Family::Srm => "srm",
+            Family::Pgm => "pgm",
+            Family::Lms => "lms",
             Family::Ff => "ff",
             Family::Session => "session",
         }
@@ -271,6 +289,9 @@ impl Header {
             Family::Bap => bap::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Rra => rra::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Prmp => prmp::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Srm => srm::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Pgm => pgm::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Lms => lms::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Ff => ff::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Session => false,
         };
@@ -302,6 +323,9 @@ fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
         Family::Bap => bap::Kind::from_u8(kind).map(|_| ()),
         Family::Rra => rra::Kind::from_u8(kind).map(|_| ()),
         Family::Prmp => prmp::Kind::from_u8(kind).map(|_| ()),
+        Family::Srm => srm::Kind::from_u8(kind).map(|_| ()),
+        Family::Pgm => pgm::Kind::from_u8(kind).map(|_| ()),
+        Family::Lms => lms::Kind::from_u8(kind).map(|_| ()),
         Family::Ff => ff::Kind::from_u8(kind).map(|_| ()),
         Family::Session => session::Kind::from_u8(kind).map(|_| ()),
     }
@@ -322,6 +346,9 @@ pub enum Message<'a> {
     Bap(bap::Message<'a>),
     Rra(rra::Message<'a>),
     Prmp(prmp::Message<'a>),
+    Srm(srm::Message<'a>),
+    Pgm(pgm::Message<'a>),
+    Lms(lms::Message<'a>),
     Ff(ff::Message<'a>),
     Session(session::Message<'a>),
 }
@@ -333,6 +360,9 @@ impl Message<'_> {
             Message::Bap(_) => Family::Bap,
             Message::Rra(_) => Family::Rra,
             Message::Prmp(_) => Family::Prmp,
+            Message::Srm(_) => Family::Srm,
+            Message::Pgm(_) => Family::Pgm,
+            Message::Lms(_) => Family::Lms,
             Message::Ff(_) => Family::Ff,
             Message::Session(_) => Family::Session,
         }
@@ -343,6 +373,9 @@ impl Message<'_> {
             Message::Bap(m) => m.kind() as u8,
             Message::Rra(m) => m.kind() as u8,
             Message::Prmp(m) => m.kind() as u8,
+            Message::Srm(m) => m.kind() as u8,
+            Message::Pgm(m) => m.kind() as u8,
+            Message::Lms(m) => m.kind() as u8,
             Message::Ff(m) => m.kind() as u8,
             Message::Session(m) => m.kind() as u8,
         }
@@ -353,6 +386,9 @@ impl Message<'_> {
             Message::Bap(m) => m.body_len(),
             Message::Rra(m) => m.body_len(),
             Message::Prmp(m) => m.body_len(),
+            Message::Srm(m) => m.body_len(),
+            Message::Pgm(m) => m.body_len(),
+            Message::Lms(m) => m.body_len(),
             Message::Ff(m) => m.body_len(),
             Message::Session(m) => m.body_len(),
         }
@@ -363,6 +399,9 @@ impl Message<'_> {
             Message::Bap(m) => m.check(),
             Message::Rra(m) => m.check(),
             Message::Prmp(m) => m.check(),
+            Message::Srm(m) => m.check(),
+            Message::Pgm(m) => m.check(),
+            Message::Lms(m) => m.check(),
             Message::Ff(m) => m.check(),
             Message::Session(m) => m.check(),
         }
@@ -373,6 +412,9 @@ impl Message<'_> {
             Message::Bap(m) => m.write_body(w),
             Message::Rra(m) => m.write_body(w),
             Message::Prmp(m) => m.write_body(w),
+            Message::Srm(m) => m.write_body(w),
+            Message::Pgm(m) => m.write_body(w),
+            Message::Lms(m) => m.write_body(w),
             Message::Ff(m) => m.write_body(w),
             Message::Session(m) => m.write_body(w),
         }
@@ -397,6 +439,9 @@ impl<'a> Packet<'a> {
             Family::Bap => Message::Bap(bap::Message::read_body(header.kind, &mut r)?),
             Family::Rra => Message::Rra(rra::Message::read_body(header.kind, &mut r)?),
             Family::Prmp => Message::Prmp(prmp::Message::read_body(header.kind, &mut r)?),
+            Family::Srm => Message::Srm(srm::Message::read_body(header.kind, &mut r)?),
+            Family::Pgm => Message::Pgm(pgm::Message::read_body(header.kind, &mut r)?),
+            Family::Lms => Message::Lms(lms::Message::read_body(header.kind, &mut r)?),
             Family::Ff => Message::Ff(ff::Message::read_body(header.kind, &mut r)?),
             Family::Session => Message::Session(session::Message::read_body(header.kind, &mut r)?),
         };

@@ -1,0 +1,145 @@
+//! PGM essentials after RFC 3208, as seed 003 §5.10 simulated them: ODATA, RDATA, NAK, NCF,
+//! SPM.
+//!
+//! ```text
+//! ODATA body: seq (u64) | payload (rest)
+//! RDATA body: seq (u64) | payload (rest)           (header flag FLAG_RETRANSMISSION)
+//! NAK   body: seq (u64)
+//! NCF   body: seq (u64)
+//! SPM   body: spm_seq (u64) | trail (u64) | lead (u64)
+//! ```
+//!
+//! `lead` in an SPM is the number of ODATA packets sent so far (the next sequence number), so
+//! receivers detect lost packets at the tail; `trail` is the oldest sequence number the
+//! source can still repair. RFC 3208 carries the NAK's source and group addresses and the
+//! path NLA; here the NAK travels as a unicast datagram to the source and network elements on
+//! the way see it, so the header's source node is the NAK's originator.
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// Packet kinds of the `pgm` family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    Odata = 1,
+    Rdata = 2,
+    Nak = 3,
+    Ncf = 4,
+    Spm = 5,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Kind::Odata),
+            2 => Ok(Kind::Rdata),
+            3 => Ok(Kind::Nak),
+            4 => Ok(Kind::Ncf),
+            5 => Ok(Kind::Spm),
+            kind => Err(DecodeError::UnknownKind {
+                family: crate::Family::Pgm,
+                kind,
+            }),
+        }
+    }
+    /// True for kinds that carry application data.
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Odata | Kind::Rdata)
+    }
+}
+
+/// A `pgm` message body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Odata { seq: u64, payload: &'a [u8] },
+    Rdata { seq: u64, payload: &'a [u8] },
+    Nak { seq: u64 },
+    Ncf { seq: u64 },
+    Spm { spm_seq: u64, trail: u64, lead: u64 },
+}
+
+impl<'a> Message<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::Odata { .. } => Kind::Odata,
+            Message::Rdata { .. } => Kind::Rdata,
+            Message::Nak { .. } => Kind::Nak,
+            Message::Ncf { .. } => Kind::Ncf,
+            Message::Spm { .. } => Kind::Spm,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), EncodeError> {
+        match self {
+            Message::Spm { trail, lead, .. } if trail > lead => Err(EncodeError::InvalidField {
+                field: "pgm.trail",
+                why: "trailing edge above the leading edge",
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        match self {
+            Message::Odata { payload, .. } | Message::Rdata { payload, .. } => 8 + payload.len(),
+            Message::Nak { .. } | Message::Ncf { .. } => 8,
+            Message::Spm { .. } => 24,
+        }
+    }
+
+    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::Odata { seq, payload } | Message::Rdata { seq, payload } => {
+                w.u64(*seq);
+                w.put(payload);
+            }
+            Message::Nak { seq } | Message::Ncf { seq } => w.u64(*seq),
+            Message::Spm {
+                spm_seq,
+                trail,
+                lead,
+            } => {
+                w.u64(*spm_seq);
+                w.u64(*trail);
+                w.u64(*lead);
+            }
+        }
+    }
+
+    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        Ok(match Kind::from_u8(kind)? {
+            Kind::Odata => {
+                let seq = r.u64()?;
+                Message::Odata {
+                    seq,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Rdata => {
+                let seq = r.u64()?;
+                Message::Rdata {
+                    seq,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Nak => Message::Nak { seq: r.u64()? },
+            Kind::Ncf => Message::Ncf { seq: r.u64()? },
+            Kind::Spm => {
+                let spm_seq = r.u64()?;
+                let trail = r.u64()?;
+                let lead = r.u64()?;
+                if trail > lead {
+                    return Err(DecodeError::InvalidField {
+                        field: "pgm.trail",
+                        why: "trailing edge above the leading edge",
+                    });
+                }
+                Message::Spm {
+                    spm_seq,
+                    trail,
+                    lead,
+                }
+            }
+        })
+    }
+}
