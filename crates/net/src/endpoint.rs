@@ -155,11 +155,12 @@ impl Wire {
 pub fn protocol_family(name: &str) -> Result<Family, NetError> {
     match name {
         "saw" => Ok(Family::Saw),
+        "bap" => Ok(Family::Bap),
         other => {
             let known: Vec<&str> = rmcast_proto::PROTOCOLS.iter().map(|p| p.name).collect();
             Err(NetError::setup(format!(
-                "protocol {other:?} cannot run on the network in this build (available: saw; \
-                 implemented in the engine: {}): pass --protocol saw",
+                "protocol {other:?} cannot run on the network in this build (available: saw, bap; \
+                 implemented in the engine: {}): pass --protocol saw or bap",
                 known.join(", ")
             )))
         }

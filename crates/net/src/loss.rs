@@ -59,7 +59,10 @@ impl Injector {
             return false;
         }
         self.seen += 1;
-        let by_count = self.cfg.one_in.is_some_and(|n| self.seen.is_multiple_of(n.max(1)));
+        let by_count = self
+            .cfg
+            .one_in
+            .is_some_and(|n| self.seen.is_multiple_of(n.max(1)));
         let by_chance = self.cfg.rate > 0.0 && self.rng.chance(self.cfg.rate);
         let d = by_count || by_chance;
         if d {

@@ -10,7 +10,7 @@ use crate::socket::{check_group, group_socket, unicast_socket, SocketOpts};
 use crate::NetError;
 use mio::{Events, Interest, Poll, Token};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{saw, Agent, Dest, Event, NodeId, Time};
+use rmcast_proto::{bap, saw, Agent, Dest, Event, NodeId, Time};
 use rmcast_wire::session::{self, Outcome, Phase, ReportState};
 use rmcast_wire::{Envelope, Family, Message, Packet, PacketClass};
 use serde::Serialize;
@@ -536,6 +536,8 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                                 protocol,
                                 phase,
                                 ack_delay_us,
+                                window,
+                                ack_timeout_us,
                                 members,
                                 ..
                             },
@@ -552,20 +554,31 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                                 ))));
                                 break;
                             }
-                            if protocol != Family::Saw as u8 {
-                                return Err(NetError::setup(format!(
-                                    "the sender uses protocol family {protocol}, which this build cannot receive: upgrade rmcast"
-                                )));
-                            }
-                            let rc = saw::ReceiverConfig {
-                                node: NodeId(node),
-                                session: h.session,
-                                ack_delay_max: Duration::from_micros(u64::from(ack_delay_us)),
+                            let rng = AgentRng::derive(u64::from(h.session), NodeId(node), 1);
+                            let ack_delay_max = Duration::from_micros(u64::from(ack_delay_us));
+                            let agent: Box<dyn Agent> = match Family::from_u8(protocol) {
+                                Ok(Family::Saw) => {
+                                    let mut rc = saw::ReceiverConfig::new(NodeId(node));
+                                    rc.session = h.session;
+                                    rc.ack_delay_max = ack_delay_max;
+                                    Box::new(saw::Receiver::new(rc, rng))
+                                }
+                                Ok(Family::Bap) if window > 0 => {
+                                    let mut rc = bap::ReceiverConfig::new(
+                                        NodeId(node),
+                                        window,
+                                        Duration::from_micros(u64::from(ack_timeout_us.max(1))),
+                                    );
+                                    rc.session = h.session;
+                                    rc.ack_delay_max = ack_delay_max;
+                                    Box::new(bap::Receiver::new(rc, rng))
+                                }
+                                _ => {
+                                    return Err(NetError::setup(format!(
+                                        "the sender uses protocol family {protocol}, which this build cannot receive: upgrade rmcast"
+                                    )))
+                                }
                             };
-                            let agent: Box<dyn Agent> = Box::new(saw::Receiver::new(
-                                rc,
-                                AgentRng::derive(u64::from(h.session), NodeId(node), 1),
-                            ));
                             obs.session(h.session, from);
                             joined = Some(Joined {
                                 session: h.session,

@@ -10,7 +10,7 @@ use crate::NetError;
 use bytes::Bytes;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::pacing::Pacer;
-use rmcast_proto::{saw, Agent, Dest, Event, GroupId, NodeId, Time, Transmit};
+use rmcast_proto::{bap, saw, Agent, Dest, Event, GroupId, NodeId, Time, Transmit};
 use rmcast_wire::session::{self, Outcome, Phase, ReportState};
 use rmcast_wire::{Envelope, Family, Message, Packet, HEADER_LEN, MAX_DATAGRAM};
 use serde::Serialize;
@@ -68,6 +68,8 @@ pub struct SendConfig {
     pub final_wait: Duration,
     /// Random ACK delay bound announced to receivers (saw §2.5.1).
     pub ack_delay: Duration,
+    /// Window for windowed protocols (`bap`).
+    pub window: u16,
 }
 
 impl SendConfig {
@@ -87,6 +89,7 @@ impl SendConfig {
             session: None,
             final_wait: Duration::from_secs(5),
             ack_delay: Duration::ZERO,
+            window: 16,
         }
     }
 }
@@ -424,6 +427,9 @@ pub fn send(
         Some(_) => session::SECURITY_AUTH,
     };
     let ack_delay_us = u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX);
+    // bap receivers ACK a full window at once, or on their ACK-delay timer when the window
+    // does not fill (a loss, the end of the data): a quarter of the sender's timeout.
+    let ack_timeout_us = u32::try_from((cfg.rto / 4).as_micros()).unwrap_or(u32::MAX);
     let announce = |phase: Phase, members: &[u32]| {
         let raw = session::encode_members(members);
         session_packet(
@@ -434,6 +440,8 @@ pub fn send(
                 phase,
                 security,
                 ack_delay_us,
+                window: if family == Family::Bap { cfg.window } else { 0 },
+                ack_timeout_us,
                 members: &raw,
             },
         )
@@ -543,6 +551,18 @@ pub fn send(
             sc.session = session_id;
             sc.queue_limit = 32;
             Box::new(saw::Sender::new(sc))
+        }
+        Family::Bap => {
+            let mut sc = bap::SenderConfig::new(
+                NodeId(node),
+                GroupId(0),
+                ids.iter().map(|&i| NodeId(i)).collect(),
+                cfg.window,
+                cfg.rto,
+            );
+            sc.session = session_id;
+            sc.queue_limit = 32;
+            Box::new(bap::Sender::new(sc))
         }
         _ => return Err(NetError::setup("protocol not available on the network")),
     };

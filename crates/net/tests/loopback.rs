@@ -31,6 +31,7 @@ struct Run {
 
 fn run(
     port: u16,
+    protocol: &str,
     receivers: usize,
     size: usize,
     loss: f64,
@@ -102,6 +103,7 @@ fn run(
     cfg.join_wait = Duration::from_secs(30);
     cfg.rate_bps = 0;
     cfg.keys = keys;
+    cfg.protocol = protocol.into();
     let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     if let Some(f) = flooder {
@@ -129,14 +131,14 @@ fn check(run: &Run, dir: &Path, digest: [u8; 32], receivers: usize) {
 
 #[test]
 fn three_receivers_5mb_no_loss() {
-    let (run, dir, digest) = run(47101, 3, 5_000_000, 0.0, None, false);
+    let (run, dir, digest) = run(47101, "saw", 3, 5_000_000, 0.0, None, false);
     check(&run, dir.path(), digest, 3);
     assert_eq!(run.send.agent.repairs_sent, 0);
 }
 
 #[test]
 fn three_receivers_5mb_5_percent_loss() {
-    let (run, dir, digest) = run(47102, 3, 5_000_000, 0.05, None, false);
+    let (run, dir, digest) = run(47102, "saw", 3, 5_000_000, 0.05, None, false);
     check(&run, dir.path(), digest, 3);
     assert!(run.send.agent.repairs_sent > 0);
     assert!(run.recv.iter().all(|r| r.driver.dropped_injected > 0));
@@ -147,7 +149,7 @@ fn authenticated_and_encrypted_transfers_complete() {
     for encrypt in [false, true] {
         let keys = Keys::from_secret(b"a test key of more than sixteen bytes", encrypt).unwrap();
         let port = if encrypt { 47104 } else { 47103 };
-        let (run, dir, digest) = run(port, 2, 1_000_000, 0.02, Some(keys), encrypt);
+        let (run, dir, digest) = run(port, "saw", 2, 1_000_000, 0.02, Some(keys), encrypt);
         check(&run, dir.path(), digest, 2);
         if encrypt {
             // the flood's junk failed authentication and was counted
@@ -158,9 +160,18 @@ fn authenticated_and_encrypted_transfers_complete() {
 
 #[test]
 fn flood_of_junk_is_rejected_and_counted() {
-    let (run, dir, digest) = run(47105, 2, 2_000_000, 0.0, None, true);
+    let (run, dir, digest) = run(47105, "saw", 2, 2_000_000, 0.0, None, true);
     check(&run, dir.path(), digest, 2);
     for r in &run.recv {
         assert!(r.driver.rejected() > 0, "{:?}", r.driver);
+    }
+}
+
+#[test]
+fn bap_three_receivers_5mb_0_and_5_percent_loss() {
+    for (port, loss) in [(47106, 0.0), (47107, 0.05)] {
+        let (run, dir, digest) = run(port, "bap", 3, 5_000_000, loss, None, false);
+        check(&run, dir.path(), digest, 3);
+        assert_eq!(run.send.protocol, "bap");
     }
 }

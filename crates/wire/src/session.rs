@@ -8,7 +8,8 @@
 //! ANNOUNCE body (sender → group, periodic):
 //!   protocol (u8, the data family's wire number) | phase (u8: 0 gathering, 1 running)
 //!   | security (u8: bit 0 authenticated, bit 1 encrypted) | reserved (u8, 0)
-//!   | ack_delay_us (u32) | count (u16) | count × member node id (u32)
+//!   | ack_delay_us (u32) | window (u16) | ack_timeout_us (u32)
+//!   | count (u16) | count × member node id (u32)
 //! JOIN body (receiver → sender, unicast): empty
 //! REPORT body (receiver → sender, unicast, periodic and final):
 //!   state (u8: 0 receiving, 1 complete and verified, 2 failed) | reason (u8)
@@ -91,6 +92,10 @@ pub enum Message<'a> {
         phase: Phase,
         security: u8,
         ack_delay_us: u32,
+        /// Window size for windowed protocols (`bap`); 0 when unused.
+        window: u16,
+        /// Receivers' ACK-delay timeout for windowed protocols, in microseconds.
+        ack_timeout_us: u32,
         /// `4 × count` bytes of big-endian node ids.
         members: &'a [u8],
     },
@@ -200,7 +205,7 @@ impl<'a> Message<'a> {
 
     pub(crate) fn body_len(&self) -> usize {
         match self {
-            Message::Announce { members, .. } => 10 + members.len(),
+            Message::Announce { members, .. } => 16 + members.len(),
             Message::Join => 0,
             Message::Report { .. } => 2 + 5 * 8,
             Message::End { outcomes } => 2 + outcomes.len(),
@@ -214,6 +219,8 @@ impl<'a> Message<'a> {
                 phase,
                 security,
                 ack_delay_us,
+                window,
+                ack_timeout_us,
                 members,
             } => {
                 w.u8(*protocol);
@@ -221,6 +228,8 @@ impl<'a> Message<'a> {
                 w.u8(*security);
                 w.u8(0);
                 w.u32(*ack_delay_us);
+                w.u16(*window);
+                w.u32(*ack_timeout_us);
                 w.u16((members.len() / 4) as u16);
                 w.put(members);
             }
@@ -269,6 +278,8 @@ impl<'a> Message<'a> {
                     return Err(DecodeError::Reserved("session announce reserved byte"));
                 }
                 let ack_delay_us = r.u32()?;
+                let window = r.u16()?;
+                let ack_timeout_us = r.u32()?;
                 let count = usize::from(r.u16()?);
                 let members = r.bytes(count * 4)?;
                 Ok(Message::Announce {
@@ -276,6 +287,8 @@ impl<'a> Message<'a> {
                     phase,
                     security,
                     ack_delay_us,
+                    window,
+                    ack_timeout_us,
                     members,
                 })
             }
@@ -347,7 +360,7 @@ mod tests {
             let outs: Vec<(u32, Outcome)> = outs.into_iter().map(|(n, o)| (n, outcome(o))).collect();
             let out_raw = encode_outcomes(&outs);
             let msg = match k {
-                0 => Message::Announce { protocol: small, phase: if small % 2 == 0 { Phase::Gathering } else { Phase::Running }, security: small & 3, ack_delay_us: nums[0] as u32, members: &members },
+                0 => Message::Announce { protocol: small, phase: if small % 2 == 0 { Phase::Gathering } else { Phase::Running }, security: small & 3, ack_delay_us: nums[0] as u32, window: nums[1] as u16, ack_timeout_us: nums[2] as u32, members: &members },
                 1 => Message::Join,
                 2 => Message::Report { state: ReportState::Complete, reason: small, bytes: nums[0], messages: nums[1], repairs: nums[2], duplicates: nums[3], rejected: nums[4] },
                 _ => Message::End { outcomes: &out_raw },

@@ -148,9 +148,12 @@ pub struct Args {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub net: NetOpts,
-    /// Protocol (see `rmcast protocols`); saw is what the network driver runs today
+    /// Protocol: saw (stop-and-wait) or bap (block acknowledgment, window --window)
     #[arg(long, default_value = "saw")]
     pub protocol: String,
+    /// Window of windowed protocols (bap): messages in flight before the block ACK
+    #[arg(long, default_value_t = 16)]
+    pub window: u16,
     /// Start once this many receivers have joined
     #[arg(long, short = 'n', conflicts_with_all = ["receiver_list", "discover"])]
     pub receivers: Option<usize>,
@@ -204,6 +207,10 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
     c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;
     c.datagram_size = a.datagram_size;
+    if a.window == 0 {
+        return Err(NetError::setup("--window 0: give at least 1"));
+    }
+    c.window = a.window;
     c.rate_bps = a.rate;
     c.keys = a.net.keys()?;
     c.loss = a.net.loss()?;
