@@ -32,14 +32,17 @@ mod time;
 
 pub mod bap;
 pub mod ff;
+pub mod lms;
 pub mod metrics;
 pub mod pacing;
+pub mod pgm;
 pub mod prmp;
 pub mod retx;
 pub mod rng;
 pub mod rra;
 pub mod rtt;
 pub mod saw;
+pub mod srm;
 pub mod testkit;
 pub mod timer;
 pub mod window;

@@ -1,0 +1,827 @@
+//! `srm` — Scalable Reliable Multicast after Floyd, Jacobson, Liu, McCanne and Zhang
+//! (SIGCOMM '95), as seed 003 §5.9 ran it (the ns-2 model, `Agent/SRM` and
+//! `Agent/SRM/Adaptive`).
+//!
+//! Every member (the data's source included) is one [`Member`]:
+//!
+//! * **Gap detection.** A member that sees data `s` (original or repair) or a SESSION message
+//!   announcing `next_seq > s` while missing an earlier packet detects that loss.
+//! * **Request timer.** On detecting loss of `s` a member waits uniform
+//!   `[C1·d, (C1+C2)·d] × b` (`d`: its one-way distance to the data's source; `b`: back-off,
+//!   1 at first) and then multicasts a REQUEST. After a request is sent or heard it backs off:
+//!   `b` doubles (×3 with adaptive timers, as ns-2's `SRM/request/Adaptive`), at most
+//!   [`Config::backoff_limit`] times, and the timer is set again; it then ignores further
+//!   requests for `s` until half of the new interval has passed (the *ignore-backoff* window).
+//! * **Repair timer.** A member holding `s` that hears a request from `A` waits uniform
+//!   `[D1·d_A, (D1+D2)·d_A]` and multicasts a REPAIR, unless it hears a repair for `s` first.
+//! * **Suppression and hold-down.** A repair arriving cancels any pending request or repair
+//!   timer for `s`; the member then ignores requests for `s` for `3·d` (distance to the source
+//!   for a requester, to the requester for a repairer), as ns-2 does.
+//! * **Adaptive timers** ([`Config::adaptive`]): ns-2's variant of the SIGCOMM '95 algorithm:
+//!   before each new request timer, `ave_dup_req` (EWMA, α = 0.25, of duplicate requests per
+//!   loss) and `ave_req_delay` (EWMA of detection-to-first-timer-end in units of 2·d) drive
+//!   C1/C2 (closest requester: C2 −= 0.1; `ave_dup ≥ 1`: C1 += 0.1, C2 += 0.5;
+//!   `ave_dup < 0.9`: C2 −= 0.1 if `ave_delay > 1`, C1 −= 0.05 if `ave_dup < 0.25`;
+//!   otherwise C1 += 0.05); a round-1 request sender lowers C1 by 0.1. D1/D2 the same way for
+//!   repairs, starting at log10 G. Bounds C1 ∈ [0.5, 2], C2 ∈ [1, G], D1 ∈ [0.5, log10 G],
+//!   D2 ∈ [1, G] (G = [`Config::group_size`]).
+//! * **Distances** ([`DistanceSource`]): from SESSION messages (timestamp echo, as SRM
+//!   specifies) or supplied from the topology (`DistanceSource::Configured`). Until a
+//!   distance is known, [`Config::default_distance`] is used.
+//!
+//! Choices where the seed and paper are silent (or where ns-2 differs): the member hearing its
+//! own request/repair (ns-2 loops multicast back to the sender) is modelled directly — a
+//! member that sends a request backs off, one that sends a repair enters hold-down. ns-2
+//! updates `ave_dup_req` twice per loss (a quirk of `mark-period` after `recompute`); here
+//! once. A SESSION message carries at most [`MAX_ENTRIES`] members. The source emits
+//! [`Event::Completed`] on [`Agent::close`]: SRM has no acknowledgments, so the source cannot
+//! know when receivers finish.
+
+#[cfg(test)]
+mod tests;
+
+use crate::retx::RetransmitBuffer;
+use crate::rng::AgentRng;
+use crate::timer::TimerSet;
+use crate::window::{Insert, SeqWindow};
+use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use bytes::Bytes;
+use core::time::Duration;
+use rmcast_wire::{
+    srm as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
+};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Largest application message one DATA packet carries.
+pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 25;
+/// Most members one SESSION message reports.
+pub const MAX_ENTRIES: usize = 3_000;
+
+/// Where a member's distances to other members come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DistanceSource {
+    /// Estimated from SESSION messages' timestamp echoes (SRM's own mechanism).
+    SessionMessages,
+    /// One-way distances supplied from the topology (e.g. by a simulator from its shortest
+    /// paths); SESSION messages, if enabled, are then used only for loss detection.
+    Configured(BTreeMap<NodeId, Duration>),
+}
+
+/// Configuration of one SRM member.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub node: NodeId,
+    pub group: GroupId,
+    pub session: u32,
+    /// The node whose data stream the session carries.
+    pub source: NodeId,
+    pub c1: f64,
+    pub c2: f64,
+    pub d1: f64,
+    pub d2: f64,
+    /// How many times the request back-off multiplier grows (ns-2 `requestBackoffLimit_`, 5).
+    pub backoff_limit: u32,
+    /// ns-2's adaptive timers (`Agent/SRM/Adaptive`).
+    pub adaptive: bool,
+    /// Group size G (bounds of the adaptive parameters).
+    pub group_size: usize,
+    pub distances: DistanceSource,
+    /// Distance assumed before one is known.
+    pub default_distance: Duration,
+    /// Period of SESSION messages (`None`: none; ns-2 `sessionDelay_` is 1 s).
+    pub session_interval: Option<Duration>,
+    /// Receive window (packets beyond `base + window` are dropped).
+    pub window: usize,
+}
+
+impl Config {
+    /// ns-2's defaults: C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every
+    /// second, distances from session messages.
+    pub fn new(node: NodeId, group: GroupId, source: NodeId, group_size: usize) -> Self {
+        Config {
+            node,
+            group,
+            session: 0,
+            source,
+            c1: 2.0,
+            c2: 2.0,
+            d1: 1.0,
+            d2: 1.0,
+            backoff_limit: 5,
+            adaptive: false,
+            group_size: group_size.max(1),
+            distances: DistanceSource::SessionMessages,
+            default_distance: Duration::from_millis(100),
+            session_interval: Some(Duration::from_secs(1)),
+            window: 1 << 16,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Session,
+    Seq(u64),
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    /// Missing; request timer armed.
+    Request {
+        round: u8,
+        backoff: f64,
+        backoff_ctr: u32,
+        start: Time,
+        ignore_until: Time,
+        sent_round1: bool,
+    },
+    /// Holding the data; repair timer armed for `requester`.
+    Repair {
+        requester: NodeId,
+        start: Time,
+        sent: bool,
+    },
+    /// Recovered or repaired: requests are ignored until the timer fires.
+    HoldDown,
+}
+
+/// Adaptive-timer statistics (ns-2 `stats_`); negative means "not yet".
+#[derive(Debug, Clone)]
+struct Adapt {
+    dup_req: f64,
+    ave_dup_req: f64,
+    ave_req_delay: f64,
+    dup_rep: f64,
+    ave_dup_rep: f64,
+    ave_rep_delay: f64,
+    closest_requestor: bool,
+    closest_repairor: bool,
+    first_repair: bool,
+}
+
+const ALPHA: f64 = 0.25;
+const AVE_DUPS: f64 = 1.0;
+const AVE_DELAY: f64 = 1.0;
+const EPS: f64 = 0.10;
+
+fn ewma(ave: f64, cur: f64) -> f64 {
+    if ave < 0.0 {
+        cur
+    } else {
+        (1.0 - ALPHA) * ave + ALPHA * cur
+    }
+}
+
+/// Counters specific to SRM (requests and repairs per drop are the seed's metric).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SrmStats {
+    pub requests_sent: u64,
+    pub repairs_sent: u64,
+    pub requests_heard: u64,
+    pub repairs_heard: u64,
+    /// Request timers reset by a request heard (back-offs).
+    pub backoffs: u64,
+    /// Requests or repairs suppressed before being sent.
+    pub suppressed: u64,
+}
+
+/// One SRM member (the source is a member with data to send).
+pub struct Member {
+    cfg: Config,
+    rng: AgentRng,
+    c1: f64,
+    c2: f64,
+    d1: f64,
+    d2: f64,
+    adapt: Adapt,
+    window: SeqWindow,
+    store: RetransmitBuffer,
+    /// Number of source packets known to exist (highest seen + 1).
+    known: u64,
+    next_send: u64,
+    states: BTreeMap<u64, State>,
+    timers: TimerSet<Key>,
+    /// Distances learnt from session messages.
+    learnt: BTreeMap<NodeId, Duration>,
+    /// Last SESSION heard per member: (their ts, when we heard it).
+    heard: BTreeMap<NodeId, (u64, Time)>,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+    srm: SrmStats,
+    closed: bool,
+}
+
+impl Member {
+    pub fn new(cfg: Config, rng: AgentRng) -> Self {
+        let mut timers = TimerSet::new();
+        if cfg.session_interval.is_some() {
+            timers.set(Key::Session, Time::ZERO);
+        }
+        Member {
+            c1: cfg.c1,
+            c2: cfg.c2,
+            d1: cfg.d1,
+            d2: cfg.d2,
+            adapt: Adapt {
+                dup_req: 0.0,
+                ave_dup_req: -1.0,
+                ave_req_delay: -1.0,
+                dup_rep: 0.0,
+                ave_dup_rep: -1.0,
+                ave_rep_delay: -1.0,
+                closest_requestor: false,
+                closest_repairor: false,
+                first_repair: true,
+            },
+            window: SeqWindow::new(cfg.window),
+            store: RetransmitBuffer::new(usize::MAX),
+            known: 0,
+            next_send: 0,
+            states: BTreeMap::new(),
+            timers,
+            learnt: BTreeMap::new(),
+            heard: BTreeMap::new(),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            srm: SrmStats::default(),
+            closed: false,
+            rng,
+            cfg,
+        }
+    }
+
+    /// SRM-specific counters.
+    pub fn srm_stats(&self) -> &SrmStats {
+        &self.srm
+    }
+
+    /// Current timer parameters (C1, C2, D1, D2); they move only with adaptive timers.
+    pub fn params(&self) -> (f64, f64, f64, f64) {
+        (self.c1, self.c2, self.d1, self.d2)
+    }
+
+    fn is_source(&self) -> bool {
+        self.cfg.node == self.cfg.source
+    }
+
+    /// One-way distance to `node` as this member knows it.
+    pub fn distance(&self, node: NodeId) -> Duration {
+        match &self.cfg.distances {
+            DistanceSource::Configured(m) => m.get(&node).copied(),
+            DistanceSource::SessionMessages => self.learnt.get(&node).copied(),
+        }
+        .unwrap_or(self.cfg.default_distance)
+    }
+
+    fn d_secs(&self, node: NodeId) -> f64 {
+        self.distance(node).as_secs_f64()
+    }
+
+    fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
+        let env = Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags,
+        };
+        match Packet::to_vec(env, &Message::Srm(msg)) {
+            Ok(v) => {
+                let t = Transmit {
+                    dest: Dest::Group(self.cfg.group),
+                    payload: Bytes::from(v),
+                };
+                self.stats.count_sent(&t);
+                self.out.push_back(t);
+            }
+            Err(_) => self.stats.malformed += 1,
+        }
+    }
+
+    fn group_size(&self) -> f64 {
+        self.cfg.group_size.max(1) as f64
+    }
+
+    fn bound_c(&mut self) {
+        let g = self.group_size();
+        self.c1 = clamp_ns2(self.c1, 0.5, 2.0);
+        self.c2 = clamp_ns2(self.c2, 1.0, g);
+    }
+
+    fn bound_d(&mut self) {
+        let g = self.group_size();
+        self.d1 = clamp_ns2(self.d1, 0.5, g.log10());
+        self.d2 = clamp_ns2(self.d2, 1.0, g);
+    }
+
+    fn recompute_request_params(&mut self) {
+        if !self.cfg.adaptive {
+            return;
+        }
+        if self.adapt.ave_req_delay < 0.0 {
+            self.bound_c();
+        } else {
+            let a = &mut self.adapt;
+            a.ave_dup_req = ewma(a.ave_dup_req, a.dup_req);
+            if a.closest_requestor {
+                self.c2 -= 0.1;
+                a.closest_requestor = false;
+            } else if a.ave_dup_req >= AVE_DUPS {
+                self.c1 += 0.1;
+                self.c2 += 0.5;
+            } else if a.ave_dup_req < AVE_DUPS - EPS {
+                if a.ave_req_delay > AVE_DELAY {
+                    self.c2 -= 0.1;
+                }
+                if a.ave_dup_req < 0.25 {
+                    self.c1 -= 0.05;
+                }
+            } else {
+                self.c1 += 0.05;
+            }
+            self.bound_c();
+        }
+        self.adapt.dup_req = 0.0;
+    }
+
+    fn recompute_repair_params(&mut self) {
+        if !self.cfg.adaptive {
+            return;
+        }
+        if self.adapt.first_repair {
+            self.adapt.first_repair = false;
+            let lg = self.group_size().log10();
+            self.d1 = lg;
+            self.d2 = lg;
+            self.bound_d();
+        } else if self.adapt.ave_rep_delay >= 0.0 {
+            let a = &mut self.adapt;
+            a.ave_dup_rep = ewma(a.ave_dup_rep, a.dup_rep);
+            if a.closest_repairor {
+                self.d2 -= 0.1;
+                a.closest_repairor = false;
+            } else if a.ave_dup_rep >= AVE_DUPS {
+                self.d1 += 0.1;
+                self.d2 += 0.5;
+            } else if a.ave_dup_rep < AVE_DUPS - EPS {
+                if a.ave_rep_delay > AVE_DELAY {
+                    self.d2 -= 0.1;
+                }
+                if a.ave_dup_rep < 0.25 {
+                    self.d1 -= 0.05;
+                }
+            } else {
+                self.d1 += 0.05;
+            }
+            self.bound_d();
+        }
+        self.adapt.dup_rep = 0.0;
+    }
+
+    /// The request interval for the current back-off: `(C1 + C2·U)·d_S·b`.
+    fn request_delay(&mut self, backoff: f64) -> Duration {
+        let u = self.rng.unit();
+        let d = self.d_secs(self.cfg.source);
+        secs((self.c1 + self.c2 * u) * d * backoff)
+    }
+
+    /// Start recovery of `seq` (gap detected).
+    fn detect(&mut self, now: Time, seq: u64) {
+        if self.window.contains(seq) || self.states.contains_key(&seq) || self.is_source() {
+            return;
+        }
+        self.events.push_back(Event::LossDetected { seq });
+        self.recompute_request_params();
+        let delay = self.request_delay(1.0);
+        self.states.insert(
+            seq,
+            State::Request {
+                round: 1,
+                backoff: 1.0,
+                backoff_ctr: 0,
+                start: now,
+                ignore_until: Time::ZERO,
+                sent_round1: false,
+            },
+        );
+        self.timers.set(Key::Seq(seq), now + delay);
+    }
+
+    fn learn_known(&mut self, now: Time, next: u64) {
+        if next <= self.known {
+            return;
+        }
+        let from = self.known.max(self.window.base());
+        self.known = next;
+        for s in from..next {
+            if !self.window.contains(s) {
+                self.detect(now, s);
+            }
+        }
+    }
+
+    /// Back the request timer for `seq` off (after sending or hearing a request).
+    fn backoff(&mut self, now: Time, seq: u64) {
+        let factor = if self.cfg.adaptive { 3.0 } else { 2.0 };
+        let limit = self.cfg.backoff_limit;
+        let Some(State::Request {
+            round,
+            backoff,
+            backoff_ctr,
+            start,
+            ..
+        }) = self.states.get(&seq).cloned()
+        else {
+            return;
+        };
+        if round == 1 && self.cfg.adaptive {
+            let st = now.saturating_since(start).as_secs_f64()
+                / (2.0 * self.d_secs(self.cfg.source)).max(1e-12);
+            self.adapt.ave_req_delay = ewma(self.adapt.ave_req_delay, st);
+        }
+        let (b, ctr) = if backoff_ctr < limit {
+            (backoff * factor, backoff_ctr + 1)
+        } else {
+            (backoff, backoff_ctr)
+        };
+        let delay = self.request_delay(b);
+        if let Some(State::Request {
+            round: r,
+            backoff: bo,
+            backoff_ctr: bc,
+            ignore_until,
+            ..
+        }) = self.states.get_mut(&seq)
+        {
+            *r = r.saturating_add(1);
+            *bo = b;
+            *bc = ctr;
+            *ignore_until = now + delay / 2;
+        }
+        self.timers.set(Key::Seq(seq), now + delay);
+    }
+
+    fn hold_down(&mut self, now: Time, seq: u64, d: Duration) {
+        self.states.insert(seq, State::HoldDown);
+        self.timers.set(Key::Seq(seq), now + d * 3);
+    }
+
+    fn on_request(&mut self, now: Time, from: NodeId, round: u8, seq: u64, dist_ns: u64) {
+        self.srm.requests_heard += 1;
+        if !self.window.contains(seq) && !self.is_source() {
+            if seq >= self.known {
+                self.learn_known(now, seq + 1);
+            }
+            let Some(State::Request {
+                round: my_round,
+                ignore_until,
+                sent_round1,
+                ..
+            }) = self.states.get(&seq).cloned()
+            else {
+                return;
+            };
+            if round == 1 && self.cfg.adaptive {
+                if my_round == 2 && now <= ignore_until {
+                    self.adapt.dup_req += 1.0;
+                }
+                if sent_round1 {
+                    let mine = self.d_secs(self.cfg.source);
+                    self.adapt.closest_requestor = (dist_ns as f64 / 1e9) > 1.5 * mine;
+                }
+            }
+            if now < ignore_until {
+                return;
+            }
+            self.srm.backoffs += 1;
+            self.backoff(now, seq);
+            return;
+        }
+        // We hold the data: schedule a repair unless something is pending for it.
+        if self.states.contains_key(&seq) || self.store.get(seq).is_none() {
+            return;
+        }
+        self.recompute_repair_params();
+        let u = self.rng.unit();
+        let delay = secs((self.d1 + self.d2 * u) * self.d_secs(from));
+        self.states.insert(
+            seq,
+            State::Repair {
+                requester: from,
+                start: now,
+                sent: false,
+            },
+        );
+        self.timers.set(Key::Seq(seq), now + delay);
+    }
+
+    /// Data for `seq` arrived (original or repair).
+    fn on_data(&mut self, now: Time, seq: u64, payload: &[u8], repair: Option<(u8, u64)>) {
+        if repair.is_some() {
+            self.srm.repairs_heard += 1;
+        }
+        match self.states.get(&seq).cloned() {
+            Some(State::Request { round, start, .. }) => {
+                if round == 1 && self.cfg.adaptive {
+                    let st = now.saturating_since(start).as_secs_f64()
+                        / (2.0 * self.d_secs(self.cfg.source)).max(1e-12);
+                    self.adapt.ave_req_delay = ewma(self.adapt.ave_req_delay, st);
+                }
+                self.hold_down(now, seq, self.distance(self.cfg.source));
+            }
+            Some(State::Repair {
+                requester,
+                start,
+                sent,
+            }) => {
+                if self.cfg.adaptive {
+                    self.adapt.dup_rep += 1.0;
+                    let d = self.d_secs(requester);
+                    let st = now.saturating_since(start).as_secs_f64() / (2.0 * d).max(1e-12);
+                    self.adapt.ave_rep_delay = ewma(self.adapt.ave_rep_delay, st);
+                    if let (true, Some((1, dist))) = (sent, repair) {
+                        self.adapt.closest_repairor = (dist as f64 / 1e9) > 1.5 * d;
+                    }
+                }
+                if !sent {
+                    self.srm.suppressed += 1;
+                }
+                self.hold_down(now, seq, self.distance(requester));
+            }
+            Some(State::HoldDown) | None => {}
+        }
+        if self.is_source() {
+            return;
+        }
+        match self.window.insert(seq) {
+            Insert::New => {
+                self.store.insert(seq, Bytes::copy_from_slice(payload), now);
+                self.learn_known(now, seq + 1);
+                while let Some(s) = self.window.pop_in_order() {
+                    let data = self
+                        .store
+                        .get(s)
+                        .map(|e| e.data.clone())
+                        .unwrap_or_default();
+                    self.stats.delivered += 1;
+                    self.events.push_back(Event::Delivered { seq: s, data });
+                }
+            }
+            Insert::Duplicate => self.stats.duplicates += 1,
+            Insert::TooFar => self.stats.ignored += 1,
+        }
+    }
+
+    fn on_session(
+        &mut self,
+        now: Time,
+        from: NodeId,
+        ts: u64,
+        next_seq: u64,
+        entries: wire::SessionEntries<'_>,
+    ) {
+        self.heard.insert(from, (ts, now));
+        if matches!(self.cfg.distances, DistanceSource::SessionMessages) {
+            if let Some(e) = entries.iter().find(|e| e.node == self.cfg.node.0) {
+                let rtt = now
+                    .as_nanos()
+                    .saturating_sub(e.echo_ts)
+                    .saturating_sub(e.delay_ns);
+                self.learnt.insert(from, Duration::from_nanos(rtt / 2));
+            }
+        }
+        if !self.is_source() {
+            self.learn_known(now, next_seq);
+        }
+    }
+
+    fn send_session(&mut self, now: Time) {
+        let mut raw = Vec::new();
+        wire::SessionEntries::encode(
+            self.heard
+                .iter()
+                .take(MAX_ENTRIES)
+                .map(|(n, &(ts, at))| wire::SessionEntry {
+                    node: n.0,
+                    echo_ts: ts,
+                    delay_ns: now.saturating_since(at).as_nanos() as u64,
+                }),
+            &mut raw,
+        );
+        let Some(entries) = wire::SessionEntries::from_raw(&raw) else {
+            return;
+        };
+        let next_seq = if self.is_source() {
+            self.next_send
+        } else {
+            self.known
+        };
+        self.stats.control_sent += 1;
+        self.push(
+            wire::Message::Session {
+                ts: now.as_nanos(),
+                next_seq,
+                entries,
+            },
+            0,
+        );
+    }
+
+    fn fire(&mut self, now: Time, seq: u64) {
+        match self.states.get(&seq).cloned() {
+            Some(State::Request { round, .. }) => {
+                self.stats.timeouts += 1;
+                self.srm.requests_sent += 1;
+                self.stats.control_sent += 1;
+                if round == 1 && self.cfg.adaptive {
+                    self.c1 -= 0.1;
+                    self.adapt.closest_requestor = true;
+                    self.bound_c();
+                }
+                if round == 1 {
+                    if let Some(State::Request { sent_round1, .. }) = self.states.get_mut(&seq) {
+                        *sent_round1 = true;
+                    }
+                }
+                let dist_ns = self.distance(self.cfg.source).as_nanos() as u64;
+                self.push(
+                    wire::Message::Request {
+                        sender: self.cfg.source.0,
+                        round,
+                        seq,
+                        dist_ns,
+                    },
+                    0,
+                );
+                self.backoff(now, seq);
+            }
+            Some(State::Repair { requester, .. }) => {
+                let Some(data) = self.store.mark_resent(seq, now) else {
+                    self.states.remove(&seq);
+                    return;
+                };
+                self.srm.repairs_sent += 1;
+                self.stats.repairs_sent += 1;
+                if self.cfg.adaptive {
+                    self.d1 -= 0.1;
+                    self.adapt.closest_repairor = true;
+                    self.bound_d();
+                }
+                let dist_ns = self.distance(requester).as_nanos() as u64;
+                self.push(
+                    wire::Message::Repair {
+                        sender: self.cfg.source.0,
+                        requester: requester.0,
+                        round: 1,
+                        seq,
+                        dist_ns,
+                        payload: &data,
+                    },
+                    FLAG_RETRANSMISSION,
+                );
+                if let Some(State::Repair { sent, .. }) = self.states.get_mut(&seq) {
+                    *sent = true;
+                }
+                self.hold_down(now, seq, self.distance(requester));
+            }
+            Some(State::HoldDown) => {
+                self.states.remove(&seq);
+            }
+            None => {}
+        }
+    }
+}
+
+/// ns-2's `check-bounds`: below the minimum → minimum, else above the maximum → maximum.
+fn clamp_ns2(v: f64, min: f64, max: f64) -> f64 {
+    if v < min {
+        min
+    } else if v > max {
+        max
+    } else {
+        v
+    }
+}
+
+fn secs(s: f64) -> Duration {
+    if s.is_finite() && s > 0.0 {
+        Duration::from_secs_f64(s.min(1e9))
+    } else {
+        Duration::ZERO
+    }
+}
+
+impl Agent for Member {
+    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        let p = match Packet::decode(packet) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        let Message::Srm(m) = p.message else {
+            self.stats.ignored += 1;
+            return;
+        };
+        if p.header.session != self.cfg.session || from == self.cfg.node {
+            self.stats.ignored += 1;
+            return;
+        }
+        match m {
+            wire::Message::Data { seq, payload } => self.on_data(now, seq, payload, None),
+            wire::Message::Repair {
+                sender,
+                round,
+                seq,
+                dist_ns,
+                payload,
+                ..
+            } if sender == self.cfg.source.0 => {
+                self.on_data(now, seq, payload, Some((round, dist_ns)))
+            }
+            wire::Message::Request {
+                sender,
+                round,
+                seq,
+                dist_ns,
+            } if sender == self.cfg.source.0 => self.on_request(now, from, round, seq, dist_ns),
+            wire::Message::Session {
+                ts,
+                next_seq,
+                entries,
+            } => self.on_session(now, from, ts, next_seq, entries),
+            _ => self.stats.ignored += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(k) = self.timers.pop_expired(now) {
+            match k {
+                Key::Session => {
+                    self.send_session(now);
+                    if let Some(i) = self.cfg.session_interval {
+                        self.timers
+                            .set(Key::Session, now + i.max(Duration::from_micros(1)));
+                    }
+                }
+                Key::Seq(s) => self.fire(now, s),
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
+        if !self.is_source() {
+            return Err(SendError::NotASender);
+        }
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if data.len() > MAX_MESSAGE {
+            return Err(SendError::TooLarge {
+                len: data.len(),
+                max: MAX_MESSAGE,
+            });
+        }
+        let seq = self.next_send;
+        self.next_send += 1;
+        self.push(
+            wire::Message::Data {
+                seq,
+                payload: &data,
+            },
+            0,
+        );
+        self.stats.data_sent += 1;
+        self.store.insert(seq, data, now);
+        Ok(())
+    }
+
+    fn can_send(&self) -> bool {
+        self.is_source() && !self.closed
+    }
+
+    fn close(&mut self, _now: Time) {
+        if self.is_source() && !self.closed {
+            self.closed = true;
+            self.events.push_back(Event::Completed);
+        }
+    }
+}

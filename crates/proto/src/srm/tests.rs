@@ -1,0 +1,294 @@
+use super::*;
+use crate::testkit::Harness;
+use rmcast_wire::{Message, Packet};
+
+const G: GroupId = GroupId(1);
+
+fn cfg(node: u32, n: usize, d: Duration) -> Config {
+    let mut c = Config::new(NodeId(node), G, NodeId(0), n);
+    c.distances = DistanceSource::Configured((0..n as u32).map(|i| (NodeId(i), d)).collect());
+    c.session_interval = None;
+    c
+}
+
+fn pkt(from: u32, msg: wire::Message<'_>, flags: u8) -> Vec<u8> {
+    let env = Envelope {
+        session: 0,
+        source: from,
+        flags,
+    };
+    Packet::to_vec(env, &Message::Srm(msg)).unwrap()
+}
+
+fn data(seq: u64) -> Vec<u8> {
+    pkt(
+        0,
+        wire::Message::Data {
+            seq,
+            payload: b"abc",
+        },
+        0,
+    )
+}
+
+fn drain(m: &mut Member) -> Vec<wire::Kind> {
+    let mut v = Vec::new();
+    while let Some(t) = m.poll_transmit() {
+        let p = Packet::decode(&t.payload).unwrap();
+        if let Message::Srm(m) = p.message {
+            v.push(m.kind());
+        }
+    }
+    v
+}
+
+#[test]
+fn request_timer_is_uniform_in_c1d_c1c2d() {
+    let d = Duration::from_millis(10);
+    for seed in 0..200 {
+        let mut m = Member::new(cfg(1, 4, d), AgentRng::from_seed(seed));
+        let t0 = Time::from_secs(1);
+        m.handle_packet(t0, NodeId(0), &data(1)); // seq 0 missing
+        let at = m.poll_timeout().unwrap();
+        let wait = at - t0;
+        assert!(wait >= d * 2 && wait <= d * 4, "{wait:?}");
+        assert!(matches!(
+            m.poll_event(),
+            Some(Event::LossDetected { seq: 0 })
+        ));
+    }
+}
+
+#[test]
+fn repair_timer_is_uniform_in_d1d_d1d2d_of_the_requester() {
+    let d = Duration::from_millis(10);
+    for seed in 0..200 {
+        let mut c = cfg(1, 4, d);
+        if let DistanceSource::Configured(m) = &mut c.distances {
+            m.insert(NodeId(2), Duration::from_millis(30));
+        }
+        let mut m = Member::new(c, AgentRng::from_seed(seed));
+        m.handle_packet(Time::ZERO, NodeId(0), &data(0));
+        let t0 = Time::from_secs(1);
+        let req = pkt(
+            2,
+            wire::Message::Request {
+                sender: 0,
+                round: 1,
+                seq: 0,
+                dist_ns: 0,
+            },
+            0,
+        );
+        m.handle_packet(t0, NodeId(2), &req);
+        let wait = m.poll_timeout().unwrap() - t0;
+        assert!(
+            wait >= Duration::from_millis(30) && wait <= Duration::from_millis(60),
+            "{wait:?}"
+        );
+    }
+}
+
+#[test]
+fn hearing_a_request_backs_off_and_ignore_window_holds() {
+    let d = Duration::from_millis(10);
+    let mut m = Member::new(cfg(1, 4, d), AgentRng::from_seed(7));
+    let t0 = Time::from_secs(1);
+    m.handle_packet(t0, NodeId(0), &data(1));
+    let first = m.poll_timeout().unwrap();
+    let req = pkt(
+        2,
+        wire::Message::Request {
+            sender: 0,
+            round: 1,
+            seq: 0,
+            dist_ns: 0,
+        },
+        0,
+    );
+    let t1 = t0 + Duration::from_millis(5);
+    m.handle_packet(t1, NodeId(2), &req);
+    let second = m.poll_timeout().unwrap();
+    // backed off: interval doubled, uniform in [2·C1·d, 2·(C1+C2)·d] from t1.
+    assert!(
+        second - t1 >= d * 4 && second - t1 <= d * 8,
+        "{:?}",
+        second - t1
+    );
+    assert!(drain(&mut m).is_empty(), "suppressed: no request sent");
+    assert_eq!(m.srm_stats().backoffs, 1);
+    // a second request inside the ignore window changes nothing
+    m.handle_packet(t1 + Duration::from_millis(1), NodeId(3), &req);
+    assert_eq!(m.poll_timeout().unwrap(), second);
+    assert_eq!(m.srm_stats().backoffs, 1);
+    let _ = first;
+    // the request fires eventually and backs off again (×2 once more)
+    m.handle_timeout(second);
+    assert_eq!(drain(&mut m), vec![wire::Kind::Request]);
+    let third = m.poll_timeout().unwrap();
+    assert!(third - second >= d * 8 && third - second <= d * 16);
+    // the repair arrives: no more requests, hold-down of 3·d, then state gone
+    let rep = pkt(
+        4,
+        wire::Message::Repair {
+            sender: 0,
+            requester: 1,
+            round: 1,
+            seq: 0,
+            dist_ns: 0,
+            payload: b"x",
+        },
+        FLAG_RETRANSMISSION,
+    );
+    m.handle_packet(second + d, NodeId(4), &rep);
+    assert_eq!(m.poll_timeout().unwrap(), second + d + d * 3);
+    m.handle_timeout(second + d * 4);
+    assert!(drain(&mut m).is_empty());
+    assert_eq!(m.poll_timeout(), None);
+}
+
+#[test]
+fn hearing_a_repair_suppresses_a_pending_repair() {
+    let d = Duration::from_millis(10);
+    let mut m = Member::new(cfg(1, 4, d), AgentRng::from_seed(3));
+    m.handle_packet(Time::ZERO, NodeId(0), &data(0));
+    let t0 = Time::from_secs(1);
+    let req = pkt(
+        2,
+        wire::Message::Request {
+            sender: 0,
+            round: 1,
+            seq: 0,
+            dist_ns: 0,
+        },
+        0,
+    );
+    m.handle_packet(t0, NodeId(2), &req);
+    let rep = pkt(
+        3,
+        wire::Message::Repair {
+            sender: 0,
+            requester: 2,
+            round: 1,
+            seq: 0,
+            dist_ns: 0,
+            payload: b"abc",
+        },
+        FLAG_RETRANSMISSION,
+    );
+    m.handle_packet(t0 + Duration::from_millis(1), NodeId(3), &rep);
+    m.handle_timeout(t0 + Duration::from_secs(10));
+    assert!(drain(&mut m).is_empty());
+    assert_eq!(m.srm_stats().suppressed, 1);
+    assert_eq!(m.srm_stats().repairs_sent, 0);
+}
+
+#[test]
+fn adaptive_sender_of_request_lowers_c1_within_bounds() {
+    let d = Duration::from_millis(10);
+    let mut c = cfg(1, 20, d);
+    c.adaptive = true;
+    let mut m = Member::new(c, AgentRng::from_seed(1));
+    m.handle_packet(Time::ZERO, NodeId(0), &data(1));
+    let at = m.poll_timeout().unwrap();
+    m.handle_timeout(at);
+    let (c1, ..) = m.params();
+    assert!((c1 - 1.9).abs() < 1e-9, "{c1}");
+    // first repair: D1 = D2 = log10 G, bounded
+    m.handle_packet(Time::from_secs(2), NodeId(0), &data(0));
+    m.handle_packet(Time::from_secs(3), NodeId(0), &data(2));
+    let req = pkt(
+        2,
+        wire::Message::Request {
+            sender: 0,
+            round: 1,
+            seq: 2,
+            dist_ns: 0,
+        },
+        0,
+    );
+    m.handle_packet(Time::from_secs(4), NodeId(2), &req);
+    let (_, _, d1, d2) = m.params();
+    assert!(
+        (d1 - 20f64.log10()).abs() < 1e-9 && (d2 - 20f64.log10()).abs() < 1e-9,
+        "{d1} {d2}"
+    );
+}
+
+#[test]
+fn session_messages_give_distances() {
+    let mut a = Member::new(
+        {
+            let mut c = Config::new(NodeId(1), G, NodeId(0), 3);
+            c.session_interval = Some(Duration::from_secs(1));
+            c
+        },
+        AgentRng::from_seed(1),
+    );
+    let mut b = Member::new(
+        {
+            let mut c = Config::new(NodeId(2), G, NodeId(0), 3);
+            c.session_interval = Some(Duration::from_secs(1));
+            c
+        },
+        AgentRng::from_seed(2),
+    );
+    let one_way = Duration::from_millis(7);
+    // a sends at 0, b hears at 7 ms; b sends at 100 ms, a hears at 107 ms.
+    a.handle_timeout(Time::ZERO);
+    let sa = a.poll_transmit().unwrap();
+    b.handle_packet(Time::ZERO + one_way, NodeId(1), &sa.payload);
+    b.handle_timeout(Time::from_millis(100));
+    let sb = b.poll_transmit().unwrap();
+    a.handle_packet(Time::from_millis(100) + one_way, NodeId(2), &sb.payload);
+    assert_eq!(a.distance(NodeId(2)), one_way);
+}
+
+fn run_e2e(n: usize, drop: f64, seed: u64, adaptive: bool, msgs: u64) -> (Harness, Vec<NodeId>) {
+    let delay = Duration::from_millis(5);
+    let mut h = Harness::new(delay, drop, seed);
+    let mut ids = Vec::new();
+    for i in 0..n as u32 {
+        let mut c = cfg(i, n, delay);
+        c.adaptive = adaptive;
+        c.session_interval = Some(Duration::from_millis(200));
+        ids.push(h.add(Box::new(Member::new(
+            c,
+            AgentRng::derive(seed, NodeId(i), 0),
+        ))));
+    }
+    h.set_group(G, ids.clone());
+    for k in 0..msgs {
+        h.run_until(Time::from_millis(10 * k));
+        h.with_agent(ids[0], |a, now| {
+            a.send(now, Bytes::from(k.to_be_bytes().to_vec())).unwrap();
+        });
+    }
+    h.run_until(Time::from_secs(60));
+    (h, ids)
+}
+
+#[test]
+fn end_to_end_every_member_gets_every_packet_in_order_under_loss() {
+    for (seed, adaptive) in [(1, false), (2, true), (3, false)] {
+        let (h, ids) = run_e2e(8, 0.1, seed, adaptive, 200);
+        assert!(h.stats.copies_dropped > 100);
+        for &r in &ids[1..] {
+            let got: Vec<u64> = h.events[r.0 as usize]
+                .iter()
+                .filter_map(|(_, e)| match e {
+                    Event::Delivered { seq, data } => {
+                        assert_eq!(data.as_ref(), seq.to_be_bytes());
+                        Some(*seq)
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                got,
+                (0..200).collect::<Vec<_>>(),
+                "receiver {r:?} seed {seed}"
+            );
+        }
+    }
+}
