@@ -1,1 +1,581 @@
-//! pgm
+//! `pgm` — the essentials of PGM (RFC 3208) as seed 003 §5.10 simulated them: ODATA, RDATA,
+//! NAK, NCF, SPM, and network elements (routers) that keep repair state per lost packet.
+//!
+//! * [`Source`] multicasts ODATA and, every [`SourceConfig::spm_interval`], an SPM announcing
+//!   the leading edge (so receivers detect tail loss). It answers **every** NAK that reaches it
+//!   with an NCF and an RDATA (the behaviour behind the seed's repeated retransmissions);
+//!   with [`SourceConfig::repair_delay`] > 0 it instead waits that long after the first NAK
+//!   and sends one RDATA for all NAKs that arrived meanwhile (the heuristic the seed mentions).
+//! * [`Receiver`] detects gaps (ODATA, RDATA, SPM leading edge), waits a random NAK back-off
+//!   uniform in `[0, nak_backoff]` (0 in the seed's runs), unicasts a NAK toward the source,
+//!   repeats it after `nak_repeat` until an NCF arrives, then waits `nak_rdata` for the RDATA
+//!   before starting over. An NCF heard during the back-off suppresses its NAK.
+//! * [`NetworkElement`] is the router agent: the first NAK for a packet creates repair state
+//!   (the interface it came in on), is forwarded upstream, and is confirmed with an NCF down
+//!   that interface; later NAKs add their interface, are confirmed and discarded. RDATA is
+//!   forwarded only on the interfaces in the state, which it then clears; RDATA without state is
+//!   discarded. Upstream NCFs are absorbed (the element already confirmed downstream). State
+//!   that no RDATA cleared expires after [`NeConfig::state_lifetime`].
+//!
+//! Choices where the seed is silent: NAKs travel as unicast datagrams addressed to the source
+//! (every router on the way is a PGM network element and sees them), rather than hop by hop to
+//! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per
+//! NAK; there is no FEC, DLR or congestion control.
+
+#[cfg(test)]
+mod tests;
+
+use crate::retx::RetransmitBuffer;
+use crate::rng::AgentRng;
+use crate::timer::TimerSet;
+use crate::window::{Insert, SeqWindow};
+use crate::{
+    Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
+    SendError, Stats, Time, Transmit,
+};
+use bytes::Bytes;
+use core::time::Duration;
+use rmcast_wire::{
+    pgm as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
+};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Largest application message one ODATA packet carries.
+pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
+
+fn encode(session: u32, node: NodeId, msg: wire::Message<'_>, flags: u8) -> Option<Bytes> {
+    let env = Envelope {
+        session,
+        source: node.0,
+        flags,
+    };
+    Packet::to_vec(env, &Message::Pgm(msg))
+        .ok()
+        .map(Bytes::from)
+}
+
+fn decode(packet: &[u8], session: u32) -> Option<wire::Message<'_>> {
+    let p = Packet::decode(packet).ok()?;
+    match p.message {
+        Message::Pgm(m) if p.header.session == session => Some(m),
+        _ => None,
+    }
+}
+
+/// Source configuration.
+#[derive(Debug, Clone)]
+pub struct SourceConfig {
+    pub node: NodeId,
+    pub group: GroupId,
+    pub session: u32,
+    /// SPM period (`None`: no SPMs).
+    pub spm_interval: Option<Duration>,
+    /// Wait this long after a NAK before sending the RDATA (0: answer every NAK at once).
+    pub repair_delay: Duration,
+}
+
+impl SourceConfig {
+    pub fn new(node: NodeId, group: GroupId) -> Self {
+        SourceConfig {
+            node,
+            group,
+            session: 0,
+            spm_interval: Some(Duration::from_millis(500)),
+            repair_delay: Duration::ZERO,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum SKey {
+    Spm,
+    Repair(u64),
+}
+
+/// The PGM source.
+pub struct Source {
+    cfg: SourceConfig,
+    buf: RetransmitBuffer,
+    next: u64,
+    spm_seq: u64,
+    timers: TimerSet<SKey>,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+    closed: bool,
+    /// NAKs received.
+    pub naks_received: u64,
+}
+
+impl Source {
+    pub fn new(cfg: SourceConfig) -> Self {
+        let mut timers = TimerSet::new();
+        if cfg.spm_interval.is_some() {
+            timers.set(SKey::Spm, Time::ZERO);
+        }
+        Source {
+            cfg,
+            buf: RetransmitBuffer::new(usize::MAX),
+            next: 0,
+            spm_seq: 0,
+            timers,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            closed: false,
+            naks_received: 0,
+        }
+    }
+
+    fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
+        if let Some(payload) = encode(self.cfg.session, self.cfg.node, msg, flags) {
+            let t = Transmit {
+                dest: Dest::Group(self.cfg.group),
+                payload,
+            };
+            self.stats.count_sent(&t);
+            self.out.push_back(t);
+        }
+    }
+
+    fn rdata(&mut self, now: Time, seq: u64) {
+        if let Some(data) = self.buf.mark_resent(seq, now) {
+            self.stats.repairs_sent += 1;
+            self.push(
+                wire::Message::Rdata {
+                    seq,
+                    payload: &data,
+                },
+                FLAG_RETRANSMISSION,
+            );
+        }
+    }
+}
+
+impl Agent for Source {
+    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        match decode(packet, self.cfg.session) {
+            Some(wire::Message::Nak { seq }) if self.buf.get(seq).is_some() => {
+                self.naks_received += 1;
+                self.stats.control_sent += 1;
+                self.push(wire::Message::Ncf { seq }, 0);
+                if self.cfg.repair_delay.is_zero() {
+                    self.rdata(now, seq);
+                } else if !self.timers.is_armed(SKey::Repair(seq)) {
+                    self.timers
+                        .set(SKey::Repair(seq), now + self.cfg.repair_delay);
+                }
+            }
+            Some(_) => self.stats.ignored += 1,
+            None => self.stats.malformed += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(k) = self.timers.pop_expired(now) {
+            match k {
+                SKey::Spm => {
+                    self.stats.control_sent += 1;
+                    let (spm_seq, lead) = (self.spm_seq, self.next);
+                    self.spm_seq += 1;
+                    self.push(
+                        wire::Message::Spm {
+                            spm_seq,
+                            trail: 0,
+                            lead,
+                        },
+                        0,
+                    );
+                    if let Some(i) = self.cfg.spm_interval {
+                        self.timers
+                            .set(SKey::Spm, now + i.max(Duration::from_micros(1)));
+                    }
+                }
+                SKey::Repair(seq) => self.rdata(now, seq),
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if data.len() > MAX_MESSAGE {
+            return Err(SendError::TooLarge {
+                len: data.len(),
+                max: MAX_MESSAGE,
+            });
+        }
+        let seq = self.next;
+        self.next += 1;
+        self.stats.data_sent += 1;
+        self.push(
+            wire::Message::Odata {
+                seq,
+                payload: &data,
+            },
+            0,
+        );
+        self.buf.insert(seq, data, now);
+        Ok(())
+    }
+    fn can_send(&self) -> bool {
+        !self.closed
+    }
+    /// PGM has no positive acknowledgments: the source reports `Completed` at once.
+    fn close(&mut self, _now: Time) {
+        if !self.closed {
+            self.closed = true;
+            self.events.push_back(Event::Completed);
+        }
+    }
+}
+
+/// Receiver configuration.
+#[derive(Debug, Clone)]
+pub struct ReceiverConfig {
+    pub node: NodeId,
+    pub source: NodeId,
+    pub session: u32,
+    /// NAK back-off upper bound (`NAK_BO_IVL`); 0 in the seed's runs.
+    pub nak_backoff: Duration,
+    /// Repeat a NAK when no NCF came within this (`NAK_RPT_IVL`).
+    pub nak_repeat: Duration,
+    /// After an NCF, wait this long for the RDATA (`NAK_RDATA_IVL`).
+    pub nak_rdata: Duration,
+    pub window: usize,
+}
+
+impl ReceiverConfig {
+    pub fn new(node: NodeId, source: NodeId) -> Self {
+        ReceiverConfig {
+            node,
+            source,
+            session: 0,
+            nak_backoff: Duration::ZERO,
+            nak_repeat: Duration::from_millis(500),
+            nak_rdata: Duration::from_secs(1),
+            window: 1 << 16,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    BackOff,
+    WaitNcf,
+    WaitData,
+}
+
+/// A PGM receiver.
+pub struct Receiver {
+    cfg: ReceiverConfig,
+    rng: AgentRng,
+    window: SeqWindow,
+    held: BTreeMap<u64, Bytes>,
+    known: u64,
+    lost: BTreeMap<u64, Phase>,
+    timers: TimerSet<u64>,
+    out: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Receiver {
+    pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
+        Receiver {
+            window: SeqWindow::new(cfg.window),
+            cfg,
+            rng,
+            held: BTreeMap::new(),
+            known: 0,
+            lost: BTreeMap::new(),
+            timers: TimerSet::new(),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    fn backoff(&mut self, now: Time, seq: u64) {
+        let wait = self
+            .rng
+            .duration_between(Duration::ZERO, self.cfg.nak_backoff);
+        self.lost.insert(seq, Phase::BackOff);
+        if wait.is_zero() {
+            self.nak(now, seq);
+        } else {
+            self.timers.set(seq, now + wait);
+        }
+    }
+
+    fn nak(&mut self, now: Time, seq: u64) {
+        if let Some(payload) = encode(
+            self.cfg.session,
+            self.cfg.node,
+            wire::Message::Nak { seq },
+            0,
+        ) {
+            let t = Transmit {
+                dest: Dest::Node(self.cfg.source),
+                payload,
+            };
+            self.stats.count_sent(&t);
+            self.stats.control_sent += 1;
+            self.out.push_back(t);
+        }
+        self.lost.insert(seq, Phase::WaitNcf);
+        self.timers.set(seq, now + self.cfg.nak_repeat);
+    }
+
+    fn learn(&mut self, now: Time, next: u64) {
+        if next <= self.known {
+            return;
+        }
+        let from = self.known.max(self.window.base());
+        self.known = next;
+        for s in from..next {
+            if !self.window.contains(s) && !self.lost.contains_key(&s) {
+                self.events.push_back(Event::LossDetected { seq: s });
+                self.backoff(now, s);
+            }
+        }
+    }
+
+    fn data(&mut self, now: Time, seq: u64, payload: &[u8]) {
+        match self.window.insert(seq) {
+            Insert::New => {
+                self.lost.remove(&seq);
+                self.timers.cancel(seq);
+                self.held.insert(seq, Bytes::copy_from_slice(payload));
+                self.learn(now, seq + 1);
+                while let Some(s) = self.window.pop_in_order() {
+                    let data = self.held.remove(&s).unwrap_or_default();
+                    self.stats.delivered += 1;
+                    self.events.push_back(Event::Delivered { seq: s, data });
+                }
+            }
+            Insert::Duplicate => self.stats.duplicates += 1,
+            Insert::TooFar => self.stats.ignored += 1,
+        }
+    }
+}
+
+impl Agent for Receiver {
+    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+        self.stats.count_received(packet);
+        match decode(packet, self.cfg.session) {
+            Some(wire::Message::Odata { seq, payload } | wire::Message::Rdata { seq, payload }) => {
+                self.data(now, seq, payload)
+            }
+            Some(wire::Message::Spm { lead, .. }) => self.learn(now, lead),
+            Some(wire::Message::Ncf { seq }) => {
+                if !self.window.contains(seq) {
+                    // An NCF for a loss not yet detected announces it too.
+                    self.learn(now, seq + 1);
+                    if self.lost.contains_key(&seq) {
+                        self.lost.insert(seq, Phase::WaitData);
+                        self.timers.set(seq, now + self.cfg.nak_rdata);
+                    }
+                }
+            }
+            Some(_) => self.stats.ignored += 1,
+            None => self.stats.malformed += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(seq) = self.timers.pop_expired(now) {
+            match self.lost.get(&seq) {
+                Some(Phase::BackOff) => self.nak(now, seq),
+                Some(Phase::WaitNcf) => {
+                    self.stats.timeouts += 1;
+                    self.nak(now, seq)
+                }
+                Some(Phase::WaitData) => {
+                    self.stats.timeouts += 1;
+                    self.backoff(now, seq)
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.pop_front()
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+/// Network-element configuration.
+#[derive(Debug, Clone)]
+pub struct NeConfig {
+    pub node: NodeId,
+    pub group: GroupId,
+    pub session: u32,
+    /// Repair state no RDATA cleared is dropped after this.
+    pub state_lifetime: Duration,
+}
+
+impl NeConfig {
+    pub fn new(node: NodeId, group: GroupId) -> Self {
+        NeConfig {
+            node,
+            group,
+            session: 0,
+            state_lifetime: Duration::from_secs(2),
+        }
+    }
+}
+
+/// A PGM network element (router agent) with repair state per lost packet.
+pub struct NetworkElement {
+    cfg: NeConfig,
+    state: BTreeMap<u64, BTreeSet<IfaceId>>,
+    timers: TimerSet<u64>,
+    out: VecDeque<RouterTransmit>,
+    stats: Stats,
+    peak_state: usize,
+    /// NAKs forwarded upstream (first NAK per state).
+    pub naks_forwarded: u64,
+    /// NAKs absorbed (state existed).
+    pub naks_absorbed: u64,
+    /// RDATA discarded for lack of state.
+    pub rdata_discarded: u64,
+}
+
+impl NetworkElement {
+    pub fn new(cfg: NeConfig) -> Self {
+        NetworkElement {
+            cfg,
+            state: BTreeMap::new(),
+            timers: TimerSet::new(),
+            out: VecDeque::new(),
+            stats: Stats::default(),
+            peak_state: 0,
+            naks_forwarded: 0,
+            naks_absorbed: 0,
+            rdata_discarded: 0,
+        }
+    }
+
+    /// Packets with repair state now.
+    pub fn state_len(&self) -> usize {
+        self.state.len()
+    }
+    /// Largest number of packets with repair state at once.
+    pub fn peak_state(&self) -> usize {
+        self.peak_state
+    }
+    /// Interfaces recorded for `seq`.
+    pub fn interfaces(&self, seq: u64) -> Vec<IfaceId> {
+        self.state
+            .get(&seq)
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    fn ncf(&mut self, seq: u64, iface: IfaceId) {
+        if let Some(payload) = encode(
+            self.cfg.session,
+            self.cfg.node,
+            wire::Message::Ncf { seq },
+            0,
+        ) {
+            let t = Transmit {
+                dest: Dest::Group(self.cfg.group),
+                payload,
+            };
+            self.stats.count_sent(&t);
+            self.stats.control_sent += 1;
+            self.out.push_back(RouterTransmit {
+                transmit: t,
+                via: Some(vec![iface]),
+            });
+        }
+    }
+}
+
+impl RouterAgent for NetworkElement {
+    fn on_packet(
+        &mut self,
+        now: Time,
+        ingress: IfaceId,
+        _from: NodeId,
+        _dest: Dest,
+        packet: &[u8],
+    ) -> RouteDecision {
+        self.stats.count_received(packet);
+        let Some(m) = decode(packet, self.cfg.session) else {
+            self.stats.ignored += 1;
+            return RouteDecision::Forward;
+        };
+        match m {
+            wire::Message::Nak { seq } => {
+                self.ncf(seq, ingress);
+                match self.state.get_mut(&seq) {
+                    Some(ifs) => {
+                        ifs.insert(ingress);
+                        self.naks_absorbed += 1;
+                        RouteDecision::Consume
+                    }
+                    None => {
+                        self.state.insert(seq, BTreeSet::from([ingress]));
+                        self.peak_state = self.peak_state.max(self.state.len());
+                        self.timers.set(seq, now + self.cfg.state_lifetime);
+                        self.naks_forwarded += 1;
+                        RouteDecision::Forward
+                    }
+                }
+            }
+            wire::Message::Rdata { seq, .. } => match self.state.remove(&seq) {
+                Some(ifs) => {
+                    self.timers.cancel(seq);
+                    RouteDecision::ForwardOn(ifs.into_iter().collect())
+                }
+                None => {
+                    self.rdata_discarded += 1;
+                    RouteDecision::Consume
+                }
+            },
+            wire::Message::Ncf { .. } => RouteDecision::Consume,
+            wire::Message::Odata { .. } | wire::Message::Spm { .. } => RouteDecision::Forward,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(seq) = self.timers.pop_expired(now) {
+            self.state.remove(&seq);
+        }
+    }
+    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
+        self.out.pop_front()
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}

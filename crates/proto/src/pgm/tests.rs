@@ -1,0 +1,273 @@
+use super::*;
+
+const G: GroupId = GroupId(1);
+
+fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
+    let flags = if matches!(msg, wire::Message::Rdata { .. }) {
+        FLAG_RETRANSMISSION
+    } else {
+        0
+    };
+    encode(0, NodeId(from), msg, flags).unwrap().to_vec()
+}
+
+fn ne() -> NetworkElement {
+    NetworkElement::new(NeConfig::new(NodeId(50), G))
+}
+
+#[test]
+fn ne_forwards_first_nak_absorbs_later_ones_and_confirms_each() {
+    let mut r = ne();
+    let nak = pkt(7, wire::Message::Nak { seq: 4 });
+    let d = r.on_packet(
+        Time::ZERO,
+        IfaceId(2),
+        NodeId(7),
+        Dest::Node(NodeId(0)),
+        &nak,
+    );
+    assert_eq!(d, RouteDecision::Forward);
+    let ncf = r.poll_transmit().unwrap();
+    assert_eq!(ncf.via, Some(vec![IfaceId(2)]));
+    assert_eq!(ncf.transmit.dest, Dest::Group(G));
+    let d = r.on_packet(
+        Time::ZERO,
+        IfaceId(3),
+        NodeId(8),
+        Dest::Node(NodeId(0)),
+        &nak,
+    );
+    assert_eq!(d, RouteDecision::Consume);
+    assert_eq!(r.poll_transmit().unwrap().via, Some(vec![IfaceId(3)]));
+    let d = r.on_packet(
+        Time::ZERO,
+        IfaceId(2),
+        NodeId(9),
+        Dest::Node(NodeId(0)),
+        &nak,
+    );
+    assert_eq!(d, RouteDecision::Consume);
+    assert_eq!(r.interfaces(4), vec![IfaceId(2), IfaceId(3)]);
+    assert_eq!(r.state_len(), 1);
+}
+
+#[test]
+fn ne_rdata_goes_only_where_asked_and_clears_state() {
+    let mut r = ne();
+    let nak = pkt(7, wire::Message::Nak { seq: 4 });
+    r.on_packet(
+        Time::ZERO,
+        IfaceId(3),
+        NodeId(7),
+        Dest::Node(NodeId(0)),
+        &nak,
+    );
+    let rdata = pkt(
+        0,
+        wire::Message::Rdata {
+            seq: 4,
+            payload: b"x",
+        },
+    );
+    let d = r.on_packet(Time::ZERO, IfaceId(0), NodeId(0), Dest::Group(G), &rdata);
+    assert_eq!(d, RouteDecision::ForwardOn(vec![IfaceId(3)]));
+    assert_eq!(r.state_len(), 0);
+    // a second RDATA (a repeated retransmission) finds no state and is discarded
+    let d = r.on_packet(Time::ZERO, IfaceId(0), NodeId(0), Dest::Group(G), &rdata);
+    assert_eq!(d, RouteDecision::Consume);
+    assert_eq!(r.rdata_discarded, 1);
+    // a NAK after the RDATA passed recreates state and is forwarded again
+    let d = r.on_packet(
+        Time::ZERO,
+        IfaceId(1),
+        NodeId(9),
+        Dest::Node(NodeId(0)),
+        &nak,
+    );
+    assert_eq!(d, RouteDecision::Forward);
+    assert_eq!(r.peak_state(), 1);
+}
+
+#[test]
+fn ne_state_expires() {
+    let mut r = ne();
+    let nak = pkt(7, wire::Message::Nak { seq: 1 });
+    r.on_packet(
+        Time::ZERO,
+        IfaceId(1),
+        NodeId(7),
+        Dest::Node(NodeId(0)),
+        &nak,
+    );
+    let t = r.poll_timeout().unwrap();
+    assert_eq!(t, Time::from_secs(2));
+    r.handle_timeout(t);
+    assert_eq!(r.state_len(), 0);
+    assert_eq!(
+        r.on_packet(
+            Time::ZERO,
+            IfaceId(0),
+            NodeId(0),
+            Dest::Group(G),
+            &pkt(
+                0,
+                wire::Message::Odata {
+                    seq: 9,
+                    payload: b""
+                }
+            )
+        ),
+        RouteDecision::Forward
+    );
+}
+
+#[test]
+fn source_answers_every_nak_or_batches_with_delay() {
+    let mut s = Source::new(SourceConfig::new(NodeId(0), G));
+    s.send(Time::ZERO, Bytes::from_static(b"a")).unwrap();
+    while s.poll_transmit().is_some() {}
+    let nak = pkt(5, wire::Message::Nak { seq: 0 });
+    for _ in 0..3 {
+        s.handle_packet(Time::ZERO, NodeId(5), &nak);
+    }
+    assert_eq!(s.stats().repairs_sent, 3);
+    let mut c = SourceConfig::new(NodeId(0), G);
+    c.repair_delay = Duration::from_millis(20);
+    c.spm_interval = None;
+    let mut s = Source::new(c);
+    s.send(Time::ZERO, Bytes::from_static(b"a")).unwrap();
+    for i in 0..3 {
+        s.handle_packet(Time::from_millis(i), NodeId(5), &nak);
+    }
+    assert_eq!(s.stats().repairs_sent, 0);
+    s.handle_timeout(Time::from_millis(20));
+    assert_eq!(s.stats().repairs_sent, 1);
+}
+
+#[test]
+fn receiver_naks_at_once_with_zero_backoff_and_ncf_moves_it_to_wait_data() {
+    let mut r = Receiver::new(
+        ReceiverConfig::new(NodeId(3), NodeId(0)),
+        AgentRng::from_seed(1),
+    );
+    r.handle_packet(
+        Time::ZERO,
+        NodeId(0),
+        &pkt(
+            0,
+            wire::Message::Odata {
+                seq: 1,
+                payload: b"b",
+            },
+        ),
+    );
+    let t = r.poll_transmit().unwrap();
+    assert_eq!(t.dest, Dest::Node(NodeId(0)));
+    assert!(matches!(
+        r.poll_event(),
+        Some(Event::LossDetected { seq: 0 })
+    ));
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(500)));
+    r.handle_packet(
+        Time::from_millis(10),
+        NodeId(0),
+        &pkt(0, wire::Message::Ncf { seq: 0 }),
+    );
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(1010)));
+    r.handle_packet(
+        Time::from_millis(20),
+        NodeId(0),
+        &pkt(
+            0,
+            wire::Message::Rdata {
+                seq: 0,
+                payload: b"a",
+            },
+        ),
+    );
+    let got: Vec<_> = std::iter::from_fn(|| r.poll_event()).collect();
+    assert_eq!(
+        got,
+        vec![
+            Event::Delivered {
+                seq: 0,
+                data: Bytes::from_static(b"a")
+            },
+            Event::Delivered {
+                seq: 1,
+                data: Bytes::from_static(b"b")
+            }
+        ]
+    );
+    assert_eq!(r.poll_timeout(), None);
+}
+
+#[test]
+fn receiver_backoff_is_suppressed_by_ncf() {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.nak_backoff = Duration::from_millis(50);
+    let mut r = Receiver::new(c, AgentRng::from_seed(4));
+    r.handle_packet(
+        Time::ZERO,
+        NodeId(0),
+        &pkt(
+            0,
+            wire::Message::Spm {
+                spm_seq: 0,
+                trail: 0,
+                lead: 1,
+            },
+        ),
+    );
+    let t = r.poll_timeout().unwrap();
+    assert!(t <= Time::from_millis(50));
+    r.handle_packet(
+        Time::ZERO,
+        NodeId(0),
+        &pkt(0, wire::Message::Ncf { seq: 0 }),
+    );
+    r.handle_timeout(t);
+    assert!(r.poll_transmit().is_none(), "NAK suppressed");
+}
+
+#[test]
+fn harness_end_to_end_exactly_once_in_order() {
+    // No routers on the full mesh: the source answers every NAK itself.
+    let delay = Duration::from_millis(5);
+    let mut h = crate::testkit::Harness::new(delay, 0.1, 9);
+    let mut sc = SourceConfig::new(NodeId(0), G);
+    sc.spm_interval = Some(Duration::from_millis(100));
+    let src = h.add(Box::new(Source::new(sc)));
+    let mut ids = vec![src];
+    for i in 1..6 {
+        let mut rc = ReceiverConfig::new(NodeId(i), src);
+        rc.nak_repeat = Duration::from_millis(30);
+        rc.nak_rdata = Duration::from_millis(30);
+        ids.push(h.add(Box::new(Receiver::new(
+            rc,
+            AgentRng::derive(9, NodeId(i), 0),
+        ))));
+    }
+    h.set_group(G, ids.clone());
+    for k in 0..300u64 {
+        h.run_until(Time::from_millis(5 * k));
+        h.with_agent(src, |a, now| {
+            a.send(now, Bytes::from(k.to_be_bytes().to_vec())).unwrap()
+        });
+    }
+    h.run_until(Time::from_secs(20));
+    assert!(h.stats.copies_dropped > 100);
+    for &r in &ids[1..] {
+        let got: Vec<u64> = h.events[r.0 as usize]
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::Delivered { seq, data } => {
+                    assert_eq!(data.as_ref(), seq.to_be_bytes());
+                    Some(*seq)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, (0..300).collect::<Vec<_>>());
+    }
+}
