@@ -121,6 +121,56 @@ fn unknown_study_and_bad_jobs_are_usage_errors() {
 }
 
 #[test]
+fn check_exits_1_when_a_claim_fails_and_the_report_explains_it() {
+    let dir = scratch("check");
+    // The demo's claims from disk plus one that cannot hold: a message to one receiver on
+    // the bus faster than d + a.
+    let claims_dir = dir.join("claims");
+    std::fs::create_dir_all(claims_dir.join("demo")).unwrap();
+    let builtin = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/repro/demo/claims.toml"),
+    )
+    .unwrap();
+    let extra = r#"
+[[claim]]
+id = "demo.bus.impossible"
+source = "test"
+statement = "a message to one receiver takes less than d + a"
+scenario = "rmcast_sim bus, 1 receiver"
+measure = "bus.r1.latency_min"
+predicate = { kind = "at_most", of = 12000 }
+explain_fail = "it cannot: the data and the ACK frame alone take 12656 bit times"
+"#;
+    std::fs::write(claims_dir.join("demo/claims.toml"), builtin + extra).unwrap();
+    let out_dir = dir.join("report");
+    let out = Command::cargo_bin("rmcast")
+        .unwrap()
+        .args(["repro", "demo", "--quick", "--check", "--quiet", "--claims"])
+        .arg(&claims_dir)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL demo.bus.impossible"), "{text}");
+    assert!(text.trim_end().ends_with(", 1 failed"), "{text}");
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("the data and the ACK frame alone take 12656 bit times"));
+    // Without --check the same run exits 0.
+    let out = Command::cargo_bin("rmcast")
+        .unwrap()
+        .args(["repro", "demo", "--quick", "--quiet", "--claims"])
+        .arg(&claims_dir)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn list_names_the_demo_study() {
     let out = Command::cargo_bin("rmcast")
         .unwrap()

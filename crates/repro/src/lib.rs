@@ -43,8 +43,8 @@ pub use plot::{Axis, Plot, PlotSeries};
 pub use report::Report;
 pub use stats::Estimate;
 pub use study::{
-    run_study, with_jobs, NoProgress, Progress, RunCtx, Setup, Study, StudyError, StudyOutput,
-    StudyReport,
+    run_study, run_study_with_claims, with_jobs, NoProgress, Progress, RunCtx, Setup, Study,
+    StudyError, StudyOutput, StudyReport,
 };
 
 /// Every registered study, in report order. A study issue adds its line here.

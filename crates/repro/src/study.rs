@@ -151,6 +151,17 @@ impl StudyReport {
 /// Run one study and evaluate its claims. Never panics on a study's failure: a study that
 /// errors gets every claim failed with the error as the reason.
 pub fn run_study(study: &dyn Study, quick: bool, progress: &dyn Progress) -> StudyReport {
+    run_study_with_claims(study, study.claims_toml(), quick, progress)
+}
+
+/// [`run_study`] with a claims file other than the built-in one (e.g. edited on disk with
+/// `rmcast repro --claims DIR`), so claims can be changed without rebuilding.
+pub fn run_study_with_claims(
+    study: &dyn Study,
+    claims_toml: &str,
+    quick: bool,
+    progress: &dyn Progress,
+) -> StudyReport {
     let mut report = StudyReport {
         name: study.name().to_string(),
         title: study.title().to_string(),
@@ -161,7 +172,7 @@ pub fn run_study(study: &dyn Study, quick: bool, progress: &dyn Progress) -> Stu
         notes: Vec::new(),
         error: None,
     };
-    let claims = match parse_claims(study.name(), study.claims_toml()) {
+    let claims = match parse_claims(study.name(), claims_toml) {
         Ok(s) => s,
         Err(e) => {
             // A broken claims file must not look like "0 failed": it is one failed claim.

@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rmcast_repro::{report::Report, run_study, select, with_jobs, Progress, STUDIES};
+use rmcast_repro::{report::Report, run_study_with_claims, select, with_jobs, Progress, STUDIES};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,6 +14,7 @@ use std::process::ExitCode;
   rmcast repro --quick --check       reduced sweeps; exit 1 if any claim fails (CI)
   rmcast repro demo --out /tmp/r     one study, report in /tmp/r
   rmcast repro --list                the registered studies
+  rmcast repro --claims scenarios/repro   use the claims files on disk (edit without rebuilding)
   rmcast repro --quick --json | jq '.[] | select(.verdict == \"fail\") | .id'
 
 Writes DIR/report.md, DIR/index.html (plots inline), DIR/claims.csv, DIR/claims.json and one
@@ -45,6 +46,10 @@ pub struct Args {
     /// List the registered studies and exit
     #[arg(long)]
     list: bool,
+    /// Read each study's claims from DIR/<study>/claims.toml instead of the built-in copy
+    /// (studies without a file there keep the built-in one)
+    #[arg(long, value_name = "DIR")]
+    claims: Option<PathBuf>,
 }
 
 struct Bar(ProgressBar);
@@ -66,6 +71,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let studies = select(&args.studies)?;
+    let mut claim_files: Vec<String> = Vec::new();
+    for s in &studies {
+        let text = match &args.claims {
+            Some(dir) if dir.join(s.name()).join("claims.toml").is_file() => {
+                let path = dir.join(s.name()).join("claims.toml");
+                std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading {}", path.display()))?
+            }
+            Some(dir) if !dir.is_dir() => {
+                anyhow::bail!("--claims {}: not a directory", dir.display())
+            }
+            _ => s.claims_toml().to_string(),
+        };
+        claim_files.push(text);
+    }
     let quick = args.quick;
     let quiet = args.quiet;
     let jobs = args.jobs.map(usize::from);
@@ -94,7 +114,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let reports = with_jobs(jobs, || {
         studies
             .iter()
-            .map(|s| {
+            .zip(&claim_files)
+            .map(|(s, claims)| {
                 let pb = if quiet {
                     ProgressBar::hidden()
                 } else {
@@ -103,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 pb.set_style(style.clone());
                 pb.set_prefix(s.name());
                 let started = std::time::Instant::now();
-                let r = run_study(*s, quick, &Bar(pb.clone()));
+                let r = run_study_with_claims(*s, claims, quick, &Bar(pb.clone()));
                 pb.finish_and_clear();
                 (r, started.elapsed())
             })
