@@ -48,7 +48,7 @@ pub use study::{
 };
 
 /// Every registered study, in report order. A study issue adds its line here.
-pub static STUDIES: &[&dyn Study] = &[&studies::demo::Demo];
+pub static STUDIES: &[&dyn Study] = &[&studies::demo::Demo, &studies::segovia::Segovia];
 
 /// A study name the registry does not know.
 #[derive(Debug, thiserror::Error)]
