@@ -93,6 +93,24 @@ pub const PROTOCOLS: &[ProtocolInfo] = &[
                   multicast/unicast repair; silent children removed",
     },
     ProtocolInfo {
+        name: "srm",
+        seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
+        summary: "scalable reliable multicast: gap detection, randomized request and repair \
+                  timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
+    },
+    ProtocolInfo {
+        name: "pgm",
+        seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
+        summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
+                  repair state and forward RDATA only where asked; the source repairs every NAK",
+    },
+    ProtocolInfo {
+        name: "lms",
+        seed: "003 (Papadopoulos, Ch. 4-5)",
+        summary: "light-weight multicast services: routers keep a replier link, requests turn \
+                  at the turning point, the replier's repair is subcast down the asking subtree",
+    },
+    ProtocolInfo {
         name: "ff",
         seed: "004 (§4 baseline, after Towsley & Mithal)",
         summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \

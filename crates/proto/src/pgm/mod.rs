@@ -386,8 +386,8 @@ impl Agent for Receiver {
                 if !self.window.contains(seq) {
                     // An NCF for a loss not yet detected announces it too.
                     self.learn(now, seq + 1);
-                    if self.lost.contains_key(&seq) {
-                        self.lost.insert(seq, Phase::WaitData);
+                    if let Some(phase) = self.lost.get_mut(&seq) {
+                        *phase = Phase::WaitData;
                         self.timers.set(seq, now + self.cfg.nak_rdata);
                     }
                 }
