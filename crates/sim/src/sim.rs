@@ -204,7 +204,8 @@ enum Ev {
     Timer(u32),
     RouterTimer(u32),
     Traffic(u32),
-    Arrive(u32),
+    /// The head of a link direction's in-flight FIFO arrives.
+    LinkArrive(u32),
     Deliver(u32),
     RxServe(u32),
     BusArb(u32),
@@ -234,6 +235,13 @@ struct DirState {
     busy_until: u64,
     last_arrival: u64,
     waiting: VecDeque<u64>,
+    /// Copies in flight on this direction, in arrival order (arrivals never reorder, so
+    /// only the head needs a kernel event: the heap holds one event per busy direction,
+    /// not one per packet in flight).
+    inflight: VecDeque<(u64, u32)>,
+    /// The copy whose arrival event is pending (kept out of the deque so that a direction
+    /// with one packet in flight, the common case, allocates nothing).
+    head: Option<u32>,
     jitter: Option<SimRng>,
 }
 
@@ -723,7 +731,18 @@ impl Sim {
                 }
                 self.drain(x);
             }
-            Ev::Arrive(c) => self.arrive(c),
+            Ev::LinkArrive(d) => {
+                let st = &mut self.dirs[d as usize];
+                let Some(c) = st.head.take() else {
+                    return;
+                };
+                if let Some((next, n)) = st.inflight.pop_front() {
+                    st.head = Some(n);
+                    self.kernel
+                        .schedule(Time::from_nanos(next), Ev::LinkArrive(d));
+                }
+                self.arrive(c);
+            }
             Ev::Deliver(c) => self.deliver(c),
             Ev::RxServe(x) => {
                 let h = &mut self.hosts[x as usize];
@@ -1161,8 +1180,14 @@ impl Sim {
             node,
             iface: in_iface,
         });
-        self.kernel
-            .schedule(Time::from_nanos(arrival), Ev::Arrive(c));
+        let st = &mut self.dirs[d];
+        if st.head.is_none() {
+            st.head = Some(c);
+            self.kernel
+                .schedule(Time::from_nanos(arrival), Ev::LinkArrive(d as u32));
+        } else {
+            st.inflight.push_back((arrival, c));
+        }
     }
 
     fn addressed(&self, node: u32, dest: Dest) -> bool {

@@ -1,0 +1,381 @@
+//! Seed 003 schemes (srm, pgm, lms) on small simulated networks with router agents: a single
+//! loss of an original data packet is repaired for every receiver that missed it, with
+//! exactly-once in-order delivery; PGM network elements forward RDATA only where it was asked
+//! for; an LMS subcast reaches exactly the subtree below the turning point; SRM suppression
+//! keeps requests at one on a chain.
+
+use core::time::Duration;
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::{lms, pgm, srm, Event, GroupId, IfaceId, NodeId, Time};
+use rmcast_sim::{
+    KindFilter, LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic,
+};
+use std::collections::BTreeMap;
+
+const G: GroupId = GroupId(1);
+const N: u64 = 30;
+const DELAY: Duration = Duration::from_millis(10);
+
+/// A binary tree of routers `height` levels deep, two receiver hosts under each lowest
+/// router, the source host attached to the root.
+struct Tree {
+    net: Network,
+    source: NodeId,
+    routers: Vec<NodeId>,
+    receivers: Vec<NodeId>,
+    parent: BTreeMap<NodeId, NodeId>,
+    /// Link index by (upper, lower) node.
+    link: BTreeMap<(NodeId, NodeId), usize>,
+}
+
+impl Tree {
+    fn binary(height: u32) -> Tree {
+        let mut net = Network::new();
+        let cfg = LinkConfig::new(1_500_000, DELAY);
+        let root = net.add_router();
+        let source = net.add_host();
+        let mut link = BTreeMap::new();
+        link.insert(
+            (source, root),
+            net.add_link(source, root, cfg.clone()).unwrap(),
+        );
+        let mut parent = BTreeMap::new();
+        let mut routers = vec![root];
+        let mut receivers = Vec::new();
+        let mut level = vec![root];
+        for depth in 0..height {
+            let mut next = Vec::new();
+            for &r in &level {
+                for _ in 0..2 {
+                    let c = if depth + 1 == height {
+                        let h = net.add_host();
+                        receivers.push(h);
+                        h
+                    } else {
+                        let x = net.add_router();
+                        routers.push(x);
+                        next.push(x);
+                        x
+                    };
+                    link.insert((r, c), net.add_link(r, c, cfg.clone()).unwrap());
+                    parent.insert(c, r);
+                }
+            }
+            level = next;
+        }
+        Tree {
+            net,
+            source,
+            routers,
+            receivers,
+            parent,
+            link,
+        }
+    }
+
+    fn children(&self, r: NodeId) -> Vec<(IfaceId, NodeId)> {
+        self.net
+            .neighbors(r)
+            .into_iter()
+            .filter(|&(_, n)| self.parent.get(&n) == Some(&r))
+            .collect()
+    }
+
+    /// Distance from `n` down to its closest receiver.
+    fn down_distance(&self, n: NodeId) -> Duration {
+        if self.receivers.contains(&n) {
+            return Duration::ZERO;
+        }
+        self.children(n)
+            .into_iter()
+            .map(|(_, c)| DELAY + self.down_distance(c))
+            .min()
+            .unwrap_or(Duration::MAX)
+    }
+
+    fn replier(&self, r: NodeId) -> Option<IfaceId> {
+        let cands: Vec<(IfaceId, Duration)> = self
+            .children(r)
+            .into_iter()
+            .map(|(i, c)| (i, DELAY + self.down_distance(c)))
+            .collect();
+        lms::choose_replier(&cands)
+    }
+
+    /// The subtree's receivers below `n`.
+    fn receivers_below(&self, n: NodeId) -> Vec<NodeId> {
+        if self.receivers.contains(&n) {
+            return vec![n];
+        }
+        self.children(n)
+            .into_iter()
+            .flat_map(|(_, c)| self.receivers_below(c))
+            .collect()
+    }
+
+    fn sim(&self, seed: u64) -> Sim {
+        let mut sim = Sim::new(self.net.clone(), seed);
+        let mut members = vec![self.source];
+        members.extend(&self.receivers);
+        sim.set_group(G, &members).unwrap();
+        sim
+    }
+}
+
+/// Drop the 5th original data packet crossing `link` in the direction leaving `from`.
+fn single_loss(sim: &mut Sim, link: usize, from: NodeId) {
+    sim.add_loss(
+        &LossRule::new(
+            LossSite::Link {
+                link,
+                from: Some(from),
+            },
+            LossModel::DropNth { k: 5 },
+        )
+        .filter(KindFilter::OriginalData)
+        .cause("single_loss"),
+    )
+    .unwrap();
+}
+
+fn run(sim: &mut Sim, source: NodeId) {
+    sim.add_traffic(source, Traffic::every(N, 1024, Duration::from_millis(100)))
+        .unwrap();
+    sim.run(&Stop::at(Time::from_secs(N / 10 + 20)));
+}
+
+/// Every receiver delivered 0..N exactly once, in order, with the stamped contents; returns
+/// how many detected a loss.
+fn assert_complete(sim: &Sim, receivers: &[NodeId]) -> usize {
+    let mut lossy = 0;
+    for &r in receivers {
+        let mut seqs = Vec::new();
+        for (_, e) in sim.events(r) {
+            match e {
+                Event::Delivered { seq, data } => {
+                    assert_eq!(&data[..8], seq.to_be_bytes(), "receiver {r:?}");
+                    seqs.push(*seq);
+                }
+                Event::LossDetected { .. } => lossy += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(seqs, (0..N).collect::<Vec<_>>(), "receiver {r:?}");
+    }
+    lossy
+}
+
+fn pgm_tree(t: &Tree, seed: u64) -> Sim {
+    let mut sim = t.sim(seed);
+    sim.add_agent(
+        t.source,
+        Box::new(pgm::Source::new(pgm::SourceConfig::new(t.source, G))),
+    )
+    .unwrap();
+    for &r in &t.receivers {
+        let rng = sim.agent_rng(r, 0);
+        sim.add_agent(
+            r,
+            Box::new(pgm::Receiver::new(
+                pgm::ReceiverConfig::new(r, t.source),
+                rng,
+            )),
+        )
+        .unwrap();
+    }
+    for &x in &t.routers {
+        sim.add_router_agent(
+            x,
+            Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, G))),
+        )
+        .unwrap();
+    }
+    sim
+}
+
+#[test]
+fn pgm_single_loss_at_the_source_is_repaired_everywhere() {
+    let t = Tree::binary(3);
+    let mut sim = pgm_tree(&t, 1);
+    single_loss(&mut sim, t.link[&(t.source, t.routers[0])], t.source);
+    run(&mut sim, t.source);
+    assert_eq!(assert_complete(&sim, &t.receivers), t.receivers.len());
+    let rdata = sim.agent(t.source).unwrap().stats().repairs_sent;
+    assert!(rdata >= 1);
+    println!("pgm, binary tree height 3, loss at the source: {rdata} RDATA for 1 drop");
+}
+
+#[test]
+fn pgm_rdata_goes_only_down_interfaces_that_asked() {
+    let t = Tree::binary(3);
+    let victim = t.receivers[5];
+    let mut sim = pgm_tree(&t, 2);
+    let up = t.parent[&victim];
+    single_loss(&mut sim, t.link[&(up, victim)], up);
+    run(&mut sim, t.source);
+    assert_eq!(assert_complete(&sim, &t.receivers), 1);
+    assert_eq!(sim.agent(t.source).unwrap().stats().repairs_sent, 1);
+    for &r in &t.receivers {
+        // An RDATA reaching a receiver that had the packet would be a duplicate.
+        assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0, "{r:?}");
+    }
+}
+
+fn lms_tree(t: &Tree, seed: u64) -> Sim {
+    let mut sim = t.sim(seed);
+    sim.add_agent(
+        t.source,
+        Box::new(lms::Source::new(lms::SourceConfig::new(t.source, G))),
+    )
+    .unwrap();
+    for &r in &t.receivers {
+        sim.add_agent(
+            r,
+            Box::new(lms::Receiver::new(lms::ReceiverConfig::new(r, t.source))),
+        )
+        .unwrap();
+    }
+    for &x in &t.routers {
+        sim.add_router_agent(
+            x,
+            Box::new(lms::Router::new(lms::RouterConfig {
+                node: x,
+                group: G,
+                session: 0,
+                replier: t.replier(x),
+            })),
+        )
+        .unwrap();
+    }
+    sim
+}
+
+#[test]
+fn lms_single_loss_at_the_source_is_repaired_everywhere() {
+    let t = Tree::binary(3);
+    let mut sim = lms_tree(&t, 3);
+    single_loss(&mut sim, t.link[&(t.source, t.routers[0])], t.source);
+    run(&mut sim, t.source);
+    assert_eq!(assert_complete(&sim, &t.receivers), t.receivers.len());
+    // Only the top replier's request reaches the source; one multicast repair, no exposure.
+    assert_eq!(sim.agent(t.source).unwrap().stats().repairs_sent, 1);
+    for &r in &t.receivers {
+        assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0, "{r:?}");
+    }
+}
+
+#[test]
+fn lms_subcast_reaches_exactly_the_subtree_below_the_turning_point() {
+    let t = Tree::binary(3);
+    // The root's replier child P1; P1's non-replier child L2; L2's replier receiver b1.
+    let root = t.routers[0];
+    let child = |r: NodeId, iface: Option<IfaceId>| {
+        t.children(r)
+            .into_iter()
+            .find(|&(i, _)| Some(i) == iface)
+            .map(|(_, c)| c)
+            .unwrap()
+    };
+    let p1 = child(root, t.replier(root));
+    let l2 = t
+        .children(p1)
+        .into_iter()
+        .find(|&(i, _)| Some(i) != t.replier(p1))
+        .map(|(_, c)| c)
+        .unwrap();
+    let b1 = child(l2, t.replier(l2));
+    let mut sim = lms_tree(&t, 4);
+    single_loss(&mut sim, t.link[&(l2, b1)], l2);
+    run(&mut sim, t.source);
+    assert_eq!(assert_complete(&sim, &t.receivers), 1);
+    // P1 is the turning point: it (and no other router) subcast one repair.
+    for &x in &t.routers {
+        let subcasts = sim.router_agent(x).unwrap().stats().repairs_sent;
+        assert_eq!(subcasts, u64::from(x == p1), "router {x:?}");
+    }
+    assert_eq!(sim.agent(t.source).unwrap().stats().repairs_sent, 0);
+    // The subcast went down the interface the request came in on: L2's subtree.
+    let subtree = t.receivers_below(l2);
+    for &r in &t.receivers {
+        let dup = sim.agent(r).unwrap().stats().duplicates;
+        let expect = u64::from(subtree.contains(&r) && r != b1);
+        assert_eq!(dup, expect, "receiver {r:?}");
+    }
+}
+
+#[test]
+fn lms_single_loss_on_every_link_is_repaired() {
+    let t = Tree::binary(3);
+    for (&(up, down), &link) in &t.link {
+        let mut sim = lms_tree(&t, 5);
+        single_loss(&mut sim, link, up);
+        run(&mut sim, t.source);
+        let lossy = assert_complete(&sim, &t.receivers);
+        // Exactly the receivers below the lossy link detected the loss, and all recovered.
+        assert_eq!(lossy, t.receivers_below(down).len());
+    }
+}
+
+#[test]
+fn srm_suppression_keeps_requests_at_one_on_a_chain() {
+    // source host – R0 – R1 – … – R4, one receiver host on each router.
+    let mut net = Network::new();
+    // Fast links, so one-way distance is propagation delay (the configured distances).
+    let host_link = LinkConfig::new(1_000_000_000, Duration::from_millis(1));
+    let chain_link = LinkConfig::new(1_000_000_000, DELAY);
+    let routers: Vec<NodeId> = (0..5).map(|_| net.add_router()).collect();
+    let source = net.add_host();
+    let src_link = net.add_link(source, routers[0], host_link.clone()).unwrap();
+    for w in routers.windows(2) {
+        net.add_link(w[0], w[1], chain_link.clone()).unwrap();
+    }
+    let hosts: Vec<NodeId> = routers
+        .iter()
+        .map(|&r| {
+            let h = net.add_host();
+            net.add_link(r, h, host_link.clone()).unwrap();
+            h
+        })
+        .collect();
+    // One-way distances from the topology: hosts hang 1 ms off their router.
+    let pos = |n: NodeId| -> u32 {
+        if n == source {
+            0
+        } else {
+            hosts.iter().position(|&h| h == n).unwrap() as u32
+        }
+    };
+    let dist = |a: NodeId, b: NodeId| Duration::from_millis(2) + DELAY * pos(a).abs_diff(pos(b));
+    let mut all = vec![source];
+    all.extend(&hosts);
+    // ns-2's Agent/SRM/Deterministic (C2 = D2 = 0): suppression on a chain is exact. The
+    // randomized defaults (C2 = 2, D2 = 1) are run and reported too.
+    for (c2, d2, max_requests) in [(0.0, 0.0, 1), (2.0, 1.0, u64::MAX)] {
+        let mut sim = Sim::new(net.clone(), 7);
+        sim.set_group(G, &all).unwrap();
+        for &m in &all {
+            let mut c = srm::Config::new(m, G, source, all.len());
+            c.c2 = c2;
+            c.d2 = d2;
+            c.session_interval = None;
+            c.distances =
+                srm::DistanceSource::Configured(all.iter().map(|&o| (o, dist(m, o))).collect());
+            sim.add_agent(m, Box::new(srm::Member::new(c, AgentRng::derive(7, m, 0))))
+                .unwrap();
+        }
+        single_loss(&mut sim, src_link, source);
+        run(&mut sim, source);
+        assert_eq!(assert_complete(&sim, &hosts), hosts.len());
+        let requests: u64 = all
+            .iter()
+            .map(|&m| sim.agent(m).unwrap().stats().control_sent)
+            .sum();
+        let repairs: u64 = all
+            .iter()
+            .map(|&m| sim.agent(m).unwrap().stats().repairs_sent)
+            .sum();
+        println!("srm chain C2={c2} D2={d2}: {requests} requests, {repairs} repairs for 1 drop");
+        assert!(requests >= 1 && requests <= max_requests);
+        assert_eq!(repairs, 1, "only the source holds the packet");
+    }
+}
