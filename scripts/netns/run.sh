@@ -2,7 +2,7 @@
 # Multi-host tests of `rmcast send`/`rmcast recv`: Linux network namespaces as hosts on a
 # bridge (one veth pair per host), IP multicast across the bridge. Needs root and iproute2.
 #
-#   bash scripts/netns/run.sh [path/to/rmcast]
+#   bash scripts/netns/run.sh [path/to/rmcast [extra rmcast send options...]]
 #
 # Scenarios (1 sender, 5 receivers, a 20 MB file):
 #   1. 10 % injected loss on every receiver: every digest matches, every exit status is 0;
@@ -14,6 +14,8 @@
 set -uo pipefail
 
 BIN=${1:-target/release/rmcast}
+shift || true
+SEND_EXTRA=("$@")            # extra `rmcast send` options, e.g. --protocol bap
 if [ "$(id -u)" != 0 ]; then
   echo "skipped: multi-host netns tests need root (run: sudo bash $0 $BIN)"
   exit 0
@@ -89,7 +91,7 @@ digest_ok() { [ "$(sha256sum < "$1" 2>/dev/null | cut -d' ' -f1)" = "$WANT" ]; }
 echo "== scenario 1: 1 sender, 5 receivers, 20 MB, 10 % injected loss at every receiver"
 start_receivers s1 --drop-rate 0.1
 T0=$(date +%s.%N)
-ip netns exec "${P}s" "$BIN" send --group $GROUP --interface eth0 --receivers 5 --json --quiet \
+ip netns exec "${P}s" "$BIN" send --group $GROUP --interface eth0 --receivers 5 --json --quiet ${SEND_EXTRA[@]+"${SEND_EXTRA[@]}"} \
   "$WORK/big.bin" > "$WORK/s1.json" 2> "$WORK/s1.err"
 SRC=$?
 T1=$(date +%s.%N)
@@ -104,7 +106,7 @@ echo "  sender: $(grep -o '"goodput_mbit_s": [0-9.]*' "$WORK/s1.json"), $(grep -
 
 echo "== scenario 2: receiver 3 killed halfway; the sender must evict it and say so"
 start_receivers s2
-ip netns exec "${P}s" "$BIN" send --group $GROUP --interface eth0 --receivers 5 --json --quiet \
+ip netns exec "${P}s" "$BIN" send --group $GROUP --interface eth0 --receivers 5 --json --quiet ${SEND_EXTRA[@]+"${SEND_EXTRA[@]}"} \
   --rate 100M --evict-after 2 "$WORK/big.bin" > "$WORK/s2.json" 2> "$WORK/s2.err" &
 SPID=$!
 # kill receiver 3 once it has written about half of the file
@@ -140,7 +142,7 @@ ip netns exec "${P}f" bash -c '
   done' flood $GROUP 2>/dev/null &
 FPID=$!
 sleep 0.5
-ip netns exec "${P}s" "$BIN" send --group $GROUP --interface eth0 --receivers 5 --json --quiet \
+ip netns exec "${P}s" "$BIN" send --group $GROUP --interface eth0 --receivers 5 --json --quiet ${SEND_EXTRA[@]+"${SEND_EXTRA[@]}"} \
   --rate 100M "$WORK/big.bin" > "$WORK/s3.json" 2> "$WORK/s3.err"
 SRC=$?
 kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null

@@ -39,6 +39,12 @@ pub struct Args {
     /// rmcast's datagram size (the raw blast uses the same)
     #[arg(long, default_value_t = 60_000)]
     pub datagram_size: usize,
+    /// rmcast protocol to measure (saw or bap)
+    #[arg(long, default_value = "saw")]
+    pub protocol: String,
+    /// Window for bap
+    #[arg(long, default_value_t = 16)]
+    pub window: u16,
     /// Run every endpoint in its own network namespace on a bridge (root)
     #[arg(long)]
     pub bridge: bool,
@@ -402,6 +408,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "--quiet",
                 ])
                 .args(["--datagram-size", &a.datagram_size.to_string()])
+                .args(["--protocol", &a.protocol, "--window", &a.window.to_string()])
                 .arg(&file)
                 .stdout(Stdio::piped())
                 .spawn()?;
@@ -476,7 +483,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "topology": if a.bridge { "bridge (one network namespace per endpoint)" } else { "loopback (one host)" },
         "file_bytes": size,
         "datagram_size": a.datagram_size,
-        "protocol": "saw",
+        "protocol": a.protocol,
+        "window": if a.protocol == "bap" { json!(a.window) } else { Value::Null },
         "tools_missing": missing,
         "runs": results,
     });
