@@ -552,6 +552,11 @@ fn run_uftp(
     let w = mbit(size, wall);
     Ok(json!({
         "command": "uftp -R -1 -b 8800 -H <uids>; uftpd -d",
+        "note": if !ok && topo.prefix.is_none() {
+            json!("on one host uftpd never answered uftp's ANNOUNCE in our runs (uftp: \"Announce timed out\"); measure it with --bridge")
+        } else {
+            Value::Null
+        },
         "wall_mbit_s": if ok { json!(w) } else { Value::Null },
         "all_verified": ok,
         "rmcast_over_tool": if ok { ratio(rm_wall, w) } else { Value::Null },
