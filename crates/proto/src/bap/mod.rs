@@ -583,6 +583,13 @@ pub struct ReceiverConfig {
     /// Stop re-arming the ACK-delay timer after this many consecutive firings with no DATA
     /// in between; `None` re-arms forever (the thesis's literal rule).
     pub idle_ack_limit: Option<u32>,
+    /// Stop the ACK-delay timer when the counter reaches the window and the block ACK is
+    /// sent (it is armed again by the next DATA). The thesis's "reset the ACK-delay timer"
+    /// can be read either way; this reading keeps the timer quiet while a full window's ACK
+    /// is still contending for the medium, which matches its remark that the timer fires
+    /// (error-free) only when the sender cannot fill its window. Default `false`: the timer
+    /// keeps running from the last in-sequence DATA.
+    pub disarm_on_window_ack: bool,
 }
 
 impl ReceiverConfig {
@@ -594,6 +601,7 @@ impl ReceiverConfig {
             ack_timeout,
             ack_delay_max: Duration::ZERO,
             idle_ack_limit: Some(3),
+            disarm_on_window_ack: false,
         }
     }
 }
@@ -722,6 +730,9 @@ impl Receiver {
                 .set(RxTimer::AckDelay, now + self.cfg.ack_timeout);
             if self.counter >= self.cfg.window {
                 self.request_ack(now);
+                if self.cfg.disarm_on_window_ack {
+                    self.timers.cancel(RxTimer::AckDelay);
+                }
             }
         } else {
             // Out of sequence: discarded without an ACK.

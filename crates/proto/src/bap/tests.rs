@@ -494,6 +494,36 @@ fn ack_delay_timer_is_reset_by_data_and_rearmed_after_firing() {
 }
 
 #[test]
+fn disarm_on_window_ack_stops_the_timer_until_the_next_data() {
+    let t = Duration::from_millis(1);
+    let mut cfg = ReceiverConfig::new(NodeId(1), 2, t);
+    cfg.disarm_on_window_ack = true;
+    let mut r = Receiver::new(cfg.clone(), AgentRng::from_seed(0));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(0, 0, b"a", false));
+    assert_eq!(
+        r.poll_timeout(),
+        Some(Time::ZERO + t),
+        "armed by in-sequence data"
+    );
+    r.handle_packet(Time::ZERO, NodeId(0), &data(1, 0, b"b", false));
+    assert_eq!(acks_sent(&mut r), vec![1], "window reached");
+    assert_eq!(r.poll_timeout(), None, "disarmed with the block ACK");
+    // A duplicate (go-back-N after a lost ACK) arms it again, and it fires with the status.
+    let t1 = Time::from_millis(5);
+    r.handle_packet(t1, NodeId(0), &data(0, 0, b"a", true));
+    assert_eq!(r.poll_timeout(), Some(t1 + t));
+    r.handle_timeout(t1 + t);
+    assert_eq!(acks_sent(&mut r), vec![1]);
+    // Default: the timer keeps running after the block ACK.
+    cfg.disarm_on_window_ack = false;
+    let mut r = Receiver::new(cfg, AgentRng::from_seed(0));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(0, 0, b"a", false));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(1, 0, b"b", false));
+    assert_eq!(acks_sent(&mut r), vec![1]);
+    assert_eq!(r.poll_timeout(), Some(Time::ZERO + t));
+}
+
+#[test]
 fn thesis_literal_rearm_forever() {
     let t = Duration::from_millis(1);
     let mut cfg = ReceiverConfig::new(NodeId(1), 5, t);

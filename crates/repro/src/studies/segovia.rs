@@ -82,6 +82,9 @@ pub struct RunSpec {
     pub max_retx: Option<u32>,
     /// Backoff bound inclusive (thesis wording) or exclusive (IEEE 802.3).
     pub inclusive_backoff: bool,
+    /// BAP receivers stop their ACK-delay timer when they send a full window's ACK
+    /// (`bap::ReceiverConfig::disarm_on_window_ack`; rmcast's reading of the thesis).
+    pub bap_disarm: bool,
     pub seed: u64,
 }
 
@@ -108,6 +111,7 @@ impl RunSpec {
                 Proto::Rra { .. } => RRA_LIMIT,
             }),
             inclusive_backoff: true,
+            bap_disarm: true,
             seed,
         }
     }
@@ -193,10 +197,11 @@ fn receiver_for(s: &RunSpec, node: NodeId, sim: &Sim) -> Box<dyn Agent> {
     let rng = sim.agent_rng(node, 0);
     match s.proto {
         Proto::Saw => Box::new(saw::Receiver::new(saw_params(s).receiver_config(node), rng)),
-        Proto::Bap { window } => Box::new(bap::Receiver::new(
-            bap_params(s, window).receiver_config(node),
-            rng,
-        )),
+        Proto::Bap { window } => {
+            let mut rc = bap_params(s, window).receiver_config(node);
+            rc.disarm_on_window_ack = s.bap_disarm;
+            Box::new(bap::Receiver::new(rc, rng))
+        }
         Proto::Rra { window } => {
             Box::new(rra::Receiver::new(rra::ReceiverConfig::new(node, window)))
         }
@@ -403,6 +408,7 @@ struct FamilyCfg {
     ack_timeout_bits: u64,
     max_retx_override: Option<Option<u32>>,
     inclusive_backoff: bool,
+    bap_disarm: bool,
     messages: u64,
 }
 
@@ -420,6 +426,7 @@ impl FamilyCfg {
             ack_timeout_bits: BAP_ACK_TIMEOUT,
             max_retx_override: None,
             inclusive_backoff: true,
+            bap_disarm: true,
             messages,
         }
     }
@@ -432,6 +439,7 @@ impl FamilyCfg {
             s.max_retx = m;
         }
         s.inclusive_backoff = self.inclusive_backoff;
+        s.bap_disarm = self.bap_disarm;
         s.messages = self.messages;
         s
     }
@@ -590,7 +598,25 @@ impl Plan {
                 c,
             ));
         }
+        let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
+        c.bap_disarm = false;
+        f.push(fam(
+            "sens.bap_w10_running".into(),
+            &self.sens_rs,
+            by_receivers,
+            c,
+        ));
         let fails = vec![0.0, 1.0, 5.0];
+        let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
+        c.messages = m;
+        c.receivers = 20;
+        c.bap_disarm = false;
+        f.push(fam(
+            "sens.bap_w10_r20_running".into(),
+            &fails,
+            by_failure,
+            c,
+        ));
         for (name, lim) in [("lim5", Some(5u32)), ("lim40", Some(40))] {
             let mut c = FamilyCfg::new(Proto::Saw, m);
             c.receivers = 20;
@@ -689,6 +715,7 @@ impl Study for Segovia {
         let mut all_ok = Vec::new();
         let mut failed_any_free = 0usize;
         let mut bad_runs: Vec<String> = Vec::new();
+        let mut free_fail_runs: Vec<String> = Vec::new();
         // Per-seed latency at each failure rate, for the ratio claims.
         let mut per_seed_lat: std::collections::BTreeMap<(usize, u64), Vec<(f64, f64)>> =
             Default::default();
@@ -737,6 +764,7 @@ impl Study for Segovia {
                     }
                     if s.fail == 0.0 && o.failed_frac > 0.0 {
                         failed_any_free += 1;
+                        free_fail_runs.push(format!("{} at x = {x}", f.key));
                     }
                 }
                 for (i, (_, o)) in runs.iter().enumerate() {
@@ -864,7 +892,9 @@ impl Study for Segovia {
                 plan.seeds
             ),
             format!(
-                "Runs in which an error-free message hit the retransmission limit: {failed_any_free}."
+                "Error-free runs in which a message hit the retransmission limit: \
+                 {failed_any_free} ({}).",
+                free_fail_runs.join("; ")
             ),
         ];
         if !bad_runs.is_empty() {
@@ -1173,6 +1203,44 @@ fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures, _plan: &Plan) -> Result<Vec<
                 5,
                 &agg.get("sens.bap_w10_t300000.rt_mean"),
             ),
+            PlotSeries::measured(
+                "MBAP-10 t=95k, timer kept running after the block ACK",
+                6,
+                &agg.get("sens.bap_w10_running.rt_mean"),
+            ),
+        ],
+    });
+    let err_fam = |k: &str| agg.get(&format!("{k}.lat_mean"));
+    out.push(Plot {
+        id: "segovia-sensitivity-errors".into(),
+        title: "Sensitivity under failures (r = 20)".into(),
+        caption: "Mean latency (block latency for MBAP) against the failure rate at r = 20 for \
+                  the choices the thesis leaves open: retransmission limit (chosen SAW 10 / \
+                  BAP 20; also 5 and 40), MBAP ACK-delay timeout t (chosen 95,000; also 25,000 \
+                  and 300,000, which also enter the sender's formula timeout) and whether the \
+                  MBAP receiver's ACK-delay timer stops with its block ACK (chosen) or keeps \
+                  running."
+            .into(),
+        x: Axis::new("failure rate", "%"),
+        y: Axis::new("mean latency", "bit times"),
+        series: vec![
+            PlotSeries::measured("MSAW limit 10 (chosen)", 0, &err_fam("err.saw_r20_rand0")),
+            PlotSeries::measured("MSAW limit 5", 1, &err_fam("sens.saw_r20_lim5")),
+            PlotSeries::measured("MSAW limit 40", 2, &err_fam("sens.saw_r20_lim40")),
+            PlotSeries::measured(
+                "MBAP-10 limit 20, t=95k (chosen)",
+                3,
+                &err_fam("err.bap_w10_r20_rand0"),
+            ),
+            PlotSeries::measured("MBAP-10 limit 5", 4, &err_fam("sens.bap_w10_r20_lim5")),
+            PlotSeries::measured("MBAP-10 limit 40", 5, &err_fam("sens.bap_w10_r20_lim40")),
+            PlotSeries::measured("MBAP-10 t=25k", 6, &err_fam("sens.bap_w10_r20_t25000")),
+            PlotSeries::measured("MBAP-10 t=300k", 7, &err_fam("sens.bap_w10_r20_t300000")),
+            PlotSeries::measured(
+                "MBAP-10 timer kept running",
+                1,
+                &err_fam("sens.bap_w10_r20_running"),
+            ),
         ],
     });
     Ok(out)
@@ -1281,6 +1349,17 @@ fn setup(plan: &Plan, runs: usize) -> Setup {
             ),
         ],
         choices: vec![
+            (
+                "BAP ACK-delay timer after a block ACK".into(),
+                "stopped when the receiver's counter reaches the window and it sends the block \
+                 ACK, armed again by the next DATA (bap's `disarm_on_window_ack`). The thesis \
+                 says in-sequence DATA \"resets\" the timer and that, error-free, it fires only \
+                 when the sender cannot fill its window; with a timer that keeps running, t = \
+                 95,000 fires during the block ACKs' collision resolution from r ≈ 30 on \
+                 (the thesis's own r = 60 block latencies leave > 95,000 bit times after the \
+                 last DATA), doubling the ACKs. Sensitivity: both readings are plotted."
+                    .into(),
+            ),
             (
                 "BAP ACK-delay timeout t".into(),
                 "95,000 bit times (the thesis's sample command file); sensitivity: 25,000 and \
