@@ -227,7 +227,13 @@ pub fn group_socket(o: &SocketOpts) -> Result<UdpSocket, NetError> {
     }
     buffers(&s, o);
     let bind: SocketAddr = if cfg!(target_os = "linux") {
-        g
+        match g {
+            // Binding a multicast address of interface- or link-local scope needs the scope.
+            SocketAddr::V6(a) if a.scope_id() == 0 => {
+                SocketAddrV6::new(*a.ip(), a.port(), 0, iface.map_or(0, |i| i.index)).into()
+            }
+            other => other,
+        }
     } else if v6 {
         SocketAddrV6::new(Ipv6Addr::UNSPECIFIED, g.port(), 0, 0).into()
     } else {
