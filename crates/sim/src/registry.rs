@@ -6,7 +6,7 @@
 use crate::scenario::Params;
 use crate::sim::Sim;
 use core::time::Duration;
-use rmcast_proto::{saw, GroupId, NodeId};
+use rmcast_proto::{lms, pgm, saw, srm, GroupId, IfaceId, NodeId};
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
@@ -39,6 +39,40 @@ pub const REGISTRY: &[ProtocolEntry] = &[
             "queue_limit",
         ],
         build: build_saw,
+    },
+    ProtocolEntry {
+        name: "srm",
+        keys: &[
+            "c1",
+            "c2",
+            "d1",
+            "d2",
+            "adaptive",
+            "backoff_limit",
+            "distances",
+            "session_interval_ms",
+            "default_distance_ms",
+            "linger_ms",
+        ],
+        build: build_srm,
+    },
+    ProtocolEntry {
+        name: "pgm",
+        keys: &[
+            "nak_backoff_ms",
+            "nak_repeat_ms",
+            "nak_rdata_ms",
+            "repair_delay_ms",
+            "spm_interval_ms",
+            "state_lifetime_ms",
+            "linger_ms",
+        ],
+        build: build_pgm,
+    },
+    ProtocolEntry {
+        name: "lms",
+        keys: &["request_timeout_ms", "heartbeat_ms", "linger_ms"],
+        build: build_lms,
     },
     ProtocolEntry {
         name: "unreliable",
@@ -94,6 +128,200 @@ fn build_unreliable(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::Scenar
     for &r in cx.receivers {
         cx.sim
             .add_agent(r, Box::new(crate::unreliable::Receiver::new()))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ seed 003: srm, pgm, lms
+
+/// One-way shortest-path distances (routing delay, ns) from `root` to every node, along the
+/// simulator's own shortest-path tree; `None` for unreachable nodes.
+fn spt_distances(net: &crate::Network, root: NodeId) -> (crate::routing::Spt, Vec<Option<u64>>) {
+    use crate::network::{Medium, NONE};
+    let spt = crate::routing::Spt::compute(net, root.0);
+    let n = net.nodes.len();
+    let mut dist: Vec<Option<u64>> = vec![None; n];
+    if let Some(d) = dist.get_mut(root.0 as usize) {
+        *d = Some(0);
+    }
+    for v in 0..n {
+        // Walk up to a node with a known distance, then fill in on the way back.
+        let mut path = Vec::new();
+        let mut x = v as u32;
+        while dist[x as usize].is_none() {
+            let p = spt.parent[x as usize];
+            if p == NONE {
+                break;
+            }
+            path.push(x);
+            x = p;
+        }
+        let Some(mut d) = dist[x as usize] else {
+            continue;
+        };
+        for &c in path.iter().rev() {
+            let p = spt.parent[c as usize];
+            let w = net
+                .ifaces
+                .get(p as usize)
+                .and_then(|f| f.get(spt.down_iface[c as usize] as usize))
+                .map_or(0, |f| match f.medium {
+                    Medium::Link { link, .. } => net.links[link as usize].cfg.routing_delay_ns(),
+                    Medium::Bus { .. } => 0,
+                });
+            d = d.saturating_add(w);
+            dist[c as usize] = Some(d);
+        }
+    }
+    (spt, dist)
+}
+
+fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    let p = cx.params;
+    let mut members = vec![cx.source];
+    members.extend(cx.receivers.iter().copied());
+    let topology = match p.str_or("distances", "session")?.as_str() {
+        "session" => false,
+        "topology" => true,
+        _ => return Err(p.bad("distances", "\"session\" or \"topology\"")),
+    };
+    let c1 = p.f64_in("c1", 2.0, 0.0, 1e6)?;
+    let c2 = p.f64_in("c2", 2.0, 0.0, 1e6)?;
+    let d1 = p.f64_in("d1", 1.0, 0.0, 1e6)?;
+    let d2 = p.f64_in("d2", 1.0, 0.0, 1e6)?;
+    let adaptive = p.bool_or("adaptive", false)?;
+    let backoff_limit = p.u64_in("backoff_limit", 5, 0, 64)? as u32;
+    let session = p.f64_in("session_interval_ms", 1000.0, 0.0, 1e9)?;
+    let default_distance = ms(p.f64_in("default_distance_ms", 100.0, 0.0, 1e9)?);
+    let linger = ms(p.f64_in("linger_ms", 5000.0, 0.0, 1e9)?);
+    for &m in &members {
+        let mut c = srm::Config::new(m, cx.group, cx.source, members.len());
+        c.c1 = c1;
+        c.c2 = c2;
+        c.d1 = d1;
+        c.d2 = d2;
+        c.adaptive = adaptive;
+        c.backoff_limit = backoff_limit;
+        c.default_distance = default_distance;
+        c.linger = linger;
+        c.session_interval = (session > 0.0).then(|| ms(session));
+        if topology {
+            let (_, dist) = spt_distances(cx.sim.network(), m);
+            c.distances = srm::DistanceSource::Configured(
+                members
+                    .iter()
+                    .filter_map(|&o| {
+                        dist.get(o.0 as usize)
+                            .copied()
+                            .flatten()
+                            .map(|d| (o, Duration::from_nanos(d)))
+                    })
+                    .collect(),
+            );
+        }
+        let rng = cx.sim.agent_rng(m, 0);
+        cx.sim
+            .add_agent(m, Box::new(srm::Member::new(c, rng)))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    let p = cx.params;
+    let mut sc = pgm::SourceConfig::new(cx.source, cx.group);
+    sc.repair_delay = ms(p.f64_in("repair_delay_ms", 0.0, 0.0, 1e9)?);
+    sc.linger = ms(p.f64_in("linger_ms", 5000.0, 0.0, 1e9)?);
+    let spm = p.f64_in("spm_interval_ms", 500.0, 0.0, 1e9)?;
+    sc.spm_interval = (spm > 0.0).then(|| ms(spm));
+    cx.sim
+        .add_agent(cx.source, Box::new(pgm::Source::new(sc)))
+        .map_err(|e| p.bad("name", &e.to_string()))?;
+    let backoff = ms(p.f64_in("nak_backoff_ms", 0.0, 0.0, 1e9)?);
+    let repeat = ms(p.f64_in("nak_repeat_ms", 500.0, 0.001, 1e9)?);
+    let rdata = ms(p.f64_in("nak_rdata_ms", 1000.0, 0.001, 1e9)?);
+    for &r in cx.receivers {
+        let mut rc = pgm::ReceiverConfig::new(r, cx.source);
+        rc.nak_backoff = backoff;
+        rc.nak_repeat = repeat;
+        rc.nak_rdata = rdata;
+        let rng = cx.sim.agent_rng(r, 0);
+        cx.sim
+            .add_agent(r, Box::new(pgm::Receiver::new(rc, rng)))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
+    let lifetime = ms(p.f64_in("state_lifetime_ms", 2000.0, 0.001, 1e9)?);
+    for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
+        let mut nc = pgm::NeConfig::new(x, cx.group);
+        nc.state_lifetime = lifetime;
+        cx.sim
+            .add_router_agent(x, Box::new(pgm::NetworkElement::new(nc)))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Static LMS repliers (seed 003 §5.8): at every router on the source's tree, the
+/// downstream interface leading to the closest receiver (ties: lowest interface).
+fn lms_repliers(
+    net: &crate::Network,
+    source: NodeId,
+    receivers: &[NodeId],
+) -> std::collections::BTreeMap<NodeId, IfaceId> {
+    use crate::network::NONE;
+    let (spt, dist) = spt_distances(net, source);
+    let mut best: std::collections::BTreeMap<NodeId, Vec<(IfaceId, Duration)>> =
+        std::collections::BTreeMap::new();
+    for &r in receivers {
+        let Some(Some(dr)) = dist.get(r.0 as usize).copied() else {
+            continue;
+        };
+        let mut child = r.0;
+        while let Some(&a) = spt.parent.get(child as usize) {
+            if a == NONE {
+                break;
+            }
+            let da = dist[a as usize].unwrap_or(0);
+            best.entry(NodeId(a)).or_default().push((
+                IfaceId(spt.down_iface[child as usize]),
+                Duration::from_nanos(dr.saturating_sub(da)),
+            ));
+            child = a;
+        }
+    }
+    best.into_iter()
+        .filter_map(|(x, c)| lms::choose_replier(&c).map(|i| (x, i)))
+        .collect()
+}
+
+fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    let p = cx.params;
+    let mut sc = lms::SourceConfig::new(cx.source, cx.group);
+    let hb = p.f64_in("heartbeat_ms", 500.0, 0.0, 1e9)?;
+    sc.heartbeat = (hb > 0.0).then(|| ms(hb));
+    sc.linger = ms(p.f64_in("linger_ms", 5000.0, 0.0, 1e9)?);
+    cx.sim
+        .add_agent(cx.source, Box::new(lms::Source::new(sc)))
+        .map_err(|e| p.bad("name", &e.to_string()))?;
+    let timeout = ms(p.f64_in("request_timeout_ms", 500.0, 0.001, 1e9)?);
+    for &r in cx.receivers {
+        let mut rc = lms::ReceiverConfig::new(r, cx.source);
+        rc.request_timeout = timeout;
+        cx.sim
+            .add_agent(r, Box::new(lms::Receiver::new(rc)))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
+    let repliers = lms_repliers(cx.sim.network(), cx.source, cx.receivers);
+    for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
+        let cfg = lms::RouterConfig {
+            node: x,
+            group: cx.group,
+            session: 0,
+            replier: repliers.get(&x).copied(),
+        };
+        cx.sim
+            .add_router_agent(x, Box::new(lms::Router::new(cfg)))
             .map_err(|e| p.bad("name", &e.to_string()))?;
     }
     Ok(())

@@ -379,3 +379,43 @@ fn srm_suppression_keeps_requests_at_one_on_a_chain() {
         assert_eq!(repairs, 1, "only the source holds the packet");
     }
 }
+
+/// The registry builds all three from a scenario file (binary tree of height 3, one loss at
+/// the source's link), and every receiver gets every message.
+#[test]
+fn scenarios_build_srm_pgm_lms_from_the_registry() {
+    for proto in [
+        "name = \"srm\"\ndistances = \"topology\"\nsession_interval_ms = 200",
+        "name = \"srm\"\nadaptive = true\nsession_interval_ms = 200",
+        "name = \"pgm\"",
+        "name = \"lms\"",
+    ] {
+        let text = format!(
+            "name = \"t\"\nseed = 1\n[topology]\nkind = \"binary_tree\"\nheight = 3\n\
+             bandwidth_bps = 1500000\ndelay_ms = 10\n[protocol]\n{proto}\n[traffic]\n\
+             messages = 20\nsize = 512\ninterval_ms = 100\n[stop]\ntime_limit_s = 30\n[[loss]]\n\
+             model = \"drop_nth\"\nk = 5\nat = \"link\"\nlinks = [0]\nfilter = \"original\"\n"
+        );
+        let sc =
+            rmcast_sim::scenario::Scenario::parse(&text, "t.toml", std::path::PathBuf::from("."))
+                .unwrap_or_else(|e| panic!("{proto}: {e}"));
+        let res = rmcast_sim::scenario::run_sweep(&sc, Default::default(), &|| {}).unwrap();
+        let cols: Vec<String> = res[0]
+            .columns
+            .iter()
+            .map(|(c, v)| format!("{c}={v:?}"))
+            .collect();
+        println!("{proto}: {}", cols.join(" "));
+        let col = |name: &str| {
+            res[0]
+                .columns
+                .iter()
+                .find(|(c, _)| c == name)
+                .map(|(_, v)| format!("{v:?}"))
+                .unwrap()
+        };
+        assert_eq!(col("delivered_total"), "U(160)", "{proto}");
+        assert_eq!(col("delivered_min"), "U(20)", "{proto}");
+        assert_eq!(col("lost_drop_nth"), "U(1)", "{proto}");
+    }
+}

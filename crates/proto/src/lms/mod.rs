@@ -85,6 +85,9 @@ pub struct SourceConfig {
     pub session: u32,
     /// HEARTBEAT period (`None`: none).
     pub heartbeat: Option<Duration>,
+    /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+    /// heartbeats): LMS has no acknowledgments, so the source cannot know when receivers finish.
+    pub linger: Duration,
 }
 
 impl SourceConfig {
@@ -94,6 +97,7 @@ impl SourceConfig {
             group,
             session: 0,
             heartbeat: Some(Duration::from_millis(500)),
+            linger: Duration::from_secs(5),
         }
     }
 }
@@ -104,6 +108,7 @@ pub struct Source {
     buf: RetransmitBuffer,
     next: u64,
     hb_at: Option<Time>,
+    linger_at: Option<Time>,
     out: VecDeque<Transmit>,
     events: VecDeque<Event>,
     stats: Stats,
@@ -114,6 +119,7 @@ impl Source {
     pub fn new(cfg: SourceConfig) -> Self {
         Source {
             hb_at: cfg.heartbeat.map(|_| Time::ZERO),
+            linger_at: None,
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
             next: 0,
@@ -159,6 +165,11 @@ impl Agent for Source {
         }
     }
     fn handle_timeout(&mut self, now: Time) {
+        if self.linger_at.is_some_and(|t| now >= t) {
+            self.linger_at = None;
+            self.hb_at = None;
+            self.events.push_back(Event::Completed);
+        }
         if let (Some(at), Some(i)) = (self.hb_at, self.cfg.heartbeat) {
             if now >= at {
                 self.stats.control_sent += 1;
@@ -172,7 +183,10 @@ impl Agent for Source {
         self.out.pop_front()
     }
     fn poll_timeout(&self) -> Option<Time> {
-        self.hb_at
+        match (self.hb_at, self.linger_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
     fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
@@ -206,11 +220,11 @@ impl Agent for Source {
     fn can_send(&self) -> bool {
         !self.closed
     }
-    /// LMS has no positive acknowledgments: the source reports `Completed` at once.
-    fn close(&mut self, _now: Time) {
+    /// LMS has no positive acknowledgments: the source reports `Completed` `linger` later.
+    fn close(&mut self, now: Time) {
         if !self.closed {
             self.closed = true;
-            self.events.push_back(Event::Completed);
+            self.linger_at = Some(now + self.cfg.linger);
         }
     }
 }

@@ -72,6 +72,9 @@ pub struct SourceConfig {
     pub spm_interval: Option<Duration>,
     /// Wait this long after a NAK before sending the RDATA (0: answer every NAK at once).
     pub repair_delay: Duration,
+    /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+    /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
+    pub linger: Duration,
 }
 
 impl SourceConfig {
@@ -82,12 +85,14 @@ impl SourceConfig {
             session: 0,
             spm_interval: Some(Duration::from_millis(500)),
             repair_delay: Duration::ZERO,
+            linger: Duration::from_secs(5),
         }
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum SKey {
+    Linger,
     Spm,
     Repair(u64),
 }
@@ -187,12 +192,17 @@ impl Agent for Source {
                         },
                         0,
                     );
-                    if let Some(i) = self.cfg.spm_interval {
+                    let done = self.closed && !self.timers.is_armed(SKey::Linger);
+                    if let (Some(i), false) = (self.cfg.spm_interval, done) {
                         self.timers
                             .set(SKey::Spm, now + i.max(Duration::from_micros(1)));
                     }
                 }
                 SKey::Repair(seq) => self.rdata(now, seq),
+                SKey::Linger => {
+                    self.timers.cancel(SKey::Spm);
+                    self.events.push_back(Event::Completed);
+                }
             }
         }
     }
@@ -235,11 +245,11 @@ impl Agent for Source {
     fn can_send(&self) -> bool {
         !self.closed
     }
-    /// PGM has no positive acknowledgments: the source reports `Completed` at once.
-    fn close(&mut self, _now: Time) {
+    /// PGM has no positive acknowledgments: the source reports `Completed` `linger` later.
+    fn close(&mut self, now: Time) {
         if !self.closed {
             self.closed = true;
-            self.events.push_back(Event::Completed);
+            self.timers.set(SKey::Linger, now + self.cfg.linger);
         }
     }
 }

@@ -34,8 +34,8 @@
 //! member that sends a request backs off, one that sends a repair enters hold-down. ns-2
 //! updates `ave_dup_req` twice per loss (a quirk of `mark-period` after `recompute`); here
 //! once. A SESSION message carries at most [`MAX_ENTRIES`] members. The source emits
-//! [`Event::Completed`] on [`Agent::close`]: SRM has no acknowledgments, so the source cannot
-//! know when receivers finish.
+//! [`Event::Completed`] [`Config::linger`] after [`Agent::close`] and then stops its session
+//! messages: SRM has no acknowledgments, so the source cannot know when receivers finish.
 
 #[cfg(test)]
 mod tests;
@@ -92,6 +92,8 @@ pub struct Config {
     pub session_interval: Option<Duration>,
     /// Receive window (packets beyond `base + window` are dropped).
     pub window: usize,
+    /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
+    pub linger: Duration,
 }
 
 impl Config {
@@ -114,12 +116,14 @@ impl Config {
             default_distance: Duration::from_millis(100),
             session_interval: Some(Duration::from_secs(1)),
             window: 1 << 16,
+            linger: Duration::from_secs(5),
         }
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
+    Linger,
     Session,
     Seq(u64),
 }
@@ -761,12 +765,17 @@ impl Agent for Member {
             match k {
                 Key::Session => {
                     self.send_session(now);
-                    if let Some(i) = self.cfg.session_interval {
+                    let done = self.closed && !self.timers.is_armed(Key::Linger);
+                    if let (Some(i), false) = (self.cfg.session_interval, done) {
                         self.timers
                             .set(Key::Session, now + i.max(Duration::from_micros(1)));
                     }
                 }
                 Key::Seq(s) => self.fire(now, s),
+                Key::Linger => {
+                    self.timers.cancel(Key::Session);
+                    self.events.push_back(Event::Completed);
+                }
             }
         }
     }
@@ -818,10 +827,10 @@ impl Agent for Member {
         self.is_source() && !self.closed
     }
 
-    fn close(&mut self, _now: Time) {
+    fn close(&mut self, now: Time) {
         if self.is_source() && !self.closed {
             self.closed = true;
-            self.events.push_back(Event::Completed);
+            self.timers.set(Key::Linger, now + self.cfg.linger);
         }
     }
 }
