@@ -897,6 +897,53 @@ impl Study for Segovia {
                 free_fail_runs.join("; ")
             ),
         ];
+        // Measured against the thesis, compactly, for the reader.
+        let fmt_pts = |name: &str, paper: Option<&str>| -> String {
+            let pts = agg.get(name);
+            let pp = paper.and_then(|k| ctx.paper(k).ok());
+            pts.iter()
+                .map(|(x, e)| {
+                    let t = pp
+                        .and_then(|p| p.points().into_iter().find(|q| q.0 == *x))
+                        .map(|q| format!(" [thesis {}]", crate::claim::fmt_num(q.1)))
+                        .unwrap_or_default();
+                    format!(
+                        "{}: {} ± {}{t}",
+                        crate::claim::fmt_num(*x),
+                        crate::claim::fmt_num(e.mean),
+                        crate::claim::fmt_num(e.sd)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        for (name, paper) in [
+            ("t4_1.rt_mean", Some("t4_1_mean_rt")),
+            ("t4_1.lat_mean", Some("t4_1_mean_lat")),
+            ("t4_4_w10.rt_mean", Some("t4_4_w10_mean_rt")),
+            ("t4_1.collisions", None),
+            ("t4_4_w10.collisions", None),
+            ("rra.collisions", None),
+            ("t4_1.rt_aggregate", None),
+            ("rra.rt_aggregate", None),
+        ] {
+            notes.push(format!("{name} by receivers: {}.", fmt_pts(name, paper)));
+        }
+        for f in fams
+            .iter()
+            .filter(|f| f.key.starts_with("err.") || f.key.contains("_r20_"))
+        {
+            let fam = f.key.trim_start_matches("err.");
+            let pl = paper_err_key(fam);
+            let pr = pl.as_ref().map(|k| k.replace("_mean_lat", "_mean_retr"));
+            notes.push(format!(
+                "{} by failure rate %: mean latency {}; mean retransmissions {}; failed fraction {}.",
+                f.key,
+                fmt_pts(&format!("{}.lat_mean", f.key), pl.as_deref()),
+                fmt_pts(&format!("{}.retx_mean", f.key), pr.as_deref()),
+                fmt_pts(&format!("{}.failed_frac", f.key), None),
+            ));
+        }
         if !bad_runs.is_empty() {
             notes.push(format!(
                 "Runs whose delivery check failed (a receiver missed a message the sender \
@@ -957,7 +1004,8 @@ fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures, _plan: &Plan) -> Result<Vec<
             .unwrap_or_default()
     };
     // (plot id, title, [(family, label, paper table, bound key)])
-    let rt_plots: Vec<(&str, &str, Vec<(&str, &str, &str, &str)>)> = vec![
+    type Curve<'a> = (&'a str, &'a str, &'a str, &'a str);
+    let rt_plots: Vec<(&str, &str, Vec<Curve>)> = vec![
         (
             "t4_1",
             "Table 4.1: MSAW relative throughput",
@@ -1125,11 +1173,11 @@ fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures, _plan: &Plan) -> Result<Vec<
     // Error experiments: latency against failure rate.
     let mut saw_s = Vec::new();
     let mut bap_s = Vec::new();
-    let mut c = 0;
-    for (key, _) in agg
+    for (c, (key, _)) in agg
         .pts
         .iter()
         .filter(|(k, _)| k.starts_with("err.") && k.ends_with(".lat_mean"))
+        .enumerate()
     {
         let fam = key.trim_start_matches("err.").trim_end_matches(".lat_mean");
         let paper_key = paper_err_key(fam);
@@ -1150,7 +1198,6 @@ fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures, _plan: &Plan) -> Result<Vec<
                 &p.points(),
             ));
         }
-        c += 1;
     }
     out.push(Plot {
         id: "segovia-errors-msaw".into(),
