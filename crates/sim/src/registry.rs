@@ -181,6 +181,10 @@ fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
     let p = cx.params;
     let mut members = vec![cx.source];
     members.extend(cx.receivers.iter().copied());
+    // SRM is many-to-many: the source is a group member and must hear requests.
+    cx.sim
+        .set_group(cx.group, &members)
+        .map_err(|e| p.bad("name", &e.to_string()))?;
     let topology = match p.str_or("distances", "session")?.as_str() {
         "session" => false,
         "topology" => true,

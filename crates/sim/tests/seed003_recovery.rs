@@ -380,8 +380,9 @@ fn srm_suppression_keeps_requests_at_one_on_a_chain() {
     }
 }
 
-/// The registry builds all three from a scenario file (binary tree of height 3, one loss at
-/// the source's link), and every receiver gets every message.
+/// The registry builds all three from a scenario file (binary tree of height 3, the 5th
+/// original packet lost as the source sends it, so only the source holds it), and every
+/// receiver gets every message.
 #[test]
 fn scenarios_build_srm_pgm_lms_from_the_registry() {
     for proto in [
@@ -394,7 +395,7 @@ fn scenarios_build_srm_pgm_lms_from_the_registry() {
             "name = \"t\"\nseed = 1\n[topology]\nkind = \"binary_tree\"\nheight = 3\n\
              bandwidth_bps = 1500000\ndelay_ms = 10\n[protocol]\n{proto}\n[traffic]\n\
              messages = 20\nsize = 512\ninterval_ms = 100\n[stop]\ntime_limit_s = 30\n[[loss]]\n\
-             model = \"drop_nth\"\nk = 5\nat = \"link\"\nlinks = [0]\nfilter = \"original\"\n"
+             model = \"drop_nth\"\nk = 5\nat = \"tx\"\nnodes = \"source\"\nfilter = \"original\"\n"
         );
         let sc =
             rmcast_sim::scenario::Scenario::parse(&text, "t.toml", std::path::PathBuf::from("."))
