@@ -420,3 +420,53 @@ fn scenarios_build_srm_pgm_lms_from_the_registry() {
         assert_eq!(col("lost_drop_nth"), "U(1)", "{proto}");
     }
 }
+
+/// Seed 003 §5.10: an RDATA answering a near receiver's NAK wipes the repair state before a
+/// distant receiver's NAK arrives, which recreates it up to the source and triggers another
+/// retransmission; a source repair delay longer than the NAKs' spread removes the repeat.
+#[test]
+fn pgm_repeated_retransmissions_and_the_source_delay_heuristic() {
+    let mut net = Network::new();
+    let short = LinkConfig::new(1_500_000, Duration::from_millis(1));
+    let long = LinkConfig::new(1_500_000, Duration::from_millis(200));
+    let r0 = net.add_router();
+    let r1 = net.add_router();
+    let source = net.add_host();
+    let near = net.add_host();
+    let far = net.add_host();
+    let src_link = net.add_link(source, r0, short.clone()).unwrap();
+    net.add_link(r0, near, short.clone()).unwrap();
+    net.add_link(r0, r1, long).unwrap();
+    net.add_link(r1, far, short).unwrap();
+    for (delay_ms, expect) in [(0, 2), (600, 1)] {
+        let mut sim = Sim::new(net.clone(), 3);
+        sim.set_group(G, &[source, near, far]).unwrap();
+        let mut sc = pgm::SourceConfig::new(source, G);
+        sc.repair_delay = Duration::from_millis(delay_ms);
+        sim.add_agent(source, Box::new(pgm::Source::new(sc)))
+            .unwrap();
+        for r in [near, far] {
+            let rng = sim.agent_rng(r, 0);
+            sim.add_agent(
+                r,
+                Box::new(pgm::Receiver::new(pgm::ReceiverConfig::new(r, source), rng)),
+            )
+            .unwrap();
+        }
+        for x in [r0, r1] {
+            sim.add_router_agent(
+                x,
+                Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, G))),
+            )
+            .unwrap();
+        }
+        single_loss(&mut sim, src_link, source);
+        run(&mut sim, source);
+        assert_eq!(assert_complete(&sim, &[near, far]), 2);
+        let rdata = sim.agent(source).unwrap().stats().repairs_sent;
+        assert_eq!(rdata, expect, "repair delay {delay_ms} ms");
+        for r in [near, far] {
+            assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0);
+        }
+    }
+}
