@@ -206,3 +206,23 @@ fn receiver_requests_at_once_serves_dreqs_and_counts_duplicates() {
     assert_eq!(r.stats().delivered, 2);
     assert_eq!(r.poll_timeout(), None);
 }
+
+#[test]
+fn source_reports_completed_only_after_linger_and_then_stops_heartbeats() {
+    let mut s = Source::new(SourceConfig::new(NodeId(0), G));
+    s.handle_timeout(Time::ZERO);
+    s.send(Time::ZERO, Bytes::from_static(b"a")).unwrap();
+    s.close(Time::from_secs(1));
+    assert_eq!(s.poll_event(), None);
+    let mut now = Time::from_secs(1);
+    while let Some(t) = s.poll_timeout() {
+        now = t;
+        s.handle_timeout(t);
+        if let Some(e) = s.poll_event() {
+            assert_eq!(e, Event::Completed);
+            break;
+        }
+    }
+    assert_eq!(now, Time::from_secs(6));
+    assert_eq!(s.poll_timeout(), None);
+}

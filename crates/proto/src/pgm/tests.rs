@@ -271,3 +271,20 @@ fn harness_end_to_end_exactly_once_in_order() {
         assert_eq!(got, (0..300).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn source_reports_completed_only_after_linger_and_then_stops_spms() {
+    let mut s = Source::new(SourceConfig::new(NodeId(0), G));
+    s.close(Time::from_secs(1));
+    assert_eq!(s.poll_event(), None);
+    let mut now = Time::ZERO;
+    while let Some(t) = s.poll_timeout() {
+        now = t;
+        s.handle_timeout(t);
+        if s.poll_event() == Some(Event::Completed) {
+            break;
+        }
+    }
+    assert_eq!(now, Time::from_secs(6));
+    assert_eq!(s.poll_timeout(), None);
+}
