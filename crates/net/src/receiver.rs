@@ -99,7 +99,8 @@ pub struct RecvReport {
     pub repairs_received: u64,
     pub duplicates: u64,
     pub acks_sent: u64,
-    /// `completed`, `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`.
+    /// `completed`, `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`,
+    /// `interrupted`.
     pub outcome: &'static str,
     pub reason: Option<String>,
     pub driver: DriverStats,
@@ -353,6 +354,31 @@ fn session_packet(session: u32, node: u32, m: session::Message<'_>) -> Vec<u8> {
     .unwrap_or_default()
 }
 
+/// SIGINT/SIGTERM end the receive loop cleanly, so an unfinished file is removed rather than
+/// left behind.
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static RAISED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        RAISED.store(true, Ordering::SeqCst);
+    }
+
+    pub fn install() {
+        let handler = on_signal as extern "C" fn(libc::c_int);
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        }
+    }
+
+    pub fn raised() -> bool {
+        RAISED.load(Ordering::SeqCst)
+    }
+}
+
 /// Run a receiver until its session ends.
 pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport, NetError> {
     check_group(cfg.sock.group)?;
@@ -412,8 +438,16 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
     let mut warned_sealed = false;
     let mut end: Option<(&'static str, Option<String>)> = None;
 
+    interrupt::install();
     while end.is_none() {
         let now = clock.now();
+        if interrupt::raised() {
+            end = Some((
+                "interrupted",
+                Some("interrupted by a signal; the unfinished file was removed".into()),
+            ));
+            break;
+        }
         // Timers.
         if let Some(j) = joined.as_mut() {
             if j.agent.poll_timeout().is_some_and(|t| t <= now) {
@@ -507,8 +541,11 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                 deadline = deadline.min(next_join);
             }
         }
-        poll.poll(&mut events, Some(clock.until(deadline)))
-            .map_err(|e| NetError::io("poll", e))?;
+        if let Err(e) = poll.poll(&mut events, Some(clock.until(deadline))) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(NetError::io("poll", e));
+            }
+        }
         let now = clock.now();
         for sock in [&gsock, &usock] {
             loop {

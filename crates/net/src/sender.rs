@@ -429,7 +429,20 @@ pub fn send(
     let ack_delay_us = u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX);
     // bap receivers ACK a full window at once, or on their ACK-delay timer when the window
     // does not fill (a loss, the end of the data): a quarter of the sender's timeout.
-    let ack_timeout_us = u32::try_from((cfg.rto / 4).as_micros()).unwrap_or(u32::MAX);
+    // A retransmission timeout shorter than the time the pacer needs to let the datagrams in
+    // flight out would fire before they left: stretch it to twice that time.
+    let in_flight = if family == Family::Bap {
+        u64::from(cfg.window.max(1))
+    } else {
+        1
+    };
+    let rto = match cfg.rate_bps / 8 {
+        0 => cfg.rto,
+        rate => cfg.rto.max(Duration::from_nanos(
+            (2 * in_flight * cfg.datagram_size as u64).saturating_mul(1_000_000_000) / rate,
+        )),
+    };
+    let ack_timeout_us = u32::try_from((rto / 4).as_micros()).unwrap_or(u32::MAX);
     let announce = |phase: Phase, members: &[u32]| {
         let raw = session::encode_members(members);
         session_packet(
@@ -546,7 +559,7 @@ pub fn send(
                 NodeId(node),
                 GroupId(0),
                 ids.iter().map(|&i| NodeId(i)).collect(),
-                cfg.rto,
+                rto,
             );
             sc.session = session_id;
             sc.queue_limit = 32;
@@ -558,7 +571,7 @@ pub fn send(
                 GroupId(0),
                 ids.iter().map(|&i| NodeId(i)).collect(),
                 cfg.window,
-                cfg.rto,
+                rto,
             );
             sc.session = session_id;
             sc.queue_limit = 32;
@@ -586,7 +599,13 @@ pub fn send(
     loop {
         let now = clock.now();
         // Feed the agent.
-        while !source_done && agent.can_send() {
+        // Hand the agent a new message only when the pacer could send it now, so the agent's
+        // timers start when its datagrams actually leave.
+        while !source_done
+            && agent.can_send()
+            && pending.is_empty()
+            && pacer.ready_at(now, cfg.datagram_size) <= now
+        {
             match producer.try_recv() {
                 Ok(Chunk::Msg(m, data_bytes)) => match agent.send(now, m) {
                     Ok(()) => {
@@ -710,6 +729,9 @@ pub fn send(
         }
         if let Some(t) = wake_at {
             deadline = deadline.min(t);
+        }
+        if !source_done && agent.can_send() && pending.is_empty() {
+            deadline = deadline.min(pacer.ready_at(now, cfg.datagram_size));
         }
         let mut wait = clock.until(deadline);
         if blocked {
