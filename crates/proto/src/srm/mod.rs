@@ -29,6 +29,9 @@
 //!   specifies) or supplied from the topology (`DistanceSource::Configured`). Until a
 //!   distance is known, [`Config::default_distance`] is used.
 //!
+//! Counters: `Stats::control_sent` counts REQUESTs only (SESSION messages are in
+//! `packets_sent`), `Stats::repairs_sent` REPAIRs, `Stats::duplicates` data received again.
+//!
 //! Choices where the seed and paper are silent (or where ns-2 differs): the member hearing its
 //! own request/repair (ns-2 loops multicast back to the sender) is modelled directly — a
 //! member that sends a request backs off, one that sends a repair enters hold-down. ns-2
@@ -620,7 +623,8 @@ impl Member {
         } else {
             self.known
         };
-        self.stats.control_sent += 1;
+        // Not counted in `control_sent`, which counts requests only (the seed's
+        // requests-per-drop metric, readable from `Stats` by any driver).
         self.push(
             wire::Message::Session {
                 ts: now.as_nanos(),
