@@ -1481,40 +1481,6 @@ mod tests {
         o
     }
 
-    /// `SEGOVIA_EXPLORE=1 cargo test --release -p rmcast-repro explore -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn explore() {
-        for (proto, r, t, fail, rand) in [
-            (Proto::Bap { window: 10 }, 60, 95_000u64, 0.0, 0u64),
-            (Proto::Bap { window: 10 }, 60, 300_000, 0.0, 0),
-            (Proto::Bap { window: 10 }, 60, 10_000_000, 0.0, 0),
-            (Proto::Bap { window: 10 }, 40, 95_000, 0.0, 0),
-            (Proto::Bap { window: 10 }, 40, 10_000_000, 0.0, 0),
-            (Proto::Bap { window: 10 }, 20, 95_000, 0.01, 0),
-            (Proto::Bap { window: 10 }, 20, 95_000, 0.0, 0),
-            (Proto::Saw, 20, 95_000, 0.01, 0),
-            (Proto::Saw, 20, 95_000, 0.0, 0),
-            (Proto::Rra { window: 120 }, 60, 0, 0.0, 0),
-            (Proto::Rra { window: 10 }, 5, 0, 0.0, 0),
-        ] {
-            let mut s = RunSpec::thesis(proto, r, 7);
-            s.ack_timeout_bits = t;
-            s.fail = fail;
-            s.rand_bits = rand;
-            if fail > 0.0 {
-                s.increment_bits = error_increment(r);
-            }
-            let o = run_one(&s, true).unwrap();
-            println!(
-                "{proto:?} r={r} t={t} fail={fail}: rt {:.3} lat {:.0} [{:.0}..{:.0}] retx {:.3} coll/msg {:.2} acks/msg {:.2} rt_agg {:.3} failed {} ok {}",
-                o.summary.rt.mean, o.summary.latency.mean, o.summary.latency.min, o.summary.latency.max,
-                o.summary.retransmissions.mean, o.collisions_per_msg, o.acks_per_msg, o.rt_aggregate,
-                o.failed_seqs.len(), o.delivery_ok
-            );
-        }
-    }
-
     #[test]
     fn frames_are_the_thesis_sizes() {
         let bus = BusConfig::default();
