@@ -42,6 +42,7 @@ pub mod rng;
 pub mod rra;
 pub mod rtt;
 pub mod saw;
+pub mod sendq;
 pub mod srm;
 pub mod testkit;
 pub mod timer;

@@ -64,6 +64,7 @@
 
 use crate::rng::AgentRng;
 use crate::saw::timeout::{LimitRule, TimeoutRule};
+use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
 use bytes::Bytes;
@@ -234,12 +235,11 @@ pub struct Sender {
     /// ACK vector: per receiver (by configuration order) the last sequence number it
     /// acknowledged, `None` when the validity bit is clear.
     acks: Vec<Option<u16>>,
-    queue: VecDeque<Bytes>,
+    queue: SendQueue,
     /// Absolute number of the window's first message.
     base: u64,
     window: VecDeque<Slot>,
     timer: TimerSet<PacketTimer>,
-    closed: bool,
     completed: bool,
     out: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -267,16 +267,16 @@ impl Sender {
             );
         }
         let acks = vec![None; cfg.receivers.len()];
+        let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
         Sender {
             modulus: cfg.window * 2,
             cfg,
             index,
             acks,
-            queue: VecDeque::new(),
+            queue,
             base: 0,
             window: VecDeque::new(),
             timer: TimerSet::new(),
-            closed: false,
             completed: false,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -468,7 +468,11 @@ impl Sender {
     }
 
     fn maybe_complete(&mut self) {
-        if self.closed && !self.completed && self.window.is_empty() && self.queue.is_empty() {
+        if self.queue.is_closed()
+            && !self.completed
+            && self.window.is_empty()
+            && self.queue.is_empty()
+        {
             self.completed = true;
             self.events.push_back(Event::Completed);
         }
@@ -518,29 +522,17 @@ impl Agent for Sender {
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
-        if !self.can_send() {
-            return Err(SendError::Full(data));
-        }
-        self.queue.push_back(data);
+        self.queue.offer(data)?;
         self.fill(now);
         Ok(())
     }
 
     fn can_send(&self) -> bool {
-        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+        self.queue.can_accept()
     }
 
     fn close(&mut self, _now: Time) {
-        self.closed = true;
+        self.queue.close();
         self.maybe_complete();
     }
 

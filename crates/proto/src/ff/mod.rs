@@ -29,6 +29,7 @@
 
 use crate::retx::RetransmitBuffer;
 use crate::rtt::{RttConfig, RttEstimator};
+use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::{Bitmap, Insert, SeqWindow};
 use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
@@ -145,14 +146,13 @@ pub struct Sender {
     n_active: u64,
     /// Multiset of the active receivers' RTT estimates (for the largest).
     rtts: BTreeMap<Duration, u32>,
-    queue: VecDeque<Bytes>,
+    queue: SendQueue,
     next_seq: u64,
     outstanding: BTreeMap<u64, Pending>,
     buffer: RetransmitBuffer,
     retx: BTreeSet<u64>,
     timers: TimerSet<Key>,
     last_tx: Option<Time>,
-    closed: bool,
     completed: bool,
     out: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -179,19 +179,19 @@ impl Sender {
         if !rx.is_empty() {
             rtts.insert(cfg.initial_rtt, rx.len() as u32);
         }
+        let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
         Ok(Sender {
             index: nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect(),
             n_active: rx.len() as u64,
             rx,
             rtts,
-            queue: VecDeque::new(),
+            queue,
             next_seq: 0,
             outstanding: BTreeMap::new(),
             buffer: RetransmitBuffer::new(usize::MAX),
             retx: BTreeSet::new(),
             timers: TimerSet::new(),
             last_tx: None,
-            closed: false,
             completed: false,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -333,7 +333,11 @@ impl Sender {
                 });
             }
         }
-        if self.closed && !self.completed && self.queue.is_empty() && self.outstanding.is_empty() {
+        if self.queue.is_closed()
+            && !self.completed
+            && self.queue.is_empty()
+            && self.outstanding.is_empty()
+        {
             self.completed = true;
             self.events.push_back(Event::Completed);
         }
@@ -432,29 +436,17 @@ impl Agent for Sender {
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
-        if !self.can_send() {
-            return Err(SendError::Full(data));
-        }
-        self.queue.push_back(data);
+        self.queue.offer(data)?;
         self.pump(now);
         Ok(())
     }
 
     fn can_send(&self) -> bool {
-        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+        self.queue.can_accept()
     }
 
     fn close(&mut self, now: Time) {
-        self.closed = true;
+        self.queue.close();
         self.settle(now);
     }
 

@@ -87,6 +87,7 @@ pub mod plan;
 
 use crate::retx::RetransmitBuffer;
 use crate::rtt::{RttConfig, RttEstimator};
+use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
@@ -374,7 +375,7 @@ pub struct Sender {
     /// Multiset of `LE_p,i` over active children.
     les: BTreeMap<u64, u32>,
     planner: Planner,
-    queue: VecDeque<Bytes>,
+    queue: SendQueue,
     next_seq: u64,
     outstanding: BTreeMap<u64, SeqInfo>,
     buffer: RetransmitBuffer,
@@ -386,7 +387,6 @@ pub struct Sender {
     timers: TimerSet<Key>,
     last_tx: Option<Time>,
     removed: Vec<NodeId>,
-    closed: bool,
     completed: bool,
     out: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -422,6 +422,7 @@ impl Sender {
         if !children.is_empty() {
             les.insert(0, children.len() as u32);
         }
+        let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
         Ok(Sender {
             planner: Planner::new(cfg.epoch, rq),
             n_active: children.len() as u64,
@@ -429,7 +430,7 @@ impl Sender {
             index,
             les,
             mtr_ppm,
-            queue: VecDeque::new(),
+            queue,
             next_seq: 0,
             outstanding: BTreeMap::new(),
             buffer: RetransmitBuffer::new(usize::MAX),
@@ -440,7 +441,6 @@ impl Sender {
             timers: TimerSet::new(),
             last_tx: None,
             removed: Vec::new(),
-            closed: false,
             completed: false,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -980,7 +980,11 @@ impl Sender {
     }
 
     fn maybe_complete(&mut self) {
-        if self.closed && !self.completed && self.queue.is_empty() && self.outstanding.is_empty() {
+        if self.queue.is_closed()
+            && !self.completed
+            && self.queue.is_empty()
+            && self.outstanding.is_empty()
+        {
             self.completed = true;
             self.events.push_back(Event::Completed);
         }
@@ -1264,29 +1268,17 @@ impl Agent for Sender {
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
-        if !self.can_send() {
-            return Err(SendError::Full(data));
-        }
-        self.queue.push_back(data);
+        self.queue.offer(data)?;
         self.pump(now);
         Ok(())
     }
 
     fn can_send(&self) -> bool {
-        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+        self.queue.can_accept()
     }
 
     fn close(&mut self, _now: Time) {
-        self.closed = true;
+        self.queue.close();
         self.maybe_complete();
     }
 

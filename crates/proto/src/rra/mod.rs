@@ -52,6 +52,7 @@
 //! * **No random ACK delay**: answers are solicited one at a time, there is nothing to spread.
 
 use crate::saw::timeout::LimitRule;
+use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::Bitmap;
 use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
@@ -142,11 +143,10 @@ pub struct Sender {
     peers: Vec<Peer>,
     active: usize,
     turn: usize,
-    queue: VecDeque<Bytes>,
+    queue: SendQueue,
     base: u64,
     window: VecDeque<Slot>,
     timers: TimerSet<usize>,
-    closed: bool,
     completed: bool,
     out: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -172,17 +172,17 @@ impl Sender {
                 p.active = true;
             }
         }
+        let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
         Sender {
             active: index.len(),
             cfg,
             index,
             peers,
             turn: 0,
-            queue: VecDeque::new(),
+            queue,
             base: 0,
             window: VecDeque::new(),
             timers: TimerSet::new(),
-            closed: false,
             completed: false,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -324,7 +324,7 @@ impl Sender {
     }
 
     fn poll_idle(&mut self, now: Time) {
-        let closing = self.closed && self.queue.is_empty();
+        let closing = self.queue.is_closed() && self.queue.is_empty();
         let full = self.window.len() >= self.cfg.window;
         if self.window.is_empty() || !(closing || full) {
             return;
@@ -510,7 +510,11 @@ impl Sender {
     }
 
     fn maybe_complete(&mut self) {
-        if self.closed && !self.completed && self.window.is_empty() && self.queue.is_empty() {
+        if self.queue.is_closed()
+            && !self.completed
+            && self.window.is_empty()
+            && self.queue.is_empty()
+        {
             self.completed = true;
             self.timers.clear();
             self.events.push_back(Event::Completed);
@@ -563,29 +567,17 @@ impl Agent for Sender {
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
-        if !self.can_send() {
-            return Err(SendError::Full(data));
-        }
-        self.queue.push_back(data);
+        self.queue.offer(data)?;
         self.fill(now);
         Ok(())
     }
 
     fn can_send(&self) -> bool {
-        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+        self.queue.can_accept()
     }
 
     fn close(&mut self, now: Time) {
-        self.closed = true;
+        self.queue.close();
         self.poll_idle(now);
         self.maybe_complete();
     }

@@ -28,6 +28,7 @@
 //! holds on the thesis's Ethernet and on every rmcast driver's per-pair links.
 
 use crate::rng::AgentRng;
+use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
 use bytes::Bytes;
@@ -174,11 +175,10 @@ pub struct Sender {
     cfg: SenderConfig,
     /// Receivers, sorted, for lookups by node id.
     index: Vec<(NodeId, usize)>,
-    queue: VecDeque<Bytes>,
+    queue: SendQueue,
     current: Option<Outstanding>,
     next_seq: u64,
     timers: TimerSet<TimerKey>,
-    closed: bool,
     completed: bool,
     out: VecDeque<Transmit>,
     events: VecDeque<Event>,
@@ -199,14 +199,14 @@ impl Sender {
         if let Some(rule) = cfg.timeout_rule {
             cfg.timeout = rule.saw(index.len() as u64);
         }
+        let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
         Sender {
             cfg,
             index,
-            queue: VecDeque::new(),
+            queue,
             current: None,
             next_seq: 0,
             timers: TimerSet::new(),
-            closed: false,
             completed: false,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -343,7 +343,11 @@ impl Sender {
     }
 
     fn maybe_complete(&mut self) {
-        if self.closed && !self.completed && self.current.is_none() && self.queue.is_empty() {
+        if self.queue.is_closed()
+            && !self.completed
+            && self.current.is_none()
+            && self.queue.is_empty()
+        {
             self.completed = true;
             self.events.push_back(Event::Completed);
         }
@@ -470,29 +474,17 @@ impl Agent for Sender {
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
-        if !self.can_send() {
-            return Err(SendError::Full(data));
-        }
-        self.queue.push_back(data);
+        self.queue.offer(data)?;
         self.start_next(now);
         Ok(())
     }
 
     fn can_send(&self) -> bool {
-        !self.closed && self.queue.len() < self.cfg.queue_limit.max(1)
+        self.queue.can_accept()
     }
 
     fn close(&mut self, _now: Time) {
-        self.closed = true;
+        self.queue.close();
         self.maybe_complete();
     }
 

@@ -1,0 +1,99 @@
+//! The application's send queue every sender shares: messages handed to `Agent::send` wait
+//! here until the protocol's window takes them. It enforces the three refusals of
+//! [`Agent::send`](crate::Agent::send) in one place: closed, too large, full.
+
+use crate::SendError;
+use bytes::Bytes;
+use std::collections::VecDeque;
+
+#[derive(Debug, Clone)]
+pub struct SendQueue {
+    queue: VecDeque<Bytes>,
+    limit: usize,
+    max_message: usize,
+    closed: bool,
+}
+
+impl SendQueue {
+    /// A queue holding at most `limit` messages (at least 1) of at most `max_message` bytes.
+    pub fn new(limit: usize, max_message: usize) -> Self {
+        SendQueue {
+            queue: VecDeque::new(),
+            limit: limit.max(1),
+            max_message,
+            closed: false,
+        }
+    }
+    /// Queue `data`, or say why not (handing a full queue's message back).
+    pub fn offer(&mut self, data: Bytes) -> Result<(), SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if data.len() > self.max_message {
+            return Err(SendError::TooLarge {
+                len: data.len(),
+                max: self.max_message,
+            });
+        }
+        if !self.can_accept() {
+            return Err(SendError::Full(data));
+        }
+        self.queue.push_back(data);
+        Ok(())
+    }
+    /// Whether [`offer`](Self::offer) would accept a message now.
+    pub fn can_accept(&self) -> bool {
+        !self.closed && self.queue.len() < self.limit
+    }
+    /// No more messages will be offered.
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+    /// The oldest queued message.
+    pub fn pop_front(&mut self) -> Option<Bytes> {
+        self.queue.pop_front()
+    }
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_closed_too_large_and_full_in_that_order() {
+        let mut q = SendQueue::new(2, 4);
+        assert!(q.offer(Bytes::from_static(b"abcd")).is_ok());
+        assert!(matches!(
+            q.offer(Bytes::from_static(b"abcde")),
+            Err(SendError::TooLarge { len: 5, max: 4 })
+        ));
+        assert!(q.offer(Bytes::from_static(b"b")).is_ok());
+        assert!(!q.can_accept());
+        assert_eq!(
+            q.offer(Bytes::from_static(b"c")),
+            Err(SendError::Full(Bytes::from_static(b"c")))
+        );
+        assert_eq!(q.pop_front(), Some(Bytes::from_static(b"abcd")));
+        assert!(q.can_accept());
+        q.close();
+        assert!(q.is_closed() && !q.can_accept());
+        assert_eq!(q.offer(Bytes::from_static(b"d")), Err(SendError::Closed));
+        assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn a_zero_limit_still_holds_one_message() {
+        let mut q = SendQueue::new(0, 10);
+        assert!(q.offer(Bytes::from_static(b"x")).is_ok());
+        assert!(!q.can_accept());
+    }
+}
