@@ -1,7 +1,7 @@
 //! `rmcast send`: gather receivers, then drive a sender agent over a UDP socket.
 
 use crate::clock::Clock;
-use crate::endpoint::{protocol_family, DriverStats, Sent, Wire, RECV_BUF};
+use crate::endpoint::{protocol_family, DriverStats, Wire, RECV_BUF};
 use crate::frame::{Frame, DATA_OVERHEAD};
 use crate::loss::LossConfig;
 use crate::secure::Keys;
@@ -684,33 +684,59 @@ pub fn send(
             pending.push_back(t);
         }
         let mut wake_at: Option<Time> = None;
-        if !blocked {
-            while let Some(t) = pending.front() {
-                let len = t.payload.len() + wire.overhead();
-                let at = pacer.ready_at(now, len);
-                if at > now {
-                    wake_at = Some(at);
+        // Everything the pacer lets out now goes in batches (one sendmmsg each on Linux).
+        // The pacer is charged only for the datagrams the socket took (or loss dropped).
+        while !blocked && !pending.is_empty() {
+            let mut trial = pacer.clone();
+            // (destination or None for a departed node, bytes charged to the pacer)
+            let mut plan: Vec<(Option<SocketAddr>, usize)> = Vec::new();
+            let mut batched = 0usize;
+            for t in pending.iter() {
+                if batched == crate::socket::MAX_BATCH {
                     break;
                 }
+                let len = t.payload.len() + wire.overhead();
                 let to = match t.dest {
                     Dest::Group(_) => Some(group),
                     Dest::Node(n) => members.iter().find(|m| m.node == n.0).map(|m| m.addr),
                 };
-                let Some(to) = to else {
-                    pending.pop_front();
-                    continue;
-                };
-                match wire.send(&sock, to, &t.payload, true) {
-                    Ok(Sent::WouldBlock) => {
-                        blocked = true;
+                if to.is_some() {
+                    let at = trial.ready_at(now, len);
+                    if at > now {
+                        wake_at = Some(at);
                         break;
                     }
-                    Ok(Sent::Sent | Sent::Dropped) => {
-                        pacer.on_send(now, len);
-                        pending.pop_front();
-                    }
-                    Err(e) => return Err(crate::error::classify("send to", to, e)),
+                    trial.on_send(now, len);
+                    batched += 1;
                 }
+                plan.push((to, len));
+            }
+            let items: Vec<(SocketAddr, &[u8])> = plan
+                .iter()
+                .zip(pending.iter())
+                .filter_map(|((to, _), t)| to.map(|to| (to, &t.payload[..])))
+                .collect();
+            let (consumed, full) = match wire.send_batch(&sock, &items) {
+                Ok(x) => x,
+                Err(e) => {
+                    let to = items.first().map_or(group, |(to, _)| *to);
+                    return Err(crate::error::classify("send to", to, e));
+                }
+            };
+            let mut done = 0usize;
+            for (to, len) in &plan {
+                if to.is_some() {
+                    if done == consumed {
+                        break;
+                    }
+                    done += 1;
+                    pacer.on_send(now, *len);
+                }
+                pending.pop_front();
+            }
+            blocked = full;
+            if wake_at.is_some() || batched < crate::socket::MAX_BATCH {
+                break;
             }
         }
         // Done?
