@@ -4,6 +4,8 @@ use crate::Time;
 use bytes::Bytes;
 use core::fmt;
 use core::time::Duration;
+use rmcast_wire::{Envelope, Message, Packet};
+use std::collections::VecDeque;
 
 /// A node (host or router) in a run. Drivers assign them; on a real network the sender maps
 /// socket addresses to node ids.
@@ -118,6 +120,33 @@ impl Stats {
     pub fn count_received(&mut self, packet: &[u8]) {
         self.packets_received += 1;
         self.bytes_received += packet.len() as u64;
+    }
+}
+
+/// Encode `msg` with `env`, queue it on `out` for `dest` and count it in `stats`. If it cannot
+/// be encoded (only an oversize packet, which senders prevent by bounding message sizes), it is
+/// counted in [`Stats::malformed`] and dropped, never a panic; returns whether it was queued.
+pub fn queue_transmit(
+    out: &mut VecDeque<Transmit>,
+    stats: &mut Stats,
+    dest: Dest,
+    env: Envelope,
+    msg: &Message<'_>,
+) -> bool {
+    match Packet::to_vec(env, msg) {
+        Ok(v) => {
+            let t = Transmit {
+                dest,
+                payload: Bytes::from(v),
+            };
+            stats.count_sent(&t);
+            out.push_back(t);
+            true
+        }
+        Err(_) => {
+            stats.malformed += 1;
+            false
+        }
     }
 }
 

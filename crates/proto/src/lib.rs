@@ -49,8 +49,8 @@ pub mod timer;
 pub mod window;
 
 pub use agent::{
-    duration_from_secs, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent,
-    RouterTransmit, SendError, Stats, Transmit,
+    duration_from_secs, queue_transmit, Agent, Dest, Event, GroupId, IfaceId, NodeId,
+    RouteDecision, RouterAgent, RouterTransmit, SendError, Stats, Transmit,
 };
 pub use time::Time;
 

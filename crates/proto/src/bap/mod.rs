@@ -343,17 +343,13 @@ impl Sender {
             first,
             payload: &data,
         });
-        match Packet::to_vec(env, &msg) {
-            Ok(v) => {
-                let t = Transmit {
-                    dest: Dest::Group(self.cfg.group),
-                    payload: Bytes::from(v),
-                };
-                self.stats.count_sent(&t);
-                self.out.push_back(t);
-            }
-            Err(_) => self.stats.malformed += 1,
-        }
+        crate::queue_transmit(
+            &mut self.out,
+            &mut self.stats,
+            Dest::Group(self.cfg.group),
+            env,
+            &msg,
+        );
         // "As each message is sent, the sender's packet timer is set to the packet timeout."
         self.timer.set(PacketTimer, now + self.cfg.timeout);
     }

@@ -245,19 +245,14 @@ impl Sender {
             ts: now.as_nanos(),
             payload: &data,
         };
-        match Packet::to_vec(env, &Message::Ff(msg)) {
-            Ok(v) => {
-                let t = Transmit {
-                    dest: Dest::Group(self.cfg.group),
-                    payload: Bytes::from(v),
-                };
-                self.stats.count_sent(&t);
-                self.out.push_back(t);
-            }
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
+        if !crate::queue_transmit(
+            &mut self.out,
+            &mut self.stats,
+            Dest::Group(self.cfg.group),
+            env,
+            &Message::Ff(msg),
+        ) {
+            return;
         }
         if retransmission {
             self.stats.repairs_sent += 1;

@@ -559,17 +559,13 @@ impl Sender {
     }
 
     fn emit(&mut self, dest: Dest, env: Envelope, msg: wire::Message<'_>) {
-        match Packet::to_vec(env, &Message::Prmp(msg)) {
-            Ok(v) => {
-                let t = Transmit {
-                    dest,
-                    payload: Bytes::from(v),
-                };
-                self.stats.count_sent(&t);
-                self.out.push_back(t);
-            }
-            Err(_) => self.stats.malformed += 1,
-        }
+        crate::queue_transmit(
+            &mut self.out,
+            &mut self.stats,
+            dest,
+            env,
+            &Message::Prmp(msg),
+        );
     }
 
     /// Send one logical packet to `dests` (all active children when `None`), as a multicast

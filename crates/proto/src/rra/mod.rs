@@ -217,17 +217,13 @@ impl Sender {
             source: self.cfg.node.0,
             flags,
         };
-        match Packet::to_vec(env, &Message::Rra(msg)) {
-            Ok(v) => {
-                let t = Transmit {
-                    dest,
-                    payload: Bytes::from(v),
-                };
-                self.stats.count_sent(&t);
-                self.out.push_back(t);
-            }
-            Err(_) => self.stats.malformed += 1,
-        }
+        crate::queue_transmit(
+            &mut self.out,
+            &mut self.stats,
+            dest,
+            env,
+            &Message::Rra(msg),
+        );
     }
 
     /// Record a request to receiver `i` covering messages up to `upto`.

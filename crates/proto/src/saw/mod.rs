@@ -240,17 +240,13 @@ impl Sender {
         };
         // Sizes were checked in `send`, so encoding cannot fail; if it ever did, the packet
         // is dropped and counted rather than panicking.
-        match Packet::to_vec(env, &Message::Saw(msg)) {
-            Ok(v) => {
-                let t = Transmit {
-                    dest,
-                    payload: Bytes::from(v),
-                };
-                self.stats.count_sent(&t);
-                self.out.push_back(t);
-            }
-            Err(_) => self.stats.malformed += 1,
-        }
+        crate::queue_transmit(
+            &mut self.out,
+            &mut self.stats,
+            dest,
+            env,
+            &Message::Saw(msg),
+        );
     }
 
     fn transmit_current(&mut self, dest: Dest, retransmission: bool) {

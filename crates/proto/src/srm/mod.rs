@@ -292,17 +292,13 @@ impl Member {
             source: self.cfg.node.0,
             flags,
         };
-        match Packet::to_vec(env, &Message::Srm(msg)) {
-            Ok(v) => {
-                let t = Transmit {
-                    dest: Dest::Group(self.cfg.group),
-                    payload: Bytes::from(v),
-                };
-                self.stats.count_sent(&t);
-                self.out.push_back(t);
-            }
-            Err(_) => self.stats.malformed += 1,
-        }
+        crate::queue_transmit(
+            &mut self.out,
+            &mut self.stats,
+            Dest::Group(self.cfg.group),
+            env,
+            &Message::Srm(msg),
+        );
     }
 
     fn group_size(&self) -> f64 {
