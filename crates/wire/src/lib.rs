@@ -44,6 +44,7 @@ pub mod rra;
 pub mod saw;
 pub mod session;
 pub mod srm;
+pub mod tree;
 
 pub use cursor::{Reader, Writer};
 
@@ -125,6 +126,8 @@ pub enum Family {
     Bap = 2,
     /// Round-robin acknowledgment (seed 000, Ch. 5).
     Rra = 3,
+    /// Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP (seed 001).
+    Tree = 4,
     /// Polling-based reliable multicast, PRMP (seed 004).
     Prmp = 5,
     /// Scalable Reliable Multicast, SRM (seed 003).
@@ -145,6 +148,7 @@ impl Family {
         Family::Saw,
         Family::Bap,
         Family::Rra,
+        Family::Tree,
         Family::Prmp,
         Family::Srm,
         Family::Pgm,
@@ -159,6 +163,7 @@ impl Family {
             1 => Ok(Family::Saw),
             2 => Ok(Family::Bap),
             3 => Ok(Family::Rra),
+            4 => Ok(Family::Tree),
             5 => Ok(Family::Prmp),
             7 => Ok(Family::Srm),
             8 => Ok(Family::Pgm),
@@ -175,6 +180,7 @@ impl Family {
             Family::Saw => "saw",
             Family::Bap => "bap",
             Family::Rra => "rra",
+            Family::Tree => "tree",
             Family::Prmp => "prmp",
             Family::Srm => "srm",
             Family::Pgm => "pgm",
@@ -288,6 +294,7 @@ impl Header {
             Family::Saw => saw::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Bap => bap::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Rra => rra::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Tree => tree::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Prmp => prmp::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Srm => srm::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Pgm => pgm::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
@@ -322,6 +329,7 @@ fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
         Family::Saw => saw::Kind::from_u8(kind).map(|_| ()),
         Family::Bap => bap::Kind::from_u8(kind).map(|_| ()),
         Family::Rra => rra::Kind::from_u8(kind).map(|_| ()),
+        Family::Tree => tree::Kind::from_u8(kind).map(|_| ()),
         Family::Prmp => prmp::Kind::from_u8(kind).map(|_| ()),
         Family::Srm => srm::Kind::from_u8(kind).map(|_| ()),
         Family::Pgm => pgm::Kind::from_u8(kind).map(|_| ()),
@@ -345,6 +353,7 @@ pub enum Message<'a> {
     Saw(saw::Message<'a>),
     Bap(bap::Message<'a>),
     Rra(rra::Message<'a>),
+    Tree(tree::Message<'a>),
     Prmp(prmp::Message<'a>),
     Srm(srm::Message<'a>),
     Pgm(pgm::Message<'a>),
@@ -359,6 +368,7 @@ impl Message<'_> {
             Message::Saw(_) => Family::Saw,
             Message::Bap(_) => Family::Bap,
             Message::Rra(_) => Family::Rra,
+            Message::Tree(_) => Family::Tree,
             Message::Prmp(_) => Family::Prmp,
             Message::Srm(_) => Family::Srm,
             Message::Pgm(_) => Family::Pgm,
@@ -372,6 +382,7 @@ impl Message<'_> {
             Message::Saw(m) => m.kind() as u8,
             Message::Bap(m) => m.kind() as u8,
             Message::Rra(m) => m.kind() as u8,
+            Message::Tree(m) => m.kind() as u8,
             Message::Prmp(m) => m.kind() as u8,
             Message::Srm(m) => m.kind() as u8,
             Message::Pgm(m) => m.kind() as u8,
@@ -385,6 +396,7 @@ impl Message<'_> {
             Message::Saw(m) => m.body_len(),
             Message::Bap(m) => m.body_len(),
             Message::Rra(m) => m.body_len(),
+            Message::Tree(m) => m.body_len(),
             Message::Prmp(m) => m.body_len(),
             Message::Srm(m) => m.body_len(),
             Message::Pgm(m) => m.body_len(),
@@ -398,6 +410,7 @@ impl Message<'_> {
             Message::Saw(m) => m.check(),
             Message::Bap(m) => m.check(),
             Message::Rra(m) => m.check(),
+            Message::Tree(m) => m.check(),
             Message::Prmp(m) => m.check(),
             Message::Srm(m) => m.check(),
             Message::Pgm(m) => m.check(),
@@ -411,6 +424,7 @@ impl Message<'_> {
             Message::Saw(m) => m.write_body(w),
             Message::Bap(m) => m.write_body(w),
             Message::Rra(m) => m.write_body(w),
+            Message::Tree(m) => m.write_body(w),
             Message::Prmp(m) => m.write_body(w),
             Message::Srm(m) => m.write_body(w),
             Message::Pgm(m) => m.write_body(w),
@@ -438,6 +452,7 @@ impl<'a> Packet<'a> {
             Family::Saw => Message::Saw(saw::Message::read_body(header.kind, &mut r)?),
             Family::Bap => Message::Bap(bap::Message::read_body(header.kind, &mut r)?),
             Family::Rra => Message::Rra(rra::Message::read_body(header.kind, &mut r)?),
+            Family::Tree => Message::Tree(tree::Message::read_body(header.kind, &mut r)?),
             Family::Prmp => Message::Prmp(prmp::Message::read_body(header.kind, &mut r)?),
             Family::Srm => Message::Srm(srm::Message::read_body(header.kind, &mut r)?),
             Family::Pgm => Message::Pgm(pgm::Message::read_body(header.kind, &mut r)?),

@@ -735,6 +735,28 @@ fn decoder_survives_one_million_random_and_mutated_inputs() {
             .unwrap(),
             Packet::to_vec(
                 env,
+                &Message::Tree(tree::Message::Status(tree::Status {
+                    vc: 1,
+                    id: 3,
+                    k: 2,
+                    l: 21,
+                    lw_r: 400,
+                    buffer_available: 12,
+                    lob: &[0xff, 0x0f, 0x10],
+                })),
+            )
+            .unwrap(),
+            Packet::to_vec(
+                env,
+                &Message::Tree(tree::Message::Data {
+                    mvci: 1,
+                    seq: 401,
+                    payload: &payload,
+                }),
+            )
+            .unwrap(),
+            Packet::to_vec(
+                env,
                 &Message::Saw(saw::Message::Data {
                     seq: 0,
                     payload: &payload,

@@ -1,0 +1,482 @@
+//! Tree-based ACK consolidation and local re-multicast (seed 001, Paul, Sabnani & Kristol):
+//! the packets of the Designated Status Protocol (DSP), the Consolidated Status Protocol (CSP)
+//! and the Combined Protocol (CP), Table 1 and Fig. 3 of the paper.
+//!
+//! A *block* is the unit of selective repeat; rmcast sends one block per datagram, so `seq`
+//! (the paper's Seq#) numbers blocks. Kinds 0–3 are the paper's Type field:
+//!
+//! ```text
+//! 0 STATUS        E_i1 (DSP) or local exchange L_i (CSP, CP) → source S
+//!                 mvci (u32) | epi (u32) | k (u16) | L (u32) | LW_r (u64)
+//!                 | buffer_available (u32) | LOB (⌈L/8⌉ bytes)
+//! 1 LOCAL STATUS  E_ij → E_i1 (DSP) or → L_i (CSP, CP)
+//!                 lmvci (u32) | lepi (u32) | k (u16) | L (u32) | LW_r (u64)
+//!                 | buffer_available (u32) | LOB (⌈L/8⌉ bytes)
+//! 2 LOCAL DATA    E_i1 (DSP) or the chosen E_ij (CP) → its local group
+//!                 lmvci (u32) | seq (u64) | payload (rest)
+//! 3 DATA          S → every E_ij (global multicast)
+//!                 mvci (u32) | seq (u64) | payload (rest)
+//! 4 ASSIGN        L_i → E_ij (CP only; rmcast's encoding of "L_i informs E_ij,source about
+//!                 the block(s) it needs to multicast locally … until told to stop by L_i")
+//!                 lmvci (u32) | lepi (u32) | L (u32) | base (u64) | bits (⌈L/8⌉ bytes)
+//! ```
+//!
+//! **LOB** (list of outstanding blocks) is a bitmap of `L` bits aligned at `LW_r`: bit `i`
+//! (byte `i / 8`, least significant bit first) stands for block `LW_r + i` and is **set when
+//! that block has been received**; the clear bits are the outstanding blocks. With this
+//! reading the paper's consolidations come out as stated: a bitwise AND of aligned LOBs is
+//! "received by every endpoint" (CSP, pessimistic), an OR is "received by some endpoint" (CP,
+//! optimistic). `LW_r` is the first block not yet received: every block below it has been.
+//! ASSIGN's `bits` use the same layout from `base`: a set bit orders a local re-multicast of
+//! block `base + i`; a block the latest ASSIGN does not set is "told to stop".
+//!
+//! `k` is the interval between two status packets in units of `T_IN`, `T_IN = max(RTD/kou,
+//! ipt)` (Table 1). Checked on decode and encode: `L ≥ 1`, the bitmap is exactly `⌈L/8⌉`
+//! bytes and bits beyond `L` are zero. LOCAL DATA is always a repair and carries
+//! [`crate::FLAG_RETRANSMISSION`]; DATA carries it when the source re-multicasts.
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// Packet kinds of the `tree` family (the paper's Type field, plus ASSIGN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    Status = 0,
+    LocalStatus = 1,
+    LocalData = 2,
+    Data = 3,
+    Assign = 4,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            0 => Ok(Kind::Status),
+            1 => Ok(Kind::LocalStatus),
+            2 => Ok(Kind::LocalData),
+            3 => Ok(Kind::Data),
+            4 => Ok(Kind::Assign),
+            kind => Err(DecodeError::UnknownKind {
+                family: crate::Family::Tree,
+                kind,
+            }),
+        }
+    }
+    /// True for kinds that carry application data.
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::LocalData | Kind::Data)
+    }
+}
+
+/// The body of a status packet (Type 0 and Type 1 share it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Status<'a> {
+    /// MVCI (Type 0) or LMVCI (Type 1): the (local) multicast connection.
+    pub vc: u32,
+    /// EPI (Type 0) or LEPI (Type 1): the reporting endpoint (or exchange).
+    pub id: u32,
+    /// Status interval in units of `T_IN`.
+    pub k: u16,
+    /// Number of blocks the LOB covers (the connection's L).
+    pub l: u32,
+    /// First block not yet received; all below it have been.
+    pub lw_r: u64,
+    /// Free space in the reporter's reassembly buffer, in blocks.
+    pub buffer_available: u32,
+    /// ⌈L/8⌉ bytes; bit `i` set = block `lw_r + i` received.
+    pub lob: &'a [u8],
+}
+
+/// A `tree` message body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    Status(Status<'a>),
+    LocalStatus(Status<'a>),
+    LocalData {
+        lmvci: u32,
+        seq: u64,
+        payload: &'a [u8],
+    },
+    Data {
+        mvci: u32,
+        seq: u64,
+        payload: &'a [u8],
+    },
+    Assign {
+        lmvci: u32,
+        lepi: u32,
+        l: u32,
+        base: u64,
+        bits: &'a [u8],
+    },
+}
+
+/// Bytes a bitmap of `l` bits occupies.
+pub fn bitmap_bytes(l: u32) -> usize {
+    (l as usize).div_ceil(8)
+}
+
+/// Bit `i` of a wire bitmap (false beyond its end).
+pub fn bit(bits: &[u8], i: usize) -> bool {
+    bits.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)
+}
+
+/// Set bit `i` of a wire bitmap (ignored beyond its end).
+pub fn set_bit(bits: &mut [u8], i: usize) {
+    if let Some(b) = bits.get_mut(i / 8) {
+        *b |= 1 << (i % 8);
+    }
+}
+
+fn check_bitmap(
+    l: u32,
+    bits: &[u8],
+    field: &'static str,
+) -> Result<(), (&'static str, &'static str)> {
+    if l == 0 {
+        return Err((field, "L must be at least 1"));
+    }
+    if bits.len() != bitmap_bytes(l) {
+        return Err((field, "bitmap length is not ceil(L/8) bytes"));
+    }
+    let used = l % 8;
+    if used != 0 {
+        let last = bits.last().copied().unwrap_or(0);
+        if last >> used != 0 {
+            return Err((field, "bits beyond L are set"));
+        }
+    }
+    Ok(())
+}
+
+fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
+    match m {
+        Message::Status(s) | Message::LocalStatus(s) => check_bitmap(s.l, s.lob, "tree.lob"),
+        Message::Assign { l, bits, .. } => check_bitmap(*l, bits, "tree.assign"),
+        _ => Ok(()),
+    }
+}
+
+const STATUS_FIXED: usize = 4 + 4 + 2 + 4 + 8 + 4;
+
+impl<'a> Message<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::Status(_) => Kind::Status,
+            Message::LocalStatus(_) => Kind::LocalStatus,
+            Message::LocalData { .. } => Kind::LocalData,
+            Message::Data { .. } => Kind::Data,
+            Message::Assign { .. } => Kind::Assign,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), EncodeError> {
+        validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        match self {
+            Message::Status(s) | Message::LocalStatus(s) => STATUS_FIXED + s.lob.len(),
+            Message::LocalData { payload, .. } | Message::Data { payload, .. } => {
+                12 + payload.len()
+            }
+            Message::Assign { bits, .. } => 20 + bits.len(),
+        }
+    }
+
+    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::Status(s) | Message::LocalStatus(s) => {
+                w.u32(s.vc);
+                w.u32(s.id);
+                w.u16(s.k);
+                w.u32(s.l);
+                w.u64(s.lw_r);
+                w.u32(s.buffer_available);
+                w.put(s.lob);
+            }
+            Message::LocalData {
+                lmvci: vc,
+                seq,
+                payload,
+            }
+            | Message::Data {
+                mvci: vc,
+                seq,
+                payload,
+            } => {
+                w.u32(*vc);
+                w.u64(*seq);
+                w.put(payload);
+            }
+            Message::Assign {
+                lmvci,
+                lepi,
+                l,
+                base,
+                bits,
+            } => {
+                w.u32(*lmvci);
+                w.u32(*lepi);
+                w.u32(*l);
+                w.u64(*base);
+                w.put(bits);
+            }
+        }
+    }
+
+    fn read_status(r: &mut Reader<'a>) -> Result<Status<'a>, DecodeError> {
+        let vc = r.u32()?;
+        let id = r.u32()?;
+        let k = r.u16()?;
+        let l = r.u32()?;
+        let lw_r = r.u64()?;
+        let buffer_available = r.u32()?;
+        // A bitmap longer than the datagram is refused here, before anything is sized by L.
+        let lob = r.bytes(bitmap_bytes(l))?;
+        Ok(Status {
+            vc,
+            id,
+            k,
+            l,
+            lw_r,
+            buffer_available,
+            lob,
+        })
+    }
+
+    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let m = match Kind::from_u8(kind)? {
+            Kind::Status => Message::Status(Self::read_status(r)?),
+            Kind::LocalStatus => Message::LocalStatus(Self::read_status(r)?),
+            Kind::LocalData => {
+                let lmvci = r.u32()?;
+                let seq = r.u64()?;
+                Message::LocalData {
+                    lmvci,
+                    seq,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Data => {
+                let mvci = r.u32()?;
+                let seq = r.u64()?;
+                Message::Data {
+                    mvci,
+                    seq,
+                    payload: r.rest(),
+                }
+            }
+            Kind::Assign => {
+                let lmvci = r.u32()?;
+                let lepi = r.u32()?;
+                let l = r.u32()?;
+                let base = r.u64()?;
+                let bits = r.bytes(bitmap_bytes(l))?;
+                Message::Assign {
+                    lmvci,
+                    lepi,
+                    l,
+                    base,
+                    bits,
+                }
+            }
+        };
+        validate(&m).map_err(|(field, why)| DecodeError::InvalidField { field, why })?;
+        Ok(m)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::{Envelope, Family, Header, Packet, PacketClass, FLAG_RETRANSMISSION, HEADER_LEN};
+    use proptest::prelude::*;
+
+    fn env(flags: u8) -> Envelope {
+        Envelope {
+            session: 7,
+            source: 3,
+            flags,
+        }
+    }
+
+    /// A valid bitmap of `l` bits from arbitrary bytes (tail bits masked).
+    fn mask(l: u32, mut v: Vec<u8>) -> Vec<u8> {
+        v.resize(bitmap_bytes(l), 0);
+        if !l.is_multiple_of(8) {
+            if let Some(b) = v.last_mut() {
+                *b &= (1u8 << (l % 8)) - 1;
+            }
+        }
+        v
+    }
+
+    fn round_trip(e: Envelope, m: &Message<'_>) -> Result<(), TestCaseError> {
+        let bytes = Packet::to_vec(e, &crate::Message::Tree(m.clone())).unwrap();
+        let p = Packet::decode(&bytes).unwrap();
+        prop_assert_eq!(p.header.family, Family::Tree);
+        prop_assert_eq!(p.header.session, e.session);
+        prop_assert_eq!(&p.message, &crate::Message::Tree(m.clone()));
+        // Every strict prefix is refused.
+        for cut in [0, HEADER_LEN, bytes.len() - 1] {
+            prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn tree_round_trip(
+            kind in 0u8..5,
+            vc in any::<u32>(), id in any::<u32>(), k in any::<u16>(), l in 1u32..3000,
+            lw in any::<u64>(), buf in any::<u32>(), seq in any::<u64>(),
+            raw in proptest::collection::vec(any::<u8>(), 0..400),
+            flags in 0u8..2,
+        ) {
+            let lob = mask(l, raw.clone());
+            let s = Status { vc, id, k, l, lw_r: lw, buffer_available: buf, lob: &lob };
+            let m = match kind {
+                0 => Message::Status(s),
+                1 => Message::LocalStatus(s),
+                2 => Message::LocalData { lmvci: vc, seq, payload: &raw },
+                3 => Message::Data { mvci: vc, seq, payload: &raw },
+                _ => Message::Assign { lmvci: vc, lepi: id, l, base: lw, bits: &lob },
+            };
+            round_trip(env(flags), &m)?;
+        }
+
+        #[test]
+        fn tree_arbitrary_bodies_never_panic(kind in 0u8..6, body in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut d = vec![0x52, 0x4d, 1, Family::Tree as u8, kind, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2];
+            d.extend_from_slice(&(body.len() as u32).to_be_bytes());
+            d.extend_from_slice(&body);
+            if let Ok(p) = Packet::decode(&d) {
+                let h = p.header;
+                let again = Packet::to_vec(Envelope { session: h.session, source: h.source, flags: h.flags }, &p.message).unwrap();
+                prop_assert_eq!(again, d);
+            }
+        }
+    }
+
+    #[test]
+    fn bitmap_invariants_are_enforced_both_ways() {
+        static GOOD: [u8; 2] = [0xff, 0x01];
+        let s = |l: u32, lob: &'static [u8]| Status {
+            vc: 1,
+            id: 2,
+            k: 1,
+            l,
+            lw_r: 10,
+            buffer_available: 4,
+            lob,
+        };
+        // L = 9 needs 2 bytes with only bit 0 of the second one usable.
+        let ok = crate::Message::Tree(Message::Status(s(9, &GOOD)));
+        let bytes = Packet::to_vec(env(0), &ok).unwrap();
+        assert!(Packet::decode(&bytes).is_ok());
+        for (l, lob, field) in [
+            (9u32, &[0xffu8, 0x03][..], "tree.lob"),
+            (0, &[][..], "tree.lob"),
+            (16, &[0xff][..], "tree.lob"),
+        ] {
+            let lob: &'static [u8] = Box::leak(lob.to_vec().into_boxed_slice());
+            let m = crate::Message::Tree(Message::LocalStatus(s(l, lob)));
+            assert_eq!(
+                Packet::to_vec(env(0), &m),
+                Err(EncodeError::InvalidField {
+                    field,
+                    why: match (l, lob.len()) {
+                        (0, _) => "L must be at least 1",
+                        (16, _) => "bitmap length is not ceil(L/8) bytes",
+                        _ => "bits beyond L are set",
+                    }
+                })
+            );
+        }
+        // Flip a tail bit on the wire: the decoder refuses it with a typed error.
+        let mut bad = bytes.clone();
+        let last = bad.len() - 1;
+        bad[last] |= 0x80;
+        assert!(matches!(
+            Packet::decode(&bad),
+            Err(DecodeError::InvalidField {
+                field: "tree.lob",
+                ..
+            })
+        ));
+        // A status claiming a 4-billion-bit LOB is refused as truncated, not allocated.
+        let mut huge = bytes.clone();
+        let l_at = HEADER_LEN + 10;
+        huge[l_at..l_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(matches!(
+            Packet::decode(&huge),
+            Err(DecodeError::Truncated { .. })
+        ));
+        // Unknown kind.
+        let mut k = bytes;
+        k[4] = 9;
+        assert!(matches!(
+            Packet::decode(&k),
+            Err(DecodeError::UnknownKind {
+                family: Family::Tree,
+                kind: 9
+            })
+        ));
+    }
+
+    #[test]
+    fn classes_and_bit_helpers() {
+        let p = [1u8, 2, 3];
+        let data = Packet::to_vec(
+            env(0),
+            &crate::Message::Tree(Message::Data {
+                mvci: 1,
+                seq: 5,
+                payload: &p,
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            Header::parse(&data).unwrap().class(),
+            PacketClass::OriginalData
+        );
+        let local = Packet::to_vec(
+            env(FLAG_RETRANSMISSION),
+            &crate::Message::Tree(Message::LocalData {
+                lmvci: 1,
+                seq: 5,
+                payload: &p,
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            Header::parse(&local).unwrap().class(),
+            PacketClass::RepairData
+        );
+        let lob = [0u8];
+        let st = Packet::to_vec(
+            env(0),
+            &crate::Message::Tree(Message::Status(Status {
+                vc: 0,
+                id: 0,
+                k: 1,
+                l: 3,
+                lw_r: 0,
+                buffer_available: 0,
+                lob: &lob,
+            })),
+        )
+        .unwrap();
+        assert_eq!(Header::parse(&st).unwrap().class(), PacketClass::Control);
+        assert_eq!(Family::from_u8(4), Ok(Family::Tree));
+        assert_eq!(Family::Tree.name(), "tree");
+        let mut b = vec![0u8; bitmap_bytes(12)];
+        set_bit(&mut b, 0);
+        set_bit(&mut b, 11);
+        set_bit(&mut b, 99);
+        assert_eq!(b, vec![0x01, 0x08]);
+        assert!(bit(&b, 11) && bit(&b, 0) && !bit(&b, 1) && !bit(&b, 99));
+    }
+}
