@@ -44,6 +44,7 @@ pub mod rra;
 pub mod saw;
 pub mod session;
 pub mod srm;
+pub mod xtp;
 pub mod tree;
 
 pub use cursor::{Reader, Writer};
@@ -130,6 +131,8 @@ pub enum Family {
     Tree = 4,
     /// Polling-based reliable multicast, PRMP (seed 004).
     Prmp = 5,
+    /// XTP-style transmitter-driven multicast (seed 002).
+    Xtp = 6,
     /// Scalable Reliable Multicast, SRM (seed 003).
     Srm = 7,
     /// PGM essentials after RFC 3208 (seed 003).
@@ -150,6 +153,7 @@ impl Family {
         Family::Rra,
         Family::Tree,
         Family::Prmp,
+        Family::Xtp,
         Family::Srm,
         Family::Pgm,
         Family::Lms,
@@ -165,6 +169,7 @@ impl Family {
             3 => Ok(Family::Rra),
             4 => Ok(Family::Tree),
             5 => Ok(Family::Prmp),
+            6 => Ok(Family::Xtp),
             7 => Ok(Family::Srm),
             8 => Ok(Family::Pgm),
             9 => Ok(Family::Lms),
@@ -186,6 +191,7 @@ impl Family {
             Family::Pgm => "pgm",
             Family::Lms => "lms",
             Family::Ff => "ff",
+            Family::Xtp => "xtp",
             Family::Session => "session",
         }
     }
@@ -300,6 +306,7 @@ impl Header {
             Family::Pgm => pgm::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Lms => lms::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Ff => ff::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
+            Family::Xtp => xtp::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
             Family::Session => false,
         };
         if !data {
@@ -335,6 +342,7 @@ fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
         Family::Pgm => pgm::Kind::from_u8(kind).map(|_| ()),
         Family::Lms => lms::Kind::from_u8(kind).map(|_| ()),
         Family::Ff => ff::Kind::from_u8(kind).map(|_| ()),
+        Family::Xtp => xtp::Kind::from_u8(kind).map(|_| ()),
         Family::Session => session::Kind::from_u8(kind).map(|_| ()),
     }
 }
@@ -359,6 +367,7 @@ pub enum Message<'a> {
     Pgm(pgm::Message<'a>),
     Lms(lms::Message<'a>),
     Ff(ff::Message<'a>),
+    Xtp(xtp::Message<'a>),
     Session(session::Message<'a>),
 }
 
@@ -374,6 +383,7 @@ impl Message<'_> {
             Message::Pgm(_) => Family::Pgm,
             Message::Lms(_) => Family::Lms,
             Message::Ff(_) => Family::Ff,
+            Message::Xtp(_) => Family::Xtp,
             Message::Session(_) => Family::Session,
         }
     }
@@ -388,6 +398,7 @@ impl Message<'_> {
             Message::Pgm(m) => m.kind() as u8,
             Message::Lms(m) => m.kind() as u8,
             Message::Ff(m) => m.kind() as u8,
+            Message::Xtp(m) => m.kind() as u8,
             Message::Session(m) => m.kind() as u8,
         }
     }
@@ -402,6 +413,7 @@ impl Message<'_> {
             Message::Pgm(m) => m.body_len(),
             Message::Lms(m) => m.body_len(),
             Message::Ff(m) => m.body_len(),
+            Message::Xtp(m) => m.body_len(),
             Message::Session(m) => m.body_len(),
         }
     }
@@ -416,6 +428,7 @@ impl Message<'_> {
             Message::Pgm(m) => m.check(),
             Message::Lms(m) => m.check(),
             Message::Ff(m) => m.check(),
+            Message::Xtp(m) => m.check(),
             Message::Session(m) => m.check(),
         }
     }
@@ -430,6 +443,7 @@ impl Message<'_> {
             Message::Pgm(m) => m.write_body(w),
             Message::Lms(m) => m.write_body(w),
             Message::Ff(m) => m.write_body(w),
+            Message::Xtp(m) => m.write_body(w),
             Message::Session(m) => m.write_body(w),
         }
     }
@@ -458,6 +472,7 @@ impl<'a> Packet<'a> {
             Family::Pgm => Message::Pgm(pgm::Message::read_body(header.kind, &mut r)?),
             Family::Lms => Message::Lms(lms::Message::read_body(header.kind, &mut r)?),
             Family::Ff => Message::Ff(ff::Message::read_body(header.kind, &mut r)?),
+            Family::Xtp => Message::Xtp(xtp::Message::read_body(header.kind, &mut r)?),
             Family::Session => Message::Session(session::Message::read_body(header.kind, &mut r)?),
         };
         if r.remaining() != 0 {

@@ -684,6 +684,47 @@ fn decoder_survives_one_million_random_and_mutated_inputs() {
             Packet::to_vec(env, &Message::Ff(ff::Message::Ack { seq: 12, ts: 34 })).unwrap(),
             Packet::to_vec(
                 env,
+                &Message::Xtp(xtp::Message::Data {
+                    seq: 41,
+                    sync: 3,
+                    options: xtp::opt::SREQ | xtp::opt::EOM,
+                    payload: &payload,
+                }),
+            )
+            .unwrap(),
+            Packet::to_vec(
+                env,
+                &Message::Xtp(xtp::Message::Cntl(xtp::Status {
+                    rseq: 40,
+                    echo: 3,
+                    options: 0,
+                    alloc: 104,
+                    spans: xtp::Spans::from_raw(&[
+                        0, 0, 0, 0, 0, 0, 0, 42, 0, 0, 0, 0, 0, 0, 0, 45, 0, 0, 0, 0, 0, 0, 0,
+                        50, 0, 0, 0, 0, 0, 0, 0, 51,
+                    ])
+                    .unwrap(),
+                })),
+            )
+            .unwrap(),
+            Packet::to_vec(
+                env,
+                &Message::Xtp(xtp::Message::First {
+                    seq: 0,
+                    sync: 1,
+                    options: xtp::opt::SREQ | xtp::opt::MULTI | xtp::opt::FASTNAK,
+                    spec: xtp::TrafficSpec {
+                        service: xtp::Service::ReliableMulticast,
+                        retx: xtp::Retx::Selective,
+                        maxdata: 1448,
+                        rate: 0,
+                        window: 64,
+                    },
+                }),
+            )
+            .unwrap(),
+            Packet::to_vec(
+                env,
                 &Message::Srm(srm::Message::Repair {
                     sender: 0,
                     requester: 5,

@@ -1,0 +1,691 @@
+//! XTP-style transmitter-driven multicast (seed 002: Johnstone & Williams 1997, measuring
+//! SandiaXTP, an implementation of XTP 4.0).
+//!
+//! ## The 32-byte header
+//!
+//! The thesis gives one wire-level fact: an XTP header of **32 bytes**, which leaves
+//! **1,448 bytes** of data per packet on 1,500-byte Ethernet (1500 − 20 IP − 32 XTP). rmcast
+//! keeps its own 20-byte common header (magic, version, family 6, kind, flags, session, source,
+//! length — the session id plays XTP's context `key`, the length XTP's `dlen`) and adds 12
+//! XTP-specific bytes that every `xtp` packet carries, so every packet opens with exactly
+//! [`XTP_HEADER_LEN`] = 32 bytes:
+//!
+//! ```text
+//!  0                    20          28      30        32
+//!  +--------------------+-----------+-------+---------+
+//!  | rmcast header (20) | seq (u64) | sync  | options |
+//!  |  family 6, kind    |           | (u16) |  (u16)  |
+//!  +--------------------+-----------+-------+---------+
+//! ```
+//!
+//! * `seq` — in FIRST and DATA the packet's sequence number (rmcast counts **packets**, not
+//!   bytes as XTP 4.0 does; a user write larger than a packet is split over consecutive
+//!   numbers); in CNTL and FASTNAK the receiver's `rseq`: every packet below it is held.
+//! * `sync` — in FIRST and DATA the sender's handshake number, stamped on packets that carry
+//!   SREQ; in CNTL and FASTNAK the `echo` of the sync the receiver answers (0 for a FASTNAK
+//!   or an unsolicited CNTL), so the sender can match a reply to its request.
+//! * `options` — the XTP option bits this implementation uses ([`opt`]); others must be zero.
+//!
+//! XTP's checksum, sort (priority) and 8-byte key are not carried: rmcast's header already
+//! has the session and source ids, and UDP has its own checksum.
+//!
+//! **Payload limit.** [`MAX_DATA_ETHERNET`] = [`ETHERNET_MTU`] − [`IP_HEADER_LEN`] −
+//! [`XTP_HEADER_LEN`] = 1,448, the thesis's figure; the agents use it as the default packet
+//! data size. Over UDP an extra 8 bytes of UDP header make a full packet 1,508 bytes of IP,
+//! so on a real 1,500-byte Ethernet path one would configure 1,440; on loopback and in the
+//! simulator (which carries the rmcast datagram as the frame, like XTP directly over the
+//! link) 1,448 is what the thesis's arithmetic assumes.
+//!
+//! ## Bodies
+//!
+//! ```text
+//! FIRST   body: service (u8) | retx (u8) | maxdata (u16) | rate (u32, bytes/s, 0 = none) | window (u32)
+//! DATA    body: payload (rest)
+//! CNTL    body: alloc (u64) | nspans (u16) | nspans × [left (u64) | right (u64)]
+//! FASTNAK body: as CNTL
+//! ```
+//!
+//! FIRST opens the association (group set-up; with [`opt::SREQ`] every receiver answers with
+//! a CNTL). DATA with [`opt::EOM`] ends a user write; with [`opt::RECS`] the payload is a
+//! sequence of whole coalesced writes, each `len (u16) | bytes`. CNTL is a status reply:
+//! `alloc` is the first sequence number the receiver cannot yet accept (flow-control credit),
+//! spans list the packets it holds above `rseq` as half-open ranges `[left, right)`, strictly
+//! increasing and separated (so a span never touches the next); they make selective
+//! retransmission possible (XTP 4.0 puts spans in ECNTL; here CNTL carries them). FASTNAK is
+//! a status a receiver sends on its own the moment it sees a gap.
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// Bytes of the XTP-specific fields after rmcast's common header.
+pub const XTP_FIELDS_LEN: usize = 12;
+/// The whole header of an `xtp` packet: 20 common + 12 XTP bytes, the thesis's 32.
+pub const XTP_HEADER_LEN: usize = crate::HEADER_LEN + XTP_FIELDS_LEN;
+/// Ethernet MTU the thesis computes with.
+pub const ETHERNET_MTU: usize = 1500;
+/// IPv4 header without options.
+pub const IP_HEADER_LEN: usize = 20;
+/// Largest data per packet on Ethernet per the thesis: 1500 − 20 − 32 = 1448.
+pub const MAX_DATA_ETHERNET: usize = ETHERNET_MTU - IP_HEADER_LEN - XTP_HEADER_LEN;
+/// Length of one span on the wire.
+pub const SPAN_LEN: usize = 16;
+/// Most spans one CNTL or FASTNAK may carry.
+pub const MAX_SPANS: usize = 64;
+/// FIRST body length.
+pub const FIRST_BODY_LEN: usize = 12;
+
+/// Option bits of the `options` field.
+pub mod opt {
+    /// Status request: every receiver answers with a CNTL echoing `sync`.
+    pub const SREQ: u16 = 0x0001;
+    /// Receivers report gaps at once (FASTNAK packets).
+    pub const FASTNAK: u16 = 0x0002;
+    /// This DATA ends a user write.
+    pub const EOM: u16 = 0x0004;
+    /// The payload is a sequence of whole coalesced writes, `len (u16) | bytes` each.
+    pub const RECS: u16 = 0x0008;
+    /// Multicast association.
+    pub const MULTI: u16 = 0x0010;
+    /// No error control: receivers deliver what arrives and never ask for repairs.
+    pub const NOERR: u16 = 0x0020;
+    /// No flow control: receivers' `alloc` is not enforced.
+    pub const NOFLOW: u16 = 0x0040;
+    /// The sender is closing (no data beyond this packet's sequence number + 1).
+    pub const WCLOSE: u16 = 0x0080;
+    /// Every bit this version defines.
+    pub const KNOWN: u16 = SREQ | FASTNAK | EOM | RECS | MULTI | NOERR | NOFLOW | WCLOSE;
+}
+
+/// Packet kinds of the `xtp` family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    First = 1,
+    Data = 2,
+    Cntl = 3,
+    Fastnak = 4,
+}
+
+impl Kind {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Kind::First),
+            2 => Ok(Kind::Data),
+            3 => Ok(Kind::Cntl),
+            4 => Ok(Kind::Fastnak),
+            kind => Err(DecodeError::UnknownKind {
+                family: crate::Family::Xtp,
+                kind,
+            }),
+        }
+    }
+    /// True for kinds that carry application data.
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Data)
+    }
+}
+
+/// The service an association offers (the FIRST packet's `service`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Service {
+    /// Reliable multicast stream.
+    ReliableMulticast = 1,
+    /// Unreliable multicast (no error control).
+    UnreliableMulticast = 2,
+    /// Reliable unicast stream.
+    ReliableUnicast = 3,
+    /// Unreliable unicast datagrams.
+    UnreliableUnicast = 4,
+}
+
+impl Service {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            1 => Ok(Service::ReliableMulticast),
+            2 => Ok(Service::UnreliableMulticast),
+            3 => Ok(Service::ReliableUnicast),
+            4 => Ok(Service::UnreliableUnicast),
+            _ => Err(DecodeError::InvalidField {
+                field: "xtp.service",
+                why: "unknown service",
+            }),
+        }
+    }
+}
+
+/// Retransmission scheme announced in FIRST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Retx {
+    GoBackN = 0,
+    Selective = 1,
+}
+
+impl Retx {
+    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        match v {
+            0 => Ok(Retx::GoBackN),
+            1 => Ok(Retx::Selective),
+            _ => Err(DecodeError::InvalidField {
+                field: "xtp.retx",
+                why: "unknown retransmission scheme",
+            }),
+        }
+    }
+}
+
+/// The traffic specification a FIRST packet carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TrafficSpec {
+    pub service: Service,
+    pub retx: Retx,
+    /// Largest data per packet.
+    pub maxdata: u16,
+    /// Rate limit in bytes per second; 0 = no rate control.
+    pub rate: u32,
+    /// Send window in packets.
+    pub window: u32,
+}
+
+/// A half-open range `[left, right)` of packet sequence numbers a receiver holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub left: u64,
+    pub right: u64,
+}
+
+/// The spans of a CNTL or FASTNAK, borrowed from the datagram (validated: at most
+/// [`MAX_SPANS`], each non-empty, strictly increasing and separated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spans<'a> {
+    raw: &'a [u8],
+}
+
+impl<'a> Spans<'a> {
+    /// No spans.
+    pub const EMPTY: Spans<'static> = Spans { raw: &[] };
+
+    /// Wrap raw span bytes, checking every invariant.
+    pub fn from_raw(raw: &'a [u8]) -> Result<Self, DecodeError> {
+        if !raw.len().is_multiple_of(SPAN_LEN) {
+            return Err(DecodeError::InvalidField {
+                field: "xtp.spans",
+                why: "length not a multiple of 16",
+            });
+        }
+        let s = Spans { raw };
+        if s.len() > MAX_SPANS {
+            return Err(DecodeError::InvalidField {
+                field: "xtp.spans",
+                why: "more than MAX_SPANS",
+            });
+        }
+        let mut prev_right: Option<u64> = None;
+        for sp in s.iter() {
+            if sp.left >= sp.right {
+                return Err(DecodeError::InvalidField {
+                    field: "xtp.spans",
+                    why: "empty or inverted span",
+                });
+            }
+            if prev_right.is_some_and(|p| sp.left <= p) {
+                return Err(DecodeError::InvalidField {
+                    field: "xtp.spans",
+                    why: "spans not increasing and separated",
+                });
+            }
+            prev_right = Some(sp.right);
+        }
+        Ok(s)
+    }
+
+    /// Append spans in wire form (the caller keeps them valid; the encoder checks).
+    pub fn encode(spans: impl IntoIterator<Item = Span>, out: &mut Vec<u8>) {
+        for s in spans {
+            out.extend_from_slice(&s.left.to_be_bytes());
+            out.extend_from_slice(&s.right.to_be_bytes());
+        }
+    }
+
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+    pub fn len(&self) -> usize {
+        self.raw.len() / SPAN_LEN
+    }
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Span> + 'a {
+        self.raw.chunks_exact(SPAN_LEN).map(|c| {
+            let mut r = Reader::new(c);
+            Span {
+                left: r.u64().unwrap_or(0),
+                right: r.u64().unwrap_or(0),
+            }
+        })
+    }
+}
+
+/// A status report (CNTL or FASTNAK).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Status<'a> {
+    /// Every packet below `rseq` is held.
+    pub rseq: u64,
+    /// The sync of the SREQ this answers (0 if none).
+    pub echo: u16,
+    pub options: u16,
+    /// First sequence number the receiver cannot accept yet.
+    pub alloc: u64,
+    pub spans: Spans<'a>,
+}
+
+/// An `xtp` message (the 12 XTP header bytes and the body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message<'a> {
+    First {
+        seq: u64,
+        sync: u16,
+        options: u16,
+        spec: TrafficSpec,
+    },
+    Data {
+        seq: u64,
+        sync: u16,
+        options: u16,
+        payload: &'a [u8],
+    },
+    Cntl(Status<'a>),
+    Fastnak(Status<'a>),
+}
+
+/// Iterate the coalesced writes of a [`opt::RECS`] payload; an error ends it.
+pub fn records(payload: &[u8]) -> impl Iterator<Item = Result<&[u8], DecodeError>> + '_ {
+    let mut r = Reader::new(payload);
+    let mut failed = false;
+    core::iter::from_fn(move || {
+        if failed || r.remaining() == 0 {
+            return None;
+        }
+        let item = r.u16().and_then(|n| r.bytes(usize::from(n)));
+        failed = item.is_err();
+        Some(item)
+    })
+}
+
+/// Append one record (`len | bytes`) to a RECS payload; `None` if longer than `u16::MAX`.
+pub fn push_record(out: &mut Vec<u8>, data: &[u8]) -> Option<()> {
+    let n = u16::try_from(data.len()).ok()?;
+    out.extend_from_slice(&n.to_be_bytes());
+    out.extend_from_slice(data);
+    Some(())
+}
+
+impl<'a> Message<'a> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Message::First { .. } => Kind::First,
+            Message::Data { .. } => Kind::Data,
+            Message::Cntl(_) => Kind::Cntl,
+            Message::Fastnak(_) => Kind::Fastnak,
+        }
+    }
+
+    fn options(&self) -> u16 {
+        match self {
+            Message::First { options, .. } | Message::Data { options, .. } => *options,
+            Message::Cntl(s) | Message::Fastnak(s) => s.options,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), EncodeError> {
+        if self.options() & !opt::KNOWN != 0 {
+            return Err(EncodeError::InvalidField {
+                field: "xtp.options",
+                why: "unknown option bits",
+            });
+        }
+        match self {
+            Message::Cntl(s) | Message::Fastnak(s) => {
+                Spans::from_raw(s.spans.raw).map_err(|_| EncodeError::InvalidField {
+                    field: "xtp.spans",
+                    why: "spans must be at most 64, non-empty, increasing and separated",
+                })?;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn body_len(&self) -> usize {
+        XTP_FIELDS_LEN
+            + match self {
+                Message::First { .. } => FIRST_BODY_LEN,
+                Message::Data { payload, .. } => payload.len(),
+                Message::Cntl(s) | Message::Fastnak(s) => 10 + s.spans.raw.len(),
+            }
+    }
+
+    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        match self {
+            Message::First {
+                seq,
+                sync,
+                options,
+                spec,
+            } => {
+                w.u64(*seq);
+                w.u16(*sync);
+                w.u16(*options);
+                w.u8(spec.service as u8);
+                w.u8(spec.retx as u8);
+                w.u16(spec.maxdata);
+                w.u32(spec.rate);
+                w.u32(spec.window);
+            }
+            Message::Data {
+                seq,
+                sync,
+                options,
+                payload,
+            } => {
+                w.u64(*seq);
+                w.u16(*sync);
+                w.u16(*options);
+                w.put(payload);
+            }
+            Message::Cntl(s) | Message::Fastnak(s) => {
+                w.u64(s.rseq);
+                w.u16(s.echo);
+                w.u16(s.options);
+                w.u64(s.alloc);
+                w.u16(s.spans.len() as u16);
+                w.put(s.spans.raw);
+            }
+        }
+    }
+
+    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let kind = Kind::from_u8(kind)?;
+        let seq = r.u64()?;
+        let sync = r.u16()?;
+        let options = r.u16()?;
+        if options & !opt::KNOWN != 0 {
+            return Err(DecodeError::Reserved("xtp options"));
+        }
+        match kind {
+            Kind::First => {
+                let service = Service::from_u8(r.u8()?)?;
+                let retx = Retx::from_u8(r.u8()?)?;
+                let maxdata = r.u16()?;
+                let rate = r.u32()?;
+                let window = r.u32()?;
+                Ok(Message::First {
+                    seq,
+                    sync,
+                    options,
+                    spec: TrafficSpec {
+                        service,
+                        retx,
+                        maxdata,
+                        rate,
+                        window,
+                    },
+                })
+            }
+            Kind::Data => Ok(Message::Data {
+                seq,
+                sync,
+                options,
+                payload: r.rest(),
+            }),
+            Kind::Cntl | Kind::Fastnak => {
+                let alloc = r.u64()?;
+                let n = usize::from(r.u16()?);
+                if n > MAX_SPANS {
+                    return Err(DecodeError::InvalidField {
+                        field: "xtp.spans",
+                        why: "more than MAX_SPANS",
+                    });
+                }
+                let spans = Spans::from_raw(r.bytes(n * SPAN_LEN)?)?;
+                let s = Status {
+                    rseq: seq,
+                    echo: sync,
+                    options,
+                    alloc,
+                    spans,
+                };
+                Ok(if kind == Kind::Cntl {
+                    Message::Cntl(s)
+                } else {
+                    Message::Fastnak(s)
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::{Envelope, Family, Header, Message as M, Packet, PacketClass, HEADER_LEN};
+    use proptest::prelude::*;
+
+    fn env() -> Envelope {
+        Envelope {
+            session: 9,
+            source: 3,
+            flags: 0,
+        }
+    }
+
+    #[test]
+    fn header_is_32_bytes_and_payload_limit_is_1448() {
+        assert_eq!(XTP_HEADER_LEN, 32);
+        assert_eq!(MAX_DATA_ETHERNET, 1448);
+        let p = vec![7u8; MAX_DATA_ETHERNET];
+        let m = M::Xtp(Message::Data {
+            seq: 1,
+            sync: 0,
+            options: opt::EOM,
+            payload: &p,
+        });
+        let v = Packet::to_vec(env(), &m).unwrap();
+        assert_eq!(v.len(), XTP_HEADER_LEN + MAX_DATA_ETHERNET);
+        assert_eq!(v.len() + IP_HEADER_LEN, ETHERNET_MTU);
+    }
+
+    #[test]
+    fn spans_are_validated_both_ways() {
+        let mut raw = Vec::new();
+        Spans::encode(
+            [Span { left: 5, right: 9 }, Span { left: 9, right: 12 }],
+            &mut raw,
+        );
+        assert!(Spans::from_raw(&raw).is_err(), "touching spans");
+        raw.clear();
+        Spans::encode([Span { left: 5, right: 5 }], &mut raw);
+        assert!(Spans::from_raw(&raw).is_err(), "empty span");
+        raw.clear();
+        Spans::encode(
+            [
+                Span { left: 5, right: 9 },
+                Span {
+                    left: 11,
+                    right: 12,
+                },
+            ],
+            &mut raw,
+        );
+        let s = Spans::from_raw(&raw).unwrap();
+        assert_eq!(s.iter().count(), 2);
+        // The encoder refuses invalid spans handed to it unchecked.
+        let bad = [0u8; 16];
+        let m = M::Xtp(Message::Cntl(Status {
+            rseq: 0,
+            echo: 0,
+            options: 0,
+            alloc: 0,
+            spans: Spans { raw: &bad },
+        }));
+        assert!(Packet::to_vec(env(), &m).is_err());
+        // Too many spans.
+        let mut many = Vec::new();
+        Spans::encode(
+            (0..65u64).map(|i| Span {
+                left: i * 3,
+                right: i * 3 + 1,
+            }),
+            &mut many,
+        );
+        assert!(Spans::from_raw(&many).is_err());
+    }
+
+    #[test]
+    fn typed_errors() {
+        let mut v = Packet::to_vec(
+            env(),
+            &M::Xtp(Message::First {
+                seq: 0,
+                sync: 1,
+                options: opt::SREQ | opt::MULTI,
+                spec: TrafficSpec {
+                    service: Service::ReliableMulticast,
+                    retx: Retx::Selective,
+                    maxdata: 1448,
+                    rate: 0,
+                    window: 64,
+                },
+            }),
+        )
+        .unwrap();
+        assert_eq!(v.len(), XTP_HEADER_LEN + FIRST_BODY_LEN);
+        let ok = v.clone();
+        v[HEADER_LEN + 10] = 0x80; // unknown option bit
+        assert_eq!(
+            Packet::decode(&v),
+            Err(DecodeError::Reserved("xtp options"))
+        );
+        let mut v = ok.clone();
+        v[XTP_HEADER_LEN] = 9; // service
+        assert!(matches!(
+            Packet::decode(&v),
+            Err(DecodeError::InvalidField {
+                field: "xtp.service",
+                ..
+            })
+        ));
+        let mut v = ok.clone();
+        v[XTP_HEADER_LEN + 1] = 2; // retx
+        assert!(matches!(
+            Packet::decode(&v),
+            Err(DecodeError::InvalidField {
+                field: "xtp.retx",
+                ..
+            })
+        ));
+        let mut v = ok;
+        v[4] = 9; // kind
+        assert!(matches!(
+            Packet::decode(&v),
+            Err(DecodeError::UnknownKind {
+                family: Family::Xtp,
+                kind: 9
+            })
+        ));
+    }
+
+    #[test]
+    fn records_round_trip_and_reject_truncation() {
+        let mut p = Vec::new();
+        push_record(&mut p, b"abc").unwrap();
+        push_record(&mut p, b"").unwrap();
+        push_record(&mut p, b"xy").unwrap();
+        let got: Vec<&[u8]> = records(&p).map(|r| r.unwrap()).collect();
+        assert_eq!(got, vec![&b"abc"[..], &b""[..], &b"xy"[..]]);
+        let cut = &p[..p.len() - 1];
+        assert!(records(cut).any(|r| r.is_err()));
+        assert!(push_record(&mut p, &vec![0; 70_000]).is_none());
+    }
+
+    #[test]
+    fn classes() {
+        let d = Packet::to_vec(
+            Envelope {
+                flags: crate::FLAG_RETRANSMISSION,
+                ..env()
+            },
+            &M::Xtp(Message::Data {
+                seq: 4,
+                sync: 0,
+                options: 0,
+                payload: b"x",
+            }),
+        )
+        .unwrap();
+        assert_eq!(Header::parse(&d).unwrap().class(), PacketClass::RepairData);
+        let c = Packet::to_vec(
+            env(),
+            &M::Xtp(Message::Fastnak(Status {
+                rseq: 3,
+                echo: 0,
+                options: 0,
+                alloc: 10,
+                spans: Spans::EMPTY,
+            })),
+        )
+        .unwrap();
+        assert_eq!(Header::parse(&c).unwrap().class(), PacketClass::Control);
+        assert_eq!(Family::from_u8(6), Ok(Family::Xtp));
+        assert_eq!(Family::Xtp.name(), "xtp");
+    }
+
+    fn spans_strategy() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec((1u64..50, 1u64..50), 0..MAX_SPANS).prop_map(|v| {
+            let mut at = 0u64;
+            let mut spans = Vec::new();
+            for (gap, len) in v {
+                let left = at + gap;
+                spans.push(Span {
+                    left,
+                    right: left + len,
+                });
+                at = left + len;
+            }
+            let mut raw = Vec::new();
+            Spans::encode(spans, &mut raw);
+            raw
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(k in 0u8..4, seq in any::<u64>(), sync in any::<u16>(),
+                      options in any::<u16>(), alloc in any::<u64>(),
+                      payload in proptest::collection::vec(any::<u8>(), 0..2048),
+                      spans in spans_strategy(), rate in any::<u32>(), window in any::<u32>(),
+                      maxdata in any::<u16>(), cut in 0usize..4096) {
+            let options = options & opt::KNOWN;
+            let st = Status { rseq: seq, echo: sync, options, alloc,
+                              spans: Spans::from_raw(&spans).unwrap() };
+            let msg = match k {
+                0 => Message::First { seq, sync, options, spec: TrafficSpec {
+                    service: Service::UnreliableUnicast, retx: Retx::GoBackN, maxdata, rate, window } },
+                1 => Message::Data { seq, sync, options, payload: &payload },
+                2 => Message::Cntl(st),
+                _ => Message::Fastnak(st),
+            };
+            let m = M::Xtp(msg);
+            let v = Packet::to_vec(env(), &m).unwrap();
+            let p = Packet::decode(&v).unwrap();
+            prop_assert_eq!(&p.message, &m);
+            prop_assert_eq!(p.header.source, 3);
+            // Every strict prefix is rejected (the header announces the length).
+            if cut < v.len() {
+                prop_assert!(Packet::decode(&v[..cut]).is_err());
+            }
+        }
+    }
+}
