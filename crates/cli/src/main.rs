@@ -39,6 +39,8 @@ enum Command {
     Repro(cmd::repro::Args),
     /// Run a simulation scenario or sweep; writes runs.csv and runs.jsonl
     Sim(cmd::sim::Args),
+    /// Join the shard directories of `rmcast sim --shard K/N` into runs.csv and runs.jsonl
+    Merge(cmd::merge::Args),
     /// Measure performance (`rmcast bench sim`)
     Bench(cmd::bench::Args),
 }
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Command::Recv(a) => cmd::recv::run(a),
         Command::Repro(a) => cmd::repro::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
         Command::Bench(a) => cmd::bench::run(a),
     };
     match result {

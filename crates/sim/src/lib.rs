@@ -32,6 +32,7 @@ pub mod registry;
 mod rng;
 mod routing;
 pub mod scenario;
+pub mod shard;
 mod sim;
 pub mod topo;
 pub mod unreliable;

@@ -553,10 +553,21 @@ pub fn run_sweep(
     opts: RunOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunResult>, ScenarioError> {
-    let n = sc.runs();
-    let results: Vec<Result<RunResult, ScenarioError>> = (0..n)
-        .into_par_iter()
-        .map(|i| {
+    let all: Vec<usize> = (0..sc.runs()).collect();
+    run_indices(sc, &all, opts, progress)
+}
+
+/// Run the given points of the sweep (indices below [`Scenario::runs`]) in parallel; results
+/// come back in the order given. Used by `rmcast sim --shard` ([`crate::shard`]).
+pub fn run_indices(
+    sc: &Scenario,
+    indices: &[usize],
+    opts: RunOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<RunResult>, ScenarioError> {
+    let results: Vec<Result<RunResult, ScenarioError>> = indices
+        .par_iter()
+        .map(|&i| {
             let p = sc.point(i);
             let trace = opts.trace_all || (opts.trace_first && i == 0);
             let r = run_point(sc, &p, trace);

@@ -16,7 +16,16 @@ use std::time::Instant;
 
 Writes DIR/runs.csv and DIR/runs.jsonl (one row per run: swept parameters, seed, metrics).
 Any scalar in the scenario may be a list or a range { from, to, step }: the cross product is
-a sweep, run in parallel (RAYON_NUM_THREADS) with identical results whatever the threads.")]
+a sweep, run in parallel (RAYON_NUM_THREADS) with identical results whatever the threads.
+
+Across machines: `--shard K/N` runs only runs i with i mod N = K (0 <= K < N) and writes a
+shard directory (runs.part.jsonl, shard.json); `rmcast merge` joins the N shard directories
+into runs.csv and runs.jsonl, byte-identical to an unsharded run. `--shard auto/N` takes K
+from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm job array);
+see docs/cluster.md.
+  rmcast sim sweep.toml --shard 0/2 --out shards/0
+  rmcast sim sweep.toml --shard 1/2 --out shards/1
+  rmcast merge shards/0 shards/1 --out out/sweep")]
 pub struct Args {
     /// Scenario file (TOML)
     scenario: PathBuf,
@@ -32,6 +41,10 @@ pub struct Args {
     /// No progress bar and no summary
     #[arg(long, short)]
     quiet: bool,
+    /// Run only shard K of N (0-based; `auto/N` reads K from JOB_COMPLETION_INDEX or
+    /// SLURM_ARRAY_TASK_ID) and write a shard directory for `rmcast merge`
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -42,7 +55,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let n = sc.runs();
+    let shard = match args.shard.as_deref() {
+        None => None,
+        Some(s) => match rmcast_sim::shard::ShardSpec::parse(s, |k| std::env::var(k).ok()) {
+            Ok(spec) => Some(spec),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    if shard.is_some() && (args.pcap.is_some() || args.records) {
+        eprintln!("error: --shard cannot be combined with --pcap or --records");
+        return Ok(ExitCode::from(2));
+    }
+    let indices: Vec<usize> = match shard {
+        Some(spec) => spec.indices(sc.runs()),
+        None => (0..sc.runs()).collect(),
+    };
+    let n = indices.len();
     let bar = ProgressBar::with_draw_target(Some(n as u64), ProgressDrawTarget::hidden());
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed} (eta {eta})")
@@ -64,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         trace_all: args.records,
         trace_first: args.pcap.is_some(),
     };
-    let results = match scenario::run_sweep(&sc, opts, &progress) {
+    let results = match scenario::run_indices(&sc, &indices, opts, &progress) {
         Ok(r) => r,
         Err(e) => {
             bar.finish_and_clear();
@@ -73,14 +104,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     bar.finish_and_clear();
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
+    if let Some(spec) = shard {
+        rmcast_sim::shard::write_shard(&args.out, &sc, spec, &results)?;
+        if !args.quiet {
+            println!(
+                "shard {}/{}: {n} of {} runs in {:.2}s -> {}",
+                spec.index,
+                spec.count,
+                sc.runs(),
+                started.elapsed().as_secs_f64(),
+                args.out.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    // runs.jsonl, then runs.csv, each through a temporary file and a rename.
+    rmcast_sim::shard::write_runs(&args.out, &results)?;
     let csv = args.out.join("runs.csv");
-    std::fs::write(&csv, scenario::to_csv(&results))
-        .with_context(|| format!("writing {}", csv.display()))?;
     let jsonl = args.out.join("runs.jsonl");
-    std::fs::write(&jsonl, scenario::to_jsonl(&results))
-        .with_context(|| format!("writing {}", jsonl.display()))?;
     if args.records {
         let mut p = String::from("run,id,time_s,src,dest,class,len\n");
         let mut l = String::from("run,id,time_s,node,cause\n");
