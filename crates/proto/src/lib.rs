@@ -46,7 +46,9 @@ pub mod sendq;
 pub mod srm;
 pub mod testkit;
 pub mod timer;
+pub mod tree;
 pub mod window;
+pub mod xtp;
 
 pub use agent::{
     duration_from_secs, queue_transmit, Agent, Dest, Event, GroupId, IfaceId, NodeId,
@@ -85,6 +87,25 @@ pub const PROTOCOLS: &[ProtocolInfo] = &[
         seed: "000 (Segovia 1996, Ch. 5, proposed)",
         summary: "round-robin acknowledgment: each data packet names the one receiver that \
                   reports its status; selective multicast repairs, polls for the tail",
+    },
+    ProtocolInfo {
+        name: "dsp",
+        seed: "001 (Paul, Sabnani & Kristol, §3)",
+        summary: "designated status protocol: one designated endpoint per region reports its own \
+                  status to the source and re-multicasts locally what its region lacks; \
+                  block-based selective repeat, periodic complete state",
+    },
+    ProtocolInfo {
+        name: "csp",
+        seed: "001 (Paul, Sabnani & Kristol, §4)",
+        summary: "consolidated status protocol: the local exchange merges its endpoints' status \
+                  pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
+    },
+    ProtocolInfo {
+        name: "cp",
+        seed: "001 (Paul, Sabnani & Kristol, §5)",
+        summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
+                  exchange orders an endpoint holding a block to re-multicast it locally",
     },
     ProtocolInfo {
         name: "prmp",

@@ -1,0 +1,449 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::*;
+use crate::testkit::Harness;
+
+fn bits(l: u32, set: &[usize]) -> Vec<u8> {
+    let mut v = vec![0u8; wire::bitmap_bytes(l)];
+    for &i in set {
+        wire::set_bit(&mut v, i);
+    }
+    v
+}
+
+fn st(lw: u64, l: u32, set: &[usize], buf: u32) -> BlockStatus {
+    BlockStatus {
+        lw,
+        lob: bits(l, set),
+        buf,
+    }
+}
+
+fn received(s: &BlockStatus, l: u32, range: core::ops::Range<u64>) -> Vec<u64> {
+    range.filter(|&b| s.received(b, l)).collect()
+}
+
+/// Two hand-made endpoint statuses with L = 8:
+/// A: LW_r = 10, has 11 and 13          → received {<10, 11, 13}
+/// B: LW_r = 12, has 13 and 15          → received {<12, 13, 15}
+#[test]
+fn csp_consolidation_is_min_and_min() {
+    let l = 8;
+    let a = st(10, l, &[1, 3], 7);
+    let b = st(12, l, &[1, 3], 5);
+    let c = consolidate(Merge::Pessimistic, l, &[a, b]).unwrap();
+    assert_eq!(c.lw, 10, "LW_r = min");
+    assert_eq!(c.buf, 5, "buffer_available = min");
+    // Aligned at 10: block 11 is below B's LW_r and in A's LOB → received by both;
+    // 13 is in both LOBs; 15 only in B's; 10 and 12 are missing somewhere.
+    assert_eq!(c.lob, bits(l, &[1, 3]));
+    assert_eq!(
+        received(&c, l, 0..20),
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13]
+    );
+}
+
+#[test]
+fn cp_consolidation_is_max_or_min() {
+    let l = 8;
+    let a = st(10, l, &[1, 3], 7);
+    let b = st(12, l, &[1, 3], 5);
+    let c = consolidate(Merge::Optimistic, l, &[a, b]).unwrap();
+    assert_eq!(c.lw, 12, "LW_r = max");
+    assert_eq!(c.buf, 5, "buffer_available = min");
+    // Aligned at 12: 13 (both), 15 (B). A's 11 is below 12 anyway.
+    assert_eq!(c.lob, bits(l, &[1, 3]));
+    assert_eq!(
+        received(&c, l, 0..20),
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15]
+    );
+    // A block only A holds above B's LW_r shows up through the OR.
+    let a2 = st(12, l, &[5], 3);
+    let b2 = st(14, l, &[2], 9);
+    let c2 = consolidate(Merge::Optimistic, l, &[a2.clone(), b2.clone()]).unwrap();
+    assert_eq!((c2.lw, c2.buf), (14, 3));
+    assert_eq!(
+        c2.lob,
+        bits(l, &[2, 3]),
+        "16 from B, 17 from A (bit 5 at 12)"
+    );
+    let p2 = consolidate(Merge::Pessimistic, l, &[a2, b2]).unwrap();
+    assert_eq!((p2.lw, p2.buf), (12, 3));
+    assert_eq!(p2.lob, bits(l, &[]), "16: A lacks it; 17: B lacks it");
+    assert!(consolidate(Merge::Pessimistic, l, &[]).is_none());
+}
+
+fn local_status(from: NodeId, lw: u64, l: u32, set: &[usize], buf: u32) -> Vec<u8> {
+    let lob = bits(l, set);
+    Packet::to_vec(
+        Envelope {
+            session: 0,
+            source: from.0,
+            flags: 0,
+        },
+        &Message::Tree(wire::Message::LocalStatus(wire::Status {
+            vc: 1,
+            id: from.0,
+            k: 1,
+            l,
+            lw_r: lw,
+            buffer_available: buf,
+            lob: &lob,
+        })),
+    )
+    .unwrap()
+}
+
+fn exchange_report(merge: Merge) -> (BlockStatus, Vec<(NodeId, u64, Vec<u8>)>) {
+    let l = 8;
+    let le = NodeId(1);
+    let (a, b) = (NodeId(2), NodeId(3));
+    let mut x = Exchange::new(
+        ExchangeConfig::new(le, NodeId(0), merge, vec![a, b], l),
+        AgentRng::from_seed(1),
+    );
+    // Packets not addressed to the exchange pass through untouched.
+    let pass = local_status(a, 0, l, &[], 1);
+    assert_eq!(
+        x.on_packet(Time::ZERO, IfaceId(0), a, Dest::Node(NodeId(0)), &pass),
+        RouteDecision::Forward
+    );
+    for (n, lw, set, buf) in [(a, 10, &[1usize, 3][..], 7), (b, 12, &[1, 3][..], 5)] {
+        let p = local_status(n, lw, l, set, buf);
+        assert_eq!(
+            x.on_packet(Time::ZERO, IfaceId(0), n, Dest::Node(le), &p),
+            RouteDecision::Consume
+        );
+    }
+    let t = x.poll_timeout().unwrap();
+    x.handle_timeout(t);
+    let mut report = None;
+    let mut assigns = Vec::new();
+    while let Some(rt) = x.poll_transmit() {
+        let p = Packet::decode(&rt.transmit.payload).unwrap();
+        match p.message {
+            Message::Tree(wire::Message::Status(s)) => {
+                assert_eq!(rt.transmit.dest, Dest::Node(NodeId(0)));
+                assert_eq!(s.id, le.0);
+                report = Some(BlockStatus::from_wire(&s));
+            }
+            Message::Tree(wire::Message::Assign {
+                lepi, base, bits, ..
+            }) => assigns.push((NodeId(lepi), base, bits.to_vec())),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    (report.unwrap(), assigns)
+}
+
+#[test]
+fn csp_exchange_reports_min_and_to_the_source_and_assigns_nothing() {
+    let (r, assigns) = exchange_report(Merge::Pessimistic);
+    assert_eq!((r.lw, r.buf), (10, 5));
+    assert_eq!(r.lob, bits(8, &[1, 3]));
+    assert!(assigns.is_empty());
+}
+
+#[test]
+fn cp_exchange_reports_max_or_and_assigns_holders() {
+    let (r, assigns) = exchange_report(Merge::Optimistic);
+    assert_eq!((r.lw, r.buf), (12, 5));
+    assert_eq!(r.lob, bits(8, &[1, 3]));
+    // Region floor 10. A lacks 10? B has it (below 12) → B re-multicasts 10, 12? Neither
+    // has 12... A: {<10,11,13}, B: {<12,13,15}. Lacked by someone and held by someone:
+    // 10 (B), 11 (A holds, B has <12 → both hold: not lacking), 15 (B holds, A lacks).
+    let a: Vec<_> = assigns.iter().filter(|x| x.0 == NodeId(2)).collect();
+    let b: Vec<_> = assigns.iter().filter(|x| x.0 == NodeId(3)).collect();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].1, 10, "ASSIGN base = region floor (min LW_r)");
+    assert_eq!(b[0].2, bits(8, &[0, 5]), "B re-multicasts 10 and 15");
+    // A holds nothing that B lacks (B lacks 12, 14, 16, 17: nobody has them); A may get
+    // an empty ASSIGN carrying only the floor.
+    assert!(a.iter().all(|x| x.2.iter().all(|&v| v == 0)));
+}
+
+fn data_packet(seq: u64, payload: &[u8]) -> Vec<u8> {
+    Packet::to_vec(
+        Envelope::default(),
+        &Message::Tree(wire::Message::Data {
+            mvci: 1,
+            seq,
+            payload,
+        }),
+    )
+    .unwrap()
+}
+
+/// DSP: the designated endpoint re-multicasts on its local group exactly the block a
+/// member's status lacks, and only after the hold-off since it got the block.
+#[test]
+fn dsp_designated_repairs_a_member_locally() {
+    let (e1, m) = (NodeId(1), NodeId(2));
+    let lg = GroupId(7);
+    let l = 16;
+    let mut cfg = EndpointConfig::new(
+        e1,
+        NodeId(0),
+        Role::Designated {
+            members: vec![m],
+            local_group: lg,
+        },
+        l,
+    );
+    cfg.local_rtd = Duration::from_millis(1);
+    let probe = Probe::new();
+    let mut e = Endpoint::new(cfg, AgentRng::from_seed(3)).with_probe(probe.clone());
+    for s in 0..6 {
+        e.handle_packet(Time::from_micros(10 * s), NodeId(0), &data_packet(s, b"x"));
+    }
+    assert_eq!(e.lw(), 6);
+    let delivered: Vec<u64> = core::iter::from_fn(|| e.poll_event())
+        .filter_map(|ev| match ev {
+            Event::Delivered { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, [0, 1, 2, 3, 4, 5]);
+    // The member has 0..3 and 4, 5 but lacks 3: LW_r = 3, LOB bits 1, 2 (4, 5).
+    let early = local_status(m, 3, l, &[1, 2], l);
+    e.handle_packet(Time::from_micros(500), m, &early);
+    assert!(
+        e.poll_transmit().is_none(),
+        "within r_f x local RTD of getting block 3: no repair yet"
+    );
+    e.handle_packet(Time::from_millis(5), m, &early);
+    let t = e.poll_transmit().expect("a local re-multicast");
+    assert_eq!(t.dest, Dest::Group(lg));
+    let p = Packet::decode(&t.payload).unwrap();
+    assert_eq!(p.header.flags & FLAG_RETRANSMISSION, FLAG_RETRANSMISSION);
+    assert!(matches!(
+        p.message,
+        Message::Tree(wire::Message::LocalData { seq: 3, .. })
+    ));
+    assert!(e.poll_transmit().is_none(), "only block 3");
+    assert_eq!(e.stats().repairs_sent, 1);
+    // Blocks 0..3 are below the member's LW_r: freed from the retransmission buffer.
+    assert_eq!(e.retx_len(), 3);
+    assert_eq!(probe.level(), 3);
+    // The member catches up: everything is freed.
+    e.handle_packet(Time::from_millis(10), m, &local_status(m, 6, l, &[], l));
+    assert_eq!(e.retx_len(), 0);
+    assert_eq!(probe.peak(), 6);
+}
+
+/// A status from the reporter showing everything received never triggers a global
+/// re-multicast, and an incomplete one does so only after r_f × RTD.
+#[test]
+fn source_remulticasts_after_rf_rtd_only() {
+    let rep = Reporter {
+        epi: 5,
+        rtd: Duration::from_millis(10),
+    };
+    let mut src = Source::new(SourceConfig::new(NodeId(0), GroupId(1), vec![rep], 8));
+    for _ in 0..4 {
+        src.send(Time::ZERO, Bytes::from_static(b"abc")).unwrap();
+    }
+    let sent: Vec<_> = core::iter::from_fn(|| src.poll_transmit()).collect();
+    assert_eq!(sent.len(), 4);
+    let status = |lw: u64, set: &[usize]| {
+        let lob = bits(8, set);
+        Packet::to_vec(
+            Envelope {
+                session: 0,
+                source: 5,
+                flags: 0,
+            },
+            &Message::Tree(wire::Message::Status(wire::Status {
+                vc: 1,
+                id: 5,
+                k: 1,
+                l: 8,
+                lw_r: lw,
+                buffer_available: 8,
+                lob: &lob,
+            })),
+        )
+        .unwrap()
+    };
+    // At 11 ms (< 1.2 x 10 ms) block 1 missing: no re-multicast yet.
+    src.handle_packet(Time::from_millis(11), NodeId(5), &status(1, &[1, 2]));
+    assert!(src.poll_transmit().is_none());
+    assert_eq!(src.outstanding(), 1, "blocks 0, 2 and 3 acknowledged");
+    // At 13 ms: re-multicast block 1 only (2 and 3 are acknowledged by the LOB).
+    src.handle_packet(Time::from_millis(13), NodeId(5), &status(1, &[1, 2]));
+    let t = src.poll_transmit().unwrap();
+    let p = Packet::decode(&t.payload).unwrap();
+    assert!(matches!(
+        p.message,
+        Message::Tree(wire::Message::Data { seq: 1, .. })
+    ));
+    assert_eq!(p.header.flags, FLAG_RETRANSMISSION);
+    assert!(src.poll_transmit().is_none());
+    assert_eq!(src.stats().repairs_sent, 1);
+    // Everything received: done, and after close, Completed.
+    src.handle_packet(Time::from_millis(20), NodeId(5), &status(4, &[]));
+    assert_eq!(src.outstanding(), 0);
+    src.close(Time::from_millis(21));
+    let evs: Vec<_> = core::iter::from_fn(|| src.poll_event()).collect();
+    assert_eq!(
+        evs.iter()
+            .filter(|e| matches!(e, Event::MessageDone { .. }))
+            .count(),
+        4
+    );
+    assert!(evs.contains(&Event::LossDetected { seq: 1 }));
+    assert_eq!(evs.last(), Some(&Event::Completed));
+}
+
+/// DSP on the testkit mesh with 10 % loss of every copy (data and status): the source never
+/// has more than L blocks outstanding, never sends block s before s < LW_r + buffer, and
+/// every endpoint gets every block exactly once, in order.
+#[test]
+fn dsp_on_a_lossy_mesh_stays_within_l_and_delivers_exactly_once() {
+    let l = 6;
+    let n_blocks = 300u64;
+    let mut h = Harness::new(Duration::from_millis(2), 0.10, 42);
+    // Node ids are assigned in order: 0 source, 1..=2 designated, 3..=6 members.
+    let (d1, d2) = (NodeId(1), NodeId(2));
+    let members = [
+        (NodeId(3), d1),
+        (NodeId(4), d1),
+        (NodeId(5), d2),
+        (NodeId(6), d2),
+    ];
+    let (g, lg1, lg2) = (GroupId(1), GroupId(2), GroupId(3));
+    let reporters = vec![
+        Reporter {
+            epi: 1,
+            rtd: Duration::from_millis(4),
+        },
+        Reporter {
+            epi: 2,
+            rtd: Duration::from_millis(4),
+        },
+    ];
+    let mut sc = SourceConfig::new(NodeId(0), g, reporters, l);
+    sc.rate_bps = 8_000_000;
+    let probe = Probe::new();
+    assert_eq!(
+        h.add(Box::new(Source::new(sc).with_probe(probe.clone()))),
+        NodeId(0)
+    );
+    for (d, lg) in [(d1, lg1), (d2, lg2)] {
+        let ms: Vec<NodeId> = members.iter().filter(|m| m.1 == d).map(|m| m.0).collect();
+        let mut c = EndpointConfig::new(
+            d,
+            NodeId(0),
+            Role::Designated {
+                members: ms,
+                local_group: lg,
+            },
+            l,
+        );
+        c.local_rtd = Duration::from_millis(4);
+        let rng = AgentRng::from_seed(u64::from(d.0));
+        assert_eq!(h.add(Box::new(Endpoint::new(c, rng))), d);
+    }
+    for &(m, d) in &members {
+        let c = EndpointConfig::new(m, NodeId(0), Role::Member { designated: d }, l);
+        let rng = AgentRng::from_seed(u64::from(m.0));
+        assert_eq!(h.add(Box::new(Endpoint::new(c, rng))), m);
+    }
+    h.set_group(g, (1..=6).map(NodeId).collect());
+    h.set_group(lg1, vec![NodeId(3), NodeId(4)]);
+    h.set_group(lg2, vec![NodeId(5), NodeId(6)]);
+    let mut next = 0u64;
+    let mut t = Time::ZERO;
+    while t < Time::from_secs(60) {
+        h.with_agent(NodeId(0), |a, now| {
+            while next < n_blocks && a.can_send() {
+                let mut v = vec![0u8; 16];
+                v[..8].copy_from_slice(&next.to_be_bytes());
+                a.send(now, Bytes::from(v)).unwrap();
+                next += 1;
+            }
+            if next == n_blocks {
+                a.close(now);
+            }
+        });
+        t = h.run_until(t + Duration::from_millis(5));
+        if h.events[0].iter().any(|(_, e)| *e == Event::Completed) {
+            break;
+        }
+    }
+    h.run_until(t + Duration::from_millis(500));
+    assert!(h.events[0].iter().any(|(_, e)| *e == Event::Completed));
+    assert!(probe.peak() <= u64::from(l), "peak {} > L", probe.peak());
+    assert!(probe.peak() >= 1);
+    for node in 1..=6usize {
+        let seqs: Vec<u64> = h.events[node]
+            .iter()
+            .filter_map(|(_, e)| match e {
+                Event::Delivered { seq, data } => {
+                    assert_eq!(&data[..8], &seq.to_be_bytes());
+                    Some(*seq)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seqs, (0..n_blocks).collect::<Vec<_>>(), "node {node}");
+    }
+}
+
+#[test]
+fn malformed_and_foreign_packets_are_counted_not_fatal() {
+    let mut e = Endpoint::new(
+        EndpointConfig::new(
+            NodeId(1),
+            NodeId(0),
+            Role::Consolidated {
+                exchange: NodeId(9),
+            },
+            8,
+        ),
+        AgentRng::from_seed(1),
+    );
+    e.handle_packet(Time::ZERO, NodeId(0), &[0x52, 0x4d, 1, 4, 0]);
+    e.handle_packet(Time::ZERO, NodeId(0), &[]);
+    let other = Packet::to_vec(
+        Envelope {
+            session: 99,
+            source: 0,
+            flags: 0,
+        },
+        &Message::Tree(wire::Message::Data {
+            mvci: 1,
+            seq: 0,
+            payload: b"z",
+        }),
+    )
+    .unwrap();
+    e.handle_packet(Time::ZERO, NodeId(0), &other);
+    // A block far beyond the reassembly buffer is dropped, not stored.
+    e.handle_packet(Time::ZERO, NodeId(0), &data_packet(1_000_000, b"far"));
+    assert_eq!(e.stats().malformed, 2);
+    assert_eq!(e.stats().ignored, 1);
+    assert_eq!(e.lw(), 0);
+    assert!(e.poll_event().is_none());
+    assert_eq!(e.buffer_available(), 8);
+}
+
+#[test]
+fn k_field_is_the_interval_in_t_in_units() {
+    // RTD 60 ms, kou 8: T_IN = 7.5 ms; a 5 ms interval rounds to k = 1.
+    let ipt = Duration::from_nanos(54_613);
+    assert_eq!(
+        k_field(Duration::from_millis(5), Duration::from_millis(60), 8, ipt),
+        1
+    );
+    // RTD 10 ms, kou 8: T_IN = 1.25 ms → k = 4.
+    assert_eq!(
+        k_field(Duration::from_millis(5), Duration::from_millis(10), 8, ipt),
+        4
+    );
+    // No RTD: T_IN = ipt.
+    assert_eq!(
+        k_field(Duration::from_micros(546), Duration::ZERO, 8, ipt),
+        10
+    );
+}
