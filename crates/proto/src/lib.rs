@@ -138,4 +138,11 @@ pub const PROTOCOLS: &[ProtocolInfo] = &[
         summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
                   packet, timeout (2 x largest RTT) loss detection, global multicast repair",
     },
+    ProtocolInfo {
+        name: "xtp",
+        seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
+        summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
+                  receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
+                  synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
+    },
 ];
