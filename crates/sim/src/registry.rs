@@ -75,6 +75,57 @@ pub const REGISTRY: &[ProtocolEntry] = &[
         build: build_lms,
     },
     ProtocolEntry {
+        name: "dsp",
+        keys: &[
+            "window",
+            "window_rtd",
+            "block_bytes",
+            "rate_mbps",
+            "r_f",
+            "status_min_ms",
+            "status_max_ms",
+            "local_rtd_ms",
+            "kou",
+            "retx_buffer",
+            "linger_ms",
+        ],
+        build: build_dsp,
+    },
+    ProtocolEntry {
+        name: "csp",
+        keys: &[
+            "window",
+            "window_rtd",
+            "block_bytes",
+            "rate_mbps",
+            "r_f",
+            "status_min_ms",
+            "status_max_ms",
+            "local_rtd_ms",
+            "kou",
+            "retx_buffer",
+            "linger_ms",
+        ],
+        build: build_csp,
+    },
+    ProtocolEntry {
+        name: "cp",
+        keys: &[
+            "window",
+            "window_rtd",
+            "block_bytes",
+            "rate_mbps",
+            "r_f",
+            "status_min_ms",
+            "status_max_ms",
+            "local_rtd_ms",
+            "kou",
+            "retx_buffer",
+            "linger_ms",
+        ],
+        build: build_cp,
+    },
+    ProtocolEntry {
         name: "unreliable",
         keys: &[],
         build: build_unreliable,
@@ -328,5 +379,117 @@ fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
             .add_router_agent(x, Box::new(lms::Router::new(cfg)))
             .map_err(|e| p.bad("name", &e.to_string()))?;
     }
+    Ok(())
+}
+
+// ------------------------------------------------------------------- seed 001: dsp, csp, cp
+
+fn build_dsp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    build_tree(cx, rmcast_proto::tree::Variant::Dsp)
+}
+fn build_csp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    build_tree(cx, rmcast_proto::tree::Variant::Csp)
+}
+fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    build_tree(cx, rmcast_proto::tree::Variant::Cp)
+}
+
+/// Seed 001's roles on any topology: a region is the set of receivers sharing a parent (their
+/// local exchange) on the source's shortest-path tree, RTDs are twice the tree's one-way
+/// routing delays, and DSP's designated endpoint is the region's receiver closest to the
+/// source (ties: lowest id). CSP and CP need that parent to be a router. The window `L` is
+/// `window` blocks, or `window_rtd` (default 2, Figures 9-12) x the largest RTD in blocks.
+fn build_tree(
+    cx: &mut BuildCtx<'_>,
+    variant: rmcast_proto::tree::Variant,
+) -> Result<(), crate::scenario::ScenarioError> {
+    use rmcast_proto::tree::{deploy, Endpoint, Exchange, Region, Settings, Source, Variant};
+    let p = cx.params;
+    let (spt, dist) = spt_distances(cx.sim.network(), cx.source);
+    let rtd_of = |n: NodeId| {
+        Duration::from_nanos(2 * dist.get(n.0 as usize).copied().flatten().unwrap_or(0))
+    };
+    let mut regions: Vec<Region> = Vec::new();
+    for &r in cx.receivers {
+        let parent = spt.parent.get(r.0 as usize).copied();
+        let Some(x) = parent.filter(|&x| x != crate::network::NONE).map(NodeId) else {
+            return Err(p.bad(
+                "name",
+                &format!("receiver {r:?} is unreachable from the source"),
+            ));
+        };
+        if variant != Variant::Dsp && cx.sim.network().kind(x) != Some(crate::NodeKind::Router) {
+            return Err(p.bad("name", "csp and cp need every receiver behind a router"));
+        }
+        match regions.iter_mut().find(|g| g.exchange == x) {
+            Some(g) => g.endpoints.push(r),
+            None => regions.push(Region {
+                exchange: x,
+                endpoints: vec![r],
+                rtd_exchange: rtd_of(x),
+                rtd_endpoints: Vec::new(),
+            }),
+        }
+    }
+    for g in &mut regions {
+        g.endpoints.sort_by_key(|&m| (rtd_of(m), m.0));
+        g.rtd_endpoints = g.endpoints.iter().map(|&m| rtd_of(m)).collect();
+    }
+    let rate_mbps = p.f64_in("rate_mbps", 150.0, 0.001, 1e6)?;
+    let block = p.f64_in("block_bytes", 1024.0, 1.0, 65_000.0)? as usize;
+    let mut s = Settings::new(variant, 1);
+    s.rate_bps = (rate_mbps * 1e6) as u64;
+    s.block_datagram = block + 32;
+    let max_rtd = cx
+        .receivers
+        .iter()
+        .map(|&r| rtd_of(r))
+        .max()
+        .unwrap_or_default();
+    s.l = match p.opt_u64("window")? {
+        Some(w) => w.clamp(1, 1 << 20) as u32,
+        None => {
+            let w = p.f64_in("window_rtd", 2.0, 0.0, 1e3)?;
+            let ipt = s.ipt().as_secs_f64().max(1e-12);
+            ((w * max_rtd.as_secs_f64() / ipt).round() as u32).max(1)
+        }
+    };
+    s.retx_capacity = p
+        .opt_u64("retx_buffer")?
+        .map_or(s.l, |v| v.clamp(1, 1 << 20) as u32);
+    s.r_f = p.f64_in("r_f", 1.2, 0.0, 1e3)?;
+    s.status_min = ms(p.f64_in("status_min_ms", 4.0, 0.001, 1e6)?);
+    s.status_max = ms(p.f64_in("status_max_ms", 6.0, 0.001, 1e6)?).max(s.status_min);
+    s.local_rtd = ms(p.f64_in("local_rtd_ms", 1.0, 0.0, 1e6)?);
+    s.kou = p.u64_in("kou", 8, 2, 32)? as u32;
+    s.linger = ms(p.f64_in("linger_ms", 200.0, 0.0, 1e9)?);
+    let d = deploy(
+        cx.source,
+        cx.group,
+        cx.group.0.saturating_add(1),
+        &regions,
+        &s,
+    );
+    let err = |e: crate::SimError| p.bad("name", &e.to_string());
+    for (g, members) in &d.local_groups {
+        cx.sim.set_group(*g, members).map_err(err)?;
+    }
+    for x in d.exchanges {
+        let rng = cx.sim.agent_rng(x.node, 1);
+        let node = x.node;
+        cx.sim
+            .add_router_agent(node, Box::new(Exchange::new(x, rng)))
+            .map_err(err)?;
+    }
+    for e in d.endpoints {
+        let rng = cx.sim.agent_rng(e.node, 0);
+        let node = e.node;
+        cx.sim
+            .add_agent(node, Box::new(Endpoint::new(e, rng)))
+            .map_err(err)?;
+    }
+    cx.sim
+        .add_agent(cx.source, Box::new(Source::new(d.source)))
+        .map_err(err)?;
     Ok(())
 }

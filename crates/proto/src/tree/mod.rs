@@ -184,6 +184,15 @@ impl BlockStatus {
     pub fn received(&self, s: u64, l: u32) -> bool {
         s < self.lw || (s - self.lw < u64::from(l) && wire::bit(&self.lob, (s - self.lw) as usize))
     }
+    /// Highest block this status shows received (`None`: nothing at or above `LW_r`, and
+    /// nothing below it either when `LW_r` is 0).
+    pub fn highest(&self, l: u32) -> Option<u64> {
+        let top = (0..u64::from(l))
+            .rev()
+            .find(|&i| wire::bit(&self.lob, i as usize))
+            .map(|i| self.lw + i);
+        top.or_else(|| self.lw.checked_sub(1))
+    }
     fn from_wire(s: &wire::Status<'_>) -> Self {
         BlockStatus {
             lw: s.lw_r,
@@ -293,6 +302,11 @@ pub struct Reporter {
     pub epi: u32,
     /// Round-trip delay between the source and it (`RTD_i`).
     pub rtd: Duration,
+    /// Added to `r_f × RTD_i` before a missing block counts as lost: how old the state in
+    /// its status may be when it is sent. Zero for a DSP designated endpoint (its own
+    /// state); one endpoint status interval for a local exchange, whose consolidated status
+    /// merges endpoint statuses received up to one interval earlier.
+    pub slack: Duration,
 }
 
 /// Source configuration.
@@ -349,6 +363,7 @@ struct SBlock {
 
 struct Rep {
     rtd: Duration,
+    slack: Duration,
     lw: u64,
     buf: u32,
 }
@@ -381,6 +396,7 @@ impl Source {
             .iter()
             .map(|r| Rep {
                 rtd: r.rtd,
+                slack: r.slack,
                 lw: 0,
                 buf: cfg.initial_buffer,
             })
@@ -554,7 +570,7 @@ impl Source {
             return;
         };
         let status = BlockStatus::from_wire(st);
-        let timeout = secs_mul(self.reps[i].rtd, self.cfg.r_f);
+        let timeout = secs_mul(self.reps[i].rtd, self.cfg.r_f) + self.reps[i].slack;
         {
             let r = &mut self.reps[i];
             r.lw = status.lw;
@@ -906,15 +922,23 @@ impl Endpoint {
         };
         let status = BlockStatus::from_wire(st);
         *slot = status.clone();
-        let hold = secs_mul(self.cfg.local_rtd, self.cfg.r_f);
+        let quick = secs_mul(self.cfg.local_rtd, self.cfg.r_f);
+        let hold = self.cfg.status_max + quick;
+        let highest = status.highest(st.l);
         let mut todo = Vec::new();
         let end = status.lw.saturating_add(u64::from(st.l));
         for (&s, h) in self.have.range(status.lw..end) {
             if status.received(s, st.l) {
                 continue;
             }
-            let since = h.last_local.map_or(h.got, |t| t.max(h.got));
-            if now >= since + hold {
+            // A gap below a block the member holds is a loss; a block beyond everything
+            // it holds may still be queued on its access link, so wait longer for it.
+            let gap = highest.is_some_and(|hi| s < hi);
+            let ready = match h.last_local {
+                Some(t) => now >= t + hold,
+                None => now >= h.got + if gap { quick } else { hold },
+            };
+            if ready {
                 todo.push(s);
             }
         }
@@ -1074,6 +1098,7 @@ pub struct Exchange {
     statuses: Vec<BlockStatus>,
     index: BTreeMap<u32, usize>,
     assigned: BTreeMap<u64, Time>,
+    first_seen: BTreeMap<u64, Time>,
     floor_sent: Vec<u64>,
     status_at: Time,
     rng: AgentRng,
@@ -1101,6 +1126,7 @@ impl Exchange {
             statuses,
             index,
             assigned: BTreeMap::new(),
+            first_seen: BTreeMap::new(),
             floor_sent: vec![0; cfg.endpoints.len()],
             status_at: Time::ZERO + first,
             rng,
@@ -1170,21 +1196,34 @@ impl Exchange {
             .max()
             .unwrap_or(floor);
         self.assigned.retain(|&s, _| s >= floor);
+        self.first_seen.retain(|&s, _| s >= floor);
+        let highest: Vec<Option<u64>> = self.statuses.iter().map(|st| st.highest(l)).collect();
         let n = self.statuses.len();
         let mut bits: Vec<Vec<u8>> = vec![Vec::new(); n];
         for s in floor..top {
             let mut holder = None;
             let mut lacking = false;
+            let mut gap = false;
             for (j, st) in self.statuses.iter().enumerate() {
                 if st.received(s, l) {
                     holder.get_or_insert(j);
                 } else {
                     lacking = true;
+                    gap |= highest[j].is_some_and(|hi| s < hi);
                 }
             }
-            let (Some(h), true) = (holder, lacking) else {
+            let Some(h) = holder else {
                 continue;
             };
+            let seen = *self.first_seen.entry(s).or_insert(now);
+            if !lacking {
+                continue;
+            }
+            // A gap below a block the endpoint holds is a loss; a block beyond everything it
+            // holds may still be queued on its access link: wait `reassign_after` for it.
+            if !gap && now < seen + self.cfg.reassign_after {
+                continue;
+            }
             if self
                 .assigned
                 .get(&s)
@@ -1272,5 +1311,193 @@ impl RouterAgent for Exchange {
     }
     fn stats(&self) -> &Stats {
         &self.stats
+    }
+}
+
+// -------------------------------------------------------------------------- deployment
+
+/// One region (local exchange `L_i` and its jurisdiction) as a driver sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    /// The local exchange (a router node; CSP and CP put an [`Exchange`] there).
+    pub exchange: NodeId,
+    /// Its endpoints; for DSP the first one is the designated endpoint `E_i1` (put the one
+    /// closest to the source first).
+    pub endpoints: Vec<NodeId>,
+    /// Round-trip delay between the source and the exchange.
+    pub rtd_exchange: Duration,
+    /// Round-trip delay between the source and each endpoint (same order as `endpoints`).
+    pub rtd_endpoints: Vec<Duration>,
+}
+
+/// Parameters shared by every role of one connection.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub variant: Variant,
+    pub session: u32,
+    /// `L`: window (largest number of outstanding blocks) and LOB length.
+    pub l: u32,
+    /// Retransmission buffer of DSP designated and CP endpoints, blocks.
+    pub retx_capacity: u32,
+    pub r_f: f64,
+    /// Source peak rate, bits per second (0: unpaced).
+    pub rate_bps: u64,
+    /// Datagram length of one block (for `ipt` in the `k` field).
+    pub block_datagram: usize,
+    pub status_min: Duration,
+    pub status_max: Duration,
+    pub local_rtd: Duration,
+    pub kou: u32,
+    pub linger: Duration,
+    pub queue_limit: usize,
+}
+
+impl Settings {
+    pub fn new(variant: Variant, l: u32) -> Self {
+        Settings {
+            variant,
+            session: 0,
+            l: l.max(1),
+            retx_capacity: l.max(1),
+            r_f: 1.2,
+            rate_bps: 0,
+            block_datagram: 1024 + HEADER_LEN + 12,
+            status_min: Duration::from_millis(4),
+            status_max: Duration::from_millis(6),
+            local_rtd: Duration::from_millis(1),
+            kou: 8,
+            linger: Duration::ZERO,
+            queue_limit: 64,
+        }
+    }
+    /// Time to send one block at the peak rate.
+    pub fn ipt(&self) -> Duration {
+        if self.rate_bps == 0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(self.block_datagram as f64 * 8.0 / self.rate_bps as f64)
+        }
+    }
+}
+
+/// Every agent configuration of one connection: build the agents from it and add the local
+/// groups to the driver.
+#[derive(Debug, Clone)]
+pub struct Deployment {
+    pub source: SourceConfig,
+    pub endpoints: Vec<EndpointConfig>,
+    pub exchanges: Vec<ExchangeConfig>,
+    /// Local multicast groups (region `i` gets `GroupId(first_local_group + i)`) and their
+    /// members: DSP — the region's endpoints but `E_i1`; CP — all its endpoints; CSP uses none.
+    pub local_groups: Vec<(GroupId, Vec<NodeId>)>,
+}
+
+/// Lay out the roles of `s.variant` on `regions` (empty regions are skipped).
+pub fn deploy(
+    source: NodeId,
+    group: GroupId,
+    first_local_group: u32,
+    regions: &[Region],
+    s: &Settings,
+) -> Deployment {
+    let ipt = s.ipt();
+    let mut reporters = Vec::new();
+    let mut endpoints = Vec::new();
+    let mut exchanges = Vec::new();
+    let mut local_groups = Vec::new();
+    for (i, r) in regions.iter().enumerate() {
+        let Some(&designated) = r.endpoints.first() else {
+            continue;
+        };
+        let local_group = GroupId(first_local_group.saturating_add(i as u32));
+        let lmvci = 2 + i as u32;
+        let rtd_of = |j: usize| r.rtd_endpoints.get(j).copied().unwrap_or(r.rtd_exchange);
+        let endpoint = |j: usize, m: NodeId, role: Role| {
+            let mut c = EndpointConfig::new(m, source, role, s.l);
+            c.session = s.session;
+            c.lmvci = lmvci;
+            c.retx_capacity = s.retx_capacity;
+            c.status_min = s.status_min;
+            c.status_max = s.status_max;
+            c.rtd = rtd_of(j);
+            c.kou = s.kou;
+            c.ipt = ipt;
+            c.local_rtd = s.local_rtd;
+            c.r_f = s.r_f;
+            c
+        };
+        match s.variant {
+            Variant::Dsp => {
+                let others: Vec<NodeId> = r.endpoints.iter().skip(1).copied().collect();
+                reporters.push(Reporter {
+                    epi: designated.0,
+                    rtd: rtd_of(0),
+                    slack: Duration::ZERO,
+                });
+                endpoints.push(endpoint(
+                    0,
+                    designated,
+                    Role::Designated {
+                        members: others.clone(),
+                        local_group,
+                    },
+                ));
+                for (j, &m) in r.endpoints.iter().enumerate().skip(1) {
+                    endpoints.push(endpoint(j, m, Role::Member { designated }));
+                }
+                local_groups.push((local_group, others));
+            }
+            Variant::Csp | Variant::Cp => {
+                let merge = if s.variant == Variant::Csp {
+                    Merge::Pessimistic
+                } else {
+                    Merge::Optimistic
+                };
+                reporters.push(Reporter {
+                    epi: r.exchange.0,
+                    rtd: r.rtd_exchange,
+                    slack: s.status_max,
+                });
+                let mut x =
+                    ExchangeConfig::new(r.exchange, source, merge, r.endpoints.clone(), s.l);
+                x.session = s.session;
+                x.lmvci = lmvci;
+                x.status_min = s.status_min;
+                x.status_max = s.status_max;
+                x.rtd = r.rtd_exchange;
+                x.kou = s.kou;
+                x.ipt = ipt;
+                x.reassign_after = s.status_max + secs_mul(s.local_rtd, s.r_f);
+                exchanges.push(x);
+                for (j, &m) in r.endpoints.iter().enumerate() {
+                    let role = if s.variant == Variant::Csp {
+                        Role::Consolidated {
+                            exchange: r.exchange,
+                        }
+                    } else {
+                        Role::Combined {
+                            exchange: r.exchange,
+                            local_group,
+                        }
+                    };
+                    endpoints.push(endpoint(j, m, role));
+                }
+                if s.variant == Variant::Cp {
+                    local_groups.push((local_group, r.endpoints.clone()));
+                }
+            }
+        }
+    }
+    let mut sc = SourceConfig::new(source, group, reporters, s.l);
+    sc.session = s.session;
+    sc.r_f = s.r_f;
+    sc.rate_bps = s.rate_bps;
+    sc.linger = s.linger;
+    sc.queue_limit = s.queue_limit;
+    Deployment {
+        source: sc,
+        endpoints,
+        exchanges,
+        local_groups,
     }
 }

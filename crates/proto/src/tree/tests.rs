@@ -94,7 +94,35 @@ fn local_status(from: NodeId, lw: u64, l: u32, set: &[usize], buf: u32) -> Vec<u
     .unwrap()
 }
 
-fn exchange_report(merge: Merge) -> (BlockStatus, Vec<(NodeId, u64, Vec<u8>)>) {
+/// (endpoint, base, bits) of each ASSIGN.
+type Assigns = Vec<(NodeId, u64, Vec<u8>)>;
+
+fn drain_exchange(x: &mut Exchange) -> (Option<BlockStatus>, Assigns) {
+    let mut report = None;
+    let mut assigns = Vec::new();
+    while let Some(rt) = x.poll_transmit() {
+        let p = Packet::decode(&rt.transmit.payload).unwrap();
+        match p.message {
+            Message::Tree(wire::Message::Status(s)) => {
+                assert_eq!(rt.transmit.dest, Dest::Node(NodeId(0)));
+                assert_eq!(s.id, 1);
+                report = Some(BlockStatus::from_wire(&s));
+            }
+            Message::Tree(wire::Message::Assign {
+                lepi, base, bits, ..
+            }) => {
+                assert_eq!(rt.transmit.dest, Dest::Node(NodeId(lepi)));
+                assigns.push((NodeId(lepi), base, bits.to_vec()))
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    (report, assigns)
+}
+
+/// An exchange with endpoints A (node 2) and B (node 3) that reported the two hand-made
+/// statuses above; returns it after its first report.
+fn exchange_with_statuses(merge: Merge) -> (Exchange, BlockStatus, Assigns) {
     let l = 8;
     let le = NodeId(1);
     let (a, b) = (NodeId(2), NodeId(3));
@@ -117,28 +145,13 @@ fn exchange_report(merge: Merge) -> (BlockStatus, Vec<(NodeId, u64, Vec<u8>)>) {
     }
     let t = x.poll_timeout().unwrap();
     x.handle_timeout(t);
-    let mut report = None;
-    let mut assigns = Vec::new();
-    while let Some(rt) = x.poll_transmit() {
-        let p = Packet::decode(&rt.transmit.payload).unwrap();
-        match p.message {
-            Message::Tree(wire::Message::Status(s)) => {
-                assert_eq!(rt.transmit.dest, Dest::Node(NodeId(0)));
-                assert_eq!(s.id, le.0);
-                report = Some(BlockStatus::from_wire(&s));
-            }
-            Message::Tree(wire::Message::Assign {
-                lepi, base, bits, ..
-            }) => assigns.push((NodeId(lepi), base, bits.to_vec())),
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    (report.unwrap(), assigns)
+    let (report, assigns) = drain_exchange(&mut x);
+    (x, report.unwrap(), assigns)
 }
 
 #[test]
 fn csp_exchange_reports_min_and_to_the_source_and_assigns_nothing() {
-    let (r, assigns) = exchange_report(Merge::Pessimistic);
+    let (_, r, assigns) = exchange_with_statuses(Merge::Pessimistic);
     assert_eq!((r.lw, r.buf), (10, 5));
     assert_eq!(r.lob, bits(8, &[1, 3]));
     assert!(assigns.is_empty());
@@ -146,20 +159,41 @@ fn csp_exchange_reports_min_and_to_the_source_and_assigns_nothing() {
 
 #[test]
 fn cp_exchange_reports_max_or_and_assigns_holders() {
-    let (r, assigns) = exchange_report(Merge::Optimistic);
+    let (mut x, r, assigns) = exchange_with_statuses(Merge::Optimistic);
     assert_eq!((r.lw, r.buf), (12, 5));
     assert_eq!(r.lob, bits(8, &[1, 3]));
-    // Region floor 10. A lacks 10? B has it (below 12) → B re-multicasts 10, 12? Neither
-    // has 12... A: {<10,11,13}, B: {<12,13,15}. Lacked by someone and held by someone:
-    // 10 (B), 11 (A holds, B has <12 → both hold: not lacking), 15 (B holds, A lacks).
-    let a: Vec<_> = assigns.iter().filter(|x| x.0 == NodeId(2)).collect();
-    let b: Vec<_> = assigns.iter().filter(|x| x.0 == NodeId(3)).collect();
-    assert_eq!(b.len(), 1);
-    assert_eq!(b[0].1, 10, "ASSIGN base = region floor (min LW_r)");
-    assert_eq!(b[0].2, bits(8, &[0, 5]), "B re-multicasts 10 and 15");
-    // A holds nothing that B lacks (B lacks 12, 14, 16, 17: nobody has them); A may get
-    // an empty ASSIGN carrying only the floor.
-    assert!(a.iter().all(|x| x.2.iter().all(|&v| v == 0)));
+    // A holds {<10, 11, 13}, B holds {<12, 13, 15}. Lacked by one and held by the other:
+    // 10 (A lacks it below its highest block 13: a loss; B holds it) and 15 (beyond A's
+    // highest: possibly still on its way). The region floor is 10.
+    let for_b: Vec<_> = assigns.iter().filter(|x| x.0 == NodeId(3)).collect();
+    assert_eq!(for_b.len(), 1);
+    assert_eq!(for_b[0].1, 10, "ASSIGN base = region floor (min LW_r)");
+    assert_eq!(for_b[0].2, bits(8, &[0]), "B re-multicasts 10 at once");
+    // A holds nothing B lacks (B lacks 12, 14, 16, 17: nobody has them): no bits for A.
+    assert!(assigns
+        .iter()
+        .filter(|x| x.0 == NodeId(2))
+        .all(|x| x.2.iter().all(|&v| v == 0)));
+    // Once `reassign_after` has passed with the same statuses, B is told to re-multicast 15
+    // (and 10 again: nobody reported it received since).
+    let mut t = x.poll_timeout().unwrap();
+    while t < Time::ZERO + Duration::from_millis(40) {
+        x.handle_timeout(t);
+        t = x.poll_timeout().unwrap();
+    }
+    let (_, later) = drain_exchange(&mut x);
+    let b_bits: Vec<u8> =
+        later
+            .iter()
+            .filter(|x| x.0 == NodeId(3))
+            .fold(bits(8, &[]), |mut acc, x| {
+                for (a, v) in acc.iter_mut().zip(&x.2) {
+                    *a |= v;
+                }
+                acc
+            });
+    assert_eq!(b_bits, bits(8, &[0, 5]));
+    assert!(x.assignments >= 3);
 }
 
 fn data_packet(seq: u64, payload: &[u8]) -> Vec<u8> {
@@ -238,6 +272,7 @@ fn source_remulticasts_after_rf_rtd_only() {
     let rep = Reporter {
         epi: 5,
         rtd: Duration::from_millis(10),
+        slack: Duration::ZERO,
     };
     let mut src = Source::new(SourceConfig::new(NodeId(0), GroupId(1), vec![rep], 8));
     for _ in 0..4 {
@@ -316,10 +351,12 @@ fn dsp_on_a_lossy_mesh_stays_within_l_and_delivers_exactly_once() {
         Reporter {
             epi: 1,
             rtd: Duration::from_millis(4),
+            slack: Duration::ZERO,
         },
         Reporter {
             epi: 2,
             rtd: Duration::from_millis(4),
+            slack: Duration::ZERO,
         },
     ];
     let mut sc = SourceConfig::new(NodeId(0), g, reporters, l);
