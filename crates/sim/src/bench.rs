@@ -165,6 +165,237 @@ pub fn transit_stub_multicast(
     Some(unreliable_run(t, packets, size, None, 1, t0))
 }
 
+/// A seed-003 scheme for [`scale_run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Srm,
+    Pgm,
+    Lms,
+}
+
+impl Scheme {
+    pub const ALL: [Scheme; 3] = [Scheme::Srm, Scheme::Pgm, Scheme::Lms];
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Srm => "srm",
+            Scheme::Pgm => "pgm",
+            Scheme::Lms => "lms",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Scheme> {
+        Scheme::ALL.into_iter().find(|x| x.name() == s)
+    }
+}
+
+/// The transit–stub graph `rmcast bench scale` uses for `receivers` receivers: about one
+/// stub router per ten receivers (seed 003's 1 × 4 × 3 × 8 = 100-router graph at 1,000).
+pub fn scale_graph(receivers: usize) -> TransitStub {
+    let base = TransitStub::default();
+    match receivers {
+        0..=2_000 => base,
+        2_001..=20_000 => TransitStub {
+            transit_domains: 4,
+            transit_nodes: 10,
+            stubs_per_transit: 3,
+            stub_nodes: 8,
+            ..base
+        },
+        20_001..=200_000 => TransitStub {
+            transit_domains: 4,
+            transit_nodes: 10,
+            stubs_per_transit: 25,
+            stub_nodes: 10,
+            ..base
+        },
+        _ => TransitStub {
+            transit_domains: 10,
+            transit_nodes: 20,
+            stubs_per_transit: 50,
+            stub_nodes: 10,
+            ..base
+        },
+    }
+}
+
+/// Figures of one [`scale_run`].
+#[derive(Debug, Clone)]
+pub struct ScaleFigures {
+    pub scheme: Scheme,
+    pub receivers: usize,
+    pub routers: usize,
+    pub nodes: usize,
+    pub links: usize,
+    pub packets: u64,
+    pub build_seconds: f64,
+    pub run_seconds: f64,
+    pub run_cpu_seconds: Option<f64>,
+    pub events: u64,
+    pub link_hops: u64,
+    pub deliveries: u64,
+    /// Receivers that delivered every packet.
+    pub receivers_complete: usize,
+    /// Requests/NAKs sent by receivers (their `control_sent`).
+    pub requests: u64,
+    /// Repair packets originated (by any agent or router agent).
+    pub repairs: u64,
+    pub drops: u64,
+    pub sim_end_seconds: f64,
+    pub completed: bool,
+}
+
+/// Seed 003's single-loss experiment at scale: one source and `receivers` receivers on the
+/// [`scale_graph`] transit–stub graph (1.5 Mb/s links, GT-ITM-style delays), five
+/// 1,000-byte packets at 10 packets/s, the second original data packet lost at the source
+/// (on transmit, so no receiver gets it). Protocol parameters are the registry's defaults
+/// except two scale choices: SRM sends no session messages and knows only its distance to
+/// the source (from the shortest-path tree; distances to other members default to that
+/// same value), because SRM's session messages and all-pairs distances are quadratic in the
+/// group size. Runs until the source reports `Completed` (5 s linger) or 120 s simulated.
+pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFigures, String> {
+    use rmcast_proto::{lms, pgm, srm};
+    let t0 = Instant::now();
+    let ts = scale_graph(receivers);
+    let params = PlaneParams::default();
+    let mut t = topo::transit_stub(&ts, &params, seed).map_err(|e| e.to_string())?;
+    let routers = t.net.node_count();
+    topo::attach_hosts(
+        &mut t,
+        receivers,
+        &LinkConfig::new(params.bandwidth_bps, Duration::from_millis(1)),
+        seed,
+    )
+    .map_err(|e| e.to_string())?;
+    let nodes = t.net.node_count();
+    let links = t.net.link_count();
+    let src = t.source;
+    let rx = t.receivers.clone();
+    let g = GroupId(1);
+    let packets = 5;
+    let mut sim = Sim::new(t.net, seed);
+    sim.record_events(false);
+    let err = |e: crate::SimError| e.to_string();
+    let ms = Duration::from_millis;
+    match scheme {
+        Scheme::Srm => {
+            let mut members = Vec::with_capacity(rx.len() + 1);
+            members.push(src);
+            members.extend(rx.iter().copied());
+            sim.set_group(g, &members).map_err(err)?;
+            let (_, dist) = crate::registry::spt_distances(sim.network(), src);
+            for &m in &members {
+                let d = dist
+                    .get(m.0 as usize)
+                    .copied()
+                    .flatten()
+                    .map_or(ms(100), Duration::from_nanos);
+                let mut c = srm::Config::new(m, g, src, members.len());
+                c.session_interval = None;
+                c.distances = srm::DistanceSource::Configured(std::iter::once((src, d)).collect());
+                c.default_distance = if m == src { ms(100) } else { d };
+                let rng = sim.agent_rng(m, 0);
+                sim.add_agent(m, Box::new(srm::Member::new(c, rng)))
+                    .map_err(err)?;
+            }
+        }
+        Scheme::Pgm => {
+            sim.set_group(g, &rx).map_err(err)?;
+            sim.add_agent(
+                src,
+                Box::new(pgm::Source::new(pgm::SourceConfig::new(src, g))),
+            )
+            .map_err(err)?;
+            for &r in &rx {
+                let rng = sim.agent_rng(r, 0);
+                sim.add_agent(
+                    r,
+                    Box::new(pgm::Receiver::new(pgm::ReceiverConfig::new(r, src), rng)),
+                )
+                .map_err(err)?;
+            }
+            for x in sim.network().nodes_of(crate::NodeKind::Router) {
+                sim.add_router_agent(
+                    x,
+                    Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, g))),
+                )
+                .map_err(err)?;
+            }
+        }
+        Scheme::Lms => {
+            sim.set_group(g, &rx).map_err(err)?;
+            sim.add_agent(
+                src,
+                Box::new(lms::Source::new(lms::SourceConfig::new(src, g))),
+            )
+            .map_err(err)?;
+            for &r in &rx {
+                sim.add_agent(
+                    r,
+                    Box::new(lms::Receiver::new(lms::ReceiverConfig::new(r, src))),
+                )
+                .map_err(err)?;
+            }
+            let repliers = crate::registry::lms_repliers(sim.network(), src, &rx);
+            for x in sim.network().nodes_of(crate::NodeKind::Router) {
+                let cfg = lms::RouterConfig {
+                    node: x,
+                    group: g,
+                    session: 0,
+                    replier: repliers.get(&x).copied(),
+                };
+                sim.add_router_agent(x, Box::new(lms::Router::new(cfg)))
+                    .map_err(err)?;
+            }
+        }
+    }
+    let mut traffic = Traffic::every(packets, 1000, ms(100));
+    traffic.stamp = false;
+    sim.add_traffic(src, traffic).map_err(err)?;
+    let mut rule = LossRule::new(
+        LossSite::Tx {
+            node: src,
+            iface: None,
+        },
+        LossModel::DropNth { k: 2 },
+    );
+    rule.filter = crate::loss::KindFilter::OriginalData;
+    sim.add_loss(&rule).map_err(err)?;
+    let build_seconds = t0.elapsed().as_secs_f64();
+    let stop = Stop {
+        until: Some(Time::from_nanos(120_000_000_000)),
+        ..Stop::when_complete()
+    };
+    let (out, run_seconds, run_cpu_seconds) = timed(|| sim.run(&stop));
+    let k = sim.counters().clone();
+    let receivers_complete = rx
+        .iter()
+        .filter(|&&r| sim.metrics(r).is_some_and(|m| m.delivered == packets))
+        .count();
+    let requests = rx
+        .iter()
+        .filter_map(|&r| sim.agent(r).map(|a| a.stats().control_sent))
+        .sum();
+    Ok(ScaleFigures {
+        scheme,
+        receivers: rx.len(),
+        routers,
+        nodes,
+        links,
+        packets,
+        build_seconds,
+        run_seconds,
+        run_cpu_seconds,
+        events: sim.events_processed(),
+        link_hops: k.link_hops,
+        deliveries: k.deliveries,
+        receivers_complete,
+        requests,
+        repairs: k.originated_repair,
+        drops: k.lost,
+        sim_end_seconds: out.end.as_secs_f64(),
+        completed: out.completed,
+    })
+}
+
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -189,5 +420,17 @@ mod tests {
         let c = transit_stub_multicast(&TransitStub::default(), 200, 5, 500).unwrap();
         assert_eq!(c.receivers, 200);
         assert_eq!(c.deliveries, 200 * 5);
+    }
+
+    #[test]
+    fn scale_runs_recover_the_single_loss_for_every_receiver() {
+        for s in Scheme::ALL {
+            let f = scale_run(s, 200, 1).unwrap();
+            assert_eq!(f.receivers, 200);
+            assert_eq!(f.drops, 1, "{s:?}");
+            assert!(f.repairs >= 1, "{s:?}");
+            assert_eq!(f.receivers_complete, 200, "{s:?}: {f:?}");
+            assert!(f.completed, "{s:?}");
+        }
     }
 }

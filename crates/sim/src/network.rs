@@ -159,6 +159,8 @@ pub(crate) struct Iface {
     pub medium: Medium,
     /// The node at the other end (links only).
     pub peer: u32,
+    /// The peer's interface on the same link (links only; `NONE` on a bus).
+    pub peer_iface: u32,
 }
 
 /// Errors building a network.
@@ -229,13 +231,17 @@ impl Network {
             b: b.0,
             cfg,
         });
+        let ia = self.ifaces[a.0 as usize].len() as u32;
+        let ib = self.ifaces[b.0 as usize].len() as u32;
         self.ifaces[a.0 as usize].push(Iface {
             medium: Medium::Link { link, dir: 0 },
             peer: b.0,
+            peer_iface: ib,
         });
         self.ifaces[b.0 as usize].push(Iface {
             medium: Medium::Link { link, dir: 1 },
             peer: a.0,
+            peer_iface: ia,
         });
         Ok(link as usize)
     }
@@ -263,6 +269,7 @@ impl Network {
                     pos: pos as u32,
                 },
                 peer: NONE,
+                peer_iface: NONE,
             });
         }
         self.buses.push(Bus { members, cfg });

@@ -188,7 +188,7 @@ fn build_unreliable(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::Scenar
 
 /// One-way shortest-path distances (routing delay, ns) from `root` to every node, along the
 /// simulator's own shortest-path tree; `None` for unreachable nodes.
-fn spt_distances(net: &crate::Network, root: NodeId) -> (crate::routing::Spt, Vec<Option<u64>>) {
+pub(crate) fn spt_distances(net: &crate::Network, root: NodeId) -> (crate::routing::Spt, Vec<Option<u64>>) {
     use crate::network::{Medium, NONE};
     let spt = crate::routing::Spt::compute(net, root.0);
     let n = net.nodes.len();
@@ -319,7 +319,7 @@ fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
 
 /// Static LMS repliers (seed 003 §5.8): at every router on the source's tree, the
 /// downstream interface leading to the closest receiver (ties: lowest interface).
-fn lms_repliers(
+pub(crate) fn lms_repliers(
     net: &crate::Network,
     source: NodeId,
     receivers: &[NodeId],

@@ -10,7 +10,7 @@
 
 use crate::network::{Medium, Network, NONE};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap};
 
 /// A shortest-path tree over the whole network.
 #[derive(Debug, Clone)]
@@ -68,17 +68,9 @@ impl Spt {
                     }
                 };
                 match f.medium {
-                    Medium::Link { link, dir } => {
+                    Medium::Link { link, .. } => {
                         let l = &net.links[link as usize];
-                        let v = f.peer;
-                        // The peer's interface on the same link.
-                        let v_iface = net.ifaces[v as usize]
-                            .iter()
-                            .position(|g| {
-                                matches!(g.medium, Medium::Link { link: k, dir: e } if k == link && e != dir)
-                            })
-                            .map_or(NONE, |x| x as u32);
-                        relax(v, l.cfg.routing_delay_ns(), v_iface);
+                        relax(f.peer, l.cfg.routing_delay_ns(), f.peer_iface);
                     }
                     Medium::Bus { bus, .. } => {
                         for &v in &net.buses[bus as usize].members {
@@ -134,10 +126,6 @@ impl Tree {
         is_dest: impl Fn(u32) -> bool,
     ) -> Tree {
         edges.sort_unstable();
-        let mut children: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
-        for (p, pi, c, ci) in edges {
-            children.entry(p).or_default().push((pi, c, ci));
-        }
         let mut t = Tree::default();
         t.node.push(root);
         t.deliver.push(false);
@@ -146,13 +134,17 @@ impl Tree {
         while i < t.node.len() {
             let u = t.node[i];
             t.hop_start.push(t.hops.len() as u32);
-            if let Some(ch) = children.get(&u) {
+            // The children of u: a run of the sorted edges (no per-tree map).
+            let a = edges.partition_point(|e| e.0 < u);
+            let b = a + edges[a..].partition_point(|e| e.0 == u);
+            let ch = &edges[a..b];
+            {
                 let mut k = 0;
                 while k < ch.len() {
-                    let iface = ch[k].0;
+                    let iface = ch[k].1;
                     let t0 = t.targets.len() as u32;
-                    while k < ch.len() && ch[k].0 == iface {
-                        let (_, c, ci) = ch[k];
+                    while k < ch.len() && ch[k].1 == iface {
+                        let (_, _, c, ci) = ch[k];
                         let local = t.node.len() as u32;
                         t.node.push(c);
                         t.deliver.push(is_dest(c));
@@ -176,21 +168,31 @@ impl Tree {
     /// The source-rooted multicast tree from `spt` (rooted at the source) to `members`.
     pub fn multicast(spt: &Spt, members: &[u32]) -> Tree {
         let src = spt.root;
-        let mut in_tree: HashMap<u32, ()> = HashMap::with_capacity(members.len() * 2);
+        let n = spt.parent.len();
+        // Flat marks instead of hash sets: a multicast tree is O(nodes) anyway.
+        let mut in_tree = vec![false; n];
+        let mut is_dest = vec![false; n];
         let mut edges = Vec::new();
         let mut unreachable = 0;
         let mut path = Vec::new();
         for &m in members {
-            if m == src || in_tree.contains_key(&m) {
+            if m == src || (m as usize) >= n {
+                if (m as usize) >= n {
+                    unreachable += 1;
+                }
+                continue;
+            }
+            is_dest[m as usize] = true;
+            if in_tree[m as usize] {
                 continue;
             }
             path.clear();
             let mut cur = m;
             let ok = loop {
-                if cur == src || in_tree.contains_key(&cur) {
+                if cur == src || in_tree[cur as usize] {
                     break true;
                 }
-                let p = spt.parent.get(cur as usize).copied().unwrap_or(NONE);
+                let p = spt.parent[cur as usize];
                 if p == NONE {
                     break false;
                 }
@@ -202,16 +204,146 @@ impl Tree {
                 continue;
             }
             for &v in &path {
-                in_tree.insert(v, ());
+                in_tree[v as usize] = true;
                 let vi = v as usize;
                 edges.push((spt.parent[vi], spt.down_iface[vi], v, spt.up_iface[vi]));
             }
         }
-        let dests: std::collections::HashSet<u32> =
-            members.iter().copied().filter(|&m| m != src).collect();
-        let mut t = Tree::build(src, edges, |c| dests.contains(&c));
+        let mut t = Tree::build(src, edges, |c| is_dest[c as usize]);
         t.unreachable = unreachable;
         t
+    }
+
+    /// The part of `root`'s multicast tree to the members (`is_member`) that lies below the
+    /// interfaces `via` of `root` — exactly the hops [`Tree::multicast`] on the full
+    /// shortest-path tree would use for a packet sent only on `via`, found by a Dijkstra
+    /// that stops once no node is still reached through `via` (same order, same ties), so
+    /// its cost follows the size of that subtree, not of the network. For connected
+    /// networks only (it cannot count unreachable members).
+    pub fn multicast_via(net: &Network, root: u32, via: &[u32], is_member: &[bool]) -> Tree {
+        #[derive(Clone, Copy)]
+        struct L {
+            dist: u64,
+            hops: u32,
+            parent: u32,
+            down: u32,
+            up: u32,
+            /// The label's first hop is one of `via`.
+            inset: bool,
+            done: bool,
+        }
+        let mut lab: HashMap<u32, L> = HashMap::new();
+        let mut heap = BinaryHeap::new();
+        lab.insert(
+            root,
+            L {
+                dist: 0,
+                hops: 0,
+                parent: NONE,
+                down: NONE,
+                up: NONE,
+                inset: false,
+                done: false,
+            },
+        );
+        heap.push(Reverse((0u64, 0u32, root)));
+        // Nodes not yet done whose current label goes through `via`.
+        let mut pending_inset = 0usize;
+        let mut started = false;
+        let mut order = Vec::new();
+        while let Some(Reverse((d, h, u))) = heap.pop() {
+            if started && pending_inset == 0 {
+                break;
+            }
+            let Some(lu) = lab.get_mut(&u) else { continue };
+            if lu.done {
+                continue;
+            }
+            lu.done = true;
+            let lu = *lu;
+            if lu.inset {
+                pending_inset -= 1;
+                order.push(u);
+            }
+            // Only the root and nodes reached through `via` extend the search's interest;
+            // other nodes are still expanded (they may shorten paths), as in the full run.
+            for (i, f) in net.ifaces[u as usize].iter().enumerate() {
+                let mut relax = |v: u32, w: u64, v_iface: u32| {
+                    let (nd, nh) = (d.saturating_add(w), h + 1);
+                    let inset = if u == root {
+                        via.contains(&(i as u32))
+                    } else {
+                        lu.inset
+                    };
+                    let e = lab.entry(v).or_insert(L {
+                        dist: u64::MAX,
+                        hops: u32::MAX,
+                        parent: NONE,
+                        down: NONE,
+                        up: NONE,
+                        inset: false,
+                        done: false,
+                    });
+                    if e.done {
+                        return;
+                    }
+                    if (nd, nh, u) < (e.dist, e.hops, e.parent) {
+                        if e.inset && e.dist != u64::MAX {
+                            pending_inset -= 1;
+                        }
+                        if inset {
+                            pending_inset += 1;
+                        }
+                        *e = L {
+                            dist: nd,
+                            hops: nh,
+                            parent: u,
+                            down: i as u32,
+                            up: v_iface,
+                            inset,
+                            done: false,
+                        };
+                        heap.push(Reverse((nd, nh, v)));
+                    }
+                };
+                match f.medium {
+                    Medium::Link { link, .. } => {
+                        relax(
+                            f.peer,
+                            net.links[link as usize].cfg.routing_delay_ns(),
+                            f.peer_iface,
+                        );
+                    }
+                    Medium::Bus { bus, .. } => {
+                        for &v in &net.buses[bus as usize].members {
+                            if v != u {
+                                let vi = bus_iface(net, v, bus);
+                                relax(v, 0, vi);
+                            }
+                        }
+                    }
+                }
+            }
+            started = true;
+        }
+        // Keep the subtree nodes that are members or lead to one.
+        let mut keep: HashMap<u32, ()> = HashMap::new();
+        let mut edges = Vec::new();
+        for &m in &order {
+            if !is_member.get(m as usize).copied().unwrap_or(false) {
+                continue;
+            }
+            let mut cur = m;
+            while cur != root && !keep.contains_key(&cur) {
+                keep.insert(cur, ());
+                let Some(l) = lab.get(&cur) else { break };
+                edges.push((l.parent, l.down, cur, l.up));
+                cur = l.parent;
+            }
+        }
+        Tree::build(root, edges, |c| {
+            c != root && is_member.get(c as usize).copied().unwrap_or(false)
+        })
     }
 
     /// The unicast path from `src` to the root of `spt` (the destination).
@@ -277,6 +409,80 @@ mod tests {
         let u = Tree::unicast(&Spt::compute(&net, 0), 1);
         assert_eq!(u.node, vec![1, 2, 0]);
         assert_eq!(u.deliver, vec![false, false, true]);
+    }
+
+    /// The nodes (with arrival interface and delivery flag) a full tree reaches below
+    /// `via` at its root, in tree order.
+    fn below(t: &Tree, via: &[u32]) -> Vec<(u32, u32, bool)> {
+        let mut out = Vec::new();
+        let mut stack: Vec<u32> = t
+            .hops_of(0)
+            .iter()
+            .filter(|h| via.contains(&h.iface))
+            .flat_map(|h| t.targets[h.t0 as usize..h.t1 as usize].to_vec())
+            .collect();
+        stack.sort_unstable();
+        let mut i = 0;
+        while i < stack.len() {
+            let l = stack[i];
+            out.push((
+                t.node[l as usize],
+                t.in_iface[l as usize],
+                t.deliver[l as usize],
+            ));
+            for h in t.hops_of(l) {
+                stack.extend_from_slice(&t.targets[h.t0 as usize..h.t1 as usize]);
+            }
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn multicast_via_is_the_full_trees_subtree() {
+        use crate::topo::{self, PlaneParams, TransitStub};
+        for seed in 1..4 {
+            let mut t =
+                topo::transit_stub(&TransitStub::default(), &PlaneParams::default(), seed).unwrap();
+            topo::attach_hosts(
+                &mut t,
+                150,
+                &LinkConfig::new(1_500_000, Duration::from_millis(1)),
+                seed,
+            )
+            .unwrap();
+            let net = &t.net;
+            let members: Vec<u32> = t.receivers.iter().map(|r| r.0).collect();
+            let mut flags = vec![false; net.nodes.len()];
+            for &m in &members {
+                flags[m as usize] = true;
+            }
+            for x in 0..net.nodes.len() as u32 {
+                let full = Tree::multicast(&Spt::compute(net, x), &members);
+                for i in 0..net.ifaces[x as usize].len() as u32 {
+                    let part = Tree::multicast_via(net, x, &[i], &flags);
+                    let mut got: Vec<(u32, u32, bool)> = part.node[1..]
+                        .iter()
+                        .zip(&part.in_iface[1..])
+                        .zip(&part.deliver[1..])
+                        .map(|((&n, &f), &d)| (n, f, d))
+                        .collect();
+                    let mut want = below(&full, &[i]);
+                    got.sort_unstable();
+                    want.sort_unstable();
+                    assert_eq!(got, want, "seed {seed} node {x} iface {i}");
+                    // The hop layout at the root matches too.
+                    let hops: Vec<u32> = part.hops_of(0).iter().map(|h| h.iface).collect();
+                    let full_hops: Vec<u32> = full
+                        .hops_of(0)
+                        .iter()
+                        .map(|h| h.iface)
+                        .filter(|f| *f == i)
+                        .collect();
+                    assert_eq!(hops, full_hops);
+                }
+            }
+        }
     }
 
     #[test]

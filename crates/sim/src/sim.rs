@@ -324,6 +324,13 @@ pub struct Sim {
     spts: HashMap<u32, Spt>,
     trees: Vec<Tree>,
     tree_index: HashMap<(u32, bool, u32), u32>,
+    /// Multicast trees of packets a router agent sends only on some interfaces:
+    /// (source, group, interfaces) → tree (see `Tree::multicast_via`).
+    via_index: HashMap<(u32, u32, Vec<u32>), u32>,
+    /// Per group, a membership flag per node (for `Tree::multicast_via`).
+    member_flags: HashMap<u32, Vec<bool>>,
+    /// Whether the network is connected (computed when first needed).
+    connected: Option<bool>,
     pkts: Vec<Pkt>,
     pkt_free: Vec<u32>,
     next_pkt_id: u64,
@@ -402,6 +409,9 @@ impl Sim {
             spts: HashMap::new(),
             trees: Vec::new(),
             tree_index: HashMap::new(),
+            via_index: HashMap::new(),
+            member_flags: HashMap::new(),
+            connected: None,
             pkts: Vec::new(),
             pkt_free: Vec::new(),
             next_pkt_id: 0,
@@ -507,6 +517,8 @@ impl Sim {
         // Membership changed: forget the trees built for this group.
         self.tree_index
             .retain(|&(_, unicast, d), _| unicast || d != group.0);
+        self.via_index.retain(|(_, g, _), _| *g != group.0);
+        self.member_flags.remove(&group.0);
         Ok(())
     }
 
@@ -923,7 +935,35 @@ impl Sim {
 
     // ---------------------------------------------------------------- packets
 
-    fn tree_for(&mut self, src: u32, dest: Dest) -> u32 {
+    fn tree_for(&mut self, src: u32, dest: Dest, via: Option<&[u32]>) -> u32 {
+        if let (Dest::Group(g), Some(via)) = (dest, via) {
+            // A router agent's packet down some interfaces only: build just that part of
+            // its tree (the full one costs a Dijkstra over the whole network per router).
+            let connected = *self
+                .connected
+                .get_or_insert_with(|| self.net.is_connected());
+            if connected {
+                let key = (src, g.0, via.to_vec());
+                if let Some(&t) = self.via_index.get(&key) {
+                    return t;
+                }
+                let n = self.net.nodes.len();
+                let flags = self.member_flags.entry(g.0).or_insert_with(|| {
+                    let mut f = vec![false; n];
+                    for &m in self.groups.get(&g.0).map_or(&[][..], |v| v.as_slice()) {
+                        if let Some(x) = f.get_mut(m as usize) {
+                            *x = true;
+                        }
+                    }
+                    f
+                });
+                let tree = Tree::multicast_via(&self.net, src, via, flags);
+                self.trees.push(tree);
+                let id = self.trees.len() as u32 - 1;
+                self.via_index.insert(key, id);
+                return id;
+            }
+        }
         let key = match dest {
             Dest::Group(g) => (src, false, g.0),
             Dest::Node(n) => (src, true, n.0),
@@ -933,13 +973,15 @@ impl Sim {
         }
         let tree = match dest {
             Dest::Group(g) => {
-                let spt = self
-                    .spts
-                    .entry(src)
-                    .or_insert_with(|| Spt::compute(&self.net, src));
                 let empty = Vec::new();
                 let members = self.groups.get(&g.0).unwrap_or(&empty);
-                Tree::multicast(spt, members)
+                // A shortest-path tree computed only for a multicast tree is not kept (it
+                // is O(nodes) and unicast routing is the only other user; recomputing it
+                // gives the same tree).
+                match self.spts.get(&src) {
+                    Some(spt) => Tree::multicast(spt, members),
+                    None => Tree::multicast(&Spt::compute(&self.net, src), members),
+                }
             }
             Dest::Node(n) => {
                 if (n.0 as usize) >= self.net.nodes.len() {
@@ -1025,7 +1067,7 @@ impl Sim {
                 payload: t.payload.clone(),
             });
         }
-        let tree = self.tree_for(x, t.dest);
+        let tree = self.tree_for(x, t.dest, via);
         self.counters.unreachable += u64::from(self.trees[tree as usize].unreachable);
         let pk = Pkt {
             payload: t.payload,
@@ -1091,11 +1133,7 @@ impl Sim {
             Medium::Link { link, dir } => {
                 let (local, node, in_iface) = if t0 == NONE {
                     // Off the tree: the peer gets it as an addressed node only.
-                    let peer_iface = self.net.ifaces[f.peer as usize]
-                        .iter()
-                        .position(|g| matches!(g.medium, Medium::Link { link: k, dir: e } if k == link && e != dir))
-                        .map_or(NONE, |v| v as u32);
-                    (NONE, f.peer, peer_iface)
+                    (NONE, f.peer, f.peer_iface)
                 } else {
                     let tr = &self.trees[self.pkts[p as usize].tree as usize];
                     let l = tr.targets[t0 as usize];

@@ -29,12 +29,16 @@ enum What {
     /// Benchmark `rmcast send`/`recv` on real sockets against the raw ceiling, uftp and
     /// udpcast; prints JSON
     Net(super::bench_net::Args),
+    /// SRM, PGM and LMS single-loss runs on transit-stub graphs of 10^3..10^6 receivers:
+    /// wall time, events, events/s and peak memory per size
+    Scale(super::bench_scale::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quick = match args.what {
         What::Sim { quick } => quick,
         What::Net(a) => return super::bench_net::run(a),
+        What::Scale(a) => return super::bench_scale::run(a),
     };
     let (pending, steps) = if quick {
         (100_000, 2_000_000)

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<ExitCode>`.
 pub mod bench;
 pub mod bench_net;
+pub mod bench_scale;
 pub mod merge;
 pub mod protocols;
 pub mod recv;

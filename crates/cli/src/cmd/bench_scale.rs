@@ -1,0 +1,244 @@
+//! `rmcast bench scale`: seed 003's single-loss experiment for SRM, PGM and LMS on
+//! transit–stub graphs of growing size. Each (scheme, size) runs in a child process so that
+//! its peak memory is its own (the child reports VmHWM from /proc/self/status).
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rmcast_sim::bench::{self, Scheme};
+use std::io::Read;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  rmcast bench scale                          10^3 .. 10^6 receivers, SRM, PGM and LMS (a table)
+  rmcast bench scale --max-receivers 100000   stop at 10^5
+  rmcast bench scale --schemes pgm,lms --json
+
+Each run: a transit-stub graph with about one stub router per ten receivers (1.5 Mb/s links,
+GT-ITM-style delays), five 1,000-byte packets at 10 packets/s, the second one lost at the
+source, run until the source completes (5 s linger). Every (scheme, size) runs in its own
+child process; peak memory is that process's VmHWM (peak resident set) from the OS. Wall time
+is build (graph, routes, agents) plus run. Exit status 1 if a run failed or timed out.")]
+pub struct Args {
+    /// Largest group size; sizes are the powers of ten from 10^3 up to this
+    #[arg(long, default_value_t = 1_000_000)]
+    max_receivers: usize,
+    /// Schemes, comma separated (srm, pgm, lms)
+    #[arg(long, default_value = "srm,pgm,lms", value_delimiter = ',')]
+    schemes: Vec<String>,
+    /// Topology and placement seed
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Give up on one (scheme, size) after this many seconds of wall time
+    #[arg(long, default_value_t = 600)]
+    timeout_s: u64,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+    /// Internal: run one (scheme, receivers) in this process and print its JSON
+    #[arg(long, hide = true, value_name = "SCHEME:RECEIVERS")]
+    child: Option<String>,
+}
+
+fn vm_hwm_bytes() -> Option<u64> {
+    bench::peak_rss_bytes()
+}
+
+fn child(spec: &str, seed: u64) -> anyhow::Result<ExitCode> {
+    let (s, n) = spec
+        .split_once(':')
+        .ok_or_else(|| anyhow::anyhow!("--child expects SCHEME:RECEIVERS"))?;
+    let scheme = Scheme::parse(s).ok_or_else(|| anyhow::anyhow!("unknown scheme {s:?}"))?;
+    let n: usize = n.parse()?;
+    let rss_before = vm_hwm_bytes();
+    let f = bench::scale_run(scheme, n, seed).map_err(|e| anyhow::anyhow!(e))?;
+    let wall = f.build_seconds + f.run_seconds;
+    let out = serde_json::json!({
+        "scheme": scheme.name(),
+        "receivers": f.receivers,
+        "routers": f.routers,
+        "nodes": f.nodes,
+        "links": f.links,
+        "packets": f.packets,
+        "build_seconds": f.build_seconds,
+        "run_seconds": f.run_seconds,
+        "run_cpu_seconds": f.run_cpu_seconds,
+        "wall_seconds": wall,
+        "events": f.events,
+        "events_per_second": f.events as f64 / f.run_seconds.max(1e-9),
+        "link_hops": f.link_hops,
+        "deliveries": f.deliveries,
+        "receivers_complete": f.receivers_complete,
+        "requests": f.requests,
+        "repairs": f.repairs,
+        "drops": f.drops,
+        "sim_end_seconds": f.sim_end_seconds,
+        "completed": f.completed,
+        "peak_rss_bytes": vm_hwm_bytes(),
+        "rss_at_start_bytes": rss_before,
+    });
+    println!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_child(scheme: Scheme, n: usize, seed: u64, timeout: Duration) -> serde_json::Value {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return serde_json::json!({"error": format!("cannot find own binary: {e}")}),
+    };
+    let started = Instant::now();
+    let mut c = match Command::new(exe)
+        .args(["bench", "scale", "--seed", &seed.to_string(), "--child"])
+        .arg(format!("{}:{n}", scheme.name()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => return serde_json::json!({"error": format!("cannot start child: {e}")}),
+    };
+    let status = loop {
+        match c.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = c.kill();
+                let _ = c.wait();
+                break Err(format!("timed out after {} s", timeout.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    if let Some(mut o) = c.stdout.take() {
+        let _ = o.read_to_string(&mut out);
+    }
+    if let Some(mut e) = c.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    let process_seconds = started.elapsed().as_secs_f64();
+    match status {
+        Ok(s) if s.success() => match serde_json::from_str::<serde_json::Value>(out.trim()) {
+            Ok(mut v) => {
+                v["process_seconds"] = process_seconds.into();
+                v
+            }
+            Err(e) => serde_json::json!({"scheme": scheme.name(), "receivers": n,
+                "error": format!("unreadable child output: {e}")}),
+        },
+        Ok(s) => serde_json::json!({"scheme": scheme.name(), "receivers": n,
+            "error": format!("child exited with {s}: {}", err.trim())}),
+        Err(e) => serde_json::json!({"scheme": scheme.name(), "receivers": n, "error": e}),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(spec) = &args.child {
+        return child(spec, args.seed);
+    }
+    let mut schemes = Vec::new();
+    for s in &args.schemes {
+        match Scheme::parse(s.trim()) {
+            Some(x) => schemes.push(x),
+            None => {
+                eprintln!("error: --schemes: unknown scheme {s:?} (srm, pgm, lms)");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    if args.max_receivers < 1000 {
+        eprintln!("error: --max-receivers must be at least 1000");
+        return Ok(ExitCode::from(2));
+    }
+    let mut sizes = Vec::new();
+    let mut n = 1000usize;
+    while n <= args.max_receivers {
+        sizes.push(n);
+        n = n.saturating_mul(10);
+    }
+    let jobs: Vec<(Scheme, usize)> = sizes
+        .iter()
+        .flat_map(|&n| schemes.iter().map(move |&s| (s, n)))
+        .collect();
+    let bar = ProgressBar::with_draw_target(Some(jobs.len() as u64), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for (s, n) in jobs {
+        bar.set_message(format!("{} {n}", s.name()));
+        let v = run_child(s, n, args.seed, Duration::from_secs(args.timeout_s));
+        failed |= v.get("error").is_some()
+            || v["completed"].as_bool() != Some(true)
+            || v["receivers_complete"] != v["receivers"];
+        rows.push(v);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, m)| m.trim().to_string())
+    });
+    if args.json {
+        let out = serde_json::json!({
+            "benchmark": "rmcast bench scale",
+            "seed": args.seed,
+            "cpus": std::thread::available_parallelism().map(|n| n.get()).ok(),
+            "cpu_model": cpu,
+            "runs": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "{:<6} {:>9} {:>9} {:>9} {:>9} {:>12} {:>11} {:>10} {:>9} {:>8} {:>9}",
+            "scheme",
+            "receivers",
+            "nodes",
+            "build_s",
+            "wall_s",
+            "events",
+            "events/s",
+            "peak_MiB",
+            "complete",
+            "requests",
+            "repairs"
+        );
+        for v in &rows {
+            if let Some(e) = v.get("error") {
+                println!(
+                    "{:<6} {:>9} error: {}",
+                    v["scheme"].as_str().unwrap_or("?"),
+                    v["receivers"],
+                    e.as_str().unwrap_or("?")
+                );
+                continue;
+            }
+            let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+            let u = |k: &str| v[k].as_u64().map_or("?".to_string(), |x| x.to_string());
+            println!(
+                "{:<6} {:>9} {:>9} {:>9.2} {:>9.2} {:>12} {:>11.0} {:>10.0} {:>9} {:>8} {:>9}",
+                v["scheme"].as_str().unwrap_or("?"),
+                u("receivers"),
+                u("nodes"),
+                f("build_seconds"),
+                f("wall_seconds"),
+                u("events"),
+                f("events_per_second"),
+                f("peak_rss_bytes") / 1048576.0,
+                u("receivers_complete"),
+                u("requests"),
+                u("repairs")
+            );
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
