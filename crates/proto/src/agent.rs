@@ -242,6 +242,15 @@ pub trait RouterAgent {
     fn poll_transmit(&mut self) -> Option<RouterTransmit>;
     fn poll_timeout(&self) -> Option<Time>;
     fn stats(&self) -> &Stats;
+    /// Protocol state entries the router holds now (PGM: lost packets with repair state;
+    /// LMS: replier links). Default: none.
+    fn state_entries(&self) -> usize {
+        0
+    }
+    /// The most state entries held at once during the run. Default: none.
+    fn peak_state_entries(&self) -> usize {
+        0
+    }
 }
 
 /// Convert a driver-level duration in seconds (from a scenario file) into a [`Duration`],

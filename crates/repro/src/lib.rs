@@ -48,7 +48,11 @@ pub use study::{
 };
 
 /// Every registered study, in report order. A study issue adds its line here.
-pub static STUDIES: &[&dyn Study] = &[&studies::demo::Demo, &studies::segovia::Segovia];
+pub static STUDIES: &[&dyn Study] = &[
+    &studies::demo::Demo,
+    &studies::segovia::Segovia,
+    &studies::lms::Lms,
+];
 
 /// A study name the registry does not know.
 #[derive(Debug, thiserror::Error)]

@@ -317,9 +317,71 @@ fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
     Ok(())
 }
 
+/// A node's place in the simulator's shortest-path tree rooted at some node (see
+/// [`source_tree`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeNode {
+    /// Parent toward the root and the index of the link to it (`None` for the root).
+    pub up: Option<(NodeId, usize)>,
+    /// One-way routing delay (propagation, plus mean jitter) from the root, nanoseconds.
+    pub dist_ns: u64,
+    /// Hops from the root.
+    pub hops: u32,
+}
+
+/// The shortest-path tree the simulator routes `root`'s multicast packets on (the same
+/// Dijkstra and tie-breaking): one entry per node, `None` for nodes `root` cannot reach.
+/// Studies use it to place losses on tree links and to compute round-trip times.
+pub fn source_tree(net: &crate::Network, root: NodeId) -> Vec<Option<TreeNode>> {
+    use crate::network::{Medium, NONE};
+    let (spt, dist) = spt_distances(net, root);
+    let mut out: Vec<Option<TreeNode>> = vec![None; net.nodes.len()];
+    // Hops follow parents; nodes are filled root-first by walking up with memoisation.
+    let mut hops: Vec<Option<u32>> = vec![None; net.nodes.len()];
+    if let Some(h) = hops.get_mut(root.0 as usize) {
+        *h = Some(0);
+    }
+    for v in 0..net.nodes.len() {
+        let Some(d) = dist[v] else { continue };
+        let mut path = Vec::new();
+        let mut x = v as u32;
+        while hops[x as usize].is_none() {
+            let p = spt.parent[x as usize];
+            if p == NONE {
+                break;
+            }
+            path.push(x);
+            x = p;
+        }
+        let mut h = hops[x as usize].unwrap_or(0);
+        for &c in path.iter().rev() {
+            h += 1;
+            hops[c as usize] = Some(h);
+        }
+        let p = spt.parent[v];
+        let up = (p != NONE)
+            .then(|| {
+                net.ifaces
+                    .get(p as usize)
+                    .and_then(|f| f.get(spt.down_iface[v] as usize))
+                    .and_then(|f| match f.medium {
+                        Medium::Link { link, .. } => Some((NodeId(p), link as usize)),
+                        Medium::Bus { .. } => None,
+                    })
+            })
+            .flatten();
+        out[v] = Some(TreeNode {
+            up,
+            dist_ns: d,
+            hops: hops[v].unwrap_or(0),
+        });
+    }
+    out
+}
+
 /// Static LMS repliers (seed 003 §5.8): at every router on the source's tree, the
 /// downstream interface leading to the closest receiver (ties: lowest interface).
-pub(crate) fn lms_repliers(
+pub fn lms_repliers(
     net: &crate::Network,
     source: NodeId,
     receivers: &[NodeId],

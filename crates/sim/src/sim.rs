@@ -172,6 +172,9 @@ pub struct Counters {
     pub originated_other: u64,
     /// Packet transmissions on point-to-point link directions (one per hop).
     pub link_hops: u64,
+    /// Of `link_hops`, those of repair-data and of control packets (by `Header::class()`).
+    pub link_hops_repair: u64,
+    pub link_hops_control: u64,
     /// Datagrams handed to host agents.
     pub deliveries: u64,
     /// Frames put on a bus successfully.
@@ -1205,6 +1208,11 @@ impl Sim {
         st.last_arrival = arrival;
         self.counters.link_hops += 1;
         let class = self.pkts[p as usize].class;
+        match class {
+            Some(PacketClass::RepairData) => self.counters.link_hops_repair += 1,
+            Some(PacketClass::Control) => self.counters.link_hops_control += 1,
+            _ => {}
+        }
         for i in 0..self.dir_loss[d].len() {
             if self.dir_loss[d][i].drops(class, 0) {
                 let c = self.dir_loss[d][i].cause;

@@ -470,3 +470,63 @@ fn pgm_repeated_retransmissions_and_the_source_delay_heuristic() {
         }
     }
 }
+
+fn srm_tree(t: &Tree, seed: u64) -> Sim {
+    let mut sim = t.sim(seed);
+    let mut all = vec![t.source];
+    all.extend(&t.receivers);
+    for &m in &all {
+        let mut c = srm::Config::new(m, G, t.source, all.len());
+        c.session_interval = Some(Duration::from_millis(200));
+        let rng = sim.agent_rng(m, 0);
+        sim.add_agent(m, Box::new(srm::Member::new(c, rng)))
+            .unwrap();
+    }
+    sim
+}
+
+/// Every scheme, a single loss on every link of a binary tree of height 3 (the source's link
+/// included): exactly the receivers below the link detect it, and every one of them recovers
+/// (exactly-once, in-order delivery everywhere).
+#[test]
+fn pgm_and_srm_repair_a_single_loss_on_every_link() {
+    let t = Tree::binary(3);
+    for (&(up, down), &link) in &t.link {
+        for scheme in ["pgm", "srm"] {
+            let mut sim = match scheme {
+                "pgm" => pgm_tree(&t, 6),
+                _ => srm_tree(&t, 6),
+            };
+            single_loss(&mut sim, link, up);
+            run(&mut sim, t.source);
+            let lossy = assert_complete(&sim, &t.receivers);
+            let below = t.receivers_below(down).len();
+            assert_eq!(lossy, below, "{scheme}, link {up:?}-{down:?}");
+            if scheme == "pgm" {
+                // PGM never exposes: no receiver gets an RDATA it did not ask for.
+                for &r in &t.receivers {
+                    assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0, "{r:?}");
+                }
+            }
+        }
+    }
+}
+
+/// Router state through the `RouterAgent` trait: a PGM network element reports the repair
+/// state a lost packet created (and cleared), an LMS router its one replier link.
+#[test]
+fn router_state_is_readable_through_the_trait() {
+    let t = Tree::binary(3);
+    let mut sim = pgm_tree(&t, 8);
+    single_loss(&mut sim, t.link[&(t.source, t.routers[0])], t.source);
+    run(&mut sim, t.source);
+    for &x in &t.routers {
+        let ne = sim.router_agent(x).unwrap();
+        assert_eq!(ne.peak_state_entries(), 1, "router {x:?}");
+        assert_eq!(ne.state_entries(), 0, "router {x:?}: RDATA cleared it");
+    }
+    let sim = lms_tree(&t, 8);
+    for &x in &t.routers {
+        assert_eq!(sim.router_agent(x).unwrap().state_entries(), 1);
+    }
+}

@@ -531,4 +531,11 @@ impl RouterAgent for Router {
     fn stats(&self) -> &Stats {
         &self.stats
     }
+    /// One replier link per group, when the router has one.
+    fn state_entries(&self) -> usize {
+        usize::from(self.cfg.replier.is_some())
+    }
+    fn peak_state_entries(&self) -> usize {
+        usize::from(self.cfg.replier.is_some())
+    }
 }

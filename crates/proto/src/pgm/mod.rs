@@ -588,4 +588,10 @@ impl RouterAgent for NetworkElement {
     fn stats(&self) -> &Stats {
         &self.stats
     }
+    fn state_entries(&self) -> usize {
+        self.state.len()
+    }
+    fn peak_state_entries(&self) -> usize {
+        self.peak_state
+    }
 }

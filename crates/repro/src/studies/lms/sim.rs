@@ -1,0 +1,420 @@
+//! Building and running one seed-003 run: a placement (network, source, receivers, the
+//! source's tree), a scheme, a loss site, and what the run measured.
+
+use core::time::Duration;
+use rmcast_proto::{lms, pgm, srm, Event, GroupId, NodeId, Time};
+use rmcast_sim::registry::{lms_repliers, source_tree, TreeNode};
+use rmcast_sim::{
+    KindFilter, LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic,
+};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+pub const G: GroupId = GroupId(1);
+/// Link bandwidth of every link (seed 003 §5.6).
+pub const BANDWIDTH: u64 = 1_500_000;
+/// Application message size (the seed's largest, 1024 bytes).
+pub const SIZE: usize = 1024;
+/// Source rate: one message every 100 ms (10 packets/s).
+pub const INTERVAL: Duration = Duration::from_millis(100);
+/// The original data packet dropped is the `DROP_K`-th to cross the loss site (t = 3.0 s,
+/// after SRM's session messages have measured distances).
+pub const DROP_K: u64 = 31;
+/// Datagram lengths used for the round-trip time (a request and a 1024-byte repair,
+/// header included).
+pub const REQ_LEN: u64 = 40;
+pub const REP_LEN: u64 = 1064;
+
+/// The three schemes (and SRM's variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scheme {
+    Lms,
+    Pgm,
+    /// ns-2 SRM; `adaptive`: Agent/SRM/Adaptive; `topo`: distances from the topology and no
+    /// session messages (used beyond the seed on very large graphs).
+    Srm {
+        adaptive: bool,
+        topo: bool,
+    },
+}
+
+/// A network with a source and receivers placed on it, plus the source's tree.
+pub struct Placement {
+    pub net: Network,
+    pub source: NodeId,
+    pub receivers: Vec<NodeId>,
+    pub tree: Vec<Option<TreeNode>>,
+    /// Round-trip time of each receiver to the source, seconds (same order as `receivers`).
+    pub rtt: Vec<f64>,
+    /// Links of the multicast tree: (link, upper end, class).
+    pub tree_links: Vec<(usize, NodeId, String)>,
+    /// Topology index (x of per-topology plots) and seed of the placement.
+    pub topo_index: usize,
+    pub seed: u64,
+    srm_dist: OnceLock<Vec<BTreeMap<NodeId, Duration>>>,
+}
+
+fn tx_secs(len: u64, bw: u64) -> f64 {
+    if bw == 0 {
+        0.0
+    } else {
+        (len * 8) as f64 / bw as f64
+    }
+}
+
+impl Placement {
+    pub fn new(
+        net: Network,
+        source: NodeId,
+        receivers: Vec<NodeId>,
+        topo_index: usize,
+        seed: u64,
+    ) -> Result<Placement, String> {
+        let tree = source_tree(&net, source);
+        let mut rtt = Vec::with_capacity(receivers.len());
+        let mut links: BTreeMap<usize, (NodeId, String)> = BTreeMap::new();
+        for &r in &receivers {
+            let Some(Some(t)) = tree.get(r.0 as usize) else {
+                return Err(format!("receiver {r:?} is unreachable from the source"));
+            };
+            // Walk up: per-hop transmission times and tree links.
+            let mut per_hop = 0.0;
+            let mut x = r;
+            while let Some(Some(TreeNode {
+                up: Some((p, link)),
+                ..
+            })) = tree.get(x.0 as usize)
+            {
+                let bw = net.link(*link).map_or(0, |(_, _, c)| c.bandwidth_bps);
+                per_hop += tx_secs(REQ_LEN, bw) + tx_secs(REP_LEN, bw);
+                let class = net
+                    .link(*link)
+                    .map_or(String::new(), |(_, _, c)| c.class.clone());
+                links.entry(*link).or_insert((*p, class));
+                x = *p;
+            }
+            rtt.push(2.0 * t.dist_ns as f64 / 1e9 + per_hop);
+        }
+        Ok(Placement {
+            net,
+            source,
+            receivers,
+            tree,
+            rtt,
+            tree_links: links.into_iter().map(|(l, (u, c))| (l, u, c)).collect(),
+            topo_index,
+            seed,
+            srm_dist: OnceLock::new(),
+        })
+    }
+
+    /// The link into receiver `r` from its parent.
+    pub fn receiver_link(&self, r: NodeId) -> Option<(usize, NodeId)> {
+        self.tree
+            .get(r.0 as usize)
+            .copied()
+            .flatten()
+            .and_then(|t| t.up)
+            .map(|(p, l)| (l, p))
+    }
+
+    /// The source's own link (first hop).
+    pub fn source_link(&self) -> Option<(usize, NodeId)> {
+        self.tree_links
+            .iter()
+            .find(|(_, u, _)| *u == self.source)
+            .map(|&(l, u, _)| (l, u))
+    }
+
+    /// Distances between members along the simulator's shortest paths (computed once).
+    fn srm_distances(&self) -> &Vec<BTreeMap<NodeId, Duration>> {
+        self.srm_dist.get_or_init(|| {
+            let mut members = vec![self.source];
+            members.extend(&self.receivers);
+            members
+                .iter()
+                .map(|&m| {
+                    let t = source_tree(&self.net, m);
+                    members
+                        .iter()
+                        .filter_map(|&o| {
+                            t.get(o.0 as usize)
+                                .copied()
+                                .flatten()
+                                .map(|n| (o, Duration::from_nanos(n.dist_ns)))
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+    }
+}
+
+/// Where one run loses original data: a link direction, and which crossings are dropped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossSpec {
+    pub link: usize,
+    pub from: NodeId,
+    /// 1-based indices of the original data packets crossing the site that are dropped.
+    pub ks: Vec<u64>,
+}
+
+/// How long a run lasts and how much data the source sends.
+#[derive(Debug, Clone, Copy)]
+pub struct RunShape {
+    pub messages: u64,
+    pub stop: Time,
+}
+
+pub const SINGLE: RunShape = RunShape {
+    messages: 40,
+    stop: Time::from_secs(9),
+};
+
+/// What one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct RunOut {
+    /// Drops that happened.
+    pub drops: u64,
+    /// Normalized recovery latency of every (receiver, lost packet) recovered.
+    pub lat: Vec<f64>,
+    /// (receiver, lost packet) pairs detected but never recovered by the stop time.
+    pub unrecovered: u64,
+    /// Receivers that missed (detected) a loss.
+    pub lossy_receivers: u64,
+    pub receivers: u64,
+    /// Duplicates received by all receivers.
+    pub dups: u64,
+    /// Duplicates received by receivers that never missed a packet (the seed's exposure:
+    /// retransmissions reaching receivers that did not need them).
+    pub dups_unneeded: u64,
+    /// Requests (SRM requests, PGM NAKs, LMS requests) sent by all members.
+    pub requests: u64,
+    /// Repairs originated by hosts (SRM: all members; PGM/LMS: source and repliers).
+    pub repairs: u64,
+    /// Repairs sent by the source.
+    pub source_repairs: u64,
+    /// Link hops of repair and of control packets.
+    pub hops_repair: u64,
+    pub hops_control: u64,
+    /// Σ over routers of the most state entries held at once.
+    pub router_state: u64,
+}
+
+/// Build the agents of `scheme` on a fresh simulation of `pl`.
+fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
+    let mut sim = Sim::new(pl.net.clone(), seed);
+    let mut members = vec![pl.source];
+    members.extend(&pl.receivers);
+    sim.set_group(G, &members).map_err(|e| e.to_string())?;
+    let err = |e: rmcast_sim::SimError| e.to_string();
+    match scheme {
+        Scheme::Lms => {
+            sim.add_agent(
+                pl.source,
+                Box::new(lms::Source::new(lms::SourceConfig::new(pl.source, G))),
+            )
+            .map_err(err)?;
+            for &r in &pl.receivers {
+                sim.add_agent(
+                    r,
+                    Box::new(lms::Receiver::new(lms::ReceiverConfig::new(r, pl.source))),
+                )
+                .map_err(err)?;
+            }
+            let repliers = lms_repliers(&pl.net, pl.source, &pl.receivers);
+            for (x, iface) in repliers {
+                if pl.net.kind(x) != Some(rmcast_sim::NodeKind::Router) {
+                    continue;
+                }
+                sim.add_router_agent(
+                    x,
+                    Box::new(lms::Router::new(lms::RouterConfig {
+                        node: x,
+                        group: G,
+                        session: 0,
+                        replier: Some(iface),
+                    })),
+                )
+                .map_err(err)?;
+            }
+        }
+        Scheme::Pgm => {
+            sim.add_agent(
+                pl.source,
+                Box::new(pgm::Source::new(pgm::SourceConfig::new(pl.source, G))),
+            )
+            .map_err(err)?;
+            for &r in &pl.receivers {
+                let rng = sim.agent_rng(r, 0);
+                sim.add_agent(
+                    r,
+                    Box::new(pgm::Receiver::new(
+                        pgm::ReceiverConfig::new(r, pl.source),
+                        rng,
+                    )),
+                )
+                .map_err(err)?;
+            }
+            // Network elements on the routers of the source's tree (the only ones NAKs and
+            // RDATA cross).
+            let mut on_tree: Vec<NodeId> = pl
+                .tree_links
+                .iter()
+                .map(|&(_, u, _)| u)
+                .filter(|&u| pl.net.kind(u) == Some(rmcast_sim::NodeKind::Router))
+                .collect();
+            on_tree.sort();
+            on_tree.dedup();
+            for x in on_tree {
+                sim.add_router_agent(
+                    x,
+                    Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, G))),
+                )
+                .map_err(err)?;
+            }
+        }
+        Scheme::Srm { adaptive, topo } => {
+            let dists = topo.then(|| pl.srm_distances());
+            for (i, &m) in members.iter().enumerate() {
+                let mut c = srm::Config::new(m, G, pl.source, members.len());
+                c.adaptive = adaptive;
+                if let Some(d) = dists {
+                    c.distances = srm::DistanceSource::Configured(d[i].clone());
+                    c.session_interval = None;
+                }
+                let rng = sim.agent_rng(m, 0);
+                sim.add_agent(m, Box::new(srm::Member::new(c, rng)))
+                    .map_err(err)?;
+            }
+        }
+    }
+    Ok(sim)
+}
+
+/// Run `scheme` on `pl` with `loss` (`None`: the loss-free baseline).
+pub fn run(
+    pl: &Placement,
+    scheme: Scheme,
+    loss: Option<&LossSpec>,
+    shape: RunShape,
+    seed: u64,
+) -> Result<RunOut, String> {
+    let mut sim = build(pl, scheme, seed)?;
+    if let Some(l) = loss {
+        for &k in &l.ks {
+            sim.add_loss(
+                &LossRule::new(
+                    LossSite::Link {
+                        link: l.link,
+                        from: Some(l.from),
+                    },
+                    LossModel::DropNth { k },
+                )
+                .filter(KindFilter::OriginalData)
+                .cause("single_loss"),
+            )
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    sim.add_traffic(pl.source, Traffic::every(shape.messages, SIZE, INTERVAL))
+        .map_err(|e| e.to_string())?;
+    sim.run(&Stop::at(shape.stop));
+
+    let mut out = RunOut {
+        drops: sim
+            .losses()
+            .iter()
+            .filter(|(c, _)| c == "single_loss")
+            .map(|(_, n)| *n)
+            .sum(),
+        receivers: pl.receivers.len() as u64,
+        ..RunOut::default()
+    };
+    for (i, &r) in pl.receivers.iter().enumerate() {
+        let mut detected: BTreeMap<u64, Time> = BTreeMap::new();
+        let mut delivered: BTreeMap<u64, Time> = BTreeMap::new();
+        for (t, e) in sim.events(r) {
+            match e {
+                Event::LossDetected { seq } => {
+                    detected.entry(*seq).or_insert(*t);
+                }
+                Event::Delivered { seq, .. } => {
+                    delivered.entry(*seq).or_insert(*t);
+                }
+                _ => {}
+            }
+        }
+        let lossy = !detected.is_empty();
+        if lossy {
+            out.lossy_receivers += 1;
+        }
+        for (seq, td) in detected {
+            match delivered.get(&seq) {
+                Some(&tr) if tr >= td => {
+                    let secs = (tr.as_nanos() - td.as_nanos()) as f64 / 1e9;
+                    out.lat.push(secs / pl.rtt[i]);
+                }
+                _ => out.unrecovered += 1,
+            }
+        }
+        if let Some(a) = sim.agent(r) {
+            let s = a.stats();
+            out.dups += s.duplicates;
+            if !lossy {
+                out.dups_unneeded += s.duplicates;
+            }
+        }
+    }
+    for &m in std::iter::once(&pl.source).chain(&pl.receivers) {
+        if let Some(a) = sim.agent(m) {
+            let s = a.stats();
+            out.repairs += s.repairs_sent;
+            if m == pl.source {
+                out.source_repairs += s.repairs_sent;
+            }
+            // SRM counts requests in control_sent; PGM NAKs and LMS requests likewise (the
+            // PGM/LMS sources' control_sent are NCFs/SPMs/heartbeats, not requests).
+            if m != pl.source || matches!(scheme, Scheme::Srm { .. }) {
+                out.requests += s.control_sent;
+            }
+        }
+    }
+    for x in pl.net.nodes_of(rmcast_sim::NodeKind::Router) {
+        if let Some(a) = sim.router_agent(x) {
+            out.router_state += a.peak_state_entries() as u64;
+        }
+    }
+    let k = sim.counters();
+    out.hops_repair = k.link_hops_repair;
+    out.hops_control = k.link_hops_control;
+    Ok(out)
+}
+
+/// A complete binary tree of routers with the source host above the root and 2^h receiver
+/// hosts at depth h below the root (h links from the root to a receiver; every link alike).
+pub fn binary_tree(h: u32, link: &LinkConfig) -> Result<(Network, NodeId, Vec<NodeId>), String> {
+    let mut net = Network::new();
+    let root = net.add_router();
+    let source = net.add_host();
+    net.add_link(source, root, link.clone())
+        .map_err(|e| e.to_string())?;
+    let mut level = vec![root];
+    for d in 1..=h {
+        let mut next = Vec::with_capacity(level.len() * 2);
+        for &p in &level {
+            for _ in 0..2 {
+                let c = if d == h {
+                    net.add_host()
+                } else {
+                    net.add_router()
+                };
+                net.add_link(p, c, link.clone())
+                    .map_err(|e| e.to_string())?;
+                next.push(c);
+            }
+        }
+        level = next;
+    }
+    Ok((net, source, level))
+}
