@@ -6,19 +6,45 @@
 //! `[base, base + capacity)`.
 
 /// A fixed-size set of bits.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// Storage grows on demand: words are allocated only up to the highest bit ever set, so a
+/// large receive window (64 Ki sequence numbers by default) costs nothing until used —
+/// with a million receivers in one simulation that is 8 GiB saved. Equality and hashing
+/// look at the bits, not at how much storage happens to be allocated.
+#[derive(Debug, Clone)]
 pub struct Bitmap {
+    /// At most `len.div_ceil(64)` words; missing words are all clear.
     words: Vec<u64>,
     len: usize,
+}
+
+impl PartialEq for Bitmap {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.used() == other.used()
+    }
+}
+
+impl Eq for Bitmap {}
+
+impl core::hash::Hash for Bitmap {
+    fn hash<H: core::hash::Hasher>(&self, h: &mut H) {
+        self.len.hash(h);
+        self.used().hash(h);
+    }
 }
 
 impl Bitmap {
     /// `len` bits, all clear.
     pub fn new(len: usize) -> Self {
         Bitmap {
-            words: vec![0; len.div_ceil(64)],
+            words: Vec::new(),
             len,
         }
+    }
+    /// The allocated words without trailing all-clear ones.
+    fn used(&self) -> &[u64] {
+        let n = self.words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        &self.words[..n]
     }
     pub fn len(&self) -> usize {
         self.len
@@ -39,7 +65,11 @@ impl Bitmap {
         if i >= self.len {
             return false;
         }
+        if v && i / 64 >= self.words.len() {
+            self.words.resize(i / 64 + 1, 0);
+        }
         let Some(w) = self.words.get_mut(i / 64) else {
+            // Clearing a bit in storage never allocated: it is already clear.
             return false;
         };
         let mask = 1u64 << (i % 64);
@@ -81,12 +111,19 @@ impl Bitmap {
     }
     /// `self |= other` over the common length.
     pub fn or_assign(&mut self, other: &Bitmap) {
+        let want = other.used().len().min(self.len.div_ceil(64));
+        if self.words.len() < want {
+            self.words.resize(want, 0);
+        }
         for (w, o) in self.words.iter_mut().zip(&other.words) {
             *w |= o;
         }
         self.mask_tail();
     }
     fn mask_tail(&mut self) {
+        if self.words.len() < self.len.div_ceil(64) {
+            return; // the last word is not allocated, so nothing lies beyond the end
+        }
         let extra = self.words.len() * 64 - self.len;
         if extra > 0 {
             if let Some(last) = self.words.last_mut() {
@@ -262,6 +299,30 @@ mod tests {
             }
             prop_assert_eq!(b.iter_ones().collect::<Vec<_>>(), m.iter().copied().collect::<Vec<_>>());
             prop_assert_eq!(b.count_ones(), m.len());
+            // Equality is by bits, whatever storage the history left allocated.
+            let mut fresh = Bitmap::new(len);
+            for &i in &m {
+                fresh.set(i, true);
+            }
+            prop_assert_eq!(&b, &fresh);
+        }
+
+        #[test]
+        fn and_or_match_set_model(la in 0usize..300, lb in 0usize..300,
+                                  xs in proptest::collection::vec(0usize..320, 0..60),
+                                  ys in proptest::collection::vec(0usize..320, 0..60)) {
+            let (mut a, mut b) = (Bitmap::new(la), Bitmap::new(lb));
+            for &x in &xs { a.set(x, true); }
+            for &y in &ys { b.set(y, true); }
+            let sa: BTreeSet<usize> = xs.iter().copied().filter(|&x| x < la).collect();
+            let sb: BTreeSet<usize> = ys.iter().copied().filter(|&y| y < lb).collect();
+            let mut and = a.clone();
+            and.and_assign(&b);
+            prop_assert_eq!(and.iter_ones().collect::<Vec<_>>(), sa.intersection(&sb).copied().collect::<Vec<_>>());
+            let mut or = a.clone();
+            or.or_assign(&b);
+            let want: Vec<usize> = sa.union(&sb).copied().filter(|&i| i < la).collect();
+            prop_assert_eq!(or.iter_ones().collect::<Vec<_>>(), want);
         }
     }
 }
