@@ -43,7 +43,11 @@ impl Bitmap {
     }
     /// The allocated words without trailing all-clear ones.
     fn used(&self) -> &[u64] {
-        let n = self.words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        let n = self
+            .words
+            .iter()
+            .rposition(|&w| w != 0)
+            .map_or(0, |i| i + 1);
         &self.words[..n]
     }
     pub fn len(&self) -> usize {
