@@ -6,7 +6,7 @@
 use crate::scenario::Params;
 use crate::sim::Sim;
 use core::time::Duration;
-use rmcast_proto::{lms, pgm, saw, srm, GroupId, IfaceId, NodeId};
+use rmcast_proto::{lms, pgm, saw, srm, xtp, GroupId, IfaceId, NodeId};
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
@@ -124,6 +124,29 @@ pub const REGISTRY: &[ProtocolEntry] = &[
             "linger_ms",
         ],
         build: build_cp,
+    },
+    ProtocolEntry {
+        name: "xtp",
+        keys: &[
+            "preset",
+            "retx",
+            "multicast",
+            "error_control",
+            "flow_control",
+            "rate_bps",
+            "maxdata",
+            "window",
+            "block_on_ack",
+            "first_sreq",
+            "fastnak",
+            "sreq_every",
+            "wtimer_ms",
+            "wtimer_cap_ms",
+            "ctimeout_s",
+            "coalesce",
+            "buffer",
+        ],
+        build: build_xtp,
     },
     ProtocolEntry {
         name: "unreliable",
@@ -553,5 +576,68 @@ fn build_tree(
     cx.sim
         .add_agent(cx.source, Box::new(Source::new(d.source)))
         .map_err(err)?;
+    Ok(())
+}
+
+// ------------------------------------------------------------------------ seed 002: xtp
+
+/// `xtp`: `preset = "thesis"` (go-back-N, uncapped WTIMER back-off, block on ack; the
+/// default) or `"improved"` (selective, back-off capped at 1 s, SREQ every 8 packets); every
+/// other key overrides one field of the preset.
+fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    let p = cx.params;
+    let multicast = p.bool_or("multicast", true)?;
+    if !multicast && cx.receivers.len() != 1 {
+        return Err(p.bad(
+            "multicast",
+            "true unless the scenario has exactly one receiver",
+        ));
+    }
+    let rx = cx.receivers.to_vec();
+    let mut cfg = match p.str_or("preset", "thesis")?.as_str() {
+        "thesis" => xtp::SenderConfig::thesis(cx.source, cx.group, rx, multicast),
+        "improved" => xtp::SenderConfig::improved(cx.source, cx.group, rx, multicast),
+        _ => return Err(p.bad("preset", "\"thesis\" or \"improved\"")),
+    };
+    if p.has("retx") {
+        cfg.retx = match p.str_or("retx", "gbn")?.as_str() {
+            "gbn" | "go-back-n" => xtp::Retransmission::GoBackN,
+            "selective" => xtp::Retransmission::Selective,
+            _ => return Err(p.bad("retx", "\"gbn\" or \"selective\"")),
+        };
+    }
+    cfg.error_control = p.bool_or("error_control", cfg.error_control)?;
+    cfg.flow_control = p.bool_or("flow_control", cfg.flow_control)?;
+    cfg.rate = p.u64_in("rate_bps", cfg.rate * 8, 0, u64::MAX / 2)? / 8;
+    cfg.maxdata = p.u64_in("maxdata", cfg.maxdata as u64, 1, 65_000)? as usize;
+    cfg.window = p.u64_in("window", u64::from(cfg.window), 1, 1 << 20)? as u32;
+    cfg.block_on_ack = p.bool_or("block_on_ack", cfg.block_on_ack)?;
+    cfg.first_sreq = p.bool_or("first_sreq", cfg.first_sreq)?;
+    cfg.fastnak = p.bool_or("fastnak", cfg.fastnak)?;
+    cfg.coalesce = p.bool_or("coalesce", cfg.coalesce)?;
+    if let Some(n) = p.opt_u64("sreq_every")? {
+        cfg.sreq_every = (n > 0).then_some(n.min(u64::from(u32::MAX)) as u32);
+    }
+    if p.has("wtimer_ms") {
+        let w = ms(p.f64_in("wtimer_ms", 100.0, 0.001, 1e9)?);
+        cfg.wtimer.initial = w;
+        cfg.wtimer.min = w;
+    }
+    if p.has("wtimer_cap_ms") {
+        let c = p.f64_in("wtimer_cap_ms", 0.0, 0.0, 1e12)?;
+        cfg.wtimer.cap = (c > 0.0).then(|| ms(c));
+    }
+    cfg.ctimeout = ms(p.f64_in("ctimeout_s", 60.0, 0.001, 1e9)? * 1000.0);
+    let buffer = p.u64_in("buffer", 256, 1, 1 << 20)? as usize;
+    cx.sim
+        .add_agent(cx.source, Box::new(xtp::Sender::new(cfg)))
+        .map_err(|e| p.bad("name", &e.to_string()))?;
+    for &r in cx.receivers {
+        let mut rc = xtp::ReceiverConfig::new(r);
+        rc.buffer = buffer;
+        cx.sim
+            .add_agent(r, Box::new(xtp::Receiver::new(rc)))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
     Ok(())
 }

@@ -35,9 +35,9 @@
 //! When it expires the sender enters the **synchronizing handshake**: it multicasts a CNTL
 //! with SREQ (carrying its next sequence number, so receivers learn of lost tails), sends
 //! **no data** until every receiver has answered, increments `k` and re-arms WTIMER. `k`
-//! returns to 0 only with a fresh RTT sample: an answer to an SREQ carried by a packet's
-//! *first* transmission (Karn's rule); answers to handshakes and retransmissions do not
-//! reset it.
+//! counts back-to-back expiries: it returns to 0 when a status round completes (every
+//! receiver answered the current SREQ). RTT samples come only from answers to an SREQ
+//! carried by a packet's *first* transmission (Karn's rule).
 //!
 //! **CTIMEOUT.** A watchdog (default 60 s, SandiaXTP's value) armed when a synchronizing
 //! handshake starts and stopped when it completes. If it expires the association is aborted:
@@ -78,7 +78,7 @@ use rmcast_wire::xtp::{self as wire, opt, Retx, Service, Span, Spans, Status, Tr
 use rmcast_wire::{Envelope, Message, Packet, FLAG_RETRANSMISSION};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-pub use rmcast_wire::xtp::{Retx as Retransmission, MAX_DATA_ETHERNET, MAX_SPANS};
+pub use rmcast_wire::xtp::{Retx as Retransmission, MAX_DATA_ETHERNET, MAX_SPANS, XTP_HEADER_LEN};
 
 /// SandiaXTP's CTIMEOUT (thesis Ch. V §A.2.a).
 pub const CTIMEOUT_SANDIA: Duration = Duration::from_secs(60);
@@ -823,7 +823,6 @@ impl Sender {
                 let (fresh, sent_at) = (p.fresh, p.sent_at);
                 if fresh {
                     self.rtt.sample(now.saturating_since(sent_at));
-                    self.backoff = 0;
                 }
                 self.plan_repairs(from, sent_at, None);
             }
@@ -840,6 +839,7 @@ impl Sender {
             .is_some_and(|p| self.aux.keys().all(|r| p.answered.contains(r)));
         if done {
             self.pending = None;
+            self.backoff = 0;
             self.timers.cancel(Timer::Wtimer);
             self.established = true;
             if self.in_sync {

@@ -320,31 +320,39 @@ fn wtimer_back_off_capped_at_one_second() {
 }
 
 #[test]
-fn answered_handshake_stops_ctimeout_and_resets_nothing_until_a_fresh_sample() {
-    let cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), true);
+fn answered_handshake_stops_ctimeout_and_ends_the_back_off() {
+    let cfg = SenderConfig::thesis(NodeId(0), G, receivers(2), true);
     let mut s = Sender::new(cfg);
     s.handle_timeout(Time::ZERO);
     let (sync, _) = sync_of(&s.poll_transmit().unwrap()).unwrap();
     s.handle_packet(Time::from_millis(2), NodeId(1), &cntl(sync, 0));
     s.send(Time::from_millis(2), pattern(10, 3)).unwrap();
+    assert!(s.poll_transmit().is_none(), "no data before every receiver answered FIRST");
+    s.handle_packet(Time::from_millis(3), NodeId(2), &cntl(sync, 0));
     s.poll_transmit().unwrap();
-    // Two expiries.
+    // Two expiries: WTIMER 100 then 200 ms, the handshake under way, CTIMEOUT armed.
     for _ in 0..2 {
         let t = s.poll_timeout().unwrap();
         s.handle_timeout(t);
     }
     assert_eq!(s.backoff(), 2);
+    assert_eq!(s.wtimer_value(), Duration::from_millis(400));
+    let _ = s.poll_transmit().unwrap();
     let hs = s.poll_transmit().unwrap();
-    let hs2 = s.poll_transmit().unwrap();
     assert!(s.poll_transmit().is_none());
-    let (hsync, sreq) = sync_of(&hs2).unwrap();
-    assert!(sreq && sync_of(&hs).unwrap().1);
-    // The receiver answers the handshake holding the write: handshake over, write done,
-    // back-off kept (a handshake answer is not a fresh RTT sample).
+    let (hsync, sreq) = sync_of(&hs).unwrap();
+    assert!(sreq);
+    // One receiver answers: still in the handshake, back-off kept, no data may go.
     s.handle_packet(Time::from_millis(800), NodeId(1), &cntl(hsync, 1));
-    assert!(!s.in_handshake());
+    assert!(s.in_handshake());
     assert_eq!(s.backoff(), 2);
+    assert!(!s.can_send());
+    // The second answers: handshake over, write done, back-off ends, CTIMEOUT stopped.
+    s.handle_packet(Time::from_millis(801), NodeId(2), &cntl(hsync, 1));
+    assert!(!s.in_handshake());
+    assert_eq!(s.backoff(), 0);
     assert!(s.can_send());
+    assert_eq!(s.poll_timeout(), None, "no WTIMER, no CTIMEOUT pending");
     let mut ev = Vec::new();
     while let Some(e) = s.poll_event() {
         ev.push(e);
@@ -357,13 +365,27 @@ fn answered_handshake_stops_ctimeout_and_resets_nothing_until_a_fresh_sample() {
             ..
         }
     )));
-    // The next write's SREQ, answered, is a fresh sample: back-off back to 0.
-    s.send(Time::from_millis(900), pattern(10, 4)).unwrap();
-    let (dsync, _) = sync_of(&s.poll_transmit().unwrap()).unwrap();
-    s.handle_packet(Time::from_millis(902), NodeId(1), &cntl(dsync, 2));
-    assert_eq!(s.backoff(), 0);
-    assert_eq!(s.poll_timeout(), None, "no WTIMER, no CTIMEOUT pending");
+    // Far beyond 60 s later nothing has aborted.
+    s.handle_timeout(Time::from_secs(1_000));
     assert!(!s.aborted());
+}
+
+/// Handshake answers are not RTT samples (Karn): only the FIRST's answer at 2 ms counts.
+#[test]
+fn rtt_samples_come_only_from_first_transmissions() {
+    let cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), true);
+    let mut s = Sender::new(cfg);
+    s.handle_timeout(Time::ZERO);
+    let (sync, _) = sync_of(&s.poll_transmit().unwrap()).unwrap();
+    s.handle_packet(Time::from_millis(2), NodeId(1), &cntl(sync, 0));
+    s.send(Time::from_millis(2), pattern(10, 3)).unwrap();
+    s.poll_transmit().unwrap();
+    let t = s.poll_timeout().unwrap();
+    s.handle_timeout(t);
+    let (hsync, _) = sync_of(&s.poll_transmit().unwrap()).unwrap();
+    // A very late answer to the handshake: were it a sample, 2·SRTT would exceed 100 ms.
+    s.handle_packet(t + Duration::from_secs(5), NodeId(1), &cntl(hsync, 1));
+    assert_eq!(s.wtimer_value(), Duration::from_millis(100));
 }
 
 fn run_harness(cfg: SenderConfig, n: u32, drop: f64, writes: &[Bytes], seed: u64) -> Harness {
