@@ -223,11 +223,12 @@ pub fn protocol_family(name: &str) -> Result<Family, NetError> {
     match name {
         "saw" => Ok(Family::Saw),
         "bap" => Ok(Family::Bap),
+        "xtp" => Ok(Family::Xtp),
         other => {
             let known: Vec<&str> = rmcast_proto::PROTOCOLS.iter().map(|p| p.name).collect();
             Err(NetError::setup(format!(
-                "protocol {other:?} cannot run on the network in this build (available: saw, bap; \
-                 implemented in the engine: {}): pass --protocol saw or bap",
+                "protocol {other:?} cannot run on the network in this build (available: saw, bap, \
+                 xtp; implemented in the engine: {}): pass --protocol saw, bap or xtp",
                 known.join(", ")
             )))
         }

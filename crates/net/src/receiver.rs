@@ -10,7 +10,7 @@ use crate::socket::{check_group, group_socket, unicast_socket, SocketOpts};
 use crate::NetError;
 use mio::{Events, Interest, Poll, Token};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{bap, saw, Agent, Dest, Event, NodeId, Time};
+use rmcast_proto::{bap, saw, xtp, Agent, Dest, Event, NodeId, Time};
 use rmcast_wire::session::{self, Outcome, Phase, ReportState};
 use rmcast_wire::{Envelope, Family, Message, Packet, PacketClass};
 use serde::Serialize;
@@ -599,6 +599,12 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                                     rc.session = h.session;
                                     rc.ack_delay_max = ack_delay_max;
                                     Box::new(saw::Receiver::new(rc, rng))
+                                }
+                                Ok(Family::Xtp) => {
+                                    let mut rc = xtp::ReceiverConfig::new(NodeId(node));
+                                    rc.session = h.session;
+                                    rc.buffer = 4096;
+                                    Box::new(xtp::Receiver::new(rc))
                                 }
                                 Ok(Family::Bap) if window > 0 => {
                                     let mut rc = bap::ReceiverConfig::new(

@@ -10,7 +10,7 @@ use crate::NetError;
 use bytes::Bytes;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::pacing::Pacer;
-use rmcast_proto::{bap, saw, Agent, Dest, Event, GroupId, NodeId, Time, Transmit};
+use rmcast_proto::{bap, saw, xtp, Agent, Dest, Event, GroupId, NodeId, Time, Transmit};
 use rmcast_wire::session::{self, Outcome, Phase, ReportState};
 use rmcast_wire::{Envelope, Family, Message, Packet, HEADER_LEN, MAX_DATAGRAM};
 use serde::Serialize;
@@ -68,8 +68,14 @@ pub struct SendConfig {
     pub final_wait: Duration,
     /// Random ACK delay bound announced to receivers (saw §2.5.1).
     pub ack_delay: Duration,
-    /// Window for windowed protocols (`bap`).
+    /// Window for windowed protocols (`bap`; `xtp`: packets).
     pub window: u16,
+    /// `xtp`: bytes per user write (one agent message); `None` = one datagram's worth.
+    pub write_size: Option<usize>,
+    /// `xtp`: the thesis's settings (block on acknowledgment per write, go-back-N, uncapped
+    /// WTIMER back-off) instead of the default selective repeat with capped back-off, an SREQ
+    /// every 8 packets and a sliding window of `window` packets.
+    pub xtp_thesis: bool,
 }
 
 impl SendConfig {
@@ -90,6 +96,8 @@ impl SendConfig {
             final_wait: Duration::from_secs(5),
             ack_delay: Duration::ZERO,
             window: 16,
+            write_size: None,
+            xtp_thesis: false,
         }
     }
 }
@@ -380,7 +388,24 @@ pub fn send(
             overhead + 17
         )));
     }
-    let chunk = cfg.datagram_size - overhead;
+    let mut chunk = cfg.datagram_size - overhead;
+    // xtp splits a write over packets itself: its datagram carries a 32-byte header.
+    let xtp_maxdata = cfg
+        .datagram_size
+        .saturating_sub(rmcast_wire::xtp::XTP_HEADER_LEN + cfg.keys.as_ref().map_or(0, |_| 24));
+    if family == Family::Xtp {
+        chunk = match cfg.write_size {
+            Some(w) if w > DATA_OVERHEAD && w <= rmcast_proto::xtp::MAX_WRITE => w - DATA_OVERHEAD,
+            Some(w) => {
+                return Err(NetError::setup(format!(
+                    "--write-size {w} is out of range: choose between {} and {}",
+                    DATA_OVERHEAD + 1,
+                    rmcast_proto::xtp::MAX_WRITE
+                )))
+            }
+            None => xtp_maxdata.saturating_sub(DATA_OVERHEAD).max(1),
+        };
+    }
 
     // Read and digest the files before touching the network.
     let mut files = Vec::new();
@@ -576,6 +601,21 @@ pub fn send(
             sc.session = session_id;
             sc.queue_limit = 32;
             Box::new(bap::Sender::new(sc))
+        }
+        Family::Xtp => {
+            let rx: Vec<NodeId> = ids.iter().map(|&i| NodeId(i)).collect();
+            let mut sc = if cfg.xtp_thesis {
+                xtp::SenderConfig::thesis(NodeId(node), GroupId(0), rx, true)
+            } else {
+                let mut sc = xtp::SenderConfig::improved(NodeId(node), GroupId(0), rx, true);
+                sc.block_on_ack = false;
+                sc.window = u32::from(cfg.window.max(1));
+                sc
+            };
+            sc.session = session_id;
+            sc.maxdata = xtp_maxdata.max(1);
+            sc.queue_limit = 32;
+            Box::new(xtp::Sender::new(sc))
         }
         _ => return Err(NetError::setup("protocol not available on the network")),
     };

@@ -134,6 +134,8 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     rmcast recv --group 239.1.2.3:5000 --dir ./incoming\n  \
     # terminal 2: wait for 1 receiver, send two files\n  \
     rmcast send --group 239.1.2.3:5000 --receivers 1 report.pdf data.tar\n  \
+    # XTP-style (seed 002): selective repeat, 8-packet window of 1448-byte data:\n  \
+    rmcast send -g 239.1.2.3:5000 -n 3 --protocol xtp --window 8 --datagram-size 1480 big.iso\n  \
     # a stream, authenticated and encrypted, on a chosen interface:\n  \
     tar c dir | rmcast send - --name dir.tar -g 239.1.2.3:5000 -i eth0 --receivers 3 \\\n      \
     --key-file ./rmcast.key --encrypt\n\n\
@@ -148,12 +150,22 @@ pub struct Args {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub net: NetOpts,
-    /// Protocol: saw (stop-and-wait) or bap (block acknowledgment, window --window)
+    /// Protocol: saw (stop-and-wait), bap (block acknowledgment, window --window) or xtp
+    /// (transmitter-driven, selective repeat, window --window packets)
     #[arg(long, default_value = "saw")]
     pub protocol: String,
-    /// Window of windowed protocols (bap): messages in flight before the block ACK
+    /// Window of windowed protocols (bap): messages in flight before the block ACK; xtp:
+    /// packets not yet held by every receiver
     #[arg(long, default_value_t = 16)]
     pub window: u16,
+    /// xtp: bytes per application write (xtp splits each write into packets); default one
+    /// datagram's worth
+    #[arg(long, value_name = "BYTES")]
+    pub write_size: Option<usize>,
+    /// xtp: the 1997 thesis's settings (block on acknowledgment per write, go-back-N,
+    /// uncapped WTIMER back-off, CTIMEOUT 60 s) instead of selective repeat
+    #[arg(long)]
+    pub xtp_thesis: bool,
     /// Start once this many receivers have joined
     #[arg(long, short = 'n', conflicts_with_all = ["receiver_list", "discover"])]
     pub receivers: Option<usize>,
@@ -211,6 +223,8 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
         return Err(NetError::setup("--window 0: give at least 1"));
     }
     c.window = a.window;
+    c.write_size = a.write_size;
+    c.xtp_thesis = a.xtp_thesis;
     c.rate_bps = a.rate;
     c.keys = a.net.keys()?;
     c.loss = a.net.loss()?;
