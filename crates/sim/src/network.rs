@@ -38,6 +38,10 @@ pub struct LinkConfig {
     pub queue: Option<usize>,
     /// Free-form class label ("lan", "wan", "transit-stub" …) for loss rules and reports.
     pub class: String,
+    /// Each packet's jitter is drawn independently and packets may overtake one another on
+    /// this link (seed 004's per-packet Normal latency). Off (the default): a direction
+    /// never reorders, so an arrival is never earlier than the previous one.
+    pub reorder: bool,
 }
 
 impl LinkConfig {
@@ -48,7 +52,13 @@ impl LinkConfig {
             jitter: None,
             queue: None,
             class: String::new(),
+            reorder: false,
         }
+    }
+    /// Let packets overtake one another (independent per-packet jitter).
+    pub fn reordering(mut self, on: bool) -> Self {
+        self.reorder = on;
+        self
     }
     pub fn jitter(mut self, mean: Duration, sd: Duration) -> Self {
         self.jitter = Some(Jitter { mean, sd });

@@ -221,6 +221,27 @@ impl Tree {
     /// its cost follows the size of that subtree, not of the network. For connected
     /// networks only (it cannot count unreachable members).
     pub fn multicast_via(net: &Network, root: u32, via: &[u32], is_member: &[bool]) -> Tree {
+        // Fast path: one interface to a node with no other interface (a host). Every path
+        // to that node ends on this link, so the direct one is the unique shortest: the
+        // subtree is that node alone.
+        if let [i] = via {
+            if let Some(f) = net.ifaces[root as usize].get(*i as usize) {
+                if matches!(f.medium, Medium::Link { .. })
+                    && net
+                        .ifaces
+                        .get(f.peer as usize)
+                        .is_some_and(|v| v.len() == 1)
+                {
+                    let member = is_member.get(f.peer as usize).copied().unwrap_or(false);
+                    let edges = if member && f.peer != root {
+                        vec![(root, *i, f.peer, f.peer_iface)]
+                    } else {
+                        Vec::new()
+                    };
+                    return Tree::build(root, edges, |c| c == f.peer && member);
+                }
+            }
+        }
         #[derive(Clone, Copy)]
         struct L {
             dist: u64,

@@ -27,7 +27,7 @@
 //! ```
 
 use crate::kernel::Kernel;
-use crate::loss::{LossRule, LossSite, LossState};
+use crate::loss::{KindFilter, LossRule, LossSite, LossState};
 use crate::network::{BusConfig, Medium, Network, NONE};
 use crate::rng::{tag, SimRng};
 use crate::routing::{Spt, Tree};
@@ -209,6 +209,8 @@ enum Ev {
     Traffic(u32),
     /// The head of a link direction's in-flight FIFO arrives.
     LinkArrive(u32),
+    /// A copy on a reordering link arrives (one event per copy).
+    Arrive(u32),
     Deliver(u32),
     RxServe(u32),
     BusArb(u32),
@@ -284,6 +286,8 @@ struct RxQueue {
     cap: usize,
     service_ns: u64,
     q: VecDeque<u32>,
+    /// Packets that go through the queue; the others bypass it.
+    kinds: KindFilter,
 }
 
 struct TrafficState {
@@ -544,8 +548,26 @@ impl Sim {
             cap: capacity,
             service_ns: (1e9 / rate).round().max(1.0) as u64,
             q: VecDeque::new(),
+            kinds: KindFilter::All,
         });
         Ok(())
+    }
+
+    /// Only packets of `kinds` go through `node`'s receive queue (set by
+    /// [`Sim::set_rx_queue`]); the others reach the agent directly. Seed 004's response
+    /// buffer holds feedback only, so a relay that also receives data uses
+    /// [`KindFilter::Control`].
+    pub fn set_rx_queue_kinds(&mut self, node: NodeId, kinds: KindFilter) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        match self.hosts[i].rxq.as_mut() {
+            Some(q) => {
+                q.kinds = kinds;
+                Ok(())
+            }
+            None => Err(SimError::Host(format!(
+                "node {node:?} has no receive queue"
+            ))),
+        }
     }
 
     /// A fixed processing delay before each packet reaches the host's agent.
@@ -758,6 +780,7 @@ impl Sim {
                 }
                 self.arrive(c);
             }
+            Ev::Arrive(c) => self.arrive(c),
             Ev::Deliver(c) => self.deliver(c),
             Ev::RxServe(x) => {
                 let h = &mut self.hosts[x as usize];
@@ -1204,8 +1227,11 @@ impl Sim {
                 arrival += v as u64;
             }
         }
-        arrival = arrival.max(st.last_arrival);
-        st.last_arrival = arrival;
+        if !cfg.reorder {
+            arrival = arrival.max(st.last_arrival);
+            st.last_arrival = arrival;
+        }
+        let reorder = cfg.reorder;
         self.counters.link_hops += 1;
         let class = self.pkts[p as usize].class;
         match class {
@@ -1226,6 +1252,11 @@ impl Sim {
             node,
             iface: in_iface,
         });
+        if reorder {
+            self.kernel
+                .schedule(Time::from_nanos(arrival), Ev::Arrive(c));
+            return;
+        }
         let st = &mut self.dirs[d];
         if st.head.is_none() {
             st.head = Some(c);
@@ -1295,7 +1326,7 @@ impl Sim {
             return;
         }
         let h = &mut self.hosts[x as usize];
-        if let Some(q) = h.rxq.as_mut() {
+        if let Some(q) = h.rxq.as_mut().filter(|q| q.kinds.matches(class)) {
             if q.q.len() >= q.cap {
                 self.lose(CAUSE_IMPLOSION, p, x);
                 self.free_copy(c);

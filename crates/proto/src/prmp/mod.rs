@@ -84,6 +84,7 @@
 //!     (counted in [`Stats::ignored`]).
 
 pub mod plan;
+pub mod tree;
 
 use crate::retx::RetransmitBuffer;
 use crate::rtt::{RttConfig, RttEstimator};

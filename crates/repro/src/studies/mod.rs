@@ -1,3 +1,4 @@
 pub mod demo;
 pub mod lms;
+pub mod prmp;
 pub mod segovia;
