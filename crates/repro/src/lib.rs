@@ -51,8 +51,8 @@ pub use study::{
 pub static STUDIES: &[&dyn Study] = &[
     &studies::demo::Demo,
     &studies::segovia::Segovia,
+    &studies::prmp::Prmp,
     &studies::lms::Lms,
-    &studies::xtp::Xtp,
 ];
 
 /// A study name the registry does not know.

@@ -1,5 +1,4 @@
 pub mod demo;
 pub mod lms;
+pub mod prmp;
 pub mod segovia;
-pub mod xtp;
-pub mod xtp_net;
