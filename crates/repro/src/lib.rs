@@ -53,6 +53,7 @@ pub static STUDIES: &[&dyn Study] = &[
     &studies::segovia::Segovia,
     &studies::prmp::Prmp,
     &studies::lms::Lms,
+    &studies::xtp::Xtp,
 ];
 
 /// A study name the registry does not know.

@@ -2,3 +2,5 @@ pub mod demo;
 pub mod lms;
 pub mod prmp;
 pub mod segovia;
+pub mod xtp;
+pub mod xtp_net;
