@@ -327,7 +327,10 @@ fn answered_handshake_stops_ctimeout_and_ends_the_back_off() {
     let (sync, _) = sync_of(&s.poll_transmit().unwrap()).unwrap();
     s.handle_packet(Time::from_millis(2), NodeId(1), &cntl(sync, 0));
     s.send(Time::from_millis(2), pattern(10, 3)).unwrap();
-    assert!(s.poll_transmit().is_none(), "no data before every receiver answered FIRST");
+    assert!(
+        s.poll_transmit().is_none(),
+        "no data before every receiver answered FIRST"
+    );
     s.handle_packet(Time::from_millis(3), NodeId(2), &cntl(sync, 0));
     s.poll_transmit().unwrap();
     // Two expiries: WTIMER 100 then 200 ms, the handshake under way, CTIMEOUT armed.
