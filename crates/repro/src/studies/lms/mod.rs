@@ -365,7 +365,7 @@ fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, String> {
                 for p in 0..plan.placements {
                     let pseed = mix64(tseed ^ ((p as u64) << 20) ^ ((r as u64) << 40));
                     let mut tp = base.clone();
-                    topo::attach_hosts(&mut tp, r, &host, pseed).map_err(|e| e.to_string())?;
+                    attach_random(&mut tp, r, &host, pseed)?;
                     out.push(Placement::new(tp.net, tp.source, tp.receivers, t, pseed)?);
                 }
             }
@@ -375,11 +375,40 @@ fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, String> {
             let tseed = 0x003_1000 + n as u64;
             let mut tp = topo::transit_stub(&ts, &plane(), tseed).map_err(|e| e.to_string())?;
             let pseed = mix64(tseed ^ ((r as u64) << 40));
-            topo::attach_hosts(&mut tp, r, &host, pseed).map_err(|e| e.to_string())?;
+            attach_random(&mut tp, r, &host, pseed)?;
             out.push(Placement::new(tp.net, tp.source, tp.receivers, 0, pseed)?);
         }
     }
     Ok(out)
+}
+
+/// Attach the source and `receivers` receiver hosts to attach points drawn uniformly at
+/// random *with* replacement (seed 003 §5.6: receivers "randomly distributed on the internal
+/// nodes"; several may share a router, and the source's router need not hold a receiver),
+/// each over its own `host_link`.
+fn attach_random(
+    topo: &mut topo::Topology,
+    receivers: usize,
+    host_link: &LinkConfig,
+    seed: u64,
+) -> Result<(), String> {
+    let points = topo.attach_points.clone();
+    if points.is_empty() {
+        return Err("this topology has no routers to attach hosts to".into());
+    }
+    let mut rng = rmcast_sim::SimRng::new(seed, 0x1a7_7ac4, 0, 0);
+    let mut hosts = Vec::with_capacity(receivers + 1);
+    for _ in 0..=receivers {
+        let at = points[rng.below(points.len() as u64) as usize];
+        let h = topo.net.add_host();
+        topo.net
+            .add_link(h, at, host_link.clone().class("host"))
+            .map_err(|e| e.to_string())?;
+        hosts.push(h);
+    }
+    topo.source = hosts[0];
+    topo.receivers = hosts[1..].to_vec();
+    Ok(())
 }
 
 /// GT-ITM parameters scaled to about `n` nodes: stub domains of 8 nodes as in the seed,
@@ -416,7 +445,7 @@ fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<LossSpe
             .map(|&(l, u, _)| (l, u))
             .collect(),
     };
-    spread(&all, cap)
+    spread(&all, cap, pl.seed ^ 0x5157)
         .into_iter()
         .map(|(link, from)| LossSpec {
             link,
@@ -426,12 +455,18 @@ fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<LossSpe
         .collect()
 }
 
-/// At most `cap` items, evenly spread over `v` (all of them when `cap >= len`).
-fn spread<T: Clone>(v: &[T], cap: usize) -> Vec<T> {
+/// At most `cap` items of `v`, a pseudo-random sample fixed by `seed` (all of them when
+/// `cap >= len`), in their original order. (An evenly spaced pick would follow the order
+/// links were created in — on a binary tree every other link is a left child.)
+fn spread<T: Clone>(v: &[T], cap: usize, seed: u64) -> Vec<T> {
     if cap >= v.len() {
         return v.to_vec();
     }
-    (0..cap).map(|i| v[i * v.len() / cap].clone()).collect()
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by_key(|&i| mix64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+    idx.truncate(cap);
+    idx.sort_unstable();
+    idx.into_iter().map(|i| v[i].clone()).collect()
 }
 
 fn shape(drops: usize) -> RunShape {
@@ -1270,6 +1305,7 @@ fn setup(plan: &Plan, runs: usize) -> Setup {
             ("Which links are 'each link'".into(), "every link of the source's shortest-path multicast tree, host links included (links off the tree never carry the data)".into()),
             ("Binary-tree link delay".into(), format!("{} ms (the seed gives delays only for GT-ITM graphs)", TREE_DELAY.as_millis())),
             ("Host links".into(), format!("{} ms, 1.5 Mb/s; receivers are separate hosts (the seed's 100 routers + 100 receivers = 200 nodes plus the source)", HOST_DELAY.as_millis())),
+            ("Receiver placement".into(), "source and receivers each on a router drawn uniformly at random with replacement (several receivers may share a router; the source's router holds a receiver only by chance), a new draw per placement".into()),
             ("Loss time".into(), "the 31st packet (3 s in), so SRM's session messages have measured distances (two rounds) before the loss".into()),
             ("SRM adaptive runs".into(), "a single drop gives the adaptive algorithm nothing to adapt to; its runs lose 5 packets (the 31st, 41st, …, 71st) on the same link and report per drop".into()),
             ("Packets on the wire per drop".into(), "link hops of repair and control packets in the lossy run minus the control hops of the same placement and scheme without loss (same seed), per drop".into()),

@@ -8,11 +8,15 @@ fn tree(h: u32) -> Placement {
 }
 
 #[test]
-fn spread_picks_evenly_and_keeps_all_under_the_cap() {
-    let v: Vec<u32> = (0..10).collect();
-    assert_eq!(spread(&v, 20), v);
-    assert_eq!(spread(&v, 5), vec![0, 2, 4, 6, 8]);
-    assert_eq!(spread(&v, 1), vec![0]);
+fn spread_samples_without_repetition_and_keeps_all_under_the_cap() {
+    let v: Vec<u32> = (0..100).collect();
+    assert_eq!(spread(&v, 200, 1), v);
+    let a = spread(&v, 10, 1);
+    assert_eq!(a.len(), 10);
+    assert!(a.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(a, spread(&v, 10, 1));
+    // Not the evenly spaced pick (which on a binary tree takes only left children).
+    assert!(a.iter().any(|x| x % 2 == 1) && a.iter().any(|x| x % 2 == 0));
 }
 
 #[test]
