@@ -51,6 +51,7 @@ pub use study::{
 pub static STUDIES: &[&dyn Study] = &[
     &studies::demo::Demo,
     &studies::segovia::Segovia,
+    &studies::paul::Paul,
     &studies::prmp::Prmp,
     &studies::lms::Lms,
     &studies::xtp::Xtp,

@@ -187,10 +187,16 @@ impl BlockStatus {
     /// Highest block this status shows received (`None`: nothing at or above `LW_r`, and
     /// nothing below it either when `LW_r` is 0).
     pub fn highest(&self, l: u32) -> Option<u64> {
-        let top = (0..u64::from(l))
-            .rev()
-            .find(|&i| wire::bit(&self.lob, i as usize))
-            .map(|i| self.lw + i);
+        let bytes = wire::bitmap_bytes(l).min(self.lob.len());
+        let top = self.lob[..bytes]
+            .iter()
+            .rposition(|&b| b != 0)
+            .and_then(|i| {
+                let b = self.lob[i];
+                let bit = 7 - b.leading_zeros() as usize;
+                let idx = (8 * i + bit) as u64;
+                (idx < u64::from(l)).then_some(self.lw + idx)
+            });
         top.or_else(|| self.lw.checked_sub(1))
     }
     fn from_wire(s: &wire::Status<'_>) -> Self {
@@ -220,18 +226,70 @@ pub fn consolidate(merge: Merge, l: u32, statuses: &[BlockStatus]) -> Option<Blo
         Merge::Optimistic => statuses.iter().map(|s| s.lw).max()?,
     };
     let buf = statuses.iter().map(|s| s.buf).min()?;
-    let mut lob = vec![0u8; wire::bitmap_bytes(l)];
-    for i in 0..u64::from(l) {
-        let s = lw + i;
-        let v = match merge {
-            Merge::Pessimistic => statuses.iter().all(|st| st.received(s, l)),
-            Merge::Optimistic => statuses.iter().any(|st| st.received(s, l)),
-        };
-        if v {
-            wire::set_bit(&mut lob, i as usize);
+    let (and, or) = aligned_and_or(statuses, lw, l);
+    let words = match merge {
+        Merge::Pessimistic => and,
+        Merge::Optimistic => or,
+    };
+    Some(BlockStatus {
+        lw,
+        lob: words_to_lob(&words, l),
+        buf,
+    })
+}
+
+/// 64 bits of `st`'s received set starting at block `start` (bit `i` = block `start + i`),
+/// `l` = bits in its LOB.
+fn received_word(st: &BlockStatus, start: u64, l: u32) -> u64 {
+    let mut w = 0u64;
+    // Blocks below the endpoint's own LW_r are received.
+    if start < st.lw {
+        let n = st.lw - start;
+        w = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        if n >= 64 {
+            return w;
         }
     }
-    Some(BlockStatus { lw, lob, buf })
+    let first = start.max(st.lw);
+    let end = (start + 64).min(st.lw.saturating_add(u64::from(l)));
+    let mut b = first;
+    while b < end {
+        let off = (b - st.lw) as usize;
+        let byte = st.lob.get(off / 8).copied().unwrap_or(0) >> (off % 8);
+        let take = (8 - off % 8).min((end - b) as usize);
+        let mask = if take >= 8 { 0xff } else { (1u64 << take) - 1 };
+        w |= (u64::from(byte) & mask) << (b - start);
+        b += take as u64;
+    }
+    w
+}
+
+/// Bitwise AND and OR of the statuses' received sets over `[lw, lw + l)`, 64 blocks a word.
+fn aligned_and_or(statuses: &[BlockStatus], lw: u64, l: u32) -> (Vec<u64>, Vec<u64>) {
+    let n = (l as usize).div_ceil(64);
+    let mut and = vec![u64::MAX; n];
+    let mut or = vec![0u64; n];
+    for st in statuses {
+        for (i, (a, o)) in and.iter_mut().zip(or.iter_mut()).enumerate() {
+            let w = received_word(st, lw + 64 * i as u64, l);
+            *a &= w;
+            *o |= w;
+        }
+    }
+    (and, or)
+}
+
+fn words_to_lob(words: &[u64], l: u32) -> Vec<u8> {
+    let mut lob = vec![0u8; wire::bitmap_bytes(l)];
+    for (i, b) in lob.iter_mut().enumerate() {
+        *b = words.get(i / 8).map_or(0, |w| (w >> (8 * (i % 8))) as u8);
+    }
+    if !l.is_multiple_of(8) {
+        if let Some(last) = lob.last_mut() {
+            *last &= (1u8 << (l % 8)) - 1;
+        }
+    }
+    lob
 }
 
 // ------------------------------------------------------------------------------- probe
@@ -248,6 +306,7 @@ struct ProbeCell {
     since: Cell<u64>,
     area: Cell<u128>,
     overflow: Cell<u64>,
+    retx_peak: Cell<u64>,
 }
 
 impl Probe {
@@ -263,6 +322,15 @@ impl Probe {
         c.since.set(t.max(c.since.get()));
         c.level.set(level as u64);
         c.peak.set(c.peak.get().max(level as u64));
+    }
+    fn set_retx(&self, level: usize) {
+        self.0
+            .retx_peak
+            .set(self.0.retx_peak.get().max(level as u64));
+    }
+    /// Most blocks held at once in the retransmission buffer (kept for other endpoints).
+    pub fn retx_peak(&self) -> u64 {
+        self.0.retx_peak.get()
     }
     fn overflowed(&self) {
         self.0.overflow.set(self.0.overflow.get() + 1);
@@ -668,8 +736,14 @@ pub enum Role {
 }
 
 impl Role {
+    /// Whether the endpoint keeps delivered blocks for others (a designated endpoint with
+    /// no members has nobody to keep them for).
     fn keeps_retx(&self) -> bool {
-        matches!(self, Role::Designated { .. } | Role::Combined { .. })
+        match self {
+            Role::Designated { members, .. } => !members.is_empty(),
+            Role::Combined { .. } => true,
+            _ => false,
+        }
     }
 }
 
@@ -796,10 +870,12 @@ impl Endpoint {
     fn status(&self) -> BlockStatus {
         let lw = self.lw();
         let mut lob = vec![0u8; wire::bitmap_bytes(self.cfg.l)];
-        for i in 0..u64::from(self.cfg.l) {
-            if self.win.contains(lw + i) {
-                wire::set_bit(&mut lob, i as usize);
-            }
+        // Every received block at or above LW_r is held (reassembly buffer).
+        for (&s, _) in self
+            .have
+            .range(lw..lw.saturating_add(u64::from(self.cfg.l)))
+        {
+            wire::set_bit(&mut lob, (s - lw) as usize);
         }
         BlockStatus {
             lw,
@@ -811,6 +887,7 @@ impl Endpoint {
     fn update_probe(&self, now: Time) {
         if let Some(p) = &self.probe {
             p.set(now, self.have.len());
+            p.set_retx(self.retx_len);
         }
     }
 
@@ -1189,26 +1266,31 @@ impl Exchange {
         let Some(floor) = self.statuses.iter().map(|s| s.lw).min() else {
             return;
         };
-        let top = self
-            .statuses
-            .iter()
-            .map(|s| s.lw.saturating_add(u64::from(l)))
-            .max()
-            .unwrap_or(floor);
         self.assigned.retain(|&s, _| s >= floor);
         self.first_seen.retain(|&s, _| s >= floor);
         let highest: Vec<Option<u64>> = self.statuses.iter().map(|st| st.highest(l)).collect();
         let n = self.statuses.len();
         let mut bits: Vec<Vec<u8>> = vec![Vec::new(); n];
-        for s in floor..top {
+        // Candidates: held by some endpoint (OR) and lacked by some (not AND).
+        let (and, or) = aligned_and_or(&self.statuses, floor, l);
+        let mut candidates = Vec::new();
+        for (wi, (a, o)) in and.iter().zip(&or).enumerate() {
+            let mut c = o & !a;
+            while c != 0 {
+                let off = 64 * wi as u64 + u64::from(c.trailing_zeros());
+                c &= c - 1;
+                if off < u64::from(l) {
+                    candidates.push(floor + off);
+                }
+            }
+        }
+        for s in candidates {
             let mut holder = None;
-            let mut lacking = false;
             let mut gap = false;
             for (j, st) in self.statuses.iter().enumerate() {
                 if st.received(s, l) {
                     holder.get_or_insert(j);
                 } else {
-                    lacking = true;
                     gap |= highest[j].is_some_and(|hi| s < hi);
                 }
             }
@@ -1216,9 +1298,6 @@ impl Exchange {
                 continue;
             };
             let seen = *self.first_seen.entry(s).or_insert(now);
-            if !lacking {
-                continue;
-            }
             // A gap below a block the endpoint holds is a loss; a block beyond everything it
             // holds may still be queued on its access link: wait `reassign_after` for it.
             if !gap && now < seen + self.cfg.reassign_after {
@@ -1233,15 +1312,14 @@ impl Exchange {
             }
             self.assigned.insert(s, now);
             self.assignments += 1;
-            let b = &mut bits[h];
+            let Some(b) = bits.get_mut(h) else {
+                continue;
+            };
             if b.is_empty() {
                 b.resize(wire::bitmap_bytes(l), 0);
             }
             // The ASSIGN bitmap starts at `floor` and covers L blocks.
-            let off = s - floor;
-            if off < u64::from(l) {
-                wire::set_bit(b, off as usize);
-            }
+            wire::set_bit(b, (s - floor) as usize);
         }
         let step = u64::from(l / 8).max(1);
         for (j, b) in bits.into_iter().enumerate() {

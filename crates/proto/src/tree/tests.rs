@@ -484,3 +484,77 @@ fn k_field_is_the_interval_in_t_in_units() {
         10
     );
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn status(l: u32) -> impl Strategy<Value = BlockStatus> {
+        (
+            0u64..300,
+            proptest::collection::vec(any::<u8>(), 0..64),
+            0u32..50,
+        )
+            .prop_map(move |(lw, mut raw, buf)| {
+                raw.resize(wire::bitmap_bytes(l), 0);
+                if !l.is_multiple_of(8) {
+                    if let Some(b) = raw.last_mut() {
+                        *b &= (1u8 << (l % 8)) - 1;
+                    }
+                }
+                BlockStatus { lw, lob: raw, buf }
+            })
+    }
+
+    proptest! {
+        /// The word-wise consolidation equals the definition block by block: received by all
+        /// (pessimistic) or by some (optimistic) endpoint, aligned at min / max LW_r.
+        #[test]
+        fn consolidation_matches_its_definition(
+            (l, sts) in (1u32..200).prop_flat_map(|l| (Just(l), proptest::collection::vec(status(l), 1..6))),
+        ) {
+            for merge in [Merge::Pessimistic, Merge::Optimistic] {
+                let c = consolidate(merge, l, &sts).unwrap();
+                let lw = match merge {
+                    Merge::Pessimistic => sts.iter().map(|s| s.lw).min().unwrap(),
+                    Merge::Optimistic => sts.iter().map(|s| s.lw).max().unwrap(),
+                };
+                prop_assert_eq!(c.lw, lw);
+                prop_assert_eq!(c.buf, sts.iter().map(|s| s.buf).min().unwrap());
+                for i in 0..u64::from(l) {
+                    let want = match merge {
+                        Merge::Pessimistic => sts.iter().all(|s| s.received(lw + i, l)),
+                        Merge::Optimistic => sts.iter().any(|s| s.received(lw + i, l)),
+                    };
+                    prop_assert_eq!(wire::bit(&c.lob, i as usize), want, "bit {}", i);
+                }
+                let highest = c.highest(l);
+                let naive = (0..u64::from(l)).rev().find(|&i| wire::bit(&c.lob, i as usize))
+                    .map(|i| c.lw + i).or_else(|| c.lw.checked_sub(1));
+                prop_assert_eq!(highest, naive);
+            }
+        }
+    }
+}
+
+/// A designated endpoint alone in its region keeps no retransmission buffer: it would
+/// never be freed, and a full one would stop the source.
+#[test]
+fn designated_without_members_keeps_nothing() {
+    let cfg = EndpointConfig::new(
+        NodeId(1),
+        NodeId(0),
+        Role::Designated {
+            members: vec![],
+            local_group: GroupId(2),
+        },
+        4,
+    );
+    let mut e = Endpoint::new(cfg, AgentRng::from_seed(1));
+    for s in 0..20 {
+        e.handle_packet(Time::ZERO, NodeId(0), &data_packet(s, b"x"));
+    }
+    assert_eq!(e.lw(), 20);
+    assert_eq!(e.retx_len(), 0);
+    assert_eq!(e.buffer_available(), 4);
+}

@@ -1,0 +1,890 @@
+//! Seed 001 (Paul, Sabnani & Kristol): DSP, CSP and CP on the §7 topology — six local
+//! exchanges at round-trip delays of 10, 25, 30, 40, 50 and 60 ms, 25 destinations, 150 Mb/s,
+//! 1024-byte blocks, r_f = 1.2, block error rate 10⁻³, status every 4–6 ms — with the sweeps
+//! of Figures 4–12, the analytic throughput of §6 (eq. 1–4) beside every throughput figure,
+//! and, beyond the paper, DSP and CP with 1,000 and 10,000 destinations over 100 exchanges.
+
+use crate::plot::{Axis, Plot, PlotSeries};
+use crate::stats::Estimate;
+use crate::study::{RunCtx, Setup, Study, StudyError, StudyOutput};
+use crate::Measures;
+use core::time::Duration;
+use rmcast_proto::rng::mix64;
+use rmcast_proto::tree::{deploy, Endpoint, Exchange, Probe, Region, Settings, Source, Variant};
+use rmcast_proto::{Event, GroupId, NodeId, Time};
+use rmcast_sim::{topo, KindFilter, LossModel, LossRule, LossSite, Sim, Stop, Traffic};
+use std::collections::BTreeMap;
+
+/// The paper's round-trip delays (ms), New Jersey to MA, FL, IL, TX, CO, CA.
+pub const RTDS_MS: [f64; 6] = [10.0, 25.0, 30.0, 40.0, 50.0, 60.0];
+/// Block size (bytes of data per block).
+pub const BLOCK: usize = 1024;
+/// DATA header bytes on rmcast's wire (20 common + 12 tree).
+pub const DATA_OVERHEAD: usize = 32;
+/// Links are this many times faster than the connection's transmission speed: the source
+/// sends at the speed (its multicast VC's peak rate) and status packets, ASSIGNs and local
+/// re-multicasts travel beside it (ATM: a 150 Mb/s VC on a 622 Mb/s link).
+pub const LINK_FACTOR: u64 = 4;
+/// Mean of the uniform 4–6 ms status interval.
+pub const STATUS_MEAN_S: f64 = 0.005;
+
+const G: GroupId = GroupId(1);
+
+/// One simulation run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    pub variant: Variant,
+    /// Window `W = L` as a multiple of the largest RTD in blocks at `window_ref_mbps`.
+    pub window: f64,
+    /// Speed at which the window's block count is computed (Figure 10 keeps the window's
+    /// block count fixed while the speed changes).
+    pub window_ref_mbps: f64,
+    pub r_f: f64,
+    pub rate_mbps: f64,
+    /// Block error rate: each endpoint loses each data block it is sent with this probability.
+    pub err: f64,
+    pub dests: usize,
+    /// Round-trip delays of the exchanges, ms.
+    pub rtds_ms: Vec<f64>,
+    pub blocks: u64,
+    pub seed: u64,
+    /// Keep every delivery (for the end-to-end delay and the exactly-once check).
+    pub record: bool,
+}
+
+impl Spec {
+    /// The paper's Figure 4–8 point at window `window`.
+    pub fn paper(variant: Variant, window: f64, blocks: u64, seed: u64) -> Self {
+        Spec {
+            variant,
+            window,
+            window_ref_mbps: 150.0,
+            r_f: 1.2,
+            rate_mbps: 150.0,
+            err: 1e-3,
+            dests: 25,
+            rtds_ms: RTDS_MS.to_vec(),
+            blocks,
+            seed,
+            record: true,
+        }
+    }
+    /// Seconds to send one block (its datagram) at `mbps`.
+    pub fn ipt_at(mbps: f64) -> f64 {
+        (BLOCK + DATA_OVERHEAD) as f64 * 8.0 / (mbps * 1e6)
+    }
+    pub fn ipt(&self) -> f64 {
+        Self::ipt_at(self.rate_mbps)
+    }
+    pub fn max_rtd_s(&self) -> f64 {
+        self.rtds_ms.iter().copied().fold(0.0, f64::max) / 1e3
+    }
+    /// `L` in blocks.
+    pub fn l(&self) -> u32 {
+        let blocks = self.window * self.max_rtd_s() / Self::ipt_at(self.window_ref_mbps);
+        (blocks.round() as u32).max(1)
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOut {
+    /// Normalized throughput: new blocks per block time in steady state.
+    pub rho: f64,
+    /// Mean end-to-end delay (first transmission to in-order delivery), ms.
+    pub delay_ms: f64,
+    /// Global re-multicasts per second.
+    pub global_rate: f64,
+    /// Local re-multicasts per second (all endpoints).
+    pub local_rate: f64,
+    /// Status packets reaching the source per second.
+    pub status_rate: f64,
+    /// Data packets the source sent per second (new and re-multicast).
+    pub data_rate: f64,
+    /// Peak and time-mean of the source's outstanding blocks.
+    pub src_peak: f64,
+    pub src_mean: f64,
+    /// Mean over regions of the largest peak buffer (reassembly + retransmission) of the
+    /// region's endpoints: the local source's buffer for DSP and CP.
+    pub local_peak: f64,
+    /// Source peak plus every endpoint's peak (reassembly + retransmission).
+    pub buffer_total: f64,
+    /// Sum over endpoints of the peak retransmission buffer (blocks kept for others): what
+    /// DSP adds at `E_i1` and CP at every endpoint.
+    pub retx_total: f64,
+    /// Blocks that arrived beyond an endpoint's reassembly buffer.
+    pub overflow: f64,
+    pub completed: bool,
+    /// Every endpoint got every block once, in order (only checked when recording).
+    pub exactly_once: bool,
+    /// Simulated time to completion, s.
+    pub duration_s: f64,
+}
+
+/// Equation (4) of §6: `ρ = ((b·n)⁻¹ + W) / ((b·n)⁻¹ + (1 − ln n / ln b)(r_f·w̄_s + 1) +
+/// w_s,max)`, capped at 1 (observation 3: ρ = 1 once W reaches w_x). Windows in blocks.
+pub fn rho_model(w: f64, b: f64, n: f64, r_f: f64, wbar_s: f64, ws_max: f64) -> f64 {
+    let bn_inv = 1.0 / (b * n);
+    let wx = (1.0 - n.ln() / b.ln()) * (r_f * wbar_s + 1.0) + ws_max;
+    ((bn_inv + w) / (bn_inv + wx)).min(1.0)
+}
+
+/// The model's inputs rmcast derives for a spec: `w̄_s` = blocks sent during the mean RTD
+/// plus half a mean status interval, `w_s,max` = the same with the largest RTD.
+pub fn model_inputs(s: &Spec) -> (f64, f64) {
+    let ipt = s.ipt();
+    let mean_rtd = s.rtds_ms.iter().sum::<f64>() / s.rtds_ms.len().max(1) as f64 / 1e3;
+    let wbar = (mean_rtd + STATUS_MEAN_S / 2.0) / ipt;
+    let wmax = (s.max_rtd_s() + STATUS_MEAN_S / 2.0) / ipt;
+    (wbar, wmax)
+}
+
+/// ρ from eq. (4) for a spec.
+pub fn rho_model_for(s: &Spec) -> f64 {
+    let (wbar, wmax) = model_inputs(s);
+    rho_model(f64::from(s.l()), s.err, s.dests as f64, s.r_f, wbar, wmax)
+}
+
+/// Run one simulation.
+pub fn run_one(s: &Spec) -> Result<RunOut, String> {
+    let rtds: Vec<Duration> = s
+        .rtds_ms
+        .iter()
+        .map(|&m| Duration::from_secs_f64(m / 1e3))
+        .collect();
+    let per = topo::spread(s.dests, rtds.len());
+    let bps = (s.rate_mbps * 1e6) as u64;
+    let t = topo::local_exchanges(&rtds, &per, bps * LINK_FACTOR, Duration::ZERO)
+        .map_err(|e| e.to_string())?;
+    let mut regions = Vec::new();
+    let mut it = t.receivers.iter().copied();
+    for (i, &x) in t.attach_points.iter().enumerate() {
+        let k = per.get(i).copied().unwrap_or(0);
+        let eps: Vec<NodeId> = it.by_ref().take(k).collect();
+        regions.push(Region {
+            exchange: x,
+            rtd_endpoints: vec![rtds[i]; eps.len()],
+            endpoints: eps,
+            rtd_exchange: rtds[i],
+        });
+    }
+    let mut set = Settings::new(s.variant, s.l());
+    set.rate_bps = bps;
+    set.block_datagram = BLOCK + DATA_OVERHEAD;
+    set.r_f = s.r_f;
+    let d = deploy(t.source, G, 100, &regions, &set);
+    let mut sim = Sim::new(t.net, s.seed);
+    sim.record_events(s.record);
+    sim.set_group(G, &t.receivers).map_err(|e| e.to_string())?;
+    for (g, m) in &d.local_groups {
+        sim.set_group(*g, m).map_err(|e| e.to_string())?;
+    }
+    for x in d.exchanges {
+        let rng = sim.agent_rng(x.node, 1);
+        sim.add_router_agent(x.node, Box::new(Exchange::new(x, rng)))
+            .map_err(|e| e.to_string())?;
+    }
+    let mut probes: BTreeMap<NodeId, Probe> = BTreeMap::new();
+    for e in d.endpoints {
+        let rng = sim.agent_rng(e.node, 0);
+        let p = Probe::new();
+        probes.insert(e.node, p.clone());
+        sim.add_agent(e.node, Box::new(Endpoint::new(e, rng).with_probe(p)))
+            .map_err(|e| e.to_string())?;
+    }
+    let sp = Probe::new();
+    sim.add_agent(
+        t.source,
+        Box::new(Source::new(d.source).with_probe(sp.clone())),
+    )
+    .map_err(|e| e.to_string())?;
+    if s.err > 0.0 {
+        for &r in &t.receivers {
+            sim.add_loss(
+                &LossRule::new(
+                    LossSite::Rx {
+                        node: r,
+                        iface: None,
+                    },
+                    LossModel::Bernoulli { p: s.err },
+                )
+                .filter(KindFilter::Data),
+            )
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    let mut traffic = Traffic::saturated(s.blocks, BLOCK);
+    traffic.stamp = s.record;
+    sim.add_traffic(t.source, traffic)
+        .map_err(|e| e.to_string())?;
+    let ipt = s.ipt();
+    // Generous limit: 40 × the error-free transfer time plus 20 s.
+    let limit = Time::from_nanos(((s.blocks as f64 * ipt * 40.0 + 20.0) * 1e9) as u64);
+    let out = sim.run(&Stop::when_complete().until(limit));
+    let end = out.end;
+    let src_stats = sim
+        .agent(t.source)
+        .map(|a| a.stats().clone())
+        .unwrap_or_default();
+    let local_sent: u64 = t
+        .receivers
+        .iter()
+        .filter_map(|&r| sim.agent(r).map(|a| a.stats().repairs_sent))
+        .sum();
+    // Let local repairs after the source's last acknowledgment finish.
+    let tail = sim.now() + Duration::from_millis(300);
+    sim.run(&Stop::at(tail));
+
+    // Steady state: the rate at which new blocks leave the source, from block N/5 on.
+    let mut sent_at: Vec<Option<Time>> = vec![None; s.blocks as usize];
+    let mut last_done = Time::ZERO;
+    for (_, e) in sim.events(t.source) {
+        if let Event::MessageDone {
+            seq,
+            sent_at: t0,
+            done_at,
+            ..
+        } = e
+        {
+            if let Some(slot) = sent_at.get_mut(*seq as usize) {
+                *slot = Some(*t0);
+            }
+            last_done = last_done.max(*done_at);
+        }
+    }
+    let k1 = (s.blocks / 5) as usize;
+    let k2 = s.blocks.saturating_sub(1) as usize;
+    let rho = match (
+        sent_at.get(k1).copied().flatten(),
+        sent_at.get(k2).copied().flatten(),
+    ) {
+        (Some(a), Some(b)) if b > a => (k2 - k1) as f64 * ipt / (b - a).as_secs_f64(),
+        _ => 0.0,
+    };
+    let dur = if out.completed {
+        last_done.as_secs_f64()
+    } else {
+        end.as_secs_f64()
+    }
+    .max(1e-9);
+    let mut exactly_once = true;
+    let mut delay_sum = 0.0;
+    let mut delay_n = 0u64;
+    if s.record {
+        for &r in &t.receivers {
+            let mut next = 0u64;
+            for (at, e) in sim.events(r) {
+                if let Event::Delivered { seq, .. } = e {
+                    if *seq != next {
+                        exactly_once = false;
+                    }
+                    next = seq + 1;
+                    if *seq as usize >= k1 {
+                        if let Some(Some(t0)) = sent_at.get(*seq as usize) {
+                            delay_sum += at.saturating_since(*t0).as_secs_f64();
+                            delay_n += 1;
+                        }
+                    }
+                }
+            }
+            if next != s.blocks {
+                exactly_once = false;
+            }
+        }
+    }
+    let mut local_peak = 0.0;
+    for reg in &regions {
+        let m = reg
+            .endpoints
+            .iter()
+            .filter_map(|e| probes.get(e))
+            .map(|p| p.peak())
+            .max()
+            .unwrap_or(0);
+        local_peak += m as f64;
+    }
+    local_peak /= regions.len().max(1) as f64;
+    let buffer_total = sp.peak() as f64 + probes.values().map(|p| p.peak() as f64).sum::<f64>();
+    Ok(RunOut {
+        rho,
+        delay_ms: if delay_n > 0 {
+            delay_sum / delay_n as f64 * 1e3
+        } else {
+            0.0
+        },
+        global_rate: src_stats.repairs_sent as f64 / dur,
+        local_rate: local_sent as f64 / dur,
+        status_rate: src_stats.packets_received as f64 / dur,
+        data_rate: (src_stats.data_sent + src_stats.repairs_sent) as f64 / dur,
+        src_peak: sp.peak() as f64,
+        src_mean: sp.mean(Time::from_nanos((dur * 1e9) as u64)),
+        local_peak,
+        buffer_total,
+        retx_total: probes.values().map(|p| p.retx_peak() as f64).sum(),
+        overflow: probes.values().map(|p| p.overflow() as f64).sum(),
+        completed: out.completed,
+        exactly_once: exactly_once && out.completed,
+        duration_s: dur,
+    })
+}
+
+// ----------------------------------------------------------------------------- study
+
+const VARIANTS: [Variant; 3] = [Variant::Dsp, Variant::Csp, Variant::Cp];
+
+/// A sweep family: which parameter moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fam {
+    /// Figures 4–8: window 0.5–3.0 × the largest RTD.
+    Win,
+    /// Figure 9: r_f.
+    Rf,
+    /// Figure 10: transmission speed (Mb/s), window fixed in blocks.
+    Speed,
+    /// Figure 11: block error rate (x = log10).
+    Err,
+    /// Figure 12: number of destinations.
+    Dests,
+    /// Beyond the paper: destinations over 100 exchanges.
+    Beyond,
+}
+
+impl Fam {
+    fn key(self) -> &'static str {
+        match self {
+            Fam::Win => "win",
+            Fam::Rf => "rf",
+            Fam::Speed => "speed",
+            Fam::Err => "err",
+            Fam::Dests => "dests",
+            Fam::Beyond => "beyond",
+        }
+    }
+    fn x_label(self) -> &'static str {
+        match self {
+            Fam::Win => "window (× largest RTD in blocks)",
+            Fam::Rf => "retransmission timeout factor r_f",
+            Fam::Speed => "transmission speed (Mb/s)",
+            Fam::Err => "log10 block error rate",
+            Fam::Dests | Fam::Beyond => "destinations",
+        }
+    }
+}
+
+struct Plan {
+    seeds: u64,
+    blocks: u64,
+    windows: Vec<f64>,
+    rfs: Vec<f64>,
+    speeds: Vec<f64>,
+    errs: Vec<f64>,
+    dests: Vec<f64>,
+    beyond: Vec<f64>,
+    beyond_blocks: u64,
+}
+
+impl Plan {
+    fn new(quick: bool) -> Plan {
+        let common = Plan {
+            seeds: 5,
+            blocks: 30_000,
+            windows: vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0],
+            rfs: vec![1.2, 1.5, 2.0, 2.5, 3.0],
+            speeds: vec![50.0, 100.0, 150.0, 300.0, 600.0],
+            errs: vec![1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+            dests: vec![6.0, 12.0, 18.0, 25.0, 50.0, 100.0],
+            beyond: vec![1_000.0, 10_000.0],
+            beyond_blocks: 5_000,
+        };
+        if quick {
+            Plan {
+                seeds: 2,
+                blocks: 8_000,
+                rfs: vec![1.2, 2.0, 3.0],
+                dests: vec![6.0, 12.0, 25.0, 50.0],
+                beyond: Vec::new(),
+                ..common
+            }
+        } else {
+            common
+        }
+    }
+
+    fn xs(&self, f: Fam) -> Vec<f64> {
+        match f {
+            Fam::Win => self.windows.clone(),
+            Fam::Rf => self.rfs.clone(),
+            Fam::Speed => self.speeds.clone(),
+            Fam::Err => self.errs.iter().map(|e| e.log10()).collect(),
+            Fam::Dests => self.dests.clone(),
+            Fam::Beyond => self.beyond.clone(),
+        }
+    }
+
+    fn spec(&self, f: Fam, v: Variant, x: f64, seed: u64) -> Spec {
+        let mut s = Spec::paper(v, 2.0, self.blocks, seed);
+        match f {
+            Fam::Win => s.window = x,
+            Fam::Rf => s.r_f = x,
+            Fam::Speed => s.rate_mbps = x,
+            Fam::Err => s.err = 10f64.powf(x),
+            Fam::Dests => s.dests = x as usize,
+            Fam::Beyond => {
+                s.dests = x as usize;
+                s.rtds_ms = (0..100)
+                    .map(|i| 10.0 + 50.0 * f64::from(i) / 99.0)
+                    .collect();
+                s.blocks = self.beyond_blocks;
+                s.record = false;
+            }
+        }
+        s
+    }
+}
+
+/// Mean, SD and CI of per-run values.
+fn est(v: &[f64]) -> Result<Estimate, StudyError> {
+    Estimate::from_samples(v).ok_or_else(|| StudyError::Run("no finite samples".into()))
+}
+
+const METRICS: [(&str, &str); 13] = [
+    ("rho", "normalized throughput"),
+    ("delay", "ms"),
+    ("global", "re-multicasts/s"),
+    ("local", "re-multicasts/s"),
+    ("status", "packets/s"),
+    ("data", "packets/s"),
+    ("throughput_pps", "blocks/s"),
+    ("status_over_data", "ratio"),
+    ("src_peak", "blocks"),
+    ("local_peak", "blocks"),
+    ("retx_total", "blocks"),
+    ("buffer_total", "blocks"),
+    ("wasted", "fraction of bandwidth"),
+];
+
+fn metric(o: &RunOut, s: &Spec, name: &str) -> f64 {
+    let pps = o.rho / s.ipt();
+    match name {
+        "rho" => o.rho,
+        "delay" => o.delay_ms,
+        "global" => o.global_rate,
+        "local" => o.local_rate,
+        "status" => o.status_rate,
+        "data" => o.data_rate,
+        "throughput_pps" => pps,
+        "status_over_data" => o.status_rate / (pps + o.global_rate).max(1e-9),
+        "src_peak" => o.src_peak,
+        "local_peak" => o.local_peak,
+        "retx_total" => o.retx_total,
+        "buffer_total" => o.buffer_total,
+        _ => 1.0 - o.rho,
+    }
+}
+
+/// The paper's study (see the module doc).
+pub struct Paul;
+
+impl Study for Paul {
+    fn name(&self) -> &'static str {
+        "paul"
+    }
+    fn title(&self) -> &'static str {
+        "Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP"
+    }
+    fn source(&self) -> &'static str {
+        "seed 001 (Paul, Sabnani & Kristol: Multicast Transport Protocols for High Speed \
+         Networks), §3–§7, eq. (1)–(4), Figures 4–12, Table 3"
+    }
+    fn claims_toml(&self) -> &'static str {
+        include_str!("../../../../scenarios/repro/paul/claims.toml")
+    }
+
+    fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
+        let plan = Plan::new(ctx.quick);
+        let fams = [
+            Fam::Win,
+            Fam::Rf,
+            Fam::Speed,
+            Fam::Err,
+            Fam::Dests,
+            Fam::Beyond,
+        ];
+        let mut jobs: Vec<(Fam, Variant, f64, Spec)> = Vec::new();
+        for (fi, &f) in fams.iter().enumerate() {
+            let variants: &[Variant] = if f == Fam::Beyond {
+                &[Variant::Dsp, Variant::Cp]
+            } else {
+                &VARIANTS
+            };
+            let seeds = if f == Fam::Beyond { 1 } else { plan.seeds };
+            for (vi, &v) in variants.iter().enumerate() {
+                for x in plan.xs(f) {
+                    for k in 0..seeds {
+                        let seed = mix64(
+                            mix64(0x9a01_0000 ^ (fi as u64) << 8 ^ vi as u64) ^ x.to_bits() ^ k,
+                        );
+                        jobs.push((f, v, x, plan.spec(f, v, x, seed)));
+                    }
+                }
+            }
+        }
+        let results: Vec<RunOut> = ctx
+            .map(&jobs, |(_, _, _, s)| run_one(s))
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(StudyError::Run)?;
+
+        let mut m = Measures::new();
+        let mut series: BTreeMap<String, Vec<(f64, Estimate)>> = BTreeMap::new();
+        let mut runs_ok = Vec::new();
+        let mut bad = Vec::new();
+        let mut overflow = 0.0;
+        for &f in &fams {
+            for v in VARIANTS {
+                for x in plan.xs(f) {
+                    let runs: Vec<(&Spec, &RunOut)> = jobs
+                        .iter()
+                        .zip(&results)
+                        .filter(|((jf, jv, jx, _), _)| *jf == f && *jv == v && *jx == x)
+                        .map(|((_, _, _, s), o)| (s, o))
+                        .collect();
+                    if runs.is_empty() {
+                        continue;
+                    }
+                    for (name, _) in METRICS {
+                        if name == "delay" && !runs[0].0.record {
+                            continue;
+                        }
+                        let vals: Vec<f64> = runs.iter().map(|(s, o)| metric(o, s, name)).collect();
+                        series
+                            .entry(format!("{}.{name}.{}", f.key(), v.name()))
+                            .or_default()
+                            .push((x, est(&vals)?));
+                    }
+                    for (s, o) in &runs {
+                        overflow += o.overflow;
+                        let ok = o.completed && (o.exactly_once || !s.record);
+                        runs_ok.push(if ok { 1.0 } else { 0.0 });
+                        if !ok {
+                            bad.push(format!(
+                                "{} {} x = {x} seed {:#x}",
+                                f.key(),
+                                v.name(),
+                                s.seed
+                            ));
+                        }
+                    }
+                }
+                // The analytic eq. (4) beside the measurements (protocol-independent).
+                if v == Variant::Dsp {
+                    let pts: Vec<(f64, Estimate)> = plan
+                        .xs(f)
+                        .into_iter()
+                        .map(|x| (x, Estimate::exact(rho_model_for(&plan.spec(f, v, x, 0)))))
+                        .collect();
+                    series.insert(format!("model.{}.rho", f.key()), pts);
+                }
+            }
+        }
+        for (name, pts) in &series {
+            let fam = fams
+                .iter()
+                .find(|f| {
+                    name.starts_with(&format!("{}.", f.key()))
+                        || name.starts_with(&format!("model.{}.", f.key()))
+                })
+                .copied()
+                .unwrap_or(Fam::Win);
+            let metric_name = name.split('.').nth(1).unwrap_or("");
+            let unit = METRICS
+                .iter()
+                .find(|(n, _)| *n == metric_name)
+                .map_or("normalized throughput", |(_, u)| *u);
+            m.series(name.clone(), unit, fam.x_label(), pts.clone());
+        }
+        m.scalar(
+            "runs.delivered_exactly_once",
+            "fraction of runs",
+            est(&runs_ok)?,
+        );
+        // Derived: the smallest window reaching 95 % of the protocol's best throughput.
+        for v in VARIANTS {
+            if let Some(pts) = series.get(&format!("win.rho.{}", v.name())) {
+                let best = pts.iter().map(|(_, e)| e.mean).fold(0.0, f64::max);
+                if let Some((x, _)) = pts.iter().find(|(_, e)| e.mean >= 0.95 * best) {
+                    m.scalar(
+                        format!("win.peak_window.{}", v.name()),
+                        "× largest RTD",
+                        Estimate::exact(*x),
+                    );
+                }
+            }
+            if let Some(pts) = series.get(&format!("err.rho.{}", v.name())) {
+                let at = |x: f64| {
+                    pts.iter()
+                        .find(|(px, _)| (px - x).abs() < 1e-9)
+                        .map(|(_, e)| e.mean)
+                };
+                if let (Some(a), Some(b)) = (at(-3.0), at(-4.0)) {
+                    m.scalar(
+                        format!("err.rho_ratio_1e3_1e4.{}", v.name()),
+                        "ratio",
+                        Estimate::exact(a / b.max(1e-9)),
+                    );
+                }
+            }
+        }
+        let plots = plots(ctx, &series)?;
+        let s0 = Spec::paper(Variant::Dsp, 2.0, plan.blocks, 0);
+        let (wbar, wmax) = model_inputs(&s0);
+        let mut notes = vec![
+            format!(
+                "{} runs; {} completed with every destination receiving every block exactly \
+                 once and in order{}.",
+                results.len(),
+                runs_ok.iter().filter(|&&v| v > 0.0).count(),
+                if bad.is_empty() { String::new() } else { format!(" (not: {})", bad.join("; ")) }
+            ),
+            format!(
+                "eq. (4) inputs at the paper's point (150 Mb/s, 1056-byte datagrams, ipt = {:.2} µs): \
+                 w̄_s = {wbar:.0} blocks (mean RTD 35.8 ms + 2.5 ms, half the mean status interval), \
+                 w_s,max = {wmax:.0} blocks (60 ms + 2.5 ms), b = block error rate, n = destinations.",
+                s0.ipt() * 1e6
+            ),
+            format!("blocks dropped for arriving beyond a reassembly buffer, all runs: {overflow:.0}"),
+        ];
+        if ctx.quick {
+            notes.push("quick mode: 2 seeds, 8,000 blocks per run, fewer r_f and destination points, no beyond-the-paper runs.".into());
+        }
+        Ok(StudyOutput {
+            setup: setup(&plan, results.len()),
+            measures: m,
+            plots,
+            notes,
+        })
+    }
+}
+
+fn plots(
+    ctx: &RunCtx<'_>,
+    series: &BTreeMap<String, Vec<(f64, Estimate)>>,
+) -> Result<Vec<Plot>, StudyError> {
+    let get = |k: &str| series.get(k).cloned().unwrap_or_default();
+    let per_protocol = |fam: &str, metric: &str, vs: &[Variant]| -> Vec<PlotSeries> {
+        vs.iter()
+            .map(|v| {
+                let i = VARIANTS.iter().position(|w| w == v).unwrap_or(0);
+                PlotSeries::measured(
+                    format!("rmcast {}", v.name().to_uppercase()),
+                    i,
+                    &get(&format!("{fam}.{metric}.{}", v.name())),
+                )
+            })
+            .collect()
+    };
+    let model = |fam: &str| {
+        let pts: Vec<(f64, f64)> = get(&format!("model.{fam}.rho"))
+            .iter()
+            .map(|(x, e)| (*x, e.mean))
+            .collect();
+        PlotSeries::bound("eq. (4), capped at 1", 3, &pts)
+    };
+    let rho_plot = |id: &str, fig: &str, fam: Fam, what: &str| {
+        let mut s = per_protocol(fam.key(), "rho", &VARIANTS);
+        s.push(model(fam.key()));
+        Plot {
+            id: format!("paul-{id}"),
+            title: format!("{fig}: normalized throughput vs {what}"),
+            caption: format!(
+                "Steady-state rate of new blocks at the source × block time, mean of the runs \
+                 with 95 % CI, for DSP, CSP and CP on the §7 topology; dashed: eq. (4) of §6 \
+                 with rmcast's w̄_s and w_s,max (setup). {}",
+                match fam {
+                    Fam::Speed =>
+                        "The window is fixed at 2 × 60 ms of blocks at 150 Mb/s (2131 blocks).",
+                    Fam::Err => "x is log10 of the block error rate.",
+                    _ => "",
+                }
+            ),
+            x: Axis::new(fam.x_label(), "see label"),
+            y: Axis::new("normalized throughput ρ", "dimensionless"),
+            series: s,
+        }
+    };
+    let mut out = vec![
+        rho_plot("fig4", "Figure 4", Fam::Win, "window size"),
+        Plot {
+            id: "paul-fig5".into(),
+            title: "Figure 5: end-to-end delay vs window size".into(),
+            caption: "Mean over destinations and blocks (from block N/5 on) of the time from \
+                      a block's first transmission to its in-order delivery."
+                .into(),
+            x: Axis::new(Fam::Win.x_label(), "× RTD"),
+            y: Axis::new("end-to-end delay", "ms"),
+            series: per_protocol("win", "delay", &VARIANTS),
+        },
+        Plot {
+            id: "paul-fig6".into(),
+            title: "Figure 6: global re-multicast traffic vs window size".into(),
+            caption: "Blocks the source re-multicast on the global tree per second of the \
+                      transfer."
+                .into(),
+            x: Axis::new(Fam::Win.x_label(), "× RTD"),
+            y: Axis::new("global re-multicasts", "packets/s"),
+            series: per_protocol("win", "global", &VARIANTS),
+        },
+        Plot {
+            id: "paul-fig7".into(),
+            title: "Figure 7: local re-multicast traffic vs window size".into(),
+            caption: "Blocks re-multicast on local groups (DSP: by E_i1; CP: by the endpoint \
+                      the exchange assigned) per second; CSP has none."
+                .into(),
+            x: Axis::new(Fam::Win.x_label(), "× RTD"),
+            y: Axis::new("local re-multicasts", "packets/s"),
+            series: per_protocol("win", "local", &[Variant::Dsp, Variant::Cp]),
+        },
+    ];
+    let mut fig8 = per_protocol("win", "status", &VARIANTS);
+    if let Ok(t) = ctx.paper("status_rate") {
+        fig8.push(PlotSeries::paper("paper (≈ typical)", 4, &t.points()));
+    }
+    out.push(Plot {
+        id: "paul-fig8".into(),
+        title: "Figure 8: acknowledgment (status) traffic vs window size".into(),
+        caption: "Status packets arriving at the source per second (from the six E_i1 or \
+                  exchanges); diamond: the paper's typical ≈ 1,500 packets/s."
+            .into(),
+        x: Axis::new(Fam::Win.x_label(), "× RTD"),
+        y: Axis::new("status traffic", "packets/s"),
+        series: fig8,
+    });
+    out.push(rho_plot(
+        "fig9",
+        "Figure 9",
+        Fam::Rf,
+        "retransmission timeout factor",
+    ));
+    out.push(rho_plot(
+        "fig10",
+        "Figure 10",
+        Fam::Speed,
+        "transmission speed",
+    ));
+    out.push(rho_plot("fig11", "Figure 11", Fam::Err, "block error rate"));
+    out.push(rho_plot(
+        "fig12",
+        "Figure 12",
+        Fam::Dests,
+        "number of destinations",
+    ));
+    if series.contains_key("beyond.rho.dsp") {
+        out.push(Plot {
+            id: "paul-beyond".into(),
+            title: "Beyond the paper: 1,000 and 10,000 destinations over 100 exchanges".into(),
+            caption: "DSP and CP, window 2 × 60 ms, 150 Mb/s, block error rate 10⁻³, exchange \
+                      RTDs spread evenly over 10–60 ms; one run each."
+                .into(),
+            x: Axis::new("destinations", "count"),
+            y: Axis::new("normalized throughput ρ", "dimensionless"),
+            series: per_protocol("beyond", "rho", &[Variant::Dsp, Variant::Cp]),
+        });
+    }
+    for p in &out {
+        p.check()?;
+    }
+    Ok(out)
+}
+
+fn setup(plan: &Plan, runs: usize) -> Setup {
+    let list = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Setup {
+        summary: "Seed 001's three protocols — DSP (designated endpoint per region reports its \
+                  own status and re-multicasts locally), CSP (local exchange merges statuses \
+                  pessimistically, the source repairs everything) and CP (optimistic merge, the \
+                  exchange picks an endpoint holding a block to re-multicast locally) — on the \
+                  §7 network, with the sweeps of Figures 4–12 and eq. (4) of §6 beside every \
+                  throughput figure."
+            .into(),
+        topology: format!(
+            "rmcast_sim local-exchange topology: the source has one link to each of six \
+             exchanges (routers) with one-way delay RTD/2 for RTDs of {} ms; destinations \
+             spread 5, 4, 4, 4, 4, 4 (25) behind them on zero-delay access links; links run \
+             at {}× the transmission speed (see choices); the source paces its blocks at the \
+             transmission speed.",
+            list(&RTDS_MS),
+            LINK_FACTOR
+        ),
+        parameters: vec![
+            ("transmission speed".into(), "150 Mb/s (Figure 10: 50–600)".into()),
+            ("block".into(), "1024 bytes of data, one 1056-byte datagram (32-byte header)".into()),
+            ("r_f".into(), "1.2 (Figure 9: swept)".into()),
+            ("block error rate".into(), "10⁻³ per destination and block, Bernoulli on every data block an endpoint is sent (global and local); status packets are not lost".into()),
+            ("state exchange".into(), "every endpoint and exchange (and E_i1) sends its status every U[4, 6] ms".into()),
+            ("window L".into(), format!("{} × 60 ms in blocks at 150 Mb/s (Figures 4–8); 2 × for Figures 9–12", list(&plan.windows))),
+            ("r_f sweep".into(), list(&plan.rfs)),
+            ("speed sweep (Mb/s)".into(), list(&plan.speeds)),
+            ("error sweep".into(), list(&plan.errs)),
+            ("destinations sweep".into(), list(&plan.dests)),
+            ("runs per point".into(), format!("{} seeds, {} blocks each", plan.seeds, plan.blocks)),
+            ("runs in total".into(), runs.to_string()),
+        ],
+        choices: vec![
+            ("block vs packet".into(), "one block per datagram: the unit of selective repeat is the datagram; throughput is counted in blocks".into()),
+            ("normalized throughput".into(), "the steady-state rate of new blocks leaving the source (from block N/5 to the last) × the block time 1056·8 / speed; repairs are not throughput".into()),
+            ("link speed".into(), format!("links are {LINK_FACTOR}× the transmission speed: the paper's speed is the multicast connection's peak rate; at equal speeds DSP's member statuses and local re-multicasts queue behind a saturated global stream on the access links, E_i1's status falls behind, and the source re-multicasts spuriously (observed: ρ 0.64 at window 2 with 5,300 global re-multicasts/s)")),
+            ("loss detection at the source".into(), "on each status arrival: a block not shown received that was last sent ≥ r_f × RTD_i ago (plus one status interval, 6 ms, for exchange reports whose content is up to one interval old) is re-multicast".into()),
+            ("designated endpoint".into(), "the region's first endpoint (all are equally far from the source)".into()),
+            ("buffers".into(), "reassembly buffer L blocks; retransmission buffer L blocks (DSP's E_i1, every CP endpoint); buffer_available = L − (LW_r − first unreleased block)".into()),
+            ("local repair timing".into(), "DSP's E_i1 re-multicasts a block a member lacks below the member's highest block after r_f × 1 ms, beyond it after 6 ms + r_f × 1 ms, and not again within 6 ms + r_f × 1 ms; CP's exchange applies the same rule when assigning".into()),
+            ("eq. (4) inputs".into(), "w̄_s = (mean RTD + 2.5 ms)/ipt, w_s,max = (largest RTD + 2.5 ms)/ipt (2.5 ms: half the mean status interval, the mean wait for the status that reports a block), W = L, b = block error rate, n = destinations; ρ capped at 1 (observation 3)".into()),
+            ("delay".into(), "first transmission of a block to its in-order delivery, averaged over destinations and blocks N/5..N".into()),
+            ("buffer requirement (Table 3)".into(), "sum over endpoints of each one's peak retransmission buffer (blocks kept for others); the total with reassembly buffers is reported too".into()),
+            ("beyond the paper".into(), "100 exchanges with RTDs evenly spaced in 10–60 ms, 1,000 and 10,000 destinations, DSP and CP, 5,000 blocks, one run each (full mode only); the real-network DSP is not built".into()),
+        ],
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_window_and_model_inputs() {
+        let s = Spec::paper(Variant::Dsp, 2.0, 1000, 1);
+        // 1056-byte datagrams at 150 Mb/s: 56.32 µs; 2 × 60 ms → 2131 blocks.
+        assert!((s.ipt() - 56.32e-6).abs() < 1e-9);
+        assert_eq!(s.l(), 2131);
+        let (wbar, wmax) = model_inputs(&s);
+        assert!((wbar - (0.035_833 + 0.0025) / 56.32e-6).abs() < 1.0);
+        assert!((wmax - 0.0625 / 56.32e-6).abs() < 1.0);
+        // Observation 2: negligible aggregate error → ρ ≈ 1 at any window below w_x.
+        assert!(rho_model(10.0, 1e-9, 25.0, 1.2, wbar, wmax) > 0.99);
+        // Observation 4: ρ falls as r_f grows.
+        let a = rho_model(1000.0, 1e-3, 25.0, 1.2, wbar, wmax);
+        let b = rho_model(1000.0, 1e-3, 25.0, 2.0, wbar, wmax);
+        assert!(b < a);
+        // Observation 1: n = 1 reduces to SNR's single-destination form (eq. 5).
+        let w1 = 500.0;
+        let snr = (1e3 + 800.0) / (1e3 + (1.2 * w1 + 1.0) + w1);
+        assert!((rho_model(800.0, 1e-3, 1.0, 1.2, w1, w1) - snr).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_protocol_delivers_exactly_once_on_the_paper_topology() {
+        for v in [Variant::Dsp, Variant::Csp, Variant::Cp] {
+            let mut s = Spec::paper(v, 2.0, 3000, 11);
+            s.err = 5e-3;
+            let o = run_one(&s).unwrap();
+            assert!(o.completed && o.exactly_once, "{v:?}: {o:?}");
+            assert!(o.rho > 0.1 && o.rho <= 1.0 + 1e-9, "{v:?}: {o:?}");
+            assert!(o.src_peak <= f64::from(s.l()), "{v:?}");
+        }
+    }
+}
