@@ -6,7 +6,7 @@
 use crate::scenario::Params;
 use crate::sim::Sim;
 use core::time::Duration;
-use rmcast_proto::{lms, pgm, saw, srm, xtp, GroupId, IfaceId, NodeId};
+use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, GroupId, IfaceId, NodeId};
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
@@ -147,6 +147,24 @@ pub const REGISTRY: &[ProtocolEntry] = &[
             "buffer",
         ],
         build: build_xtp,
+    },
+    ProtocolEntry {
+        name: "prmp",
+        keys: &[
+            "window",
+            "ipg_ms",
+            "epoch_ms",
+            "response_rate",
+            "mtr",
+            "max_silent_polls",
+            "initial_rtt_ms",
+        ],
+        build: build_prmp,
+    },
+    ProtocolEntry {
+        name: "ff",
+        keys: &["window", "ipg_ms", "initial_rtt_ms"],
+        build: build_ff,
     },
     ProtocolEntry {
         name: "unreliable",
@@ -637,6 +655,56 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
         rc.buffer = buffer;
         cx.sim
             .add_agent(r, Box::new(xtp::Receiver::new(rc)))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ seed 004: prmp, ff
+
+/// PRMP (seed 004): `window` is `S` for parent and children (PF-IW: the transfer length);
+/// the parent's response buffer is the scenario's `[[host]] rx_queue`/`rx_rate`.
+fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    let p = cx.params;
+    let mut c = prmp::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
+    c.window = p.u64_in("window", 64, 1, prmp::MAX_WINDOW)?;
+    c.ipg = ms(p.f64_in("ipg_ms", 1.0, 0.0, 1e6)?);
+    c.epoch = ms(p.f64_in("epoch_ms", 10.0, 0.001, 1e6)?);
+    c.response_rate = p.u64_in("response_rate", 1500, 1, 1_000_000_000)?;
+    c.mtr = p.f64_in("mtr", 0.2, 0.0, 1.0)?;
+    c.max_silent_polls = p.u64_in("max_silent_polls", 10, 1, u64::from(u32::MAX))? as u32;
+    c.initial_rtt = ms(p.f64_in("initial_rtt_ms", 100.0, 0.0, 1e9)?);
+    let window = c.window;
+    let s = prmp::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
+    cx.sim
+        .add_agent(cx.source, Box::new(s))
+        .map_err(|e| p.bad("name", &e.to_string()))?;
+    for &r in cx.receivers {
+        let rc = prmp::ReceiverConfig::new(r, window);
+        cx.sim
+            .add_agent(r, Box::new(prmp::Receiver::new(rc)))
+            .map_err(|e| p.bad("name", &e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The full-feedback baseline of seed 004 (FF; FF-IW with a large `window`; FF-IW-IT is
+/// FF-IW without the scenario's receive queue at the source).
+fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+    let p = cx.params;
+    let mut c = ff::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
+    c.window = p.u64_in("window", 64, 1, ff::MAX_WINDOW)?;
+    c.ipg = ms(p.f64_in("ipg_ms", 1.0, 0.0, 1e6)?);
+    c.initial_rtt = ms(p.f64_in("initial_rtt_ms", 100.0, 0.0, 1e9)?);
+    let window = c.window;
+    let s = ff::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
+    cx.sim
+        .add_agent(cx.source, Box::new(s))
+        .map_err(|e| p.bad("name", &e.to_string()))?;
+    for &r in cx.receivers {
+        let rc = ff::ReceiverConfig::new(r, window);
+        cx.sim
+            .add_agent(r, Box::new(ff::Receiver::new(rc)))
             .map_err(|e| p.bad("name", &e.to_string()))?;
     }
     Ok(())

@@ -183,3 +183,23 @@ fn receive_queue_kinds_let_other_packets_bypass_it() {
     let mut sim = Sim::new(net, 1);
     assert!(sim.set_rx_queue_kinds(a, KindFilter::Control).is_err());
 }
+
+#[test]
+fn prmp_and_ff_run_from_scenario_files() {
+    use rmcast_sim::scenario::{run_sweep, Metric, RunOptions, Scenario};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/repro/prmp");
+    for file in ["star-lan-pf.toml", "star-lan-ff.toml"] {
+        let sc = Scenario::load(&dir.join(file)).unwrap();
+        assert_eq!(sc.runs(), 4, "{file}");
+        let runs = run_sweep(&sc, RunOptions::default(), &|| {}).unwrap();
+        assert_eq!(runs.len(), 4);
+        for r in &runs {
+            let completed = r.columns.iter().find(|(c, _)| c == "completed");
+            assert!(
+                matches!(completed, Some((_, Metric::B(true)))),
+                "{file}: run {} did not complete",
+                r.index
+            );
+        }
+    }
+}
