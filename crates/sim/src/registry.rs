@@ -229,7 +229,10 @@ fn build_unreliable(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::Scenar
 
 /// One-way shortest-path distances (routing delay, ns) from `root` to every node, along the
 /// simulator's own shortest-path tree; `None` for unreachable nodes.
-pub(crate) fn spt_distances(net: &crate::Network, root: NodeId) -> (crate::routing::Spt, Vec<Option<u64>>) {
+pub(crate) fn spt_distances(
+    net: &crate::Network,
+    root: NodeId,
+) -> (crate::routing::Spt, Vec<Option<u64>>) {
     use crate::network::{Medium, NONE};
     let spt = crate::routing::Spt::compute(net, root.0);
     let n = net.nodes.len();
