@@ -44,8 +44,8 @@ pub mod rra;
 pub mod saw;
 pub mod session;
 pub mod srm;
-pub mod xtp;
 pub mod tree;
+pub mod xtp;
 
 pub use cursor::{Reader, Writer};
 

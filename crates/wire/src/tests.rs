@@ -700,8 +700,8 @@ fn decoder_survives_one_million_random_and_mutated_inputs() {
                     options: 0,
                     alloc: 104,
                     spans: xtp::Spans::from_raw(&[
-                        0, 0, 0, 0, 0, 0, 0, 42, 0, 0, 0, 0, 0, 0, 0, 45, 0, 0, 0, 0, 0, 0, 0,
-                        50, 0, 0, 0, 0, 0, 0, 0, 51,
+                        0, 0, 0, 0, 0, 0, 0, 42, 0, 0, 0, 0, 0, 0, 0, 45, 0, 0, 0, 0, 0, 0, 0, 50,
+                        0, 0, 0, 0, 0, 0, 0, 51,
                     ])
                     .unwrap(),
                 })),
