@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Extract seed 003's SRM single-loss metrics from an ns-2 SRM trace and an rmcast run.
+
+    analyze.py ns2   EDGES TRACE DROP_SEQ
+    analyze.py rmcast EDGES OUTDIR DROP_TIME_S
+
+Prints one JSON object: receivers, requests and repairs for the dropped message, and the
+mean / max normalized recovery latency over receivers that lost it.
+
+Normalization (as crates/repro/src/studies/lms/sim.rs): latency / RTT, where RTT of a
+receiver = 2 x its shortest-path propagation delay to the source + per hop the
+transmission time of a 40-byte request and a 1064-byte repair.
+
+ns-2: latency is measured per receiver from its own trace lines: `Q DETECT` to `Q REPAIR`
+(the repair's arrival) for message <source:DROP_SEQ>; requests = `Q SENDNACK` lines, repairs
+= `P SENDREP` lines for that message. The trace prints time with 4 decimals (0.1 ms).
+
+rmcast: `rmcast sim` writes per-packet *send* records (packets.csv: time, origin, class) and
+per-run counters (runs.csv), not per-receiver arrival times. Requests = runs.csv
+`receiver_control_sent` (SRM requests; session messages are not counted there), repairs =
+`originated_repair`. Latency is *reconstructed*: loss detected when the next data packet
+(sent 100 ms after the dropped one) arrives, repair arrival = earliest repair send time +
+shortest-path delay from its sender + per-hop transmission time (no queueing; the links
+carry 10 packets/s of 1.5 Mb/s). The same reconstruction applied to ns-2's SENDREP times is
+printed as `latency_reconstructed_mean` for ns-2 too, to show how close it is to measurement.
+"""
+import csv
+import heapq
+import json
+import re
+import sys
+
+
+def read_edges(path):
+    adj, src, recv = {}, None, []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"# source (\d+)", line)
+            if m:
+                src = int(m.group(1))
+                continue
+            m = re.match(r"# receivers (.*)$", line)
+            if m:
+                recv = [int(x) for x in m.group(1).split()]
+                continue
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            a, b, d, bw = line.split()
+            a, b, d, bw = int(a), int(b), float(d) / 1e3, float(bw)
+            adj.setdefault(a, []).append((b, d, bw))
+            adj.setdefault(b, []).append((a, d, bw))
+    if src is None or not recv:
+        sys.exit(f"analyze.py: {path}: no '# source' / '# receivers' header")
+    return adj, src, recv
+
+
+def paths(adj, s, length):
+    """Dijkstra by propagation delay; returns {node: (prop_delay, sum of tx time of
+    `length` bytes per hop, [per-hop bandwidths])}."""
+    dist = {s: (0.0, 0.0, [])}
+    pq = [(0.0, s)]
+    done = set()
+    while pq:
+        d, u = heapq.heappop(pq)
+        if u in done:
+            continue
+        done.add(u)
+        for v, dl, bw in adj.get(u, []):
+            nd = d + dl
+            if v not in dist or nd < dist[v][0] - 1e-15:
+                hops = dist[u][2] + [bw]
+                dist[v] = (nd, sum(length * 8 / b for b in hops), hops)
+                heapq.heappush(pq, (nd, v))
+    return dist
+
+
+def rtts(adj, src, recv):
+    p = paths(adj, src, 0)
+    out = {}
+    for r in recv:
+        prop, _, hops = p[r]
+        out[r] = 2 * prop + sum(40 * 8 / b + 1064 * 8 / b for b in hops)
+    return out
+
+
+def arrival(adj, sender, t, length, cache):
+    if (sender, length) not in cache:
+        cache[(sender, length)] = paths(adj, sender, length)
+    p = cache[(sender, length)]
+    return {n: t + v[0] + v[1] for n, v in p.items()}
+
+
+def summary(lat, rtt, requests, repairs, recv, extra=None):
+    norm = [lat[r] / rtt[r] for r in lat]
+    o = {
+        "receivers": len(recv),
+        "lossy_receivers": len(lat),
+        "requests_per_drop": requests,
+        "repairs_per_drop": repairs,
+        "norm_latency_mean": round(sum(norm) / len(norm), 4) if norm else None,
+        "norm_latency_max": round(max(norm), 4) if norm else None,
+    }
+    if extra:
+        o.update(extra)
+    return o
+
+
+def ns2(edges, trace, seq):
+    adj, src, recv = read_edges(edges)
+    rtt = rtts(adj, src, recv)
+    pat = re.compile(r"^\s*([\d.]+) n (\d+) m <(\d+):(\d+)> r (\d+) (.*)$")
+    detect, repair, sendrep = {}, {}, []
+    requests = repairs = 0
+    with open(trace) as f:
+        for line in f:
+            m = pat.match(line)
+            if not m or int(m.group(3)) != src or int(m.group(4)) != seq:
+                continue
+            t, node, what = float(m.group(1)), int(m.group(2)), m.group(6)
+            if what.startswith("Q DETECT"):
+                detect.setdefault(node, t)
+            elif what.startswith("Q REPAIR"):
+                repair.setdefault(node, t)
+            elif what.startswith("Q SENDNACK"):
+                requests += 1
+            elif what.startswith("P SENDREP"):
+                repairs += 1
+                sendrep.append((t, node))
+    lat = {r: repair[r] - detect[r] for r in recv if r in detect and r in repair}
+    # Reconstruction from SENDREP times (same method as for rmcast).
+    cache, rec = {}, {}
+    for t, node in sendrep:
+        for n, ta in arrival(adj, node, t, 1069, cache).items():
+            rec[n] = min(rec.get(n, 1e18), ta)
+    rl = [(rec[r] - detect[r]) / rtt[r] for r in lat if r in rec]
+    return summary(lat, rtt, requests, repairs, recv, {
+        "unrecovered": sum(1 for r in recv if r in detect and r not in repair),
+        "latency_reconstructed_mean": round(sum(rl) / len(rl), 4) if rl else None,
+    })
+
+
+def rmcast(edges, outdir, drop_time):
+    """One summary per run of the sweep (runs.csv rows), in run order."""
+    adj, src, recv = read_edges(edges)
+    rtt = rtts(adj, src, recv)
+    with open(f"{outdir}/runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    reps = {}
+    with open(f"{outdir}/packets.csv") as f:
+        for p in csv.DictReader(f):
+            if p["class"] == "repair":
+                reps.setdefault(p["run"], []).append(
+                    (float(p["time_s"]), int(p["src"]), int(p["len"])))
+    cache = {}
+    # Detection: the next data packet after the dropped one (1052 bytes on the wire).
+    nxt = arrival(adj, src, drop_time + 0.1, 1052, cache)
+    out = []
+    for row in rows:
+        rec = {}
+        for t, node, ln in reps.get(row["run"], []):
+            for n, ta in arrival(adj, node, t, ln, cache).items():
+                rec[n] = min(rec.get(n, 1e18), ta)
+        # With the one drop on the source's link every receiver lost the message.
+        lat = {r: rec[r] - nxt[r] for r in recv if r in rec and rec[r] >= nxt[r]}
+        out.append(summary(lat, rtt, int(row["receiver_control_sent"]),
+                           int(row["originated_repair"]), recv, {
+                               "seed": int(row["seed"]),
+                               "drops": int(row["lost_single_loss"]),
+                               "unrecovered": len(recv) - len(lat),
+                           }))
+    return out
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("ns2", "rmcast"):
+        sys.exit(__doc__)
+    if sys.argv[1] == "ns2":
+        out = ns2(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        out = rmcast(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

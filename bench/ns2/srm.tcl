@@ -1,0 +1,91 @@
+# bench/ns2/srm.tcl: seed 003's SRM single-loss experiment in ns-2 (2.35), on a graph exported
+# by rmcast's own generator (bench/ns2/export, an edge list `a b delay_ms bandwidth_bps`).
+#
+#   ns srm.tcl EDGES TRACE DROP_FROM DROP_TO DROP_SEQ STOP_S RNG_SEED
+#
+# Full packet-level Simulator with dense-mode multicast routing (source trees by reverse
+# path), one Agent/SRM per member with ns-2's default timers (C1=2 C2=2 D1=1 D2=1, session
+# messages every sessionDelay_=1 s), a CBR source of 1024-byte messages at 10 packets/s from
+# t=0, and SRMErrorModel on the link DROP_FROM->DROP_TO dropping the one original data packet
+# with sequence number DROP_SEQ (0-based; 30 = the 31st, sent at t=3.0 s). DROP_FROM=-1: no
+# loss. Every SRM event (Q DETECT, Q SENDNACK, P SENDREP, Q REPAIR, ...) goes to TRACE.
+if {[llength $argv] != 7} {
+    puts stderr "usage: ns srm.tcl EDGES TRACE DROP_FROM DROP_TO DROP_SEQ STOP_S RNG_SEED"
+    exit 2
+}
+lassign $argv edges tracefile dfrom dto dseq stop rseed
+
+global defaultRNG
+$defaultRNG seed $rseed
+
+set ns [new Simulator -multicast on]
+
+# Read the edge list and its header (# source S, # receivers R...).
+set fh [open $edges r]
+set maxnode 0
+set links {}
+set source -1
+set receivers {}
+while {[gets $fh line] >= 0} {
+    if {[regexp {^# source (\d+)} $line -> s]} { set source $s; continue }
+    if {[regexp {^# receivers (.*)$} $line -> r]} { set receivers $r; continue }
+    if {[regexp {^\s*#} $line] || [string trim $line] eq ""} { continue }
+    lassign $line a b d bw
+    lappend links [list $a $b $d $bw]
+    if {$a > $maxnode} { set maxnode $a }
+    if {$b > $maxnode} { set maxnode $b }
+}
+close $fh
+if {$source < 0 || [llength $receivers] == 0} {
+    puts stderr "srm.tcl: $edges has no '# source' or '# receivers' header"
+    exit 2
+}
+for {set i 0} {$i <= $maxnode} {incr i} { set n($i) [$ns node] }
+foreach l $links {
+    lassign $l a b d bw
+    $ns duplex-link $n($a) $n($b) $bw ${d}ms DropTail
+    $ns queue-limit $n($a) $n($b) 1000
+    $ns queue-limit $n($b) $n($a) 1000
+}
+
+set mproto DM
+set mrthandle [$ns mrtproto $mproto {}]
+set group [Node allocaddr]
+
+if {$dfrom >= 0} {
+    set em [new SRMErrorModel]
+    # drop-packet PKT_TYPE CYCLE OFFSET: drops SRM_DATA with seqno % CYCLE == OFFSET
+    # (type 2 = PT_CBR, which SRMErrorModel maps to the UDP packets the SRM agent sends).
+    $em drop-packet 2 1000000000 $dseq
+    $em drop-target [$ns set nullAgent_]
+    $ns lossmodel $em $n($dfrom) $n($dto)
+}
+
+set tf [open $tracefile w]
+set members [concat [list $source] $receivers]
+foreach m $members {
+    set srm($m) [new Agent/SRM]
+    $srm($m) set dst_addr_ $group
+    $srm($m) set dst_port_ 0
+    $srm($m) trace $tf
+    $ns attach-agent $n($m) $srm($m)
+    $ns at 0.0 "$srm($m) start"
+}
+set cbr [new Application/Traffic/CBR]
+$cbr set packetSize_ 1024
+$cbr set interval_ 0.1
+$cbr set random_ 0
+$cbr attach-agent $srm($source)
+$srm($source) set tg_ $cbr
+$srm($source) set app_fid_ 0
+$srm($source) set packetSize_ 1024
+$ns at 0.0 "$srm($source) start-source"
+
+proc finish {} {
+    global ns tf
+    flush $tf
+    close $tf
+    exit 0
+}
+$ns at $stop "finish"
+$ns run
