@@ -34,11 +34,12 @@ NS=$(command -v ns)
 NS_VERSION=$(dpkg-query -W -f='${Version}' ns2 2>/dev/null || echo unknown)
 
 log "building rmcast and the graph exporter (cargo build --release)"
-(cd "$ROOT" && cargo build --release -q -p rmcast >&2)
-(cd "$HERE/export" && cargo build --release -q >&2)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --release -q -p rmcast >&2)
+# The exporter is its own workspace; sharing the target dir reuses rmcast-sim's build.
+(cd "$HERE/export" && CARGO_TARGET_DIR="$TARGET" cargo build --release -q >&2)
 RMCAST=$TARGET/release/rmcast
-EXPORT=${CARGO_TARGET_DIR:-$HERE/export/target}/release/ns2-export
+EXPORT=$TARGET/release/ns2-export
 mkdir -p "$OUT"
 log "work dir $OUT"
 
