@@ -336,12 +336,7 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
             }
             let repliers = crate::registry::lms_repliers(sim.network(), src, &rx);
             for x in sim.network().nodes_of(crate::NodeKind::Router) {
-                let cfg = lms::RouterConfig {
-                    node: x,
-                    group: g,
-                    session: 0,
-                    replier: repliers.get(&x).copied(),
-                };
+                let cfg = lms::RouterConfig::new(x, g, repliers.get(&x).copied());
                 sim.add_router_agent(x, Box::new(lms::Router::new(cfg)))
                     .map_err(err)?;
             }

@@ -71,7 +71,13 @@ pub const REGISTRY: &[ProtocolEntry] = &[
     },
     ProtocolEntry {
         name: "lms",
-        keys: &["request_timeout_ms", "heartbeat_ms", "linger_ms"],
+        keys: &[
+            "request_timeout_ms",
+            "heartbeat_ms",
+            "linger_ms",
+            "replier",
+            "refresh_packets",
+        ],
         build: build_lms,
     },
     ProtocolEntry {
@@ -423,17 +429,20 @@ pub fn source_tree(net: &crate::Network, root: NodeId) -> Vec<Option<TreeNode>> 
     out
 }
 
-/// Static LMS repliers (seed 003 §5.8): at every router on the source's tree, the
-/// downstream interface leading to the closest receiver (ties: lowest interface).
-pub fn lms_repliers(
+/// LMS replier candidates: at every router on the source's tree, each downstream interface
+/// that leads to a receiver, with the distance to the closest receiver behind it (sorted by
+/// interface).
+pub fn lms_replier_candidates(
     net: &crate::Network,
     source: NodeId,
     receivers: &[NodeId],
-) -> std::collections::BTreeMap<NodeId, IfaceId> {
+) -> std::collections::BTreeMap<NodeId, Vec<(IfaceId, Duration)>> {
     use crate::network::NONE;
     let (spt, dist) = spt_distances(net, source);
-    let mut best: std::collections::BTreeMap<NodeId, Vec<(IfaceId, Duration)>> =
-        std::collections::BTreeMap::new();
+    let mut best: std::collections::BTreeMap<
+        NodeId,
+        std::collections::BTreeMap<IfaceId, Duration>,
+    > = std::collections::BTreeMap::new();
     for &r in receivers {
         let Some(Some(dr)) = dist.get(r.0 as usize).copied() else {
             continue;
@@ -444,14 +453,29 @@ pub fn lms_repliers(
                 break;
             }
             let da = dist[a as usize].unwrap_or(0);
-            best.entry(NodeId(a)).or_default().push((
-                IfaceId(spt.down_iface[child as usize]),
-                Duration::from_nanos(dr.saturating_sub(da)),
-            ));
+            let d = Duration::from_nanos(dr.saturating_sub(da));
+            best.entry(NodeId(a))
+                .or_default()
+                .entry(IfaceId(spt.down_iface[child as usize]))
+                .and_modify(|e| *e = (*e).min(d))
+                .or_insert(d);
             child = a;
         }
     }
     best.into_iter()
+        .map(|(x, c)| (x, c.into_iter().collect()))
+        .collect()
+}
+
+/// Static LMS repliers (seed 003 §5.8): at every router on the source's tree, the
+/// downstream interface leading to the closest receiver (ties: lowest interface).
+pub fn lms_repliers(
+    net: &crate::Network,
+    source: NodeId,
+    receivers: &[NodeId],
+) -> std::collections::BTreeMap<NodeId, IfaceId> {
+    lms_replier_candidates(net, source, receivers)
+        .into_iter()
         .filter_map(|(x, c)| lms::choose_replier(&c).map(|i| (x, i)))
         .collect()
 }
@@ -466,21 +490,26 @@ fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
         .add_agent(cx.source, Box::new(lms::Source::new(sc)))
         .map_err(|e| p.bad("name", &e.to_string()))?;
     let timeout = ms(p.f64_in("request_timeout_ms", 500.0, 0.001, 1e9)?);
+    let adaptive = match p.str_or("replier", "static")?.as_str() {
+        "static" => false,
+        "adaptive" => true,
+        _ => return Err(p.bad("replier", "\"static\" or \"adaptive\"")),
+    };
+    let refresh = p.u64_in("refresh_packets", lms::DEFAULT_REFRESH_PACKETS, 1, 1 << 32)?;
     for &r in cx.receivers {
         let mut rc = lms::ReceiverConfig::new(r, cx.source);
         rc.request_timeout = timeout;
+        rc.refresh_every = adaptive.then_some(refresh);
         cx.sim
             .add_agent(r, Box::new(lms::Receiver::new(rc)))
             .map_err(|e| p.bad("name", &e.to_string()))?;
     }
-    let repliers = lms_repliers(cx.sim.network(), cx.source, cx.receivers);
+    let mut candidates = lms_replier_candidates(cx.sim.network(), cx.source, cx.receivers);
     for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
-        let cfg = lms::RouterConfig {
-            node: x,
-            group: cx.group,
-            session: 0,
-            replier: repliers.get(&x).copied(),
-        };
+        let c = candidates.remove(&x).unwrap_or_default();
+        let mut cfg = lms::RouterConfig::new(x, cx.group, lms::choose_replier(&c));
+        cfg.adaptive = adaptive;
+        cfg.candidates = c;
         cx.sim
             .add_router_agent(x, Box::new(lms::Router::new(cfg)))
             .map_err(|e| p.bad("name", &e.to_string()))?;

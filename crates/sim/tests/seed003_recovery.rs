@@ -238,12 +238,7 @@ fn lms_tree(t: &Tree, seed: u64) -> Sim {
     for &x in &t.routers {
         sim.add_router_agent(
             x,
-            Box::new(lms::Router::new(lms::RouterConfig {
-                node: x,
-                group: G,
-                session: 0,
-                replier: t.replier(x),
-            })),
+            Box::new(lms::Router::new(lms::RouterConfig::new(x, G, t.replier(x)))),
         )
         .unwrap();
     }

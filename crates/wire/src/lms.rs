@@ -3,10 +3,11 @@
 //!
 //! ```text
 //! DATA      body: seq (u64) | payload (rest)
-//! REQUEST   body: seq (u64)                                   receiver → source (unicast)
-//! DREQ      body: seq (u64) | requester (u32) | tp (u32) | tp_iface (u32)
+//! REQUEST   body: seq (u64) | attempt (u16)                   receiver → source (unicast)
+//! DREQ      body: seq (u64) | requester (u32) | tp (u32) | tp_iface (u32) | attempt (u16)
 //! REPAIR    body: seq (u64) | tp (u32) | tp_iface (u32) | payload (rest)
 //! HEARTBEAT body: lead (u64)
+//! REFRESH   body: cost (u32)                                  receiver → source (unicast)
 //! ```
 //!
 //! A REQUEST climbs toward the source; the first router at which it did not arrive on that
@@ -16,6 +17,11 @@
 //! with `tp` = [`NO_TP`] is a repair the source multicasts to the whole group (a request that
 //! reached the source). REPAIR carries [`crate::FLAG_RETRANSMISSION`]. HEARTBEAT (from the
 //! source) announces `lead`, the number of data packets sent, so receivers detect tail loss.
+//! `attempt` counts a receiver's requests for one packet (0 = the first, sent on detecting
+//! the gap; the DREQ copies it), so a replier can tell a first request from a repeat.
+//! REFRESH (adaptive repliers only) carries a receiver's replier *cost*, the losses it
+//! detected in its last sampling interval; routers on the way to the source read it to
+//! keep their replier link on the cheapest interface.
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
@@ -31,6 +37,7 @@ pub enum Kind {
     Dreq = 3,
     Repair = 4,
     Heartbeat = 5,
+    Refresh = 6,
 }
 
 impl Kind {
@@ -41,6 +48,7 @@ impl Kind {
             3 => Ok(Kind::Dreq),
             4 => Ok(Kind::Repair),
             5 => Ok(Kind::Heartbeat),
+            6 => Ok(Kind::Refresh),
             kind => Err(DecodeError::UnknownKind {
                 family: crate::Family::Lms,
                 kind,
@@ -62,12 +70,14 @@ pub enum Message<'a> {
     },
     Request {
         seq: u64,
+        attempt: u16,
     },
     Dreq {
         seq: u64,
         requester: u32,
         tp: u32,
         tp_iface: u32,
+        attempt: u16,
     },
     Repair {
         seq: u64,
@@ -77,6 +87,9 @@ pub enum Message<'a> {
     },
     Heartbeat {
         lead: u64,
+    },
+    Refresh {
+        cost: u32,
     },
 }
 
@@ -88,6 +101,7 @@ impl<'a> Message<'a> {
             Message::Dreq { .. } => Kind::Dreq,
             Message::Repair { .. } => Kind::Repair,
             Message::Heartbeat { .. } => Kind::Heartbeat,
+            Message::Refresh { .. } => Kind::Refresh,
         }
     }
 
@@ -104,8 +118,10 @@ impl<'a> Message<'a> {
     pub(crate) fn body_len(&self) -> usize {
         match self {
             Message::Data { payload, .. } => 8 + payload.len(),
-            Message::Request { .. } | Message::Heartbeat { .. } => 8,
-            Message::Dreq { .. } => 20,
+            Message::Heartbeat { .. } => 8,
+            Message::Request { .. } => 10,
+            Message::Dreq { .. } => 22,
+            Message::Refresh { .. } => 4,
             Message::Repair { payload, .. } => 16 + payload.len(),
         }
     }
@@ -116,18 +132,24 @@ impl<'a> Message<'a> {
                 w.u64(*seq);
                 w.put(payload);
             }
-            Message::Request { seq } => w.u64(*seq),
+            Message::Request { seq, attempt } => {
+                w.u64(*seq);
+                w.u16(*attempt);
+            }
             Message::Heartbeat { lead } => w.u64(*lead),
+            Message::Refresh { cost } => w.u32(*cost),
             Message::Dreq {
                 seq,
                 requester,
                 tp,
                 tp_iface,
+                attempt,
             } => {
                 w.u64(*seq);
                 w.u32(*requester);
                 w.u32(*tp);
                 w.u32(*tp_iface);
+                w.u16(*attempt);
             }
             Message::Repair {
                 seq,
@@ -152,13 +174,18 @@ impl<'a> Message<'a> {
                     payload: r.rest(),
                 }
             }
-            Kind::Request => Message::Request { seq: r.u64()? },
+            Kind::Request => Message::Request {
+                seq: r.u64()?,
+                attempt: r.u16()?,
+            },
             Kind::Heartbeat => Message::Heartbeat { lead: r.u64()? },
+            Kind::Refresh => Message::Refresh { cost: r.u32()? },
             Kind::Dreq => {
                 let seq = r.u64()?;
                 let requester = r.u32()?;
                 let tp = r.u32()?;
                 let tp_iface = r.u32()?;
+                let attempt = r.u16()?;
                 if tp == NO_TP {
                     return Err(DecodeError::InvalidField {
                         field: "lms.tp",
@@ -170,6 +197,7 @@ impl<'a> Message<'a> {
                     requester,
                     tp,
                     tp_iface,
+                    attempt,
                 }
             }
             Kind::Repair => {

@@ -761,6 +761,7 @@ fn decoder_survives_one_million_random_and_mutated_inputs() {
                     requester: 4,
                     tp: 2,
                     tp_iface: 1,
+                    attempt: 1,
                 }),
             )
             .unwrap(),
@@ -980,12 +981,16 @@ fn lms_msg(k: u8, seq: u64, a: u32, b: u32, c: u32, bytes: &[u8]) -> Message<'_>
             seq,
             payload: bytes,
         },
-        1 => lms::Message::Request { seq },
+        1 => lms::Message::Request {
+            seq,
+            attempt: a as u16,
+        },
         2 => lms::Message::Dreq {
             seq,
             requester: a,
             tp: b.min(lms::NO_TP - 1),
             tp_iface: c,
+            attempt: (c >> 16) as u16,
         },
         3 => lms::Message::Repair {
             seq,
@@ -993,7 +998,8 @@ fn lms_msg(k: u8, seq: u64, a: u32, b: u32, c: u32, bytes: &[u8]) -> Message<'_>
             tp_iface: c,
             payload: bytes,
         },
-        _ => lms::Message::Heartbeat { lead: seq },
+        4 => lms::Message::Heartbeat { lead: seq },
+        _ => lms::Message::Refresh { cost: a },
     })
 }
 
@@ -1023,7 +1029,7 @@ proptest! {
     }
 
     #[test]
-    fn lms_round_trip(env in env_strategy(), k in 0u8..5, seq in any::<u64>(), a in any::<u32>(), b in any::<u32>(), c in any::<u32>(), bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
+    fn lms_round_trip(env in env_strategy(), k in 0u8..6, seq in any::<u64>(), a in any::<u32>(), b in any::<u32>(), c in any::<u32>(), bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
         assert_round_trip(env, &lms_msg(k, seq, a, b, c, &bytes))?;
     }
 }
@@ -1117,6 +1123,7 @@ fn seed003_invalid_fields_are_refused() {
         requester: 2,
         tp: lms::NO_TP,
         tp_iface: 0,
+        attempt: 0,
     };
     assert!(Packet::to_vec(env, &Message::Lms(dreq)).is_err());
     // A SESSION announcing more entries than it carries is truncated.

@@ -18,16 +18,42 @@
 //!   **subcasts** it down the interface the request came in on (the subtree that asked). A
 //!   replier that lacks the data drops the DREQ; it is recovering the packet itself and the
 //!   requester's timer repeats the request.
+//! * A replier does not answer a *first* request (attempt 0) that its own recovery or its
+//!   last answer already covers: when it received the packet itself as a repair, or when it
+//!   already answered the same packet for the same turning point and interface. Every
+//!   router between the turning point and the replier has its replier link toward the
+//!   replier, so the replier's own request turned *above* the turning point, and the repair
+//!   it got was subcast over a subtree that holds the requester; a second answer to the same
+//!   (turning point, interface) goes down the same subtree again. Repeated requests
+//!   (attempt ≥ 1: the requester's timer expired) are always answered. This is the rule of
+//!   the authors' ns-2 LMS receiver (`lms-receiver.cc`: the request list and the list of
+//!   retransmissions received, consulted for requests whose `nak_seqn_` is 0); without it a
+//!   loss at the source link drew one redundant repair from nearly every replier.
 //! * A REQUEST that reaches the source (every router on the way had it on its replier link)
 //!   is answered with a REPAIR multicast to the whole group.
+//!
+//! **Adaptive repliers** (an option; the seed ran static repliers, §5.8): every
+//! [`ReceiverConfig::refresh_every`] packets a receiver sends a REFRESH carrying its replier
+//! *cost* — the losses it detected during that interval — toward the source, as in the
+//! authors' ns-2 code (`LMS_REFRESH`, cost = requests in the last loss-sampling interval).
+//! A router with [`RouterConfig::adaptive`] remembers the last cost heard on each downstream
+//! interface and keeps its replier link on the cheapest one; on equal cost it keeps the
+//! current link, then prefers the interface with the closer receiver
+//! ([`RouterConfig::candidates`]), then the lowest number. A replier that lost packets in
+//! the last interval (it had to ask itself, so it could not have answered) is therefore
+//! replaced at the next refresh by a neighbour that lost none. The router passes a cost
+//! upstream (a REFRESH of its own, toward the source) when the refresh came from its replier
+//! link or its replier link changed, so upstream routers see the cost of the replier each
+//! link leads to. The router's state stays per group: the replier link and one cost per
+//! downstream interface.
 //!
 //! Routers hold no per-packet state. Duplicates a receiver gets (repairs for data it holds)
 //! are counted in `Stats::duplicates` — the raw material of the seed's *exposure*.
 //!
 //! Choices where the seed is silent: requests travel as unicast datagrams to the source and
 //! routers on the path see them; the DREQ travels as a group-addressed datagram pinned to
-//! replier links; ties among equally close repliers go to the lowest interface number; the
-//! adaptive replier option of issue 7 is not implemented (static repliers only).
+//! replier links; ties among equally close repliers go to the lowest interface number; a
+//! replier remembers the last [`REMEMBER`] repaired packets and answered requests.
 
 #[cfg(test)]
 mod tests;
@@ -44,7 +70,14 @@ use core::time::Duration;
 use rmcast_wire::{
     lms as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
 };
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+
+/// How many repaired packets and answered DREQs a replier remembers (ns-2 keeps 10 of each).
+pub const REMEMBER: usize = 64;
+
+/// Default refresh interval of adaptive repliers, in packets received (1 s at the seed's
+/// 10 packets/s).
+pub const DEFAULT_REFRESH_PACKETS: u64 = 10;
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 16;
@@ -146,7 +179,7 @@ impl Agent for Source {
     fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
         self.stats.count_received(packet);
         match decode(packet, self.cfg.session) {
-            Some(wire::Message::Request { seq }) => {
+            Some(wire::Message::Request { seq, .. }) => {
                 if let Some(data) = self.buf.mark_resent(seq, now) {
                     self.stats.repairs_sent += 1;
                     self.push(
@@ -238,6 +271,9 @@ pub struct ReceiverConfig {
     /// Repeat a request after this long without the data.
     pub request_timeout: Duration,
     pub window: usize,
+    /// Adaptive repliers: send a REFRESH with this receiver's cost (losses detected in the
+    /// interval) every this many packets received. `None`: static repliers, no refreshes.
+    pub refresh_every: Option<u64>,
 }
 
 impl ReceiverConfig {
@@ -248,6 +284,7 @@ impl ReceiverConfig {
             session: 0,
             request_timeout: Duration::from_millis(500),
             window: 1 << 16,
+            refresh_every: None,
         }
     }
 }
@@ -260,6 +297,11 @@ pub struct LmsStats {
     pub dreqs_served: u64,
     /// DREQs for data this receiver lacks.
     pub dreqs_unserved: u64,
+    /// First DREQs left unanswered because this receiver got the packet as a repair or
+    /// already answered the same (packet, turning point, interface).
+    pub dreqs_covered: u64,
+    /// REFRESH messages sent (adaptive repliers).
+    pub refreshes_sent: u64,
 }
 
 /// An LMS receiver (and potential replier).
@@ -269,10 +311,28 @@ pub struct Receiver {
     store: RetransmitBuffer,
     known: u64,
     timers: TimerSet<u64>,
+    /// Requests sent so far for each packet still missing.
+    attempts: BTreeMap<u64, u16>,
+    /// Packets received first as a repair (the last [`REMEMBER`]).
+    repaired: VecDeque<u64>,
+    /// DREQs answered: (packet, turning point, interface) (the last [`REMEMBER`]).
+    answered: VecDeque<(u64, u32, u32)>,
+    /// Packets received and losses detected since the last REFRESH.
+    interval_packets: u64,
+    interval_losses: u32,
     out: VecDeque<Transmit>,
     events: VecDeque<Event>,
     stats: Stats,
     lms: LmsStats,
+}
+
+fn remember<T: PartialEq>(list: &mut VecDeque<T>, item: T) {
+    if !list.contains(&item) {
+        if list.len() >= REMEMBER {
+            list.pop_front();
+        }
+        list.push_back(item);
+    }
 }
 
 impl Receiver {
@@ -283,6 +343,11 @@ impl Receiver {
             store: RetransmitBuffer::new(usize::MAX),
             known: 0,
             timers: TimerSet::new(),
+            attempts: BTreeMap::new(),
+            repaired: VecDeque::new(),
+            answered: VecDeque::new(),
+            interval_packets: 0,
+            interval_losses: 0,
             out: VecDeque::new(),
             events: VecDeque::new(),
             stats: Stats::default(),
@@ -308,8 +373,27 @@ impl Receiver {
     fn request(&mut self, now: Time, seq: u64) {
         self.lms.requests_sent += 1;
         self.stats.control_sent += 1;
-        self.send_to(self.cfg.source, wire::Message::Request { seq }, 0);
+        let n = self.attempts.entry(seq).or_insert(0);
+        let attempt = *n;
+        *n = n.saturating_add(1);
+        self.send_to(self.cfg.source, wire::Message::Request { seq, attempt }, 0);
         self.timers.set(seq, now + self.cfg.request_timeout);
+    }
+
+    /// Count a new packet toward the refresh interval; at its end, report the cost.
+    fn count_packet(&mut self) {
+        let Some(every) = self.cfg.refresh_every else {
+            return;
+        };
+        self.interval_packets += 1;
+        if self.interval_packets >= every.max(1) {
+            let cost = self.interval_losses;
+            self.interval_packets = 0;
+            self.interval_losses = 0;
+            self.lms.refreshes_sent += 1;
+            self.stats.control_sent += 1;
+            self.send_to(self.cfg.source, wire::Message::Refresh { cost }, 0);
+        }
     }
 
     fn learn(&mut self, now: Time, next: u64) {
@@ -321,17 +405,23 @@ impl Receiver {
         for s in from..next {
             if !self.window.contains(s) && !self.timers.is_armed(s) {
                 self.events.push_back(Event::LossDetected { seq: s });
+                self.interval_losses = self.interval_losses.saturating_add(1);
                 self.request(now, s);
             }
         }
     }
 
-    fn data(&mut self, now: Time, seq: u64, payload: &[u8]) {
+    fn data(&mut self, now: Time, seq: u64, payload: &[u8], repair: bool) {
         match self.window.insert(seq) {
             Insert::New => {
                 self.timers.cancel(seq);
+                self.attempts.remove(&seq);
+                if repair {
+                    remember(&mut self.repaired, seq);
+                }
                 self.store.insert(seq, Bytes::copy_from_slice(payload), now);
                 self.learn(now, seq + 1);
+                self.count_packet();
                 while let Some(s) = self.window.pop_in_order() {
                     let data = self
                         .store
@@ -352,14 +442,27 @@ impl Agent for Receiver {
     fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
         self.stats.count_received(packet);
         match decode(packet, self.cfg.session) {
-            Some(
-                wire::Message::Data { seq, payload } | wire::Message::Repair { seq, payload, .. },
-            ) => self.data(now, seq, payload),
+            Some(wire::Message::Data { seq, payload }) => self.data(now, seq, payload, false),
+            Some(wire::Message::Repair { seq, payload, .. }) => self.data(now, seq, payload, true),
             Some(wire::Message::Heartbeat { lead }) => self.learn(now, lead),
+            Some(wire::Message::Dreq {
+                seq,
+                tp,
+                tp_iface,
+                attempt,
+                ..
+            }) if attempt == 0
+                && self.store.get(seq).is_some()
+                && (self.repaired.contains(&seq)
+                    || self.answered.contains(&(seq, tp, tp_iface))) =>
+            {
+                self.lms.dreqs_covered += 1;
+            }
             Some(wire::Message::Dreq {
                 seq, tp, tp_iface, ..
             }) => match self.store.mark_resent(seq, now) {
                 Some(data) => {
+                    remember(&mut self.answered, (seq, tp, tp_iface));
                     self.lms.dreqs_served += 1;
                     self.stats.repairs_sent += 1;
                     self.send_to(
@@ -378,7 +481,9 @@ impl Agent for Receiver {
                     self.learn(now, seq + 1);
                 }
             },
-            Some(wire::Message::Request { .. }) => self.stats.ignored += 1,
+            Some(wire::Message::Request { .. } | wire::Message::Refresh { .. }) => {
+                self.stats.ignored += 1
+            }
             None => self.stats.malformed += 1,
         }
     }
@@ -412,6 +517,26 @@ pub struct RouterConfig {
     pub session: u32,
     /// The replier link (`None`: no receiver below; requests are passed upstream).
     pub replier: Option<IfaceId>,
+    /// Adaptive repliers: follow the costs receivers report in REFRESH messages (see the
+    /// module documentation). `false`: the replier link never changes and REFRESH passes.
+    pub adaptive: bool,
+    /// Downstream interfaces with the distance to the closest receiver behind each (what
+    /// [`choose_replier`] chose from); an adaptive router breaks cost ties with it.
+    pub candidates: Vec<(IfaceId, Duration)>,
+}
+
+impl RouterConfig {
+    /// A static router with replier link `replier`.
+    pub fn new(node: NodeId, group: GroupId, replier: Option<IfaceId>) -> Self {
+        RouterConfig {
+            node,
+            group,
+            session: 0,
+            replier,
+            adaptive: false,
+            candidates: Vec::new(),
+        }
+    }
 }
 
 /// Counters specific to LMS routers.
@@ -425,11 +550,17 @@ pub struct RouterStats {
     pub dreqs_down: u64,
     /// Repairs subcast from here.
     pub subcasts: u64,
+    /// Replier-link changes (adaptive repliers).
+    pub switches: u64,
+    /// REFRESH messages passed upstream (adaptive repliers).
+    pub refreshes_up: u64,
 }
 
 /// An LMS router agent: one replier link per group, no per-packet state.
 pub struct Router {
     cfg: RouterConfig,
+    /// Adaptive: the last cost heard on each downstream interface.
+    costs: BTreeMap<IfaceId, u32>,
     out: VecDeque<RouterTransmit>,
     stats: Stats,
     lms: RouterStats,
@@ -437,11 +568,64 @@ pub struct Router {
 
 impl Router {
     pub fn new(cfg: RouterConfig) -> Self {
+        let mut costs = BTreeMap::new();
+        if let (true, Some(r)) = (cfg.adaptive, cfg.replier) {
+            // The static choice starts as a replier without losses.
+            costs.insert(r, 0);
+        }
         Router {
             cfg,
+            costs,
             out: VecDeque::new(),
             stats: Stats::default(),
             lms: RouterStats::default(),
+        }
+    }
+
+    /// The cheapest interface heard from: on equal cost the current replier, then the
+    /// closer candidate, then the lowest interface.
+    fn cheapest(&self) -> Option<IfaceId> {
+        let dist = |i: IfaceId| {
+            self.cfg
+                .candidates
+                .iter()
+                .find(|&&(c, _)| c == i)
+                .map_or(Duration::MAX, |&(_, d)| d)
+        };
+        self.costs
+            .iter()
+            .min_by_key(|&(&i, &c)| (c, Some(i) != self.cfg.replier, dist(i), i))
+            .map(|(&i, _)| i)
+    }
+
+    /// A REFRESH with `cost` arrived on `ingress` (adaptive routers).
+    fn refresh(&mut self, ingress: IfaceId, dest: Dest, cost: u32) {
+        self.costs.insert(ingress, cost);
+        let old = self.cfg.replier;
+        let best = self.cheapest();
+        if best != old {
+            self.cfg.replier = best;
+            self.lms.switches += 1;
+        }
+        if old == Some(ingress) || best != old {
+            let Some(c) = best.and_then(|b| self.costs.get(&b).copied()) else {
+                return;
+            };
+            if let Some(payload) = encode(
+                self.cfg.session,
+                self.cfg.node,
+                wire::Message::Refresh { cost: c },
+                0,
+            ) {
+                let t = Transmit { dest, payload };
+                self.stats.count_sent(&t);
+                self.stats.control_sent += 1;
+                self.lms.refreshes_up += 1;
+                self.out.push_back(RouterTransmit {
+                    transmit: t,
+                    via: None,
+                });
+            }
         }
     }
     pub fn replier(&self) -> Option<IfaceId> {
@@ -483,7 +667,7 @@ impl RouterAgent for Router {
             return RouteDecision::Forward;
         };
         match m {
-            wire::Message::Request { seq } => match self.cfg.replier {
+            wire::Message::Request { seq, attempt } => match self.cfg.replier {
                 Some(r) if r != ingress => {
                     self.lms.turned += 1;
                     self.stats.control_sent += 1;
@@ -492,6 +676,7 @@ impl RouterAgent for Router {
                         requester: from.0,
                         tp: self.cfg.node.0,
                         tp_iface: ingress.0,
+                        attempt,
                     };
                     if let Some(p) = encode(self.cfg.session, self.cfg.node, dreq, 0) {
                         self.emit(p, r);
@@ -518,6 +703,10 @@ impl RouterAgent for Router {
                 self.emit(Bytes::copy_from_slice(packet), IfaceId(tp_iface));
                 RouteDecision::Consume
             }
+            wire::Message::Refresh { cost } if self.cfg.adaptive => {
+                self.refresh(ingress, dest, cost);
+                RouteDecision::Consume
+            }
             _ => RouteDecision::Forward,
         }
     }
@@ -531,11 +720,13 @@ impl RouterAgent for Router {
     fn stats(&self) -> &Stats {
         &self.stats
     }
-    /// One replier link per group, when the router has one.
+    /// One replier link per group, when the router has one; an adaptive router also holds
+    /// one cost per downstream interface heard from (other than the replier link).
     fn state_entries(&self) -> usize {
-        usize::from(self.cfg.replier.is_some())
+        let r = self.cfg.replier;
+        usize::from(r.is_some()) + self.costs.keys().filter(|&&i| Some(i) != r).count()
     }
     fn peak_state_entries(&self) -> usize {
-        usize::from(self.cfg.replier.is_some())
+        self.state_entries()
     }
 }

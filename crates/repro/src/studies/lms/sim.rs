@@ -229,12 +229,7 @@ fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
                 }
                 sim.add_router_agent(
                     x,
-                    Box::new(lms::Router::new(lms::RouterConfig {
-                        node: x,
-                        group: G,
-                        session: 0,
-                        replier: Some(iface),
-                    })),
+                    Box::new(lms::Router::new(lms::RouterConfig::new(x, G, Some(iface)))),
                 )
                 .map_err(err)?;
             }

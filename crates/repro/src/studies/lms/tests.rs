@@ -95,3 +95,25 @@ fn pgm_receiver_loss_costs_one_rdata_and_state_on_the_nak_path() {
     let s = sample(&o, base.hops_control).unwrap();
     assert!(s.wire >= 8.0, "{}", s.wire);
 }
+
+#[test]
+fn lms_source_loss_on_a_random_graph_costs_one_repair() {
+    // Every receiver misses the packet; the one request that climbs replier links all the
+    // way reaches the source, whose multicast repairs everyone. The DREQs turned elsewhere
+    // reach repliers that lacked the packet or got it from that repair: none answers
+    // (before the ns-2 rule for first requests, 19 of these 20 receivers answered one).
+    let plan = Plan::new(true);
+    let pls = placements(&plan, Family::Random(20)).unwrap();
+    let pl = &pls[0];
+    let (link, from) = pl.source_link().unwrap();
+    let loss = LossSpec {
+        link,
+        from,
+        ks: vec![DROP_K],
+    };
+    let o = sim::run(pl, Scheme::Lms, Some(&loss), SINGLE, 1).unwrap();
+    assert_eq!((o.drops, o.lossy_receivers, o.unrecovered), (1, 20, 0));
+    assert_eq!(o.repairs, 1);
+    assert_eq!(o.source_repairs, 1);
+    assert_eq!(o.dups, 0);
+}
