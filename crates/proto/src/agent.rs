@@ -174,9 +174,33 @@ pub enum SendError {
 ///
 /// Given the same sequence of calls with the same arguments, an agent produces the same
 /// outputs: it has no hidden inputs.
+/// `part` (a piece of a received datagram) as owned bytes: a slice sharing `shared`'s
+/// buffer when `part` lies inside it, else a copy.
+pub fn hold(shared: Option<&Bytes>, part: &[u8]) -> Bytes {
+    match shared {
+        Some(b) => {
+            let (start, end) = (b.as_ptr() as usize, b.as_ptr() as usize + b.len());
+            let (p0, p1) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
+            if !part.is_empty() && start <= p0 && p1 <= end {
+                b.slice(p0 - start..p1 - start)
+            } else {
+                Bytes::copy_from_slice(part)
+            }
+        }
+        None => Bytes::copy_from_slice(part),
+    }
+}
+
 pub trait Agent {
     /// A datagram arrived from node `from`.
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]);
+    /// The same, for a driver that holds the datagram as shared [`Bytes`] (the simulator
+    /// delivers one buffer to every receiver): an agent that keeps part of it (a receive or
+    /// repair buffer) may take a slice of `packet` with [`hold`] instead of a copy. Same
+    /// behaviour as [`handle_packet`](Agent::handle_packet), which is the default.
+    fn handle_packet_bytes(&mut self, now: Time, from: NodeId, packet: &Bytes) {
+        self.handle_packet(now, from, packet)
+    }
     /// The deadline from [`poll_timeout`](Agent::poll_timeout) has passed.
     fn handle_timeout(&mut self, now: Time);
     /// Next datagram to send, if any.
@@ -257,4 +281,26 @@ pub trait RouterAgent {
 /// rejecting negative and non-finite values.
 pub fn duration_from_secs(s: f64) -> Option<Duration> {
     (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hold_slices_a_shared_datagram_and_copies_anything_else() {
+        let b = Bytes::from((0u8..32).collect::<Vec<u8>>());
+        let part = &b[4..10];
+        let h = hold(Some(&b), part);
+        assert_eq!(&h[..], part);
+        assert_eq!(h.as_ptr(), part.as_ptr(), "a slice of the same buffer");
+        let other = vec![1u8, 2, 3];
+        let c = hold(Some(&b), &other);
+        assert_eq!(&c[..], &other[..]);
+        assert_ne!(c.as_ptr(), other.as_ptr());
+        let d = hold(None, part);
+        assert_eq!(&d[..], part);
+        assert_ne!(d.as_ptr(), part.as_ptr());
+        assert!(hold(Some(&b), &[]).is_empty());
+    }
 }

@@ -51,7 +51,7 @@ pub mod window;
 pub mod xtp;
 
 pub use agent::{
-    duration_from_secs, queue_transmit, Agent, Dest, Event, GroupId, IfaceId, NodeId,
+    duration_from_secs, hold, queue_transmit, Agent, Dest, Event, GroupId, IfaceId, NodeId,
     RouteDecision, RouterAgent, RouterTransmit, SendError, Stats, Transmit,
 };
 pub use time::Time;

@@ -30,41 +30,87 @@ fn bus_iface(net: &Network, node: u32, bus: u32) -> u32 {
         .map_or(NONE, |i| i as u32)
 }
 
-impl Spt {
-    pub fn compute(net: &Network, root: u32) -> Spt {
-        let n = net.nodes.len();
-        let mut dist = vec![u64::MAX; n];
-        let mut hops = vec![u32::MAX; n];
-        let mut parent = vec![NONE; n];
-        let mut up_iface = vec![NONE; n];
-        let mut down_iface = vec![NONE; n];
-        let mut done = vec![false; n];
-        let mut heap = BinaryHeap::new();
-        if (root as usize) < n {
-            dist[root as usize] = 0;
-            hops[root as usize] = 0;
-            heap.push(Reverse((0u64, 0u32, root)));
+/// Dijkstra labels over the whole network, reusable: `touched` lists the nodes whose labels
+/// differ from the initial ones, so a bounded search can be undone in O(nodes it visited).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Labels {
+    dist: Vec<u64>,
+    hops: Vec<u32>,
+    parent: Vec<u32>,
+    up_iface: Vec<u32>,
+    down_iface: Vec<u32>,
+    done: Vec<bool>,
+    touched: Vec<u32>,
+    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+}
+
+impl Labels {
+    fn new(n: usize) -> Labels {
+        Labels {
+            dist: vec![u64::MAX; n],
+            hops: vec![u32::MAX; n],
+            parent: vec![NONE; n],
+            up_iface: vec![NONE; n],
+            down_iface: vec![NONE; n],
+            done: vec![false; n],
+            touched: Vec::new(),
+            heap: BinaryHeap::new(),
         }
-        while let Some(Reverse((d, h, u))) = heap.pop() {
-            if done[u as usize] {
+    }
+
+    /// Back to the initial labels (only the nodes the last search touched).
+    fn reset(&mut self) {
+        for &v in &self.touched {
+            let v = v as usize;
+            self.dist[v] = u64::MAX;
+            self.hops[v] = u32::MAX;
+            self.parent[v] = NONE;
+            self.up_iface[v] = NONE;
+            self.down_iface[v] = NONE;
+            self.done[v] = false;
+        }
+        self.touched.clear();
+        self.heap.clear();
+    }
+
+    /// Dijkstra from `root` (ties broken by hop count, then parent id), stopping once `stop`
+    /// is settled (`NONE`: run to the end). A settled node's label is final, so every node
+    /// settled before stopping has the label a full run would give it.
+    fn search(&mut self, net: &Network, root: u32, stop: u32) {
+        let n = net.nodes.len();
+        if (root as usize) >= n {
+            return;
+        }
+        self.dist[root as usize] = 0;
+        self.hops[root as usize] = 0;
+        self.touched.push(root);
+        self.heap.push(Reverse((0u64, 0u32, root)));
+        while let Some(Reverse((d, h, u))) = self.heap.pop() {
+            if self.done[u as usize] {
                 continue;
             }
-            done[u as usize] = true;
+            self.done[u as usize] = true;
+            if u == stop {
+                break;
+            }
             for (i, f) in net.ifaces[u as usize].iter().enumerate() {
                 let mut relax = |v: u32, w: u64, v_iface: u32| {
                     let (nd, nh) = (d.saturating_add(w), h + 1);
                     let vi = v as usize;
-                    if done[vi] {
+                    if self.done[vi] {
                         return;
                     }
-                    let better = (nd, nh, u) < (dist[vi], hops[vi], parent[vi]);
+                    let better = (nd, nh, u) < (self.dist[vi], self.hops[vi], self.parent[vi]);
                     if better {
-                        dist[vi] = nd;
-                        hops[vi] = nh;
-                        parent[vi] = u;
-                        down_iface[vi] = i as u32;
-                        up_iface[vi] = v_iface;
-                        heap.push(Reverse((nd, nh, v)));
+                        if self.dist[vi] == u64::MAX {
+                            self.touched.push(v);
+                        }
+                        self.dist[vi] = nd;
+                        self.hops[vi] = nh;
+                        self.parent[vi] = u;
+                        self.down_iface[vi] = i as u32;
+                        self.up_iface[vi] = v_iface;
+                        self.heap.push(Reverse((nd, nh, v)));
                     }
                 };
                 match f.medium {
@@ -83,10 +129,23 @@ impl Spt {
                 }
             }
         }
+    }
+}
+
+/// Reusable scratch space for bounded unicast route searches (see [`Tree::unicast_bounded`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct UnicastScratch {
+    labels: Option<Labels>,
+}
+
+impl Spt {
+    pub fn compute(net: &Network, root: u32) -> Spt {
+        let mut l = Labels::new(net.nodes.len());
+        l.search(net, root, NONE);
         Spt {
-            parent,
-            up_iface,
-            down_iface,
+            parent: l.parent,
+            up_iface: l.up_iface,
+            down_iface: l.down_iface,
             root,
         }
     }
@@ -369,18 +428,55 @@ impl Tree {
 
     /// The unicast path from `src` to the root of `spt` (the destination).
     pub fn unicast(spt: &Spt, src: u32) -> Tree {
-        let dst = spt.root;
+        Tree::unicast_from(spt.root, src, |v| {
+            let at = |x: &[u32]| x.get(v as usize).copied().unwrap_or(NONE);
+            (at(&spt.parent), at(&spt.up_iface), at(&spt.down_iface))
+        })
+    }
+
+    /// The same path as `Tree::unicast(&Spt::compute(net, dst), src)`, found by a Dijkstra
+    /// from `dst` that stops once `src` is settled: its cost follows the ball around `dst`
+    /// of radius `dist(dst, src)`, not the network (labels of settled nodes are final, so
+    /// the path and its ties are those of the full computation).
+    /// Also returns how many nodes the search labelled.
+    pub fn unicast_bounded(
+        net: &Network,
+        dst: u32,
+        src: u32,
+        scratch: &mut UnicastScratch,
+    ) -> (Tree, usize) {
+        let n = net.nodes.len();
+        let l = scratch.labels.get_or_insert_with(|| Labels::new(n));
+        if l.dist.len() != n {
+            *l = Labels::new(n);
+        }
+        l.search(net, dst, src);
+        let t = Tree::unicast_from(dst, src, |v| {
+            let vi = v as usize;
+            if vi < n && l.done[vi] {
+                (l.parent[vi], l.up_iface[vi], l.down_iface[vi])
+            } else {
+                (NONE, NONE, NONE)
+            }
+        });
+        let visited = l.touched.len();
+        l.reset();
+        (t, visited)
+    }
+
+    /// The path from `src` up a parent relation (`label(v)` = (parent, iface at v toward
+    /// the parent, iface at the parent toward v)) to `dst`.
+    fn unicast_from(dst: u32, src: u32, label: impl Fn(u32) -> (u32, u32, u32)) -> Tree {
         let mut edges = Vec::new();
         let mut cur = src;
         let mut ok = true;
         while cur != dst {
-            let ci = cur as usize;
-            let p = spt.parent.get(ci).copied().unwrap_or(NONE);
+            let (p, up, down) = label(cur);
             if p == NONE {
                 ok = false;
                 break;
             }
-            edges.push((cur, spt.up_iface[ci], p, spt.down_iface[ci]));
+            edges.push((cur, up, p, down));
             cur = p;
         }
         if !ok {
@@ -457,6 +553,41 @@ mod tests {
             i += 1;
         }
         out
+    }
+
+    #[test]
+    fn bounded_unicast_is_the_full_computations_path() {
+        use crate::topo::{self, PlaneParams, TransitStub};
+        let mut scratch = UnicastScratch::default();
+        for seed in 1..3 {
+            let mut t =
+                topo::transit_stub(&TransitStub::default(), &PlaneParams::default(), seed).unwrap();
+            topo::attach_hosts(
+                &mut t,
+                40,
+                &LinkConfig::new(1_500_000, Duration::from_millis(1)),
+                seed,
+            )
+            .unwrap();
+            let net = &t.net;
+            let n = net.nodes.len() as u32;
+            for dst in (0..n).step_by(3) {
+                let spt = Spt::compute(net, dst);
+                for src in 0..n {
+                    let full = Tree::unicast(&spt, src);
+                    let (part, visited) = Tree::unicast_bounded(net, dst, src, &mut scratch);
+                    assert!(visited <= n as usize);
+                    assert_eq!(part.node, full.node, "seed {seed} {src} -> {dst}");
+                    assert_eq!(part.in_iface, full.in_iface);
+                    assert_eq!(part.deliver, full.deliver);
+                    let hops = |t: &Tree| -> Vec<(u32, u32, u32)> {
+                        t.hops.iter().map(|h| (h.iface, h.t0, h.t1)).collect()
+                    };
+                    assert_eq!(hops(&part), hops(&full));
+                    assert_eq!(part.unreachable, full.unreachable);
+                }
+            }
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::kernel::Kernel;
 use crate::loss::{KindFilter, LossRule, LossSite, LossState};
 use crate::network::{BusConfig, Medium, Network, NONE};
 use crate::rng::{tag, SimRng};
-use crate::routing::{Spt, Tree};
+use crate::routing::{Spt, Tree, UnicastScratch};
 use core::time::Duration;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{
@@ -336,6 +336,15 @@ pub struct Sim {
     via_index: HashMap<(u32, u32, Vec<u32>), u32>,
     /// Per group, a membership flag per node (for `Tree::multicast_via`).
     member_flags: HashMap<u32, Vec<bool>>,
+    /// Multicast forwarding state at routers with an agent: (router, group) → (tree, local
+    /// id of the router in it) of the last original data packet to the group that crossed
+    /// the router. A router agent's packet to the group pinned to some interfaces follows
+    /// this distribution tree below the router (as (S,G) forwarding state would carry it).
+    data_trees: HashMap<(u32, u32), (u32, u32)>,
+    /// Nodes labelled so far by bounded unicast searches, per destination without a kept
+    /// shortest-path tree.
+    unicast_work: HashMap<u32, usize>,
+    unicast_scratch: UnicastScratch,
     /// Whether the network is connected (computed when first needed).
     connected: Option<bool>,
     pkts: Vec<Pkt>,
@@ -418,6 +427,9 @@ impl Sim {
             tree_index: HashMap::new(),
             via_index: HashMap::new(),
             member_flags: HashMap::new(),
+            data_trees: HashMap::new(),
+            unicast_work: HashMap::new(),
+            unicast_scratch: UnicastScratch::default(),
             connected: None,
             pkts: Vec::new(),
             pkt_free: Vec::new(),
@@ -526,6 +538,7 @@ impl Sim {
             .retain(|&(_, unicast, d), _| unicast || d != group.0);
         self.via_index.retain(|(_, g, _), _| *g != group.0);
         self.member_flags.remove(&group.0);
+        self.data_trees.retain(|&(_, g), _| g != group.0);
         Ok(())
     }
 
@@ -1019,12 +1032,28 @@ impl Sim {
                         unreachable: 1,
                         ..Tree::default()
                     }
-                } else {
-                    let spt = self
-                        .spts
-                        .entry(n.0)
-                        .or_insert_with(|| Spt::compute(&self.net, n.0));
+                } else if let Some(spt) = self.spts.get(&n.0) {
                     Tree::unicast(spt, src)
+                } else {
+                    // Few senders to a destination: a search from it that stops at the
+                    // sender (same path). Once such searches to one destination have
+                    // labelled as many nodes as the network has, its full shortest-path
+                    // tree is computed and kept (so a popular destination costs one).
+                    let n_nodes = self.net.nodes.len();
+                    let work = self.unicast_work.entry(n.0).or_insert(0);
+                    if *work < n_nodes {
+                        let (t, visited) =
+                            Tree::unicast_bounded(&self.net, n.0, src, &mut self.unicast_scratch);
+                        *work += visited;
+                        t
+                    } else {
+                        self.unicast_work.remove(&n.0);
+                        let spt = self
+                            .spts
+                            .entry(n.0)
+                            .or_insert_with(|| Spt::compute(&self.net, n.0));
+                        Tree::unicast(spt, src)
+                    }
                 }
             }
         };
@@ -1093,8 +1122,27 @@ impl Sim {
                 payload: t.payload.clone(),
             });
         }
-        let tree = self.tree_for(x, t.dest, via);
-        self.counters.unreachable += u64::from(self.trees[tree as usize].unreachable);
+        // A router agent's group packet pinned to interfaces goes down the group's
+        // distribution tree through this router when data has crossed it on one and every
+        // pinned interface is a hop of it there; otherwise the router's own tree below
+        // those interfaces (`Tree::multicast_via`).
+        let pinned = match (t.dest, via) {
+            (Dest::Group(g), Some(v)) => {
+                self.data_trees.get(&(x, g.0)).copied().filter(|&(tr, l)| {
+                    let hops = self.trees[tr as usize].hops_of(l);
+                    v.iter().all(|i| hops.iter().any(|h| h.iface == *i))
+                })
+            }
+            _ => None,
+        };
+        let (tree, start) = match pinned {
+            Some(p) => p,
+            None => {
+                let tree = self.tree_for(x, t.dest, via);
+                self.counters.unreachable += u64::from(self.trees[tree as usize].unreachable);
+                (tree, 0)
+            }
+        };
         let pk = Pkt {
             payload: t.payload,
             src: x,
@@ -1111,7 +1159,7 @@ impl Sim {
             self.pkts.push(pk);
             self.pkts.len() as u32 - 1
         };
-        self.forward(p, 0, x, via);
+        self.forward(p, start, x, via);
         self.release(p);
     }
 
@@ -1297,6 +1345,11 @@ impl Sim {
         let decision = if let Some(mut r) = self.routers[x as usize].take() {
             let now = self.kernel.now();
             let pk = &self.pkts[p as usize];
+            if let (Dest::Group(g), Some(PacketClass::OriginalData)) = (pk.dest, class) {
+                if local != NONE {
+                    self.data_trees.insert((x, g.0), (pk.tree, local));
+                }
+            }
             let d = r.on_packet(now, IfaceId(iface), NodeId(pk.src), pk.dest, &pk.payload);
             self.routers[x as usize] = Some(r);
             self.drain_router(x);
@@ -1353,7 +1406,7 @@ impl Sim {
         match self.agents[xi].as_mut() {
             Some(a) => {
                 let pk = &self.pkts[p as usize];
-                a.handle_packet(self.kernel.now(), NodeId(pk.src), &pk.payload);
+                a.handle_packet_bytes(self.kernel.now(), NodeId(pk.src), &pk.payload);
                 self.counters.deliveries += 1;
                 self.metrics[xi].packets_in += 1;
                 self.free_copy(c);

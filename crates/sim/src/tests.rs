@@ -755,3 +755,146 @@ fn a_stuck_deadline_does_not_freeze_time() {
     assert_eq!(out.reason, "time_limit");
     assert!(sim.counters().stuck_timers >= 10);
 }
+
+// ------------------------------------------------------------------ pinned router packets
+
+/// Originates one group packet of its own, pinned to interface `iface`, when it first sees
+/// a packet.
+struct Pin {
+    iface: u32,
+    group: GroupId,
+    fired: bool,
+    out: VecDeque<RouterTransmit>,
+    stats: Stats,
+}
+
+impl RouterAgent for Pin {
+    fn on_packet(
+        &mut self,
+        _now: Time,
+        _ingress: IfaceId,
+        _from: NodeId,
+        _dest: Dest,
+        _packet: &[u8],
+    ) -> RouteDecision {
+        if !self.fired {
+            self.fired = true;
+            self.out.push_back(RouterTransmit {
+                transmit: Transmit {
+                    dest: Dest::Group(self.group),
+                    payload: Bytes::from(vec![2u8; 11]),
+                },
+                via: Some(vec![IfaceId(self.iface)]),
+            });
+        }
+        RouteDecision::Forward
+    }
+    fn handle_timeout(&mut self, _now: Time) {}
+    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
+        self.out.pop_front()
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+/// Who gets router A's packet pinned to its interface toward Q, when the first packet
+/// crossing A is `first`: original data (A then has the group's data tree) or not.
+fn pinned_packet_receivers(first_is_data: bool) -> (Vec<usize>, Vec<usize>) {
+    // s - R0 -10- A -10- Q -10- Y, and R0 -25- Y; h1 on Q, h2 on Y (1 ms host links).
+    // From R0, Y is closer directly (25 < 30) and Q through A (20 < 35); from A, Y is
+    // closer through Q (20 < 35). So below A toward Q the data tree holds only Q (h1),
+    // while A's own shortest paths through that interface reach Y (h2) as well.
+    let mut net = Network::new();
+    let s = net.add_host();
+    let r0 = net.add_router();
+    let a = net.add_router();
+    let q = net.add_router();
+    let y = net.add_router();
+    let h1 = net.add_host();
+    let h2 = net.add_host();
+    net.add_link(r0, a, line(0, 10)).unwrap(); // A iface 0
+    net.add_link(a, q, line(0, 10)).unwrap(); // A iface 1
+    net.add_link(q, y, line(0, 10)).unwrap();
+    net.add_link(r0, y, line(0, 25)).unwrap();
+    net.add_link(s, r0, line(0, 1)).unwrap();
+    net.add_link(h1, q, line(0, 1)).unwrap();
+    net.add_link(h2, y, line(0, 1)).unwrap();
+    let mut sim = Sim::new(net, 1);
+    let g = GroupId(1);
+    sim.set_group(g, &[h1, h2]).unwrap();
+    let payload = if first_is_data {
+        let env = rmcast_wire::Envelope {
+            session: 0,
+            source: s.0,
+            flags: 0,
+        };
+        let m = rmcast_wire::Message::Pgm(rmcast_wire::pgm::Message::Odata {
+            seq: 0,
+            payload: &[7u8; 40],
+        });
+        Bytes::from(rmcast_wire::Packet::to_vec(env, &m).unwrap())
+    } else {
+        Bytes::from(vec![0u8; 40])
+    };
+    let len = payload.len();
+    let (mut src, _) = script(vec![]);
+    src.plan.push_back((
+        Time::ZERO,
+        Transmit {
+            dest: Dest::Group(g),
+            payload,
+        },
+    ));
+    sim.add_agent(s, src).unwrap();
+    let (x1, log1) = script(vec![]);
+    let (x2, log2) = script(vec![]);
+    sim.add_agent(h1, x1).unwrap();
+    sim.add_agent(h2, x2).unwrap();
+    sim.add_router_agent(
+        a,
+        Box::new(Pin {
+            iface: 1,
+            group: g,
+            fired: false,
+            out: VecDeque::new(),
+            stats: Stats::default(),
+        }),
+    )
+    .unwrap();
+    sim.run(&Stop::default());
+    let sizes = |l: &Log| {
+        let mut v: Vec<usize> = l.borrow().iter().map(|x| x.2).collect();
+        v.sort_unstable();
+        v
+    };
+    let (v1, v2) = (sizes(&log1), sizes(&log2));
+    assert!(
+        v1.contains(&len) && v2.contains(&len),
+        "the data reaches both"
+    );
+    (v1, v2)
+}
+
+#[test]
+fn a_pinned_router_packet_follows_the_data_tree_below_the_router() {
+    let (h1, h2) = pinned_packet_receivers(true);
+    assert!(h1.contains(&11), "h1 is below A toward Q on the data tree");
+    assert!(
+        !h2.contains(&11),
+        "h2 is not below A on the data tree: {h2:?}"
+    );
+}
+
+#[test]
+fn without_data_state_a_pinned_packet_follows_the_routers_own_paths() {
+    let (h1, h2) = pinned_packet_receivers(false);
+    assert!(h1.contains(&11));
+    assert!(
+        h2.contains(&11),
+        "A's own shortest path to Y leaves through Q"
+    );
+}

@@ -30,7 +30,7 @@ use crate::rng::AgentRng;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
-    Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
+    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
     SendError, Stats, Time, Transmit,
 };
 use bytes::Bytes;
@@ -365,12 +365,12 @@ impl Receiver {
         }
     }
 
-    fn data(&mut self, now: Time, seq: u64, payload: &[u8]) {
+    fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>) {
         match self.window.insert(seq) {
             Insert::New => {
                 self.lost.remove(&seq);
                 self.timers.cancel(seq);
-                self.held.insert(seq, Bytes::copy_from_slice(payload));
+                self.held.insert(seq, hold(shared, payload));
                 self.learn(now, seq + 1);
                 while let Some(s) = self.window.pop_in_order() {
                     let data = self.held.remove(&s).unwrap_or_default();
@@ -384,12 +384,12 @@ impl Receiver {
     }
 }
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+impl Receiver {
+    fn receive(&mut self, now: Time, packet: &[u8], shared: Option<&Bytes>) {
         self.stats.count_received(packet);
         match decode(packet, self.cfg.session) {
             Some(wire::Message::Odata { seq, payload } | wire::Message::Rdata { seq, payload }) => {
-                self.data(now, seq, payload)
+                self.data(now, seq, payload, shared)
             }
             Some(wire::Message::Spm { lead, .. }) => self.learn(now, lead),
             Some(wire::Message::Ncf { seq }) => {
@@ -405,6 +405,15 @@ impl Agent for Receiver {
             Some(_) => self.stats.ignored += 1,
             None => self.stats.malformed += 1,
         }
+    }
+}
+
+impl Agent for Receiver {
+    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+        self.receive(now, packet, None);
+    }
+    fn handle_packet_bytes(&mut self, now: Time, _from: NodeId, packet: &Bytes) {
+        self.receive(now, packet, Some(packet));
     }
 
     fn handle_timeout(&mut self, now: Time) {
