@@ -19,6 +19,7 @@ pub mod endpoint;
 pub mod error;
 pub mod frame;
 pub mod loss;
+pub mod netns;
 pub mod outdir;
 pub mod receiver;
 pub mod secure;

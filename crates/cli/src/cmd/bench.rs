@@ -8,6 +8,7 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:
   rmcast bench sim            the three figures, as JSON (takes about a minute)
   rmcast bench sim --quick    the same benchmarks scaled down (seconds; for CI)
+  rmcast bench xtp --help     seed 002's metric tool for xtp (loopback, --netns, --sim)
 
 Figures: (a) kernel events/s on a hold model with 100,000 pending events; (b) packet-hop
 events/s for one sender multicasting 10,000 1-KB packets unreliably to 1,024 receivers on a
@@ -32,6 +33,9 @@ enum What {
     /// SRM, PGM and LMS single-loss runs on transit-stub graphs of 10^3..10^6 receivers:
     /// wall time, events, events/s and peak memory per size
     Scale(super::bench_scale::Args),
+    /// Seed 002's `metric` for xtp: a message in writes of a given size to N receivers with
+    /// loss at one; timing, Mbit/s, calls, ms per call, failed (loopback, --netns or --sim)
+    Xtp(super::bench_xtp::Args),
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -39,6 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Sim { quick } => quick,
         What::Net(a) => return super::bench_net::run(a),
         What::Scale(a) => return super::bench_scale::run(a),
+        What::Xtp(a) => return super::bench_xtp::run(a),
     };
     let (pending, steps) = if quick {
         (100_000, 2_000_000)

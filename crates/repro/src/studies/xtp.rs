@@ -94,6 +94,10 @@ pub const MODES: [Mode; 4] = [
 pub enum Setting {
     Thesis,
     Improved,
+    /// T7's variant: the thesis setting (go-back-N, FASTNAK, uncapped back-off) with writes
+    /// that do not block on acknowledgment (up to 64 queued) and small queued writes coalesced
+    /// into shared packets — what the thesis says SandiaXTP did at 1/25 loss.
+    Coalesce,
 }
 
 impl Setting {
@@ -101,12 +105,18 @@ impl Setting {
         match self {
             Setting::Thesis => "thesis",
             Setting::Improved => "improved",
+            Setting::Coalesce => "coalesce",
         }
     }
     pub fn config(self, node: NodeId, rx: Vec<NodeId>, multicast: bool) -> xtp::SenderConfig {
         match self {
             Setting::Thesis => xtp::SenderConfig::thesis(node, GROUP, rx, multicast),
             Setting::Improved => xtp::SenderConfig::improved(node, GROUP, rx, multicast),
+            Setting::Coalesce => xtp::SenderConfig {
+                block_on_ack: false,
+                coalesce: true,
+                ..xtp::SenderConfig::thesis(node, GROUP, rx, multicast)
+            },
         }
     }
 }
@@ -386,6 +396,21 @@ impl Plan {
                                     setting,
                                     seed,
                                 });
+                                // T7's coalescing variant: unicast, writes up to 1024 B, the
+                                // same seeds (same loss draws) as the thesis setting.
+                                if setting == Setting::Thesis
+                                    && mode == Mode::Unicast
+                                    && write <= 1024
+                                {
+                                    v.push(Cell {
+                                        message,
+                                        write,
+                                        mode,
+                                        loss,
+                                        setting: Setting::Coalesce,
+                                        seed,
+                                    });
+                                }
                             }
                         }
                     }
@@ -695,6 +720,50 @@ impl Study for Xtp {
                 .map(|(a, b)| a / b),
         );
 
+        // T7 measured: non-blocking writes with coalescing, unicast, 1/25 against no loss.
+        for &msg in &MESSAGES {
+            let pts: Vec<(f64, Estimate)> = small_ws
+                .iter()
+                .filter_map(|&w| {
+                    let a = at(Setting::Coalesce, msg, Mode::Unicast, 4, w)?;
+                    let b = at(Setting::Coalesce, msg, Mode::Unicast, 0, w)?;
+                    Some((w as f64, Estimate::exact(a / b)))
+                })
+                .collect();
+            m.series(
+                format!("sim.t7.coalesce_uni_l4_over_l0_{}", msg_key(msg)),
+                "ratio",
+                "write bytes",
+                pts,
+            );
+        }
+        put(
+            &mut m,
+            "sim.t7.coalesce_uni_l4_over_l0_1mb_1024",
+            at(Setting::Coalesce, big, Mode::Unicast, 4, 1024)
+                .zip(at(Setting::Coalesce, big, Mode::Unicast, 0, 1024))
+                .map(|(a, b)| a / b),
+        );
+        put(
+            &mut m,
+            "sim.t7.coalesce_over_thesis_1mb_uni_l0_1024",
+            at(Setting::Coalesce, big, Mode::Unicast, 0, 1024)
+                .zip(at(th, big, Mode::Unicast, 0, 1024))
+                .map(|(a, b)| a / b),
+        );
+        if let (Some(c0), Some(c4), Some(t4)) = (
+            at(Setting::Coalesce, big, Mode::Unicast, 0, 1024),
+            at(Setting::Coalesce, big, Mode::Unicast, 4, 1024),
+            at(th, big, Mode::Unicast, 4, 1024),
+        ) {
+            notes.push(format!(
+                "T7 variant (non-blocking writes, coalescing), 1 MB unicast in 1024-B writes: \
+                 {c0:.3} Mbit/s without loss, {c4:.3} at 1/25 (ratio {:.3}; the thesis: 1.500 -> \
+                 2.025, ratio 1.35); the blocking thesis setting at 1/25: {t4:.3}.",
+                c4 / c0
+            ));
+        }
+
         // Beyond the thesis: many receivers.
         let mut scale_series: BTreeMap<(usize, u32), Vec<(f64, Estimate)>> = BTreeMap::new();
         for (c, o) in scale.iter().zip(&scale_out) {
@@ -736,12 +805,12 @@ impl Study for Xtp {
             );
         }
 
-        // Real network on loopback.
+        // Real network: loopback, then namespace hosts.
         let net = super::xtp_net::run(ctx, &mut m, &mut notes)?;
 
         let plots = plots(ctx, &m, &plan)?;
         Ok(StudyOutput {
-            setup: setup(&plan, cells.len() + scale.len(), net),
+            setup: setup(&plan, cells.len() + scale.len(), &net),
             measures: m,
             plots,
             notes,
@@ -888,13 +957,70 @@ fn plots(ctx: &RunCtx<'_>, m: &Measures, _plan: &Plan) -> Result<Vec<Plot>, Stud
             series,
         });
     }
+    // The three places side by side: simulation, loopback, namespace hosts.
+    let mut series = Vec::new();
+    for (i, (tag, prefix)) in [
+        ("simulated 10 Mb/s bus", "sim"),
+        ("loopback sockets", "net"),
+        ("namespace hosts on a bridge", "ns"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (l, what) in [(0, "no loss"), (10, "1/10 at one receiver")] {
+            let pts = series_of(&format!("{prefix}.thesis.50k.m3.l{l}.mbps"));
+            if pts.is_empty() {
+                continue;
+            }
+            let mut ps = PlotSeries::measured(format!("{tag}, {what}"), i, &pts);
+            if l > 0 {
+                ps.style = crate::plot::Style::Bound;
+            }
+            series.push(ps);
+        }
+    }
+    if !series.is_empty() {
+        out.push(Plot {
+            id: "xtp-places".into(),
+            title: "50 KB to 3 receivers: simulation, loopback and namespace hosts".into(),
+            caption: "Thesis setting (block on acknowledgment, go-back-N). Simulation: 10 Mb/s bus plus 4.7 ms per call (the 1997 hardware); loopback and namespace hosts: real UDP multicast sockets on this machine, no modelled per-call cost, one run per point. Solid: no loss; dashed: 1/10 dropped at one receiver.".into(),
+            x: x.clone(),
+            y: y.clone(),
+            series,
+        });
+    }
+    let mut series = Vec::new();
+    for (i, (l, what)) in [(0, "no loss"), (10, "1/10 at one receiver")]
+        .iter()
+        .enumerate()
+    {
+        if let Some(crate::measure::Measure::Series { points, .. }) =
+            m.get(&format!("ns.scale.l{l}.mbps"))
+        {
+            series.push(PlotSeries::measured(
+                format!("namespace hosts, {what}"),
+                i,
+                points,
+            ));
+        }
+    }
+    if !series.is_empty() {
+        out.push(Plot {
+            id: "xtp-ns-receivers".into(),
+            title: "Beyond the thesis on real sockets: 1 MB to up to 10 namespace hosts".into(),
+            caption: "Thesis setting, 8192-B writes, the sender and each receiver in its own network namespace on one bridge (this machine's 2 cores run every endpoint). 0 = the run failed.".into(),
+            x: Axis::new("receivers", "count"),
+            y: y.clone(),
+            series,
+        });
+    }
     for p in &out {
         p.check()?;
     }
     Ok(out)
 }
 
-fn setup(plan: &Plan, runs: usize, net_cells: usize) -> Setup {
+fn setup(plan: &Plan, runs: usize, net: &super::xtp_net::NetSummary) -> Setup {
     let join = |v: &[usize]| {
         v.iter()
             .map(|x| x.to_string())
@@ -905,19 +1031,34 @@ fn setup(plan: &Plan, runs: usize, net_cells: usize) -> Setup {
         summary: "Seed 002's Chapter IV grid — 50 KB and 1 MB messages sent in writes of 64–8192 B \
                   by unicast and by multicast to 1, 2 and 3 receivers, 0, 1/25, 1/10 or 1/5 of \
                   packets dropped at one receiver — re-run with rmcast's xtp agent in the \
-                  simulator (10 Mb/s Ethernet bus plus a per-call cost model: `sim.*`) and on \
-                  this machine's loopback interface with real sockets (`net.*`)."
+                  simulator (10 Mb/s Ethernet bus plus a per-call cost model: `sim.*`), on \
+                  this machine's loopback interface with real sockets (`net.*`) and on network-\
+                  namespace hosts on a Linux bridge (`ns.*`). Three separate series: \
+                  simulation, loopback, namespace hosts."
             .into(),
         topology: "sim: 1 sender + n receivers on rmcast_sim's seed-000 bus (10 Mb/s, CSMA/CD, \
                    64-byte minimum frame, 38 bytes of IP+Ethernet framing per datagram); net: \
-                   one process per endpoint-thread on loopback (239.255.x.y multicast), loss \
-                   injected on receive."
+                   one thread per endpoint on loopback (239.255.x.y multicast), loss \
+                   injected on receive; ns: the sender and each receiver in its own network \
+                   namespace (its own IP stack, a veth pair on one Linux bridge with IGMP \
+                   snooping off, multicast crossing the bridge), one thread per endpoint, \
+                   all on this machine's cores."
             .into(),
         parameters: vec![
             ("write sizes (sim)".into(), join(&plan.writes)),
             ("repetitions per cell (sim)".into(), plan.reps.to_string()),
             ("simulated runs".into(), runs.to_string()),
-            ("real-network runs".into(), net_cells.to_string()),
+            ("real-network runs, loopback".into(), net.loopback_runs.to_string()),
+            (
+                "real-network runs, namespace hosts".into(),
+                match &net.ns_skipped {
+                    Some(why) => format!("skipped: {why}"),
+                    None => format!(
+                        "{} (up to {} receivers)",
+                        net.ns_runs, net.ns_max_receivers
+                    ),
+                },
+            ),
             ("receivers beyond the thesis (sim)".into(), join(&plan.scale_ns)),
             ("per-call cost".into(), "4.7 ms before each write reaches the protocol".into()),
             ("CTIMEOUT".into(), "60 s (SandiaXTP)".into()),

@@ -1,15 +1,22 @@
 //! The real-network half of the `xtp` study: the same `rmcast_proto::xtp` agent driven by
-//! `rmcast-net` over this machine's loopback interface (real UDP multicast sockets, one thread
-//! per endpoint), the thesis's setting (block on acknowledgment per write, go-back-N, uncapped
-//! WTIMER back-off, CTIMEOUT 60 s), 1,448-byte packets, loss injected on receive at one
-//! receiver. No per-call cost is modelled: a call costs what this machine takes. Measures are
-//! named `net.*`; every number here is wall-clock and varies from run to run.
+//! `rmcast-net` over real UDP multicast sockets, one thread per endpoint, 1,448-byte packets,
+//! loss injected on receive at one receiver. No per-call cost is modelled: a call costs what
+//! this machine takes. Every number here is wall-clock and varies from run to run.
+//!
+//! Two places, reported as separate series:
+//!
+//! * **loopback** (`net.*`): every endpoint on this host's `lo`;
+//! * **namespace hosts** (`ns.*`): the sender and each receiver in its own Linux network
+//!   namespace, veth pairs on one bridge ([`rmcast_net::netns::Segment`]), multicast crossing
+//!   the bridge — separate IP stacks and interfaces on one machine (and its two cores). Needs
+//!   root and `ip`; without them the cells are reported as skipped with the reason.
 
-use super::xtp::{msg_key, Mode};
+use super::xtp::{msg_key, Mode, Setting};
 use crate::stats::Estimate;
 use crate::study::{RunCtx, StudyError};
 use crate::Measures;
 use rmcast_net::loss::{Direction, LossConfig};
+use rmcast_net::netns::{self, Segment};
 use rmcast_net::receiver::{self, Output, RecvConfig};
 use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, Source};
 use std::collections::BTreeMap;
@@ -23,19 +30,229 @@ pub struct NetCell {
     pub message: u64,
     pub write: usize,
     pub mode: Mode,
+    /// Loss key (0, 4, 10, 20) and probability at receiver 1.
     pub loss: (u32, f64),
+    /// `Thesis`: block on acknowledgment per write, go-back-N, uncapped back-off (the net
+    /// driver's `--xtp-thesis`); `Improved`: the driver's default xtp (selective repeat, capped
+    /// back-off, an SREQ every 8 packets, a sliding window, writes do not block).
+    pub setting: Setting,
+}
+
+/// Where the endpoints run.
+#[derive(Debug, Clone, Copy)]
+pub enum Place<'a> {
+    /// Every endpoint on this host's loopback interface.
+    Loopback,
+    /// Sender on host 0, receiver `r` on host `r + 1` of the segment.
+    Hosts(&'a Segment),
+}
+
+impl Place<'_> {
+    fn iface(&self) -> &'static str {
+        match self {
+            Place::Loopback => "lo",
+            Place::Hosts(_) => netns::IFACE,
+        }
+    }
+    fn enter(&self, h: usize) -> Result<(), String> {
+        match self {
+            Place::Loopback => Ok(()),
+            Place::Hosts(s) => s.enter(h).map_err(|e| e.to_string()),
+        }
+    }
+    /// Label for notes and reports.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Place::Loopback => "loopback",
+            Place::Hosts(_) => "namespace hosts",
+        }
+    }
 }
 
 /// Outcome of one real-network run.
 #[derive(Debug, Clone)]
 pub struct NetOut {
+    /// Every write acknowledged, every receiver completed with identical contents.
     pub ok: bool,
+    /// The sender's transfer time (first data to the last write's completion), seconds.
     pub seconds: f64,
+    /// Message bytes × 8 / seconds, 10^6 bit/s.
     pub mbps: f64,
+    /// Writes (agent messages) the sender made: the message's, plus the file-header and
+    /// finish frames of `rmcast-net`'s framing.
+    pub calls: u64,
+    pub repairs: u64,
     pub why: Option<String>,
 }
 
-fn cells(quick: bool) -> Vec<NetCell> {
+fn payload(len: u64, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// Run one cell at `place`; `index` picks a distinct group and port. Unicast is refused: the
+/// network driver always multicasts xtp.
+pub fn run_cell(c: &NetCell, index: usize, place: Place<'_>) -> NetOut {
+    let fail = |why: String| NetOut {
+        ok: false,
+        seconds: 0.0,
+        mbps: 0.0,
+        calls: 0,
+        repairs: 0,
+        why: Some(why),
+    };
+    if c.mode == Mode::Unicast {
+        return fail("unicast: rmcast-net's xtp sender always multicasts".into());
+    }
+    let n = c.mode.receivers();
+    if let Place::Hosts(s) = place {
+        if s.hosts() < n + 1 {
+            return fail(format!(
+                "{n} receivers need {} hosts, the segment has {}",
+                n + 1,
+                s.hosts()
+            ));
+        }
+    }
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("rmcast-repro-xtp-{}-{index}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return fail(format!("temporary directory: {e}"));
+    }
+    let out = run_in(c, index, place, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    out.unwrap_or_else(fail)
+}
+
+fn run_in(
+    c: &NetCell,
+    index: usize,
+    place: Place<'_>,
+    dir: &std::path::Path,
+) -> Result<NetOut, String> {
+    let data = payload(c.message, 0x5eed ^ index as u64);
+    let src = dir.join("message.bin");
+    std::fs::write(&src, &data).map_err(|e| format!("writing the message: {e}"))?;
+    let port = 48_100 + (std::process::id() % 500) as u16 * 20 + (index % 20) as u16;
+    let group: SocketAddr = format!("239.255.92.{}:{port}", 1 + index % 250)
+        .parse()
+        .map_err(|e| format!("group address: {e}"))?;
+    let n = c.mode.receivers();
+    let iface = place.iface();
+    let mut rcs = Vec::new();
+    for r in 0..n {
+        let out = dir.join(format!("out{r}"));
+        std::fs::create_dir_all(&out).map_err(|e| format!("output directory: {e}"))?;
+        let mut rc = RecvConfig::new(
+            group,
+            Output::Dir {
+                path: out,
+                force: true,
+            },
+        );
+        rc.sock.interface = Some(iface.into());
+        rc.wait = Some(Duration::from_secs(30));
+        rc.sender_timeout = Duration::from_secs(90);
+        if r == 0 && c.loss.1 > 0.0 {
+            rc.loss = LossConfig {
+                rate: c.loss.1,
+                one_in: None,
+                direction: Direction::Rx,
+                seed: 7 + index as u64,
+            };
+        }
+        rcs.push(rc);
+    }
+    let mut sc = SendConfig::new(group);
+    sc.sock.interface = Some(iface.into());
+    sc.protocol = "xtp".into();
+    sc.expect = Expect::Count(n);
+    sc.join_wait = Duration::from_secs(20);
+    sc.evict_after = Duration::from_secs(120);
+    sc.datagram_size = rmcast_proto::xtp::MAX_DATA_ETHERNET + rmcast_proto::xtp::XTP_HEADER_LEN;
+    sc.rate_bps = 0;
+    sc.write_size = Some(c.write);
+    sc.xtp_thesis = c.setting == Setting::Thesis;
+    sc.window = 64;
+    sc.final_wait = Duration::from_secs(5);
+    let (sent, all_rx) = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (r, rc) in rcs.into_iter().enumerate() {
+            handles.push(s.spawn(move || -> Result<bool, String> {
+                place.enter(r + 1)?;
+                receiver::receive(rc, &mut receiver::NoObserver)
+                    .map(|rep| rep.success)
+                    .map_err(|e| e.to_string())
+            }));
+        }
+        let sent = s
+            .spawn(move || {
+                place.enter(0)?;
+                sender::send(sc, Source::Files(vec![src]), &mut NoObserver)
+                    .map_err(|e| e.to_string())
+            })
+            .join()
+            .unwrap_or_else(|_| Err("the sender thread panicked".into()));
+        let mut all_rx = Ok(true);
+        for h in handles {
+            match h.join() {
+                Ok(Ok(ok)) => {
+                    if let Ok(a) = &mut all_rx {
+                        *a &= ok;
+                    }
+                }
+                Ok(Err(e)) => all_rx = Err(e),
+                Err(_) => all_rx = Err("a receiver thread panicked".into()),
+            }
+        }
+        (sent, all_rx)
+    });
+    let rep = sent?;
+    let all_rx = all_rx?;
+    let mut same = true;
+    for r in 0..n {
+        let got = std::fs::read(dir.join(format!("out{r}")).join("message.bin"));
+        same &= got.map(|g| g == data).unwrap_or(false);
+    }
+    let ok = rep.all_completed && all_rx && same && rep.seconds > 0.0;
+    Ok(NetOut {
+        ok,
+        seconds: rep.seconds,
+        mbps: if rep.seconds > 0.0 {
+            c.message as f64 * 8.0 / rep.seconds / 1e6
+        } else {
+            0.0
+        },
+        calls: rep.agent.messages_completed + rep.agent.messages_failed,
+        repairs: rep.agent.repairs_sent,
+        why: (!ok).then(|| {
+            format!(
+                "completed {}, receivers ok {all_rx}, contents equal {same}, {} failed writes",
+                rep.all_completed, rep.agent.messages_failed
+            )
+        }),
+    })
+}
+
+/// What the real-network part ran, for the study's setup table.
+#[derive(Debug, Clone, Default)]
+pub struct NetSummary {
+    pub loopback_runs: usize,
+    pub ns_runs: usize,
+    /// Why the namespace cells did not run.
+    pub ns_skipped: Option<String>,
+    pub ns_max_receivers: usize,
+}
+
+fn grid(quick: bool) -> Vec<NetCell> {
     let mut v = Vec::new();
     let msgs: &[u64] = if quick {
         &[51_200]
@@ -58,6 +275,7 @@ fn cells(quick: bool) -> Vec<NetCell> {
                         write,
                         mode,
                         loss,
+                        setting: Setting::Thesis,
                     });
                 }
             }
@@ -66,142 +284,60 @@ fn cells(quick: bool) -> Vec<NetCell> {
     v
 }
 
-fn payload(len: u64, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
+/// Receiver counts measured on namespace hosts beyond the thesis's three.
+fn scale_ns(quick: bool) -> Vec<usize> {
+    if quick {
+        vec![1, 3, 10]
+    } else {
+        vec![1, 2, 3, 5, 10]
+    }
 }
 
-/// Run one cell on loopback; `index` picks a distinct group and port.
-pub fn run_cell(c: &NetCell, index: usize) -> NetOut {
-    let fail = |why: String| NetOut {
-        ok: false,
-        seconds: 0.0,
-        mbps: 0.0,
-        why: Some(why),
+fn scale_cells(quick: bool) -> Vec<NetCell> {
+    let losses: &[(u32, f64)] = if quick {
+        &[(0, 0.0)]
+    } else {
+        &[(0, 0.0), (10, 0.1)]
     };
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("rmcast-repro-xtp-{}-{index}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return fail(format!("temporary directory: {e}"));
-    }
-    let data = payload(c.message, 0x5eed ^ index as u64);
-    let src = dir.join("message.bin");
-    if let Err(e) = std::fs::write(&src, &data) {
-        return fail(format!("writing the message: {e}"));
-    }
-    let port = 48_100 + (std::process::id() % 500) as u16 * 20 + (index % 20) as u16;
-    let group: SocketAddr = match format!("239.255.92.{}:{port}", 1 + index % 250).parse() {
-        Ok(g) => g,
-        Err(e) => return fail(format!("group address: {e}")),
-    };
-    let n = c.mode.receivers();
-    let mut handles = Vec::new();
-    for r in 0..n {
-        let out = dir.join(format!("out{r}"));
-        if let Err(e) = std::fs::create_dir_all(&out) {
-            return fail(format!("output directory: {e}"));
-        }
-        let mut rc = RecvConfig::new(
-            group,
-            Output::Dir {
-                path: out,
-                force: true,
-            },
-        );
-        rc.sock.interface = Some("lo".into());
-        rc.wait = Some(Duration::from_secs(30));
-        rc.sender_timeout = Duration::from_secs(90);
-        if r == 0 && c.loss.1 > 0.0 {
-            rc.loss = LossConfig {
-                rate: c.loss.1,
-                one_in: None,
-                direction: Direction::Rx,
-                seed: 7 + index as u64,
-            };
-        }
-        handles.push(std::thread::spawn(move || {
-            receiver::receive(rc, &mut receiver::NoObserver)
-        }));
-    }
-    let mut sc = SendConfig::new(group);
-    sc.sock.interface = Some("lo".into());
-    sc.protocol = "xtp".into();
-    sc.expect = Expect::Count(n);
-    sc.join_wait = Duration::from_secs(20);
-    sc.evict_after = Duration::from_secs(120);
-    sc.datagram_size = rmcast_proto::xtp::MAX_DATA_ETHERNET + rmcast_wire_header();
-    sc.rate_bps = 0;
-    sc.write_size = Some(c.write);
-    sc.xtp_thesis = true;
-    sc.final_wait = Duration::from_secs(5);
-    let sent = sender::send(sc, Source::Files(vec![src]), &mut NoObserver);
-    let mut all_rx = true;
-    for h in handles {
-        match h.join() {
-            Ok(Ok(rep)) => all_rx &= rep.success,
-            _ => all_rx = false,
+    let mut v = Vec::new();
+    for &loss in losses {
+        for n in scale_ns(quick) {
+            v.push(NetCell {
+                message: 1_024_000,
+                write: 8192,
+                mode: Mode::Multi(n),
+                loss,
+                setting: Setting::Thesis,
+            });
         }
     }
-    let mut same = true;
-    for r in 0..n {
-        let got = std::fs::read(dir.join(format!("out{r}")).join("message.bin"));
-        same &= got.map(|g| g == data).unwrap_or(false);
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    match sent {
-        Ok(rep) => {
-            let ok = rep.all_completed && all_rx && same && rep.seconds > 0.0;
-            NetOut {
-                ok,
-                seconds: rep.seconds,
-                mbps: if rep.seconds > 0.0 {
-                    c.message as f64 * 8.0 / rep.seconds / 1e6
-                } else {
-                    0.0
-                },
-                why: (!ok).then(|| {
-                    format!(
-                        "completed {}, receivers ok {all_rx}, contents equal {same}, {} failed writes",
-                        rep.all_completed, rep.agent.messages_failed
-                    )
-                }),
-            }
-        }
-        Err(e) => fail(e.to_string()),
-    }
+    v
 }
 
-fn rmcast_wire_header() -> usize {
-    rmcast_proto::xtp::XTP_HEADER_LEN
-}
-
-/// Run the real-network cells one after another (they share the machine) and record
-/// `net.thesis.<msg>.<mode>.l<loss>.{mbps,success}` and `net.success_all`.
-pub fn run(
+/// Run `cells` at `place` one after another (they share the machine), record
+/// `<prefix>.thesis.<msg>.<mode>.l<loss>.{mbps,success}` and `<prefix>.success_all`.
+fn run_grid(
     ctx: &RunCtx<'_>,
     m: &mut Measures,
     notes: &mut Vec<String>,
-) -> Result<usize, StudyError> {
-    let cells = cells(ctx.quick);
-    ctx.progress().add_total(cells.len() as u64);
-    let mut by: BTreeMap<(u64, Mode, u32), Vec<(usize, NetOut)>> = BTreeMap::new();
+    prefix: &str,
+    cells: &[NetCell],
+    place: Place<'_>,
+    base: usize,
+) -> Vec<NetOut> {
+    type Runs = BTreeMap<usize, Vec<NetOut>>;
+    let mut by: BTreeMap<(u64, Mode, u32), Runs> = BTreeMap::new();
+    let mut outs = Vec::new();
     let mut ok_all = 0usize;
     for (i, c) in cells.iter().enumerate() {
-        let o = run_cell(c, i);
+        let o = run_cell(c, base + i, place);
         ctx.progress().inc(1);
         if o.ok {
             ok_all += 1;
         } else {
             notes.push(format!(
-                "net (loopback): {} B in {} B writes, {}, loss {}: failed — {}",
+                "{prefix} ({}): {} B in {} B writes, {}, loss {}: failed — {}",
+                place.label(),
                 c.message,
                 c.write,
                 c.mode.key(),
@@ -211,26 +347,139 @@ pub fn run(
         }
         by.entry((c.message, c.mode, c.loss.0))
             .or_default()
-            .push((c.write, o));
+            .entry(c.write)
+            .or_default()
+            .push(o.clone());
+        outs.push(o);
     }
     for (&(msg, mode, loss), runs) in &by {
-        let k = format!("net.thesis.{}.{}.l{loss}", msg_key(msg), mode.key());
-        let thr: Vec<(f64, Estimate)> = runs
+        let k = format!("{prefix}.thesis.{}.{}.l{loss}", msg_key(msg), mode.key());
+        let mut thr = Vec::new();
+        let mut succ = Vec::new();
+        for (&w, rs) in runs {
+            let good: Vec<f64> = rs.iter().filter(|o| o.ok).map(|o| o.mbps).collect();
+            if let Some(e) = Estimate::from_samples(&good) {
+                thr.push((w as f64, e));
+            }
+            let frac = good.len() as f64 / rs.len().max(1) as f64;
+            succ.push((w as f64, Estimate::exact(frac)));
+        }
+        let cells: Vec<String> = runs
             .iter()
-            .filter(|(_, o)| o.ok)
-            .map(|(w, o)| (*w as f64, Estimate::exact(o.mbps)))
+            .map(|(w, rs)| {
+                let v: Vec<String> = rs
+                    .iter()
+                    .map(|o| {
+                        if o.ok {
+                            format!("{:.2}", o.mbps)
+                        } else {
+                            "failed".into()
+                        }
+                    })
+                    .collect();
+                format!("{w} B: {}", v.join(" / "))
+            })
             .collect();
-        let succ: Vec<(f64, Estimate)> = runs
-            .iter()
-            .map(|(w, o)| (*w as f64, Estimate::exact(if o.ok { 1.0 } else { 0.0 })))
-            .collect();
+        notes.push(format!(
+            "{prefix} ({}), {} to {}, loss {}: {} (Mbit/s per run)",
+            place.label(),
+            if msg < 100_000 { "50 KB" } else { "1 MB" },
+            if mode == Mode::Unicast {
+                "unicast".to_string()
+            } else {
+                format!("{} receiver(s)", mode.receivers())
+            },
+            match loss {
+                0 => "none",
+                4 => "1/25",
+                10 => "1/10",
+                _ => "1/5",
+            },
+            cells.join(", ")
+        ));
         m.series(format!("{k}.mbps"), "Mbit/s", "write bytes", thr);
         m.series(format!("{k}.success"), "fraction", "write bytes", succ);
     }
     m.scalar(
-        "net.success_all",
+        format!("{prefix}.success_all"),
         "fraction",
         Estimate::exact(ok_all as f64 / cells.len().max(1) as f64),
     );
-    Ok(cells.len())
+    outs
+}
+
+/// The real-network part of the study: the grid on loopback (`net.*`), then on namespace
+/// hosts (`ns.*`: the same grid, plus 1 MB in 8192-B writes to up to 10 receivers,
+/// `ns.scale.l<loss>.mbps` over the receiver count and `ns.scale.n10_over_n1`).
+pub fn run(
+    ctx: &RunCtx<'_>,
+    m: &mut Measures,
+    notes: &mut Vec<String>,
+) -> Result<NetSummary, StudyError> {
+    let cells = grid(ctx.quick);
+    let scale = scale_cells(ctx.quick);
+    let ns_avail = netns::available();
+    let ns_total = if ns_avail.is_ok() {
+        cells.len() + scale.len()
+    } else {
+        0
+    };
+    ctx.progress().add_total((cells.len() + ns_total) as u64);
+    run_grid(ctx, m, notes, "net", &cells, Place::Loopback, 0);
+    let mut sum = NetSummary {
+        loopback_runs: cells.len(),
+        ..NetSummary::default()
+    };
+    let seg = match ns_avail {
+        Ok(()) => {
+            let hosts = scale.iter().map(|c| c.mode.receivers()).max().unwrap_or(3) + 1;
+            Segment::create(hosts).map_err(|e| e.to_string())
+        }
+        Err(why) => Err(why),
+    };
+    let seg = match seg {
+        Ok(s) => s,
+        Err(why) => {
+            notes.push(format!(
+                "namespace hosts (ns.*): skipped: {why}; {} runs not made",
+                cells.len() + scale.len()
+            ));
+            sum.ns_skipped = Some(why);
+            return Ok(sum);
+        }
+    };
+    let all: Vec<NetCell> = cells.iter().chain(&scale).copied().collect();
+    let outs = run_grid(ctx, m, notes, "ns", &all, Place::Hosts(&seg), 100);
+    let outs = &outs[cells.len()..];
+    sum.ns_runs = cells.len() + scale.len();
+    sum.ns_max_receivers = seg.hosts() - 1;
+    let mut series: BTreeMap<u32, Vec<(f64, Estimate)>> = BTreeMap::new();
+    for (c, o) in scale.iter().zip(outs) {
+        series.entry(c.loss.0).or_default().push((
+            c.mode.receivers() as f64,
+            Estimate::from_samples(&[if o.ok { o.mbps } else { 0.0 }])
+                .unwrap_or(Estimate::exact(0.0)),
+        ));
+    }
+    for (l, pts) in &series {
+        m.series(
+            format!("ns.scale.l{l}.mbps"),
+            "Mbit/s",
+            "receivers",
+            pts.clone(),
+        );
+    }
+    let at = |n: usize| {
+        series
+            .get(&0)?
+            .iter()
+            .find(|(x, _)| *x == n as f64)
+            .map(|(_, e)| e.mean)
+    };
+    if let (Some(a), Some(b)) = (at(10), at(1)) {
+        if b > 0.0 {
+            m.scalar("ns.scale.n10_over_n1", "ratio", Estimate::exact(a / b));
+        }
+    }
+    Ok(sum)
 }

@@ -1,0 +1,241 @@
+//! Hosts on one Ethernet segment on a single Linux machine: network namespaces joined by veth
+//! pairs to a Linux bridge, IP multicast crossing the bridge (IGMP snooping off, a
+//! `224.0.0.0/4` route on each host's `eth0`). The same layout as `scripts/netns/run.sh` and
+//! `rmcast bench net --bridge`, for code that runs endpoints as *threads*: [`Segment::enter`]
+//! moves the calling thread (only it) into a host's namespace, so every socket the thread opens
+//! afterwards lives on that host.
+//!
+//! Needs root and iproute2 (`ip`); [`available`] says why not when they are missing.
+//! Dropping the [`Segment`] deletes its namespaces and bridge.
+
+use crate::NetError;
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The interface name of every host's end of its veth pair.
+pub const IFACE: &str = "eth0";
+
+/// `Ok` if this process can build a [`Segment`] (Linux, root, `ip` present), else why not.
+pub fn available() -> Result<(), String> {
+    if !cfg!(target_os = "linux") {
+        return Err("network namespaces are Linux only".into());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if !root {
+        return Err("network namespaces need root".into());
+    }
+    let ip = Command::new("ip")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ip {
+        return Err("`ip` (iproute2) is not installed".into());
+    }
+    Ok(())
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// A bridge and `hosts` network namespaces, host `h` at `10.93.<k>.(h+1)/24` on its `eth0`.
+#[derive(Debug)]
+pub struct Segment {
+    prefix: String,
+    subnet: u8,
+    hosts: usize,
+}
+
+fn ip(args: &[&str]) -> Result<(), NetError> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| NetError::io("run `ip`", e))?;
+    if !out.status.success() {
+        return Err(NetError::setup(format!(
+            "`ip {}` failed: {} (network namespaces need root and iproute2)",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+impl Segment {
+    /// Build the bridge and `hosts` namespaces (at most 250).
+    pub fn create(hosts: usize) -> Result<Segment, NetError> {
+        if hosts == 0 || hosts > 250 {
+            return Err(NetError::setup(format!(
+                "a segment holds 1 to 250 hosts, not {hosts}"
+            )));
+        }
+        available().map_err(NetError::setup)?;
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        // Short names: interface names are at most 15 bytes ("vx" + 5 + "s" + 2 + "h" + 3).
+        let prefix = format!("x{}s{}", std::process::id() % 100_000, k % 100);
+        let seg = Segment {
+            prefix,
+            subnet: (k % 250) as u8,
+            hosts: 0,
+        };
+        let mut seg = seg;
+        let br = seg.bridge();
+        ip(&["link", "add", &br, "type", "bridge"])?;
+        // Without snooping the bridge floods multicast to every port, as a hub would.
+        let _ = Command::new("ip")
+            .args(["link", "set", &br, "type", "bridge", "mcast_snooping", "0"])
+            .stderr(Stdio::null())
+            .status();
+        ip(&["link", "set", &br, "up"])?;
+        for h in 0..hosts {
+            let ns = seg.host(h);
+            let v = format!("v{ns}");
+            ip(&["netns", "add", &ns])?;
+            seg.hosts = h + 1;
+            ip(&[
+                "link", "add", &v, "type", "veth", "peer", "name", IFACE, "netns", &ns,
+            ])?;
+            ip(&["link", "set", &v, "master", &br, "up"])?;
+            ip(&["-n", &ns, "link", "set", "lo", "up"])?;
+            let a = format!("{}/24", seg.addr(h));
+            ip(&["-n", &ns, "addr", "add", &a, "dev", IFACE])?;
+            ip(&["-n", &ns, "link", "set", IFACE, "up"])?;
+            ip(&["-n", &ns, "route", "add", "224.0.0.0/4", "dev", IFACE])?;
+        }
+        Ok(seg)
+    }
+
+    fn bridge(&self) -> String {
+        format!("b{}", self.prefix)
+    }
+
+    /// Namespace name of host `h`.
+    pub fn host(&self, h: usize) -> String {
+        format!("{}h{h}", self.prefix)
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> usize {
+        self.hosts
+    }
+
+    /// IPv4 address of host `h`.
+    pub fn addr(&self, h: usize) -> Ipv4Addr {
+        Ipv4Addr::new(10, 93, self.subnet, (h + 1).min(254) as u8)
+    }
+
+    /// Move the calling thread into host `h`'s network namespace (for the rest of its life;
+    /// threads it spawns afterwards start there too). Other threads are unaffected.
+    pub fn enter(&self, h: usize) -> Result<(), NetError> {
+        if h >= self.hosts {
+            return Err(NetError::setup(format!(
+                "host {h} is not on this segment of {} hosts",
+                self.hosts
+            )));
+        }
+        let path = Path::new("/run/netns").join(self.host(h));
+        let f = std::fs::File::open(&path)
+            .map_err(|e| NetError::io(format!("open {}", path.display()), e))?;
+        setns_net(&f).map_err(|e| NetError::io(format!("enter {}", self.host(h)), e))
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn setns_net(f: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: setns(2) on an open namespace file descriptor with CLONE_NEWNET switches only
+    // the calling thread's network namespace; it reads no memory of ours.
+    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn setns_net(_: &std::fs::File) -> std::io::Result<()> {
+    Err(std::io::Error::other("network namespaces are Linux only"))
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        for h in 0..self.hosts {
+            let _ = Command::new("ip")
+                .args(["netns", "del", &self.host(h)])
+                .stderr(Stdio::null())
+                .status();
+        }
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.bridge()])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::net::{SocketAddr, UdpSocket};
+    use std::time::Duration;
+
+    /// A datagram multicast on host 0 reaches a socket joined on host 2 across the bridge.
+    #[test]
+    fn multicast_crosses_the_bridge() {
+        if let Err(why) = available() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let seg = std::sync::Arc::new(Segment::create(3).unwrap());
+        let group: SocketAddr = "239.255.93.7:47931".parse().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = seg.clone();
+        let recv = std::thread::spawn(move || {
+            s2.enter(2).unwrap();
+            let mut o = crate::socket::SocketOpts::new(group);
+            o.interface = Some(IFACE.into());
+            let s = crate::socket::group_socket(&o).unwrap();
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            tx.send(()).unwrap();
+            let mut buf = [0u8; 64];
+            let (n, from) = s.recv_from(&mut buf).unwrap();
+            (buf[..n].to_vec(), from)
+        });
+        rx.recv().unwrap();
+        let s0 = seg.clone();
+        let addr0 = seg.addr(0);
+        std::thread::spawn(move || {
+            s0.enter(0).unwrap();
+            let s = UdpSocket::bind((addr0, 0)).unwrap();
+            s.set_multicast_ttl_v4(1).unwrap();
+            for _ in 0..5 {
+                s.send_to(b"across", group).unwrap();
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+        .join()
+        .unwrap();
+        let (got, from) = recv.join().unwrap();
+        assert_eq!(got, b"across");
+        assert_eq!(from.ip(), std::net::IpAddr::V4(addr0));
+    }
+
+    #[test]
+    fn host_out_of_range_is_an_error() {
+        let seg = Segment {
+            prefix: "none".into(),
+            subnet: 0,
+            hosts: 0,
+        };
+        assert!(seg.enter(0).is_err());
+        assert!(Segment::create(0).is_err());
+    }
+}
