@@ -62,7 +62,7 @@ use crate::retx::RetransmitBuffer;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
-    Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
+    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
     SendError, Stats, Time, Transmit,
 };
 use bytes::Bytes;
@@ -411,7 +411,7 @@ impl Receiver {
         }
     }
 
-    fn data(&mut self, now: Time, seq: u64, payload: &[u8], repair: bool) {
+    fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>, repair: bool) {
         match self.window.insert(seq) {
             Insert::New => {
                 self.timers.cancel(seq);
@@ -419,7 +419,7 @@ impl Receiver {
                 if repair {
                     remember(&mut self.repaired, seq);
                 }
-                self.store.insert(seq, Bytes::copy_from_slice(payload), now);
+                self.store.insert(seq, hold(shared, payload), now);
                 self.learn(now, seq + 1);
                 self.count_packet();
                 while let Some(s) = self.window.pop_in_order() {
@@ -438,12 +438,16 @@ impl Receiver {
     }
 }
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+impl Receiver {
+    fn receive(&mut self, now: Time, packet: &[u8], shared: Option<&Bytes>) {
         self.stats.count_received(packet);
         match decode(packet, self.cfg.session) {
-            Some(wire::Message::Data { seq, payload }) => self.data(now, seq, payload, false),
-            Some(wire::Message::Repair { seq, payload, .. }) => self.data(now, seq, payload, true),
+            Some(wire::Message::Data { seq, payload }) => {
+                self.data(now, seq, payload, shared, false)
+            }
+            Some(wire::Message::Repair { seq, payload, .. }) => {
+                self.data(now, seq, payload, shared, true)
+            }
             Some(wire::Message::Heartbeat { lead }) => self.learn(now, lead),
             Some(wire::Message::Dreq {
                 seq,
@@ -486,6 +490,15 @@ impl Agent for Receiver {
             }
             None => self.stats.malformed += 1,
         }
+    }
+}
+
+impl Agent for Receiver {
+    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+        self.receive(now, packet, None);
+    }
+    fn handle_packet_bytes(&mut self, now: Time, _from: NodeId, packet: &Bytes) {
+        self.receive(now, packet, Some(packet));
     }
     fn handle_timeout(&mut self, now: Time) {
         while let Some(seq) = self.timers.pop_expired(now) {
