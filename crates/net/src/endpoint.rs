@@ -3,9 +3,8 @@
 
 use crate::loss::{Direction, Injector, LossConfig};
 use crate::secure::{Keys, Reject, Sealer, TRAILER_LEN};
-use crate::NetError;
 use mio::net::UdpSocket;
-use rmcast_wire::{DecodeError, Family, Header};
+use rmcast_wire::{DecodeError, Header};
 use serde::Serialize;
 use std::io;
 use std::net::SocketAddr;
@@ -218,22 +217,7 @@ impl Wire {
     }
 }
 
-/// The protocols the real-network driver can run, by command-line name.
-pub fn protocol_family(name: &str) -> Result<Family, NetError> {
-    match name {
-        "saw" => Ok(Family::Saw),
-        "bap" => Ok(Family::Bap),
-        "xtp" => Ok(Family::Xtp),
-        other => {
-            let known: Vec<&str> = rmcast_proto::PROTOCOLS.iter().map(|p| p.name).collect();
-            Err(NetError::setup(format!(
-                "protocol {other:?} cannot run on the network in this build (available: saw, bap, \
-                 xtp; implemented in the engine: {}): pass --protocol saw, bap or xtp",
-                known.join(", ")
-            )))
-        }
-    }
-}
+pub use crate::agents::protocol_family;
 
 #[cfg(test)]
 mod tests {

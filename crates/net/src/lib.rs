@@ -14,6 +14,7 @@
 //! * panic on anything that arrives from the network;
 //! * leave a half-written file looking complete.
 
+pub mod agents;
 pub mod clock;
 pub mod endpoint;
 pub mod error;

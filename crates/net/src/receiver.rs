@@ -1,5 +1,6 @@
 //! `rmcast recv`: join a group, find a session, drive a receiver agent, write verified files.
 
+use crate::agents::{self, Announced, DspPlace};
 use crate::clock::Clock;
 use crate::endpoint::{DriverStats, Wire, RECV_BUF};
 use crate::frame::Frame;
@@ -9,10 +10,9 @@ use crate::secure::Keys;
 use crate::socket::{check_group, group_socket, unicast_socket, SocketOpts};
 use crate::NetError;
 use mio::{Events, Interest, Poll, Token};
-use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{bap, saw, xtp, Agent, Dest, Event, NodeId, Time};
-use rmcast_wire::session::{self, Outcome, Phase, ReportState};
-use rmcast_wire::{Envelope, Family, Message, Packet, PacketClass};
+use rmcast_proto::{Agent, Dest, Event, GroupId, NodeId, Time};
+use rmcast_wire::session::{self, DspParams, DspRole, Outcome, Phase, ReportState};
+use rmcast_wire::{Envelope, Family, Header, Message, Packet, PacketClass};
 use serde::Serialize;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -21,6 +21,7 @@ use std::time::Duration;
 
 const GROUP: Token = Token(0);
 const UNI: Token = Token(1);
+const LOCAL: Token = Token(2);
 
 /// Where received data goes.
 #[derive(Debug, Clone)]
@@ -46,6 +47,8 @@ pub struct RecvConfig {
     /// Only join this session id.
     pub session: Option<u32>,
     pub report_every: Duration,
+    /// Local region for protocols with local repair (`dsp`); `None` = region 0.
+    pub region: Option<u16>,
 }
 
 impl RecvConfig {
@@ -60,6 +63,7 @@ impl RecvConfig {
             sender_timeout: Duration::from_secs(15),
             session: None,
             report_every: Duration::from_millis(250),
+            region: None,
         }
     }
 }
@@ -97,6 +101,17 @@ pub struct RecvReport {
     pub goodput_mbit_s: f64,
     /// Retransmitted data packets received.
     pub repairs_received: u64,
+    /// `dsp`: of those, the ones re-multicast locally by the region's designated receiver.
+    pub local_repairs_received: u64,
+    /// `dsp`: blocks this receiver re-multicast on its region's local group (designated).
+    pub local_repairs_sent: u64,
+    /// `dsp`: region, role (`designated` or `member`) and local group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_group: Option<String>,
     pub duplicates: u64,
     pub acks_sent: u64,
     /// `completed`, `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`,
@@ -338,8 +353,92 @@ struct Joined {
     sender_node: u32,
     sender_addr: SocketAddr,
     admitted: bool,
-    agent: Box<dyn Agent>,
+    /// `None` until the announce says enough to build it (`dsp`: the running announce).
+    agent: Option<Box<dyn Agent>>,
+    dsp: Option<DspPlace>,
     last_from_sender: Time,
+}
+
+impl Joined {
+    /// Whether a protocol packet from `h`/`from` belongs to our session: from the sender, or
+    /// (`dsp`) from a peer of our region.
+    fn accepts(&self, h: &Header, from: SocketAddr) -> bool {
+        if h.session != self.session {
+            return false;
+        }
+        if h.source == self.sender_node {
+            return from.ip() == self.sender_addr.ip();
+        }
+        self.dsp.as_ref().is_some_and(|d| {
+            d.peers
+                .iter()
+                .any(|(n, a)| *n == h.source && a.ip() == from.ip())
+        })
+    }
+
+    /// Build the agent from the sender's announce `m`, if it says enough (and its `dsp`
+    /// place); returns the local group to join, if any.
+    fn build(
+        &mut self,
+        m: &session::Message<'_>,
+        node: u32,
+        group: SocketAddr,
+    ) -> Result<Option<SocketAddr>, NetError> {
+        let Some(a) = Announced::of(m) else {
+            return Ok(None);
+        };
+        let built = agents::receiver_agent(a, node, self.session, self.sender_node, group)?;
+        let Some((agent, place)) = built else {
+            return Ok(None);
+        };
+        self.agent = Some(agent);
+        self.dsp = place;
+        let Some(d) = self.dsp.as_ref() else {
+            return Ok(None);
+        };
+        tracing::info!(
+            region = d.region,
+            designated = d.designated_node,
+            local_group = %d.local_group,
+            "dsp: {} of region {}",
+            if d.designated { "designated receiver" } else { "member" },
+            d.region
+        );
+        Ok((!d.designated).then_some(d.local_group))
+    }
+
+    /// `dsp`: a designated receiver stops waiting for members the sender evicted.
+    fn forget_evicted(&mut self, now: Time, params: &[u8]) {
+        let (Some(d), Some(a)) = (self.dsp.as_ref(), self.agent.as_mut()) else {
+            return;
+        };
+        if !d.designated || params.is_empty() {
+            return;
+        }
+        let Ok(p) = DspParams::decode(params) else {
+            return;
+        };
+        for e in p
+            .entries
+            .iter()
+            .filter(|e| e.role == DspRole::Evicted && e.region == d.region)
+        {
+            a.remove_receiver(now, NodeId(e.node));
+        }
+    }
+
+    /// Where a transmit of the agent goes.
+    fn route(&self, dest: Dest, group: SocketAddr) -> Option<SocketAddr> {
+        match dest {
+            Dest::Node(n) if n.0 == self.sender_node => Some(self.sender_addr),
+            Dest::Node(n) => self
+                .dsp
+                .as_ref()
+                .and_then(|d| d.peers.iter().find(|(p, _)| *p == n.0).map(|(_, a)| *a)),
+            Dest::Group(GroupId(0)) => Some(group),
+            Dest::Group(_) => self.dsp.as_ref().map(|d| d.local_group),
+        }
+    }
 }
 
 fn session_packet(session: u32, node: u32, m: session::Message<'_>) -> Vec<u8> {
@@ -382,6 +481,9 @@ mod interrupt {
 /// Run a receiver until its session ends.
 pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport, NetError> {
     check_group(cfg.sock.group)?;
+    if let Some(r) = cfg.region {
+        agents::local_group(cfg.sock.group, r)?;
+    }
     let mut gsock = mio::net::UdpSocket::from_std(group_socket(&cfg.sock)?);
     let mut usock = mio::net::UdpSocket::from_std(unicast_socket(&cfg.sock)?);
     // The output directory is created only once the sockets are up, so a setup error leaves
@@ -433,6 +535,9 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
     let mut next_report = Time::ZERO;
     let mut next_join = Time::ZERO;
     let mut repairs = 0u64;
+    let mut local_repairs = 0u64;
+    let mut lsock: Option<mio::net::UdpSocket> = None;
+    let mut open_local: Option<SocketAddr> = None;
     let mut first_data: Option<Time> = None;
     let mut done_at: Option<Time> = None;
     let mut warned_sealed = false;
@@ -450,8 +555,10 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
         }
         // Timers.
         if let Some(j) = joined.as_mut() {
-            if j.agent.poll_timeout().is_some_and(|t| t <= now) {
-                j.agent.handle_timeout(now);
+            if let Some(a) = j.agent.as_mut() {
+                if a.poll_timeout().is_some_and(|t| t <= now) {
+                    a.handle_timeout(now);
+                }
             }
             if now.saturating_since(j.last_from_sender) >= cfg.sender_timeout {
                 end = Some(if sink.finished {
@@ -487,7 +594,7 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
         }
         // Agent output and events.
         if let Some(j) = joined.as_mut() {
-            while let Some(ev) = j.agent.poll_event() {
+            while let Some(ev) = j.agent.as_mut().and_then(|a| a.poll_event()) {
                 if let Event::Delivered { data, .. } = ev {
                     sink.handle(&data, obs);
                     if sink.finished && done_at.is_none() {
@@ -496,17 +603,18 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                     }
                 }
             }
-            while let Some(t) = j.agent.poll_transmit() {
-                let to = match t.dest {
-                    Dest::Node(n) if n.0 == j.sender_node => j.sender_addr,
-                    Dest::Node(_) => continue,
-                    Dest::Group(_) => cfg.sock.group,
+            while let Some(t) = j.agent.as_mut().and_then(|a| a.poll_transmit()) {
+                let Some(to) = j.route(t.dest, cfg.sock.group) else {
+                    continue;
                 };
                 // A full socket buffer drops the feedback like a lossy network would.
                 let _ = wire.send(&usock, to, &t.payload, true);
             }
             if j.admitted && now >= next_report {
-                let st = j.agent.stats();
+                let (delivered, duplicates) = j
+                    .agent
+                    .as_ref()
+                    .map_or((0, 0), |a| (a.stats().delivered, a.stats().duplicates));
                 let (state, why) = sink.state();
                 let pkt = session_packet(
                     j.session,
@@ -515,9 +623,9 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                         state,
                         reason: why,
                         bytes: sink.bytes,
-                        messages: st.delivered,
+                        messages: delivered,
                         repairs,
-                        duplicates: st.duplicates,
+                        duplicates,
                         rejected: wire.stats.rejected(),
                     },
                 );
@@ -525,14 +633,18 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                 next_report = now + cfg.report_every;
             }
             if !j.admitted && now >= next_join {
-                let pkt = session_packet(j.session, node, session::Message::Join);
+                let pkt = session_packet(
+                    j.session,
+                    node,
+                    session::Message::Join { region: cfg.region },
+                );
                 let _ = wire.send(&usock, j.sender_addr, &pkt, false);
                 next_join = now + Duration::from_millis(200);
             }
         }
         let mut deadline = now + Duration::from_millis(100);
         if let Some(j) = joined.as_ref() {
-            if let Some(t) = j.agent.poll_timeout() {
+            if let Some(t) = j.agent.as_ref().and_then(|a| a.poll_timeout()) {
                 deadline = deadline.min(t);
             }
             if j.admitted {
@@ -547,7 +659,10 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
             }
         }
         let now = clock.now();
-        for sock in [&gsock, &usock] {
+        for sock in [Some(&gsock), Some(&usock), lsock.as_ref()]
+            .into_iter()
+            .flatten()
+        {
             loop {
                 let (n, from) = match sock.recv_from(&mut buf) {
                     Ok(x) => x,
@@ -567,18 +682,7 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                         continue;
                     };
                     match (&mut joined, m) {
-                        (
-                            None,
-                            session::Message::Announce {
-                                protocol,
-                                phase,
-                                ack_delay_us,
-                                window,
-                                ack_timeout_us,
-                                members,
-                                ..
-                            },
-                        ) => {
+                        (None, m @ session::Message::Announce { phase, members, .. }) => {
                             if cfg.session.is_some_and(|s| s != h.session) {
                                 wire.stats.rejected_stranger += 1;
                                 continue;
@@ -591,46 +695,18 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                                 ))));
                                 break;
                             }
-                            let rng = AgentRng::derive(u64::from(h.session), NodeId(node), 1);
-                            let ack_delay_max = Duration::from_micros(u64::from(ack_delay_us));
-                            let agent: Box<dyn Agent> = match Family::from_u8(protocol) {
-                                Ok(Family::Saw) => {
-                                    let mut rc = saw::ReceiverConfig::new(NodeId(node));
-                                    rc.session = h.session;
-                                    rc.ack_delay_max = ack_delay_max;
-                                    Box::new(saw::Receiver::new(rc, rng))
-                                }
-                                Ok(Family::Xtp) => {
-                                    let mut rc = xtp::ReceiverConfig::new(NodeId(node));
-                                    rc.session = h.session;
-                                    rc.buffer = 4096;
-                                    Box::new(xtp::Receiver::new(rc))
-                                }
-                                Ok(Family::Bap) if window > 0 => {
-                                    let mut rc = bap::ReceiverConfig::new(
-                                        NodeId(node),
-                                        window,
-                                        Duration::from_micros(u64::from(ack_timeout_us.max(1))),
-                                    );
-                                    rc.session = h.session;
-                                    rc.ack_delay_max = ack_delay_max;
-                                    Box::new(bap::Receiver::new(rc, rng))
-                                }
-                                _ => {
-                                    return Err(NetError::setup(format!(
-                                        "the sender uses protocol family {protocol}, which this build cannot receive: upgrade rmcast"
-                                    )))
-                                }
-                            };
                             obs.session(h.session, from);
-                            joined = Some(Joined {
+                            let mut j = Joined {
                                 session: h.session,
                                 sender_node: h.source,
                                 sender_addr: from,
                                 admitted,
-                                agent,
+                                agent: None,
+                                dsp: None,
                                 last_from_sender: now,
-                            });
+                            };
+                            open_local = j.build(&m, node, cfg.sock.group)?;
+                            joined = Some(j);
                             next_join = Time::ZERO;
                         }
                         (Some(j), m)
@@ -640,11 +716,17 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                         {
                             j.last_from_sender = now;
                             match m {
-                                session::Message::Announce { members, .. } => {
+                                session::Message::Announce {
+                                    members, params, ..
+                                } => {
                                     if !j.admitted && session::members(members).any(|x| x == node) {
                                         j.admitted = true;
                                         next_report = Time::ZERO;
                                     }
+                                    if j.admitted && j.agent.is_none() {
+                                        open_local = j.build(&m, node, cfg.sock.group)?;
+                                    }
+                                    j.forget_evicted(now, params);
                                     if let session::Message::Announce {
                                         phase: Phase::Running,
                                         ..
@@ -684,28 +766,46 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                     wire.stats.rejected_stranger += 1;
                     continue;
                 };
-                if h.source != j.sender_node
-                    || from.ip() != j.sender_addr.ip()
-                    || h.session != j.session
-                {
+                if !j.accepts(&h, from) {
                     wire.stats.rejected_stranger += 1;
                     continue;
                 }
-                j.last_from_sender = now;
+                if h.source == j.sender_node {
+                    j.last_from_sender = now;
+                }
+                // dsp: data before the running announce named our role is recovered later.
+                let Some(agent) = j.agent.as_mut() else {
+                    continue;
+                };
                 if wire.drop_rx() {
                     continue;
                 }
                 if h.class() == PacketClass::RepairData {
                     repairs += 1;
+                    if h.source != j.sender_node {
+                        local_repairs += 1;
+                    }
                 }
                 if h.class().is_data() && first_data.is_none() {
                     first_data = Some(now);
                 }
-                j.agent.handle_packet(now, NodeId(h.source), pkt);
+                agent.handle_packet(now, NodeId(h.source), pkt);
             }
             if end.is_some() {
                 break;
             }
+        }
+        // dsp member: join the region's local group, where its designated receiver repairs.
+        if let Some(local) = open_local.take() {
+            let mut o = cfg.sock.clone();
+            o.group = local;
+            o.source = None;
+            let mut s = mio::net::UdpSocket::from_std(group_socket(&o)?);
+            poll.registry()
+                .register(&mut s, LOCAL, Interest::READABLE)
+                .map_err(|e| NetError::io("register socket", e))?;
+            tracing::info!(%local, "joined the region's local group");
+            lsock = Some(s);
         }
     }
     // Anything unfinished is removed (Incoming's drop), never left looking complete.
@@ -725,9 +825,12 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
     }
     let end_t = done_at.unwrap_or_else(|| clock.now());
     let seconds = first_data.map_or(0.0, |f| end_t.saturating_since(f).as_secs_f64());
-    let (dups, acks) = joined.as_ref().map_or((0, 0), |j| {
-        (j.agent.stats().duplicates, j.agent.stats().control_sent)
-    });
+    let stats = joined
+        .as_ref()
+        .and_then(|j| j.agent.as_ref())
+        .map(|a| a.stats().clone())
+        .unwrap_or_default();
+    let dsp = joined.as_ref().and_then(|j| j.dsp.as_ref());
     Ok(RecvReport {
         node,
         session: joined.as_ref().map(|j| j.session),
@@ -741,8 +844,13 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
             0.0
         },
         repairs_received: repairs,
-        duplicates: dups,
-        acks_sent: acks,
+        local_repairs_received: local_repairs,
+        local_repairs_sent: if dsp.is_some() { stats.repairs_sent } else { 0 },
+        region: dsp.map(|d| d.region),
+        role: dsp.map(|d| if d.designated { "designated" } else { "member" }),
+        local_group: dsp.map(|d| d.local_group.to_string()),
+        duplicates: stats.duplicates,
+        acks_sent: stats.control_sent,
         outcome,
         reason,
         driver: wire.stats.clone(),

@@ -1,5 +1,6 @@
 //! `rmcast send`: gather receivers, then drive a sender agent over a UDP socket.
 
+use crate::agents::{self, DspOpts, PrmpOpts, SenderSettings};
 use crate::clock::Clock;
 use crate::endpoint::{protocol_family, DriverStats, Wire, RECV_BUF};
 use crate::frame::{Frame, DATA_OVERHEAD};
@@ -10,9 +11,9 @@ use crate::NetError;
 use bytes::Bytes;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::pacing::Pacer;
-use rmcast_proto::{bap, saw, xtp, Agent, Dest, Event, GroupId, NodeId, Time, Transmit};
-use rmcast_wire::session::{self, Outcome, Phase, ReportState};
-use rmcast_wire::{Envelope, Family, Message, Packet, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_proto::{Dest, Event, NodeId, Time, Transmit};
+use rmcast_wire::session::{self, DspEntry, DspRole, Outcome, Phase, ReportState};
+use rmcast_wire::{Envelope, Family, Message, Packet, MAX_DATAGRAM};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 use std::io::Read;
@@ -76,6 +77,10 @@ pub struct SendConfig {
     /// WTIMER back-off) instead of the default selective repeat with capped back-off, an SREQ
     /// every 8 packets and a sliding window of `window` packets.
     pub xtp_thesis: bool,
+    /// `prmp`: epoch, response rate, IPG, MTR, silent polls.
+    pub prmp: PrmpOpts,
+    /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
+    pub dsp: DspOpts,
 }
 
 impl SendConfig {
@@ -98,6 +103,8 @@ impl SendConfig {
             window: 16,
             write_size: None,
             xtp_thesis: false,
+            prmp: PrmpOpts::default(),
+            dsp: DspOpts::default(),
         }
     }
 }
@@ -143,6 +150,11 @@ pub struct ReceiverSummary {
     pub duplicates: u64,
     /// Packets the receiver refused (authentication, malformed, strangers).
     pub rejected: u64,
+    /// `dsp`: the receiver's region and role (`designated` or `member`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
 }
 
 /// The sender's final summary.
@@ -185,6 +197,8 @@ struct Member {
     repairs: u64,
     duplicates: u64,
     rejected: u64,
+    /// Region from its JOIN (`dsp`).
+    region: u16,
 }
 
 enum Chunk {
@@ -367,6 +381,28 @@ fn nonzero_random() -> u32 {
     }
 }
 
+/// xtp splits a write over packets itself: its datagram carries a 32-byte header.
+fn xtp_maxdata(cfg: &SendConfig) -> usize {
+    cfg.datagram_size
+        .saturating_sub(rmcast_wire::xtp::XTP_HEADER_LEN + cfg.keys.as_ref().map_or(0, |_| 24))
+}
+
+/// What the agent builder needs from the configuration.
+fn settings(cfg: &SendConfig, node: u32, session: u32, rto: Duration) -> SenderSettings {
+    SenderSettings {
+        node,
+        session,
+        window: cfg.window,
+        rto,
+        xtp_thesis: cfg.xtp_thesis,
+        xtp_maxdata: xtp_maxdata(cfg).max(1),
+        rate_bps: cfg.rate_bps,
+        datagram_size: cfg.datagram_size,
+        prmp: cfg.prmp.clone(),
+        dsp: cfg.dsp.clone(),
+    }
+}
+
 /// Run a whole send: gather receivers, transfer, collect final reports, say goodbye.
 pub fn send(
     cfg: SendConfig,
@@ -375,7 +411,8 @@ pub fn send(
 ) -> Result<SendReport, NetError> {
     check_group(cfg.sock.group)?;
     let family = protocol_family(&cfg.protocol)?;
-    let overhead = HEADER_LEN + 1 + DATA_OVERHEAD + cfg.keys.as_ref().map_or(0, |_| 24);
+    let sealing = cfg.keys.as_ref().map_or(0, |_| 24);
+    let overhead = agents::data_overhead(family, 1) + sealing;
     let max_dgram = if cfg.sock.group.is_ipv6() {
         MAX_DATAGRAM.min(65_527 - 40)
     } else {
@@ -388,13 +425,21 @@ pub fn send(
             overhead + 17
         )));
     }
-    let mut chunk = cfg.datagram_size - overhead;
+    if cfg.window == 0 {
+        return Err(NetError::setup("--window 0: give at least 1"));
+    }
+    match family {
+        Family::Prmp => {
+            agents::prmp_config(&settings(&cfg, 1, 1, cfg.rto), &[])?;
+        }
+        Family::Tree => agents::check_dsp(&cfg.dsp)?,
+        _ => {}
+    }
     // xtp splits a write over packets itself: its datagram carries a 32-byte header.
-    let xtp_maxdata = cfg
-        .datagram_size
-        .saturating_sub(rmcast_wire::xtp::XTP_HEADER_LEN + cfg.keys.as_ref().map_or(0, |_| 24));
+    let xtp_maxdata = xtp_maxdata(&cfg);
+    let mut xtp_chunk = None;
     if family == Family::Xtp {
-        chunk = match cfg.write_size {
+        xtp_chunk = Some(match cfg.write_size {
             Some(w) if w > DATA_OVERHEAD && w <= rmcast_proto::xtp::MAX_WRITE => w - DATA_OVERHEAD,
             Some(w) => {
                 return Err(NetError::setup(format!(
@@ -404,7 +449,7 @@ pub fn send(
                 )))
             }
             None => xtp_maxdata.saturating_sub(DATA_OVERHEAD).max(1),
-        };
+        });
     }
 
     // Read and digest the files before touching the network.
@@ -468,7 +513,7 @@ pub fn send(
         )),
     };
     let ack_timeout_us = u32::try_from((rto / 4).as_micros()).unwrap_or(u32::MAX);
-    let announce = |phase: Phase, members: &[u32]| {
+    let announce = |phase: Phase, members: &[u32], params: &[u8]| {
         let raw = session::encode_members(members);
         session_packet(
             session_id,
@@ -478,9 +523,13 @@ pub fn send(
                 phase,
                 security,
                 ack_delay_us,
-                window: if family == Family::Bap { cfg.window } else { 0 },
+                window: match family {
+                    Family::Bap | Family::Prmp | Family::Tree => cfg.window,
+                    _ => 0,
+                },
                 ack_timeout_us,
                 members: &raw,
+                params,
             },
         )
     };
@@ -515,7 +564,7 @@ pub fn send(
             )));
         }
         if now >= next_announce {
-            let pkt = announce(Phase::Gathering, &ids);
+            let pkt = announce(Phase::Gathering, &ids, &[]);
             match wire.send(&sock, group, &pkt, false) {
                 Ok(_) => {}
                 Err(e) => return Err(crate::error::classify("send to", group, e)),
@@ -539,10 +588,11 @@ pub fn send(
                 continue;
             }
             if let Ok(Packet {
-                message: Message::Session(session::Message::Join),
+                message: Message::Session(session::Message::Join { region }),
                 ..
             }) = Packet::decode(&buf[..len])
             {
+                let region = region.unwrap_or(0);
                 let id = h.source;
                 let wanted = match &cfg.expect {
                     Expect::List(l) => l.contains(&id),
@@ -555,6 +605,7 @@ pub fn send(
                 }
                 if let Some(m) = members.iter_mut().find(|m| m.node == id) {
                     m.addr = from;
+                    m.region = region;
                     m.last_heard = clock.now();
                 } else {
                     obs.joined(id, from);
@@ -569,6 +620,7 @@ pub fn send(
                         repairs: 0,
                         duplicates: 0,
                         rejected: 0,
+                        region,
                     });
                     next_announce = Time::ZERO;
                 }
@@ -578,48 +630,57 @@ pub fn send(
 
     // ---- Phase 2: transfer.
     let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
-    let mut agent: Box<dyn Agent> = match family {
-        Family::Saw => {
-            let mut sc = saw::SenderConfig::new(
-                NodeId(node),
-                GroupId(0),
-                ids.iter().map(|&i| NodeId(i)).collect(),
-                rto,
-            );
-            sc.session = session_id;
-            sc.queue_limit = 32;
-            Box::new(saw::Sender::new(sc))
-        }
-        Family::Bap => {
-            let mut sc = bap::SenderConfig::new(
-                NodeId(node),
-                GroupId(0),
-                ids.iter().map(|&i| NodeId(i)).collect(),
-                cfg.window,
-                rto,
-            );
-            sc.session = session_id;
-            sc.queue_limit = 32;
-            Box::new(bap::Sender::new(sc))
-        }
-        Family::Xtp => {
-            let rx: Vec<NodeId> = ids.iter().map(|&i| NodeId(i)).collect();
-            let mut sc = if cfg.xtp_thesis {
-                xtp::SenderConfig::thesis(NodeId(node), GroupId(0), rx, true)
-            } else {
-                let mut sc = xtp::SenderConfig::improved(NodeId(node), GroupId(0), rx, true);
-                sc.block_on_ack = false;
-                sc.window = u32::from(cfg.window.max(1));
-                sc
-            };
-            sc.session = session_id;
-            sc.maxdata = xtp_maxdata.max(1);
-            sc.queue_limit = 32;
-            Box::new(xtp::Sender::new(sc))
-        }
-        _ => return Err(NetError::setup("protocol not available on the network")),
+    // dsp: elect each region's designated receiver (the lowest node id) and announce every
+    // receiver's region, role and address with the start.
+    let mut dsp: Vec<DspEntry> = if family == Family::Tree {
+        let joined: Vec<(u32, u16, SocketAddr)> =
+            members.iter().map(|m| (m.node, m.region, m.addr)).collect();
+        agents::elect(&joined)
+    } else {
+        Vec::new()
     };
-    let running = announce(Phase::Running, &ids);
+    let dsp_announce = |entries: &[DspEntry]| -> Result<Vec<u8>, NetError> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        agents::dsp_params(&cfg.dsp, entries.to_vec())
+            .encode()
+            .map_err(|e| NetError::Failed(format!("cannot announce the dsp regions: {e}")))
+    };
+    for e in dsp.iter().filter(|e| e.role == DspRole::Designated) {
+        tracing::info!(
+            node = e.node,
+            region = e.region,
+            local_group = %agents::local_group(group, e.region)?,
+            "designated receiver"
+        );
+    }
+    let designated: Vec<u32> = dsp
+        .iter()
+        .filter(|e| e.role == DspRole::Designated)
+        .map(|e| e.node)
+        .collect();
+    let mut agent = agents::sender_agent(
+        family,
+        &settings(&cfg, node, session_id, rto),
+        &ids,
+        &designated,
+    )?;
+    let chunk = match xtp_chunk {
+        Some(c) => c,
+        None => cfg
+            .datagram_size
+            .checked_sub(agents::data_overhead(family, ids.len()) + sealing)
+            .filter(|c| *c > 16)
+            .ok_or_else(|| {
+                NetError::setup(format!(
+                    "--datagram-size {} leaves no room for data with {} receivers: raise it",
+                    cfg.datagram_size,
+                    ids.len()
+                ))
+            })?,
+    };
+    let mut running = announce(Phase::Running, &ids, &dsp_announce(&dsp)?);
     obs.started(&ids, total);
     let producer = spawn_producer(source, files, chunk, waker.clone());
     let rate_bytes = cfg.rate_bps / 8;
@@ -636,6 +697,7 @@ pub fn send(
     let mut blocked = false;
     let mut failed_msgs = 0u64;
     let mut transfer_end = start;
+    let mut dsp_changed = false;
     loop {
         let now = clock.now();
         // Feed the agent.
@@ -700,7 +762,17 @@ pub fn send(
                 obs.evicted(m.node, &why);
                 agent.remove_receiver(now, NodeId(m.node));
                 m.evicted = Some(why);
+                // dsp: tell its designated receiver to stop waiting for it.
+                if let Some(e) = dsp.iter_mut().find(|e| e.node == m.node) {
+                    e.role = DspRole::Evicted;
+                    dsp_changed = true;
+                }
             }
+        }
+        if dsp_changed {
+            dsp_changed = false;
+            running = announce(Phase::Running, &ids, &dsp_announce(&dsp)?);
+            next_announce = now;
         }
         while let Some(ev) = agent.poll_event() {
             if let Event::MessageDone { seq, failed, .. } = ev {
@@ -871,7 +943,7 @@ pub fn send(
                         obs.progress(m.node, bytes);
                     }
                     Ok(Packet {
-                        message: Message::Session(session::Message::Join),
+                        message: Message::Session(session::Message::Join { .. }),
                         ..
                     }) => {
                         let _ = wire.send(&sock, from, &running, false);
@@ -924,6 +996,12 @@ pub fn send(
             repairs_received: m.repairs,
             duplicates: m.duplicates,
             rejected: m.rejected,
+            region: (family == Family::Tree).then_some(m.region),
+            role: (family == Family::Tree).then_some(if designated.contains(&m.node) {
+                "designated"
+            } else {
+                "member"
+            }),
         });
     }
     let end = session_packet(

@@ -10,7 +10,9 @@
 //!   | security (u8: bit 0 authenticated, bit 1 encrypted) | reserved (u8, 0)
 //!   | ack_delay_us (u32) | window (u16) | ack_timeout_us (u32)
 //!   | count (u16) | count × member node id (u32)
-//! JOIN body (receiver → sender, unicast): empty
+//!   | params (the rest: protocol parameters; empty except for `dsp`, see [`DspParams`])
+//! JOIN body (receiver → sender, unicast): empty, or region (u16) — the receiver's local
+//!   region for protocols with local repair (`dsp`); empty means region 0
 //! REPORT body (receiver → sender, unicast, periodic and final):
 //!   state (u8: 0 receiving, 1 complete and verified, 2 failed) | reason (u8)
 //!   | bytes (u64) | messages (u64) | repairs (u64) | duplicates (u64) | rejected (u64)
@@ -98,8 +100,12 @@ pub enum Message<'a> {
         ack_timeout_us: u32,
         /// `4 × count` bytes of big-endian node ids.
         members: &'a [u8],
+        /// Protocol parameters after the member list (the rest of the body): empty, or for
+        /// `dsp` a [`DspParams`] encoding (regions and designated receivers).
+        params: &'a [u8],
     },
-    Join,
+    /// `region`: the receiver's local region (`dsp`); `None` on the wire is an empty body.
+    Join { region: Option<u16> },
     Report {
         state: ReportState,
         reason: u8,
@@ -166,7 +172,7 @@ impl<'a> Message<'a> {
     pub fn kind(&self) -> Kind {
         match self {
             Message::Announce { .. } => Kind::Announce,
-            Message::Join => Kind::Join,
+            Message::Join { .. } => Kind::Join,
             Message::Report { .. } => Kind::Report,
             Message::End { .. } => Kind::End,
         }
@@ -198,15 +204,17 @@ impl<'a> Message<'a> {
                     }
                 }
             }
-            Message::Join | Message::Report { .. } => {}
+            Message::Join { .. } | Message::Report { .. } => {}
         }
         Ok(())
     }
 
     pub(crate) fn body_len(&self) -> usize {
         match self {
-            Message::Announce { members, .. } => 16 + members.len(),
-            Message::Join => 0,
+            Message::Announce {
+                members, params, ..
+            } => 16 + members.len() + params.len(),
+            Message::Join { region } => region.map_or(0, |_| 2),
             Message::Report { .. } => 2 + 5 * 8,
             Message::End { outcomes } => 2 + outcomes.len(),
         }
@@ -222,6 +230,7 @@ impl<'a> Message<'a> {
                 window,
                 ack_timeout_us,
                 members,
+                params,
             } => {
                 w.u8(*protocol);
                 w.u8(*phase as u8);
@@ -232,8 +241,13 @@ impl<'a> Message<'a> {
                 w.u32(*ack_timeout_us);
                 w.u16((members.len() / 4) as u16);
                 w.put(members);
+                w.put(params);
             }
-            Message::Join => {}
+            Message::Join { region } => {
+                if let Some(r) = region {
+                    w.u16(*r);
+                }
+            }
             Message::Report {
                 state,
                 reason,
@@ -282,6 +296,7 @@ impl<'a> Message<'a> {
                 let ack_timeout_us = r.u32()?;
                 let count = usize::from(r.u16()?);
                 let members = r.bytes(count * 4)?;
+                let params = r.rest();
                 Ok(Message::Announce {
                     protocol,
                     phase,
@@ -290,9 +305,16 @@ impl<'a> Message<'a> {
                     window,
                     ack_timeout_us,
                     members,
+                    params,
                 })
             }
-            Kind::Join => Ok(Message::Join),
+            Kind::Join => Ok(Message::Join {
+                region: if r.remaining() == 0 {
+                    None
+                } else {
+                    Some(r.u16()?)
+                },
+            }),
             Kind::Report => {
                 let state = match r.u8()? {
                     0 => ReportState::Receiving,
@@ -328,6 +350,154 @@ impl<'a> Message<'a> {
     }
 }
 
+// ------------------------------------------------------------------------- dsp parameters
+
+/// A receiver's role in a `dsp` session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DspRole {
+    /// Reports its status to its region's designated receiver, gets local repairs from it.
+    Member = 0,
+    /// The region's designated receiver `E_i1`: reports to the source, re-multicasts locally.
+    Designated = 1,
+    /// Evicted by the sender: its designated receiver stops waiting for it.
+    Evicted = 2,
+}
+
+/// One receiver of a `dsp` session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DspEntry {
+    pub node: u32,
+    pub region: u16,
+    pub role: DspRole,
+    /// Its unicast address (where its members send their status).
+    pub addr: std::net::SocketAddr,
+}
+
+/// The parameters of a running `dsp` session (ANNOUNCE `params`): the endpoints' timing and
+/// every receiver's region, role and unicast address.
+///
+/// ```text
+/// status_min_us (u32) | status_max_us (u32) | local_rtd_us (u32) | r_f_milli (u32)
+/// | count (u16) | count × (node (u32) | region (u16) | role (u8)
+///                          | address family (u8: 4 or 6) | address (16 bytes; IPv4 in the first 4,
+///                            the rest zero) | port (u16))
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DspParams {
+    pub status_min_us: u32,
+    pub status_max_us: u32,
+    pub local_rtd_us: u32,
+    /// The retransmission timeout factor `r_f`, in thousandths.
+    pub r_f_milli: u32,
+    pub entries: Vec<DspEntry>,
+}
+
+/// Bytes of one [`DspEntry`] on the wire.
+pub const DSP_ENTRY_LEN: usize = 26;
+
+impl DspParams {
+    pub fn encode(&self) -> Result<Vec<u8>, EncodeError> {
+        if self.entries.len() > MAX_COUNT {
+            return Err(EncodeError::InvalidField {
+                field: "session.dsp.entries",
+                why: "at most 65535 receivers",
+            });
+        }
+        let mut v = Vec::with_capacity(18 + DSP_ENTRY_LEN * self.entries.len());
+        for x in [
+            self.status_min_us,
+            self.status_max_us,
+            self.local_rtd_us,
+            self.r_f_milli,
+        ] {
+            v.extend_from_slice(&x.to_be_bytes());
+        }
+        v.extend_from_slice(&(self.entries.len() as u16).to_be_bytes());
+        for e in &self.entries {
+            v.extend_from_slice(&e.node.to_be_bytes());
+            v.extend_from_slice(&e.region.to_be_bytes());
+            v.push(e.role as u8);
+            match e.addr.ip() {
+                std::net::IpAddr::V4(ip) => {
+                    v.push(4);
+                    v.extend_from_slice(&ip.octets());
+                    v.extend_from_slice(&[0u8; 12]);
+                }
+                std::net::IpAddr::V6(ip) => {
+                    v.push(6);
+                    v.extend_from_slice(&ip.octets());
+                }
+            }
+            v.extend_from_slice(&e.addr.port().to_be_bytes());
+        }
+        Ok(v)
+    }
+
+    pub fn decode(raw: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(raw);
+        let status_min_us = r.u32()?;
+        let status_max_us = r.u32()?;
+        let local_rtd_us = r.u32()?;
+        let r_f_milli = r.u32()?;
+        let count = usize::from(r.u16()?);
+        let body = r.bytes(count * DSP_ENTRY_LEN)?;
+        if r.remaining() != 0 {
+            return Err(DecodeError::TrailingBytes(r.remaining()));
+        }
+        let mut entries = Vec::with_capacity(count);
+        for c in body.chunks_exact(DSP_ENTRY_LEN) {
+            let mut e = Reader::new(c);
+            let node = e.u32()?;
+            let region = e.u16()?;
+            let role = match e.u8()? {
+                0 => DspRole::Member,
+                1 => DspRole::Designated,
+                2 => DspRole::Evicted,
+                _ => {
+                    return Err(DecodeError::InvalidField {
+                        field: "session.dsp.role",
+                        why: "unknown role",
+                    })
+                }
+            };
+            let fam = e.u8()?;
+            let v4 = e.u32()?;
+            let pad = e.bytes(12)?;
+            let port = e.u16()?;
+            let ip: std::net::IpAddr = match fam {
+                4 if pad.iter().all(|&b| b == 0) => std::net::Ipv4Addr::from(v4).into(),
+                6 => {
+                    let mut oct = [0u8; 16];
+                    for (o, b) in oct.iter_mut().zip(v4.to_be_bytes().iter().chain(pad)) {
+                        *o = *b;
+                    }
+                    std::net::Ipv6Addr::from(oct).into()
+                }
+                _ => {
+                    return Err(DecodeError::InvalidField {
+                        field: "session.dsp.address",
+                        why: "unknown address family or non-zero padding",
+                    })
+                }
+            };
+            entries.push(DspEntry {
+                node,
+                region,
+                role,
+                addr: std::net::SocketAddr::new(ip, port),
+            });
+        }
+        Ok(DspParams {
+            status_min_us,
+            status_max_us,
+            local_rtd_us,
+            r_f_milli,
+            entries,
+        })
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::type_complexity)]
 mod tests {
@@ -360,8 +530,8 @@ mod tests {
             let outs: Vec<(u32, Outcome)> = outs.into_iter().map(|(n, o)| (n, outcome(o))).collect();
             let out_raw = encode_outcomes(&outs);
             let msg = match k {
-                0 => Message::Announce { protocol: small, phase: if small % 2 == 0 { Phase::Gathering } else { Phase::Running }, security: small & 3, ack_delay_us: nums[0] as u32, window: nums[1] as u16, ack_timeout_us: nums[2] as u32, members: &members },
-                1 => Message::Join,
+                0 => Message::Announce { protocol: small, phase: if small % 2 == 0 { Phase::Gathering } else { Phase::Running }, security: small & 3, ack_delay_us: nums[0] as u32, window: nums[1] as u16, ack_timeout_us: nums[2] as u32, members: &members, params: &out_raw },
+                1 => Message::Join { region: (small % 2 == 0).then_some(nums[3] as u16) },
                 2 => Message::Report { state: ReportState::Complete, reason: small, bytes: nums[0], messages: nums[1], repairs: nums[2], duplicates: nums[3], rejected: nums[4] },
                 _ => Message::End { outcomes: &out_raw },
             };
@@ -377,7 +547,13 @@ mod tests {
             if let M::Session(Message::End { outcomes: o }) = p.message {
                 prop_assert_eq!(super::outcomes(o).collect::<Vec<_>>(), outs);
             }
-            for cut in 0..bytes.len() {
+            // Every shorter prefix is refused, except an announce cut inside its trailing
+            // parameters (they are the rest of the body; their own decoder checks them).
+            let keep = match &msg {
+                Message::Announce { params, .. } => bytes.len() - params.len(),
+                _ => bytes.len(),
+            };
+            for cut in 0..keep {
                 prop_assert!(Packet::decode(&bytes[..cut]).is_err());
             }
         }
@@ -419,5 +595,32 @@ mod tests {
             })
         )
         .is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn dsp_params_round_trip(
+            nums in any::<[u32; 4]>(),
+            entries in proptest::collection::vec((any::<u32>(), any::<u16>(), 0u8..3, any::<bool>(), any::<[u8; 16]>(), any::<u16>()), 0..200),
+        ) {
+            let entries: Vec<DspEntry> = entries.into_iter().map(|(node, region, role, v6, a, port)| {
+                let ip: std::net::IpAddr = if v6 { std::net::Ipv6Addr::from(a).into() } else { std::net::Ipv4Addr::new(a[0], a[1], a[2], a[3]).into() };
+                DspEntry { node, region, role: match role { 0 => DspRole::Member, 1 => DspRole::Designated, _ => DspRole::Evicted }, addr: std::net::SocketAddr::new(ip, port) }
+            }).collect();
+            let p = DspParams { status_min_us: nums[0], status_max_us: nums[1], local_rtd_us: nums[2], r_f_milli: nums[3], entries };
+            let raw = p.encode().unwrap();
+            prop_assert_eq!(raw.len(), 18 + DSP_ENTRY_LEN * p.entries.len());
+            prop_assert_eq!(DspParams::decode(&raw).unwrap(), p);
+            for cut in 0..raw.len() {
+                prop_assert!(DspParams::decode(&raw[..cut]).is_err());
+            }
+        }
+
+        #[test]
+        fn dsp_params_arbitrary_bytes_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Ok(p) = DspParams::decode(&raw) {
+                prop_assert_eq!(p.encode().unwrap(), raw);
+            }
+        }
     }
 }

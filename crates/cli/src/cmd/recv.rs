@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
     rmcast recv --group 239.1.2.3:5000 --dir ./incoming\n  \
     rmcast recv -g 239.1.2.3:5000 --stdout | tar x\n  \
     rmcast recv -g 232.1.1.1:5000 --source 10.0.0.5 --dir out   # source-specific join\n  \
-    rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n\n\
+    rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n  \
+    rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp: local region 2\n\n\
     Files are written to a temporary name inside --dir and renamed only when their BLAKE3\n\
     digest matches the sender's; names that would land outside --dir are refused; existing\n\
     files are kept unless --force.\n\
@@ -50,6 +51,11 @@ pub struct Args {
     /// Give up if the sender is silent for SECS during a session
     #[arg(long, default_value_t = 15.0, value_name = "SECS")]
     pub sender_timeout: f64,
+    /// dsp: this receiver's local region (default 0). In each region the sender designates
+    /// the receiver with the lowest node id; it re-multicasts what the region's members lack
+    /// on the region's local group: the --group address, port + 1 + REGION
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<u16>,
 }
 
 struct Bar {
@@ -128,6 +134,14 @@ fn print_summary(r: &RecvReport, to_stderr: bool) {
         r.driver.rejected(),
         r.reason.as_deref().map(|w| format!(": {w}")).unwrap_or_default()
     )];
+    if let (Some(region), Some(role)) = (r.region, r.role) {
+        lines.push(format!(
+            "  dsp: {role} of region {region} (local group {}); {} local repairs received, {} re-multicast locally",
+            r.local_group.as_deref().unwrap_or("?"),
+            r.local_repairs_received,
+            r.local_repairs_sent
+        ));
+    }
     for f in &r.files {
         lines.push(format!(
             "  {} {} ({} bytes){}",
@@ -162,6 +176,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     cfg.sock = a.net.socket_opts();
     cfg.sock.source = a.source;
     cfg.node_id = a.net.node_id;
+    cfg.region = a.region;
     let keys = a.net.keys();
     let loss = a.net.loss();
     match (keys, loss) {

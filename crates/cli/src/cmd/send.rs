@@ -136,6 +136,11 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     rmcast send --group 239.1.2.3:5000 --receivers 1 report.pdf data.tar\n  \
     # XTP-style (seed 002): selective repeat, 8-packet window of 1448-byte data:\n  \
     rmcast send -g 239.1.2.3:5000 -n 3 --protocol xtp --window 8 --datagram-size 1480 big.iso\n  \
+    # polling (PRMP, seed 004): receivers answer only when polled, at most 1500 answers/s:\n  \
+    rmcast send -g 239.1.2.3:5000 -n 20 --protocol prmp --response-rate 1500 --epoch-ms 10 big.iso\n  \
+    # DSP (seed 001): receivers started with --region R; each region's designated receiver\n  \
+    # (lowest node id) repairs its region on group port + 1 + R:\n  \
+    rmcast send -g 239.1.2.3:5000 -n 6 --protocol dsp --window 64 big.iso\n  \
     # a stream, authenticated and encrypted, on a chosen interface:\n  \
     tar c dir | rmcast send - --name dir.tar -g 239.1.2.3:5000 -i eth0 --receivers 3 \\\n      \
     --key-file ./rmcast.key --encrypt\n\n\
@@ -150,14 +155,53 @@ pub struct Args {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub net: NetOpts,
-    /// Protocol: saw (stop-and-wait), bap (block acknowledgment, window --window) or xtp
-    /// (transmitter-driven, selective repeat, window --window packets)
+    /// Protocol: saw (stop-and-wait), bap (block acknowledgment, window --window), xtp
+    /// (transmitter-driven, selective repeat, window --window packets), prmp (polling:
+    /// receivers answer only when polled) or dsp (designated status: one designated receiver
+    /// per --region reports and repairs its region locally)
     #[arg(long, default_value = "saw")]
     pub protocol: String,
-    /// Window of windowed protocols (bap): messages in flight before the block ACK; xtp:
-    /// packets not yet held by every receiver
-    #[arg(long, default_value_t = 16)]
-    pub window: u16,
+    /// Window of windowed protocols. bap: messages in flight before the block ACK (default
+    /// 16); xtp: packets not yet held by every receiver (16); prmp: the receive window S in
+    /// packets (64, the paper's); dsp: L, the most outstanding blocks (64)
+    #[arg(long)]
+    pub window: Option<u16>,
+    /// prmp: epoch length ε in ms; the sender plans at most RR·ε poll responses per epoch
+    /// (rounded up to a multiple of the inter-packet gap)
+    #[arg(long, default_value_t = 10.0, value_name = "MS")]
+    pub epoch_ms: f64,
+    /// prmp: response rate RR, poll responses per second the sender may cause (the rate its
+    /// host can absorb without implosion); RR·ε must be at least 1
+    #[arg(long, default_value_t = 1500, value_name = "PER_SEC")]
+    pub response_rate: u64,
+    /// prmp: inter-packet gap IPG in µs between two transmissions; default: the time one
+    /// --datagram-size datagram takes at --rate (10 µs with --rate 0)
+    #[arg(long, value_name = "US")]
+    pub ipg_us: Option<u64>,
+    /// prmp: multicast threshold ratio MTR: a retransmission goes by multicast when at least
+    /// this share of the receivers lack the packet, else by unicast to each
+    #[arg(long, default_value_t = 0.2, value_name = "RATIO")]
+    pub mtr: f64,
+    /// prmp: remove a receiver after this many consecutive unanswered polls (--evict-after
+    /// also applies)
+    #[arg(long, default_value_t = 10, value_name = "K")]
+    pub silent_polls: u32,
+    /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
+    /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
+    /// after it was sent
+    #[arg(long, default_value_t = 20.0, value_name = "MS")]
+    pub rtd_ms: f64,
+    /// dsp: retransmission timeout factor r_f (the paper: 1.2)
+    #[arg(long, default_value_t = 1.2, value_name = "FACTOR")]
+    pub rf: f64,
+    /// dsp: mean interval between a receiver's status reports in ms (each drawn from 0.8-1.2
+    /// times it; the paper: 4-6 ms)
+    #[arg(long, default_value_t = 5.0, value_name = "MS")]
+    pub status_ms: f64,
+    /// dsp: round-trip delay inside a region in ms (a designated receiver re-multicasts a
+    /// block a member lacks r_f × this after it got it)
+    #[arg(long, default_value_t = 1.0, value_name = "MS")]
+    pub local_rtd_ms: f64,
     /// xtp: bytes per application write (xtp splits each write into packets); default one
     /// datagram's worth
     #[arg(long, value_name = "BYTES")]
@@ -219,10 +263,22 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
     c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;
     c.datagram_size = a.datagram_size;
-    if a.window == 0 {
+    c.window = a.window.unwrap_or(match a.protocol.as_str() {
+        "prmp" | "dsp" => 64,
+        _ => 16,
+    });
+    if c.window == 0 {
         return Err(NetError::setup("--window 0: give at least 1"));
     }
-    c.window = a.window;
+    c.prmp.epoch = secs(a.epoch_ms / 1e3, "--epoch-ms")?;
+    c.prmp.response_rate = a.response_rate;
+    c.prmp.ipg = a.ipg_us.map(Duration::from_micros);
+    c.prmp.mtr = a.mtr;
+    c.prmp.silent_polls = a.silent_polls;
+    c.dsp.rtd = secs(a.rtd_ms / 1e3, "--rtd-ms")?;
+    c.dsp.r_f = a.rf;
+    c.dsp.status_interval = secs(a.status_ms / 1e3, "--status-ms")?;
+    c.dsp.local_rtd = secs(a.local_rtd_ms / 1e3, "--local-rtd-ms")?;
     c.write_size = a.write_size;
     c.xtp_thesis = a.xtp_thesis;
     c.rate_bps = a.rate;

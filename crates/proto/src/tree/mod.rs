@@ -434,6 +434,8 @@ struct Rep {
     slack: Duration,
     lw: u64,
     buf: u32,
+    /// Removed by the driver ([`Agent::remove_receiver`]): no longer waited for.
+    removed: bool,
 }
 
 /// The global source `S` (all three protocols).
@@ -467,6 +469,7 @@ impl Source {
                 slack: r.slack,
                 lw: 0,
                 buf: cfg.initial_buffer,
+                removed: false,
             })
             .collect();
         let by_epi = cfg
@@ -515,7 +518,7 @@ impl Source {
         }
         self.reps
             .iter()
-            .all(|r| self.next_seq < r.lw.saturating_add(u64::from(r.buf)))
+            .all(|r| r.removed || self.next_seq < r.lw.saturating_add(u64::from(r.buf)))
     }
 
     fn emit_block(&mut self, seq: u64, data: &Bytes, repair: bool) {
@@ -577,7 +580,8 @@ impl Source {
             self.next_seq += 1;
             self.emit_block(seq, &data, false);
             self.pacer.on_send(now, self.block_len);
-            let n = self.reps.len();
+            let acked: Vec<bool> = self.reps.iter().map(|r| r.removed).collect();
+            let n = acked.iter().filter(|a| !**a).count();
             self.blocks.insert(
                 seq,
                 SBlock {
@@ -585,7 +589,7 @@ impl Source {
                     first_sent: now,
                     last_sent: now,
                     sends: 1,
-                    acked: vec![false; n],
+                    acked,
                     unacked: n,
                     queued: false,
                 },
@@ -633,7 +637,7 @@ impl Source {
     }
 
     fn on_status(&mut self, now: Time, st: &wire::Status<'_>) {
-        let Some(&i) = self.by_epi.get(&st.id) else {
+        let Some(&i) = self.by_epi.get(&st.id).filter(|&&i| !self.reps[i].removed) else {
             self.stats.ignored += 1;
             return;
         };
@@ -709,6 +713,34 @@ impl Agent for Source {
     fn close(&mut self, now: Time) {
         self.sendq.close();
         self.check_done(now);
+    }
+    /// Stop waiting for reporter `node` (a DSP designated endpoint, or a local exchange):
+    /// its outstanding blocks count as acknowledged by it and its window no longer limits
+    /// new blocks.
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        let Some(&i) = self.by_epi.get(&node.0) else {
+            return false;
+        };
+        if self.reps[i].removed {
+            return false;
+        }
+        self.reps[i].removed = true;
+        let mut done = Vec::new();
+        for (&seq, b) in self.blocks.iter_mut() {
+            if !b.acked[i] {
+                b.acked[i] = true;
+                b.unacked -= 1;
+                if b.unacked == 0 {
+                    done.push(seq);
+                }
+            }
+        }
+        for seq in done {
+            self.finish_block(now, seq);
+        }
+        self.pump(now);
+        self.check_done(now);
+        true
     }
 }
 
@@ -967,6 +999,17 @@ impl Endpoint {
         self.update_probe(now);
     }
 
+    /// DSP designated: free the blocks every member has (below the lowest member `LW_r`).
+    fn free_held_by_members(&mut self, now: Time) {
+        let floor = self
+            .members
+            .values()
+            .map(|m| m.lw)
+            .min()
+            .unwrap_or(u64::MAX);
+        self.free_below(now, floor);
+    }
+
     fn local_multicast(&mut self, now: Time, seq: u64, group: GroupId) -> bool {
         let Some(h) = self.have.get_mut(&seq) else {
             return false;
@@ -1022,13 +1065,7 @@ impl Endpoint {
         for s in todo {
             self.local_multicast(now, s, local_group);
         }
-        let floor = self
-            .members
-            .values()
-            .map(|m| m.lw)
-            .min()
-            .unwrap_or(u64::MAX);
-        self.free_below(now, floor);
+        self.free_held_by_members(now);
     }
 
     fn on_assign(&mut self, now: Time, lepi: u32, l: u32, base: u64, bits: &[u8]) {
@@ -1111,6 +1148,15 @@ impl Agent for Endpoint {
     }
     fn poll_timeout(&self) -> Option<Time> {
         Some(self.status_at)
+    }
+    /// A DSP designated endpoint stops waiting for member `node` (the driver evicted it):
+    /// its status no longer holds blocks in the retransmission buffer.
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        if self.members.remove(&node.0).is_none() {
+            return false;
+        }
+        self.free_held_by_members(now);
+        true
     }
     fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()

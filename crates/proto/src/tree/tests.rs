@@ -558,3 +558,98 @@ fn designated_without_members_keeps_nothing() {
     assert_eq!(e.retx_len(), 0);
     assert_eq!(e.buffer_available(), 4);
 }
+
+/// A source whose only other reporter was removed completes without it, and a removed
+/// reporter's window no longer holds new blocks back.
+#[test]
+fn source_stops_waiting_for_a_removed_reporter() {
+    let reps = [5, 6].map(|epi| Reporter {
+        epi,
+        rtd: Duration::from_millis(10),
+        slack: Duration::ZERO,
+    });
+    let mut src = Source::new(SourceConfig::new(NodeId(0), GroupId(1), reps.to_vec(), 4));
+    for _ in 0..6 {
+        src.send(Time::ZERO, Bytes::from_static(b"abc")).unwrap();
+    }
+    assert_eq!(
+        core::iter::from_fn(|| src.poll_transmit()).count(),
+        4,
+        "L = 4"
+    );
+    let status = |id: u32, lw: u64| {
+        let lob = bits(4, &[]);
+        Packet::to_vec(
+            Envelope {
+                session: 0,
+                source: id,
+                flags: 0,
+            },
+            &Message::Tree(wire::Message::Status(wire::Status {
+                vc: 1,
+                id,
+                k: 1,
+                l: 4,
+                lw_r: lw,
+                buffer_available: 4,
+                lob: &lob,
+            })),
+        )
+        .unwrap()
+    };
+    // Reporter 5 has everything; 6 is silent: blocks stay outstanding.
+    src.handle_packet(Time::from_millis(1), NodeId(5), &status(5, 4));
+    assert_eq!(src.outstanding(), 4);
+    assert!(
+        !src.remove_receiver(Time::from_millis(2), NodeId(9)),
+        "not a reporter"
+    );
+    assert!(src.remove_receiver(Time::from_millis(2), NodeId(6)));
+    assert!(
+        !src.remove_receiver(Time::from_millis(2), NodeId(6)),
+        "only once"
+    );
+    // Blocks 0..4 done, 4 and 5 go out at once, waiting for reporter 5 only.
+    assert_eq!(core::iter::from_fn(|| src.poll_transmit()).count(), 2);
+    src.handle_packet(Time::from_millis(3), NodeId(6), &status(6, 0));
+    assert_eq!(
+        src.stats().ignored,
+        1,
+        "a removed reporter's status is ignored"
+    );
+    src.handle_packet(Time::from_millis(4), NodeId(5), &status(5, 6));
+    src.close(Time::from_millis(5));
+    let evs: Vec<_> = core::iter::from_fn(|| src.poll_event()).collect();
+    assert_eq!(
+        evs.iter()
+            .filter(|e| matches!(e, Event::MessageDone { .. }))
+            .count(),
+        6
+    );
+    assert_eq!(evs.last(), Some(&Event::Completed));
+}
+
+/// A designated endpoint stops holding blocks for a removed member.
+#[test]
+fn designated_frees_blocks_held_for_a_removed_member() {
+    let (e1, m1, m2) = (NodeId(1), NodeId(2), NodeId(3));
+    let l = 16;
+    let cfg = EndpointConfig::new(
+        e1,
+        NodeId(0),
+        Role::Designated {
+            members: vec![m1, m2],
+            local_group: GroupId(7),
+        },
+        l,
+    );
+    let mut e = Endpoint::new(cfg, AgentRng::from_seed(3));
+    for s in 0..6 {
+        e.handle_packet(Time::from_micros(10 * s), NodeId(0), &data_packet(s, b"x"));
+    }
+    e.handle_packet(Time::from_millis(1), m1, &local_status(m1, 6, l, &[], l));
+    assert_eq!(e.retx_len(), 6, "member 3 has reported nothing yet");
+    assert!(!e.remove_receiver(Time::from_millis(2), NodeId(9)));
+    assert!(e.remove_receiver(Time::from_millis(2), m2));
+    assert_eq!(e.retx_len(), 0);
+}

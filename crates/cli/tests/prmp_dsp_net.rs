@@ -1,0 +1,145 @@
+//! `rmcast send/recv --protocol prmp` and `--protocol dsp` over loopback multicast, with the
+//! same agents the simulator runs: a file to several receivers, one of which drops every
+//! fifth protocol packet it receives (`--drop-one-in 5`); contents identical everywhere.
+//! For dsp, two regions, the lossy receiver a member (not the designated receiver) of its
+//! region: its losses must be repaired by its designated receiver's local re-multicasts, not
+//! by the sender. Bad flag values end with exit status 2.
+
+mod common;
+
+use common::transfer;
+use std::process::{Command, Output};
+
+#[test]
+fn prmp_file_to_three_receivers_one_dropping_a_fifth() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = transfer(
+        "239.255.78.71:47371",
+        3_000_000,
+        &["--protocol", "prmp", "--rate", "200M"],
+        &[vec!["--drop-one-in", "5"], vec![], vec![]],
+        dir.path(),
+    );
+    assert_eq!(run.sender["protocol"], "prmp");
+    assert_eq!(run.sender["all_completed"], true);
+    // The lossy receiver lost protocol packets and got them back.
+    let lossy = &run.receivers[0];
+    assert!(lossy["driver"]["dropped_injected"].as_u64().unwrap() > 0);
+    assert!(lossy["repairs_received"].as_u64().unwrap() > 0);
+    assert!(run.sender["agent"]["repairs_sent"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn dsp_two_regions_member_loss_is_repaired_locally() {
+    let dir = tempfile::tempdir().unwrap();
+    // Regions 0 and 1, two receivers each; node 210 is the lowest id of region 1, so it is
+    // designated there and 211 (dropping a fifth of what it receives) is its member.
+    let run = transfer(
+        "239.255.78.72:47372",
+        3_000_000,
+        // A generous RTD: on a loaded 2-core machine a debug-build receiver's socket backlog
+        // must not pass for a loss at a designated receiver.
+        &["--protocol", "dsp", "--rate", "200M", "--rtd-ms", "500"],
+        &[
+            vec!["--region", "0", "--node-id", "200"],
+            vec!["--region", "0", "--node-id", "201"],
+            vec!["--region", "1", "--node-id", "210"],
+            vec!["--region", "1", "--node-id", "211", "--drop-one-in", "5"],
+        ],
+        dir.path(),
+    );
+    assert_eq!(run.sender["protocol"], "dsp");
+    let roles: Vec<(u64, u64, String)> = run.sender["receivers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["node"].as_u64().unwrap(),
+                r["region"].as_u64().unwrap(),
+                r["role"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (node, region, role) in &roles {
+        let want = if *node == 200 || *node == 210 {
+            "designated"
+        } else {
+            "member"
+        };
+        assert_eq!(role, want, "node {node}");
+        assert_eq!(*region, u64::from(*node >= 210), "node {node}");
+    }
+    let designated = &run.receivers[2];
+    let member = &run.receivers[3];
+    assert_eq!(designated["role"], "designated");
+    assert_eq!(member["role"], "member");
+    assert_eq!(member["local_group"], "239.255.78.72:47374");
+    assert!(member["driver"]["dropped_injected"].as_u64().unwrap() > 0);
+    // Every repair the member got came from its designated receiver, and the sender never
+    // re-multicast globally: the member's losses were repaired locally.
+    let local = member["local_repairs_received"].as_u64().unwrap();
+    assert!(local > 0, "no local repair reached the member: {member}");
+    assert_eq!(member["repairs_received"].as_u64().unwrap(), local);
+    assert!(designated["local_repairs_sent"].as_u64().unwrap() >= local);
+    assert_eq!(
+        run.sender["agent"]["repairs_sent"].as_u64().unwrap(),
+        0,
+        "global re-multicasts: {}",
+        run.sender
+    );
+    // Region 0 lost nothing: its designated receiver had nothing to repair.
+    assert_eq!(run.receivers[0]["local_repairs_sent"], 0);
+}
+
+fn rmcast(args: &[&str]) -> Output {
+    Command::new(assert_cmd::cargo::cargo_bin("rmcast"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bad_protocol_flags_exit_2_with_a_reason() {
+    let g = ["-g", "239.255.78.73:47373", "-i", "lo", "-n", "1"];
+    for (extra, says) in [
+        (&["--protocol", "csp"][..], "cannot run on the network"),
+        (
+            &["--protocol", "prmp", "--mtr", "1.5"][..],
+            "multicast threshold",
+        ),
+        (
+            &["--protocol", "prmp", "--response-rate", "10"][..],
+            "response quota",
+        ),
+        (&["--protocol", "prmp", "--window", "0"][..], "--window 0"),
+        (&["--protocol", "dsp", "--rf", "0.5"][..], "--rf"),
+        (
+            &["--protocol", "dsp", "--status-ms", "0"][..],
+            "--status-ms",
+        ),
+    ] {
+        let mut args = vec!["send", "no-such-file"];
+        args.extend_from_slice(&g);
+        args.extend_from_slice(extra);
+        let out = rmcast(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = rmcast(&[
+        "recv",
+        "-g",
+        "239.255.78.73:65530",
+        "-i",
+        "lo",
+        "--region",
+        "10",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--region 10"), "{err}");
+}
