@@ -234,6 +234,29 @@ impl Plan {
                 XOf::TopoIndex,
             ));
         }
+        // Beyond the seed: static against adaptive LMS repliers when the loss stays on its
+        // link for 5 drops (1 s apart), random graphs with 100 receivers and transit–stub.
+        for (name, scheme) in [
+            ("lms_persist", Scheme::Lms),
+            ("lms_adaptive", Scheme::LmsAdaptive),
+        ] {
+            for (fam, tag, loss) in [
+                (Family::Random(100), "rand", LossAt::Receivers),
+                (Family::Random(100), "rand", LossAt::Links),
+                (Family::Ts(100), "ts", LossAt::Links),
+            ] {
+                let mut x = e(
+                    &format!("{name}.{tag}.{}", loss.key()),
+                    scheme,
+                    vec![fam],
+                    loss,
+                    c,
+                    XOf::TopoIndex,
+                );
+                x.drops = 5;
+                v.push(x);
+            }
+        }
         // SRM, random graphs, 20 receivers (Fig. 5.19–5.23).
         for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
             let key = format!("srm.rand.{}", loss.key());
@@ -483,7 +506,7 @@ fn shape(drops: usize) -> RunShape {
 
 fn scheme_seed(s: Scheme) -> u64 {
     match s {
-        Scheme::Lms => 1,
+        Scheme::Lms | Scheme::LmsAdaptive => 1,
         Scheme::Pgm => 2,
         Scheme::Srm { adaptive, topo } => 3 + u64::from(adaptive) * 2 + u64::from(topo) * 4,
     }
@@ -872,10 +895,25 @@ fn observations(m: &Measures) -> Vec<String> {
             f("pgm_fast.rand.src.all.retx")
         ),
         format!(
-            "LMS with loss at the source: {} repairs per drop (source and repliers) and {}              duplicates per receiver (dup_all), none at receivers that did not miss the packet              (exposure {}). Receivers far from their turning point ask after their replier has              already been repaired by the source, and the replier answers the DREQ with a              subcast that reaches receivers the source's repair has already reached.",
+            "LMS with loss at the source: {} repairs per drop (source and repliers) and {}              duplicates per receiver (dup_all), none at receivers that did not miss the packet              (exposure {}). One request climbs replier links to the source, whose multicast              repairs everyone; the other requests turn below it and reach repliers that still              lack the packet or got it from that repair, and a replier leaves such first              requests unanswered (the rule of the authors' ns-2 LMS receiver). Without that rule              nearly every replier answered one DREQ after the source's repair had passed (about              one redundant repair per receiver, exposure still 0).",
             f("lms.rand.src.all.repairs"),
             f("lms.rand.src.all.dup_all"),
             f("lms.rand.src.all.exposure")
+        ),
+        format!(
+            "LMS repliers, static against adaptive (beyond the seed; the seed ran static              repliers only, §5.8): the loss stays on its link for 5 drops 1 s apart; adaptive              receivers report their losses every 10 packets and routers move their replier link              to the cheapest interface. Random graphs, loss at each receiver: exposure {} static,              {} adaptive; mean latency {} static, {} adaptive. Loss at each link: exposure {}              static, {} adaptive; mean latency {} static, {} adaptive. Transit–stub, loss at each              link: exposure {} static, {} adaptive; mean latency {} static, {} adaptive.",
+            f("lms_persist.rand.rcv.all.exposure"),
+            f("lms_adaptive.rand.rcv.all.exposure"),
+            f("lms_persist.rand.rcv.all.lat_mean"),
+            f("lms_adaptive.rand.rcv.all.lat_mean"),
+            f("lms_persist.rand.links.all.exposure"),
+            f("lms_adaptive.rand.links.all.exposure"),
+            f("lms_persist.rand.links.all.lat_mean"),
+            f("lms_adaptive.rand.links.all.lat_mean"),
+            f("lms_persist.ts.links.all.exposure"),
+            f("lms_adaptive.ts.links.all.exposure"),
+            f("lms_persist.ts.links.all.lat_mean"),
+            f("lms_adaptive.ts.links.all.lat_mean"),
         ),
         format!(
             "SRM with 100 receivers (beyond the seed): with distances from the topology and no              session messages, mean latency {} RTT and {} repairs per drop (loss at each link);              with ns-2's session messages every 1 s, every member's message lists all 101              members, and the session traffic alone nears the 1.5 Mb/s link rate: mean latency              {} RTT, {} of the losses unrecovered at the end of the run.",
@@ -1285,7 +1323,8 @@ fn setup(plan: &Plan, runs: usize) -> Setup {
             ("run length".into(), "9 s of simulated time (adaptive SRM: 13 s)".into()),
             ("SRM".into(), "ns-2 defaults C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every 1 s, distances from session timestamps".into()),
             ("PGM".into(), "NAK back-off 0 (the seed's runs), NAK repeat 500 ms, NCF-to-RDATA wait 1 s, SPM every 500 ms, no source repair delay; network elements on every router of the tree".into()),
-            ("LMS".into(), "static repliers (downstream link to the closest receiver), request repeat 500 ms, heartbeat every 500 ms".into()),
+            ("LMS".into(), "static repliers (downstream link to the closest receiver), request repeat 500 ms, heartbeat every 500 ms; a replier leaves unanswered a first request (attempt 0) for a packet it received as a repair or already answered for the same turning point and interface (the authors' ns-2 LMS receiver), repeats are always answered".into()),
+            ("LMS adaptive repliers (beyond the seed)".into(), "lms_adaptive runs: every 10 packets received each receiver sends a REFRESH with its cost, the losses it detected in those 10 packets (the authors' ns-2 LMS_REFRESH, whose loss sampling is off by default); a router remembers the last cost per downstream interface and keeps its replier link on the cheapest (ties: current link, then closer receiver, then lowest interface), passing a cost upstream when its replier refreshed or its link changed. lms_persist: the same runs with static repliers. Both lose 5 packets (31st … 71st) on the same site, as the SRM adaptive runs do; 'requests' of adaptive runs include REFRESH messages, and router state counts the remembered costs".into()),
             (
                 "beyond the seed".into(),
                 format!(

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 use rmcast_proto::{lms, pgm, srm, Event, GroupId, NodeId, Time};
-use rmcast_sim::registry::{lms_repliers, source_tree, TreeNode};
+use rmcast_sim::registry::{lms_replier_candidates, source_tree, TreeNode};
 use rmcast_sim::{
     KindFilter, LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic,
 };
@@ -29,6 +29,9 @@ pub const REP_LEN: u64 = 1064;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scheme {
     Lms,
+    /// LMS with adaptive repliers (beyond the seed: receivers refresh their cost every
+    /// [`lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest interface).
+    LmsAdaptive,
     Pgm,
     /// ns-2 SRM; `adaptive`: Agent/SRM/Adaptive; `topo`: distances from the topology and no
     /// session messages (used beyond the seed on very large graphs).
@@ -209,29 +212,28 @@ fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
     sim.set_group(G, &members).map_err(|e| e.to_string())?;
     let err = |e: rmcast_sim::SimError| e.to_string();
     match scheme {
-        Scheme::Lms => {
+        Scheme::Lms | Scheme::LmsAdaptive => {
+            let adaptive = scheme == Scheme::LmsAdaptive;
             sim.add_agent(
                 pl.source,
                 Box::new(lms::Source::new(lms::SourceConfig::new(pl.source, G))),
             )
             .map_err(err)?;
             for &r in &pl.receivers {
-                sim.add_agent(
-                    r,
-                    Box::new(lms::Receiver::new(lms::ReceiverConfig::new(r, pl.source))),
-                )
-                .map_err(err)?;
+                let mut c = lms::ReceiverConfig::new(r, pl.source);
+                c.refresh_every = adaptive.then_some(lms::DEFAULT_REFRESH_PACKETS);
+                sim.add_agent(r, Box::new(lms::Receiver::new(c)))
+                    .map_err(err)?;
             }
-            let repliers = lms_repliers(&pl.net, pl.source, &pl.receivers);
-            for (x, iface) in repliers {
+            for (x, cands) in lms_replier_candidates(&pl.net, pl.source, &pl.receivers) {
                 if pl.net.kind(x) != Some(rmcast_sim::NodeKind::Router) {
                     continue;
                 }
-                sim.add_router_agent(
-                    x,
-                    Box::new(lms::Router::new(lms::RouterConfig::new(x, G, Some(iface)))),
-                )
-                .map_err(err)?;
+                let mut c = lms::RouterConfig::new(x, G, lms::choose_replier(&cands));
+                c.adaptive = adaptive;
+                c.candidates = cands;
+                sim.add_router_agent(x, Box::new(lms::Router::new(c)))
+                    .map_err(err)?;
             }
         }
         Scheme::Pgm => {
