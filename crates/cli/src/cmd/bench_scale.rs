@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 #[command(after_help = "Examples:
   rmcast bench scale                          10^3 .. 10^6 receivers, SRM, PGM and LMS (a table)
   rmcast bench scale --max-receivers 100000   stop at 10^5
+  rmcast bench scale --schemes srm --sizes 10000,30000   chosen sizes
   rmcast bench scale --schemes pgm,lms --json > scale.json
   rmcast bench scale --from-json scale.json --svg scale.svg   re-plot without re-running
 
@@ -19,11 +20,15 @@ Each run: a transit-stub graph with about one stub router per ten receivers (1.5
 GT-ITM-style delays), five 1,000-byte packets at 10 packets/s, the second one lost at the
 source, run until the source completes (5 s linger). Every (scheme, size) runs in its own
 child process; peak memory is that process's VmHWM (peak resident set) from the OS. Wall time
-is build (graph, routes, agents) plus run. Exit status 1 if a run failed or timed out.")]
+is build (graph, routes, agents) plus run. A scheme that times out at one size is skipped at
+the larger ones. Exit status 1 if a run failed, timed out or was skipped.")]
 pub struct Args {
     /// Largest group size; sizes are the powers of ten from 10^3 up to this
     #[arg(long, default_value_t = 1_000_000)]
     max_receivers: usize,
+    /// Group sizes to run instead of the powers of ten, comma separated (e.g. 1000,30000)
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    sizes: Vec<usize>,
     /// Schemes, comma separated (srm, pgm, lms)
     #[arg(long, default_value = "srm,pgm,lms", value_delimiter = ',')]
     schemes: Vec<String>,
@@ -183,11 +188,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let mut sizes = Vec::new();
-    let mut n = 1000usize;
-    while n <= args.max_receivers {
-        sizes.push(n);
-        n = n.saturating_mul(10);
+    if args.sizes.is_empty() {
+        let mut n = 1000usize;
+        while n <= args.max_receivers {
+            sizes.push(n);
+            n = n.saturating_mul(10);
+        }
+    } else {
+        if let Some(bad) = args.sizes.iter().find(|&&n| n == 0) {
+            anyhow::bail!("--sizes: a group size must be at least 1 (got {bad})");
+        }
+        sizes = args.sizes.clone();
+        sizes.sort_unstable();
+        sizes.dedup();
     }
+    let load_at_start = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.trim().to_string());
     let jobs: Vec<(Scheme, usize)> = sizes
         .iter()
         .flat_map(|&n| schemes.iter().map(move |&s| (s, n)))
@@ -199,9 +216,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let mut rows = Vec::new();
     let mut failed = false;
+    // A scheme that timed out at one size is not run at larger ones.
+    let mut gave_up: Vec<(Scheme, usize)> = Vec::new();
     for (s, n) in jobs {
         bar.set_message(format!("{} {n}", s.name()));
+        if let Some(&(_, at)) = gave_up.iter().find(|(g, _)| *g == s) {
+            rows.push(serde_json::json!({
+                "scheme": s.name(),
+                "receivers": n,
+                "error": format!("skipped: timed out at {at} receivers"),
+            }));
+            failed = true;
+            bar.inc(1);
+            continue;
+        }
         let v = run_child(s, n, args.seed, Duration::from_secs(args.timeout_s));
+        if v.get("error")
+            .and_then(|e| e.as_str())
+            .is_some_and(|e| e.starts_with("timed out"))
+        {
+            gave_up.push((s, n));
+        }
         failed |= v.get("error").is_some()
             || v["completed"].as_bool() != Some(true)
             || v["receivers_complete"] != v["receivers"];
@@ -220,6 +255,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "seed": args.seed,
         "cpus": std::thread::available_parallelism().map(|n| n.get()).ok(),
         "cpu_model": cpu,
+        "load_average_at_start": load_at_start,
         "load_average": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
     });
     output(&args, rows, meta, failed)
