@@ -1145,6 +1145,22 @@ mod tests {
     }
 
     #[test]
+    fn coalescing_variant_is_bound_by_the_per_call_cost() {
+        // Writes do not block: each call costs the 4.7 ms, and 1/5 loss adds only the last
+        // write's repair round (FASTNAK from the next packet, no WTIMER wait), while the
+        // blocking thesis setting waits for WTIMER (>= 100 ms) per lost write.
+        let c = |loss, setting| run_sim(&cell(51_200, 1024, Mode::Unicast, loss, setting)).unwrap();
+        let clean = c((0, 0.0), Setting::Coalesce);
+        let lossy = c((20, 0.2), Setting::Coalesce);
+        assert!(clean.ok && lossy.ok, "{clean:?} {lossy:?}");
+        assert!(clean.ms_per_call < 4.8, "{clean:?}");
+        assert!(lossy.repairs > 0, "{lossy:?}");
+        assert!(lossy.seconds < clean.seconds + 0.02, "{clean:?} {lossy:?}");
+        let blocking = c((20, 0.2), Setting::Thesis);
+        assert!(blocking.seconds > clean.seconds + 0.1, "{blocking:?}");
+    }
+
+    #[test]
     fn spread_is_range_over_mean() {
         assert_eq!(spread(&[1.0, 1.0]), 0.0);
         assert!((spread(&[0.9, 1.1]) - 0.2).abs() < 1e-12);
