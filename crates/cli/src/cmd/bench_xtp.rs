@@ -69,7 +69,7 @@ pub struct Args {
     /// Network-namespace hosts on a Linux bridge instead of loopback (root, iproute2)
     #[arg(long)]
     pub netns: bool,
-    /// JSON (one object: parameters and runs)
+    /// JSON: one object with where, setting, runs (one object per run) and failed
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
     /// CSV, one row per run
