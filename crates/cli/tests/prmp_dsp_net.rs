@@ -92,6 +92,56 @@ fn dsp_two_regions_member_loss_is_repaired_locally() {
     assert_eq!(run.receivers[0]["local_repairs_sent"], 0);
 }
 
+/// A receiver stopped (SIGSTOP) for 0.6 s in the middle of a prmp transfer is polled in vain
+/// many times; with the default (no removal after silent polls; eviction only after
+/// --evict-after) it resumes and completes. With `--silent-polls 10` (the earlier default)
+/// the same run failed: the sender removed the receiver as dead.
+#[test]
+fn prmp_receiver_stalled_for_a_moment_still_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let data = common::pseudo_random(20_000_000, 11);
+    let src = dir.path().join("stall.bin");
+    std::fs::write(&src, &data).unwrap();
+    let out = dir.path().join("out");
+    let group = "239.255.78.74:47375";
+    let recv = Command::new(&bin)
+        .args([
+            "recv", "-g", group, "-i", "lo", "--quiet", "--wait", "60", "--dir",
+        ])
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    let pid = recv.id().to_string();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let send = Command::new(&bin)
+        .args([
+            "send",
+            "-g",
+            group,
+            "-i",
+            "lo",
+            "-n",
+            "1",
+            "--protocol",
+            "prmp",
+        ])
+        .args(["--rate", "200M", "--quiet"])
+        .arg(&src)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let stop = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let cont = Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+    assert!(stop.success() && cont.success());
+    let s = send.wait_with_output().unwrap();
+    let r = recv.wait_with_output().unwrap();
+    assert!(s.status.success(), "sender exit {:?}", s.status);
+    assert!(r.status.success(), "receiver exit {:?}", r.status);
+    assert!(std::fs::read(out.join("stall.bin")).unwrap() == data);
+}
+
 fn rmcast(args: &[&str]) -> Output {
     Command::new(assert_cmd::cargo::cargo_bin("rmcast"))
         .args(args)

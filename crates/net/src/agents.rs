@@ -68,7 +68,8 @@ pub struct PrmpOpts {
     pub ipg: Option<Duration>,
     /// Multicast threshold ratio MTR.
     pub mtr: f64,
-    /// Consecutive unanswered polls after which the sender removes a child.
+    /// Consecutive unanswered polls after which the sender removes a child; 0 = never (the
+    /// session layer's eviction after `--evict-after` of silence removes dead receivers).
     pub silent_polls: u32,
 }
 
@@ -79,7 +80,7 @@ impl Default for PrmpOpts {
             response_rate: 1500,
             ipg: None,
             mtr: 0.2,
-            silent_polls: 10,
+            silent_polls: 0,
         }
     }
 }
@@ -161,7 +162,13 @@ pub fn prmp_config(s: &SenderSettings, ids: &[u32]) -> Result<prmp::SenderConfig
     })?);
     c.response_rate = s.prmp.response_rate;
     c.mtr = s.prmp.mtr;
-    c.max_silent_polls = s.prmp.silent_polls;
+    // Off by default: with RTO_i = 2 × RTT_i floored at --rto-ms, ten polls span a few
+    // hundred milliseconds, and a receiver stalled that long (measured: stopped for 0.6 s on
+    // a loaded host) was removed although alive, and then failed.
+    c.max_silent_polls = match s.prmp.silent_polls {
+        0 => u32::MAX,
+        k => k,
+    };
     c.min_rto = s.rto;
     c.queue_limit = QUEUE_LIMIT;
     // Check here: the agent refuses bad values with a reason.

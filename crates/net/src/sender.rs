@@ -961,6 +961,7 @@ pub fn send(
     obs.finished();
 
     // ---- Phase 3: goodbye.
+    let removed_by_agent = agent.stats().evicted;
     let mut summary = Vec::new();
     let mut outcomes = Vec::new();
     for m in &members {
@@ -977,7 +978,12 @@ pub fn send(
             ),
             (None, None) => (
                 "unconfirmed",
-                Some(if completed_at.is_some() {
+                Some(if completed_at.is_some() && removed_by_agent > 0 {
+                    format!(
+                        "sent no final report; the protocol removed {removed_by_agent} receiver(s) \
+                         that did not answer (prmp --silent-polls)"
+                    )
+                } else if completed_at.is_some() {
                     "acknowledged all data but sent no final report".to_string()
                 } else {
                     "the transfer did not complete".to_string()

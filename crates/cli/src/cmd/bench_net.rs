@@ -39,10 +39,11 @@ pub struct Args {
     /// rmcast's datagram size (the raw blast uses the same)
     #[arg(long, default_value_t = 60_000)]
     pub datagram_size: usize,
-    /// rmcast protocol to measure (saw or bap)
+    /// rmcast protocol to measure: saw, bap, xtp, prmp or dsp (dsp: all receivers in one
+    /// region, the lowest node id designated)
     #[arg(long, default_value = "saw")]
     pub protocol: String,
-    /// Window for bap
+    /// Window (bap, xtp; prmp: the receive window S; dsp: L outstanding blocks)
     #[arg(long, default_value_t = 16)]
     pub window: u16,
     /// Run every endpoint in its own network namespace on a bridge (root)
@@ -484,7 +485,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "file_bytes": size,
         "datagram_size": a.datagram_size,
         "protocol": a.protocol,
-        "window": if a.protocol == "bap" { json!(a.window) } else { Value::Null },
+        "window": if a.protocol == "saw" { Value::Null } else { json!(a.window) },
         "tools_missing": missing,
         "runs": results,
     });

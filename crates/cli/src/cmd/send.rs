@@ -182,9 +182,11 @@ pub struct Args {
     /// this share of the receivers lack the packet, else by unicast to each
     #[arg(long, default_value_t = 0.2, value_name = "RATIO")]
     pub mtr: f64,
-    /// prmp: remove a receiver after this many consecutive unanswered polls (--evict-after
-    /// also applies)
-    #[arg(long, default_value_t = 10, value_name = "K")]
+    /// prmp: remove a receiver after this many consecutive unanswered polls; 0 (default) =
+    /// never, --evict-after removes receivers silent for that long (a poll times out after
+    /// twice the receiver's RTT, at least --rto-ms: ten polls can miss a receiver that is
+    /// only busy for a moment)
+    #[arg(long, default_value_t = 0, value_name = "K")]
     pub silent_polls: u32,
     /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
     /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
