@@ -700,6 +700,7 @@ fn build_topology(sc: &Scenario, p: &Params, seed: u64) -> Result<Topology, Scen
         "host_delay_ms",
         "host_bandwidth_bps",
         "seed",
+        "placement",
     ];
     fn keys<'a>(common: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
         common.iter().chain(extra).copied().collect()
@@ -762,12 +763,18 @@ fn build_topology(sc: &Scenario, p: &Params, seed: u64) -> Result<Topology, Scen
             .map_err(|e| p.bad("per_exchange", &e.to_string()))?
         }
         "binary_tree" => {
-            p.check_keys(&keys(&common, &["height", "bandwidth_bps", "delay_ms"]))?;
+            p.check_keys(&keys(&common, &["height", "bandwidth_bps", "delay_ms", "source_link"]))?;
             let link = LinkConfig::new(
                 p.u64_in("bandwidth_bps", 1_500_000, 0, u64::MAX / 8_000_000_000)?,
                 ms_dur(p.f64_in("delay_ms", 10.0, 0.0, 1e6)?),
             );
-            topo::binary_tree(p.req_u64_in("height", 1, 24)? as u32, link).map_err(topo_err)?
+            let h = p.req_u64_in("height", 1, 24)? as u32;
+            if p.bool_or("source_link", false)? {
+                // Seed 003's trees: the source one link above a root router.
+                topo::binary_tree_under_source(h, link).map_err(topo_err)?
+            } else {
+                topo::binary_tree(h, link).map_err(topo_err)?
+            }
         }
         "flat_random" | "waxman" | "transit_stub" => {
             let extra: &[&str] = match kind.as_str() {
@@ -810,7 +817,14 @@ fn build_topology(sc: &Scenario, p: &Params, seed: u64) -> Result<Topology, Scen
             .map_err(topo_err)?;
             let r = p.u64_in("receivers", 10, 1, max_receivers)? as usize;
             // Host placement varies with the run seed; the graph with `topology.seed`.
-            topo::attach_hosts(&mut t, r, &host_link(p)?, seed).map_err(topo_err)?;
+            match p.str_or("placement", "distinct")?.as_str() {
+                "distinct" => topo::attach_hosts(&mut t, r, &host_link(p)?, seed),
+                "with_replacement" => {
+                    topo::attach_hosts_with_replacement(&mut t, r, &host_link(p)?, seed)
+                }
+                _ => return Err(p.bad("placement", "\"distinct\" or \"with_replacement\"")),
+            }
+            .map_err(topo_err)?;
             t
         }
         "edge_list" => {
@@ -1090,10 +1104,21 @@ fn add_loss_rule(
     let at = lp.str_or("at", "link")?;
     match at.as_str() {
         "link" => {
-            let from = lp.opt_u64("from")?.map(|v| NodeId(v as u32));
+            let mut from = lp.opt_u64("from")?.map(|v| NodeId(v as u32));
             let sel: Vec<usize> = match lp.table.get("links") {
                 None => (0..links).collect(),
                 Some(Value::String(s)) if s == "all" => (0..links).collect(),
+                Some(Value::String(s)) if s == "source" => {
+                    // The source's own links, in the direction leaving it.
+                    from = from.or(Some(source));
+                    (0..links)
+                        .filter(|&l| {
+                            sim.network()
+                                .link(l)
+                                .is_some_and(|(a, b, _)| a == source || b == source)
+                        })
+                        .collect()
+                }
                 Some(Value::String(s)) => {
                     let v: Vec<usize> = (0..links).filter(|&i| classes[i] == *s).collect();
                     if v.is_empty() {
@@ -1107,7 +1132,7 @@ fn add_loss_rule(
                         return Err(lp.bad(
                             "links",
                             &format!(
-                                "\"all\", a link class ({}) or a list of link indices",
+                                "\"all\", \"source\", a link class ({}) or a list of link indices",
                                 known.join(", ")
                             ),
                         ));
@@ -1122,7 +1147,10 @@ fn add_loss_rule(
                     })
                     .collect::<Result<_, _>>()?,
                 Some(_) => {
-                    return Err(lp.bad("links", "\"all\", a link class or a list of link indices"))
+                    return Err(lp.bad(
+                        "links",
+                        "\"all\", \"source\", a link class or a list of link indices",
+                    ))
                 }
             };
             for l in sel {

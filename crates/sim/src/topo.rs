@@ -200,13 +200,55 @@ pub fn spread(total: usize, exchanges: usize) -> Vec<usize> {
 /// A complete binary tree of height `h`: the sender at the root, routers inside, 2^h
 /// receiver hosts at the leaves; every link alike.
 pub fn binary_tree(h: u32, link: LinkConfig) -> Result<Topology, TopoError> {
+    check_height(h)?;
+    let mut net = Network::new();
+    let root = net.add_host();
+    let receivers = grow_binary(&mut net, root, h, &link)?;
+    Ok(Topology {
+        net,
+        source: root,
+        receivers,
+        attach_points: Vec::new(),
+        link_loss: Vec::new(),
+    })
+}
+
+/// Seed 003's binary trees: a complete binary tree of routers whose root sits one link below
+/// the source host, with `2^h` receiver hosts at depth `h` below the root (every link alike).
+/// Node 0 is the root router, node 1 the source; link 0 joins them.
+pub fn binary_tree_under_source(h: u32, link: LinkConfig) -> Result<Topology, TopoError> {
+    check_height(h)?;
+    let mut net = Network::new();
+    let root = net.add_node(NodeKind::Router);
+    let source = net.add_node(NodeKind::Host);
+    net.add_link(source, root, link.clone())?;
+    let receivers = grow_binary(&mut net, root, h, &link)?;
+    Ok(Topology {
+        net,
+        source,
+        receivers,
+        attach_points: Vec::new(),
+        link_loss: Vec::new(),
+    })
+}
+
+fn check_height(h: u32) -> Result<(), TopoError> {
     if h == 0 || h > 24 {
         return Err(TopoError::Invalid(format!(
             "binary tree height must be in 1..=24, got {h}"
         )));
     }
-    let mut net = Network::new();
-    let root = net.add_host();
+    Ok(())
+}
+
+/// Two children per node for `h` levels below `root` (routers, hosts at the last level);
+/// returns the leaves.
+fn grow_binary(
+    net: &mut Network,
+    root: NodeId,
+    h: u32,
+    link: &LinkConfig,
+) -> Result<Vec<NodeId>, TopoError> {
     let mut level = vec![root];
     for d in 1..=h {
         let mut next = Vec::with_capacity(level.len() * 2);
@@ -223,13 +265,7 @@ pub fn binary_tree(h: u32, link: LinkConfig) -> Result<Topology, TopoError> {
         }
         level = next;
     }
-    Ok(Topology {
-        net,
-        source: root,
-        receivers: level,
-        attach_points: Vec::new(),
-        link_loss: Vec::new(),
-    })
+    Ok(level)
 }
 
 /// Parameters shared by the plane-based graph generators.
@@ -616,6 +652,35 @@ pub fn attach_hosts(
         let at = order[k % order.len()];
         let pos = topo.net.position(at).unwrap_or((0.0, 0.0));
         let h = topo.net.add_node_at(NodeKind::Host, pos);
+        topo.net.add_link(h, at, host_link.clone().class("host"))?;
+        hosts.push(h);
+    }
+    topo.source = hosts[0];
+    topo.receivers = hosts[1..].to_vec();
+    Ok(())
+}
+
+/// Attach the source and `receivers` receiver hosts, each over its own `host_link` (class
+/// "host"), to attach points drawn uniformly at random *with* replacement (seed 003 §5.6:
+/// members "randomly distributed" on the nodes; several may share a router). The source is
+/// the first host added.
+pub fn attach_hosts_with_replacement(
+    topo: &mut Topology,
+    receivers: usize,
+    host_link: &LinkConfig,
+    seed: u64,
+) -> Result<(), TopoError> {
+    let points = topo.attach_points.clone();
+    if points.is_empty() {
+        return Err(TopoError::Invalid(
+            "this topology has no routers to attach hosts to".into(),
+        ));
+    }
+    let mut rng = SimRng::new(seed, tag::PLACE_WITH_REPLACEMENT, 0, 0);
+    let mut hosts = Vec::with_capacity(receivers + 1);
+    for _ in 0..=receivers {
+        let at = points[rng.below(points.len() as u64) as usize];
+        let h = topo.net.add_node(NodeKind::Host);
         topo.net.add_link(h, at, host_link.clone().class("host"))?;
         hosts.push(h);
     }

@@ -45,6 +45,16 @@ fn plane() -> PlaneParams {
     }
 }
 
+/// Flat random graphs (§5.6): nodes and GT-ITM edge probability.
+pub const RANDOM_NODES: usize = 100;
+pub const RANDOM_P: f64 = 0.1;
+/// Graph `t` (random or transit–stub, t = 0..10) is generated from seed `TOPO_SEED_BASE + t`.
+pub const TOPO_SEED_BASE: u64 = 0x003_0000;
+/// Graphs per family in full mode (§5.6: 10 random and 10 transit–stub topologies).
+pub const TOPOLOGIES: usize = 10;
+/// Receivers on the random graphs (§5.6: 5, 20 and 100).
+pub const RANDOM_RECEIVERS: [usize; 3] = [5, 20, 100];
+
 /// Which links lose the packet, for one experiment.
 #[derive(Debug, Clone, PartialEq)]
 enum LossAt {
@@ -143,7 +153,7 @@ impl Plan {
         } else {
             Plan {
                 quick,
-                topologies: 10,
+                topologies: TOPOLOGIES,
                 placements: 10,
                 heights: vec![3, 4, 5, 6, 7],
                 site_cap: usize::MAX,
@@ -372,15 +382,15 @@ fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, String> {
         }
         Family::Random(r) | Family::RandomFast(r) | Family::Ts(r) => {
             for t in 0..plan.topologies {
-                let tseed = 0x003_0000 + t as u64;
+                let tseed = TOPO_SEED_BASE + t as u64;
                 let base = match fam {
-                    Family::Random(_) => topo::flat_random(100, 0.1, &plane(), tseed),
+                    Family::Random(_) => topo::flat_random(RANDOM_NODES, RANDOM_P, &plane(), tseed),
                     Family::RandomFast(_) => {
                         let p = PlaneParams {
                             delay_per_unit: DELAY_PER_UNIT / 10,
                             ..plane()
                         };
-                        topo::flat_random(100, 0.1, &p, tseed)
+                        topo::flat_random(RANDOM_NODES, RANDOM_P, &p, tseed)
                     }
                     _ => topo::transit_stub(&TransitStub::default(), &plane(), tseed),
                 }
@@ -408,30 +418,14 @@ fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, String> {
 /// Attach the source and `receivers` receiver hosts to attach points drawn uniformly at
 /// random *with* replacement (seed 003 §5.6: receivers "randomly distributed on the internal
 /// nodes"; several may share a router, and the source's router need not hold a receiver),
-/// each over its own `host_link`.
+/// each over its own `host_link` (the scenario files' `placement = "with_replacement"`).
 fn attach_random(
     topo: &mut topo::Topology,
     receivers: usize,
     host_link: &LinkConfig,
     seed: u64,
 ) -> Result<(), String> {
-    let points = topo.attach_points.clone();
-    if points.is_empty() {
-        return Err("this topology has no routers to attach hosts to".into());
-    }
-    let mut rng = rmcast_sim::SimRng::new(seed, 0x1a7_7ac4, 0, 0);
-    let mut hosts = Vec::with_capacity(receivers + 1);
-    for _ in 0..=receivers {
-        let at = points[rng.below(points.len() as u64) as usize];
-        let h = topo.net.add_host();
-        topo.net
-            .add_link(h, at, host_link.clone().class("host"))
-            .map_err(|e| e.to_string())?;
-        hosts.push(h);
-    }
-    topo.source = hosts[0];
-    topo.receivers = hosts[1..].to_vec();
-    Ok(())
+    topo::attach_hosts_with_replacement(topo, receivers, host_link, seed).map_err(|e| e.to_string())
 }
 
 /// GT-ITM parameters scaled to about `n` nodes: stub domains of 8 nodes as in the seed,

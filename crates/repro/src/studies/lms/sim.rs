@@ -389,29 +389,10 @@ pub fn run(
 }
 
 /// A complete binary tree of routers with the source host above the root and 2^h receiver
-/// hosts at depth h below the root (h links from the root to a receiver; every link alike).
+/// hosts at depth h below the root (h links from the root to a receiver; every link alike):
+/// the simulator's `binary_tree_under_source`, what `binary-trees.toml` builds.
 pub fn binary_tree(h: u32, link: &LinkConfig) -> Result<(Network, NodeId, Vec<NodeId>), String> {
-    let mut net = Network::new();
-    let root = net.add_router();
-    let source = net.add_host();
-    net.add_link(source, root, link.clone())
-        .map_err(|e| e.to_string())?;
-    let mut level = vec![root];
-    for d in 1..=h {
-        let mut next = Vec::with_capacity(level.len() * 2);
-        for &p in &level {
-            for _ in 0..2 {
-                let c = if d == h {
-                    net.add_host()
-                } else {
-                    net.add_router()
-                };
-                net.add_link(p, c, link.clone())
-                    .map_err(|e| e.to_string())?;
-                next.push(c);
-            }
-        }
-        level = next;
-    }
-    Ok((net, source, level))
+    let t =
+        rmcast_sim::topo::binary_tree_under_source(h, link.clone()).map_err(|e| e.to_string())?;
+    Ok((t.net, t.source, t.receivers))
 }

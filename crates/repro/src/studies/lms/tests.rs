@@ -117,3 +117,127 @@ fn lms_source_loss_on_a_random_graph_costs_one_repair() {
     assert_eq!(o.source_repairs, 1);
     assert_eq!(o.dups, 0);
 }
+
+/// The §5.6 scenario files under `scenarios/repro/lms/`: each parses as a simulator scenario,
+/// its first run completes with every receiver holding all data, and its parameters are the
+/// ones the study runs.
+#[test]
+fn scenario_files_run_and_match_the_study() {
+    use rmcast_sim::scenario::{run_indices, Metric, RunOptions, Scenario};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/repro/lms");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| p.file_name().is_some_and(|n| n != "claims.toml"))
+        .collect();
+    files.sort();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["binary-trees.toml", "random.toml", "transit-stub.toml"]
+    );
+    let ints = |sc: &Scenario, key: &str| -> Vec<i64> {
+        match sc.axes.iter().find(|a| a.key == key) {
+            Some(a) => a.values.iter().map(|v| v.as_integer().unwrap()).collect(),
+            None => {
+                let (t, k) = key.split_once('.').unwrap();
+                vec![sc.doc[t][k].as_integer().unwrap()]
+            }
+        }
+    };
+    let num = |sc: &Scenario, t: &str, k: &str| -> f64 {
+        let v = &sc.doc[t][k];
+        v.as_float()
+            .or_else(|| v.as_integer().map(|i| i as f64))
+            .unwrap()
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    for path in &files {
+        let sc = Scenario::load(path).unwrap();
+        // Common: traffic, the single loss, the run length, the link rate.
+        assert_eq!(ints(&sc, "traffic.messages"), [SINGLE.messages as i64]);
+        assert_eq!(ints(&sc, "traffic.size"), [sim::SIZE as i64]);
+        assert_eq!(num(&sc, "traffic", "interval_ms"), ms(sim::INTERVAL));
+        assert_eq!(sc.doc["loss"][0]["k"].as_integer(), Some(DROP_K as i64));
+        assert_eq!(sc.doc["loss"][0]["filter"].as_str(), Some("original"));
+        assert_eq!(
+            num(&sc, "stop", "time_limit_s"),
+            SINGLE.stop.as_nanos() as f64 / 1e9
+        );
+        assert_eq!(ints(&sc, "topology.bandwidth_bps"), [sim::BANDWIDTH as i64]);
+        // The first run: the loss happens and every receiver ends with all 40 messages.
+        let r = run_indices(&sc, &[0], RunOptions::default(), &|| {}).unwrap();
+        let col = |k: &str| {
+            r[0].columns
+                .iter()
+                .find(|(c, _)| c == k)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            col("delivered_min"),
+            Some(Metric::U(SINGLE.messages)),
+            "{path:?}"
+        );
+        assert!(
+            matches!(col("lost_single_loss"), Some(Metric::U(n)) if n >= 1),
+            "{path:?}"
+        );
+    }
+    let load = |n: &str| Scenario::load(&dir.join(n)).unwrap();
+    let bt = load("binary-trees.toml");
+    let plan = Plan::new(false);
+    let heights: Vec<i64> = plan.heights.iter().map(|&h| h as i64).collect();
+    assert_eq!(ints(&bt, "topology.height"), heights);
+    assert_eq!(num(&bt, "topology", "delay_ms"), ms(TREE_DELAY));
+    assert_eq!(bt.doc["topology"]["source_link"].as_bool(), Some(true));
+    let seeds: Vec<i64> = (0..TOPOLOGIES as u64)
+        .map(|t| (TOPO_SEED_BASE + t) as i64)
+        .collect();
+    for name in ["random.toml", "transit-stub.toml"] {
+        let sc = load(name);
+        assert_eq!(ints(&sc, "topology.seed"), seeds, "{name}");
+        assert_eq!(
+            num(&sc, "topology", "delay_per_unit_ms"),
+            ms(DELAY_PER_UNIT)
+        );
+        assert_eq!(num(&sc, "topology", "host_delay_ms"), ms(HOST_DELAY));
+        assert_eq!(
+            ints(&sc, "topology.host_bandwidth_bps"),
+            [sim::BANDWIDTH as i64]
+        );
+        assert_eq!(
+            sc.doc["topology"]["placement"].as_str(),
+            Some("with_replacement")
+        );
+    }
+    let rand = load("random.toml");
+    assert_eq!(ints(&rand, "topology.n"), [RANDOM_NODES as i64]);
+    assert_eq!(num(&rand, "topology", "p"), RANDOM_P);
+    let receivers: Vec<i64> = RANDOM_RECEIVERS.iter().map(|&r| r as i64).collect();
+    assert_eq!(ints(&rand, "topology.receivers"), receivers);
+    // Every random-graph family of the seed's experiments uses one of those counts.
+    for e in plan.exps() {
+        for f in &e.families {
+            if let Family::Random(r) = f {
+                assert!(RANDOM_RECEIVERS.contains(r), "{}: {r}", e.key);
+            }
+        }
+    }
+    let ts = load("transit-stub.toml");
+    let d = TransitStub::default();
+    for (k, v) in [
+        ("transit_domains", d.transit_domains),
+        ("transit_nodes", d.transit_nodes),
+        ("stubs_per_transit", d.stubs_per_transit),
+        ("stub_nodes", d.stub_nodes),
+        ("receivers", 100),
+    ] {
+        assert_eq!(ints(&ts, &format!("topology.{k}")), [v as i64], "{k}");
+    }
+    assert_eq!(num(&ts, "topology", "p_transit"), d.p_transit);
+    assert_eq!(num(&ts, "topology", "p_stub"), d.p_stub);
+}
