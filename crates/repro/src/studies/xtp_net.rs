@@ -289,7 +289,7 @@ fn scale_ns(quick: bool) -> Vec<usize> {
     if quick {
         vec![1, 3, 10]
     } else {
-        vec![1, 2, 3, 5, 10]
+        vec![1, 2, 3, 5, 10, 20, 40, 100]
     }
 }
 
@@ -409,7 +409,8 @@ fn run_grid(
 }
 
 /// The real-network part of the study: the grid on loopback (`net.*`), then on namespace
-/// hosts (`ns.*`: the same grid, plus 1 MB in 8192-B writes to up to 10 receivers,
+/// hosts (`ns.*`: the same grid, plus 1 MB in 8192-B writes to up to 10 receivers (quick) or
+/// 100 (full),
 /// `ns.scale.l<loss>.mbps` over the receiver count and `ns.scale.n10_over_n1`).
 pub fn run(
     ctx: &RunCtx<'_>,
