@@ -13,7 +13,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::pacing::Pacer;
 use rmcast_proto::{Dest, Event, NodeId, Time, Transmit};
 use rmcast_wire::session::{self, DspEntry, DspRole, Outcome, Phase, ReportState};
-use rmcast_wire::{Envelope, Family, Message, Packet, MAX_DATAGRAM};
+use rmcast_wire::{Envelope, Family, Message, Packet, HEADER_LEN, MAX_DATAGRAM};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 use std::io::Read;
@@ -643,9 +643,18 @@ pub fn send(
         if entries.is_empty() {
             return Ok(Vec::new());
         }
-        agents::dsp_params(&cfg.dsp, entries.to_vec())
+        let raw = agents::dsp_params(&cfg.dsp, entries.to_vec())
             .encode()
-            .map_err(|e| NetError::Failed(format!("cannot announce the dsp regions: {e}")))
+            .map_err(|e| NetError::Failed(format!("cannot announce the dsp regions: {e}")))?;
+        // The running ANNOUNCE carries the member list and every receiver's entry at once.
+        if HEADER_LEN + 16 + 4 * entries.len() + raw.len() > MAX_DATAGRAM {
+            return Err(NetError::Failed(format!(
+                "dsp announces every receiver's region and address in one datagram: {} receivers \
+                 do not fit (at most about 2,000)",
+                entries.len()
+            )));
+        }
+        Ok(raw)
     };
     for e in dsp.iter().filter(|e| e.role == DspRole::Designated) {
         tracing::info!(
