@@ -525,3 +525,58 @@ fn router_state_is_readable_through_the_trait() {
         assert_eq!(sim.router_agent(x).unwrap().state_entries(), 1);
     }
 }
+
+/// `replier = "adaptive"` from a scenario file: on a height-3 tree under the source, the
+/// leftmost leaf is every router's static replier; when its own link keeps losing packets,
+/// static repliers send its requests to the source, whose repair reaches all 8 receivers,
+/// while adaptive routers move their replier link off it and the repairs stay on its link.
+#[test]
+fn adaptive_lms_repliers_from_a_scenario_cut_duplicates_of_a_lossy_replier() {
+    use rmcast_sim::scenario::{run_indices, Metric, RunOptions, Scenario};
+    let text = |replier: &str| {
+        format!(
+            r#"
+seed = 3
+[topology]
+kind = "binary_tree"
+height = 3
+source_link = true
+[protocol]
+name = "lms"
+replier = "{replier}"
+[traffic]
+messages = 60
+size = 1024
+interval_ms = 100
+[[loss]]
+model = "every_nth"
+n = 10
+filter = "original"
+at = "link"
+links = [7]
+from = 4
+[stop]
+time_limit_s = 9
+when_complete = false
+"#
+        )
+    };
+    let run = |replier: &str| {
+        let sc = Scenario::parse(&text(replier), "t.toml", ".".into()).unwrap();
+        let r = run_indices(&sc, &[0], RunOptions::default(), &|| {}).unwrap();
+        let col = |k: &str| match r[0].columns.iter().find(|(c, _)| c == k) {
+            Some((_, Metric::U(v))) => *v,
+            other => panic!("{k}: {other:?}"),
+        };
+        assert_eq!(col("delivered_min"), 60, "{replier}");
+        assert!(col("lost_total") >= 5, "{replier}");
+        col("receiver_duplicates")
+    };
+    let (fixed, adaptive) = (run("static"), run("adaptive"));
+    // Static: every loss is repaired by the source's multicast, 7 duplicates each.
+    assert!(fixed >= 5 * 7, "{fixed}");
+    // Adaptive: only the first loss (before any refresh) reaches the others.
+    assert!(adaptive <= 7, "{adaptive} vs {fixed}");
+    let bad = Scenario::parse(&text("sometimes"), "t.toml", ".".into()).unwrap_err();
+    assert!(bad.to_string().contains("protocol.replier"), "{bad}");
+}
