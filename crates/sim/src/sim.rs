@@ -364,6 +364,8 @@ pub struct Sim {
     sources: usize,
     sources_done: usize,
     record_events: bool,
+    /// When set, events are kept only for the nodes marked here.
+    record_only: Option<Vec<bool>>,
     events: Vec<Vec<(Time, Event)>>,
     metrics: Vec<NodeMetrics>,
     counters: Counters,
@@ -452,6 +454,7 @@ impl Sim {
             sources: 0,
             sources_done: 0,
             record_events: true,
+            record_only: None,
             events: (0..n).map(|_| Vec::new()).collect(),
             metrics: vec![NodeMetrics::default(); n],
             counters: Counters::default(),
@@ -494,6 +497,19 @@ impl Sim {
     /// large runs; [`Sim::metrics`] is gathered either way.
     pub fn record_events(&mut self, on: bool) {
         self.record_events = on;
+        self.record_only = None;
+    }
+
+    /// Keep events only for `nodes` (e.g. the source of a run with many receivers).
+    pub fn record_events_of(&mut self, nodes: &[NodeId]) {
+        let mut mask = vec![false; self.agents.len()];
+        for n in nodes {
+            if let Some(m) = mask.get_mut(n.0 as usize) {
+                *m = true;
+            }
+        }
+        self.record_events = true;
+        self.record_only = Some(mask);
     }
 
     /// Record every originated packet and every loss (for per-packet records and pcap).
@@ -939,7 +955,12 @@ impl Sim {
                 }
             }
         }
-        if self.record_events {
+        if self.record_events
+            && self
+                .record_only
+                .as_ref()
+                .is_none_or(|m| m.get(xi).copied().unwrap_or(false))
+        {
             self.events[xi].push((now, e));
         }
     }
