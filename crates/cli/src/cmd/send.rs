@@ -190,7 +190,8 @@ pub struct Args {
     pub silent_polls: u32,
     /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
     /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
-    /// after it was sent
+    /// after it was sent (with --rate 0, raise it above the time a window of blocks takes to
+    /// drain, or blocks still queued count as lost)
     #[arg(long, default_value_t = 20.0, value_name = "MS")]
     pub rtd_ms: f64,
     /// dsp: retransmission timeout factor r_f (the paper: 1.2)
