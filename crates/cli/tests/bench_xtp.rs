@@ -109,6 +109,27 @@ fn loopback_run_reports_metric_fields() {
     assert_eq!(v["where"].as_str(), Some("loopback"));
 }
 
+#[test]
+fn loopback_unicast_run_with_a_fifth_lost() {
+    let (code, v, err) = bench(&[
+        "--unicast",
+        "--receivers",
+        "0",
+        "--message",
+        "30000",
+        "--write",
+        "4096",
+        "--loss",
+        "1/5",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}\n{v}");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    check_run(&runs[0], 30_000, 8);
+    assert_eq!(runs[0]["mode"].as_str(), Some("unicast"), "{v}");
+}
+
 fn text(extra: &[&str]) -> String {
     let out = Command::cargo_bin("rmcast")
         .unwrap()
@@ -147,7 +168,7 @@ fn bad_input_exits_2() {
     for args in [
         &["--loss", "2"][..],
         &["--write", "0"],
-        &["--unicast"],
+        &["--receivers", "0"],
         &["--setting", "nonsense"],
         &["--reps", "0"],
     ] {

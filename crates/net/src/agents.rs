@@ -122,6 +122,11 @@ pub struct SenderSettings {
     pub xtp_thesis: bool,
     /// xtp: data bytes per packet.
     pub xtp_maxdata: usize,
+    /// xtp: send everything by unicast to the one receiver instead of multicasting.
+    pub xtp_unicast: bool,
+    /// xtp: add receivers whose status arrives unannounced (late joiners the driver
+    /// admitted during the transfer; they start at their join point, no back-fill).
+    pub xtp_accept_joins: bool,
     /// Pacing rate in bit/s (0 = unlimited) and datagram size, for the prmp IPG.
     pub rate_bps: u64,
     pub datagram_size: usize,
@@ -215,15 +220,29 @@ pub fn sender_agent(
             Box::new(bap::Sender::new(c))
         }
         Family::Xtp => {
+            if s.xtp_unicast && (ids.len() != 1 || s.xtp_accept_joins) {
+                return Err(NetError::setup(format!(
+                    "xtp unicast sends to exactly one receiver and admits no late joiners \
+                     ({} receivers{}): drop --unicast, or use --receivers 1 without --late-join",
+                    ids.len(),
+                    if s.xtp_accept_joins {
+                        ", late join on"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            let multicast = !s.xtp_unicast;
             let mut c = if s.xtp_thesis {
-                xtp::SenderConfig::thesis(node, group, nodes(ids), true)
+                xtp::SenderConfig::thesis(node, group, nodes(ids), multicast)
             } else {
-                let mut c = xtp::SenderConfig::improved(node, group, nodes(ids), true);
+                let mut c = xtp::SenderConfig::improved(node, group, nodes(ids), multicast);
                 c.block_on_ack = false;
                 c.window = u32::from(s.window.max(1));
                 c
             };
             c.session = s.session;
+            c.accept_joins = s.xtp_accept_joins;
             c.maxdata = s.xtp_maxdata.max(1);
             c.queue_limit = QUEUE_LIMIT;
             Box::new(xtp::Sender::new(c))
@@ -500,6 +519,8 @@ mod tests {
             rto: Duration::from_millis(20),
             xtp_thesis: false,
             xtp_maxdata: 1000,
+            xtp_unicast: false,
+            xtp_accept_joins: false,
             rate_bps: 1_000_000_000,
             datagram_size: 60_000,
             prmp: PrmpOpts::default(),

@@ -77,6 +77,13 @@ pub struct SendConfig {
     /// WTIMER back-off) instead of the default selective repeat with capped back-off, an SREQ
     /// every 8 packets and a sliding window of `window` packets.
     pub xtp_thesis: bool,
+    /// `xtp`: send data and control by unicast to the one receiver (the session layer's
+    /// announce still goes to the group, where receivers find the session). Exactly one
+    /// receiver: a second JOIN while gathering is refused.
+    pub unicast: bool,
+    /// `xtp` streams: admit receivers that join while the transfer runs. They receive from
+    /// their join point on, without back-fill (the xtp sender's `accept_joins`).
+    pub late_join: bool,
     /// `prmp`: epoch, response rate, IPG, MTR, silent polls.
     pub prmp: PrmpOpts,
     /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
@@ -103,6 +110,8 @@ impl SendConfig {
             window: 16,
             write_size: None,
             xtp_thesis: false,
+            unicast: false,
+            late_join: false,
             prmp: PrmpOpts::default(),
             dsp: DspOpts::default(),
         }
@@ -172,6 +181,10 @@ pub struct SendReport {
     pub receivers: Vec<ReceiverSummary>,
     pub agent: AgentCounters,
     pub driver: DriverStats,
+    /// Protocol datagrams the driver addressed to the group, and to single receivers
+    /// (`xtp --unicast` sends none to the group).
+    pub protocol_to_group: u64,
+    pub protocol_unicast: u64,
     pub all_completed: bool,
 }
 
@@ -396,11 +409,57 @@ fn settings(cfg: &SendConfig, node: u32, session: u32, rto: Duration) -> SenderS
         rto,
         xtp_thesis: cfg.xtp_thesis,
         xtp_maxdata: xtp_maxdata(cfg).max(1),
+        xtp_unicast: cfg.unicast,
+        xtp_accept_joins: cfg.late_join,
         rate_bps: cfg.rate_bps,
         datagram_size: cfg.datagram_size,
         prmp: cfg.prmp.clone(),
         dsp: cfg.dsp.clone(),
     }
+}
+
+/// Refuse `--unicast` and `--late-join` where they make no sense.
+fn check_modes(cfg: &SendConfig, family: Family, source: &Source) -> Result<(), NetError> {
+    if cfg.unicast {
+        if family != Family::Xtp {
+            return Err(NetError::setup(format!(
+                "--unicast runs only with --protocol xtp ({} always multicasts)",
+                cfg.protocol
+            )));
+        }
+        let many = match &cfg.expect {
+            Expect::Count(n) => *n > 1,
+            Expect::List(l) => l.len() > 1,
+            Expect::Discover(_) => false,
+        };
+        if many {
+            return Err(NetError::setup(
+                "--unicast sends to exactly one receiver: use --receivers 1 (or drop --unicast \
+                 to multicast to several)",
+            ));
+        }
+        if cfg.late_join {
+            return Err(NetError::setup(
+                "--late-join and --unicast exclude each other: a unicast session has exactly \
+                 one receiver",
+            ));
+        }
+    }
+    if cfg.late_join {
+        if family != Family::Xtp {
+            return Err(NetError::setup(format!(
+                "--late-join runs only with --protocol xtp ({} fixes its receivers at the start)",
+                cfg.protocol
+            )));
+        }
+        if !matches!(source, Source::Stdin(_)) {
+            return Err(NetError::setup(
+                "--late-join needs a stream (`-`, standard input): a late joiner of a file \
+                 would miss its start",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Run a whole send: gather receivers, transfer, collect final reports, say goodbye.
@@ -428,6 +487,7 @@ pub fn send(
     if cfg.window == 0 {
         return Err(NetError::setup("--window 0: give at least 1"));
     }
+    check_modes(&cfg, family, &source)?;
     match family {
         Family::Prmp => {
             agents::prmp_config(&settings(&cfg, 1, 1, cfg.rto), &[])?;
@@ -603,6 +663,15 @@ pub fn send(
                     wire.stats.rejected_stranger += 1;
                     continue;
                 }
+                if cfg.unicast && members.iter().any(|m| m.node != id) {
+                    let first = &members[0];
+                    return Err(NetError::setup(format!(
+                        "--unicast: a second receiver ({id:08x} from {from}) joined besides \
+                         {:08x} from {}; a unicast session has exactly one receiver: stop the \
+                         others, or drop --unicast to multicast to all",
+                        first.node, first.addr
+                    )));
+                }
                 if let Some(m) = members.iter_mut().find(|m| m.node == id) {
                     m.addr = from;
                     m.region = region;
@@ -707,6 +776,7 @@ pub fn send(
     let mut failed_msgs = 0u64;
     let mut transfer_end = start;
     let mut dsp_changed = false;
+    let (mut to_group, mut to_nodes) = (0u64, 0u64);
     loop {
         let now = clock.now();
         // Feed the agent.
@@ -852,6 +922,11 @@ pub fn send(
                     }
                     done += 1;
                     pacer.on_send(now, *len);
+                    if *to == Some(group) {
+                        to_group += 1;
+                    } else {
+                        to_nodes += 1;
+                    }
                 }
                 pending.pop_front();
             }
@@ -1061,6 +1136,8 @@ pub fn send(
             messages_failed: st.failed.max(failed_msgs),
         },
         driver: wire.stats.clone(),
+        protocol_to_group: to_group,
+        protocol_unicast: to_nodes,
         all_completed,
     })
 }

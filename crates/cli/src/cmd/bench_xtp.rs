@@ -51,7 +51,8 @@ pub struct Args {
     /// Receiver counts (multicast)
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub receivers: Vec<usize>,
-    /// Also (or, with --receivers 0, only) unicast to one receiver; --sim only
+    /// Also (or, with --receivers 0, only) unicast to one receiver (on sockets: `rmcast send
+    /// --unicast`, the session found on the group, data and status by unicast)
     #[arg(long)]
     pub unicast: bool,
     /// Loss at one receiver: probabilities or fractions (0, 0.04, 1/25, 1/10, 1/5)
@@ -131,12 +132,6 @@ fn validate(a: &Args, setting: Setting) -> Result<()> {
     }
     if !a.unicast && a.receivers.iter().all(|&n| n == 0) {
         bail!("--receivers: give at least one receiver count of 1 or more, or --unicast");
-    }
-    if a.unicast && !a.sim {
-        bail!(
-            "--unicast runs only with --sim: rmcast-net's xtp sender always multicasts (use \
-             --receivers 1 for multicast to one receiver)"
-        );
     }
     if a.reps == 0 || a.reps > 1000 {
         bail!("--reps: 1 to 1000");

@@ -136,6 +136,10 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     rmcast send --group 239.1.2.3:5000 --receivers 1 report.pdf data.tar\n  \
     # XTP-style (seed 002): selective repeat, 8-packet window of 1448-byte data:\n  \
     rmcast send -g 239.1.2.3:5000 -n 3 --protocol xtp --window 8 --datagram-size 1480 big.iso\n  \
+    # xtp by unicast to the one receiver (found on the group), and a stream late joiners may\n  \
+    # join (from their join point on, no back-fill):\n  \
+    rmcast send -g 239.1.2.3:5000 -n 1 --protocol xtp --unicast big.iso\n  \
+    tail -f app.log | rmcast send - -g 239.1.2.3:5000 -n 1 --protocol xtp --late-join\n  \
     # polling (PRMP, seed 004): receivers answer only when polled, at most 1500 answers/s:\n  \
     rmcast send -g 239.1.2.3:5000 -n 20 --protocol prmp --response-rate 1500 --epoch-ms 10 big.iso\n  \
     # DSP (seed 001): receivers started with --region R; each region's designated receiver\n  \
@@ -213,6 +217,14 @@ pub struct Args {
     /// uncapped WTIMER back-off, CTIMEOUT 60 s) instead of selective repeat
     #[arg(long)]
     pub xtp_thesis: bool,
+    /// xtp: send the data by unicast to the one receiver (it still finds the session on
+    /// --group); refused with more than one receiver
+    #[arg(long)]
+    pub unicast: bool,
+    /// xtp, standard input only: admit receivers that join while the stream runs; they get
+    /// the stream from their join point on (no back-fill) and keep it as a `.partial` file
+    #[arg(long)]
+    pub late_join: bool,
     /// Start once this many receivers have joined
     #[arg(long, short = 'n', conflicts_with_all = ["receiver_list", "discover"])]
     pub receivers: Option<usize>,
@@ -284,6 +296,8 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.dsp.local_rtd = secs(a.local_rtd_ms / 1e3, "--local-rtd-ms")?;
     c.write_size = a.write_size;
     c.xtp_thesis = a.xtp_thesis;
+    c.unicast = a.unicast;
+    c.late_join = a.late_join;
     c.rate_bps = a.rate;
     c.keys = a.net.keys()?;
     c.loss = a.net.loss()?;

@@ -97,8 +97,8 @@ fn payload(len: u64, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-/// Run one cell at `place`; `index` picks a distinct group and port. Unicast is refused: the
-/// network driver always multicasts xtp.
+/// Run one cell at `place`; `index` picks a distinct group and port. Unicast cells run the
+/// sender with `SendConfig::unicast` (the session found on the group, xtp by unicast).
 pub fn run_cell(c: &NetCell, index: usize, place: Place<'_>) -> NetOut {
     let fail = |why: String| NetOut {
         ok: false,
@@ -108,9 +108,6 @@ pub fn run_cell(c: &NetCell, index: usize, place: Place<'_>) -> NetOut {
         repairs: 0,
         why: Some(why),
     };
-    if c.mode == Mode::Unicast {
-        return fail("unicast: rmcast-net's xtp sender always multicasts".into());
-    }
     let n = c.mode.receivers();
     if let Place::Hosts(s) = place {
         if s.hosts() < n + 1 {
@@ -181,6 +178,7 @@ fn run_in(
     sc.rate_bps = 0;
     sc.write_size = Some(c.write);
     sc.xtp_thesis = c.setting == Setting::Thesis;
+    sc.unicast = c.mode == Mode::Unicast;
     sc.window = 64;
     sc.final_wait = Duration::from_secs(5);
     let (sent, all_rx) = std::thread::scope(|s| {
