@@ -2,7 +2,8 @@
 //! receivers, one of which drops 1 in 5 of the protocol packets it receives (the thesis's
 //! worst loss level, at one receiver), with the default selective repeat and with the
 //! thesis's settings (block on acknowledgment per write, go-back-N, uncapped back-off);
-//! `--unicast` to one receiver dropping a fifth, and its refusals.
+//! `--unicast` to one receiver dropping a fifth, and its refusals; a late joiner of a
+//! `--late-join` stream.
 
 mod common;
 
@@ -170,4 +171,162 @@ fn xtp_unicast_refuses_a_second_receiver() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("a second receiver"), "{err}");
+}
+
+/// `rmcast recv` into `out` with JSON on its standard output.
+fn spawn_recv(group: &str, out: &std::path::Path, extra: &[&str]) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("rmcast"))
+        .args([
+            "recv", "-g", group, "-i", "lo", "--quiet", "--json", "--wait", "60",
+        ])
+        .args(extra)
+        .arg("--dir")
+        .arg(out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A stream to one receiver; a second receiver starts once the first 600 KB went out, is
+/// admitted, and keeps the stream from its join point on as `live.bin.partial`, identical
+/// to the sender's bytes from that offset; the first receiver gets everything.
+#[test]
+fn xtp_late_joiner_gets_the_stream_from_its_join_point() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let group = "239.255.78.66:47366";
+    let data = common::pseudo_random(1_200_000, 66);
+    let (first, second) = data.split_at(600_000);
+    let recv =
+        |node: &str, out: &str| spawn_recv(group, &dir.path().join(out), &["--node-id", node]);
+    let r1 = recv("101", "out1");
+    let mut send = Command::new(&bin)
+        .args(["send", "-", "--name", "live.bin", "-g", group, "-i", "lo"])
+        .args([
+            "--receivers",
+            "1",
+            "--protocol",
+            "xtp",
+            "--late-join",
+            "--rate",
+            "0",
+        ])
+        .args(["--datagram-size", "1480", "--evict-after", "30", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = send.stdin.take().unwrap();
+    let stderr = BufReader::new(send.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in stderr.lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let wait_for = |what: &str| loop {
+        let l = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("sender never said {what:?}: {e}"));
+        if l.contains(what) {
+            break;
+        }
+    };
+    wait_for("sending to 1 receivers");
+    stdin.write_all(first).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let r2 = recv("202", "out2");
+    wait_for("000000ca joined");
+    for c in second.chunks(100_000) {
+        stdin.write_all(c).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+    let s = send.wait_with_output().unwrap();
+    let sent: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    assert!(s.status.success(), "sender: {sent}");
+    assert_eq!(sent["all_completed"], true);
+    assert_eq!(sent["receivers"][1]["joined_late"], true, "{sent}");
+
+    let out1 = r1.wait_with_output().unwrap();
+    assert!(
+        out1.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out1.stderr)
+    );
+    let got = std::fs::read(dir.path().join("out1").join("live.bin")).unwrap();
+    assert!(got == data, "the first receiver's copy differs");
+
+    let out2 = r2.wait_with_output().unwrap();
+    let rep: serde_json::Value = serde_json::from_slice(&out2.stdout).unwrap();
+    assert!(out2.status.success(), "{rep}");
+    assert_eq!(rep["outcome"], "partial", "{rep}");
+    assert_eq!(rep["joined_late"], true);
+    let f = &rep["files"][0];
+    assert_eq!(f["partial"], true, "{rep}");
+    let at = f["starts_at"].as_u64().unwrap() as usize;
+    // It missed the start, and was admitted before the second half was written: it joins
+    // at the first whole write it sees then (on a loaded host the first half may still be
+    // going out; nothing after the first 100 KB written next).
+    assert!(at > 0 && at < first.len() + 100_000, "joined at {at}");
+    // Never a partial file under the whole stream's name.
+    assert!(!dir.path().join("out2").join("live.bin").exists());
+    let late = std::fs::read(dir.path().join("out2").join("live.bin.partial")).unwrap();
+    assert_eq!(late.len(), data.len() - at);
+    assert!(late == data[at..], "the late joiner's suffix differs");
+}
+
+/// Without `--late-join` a receiver that finds the stream running is refused (exit 1,
+/// `not-admitted`), and the stream to the first receiver goes on unharmed.
+#[test]
+fn xtp_stream_without_late_join_refuses_a_late_receiver() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let group = "239.255.78.67:47367";
+    let data = common::pseudo_random(300_000, 67);
+    let recv = |out: &str| spawn_recv(group, &dir.path().join(out), &[]);
+    let r1 = recv("out1");
+    let mut send = Command::new(&bin)
+        .args(["send", "-", "--name", "live.bin", "-g", group, "-i", "lo"])
+        .args([
+            "--receivers",
+            "1",
+            "--protocol",
+            "xtp",
+            "--rate",
+            "0",
+            "--json",
+            "-q",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = send.stdin.take().unwrap();
+    stdin.write_all(&data[..100_000]).unwrap();
+    stdin.flush().unwrap();
+    let r2 = recv("out2").wait_with_output().unwrap();
+    let rep: serde_json::Value = serde_json::from_slice(&r2.stdout).unwrap();
+    assert_eq!(r2.status.code(), Some(1), "{rep}");
+    assert_eq!(rep["outcome"], "not-admitted", "{rep}");
+    stdin.write_all(&data[100_000..]).unwrap();
+    drop(stdin);
+    let s = send.wait_with_output().unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stdout));
+    assert!(r1.wait_with_output().unwrap().status.success());
+    let got = std::fs::read(dir.path().join("out1").join("live.bin")).unwrap();
+    assert!(got == data);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("out2")).unwrap().count(),
+        0
+    );
 }

@@ -325,6 +325,36 @@ pub fn dsp_params(d: &DspOpts, entries: Vec<DspEntry>) -> DspParams {
     }
 }
 
+/// `xtp` announce parameters: whether the sender admits late joiners now, and the name of
+/// the stream they would join (a late joiner keeps what it gets as `<name>.partial`).
+/// Layout: one flag byte (bit 0: late joiners admitted), then the name in UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XtpParams {
+    pub late_join: bool,
+    pub stream: String,
+}
+
+impl XtpParams {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = vec![u8::from(self.late_join)];
+        v.extend_from_slice(self.stream.as_bytes());
+        v
+    }
+
+    /// `None` for an empty parameter block (a sender that offers nothing).
+    pub fn decode(raw: &[u8]) -> Result<Option<Self>, NetError> {
+        let Some((&flags, name)) = raw.split_first() else {
+            return Ok(None);
+        };
+        let stream = std::str::from_utf8(name)
+            .map_err(|_| NetError::Failed("the sender's xtp parameters are malformed".into()))?;
+        Ok(Some(XtpParams {
+            late_join: flags & 1 != 0,
+            stream: stream.to_string(),
+        }))
+    }
+}
+
 /// A receiver's place in a `dsp` session.
 #[derive(Debug, Clone)]
 pub struct DspPlace {
@@ -546,6 +576,18 @@ mod tests {
             ..DspOpts::default()
         };
         assert!(check_dsp(&d).is_err());
+    }
+
+    #[test]
+    fn xtp_params_round_trip() {
+        let p = XtpParams {
+            late_join: true,
+            stream: "live.log".into(),
+        };
+        assert_eq!(XtpParams::decode(&p.encode()).unwrap(), Some(p));
+        assert_eq!(XtpParams::decode(&[]).unwrap(), None);
+        assert!(XtpParams::decode(&[1, 0xff, 0xfe]).is_err());
+        assert!(!XtpParams::decode(&[0]).unwrap().unwrap().late_join);
     }
 
     #[test]

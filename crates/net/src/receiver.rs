@@ -87,6 +87,13 @@ pub struct FileResult {
     pub ok: bool,
     pub path: Option<String>,
     pub reason: Option<String>,
+    /// A late joiner's stream (`xtp`, `rmcast send --late-join`): only the bytes from its
+    /// join point on, kept as `<name>.partial` and not verified against the sender's digest.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// For a partial stream: the offset in the sender's stream of its first byte.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts_at: Option<u64>,
 }
 
 /// The receiver's summary.
@@ -114,9 +121,12 @@ pub struct RecvReport {
     pub local_group: Option<String>,
     pub duplicates: u64,
     pub acks_sent: u64,
-    /// `completed`, `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`,
+    /// `completed`, `partial` (a late joiner that received the stream from its join point
+    /// to the end), `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`,
     /// `interrupted`.
     pub outcome: &'static str,
+    /// Admitted while the stream ran (`rmcast send --late-join`).
+    pub joined_late: bool,
     pub reason: Option<String>,
     pub driver: DriverStats,
     pub success: bool,
@@ -150,6 +160,9 @@ struct Current {
     written: u64,
     incoming: Option<Incoming>,
     failed: Option<(u8, String)>,
+    /// A late joiner's suffix of the stream (no digest to check).
+    partial: bool,
+    starts_at: Option<u64>,
 }
 
 struct Sink {
@@ -160,9 +173,39 @@ struct Sink {
     failure: Option<u8>,
     bytes: u64,
     tag: u64,
+    /// A late joiner's stream name until its first data: what it gets is kept as
+    /// `<name>.partial`.
+    late: Option<String>,
 }
 
 impl Sink {
+    fn new(output: Output) -> Self {
+        Sink {
+            output,
+            current: None,
+            results: Vec::new(),
+            finished: false,
+            failure: None,
+            bytes: 0,
+            tag: 0,
+            late: None,
+        }
+    }
+
+    /// A late joiner's first delivery: open `<name>.partial` for the suffix it gets.
+    fn begin_partial(&mut self, obs: &mut dyn RecvObserver) {
+        if self.current.is_some() || !self.results.is_empty() {
+            return;
+        }
+        let Some(name) = self.late.take() else {
+            return;
+        };
+        self.start(&format!("{name}.partial"), None, None, obs);
+        if let Some(c) = self.current.as_mut() {
+            c.partial = true;
+        }
+    }
+
     fn fail_file(&mut self, code: u8, why: String) {
         if let Some(c) = self.current.as_mut() {
             if c.failed.is_none() {
@@ -196,6 +239,8 @@ impl Sink {
             written: 0,
             incoming: None,
             failed: None,
+            partial: false,
+            starts_at: None,
         };
         if let Output::Dir { path, force } = &self.output {
             match check_target(path, name, *force) {
@@ -220,6 +265,7 @@ impl Sink {
     }
 
     fn data(&mut self, d: &[u8], obs: &mut dyn RecvObserver) {
+        self.begin_partial(obs);
         let stdout = matches!(self.output, Output::Stdout);
         let Some(c) = self.current.as_mut() else {
             self.failure = Some(reason::MALFORMED);
@@ -257,7 +303,23 @@ impl Sink {
     }
 
     fn end_stream(&mut self, size: u64, digest: [u8; 32], obs: &mut dyn RecvObserver) {
+        self.begin_partial(obs);
         match self.current.as_mut() {
+            Some(c) if c.size.is_none() && c.partial => {
+                // A suffix: its offset follows from the stream's length; its digest cannot
+                // be checked against the whole stream's.
+                match size.checked_sub(c.written) {
+                    Some(at) => c.starts_at = Some(at),
+                    None => {
+                        c.failed.get_or_insert((
+                            reason::MALFORMED,
+                            format!("received {} bytes of a {size}-byte stream", c.written),
+                        ));
+                    }
+                }
+                c.size = Some(c.written);
+                self.close(obs);
+            }
             Some(c) if c.size.is_none() => {
                 if c.written != size {
                     c.failed.get_or_insert((
@@ -281,7 +343,7 @@ impl Sink {
             return;
         };
         let got = *c.hasher.finalize().as_bytes();
-        if c.failed.is_none() && Some(got) != c.digest {
+        if c.failed.is_none() && !c.partial && Some(got) != c.digest {
             c.failed = Some((
                 reason::DIGEST,
                 format!(
@@ -303,7 +365,13 @@ impl Sink {
             }
         }
         let ok = c.failed.is_none();
-        let why = c.failed.as_ref().map(|(_, w)| w.clone());
+        let why = match (&c.failed, c.starts_at) {
+            (Some((_, w)), _) => Some(w.clone()),
+            (None, Some(at)) if c.partial => Some(format!(
+                "partial: joined the stream late, holds its bytes from offset {at} on; not verified"
+            )),
+            _ => None,
+        };
         if let Some((code, _)) = &c.failed {
             self.failure.get_or_insert(*code);
         }
@@ -314,6 +382,8 @@ impl Sink {
             ok,
             path,
             reason: why,
+            partial: c.partial,
+            starts_at: c.starts_at,
         });
     }
 
@@ -323,7 +393,11 @@ impl Sink {
                 self.start(name, Some(size), Some(digest), obs)
             }
             Ok(Frame::Data(d)) => self.data(d, obs),
-            Ok(Frame::Stream { name }) => self.start(name, None, None, obs),
+            Ok(Frame::Stream { name }) => {
+                // A late joiner that caught the stream's start gets all of it.
+                self.late = None;
+                self.start(name, None, None, obs)
+            }
             Ok(Frame::EndOfStream { size, digest }) => self.end_stream(size, digest, obs),
             Ok(Frame::Finish { files }) => {
                 if self.current.is_some() {
@@ -357,6 +431,19 @@ struct Joined {
     agent: Option<Box<dyn Agent>>,
     dsp: Option<DspPlace>,
     last_from_sender: Time,
+    /// Joining a running `xtp` stream late (the sender offered it); protocol packets are
+    /// ignored until the sender admits it.
+    late: bool,
+}
+
+/// The stream a running `xtp` session admits late joiners to, if it does.
+fn late_offer(protocol: u8, params: &[u8]) -> Result<Option<String>, NetError> {
+    if Family::from_u8(protocol) != Ok(Family::Xtp) {
+        return Ok(None);
+    }
+    Ok(agents::XtpParams::decode(params)?
+        .filter(|p| p.late_join)
+        .map(|p| p.stream))
 }
 
 impl Joined {
@@ -521,15 +608,7 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
         }
     });
     let mut wire = Wire::new(cfg.keys.clone(), cfg.loss.clone());
-    let mut sink = Sink {
-        output: cfg.output.clone(),
-        current: None,
-        results: Vec::new(),
-        finished: false,
-        failure: None,
-        bytes: 0,
-        tag: 0,
-    };
+    let mut sink = Sink::new(cfg.output.clone());
     let mut joined: Option<Joined> = None;
     let mut buf = vec![0u8; RECV_BUF];
     let mut next_report = Time::ZERO;
@@ -682,13 +761,33 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                         continue;
                     };
                     match (&mut joined, m) {
-                        (None, m @ session::Message::Announce { phase, members, .. }) => {
+                        (
+                            None,
+                            m @ session::Message::Announce {
+                                phase,
+                                members,
+                                protocol,
+                                params,
+                                ..
+                            },
+                        ) => {
                             if cfg.session.is_some_and(|s| s != h.session) {
                                 wire.stats.rejected_stranger += 1;
                                 continue;
                             }
                             let admitted = session::members(members).any(|x| x == node);
-                            if phase == Phase::Running && !admitted {
+                            let offer = if phase == Phase::Running && !admitted {
+                                late_offer(protocol, params)?
+                            } else {
+                                None
+                            };
+                            if let Some(name) = &offer {
+                                tracing::info!(
+                                    stream = %name,
+                                    "joining a running stream late: from the join point on, \
+                                     without back-fill"
+                                );
+                            } else if phase == Phase::Running && !admitted {
                                 end = Some(("not-admitted", Some(format!(
                                     "session {:08x} from {from} started without this receiver: start `rmcast recv` before `rmcast send`, or raise the sender's --receivers",
                                     h.session
@@ -704,7 +803,9 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                                 agent: None,
                                 dsp: None,
                                 last_from_sender: now,
+                                late: offer.is_some(),
                             };
+                            sink.late = offer;
                             open_local = j.build(&m, node, cfg.sock.group)?;
                             joined = Some(j);
                             next_join = Time::ZERO;
@@ -717,8 +818,13 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                             j.last_from_sender = now;
                             match m {
                                 session::Message::Announce {
-                                    members, params, ..
+                                    members,
+                                    params,
+                                    protocol,
+                                    ..
                                 } => {
+                                    let still_open = j.late
+                                        && late_offer(protocol, params).ok().flatten().is_some();
                                     if !j.admitted && session::members(members).any(|x| x == node) {
                                         j.admitted = true;
                                         next_report = Time::ZERO;
@@ -732,7 +838,7 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                                         ..
                                     } = m
                                     {
-                                        if !j.admitted {
+                                        if !j.admitted && !still_open {
                                             end = Some(("not-admitted", Some(format!(
                                                 "session {:08x} started without this receiver: start `rmcast recv` before `rmcast send`",
                                                 j.session
@@ -777,6 +883,10 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
                 let Some(agent) = j.agent.as_mut() else {
                     continue;
                 };
+                // A late joiner starts at the first data after the sender admitted it.
+                if j.late && !j.admitted {
+                    continue;
+                }
                 if wire.drop_rx() {
                     continue;
                 }
@@ -817,6 +927,23 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
     } else {
         outcome
     };
+    // A late joiner that got the stream from its join point to the end.
+    let outcome = match sink.results.iter().find(|f| f.partial) {
+        Some(f) if outcome == "completed" => {
+            reason = Some(format!(
+                "joined the running stream late: holds its bytes from offset {} on ({} bytes, \
+                 no back-fill, not verified against the whole stream's digest){}",
+                f.starts_at.unwrap_or(0),
+                f.bytes,
+                f.path
+                    .as_ref()
+                    .map(|p| format!(", kept as {p}"))
+                    .unwrap_or_default()
+            ));
+            "partial"
+        }
+        _ => outcome,
+    };
     if outcome == "failed" && reason.is_none() {
         reason = Some(match sink.failure {
             Some(r) => reason_text(r).to_string(),
@@ -854,6 +981,80 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
         outcome,
         reason,
         driver: wire.stats.clone(),
-        success: outcome == "completed" && verified,
+        success: (outcome == "completed" || outcome == "partial") && verified,
+        joined_late: joined.as_ref().is_some_and(|j| j.late),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink(dir: &std::path::Path, late: Option<&str>) -> Sink {
+        let mut s = Sink::new(Output::Dir {
+            path: dir.to_path_buf(),
+            force: false,
+        });
+        s.late = late.map(str::to_string);
+        s
+    }
+
+    fn feed(s: &mut Sink, frames: &[Frame<'_>]) {
+        for f in frames {
+            s.handle(&f.encode(), &mut NoObserver);
+        }
+    }
+
+    #[test]
+    fn a_late_joiner_keeps_its_suffix_as_a_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = b"0123456789abcdef";
+        let digest = *blake3::hash(whole).as_bytes();
+        let mut s = sink(dir.path(), Some("live"));
+        // It joined after the stream header and the first 6 bytes.
+        feed(
+            &mut s,
+            &[
+                Frame::Data(&whole[6..10]),
+                Frame::Data(&whole[10..]),
+                Frame::EndOfStream { size: 16, digest },
+                Frame::Finish { files: 1 },
+            ],
+        );
+        assert_eq!(s.state(), (ReportState::Complete, reason::NONE));
+        let f = &s.results[0];
+        assert!(f.ok && f.partial, "{f:?}");
+        assert_eq!((f.name.as_str(), f.starts_at), ("live.partial", Some(6)));
+        assert_eq!(
+            std::fs::read(dir.path().join("live.partial")).unwrap(),
+            &whole[6..]
+        );
+        assert!(!dir.path().join("live").exists());
+    }
+
+    #[test]
+    fn a_late_joiner_that_caught_the_start_verifies_the_whole_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = b"0123456789";
+        let mut s = sink(dir.path(), Some("live"));
+        feed(
+            &mut s,
+            &[
+                Frame::Stream { name: "live" },
+                Frame::Data(whole),
+                Frame::EndOfStream {
+                    size: 10,
+                    digest: *blake3::hash(whole).as_bytes(),
+                },
+                Frame::Finish { files: 1 },
+            ],
+        );
+        assert!(s.results[0].ok && !s.results[0].partial);
+        assert_eq!(std::fs::read(dir.path().join("live")).unwrap(), whole);
+        // Without late join, data before any header is malformed, never a file.
+        let mut s = sink(dir.path(), None);
+        feed(&mut s, &[Frame::Data(b"xyz")]);
+        assert_eq!(s.failure, Some(reason::MALFORMED));
+        assert!(s.results.is_empty());
+    }
 }

@@ -164,6 +164,10 @@ pub struct ReceiverSummary {
     pub region: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<&'static str>,
+    /// Admitted while the stream ran (`--late-join`): it holds the stream from its join
+    /// point on, not the whole of it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub joined_late: bool,
 }
 
 /// The sender's final summary.
@@ -212,6 +216,27 @@ struct Member {
     rejected: u64,
     /// Region from its JOIN (`dsp`).
     region: u16,
+    /// Admitted during the transfer (`--late-join`).
+    late: bool,
+}
+
+impl Member {
+    fn new(node: u32, addr: SocketAddr, now: Time, region: u16, late: bool) -> Self {
+        Member {
+            node,
+            addr,
+            last_heard: now,
+            evicted: None,
+            final_state: None,
+            bytes: 0,
+            messages: 0,
+            repairs: 0,
+            duplicates: 0,
+            rejected: 0,
+            region,
+            late,
+        }
+    }
 }
 
 enum Chunk {
@@ -678,19 +703,7 @@ pub fn send(
                     m.last_heard = clock.now();
                 } else {
                     obs.joined(id, from);
-                    members.push(Member {
-                        node: id,
-                        addr: from,
-                        last_heard: clock.now(),
-                        evicted: None,
-                        final_state: None,
-                        bytes: 0,
-                        messages: 0,
-                        repairs: 0,
-                        duplicates: 0,
-                        rejected: 0,
-                        region,
-                    });
+                    members.push(Member::new(id, from, clock.now(), region, false));
                     next_announce = Time::ZERO;
                 }
             }
@@ -698,7 +711,7 @@ pub fn send(
     }
 
     // ---- Phase 2: transfer.
-    let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
+    let mut ids: Vec<u32> = members.iter().map(|m| m.node).collect();
     // dsp: elect each region's designated receiver (the lowest node id) and announce every
     // receiver's region, role and address with the start.
     let mut dsp: Vec<DspEntry> = if family == Family::Tree {
@@ -758,7 +771,25 @@ pub fn send(
                 ))
             })?,
     };
-    let mut running = announce(Phase::Running, &ids, &dsp_announce(&dsp)?);
+    // xtp --late-join: the running announce says whether late joiners are admitted (while
+    // the source lasts) and names the stream.
+    let stream_name = match &source {
+        Source::Stdin(n) => n.clone(),
+        Source::Files(_) => String::new(),
+    };
+    let mut late_open = cfg.late_join;
+    let running_params = |dsp: &[DspEntry], late_open: bool| -> Result<Vec<u8>, NetError> {
+        if cfg.late_join {
+            Ok(agents::XtpParams {
+                late_join: late_open,
+                stream: stream_name.clone(),
+            }
+            .encode())
+        } else {
+            dsp_announce(dsp)
+        }
+    };
+    let mut running = announce(Phase::Running, &ids, &running_params(&dsp, late_open)?);
     obs.started(&ids, total);
     let producer = spawn_producer(source, files, chunk, waker.clone());
     let rate_bytes = cfg.rate_bps / 8;
@@ -850,7 +881,13 @@ pub fn send(
         }
         if dsp_changed {
             dsp_changed = false;
-            running = announce(Phase::Running, &ids, &dsp_announce(&dsp)?);
+            running = announce(Phase::Running, &ids, &running_params(&dsp, late_open)?);
+            next_announce = now;
+        }
+        // Late joiners are admitted only while the source lasts.
+        if late_open && (source_done || completed_at.is_some()) {
+            late_open = false;
+            running = announce(Phase::Running, &ids, &running_params(&dsp, late_open)?);
             next_announce = now;
         }
         while let Some(ev) = agent.poll_event() {
@@ -991,6 +1028,25 @@ pub fn send(
                     // A late joiner or a member that moved: tell it the session is running.
                     if let Some(m) = members.iter_mut().find(|m| m.node == h.source) {
                         m.addr = from;
+                    } else if late_open
+                        && h.source != node
+                        && h.source != 0
+                        && matches!(
+                            Packet::decode(&buf[..len]),
+                            Ok(Packet {
+                                message: Message::Session(session::Message::Join { .. }),
+                                ..
+                            })
+                        )
+                    {
+                        // xtp --late-join: admit it; the agent adds it when its first status
+                        // arrives and waits for it from there (no back-fill).
+                        tracing::info!(node = h.source, %from, "late joiner admitted");
+                        obs.joined(h.source, from);
+                        members.push(Member::new(h.source, from, now, 0, true));
+                        ids.push(h.source);
+                        running = announce(Phase::Running, &ids, &running_params(&dsp, true)?);
+                        next_announce = now;
                     }
                     let _ = wire.send(&sock, from, &running, false);
                 }
@@ -1092,6 +1148,7 @@ pub fn send(
             } else {
                 "member"
             }),
+            joined_late: m.late,
         });
     }
     let end = session_packet(

@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
     rmcast recv -g 232.1.1.1:5000 --source 10.0.0.5 --dir out   # source-specific join\n  \
     rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n  \
     rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp: local region 2\n\n\
+    A receiver started after the sender began is refused (not-admitted), except for an xtp\n\
+    stream sent with `rmcast send - --late-join`: it receives from its join point on, without\n\
+    back-fill, keeps that as NAME.partial and ends with outcome `partial` (exit status 0).\n\
     Files are written to a temporary name inside --dir and renamed only when their BLAKE3\n\
     digest matches the sender's; names that would land outside --dir are refused; existing\n\
     files are kept unless --force.\n\
@@ -114,6 +117,7 @@ impl RecvObserver for Bar {
         }
         if !self.quiet {
             match why {
+                Some(w) if ok => eprintln!("{name}: {w}"),
                 _ if ok => eprintln!("{name}: verified"),
                 Some(w) => eprintln!("{name}: FAILED: {w}"),
                 None => eprintln!("{name}: FAILED"),
@@ -145,7 +149,11 @@ fn print_summary(r: &RecvReport, to_stderr: bool) {
     for f in &r.files {
         lines.push(format!(
             "  {} {} ({} bytes){}",
-            if f.ok { "ok    " } else { "FAILED" },
+            match (f.ok, f.partial) {
+                (true, false) => "ok     ",
+                (true, true) => "partial",
+                _ => "FAILED ",
+            },
             f.path.as_deref().unwrap_or(&f.name),
             f.bytes,
             f.reason
