@@ -375,7 +375,9 @@ impl SendObserver for Bars {
         self.ensure();
         match self.per.get(&node) {
             Some(b) => b.set_position(bytes),
-            None => self.pending.push((node, bytes)),
+            // Before the bars exist; a late joiner (--late-join) has no bar of its own.
+            None if self.multi.is_none() => self.pending.push((node, bytes)),
+            None => {}
         }
     }
     fn acked(&mut self, bytes: u64) {

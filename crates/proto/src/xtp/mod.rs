@@ -54,7 +54,9 @@
 //! **Late join.** A receiver that sees the association first through a DATA or a handshake
 //! CNTL starts there (no back-fill); it discards the rest of a write it joined in the middle
 //! of and numbers its deliveries from 0. With [`SenderConfig::accept_joins`] the sender adds
-//! a receiver whose status arrives unannounced to its group, waiting for it from its `rseq`.
+//! a receiver whose status arrives unannounced to its group, waiting for it from its `rseq`
+//! — unless that lies below what every other receiver acknowledged (released, beyond repair):
+//! such a joiner is not waited for, and never stalls the others.
 //!
 //! **Choices where the thesis is silent** (digest §5.3): WTIMER minimum 100 ms — the
 //! thesis's Appendix implies about 0.1 s per lost single-packet write (1 MB, 64-B writes,
@@ -785,7 +787,10 @@ impl Sender {
             return;
         }
         if !self.aux.contains_key(&from) {
-            if self.cfg.accept_joins && self.cfg.multicast {
+            // A joiner is waited for only from a point the sender can still repair: below
+            // the lowest `rseq` of the others the packets are released, and a joiner that
+            // lacks one would hold the window for every receiver forever.
+            if self.cfg.accept_joins && self.cfg.multicast && st.rseq >= self.min_rseq() {
                 self.aux.insert(
                     from,
                     Aux {

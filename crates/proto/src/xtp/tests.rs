@@ -578,6 +578,34 @@ fn late_joiner_starts_at_its_join_point_without_back_fill() {
 }
 
 #[test]
+fn a_joiner_lacking_released_packets_is_not_waited_for() {
+    let mut cfg = SenderConfig::improved(NodeId(0), G, receivers(1), true);
+    cfg.accept_joins = true;
+    let mut s = Scripted::new(
+        vec![
+            Box::new(Sender::new(cfg)),
+            Box::new(Receiver::new(ReceiverConfig::new(NodeId(1)))),
+        ],
+        Box::new(|_, _, _, _| false),
+    );
+    s.run(Time::from_millis(5));
+    for i in 0..5 {
+        s.with(0, |a, now| a.send(now, pattern(3000, i)).unwrap());
+        s.run(s.now + Duration::from_secs(1));
+    }
+    // Receiver 1 holds everything, so the sender released it; node 2 reports a status that
+    // lacks the very first packet.
+    let ignored = s.agents[0].stats().ignored;
+    s.with(0, |a, now| a.handle_packet(now, NodeId(2), &cntl(0, 0)));
+    s.with(0, |a, now| a.send(now, pattern(3000, 9)).unwrap());
+    s.with(0, |a, now| a.close(now));
+    s.run(s.now + Duration::from_secs(5));
+    assert_eq!(s.delivered(1).len(), 6);
+    assert!(s.events[0].iter().any(|(_, e)| *e == Event::Completed));
+    assert!(s.agents[0].stats().ignored > ignored);
+}
+
+#[test]
 fn coalescing_packs_small_writes_into_one_packet() {
     let mut cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), true);
     cfg.block_on_ack = false;
