@@ -171,6 +171,13 @@ impl Plan {
         }
     }
 
+    /// Whether SRM runs on the large transit–stub graph of `nodes` with `receivers`: its
+    /// topology distances cost one shortest-path computation per receiver, and every SRM
+    /// request and repair reaches every member.
+    fn srm_large(&self, nodes: usize, receivers: usize) -> bool {
+        receivers <= self.srm_large_max_receivers && nodes * receivers <= 10_000_000
+    }
+
     fn exps(&self) -> Vec<Exp> {
         let mut v = Vec::new();
         let trees: Vec<Family> = self.heights.iter().map(|&h| Family::Tree(h)).collect();
@@ -332,10 +339,7 @@ impl Plan {
             let srm_fams: Vec<Family> = fams
                 .iter()
                 .copied()
-                .filter(|f| {
-                    matches!(f, Family::TsLarge(n, r)
-                        if *r <= self.srm_large_max_receivers && n * r <= 10_000_000)
-                })
+                .filter(|f| matches!(f, Family::TsLarge(n, r) if self.srm_large(*n, *r)))
                 .collect();
             let tag = format!("ts{}k", n / 1000);
             for (name, scheme, fams) in [
@@ -1325,8 +1329,17 @@ fn setup(plan: &Plan, runs: usize) -> Setup {
                     "SRM with 100 receivers on the random graphs; transit–stub graphs of {:?} \
                      (nodes, receivers), GT-ITM parameters scaled: 1 transit domain, n/401 transit \
                      nodes (mean transit degree about 4), 50 stub domains of 8 nodes (p_stub 0.4) \
-                     per transit node; {} evenly spread tree links per placement",
-                    plan.large, plan.large_sites
+                     per transit node; {} evenly spread tree links per placement. SRM runs only \
+                     where nodes × receivers ≤ 10^7 and receivers ≤ {} (topology distances cost \
+                     one shortest-path computation per receiver, and every SRM request and repair \
+                     reaches every member): on {:?}",
+                    plan.large,
+                    plan.large_sites,
+                    plan.srm_large_max_receivers,
+                    plan.large
+                        .iter()
+                        .filter(|&&(n, r)| plan.srm_large(n, r))
+                        .collect::<Vec<_>>()
                 ),
             ),
         ],
