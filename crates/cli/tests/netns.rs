@@ -10,17 +10,9 @@ use std::process::Command;
 
 #[test]
 fn netns_multi_host_scenarios() {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false);
-    if !root {
-        eprintln!("skipped: multi-host netns tests need root (CI runs them as root)");
-        return;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("skipped: multi-host netns tests need `ip` (apt-get install iproute2)");
+    // The same conditions `rmcast_net::netns::Segment` needs: Linux, root, `ip`.
+    if let Err(why) = rmcast_net::netns::available() {
+        eprintln!("skipped: multi-host netns tests: {why} (CI runs them as root with iproute2)");
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/netns/run.sh");

@@ -6,15 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 pub fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
+    rmcast_repro::studies::xtp_net::payload(len as u64, seed)
 }
 
 pub struct Run {

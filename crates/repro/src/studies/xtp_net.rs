@@ -85,7 +85,9 @@ pub struct NetOut {
     pub why: Option<String>,
 }
 
-fn payload(len: u64, seed: u64) -> Vec<u8> {
+/// `len` reproducible pseudo-random bytes (xorshift64 from `seed`): the test data the
+/// real-network cells and the CLI's loopback tests send.
+pub fn payload(len: u64, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
     (0..len)
         .map(|_| {
