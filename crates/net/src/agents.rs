@@ -15,31 +15,26 @@
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{bap, prmp, saw, tree, xtp, Agent, GroupId, NodeId};
+use rmcast_proto::{bap, prmp, saw, spec, tree, xtp, Agent, GroupId, NodeId};
 use rmcast_wire::session::{self, DspEntry, DspParams, DspRole};
 use rmcast_wire::{Family, HEADER_LEN};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// The protocols the real-network driver can run, by command-line name.
-pub const NETWORK_PROTOCOLS: [&str; 5] = ["saw", "bap", "xtp", "prmp", "dsp"];
-
-/// The wire family of a protocol the driver runs, by command-line name.
+/// The wire family of a protocol the driver runs, by command-line name (the protocols whose
+/// spec says they run on sockets).
 pub fn protocol_family(name: &str) -> Result<Family, NetError> {
-    match name {
-        "saw" => Ok(Family::Saw),
-        "bap" => Ok(Family::Bap),
-        "xtp" => Ok(Family::Xtp),
-        "prmp" => Ok(Family::Prmp),
-        "dsp" => Ok(Family::Tree),
-        other => {
-            let known: Vec<&str> = rmcast_proto::PROTOCOLS.iter().map(|p| p.name).collect();
+    match spec::lookup(name) {
+        Some(p) if p.sockets => Ok(p.family),
+        _ => {
+            let on_sockets: Vec<&str> = spec::socket_protocols().map(|p| p.name).collect();
+            let known: Vec<&str> = spec::PROTOCOLS.iter().map(|p| p.name).collect();
             Err(NetError::setup(format!(
-                "protocol {other:?} cannot run on the network in this build (available: {}; \
+                "protocol {name:?} cannot run on the network in this build (available: {}; \
                  implemented in the engine: {}): pass --protocol {}",
-                NETWORK_PROTOCOLS.join(", "),
+                on_sockets.join(", "),
                 known.join(", "),
-                NETWORK_PROTOCOLS.join(", ")
+                on_sockets.join(", ")
             )))
         }
     }
@@ -76,11 +71,11 @@ pub struct PrmpOpts {
 impl Default for PrmpOpts {
     fn default() -> Self {
         PrmpOpts {
-            epoch: Duration::from_millis(10),
-            response_rate: 1500,
+            epoch: spec::ms(spec::prmp::EPOCH_MS),
+            response_rate: spec::prmp::RESPONSE_RATE,
             ipg: None,
-            mtr: 0.2,
-            silent_polls: 0,
+            mtr: spec::prmp::MTR,
+            silent_polls: spec::prmp::SOCKET_SILENT_POLLS,
         }
     }
 }
@@ -103,10 +98,10 @@ pub struct DspOpts {
 impl Default for DspOpts {
     fn default() -> Self {
         DspOpts {
-            rtd: Duration::from_millis(20),
-            r_f: 1.2,
-            status_interval: Duration::from_millis(5),
-            local_rtd: Duration::from_millis(1),
+            rtd: spec::ms(spec::dsp::SOCKET_RTD_MS),
+            r_f: spec::dsp::R_F,
+            status_interval: spec::ms(spec::dsp::STATUS_MS),
+            local_rtd: spec::ms(spec::dsp::LOCAL_RTD_MS),
         }
     }
 }
@@ -507,6 +502,18 @@ pub fn receiver_agent(
         }
     };
     Ok(Some((agent, None)))
+}
+
+/// The window a protocol runs with on sockets when `--window` is not given (its spec's
+/// socket default; 16 for a protocol without a window).
+pub fn default_window(protocol: &str) -> u16 {
+    spec::lookup(protocol)
+        .and_then(|p| p.param("window"))
+        .and_then(|q| match q.socket_default() {
+            spec::Value::Int(w) => u16::try_from(w).ok(),
+            _ => None,
+        })
+        .unwrap_or(spec::saw::BAP_WINDOW)
 }
 
 #[cfg(test)]

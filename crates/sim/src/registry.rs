@@ -19,162 +19,65 @@ pub struct BuildCtx<'a> {
     pub params: &'a Params,
 }
 
-/// A registered protocol.
+/// A registered protocol: its builder. Its name, accepted keys, defaults and ranges come from
+/// the protocol's spec ([`rmcast_proto::spec`]).
 pub struct ProtocolEntry {
     pub name: &'static str,
-    /// Parameter keys it accepts (others are rejected as unknown).
-    pub keys: &'static [&'static str],
     pub build: fn(&mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError>,
 }
 
-/// Every protocol the simulator can build from a scenario.
+impl ProtocolEntry {
+    /// Parameter keys it accepts (others are rejected as unknown): the spec's scenario keys.
+    pub fn keys(&self) -> Vec<&'static str> {
+        spec::lookup(self.name).map_or_else(Vec::new, |s| s.scenario_keys().collect())
+    }
+}
+
+/// Every protocol the simulator can build from a scenario. `unreliable` is the simulator's
+/// own baseline (no spec, no keys).
 pub const REGISTRY: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "saw",
-        keys: &[
-            "timeout_ms",
-            "mode",
-            "max_retransmissions",
-            "ack_delay_max_ms",
-            "queue_limit",
-        ],
         build: build_saw,
     },
     ProtocolEntry {
         name: "srm",
-        keys: &[
-            "c1",
-            "c2",
-            "d1",
-            "d2",
-            "adaptive",
-            "backoff_limit",
-            "distances",
-            "session_interval_ms",
-            "default_distance_ms",
-            "linger_ms",
-        ],
         build: build_srm,
     },
     ProtocolEntry {
         name: "pgm",
-        keys: &[
-            "nak_backoff_ms",
-            "nak_repeat_ms",
-            "nak_rdata_ms",
-            "repair_delay_ms",
-            "spm_interval_ms",
-            "state_lifetime_ms",
-            "linger_ms",
-        ],
         build: build_pgm,
     },
     ProtocolEntry {
         name: "lms",
-        keys: &[
-            "request_timeout_ms",
-            "heartbeat_ms",
-            "linger_ms",
-            "replier",
-            "refresh_packets",
-        ],
         build: build_lms,
     },
     ProtocolEntry {
         name: "dsp",
-        keys: &[
-            "window",
-            "window_rtd",
-            "block_bytes",
-            "rate_mbps",
-            "r_f",
-            "status_min_ms",
-            "status_max_ms",
-            "local_rtd_ms",
-            "kou",
-            "retx_buffer",
-            "linger_ms",
-        ],
         build: build_dsp,
     },
     ProtocolEntry {
         name: "csp",
-        keys: &[
-            "window",
-            "window_rtd",
-            "block_bytes",
-            "rate_mbps",
-            "r_f",
-            "status_min_ms",
-            "status_max_ms",
-            "local_rtd_ms",
-            "kou",
-            "retx_buffer",
-            "linger_ms",
-        ],
         build: build_csp,
     },
     ProtocolEntry {
         name: "cp",
-        keys: &[
-            "window",
-            "window_rtd",
-            "block_bytes",
-            "rate_mbps",
-            "r_f",
-            "status_min_ms",
-            "status_max_ms",
-            "local_rtd_ms",
-            "kou",
-            "retx_buffer",
-            "linger_ms",
-        ],
         build: build_cp,
     },
     ProtocolEntry {
         name: "xtp",
-        keys: &[
-            "preset",
-            "retx",
-            "multicast",
-            "error_control",
-            "flow_control",
-            "rate_bps",
-            "maxdata",
-            "window",
-            "block_on_ack",
-            "first_sreq",
-            "fastnak",
-            "sreq_every",
-            "wtimer_ms",
-            "wtimer_cap_ms",
-            "ctimeout_s",
-            "coalesce",
-            "buffer",
-        ],
         build: build_xtp,
     },
     ProtocolEntry {
         name: "prmp",
-        keys: &[
-            "window",
-            "ipg_ms",
-            "epoch_ms",
-            "response_rate",
-            "mtr",
-            "max_silent_polls",
-            "initial_rtt_ms",
-        ],
         build: build_prmp,
     },
     ProtocolEntry {
         name: "ff",
-        keys: &["window", "ipg_ms", "initial_rtt_ms"],
         build: build_ff,
     },
     ProtocolEntry {
         name: "unreliable",
-        keys: &[],
         build: build_unreliable,
     },
 ];
@@ -183,15 +86,79 @@ pub fn lookup(name: &str) -> Option<&'static ProtocolEntry> {
     REGISTRY.iter().find(|p| p.name == name)
 }
 
-fn ms(v: f64) -> Duration {
-    Duration::from_nanos((v * 1e6).round() as u64)
+use rmcast_proto::spec::{self, ms, Range, Value};
+
+/// The parameter `key` of protocol `proto` as a number: the scenario's value or the spec's
+/// default, checked against the spec's range.
+fn real(p: &Params, proto: &str, key: &str) -> Result<f64, crate::scenario::ScenarioError> {
+    let q = param(p, proto, key)?;
+    let default = q.default.real().unwrap_or(0.0);
+    match q.range {
+        Range::Real { min, max } => p.f64_in(key, default, min, max),
+        Range::Int { min, max } => p.f64_in(key, default, min as f64, max as f64),
+        _ => Err(p.bad(key, "a number")),
+    }
+}
+
+/// The parameter `key` of protocol `proto` as an integer (see [`real`]).
+/// The parameter `key` of protocol `proto` as an integer with `default` where the spec derives
+/// it (from a preset).
+fn int_or(
+    p: &Params,
+    proto: &str,
+    key: &str,
+    default: u64,
+) -> Result<u64, crate::scenario::ScenarioError> {
+    match param(p, proto, key)?.range {
+        Range::Int { min, max } => p.u64_in(key, default, min, max),
+        _ => Err(p.bad(key, "an integer")),
+    }
+}
+
+fn int(p: &Params, proto: &str, key: &str) -> Result<u64, crate::scenario::ScenarioError> {
+    let q = param(p, proto, key)?;
+    match (q.range, q.default) {
+        (Range::Int { min, max }, Value::Int(d)) => p.u64_in(key, d, min, max),
+        _ => Err(p.bad(key, "an integer")),
+    }
+}
+
+/// The switch `key` of protocol `proto`, `default` where the spec derives it.
+fn switch(
+    p: &Params,
+    proto: &str,
+    key: &str,
+    derived: bool,
+) -> Result<bool, crate::scenario::ScenarioError> {
+    match param(p, proto, key)?.default {
+        Value::Bool(d) => p.bool_or(key, d),
+        _ => p.bool_or(key, derived),
+    }
+}
+
+/// The word `key` of protocol `proto`, the spec's default when absent.
+fn word(p: &Params, proto: &str, key: &str) -> Result<String, crate::scenario::ScenarioError> {
+    match param(p, proto, key)?.default {
+        Value::Word(d) => p.str_or(key, d),
+        _ => Err(p.bad(key, "a word")),
+    }
+}
+
+fn param(
+    p: &Params,
+    proto: &str,
+    key: &str,
+) -> Result<&'static spec::Param, crate::scenario::ScenarioError> {
+    spec::lookup(proto)
+        .and_then(|s| s.param(key))
+        .ok_or_else(|| p.bad(key, &format!("a parameter of {proto} (not in its spec)")))
 }
 
 fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
     let p = cx.params;
-    let timeout = p.f64_in("timeout_ms", 100.0, 0.0, 1e9)?;
+    let timeout = real(p, "saw", "timeout_ms")?;
     let mut cfg = saw::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), ms(timeout));
-    cfg.mode = match p.str_or("mode", "multicast")?.as_str() {
+    cfg.mode = match word(p, "saw", "mode")?.as_str() {
         "multicast" => saw::RetransmitMode::Multicast,
         "unicast" => saw::RetransmitMode::Unicast,
         _ => return Err(p.bad("mode", "\"multicast\" or \"unicast\"")),
@@ -199,8 +166,8 @@ fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
     cfg.max_retransmissions = p
         .opt_u64("max_retransmissions")?
         .map(|v| v.min(u64::from(u32::MAX)) as u32);
-    cfg.queue_limit = p.f64_in("queue_limit", 64.0, 1.0, 1e9)? as usize;
-    let delay = ms(p.f64_in("ack_delay_max_ms", 0.0, 0.0, 1e9)?);
+    cfg.queue_limit = real(p, "saw", "queue_limit")? as usize;
+    let delay = ms(real(p, "saw", "ack_delay_max_ms")?);
     cx.sim
         .add_agent(cx.source, Box::new(saw::Sender::new(cfg)))
         .map_err(|e| p.bad("name", &e.to_string()))?;
@@ -286,20 +253,20 @@ fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
     cx.sim
         .set_group(cx.group, &members)
         .map_err(|e| p.bad("name", &e.to_string()))?;
-    let topology = match p.str_or("distances", "session")?.as_str() {
+    let topology = match word(p, "srm", "distances")?.as_str() {
         "session" => false,
         "topology" => true,
         _ => return Err(p.bad("distances", "\"session\" or \"topology\"")),
     };
-    let c1 = p.f64_in("c1", 2.0, 0.0, 1e6)?;
-    let c2 = p.f64_in("c2", 2.0, 0.0, 1e6)?;
-    let d1 = p.f64_in("d1", 1.0, 0.0, 1e6)?;
-    let d2 = p.f64_in("d2", 1.0, 0.0, 1e6)?;
-    let adaptive = p.bool_or("adaptive", false)?;
-    let backoff_limit = p.u64_in("backoff_limit", 5, 0, 64)? as u32;
-    let session = p.f64_in("session_interval_ms", 1000.0, 0.0, 1e9)?;
-    let default_distance = ms(p.f64_in("default_distance_ms", 100.0, 0.0, 1e9)?);
-    let linger = ms(p.f64_in("linger_ms", 5000.0, 0.0, 1e9)?);
+    let c1 = real(p, "srm", "c1")?;
+    let c2 = real(p, "srm", "c2")?;
+    let d1 = real(p, "srm", "d1")?;
+    let d2 = real(p, "srm", "d2")?;
+    let adaptive = switch(p, "srm", "adaptive", false)?;
+    let backoff_limit = int(p, "srm", "backoff_limit")? as u32;
+    let session = real(p, "srm", "session_interval_ms")?;
+    let default_distance = ms(real(p, "srm", "default_distance_ms")?);
+    let linger = ms(real(p, "srm", "linger_ms")?);
     for &m in &members {
         let mut c = srm::Config::new(m, cx.group, cx.source, members.len());
         c.c1 = c1;
@@ -336,16 +303,16 @@ fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
 fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
     let p = cx.params;
     let mut sc = pgm::SourceConfig::new(cx.source, cx.group);
-    sc.repair_delay = ms(p.f64_in("repair_delay_ms", 0.0, 0.0, 1e9)?);
-    sc.linger = ms(p.f64_in("linger_ms", 5000.0, 0.0, 1e9)?);
-    let spm = p.f64_in("spm_interval_ms", 500.0, 0.0, 1e9)?;
+    sc.repair_delay = ms(real(p, "pgm", "repair_delay_ms")?);
+    sc.linger = ms(real(p, "pgm", "linger_ms")?);
+    let spm = real(p, "pgm", "spm_interval_ms")?;
     sc.spm_interval = (spm > 0.0).then(|| ms(spm));
     cx.sim
         .add_agent(cx.source, Box::new(pgm::Source::new(sc)))
         .map_err(|e| p.bad("name", &e.to_string()))?;
-    let backoff = ms(p.f64_in("nak_backoff_ms", 0.0, 0.0, 1e9)?);
-    let repeat = ms(p.f64_in("nak_repeat_ms", 500.0, 0.001, 1e9)?);
-    let rdata = ms(p.f64_in("nak_rdata_ms", 1000.0, 0.001, 1e9)?);
+    let backoff = ms(real(p, "pgm", "nak_backoff_ms")?);
+    let repeat = ms(real(p, "pgm", "nak_repeat_ms")?);
+    let rdata = ms(real(p, "pgm", "nak_rdata_ms")?);
     for &r in cx.receivers {
         let mut rc = pgm::ReceiverConfig::new(r, cx.source);
         rc.nak_backoff = backoff;
@@ -356,7 +323,7 @@ fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
             .add_agent(r, Box::new(pgm::Receiver::new(rc, rng)))
             .map_err(|e| p.bad("name", &e.to_string()))?;
     }
-    let lifetime = ms(p.f64_in("state_lifetime_ms", 2000.0, 0.001, 1e9)?);
+    let lifetime = ms(real(p, "pgm", "state_lifetime_ms")?);
     for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
         let mut nc = pgm::NeConfig::new(x, cx.group);
         nc.state_lifetime = lifetime;
@@ -483,19 +450,19 @@ pub fn lms_repliers(
 fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
     let p = cx.params;
     let mut sc = lms::SourceConfig::new(cx.source, cx.group);
-    let hb = p.f64_in("heartbeat_ms", 500.0, 0.0, 1e9)?;
+    let hb = real(p, "lms", "heartbeat_ms")?;
     sc.heartbeat = (hb > 0.0).then(|| ms(hb));
-    sc.linger = ms(p.f64_in("linger_ms", 5000.0, 0.0, 1e9)?);
+    sc.linger = ms(real(p, "lms", "linger_ms")?);
     cx.sim
         .add_agent(cx.source, Box::new(lms::Source::new(sc)))
         .map_err(|e| p.bad("name", &e.to_string()))?;
-    let timeout = ms(p.f64_in("request_timeout_ms", 500.0, 0.001, 1e9)?);
-    let adaptive = match p.str_or("replier", "static")?.as_str() {
+    let timeout = ms(real(p, "lms", "request_timeout_ms")?);
+    let adaptive = match word(p, "lms", "replier")?.as_str() {
         "static" => false,
         "adaptive" => true,
         _ => return Err(p.bad("replier", "\"static\" or \"adaptive\"")),
     };
-    let refresh = p.u64_in("refresh_packets", lms::DEFAULT_REFRESH_PACKETS, 1, 1 << 32)?;
+    let refresh = int(p, "lms", "refresh_packets")?;
     for &r in cx.receivers {
         let mut rc = lms::ReceiverConfig::new(r, cx.source);
         rc.request_timeout = timeout;
@@ -540,6 +507,11 @@ fn build_tree(
 ) -> Result<(), crate::scenario::ScenarioError> {
     use rmcast_proto::tree::{deploy, Endpoint, Exchange, Region, Settings, Source, Variant};
     let p = cx.params;
+    let name = match variant {
+        Variant::Dsp => "dsp",
+        Variant::Csp => "csp",
+        Variant::Cp => "cp",
+    };
     let (spt, dist) = spt_distances(cx.sim.network(), cx.source);
     let rtd_of = |n: NodeId| {
         Duration::from_nanos(2 * dist.get(n.0 as usize).copied().flatten().unwrap_or(0))
@@ -570,8 +542,8 @@ fn build_tree(
         g.endpoints.sort_by_key(|&m| (rtd_of(m), m.0));
         g.rtd_endpoints = g.endpoints.iter().map(|&m| rtd_of(m)).collect();
     }
-    let rate_mbps = p.f64_in("rate_mbps", 150.0, 0.001, 1e6)?;
-    let block = p.f64_in("block_bytes", 1024.0, 1.0, 65_000.0)? as usize;
+    let rate_mbps = real(p, name, "rate_mbps")?;
+    let block = real(p, name, "block_bytes")? as usize;
     let mut s = Settings::new(variant, 1);
     s.rate_bps = (rate_mbps * 1e6) as u64;
     s.block_datagram = block + 32;
@@ -584,7 +556,7 @@ fn build_tree(
     s.l = match p.opt_u64("window")? {
         Some(w) => w.clamp(1, 1 << 20) as u32,
         None => {
-            let w = p.f64_in("window_rtd", 2.0, 0.0, 1e3)?;
+            let w = real(p, name, "window_rtd")?;
             let ipt = s.ipt().as_secs_f64().max(1e-12);
             ((w * max_rtd.as_secs_f64() / ipt).round() as u32).max(1)
         }
@@ -592,12 +564,12 @@ fn build_tree(
     s.retx_capacity = p
         .opt_u64("retx_buffer")?
         .map_or(s.l, |v| v.clamp(1, 1 << 20) as u32);
-    s.r_f = p.f64_in("r_f", 1.2, 0.0, 1e3)?;
-    s.status_min = ms(p.f64_in("status_min_ms", 4.0, 0.001, 1e6)?);
-    s.status_max = ms(p.f64_in("status_max_ms", 6.0, 0.001, 1e6)?).max(s.status_min);
-    s.local_rtd = ms(p.f64_in("local_rtd_ms", 1.0, 0.0, 1e6)?);
-    s.kou = p.u64_in("kou", 8, 2, 32)? as u32;
-    s.linger = ms(p.f64_in("linger_ms", 200.0, 0.0, 1e9)?);
+    s.r_f = real(p, name, "r_f")?;
+    s.status_min = ms(real(p, name, "status_min_ms")?);
+    s.status_max = ms(real(p, name, "status_max_ms")?).max(s.status_min);
+    s.local_rtd = ms(real(p, name, "local_rtd_ms")?);
+    s.kou = int(p, name, "kou")? as u32;
+    s.linger = ms(real(p, name, "linger_ms")?);
     let d = deploy(
         cx.source,
         cx.group,
@@ -636,7 +608,7 @@ fn build_tree(
 /// other key overrides one field of the preset.
 fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
     let p = cx.params;
-    let multicast = p.bool_or("multicast", true)?;
+    let multicast = switch(p, "xtp", "multicast", true)?;
     if !multicast && cx.receivers.len() != 1 {
         return Err(p.bad(
             "multicast",
@@ -644,41 +616,41 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
         ));
     }
     let rx = cx.receivers.to_vec();
-    let mut cfg = match p.str_or("preset", "thesis")?.as_str() {
+    let mut cfg = match word(p, "xtp", "preset")?.as_str() {
         "thesis" => xtp::SenderConfig::thesis(cx.source, cx.group, rx, multicast),
         "improved" => xtp::SenderConfig::improved(cx.source, cx.group, rx, multicast),
         _ => return Err(p.bad("preset", "\"thesis\" or \"improved\"")),
     };
     if p.has("retx") {
-        cfg.retx = match p.str_or("retx", "gbn")?.as_str() {
+        cfg.retx = match p.str_or("retx", "")?.as_str() {
             "gbn" | "go-back-n" => xtp::Retransmission::GoBackN,
             "selective" => xtp::Retransmission::Selective,
             _ => return Err(p.bad("retx", "\"gbn\" or \"selective\"")),
         };
     }
-    cfg.error_control = p.bool_or("error_control", cfg.error_control)?;
-    cfg.flow_control = p.bool_or("flow_control", cfg.flow_control)?;
-    cfg.rate = p.u64_in("rate_bps", cfg.rate * 8, 0, u64::MAX / 2)? / 8;
-    cfg.maxdata = p.u64_in("maxdata", cfg.maxdata as u64, 1, 65_000)? as usize;
-    cfg.window = p.u64_in("window", u64::from(cfg.window), 1, 1 << 20)? as u32;
-    cfg.block_on_ack = p.bool_or("block_on_ack", cfg.block_on_ack)?;
-    cfg.first_sreq = p.bool_or("first_sreq", cfg.first_sreq)?;
-    cfg.fastnak = p.bool_or("fastnak", cfg.fastnak)?;
-    cfg.coalesce = p.bool_or("coalesce", cfg.coalesce)?;
+    cfg.error_control = switch(p, "xtp", "error_control", cfg.error_control)?;
+    cfg.flow_control = switch(p, "xtp", "flow_control", cfg.flow_control)?;
+    cfg.rate = int_or(p, "xtp", "rate_bps", cfg.rate * 8)? / 8;
+    cfg.maxdata = int_or(p, "xtp", "maxdata", cfg.maxdata as u64)? as usize;
+    cfg.window = int_or(p, "xtp", "window", u64::from(cfg.window))? as u32;
+    cfg.block_on_ack = switch(p, "xtp", "block_on_ack", cfg.block_on_ack)?;
+    cfg.first_sreq = switch(p, "xtp", "first_sreq", cfg.first_sreq)?;
+    cfg.fastnak = switch(p, "xtp", "fastnak", cfg.fastnak)?;
+    cfg.coalesce = switch(p, "xtp", "coalesce", cfg.coalesce)?;
     if let Some(n) = p.opt_u64("sreq_every")? {
         cfg.sreq_every = (n > 0).then_some(n.min(u64::from(u32::MAX)) as u32);
     }
     if p.has("wtimer_ms") {
-        let w = ms(p.f64_in("wtimer_ms", 100.0, 0.001, 1e9)?);
+        let w = ms(real(p, "xtp", "wtimer_ms")?);
         cfg.wtimer.initial = w;
         cfg.wtimer.min = w;
     }
     if p.has("wtimer_cap_ms") {
-        let c = p.f64_in("wtimer_cap_ms", 0.0, 0.0, 1e12)?;
+        let c = real(p, "xtp", "wtimer_cap_ms")?;
         cfg.wtimer.cap = (c > 0.0).then(|| ms(c));
     }
-    cfg.ctimeout = ms(p.f64_in("ctimeout_s", 60.0, 0.001, 1e9)? * 1000.0);
-    let buffer = p.u64_in("buffer", 256, 1, 1 << 20)? as usize;
+    cfg.ctimeout = ms(real(p, "xtp", "ctimeout_s")? * 1000.0);
+    let buffer = int(p, "xtp", "buffer")? as usize;
     cx.sim
         .add_agent(cx.source, Box::new(xtp::Sender::new(cfg)))
         .map_err(|e| p.bad("name", &e.to_string()))?;
@@ -699,13 +671,13 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
 fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
     let p = cx.params;
     let mut c = prmp::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
-    c.window = p.u64_in("window", 64, 1, prmp::MAX_WINDOW)?;
-    c.ipg = ms(p.f64_in("ipg_ms", 1.0, 0.0, 1e6)?);
-    c.epoch = ms(p.f64_in("epoch_ms", 10.0, 0.001, 1e6)?);
-    c.response_rate = p.u64_in("response_rate", 1500, 1, 1_000_000_000)?;
-    c.mtr = p.f64_in("mtr", 0.2, 0.0, 1.0)?;
-    c.max_silent_polls = p.u64_in("max_silent_polls", 10, 1, u64::from(u32::MAX))? as u32;
-    c.initial_rtt = ms(p.f64_in("initial_rtt_ms", 100.0, 0.0, 1e9)?);
+    c.window = int(p, "prmp", "window")?;
+    c.ipg = ms(real(p, "prmp", "ipg_ms")?);
+    c.epoch = ms(real(p, "prmp", "epoch_ms")?);
+    c.response_rate = int(p, "prmp", "response_rate")?;
+    c.mtr = real(p, "prmp", "mtr")?;
+    c.max_silent_polls = int(p, "prmp", "max_silent_polls")? as u32;
+    c.initial_rtt = ms(real(p, "prmp", "initial_rtt_ms")?);
     let window = c.window;
     let s = prmp::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
     cx.sim
@@ -725,9 +697,9 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioErro
 fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
     let p = cx.params;
     let mut c = ff::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
-    c.window = p.u64_in("window", 64, 1, ff::MAX_WINDOW)?;
-    c.ipg = ms(p.f64_in("ipg_ms", 1.0, 0.0, 1e6)?);
-    c.initial_rtt = ms(p.f64_in("initial_rtt_ms", 100.0, 0.0, 1e9)?);
+    c.window = int(p, "ff", "window")?;
+    c.ipg = ms(real(p, "ff", "ipg_ms")?);
+    c.initial_rtt = ms(real(p, "ff", "initial_rtt_ms")?);
     let window = c.window;
     let s = ff::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
     cx.sim

@@ -906,7 +906,7 @@ fn build(sc: &Scenario, table: &Table) -> Result<Built, ScenarioError> {
         pp.bad("name", &format!("one of {}", names.join(", ")))
     })?;
     let params = pp.without("name");
-    params.check_keys(entry.keys)?;
+    params.check_keys(&entry.keys())?;
     (entry.build)(&mut BuildCtx {
         sim: &mut sim,
         source,

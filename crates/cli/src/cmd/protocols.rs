@@ -1,27 +1,118 @@
-use rmcast_proto::PROTOCOLS;
+use rmcast_proto::spec::{self, Param, Range, Value, PROTOCOLS};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
-#[command(
-    after_help = "Examples:\n  rmcast protocols\n  rmcast protocols --json | jq -r '.[].name'"
-)]
+#[command(after_help = "Examples:\n  \
+    rmcast protocols\n  \
+    rmcast protocols --params prmp\n  \
+    rmcast protocols --json | jq -r '.[].name'\n  \
+    rmcast protocols --json | jq '.[] | select(.name == \"prmp\") | .params[] | {key, default, unit}'\n\n\
+    Every protocol's parameters come from one table (rmcast_proto::spec): the key a scenario\n\
+    file's [protocol] table takes, the `rmcast send` flag where the same quantity is a flag,\n\
+    unit, range and default (and the default on sockets where it differs, with the reason).")]
 pub struct Args {
-    /// Print a JSON array instead of a table
+    /// Print a JSON array instead of a table (every protocol with its parameters)
     #[arg(long)]
     json: bool,
+    /// List the parameters of this protocol (scenario key, flag, unit, range, default)
+    #[arg(long, value_name = "PROTOCOL")]
+    params: Option<String>,
+}
+
+fn value_json(v: &Value) -> serde_json::Value {
+    match *v {
+        Value::Int(x) => serde_json::json!(x),
+        Value::Real(x) => serde_json::json!(x),
+        Value::Bool(x) => serde_json::json!(x),
+        Value::Word(w) => serde_json::json!(w),
+        Value::Derived(why) => serde_json::json!({ "derived": why }),
+    }
+}
+
+fn range_text(r: &Range) -> String {
+    match r {
+        Range::Int { min, max } => format!("{min}..={max}"),
+        Range::Real { min, max } => format!("[{min}, {max}]"),
+        Range::Bool => "true|false".into(),
+        Range::Choice(c) => c.join("|"),
+    }
+}
+
+fn param_json(q: &Param) -> serde_json::Value {
+    serde_json::json!({
+        "key": q.key,
+        "scenario": q.scenario,
+        "flag": q.flag.map(|f| format!("--{f}")),
+        "unit": q.unit,
+        "range": range_text(&q.range),
+        "default": value_json(&q.default),
+        "on_sockets": q.on_sockets.map(|(v, why)| serde_json::json!({"default": value_json(&v), "why": why})),
+        "help": q.help,
+    })
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(name) = &args.params {
+        let Some(p) = spec::lookup(name) else {
+            let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name).collect();
+            eprintln!("error: no protocol {name:?}; known: {}", names.join(", "));
+            return Ok(ExitCode::from(2));
+        };
+        if args.json {
+            let items: Vec<_> = p.params.iter().map(param_json).collect();
+            println!("{}", serde_json::to_string_pretty(&items)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        println!("{} — {} [seed {}]", p.name, p.summary, p.seed);
+        if p.params.is_empty() {
+            println!("  (no tunable parameters)");
+        }
+        for q in p.params {
+            let place = match (q.scenario, q.flag) {
+                (true, Some(f)) => format!("{} / --{f}", q.key),
+                (true, None) => q.key.to_string(),
+                (false, Some(f)) => format!("--{f} (sockets only)"),
+                (false, None) => q.key.to_string(),
+            };
+            let unit = if q.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", q.unit)
+            };
+            println!(
+                "  {place}: default {}{unit}, {}",
+                q.default,
+                range_text(&q.range)
+            );
+            if let Some((v, why)) = q.on_sockets {
+                println!("      on sockets: {v}{unit} ({why})");
+            }
+            println!("      {}", q.help);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.json {
         let items: Vec<serde_json::Value> = PROTOCOLS
             .iter()
-            .map(|p| serde_json::json!({"name": p.name, "seed": p.seed, "summary": p.summary}))
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name,
+                    "seed": p.seed,
+                    "summary": p.summary,
+                    "sockets": p.sockets,
+                    "params": p.params.iter().map(param_json).collect::<Vec<_>>(),
+                })
+            })
             .collect();
         println!("{}", serde_json::to_string_pretty(&items)?);
     } else {
         let width = PROTOCOLS.iter().map(|p| p.name.len()).max().unwrap_or(0);
         for p in PROTOCOLS {
-            println!("{:width$}  {}  [seed {}]", p.name, p.summary, p.seed);
+            let where_ = if p.sockets { "sim, sockets" } else { "sim" };
+            println!(
+                "{:width$}  {}  [seed {}; {where_}]",
+                p.name, p.summary, p.seed
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

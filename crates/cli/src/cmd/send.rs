@@ -7,6 +7,7 @@ use rmcast_net::secure::Keys;
 use rmcast_net::sender::{self, Expect, SendConfig, SendObserver, SendReport, Source};
 use rmcast_net::socket::SocketOpts;
 use rmcast_net::NetError;
+use rmcast_proto::spec;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -172,11 +173,11 @@ pub struct Args {
     pub window: Option<u16>,
     /// prmp: epoch length ε in ms; the sender plans at most RR·ε poll responses per epoch
     /// (rounded up to a multiple of the inter-packet gap)
-    #[arg(long, default_value_t = 10.0, value_name = "MS")]
+    #[arg(long, default_value_t = spec::prmp::EPOCH_MS, value_name = "MS")]
     pub epoch_ms: f64,
     /// prmp: response rate RR, poll responses per second the sender may cause (the rate its
     /// host can absorb without implosion); RR·ε must be at least 1
-    #[arg(long, default_value_t = 1500, value_name = "PER_SEC")]
+    #[arg(long, default_value_t = spec::prmp::RESPONSE_RATE, value_name = "PER_SEC")]
     pub response_rate: u64,
     /// prmp: inter-packet gap IPG in µs between two transmissions; default: the time one
     /// --datagram-size datagram takes at --rate (10 µs with --rate 0)
@@ -184,30 +185,30 @@ pub struct Args {
     pub ipg_us: Option<u64>,
     /// prmp: multicast threshold ratio MTR: a retransmission goes by multicast when at least
     /// this share of the receivers lack the packet, else by unicast to each
-    #[arg(long, default_value_t = 0.2, value_name = "RATIO")]
+    #[arg(long, default_value_t = spec::prmp::MTR, value_name = "RATIO")]
     pub mtr: f64,
     /// prmp: remove a receiver after this many consecutive unanswered polls; 0 (default) =
     /// never, --evict-after removes receivers silent for that long (a poll times out after
     /// twice the receiver's RTT, at least --rto-ms: ten polls can miss a receiver that is
     /// only busy for a moment)
-    #[arg(long, default_value_t = 0, value_name = "K")]
+    #[arg(long, default_value_t = spec::prmp::SOCKET_SILENT_POLLS, value_name = "K")]
     pub silent_polls: u32,
     /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
     /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
     /// after it was sent (with --rate 0, raise it above the time a window of blocks takes to
     /// drain, or blocks still queued count as lost)
-    #[arg(long, default_value_t = 20.0, value_name = "MS")]
+    #[arg(long, default_value_t = spec::dsp::SOCKET_RTD_MS, value_name = "MS")]
     pub rtd_ms: f64,
     /// dsp: retransmission timeout factor r_f (the paper: 1.2)
-    #[arg(long, default_value_t = 1.2, value_name = "FACTOR")]
+    #[arg(long, default_value_t = spec::dsp::R_F, value_name = "FACTOR")]
     pub rf: f64,
     /// dsp: mean interval between a receiver's status reports in ms (each drawn from 0.8-1.2
     /// times it; the paper: 4-6 ms)
-    #[arg(long, default_value_t = 5.0, value_name = "MS")]
+    #[arg(long, default_value_t = spec::dsp::STATUS_MS, value_name = "MS")]
     pub status_ms: f64,
     /// dsp: round-trip delay inside a region in ms (a designated receiver re-multicasts a
     /// block a member lacks r_f × this after it got it)
-    #[arg(long, default_value_t = 1.0, value_name = "MS")]
+    #[arg(long, default_value_t = spec::dsp::LOCAL_RTD_MS, value_name = "MS")]
     pub local_rtd_ms: f64,
     /// xtp: bytes per application write (xtp splits each write into packets); default one
     /// datagram's worth
@@ -241,7 +242,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub evict_after: f64,
     /// Retransmission timeout in milliseconds
-    #[arg(long, default_value_t = 20.0, value_name = "MS")]
+    #[arg(long, default_value_t = spec::saw::SOCKET_RTO_MS, value_name = "MS")]
     pub rto_ms: f64,
     /// Largest datagram on the wire in bytes (header included); large datagrams are what
     /// make stop-and-wait fast, the IP layer fragments them
@@ -254,7 +255,7 @@ pub struct Args {
     #[arg(long, default_value = "stream")]
     pub name: String,
     /// Upper bound of the receivers' random ACK delay in milliseconds (saw §2.5.1)
-    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    #[arg(long, default_value_t = spec::saw::ACK_DELAY_MAX_MS, value_name = "MS")]
     pub ack_delay_ms: f64,
 }
 
@@ -278,10 +279,9 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
     c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;
     c.datagram_size = a.datagram_size;
-    c.window = a.window.unwrap_or(match a.protocol.as_str() {
-        "prmp" | "dsp" => 64,
-        _ => 16,
-    });
+    c.window = a
+        .window
+        .unwrap_or_else(|| rmcast_net::agents::default_window(&a.protocol));
     if c.window == 0 {
         return Err(NetError::setup("--window 0: give at least 1"));
     }

@@ -106,9 +106,9 @@ impl SenderConfig {
             session: 0,
             group,
             receivers,
-            window: 64,
-            ipg: Duration::from_millis(1),
-            initial_rtt: Duration::from_millis(100),
+            window: crate::spec::ff::WINDOW,
+            ipg: crate::spec::ms(crate::spec::ff::IPG_MS),
+            initial_rtt: crate::spec::ms(crate::spec::ff::INITIAL_RTT_MS),
             min_rto: Duration::from_millis(1),
             queue_limit: 64,
         }

@@ -59,6 +59,7 @@
 mod tests;
 
 use crate::retx::RetransmitBuffer;
+use crate::spec::lms as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
@@ -77,7 +78,7 @@ pub const REMEMBER: usize = 64;
 
 /// Default refresh interval of adaptive repliers, in packets received (1 s at the seed's
 /// 10 packets/s).
-pub const DEFAULT_REFRESH_PACKETS: u64 = 10;
+pub const DEFAULT_REFRESH_PACKETS: u64 = spec::REFRESH_PACKETS;
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 16;
@@ -129,8 +130,8 @@ impl SourceConfig {
             node,
             group,
             session: 0,
-            heartbeat: Some(Duration::from_millis(500)),
-            linger: Duration::from_secs(5),
+            heartbeat: Some(crate::spec::ms(spec::HEARTBEAT_MS)),
+            linger: crate::spec::ms(spec::LINGER_MS),
         }
     }
 }
@@ -282,7 +283,7 @@ impl ReceiverConfig {
             node,
             source,
             session: 0,
-            request_timeout: Duration::from_millis(500),
+            request_timeout: crate::spec::ms(spec::REQUEST_TIMEOUT_MS),
             window: 1 << 16,
             refresh_every: None,
         }

@@ -27,6 +27,7 @@ mod tests;
 
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
+use crate::spec::pgm as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
@@ -83,9 +84,9 @@ impl SourceConfig {
             node,
             group,
             session: 0,
-            spm_interval: Some(Duration::from_millis(500)),
-            repair_delay: Duration::ZERO,
-            linger: Duration::from_secs(5),
+            spm_interval: Some(crate::spec::ms(spec::SPM_INTERVAL_MS)),
+            repair_delay: crate::spec::ms(spec::REPAIR_DELAY_MS),
+            linger: crate::spec::ms(spec::LINGER_MS),
         }
     }
 }
@@ -275,9 +276,9 @@ impl ReceiverConfig {
             node,
             source,
             session: 0,
-            nak_backoff: Duration::ZERO,
-            nak_repeat: Duration::from_millis(500),
-            nak_rdata: Duration::from_secs(1),
+            nak_backoff: crate::spec::ms(spec::NAK_BACKOFF_MS),
+            nak_repeat: crate::spec::ms(spec::NAK_REPEAT_MS),
+            nak_rdata: crate::spec::ms(spec::NAK_RDATA_MS),
             window: 1 << 16,
         }
     }
@@ -463,7 +464,7 @@ impl NeConfig {
             node,
             group,
             session: 0,
-            state_lifetime: Duration::from_secs(2),
+            state_lifetime: crate::spec::ms(spec::STATE_LIFETIME_MS),
         }
     }
 }

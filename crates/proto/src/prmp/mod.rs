@@ -89,6 +89,7 @@ pub mod tree;
 use crate::retx::RetransmitBuffer;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
+use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
@@ -182,13 +183,13 @@ impl SenderConfig {
             session: 0,
             group,
             receivers,
-            window: 64,
-            ipg: Duration::from_millis(1),
-            epoch: Duration::from_millis(10),
-            response_rate: 1500,
-            mtr: 0.2,
-            max_silent_polls: 10,
-            initial_rtt: Duration::from_millis(100),
+            window: spec::WINDOW,
+            ipg: crate::spec::ms(spec::IPG_MS),
+            epoch: crate::spec::ms(spec::EPOCH_MS),
+            response_rate: spec::RESPONSE_RATE,
+            mtr: spec::MTR,
+            max_silent_polls: spec::MAX_SILENT_POLLS,
+            initial_rtt: crate::spec::ms(spec::INITIAL_RTT_MS),
             min_rto: Duration::from_millis(1),
             queue_limit: 64,
         }

@@ -45,6 +45,7 @@ mod tests;
 
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
+use crate::spec::srm as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
@@ -108,16 +109,16 @@ impl Config {
             group,
             session: 0,
             source,
-            c1: 2.0,
-            c2: 2.0,
-            d1: 1.0,
-            d2: 1.0,
-            backoff_limit: 5,
+            c1: spec::C1,
+            c2: spec::C2,
+            d1: spec::D1,
+            d2: spec::D2,
+            backoff_limit: spec::BACKOFF_LIMIT,
             adaptive: false,
             group_size: group_size.max(1),
             distances: DistanceSource::SessionMessages,
-            default_distance: Duration::from_millis(100),
-            session_interval: Some(Duration::from_secs(1)),
+            default_distance: crate::spec::ms(spec::DEFAULT_DISTANCE_MS),
+            session_interval: Some(crate::spec::ms(spec::SESSION_INTERVAL_MS)),
             window: 1 << 16,
             linger: Duration::from_secs(5),
         }

@@ -1,0 +1,174 @@
+//! `dsp`, `csp`, `cp` (seed 001): parameters and their defaults.
+
+use super::{Param, Range, Value};
+
+/// Window `L` of blocks in the simulator, in largest round-trip delays.
+pub const WINDOW_RTD: f64 = 2.0;
+/// Window `L` on sockets, blocks.
+pub const SOCKET_WINDOW: u16 = 64;
+/// Block payload in the simulator, bytes.
+pub const BLOCK_BYTES: usize = 1024;
+/// Source peak rate in the simulator, Mbit/s.
+pub const RATE_MBPS: f64 = 150.0;
+/// Retransmission timeout factor r_f.
+pub const R_F: f64 = 1.2;
+/// Status interval bounds, ms (the paper: 4-6 ms).
+pub const STATUS_MIN_MS: f64 = 4.0;
+/// See [`STATUS_MIN_MS`].
+pub const STATUS_MAX_MS: f64 = 6.0;
+/// Mean status interval on sockets, ms (each interval from 0.8-1.2 × it, i.e. the bounds).
+pub const STATUS_MS: f64 = (STATUS_MIN_MS + STATUS_MAX_MS) / 2.0;
+/// Round-trip delay inside a region, ms.
+pub const LOCAL_RTD_MS: f64 = 1.0;
+/// Round-trip delay assumed to every designated receiver on sockets, ms.
+pub const SOCKET_RTD_MS: f64 = 20.0;
+/// k: blocks of a status's LOB per unit.
+pub const KOU: u32 = 8;
+/// How long the source keeps answering after the last block, ms.
+pub const LINGER_MS: f64 = 200.0;
+
+const WINDOW: Param = Param::new(
+    "window",
+    "blocks",
+    Range::Int {
+        min: 0,
+        max: u64::MAX,
+    },
+    Value::Derived("window_rtd × the largest round-trip delay, in blocks"),
+    "L: the most outstanding blocks (clamped to [1, 2^20])",
+);
+
+const fn ms(key: &'static str, min: f64, max: f64, default: f64, help: &'static str) -> Param {
+    Param::new(
+        key,
+        "ms",
+        Range::Real { min, max },
+        Value::Real(default),
+        help,
+    )
+}
+
+const COMMON: [Param; 10] = [
+    Param::new(
+        "window_rtd",
+        "RTDs",
+        Range::Real { min: 0.0, max: 1e3 },
+        Value::Real(WINDOW_RTD),
+        "without window: L is this many largest round-trip delays' worth of blocks",
+    ),
+    Param::new(
+        "block_bytes",
+        "bytes",
+        Range::Real {
+            min: 1.0,
+            max: 65_000.0,
+        },
+        Value::Int(BLOCK_BYTES as u64),
+        "payload of one block",
+    ),
+    Param::new(
+        "rate_mbps",
+        "Mbit/s",
+        Range::Real {
+            min: 0.001,
+            max: 1e6,
+        },
+        Value::Real(RATE_MBPS),
+        "the source's peak rate",
+    ),
+    Param::new(
+        "r_f",
+        "",
+        Range::Real { min: 0.0, max: 1e3 },
+        Value::Real(R_F),
+        "r_f: a block is re-multicast when a status r_f × RTD after its sending still lacks it",
+    ),
+    ms(
+        "status_min_ms",
+        0.001,
+        1e6,
+        STATUS_MIN_MS,
+        "shortest interval between two statuses of an endpoint",
+    ),
+    ms(
+        "status_max_ms",
+        0.001,
+        1e6,
+        STATUS_MAX_MS,
+        "longest interval between two statuses of an endpoint",
+    ),
+    ms(
+        "local_rtd_ms",
+        0.0,
+        1e6,
+        LOCAL_RTD_MS,
+        "round-trip delay inside a region (local re-multicast hold-off: r_f × this)",
+    ),
+    Param::new(
+        "kou",
+        "",
+        Range::Int { min: 2, max: 32 },
+        Value::Int(KOU as u64),
+        "k: blocks per unit of a status's LOB",
+    ),
+    Param::new(
+        "retx_buffer",
+        "blocks",
+        Range::Int {
+            min: 0,
+            max: u64::MAX,
+        },
+        Value::Derived("L"),
+        "retransmission buffer of DSP designated and CP endpoints (clamped to [1, 2^20])",
+    ),
+    ms(
+        "linger_ms",
+        0.0,
+        1e9,
+        LINGER_MS,
+        "how long the source keeps answering after the last block",
+    ),
+];
+
+/// `csp`'s and `cp`'s parameters.
+pub const PARAMS: &[Param] = &[
+    WINDOW, COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], COMMON[7],
+    COMMON[8], COMMON[9],
+];
+
+/// `dsp`'s parameters: those of [`PARAMS`], the window with its socket default and flag, and
+/// the socket driver's own.
+pub const DSP_PARAMS: &[Param] = &[
+    WINDOW.flag("window").on_sockets(
+        Value::Int(SOCKET_WINDOW as u64),
+        "no topology to derive round-trip delays from: 64 blocks",
+    ),
+    COMMON[0],
+    COMMON[1],
+    COMMON[2],
+    COMMON[3].flag("rf"),
+    COMMON[4],
+    COMMON[5],
+    COMMON[6].flag("local-rtd-ms"),
+    COMMON[7],
+    COMMON[8],
+    COMMON[9],
+    ms(
+        "rtd_ms",
+        0.0,
+        1e9,
+        SOCKET_RTD_MS,
+        "round-trip delay assumed to every designated receiver (the simulator takes it from the topology)",
+    )
+    .flag("rtd-ms")
+    .sockets_only(),
+    ms(
+        "status_ms",
+        0.001,
+        1000.0,
+        STATUS_MS,
+        "mean status interval; each drawn from 0.8-1.2 × it (the simulator: status_min_ms..status_max_ms)",
+    )
+    .flag("status-ms")
+    .sockets_only(),
+];

@@ -1,0 +1,382 @@
+//! # Protocol specs: one home for every protocol's name, family and parameters
+//!
+//! [`PROTOCOLS`] is the one list of the protocols this build implements. Each [`ProtocolSpec`]
+//! names its wire family, its seed, whether it runs on real sockets, and its tunable
+//! [`Param`]s: the key a scenario file's `[protocol]` table uses, the `rmcast send` flag where
+//! the same quantity is a flag, the unit, the range, the default and, where sockets need a
+//! different default, that default with the reason.
+//!
+//! Every default is written once, as a typed constant in this module's per-protocol submodule
+//! (for example [`prmp::RESPONSE_RATE`]); the protocol's configuration constructors, the
+//! simulator's scenario registry, the socket driver's options and the command line's flags all
+//! read that constant, and the [`Param`] table names it for listing
+//! (`rmcast protocols --json`). A test in the command line's crate walks this table against
+//! `rmcast send --help` and the simulator's scenario keys.
+
+use core::fmt;
+use rmcast_wire::Family;
+
+pub mod dsp;
+pub mod ff;
+pub mod lms;
+pub mod pgm;
+pub mod prmp;
+pub mod saw;
+pub mod srm;
+pub mod xtp;
+
+/// A parameter's default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// An integer.
+    Int(u64),
+    /// A real number.
+    Real(f64),
+    /// A switch.
+    Bool(bool),
+    /// One word of [`Range::Choice`].
+    Word(&'static str),
+    /// No fixed default: the text says what applies (derived from other settings or the
+    /// topology).
+    Derived(&'static str),
+}
+
+impl Value {
+    /// The default as a real number (integers converted), if it is a number.
+    pub fn real(&self) -> Option<f64> {
+        match *self {
+            Value::Int(v) => Some(v as f64),
+            Value::Real(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Real(v) => write!(f, "{v}"),
+            Value::Bool(v) => write!(f, "{v}"),
+            Value::Word(w) => write!(f, "{w}"),
+            Value::Derived(why) => write!(f, "({why})"),
+        }
+    }
+}
+
+/// The values a parameter accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// Integers in `[min, max]`.
+    Int {
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// Finite reals in `[min, max]`.
+    Real {
+        /// Smallest accepted value.
+        min: f64,
+        /// Largest accepted value.
+        max: f64,
+    },
+    /// `true` or `false`.
+    Bool,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+}
+
+/// One tunable parameter of a protocol.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Param {
+    /// Key in a scenario file's `[protocol]` table; for a parameter that exists only on
+    /// sockets ([`Param::scenario`] false), the name it is listed under.
+    pub key: &'static str,
+    /// Whether scenario files accept [`Param::key`].
+    pub scenario: bool,
+    /// The `rmcast send` flag (without `--`) that sets the same quantity in the same unit,
+    /// where the protocol runs on sockets.
+    pub flag: Option<&'static str>,
+    /// Unit, empty for a pure number.
+    pub unit: &'static str,
+    /// Accepted values.
+    pub range: Range,
+    /// Default in the simulator (and on sockets unless [`Param::on_sockets`] says otherwise).
+    pub default: Value,
+    /// A different default on sockets, and why.
+    pub on_sockets: Option<(Value, &'static str)>,
+    /// What the parameter is, in one sentence.
+    pub help: &'static str,
+}
+
+impl Param {
+    /// A parameter of scenario files and (maybe) a flag, with one default for both.
+    pub const fn new(
+        key: &'static str,
+        unit: &'static str,
+        range: Range,
+        default: Value,
+        help: &'static str,
+    ) -> Param {
+        Param {
+            key,
+            scenario: true,
+            flag: None,
+            unit,
+            range,
+            default,
+            on_sockets: None,
+            help,
+        }
+    }
+
+    /// The same parameter, also set by `rmcast send --flag`.
+    pub const fn flag(mut self, flag: &'static str) -> Param {
+        self.flag = Some(flag);
+        self
+    }
+
+    /// The same parameter, with another default on sockets for the reason given.
+    pub const fn on_sockets(mut self, default: Value, why: &'static str) -> Param {
+        self.on_sockets = Some((default, why));
+        self
+    }
+
+    /// The same parameter, existing only on sockets (no scenario key).
+    pub const fn sockets_only(mut self) -> Param {
+        self.scenario = false;
+        self
+    }
+
+    /// The default that applies on sockets.
+    pub fn socket_default(&self) -> Value {
+        self.on_sockets.map_or(self.default, |(v, _)| v)
+    }
+}
+
+/// A protocol this build implements.
+#[derive(Debug, Clone, Copy)]
+pub struct ProtocolSpec {
+    /// Name on the command line and in scenario files.
+    pub name: &'static str,
+    /// The seed study (and section) it comes from.
+    pub seed: &'static str,
+    /// One-line description.
+    pub summary: &'static str,
+    /// Wire family of its packets.
+    pub family: Family,
+    /// Whether `rmcast send`/`recv` run it on real sockets.
+    pub sockets: bool,
+    /// Its tunable parameters (scenario keys and send flags).
+    pub params: &'static [Param],
+}
+
+impl ProtocolSpec {
+    /// The parameter listed under `key`.
+    pub fn param(&self, key: &str) -> Option<&'static Param> {
+        self.params.iter().find(|p| p.key == key)
+    }
+
+    /// The keys a scenario file's `[protocol]` table accepts for this protocol.
+    pub fn scenario_keys(&self) -> impl Iterator<Item = &'static str> {
+        self.params.iter().filter(|p| p.scenario).map(|p| p.key)
+    }
+}
+
+/// `v` milliseconds as a duration, to the nanosecond (how every `*_ms` parameter becomes a
+/// time: the same rounding in the simulator's scenario files and the protocols' defaults).
+pub fn ms(v: f64) -> core::time::Duration {
+    core::time::Duration::from_nanos((v * 1e6).round() as u64)
+}
+
+/// The protocol called `name`.
+pub fn lookup(name: &str) -> Option<&'static ProtocolSpec> {
+    PROTOCOLS.iter().find(|p| p.name == name)
+}
+
+/// The protocols that run on real sockets, in table order.
+pub fn socket_protocols() -> impl Iterator<Item = &'static ProtocolSpec> {
+    PROTOCOLS.iter().filter(|p| p.sockets)
+}
+
+/// Every implemented protocol, for `rmcast protocols`, the simulator's registry and the
+/// socket driver.
+pub const PROTOCOLS: &[ProtocolSpec] = &[
+    ProtocolSpec {
+        name: "saw",
+        seed: "000 (Segovia 1996, §2.5)",
+        summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
+                  multicast or unicast retransmission, optional random ACK delay",
+        family: Family::Saw,
+        sockets: true,
+        params: saw::PARAMS,
+    },
+    ProtocolSpec {
+        name: "bap",
+        seed: "000 (Segovia 1996, §2.6)",
+        summary: "multicast block acknowledgment: window n, sequence numbers mod 2n, cumulative \
+                  per-receiver ACKs when n arrive or a delay timer fires, go-back-N retransmission",
+        family: Family::Bap,
+        sockets: true,
+        params: saw::BAP_PARAMS,
+    },
+    ProtocolSpec {
+        name: "rra",
+        seed: "000 (Segovia 1996, Ch. 5, proposed)",
+        summary: "round-robin acknowledgment: each data packet names the one receiver that \
+                  reports its status; selective multicast repairs, polls for the tail",
+        family: Family::Rra,
+        sockets: false,
+        params: &[],
+    },
+    ProtocolSpec {
+        name: "dsp",
+        seed: "001 (Paul, Sabnani & Kristol, §3)",
+        summary: "designated status protocol: one designated endpoint per region reports its own \
+                  status to the source and re-multicasts locally what its region lacks; \
+                  block-based selective repeat, periodic complete state",
+        family: Family::Tree,
+        sockets: true,
+        params: dsp::DSP_PARAMS,
+    },
+    ProtocolSpec {
+        name: "csp",
+        seed: "001 (Paul, Sabnani & Kristol, §4)",
+        summary: "consolidated status protocol: the local exchange merges its endpoints' status \
+                  pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
+        family: Family::Tree,
+        sockets: false,
+        params: dsp::PARAMS,
+    },
+    ProtocolSpec {
+        name: "cp",
+        seed: "001 (Paul, Sabnani & Kristol, §5)",
+        summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
+                  exchange orders an endpoint holding a block to re-multicast it locally",
+        family: Family::Tree,
+        sockets: false,
+        params: dsp::PARAMS,
+    },
+    ProtocolSpec {
+        name: "prmp",
+        seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
+        summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
+                  planned per epoch so responses arrive at rate RR; NACK collection with MTR \
+                  multicast/unicast repair; silent children removed",
+        family: Family::Prmp,
+        sockets: true,
+        params: prmp::PARAMS,
+    },
+    ProtocolSpec {
+        name: "srm",
+        seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
+        summary: "scalable reliable multicast: gap detection, randomized request and repair \
+                  timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
+        family: Family::Srm,
+        sockets: false,
+        params: srm::PARAMS,
+    },
+    ProtocolSpec {
+        name: "pgm",
+        seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
+        summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
+                  repair state and forward RDATA only where asked; the source repairs every NAK",
+        family: Family::Pgm,
+        sockets: false,
+        params: pgm::PARAMS,
+    },
+    ProtocolSpec {
+        name: "lms",
+        seed: "003 (Papadopoulos, Ch. 4-5)",
+        summary: "light-weight multicast services: routers keep a replier link, requests turn \
+                  at the turning point, the replier's repair is subcast down the asking subtree",
+        family: Family::Lms,
+        sockets: false,
+        params: lms::PARAMS,
+    },
+    ProtocolSpec {
+        name: "ff",
+        seed: "004 (§4 baseline, after Towsley & Mithal)",
+        summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
+                  packet, timeout (2 x largest RTT) loss detection, global multicast repair",
+        family: Family::Ff,
+        sockets: false,
+        params: ff::PARAMS,
+    },
+    ProtocolSpec {
+        name: "xtp",
+        seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
+        summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
+                  receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
+                  synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
+        family: Family::Xtp,
+        sockets: true,
+        params: xtp::PARAMS,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_keys_unique_per_protocol() {
+        let mut names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PROTOCOLS.len());
+        for p in PROTOCOLS {
+            let mut keys: Vec<&str> = p.params.iter().map(|q| q.key).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!(keys.len(), p.params.len(), "{}: a key listed twice", p.name);
+        }
+    }
+
+    #[test]
+    fn every_default_lies_in_its_range() {
+        for p in PROTOCOLS {
+            for q in p.params {
+                for v in [Some(q.default), q.on_sockets.map(|(v, _)| v)]
+                    .into_iter()
+                    .flatten()
+                {
+                    let ok = match (q.range, v) {
+                        (_, Value::Derived(_)) => true,
+                        (Range::Int { min, max }, Value::Int(x)) => (min..=max).contains(&x),
+                        (Range::Real { min, max }, x) => {
+                            x.real().is_some_and(|x| x >= min && x <= max)
+                        }
+                        (Range::Bool, Value::Bool(_)) => true,
+                        (Range::Choice(c), Value::Word(w)) => c.contains(&w),
+                        _ => false,
+                    };
+                    assert!(
+                        ok,
+                        "{}.{}: default {v} outside {:?}",
+                        p.name, q.key, q.range
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn socket_only_params_have_flags_and_socket_protocols_have_families() {
+        for p in PROTOCOLS {
+            for q in p.params {
+                if !q.scenario {
+                    assert!(q.flag.is_some(), "{}.{} is in neither place", p.name, q.key);
+                    assert!(
+                        p.sockets,
+                        "{}.{}: sockets-only on a sim-only protocol",
+                        p.name, q.key
+                    );
+                }
+            }
+        }
+        assert_eq!(lookup("dsp").map(|p| p.family), Some(Family::Tree));
+        assert!(lookup("nope").is_none());
+    }
+}

@@ -1,0 +1,84 @@
+//! `prmp` (seed 004, §4's settings where the paper gives them): parameters and their defaults.
+
+use super::{ff, Param, Range, Value};
+use core::time::Duration;
+
+/// Window `S`, packets (§4: 64); the same default as `ff`'s.
+pub const WINDOW: u64 = ff::WINDOW;
+/// Inter-packet gap in the simulator, ms (§4: 1 ms).
+pub const IPG_MS: f64 = ff::IPG_MS;
+/// Epoch length ε, ms (§4: 10 ms).
+pub const EPOCH_MS: f64 = 10.0;
+/// Response rate RR, responses per second (§4: RR = ITR = 1500/s).
+pub const RESPONSE_RATE: u64 = 1500;
+/// Multicast threshold ratio MTR (§4: 20 %).
+pub const MTR: f64 = 0.2;
+/// Consecutive unanswered polls after which a child is removed (rmcast's choice; the paper
+/// gives none).
+pub const MAX_SILENT_POLLS: u32 = 10;
+/// On sockets, consecutive unanswered polls before removal; 0 = never.
+pub const SOCKET_SILENT_POLLS: u32 = 0;
+/// RTT assumed before the first measurement, ms (rmcast's choice).
+pub const INITIAL_RTT_MS: f64 = ff::INITIAL_RTT_MS;
+
+/// [`EPOCH_MS`] as a duration.
+pub fn epoch() -> Duration {
+    Duration::from_secs_f64(EPOCH_MS / 1e3)
+}
+
+/// `prmp`'s parameters.
+pub const PARAMS: &[Param] = &[
+    ff::P_WINDOW.flag("window"),
+    ff::P_IPG,
+    Param::new(
+        "ipg_us",
+        "µs",
+        Range::Int { min: 1, max: u64::MAX },
+        Value::Derived("the time one --datagram-size datagram takes at --rate; 10 µs unpaced"),
+        "IPG on sockets: the gap between two transmissions",
+    )
+    .flag("ipg-us")
+    .sockets_only(),
+    Param::new(
+        "epoch_ms",
+        "ms",
+        Range::Real { min: 0.001, max: 1e6 },
+        Value::Real(EPOCH_MS),
+        "ε: polls are planned per epoch so that at most RR·ε responses are due in one",
+    )
+    .flag("epoch-ms"),
+    Param::new(
+        "response_rate",
+        "1/s",
+        Range::Int { min: 1, max: 1_000_000_000 },
+        Value::Int(RESPONSE_RATE),
+        "RR: poll responses per second the sender plans for (what its host absorbs)",
+    )
+    .flag("response-rate"),
+    Param::new(
+        "mtr",
+        "",
+        Range::Real { min: 0.0, max: 1.0 },
+        Value::Real(MTR),
+        "MTR: a repair goes by multicast when at least this share of the children lack it",
+    )
+    .flag("mtr"),
+    Param::new(
+        "max_silent_polls",
+        "polls",
+        Range::Int { min: 1, max: u32::MAX as u64 },
+        Value::Int(MAX_SILENT_POLLS as u64),
+        "consecutive unanswered polls after which a child is removed",
+    ),
+    Param::new(
+        "silent_polls",
+        "polls",
+        Range::Int { min: 0, max: u32::MAX as u64 },
+        Value::Int(SOCKET_SILENT_POLLS as u64),
+        "on sockets: consecutive unanswered polls after which a child is removed, 0 = never \
+         (a receiver stalled for 0.6 s was removed although alive; --evict-after removes dead ones)",
+    )
+    .flag("silent-polls")
+    .sockets_only(),
+    ff::P_INITIAL_RTT,
+];

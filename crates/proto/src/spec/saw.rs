@@ -1,0 +1,93 @@
+//! `saw` and `bap` (seed 000): parameters and their defaults.
+
+use super::{Param, Range, Value};
+
+/// Retransmission timeout of the simulated `saw` sender, ms.
+pub const TIMEOUT_MS: f64 = 100.0;
+/// Retransmission timeout of `saw` and `bap` on sockets, ms (`rmcast send --rto-ms`).
+pub const SOCKET_RTO_MS: f64 = 20.0;
+/// Retransmission mode of `saw`.
+pub const MODE: &str = "multicast";
+/// Upper bound of a receiver's random ACK delay, ms (§2.5.1; 0: answer at once).
+pub const ACK_DELAY_MAX_MS: f64 = 0.0;
+/// Messages the `saw` sender queues before refusing more.
+pub const QUEUE_LIMIT: usize = 64;
+/// `bap`'s window on sockets: messages in flight before the block ACK.
+pub const BAP_WINDOW: u16 = 16;
+
+const TIMEOUT: Param = Param::new(
+    "timeout_ms",
+    "ms",
+    Range::Real { min: 0.0, max: 1e9 },
+    Value::Real(TIMEOUT_MS),
+    "retransmission timeout: the sender repeats a message not acknowledged by everyone within it",
+)
+.flag("rto-ms")
+.on_sockets(
+    Value::Real(SOCKET_RTO_MS),
+    "the socket driver's retransmission timeout, shared by saw, bap and prmp (its RTO floor)",
+);
+
+const ACK_DELAY: Param = Param::new(
+    "ack_delay_max_ms",
+    "ms",
+    Range::Real { min: 0.0, max: 1e9 },
+    Value::Real(ACK_DELAY_MAX_MS),
+    "upper bound of each receiver's uniformly random ACK delay (0: ACK at once)",
+)
+.flag("ack-delay-ms");
+
+/// `saw`'s parameters.
+pub const PARAMS: &[Param] = &[
+    TIMEOUT,
+    Param::new(
+        "mode",
+        "",
+        Range::Choice(&["multicast", "unicast"]),
+        Value::Word(MODE),
+        "whether a retransmission goes to the group or by unicast to each receiver lacking it",
+    ),
+    Param::new(
+        "max_retransmissions",
+        "",
+        Range::Int {
+            min: 0,
+            max: u64::MAX,
+        },
+        Value::Derived("unlimited"),
+        "retransmissions of one message after which the sender gives it up (counted as failed)",
+    ),
+    ACK_DELAY,
+    Param::new(
+        "queue_limit",
+        "messages",
+        Range::Real { min: 1.0, max: 1e9 },
+        Value::Int(QUEUE_LIMIT as u64),
+        "messages the sender queues behind the outstanding one before refusing more",
+    ),
+];
+
+/// `bap`'s parameters (it runs on sockets; scenario files do not build it).
+pub const BAP_PARAMS: &[Param] = &[
+    Param::new(
+        "window",
+        "messages",
+        Range::Int {
+            min: 1,
+            max: crate::bap::MAX_WINDOW as u64,
+        },
+        Value::Int(BAP_WINDOW as u64),
+        "n: messages in flight before the block acknowledgment",
+    )
+    .flag("window")
+    .sockets_only(),
+    Param::new(
+        "rto_ms",
+        "ms",
+        Range::Real { min: 0.0, max: 1e9 },
+        Value::Real(SOCKET_RTO_MS),
+        "retransmission timeout: the window is sent again when not acknowledged within it",
+    )
+    .flag("rto-ms")
+    .sockets_only(),
+];

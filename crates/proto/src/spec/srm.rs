@@ -1,0 +1,88 @@
+//! `srm` (seed 003, after Floyd et al. 1995 and ns-2): parameters and their defaults.
+
+use super::{Param, Range, Value};
+
+/// Request timer: uniform in [C1·d, (C1+C2)·d].
+pub const C1: f64 = 2.0;
+/// See [`C1`].
+pub const C2: f64 = 2.0;
+/// Repair timer: uniform in [D1·d, (D1+D2)·d].
+pub const D1: f64 = 1.0;
+/// See [`D1`].
+pub const D2: f64 = 1.0;
+/// Request back-offs after which a member stops asking.
+pub const BACKOFF_LIMIT: u32 = 5;
+/// Interval of session messages, ms (0: none).
+pub const SESSION_INTERVAL_MS: f64 = 1000.0;
+/// Distance assumed to a member not yet heard from, ms.
+pub const DEFAULT_DISTANCE_MS: f64 = 100.0;
+/// How long a member keeps answering after the last data, ms.
+pub const LINGER_MS: f64 = 5000.0;
+
+const fn timer(key: &'static str, default: f64, help: &'static str) -> Param {
+    Param::new(
+        key,
+        "",
+        Range::Real { min: 0.0, max: 1e6 },
+        Value::Real(default),
+        help,
+    )
+}
+
+/// `srm`'s parameters.
+pub const PARAMS: &[Param] = &[
+    timer(
+        "c1",
+        C1,
+        "request timer: uniform in [C1·d, (C1+C2)·d], d the distance to the source",
+    ),
+    timer("c2", C2, "request timer width, see c1"),
+    timer(
+        "d1",
+        D1,
+        "repair timer: uniform in [D1·d, (D1+D2)·d], d the distance to the requester",
+    ),
+    timer("d2", D2, "repair timer width, see d1"),
+    Param::new(
+        "adaptive",
+        "",
+        Range::Bool,
+        Value::Bool(false),
+        "ns-2's adaptive timers (C1, C2, D1, D2 adjusted from duplicates and delay)",
+    ),
+    Param::new(
+        "backoff_limit",
+        "",
+        Range::Int { min: 0, max: 64 },
+        Value::Int(BACKOFF_LIMIT as u64),
+        "request back-offs after which a member stops asking",
+    ),
+    Param::new(
+        "distances",
+        "",
+        Range::Choice(&["session", "topology"]),
+        Value::Word("session"),
+        "where distances come from: session-message timestamps, or the topology's true delays",
+    ),
+    Param::new(
+        "session_interval_ms",
+        "ms",
+        Range::Real { min: 0.0, max: 1e9 },
+        Value::Real(SESSION_INTERVAL_MS),
+        "interval of session messages (0: none)",
+    ),
+    Param::new(
+        "default_distance_ms",
+        "ms",
+        Range::Real { min: 0.0, max: 1e9 },
+        Value::Real(DEFAULT_DISTANCE_MS),
+        "distance assumed to a member not yet heard from",
+    ),
+    Param::new(
+        "linger_ms",
+        "ms",
+        Range::Real { min: 0.0, max: 1e9 },
+        Value::Real(LINGER_MS),
+        "how long members keep answering after the last data",
+    ),
+];

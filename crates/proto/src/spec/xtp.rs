@@ -1,0 +1,140 @@
+//! `xtp` (seed 002): parameters and their defaults. Most come from a preset
+//! ([`crate::xtp::SenderConfig::thesis`] or `improved`); a key overrides one field of it.
+
+use super::{Param, Range, Value};
+
+/// Window on sockets, packets (selective repeat; the presets' 64 is the thesis's setting).
+pub const SOCKET_WINDOW: u16 = 16;
+/// CTIMEOUT: the sender aborts after this long without progress, s.
+pub const CTIMEOUT_S: f64 = crate::xtp::CTIMEOUT_SANDIA.as_secs() as f64;
+/// A receiver's buffer, packets.
+pub const BUFFER: u64 = 256;
+
+const PRESET: Value = Value::Derived("from the preset");
+
+const fn flag(key: &'static str, help: &'static str) -> Param {
+    Param::new(key, "", Range::Bool, PRESET, help)
+}
+
+/// `xtp`'s parameters.
+pub const PARAMS: &[Param] = &[
+    Param::new(
+        "preset",
+        "",
+        Range::Choice(&["thesis", "improved"]),
+        Value::Word("thesis"),
+        "thesis: go-back-N, uncapped WTIMER back-off, block on ack; improved: selective repeat, \
+         back-off capped at 1 s, an SREQ every 8 packets",
+    ),
+    Param::new(
+        "retx",
+        "",
+        Range::Choice(&["gbn", "go-back-n", "selective"]),
+        PRESET,
+        "retransmission: go-back-N or selective repeat",
+    ),
+    Param::new(
+        "multicast",
+        "",
+        Range::Bool,
+        Value::Bool(true),
+        "multicast, or unicast to a single receiver",
+    ),
+    flag("error_control", "error control (retransmission) on"),
+    flag("flow_control", "flow control (window) on"),
+    Param::new(
+        "rate_bps",
+        "bit/s",
+        Range::Int {
+            min: 0,
+            max: u64::MAX / 2,
+        },
+        PRESET,
+        "rate control (0: off)",
+    ),
+    Param::new(
+        "maxdata",
+        "bytes",
+        Range::Int {
+            min: 1,
+            max: 65_000,
+        },
+        PRESET,
+        "data bytes per packet",
+    ),
+    Param::new(
+        "window",
+        "packets",
+        Range::Int {
+            min: 1,
+            max: 1 << 20,
+        },
+        PRESET,
+        "packets not yet held by every receiver",
+    )
+    .flag("window")
+    .on_sockets(
+        Value::Int(SOCKET_WINDOW as u64),
+        "the socket driver runs selective repeat without block on ack",
+    ),
+    flag(
+        "block_on_ack",
+        "each write waits until every receiver holds it",
+    ),
+    flag(
+        "first_sreq",
+        "the first packet asks for status (FIRST+SREQ group set-up)",
+    ),
+    flag("fastnak", "receivers report a gap at once (FASTNAK)"),
+    Param::new(
+        "sreq_every",
+        "packets",
+        Range::Int {
+            min: 0,
+            max: u64::MAX,
+        },
+        PRESET,
+        "ask for status every this many packets (0: only at window ends)",
+    ),
+    Param::new(
+        "wtimer_ms",
+        "ms",
+        Range::Real {
+            min: 0.001,
+            max: 1e9,
+        },
+        PRESET,
+        "WTIMER's initial and smallest value",
+    ),
+    Param::new(
+        "wtimer_cap_ms",
+        "ms",
+        Range::Real {
+            min: 0.0,
+            max: 1e12,
+        },
+        PRESET,
+        "WTIMER back-off cap (0: uncapped)",
+    ),
+    Param::new(
+        "ctimeout_s",
+        "s",
+        Range::Real {
+            min: 0.001,
+            max: 1e9,
+        },
+        Value::Real(CTIMEOUT_S),
+        "CTIMEOUT: the sender aborts after this long without progress",
+    ),
+    flag("coalesce", "coalesce small writes into full packets"),
+    Param::new(
+        "buffer",
+        "packets",
+        Range::Int {
+            min: 1,
+            max: 1 << 20,
+        },
+        Value::Int(BUFFER),
+        "a receiver's buffer",
+    ),
+];
