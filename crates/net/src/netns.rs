@@ -5,8 +5,13 @@
 //! moves the calling thread (only it) into a host's namespace, so every socket the thread opens
 //! afterwards lives on that host.
 //!
-//! Needs root and iproute2 (`ip`); [`available`] says why not when they are missing.
-//! Dropping the [`Segment`] deletes its namespaces and bridge.
+//! The bridge lives in a namespace of its own (the *switch*), so [`Segment::frame_loss`] can
+//! drop Ethernet frames where a switch or NIC drops them: an nftables rule in the switch's
+//! `bridge` family, at its `forward` hook, sees every frame before IP reassembly, so a
+//! datagram larger than the MTU is lost when any one of its fragments is.
+//!
+//! Needs root and iproute2 (`ip`); frame loss needs `nft` (nftables). [`available`] says why
+//! not when they are missing. Dropping the [`Segment`] deletes its namespaces and bridge.
 
 use crate::NetError;
 use std::net::Ipv4Addr;
@@ -87,23 +92,34 @@ impl Segment {
             hosts: 0,
         };
         let mut seg = seg;
-        let br = seg.bridge();
-        ip(&["link", "add", &br, "type", "bridge"])?;
+        let (sw, br) = (seg.switch(), seg.bridge());
+        ip(&["netns", "add", &sw])?;
+        ip(&["-n", &sw, "link", "add", &br, "type", "bridge"])?;
         // Without snooping the bridge floods multicast to every port, as a hub would.
         let _ = Command::new("ip")
-            .args(["link", "set", &br, "type", "bridge", "mcast_snooping", "0"])
+            .args([
+                "-n",
+                &sw,
+                "link",
+                "set",
+                &br,
+                "type",
+                "bridge",
+                "mcast_snooping",
+                "0",
+            ])
             .stderr(Stdio::null())
             .status();
-        ip(&["link", "set", &br, "up"])?;
+        ip(&["-n", &sw, "link", "set", &br, "up"])?;
         for h in 0..hosts {
             let ns = seg.host(h);
-            let v = format!("v{ns}");
+            let v = seg.port(h);
             ip(&["netns", "add", &ns])?;
             seg.hosts = h + 1;
             ip(&[
-                "link", "add", &v, "type", "veth", "peer", "name", IFACE, "netns", &ns,
+                "-n", &sw, "link", "add", &v, "type", "veth", "peer", "name", IFACE, "netns", &ns,
             ])?;
-            ip(&["link", "set", &v, "master", &br, "up"])?;
+            ip(&["-n", &sw, "link", "set", &v, "master", &br, "up"])?;
             ip(&["-n", &ns, "link", "set", "lo", "up"])?;
             let a = format!("{}/24", seg.addr(h));
             ip(&["-n", &ns, "addr", "add", &a, "dev", IFACE])?;
@@ -115,6 +131,97 @@ impl Segment {
 
     fn bridge(&self) -> String {
         format!("b{}", self.prefix)
+    }
+
+    /// Namespace name of the switch (the bridge and every host's port).
+    pub fn switch(&self) -> String {
+        format!("{}sw", self.prefix)
+    }
+
+    /// Name of host `h`'s port on the bridge (in the switch's namespace).
+    pub fn port(&self, h: usize) -> String {
+        format!("p{}h{h}", self.prefix)
+    }
+
+    /// Drop each Ethernet frame the bridge forwards *to* a host other than `except` (the
+    /// sender's port: frames to it pass) with probability `p`, independently, as a lossy
+    /// switch or NIC would: an nftables rule in the switch's namespace (`bridge` family,
+    /// `forward` hook, `numgen random`, resolution 10^-6). `p = 0` removes the rule.
+    /// Replaces an earlier rule.
+    pub fn frame_loss(&self, p: f64, except: Option<usize>) -> Result<(), NetError> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(NetError::setup(format!(
+                "frame loss {p} is not a probability in [0, 1]"
+            )));
+        }
+        let _ = self.nft(&["delete", "table", "bridge", "rmcast_loss"]);
+        if p == 0.0 {
+            return Ok(());
+        }
+        self.nft(&["add", "table", "bridge", "rmcast_loss"])?;
+        // `fwd` is an nft keyword: the chain is called `frames`.
+        self.nft(&[
+            "add chain bridge rmcast_loss frames { type filter hook forward priority 0; }",
+        ])?;
+        let n = (p * 1e6).round() as u64;
+        let mut rule = vec!["add", "rule", "bridge", "rmcast_loss", "frames"];
+        let port = except.map(|h| self.port(h));
+        if let Some(port) = &port {
+            rule.extend(["oifname", "!=", port.as_str()]);
+        }
+        let n = n.to_string();
+        rule.extend([
+            "numgen",
+            "random",
+            "mod",
+            "1000000",
+            "<",
+            n.as_str(),
+            "counter",
+            "drop",
+        ]);
+        self.nft(&rule)
+    }
+
+    /// Frames the [`Segment::frame_loss`] rule has dropped so far (0 without a rule).
+    pub fn frames_dropped(&self) -> u64 {
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.switch(),
+                "nft",
+                "list",
+                "table",
+                "bridge",
+            ])
+            .arg("rmcast_loss")
+            .output();
+        let Ok(out) = out else { return 0 };
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.split("packets ")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn nft(&self, args: &[&str]) -> Result<(), NetError> {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.switch(), "nft"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| NetError::io("run `nft`", e))?;
+        if !out.status.success() {
+            return Err(NetError::setup(format!(
+                "`nft {}` in the switch's namespace failed: {} (frame loss needs nftables)",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
     }
 
     /// Namespace name of host `h`.
@@ -172,8 +279,9 @@ impl Drop for Segment {
                 .stderr(Stdio::null())
                 .status();
         }
+        // Deleting the switch's namespace deletes the bridge and the hosts' ports.
         let _ = Command::new("ip")
-            .args(["link", "del", &self.bridge()])
+            .args(["netns", "del", &self.switch()])
             .stderr(Stdio::null())
             .status();
     }
@@ -226,6 +334,72 @@ mod tests {
         let (got, from) = recv.join().unwrap();
         assert_eq!(got, b"across");
         assert_eq!(from.ip(), std::net::IpAddr::V4(addr0));
+    }
+
+    /// Frames, not datagrams, are dropped: with 20 % frame loss a 1,000-byte datagram (one
+    /// frame) mostly arrives, an 8,000-byte one (six fragments) mostly does not (0.8^6 = 26 %).
+    #[test]
+    fn frame_loss_drops_fragments_on_the_bridge() {
+        if let Err(why) = available() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        if Command::new("nft").arg("--version").output().is_err() {
+            eprintln!("skipped: nft (nftables) is not installed");
+            return;
+        }
+        let seg = std::sync::Arc::new(Segment::create(2).unwrap());
+        seg.frame_loss(0.2, Some(0)).unwrap();
+        let mut got = Vec::new();
+        for (size, port) in [(1000usize, 47941u16), (8000, 47942)] {
+            let group: SocketAddr = format!("239.255.93.8:{port}").parse().unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            let s1 = seg.clone();
+            let recv = std::thread::spawn(move || {
+                s1.enter(1).unwrap();
+                let mut o = crate::socket::SocketOpts::new(group);
+                o.interface = Some(IFACE.into());
+                let s = crate::socket::group_socket(&o).unwrap();
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_millis(700)))
+                    .unwrap();
+                tx.send(()).unwrap();
+                let mut buf = vec![0u8; 9000];
+                let mut n = 0;
+                while let Ok((len, _)) = s.recv_from(&mut buf) {
+                    n += usize::from(len == size);
+                }
+                n
+            });
+            rx.recv().unwrap();
+            let s0 = seg.clone();
+            let addr0 = seg.addr(0);
+            std::thread::spawn(move || {
+                s0.enter(0).unwrap();
+                let s = UdpSocket::bind((addr0, 0)).unwrap();
+                s.set_multicast_ttl_v4(1).unwrap();
+                let data = vec![7u8; size];
+                for _ in 0..400 {
+                    s.send_to(&data, group).unwrap();
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .join()
+            .unwrap();
+            got.push(recv.join().unwrap());
+        }
+        let (small, large) = (got[0], got[1]);
+        assert!(seg.frames_dropped() > 0);
+        assert!(
+            (200..=380).contains(&small),
+            "1,000-byte datagrams received: {small} of 400"
+        );
+        assert!(
+            large < small / 2,
+            "8,000-byte: {large}, 1,000-byte: {small} of 400"
+        );
+        seg.frame_loss(0.0, None).unwrap();
+        assert_eq!(seg.frames_dropped(), 0);
     }
 
     #[test]
