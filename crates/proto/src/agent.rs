@@ -1,11 +1,10 @@
 //! The Agent API: what every protocol role implements and every driver calls.
 
+use crate::Outbox;
 use crate::Time;
 use bytes::Bytes;
 use core::fmt;
 use core::time::Duration;
-use rmcast_wire::{Envelope, Message, Packet};
-use std::collections::VecDeque;
 
 /// A node (host or router) in a run. Drivers assign them; on a real network the sender maps
 /// socket addresses to node ids.
@@ -123,33 +122,6 @@ impl Stats {
     }
 }
 
-/// Encode `msg` with `env`, queue it on `out` for `dest` and count it in `stats`. If it cannot
-/// be encoded (only an oversize packet, which senders prevent by bounding message sizes), it is
-/// counted in [`Stats::malformed`] and dropped, never a panic; returns whether it was queued.
-pub fn queue_transmit(
-    out: &mut VecDeque<Transmit>,
-    stats: &mut Stats,
-    dest: Dest,
-    env: Envelope,
-    msg: &Message<'_>,
-) -> bool {
-    match Packet::to_vec(env, msg) {
-        Ok(v) => {
-            let t = Transmit {
-                dest,
-                payload: Bytes::from(v),
-            };
-            stats.count_sent(&t);
-            out.push_back(t);
-            true
-        }
-        Err(_) => {
-            stats.malformed += 1;
-            false
-        }
-    }
-}
-
 /// Why [`Agent::send`] refused a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
@@ -163,17 +135,6 @@ pub enum SendError {
     TooLarge { len: usize, max: usize },
 }
 
-/// One protocol role (sender, receiver) as a deterministic state machine.
-///
-/// The driver contract:
-/// 1. deliver every datagram addressed to this node with [`handle_packet`](Agent::handle_packet);
-/// 2. call [`handle_timeout`](Agent::handle_timeout) once `now >= poll_timeout()`;
-/// 3. after every call, drain [`poll_transmit`](Agent::poll_transmit) and
-///    [`poll_event`](Agent::poll_event) until they return `None`, and re-read
-///    [`poll_timeout`](Agent::poll_timeout).
-///
-/// Given the same sequence of calls with the same arguments, an agent produces the same
-/// outputs: it has no hidden inputs.
 /// `part` (a piece of a received datagram) as owned bytes: a slice sharing `shared`'s
 /// buffer when `part` lies inside it, else a copy.
 pub fn hold(shared: Option<&Bytes>, part: &[u8]) -> Bytes {
@@ -191,6 +152,47 @@ pub fn hold(shared: Option<&Bytes>, part: &[u8]) -> Bytes {
     }
 }
 
+/// One protocol role (sender, receiver, relay, SRM member) as a deterministic state machine.
+///
+/// # Who calls what, and when
+///
+/// A *driver* (the simulator, the socket loop, [`testkit`](crate::testkit)) owns the agent
+/// and is its only caller:
+///
+/// 1. every datagram addressed to the agent's node goes in through
+///    [`handle_packet`](Agent::handle_packet) (or
+///    [`handle_packet_bytes`](Agent::handle_packet_bytes) when the driver holds it as
+///    [`Bytes`]), with the arrival time and the sending node;
+/// 2. the driver calls [`handle_timeout`](Agent::handle_timeout) once `now` reaches the
+///    deadline [`poll_timeout`](Agent::poll_timeout) last returned (calling it early or
+///    twice is harmless: the agent acts only on what is due);
+/// 3. the application side of the driver hands data to senders with [`send`](Agent::send)
+///    (asking [`can_send`](Agent::can_send) first for back-pressure) and ends a transfer
+///    with [`close`](Agent::close); [`remove_receiver`](Agent::remove_receiver) tells a
+///    sender to stop waiting for a receiver the driver evicted;
+/// 4. after *every* one of these calls the driver drains
+///    [`poll_transmit`](Agent::poll_transmit) and [`poll_event`](Agent::poll_event) until
+///    they return `None`, and re-reads [`poll_timeout`](Agent::poll_timeout): a call may
+///    queue datagrams and events and move the deadline;
+/// 5. [`stats`](Agent::stats) may be read at any time; metrics come from events and these
+///    counters, never from agent internals.
+///
+/// # What an implementation provides
+///
+/// The input methods (`handle_packet`, `handle_timeout`, `poll_timeout`, and for senders
+/// `send`, `can_send`, `close`) and access to its [`Outbox`], through which
+/// `poll_transmit`, `poll_event` and `stats` are defaulted: the agent queues datagrams with
+/// [`Outbox::transmit`], events with [`Outbox::event`], and decodes arriving datagrams with
+/// [`Outbox::accept`], which counts them (received, malformed, ignored) by one rule. A
+/// wrapper around other agents (e.g. [`prmp::Relay`](crate::prmp::Relay)) may override the
+/// defaults to merge its parts' queues.
+///
+/// # Determinism
+///
+/// An agent's only inputs are these calls and the seeded [`AgentRng`](crate::rng::AgentRng)
+/// it was built with: given the same calls with the same arguments it produces the same
+/// datagrams, events, deadlines and counters, in the same order. It never reads a clock and
+/// never panics on packet contents.
 pub trait Agent {
     /// A datagram arrived from node `from`.
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]);
@@ -203,14 +205,25 @@ pub trait Agent {
     }
     /// The deadline from [`poll_timeout`](Agent::poll_timeout) has passed.
     fn handle_timeout(&mut self, now: Time);
-    /// Next datagram to send, if any.
-    fn poll_transmit(&mut self) -> Option<Transmit>;
-    /// Earliest instant at which the agent wants [`handle_timeout`](Agent::handle_timeout).
+    /// Earliest instant at which the agent wants [`handle_timeout`](Agent::handle_timeout)
+    /// (`None`: no timer armed). Re-read after every call.
     fn poll_timeout(&self) -> Option<Time>;
-    /// Next event for the application or the collector.
-    fn poll_event(&mut self) -> Option<Event>;
-    /// Counters.
-    fn stats(&self) -> &Stats;
+    /// The agent's outbox: its queued datagrams and events and its counters.
+    fn outbox(&self) -> &Outbox;
+    /// The same, mutable (what the defaulted `poll_*` methods drain).
+    fn outbox_mut(&mut self) -> &mut Outbox;
+    /// Next datagram to send, oldest first; `None` when the queue is empty.
+    fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.outbox_mut().pop_transmit()
+    }
+    /// Next event for the application or the collector, oldest first.
+    fn poll_event(&mut self) -> Option<Event> {
+        self.outbox_mut().pop_event()
+    }
+    /// The agent's counters.
+    fn stats(&self) -> &Stats {
+        &self.outbox().stats
+    }
 
     /// Hand the agent one application message to deliver reliably (senders only).
     fn send(&mut self, _now: Time, data: Bytes) -> Result<(), SendError> {
@@ -262,10 +275,24 @@ pub trait RouterAgent {
         dest: Dest,
         packet: &[u8],
     ) -> RouteDecision;
+    /// The deadline from [`poll_timeout`](RouterAgent::poll_timeout) has passed.
     fn handle_timeout(&mut self, now: Time);
-    fn poll_transmit(&mut self) -> Option<RouterTransmit>;
+    /// Earliest instant at which the router agent wants
+    /// [`handle_timeout`](RouterAgent::handle_timeout).
     fn poll_timeout(&self) -> Option<Time>;
-    fn stats(&self) -> &Stats;
+    /// Its outbox: the datagrams it originates and its counters (router agents report no
+    /// events).
+    fn outbox(&self) -> &Outbox<RouterTransmit>;
+    /// The same, mutable.
+    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit>;
+    /// Next datagram the router agent originates, oldest first.
+    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
+        self.outbox_mut().pop_transmit()
+    }
+    /// Its counters.
+    fn stats(&self) -> &Stats {
+        &self.outbox().stats
+    }
     /// Protocol state entries the router holds now (PGM: lost packets with repair state;
     /// LMS: replier links). Default: none.
     fn state_entries(&self) -> usize {

@@ -28,6 +28,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agent;
+mod outbox;
 mod time;
 
 pub mod bap;
@@ -52,9 +53,10 @@ pub mod window;
 pub mod xtp;
 
 pub use agent::{
-    duration_from_secs, hold, queue_transmit, Agent, Dest, Event, GroupId, IfaceId, NodeId,
-    RouteDecision, RouterAgent, RouterTransmit, SendError, Stats, Transmit,
+    duration_from_secs, hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision,
+    RouterAgent, RouterTransmit, SendError, Stats, Transmit,
 };
+pub use outbox::Outbox;
 pub use time::Time;
 
 /// Re-exported so users of the API do not need their own `bytes` dependency.

@@ -4,8 +4,8 @@
 use crate::*;
 use core::time::Duration;
 use rmcast_proto::{
-    saw, Agent, Bytes, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent,
-    RouterTransmit, Stats, Time, Transmit,
+    saw, Agent, Bytes, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
+    RouterTransmit, Time, Transmit,
 };
 use std::collections::VecDeque;
 
@@ -14,7 +14,7 @@ struct Script {
     plan: VecDeque<(Time, Transmit)>,
     out: VecDeque<Transmit>,
     got: std::rc::Rc<std::cell::RefCell<Vec<(Time, NodeId, usize)>>>,
-    stats: Stats,
+    outbox: Outbox,
 }
 
 type Log = std::rc::Rc<std::cell::RefCell<Vec<(Time, NodeId, usize)>>>;
@@ -38,7 +38,7 @@ fn script(plan: Vec<(Time, Dest, usize)>) -> (Box<Script>, Log) {
             plan,
             out: VecDeque::new(),
             got: log.clone(),
-            stats: Stats::default(),
+            outbox: Outbox::new(),
         }),
         log,
     )
@@ -60,11 +60,11 @@ impl Agent for Script {
     fn poll_timeout(&self) -> Option<Time> {
         self.plan.front().map(|(t, _)| *t)
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        None
+    fn outbox(&self) -> &Outbox {
+        &self.outbox
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.outbox
     }
 }
 
@@ -472,7 +472,7 @@ fn processing_delay_postpones_delivery() {
 struct Filter {
     seen: u32,
     out: VecDeque<RouterTransmit>,
-    stats: Stats,
+    outbox: Outbox<RouterTransmit>,
 }
 
 impl RouterAgent for Filter {
@@ -510,8 +510,11 @@ impl RouterAgent for Filter {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox(&self) -> &Outbox<RouterTransmit> {
+        &self.outbox
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
+        &mut self.outbox
     }
 }
 
@@ -544,7 +547,7 @@ fn router_agent_forwards_consumes_redirects_and_originates() {
         Box::new(Filter {
             seen: 0,
             out: VecDeque::new(),
-            stats: Stats::default(),
+            outbox: Outbox::new(),
         }),
     )
     .unwrap();
@@ -716,7 +719,7 @@ fn configuration_errors_are_reported() {
 /// An agent whose deadline never moves: the simulator must not spin at one instant.
 struct Stuck {
     calls: u32,
-    stats: Stats,
+    outbox: Outbox,
 }
 
 impl Agent for Stuck {
@@ -730,11 +733,11 @@ impl Agent for Stuck {
     fn poll_timeout(&self) -> Option<Time> {
         Some(Time::from_millis(1))
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        None
+    fn outbox(&self) -> &Outbox {
+        &self.outbox
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.outbox
     }
 }
 
@@ -747,7 +750,7 @@ fn a_stuck_deadline_does_not_freeze_time() {
         a,
         Box::new(Stuck {
             calls: 0,
-            stats: Stats::default(),
+            outbox: Outbox::new(),
         }),
     )
     .unwrap();
@@ -765,7 +768,7 @@ struct Pin {
     group: GroupId,
     fired: bool,
     out: VecDeque<RouterTransmit>,
-    stats: Stats,
+    outbox: Outbox<RouterTransmit>,
 }
 
 impl RouterAgent for Pin {
@@ -796,8 +799,11 @@ impl RouterAgent for Pin {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox(&self) -> &Outbox<RouterTransmit> {
+        &self.outbox
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
+        &mut self.outbox
     }
 }
 
@@ -861,7 +867,7 @@ fn pinned_packet_receivers(first_is_data: bool) -> (Vec<usize>, Vec<usize>) {
             group: g,
             fired: false,
             out: VecDeque::new(),
-            stats: Stats::default(),
+            outbox: Outbox::new(),
         }),
     )
     .unwrap();

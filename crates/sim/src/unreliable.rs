@@ -4,9 +4,8 @@
 //! `Delivered` events carry the arrival count as `seq` and no data (the simulator's
 //! benchmarks must not allocate per delivered packet).
 
-use rmcast_proto::{Agent, Bytes, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use rmcast_proto::{Agent, Bytes, Dest, Event, GroupId, NodeId, Outbox, SendError, Time, Transmit};
 use rmcast_wire::{saw as wire, Envelope, Message, Packet};
-use std::collections::VecDeque;
 
 /// Sends every message once to `group`.
 #[derive(Debug)]
@@ -16,9 +15,7 @@ pub struct Sender {
     seq: u64,
     closed: bool,
     done: bool,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Sender {
@@ -29,30 +26,25 @@ impl Sender {
             seq: 0,
             closed: false,
             done: false,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 }
 
 impl Agent for Sender {
     fn handle_packet(&mut self, _now: Time, _from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        self.stats.ignored += 1;
+        self.out.stats.count_received(packet);
+        self.out.stats.ignored += 1;
     }
     fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
@@ -75,17 +67,16 @@ impl Agent for Sender {
             dest: Dest::Group(self.group),
             payload: Bytes::from(v),
         };
-        self.stats.count_sent(&t);
-        self.stats.data_sent += 1;
-        self.out.push_back(t);
-        self.events.push_back(Event::MessageDone {
+        self.out.push(t);
+        self.out.stats.data_sent += 1;
+        self.out.event(Event::MessageDone {
             seq: self.seq,
             sent_at: now,
             done_at: now,
             transmissions: 1,
             failed: false,
         });
-        self.stats.completed += 1;
+        self.out.stats.completed += 1;
         self.seq += 1;
         Ok(())
     }
@@ -96,7 +87,7 @@ impl Agent for Sender {
         self.closed = true;
         if !self.done {
             self.done = true;
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
     }
 }
@@ -104,8 +95,7 @@ impl Agent for Sender {
 /// Counts arriving data packets.
 #[derive(Debug, Default)]
 pub struct Receiver {
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Receiver {
@@ -116,33 +106,30 @@ impl Receiver {
 
 impl Agent for Receiver {
     fn handle_packet(&mut self, _now: Time, _from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
+        self.out.stats.count_received(packet);
         match Packet::decode(packet) {
             Ok(Packet {
                 message: Message::Saw(wire::Message::Data { .. }),
                 ..
             }) => {
-                self.events.push_back(Event::Delivered {
-                    seq: self.stats.delivered,
+                self.out.event(Event::Delivered {
+                    seq: self.out.stats.delivered,
                     data: Bytes::new(),
                 });
-                self.stats.delivered += 1;
+                self.out.stats.delivered += 1;
             }
-            Ok(_) => self.stats.ignored += 1,
-            Err(_) => self.stats.malformed += 1,
+            Ok(_) => self.out.stats.ignored += 1,
+            Err(_) => self.out.stats.malformed += 1,
         }
     }
     fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        None
-    }
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }

@@ -2,7 +2,7 @@
 //! receive queue that holds only some packet kinds.
 
 use core::time::Duration;
-use rmcast_proto::{Agent, Bytes, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use rmcast_proto::{Agent, Bytes, Dest, Event, GroupId, NodeId, Outbox, SendError, Time, Transmit};
 use rmcast_sim::{KindFilter, LinkConfig, Network, Sim, Stop, Traffic};
 use rmcast_wire::{Envelope, Message, Packet};
 
@@ -10,18 +10,14 @@ use rmcast_wire::{Envelope, Message, Packet};
 /// `dest`; records arrival times.
 struct Probe {
     dest: Dest,
-    out: Vec<Transmit>,
-    events: Vec<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Probe {
     fn new(dest: Dest) -> Self {
         Probe {
             dest,
-            out: Vec::new(),
-            events: Vec::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 }
@@ -57,38 +53,27 @@ impl Agent for Probe {
             ..
         }) = Packet::decode(p)
         {
-            self.events.push(Event::Delivered {
+            self.out.event(Event::Delivered {
                 seq,
                 data: Bytes::new(),
             });
         }
-        self.stats.delivered += 1;
+        self.out.stats.delivered += 1;
     }
     fn handle_timeout(&mut self, _: Time) {}
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        if self.out.is_empty() {
-            None
-        } else {
-            Some(self.out.remove(0))
-        }
-    }
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        if self.events.is_empty() {
-            None
-        } else {
-            Some(self.events.remove(0))
-        }
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
     fn send(&mut self, _: Time, data: Bytes) -> Result<(), SendError> {
         let control = data.first() == Some(&0xff);
-        let seq = self.stats.packets_sent;
-        self.stats.packets_sent += 1;
+        // `push` counts it in `packets_sent`.
+        let seq = self.out.stats.packets_sent;
         self.out.push(Transmit {
             dest: self.dest,
             payload: datagram(control, seq),

@@ -371,6 +371,42 @@ pub enum Message<'a> {
     Session(session::Message<'a>),
 }
 
+/// Conversions between [`Message`] and each family's own message enum: `From` wraps a
+/// family message, `TryFrom` unwraps it (handing the message back when it is of another
+/// family), so an agent can ask for "a message of my family" in one step.
+macro_rules! family_conversions {
+    ($($variant:ident => $module:ident),* $(,)?) => {$(
+        impl<'a> From<$module::Message<'a>> for Message<'a> {
+            fn from(m: $module::Message<'a>) -> Self {
+                Message::$variant(m)
+            }
+        }
+        impl<'a> TryFrom<Message<'a>> for $module::Message<'a> {
+            type Error = Message<'a>;
+            fn try_from(m: Message<'a>) -> Result<Self, Message<'a>> {
+                match m {
+                    Message::$variant(m) => Ok(m),
+                    other => Err(other),
+                }
+            }
+        }
+    )*};
+}
+
+family_conversions! {
+    Saw => saw,
+    Bap => bap,
+    Rra => rra,
+    Tree => tree,
+    Prmp => prmp,
+    Srm => srm,
+    Pgm => pgm,
+    Lms => lms,
+    Ff => ff,
+    Xtp => xtp,
+    Session => session,
+}
+
 impl Message<'_> {
     fn family(&self) -> Family {
         match self {

@@ -66,12 +66,10 @@ use crate::rng::AgentRng;
 use crate::saw::timeout::{LimitRule, TimeoutRule};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
-use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    bap as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
+use rmcast_wire::{bap as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::VecDeque;
 
 /// Largest application message one `bap` DATA packet carries.
@@ -241,9 +239,7 @@ pub struct Sender {
     window: VecDeque<Slot>,
     timer: TimerSet<PacketTimer>,
     completed: bool,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Sender {
@@ -278,9 +274,7 @@ impl Sender {
             window: VecDeque::new(),
             timer: TimerSet::new(),
             completed: false,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -324,9 +318,9 @@ impl Sender {
         slot.transmissions += 1;
         if retransmission {
             slot.retransmissions += 1;
-            self.stats.repairs_sent += 1;
+            self.out.stats.repairs_sent += 1;
         } else {
-            self.stats.data_sent += 1;
+            self.out.stats.data_sent += 1;
         }
         let data = slot.data.clone();
         let env = Envelope {
@@ -343,13 +337,7 @@ impl Sender {
             first,
             payload: &data,
         });
-        crate::queue_transmit(
-            &mut self.out,
-            &mut self.stats,
-            Dest::Group(self.cfg.group),
-            env,
-            &msg,
-        );
+        self.out.transmit(Dest::Group(self.cfg.group), env, &msg);
         // "As each message is sent, the sender's packet timer is set to the packet timeout."
         self.timer.set(PacketTimer, now + self.cfg.timeout);
     }
@@ -386,11 +374,11 @@ impl Sender {
                 break;
             };
             if failed {
-                self.stats.failed += 1;
+                self.out.stats.failed += 1;
             } else {
-                self.stats.completed += 1;
+                self.out.stats.completed += 1;
             }
-            self.events.push_back(Event::MessageDone {
+            self.out.event(Event::MessageDone {
                 seq: self.base,
                 sent_at: slot.sent_at,
                 done_at: now,
@@ -416,11 +404,11 @@ impl Sender {
 
     fn on_ack(&mut self, now: Time, from: NodeId, seq: u16) {
         let Some(i) = self.receiver_index(from) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         if seq >= self.modulus {
-            self.stats.malformed += 1;
+            self.out.stats.malformed += 1;
             return;
         }
         let (first, size, m) = (self.first(), self.window.len() as u16, self.modulus);
@@ -428,7 +416,7 @@ impl Sender {
         let old = self.acks.get(i).copied().flatten();
         if r >= size || old.is_some_and(|o| rank(o, first, m) >= r) {
             // Outside the active window, or already processed.
-            self.stats.duplicates += 1;
+            self.out.stats.duplicates += 1;
             return;
         }
         if let Some(a) = self.acks.get_mut(i) {
@@ -444,9 +432,8 @@ impl Sender {
         if self.window.is_empty() {
             return;
         }
-        self.stats.timeouts += 1;
-        self.events
-            .push_back(Event::LossDetected { seq: self.base });
+        self.out.stats.timeouts += 1;
+        self.out.event(Event::LossDetected { seq: self.base });
         let (limit, rule) = (self.cfg.max_retransmissions, self.cfg.limit_rule);
         let spent = self
             .window
@@ -470,28 +457,19 @@ impl Sender {
             && self.queue.is_empty()
         {
             self.completed = true;
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
     }
 }
 
 impl Agent for Sender {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Bap(wire::Message::Ack { seq }) => self.on_ack(now, from, seq),
-            _ => self.stats.ignored += 1,
+        };
+        match m {
+            wire::Message::Ack { seq } => self.on_ack(now, from, seq),
+            _ => self.out.ignore(),
         }
     }
 
@@ -500,21 +478,14 @@ impl Agent for Sender {
             self.on_timeout(now);
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timer.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
@@ -620,9 +591,7 @@ pub struct Receiver {
     /// ACK-delay firings since the last DATA arrival.
     idle_firings: u32,
     timers: TimerSet<RxTimer>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Receiver {
@@ -641,9 +610,7 @@ impl Receiver {
             sender: None,
             idle_firings: 0,
             timers: TimerSet::new(),
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -661,14 +628,12 @@ impl Receiver {
             source: self.cfg.node.0,
             flags: 0,
         };
-        if let Ok(v) = Packet::to_vec(env, &Message::Bap(wire::Message::Ack { seq })) {
-            let t = Transmit {
-                dest: Dest::Node(to),
-                payload: Bytes::from(v),
-            };
-            self.stats.count_sent(&t);
-            self.stats.control_sent += 1;
-            self.out.push_back(t);
+        if self.out.transmit(
+            Dest::Node(to),
+            env,
+            &Message::Bap(wire::Message::Ack { seq }),
+        ) {
+            self.out.stats.control_sent += 1;
         }
     }
 
@@ -687,7 +652,7 @@ impl Receiver {
     fn on_data(&mut self, now: Time, from: NodeId, seq: u16, first: u16, payload: &[u8]) {
         let m = self.modulus;
         if seq >= m || first >= m {
-            self.stats.malformed += 1;
+            self.out.stats.malformed += 1;
             return;
         }
         self.sender = Some(from);
@@ -697,7 +662,7 @@ impl Receiver {
         if behind > self.cfg.window {
             let skipped = u64::from(m - behind);
             for k in 0..skipped {
-                self.events.push_back(Event::LossDetected {
+                self.out.event(Event::LossDetected {
                     seq: self.delivered + k,
                 });
             }
@@ -705,12 +670,12 @@ impl Receiver {
             self.expected = first;
         }
         if seq == self.expected {
-            self.events.push_back(Event::Delivered {
+            self.out.event(Event::Delivered {
                 seq: self.delivered,
                 data: Bytes::copy_from_slice(payload),
             });
             self.delivered += 1;
-            self.stats.delivered += 1;
+            self.out.stats.delivered += 1;
             self.last = Some(seq);
             self.expected = (seq + 1) % m;
             self.counter += 1;
@@ -725,9 +690,9 @@ impl Receiver {
         } else {
             // Out of sequence: discarded without an ACK.
             if rank(seq, self.expected, m) < self.cfg.window {
-                self.stats.ignored += 1; // ahead of a gap
+                self.out.stats.ignored += 1; // ahead of a gap
             } else {
-                self.stats.duplicates += 1; // already delivered
+                self.out.stats.duplicates += 1; // already delivered
             }
             if !self.timers.is_armed(RxTimer::AckDelay) {
                 self.timers
@@ -739,25 +704,16 @@ impl Receiver {
 
 impl Agent for Receiver {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Bap(wire::Message::Data {
+        };
+        match m {
+            wire::Message::Data {
                 seq,
                 first,
                 payload,
-            }) => self.on_data(now, from, seq, first, payload),
-            _ => self.stats.ignored += 1,
+            } => self.on_data(now, from, seq, first, payload),
+            _ => self.out.ignore(),
         }
     }
 
@@ -781,21 +737,14 @@ impl Agent for Receiver {
             }
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 

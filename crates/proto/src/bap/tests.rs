@@ -1,6 +1,7 @@
 use super::*;
 use crate::testkit::Harness;
 use proptest::prelude::*;
+use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
 

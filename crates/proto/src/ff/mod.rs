@@ -32,13 +32,11 @@ use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::{Bitmap, Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    ff as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use rmcast_wire::{ff as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 16;
@@ -154,9 +152,7 @@ pub struct Sender {
     timers: TimerSet<Key>,
     last_tx: Option<Time>,
     completed: bool,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Sender {
@@ -193,9 +189,7 @@ impl Sender {
             timers: TimerSet::new(),
             last_tx: None,
             completed: false,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             cfg,
         })
     }
@@ -245,20 +239,17 @@ impl Sender {
             ts: now.as_nanos(),
             payload: &data,
         };
-        if !crate::queue_transmit(
-            &mut self.out,
-            &mut self.stats,
-            Dest::Group(self.cfg.group),
-            env,
-            &Message::Ff(msg),
-        ) {
+        if !self
+            .out
+            .transmit(Dest::Group(self.cfg.group), env, &Message::Ff(msg))
+        {
             return;
         }
         if retransmission {
-            self.stats.repairs_sent += 1;
+            self.out.stats.repairs_sent += 1;
             let _ = self.buffer.mark_resent(seq, now);
         } else {
-            self.stats.data_sent += 1;
+            self.out.stats.data_sent += 1;
         }
         if let Some(p) = self.outstanding.get_mut(&seq) {
             p.transmissions += 1;
@@ -318,8 +309,8 @@ impl Sender {
                 self.buffer.remove(seq);
                 self.timers.cancel(Key::Rto(seq));
                 self.retx.remove(&seq);
-                self.stats.completed += 1;
-                self.events.push_back(Event::MessageDone {
+                self.out.stats.completed += 1;
+                self.out.event(Event::MessageDone {
                     seq,
                     sent_at: p.sent_at,
                     done_at: now,
@@ -334,18 +325,18 @@ impl Sender {
             && self.outstanding.is_empty()
         {
             self.completed = true;
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, seq: u64, ts: u64) {
         let Some(i) = self.rx_index(from) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         let ts = Time::from_nanos(ts);
         let Some(r) = self.rx.get_mut(i).filter(|r| r.active) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         if ts <= now {
@@ -362,7 +353,7 @@ impl Sender {
                 p.acked.set(i, true);
                 p.count += 1;
             }
-            _ => self.stats.duplicates += 1,
+            _ => self.out.stats.duplicates += 1,
         }
         self.settle(now);
         self.pump(now);
@@ -380,21 +371,12 @@ fn multiset_remove(m: &mut BTreeMap<Duration, u32>, k: Duration) {
 
 impl Agent for Sender {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Ff(wire::Message::Ack { seq, ts }) => self.on_ack(now, from, seq, ts),
-            _ => self.stats.ignored += 1,
+        };
+        match m {
+            wire::Message::Ack { seq, ts } => self.on_ack(now, from, seq, ts),
+            _ => self.out.ignore(),
         }
     }
 
@@ -404,8 +386,8 @@ impl Agent for Sender {
                 Key::Tx => {}
                 Key::Rto(seq) => {
                     if self.outstanding.contains_key(&seq) {
-                        self.stats.timeouts += 1;
-                        self.events.push_back(Event::LossDetected { seq });
+                        self.out.stats.timeouts += 1;
+                        self.out.event(Event::LossDetected { seq });
                         self.retx.insert(seq);
                     }
                 }
@@ -413,21 +395,14 @@ impl Agent for Sender {
         }
         self.pump(now);
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
@@ -492,9 +467,7 @@ pub struct Receiver {
     cfg: ReceiverConfig,
     w: SeqWindow,
     held: BTreeMap<u64, Bytes>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Receiver {
@@ -504,9 +477,7 @@ impl Receiver {
             w: SeqWindow::new(cap),
             cfg,
             held: BTreeMap::new(),
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -516,34 +487,23 @@ impl Receiver {
             source: self.cfg.node.0,
             flags: 0,
         };
-        if let Ok(v) = Packet::to_vec(env, &Message::Ff(wire::Message::Ack { seq, ts })) {
-            let t = Transmit {
-                dest: Dest::Node(to),
-                payload: Bytes::from(v),
-            };
-            self.stats.count_sent(&t);
-            self.stats.control_sent += 1;
-            self.out.push_back(t);
+        if self.out.transmit(
+            Dest::Node(to),
+            env,
+            &Message::Ff(wire::Message::Ack { seq, ts }),
+        ) {
+            self.out.stats.control_sent += 1;
         }
     }
 }
 
 impl Agent for Receiver {
     fn handle_packet(&mut self, _now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        let Message::Ff(wire::Message::Data { seq, ts, payload }) = p.message else {
-            self.stats.ignored += 1;
+        };
+        let wire::Message::Data { seq, ts, payload } = m else {
+            self.out.ignore();
             return;
         };
         match self.w.insert(seq) {
@@ -551,13 +511,13 @@ impl Agent for Receiver {
                 self.held.insert(seq, Bytes::copy_from_slice(payload));
                 while let Some(s) = self.w.pop_in_order() {
                     let data = self.held.remove(&s).unwrap_or_default();
-                    self.stats.delivered += 1;
-                    self.events.push_back(Event::Delivered { seq: s, data });
+                    self.out.stats.delivered += 1;
+                    self.out.event(Event::Delivered { seq: s, data });
                 }
             }
-            Insert::Duplicate => self.stats.duplicates += 1,
+            Insert::Duplicate => self.out.stats.duplicates += 1,
             Insert::TooFar => {
-                self.stats.ignored += 1;
+                self.out.stats.ignored += 1;
                 return;
             }
         }
@@ -565,21 +525,14 @@ impl Agent for Receiver {
     }
 
     fn handle_timeout(&mut self, _now: Time) {}
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 

@@ -1,6 +1,7 @@
 use super::*;
 use crate::prmp::tests::{assert_reliable, message};
 use crate::testkit::Harness;
+use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
 

@@ -63,14 +63,12 @@ use crate::spec::lms as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
-    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
-    SendError, Stats, Time, Transmit,
+    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
+    RouterTransmit, SendError, Time, Transmit,
 };
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    lms as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
+use rmcast_wire::{lms as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, VecDeque};
 
 /// How many repaired packets and answered DREQs a replier remembers (ns-2 keeps 10 of each).
@@ -83,22 +81,11 @@ pub const DEFAULT_REFRESH_PACKETS: u64 = spec::REFRESH_PACKETS;
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 16;
 
-fn encode(session: u32, node: NodeId, msg: wire::Message<'_>, flags: u8) -> Option<Bytes> {
-    let env = Envelope {
+fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
+    Envelope {
         session,
         source: node.0,
         flags,
-    };
-    Packet::to_vec(env, &Message::Lms(msg))
-        .ok()
-        .map(Bytes::from)
-}
-
-fn decode(packet: &[u8], session: u32) -> Option<wire::Message<'_>> {
-    let p = Packet::decode(packet).ok()?;
-    match p.message {
-        Message::Lms(m) if p.header.session == session => Some(m),
-        _ => None,
     }
 }
 
@@ -143,9 +130,7 @@ pub struct Source {
     next: u64,
     hb_at: Option<Time>,
     linger_at: Option<Time>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
     closed: bool,
 }
 
@@ -157,32 +142,24 @@ impl Source {
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
             next: 0,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             closed: false,
         }
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        if let Some(payload) = encode(self.cfg.session, self.cfg.node, msg, flags) {
-            let t = Transmit {
-                dest: Dest::Group(self.cfg.group),
-                payload,
-            };
-            self.stats.count_sent(&t);
-            self.out.push_back(t);
-        }
+        let env = envelope(self.cfg.session, self.cfg.node, flags);
+        self.out
+            .transmit(Dest::Group(self.cfg.group), env, &Message::Lms(msg));
     }
 }
 
 impl Agent for Source {
     fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        match decode(packet, self.cfg.session) {
+        match self.out.accept(packet, self.cfg.session) {
             Some(wire::Message::Request { seq, .. }) => {
                 if let Some(data) = self.buf.mark_resent(seq, now) {
-                    self.stats.repairs_sent += 1;
+                    self.out.stats.repairs_sent += 1;
                     self.push(
                         wire::Message::Repair {
                             seq,
@@ -194,27 +171,24 @@ impl Agent for Source {
                     );
                 }
             }
-            Some(_) => self.stats.ignored += 1,
-            None => self.stats.malformed += 1,
+            Some(_) => self.out.ignore(),
+            None => {}
         }
     }
     fn handle_timeout(&mut self, now: Time) {
         if self.linger_at.is_some_and(|t| now >= t) {
             self.linger_at = None;
             self.hb_at = None;
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
         if let (Some(at), Some(i)) = (self.hb_at, self.cfg.heartbeat) {
             if now >= at {
-                self.stats.control_sent += 1;
+                self.out.stats.control_sent += 1;
                 let lead = self.next;
                 self.push(wire::Message::Heartbeat { lead }, 0);
                 self.hb_at = Some(now + i.max(Duration::from_micros(1)));
             }
         }
-    }
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
     }
     fn poll_timeout(&self) -> Option<Time> {
         match (self.hb_at, self.linger_at) {
@@ -222,11 +196,11 @@ impl Agent for Source {
             (a, b) => a.or(b),
         }
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
@@ -240,7 +214,7 @@ impl Agent for Source {
         }
         let seq = self.next;
         self.next += 1;
-        self.stats.data_sent += 1;
+        self.out.stats.data_sent += 1;
         self.push(
             wire::Message::Data {
                 seq,
@@ -321,9 +295,7 @@ pub struct Receiver {
     /// Packets received and losses detected since the last REFRESH.
     interval_packets: u64,
     interval_losses: u32,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
     lms: LmsStats,
 }
 
@@ -349,9 +321,7 @@ impl Receiver {
             answered: VecDeque::new(),
             interval_packets: 0,
             interval_losses: 0,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             lms: LmsStats::default(),
         }
     }
@@ -361,19 +331,13 @@ impl Receiver {
     }
 
     fn send_to(&mut self, dest: NodeId, msg: wire::Message<'_>, flags: u8) {
-        if let Some(payload) = encode(self.cfg.session, self.cfg.node, msg, flags) {
-            let t = Transmit {
-                dest: Dest::Node(dest),
-                payload,
-            };
-            self.stats.count_sent(&t);
-            self.out.push_back(t);
-        }
+        let env = envelope(self.cfg.session, self.cfg.node, flags);
+        self.out.transmit(Dest::Node(dest), env, &Message::Lms(msg));
     }
 
     fn request(&mut self, now: Time, seq: u64) {
         self.lms.requests_sent += 1;
-        self.stats.control_sent += 1;
+        self.out.stats.control_sent += 1;
         let n = self.attempts.entry(seq).or_insert(0);
         let attempt = *n;
         *n = n.saturating_add(1);
@@ -392,7 +356,7 @@ impl Receiver {
             self.interval_packets = 0;
             self.interval_losses = 0;
             self.lms.refreshes_sent += 1;
-            self.stats.control_sent += 1;
+            self.out.stats.control_sent += 1;
             self.send_to(self.cfg.source, wire::Message::Refresh { cost }, 0);
         }
     }
@@ -405,7 +369,7 @@ impl Receiver {
         self.known = next;
         for s in from..next {
             if !self.window.contains(s) && !self.timers.is_armed(s) {
-                self.events.push_back(Event::LossDetected { seq: s });
+                self.out.event(Event::LossDetected { seq: s });
                 self.interval_losses = self.interval_losses.saturating_add(1);
                 self.request(now, s);
             }
@@ -429,20 +393,19 @@ impl Receiver {
                         .get(s)
                         .map(|e| e.data.clone())
                         .unwrap_or_default();
-                    self.stats.delivered += 1;
-                    self.events.push_back(Event::Delivered { seq: s, data });
+                    self.out.stats.delivered += 1;
+                    self.out.event(Event::Delivered { seq: s, data });
                 }
             }
-            Insert::Duplicate => self.stats.duplicates += 1,
-            Insert::TooFar => self.stats.ignored += 1,
+            Insert::Duplicate => self.out.stats.duplicates += 1,
+            Insert::TooFar => self.out.stats.ignored += 1,
         }
     }
 }
 
 impl Receiver {
     fn receive(&mut self, now: Time, packet: &[u8], shared: Option<&Bytes>) {
-        self.stats.count_received(packet);
-        match decode(packet, self.cfg.session) {
+        match self.out.accept(packet, self.cfg.session) {
             Some(wire::Message::Data { seq, payload }) => {
                 self.data(now, seq, payload, shared, false)
             }
@@ -469,7 +432,7 @@ impl Receiver {
                 Some(data) => {
                     remember(&mut self.answered, (seq, tp, tp_iface));
                     self.lms.dreqs_served += 1;
-                    self.stats.repairs_sent += 1;
+                    self.out.stats.repairs_sent += 1;
                     self.send_to(
                         NodeId(tp),
                         wire::Message::Repair {
@@ -487,9 +450,9 @@ impl Receiver {
                 }
             },
             Some(wire::Message::Request { .. } | wire::Message::Refresh { .. }) => {
-                self.stats.ignored += 1
+                self.out.ignore()
             }
-            None => self.stats.malformed += 1,
+            None => {}
         }
     }
 }
@@ -504,22 +467,19 @@ impl Agent for Receiver {
     fn handle_timeout(&mut self, now: Time) {
         while let Some(seq) = self.timers.pop_expired(now) {
             if !self.window.contains(seq) {
-                self.stats.timeouts += 1;
+                self.out.stats.timeouts += 1;
                 self.request(now, seq);
             }
         }
     }
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 
@@ -575,8 +535,7 @@ pub struct Router {
     cfg: RouterConfig,
     /// Adaptive: the last cost heard on each downstream interface.
     costs: BTreeMap<IfaceId, u32>,
-    out: VecDeque<RouterTransmit>,
-    stats: Stats,
+    out: Outbox<RouterTransmit>,
     lms: RouterStats,
 }
 
@@ -590,8 +549,7 @@ impl Router {
         Router {
             cfg,
             costs,
-            out: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             lms: RouterStats::default(),
         }
     }
@@ -625,20 +583,11 @@ impl Router {
             let Some(c) = best.and_then(|b| self.costs.get(&b).copied()) else {
                 return;
             };
-            if let Some(payload) = encode(
-                self.cfg.session,
-                self.cfg.node,
-                wire::Message::Refresh { cost: c },
-                0,
-            ) {
-                let t = Transmit { dest, payload };
-                self.stats.count_sent(&t);
-                self.stats.control_sent += 1;
+            let env = envelope(self.cfg.session, self.cfg.node, 0);
+            let refresh = Message::Lms(wire::Message::Refresh { cost: c });
+            if self.out.transmit_via(dest, None, env, &refresh) {
+                self.out.stats.control_sent += 1;
                 self.lms.refreshes_up += 1;
-                self.out.push_back(RouterTransmit {
-                    transmit: t,
-                    via: None,
-                });
             }
         }
     }
@@ -652,18 +601,6 @@ impl Router {
     pub fn router_stats(&self) -> &RouterStats {
         &self.lms
     }
-
-    fn emit(&mut self, payload: Bytes, via: IfaceId) {
-        let t = Transmit {
-            dest: Dest::Group(self.cfg.group),
-            payload,
-        };
-        self.stats.count_sent(&t);
-        self.out.push_back(RouterTransmit {
-            transmit: t,
-            via: Some(vec![via]),
-        });
-    }
 }
 
 impl RouterAgent for Router {
@@ -675,16 +612,14 @@ impl RouterAgent for Router {
         dest: Dest,
         packet: &[u8],
     ) -> RouteDecision {
-        self.stats.count_received(packet);
-        let Some(m) = decode(packet, self.cfg.session) else {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return RouteDecision::Forward;
         };
         match m {
             wire::Message::Request { seq, attempt } => match self.cfg.replier {
                 Some(r) if r != ingress => {
                     self.lms.turned += 1;
-                    self.stats.control_sent += 1;
+                    self.out.stats.control_sent += 1;
                     let dreq = wire::Message::Dreq {
                         seq,
                         requester: from.0,
@@ -692,9 +627,10 @@ impl RouterAgent for Router {
                         tp_iface: ingress.0,
                         attempt,
                     };
-                    if let Some(p) = encode(self.cfg.session, self.cfg.node, dreq, 0) {
-                        self.emit(p, r);
-                    }
+                    let env = envelope(self.cfg.session, self.cfg.node, 0);
+                    let dest = Dest::Group(self.cfg.group);
+                    self.out
+                        .transmit_via(dest, Some(vec![r]), env, &Message::Lms(dreq));
                     RouteDecision::Consume
                 }
                 _ => {
@@ -713,8 +649,12 @@ impl RouterAgent for Router {
                 if tp == self.cfg.node.0 && dest == Dest::Node(self.cfg.node) =>
             {
                 self.lms.subcasts += 1;
-                self.stats.repairs_sent += 1;
-                self.emit(Bytes::copy_from_slice(packet), IfaceId(tp_iface));
+                self.out.stats.repairs_sent += 1;
+                let subcast = Transmit {
+                    dest: Dest::Group(self.cfg.group),
+                    payload: Bytes::copy_from_slice(packet),
+                };
+                self.out.push_via(subcast, Some(vec![IfaceId(tp_iface)]));
                 RouteDecision::Consume
             }
             wire::Message::Refresh { cost } if self.cfg.adaptive => {
@@ -725,14 +665,14 @@ impl RouterAgent for Router {
         }
     }
     fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox(&self) -> &Outbox<RouterTransmit> {
+        &self.out
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
+        &mut self.out
     }
     /// One replier link per group, when the router has one; an adaptive router also holds
     /// one cost per downstream interface heard from (other than the replier link).

@@ -1,4 +1,5 @@
 use super::*;
+use rmcast_wire::Packet;
 
 const G: GroupId = GroupId(1);
 
@@ -8,7 +9,7 @@ fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
     } else {
         0
     };
-    encode(0, NodeId(from), msg, flags).unwrap().to_vec()
+    Packet::to_vec(envelope(0, NodeId(from), flags), &msg.into()).unwrap()
 }
 
 fn router(replier: Option<u32>) -> Router {

@@ -31,35 +31,22 @@ use crate::spec::pgm as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
-    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
-    SendError, Stats, Time, Transmit,
+    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
+    RouterTransmit, SendError, Time,
 };
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    pgm as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use rmcast_wire::{pgm as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest application message one ODATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
 
-fn encode(session: u32, node: NodeId, msg: wire::Message<'_>, flags: u8) -> Option<Bytes> {
-    let env = Envelope {
+fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
+    Envelope {
         session,
         source: node.0,
         flags,
-    };
-    Packet::to_vec(env, &Message::Pgm(msg))
-        .ok()
-        .map(Bytes::from)
-}
-
-fn decode(packet: &[u8], session: u32) -> Option<wire::Message<'_>> {
-    let p = Packet::decode(packet).ok()?;
-    match p.message {
-        Message::Pgm(m) if p.header.session == session => Some(m),
-        _ => None,
     }
 }
 
@@ -105,9 +92,7 @@ pub struct Source {
     next: u64,
     spm_seq: u64,
     timers: TimerSet<SKey>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
     closed: bool,
     /// NAKs received.
     pub naks_received: u64,
@@ -125,28 +110,21 @@ impl Source {
             next: 0,
             spm_seq: 0,
             timers,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             closed: false,
             naks_received: 0,
         }
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        if let Some(payload) = encode(self.cfg.session, self.cfg.node, msg, flags) {
-            let t = Transmit {
-                dest: Dest::Group(self.cfg.group),
-                payload,
-            };
-            self.stats.count_sent(&t);
-            self.out.push_back(t);
-        }
+        let env = envelope(self.cfg.session, self.cfg.node, flags);
+        self.out
+            .transmit(Dest::Group(self.cfg.group), env, &Message::Pgm(msg));
     }
 
     fn rdata(&mut self, now: Time, seq: u64) {
         if let Some(data) = self.buf.mark_resent(seq, now) {
-            self.stats.repairs_sent += 1;
+            self.out.stats.repairs_sent += 1;
             self.push(
                 wire::Message::Rdata {
                     seq,
@@ -160,11 +138,10 @@ impl Source {
 
 impl Agent for Source {
     fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        match decode(packet, self.cfg.session) {
+        match self.out.accept(packet, self.cfg.session) {
             Some(wire::Message::Nak { seq }) if self.buf.get(seq).is_some() => {
                 self.naks_received += 1;
-                self.stats.control_sent += 1;
+                self.out.stats.control_sent += 1;
                 self.push(wire::Message::Ncf { seq }, 0);
                 if self.cfg.repair_delay.is_zero() {
                     self.rdata(now, seq);
@@ -173,8 +150,8 @@ impl Agent for Source {
                         .set(SKey::Repair(seq), now + self.cfg.repair_delay);
                 }
             }
-            Some(_) => self.stats.ignored += 1,
-            None => self.stats.malformed += 1,
+            Some(_) => self.out.ignore(),
+            None => {}
         }
     }
 
@@ -182,7 +159,7 @@ impl Agent for Source {
         while let Some(k) = self.timers.pop_expired(now) {
             match k {
                 SKey::Spm => {
-                    self.stats.control_sent += 1;
+                    self.out.stats.control_sent += 1;
                     let (spm_seq, lead) = (self.spm_seq, self.next);
                     self.spm_seq += 1;
                     self.push(
@@ -202,23 +179,19 @@ impl Agent for Source {
                 SKey::Repair(seq) => self.rdata(now, seq),
                 SKey::Linger => {
                     self.timers.cancel(SKey::Spm);
-                    self.events.push_back(Event::Completed);
+                    self.out.event(Event::Completed);
                 }
             }
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
@@ -232,7 +205,7 @@ impl Agent for Source {
         }
         let seq = self.next;
         self.next += 1;
-        self.stats.data_sent += 1;
+        self.out.stats.data_sent += 1;
         self.push(
             wire::Message::Odata {
                 seq,
@@ -300,9 +273,7 @@ pub struct Receiver {
     known: u64,
     lost: BTreeMap<u64, Phase>,
     timers: TimerSet<u64>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Receiver {
@@ -315,9 +286,7 @@ impl Receiver {
             known: 0,
             lost: BTreeMap::new(),
             timers: TimerSet::new(),
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -334,19 +303,10 @@ impl Receiver {
     }
 
     fn nak(&mut self, now: Time, seq: u64) {
-        if let Some(payload) = encode(
-            self.cfg.session,
-            self.cfg.node,
-            wire::Message::Nak { seq },
-            0,
-        ) {
-            let t = Transmit {
-                dest: Dest::Node(self.cfg.source),
-                payload,
-            };
-            self.stats.count_sent(&t);
-            self.stats.control_sent += 1;
-            self.out.push_back(t);
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        let nak = Message::Pgm(wire::Message::Nak { seq });
+        if self.out.transmit(Dest::Node(self.cfg.source), env, &nak) {
+            self.out.stats.control_sent += 1;
         }
         self.lost.insert(seq, Phase::WaitNcf);
         self.timers.set(seq, now + self.cfg.nak_repeat);
@@ -360,7 +320,7 @@ impl Receiver {
         self.known = next;
         for s in from..next {
             if !self.window.contains(s) && !self.lost.contains_key(&s) {
-                self.events.push_back(Event::LossDetected { seq: s });
+                self.out.event(Event::LossDetected { seq: s });
                 self.backoff(now, s);
             }
         }
@@ -375,25 +335,27 @@ impl Receiver {
                 self.learn(now, seq + 1);
                 while let Some(s) = self.window.pop_in_order() {
                     let data = self.held.remove(&s).unwrap_or_default();
-                    self.stats.delivered += 1;
-                    self.events.push_back(Event::Delivered { seq: s, data });
+                    self.out.stats.delivered += 1;
+                    self.out.event(Event::Delivered { seq: s, data });
                 }
             }
-            Insert::Duplicate => self.stats.duplicates += 1,
-            Insert::TooFar => self.stats.ignored += 1,
+            Insert::Duplicate => self.out.stats.duplicates += 1,
+            Insert::TooFar => self.out.stats.ignored += 1,
         }
     }
 }
 
 impl Receiver {
     fn receive(&mut self, now: Time, packet: &[u8], shared: Option<&Bytes>) {
-        self.stats.count_received(packet);
-        match decode(packet, self.cfg.session) {
-            Some(wire::Message::Odata { seq, payload } | wire::Message::Rdata { seq, payload }) => {
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
+            return;
+        };
+        match m {
+            wire::Message::Odata { seq, payload } | wire::Message::Rdata { seq, payload } => {
                 self.data(now, seq, payload, shared)
             }
-            Some(wire::Message::Spm { lead, .. }) => self.learn(now, lead),
-            Some(wire::Message::Ncf { seq }) => {
+            wire::Message::Spm { lead, .. } => self.learn(now, lead),
+            wire::Message::Ncf { seq } => {
                 if !self.window.contains(seq) {
                     // An NCF for a loss not yet detected announces it too.
                     self.learn(now, seq + 1);
@@ -403,8 +365,7 @@ impl Receiver {
                     }
                 }
             }
-            Some(_) => self.stats.ignored += 1,
-            None => self.stats.malformed += 1,
+            _ => self.out.ignore(),
         }
     }
 }
@@ -422,29 +383,25 @@ impl Agent for Receiver {
             match self.lost.get(&seq) {
                 Some(Phase::BackOff) => self.nak(now, seq),
                 Some(Phase::WaitNcf) => {
-                    self.stats.timeouts += 1;
+                    self.out.stats.timeouts += 1;
                     self.nak(now, seq)
                 }
                 Some(Phase::WaitData) => {
-                    self.stats.timeouts += 1;
+                    self.out.stats.timeouts += 1;
                     self.backoff(now, seq)
                 }
                 None => {}
             }
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 
@@ -474,8 +431,7 @@ pub struct NetworkElement {
     cfg: NeConfig,
     state: BTreeMap<u64, BTreeSet<IfaceId>>,
     timers: TimerSet<u64>,
-    out: VecDeque<RouterTransmit>,
-    stats: Stats,
+    out: Outbox<RouterTransmit>,
     peak_state: usize,
     /// NAKs forwarded upstream (first NAK per state).
     pub naks_forwarded: u64,
@@ -491,8 +447,7 @@ impl NetworkElement {
             cfg,
             state: BTreeMap::new(),
             timers: TimerSet::new(),
-            out: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             peak_state: 0,
             naks_forwarded: 0,
             naks_absorbed: 0,
@@ -517,22 +472,11 @@ impl NetworkElement {
     }
 
     fn ncf(&mut self, seq: u64, iface: IfaceId) {
-        if let Some(payload) = encode(
-            self.cfg.session,
-            self.cfg.node,
-            wire::Message::Ncf { seq },
-            0,
-        ) {
-            let t = Transmit {
-                dest: Dest::Group(self.cfg.group),
-                payload,
-            };
-            self.stats.count_sent(&t);
-            self.stats.control_sent += 1;
-            self.out.push_back(RouterTransmit {
-                transmit: t,
-                via: Some(vec![iface]),
-            });
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        let ncf = Message::Pgm(wire::Message::Ncf { seq });
+        let dest = Dest::Group(self.cfg.group);
+        if self.out.transmit_via(dest, Some(vec![iface]), env, &ncf) {
+            self.out.stats.control_sent += 1;
         }
     }
 }
@@ -546,9 +490,7 @@ impl RouterAgent for NetworkElement {
         _dest: Dest,
         packet: &[u8],
     ) -> RouteDecision {
-        self.stats.count_received(packet);
-        let Some(m) = decode(packet, self.cfg.session) else {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return RouteDecision::Forward;
         };
         match m {
@@ -589,14 +531,14 @@ impl RouterAgent for NetworkElement {
             self.state.remove(&seq);
         }
     }
-    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox(&self) -> &Outbox<RouterTransmit> {
+        &self.out
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
+        &mut self.out
     }
     fn state_entries(&self) -> usize {
         self.state.len()

@@ -92,13 +92,11 @@ use crate::sendq::SendQueue;
 use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use plan::Planner;
-use rmcast_wire::{
-    prmp as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
+use rmcast_wire::{prmp as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Largest application message one DATA packet carries (a DATAPOLL naming children needs
@@ -390,9 +388,7 @@ pub struct Sender {
     last_tx: Option<Time>,
     removed: Vec<NodeId>,
     completed: bool,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Sender {
@@ -444,9 +440,7 @@ impl Sender {
             last_tx: None,
             removed: Vec::new(),
             completed: false,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             cfg,
         })
     }
@@ -561,13 +555,7 @@ impl Sender {
     }
 
     fn emit(&mut self, dest: Dest, env: Envelope, msg: wire::Message<'_>) {
-        crate::queue_transmit(
-            &mut self.out,
-            &mut self.stats,
-            dest,
-            env,
-            &Message::Prmp(msg),
-        );
+        self.out.transmit(dest, env, &Message::Prmp(msg));
     }
 
     /// Send one logical packet to `dests` (all active children when `None`), as a multicast
@@ -701,10 +689,10 @@ impl Sender {
         };
         self.emit_to(dests.as_ref(), env, msg);
         if retx {
-            self.stats.repairs_sent += 1;
+            self.out.stats.repairs_sent += 1;
             let _ = self.buffer.mark_resent(seq, now);
         } else {
-            self.stats.data_sent += 1;
+            self.out.stats.data_sent += 1;
         }
         if let Some(info) = self.outstanding.get_mut(&seq) {
             info.transmissions += 1;
@@ -729,9 +717,9 @@ impl Sender {
             seq: hs,
             cld: list,
         };
-        let before = self.stats.packets_sent;
+        let before = self.out.stats.packets_sent;
         self.emit_to(Some(&dests), self.envelope(false), msg);
-        self.stats.control_sent += self.stats.packets_sent - before;
+        self.out.stats.control_sent += self.out.stats.packets_sent - before;
         self.register_poll(now, hs, &cld);
         self.last_tx = Some(now);
     }
@@ -872,7 +860,7 @@ impl Sender {
                 return;
             }
             info.status = Status::Collection;
-            self.events.push_back(Event::LossDetected { seq });
+            self.out.event(Event::LossDetected { seq });
         }
         match info.status {
             Status::Collection => {
@@ -944,8 +932,8 @@ impl Sender {
                 for k in keys {
                     self.rtxt.remove(&k);
                 }
-                self.stats.completed += 1;
-                self.events.push_back(Event::MessageDone {
+                self.out.stats.completed += 1;
+                self.out.event(Event::MessageDone {
                     seq,
                     sent_at: info.sent_at,
                     done_at: now,
@@ -984,7 +972,7 @@ impl Sender {
             && self.outstanding.is_empty()
         {
             self.completed = true;
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
     }
 
@@ -992,11 +980,11 @@ impl Sender {
 
     fn on_resp(&mut self, now: Time, from: NodeId, r: RespFields<'_>) {
         let Some(i) = self.child_index(from) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         if !self.children.get(i).is_some_and(|c| c.active) {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         }
         let hs = self.hs();
@@ -1008,7 +996,7 @@ impl Sender {
         } || r.le > self.next_seq
             || r.seq > hs.unwrap_or(0);
         if bogus {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         }
         let ts = Time::from_nanos(r.ts);
@@ -1089,7 +1077,7 @@ impl Sender {
         let Some(p) = self.polls.remove(&id) else {
             return;
         };
-        self.stats.timeouts += 1;
+        self.out.stats.timeouts += 1;
         let mut evict = Vec::new();
         for &i in &p.remaining {
             if !self.children.get(i).is_some_and(|c| c.active) {
@@ -1164,7 +1152,7 @@ impl Sender {
             }
         }
         if by_protocol {
-            self.stats.evicted += 1;
+            self.out.stats.evicted += 1;
             self.removed.push(node);
         }
         // ALL shrank: packets may now be fully acknowledged, collections may now decide.
@@ -1206,26 +1194,17 @@ fn les_remove(les: &mut BTreeMap<u64, u32>, le: u64) {
 
 impl Agent for Sender {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Prmp(wire::Message::Resp {
+        };
+        match m {
+            wire::Message::Resp {
                 ts,
                 seq,
                 le,
                 hr,
                 bitmap,
-            }) => self.on_resp(
+            } => self.on_resp(
                 now,
                 from,
                 RespFields {
@@ -1236,7 +1215,7 @@ impl Agent for Sender {
                     bitmap,
                 },
             ),
-            _ => self.stats.ignored += 1,
+            _ => self.out.ignore(),
         }
     }
 
@@ -1248,21 +1227,14 @@ impl Agent for Sender {
             }
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
@@ -1324,9 +1296,7 @@ pub struct Receiver {
     held: BTreeMap<u64, Bytes>,
     consume_at: Option<Time>,
     last_consume: Option<Time>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Receiver {
@@ -1339,9 +1309,7 @@ impl Receiver {
             held: BTreeMap::new(),
             consume_at: None,
             last_consume: None,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -1361,8 +1329,8 @@ impl Receiver {
                 self.held.insert(seq, Bytes::copy_from_slice(payload));
                 self.hr = self.hr.max(Some(seq));
             }
-            Insert::Duplicate => self.stats.duplicates += 1,
-            Insert::TooFar => self.stats.ignored += 1,
+            Insert::Duplicate => self.out.stats.duplicates += 1,
+            Insert::TooFar => self.out.stats.ignored += 1,
         }
     }
 
@@ -1371,8 +1339,8 @@ impl Receiver {
             return false;
         };
         let data = self.held.remove(&seq).unwrap_or_default();
-        self.stats.delivered += 1;
-        self.events.push_back(Event::Delivered { seq, data });
+        self.out.stats.delivered += 1;
+        self.out.event(Event::Delivered { seq, data });
         true
     }
 
@@ -1416,21 +1384,15 @@ impl Receiver {
             source: self.cfg.node.0,
             flags: 0,
         };
-        if let Ok(v) = Packet::to_vec(env, &Message::Prmp(msg)) {
-            let t = Transmit {
-                dest: Dest::Node(to),
-                payload: Bytes::from(v),
-            };
-            self.stats.count_sent(&t);
-            self.stats.control_sent += 1;
-            self.out.push_back(t);
+        if self.out.transmit(Dest::Node(to), env, &Message::Prmp(msg)) {
+            self.out.stats.control_sent += 1;
         }
     }
 
     fn on_poll(&mut self, from: NodeId, ts: u64, poll_seq: u64, cld: wire::ChildList<'_>) {
         // A legitimate POLL.SEQ is inside the window: the parent never sends past LE_i + S.
         if poll_seq >= self.w.base().saturating_add(self.cfg.window) {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         }
         // Choice 1: a poll raises HR_i to POLL.SEQ.
@@ -1443,38 +1405,29 @@ impl Receiver {
 
 impl Agent for Receiver {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Prmp(wire::Message::Data { seq, payload }) => {
+        };
+        match m {
+            wire::Message::Data { seq, payload } => {
                 self.on_data(seq, payload);
                 self.consume(now);
             }
-            Message::Prmp(wire::Message::DataPoll {
+            wire::Message::DataPoll {
                 seq,
                 ts,
                 poll_seq,
                 cld,
                 payload,
-            }) => {
+            } => {
                 self.on_data(seq, payload);
                 self.consume(now);
                 self.on_poll(from, ts, poll_seq, cld);
             }
-            Message::Prmp(wire::Message::Poll { ts, seq, cld }) => {
+            wire::Message::Poll { ts, seq, cld } => {
                 self.on_poll(from, ts, seq, cld);
             }
-            _ => self.stats.ignored += 1,
+            _ => self.out.ignore(),
         }
     }
 
@@ -1487,21 +1440,14 @@ impl Agent for Receiver {
             self.consume(now);
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.consume_at
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 

@@ -1,5 +1,7 @@
 use super::*;
 use crate::testkit::Harness;
+use crate::Outbox;
+use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
 
@@ -52,23 +54,20 @@ pub(crate) fn assert_reliable(h: &Harness, receivers: &[u32], n: u64, what: &str
 }
 
 /// A node that never answers (a crashed child).
-struct Dead(Stats);
+struct Dead(Outbox);
 impl Agent for Dead {
     fn handle_packet(&mut self, _: Time, _: NodeId, p: &[u8]) {
-        self.0.count_received(p);
+        self.0.stats.count_received(p);
     }
     fn handle_timeout(&mut self, _: Time) {}
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        None
-    }
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        None
-    }
-    fn stats(&self) -> &Stats {
+    fn outbox(&self) -> &Outbox {
         &self.0
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.0
     }
 }
 
@@ -115,7 +114,7 @@ impl Setup {
                 rc.consume_rate = self.consume_rate;
                 h.add(Box::new(Receiver::new(rc)));
             } else {
-                h.add(Box::new(Dead(Stats::default())));
+                h.add(Box::new(Dead(Outbox::new())));
             }
         }
         h.set_group(GROUP, nodes);

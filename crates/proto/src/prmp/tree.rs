@@ -24,7 +24,7 @@
 //!    `MessageDone` and `Completed` are those of its downstream half.
 
 use super::{Receiver, ReceiverConfig, Sender, SenderConfig};
-use crate::{Agent, Event, NodeId, SendError, Stats, Time, Transmit};
+use crate::{Agent, Event, NodeId, Outbox, SendError, Stats, Time, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{prmp as wire, Message, Packet};
 use std::collections::VecDeque;
@@ -51,8 +51,8 @@ pub struct Relay {
     backlog: VecDeque<Bytes>,
     forwarded: u64,
     closed: bool,
-    events: VecDeque<Event>,
-    stats: Stats,
+    /// Its events and counters (the sum of its halves'); datagrams come from the halves.
+    out: Outbox,
 }
 
 fn add(a: &Stats, b: &Stats) -> Stats {
@@ -87,8 +87,7 @@ impl Relay {
             backlog: VecDeque::new(),
             forwarded: 0,
             closed: false,
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         })
     }
 
@@ -107,7 +106,7 @@ impl Relay {
             if let Event::Delivered { data, .. } = &e {
                 self.backlog.push_back(data.clone());
             }
-            self.events.push_back(e);
+            self.out.event(e);
         }
         while self.tx.can_send() {
             let Some(d) = self.backlog.pop_front() else {
@@ -122,7 +121,7 @@ impl Relay {
                 // Closed or too large: cannot happen for data that fitted one PRMP packet
                 // upstream; dropping it would break reliability, so count it and stop.
                 Err(_) => {
-                    self.stats.malformed += 1;
+                    self.out.stats.malformed += 1;
                     break;
                 }
             }
@@ -133,10 +132,10 @@ impl Relay {
         }
         while let Some(e) = self.tx.poll_event() {
             if !matches!(e, Event::Delivered { .. }) {
-                self.events.push_back(e);
+                self.out.event(e);
             }
         }
-        self.stats = add(self.rx.stats(), self.tx.stats());
+        self.out.stats = add(self.rx.stats(), self.tx.stats());
     }
 }
 
@@ -179,12 +178,12 @@ impl Agent for Relay {
         }
     }
 
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {

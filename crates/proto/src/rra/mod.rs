@@ -55,12 +55,10 @@ use crate::saw::timeout::LimitRule;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::Bitmap;
-use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    rra as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
+use rmcast_wire::{rra as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Largest application message one `rra` DATA packet carries.
@@ -148,9 +146,7 @@ pub struct Sender {
     window: VecDeque<Slot>,
     timers: TimerSet<usize>,
     completed: bool,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Sender {
@@ -184,9 +180,7 @@ impl Sender {
             window: VecDeque::new(),
             timers: TimerSet::new(),
             completed: false,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -217,13 +211,7 @@ impl Sender {
             source: self.cfg.node.0,
             flags,
         };
-        crate::queue_transmit(
-            &mut self.out,
-            &mut self.stats,
-            dest,
-            env,
-            &Message::Rra(msg),
-        );
+        self.out.transmit(dest, env, &Message::Rra(msg));
     }
 
     /// Record a request to receiver `i` covering messages up to `upto`.
@@ -244,9 +232,9 @@ impl Sender {
         slot.transmissions += 1;
         let data = slot.data.clone();
         if repair {
-            self.stats.repairs_sent += 1;
+            self.out.stats.repairs_sent += 1;
         } else {
-            self.stats.data_sent += 1;
+            self.out.stats.data_sent += 1;
         }
         let acker_id = acker.map_or(wire::NO_ACKER, |i| self.node_of(i).0);
         self.emit(
@@ -268,7 +256,7 @@ impl Sender {
         let Some(upto) = self.next_seq().checked_sub(1) else {
             return;
         };
-        self.stats.control_sent += 1;
+        self.out.stats.control_sent += 1;
         let low = self.base;
         self.emit(
             Dest::Node(self.node_of(i)),
@@ -357,11 +345,11 @@ impl Sender {
                 break;
             };
             if slot.failed {
-                self.stats.failed += 1;
+                self.out.stats.failed += 1;
             } else {
-                self.stats.completed += 1;
+                self.out.stats.completed += 1;
             }
-            self.events.push_back(Event::MessageDone {
+            self.out.event(Event::MessageDone {
                 seq: self.base,
                 sent_at: slot.sent_at,
                 done_at: now,
@@ -374,13 +362,13 @@ impl Sender {
 
     fn on_ack(&mut self, now: Time, from: NodeId, cum: u64, upto: u64, bitmap: &[u8]) {
         let Some(i) = self.receiver_index(from) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         let next = self.next_seq();
         if cum > next || (upto >= next && cum <= upto) {
             // Reports messages never sent.
-            self.stats.malformed += 1;
+            self.out.stats.malformed += 1;
             return;
         }
         let base = self.base;
@@ -419,7 +407,7 @@ impl Sender {
         } else {
             // An answer to an older request: the receiver is alive; wait a full timeout
             // for the newer one.
-            self.stats.duplicates += 1;
+            self.out.stats.duplicates += 1;
             if let Some(p) = self.peers.get_mut(i) {
                 p.tries = 0;
             }
@@ -447,7 +435,7 @@ impl Sender {
                 .is_some_and(|s| s.repaired_at.is_none_or(|t| now >= t + timeout))
         });
         if let Some(&first) = missing.first() {
-            self.events.push_back(Event::LossDetected { seq: first });
+            self.out.event(Event::LossDetected { seq: first });
         }
         let n = missing.len();
         for (k, &seq) in missing.iter().enumerate() {
@@ -477,7 +465,7 @@ impl Sender {
         if p.asked.is_none() || !p.active {
             return;
         }
-        self.stats.timeouts += 1;
+        self.out.stats.timeouts += 1;
         if rule.allows(p.tries, limit) {
             p.tries += 1;
             p.asked = None;
@@ -487,7 +475,7 @@ impl Sender {
                 .position(|s| !s.confirmed.get(i))
                 .map(|k| self.base + k as u64);
             if let Some(seq) = first_missing {
-                self.events.push_back(Event::LossDetected { seq });
+                self.out.event(Event::LossDetected { seq });
             }
             self.poll(now, i);
             return;
@@ -513,30 +501,19 @@ impl Sender {
         {
             self.completed = true;
             self.timers.clear();
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
     }
 }
 
 impl Agent for Sender {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Rra(wire::Message::Ack { cum, upto, bitmap }) => {
-                self.on_ack(now, from, cum, upto, bitmap)
-            }
-            _ => self.stats.ignored += 1,
+        };
+        match m {
+            wire::Message::Ack { cum, upto, bitmap } => self.on_ack(now, from, cum, upto, bitmap),
+            _ => self.out.ignore(),
         }
     }
 
@@ -545,21 +522,14 @@ impl Agent for Sender {
             self.on_timer(now, i);
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
@@ -624,9 +594,7 @@ pub struct Receiver {
     cum: u64,
     buffer: BTreeMap<u64, Bytes>,
     highest: Option<u64>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Receiver {
@@ -639,9 +607,7 @@ impl Receiver {
             cum: 0,
             buffer: BTreeMap::new(),
             highest: None,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -652,11 +618,11 @@ impl Receiver {
 
     fn deliver_ready(&mut self) {
         while let Some(data) = self.buffer.remove(&self.cum) {
-            self.events.push_back(Event::Delivered {
+            self.out.event(Event::Delivered {
                 seq: self.cum,
                 data,
             });
-            self.stats.delivered += 1;
+            self.out.stats.delivered += 1;
             self.cum += 1;
         }
     }
@@ -673,13 +639,13 @@ impl Receiver {
         while self.cum < low {
             match self.buffer.remove(&self.cum) {
                 Some(data) => {
-                    self.events.push_back(Event::Delivered {
+                    self.out.event(Event::Delivered {
                         seq: self.cum,
                         data,
                     });
-                    self.stats.delivered += 1;
+                    self.out.stats.delivered += 1;
                 }
-                None => self.events.push_back(Event::LossDetected { seq: self.cum }),
+                None => self.out.event(Event::LossDetected { seq: self.cum }),
             }
             self.cum += 1;
         }
@@ -717,14 +683,8 @@ impl Receiver {
             upto,
             bitmap: &bitmap,
         });
-        if let Ok(v) = Packet::to_vec(env, &msg) {
-            let t = Transmit {
-                dest: Dest::Node(to),
-                payload: Bytes::from(v),
-            };
-            self.stats.count_sent(&t);
-            self.stats.control_sent += 1;
-            self.out.push_back(t);
+        if self.out.transmit(Dest::Node(to), env, &msg) {
+            self.out.stats.control_sent += 1;
         }
     }
 
@@ -735,70 +695,54 @@ impl Receiver {
 
 impl Agent for Receiver {
     fn handle_packet(&mut self, _now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Rra(wire::Message::Data {
+        };
+        match m {
+            wire::Message::Data {
                 seq,
                 low,
                 acker,
                 payload,
-            }) => {
+            } => {
                 if !self.skip_to(low) {
-                    self.stats.malformed += 1;
+                    self.out.stats.malformed += 1;
                     return;
                 }
                 if seq < self.cum || self.buffer.contains_key(&seq) {
-                    self.stats.duplicates += 1;
+                    self.out.stats.duplicates += 1;
                 } else if seq - self.cum < self.cfg.window as u64 {
                     self.buffer.insert(seq, Bytes::copy_from_slice(payload));
                     self.deliver_ready();
                 } else {
-                    self.stats.ignored += 1;
+                    self.out.stats.ignored += 1;
                 }
                 self.saw(seq);
                 if acker == self.cfg.node.0 {
                     self.send_ack(from);
                 }
             }
-            Message::Rra(wire::Message::Poll { upto, low }) => {
+            wire::Message::Poll { upto, low } => {
                 if !self.skip_to(low) {
-                    self.stats.malformed += 1;
+                    self.out.stats.malformed += 1;
                     return;
                 }
                 self.saw(upto);
                 self.send_ack(from);
             }
-            _ => self.stats.ignored += 1,
+            _ => self.out.ignore(),
         }
     }
 
     fn handle_timeout(&mut self, _now: Time) {}
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 

@@ -30,13 +30,10 @@
 use crate::rng::AgentRng;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
-use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    saw as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
-use std::collections::VecDeque;
+use rmcast_wire::{saw as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 
 pub mod timeout;
 pub use timeout::{LimitRule, TimeoutMethod, TimeoutRule, BIT_TIME_10MBPS};
@@ -180,9 +177,7 @@ pub struct Sender {
     next_seq: u64,
     timers: TimerSet<TimerKey>,
     completed: bool,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Sender {
@@ -208,9 +203,7 @@ impl Sender {
             next_seq: 0,
             timers: TimerSet::new(),
             completed: false,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -240,13 +233,7 @@ impl Sender {
         };
         // Sizes were checked in `send`, so encoding cannot fail; if it ever did, the packet
         // is dropped and counted rather than panicking.
-        crate::queue_transmit(
-            &mut self.out,
-            &mut self.stats,
-            dest,
-            env,
-            &Message::Saw(msg),
-        );
+        self.out.transmit(dest, env, &Message::Saw(msg));
     }
 
     fn transmit_current(&mut self, dest: Dest, retransmission: bool) {
@@ -256,9 +243,9 @@ impl Sender {
         cur.transmissions += 1;
         let (bit, data) = (cur.bit, cur.data.clone());
         if retransmission {
-            self.stats.repairs_sent += 1;
+            self.out.stats.repairs_sent += 1;
         } else {
-            self.stats.data_sent += 1;
+            self.out.stats.data_sent += 1;
         }
         let flags = if retransmission {
             FLAG_RETRANSMISSION
@@ -323,11 +310,11 @@ impl Sender {
         if let Some(cur) = self.current.take() {
             let failed = cur.failed_any;
             if failed {
-                self.stats.failed += 1;
+                self.out.stats.failed += 1;
             } else {
-                self.stats.completed += 1;
+                self.out.stats.completed += 1;
             }
-            self.events.push_back(Event::MessageDone {
+            self.out.event(Event::MessageDone {
                 seq: cur.seq,
                 sent_at: cur.sent_at,
                 done_at: now,
@@ -345,21 +332,21 @@ impl Sender {
             && self.queue.is_empty()
         {
             self.completed = true;
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, bit: u8) {
         let Some(i) = self.receiver_index(from) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         let Some(cur) = self.current.as_mut() else {
-            self.stats.duplicates += 1;
+            self.out.stats.duplicates += 1;
             return;
         };
         if bit != cur.bit {
-            self.stats.duplicates += 1;
+            self.out.stats.duplicates += 1;
             return;
         }
         match cur.acked.get_mut(i) {
@@ -368,7 +355,7 @@ impl Sender {
                 cur.missing -= 1;
             }
             _ => {
-                self.stats.duplicates += 1;
+                self.out.stats.duplicates += 1;
                 return;
             }
         }
@@ -386,8 +373,8 @@ impl Sender {
         let Some(cur) = self.current.as_mut() else {
             return;
         };
-        self.stats.timeouts += 1;
-        self.events.push_back(Event::LossDetected { seq: cur.seq });
+        self.out.stats.timeouts += 1;
+        self.out.event(Event::LossDetected { seq: cur.seq });
         let slot = match key {
             TimerKey::Group => 0,
             TimerKey::Receiver(i) => i,
@@ -429,21 +416,12 @@ impl Sender {
 
 impl Agent for Sender {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Saw(wire::Message::Ack { seq }) => self.on_ack(now, from, seq),
-            _ => self.stats.ignored += 1,
+        };
+        match m {
+            wire::Message::Ack { seq } => self.on_ack(now, from, seq),
+            _ => self.out.ignore(),
         }
     }
 
@@ -452,21 +430,14 @@ impl Agent for Sender {
             self.on_timer(now, key);
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
@@ -539,9 +510,7 @@ pub struct Receiver {
     pending: TimerSet<u64>,
     pending_acks: std::collections::BTreeMap<u64, (NodeId, u8)>,
     pending_counter: u64,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
 }
 
 impl Receiver {
@@ -554,9 +523,7 @@ impl Receiver {
             pending: TimerSet::new(),
             pending_acks: Default::default(),
             pending_counter: 0,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
         }
     }
 
@@ -566,14 +533,12 @@ impl Receiver {
             source: self.cfg.node.0,
             flags: 0,
         };
-        if let Ok(v) = Packet::to_vec(env, &Message::Saw(wire::Message::Ack { seq: bit })) {
-            let t = Transmit {
-                dest: Dest::Node(to),
-                payload: Bytes::from(v),
-            };
-            self.stats.count_sent(&t);
-            self.stats.control_sent += 1;
-            self.out.push_back(t);
+        if self.out.transmit(
+            Dest::Node(to),
+            env,
+            &Message::Saw(wire::Message::Ack { seq: bit }),
+        ) {
+            self.out.stats.control_sent += 1;
         }
     }
 
@@ -595,34 +560,25 @@ impl Receiver {
 
 impl Agent for Receiver {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        if p.header.session != self.cfg.session {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
-        }
-        match p.message {
-            Message::Saw(wire::Message::Data { seq, payload }) => {
+        };
+        match m {
+            wire::Message::Data { seq, payload } => {
                 if seq == self.expected {
-                    self.events.push_back(Event::Delivered {
+                    self.out.event(Event::Delivered {
                         seq: self.delivered,
                         data: Bytes::copy_from_slice(payload),
                     });
                     self.delivered += 1;
-                    self.stats.delivered += 1;
+                    self.out.stats.delivered += 1;
                     self.expected ^= 1;
                 } else {
-                    self.stats.duplicates += 1;
+                    self.out.stats.duplicates += 1;
                 }
                 self.ack(now, from, seq);
             }
-            _ => self.stats.ignored += 1,
+            _ => self.out.ignore(),
         }
     }
 
@@ -633,21 +589,14 @@ impl Agent for Receiver {
             }
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.pending.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 

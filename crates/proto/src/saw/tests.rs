@@ -1,5 +1,6 @@
 use super::*;
 use crate::testkit::Harness;
+use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
 

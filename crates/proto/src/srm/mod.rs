@@ -48,13 +48,11 @@ use crate::rng::AgentRng;
 use crate::spec::srm as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    srm as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
-use std::collections::{BTreeMap, VecDeque};
+use rmcast_wire::{srm as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use std::collections::BTreeMap;
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 25;
@@ -213,9 +211,7 @@ pub struct Member {
     learnt: BTreeMap<NodeId, Duration>,
     /// Last SESSION heard per member: (their ts, when we heard it).
     heard: BTreeMap<NodeId, (u64, Time)>,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
     srm: SrmStats,
     closed: bool,
 }
@@ -250,9 +246,7 @@ impl Member {
             timers,
             learnt: BTreeMap::new(),
             heard: BTreeMap::new(),
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             srm: SrmStats::default(),
             closed: false,
             rng,
@@ -293,13 +287,8 @@ impl Member {
             source: self.cfg.node.0,
             flags,
         };
-        crate::queue_transmit(
-            &mut self.out,
-            &mut self.stats,
-            Dest::Group(self.cfg.group),
-            env,
-            &Message::Srm(msg),
-        );
+        self.out
+            .transmit(Dest::Group(self.cfg.group), env, &Message::Srm(msg));
     }
 
     fn group_size(&self) -> f64 {
@@ -394,7 +383,7 @@ impl Member {
         if self.window.contains(seq) || self.states.contains_key(&seq) || self.is_source() {
             return;
         }
-        self.events.push_back(Event::LossDetected { seq });
+        self.out.event(Event::LossDetected { seq });
         self.recompute_request_params();
         let delay = self.request_delay(1.0);
         self.states.insert(
@@ -567,12 +556,12 @@ impl Member {
                         .get(s)
                         .map(|e| e.data.clone())
                         .unwrap_or_default();
-                    self.stats.delivered += 1;
-                    self.events.push_back(Event::Delivered { seq: s, data });
+                    self.out.stats.delivered += 1;
+                    self.out.event(Event::Delivered { seq: s, data });
                 }
             }
-            Insert::Duplicate => self.stats.duplicates += 1,
-            Insert::TooFar => self.stats.ignored += 1,
+            Insert::Duplicate => self.out.stats.duplicates += 1,
+            Insert::TooFar => self.out.stats.ignored += 1,
         }
     }
 
@@ -635,9 +624,9 @@ impl Member {
     fn fire(&mut self, now: Time, seq: u64) {
         match self.states.get(&seq).cloned() {
             Some(State::Request { round, .. }) => {
-                self.stats.timeouts += 1;
+                self.out.stats.timeouts += 1;
                 self.srm.requests_sent += 1;
-                self.stats.control_sent += 1;
+                self.out.stats.control_sent += 1;
                 if round == 1 && self.cfg.adaptive {
                     self.c1 -= 0.1;
                     self.adapt.closest_requestor = true;
@@ -666,7 +655,7 @@ impl Member {
                     return;
                 };
                 self.srm.repairs_sent += 1;
-                self.stats.repairs_sent += 1;
+                self.out.stats.repairs_sent += 1;
                 if self.cfg.adaptive {
                     self.d1 -= 0.1;
                     self.adapt.closest_repairor = true;
@@ -718,20 +707,11 @@ fn secs(s: f64) -> Duration {
 
 impl Agent for Member {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
-        let Message::Srm(m) = p.message else {
-            self.stats.ignored += 1;
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
             return;
         };
-        if p.header.session != self.cfg.session || from == self.cfg.node {
-            self.stats.ignored += 1;
+        if from == self.cfg.node {
+            self.out.ignore();
             return;
         }
         match m {
@@ -757,7 +737,7 @@ impl Agent for Member {
                 next_seq,
                 entries,
             } => self.on_session(now, from, ts, next_seq, entries),
-            _ => self.stats.ignored += 1,
+            _ => self.out.ignore(),
         }
     }
 
@@ -775,26 +755,19 @@ impl Agent for Member {
                 Key::Seq(s) => self.fire(now, s),
                 Key::Linger => {
                     self.timers.cancel(Key::Session);
-                    self.events.push_back(Event::Completed);
+                    self.out.event(Event::Completed);
                 }
             }
         }
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
@@ -819,7 +792,7 @@ impl Agent for Member {
             },
             0,
         );
-        self.stats.data_sent += 1;
+        self.out.stats.data_sent += 1;
         self.store.insert(seq, data, now);
         Ok(())
     }

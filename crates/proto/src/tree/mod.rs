@@ -59,8 +59,8 @@ use crate::rng::AgentRng;
 use crate::sendq::SendQueue;
 use crate::window::{Insert, SeqWindow};
 use crate::{
-    Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit,
-    SendError, Stats, Time, Transmit,
+    Agent, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
+    RouterTransmit, SendError, Time,
 };
 use bytes::Bytes;
 use core::cell::Cell;
@@ -103,46 +103,11 @@ impl Variant {
     }
 }
 
-fn encode(session: u32, node: NodeId, msg: wire::Message<'_>, flags: u8) -> Option<Bytes> {
-    let env = Envelope {
+fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
+    Envelope {
         session,
         source: node.0,
         flags,
-    };
-    Packet::to_vec(env, &Message::Tree(msg))
-        .ok()
-        .map(Bytes::from)
-}
-
-/// Decode a `tree` packet of `session`; `Err(true)` for a malformed datagram, `Err(false)`
-/// for a well-formed one of another family or session.
-fn decode(packet: &[u8], session: u32) -> Result<wire::Message<'_>, bool> {
-    match Packet::decode(packet) {
-        Err(_) => Err(true),
-        Ok(p) => match p.message {
-            Message::Tree(m) if p.header.session == session => Ok(m),
-            _ => Err(false),
-        },
-    }
-}
-
-fn push(
-    out: &mut VecDeque<Transmit>,
-    stats: &mut Stats,
-    dest: Dest,
-    payload: Option<Bytes>,
-) -> bool {
-    match payload {
-        Some(payload) => {
-            let t = Transmit { dest, payload };
-            stats.count_sent(&t);
-            out.push_back(t);
-            true
-        }
-        None => {
-            stats.malformed += 1;
-            false
-        }
     }
 }
 
@@ -452,9 +417,7 @@ pub struct Source {
     wake: Option<Time>,
     done_at: Option<Time>,
     completed: bool,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
     probe: Option<Probe>,
     max_outstanding: usize,
 }
@@ -490,9 +453,7 @@ impl Source {
             wake: None,
             done_at: None,
             completed: false,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             probe: None,
             max_outstanding: 0,
             cfg,
@@ -523,30 +484,21 @@ impl Source {
 
     fn emit_block(&mut self, seq: u64, data: &Bytes, repair: bool) {
         let flags = if repair { FLAG_RETRANSMISSION } else { 0 };
-        let p = encode(
-            self.cfg.session,
-            self.cfg.node,
-            wire::Message::Data {
-                mvci: self.cfg.mvci,
-                seq,
-                payload: data,
-            },
-            flags,
-        );
-        let len = p.as_ref().map_or(0, |b| b.len());
-        if push(
-            &mut self.out,
-            &mut self.stats,
-            Dest::Group(self.cfg.group),
-            p,
-        ) {
+        let msg = Message::Tree(wire::Message::Data {
+            mvci: self.cfg.mvci,
+            seq,
+            payload: data,
+        });
+        let env = envelope(self.cfg.session, self.cfg.node, flags);
+        self.block_len = 0;
+        if self.out.transmit(Dest::Group(self.cfg.group), env, &msg) {
+            self.block_len = Packet::encoded_len(&msg);
             if repair {
-                self.stats.repairs_sent += 1;
+                self.out.stats.repairs_sent += 1;
             } else {
-                self.stats.data_sent += 1;
+                self.out.stats.data_sent += 1;
             }
         }
-        self.block_len = len;
     }
 
     /// Send what the pacer allows now: re-multicasts first, then new blocks.
@@ -606,8 +558,8 @@ impl Source {
 
     fn finish_block(&mut self, now: Time, seq: u64) {
         if let Some(b) = self.blocks.remove(&seq) {
-            self.stats.completed += 1;
-            self.events.push_back(Event::MessageDone {
+            self.out.stats.completed += 1;
+            self.out.event(Event::MessageDone {
                 seq,
                 sent_at: b.first_sent,
                 done_at: now,
@@ -631,14 +583,14 @@ impl Source {
         if let Some(t) = self.done_at {
             if !self.completed && now >= t {
                 self.completed = true;
-                self.events.push_back(Event::Completed);
+                self.out.event(Event::Completed);
             }
         }
     }
 
     fn on_status(&mut self, now: Time, st: &wire::Status<'_>) {
         let Some(&i) = self.by_epi.get(&st.id).filter(|&&i| !self.reps[i].removed) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         let status = BlockStatus::from_wire(st);
@@ -662,7 +614,7 @@ impl Source {
             } else if !b.queued && now >= b.last_sent + timeout {
                 b.queued = true;
                 self.retx.push_back(seq);
-                self.events.push_back(Event::LossDetected { seq });
+                self.out.event(Event::LossDetected { seq });
             }
         }
         for seq in done {
@@ -673,11 +625,10 @@ impl Source {
 
 impl Agent for Source {
     fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        match decode(packet, self.cfg.session) {
-            Ok(wire::Message::Status(st)) => self.on_status(now, &st),
-            Ok(_) | Err(false) => self.stats.ignored += 1,
-            Err(true) => self.stats.malformed += 1,
+        match self.out.accept(packet, self.cfg.session) {
+            Some(wire::Message::Status(st)) => self.on_status(now, &st),
+            Some(_) => self.out.ignore(),
+            None => {}
         }
         self.pump(now);
         self.check_done(now);
@@ -686,9 +637,6 @@ impl Agent for Source {
         self.pump(now);
         self.check_done(now);
     }
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         let linger = if self.completed { None } else { self.done_at };
         match (self.wake, linger) {
@@ -696,11 +644,11 @@ impl Agent for Source {
             (a, b) => a.or(b),
         }
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.sendq.offer(data)?;
@@ -849,9 +797,7 @@ pub struct Endpoint {
     members: BTreeMap<u32, BlockStatus>,
     status_at: Time,
     rng: AgentRng,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
-    stats: Stats,
+    out: Outbox,
     probe: Option<Probe>,
 }
 
@@ -873,9 +819,7 @@ impl Endpoint {
             members,
             status_at: Time::ZERO + first,
             rng,
-            out: VecDeque::new(),
-            events: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             probe: None,
             cfg,
         }
@@ -925,7 +869,7 @@ impl Endpoint {
 
     fn on_data(&mut self, now: Time, seq: u64, payload: &[u8]) {
         if seq < self.lw() {
-            self.stats.duplicates += 1;
+            self.out.stats.duplicates += 1;
             return;
         }
         if seq >= self.rel.saturating_add(u64::from(self.cfg.reassembly)) {
@@ -937,7 +881,7 @@ impl Endpoint {
         match self.win.insert(seq) {
             Insert::New => {}
             Insert::Duplicate => {
-                self.stats.duplicates += 1;
+                self.out.stats.duplicates += 1;
                 return;
             }
             Insert::TooFar => {
@@ -957,8 +901,8 @@ impl Endpoint {
         );
         while let Some(s) = self.win.pop_in_order() {
             if let Some(h) = self.have.get(&s) {
-                self.stats.delivered += 1;
-                self.events.push_back(Event::Delivered {
+                self.out.stats.delivered += 1;
+                self.out.event(Event::Delivered {
                     seq: s,
                     data: h.data.clone(),
                 });
@@ -1015,29 +959,25 @@ impl Endpoint {
             return false;
         };
         h.last_local = Some(now);
-        let p = encode(
-            self.cfg.session,
-            self.cfg.node,
-            wire::Message::LocalData {
-                lmvci: self.cfg.lmvci,
-                seq,
-                payload: &h.data,
-            },
-            FLAG_RETRANSMISSION,
-        );
-        if push(&mut self.out, &mut self.stats, Dest::Group(group), p) {
-            self.stats.repairs_sent += 1;
+        let msg = Message::Tree(wire::Message::LocalData {
+            lmvci: self.cfg.lmvci,
+            seq,
+            payload: &h.data,
+        });
+        let env = envelope(self.cfg.session, self.cfg.node, FLAG_RETRANSMISSION);
+        if self.out.transmit(Dest::Group(group), env, &msg) {
+            self.out.stats.repairs_sent += 1;
         }
         true
     }
 
     fn on_member_status(&mut self, now: Time, st: &wire::Status<'_>) {
         let Role::Designated { local_group, .. } = self.cfg.role else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         let Some(slot) = self.members.get_mut(&st.id) else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         let status = BlockStatus::from_wire(st);
@@ -1070,11 +1010,11 @@ impl Endpoint {
 
     fn on_assign(&mut self, now: Time, lepi: u32, l: u32, base: u64, bits: &[u8]) {
         let Role::Combined { local_group, .. } = self.cfg.role else {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         };
         if lepi != self.cfg.node.0 {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         }
         for i in 0..l as usize {
@@ -1113,38 +1053,39 @@ impl Endpoint {
         } else {
             wire::Message::LocalStatus(body)
         };
-        let p = encode(self.cfg.session, self.cfg.node, msg, 0);
-        if push(&mut self.out, &mut self.stats, Dest::Node(dest), p) {
-            self.stats.control_sent += 1;
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        if self
+            .out
+            .transmit(Dest::Node(dest), env, &Message::Tree(msg))
+        {
+            self.out.stats.control_sent += 1;
         }
     }
 }
 
 impl Agent for Endpoint {
     fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        match decode(packet, self.cfg.session) {
-            Ok(wire::Message::Data { seq, payload, .. })
-            | Ok(wire::Message::LocalData { seq, payload, .. }) => self.on_data(now, seq, payload),
-            Ok(wire::Message::LocalStatus(st)) => self.on_member_status(now, &st),
-            Ok(wire::Message::Assign {
+        match self.out.accept(packet, self.cfg.session) {
+            Some(wire::Message::Data { seq, payload, .. })
+            | Some(wire::Message::LocalData { seq, payload, .. }) => {
+                self.on_data(now, seq, payload)
+            }
+            Some(wire::Message::LocalStatus(st)) => self.on_member_status(now, &st),
+            Some(wire::Message::Assign {
                 lepi,
                 l,
                 base,
                 bits,
                 ..
             }) => self.on_assign(now, lepi, l, base, bits),
-            Ok(wire::Message::Status(_)) | Err(false) => self.stats.ignored += 1,
-            Err(true) => self.stats.malformed += 1,
+            Some(wire::Message::Status(_)) => self.out.ignore(),
+            None => {}
         }
     }
     fn handle_timeout(&mut self, now: Time) {
         if now >= self.status_at {
             self.send_status(now);
         }
-    }
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
     }
     fn poll_timeout(&self) -> Option<Time> {
         Some(self.status_at)
@@ -1158,11 +1099,11 @@ impl Agent for Endpoint {
         self.free_held_by_members(now);
         true
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }
 
@@ -1225,8 +1166,7 @@ pub struct Exchange {
     floor_sent: Vec<u64>,
     status_at: Time,
     rng: AgentRng,
-    out: VecDeque<RouterTransmit>,
-    stats: Stats,
+    out: Outbox<RouterTransmit>,
     /// Local re-multicasts ordered (CP).
     pub assignments: u64,
 }
@@ -1253,8 +1193,7 @@ impl Exchange {
             floor_sent: vec![0; cfg.endpoints.len()],
             status_at: Time::ZERO + first,
             rng,
-            out: VecDeque::new(),
-            stats: Stats::default(),
+            out: Outbox::new(),
             assignments: 0,
             cfg,
         }
@@ -1266,19 +1205,12 @@ impl Exchange {
     }
 
     fn emit(&mut self, dest: NodeId, msg: wire::Message<'_>) {
-        if let Some(payload) = encode(self.cfg.session, self.cfg.node, msg, 0) {
-            let transmit = Transmit {
-                dest: Dest::Node(dest),
-                payload,
-            };
-            self.stats.count_sent(&transmit);
-            self.stats.control_sent += 1;
-            self.out.push_back(RouterTransmit {
-                transmit,
-                via: None,
-            });
-        } else {
-            self.stats.malformed += 1;
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        if self
+            .out
+            .transmit_via(Dest::Node(dest), None, env, &Message::Tree(msg))
+        {
+            self.out.stats.control_sent += 1;
         }
     }
 
@@ -1411,14 +1343,13 @@ impl RouterAgent for Exchange {
         if dest != Dest::Node(self.cfg.node) {
             return RouteDecision::Forward;
         }
-        self.stats.count_received(packet);
-        match decode(packet, self.cfg.session) {
-            Ok(wire::Message::LocalStatus(st)) => match self.index.get(&st.id) {
+        match self.out.accept(packet, self.cfg.session) {
+            Some(wire::Message::LocalStatus(st)) => match self.index.get(&st.id) {
                 Some(&j) => self.statuses[j] = BlockStatus::from_wire(&st),
-                None => self.stats.ignored += 1,
+                None => self.out.stats.ignored += 1,
             },
-            Ok(_) | Err(false) => self.stats.ignored += 1,
-            Err(true) => self.stats.malformed += 1,
+            Some(_) => self.out.ignore(),
+            None => {}
         }
         RouteDecision::Consume
     }
@@ -1427,14 +1358,14 @@ impl RouterAgent for Exchange {
             self.report(now);
         }
     }
-    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         Some(self.status_at)
     }
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox(&self) -> &Outbox<RouterTransmit> {
+        &self.out
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
+        &mut self.out
     }
 }
 

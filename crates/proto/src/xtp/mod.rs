@@ -72,12 +72,11 @@ use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::Transmit;
-use crate::{queue_transmit, Agent, Dest, Event, GroupId, NodeId, SendError, Stats, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::xtp::{self as wire, opt, Retx, Service, Span, Spans, Status, TrafficSpec};
-use rmcast_wire::{Envelope, Message, Packet, FLAG_RETRANSMISSION};
+use rmcast_wire::{Envelope, Message, FLAG_RETRANSMISSION};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub use rmcast_wire::xtp::{Retx as Retransmission, MAX_DATA_ETHERNET, MAX_SPANS, XTP_HEADER_LEN};
@@ -288,10 +287,8 @@ pub struct XtpCounters {
 #[derive(Debug)]
 pub struct Sender {
     cfg: SenderConfig,
-    stats: Stats,
+    out: Outbox,
     xtp: XtpCounters,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
     queue: SendQueue,
     /// Packets not yet held by every receiver: payload, with options in `opts`.
     buf: RetransmitBuffer,
@@ -329,10 +326,8 @@ impl Sender {
         Sender {
             queue: SendQueue::new(cfg.queue_limit, MAX_WRITE),
             cfg: SenderConfig { maxdata, ..cfg },
-            stats: Stats::default(),
+            out: Outbox::new(),
             xtp: XtpCounters::default(),
-            out: VecDeque::new(),
-            events: VecDeque::new(),
             buf: RetransmitBuffer::new(usize::MAX),
             opts: BTreeMap::new(),
             aux,
@@ -459,8 +454,8 @@ impl Sender {
         });
         let dest = self.dest();
         let env = self.env(false);
-        queue_transmit(&mut self.out, &mut self.stats, dest, env, &msg);
-        self.stats.control_sent += 1;
+        self.out.transmit(dest, env, &msg);
+        self.out.stats.control_sent += 1;
         if sreq {
             self.arm_sreq(now, sync, true);
         } else {
@@ -585,11 +580,11 @@ impl Sender {
         });
         let dest = self.dest();
         let env = self.env(retrans);
-        if queue_transmit(&mut self.out, &mut self.stats, dest, env, &msg) {
+        if self.out.transmit(dest, env, &msg) {
             if retrans {
-                self.stats.repairs_sent += 1;
+                self.out.stats.repairs_sent += 1;
             } else {
-                self.stats.data_sent += 1;
+                self.out.stats.data_sent += 1;
             }
         }
     }
@@ -701,11 +696,11 @@ impl Sender {
 
     fn finish(&mut self, w: Write, now: Time, failed: bool) {
         if failed {
-            self.stats.failed += 1;
+            self.out.stats.failed += 1;
         } else {
-            self.stats.completed += 1;
+            self.out.stats.completed += 1;
         }
-        self.events.push_back(Event::MessageDone {
+        self.out.event(Event::MessageDone {
             seq: w.index,
             sent_at: w.sent_at,
             done_at: now,
@@ -741,7 +736,7 @@ impl Sender {
             self.completed = true;
             self.timers.clear();
             self.pending = None;
-            self.events.push_back(Event::Completed);
+            self.out.event(Event::Completed);
         }
     }
 
@@ -783,7 +778,7 @@ impl Sender {
 
     fn on_status(&mut self, now: Time, from: NodeId, st: &Status<'_>, fastnak: bool) {
         if !self.cfg.error_control {
-            self.stats.ignored += 1;
+            self.out.stats.ignored += 1;
             return;
         }
         if !self.aux.contains_key(&from) {
@@ -799,7 +794,7 @@ impl Sender {
                     },
                 );
             } else {
-                self.stats.ignored += 1;
+                self.out.stats.ignored += 1;
                 return;
             }
         }
@@ -810,7 +805,7 @@ impl Sender {
                 a.alloc = st.alloc;
                 a.spans = st.spans.iter().map(|s| (s.left, s.right)).collect();
             } else {
-                self.stats.duplicates += 1;
+                self.out.stats.duplicates += 1;
             }
         }
         if fastnak {
@@ -856,7 +851,7 @@ impl Sender {
 
     fn on_wtimer(&mut self, now: Time) {
         self.xtp.wtimer_expiries += 1;
-        self.stats.timeouts += 1;
+        self.out.stats.timeouts += 1;
         self.backoff = self.backoff.saturating_add(1).min(64);
         if !self.in_sync {
             self.in_sync = true;
@@ -873,8 +868,8 @@ impl Sender {
         }));
         let dest = self.dest();
         let env = self.env(false);
-        if queue_transmit(&mut self.out, &mut self.stats, dest, env, &msg) {
-            self.stats.control_sent += 1;
+        if self.out.transmit(dest, env, &msg) {
+            self.out.stats.control_sent += 1;
         }
         self.arm_sreq(now, sync, false);
     }
@@ -918,26 +913,17 @@ impl Sender {
 
 impl Agent for Sender {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
+            return;
         };
-        if p.header.session != self.cfg.session || self.completed {
-            self.stats.ignored += 1;
+        if self.completed {
+            self.out.ignore();
             return;
         }
-        match &p.message {
-            Message::Xtp(wire::Message::Cntl(st)) if !self.aborted => {
-                self.on_status(now, from, st, false)
-            }
-            Message::Xtp(wire::Message::Fastnak(st)) if !self.aborted => {
-                self.on_status(now, from, st, true)
-            }
-            _ => self.stats.ignored += 1,
+        match &m {
+            wire::Message::Cntl(st) if !self.aborted => self.on_status(now, from, st, false),
+            wire::Message::Fastnak(st) if !self.aborted => self.on_status(now, from, st, true),
+            _ => self.out.ignore(),
         }
         self.pump(now);
     }
@@ -953,21 +939,14 @@ impl Agent for Sender {
         }
         self.pump(now);
     }
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
@@ -1044,9 +1023,7 @@ impl ReceiverConfig {
 #[derive(Debug)]
 pub struct Receiver {
     cfg: ReceiverConfig,
-    stats: Stats,
-    out: VecDeque<Transmit>,
-    events: VecDeque<Event>,
+    out: Outbox,
     sender: Option<NodeId>,
     joined: bool,
     win: SeqWindow,
@@ -1064,9 +1041,7 @@ impl Receiver {
         let cap = cfg.buffer.max(1);
         Receiver {
             cfg,
-            stats: Stats::default(),
-            out: VecDeque::new(),
-            events: VecDeque::new(),
+            out: Outbox::new(),
             sender: None,
             joined: false,
             win: SeqWindow::new(cap),
@@ -1102,12 +1077,12 @@ impl Receiver {
     }
 
     fn deliver(&mut self, data: Bytes) {
-        self.events.push_back(Event::Delivered {
+        self.out.event(Event::Delivered {
             seq: self.delivered,
             data,
         });
         self.delivered += 1;
-        self.stats.delivered += 1;
+        self.out.stats.delivered += 1;
     }
 
     fn process(&mut self, options: u16, payload: &Bytes) {
@@ -1119,7 +1094,7 @@ impl Receiver {
                 match r {
                     Ok(d) => recs.push(payload.slice_ref(d)),
                     Err(_) => {
-                        self.stats.malformed += 1;
+                        self.out.stats.malformed += 1;
                         break;
                     }
                 }
@@ -1184,8 +1159,8 @@ impl Receiver {
             source: self.cfg.node.0,
             flags: 0,
         };
-        if queue_transmit(&mut self.out, &mut self.stats, Dest::Node(to), env, &msg) {
-            self.stats.control_sent += 1;
+        if self.out.transmit(Dest::Node(to), env, &msg) {
+            self.out.stats.control_sent += 1;
         }
     }
 
@@ -1197,7 +1172,7 @@ impl Receiver {
         if self.noerr && seq > self.win.base() {
             // Unreliable: what is missing stays missing.
             for s in self.win.base()..seq.min(self.win.base() + 1_000_000) {
-                self.events.push_back(Event::LossDetected { seq: s });
+                self.out.event(Event::LossDetected { seq: s });
             }
             self.partial.clear();
             self.skipping = true;
@@ -1205,8 +1180,8 @@ impl Receiver {
             self.win = SeqWindow::starting_at(seq, self.cfg.buffer.max(1));
         }
         match self.win.insert(seq) {
-            Insert::Duplicate => self.stats.duplicates += 1,
-            Insert::TooFar => self.stats.ignored += 1,
+            Insert::Duplicate => self.out.stats.duplicates += 1,
+            Insert::TooFar => self.out.stats.ignored += 1,
             Insert::New => {
                 self.held
                     .insert(seq, (options, Bytes::copy_from_slice(payload)));
@@ -1218,7 +1193,7 @@ impl Receiver {
                 let base = self.win.base();
                 if !self.noerr && self.fastnak && base < seq && self.nak_rseq != Some(base) {
                     self.nak_rseq = Some(base);
-                    self.events.push_back(Event::LossDetected { seq: base });
+                    self.out.event(Event::LossDetected { seq: base });
                     self.send_status(from, 0, true);
                 }
             }
@@ -1228,23 +1203,14 @@ impl Receiver {
 
 impl Agent for Receiver {
     fn handle_packet(&mut self, _now: Time, from: NodeId, packet: &[u8]) {
-        self.stats.count_received(packet);
-        let p = match Packet::decode(packet) {
-            Ok(p) => p,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
+            return;
         };
-        if p.header.session != self.cfg.session || self.sender.is_some_and(|s| s != from) {
-            self.stats.ignored += 1;
+        if self.sender.is_some_and(|s| s != from) {
+            self.out.ignore();
             return;
         }
-        let Message::Xtp(m) = &p.message else {
-            self.stats.ignored += 1;
-            return;
-        };
-        match m {
+        match &m {
             wire::Message::First {
                 seq, sync, options, ..
             } => {
@@ -1274,25 +1240,18 @@ impl Agent for Receiver {
                 }
                 self.send_status(from, st.echo, false);
             }
-            _ => self.stats.ignored += 1,
+            _ => self.out.ignore(),
         }
     }
 
     fn handle_timeout(&mut self, _now: Time) {}
-
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
-    }
-
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+    fn outbox(&self) -> &Outbox {
+        &self.out
     }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 }

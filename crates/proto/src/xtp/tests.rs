@@ -1,5 +1,7 @@
 use super::*;
 use crate::testkit::Harness;
+use crate::{Stats, Transmit};
+use rmcast_wire::Packet;
 use rmcast_wire::PacketClass;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -26,7 +26,7 @@ use crate::study::{RunCtx, Setup, Study, StudyError, StudyOutput};
 use crate::Measures;
 use core::time::Duration;
 use rmcast_proto::rng::mix64;
-use rmcast_proto::{xtp, Agent, Bytes, Event, GroupId, NodeId, SendError, Stats, Time, Transmit};
+use rmcast_proto::{xtp, Agent, Bytes, Event, GroupId, NodeId, Outbox, SendError, Time};
 use rmcast_sim::{BusConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic};
 use std::collections::BTreeMap;
 
@@ -206,9 +206,6 @@ impl Agent for PerCall {
             self.inner.handle_timeout(now);
         }
     }
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.inner.poll_transmit()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         let p = self.pending.as_ref().map(|(t, _)| *t);
         match (p, self.inner.poll_timeout()) {
@@ -216,11 +213,11 @@ impl Agent for PerCall {
             (a, b) => a.or(b),
         }
     }
-    fn poll_event(&mut self) -> Option<Event> {
-        self.inner.poll_event()
+    fn outbox(&self) -> &Outbox {
+        self.inner.outbox()
     }
-    fn stats(&self) -> &Stats {
-        self.inner.stats()
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        self.inner.outbox_mut()
     }
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.pending.is_some() || !self.inner.can_send() {

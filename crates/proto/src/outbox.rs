@@ -1,0 +1,245 @@
+//! [`Outbox`]: what an agent has for its driver — datagrams to send, events to report — and
+//! its [`Stats`], with the counting rules every agent shares written once: a sent datagram
+//! is counted when it is queued, a received one when it arrives, and an arriving datagram
+//! that does not decode is `malformed` while a well-formed one of another session or family
+//! is `ignored`.
+
+use crate::{Dest, Event, IfaceId, RouterTransmit, Stats, Transmit};
+use bytes::Bytes;
+use rmcast_wire::{Envelope, Message, Packet};
+use std::collections::VecDeque;
+
+/// The queues an agent fills and its driver drains, plus the agent's counters.
+///
+/// `T` is what the driver drains: [`Transmit`] for an [`Agent`](crate::Agent),
+/// [`RouterTransmit`] for a [`RouterAgent`](crate::RouterAgent) (router agents report no
+/// events, so their event queue stays empty). The trait methods `poll_transmit`,
+/// `poll_event` and `stats` of both traits are defaulted through it.
+#[derive(Debug, Clone)]
+pub struct Outbox<T = Transmit> {
+    transmits: VecDeque<T>,
+    events: VecDeque<Event>,
+    /// The agent's counters; an agent updates the protocol-specific ones (`data_sent`,
+    /// `duplicates`, …) directly, the outbox the traffic and decoding ones.
+    pub stats: Stats,
+}
+
+impl<T> Default for Outbox<T> {
+    fn default() -> Self {
+        Outbox {
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+        }
+    }
+}
+
+impl<T> Outbox<T> {
+    /// Empty queues, zero counters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queue `event` for the driver (after every event queued before it).
+    pub fn event(&mut self, event: Event) {
+        self.events.push_back(event);
+    }
+
+    /// The oldest queued datagram (what `poll_transmit` returns).
+    pub fn pop_transmit(&mut self) -> Option<T> {
+        self.transmits.pop_front()
+    }
+
+    /// The oldest queued event (what `poll_event` returns).
+    pub fn pop_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Count one arriving datagram and decode it as a message of family `M` in `session`.
+    /// `None` when it is not for this agent, already counted: [`Stats::malformed`] if it does
+    /// not decode, [`Stats::ignored`] if it is well-formed but of another session or family.
+    pub fn accept<'a, M>(&mut self, packet: &'a [u8], session: u32) -> Option<M>
+    where
+        M: TryFrom<Message<'a>>,
+    {
+        self.stats.count_received(packet);
+        let Ok(p) = Packet::decode(packet) else {
+            self.stats.malformed += 1;
+            return None;
+        };
+        if p.header.session != session {
+            self.stats.ignored += 1;
+            return None;
+        }
+        match M::try_from(p.message) {
+            Ok(m) => Some(m),
+            Err(_) => {
+                self.stats.ignored += 1;
+                None
+            }
+        }
+    }
+
+    /// Count a well-formed datagram of this agent's session and family that this role does
+    /// not act on (a message kind meant for another role, a stranger's feedback, …).
+    pub fn ignore(&mut self) {
+        self.stats.ignored += 1;
+    }
+
+    /// Encode `msg` with `env` and queue it as `wrap(transmit)`, counting it sent. A message
+    /// that cannot be encoded (only an oversize one, which senders prevent by bounding message
+    /// sizes) is counted in [`Stats::malformed`] and dropped, never a panic. Returns whether it
+    /// was queued.
+    fn queue_encoded(
+        &mut self,
+        dest: Dest,
+        env: Envelope,
+        msg: &Message<'_>,
+        wrap: impl FnOnce(Transmit) -> T,
+    ) -> bool {
+        match Packet::to_vec(env, msg) {
+            Ok(v) => {
+                self.queue(
+                    Transmit {
+                        dest,
+                        payload: Bytes::from(v),
+                    },
+                    wrap,
+                );
+                true
+            }
+            Err(_) => {
+                self.stats.malformed += 1;
+                false
+            }
+        }
+    }
+
+    fn queue(&mut self, t: Transmit, wrap: impl FnOnce(Transmit) -> T) {
+        self.stats.count_sent(&t);
+        self.transmits.push_back(wrap(t));
+    }
+}
+
+impl Outbox<Transmit> {
+    /// Encode `msg` with `env`, queue it for `dest` and count it sent; see
+    /// [`queue_encoded`](Outbox::queue_encoded) for what happens to a message too large to
+    /// encode. Returns whether it was queued.
+    pub fn transmit(&mut self, dest: Dest, env: Envelope, msg: &Message<'_>) -> bool {
+        self.queue_encoded(dest, env, msg, |t| t)
+    }
+
+    /// Queue an already encoded datagram and count it sent.
+    pub fn push(&mut self, t: Transmit) {
+        self.queue(t, |t| t);
+    }
+}
+
+impl Outbox<RouterTransmit> {
+    /// Encode `msg` with `env` and queue it for `dest`, routed normally from the router
+    /// (`via: None`) or out of exactly the interfaces `via`; counted sent. Returns whether it
+    /// was queued (see [`Outbox::transmit`]).
+    pub fn transmit_via(
+        &mut self,
+        dest: Dest,
+        via: Option<Vec<IfaceId>>,
+        env: Envelope,
+        msg: &Message<'_>,
+    ) -> bool {
+        self.queue_encoded(dest, env, msg, |transmit| RouterTransmit { transmit, via })
+    }
+
+    /// Queue an already encoded datagram (e.g. a copy of one the router received) out of
+    /// `via` and count it sent.
+    pub fn push_via(&mut self, transmit: Transmit, via: Option<Vec<IfaceId>>) {
+        self.queue(transmit, |transmit| RouterTransmit { transmit, via });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GroupId, NodeId};
+    use rmcast_wire::saw;
+
+    fn datagram(session: u32, msg: Message<'_>) -> Vec<u8> {
+        let env = Envelope {
+            session,
+            source: 1,
+            flags: 0,
+        };
+        Packet::to_vec(env, &msg).unwrap_or_default()
+    }
+
+    #[test]
+    fn accept_counts_every_datagram_once_and_sorts_out_strangers() {
+        let mut o: Outbox = Outbox::new();
+        let ack = datagram(7, Message::Saw(saw::Message::Ack { seq: 1 }));
+        let other_session = datagram(8, Message::Saw(saw::Message::Ack { seq: 1 }));
+        let other_family = datagram(7, Message::Bap(rmcast_wire::bap::Message::Ack { seq: 1 }));
+        assert_eq!(
+            o.accept::<saw::Message<'_>>(&ack, 7),
+            Some(saw::Message::Ack { seq: 1 })
+        );
+        assert_eq!(o.accept::<saw::Message<'_>>(&other_session, 7), None);
+        assert_eq!(o.accept::<saw::Message<'_>>(&other_family, 7), None);
+        assert_eq!(o.accept::<saw::Message<'_>>(&[1, 2, 3], 7), None);
+        assert_eq!(o.stats.packets_received, 4);
+        assert_eq!(
+            o.stats.bytes_received,
+            (ack.len() + other_session.len() + other_family.len() + 3) as u64
+        );
+        assert_eq!((o.stats.ignored, o.stats.malformed), (2, 1));
+        // Any family, as the whole message enum.
+        assert!(o.accept::<Message<'_>>(&other_family, 7).is_some());
+    }
+
+    #[test]
+    fn queued_datagrams_and_events_come_out_in_order_and_are_counted() {
+        let mut o: Outbox = Outbox::new();
+        let env = Envelope::default();
+        let dest = Dest::Group(GroupId(1));
+        assert!(o.transmit(dest, env, &Message::Saw(saw::Message::Ack { seq: 0 })));
+        o.push(Transmit {
+            dest: Dest::Node(NodeId(2)),
+            payload: Bytes::from_static(b"xyz"),
+        });
+        let big = vec![0u8; rmcast_wire::MAX_DATAGRAM];
+        let too_big = Message::Saw(saw::Message::Data {
+            seq: 0,
+            payload: &big,
+        });
+        assert!(!o.transmit(dest, env, &too_big));
+        o.event(Event::Completed);
+        o.event(Event::LossDetected { seq: 3 });
+        assert_eq!(o.stats.packets_sent, 2);
+        assert_eq!(o.stats.malformed, 1);
+        assert_eq!(o.pop_transmit().map(|t| t.dest), Some(dest));
+        assert_eq!(
+            o.pop_transmit().map(|t| t.payload),
+            Some(Bytes::from_static(b"xyz"))
+        );
+        assert_eq!(o.pop_transmit(), None);
+        assert_eq!(o.pop_event(), Some(Event::Completed));
+        assert_eq!(o.pop_event(), Some(Event::LossDetected { seq: 3 }));
+        assert_eq!(o.pop_event(), None);
+    }
+
+    #[test]
+    fn router_outbox_keeps_the_pinned_interfaces() {
+        let mut o: Outbox<RouterTransmit> = Outbox::new();
+        let dest = Dest::Group(GroupId(1));
+        let msg = Message::Saw(saw::Message::Ack { seq: 0 });
+        assert!(o.transmit_via(dest, Some(vec![IfaceId(3)]), Envelope::default(), &msg));
+        o.push_via(
+            Transmit {
+                dest,
+                payload: Bytes::from_static(b"ab"),
+            },
+            None,
+        );
+        assert_eq!(o.stats.packets_sent, 2);
+        assert_eq!(o.pop_transmit().and_then(|t| t.via), Some(vec![IfaceId(3)]));
+        assert_eq!(o.pop_transmit().map(|t| t.via), Some(None));
+    }
+}
