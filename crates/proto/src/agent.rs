@@ -122,6 +122,27 @@ impl Stats {
     }
 }
 
+/// A measurement of an agent's own state that a driver may read through [`Agent::gauge`]
+/// for a study (seed 001's buffer occupancy). Gauges never change what an agent does; an
+/// agent that does not keep one answers `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gauge {
+    /// Data units (blocks) the agent holds now: a source's outstanding blocks, an
+    /// endpoint's reassembly and retransmission buffers.
+    Held,
+    /// The most units held at once.
+    HeldPeak,
+    /// Time-average of [`Gauge::Held`] from time zero to `until`.
+    HeldMean {
+        /// End of the averaging interval.
+        until: Time,
+    },
+    /// The most units held at once in the retransmission buffer kept for other receivers.
+    RetxPeak,
+    /// Units dropped because they arrived beyond the receive buffer.
+    Overflow,
+}
+
 /// Why [`Agent::send`] refused a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
@@ -174,8 +195,8 @@ pub fn hold(shared: Option<&Bytes>, part: &[u8]) -> Bytes {
 ///    [`poll_transmit`](Agent::poll_transmit) and [`poll_event`](Agent::poll_event) until
 ///    they return `None`, and re-reads [`poll_timeout`](Agent::poll_timeout): a call may
 ///    queue datagrams and events and move the deadline;
-/// 5. [`stats`](Agent::stats) may be read at any time; metrics come from events and these
-///    counters, never from agent internals.
+/// 5. [`stats`](Agent::stats) and [`gauge`](Agent::gauge) may be read at any time; metrics
+///    come from events, these counters and gauges, never from agent internals.
 ///
 /// # What an implementation provides
 ///
@@ -241,6 +262,11 @@ pub trait Agent {
     /// `false` if the agent does not track receivers or `node` is not one of them.
     fn remove_receiver(&mut self, _now: Time, _node: NodeId) -> bool {
         false
+    }
+    /// The current value of `gauge`, if the agent keeps it (default: none). Read by drivers
+    /// for studies at any time; never changes the agent.
+    fn gauge(&self, _gauge: Gauge) -> Option<f64> {
+        None
     }
 }
 

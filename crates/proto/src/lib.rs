@@ -53,7 +53,7 @@ pub mod window;
 pub mod xtp;
 
 pub use agent::{
-    duration_from_secs, hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, RouteDecision,
+    duration_from_secs, hold, Agent, Dest, Event, Gauge, GroupId, IfaceId, NodeId, RouteDecision,
     RouterAgent, RouterTransmit, SendError, Stats, Transmit,
 };
 pub use outbox::Outbox;

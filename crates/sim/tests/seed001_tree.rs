@@ -4,8 +4,8 @@
 //! the registry building all three from a scenario file.
 
 use core::time::Duration;
-use rmcast_proto::tree::{deploy, Endpoint, Exchange, Probe, Region, Settings, Source, Variant};
-use rmcast_proto::{Bytes, Event, GroupId, NodeId, Time};
+use rmcast_proto::tree::{deploy, Endpoint, Exchange, Region, Settings, Source, Variant};
+use rmcast_proto::{Bytes, Event, Gauge, GroupId, NodeId, Time};
 use rmcast_sim::{topo, KindFilter, LossModel, LossRule, LossSite, Sim, Stop, Traffic};
 
 const G: GroupId = GroupId(1);
@@ -14,8 +14,7 @@ struct Run {
     sim: Sim,
     source: NodeId,
     regions: Vec<Region>,
-    probe: Probe,
-    endpoint_probes: Vec<(NodeId, Probe)>,
+    endpoints: Vec<NodeId>,
     l: u32,
 }
 
@@ -55,26 +54,20 @@ fn build(variant: Variant, seed: u64) -> Run {
         sim.add_router_agent(x.node, Box::new(Exchange::new(x, rng)))
             .unwrap();
     }
-    let mut endpoint_probes = Vec::new();
+    let mut endpoints = Vec::new();
     for e in d.endpoints {
         let rng = sim.agent_rng(e.node, 0);
-        let p = Probe::new();
-        endpoint_probes.push((e.node, p.clone()));
-        sim.add_agent(e.node, Box::new(Endpoint::new(e, rng).with_probe(p)))
+        endpoints.push(e.node);
+        sim.add_agent(e.node, Box::new(Endpoint::new(e, rng)))
             .unwrap();
     }
-    let probe = Probe::new();
-    sim.add_agent(
-        t.source,
-        Box::new(Source::new(d.source).with_probe(probe.clone())),
-    )
-    .unwrap();
+    sim.add_agent(t.source, Box::new(Source::new(d.source)))
+        .unwrap();
     Run {
         sim,
         source: t.source,
         regions,
-        probe,
-        endpoint_probes,
+        endpoints,
         l: s.l,
     }
 }
@@ -112,20 +105,22 @@ fn run_to_end(r: &mut Run, blocks: u64) {
         .sim
         .run(&Stop::when_complete().until(Time::from_secs(120)));
     if !out.completed {
-        for (n, p) in &r.endpoint_probes {
-            let st = r.sim.agent(*n).unwrap().stats();
+        for n in &r.endpoints {
+            let a = r.sim.agent(*n).unwrap();
+            let st = a.stats();
             eprintln!(
                 "{n:?}: delivered {} repairs {} dups {} held {} peak {} overflow {}",
                 st.delivered,
                 st.repairs_sent,
                 st.duplicates,
-                p.level(),
-                p.peak(),
-                p.overflow()
+                a.gauge(Gauge::Held).unwrap_or(0.0),
+                a.gauge(Gauge::HeldPeak).unwrap_or(0.0),
+                a.gauge(Gauge::Overflow).unwrap_or(0.0)
             );
         }
-        let st = r.sim.agent(r.source).unwrap().stats();
-        eprintln!("source: {st:?} outstanding {}", r.probe.level());
+        let a = r.sim.agent(r.source).unwrap();
+        let held = a.gauge(Gauge::Held).unwrap_or(0.0);
+        eprintln!("source: {:?} outstanding {held}", a.stats());
     }
     assert!(out.completed, "{out:?}");
     // Let DSP's designated endpoints finish local repairs.
@@ -159,12 +154,12 @@ fn exactly_once_with_loss(variant: Variant) {
         }
     }
     assert!(r.sim.losses().iter().any(|(_, n)| *n > 100));
-    assert!(
-        r.probe.peak() <= u64::from(r.l),
-        "{} > L = {}",
-        r.probe.peak(),
-        r.l
-    );
+    let peak = r
+        .sim
+        .agent(r.source)
+        .and_then(|a| a.gauge(Gauge::HeldPeak))
+        .unwrap_or(0.0);
+    assert!(peak <= f64::from(r.l), "{peak} > L = {}", r.l);
     let src = r.sim.agent(r.source).unwrap().stats();
     assert_eq!(src.data_sent, blocks);
     let local: u64 = r

@@ -225,8 +225,7 @@ fn dsp_designated_repairs_a_member_locally() {
         l,
     );
     cfg.local_rtd = Duration::from_millis(1);
-    let probe = Probe::new();
-    let mut e = Endpoint::new(cfg, AgentRng::from_seed(3)).with_probe(probe.clone());
+    let mut e = Endpoint::new(cfg, AgentRng::from_seed(3));
     for s in 0..6 {
         e.handle_packet(Time::from_micros(10 * s), NodeId(0), &data_packet(s, b"x"));
     }
@@ -258,11 +257,11 @@ fn dsp_designated_repairs_a_member_locally() {
     assert_eq!(e.stats().repairs_sent, 1);
     // Blocks 0..3 are below the member's LW_r: freed from the retransmission buffer.
     assert_eq!(e.retx_len(), 3);
-    assert_eq!(probe.level(), 3);
+    assert_eq!(e.gauge(Gauge::Held), Some(3.0));
     // The member catches up: everything is freed.
     e.handle_packet(Time::from_millis(10), m, &local_status(m, 6, l, &[], l));
     assert_eq!(e.retx_len(), 0);
-    assert_eq!(probe.peak(), 6);
+    assert_eq!(e.gauge(Gauge::HeldPeak), Some(6.0));
 }
 
 /// A status from the reporter showing everything received never triggers a global
@@ -361,11 +360,7 @@ fn dsp_on_a_lossy_mesh_stays_within_l_and_delivers_exactly_once() {
     ];
     let mut sc = SourceConfig::new(NodeId(0), g, reporters, l);
     sc.rate_bps = 8_000_000;
-    let probe = Probe::new();
-    assert_eq!(
-        h.add(Box::new(Source::new(sc).with_probe(probe.clone()))),
-        NodeId(0)
-    );
+    assert_eq!(h.add(Box::new(Source::new(sc))), NodeId(0));
     for (d, lg) in [(d1, lg1), (d2, lg2)] {
         let ms: Vec<NodeId> = members.iter().filter(|m| m.1 == d).map(|m| m.0).collect();
         let mut c = EndpointConfig::new(
@@ -410,8 +405,12 @@ fn dsp_on_a_lossy_mesh_stays_within_l_and_delivers_exactly_once() {
     }
     h.run_until(t + Duration::from_millis(500));
     assert!(h.events[0].iter().any(|(_, e)| *e == Event::Completed));
-    assert!(probe.peak() <= u64::from(l), "peak {} > L", probe.peak());
-    assert!(probe.peak() >= 1);
+    let peak = h
+        .agent(NodeId(0))
+        .and_then(|a| a.gauge(Gauge::HeldPeak))
+        .unwrap_or(0.0);
+    assert!(peak <= f64::from(l), "peak {peak} > L");
+    assert!(peak >= 1.0);
     for node in 1..=6usize {
         let seqs: Vec<u64> = h.events[node]
             .iter()

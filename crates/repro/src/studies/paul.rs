@@ -10,10 +10,10 @@ use crate::study::{RunCtx, Setup, Study, StudyError, StudyOutput};
 use crate::Measures;
 use core::time::Duration;
 use rmcast_proto::rng::mix64;
-use rmcast_proto::tree::{deploy, Endpoint, Exchange, Probe, Region, Settings, Source, Variant};
-use rmcast_proto::{Event, GroupId, NodeId, Time};
+use rmcast_proto::tree::{deploy, Endpoint, Exchange, Region, Settings, Source, Variant};
+use rmcast_proto::{Event, Gauge, GroupId, NodeId, Time};
 use rmcast_sim::{topo, KindFilter, LossModel, LossRule, LossSite, Sim, Stop, Traffic};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The paper's round-trip delays (ms), New Jersey to MA, FL, IL, TX, CO, CA.
 pub const RTDS_MS: [f64; 6] = [10.0, 25.0, 30.0, 40.0, 50.0, 60.0];
@@ -190,20 +190,15 @@ pub fn run_one(s: &Spec) -> Result<RunOut, String> {
         sim.add_router_agent(x.node, Box::new(Exchange::new(x, rng)))
             .map_err(|e| e.to_string())?;
     }
-    let mut probes: BTreeMap<NodeId, Probe> = BTreeMap::new();
+    let mut endpoints: BTreeSet<NodeId> = BTreeSet::new();
     for e in d.endpoints {
         let rng = sim.agent_rng(e.node, 0);
-        let p = Probe::new();
-        probes.insert(e.node, p.clone());
-        sim.add_agent(e.node, Box::new(Endpoint::new(e, rng).with_probe(p)))
+        endpoints.insert(e.node);
+        sim.add_agent(e.node, Box::new(Endpoint::new(e, rng)))
             .map_err(|e| e.to_string())?;
     }
-    let sp = Probe::new();
-    sim.add_agent(
-        t.source,
-        Box::new(Source::new(d.source).with_probe(sp.clone())),
-    )
-    .map_err(|e| e.to_string())?;
+    sim.add_agent(t.source, Box::new(Source::new(d.source)))
+        .map_err(|e| e.to_string())?;
     if s.err > 0.0 {
         for &r in &t.receivers {
             sim.add_loss(
@@ -305,19 +300,22 @@ pub fn run_one(s: &Spec) -> Result<RunOut, String> {
             .iter()
             .all(|&r| sim.metrics(r).is_some_and(|m| m.delivered == s.blocks));
     }
+    // Buffer occupancy from the agents' gauges (0 for a node without the agent).
+    let gauge = |n: NodeId, g: Gauge| sim.agent(n).and_then(|a| a.gauge(g)).unwrap_or(0.0);
+    let endpoint_sum = |g: Gauge| endpoints.iter().map(|&e| gauge(e, g)).sum::<f64>();
     let mut local_peak = 0.0;
     for reg in &regions {
         let m = reg
             .endpoints
             .iter()
-            .filter_map(|e| probes.get(e))
-            .map(|p| p.peak())
-            .max()
-            .unwrap_or(0);
-        local_peak += m as f64;
+            .filter(|e| endpoints.contains(e))
+            .map(|&e| gauge(e, Gauge::HeldPeak))
+            .fold(0.0, f64::max);
+        local_peak += m;
     }
     local_peak /= regions.len().max(1) as f64;
-    let buffer_total = sp.peak() as f64 + probes.values().map(|p| p.peak() as f64).sum::<f64>();
+    let src_peak = gauge(t.source, Gauge::HeldPeak);
+    let buffer_total = src_peak + endpoint_sum(Gauge::HeldPeak);
     Ok(RunOut {
         rho,
         delay_ms: if delay_n > 0 {
@@ -329,12 +327,17 @@ pub fn run_one(s: &Spec) -> Result<RunOut, String> {
         local_rate: local_sent as f64 / dur,
         status_rate: src_stats.packets_received as f64 / dur,
         data_rate: (src_stats.data_sent + src_stats.repairs_sent) as f64 / dur,
-        src_peak: sp.peak() as f64,
-        src_mean: sp.mean(Time::from_nanos((dur * 1e9) as u64)),
+        src_peak,
+        src_mean: gauge(
+            t.source,
+            Gauge::HeldMean {
+                until: Time::from_nanos((dur * 1e9) as u64),
+            },
+        ),
         local_peak,
         buffer_total,
-        retx_total: probes.values().map(|p| p.retx_peak() as f64).sum(),
-        overflow: probes.values().map(|p| p.overflow() as f64).sum(),
+        retx_total: endpoint_sum(Gauge::RetxPeak),
+        overflow: endpoint_sum(Gauge::Overflow),
         completed: out.completed,
         exactly_once: exactly_once && out.completed,
         duration_s: dur,

@@ -1,0 +1,935 @@
+//! The PRMP parent (§2): polling plans, NACK collection with MTR repair, removal of silent
+//! children.
+
+use super::child::{Cat, Child, SeqInfo};
+use super::*;
+
+#[derive(Debug)]
+struct PollRec {
+    ts: Time,
+    seq: u64,
+    remaining: BTreeSet<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Job {
+    Multicast,
+    Unicast(BTreeSet<usize>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Tx,
+    Poll(u64),
+}
+
+/// A snapshot of the sender's protocol state, for tests and traces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderView {
+    pub hs: Option<u64>,
+    pub le_p: u64,
+    pub effective_window: u64,
+    pub active: usize,
+    pub planned: usize,
+    pub pending_polls: usize,
+}
+
+/// The PRMP parent.
+#[derive(Debug)]
+pub struct Sender {
+    pub(super) cfg: SenderConfig,
+    mtr_ppm: u64,
+    index: Vec<(NodeId, usize)>,
+    pub(super) children: Vec<Child>,
+    n_active: u64,
+    /// Multiset of `LE_p,i` over active children.
+    les: BTreeMap<u64, u32>,
+    planner: Planner,
+    queue: SendQueue,
+    next_seq: u64,
+    outstanding: BTreeMap<u64, SeqInfo>,
+    buffer: RetransmitBuffer,
+    /// `RTxT[i, seq]`, keyed (seq, child).
+    rtxt: BTreeMap<(u64, usize), Time>,
+    jobs: BTreeMap<u64, Job>,
+    polls: BTreeMap<u64, PollRec>,
+    next_poll_id: u64,
+    timers: TimerSet<Key>,
+    last_tx: Option<Time>,
+    removed: Vec<NodeId>,
+    completed: bool,
+    out: Outbox,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let mut nodes = cfg.receivers.clone();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let cap = usize::try_from(cfg.window).unwrap_or(usize::MAX);
+        let children: Vec<Child> = nodes
+            .iter()
+            .map(|&node| Child {
+                node,
+                active: true,
+                w: SeqWindow::new(cap),
+                hr: None,
+                rtt: RttEstimator::new(RttConfig::default()),
+                pending: VecDeque::new(),
+                answered_seq: None,
+                absent_seq: None,
+                mpt_count: 0,
+                mpt_ts: Time::ZERO,
+            })
+            .collect();
+        let index = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+        let rq = u32::try_from(cfg.response_quota()).unwrap_or(u32::MAX);
+        let mtr_ppm = (cfg.mtr * 1e6).round() as u64;
+        let mut les = BTreeMap::new();
+        if !children.is_empty() {
+            les.insert(0, children.len() as u32);
+        }
+        let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
+        Ok(Sender {
+            planner: Planner::new(cfg.epoch, rq),
+            n_active: children.len() as u64,
+            children,
+            index,
+            les,
+            mtr_ppm,
+            queue,
+            next_seq: 0,
+            outstanding: BTreeMap::new(),
+            buffer: RetransmitBuffer::new(usize::MAX),
+            rtxt: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            polls: BTreeMap::new(),
+            next_poll_id: 0,
+            timers: TimerSet::new(),
+            last_tx: None,
+            removed: Vec::new(),
+            completed: false,
+            out: Outbox::new(),
+            cfg,
+        })
+    }
+
+    /// Children the protocol removed for silence, in removal order.
+    pub fn removed(&self) -> &[NodeId] {
+        &self.removed
+    }
+
+    /// The planner (ARC and PPT), for inspection.
+    pub fn planner(&self) -> &Planner {
+        &self.planner
+    }
+
+    /// `HS`, if anything was sent.
+    pub fn hs(&self) -> Option<u64> {
+        self.next_seq.checked_sub(1)
+    }
+
+    /// `LE_p = min LE_p,i` over the children in `ALL` (`HS + 1` when there are none).
+    pub fn le_p(&self) -> u64 {
+        self.les.keys().next().copied().unwrap_or(self.next_seq)
+    }
+
+    /// `EW_p = LE_p + S − (HS + 1)`.
+    pub fn effective_window(&self) -> u64 {
+        (self.le_p().saturating_add(self.cfg.window)).saturating_sub(self.next_seq)
+    }
+
+    /// Recovery status of `seq`, while it is not fully acknowledged.
+    pub fn status(&self, seq: u64) -> Option<Status> {
+        self.outstanding.get(&seq).map(|s| s.status)
+    }
+
+    pub fn view(&self) -> SenderView {
+        SenderView {
+            hs: self.hs(),
+            le_p: self.le_p(),
+            effective_window: self.effective_window(),
+            active: self.n_active as usize,
+            planned: self.planner.len(),
+            pending_polls: self.polls.len(),
+        }
+    }
+
+    fn child_index(&self, node: NodeId) -> Option<usize> {
+        self.index
+            .binary_search_by_key(&node, |&(n, _)| n)
+            .ok()
+            .and_then(|i| self.index.get(i))
+            .map(|&(_, i)| i)
+    }
+
+    fn rtt_of(&self, i: usize) -> Duration {
+        self.children
+            .get(i)
+            .and_then(|c| c.rtt.srtt())
+            .unwrap_or(self.cfg.initial_rtt)
+    }
+
+    fn rto_of(&self, i: usize) -> Duration {
+        (self.rtt_of(i) * 2).max(self.cfg.min_rto)
+    }
+
+    /// Whether a destination set of `k` children is multicast (`k >= MTR × NC`).
+    fn multicast_for(&self, k: u64) -> bool {
+        k > 0 && u128::from(k) * 1_000_000 >= u128::from(self.mtr_ppm) * u128::from(self.n_active)
+    }
+
+    // ---- per-child recategorisation ----
+
+    /// Apply `f` to child `i` and keep the per-packet acked/nacked/repolled counts right.
+    fn update_child(&mut self, i: usize, f: impl FnOnce(&mut Child)) {
+        let Some(c) = self.children.get_mut(i) else {
+            return;
+        };
+        if !c.active {
+            f(c);
+            return;
+        }
+        let old_le = c.le();
+        let before: Vec<(u64, Cat)> = self.outstanding.keys().map(|&s| (s, c.cat(s))).collect();
+        f(c);
+        let new_le = c.le();
+        for (s, b) in before {
+            let a = c.cat(s);
+            if a != b {
+                if let Some(info) = self.outstanding.get_mut(&s) {
+                    adjust(info, b, -1);
+                    adjust(info, a, 1);
+                }
+            }
+        }
+        if new_le != old_le {
+            les_remove(&mut self.les, old_le);
+            *self.les.entry(new_le).or_insert(0) += 1;
+        }
+    }
+
+    // ---- sending ----
+
+    fn envelope(&self, retransmission: bool) -> Envelope {
+        Envelope {
+            session: self.cfg.session,
+            source: self.cfg.node.0,
+            flags: if retransmission {
+                FLAG_RETRANSMISSION
+            } else {
+                0
+            },
+        }
+    }
+
+    fn emit(&mut self, dest: Dest, env: Envelope, msg: wire::Message<'_>) {
+        self.out.transmit(dest, env, &Message::Prmp(msg));
+    }
+
+    /// Send one logical packet to `dests` (all active children when `None`), as a multicast
+    /// or as unicast copies.
+    fn emit_to(&mut self, dests: Option<&BTreeSet<usize>>, env: Envelope, msg: wire::Message<'_>) {
+        let k = dests.map_or(self.n_active, |d| d.len() as u64);
+        if dests.is_none() || self.multicast_for(k) {
+            self.emit(Dest::Group(self.cfg.group), env, msg);
+            return;
+        }
+        let nodes: Vec<NodeId> = dests
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.children.get(i).map(|c| c.node))
+            .collect();
+        // Each unicast copy names only its own child in POLL.CLD (the others cannot see it).
+        for n in nodes {
+            let id = n.0.to_be_bytes();
+            let own = wire::ChildList::from_raw(&id);
+            let copy = match (&msg, own) {
+                (wire::Message::Poll { ts, seq, cld }, Some(own)) if cld.contains(n.0) => {
+                    wire::Message::Poll {
+                        ts: *ts,
+                        seq: *seq,
+                        cld: own,
+                    }
+                }
+                (wire::Message::Poll { .. }, _) => continue,
+                (
+                    wire::Message::DataPoll {
+                        seq,
+                        ts,
+                        poll_seq,
+                        cld,
+                        payload,
+                    },
+                    Some(own),
+                ) if cld.contains(n.0) => wire::Message::DataPoll {
+                    seq: *seq,
+                    ts: *ts,
+                    poll_seq: *poll_seq,
+                    cld: own,
+                    payload,
+                },
+                (wire::Message::DataPoll { seq, payload, .. }, _) => {
+                    wire::Message::Data { seq: *seq, payload }
+                }
+                (m, _) => m.clone(),
+            };
+            self.emit(Dest::Node(n), env, copy);
+        }
+    }
+
+    /// Register a poll just sent to `cld` and arm its timeout.
+    fn register_poll(&mut self, now: Time, hs: u64, cld: &[usize]) {
+        let id = self.next_poll_id;
+        self.next_poll_id += 1;
+        let mut rto = Duration::ZERO;
+        for &i in cld {
+            rto = rto.max(self.rto_of(i));
+            self.update_child(i, |c| c.pending.push_back((id, now, hs)));
+        }
+        self.polls.insert(
+            id,
+            PollRec {
+                ts: now,
+                seq: hs,
+                remaining: cld.iter().copied().collect(),
+            },
+        );
+        self.timers.set(Key::Poll(id), now + rto);
+    }
+
+    fn cld_bytes(&self, cld: &[usize]) -> Vec<u8> {
+        let mut raw = Vec::with_capacity(cld.len() * 4);
+        wire::ChildList::encode_ids(
+            cld.iter()
+                .filter_map(|&i| self.children.get(i).map(|c| c.node.0)),
+            &mut raw,
+        );
+        raw
+    }
+
+    /// Transmit data packet `seq` to `dests` (None = all), planning and piggybacking polls.
+    fn send_data(&mut self, now: Time, seq: u64, dests: Option<BTreeSet<usize>>, retx: bool) {
+        let Some(data) = self.buffer.get(seq).map(|e| e.data.clone()) else {
+            return;
+        };
+        // Trigger (a): plan a poll for every destination child not in the PPT.
+        let targets: Vec<usize> = match &dests {
+            Some(d) => d.iter().copied().collect(),
+            None => (0..self.children.len())
+                .filter(|&i| self.children.get(i).is_some_and(|c| c.active))
+                .collect(),
+        };
+        for &i in &targets {
+            if !self.planner.is_planned(i) {
+                let rtt = self.rtt_of(i);
+                self.planner.plan(i, now, rtt);
+            }
+        }
+        let mut rows = match &dests {
+            Some(d) => self.planner.take_due_rows(now, |c| d.contains(&c)),
+            None => self.planner.take_due_rows(now, |_| true),
+        };
+        let hs = self.next_seq.saturating_sub(1);
+        let room = (MAX_DATAGRAM - HEADER_LEN - 26).saturating_sub(data.len());
+        let keep = room.min(wire::MAX_CLD * 4) / 4;
+        if rows.len() > keep {
+            // Too many children to name in this datagram: the excess stays planned for the
+            // next packet or an explicit POLL (only with tens of thousands of due children).
+            for (i, p) in rows.split_off(keep) {
+                self.planner.restore(i, p);
+            }
+        }
+        let cld: Vec<usize> = rows.into_iter().map(|(i, _)| i).collect();
+        let raw = self.cld_bytes(&cld);
+        let env = self.envelope(retx);
+        let msg = match wire::ChildList::from_raw(&raw).filter(|c| !c.is_empty()) {
+            Some(c) => wire::Message::DataPoll {
+                seq,
+                ts: now.as_nanos(),
+                poll_seq: hs,
+                cld: c,
+                payload: &data,
+            },
+            None => wire::Message::Data {
+                seq,
+                payload: &data,
+            },
+        };
+        self.emit_to(dests.as_ref(), env, msg);
+        if retx {
+            self.out.stats.repairs_sent += 1;
+            let _ = self.buffer.mark_resent(seq, now);
+        } else {
+            self.out.stats.data_sent += 1;
+        }
+        if let Some(info) = self.outstanding.get_mut(&seq) {
+            info.transmissions += 1;
+        }
+        if !cld.is_empty() {
+            self.register_poll(now, hs, &cld);
+        }
+        self.last_tx = Some(now);
+    }
+
+    fn send_poll(&mut self, now: Time, cld: Vec<usize>) {
+        let Some(hs) = self.hs() else {
+            return;
+        };
+        let raw = self.cld_bytes(&cld);
+        let Some(list) = wire::ChildList::from_raw(&raw).filter(|c| !c.is_empty()) else {
+            return;
+        };
+        let dests: BTreeSet<usize> = cld.iter().copied().collect();
+        let msg = wire::Message::Poll {
+            ts: now.as_nanos(),
+            seq: hs,
+            cld: list,
+        };
+        let before = self.out.stats.packets_sent;
+        self.emit_to(Some(&dests), self.envelope(false), msg);
+        self.out.stats.control_sent += self.out.stats.packets_sent - before;
+        self.register_poll(now, hs, &cld);
+        self.last_tx = Some(now);
+    }
+
+    /// The transmitter (§3 TXM): retransmissions, then new data, then explicit polls, one
+    /// IPG apart; otherwise arm the timer for the next opportunity.
+    fn pump(&mut self, now: Time) {
+        self.timers.cancel(Key::Tx);
+        loop {
+            let allowed = self.last_tx.map_or(Time::ZERO, |t| t + self.cfg.ipg);
+            let have_job = !self.jobs.is_empty();
+            let have_data = !self.queue.is_empty() && self.effective_window() > 0;
+            if have_job || have_data {
+                if now < allowed {
+                    self.timers.set(Key::Tx, allowed);
+                    return;
+                }
+                if have_job {
+                    self.run_job(now);
+                } else if let Some(data) = self.queue.pop_front() {
+                    let seq = self.next_seq;
+                    self.next_seq += 1;
+                    let _ = self.buffer.insert(seq, data, now);
+                    self.outstanding.insert(
+                        seq,
+                        SeqInfo {
+                            status: Status::NoNack,
+                            acked: 0,
+                            nacked: 0,
+                            repolled: 0,
+                            sent_at: now,
+                            transmissions: 0,
+                            mcast_at: None,
+                        },
+                    );
+                    self.send_data(now, seq, None, false);
+                    if self.n_active == 0 {
+                        self.settle(now);
+                    }
+                }
+                continue;
+            }
+            // No data can go: explicit POLL at NPT = min est + IPG.
+            let Some(min_est) = self.planner.next_est() else {
+                return;
+            };
+            let npt = (min_est + self.cfg.ipg).max(allowed);
+            if now < npt {
+                self.timers.set(Key::Tx, npt);
+                return;
+            }
+            let mut due = self.planner.take_due_rows(now, |_| true);
+            if due.is_empty() {
+                return;
+            }
+            if due.len() > MAX_POLL_CLD {
+                // The rest go in the next POLL, one IPG later.
+                for (i, p) in due.split_off(MAX_POLL_CLD) {
+                    self.planner.restore(i, p);
+                }
+            }
+            self.send_poll(now, due.into_iter().map(|(i, _)| i).collect());
+        }
+    }
+
+    fn run_job(&mut self, now: Time) {
+        let Some((seq, job)) = self.jobs.pop_first() else {
+            return;
+        };
+        if !self.outstanding.contains_key(&seq) {
+            return;
+        }
+        match job {
+            Job::Multicast => {
+                // Record RTxT for nacked(seq) ∪ repolled(seq), and the special entry.
+                let who: Vec<usize> = self
+                    .children
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.active && matches!(c.cat(seq), Cat::Nacked | Cat::Repolled))
+                    .map(|(i, _)| i)
+                    .collect();
+                for i in who {
+                    self.rtxt.insert((seq, i), now);
+                }
+                if let Some(info) = self.outstanding.get_mut(&seq) {
+                    info.mcast_at = Some(now);
+                }
+                self.send_data(now, seq, None, true);
+            }
+            Job::Unicast(set) => {
+                let set: BTreeSet<usize> = set
+                    .into_iter()
+                    .filter(|&i| {
+                        self.children
+                            .get(i)
+                            .is_some_and(|c| c.active && c.cat(seq) != Cat::Acked)
+                    })
+                    .collect();
+                if set.is_empty() {
+                    return;
+                }
+                for &i in &set {
+                    self.rtxt.insert((seq, i), now);
+                }
+                self.send_data(now, seq, Some(set), true);
+            }
+        }
+    }
+
+    fn queue_unicast(&mut self, seq: u64, i: usize) {
+        match self
+            .jobs
+            .entry(seq)
+            .or_insert(Job::Unicast(BTreeSet::new()))
+        {
+            Job::Multicast => {}
+            Job::Unicast(set) => {
+                set.insert(i);
+            }
+        }
+    }
+
+    // ---- recovery ----
+
+    /// The recovery algorithm of §2.5.1 for `seq`. `resp`: the RESP being processed (child,
+    /// RESP.TS, RESP.W.LE, RESP.W.HR), if any.
+    fn recover(&mut self, seq: u64, resp: Option<(usize, Time, u64, u64)>) {
+        let n = self.n_active;
+        let Some(info) = self.outstanding.get_mut(&seq) else {
+            return;
+        };
+        if info.acked >= n {
+            return;
+        }
+        if info.status == Status::NoNack {
+            if info.nacked == 0 {
+                return;
+            }
+            info.status = Status::Collection;
+            self.out.event(Event::LossDetected { seq });
+        }
+        match info.status {
+            Status::Collection => {
+                match collection_decision(info.nacked, info.acked, info.repolled, n, self.mtr_ppm) {
+                    Decision::Wait => {}
+                    Decision::Multicast => {
+                        info.status = Status::Retransmitted;
+                        self.jobs.insert(seq, Job::Multicast);
+                    }
+                    Decision::Unicast => {
+                        info.status = Status::Retransmitted;
+                        let nackers: Vec<usize> = self
+                            .children
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| c.active && c.cat(seq) == Cat::Nacked)
+                            .map(|(i, _)| i)
+                            .collect();
+                        for i in nackers {
+                            self.queue_unicast(seq, i);
+                        }
+                    }
+                }
+            }
+            Status::Retransmitted => {
+                let Some((i, ts, le, hr)) = resp else {
+                    return;
+                };
+                let mcast_at = info.mcast_at;
+                let nacked_here = le <= seq
+                    && seq <= hr
+                    && self
+                        .children
+                        .get(i)
+                        .is_some_and(|c| c.active && c.cat(seq) == Cat::Nacked);
+                if nacked_here && !self.is_obsolete(i, seq, ts, mcast_at) {
+                    self.queue_unicast(seq, i);
+                }
+            }
+            Status::NoNack => {}
+        }
+    }
+
+    /// A nack from child `i` for `seq` with `RESP.TS = ts` is obsolete if the packet was
+    /// retransmitted to `i` (or multicast) after the poll it answers was sent.
+    fn is_obsolete(&self, i: usize, seq: u64, ts: Time, mcast_at: Option<Time>) -> bool {
+        let last = self.rtxt.get(&(seq, i)).copied().max(mcast_at);
+        last.is_some_and(|t| ts < t)
+    }
+
+    /// Finish every packet acknowledged by all of `ALL`; drop idle polling state.
+    fn settle(&mut self, now: Time) {
+        let n = self.n_active;
+        let done: Vec<u64> = self
+            .outstanding
+            .iter()
+            .filter(|(_, s)| s.acked >= n)
+            .map(|(&k, _)| k)
+            .collect();
+        for seq in done {
+            if let Some(info) = self.outstanding.remove(&seq) {
+                self.buffer.remove(seq);
+                self.jobs.remove(&seq);
+                let keys: Vec<(u64, usize)> = self
+                    .rtxt
+                    .range((seq, 0)..=(seq, usize::MAX))
+                    .map(|(&k, _)| k)
+                    .collect();
+                for k in keys {
+                    self.rtxt.remove(&k);
+                }
+                self.out.stats.completed += 1;
+                self.out.event(Event::MessageDone {
+                    seq,
+                    sent_at: info.sent_at,
+                    done_at: now,
+                    transmissions: info.transmissions,
+                    failed: false,
+                });
+            }
+        }
+        if self.outstanding.is_empty() {
+            // Choice 8: nothing left to acknowledge, so no polls are needed.
+            self.planner.clear();
+            let ids: Vec<u64> = self.polls.keys().copied().collect();
+            for id in ids {
+                self.drop_poll(id);
+            }
+        }
+        self.planner.prune(now);
+        self.maybe_complete();
+    }
+
+    fn drop_poll(&mut self, id: u64) {
+        self.timers.cancel(Key::Poll(id));
+        if let Some(p) = self.polls.remove(&id) {
+            for i in p.remaining {
+                if let Some(c) = self.children.get_mut(i) {
+                    c.pending.retain(|&(pid, _, _)| pid != id);
+                }
+            }
+        }
+    }
+
+    fn maybe_complete(&mut self) {
+        if self.queue.is_closed()
+            && !self.completed
+            && self.queue.is_empty()
+            && self.outstanding.is_empty()
+        {
+            self.completed = true;
+            self.out.event(Event::Completed);
+        }
+    }
+
+    // ---- responses and timeouts ----
+
+    fn on_resp(&mut self, now: Time, from: NodeId, r: RespFields<'_>) {
+        let Some(i) = self.child_index(from) else {
+            self.out.stats.ignored += 1;
+            return;
+        };
+        if !self.children.get(i).is_some_and(|c| c.active) {
+            self.out.stats.ignored += 1;
+            return;
+        }
+        let hs = self.hs();
+        let hr = (r.hr != wire::NO_HR).then_some(r.hr);
+        let bogus = match (hr, hs) {
+            (Some(h), Some(s)) => h > s,
+            (Some(_), None) => true,
+            _ => false,
+        } || r.le > self.next_seq
+            || r.seq > hs.unwrap_or(0);
+        if bogus {
+            self.out.stats.ignored += 1;
+            return;
+        }
+        let ts = Time::from_nanos(r.ts);
+        if ts <= now {
+            if let Some(c) = self.children.get_mut(i) {
+                c.rtt.sample(now - ts);
+            }
+        }
+        let mut answered = Vec::new();
+        let s = self.cfg.window;
+        self.update_child(i, |c| {
+            // Remove this child from every TO with TO.TS <= RESP.TS.
+            while let Some(&(id, pts, _)) = c.pending.front() {
+                if pts > ts {
+                    break;
+                }
+                c.pending.pop_front();
+                answered.push(id);
+            }
+            c.answered_seq = c.answered_seq.max(Some(r.seq));
+            // MPT (§3).
+            if c.mpt_count > 0 {
+                match ts.cmp(&c.mpt_ts) {
+                    core::cmp::Ordering::Equal => c.mpt_count -= 1,
+                    core::cmp::Ordering::Greater => c.mpt_count = 0,
+                    core::cmp::Ordering::Less => c.mpt_count = 1,
+                }
+            }
+            // W_p,i.
+            let le = r.le.min(c.le().saturating_add(s));
+            c.advance_le(le.max(c.le()));
+            c.hr = c.hr.max(hr);
+            if let Some(h) = hr {
+                let lo = r.le.max(c.le());
+                let hi = h.min(c.le().saturating_add(s).saturating_sub(1));
+                let mut seq = lo;
+                while seq <= hi {
+                    let k = (seq - r.le) as usize;
+                    let bit = r.bitmap.get(k / 8).is_some_and(|b| b >> (k % 8) & 1 == 1);
+                    if bit {
+                        let _ = c.w.insert(seq);
+                    }
+                    seq += 1;
+                }
+            }
+        });
+        for id in answered {
+            let empty = self.polls.get_mut(&id).is_some_and(|p| {
+                p.remaining.remove(&i);
+                p.remaining.is_empty()
+            });
+            if empty {
+                self.polls.remove(&id);
+                self.timers.cancel(Key::Poll(id));
+            }
+        }
+        // Recovery for LE_p <= seq <= RESP.W.HR.
+        if let Some(h) = hr {
+            let seqs: Vec<u64> = self.outstanding.range(..=h).map(|(&k, _)| k).collect();
+            for seq in seqs {
+                self.recover(seq, Some((i, ts, r.le, h)));
+            }
+        }
+        // Trigger (b): buffer full of unconsumed packets.
+        if let Some(c) = self.children.get(i) {
+            let full = c.le().saturating_add(s) <= self.next_seq
+                && (c.le()..c.le().saturating_add(s)).all(|q| c.w.contains(q));
+            if full && !self.planner.is_planned(i) {
+                let rtt = self.rtt_of(i);
+                self.planner.plan(i, now, rtt);
+            }
+        }
+        self.settle(now);
+        self.pump(now);
+    }
+
+    fn on_poll_timeout(&mut self, now: Time, id: u64) {
+        let Some(p) = self.polls.remove(&id) else {
+            return;
+        };
+        self.out.stats.timeouts += 1;
+        let mut evict = Vec::new();
+        for &i in &p.remaining {
+            if !self.children.get(i).is_some_and(|c| c.active) {
+                continue;
+            }
+            let limit = self.cfg.max_silent_polls;
+            let mut silent = false;
+            self.update_child(i, |c| {
+                c.pending.retain(|&(pid, _, _)| pid != id);
+                c.absent_seq = c.absent_seq.max(Some(p.seq));
+                c.mpt_count += 1;
+                c.mpt_ts = p.ts;
+                silent = c.mpt_count >= limit;
+            });
+            if silent {
+                evict.push(i);
+            } else if !self.outstanding.is_empty() {
+                let rtt = self.rtt_of(i);
+                let (children, init) = (&self.children, self.cfg.initial_rtt);
+                self.planner.plan_repoll(i, now, rtt, |j| {
+                    children.get(j).and_then(|c| c.rtt.srtt()).unwrap_or(init)
+                });
+            }
+        }
+        for i in evict {
+            self.remove_child(now, i, true);
+        }
+        let seqs: Vec<u64> = self.outstanding.range(..=p.seq).map(|(&k, _)| k).collect();
+        for seq in seqs {
+            self.recover(seq, None);
+        }
+        self.settle(now);
+        self.pump(now);
+    }
+
+    fn remove_child(&mut self, now: Time, i: usize, by_protocol: bool) -> bool {
+        if !self.children.get(i).is_some_and(|c| c.active) {
+            return false;
+        }
+        // Subtract this child's standing from every packet's counts, then deactivate.
+        let cats: Vec<(u64, Cat)> = match self.children.get(i) {
+            Some(c) => self.outstanding.keys().map(|&s| (s, c.cat(s))).collect(),
+            None => Vec::new(),
+        };
+        for (s, cat) in cats {
+            if let Some(info) = self.outstanding.get_mut(&s) {
+                adjust(info, cat, -1);
+            }
+        }
+        let (le, node, pending) = match self.children.get_mut(i) {
+            Some(c) => {
+                c.active = false;
+                (c.le(), c.node, core::mem::take(&mut c.pending))
+            }
+            None => return false,
+        };
+        les_remove(&mut self.les, le);
+        self.n_active -= 1;
+        self.planner.cancel(i);
+        for (id, _, _) in pending {
+            if let Some(p) = self.polls.get_mut(&id) {
+                p.remaining.remove(&i);
+                if p.remaining.is_empty() {
+                    self.polls.remove(&id);
+                    self.timers.cancel(Key::Poll(id));
+                }
+            }
+        }
+        for job in self.jobs.values_mut() {
+            if let Job::Unicast(set) = job {
+                set.remove(&i);
+            }
+        }
+        if by_protocol {
+            self.out.stats.evicted += 1;
+            self.removed.push(node);
+        }
+        // ALL shrank: packets may now be fully acknowledged, collections may now decide.
+        let seqs: Vec<u64> = self.outstanding.keys().copied().collect();
+        for seq in seqs {
+            self.recover(seq, None);
+        }
+        self.settle(now);
+        true
+    }
+}
+
+struct RespFields<'a> {
+    ts: u64,
+    seq: u64,
+    le: u64,
+    hr: u64,
+    bitmap: &'a [u8],
+}
+
+fn adjust(info: &mut SeqInfo, cat: Cat, d: i64) {
+    let f = |x: &mut u64| *x = if d < 0 { x.saturating_sub(1) } else { *x + 1 };
+    match cat {
+        Cat::Acked => f(&mut info.acked),
+        Cat::Nacked => f(&mut info.nacked),
+        Cat::Repolled => f(&mut info.repolled),
+        Cat::Unknown => {}
+    }
+}
+
+fn les_remove(les: &mut BTreeMap<u64, u32>, le: u64) {
+    if let Some(c) = les.get_mut(&le) {
+        *c -= 1;
+        if *c == 0 {
+            les.remove(&le);
+        }
+    }
+}
+
+impl Agent for Sender {
+    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
+        let Some(m) = self.out.accept(packet, self.cfg.session) else {
+            return;
+        };
+        match m {
+            wire::Message::Resp {
+                ts,
+                seq,
+                le,
+                hr,
+                bitmap,
+            } => self.on_resp(
+                now,
+                from,
+                RespFields {
+                    ts,
+                    seq,
+                    le,
+                    hr,
+                    bitmap,
+                },
+            ),
+            _ => self.out.ignore(),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        while let Some(key) = self.timers.pop_expired(now) {
+            match key {
+                Key::Tx => self.pump(now),
+                Key::Poll(id) => self.on_poll_timeout(now, id),
+            }
+        }
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+    fn outbox(&self) -> &Outbox {
+        &self.out
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
+    }
+
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
+        self.queue.offer(data)?;
+        self.pump(now);
+        Ok(())
+    }
+
+    fn can_send(&self) -> bool {
+        self.queue.can_accept()
+    }
+
+    fn close(&mut self, _now: Time) {
+        self.queue.close();
+        self.maybe_complete();
+    }
+
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        let Some(i) = self.child_index(node) else {
+            return false;
+        };
+        let removed = self.remove_child(now, i, false);
+        if removed {
+            self.pump(now);
+        }
+        removed
+    }
+}

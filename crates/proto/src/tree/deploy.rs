@@ -1,0 +1,190 @@
+//! Laying out the roles of one connection on regions: every agent configuration and local
+//! group a driver needs.
+
+use super::*;
+
+/// One region (local exchange `L_i` and its jurisdiction) as a driver sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    /// The local exchange (a router node; CSP and CP put an [`Exchange`] there).
+    pub exchange: NodeId,
+    /// Its endpoints; for DSP the first one is the designated endpoint `E_i1` (put the one
+    /// closest to the source first).
+    pub endpoints: Vec<NodeId>,
+    /// Round-trip delay between the source and the exchange.
+    pub rtd_exchange: Duration,
+    /// Round-trip delay between the source and each endpoint (same order as `endpoints`).
+    pub rtd_endpoints: Vec<Duration>,
+}
+
+/// Parameters shared by every role of one connection.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub variant: Variant,
+    pub session: u32,
+    /// `L`: window (largest number of outstanding blocks) and LOB length.
+    pub l: u32,
+    /// Retransmission buffer of DSP designated and CP endpoints, blocks.
+    pub retx_capacity: u32,
+    pub r_f: f64,
+    /// Source peak rate, bits per second (0: unpaced).
+    pub rate_bps: u64,
+    /// Datagram length of one block (for `ipt` in the `k` field).
+    pub block_datagram: usize,
+    pub status_min: Duration,
+    pub status_max: Duration,
+    pub local_rtd: Duration,
+    pub kou: u32,
+    pub linger: Duration,
+    pub queue_limit: usize,
+}
+
+impl Settings {
+    pub fn new(variant: Variant, l: u32) -> Self {
+        Settings {
+            variant,
+            session: 0,
+            l: l.max(1),
+            retx_capacity: l.max(1),
+            r_f: crate::spec::dsp::R_F,
+            rate_bps: 0,
+            block_datagram: crate::spec::dsp::BLOCK_BYTES + HEADER_LEN + 12,
+            status_min: crate::spec::ms(crate::spec::dsp::STATUS_MIN_MS),
+            status_max: crate::spec::ms(crate::spec::dsp::STATUS_MAX_MS),
+            local_rtd: crate::spec::ms(crate::spec::dsp::LOCAL_RTD_MS),
+            kou: crate::spec::dsp::KOU,
+            linger: Duration::ZERO,
+            queue_limit: 64,
+        }
+    }
+    /// Time to send one block at the peak rate.
+    pub fn ipt(&self) -> Duration {
+        if self.rate_bps == 0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(self.block_datagram as f64 * 8.0 / self.rate_bps as f64)
+        }
+    }
+}
+
+/// Every agent configuration of one connection: build the agents from it and add the local
+/// groups to the driver.
+#[derive(Debug, Clone)]
+pub struct Deployment {
+    pub source: SourceConfig,
+    pub endpoints: Vec<EndpointConfig>,
+    pub exchanges: Vec<ExchangeConfig>,
+    /// Local multicast groups (region `i` gets `GroupId(first_local_group + i)`) and their
+    /// members: DSP — the region's endpoints but `E_i1`; CP — all its endpoints; CSP uses none.
+    pub local_groups: Vec<(GroupId, Vec<NodeId>)>,
+}
+
+/// Lay out the roles of `s.variant` on `regions` (empty regions are skipped).
+pub fn deploy(
+    source: NodeId,
+    group: GroupId,
+    first_local_group: u32,
+    regions: &[Region],
+    s: &Settings,
+) -> Deployment {
+    let ipt = s.ipt();
+    let mut reporters = Vec::new();
+    let mut endpoints = Vec::new();
+    let mut exchanges = Vec::new();
+    let mut local_groups = Vec::new();
+    for (i, r) in regions.iter().enumerate() {
+        let Some(&designated) = r.endpoints.first() else {
+            continue;
+        };
+        let local_group = GroupId(first_local_group.saturating_add(i as u32));
+        let lmvci = 2 + i as u32;
+        let rtd_of = |j: usize| r.rtd_endpoints.get(j).copied().unwrap_or(r.rtd_exchange);
+        let endpoint = |j: usize, m: NodeId, role: Role| {
+            let mut c = EndpointConfig::new(m, source, role, s.l);
+            c.session = s.session;
+            c.lmvci = lmvci;
+            c.retx_capacity = s.retx_capacity;
+            c.status_min = s.status_min;
+            c.status_max = s.status_max;
+            c.rtd = rtd_of(j);
+            c.kou = s.kou;
+            c.ipt = ipt;
+            c.local_rtd = s.local_rtd;
+            c.r_f = s.r_f;
+            c
+        };
+        match s.variant {
+            Variant::Dsp => {
+                let others: Vec<NodeId> = r.endpoints.iter().skip(1).copied().collect();
+                reporters.push(Reporter {
+                    epi: designated.0,
+                    rtd: rtd_of(0),
+                    slack: Duration::ZERO,
+                });
+                endpoints.push(endpoint(
+                    0,
+                    designated,
+                    Role::Designated {
+                        members: others.clone(),
+                        local_group,
+                    },
+                ));
+                for (j, &m) in r.endpoints.iter().enumerate().skip(1) {
+                    endpoints.push(endpoint(j, m, Role::Member { designated }));
+                }
+                local_groups.push((local_group, others));
+            }
+            Variant::Csp | Variant::Cp => {
+                let merge = if s.variant == Variant::Csp {
+                    Merge::Pessimistic
+                } else {
+                    Merge::Optimistic
+                };
+                reporters.push(Reporter {
+                    epi: r.exchange.0,
+                    rtd: r.rtd_exchange,
+                    slack: s.status_max,
+                });
+                let mut x =
+                    ExchangeConfig::new(r.exchange, source, merge, r.endpoints.clone(), s.l);
+                x.session = s.session;
+                x.lmvci = lmvci;
+                x.status_min = s.status_min;
+                x.status_max = s.status_max;
+                x.rtd = r.rtd_exchange;
+                x.kou = s.kou;
+                x.ipt = ipt;
+                x.reassign_after = s.status_max + secs_mul(s.local_rtd, s.r_f);
+                exchanges.push(x);
+                for (j, &m) in r.endpoints.iter().enumerate() {
+                    let role = if s.variant == Variant::Csp {
+                        Role::Consolidated {
+                            exchange: r.exchange,
+                        }
+                    } else {
+                        Role::Combined {
+                            exchange: r.exchange,
+                            local_group,
+                        }
+                    };
+                    endpoints.push(endpoint(j, m, role));
+                }
+                if s.variant == Variant::Cp {
+                    local_groups.push((local_group, r.endpoints.clone()));
+                }
+            }
+        }
+    }
+    let mut sc = SourceConfig::new(source, group, reporters, s.l);
+    sc.session = s.session;
+    sc.r_f = s.r_f;
+    sc.rate_bps = s.rate_bps;
+    sc.linger = s.linger;
+    sc.queue_limit = s.queue_limit;
+    Deployment {
+        source: sc,
+        endpoints,
+        exchanges,
+        local_groups,
+    }
+}

@@ -1,0 +1,410 @@
+//! An endpoint `E_ij` of DSP, CSP or CP: reassembly, in-order delivery, status reports and
+//! (DSP designated, CP) local re-multicast.
+
+use super::*;
+
+/// What an endpoint `E_ij` does besides receiving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// DSP `E_i1`: reports its own status to the source, collects its members' statuses and
+    /// re-multicasts on `local_group` what they lack.
+    Designated {
+        members: Vec<NodeId>,
+        local_group: GroupId,
+    },
+    /// DSP `E_ij`, `j ≠ 1`: reports to its designated endpoint.
+    Member { designated: NodeId },
+    /// CSP endpoint: reports to its local exchange.
+    Consolidated { exchange: NodeId },
+    /// CP endpoint: reports to its local exchange and re-multicasts on `local_group` what the
+    /// exchange assigns it.
+    Combined {
+        exchange: NodeId,
+        local_group: GroupId,
+    },
+}
+
+impl Role {
+    /// Whether the endpoint keeps delivered blocks for others (a designated endpoint with
+    /// no members has nobody to keep them for).
+    fn keeps_retx(&self) -> bool {
+        match self {
+            Role::Designated { members, .. } => !members.is_empty(),
+            Role::Combined { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+/// Endpoint configuration.
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    pub node: NodeId,
+    pub source: NodeId,
+    pub session: u32,
+    pub mvci: u32,
+    /// LMVCI of the endpoint's local multicast tree.
+    pub lmvci: u32,
+    pub role: Role,
+    /// Bits in a LOB (`L`).
+    pub l: u32,
+    /// Reassembly buffer `R`, blocks.
+    pub reassembly: u32,
+    /// Retransmission buffer `C`, blocks (designated DSP and CP endpoints).
+    pub retx_capacity: u32,
+    /// Status interval, drawn uniformly from `[status_min, status_max]` each time.
+    pub status_min: Duration,
+    pub status_max: Duration,
+    /// Round-trip delay to the source, `kou` and `ipt` (for the `k` field only).
+    pub rtd: Duration,
+    pub kou: u32,
+    pub ipt: Duration,
+    /// Round-trip delay inside the region (DSP local re-multicast hold-off `r_f × local_rtd`).
+    pub local_rtd: Duration,
+    pub r_f: f64,
+}
+
+impl EndpointConfig {
+    pub fn new(node: NodeId, source: NodeId, role: Role, l: u32) -> Self {
+        EndpointConfig {
+            node,
+            source,
+            session: 0,
+            mvci: 1,
+            lmvci: 1,
+            role,
+            l: l.max(1),
+            reassembly: l.max(1),
+            retx_capacity: l.max(1),
+            status_min: Duration::from_millis(4),
+            status_max: Duration::from_millis(6),
+            rtd: Duration::ZERO,
+            kou: 8,
+            ipt: Duration::ZERO,
+            local_rtd: Duration::from_millis(1),
+            r_f: 1.2,
+        }
+    }
+}
+
+struct Have {
+    data: Bytes,
+    got: Time,
+    last_local: Option<Time>,
+}
+
+/// An endpoint (destination) `E_ij` of any of the three protocols.
+pub struct Endpoint {
+    cfg: EndpointConfig,
+    win: SeqWindow,
+    /// Every block held: `≥ lw` reassembly (out of order), `[rel, lw)` delivered and waiting
+    /// for room in the retransmission buffer, `< rel` retransmission buffer.
+    have: BTreeMap<u64, Have>,
+    rel: u64,
+    retx_len: usize,
+    /// DSP designated: latest status of each member.
+    members: BTreeMap<u32, BlockStatus>,
+    status_at: Time,
+    rng: AgentRng,
+    out: Outbox,
+    occupancy: Occupancy,
+}
+
+impl Endpoint {
+    pub fn new(cfg: EndpointConfig, mut rng: AgentRng) -> Self {
+        let first = rng.duration_between(Duration::ZERO, cfg.status_max);
+        let members = match &cfg.role {
+            Role::Designated { members, .. } => members
+                .iter()
+                .map(|m| (m.0, BlockStatus::initial(cfg.l, cfg.reassembly)))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        Endpoint {
+            win: SeqWindow::new(cfg.reassembly.max(cfg.l) as usize),
+            have: BTreeMap::new(),
+            rel: 0,
+            retx_len: 0,
+            members,
+            status_at: Time::ZERO + first,
+            rng,
+            out: Outbox::new(),
+            occupancy: Occupancy::default(),
+            cfg,
+        }
+    }
+    /// `LW_r`: the first block not yet received.
+    pub fn lw(&self) -> u64 {
+        self.win.base()
+    }
+    /// Blocks in the retransmission buffer.
+    pub fn retx_len(&self) -> usize {
+        self.retx_len
+    }
+    /// `buffer_available`.
+    pub fn buffer_available(&self) -> u32 {
+        let used = self.lw().saturating_sub(self.rel);
+        u64::from(self.cfg.reassembly).saturating_sub(used) as u32
+    }
+
+    fn status(&self) -> BlockStatus {
+        let lw = self.lw();
+        let mut lob = vec![0u8; wire::bitmap_bytes(self.cfg.l)];
+        // Every received block at or above LW_r is held (reassembly buffer).
+        for (&s, _) in self
+            .have
+            .range(lw..lw.saturating_add(u64::from(self.cfg.l)))
+        {
+            wire::set_bit(&mut lob, (s - lw) as usize);
+        }
+        BlockStatus {
+            lw,
+            lob,
+            buf: self.buffer_available(),
+        }
+    }
+
+    fn update_occupancy(&mut self, now: Time) {
+        self.occupancy.set(now, self.have.len());
+        self.occupancy.set_retx(self.retx_len);
+    }
+
+    fn on_data(&mut self, now: Time, seq: u64, payload: &[u8]) {
+        if seq < self.lw() {
+            self.out.stats.duplicates += 1;
+            return;
+        }
+        if seq >= self.rel.saturating_add(u64::from(self.cfg.reassembly)) {
+            self.occupancy.overflowed();
+            return;
+        }
+        match self.win.insert(seq) {
+            Insert::New => {}
+            Insert::Duplicate => {
+                self.out.stats.duplicates += 1;
+                return;
+            }
+            Insert::TooFar => {
+                self.occupancy.overflowed();
+                return;
+            }
+        }
+        self.have.insert(
+            seq,
+            Have {
+                data: Bytes::copy_from_slice(payload),
+                got: now,
+                last_local: None,
+            },
+        );
+        while let Some(s) = self.win.pop_in_order() {
+            if let Some(h) = self.have.get(&s) {
+                self.out.stats.delivered += 1;
+                self.out.event(Event::Delivered {
+                    seq: s,
+                    data: h.data.clone(),
+                });
+            }
+        }
+        self.release();
+        self.update_occupancy(now);
+    }
+
+    /// Move delivered blocks into the retransmission buffer while it has room (or drop them
+    /// for endpoints that keep none).
+    fn release(&mut self) {
+        let lw = self.lw();
+        if !self.cfg.role.keeps_retx() {
+            while self.rel < lw {
+                self.have.remove(&self.rel);
+                self.rel += 1;
+            }
+            return;
+        }
+        while self.rel < lw && self.retx_len < self.cfg.retx_capacity as usize {
+            self.rel += 1;
+            self.retx_len += 1;
+        }
+    }
+
+    /// Free retransmission-buffer blocks below `floor` (every endpoint of the region has them).
+    fn free_below(&mut self, now: Time, floor: u64) {
+        let limit = floor.min(self.rel);
+        while let Some((&s, _)) = self.have.first_key_value() {
+            if s >= limit {
+                break;
+            }
+            self.have.remove(&s);
+            self.retx_len = self.retx_len.saturating_sub(1);
+        }
+        self.release();
+        self.update_occupancy(now);
+    }
+
+    /// DSP designated: free the blocks every member has (below the lowest member `LW_r`).
+    fn free_held_by_members(&mut self, now: Time) {
+        let floor = self
+            .members
+            .values()
+            .map(|m| m.lw)
+            .min()
+            .unwrap_or(u64::MAX);
+        self.free_below(now, floor);
+    }
+
+    fn local_multicast(&mut self, now: Time, seq: u64, group: GroupId) -> bool {
+        let Some(h) = self.have.get_mut(&seq) else {
+            return false;
+        };
+        h.last_local = Some(now);
+        let msg = Message::Tree(wire::Message::LocalData {
+            lmvci: self.cfg.lmvci,
+            seq,
+            payload: &h.data,
+        });
+        let env = envelope(self.cfg.session, self.cfg.node, FLAG_RETRANSMISSION);
+        if self.out.transmit(Dest::Group(group), env, &msg) {
+            self.out.stats.repairs_sent += 1;
+        }
+        true
+    }
+
+    fn on_member_status(&mut self, now: Time, st: &wire::Status<'_>) {
+        let Role::Designated { local_group, .. } = self.cfg.role else {
+            self.out.stats.ignored += 1;
+            return;
+        };
+        let Some(slot) = self.members.get_mut(&st.id) else {
+            self.out.stats.ignored += 1;
+            return;
+        };
+        let status = BlockStatus::from_wire(st);
+        *slot = status.clone();
+        let quick = secs_mul(self.cfg.local_rtd, self.cfg.r_f);
+        let hold = self.cfg.status_max + quick;
+        let highest = status.highest(st.l);
+        let mut todo = Vec::new();
+        let end = status.lw.saturating_add(u64::from(st.l));
+        for (&s, h) in self.have.range(status.lw..end) {
+            if status.received(s, st.l) {
+                continue;
+            }
+            // A gap below a block the member holds is a loss; a block beyond everything
+            // it holds may still be queued on its access link, so wait longer for it.
+            let gap = highest.is_some_and(|hi| s < hi);
+            let ready = match h.last_local {
+                Some(t) => now >= t + hold,
+                None => now >= h.got + if gap { quick } else { hold },
+            };
+            if ready {
+                todo.push(s);
+            }
+        }
+        for s in todo {
+            self.local_multicast(now, s, local_group);
+        }
+        self.free_held_by_members(now);
+    }
+
+    fn on_assign(&mut self, now: Time, lepi: u32, l: u32, base: u64, bits: &[u8]) {
+        let Role::Combined { local_group, .. } = self.cfg.role else {
+            self.out.stats.ignored += 1;
+            return;
+        };
+        if lepi != self.cfg.node.0 {
+            self.out.stats.ignored += 1;
+            return;
+        }
+        for i in 0..l as usize {
+            if wire::bit(bits, i) {
+                self.local_multicast(now, base + i as u64, local_group);
+            }
+        }
+        self.free_below(now, base);
+    }
+
+    fn send_status(&mut self, now: Time) {
+        let st = self.status();
+        let interval = self
+            .rng
+            .duration_between(self.cfg.status_min, self.cfg.status_max);
+        let k = k_field(interval, self.cfg.rtd, self.cfg.kou, self.cfg.ipt);
+        self.status_at = now + interval.max(Duration::from_nanos(1));
+        let (dest, vc, msg_kind_status) = match &self.cfg.role {
+            Role::Designated { .. } => (self.cfg.source, self.cfg.mvci, true),
+            Role::Member { designated } => (*designated, self.cfg.lmvci, false),
+            Role::Consolidated { exchange } | Role::Combined { exchange, .. } => {
+                (*exchange, self.cfg.lmvci, false)
+            }
+        };
+        let body = wire::Status {
+            vc,
+            id: self.cfg.node.0,
+            k,
+            l: self.cfg.l,
+            lw_r: st.lw,
+            buffer_available: st.buf,
+            lob: &st.lob,
+        };
+        let msg = if msg_kind_status {
+            wire::Message::Status(body)
+        } else {
+            wire::Message::LocalStatus(body)
+        };
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        if self
+            .out
+            .transmit(Dest::Node(dest), env, &Message::Tree(msg))
+        {
+            self.out.stats.control_sent += 1;
+        }
+    }
+}
+
+impl Agent for Endpoint {
+    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+        match self.out.accept(packet, self.cfg.session) {
+            Some(wire::Message::Data { seq, payload, .. })
+            | Some(wire::Message::LocalData { seq, payload, .. }) => {
+                self.on_data(now, seq, payload)
+            }
+            Some(wire::Message::LocalStatus(st)) => self.on_member_status(now, &st),
+            Some(wire::Message::Assign {
+                lepi,
+                l,
+                base,
+                bits,
+                ..
+            }) => self.on_assign(now, lepi, l, base, bits),
+            Some(wire::Message::Status(_)) => self.out.ignore(),
+            None => {}
+        }
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        if now >= self.status_at {
+            self.send_status(now);
+        }
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        Some(self.status_at)
+    }
+    /// [`Gauge::Held`]: blocks held in the reassembly and retransmission buffers.
+    fn gauge(&self, gauge: Gauge) -> Option<f64> {
+        self.occupancy.gauge(gauge)
+    }
+    /// A DSP designated endpoint stops waiting for member `node` (the driver evicted it):
+    /// its status no longer holds blocks in the retransmission buffer.
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        if self.members.remove(&node.0).is_none() {
+            return false;
+        }
+        self.free_held_by_members(now);
+        true
+    }
+    fn outbox(&self) -> &Outbox {
+        &self.out
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
+    }
+}

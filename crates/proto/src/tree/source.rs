@@ -1,0 +1,362 @@
+//! The global source `S` of DSP, CSP and CP (seed 001 §3.1).
+
+use super::*;
+
+/// A reporter the source waits for: a DSP designated endpoint or a CSP/CP local exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reporter {
+    /// Its EPI (the id field of its STATUS; rmcast uses the node id).
+    pub epi: u32,
+    /// Round-trip delay between the source and it (`RTD_i`).
+    pub rtd: Duration,
+    /// Added to `r_f × RTD_i` before a missing block counts as lost: how old the state in
+    /// its status may be when it is sent. Zero for a DSP designated endpoint (its own
+    /// state); one endpoint status interval for a local exchange, whose consolidated status
+    /// merges endpoint statuses received up to one interval earlier.
+    pub slack: Duration,
+}
+
+/// Source configuration.
+#[derive(Debug, Clone)]
+pub struct SourceConfig {
+    pub node: NodeId,
+    /// The global multicast tree (MVC).
+    pub group: GroupId,
+    pub session: u32,
+    pub mvci: u32,
+    pub reporters: Vec<Reporter>,
+    /// Largest number of outstanding blocks (`L`, the window).
+    pub l: u32,
+    /// Retransmission timeout factor `r_f`.
+    pub r_f: f64,
+    /// Peak rate in bits per second (0: unpaced).
+    pub rate_bps: u64,
+    /// `buffer_available` assumed for a reporter before its first status.
+    pub initial_buffer: u32,
+    /// Messages queued at the source before [`Agent::send`] refuses.
+    pub queue_limit: usize,
+    /// Delay between the last acknowledgment and [`Event::Completed`] (lets DSP's designated
+    /// endpoints finish their local repairs before a driver stops).
+    pub linger: Duration,
+}
+
+impl SourceConfig {
+    pub fn new(node: NodeId, group: GroupId, reporters: Vec<Reporter>, l: u32) -> Self {
+        SourceConfig {
+            node,
+            group,
+            session: 0,
+            mvci: 1,
+            reporters,
+            l: l.max(1),
+            r_f: 1.2,
+            rate_bps: 0,
+            initial_buffer: l.max(1),
+            queue_limit: 64,
+            linger: Duration::ZERO,
+        }
+    }
+}
+
+struct SBlock {
+    data: Bytes,
+    first_sent: Time,
+    last_sent: Time,
+    sends: u32,
+    acked: Vec<bool>,
+    unacked: usize,
+    queued: bool,
+}
+
+struct Rep {
+    rtd: Duration,
+    slack: Duration,
+    lw: u64,
+    buf: u32,
+    /// Removed by the driver ([`Agent::remove_receiver`]): no longer waited for.
+    removed: bool,
+}
+
+/// The global source `S` (all three protocols).
+pub struct Source {
+    cfg: SourceConfig,
+    sendq: SendQueue,
+    next_seq: u64,
+    blocks: BTreeMap<u64, SBlock>,
+    reps: Vec<Rep>,
+    by_epi: BTreeMap<u32, usize>,
+    retx: VecDeque<u64>,
+    pacer: Pacer,
+    block_len: usize,
+    wake: Option<Time>,
+    done_at: Option<Time>,
+    completed: bool,
+    out: Outbox,
+    occupancy: Occupancy,
+    max_outstanding: usize,
+}
+
+impl Source {
+    pub fn new(cfg: SourceConfig) -> Self {
+        let reps = cfg
+            .reporters
+            .iter()
+            .map(|r| Rep {
+                rtd: r.rtd,
+                slack: r.slack,
+                lw: 0,
+                buf: cfg.initial_buffer,
+                removed: false,
+            })
+            .collect();
+        let by_epi = cfg
+            .reporters
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.epi, i))
+            .collect();
+        Source {
+            sendq: SendQueue::new(cfg.queue_limit, MAX_BLOCK),
+            next_seq: 0,
+            blocks: BTreeMap::new(),
+            reps,
+            by_epi,
+            retx: VecDeque::new(),
+            pacer: Pacer::new(cfg.rate_bps / 8, 0),
+            block_len: 0,
+            wake: None,
+            done_at: None,
+            completed: false,
+            out: Outbox::new(),
+            occupancy: Occupancy::default(),
+            max_outstanding: 0,
+            cfg,
+        }
+    }
+    /// Blocks outstanding now.
+    pub fn outstanding(&self) -> usize {
+        self.blocks.len()
+    }
+    /// The most blocks ever outstanding at once.
+    pub fn max_outstanding(&self) -> usize {
+        self.max_outstanding
+    }
+
+    fn window_open(&self) -> bool {
+        if self.blocks.len() >= self.cfg.l as usize {
+            return false;
+        }
+        self.reps
+            .iter()
+            .all(|r| r.removed || self.next_seq < r.lw.saturating_add(u64::from(r.buf)))
+    }
+
+    fn emit_block(&mut self, seq: u64, data: &Bytes, repair: bool) {
+        let flags = if repair { FLAG_RETRANSMISSION } else { 0 };
+        let msg = Message::Tree(wire::Message::Data {
+            mvci: self.cfg.mvci,
+            seq,
+            payload: data,
+        });
+        let env = envelope(self.cfg.session, self.cfg.node, flags);
+        self.block_len = 0;
+        if self.out.transmit(Dest::Group(self.cfg.group), env, &msg) {
+            self.block_len = Packet::encoded_len(&msg);
+            if repair {
+                self.out.stats.repairs_sent += 1;
+            } else {
+                self.out.stats.data_sent += 1;
+            }
+        }
+    }
+
+    /// Send what the pacer allows now: re-multicasts first, then new blocks.
+    fn pump(&mut self, now: Time) {
+        loop {
+            let ready = self.pacer.ready_at(now, self.block_len.max(1));
+            if ready > now {
+                self.wake = Some(ready);
+                return;
+            }
+            self.wake = None;
+            if let Some(seq) = self.retx.pop_front() {
+                let Some(b) = self.blocks.get_mut(&seq) else {
+                    continue;
+                };
+                b.queued = false;
+                b.last_sent = now;
+                b.sends += 1;
+                let data = b.data.clone();
+                self.emit_block(seq, &data, true);
+                self.pacer.on_send(now, self.block_len);
+                continue;
+            }
+            if !self.window_open() {
+                return;
+            }
+            let Some(data) = self.sendq.pop_front() else {
+                return;
+            };
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            self.emit_block(seq, &data, false);
+            self.pacer.on_send(now, self.block_len);
+            let acked: Vec<bool> = self.reps.iter().map(|r| r.removed).collect();
+            let n = acked.iter().filter(|a| !**a).count();
+            self.blocks.insert(
+                seq,
+                SBlock {
+                    data,
+                    first_sent: now,
+                    last_sent: now,
+                    sends: 1,
+                    acked,
+                    unacked: n,
+                    queued: false,
+                },
+            );
+            self.max_outstanding = self.max_outstanding.max(self.blocks.len());
+            self.occupancy.set(now, self.blocks.len());
+            if n == 0 {
+                self.finish_block(now, seq);
+            }
+        }
+    }
+
+    fn finish_block(&mut self, now: Time, seq: u64) {
+        if let Some(b) = self.blocks.remove(&seq) {
+            self.out.stats.completed += 1;
+            self.out.event(Event::MessageDone {
+                seq,
+                sent_at: b.first_sent,
+                done_at: now,
+                transmissions: b.sends,
+                failed: false,
+            });
+            self.occupancy.set(now, self.blocks.len());
+        }
+    }
+
+    fn check_done(&mut self, now: Time) {
+        if self.sendq.is_closed()
+            && self.sendq.is_empty()
+            && self.blocks.is_empty()
+            && self.done_at.is_none()
+        {
+            self.done_at = Some(now + self.cfg.linger);
+        }
+        if let Some(t) = self.done_at {
+            if !self.completed && now >= t {
+                self.completed = true;
+                self.out.event(Event::Completed);
+            }
+        }
+    }
+
+    fn on_status(&mut self, now: Time, st: &wire::Status<'_>) {
+        let Some(&i) = self.by_epi.get(&st.id).filter(|&&i| !self.reps[i].removed) else {
+            self.out.stats.ignored += 1;
+            return;
+        };
+        let status = BlockStatus::from_wire(st);
+        let timeout = secs_mul(self.reps[i].rtd, self.cfg.r_f) + self.reps[i].slack;
+        {
+            let r = &mut self.reps[i];
+            r.lw = status.lw;
+            r.buf = status.buf;
+        }
+        let mut done = Vec::new();
+        for (&seq, b) in self.blocks.iter_mut() {
+            if b.acked[i] {
+                continue;
+            }
+            if status.received(seq, st.l) {
+                b.acked[i] = true;
+                b.unacked -= 1;
+                if b.unacked == 0 {
+                    done.push(seq);
+                }
+            } else if !b.queued && now >= b.last_sent + timeout {
+                b.queued = true;
+                self.retx.push_back(seq);
+                self.out.event(Event::LossDetected { seq });
+            }
+        }
+        for seq in done {
+            self.finish_block(now, seq);
+        }
+    }
+}
+
+impl Agent for Source {
+    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
+        match self.out.accept(packet, self.cfg.session) {
+            Some(wire::Message::Status(st)) => self.on_status(now, &st),
+            Some(_) => self.out.ignore(),
+            None => {}
+        }
+        self.pump(now);
+        self.check_done(now);
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        self.pump(now);
+        self.check_done(now);
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        let linger = if self.completed { None } else { self.done_at };
+        match (self.wake, linger) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn outbox(&self) -> &Outbox {
+        &self.out
+    }
+    fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
+    }
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
+        self.sendq.offer(data)?;
+        self.pump(now);
+        Ok(())
+    }
+    fn can_send(&self) -> bool {
+        self.sendq.can_accept()
+    }
+    fn close(&mut self, now: Time) {
+        self.sendq.close();
+        self.check_done(now);
+    }
+    /// [`Gauge::Held`]: blocks outstanding (multicast, not yet acknowledged by every reporter).
+    fn gauge(&self, gauge: Gauge) -> Option<f64> {
+        self.occupancy.gauge(gauge)
+    }
+    /// Stop waiting for reporter `node` (a DSP designated endpoint, or a local exchange):
+    /// its outstanding blocks count as acknowledged by it and its window no longer limits
+    /// new blocks.
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        let Some(&i) = self.by_epi.get(&node.0) else {
+            return false;
+        };
+        if self.reps[i].removed {
+            return false;
+        }
+        self.reps[i].removed = true;
+        let mut done = Vec::new();
+        for (&seq, b) in self.blocks.iter_mut() {
+            if !b.acked[i] {
+                b.acked[i] = true;
+                b.unacked -= 1;
+                if b.unacked == 0 {
+                    done.push(seq);
+                }
+            }
+        }
+        for seq in done {
+            self.finish_block(now, seq);
+        }
+        self.pump(now);
+        self.check_done(now);
+        true
+    }
+}

@@ -1,0 +1,235 @@
+//! SRM, PGM and LMS (seed 003): round trips, classes, refused fields.
+
+use super::*;
+
+fn srm_strategy() -> impl Strategy<Value = (u8, u32, u32, u8, u64, u64, Vec<u8>)> {
+    (
+        0u8..4,
+        any::<u32>(),
+        any::<u32>(),
+        any::<u8>(),
+        any::<u64>(),
+        any::<u64>(),
+        proptest::collection::vec(any::<u8>(), 0..1024),
+    )
+}
+
+fn srm_msg<'a>(
+    (k, a, b, round, seq, d, bytes): &'a (u8, u32, u32, u8, u64, u64, Vec<u8>),
+) -> Message<'a> {
+    let (a, b, round, seq, d) = (*a, *b, *round, *seq, *d);
+    Message::Srm(match k {
+        0 => srm::Message::Data {
+            seq,
+            payload: bytes,
+        },
+        1 => srm::Message::Request {
+            sender: a,
+            round,
+            seq,
+            dist_ns: d,
+        },
+        2 => srm::Message::Repair {
+            sender: a,
+            requester: b,
+            round,
+            seq,
+            dist_ns: d,
+            payload: bytes,
+        },
+        _ => {
+            let n = bytes.len() / srm::SESSION_ENTRY_LEN * srm::SESSION_ENTRY_LEN;
+            srm::Message::Session {
+                ts: seq,
+                next_seq: d,
+                entries: srm::SessionEntries::from_raw(&bytes[..n]).unwrap(),
+            }
+        }
+    })
+}
+
+fn pgm_msg(k: u8, seq: u64, x: u64, y: u64, bytes: &[u8]) -> Message<'_> {
+    Message::Pgm(match k {
+        0 => pgm::Message::Odata {
+            seq,
+            payload: bytes,
+        },
+        1 => pgm::Message::Rdata {
+            seq,
+            payload: bytes,
+        },
+        2 => pgm::Message::Nak { seq },
+        3 => pgm::Message::Ncf { seq },
+        _ => pgm::Message::Spm {
+            spm_seq: seq,
+            trail: x.min(y),
+            lead: x.max(y),
+        },
+    })
+}
+
+fn lms_msg(k: u8, seq: u64, a: u32, b: u32, c: u32, bytes: &[u8]) -> Message<'_> {
+    Message::Lms(match k {
+        0 => lms::Message::Data {
+            seq,
+            payload: bytes,
+        },
+        1 => lms::Message::Request {
+            seq,
+            attempt: a as u16,
+        },
+        2 => lms::Message::Dreq {
+            seq,
+            requester: a,
+            tp: b.min(lms::NO_TP - 1),
+            tp_iface: c,
+            attempt: (c >> 16) as u16,
+        },
+        3 => lms::Message::Repair {
+            seq,
+            tp: b,
+            tp_iface: c,
+            payload: bytes,
+        },
+        4 => lms::Message::Heartbeat { lead: seq },
+        _ => lms::Message::Refresh { cost: a },
+    })
+}
+
+fn assert_round_trip(env: Envelope, msg: &Message<'_>) -> Result<(), TestCaseError> {
+    let bytes = Packet::to_vec(env, msg).unwrap();
+    prop_assert_eq!(bytes.len(), Packet::encoded_len(msg));
+    let p = Packet::decode(&bytes).unwrap();
+    prop_assert_eq!(p.header.session, env.session);
+    prop_assert_eq!(p.header.source, env.source);
+    prop_assert_eq!(p.header.flags, env.flags);
+    prop_assert_eq!(&p.message, msg);
+    for cut in [0, bytes.len() / 2, bytes.len() - 1] {
+        prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn srm_round_trip(env in env_strategy(), v in srm_strategy()) {
+        assert_round_trip(env, &srm_msg(&v))?;
+    }
+
+    #[test]
+    fn pgm_round_trip(env in env_strategy(), k in 0u8..5, seq in any::<u64>(), x in any::<u64>(), y in any::<u64>(), bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
+        assert_round_trip(env, &pgm_msg(k, seq, x, y, &bytes))?;
+    }
+
+    #[test]
+    fn lms_round_trip(env in env_strategy(), k in 0u8..6, seq in any::<u64>(), a in any::<u32>(), b in any::<u32>(), c in any::<u32>(), bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
+        assert_round_trip(env, &lms_msg(k, seq, a, b, c, &bytes))?;
+    }
+}
+
+#[test]
+fn seed003_families_and_classes() {
+    assert_eq!(Family::from_u8(7), Ok(Family::Srm));
+    assert_eq!(Family::from_u8(8), Ok(Family::Pgm));
+    assert_eq!(Family::from_u8(9), Ok(Family::Lms));
+    assert_eq!(Family::Lms.name(), "lms");
+    let env = Envelope {
+        session: 1,
+        source: 2,
+        flags: FLAG_RETRANSMISSION,
+    };
+    let rdata = Packet::to_vec(
+        env,
+        &Message::Pgm(pgm::Message::Rdata {
+            seq: 1,
+            payload: b"x",
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        Header::parse(&rdata).unwrap().class(),
+        PacketClass::RepairData
+    );
+    let nak = Packet::to_vec(env, &Message::Pgm(pgm::Message::Nak { seq: 1 })).unwrap();
+    assert_eq!(Header::parse(&nak).unwrap().class(), PacketClass::Control);
+    let plain = Envelope { flags: 0, ..env };
+    let data = Packet::to_vec(
+        plain,
+        &Message::Lms(lms::Message::Data {
+            seq: 1,
+            payload: b"x",
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        Header::parse(&data).unwrap().class(),
+        PacketClass::OriginalData
+    );
+    let rep = Packet::to_vec(
+        env,
+        &Message::Srm(srm::Message::Repair {
+            sender: 0,
+            requester: 1,
+            round: 1,
+            seq: 1,
+            dist_ns: 0,
+            payload: b"x",
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        Header::parse(&rep).unwrap().class(),
+        PacketClass::RepairData
+    );
+}
+
+#[test]
+fn seed003_invalid_fields_are_refused() {
+    let env = Envelope::default();
+    // An SPM with trail > lead cannot be encoded, and its bytes are refused.
+    assert!(Packet::to_vec(
+        env,
+        &Message::Pgm(pgm::Message::Spm {
+            spm_seq: 0,
+            trail: 5,
+            lead: 4
+        })
+    )
+    .is_err());
+    let mut ok = Packet::to_vec(
+        env,
+        &Message::Pgm(pgm::Message::Spm {
+            spm_seq: 0,
+            trail: 4,
+            lead: 5,
+        }),
+    )
+    .unwrap();
+    ok[HEADER_LEN + 15] = 9; // trail's low byte becomes 9 > 5
+    assert!(matches!(
+        Packet::decode(&ok),
+        Err(DecodeError::InvalidField { .. })
+    ));
+    // A DREQ without a turning point is refused both ways.
+    let dreq = lms::Message::Dreq {
+        seq: 1,
+        requester: 2,
+        tp: lms::NO_TP,
+        tp_iface: 0,
+        attempt: 0,
+    };
+    assert!(Packet::to_vec(env, &Message::Lms(dreq)).is_err());
+    // A SESSION announcing more entries than it carries is truncated.
+    let mut s = Packet::to_vec(
+        env,
+        &Message::Srm(srm::Message::Session {
+            ts: 1,
+            next_seq: 2,
+            entries: srm::SessionEntries::from_raw(&[0; 20]).unwrap(),
+        }),
+    )
+    .unwrap();
+    s[HEADER_LEN + 17] = 2;
+    assert!(Packet::decode(&s).is_err());
+    assert!(srm::SessionEntries::from_raw(&[0; 19]).is_none());
+}
