@@ -1,5 +1,7 @@
 //! The Agent API: what every protocol role implements and every driver calls.
 
+#![warn(missing_docs)]
+
 use crate::Outbox;
 use crate::Time;
 use bytes::Bytes;
@@ -48,6 +50,7 @@ pub enum Dest {
 /// A datagram an agent wants sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transmit {
+    /// Where it goes: a group or one node.
     pub dest: Dest,
     /// The whole encoded datagram, header included (see `rmcast-wire`).
     pub payload: Bytes,
@@ -57,10 +60,16 @@ pub struct Transmit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// Receiver: application message number `seq` (0, 1, 2, … in order) is delivered.
-    Delivered { seq: u64, data: Bytes },
+    Delivered {
+        /// Message number, counted from 0 in delivery order.
+        seq: u64,
+        /// The message as the sender handed it to [`Agent::send`].
+        data: Bytes,
+    },
     /// Sender: message `seq` is finished — acknowledged by every receiver, or given up on
     /// (`failed`) when its retransmission limit was reached.
     MessageDone {
+        /// Message number at the sender, counted from 0 in `send` order.
         seq: u64,
         /// When the message was first transmitted.
         sent_at: Time,
@@ -68,10 +77,14 @@ pub enum Event {
         done_at: Time,
         /// Transmissions of this message, the first included.
         transmissions: u32,
+        /// Given up on at the retransmission limit rather than acknowledged.
         failed: bool,
     },
     /// Receiver or sender: a loss was detected (gap, timeout) for message `seq`.
-    LossDetected { seq: u64 },
+    LossDetected {
+        /// The message (or packet) found missing.
+        seq: u64,
+    },
     /// Sender: everything handed to [`Agent::send`] before [`Agent::close`] is finished.
     Completed,
 }
@@ -80,9 +93,13 @@ pub enum Event {
 /// [`Event`]s, never from agent internals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Datagrams queued for sending.
     pub packets_sent: u64,
+    /// Bytes of those datagrams, headers included.
     pub bytes_sent: u64,
+    /// Datagrams handed to the agent, whatever they held.
     pub packets_received: u64,
+    /// Bytes of those datagrams.
     pub bytes_received: u64,
     /// Original data transmissions.
     pub data_sent: u64,
@@ -146,14 +163,23 @@ pub enum Gauge {
 /// Why [`Agent::send`] refused a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
+    /// The agent is a receiver (or another role that sends no application data).
     #[error("this agent does not originate data")]
     NotASender,
+    /// The send queue is full; the message is handed back.
     #[error("the send queue is full; try again after the agent makes progress")]
     Full(Bytes),
+    /// [`Agent::close`] was called (or the transfer was aborted).
     #[error("the sender was closed")]
     Closed,
+    /// The message does not fit the protocol's largest message.
     #[error("message of {len} bytes exceeds the maximum of {max}")]
-    TooLarge { len: usize, max: usize },
+    TooLarge {
+        /// Its length.
+        len: usize,
+        /// The largest the agent accepts.
+        max: usize,
+    },
 }
 
 /// `part` (a piece of a received datagram) as owned bytes: a slice sharing `shared`'s
@@ -284,6 +310,7 @@ pub enum RouteDecision {
 /// A datagram a router agent originates, optionally pinned to interfaces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouterTransmit {
+    /// The datagram and its destination.
     pub transmit: Transmit,
     /// `None`: route normally from this router. `Some(ifaces)`: send out exactly these.
     pub via: Option<Vec<IfaceId>>,

@@ -4,10 +4,21 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
-use crate::{Dest, Event, IfaceId, RouterTransmit, Stats, Transmit};
+#![warn(missing_docs)]
+
+use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
 use std::collections::VecDeque;
+
+/// The envelope of a datagram `node` sends in `session` with `flags`.
+pub(crate) fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
+    Envelope {
+        session,
+        source: node.0,
+        flags,
+    }
+}
 
 /// The queues an agent fills and its driver drains, plus the agent's counters.
 ///

@@ -58,6 +58,7 @@
 #[cfg(test)]
 mod tests;
 
+use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::spec::lms as spec;
 use crate::timer::TimerSet;
@@ -68,7 +69,7 @@ use crate::{
 };
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{lms as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{lms as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, VecDeque};
 
 /// How many repaired packets and answered DREQs a replier remembers (ns-2 keeps 10 of each).
@@ -80,14 +81,6 @@ pub const DEFAULT_REFRESH_PACKETS: u64 = spec::REFRESH_PACKETS;
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 16;
-
-fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
-    Envelope {
-        session,
-        source: node.0,
-        flags,
-    }
-}
 
 /// Static replier selection: among downstream interfaces with the distance to the closest
 /// receiver behind each, the closest; ties go to the lowest interface.

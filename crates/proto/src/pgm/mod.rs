@@ -25,6 +25,7 @@
 #[cfg(test)]
 mod tests;
 
+use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
 use crate::spec::pgm as spec;
@@ -36,19 +37,11 @@ use crate::{
 };
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{pgm as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{pgm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest application message one ODATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
-
-fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
-    Envelope {
-        session,
-        source: node.0,
-        flags,
-    }
-}
 
 /// Source configuration.
 #[derive(Debug, Clone)]

@@ -54,6 +54,7 @@
 //!   `L/8` blocks or more).
 //! * An endpoint delivers blocks in order (one [`Event::Delivered`] per block).
 
+use crate::outbox::envelope;
 use crate::pacing::Pacer;
 use crate::rng::AgentRng;
 use crate::sendq::SendQueue;
@@ -109,14 +110,6 @@ impl Variant {
             "cp" => Some(Variant::Cp),
             _ => None,
         }
-    }
-}
-
-fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
-    Envelope {
-        session,
-        source: node.0,
-        flags,
     }
 }
 
