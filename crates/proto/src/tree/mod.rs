@@ -65,9 +65,7 @@ use crate::{
 };
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{
-    tree as wire, Envelope, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM,
-};
+use rmcast_wire::{tree as wire, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, VecDeque};
 
 mod deploy;

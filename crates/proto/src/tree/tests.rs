@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testkit::Harness;
+use rmcast_wire::Envelope;
 
 fn bits(l: u32, set: &[usize]) -> Vec<u8> {
     let mut v = vec![0u8; wire::bitmap_bytes(l)];
