@@ -27,6 +27,7 @@ pub mod bench;
 pub mod kernel;
 pub mod loss;
 mod network;
+mod params;
 pub mod pcap;
 pub mod registry;
 mod rng;

@@ -138,6 +138,19 @@ pub(crate) struct UnicastScratch {
     labels: Option<Labels>,
 }
 
+impl Network {
+    /// Whether every node can reach every other (routing's view of the graph; kept here so
+    /// that `network` does not depend on `routing`).
+    pub fn is_connected(&self) -> bool {
+        let n = self.nodes.len();
+        if n == 0 {
+            return true;
+        }
+        let spt = Spt::compute(self, 0);
+        (0..n).all(|i| spt.reachable(i as u32))
+    }
+}
+
 impl Spt {
     pub fn compute(net: &Network, root: u32) -> Spt {
         let mut l = Labels::new(net.nodes.len());
