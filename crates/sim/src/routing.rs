@@ -493,16 +493,22 @@ impl Tree {
             cur = p;
         }
         if !ok {
-            return Tree {
-                node: vec![src],
-                deliver: vec![false],
-                in_iface: vec![NONE],
-                hop_start: vec![0, 0],
-                unreachable: 1,
-                ..Tree::default()
-            };
+            return Tree::unreachable(src);
         }
         Tree::build(src, edges, |c| c == dst && c != src)
+    }
+
+    /// The tree of a packet from `src` whose destination cannot be reached: `src` alone,
+    /// one unreachable destination.
+    pub fn unreachable(src: u32) -> Tree {
+        Tree {
+            node: vec![src],
+            deliver: vec![false],
+            in_iface: vec![NONE],
+            hop_start: vec![0, 0],
+            unreachable: 1,
+            ..Tree::default()
+        }
     }
 
     pub fn hops_of(&self, local: u32) -> &[Hop] {

@@ -3,7 +3,7 @@
 //! partial trees of router agents' pinned packets, and the (S,G) forwarding state routers
 //! with an agent keep). Trees are computed on first use and kept for the run.
 
-use crate::network::{Network, NONE};
+use crate::network::Network;
 use crate::routing::{Spt, Tree, UnicastScratch};
 use rmcast_proto::Dest;
 use std::collections::{BTreeMap, HashMap};
@@ -143,14 +143,7 @@ impl Routes {
     /// The path from `src` to node `dst` as a tree.
     fn unicast(&mut self, net: &Network, src: u32, dst: u32) -> Tree {
         if (dst as usize) >= net.nodes.len() {
-            Tree {
-                node: vec![src],
-                deliver: vec![false],
-                in_iface: vec![NONE],
-                hop_start: vec![0, 0],
-                unreachable: 1,
-                ..Tree::default()
-            }
+            Tree::unreachable(src)
         } else if let Some(spt) = self.spts.get(&dst) {
             Tree::unicast(spt, src)
         } else {
