@@ -5,6 +5,7 @@ use crate::kernel::Kernel;
 use crate::loss::{LossModel, LossRule, LossSite};
 use crate::network::LinkConfig;
 use crate::rng::SimRng;
+use crate::scheme::Scheme;
 use crate::sim::{Sim, Stop, Traffic};
 use crate::topo::{self, PlaneParams, TransitStub};
 use crate::unreliable;
@@ -165,28 +166,6 @@ pub fn transit_stub_multicast(
     Some(unreliable_run(t, packets, size, None, 1, t0))
 }
 
-/// A seed-003 scheme for [`scale_run`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheme {
-    Srm,
-    Pgm,
-    Lms,
-}
-
-impl Scheme {
-    pub const ALL: [Scheme; 3] = [Scheme::Srm, Scheme::Pgm, Scheme::Lms];
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Srm => "srm",
-            Scheme::Pgm => "pgm",
-            Scheme::Lms => "lms",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Scheme> {
-        Scheme::ALL.into_iter().find(|x| x.name() == s)
-    }
-}
-
 /// The transit–stub graph `rmcast bench scale` uses for `receivers` receivers: about one
 /// stub router per ten receivers (seed 003's 1 × 4 × 3 × 8 = 100-router graph at 1,000).
 pub fn scale_graph(receivers: usize) -> TransitStub {
@@ -276,7 +255,7 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
     let err = |e: crate::SimError| e.to_string();
     let ms = Duration::from_millis;
     match scheme {
-        Scheme::Srm => {
+        Scheme::Srm { adaptive, topo } => {
             let mut members = Vec::with_capacity(rx.len() + 1);
             members.push(src);
             members.extend(rx.iter().copied());
@@ -289,9 +268,13 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
                     .flatten()
                     .map_or(ms(100), Duration::from_nanos);
                 let mut c = srm::Config::new(m, g, src, members.len());
-                c.session_interval = None;
-                c.distances = srm::DistanceSource::Configured(std::iter::once((src, d)).collect());
-                c.default_distance = if m == src { ms(100) } else { d };
+                c.adaptive = adaptive;
+                if topo {
+                    c.session_interval = None;
+                    c.distances =
+                        srm::DistanceSource::Configured(std::iter::once((src, d)).collect());
+                    c.default_distance = if m == src { ms(100) } else { d };
+                }
                 let rng = sim.agent_rng(m, 0);
                 sim.add_agent(m, Box::new(srm::Member::new(c, rng)))
                     .map_err(err)?;
@@ -320,7 +303,7 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
                 .map_err(err)?;
             }
         }
-        Scheme::Lms => {
+        Scheme::Lms | Scheme::LmsAdaptive => {
             sim.set_group(g, &rx).map_err(err)?;
             sim.add_agent(
                 src,
@@ -328,15 +311,19 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
             )
             .map_err(err)?;
             for &r in &rx {
-                sim.add_agent(
-                    r,
-                    Box::new(lms::Receiver::new(lms::ReceiverConfig::new(r, src))),
-                )
-                .map_err(err)?;
+                let mut c = lms::ReceiverConfig::new(r, src);
+                c.refresh_every = scheme.lms_refresh();
+                sim.add_agent(r, Box::new(lms::Receiver::new(c)))
+                    .map_err(err)?;
             }
-            let repliers = crate::registry::lms_repliers(sim.network(), src, &rx);
+            let mut candidates = crate::registry::lms_replier_candidates(sim.network(), src, &rx);
             for x in sim.network().nodes_of(crate::NodeKind::Router) {
-                let cfg = lms::RouterConfig::new(x, g, repliers.get(&x).copied());
+                let c = candidates.remove(&x).unwrap_or_default();
+                let mut cfg = lms::RouterConfig::new(x, g, lms::choose_replier(&c));
+                if scheme == Scheme::LmsAdaptive {
+                    cfg.adaptive = true;
+                    cfg.candidates = c;
+                }
                 sim.add_router_agent(x, Box::new(lms::Router::new(cfg)))
                     .map_err(err)?;
             }
@@ -419,7 +406,7 @@ mod tests {
 
     #[test]
     fn scale_runs_recover_the_single_loss_for_every_receiver() {
-        for s in Scheme::ALL {
+        for s in Scheme::SCALE {
             let f = scale_run(s, 200, 1).unwrap();
             assert_eq!(f.receivers, 200);
             assert_eq!(f.drops, 1, "{s:?}");

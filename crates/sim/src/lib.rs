@@ -27,11 +27,13 @@ pub mod bench;
 pub mod kernel;
 pub mod loss;
 mod network;
+mod params;
 pub mod pcap;
 pub mod registry;
 mod rng;
 mod routing;
 pub mod scenario;
+pub mod scheme;
 pub mod shard;
 mod sim;
 pub mod topo;
@@ -40,6 +42,7 @@ pub mod unreliable;
 pub use loss::{KindFilter, LossModel, LossRule, LossSite};
 pub use network::{Backoff, BusConfig, Jitter, LinkConfig, NetError, Network, NodeKind};
 pub use rng::SimRng;
+pub use scheme::Scheme;
 pub use sim::{
     Counters, LossRecord, NodeMetrics, Outcome, PacketRecord, Sim, SimError, Stop, Traffic,
 };

@@ -343,14 +343,4 @@ impl Network {
             l.cfg.queue = Some(packets);
         }
     }
-
-    /// Whether every node can reach every other.
-    pub fn is_connected(&self) -> bool {
-        let n = self.nodes.len();
-        if n == 0 {
-            return true;
-        }
-        let spt = crate::routing::Spt::compute(self, 0);
-        (0..n).all(|i| spt.reachable(i as u32))
-    }
 }

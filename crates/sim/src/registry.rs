@@ -3,7 +3,7 @@
 //! reads its parameters and attaches a sender agent to the source and receiver agents to
 //! the receivers.
 
-use crate::scenario::Params;
+use crate::params::{Params, ScenarioError};
 use crate::sim::Sim;
 use core::time::Duration;
 use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, GroupId, IfaceId, NodeId};
@@ -23,7 +23,7 @@ pub struct BuildCtx<'a> {
 /// the protocol's spec ([`rmcast_proto::spec`]).
 pub struct ProtocolEntry {
     pub name: &'static str,
-    pub build: fn(&mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError>,
+    pub build: fn(&mut BuildCtx<'_>) -> Result<(), ScenarioError>,
 }
 
 impl ProtocolEntry {
@@ -90,7 +90,7 @@ use rmcast_proto::spec::{self, ms, Range, Value};
 
 /// The parameter `key` of protocol `proto` as a number: the scenario's value or the spec's
 /// default, checked against the spec's range.
-fn real(p: &Params, proto: &str, key: &str) -> Result<f64, crate::scenario::ScenarioError> {
+fn real(p: &Params, proto: &str, key: &str) -> Result<f64, ScenarioError> {
     let q = param(p, proto, key)?;
     let default = q.default.real().unwrap_or(0.0);
     match q.range {
@@ -103,19 +103,14 @@ fn real(p: &Params, proto: &str, key: &str) -> Result<f64, crate::scenario::Scen
 /// The parameter `key` of protocol `proto` as an integer (see [`real`]).
 /// The parameter `key` of protocol `proto` as an integer with `default` where the spec derives
 /// it (from a preset).
-fn int_or(
-    p: &Params,
-    proto: &str,
-    key: &str,
-    default: u64,
-) -> Result<u64, crate::scenario::ScenarioError> {
+fn int_or(p: &Params, proto: &str, key: &str, default: u64) -> Result<u64, ScenarioError> {
     match param(p, proto, key)?.range {
         Range::Int { min, max } => p.u64_in(key, default, min, max),
         _ => Err(p.bad(key, "an integer")),
     }
 }
 
-fn int(p: &Params, proto: &str, key: &str) -> Result<u64, crate::scenario::ScenarioError> {
+fn int(p: &Params, proto: &str, key: &str) -> Result<u64, ScenarioError> {
     let q = param(p, proto, key)?;
     match (q.range, q.default) {
         (Range::Int { min, max }, Value::Int(d)) => p.u64_in(key, d, min, max),
@@ -124,12 +119,7 @@ fn int(p: &Params, proto: &str, key: &str) -> Result<u64, crate::scenario::Scena
 }
 
 /// The switch `key` of protocol `proto`, `default` where the spec derives it.
-fn switch(
-    p: &Params,
-    proto: &str,
-    key: &str,
-    derived: bool,
-) -> Result<bool, crate::scenario::ScenarioError> {
+fn switch(p: &Params, proto: &str, key: &str, derived: bool) -> Result<bool, ScenarioError> {
     match param(p, proto, key)?.default {
         Value::Bool(d) => p.bool_or(key, d),
         _ => p.bool_or(key, derived),
@@ -137,24 +127,20 @@ fn switch(
 }
 
 /// The word `key` of protocol `proto`, the spec's default when absent.
-fn word(p: &Params, proto: &str, key: &str) -> Result<String, crate::scenario::ScenarioError> {
+fn word(p: &Params, proto: &str, key: &str) -> Result<String, ScenarioError> {
     match param(p, proto, key)?.default {
         Value::Word(d) => p.str_or(key, d),
         _ => Err(p.bad(key, "a word")),
     }
 }
 
-fn param(
-    p: &Params,
-    proto: &str,
-    key: &str,
-) -> Result<&'static spec::Param, crate::scenario::ScenarioError> {
+fn param(p: &Params, proto: &str, key: &str) -> Result<&'static spec::Param, ScenarioError> {
     spec::lookup(proto)
         .and_then(|s| s.param(key))
         .ok_or_else(|| p.bad(key, &format!("a parameter of {proto} (not in its spec)")))
 }
 
-fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let timeout = real(p, "saw", "timeout_ms")?;
     let mut cfg = saw::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), ms(timeout));
@@ -182,7 +168,7 @@ fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
     Ok(())
 }
 
-fn build_unreliable(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_unreliable(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     cx.sim
         .add_agent(
@@ -245,7 +231,7 @@ pub(crate) fn spt_distances(
     (spt, dist)
 }
 
-fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let mut members = vec![cx.source];
     members.extend(cx.receivers.iter().copied());
@@ -300,7 +286,7 @@ fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
     Ok(())
 }
 
-fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let mut sc = pgm::SourceConfig::new(cx.source, cx.group);
     sc.repair_delay = ms(real(p, "pgm", "repair_delay_ms")?);
@@ -447,7 +433,7 @@ pub fn lms_repliers(
         .collect()
 }
 
-fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let mut sc = lms::SourceConfig::new(cx.source, cx.group);
     let hb = real(p, "lms", "heartbeat_ms")?;
@@ -486,13 +472,13 @@ fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
 
 // ------------------------------------------------------------------- seed 001: dsp, csp, cp
 
-fn build_dsp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_dsp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     build_tree(cx, rmcast_proto::tree::Variant::Dsp)
 }
-fn build_csp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_csp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     build_tree(cx, rmcast_proto::tree::Variant::Csp)
 }
-fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     build_tree(cx, rmcast_proto::tree::Variant::Cp)
 }
 
@@ -504,7 +490,7 @@ fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError>
 fn build_tree(
     cx: &mut BuildCtx<'_>,
     variant: rmcast_proto::tree::Variant,
-) -> Result<(), crate::scenario::ScenarioError> {
+) -> Result<(), ScenarioError> {
     use rmcast_proto::tree::{deploy, Endpoint, Exchange, Region, Settings, Source, Variant};
     let p = cx.params;
     let name = match variant {
@@ -606,7 +592,7 @@ fn build_tree(
 /// `xtp`: `preset = "thesis"` (go-back-N, uncapped WTIMER back-off, block on ack; the
 /// default) or `"improved"` (selective, back-off capped at 1 s, SREQ every 8 packets); every
 /// other key overrides one field of the preset.
-fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let multicast = switch(p, "xtp", "multicast", true)?;
     if !multicast && cx.receivers.len() != 1 {
@@ -668,7 +654,7 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError
 
 /// PRMP (seed 004): `window` is `S` for parent and children (PF-IW: the transfer length);
 /// the parent's response buffer is the scenario's `[[host]] rx_queue`/`rx_rate`.
-fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let mut c = prmp::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
     c.window = int(p, "prmp", "window")?;
@@ -694,7 +680,7 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioErro
 
 /// The full-feedback baseline of seed 004 (FF; FF-IW with a large `window`; FF-IW-IT is
 /// FF-IW without the scenario's receive queue at the source).
-fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), crate::scenario::ScenarioError> {
+fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let mut c = ff::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
     c.window = int(p, "ff", "window")?;

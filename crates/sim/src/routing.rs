@@ -138,6 +138,19 @@ pub(crate) struct UnicastScratch {
     labels: Option<Labels>,
 }
 
+impl Network {
+    /// Whether every node can reach every other (routing's view of the graph; kept here so
+    /// that `network` does not depend on `routing`).
+    pub fn is_connected(&self) -> bool {
+        let n = self.nodes.len();
+        if n == 0 {
+            return true;
+        }
+        let spt = Spt::compute(self, 0);
+        (0..n).all(|i| spt.reachable(i as u32))
+    }
+}
+
 impl Spt {
     pub fn compute(net: &Network, root: u32) -> Spt {
         let mut l = Labels::new(net.nodes.len());
@@ -480,16 +493,22 @@ impl Tree {
             cur = p;
         }
         if !ok {
-            return Tree {
-                node: vec![src],
-                deliver: vec![false],
-                in_iface: vec![NONE],
-                hop_start: vec![0, 0],
-                unreachable: 1,
-                ..Tree::default()
-            };
+            return Tree::unreachable(src);
         }
         Tree::build(src, edges, |c| c == dst && c != src)
+    }
+
+    /// The tree of a packet from `src` whose destination cannot be reached: `src` alone,
+    /// one unreachable destination.
+    pub fn unreachable(src: u32) -> Tree {
+        Tree {
+            node: vec![src],
+            deliver: vec![false],
+            in_iface: vec![NONE],
+            hop_start: vec![0, 0],
+            unreachable: 1,
+            ..Tree::default()
+        }
     }
 
     pub fn hops_of(&self, local: u32) -> &[Hop] {

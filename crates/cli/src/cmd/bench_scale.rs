@@ -3,7 +3,7 @@
 //! its peak memory is its own (the child reports VmHWM from /proc/self/status).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rmcast_sim::bench::{self, Scheme};
+use rmcast_sim::{bench, Scheme};
 use std::io::Read;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};

@@ -3,7 +3,6 @@
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rmcast_sim::scenario::{self, RunOptions, Scenario};
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -123,45 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let csv = args.out.join("runs.csv");
     let jsonl = args.out.join("runs.jsonl");
     if args.records {
-        let mut p = String::from("run,id,time_s,src,dest,class,len\n");
-        let mut l = String::from("run,id,time_s,node,cause\n");
-        for r in &results {
-            let Some(t) = &r.trace else { continue };
-            for x in &t.packets {
-                let dest = match x.dest {
-                    rmcast_proto::Dest::Node(n) => format!("node{}", n.0),
-                    rmcast_proto::Dest::Group(g) => format!("group{}", g.0),
-                };
-                let class = match x.class {
-                    Some(rmcast_wire::PacketClass::OriginalData) => "data",
-                    Some(rmcast_wire::PacketClass::RepairData) => "repair",
-                    Some(rmcast_wire::PacketClass::Control) => "control",
-                    None => "other",
-                };
-                let _ = writeln!(
-                    p,
-                    "{},{},{},{},{},{},{}",
-                    r.index,
-                    x.id,
-                    x.time.as_secs_f64(),
-                    x.src.0,
-                    dest,
-                    class,
-                    x.payload.len()
-                );
-            }
-            for x in &t.losses {
-                let _ = writeln!(
-                    l,
-                    "{},{},{},{},{}",
-                    r.index,
-                    x.id,
-                    x.time.as_secs_f64(),
-                    x.node.0,
-                    x.cause
-                );
-            }
-        }
+        let (p, l) = scenario::records_csv(&results);
         std::fs::write(args.out.join("packets.csv"), p)?;
         std::fs::write(args.out.join("losses.csv"), l)?;
     }

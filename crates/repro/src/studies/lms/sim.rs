@@ -25,21 +25,8 @@ pub const DROP_K: u64 = 31;
 pub const REQ_LEN: u64 = 40;
 pub const REP_LEN: u64 = 1064;
 
-/// The three schemes (and SRM's variants).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Scheme {
-    Lms,
-    /// LMS with adaptive repliers (beyond the seed: receivers refresh their cost every
-    /// [`lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest interface).
-    LmsAdaptive,
-    Pgm,
-    /// ns-2 SRM; `adaptive`: Agent/SRM/Adaptive; `topo`: distances from the topology and no
-    /// session messages (used beyond the seed on very large graphs).
-    Srm {
-        adaptive: bool,
-        topo: bool,
-    },
-}
+/// The three schemes (and SRM's variants): the simulator's.
+pub use rmcast_sim::Scheme;
 
 /// A network with a source and receivers placed on it, plus the source's tree.
 pub struct Placement {

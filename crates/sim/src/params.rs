@@ -1,0 +1,174 @@
+//! Typed access to a scenario's TOML tables, with errors naming the file, the key and what
+//! was expected. Shared by the scenario loader and the protocol registry.
+
+use toml::{Table, Value};
+
+/// A scenario error: where, and what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read: {msg}")]
+    Io { file: String, msg: String },
+    #[error("{file}: not valid TOML: {msg}")]
+    Syntax { file: String, msg: String },
+    #[error("{file}: key `{key}`: expected {expected}")]
+    Key {
+        file: String,
+        key: String,
+        expected: String,
+    },
+}
+
+/// Typed access to one table of a scenario, with errors naming the key.
+#[derive(Debug, Clone)]
+pub struct Params {
+    file: String,
+    prefix: String,
+    pub(crate) table: Table,
+}
+
+impl Params {
+    pub(crate) fn new(file: &str, prefix: &str, table: Table) -> Params {
+        Params {
+            file: file.to_string(),
+            prefix: prefix.to_string(),
+            table,
+        }
+    }
+    /// The file the table comes from.
+    pub(crate) fn file(&self) -> &str {
+        &self.file
+    }
+    fn path(&self, key: &str) -> String {
+        if self.prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.prefix)
+        }
+    }
+    /// An error for `key`.
+    pub fn bad(&self, key: &str, expected: &str) -> ScenarioError {
+        ScenarioError::Key {
+            file: self.file.clone(),
+            key: self.path(key),
+            expected: expected.to_string(),
+        }
+    }
+    pub fn has(&self, key: &str) -> bool {
+        self.table.contains_key(key)
+    }
+    /// Reject keys not in `allowed`.
+    pub fn check_keys(&self, allowed: &[&str]) -> Result<(), ScenarioError> {
+        for k in self.table.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(self.bad(
+                    k,
+                    &format!("no such key here; known keys: {}", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+    fn num(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(Value::Integer(i)) => Ok(Some(*i as f64)),
+            Some(Value::Float(f)) => Ok(Some(*f)),
+            Some(_) => Err(self.bad(key, "a number")),
+        }
+    }
+    /// A number in `[min, max]`, or `default` when absent.
+    pub fn f64_in(
+        &self,
+        key: &str,
+        default: f64,
+        min: f64,
+        max: f64,
+    ) -> Result<f64, ScenarioError> {
+        let v = self.num(key)?.unwrap_or(default);
+        if v.is_finite() && v >= min && v <= max {
+            Ok(v)
+        } else {
+            Err(self.bad(key, &format!("a number in [{min}, {max}], got {v}")))
+        }
+    }
+    pub fn req_f64_in(&self, key: &str, min: f64, max: f64) -> Result<f64, ScenarioError> {
+        if !self.has(key) {
+            return Err(self.bad(key, &format!("a number in [{min}, {max}] (required)")));
+        }
+        self.f64_in(key, 0.0, min, max)
+    }
+    /// A non-negative integer, or `None` when absent.
+    pub fn opt_u64(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
+            Some(_) => Err(self.bad(key, "a non-negative integer")),
+        }
+    }
+    pub fn u64_in(
+        &self,
+        key: &str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<u64, ScenarioError> {
+        let v = self.opt_u64(key)?.unwrap_or(default);
+        if (min..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.bad(key, &format!("an integer in [{min}, {max}], got {v}")))
+        }
+    }
+    pub fn req_u64_in(&self, key: &str, min: u64, max: u64) -> Result<u64, ScenarioError> {
+        if !self.has(key) {
+            return Err(self.bad(key, &format!("an integer in [{min}, {max}] (required)")));
+        }
+        self.u64_in(key, 0, min, max)
+    }
+    pub fn str_or(&self, key: &str, default: &str) -> Result<String, ScenarioError> {
+        match self.table.get(key) {
+            None => Ok(default.to_string()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(self.bad(key, "a string")),
+        }
+    }
+    pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, ScenarioError> {
+        match self.table.get(key) {
+            None => Ok(default),
+            Some(Value::Boolean(b)) => Ok(*b),
+            Some(_) => Err(self.bad(key, "true or false")),
+        }
+    }
+    pub(crate) fn list(&self, key: &str) -> Option<&Vec<Value>> {
+        self.table.get(key).and_then(Value::as_array)
+    }
+    pub(crate) fn num_list(&self, key: &str) -> Result<Option<Vec<f64>>, ScenarioError> {
+        let Some(v) = self.table.get(key) else {
+            return Ok(None);
+        };
+        let arr = v
+            .as_array()
+            .ok_or_else(|| self.bad(key, "a list of numbers"))?;
+        arr.iter()
+            .map(|x| match x {
+                Value::Integer(i) => Ok(*i as f64),
+                Value::Float(f) if f.is_finite() => Ok(*f),
+                _ => Err(self.bad(key, "a list of numbers")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+    pub(crate) fn sub(&self, key: &str) -> Result<Option<Params>, ScenarioError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(Value::Table(t)) => Ok(Some(Params::new(&self.file, &self.path(key), t.clone()))),
+            Some(_) => Err(self.bad(key, "a table")),
+        }
+    }
+    /// The table without `key`.
+    pub fn without(&self, key: &str) -> Params {
+        let mut p = self.clone();
+        p.table.remove(key);
+        p
+    }
+}

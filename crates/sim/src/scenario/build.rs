@@ -1,0 +1,211 @@
+//! A run's set-up from its table: topology, protocol (through the registry), traffic,
+//! losses, host models, the stop condition and the metrics to keep.
+
+use super::topology::build_topology;
+use super::{ms_dur, Scenario};
+use crate::params::{Params, ScenarioError};
+use crate::registry::{self, BuildCtx};
+use crate::sim::{Sim, Stop, Traffic};
+use crate::topo::Topology;
+use core::time::Duration;
+use rmcast_proto::{GroupId, NodeId, Time};
+use toml::Table;
+
+/// A run ready to go.
+pub(super) struct Built {
+    pub(super) sim: Sim,
+    pub(super) source: NodeId,
+    pub(super) receivers: Vec<NodeId>,
+    pub(super) stop: Stop,
+    /// The metrics to keep (`None`: all).
+    pub(super) record: Option<Vec<String>>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "topology",
+    "protocol",
+    "traffic",
+    "loss",
+    "host",
+    "stop",
+    "metrics",
+];
+
+pub(super) fn check_point(sc: &Scenario, t: &Table) -> Result<(), ScenarioError> {
+    build(sc, t).map(|_| ())
+}
+
+pub(super) fn build(sc: &Scenario, table: &Table) -> Result<Built, ScenarioError> {
+    let file = sc.file.as_str();
+    let top = Params::new(file, "", table.clone());
+    top.check_keys(TOP_KEYS)?;
+    top.str_or("name", "")?;
+    top.str_or("description", "")?;
+    let seed = top.u64_in("seed", 1, 0, u64::MAX)?;
+    let tp = top
+        .sub("topology")?
+        .ok_or_else(|| top.bad("topology", "a [topology] table"))?;
+    let topo = build_topology(sc, &tp, seed)?;
+    let Topology {
+        net,
+        source,
+        receivers,
+        link_loss,
+        ..
+    } = topo;
+    let mut sim = Sim::new(net, seed);
+    let group = GroupId(1);
+    sim.set_group(group, &receivers)
+        .map_err(|e| tp.bad("kind", &e.to_string()))?;
+
+    let pp = protocol(&top, &mut sim, source, &receivers, group)?;
+    traffic(&top, &pp, &mut sim, source)?;
+    super::loss::add_losses(&mut sim, &top, table, &tp, link_loss, source, &receivers)?;
+    hosts(&top, &mut sim, source, &receivers)?;
+    let stop = stop(&top)?;
+    let record = metrics(&top, &mut sim)?;
+    Ok(Built {
+        sim,
+        source,
+        receivers,
+        stop,
+        record,
+    })
+}
+
+/// The `[protocol]` table: the registry entry of its `name` attaches the agents.
+fn protocol(
+    top: &Params,
+    sim: &mut Sim,
+    source: NodeId,
+    receivers: &[NodeId],
+    group: GroupId,
+) -> Result<Params, ScenarioError> {
+    // Protocol.
+    let pp = top
+        .sub("protocol")?
+        .ok_or_else(|| top.bad("protocol", "a [protocol] table"))?;
+    let name = pp.str_or("name", "")?;
+    let entry = registry::lookup(&name).ok_or_else(|| {
+        let names: Vec<&str> = registry::REGISTRY.iter().map(|e| e.name).collect();
+        pp.bad("name", &format!("one of {}", names.join(", ")))
+    })?;
+    let params = pp.without("name");
+    params.check_keys(&entry.keys())?;
+    (entry.build)(&mut BuildCtx {
+        sim,
+        source,
+        receivers,
+        group,
+        params: &params,
+    })?;
+
+    Ok(pp)
+}
+
+/// The `[traffic]` table: the source's messages.
+fn traffic(top: &Params, pp: &Params, sim: &mut Sim, source: NodeId) -> Result<(), ScenarioError> {
+    let file = top.file();
+    // Traffic.
+    let tr = top
+        .sub("traffic")?
+        .unwrap_or_else(|| Params::new(file, "traffic", Table::new()));
+    tr.check_keys(&["messages", "size", "interval_ms", "start_ms", "stamp"])?;
+    let mut traffic = Traffic::saturated(
+        tr.u64_in("messages", 100, 0, 1_000_000_000)?,
+        tr.u64_in("size", 1000, 0, 65_000)? as usize,
+    );
+    if tr.has("interval_ms") {
+        traffic.interval = Some(ms_dur(tr.f64_in("interval_ms", 0.0, 0.0, 1e9)?));
+    }
+    traffic.start = Time::ZERO + ms_dur(tr.f64_in("start_ms", 0.0, 0.0, 1e12)?);
+    traffic.stamp = tr.bool_or("stamp", true)?;
+    sim.add_traffic(source, traffic)
+        .map_err(|e| pp.bad("name", &e.to_string()))?;
+
+    Ok(())
+}
+
+/// The `[host]` table: receive queues and processing delays.
+fn hosts(
+    top: &Params,
+    sim: &mut Sim,
+    source: NodeId,
+    receivers: &[NodeId],
+) -> Result<(), ScenarioError> {
+    // Host models.
+    if let Some(hp) = top.sub("host")? {
+        hp.check_keys(&["at", "rx_queue", "rx_rate", "processing_us"])?;
+        let at: Vec<NodeId> = match hp.str_or("at", "source")?.as_str() {
+            "source" => vec![source],
+            "receivers" => receivers.to_vec(),
+            "all" => std::iter::once(source)
+                .chain(receivers.iter().copied())
+                .collect(),
+            _ => return Err(hp.bad("at", "\"source\", \"receivers\" or \"all\"")),
+        };
+        let q = hp.opt_u64("rx_queue")?;
+        let rate = hp.f64_in("rx_rate", 1500.0, 1e-9, 1e12)?;
+        let proc_us = hp.f64_in("processing_us", 0.0, 0.0, 1e12)?;
+        for &n in &at {
+            if let Some(q) = q {
+                sim.set_rx_queue(n, q.max(1) as usize, rate)
+                    .map_err(|e| hp.bad("rx_queue", &e.to_string()))?;
+            }
+            if proc_us > 0.0 {
+                sim.set_processing_delay(n, Duration::from_nanos((proc_us * 1e3).round() as u64))
+                    .map_err(|e| hp.bad("processing_us", &e.to_string()))?;
+            }
+        }
+    }
+
+    Ok(())
+}
+
+/// The `[stop]` table.
+fn stop(top: &Params) -> Result<Stop, ScenarioError> {
+    let file = top.file();
+    // Stop condition.
+    let sp = top
+        .sub("stop")?
+        .unwrap_or_else(|| Params::new(file, "stop", Table::new()));
+    sp.check_keys(&["time_limit_s", "max_events", "when_complete"])?;
+    Ok(Stop {
+        until: Some(
+            Time::ZERO + Duration::from_secs_f64(sp.f64_in("time_limit_s", 3600.0, 0.0, 1e9)?),
+        ),
+        max_events: sp.opt_u64("max_events")?,
+        when_complete: sp.bool_or("when_complete", true)?,
+    })
+}
+
+/// The `[metrics]` table: which metrics to keep (`None`: all), and whether to keep events.
+fn metrics(top: &Params, sim: &mut Sim) -> Result<Option<Vec<String>>, ScenarioError> {
+    // Metrics.
+    let record = match top.sub("metrics")? {
+        None => None,
+        Some(mp) => {
+            mp.check_keys(&["record", "events"])?;
+            sim.record_events(mp.bool_or("events", false)?);
+            match mp.list("record") {
+                None => None,
+                Some(l) => Some(
+                    l.iter()
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .ok_or_else(|| mp.bad("record", "a list of metric names"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+            }
+        }
+    };
+    if record.is_none() && top.sub("metrics")?.is_none() {
+        sim.record_events(false);
+    }
+    Ok(record)
+}

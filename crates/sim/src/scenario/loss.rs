@@ -1,0 +1,263 @@
+//! Loss rules: the topology's per-class error rates, then the scenario's `[[loss]]` tables
+//! (a model, a site — links, or nodes' transmit/receive sides — a packet filter, a cause).
+
+use crate::loss::{KindFilter, LossModel, LossRule, LossSite};
+use crate::params::{Params, ScenarioError};
+use crate::sim::Sim;
+use rmcast_proto::{IfaceId, NodeId};
+use toml::{Table, Value};
+
+/// The topology's link-class losses (`link_loss`: (link, p)), then the `[[loss]]` rules.
+pub(super) fn add_losses(
+    sim: &mut Sim,
+    top: &Params,
+    table: &Table,
+    tp: &Params,
+    link_loss: Vec<(usize, f64)>,
+    source: NodeId,
+    receivers: &[NodeId],
+) -> Result<(), ScenarioError> {
+    let file = top.file();
+    let links = sim.network().link_count();
+    let classes: Vec<String> = (0..links)
+        .map(|i| {
+            sim.network()
+                .link(i)
+                .map(|l| l.2.class.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let n_nodes = sim.network().node_count();
+    // Loss: the topology's class error rates, then the scenario's rules.
+    for (l, p) in link_loss {
+        if p > 0.0 {
+            sim.add_loss(
+                &LossRule::new(
+                    LossSite::Link {
+                        link: l,
+                        from: None,
+                    },
+                    LossModel::Bernoulli { p },
+                )
+                .cause("link_class"),
+            )
+            .map_err(|e| tp.bad("class", &e.to_string()))?;
+        }
+    }
+    if let Some(v) = table.get("loss") {
+        let arr = v
+            .as_array()
+            .filter(|a| a.iter().all(Value::is_table))
+            .ok_or_else(|| top.bad("loss", "an array of tables ([[loss]])"))?;
+        for (i, lv) in arr.iter().enumerate() {
+            let Value::Table(lt) = lv else { continue };
+            let lp = Params::new(file, &format!("loss.{i}"), lt.clone());
+            add_loss_rule(sim, &lp, source, receivers, links, &classes, n_nodes)?;
+        }
+    }
+
+    Ok(())
+}
+
+fn add_loss_rule(
+    sim: &mut Sim,
+    lp: &Params,
+    source: NodeId,
+    receivers: &[NodeId],
+    links: usize,
+    classes: &[String],
+    n_nodes: usize,
+) -> Result<(), ScenarioError> {
+    lp.check_keys(&[
+        "model",
+        "p",
+        "p_gb",
+        "p_bg",
+        "loss_good",
+        "loss_bad",
+        "k",
+        "n",
+        "at",
+        "links",
+        "from",
+        "nodes",
+        "iface",
+        "filter",
+        "cause",
+    ])?;
+    let model = model(lp)?;
+    let filter = KindFilter::parse(&lp.str_or("filter", "all")?).ok_or_else(|| {
+        lp.bad(
+            "filter",
+            "\"all\", \"data\", \"original\", \"repair\" or \"control\"",
+        )
+    })?;
+    let default_cause = LossRule::new(
+        LossSite::Link {
+            link: 0,
+            from: None,
+        },
+        model.clone(),
+    )
+    .cause;
+    let cause = lp.str_or("cause", &default_cause)?;
+    let rule = |site| LossRule {
+        site,
+        model: model.clone(),
+        filter,
+        cause: cause.clone(),
+    };
+    let at = lp.str_or("at", "link")?;
+    match at.as_str() {
+        "link" => {
+            let mut from = lp.opt_u64("from")?.map(|v| NodeId(v as u32));
+            let sel = link_selection(lp, sim, source, &mut from, links, classes)?;
+            for l in sel {
+                sim.add_loss(&rule(LossSite::Link { link: l, from }))
+                    .map_err(|e| lp.bad("from", &e.to_string()))?;
+            }
+        }
+        "tx" | "rx" | "interface" => {
+            let nodes = node_selection(lp, source, receivers, n_nodes)?;
+            let iface = lp.opt_u64("iface")?.map(|i| IfaceId(i as u32));
+            for n in nodes {
+                if at != "rx" {
+                    sim.add_loss(&rule(LossSite::Tx { node: n, iface }))
+                        .map_err(|e| lp.bad("nodes", &e.to_string()))?;
+                }
+                if at != "tx" {
+                    sim.add_loss(&rule(LossSite::Rx { node: n, iface }))
+                        .map_err(|e| lp.bad("nodes", &e.to_string()))?;
+                }
+            }
+        }
+        _ => return Err(lp.bad("at", "\"link\", \"tx\", \"rx\" or \"interface\"")),
+    }
+    Ok(())
+}
+
+/// The rule's loss model.
+fn model(lp: &Params) -> Result<LossModel, ScenarioError> {
+    Ok(match lp.str_or("model", "")?.as_str() {
+        "bernoulli" => LossModel::Bernoulli {
+            p: lp.req_f64_in("p", 0.0, 1.0)?,
+        },
+        "gilbert_elliott" => LossModel::GilbertElliott {
+            p_gb: lp.req_f64_in("p_gb", 0.0, 1.0)?,
+            p_bg: lp.req_f64_in("p_bg", 0.0, 1.0)?,
+            loss_good: lp.f64_in("loss_good", 0.0, 0.0, 1.0)?,
+            loss_bad: lp.f64_in("loss_bad", 1.0, 0.0, 1.0)?,
+        },
+        "drop_nth" => LossModel::DropNth {
+            k: lp.req_u64_in("k", 1, u64::MAX)?,
+        },
+        "every_nth" => LossModel::EveryNth {
+            n: lp.req_u64_in("n", 1, u64::MAX)?,
+        },
+        _ => {
+            return Err(lp.bad(
+                "model",
+                "\"bernoulli\", \"gilbert_elliott\", \"drop_nth\" or \"every_nth\"",
+            ))
+        }
+    })
+}
+
+/// The links of an `at = "link"` rule; `links = "source"` also defaults `from` to the source.
+fn link_selection(
+    lp: &Params,
+    sim: &Sim,
+    source: NodeId,
+    from: &mut Option<NodeId>,
+    links: usize,
+    classes: &[String],
+) -> Result<Vec<usize>, ScenarioError> {
+    Ok(match lp.table.get("links") {
+        None => (0..links).collect(),
+        Some(Value::String(s)) if s == "all" => (0..links).collect(),
+        Some(Value::String(s)) if s == "source" => {
+            // The source's own links, in the direction leaving it.
+            *from = from.or(Some(source));
+            (0..links)
+                .filter(|&l| {
+                    sim.network()
+                        .link(l)
+                        .is_some_and(|(a, b, _)| a == source || b == source)
+                })
+                .collect()
+        }
+        Some(Value::String(s)) => {
+            let v: Vec<usize> = (0..links).filter(|&i| classes[i] == *s).collect();
+            if v.is_empty() {
+                let mut known: Vec<&str> = classes
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|c| !c.is_empty())
+                    .collect();
+                known.sort_unstable();
+                known.dedup();
+                return Err(lp.bad(
+                    "links",
+                    &format!(
+                        "\"all\", \"source\", a link class ({}) or a list of link indices",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            v
+        }
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| match x.as_integer() {
+                Some(i) if i >= 0 && (i as usize) < links => Ok(i as usize),
+                _ => Err(lp.bad("links", &format!("link indices in [0, {links})"))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(lp.bad(
+                "links",
+                "\"all\", \"source\", a link class or a list of link indices",
+            ))
+        }
+    })
+}
+
+/// The nodes of a `tx`/`rx`/`interface` rule.
+fn node_selection(
+    lp: &Params,
+    source: NodeId,
+    receivers: &[NodeId],
+    n_nodes: usize,
+) -> Result<Vec<NodeId>, ScenarioError> {
+    Ok(match lp.table.get("nodes") {
+        None => std::iter::once(source)
+            .chain(receivers.iter().copied())
+            .collect(),
+        Some(Value::String(s)) => match s.as_str() {
+            "all" | "members" => std::iter::once(source)
+                .chain(receivers.iter().copied())
+                .collect(),
+            "receivers" => receivers.to_vec(),
+            "source" => vec![source],
+            _ => {
+                return Err(lp.bad(
+                    "nodes",
+                    "\"members\", \"receivers\", \"source\" or a list of node ids",
+                ))
+            }
+        },
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| match x.as_integer() {
+                Some(i) if i >= 0 && (i as usize) < n_nodes => Ok(NodeId(i as u32)),
+                _ => Err(lp.bad("nodes", &format!("node ids in [0, {n_nodes})"))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(lp.bad(
+                "nodes",
+                "\"members\", \"receivers\", \"source\" or a list of node ids",
+            ))
+        }
+    })
+}

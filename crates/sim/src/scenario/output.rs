@@ -1,0 +1,190 @@
+//! What a sweep produces: per-run metric columns, `runs.csv` and `runs.jsonl`, and the
+//! per-packet and per-loss records (`packets.csv`, `losses.csv`), written with the `csv`
+//! crate.
+
+use crate::sim::{LossRecord, PacketRecord};
+use rmcast_proto::{Dest, GroupId, NodeId};
+use rmcast_wire::PacketClass;
+use toml::Value;
+
+/// A metric value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Metric {
+    U(u64),
+    F(f64),
+    S(String),
+    B(bool),
+}
+
+impl Metric {
+    /// The value as a CSV field (quoting, where needed, is the CSV writer's).
+    pub fn csv(&self) -> String {
+        match self {
+            Metric::U(v) => v.to_string(),
+            Metric::F(v) => {
+                if v.is_finite() {
+                    v.to_string()
+                } else {
+                    String::new()
+                }
+            }
+            Metric::S(s) => s.clone(),
+            Metric::B(b) => b.to_string(),
+        }
+    }
+    pub fn json(&self) -> serde_json::Value {
+        match self {
+            Metric::U(v) => (*v).into(),
+            Metric::F(v) => {
+                serde_json::Number::from_f64(*v).map_or(serde_json::Value::Null, Into::into)
+            }
+            Metric::S(s) => s.clone().into(),
+            Metric::B(b) => (*b).into(),
+        }
+    }
+    pub(super) fn from_value(v: &Value) -> Metric {
+        match v {
+            Value::Integer(i) if *i >= 0 => Metric::U(*i as u64),
+            Value::Integer(i) => Metric::F(*i as f64),
+            Value::Float(f) => Metric::F(*f),
+            Value::Boolean(b) => Metric::B(*b),
+            Value::String(s) => Metric::S(s.clone()),
+            other => Metric::S(other.to_string()),
+        }
+    }
+}
+
+/// Per-packet and per-loss records of a run, and each node's role.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    pub packets: Vec<PacketRecord>,
+    pub losses: Vec<LossRecord>,
+    pub nodes: usize,
+    pub groups: Vec<(GroupId, Vec<NodeId>)>,
+}
+
+/// One run's results.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub index: usize,
+    /// Swept keys and their values, then every metric, as (column, value).
+    pub columns: Vec<(String, Metric)>,
+    pub trace: Option<Trace>,
+}
+
+/// Columns in first-seen order over all runs (runs may differ, e.g. in loss causes).
+pub fn columns(results: &[RunResult]) -> Vec<String> {
+    let mut cols: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in results {
+        for (c, _) in &r.columns {
+            if seen.insert(c.clone()) {
+                cols.push(c.clone());
+            }
+        }
+    }
+    cols
+}
+
+/// A CSV document of `header` and `rows`, fields quoted only where needed (a comma, a
+/// quote or a line break in them), lines ended by `\n`.
+fn csv_text<R, F>(header: &[&str], rows: R) -> String
+where
+    R: IntoIterator<Item = Vec<F>>,
+    F: AsRef<[u8]>,
+{
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .quote_style(csv::QuoteStyle::Necessary)
+        .from_writer(Vec::new());
+    // Writing to a Vec cannot fail, and every row has the header's length.
+    let _ = w.write_record(header);
+    for row in rows {
+        let _ = w.write_record(row);
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// `runs.csv`: a header and one row per run.
+pub fn to_csv(results: &[RunResult]) -> String {
+    let cols = columns(results);
+    let header: Vec<&str> = cols.iter().map(String::as_str).collect();
+    csv_text(
+        &header,
+        results.iter().map(|r| {
+            cols.iter()
+                .map(|c| {
+                    r.columns
+                        .iter()
+                        .find(|(k, _)| k == c)
+                        .map_or(String::new(), |(_, v)| v.csv())
+                })
+                .collect::<Vec<_>>()
+        }),
+    )
+}
+
+/// `packets.csv` and `losses.csv`: every traced packet and loss of every run.
+pub fn records_csv(results: &[RunResult]) -> (String, String) {
+    let traces = || {
+        results
+            .iter()
+            .filter_map(|r| r.trace.as_ref().map(|t| (r.index, t)))
+    };
+    let packets = csv_text(
+        &["run", "id", "time_s", "src", "dest", "class", "len"],
+        traces().flat_map(|(run, t)| {
+            t.packets.iter().map(move |x| {
+                let dest = match x.dest {
+                    Dest::Node(n) => format!("node{}", n.0),
+                    Dest::Group(g) => format!("group{}", g.0),
+                };
+                let class = match x.class {
+                    Some(PacketClass::OriginalData) => "data",
+                    Some(PacketClass::RepairData) => "repair",
+                    Some(PacketClass::Control) => "control",
+                    None => "other",
+                };
+                vec![
+                    run.to_string(),
+                    x.id.to_string(),
+                    x.time.as_secs_f64().to_string(),
+                    x.src.0.to_string(),
+                    dest,
+                    class.to_string(),
+                    x.payload.len().to_string(),
+                ]
+            })
+        }),
+    );
+    let losses = csv_text(
+        &["run", "id", "time_s", "node", "cause"],
+        traces().flat_map(|(run, t)| {
+            t.losses.iter().map(move |x| {
+                vec![
+                    run.to_string(),
+                    x.id.to_string(),
+                    x.time.as_secs_f64().to_string(),
+                    x.node.0.to_string(),
+                    x.cause.clone(),
+                ]
+            })
+        }),
+    );
+    (packets, losses)
+}
+
+/// `runs.jsonl`: one JSON object per run.
+pub fn to_jsonl(results: &[RunResult]) -> String {
+    let mut s = String::new();
+    for r in results {
+        let mut m = serde_json::Map::new();
+        for (k, v) in &r.columns {
+            m.insert(k.clone(), v.json());
+        }
+        s.push_str(&serde_json::Value::Object(m).to_string());
+        s.push('\n');
+    }
+    s
+}

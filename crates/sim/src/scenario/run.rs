@@ -1,0 +1,138 @@
+//! Running one point of a sweep and turning what it measured into metric columns.
+
+use super::build::{build, Built};
+use super::{Metric, Point, RunResult, Scenario, ScenarioError, Trace};
+use rmcast_proto::GroupId;
+
+pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResult, ScenarioError> {
+    let Built {
+        mut sim,
+        source,
+        receivers,
+        stop,
+        record,
+    } = build(sc, &p.table)?;
+    if trace {
+        sim.enable_trace();
+    }
+    let out = sim.run(&stop);
+    let mut cols: Vec<(String, Metric)> = vec![("run".into(), Metric::U(p.index as u64))];
+    for (k, v) in &p.assignment {
+        cols.push((k.clone(), Metric::from_value(v)));
+    }
+    let mut m: Vec<(String, Metric)> = vec![
+        ("seed".into(), Metric::U(sim.seed())),
+        ("receivers".into(), Metric::U(receivers.len() as u64)),
+        ("completed".into(), Metric::B(out.completed)),
+        ("stop_reason".into(), Metric::S(out.reason.into())),
+    ];
+    let end = out.end.as_secs_f64();
+    m.push(("end_time_s".into(), Metric::F(end)));
+    m.push(("events".into(), Metric::U(sim.events_processed())));
+    let sm = sim.metrics(source).cloned().unwrap_or_default();
+    m.push(("messages_done".into(), Metric::U(sm.messages_done)));
+    m.push(("messages_failed".into(), Metric::U(sm.messages_failed)));
+    let done = sm.messages_done.max(1) as f64;
+    m.push((
+        "latency_mean_s".into(),
+        Metric::F(if sm.messages_done == 0 {
+            0.0
+        } else {
+            sm.latency_sum_ns as f64 / done / 1e9
+        }),
+    ));
+    m.push((
+        "latency_max_s".into(),
+        Metric::F(sm.latency_max_ns as f64 / 1e9),
+    ));
+    m.push((
+        "transmissions_per_message".into(),
+        Metric::F(if sm.messages_done == 0 {
+            0.0
+        } else {
+            sm.transmissions as f64 / done
+        }),
+    ));
+    let dur = sm.completed_at.map_or(end, |t| t.as_secs_f64());
+    m.push(("completion_time_s".into(), Metric::F(dur)));
+    m.push((
+        "throughput_msgs_per_s".into(),
+        Metric::F(if dur > 0.0 {
+            sm.messages_done as f64 / dur
+        } else {
+            0.0
+        }),
+    ));
+    let delivered: Vec<u64> = receivers
+        .iter()
+        .map(|&r| sim.metrics(r).map_or(0, |x| x.delivered))
+        .collect();
+    m.push((
+        "delivered_min".into(),
+        Metric::U(delivered.iter().copied().min().unwrap_or(0)),
+    ));
+    m.push((
+        "delivered_max".into(),
+        Metric::U(delivered.iter().copied().max().unwrap_or(0)),
+    ));
+    m.push(("delivered_total".into(), Metric::U(delivered.iter().sum())));
+    let sum_stat = |f: fn(&rmcast_proto::Stats) -> u64| -> u64 {
+        receivers
+            .iter()
+            .filter_map(|&r| sim.agent(r).map(|a| f(a.stats())))
+            .sum()
+    };
+    m.push((
+        "receiver_duplicates".into(),
+        Metric::U(sum_stat(|s| s.duplicates)),
+    ));
+    m.push((
+        "receiver_control_sent".into(),
+        Metric::U(sum_stat(|s| s.control_sent)),
+    ));
+    if let Some(a) = sim.agent(source) {
+        let s = a.stats();
+        m.push(("sender_timeouts".into(), Metric::U(s.timeouts)));
+        m.push(("sender_packets_sent".into(), Metric::U(s.packets_sent)));
+    }
+    let k = sim.counters().clone();
+    for (name, v) in [
+        ("originated_data", k.originated_data),
+        ("originated_repair", k.originated_repair),
+        ("originated_control", k.originated_control),
+        ("link_hops", k.link_hops),
+        ("deliveries", k.deliveries),
+        ("bus_frames", k.bus_frames),
+        ("bus_collisions", k.bus_collisions),
+        ("bus_collided_frames", k.bus_collided_frames),
+        ("bus_deferrals", k.bus_deferrals),
+        ("bus_backoffs", k.bus_backoffs),
+        ("bus_receive_events", k.bus_receive_events),
+        ("unreachable", k.unreachable),
+        ("lost_total", k.lost),
+    ] {
+        m.push((name.into(), Metric::U(v)));
+    }
+    for (cause, v) in sim.losses() {
+        m.push((format!("lost_{cause}"), Metric::U(v)));
+    }
+    if let Some(rec) = &record {
+        m.retain(|(k, _)| k == "seed" || rec.iter().any(|r| r == k));
+    }
+    cols.extend(m);
+    let trace = if trace {
+        sim.trace().map(|(pk, ls)| Trace {
+            packets: pk.to_vec(),
+            losses: ls.to_vec(),
+            nodes: sim.network().node_count(),
+            groups: vec![(GroupId(1), receivers.clone())],
+        })
+    } else {
+        None
+    };
+    Ok(RunResult {
+        index: p.index,
+        columns: cols,
+        trace,
+    })
+}

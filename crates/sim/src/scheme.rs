@@ -1,0 +1,89 @@
+//! Seed 003's recovery schemes (SRM, PGM, LMS and their variants), named once for the
+//! scale benchmark ([`crate::bench::scale_run`]) and the seed-003 study in `rmcast-repro`.
+
+use rmcast_proto::lms;
+
+/// A seed-003 scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scheme {
+    Lms,
+    /// LMS with adaptive repliers (beyond the seed: receivers refresh their cost every
+    /// [`lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest interface).
+    LmsAdaptive,
+    Pgm,
+    /// ns-2 SRM; `adaptive`: Agent/SRM/Adaptive; `topo`: distances from the topology and no
+    /// session messages (used beyond the seed on very large graphs).
+    Srm {
+        adaptive: bool,
+        topo: bool,
+    },
+}
+
+impl Scheme {
+    /// Every scheme, in name order of the seed's three first.
+    pub const ALL: [Scheme; 7] = [
+        Scheme::Srm {
+            adaptive: false,
+            topo: true,
+        },
+        Scheme::Pgm,
+        Scheme::Lms,
+        Scheme::LmsAdaptive,
+        Scheme::Srm {
+            adaptive: true,
+            topo: true,
+        },
+        Scheme::Srm {
+            adaptive: false,
+            topo: false,
+        },
+        Scheme::Srm {
+            adaptive: true,
+            topo: false,
+        },
+    ];
+    /// The three schemes `rmcast bench scale` runs by default.
+    pub const SCALE: [Scheme; 3] = [
+        Scheme::Srm {
+            adaptive: false,
+            topo: true,
+        },
+        Scheme::Pgm,
+        Scheme::Lms,
+    ];
+
+    /// `lms`, `lms-adaptive`, `pgm`, and `srm` with `-adaptive` and/or `-session` (session
+    /// messages rather than topology distances).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Lms => "lms",
+            Scheme::LmsAdaptive => "lms-adaptive",
+            Scheme::Pgm => "pgm",
+            Scheme::Srm {
+                adaptive: false,
+                topo: true,
+            } => "srm",
+            Scheme::Srm {
+                adaptive: true,
+                topo: true,
+            } => "srm-adaptive",
+            Scheme::Srm {
+                adaptive: false,
+                topo: false,
+            } => "srm-session",
+            Scheme::Srm {
+                adaptive: true,
+                topo: false,
+            } => "srm-adaptive-session",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scheme> {
+        Scheme::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    /// LMS receivers' cost refresh period (adaptive LMS only).
+    pub fn lms_refresh(self) -> Option<u64> {
+        (self == Scheme::LmsAdaptive).then_some(lms::DEFAULT_REFRESH_PACKETS)
+    }
+}

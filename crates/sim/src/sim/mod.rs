@@ -1,0 +1,844 @@
+//! The simulator proper: agents on a [`Network`], driven by the [`Kernel`].
+//!
+//! Build a [`Network`], wrap it in a [`Sim`] with a run seed, attach agents (and router
+//! agents), define groups, loss rules, host models and traffic, then [`Sim::run`] to a stop
+//! condition and read per-agent events, agent stats and [`Counters`].
+//!
+//! ```
+//! use core::time::Duration;
+//! use rmcast_proto::{saw, GroupId, Time};
+//! use rmcast_sim::{LinkConfig, Network, NodeKind, Sim, Stop, Traffic};
+//!
+//! let mut net = Network::new();
+//! let s = net.add_node(NodeKind::Host);
+//! let r = net.add_node(NodeKind::Host);
+//! net.add_link(s, r, LinkConfig::new(10_000_000, Duration::from_millis(1))).unwrap();
+//! let mut sim = Sim::new(net, 42);
+//! let g = GroupId(1);
+//! sim.set_group(g, &[r]).unwrap();
+//! let cfg = saw::SenderConfig::new(s, g, vec![r], Duration::from_millis(10));
+//! sim.add_agent(s, Box::new(saw::Sender::new(cfg))).unwrap();
+//! let rng = sim.agent_rng(r, 0);
+//! sim.add_agent(r, Box::new(saw::Receiver::new(saw::ReceiverConfig::new(r), rng))).unwrap();
+//! sim.add_traffic(s, Traffic::saturated(5, 100)).unwrap();
+//! let out = sim.run(&Stop::when_complete().until(Time::from_secs(10)));
+//! assert!(out.completed);
+//! assert_eq!(sim.metrics(r).unwrap().delivered, 5);
+//! ```
+
+mod bus;
+mod host;
+mod link;
+mod pool;
+mod record;
+mod routes;
+
+pub use host::Traffic;
+pub use record::{Counters, LossRecord, NodeMetrics, PacketRecord};
+
+use crate::kernel::Kernel;
+use crate::loss::{KindFilter, LossRule, LossSite, LossState};
+use crate::network::{Medium, Network, NONE};
+use bus::{Buses, Frame};
+use core::time::Duration;
+use host::{Admit, Host, RxQueue, Source};
+use link::{Links, Offer};
+use pool::{Copy, Pool};
+use record::{Recorder, CAUSE_COLLISIONS, CAUSE_IMPLOSION};
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::{
+    Agent, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, Time, Transmit,
+};
+use rmcast_wire::{Header, PacketClass};
+use routes::Routes;
+
+/// Errors configuring a simulation.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    #[error("node {0:?} does not exist")]
+    NoSuchNode(NodeId),
+    #[error("link {0} does not exist")]
+    NoSuchLink(usize),
+    #[error("node {node:?} is not an end of link {link}")]
+    NotOnLink { node: NodeId, link: usize },
+    #[error("node {0:?} already has an agent")]
+    AgentExists(NodeId),
+    #[error("node {0:?} has no agent to feed traffic to")]
+    NoAgent(NodeId),
+    #[error("invalid loss model: {0}")]
+    Loss(String),
+    #[error("invalid host model: {0}")]
+    Host(String),
+}
+
+/// When [`Sim::run`] stops. It always stops when no event is left.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    /// Stop before processing any event later than this.
+    pub until: Option<Time>,
+    /// Stop after this many events in total.
+    pub max_events: Option<u64>,
+    /// Stop once every traffic source's agent has reported [`Event::Completed`].
+    pub when_complete: bool,
+}
+
+impl Stop {
+    pub fn when_complete() -> Self {
+        Stop {
+            when_complete: true,
+            ..Stop::default()
+        }
+    }
+    pub fn at(t: Time) -> Self {
+        Stop {
+            until: Some(t),
+            ..Stop::default()
+        }
+    }
+    pub fn until(mut self, t: Time) -> Self {
+        self.until = Some(t);
+        self
+    }
+    pub fn max_events(mut self, n: u64) -> Self {
+        self.max_events = Some(n);
+        self
+    }
+}
+
+/// What a run ended with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Simulated time of the last processed event.
+    pub end: Time,
+    /// Every traffic source completed.
+    pub completed: bool,
+    /// Why the run stopped: "complete", "idle", "time_limit" or "event_limit".
+    pub reason: &'static str,
+}
+
+/// Kernel events.
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Timer(u32),
+    RouterTimer(u32),
+    Traffic(u32),
+    /// The head of a link direction's in-flight FIFO arrives.
+    LinkArrive(u32),
+    /// A copy on a reordering link arrives (one event per copy).
+    Arrive(u32),
+    Deliver(u32),
+    RxServe(u32),
+    BusArb(u32),
+    BusEnd(u32),
+}
+
+/// A simulation: the event loop over the models — [`Links`], [`Buses`], hosts, the
+/// routing state — with the agents, reporting to one [`Recorder`].
+pub struct Sim {
+    net: Network,
+    seed: u64,
+    kernel: Kernel<Ev>,
+    started: bool,
+    agents: Vec<Option<Box<dyn Agent>>>,
+    routers: Vec<Option<Box<dyn RouterAgent>>>,
+    routes: Routes,
+    pool: Pool,
+    links: Links,
+    buses: Buses,
+    /// Loss rules on transmit and on receive, per node.
+    tx_loss: Vec<Vec<LossState>>,
+    rx_loss: Vec<Vec<LossState>>,
+    rules: usize,
+    hosts: Vec<Host>,
+    sources: usize,
+    sources_done: usize,
+    rec: Recorder,
+    scratch_tx: Vec<Transmit>,
+}
+
+impl Sim {
+    /// A simulation of `net` whose every random choice derives from `seed`.
+    pub fn new(net: Network, seed: u64) -> Sim {
+        let n = net.nodes.len();
+        Sim {
+            seed,
+            kernel: Kernel::new(),
+            started: false,
+            agents: (0..n).map(|_| None).collect(),
+            routers: (0..n).map(|_| None).collect(),
+            routes: Routes::default(),
+            pool: Pool::default(),
+            links: Links::new(&net, seed),
+            buses: Buses::new(&net, seed),
+            tx_loss: (0..n).map(|_| Vec::new()).collect(),
+            rx_loss: (0..n).map(|_| Vec::new()).collect(),
+            rules: 0,
+            hosts: (0..n).map(|_| Host::default()).collect(),
+            sources: 0,
+            sources_done: 0,
+            rec: Recorder::new(n),
+            scratch_tx: Vec::new(),
+            net,
+        }
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    pub fn now(&self) -> Time {
+        self.kernel.now()
+    }
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.kernel.processed()
+    }
+
+    /// The seeded stream for the agent at `node` (`stream` distinguishes several per node).
+    pub fn agent_rng(&self, node: NodeId, stream: u64) -> AgentRng {
+        AgentRng::derive(self.seed, node, stream)
+    }
+
+    fn check_node(&self, n: NodeId) -> Result<usize, SimError> {
+        let i = n.0 as usize;
+        if i < self.net.nodes.len() {
+            Ok(i)
+        } else {
+            Err(SimError::NoSuchNode(n))
+        }
+    }
+
+    /// Keep every agent's events with their times (on by default). Off saves memory on
+    /// large runs; [`Sim::metrics`] is gathered either way.
+    pub fn record_events(&mut self, on: bool) {
+        self.rec.record_events(on);
+    }
+
+    /// Keep events only for `nodes` (e.g. the source of a run with many receivers).
+    pub fn record_events_of(&mut self, nodes: &[NodeId]) {
+        self.rec.record_events_of(nodes);
+    }
+
+    /// Record every originated packet and every loss (for per-packet records and pcap).
+    pub fn enable_trace(&mut self) {
+        self.rec.enable_trace();
+    }
+
+    pub fn add_agent(&mut self, node: NodeId, agent: Box<dyn Agent>) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        if self.agents[i].is_some() {
+            return Err(SimError::AgentExists(node));
+        }
+        self.agents[i] = Some(agent);
+        Ok(())
+    }
+
+    /// Attach a router agent: it sees every packet arriving at `node`.
+    pub fn add_router_agent(
+        &mut self,
+        node: NodeId,
+        agent: Box<dyn RouterAgent>,
+    ) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        if self.routers[i].is_some() {
+            return Err(SimError::AgentExists(node));
+        }
+        self.routers[i] = Some(agent);
+        Ok(())
+    }
+
+    /// Set the static members of `group`.
+    pub fn set_group(&mut self, group: GroupId, members: &[NodeId]) -> Result<(), SimError> {
+        for &m in members {
+            self.check_node(m)?;
+        }
+        self.routes
+            .set_group(group.0, members.iter().map(|m| m.0).collect());
+        Ok(())
+    }
+
+    /// A finite receive queue at a host: `capacity` packets (including the one being
+    /// served), served at `rate` packets per second; arrivals to a full queue are dropped
+    /// and counted as implosion losses (seed 004 §4: capacity 16, 1500/s).
+    pub fn set_rx_queue(
+        &mut self,
+        node: NodeId,
+        capacity: usize,
+        rate: f64,
+    ) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        if capacity == 0 || !(rate.is_finite() && rate > 0.0) {
+            return Err(SimError::Host(format!(
+                "receive queue needs capacity >= 1 and a positive rate, got {capacity} and {rate}"
+            )));
+        }
+        self.hosts[i].rxq = Some(RxQueue::new(capacity, rate));
+        Ok(())
+    }
+
+    /// Only packets of `kinds` go through `node`'s receive queue (set by
+    /// [`Sim::set_rx_queue`]); the others reach the agent directly. Seed 004's response
+    /// buffer holds feedback only, so a relay that also receives data uses
+    /// [`KindFilter::Control`].
+    pub fn set_rx_queue_kinds(&mut self, node: NodeId, kinds: KindFilter) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        match self.hosts[i].rxq.as_mut() {
+            Some(q) => {
+                q.kinds = kinds;
+                Ok(())
+            }
+            None => Err(SimError::Host(format!(
+                "node {node:?} has no receive queue"
+            ))),
+        }
+    }
+
+    /// A fixed processing delay before each packet reaches the host's agent.
+    pub fn set_processing_delay(&mut self, node: NodeId, d: Duration) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        self.hosts[i].proc_delay = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        Ok(())
+    }
+
+    /// Add a loss rule.
+    pub fn add_loss(&mut self, rule: &LossRule) -> Result<(), SimError> {
+        rule.model.validate().map_err(SimError::Loss)?;
+        let cause = self.rec.cause(&rule.cause);
+        let ri = self.rules as u64;
+        self.rules += 1;
+        match rule.site {
+            LossSite::Link { link, from } => {
+                let l = self.net.links.get(link).ok_or(SimError::NoSuchLink(link))?;
+                let dirs: Vec<usize> = match from {
+                    None => vec![2 * link, 2 * link + 1],
+                    Some(n) if n.0 == l.a => vec![2 * link],
+                    Some(n) if n.0 == l.b => vec![2 * link + 1],
+                    Some(node) => return Err(SimError::NotOnLink { node, link }),
+                };
+                for d in dirs {
+                    let st = LossState::new(rule, cause, self.seed, ri, d as u64);
+                    self.links.add_loss(d, st);
+                }
+            }
+            LossSite::Tx { node, .. } => {
+                let i = self.check_node(node)?;
+                let st = LossState::new(rule, cause, self.seed, ri, u64::from(node.0) << 1);
+                self.tx_loss[i].push(st);
+            }
+            LossSite::Rx { node, .. } => {
+                let i = self.check_node(node)?;
+                let st = LossState::new(rule, cause, self.seed, ri, (u64::from(node.0) << 1) | 1);
+                self.rx_loss[i].push(st);
+            }
+        }
+        Ok(())
+    }
+
+    /// Feed application traffic to the agent at `node`.
+    pub fn add_traffic(&mut self, node: NodeId, spec: Traffic) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        if self.agents[i].is_none() {
+            return Err(SimError::NoAgent(node));
+        }
+        if self.hosts[i].traffic.is_none() {
+            self.sources += 1;
+        }
+        self.hosts[i].traffic = Some(Source::new(spec));
+        Ok(())
+    }
+
+    /// Events an agent reported, with the times they were drained (if recording).
+    pub fn events(&self, node: NodeId) -> &[(Time, Event)] {
+        self.rec.events(node)
+    }
+    pub fn metrics(&self, node: NodeId) -> Option<&NodeMetrics> {
+        self.rec.metrics(node)
+    }
+    pub fn agent(&self, node: NodeId) -> Option<&dyn Agent> {
+        self.agents.get(node.0 as usize)?.as_deref()
+    }
+    pub fn router_agent(&self, node: NodeId) -> Option<&dyn RouterAgent> {
+        self.routers.get(node.0 as usize)?.as_deref()
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.rec.counters
+    }
+    /// Losses by cause, in a fixed order (built-in causes first, then rule causes in the
+    /// order they were added).
+    pub fn losses(&self) -> Vec<(String, u64)> {
+        self.rec.losses()
+    }
+    /// Originated packets and losses, if [`Sim::enable_trace`] was called.
+    pub fn trace(&self) -> Option<(&[PacketRecord], &[LossRecord])> {
+        self.rec.trace()
+    }
+
+    // ---------------------------------------------------------------- running
+
+    /// Run until `stop` says so or nothing is left to do. May be called again to continue.
+    pub fn run(&mut self, stop: &Stop) -> Outcome {
+        if !self.started {
+            self.started = true;
+            for i in 0..self.agents.len() {
+                if let Some(t) = &self.hosts[i].traffic {
+                    let at = t.spec.start;
+                    self.kernel.schedule(at, Ev::Traffic(i as u32));
+                }
+                if self.agents[i].is_some() {
+                    self.drain(i as u32);
+                }
+                if self.routers[i].is_some() {
+                    self.drain_router(i as u32);
+                }
+            }
+        }
+        loop {
+            if stop.when_complete && self.sources > 0 && self.sources_done >= self.sources {
+                return self.outcome("complete");
+            }
+            if stop
+                .max_events
+                .is_some_and(|m| self.kernel.processed() >= m)
+            {
+                return self.outcome("event_limit");
+            }
+            match self.kernel.peek_time() {
+                None => return self.outcome("idle"),
+                Some(t) if stop.until.is_some_and(|u| t > u) => return self.outcome("time_limit"),
+                _ => {}
+            }
+            let Some((now, ev)) = self.kernel.pop() else {
+                return self.outcome("idle");
+            };
+            self.handle(now, ev);
+        }
+    }
+
+    fn outcome(&self, reason: &'static str) -> Outcome {
+        Outcome {
+            end: self.kernel.now(),
+            completed: self.sources > 0 && self.sources_done >= self.sources,
+            reason,
+        }
+    }
+
+    fn handle(&mut self, now: Time, ev: Ev) {
+        match ev {
+            Ev::Timer(x) => self.agent_timer(x, now),
+            Ev::RouterTimer(x) => {
+                let h = &mut self.hosts[x as usize];
+                if h.router_timer_at != Some(now) {
+                    return;
+                }
+                h.router_timer_at = None;
+                if let Some(r) = self.routers[x as usize].as_mut() {
+                    if r.poll_timeout().is_some_and(|t| t <= now) {
+                        r.handle_timeout(now);
+                    }
+                }
+                self.drain_router(x);
+            }
+            Ev::Traffic(x) => {
+                if let Some(t) = self.hosts[x as usize].traffic.as_mut() {
+                    if let Some(next) = t.tick(now) {
+                        self.kernel.schedule(next, Ev::Traffic(x));
+                    }
+                }
+                self.drain(x);
+            }
+            Ev::LinkArrive(d) => {
+                let Some((c, next)) = self.links.pop(d as usize) else {
+                    return;
+                };
+                if let Some(next) = next {
+                    self.kernel
+                        .schedule(Time::from_nanos(next), Ev::LinkArrive(d));
+                }
+                self.arrive(c);
+            }
+            Ev::Arrive(c) => self.arrive(c),
+            Ev::Deliver(c) => self.deliver(c),
+            Ev::RxServe(x) => {
+                let h = &mut self.hosts[x as usize];
+                let (head, next) = h.serve(now);
+                let at = h.processed_at(now);
+                if let Some(next) = next {
+                    self.kernel.schedule(next, Ev::RxServe(x));
+                }
+                if let Some(c) = head {
+                    match at {
+                        Some(at) => self.kernel.schedule(at, Ev::Deliver(c)),
+                        None => self.deliver(c),
+                    }
+                }
+            }
+            Ev::BusArb(b) => {
+                let discarded =
+                    self.buses
+                        .arbitrate(b, now, &mut self.kernel, &mut self.rec.counters);
+                for pk in discarded {
+                    let src = self.pool.pkt(pk).src;
+                    self.lose(CAUSE_COLLISIONS, pk, src);
+                    self.pool.release(pk);
+                }
+            }
+            Ev::BusEnd(b) => self.bus_end(b),
+        }
+    }
+
+    // ---------------------------------------------------------------- agents
+
+    fn agent_timer(&mut self, x: u32, now: Time) {
+        let h = &mut self.hosts[x as usize];
+        if h.timer_at != Some(now) {
+            return; // superseded
+        }
+        h.timer_at = None;
+        if let Some(a) = self.agents[x as usize].as_mut() {
+            if a.poll_timeout().is_some_and(|t| t <= now) {
+                a.handle_timeout(now);
+                if a.poll_timeout().is_some_and(|t| t <= now) {
+                    // The agent still asks for `now` after being served it: wake it
+                    // 1 ns later rather than spinning at this instant forever.
+                    self.rec.counters.stuck_timers += 1;
+                    self.hosts[x as usize].timer_at = Some(now + Duration::from_nanos(1));
+                    self.kernel
+                        .schedule(now + Duration::from_nanos(1), Ev::Timer(x));
+                }
+            }
+        }
+        self.drain(x);
+    }
+
+    fn drain(&mut self, x: u32) {
+        let xi = x as usize;
+        let Some(mut agent) = self.agents[xi].take() else {
+            return;
+        };
+        let now = self.kernel.now();
+        let mut out = std::mem::take(&mut self.scratch_tx);
+        loop {
+            while let Some(t) = agent.poll_transmit() {
+                out.push(t);
+            }
+            while let Some(e) = agent.poll_event() {
+                if self.rec.event(xi, now, e) && self.hosts[xi].traffic.is_some() {
+                    self.sources_done += 1;
+                }
+            }
+            let fed = match self.hosts[xi].traffic.as_mut() {
+                Some(t) => t.feed(agent.as_mut(), now),
+                None => false,
+            };
+            if !fed {
+                break;
+            }
+        }
+        self.agents[xi] = Some(agent);
+        self.rec.sent(xi, out.len());
+        for t in out.drain(..) {
+            self.originate(x, t, None);
+        }
+        self.scratch_tx = out;
+        let next = self.agents[xi].as_ref().and_then(|a| a.poll_timeout());
+        let h = &mut self.hosts[xi];
+        let next = match (next, h.timer_at) {
+            // A wake-up after `now` is already booked for a deadline that has passed.
+            (Some(t), Some(b)) if t <= now && b > now => Some(b),
+            _ => next,
+        };
+        match next {
+            Some(t) if h.timer_at != Some(t.max(now)) => {
+                let t = t.max(now);
+                h.timer_at = Some(t);
+                self.kernel.schedule(t, Ev::Timer(x));
+            }
+            Some(_) => {}
+            None => h.timer_at = None,
+        }
+    }
+
+    fn drain_router(&mut self, x: u32) {
+        let xi = x as usize;
+        let Some(mut r) = self.routers[xi].take() else {
+            return;
+        };
+        let mut out = Vec::new();
+        while let Some(t) = r.poll_transmit() {
+            out.push(t);
+        }
+        let next = r.poll_timeout();
+        self.routers[xi] = Some(r);
+        for rt in out {
+            let via: Option<Vec<u32>> = rt.via.map(|v| v.iter().map(|i| i.0).collect());
+            self.originate(x, rt.transmit, via.as_deref());
+        }
+        let now = self.kernel.now();
+        let h = &mut self.hosts[xi];
+        match next {
+            Some(t) if h.router_timer_at != Some(t.max(now)) => {
+                let t = t.max(now);
+                h.router_timer_at = Some(t);
+                self.kernel.schedule(t, Ev::RouterTimer(x));
+            }
+            Some(_) => {}
+            None => h.router_timer_at = None,
+        }
+    }
+
+    // ---------------------------------------------------------------- packets
+
+    fn lose(&mut self, cause: u32, pkt: u32, node: u32) {
+        let id = self.pool.pkt(pkt).id;
+        self.rec.lost(cause, id, self.kernel.now(), node);
+    }
+
+    fn originate(&mut self, x: u32, t: Transmit, via: Option<&[u32]>) {
+        let class = Header::parse(&t.payload).ok().map(|h| h.class());
+        let id = self.pool.next_id();
+        self.rec
+            .originated(id, self.kernel.now(), x, t.dest, class, &t.payload);
+        // A router agent's group packet pinned to interfaces goes down the group's
+        // distribution tree through this router when data has crossed it on one and every
+        // pinned interface is a hop of it there; otherwise the router's own tree below
+        // those interfaces (`Tree::multicast_via`).
+        let pinned = match (t.dest, via) {
+            (rmcast_proto::Dest::Group(g), Some(v)) => self.routes.pinned(x, g.0, v),
+            _ => None,
+        };
+        let (tree, start) = match pinned {
+            Some(p) => p,
+            None => {
+                let tree = self.routes.tree_for(&self.net, x, t.dest, via);
+                self.rec.counters.unreachable += u64::from(self.routes.tree(tree).unreachable);
+                (tree, 0)
+            }
+        };
+        let p = self.pool.insert(id, t.payload, x, t.dest, tree, class);
+        self.forward(p, start, x, via);
+        self.pool.release(p);
+    }
+
+    /// Send packet `p`, sitting at tree node `local` (NONE: off the tree) at node `x`, on the
+    /// tree's hops (or only on interfaces `only`).
+    fn forward(&mut self, p: u32, local: u32, x: u32, only: Option<&[u32]>) {
+        let tree = self.pool.pkt(p).tree;
+        let nhops = if local == NONE {
+            0
+        } else {
+            self.routes.tree(tree).hops_of(local).len()
+        };
+        for h in 0..nhops {
+            let hop = self.routes.tree(tree).hops_of(local)[h];
+            if only.is_some_and(|o| !o.contains(&hop.iface)) {
+                continue;
+            }
+            self.send_on(p, x, hop.iface, hop.t0, hop.t1);
+        }
+        if let Some(o) = only {
+            for &iface in o {
+                let on_tree = local != NONE
+                    && self
+                        .routes
+                        .tree(tree)
+                        .hops_of(local)
+                        .iter()
+                        .any(|h| h.iface == iface);
+                if !on_tree && (iface as usize) < self.net.ifaces[x as usize].len() {
+                    self.send_on(p, x, iface, NONE, NONE);
+                }
+            }
+        }
+    }
+
+    /// Transmit-side loss at `x`, then onto the medium of interface `iface`, towards tree
+    /// targets `t0..t1` (NONE: off the tree).
+    fn send_on(&mut self, p: u32, x: u32, iface: u32, t0: u32, t1: u32) {
+        let class = self.pool.pkt(p).class;
+        for i in 0..self.tx_loss[x as usize].len() {
+            if self.tx_loss[x as usize][i].drops(class, iface) {
+                let c = self.tx_loss[x as usize][i].cause;
+                self.lose(c, p, x);
+                return;
+            }
+        }
+        let f = self.net.ifaces[x as usize][iface as usize];
+        match f.medium {
+            Medium::Link { link, dir } => {
+                let (local, node, in_iface) = if t0 == NONE {
+                    // Off the tree: the peer gets it as an addressed node only.
+                    (NONE, f.peer, f.peer_iface)
+                } else {
+                    let tr = self.routes.tree(self.pool.pkt(p).tree);
+                    let l = tr.targets[t0 as usize];
+                    (l, tr.node[l as usize], tr.in_iface[l as usize])
+                };
+                let d = 2 * link as usize + dir as usize;
+                let len = self.pool.pkt(p).payload.len() as u64;
+                let now = self.kernel.now().as_nanos();
+                let cfg = &self.net.links[d / 2].cfg;
+                match self.links.offer(d, cfg, now, len, class, &mut self.rec) {
+                    Offer::Lost(cause) => self.lose(cause, p, x),
+                    Offer::Sent { arrival, reorder } => {
+                        let c = self.pool.new_copy(Copy {
+                            pkt: p,
+                            local,
+                            node,
+                            iface: in_iface,
+                        });
+                        if reorder {
+                            self.kernel
+                                .schedule(Time::from_nanos(arrival), Ev::Arrive(c));
+                        } else if self.links.push(d, arrival, c) {
+                            self.kernel
+                                .schedule(Time::from_nanos(arrival), Ev::LinkArrive(d as u32));
+                        }
+                    }
+                }
+            }
+            Medium::Bus { bus, pos } => {
+                let bytes = self.buses.frame_bytes(bus, self.pool.pkt(p).payload.len());
+                self.pool.hold(p);
+                let frame = Frame {
+                    pkt: p,
+                    t0,
+                    t1,
+                    bytes,
+                };
+                self.buses
+                    .enqueue(bus, pos, frame, &mut self.kernel, &mut self.rec.counters);
+            }
+        }
+    }
+
+    /// A copy reached its node: receive-side loss, router hook, forwarding, delivery.
+    fn arrive(&mut self, c: u32) {
+        let Copy {
+            pkt: p,
+            local,
+            node: x,
+            iface,
+        } = self.pool.copy(c);
+        let class = self.pool.pkt(p).class;
+        for i in 0..self.rx_loss[x as usize].len() {
+            if self.rx_loss[x as usize][i].drops(class, iface) {
+                let cause = self.rx_loss[x as usize][i].cause;
+                self.lose(cause, p, x);
+                self.pool.free_copy(c);
+                return;
+            }
+        }
+        let decision = if let Some(mut r) = self.routers[x as usize].take() {
+            let now = self.kernel.now();
+            let pk = self.pool.pkt(p);
+            if let (rmcast_proto::Dest::Group(g), Some(PacketClass::OriginalData)) =
+                (pk.dest, class)
+            {
+                if local != NONE {
+                    self.routes.note_data_tree(x, g.0, pk.tree, local);
+                }
+            }
+            let d = r.on_packet(now, IfaceId(iface), NodeId(pk.src), pk.dest, &pk.payload);
+            self.routers[x as usize] = Some(r);
+            self.drain_router(x);
+            d
+        } else {
+            RouteDecision::Forward
+        };
+        match decision {
+            RouteDecision::Forward => self.forward(p, local, x, None),
+            RouteDecision::Consume => {
+                self.rec.counters.router_consumed += 1;
+                self.pool.free_copy(c);
+                return;
+            }
+            RouteDecision::ForwardOn(ifs) => {
+                let v: Vec<u32> = ifs.iter().map(|i| i.0).collect();
+                self.forward(p, local, x, Some(&v));
+            }
+        }
+        let pk = self.pool.pkt(p);
+        let deliver = if local == NONE {
+            self.routes.addressed(x, pk.dest)
+        } else {
+            self.routes.tree(pk.tree).deliver[local as usize]
+        };
+        if !deliver {
+            self.pool.free_copy(c);
+            return;
+        }
+        let now = self.kernel.now();
+        match self.hosts[x as usize].admit(c, class, now) {
+            Admit::Now => self.deliver(c),
+            Admit::After(at) => self.kernel.schedule(at, Ev::Deliver(c)),
+            Admit::Queued(Some(at)) => self.kernel.schedule(at, Ev::RxServe(x)),
+            Admit::Queued(None) => {}
+            Admit::Full => {
+                self.lose(CAUSE_IMPLOSION, p, x);
+                self.pool.free_copy(c);
+            }
+        }
+    }
+
+    fn deliver(&mut self, c: u32) {
+        let Copy {
+            pkt: p, node: x, ..
+        } = self.pool.copy(c);
+        let xi = x as usize;
+        match self.agents[xi].as_mut() {
+            Some(a) => {
+                let pk = self.pool.pkt(p);
+                a.handle_packet_bytes(self.kernel.now(), NodeId(pk.src), &pk.payload);
+                self.rec.delivered(xi);
+                self.pool.free_copy(c);
+                self.drain(x);
+            }
+            None => {
+                self.rec.counters.no_agent += 1;
+                self.pool.free_copy(c);
+            }
+        }
+    }
+
+    /// A bus transmission ended: receive events go to the frame's addressed nodes only.
+    fn bus_end(&mut self, b: u32) {
+        let Some((frame, pos)) = self.buses.end(b, &mut self.kernel, &mut self.rec.counters) else {
+            return;
+        };
+        let bus = &self.net.buses[b as usize];
+        let sender = bus.members[pos as usize];
+        let pk = frame.pkt;
+        let mut targets: Vec<(u32, u32, u32)> = Vec::new();
+        if frame.t0 != NONE {
+            let tr = self.routes.tree(self.pool.pkt(pk).tree);
+            for k in frame.t0..frame.t1 {
+                let l = tr.targets[k as usize];
+                targets.push((l, tr.node[l as usize], tr.in_iface[l as usize]));
+            }
+        } else {
+            let dest = self.pool.pkt(pk).dest;
+            for &m in &bus.members {
+                if m != sender && self.routes.addressed(m, dest) {
+                    let iface = self.net.ifaces[m as usize]
+                        .iter()
+                        .position(|f| matches!(f.medium, Medium::Bus { bus, .. } if bus == b))
+                        .map_or(NONE, |v| v as u32);
+                    targets.push((NONE, m, iface));
+                }
+            }
+        }
+        for (local, node, iface) in targets {
+            self.rec.counters.bus_receive_events += 1;
+            let c = self.pool.new_copy(Copy {
+                pkt: pk,
+                local,
+                node,
+                iface,
+            });
+            self.arrive(c);
+        }
+        self.pool.release(pk);
+    }
+}

@@ -1,0 +1,289 @@
+//! The recorder: what a run leaves behind, kept apart from the models that produce it.
+//!
+//! Like ns-3's trace sources and sinks, the models (links, the bus, host queues, the event
+//! loop) only report what happens — a packet originated, a hop taken, a loss, an agent's
+//! event — and the [`Recorder`] decides what to keep: network [`Counters`], losses by cause,
+//! per-node [`NodeMetrics`], the agents' events (all, some nodes' or none) and, when tracing
+//! is on, one [`PacketRecord`] per originated packet and one [`LossRecord`] per loss. The
+//! recorder is a concrete type, so reporting costs a call, not a dynamic dispatch.
+
+use rmcast_proto::{Bytes, Dest, Event, NodeId, Time};
+use rmcast_wire::PacketClass;
+
+/// Per-node figures gathered from the agent's events as they happen.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeMetrics {
+    /// `Delivered` events.
+    pub delivered: u64,
+    pub delivered_bytes: u64,
+    pub first_delivery: Option<Time>,
+    pub last_delivery: Option<Time>,
+    /// Sender: `MessageDone` events, and how many of them failed.
+    pub messages_done: u64,
+    pub messages_failed: u64,
+    /// Sum and maximum of (done_at − sent_at) over `MessageDone`, nanoseconds.
+    pub latency_sum_ns: u128,
+    pub latency_max_ns: u64,
+    /// Sum of transmissions over `MessageDone`.
+    pub transmissions: u64,
+    pub losses_detected: u64,
+    pub completed_at: Option<Time>,
+    /// Datagrams handed to the agent.
+    pub packets_in: u64,
+    /// Datagrams the agent sent.
+    pub packets_out: u64,
+}
+
+/// Network-level counters of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Datagrams originated by agents and router agents, by class.
+    pub originated_data: u64,
+    pub originated_repair: u64,
+    pub originated_control: u64,
+    pub originated_other: u64,
+    /// Packet transmissions on point-to-point link directions (one per hop).
+    pub link_hops: u64,
+    /// Of `link_hops`, those of repair-data and of control packets (by `Header::class()`).
+    pub link_hops_repair: u64,
+    pub link_hops_control: u64,
+    /// Datagrams handed to host agents.
+    pub deliveries: u64,
+    /// Frames put on a bus successfully.
+    pub bus_frames: u64,
+    /// Collision events (each involving two or more frames).
+    pub bus_collisions: u64,
+    /// Frames involved in collisions.
+    pub bus_collided_frames: u64,
+    /// Transmission requests that found the bus busy and waited for it (1-persistent).
+    pub bus_deferrals: u64,
+    /// Backoffs drawn after collisions.
+    pub bus_backoffs: u64,
+    /// Frame receptions signalled to addressed nodes.
+    pub bus_receive_events: u64,
+    /// Destinations a packet could not be routed to.
+    pub unreachable: u64,
+    /// Packets that reached a node without an agent to take them.
+    pub no_agent: u64,
+    /// Packets consumed by router agents.
+    pub router_consumed: u64,
+    /// Total losses (all causes; see [`crate::Sim::losses`]).
+    pub lost: u64,
+    /// Times an agent still asked for a deadline that had just been served (it is then
+    /// woken 1 ns later instead of spinning).
+    pub stuck_timers: u64,
+}
+
+/// One packet originated during a run (recorded when tracing is on).
+#[derive(Debug, Clone)]
+pub struct PacketRecord {
+    pub id: u64,
+    pub time: Time,
+    pub src: NodeId,
+    pub dest: Dest,
+    pub class: Option<PacketClass>,
+    pub payload: Bytes,
+}
+
+/// One loss (recorded when tracing is on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LossRecord {
+    pub id: u64,
+    pub time: Time,
+    /// Node where the packet was dropped (the sender of the hop for link and tx losses).
+    pub node: NodeId,
+    pub cause: String,
+}
+
+/// Built-in loss causes (their indices in the recorder's cause list).
+pub(crate) const CAUSE_QUEUE: u32 = 0;
+pub(crate) const CAUSE_IMPLOSION: u32 = 1;
+pub(crate) const CAUSE_COLLISIONS: u32 = 2;
+
+/// What a run records (see the module documentation).
+pub(crate) struct Recorder {
+    pub(crate) counters: Counters,
+    causes: Vec<(String, u64)>,
+    record_events: bool,
+    /// When set, events are kept only for the nodes marked here.
+    record_only: Option<Vec<bool>>,
+    events: Vec<Vec<(Time, Event)>>,
+    metrics: Vec<NodeMetrics>,
+    trace: Option<(Vec<PacketRecord>, Vec<LossRecord>)>,
+}
+
+impl Recorder {
+    /// A recorder for `n` nodes: events kept, no trace.
+    pub(crate) fn new(n: usize) -> Recorder {
+        Recorder {
+            counters: Counters::default(),
+            causes: vec![
+                ("queue_overflow".into(), 0),
+                ("implosion".into(), 0),
+                ("excess_collisions".into(), 0),
+            ],
+            record_events: true,
+            record_only: None,
+            events: (0..n).map(|_| Vec::new()).collect(),
+            metrics: vec![NodeMetrics::default(); n],
+            trace: None,
+        }
+    }
+
+    pub(crate) fn record_events(&mut self, on: bool) {
+        self.record_events = on;
+        self.record_only = None;
+    }
+
+    pub(crate) fn record_events_of(&mut self, nodes: &[NodeId]) {
+        let mut mask = vec![false; self.events.len()];
+        for n in nodes {
+            if let Some(m) = mask.get_mut(n.0 as usize) {
+                *m = true;
+            }
+        }
+        self.record_events = true;
+        self.record_only = Some(mask);
+    }
+
+    pub(crate) fn enable_trace(&mut self) {
+        self.trace.get_or_insert_with(|| (Vec::new(), Vec::new()));
+    }
+
+    /// The index of loss cause `name`, added after the others if new.
+    pub(crate) fn cause(&mut self, name: &str) -> u32 {
+        match self.causes.iter().position(|(c, _)| c == name) {
+            Some(i) => i as u32,
+            None => {
+                self.causes.push((name.to_string(), 0));
+                self.causes.len() as u32 - 1
+            }
+        }
+    }
+
+    pub(crate) fn events(&self, node: NodeId) -> &[(Time, Event)] {
+        self.events
+            .get(node.0 as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
+    pub(crate) fn metrics(&self, node: NodeId) -> Option<&NodeMetrics> {
+        self.metrics.get(node.0 as usize)
+    }
+    pub(crate) fn losses(&self) -> Vec<(String, u64)> {
+        self.causes.clone()
+    }
+    pub(crate) fn trace(&self) -> Option<(&[PacketRecord], &[LossRecord])> {
+        self.trace
+            .as_ref()
+            .map(|(p, l)| (p.as_slice(), l.as_slice()))
+    }
+
+    /// Packet `id` was dropped at `node` for `cause`.
+    pub(crate) fn lost(&mut self, cause: u32, id: u64, now: Time, node: u32) {
+        self.causes[cause as usize].1 += 1;
+        self.counters.lost += 1;
+        if let Some((_, losses)) = self.trace.as_mut() {
+            losses.push(LossRecord {
+                id,
+                time: now,
+                node: NodeId(node),
+                cause: self.causes[cause as usize].0.clone(),
+            });
+        }
+    }
+
+    /// Packet `id` of `class` was originated at `src`.
+    pub(crate) fn originated(
+        &mut self,
+        id: u64,
+        now: Time,
+        src: u32,
+        dest: Dest,
+        class: Option<PacketClass>,
+        payload: &Bytes,
+    ) {
+        match class {
+            Some(PacketClass::OriginalData) => self.counters.originated_data += 1,
+            Some(PacketClass::RepairData) => self.counters.originated_repair += 1,
+            Some(PacketClass::Control) => self.counters.originated_control += 1,
+            None => self.counters.originated_other += 1,
+        }
+        if let Some((pkts, _)) = self.trace.as_mut() {
+            pkts.push(PacketRecord {
+                id,
+                time: now,
+                src: NodeId(src),
+                dest,
+                class,
+                payload: payload.clone(),
+            });
+        }
+    }
+
+    /// A packet of `class` was put on a link direction.
+    pub(crate) fn link_hop(&mut self, class: Option<PacketClass>) {
+        self.counters.link_hops += 1;
+        match class {
+            Some(PacketClass::RepairData) => self.counters.link_hops_repair += 1,
+            Some(PacketClass::Control) => self.counters.link_hops_control += 1,
+            _ => {}
+        }
+    }
+
+    /// The agent at node `xi` sent `n` datagrams.
+    pub(crate) fn sent(&mut self, xi: usize, n: usize) {
+        self.metrics[xi].packets_out += n as u64;
+    }
+
+    /// A datagram was handed to the agent at node `xi`.
+    pub(crate) fn delivered(&mut self, xi: usize) {
+        self.counters.deliveries += 1;
+        self.metrics[xi].packets_in += 1;
+    }
+
+    /// The agent at node `xi` reported `e`. Returns true if `e` is its first `Completed`.
+    pub(crate) fn event(&mut self, xi: usize, now: Time, e: Event) -> bool {
+        let m = &mut self.metrics[xi];
+        let mut first_completion = false;
+        match &e {
+            Event::Delivered { data, .. } => {
+                m.delivered += 1;
+                m.delivered_bytes += data.len() as u64;
+                m.first_delivery.get_or_insert(now);
+                m.last_delivery = Some(now);
+            }
+            Event::MessageDone {
+                sent_at,
+                done_at,
+                transmissions,
+                failed,
+                ..
+            } => {
+                m.messages_done += 1;
+                if *failed {
+                    m.messages_failed += 1;
+                }
+                let lat = done_at.as_nanos().saturating_sub(sent_at.as_nanos());
+                m.latency_sum_ns += u128::from(lat);
+                m.latency_max_ns = m.latency_max_ns.max(lat);
+                m.transmissions += u64::from(*transmissions);
+            }
+            Event::LossDetected { .. } => m.losses_detected += 1,
+            Event::Completed => {
+                if m.completed_at.is_none() {
+                    m.completed_at = Some(now);
+                    first_completion = true;
+                }
+            }
+        }
+        if self.record_events
+            && self
+                .record_only
+                .as_ref()
+                .is_none_or(|m| m.get(xi).copied().unwrap_or(false))
+        {
+            self.events[xi].push((now, e));
+        }
+        first_completion
+    }
+}
