@@ -62,6 +62,15 @@ fn in_range(x: f64, from: &Option<f64>, to: &Option<f64>) -> bool {
     from.is_none_or(|a| x >= a - eps(a)) && to.is_none_or(|b| x <= b + eps(b))
 }
 
+/// The series points of `m` with `from <= x <= to` (a scalar has none).
+fn points_in_range(m: &Measure, from: &Option<f64>, to: &Option<f64>) -> Vec<(f64, Estimate)> {
+    m.points()
+        .into_iter()
+        .filter_map(|(x, e)| x.map(|x| (x, e)))
+        .filter(|(x, _)| in_range(*x, from, to))
+        .collect()
+}
+
 fn xs(x: Option<f64>) -> String {
     x.map(|x| format!("x = {}: ", fmt_num(x)))
         .unwrap_or_default()
@@ -264,13 +273,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             to,
             slack,
         } => {
-            let m = subject(spec, measures)?;
-            let pts: Vec<(f64, Estimate)> = m
-                .points()
-                .into_iter()
-                .filter_map(|(x, e)| x.map(|x| (x, e)))
-                .filter(|(x, _)| in_range(*x, from, to))
-                .collect();
+            let pts = points_in_range(subject(spec, measures)?, from, to);
             if pts.len() < 2 {
                 return Err(Failure("a trend needs at least two points in range".into()));
             }
@@ -327,13 +330,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             })
         }
         Predicate::Flat { from, to, rel } => {
-            let m = subject(spec, measures)?;
-            let pts: Vec<(f64, Estimate)> = m
-                .points()
-                .into_iter()
-                .filter_map(|(x, e)| x.map(|x| (x, e)))
-                .filter(|(x, _)| in_range(*x, from, to))
-                .collect();
+            let pts = points_in_range(subject(spec, measures)?, from, to);
             if pts.is_empty() {
                 return Err(Failure("no points in range".into()));
             }

@@ -22,7 +22,7 @@ use rmcast_proto::rng::{mix64, AgentRng};
 use rmcast_proto::saw::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use rmcast_proto::testkit::Harness;
 use rmcast_proto::{Agent, Bytes, Event, GroupId, NodeId, Time};
-use rmcast_sim::{BusConfig, Network, Sim, Stop, Traffic};
+use rmcast_sim::{BusConfig, Stop, Traffic};
 
 /// The demonstration study.
 pub struct Demo;
@@ -158,17 +158,7 @@ struct BusResult {
 fn run_bus(job: &BusJob, d: u64, a: u64) -> Result<BusResult, String> {
     let bus = BusConfig::default();
     let bit_ns = 1e9 / bus.bandwidth_bps as f64;
-    let mut net = Network::new();
-    let nodes: Vec<NodeId> = (0..=job.receivers).map(|_| net.add_host()).collect();
-    net.add_bus(&nodes, bus)
-        .map_err(|e| format!("building the bus: {e}"))?;
-    let (sender, receivers) = match nodes.split_first() {
-        Some((s, r)) => (*s, r.to_vec()),
-        None => return Err("no nodes".into()),
-    };
-    let mut sim = Sim::new(net, job.seed);
-    sim.set_group(GROUP, &receivers)
-        .map_err(|e| format!("{e}"))?;
+    let (mut sim, sender, receivers) = super::bus_sim(job.receivers, bus, GROUP, job.seed)?;
     let cfg = SenderConfig::new(
         sender,
         GROUP,

@@ -4,7 +4,7 @@ use super::metrics::{self as met, Params, Record};
 use core::time::Duration;
 use rmcast_proto::saw::{RetransmitMode, TimeoutMethod, BIT_TIME_10MBPS};
 use rmcast_proto::{bap, rra, saw, Agent, Bytes, Event, GroupId, NodeId, Time};
-use rmcast_sim::{Backoff, BusConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic};
+use rmcast_sim::{Backoff, BusConfig, LossModel, LossRule, LossSite, Sim, Stop, Traffic};
 
 const GROUP: GroupId = GroupId(1);
 /// ACK frames are 64 bytes in every experiment (the protocols' ACK datagrams are shorter and
@@ -243,17 +243,8 @@ pub struct RunOut {
 pub fn run_one(s: &RunSpec, keep_deliveries: bool) -> Result<RunOut, String> {
     let bus = s.bus();
     let payload = payload_for_frame(s.proto, s.data_frame, &bus)?;
-    let mut net = Network::new();
-    let nodes: Vec<NodeId> = (0..=s.receivers).map(|_| net.add_host()).collect();
-    net.add_bus(&nodes, bus.clone())
-        .map_err(|e| format!("building the bus: {e}"))?;
-    let (sender, receivers) = match nodes.split_first() {
-        Some((a, b)) => (*a, b.to_vec()),
-        None => return Err("no nodes".into()),
-    };
-    let mut sim = Sim::new(net, s.seed);
-    sim.set_group(GROUP, &receivers)
-        .map_err(|e| e.to_string())?;
+    let (mut sim, sender, receivers) =
+        crate::studies::bus_sim(s.receivers, bus.clone(), GROUP, s.seed)?;
     sim.add_agent(sender, sender_for(s, sender, receivers.clone()))
         .map_err(|e| e.to_string())?;
     for &r in &receivers {
@@ -261,7 +252,8 @@ pub fn run_one(s: &RunSpec, keep_deliveries: bool) -> Result<RunOut, String> {
         sim.add_agent(r, a).map_err(|e| e.to_string())?;
     }
     if s.fail > 0.0 {
-        for &n in &nodes {
+        // every node: the sender, then the receivers
+        for &n in std::iter::once(&sender).chain(&receivers) {
             for site in [
                 LossSite::Tx {
                     node: n,

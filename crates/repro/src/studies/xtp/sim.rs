@@ -3,7 +3,7 @@
 use super::grid::{Mode, Setting, GROUP};
 use core::time::Duration;
 use rmcast_proto::{xtp, Agent, Bytes, Event, NodeId, SendError, Stats, Time, Transmit};
-use rmcast_sim::{BusConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic};
+use rmcast_sim::{BusConfig, LossModel, LossRule, LossSite, Stop, Traffic};
 
 /// Cost of one write call before its data reaches the protocol: the thesis's no-loss runs of
 /// the 1 MB message spend 4.59–4.91 ms per call at 64–512-byte writes in all four modes
@@ -137,17 +137,7 @@ pub fn run_sim(c: &Cell) -> Result<RunOut, String> {
         overhead: FRAME_OVERHEAD,
         ..BusConfig::default()
     };
-    let mut net = Network::new();
-    let nodes: Vec<NodeId> = (0..=n).map(|_| net.add_host()).collect();
-    net.add_bus(&nodes, bus)
-        .map_err(|e| format!("building the bus: {e}"))?;
-    let (sender, receivers) = match nodes.split_first() {
-        Some((a, b)) => (*a, b.to_vec()),
-        None => return Err("no nodes".into()),
-    };
-    let mut sim = Sim::new(net, c.seed);
-    sim.set_group(GROUP, &receivers)
-        .map_err(|e| e.to_string())?;
+    let (mut sim, sender, receivers) = crate::studies::bus_sim(n, bus, GROUP, c.seed)?;
     let multicast = matches!(c.mode, Mode::Multi(_));
     let cfg = c.setting.config(sender, receivers.clone(), multicast);
     let calls = c.message.div_ceil(c.write as u64);
