@@ -34,7 +34,6 @@ mod time;
 pub mod bap;
 pub mod ff;
 pub mod lms;
-pub mod metrics;
 pub mod pacing;
 pub mod pgm;
 pub mod prmp;

@@ -36,6 +36,7 @@ pub mod report;
 pub mod stats;
 pub mod studies;
 pub mod study;
+pub mod sweep;
 
 pub use claim::{ClaimResult, ClaimSpec, Predicate, Verdict};
 pub use measure::{Measure, Measures};

@@ -97,6 +97,14 @@ impl Measures {
         self.map.get(name)
     }
 
+    /// The points of the series `name` (empty when there is no such series, or a scalar).
+    pub fn points(&self, name: &str) -> Vec<(f64, Estimate)> {
+        match self.map.get(name) {
+            Some(Measure::Series { points, .. }) => points.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Measure)> {
         self.map.iter()
     }

@@ -125,6 +125,10 @@ pub struct PlotError {
     pub what: String,
 }
 
+/// Size of one rendered plot, px.
+const W: f64 = 780.0;
+const H: f64 = 440.0;
+
 const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
 ];
@@ -241,8 +245,6 @@ impl Plot {
     /// Render as a standalone SVG document (also valid inline in HTML).
     pub fn to_svg(&self) -> Result<String, PlotError> {
         self.check()?;
-        const W: f64 = 780.0;
-        const H: f64 = 440.0;
         let (left, right, top, bottom) = (78.0, 540.0, 44.0, 380.0);
         let pts = self.series.iter().flat_map(|s| s.points.iter());
         let (mut x0, mut x1, mut y0, mut y1) = (
@@ -475,6 +477,21 @@ impl Plot {
     }
 }
 
+/// Several plots side by side in one standalone SVG document, each panel as
+/// [`Plot::to_svg`] renders it, nested at its offset.
+pub fn panels_svg(plots: &[Plot]) -> Result<String, PlotError> {
+    let w = W * plots.len() as f64;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{H}" viewBox="0 0 {w} {H}">"#
+    );
+    for (i, p) in plots.iter().enumerate() {
+        let panel = p.to_svg()?;
+        s.push_str(&panel.replacen("<svg ", &format!("<svg x=\"{}\" y=\"0\" ", W * i as f64), 1));
+    }
+    s.push_str("</svg>\n");
+    Ok(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,6 +527,18 @@ mod tests {
         assert!(svg.trim_end().ends_with("</svg>"));
         // Deterministic.
         assert_eq!(svg, plot().to_svg().unwrap());
+    }
+
+    #[test]
+    fn panels_sit_side_by_side_in_one_document() {
+        let two = panels_svg(&[plot(), plot()]).unwrap();
+        assert!(two.starts_with(r#"<svg xmlns="http://www.w3.org/2000/svg" width="1560""#));
+        assert!(two.contains(r#"<svg x="0" y="0" "#));
+        assert!(two.contains(r#"<svg x="780" y="0" "#));
+        assert_eq!(two.matches("<svg ").count(), 3);
+        let mut bad = plot();
+        bad.y.unit.clear();
+        assert!(panels_svg(&[plot(), bad]).is_err());
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub enum ReportError {
     },
     #[error(transparent)]
     Plot(#[from] crate::plot::PlotError),
+    #[error("cannot encode CSV: {0}")]
+    Csv(#[from] csv::Error),
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -67,12 +69,24 @@ const CSV_HEADER: [&str; 20] = [
     "quick",
 ];
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// A CSV table (header, then one record per row; fields quoted only where they hold a comma,
+/// a quote or a line break), as text.
+pub fn csv_table<R, F>(header: &[&str], rows: R) -> Result<String, csv::Error>
+where
+    R: IntoIterator<Item = F>,
+    F: IntoIterator,
+    F::Item: AsRef<[u8]>,
+{
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header)?;
+    for r in rows {
+        w.write_record(r)?;
     }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    String::from_utf8(bytes)
+        .map_err(|e| csv::Error::from(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 
 fn opt_num(v: Option<f64>) -> String {
@@ -134,8 +148,8 @@ impl ClaimRow {
         }
     }
 
-    fn csv(&self) -> String {
-        let f = [
+    fn csv_fields(&self) -> [String; 20] {
+        [
             self.id.clone(),
             self.study.clone(),
             self.source.clone(),
@@ -156,8 +170,7 @@ impl ClaimRow {
             self.detail.clone(),
             self.explanation.clone().unwrap_or_default(),
             self.quick.to_string(),
-        ];
-        f.iter().map(|s| csv_field(s)).collect::<Vec<_>>().join(",")
+        ]
     }
 }
 
@@ -186,14 +199,11 @@ impl Report {
             .collect()
     }
 
-    pub fn claims_csv(&self) -> String {
-        let mut out = CSV_HEADER.join(",");
-        out.push('\n');
-        for r in self.rows() {
-            out.push_str(&r.csv());
-            out.push('\n');
-        }
-        out
+    pub fn claims_csv(&self) -> Result<String, ReportError> {
+        Ok(csv_table(
+            &CSV_HEADER,
+            self.rows().iter().map(ClaimRow::csv_fields),
+        )?)
     }
 
     pub fn claims_json(&self) -> Result<String, ReportError> {
@@ -228,7 +238,7 @@ impl Report {
         };
         std::fs::write(&w.markdown, self.markdown()).map_err(io(&w.markdown))?;
         std::fs::write(&w.html, self.html(&inline)).map_err(io(&w.html))?;
-        std::fs::write(&w.csv, self.claims_csv()).map_err(io(&w.csv))?;
+        std::fs::write(&w.csv, self.claims_csv()?).map_err(io(&w.csv))?;
         std::fs::write(&w.json, self.claims_json()?).map_err(io(&w.json))?;
         Ok(w)
     }
@@ -589,10 +599,8 @@ mod tests {
 
     #[test]
     fn csv_quotes_commas_quotes_and_newlines() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("x\ny"), "\"x\ny\"");
+        let t = csv_table(&["h"], [["plain"], ["a,b"], ["say \"hi\""], ["x\ny"]]).unwrap();
+        assert_eq!(t, "h\nplain\n\"a,b\"\n\"say \"\"hi\"\"\"\n\"x\ny\"\n");
     }
 
     #[test]

@@ -102,6 +102,45 @@ impl<'a> RunCtx<'a> {
             .collect()
     }
 
+    /// [`RunCtx::map`] over fallible runs: every result, in the items' order, or the first
+    /// error as a study error.
+    pub fn try_map<T, R, F>(&self, items: &[T], f: F) -> Result<Vec<R>, StudyError>
+    where
+        T: Sync,
+        R: Send,
+        F: Fn(&T) -> Result<R, String> + Sync + Send,
+    {
+        self.map(items, f)
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(StudyError::Run)
+    }
+
+    /// [`RunCtx::try_map`] that starts the largest items (by `size`) first, so the pool is not
+    /// left waiting on one long tail; the results are still in the items' order.
+    pub fn try_map_largest_first<T, R, K, F>(
+        &self,
+        items: &[T],
+        size: impl Fn(&T) -> K,
+        f: F,
+    ) -> Result<Vec<R>, StudyError>
+    where
+        T: Sync,
+        R: Send,
+        K: Ord,
+        F: Fn(&T) -> Result<R, String> + Sync + Send,
+    {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by_key(|&j| core::cmp::Reverse(size(&items[j])));
+        let ordered: Vec<&T> = order.iter().filter_map(|&j| items.get(j)).collect();
+        let done = self.try_map(&ordered, |it| f(it))?;
+        let mut results: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+        for (&j, r) in order.iter().zip(done) {
+            results[j] = Some(r);
+        }
+        Ok(results.into_iter().flatten().collect())
+    }
+
     pub fn progress(&self) -> &dyn Progress {
         self.progress
     }
@@ -371,7 +410,7 @@ mod tests {
         assert!(md.contains("### Failed claims"));
         assert!(md.contains("known: y reaches 6 at n = 3"));
         assert!(md.contains("Quick mode"));
-        let csv = rep.claims_csv();
+        let csv = rep.claims_csv().unwrap();
         assert_eq!(csv.lines().count(), 3);
         assert!(csv
             .lines()

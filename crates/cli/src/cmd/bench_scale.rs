@@ -268,7 +268,11 @@ fn output(
     failed: bool,
 ) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.svg {
-        std::fs::write(path, svg(&rows))?;
+        match svg(&rows) {
+            Ok(text) => std::fs::write(path, text)?,
+            // e.g. every run failed: the table below says why; there is nothing to draw.
+            Err(e) => eprintln!("no SVG written to {}: {e}", path.display()),
+        }
     }
     if args.json {
         let mut out = meta;
@@ -324,142 +328,49 @@ fn output(
     })
 }
 
-/// Two log-log panels (wall time, peak memory) against receivers, one line per scheme.
-fn svg(rows: &[serde_json::Value]) -> String {
-    use std::fmt::Write as _;
+/// Two log-log panels (wall time, peak memory) against receivers, one line per scheme, drawn
+/// by the report's plot module (log10 of both coordinates on linear axes).
+fn svg(rows: &[serde_json::Value]) -> anyhow::Result<String> {
+    use rmcast_repro::plot::{panels_svg, Axis, Plot, PlotSeries};
+    use rmcast_repro::Estimate;
     let schemes = ["srm", "pgm", "lms"];
-    let colors = ["#1b6ca8", "#d1495b", "#2e933c"];
     let panels = [
-        ("wall time (build + run)", "s", "wall_seconds", 1.0),
+        ("wall", "wall time (build + run)", "s", "wall_seconds", 1.0),
         (
+            "memory",
             "peak memory (VmHWM)",
             "MiB",
             "peak_rss_bytes",
             1.0 / 1048576.0,
         ),
     ];
-    let (w, h, ml, mr, mt, mb) = (420.0, 320.0, 60.0, 15.0, 30.0, 45.0);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{h}" font-family="sans-serif" font-size="11">"#,
-        2.0 * w
-    );
-    for (pi, (title, unit, key, scale)) in panels.iter().enumerate() {
-        let ox = pi as f64 * w;
-        let pts: Vec<(usize, f64, f64)> = rows
-            .iter()
-            .filter(|r| r.get("error").is_none())
-            .filter_map(|r| {
-                let s = schemes
-                    .iter()
-                    .position(|x| Some(*x) == r["scheme"].as_str())?;
-                let x = r["receivers"].as_f64()?;
-                let y = r[*key].as_f64()? * scale;
-                (x > 0.0 && y > 0.0).then_some((s, x.log10(), y.log10()))
-            })
-            .collect();
-        let (x0, x1) = (3.0f64, 6.0f64);
-        let ylo = pts
-            .iter()
-            .map(|p| p.2)
-            .fold(f64::INFINITY, f64::min)
-            .floor();
-        let yhi = pts
-            .iter()
-            .map(|p| p.2)
-            .fold(f64::NEG_INFINITY, f64::max)
-            .ceil();
-        let (y0, y1) = if ylo.is_finite() && yhi > ylo {
-            (ylo, yhi)
-        } else {
-            (0.0, 1.0)
-        };
-        let px = |x: f64| ox + ml + (x - x0) / (x1 - x0) * (w - ml - mr);
-        let py = |y: f64| mt + (1.0 - (y - y0) / (y1 - y0)) * (h - mt - mb);
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="18" text-anchor="middle" font-size="13">{title} ({unit})</text>"#,
-            ox + w / 2.0
-        );
-        let _ = write!(
-            out,
-            r##"<rect x="{}" y="{mt}" width="{}" height="{}" fill="none" stroke="#444"/>"##,
-            ox + ml,
-            w - ml - mr,
-            h - mt - mb
-        );
-        for e in 3..=6 {
-            let x = px(e as f64);
-            let _ = write!(
-                out,
-                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">10^{e}</text>"##,
-                mt,
-                h - mb,
-                h - mb + 14.0
-            );
-        }
-        let mut e = y0 as i32;
-        while e as f64 <= y1 {
-            let y = py(e as f64);
-            let _ = write!(
-                out,
-                r##"<line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">1e{e}</text>"##,
-                ox + ml,
-                ox + w - mr,
-                ox + ml - 4.0,
-                y + 4.0
-            );
-            e += 1;
-        }
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="{}" text-anchor="middle">receivers (log scale)</text>"#,
-            ox + ml + (w - ml - mr) / 2.0,
-            h - 8.0
-        );
-        let _ = write!(
-            out,
-            r#"<text transform="translate({},{}) rotate(-90)" text-anchor="middle">{unit} (log scale)</text>"#,
-            ox + 14.0,
-            mt + (h - mt - mb) / 2.0
-        );
-        for (si, name) in schemes.iter().enumerate() {
-            let mut line: Vec<(f64, f64)> = pts
+    let plots: Vec<Plot> = panels
+        .iter()
+        .map(|(id, title, unit, key, scale)| Plot {
+            id: format!("scale-{id}"),
+            title: format!("{title} ({unit})"),
+            caption: format!("{title} against receivers, one run per point, log-log"),
+            x: Axis::new("receivers, log10", "log10 count"),
+            y: Axis::new(format!("{title}, log10"), format!("log10 {unit}")),
+            series: schemes
                 .iter()
-                .filter(|p| p.0 == si)
-                .map(|p| (px(p.1), py(p.2)))
-                .collect();
-            line.sort_by(|a, b| a.0.total_cmp(&b.0));
-            if line.is_empty() {
-                continue;
-            }
-            let d: Vec<String> = line.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-            let _ = write!(
-                out,
-                r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
-                d.join(" "),
-                colors[si]
-            );
-            for (x, y) in &line {
-                let _ = write!(
-                    out,
-                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{}"/>"#,
-                    colors[si]
-                );
-            }
-            let ly = mt + 14.0 + 14.0 * si as f64;
-            let _ = write!(
-                out,
-                r#"<line x1="{}" y1="{ly}" x2="{}" y2="{ly}" stroke="{}" stroke-width="2"/><text x="{}" y="{}">{name}</text>"#,
-                ox + ml + 8.0,
-                ox + ml + 26.0,
-                colors[si],
-                ox + ml + 30.0,
-                ly + 4.0
-            );
-        }
-    }
-    out.push_str("</svg>\n");
-    out
+                .enumerate()
+                .map(|(si, name)| {
+                    let mut pts: Vec<(f64, Estimate)> = rows
+                        .iter()
+                        .filter(|r| r.get("error").is_none() && r["scheme"].as_str() == Some(name))
+                        .filter_map(|r| {
+                            let x = r["receivers"].as_f64()?;
+                            let y = r[*key].as_f64()? * scale;
+                            (x > 0.0 && y > 0.0).then(|| (x.log10(), Estimate::exact(y.log10())))
+                        })
+                        .collect();
+                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    PlotSeries::measured(*name, si, &pts)
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect(),
+        })
+        .collect();
+    Ok(panels_svg(&plots)?)
 }

@@ -13,7 +13,7 @@ use rmcast_net::netns::{self, Segment};
 use rmcast_proto::rng::mix64;
 use rmcast_repro::studies::xtp::{self, Cell, Mode, Setting};
 use rmcast_repro::studies::xtp_net::{self, NetCell, NetOut, Place};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -304,27 +304,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else if a.csv {
-        println!("where,setting,message,write,mode,receivers,loss,rep,ok,ms,mbps,calls,ms_per_call,repairs,why");
-        for r in &rows {
-            println!(
-                "{},{},{},{},{},{},{},{},{},{:.3},{:.4},{},{:.4},{},{}",
-                where_,
-                a.setting,
-                r["message"],
-                r["write"],
-                r["mode"].as_str().unwrap_or(""),
-                r["receivers"],
-                r["loss"],
-                r["rep"],
-                r["ok"],
-                r["ms"].as_f64().unwrap_or(0.0),
-                r["mbps"].as_f64().unwrap_or(0.0),
-                r["calls"],
-                r["ms_per_call"].as_f64().unwrap_or(0.0),
-                r["repairs"],
-                csv_field(r["why"].as_str().unwrap_or("")),
-            );
-        }
+        print!("{}", csv_rows(where_, &a.setting, &rows)?);
     } else {
         println!("{where_} ({detail}), setting {}", a.setting);
         println!(
@@ -387,12 +367,48 @@ pub fn run(a: Args) -> Result<ExitCode> {
     })
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains(',') || s.contains('"') {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+/// The runs as CSV, one row per run.
+fn csv_rows(where_: &str, setting: &str, rows: &[Value]) -> Result<String> {
+    const HEADER: [&str; 15] = [
+        "where",
+        "setting",
+        "message",
+        "write",
+        "mode",
+        "receivers",
+        "loss",
+        "rep",
+        "ok",
+        "ms",
+        "mbps",
+        "calls",
+        "ms_per_call",
+        "repairs",
+        "why",
+    ];
+    let f = |r: &Value, k: &str| r[k].as_f64().unwrap_or(0.0);
+    Ok(rmcast_repro::report::csv_table(
+        &HEADER,
+        rows.iter().map(|r| {
+            [
+                where_.to_string(),
+                setting.to_string(),
+                r["message"].to_string(),
+                r["write"].to_string(),
+                r["mode"].as_str().unwrap_or("").to_string(),
+                r["receivers"].to_string(),
+                r["loss"].to_string(),
+                r["rep"].to_string(),
+                r["ok"].to_string(),
+                format!("{:.3}", f(r, "ms")),
+                format!("{:.4}", f(r, "mbps")),
+                r["calls"].to_string(),
+                format!("{:.4}", f(r, "ms_per_call")),
+                r["repairs"].to_string(),
+                r["why"].as_str().unwrap_or("").to_string(),
+            ]
+        }),
+    )?)
 }
 
 #[cfg(test)]
@@ -413,7 +429,10 @@ mod tests {
 
     #[test]
     fn csv_quotes_commas() {
-        assert_eq!(csv_field("a, b"), "\"a, b\"");
-        assert_eq!(csv_field("plain"), "plain");
+        let row = |why: &str| json!({"message": 1, "write": 2, "mode": "unicast", "why": why});
+        let t = csv_rows("sim", "thesis", &[row("a, b"), row("plain")]).unwrap();
+        let mut lines = t.lines().skip(1);
+        assert!(lines.next().unwrap().ends_with(",\"a, b\""));
+        assert!(lines.next().unwrap().ends_with(",plain"));
     }
 }

@@ -15,13 +15,14 @@
 use crate::plot::{Axis, Plot, PlotSeries};
 use crate::stats::Estimate;
 use crate::study::{RunCtx, Setup, Study, StudyError, StudyOutput};
+use crate::sweep::{est_of, join};
 use crate::Measures;
 use core::time::Duration;
 use rmcast_proto::rng::{mix64, AgentRng};
 use rmcast_proto::saw::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use rmcast_proto::testkit::Harness;
 use rmcast_proto::{Agent, Bytes, Event, GroupId, NodeId, Time};
-use rmcast_sim::{BusConfig, Network, Sim, Stop, Traffic};
+use rmcast_sim::{BusConfig, Stop, Traffic};
 
 /// The demonstration study.
 pub struct Demo;
@@ -157,17 +158,7 @@ struct BusResult {
 fn run_bus(job: &BusJob, d: u64, a: u64) -> Result<BusResult, String> {
     let bus = BusConfig::default();
     let bit_ns = 1e9 / bus.bandwidth_bps as f64;
-    let mut net = Network::new();
-    let nodes: Vec<NodeId> = (0..=job.receivers).map(|_| net.add_host()).collect();
-    net.add_bus(&nodes, bus)
-        .map_err(|e| format!("building the bus: {e}"))?;
-    let (sender, receivers) = match nodes.split_first() {
-        Some((s, r)) => (*s, r.to_vec()),
-        None => return Err("no nodes".into()),
-    };
-    let mut sim = Sim::new(net, job.seed);
-    sim.set_group(GROUP, &receivers)
-        .map_err(|e| format!("{e}"))?;
+    let (mut sim, sender, receivers) = super::bus_sim(job.receivers, bus, GROUP, job.seed)?;
     let cfg = SenderConfig::new(
         sender,
         GROUP,
@@ -324,15 +315,6 @@ fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
     })
 }
 
-fn summarize<F: Fn(&HarnessResult) -> f64>(
-    runs: &[HarnessResult],
-    f: F,
-) -> Result<Estimate, StudyError> {
-    let v: Vec<f64> = runs.iter().map(f).collect();
-    Estimate::from_samples(&v)
-        .ok_or_else(|| StudyError::Run("a summary over zero runs or non-finite values".into()))
-}
-
 impl Study for Demo {
     fn name(&self) -> &'static str {
         "demo"
@@ -382,11 +364,7 @@ impl Study for Demo {
                 }
             }
         }
-        let results = ctx.map(&jobs, run_harness);
-        let mut runs = Vec::with_capacity(results.len());
-        for r in results {
-            runs.push(r.map_err(StudyError::Run)?);
-        }
+        let runs = ctx.try_map(&jobs, run_harness)?;
         let group = |pred: &dyn Fn(&HarnessJob) -> bool| -> Vec<HarnessResult> {
             jobs.iter()
                 .zip(&runs)
@@ -400,8 +378,8 @@ impl Study for Demo {
         let mut rate_pts = Vec::new();
         for &r in &plan.lossless_receivers {
             let g = group(&|j| j.receivers == r && j.loss == 0.0);
-            time_pts.push((r as f64, summarize(&g, |x| x.msg_time_us)?));
-            rate_pts.push((r as f64, summarize(&g, |x| x.rate)?));
+            time_pts.push((r as f64, est_of(&g, |x| x.msg_time_us)?));
+            rate_pts.push((r as f64, est_of(&g, |x| x.rate)?));
         }
         let exact = |v: f64| -> Vec<(f64, Estimate)> {
             plan.lossless_receivers
@@ -460,8 +438,8 @@ impl Study for Demo {
             let mut time_an = Vec::new();
             for &p in &plan.losses {
                 let g = group(&|j| j.receivers == r && j.loss == p);
-                tx.push((p, summarize(&g, |x| x.transmissions)?));
-                time.push((p, summarize(&g, |x| x.msg_time_us)?));
+                tx.push((p, est_of(&g, |x| x.transmissions)?));
+                time.push((p, est_of(&g, |x| x.msg_time_us)?));
                 let er = expected_rounds(p, r);
                 tx_an.push((p, Estimate::exact(er)));
                 time_an.push((
@@ -523,11 +501,7 @@ impl Study for Demo {
                 });
             }
         }
-        let bus_runs: Vec<BusResult> = ctx
-            .map(&bus_jobs, |j| run_bus(j, d, a))
-            .into_iter()
-            .collect::<Result<_, _>>()
-            .map_err(StudyError::Run)?;
+        let bus_runs = ctx.try_map(&bus_jobs, |j| run_bus(j, d, a))?;
         let bus_group = |r: usize| -> Vec<BusResult> {
             bus_jobs
                 .iter()
@@ -536,22 +510,18 @@ impl Study for Demo {
                 .map(|(_, x)| *x)
                 .collect()
         };
-        let est = |v: Vec<f64>| {
-            Estimate::from_samples(&v)
-                .ok_or_else(|| StudyError::Run("a bus summary over zero runs".into()))
-        };
         let (mut rt, mut rt_max, mut lat, mut lat_min, mut lat_max, mut coll) =
             (vec![], vec![], vec![], vec![], vec![], vec![]);
         let mut retx = 0u64;
         for &r in &plan.bus_receivers {
             let g = bus_group(r);
             let x = r as f64;
-            rt.push((x, est(g.iter().map(|b| b.rt_mean).collect())?));
-            rt_max.push((x, est(g.iter().map(|b| b.rt_max).collect())?));
-            lat.push((x, est(g.iter().map(|b| b.lat_mean).collect())?));
-            lat_min.push((x, est(g.iter().map(|b| b.lat_min).collect())?));
-            lat_max.push((x, est(g.iter().map(|b| b.lat_max).collect())?));
-            coll.push((x, est(g.iter().map(|b| b.collisions_per_msg).collect())?));
+            rt.push((x, est_of(&g, |b| b.rt_mean)?));
+            rt_max.push((x, est_of(&g, |b| b.rt_max)?));
+            lat.push((x, est_of(&g, |b| b.lat_mean)?));
+            lat_min.push((x, est_of(&g, |b| b.lat_min)?));
+            lat_max.push((x, est_of(&g, |b| b.lat_max)?));
+            coll.push((x, est_of(&g, |b| b.collisions_per_msg)?));
             retx += g.iter().map(|b| b.retransmissions).sum::<u64>();
         }
         let t41_rt = ctx.paper("t4_1_mean_rt")?;
@@ -591,12 +561,12 @@ impl Study for Demo {
         m.scalar(
             "bus.r1.latency_min",
             "bit times",
-            est(r1.iter().map(|b| b.lat_min).collect())?,
+            est_of(&r1, |b| b.lat_min)?,
         );
         m.scalar(
             "bus.r1.latency_max",
             "bit times",
-            est(r1.iter().map(|b| b.lat_max).collect())?,
+            est_of(&r1, |b| b.lat_max)?,
         );
         m.scalar("analytic.d_plus_a", "bit times", Estimate::exact(df + af));
         let line = |v: &[(f64, Estimate)]| -> Vec<(f64, f64)> {
@@ -668,11 +638,7 @@ impl Study for Demo {
                 ),
                 (
                     "loss p".into(),
-                    plan.losses
-                        .iter()
-                        .map(|p| p.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    join(&plan.losses),
                 ),
                 ("messages per run".into(), plan.messages.to_string()),
                 (
@@ -683,7 +649,7 @@ impl Study for Demo {
                     "runs in total".into(),
                     format!("{} ({} lossy)", runs.len(), lossy_runs),
                 ),
-                ("bus: receivers r".into(), plan.bus_receivers.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")),
+                ("bus: receivers r".into(), join(&plan.bus_receivers)),
                 ("bus: frames".into(), format!("data {DATA_FRAME} bytes (d = {d} bit times, saw message of {payload} bytes), ACK {} bytes (a = {a} bit times)", a / 8)),
                 ("bus: messages per run, runs per point".into(), format!("{}, {}", plan.bus_messages, plan.bus_seeds)),
                 ("bus: timeout".into(), format!("{BUS_TIMEOUT_MS} ms (far above any message time; retransmissions observed: {retx})")),

@@ -7,6 +7,7 @@
 use crate::plot::{Axis, Plot, PlotSeries};
 use crate::stats::Estimate;
 use crate::study::{RunCtx, Setup, Study, StudyError, StudyOutput};
+use crate::sweep::{est, join};
 use crate::Measures;
 use core::time::Duration;
 use rmcast_proto::rng::mix64;
@@ -459,10 +460,6 @@ impl Plan {
 }
 
 /// Mean, SD and CI of per-run values.
-fn est(v: &[f64]) -> Result<Estimate, StudyError> {
-    Estimate::from_samples(v).ok_or_else(|| StudyError::Run("no finite samples".into()))
-}
-
 const METRICS: [(&str, &str); 13] = [
     ("rho", "normalized throughput"),
     ("delay", "ms"),
@@ -545,11 +542,7 @@ impl Study for Paul {
                 }
             }
         }
-        let results: Vec<RunOut> = ctx
-            .map(&jobs, |(_, _, _, s)| run_one(s))
-            .into_iter()
-            .collect::<Result<_, _>>()
-            .map_err(StudyError::Run)?;
+        let results: Vec<RunOut> = ctx.try_map(&jobs, |(_, _, _, s)| run_one(s))?;
 
         let mut m = Measures::new();
         let mut series: BTreeMap<String, Vec<(f64, Estimate)>> = BTreeMap::new();
@@ -813,12 +806,7 @@ fn plots(
 }
 
 fn setup(plan: &Plan, runs: usize) -> Setup {
-    let list = |v: &[f64]| {
-        v.iter()
-            .map(|x| format!("{x}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = |v: &[f64]| join(v);
     Setup {
         summary: "Seed 001's three protocols — DSP (designated endpoint per region reports its \
                   own status and re-multicasts locally), CSP (local exchange merges statuses \

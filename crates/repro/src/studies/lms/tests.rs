@@ -1,5 +1,8 @@
 use super::sim::{self, LossSpec, Placement, Scheme, DROP_K, SINGLE};
 use super::*;
+use plan::{spread, LossAt};
+use rmcast_sim::topo::TransitStub;
+use rmcast_sim::LinkConfig;
 
 fn tree(h: u32) -> Placement {
     let link = LinkConfig::new(sim::BANDWIDTH, TREE_DELAY);

@@ -209,10 +209,10 @@ fn percentiles_by_nearest_rank() {
 /// test harness give four blocks of five, each one round trip long.
 #[test]
 fn bap_events_rebuild_blocks() {
-    use crate::bap::{Receiver, ReceiverConfig, Sender, SenderConfig};
-    use crate::rng::AgentRng;
-    use crate::testkit::Harness;
-    use crate::{Bytes, GroupId, NodeId};
+    use rmcast_proto::bap::{Receiver, ReceiverConfig, Sender, SenderConfig};
+    use rmcast_proto::rng::AgentRng;
+    use rmcast_proto::testkit::Harness;
+    use rmcast_proto::{Bytes, GroupId, NodeId};
     let mut h = Harness::new(Duration::from_micros(100), 0.0, 1);
     let rx: Vec<NodeId> = (1..=3).map(NodeId).collect();
     let mut cfg = SenderConfig::new(
@@ -255,9 +255,9 @@ fn bap_events_rebuild_blocks() {
 /// "10 ACKs instead of 50" for r = 10, n = 5), RRA one (plus r - 1 tail polls).
 #[test]
 fn feedback_counts_acks_per_message() {
-    use crate::rng::AgentRng;
-    use crate::testkit::Harness;
-    use crate::{bap, rra, saw, Agent, Bytes, GroupId, NodeId};
+    use rmcast_proto::rng::AgentRng;
+    use rmcast_proto::testkit::Harness;
+    use rmcast_proto::{bap, rra, saw, Agent, Bytes, GroupId, NodeId};
     let (r, n, msgs) = (10u32, 5u16, 50u64);
     let rx: Vec<NodeId> = (1..=r).map(NodeId).collect();
     let run = |sender: Box<dyn Agent>, mk: &dyn Fn(NodeId) -> Box<dyn Agent>| {
@@ -274,10 +274,10 @@ fn feedback_counts_acks_per_message() {
             a.close(now);
         });
         h.run_until(Time::from_secs(5));
-        let stats: Vec<crate::Stats> = (0..=r)
+        let stats: Vec<rmcast_proto::Stats> = (0..=r)
             .map(|i| h.agent(NodeId(i)).unwrap().stats().clone())
             .collect();
-        let refs: Vec<&crate::Stats> = stats[1..].iter().collect();
+        let refs: Vec<&rmcast_proto::Stats> = stats[1..].iter().collect();
         feedback(&stats[0], &refs, msgs).unwrap()
     };
     let mut c = saw::SenderConfig::new(NodeId(0), GroupId(1), rx.clone(), Duration::from_millis(1));

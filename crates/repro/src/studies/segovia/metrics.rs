@@ -16,15 +16,15 @@
 //!   not a ratio of totals (the thesis's Mean RT 3.504 at r = 5 against the 3.424 a ratio of
 //!   totals gives); [`Summary::aggregate_rt`] is the ratio of totals for comparison.
 //!
-//! Records come from [`Event::MessageDone`](crate::Event::MessageDone). For BAP the thesis
+//! Records come from [`Event::MessageDone`](rmcast_proto::Event::MessageDone). For BAP the thesis
 //! measures whole blocks — a window of messages handed over together and acknowledged
 //! together; [`blocks`] groups consecutive messages that finished at the same instant into one
 //! record (first send to the common finish), which for SAW leaves every message on its own.
 //! Retransmissions and failures are counted per *message* (the thesis's `retrans`/`fail`
 //! fields are per record of `winStats`, one per message).
 
-use crate::{Event, Time};
 use core::time::Duration;
+use rmcast_proto::{Event, Time};
 
 /// The run's parameters the formulas need.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -296,11 +296,11 @@ pub struct Feedback {
     pub receiver_receive_events: Spread,
 }
 
-/// [`Feedback`] from the sender's and the receivers' [`Stats`](crate::Stats) after a run
+/// [`Feedback`] from the sender's and the receivers' [`Stats`](rmcast_proto::Stats) after a run
 /// that finished `messages` messages. `None` without receivers or messages.
 pub fn feedback(
-    sender: &crate::Stats,
-    receivers: &[&crate::Stats],
+    sender: &rmcast_proto::Stats,
+    receivers: &[&rmcast_proto::Stats],
     messages: u64,
 ) -> Option<Feedback> {
     if receivers.is_empty() || messages == 0 {

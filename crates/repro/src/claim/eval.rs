@@ -1,0 +1,363 @@
+//! Evaluating a claim against a study's measures: resolving operands, selecting points,
+//! applying the predicate.
+
+use super::*;
+
+/// Relative slack for float comparisons of values that are meant to be exact.
+fn eps(t: f64) -> f64 {
+    1e-9 * t.abs().max(1.0)
+}
+
+struct Failure(String);
+
+fn subject<'a>(spec: &ClaimSpec, measures: &'a Measures) -> Result<&'a Measure, Failure> {
+    let name = spec
+        .measure
+        .as_deref()
+        .ok_or_else(|| Failure("claim names no measure".into()))?;
+    measures
+        .get(name)
+        .ok_or_else(|| Failure(format!("the study recorded no measure `{name}`")))
+}
+
+fn resolve(op: &Operand, x: Option<f64>, measures: &Measures) -> Result<f64, Failure> {
+    match op {
+        Operand::Value(v) => Ok(*v),
+        Operand::Measure(name) => {
+            let m = measures
+                .get(name)
+                .ok_or_else(|| Failure(format!("the study recorded no measure `{name}`")))?;
+            m.at(x).map(|e| e.mean).ok_or_else(|| {
+                Failure(format!(
+                    "`{name}` has no point at x = {}",
+                    x.map(fmt_num).unwrap_or_else(|| "(none)".into())
+                ))
+            })
+        }
+    }
+}
+
+fn select(
+    points: Vec<(Option<f64>, Estimate)>,
+    at: &Option<f64>,
+) -> Result<Vec<(Option<f64>, Estimate)>, Failure> {
+    let pts: Vec<_> = match at {
+        None => points,
+        Some(a) => points
+            .into_iter()
+            .filter(|(x, _)| x.is_none() || x.is_some_and(|x| same_x(x, *a)))
+            .collect(),
+    };
+    if pts.is_empty() {
+        return Err(Failure(format!(
+            "no measured point{}",
+            at.map(|a| format!(" at x = {}", fmt_num(a)))
+                .unwrap_or_default()
+        )));
+    }
+    Ok(pts)
+}
+
+fn in_range(x: f64, from: &Option<f64>, to: &Option<f64>) -> bool {
+    from.is_none_or(|a| x >= a - eps(a)) && to.is_none_or(|b| x <= b + eps(b))
+}
+
+/// The series points of `m` with `from <= x <= to` (a scalar has none).
+fn points_in_range(m: &Measure, from: &Option<f64>, to: &Option<f64>) -> Vec<(f64, Estimate)> {
+    m.points()
+        .into_iter()
+        .filter_map(|(x, e)| x.map(|x| (x, e)))
+        .filter(|(x, _)| in_range(*x, from, to))
+        .collect()
+}
+
+fn xs(x: Option<f64>) -> String {
+    x.map(|x| format!("x = {}: ", fmt_num(x)))
+        .unwrap_or_default()
+}
+
+struct Outcome {
+    pass: bool,
+    x: Option<f64>,
+    measured: Option<Estimate>,
+    detail: String,
+}
+
+impl Outcome {
+    /// Passed when nothing is listed in `bad`; the detail is `head`, followed by
+    /// `; <label>: <bad…>` when something is.
+    fn listing(x: Option<f64>, e: Estimate, head: String, label: &str, bad: &[String]) -> Self {
+        Outcome {
+            pass: bad.is_empty(),
+            x,
+            measured: Some(e),
+            detail: if bad.is_empty() {
+                head
+            } else {
+                format!("{head}; {label}: {}", bad.join("; "))
+            },
+        }
+    }
+}
+
+/// Evaluate one claim against a study's measures.
+pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
+    let subject = spec.measure.as_deref().and_then(|m| measures.get(m));
+    let unit = subject.map(|m| m.unit().to_string()).unwrap_or_default();
+    let x_label = match subject {
+        Some(Measure::Series { x_label, .. }) => x_label.clone(),
+        _ => String::new(),
+    };
+    let (verdict, x, measured, detail) = match eval_inner(spec, measures) {
+        Ok(o) => (
+            if o.pass { Verdict::Pass } else { Verdict::Fail },
+            o.x,
+            o.measured,
+            o.detail,
+        ),
+        Err(Failure(why)) => (Verdict::Fail, None, None, format!("cannot evaluate: {why}")),
+    };
+    ClaimResult {
+        spec: spec.clone(),
+        x,
+        x_label,
+        measured,
+        unit,
+        verdict,
+        detail,
+    }
+}
+
+fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure> {
+    match &spec.predicate {
+        Predicate::Within { of, abs, rel, at } => {
+            let pts = select(subject(spec, measures)?.points(), at)?;
+            // Worst point: largest deviation relative to its band.
+            let mut worst: Option<(f64, Option<f64>, Estimate, f64, f64)> = None;
+            let mut bad = Vec::new();
+            for (x, e) in pts {
+                let t = resolve(of, x, measures)?;
+                let band = abs + rel * t.abs();
+                let dev = (e.mean - t).abs();
+                let score = if band > 0.0 { dev / band } else { dev };
+                if dev > band + eps(t) {
+                    bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)));
+                }
+                if worst.as_ref().is_none_or(|w| score > w.0) {
+                    worst = Some((score, x, e, t, band));
+                }
+            }
+            let Some((_, x, e, t, band)) = worst else {
+                return Err(Failure("no points".into()));
+            };
+            let head = format!(
+                "worst {}{} vs target {} (band [{}, {}])",
+                xs(x),
+                fmt_num(e.mean),
+                fmt_num(t),
+                fmt_num(t - band),
+                fmt_num(t + band)
+            );
+            Ok(Outcome::listing(x, e, head, "outside", &bad))
+        }
+        Predicate::AtMost { of, strict, at } | Predicate::AtLeast { of, strict, at } => {
+            let upper = matches!(spec.predicate, Predicate::AtMost { .. });
+            let pts = select(subject(spec, measures)?.points(), at)?;
+            let mut worst: Option<(f64, Option<f64>, Estimate, f64)> = None;
+            let mut bad = Vec::new();
+            for (x, e) in pts {
+                let t = resolve(of, x, measures)?;
+                // margin > 0 means the bound holds with room to spare.
+                let margin = if upper { t - e.mean } else { e.mean - t };
+                let ok = if *strict {
+                    margin > 0.0
+                } else {
+                    margin >= -eps(t)
+                };
+                if !ok {
+                    bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)));
+                }
+                if worst.as_ref().is_none_or(|w| margin < w.0) {
+                    worst = Some((margin, x, e, t));
+                }
+            }
+            let Some((_, x, e, t)) = worst else {
+                return Err(Failure("no points".into()));
+            };
+            let op = match (upper, strict) {
+                (true, true) => "<",
+                (true, false) => "≤",
+                (false, true) => ">",
+                (false, false) => "≥",
+            };
+            let head = format!(
+                "closest {}{} {op} {} required",
+                xs(x),
+                fmt_num(e.mean),
+                fmt_num(t)
+            );
+            Ok(Outcome::listing(x, e, head, "violated at", &bad))
+        }
+        Predicate::Order {
+            measures: names,
+            strict,
+            at,
+        } => {
+            let mut series = Vec::new();
+            for n in names {
+                let m = measures
+                    .get(n)
+                    .ok_or_else(|| Failure(format!("the study recorded no measure `{n}`")))?;
+                series.push((n, m));
+            }
+            // Points to compare: the x values of the first series-shaped measure.
+            let base = series
+                .iter()
+                .find(|(_, m)| matches!(m, Measure::Series { .. }))
+                .map(|(_, m)| m.points())
+                .unwrap_or_else(|| vec![(None, Estimate::exact(0.0))]);
+            let xs_all: Vec<Option<f64>> = select(base, at)?.into_iter().map(|p| p.0).collect();
+            let mut bad = Vec::new();
+            let mut shown = String::new();
+            for x in &xs_all {
+                let mut vals = Vec::new();
+                for (n, m) in &series {
+                    let v = m.at(*x).ok_or_else(|| {
+                        Failure(format!(
+                            "`{n}` has no point at x = {}",
+                            x.map(fmt_num).unwrap_or_else(|| "(none)".into())
+                        ))
+                    })?;
+                    vals.push(v.mean);
+                }
+                let ok = vals.windows(2).all(|w| match w {
+                    [a, b] => {
+                        if *strict {
+                            a < b
+                        } else {
+                            *a <= *b + eps(*b)
+                        }
+                    }
+                    _ => true,
+                });
+                let text = format!(
+                    "{}{}",
+                    xs(*x),
+                    vals.iter()
+                        .map(|v| fmt_num(*v))
+                        .collect::<Vec<_>>()
+                        .join(if *strict { " < " } else { " ≤ " })
+                );
+                if !ok {
+                    bad.push(text.clone());
+                }
+                if shown.is_empty() || !ok && bad.len() == 1 {
+                    shown = text;
+                }
+            }
+            let pass = bad.is_empty();
+            Ok(Outcome {
+                pass,
+                x: None,
+                measured: None,
+                detail: if pass {
+                    format!("holds at {} point(s), e.g. {shown}", xs_all.len())
+                } else {
+                    format!("violated at: {}", bad.join("; "))
+                },
+            })
+        }
+        Predicate::Trend {
+            direction,
+            from,
+            to,
+            slack,
+        } => {
+            let pts = points_in_range(subject(spec, measures)?, from, to);
+            if pts.len() < 2 {
+                return Err(Failure("a trend needs at least two points in range".into()));
+            }
+            let sign = match direction {
+                Direction::Increasing => 1.0,
+                Direction::Decreasing => -1.0,
+            };
+            let mut bad = Vec::new();
+            for w in pts.windows(2) {
+                if let [(x0, a), (x1, b)] = w {
+                    let step = sign * (b.mean - a.mean);
+                    if step < -slack * a.mean.abs() - eps(a.mean) {
+                        bad.push(format!(
+                            "x = {} → {}: {} → {}",
+                            fmt_num(*x0),
+                            fmt_num(*x1),
+                            fmt_num(a.mean),
+                            fmt_num(b.mean)
+                        ));
+                    }
+                }
+            }
+            let (first, last) = match (pts.first(), pts.last()) {
+                (Some(f), Some(l)) => (*f, *l),
+                _ => return Err(Failure("no points".into())),
+            };
+            let overall = sign * (last.1.mean - first.1.mean) > 0.0;
+            if !overall {
+                bad.push(format!(
+                    "overall x = {} → {}: {} → {}",
+                    fmt_num(first.0),
+                    fmt_num(last.0),
+                    fmt_num(first.1.mean),
+                    fmt_num(last.1.mean)
+                ));
+            }
+            let pass = bad.is_empty();
+            Ok(Outcome {
+                pass,
+                x: Some(last.0),
+                measured: Some(last.1),
+                detail: if pass {
+                    format!(
+                        "{} points, {} at x = {} → {} at x = {}",
+                        pts.len(),
+                        fmt_num(first.1.mean),
+                        fmt_num(first.0),
+                        fmt_num(last.1.mean),
+                        fmt_num(last.0)
+                    )
+                } else {
+                    format!("against the trend: {}", bad.join("; "))
+                },
+            })
+        }
+        Predicate::Flat { from, to, rel } => {
+            let pts = points_in_range(subject(spec, measures)?, from, to);
+            if pts.is_empty() {
+                return Err(Failure("no points in range".into()));
+            }
+            let mean = pts.iter().map(|p| p.1.mean).sum::<f64>() / pts.len() as f64;
+            let band = rel * mean.abs();
+            let mut worst = (0.0f64, pts[0]);
+            for p in &pts {
+                let dev = (p.1.mean - mean).abs();
+                if dev >= worst.0 {
+                    worst = (dev, *p);
+                }
+            }
+            let pass = worst.0 <= band + eps(mean);
+            Ok(Outcome {
+                pass,
+                x: Some(worst.1 .0),
+                measured: Some(worst.1 .1),
+                detail: format!(
+                    "{} points with mean {}; farthest x = {}: {} (band [{}, {}])",
+                    pts.len(),
+                    fmt_num(mean),
+                    fmt_num(worst.1 .0),
+                    fmt_num(worst.1 .1.mean),
+                    fmt_num(mean - band),
+                    fmt_num(mean + band)
+                ),
+            })
+        }
+    }
+}

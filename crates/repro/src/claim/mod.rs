@@ -1,0 +1,473 @@
+//! Claims as data: what a paper states, how rmcast tests it, and the verdict.
+//!
+//! A study's claims live in a TOML file (`scenarios/repro/<study>/claims.toml`), compiled
+//! into the binary with `include_str!` so a release build needs no data directory:
+//!
+//! ```toml
+//! study = "demo"
+//!
+//! [[claim]]
+//! id = "demo.harness.rounds_r5"                 # <study>.<table or figure>.<what>
+//! source = "closed form (seed 000 §2.5.2 retransmission rule)"
+//! statement = "transmissions per message follow E[max of r geometric(q)]"
+//! paper_value = 1.0                              # optional: the paper's number, if any
+//! scenario = "testkit harness, r = 5, p swept"   # what run or sweep tests it
+//! measure = "harness.rounds.r5"                  # a measure the study records
+//! predicate = { kind = "within", of = "analytic.rounds.r5", rel = 0.03 }
+//! explain_fail = "..."                           # optional: known reason if it fails
+//! ```
+//!
+//! Predicates (`kind`):
+//!
+//! | kind | fields | passes when |
+//! |---|---|---|
+//! | `within` | `of`, `abs`, `rel`, `at` | \|m − t\| ≤ abs + rel·\|t\| at every point (or at x = `at`) |
+//! | `at_most` / `at_least` | `of`, `strict`, `at` | m ≤ t (m < t if strict) / m ≥ t at every point |
+//! | `order` | `measures`, `strict`, `at` | m₁ ≤ m₂ ≤ … at every common point |
+//! | `trend` | `direction`, `from`, `to`, `slack` | each step moves the right way (allowing `slack`·\|y\| of noise) and last ≠ first in that direction |
+//! | `flat` | `from`, `to`, `rel` | every point in range is within rel of the range's mean |
+//!
+//! `of` is a number or the name of another measure (an analytic bound the study computed,
+//! or another measurement); a series operand is matched point by point on x.
+//! Comparisons use the *mean* across runs; the spread is reported beside it.
+
+mod eval;
+#[cfg(test)]
+mod tests;
+
+pub use eval::evaluate;
+
+use crate::measure::{same_x, Measure, Measures};
+use crate::stats::Estimate;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The claims file of one study.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimFile {
+    /// The study these claims belong to; every id starts with `<study>.`.
+    pub study: String,
+    #[serde(default, rename = "claim")]
+    pub claims: Vec<ClaimSpec>,
+    /// The paper's tabulated values, by name; each becomes the measure `paper.<name>`
+    /// (analytic, no spread) so predicates can compare against it and plots can show it.
+    #[serde(default)]
+    pub paper: BTreeMap<String, PaperTable>,
+}
+
+/// A column of a paper's table: y against x, exactly as printed.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PaperTable {
+    /// Seed and table, e.g. "seed 000, Table 4.1, column UBRT".
+    pub source: String,
+    pub x_label: String,
+    #[serde(default)]
+    pub unit: String,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+}
+
+impl PaperTable {
+    pub fn points(&self) -> Vec<(f64, f64)> {
+        self.x.iter().copied().zip(self.y.iter().copied()).collect()
+    }
+}
+
+/// A validated claims file.
+#[derive(Debug, Clone, Default)]
+pub struct Claims {
+    pub specs: Vec<ClaimSpec>,
+    pub paper: BTreeMap<String, PaperTable>,
+}
+
+impl Claims {
+    /// Record every paper table as the analytic measure `paper.<name>`.
+    pub fn add_paper_measures(&self, m: &mut Measures) {
+        for (name, t) in &self.paper {
+            m.series(
+                format!("paper.{name}"),
+                t.unit.clone(),
+                t.x_label.clone(),
+                t.points()
+                    .into_iter()
+                    .map(|(x, y)| (x, Estimate::exact(y)))
+                    .collect(),
+            );
+        }
+    }
+}
+
+/// One claim as written in a claims file.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    /// `<study>.<table or figure>.<what>`, e.g. `segovia.t4_1.rt_r20`.
+    pub id: String,
+    /// Seed and table/figure/section the claim comes from.
+    pub source: String,
+    /// The paper's statement, in words.
+    pub statement: String,
+    /// The paper's number, where it gives one.
+    #[serde(default)]
+    pub paper_value: Option<f64>,
+    /// The run or sweep that tests the claim.
+    pub scenario: String,
+    /// The measure the predicate is applied to (not needed by `order`).
+    #[serde(default)]
+    pub measure: Option<String>,
+    pub predicate: Predicate,
+    /// Why the claim may not hold in rmcast, shown beside a failed verdict.
+    #[serde(default)]
+    pub explain_fail: Option<String>,
+}
+
+/// A number or the name of a measure.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Operand {
+    Value(f64),
+    Measure(String),
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operand::Value(v) => write!(f, "{}", fmt_num(*v)),
+            Operand::Measure(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Increasing,
+    Decreasing,
+}
+
+/// What must hold for a claim to pass.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Predicate {
+    Within {
+        of: Operand,
+        #[serde(default)]
+        abs: f64,
+        #[serde(default)]
+        rel: f64,
+        #[serde(default)]
+        at: Option<f64>,
+    },
+    AtMost {
+        of: Operand,
+        #[serde(default)]
+        strict: bool,
+        #[serde(default)]
+        at: Option<f64>,
+    },
+    AtLeast {
+        of: Operand,
+        #[serde(default)]
+        strict: bool,
+        #[serde(default)]
+        at: Option<f64>,
+    },
+    Order {
+        measures: Vec<String>,
+        #[serde(default)]
+        strict: bool,
+        #[serde(default)]
+        at: Option<f64>,
+    },
+    Trend {
+        direction: Direction,
+        #[serde(default)]
+        from: Option<f64>,
+        #[serde(default)]
+        to: Option<f64>,
+        #[serde(default)]
+        slack: f64,
+    },
+    Flat {
+        #[serde(default)]
+        from: Option<f64>,
+        #[serde(default)]
+        to: Option<f64>,
+        rel: f64,
+    },
+}
+
+fn at_suffix(at: &Option<f64>) -> String {
+    match at {
+        Some(x) => format!(" at x = {}", fmt_num(*x)),
+        None => String::new(),
+    }
+}
+
+fn range_suffix(from: &Option<f64>, to: &Option<f64>) -> String {
+    match (from, to) {
+        (None, None) => String::new(),
+        (Some(a), None) => format!(" for x ≥ {}", fmt_num(*a)),
+        (None, Some(b)) => format!(" for x ≤ {}", fmt_num(*b)),
+        (Some(a), Some(b)) => format!(" for x in [{}, {}]", fmt_num(*a), fmt_num(*b)),
+    }
+}
+
+impl fmt::Display for Predicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Predicate::Within { of, abs, rel, at } => {
+                let mut tol = Vec::new();
+                if *abs != 0.0 || *rel == 0.0 {
+                    tol.push(fmt_num(*abs));
+                }
+                if *rel != 0.0 {
+                    tol.push(format!("{} %", fmt_num(rel * 100.0)));
+                }
+                write!(f, "within ±{} of {of}{}", tol.join(" + "), at_suffix(at))
+            }
+            Predicate::AtMost { of, strict, at } => {
+                let op = if *strict { "<" } else { "≤" };
+                write!(f, "{op} {of}{}", at_suffix(at))
+            }
+            Predicate::AtLeast { of, strict, at } => {
+                let op = if *strict { ">" } else { "≥" };
+                write!(f, "{op} {of}{}", at_suffix(at))
+            }
+            Predicate::Order {
+                measures,
+                strict,
+                at,
+            } => {
+                let op = if *strict { " < " } else { " ≤ " };
+                write!(f, "{}{}", measures.join(op), at_suffix(at))
+            }
+            Predicate::Trend {
+                direction,
+                from,
+                to,
+                slack,
+            } => {
+                let d = match direction {
+                    Direction::Increasing => "increases",
+                    Direction::Decreasing => "decreases",
+                };
+                write!(f, "{d} with x{}", range_suffix(from, to))?;
+                if *slack > 0.0 {
+                    write!(f, " (steps may go back ≤ {} %)", fmt_num(slack * 100.0))?;
+                }
+                Ok(())
+            }
+            Predicate::Flat { from, to, rel } => write!(
+                f,
+                "flat within ±{} %{}",
+                fmt_num(rel * 100.0),
+                range_suffix(from, to)
+            ),
+        }
+    }
+}
+
+/// Pass or fail. A claim that cannot be evaluated (missing measure, no points) fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+        })
+    }
+}
+
+/// A claim with what rmcast measured and the verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimResult {
+    pub spec: ClaimSpec,
+    /// The decisive point: the worst point of a series (or the only value of a scalar).
+    pub x: Option<f64>,
+    /// What x is (the subject measure's sweep variable, e.g. "receivers").
+    pub x_label: String,
+    pub measured: Option<Estimate>,
+    pub unit: String,
+    pub verdict: Verdict,
+    /// How the verdict was reached, in numbers.
+    pub detail: String,
+}
+
+impl ClaimResult {
+    pub fn passed(&self) -> bool {
+        self.verdict == Verdict::Pass
+    }
+
+    fn x_label_or_x(&self) -> &str {
+        if self.x_label.is_empty() {
+            "x"
+        } else {
+            &self.x_label
+        }
+    }
+
+    /// "mean ± sd (95 % CI [lo, hi], n runs)" of the decisive point, or "—".
+    pub fn measured_text(&self) -> String {
+        let Some(e) = self.measured else {
+            return "—".to_string();
+        };
+        let unit = if self.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.unit)
+        };
+        let at = match self.x {
+            Some(x) => format!(" at {} = {}", self.x_label_or_x(), fmt_num(x)),
+            None => String::new(),
+        };
+        if e.is_exact() {
+            format!("{}{unit}{at} (analytic)", fmt_num(e.mean))
+        } else {
+            format!(
+                "{} ± {}{unit}{at} (95 % CI [{}, {}], n = {})",
+                fmt_num(e.mean),
+                fmt_num(e.sd),
+                fmt_num(e.ci_lo),
+                fmt_num(e.ci_hi),
+                e.n
+            )
+        }
+    }
+}
+
+/// Errors in a claims file.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimFileError {
+    #[error("claims of study `{study}`: invalid TOML: {source}")]
+    Toml {
+        study: String,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("claims of study `{study}`: file says study = `{found}`")]
+    WrongStudy { study: String, found: String },
+    #[error("claims of study `{study}`: claim id `{id}` must start with `{study}.`")]
+    BadId { study: String, id: String },
+    #[error("claims of study `{study}`: duplicate claim id `{id}`")]
+    Duplicate { study: String, id: String },
+    #[error("claims of study `{study}`: claim `{id}`: {what}")]
+    Invalid {
+        study: String,
+        id: String,
+        what: String,
+    },
+}
+
+/// Parse and validate a study's claims file.
+pub fn parse_claims(study: &str, text: &str) -> Result<Claims, ClaimFileError> {
+    let file: ClaimFile = toml::from_str(text).map_err(|source| ClaimFileError::Toml {
+        study: study.to_string(),
+        source,
+    })?;
+    if file.study != study {
+        return Err(ClaimFileError::WrongStudy {
+            study: study.to_string(),
+            found: file.study,
+        });
+    }
+    for (name, t) in &file.paper {
+        if t.x.len() != t.y.len() || t.x.is_empty() {
+            return Err(ClaimFileError::Invalid {
+                study: study.to_string(),
+                id: format!("paper.{name}"),
+                what: format!("x has {} values, y has {}", t.x.len(), t.y.len()),
+            });
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &file.claims {
+        let invalid = |what: &str| ClaimFileError::Invalid {
+            study: study.to_string(),
+            id: c.id.clone(),
+            what: what.to_string(),
+        };
+        if !c.id.starts_with(&format!("{study}.")) || c.id.len() <= study.len() + 1 {
+            return Err(ClaimFileError::BadId {
+                study: study.to_string(),
+                id: c.id.clone(),
+            });
+        }
+        if !seen.insert(c.id.clone()) {
+            return Err(ClaimFileError::Duplicate {
+                study: study.to_string(),
+                id: c.id.clone(),
+            });
+        }
+        match &c.predicate {
+            Predicate::Order { measures, .. } => {
+                if measures.len() < 2 {
+                    return Err(invalid("`order` needs at least two measures"));
+                }
+            }
+            Predicate::Within { abs, rel, .. } => {
+                if c.measure.is_none() {
+                    return Err(invalid("`within` needs `measure`"));
+                }
+                if !(*abs >= 0.0 && *rel >= 0.0) {
+                    return Err(invalid("tolerances must be ≥ 0"));
+                }
+            }
+            Predicate::Flat { rel, .. } => {
+                if c.measure.is_none() {
+                    return Err(invalid("`flat` needs `measure`"));
+                }
+                if rel.is_nan() || *rel < 0.0 {
+                    return Err(invalid("`rel` must be ≥ 0"));
+                }
+            }
+            Predicate::Trend { slack, .. } => {
+                if c.measure.is_none() {
+                    return Err(invalid("`trend` needs `measure`"));
+                }
+                if slack.is_nan() || *slack < 0.0 {
+                    return Err(invalid("`slack` must be ≥ 0"));
+                }
+            }
+            Predicate::AtMost { .. } | Predicate::AtLeast { .. } => {
+                if c.measure.is_none() {
+                    return Err(invalid("this predicate needs `measure`"));
+                }
+            }
+        }
+    }
+    Ok(Claims {
+        specs: file.claims,
+        paper: file.paper,
+    })
+}
+
+/// Format a number for reports: integers as integers, otherwise four significant digits.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v == v.trunc() && v.abs() < 1e15 {
+        return format!("{}", v as i64);
+    }
+    let a = v.abs();
+    if !(1e-4..1e7).contains(&a) {
+        return format!("{v:.3e}");
+    }
+    let digits = (4 - 1 - a.log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}

@@ -1,0 +1,229 @@
+//! Claim evaluation on hand-made measures: every predicate, operand and failure path.
+
+use super::*;
+
+fn est(v: f64) -> Estimate {
+    Estimate::from_samples(&[v - 0.1, v, v + 0.1]).unwrap()
+}
+
+fn measures() -> Measures {
+    let mut m = Measures::new();
+    m.series(
+        "rt",
+        "",
+        "receivers",
+        vec![(5.0, est(3.5)), (10.0, est(4.85)), (20.0, est(5.64))],
+    );
+    m.series(
+        "bound",
+        "",
+        "receivers",
+        vec![
+            (5.0, Estimate::exact(4.3)),
+            (10.0, Estimate::exact(7.2)),
+            (20.0, Estimate::exact(11.3)),
+        ],
+    );
+    m.series(
+        "low",
+        "",
+        "receivers",
+        vec![(5.0, est(1.0)), (10.0, est(2.0)), (20.0, est(6.0))],
+    );
+    m.scalar("time", "bit times", Estimate::exact(12656.0));
+    m
+}
+
+fn claim(measure: Option<&str>, predicate: Predicate) -> ClaimSpec {
+    ClaimSpec {
+        id: "t.x".into(),
+        source: "test".into(),
+        statement: "test".into(),
+        paper_value: None,
+        scenario: "test".into(),
+        measure: measure.map(String::from),
+        predicate,
+        explain_fail: None,
+    }
+}
+
+fn verdict(measure: Option<&str>, p: Predicate) -> Verdict {
+    evaluate(&claim(measure, p), &measures()).verdict
+}
+
+#[test]
+fn within_exact_and_relative() {
+    let p = |of: f64, abs: f64, rel: f64| Predicate::Within {
+        of: Operand::Value(of),
+        abs,
+        rel,
+        at: None,
+    };
+    assert_eq!(verdict(Some("time"), p(12656.0, 0.0, 0.0)), Verdict::Pass);
+    assert_eq!(verdict(Some("time"), p(12657.0, 0.0, 0.0)), Verdict::Fail);
+    assert_eq!(verdict(Some("time"), p(12657.0, 1.0, 0.0)), Verdict::Pass);
+    // Series: every point must be inside; 3.5 vs 5 is 30 % off.
+    assert_eq!(verdict(Some("rt"), p(5.0, 0.0, 0.15)), Verdict::Fail);
+    let at20 = Predicate::Within {
+        of: Operand::Value(5.0),
+        abs: 0.0,
+        rel: 0.15,
+        at: Some(20.0),
+    };
+    assert_eq!(verdict(Some("rt"), at20), Verdict::Pass);
+}
+
+#[test]
+fn bounds_against_series_measure() {
+    let below = Predicate::AtMost {
+        of: Operand::Measure("bound".into()),
+        strict: true,
+        at: None,
+    };
+    assert_eq!(verdict(Some("rt"), below.clone()), Verdict::Pass);
+    // low is 6.0 at x = 20 which is ≤ 11.3, but 1.0 ≥ 4.3 fails for at_least.
+    let above = Predicate::AtLeast {
+        of: Operand::Measure("bound".into()),
+        strict: false,
+        at: None,
+    };
+    assert_eq!(verdict(Some("rt"), above), Verdict::Fail);
+    let r = evaluate(&claim(Some("rt"), below), &measures());
+    // Closest to the bound: x = 5 (4.3 − 3.5 = 0.8).
+    assert_eq!(r.x, Some(5.0));
+}
+
+#[test]
+fn order_pointwise() {
+    let p = |ms: &[&str], at: Option<f64>| Predicate::Order {
+        measures: ms.iter().map(|s| s.to_string()).collect(),
+        strict: false,
+        at,
+    };
+    assert_eq!(verdict(None, p(&["rt", "bound"], None)), Verdict::Pass);
+    // low ≤ rt holds at 5 and 10 but not at 20 (6.0 > 5.64).
+    assert_eq!(verdict(None, p(&["low", "rt"], None)), Verdict::Fail);
+    assert_eq!(verdict(None, p(&["low", "rt"], Some(10.0))), Verdict::Pass);
+    assert_eq!(
+        verdict(None, p(&["low", "rt", "bound"], Some(5.0))),
+        Verdict::Pass
+    );
+}
+
+#[test]
+fn trend_and_flat() {
+    let inc = Predicate::Trend {
+        direction: Direction::Increasing,
+        from: None,
+        to: None,
+        slack: 0.0,
+    };
+    let dec = Predicate::Trend {
+        direction: Direction::Decreasing,
+        from: None,
+        to: None,
+        slack: 0.0,
+    };
+    assert_eq!(verdict(Some("rt"), inc), Verdict::Pass);
+    assert_eq!(verdict(Some("rt"), dec), Verdict::Fail);
+    let flat = |rel: f64, from: f64| Predicate::Flat {
+        from: Some(from),
+        to: None,
+        rel,
+    };
+    assert_eq!(verdict(Some("rt"), flat(0.1, 10.0)), Verdict::Pass);
+    assert_eq!(verdict(Some("rt"), flat(0.1, 5.0)), Verdict::Fail);
+}
+
+#[test]
+fn missing_measure_fails_with_reason() {
+    let r = evaluate(
+        &claim(
+            Some("nope"),
+            Predicate::AtMost {
+                of: Operand::Value(1.0),
+                strict: false,
+                at: None,
+            },
+        ),
+        &measures(),
+    );
+    assert_eq!(r.verdict, Verdict::Fail);
+    assert!(r.detail.contains("no measure `nope`"), "{}", r.detail);
+}
+
+#[test]
+fn parse_valid_and_invalid_files() {
+    let ok = r#"
+        study = "demo"
+        [[claim]]
+        id = "demo.a"
+        source = "s"
+        statement = "st"
+        scenario = "sc"
+        measure = "time"
+        predicate = { kind = "within", of = 12656, abs = 0 }
+        [[claim]]
+        id = "demo.b"
+        source = "s"
+        statement = "st"
+        scenario = "sc"
+        predicate = { kind = "order", measures = ["a", "b"] }
+    "#;
+    let claims = parse_claims("demo", ok).unwrap().specs;
+    assert_eq!(claims.len(), 2);
+    assert_eq!(
+        claims[0].predicate,
+        Predicate::Within {
+            of: Operand::Value(12656.0),
+            abs: 0.0,
+            rel: 0.0,
+            at: None
+        }
+    );
+    assert!(matches!(
+        parse_claims("other", ok),
+        Err(ClaimFileError::WrongStudy { .. })
+    ));
+    let bad_id = ok.replace("demo.a", "x.a");
+    assert!(matches!(
+        parse_claims("demo", &bad_id),
+        Err(ClaimFileError::BadId { .. })
+    ));
+    let dup = ok.replace("demo.b", "demo.a");
+    assert!(matches!(
+        parse_claims("demo", &dup),
+        Err(ClaimFileError::Duplicate { .. })
+    ));
+    let unknown = ok.replace("abs = 0", "absolute = 0");
+    assert!(matches!(
+        parse_claims("demo", &unknown),
+        Err(ClaimFileError::Toml { .. })
+    ));
+    let with_table =
+        format!("{ok}\n[paper.t1]\nsource = \"T\"\nx_label = \"r\"\nx = [5, 10]\ny = [3.5, 4.8]\n");
+    let c = parse_claims("demo", &with_table).unwrap();
+    let mut m = Measures::new();
+    c.add_paper_measures(&mut m);
+    assert_eq!(m.get("paper.t1").unwrap().at(Some(10.0)).unwrap().mean, 4.8);
+    let ragged = with_table.replace("y = [3.5, 4.8]", "y = [3.5]");
+    assert!(matches!(
+        parse_claims("demo", &ragged),
+        Err(ClaimFileError::Invalid { .. })
+    ));
+    let one = ok.replace(r#"["a", "b"]"#, r#"["a"]"#);
+    assert!(matches!(
+        parse_claims("demo", &one),
+        Err(ClaimFileError::Invalid { .. })
+    ));
+}
+
+#[test]
+fn number_formatting() {
+    assert_eq!(fmt_num(12656.0), "12656");
+    assert_eq!(fmt_num(24.71875), "24.72");
+    assert_eq!(fmt_num(0.5), "0.5");
+    assert_eq!(fmt_num(3.504), "3.504");
+    assert_eq!(fmt_num(1.0e-5), "1.000e-5");
+    assert_eq!(fmt_num(0.0005), "0.0005");
+}

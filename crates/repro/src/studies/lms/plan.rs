@@ -1,0 +1,462 @@
+//! The sweep: experiments (scheme, loss site, topology families) and their placements.
+
+use super::sim::{self, LossSpec, Placement, RunShape, Scheme, DROP_K, SINGLE};
+use super::*;
+use rmcast_proto::{NodeId, Time};
+use rmcast_sim::topo::{self, TransitStub};
+use rmcast_sim::LinkConfig;
+
+/// Which links lose the packet, for one experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum LossAt {
+    /// The source's link to the network.
+    Source,
+    /// Each receiver's link, in turn.
+    Receivers,
+    /// Each link of the multicast tree, in turn.
+    Links,
+    /// Each tree link of one GT-ITM class, in turn.
+    Class(&'static str),
+}
+
+impl LossAt {
+    pub(super) fn key(&self) -> &'static str {
+        match self {
+            LossAt::Source => "src",
+            LossAt::Receivers => "rcv",
+            LossAt::Links => "links",
+            LossAt::Class("transit-transit") => "tt",
+            LossAt::Class("transit-stub") => "ts",
+            LossAt::Class(_) => "ss",
+        }
+    }
+}
+
+/// A family of placements (topology kind and receiver count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Family {
+    /// Binary tree of height h.
+    Tree(u32),
+    /// Flat random graphs of 100 nodes with R receivers.
+    Random(usize),
+    /// The same graphs with 10× shorter link delays (100 µs per unit of distance): a
+    /// sensitivity check of PGM's repeated retransmissions.
+    RandomFast(usize),
+    /// Transit–stub graphs of 100 nodes with R receivers.
+    Ts(usize),
+    /// Large transit–stub graph (nodes, receivers), beyond the seed.
+    TsLarge(usize, usize),
+}
+
+/// One experiment: a scheme, a family, where the loss is, and the measure prefix.
+pub(super) struct Exp {
+    pub(super) key: String,
+    pub(super) scheme: Scheme,
+    pub(super) families: Vec<Family>,
+    pub(super) loss: LossAt,
+    /// Drops per run at the site (1, or several for SRM's adaptive timers).
+    pub(super) drops: usize,
+    /// At most this many loss sites per placement (evenly spread), `usize::MAX`: all.
+    pub(super) cap: usize,
+    /// x of a run: topology index, tree height or receiver count.
+    pub(super) x: XOf,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum XOf {
+    TopoIndex,
+    Height,
+    Receivers,
+}
+
+/// Sizes of the sweep in full and quick mode.
+pub(super) struct Plan {
+    pub(super) quick: bool,
+    pub(super) topologies: usize,
+    pub(super) placements: usize,
+    pub(super) heights: Vec<u32>,
+    /// Loss sites per placement for "each receiver" / "each link" (MAX: all).
+    pub(super) site_cap: usize,
+    pub(super) srm_site_cap: usize,
+    /// Loss sites per placement for SRM with 100 receivers (beyond the seed).
+    srm100_site_cap: usize,
+    /// Beyond the seed: (nodes, receivers) of the large transit–stub graphs.
+    pub(super) large: Vec<(usize, usize)>,
+    pub(super) large_sites: usize,
+    pub(super) srm_large_max_receivers: usize,
+}
+
+impl Plan {
+    pub(super) fn new(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                quick,
+                topologies: 3,
+                placements: 1,
+                heights: vec![3, 4, 5, 6, 7],
+                site_cap: 16,
+                srm_site_cap: 8,
+                srm100_site_cap: 4,
+                large: vec![(10_000, 100)],
+                large_sites: 4,
+                srm_large_max_receivers: 100,
+            }
+        } else {
+            Plan {
+                quick,
+                topologies: TOPOLOGIES,
+                placements: 10,
+                heights: vec![3, 4, 5, 6, 7],
+                site_cap: usize::MAX,
+                srm_site_cap: usize::MAX,
+                srm100_site_cap: 10,
+                large: vec![
+                    (10_000, 100),
+                    (10_000, 1000),
+                    (100_000, 100),
+                    (100_000, 1000),
+                ],
+                large_sites: 20,
+                srm_large_max_receivers: 1000,
+            }
+        }
+    }
+
+    /// Whether SRM runs on the large transit–stub graph of `nodes` with `receivers`: its
+    /// topology distances cost one shortest-path computation per receiver, and every SRM
+    /// request and repair reaches every member.
+    pub(super) fn srm_large(&self, nodes: usize, receivers: usize) -> bool {
+        receivers <= self.srm_large_max_receivers && nodes * receivers <= 10_000_000
+    }
+
+    pub(super) fn exps(&self) -> Vec<Exp> {
+        let mut v = Vec::new();
+        let trees: Vec<Family> = self.heights.iter().map(|&h| Family::Tree(h)).collect();
+        let e = |key: &str, scheme, families: Vec<Family>, loss, cap, x| Exp {
+            key: key.into(),
+            scheme,
+            families,
+            loss,
+            drops: 1,
+            cap,
+            x,
+        };
+        let c = self.site_cap;
+        let srm = Scheme::Srm {
+            adaptive: false,
+            topo: false,
+        };
+        // LMS, binary trees (Fig. 5.4–5.7).
+        for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
+            let key = format!("lms.bt.{}", loss.key());
+            v.push(e(&key, Scheme::Lms, trees.clone(), loss, c, XOf::Height));
+        }
+        // LMS, PGM on random graphs, 100 receivers (Fig. 5.8–5.11, 5.26–5.30).
+        for (name, scheme) in [("lms", Scheme::Lms), ("pgm", Scheme::Pgm)] {
+            for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
+                let key = format!("{name}.rand.{}", loss.key());
+                v.push(e(
+                    &key,
+                    scheme,
+                    vec![Family::Random(100)],
+                    loss,
+                    c,
+                    XOf::TopoIndex,
+                ));
+            }
+        }
+        // PGM repeated retransmissions with 10× shorter link delays (sensitivity).
+        v.push(e(
+            "pgm_fast.rand.src",
+            Scheme::Pgm,
+            vec![Family::RandomFast(100)],
+            LossAt::Source,
+            c,
+            XOf::TopoIndex,
+        ));
+        // LMS, random graphs, 5 and 20 receivers, loss at links (Fig. 5.12, 5.13).
+        for r in [5, 20] {
+            v.push(e(
+                &format!("lms.rand_r{r}.links"),
+                Scheme::Lms,
+                vec![Family::Random(r)],
+                LossAt::Links,
+                c,
+                XOf::TopoIndex,
+            ));
+        }
+        // LMS, transit–stub (Fig. 5.14–5.18).
+        for loss in [
+            LossAt::Class("transit-transit"),
+            LossAt::Class("transit-stub"),
+            LossAt::Class("stub-stub"),
+            LossAt::Links,
+        ] {
+            let key = format!("lms.ts.{}", loss.key());
+            v.push(e(
+                &key,
+                Scheme::Lms,
+                vec![Family::Ts(100)],
+                loss,
+                c,
+                XOf::TopoIndex,
+            ));
+        }
+        // Beyond the seed: static against adaptive LMS repliers when the loss stays on its
+        // link for 5 drops (1 s apart), random graphs with 100 receivers and transit–stub.
+        for (name, scheme) in [
+            ("lms_persist", Scheme::Lms),
+            ("lms_adaptive", Scheme::LmsAdaptive),
+        ] {
+            for (fam, tag, loss) in [
+                (Family::Random(100), "rand", LossAt::Receivers),
+                (Family::Random(100), "rand", LossAt::Links),
+                (Family::Ts(100), "ts", LossAt::Links),
+            ] {
+                let mut x = e(
+                    &format!("{name}.{tag}.{}", loss.key()),
+                    scheme,
+                    vec![fam],
+                    loss,
+                    c,
+                    XOf::TopoIndex,
+                );
+                x.drops = 5;
+                v.push(x);
+            }
+        }
+        // SRM, random graphs, 20 receivers (Fig. 5.19–5.23).
+        for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
+            let key = format!("srm.rand.{}", loss.key());
+            v.push(e(
+                &key,
+                srm,
+                vec![Family::Random(20)],
+                loss,
+                self.srm_site_cap,
+                XOf::TopoIndex,
+            ));
+        }
+        // SRM with adaptive timers (Fig. 5.24, 5.25): the loss stays on its link for 5 drops.
+        for loss in [LossAt::Source, LossAt::Links] {
+            let mut x = e(
+                &format!("srm_adaptive.rand.{}", loss.key()),
+                Scheme::Srm {
+                    adaptive: true,
+                    topo: false,
+                },
+                vec![Family::Random(20)],
+                loss,
+                self.srm_site_cap,
+                XOf::TopoIndex,
+            );
+            x.drops = 5;
+            v.push(x);
+        }
+        // Beyond the seed: SRM with 100 receivers on the same random graphs, with distances
+        // from the topology (no session messages), and with ns-2's 1 s session messages.
+        for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
+            let key = format!("srm.rand_r100.{}", loss.key());
+            v.push(e(
+                &key,
+                Scheme::Srm {
+                    adaptive: false,
+                    topo: true,
+                },
+                vec![Family::Random(100)],
+                loss,
+                self.srm100_site_cap,
+                XOf::TopoIndex,
+            ));
+        }
+        v.push(e(
+            "srm_sessions.rand_r100.links",
+            srm,
+            vec![Family::Random(100)],
+            LossAt::Links,
+            self.srm100_site_cap,
+            XOf::TopoIndex,
+        ));
+        // Beyond the seed: large transit–stub graphs, latency/duplicates/state vs receivers.
+        let mut nodes: Vec<usize> = self.large.iter().map(|&(n, _)| n).collect();
+        nodes.dedup();
+        for n in nodes {
+            let fams: Vec<Family> = self
+                .large
+                .iter()
+                .filter(|&&(m, _)| m == n)
+                .map(|&(m, r)| Family::TsLarge(m, r))
+                .collect();
+            let srm_fams: Vec<Family> = fams
+                .iter()
+                .copied()
+                .filter(|f| matches!(f, Family::TsLarge(n, r) if self.srm_large(*n, *r)))
+                .collect();
+            let tag = format!("ts{}k", n / 1000);
+            for (name, scheme, fams) in [
+                ("lms", Scheme::Lms, fams.clone()),
+                ("pgm", Scheme::Pgm, fams.clone()),
+                (
+                    "srm",
+                    Scheme::Srm {
+                        adaptive: false,
+                        topo: true,
+                    },
+                    srm_fams,
+                ),
+            ] {
+                if fams.is_empty() {
+                    continue;
+                }
+                for loss in [LossAt::Source, LossAt::Links] {
+                    let key = format!("beyond.{tag}.{name}.{}", loss.key());
+                    v.push(e(
+                        &key,
+                        scheme,
+                        fams.clone(),
+                        loss,
+                        self.large_sites,
+                        XOf::Receivers,
+                    ));
+                }
+            }
+        }
+        v
+    }
+}
+
+/// Build every placement a family needs.
+pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, String> {
+    let host = LinkConfig::new(sim::BANDWIDTH, HOST_DELAY);
+    let mut out = Vec::new();
+    match fam {
+        Family::Tree(h) => {
+            let link = LinkConfig::new(sim::BANDWIDTH, TREE_DELAY);
+            let (net, source, receivers) = sim::binary_tree(h, &link)?;
+            out.push(Placement::new(net, source, receivers, h as usize, 0)?);
+        }
+        Family::Random(r) | Family::RandomFast(r) | Family::Ts(r) => {
+            for t in 0..plan.topologies {
+                let tseed = TOPO_SEED_BASE + t as u64;
+                let base = match fam {
+                    Family::Random(_) => topo::flat_random(RANDOM_NODES, RANDOM_P, &plane(), tseed),
+                    Family::RandomFast(_) => {
+                        let p = PlaneParams {
+                            delay_per_unit: DELAY_PER_UNIT / 10,
+                            ..plane()
+                        };
+                        topo::flat_random(RANDOM_NODES, RANDOM_P, &p, tseed)
+                    }
+                    _ => topo::transit_stub(&TransitStub::default(), &plane(), tseed),
+                }
+                .map_err(|e| e.to_string())?;
+                for p in 0..plan.placements {
+                    let pseed = mix64(tseed ^ ((p as u64) << 20) ^ ((r as u64) << 40));
+                    let mut tp = base.clone();
+                    attach_random(&mut tp, r, &host, pseed)?;
+                    out.push(Placement::new(tp.net, tp.source, tp.receivers, t, pseed)?);
+                }
+            }
+        }
+        Family::TsLarge(n, r) => {
+            let ts = large_ts(n);
+            let tseed = 0x003_1000 + n as u64;
+            let mut tp = topo::transit_stub(&ts, &plane(), tseed).map_err(|e| e.to_string())?;
+            let pseed = mix64(tseed ^ ((r as u64) << 40));
+            attach_random(&mut tp, r, &host, pseed)?;
+            out.push(Placement::new(tp.net, tp.source, tp.receivers, 0, pseed)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Attach the source and `receivers` receiver hosts to attach points drawn uniformly at
+/// random *with* replacement (seed 003 §5.6: receivers "randomly distributed on the internal
+/// nodes"; several may share a router, and the source's router need not hold a receiver),
+/// each over its own `host_link` (the scenario files' `placement = "with_replacement"`).
+pub(super) fn attach_random(
+    topo: &mut topo::Topology,
+    receivers: usize,
+    host_link: &LinkConfig,
+    seed: u64,
+) -> Result<(), String> {
+    topo::attach_hosts_with_replacement(topo, receivers, host_link, seed).map_err(|e| e.to_string())
+}
+
+/// GT-ITM parameters scaled to about `n` nodes: stub domains of 8 nodes as in the seed,
+/// 50 stub domains per transit node, transit nodes = round(n / 401) (25 → 10,025 nodes;
+/// 249 → 99,849 nodes), transit edge probability chosen for a mean transit degree of about 4.
+pub fn large_ts(n: usize) -> TransitStub {
+    let stubs = 50;
+    let transit = ((n as f64 / (1 + stubs * 8) as f64).round() as usize).max(2);
+    TransitStub {
+        transit_domains: 1,
+        transit_nodes: transit,
+        stubs_per_transit: stubs,
+        stub_nodes: 8,
+        p_transit: (4.0 / (transit as f64 - 1.0)).min(1.0),
+        p_stub: 0.4,
+    }
+}
+
+/// Loss sites of one experiment on one placement.
+pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<LossSpec> {
+    let ks: Vec<u64> = (0..drops as u64).map(|i| DROP_K + 10 * i).collect();
+    let all: Vec<(usize, NodeId)> = match loss {
+        LossAt::Source => pl.source_link().into_iter().collect(),
+        LossAt::Receivers => pl
+            .receivers
+            .iter()
+            .filter_map(|&r| pl.receiver_link(r))
+            .collect(),
+        LossAt::Links => pl.tree_links.iter().map(|&(l, u, _)| (l, u)).collect(),
+        LossAt::Class(c) => pl
+            .tree_links
+            .iter()
+            .filter(|(_, _, k)| k == c)
+            .map(|&(l, u, _)| (l, u))
+            .collect(),
+    };
+    spread(&all, cap, pl.seed ^ 0x5157)
+        .into_iter()
+        .map(|(link, from)| LossSpec {
+            link,
+            from,
+            ks: ks.clone(),
+        })
+        .collect()
+}
+
+/// At most `cap` items of `v`, a pseudo-random sample fixed by `seed` (all of them when
+/// `cap >= len`), in their original order. (An evenly spaced pick would follow the order
+/// links were created in — on a binary tree every other link is a left child.)
+pub(super) fn spread<T: Clone>(v: &[T], cap: usize, seed: u64) -> Vec<T> {
+    if cap >= v.len() {
+        return v.to_vec();
+    }
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by_key(|&i| mix64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+    idx.truncate(cap);
+    idx.sort_unstable();
+    idx.into_iter().map(|i| v[i].clone()).collect()
+}
+
+pub(super) fn shape(drops: usize) -> RunShape {
+    if drops <= 1 {
+        SINGLE
+    } else {
+        let last = DROP_K + 10 * (drops as u64 - 1);
+        RunShape {
+            messages: last + 9,
+            stop: Time::from_secs(last / 10 + 6),
+        }
+    }
+}
+
+pub(super) fn scheme_seed(s: Scheme) -> u64 {
+    match s {
+        Scheme::Lms | Scheme::LmsAdaptive => 1,
+        Scheme::Pgm => 2,
+        Scheme::Srm { adaptive, topo } => 3 + u64::from(adaptive) * 2 + u64::from(topo) * 4,
+    }
+}

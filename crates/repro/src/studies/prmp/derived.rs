@@ -1,0 +1,258 @@
+//! Measures derived from the sweep's series (sub-ranges, differences, ratios) and the notes.
+
+use super::plan::Plan;
+use super::run::Proto;
+use super::run::ITR;
+use crate::measure::Measures;
+use crate::stats::Estimate;
+use crate::study::StudyError;
+use crate::sweep::{fmt_series, Agg, Series};
+
+/// Points of `s` with `lo <= x <= hi`.
+pub(super) fn subset(s: &Series, lo: f64, hi: f64) -> Series {
+    s.iter()
+        .filter(|(x, _)| *x >= lo && *x <= hi)
+        .copied()
+        .collect()
+}
+
+pub(super) fn mean_at(s: &Series, x: f64) -> Option<f64> {
+    s.iter().find(|(px, _)| *px == x).map(|(_, e)| e.mean)
+}
+
+pub(super) fn diff(a: &Series, b: &Series) -> Series {
+    a.iter()
+        .filter_map(|(x, ea)| mean_at(b, *x).map(|vb| (*x, Estimate::exact(ea.mean - vb))))
+        .collect()
+}
+
+pub(super) fn over(a: &Series, b: &Series) -> Series {
+    a.iter()
+        .filter_map(|(x, ea)| {
+            mean_at(b, *x)
+                .filter(|&vb| vb != 0.0)
+                .map(|vb| (*x, Estimate::exact(ea.mean / vb)))
+        })
+        .collect()
+}
+
+/// Derived measures the claims need (sub-ranges, ratios and differences of the means).
+pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), StudyError> {
+    let get = |cfg: &str, metric: &str, p: Proto| agg.get(&format!("{cfg}.{metric}.{}", p.key()));
+    let nc = "NC (children)";
+    let rrx = "RR (responses/s)";
+    // Sub-ranges of the LAN curves the paper talks about.
+    for p in [Proto::Pf, Proto::PfIw, Proto::FfIwIt] {
+        m.series(
+            format!("lan.t.{}.nc15_40", p.key()),
+            "packets/ms",
+            nc,
+            subset(&get("lan", "t", p), 15.0, 40.0),
+        );
+    }
+    for p in [Proto::Pf, Proto::PfIw] {
+        let t = get("lan", "t", p);
+        m.series(
+            format!("lan.t.{}.nc_le8", p.key()),
+            "packets/ms",
+            nc,
+            subset(&t, 0.0, 8.0),
+        );
+        m.series(
+            format!("lan.t.{}.nc_ge15", p.key()),
+            "packets/ms",
+            nc,
+            subset(&t, 15.0, f64::INFINITY),
+        );
+        for cfg in ["lan", "hybrid"] {
+            m.series(
+                format!("{cfg}.n.{}.nc_ge10", p.key()),
+                "dimensionless",
+                nc,
+                subset(&get(cfg, "n", p), 10.0, f64::INFINITY),
+            );
+        }
+        m.series(
+            format!("lan.n.{}.nc_ge40", p.key()),
+            "dimensionless",
+            nc,
+            subset(&get("lan", "n", p), 40.0, f64::INFINITY),
+        );
+    }
+    m.series(
+        "lan.n.ff_iw_minus_ff_iw_it",
+        "dimensionless",
+        nc,
+        diff(
+            &get("lan", "n", Proto::FfIw),
+            &get("lan", "n", Proto::FfIwIt),
+        ),
+    );
+    let at_paper: Series = get("lan", "i", Proto::Pf)
+        .into_iter()
+        .filter(|(x, _)| *x == 20.0 || *x == 60.0)
+        .collect();
+    m.series("lan.i.pf.at_20_60", "dimensionless", nc, at_paper);
+    for cfg in ["lan", "hybrid"] {
+        let v: Vec<f64> = subset(&get(cfg, "n", Proto::PfIw), 10.0, f64::INFINITY)
+            .iter()
+            .map(|(_, e)| e.mean)
+            .collect();
+        if !v.is_empty() {
+            m.scalar(
+                format!("{cfg}.n.pf_iw.mean_nc_ge10"),
+                "dimensionless",
+                Estimate::exact(v.iter().sum::<f64>() / v.len() as f64),
+            );
+        }
+    }
+    // T(largest NC)/T(smallest NC) at the group sizes every LAN family ran (FF's).
+    let lo = plan.lan_ff.first().copied().unwrap_or(2.0);
+    let hi = plan.lan_ff.last().copied().unwrap_or(60.0);
+    for p in Proto::ALL {
+        let t = get("lan", "t", p);
+        if let (Some(a), Some(b)) = (mean_at(&t, lo), mean_at(&t, hi)) {
+            if a > 0.0 {
+                m.scalar(
+                    format!("lan.t_kept.{}", p.key()),
+                    "dimensionless",
+                    Estimate::exact(b / a),
+                );
+            }
+        }
+    }
+    // Share of FF's throughput loss (smallest → largest NC) that FF-IW-IT, which has no
+    // implosion, does not suffer.
+    let (ff, it) = (get("lan", "t", Proto::Ff), get("lan", "t", Proto::FfIwIt));
+    if let (Some(f0), Some(f1), Some(i1)) = (mean_at(&ff, lo), mean_at(&ff, hi), mean_at(&it, hi)) {
+        if f0 > f1 {
+            m.scalar(
+                "lan.ff_loss_share_implosion",
+                "dimensionless",
+                Estimate::exact((i1 - f1) / (f0 - f1)),
+            );
+        }
+    }
+    // HYBRID: FF-IW over FF at the smallest and the largest NC both ran.
+    let ratio = over(
+        &get("hybrid", "t", Proto::FfIw),
+        &get("hybrid", "t", Proto::Ff),
+    );
+    if let (Some(first), Some(last)) = (ratio.first(), ratio.last()) {
+        m.scalar("hybrid.t_ff_iw_over_ff.small_nc", "dimensionless", first.1);
+        m.scalar("hybrid.t_ff_iw_over_ff.large_nc", "dimensionless", last.1);
+    }
+    m.series(
+        "hybrid.i.ff_iw_minus_ff",
+        "dimensionless",
+        nc,
+        diff(
+            &get("hybrid", "i", Proto::FfIw),
+            &get("hybrid", "i", Proto::Ff),
+        ),
+    );
+    m.series(
+        "hybrid.n.ff_iw_minus_ff",
+        "dimensionless",
+        nc,
+        diff(
+            &get("hybrid", "n", Proto::FfIw),
+            &get("hybrid", "n", Proto::Ff),
+        ),
+    );
+    // The RR sweep (LAN, NC = 60). FF-IW-IT does not poll, so its LAN NC = 60 runs are the
+    // reference for Figures 10 and 11.
+    let it60_n = mean_at(&get("lan", "n", Proto::FfIwIt), 60.0);
+    let it60_t = mean_at(&get("lan", "t", Proto::FfIwIt), 60.0);
+    for p in [Proto::Pf, Proto::PfIw] {
+        if let Some(r) = it60_n.filter(|&v| v > 0.0) {
+            let s: Series = get("rr", "n", p)
+                .iter()
+                .map(|(x, e)| (*x, Estimate::exact(e.mean / r)))
+                .collect();
+            m.series(
+                format!("rr.n_over_ff_iw_it.{}", p.key()),
+                "dimensionless",
+                rrx,
+                s,
+            );
+        }
+        let t = get("rr", "t", p);
+        if let Some((x, _)) = t.iter().max_by(|a, b| a.1.mean.total_cmp(&b.1.mean)) {
+            m.scalar(
+                format!("rr.t_peak_rr.{}", p.key()),
+                "responses/s",
+                Estimate::exact(*x),
+            );
+        }
+        m.series(
+            format!("rr.t.{}.le_itr", p.key()),
+            "packets/ms",
+            rrx,
+            subset(&t, 0.0, ITR),
+        );
+        m.series(
+            format!("rr.t.{}.ge_itr", p.key()),
+            "packets/ms",
+            rrx,
+            subset(&t, ITR, f64::INFINITY),
+        );
+    }
+    if let Some(v) = it60_t {
+        let s: Series = plan
+            .rr
+            .iter()
+            .filter(|&&x| (600.0..=ITR).contains(&x))
+            .map(|&x| (x, Estimate::exact(v)))
+            .collect();
+        m.series("rr.t.ff_iw_it_nc60.600_1500", "packets/ms", rrx, s);
+        m.series(
+            "rr.t.pf_iw.600_1500",
+            "packets/ms",
+            rrx,
+            subset(&get("rr", "t", Proto::PfIw), 600.0, ITR),
+        );
+    }
+    // Beyond the paper: FF's analytic ceiling ITR/NC (every packet needs NC ACKs through a
+    // parent that takes ITR per second).
+    let bound: Series = plan
+        .scale
+        .iter()
+        .map(|&x| (x, Estimate::exact(ITR / 1000.0 / x)))
+        .collect();
+    m.series("analytic.scale.ff_ceiling", "packets/ms", nc, bound);
+    Ok(())
+}
+
+pub(super) fn notes(agg: &Agg, plan: &Plan) -> Vec<String> {
+    let mut v = vec![format!(
+        "Each point is the mean of {} runs (seeds derived from the point) with its 95 % \
+         confidence interval; §4 ran 10–20 runs per point.",
+        plan.seeds
+    )];
+    for cfg in ["lan", "hybrid", "rr", "scale"] {
+        for metric in ["t", "n", "i", "feedback", "evicted", "acked"] {
+            for p in Proto::ALL {
+                let name = format!("{cfg}.{metric}.{}", p.key());
+                let s = agg.get(&name);
+                if !s.is_empty() {
+                    v.push(format!("{name}: {}.", fmt_series(&s, "", &[])));
+                }
+            }
+        }
+    }
+    for metric in ["t", "hops", "i", "root_feedback", "relays"] {
+        for key in ["single", "multi"] {
+            let name = format!("tree.{metric}.{key}");
+            v.push(format!("{name}: {}.", fmt_series(&agg.get(&name), "", &[])));
+        }
+    }
+    if plan.quick {
+        v.push(
+            "Quick mode: fewer group sizes and RR values, 4 runs per point, scale runs at \
+             NC = 100 only."
+                .into(),
+        );
+    }
+    v
+}

@@ -1,0 +1,223 @@
+//! `prmp`: seed 004 (Barcellos & Ezhilchelvan) — polling-based reliable multicast (PF, PF-IW)
+//! against full-feedback protocols (FF, FF-IW, FF-IW-IT) on the star configurations of §4,
+//! Figures 5–11, then beyond the paper: thousands of receivers and the multi-level tree
+//! version on a transit–stub graph.
+//!
+//! Every paper run is one parent and `NC` children, each child on its own link of a Table 1
+//! class (`rmcast_sim::topo::star`): one-way latency Normal(L, SD) per packet, independent
+//! Bernoulli losses at `Err` on every packet kind in both directions, no bandwidth limit.
+//! Implosion is the simulator's host receive queue at the parent: 16 packets served at
+//! ITR = 1500/s (off for FF-IW-IT). The parent sends 1000 packets of 1 KB from a ready
+//! source; children consume at once. T, N and I are computed as §4 defines them:
+//! `T = DP/Δt` (packets/ms, from the first DATA to the last packet fully acknowledged),
+//! `N = TP/(NC·DP)` with `TP` every packet crossing a parent–child link (a multicast counts
+//! once per child, lost copies included), `I` = implosion losses / `(NC·DP)`.
+
+//!
+//! The study reads as: [`run`] (one star run) and [`tree`] (one transit–stub run), `plan`
+//! (the families of runs), this file (what is recorded from them), `derived` (the measures
+//! and notes computed from the series), `plots` and `setup`.
+
+mod derived;
+mod plan;
+mod plots;
+pub mod run;
+mod setup;
+#[cfg(test)]
+mod tests;
+pub mod tree;
+
+pub use run::*;
+pub use tree::*;
+
+use crate::stats::Estimate;
+use crate::study::{RunCtx, Study, StudyError, StudyOutput};
+use crate::sweep::{est, point_seed, Agg, Column, Sweep};
+use crate::Measures;
+use core::time::Duration;
+use plan::Plan;
+use rmcast_proto::rng::mix64;
+
+/// The seed 004 study.
+pub struct Prmp;
+
+/// What is recorded per star run, as `<family>.<name>.<protocol>` series.
+const COLUMNS: [Column<RunOut>; 9] = [
+    ("t", |o| o.t),
+    ("n", |o| o.n),
+    ("i", |o| o.i),
+    ("feedback", |o| o.feedback),
+    ("finished", |o| f64::from(u8::from(o.finished))),
+    ("delivery_ok", |o| f64::from(u8::from(o.delivery_ok))),
+    ("evicted", |o| o.evicted as f64),
+    ("acked", |o| o.acked as f64),
+    ("events", |o| o.events as f64),
+];
+
+/// What is recorded per tree run, as `tree.<name>.<single|multi>` series.
+const TREE_COLUMNS: [Column<TreeOut>; 8] = [
+    ("t", |o| o.t),
+    ("hops", |o| o.hops),
+    ("i", |o| o.i),
+    ("root_feedback", |o| o.root_feedback),
+    ("relays", |o| o.relays as f64),
+    ("finished", |o| f64::from(u8::from(o.finished))),
+    ("delivery_ok", |o| f64::from(u8::from(o.delivery_ok))),
+    ("events", |o| o.events as f64),
+];
+
+fn unit_of(name: &str) -> (&'static str, &'static str) {
+    let xl = if name.starts_with("rr.") {
+        "RR (responses/s)"
+    } else if name.starts_with("tree.") {
+        "NC (receivers)"
+    } else {
+        "NC (children)"
+    };
+    let metric = name.split('.').nth(1).unwrap_or("");
+    let unit = match metric {
+        "t" => "packets/ms",
+        "n" | "i" | "feedback" => "dimensionless",
+        "hops" => "link transmissions per receiver per packet",
+        "root_feedback" => "packets at the source per data packet",
+        "relays" => "relays",
+        "finished" | "delivery_ok" => "fraction of runs",
+        "evicted" => "children",
+        "acked" => "packets",
+        "events" => "simulator events",
+        _ => "",
+    };
+    (unit, xl)
+}
+
+impl Study for Prmp {
+    fn name(&self) -> &'static str {
+        "prmp"
+    }
+
+    fn title(&self) -> &'static str {
+        "Polling-based reliable multicast (PRMP) against full feedback (Barcellos & Ezhilchelvan)"
+    }
+
+    fn source(&self) -> &'static str {
+        "seed 004 (Barcellos & Ezhilchelvan): §2–3 protocol, §4 Table 1 and Figures 5–11; \
+         beyond: 100–10,000 children and the multi-level tree version"
+    }
+
+    fn claims_toml(&self) -> &'static str {
+        include_str!("../../../../../scenarios/repro/prmp/claims.toml")
+    }
+
+    fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
+        let plan = Plan::new(ctx.quick);
+        let fams = plan.families();
+        let mut sweep = Sweep::new();
+        for (fi, f) in fams.iter().enumerate() {
+            sweep.family(fi, &f.xs, f.seeds, |x, k| {
+                (f.make)(f.proto, x, point_seed(fi as u64 ^ 0x0004_0000, x, k))
+            });
+        }
+        // The largest runs first, so the pool is not left waiting on one long tail.
+        let results = ctx.try_map_largest_first(&sweep.specs(), |s| s.nc, |s| run_one(s))?;
+
+        // Beyond the paper: single-level against multi-level PRMP on transit–stub graphs.
+        let mut trees = Sweep::new();
+        for multi in [false, true] {
+            trees.family(usize::from(multi), &plan.tree, plan.tree_seeds, |x, k| {
+                // The same graphs and receiver placements for both versions.
+                TreeSpec {
+                    nc: x as usize,
+                    multi,
+                    packets: PACKETS,
+                    limit: Duration::from_secs(600),
+                    seed: mix64(0x7ee0_0000 ^ x.to_bits() ^ k),
+                }
+            });
+        }
+        let touts = ctx.try_map(&trees.specs(), |s| run_tree(s))?;
+
+        let mut agg = Agg::new();
+        let mut bad: Vec<String> = Vec::new();
+        for multi in [false, true] {
+            let key = if multi { "multi" } else { "single" };
+            for &x in &plan.tree {
+                let runs = trees.runs_at(&touts, usize::from(multi), x);
+                let outs: Vec<&TreeOut> = runs.iter().map(|(_, o)| *o).collect();
+                agg.columns(&outs, x, &TREE_COLUMNS, |c| format!("tree.{c}.{key}"))?;
+                for (j, o) in &runs {
+                    if !o.delivery_ok {
+                        bad.push(format!("tree {key} NC={} seed {:#x}", j.nc, j.seed));
+                    }
+                }
+            }
+        }
+        let mut unfinished: Vec<String> = Vec::new();
+        for (fi, f) in fams.iter().enumerate() {
+            for &x in &f.xs {
+                let runs = sweep.runs_at(&results, fi, x);
+                let outs: Vec<&RunOut> = runs.iter().map(|(_, o)| *o).collect();
+                let p = f.proto.key();
+                agg.columns(&outs, x, &COLUMNS, |c| format!("{}.{c}.{p}", f.key))?;
+                for (s, o) in &runs {
+                    if !o.delivery_ok {
+                        bad.push(format!("{} {} NC={} seed {:#x}", f.key, p, s.nc, s.seed));
+                    }
+                    if !o.finished {
+                        unfinished.push(format!(
+                            "{} {} x={x} ({} of {} packets acknowledged in {} s)",
+                            f.key,
+                            f.proto.label(),
+                            o.acked,
+                            s.packets,
+                            s.limit.as_secs()
+                        ));
+                    }
+                }
+            }
+        }
+
+        let mut m = Measures::new();
+        agg.record(&mut m, unit_of);
+        derived::derived(&mut m, &agg, &plan)?;
+        let all_ok: Vec<f64> = results
+            .iter()
+            .map(|o| o.delivery_ok)
+            .chain(touts.iter().map(|o| o.delivery_ok))
+            .map(|ok| f64::from(u8::from(ok)))
+            .collect();
+        m.scalar("runs.delivery_ok", "fraction of runs", est(&all_ok)?);
+        let paper_unfinished = sweep
+            .specs()
+            .into_iter()
+            .zip(&results)
+            .filter(|(s, o)| s.limit.as_secs() == 3600 && !o.finished)
+            .count();
+        m.scalar(
+            "runs.paper_unfinished",
+            "runs",
+            Estimate::exact(paper_unfinished as f64),
+        );
+
+        let plots = plots::plots(ctx, &agg)?;
+        let mut notes = derived::notes(&agg, &plan);
+        if !bad.is_empty() {
+            notes.push(format!(
+                "Runs whose delivery check failed (a child that was not removed did not deliver \
+                 every packet, or delivered more): {}.",
+                bad.join("; ")
+            ));
+        }
+        if !unfinished.is_empty() {
+            notes.push(format!(
+                "Runs that did not finish within their simulated-time limit: {}.",
+                unfinished.join("; ")
+            ));
+        }
+        Ok(StudyOutput {
+            setup: setup::setup(&plan, sweep.len()),
+            measures: m,
+            plots,
+            notes,
+        })
+    }
+}

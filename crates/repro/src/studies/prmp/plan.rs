@@ -1,0 +1,149 @@
+//! The sweeps: families of runs (a protocol on a configuration over NC or RR) and their sizes.
+
+use super::run::{Proto, RunSpec};
+use core::time::Duration;
+use rmcast_sim::topo::LinkClass;
+
+/// One family of runs: a protocol on a configuration over a varying x.
+#[derive(Debug, Clone)]
+pub(super) struct Family {
+    /// Measure prefix, e.g. `lan` or `rr`; measures are `<key>.<metric>.<proto>`.
+    pub(super) key: &'static str,
+    pub(super) proto: Proto,
+    pub(super) xs: Vec<f64>,
+    pub(super) make: fn(Proto, f64, u64) -> RunSpec,
+    pub(super) seeds: u64,
+}
+
+pub(super) fn lan(p: Proto, x: f64, seed: u64) -> RunSpec {
+    RunSpec::paper(p, LinkClass::Lan, x as usize, seed)
+}
+
+pub(super) fn hybrid(p: Proto, x: f64, seed: u64) -> RunSpec {
+    RunSpec::paper(p, LinkClass::Hybrid, x as usize, seed)
+}
+
+pub(super) fn by_rr(p: Proto, x: f64, seed: u64) -> RunSpec {
+    let mut s = RunSpec::paper(p, LinkClass::Lan, 60, seed);
+    s.rr = x as u64;
+    s
+}
+
+pub(super) fn scale(p: Proto, x: f64, seed: u64) -> RunSpec {
+    let mut s = RunSpec::paper(p, LinkClass::Lan, x as usize, seed);
+    // Beyond the paper: a run that cannot finish in 10 simulated minutes is reported as such.
+    // FF cannot finish at these sizes at all (every packet needs NC ACKs through a parent
+    // that takes 1500/s, T <= ITR/NC), so it runs for a short window and reports the rate
+    // at which packets became fully acknowledged in it.
+    s.limit = match p {
+        Proto::Ff | Proto::FfIw if x >= 10_000.0 => Duration::from_secs(2),
+        Proto::Ff | Proto::FfIw => Duration::from_secs(10),
+        _ => Duration::from_secs(600),
+    };
+    s
+}
+
+pub(super) struct Plan {
+    pub(super) quick: bool,
+    pub(super) seeds: u64,
+    /// Runs per point of the FF and FF-IW families with implosion (the expensive ones).
+    pub(super) ff_seeds: u64,
+    pub(super) lan: Vec<f64>,
+    pub(super) lan_ff: Vec<f64>,
+    pub(super) hybrid: Vec<f64>,
+    pub(super) hybrid_ff: Vec<f64>,
+    pub(super) rr: Vec<f64>,
+    pub(super) scale: Vec<f64>,
+    pub(super) scale_seeds: u64,
+    pub(super) tree: Vec<f64>,
+    pub(super) tree_seeds: u64,
+}
+
+impl Plan {
+    pub(super) fn new(quick: bool) -> Self {
+        if quick {
+            Plan {
+                quick,
+                seeds: 3,
+                ff_seeds: 2,
+                lan: vec![2.0, 8.0, 15.0, 20.0, 40.0, 60.0],
+                lan_ff: vec![2.0, 8.0, 20.0, 40.0],
+                hybrid: vec![3.0, 9.0, 21.0, 39.0, 60.0],
+                hybrid_ff: vec![3.0, 9.0, 21.0],
+                rr: vec![600.0, 1000.0, 1500.0, 2500.0],
+                scale: vec![100.0],
+                scale_seeds: 2,
+                tree: vec![100.0, 300.0],
+                tree_seeds: 2,
+            }
+        } else {
+            let lan = vec![
+                2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+            ];
+            let hybrid = vec![3.0, 6.0, 9.0, 12.0, 15.0, 21.0, 30.0, 39.0, 48.0, 60.0];
+            Plan {
+                quick,
+                seeds: 10,
+                ff_seeds: 10,
+                lan_ff: lan.clone(),
+                lan,
+                hybrid_ff: hybrid.clone(),
+                hybrid,
+                rr: vec![300.0, 600.0, 1000.0, 1200.0, 1500.0, 2000.0, 2500.0, 3000.0],
+                scale: vec![100.0, 1000.0, 10000.0],
+                scale_seeds: 3,
+                tree: vec![50.0, 100.0, 300.0, 1000.0],
+                tree_seeds: 5,
+            }
+        }
+    }
+
+    pub(super) fn families(&self) -> Vec<Family> {
+        let mut f = Vec::new();
+        for p in Proto::ALL {
+            let ff = matches!(p, Proto::Ff | Proto::FfIw);
+            let seeds = if ff { self.ff_seeds } else { self.seeds };
+            f.push(Family {
+                key: "lan",
+                proto: p,
+                xs: if ff {
+                    self.lan_ff.clone()
+                } else {
+                    self.lan.clone()
+                },
+                make: lan,
+                seeds,
+            });
+            f.push(Family {
+                key: "hybrid",
+                proto: p,
+                xs: if ff {
+                    self.hybrid_ff.clone()
+                } else {
+                    self.hybrid.clone()
+                },
+                make: hybrid,
+                seeds,
+            });
+        }
+        for p in [Proto::Pf, Proto::PfIw] {
+            f.push(Family {
+                key: "rr",
+                proto: p,
+                xs: self.rr.clone(),
+                make: by_rr,
+                seeds: self.seeds,
+            });
+        }
+        for p in [Proto::Pf, Proto::PfIw, Proto::Ff, Proto::FfIwIt] {
+            f.push(Family {
+                key: "scale",
+                proto: p,
+                xs: self.scale.clone(),
+                make: scale,
+                seeds: self.scale_seeds,
+            });
+        }
+        f
+    }
+}
