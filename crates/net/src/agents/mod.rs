@@ -88,9 +88,9 @@ pub trait NetProtocol: Sync {
     }
 }
 
-/// The protocols the real-network driver runs.
+/// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
 pub static PROTOCOLS: [&dyn NetProtocol; 5] =
-    [&saw::Saw, &bap::Bap, &xtp::Xtp, &prmp::Prmp, &dsp::Dsp];
+    [&saw::Saw, &bap::Bap, &dsp::Dsp, &prmp::Prmp, &xtp::Xtp];
 
 /// A protocol the driver runs, by command-line name (the protocols whose spec says they run
 /// on sockets).
