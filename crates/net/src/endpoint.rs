@@ -4,7 +4,7 @@
 use crate::loss::{Direction, Injector, LossConfig};
 use crate::secure::{Keys, Reject, Sealer, TRAILER_LEN};
 use mio::net::UdpSocket;
-use rmcast_wire::{DecodeError, Header};
+use rmcast_wire::{session, DecodeError, Envelope, Header, Message, Packet};
 use serde::Serialize;
 use std::io;
 use std::net::SocketAddr;
@@ -218,6 +218,34 @@ impl Wire {
 }
 
 pub use crate::agents::protocol_family;
+
+/// A session-layer datagram (wire family 15) from `node` in `session`.
+pub fn session_packet(session: u32, node: u32, m: session::Message<'_>) -> Vec<u8> {
+    Packet::to_vec(
+        Envelope {
+            session,
+            source: node,
+            flags: 0,
+        },
+        &Message::Session(m),
+    )
+    .unwrap_or_default()
+}
+
+/// A random node or session id (never 0, which names nobody).
+pub fn nonzero_random() -> u32 {
+    loop {
+        let v: u32 = rand::random();
+        if v != 0 {
+            return v;
+        }
+    }
+}
+
+/// The next datagram waiting on `sock` (length, sender), or `None` once none is left.
+pub fn recv(sock: &UdpSocket, buf: &mut [u8]) -> Option<(usize, SocketAddr)> {
+    sock.recv_from(buf).ok()
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,50 @@
+//! # rmcast-bench — network benchmark harnesses
+//!
+//! `rmcast bench net` measures `rmcast send`/`recv` on real sockets beside the raw ceiling (an
+//! unreliable blast of the same datagram size to the same receivers, measured in the same
+//! run) and beside uftp/uftpd and udp-sender/udp-receiver moving the same file. This crate
+//! holds the harnesses; the binary keeps only the arguments and the output.
+//!
+//! Every endpoint is a separate process: [`run`] starts the `rmcast` binary it is given for
+//! rmcast's endpoints and for the raw blast's roles ([`raw::child_args`], answered by
+//! [`raw::recv`] and [`raw::send`] in the child). On loopback all processes share one host
+//! ([`Topo::loopback`]); with a bridge ([`Topo::bridge`], root) every endpoint runs in its own
+//! network namespace.
+
+pub mod raw;
+mod run;
+mod tools;
+mod topo;
+
+pub use run::{run, NetBench};
+pub use topo::Topo;
+
+use std::io;
+
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The benchmark could not be set up or a step failed; the message says which.
+    #[error("{0}")]
+    Failed(String),
+    /// An I/O error, with what was being done.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+    /// A socket could not be set up.
+    #[error(transparent)]
+    Net(#[from] rmcast_net::NetError),
+}
+
+impl BenchError {
+    fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> BenchError {
+        let context = context.into();
+        move |source| BenchError::Io { context, source }
+    }
+}
+
+/// The result of a benchmark step.
+pub type Result<T> = std::result::Result<T, BenchError>;

@@ -1,0 +1,428 @@
+//! `dsp` (seed 001) on sockets, with local regions: every receiver joins with a region number
+//! (`rmcast recv --region`, default 0). When the transfer starts, the sender elects in each
+//! region the joined receiver with the **lowest node id** as its designated receiver `E_i1`
+//! and announces every receiver's region, role and unicast address in the running ANNOUNCE
+//! ([`rmcast_wire::session::DspParams`]). The designated receiver reports its own status to
+//! the sender and re-multicasts what its members lack on the region's local group
+//! ([`local_group`]: the session's group address, port + 1 + region); members join that group
+//! and send their status to the designated receiver.
+
+use super::{Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings, SenderSide};
+use super::{Joiner, Start, Started, QUEUE_LIMIT};
+use crate::frame::DATA_OVERHEAD;
+use crate::NetError;
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, Time};
+use rmcast_wire::session::{DspEntry, DspParams, DspRole};
+use rmcast_wire::{Family, HEADER_LEN, MAX_DATAGRAM};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// `dsp` parameters (seed 001) the sender exposes.
+#[derive(Debug, Clone)]
+pub struct DspOpts {
+    /// Round-trip delay assumed to every designated receiver (`RTD_i`): a block is
+    /// re-multicast globally once a designated receiver's status lacks it `r_f × RTD` after it
+    /// was sent.
+    pub rtd: Duration,
+    /// Retransmission timeout factor `r_f`.
+    pub r_f: f64,
+    /// Mean status interval; each interval is drawn from [0.8, 1.2] × this (the paper: 4–6 ms).
+    pub status_interval: Duration,
+    /// Round-trip delay inside a region (hold-off of local re-multicasts: `r_f ×` this).
+    pub local_rtd: Duration,
+}
+
+impl Default for DspOpts {
+    fn default() -> Self {
+        DspOpts {
+            rtd: spec::ms(spec::dsp::SOCKET_RTD_MS),
+            r_f: spec::dsp::R_F,
+            status_interval: spec::ms(spec::dsp::STATUS_MS),
+            local_rtd: spec::ms(spec::dsp::LOCAL_RTD_MS),
+        }
+    }
+}
+
+/// Check the dsp flags before any receiver joins.
+pub fn check_dsp(d: &DspOpts) -> Result<(), NetError> {
+    if !(d.r_f.is_finite() && d.r_f >= 1.0 && d.r_f <= 1000.0) {
+        return Err(NetError::setup(format!(
+            "--rf {} is out of range: give a retransmission timeout factor from 1 to 1000 (the paper: 1.2)",
+            d.r_f
+        )));
+    }
+    if d.status_interval.is_zero() || d.status_interval > Duration::from_secs(1) {
+        return Err(NetError::setup(
+            "--status-ms must be above 0 and at most 1000 (the paper: 4–6 ms, i.e. 5)",
+        ));
+    }
+    Ok(())
+}
+
+/// The local multicast group of `region` for a session on `group`: the same address, port
+/// `group.port() + 1 + region`.
+pub fn local_group(group: SocketAddr, region: u16) -> Result<SocketAddr, NetError> {
+    let port = u32::from(group.port()) + 1 + u32::from(region);
+    let port = u16::try_from(port).map_err(|_| {
+        NetError::setup(format!(
+            "--region {region}: the local group's port {port} (group port + 1 + region) is above \
+             65535; use a smaller region number or group port"
+        ))
+    })?;
+    Ok(SocketAddr::new(group.ip(), port))
+}
+
+/// Elect the designated receiver of every region: the lowest node id among the receivers
+/// of the region. `receivers` are `(node, region, unicast address)`.
+pub fn elect(receivers: &[Joiner]) -> Vec<DspEntry> {
+    let mut out: Vec<DspEntry> = receivers
+        .iter()
+        .map(|&(node, region, addr)| DspEntry {
+            node,
+            region,
+            role: DspRole::Member,
+            addr,
+        })
+        .collect();
+    let mut regions: Vec<u16> = out.iter().map(|e| e.region).collect();
+    regions.sort_unstable();
+    regions.dedup();
+    for r in regions {
+        let lowest = out.iter().filter(|e| e.region == r).map(|e| e.node).min();
+        for e in out.iter_mut() {
+            if Some(e.node) == lowest {
+                e.role = DspRole::Designated;
+            }
+        }
+    }
+    out
+}
+
+/// The `dsp` announce parameters for `entries`.
+pub fn dsp_params(d: &DspOpts, entries: Vec<DspEntry>) -> DspParams {
+    let us = |t: Duration| u32::try_from(t.as_micros()).unwrap_or(u32::MAX);
+    DspParams {
+        status_min_us: us(d.status_interval.mul_f64(0.8)),
+        status_max_us: us(d.status_interval.mul_f64(1.2)),
+        local_rtd_us: us(d.local_rtd),
+        r_f_milli: (d.r_f * 1000.0).round() as u32,
+        entries,
+    }
+}
+
+pub struct Dsp;
+
+impl NetProtocol for Dsp {
+    fn name(&self) -> &'static str {
+        "dsp"
+    }
+
+    fn family(&self) -> Family {
+        Family::Tree
+    }
+
+    fn data_overhead(&self, _receivers: usize) -> usize {
+        HEADER_LEN + DATA_OVERHEAD + 12
+    }
+
+    fn check(&self, s: &SenderSettings) -> Result<(), NetError> {
+        check_dsp(&s.dsp)
+    }
+
+    fn announced_window(&self, window: u16) -> u16 {
+        window
+    }
+
+    fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
+        let entries = elect(start.joined);
+        for e in entries.iter().filter(|e| e.role == DspRole::Designated) {
+            tracing::info!(
+                node = e.node,
+                region = e.region,
+                local_group = %local_group(start.group, e.region)?,
+                "designated receiver"
+            );
+        }
+        let designated: Vec<u32> = entries
+            .iter()
+            .filter(|e| e.role == DspRole::Designated)
+            .map(|e| e.node)
+            .collect();
+        let reporters = designated
+            .iter()
+            .map(|&epi| tree::Reporter {
+                epi,
+                rtd: s.dsp.rtd,
+                slack: Duration::ZERO,
+            })
+            .collect();
+        let mut c =
+            tree::SourceConfig::new(NodeId(s.node), GroupId(0), reporters, u32::from(s.window));
+        c.session = s.session;
+        c.r_f = s.dsp.r_f;
+        // The source paces itself at the driver's rate, so a block's send time is when
+        // it leaves rather than when it joins a queue behind the pacer (re-multicasts
+        // would otherwise be timed from the queueing and repeat themselves).
+        c.rate_bps = s.rate_bps;
+        c.queue_limit = QUEUE_LIMIT;
+        Ok(Started {
+            agent: Box::new(tree::Source::new(c)),
+            side: Box::new(Regions {
+                opts: s.dsp.clone(),
+                entries,
+                designated,
+            }),
+        })
+    }
+
+    fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
+        Ok(endpoint(a, me)?.map(|(agent, place)| {
+            tracing::info!(
+                region = place.region,
+                designated = place.designated_node,
+                local_group = %place.local_group,
+                "dsp: {} of region {}",
+                if place.designated { "designated receiver" } else { "member" },
+                place.region
+            );
+            Received {
+                agent: Box::new(agent),
+                side: Box::new(place),
+            }
+        }))
+    }
+}
+
+/// The sender's regions: every receiver's entry as the running ANNOUNCE carries it.
+struct Regions {
+    opts: DspOpts,
+    entries: Vec<DspEntry>,
+    /// The designated receivers elected at the start.
+    designated: Vec<u32>,
+}
+
+impl SenderSide for Regions {
+    fn params(&self) -> Result<Vec<u8>, NetError> {
+        if self.entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let raw = dsp_params(&self.opts, self.entries.clone())
+            .encode()
+            .map_err(|e| NetError::Failed(format!("cannot announce the dsp regions: {e}")))?;
+        // The running ANNOUNCE carries the member list and every receiver's entry at once.
+        if HEADER_LEN + 16 + 4 * self.entries.len() + raw.len() > MAX_DATAGRAM {
+            return Err(NetError::Failed(format!(
+                "dsp announces every receiver's region and address in one datagram: {} receivers \
+                 do not fit (at most about 2,000)",
+                self.entries.len()
+            )));
+        }
+        Ok(raw)
+    }
+
+    /// Tell the evicted receiver's designated receiver to stop waiting for it.
+    fn evicted(&mut self, node: u32) -> bool {
+        match self.entries.iter_mut().find(|e| e.node == node) {
+            Some(e) => {
+                e.role = DspRole::Evicted;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn role(&self, node: u32) -> Option<&'static str> {
+        Some(if self.designated.contains(&node) {
+            "designated"
+        } else {
+            "member"
+        })
+    }
+}
+
+/// A receiver's place in a `dsp` session.
+#[derive(Debug, Clone)]
+pub struct DspPlace {
+    pub region: u16,
+    pub designated: bool,
+    /// Its designated receiver (itself when designated).
+    pub designated_node: u32,
+    /// The peers it takes protocol packets from besides the sender and sends to: its
+    /// designated receiver (a member) or its members (the designated receiver).
+    pub peers: Vec<(u32, SocketAddr)>,
+    pub local_group: SocketAddr,
+}
+
+impl ReceiverSide for DspPlace {
+    fn peers(&self) -> &[(u32, SocketAddr)] {
+        &self.peers
+    }
+
+    fn local_group(&self) -> Option<SocketAddr> {
+        Some(self.local_group)
+    }
+
+    /// A member joins the region's local group, where its designated receiver repairs.
+    fn join(&self) -> Option<SocketAddr> {
+        (!self.designated).then_some(self.local_group)
+    }
+
+    /// A designated receiver stops waiting for members the sender evicted.
+    fn announced(&mut self, now: Time, agent: &mut dyn Agent, params: &[u8]) {
+        if !self.designated || params.is_empty() {
+            return;
+        }
+        let Ok(p) = DspParams::decode(params) else {
+            return;
+        };
+        for e in p
+            .entries
+            .iter()
+            .filter(|e| e.role == DspRole::Evicted && e.region == self.region)
+        {
+            agent.remove_receiver(now, NodeId(e.node));
+        }
+    }
+
+    fn place(&self) -> Option<(u16, &'static str)> {
+        Some((
+            self.region,
+            if self.designated {
+                "designated"
+            } else {
+                "member"
+            },
+        ))
+    }
+}
+
+/// A receiver's endpoint and its place in its region, from the running ANNOUNCE that names
+/// its role (`Ok(None)` before).
+pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, DspPlace)>, NetError> {
+    let window = a.window()?;
+    if a.params.is_empty() {
+        return Ok(None);
+    }
+    let p = DspParams::decode(a.params)
+        .map_err(|e| NetError::Failed(format!("the sender's dsp parameters are malformed: {e}")))?;
+    let node = me.node;
+    let Some(mine) = p.entries.iter().find(|e| e.node == node) else {
+        return Ok(None);
+    };
+    let region = mine.region;
+    let in_region = |role: DspRole| {
+        p.entries
+            .iter()
+            .filter(move |e| e.region == region && e.role == role && e.node != node)
+    };
+    let designated = mine.role == DspRole::Designated;
+    let (role, peers, designated_node) = if designated {
+        let members: Vec<(u32, SocketAddr)> = in_region(DspRole::Member)
+            .map(|e| (e.node, e.addr))
+            .collect();
+        (
+            tree::Role::Designated {
+                members: members.iter().map(|m| NodeId(m.0)).collect(),
+                local_group: GroupId(1 + u32::from(region)),
+            },
+            members,
+            node,
+        )
+    } else {
+        let Some(d) = in_region(DspRole::Designated).next() else {
+            return Err(NetError::Failed(format!(
+                "the sender named no designated receiver for region {region}"
+            )));
+        };
+        (
+            tree::Role::Member {
+                designated: NodeId(d.node),
+            },
+            vec![(d.node, d.addr)],
+            d.node,
+        )
+    };
+    let me_id = NodeId(node);
+    let mut c = tree::EndpointConfig::new(me_id, NodeId(me.sender), role, u32::from(window));
+    c.session = me.session;
+    c.status_min = Duration::from_micros(u64::from(p.status_min_us));
+    c.status_max = Duration::from_micros(u64::from(p.status_max_us.max(p.status_min_us)));
+    c.local_rtd = Duration::from_micros(u64::from(p.local_rtd_us));
+    c.r_f = f64::from(p.r_f_milli) / 1000.0;
+    let place = DspPlace {
+        region,
+        designated,
+        designated_node,
+        peers,
+        local_group: local_group(me.group, region)?,
+    };
+    let rng = AgentRng::derive(u64::from(me.session), me_id, 1);
+    Ok(Some((tree::Endpoint::new(c, rng), place)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lowest_node_id_of_each_region_is_designated() {
+        let a: SocketAddr = "10.0.0.1:4000".parse().unwrap();
+        let e = elect(&[(9, 0, a), (3, 1, a), (4, 0, a), (2, 1, a), (7, 2, a)]);
+        let designated: Vec<u32> = e
+            .iter()
+            .filter(|e| e.role == DspRole::Designated)
+            .map(|e| e.node)
+            .collect();
+        assert_eq!(designated, [4, 2, 7]);
+    }
+
+    #[test]
+    fn local_groups_are_derived_from_the_group_port() {
+        let g: SocketAddr = "239.1.2.3:5000".parse().unwrap();
+        assert_eq!(
+            local_group(g, 0).unwrap(),
+            "239.1.2.3:5001".parse().unwrap()
+        );
+        assert_eq!(
+            local_group(g, 7).unwrap(),
+            "239.1.2.3:5008".parse().unwrap()
+        );
+        assert!(local_group(g, 65_000).is_err());
+    }
+
+    #[test]
+    fn a_member_learns_its_designated_receiver_and_local_group() {
+        let g: SocketAddr = "239.1.2.3:5000".parse().unwrap();
+        let addr = |p: u16| SocketAddr::new("10.0.0.1".parse().unwrap(), p);
+        let entries = elect(&[(5, 1, addr(1)), (6, 1, addr(2)), (7, 0, addr(3))]);
+        let raw = dsp_params(&DspOpts::default(), entries).encode().unwrap();
+        let a = Announced {
+            protocol: Family::Tree as u8,
+            window: 64,
+            ack_delay_us: 0,
+            ack_timeout_us: 0,
+            params: &raw,
+        };
+        let me = |node| Me {
+            node,
+            session: 9,
+            sender: 1,
+            group: g,
+        };
+        let (_, place) = endpoint(a, &me(6)).unwrap().unwrap();
+        assert!(!place.designated);
+        assert_eq!(place.designated_node, 5);
+        assert_eq!(place.peers, [(5, addr(1))]);
+        assert_eq!(place.local_group, "239.1.2.3:5002".parse().unwrap());
+        let (_, place) = endpoint(a, &me(5)).unwrap().unwrap();
+        assert!(place.designated);
+        assert_eq!(place.peers, [(6, addr(2))]);
+        // Not named: wait for a later announce.
+        assert!(super::super::receiver_agent(a, &me(8)).unwrap().is_none());
+        let gathering = Announced { params: &[], ..a };
+        assert!(super::super::receiver_agent(gathering, &me(5))
+            .unwrap()
+            .is_none());
+    }
+}

@@ -1,0 +1,402 @@
+//! Which protocol agents a session runs, and everything the socket driver needs to know about
+//! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
+//! (`saw.rs`, `bap.rs`, `xtp.rs`, `prmp.rs`, `dsp.rs`) and listed in [`PROTOCOLS`]. The
+//! sender builds its agent from its command line and the joined receivers
+//! ([`NetProtocol::start`]); a receiver builds its agent from the sender's ANNOUNCE
+//! ([`NetProtocol::receiver`]). The agents are `rmcast-proto`'s — the very state machines the
+//! simulator runs; this module only maps settings onto their configurations and says what the
+//! session layer carries for them. The event loops ([`crate::sender`], [`crate::receiver`])
+//! call only these traits: a protocol that implements them runs on sockets without an edit
+//! there.
+
+mod bap;
+mod dsp;
+mod prmp;
+mod saw;
+mod xtp;
+
+pub use dsp::{check_dsp, dsp_params, elect, local_group, DspOpts, DspPlace};
+pub use prmp::{prmp_config, PrmpOpts};
+pub use xtp::XtpParams;
+
+use crate::frame::DATA_OVERHEAD;
+use crate::NetError;
+use rmcast_proto::{spec, Agent, NodeId, Time};
+use rmcast_wire::session;
+use rmcast_wire::{Family, HEADER_LEN};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// What the socket driver needs to know about one protocol. Defaults fit a protocol whose
+/// receivers need nothing from the ANNOUNCE but its timers, that multicasts to a fixed
+/// receiver set and whose DATA adds one byte to the header.
+pub trait NetProtocol: Sync {
+    /// The command-line name (`--protocol`).
+    fn name(&self) -> &'static str;
+
+    /// The wire family its packets carry.
+    fn family(&self) -> Family;
+
+    /// Bytes the protocol's DATA packet adds to an application message (header included),
+    /// for `receivers` receivers.
+    fn data_overhead(&self, _receivers: usize) -> usize {
+        HEADER_LEN + DATA_OVERHEAD + 1
+    }
+
+    /// Check the sender's settings before any receiver joins.
+    fn check(&self, _s: &SenderSettings) -> Result<(), NetError> {
+        Ok(())
+    }
+
+    /// Whether it can run by unicast to a single receiver (`--unicast`).
+    fn unicast(&self) -> bool {
+        false
+    }
+
+    /// Whether it admits receivers while a stream runs (`--late-join`).
+    fn late_join(&self) -> bool {
+        false
+    }
+
+    /// The window the ANNOUNCE carries for `window` (0: its receivers take none).
+    fn announced_window(&self, _window: u16) -> u16 {
+        0
+    }
+
+    /// Datagrams in flight that one retransmission timeout must let the pacer send.
+    fn in_flight(&self, _window: u16) -> u64 {
+        1
+    }
+
+    /// Application bytes per agent message when the protocol chooses them (`None`: what a
+    /// datagram holds beside [`NetProtocol::data_overhead`]).
+    fn message_size(&self, _s: &SenderSettings) -> Result<Option<usize>, NetError> {
+        Ok(None)
+    }
+
+    /// The sender's agent and its part of the session, once the receivers have joined.
+    fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError>;
+
+    /// A receiver's agent and its part of the session, from the sender's ANNOUNCE. `Ok(None)`:
+    /// not yet (the announce does not say enough).
+    fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError>;
+
+    /// The stream a running session offers to a receiver it did not admit at the start, if
+    /// the ANNOUNCE's parameters offer one.
+    fn late_offer(&self, _params: &[u8]) -> Result<Option<String>, NetError> {
+        Ok(None)
+    }
+}
+
+/// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
+pub static PROTOCOLS: [&dyn NetProtocol; 5] =
+    [&saw::Saw, &bap::Bap, &dsp::Dsp, &prmp::Prmp, &xtp::Xtp];
+
+/// A protocol the driver runs, by command-line name (the protocols whose spec says they run
+/// on sockets).
+pub fn protocol(name: &str) -> Result<&'static dyn NetProtocol, NetError> {
+    let found = match spec::lookup(name) {
+        Some(p) if p.sockets => PROTOCOLS.iter().find(|n| n.name() == name),
+        _ => None,
+    };
+    if let Some(p) = found {
+        return Ok(*p);
+    }
+    let on_sockets: Vec<&str> = spec::socket_protocols().map(|p| p.name).collect();
+    let known: Vec<&str> = spec::PROTOCOLS.iter().map(|p| p.name).collect();
+    Err(NetError::setup(format!(
+        "protocol {name:?} cannot run on the network in this build (available: {}; \
+         implemented in the engine: {}): pass --protocol {}",
+        on_sockets.join(", "),
+        known.join(", "),
+        on_sockets.join(", ")
+    )))
+}
+
+/// The wire family of a protocol the driver runs, by command-line name.
+pub fn protocol_family(name: &str) -> Result<Family, NetError> {
+    protocol(name).map(|p| p.family())
+}
+
+/// The window a protocol runs with on sockets when `--window` is not given (its spec's
+/// socket default; 16 for a protocol without a window).
+pub fn default_window(protocol: &str) -> u16 {
+    spec::lookup(protocol)
+        .and_then(|p| p.param("window"))
+        .and_then(|q| match q.socket_default() {
+            spec::Value::Int(w) => u16::try_from(w).ok(),
+            _ => None,
+        })
+        .unwrap_or(spec::saw::BAP_WINDOW)
+}
+
+/// What the sender's agent needs besides the receivers.
+#[derive(Debug, Clone)]
+pub struct SenderSettings {
+    pub node: u32,
+    pub session: u32,
+    pub window: u16,
+    /// Retransmission timeout (saw, bap; prmp: the floor of its RTO).
+    pub rto: Duration,
+    pub xtp_thesis: bool,
+    /// xtp: data bytes per packet.
+    pub xtp_maxdata: usize,
+    /// xtp: bytes per user write (one agent message); `None` = one datagram's worth.
+    pub xtp_write_size: Option<usize>,
+    /// xtp: send everything by unicast to the one receiver instead of multicasting.
+    pub xtp_unicast: bool,
+    /// xtp: add receivers whose status arrives unannounced (late joiners the driver
+    /// admitted during the transfer; they start at their join point, no back-fill).
+    pub xtp_accept_joins: bool,
+    /// Pacing rate in bit/s (0 = unlimited) and datagram size, for the prmp IPG.
+    pub rate_bps: u64,
+    pub datagram_size: usize,
+    pub prmp: PrmpOpts,
+    pub dsp: DspOpts,
+}
+
+/// Messages the sender agent queues (the producer thread keeps the rest).
+const QUEUE_LIMIT: usize = 32;
+
+fn nodes(ids: &[u32]) -> Vec<NodeId> {
+    ids.iter().map(|&i| NodeId(i)).collect()
+}
+
+/// A receiver that joined: node id, region (from its JOIN) and unicast address.
+pub type Joiner = (u32, u16, SocketAddr);
+
+/// What the sender's session knows when the transfer starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Start<'a> {
+    /// The receivers, in join order.
+    pub joined: &'a [Joiner],
+    /// The session's group.
+    pub group: SocketAddr,
+    /// The name of the stream sent (empty for files).
+    pub stream: &'a str,
+}
+
+impl Start<'_> {
+    /// The joined receivers' node ids.
+    pub fn ids(&self) -> Vec<u32> {
+        self.joined.iter().map(|j| j.0).collect()
+    }
+}
+
+/// The sender's agent and its protocol's part of the session.
+pub struct Started {
+    pub agent: Box<dyn Agent>,
+    pub side: Box<dyn SenderSide>,
+}
+
+/// A protocol's part of a running sender session: what the running ANNOUNCE carries and how
+/// the session's membership changes it. The defaults: nothing to announce, nobody admitted
+/// late, no regions.
+pub trait SenderSide {
+    /// The protocol parameters of the running ANNOUNCE.
+    fn params(&self) -> Result<Vec<u8>, NetError> {
+        Ok(Vec::new())
+    }
+
+    /// The session layer evicted `node`; `true` if the parameters changed.
+    fn evicted(&mut self, _node: u32) -> bool {
+        false
+    }
+
+    /// Whether a receiver joining now is admitted.
+    fn admits_joiners(&self) -> bool {
+        false
+    }
+
+    /// The source is exhausted or the agent completed: admit nobody more; `true` if the
+    /// parameters changed.
+    fn close_joins(&mut self) -> bool {
+        false
+    }
+
+    /// A receiver's role in the summary (`designated`, `member`), for protocols with regions.
+    fn role(&self, _node: u32) -> Option<&'static str> {
+        None
+    }
+}
+
+/// A sender side with nothing to add.
+pub struct Plain;
+impl SenderSide for Plain {}
+
+/// Who a receiver is in the session it joined.
+#[derive(Debug, Clone, Copy)]
+pub struct Me {
+    pub node: u32,
+    pub session: u32,
+    /// The sender's node id.
+    pub sender: u32,
+    /// The session's group.
+    pub group: SocketAddr,
+}
+
+/// A receiver's agent and its protocol's part of the session.
+pub struct Received {
+    pub agent: Box<dyn Agent>,
+    pub side: Box<dyn ReceiverSide>,
+}
+
+impl Received {
+    fn plain(agent: Box<dyn Agent>) -> Self {
+        Received {
+            agent,
+            side: Box::new(Plain),
+        }
+    }
+}
+
+/// A protocol's part of a receiver's session: peers besides the sender, further groups,
+/// what later ANNOUNCEs change. The defaults: the sender is its only peer, the session's
+/// group its only group.
+pub trait ReceiverSide {
+    /// The receivers it exchanges protocol packets with besides the sender (node, address).
+    fn peers(&self) -> &[(u32, SocketAddr)] {
+        &[]
+    }
+
+    /// Where the agent's packets to a group other than the session's (group 0) go.
+    fn local_group(&self) -> Option<SocketAddr> {
+        None
+    }
+
+    /// A further group to receive on.
+    fn join(&self) -> Option<SocketAddr> {
+        None
+    }
+
+    /// A later ANNOUNCE's parameters arrived.
+    fn announced(&mut self, _now: Time, _agent: &mut dyn Agent, _params: &[u8]) {}
+
+    /// Region and role (`designated`, `member`) for the report, for protocols with regions.
+    fn place(&self) -> Option<(u16, &'static str)> {
+        None
+    }
+}
+
+impl ReceiverSide for Plain {}
+
+/// What a receiver needs to know from the sender's ANNOUNCE.
+#[derive(Debug, Clone, Copy)]
+pub struct Announced<'a> {
+    pub protocol: u8,
+    pub window: u16,
+    pub ack_delay_us: u32,
+    pub ack_timeout_us: u32,
+    pub params: &'a [u8],
+}
+
+impl<'a> Announced<'a> {
+    /// The fields of an ANNOUNCE (`None` for other session messages).
+    pub fn of(m: &session::Message<'a>) -> Option<Self> {
+        match *m {
+            session::Message::Announce {
+                protocol,
+                window,
+                ack_delay_us,
+                ack_timeout_us,
+                params,
+                ..
+            } => Some(Announced {
+                protocol,
+                window,
+                ack_delay_us,
+                ack_timeout_us,
+                params,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The refusal of an announce this build cannot receive.
+    fn unsupported(&self) -> NetError {
+        NetError::setup(format!(
+            "the sender uses protocol family {} (window {}), which this build cannot receive: upgrade rmcast",
+            self.protocol, self.window
+        ))
+    }
+
+    /// The announced window, refused when 0 (a windowed protocol's receiver needs one).
+    fn window(&self) -> Result<u16, NetError> {
+        match self.window {
+            0 => Err(self.unsupported()),
+            w => Ok(w),
+        }
+    }
+}
+
+/// The protocol a sender announces, by wire family number.
+pub fn announced(protocol: u8) -> Option<&'static dyn NetProtocol> {
+    let family = Family::from_u8(protocol).ok()?;
+    PROTOCOLS.iter().find(|p| p.family() == family).copied()
+}
+
+/// A receiver's agent, built from the sender's announce. `Ok(None)`: not yet (a `dsp`
+/// receiver waits for the running announce that names its role).
+pub fn receiver_agent(a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
+    match announced(a.protocol) {
+        Some(p) => p.receiver(a, me),
+        None => Err(a.unsupported()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_protocols_and_bad_prmp_values_are_setup_errors() {
+        assert!(matches!(protocol_family("csp"), Err(NetError::Setup(_))));
+        let mut s = SenderSettings {
+            node: 1,
+            session: 1,
+            window: 64,
+            rto: Duration::from_millis(20),
+            xtp_thesis: false,
+            xtp_maxdata: 1000,
+            xtp_write_size: None,
+            xtp_unicast: false,
+            xtp_accept_joins: false,
+            rate_bps: 1_000_000_000,
+            datagram_size: 60_000,
+            prmp: PrmpOpts::default(),
+            dsp: DspOpts::default(),
+        };
+        let c = prmp_config(&s, &[]).unwrap();
+        assert_eq!(c.ipg, Duration::from_micros(480));
+        assert_eq!(
+            c.epoch,
+            Duration::from_micros(480 * 21),
+            "ε rounded up to k·IPG"
+        );
+        s.prmp.mtr = 1.5;
+        assert!(matches!(prmp_config(&s, &[]), Err(NetError::Setup(_))));
+        s.prmp.mtr = 0.2;
+        s.prmp.response_rate = 10;
+        assert!(
+            matches!(prmp_config(&s, &[]), Err(NetError::Setup(_))),
+            "RQ = 0"
+        );
+        let d = DspOpts {
+            r_f: 0.5,
+            ..DspOpts::default()
+        };
+        assert!(check_dsp(&d).is_err());
+    }
+
+    #[test]
+    fn every_protocol_the_spec_runs_on_sockets_is_here() {
+        let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name()).collect();
+        let on_sockets: Vec<&str> = spec::socket_protocols().map(|p| p.name).collect();
+        assert_eq!(names, on_sockets);
+        for p in PROTOCOLS {
+            assert_eq!(protocol_family(p.name()).unwrap(), p.family());
+            assert_eq!(spec::lookup(p.name()).unwrap().family, p.family());
+            assert_eq!(announced(p.family() as u8).unwrap().name(), p.name());
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `rmcast recv`: join a group, find a session, drive a receiver agent, write verified files.
+//!
+//! A receive runs the same steps as a send, from the other side, in [`session`]: find a
+//! session (an ANNOUNCE on the group) and JOIN it until admitted, then the transfer (feed the
+//! agent, route its feedback, REPORT, deliver into the [`sink`]), then the goodbye (END names
+//! this receiver's outcome). What differs between protocols comes from
+//! [`crate::agents::NetProtocol`] and the [`crate::agents::ReceiverSide`] it builds.
+
+mod session;
+mod sink;
+
+use crate::endpoint::DriverStats;
+use crate::loss::LossConfig;
+use crate::secure::Keys;
+use crate::socket::SocketOpts;
+use crate::NetError;
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where received data goes.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// Files into this directory; `force` allows overwriting.
+    Dir { path: PathBuf, force: bool },
+    /// Everything to standard output.
+    Stdout,
+}
+
+/// Receiver settings.
+#[derive(Debug, Clone)]
+pub struct RecvConfig {
+    pub sock: SocketOpts,
+    pub output: Output,
+    pub node_id: Option<u32>,
+    pub keys: Option<Keys>,
+    pub loss: LossConfig,
+    /// Give up if no session is found within this time (`None`: wait forever).
+    pub wait: Option<Duration>,
+    /// Give up if the sender is silent this long during a session.
+    pub sender_timeout: Duration,
+    /// Only join this session id.
+    pub session: Option<u32>,
+    pub report_every: Duration,
+    /// Local region for protocols with local repair (`dsp`); `None` = region 0.
+    pub region: Option<u16>,
+}
+
+impl RecvConfig {
+    pub fn new(group: SocketAddr, output: Output) -> Self {
+        RecvConfig {
+            sock: SocketOpts::new(group),
+            output,
+            node_id: None,
+            keys: None,
+            loss: LossConfig::default(),
+            wait: None,
+            sender_timeout: Duration::from_secs(15),
+            session: None,
+            report_every: Duration::from_millis(250),
+            region: None,
+        }
+    }
+}
+
+/// Progress callbacks.
+pub trait RecvObserver {
+    fn session(&mut self, _session: u32, _sender: SocketAddr) {}
+    fn file(&mut self, _name: &str, _size: Option<u64>) {}
+    fn progress(&mut self, _bytes_in_file: u64) {}
+    fn file_done(&mut self, _name: &str, _ok: bool, _why: Option<&str>) {}
+}
+
+pub struct NoObserver;
+impl RecvObserver for NoObserver {}
+
+/// One received file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileResult {
+    pub name: String,
+    pub bytes: u64,
+    pub ok: bool,
+    pub path: Option<String>,
+    pub reason: Option<String>,
+    /// A late joiner's stream (`xtp`, `rmcast send --late-join`): only the bytes from its
+    /// join point on, kept as `<name>.partial` and not verified against the sender's digest.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// For a partial stream: the offset in the sender's stream of its first byte.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts_at: Option<u64>,
+}
+
+/// The receiver's summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecvReport {
+    pub node: u32,
+    pub session: Option<u32>,
+    pub sender: Option<String>,
+    pub files: Vec<FileResult>,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub goodput_mbit_s: f64,
+    /// Retransmitted data packets received.
+    pub repairs_received: u64,
+    /// `dsp`: of those, the ones re-multicast locally by the region's designated receiver.
+    pub local_repairs_received: u64,
+    /// `dsp`: blocks this receiver re-multicast on its region's local group (designated).
+    pub local_repairs_sent: u64,
+    /// `dsp`: region, role (`designated` or `member`) and local group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_group: Option<String>,
+    pub duplicates: u64,
+    pub acks_sent: u64,
+    /// `completed`, `partial` (a late joiner that received the stream from its join point
+    /// to the end), `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`,
+    /// `interrupted`.
+    pub outcome: &'static str,
+    /// Admitted while the stream ran (`rmcast send --late-join`).
+    pub joined_late: bool,
+    pub reason: Option<String>,
+    pub driver: DriverStats,
+    pub success: bool,
+}
+
+/// Failure reasons a receiver reports to the sender.
+pub mod reason {
+    pub const NONE: u8 = 0;
+    pub const DIGEST: u8 = 1;
+    pub const REFUSED_NAME: u8 = 2;
+    pub const WRITE: u8 = 3;
+    pub const MALFORMED: u8 = 4;
+}
+
+/// Text for a reason code.
+pub fn reason_text(r: u8) -> &'static str {
+    match r {
+        reason::DIGEST => "digest mismatch",
+        reason::REFUSED_NAME => "file name refused or target exists",
+        reason::WRITE => "could not write the file",
+        reason::MALFORMED => "malformed application data",
+        _ => "unspecified",
+    }
+}
+/// SIGINT/SIGTERM end the receive loop cleanly, so an unfinished file is removed rather than
+/// left behind.
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static RAISED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        RAISED.store(true, Ordering::SeqCst);
+    }
+
+    pub fn install() {
+        let handler = on_signal as extern "C" fn(libc::c_int);
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        }
+    }
+
+    pub fn raised() -> bool {
+        RAISED.load(Ordering::SeqCst)
+    }
+}
+/// Run a receiver until its session ends.
+pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport, NetError> {
+    let mut r = session::Receiving::open(cfg)?;
+    interrupt::install();
+    r.run(obs)?;
+    Ok(r.report())
+}

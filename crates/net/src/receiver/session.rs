@@ -1,0 +1,663 @@
+//! The receiver's event loop. Each turn: fire the agent's timer, give up on a silent sender,
+//! deliver the agent's messages into the sink, route its datagrams, REPORT (or JOIN until
+//! admitted), sleep until the next deadline, read every ready datagram from the group, the
+//! unicast and the local socket. Protocol differences come from the [`ReceiverSide`] the
+//! protocol built from the ANNOUNCE.
+
+use super::sink::Sink;
+use super::{interrupt, reason_text, Output, RecvConfig, RecvObserver, RecvReport};
+use crate::agents::{self, Announced, Me, Received, ReceiverSide};
+use crate::clock::Clock;
+use crate::endpoint::{nonzero_random, recv, session_packet, Wire, RECV_BUF};
+use crate::socket::{check_group, group_socket, unicast_socket};
+use crate::NetError;
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token};
+use rmcast_proto::{Agent, Dest, Event, GroupId, NodeId, Time};
+use rmcast_wire::session::{self, Outcome, Phase};
+use rmcast_wire::{Family, Header, Message, Packet, PacketClass};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+const GROUP: Token = Token(0);
+const UNI: Token = Token(1);
+const LOCAL: Token = Token(2);
+
+/// How a receive ended: its outcome and the reason.
+type End = (&'static str, Option<String>);
+
+/// The session this receiver found.
+struct Joined {
+    session: u32,
+    sender_node: u32,
+    sender_addr: SocketAddr,
+    admitted: bool,
+    /// `None` until the announce says enough to build it (`dsp`: the running announce).
+    built: Option<Received>,
+    last_from_sender: Time,
+    /// Joining a running stream late (the sender offered it); protocol packets are
+    /// ignored until the sender admits it.
+    late: bool,
+}
+
+/// The stream a running session admits late joiners to, if it does.
+fn late_offer(protocol: u8, params: &[u8]) -> Result<Option<String>, NetError> {
+    match agents::announced(protocol) {
+        Some(p) => p.late_offer(params),
+        None => Ok(None),
+    }
+}
+
+impl Joined {
+    fn agent(&mut self) -> Option<&mut dyn Agent> {
+        self.built.as_mut().map(|b| &mut *b.agent as &mut dyn Agent)
+    }
+
+    fn side(&self) -> Option<&dyn ReceiverSide> {
+        self.built.as_ref().map(|b| &*b.side)
+    }
+
+    /// Whether a protocol packet from `h`/`from` belongs to our session: from the sender, or
+    /// from a peer the protocol names (`dsp`: a peer of our region).
+    fn accepts(&self, h: &Header, from: SocketAddr) -> bool {
+        if h.session != self.session {
+            return false;
+        }
+        if h.source == self.sender_node {
+            return from.ip() == self.sender_addr.ip();
+        }
+        self.side().is_some_and(|d| {
+            d.peers()
+                .iter()
+                .any(|(n, a)| *n == h.source && a.ip() == from.ip())
+        })
+    }
+
+    /// Build the agent from the sender's announce `m`, if it says enough; returns a further
+    /// group to join, if any.
+    fn build(
+        &mut self,
+        m: &session::Message<'_>,
+        node: u32,
+        group: SocketAddr,
+    ) -> Result<Option<SocketAddr>, NetError> {
+        let Some(a) = Announced::of(m) else {
+            return Ok(None);
+        };
+        let me = Me {
+            node,
+            session: self.session,
+            sender: self.sender_node,
+            group,
+        };
+        let Some(built) = agents::receiver_agent(a, &me)? else {
+            return Ok(None);
+        };
+        let join = built.side.join();
+        self.built = Some(built);
+        Ok(join)
+    }
+
+    /// Where a transmit of the agent goes.
+    fn route(&self, dest: Dest, group: SocketAddr) -> Option<SocketAddr> {
+        match dest {
+            Dest::Node(n) if n.0 == self.sender_node => Some(self.sender_addr),
+            Dest::Node(n) => self
+                .side()
+                .and_then(|d| d.peers().iter().find(|(p, _)| *p == n.0).map(|(_, a)| *a)),
+            Dest::Group(GroupId(0)) => Some(group),
+            Dest::Group(_) => self.side().and_then(|d| d.local_group()),
+        }
+    }
+}
+
+/// A receiver: its sockets, the session it found, its sink and counters.
+pub(super) struct Receiving {
+    cfg: RecvConfig,
+    gsock: UdpSocket,
+    usock: UdpSocket,
+    /// The further group the protocol asked for (`dsp` member: its region's local group).
+    lsock: Option<UdpSocket>,
+    poll: Poll,
+    events: Events,
+    clock: Clock,
+    node: u32,
+    wire: Wire,
+    sink: Sink,
+    joined: Option<Joined>,
+    next_report: Time,
+    next_join: Time,
+    repairs: u64,
+    local_repairs: u64,
+    open_local: Option<SocketAddr>,
+    first_data: Option<Time>,
+    done_at: Option<Time>,
+    warned_sealed: bool,
+    end: Option<End>,
+}
+
+impl Receiving {
+    /// Open the sockets and the output directory.
+    pub(super) fn open(cfg: RecvConfig) -> Result<Self, NetError> {
+        check_group(cfg.sock.group)?;
+        if let Some(r) = cfg.region {
+            agents::local_group(cfg.sock.group, r)?;
+        }
+        let mut gsock = UdpSocket::from_std(group_socket(&cfg.sock)?);
+        let mut usock = UdpSocket::from_std(unicast_socket(&cfg.sock)?);
+        // The output directory is created only once the sockets are up, so a setup error
+        // leaves nothing behind.
+        if let Output::Dir { path, .. } = &cfg.output {
+            std::fs::create_dir_all(path).map_err(|e| {
+                NetError::setup(format!(
+                    "cannot use output directory {}: {e}; pass --dir with a writable directory",
+                    path.display()
+                ))
+            })?;
+            let probe = path.join(format!(".rmcast-probe-{:016x}", rand::random::<u64>()));
+            std::fs::write(&probe, b"")
+                .and_then(|_| std::fs::remove_file(&probe))
+                .map_err(|e| {
+                    NetError::setup(format!(
+                        "output directory {} is not writable: {e}; pass --dir with a writable directory",
+                        path.display()
+                    ))
+                })?;
+        }
+        let poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;
+        for (s, t) in [(&mut gsock, GROUP), (&mut usock, UNI)] {
+            poll.registry()
+                .register(s, t, Interest::READABLE)
+                .map_err(|e| NetError::io("register socket", e))?;
+        }
+        Ok(Receiving {
+            gsock,
+            usock,
+            lsock: None,
+            poll,
+            events: Events::with_capacity(64),
+            clock: Clock::new(),
+            node: cfg.node_id.unwrap_or_else(nonzero_random),
+            wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
+            sink: Sink::new(cfg.output.clone()),
+            joined: None,
+            next_report: Time::ZERO,
+            next_join: Time::ZERO,
+            repairs: 0,
+            local_repairs: 0,
+            open_local: None,
+            first_data: None,
+            done_at: None,
+            warned_sealed: false,
+            end: None,
+            cfg,
+        })
+    }
+
+    /// Run until the session ends (END, a silent sender, no session, a signal).
+    pub(super) fn run(&mut self, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
+        let mut buf = vec![0u8; RECV_BUF];
+        while self.end.is_none() {
+            let now = self.clock.now();
+            if let Some(end) = self.timers(now) {
+                self.end = Some(end);
+                break;
+            }
+            if self.wire.looks_sealed && !self.warned_sealed {
+                self.warned_sealed = true;
+                tracing::warn!("packets on the group carry an authentication trailer: pass --key-file (and --encrypt if the sender uses it)");
+            }
+            self.drive(now, obs);
+            self.sleep(now)?;
+            self.read(&mut buf, obs)?;
+            self.join_local()?;
+        }
+        Ok(())
+    }
+
+    /// A signal, the agent's timer, a silent sender, no session in time.
+    fn timers(&mut self, now: Time) -> Option<End> {
+        if interrupt::raised() {
+            return Some((
+                "interrupted",
+                Some("interrupted by a signal; the unfinished file was removed".into()),
+            ));
+        }
+        let Some(j) = self.joined.as_mut() else {
+            if self
+                .cfg
+                .wait
+                .is_some_and(|w| now.saturating_since(Time::ZERO) >= w)
+            {
+                return Some(("no-session", Some(format!(
+                    "no session announced on {} within {:.0?}: start `rmcast send` or check --group/--interface",
+                    self.cfg.sock.group,
+                    self.cfg.wait.unwrap_or_default()
+                ))));
+            }
+            return None;
+        };
+        if let Some(b) = j.built.as_mut() {
+            if b.agent.poll_timeout().is_some_and(|t| t <= now) {
+                b.agent.handle_timeout(now);
+            }
+        }
+        if now.saturating_since(j.last_from_sender) < self.cfg.sender_timeout {
+            return None;
+        }
+        Some(if self.sink.finished {
+            (
+                "completed",
+                Some("the sender went silent after the transfer".into()),
+            )
+        } else {
+            (
+                "sender-silent",
+                Some(format!(
+                    "no packet from the sender for {:.0?}: it stopped or the network failed",
+                    self.cfg.sender_timeout
+                )),
+            )
+        })
+    }
+
+    /// Deliver the agent's messages, send its datagrams, REPORT or JOIN when due.
+    fn drive(&mut self, now: Time, obs: &mut dyn RecvObserver) {
+        let Some(j) = self.joined.as_mut() else {
+            return;
+        };
+        while let Some(ev) = j.agent().and_then(|a| a.poll_event()) {
+            if let Event::Delivered { data, .. } = ev {
+                self.sink.handle(&data, obs);
+                if self.sink.finished && self.done_at.is_none() {
+                    self.done_at = Some(now);
+                    self.next_report = Time::ZERO;
+                }
+            }
+        }
+        while let Some(t) = j.agent().and_then(|a| a.poll_transmit()) {
+            let Some(to) = j.route(t.dest, self.cfg.sock.group) else {
+                continue;
+            };
+            // A full socket buffer drops the feedback like a lossy network would.
+            let _ = self.wire.send(&self.usock, to, &t.payload, true);
+        }
+        if j.admitted && now >= self.next_report {
+            let (delivered, duplicates) = j.built.as_ref().map_or((0, 0), |b| {
+                (b.agent.stats().delivered, b.agent.stats().duplicates)
+            });
+            let (state, why) = self.sink.state();
+            let pkt = session_packet(
+                j.session,
+                self.node,
+                session::Message::Report {
+                    state,
+                    reason: why,
+                    bytes: self.sink.bytes,
+                    messages: delivered,
+                    repairs: self.repairs,
+                    duplicates,
+                    rejected: self.wire.stats.rejected(),
+                },
+            );
+            let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+            self.next_report = now + self.cfg.report_every;
+        }
+        if !j.admitted && now >= self.next_join {
+            let pkt = session_packet(
+                j.session,
+                self.node,
+                session::Message::Join {
+                    region: self.cfg.region,
+                },
+            );
+            let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+            self.next_join = now + Duration::from_millis(200);
+        }
+    }
+
+    /// Sleep until the agent's deadline, the next REPORT or JOIN, at most 100 ms.
+    fn sleep(&mut self, now: Time) -> Result<(), NetError> {
+        let mut deadline = now + Duration::from_millis(100);
+        if let Some(j) = self.joined.as_ref() {
+            if let Some(t) = j.built.as_ref().and_then(|b| b.agent.poll_timeout()) {
+                deadline = deadline.min(t);
+            }
+            if j.admitted {
+                deadline = deadline.min(self.next_report);
+            } else {
+                deadline = deadline.min(self.next_join);
+            }
+        }
+        if let Err(e) = self
+            .poll
+            .poll(&mut self.events, Some(self.clock.until(deadline)))
+        {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(NetError::io("poll", e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Read every ready datagram from the group, unicast and local sockets, until the session
+    /// ends.
+    fn read(&mut self, buf: &mut [u8], obs: &mut dyn RecvObserver) -> Result<(), NetError> {
+        let now = self.clock.now();
+        for k in 0..3 {
+            loop {
+                let sock = match k {
+                    0 => &self.gsock,
+                    1 => &self.usock,
+                    _ => match self.lsock.as_ref() {
+                        Some(s) => s,
+                        None => break,
+                    },
+                };
+                let Some((n, from)) = recv(sock, buf) else {
+                    break;
+                };
+                let Some((h, len)) = self.wire.open(&mut buf[..n]) else {
+                    continue;
+                };
+                let pkt = &buf[..len];
+                if h.family == Family::Session {
+                    self.session_packet(now, h, pkt, from, obs)?;
+                    if self.end.is_some() {
+                        break;
+                    }
+                    continue;
+                }
+                self.protocol_packet(now, h, pkt, from);
+            }
+            if self.end.is_some() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// A session packet: an ANNOUNCE that finds a session, or one from our sender.
+    fn session_packet(
+        &mut self,
+        now: Time,
+        h: Header,
+        pkt: &[u8],
+        from: SocketAddr,
+        obs: &mut dyn RecvObserver,
+    ) -> Result<(), NetError> {
+        let Ok(p) = Packet::decode(pkt) else {
+            self.wire.stats.rejected_malformed += 1;
+            return Ok(());
+        };
+        let Message::Session(m) = p.message else {
+            return Ok(());
+        };
+        match &self.joined {
+            None if matches!(m, session::Message::Announce { .. }) => {
+                self.found(now, h, m, from, obs)
+            }
+            Some(j)
+                if h.session == j.session
+                    && h.source == j.sender_node
+                    && from.ip() == j.sender_addr.ip() =>
+            {
+                self.sender_message(now, m)
+            }
+            _ => {
+                self.wire.stats.rejected_stranger += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// The first ANNOUNCE of a session: join it (or learn that it started without us).
+    fn found(
+        &mut self,
+        now: Time,
+        h: Header,
+        m: session::Message<'_>,
+        from: SocketAddr,
+        obs: &mut dyn RecvObserver,
+    ) -> Result<(), NetError> {
+        let session::Message::Announce {
+            phase,
+            members,
+            protocol,
+            params,
+            ..
+        } = m
+        else {
+            return Ok(());
+        };
+        if self.cfg.session.is_some_and(|s| s != h.session) {
+            self.wire.stats.rejected_stranger += 1;
+            return Ok(());
+        }
+        let admitted = session::members(members).any(|x| x == self.node);
+        let offer = if phase == Phase::Running && !admitted {
+            late_offer(protocol, params)?
+        } else {
+            None
+        };
+        if let Some(name) = &offer {
+            tracing::info!(
+                stream = %name,
+                "joining a running stream late: from the join point on, without back-fill"
+            );
+        } else if phase == Phase::Running && !admitted {
+            self.end = Some(("not-admitted", Some(format!(
+                "session {:08x} from {from} started without this receiver: start `rmcast recv` before `rmcast send`, or raise the sender's --receivers",
+                h.session
+            ))));
+            return Ok(());
+        }
+        obs.session(h.session, from);
+        let mut j = Joined {
+            session: h.session,
+            sender_node: h.source,
+            sender_addr: from,
+            admitted,
+            built: None,
+            last_from_sender: now,
+            late: offer.is_some(),
+        };
+        self.sink.late = offer;
+        self.open_local = j.build(&m, self.node, self.cfg.sock.group)?;
+        self.joined = Some(j);
+        self.next_join = Time::ZERO;
+        Ok(())
+    }
+
+    /// A session message from our sender: a later ANNOUNCE (admission, the agent, evictions)
+    /// or END.
+    fn sender_message(&mut self, now: Time, m: session::Message<'_>) -> Result<(), NetError> {
+        let node = self.node;
+        let Some(j) = self.joined.as_mut() else {
+            return Ok(());
+        };
+        j.last_from_sender = now;
+        match m {
+            session::Message::Announce {
+                members,
+                params,
+                protocol,
+                phase,
+                ..
+            } => {
+                let still_open = j.late && late_offer(protocol, params).ok().flatten().is_some();
+                if !j.admitted && session::members(members).any(|x| x == node) {
+                    j.admitted = true;
+                    self.next_report = Time::ZERO;
+                }
+                if j.admitted && j.built.is_none() {
+                    self.open_local = j.build(&m, node, self.cfg.sock.group)?;
+                }
+                if let Some(b) = j.built.as_mut() {
+                    b.side.announced(now, &mut *b.agent, params);
+                }
+                if phase == Phase::Running && !j.admitted && !still_open {
+                    self.end = Some(("not-admitted", Some(format!(
+                        "session {:08x} started without this receiver: start `rmcast recv` before `rmcast send`",
+                        j.session
+                    ))));
+                }
+            }
+            session::Message::End { outcomes } => {
+                let mine = session::outcomes(outcomes)
+                    .find(|(n, _)| *n == node)
+                    .map(|(_, o)| o);
+                self.end = Some(match mine {
+                    Some(Outcome::Completed) => ("completed", None),
+                    Some(Outcome::Evicted) => (
+                        "evicted",
+                        Some("the sender evicted this receiver (it was silent too long)".into()),
+                    ),
+                    Some(Outcome::Failed) | None if self.sink.finished => ("completed", None),
+                    _ => (
+                        "failed",
+                        Some(
+                            "the sender ended the session before this receiver had everything"
+                                .into(),
+                        ),
+                    ),
+                });
+            }
+            _ => self.wire.stats.rejected_stranger += 1,
+        }
+        Ok(())
+    }
+
+    /// A protocol packet: only from our sender (or a peer the protocol names), only once we
+    /// know the session and have an agent.
+    fn protocol_packet(&mut self, now: Time, h: Header, pkt: &[u8], from: SocketAddr) {
+        let Some(j) = self.joined.as_mut() else {
+            self.wire.stats.rejected_stranger += 1;
+            return;
+        };
+        if !j.accepts(&h, from) {
+            self.wire.stats.rejected_stranger += 1;
+            return;
+        }
+        if h.source == j.sender_node {
+            j.last_from_sender = now;
+        }
+        // dsp: data before the running announce named our role is recovered later.
+        let Some(b) = j.built.as_mut() else {
+            return;
+        };
+        // A late joiner starts at the first data after the sender admitted it.
+        if j.late && !j.admitted {
+            return;
+        }
+        if self.wire.drop_rx() {
+            return;
+        }
+        if h.class() == PacketClass::RepairData {
+            self.repairs += 1;
+            if h.source != j.sender_node {
+                self.local_repairs += 1;
+            }
+        }
+        if h.class().is_data() && self.first_data.is_none() {
+            self.first_data = Some(now);
+        }
+        b.agent.handle_packet(now, NodeId(h.source), pkt);
+    }
+
+    /// Join the further group the protocol asked for (`dsp` member: the region's local
+    /// group, where its designated receiver repairs).
+    fn join_local(&mut self) -> Result<(), NetError> {
+        let Some(local) = self.open_local.take() else {
+            return Ok(());
+        };
+        let mut o = self.cfg.sock.clone();
+        o.group = local;
+        o.source = None;
+        let mut s = UdpSocket::from_std(group_socket(&o)?);
+        self.poll
+            .registry()
+            .register(&mut s, LOCAL, Interest::READABLE)
+            .map_err(|e| NetError::io("register socket", e))?;
+        tracing::info!(%local, "joined the region's local group");
+        self.lsock = Some(s);
+        Ok(())
+    }
+
+    /// The receiver's summary. Anything unfinished is removed (`Incoming`'s drop), never left
+    /// looking complete.
+    pub(super) fn report(mut self) -> RecvReport {
+        self.sink.current = None;
+        let sink = &self.sink;
+        let (outcome, mut reason) = self.end.take().unwrap_or(("failed", None));
+        let verified = sink.finished && sink.failure.is_none();
+        let outcome = if outcome == "completed" && !verified {
+            "failed"
+        } else {
+            outcome
+        };
+        // A late joiner that got the stream from its join point to the end.
+        let outcome = match sink.results.iter().find(|f| f.partial) {
+            Some(f) if outcome == "completed" => {
+                reason = Some(format!(
+                    "joined the running stream late: holds its bytes from offset {} on ({} bytes, \
+                     no back-fill, not verified against the whole stream's digest){}",
+                    f.starts_at.unwrap_or(0),
+                    f.bytes,
+                    f.path
+                        .as_ref()
+                        .map(|p| format!(", kept as {p}"))
+                        .unwrap_or_default()
+                ));
+                "partial"
+            }
+            _ => outcome,
+        };
+        if outcome == "failed" && reason.is_none() {
+            reason = Some(match sink.failure {
+                Some(r) => reason_text(r).to_string(),
+                None => "the transfer did not finish".to_string(),
+            });
+        }
+        let end_t = self.done_at.unwrap_or_else(|| self.clock.now());
+        let seconds = self
+            .first_data
+            .map_or(0.0, |f| end_t.saturating_since(f).as_secs_f64());
+        let joined = self.joined.as_ref();
+        let built = joined.and_then(|j| j.built.as_ref());
+        let stats = built.map(|b| b.agent.stats().clone()).unwrap_or_default();
+        let place = built.and_then(|b| b.side.place());
+        RecvReport {
+            node: self.node,
+            session: joined.map(|j| j.session),
+            sender: joined.map(|j| j.sender_addr.to_string()),
+            files: sink.results.clone(),
+            bytes: sink.bytes,
+            seconds,
+            goodput_mbit_s: if seconds > 0.0 {
+                sink.bytes as f64 * 8.0 / seconds / 1e6
+            } else {
+                0.0
+            },
+            repairs_received: self.repairs,
+            local_repairs_received: self.local_repairs,
+            local_repairs_sent: if place.is_some() {
+                stats.repairs_sent
+            } else {
+                0
+            },
+            region: place.map(|p| p.0),
+            role: place.map(|p| p.1),
+            local_group: built
+                .and_then(|b| b.side.local_group())
+                .map(|g| g.to_string()),
+            duplicates: stats.duplicates,
+            acks_sent: stats.control_sent,
+            outcome,
+            reason,
+            driver: self.wire.stats.clone(),
+            success: (outcome == "completed" || outcome == "partial") && verified,
+            joined_late: joined.is_some_and(|j| j.late),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Step 1: announce the session every 100 ms and admit JOINs until the expected receivers
+//! are in.
+
+use super::{Endpoint, Expect, SendObserver};
+use crate::NetError;
+use rmcast_proto::Time;
+use rmcast_wire::session::{self, Phase, ReportState};
+use rmcast_wire::{Family, Message, Packet};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// A receiver of the session, as the sender's session layer sees it.
+#[derive(Debug)]
+pub(super) struct Member {
+    pub node: u32,
+    pub addr: SocketAddr,
+    pub last_heard: Time,
+    pub evicted: Option<String>,
+    pub final_state: Option<(ReportState, u8)>,
+    pub bytes: u64,
+    pub messages: u64,
+    pub repairs: u64,
+    pub duplicates: u64,
+    pub rejected: u64,
+    /// Region from its JOIN (protocols with regions).
+    pub region: u16,
+    /// Admitted during the transfer (`--late-join`).
+    pub late: bool,
+}
+
+impl Member {
+    pub fn new(node: u32, addr: SocketAddr, now: Time, region: u16, late: bool) -> Self {
+        Member {
+            node,
+            addr,
+            last_heard: now,
+            evicted: None,
+            final_state: None,
+            bytes: 0,
+            messages: 0,
+            repairs: 0,
+            duplicates: 0,
+            rejected: 0,
+            region,
+            late,
+        }
+    }
+}
+
+/// Whether the receivers that joined are the ones expected.
+fn enough(expect: &Expect, members: &[Member], waited: Duration) -> bool {
+    match expect {
+        Expect::Count(n) => members.len() >= *n,
+        Expect::List(l) => l.iter().all(|x| members.iter().any(|m| m.node == *x)),
+        Expect::Discover(d) => waited >= *d && !members.is_empty(),
+    }
+}
+
+/// Gather the receivers: announce, admit JOINs, until the expected ones are in or
+/// `--join-wait` runs out.
+pub(super) fn gather(
+    ep: &mut Endpoint,
+    obs: &mut dyn SendObserver,
+) -> Result<Vec<Member>, NetError> {
+    let mut members: Vec<Member> = Vec::new();
+    let gather_start = ep.clock.now();
+    let mut next_announce = Time::ZERO;
+    loop {
+        let now = ep.clock.now();
+        if enough(&ep.cfg.expect, &members, now.saturating_since(gather_start)) {
+            return Ok(members);
+        }
+        if now.saturating_since(gather_start) >= ep.cfg.join_wait {
+            let want = match &ep.cfg.expect {
+                Expect::Count(n) => format!("{n}"),
+                Expect::List(l) => format!("{}", l.len()),
+                Expect::Discover(_) => "at least 1".into(),
+            };
+            return Err(NetError::Failed(format!(
+                "only {} of {want} receivers joined within {:.0?}: start `rmcast recv --group {}` \
+                 on each receiver first, check --interface/--ttl, or raise --join-wait",
+                members.len(),
+                ep.cfg.join_wait,
+                ep.group
+            )));
+        }
+        if now >= next_announce {
+            let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
+            let pkt = ep.announce(Phase::Gathering, &ids, &[]);
+            if let Err(e) = ep.wire.send(&ep.sock, ep.group, &pkt, false) {
+                return Err(crate::error::classify("send to", ep.group, e));
+            }
+            next_announce = now + Duration::from_millis(100);
+        }
+        let wait = ep
+            .clock
+            .until(next_announce)
+            .min(Duration::from_millis(100));
+        ep.wait(wait)?;
+        while let Some((h, len, from)) = ep.next() {
+            if h.family != Family::Session || h.session != ep.session {
+                ep.wire.stats.rejected_stranger += 1;
+                continue;
+            }
+            if let Ok(Packet {
+                message: Message::Session(session::Message::Join { region }),
+                ..
+            }) = Packet::decode(&ep.buf[..len])
+            {
+                if join(ep, &mut members, h.source, from, region.unwrap_or(0), obs)? {
+                    next_announce = Time::ZERO;
+                }
+            }
+        }
+    }
+}
+
+/// A JOIN from `id` at `from`: admit it, or note that it moved; `true` for a newcomer.
+fn join(
+    ep: &mut Endpoint,
+    members: &mut Vec<Member>,
+    id: u32,
+    from: SocketAddr,
+    region: u16,
+    obs: &mut dyn SendObserver,
+) -> Result<bool, NetError> {
+    let wanted = match &ep.cfg.expect {
+        Expect::List(l) => l.contains(&id),
+        Expect::Count(n) => members.len() < *n,
+        Expect::Discover(_) => true,
+    };
+    if id == ep.node || id == 0 || !wanted {
+        ep.wire.stats.rejected_stranger += 1;
+        return Ok(false);
+    }
+    if ep.cfg.unicast && members.iter().any(|m| m.node != id) {
+        let first = &members[0];
+        return Err(NetError::setup(format!(
+            "--unicast: a second receiver ({id:08x} from {from}) joined besides \
+             {:08x} from {}; a unicast session has exactly one receiver: stop the \
+             others, or drop --unicast to multicast to all",
+            first.node, first.addr
+        )));
+    }
+    if let Some(m) = members.iter_mut().find(|m| m.node == id) {
+        m.addr = from;
+        m.region = region;
+        m.last_heard = ep.clock.now();
+        Ok(false)
+    } else {
+        obs.joined(id, from);
+        members.push(Member::new(id, from, ep.clock.now(), region, false));
+        Ok(true)
+    }
+}

@@ -1,0 +1,443 @@
+//! `rmcast send`: gather receivers, then drive a sender agent over a UDP socket.
+//!
+//! A send runs in three steps, each its own file: [`gather`] (announce the session, admit
+//! JOINs until the expected receivers are in), [`transfer`] (the event loop: feed the agent,
+//! fire its timers, pace its datagrams, read feedback and reports, evict the silent) and
+//! [`goodbye`] (outcomes, END, the summary). What differs between protocols comes from
+//! [`crate::agents::NetProtocol`] and the [`crate::agents::SenderSide`] it starts; no step
+//! names a protocol.
+
+mod gather;
+mod goodbye;
+mod source;
+mod transfer;
+
+use crate::agents::{self, DspOpts, NetProtocol, PrmpOpts, SenderSettings};
+use crate::clock::Clock;
+use crate::endpoint::{nonzero_random, recv, session_packet, DriverStats, Wire, RECV_BUF};
+use crate::loss::LossConfig;
+use crate::secure::Keys;
+use crate::socket::{check_group, unicast_socket, SocketOpts};
+use crate::NetError;
+use mio::{Events, Interest, Poll, Token, Waker};
+use rmcast_wire::session::{self, Phase};
+use rmcast_wire::{Header, MAX_DATAGRAM};
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SOCK: Token = Token(0);
+const WAKE: Token = Token(1);
+
+/// Who the sender waits for before it starts.
+#[derive(Debug, Clone)]
+pub enum Expect {
+    /// The first N receivers that join.
+    Count(usize),
+    /// Exactly these node ids.
+    List(Vec<u32>),
+    /// Whoever joins within this time (at least one).
+    Discover(Duration),
+}
+
+/// What to send.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Files(Vec<PathBuf>),
+    /// Standard input, announced under this name.
+    Stdin(String),
+}
+
+/// Sender settings.
+#[derive(Debug, Clone)]
+pub struct SendConfig {
+    pub sock: SocketOpts,
+    pub protocol: String,
+    pub expect: Expect,
+    /// Give up if the expected receivers have not joined within this time.
+    pub join_wait: Duration,
+    /// Evict a receiver silent for this long.
+    pub evict_after: Duration,
+    /// Retransmission timeout handed to the agent.
+    pub rto: Duration,
+    /// Largest datagram on the wire, header and trailer included.
+    pub datagram_size: usize,
+    /// Pacing rate in bits per second; 0 = unlimited.
+    pub rate_bps: u64,
+    pub keys: Option<Keys>,
+    pub loss: LossConfig,
+    pub node_id: Option<u32>,
+    pub session: Option<u32>,
+    /// After the agent completes, how long to wait for receivers' final reports.
+    pub final_wait: Duration,
+    /// Random ACK delay bound announced to receivers (saw §2.5.1).
+    pub ack_delay: Duration,
+    /// Window for windowed protocols (`bap`; `xtp`: packets).
+    pub window: u16,
+    /// `xtp`: bytes per user write (one agent message); `None` = one datagram's worth.
+    pub write_size: Option<usize>,
+    /// `xtp`: the thesis's settings (block on acknowledgment per write, go-back-N, uncapped
+    /// WTIMER back-off) instead of the default selective repeat with capped back-off, an SREQ
+    /// every 8 packets and a sliding window of `window` packets.
+    pub xtp_thesis: bool,
+    /// `xtp`: send data and control by unicast to the one receiver (the session layer's
+    /// announce still goes to the group, where receivers find the session). Exactly one
+    /// receiver: a second JOIN while gathering is refused.
+    pub unicast: bool,
+    /// `xtp` streams: admit receivers that join while the transfer runs. They receive from
+    /// their join point on, without back-fill (the xtp sender's `accept_joins`).
+    pub late_join: bool,
+    /// `prmp`: epoch, response rate, IPG, MTR, silent polls.
+    pub prmp: PrmpOpts,
+    /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
+    pub dsp: DspOpts,
+}
+
+impl SendConfig {
+    pub fn new(group: SocketAddr) -> Self {
+        SendConfig {
+            sock: SocketOpts::new(group),
+            protocol: "saw".into(),
+            expect: Expect::Discover(Duration::from_secs(3)),
+            join_wait: Duration::from_secs(60),
+            evict_after: Duration::from_secs(5),
+            rto: Duration::from_millis(20),
+            datagram_size: 60_000,
+            rate_bps: 1_000_000_000,
+            keys: None,
+            loss: LossConfig::default(),
+            node_id: None,
+            session: None,
+            final_wait: Duration::from_secs(5),
+            ack_delay: Duration::ZERO,
+            window: 16,
+            write_size: None,
+            xtp_thesis: false,
+            unicast: false,
+            late_join: false,
+            prmp: PrmpOpts::default(),
+            dsp: DspOpts::default(),
+        }
+    }
+}
+
+/// Progress callbacks (the command line draws bars with them).
+pub trait SendObserver {
+    fn joined(&mut self, _node: u32, _addr: SocketAddr) {}
+    fn started(&mut self, _members: &[u32], _total: Option<u64>) {}
+    /// A receiver reported `bytes` delivered.
+    fn progress(&mut self, _node: u32, _bytes: u64) {}
+    /// Bytes acknowledged by every receiver so far.
+    fn acked(&mut self, _bytes: u64) {}
+    fn evicted(&mut self, _node: u32, _why: &str) {}
+    fn finished(&mut self) {}
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+impl SendObserver for NoObserver {}
+
+/// One file as announced.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInfo {
+    pub name: String,
+    pub size: u64,
+    pub blake3: String,
+}
+
+/// One receiver in the sender's summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReceiverSummary {
+    pub node: u32,
+    pub addr: String,
+    /// `completed`, `evicted`, `failed` or `unconfirmed`.
+    pub outcome: &'static str,
+    pub reason: Option<String>,
+    /// Application bytes the receiver reported delivered.
+    pub bytes: u64,
+    pub messages: u64,
+    /// Retransmitted data packets the receiver received (for `saw`, retransmissions are
+    /// triggered by its missing ACK: this is what it asked for, implicitly).
+    pub repairs_received: u64,
+    pub duplicates: u64,
+    /// Packets the receiver refused (authentication, malformed, strangers).
+    pub rejected: u64,
+    /// `dsp`: the receiver's region and role (`designated` or `member`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<&'static str>,
+    /// Admitted while the stream ran (`--late-join`): it holds the stream from its join
+    /// point on, not the whole of it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub joined_late: bool,
+}
+
+/// The sender's final summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct SendReport {
+    pub session: u32,
+    pub node: u32,
+    pub protocol: String,
+    pub group: String,
+    pub files: Vec<FileInfo>,
+    pub bytes: u64,
+    pub seconds: f64,
+    /// Application bytes per second over the transfer phase, in Mbit/s.
+    pub goodput_mbit_s: f64,
+    pub receivers: Vec<ReceiverSummary>,
+    pub agent: AgentCounters,
+    pub driver: DriverStats,
+    /// Protocol datagrams the driver addressed to the group, and to single receivers
+    /// (`xtp --unicast` sends none to the group).
+    pub protocol_to_group: u64,
+    pub protocol_unicast: u64,
+    pub all_completed: bool,
+}
+
+/// The agent's counters that matter in a summary.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AgentCounters {
+    pub data_sent: u64,
+    pub repairs_sent: u64,
+    pub timeouts: u64,
+    pub messages_completed: u64,
+    pub messages_failed: u64,
+}
+
+/// xtp splits a write over packets itself: its datagram carries a 32-byte header.
+fn xtp_maxdata(cfg: &SendConfig) -> usize {
+    cfg.datagram_size
+        .saturating_sub(rmcast_wire::xtp::XTP_HEADER_LEN + cfg.keys.as_ref().map_or(0, |_| 24))
+}
+
+/// What the agent builder needs from the configuration.
+fn settings(cfg: &SendConfig, node: u32, session: u32, rto: Duration) -> SenderSettings {
+    SenderSettings {
+        node,
+        session,
+        window: cfg.window,
+        rto,
+        xtp_thesis: cfg.xtp_thesis,
+        xtp_maxdata: xtp_maxdata(cfg).max(1),
+        xtp_write_size: cfg.write_size,
+        xtp_unicast: cfg.unicast,
+        xtp_accept_joins: cfg.late_join,
+        rate_bps: cfg.rate_bps,
+        datagram_size: cfg.datagram_size,
+        prmp: cfg.prmp.clone(),
+        dsp: cfg.dsp.clone(),
+    }
+}
+
+/// The protocols that can run in a mode, for an error message.
+fn able(can: impl Fn(&dyn NetProtocol) -> bool) -> String {
+    let names: Vec<String> = agents::PROTOCOLS
+        .iter()
+        .filter(|p| can(**p))
+        .map(|p| format!("--protocol {}", p.name()))
+        .collect();
+    names.join(" or ")
+}
+
+/// Refuse `--unicast` and `--late-join` where they make no sense.
+fn check_modes(cfg: &SendConfig, proto: &dyn NetProtocol, source: &Source) -> Result<(), NetError> {
+    if cfg.unicast {
+        if !proto.unicast() {
+            return Err(NetError::setup(format!(
+                "--unicast runs only with {} ({} always multicasts)",
+                able(|p| p.unicast()),
+                cfg.protocol
+            )));
+        }
+        let many = match &cfg.expect {
+            Expect::Count(n) => *n > 1,
+            Expect::List(l) => l.len() > 1,
+            Expect::Discover(_) => false,
+        };
+        if many {
+            return Err(NetError::setup(
+                "--unicast sends to exactly one receiver: use --receivers 1 (or drop --unicast \
+                 to multicast to several)",
+            ));
+        }
+        if cfg.late_join {
+            return Err(NetError::setup(
+                "--late-join and --unicast exclude each other: a unicast session has exactly \
+                 one receiver",
+            ));
+        }
+    }
+    if cfg.late_join {
+        if !proto.late_join() {
+            return Err(NetError::setup(format!(
+                "--late-join runs only with {} ({} fixes its receivers at the start)",
+                able(|p| p.late_join()),
+                cfg.protocol
+            )));
+        }
+        if !matches!(source, Source::Stdin(_)) {
+            return Err(NetError::setup(
+                "--late-join needs a stream (`-`, standard input): a late joiner of a file \
+                 would miss its start",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check the configuration before touching the network; returns the protocol and the
+/// application bytes per message it chooses, if it does.
+fn check(
+    cfg: &SendConfig,
+    source: &Source,
+) -> Result<(&'static dyn NetProtocol, Option<usize>), NetError> {
+    check_group(cfg.sock.group)?;
+    let proto = agents::protocol(&cfg.protocol)?;
+    let sealing = cfg.keys.as_ref().map_or(0, |_| 24);
+    let overhead = proto.data_overhead(1) + sealing;
+    let max_dgram = if cfg.sock.group.is_ipv6() {
+        MAX_DATAGRAM.min(65_527 - 40)
+    } else {
+        MAX_DATAGRAM
+    };
+    if cfg.datagram_size <= overhead + 16 || cfg.datagram_size > max_dgram {
+        return Err(NetError::setup(format!(
+            "--datagram-size {} is out of range: choose between {} and {max_dgram}",
+            cfg.datagram_size,
+            overhead + 17
+        )));
+    }
+    if cfg.window == 0 {
+        return Err(NetError::setup("--window 0: give at least 1"));
+    }
+    check_modes(cfg, proto, source)?;
+    let probe = settings(cfg, 1, 1, cfg.rto);
+    proto.check(&probe)?;
+    Ok((proto, proto.message_size(&probe)?))
+}
+
+/// Run a whole send: gather receivers, transfer, collect final reports, say goodbye.
+pub fn send(
+    cfg: SendConfig,
+    source: Source,
+    obs: &mut dyn SendObserver,
+) -> Result<SendReport, NetError> {
+    let (proto, message_size) = check(&cfg, &source)?;
+    // Read and digest the files before touching the network.
+    let files = source::read_files(&source)?;
+    let mut ep = Endpoint::open(cfg, proto)?;
+    let members = gather::gather(&mut ep, obs)?;
+    let mut t = transfer::Transfer::start(ep, members, source, files, message_size, obs)?;
+    t.run(obs)?;
+    obs.finished();
+    Ok(t.goodbye())
+}
+
+/// The sender's socket, clock and session identity, shared by its steps.
+struct Endpoint {
+    cfg: SendConfig,
+    proto: &'static dyn NetProtocol,
+    sock: mio::net::UdpSocket,
+    poll: Poll,
+    events: Events,
+    waker: Arc<Waker>,
+    clock: Clock,
+    node: u32,
+    session: u32,
+    group: SocketAddr,
+    wire: Wire,
+    buf: Vec<u8>,
+    security: u8,
+    ack_delay_us: u32,
+    ack_timeout_us: u32,
+    /// The retransmission timeout handed to the agent.
+    rto: Duration,
+}
+
+impl Endpoint {
+    fn open(cfg: SendConfig, proto: &'static dyn NetProtocol) -> Result<Self, NetError> {
+        let std_sock = unicast_socket(&cfg.sock)?;
+        let mut sock = mio::net::UdpSocket::from_std(std_sock);
+        let poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;
+        poll.registry()
+            .register(&mut sock, SOCK, Interest::READABLE | Interest::WRITABLE)
+            .map_err(|e| NetError::io("register socket", e))?;
+        let waker = Arc::new(
+            Waker::new(poll.registry(), WAKE).map_err(|e| NetError::io("create waker", e))?,
+        );
+        let security = match &cfg.keys {
+            None => 0,
+            Some(k) if k.encrypt => session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
+            Some(_) => session::SECURITY_AUTH,
+        };
+        // bap receivers ACK a full window at once, or on their ACK-delay timer when the window
+        // does not fill (a loss, the end of the data): a quarter of the sender's timeout.
+        // A retransmission timeout shorter than the time the pacer needs to let the datagrams
+        // in flight out would fire before they left: stretch it to twice that time.
+        let in_flight = proto.in_flight(cfg.window);
+        let rto = match cfg.rate_bps / 8 {
+            0 => cfg.rto,
+            rate => cfg.rto.max(Duration::from_nanos(
+                (2 * in_flight * cfg.datagram_size as u64).saturating_mul(1_000_000_000) / rate,
+            )),
+        };
+        Ok(Endpoint {
+            proto,
+            sock,
+            poll,
+            events: Events::with_capacity(64),
+            waker,
+            clock: Clock::new(),
+            node: cfg.node_id.unwrap_or_else(nonzero_random),
+            session: cfg.session.unwrap_or_else(nonzero_random),
+            group: cfg.sock.group,
+            wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
+            buf: vec![0u8; RECV_BUF],
+            security,
+            ack_delay_us: u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX),
+            ack_timeout_us: u32::try_from((rto / 4).as_micros()).unwrap_or(u32::MAX),
+            rto,
+            cfg,
+        })
+    }
+
+    /// An ANNOUNCE of this session.
+    fn announce(&self, phase: Phase, members: &[u32], params: &[u8]) -> Vec<u8> {
+        let raw = session::encode_members(members);
+        session_packet(
+            self.session,
+            self.node,
+            session::Message::Announce {
+                protocol: self.proto.family() as u8,
+                phase,
+                security: self.security,
+                ack_delay_us: self.ack_delay_us,
+                window: self.proto.announced_window(self.cfg.window),
+                ack_timeout_us: self.ack_timeout_us,
+                members: &raw,
+                params,
+            },
+        )
+    }
+
+    /// Sleep in `poll` for at most `wait`.
+    fn wait(&mut self, wait: Duration) -> Result<(), NetError> {
+        self.poll
+            .poll(&mut self.events, Some(wait))
+            .map_err(|e| NetError::io("poll", e))
+    }
+
+    /// The next datagram that opens (header, length of the plain datagram in `buf`, sender);
+    /// `None` once the socket has none left.
+    fn next(&mut self) -> Option<(Header, usize, SocketAddr)> {
+        loop {
+            let (n, from) = recv(&self.sock, &mut self.buf)?;
+            if let Some((h, len)) = self.wire.open(&mut self.buf[..n]) {
+                return Some((h, len, from));
+            }
+        }
+    }
+}

@@ -1,0 +1,494 @@
+//! Step 2: the transfer's event loop. Each turn: feed the agent from the source while it can
+//! take more, fire its timer, drain its events, evict the silent, re-announce what changed,
+//! drain its datagrams through the pacer in batches, sleep until the next deadline, read
+//! feedback and reports. Protocol differences come from the [`SenderSide`] the protocol
+//! started with.
+
+use super::gather::Member;
+use super::source::{spawn_producer, Chunk, SourceFile};
+use super::{settings, Endpoint, SendObserver, Source, SOCK};
+use crate::agents::{SenderSide, Start, Started};
+use crate::NetError;
+use rmcast_proto::pacing::Pacer;
+use rmcast_proto::{Agent, Dest, Event, NodeId, Time, Transmit};
+use rmcast_wire::session::{self, Phase, ReportState};
+use rmcast_wire::{Family, Header, Message, Packet};
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::mpsc::{Receiver as Chan, TryRecvError};
+use std::time::Duration;
+
+/// A running transfer: the endpoint, the members, the agent and everything the loop keeps
+/// between turns.
+pub(super) struct Transfer {
+    pub(super) ep: Endpoint,
+    pub(super) members: Vec<Member>,
+    ids: Vec<u32>,
+    pub(super) agent: Box<dyn Agent>,
+    pub(super) side: Box<dyn SenderSide>,
+    /// The running ANNOUNCE as it stands.
+    running: Vec<u8>,
+    producer: Chan<Chunk>,
+    pub(super) files: Vec<super::FileInfo>,
+    pub(super) total: Option<u64>,
+    pacer: Pacer,
+    pending: VecDeque<Transmit>,
+    /// Application bytes of each message handed to the agent, by sequence number.
+    seq_bytes: HashMap<u64, u64>,
+    next_seq: u64,
+    source_done: bool,
+    pub(super) acked: u64,
+    pub(super) completed_at: Option<Time>,
+    next_announce: Time,
+    blocked: bool,
+    pub(super) failed_msgs: u64,
+    pub(super) start: Time,
+    pub(super) transfer_end: Time,
+    /// The running ANNOUNCE's parameters changed (an eviction).
+    changed: bool,
+    pub(super) to_group: u64,
+    pub(super) to_nodes: u64,
+}
+
+impl Transfer {
+    /// Build the agent for the joined `members`, announce the running session and start the
+    /// producer.
+    pub(super) fn start(
+        ep: Endpoint,
+        members: Vec<Member>,
+        source: Source,
+        files: Vec<SourceFile>,
+        message_size: Option<usize>,
+        obs: &mut dyn SendObserver,
+    ) -> Result<Self, NetError> {
+        let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
+        let joined: Vec<_> = members.iter().map(|m| (m.node, m.region, m.addr)).collect();
+        let stream = match &source {
+            Source::Stdin(n) => n.as_str(),
+            Source::Files(_) => "",
+        };
+        let start = Start {
+            joined: &joined,
+            group: ep.group,
+            stream,
+        };
+        let s = settings(&ep.cfg, ep.node, ep.session, ep.rto);
+        let Started { agent, side } = ep.proto.start(&s, &start)?;
+        let sealing = ep.cfg.keys.as_ref().map_or(0, |_| 24);
+        let chunk = match message_size {
+            Some(c) => c,
+            None => ep
+                .cfg
+                .datagram_size
+                .checked_sub(ep.proto.data_overhead(ids.len()) + sealing)
+                .filter(|c| *c > 16)
+                .ok_or_else(|| {
+                    NetError::setup(format!(
+                        "--datagram-size {} leaves no room for data with {} receivers: raise it",
+                        ep.cfg.datagram_size,
+                        ids.len()
+                    ))
+                })?,
+        };
+        let running = ep.announce(Phase::Running, &ids, &side.params()?);
+        let infos: Vec<super::FileInfo> = files.iter().map(|f| f.1.clone()).collect();
+        let total: Option<u64> = match &source {
+            Source::Files(_) => Some(infos.iter().map(|i| i.size).sum()),
+            Source::Stdin(_) => None,
+        };
+        obs.started(&ids, total);
+        let producer = spawn_producer(source, files, chunk, ep.waker.clone());
+        let rate_bytes = ep.cfg.rate_bps / 8;
+        let burst = (rate_bytes / 500).max(2 * ep.cfg.datagram_size as u64);
+        let start = ep.clock.now();
+        Ok(Transfer {
+            ep,
+            members,
+            ids,
+            agent,
+            side,
+            running,
+            producer,
+            files: infos,
+            total,
+            pacer: Pacer::new(rate_bytes, burst),
+            pending: VecDeque::new(),
+            seq_bytes: HashMap::new(),
+            next_seq: 0,
+            source_done: false,
+            acked: 0,
+            completed_at: None,
+            next_announce: Time::ZERO,
+            blocked: false,
+            failed_msgs: 0,
+            start,
+            transfer_end: start,
+            changed: false,
+            to_group: 0,
+            to_nodes: 0,
+        })
+    }
+
+    /// Run the loop until the agent completed and every receiver reported (or
+    /// `--final-wait` ran out).
+    pub(super) fn run(&mut self, obs: &mut dyn SendObserver) -> Result<(), NetError> {
+        loop {
+            let now = self.ep.clock.now();
+            self.feed(now)?;
+            if self.agent.poll_timeout().is_some_and(|t| t <= now) {
+                self.agent.handle_timeout(now);
+            }
+            self.events(now, obs);
+            self.evict(now, obs);
+            if std::mem::take(&mut self.changed) {
+                self.reannounce(now)?;
+            }
+            // Late joiners are admitted only while the source lasts.
+            if (self.source_done || self.completed_at.is_some()) && self.side.close_joins() {
+                self.reannounce(now)?;
+            }
+            self.events(now, obs);
+            // Announce the running session (late packets, lost announces).
+            if now >= self.next_announce {
+                let _ = self
+                    .ep
+                    .wire
+                    .send(&self.ep.sock, self.ep.group, &self.running, false);
+                self.next_announce = now + Duration::from_millis(250);
+            }
+            let wake_at = self.transmit(now)?;
+            if self.done(now) {
+                return Ok(());
+            }
+            self.sleep(now, wake_at)?;
+            let now = self.ep.clock.now();
+            while let Some((h, len, from)) = self.ep.next() {
+                self.datagram(now, h, len, from, obs)?;
+            }
+        }
+    }
+
+    /// Rebuild the running ANNOUNCE and send it at once.
+    fn reannounce(&mut self, now: Time) -> Result<(), NetError> {
+        self.running = self
+            .ep
+            .announce(Phase::Running, &self.ids, &self.side.params()?);
+        self.next_announce = now;
+        Ok(())
+    }
+
+    /// Hand the agent new messages, only while the pacer could send one now, so the agent's
+    /// timers start when its datagrams actually leave.
+    fn feed(&mut self, now: Time) -> Result<(), NetError> {
+        while !self.source_done
+            && self.agent.can_send()
+            && self.pending.is_empty()
+            && self.pacer.ready_at(now, self.ep.cfg.datagram_size) <= now
+        {
+            match self.producer.try_recv() {
+                Ok(Chunk::Msg(m, data_bytes)) => match self.agent.send(now, m) {
+                    Ok(()) => {
+                        self.seq_bytes.insert(self.next_seq, data_bytes);
+                        self.next_seq += 1;
+                    }
+                    Err(e) => return Err(NetError::Failed(format!("the agent refused data: {e}"))),
+                },
+                Ok(Chunk::Err(e)) => {
+                    return Err(NetError::Failed(format!("{e}; the transfer was aborted")))
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.source_done = true;
+                    self.agent.close(now);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drain the agent's events: acknowledged messages, completion.
+    fn events(&mut self, now: Time, obs: &mut dyn SendObserver) {
+        while let Some(ev) = self.agent.poll_event() {
+            match ev {
+                Event::MessageDone { seq, failed, .. } => {
+                    if failed {
+                        self.failed_msgs += 1;
+                    }
+                    self.acked += self.seq_bytes.remove(&seq).unwrap_or(0);
+                    obs.acked(self.acked);
+                }
+                Event::Completed => {
+                    if self.completed_at.is_none() {
+                        self.completed_at = Some(now);
+                        self.transfer_end = now;
+                    }
+                }
+                Event::Delivered { .. } | Event::LossDetected { .. } => {}
+            }
+        }
+    }
+
+    /// Evict the receivers silent for `--evict-after`.
+    fn evict(&mut self, now: Time, obs: &mut dyn SendObserver) {
+        let evict_after = self.ep.cfg.evict_after;
+        for m in self.members.iter_mut() {
+            if m.evicted.is_none()
+                && m.final_state.is_none()
+                && now.saturating_since(m.last_heard) >= evict_after
+            {
+                let why = format!(
+                    "silent for {:.1}s (--evict-after {:.1}s)",
+                    now.saturating_since(m.last_heard).as_secs_f64(),
+                    evict_after.as_secs_f64()
+                );
+                tracing::warn!(node = m.node, "evicting receiver: {why}");
+                obs.evicted(m.node, &why);
+                self.agent.remove_receiver(now, NodeId(m.node));
+                m.evicted = Some(why);
+                self.changed |= self.side.evicted(m.node);
+            }
+        }
+    }
+
+    /// Where a transmit goes (`None`: to a node that is no member).
+    fn destination(&self, dest: Dest) -> Option<SocketAddr> {
+        match dest {
+            Dest::Group(_) => Some(self.ep.group),
+            Dest::Node(n) => self.members.iter().find(|m| m.node == n.0).map(|m| m.addr),
+        }
+    }
+
+    /// Send what the agent queued, paced: everything the pacer lets out now goes in batches
+    /// (one sendmmsg each on Linux), and the pacer is charged only for the datagrams the
+    /// socket took (or loss dropped). Returns when the pacer lets the next one out.
+    fn transmit(&mut self, now: Time) -> Result<Option<Time>, NetError> {
+        while let Some(t) = self.agent.poll_transmit() {
+            self.pending.push_back(t);
+        }
+        let mut wake_at: Option<Time> = None;
+        while !self.blocked && !self.pending.is_empty() {
+            let mut trial = self.pacer.clone();
+            // (destination or None for a departed node, bytes charged to the pacer)
+            let mut plan: Vec<(Option<SocketAddr>, usize)> = Vec::new();
+            let mut batched = 0usize;
+            for t in self.pending.iter() {
+                if batched == crate::socket::MAX_BATCH {
+                    break;
+                }
+                let len = t.payload.len() + self.ep.wire.overhead();
+                let to = self.destination(t.dest);
+                if to.is_some() {
+                    let at = trial.ready_at(now, len);
+                    if at > now {
+                        wake_at = Some(at);
+                        break;
+                    }
+                    trial.on_send(now, len);
+                    batched += 1;
+                }
+                plan.push((to, len));
+            }
+            self.send_batch(now, &plan)?;
+            if wake_at.is_some() || batched < crate::socket::MAX_BATCH {
+                break;
+            }
+        }
+        Ok(wake_at)
+    }
+
+    /// Send the leading pending transmits as `plan` says; drop what was consumed.
+    fn send_batch(
+        &mut self,
+        now: Time,
+        plan: &[(Option<SocketAddr>, usize)],
+    ) -> Result<(), NetError> {
+        let items: Vec<(SocketAddr, &[u8])> = plan
+            .iter()
+            .zip(self.pending.iter())
+            .filter_map(|((to, _), t)| to.map(|to| (to, &t.payload[..])))
+            .collect();
+        let (consumed, full) = match self.ep.wire.send_batch(&self.ep.sock, &items) {
+            Ok(x) => x,
+            Err(e) => {
+                let to = items.first().map_or(self.ep.group, |(to, _)| *to);
+                return Err(crate::error::classify("send to", to, e));
+            }
+        };
+        let mut done = 0usize;
+        for (to, len) in plan {
+            if to.is_some() {
+                if done == consumed {
+                    break;
+                }
+                done += 1;
+                self.pacer.on_send(now, *len);
+                if *to == Some(self.ep.group) {
+                    self.to_group += 1;
+                } else {
+                    self.to_nodes += 1;
+                }
+            }
+            self.pending.pop_front();
+        }
+        self.blocked = full;
+        Ok(())
+    }
+
+    /// Whether the transfer is over: the agent completed, nothing is queued, and every
+    /// receiver sent its final report or was evicted (or `--final-wait` ran out).
+    fn done(&self, now: Time) -> bool {
+        let Some(done) = self.completed_at else {
+            return false;
+        };
+        let all_final = self
+            .members
+            .iter()
+            .all(|m| m.evicted.is_some() || m.final_state.is_some());
+        self.pending.is_empty()
+            && (all_final || now.saturating_since(done) >= self.ep.cfg.final_wait)
+    }
+
+    /// Sleep until something happens: the agent's deadline, the pacer's, the announce timer;
+    /// the producer wakes the loop when it has more.
+    fn sleep(&mut self, now: Time, wake_at: Option<Time>) -> Result<(), NetError> {
+        let mut deadline = self.next_announce.min(now + Duration::from_millis(100));
+        if let Some(t) = self.agent.poll_timeout() {
+            deadline = deadline.min(t);
+        }
+        if let Some(t) = wake_at {
+            deadline = deadline.min(t);
+        }
+        if !self.source_done && self.agent.can_send() && self.pending.is_empty() {
+            deadline = deadline.min(self.pacer.ready_at(now, self.ep.cfg.datagram_size));
+        }
+        let mut wait = self.ep.clock.until(deadline);
+        if self.blocked {
+            wait = wait.min(Duration::from_millis(1));
+        }
+        self.ep.wait(wait)?;
+        for ev in self.ep.events.iter() {
+            if ev.token() == SOCK && ev.is_writable() {
+                self.blocked = false;
+            }
+        }
+        // Edge-triggered writability may have been missed; retry after the short wait.
+        self.blocked = false;
+        Ok(())
+    }
+
+    /// One datagram that arrived: a member's protocol packet goes to the agent, its session
+    /// packets update its record; a stranger may be a late joiner.
+    fn datagram(
+        &mut self,
+        now: Time,
+        h: Header,
+        len: usize,
+        from: SocketAddr,
+        obs: &mut dyn SendObserver,
+    ) -> Result<(), NetError> {
+        let Some(i) = self
+            .members
+            .iter()
+            .position(|m| m.node == h.source && m.addr == from)
+        else {
+            return self.stranger(now, h, len, from, obs);
+        };
+        let m = &mut self.members[i];
+        if m.evicted.is_some() {
+            return Ok(());
+        }
+        m.last_heard = now;
+        if h.family == Family::Session {
+            self.session_message(i, len, from, obs);
+            return Ok(());
+        }
+        if self.ep.wire.drop_rx() {
+            return Ok(());
+        }
+        self.agent
+            .handle_packet(now, NodeId(h.source), &self.ep.buf[..len]);
+        Ok(())
+    }
+
+    /// A member's session packet: a REPORT, or a JOIN repeated (answered with the running
+    /// ANNOUNCE).
+    fn session_message(
+        &mut self,
+        i: usize,
+        len: usize,
+        from: SocketAddr,
+        obs: &mut dyn SendObserver,
+    ) {
+        let m = &mut self.members[i];
+        match Packet::decode(&self.ep.buf[..len]) {
+            Ok(Packet {
+                message:
+                    Message::Session(session::Message::Report {
+                        state,
+                        reason,
+                        bytes,
+                        messages,
+                        repairs,
+                        duplicates,
+                        rejected,
+                    }),
+                header,
+            }) if header.session == self.ep.session => {
+                m.bytes = bytes;
+                m.messages = messages;
+                m.repairs = repairs;
+                m.duplicates = duplicates;
+                m.rejected = rejected;
+                if state != ReportState::Receiving {
+                    m.final_state = Some((state, reason));
+                }
+                obs.progress(m.node, bytes);
+            }
+            Ok(Packet {
+                message: Message::Session(session::Message::Join { .. }),
+                ..
+            }) => {
+                let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
+            }
+            _ => self.ep.wire.stats.rejected_malformed += 1,
+        }
+    }
+
+    /// A packet from no member at its address: a session packet gets the running ANNOUNCE
+    /// (a member that moved, or a late joiner, admitted if the protocol admits joiners now).
+    fn stranger(
+        &mut self,
+        now: Time,
+        h: Header,
+        len: usize,
+        from: SocketAddr,
+        obs: &mut dyn SendObserver,
+    ) -> Result<(), NetError> {
+        if h.family == Family::Session && h.session == self.ep.session {
+            if let Some(m) = self.members.iter_mut().find(|m| m.node == h.source) {
+                m.addr = from;
+            } else if self.side.admits_joiners()
+                && h.source != self.ep.node
+                && h.source != 0
+                && matches!(
+                    Packet::decode(&self.ep.buf[..len]),
+                    Ok(Packet {
+                        message: Message::Session(session::Message::Join { .. }),
+                        ..
+                    })
+                )
+            {
+                // Admit it; the agent adds it when its first status arrives and waits for it
+                // from there (no back-fill).
+                tracing::info!(node = h.source, %from, "late joiner admitted");
+                obs.joined(h.source, from);
+                self.members.push(Member::new(h.source, from, now, 0, true));
+                self.ids.push(h.source);
+                self.reannounce(now)?;
+            }
+            let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
+        }
+        self.ep.wire.stats.rejected_stranger += 1;
+        Ok(())
+    }
+}
