@@ -266,6 +266,15 @@ impl Receiving {
         let Some(j) = self.joined.as_mut() else {
             return;
         };
+        // Feedback first: an ACK or NAK waits for no disk write (writing and committing the
+        // last part of a file can take longer than the sender's retransmission timeout).
+        while let Some(t) = j.agent().and_then(|a| a.poll_transmit()) {
+            let Some(to) = j.route(t.dest, self.cfg.sock.group) else {
+                continue;
+            };
+            // A full socket buffer drops the feedback like a lossy network would.
+            let _ = self.wire.send(&self.usock, to, &t.payload, true);
+        }
         while let Some(ev) = j.agent().and_then(|a| a.poll_event()) {
             if let Event::Delivered { data, .. } = ev {
                 self.sink.handle(&data, obs);
@@ -274,13 +283,6 @@ impl Receiving {
                     self.next_report = Time::ZERO;
                 }
             }
-        }
-        while let Some(t) = j.agent().and_then(|a| a.poll_transmit()) {
-            let Some(to) = j.route(t.dest, self.cfg.sock.group) else {
-                continue;
-            };
-            // A full socket buffer drops the feedback like a lossy network would.
-            let _ = self.wire.send(&self.usock, to, &t.payload, true);
         }
         if j.admitted && now >= self.next_report {
             let (delivered, duplicates) = j.built.as_ref().map_or((0, 0), |b| {
