@@ -175,8 +175,43 @@ explain_fail = "it cannot: the data and the ACK frame alone take 12656 bit times
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("FAIL demo.bus.impossible"), "{text}");
     assert!(text.trim_end().ends_with(", 1 failed"), "{text}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("check: unexpected failure demo.bus.impossible"),
+        "{err}"
+    );
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(md.contains("the data and the ACK frame alone take 12656 bit times"));
+    // Pinned as an expected failure of quick mode, the same failure passes the check; a pin
+    // for full mode only does not cover it, and a pin naming no claim fails the check.
+    for (pins, code, says) in [
+        ("modes = [\"quick\"]", 0, "1 expected (of 1 pinned)"),
+        (
+            "modes = [\"full\"]",
+            1,
+            "unexpected failure demo.bus.impossible",
+        ),
+    ] {
+        let file = dir.join("pinned.toml");
+        std::fs::write(
+            &file,
+            format!("[[pin]]\nid = \"demo.bus.impossible\"\n{pins}\nreason = \"test\"\n"),
+        )
+        .unwrap();
+        let out = Command::cargo_bin("rmcast")
+            .unwrap()
+            .args(["repro", "demo", "--quick", "--check", "--quiet", "--claims"])
+            .arg(&claims_dir)
+            .arg("--pinned")
+            .arg(&file)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(code), "{pins}: {err}");
+        assert!(err.contains(says), "{pins}: {err}");
+    }
     // Without --check the same run exits 0.
     let out = Command::cargo_bin("rmcast")
         .unwrap()

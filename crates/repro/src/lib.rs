@@ -31,6 +31,7 @@
 
 pub mod claim;
 pub mod measure;
+pub mod pinned;
 pub mod plot;
 pub mod report;
 pub mod stats;
@@ -40,6 +41,7 @@ pub mod sweep;
 
 pub use claim::{ClaimResult, ClaimSpec, Predicate, Verdict};
 pub use measure::{Measure, Measures};
+pub use pinned::{Gate, Pins};
 pub use plot::{Axis, Plot, PlotSeries};
 pub use report::Report;
 pub use stats::Estimate;

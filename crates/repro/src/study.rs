@@ -236,6 +236,7 @@ pub fn run_study_with_claims(
                 unit: String::new(),
                 verdict: Verdict::Fail,
                 detail: e.to_string(),
+                evaluated: false,
             });
             report.error = Some(e.to_string());
             return report;
@@ -280,6 +281,7 @@ pub fn run_study_with_claims(
                     unit: String::new(),
                     verdict: Verdict::Fail,
                     detail: why.clone(),
+                    evaluated: false,
                 })
                 .collect();
             report.error = Some(e.to_string());

@@ -4,14 +4,17 @@
 
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rmcast_repro::{report::Report, run_study_with_claims, select, with_jobs, Progress, STUDIES};
+use rmcast_repro::{
+    report::Report, run_study_with_claims, select, with_jobs, Gate, Pins, Progress, STUDIES,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   rmcast repro                       run every study, report in rmcast-report/
-  rmcast repro --quick --check       reduced sweeps; exit 1 if any claim fails (CI)
+  rmcast repro --quick --check       reduced sweeps; exit 1 if a claim fails that is not
+                                     pinned as an expected failure (CI)
   rmcast repro demo --out /tmp/r     one study, report in /tmp/r
   rmcast repro --list                the registered studies
   rmcast repro --claims scenarios/repro   use the claims files on disk (edit without rebuilding)
@@ -19,8 +22,12 @@ use std::process::ExitCode;
 
 Writes DIR/report.md, DIR/index.html (plots inline), DIR/claims.csv, DIR/claims.json and one
 SVG per plot. The last line printed is `claims: N passed, M failed` (on stderr with --json).
-Exit status: 0 done (with --check: every claim passed), 1 a claim failed under --check,
-2 bad usage or an unwritable output directory.")]
+With --check, the expected failures are the claims pinned in scenarios/repro/pinned.toml
+(built in; --pinned FILE reads another), each with its reason: a failure outside that list,
+a claim that cannot be evaluated, or a pin naming no claim fails the check; a pinned claim
+that passes is listed so the list shrinks.
+Exit status: 0 done (with --check: every failure was pinned), 1 --check found an unpinned
+failure, 2 bad usage, a bad pinned list or an unwritable output directory.")]
 pub struct Args {
     /// Studies to run (default: all registered)
     #[arg(value_name = "STUDY")]
@@ -31,9 +38,12 @@ pub struct Args {
     /// Reduced sweeps (fewer points and runs), for CI; the report says so
     #[arg(long)]
     quick: bool,
-    /// Exit with status 1 if any claim failed
+    /// Exit with status 1 if a claim failed that is not pinned as an expected failure
     #[arg(long)]
     check: bool,
+    /// The expected failures for --check (default: the built-in scenarios/repro/pinned.toml)
+    #[arg(long, value_name = "FILE")]
+    pinned: Option<PathBuf>,
     /// Worker threads for the runs (default: all cores)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -71,6 +81,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let studies = select(&args.studies)?;
+    let pins = match &args.pinned {
+        Some(path) => Pins::parse(
+            &std::fs::read_to_string(path)
+                .with_context(|| format!("--pinned {}", path.display()))?,
+        ),
+        None => Pins::builtin(),
+    }?;
     let mut claim_files: Vec<String> = Vec::new();
     for s in &studies {
         let text = match &args.claims {
@@ -170,9 +187,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         println!("{summary}");
     }
-    Ok(if args.check && report.failed() > 0 {
-        ExitCode::from(1)
-    } else {
+    if !args.check {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let gate = pins.gate(&report);
+    print_gate(&gate, pins.len());
+    Ok(if gate.passed() {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     })
+}
+
+/// The --check verdict, on stderr (stdout may carry the JSON).
+fn print_gate(gate: &Gate, pinned: usize) {
+    for u in &gate.unexpected {
+        eprintln!("check: unexpected failure {}: {}", u.id, u.why);
+    }
+    for id in &gate.unknown {
+        eprintln!("check: pinned claim {id} is not a claim of its study (renamed or removed?)");
+    }
+    for id in &gate.now_passing {
+        eprintln!(
+            "check: pinned claim {id} passed in this run: remove its pin if it keeps passing"
+        );
+    }
+    eprintln!(
+        "check: {} unexpected failure{}, {} expected (of {pinned} pinned), {} pinned now passing{}",
+        gate.unexpected.len(),
+        if gate.unexpected.len() == 1 { "" } else { "s" },
+        gate.expected.len(),
+        gate.now_passing.len(),
+        if gate.unknown.is_empty() {
+            String::new()
+        } else {
+            format!(", {} unknown pins", gate.unknown.len())
+        }
+    );
 }

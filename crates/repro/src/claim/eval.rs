@@ -108,14 +108,21 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
         Some(Measure::Series { x_label, .. }) => x_label.clone(),
         _ => String::new(),
     };
-    let (verdict, x, measured, detail) = match eval_inner(spec, measures) {
+    let (verdict, x, measured, detail, evaluated) = match eval_inner(spec, measures) {
         Ok(o) => (
             if o.pass { Verdict::Pass } else { Verdict::Fail },
             o.x,
             o.measured,
             o.detail,
+            true,
         ),
-        Err(Failure(why)) => (Verdict::Fail, None, None, format!("cannot evaluate: {why}")),
+        Err(Failure(why)) => (
+            Verdict::Fail,
+            None,
+            None,
+            format!("cannot evaluate: {why}"),
+            false,
+        ),
     };
     ClaimResult {
         spec: spec.clone(),
@@ -125,6 +132,7 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
         unit,
         verdict,
         detail,
+        evaluated,
     }
 }
 

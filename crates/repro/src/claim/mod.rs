@@ -301,6 +301,10 @@ pub struct ClaimResult {
     pub verdict: Verdict,
     /// How the verdict was reached, in numbers.
     pub detail: String,
+    /// False when the claim could not be evaluated at all (a measure missing, no points, a
+    /// study that did not run): such a claim fails, and no pinned reason may excuse it.
+    #[serde(skip)]
+    pub evaluated: bool,
 }
 
 impl ClaimResult {

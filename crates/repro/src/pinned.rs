@@ -1,0 +1,339 @@
+//! Expected failures: the claims rmcast is known not to reproduce, pinned by id with the
+//! reason, so that `rmcast repro --check` (and CI) fails on every *other* failure.
+//!
+//! The list lives in `scenarios/repro/pinned.toml` (built into the binary; `--pinned FILE`
+//! reads another):
+//!
+//! ```toml
+//! [[pin]]
+//! id = "lms.fig5_5.mean_decreases"
+//! modes = ["quick", "full"]        # the modes in which it is known to fail (default: both)
+//! reason = "static repliers: ..."  # why, in one or two sentences
+//! ```
+//!
+//! The gate ([`Pins::gate`]) sorts a report's claims:
+//!
+//! * a failed claim that is not pinned for the report's mode is **unexpected** (the gate fails);
+//! * a claim that could not be evaluated (a missing measure, no points, a study that did not
+//!   run) is unexpected even when pinned — a missing measure is never a known result;
+//! * a pinned claim that passed is listed as **now passing**, so the list shrinks (the gate
+//!   does not fail on it: some claims sit close to their bound and flip with the seeds);
+//! * a pinned id that names no claim of a study that ran is **unknown** (the gate fails: a
+//!   renamed claim must not leave a stale pin behind).
+
+use crate::report::Report;
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The built-in list (`scenarios/repro/pinned.toml`).
+pub const BUILTIN: &str = include_str!("../../../scenarios/repro/pinned.toml");
+
+/// A pinned-list file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    /// Not TOML of the expected shape.
+    #[error("pinned claims: {0}")]
+    Toml(#[from] toml::de::Error),
+    /// One id pinned twice.
+    #[error("pinned claims: `{0}` is pinned twice")]
+    Duplicate(String),
+    /// A pin without a reason, or for no mode.
+    #[error("pinned claims: `{0}` needs a non-empty reason and at least one mode")]
+    Incomplete(String),
+}
+
+/// A run mode of `rmcast repro`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// `--quick`: reduced sweeps.
+    Quick,
+    /// The full sweeps.
+    Full,
+}
+
+fn both() -> Vec<Mode> {
+    vec![Mode::Quick, Mode::Full]
+}
+
+/// One expected failure.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pin {
+    /// The claim's id.
+    pub id: String,
+    /// The modes in which it is known to fail.
+    #[serde(default = "both")]
+    pub modes: Vec<Mode>,
+    /// Why rmcast does not reproduce it.
+    pub reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinFile {
+    #[serde(default)]
+    pin: Vec<Pin>,
+}
+
+/// The pinned list, by claim id.
+#[derive(Debug, Clone, Default)]
+pub struct Pins {
+    pins: BTreeMap<String, Pin>,
+}
+
+/// A claim the gate does not accept, with why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unexpected {
+    /// The claim's id.
+    pub id: String,
+    /// The verdict's detail, and why the pin (if any) does not cover it.
+    pub why: String,
+}
+
+/// The gate's verdict on one report.
+#[derive(Debug, Clone, Default)]
+pub struct Gate {
+    /// Failed claims no pin covers, and claims that could not be evaluated.
+    pub unexpected: Vec<Unexpected>,
+    /// Failed claims pinned for this mode: (id, the pin's reason).
+    pub expected: Vec<(String, String)>,
+    /// Pinned claims that passed in this run.
+    pub now_passing: Vec<String>,
+    /// Pinned ids naming no claim of the studies that ran.
+    pub unknown: Vec<String>,
+}
+
+impl Gate {
+    /// True when every failure was expected and every pin names a claim.
+    pub fn passed(&self) -> bool {
+        self.unexpected.is_empty() && self.unknown.is_empty()
+    }
+}
+
+impl Pins {
+    /// Parse a pinned-list file.
+    pub fn parse(text: &str) -> Result<Pins, PinError> {
+        let file: PinFile = toml::from_str(text)?;
+        let mut pins = BTreeMap::new();
+        for p in file.pin {
+            if p.reason.trim().is_empty() || p.modes.is_empty() {
+                return Err(PinError::Incomplete(p.id));
+            }
+            if pins.contains_key(&p.id) {
+                return Err(PinError::Duplicate(p.id));
+            }
+            pins.insert(p.id.clone(), p);
+        }
+        Ok(Pins { pins })
+    }
+
+    /// The built-in list.
+    pub fn builtin() -> Result<Pins, PinError> {
+        Pins::parse(BUILTIN)
+    }
+
+    /// The pin of `id`, if any.
+    pub fn get(&self, id: &str) -> Option<&Pin> {
+        self.pins.get(id)
+    }
+
+    /// Number of pins.
+    pub fn len(&self) -> usize {
+        self.pins.len()
+    }
+
+    /// True when nothing is pinned.
+    pub fn is_empty(&self) -> bool {
+        self.pins.is_empty()
+    }
+
+    /// Sort `report`'s claims into unexpected, expected and now-passing (see the module).
+    pub fn gate(&self, report: &Report) -> Gate {
+        let mode = if report.quick {
+            Mode::Quick
+        } else {
+            Mode::Full
+        };
+        let mut gate = Gate::default();
+        let mut seen = BTreeSet::new();
+        for study in &report.studies {
+            for c in &study.claims {
+                let id = c.spec.id.as_str();
+                seen.insert(id);
+                let pin = self.pins.get(id).filter(|p| p.modes.contains(&mode));
+                match (c.passed(), pin) {
+                    (true, Some(_)) => gate.now_passing.push(id.to_string()),
+                    (true, None) => {}
+                    (false, _) if !c.evaluated => gate.unexpected.push(Unexpected {
+                        id: id.to_string(),
+                        why: format!(
+                            "{} (not evaluated: no pin covers a claim that cannot be evaluated)",
+                            c.detail
+                        ),
+                    }),
+                    (false, Some(p)) => gate.expected.push((id.to_string(), p.reason.clone())),
+                    (false, None) => gate.unexpected.push(Unexpected {
+                        id: id.to_string(),
+                        why: c.detail.clone(),
+                    }),
+                }
+            }
+        }
+        // A pin of a study that did not run this time is not checked; one of a study that
+        // ran must name one of its claims.
+        let ran: BTreeSet<&str> = report.studies.iter().map(|s| s.name.as_str()).collect();
+        for id in self.pins.keys() {
+            let study = id.split('.').next().unwrap_or("");
+            if ran.contains(study) && !seen.contains(id.as_str()) {
+                gate.unknown.push(id.clone());
+            }
+        }
+        gate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{ClaimResult, ClaimSpec, Operand, Predicate, Verdict};
+    use crate::study::{Setup, StudyReport};
+
+    fn claim(id: &str, pass: bool, evaluated: bool) -> ClaimResult {
+        ClaimResult {
+            spec: ClaimSpec {
+                id: id.into(),
+                source: "test".into(),
+                statement: String::new(),
+                paper_value: None,
+                scenario: String::new(),
+                measure: None,
+                predicate: Predicate::AtLeast {
+                    of: Operand::Value(0.0),
+                    strict: false,
+                    at: None,
+                },
+                explain_fail: None,
+            },
+            x: None,
+            x_label: String::new(),
+            measured: None,
+            unit: String::new(),
+            verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+            detail: "detail".into(),
+            evaluated,
+        }
+    }
+
+    fn report(quick: bool, claims: Vec<ClaimResult>) -> Report {
+        Report {
+            quick,
+            studies: vec![StudyReport {
+                name: "s".into(),
+                title: String::new(),
+                source: String::new(),
+                setup: Setup::default(),
+                claims,
+                plots: Vec::new(),
+                notes: Vec::new(),
+                error: None,
+            }],
+        }
+    }
+
+    const PINS: &str = r#"
+        [[pin]]
+        id = "s.known"
+        reason = "known"
+        [[pin]]
+        id = "s.quick_only"
+        modes = ["quick"]
+        reason = "few runs"
+        [[pin]]
+        id = "s.fixed"
+        reason = "was broken"
+        [[pin]]
+        id = "other.x"
+        reason = "a study that did not run"
+    "#;
+
+    #[test]
+    fn unpinned_failures_and_unevaluated_claims_fail_the_gate() {
+        let pins = Pins::parse(PINS).unwrap();
+        let claims = vec![
+            claim("s.known", false, true),
+            claim("s.quick_only", false, true),
+            claim("s.fixed", true, true),
+            claim("s.new", false, true),
+            claim("s.fine", true, true),
+        ];
+        let g = pins.gate(&report(true, claims.clone()));
+        assert_eq!(
+            g.expected.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+            ["s.known", "s.quick_only"]
+        );
+        assert_eq!(g.now_passing, ["s.fixed"]);
+        assert_eq!(g.unexpected.len(), 1);
+        assert_eq!(g.unexpected[0].id, "s.new");
+        assert!(
+            g.unknown.is_empty(),
+            "pins of studies that did not run are not checked"
+        );
+        assert!(!g.passed());
+        // In full mode the quick-only pin does not cover its claim.
+        let g = pins.gate(&report(false, claims));
+        assert_eq!(g.unexpected.len(), 2);
+        assert_eq!(g.unexpected[0].id, "s.quick_only");
+        // A pinned claim that could not be evaluated is never an expected failure.
+        let g = pins.gate(&report(true, vec![claim("s.known", false, false)]));
+        assert_eq!(g.unexpected.len(), 1);
+        assert!(g.unexpected[0].why.contains("not evaluated"));
+        // Only expected failures: the gate passes; a pin naming no claim of `s` fails it.
+        let g = pins.gate(&report(
+            true,
+            vec![
+                claim("s.known", false, true),
+                claim("s.quick_only", false, true),
+                claim("s.fixed", true, true),
+            ],
+        ));
+        assert!(g.passed(), "{g:?}");
+        let g = pins.gate(&report(true, vec![claim("s.known", false, true)]));
+        assert_eq!(g.unknown, ["s.fixed", "s.quick_only"]);
+        assert!(!g.passed());
+    }
+
+    #[test]
+    fn bad_lists_are_refused() {
+        let dup = "[[pin]]\nid = \"a\"\nreason = \"r\"\n[[pin]]\nid = \"a\"\nreason = \"r\"\n";
+        assert!(matches!(Pins::parse(dup), Err(PinError::Duplicate(_))));
+        let empty = "[[pin]]\nid = \"a\"\nreason = \" \"\n";
+        assert!(matches!(Pins::parse(empty), Err(PinError::Incomplete(_))));
+        let no_mode = "[[pin]]\nid = \"a\"\nreason = \"r\"\nmodes = []\n";
+        assert!(matches!(Pins::parse(no_mode), Err(PinError::Incomplete(_))));
+        let typo = "[[pin]]\nid = \"a\"\nreasn = \"r\"\n";
+        assert!(matches!(Pins::parse(typo), Err(PinError::Toml(_))));
+        let mode = "[[pin]]\nid = \"a\"\nreason = \"r\"\nmodes = [\"fast\"]\n";
+        assert!(matches!(Pins::parse(mode), Err(PinError::Toml(_))));
+    }
+
+    #[test]
+    fn the_builtin_list_parses_and_names_claims_of_registered_studies() {
+        let pins = Pins::builtin().unwrap();
+        assert!(!pins.is_empty());
+        let studies: Vec<&str> = crate::STUDIES.iter().map(|s| s.name()).collect();
+        for id in pins.pins.keys() {
+            let study = id.split('.').next().unwrap_or("");
+            assert!(studies.contains(&study), "{id}: no study `{study}`");
+            let claims = crate::STUDIES
+                .iter()
+                .find(|s| s.name() == study)
+                .map(|s| s.claims_toml())
+                .unwrap_or("");
+            assert!(
+                claims.contains(&format!("\"{id}\"")),
+                "{id}: not a claim id in {study}'s claims.toml"
+            );
+        }
+    }
+}
