@@ -9,7 +9,9 @@
 # Environment: RECEIVERS (default "20 50 100"), SEEDS (runs per tool and size, default 2),
 # REF_SEEDS (extra rmcast runs for the rmcast reference distribution, default 100),
 # NS2_TIMEOUT (seconds per ns-2 run, default 600; a size whose ns-2 run times out ends the
-# ns-2 side), GRAPH_SEED (rmcast flat_random seed, default 3), OUT (work dir).
+# ns-2 side), GRAPH_SEED (rmcast flat_random seed, default 3), OUT (work dir), MCAST (ns-2's
+# multicast routing: CtrMcast, centralized source trees, the default; DM, dense mode, whose
+# flooding and pruning cost ns-2 most of its wall time).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -18,6 +20,7 @@ SEEDS=${SEEDS:-2}
 REF_SEEDS=${REF_SEEDS:-100}
 NS2_TIMEOUT=${NS2_TIMEOUT:-600}
 GRAPH_SEED=${GRAPH_SEED:-3}
+MCAST=${MCAST:-CtrMcast}
 OUT=${OUT:-$(mktemp -d /tmp/rmcast-ns2.XXXXXX)}
 DROP_SEQ=30        # 0-based ns-2 seqno of the dropped message: the 31st, sent at t = 3.0 s
 DROP_K=31          # rmcast drop_nth: the 31st original data packet crossing the link
@@ -109,7 +112,7 @@ for r in $RECEIVERS; do
         if [ "$ns2_ok" = 1 ]; then
             log "ns-2: $r receivers, seed $s (timeout ${NS2_TIMEOUT}s)"
             t0=$(now)
-            if timeout "$NS2_TIMEOUT" "$NS" "$HERE/srm.tcl" "$g" "$OUT/ns-r$r-s$s.tr" "$src" "$peer" "$DROP_SEQ" "$STOP_S" "$s" > "$OUT/ns-r$r-s$s.log" 2>&1; then
+            if timeout "$NS2_TIMEOUT" "$NS" "$HERE/srm.tcl" "$g" "$OUT/ns-r$r-s$s.tr" "$src" "$peer" "$DROP_SEQ" "$STOP_S" "$s" "$MCAST" > "$OUT/ns-r$r-s$s.log" 2>&1; then
                 t1=$(now)
                 echo "$t0 $t1" > "$OUT/ns-r$r-s$s.time"
                 python3 "$HERE/analyze.py" ns2 "$g" "$OUT/ns-r$r-s$s.tr" "$DROP_SEQ" > "$OUT/ns-r$r-s$s.json"
@@ -129,7 +132,7 @@ for r in $RECEIVERS; do
     python3 "$HERE/analyze.py" rmcast "$g" "$OUT/ref-r$r" 3.0 > "$OUT/ref-r$r.json"
 done
 
-python3 - "$OUT" "$SEEDS" "$REF_SEEDS" "$NS_VERSION" "$RMCAST" "$RECEIVERS" "$HERE/compare.sh" <<'PY'
+MCAST="$MCAST" python3 - "$OUT" "$SEEDS" "$REF_SEEDS" "$NS_VERSION" "$RMCAST" "$RECEIVERS" "$HERE/compare.sh" <<'PY'
 import json, os, platform, subprocess, sys
 out, seeds, ref_seeds, nsv, rmcast, recvs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6].split()
 
@@ -146,10 +149,19 @@ def mean(xs):
     xs = [x for x in xs if x is not None]
     return round(sum(xs) / len(xs), 4) if xs else None
 
+def sd(xs):
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2:
+        return None
+    m = sum(xs) / len(xs)
+    return round((sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5, 4)
+
 def agg(runs):
     return {
         "runs": len(runs),
         "norm_latency_mean": mean([r["norm_latency_mean"] for r in runs]),
+        "norm_latency_sd": sd([r["norm_latency_mean"] for r in runs]),
+        "requests_per_drop_sd": sd([r["requests_per_drop"] for r in runs]),
         "norm_latency_max_mean": mean([r["norm_latency_max"] for r in runs]),
         "requests_per_drop_mean": mean([r["requests_per_drop"] for r in runs]),
         "repairs_per_drop_mean": mean([r["repairs_per_drop"] for r in runs]),
@@ -167,7 +179,7 @@ except OSError:
 res = {
     "scenario": "seed 003 SRM: rmcast flat_random n=100 p=0.1 (graph seed 3), 1.5 Mb/s, host links 1 ms, "
                 "10 pkt/s x 1024 B for 6 s, one original data packet (the 31st, t=3.0 s) dropped on the source's link, "
-                "SRM C1=2 C2=2 D1=1 D2=1, ns-2 multicast routing DM",
+                "SRM C1=2 C2=2 D1=1 D2=1, ns-2 multicast routing " + os.environ.get("MCAST", "CtrMcast"),
     "machine": {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release()},
     "ns2_version": nsv,
     "rmcast_version": subprocess.run([rmcast, "--version"], capture_output=True, text=True).stdout.strip(),

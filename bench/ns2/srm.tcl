@@ -9,11 +9,16 @@
 # t=0, and SRMErrorModel on the link DROP_FROM->DROP_TO dropping the one original data packet
 # with sequence number DROP_SEQ (0-based; 30 = the 31st, sent at t=3.0 s). DROP_FROM=-1: no
 # loss. Every SRM event (Q DETECT, Q SENDNACK, P SENDREP, Q REPAIR, ...) goes to TRACE.
-if {[llength $argv] != 7} {
-    puts stderr "usage: ns srm.tcl EDGES TRACE DROP_FROM DROP_TO DROP_SEQ STOP_S RNG_SEED"
+if {[llength $argv] < 7 || [llength $argv] > 8} {
+    puts stderr "usage: ns srm.tcl EDGES TRACE DROP_FROM DROP_TO DROP_SEQ STOP_S RNG_SEED \[CtrMcast|DM\]"
     exit 2
 }
-lassign $argv edges tracefile dfrom dto dseq stop rseed
+lassign $argv edges tracefile dfrom dto dseq stop rseed mproto
+if {$mproto eq ""} { set mproto CtrMcast }
+if {$mproto ne "CtrMcast" && $mproto ne "DM"} {
+    puts stderr "srm.tcl: multicast routing must be CtrMcast or DM, not $mproto"
+    exit 2
+}
 
 global defaultRNG
 $defaultRNG seed $rseed
@@ -48,9 +53,14 @@ foreach l $links {
     $ns queue-limit $n($b) $n($a) 1000
 }
 
-set mproto DM
 set mrthandle [$ns mrtproto $mproto {}]
 set group [Node allocaddr]
+# CtrMcast computes the trees centrally (no flooding or pruning to simulate); switched to
+# source trees at once, so packets follow the shortest paths from the source as rmcast's do
+# (ns-2 2.35 dies with a floating-point exception when the switch comes at 0.001 s).
+if {$mproto eq "CtrMcast"} {
+    $ns at 0.0 "$mrthandle switch-treetype $group"
+}
 
 if {$dfrom >= 0} {
     set em [new SRMErrorModel]
