@@ -31,6 +31,10 @@ pub struct DriverStats {
     /// Batches of protocol datagrams handed to the socket (one `sendmmsg` each on Linux);
     /// `datagrams_sent` over this is the mean batch size.
     pub send_batches: u64,
+    /// Datagrams received larger than one frame of our link carries: the IP layer fragmented
+    /// and reassembled them, and one lost frame would have lost each (the sender passed
+    /// `--allow-fragmentation`, or its link has a larger MTU than ours).
+    pub reassembled: u64,
 }
 
 impl DriverStats {

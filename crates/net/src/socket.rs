@@ -141,6 +141,143 @@ pub fn resolve_interface(spec: &str) -> Result<Iface, NetError> {
     Ok(Iface { index, v4 })
 }
 
+/// The link a group's datagrams use, as far as their size is concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// Interface name (`eth0`); empty when the link could not be found.
+    pub name: String,
+    /// The interface's MTU: the largest IP packet one frame carries.
+    pub mtu: u32,
+    /// An Ethernet link (`ARPHRD_ETHER`: NICs, veth, bridges, VLANs, bonds). Its MTU is the
+    /// frame size on the wire, jumbo frames included. Other links (loopback with its 65,536,
+    /// tunnels) say nothing about the Ethernet segments behind them.
+    pub ethernet: bool,
+}
+
+/// The MTU of standard Ethernet.
+pub const ETHERNET_MTU: u32 = 1500;
+/// IPv4 and IPv6 header sizes without options or extension headers, and UDP's.
+const IPV4_HEADER: usize = 20;
+const IPV6_HEADER: usize = 40;
+const UDP_HEADER: usize = 8;
+
+impl Link {
+    /// What is assumed when the link cannot be found: standard Ethernet.
+    pub fn assumed() -> Link {
+        Link {
+            name: String::new(),
+            mtu: ETHERNET_MTU,
+            ethernet: true,
+        }
+    }
+
+    /// The largest UDP payload one frame of this link carries (no IP fragmentation).
+    pub fn max_payload(&self, v6: bool) -> usize {
+        payload_of(self.mtu as usize, v6)
+    }
+
+    /// The default datagram size: one frame's UDP payload on an Ethernet link (jumbo frames
+    /// included), and on any other link (loopback, tunnels) at most standard Ethernet's, so a
+    /// transfer tried on loopback behaves as it will on a LAN.
+    pub fn default_payload(&self, v6: bool) -> usize {
+        let mtu = if self.ethernet {
+            self.mtu
+        } else {
+            self.mtu.min(ETHERNET_MTU)
+        };
+        payload_of(mtu as usize, v6)
+    }
+}
+
+fn payload_of(mtu: usize, v6: bool) -> usize {
+    let ip = if v6 { IPV6_HEADER } else { IPV4_HEADER };
+    mtu.saturating_sub(ip + UDP_HEADER)
+        .min(rmcast_wire::MAX_DATAGRAM)
+}
+
+/// The link of `name` from `/sys/class/net` (Linux); `None` where that cannot be read.
+fn link_named(name: &str) -> Option<Link> {
+    let read = |what: &str| -> Option<u32> {
+        std::fs::read_to_string(format!("/sys/class/net/{name}/{what}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(Link {
+        name: name.to_string(),
+        mtu: read("mtu")?,
+        // ARPHRD_ETHER = 1 (if_arp.h).
+        ethernet: read("type")? == 1,
+    })
+}
+
+/// The interface whose address is `ip`.
+fn name_of_addr(ip: IpAddr) -> Option<String> {
+    if_addrs()
+        .into_iter()
+        .find(|(_, _, a)| *a == ip)
+        .map(|(n, _, _)| n)
+}
+
+/// The link the group's datagrams use: `--interface` when given, else the one the routing
+/// table picks for the group (a UDP socket connected to it tells its source address). `None`
+/// when neither can be found (no route yet; `/sys` unreadable).
+pub fn group_link(o: &SocketOpts) -> Option<Link> {
+    let name = match &o.interface {
+        Some(spec) => match spec.parse::<IpAddr>() {
+            Ok(ip) => name_of_addr(ip)?,
+            Err(_) => spec.clone(),
+        },
+        None => {
+            let bind: SocketAddr = if o.group.is_ipv6() {
+                SocketAddrV6::new(Ipv6Addr::UNSPECIFIED, 0, 0, 0).into()
+            } else {
+                SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0).into()
+            };
+            let s = UdpSocket::bind(bind).ok()?;
+            s.connect(o.group).ok()?;
+            name_of_addr(s.local_addr().ok()?.ip())?
+        }
+    };
+    link_named(&name)
+}
+
+/// The datagram size to use on `link` for a group of family `v6`: `requested`
+/// (`--datagram-size`) or the link's default. A requested size above what one frame carries
+/// is refused unless `allow_fragmentation`: the IP layer would split every datagram into
+/// fragments, and one lost frame loses the whole datagram.
+pub fn datagram_size(
+    link: &Link,
+    v6: bool,
+    requested: Option<usize>,
+    allow_fragmentation: bool,
+) -> Result<usize, NetError> {
+    let max = link.max_payload(v6);
+    match requested {
+        None => Ok(link.default_payload(v6)),
+        Some(n) if n <= max || allow_fragmentation => Ok(n),
+        Some(n) => {
+            // A fragment carries a multiple of 8 bytes (IPv6 adds an 8-byte fragment header).
+            let ip = if v6 { IPV6_HEADER + 8 } else { IPV4_HEADER };
+            let per = ((link.mtu as usize).saturating_sub(ip) / 8 * 8).max(8);
+            let frames = (n + UDP_HEADER).div_ceil(per);
+            Err(NetError::setup(format!(
+                "--datagram-size {n} does not fit one frame of {} (MTU {}: at most {max} bytes \
+                 of UDP payload); the IP layer would split each datagram into about {frames} \
+                 fragments and one lost frame loses it: use {max} or less, or pass \
+                 --allow-fragmentation",
+                if link.name.is_empty() {
+                    "the link"
+                } else {
+                    &link.name
+                },
+                link.mtu
+            )))
+        }
+    }
+}
+
 fn new_socket(v6: bool) -> Result<Socket, NetError> {
     let domain = if v6 { Domain::IPV6 } else { Domain::IPV4 };
     Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))
@@ -461,6 +598,61 @@ mod tests {
             assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
         });
         t.join().unwrap();
+    }
+
+    #[test]
+    fn the_datagram_size_follows_the_link_and_refuses_fragmentation() {
+        let eth = |mtu| Link {
+            name: "eth0".into(),
+            mtu,
+            ethernet: true,
+        };
+        let lo = Link {
+            name: "lo".into(),
+            mtu: 65_536,
+            ethernet: false,
+        };
+        assert_eq!(datagram_size(&eth(1500), false, None, false).unwrap(), 1472);
+        assert_eq!(datagram_size(&eth(1500), true, None, false).unwrap(), 1452);
+        assert_eq!(datagram_size(&eth(9000), false, None, false).unwrap(), 8972);
+        // Loopback's 65,536 does not make 65k the default: links other than Ethernet count
+        // as 1500-byte Ethernet, so loopback runs what a LAN runs.
+        assert_eq!(datagram_size(&lo, false, None, false).unwrap(), 1472);
+        // ... but nothing fragments there, so a large size is not refused.
+        assert_eq!(
+            datagram_size(&lo, false, Some(60_000), false).unwrap(),
+            60_000
+        );
+        assert_eq!(
+            datagram_size(&eth(1500), false, Some(1472), false).unwrap(),
+            1472
+        );
+        let e = datagram_size(&eth(1500), false, Some(60_000), false)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n'), "one line: {e}");
+        assert!(
+            e.contains("--allow-fragmentation") && e.contains("1472"),
+            "{e}"
+        );
+        assert!(e.contains("about 41 fragments"), "{e}");
+        assert!(datagram_size(&eth(1500), true, Some(1453), false).is_err());
+        assert_eq!(
+            datagram_size(&eth(1500), false, Some(60_000), true).unwrap(),
+            60_000
+        );
+    }
+
+    #[test]
+    fn loopback_is_found_by_name_and_by_address() {
+        let mut o = SocketOpts::new("239.255.78.9:47169".parse().unwrap());
+        o.interface = Some("lo".into());
+        let by_name = group_link(&o).expect("lo in /sys/class/net");
+        assert!(!by_name.ethernet && by_name.mtu >= 1500, "{by_name:?}");
+        o.interface = Some("127.0.0.1".into());
+        assert_eq!(group_link(&o), Some(by_name));
+        o.interface = Some("no-such-if0".into());
+        assert_eq!(group_link(&o), None);
     }
 
     #[test]
