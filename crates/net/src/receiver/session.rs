@@ -8,8 +8,8 @@ use super::writer::Writer;
 use super::{interrupt, reason_text, Output, RecvConfig, RecvObserver, RecvReport};
 use crate::agents::{self, Announced, Me, Received, ReceiverSide};
 use crate::clock::Clock;
-use crate::endpoint::{nonzero_random, recv, session_packet, Wire, RECV_BUF};
-use crate::socket::{self, check_group, group_socket, unicast_socket};
+use crate::endpoint::{nonzero_random, session_packet, Wire};
+use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -139,6 +139,8 @@ pub(super) struct Receiving {
     end: Option<End>,
     /// The largest datagram one frame of our link carries; larger ones were reassembled.
     max_payload: usize,
+    /// The kernel's drop counter of the group, unicast and local socket.
+    drops: [u64; 3],
 }
 
 impl Receiving {
@@ -201,13 +203,14 @@ impl Receiving {
             warned_sealed: false,
             end: None,
             max_payload,
+            drops: [0; 3],
             cfg,
         })
     }
 
     /// Run until the session ends (END, a silent sender, no session, a signal).
     pub(super) fn run(&mut self, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
-        let mut buf = vec![0u8; RECV_BUF];
+        let mut batch = RecvBatch::new();
         while self.end.is_none() {
             let now = self.clock.now();
             if let Some(end) = self.timers(now) {
@@ -220,7 +223,7 @@ impl Receiving {
             }
             self.drive(now, obs);
             self.sleep(now)?;
-            self.read(&mut buf, obs)?;
+            self.read(&mut batch, obs)?;
             self.join_local()?;
         }
         // What the writer did since the last turn (the last file's verdict) reaches `obs`.
@@ -360,9 +363,10 @@ impl Receiving {
 
     /// Read every ready datagram from the group, unicast and local sockets, until the session
     /// ends.
-    fn read(&mut self, buf: &mut [u8], obs: &mut dyn RecvObserver) -> Result<(), NetError> {
+    fn read(&mut self, batch: &mut RecvBatch, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
         let now = self.clock.now();
         for k in 0..3 {
+            batch.clear();
             loop {
                 let sock = match k {
                     0 => &self.gsock,
@@ -372,9 +376,10 @@ impl Receiving {
                         None => break,
                     },
                 };
-                let Some((n, from)) = recv(sock, buf) else {
+                let Some((buf, from)) = batch.next(sock) else {
                     break;
                 };
+                let n = buf.len();
                 if n > self.max_payload {
                     if self.wire.stats.reassembled == 0 {
                         tracing::warn!(
@@ -400,10 +405,15 @@ impl Receiving {
                 }
                 self.protocol_packet(now, h, pkt, from);
             }
+            if let Some(d) = batch.take_drops() {
+                self.drops[k] = self.drops[k].max(u64::from(d));
+            }
             if self.end.is_some() {
                 break;
             }
         }
+        self.wire.stats.kernel_drops = self.drops.iter().sum();
+        self.wire.stats.recv_batches = batch.calls;
         Ok(())
     }
 

@@ -14,10 +14,10 @@ mod transfer;
 
 use crate::agents::{self, DspOpts, NetProtocol, PrmpOpts, SenderSettings};
 use crate::clock::Clock;
-use crate::endpoint::{nonzero_random, recv, session_packet, DriverStats, Wire, RECV_BUF};
+use crate::endpoint::{nonzero_random, session_packet, DriverStats, Wire, RECV_BUF};
 use crate::loss::LossConfig;
 use crate::secure::Keys;
-use crate::socket::{self, check_group, unicast_socket, SocketOpts};
+use crate::socket::{self, check_group, unicast_socket, RecvBatch, SocketOpts};
 use crate::NetError;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_wire::session::{self, Phase};
@@ -384,6 +384,8 @@ struct Endpoint {
     group: SocketAddr,
     wire: Wire,
     buf: Vec<u8>,
+    /// Feedback is read in batches (`recvmmsg`).
+    batch: RecvBatch,
     security: u8,
     ack_delay_us: u32,
     ack_timeout_us: u32,
@@ -435,6 +437,7 @@ impl Endpoint {
             group: cfg.sock.group,
             wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
             buf: vec![0u8; RECV_BUF],
+            batch: RecvBatch::new(),
             security,
             ack_delay_us: u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX),
             ack_timeout_us: u32::try_from((rto / 4).as_micros()).unwrap_or(u32::MAX),
@@ -473,7 +476,16 @@ impl Endpoint {
     /// `None` once the socket has none left.
     fn next(&mut self) -> Option<(Header, usize, SocketAddr)> {
         loop {
-            let (n, from) = recv(&self.sock, &mut self.buf)?;
+            let Some((d, from)) = self.batch.next(&self.sock) else {
+                if let Some(d) = self.batch.take_drops() {
+                    self.wire.stats.kernel_drops = self.wire.stats.kernel_drops.max(d.into());
+                }
+                self.wire.stats.recv_batches = self.batch.calls;
+                return None;
+            };
+            // Feedback is small: copied where the loop's handlers look for it.
+            let n = d.len();
+            self.buf[..n].copy_from_slice(d);
             if let Some((h, len)) = self.wire.open(&mut self.buf[..n]) {
                 return Some((h, len, from));
             }
