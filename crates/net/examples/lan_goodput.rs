@@ -30,6 +30,8 @@ struct Opts {
     runs: usize,
     extra: Vec<String>,
     timeout: Duration,
+    /// Also run uftp (`uftp -R -1`, its default 1,300-byte blocks) to uftpd daemons.
+    uftp: bool,
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
@@ -49,6 +51,7 @@ fn opts() -> Opts {
         runs: 1,
         extra: Vec::new(),
         timeout: Duration::from_secs(120),
+        uftp: false,
     };
     let mut a = std::env::args().skip(1);
     while let Some(k) = a.next() {
@@ -62,6 +65,7 @@ fn opts() -> Opts {
             "--frame-loss" => o.frame_loss = list(&v()),
             "--runs" => o.runs = v().parse().expect("--runs"),
             "--timeout" => o.timeout = Duration::from_secs(v().parse().expect("--timeout")),
+            "--uftp" => o.uftp = true,
             // Everything after `--` goes to `rmcast send`.
             "--" => o.extra = a.by_ref().collect(),
             other => panic!("unknown option {other}"),
@@ -185,6 +189,91 @@ fn raw(o: &Opts, place: &Place, group: &str, n: usize, bytes: u64, dgram: usize)
         .collect()
 }
 
+/// uftp to `n` uftpd daemons (bridge only): per-receiver Mbit/s from uftp's status file
+/// (`RESULT;client;file;size;status;speed KB/s`), the sender's CPU s/GB, byte-exact copies.
+fn uftp(o: &Opts, place: &Place, n: usize, port: u16, src: &Path, work: &Path) -> Value {
+    let deadline = Instant::now() + o.timeout;
+    let mut uids = Vec::new();
+    let mut daemons = Vec::new();
+    for h in 1..=n {
+        let dir = work.join(format!("u{h}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("uftpd directory");
+        let uid = format!("0x{:08x}", 0x1000 + h);
+        let mut c = match &place.seg {
+            Some(seg) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", &seg.host(h), "uftpd"]);
+                c
+            }
+            None => Command::new("uftpd"),
+        };
+        c.args([
+            "-d",
+            "-I",
+            place.iface(),
+            "-p",
+            &port.to_string(),
+            "-U",
+            &uid,
+        ])
+        .arg("-D")
+        .arg(&dir)
+        .arg("-L")
+        .arg(work.join(format!("uftpd{h}.log")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        daemons.push(c.spawn().expect("spawn uftpd"));
+        uids.push(uid);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let status = work.join("uftp.status");
+    let _ = std::fs::remove_file(&status);
+    let mut c = match &place.seg {
+        Some(seg) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", &seg.host(0), "uftp"]);
+            c
+        }
+        None => Command::new("uftp"),
+    };
+    c.args(["-I", place.iface(), "-p", &port.to_string(), "-R", "-1"])
+        .args(["-H", &uids.join(",")])
+        .arg("-S")
+        .arg(&status)
+        .arg("-L")
+        .arg(work.join("uftp.log"))
+        .arg(src)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let t0 = Instant::now();
+    let s = finish(c.spawn().expect("spawn uftp"), deadline);
+    let wall = t0.elapsed().as_secs_f64();
+    for mut d in daemons {
+        let _ = d.kill();
+        let _ = d.wait();
+    }
+    let text = std::fs::read_to_string(&status).unwrap_or_default();
+    let speeds: Vec<f64> = text
+        .lines()
+        .filter(|l| l.starts_with("RESULT;"))
+        .filter_map(|l| l.split(';').nth(5)?.trim_end_matches("KB/s").parse().ok())
+        .map(|kb: f64| kb * 1024.0 * 8.0 / 1e6)
+        .collect();
+    let name = src.file_name().unwrap_or_default();
+    let size = std::fs::metadata(src).map_or(0, |m| m.len());
+    let want = blake3::hash(&std::fs::read(src).unwrap_or_default());
+    let exact = (1..=n).all(|h| {
+        std::fs::read(work.join(format!("u{h}")).join(name)).is_ok_and(|b| blake3::hash(&b) == want)
+    });
+    serde_json::json!({
+        "ok": s.ok && exact,
+        "uftp_mbit_s": speeds,
+        "uftp_wall_mbit_s": size as f64 * 8.0 / wall / 1e6,
+        "uftp_sender_cpu_s_per_gb": s.cpu / (size as f64 / 1e9),
+    })
+}
+
 fn main() {
     let o = opts();
     let dir = tempfile::tempdir().expect("temporary directory");
@@ -243,6 +332,16 @@ fn main() {
                 // One 1500-byte frame's UDP payload, as `rmcast send` picks by default.
                 let dgram = 1472;
                 let raw_mbit = raw(&o, &place, &group, n, bytes, dgram);
+                if o.uftp {
+                    port += 1;
+                    let mut u = uftp(&o, &place, n, port, &src, dir.path());
+                    u["tool"] = "uftp".into();
+                    u["receivers"] = n.into();
+                    u["frame_loss"] = loss.into();
+                    u["run"] = run.into();
+                    u["raw_mbit_s"] = raw_mbit.clone().into();
+                    println!("{u}");
+                }
                 for p in &o.protocols {
                     port += 1;
                     let group = format!("239.255.{}.{}:{port}", 100 + run % 100, 1 + n);
