@@ -297,6 +297,7 @@ impl Receiving {
                 self.writer.deliver(data);
             }
         }
+        self.writer.send();
         self.writer.notes(obs);
         let sink = self.writer.status();
         if sink.finished && self.done_at.is_none() {

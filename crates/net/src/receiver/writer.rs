@@ -3,8 +3,9 @@
 //! never waits for the disk. Committing a finished file on the protocol thread delayed the
 //! ACK of the next message past the sender's 20 ms retransmission timeout.
 //!
-//! The protocol thread sees what the sink did through a [`Status`] the writer updates after
-//! every message, and gets the sink's observer calls as [`Note`]s it replays on its own
+//! The protocol thread hands over what one loop turn delivered as one batch (one wake-up of
+//! the writer per turn), sees what the sink did through a [`Status`] the writer updates after
+//! every batch, and gets the sink's observer calls as [`Note`]s it replays on its own
 //! observer. It waits for the writer only when more than [`BACKLOG`] bytes are queued (a disk
 //! slower than the network), before it reports an outcome, and at the end.
 
@@ -27,7 +28,8 @@ const PROGRESS_STEP: u64 = 256 << 10;
 enum ToWriter {
     /// A late joiner's stream name (`Sink::late`).
     Late(Option<String>),
-    Msg(Bytes),
+    /// The messages one turn of the protocol loop delivered, in order.
+    Msgs(Vec<Bytes>),
 }
 
 /// What the protocol thread knows of the sink.
@@ -50,8 +52,12 @@ enum Note {
 
 #[derive(Default)]
 struct Queue {
+    /// Batches sent and not yet handled, and their bytes.
     msgs: u64,
     bytes: u64,
+    /// Protocol-thread waits in progress (the writer signals only then: a condvar signal is
+    /// a system call).
+    waiters: u32,
 }
 
 struct Shared {
@@ -93,6 +99,10 @@ impl RecvObserver for Notes {
 /// The protocol thread's handle on the writer thread.
 pub(super) struct Writer {
     tx: Option<Sender<ToWriter>>,
+    /// Delivered this turn, sent as one batch by [`Writer::send`] (one wake-up of the
+    /// writer per loop turn, not per message).
+    turn: Vec<Bytes>,
+    turn_bytes: u64,
     notes: Receiver<Note>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<Sink>>,
@@ -126,10 +136,13 @@ impl Writer {
                             sink.late = name;
                             0
                         }
-                        ToWriter::Msg(d) => {
-                            sink.handle(&d, &mut obs);
-                            d.len() as u64
-                        }
+                        ToWriter::Msgs(batch) => batch
+                            .iter()
+                            .map(|d| {
+                                sink.handle(d, &mut obs);
+                                d.len() as u64
+                            })
+                            .sum(),
                     };
                     let now = Status {
                         bytes: sink.bytes,
@@ -142,12 +155,15 @@ impl Writer {
                         *s = now;
                         changed
                     };
-                    {
+                    let waiters = {
                         let mut q = lock(&sh.queue);
                         q.msgs -= 1;
                         q.bytes -= len;
+                        q.waiters
+                    };
+                    if waiters > 0 {
+                        sh.drained.notify_all();
                     }
-                    sh.drained.notify_all();
                     if changed {
                         let _ = waker.wake();
                     }
@@ -164,6 +180,8 @@ impl Writer {
         };
         Writer {
             tx: thread.as_ref().map(|_| tx),
+            turn: Vec::new(),
+            turn_bytes: 0,
             notes,
             shared,
             thread,
@@ -176,15 +194,18 @@ impl Writer {
     }
 
     /// Wait for the writer to handle a message (or 50 ms, in case it died meanwhile).
-    fn wait<'a>(&'a self, q: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
-        match self
+    fn wait<'a>(&'a self, mut q: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
+        q.waiters += 1;
+        let mut q = match self
             .shared
             .drained
             .wait_timeout(q, Duration::from_millis(50))
         {
             Ok((q, _)) => q,
             Err(p) => p.into_inner().0,
-        }
+        };
+        q.waiters -= 1;
+        q
     }
 
     fn push(&mut self, m: ToWriter, len: u64) {
@@ -207,13 +228,23 @@ impl Writer {
 
     /// A late joiner's stream name, before its first delivery.
     pub(super) fn late(&mut self, name: Option<String>) {
+        self.send();
         self.push(ToWriter::Late(name), 0);
     }
 
-    /// Hand a delivered message to the writer.
+    /// A delivered message for the writer; it goes with the turn's others on [`Writer::send`].
     pub(super) fn deliver(&mut self, data: Bytes) {
-        let len = data.len() as u64;
-        self.push(ToWriter::Msg(data), len);
+        self.turn_bytes += data.len() as u64;
+        self.turn.push(data);
+    }
+
+    /// Hand the turn's delivered messages to the writer.
+    pub(super) fn send(&mut self) {
+        if !self.turn.is_empty() {
+            let batch = std::mem::take(&mut self.turn);
+            let len = std::mem::take(&mut self.turn_bytes);
+            self.push(ToWriter::Msgs(batch), len);
+        }
     }
 
     /// The sink's state as of the last message the writer handled.
@@ -222,7 +253,8 @@ impl Writer {
     }
 
     /// Wait until the writer handled everything queued; returns the status then.
-    pub(super) fn flush(&self) -> Status {
+    pub(super) fn flush(&mut self) -> Status {
+        self.send();
         let mut q = lock(&self.shared.queue);
         while q.msgs > 0 && self.alive() {
             q = self.wait(q);
@@ -244,6 +276,7 @@ impl Writer {
 
     /// Stop the writer once it handled everything queued and take the sink back.
     pub(super) fn finish(mut self) -> Sink {
+        self.send();
         self.tx = None;
         let output = self.output.clone();
         self.thread
