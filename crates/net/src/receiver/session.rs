@@ -294,10 +294,10 @@ impl Receiving {
         }
         while let Some(ev) = j.agent().and_then(|a| a.poll_event()) {
             if let Event::Delivered { data, .. } = ev {
-                self.writer.deliver(data);
+                self.writer.deliver(now, data);
             }
         }
-        self.writer.send();
+        self.writer.send_due(now);
         self.writer.notes(obs);
         let sink = self.writer.status();
         if sink.finished && self.done_at.is_none() {
@@ -341,6 +341,9 @@ impl Receiving {
     /// Sleep until the agent's deadline, the next REPORT or JOIN, at most 100 ms.
     fn sleep(&mut self, now: Time) -> Result<(), NetError> {
         let mut deadline = now + Duration::from_millis(100);
+        if let Some(t) = self.writer.due_at() {
+            deadline = deadline.min(t);
+        }
         if let Some(j) = self.joined.as_ref() {
             if let Some(t) = j.built.as_ref().and_then(|b| b.agent.poll_timeout()) {
                 deadline = deadline.min(t);

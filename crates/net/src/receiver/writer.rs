@@ -3,8 +3,9 @@
 //! never waits for the disk. Committing a finished file on the protocol thread delayed the
 //! ACK of the next message past the sender's 20 ms retransmission timeout.
 //!
-//! The protocol thread hands over what one loop turn delivered as one batch (one wake-up of
-//! the writer per turn), sees what the sink did through a [`Status`] the writer updates after
+//! The protocol thread hands over what it delivered in batches of up to [`BATCH_BYTES`] or
+//! [`BATCH_AGE`] old (a wake-up of the writer per message cost the receiver about as much CPU
+//! as the rest of its work for stop-and-wait), sees what the sink did through a [`Status`] the writer updates after
 //! every batch, and gets the sink's observer calls as [`Note`]s it replays on its own
 //! observer. It waits for the writer only when more than [`BACKLOG`] bytes are queued (a disk
 //! slower than the network), before it reports an outcome, and at the end.
@@ -13,6 +14,7 @@ use super::sink::Sink;
 use super::{Output, RecvObserver};
 use bytes::Bytes;
 use mio::Waker;
+use rmcast_proto::Time;
 use rmcast_wire::session::ReportState;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -21,6 +23,11 @@ use std::time::Duration;
 
 /// Most delivered bytes queued for the writer before the protocol thread waits for it.
 pub(super) const BACKLOG: u64 = 64 << 20;
+
+/// A batch goes to the writer once it holds this many bytes ...
+pub(super) const BATCH_BYTES: u64 = 1 << 20;
+/// ... or its first message is this old.
+pub(super) const BATCH_AGE: Duration = Duration::from_millis(5);
 
 /// Progress notes are sent at most once per this many bytes of a file (and at its end).
 const PROGRESS_STEP: u64 = 256 << 10;
@@ -99,10 +106,10 @@ impl RecvObserver for Notes {
 /// The protocol thread's handle on the writer thread.
 pub(super) struct Writer {
     tx: Option<Sender<ToWriter>>,
-    /// Delivered this turn, sent as one batch by [`Writer::send`] (one wake-up of the
-    /// writer per loop turn, not per message).
+    /// Delivered and not yet handed over, with their bytes and the time of the first.
     turn: Vec<Bytes>,
     turn_bytes: u64,
+    since: Option<Time>,
     notes: Receiver<Note>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<Sink>>,
@@ -182,6 +189,7 @@ impl Writer {
             tx: thread.as_ref().map(|_| tx),
             turn: Vec::new(),
             turn_bytes: 0,
+            since: None,
             notes,
             shared,
             thread,
@@ -232,14 +240,29 @@ impl Writer {
         self.push(ToWriter::Late(name), 0);
     }
 
-    /// A delivered message for the writer; it goes with the turn's others on [`Writer::send`].
-    pub(super) fn deliver(&mut self, data: Bytes) {
+    /// A message delivered at `now`, for the writer; it goes with others on
+    /// [`Writer::send_due`].
+    pub(super) fn deliver(&mut self, now: Time, data: Bytes) {
         self.turn_bytes += data.len() as u64;
         self.turn.push(data);
+        self.since.get_or_insert(now);
     }
 
-    /// Hand the turn's delivered messages to the writer.
+    /// When the batch being gathered must go to the writer, if one is.
+    pub(super) fn due_at(&self) -> Option<Time> {
+        self.since.map(|t| t + BATCH_AGE)
+    }
+
+    /// Hand the gathered messages to the writer if the batch is full or old enough.
+    pub(super) fn send_due(&mut self, now: Time) {
+        if self.turn_bytes >= BATCH_BYTES || self.due_at().is_some_and(|t| t <= now) {
+            self.send();
+        }
+    }
+
+    /// Hand the gathered messages to the writer now.
     pub(super) fn send(&mut self) {
+        self.since = None;
         if !self.turn.is_empty() {
             let batch = std::mem::take(&mut self.turn);
             let len = std::mem::take(&mut self.turn_bytes);
