@@ -32,7 +32,7 @@ enum Command {
     /// List the implemented protocols with a one-line description each
     Protocols(cmd::protocols::Args),
     /// Send files or a stream reliably to every receiver in a multicast group
-    Send(cmd::send::Args),
+    Send(Box<cmd::send::Args>),
     /// Receive files or a stream from `rmcast send`
     Recv(cmd::recv::Args),
     /// Re-run the seed studies claim by claim and write a report with plots
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Protocols(a) => cmd::protocols::run(a),
-        Command::Send(a) => cmd::send::run(a),
+        Command::Send(a) => cmd::send::run(*a),
         Command::Recv(a) => cmd::recv::run(a),
         Command::Repro(a) => cmd::repro::run(a),
         Command::Sim(a) => cmd::sim::run(a),

@@ -31,6 +31,16 @@ pub struct DriverStats {
     /// Batches of protocol datagrams handed to the socket (one `sendmmsg` each on Linux);
     /// `datagrams_sent` over this is the mean batch size.
     pub send_batches: u64,
+    /// Datagrams received larger than one frame of our link carries: the IP layer fragmented
+    /// and reassembled them, and one lost frame would have lost each (the sender passed
+    /// `--allow-fragmentation`, or its link has a larger MTU than ours).
+    pub reassembled: u64,
+    /// Datagrams the kernel dropped at our sockets because their receive buffers were full
+    /// (`SO_RXQ_OVFL`, Linux; 0 elsewhere).
+    pub kernel_drops: u64,
+    /// Reads of several datagrams at once (`recvmmsg` on Linux) that returned any;
+    /// `datagrams_received` over this is the mean batch.
+    pub recv_batches: u64,
 }
 
 impl DriverStats {
@@ -240,11 +250,6 @@ pub fn nonzero_random() -> u32 {
             return v;
         }
     }
-}
-
-/// The next datagram waiting on `sock` (length, sender), or `None` once none is left.
-pub fn recv(sock: &UdpSocket, buf: &mut [u8]) -> Option<(usize, SocketAddr)> {
-    sock.recv_from(buf).ok()
 }
 
 #[cfg(test)]

@@ -141,6 +141,143 @@ pub fn resolve_interface(spec: &str) -> Result<Iface, NetError> {
     Ok(Iface { index, v4 })
 }
 
+/// The link a group's datagrams use, as far as their size is concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// Interface name (`eth0`); empty when the link could not be found.
+    pub name: String,
+    /// The interface's MTU: the largest IP packet one frame carries.
+    pub mtu: u32,
+    /// An Ethernet link (`ARPHRD_ETHER`: NICs, veth, bridges, VLANs, bonds). Its MTU is the
+    /// frame size on the wire, jumbo frames included. Other links (loopback with its 65,536,
+    /// tunnels) say nothing about the Ethernet segments behind them.
+    pub ethernet: bool,
+}
+
+/// The MTU of standard Ethernet.
+pub const ETHERNET_MTU: u32 = 1500;
+/// IPv4 and IPv6 header sizes without options or extension headers, and UDP's.
+const IPV4_HEADER: usize = 20;
+const IPV6_HEADER: usize = 40;
+const UDP_HEADER: usize = 8;
+
+impl Link {
+    /// What is assumed when the link cannot be found: standard Ethernet.
+    pub fn assumed() -> Link {
+        Link {
+            name: String::new(),
+            mtu: ETHERNET_MTU,
+            ethernet: true,
+        }
+    }
+
+    /// The largest UDP payload one frame of this link carries (no IP fragmentation).
+    pub fn max_payload(&self, v6: bool) -> usize {
+        payload_of(self.mtu as usize, v6)
+    }
+
+    /// The default datagram size: one frame's UDP payload on an Ethernet link (jumbo frames
+    /// included), and on any other link (loopback, tunnels) at most standard Ethernet's, so a
+    /// transfer tried on loopback behaves as it will on a LAN.
+    pub fn default_payload(&self, v6: bool) -> usize {
+        let mtu = if self.ethernet {
+            self.mtu
+        } else {
+            self.mtu.min(ETHERNET_MTU)
+        };
+        payload_of(mtu as usize, v6)
+    }
+}
+
+fn payload_of(mtu: usize, v6: bool) -> usize {
+    let ip = if v6 { IPV6_HEADER } else { IPV4_HEADER };
+    mtu.saturating_sub(ip + UDP_HEADER)
+        .min(rmcast_wire::MAX_DATAGRAM)
+}
+
+/// The link of `name` from `/sys/class/net` (Linux); `None` where that cannot be read.
+fn link_named(name: &str) -> Option<Link> {
+    let read = |what: &str| -> Option<u32> {
+        std::fs::read_to_string(format!("/sys/class/net/{name}/{what}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(Link {
+        name: name.to_string(),
+        mtu: read("mtu")?,
+        // ARPHRD_ETHER = 1 (if_arp.h).
+        ethernet: read("type")? == 1,
+    })
+}
+
+/// The interface whose address is `ip`.
+fn name_of_addr(ip: IpAddr) -> Option<String> {
+    if_addrs()
+        .into_iter()
+        .find(|(_, _, a)| *a == ip)
+        .map(|(n, _, _)| n)
+}
+
+/// The link the group's datagrams use: `--interface` when given, else the one the routing
+/// table picks for the group (a UDP socket connected to it tells its source address). `None`
+/// when neither can be found (no route yet; `/sys` unreadable).
+pub fn group_link(o: &SocketOpts) -> Option<Link> {
+    let name = match &o.interface {
+        Some(spec) => match spec.parse::<IpAddr>() {
+            Ok(ip) => name_of_addr(ip)?,
+            Err(_) => spec.clone(),
+        },
+        None => {
+            let bind: SocketAddr = if o.group.is_ipv6() {
+                SocketAddrV6::new(Ipv6Addr::UNSPECIFIED, 0, 0, 0).into()
+            } else {
+                SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0).into()
+            };
+            let s = UdpSocket::bind(bind).ok()?;
+            s.connect(o.group).ok()?;
+            name_of_addr(s.local_addr().ok()?.ip())?
+        }
+    };
+    link_named(&name)
+}
+
+/// The datagram size to use on `link` for a group of family `v6`: `requested`
+/// (`--datagram-size`) or the link's default. A requested size above what one frame carries
+/// is refused unless `allow_fragmentation`: the IP layer would split every datagram into
+/// fragments, and one lost frame loses the whole datagram.
+pub fn datagram_size(
+    link: &Link,
+    v6: bool,
+    requested: Option<usize>,
+    allow_fragmentation: bool,
+) -> Result<usize, NetError> {
+    let max = link.max_payload(v6);
+    match requested {
+        None => Ok(link.default_payload(v6)),
+        Some(n) if n <= max || allow_fragmentation => Ok(n),
+        Some(n) => {
+            // A fragment carries a multiple of 8 bytes (IPv6 adds an 8-byte fragment header).
+            let ip = if v6 { IPV6_HEADER + 8 } else { IPV4_HEADER };
+            let per = ((link.mtu as usize).saturating_sub(ip) / 8 * 8).max(8);
+            let frames = (n + UDP_HEADER).div_ceil(per);
+            Err(NetError::setup(format!(
+                "--datagram-size {n} does not fit one frame of {} (MTU {}: at most {max} bytes \
+                 of UDP payload); the IP layer would split each datagram into about {frames} \
+                 fragments and one lost frame loses it: use {max} or less, or pass \
+                 --allow-fragmentation",
+                if link.name.is_empty() {
+                    "the link"
+                } else {
+                    &link.name
+                },
+                link.mtu
+            )))
+        }
+    }
+}
+
 fn new_socket(v6: bool) -> Result<Socket, NetError> {
     let domain = if v6 { Domain::IPV6 } else { Domain::IPV4 };
     Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))
@@ -148,12 +285,74 @@ fn new_socket(v6: bool) -> Result<Socket, NetError> {
 }
 
 fn buffers(s: &Socket, o: &SocketOpts) {
-    // Best effort: the kernel caps these at net.core.{r,w}mem_max.
+    // SO_RCVBUF and SO_SNDBUF are capped at net.core.{r,w}mem_max (often 208 KiB, a few
+    // milliseconds of a gigabit burst); as root the *FORCE variants are not. Best effort.
     if let Some(n) = o.recv_buffer {
-        let _ = s.set_recv_buffer_size(n);
+        if !force_buffer(s, Force::Recv, n) {
+            let _ = s.set_recv_buffer_size(n);
+        }
     }
     if let Some(n) = o.send_buffer {
-        let _ = s.set_send_buffer_size(n);
+        if !force_buffer(s, Force::Send, n) {
+            let _ = s.set_send_buffer_size(n);
+        }
+    }
+    tracing::debug!(
+        recv = s.recv_buffer_size().unwrap_or(0),
+        send = s.send_buffer_size().unwrap_or(0),
+        "socket buffers"
+    );
+    count_drops(s);
+}
+
+#[derive(Clone, Copy)]
+enum Force {
+    Recv,
+    Send,
+}
+
+/// `SO_RCVBUFFORCE`/`SO_SNDBUFFORCE` (Linux, needs CAP_NET_ADMIN); whether it took.
+#[cfg(target_os = "linux")]
+fn force_buffer(s: &Socket, which: Force, n: usize) -> bool {
+    let opt = match which {
+        Force::Recv => libc::SO_RCVBUFFORCE,
+        Force::Send => libc::SO_SNDBUFFORCE,
+    };
+    set_int(
+        s,
+        libc::SOL_SOCKET,
+        opt,
+        i32::try_from(n).unwrap_or(i32::MAX),
+    )
+}
+
+#[cfg(not(target_os = "linux"))]
+fn force_buffer(_: &Socket, _: Force, _: usize) -> bool {
+    false
+}
+
+/// Ask for the socket's kernel drop counter on every datagram (`SO_RXQ_OVFL`, Linux).
+#[cfg(target_os = "linux")]
+fn count_drops(s: &Socket) {
+    let _ = set_int(s, libc::SOL_SOCKET, libc::SO_RXQ_OVFL, 1);
+}
+
+#[cfg(not(target_os = "linux"))]
+fn count_drops(_: &Socket) {}
+
+#[cfg(target_os = "linux")]
+fn set_int(s: &Socket, level: libc::c_int, opt: libc::c_int, v: i32) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `v` lives across the call and the length passed is its size; setsockopt only
+    // reads it.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            level,
+            opt,
+            &v as *const i32 as *const libc::c_void,
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        ) == 0
     }
 }
 
@@ -388,6 +587,175 @@ fn send_many_sys(sock: &mio::net::UdpSocket, msgs: &[(SocketAddr, &[u8])]) -> io
     Ok(n)
 }
 
+/// Most datagrams one [`RecvBatch::next`] refill reads (one `recvmmsg(2)` on Linux).
+pub const RECV_BATCH: usize = 32;
+
+/// Largest datagram read (every UDP datagram fits).
+const RECV_BUF: usize = 65_536;
+
+/// Buffers for reading many datagrams per system call, allocated once: `recvmmsg(2)` on
+/// Linux, one `recv_from` elsewhere. It also collects the socket's kernel drop counter
+/// (`SO_RXQ_OVFL`: datagrams the kernel dropped because the receive buffer was full).
+pub struct RecvBatch {
+    bufs: Vec<u8>,
+    lens: [usize; RECV_BATCH],
+    from: [Option<SocketAddr>; RECV_BATCH],
+    #[cfg(target_os = "linux")]
+    names: Vec<libc::sockaddr_storage>,
+    /// Control messages, `u64`s so each buffer is aligned for a `cmsghdr`.
+    #[cfg(target_os = "linux")]
+    ctrl: Vec<[u64; 8]>,
+    filled: usize,
+    at: usize,
+    drops: Option<u32>,
+    /// Refills that read at least one datagram, and the datagrams they read.
+    pub calls: u64,
+    pub datagrams: u64,
+}
+
+impl Default for RecvBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for RecvBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecvBatch")
+            .field("filled", &self.filled)
+            .field("at", &self.at)
+            .finish()
+    }
+}
+
+impl RecvBatch {
+    pub fn new() -> Self {
+        RecvBatch {
+            bufs: vec![0u8; RECV_BATCH * RECV_BUF],
+            lens: [0; RECV_BATCH],
+            from: [None; RECV_BATCH],
+            #[cfg(target_os = "linux")]
+            // SAFETY: an all-zero sockaddr_storage is a valid (AF_UNSPEC) value.
+            names: vec![unsafe { std::mem::zeroed() }; RECV_BATCH],
+            #[cfg(target_os = "linux")]
+            ctrl: vec![[0u64; 8]; RECV_BATCH],
+            filled: 0,
+            at: 0,
+            drops: None,
+            calls: 0,
+            datagrams: 0,
+        }
+    }
+
+    /// The next datagram waiting on `sock` (its bytes, writable for in-place opening, and
+    /// its sender), reading a new batch when the last one is used up; `None` once the socket
+    /// has none left (or an error other than "would block", which a datagram socket reports
+    /// for one datagram and recovers from).
+    pub fn next(&mut self, sock: &mio::net::UdpSocket) -> Option<(&mut [u8], SocketAddr)> {
+        while self.at < self.filled && self.from[self.at].is_none() {
+            self.at += 1;
+        }
+        if self.at >= self.filled {
+            self.at = 0;
+            self.filled = self.fill(sock);
+            if self.filled == 0 {
+                return None;
+            }
+            self.calls += 1;
+            self.datagrams += self.filled as u64;
+            return self.next(sock);
+        }
+        let i = self.at;
+        self.at += 1;
+        let from = self.from[i]?;
+        let buf = &mut self.bufs[i * RECV_BUF..i * RECV_BUF + self.lens[i]];
+        Some((buf, from))
+    }
+
+    /// Forget datagrams read but not yet returned (before reading another socket).
+    pub fn clear(&mut self) {
+        self.filled = 0;
+        self.at = 0;
+    }
+
+    /// The largest kernel drop counter seen since the last call (`SO_RXQ_OVFL`; cumulative
+    /// per socket, so the caller keeps the largest per socket).
+    pub fn take_drops(&mut self) -> Option<u32> {
+        self.drops.take()
+    }
+
+    #[cfg(target_os = "linux")]
+    fn fill(&mut self, sock: &mio::net::UdpSocket) -> usize {
+        use std::os::fd::AsRawFd;
+        // SAFETY: zeroed iovec and mmsghdr values are valid (null pointers, zero lengths).
+        let mut iovs: [libc::iovec; RECV_BATCH] = unsafe { std::mem::zeroed() };
+        let mut hdrs: [libc::mmsghdr; RECV_BATCH] = unsafe { std::mem::zeroed() };
+        let base = self.bufs.as_mut_ptr();
+        for i in 0..RECV_BATCH {
+            iovs[i] = libc::iovec {
+                // SAFETY: i * RECV_BUF + RECV_BUF <= bufs.len(): the slot is inside `bufs`.
+                iov_base: unsafe { base.add(i * RECV_BUF) } as *mut libc::c_void,
+                iov_len: RECV_BUF,
+            };
+            let h = &mut hdrs[i].msg_hdr;
+            h.msg_name = &mut self.names[i] as *mut libc::sockaddr_storage as *mut libc::c_void;
+            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_iov = &mut iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = self.ctrl[i].as_mut_ptr() as *mut libc::c_void;
+            h.msg_controllen = std::mem::size_of::<[u64; 8]>() as _;
+        }
+        // SAFETY: every header points at its own iovec (a distinct RECV_BUF slot of `bufs`),
+        // sockaddr_storage and control buffer, all alive and unaliased across the call; the
+        // kernel writes at most the lengths given. RECV_BATCH fits in a c_uint.
+        let n = unsafe {
+            libc::recvmmsg(
+                sock.as_raw_fd(),
+                hdrs.as_mut_ptr(),
+                RECV_BATCH as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n <= 0 {
+            return 0;
+        }
+        let n = n as usize;
+        for (i, h) in hdrs.iter().enumerate().take(n) {
+            self.lens[i] = (h.msg_len as usize).min(RECV_BUF);
+            let len = h.msg_hdr.msg_namelen;
+            // SAFETY: the kernel wrote a socket address of `len` bytes into names[i].
+            let addr = unsafe { socket2::SockAddr::new(self.names[i], len) };
+            self.from[i] = addr.as_socket();
+            // SAFETY: msg_control/msg_controllen describe the control data the kernel wrote
+            // into ctrl[i]; CMSG_FIRSTHDR/NXTHDR stay inside it and return null at its end.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_RXQ_OVFL {
+                        let v = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const u32);
+                        self.drops = Some(self.drops.map_or(v, |d| d.max(v)));
+                    }
+                    c = libc::CMSG_NXTHDR(&h.msg_hdr, c);
+                }
+            }
+        }
+        n
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn fill(&mut self, sock: &mio::net::UdpSocket) -> usize {
+        match sock.recv_from(&mut self.bufs[..RECV_BUF]) {
+            Ok((n, from)) => {
+                self.lens[0] = n;
+                self.from[0] = Some(from);
+                1
+            }
+            Err(_) => 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,6 +829,104 @@ mod tests {
             assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
         });
         t.join().unwrap();
+    }
+
+    #[test]
+    fn the_datagram_size_follows_the_link_and_refuses_fragmentation() {
+        let eth = |mtu| Link {
+            name: "eth0".into(),
+            mtu,
+            ethernet: true,
+        };
+        let lo = Link {
+            name: "lo".into(),
+            mtu: 65_536,
+            ethernet: false,
+        };
+        assert_eq!(datagram_size(&eth(1500), false, None, false).unwrap(), 1472);
+        assert_eq!(datagram_size(&eth(1500), true, None, false).unwrap(), 1452);
+        assert_eq!(datagram_size(&eth(9000), false, None, false).unwrap(), 8972);
+        // Loopback's 65,536 does not make 65k the default: links other than Ethernet count
+        // as 1500-byte Ethernet, so loopback runs what a LAN runs.
+        assert_eq!(datagram_size(&lo, false, None, false).unwrap(), 1472);
+        // ... but nothing fragments there, so a large size is not refused.
+        assert_eq!(
+            datagram_size(&lo, false, Some(60_000), false).unwrap(),
+            60_000
+        );
+        assert_eq!(
+            datagram_size(&eth(1500), false, Some(1472), false).unwrap(),
+            1472
+        );
+        let e = datagram_size(&eth(1500), false, Some(60_000), false)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n'), "one line: {e}");
+        assert!(
+            e.contains("--allow-fragmentation") && e.contains("1472"),
+            "{e}"
+        );
+        assert!(e.contains("about 41 fragments"), "{e}");
+        assert!(datagram_size(&eth(1500), true, Some(1453), false).is_err());
+        assert_eq!(
+            datagram_size(&eth(1500), false, Some(60_000), true).unwrap(),
+            60_000
+        );
+    }
+
+    #[test]
+    fn loopback_is_found_by_name_and_by_address() {
+        let mut o = SocketOpts::new("239.255.78.9:47169".parse().unwrap());
+        o.interface = Some("lo".into());
+        let by_name = group_link(&o).expect("lo in /sys/class/net");
+        assert!(!by_name.ethernet && by_name.mtu >= 1500, "{by_name:?}");
+        o.interface = Some("127.0.0.1".into());
+        assert_eq!(group_link(&o), Some(by_name));
+        o.interface = Some("no-such-if0".into());
+        assert_eq!(group_link(&o), None);
+    }
+
+    #[test]
+    fn a_batch_reads_many_datagrams_per_call_and_counts_kernel_drops() {
+        let group: SocketAddr = "239.255.78.10:47170".parse().unwrap();
+        let mut o = SocketOpts::new(group);
+        o.interface = Some("lo".into());
+        let rx = mio::net::UdpSocket::from_std(group_socket(&o).unwrap());
+        let tx = unicast_socket(&o).unwrap();
+        tx.set_nonblocking(false).unwrap();
+        let mut batch = RecvBatch::new();
+        for i in 0..40u8 {
+            tx.send_to(&[i; 100], group).unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut got = Vec::new();
+        while let Some((d, from)) = batch.next(&rx) {
+            assert_eq!(from.ip(), IpAddr::V4(Ipv4Addr::LOCALHOST));
+            got.push((d[0], d.len()));
+        }
+        assert_eq!(got, (0..40u8).map(|i| (i, 100)).collect::<Vec<_>>());
+        assert_eq!((batch.calls, batch.datagrams), (2, 40), "32 + 8");
+        // Nothing was dropped: the counter is absent or zero.
+        assert!(batch.take_drops().unwrap_or(0) == 0);
+        // A tiny receive buffer overflows; the kernel says how many it dropped.
+        o.group = "239.255.78.11:47171".parse().unwrap();
+        o.recv_buffer = Some(4096);
+        let small = mio::net::UdpSocket::from_std(group_socket(&o).unwrap());
+        for _ in 0..200 {
+            tx.send_to(&[7u8; 1000], o.group).unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut n = 0u32;
+        while batch.next(&small).is_some() {
+            n += 1;
+        }
+        // A datagram carries the count as of its own arrival: the next one tells all.
+        tx.send_to(&[8u8; 10], o.group).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(batch.next(&small).is_some());
+        let drops = batch.take_drops().unwrap_or(0);
+        assert!(n > 0 && drops > 0, "{n} read, {drops} dropped");
+        assert_eq!(n + drops, 200);
     }
 
     #[test]

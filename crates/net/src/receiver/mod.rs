@@ -8,6 +8,7 @@
 
 mod session;
 mod sink;
+mod writer;
 
 use crate::endpoint::DriverStats;
 use crate::loss::LossConfig;

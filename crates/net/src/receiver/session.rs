@@ -4,24 +4,27 @@
 //! unicast and the local socket. Protocol differences come from the [`ReceiverSide`] the
 //! protocol built from the ANNOUNCE.
 
-use super::sink::Sink;
+use super::writer::Writer;
 use super::{interrupt, reason_text, Output, RecvConfig, RecvObserver, RecvReport};
 use crate::agents::{self, Announced, Me, Received, ReceiverSide};
 use crate::clock::Clock;
-use crate::endpoint::{nonzero_random, recv, session_packet, Wire, RECV_BUF};
-use crate::socket::{check_group, group_socket, unicast_socket};
+use crate::endpoint::{nonzero_random, session_packet, Wire};
+use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
 use mio::net::UdpSocket;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::{Agent, Dest, Event, GroupId, NodeId, Time};
 use rmcast_wire::session::{self, Outcome, Phase};
 use rmcast_wire::{Family, Header, Message, Packet, PacketClass};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 const GROUP: Token = Token(0);
 const UNI: Token = Token(1);
 const LOCAL: Token = Token(2);
+/// The writer thread's wake-up (a file verified, the transfer finished).
+const WAKE: Token = Token(3);
 
 /// How a receive ended: its outcome and the reason.
 type End = (&'static str, Option<String>);
@@ -123,7 +126,7 @@ pub(super) struct Receiving {
     clock: Clock,
     node: u32,
     wire: Wire,
-    sink: Sink,
+    writer: Writer,
     joined: Option<Joined>,
     next_report: Time,
     next_join: Time,
@@ -134,6 +137,10 @@ pub(super) struct Receiving {
     done_at: Option<Time>,
     warned_sealed: bool,
     end: Option<End>,
+    /// The largest datagram one frame of our link carries; larger ones were reassembled.
+    max_payload: usize,
+    /// The kernel's drop counter of the group, unicast and local socket.
+    drops: [u64; 3],
 }
 
 impl Receiving {
@@ -143,6 +150,8 @@ impl Receiving {
         if let Some(r) = cfg.region {
             agents::local_group(cfg.sock.group, r)?;
         }
+        let link = socket::group_link(&cfg.sock).unwrap_or_else(socket::Link::assumed);
+        let max_payload = link.max_payload(cfg.sock.group.is_ipv6());
         let mut gsock = UdpSocket::from_std(group_socket(&cfg.sock)?);
         let mut usock = UdpSocket::from_std(unicast_socket(&cfg.sock)?);
         // The output directory is created only once the sockets are up, so a setup error
@@ -170,6 +179,9 @@ impl Receiving {
                 .register(s, t, Interest::READABLE)
                 .map_err(|e| NetError::io("register socket", e))?;
         }
+        let waker = Arc::new(
+            Waker::new(poll.registry(), WAKE).map_err(|e| NetError::io("create waker", e))?,
+        );
         Ok(Receiving {
             gsock,
             usock,
@@ -179,7 +191,7 @@ impl Receiving {
             clock: Clock::new(),
             node: cfg.node_id.unwrap_or_else(nonzero_random),
             wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
-            sink: Sink::new(cfg.output.clone()),
+            writer: Writer::spawn(cfg.output.clone(), waker),
             joined: None,
             next_report: Time::ZERO,
             next_join: Time::ZERO,
@@ -190,13 +202,15 @@ impl Receiving {
             done_at: None,
             warned_sealed: false,
             end: None,
+            max_payload,
+            drops: [0; 3],
             cfg,
         })
     }
 
     /// Run until the session ends (END, a silent sender, no session, a signal).
     pub(super) fn run(&mut self, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
-        let mut buf = vec![0u8; RECV_BUF];
+        let mut batch = RecvBatch::new();
         while self.end.is_none() {
             let now = self.clock.now();
             if let Some(end) = self.timers(now) {
@@ -209,9 +223,12 @@ impl Receiving {
             }
             self.drive(now, obs);
             self.sleep(now)?;
-            self.read(&mut buf, obs)?;
+            self.read(&mut batch, obs)?;
             self.join_local()?;
         }
+        // What the writer did since the last turn (the last file's verdict) reaches `obs`.
+        self.writer.flush();
+        self.writer.notes(obs);
         Ok(())
     }
 
@@ -245,7 +262,7 @@ impl Receiving {
         if now.saturating_since(j.last_from_sender) < self.cfg.sender_timeout {
             return None;
         }
-        Some(if self.sink.finished {
+        Some(if self.writer.flush().finished {
             (
                 "completed",
                 Some("the sender went silent after the transfer".into()),
@@ -277,25 +294,28 @@ impl Receiving {
         }
         while let Some(ev) = j.agent().and_then(|a| a.poll_event()) {
             if let Event::Delivered { data, .. } = ev {
-                self.sink.handle(&data, obs);
-                if self.sink.finished && self.done_at.is_none() {
-                    self.done_at = Some(now);
-                    self.next_report = Time::ZERO;
-                }
+                self.writer.deliver(now, data);
             }
+        }
+        self.writer.send_due(now);
+        self.writer.notes(obs);
+        let sink = self.writer.status();
+        if sink.finished && self.done_at.is_none() {
+            self.done_at = Some(now);
+            self.next_report = Time::ZERO;
         }
         if j.admitted && now >= self.next_report {
             let (delivered, duplicates) = j.built.as_ref().map_or((0, 0), |b| {
                 (b.agent.stats().delivered, b.agent.stats().duplicates)
             });
-            let (state, why) = self.sink.state();
+            let (state, why) = sink.state;
             let pkt = session_packet(
                 j.session,
                 self.node,
                 session::Message::Report {
                     state,
                     reason: why,
-                    bytes: self.sink.bytes,
+                    bytes: sink.bytes,
                     messages: delivered,
                     repairs: self.repairs,
                     duplicates,
@@ -321,6 +341,9 @@ impl Receiving {
     /// Sleep until the agent's deadline, the next REPORT or JOIN, at most 100 ms.
     fn sleep(&mut self, now: Time) -> Result<(), NetError> {
         let mut deadline = now + Duration::from_millis(100);
+        if let Some(t) = self.writer.due_at() {
+            deadline = deadline.min(t);
+        }
         if let Some(j) = self.joined.as_ref() {
             if let Some(t) = j.built.as_ref().and_then(|b| b.agent.poll_timeout()) {
                 deadline = deadline.min(t);
@@ -344,9 +367,10 @@ impl Receiving {
 
     /// Read every ready datagram from the group, unicast and local sockets, until the session
     /// ends.
-    fn read(&mut self, buf: &mut [u8], obs: &mut dyn RecvObserver) -> Result<(), NetError> {
+    fn read(&mut self, batch: &mut RecvBatch, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
         let now = self.clock.now();
         for k in 0..3 {
+            batch.clear();
             loop {
                 let sock = match k {
                     0 => &self.gsock,
@@ -356,9 +380,22 @@ impl Receiving {
                         None => break,
                     },
                 };
-                let Some((n, from)) = recv(sock, buf) else {
+                let Some((buf, from)) = batch.next(sock) else {
                     break;
                 };
+                let n = buf.len();
+                if n > self.max_payload {
+                    if self.wire.stats.reassembled == 0 {
+                        tracing::warn!(
+                            bytes = n,
+                            max = self.max_payload,
+                            "datagrams larger than one frame of this link arrive: the IP layer \
+                             fragments them and one lost frame loses each (the sender's \
+                             --datagram-size is above this link's MTU)"
+                        );
+                    }
+                    self.wire.stats.reassembled += 1;
+                }
                 let Some((h, len)) = self.wire.open(&mut buf[..n]) else {
                     continue;
                 };
@@ -372,10 +409,15 @@ impl Receiving {
                 }
                 self.protocol_packet(now, h, pkt, from);
             }
+            if let Some(d) = batch.take_drops() {
+                self.drops[k] = self.drops[k].max(u64::from(d));
+            }
             if self.end.is_some() {
                 break;
             }
         }
+        self.wire.stats.kernel_drops = self.drops.iter().sum();
+        self.wire.stats.recv_batches = batch.calls;
         Ok(())
     }
 
@@ -464,7 +506,7 @@ impl Receiving {
             last_from_sender: now,
             late: offer.is_some(),
         };
-        self.sink.late = offer;
+        self.writer.late(offer);
         self.open_local = j.build(&m, self.node, self.cfg.sock.group)?;
         self.joined = Some(j);
         self.next_join = Time::ZERO;
@@ -515,7 +557,9 @@ impl Receiving {
                         "evicted",
                         Some("the sender evicted this receiver (it was silent too long)".into()),
                     ),
-                    Some(Outcome::Failed) | None if self.sink.finished => ("completed", None),
+                    Some(Outcome::Failed) | None if self.writer.flush().finished => {
+                        ("completed", None)
+                    }
                     _ => (
                         "failed",
                         Some(
@@ -589,8 +633,9 @@ impl Receiving {
     /// The receiver's summary. Anything unfinished is removed (`Incoming`'s drop), never left
     /// looking complete.
     pub(super) fn report(mut self) -> RecvReport {
-        self.sink.current = None;
-        let sink = &self.sink;
+        let mut sink = self.writer.finish();
+        sink.current = None;
+        let sink = &sink;
         let (outcome, mut reason) = self.end.take().unwrap_or(("failed", None));
         let verified = sink.finished && sink.failure.is_none();
         let outcome = if outcome == "completed" && !verified {

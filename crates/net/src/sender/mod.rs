@@ -14,10 +14,10 @@ mod transfer;
 
 use crate::agents::{self, DspOpts, NetProtocol, PrmpOpts, SenderSettings};
 use crate::clock::Clock;
-use crate::endpoint::{nonzero_random, recv, session_packet, DriverStats, Wire, RECV_BUF};
+use crate::endpoint::{nonzero_random, session_packet, DriverStats, Wire, RECV_BUF};
 use crate::loss::LossConfig;
 use crate::secure::Keys;
-use crate::socket::{check_group, unicast_socket, SocketOpts};
+use crate::socket::{self, check_group, unicast_socket, RecvBatch, SocketOpts};
 use crate::NetError;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_wire::session::{self, Phase};
@@ -62,8 +62,12 @@ pub struct SendConfig {
     pub evict_after: Duration,
     /// Retransmission timeout handed to the agent.
     pub rto: Duration,
-    /// Largest datagram on the wire, header and trailer included.
-    pub datagram_size: usize,
+    /// Largest datagram on the wire, header and trailer included; `None`: one frame's UDP
+    /// payload on the group's link ([`crate::socket::Link::default_payload`]).
+    pub datagram_size: Option<usize>,
+    /// Accept a `datagram_size` larger than one frame of the link carries: the IP layer
+    /// fragments each datagram, and one lost fragment loses all of it.
+    pub allow_fragmentation: bool,
     /// Pacing rate in bits per second; 0 = unlimited.
     pub rate_bps: u64,
     pub keys: Option<Keys>,
@@ -104,7 +108,8 @@ impl SendConfig {
             join_wait: Duration::from_secs(60),
             evict_after: Duration::from_secs(5),
             rto: Duration::from_millis(20),
-            datagram_size: 60_000,
+            datagram_size: None,
+            allow_fragmentation: false,
             rate_bps: 1_000_000_000,
             keys: None,
             loss: LossConfig::default(),
@@ -208,25 +213,30 @@ pub struct AgentCounters {
 }
 
 /// xtp splits a write over packets itself: its datagram carries a 32-byte header.
-fn xtp_maxdata(cfg: &SendConfig) -> usize {
-    cfg.datagram_size
-        .saturating_sub(rmcast_wire::xtp::XTP_HEADER_LEN + cfg.keys.as_ref().map_or(0, |_| 24))
+fn xtp_maxdata(cfg: &SendConfig, dgram: usize) -> usize {
+    dgram.saturating_sub(rmcast_wire::xtp::XTP_HEADER_LEN + cfg.keys.as_ref().map_or(0, |_| 24))
 }
 
 /// What the agent builder needs from the configuration.
-fn settings(cfg: &SendConfig, node: u32, session: u32, rto: Duration) -> SenderSettings {
+fn settings(
+    cfg: &SendConfig,
+    dgram: usize,
+    node: u32,
+    session: u32,
+    rto: Duration,
+) -> SenderSettings {
     SenderSettings {
         node,
         session,
         window: cfg.window,
         rto,
         xtp_thesis: cfg.xtp_thesis,
-        xtp_maxdata: xtp_maxdata(cfg).max(1),
+        xtp_maxdata: xtp_maxdata(cfg, dgram).max(1),
         xtp_write_size: cfg.write_size,
         xtp_unicast: cfg.unicast,
         xtp_accept_joins: cfg.late_join,
         rate_bps: cfg.rate_bps,
-        datagram_size: cfg.datagram_size,
+        datagram_size: dgram,
         prmp: cfg.prmp.clone(),
         dsp: cfg.dsp.clone(),
     }
@@ -288,14 +298,29 @@ fn check_modes(cfg: &SendConfig, proto: &dyn NetProtocol, source: &Source) -> Re
     Ok(())
 }
 
-/// Check the configuration before touching the network; returns the protocol and the
-/// application bytes per message it chooses, if it does.
-fn check(
-    cfg: &SendConfig,
-    source: &Source,
-) -> Result<(&'static dyn NetProtocol, Option<usize>), NetError> {
+/// What [`check`] found: the protocol, the datagram size, the application bytes per message
+/// the protocol chooses (if it does).
+struct Checked {
+    proto: &'static dyn NetProtocol,
+    dgram: usize,
+    message_size: Option<usize>,
+}
+
+/// Check the configuration before touching the network.
+fn check(cfg: &SendConfig, source: &Source) -> Result<Checked, NetError> {
     check_group(cfg.sock.group)?;
     let proto = agents::protocol(&cfg.protocol)?;
+    let link = socket::group_link(&cfg.sock).unwrap_or_else(|| {
+        tracing::debug!("the group's link was not found: assuming 1500-byte Ethernet");
+        socket::Link::assumed()
+    });
+    let dgram = socket::datagram_size(
+        &link,
+        cfg.sock.group.is_ipv6(),
+        cfg.datagram_size,
+        cfg.allow_fragmentation,
+    )?;
+    tracing::debug!(link = %link.name, mtu = link.mtu, dgram, "datagram size");
     let sealing = cfg.keys.as_ref().map_or(0, |_| 24);
     let overhead = proto.data_overhead(1) + sealing;
     let max_dgram = if cfg.sock.group.is_ipv6() {
@@ -303,10 +328,9 @@ fn check(
     } else {
         MAX_DATAGRAM
     };
-    if cfg.datagram_size <= overhead + 16 || cfg.datagram_size > max_dgram {
+    if dgram <= overhead + 16 || dgram > max_dgram {
         return Err(NetError::setup(format!(
-            "--datagram-size {} is out of range: choose between {} and {max_dgram}",
-            cfg.datagram_size,
+            "--datagram-size {dgram} is out of range: choose between {} and {max_dgram}",
             overhead + 17
         )));
     }
@@ -314,9 +338,13 @@ fn check(
         return Err(NetError::setup("--window 0: give at least 1"));
     }
     check_modes(cfg, proto, source)?;
-    let probe = settings(cfg, 1, 1, cfg.rto);
+    let probe = settings(cfg, dgram, 1, 1, cfg.rto);
     proto.check(&probe)?;
-    Ok((proto, proto.message_size(&probe)?))
+    Ok(Checked {
+        proto,
+        dgram,
+        message_size: proto.message_size(&probe)?,
+    })
 }
 
 /// Run a whole send: gather receivers, transfer, collect final reports, say goodbye.
@@ -325,10 +353,14 @@ pub fn send(
     source: Source,
     obs: &mut dyn SendObserver,
 ) -> Result<SendReport, NetError> {
-    let (proto, message_size) = check(&cfg, &source)?;
+    let Checked {
+        proto,
+        dgram,
+        message_size,
+    } = check(&cfg, &source)?;
     // Read and digest the files before touching the network.
     let files = source::read_files(&source)?;
-    let mut ep = Endpoint::open(cfg, proto)?;
+    let mut ep = Endpoint::open(cfg, proto, dgram)?;
     let members = gather::gather(&mut ep, obs)?;
     let mut t = transfer::Transfer::start(ep, members, source, files, message_size, obs)?;
     t.run(obs)?;
@@ -340,6 +372,8 @@ pub fn send(
 struct Endpoint {
     cfg: SendConfig,
     proto: &'static dyn NetProtocol,
+    /// The datagram size in use (`--datagram-size` or the link's).
+    dgram: usize,
     sock: mio::net::UdpSocket,
     poll: Poll,
     events: Events,
@@ -350,6 +384,8 @@ struct Endpoint {
     group: SocketAddr,
     wire: Wire,
     buf: Vec<u8>,
+    /// Feedback is read in batches (`recvmmsg`).
+    batch: RecvBatch,
     security: u8,
     ack_delay_us: u32,
     ack_timeout_us: u32,
@@ -358,7 +394,11 @@ struct Endpoint {
 }
 
 impl Endpoint {
-    fn open(cfg: SendConfig, proto: &'static dyn NetProtocol) -> Result<Self, NetError> {
+    fn open(
+        cfg: SendConfig,
+        proto: &'static dyn NetProtocol,
+        dgram: usize,
+    ) -> Result<Self, NetError> {
         let std_sock = unicast_socket(&cfg.sock)?;
         let mut sock = mio::net::UdpSocket::from_std(std_sock);
         let poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;
@@ -381,11 +421,12 @@ impl Endpoint {
         let rto = match cfg.rate_bps / 8 {
             0 => cfg.rto,
             rate => cfg.rto.max(Duration::from_nanos(
-                (2 * in_flight * cfg.datagram_size as u64).saturating_mul(1_000_000_000) / rate,
+                (2 * in_flight * dgram as u64).saturating_mul(1_000_000_000) / rate,
             )),
         };
         Ok(Endpoint {
             proto,
+            dgram,
             sock,
             poll,
             events: Events::with_capacity(64),
@@ -396,6 +437,7 @@ impl Endpoint {
             group: cfg.sock.group,
             wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
             buf: vec![0u8; RECV_BUF],
+            batch: RecvBatch::new(),
             security,
             ack_delay_us: u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX),
             ack_timeout_us: u32::try_from((rto / 4).as_micros()).unwrap_or(u32::MAX),
@@ -434,7 +476,16 @@ impl Endpoint {
     /// `None` once the socket has none left.
     fn next(&mut self) -> Option<(Header, usize, SocketAddr)> {
         loop {
-            let (n, from) = recv(&self.sock, &mut self.buf)?;
+            let Some((d, from)) = self.batch.next(&self.sock) else {
+                if let Some(d) = self.batch.take_drops() {
+                    self.wire.stats.kernel_drops = self.wire.stats.kernel_drops.max(d.into());
+                }
+                self.wire.stats.recv_batches = self.batch.calls;
+                return None;
+            };
+            // Feedback is small: copied where the loop's handlers look for it.
+            let n = d.len();
+            self.buf[..n].copy_from_slice(d);
             if let Some((h, len)) = self.wire.open(&mut self.buf[..n]) {
                 return Some((h, len, from));
             }

@@ -72,25 +72,32 @@ impl Transfer {
             group: ep.group,
             stream,
         };
-        let s = settings(&ep.cfg, ep.node, ep.session, ep.rto);
+        let s = settings(&ep.cfg, ep.dgram, ep.node, ep.session, ep.rto);
         let Started { agent, side } = ep.proto.start(&s, &start)?;
         let sealing = ep.cfg.keys.as_ref().map_or(0, |_| 24);
         let chunk = match message_size {
             Some(c) => c,
             None => ep
-                .cfg
-                .datagram_size
+                .dgram
                 .checked_sub(ep.proto.data_overhead(ids.len()) + sealing)
                 .filter(|c| *c > 16)
                 .ok_or_else(|| {
                     NetError::setup(format!(
                         "--datagram-size {} leaves no room for data with {} receivers: raise it",
-                        ep.cfg.datagram_size,
+                        ep.dgram,
                         ids.len()
                     ))
                 })?,
         };
         let running = ep.announce(Phase::Running, &ids, &side.params()?);
+        if running.len() > ep.dgram {
+            tracing::warn!(
+                bytes = running.len(),
+                datagram_size = ep.dgram,
+                "the running ANNOUNCE (its member list) is larger than a datagram: it is \
+                 fragmented, and lost whenever one of its frames is"
+            );
+        }
         let infos: Vec<super::FileInfo> = files.iter().map(|f| f.1.clone()).collect();
         let total: Option<u64> = match &source {
             Source::Files(_) => Some(infos.iter().map(|i| i.size).sum()),
@@ -99,7 +106,7 @@ impl Transfer {
         obs.started(&ids, total);
         let producer = spawn_producer(source, files, chunk, ep.waker.clone());
         let rate_bytes = ep.cfg.rate_bps / 8;
-        let burst = (rate_bytes / 500).max(2 * ep.cfg.datagram_size as u64);
+        let burst = (rate_bytes / 500).max(2 * ep.dgram as u64);
         let start = ep.clock.now();
         Ok(Transfer {
             ep,
@@ -183,7 +190,7 @@ impl Transfer {
         while !self.source_done
             && self.agent.can_send()
             && self.pending.is_empty()
-            && self.pacer.ready_at(now, self.ep.cfg.datagram_size) <= now
+            && self.pacer.ready_at(now, self.ep.dgram) <= now
         {
             match self.producer.try_recv() {
                 Ok(Chunk::Msg(m, data_bytes)) => match self.agent.send(now, m) {
@@ -359,7 +366,7 @@ impl Transfer {
             deadline = deadline.min(t);
         }
         if !self.source_done && self.agent.can_send() && self.pending.is_empty() {
-            deadline = deadline.min(self.pacer.ready_at(now, self.ep.cfg.datagram_size));
+            deadline = deadline.min(self.pacer.ready_at(now, self.ep.dgram));
         }
         let mut wait = self.ep.clock.until(deadline);
         if self.blocked {
