@@ -348,3 +348,79 @@ pub fn table(v: &Value) -> String {
     }
     s
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::Loss;
+
+    fn outcome(timed_out: bool, verified: Vec<Option<bool>>) -> Outcome {
+        let mut o = Outcome::new("rmcast (default)".into(), "rmcast send FILE".into());
+        o.timed_out = timed_out;
+        o.wall_s = 2.0;
+        o.per_receiver = verified
+            .iter()
+            .map(|v| (*v == Some(true)).then_some(400.0))
+            .collect();
+        o.verified = verified;
+        o
+    }
+
+    #[test]
+    fn a_run_past_the_time_limit_is_reported_not_dropped() {
+        let o = outcome(true, vec![Some(false), Some(false)]);
+        let row = o.json(
+            2,
+            Loss::Frame(0.01),
+            100,
+            Some(7),
+            Some(500.0),
+            Duration::from_secs(120),
+        );
+        assert_eq!(row["status"], "did not finish in 120 s");
+        assert_eq!(row["finished"], false);
+        assert!(row["wall_mbit_s"].is_null() && row["mean_mbit_s"].is_null());
+        assert_eq!(row["frames_dropped"], 7);
+        let t = table(&json!({ "rows": [row] }));
+        assert!(t.contains("did not finish in 120 s"), "{t}");
+        assert!(t.contains("frame 1%"), "{t}");
+    }
+
+    #[test]
+    fn a_wrong_file_fails_the_run() {
+        let o = outcome(false, vec![Some(true), Some(false), Some(true)]);
+        let row = o.json(
+            3,
+            Loss::Frame(0.0),
+            1_000_000,
+            Some(0),
+            Some(800.0),
+            Duration::from_secs(1),
+        );
+        assert_eq!(
+            row["status"],
+            "failed: file wrong or missing at receiver(s) 2"
+        );
+        assert_eq!(row["all_verified"], false);
+        assert!(row["wall_mbit_s"].is_null());
+        assert_eq!(row["mean_mbit_s"], 400.0);
+        assert_eq!(row["ratio_to_raw"], 0.5);
+    }
+
+    #[test]
+    fn a_complete_run_reports_wall_goodput() {
+        let o = outcome(false, vec![Some(true), Some(true)]);
+        let row = o.json(
+            2,
+            Loss::Injected(0.0),
+            1_000_000,
+            None,
+            None,
+            Duration::from_secs(1),
+        );
+        assert_eq!(row["status"], "ok");
+        assert_eq!(row["wall_mbit_s"], 4.0);
+        assert!(row["frames_dropped"].is_null());
+    }
+}

@@ -455,3 +455,58 @@ fn write_pseudo_random(p: &Path, len: u64) -> Result<()> {
     v.truncate(len as usize);
     std::fs::write(p, v).map_err(BenchError::io(format!("write {}", p.display())))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn bench() -> NetBench {
+        NetBench {
+            size_mb: 1,
+            receivers: vec![3],
+            conditions: vec![Loss::Frame(0.0)],
+            datagram_size: None,
+            protocols: vec!["default".into()],
+            window: None,
+            rate: None,
+            bridge: true,
+            tools: vec![],
+            no_install: true,
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused_before_anything_runs() {
+        assert!(check(&bench()).is_ok());
+        let mut b = bench();
+        b.bridge = false;
+        b.conditions = vec![Loss::Frame(0.01)];
+        let e = check(&b).unwrap_err().to_string();
+        assert!(e.contains("--frame-loss needs --bridge"), "{e}");
+        let mut b = bench();
+        b.protocols = vec!["srm".into()];
+        assert!(check(&b)
+            .unwrap_err()
+            .to_string()
+            .contains("does not run on sockets"));
+        let mut b = bench();
+        b.receivers = vec![0];
+        assert!(check(&b).is_err());
+        let mut b = bench();
+        b.conditions = vec![Loss::Frame(1.5)];
+        assert!(check(&b).is_err());
+        let mut b = bench();
+        b.tools = vec!["scp".into()];
+        assert!(check(&b).is_err());
+    }
+
+    #[test]
+    fn every_socket_protocol_is_offered() {
+        let p = socket_protocols();
+        for name in ["saw", "bap", "xtp", "prmp", "dsp"] {
+            assert!(p.contains(&name), "{p:?}");
+        }
+    }
+}
