@@ -18,6 +18,45 @@ pub(crate) fn digest(p: &Path) -> Result<blake3::Hash> {
     Ok(h.finalize())
 }
 
+/// CPU seconds (user + system) of this process's children reaped so far (with theirs),
+/// from `cutime` and `cstime` in `/proc/self/stat`; None where that cannot be read.
+pub(crate) fn children_cpu_s() -> Option<f64> {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let hz = *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+            .filter(|t: &f64| *t > 0.0)
+            .unwrap_or(100.0)
+    });
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name in parentheses: state is field 3, cutime 16, cstime 17.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let t = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    Some((t(13)? + t(14)?) / hz)
+}
+
+/// CPU time of one run's processes: read before the sender starts, after it was reaped, and
+/// after the receivers were; and the load average when it started.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CpuMarks {
+    t: [Option<f64>; 3],
+    load: Value,
+}
+
+impl CpuMarks {
+    /// Take mark `i` (0, 1, 2).
+    pub(crate) fn mark(&mut self, i: usize) {
+        if i == 0 {
+            self.load = crate::run::loadavg();
+        }
+        self.t[i] = children_cpu_s();
+    }
+}
+
 /// A child whose standard output and error go to `<dir>/<tag>.out` and `.err`; stopped
 /// (SIGKILL) when dropped while still running.
 pub(crate) struct Logged {
@@ -126,6 +165,8 @@ pub(crate) struct Outcome {
     pub wall_s: f64,
     /// Contender-specific fields.
     pub extra: Map<String, Value>,
+    /// CPU seconds of the sender and of all receivers together, load when it started.
+    pub cpu: CpuMarks,
 }
 
 fn min_max_mean(v: &[f64]) -> Option<(f64, f64, f64)> {
@@ -152,6 +193,7 @@ impl Outcome {
             verified: Vec::new(),
             wall_s: 0.0,
             extra: Map::new(),
+            cpu: CpuMarks::default(),
         }
     }
 
@@ -252,6 +294,15 @@ impl Outcome {
             Some(round1(mbit((size as f64 * frac) as u64, self.wall_s)))
         };
         let status = self.status(timeout);
+        // CPU seconds per GB moved, sender and mean receiver, for a finished run.
+        let [c0, c1, c2] = self.cpu.t;
+        let sender_cpu = c0.zip(c1).map(|(a, b)| b - a);
+        let receiver_cpu = c1.zip(c2).map(|(a, b)| (b - a) / n.max(1) as f64);
+        let per_gb = |c: Option<f64>| {
+            c.filter(|_| finished_ok && wall_mbit.is_some())
+                .map(|c| (c / (size as f64 / 1e9) * 100.0).round() / 100.0)
+        };
+        let r2 = |c: Option<f64>| c.map(|c| (c * 100.0).round() / 100.0);
         let mut row = json!({
             "receivers": n,
             "loss_kind": kind,
@@ -273,6 +324,11 @@ impl Outcome {
             "frames_dropped": frames,
             "verified": self.verified,
             "all_verified": if self.reliable() { json!(self.all_verified()) } else { Value::Null },
+            "sender_cpu_s": r2(sender_cpu),
+            "receiver_cpu_s_mean": r2(receiver_cpu),
+            "sender_cpu_s_per_gb": per_gb(sender_cpu),
+            "receiver_cpu_s_per_gb": per_gb(receiver_cpu),
+            "loadavg_start": self.cpu.load,
         });
         if let Some(m) = row.as_object_mut() {
             m.extend(self.extra);
@@ -286,13 +342,14 @@ pub fn table(v: &Value) -> String {
     let mut s = String::new();
     let cell = |r: &Value, k: &str| r[k].as_f64();
     s.push_str(&format!(
-        "{:>3}  {:<14} {:<26} {:>26}  {:>7}  {:>9}  {:>7}  {}\n",
+        "{:>3}  {:<14} {:<26} {:>26}  {:>7}  {:>9}  {:>11}  {:>7}  {}\n",
         "rcv",
         "loss",
         "contender",
         "Mbit/s per receiver",
         "wall s",
         "wall Mb/s",
+        "CPU/GB s/r",
         "frames",
         "result"
     ));
@@ -322,6 +379,13 @@ pub fn table(v: &Value) -> String {
             cell(r, "wall_s").map_or("-".into(), |w| format!("{w:.1}"))
         };
         let wm = cell(r, "wall_mbit_s").map_or("-".into(), |w| format!("{w:.0}"));
+        let cpu = match (
+            cell(r, "sender_cpu_s_per_gb"),
+            cell(r, "receiver_cpu_s_per_gb"),
+        ) {
+            (Some(a), Some(b)) => format!("{a:.1}/{b:.1}"),
+            _ => "-".into(),
+        };
         let frames = r["frames_dropped"]
             .as_u64()
             .map_or("-".into(), |f| f.to_string());
@@ -335,13 +399,14 @@ pub fn table(v: &Value) -> String {
             result = format!("unreliable; delivered {}", f.join(" "));
         }
         s.push_str(&format!(
-            "{:>3}  {:<14} {:<26} {:>26}  {:>7}  {:>9}  {:>7}  {}\n",
+            "{:>3}  {:<14} {:<26} {:>26}  {:>7}  {:>9}  {:>11}  {:>7}  {}\n",
             r["receivers"].as_u64().unwrap_or(0),
             loss,
             r["contender"].as_str().unwrap_or("?"),
             rate,
             wall,
             wm,
+            cpu,
             frames,
             result
         ));
@@ -406,6 +471,21 @@ mod tests {
         assert!(row["wall_mbit_s"].is_null());
         assert_eq!(row["mean_mbit_s"], 400.0);
         assert_eq!(row["ratio_to_raw"], 0.5);
+    }
+
+    #[test]
+    fn reaped_children_cpu_time_is_counted() {
+        let Some(before) = children_cpu_s() else {
+            eprintln!("skipped: /proc/self/stat is not readable here");
+            return;
+        };
+        let mut c = Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"])
+            .spawn()
+            .unwrap();
+        assert!(c.wait().unwrap().success());
+        let after = children_cpu_s().unwrap();
+        assert!(after > before, "{before} -> {after}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! blast, rmcast's default and every protocol asked for, then the tools; one JSON row per
 //! (receivers, loss, contender).
 
-use crate::proc::{self, Outcome};
+use crate::proc::{self, CpuMarks, Outcome};
 use crate::raw::{self, Role};
 use crate::tools::{ensure_tools, run_udpcast, run_uftp};
 use crate::{BenchError, Result, Topo};
@@ -260,7 +260,7 @@ fn report(progress: &mut dyn FnMut(String), row: Option<&(Outcome, Option<u64>)>
     }
 }
 
-fn loadavg() -> Value {
+pub(crate) fn loadavg() -> Value {
     std::fs::read_to_string("/proc/loadavg").map_or(Value::Null, |s| {
         json!(s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
     })
@@ -282,10 +282,13 @@ fn raw_blast(s: &Setup<'_>, n: usize, group: SocketAddr, size: usize) -> Result<
     std::thread::sleep(Duration::from_millis(300));
     let mut c = topo.cmd(0, exe);
     c.args(args(Role::Send));
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
     let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
     let t0 = Instant::now();
     let done = sender.wait_for(s.b.timeout);
     let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
     let sv = sender.json();
     let start_ns = sv["start_epoch_ns"].as_f64().unwrap_or(0.0);
     let mut o = Outcome::new(
@@ -310,6 +313,8 @@ fn raw_blast(s: &Setup<'_>, n: usize, group: SocketAddr, size: usize) -> Result<
         o.verified.push(None);
         delivered.push(got as f64 / bytes as f64);
     }
+    cpu.mark(2);
+    o.cpu = cpu;
     if last_max > start_ns && start_ns > 0.0 {
         o.wall_s = (last_max - start_ns) / 1e9;
     }
@@ -392,10 +397,13 @@ fn rmcast_run(
             "--quiet",
         ])
         .arg(s.file);
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
     let t0 = Instant::now();
     let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
     let done = sender.wait_for(b.timeout);
     let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
     let name = if proto == "default" {
         "rmcast (default)".to_string()
     } else {
@@ -424,6 +432,8 @@ fn rmcast_run(
         o.per_receiver
             .push(v["goodput_mbit_s"].as_f64().filter(|_| ok));
     }
+    cpu.mark(2);
+    o.cpu = cpu;
     o.extra.insert("protocol".into(), sv["protocol"].clone());
     o.extra
         .insert("repairs_sent".into(), sv["agent"]["repairs_sent"].clone());

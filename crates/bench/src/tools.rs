@@ -3,7 +3,7 @@
 //! udp-sender/udp-receiver (`--nopointopoint`, no bitrate cap). Missing tools are installed
 //! with apt-get (Debian packages uftp, udpcast) when allowed.
 
-use crate::proc::{self, Outcome};
+use crate::proc::{self, CpuMarks, Outcome};
 use crate::run::{mbit, Setup};
 use crate::Result;
 use std::path::Path;
@@ -81,18 +81,23 @@ pub(crate) fn run_uftp(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome> {
     c.args(["-I", &topo.iface, "-p", &port.to_string(), "-R", "-1"])
         .args(["-H", &uids.join(",")])
         .arg(s.file);
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
     let t0 = Instant::now();
     let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
     let done = sender.wait_for(s.b.timeout);
     let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
     for d in &mut daemons {
         d.stop();
     }
+    cpu.mark(2);
     let mut o = Outcome::new(
         "uftp".into(),
         "uftp -R -1 -H <receiver ids> FILE; uftpd -d -D DIR".into(),
     );
     o.wall_s = wall;
+    o.cpu = cpu;
     o.timed_out = done.is_none();
     if done == Some(false) {
         o.error = Some(format!("uftp exit status not 0: {}", sender.stderr_tail()));
@@ -164,10 +169,13 @@ pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome>
     ])
     .arg("--file")
     .arg(s.file);
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
     let t0 = Instant::now();
     let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
     let done = sender.wait_for(s.b.timeout);
     let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
     let mut o = Outcome::new(
         "udpcast".into(),
         "udp-sender --nopointopoint --min-receivers N --mcast-rdv-address G --file FILE; udp-receiver --mcast-rdv-address G".into(),
@@ -187,6 +195,8 @@ pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome>
             Duration::from_secs(10)
         });
     }
+    cpu.mark(2);
+    o.cpu = cpu;
     outcome_files(s, &mut o, n, |r| dir.join(format!("r{r}.bin")));
     let _ = std::fs::remove_dir_all(&dir);
     Ok(o)
