@@ -1,22 +1,26 @@
 //! # rmcast-bench — network benchmark harnesses
 //!
 //! `rmcast bench net` measures `rmcast send`/`recv` on real sockets beside the raw ceiling (an
-//! unreliable blast of the same datagram size to the same receivers, measured in the same
-//! run) and beside uftp/uftpd and udp-sender/udp-receiver moving the same file. This crate
-//! holds the harnesses; the binary keeps only the arguments and the output.
+//! unreliable blast of datagrams to the same receivers, measured in the same run) and beside
+//! uftp/uftpd and udp-sender/udp-receiver moving the same file. This crate holds the
+//! harnesses; the binary keeps only the arguments and the output.
 //!
 //! Every endpoint is a separate process: [`run`] starts the `rmcast` binary it is given for
 //! rmcast's endpoints and for the raw blast's roles ([`raw::child_args`], answered by
 //! [`raw::recv`] and [`raw::send`] in the child). On loopback all processes share one host
 //! ([`Topo::loopback`]); with a bridge ([`Topo::bridge`], root) every endpoint runs in its own
-//! network namespace.
+//! network namespace of a `rmcast_net::netns::Segment`, and loss can be applied per Ethernet
+//! frame on the bridge ([`Loss::Frame`]). Every received file is checked by BLAKE3 digest; a
+//! run still going after [`NetBench::timeout`] is stopped and reported as not finished.
 
+mod proc;
 pub mod raw;
 mod run;
 mod tools;
 mod topo;
 
-pub use run::{run, NetBench};
+pub use proc::table;
+pub use run::{run, socket_protocols, Loss, NetBench};
 pub use topo::Topo;
 
 use std::io;
@@ -40,7 +44,7 @@ pub enum BenchError {
 }
 
 impl BenchError {
-    fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> BenchError {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(io::Error) -> BenchError {
         let context = context.into();
         move |source| BenchError::Io { context, source }
     }

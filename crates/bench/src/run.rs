@@ -1,16 +1,19 @@
-//! One `rmcast bench net` run: for every receiver count, the raw blast, rmcast at every loss
-//! rate, then the tools; the result as JSON.
+//! One `rmcast bench net` run: for every receiver count and every loss condition, the raw
+//! blast, rmcast's default and every protocol asked for, then the tools; one JSON row per
+//! (receivers, loss, contender).
 
+use crate::proc::{self, CpuMarks, Outcome};
 use crate::raw::{self, Role};
 use crate::tools::{ensure_tools, run_udpcast, run_uftp};
 use crate::{BenchError, Result, Topo};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 const GROUP_IP: &str = "239.255.90.1";
+/// How long receivers get to finish after their sender ended before they are stopped.
+const RECEIVER_GRACE: Duration = Duration::from_secs(15);
 
 /// What to measure.
 #[derive(Debug, Clone)]
@@ -19,20 +22,66 @@ pub struct NetBench {
     pub size_mb: u64,
     /// Receiver counts to measure.
     pub receivers: Vec<usize>,
-    /// Injected loss rates (at every receiver) for rmcast.
-    pub loss: Vec<f64>,
-    /// rmcast's datagram size (the raw blast uses the same).
-    pub datagram_size: usize,
-    /// rmcast protocol to measure.
-    pub protocol: String,
-    /// Window of windowed protocols.
-    pub window: u16,
+    /// Loss conditions, each measured for every receiver count.
+    pub conditions: Vec<Loss>,
+    /// `--datagram-size` given to `rmcast send` (None: send's own default) and used by the
+    /// raw blast (None: the sender's interface MTU less 28 bytes of IPv4 and UDP headers).
+    pub datagram_size: Option<usize>,
+    /// rmcast runs: `default` (no `--protocol`: whatever `rmcast send` defaults to) or a
+    /// protocol name.
+    pub protocols: Vec<String>,
+    /// `--window` given to `rmcast send` (None: each protocol's default).
+    pub window: Option<u16>,
+    /// `--rate` given to `rmcast send` (None: send's default pacing).
+    pub rate: Option<String>,
     /// Every endpoint in its own network namespace on a bridge (root).
     pub bridge: bool,
-    /// Do not run uftp and udpcast.
-    pub no_tools: bool,
+    /// Other tools to run: `uftp`, `udpcast`.
+    pub tools: Vec<String>,
     /// Do not apt-get install missing tools.
     pub no_install: bool,
+    /// A run that has not finished after this long is stopped and reported as not finished.
+    pub timeout: Duration,
+}
+
+/// A loss condition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Loss {
+    /// Each Ethernet frame the bridge forwards to a receiver is dropped with this
+    /// probability (every contender; `--bridge` only).
+    Frame(f64),
+    /// `rmcast recv --drop-rate`: each protocol datagram dropped at each receiver in the
+    /// application (rmcast only; the raw blast and the tools run only at 0).
+    Injected(f64),
+}
+
+impl Loss {
+    fn p(self) -> f64 {
+        match self {
+            Loss::Frame(p) | Loss::Injected(p) => p,
+        }
+    }
+
+    fn kind(self) -> &'static str {
+        match self {
+            Loss::Frame(_) => "frame",
+            Loss::Injected(_) => "injected",
+        }
+    }
+
+    /// Loss on the network (per frame), which every contender sees.
+    fn frame(self) -> f64 {
+        match self {
+            Loss::Frame(p) => p,
+            Loss::Injected(_) => 0.0,
+        }
+    }
+
+    /// Whether the raw blast and the tools run in this condition (injected loss reaches
+    /// only rmcast, so they run once, at injected loss 0).
+    fn everyone(self) -> bool {
+        matches!(self, Loss::Frame(_)) || self.p() == 0.0
+    }
 }
 
 pub(crate) fn mbit(bytes: u64, secs: f64) -> f64 {
@@ -43,174 +92,236 @@ pub(crate) fn mbit(bytes: u64, secs: f64) -> f64 {
     }
 }
 
-fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-}
-
-pub(crate) fn ratio(a: f64, b: f64) -> Value {
-    if b > 0.0 {
-        json!((a / b * 1000.0).round() / 1000.0)
-    } else {
-        Value::Null
-    }
-}
-
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::read(a), std::fs::read(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
-/// Wait for a child that prints JSON: whether it succeeded, and what it printed.
-fn wait_json(c: Child, what: &str) -> Result<(bool, Value)> {
-    let out = c
-        .wait_with_output()
-        .map_err(BenchError::io(format!("wait for {what}")))?;
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    Ok((out.status.success(), v))
-}
-
-fn spawn(c: &mut std::process::Command, what: &str) -> Result<Child> {
-    c.stdout(Stdio::piped())
-        .spawn()
-        .map_err(BenchError::io(format!("start {what}")))
-}
-
 fn group(port: u16) -> SocketAddr {
     SocketAddr::new(GROUP_IP.parse().expect("a literal IPv4 address"), port)
 }
 
+/// Names `rmcast send --protocol` accepts (every protocol that runs on sockets).
+pub fn socket_protocols() -> Vec<&'static str> {
+    rmcast_net::agents::PROTOCOLS
+        .iter()
+        .map(|p| p.name())
+        .collect()
+}
+
+fn check(b: &NetBench) -> Result<()> {
+    let fail = |m: String| Err(BenchError::Failed(m));
+    if b.receivers.is_empty() || b.receivers.contains(&0) {
+        return fail("--receivers: give counts of at least 1".into());
+    }
+    if b.size_mb == 0 {
+        return fail("--size-mb: give at least 1".into());
+    }
+    if b.conditions.is_empty() {
+        return fail("no loss condition to measure (--frame-loss or --loss)".into());
+    }
+    for c in &b.conditions {
+        if !(0.0..=1.0).contains(&c.p()) {
+            return fail(format!(
+                "{} loss {} is not a probability in [0, 1]",
+                c.kind(),
+                c.p()
+            ));
+        }
+        if c.frame() > 0.0 && !b.bridge {
+            return fail(
+                "--frame-loss needs --bridge (frames are dropped on the bridge between namespaces)"
+                    .into(),
+            );
+        }
+    }
+    let known = socket_protocols();
+    for p in &b.protocols {
+        if p != "default" && !known.contains(&p.as_str()) {
+            return fail(format!(
+                "--protocols: {p:?} does not run on sockets; choose from default, {}",
+                known.join(", ")
+            ));
+        }
+    }
+    for t in &b.tools {
+        if t != "uftp" && t != "udpcast" {
+            return fail(format!("--tools: {t:?} is not uftp or udpcast"));
+        }
+    }
+    Ok(())
+}
+
 /// Run the benchmark with the `rmcast` binary `exe`; `progress` gets a line per step.
 pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<Value> {
+    check(b)?;
     let maxn = b.receivers.iter().copied().max().unwrap_or(1);
-    if b.receivers.contains(&0) {
-        return Err(BenchError::Failed(
-            "--receivers: counts must be at least 1".into(),
-        ));
-    }
     let topo = if b.bridge {
         Topo::bridge(maxn + 1)?
     } else {
         Topo::loopback()
     };
-    let missing = if b.no_tools {
-        vec!["uftp", "udpcast"]
-    } else {
-        ensure_tools(!b.no_install, progress)
-    };
+    let wanted: Vec<&str> = b.tools.iter().map(String::as_str).collect();
+    let missing = ensure_tools(&wanted, !b.no_install, progress);
     let work = tempfile_dir()?;
     let file = work.join("bench.bin");
     let size = b.size_mb * 1_000_000;
     write_pseudo_random(&file, size)?;
+    let digest = proc::digest(&file)?;
+    // The raw blast's datagram: the one given, else one that fills the sender's MTU.
+    let raw_size = b.datagram_size.unwrap_or_else(|| {
+        topo.mtu(0)
+            .map_or(1472, |m| m.saturating_sub(28).clamp(64, 65_507))
+    });
     let setup = Setup {
         b,
         topo: &topo,
         exe,
         file: &file,
+        digest,
         work: &work,
     };
+    let load_start = loadavg();
+    let started = Instant::now();
     let mut port = 47_300u16;
-    let mut results = Vec::new();
+    let mut rows = Vec::new();
+    let total = b.receivers.len() * b.conditions.len();
+    let mut step = 0;
     for &n in &b.receivers {
-        progress(format!("-- {n} receiver(s)"));
-        port += 1;
-        let (raw, raw_bytes) = raw_blast(b, &topo, exe, n, group(port), size)?;
-        let raw_mean = mean(&raw);
-        progress(format!("   raw blast: {raw:.0?} Mbit/s per receiver"));
-        let mut rm = Vec::new();
-        let mut rm_wall0 = 0.0;
-        for &loss in &b.loss {
-            port += 1;
-            let (v, wall_mbit) = rmcast_run(&setup, n, loss, group(port), raw_mean, progress)?;
-            if loss == 0.0 {
-                rm_wall0 = wall_mbit;
-            }
-            rm.push(v);
-        }
-        // The tools, same file, same receivers, no loss injection (they have none).
-        let tools_here = b.bridge || n == 1;
-        let mut uftp = Value::Null;
-        let mut udpcast = Value::Null;
-        if !tools_here {
-            uftp = json!({"skipped": "uftpd cannot share a port with another uftpd on one host; use --bridge"});
-            udpcast =
-                json!({"skipped": "udp-receiver cannot share a port on one host; use --bridge"});
-        } else {
-            if !missing.contains(&"uftp") {
+        for &cond in &b.conditions {
+            step += 1;
+            progress(format!(
+                "-- [{step}/{total}] {n} receiver(s), {} loss {} ({:.0} s so far)",
+                cond.kind(),
+                cond.p(),
+                started.elapsed().as_secs_f64()
+            ));
+            let mut here = Vec::new();
+            let mut raw_mean = None;
+            if cond.everyone() {
                 port += 1;
-                uftp = run_uftp(&setup, n, port, rm_wall0)?;
-                progress(format!("   uftp: {uftp}"));
+                topo.frame_loss(cond.frame())?;
+                let o = raw_blast(&setup, n, group(port), raw_size)?;
+                raw_mean = o.mean();
+                here.push((o, topo.frames_dropped()));
+                report(progress, here.last());
             }
-            if !missing.contains(&"udpcast") {
-                port += 10;
-                udpcast = run_udpcast(&setup, n, port, rm_wall0)?;
-                progress(format!("   udpcast: {udpcast}"));
+            for p in &b.protocols {
+                port += 1;
+                topo.frame_loss(cond.frame())?;
+                let o = rmcast_run(&setup, n, cond, p, group(port))?;
+                here.push((o, topo.frames_dropped()));
+                report(progress, here.last());
+            }
+            if cond.everyone() {
+                for t in &b.tools {
+                    if missing.contains(&t.as_str()) {
+                        continue;
+                    }
+                    port += 10;
+                    topo.frame_loss(cond.frame())?;
+                    let o = if t == "uftp" {
+                        run_uftp(&setup, n, port)?
+                    } else {
+                        run_udpcast(&setup, n, port)?
+                    };
+                    here.push((o, topo.frames_dropped()));
+                    report(progress, here.last());
+                }
+            }
+            for (o, frames) in here {
+                rows.push(o.json(n, cond, size, frames, raw_mean, b.timeout));
             }
         }
-        results.push(json!({
-            "receivers": n,
-            "raw": {
-                "per_receiver_mbit_s": raw,
-                "per_receiver_bytes": raw_bytes,
-                "mean_mbit_s": raw_mean,
-            },
-            "rmcast": rm,
-            "uftp": uftp,
-            "udpcast": udpcast,
-        }));
     }
+    topo.frame_loss(0.0)?;
     let out = json!({
-        "topology": if b.bridge { "bridge (one network namespace per endpoint)" } else { "loopback (one host)" },
+        "topology": if b.bridge {
+            "bridge (one network namespace per endpoint, rmcast_net::netns::Segment)"
+        } else {
+            "loopback (one host)"
+        },
         "file_bytes": size,
-        "datagram_size": b.datagram_size,
-        "protocol": b.protocol,
-        "window": if b.protocol == "saw" { Value::Null } else { json!(b.window) },
+        "datagram_size": b.datagram_size.map_or(json!("rmcast send's default"), |d| json!(d)),
+        "raw_datagram_size": raw_size,
+        "window": b.window.map_or(json!("each protocol's default"), |w| json!(w)),
+        "rate": b.rate.as_deref().map_or(json!("rmcast send's default"), |r| json!(r)),
+        "timeout_s": b.timeout.as_secs_f64(),
         "tools_missing": missing,
-        "runs": results,
+        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "loadavg_start": load_start,
+        "loadavg_end": loadavg(),
+        "seconds": started.elapsed().as_secs_f64(),
+        "rows": rows,
     });
     let _ = std::fs::remove_dir_all(&work);
     Ok(out)
 }
 
-/// The raw ceiling to `n` receivers: Mbit/s and bytes per receiver.
-fn raw_blast(
-    b: &NetBench,
-    topo: &Topo,
-    exe: &Path,
-    n: usize,
-    group: SocketAddr,
-    size: u64,
-) -> Result<(Vec<f64>, Vec<u64>)> {
-    let args = |role| raw::child_args(role, group, &topo.iface, size, b.datagram_size);
+fn report(progress: &mut dyn FnMut(String), row: Option<&(Outcome, Option<u64>)>) {
+    if let Some((o, frames)) = row {
+        let frames = frames.map_or(String::new(), |f| format!(", {f} frames dropped"));
+        progress(format!("   {}{frames}", o.summary()));
+    }
+}
+
+pub(crate) fn loadavg() -> Value {
+    std::fs::read_to_string("/proc/loadavg").map_or(Value::Null, |s| {
+        json!(s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+    })
+}
+
+/// The raw ceiling to `n` receivers.
+fn raw_blast(s: &Setup<'_>, n: usize, group: SocketAddr, size: usize) -> Result<Outcome> {
+    let (topo, exe) = (s.topo, s.exe);
+    let bytes = s.b.size_mb * 1_000_000;
+    let args = |role| raw::child_args(role, group, &topo.iface, bytes, size);
+    let dir = s.work.join(format!("raw-{}", group.port()));
+    std::fs::create_dir_all(&dir).map_err(BenchError::io(format!("create {}", dir.display())))?;
     let mut kids = Vec::new();
     for r in 1..=n {
-        kids.push(spawn(
-            topo.cmd(r, exe).args(args(Role::Recv)),
-            "a raw receiver",
-        )?);
+        let mut c = topo.cmd(r, exe);
+        c.args(args(Role::Recv));
+        kids.push(proc::spawn_logged(&mut c, &dir, &format!("r{r}"))?);
     }
     std::thread::sleep(Duration::from_millis(300));
-    let s = spawn(topo.cmd(0, exe).args(args(Role::Send)), "the raw sender")?;
-    let (ok, sv) = wait_json(s, "raw sender")?;
+    let mut c = topo.cmd(0, exe);
+    c.args(args(Role::Send));
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
+    let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
+    let t0 = Instant::now();
+    let done = sender.wait_for(s.b.timeout);
+    let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
+    let sv = sender.json();
     let start_ns = sv["start_epoch_ns"].as_f64().unwrap_or(0.0);
-    if !ok || start_ns == 0.0 {
-        return Err(BenchError::Failed("raw blast sender failed".into()));
+    let mut o = Outcome::new(
+        format!("raw {size}-byte blast"),
+        format!("rmcast bench net --raw-role send|recv (datagrams of {size} bytes, no recovery)"),
+    );
+    o.wall_s = wall;
+    o.timed_out = done.is_none();
+    if done != Some(true) || start_ns == 0.0 {
+        o.error = Some(format!("raw sender failed: {}", sender.stderr_tail()));
     }
-    let mut raw = Vec::new();
-    let mut raw_bytes = Vec::new();
-    for k in kids {
-        let (_, v) = wait_json(k, "raw receiver")?;
-        let b = v["bytes"].as_u64().unwrap_or(0);
+    let mut last_max = 0.0f64;
+    let mut delivered = Vec::new();
+    for mut k in kids {
+        k.wait_for(RECEIVER_GRACE);
+        let v = k.json();
+        let got = v["bytes"].as_u64().unwrap_or(0);
         let last = v["last_epoch_ns"].as_f64().unwrap_or(0.0);
-        raw.push(mbit(b, (last - start_ns) / 1e9));
-        raw_bytes.push(b);
+        last_max = last_max.max(last);
+        o.per_receiver
+            .push((got > 0).then(|| mbit(got, (last - start_ns) / 1e9)));
+        o.verified.push(None);
+        delivered.push(got as f64 / bytes as f64);
     }
-    Ok((raw, raw_bytes))
+    cpu.mark(2);
+    o.cpu = cpu;
+    if last_max > start_ns && start_ns > 0.0 {
+        o.wall_s = (last_max - start_ns) / 1e9;
+    }
+    o.extra
+        .insert("delivered_fraction".into(), json!(delivered));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(o)
 }
 
 /// Where a run's endpoints and files are.
@@ -218,89 +329,122 @@ pub(crate) struct Setup<'a> {
     pub b: &'a NetBench,
     pub topo: &'a Topo,
     pub exe: &'a Path,
-    /// The file sent and the directory the receivers write under.
+    /// The file sent, its BLAKE3 digest, and the directory the receivers write under.
     pub file: &'a Path,
+    pub digest: blake3::Hash,
     pub work: &'a Path,
 }
 
-/// rmcast send/recv to `n` receivers with `loss` at each: the result and the goodput over
-/// the sender's wall time.
+impl Setup<'_> {
+    /// Whether `p` holds exactly the file sent (by BLAKE3 digest).
+    pub fn verify(&self, p: &Path) -> bool {
+        proc::digest(p).is_ok_and(|d| d == self.digest)
+    }
+}
+
+/// `rmcast send`/`recv` with protocol `proto` (`default`: no `--protocol`) to `n` receivers.
 fn rmcast_run(
     s: &Setup<'_>,
     n: usize,
-    loss: f64,
+    cond: Loss,
+    proto: &str,
     group: SocketAddr,
-    raw_mean: f64,
-    progress: &mut dyn FnMut(String),
-) -> Result<(Value, f64)> {
-    let Setup {
-        b,
-        topo,
-        exe,
-        file,
-        work,
-    } = *s;
-    let group = group.to_string();
+) -> Result<Outcome> {
+    let (b, topo) = (s.b, s.topo);
+    let dir = s.work.join(format!("rm-{}", group.port()));
+    let g = group.to_string();
     let mut kids = Vec::new();
     for r in 1..=n {
-        let out = work.join(format!("rm-{n}-{loss}-{r}"));
-        let mut c = topo.cmd(r, exe);
-        c.args(["recv", "--group", &group, "--interface", &topo.iface])
+        let out = dir.join(format!("r{r}"));
+        let mut c = topo.cmd(r, s.exe);
+        c.args(["recv", "--group", &g, "--interface", &topo.iface])
             .arg("--dir")
             .arg(&out)
-            .args(["--json", "--quiet", "--force", "--wait", "30"])
-            .args(["--drop-rate", &loss.to_string()])
-            .args(["--drop-seed", &(r as u64 * 13).to_string()]);
-        kids.push(spawn(&mut c, "rmcast recv")?);
+            .args(["--json", "--quiet", "--force", "--wait", "30"]);
+        if let Loss::Injected(p) = cond {
+            if p > 0.0 {
+                c.args(["--drop-rate", &p.to_string()])
+                    .args(["--drop-seed", &(r as u64 * 13).to_string()]);
+            }
+        }
+        std::fs::create_dir_all(&out)
+            .map_err(BenchError::io(format!("create {}", out.display())))?;
+        kids.push(proc::spawn_logged(&mut c, &dir, &format!("r{r}"))?);
     }
     std::thread::sleep(Duration::from_millis(300));
-    let t0 = Instant::now();
-    let mut c = topo.cmd(0, exe);
-    c.args(["send", "--group", &group, "--interface", &topo.iface])
+    let mut args: Vec<String> = vec!["send".into(), "--receivers".into(), n.to_string()];
+    if proto != "default" {
+        args.extend(["--protocol".into(), proto.into()]);
+    }
+    if let Some(w) = b.window {
+        args.extend(["--window".into(), w.to_string()]);
+    }
+    if let Some(d) = b.datagram_size {
+        args.extend(["--datagram-size".into(), d.to_string()]);
+    }
+    if let Some(r) = &b.rate {
+        args.extend(["--rate".into(), r.clone()]);
+    }
+    let shown = format!("rmcast {} FILE", args.join(" "));
+    let mut c = topo.cmd(0, s.exe);
+    c.args(&args)
         .args([
-            "--receivers",
-            &n.to_string(),
-            "--rate",
-            "0",
+            "--group",
+            &g,
+            "--interface",
+            &topo.iface,
             "--json",
             "--quiet",
         ])
-        .args(["--datagram-size", &b.datagram_size.to_string()])
-        .args(["--protocol", &b.protocol, "--window", &b.window.to_string()])
-        .arg(file);
-    let sender = spawn(&mut c, "rmcast send")?;
-    let (sok, sv) = wait_json(sender, "rmcast send")?;
+        .arg(s.file);
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
+    let t0 = Instant::now();
+    let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
+    let done = sender.wait_for(b.timeout);
     let wall = t0.elapsed().as_secs_f64();
-    let mut per = Vec::new();
-    let mut all_ok = sok;
-    for (r, k) in kids.into_iter().enumerate() {
-        let (ok, v) = wait_json(k, "rmcast recv")?;
-        let verified = ok
-            && same_file(
-                file,
-                &work.join(format!("rm-{n}-{loss}-{}/bench.bin", r + 1)),
-            );
-        all_ok &= verified;
-        per.push(v["goodput_mbit_s"].as_f64().unwrap_or(0.0));
+    cpu.mark(1);
+    let name = if proto == "default" {
+        "rmcast (default)".to_string()
+    } else {
+        format!("rmcast --protocol {proto}")
+    };
+    let mut o = Outcome::new(name, shown);
+    o.wall_s = wall;
+    o.timed_out = done.is_none();
+    let sv = sender.json();
+    if done == Some(false) {
+        o.error = Some(format!(
+            "sender exit status not 0: {}",
+            sender.stderr_tail()
+        ));
     }
-    let m = mean(&per);
-    let size = b.size_mb * 1_000_000;
-    let wall_mbit = mbit(size, wall);
-    progress(format!(
-        "   rmcast loss {loss}: {per:.0?} Mbit/s per receiver ({:.0}% of raw), all verified: {all_ok}",
-        m / raw_mean.max(1e-9) * 100.0
-    ));
-    let v = json!({
-        "loss": loss,
-        "per_receiver_mbit_s": per,
-        "mean_mbit_s": m,
-        "ratio_to_raw": ratio(m, raw_mean),
-        "wall_mbit_s": wall_mbit,
-        "sender_seconds": sv["seconds"],
-        "repairs_sent": sv["agent"]["repairs_sent"],
-        "all_verified": all_ok,
-    });
-    Ok((v, wall_mbit))
+    for (r, mut k) in kids.into_iter().enumerate() {
+        // A sender that was stopped ends nothing: its receivers are stopped too.
+        k.wait_for(if o.timed_out {
+            Duration::ZERO
+        } else {
+            RECEIVER_GRACE
+        });
+        let v = k.json();
+        let ok = s.verify(&dir.join(format!("r{}/bench.bin", r + 1)));
+        o.verified.push(Some(ok));
+        o.per_receiver
+            .push(v["goodput_mbit_s"].as_f64().filter(|_| ok));
+    }
+    cpu.mark(2);
+    o.cpu = cpu;
+    o.extra.insert("protocol".into(), sv["protocol"].clone());
+    o.extra
+        .insert("repairs_sent".into(), sv["agent"]["repairs_sent"].clone());
+    o.extra
+        .insert("sender_seconds".into(), sv["seconds"].clone());
+    o.extra.insert(
+        "per_receiver_basis".into(),
+        json!("receiver: first data to last byte"),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(o)
 }
 
 fn tempfile_dir() -> Result<PathBuf> {
@@ -320,4 +464,59 @@ fn write_pseudo_random(p: &Path, len: u64) -> Result<()> {
     }
     v.truncate(len as usize);
     std::fs::write(p, v).map_err(BenchError::io(format!("write {}", p.display())))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn bench() -> NetBench {
+        NetBench {
+            size_mb: 1,
+            receivers: vec![3],
+            conditions: vec![Loss::Frame(0.0)],
+            datagram_size: None,
+            protocols: vec!["default".into()],
+            window: None,
+            rate: None,
+            bridge: true,
+            tools: vec![],
+            no_install: true,
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused_before_anything_runs() {
+        assert!(check(&bench()).is_ok());
+        let mut b = bench();
+        b.bridge = false;
+        b.conditions = vec![Loss::Frame(0.01)];
+        let e = check(&b).unwrap_err().to_string();
+        assert!(e.contains("--frame-loss needs --bridge"), "{e}");
+        let mut b = bench();
+        b.protocols = vec!["srm".into()];
+        assert!(check(&b)
+            .unwrap_err()
+            .to_string()
+            .contains("does not run on sockets"));
+        let mut b = bench();
+        b.receivers = vec![0];
+        assert!(check(&b).is_err());
+        let mut b = bench();
+        b.conditions = vec![Loss::Frame(1.5)];
+        assert!(check(&b).is_err());
+        let mut b = bench();
+        b.tools = vec!["scp".into()];
+        assert!(check(&b).is_err());
+    }
+
+    #[test]
+    fn every_socket_protocol_is_offered() {
+        let p = socket_protocols();
+        for name in ["saw", "bap", "xtp", "prmp", "dsp"] {
+            assert!(p.contains(&name), "{p:?}");
+        }
+    }
 }

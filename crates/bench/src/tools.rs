@@ -1,37 +1,44 @@
-//! The other tools, moving the same file to the same receivers: uftp/uftpd (`-R -1`, its
-//! largest block size) and udp-sender/udp-receiver (`--nopointopoint`, no bitrate cap).
-//! Missing tools are installed with apt-get (Debian packages uftp, udpcast) when allowed.
+//! The other tools, moving the same file to the same receivers: uftp/uftpd (`-R -1`: no rate
+//! limit; its default block size, 1,300 bytes, which fits a 1,500-byte MTU) and
+//! udp-sender/udp-receiver (`--nopointopoint`, no bitrate cap). Missing tools are installed
+//! with apt-get (Debian packages uftp, udpcast) when allowed.
 
-use crate::run::{mbit, ratio, same_file, Setup};
-use crate::{BenchError, Result};
-use serde_json::{json, Value};
+use crate::proc::{self, CpuMarks, Outcome};
+use crate::run::{mbit, Setup};
+use crate::Result;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// udpcast rendezvous group (its default, 224.0.0.1, does not cross our bridge setups).
 const RDV: &str = "239.255.90.250";
-/// A tool run that takes longer is stopped and reported as failed.
-const TOOL_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// The packages of tools that are missing (after installing them if `install`).
-pub(crate) fn ensure_tools(install: bool, progress: &mut dyn FnMut(String)) -> Vec<&'static str> {
-    let have = |b: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {b}")])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let mut missing = Vec::new();
-    for (bins, pkg) in [
-        (["uftp", "uftpd"], "uftp"),
-        (["udp-sender", "udp-receiver"], "udpcast"),
-    ] {
-        if !bins.iter().all(|b| have(b)) {
-            missing.push(pkg);
-        }
+fn have(b: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {b}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn present(pkg: &str) -> bool {
+    match pkg {
+        "uftp" => have("uftp") && have("uftpd"),
+        _ => have("udp-sender") && have("udp-receiver"),
     }
+}
+
+/// Of the tools `wanted` (`uftp`, `udpcast`), those missing (after installing them with
+/// apt-get if `install`).
+pub(crate) fn ensure_tools(
+    wanted: &[&str],
+    install: bool,
+    progress: &mut dyn FnMut(String),
+) -> Vec<&'static str> {
+    let mut missing: Vec<&'static str> = ["uftp", "udpcast"]
+        .into_iter()
+        .filter(|p| wanted.contains(p) && !present(p))
+        .collect();
     if !missing.is_empty() && install {
         progress(format!("installing {} with apt-get", missing.join(", ")));
         let _ = Command::new("apt-get")
@@ -44,116 +51,92 @@ pub(crate) fn ensure_tools(install: bool, progress: &mut dyn FnMut(String)) -> V
             .env("DEBIAN_FRONTEND", "noninteractive")
             .stdout(Stdio::null())
             .status();
-        missing.retain(|p| match *p {
-            "uftp" => !have("uftp"),
-            _ => !have("udp-sender"),
-        });
+        missing.retain(|p| !present(p));
     }
     missing
 }
 
-/// Wait for `c` at most `t`; kill it after that. Whether it finished successfully.
-pub(crate) fn wait_timeout(c: &mut Child, t: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < t {
-        if let Ok(Some(s)) = c.try_wait() {
-            return s.success();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = c.kill();
-    let _ = c.wait();
-    false
-}
-
-/// Start a tool with its output discarded.
-fn quiet(cmd: &mut Command, what: &str) -> Result<Child> {
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(BenchError::io(format!("start {what}")))
-}
-
-/// Give the receivers half a second, then run a tool's sender `cmd` to its end (or
-/// [`TOOL_TIMEOUT`]): whether it finished, and its wall time in seconds.
-fn time_sender(mut cmd: Command) -> Result<(bool, f64)> {
-    std::thread::sleep(Duration::from_millis(500));
-    let t0 = Instant::now();
-    let mut sender = quiet(cmd.stdin(Stdio::null()), "the tool's sender")?;
-    let finished = wait_timeout(&mut sender, TOOL_TIMEOUT);
-    Ok((finished, t0.elapsed().as_secs_f64()))
-}
-
-/// A tool's result: its command line, goodput over the sender's wall time and rmcast's
-/// ratio to it (both only when every receiver got the file).
-fn result(command: &str, ok: bool, size: u64, wall: f64, rm_wall: f64) -> Value {
-    let w = mbit(size, wall);
-    json!({
-        "command": command,
-        "wall_mbit_s": if ok { json!(w) } else { Value::Null },
-        "all_verified": ok,
-        "rmcast_over_tool": if ok { ratio(rm_wall, w) } else { Value::Null },
-    })
-}
-
 /// uftp to `n` uftpd daemons.
-pub(crate) fn run_uftp(s: &Setup<'_>, n: usize, port: u16, rm_wall: f64) -> Result<Value> {
-    let (topo, file, work, size) = (s.topo, s.file, s.work, s.b.size_mb * 1_000_000);
+pub(crate) fn run_uftp(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome> {
+    let (topo, work) = (s.topo, s.work);
+    let dir = work.join(format!("uftp-{port}"));
     let mut daemons = Vec::new();
     let mut uids = Vec::new();
     for r in 1..=n {
-        let dir = work.join(format!("uftp-{n}-{r}"));
-        std::fs::create_dir_all(&dir)
-            .map_err(BenchError::io(format!("create {}", dir.display())))?;
+        let out = dir.join(format!("r{r}"));
+        std::fs::create_dir_all(&out)
+            .map_err(crate::BenchError::io(format!("create {}", out.display())))?;
         let uid = format!("0x{:08x}", 0x1000 + r);
         uids.push(uid.clone());
         let mut d = topo.cmd(r, Path::new("uftpd"));
         d.args(["-d", "-I", &topo.iface, "-p", &port.to_string(), "-U", &uid])
             .arg("-D")
-            .arg(&dir)
+            .arg(&out)
             .arg("-L")
-            .arg(work.join(format!("uftpd-{n}-{r}.log")));
-        daemons.push(quiet(&mut d, "uftpd")?);
+            .arg(dir.join(format!("uftpd-{r}.log")));
+        daemons.push(proc::spawn_logged(&mut d, &dir, &format!("d{r}"))?);
     }
-    let mut sender = topo.cmd(0, Path::new("uftp"));
-    sender
-        .args([
-            "-I",
-            &topo.iface,
-            "-p",
-            &port.to_string(),
-            "-R",
-            "-1",
-            "-b",
-            "8800",
-        ])
+    std::thread::sleep(Duration::from_millis(500));
+    let mut c = topo.cmd(0, Path::new("uftp"));
+    c.args(["-I", &topo.iface, "-p", &port.to_string(), "-R", "-1"])
         .args(["-H", &uids.join(",")])
-        .arg(file);
-    let (finished, wall) = time_sender(sender)?;
-    for mut d in daemons {
-        let _ = d.kill();
-        let _ = d.wait();
+        .arg(s.file);
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
+    let t0 = Instant::now();
+    let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
+    let done = sender.wait_for(s.b.timeout);
+    let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
+    for d in &mut daemons {
+        d.stop();
     }
-    let ok =
-        finished && (1..=n).all(|r| same_file(file, &work.join(format!("uftp-{n}-{r}/bench.bin"))));
-    let mut v = result(
-        "uftp -R -1 -b 8800 -H <uids>; uftpd -d",
-        ok,
-        size,
-        wall,
-        rm_wall,
+    cpu.mark(2);
+    let mut o = Outcome::new(
+        "uftp".into(),
+        "uftp -R -1 -H <receiver ids> FILE; uftpd -d -D DIR".into(),
     );
-    v["note"] = if !ok && topo.is_loopback() {
-        json!("on one host uftpd never answered uftp's ANNOUNCE in our runs (uftp: \"Announce timed out\"); measure it with --bridge")
-    } else {
-        Value::Null
-    };
-    Ok(v)
+    o.wall_s = wall;
+    o.cpu = cpu;
+    o.timed_out = done.is_none();
+    if done == Some(false) {
+        o.error = Some(format!("uftp exit status not 0: {}", sender.stderr_tail()));
+    }
+    outcome_files(s, &mut o, n, |r| dir.join(format!("r{r}/bench.bin")));
+    if !o.per_receiver.iter().all(Option::is_some) && topo.is_loopback() {
+        o.extra.insert(
+            "note".into(),
+            "on one host uftpd never answered uftp's ANNOUNCE in our runs (uftp: \"Announce timed out\"); measure it with --bridge".into(),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(o)
+}
+
+/// Verify each receiver's file; a tool's per-receiver goodput is the file over the sender's
+/// wall time (the tools report no per-receiver timing).
+fn outcome_files(
+    s: &Setup<'_>,
+    o: &mut Outcome,
+    n: usize,
+    path: impl Fn(usize) -> std::path::PathBuf,
+) {
+    let size = s.b.size_mb * 1_000_000;
+    for r in 1..=n {
+        let ok = !o.timed_out && s.verify(&path(r));
+        o.verified.push(Some(ok));
+        o.per_receiver.push(ok.then(|| mbit(size, o.wall_s)));
+    }
+    o.extra.insert(
+        "per_receiver_basis".into(),
+        "file size over the sender's wall time".into(),
+    );
 }
 
 /// udp-sender to `n` udp-receivers.
-pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16, rm_wall: f64) -> Result<Value> {
-    let (topo, file, work, size) = (s.topo, s.file, s.work, s.b.size_mb * 1_000_000);
+pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome> {
+    let (topo, work) = (s.topo, s.work);
+    let dir = work.join(format!("udpcast-{port}"));
     let mut kids = Vec::new();
     for r in 1..=n {
         let mut k = topo.cmd(r, Path::new("udp-receiver"));
@@ -165,38 +148,56 @@ pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16, rm_wall: f64) -> R
             RDV,
         ])
         .args(["--portbase", &port.to_string(), "--file"])
-        .arg(work.join(format!("udpcast-{n}-{r}.bin")));
-        kids.push(quiet(&mut k, "udp-receiver")?);
+        .arg(dir.join(format!("r{r}.bin")));
+        kids.push(proc::spawn_logged(&mut k, &dir, &format!("r{r}"))?);
     }
-    let mut sender = topo.cmd(0, Path::new("udp-sender"));
-    sender
-        .args([
-            "--interface",
-            &topo.iface,
-            "--nokbd",
-            "--mcast-rdv-address",
-            RDV,
-            "--nopointopoint",
-        ])
-        .args([
-            "--min-receivers",
-            &n.to_string(),
-            "--portbase",
-            &port.to_string(),
-        ])
-        .arg("--file")
-        .arg(file);
-    let (finished, wall) = time_sender(sender)?;
-    let mut ok = finished;
-    for (r, mut k) in kids.into_iter().enumerate() {
-        let done = wait_timeout(&mut k, Duration::from_secs(10));
-        ok &= done && same_file(file, &work.join(format!("udpcast-{n}-{}.bin", r + 1)));
+    std::thread::sleep(Duration::from_millis(500));
+    let mut c = topo.cmd(0, Path::new("udp-sender"));
+    c.args([
+        "--interface",
+        &topo.iface,
+        "--nokbd",
+        "--mcast-rdv-address",
+        RDV,
+        "--nopointopoint",
+    ])
+    .args([
+        "--min-receivers",
+        &n.to_string(),
+        "--portbase",
+        &port.to_string(),
+    ])
+    .arg("--file")
+    .arg(s.file);
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
+    let t0 = Instant::now();
+    let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
+    let done = sender.wait_for(s.b.timeout);
+    let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
+    let mut o = Outcome::new(
+        "udpcast".into(),
+        "udp-sender --nopointopoint --min-receivers N --mcast-rdv-address G --file FILE; udp-receiver --mcast-rdv-address G".into(),
+    );
+    o.wall_s = wall;
+    o.timed_out = done.is_none();
+    if done == Some(false) {
+        o.error = Some(format!(
+            "udp-sender exit status not 0: {}",
+            sender.stderr_tail()
+        ));
     }
-    Ok(result(
-        "udp-sender --nopointopoint --min-receivers N --mcast-rdv-address G; udp-receiver --mcast-rdv-address G",
-        ok,
-        size,
-        wall,
-        rm_wall,
-    ))
+    for k in &mut kids {
+        k.wait_for(if o.timed_out {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(10)
+        });
+    }
+    cpu.mark(2);
+    o.cpu = cpu;
+    outcome_files(s, &mut o, n, |r| dir.join(format!("r{r}.bin")));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(o)
 }

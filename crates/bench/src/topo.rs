@@ -1,13 +1,15 @@
 //! Where the endpoints run: one host (loopback), or one network namespace per endpoint on a
-//! Linux bridge.
+//! Linux bridge — `rmcast_net::netns::Segment`, whose bridge lives in a switch namespace of
+//! its own so loss can be applied per Ethernet frame ([`Topo::frame_loss`]).
 
 use crate::{BenchError, Result};
+use rmcast_net::netns::{self, Segment};
 use std::path::Path;
 use std::process::Command;
 
 /// Where endpoints run: host 0 is the sender, 1.. the receivers.
 pub struct Topo {
-    prefix: Option<String>,
+    seg: Option<Segment>,
     /// The interface every endpoint uses.
     pub iface: String,
 }
@@ -16,93 +18,70 @@ impl Topo {
     /// Every endpoint on this host, on `lo`.
     pub fn loopback() -> Self {
         Topo {
-            prefix: None,
+            seg: None,
             iface: "lo".into(),
         }
     }
 
-    /// `hosts` network namespaces on a bridge, each with `eth0` at 10.78.0.(h+1)/24 and a
-    /// multicast route (root and iproute2 needed). Removed on drop.
+    /// `hosts` network namespaces on a bridge (a [`Segment`]: root and iproute2 needed).
+    /// Removed on drop.
     pub fn bridge(hosts: usize) -> Result<Self> {
-        let p = format!("rmb{}", std::process::id() % 100_000);
-        let t = Topo {
-            prefix: Some(p.clone()),
-            iface: "eth0".into(),
-        };
-        let ip = |args: &[&str]| -> Result<()> {
-            let st = Command::new("ip")
-                .args(args)
-                .status()
-                .map_err(BenchError::io("run ip"))?;
-            if !st.success() {
-                return Err(BenchError::Failed(format!(
-                    "`ip {}` failed (root and iproute2 are needed for --bridge)",
-                    args.join(" ")
-                )));
-            }
-            Ok(())
-        };
-        let br = format!("br{p}");
-        ip(&["link", "add", &br, "type", "bridge"])?;
-        let _ = Command::new("ip")
-            .args(["link", "set", &br, "type", "bridge", "mcast_snooping", "0"])
-            .status();
-        ip(&["link", "set", &br, "up"])?;
-        for h in 0..hosts {
-            let ns = format!("{p}h{h}");
-            let v = format!("v{p}h{h}");
-            ip(&["netns", "add", &ns])?;
-            ip(&[
-                "link", "add", &v, "type", "veth", "peer", "name", "eth0", "netns", &ns,
-            ])?;
-            ip(&["link", "set", &v, "master", &br, "up"])?;
-            ip(&["-n", &ns, "link", "set", "lo", "up"])?;
-            ip(&[
-                "-n",
-                &ns,
-                "addr",
-                "add",
-                &format!("10.78.0.{}/24", h + 1),
-                "dev",
-                "eth0",
-            ])?;
-            ip(&["-n", &ns, "link", "set", "eth0", "up"])?;
-            ip(&["-n", &ns, "route", "add", "224.0.0.0/4", "dev", "eth0"])?;
-        }
-        Ok(t)
+        let seg = Segment::create(hosts).map_err(|e| {
+            BenchError::Failed(format!(
+                "--bridge: {e} (root and iproute2 are needed for --bridge)"
+            ))
+        })?;
+        Ok(Topo {
+            seg: Some(seg),
+            iface: netns::IFACE.into(),
+        })
     }
 
     /// Whether endpoints share one host.
     pub fn is_loopback(&self) -> bool {
-        self.prefix.is_none()
+        self.seg.is_none()
     }
 
     /// A command on host `h` (0 = sender, 1.. = receivers).
     pub fn cmd(&self, h: usize, prog: &Path) -> Command {
-        match &self.prefix {
+        match &self.seg {
             None => Command::new(prog),
-            Some(p) => {
+            Some(seg) => {
                 let mut c = Command::new("ip");
-                c.args(["netns", "exec", &format!("{p}h{h}")]).arg(prog);
+                c.args(["netns", "exec", &seg.host(h)]).arg(prog);
                 c
             }
         }
     }
-}
 
-impl Drop for Topo {
-    fn drop(&mut self) {
-        if let Some(p) = &self.prefix {
-            for h in 0..64 {
-                let ns = format!("{p}h{h}");
-                if !Path::new("/run/netns").join(&ns).exists() {
-                    continue;
-                }
-                let _ = Command::new("ip").args(["netns", "del", &ns]).status();
-            }
-            let _ = Command::new("ip")
-                .args(["link", "del", &format!("br{p}")])
-                .status();
+    /// Drop each Ethernet frame the bridge forwards to a receiver with probability `p`
+    /// (frames to the sender, host 0, pass); 0 removes the rule. Bridge only.
+    pub fn frame_loss(&self, p: f64) -> Result<()> {
+        match &self.seg {
+            Some(seg) => Ok(seg.frame_loss(p, Some(0))?),
+            None if p == 0.0 => Ok(()),
+            None => Err(BenchError::Failed(
+                "--frame-loss needs --bridge (loss per Ethernet frame is applied on the bridge)"
+                    .into(),
+            )),
         }
+    }
+
+    /// Frames dropped since the last [`Topo::frame_loss`] (None on loopback).
+    pub fn frames_dropped(&self) -> Option<u64> {
+        self.seg.as_ref().map(Segment::frames_dropped)
+    }
+
+    /// The MTU of host `h`'s interface, from `ip -o link show` (None if it cannot be read).
+    pub fn mtu(&self, h: usize) -> Option<usize> {
+        let out = self
+            .cmd(h, Path::new("ip"))
+            .args(["-o", "link", "show", "dev", &self.iface])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut words = text.split_whitespace();
+        words.find(|w| *w == "mtu")?;
+        words.next()?.parse().ok()
     }
 }

@@ -1,54 +1,92 @@
-//! `rmcast bench net`: goodput of `rmcast send`/`recv` on real sockets, beside the raw ceiling
-//! and beside uftp/uftpd and udp-sender/udp-receiver moving the same file. The harnesses are
-//! `rmcast-bench`'s; this command parses the arguments, answers the raw blast's child roles
-//! and prints the JSON.
+//! `rmcast bench net`: goodput of `rmcast send`/`recv` on real sockets — rmcast's default and
+//! every protocol that runs on sockets — beside the raw ceiling and beside uftp/uftpd and
+//! udp-sender/udp-receiver moving the same file, without loss and with loss per Ethernet frame
+//! on a bridge. The harnesses are `rmcast-bench`'s; this command parses the arguments, answers
+//! the raw blast's child roles and prints the table and the JSON.
 
-use anyhow::{Context, Result};
-use rmcast_bench::raw::{self, Role};
-use rmcast_bench::NetBench;
+use anyhow::{bail, Context, Result};
+use rmcast_bench::raw;
+use rmcast_bench::{Loss, NetBench};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
-  rmcast bench net                      loopback, 20 MB, 1/2/4 receivers, 0% and 1% loss
-  rmcast bench net --size-mb 5 --receivers 1,2 --no-tools
-  sudo rmcast bench net --bridge        every endpoint in its own network namespace
+  sudo rmcast bench net --bridge --frame-loss 0,0.001,0.01
+                      sender and receivers in network namespaces on a bridge, 100 MB, 3 and
+                      10 receivers, rmcast's default and every --protocol, the raw blast, uftp
+                      and udpcast, with 0, 0.1 % and 1 % of the Ethernet frames dropped
+  sudo rmcast bench net --bridge --receivers 3 --protocols default,xtp --tools uftp --out r.json
+  rmcast bench net --size-mb 20 --receivers 1,2 --no-tools    loopback, injected loss 0 and 1 %
+  rmcast bench net --from-json r.json                          the table of a saved result
 
-Goodput is application bytes per second at each receiver, from its first data packet to
-its last byte (rmcast and the raw blast), or file size over the sender's wall time (the
-tools, and rmcast beside them, `wall_mbit_s`). uftp runs with -R -1 (no rate limit) and its
-largest block size; udp-sender with --nopointopoint and no bitrate cap. Missing tools are
-installed with apt-get (Debian packages uftp, udpcast) unless --no-install.")]
+Loss: --frame-loss P drops each Ethernet frame the bridge forwards to a receiver with
+probability P (nftables in the bridge's namespace, as a lossy switch or NIC would; a datagram
+larger than the MTU is lost when any of its fragments is); every contender sees it. --loss P
+drops each rmcast datagram at each receiver in the application (rmcast only). Without either:
+--bridge measures frame loss 0, 0.1 % and 1 %, loopback injected loss 0 and 1 %.
+
+Goodput per receiver is application bytes per second from its first data packet to its last
+byte (rmcast, and the raw blast over its own bytes), or the file over the sender's wall time
+(the tools); `wall Mb/s` is the file over the run's wall time for everyone, start-up and
+handshakes included. Every received file is checked against the sender's BLAKE3 digest. A run
+still going after --timeout-s is stopped and reported as \"did not finish\". uftp runs with
+-R -1 (no rate limit) and its default block size; udp-sender with --nopointopoint and no
+bitrate cap. Missing tools are installed with apt-get (Debian packages uftp, udpcast) unless
+--no-install.")]
 pub struct Args {
     /// File size in MB (10^6 bytes)
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 100)]
     pub size_mb: u64,
     /// Receiver counts to measure
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    #[arg(long, value_delimiter = ',', default_value = "3,10")]
     pub receivers: Vec<usize>,
-    /// Injected loss rates (at every receiver) for rmcast
-    #[arg(long, value_delimiter = ',', default_value = "0,0.01")]
-    pub loss: Vec<f64>,
-    /// rmcast's datagram size (the raw blast uses the same)
-    #[arg(long, default_value_t = 60_000)]
-    pub datagram_size: usize,
-    /// rmcast protocol to measure: saw, bap, xtp, prmp or dsp (dsp: all receivers in one
-    /// region, the lowest node id designated)
-    #[arg(long, default_value = "saw")]
-    pub protocol: String,
-    /// Window (bap, xtp; prmp: the receive window S; dsp: L outstanding blocks)
-    #[arg(long, default_value_t = 16)]
-    pub window: u16,
+    /// Loss per Ethernet frame on the bridge (needs --bridge), e.g. 0,0.001,0.01
+    #[arg(long, value_delimiter = ',', value_name = "P")]
+    pub frame_loss: Option<Vec<f64>>,
+    /// Loss injected per rmcast datagram at every receiver (rmcast only), e.g. 0,0.01
+    #[arg(long, value_delimiter = ',', value_name = "P")]
+    pub loss: Option<Vec<f64>>,
+    /// `rmcast send --datagram-size` (default: none given, send chooses); the raw blast uses
+    /// it too (default: the sender's MTU less 28 bytes)
+    #[arg(long, value_name = "BYTES")]
+    pub datagram_size: Option<usize>,
+    /// rmcast runs: `default` (no --protocol, what `rmcast send` defaults to) and protocol
+    /// names; default: default and every protocol that runs on sockets
+    #[arg(long, alias = "protocol", value_delimiter = ',', value_name = "P")]
+    pub protocols: Option<Vec<String>>,
+    /// `rmcast send --window` (default: none given, each protocol's own)
+    #[arg(long)]
+    pub window: Option<u16>,
+    /// `rmcast send --rate` (default: none given, send's pacing)
+    #[arg(long)]
+    pub rate: Option<String>,
     /// Run every endpoint in its own network namespace on a bridge (root)
     #[arg(long)]
     pub bridge: bool,
+    /// Other tools to run beside rmcast (uftp, udpcast)
+    #[arg(long, value_delimiter = ',', default_value = "uftp,udpcast")]
+    pub tools: Vec<String>,
     /// Do not run uftp and udpcast
     #[arg(long)]
     pub no_tools: bool,
     /// Do not apt-get install missing tools
     #[arg(long)]
     pub no_install: bool,
+    /// Stop a run (any contender) still going after SECS and report it as not finished
+    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    pub timeout_s: f64,
+    /// Print the JSON result on standard output instead of the table
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON result to FILE
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the table of a JSON result saved earlier (--out or --json) and exit
+    #[arg(long, value_name = "FILE")]
+    pub from_json: Option<PathBuf>,
     /// Internal: raw-blast role (send|recv) of a child process
     #[arg(long, hide = true)]
     pub raw_role: Option<String>,
@@ -65,30 +103,72 @@ pub fn run(a: Args) -> Result<ExitCode> {
         // A child process of the raw blast (`rmcast_bench::raw::child_args`).
         let g = a.raw_group.context("--raw-group")?;
         let i = a.raw_iface.clone().unwrap_or_else(|| "lo".into());
-        let role = if role == "recv" {
-            Role::Recv
-        } else {
-            Role::Send
-        };
-        match role {
-            Role::Recv => println!("{}", raw::recv(g, &i, a.raw_bytes)?),
-            Role::Send => raw::send(g, &i, a.raw_bytes, a.datagram_size, |v| println!("{v}"))?,
+        let size = a.datagram_size.unwrap_or(1472);
+        match role.as_str() {
+            "recv" => println!("{}", raw::recv(g, &i, a.raw_bytes)?),
+            "send" => raw::send(g, &i, a.raw_bytes, size, |v| println!("{v}"))?,
+            other => bail!("--raw-role {other:?}: send or recv"),
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(p) = &a.from_json {
+        let text = std::fs::read_to_string(p).with_context(|| format!("read {}", p.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a `rmcast bench net` JSON result", p.display()))?;
+        if !v["rows"].is_array() {
+            bail!(
+                "{} has no `rows`: not a `rmcast bench net` JSON result",
+                p.display()
+            );
+        }
+        print!("{}", rmcast_bench::table(&v));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !(a.timeout_s.is_finite() && a.timeout_s > 0.0) {
+        bail!(
+            "--timeout-s {}: give a positive number of seconds",
+            a.timeout_s
+        );
+    }
+    let mut conditions: Vec<Loss> = Vec::new();
+    conditions.extend(a.frame_loss.iter().flatten().map(|&p| Loss::Frame(p)));
+    conditions.extend(a.loss.iter().flatten().map(|&p| Loss::Injected(p)));
+    if a.frame_loss.is_none() && a.loss.is_none() {
+        conditions = if a.bridge {
+            [0.0, 0.001, 0.01].map(Loss::Frame).to_vec()
+        } else {
+            [0.0, 0.01].map(Loss::Injected).to_vec()
+        };
+    }
+    let protocols = a.protocols.unwrap_or_else(|| {
+        std::iter::once("default")
+            .chain(rmcast_bench::socket_protocols())
+            .map(String::from)
+            .collect()
+    });
     let exe = std::env::current_exe().context("find the rmcast binary")?;
     let bench = NetBench {
         size_mb: a.size_mb,
         receivers: a.receivers,
-        loss: a.loss,
+        conditions,
         datagram_size: a.datagram_size,
-        protocol: a.protocol,
+        protocols,
         window: a.window,
+        rate: a.rate,
         bridge: a.bridge,
-        no_tools: a.no_tools,
+        tools: if a.no_tools { Vec::new() } else { a.tools },
         no_install: a.no_install,
+        timeout: Duration::from_secs_f64(a.timeout_s),
     };
     let out = rmcast_bench::run(&bench, &exe, &mut |line| eprintln!("{line}"))?;
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    let text = serde_json::to_string_pretty(&out)?;
+    if let Some(p) = &a.out {
+        std::fs::write(p, format!("{text}\n")).with_context(|| format!("write {}", p.display()))?;
+    }
+    if a.json {
+        println!("{text}");
+    } else {
+        print!("{}", rmcast_bench::table(&out));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,439 @@
+//! Multi-host tests with loss per Ethernet frame: `rmcast send` and `rmcast recv` (this
+//! build's binary), each in its own network namespace of an `rmcast_net::netns::Segment`, and
+//! the bridge — in the switch's namespace — dropping frames on their way to the receivers
+//! (`Segment::frame_loss`), where a switch or NIC drops them, before IP reassembly.
+//!
+//! * every protocol that runs on sockets moves a file to 3 receivers with 10 % of the frames
+//!   dropped, byte-exact at every receiver; datagrams of 1,472 bytes (`--datagram-size`), one
+//!   frame each on the 1,500-byte MTU — a datagram of 41 fragments would almost never arrive
+//!   whole (0.9^41 = 1.3 %);
+//! * a receiver killed (SIGKILL) mid-transfer: the sender evicts it, names it `evicted` in its
+//!   summary and exits with status 1 (`rmcast send`: 0 every expected receiver completed, 1
+//!   the transfer ran but some receiver did not, 2 usage or setup error); the others complete
+//!   byte-exact;
+//! * a flood of random datagrams (some with an rmcast-looking header) at one receiver's UDP
+//!   ports and at the group during a transfer: every receiver completes byte-exact and the
+//!   flooded one counts the rejects.
+//!
+//! Needs Linux, root, iproute2 and nftables; otherwise each test prints why it did not run.
+//! The tests take a lock so they run one after the other (two cores; they time transfers).
+
+use rmcast_net::netns::{self, Segment};
+use rmcast_proto::rng::AgentRng;
+use serde_json::Value;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rmcast");
+/// A transfer that takes longer fails the test (instead of hanging CI).
+const DEADLINE: Duration = Duration::from_secs(240);
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Why these tests cannot run here, if they cannot.
+fn cannot_run() -> Option<String> {
+    if let Err(why) = netns::available() {
+        return Some(why);
+    }
+    let nft = Command::new("nft")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status();
+    if !nft.is_ok_and(|s| s.success()) {
+        return Some("`nft` (nftables) is not installed".into());
+    }
+    None
+}
+
+macro_rules! need_netns {
+    () => {
+        if let Some(why) = cannot_run() {
+            eprintln!("skipped: multi-host frame-loss tests: {why} (CI runs them as root)");
+            return;
+        }
+    };
+}
+
+/// A child process stopped (SIGKILL) and reaped when dropped, so a failing test leaves
+/// nothing running in the namespaces.
+struct Proc(Option<Child>);
+
+impl Proc {
+    /// Its exit status and output, or `None` if it was still running at `deadline` (then
+    /// it is stopped).
+    fn finish(&mut self, deadline: Instant) -> Option<Output> {
+        let mut c = self.0.take()?;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = c.try_wait() {
+                return c.wait_with_output().ok();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+        None
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `rmcast ARGS` on host `h` of `seg`, output piped.
+fn rmcast(seg: &Segment, h: usize, args: &[String]) -> Proc {
+    let c = Command::new("ip")
+        .args(["netns", "exec", &seg.host(h), BIN])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start rmcast in a namespace");
+    Proc(Some(c))
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Pseudo-random file content from a seed.
+fn content(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = AgentRng::from_seed(seed);
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        v.extend_from_slice(&rng.range_inclusive(0, u64::MAX).to_le_bytes());
+    }
+    v.truncate(len);
+    v
+}
+
+/// One transfer: receivers on hosts `1..=n`, their output directories and processes.
+struct Transfer {
+    group: String,
+    dirs: Vec<PathBuf>,
+    receivers: Vec<Proc>,
+}
+
+impl Transfer {
+    /// Start `rmcast recv` on hosts 1..=n (node ids 1001..), each with `extra` options.
+    fn start(seg: &Segment, work: &Path, group: &str, n: usize, extra: &[&str]) -> Transfer {
+        let mut dirs = Vec::new();
+        let mut receivers = Vec::new();
+        for r in 1..=n {
+            let dir = work.join(format!("{}-r{r}", group.replace([':', '.'], "_")));
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
+            args.extend(strings(&["--node-id", &(1000 + r).to_string()]));
+            args.extend(strings(&["--json", "--quiet", "--wait", "60", "--dir"]));
+            args.push(dir.display().to_string());
+            args.extend(strings(extra));
+            receivers.push(rmcast(seg, r, &args));
+            dirs.push(dir);
+        }
+        // Let them join the group before the sender announces.
+        std::thread::sleep(Duration::from_millis(500));
+        Transfer {
+            group: group.into(),
+            dirs,
+            receivers,
+        }
+    }
+
+    /// Run `rmcast send` on host 0 to the receivers: its output (None: past the deadline).
+    fn send(&self, seg: &Segment, file: &Path, extra: &[&str]) -> Option<Output> {
+        let n = self.receivers.len().to_string();
+        let mut args = strings(&["send", "--group", &self.group, "--interface", netns::IFACE]);
+        args.extend(strings(&["--receivers", &n, "--json", "--quiet"]));
+        args.extend(strings(extra));
+        args.push(file.display().to_string());
+        rmcast(seg, 0, &args).finish(Instant::now() + DEADLINE)
+    }
+
+    /// Wait for receiver `r` (1-based): its output, None if it had to be stopped.
+    fn wait(&mut self, r: usize) -> Option<Output> {
+        self.receivers[r - 1].finish(Instant::now() + Duration::from_secs(30))
+    }
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
+}
+
+fn explain(o: &Output) -> String {
+    format!(
+        "exit {:?}; stderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).trim()
+    )
+}
+
+/// Receiver `r` ended with status 0 and holds exactly `data` under `name`.
+fn assert_byte_exact(t: &mut Transfer, r: usize, name: &str, data: &[u8], what: &str) -> Value {
+    let out = t
+        .wait(r)
+        .unwrap_or_else(|| panic!("{what}: receiver {r} did not end"));
+    assert!(
+        out.status.success(),
+        "{what}: receiver {r}: {}",
+        explain(&out)
+    );
+    let got = std::fs::read(t.dirs[r - 1].join(name))
+        .unwrap_or_else(|e| panic!("{what}: receiver {r} has no {name}: {e}"));
+    assert!(
+        got == data,
+        "{what}: receiver {r}: {} bytes, not byte-exact ({} sent)",
+        got.len(),
+        data.len()
+    );
+    json(&out)
+}
+
+struct Bed {
+    seg: Segment,
+    work: tempfile::TempDir,
+}
+
+fn bed(hosts: usize) -> Bed {
+    Bed {
+        seg: Segment::create(hosts).expect("create the namespaces and the bridge"),
+        work: tempfile::tempdir().unwrap(),
+    }
+}
+
+fn write(work: &Path, name: &str, data: &[u8]) -> PathBuf {
+    let p = work.join(name);
+    std::fs::write(&p, data).unwrap();
+    p
+}
+
+/// 10 % of the frames to the receivers dropped: every protocol on sockets completes, every
+/// file byte-exact.
+#[test]
+fn ten_percent_frame_loss_every_protocol() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = bed(4);
+    let data = content(2_000_000, 17);
+    let file = write(b.work.path(), "f.bin", &data);
+    let mut failures = Vec::new();
+    for (i, p) in rmcast_net::agents::PROTOCOLS.iter().enumerate() {
+        let proto = p.name();
+        b.seg.frame_loss(0.10, Some(0)).unwrap();
+        let group = format!("239.77.1.{}:{}", i + 1, 6100 + 10 * i);
+        let mut t = Transfer::start(&b.seg, b.work.path(), &group, 3, &[]);
+        let t0 = Instant::now();
+        let Some(s) = t.send(
+            &b.seg,
+            &file,
+            &["--protocol", proto, "--datagram-size", "1472"],
+        ) else {
+            failures.push(format!(
+                "{proto}: the sender did not finish in {DEADLINE:?}"
+            ));
+            continue;
+        };
+        let secs = t0.elapsed().as_secs_f64();
+        let frames = b.seg.frames_dropped();
+        eprintln!(
+            "{proto}: 2 MB to 3 receivers at 10 % frame loss in {secs:.1} s, {frames} frames dropped"
+        );
+        if !s.status.success() {
+            failures.push(format!("{proto}: sender {}", explain(&s)));
+            continue;
+        }
+        assert!(frames > 0, "{proto}: the bridge dropped no frame");
+        assert_eq!(json(&s)["all_completed"], true, "{proto}");
+        for r in 1..=3 {
+            assert_byte_exact(&mut t, r, "f.bin", &data, proto);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A receiver killed halfway through: evicted, reported, sender exit status 1; the other
+/// receivers complete byte-exact.
+#[test]
+fn receiver_killed_mid_transfer_is_reported() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = bed(5);
+    let data = content(6_000_000, 29);
+    let file = write(b.work.path(), "k.bin", &data);
+    b.seg.frame_loss(0.10, Some(0)).unwrap();
+    let mut t = Transfer::start(&b.seg, b.work.path(), "239.77.2.1:6200", 4, &[]);
+    let victim = 3;
+    let dir = t.dirs[victim - 1].clone();
+    let pid = t.receivers[victim - 1].0.as_ref().map(Child::id).unwrap();
+    let half = data.len() as u64 / 2;
+    let (killed_at, s) = std::thread::scope(|sc| {
+        let watch = sc.spawn(|| {
+            // Kill the victim (SIGKILL) once its temporary file holds half of the data.
+            let start = Instant::now();
+            while start.elapsed() < DEADLINE {
+                let held = std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .max();
+                if let Some(h) = held.filter(|h| *h >= half) {
+                    let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+                    return Some(h);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            None
+        });
+        let s = t.send(
+            &b.seg,
+            &file,
+            &[
+                "--datagram-size",
+                "1472",
+                "--rate",
+                "40M",
+                "--evict-after",
+                "2",
+            ],
+        );
+        (watch.join().unwrap(), s)
+    });
+    let s = s.expect("the sender did not finish");
+    let held = killed_at.expect("the victim never held half of the file");
+    assert!(
+        held < data.len() as u64,
+        "the victim was killed only after it held the whole file"
+    );
+    eprintln!(
+        "killed receiver {victim} at {held} of {} bytes; {} frames dropped",
+        data.len(),
+        b.seg.frames_dropped()
+    );
+    assert_eq!(
+        s.status.code(),
+        Some(1),
+        "sender exit status 1 (a receiver did not complete); {}",
+        explain(&s)
+    );
+    let v = json(&s);
+    let outcome = |node: u64| {
+        v["receivers"]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["node"] == node))
+            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(
+        outcome(1000 + victim as u64).as_deref(),
+        Some("evicted"),
+        "the summary names the killed receiver evicted: {v}"
+    );
+    assert_eq!(v["all_completed"], false);
+    for r in [1, 2, 4] {
+        assert_eq!(
+            outcome(1000 + r as u64).as_deref(),
+            Some("completed"),
+            "{v}"
+        );
+        assert_byte_exact(&mut t, r, "k.bin", &data, "kill");
+    }
+    assert!(
+        !t.dirs[victim - 1].join("k.bin").exists(),
+        "the killed receiver left a file under the final name"
+    );
+}
+
+/// Random datagrams flooded at one receiver's UDP ports (and the group) during a transfer
+/// with 10 % frame loss: every receiver completes byte-exact, the flooded one counts rejects.
+#[test]
+fn flood_at_one_receiver() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = bed(5);
+    let data = content(2_000_000, 41);
+    let file = write(b.work.path(), "g.bin", &data);
+    b.seg.frame_loss(0.10, Some(0)).unwrap();
+    let group: SocketAddr = "239.77.3.1:6300".parse().unwrap();
+    let mut t = Transfer::start(&b.seg, b.work.path(), &group.to_string(), 3, &[]);
+    // Every UDP port open on receiver 1's host is receiver 1's (it is alone there).
+    let ports = udp_ports(&b.seg, 1);
+    assert!(!ports.is_empty(), "receiver 1 has no UDP socket");
+    let target = b.seg.addr(1);
+    let stop = AtomicBool::new(false);
+    let flooded = AtomicU64::new(0);
+    let seg = &b.seg;
+    let s = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            seg.enter(4).unwrap();
+            let sock = UdpSocket::bind((seg.addr(4), 0)).unwrap();
+            sock.set_multicast_ttl_v4(1).unwrap();
+            let mut rng = AgentRng::from_seed(5);
+            let mut dests: Vec<SocketAddr> = ports
+                .iter()
+                .map(|p| SocketAddr::from((target, *p)))
+                .collect();
+            dests.push(group);
+            // A valid-looking header (magic, version 1, family 1, kind 1) over random bytes.
+            let header = [b'R', b'M', 1, 1, 1, 0, 0, 0];
+            while !stop.load(Ordering::Relaxed) {
+                for d in &dests {
+                    let len = rng.range_inclusive(1, 1472) as usize;
+                    let mut dgram = content(len, rng.range_inclusive(0, u64::MAX));
+                    if rng.chance(0.5) && len >= header.len() {
+                        dgram[..header.len()].copy_from_slice(&header);
+                    }
+                    if sock.send_to(&dgram, d).is_ok() {
+                        flooded.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        });
+        let s = t.send(seg, &file, &["--datagram-size", "1472"]);
+        stop.store(true, Ordering::Relaxed);
+        s
+    });
+    let s = s.expect("the sender did not finish");
+    let flooded = flooded.into_inner();
+    assert!(flooded > 0, "no flood datagram left");
+    assert!(s.status.success(), "sender: {}", explain(&s));
+    let mut rejected = 0;
+    for r in 1..=3 {
+        let v = assert_byte_exact(&mut t, r, "g.bin", &data, "flood");
+        if r == 1 {
+            rejected = v["driver"]["rejected_malformed"].as_u64().unwrap_or(0)
+                + v["driver"]["rejected_stranger"].as_u64().unwrap_or(0);
+        }
+    }
+    eprintln!("flooded {flooded} datagrams; receiver 1 rejected {rejected}");
+    assert!(rejected > 0, "receiver 1 counted no rejected datagram");
+}
+
+/// The local UDP ports open in host `h`'s namespace (`ss -uan`).
+fn udp_ports(seg: &Segment, h: usize) -> Vec<u16> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", &seg.host(h), "ss", "-Huan"])
+        .output()
+        .expect("run ss");
+    let mut ports: Vec<u16> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .filter_map(|a| a.rsplit(':').next()?.parse().ok())
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
