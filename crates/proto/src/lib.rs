@@ -39,6 +39,7 @@ pub mod pgm;
 pub mod prmp;
 pub mod retx;
 pub mod rng;
+pub mod roster;
 pub mod rra;
 pub mod rtt;
 pub mod saw;

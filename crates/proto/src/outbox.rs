@@ -20,6 +20,24 @@ pub(crate) fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
     }
 }
 
+/// Implements the outbox accessors of [`Agent`](crate::Agent) (`outbox`, `outbox_mut`) — or,
+/// with `field: RouterTransmit`, those of [`RouterAgent`](crate::RouterAgent) — through the
+/// agent's [`Outbox`] field `field`; write it inside the trait impl: `outbox_field!(out);`.
+#[macro_export]
+macro_rules! outbox_field {
+    ($field:tt) => {
+        $crate::outbox_field!($field: $crate::Transmit);
+    };
+    ($field:tt: $t:ty) => {
+        fn outbox(&self) -> &$crate::Outbox<$t> {
+            &self.$field
+        }
+        fn outbox_mut(&mut self) -> &mut $crate::Outbox<$t> {
+            &mut self.$field
+        }
+    };
+}
+
 /// The queues an agent fills and its driver drains, plus the agent's counters.
 ///
 /// `T` is what the driver drains: [`Transmit`] for an [`Agent`](crate::Agent),

@@ -40,12 +40,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    rmcast_proto::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
             return Err(SendError::Closed);
@@ -126,10 +121,5 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    rmcast_proto::outbox_field!(out);
 }

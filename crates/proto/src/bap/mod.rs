@@ -63,6 +63,7 @@
 //!   driver's per-pair links do.
 
 use crate::rng::AgentRng;
+use crate::roster::Roster;
 use crate::saw::timeout::{LimitRule, TimeoutRule};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
@@ -229,7 +230,7 @@ pub struct Sender {
     cfg: SenderConfig,
     modulus: u16,
     /// Receivers, sorted, for lookups by node id: (node, slot index).
-    index: Vec<(NodeId, usize)>,
+    index: Roster,
     /// ACK vector: per receiver (by configuration order) the last sequence number it
     /// acknowledged, `None` when the validity bit is clear.
     acks: Vec<Option<u16>>,
@@ -247,14 +248,7 @@ impl Sender {
     pub fn new(cfg: SenderConfig) -> Self {
         let mut cfg = cfg;
         cfg.window = cfg.window.clamp(1, MAX_WINDOW);
-        let mut index: Vec<(NodeId, usize)> = cfg
-            .receivers
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (n, i))
-            .collect();
-        index.sort_unstable();
-        index.dedup_by_key(|(n, _)| *n);
+        let index = Roster::new(&cfg.receivers);
         if let Some(rule) = cfg.timeout_rule {
             cfg.timeout = rule.bap(
                 u64::from(cfg.window),
@@ -299,14 +293,6 @@ impl Sender {
 
     fn first(&self) -> u16 {
         self.wire_seq(self.base)
-    }
-
-    fn receiver_index(&self, node: NodeId) -> Option<usize> {
-        self.index
-            .binary_search_by_key(&node, |&(n, _)| n)
-            .ok()
-            .and_then(|i| self.index.get(i))
-            .map(|&(_, i)| i)
     }
 
     fn transmit(&mut self, now: Time, k: usize, retransmission: bool) {
@@ -398,12 +384,12 @@ impl Sender {
 
     fn active_slots(&self) -> impl Iterator<Item = Option<u16>> + '_ {
         self.index
-            .iter()
-            .map(|&(_, i)| self.acks.get(i).copied().flatten())
+            .slots()
+            .map(|i| self.acks.get(i).copied().flatten())
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, seq: u16) {
-        let Some(i) = self.receiver_index(from) else {
+        let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
         };
@@ -481,12 +467,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timer.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.queue.offer(data)?;
@@ -504,10 +485,9 @@ impl Agent for Sender {
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        let Ok(pos) = self.index.binary_search_by_key(&node, |&(n, _)| n) else {
+        let Some(i) = self.index.remove(node) else {
             return false;
         };
-        let (_, i) = self.index.remove(pos);
         if let Some(a) = self.acks.get_mut(i) {
             *a = None;
         }
@@ -740,12 +720,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@
 //! per-packet acknowledgment (see `rmcast_wire::ff`).
 
 use crate::retx::RetransmitBuffer;
+use crate::roster::Roster;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
@@ -139,7 +140,7 @@ enum Key {
 #[derive(Debug)]
 pub struct Sender {
     cfg: SenderConfig,
-    index: Vec<(NodeId, usize)>,
+    index: Roster,
     rx: Vec<Rx>,
     n_active: u64,
     /// Multiset of the active receivers' RTT estimates (for the largest).
@@ -177,7 +178,7 @@ impl Sender {
         }
         let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
         Ok(Sender {
-            index: nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect(),
+            index: Roster::new(&nodes),
             n_active: rx.len() as u64,
             rx,
             rtts,
@@ -211,14 +212,6 @@ impl Sender {
             .next()
             .copied()
             .unwrap_or(self.next_seq)
-    }
-
-    fn rx_index(&self, node: NodeId) -> Option<usize> {
-        self.index
-            .binary_search_by_key(&node, |&(n, _)| n)
-            .ok()
-            .and_then(|i| self.index.get(i))
-            .map(|&(_, i)| i)
     }
 
     fn transmit(&mut self, now: Time, seq: u64, retransmission: bool) {
@@ -330,7 +323,7 @@ impl Sender {
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, seq: u64, ts: u64) {
-        let Some(i) = self.rx_index(from) else {
+        let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
         };
@@ -398,12 +391,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.queue.offer(data)?;
@@ -421,7 +409,7 @@ impl Agent for Sender {
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        let Some(i) = self.rx_index(node) else {
+        let Some(i) = self.index.slot(node) else {
             return false;
         };
         let Some(r) = self.rx.get_mut(i).filter(|r| r.active) else {
@@ -528,12 +516,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 #[cfg(test)]

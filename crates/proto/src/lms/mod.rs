@@ -189,12 +189,7 @@ impl Agent for Source {
             (a, b) => a.or(b),
         }
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
             return Err(SendError::Closed);
@@ -468,12 +463,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 /// Router configuration.
@@ -661,12 +651,7 @@ impl RouterAgent for Router {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.out
-    }
+    crate::outbox_field!(out: RouterTransmit);
     /// One replier link per group, when the router has one; an adaptive router also holds
     /// one cost per downstream interface heard from (other than the replier link).
     fn state_entries(&self) -> usize {

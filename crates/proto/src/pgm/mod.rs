@@ -180,12 +180,7 @@ impl Agent for Source {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
             return Err(SendError::Closed);
@@ -390,12 +385,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 /// Network-element configuration.
@@ -527,12 +517,7 @@ impl RouterAgent for NetworkElement {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.out
-    }
+    crate::outbox_field!(out: RouterTransmit);
     fn state_entries(&self) -> usize {
         self.state.len()
     }

@@ -181,10 +181,5 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.consume_at
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }

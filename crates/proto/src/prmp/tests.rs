@@ -63,12 +63,7 @@ impl Agent for Dead {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.0
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.0
-    }
+    crate::outbox_field!(0);
 }
 
 struct Setup {

@@ -178,13 +178,7 @@ impl Agent for Relay {
         }
     }
 
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let r = self.tx.remove_receiver(now, node);

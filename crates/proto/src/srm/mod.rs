@@ -763,12 +763,7 @@ impl Agent for Member {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if !self.is_source() {

@@ -401,10 +401,5 @@ impl Agent for Endpoint {
         self.free_held_by_members(now);
         true
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }

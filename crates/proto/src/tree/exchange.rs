@@ -255,10 +255,5 @@ impl RouterAgent for Exchange {
     fn poll_timeout(&self) -> Option<Time> {
         Some(self.status_at)
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.out
-    }
+    crate::outbox_field!(out: RouterTransmit);
 }

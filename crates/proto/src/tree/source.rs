@@ -309,12 +309,7 @@ impl Agent for Source {
             (a, b) => a.or(b),
         }
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.sendq.offer(data)?;
         self.pump(now);

@@ -715,12 +715,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.aborted {
