@@ -112,7 +112,7 @@ fn polling_keeps_responses_below_one_per_packet_per_child() {
     // Full feedback would cost NC × DP responses; polling asks each child only now and then.
     let setup = Setup::new(20, 200, 0.0);
     let h = setup.run();
-    assert_reliable(&h, 1..=20 as usize, setup.messages, AnyOrder, "lossless");
+    assert_reliable(&h, 1..=20, setup.messages, AnyOrder, "lossless");
     let responses: u64 = (1..=20)
         .map(|r| h.agent(NodeId(r)).unwrap().stats().control_sent)
         .sum();
@@ -145,7 +145,7 @@ fn slow_consumers_block_the_window_and_explicit_polls_unblock_it() {
         setup.messages = 100;
         let h = setup.run();
         let what = format!("slow consumers, drop {drop}");
-        assert_reliable(&h, 1..=4 as usize, setup.messages, AnyOrder, &what);
+        assert_reliable(&h, 1..=4, setup.messages, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         assert!(
             s.control_sent > 0,
@@ -164,7 +164,7 @@ fn silent_child_is_removed_and_the_window_opens() {
         setup.silent = 4;
         let h = setup.run();
         let what = format!("dead child, drop {drop}");
-        assert_reliable(&h, 1..=5 as usize, setup.messages, AnyOrder, &what);
+        assert_reliable(&h, 1..=5, setup.messages, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         assert_eq!(s.evicted, 1, "{what}");
         // It was polled at least `silent` times before removal: every one timed out.
