@@ -25,6 +25,7 @@
 //! * [`testkit`]: a minimal deterministic in-process driver for protocol tests.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agent;

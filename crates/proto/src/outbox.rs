@@ -4,8 +4,6 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
-#![warn(missing_docs)]
-
 use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};

@@ -2,8 +2,6 @@
 //! keeps per-receiver state in a `Vec` (by the receiver's position in its configuration)
 //! finds a feedback packet's slot and forgets an evicted receiver through it.
 
-#![warn(missing_docs)]
-
 use crate::NodeId;
 
 /// Receivers sorted by node id, each with its *slot*: its position in the configured

@@ -6,6 +6,7 @@ use crate::SendError;
 use bytes::Bytes;
 use std::collections::VecDeque;
 
+/// Messages accepted from the application and not yet taken by the protocol's window.
 #[derive(Debug, Clone)]
 pub struct SendQueue {
     queue: VecDeque<Bytes>,
@@ -49,6 +50,7 @@ impl SendQueue {
     pub fn close(&mut self) {
         self.closed = true;
     }
+    /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         self.closed
     }
@@ -56,9 +58,11 @@ impl SendQueue {
     pub fn pop_front(&mut self) -> Option<Bytes> {
         self.queue.pop_front()
     }
+    /// Messages queued.
     pub fn len(&self) -> usize {
         self.queue.len()
     }
+    /// Whether no message is queued.
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }

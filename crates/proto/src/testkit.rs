@@ -76,8 +76,11 @@ pub fn assert_reliable(
 /// Statistics of one harness run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HarnessStats {
+    /// Datagrams the agents sent.
     pub packets_sent: u64,
+    /// Copies handed to an agent.
     pub copies_delivered: u64,
+    /// Copies lost to the drop probability.
     pub copies_dropped: u64,
 }
 
@@ -94,6 +97,7 @@ pub struct Harness {
     in_flight: BTreeMap<u64, bytes::Bytes>,
     /// Events each agent reported, with the time they were drained.
     pub events: Vec<Vec<(Time, Event)>>,
+    /// What the harness moved and dropped.
     pub stats: HarnessStats,
 }
 
@@ -127,14 +131,17 @@ impl Harness {
         self.groups.insert(group, members);
     }
 
+    /// The current virtual time.
     pub fn now(&self) -> Time {
         self.now
     }
 
+    /// `node`'s agent.
     pub fn agent(&self, node: NodeId) -> Option<&dyn Agent> {
         self.agents.get(node.0 as usize).map(|a| a.as_ref())
     }
 
+    /// `node`'s agent, mutable (call [`Harness::drain`] after changing it).
     pub fn agent_mut(&mut self, node: NodeId) -> Option<&mut (dyn Agent + 'static)> {
         self.agents.get_mut(node.0 as usize).map(|a| a.as_mut())
     }

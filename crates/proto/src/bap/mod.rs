@@ -108,8 +108,11 @@ pub fn all_acked_rank(
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The static group membership.
     pub receivers: Vec<NodeId>,
@@ -130,6 +133,7 @@ pub struct SenderConfig {
 }
 
 impl SenderConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(
         node: NodeId,
         group: GroupId,
@@ -162,6 +166,7 @@ pub struct ThesisParams {
     pub window: u16,
     /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
     pub data_bytes: u64,
+    /// See `data_bytes`.
     pub ack_bytes: u64,
     /// Receiver ACK-delay timeout `t`, bit times \[BAPACKTIMEOUT\].
     pub ack_timeout_bits: u64,
@@ -511,7 +516,9 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// The sender's maximum window `n`, agreed beforehand.
     pub window: u16,
@@ -532,6 +539,7 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, window: u16, ack_timeout: Duration) -> Self {
         ReceiverConfig {
             node,

@@ -75,15 +75,20 @@ impl Variant {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("window size S must be between 1 and {MAX_WINDOW}")]
+    /// The window is 0 or above [`MAX_WINDOW`].
     Window,
 }
 
 /// Sender parameters. [`SenderConfig::new`] gives §4's values.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// The receivers that must acknowledge every packet.
     pub receivers: Vec<NodeId>,
     /// Window `S` in packets.
     pub window: u64,
@@ -157,6 +162,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender built from `cfg`; an error if `cfg` is out of range.
     pub fn new(cfg: SenderConfig) -> Result<Self, ConfigError> {
         if cfg.window == 0 || cfg.window > MAX_WINDOW {
             return Err(ConfigError::Window);
@@ -433,13 +439,16 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Window (buffer) size `S`.
     pub window: u64,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, window: u64) -> Self {
         ReceiverConfig {
             node,
@@ -459,6 +468,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
         Receiver {

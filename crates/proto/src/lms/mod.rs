@@ -94,8 +94,11 @@ pub fn choose_replier(candidates: &[(IfaceId, Duration)]) -> Option<IfaceId> {
 /// Source configuration.
 #[derive(Debug, Clone)]
 pub struct SourceConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// HEARTBEAT period (`None`: none).
     pub heartbeat: Option<Duration>,
@@ -105,6 +108,7 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         SourceConfig {
             node,
@@ -128,6 +132,7 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
         Source {
             hb_at: cfg.heartbeat.map(|_| Time::ZERO),
@@ -228,11 +233,15 @@ impl Agent for Source {
 /// Receiver configuration.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The data source (where requests that no replier answers end).
     pub source: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Repeat a request after this long without the data.
     pub request_timeout: Duration,
+    /// Packets of receive window beyond the next expected one.
     pub window: usize,
     /// Adaptive repliers: send a REFRESH with this receiver's cost (losses detected in the
     /// interval) every this many packets received. `None`: static repliers, no refreshes.
@@ -240,6 +249,7 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
         ReceiverConfig {
             node,
@@ -255,6 +265,7 @@ impl ReceiverConfig {
 /// Counters specific to LMS receivers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LmsStats {
+    /// Requests sent (first ones and repeats).
     pub requests_sent: u64,
     /// DREQs answered with a repair.
     pub dreqs_served: u64,
@@ -297,6 +308,7 @@ fn remember<T: PartialEq>(list: &mut VecDeque<T>, item: T) {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         Receiver {
             window: SeqWindow::new(cfg.window),
@@ -314,6 +326,7 @@ impl Receiver {
         }
     }
 
+    /// Counters specific to LMS receivers.
     pub fn lms_stats(&self) -> &LmsStats {
         &self.lms
     }
@@ -469,8 +482,11 @@ impl Agent for Receiver {
 /// Router configuration.
 #[derive(Debug, Clone)]
 pub struct RouterConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// The replier link (`None`: no receiver below; requests are passed upstream).
     pub replier: Option<IfaceId>,
@@ -523,6 +539,7 @@ pub struct Router {
 }
 
 impl Router {
+    /// A router built from `cfg`.
     pub fn new(cfg: RouterConfig) -> Self {
         let mut costs = BTreeMap::new();
         if let (true, Some(r)) = (cfg.adaptive, cfg.replier) {
@@ -574,6 +591,7 @@ impl Router {
             }
         }
     }
+    /// The interface the replier link points down, if there is one.
     pub fn replier(&self) -> Option<IfaceId> {
         self.cfg.replier
     }
@@ -581,6 +599,7 @@ impl Router {
     pub fn set_replier(&mut self, iface: Option<IfaceId>) {
         self.cfg.replier = iface;
     }
+    /// Counters specific to LMS routers.
     pub fn router_stats(&self) -> &RouterStats {
         &self.lms
     }

@@ -46,8 +46,11 @@ pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
 /// Source configuration.
 #[derive(Debug, Clone)]
 pub struct SourceConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// SPM period (`None`: no SPMs).
     pub spm_interval: Option<Duration>,
@@ -59,6 +62,7 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         SourceConfig {
             node,
@@ -92,6 +96,7 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
         let mut timers = TimerSet::new();
         if cfg.spm_interval.is_some() {
@@ -219,8 +224,11 @@ impl Agent for Source {
 /// Receiver configuration.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The data source (where NAKs go).
     pub source: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// NAK back-off upper bound (`NAK_BO_IVL`); 0 in the seed's runs.
     pub nak_backoff: Duration,
@@ -228,10 +236,12 @@ pub struct ReceiverConfig {
     pub nak_repeat: Duration,
     /// After an NCF, wait this long for the RDATA (`NAK_RDATA_IVL`).
     pub nak_rdata: Duration,
+    /// Packets of receive window beyond the next expected one.
     pub window: usize,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
         ReceiverConfig {
             node,
@@ -265,6 +275,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
         Receiver {
             window: SeqWindow::new(cfg.window),
@@ -391,14 +402,18 @@ impl Agent for Receiver {
 /// Network-element configuration.
 #[derive(Debug, Clone)]
 pub struct NeConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Repair state no RDATA cleared is dropped after this.
     pub state_lifetime: Duration,
 }
 
 impl NeConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         NeConfig {
             node,
@@ -425,6 +440,7 @@ pub struct NetworkElement {
 }
 
 impl NetworkElement {
+    /// A network element built from `cfg`.
     pub fn new(cfg: NeConfig) -> Self {
         NetworkElement {
             cfg,

@@ -27,11 +27,17 @@ enum Key {
 /// A snapshot of the sender's protocol state, for tests and traces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SenderView {
+    /// Highest sequence number sent (`HS`), once one is.
     pub hs: Option<u64>,
+    /// The parent's left edge `LE_p`: everything below it is held by every active child.
     pub le_p: u64,
+    /// The window in use (S, or the initial window of PF-IW).
     pub effective_window: u64,
+    /// Children not removed.
     pub active: usize,
+    /// Children with a planned poll.
     pub planned: usize,
+    /// Polls sent and not yet answered or timed out.
     pub pending_polls: usize,
 }
 
@@ -63,6 +69,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender built from `cfg`; an error if `cfg` is out of range.
     pub fn new(cfg: SenderConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let mut nodes = cfg.receivers.clone();
@@ -146,6 +153,7 @@ impl Sender {
         self.outstanding.get(&seq).map(|s| s.status)
     }
 
+    /// A snapshot of the protocol state (for tests and traces).
     pub fn view(&self) -> SenderView {
         SenderView {
             hs: self.hs(),

@@ -76,6 +76,7 @@ fn add(a: &Stats, b: &Stats) -> Stats {
 }
 
 impl Relay {
+    /// A relay built from `cfg`; an error if `cfg` is out of range.
     pub fn new(mut cfg: RelayConfig) -> Result<Self, super::ConfigError> {
         // The relay's own sending buffer is its upstream consumer: it must take everything.
         cfg.downstream.queue_limit = usize::MAX;

@@ -74,8 +74,11 @@ pub const MAX_SKIP: u64 = 1 << 20;
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The static group membership, in round-robin order.
     pub receivers: Vec<NodeId>,
@@ -92,6 +95,7 @@ pub struct SenderConfig {
 }
 
 impl SenderConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(
         node: NodeId,
         group: GroupId,
@@ -550,13 +554,16 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Messages buffered beyond the next expected one (the sender's window).
     pub window: usize,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, window: usize) -> Self {
         ReceiverConfig {
             node,

@@ -55,11 +55,15 @@ pub enum RetransmitMode {
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The static group membership: every node that must acknowledge.
     pub receivers: Vec<NodeId>,
+    /// Whether a retransmission is multicast or unicast to each receiver lacking it.
     pub mode: RetransmitMode,
     /// Retransmission timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
     pub timeout: Duration,
@@ -76,6 +80,7 @@ pub struct SenderConfig {
 }
 
 impl SenderConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>, timeout: Duration) -> Self {
         SenderConfig {
             node,
@@ -99,6 +104,7 @@ impl SenderConfig {
 pub struct ThesisParams {
     /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
     pub data_bytes: u64,
+    /// See `data_bytes`.
     pub ack_bytes: u64,
     /// Random ACK interval, bit times; 0 for none \[SAWRANDWAIT\].
     pub rand_bits: u64,
@@ -182,6 +188,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender built from `cfg`.
     pub fn new(cfg: SenderConfig) -> Self {
         let index = Roster::new(&cfg.receivers);
         let mut cfg = cfg;
@@ -463,13 +470,16 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Upper bound of the random ACK delay (§2.5.1); zero ACKs at once.
     pub ack_delay_max: Duration,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId) -> Self {
         ReceiverConfig {
             node,
@@ -494,6 +504,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
         Receiver {
             cfg,
