@@ -196,15 +196,7 @@ impl Agent for Source {
     }
     crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
+        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
         let seq = self.next;
         self.next += 1;
         self.out.stats.data_sent += 1;

@@ -782,15 +782,7 @@ impl Agent for Member {
         if !self.is_source() {
             return Err(SendError::NotASender);
         }
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
+        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
         let seq = self.next_send;
         self.next_send += 1;
         self.push(
