@@ -33,6 +33,8 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Announce),
@@ -169,6 +171,7 @@ fn outcome_from_u8(v: u8) -> Result<Outcome, DecodeError> {
 const MAX_COUNT: usize = u16::MAX as usize;
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Announce { .. } => Kind::Announce,

@@ -49,6 +49,8 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             0 => Ok(Kind::Status),
@@ -160,6 +162,7 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
 const STATUS_FIXED: usize = 4 + 4 + 2 + 4 + 8 + 4;
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Status(_) => Kind::Status,

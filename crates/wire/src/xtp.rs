@@ -106,6 +106,8 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::First),
@@ -139,6 +141,8 @@ pub enum Service {
 }
 
 impl Service {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Service::ReliableMulticast),
@@ -162,6 +166,8 @@ pub enum Retx {
 }
 
 impl Retx {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             0 => Ok(Retx::GoBackN),
@@ -322,6 +328,7 @@ pub fn push_record(out: &mut Vec<u8>, data: &[u8]) -> Option<()> {
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::First { .. } => Kind::First,
