@@ -22,7 +22,9 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a message.
     Data = 1,
+    /// ACK: feedback to the sender.
     Ack = 2,
 }
 
@@ -48,12 +50,18 @@ impl Kind {
 /// A `bap` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number, modulo `2n`.
         seq: u16,
+        /// The oldest message still in the sender's window.
         first: u16,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// ACK.
     Ack {
+        /// The last message received in sequence.
         seq: u16,
     },
 }

@@ -22,7 +22,9 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a message.
     Data = 1,
+    /// ACK: feedback to the sender.
     Ack = 2,
 }
 
@@ -48,13 +50,20 @@ impl Kind {
 /// An `ff` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number.
         seq: u64,
+        /// The sender's transmission time of this copy, ns of its clock.
         ts: u64,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// ACK.
     Ack {
+        /// The sequence number of the packet acknowledged.
         seq: u64,
+        /// `ts` of the copy acknowledged, echoed.
         ts: u64,
     },
 }

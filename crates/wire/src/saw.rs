@@ -15,7 +15,9 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a message.
     Data = 1,
+    /// ACK: feedback to the sender.
     Ack = 2,
 }
 
@@ -41,8 +43,18 @@ impl Kind {
 /// A `saw` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
-    Data { seq: u8, payload: &'a [u8] },
-    Ack { seq: u8 },
+    /// DATA.
+    Data {
+        /// The 1-bit sequence number (0 or 1).
+        seq: u8,
+        /// The application data.
+        payload: &'a [u8],
+    },
+    /// ACK.
+    Ack {
+        /// The sequence number acknowledged (0 or 1).
+        seq: u8,
+    },
 }
 
 fn read_seq(r: &mut Reader<'_>) -> Result<u8, DecodeError> {
