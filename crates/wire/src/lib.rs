@@ -27,6 +27,7 @@
 //! minus [`HEADER_LEN`].
 
 #![cfg_attr(not(test), forbid(unsafe_code))]
+#![warn(missing_docs)]
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
