@@ -19,6 +19,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender at `node` multicasting to `group`.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         Sender {
             node,
@@ -94,6 +95,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver that reports every DATA it gets as delivered (without its bytes).
     pub fn new() -> Self {
         Self::default()
     }
