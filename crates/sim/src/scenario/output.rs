@@ -62,7 +62,7 @@ impl Metric {
 /// Per-packet and per-loss records of a run, and each node's role.
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
-    /// Every originated or forwarded packet.
+    /// Every packet originated during the run.
     pub packets: Vec<PacketRecord>,
     /// Every loss, with its cause.
     pub losses: Vec<LossRecord>,
