@@ -1,7 +1,5 @@
 //! The Agent API: what every protocol role implements and every driver calls.
 
-#![warn(missing_docs)]
-
 use crate::Outbox;
 use crate::Time;
 use bytes::Bytes;

@@ -25,6 +25,7 @@
 //! * [`testkit`]: a minimal deterministic in-process driver for protocol tests.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agent;
@@ -39,6 +40,7 @@ pub mod pgm;
 pub mod prmp;
 pub mod retx;
 pub mod rng;
+pub mod roster;
 pub mod rra;
 pub mod rtt;
 pub mod saw;

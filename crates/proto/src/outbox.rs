@@ -4,8 +4,6 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
-#![warn(missing_docs)]
-
 use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
@@ -18,6 +16,24 @@ pub(crate) fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
         source: node.0,
         flags,
     }
+}
+
+/// Implements the outbox accessors of [`Agent`](crate::Agent) (`outbox`, `outbox_mut`) — or,
+/// with `field: RouterTransmit`, those of [`RouterAgent`](crate::RouterAgent) — through the
+/// agent's [`Outbox`] field `field`; write it inside the trait impl: `outbox_field!(out);`.
+#[macro_export]
+macro_rules! outbox_field {
+    ($field:tt) => {
+        $crate::outbox_field!($field: $crate::Transmit);
+    };
+    ($field:tt: $t:ty) => {
+        fn outbox(&self) -> &$crate::Outbox<$t> {
+            &self.$field
+        }
+        fn outbox_mut(&mut self) -> &mut $crate::Outbox<$t> {
+            &mut self.$field
+        }
+    };
 }
 
 /// The queues an agent fills and its driver drains, plus the agent's counters.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 /// One buffered message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// The message.
     pub data: Bytes,
     /// First transmission.
     pub first_sent: Time,
@@ -55,6 +56,7 @@ impl RetransmitBuffer {
         );
         true
     }
+    /// The entry of `seq`, if held.
     pub fn get(&self, seq: u64) -> Option<&Entry> {
         self.entries.get(&seq)
     }
@@ -82,9 +84,11 @@ impl RetransmitBuffer {
     pub fn seqs(&self) -> impl Iterator<Item = u64> + '_ {
         self.entries.keys().copied()
     }
+    /// Messages held.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
+    /// Whether no message is held.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

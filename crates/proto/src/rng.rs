@@ -20,6 +20,7 @@ pub fn mix64(mut z: u64) -> u64 {
 pub struct AgentRng(ChaCha8Rng);
 
 impl AgentRng {
+    /// A generator seeded with `seed` directly (tests and single-agent drivers).
     pub fn from_seed(seed: u64) -> Self {
         AgentRng(ChaCha8Rng::seed_from_u64(seed))
     }

@@ -9,7 +9,9 @@ use core::time::Duration;
 pub struct RttConfig {
     /// RTO before the first sample.
     pub initial_rto: Duration,
+    /// Smallest RTO.
     pub min_rto: Duration,
+    /// Largest RTO, back-off included.
     pub max_rto: Duration,
     /// Clock granularity G.
     pub granularity: Duration,
@@ -36,6 +38,7 @@ pub struct RttEstimator {
 }
 
 impl RttEstimator {
+    /// An estimator without samples (RTO: `cfg.initial_rto`).
     pub fn new(cfg: RttConfig) -> Self {
         RttEstimator {
             cfg,
@@ -48,6 +51,7 @@ impl RttEstimator {
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt
     }
+    /// RTT variance (zero before the first sample).
     pub fn rttvar(&self) -> Duration {
         self.rttvar
     }

@@ -6,6 +6,22 @@ use crate::SendError;
 use bytes::Bytes;
 use std::collections::VecDeque;
 
+/// The refusals of [`Agent::send`](crate::Agent::send) that do not depend on a queue, for a
+/// sender that transmits at once (no window): closed, then larger than `max_message` bytes.
+pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendError> {
+    if closed {
+        return Err(SendError::Closed);
+    }
+    if data.len() > max_message {
+        return Err(SendError::TooLarge {
+            len: data.len(),
+            max: max_message,
+        });
+    }
+    Ok(())
+}
+
+/// Messages accepted from the application and not yet taken by the protocol's window.
 #[derive(Debug, Clone)]
 pub struct SendQueue {
     queue: VecDeque<Bytes>,
@@ -26,15 +42,7 @@ impl SendQueue {
     }
     /// Queue `data`, or say why not (handing a full queue's message back).
     pub fn offer(&mut self, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > self.max_message {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: self.max_message,
-            });
-        }
+        admit(self.closed, &data, self.max_message)?;
         if !self.can_accept() {
             return Err(SendError::Full(data));
         }
@@ -49,6 +57,7 @@ impl SendQueue {
     pub fn close(&mut self) {
         self.closed = true;
     }
+    /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         self.closed
     }
@@ -56,9 +65,11 @@ impl SendQueue {
     pub fn pop_front(&mut self) -> Option<Bytes> {
         self.queue.pop_front()
     }
+    /// Messages queued.
     pub fn len(&self) -> usize {
         self.queue.len()
     }
+    /// Whether no message is queued.
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }

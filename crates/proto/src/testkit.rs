@@ -10,15 +10,77 @@
 
 use crate::rng::AgentRng;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Time};
+use bytes::Bytes;
 use core::time::Duration;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+/// Test message `i`: 16–315 bytes that start with its number, so a receiver that delivers
+/// the wrong message or a damaged one is caught by comparing with `message(i)`.
+pub fn message(i: u64) -> Bytes {
+    let mut v = format!("message {i:06} ").into_bytes();
+    v.resize(16 + (i as usize * 37) % 300, (i % 251) as u8);
+    Bytes::from(v)
+}
+
+/// How a reliability check treats the sender's `MessageDone` records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoneOrder {
+    /// Messages finish in sequence order (a window that releases its front).
+    InOrder,
+    /// Messages may finish in any order (selective acknowledgment); each exactly once.
+    AnyOrder,
+}
+
+/// Every node in `receivers` delivered messages `0..n` ([`message`]) exactly once, in order,
+/// with the right content; the sender (node 0) finished every message once, none failed,
+/// and reported `Completed` last. Panics naming `what` otherwise (a test assertion).
+pub fn assert_reliable(
+    h: &Harness,
+    receivers: impl IntoIterator<Item = usize>,
+    n: u64,
+    order: DoneOrder,
+    what: &str,
+) {
+    for r in receivers {
+        let delivered = h.delivered(r);
+        assert_eq!(
+            delivered.len() as u64,
+            n,
+            "{what}: receiver {r} delivered {} of {n}",
+            delivered.len()
+        );
+        for (i, (seq, data)) in delivered.iter().enumerate() {
+            assert_eq!(*seq, i as u64, "{what}: receiver {r} out of order");
+            assert_eq!(*data, message(i as u64), "{what}: receiver {r} content {i}");
+        }
+    }
+    let mut done = h.done(0);
+    if order == DoneOrder::AnyOrder {
+        done.sort_unstable();
+    }
+    assert_eq!(
+        done,
+        (0..n).map(|s| (s, false)).collect::<Vec<_>>(),
+        "{what}: the sender's MessageDone records"
+    );
+    assert!(
+        matches!(
+            h.events.first().and_then(|e| e.last()),
+            Some((_, Event::Completed))
+        ),
+        "{what}: no Completed"
+    );
+}
+
 /// Statistics of one harness run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HarnessStats {
+    /// Datagrams the agents sent.
     pub packets_sent: u64,
+    /// Copies handed to an agent.
     pub copies_delivered: u64,
+    /// Copies lost to the drop probability.
     pub copies_dropped: u64,
 }
 
@@ -35,6 +97,7 @@ pub struct Harness {
     in_flight: BTreeMap<u64, bytes::Bytes>,
     /// Events each agent reported, with the time they were drained.
     pub events: Vec<Vec<(Time, Event)>>,
+    /// What the harness moved and dropped.
     pub stats: HarnessStats,
 }
 
@@ -68,14 +131,17 @@ impl Harness {
         self.groups.insert(group, members);
     }
 
+    /// The current virtual time.
     pub fn now(&self) -> Time {
         self.now
     }
 
+    /// `node`'s agent.
     pub fn agent(&self, node: NodeId) -> Option<&dyn Agent> {
         self.agents.get(node.0 as usize).map(|a| a.as_ref())
     }
 
+    /// `node`'s agent, mutable (call [`Harness::drain`] after changing it).
     pub fn agent_mut(&mut self, node: NodeId) -> Option<&mut (dyn Agent + 'static)> {
         self.agents.get_mut(node.0 as usize).map(|a| a.as_mut())
     }
@@ -126,6 +192,41 @@ impl Harness {
             f(a.as_mut(), now);
         }
         self.drain(node);
+    }
+
+    /// Hand `sender` messages `0..n` ([`message`]) at the current time and close it; panics
+    /// (a test assertion) if the agent refuses one.
+    pub fn send_all(&mut self, sender: NodeId, n: u64) {
+        self.with_agent(sender, |a, now| {
+            for i in 0..n {
+                assert!(a.send(now, message(i)).is_ok(), "message {i} refused");
+            }
+            a.close(now);
+        });
+    }
+
+    /// What `node` delivered, (sequence number, data) in delivery order.
+    pub fn delivered(&self, node: usize) -> Vec<(u64, Bytes)> {
+        self.events.get(node).map_or_else(Vec::new, |ev| {
+            ev.iter()
+                .filter_map(|(_, e)| match e {
+                    Event::Delivered { seq, data } => Some((*seq, data.clone())),
+                    _ => None,
+                })
+                .collect()
+        })
+    }
+
+    /// The `MessageDone` records `node` reported, (sequence number, failed) in report order.
+    pub fn done(&self, node: usize) -> Vec<(u64, bool)> {
+        self.events.get(node).map_or_else(Vec::new, |ev| {
+            ev.iter()
+                .filter_map(|(_, e)| match e {
+                    Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
+                    _ => None,
+                })
+                .collect()
+        })
     }
 
     /// Advance virtual time, processing packets and timers, until nothing is left to do or

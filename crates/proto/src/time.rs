@@ -10,22 +10,28 @@ use core::time::Duration;
 pub struct Time(u64);
 
 impl Time {
+    /// The start of the run.
     pub const ZERO: Time = Time(0);
     /// The end of time; a deadline that never comes.
     pub const MAX: Time = Time(u64::MAX);
 
+    /// `ns` nanoseconds after the start.
     pub const fn from_nanos(ns: u64) -> Time {
         Time(ns)
     }
+    /// `us` microseconds after the start (saturating).
     pub const fn from_micros(us: u64) -> Time {
         Time(us.saturating_mul(1_000))
     }
+    /// `ms` milliseconds after the start (saturating).
     pub const fn from_millis(ms: u64) -> Time {
         Time(ms.saturating_mul(1_000_000))
     }
+    /// `s` seconds after the start (saturating).
     pub const fn from_secs(s: u64) -> Time {
         Time(s.saturating_mul(1_000_000_000))
     }
+    /// Nanoseconds since the start.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }

@@ -4,6 +4,7 @@
 use crate::Time;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Deadlines by key `K` (a protocol's timer names), at most one per key.
 #[derive(Debug, Clone)]
 pub struct TimerSet<K: Ord + Copy> {
     by_time: BTreeSet<(Time, K)>,
@@ -20,6 +21,7 @@ impl<K: Ord + Copy> Default for TimerSet<K> {
 }
 
 impl<K: Ord + Copy> TimerSet<K> {
+    /// No timer armed.
     pub fn new() -> Self {
         Self::default()
     }
@@ -40,6 +42,7 @@ impl<K: Ord + Copy> TimerSet<K> {
     pub fn deadline(&self, key: K) -> Option<Time> {
         self.by_key.get(&key).copied()
     }
+    /// Whether `key` has a deadline.
     pub fn is_armed(&self, key: K) -> bool {
         self.by_key.contains_key(&key)
     }
@@ -57,12 +60,15 @@ impl<K: Ord + Copy> TimerSet<K> {
         self.by_key.remove(&k);
         Some(k)
     }
+    /// How many keys are armed.
     pub fn len(&self) -> usize {
         self.by_key.len()
     }
+    /// Whether no key is armed.
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }
+    /// Disarm every key.
     pub fn clear(&mut self) {
         self.by_key.clear();
         self.by_time.clear();

@@ -50,9 +50,11 @@ impl Bitmap {
             .map_or(0, |i| i + 1);
         &self.words[..n]
     }
+    /// Bits in the map.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether the map has no bits.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -174,6 +176,7 @@ impl SeqWindow {
     pub fn base(&self) -> u64 {
         self.base
     }
+    /// Sequence numbers the window holds from its base.
     pub fn capacity(&self) -> usize {
         self.bits.len()
     }

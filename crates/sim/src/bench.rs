@@ -55,15 +55,25 @@ pub fn hold_model(pending: usize, steps: u64) -> (u64, f64, Option<f64>) {
 /// Figures of one packet-level run.
 #[derive(Debug, Clone)]
 pub struct RunFigures {
+    /// Receivers.
     pub receivers: usize,
+    /// Nodes in the network.
     pub nodes: usize,
+    /// Data packets the source sent.
     pub packets: u64,
+    /// Packet transmissions on link directions.
     pub link_hops: u64,
+    /// Events the kernel processed.
     pub kernel_events: u64,
+    /// Datagrams handed to host agents.
     pub deliveries: u64,
+    /// Losses, all causes.
     pub lost: u64,
+    /// Wall-clock seconds to build the network and agents.
     pub build_seconds: f64,
+    /// Wall-clock seconds of the run.
     pub run_seconds: f64,
+    /// CPU seconds of the run, where the platform reports them.
     pub run_cpu_seconds: Option<f64>,
 }
 
@@ -199,17 +209,29 @@ pub fn scale_graph(receivers: usize) -> TransitStub {
 /// Figures of one [`scale_run`].
 #[derive(Debug, Clone)]
 pub struct ScaleFigures {
+    /// The recovery scheme.
     pub scheme: Scheme,
+    /// Receivers.
     pub receivers: usize,
+    /// Routers in the network.
     pub routers: usize,
+    /// Nodes in the network.
     pub nodes: usize,
+    /// Links in the network.
     pub links: usize,
+    /// Data packets the source sent.
     pub packets: u64,
+    /// Wall-clock seconds to build the network and agents.
     pub build_seconds: f64,
+    /// Wall-clock seconds of the run.
     pub run_seconds: f64,
+    /// CPU seconds of the run, where the platform reports them.
     pub run_cpu_seconds: Option<f64>,
+    /// Events the kernel processed.
     pub events: u64,
+    /// Packet transmissions on link directions.
     pub link_hops: u64,
+    /// Datagrams handed to host agents.
     pub deliveries: u64,
     /// Receivers that delivered every packet.
     pub receivers_complete: usize,
@@ -217,8 +239,11 @@ pub struct ScaleFigures {
     pub requests: u64,
     /// Repair packets originated (by any agent or router agent).
     pub repairs: u64,
+    /// Losses, all causes (the experiment's drop and any other).
     pub drops: u64,
+    /// Simulated time at the end of the run, seconds.
     pub sim_end_seconds: f64,
+    /// Whether the run stopped because every source reported `Completed` (not at a limit).
     pub completed: bool,
 }
 

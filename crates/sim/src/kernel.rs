@@ -40,6 +40,7 @@ impl<E: Copy> Default for Kernel<E> {
 }
 
 impl<E: Copy> Kernel<E> {
+    /// An empty queue.
     pub fn new() -> Self {
         Kernel {
             heap: Vec::new(),
@@ -64,6 +65,7 @@ impl<E: Copy> Kernel<E> {
         self.heap.len()
     }
 
+    /// Whether no event is queued.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

@@ -21,6 +21,7 @@
 //! * the bus follows seed 000 §3 (see [`BusConfig`] and `sim.rs`).
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod bench;

@@ -25,6 +25,7 @@ pub enum KindFilter {
 }
 
 impl KindFilter {
+    /// Whether a packet of `class` passes the filter (an unclassified packet only `All`).
     pub fn matches(self, class: Option<PacketClass>) -> bool {
         match (self, class) {
             (KindFilter::All, _) => true,
@@ -35,6 +36,7 @@ impl KindFilter {
             (KindFilter::Control, Some(c)) => c == PacketClass::Control,
         }
     }
+    /// The filter called `s` in scenario files.
     pub fn parse(s: &str) -> Option<KindFilter> {
         Some(match s {
             "all" => KindFilter::All,
@@ -51,21 +53,34 @@ impl KindFilter {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LossModel {
     /// Each matching packet is lost independently with probability `p`.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        /// Loss probability.
+        p: f64,
+    },
     /// Two-state Markov chain. In the good state a packet is lost with `loss_good`, in the bad
     /// state with `loss_bad`; after each matching packet the chain moves good→bad with
     /// `p_gb` and bad→good with `p_bg`. Starts in the good state.
     GilbertElliott {
+        /// Good → bad transition probability.
         p_gb: f64,
+        /// Bad → good transition probability.
         p_bg: f64,
+        /// Loss probability in the good state.
         loss_good: f64,
+        /// Loss probability in the bad state.
         loss_bad: f64,
     },
     /// Drop exactly the `k`-th matching packet (1-based) crossing the site, and no other
     /// (seed 003's single-loss runs: `k`-th original data packet on one link).
-    DropNth { k: u64 },
+    DropNth {
+        /// Which packet (1-based).
+        k: u64,
+    },
     /// Drop one of every `n` matching packets: the `n`-th, `2n`-th, … (seed 002).
-    EveryNth { n: u64 },
+    EveryNth {
+        /// The period.
+        n: u64,
+    },
 }
 
 impl LossModel {
@@ -104,15 +119,24 @@ pub enum LossSite {
     /// Packets crossing link `link` (index in the network's link list); `from: Some(n)`
     /// restricts the rule to the direction leaving node `n`, `None` applies it to both
     /// directions (each with its own state).
-    Link { link: usize, from: Option<NodeId> },
+    Link {
+        /// Index in the network's link list.
+        link: usize,
+        /// The direction leaving this node, or both.
+        from: Option<NodeId>,
+    },
     /// Packets a node sends, on every interface or only `iface` (includes forwarded ones).
     Tx {
+        /// The sending node.
         node: NodeId,
+        /// One interface, or all.
         iface: Option<IfaceId>,
     },
     /// Packets a node receives, on every interface or only `iface`.
     Rx {
+        /// The receiving node.
         node: NodeId,
+        /// One interface, or all.
         iface: Option<IfaceId>,
     },
 }
@@ -120,14 +144,18 @@ pub enum LossSite {
 /// One loss rule.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossRule {
+    /// Where it applies.
     pub site: LossSite,
+    /// Which packets it drops.
     pub model: LossModel,
+    /// Which kinds of packet it considers.
     pub filter: KindFilter,
     /// Name under which its drops are counted (e.g. "bernoulli", "single_loss").
     pub cause: String,
 }
 
 impl LossRule {
+    /// A rule for every kind of packet, its drops counted under the model's name.
     pub fn new(site: LossSite, model: LossModel) -> Self {
         let cause = match model {
             LossModel::Bernoulli { .. } => "bernoulli",
@@ -143,10 +171,12 @@ impl LossRule {
             cause,
         }
     }
+    /// The same rule, considering only packets that pass `f`.
     pub fn filter(mut self, f: KindFilter) -> Self {
         self.filter = f;
         self
     }
+    /// The same rule, its drops counted under `c`.
     pub fn cause(mut self, c: impl Into<String>) -> Self {
         self.cause = c.into();
         self

@@ -12,7 +12,9 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// member placement and reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeKind {
+    /// An end system.
     Host,
+    /// A router.
     Router,
 }
 
@@ -21,7 +23,9 @@ pub enum NodeKind {
 /// previous arrival on the same direction).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Jitter {
+    /// Mean of the extra delay.
     pub mean: Duration,
+    /// Its standard deviation.
     pub sd: Duration,
 }
 
@@ -32,6 +36,7 @@ pub struct LinkConfig {
     pub bandwidth_bps: u64,
     /// Propagation delay.
     pub delay: Duration,
+    /// Extra delay per packet (none by default).
     pub jitter: Option<Jitter>,
     /// Packets that may wait behind the one being transmitted (drop-tail); `None` is
     /// unbounded.
@@ -45,6 +50,8 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
+    /// A link of `bandwidth_bps` and propagation `delay`: no jitter, unbounded queue, no
+    /// class, no reordering.
     pub fn new(bandwidth_bps: u64, delay: Duration) -> Self {
         LinkConfig {
             bandwidth_bps,
@@ -60,14 +67,17 @@ impl LinkConfig {
         self.reorder = on;
         self
     }
+    /// The same link with Normal jitter (`mean`, `sd`).
     pub fn jitter(mut self, mean: Duration, sd: Duration) -> Self {
         self.jitter = Some(Jitter { mean, sd });
         self
     }
+    /// The same link with a drop-tail queue of `packets`.
     pub fn queue(mut self, packets: usize) -> Self {
         self.queue = Some(packets);
         self
     }
+    /// The same link labelled `c`.
     pub fn class(mut self, c: impl Into<String>) -> Self {
         self.class = c.into();
         self
@@ -86,10 +96,16 @@ pub enum Backoff {
     /// k slots with k uniform in `[0, 2^min(i,10)]` (`inclusive: true`, the thesis's literal
     /// wording "between 0 and 2^min(i,10)") or `[0, 2^min(i,10) - 1]` (`inclusive: false`,
     /// IEEE 802.3).
-    Exponential { inclusive: bool },
+    Exponential {
+        /// `[0, 2^min(i,10)]` (true) or `[0, 2^min(i,10) - 1]` (false).
+        inclusive: bool,
+    },
     /// Always wait this many slots (for analysis and tests: two stations with `Fixed` backoff
     /// collide on every attempt).
-    Fixed { slots: u64 },
+    Fixed {
+        /// Slots to wait.
+        slots: u64,
+    },
 }
 
 /// The shared Ethernet bus of seed 000 §3. Time is counted in bit times
@@ -109,6 +125,7 @@ pub struct BusConfig {
     pub jam_bits: u64,
     /// A frame is discarded when this many attempts have collided (16).
     pub max_attempts: u32,
+    /// The backoff rule (inclusive binary exponential by default).
     pub backoff: Backoff,
 }
 
@@ -177,12 +194,16 @@ pub(crate) struct Iface {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NetError {
     #[error("node {0:?} does not exist")]
+    /// A node id the network does not have.
     NoSuchNode(NodeId),
     #[error("a link cannot connect node {0:?} to itself")]
+    /// A link from a node to itself.
     SelfLoop(NodeId),
     #[error("a bus needs at least two distinct nodes")]
+    /// A bus with fewer than two distinct nodes.
     BusTooSmall,
     #[error("bus bandwidth {0} b/s does not give a whole number of nanoseconds per bit")]
+    /// A bus bandwidth whose bit time is not a whole number of nanoseconds.
     BusBandwidth(u64),
 }
 
@@ -197,10 +218,12 @@ pub struct Network {
 }
 
 impl Network {
+    /// An empty network.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Add a node at the origin.
     pub fn add_node(&mut self, kind: NodeKind) -> NodeId {
         self.add_node_at(kind, (0.0, 0.0))
     }
@@ -212,10 +235,12 @@ impl Network {
         NodeId(self.nodes.len() as u32 - 1)
     }
 
+    /// Add a host.
     pub fn add_host(&mut self) -> NodeId {
         self.add_node(NodeKind::Host)
     }
 
+    /// Add a router.
     pub fn add_router(&mut self) -> NodeId {
         self.add_node(NodeKind::Router)
     }
@@ -286,18 +311,23 @@ impl Network {
         Ok(bus as usize)
     }
 
+    /// Nodes in the network.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
+    /// Links in the network.
     pub fn link_count(&self) -> usize {
         self.links.len()
     }
+    /// Buses in the network.
     pub fn bus_count(&self) -> usize {
         self.buses.len()
     }
+    /// What node `n` is.
     pub fn kind(&self, n: NodeId) -> Option<NodeKind> {
         self.nodes.get(n.0 as usize).map(|x| x.kind)
     }
+    /// Where node `n` is on the plane.
     pub fn position(&self, n: NodeId) -> Option<(f64, f64)> {
         self.nodes.get(n.0 as usize).map(|x| x.pos)
     }

@@ -7,13 +7,29 @@ use toml::{Table, Value};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ScenarioError {
     #[error("{file}: cannot read: {msg}")]
-    Io { file: String, msg: String },
-    #[error("{file}: not valid TOML: {msg}")]
-    Syntax { file: String, msg: String },
-    #[error("{file}: key `{key}`: expected {expected}")]
-    Key {
+    /// The file cannot be read.
+    Io {
+        /// The file.
         file: String,
+        /// Why.
+        msg: String,
+    },
+    #[error("{file}: not valid TOML: {msg}")]
+    /// The file is not TOML.
+    Syntax {
+        /// The file.
+        file: String,
+        /// The parser's message.
+        msg: String,
+    },
+    #[error("{file}: key `{key}`: expected {expected}")]
+    /// A key with a wrong value (or an unknown key).
+    Key {
+        /// The file.
+        file: String,
+        /// The key, dotted.
         key: String,
+        /// What it should be.
         expected: String,
     },
 }
@@ -53,6 +69,7 @@ impl Params {
             expected: expected.to_string(),
         }
     }
+    /// Whether the table sets `key`.
     pub fn has(&self, key: &str) -> bool {
         self.table.contains_key(key)
     }
@@ -91,6 +108,7 @@ impl Params {
             Err(self.bad(key, &format!("a number in [{min}, {max}], got {v}")))
         }
     }
+    /// A required number in [`min`, `max`].
     pub fn req_f64_in(&self, key: &str, min: f64, max: f64) -> Result<f64, ScenarioError> {
         if !self.has(key) {
             return Err(self.bad(key, &format!("a number in [{min}, {max}] (required)")));
@@ -105,6 +123,7 @@ impl Params {
             Some(_) => Err(self.bad(key, "a non-negative integer")),
         }
     }
+    /// A non-negative integer in [`min`, `max`], `default` when absent.
     pub fn u64_in(
         &self,
         key: &str,
@@ -119,12 +138,14 @@ impl Params {
             Err(self.bad(key, &format!("an integer in [{min}, {max}], got {v}")))
         }
     }
+    /// A required integer in [`min`, `max`].
     pub fn req_u64_in(&self, key: &str, min: u64, max: u64) -> Result<u64, ScenarioError> {
         if !self.has(key) {
             return Err(self.bad(key, &format!("an integer in [{min}, {max}] (required)")));
         }
         self.u64_in(key, 0, min, max)
     }
+    /// A string, `default` when absent.
     pub fn str_or(&self, key: &str, default: &str) -> Result<String, ScenarioError> {
         match self.table.get(key) {
             None => Ok(default.to_string()),
@@ -132,6 +153,7 @@ impl Params {
             Some(_) => Err(self.bad(key, "a string")),
         }
     }
+    /// A switch, `default` when absent.
     pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, ScenarioError> {
         match self.table.get(key) {
             None => Ok(default),

@@ -10,6 +10,7 @@ use crate::sim::PacketRecord;
 use rmcast_proto::{Dest, GroupId, NodeId};
 use std::io::{self, Write};
 
+/// UDP port of the datagrams in the capture (source and destination).
 pub const UDP_PORT: u16 = 7001;
 
 /// IPv4 address of a node.

@@ -10,9 +10,13 @@ use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, GroupId, IfaceId, NodeId};
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
+    /// The simulator to attach agents (and router agents, extra groups) to.
     pub sim: &'a mut Sim,
+    /// The data source.
     pub source: NodeId,
+    /// The receivers.
     pub receivers: &'a [NodeId],
+    /// The data's multicast group.
     pub group: GroupId,
     /// The `[protocol]` table (without `name`); read it with the typed getters, which
     /// produce errors naming the key.
@@ -22,7 +26,9 @@ pub struct BuildCtx<'a> {
 /// A registered protocol: its builder. Its name, accepted keys, defaults and ranges come from
 /// the protocol's spec ([`rmcast_proto::spec`]).
 pub struct ProtocolEntry {
+    /// Its name in scenario files (the spec's name).
     pub name: &'static str,
+    /// Attaches its agents for one run.
     pub build: fn(&mut BuildCtx<'_>) -> Result<(), ScenarioError>,
 }
 
@@ -82,6 +88,7 @@ pub const REGISTRY: &[ProtocolEntry] = &[
     },
 ];
 
+/// The registered protocol called `name`.
 pub fn lookup(name: &str) -> Option<&'static ProtocolEntry> {
     REGISTRY.iter().find(|p| p.name == name)
 }

@@ -21,11 +21,14 @@ pub(crate) mod tag {
 pub struct SimRng(u64);
 
 impl SimRng {
+    /// The stream for (`seed`, `tag`, `a`, `b`): a run's seed, the stream's purpose and two
+    /// numbers that tell its instances apart (e.g. a link and a direction).
     pub fn new(seed: u64, tag: u64, a: u64, b: u64) -> Self {
         SimRng(mix64(
             mix64(mix64(seed ^ tag) ^ a) ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15),
         ))
     }
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -37,6 +40,7 @@ impl SimRng {
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+    /// True with probability `p` (never for `p <= 0`).
     pub fn chance(&mut self, p: f64) -> bool {
         if p <= 0.0 {
             false

@@ -6,15 +6,19 @@ use rmcast_proto::lms;
 /// A seed-003 scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scheme {
+    /// LMS with static repliers.
     Lms,
     /// LMS with adaptive repliers (beyond the seed: receivers refresh their cost every
     /// [`lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest interface).
     LmsAdaptive,
+    /// PGM.
     Pgm,
     /// ns-2 SRM; `adaptive`: Agent/SRM/Adaptive; `topo`: distances from the topology and no
     /// session messages (used beyond the seed on very large graphs).
     Srm {
+        /// Agent/SRM/Adaptive.
         adaptive: bool,
+        /// Distances from the topology, no session messages.
         topo: bool,
     },
 }
@@ -78,6 +82,7 @@ impl Scheme {
         }
     }
 
+    /// The scheme called `s` (its [`name`](Scheme::name)).
     pub fn parse(s: &str) -> Option<Scheme> {
         Scheme::ALL.into_iter().find(|x| x.name() == s)
     }

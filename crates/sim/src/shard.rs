@@ -27,42 +27,73 @@ use std::path::{Path, PathBuf};
 pub const FORMAT: &str = "rmcast-shard-1";
 /// File names inside a shard directory.
 pub const MANIFEST: &str = "shard.json";
+/// The runs of a shard, one JSON object per line.
 pub const PARTS: &str = "runs.part.jsonl";
 
 /// Errors of sharding and merging; each names the directory or value at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ShardError {
     #[error("--shard {0:?}: expected K/N with 0 ≤ K < N (e.g. 0/4), or auto/N")]
+    /// `--shard` is not `K/N` or `auto/N`.
     BadSpec(String),
     #[error(
         "--shard auto/{0}: neither JOB_COMPLETION_INDEX (Kubernetes Indexed Job) nor \
          SLURM_ARRAY_TASK_ID (Slurm job array) is set"
     )]
+    /// `auto/N` without an index in the environment.
     NoEnvIndex(usize),
     #[error("--shard auto/{n}: {var}={value:?} is not an index below {n}")]
+    /// `auto/N` with an index variable that is not a number below N.
     BadEnvIndex {
+        /// The variable read.
         var: &'static str,
+        /// Its value.
         value: String,
+        /// N.
         n: usize,
     },
     #[error("{}: {msg}", dir.display())]
-    Dir { dir: PathBuf, msg: String },
+    /// A shard directory that cannot be read or written.
+    Dir {
+        /// The directory.
+        dir: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
     /// Shards from different scenarios or seeds (the message names both directories).
     #[error("{0}: the shards come from different scenarios or seeds")]
     Mismatch(String),
     #[error("shard {k}/{n} given twice: {} and {}", a.display(), b.display())]
+    /// The same shard in two directories.
     Duplicate {
+        /// Its index.
         k: usize,
+        /// The shard count.
         n: usize,
+        /// One directory.
         a: PathBuf,
+        /// The other.
         b: PathBuf,
     },
     #[error("missing shard(s) {missing} of {n}; merge needs every shard 0..{n}")]
-    Missing { missing: String, n: usize },
+    /// Shards absent from a merge.
+    Missing {
+        /// Their indices, listed.
+        missing: String,
+        /// The shard count.
+        n: usize,
+    },
     #[error("no shard directories given")]
+    /// A merge of nothing.
     Empty,
     #[error("{}: {msg}", path.display())]
-    Io { path: PathBuf, msg: String },
+    /// A file that cannot be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
 }
 
 /// Which slice of a sweep to run.
@@ -70,6 +101,7 @@ pub enum ShardError {
 pub struct ShardSpec {
     /// 0-based shard index, below `count`.
     pub index: usize,
+    /// How many shards the sweep is cut into.
     pub count: usize,
 }
 

@@ -60,12 +60,7 @@ impl Agent for Script {
     fn poll_timeout(&self) -> Option<Time> {
         self.plan.front().map(|(t, _)| *t)
     }
-    fn outbox(&self) -> &Outbox {
-        &self.outbox
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.outbox
-    }
+    rmcast_proto::outbox_field!(outbox);
 }
 
 const BIT: u64 = 100; // ns at 10 Mb/s
@@ -510,12 +505,7 @@ impl RouterAgent for Filter {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.outbox
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.outbox
-    }
+    rmcast_proto::outbox_field!(outbox: RouterTransmit);
 }
 
 #[test]
@@ -733,12 +723,7 @@ impl Agent for Stuck {
     fn poll_timeout(&self) -> Option<Time> {
         Some(Time::from_millis(1))
     }
-    fn outbox(&self) -> &Outbox {
-        &self.outbox
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.outbox
-    }
+    rmcast_proto::outbox_field!(outbox);
 }
 
 #[test]
@@ -799,12 +784,7 @@ impl RouterAgent for Pin {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.outbox
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.outbox
-    }
+    rmcast_proto::outbox_field!(outbox: RouterTransmit);
 }
 
 /// Who gets router A's packet pinned to its interface toward Q, when the first packet

@@ -17,18 +17,28 @@ use rmcast_proto::NodeId;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TopoError {
     #[error("{0}")]
+    /// Parameters out of range (the message says which).
     Invalid(String),
     #[error("no connected graph after {0} attempts; raise the edge probability")]
+    /// No connected graph within the attempts given.
     NotConnected(u32),
     #[error("edge list line {line}: {why}")]
-    EdgeList { line: usize, why: String },
+    /// A bad line in an edge-list file.
+    EdgeList {
+        /// Its number (1-based).
+        line: usize,
+        /// What is wrong with it.
+        why: String,
+    },
     #[error(transparent)]
+    /// The network refused a node or link.
     Net(#[from] NetError),
 }
 
 /// A generated network and its roles.
 #[derive(Debug, Clone)]
 pub struct Topology {
+    /// The network.
     pub net: Network,
     /// The default sender.
     pub source: NodeId,
@@ -43,14 +53,18 @@ pub struct Topology {
 /// Seed 004 Table 1 connection classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkClass {
+    /// LAN connections.
     Lan,
+    /// INTERLAN connections.
     Interlan,
+    /// WAN connections.
     Wan,
     /// At least ⌊NC/3⌋ of each of the three (assigned LAN, INTERLAN, WAN in turn).
     Hybrid,
 }
 
 impl LinkClass {
+    /// The class called `s` (case-insensitive).
     pub fn parse(s: &str) -> Option<LinkClass> {
         Some(match s.to_ascii_lowercase().as_str() {
             "lan" => LinkClass::Lan,
@@ -275,6 +289,7 @@ pub struct PlaneParams {
     pub scale: f64,
     /// Propagation delay per unit of distance.
     pub delay_per_unit: Duration,
+    /// Bandwidth of every link.
     pub bandwidth_bps: u64,
     /// Attempts at drawing a connected graph before giving up.
     pub attempts: u32,
@@ -448,12 +463,17 @@ pub fn waxman(
 /// transit node, 8 nodes per stub domain: 1 × 4 × (1 + 3 × 8) = 100 nodes).
 #[derive(Debug, Clone)]
 pub struct TransitStub {
+    /// Transit domains.
     pub transit_domains: usize,
+    /// Nodes per transit domain.
     pub transit_nodes: usize,
+    /// Stub domains per transit node.
     pub stubs_per_transit: usize,
+    /// Nodes per stub domain.
     pub stub_nodes: usize,
     /// Edge probabilities inside a transit domain and inside a stub domain.
     pub p_transit: f64,
+    /// See `p_transit`.
     pub p_stub: f64,
 }
 

@@ -19,6 +19,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender at `node` multicasting to `group`.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         Sender {
             node,
@@ -40,12 +41,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    rmcast_proto::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
             return Err(SendError::Closed);
@@ -99,6 +95,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver that reports every DATA it gets as delivered (without its bytes).
     pub fn new() -> Self {
         Self::default()
     }
@@ -126,10 +123,5 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    rmcast_proto::outbox_field!(out);
 }

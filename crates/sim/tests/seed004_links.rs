@@ -64,12 +64,7 @@ impl Agent for Probe {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    rmcast_proto::outbox_field!(out);
     fn send(&mut self, _: Time, data: Bytes) -> Result<(), SendError> {
         let control = data.first() == Some(&0xff);
         // `push` counts it in `packets_sent`.

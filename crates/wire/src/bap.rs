@@ -22,11 +22,15 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a message.
     Data = 1,
+    /// ACK: feedback to the sender.
     Ack = 2,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Data),
@@ -46,17 +50,24 @@ impl Kind {
 /// A `bap` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number, modulo `2n`.
         seq: u16,
+        /// The oldest message still in the sender's window.
         first: u16,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// ACK.
     Ack {
+        /// The last message received in sequence.
         seq: u16,
     },
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Data { .. } => Kind::Data,

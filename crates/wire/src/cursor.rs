@@ -11,6 +11,7 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
         Reader { buf, pos: 0 }
     }
@@ -48,15 +49,19 @@ impl<'a> Reader<'a> {
         Ok(a)
     }
 
+    /// The next byte.
     pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(u8::from_be_bytes(self.array()?))
     }
+    /// The next 2 bytes, big-endian.
     pub fn u16(&mut self) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes(self.array()?))
     }
+    /// The next 4 bytes, big-endian.
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_be_bytes(self.array()?))
     }
+    /// The next 8 bytes, big-endian.
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_be_bytes(self.array()?))
     }
@@ -72,6 +77,7 @@ pub struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
+    /// A writer at the start of `buf`.
     pub fn new(buf: &'a mut [u8]) -> Self {
         Writer { buf, pos: 0 }
     }
@@ -81,6 +87,7 @@ impl<'a> Writer<'a> {
         self.pos
     }
 
+    /// Append `s`.
     pub fn put(&mut self, s: &[u8]) {
         let end = self.pos + s.len();
         debug_assert!(
@@ -92,15 +99,19 @@ impl<'a> Writer<'a> {
         }
         self.pos = end;
     }
+    /// Append `v`.
     pub fn u8(&mut self, v: u8) {
         self.put(&v.to_be_bytes());
     }
+    /// Append `v`, big-endian.
     pub fn u16(&mut self, v: u16) {
         self.put(&v.to_be_bytes());
     }
+    /// Append `v`, big-endian.
     pub fn u32(&mut self, v: u32) {
         self.put(&v.to_be_bytes());
     }
+    /// Append `v`, big-endian.
     pub fn u64(&mut self, v: u64) {
         self.put(&v.to_be_bytes());
     }

@@ -22,11 +22,15 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a message.
     Data = 1,
+    /// ACK: feedback to the sender.
     Ack = 2,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Data),
@@ -46,18 +50,26 @@ impl Kind {
 /// An `ff` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number.
         seq: u64,
+        /// The sender's transmission time of this copy, ns of its clock.
         ts: u64,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// ACK.
     Ack {
+        /// The sequence number of the packet acknowledged.
         seq: u64,
+        /// `ts` of the copy acknowledged, echoed.
         ts: u64,
     },
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Data { .. } => Kind::Data,

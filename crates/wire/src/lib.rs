@@ -27,6 +27,7 @@
 //! minus [`HEADER_LEN`].
 
 #![cfg_attr(not(test), forbid(unsafe_code))]
+#![warn(missing_docs)]
 #![deny(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -70,7 +71,12 @@ pub const KNOWN_FLAGS: u8 = FLAG_RETRANSMISSION;
 pub enum DecodeError {
     /// The datagram (or a field inside it) ends before the data it must hold.
     #[error("truncated: needed {needed} bytes, got {got}")]
-    Truncated { needed: usize, got: usize },
+    Truncated {
+        /// Bytes the read needed (counted from the start).
+        needed: usize,
+        /// Bytes there were.
+        got: usize,
+    },
     /// The first two bytes are not "RM".
     #[error("bad magic 0x{0:04x}")]
     BadMagic(u16),
@@ -82,20 +88,37 @@ pub enum DecodeError {
     UnknownFamily(u8),
     /// A packet kind the family does not define.
     #[error("unknown packet kind {kind} for family {family:?}")]
-    UnknownKind { family: Family, kind: u8 },
+    UnknownKind {
+        /// The family of the header.
+        family: Family,
+        /// The kind number it does not define.
+        kind: u8,
+    },
     /// The header's payload length disagrees with the datagram's length.
     #[error("header says {header} payload bytes, datagram carries {actual}")]
-    LengthMismatch { header: u64, actual: usize },
+    LengthMismatch {
+        /// Payload bytes the header announces.
+        header: u64,
+        /// Payload bytes the datagram carries.
+        actual: usize,
+    },
     /// The datagram, or the payload its header announces, exceeds the maximum.
     #[error("oversize: {len} bytes exceeds the maximum of {max}")]
-    Oversize { len: u64, max: usize },
+    Oversize {
+        /// Bytes of the datagram or announced payload.
+        len: u64,
+        /// The largest allowed.
+        max: usize,
+    },
     /// Flag or reserved bits that this version requires to be zero are set.
     #[error("reserved bits set: {0}")]
     Reserved(&'static str),
     /// A body field holds a value outside its legal range.
     #[error("invalid field {field}: {why}")]
     InvalidField {
+        /// The field, as `family.name`.
         field: &'static str,
+        /// What is wrong with it.
         why: &'static str,
     },
     /// Bytes left over after the body was decoded.
@@ -108,11 +131,18 @@ pub enum DecodeError {
 pub enum EncodeError {
     /// The encoded packet would be larger than [`MAX_DATAGRAM`].
     #[error("packet of {len} bytes exceeds the maximum datagram of {max}")]
-    Oversize { len: usize, max: usize },
+    Oversize {
+        /// Bytes the packet would have.
+        len: usize,
+        /// [`MAX_DATAGRAM`].
+        max: usize,
+    },
     /// A field value cannot be represented on the wire.
     #[error("field {field} cannot be encoded: {why}")]
     InvalidField {
+        /// The field, as `family.name`.
         field: &'static str,
+        /// What is wrong with it.
         why: &'static str,
     },
 }
@@ -219,6 +249,7 @@ impl PacketClass {
 /// The common header of every rmcast datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Header {
+    /// Protocol family of the body.
     pub family: Family,
     /// Family-specific packet kind.
     pub kind: u8,
@@ -350,24 +381,38 @@ fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
 /// Addressing fields every packet carries besides its body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Envelope {
+    /// Session id.
     pub session: u32,
+    /// Node id of the sender of the datagram.
     pub source: u32,
+    /// Header flags ([`FLAG_RETRANSMISSION`]).
     pub flags: u8,
 }
 
 /// A message body of one protocol family.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// A `saw` message.
     Saw(saw::Message<'a>),
+    /// A `bap` message.
     Bap(bap::Message<'a>),
+    /// A `rra` message.
     Rra(rra::Message<'a>),
+    /// A `dsp`/`csp`/`cp` message.
     Tree(tree::Message<'a>),
+    /// A `prmp` message.
     Prmp(prmp::Message<'a>),
+    /// A `srm` message.
     Srm(srm::Message<'a>),
+    /// A `pgm` message.
     Pgm(pgm::Message<'a>),
+    /// A `lms` message.
     Lms(lms::Message<'a>),
+    /// A `ff` message.
     Ff(ff::Message<'a>),
+    /// A `xtp` message.
     Xtp(xtp::Message<'a>),
+    /// A the session layer message.
     Session(session::Message<'a>),
 }
 
@@ -488,7 +533,9 @@ impl Message<'_> {
 /// A decoded datagram: header fields plus a typed body borrowing from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Packet<'a> {
+    /// The common header.
     pub header: Header,
+    /// The typed body.
     pub message: Message<'a>,
 }
 

@@ -32,15 +32,23 @@ pub const NO_TP: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: original data from the source.
     Data = 1,
+    /// REQUEST: a receiver's request for a lost packet, toward the source.
     Request = 2,
+    /// DREQ: a request turned at a turning point, down the replier link.
     Dreq = 3,
+    /// REPAIR: a replier's (or the source's) repair.
     Repair = 4,
+    /// HEARTBEAT: the source's `lead`.
     Heartbeat = 5,
+    /// REFRESH: a receiver's replier cost (adaptive repliers).
     Refresh = 6,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Data),
@@ -64,36 +72,58 @@ impl Kind {
 /// An `lms` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number.
         seq: u64,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// REQUEST.
     Request {
+        /// Sequence number of the lost packet.
         seq: u64,
+        /// The receiver's request number for this packet (0: the first).
         attempt: u16,
     },
+    /// DREQ.
     Dreq {
+        /// Sequence number of the lost packet.
         seq: u64,
+        /// Node id of the receiver that asked.
         requester: u32,
+        /// The turning point (a router's node id).
         tp: u32,
+        /// The turning point's interface the request came in on.
         tp_iface: u32,
+        /// Copied from the REQUEST.
         attempt: u16,
     },
+    /// REPAIR.
     Repair {
+        /// Sequence number of the packet repaired.
         seq: u64,
+        /// The turning point to subcast at, or [`NO_TP`] for a repair multicast to the group.
         tp: u32,
+        /// The interface the turning point subcasts it down.
         tp_iface: u32,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// HEARTBEAT.
     Heartbeat {
+        /// Data packets sent so far (the next sequence number).
         lead: u64,
     },
+    /// REFRESH.
     Refresh {
+        /// Losses the receiver detected in its last sampling interval.
         cost: u32,
     },
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Data { .. } => Kind::Data,

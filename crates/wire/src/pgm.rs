@@ -21,14 +21,21 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// ODATA: original data.
     Odata = 1,
+    /// RDATA: repair data.
     Rdata = 2,
+    /// NAK: a receiver's request for a lost packet.
     Nak = 3,
+    /// NCF: a NAK confirmation, multicast down the asking interface.
     Ncf = 4,
+    /// SPM: the source's path message with its window edges.
     Spm = 5,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Odata),
@@ -51,14 +58,43 @@ impl Kind {
 /// A `pgm` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
-    Odata { seq: u64, payload: &'a [u8] },
-    Rdata { seq: u64, payload: &'a [u8] },
-    Nak { seq: u64 },
-    Ncf { seq: u64 },
-    Spm { spm_seq: u64, trail: u64, lead: u64 },
+    /// ODATA.
+    Odata {
+        /// Sequence number.
+        seq: u64,
+        /// The application data.
+        payload: &'a [u8],
+    },
+    /// RDATA.
+    Rdata {
+        /// Sequence number of the packet repaired.
+        seq: u64,
+        /// The application data.
+        payload: &'a [u8],
+    },
+    /// NAK.
+    Nak {
+        /// Sequence number of the lost packet.
+        seq: u64,
+    },
+    /// NCF.
+    Ncf {
+        /// Sequence number of the NAK confirmed.
+        seq: u64,
+    },
+    /// SPM.
+    Spm {
+        /// The SPM's own sequence number.
+        spm_seq: u64,
+        /// The oldest sequence number the source can still repair.
+        trail: u64,
+        /// ODATA packets sent so far (the next sequence number).
+        lead: u64,
+    },
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Odata { .. } => Kind::Odata,

@@ -37,13 +37,19 @@ pub const NO_HR: u64 = u64::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a data packet.
     Data = 1,
+    /// POLL: a polling request without data.
     Poll = 2,
+    /// DATAPOLL: a data packet carrying a polling request.
     DataPoll = 3,
+    /// RESP: a child's response.
     Resp = 4,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Data),
@@ -80,12 +86,15 @@ impl<'a> ChildList<'a> {
             out.extend_from_slice(&id.to_be_bytes());
         }
     }
+    /// The node ids in the wire representation.
     pub fn raw(&self) -> &'a [u8] {
         self.raw
     }
+    /// Number of children named.
     pub fn len(&self) -> usize {
         self.raw.len() / 4
     }
+    /// Whether no child is named.
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
@@ -109,27 +118,46 @@ pub const MAX_CLD: usize = u16::MAX as usize;
 /// A `prmp` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number.
         seq: u64,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// POLL.
     Poll {
+        /// `POLL.TS`: the parent's send time, ns of its clock.
         ts: u64,
+        /// `POLL.SEQ`: the parent's `HS`, the highest sequence number sent so far.
         seq: u64,
+        /// `POLL.CLD`: the children that must respond.
         cld: ChildList<'a>,
     },
+    /// DATAPOLL.
     DataPoll {
+        /// Sequence number of the data.
         seq: u64,
+        /// `POLL.TS`.
         ts: u64,
+        /// `POLL.SEQ`: the parent's `HS` (`>= seq`).
         poll_seq: u64,
+        /// `POLL.CLD`.
         cld: ChildList<'a>,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// RESP.
     Resp {
+        /// `RESP.TS`: the poll's `ts`, echoed.
         ts: u64,
+        /// `RESP.SEQ`: the poll's `seq`, echoed.
         seq: u64,
+        /// `LE_i`: the child's left edge.
         le: u64,
+        /// `HR_i`: the highest sequence number received, or [`NO_HR`].
         hr: u64,
+        /// One bit per sequence number in `le ..= hr`, set = received.
         bitmap: &'a [u8],
     },
 }
@@ -174,6 +202,7 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Data { .. } => Kind::Data,

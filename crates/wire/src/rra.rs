@@ -26,12 +26,17 @@ pub const NO_ACKER: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a message naming its acker.
     Data = 1,
+    /// ACK: a receiver's report.
     Ack = 2,
+    /// POLL: a request for a report.
     Poll = 3,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Data),
@@ -52,19 +57,31 @@ impl Kind {
 /// A `rra` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number.
         seq: u64,
+        /// The oldest message the sender still holds.
         low: u64,
+        /// The receiver that must acknowledge it, or [`NO_ACKER`].
         acker: u32,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// ACK.
     Ack {
+        /// Every message below it is held.
         cum: u64,
+        /// The last message the bitmap covers.
         upto: u64,
+        /// One bit per message `cum + 1 ..= upto`, least significant first.
         bitmap: &'a [u8],
     },
+    /// POLL.
     Poll {
+        /// The last message the report should cover.
         upto: u64,
+        /// The oldest message the sender still holds.
         low: u64,
     },
 }
@@ -98,6 +115,7 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Data { .. } => Kind::Data,

@@ -15,11 +15,15 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: a message.
     Data = 1,
+    /// ACK: feedback to the sender.
     Ack = 2,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Data),
@@ -39,8 +43,18 @@ impl Kind {
 /// A `saw` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
-    Data { seq: u8, payload: &'a [u8] },
-    Ack { seq: u8 },
+    /// DATA.
+    Data {
+        /// The 1-bit sequence number (0 or 1).
+        seq: u8,
+        /// The application data.
+        payload: &'a [u8],
+    },
+    /// ACK.
+    Ack {
+        /// The sequence number acknowledged (0 or 1).
+        seq: u8,
+    },
 }
 
 fn read_seq(r: &mut Reader<'_>) -> Result<u8, DecodeError> {
@@ -55,6 +69,7 @@ fn read_seq(r: &mut Reader<'_>) -> Result<u8, DecodeError> {
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Data { .. } => Kind::Data,

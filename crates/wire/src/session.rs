@@ -26,13 +26,19 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// ANNOUNCE: the sender's periodic description of the session.
     Announce = 1,
+    /// JOIN: a receiver asks to be admitted.
     Join = 2,
+    /// REPORT: a receiver's progress and state.
     Report = 3,
+    /// END: the sender's goodbye with every receiver's outcome.
     End = 4,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Announce),
@@ -70,6 +76,7 @@ pub enum Phase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum ReportState {
+    /// Still receiving.
     Receiving = 0,
     /// Everything received and every digest verified.
     Complete = 1,
@@ -81,18 +88,26 @@ pub enum ReportState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Outcome {
+    /// It reported everything received and verified.
     Completed = 0,
+    /// It was removed for silence.
     Evicted = 1,
+    /// It reported a failure, or the transfer ended without its completion.
     Failed = 2,
 }
 
 /// A session message body. Lists borrow the datagram; iterate them with the accessor methods.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// ANNOUNCE.
     Announce {
+        /// The data family's wire number.
         protocol: u8,
+        /// Gathering receivers or running.
         phase: Phase,
+        /// [`SECURITY_AUTH`] and [`SECURITY_ENCRYPT`] bits.
         security: u8,
+        /// Upper bound of the receivers' random ACK delay, microseconds.
         ack_delay_us: u32,
         /// Window size for windowed protocols (`bap`); 0 when unused.
         window: u16,
@@ -105,16 +120,28 @@ pub enum Message<'a> {
         params: &'a [u8],
     },
     /// `region`: the receiver's local region (`dsp`); `None` on the wire is an empty body.
-    Join { region: Option<u16> },
+    Join {
+        /// The receiver's local region (`dsp`).
+        region: Option<u16>,
+    },
+    /// REPORT.
     Report {
+        /// Receiving, complete or failed.
         state: ReportState,
+        /// Why it failed (a code; 0 otherwise).
         reason: u8,
+        /// Application bytes received.
         bytes: u64,
+        /// Messages delivered.
         messages: u64,
+        /// Repairs received.
         repairs: u64,
+        /// Duplicate packets received.
         duplicates: u64,
+        /// Datagrams rejected (failed authentication, malformed, or from a stranger).
         rejected: u64,
     },
+    /// END.
     End {
         /// `5 × count` bytes: node id (u32) and outcome (u8).
         outcomes: &'a [u8],
@@ -169,6 +196,7 @@ fn outcome_from_u8(v: u8) -> Result<Outcome, DecodeError> {
 const MAX_COUNT: usize = u16::MAX as usize;
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Announce { .. } => Kind::Announce,
@@ -367,8 +395,11 @@ pub enum DspRole {
 /// One receiver of a `dsp` session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DspEntry {
+    /// The receiver's node id.
     pub node: u32,
+    /// Its local region.
     pub region: u16,
+    /// Member, designated receiver or evicted.
     pub role: DspRole,
     /// Its unicast address (where its members send their status).
     pub addr: std::net::SocketAddr,
@@ -385,11 +416,15 @@ pub struct DspEntry {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DspParams {
+    /// Shortest interval between two statuses of an endpoint, microseconds.
     pub status_min_us: u32,
+    /// Longest interval between two statuses of an endpoint, microseconds.
     pub status_max_us: u32,
+    /// Round-trip delay inside a region, microseconds.
     pub local_rtd_us: u32,
     /// The retransmission timeout factor `r_f`, in thousandths.
     pub r_f_milli: u32,
+    /// Every receiver.
     pub entries: Vec<DspEntry>,
 }
 
@@ -397,6 +432,7 @@ pub struct DspParams {
 pub const DSP_ENTRY_LEN: usize = 26;
 
 impl DspParams {
+    /// The wire representation; an error for more than 65,535 receivers.
     pub fn encode(&self) -> Result<Vec<u8>, EncodeError> {
         if self.entries.len() > MAX_COUNT {
             return Err(EncodeError::InvalidField {
@@ -434,6 +470,7 @@ impl DspParams {
         Ok(v)
     }
 
+    /// Parse the wire representation; an error for a truncated, oversized or malformed one.
     pub fn decode(raw: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw);
         let status_min_us = r.u32()?;

@@ -31,13 +31,19 @@ pub const MAX_SESSION_ENTRIES: usize = 3_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// DATA: original data.
     Data = 1,
+    /// REQUEST: a member's multicast request for a lost packet.
     Request = 2,
+    /// REPAIR: a member's multicast repair.
     Repair = 3,
+    /// SESSION: a member's periodic session message.
     Session = 4,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::Data),
@@ -59,8 +65,11 @@ impl Kind {
 /// One SESSION entry: what this member last heard from `node`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SessionEntry {
+    /// The member heard from.
     pub node: u32,
+    /// The `ts` of its last SESSION message.
     pub echo_ts: u64,
+    /// How long before this message that one was received, ns.
     pub delay_ns: u64,
 }
 
@@ -86,15 +95,19 @@ impl<'a> SessionEntries<'a> {
             out.extend_from_slice(&e.delay_ns.to_be_bytes());
         }
     }
+    /// The entries in the wire representation.
     pub fn raw(&self) -> &'a [u8] {
         self.raw
     }
+    /// Number of entries.
     pub fn len(&self) -> usize {
         self.raw.len() / SESSION_ENTRY_LEN
     }
+    /// Whether there is no entry.
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
+    /// The entries, decoded.
     pub fn iter(&self) -> impl Iterator<Item = SessionEntry> + 'a {
         self.raw.chunks_exact(SESSION_ENTRY_LEN).map(|c| {
             let mut r = Reader::new(c);
@@ -110,32 +123,52 @@ impl<'a> SessionEntries<'a> {
 /// An `srm` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// DATA.
     Data {
+        /// Sequence number.
         seq: u64,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// REQUEST.
     Request {
+        /// The node whose data stream `seq` belongs to.
         sender: u32,
+        /// The requester's timer round for this loss (1: the first timer).
         round: u8,
+        /// Sequence number of the lost packet.
         seq: u64,
+        /// The requester's distance to `sender`, one-way ns.
         dist_ns: u64,
     },
+    /// REPAIR.
     Repair {
+        /// The node whose data stream `seq` belongs to.
         sender: u32,
+        /// The member whose request it answers.
         requester: u32,
+        /// The repairer's timer round for this loss.
         round: u8,
+        /// Sequence number of the packet repaired.
         seq: u64,
+        /// The repairer's distance to `requester`, one-way ns.
         dist_ns: u64,
+        /// The application data.
         payload: &'a [u8],
     },
+    /// SESSION.
     Session {
+        /// The member's clock.
         ts: u64,
+        /// Data packets of the session's sender it knows of (highest seen + 1).
         next_seq: u64,
+        /// What it last heard from each member.
         entries: SessionEntries<'a>,
     },
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Data { .. } => Kind::Data,

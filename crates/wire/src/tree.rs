@@ -41,14 +41,21 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// STATUS: a reporter's status to the source.
     Status = 0,
+    /// LOCAL STATUS: an endpoint's status inside its region.
     LocalStatus = 1,
+    /// LOCAL DATA: a local re-multicast.
     LocalData = 2,
+    /// DATA: the source's global multicast.
     Data = 3,
+    /// ASSIGN: a CP exchange's order to re-multicast blocks locally.
     Assign = 4,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             0 => Ok(Kind::Status),
@@ -90,23 +97,39 @@ pub struct Status<'a> {
 /// A `tree` message body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// STATUS (Type 0).
     Status(Status<'a>),
+    /// LOCAL STATUS (Type 1).
     LocalStatus(Status<'a>),
+    /// LOCAL DATA (Type 2).
     LocalData {
+        /// The local multicast connection.
         lmvci: u32,
+        /// Block number.
         seq: u64,
+        /// The block.
         payload: &'a [u8],
     },
+    /// DATA (Type 3).
     Data {
+        /// The global multicast connection.
         mvci: u32,
+        /// Block number.
         seq: u64,
+        /// The block.
         payload: &'a [u8],
     },
+    /// ASSIGN.
     Assign {
+        /// The local multicast connection.
         lmvci: u32,
+        /// The endpoint ordered.
         lepi: u32,
+        /// Bits in `bits`.
         l: u32,
+        /// The block bit 0 stands for.
         base: u64,
+        /// A set bit `i` orders a local re-multicast of block `base + i`.
         bits: &'a [u8],
     },
 }
@@ -160,6 +183,7 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
 const STATUS_FIXED: usize = 4 + 4 + 2 + 4 + 8 + 4;
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::Status(_) => Kind::Status,

@@ -99,13 +99,19 @@ pub mod opt {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
+    /// FIRST: opens the association, carrying the traffic specification.
     First = 1,
+    /// DATA: a packet of a user write.
     Data = 2,
+    /// CNTL: a receiver's status reply.
     Cntl = 3,
+    /// FASTNAK: a status a receiver sends on its own when it sees a gap.
     Fastnak = 4,
 }
 
 impl Kind {
+    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
+    /// family does not define.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Kind::First),
@@ -139,6 +145,7 @@ pub enum Service {
 }
 
 impl Service {
+    /// The service numbered `v` on the wire; [`DecodeError::InvalidField`] for another number.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             1 => Ok(Service::ReliableMulticast),
@@ -157,11 +164,14 @@ impl Service {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Retx {
+    /// Go-back-N from the first missing packet.
     GoBackN = 0,
+    /// Selective repeat of the missing packets only.
     Selective = 1,
 }
 
 impl Retx {
+    /// The scheme numbered `v` on the wire; [`DecodeError::InvalidField`] for another number.
     pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
         match v {
             0 => Ok(Retx::GoBackN),
@@ -177,7 +187,9 @@ impl Retx {
 /// The traffic specification a FIRST packet carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TrafficSpec {
+    /// The service asked for.
     pub service: Service,
+    /// The retransmission scheme.
     pub retx: Retx,
     /// Largest data per packet.
     pub maxdata: u16,
@@ -190,7 +202,9 @@ pub struct TrafficSpec {
 /// A half-open range `[left, right)` of packet sequence numbers a receiver holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Span {
+    /// The first sequence number held.
     pub left: u64,
+    /// The first sequence number after the span.
     pub right: u64,
 }
 
@@ -247,15 +261,19 @@ impl<'a> Spans<'a> {
         }
     }
 
+    /// The spans in the wire representation.
     pub fn raw(&self) -> &'a [u8] {
         self.raw
     }
+    /// Number of spans.
     pub fn len(&self) -> usize {
         self.raw.len() / SPAN_LEN
     }
+    /// Whether there is no span.
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
+    /// The spans, decoded, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = Span> + 'a {
         self.raw.chunks_exact(SPAN_LEN).map(|c| {
             let mut r = Reader::new(c);
@@ -274,28 +292,42 @@ pub struct Status<'a> {
     pub rseq: u64,
     /// The sync of the SREQ this answers (0 if none).
     pub echo: u16,
+    /// Option bits ([`opt`]).
     pub options: u16,
     /// First sequence number the receiver cannot accept yet.
     pub alloc: u64,
+    /// The packets held above `rseq`.
     pub spans: Spans<'a>,
 }
 
 /// An `xtp` message (the 12 XTP header bytes and the body).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// FIRST.
     First {
+        /// The packet's sequence number.
         seq: u64,
+        /// The sender's handshake number, on a packet carrying SREQ.
         sync: u16,
+        /// Option bits ([`opt`]).
         options: u16,
+        /// The traffic specification.
         spec: TrafficSpec,
     },
+    /// DATA.
     Data {
+        /// The packet's sequence number.
         seq: u64,
+        /// The sender's handshake number, on a packet carrying SREQ.
         sync: u16,
+        /// Option bits ([`opt`]).
         options: u16,
+        /// The write's bytes (whole coalesced writes with [`opt::RECS`]).
         payload: &'a [u8],
     },
+    /// CNTL.
     Cntl(Status<'a>),
+    /// FASTNAK.
     Fastnak(Status<'a>),
 }
 
@@ -322,6 +354,7 @@ pub fn push_record(out: &mut Vec<u8>, data: &[u8]) -> Option<()> {
 }
 
 impl<'a> Message<'a> {
+    /// The packet kind of this message.
     pub fn kind(&self) -> Kind {
         match self {
             Message::First { .. } => Kind::First,

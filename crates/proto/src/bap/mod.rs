@@ -63,6 +63,7 @@
 //!   driver's per-pair links do.
 
 use crate::rng::AgentRng;
+use crate::roster::Roster;
 use crate::saw::timeout::{LimitRule, TimeoutRule};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
@@ -107,8 +108,11 @@ pub fn all_acked_rank(
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The static group membership.
     pub receivers: Vec<NodeId>,
@@ -129,6 +133,7 @@ pub struct SenderConfig {
 }
 
 impl SenderConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(
         node: NodeId,
         group: GroupId,
@@ -161,6 +166,7 @@ pub struct ThesisParams {
     pub window: u16,
     /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
     pub data_bytes: u64,
+    /// See `data_bytes`.
     pub ack_bytes: u64,
     /// Receiver ACK-delay timeout `t`, bit times \[BAPACKTIMEOUT\].
     pub ack_timeout_bits: u64,
@@ -229,7 +235,7 @@ pub struct Sender {
     cfg: SenderConfig,
     modulus: u16,
     /// Receivers, sorted, for lookups by node id: (node, slot index).
-    index: Vec<(NodeId, usize)>,
+    index: Roster,
     /// ACK vector: per receiver (by configuration order) the last sequence number it
     /// acknowledged, `None` when the validity bit is clear.
     acks: Vec<Option<u16>>,
@@ -247,14 +253,7 @@ impl Sender {
     pub fn new(cfg: SenderConfig) -> Self {
         let mut cfg = cfg;
         cfg.window = cfg.window.clamp(1, MAX_WINDOW);
-        let mut index: Vec<(NodeId, usize)> = cfg
-            .receivers
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (n, i))
-            .collect();
-        index.sort_unstable();
-        index.dedup_by_key(|(n, _)| *n);
+        let index = Roster::new(&cfg.receivers);
         if let Some(rule) = cfg.timeout_rule {
             cfg.timeout = rule.bap(
                 u64::from(cfg.window),
@@ -299,14 +298,6 @@ impl Sender {
 
     fn first(&self) -> u16 {
         self.wire_seq(self.base)
-    }
-
-    fn receiver_index(&self, node: NodeId) -> Option<usize> {
-        self.index
-            .binary_search_by_key(&node, |&(n, _)| n)
-            .ok()
-            .and_then(|i| self.index.get(i))
-            .map(|&(_, i)| i)
     }
 
     fn transmit(&mut self, now: Time, k: usize, retransmission: bool) {
@@ -398,12 +389,12 @@ impl Sender {
 
     fn active_slots(&self) -> impl Iterator<Item = Option<u16>> + '_ {
         self.index
-            .iter()
-            .map(|&(_, i)| self.acks.get(i).copied().flatten())
+            .slots()
+            .map(|i| self.acks.get(i).copied().flatten())
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, seq: u16) {
-        let Some(i) = self.receiver_index(from) else {
+        let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
         };
@@ -481,12 +472,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timer.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.queue.offer(data)?;
@@ -504,10 +490,9 @@ impl Agent for Sender {
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        let Ok(pos) = self.index.binary_search_by_key(&node, |&(n, _)| n) else {
+        let Some(i) = self.index.remove(node) else {
             return false;
         };
-        let (_, i) = self.index.remove(pos);
         if let Some(a) = self.acks.get_mut(i) {
             *a = None;
         }
@@ -531,7 +516,9 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// The sender's maximum window `n`, agreed beforehand.
     pub window: u16,
@@ -552,6 +539,7 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, window: u16, ack_timeout: Duration) -> Self {
         ReceiverConfig {
             node,
@@ -740,12 +728,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 #[cfg(test)]

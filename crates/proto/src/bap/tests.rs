@@ -1,56 +1,9 @@
 use super::*;
-use crate::testkit::Harness;
+use crate::testkit::{assert_reliable, message, DoneOrder::InOrder, Harness};
 use proptest::prelude::*;
 use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
-
-pub(crate) fn message(i: u64) -> Bytes {
-    let mut v = format!("message {i:06} ").into_bytes();
-    v.resize(16 + (i as usize * 37) % 300, (i % 251) as u8);
-    Bytes::from(v)
-}
-
-/// Every receiver in `receivers` delivered messages 0..n exactly once, in order, with the
-/// right content; the sender (node 0) finished every message, none failed, in order, then
-/// reported Completed.
-pub(crate) fn assert_reliable(h: &Harness, receivers: usize, n: u64, what: &str) {
-    for r in 1..=receivers {
-        let delivered: Vec<(u64, Bytes)> = h.events[r]
-            .iter()
-            .filter_map(|(_, e)| match e {
-                Event::Delivered { seq, data } => Some((*seq, data.clone())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            delivered.len() as u64,
-            n,
-            "{what}: receiver {r} delivered {} of {n}",
-            delivered.len()
-        );
-        for (i, (seq, data)) in delivered.iter().enumerate() {
-            assert_eq!(*seq, i as u64, "{what}: receiver {r} out of order");
-            assert_eq!(*data, message(i as u64), "{what}: receiver {r} content {i}");
-        }
-    }
-    let done: Vec<_> = h.events[0]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        done,
-        (0..n).map(|s| (s, false)).collect::<Vec<_>>(),
-        "{what}: sender's MessageDone records"
-    );
-    assert!(
-        matches!(h.events[0].last(), Some((_, Event::Completed))),
-        "{what}: no Completed"
-    );
-}
 
 struct Setup {
     receivers: usize,
@@ -96,13 +49,7 @@ impl Setup {
             )));
         }
         h.set_group(GROUP, receivers);
-        let n = self.messages;
-        h.with_agent(s, |a, now| {
-            for i in 0..n {
-                a.send(now, message(i)).unwrap();
-            }
-            a.close(now);
-        });
+        h.send_all(s, self.messages);
         h.run_until(Time::from_secs(3600));
         h
     }
@@ -116,7 +63,7 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{receivers} rx, n={window}, drop {drop}");
-                assert_reliable(&h, receivers, setup.messages, &what);
+                assert_reliable(&h, 1..=receivers, setup.messages, InOrder, &what);
                 let s = h.agent(NodeId(0)).unwrap().stats().clone();
                 if drop == 0.0 {
                     assert_eq!(s.repairs_sent, 0, "{what}: no loss, no retransmission");
@@ -141,7 +88,7 @@ fn random_ack_delay_is_reliable() {
         let mut setup = Setup::new(10, 5, drop);
         setup.ack_delay_max = Duration::from_micros(500);
         let h = setup.run();
-        assert_reliable(&h, 10, setup.messages, "random ack delay");
+        assert_reliable(&h, 1..=10, setup.messages, InOrder, "random ack delay");
     }
 }
 
@@ -152,7 +99,7 @@ fn lossless_blocks_take_one_round_trip_and_share_times() {
     let mut setup = Setup::new(3, 5, 0.0);
     setup.messages = 20;
     let h = setup.run();
-    assert_reliable(&h, 3, 20, "blocks");
+    assert_reliable(&h, 1..=3, 20, InOrder, "blocks");
     let done: Vec<(u64, Time, Time, u32)> = h.events[0]
         .iter()
         .filter_map(|(_, e)| match e {
@@ -213,12 +160,7 @@ fn retransmission_limit_records_failure_and_continues() {
         )));
     }
     h.set_group(GROUP, vec![NodeId(1)]);
-    h.with_agent(s, |a, now| {
-        for i in 0..7 {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
+    h.send_all(s, 7);
     h.run_until(Time::from_secs(10));
     let done: Vec<(u64, u32, bool)> = h.events[0]
         .iter()
@@ -236,13 +178,7 @@ fn retransmission_limit_records_failure_and_continues() {
     assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
     assert_eq!(h.agent(s).unwrap().stats().failed, 7);
     // The reachable receiver still got everything, once, in order.
-    let delivered: Vec<u64> = h.events[1]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::Delivered { seq, .. } => Some(*seq),
-            _ => None,
-        })
-        .collect();
+    let delivered: Vec<u64> = h.delivered(1).into_iter().map(|(s, _)| s).collect();
     assert_eq!(delivered, (0..7).collect::<Vec<_>>());
 }
 
@@ -629,7 +565,7 @@ proptest! {
         setup.messages = 40;
         setup.ack_delay_max = Duration::from_micros(delay_us);
         let h = setup.run();
-        assert_reliable(&h, receivers, 40, &format!("seed {seed}"));
+        assert_reliable(&h, 1..=receivers, 40, InOrder, &format!("seed {seed}"));
     }
 }
 
@@ -652,12 +588,7 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
     }
     // Node 2 never hears the group: without eviction the sender goes back forever.
     h.set_group(GROUP, vec![NodeId(1)]);
-    h.with_agent(s, |a, now| {
-        for i in 0..5 {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
+    h.send_all(s, 5);
     h.run_until(Time::from_millis(5));
     assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
     h.with_agent(s, |a, now| {
@@ -666,13 +597,7 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
     });
     h.run_until(Time::from_secs(1));
     assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
-    let delivered: Vec<u64> = h.events[1]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::Delivered { seq, .. } => Some(*seq),
-            _ => None,
-        })
-        .collect();
+    let delivered: Vec<u64> = h.delivered(1).into_iter().map(|(s, _)| s).collect();
     assert_eq!(delivered, (0..5).collect::<Vec<_>>());
 }
 

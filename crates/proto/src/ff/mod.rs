@@ -28,6 +28,7 @@
 //! per-packet acknowledgment (see `rmcast_wire::ff`).
 
 use crate::retx::RetransmitBuffer;
+use crate::roster::Roster;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
@@ -74,15 +75,20 @@ impl Variant {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("window size S must be between 1 and {MAX_WINDOW}")]
+    /// The window is 0 or above [`MAX_WINDOW`].
     Window,
 }
 
 /// Sender parameters. [`SenderConfig::new`] gives §4's values.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// The receivers that must acknowledge every packet.
     pub receivers: Vec<NodeId>,
     /// Window `S` in packets.
     pub window: u64,
@@ -139,7 +145,7 @@ enum Key {
 #[derive(Debug)]
 pub struct Sender {
     cfg: SenderConfig,
-    index: Vec<(NodeId, usize)>,
+    index: Roster,
     rx: Vec<Rx>,
     n_active: u64,
     /// Multiset of the active receivers' RTT estimates (for the largest).
@@ -156,6 +162,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender built from `cfg`; an error if `cfg` is out of range.
     pub fn new(cfg: SenderConfig) -> Result<Self, ConfigError> {
         if cfg.window == 0 || cfg.window > MAX_WINDOW {
             return Err(ConfigError::Window);
@@ -177,7 +184,7 @@ impl Sender {
         }
         let queue = SendQueue::new(cfg.queue_limit, MAX_MESSAGE);
         Ok(Sender {
-            index: nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect(),
+            index: Roster::new(&nodes),
             n_active: rx.len() as u64,
             rx,
             rtts,
@@ -211,14 +218,6 @@ impl Sender {
             .next()
             .copied()
             .unwrap_or(self.next_seq)
-    }
-
-    fn rx_index(&self, node: NodeId) -> Option<usize> {
-        self.index
-            .binary_search_by_key(&node, |&(n, _)| n)
-            .ok()
-            .and_then(|i| self.index.get(i))
-            .map(|&(_, i)| i)
     }
 
     fn transmit(&mut self, now: Time, seq: u64, retransmission: bool) {
@@ -330,7 +329,7 @@ impl Sender {
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, seq: u64, ts: u64) {
-        let Some(i) = self.rx_index(from) else {
+        let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
         };
@@ -398,12 +397,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.queue.offer(data)?;
@@ -421,7 +415,7 @@ impl Agent for Sender {
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        let Some(i) = self.rx_index(node) else {
+        let Some(i) = self.index.slot(node) else {
             return false;
         };
         let Some(r) = self.rx.get_mut(i).filter(|r| r.active) else {
@@ -445,13 +439,16 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Window (buffer) size `S`.
     pub window: u64,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, window: u64) -> Self {
         ReceiverConfig {
             node,
@@ -471,6 +468,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
         Receiver {
@@ -528,12 +526,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 #[cfg(test)]

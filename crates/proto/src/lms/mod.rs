@@ -94,8 +94,11 @@ pub fn choose_replier(candidates: &[(IfaceId, Duration)]) -> Option<IfaceId> {
 /// Source configuration.
 #[derive(Debug, Clone)]
 pub struct SourceConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// HEARTBEAT period (`None`: none).
     pub heartbeat: Option<Duration>,
@@ -105,6 +108,7 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         SourceConfig {
             node,
@@ -128,6 +132,7 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
         Source {
             hb_at: cfg.heartbeat.map(|_| Time::ZERO),
@@ -189,22 +194,9 @@ impl Agent for Source {
             (a, b) => a.or(b),
         }
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
+        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
         let seq = self.next;
         self.next += 1;
         self.out.stats.data_sent += 1;
@@ -233,11 +225,15 @@ impl Agent for Source {
 /// Receiver configuration.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The data source (where requests that no replier answers end).
     pub source: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Repeat a request after this long without the data.
     pub request_timeout: Duration,
+    /// Packets of receive window beyond the next expected one.
     pub window: usize,
     /// Adaptive repliers: send a REFRESH with this receiver's cost (losses detected in the
     /// interval) every this many packets received. `None`: static repliers, no refreshes.
@@ -245,6 +241,7 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
         ReceiverConfig {
             node,
@@ -260,6 +257,7 @@ impl ReceiverConfig {
 /// Counters specific to LMS receivers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LmsStats {
+    /// Requests sent (first ones and repeats).
     pub requests_sent: u64,
     /// DREQs answered with a repair.
     pub dreqs_served: u64,
@@ -302,6 +300,7 @@ fn remember<T: PartialEq>(list: &mut VecDeque<T>, item: T) {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         Receiver {
             window: SeqWindow::new(cfg.window),
@@ -319,6 +318,7 @@ impl Receiver {
         }
     }
 
+    /// Counters specific to LMS receivers.
     pub fn lms_stats(&self) -> &LmsStats {
         &self.lms
     }
@@ -468,19 +468,17 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 /// Router configuration.
 #[derive(Debug, Clone)]
 pub struct RouterConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// The replier link (`None`: no receiver below; requests are passed upstream).
     pub replier: Option<IfaceId>,
@@ -533,6 +531,7 @@ pub struct Router {
 }
 
 impl Router {
+    /// A router built from `cfg`.
     pub fn new(cfg: RouterConfig) -> Self {
         let mut costs = BTreeMap::new();
         if let (true, Some(r)) = (cfg.adaptive, cfg.replier) {
@@ -584,6 +583,7 @@ impl Router {
             }
         }
     }
+    /// The interface the replier link points down, if there is one.
     pub fn replier(&self) -> Option<IfaceId> {
         self.cfg.replier
     }
@@ -591,6 +591,7 @@ impl Router {
     pub fn set_replier(&mut self, iface: Option<IfaceId>) {
         self.cfg.replier = iface;
     }
+    /// Counters specific to LMS routers.
     pub fn router_stats(&self) -> &RouterStats {
         &self.lms
     }
@@ -661,12 +662,7 @@ impl RouterAgent for Router {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.out
-    }
+    crate::outbox_field!(out: RouterTransmit);
     /// One replier link per group, when the router has one; an adaptive router also holds
     /// one cost per downstream interface heard from (other than the replier link).
     fn state_entries(&self) -> usize {

@@ -46,8 +46,11 @@ pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
 /// Source configuration.
 #[derive(Debug, Clone)]
 pub struct SourceConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// SPM period (`None`: no SPMs).
     pub spm_interval: Option<Duration>,
@@ -59,6 +62,7 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         SourceConfig {
             node,
@@ -92,6 +96,7 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
         let mut timers = TimerSet::new();
         if cfg.spm_interval.is_some() {
@@ -180,22 +185,9 @@ impl Agent for Source {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
+        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
         let seq = self.next;
         self.next += 1;
         self.out.stats.data_sent += 1;
@@ -224,8 +216,11 @@ impl Agent for Source {
 /// Receiver configuration.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The data source (where NAKs go).
     pub source: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// NAK back-off upper bound (`NAK_BO_IVL`); 0 in the seed's runs.
     pub nak_backoff: Duration,
@@ -233,10 +228,12 @@ pub struct ReceiverConfig {
     pub nak_repeat: Duration,
     /// After an NCF, wait this long for the RDATA (`NAK_RDATA_IVL`).
     pub nak_rdata: Duration,
+    /// Packets of receive window beyond the next expected one.
     pub window: usize,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
         ReceiverConfig {
             node,
@@ -270,6 +267,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
         Receiver {
             window: SeqWindow::new(cfg.window),
@@ -390,25 +388,24 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 /// Network-element configuration.
 #[derive(Debug, Clone)]
 pub struct NeConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Repair state no RDATA cleared is dropped after this.
     pub state_lifetime: Duration,
 }
 
 impl NeConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
         NeConfig {
             node,
@@ -435,6 +432,7 @@ pub struct NetworkElement {
 }
 
 impl NetworkElement {
+    /// A network element built from `cfg`.
     pub fn new(cfg: NeConfig) -> Self {
         NetworkElement {
             cfg,
@@ -527,12 +525,7 @@ impl RouterAgent for NetworkElement {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.out
-    }
+    crate::outbox_field!(out: RouterTransmit);
     fn state_entries(&self) -> usize {
         self.state.len()
     }

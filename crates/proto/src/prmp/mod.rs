@@ -119,14 +119,19 @@ pub const MAX_WINDOW: u64 = 1 << 24;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("window size S must be between 1 and {MAX_WINDOW}")]
+    /// The window is 0 or above [`MAX_WINDOW`].
     Window,
     #[error("epoch length must be positive and a multiple of the IPG (ε = k·IPG, k >= 1)")]
+    /// The epoch is not a positive multiple of the IPG.
     Epoch,
     #[error("response quota RQ = ⌊RR·ε⌋ is {0}; it must be at least 1")]
+    /// The response quota (carried) is below 1.
     Quota(u64),
     #[error("multicast threshold ratio must be a number in [0, 1], got {0}")]
+    /// The multicast threshold ratio (carried, as written) is outside [0, 1].
     Mtr(String),
     #[error("max_silent_polls must be at least 1")]
+    /// `max_silent_polls` is 0.
     SilentPolls,
 }
 
@@ -152,8 +157,11 @@ impl Variant {
 /// Parent parameters. [`SenderConfig::new`] gives the values of §4.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The children (`ALL` at the start of transmission).
     pub receivers: Vec<NodeId>,
@@ -230,8 +238,11 @@ impl SenderConfig {
 /// Recovery status of a packet (§2.5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// No NACK for it has arrived.
     NoNack,
+    /// NACKs are being collected before the repair.
     Collection,
+    /// Repaired; NACKs for the old copy are obsolete.
     Retransmitted,
 }
 

@@ -51,6 +51,7 @@ impl Planner {
         }
     }
 
+    /// The response quota RQ: responses planned per epoch at most.
     pub fn rq(&self) -> u32 {
         self.rq
     }
@@ -79,18 +80,22 @@ impl Planner {
         clock.max(self.epoch_start(n) - rtt)
     }
 
+    /// `child`'s planned poll, if it has one.
     pub fn planned(&self, child: usize) -> Option<Planned> {
         self.ppt.get(&child).copied()
     }
 
+    /// Whether `child` has a planned poll.
     pub fn is_planned(&self, child: usize) -> bool {
         self.ppt.contains_key(&child)
     }
 
+    /// Children with a planned poll.
     pub fn len(&self) -> usize {
         self.ppt.len()
     }
 
+    /// Whether no poll is planned.
     pub fn is_empty(&self) -> bool {
         self.ppt.is_empty()
     }

@@ -5,7 +5,9 @@ use super::*;
 /// Child parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Buffer and window size `S` (the parent's).
     pub window: u64,
@@ -14,6 +16,7 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, window: u64) -> Self {
         ReceiverConfig {
             node,
@@ -38,6 +41,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
         Receiver {
@@ -181,10 +185,5 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.consume_at
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }

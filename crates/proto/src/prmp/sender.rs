@@ -3,6 +3,7 @@
 
 use super::child::{Cat, Child, SeqInfo};
 use super::*;
+use crate::roster::Roster;
 
 #[derive(Debug)]
 struct PollRec {
@@ -26,11 +27,17 @@ enum Key {
 /// A snapshot of the sender's protocol state, for tests and traces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SenderView {
+    /// Highest sequence number sent (`HS`), once one is.
     pub hs: Option<u64>,
+    /// The parent's left edge `LE_p`: everything below it is held by every active child.
     pub le_p: u64,
+    /// The window in use (S, or the initial window of PF-IW).
     pub effective_window: u64,
+    /// Children not removed.
     pub active: usize,
+    /// Children with a planned poll.
     pub planned: usize,
+    /// Polls sent and not yet answered or timed out.
     pub pending_polls: usize,
 }
 
@@ -39,7 +46,7 @@ pub struct SenderView {
 pub struct Sender {
     pub(super) cfg: SenderConfig,
     mtr_ppm: u64,
-    index: Vec<(NodeId, usize)>,
+    index: Roster,
     pub(super) children: Vec<Child>,
     n_active: u64,
     /// Multiset of `LE_p,i` over active children.
@@ -62,6 +69,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender built from `cfg`; an error if `cfg` is out of range.
     pub fn new(cfg: SenderConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let mut nodes = cfg.receivers.clone();
@@ -83,7 +91,7 @@ impl Sender {
                 mpt_ts: Time::ZERO,
             })
             .collect();
-        let index = nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+        let index = Roster::new(&nodes);
         let rq = u32::try_from(cfg.response_quota()).unwrap_or(u32::MAX);
         let mtr_ppm = (cfg.mtr * 1e6).round() as u64;
         let mut les = BTreeMap::new();
@@ -145,6 +153,7 @@ impl Sender {
         self.outstanding.get(&seq).map(|s| s.status)
     }
 
+    /// A snapshot of the protocol state (for tests and traces).
     pub fn view(&self) -> SenderView {
         SenderView {
             hs: self.hs(),
@@ -154,14 +163,6 @@ impl Sender {
             planned: self.planner.len(),
             pending_polls: self.polls.len(),
         }
-    }
-
-    fn child_index(&self, node: NodeId) -> Option<usize> {
-        self.index
-            .binary_search_by_key(&node, |&(n, _)| n)
-            .ok()
-            .and_then(|i| self.index.get(i))
-            .map(|&(_, i)| i)
     }
 
     fn rtt_of(&self, i: usize) -> Duration {
@@ -649,7 +650,7 @@ impl Sender {
     // ---- responses and timeouts ----
 
     fn on_resp(&mut self, now: Time, from: NodeId, r: RespFields<'_>) {
-        let Some(i) = self.child_index(from) else {
+        let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
         };
@@ -900,12 +901,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.queue.offer(data)?;
@@ -923,7 +919,7 @@ impl Agent for Sender {
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        let Some(i) = self.child_index(node) else {
+        let Some(i) = self.index.slot(node) else {
             return false;
         };
         let removed = self.remove_child(now, i, false);

@@ -1,57 +1,9 @@
 use super::*;
-use crate::testkit::Harness;
+use crate::testkit::{assert_reliable, message, DoneOrder::AnyOrder, Harness};
 use crate::Outbox;
 use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
-
-pub(crate) fn message(i: u64) -> Bytes {
-    let mut v = format!("message {i:06} ").into_bytes();
-    v.resize(16 + (i as usize * 37) % 300, (i % 251) as u8);
-    Bytes::from(v)
-}
-
-/// Every receiver in `receivers` delivered 0..n exactly once, in order, with the right
-/// content; the sender finished every message (each once, none failed) and reported
-/// Completed last.
-pub(crate) fn assert_reliable(h: &Harness, receivers: &[u32], n: u64, what: &str) {
-    for &r in receivers {
-        let delivered: Vec<(u64, Bytes)> = h.events[r as usize]
-            .iter()
-            .filter_map(|(_, e)| match e {
-                Event::Delivered { seq, data } => Some((*seq, data.clone())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            delivered.len() as u64,
-            n,
-            "{what}: receiver {r} delivered {}",
-            delivered.len()
-        );
-        for (i, (seq, data)) in delivered.iter().enumerate() {
-            assert_eq!(*seq, i as u64, "{what}: receiver {r} out of order");
-            assert_eq!(*data, message(i as u64), "{what}: receiver {r} content {i}");
-        }
-    }
-    let mut done: Vec<(u64, bool)> = h.events[0]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
-            _ => None,
-        })
-        .collect();
-    done.sort_unstable();
-    assert_eq!(
-        done,
-        (0..n).map(|s| (s, false)).collect::<Vec<_>>(),
-        "{what}: MessageDone"
-    );
-    assert!(
-        matches!(h.events[0].last(), Some((_, Event::Completed))),
-        "{what}: no Completed"
-    );
-}
 
 /// A node that never answers (a crashed child).
 struct Dead(Outbox);
@@ -63,12 +15,7 @@ impl Agent for Dead {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.0
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.0
-    }
+    crate::outbox_field!(0);
 }
 
 struct Setup {
@@ -118,20 +65,10 @@ impl Setup {
             }
         }
         h.set_group(GROUP, nodes);
-        let n = self.messages;
-        h.with_agent(s, |a, now| {
-            for i in 0..n {
-                a.send(now, message(i)).unwrap();
-            }
-            a.close(now);
-        });
+        h.send_all(s, self.messages);
         h.run_until(Time::from_secs(3600));
         h
     }
-}
-
-fn live(receivers: u32) -> Vec<u32> {
-    (1..=receivers).collect()
 }
 
 #[test]
@@ -142,7 +79,7 @@ fn end_to_end_pf_and_pf_iw_at_0_5_20_percent_drop() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{variant} {receivers} rx, drop {drop}");
-                assert_reliable(&h, &live(receivers), setup.messages, &what);
+                assert_reliable(&h, 1..=receivers as usize, setup.messages, AnyOrder, &what);
                 let s = h.agent(NodeId(0)).unwrap().stats().clone();
                 assert_eq!(s.evicted, 0, "{what}: nobody removed");
                 if drop == 0.0 {
@@ -175,7 +112,7 @@ fn polling_keeps_responses_below_one_per_packet_per_child() {
     // Full feedback would cost NC × DP responses; polling asks each child only now and then.
     let setup = Setup::new(20, 200, 0.0);
     let h = setup.run();
-    assert_reliable(&h, &live(20), setup.messages, "lossless");
+    assert_reliable(&h, 1..=20, setup.messages, AnyOrder, "lossless");
     let responses: u64 = (1..=20)
         .map(|r| h.agent(NodeId(r)).unwrap().stats().control_sent)
         .sum();
@@ -208,7 +145,7 @@ fn slow_consumers_block_the_window_and_explicit_polls_unblock_it() {
         setup.messages = 100;
         let h = setup.run();
         let what = format!("slow consumers, drop {drop}");
-        assert_reliable(&h, &live(4), setup.messages, &what);
+        assert_reliable(&h, 1..=4, setup.messages, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         assert!(
             s.control_sent > 0,
@@ -227,7 +164,7 @@ fn silent_child_is_removed_and_the_window_opens() {
         setup.silent = 4;
         let h = setup.run();
         let what = format!("dead child, drop {drop}");
-        assert_reliable(&h, &live(5), setup.messages, &what);
+        assert_reliable(&h, 1..=5, setup.messages, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         assert_eq!(s.evicted, 1, "{what}");
         // It was polled at least `silent` times before removal: every one timed out.
@@ -819,7 +756,7 @@ fn scale_smoke_thousands_of_children() {
         setup.messages = 100;
         let h = setup.run();
         let what = format!("{receivers} rx, drop {drop}");
-        assert_reliable(&h, &live(receivers), setup.messages, &what);
+        assert_reliable(&h, 1..=receivers as usize, setup.messages, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         println!(
             "prmp scale: {what}: {:?} virtual, {} repairs, {} timeouts",

@@ -76,6 +76,7 @@ fn add(a: &Stats, b: &Stats) -> Stats {
 }
 
 impl Relay {
+    /// A relay built from `cfg`; an error if `cfg` is out of range.
     pub fn new(mut cfg: RelayConfig) -> Result<Self, super::ConfigError> {
         // The relay's own sending buffer is its upstream consumer: it must take everything.
         cfg.downstream.queue_limit = usize::MAX;
@@ -178,13 +179,7 @@ impl Agent for Relay {
         }
     }
 
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let r = self.tx.remove_receiver(now, node);
@@ -196,8 +191,7 @@ impl Agent for Relay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prmp::tests::message;
-    use crate::testkit::Harness;
+    use crate::testkit::{assert_reliable, message, DoneOrder::AnyOrder, Harness};
     use crate::GroupId;
     use core::time::Duration;
 
@@ -244,8 +238,8 @@ mod tests {
         for drop in [0.0, 0.05, 0.2] {
             let (h, leaves) = tree(drop, 3, 150);
             let what = format!("tree, drop {drop}");
-            crate::prmp::tests::assert_reliable(&h, &leaves, 150, &what);
-            crate::prmp::tests::assert_reliable(&h, &[1, 2], 150, &what);
+            assert_reliable(&h, leaves.iter().map(|&l| l as usize), 150, AnyOrder, &what);
+            assert_reliable(&h, [1, 2], 150, AnyOrder, &what);
             // Every parent (root and relays) completed.
             for p in [0u32, 1, 2] {
                 assert!(
@@ -300,7 +294,7 @@ mod tests {
             a.close(now);
         });
         h.run_until(Time::from_secs(60));
-        crate::prmp::tests::assert_reliable(&h, &[2], 10, "relay without length");
+        assert_reliable(&h, [2], 10, AnyOrder, "relay without length");
         assert!(!h.events[1]
             .iter()
             .any(|(_, e)| matches!(e, Event::Completed)));

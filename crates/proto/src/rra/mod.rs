@@ -51,6 +51,7 @@
 //!   claimed skip of more than [`MAX_SKIP`] messages is treated as malformed.
 //! * **No random ACK delay**: answers are solicited one at a time, there is nothing to spread.
 
+use crate::roster::Roster;
 use crate::saw::timeout::LimitRule;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
@@ -73,8 +74,11 @@ pub const MAX_SKIP: u64 = 1 << 20;
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The static group membership, in round-robin order.
     pub receivers: Vec<NodeId>,
@@ -91,6 +95,7 @@ pub struct SenderConfig {
 }
 
 impl SenderConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(
         node: NodeId,
         group: GroupId,
@@ -137,7 +142,7 @@ struct Peer {
 #[derive(Debug)]
 pub struct Sender {
     cfg: SenderConfig,
-    index: Vec<(NodeId, usize)>,
+    index: Roster,
     peers: Vec<Peer>,
     active: usize,
     turn: usize,
@@ -154,16 +159,9 @@ impl Sender {
     pub fn new(cfg: SenderConfig) -> Self {
         let mut cfg = cfg;
         cfg.window = cfg.window.clamp(1, MAX_WINDOW);
-        let mut index: Vec<(NodeId, usize)> = cfg
-            .receivers
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (n, i))
-            .collect();
-        index.sort_unstable();
-        index.dedup_by_key(|(n, _)| *n);
+        let index = Roster::new(&cfg.receivers);
         let mut peers = vec![Peer::default(); cfg.receivers.len()];
-        for &(_, i) in &index {
+        for i in index.slots() {
             if let Some(p) = peers.get_mut(i) {
                 p.active = true;
             }
@@ -191,14 +189,6 @@ impl Sender {
 
     fn next_seq(&self) -> u64 {
         self.base + self.window.len() as u64
-    }
-
-    fn receiver_index(&self, node: NodeId) -> Option<usize> {
-        self.index
-            .binary_search_by_key(&node, |&(n, _)| n)
-            .ok()
-            .and_then(|i| self.index.get(i))
-            .map(|&(_, i)| i)
     }
 
     fn node_of(&self, i: usize) -> NodeId {
@@ -361,7 +351,7 @@ impl Sender {
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, cum: u64, upto: u64, bitmap: &[u8]) {
-        let Some(i) = self.receiver_index(from) else {
+        let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
         };
@@ -525,12 +515,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.queue.offer(data)?;
@@ -549,10 +534,9 @@ impl Agent for Sender {
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        let Ok(pos) = self.index.binary_search_by_key(&node, |&(n, _)| n) else {
+        let Some(i) = self.index.remove(node) else {
             return false;
         };
-        let (_, i) = self.index.remove(pos);
         if let Some(p) = self.peers.get_mut(i) {
             *p = Peer::default();
         }
@@ -570,13 +554,16 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Messages buffered beyond the next expected one (the sender's window).
     pub window: usize,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, window: usize) -> Self {
         ReceiverConfig {
             node,
@@ -738,12 +725,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 use super::*;
-use crate::bap::tests::{assert_reliable, message};
-use crate::testkit::Harness;
+use crate::testkit::{assert_reliable, message, DoneOrder::InOrder, Harness};
 use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
@@ -43,13 +42,7 @@ impl Setup {
             h.add(Box::new(Receiver::new(ReceiverConfig::new(r, self.window))));
         }
         h.set_group(GROUP, receivers);
-        let n = self.messages;
-        h.with_agent(s, |a, now| {
-            for i in 0..n {
-                a.send(now, message(i)).unwrap();
-            }
-            a.close(now);
-        });
+        h.send_all(s, self.messages);
         h.run_until(Time::from_secs(3600));
         h
     }
@@ -63,7 +56,7 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{receivers} rx, W={window}, drop {drop}");
-                assert_reliable(&h, receivers, setup.messages, &what);
+                assert_reliable(&h, 1..=receivers, setup.messages, InOrder, &what);
                 let s = h.agent(NodeId(0)).unwrap().stats().clone();
                 let acks: u64 = (1..=receivers)
                     .map(|r| h.agent(NodeId(r as u32)).unwrap().stats().control_sent)
@@ -91,7 +84,7 @@ fn one_ack_per_message_when_the_window_covers_the_group() {
     let r = 5;
     let setup = Setup::new(r, 16, 0.0);
     let h = setup.run();
-    assert_reliable(&h, r, setup.messages, "lossless");
+    assert_reliable(&h, 1..=r, setup.messages, InOrder, "lossless");
     let acks: u64 = (1..=r)
         .map(|i| h.agent(NodeId(i as u32)).unwrap().stats().control_sent)
         .sum();
@@ -114,7 +107,7 @@ fn small_window_still_completes_through_polls() {
     // W < r: the named receivers alone can never confirm a message; polls fill in.
     let setup = Setup::new(12, 3, 0.05);
     let h = setup.run();
-    assert_reliable(&h, 12, setup.messages, "W < r");
+    assert_reliable(&h, 1..=12, setup.messages, InOrder, "W < r");
 }
 
 #[test]
@@ -149,29 +142,12 @@ fn retransmission_limit_records_failure_and_continues() {
         h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(r), 4))));
     }
     h.set_group(GROUP, vec![NodeId(1)]);
-    h.with_agent(s, |a, now| {
-        for i in 0..10 {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
+    h.send_all(s, 10);
     h.run_until(Time::from_secs(10));
-    let done: Vec<(u64, bool)> = h.events[0]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
-            _ => None,
-        })
-        .collect();
+    let done = h.done(0);
     assert_eq!(done, (0..10).map(|s| (s, true)).collect::<Vec<_>>());
     assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
-    let delivered: Vec<u64> = h.events[1]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::Delivered { seq, .. } => Some(*seq),
-            _ => None,
-        })
-        .collect();
+    let delivered: Vec<u64> = h.delivered(1).into_iter().map(|(s, _)| s).collect();
     assert_eq!(delivered, (0..10).collect::<Vec<_>>());
     // Each give-up took 1 request + 2 re-polls (count 0 and 1 pass `count <= 1`).
     let st = h.agent(s).unwrap().stats();
@@ -197,12 +173,7 @@ fn repair_limit_bounds_a_receiver_that_answers_but_never_gets_multicast() {
         h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(r), 4))));
     }
     h.set_group(GROUP, vec![NodeId(1)]);
-    h.with_agent(s, |a, now| {
-        for i in 0..6 {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
+    h.send_all(s, 6);
     h.run_until(Time::from_secs(10));
     let done: Vec<(u64, u32, bool)> = h.events[0]
         .iter()
@@ -432,7 +403,7 @@ proptest::proptest! {
         setup.seed = seed;
         setup.messages = 40;
         let h = setup.run();
-        assert_reliable(&h, receivers, 40, &format!("seed {seed}"));
+        assert_reliable(&h, 1..=receivers, 40, InOrder, &format!("seed {seed}"));
     }
 }
 
@@ -450,12 +421,7 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
     h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(1), 4))));
     // Node 7 does not exist; with no limit the sender re-polls it forever.
     h.set_group(GROUP, vec![NodeId(1)]);
-    h.with_agent(s, |a, now| {
-        for i in 0..9 {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
+    h.send_all(s, 9);
     h.run_until(Time::from_millis(5));
     assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
     h.with_agent(s, |a, now| {
@@ -464,13 +430,7 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
     });
     h.run_until(Time::from_secs(1));
     assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
-    let done: Vec<(u64, bool)> = h.events[0]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
-            _ => None,
-        })
-        .collect();
+    let done = h.done(0);
     assert_eq!(done, (0..9).map(|s| (s, false)).collect::<Vec<_>>());
     let delivered = h.events[1]
         .iter()

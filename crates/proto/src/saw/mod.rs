@@ -28,6 +28,7 @@
 //! holds on the thesis's Ethernet and on every rmcast driver's per-pair links.
 
 use crate::rng::AgentRng;
+use crate::roster::Roster;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
@@ -54,11 +55,15 @@ pub enum RetransmitMode {
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The static group membership: every node that must acknowledge.
     pub receivers: Vec<NodeId>,
+    /// Whether a retransmission is multicast or unicast to each receiver lacking it.
     pub mode: RetransmitMode,
     /// Retransmission timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
     pub timeout: Duration,
@@ -75,6 +80,7 @@ pub struct SenderConfig {
 }
 
 impl SenderConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>, timeout: Duration) -> Self {
         SenderConfig {
             node,
@@ -98,6 +104,7 @@ impl SenderConfig {
 pub struct ThesisParams {
     /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
     pub data_bytes: u64,
+    /// See `data_bytes`.
     pub ack_bytes: u64,
     /// Random ACK interval, bit times; 0 for none \[SAWRANDWAIT\].
     pub rand_bits: u64,
@@ -171,7 +178,7 @@ struct Outstanding {
 pub struct Sender {
     cfg: SenderConfig,
     /// Receivers, sorted, for lookups by node id.
-    index: Vec<(NodeId, usize)>,
+    index: Roster,
     queue: SendQueue,
     current: Option<Outstanding>,
     next_seq: u64,
@@ -181,15 +188,9 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender built from `cfg`.
     pub fn new(cfg: SenderConfig) -> Self {
-        let mut index: Vec<(NodeId, usize)> = cfg
-            .receivers
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (n, i))
-            .collect();
-        index.sort_unstable();
-        index.dedup_by_key(|(n, _)| *n);
+        let index = Roster::new(&cfg.receivers);
         let mut cfg = cfg;
         if let Some(rule) = cfg.timeout_rule {
             cfg.timeout = rule.saw(index.len() as u64);
@@ -215,14 +216,6 @@ impl Sender {
     /// Messages queued or outstanding.
     pub fn backlog(&self) -> usize {
         self.queue.len() + usize::from(self.current.is_some())
-    }
-
-    fn receiver_index(&self, node: NodeId) -> Option<usize> {
-        self.index
-            .binary_search_by_key(&node, |&(n, _)| n)
-            .ok()
-            .and_then(|i| self.index.get(i))
-            .map(|&(_, i)| i)
     }
 
     fn emit(&mut self, dest: Dest, flags: u8, msg: wire::Message<'_>) {
@@ -298,7 +291,7 @@ impl Sender {
         match self.cfg.mode {
             RetransmitMode::Multicast => self.timers.set(TimerKey::Group, at),
             RetransmitMode::Unicast => {
-                for &(_, i) in &self.index {
+                for i in self.index.slots() {
                     self.timers.set(TimerKey::Receiver(i), at);
                 }
             }
@@ -337,7 +330,7 @@ impl Sender {
     }
 
     fn on_ack(&mut self, now: Time, from: NodeId, bit: u8) {
-        let Some(i) = self.receiver_index(from) else {
+        let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
         };
@@ -433,12 +426,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.queue.offer(data)?;
@@ -456,10 +444,9 @@ impl Agent for Sender {
     }
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        let Ok(pos) = self.index.binary_search_by_key(&node, |&(n, _)| n) else {
+        let Some(i) = self.index.remove(node) else {
             return false;
         };
-        let (_, i) = self.index.remove(pos);
         self.timers.cancel(TimerKey::Receiver(i));
         let settled = match self.current.as_mut() {
             Some(cur) => {
@@ -483,13 +470,16 @@ impl Agent for Sender {
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Upper bound of the random ACK delay (§2.5.1); zero ACKs at once.
     pub ack_delay_max: Duration,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId) -> Self {
         ReceiverConfig {
             node,
@@ -514,6 +504,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
         Receiver {
             cfg,
@@ -592,12 +583,7 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.pending.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }
 
 #[cfg(test)]

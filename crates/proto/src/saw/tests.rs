@@ -1,15 +1,8 @@
 use super::*;
-use crate::testkit::Harness;
+use crate::testkit::{assert_reliable, message, DoneOrder::InOrder, Harness};
 use rmcast_wire::Packet;
 
 const GROUP: GroupId = GroupId(1);
-
-fn message(i: u64) -> Bytes {
-    // Distinct, checkable content of varying length.
-    let mut v = format!("message {i:06} ").into_bytes();
-    v.resize(16 + (i as usize * 37) % 300, (i % 251) as u8);
-    Bytes::from(v)
-}
 
 struct Setup {
     mode: RetransmitMode,
@@ -59,57 +52,10 @@ impl Setup {
             assert_eq!(id, r);
         }
         h.set_group(GROUP, receivers);
-        let n = self.messages;
-        h.with_agent(s, |a, now| {
-            for i in 0..n {
-                a.send(now, message(i)).unwrap();
-            }
-            a.close(now);
-        });
+        h.send_all(s, self.messages);
         h.run_until(Time::from_secs(3600));
         h
     }
-}
-
-/// Every receiver delivered messages 0..n exactly once, in order, with the right content,
-/// and the sender reported every message done (not failed) and then Completed.
-fn assert_reliable(h: &Harness, receivers: usize, n: u64) {
-    for r in 1..=receivers {
-        let delivered: Vec<(u64, Bytes)> = h.events[r]
-            .iter()
-            .filter_map(|(_, e)| match e {
-                Event::Delivered { seq, data } => Some((*seq, data.clone())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            delivered.len() as u64,
-            n,
-            "receiver {r} delivered {} of {n}",
-            delivered.len()
-        );
-        for (i, (seq, data)) in delivered.iter().enumerate() {
-            assert_eq!(*seq, i as u64, "receiver {r}: out of order");
-            assert_eq!(
-                *data,
-                message(i as u64),
-                "receiver {r}: wrong content for message {i}"
-            );
-        }
-    }
-    let sender = &h.events[0];
-    let done: Vec<_> = sender
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone { seq, failed, .. } => Some((*seq, *failed)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(done, (0..n).map(|s| (s, false)).collect::<Vec<_>>());
-    assert!(
-        matches!(sender.last(), Some((_, Event::Completed))),
-        "sender did not report completion"
-    );
 }
 
 #[test]
@@ -118,7 +64,7 @@ fn end_to_end_matrix_receivers_by_drop_rate() {
         for drop in [0.0, 0.05, 0.20] {
             let setup = Setup::new(receivers, drop);
             let h = setup.run();
-            assert_reliable(&h, receivers, setup.messages);
+            assert_reliable(&h, 1..=receivers, setup.messages, InOrder, "saw");
             let s = h.agent(NodeId(0)).unwrap().stats().clone();
             if drop == 0.0 {
                 assert_eq!(s.repairs_sent, 0, "no loss, no retransmission");
@@ -143,7 +89,7 @@ fn unicast_retransmission_mode_is_reliable_too() {
         let mut setup = Setup::new(5, drop);
         setup.mode = RetransmitMode::Unicast;
         let h = setup.run();
-        assert_reliable(&h, 5, setup.messages);
+        assert_reliable(&h, 1..=5, setup.messages, InOrder, "saw");
     }
 }
 
@@ -152,7 +98,7 @@ fn random_ack_delay_still_reliable_and_spreads_acks() {
     let mut setup = Setup::new(10, 0.05);
     setup.ack_delay_max = Duration::from_micros(500);
     let h = setup.run();
-    assert_reliable(&h, 10, setup.messages);
+    assert_reliable(&h, 1..=10, setup.messages, InOrder, "saw");
 }
 
 #[test]
@@ -197,12 +143,7 @@ fn run_with_unreachable_receiver(rule: LimitRule) -> Harness {
         AgentRng::from_seed(2),
     )));
     h.set_group(GROUP, vec![NodeId(1)]);
-    h.with_agent(s, |a, now| {
-        for i in 0..4 {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
+    h.send_all(s, 4);
     h.run_until(Time::from_secs(10));
     h
 }
@@ -390,12 +331,7 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
         AgentRng::from_seed(2),
     )));
     h.set_group(GROUP, vec![NodeId(1)]);
-    h.with_agent(s, |a, now| {
-        for i in 0..3 {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
+    h.send_all(s, 3);
     h.run_until(Time::from_millis(5));
     assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
     h.with_agent(s, |a, now| {

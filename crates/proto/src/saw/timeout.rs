@@ -28,14 +28,21 @@ pub fn bits_to_duration(bits: u64, bit_time: Duration) -> Duration {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutMethod {
     /// The timeout is `bits` bit times.
-    Constant { bits: u64 },
+    Constant {
+        /// The timeout in bit times.
+        bits: u64,
+    },
     /// The timeout is the protocol's base formula plus `increment_bits`.
-    Formula { increment_bits: u64 },
+    Formula {
+        /// Bit times added to the formula.
+        increment_bits: u64,
+    },
 }
 
 /// Everything the timeout formulas need, in the thesis's units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeoutRule {
+    /// `constant` or `formula`.
     pub method: TimeoutMethod,
     /// Data frame size in bytes (`d = 8 × data_bytes` bit times).
     pub data_bytes: u64,

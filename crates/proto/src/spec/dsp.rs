@@ -38,22 +38,13 @@ const WINDOW: Param = Param::new(
     "L: the most outstanding blocks (clamped to [1, 2^20])",
 );
 
-const fn ms(key: &'static str, min: f64, max: f64, default: f64, help: &'static str) -> Param {
-    Param::new(
-        key,
-        "ms",
-        Range::Real { min, max },
-        Value::Real(default),
-        help,
-    )
-}
-
 const COMMON: [Param; 10] = [
-    Param::new(
+    Param::real(
         "window_rtd",
         "RTDs",
-        Range::Real { min: 0.0, max: 1e3 },
-        Value::Real(WINDOW_RTD),
+        0.0,
+        1e3,
+        WINDOW_RTD,
         "without window: L is this many largest round-trip delays' worth of blocks",
     ),
     Param::new(
@@ -66,49 +57,46 @@ const COMMON: [Param; 10] = [
         Value::Int(BLOCK_BYTES as u64),
         "payload of one block",
     ),
-    Param::new(
+    Param::real(
         "rate_mbps",
         "Mbit/s",
-        Range::Real {
-            min: 0.001,
-            max: 1e6,
-        },
-        Value::Real(RATE_MBPS),
+        0.001,
+        1e6,
+        RATE_MBPS,
         "the source's peak rate",
     ),
-    Param::new(
+    Param::real(
         "r_f",
         "",
-        Range::Real { min: 0.0, max: 1e3 },
-        Value::Real(R_F),
+        0.0,
+        1e3,
+        R_F,
         "r_f: a block is re-multicast when a status r_f × RTD after its sending still lacks it",
     ),
-    ms(
+    Param::ms(
         "status_min_ms",
-        0.001,
-        1e6,
         STATUS_MIN_MS,
         "shortest interval between two statuses of an endpoint",
-    ),
-    ms(
+    )
+    .within(0.001, 1e6),
+    Param::ms(
         "status_max_ms",
-        0.001,
-        1e6,
         STATUS_MAX_MS,
         "longest interval between two statuses of an endpoint",
-    ),
-    ms(
+    )
+    .within(0.001, 1e6),
+    Param::ms(
         "local_rtd_ms",
-        0.0,
-        1e6,
         LOCAL_RTD_MS,
         "round-trip delay inside a region (local re-multicast hold-off: r_f × this)",
-    ),
-    Param::new(
+    )
+    .within(0.0, 1e6),
+    Param::int(
         "kou",
         "",
-        Range::Int { min: 2, max: 32 },
-        Value::Int(KOU as u64),
+        2,
+        32,
+        KOU as u64,
         "k: blocks per unit of a status's LOB",
     ),
     Param::new(
@@ -121,10 +109,8 @@ const COMMON: [Param; 10] = [
         Value::Derived("L"),
         "retransmission buffer of DSP designated and CP endpoints (clamped to [1, 2^20])",
     ),
-    ms(
+    Param::ms(
         "linger_ms",
-        0.0,
-        1e9,
         LINGER_MS,
         "how long the source keeps answering after the last block",
     ),
@@ -153,22 +139,19 @@ pub const DSP_PARAMS: &[Param] = &[
     COMMON[7],
     COMMON[8],
     COMMON[9],
-    ms(
+    Param::ms(
         "rtd_ms",
-        0.0,
-        1e9,
         SOCKET_RTD_MS,
         "round-trip delay assumed to every designated receiver (the simulator takes it from the topology)",
     )
     .flag("rtd-ms")
     .sockets_only(),
-    ms(
+    Param::ms(
         "status_ms",
-        0.001,
-        1000.0,
         STATUS_MS,
         "mean status interval; each drawn from 0.8-1.2 × it (the simulator: status_min_ms..status_max_ms)",
     )
+    .within(0.001, 1000.0)
     .flag("status-ms")
     .sockets_only(),
 ];

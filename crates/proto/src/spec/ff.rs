@@ -1,6 +1,6 @@
 //! `ff` (seed 004's full-feedback baseline): parameters and their defaults.
 
-use super::{Param, Range, Value};
+use super::Param;
 
 /// Window `S`, packets.
 pub const WINDOW: u64 = 64;
@@ -9,28 +9,23 @@ pub const IPG_MS: f64 = 1.0;
 /// RTT assumed before the first measurement, ms.
 pub const INITIAL_RTT_MS: f64 = 100.0;
 
-pub(super) const P_WINDOW: Param = Param::new(
+pub(super) const P_WINDOW: Param = Param::int(
     "window",
     "packets",
-    Range::Int {
-        min: 1,
-        max: crate::ff::MAX_WINDOW,
-    },
-    Value::Int(WINDOW),
+    1,
+    crate::ff::MAX_WINDOW,
+    WINDOW,
     "S: the sender's window and the receivers' buffer (-IW variants: the transfer length)",
 );
-pub(super) const P_IPG: Param = Param::new(
+pub(super) const P_IPG: Param = Param::ms(
     "ipg_ms",
-    "ms",
-    Range::Real { min: 0.0, max: 1e6 },
-    Value::Real(IPG_MS),
+    IPG_MS,
     "IPG: the gap between two transmissions of the sender",
-);
-pub(super) const P_INITIAL_RTT: Param = Param::new(
+)
+.within(0.0, 1e6);
+pub(super) const P_INITIAL_RTT: Param = Param::ms(
     "initial_rtt_ms",
-    "ms",
-    Range::Real { min: 0.0, max: 1e9 },
-    Value::Real(INITIAL_RTT_MS),
+    INITIAL_RTT_MS,
     "round-trip time assumed before the first measurement",
 );
 

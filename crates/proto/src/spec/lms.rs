@@ -1,6 +1,6 @@
 //! `lms` (seed 003, Papadopoulos et al.): parameters and their defaults.
 
-use super::{Param, Range, Value};
+use super::Param;
 
 /// A receiver repeats a request not answered within this, ms.
 pub const REQUEST_TIMEOUT_MS: f64 = 500.0;
@@ -13,45 +13,34 @@ pub const REFRESH_PACKETS: u64 = 10;
 
 /// `lms`'s parameters.
 pub const PARAMS: &[Param] = &[
-    Param::new(
+    Param::ms(
         "request_timeout_ms",
-        "ms",
-        Range::Real {
-            min: 0.001,
-            max: 1e9,
-        },
-        Value::Real(REQUEST_TIMEOUT_MS),
+        REQUEST_TIMEOUT_MS,
         "a receiver repeats a request not answered within this",
-    ),
-    Param::new(
+    )
+    .within(0.001, 1e9),
+    Param::ms(
         "heartbeat_ms",
-        "ms",
-        Range::Real { min: 0.0, max: 1e9 },
-        Value::Real(HEARTBEAT_MS),
+        HEARTBEAT_MS,
         "interval of the source's heartbeats (0: none)",
     ),
-    Param::new(
+    Param::ms(
         "linger_ms",
-        "ms",
-        Range::Real { min: 0.0, max: 1e9 },
-        Value::Real(LINGER_MS),
+        LINGER_MS,
         "how long the source keeps answering after the last data",
     ),
-    Param::new(
+    Param::choice(
         "replier",
-        "",
-        Range::Choice(&["static", "adaptive"]),
-        Value::Word("static"),
+        &["static", "adaptive"],
+        "static",
         "static replier links (closest receiver) or adaptive ones moved by REFRESH costs",
     ),
-    Param::new(
+    Param::int(
         "refresh_packets",
         "packets",
-        Range::Int {
-            min: 1,
-            max: 1 << 32,
-        },
-        Value::Int(REFRESH_PACKETS),
+        1,
+        1 << 32,
+        REFRESH_PACKETS,
         "adaptive repliers: packets between two REFRESH messages of a receiver",
     ),
 ];

@@ -131,6 +131,68 @@ impl Param {
         }
     }
 
+    /// A duration in milliseconds, accepted in [0, 10⁹] (see [`Param::within`]).
+    pub const fn ms(key: &'static str, default: f64, help: &'static str) -> Param {
+        Param::real(key, "ms", 0.0, 1e9, default, help)
+    }
+
+    /// A real number in `unit`, accepted in [`min`, `max`].
+    pub const fn real(
+        key: &'static str,
+        unit: &'static str,
+        min: f64,
+        max: f64,
+        default: f64,
+        help: &'static str,
+    ) -> Param {
+        Param::new(
+            key,
+            unit,
+            Range::Real { min, max },
+            Value::Real(default),
+            help,
+        )
+    }
+
+    /// An integer in `unit`, accepted in [`min`, `max`].
+    pub const fn int(
+        key: &'static str,
+        unit: &'static str,
+        min: u64,
+        max: u64,
+        default: u64,
+        help: &'static str,
+    ) -> Param {
+        Param::new(
+            key,
+            unit,
+            Range::Int { min, max },
+            Value::Int(default),
+            help,
+        )
+    }
+
+    /// A switch.
+    pub const fn switch(key: &'static str, default: bool, help: &'static str) -> Param {
+        Param::new(key, "", Range::Bool, Value::Bool(default), help)
+    }
+
+    /// One word of `choices`.
+    pub const fn choice(
+        key: &'static str,
+        choices: &'static [&'static str],
+        default: &'static str,
+        help: &'static str,
+    ) -> Param {
+        Param::new(key, "", Range::Choice(choices), Value::Word(default), help)
+    }
+
+    /// The same real-valued parameter, accepted in [`min`, `max`].
+    pub const fn within(mut self, min: f64, max: f64) -> Param {
+        self.range = Range::Real { min, max };
+        self
+    }
+
     /// The same parameter, also set by `rmcast send --flag`.
     pub const fn flag(mut self, flag: &'static str) -> Param {
         self.flag = Some(flag);

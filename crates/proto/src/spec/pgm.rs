@@ -1,6 +1,6 @@
 //! `pgm` (seed 003, after RFC 3208): parameters and their defaults.
 
-use super::{Param, Range, Value};
+use super::Param;
 
 /// Receiver's random NAK back-off upper bound, ms (0: NAK at once).
 pub const NAK_BACKOFF_MS: f64 = 0.0;
@@ -17,57 +17,43 @@ pub const STATE_LIFETIME_MS: f64 = 2000.0;
 /// How long the source keeps answering after the last data, ms.
 pub const LINGER_MS: f64 = 5000.0;
 
-const fn ms(key: &'static str, min: f64, default: f64, help: &'static str) -> Param {
-    Param::new(
-        key,
-        "ms",
-        Range::Real { min, max: 1e9 },
-        Value::Real(default),
-        help,
-    )
-}
-
 /// `pgm`'s parameters.
 pub const PARAMS: &[Param] = &[
-    ms(
+    Param::ms(
         "nak_backoff_ms",
-        0.0,
         NAK_BACKOFF_MS,
         "upper bound of a receiver's random NAK back-off",
     ),
-    ms(
+    Param::ms(
         "nak_repeat_ms",
-        0.001,
         NAK_REPEAT_MS,
         "a NAK is repeated when no NCF arrives within this",
-    ),
-    ms(
+    )
+    .within(0.001, 1e9),
+    Param::ms(
         "nak_rdata_ms",
-        0.001,
         NAK_RDATA_MS,
         "a NAK is repeated when no RDATA follows its NCF within this",
-    ),
-    ms(
+    )
+    .within(0.001, 1e9),
+    Param::ms(
         "repair_delay_ms",
-        0.0,
         REPAIR_DELAY_MS,
         "the source's delay before answering NAKs (batches them)",
     ),
-    ms(
+    Param::ms(
         "spm_interval_ms",
-        0.0,
         SPM_INTERVAL_MS,
         "interval of the source's SPMs (0: none)",
     ),
-    ms(
+    Param::ms(
         "state_lifetime_ms",
-        0.001,
         STATE_LIFETIME_MS,
         "how long a network element keeps repair state",
-    ),
-    ms(
+    )
+    .within(0.001, 1e9),
+    Param::ms(
         "linger_ms",
-        0.0,
         LINGER_MS,
         "how long the source keeps answering after the last data",
     ),

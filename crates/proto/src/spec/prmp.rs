@@ -39,42 +39,45 @@ pub const PARAMS: &[Param] = &[
     )
     .flag("ipg-us")
     .sockets_only(),
-    Param::new(
+    Param::ms(
         "epoch_ms",
-        "ms",
-        Range::Real { min: 0.001, max: 1e6 },
-        Value::Real(EPOCH_MS),
+        EPOCH_MS,
         "ε: polls are planned per epoch so that at most RR·ε responses are due in one",
     )
+    .within(0.001, 1e6)
     .flag("epoch-ms"),
-    Param::new(
+    Param::int(
         "response_rate",
         "1/s",
-        Range::Int { min: 1, max: 1_000_000_000 },
-        Value::Int(RESPONSE_RATE),
+        1,
+        1_000_000_000,
+        RESPONSE_RATE,
         "RR: poll responses per second the sender plans for (what its host absorbs)",
     )
     .flag("response-rate"),
-    Param::new(
+    Param::real(
         "mtr",
         "",
-        Range::Real { min: 0.0, max: 1.0 },
-        Value::Real(MTR),
+        0.0,
+        1.0,
+        MTR,
         "MTR: a repair goes by multicast when at least this share of the children lack it",
     )
     .flag("mtr"),
-    Param::new(
+    Param::int(
         "max_silent_polls",
         "polls",
-        Range::Int { min: 1, max: u32::MAX as u64 },
-        Value::Int(MAX_SILENT_POLLS as u64),
+        1,
+        u32::MAX as u64,
+        MAX_SILENT_POLLS as u64,
         "consecutive unanswered polls after which a child is removed",
     ),
-    Param::new(
+    Param::int(
         "silent_polls",
         "polls",
-        Range::Int { min: 0, max: u32::MAX as u64 },
-        Value::Int(SOCKET_SILENT_POLLS as u64),
+        0,
+        u32::MAX as u64,
+        SOCKET_SILENT_POLLS as u64,
         "on sockets: consecutive unanswered polls after which a child is removed, 0 = never \
          (a receiver stalled for 0.6 s was removed although alive; --evict-after removes dead ones)",
     )

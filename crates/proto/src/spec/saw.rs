@@ -15,11 +15,9 @@ pub const QUEUE_LIMIT: usize = 64;
 /// `bap`'s window on sockets: messages in flight before the block ACK.
 pub const BAP_WINDOW: u16 = 16;
 
-const TIMEOUT: Param = Param::new(
+const TIMEOUT: Param = Param::ms(
     "timeout_ms",
-    "ms",
-    Range::Real { min: 0.0, max: 1e9 },
-    Value::Real(TIMEOUT_MS),
+    TIMEOUT_MS,
     "retransmission timeout: the sender repeats a message not acknowledged by everyone within it",
 )
 .flag("rto-ms")
@@ -28,11 +26,9 @@ const TIMEOUT: Param = Param::new(
     "the socket driver's retransmission timeout, shared by saw, bap and prmp (its RTO floor)",
 );
 
-const ACK_DELAY: Param = Param::new(
+const ACK_DELAY: Param = Param::ms(
     "ack_delay_max_ms",
-    "ms",
-    Range::Real { min: 0.0, max: 1e9 },
-    Value::Real(ACK_DELAY_MAX_MS),
+    ACK_DELAY_MAX_MS,
     "upper bound of each receiver's uniformly random ACK delay (0: ACK at once)",
 )
 .flag("ack-delay-ms");
@@ -40,11 +36,10 @@ const ACK_DELAY: Param = Param::new(
 /// `saw`'s parameters.
 pub const PARAMS: &[Param] = &[
     TIMEOUT,
-    Param::new(
+    Param::choice(
         "mode",
-        "",
-        Range::Choice(&["multicast", "unicast"]),
-        Value::Word(MODE),
+        &["multicast", "unicast"],
+        MODE,
         "whether a retransmission goes to the group or by unicast to each receiver lacking it",
     ),
     Param::new(
@@ -69,23 +64,19 @@ pub const PARAMS: &[Param] = &[
 
 /// `bap`'s parameters (it runs on sockets; scenario files do not build it).
 pub const BAP_PARAMS: &[Param] = &[
-    Param::new(
+    Param::int(
         "window",
         "messages",
-        Range::Int {
-            min: 1,
-            max: crate::bap::MAX_WINDOW as u64,
-        },
-        Value::Int(BAP_WINDOW as u64),
+        1,
+        crate::bap::MAX_WINDOW as u64,
+        BAP_WINDOW as u64,
         "n: messages in flight before the block acknowledgment",
     )
     .flag("window")
     .sockets_only(),
-    Param::new(
+    Param::ms(
         "rto_ms",
-        "ms",
-        Range::Real { min: 0.0, max: 1e9 },
-        Value::Real(SOCKET_RTO_MS),
+        SOCKET_RTO_MS,
         "retransmission timeout: the window is sent again when not acknowledged within it",
     )
     .flag("rto-ms")

@@ -1,6 +1,6 @@
 //! `srm` (seed 003, after Floyd et al. 1995 and ns-2): parameters and their defaults.
 
-use super::{Param, Range, Value};
+use super::Param;
 
 /// Request timer: uniform in [C1·d, (C1+C2)·d].
 pub const C1: f64 = 2.0;
@@ -20,13 +20,7 @@ pub const DEFAULT_DISTANCE_MS: f64 = 100.0;
 pub const LINGER_MS: f64 = 5000.0;
 
 const fn timer(key: &'static str, default: f64, help: &'static str) -> Param {
-    Param::new(
-        key,
-        "",
-        Range::Real { min: 0.0, max: 1e6 },
-        Value::Real(default),
-        help,
-    )
+    Param::real(key, "", 0.0, 1e6, default, help)
 }
 
 /// `srm`'s parameters.
@@ -43,46 +37,38 @@ pub const PARAMS: &[Param] = &[
         "repair timer: uniform in [D1·d, (D1+D2)·d], d the distance to the requester",
     ),
     timer("d2", D2, "repair timer width, see d1"),
-    Param::new(
+    Param::switch(
         "adaptive",
-        "",
-        Range::Bool,
-        Value::Bool(false),
+        false,
         "ns-2's adaptive timers (C1, C2, D1, D2 adjusted from duplicates and delay)",
     ),
-    Param::new(
+    Param::int(
         "backoff_limit",
         "",
-        Range::Int { min: 0, max: 64 },
-        Value::Int(BACKOFF_LIMIT as u64),
+        0,
+        64,
+        BACKOFF_LIMIT as u64,
         "request back-offs after which a member stops asking",
     ),
-    Param::new(
+    Param::choice(
         "distances",
-        "",
-        Range::Choice(&["session", "topology"]),
-        Value::Word("session"),
+        &["session", "topology"],
+        "session",
         "where distances come from: session-message timestamps, or the topology's true delays",
     ),
-    Param::new(
+    Param::ms(
         "session_interval_ms",
-        "ms",
-        Range::Real { min: 0.0, max: 1e9 },
-        Value::Real(SESSION_INTERVAL_MS),
+        SESSION_INTERVAL_MS,
         "interval of session messages (0: none)",
     ),
-    Param::new(
+    Param::ms(
         "default_distance_ms",
-        "ms",
-        Range::Real { min: 0.0, max: 1e9 },
-        Value::Real(DEFAULT_DISTANCE_MS),
+        DEFAULT_DISTANCE_MS,
         "distance assumed to a member not yet heard from",
     ),
-    Param::new(
+    Param::ms(
         "linger_ms",
-        "ms",
-        Range::Real { min: 0.0, max: 1e9 },
-        Value::Real(LINGER_MS),
+        LINGER_MS,
         "how long members keep answering after the last data",
     ),
 ];

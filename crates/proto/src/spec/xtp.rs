@@ -18,11 +18,10 @@ const fn flag(key: &'static str, help: &'static str) -> Param {
 
 /// `xtp`'s parameters.
 pub const PARAMS: &[Param] = &[
-    Param::new(
+    Param::choice(
         "preset",
-        "",
-        Range::Choice(&["thesis", "improved"]),
-        Value::Word("thesis"),
+        &["thesis", "improved"],
+        "thesis",
         "thesis: go-back-N, uncapped WTIMER back-off, block on ack; improved: selective repeat, \
          back-off capped at 1 s, an SREQ every 8 packets",
     ),
@@ -33,11 +32,9 @@ pub const PARAMS: &[Param] = &[
         PRESET,
         "retransmission: go-back-N or selective repeat",
     ),
-    Param::new(
+    Param::switch(
         "multicast",
-        "",
-        Range::Bool,
-        Value::Bool(true),
+        true,
         "multicast, or unicast to a single receiver",
     ),
     flag("error_control", "error control (retransmission) on"),
@@ -116,25 +113,21 @@ pub const PARAMS: &[Param] = &[
         PRESET,
         "WTIMER back-off cap (0: uncapped)",
     ),
-    Param::new(
+    Param::real(
         "ctimeout_s",
         "s",
-        Range::Real {
-            min: 0.001,
-            max: 1e9,
-        },
-        Value::Real(CTIMEOUT_S),
+        0.001,
+        1e9,
+        CTIMEOUT_S,
         "CTIMEOUT: the sender aborts after this long without progress",
     ),
     flag("coalesce", "coalesce small writes into full packets"),
-    Param::new(
+    Param::int(
         "buffer",
         "packets",
-        Range::Int {
-            min: 1,
-            max: 1 << 20,
-        },
-        Value::Int(BUFFER),
+        1,
+        1 << 20,
+        BUFFER,
         "a receiver's buffer",
     ),
 ];

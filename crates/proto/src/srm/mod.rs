@@ -72,14 +72,21 @@ pub enum DistanceSource {
 /// Configuration of one SRM member.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The multicast group the data goes to.
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// The node whose data stream the session carries.
     pub source: NodeId,
+    /// Request timer lower bound, in distances: uniform in [C1·d, (C1+C2)·d].
     pub c1: f64,
+    /// Request timer width, in distances.
     pub c2: f64,
+    /// Repair timer lower bound, in distances to the requester: uniform in [D1·d, (D1+D2)·d].
     pub d1: f64,
+    /// Repair timer width, in distances.
     pub d2: f64,
     /// How many times the request back-off multiplier grows (ns-2 `requestBackoffLimit_`, 5).
     pub backoff_limit: u32,
@@ -87,6 +94,7 @@ pub struct Config {
     pub adaptive: bool,
     /// Group size G (bounds of the adaptive parameters).
     pub group_size: usize,
+    /// Where distances to other members come from.
     pub distances: DistanceSource,
     /// Distance assumed before one is known.
     pub default_distance: Duration,
@@ -181,9 +189,13 @@ fn ewma(ave: f64, cur: f64) -> f64 {
 /// Counters specific to SRM (requests and repairs per drop are the seed's metric).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SrmStats {
+    /// Requests this member sent.
     pub requests_sent: u64,
+    /// Repairs this member sent.
     pub repairs_sent: u64,
+    /// Other members' requests heard.
     pub requests_heard: u64,
+    /// Other members' repairs heard.
     pub repairs_heard: u64,
     /// Request timers reset by a request heard (back-offs).
     pub backoffs: u64,
@@ -217,6 +229,7 @@ pub struct Member {
 }
 
 impl Member {
+    /// A member built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: Config, rng: AgentRng) -> Self {
         let mut timers = TimerSet::new();
         if cfg.session_interval.is_some() {
@@ -763,26 +776,13 @@ impl Agent for Member {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if !self.is_source() {
             return Err(SendError::NotASender);
         }
-        if self.closed {
-            return Err(SendError::Closed);
-        }
-        if data.len() > MAX_MESSAGE {
-            return Err(SendError::TooLarge {
-                len: data.len(),
-                max: MAX_MESSAGE,
-            });
-        }
+        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
         let seq = self.next_send;
         self.next_send += 1;
         self.push(

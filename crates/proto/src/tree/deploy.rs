@@ -20,26 +20,36 @@ pub struct Region {
 /// Parameters shared by every role of one connection.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// DSP, CSP or CP.
     pub variant: Variant,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// `L`: window (largest number of outstanding blocks) and LOB length.
     pub l: u32,
     /// Retransmission buffer of DSP designated and CP endpoints, blocks.
     pub retx_capacity: u32,
+    /// Retransmission timeout factor `r_f` (source and DSP designated endpoints).
     pub r_f: f64,
     /// Source peak rate, bits per second (0: unpaced).
     pub rate_bps: u64,
     /// Datagram length of one block (for `ipt` in the `k` field).
     pub block_datagram: usize,
+    /// Shortest interval between an endpoint's statuses.
     pub status_min: Duration,
+    /// Longest interval between an endpoint's statuses.
     pub status_max: Duration,
+    /// Round-trip delay inside a region.
     pub local_rtd: Duration,
+    /// `k`: blocks per unit of a status's LOB.
     pub kou: u32,
+    /// Delay between the last acknowledgment and `Completed` at the source.
     pub linger: Duration,
+    /// Messages queued at the source before `send` refuses.
     pub queue_limit: usize,
 }
 
 impl Settings {
+    /// The defaults (`spec::dsp`) for `variant` with window `l`.
     pub fn new(variant: Variant, l: u32) -> Self {
         Settings {
             variant,
@@ -71,8 +81,11 @@ impl Settings {
 /// groups to the driver.
 #[derive(Debug, Clone)]
 pub struct Deployment {
+    /// The source's configuration.
     pub source: SourceConfig,
+    /// Every endpoint's configuration.
     pub endpoints: Vec<EndpointConfig>,
+    /// Every local exchange's configuration (CSP and CP).
     pub exchanges: Vec<ExchangeConfig>,
     /// Local multicast groups (region `i` gets `GroupId(first_local_group + i)`) and their
     /// members: DSP — the region's endpoints but `E_i1`; CP — all its endpoints; CSP uses none.

@@ -9,17 +9,27 @@ pub enum Role {
     /// DSP `E_i1`: reports its own status to the source, collects its members' statuses and
     /// re-multicasts on `local_group` what they lack.
     Designated {
+        /// The region's other endpoints.
         members: Vec<NodeId>,
+        /// The region's local group.
         local_group: GroupId,
     },
     /// DSP `E_ij`, `j ≠ 1`: reports to its designated endpoint.
-    Member { designated: NodeId },
+    Member {
+        /// Its designated endpoint.
+        designated: NodeId,
+    },
     /// CSP endpoint: reports to its local exchange.
-    Consolidated { exchange: NodeId },
+    Consolidated {
+        /// Its local exchange.
+        exchange: NodeId,
+    },
     /// CP endpoint: reports to its local exchange and re-multicasts on `local_group` what the
     /// exchange assigns it.
     Combined {
+        /// The local exchange.
         exchange: NodeId,
+        /// The region's local group.
         local_group: GroupId,
     },
 }
@@ -39,12 +49,17 @@ impl Role {
 /// Endpoint configuration.
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The data source.
     pub source: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// MVCI of the global multicast tree.
     pub mvci: u32,
     /// LMVCI of the endpoint's local multicast tree.
     pub lmvci: u32,
+    /// Its role in the region.
     pub role: Role,
     /// Bits in a LOB (`L`).
     pub l: u32,
@@ -54,17 +69,22 @@ pub struct EndpointConfig {
     pub retx_capacity: u32,
     /// Status interval, drawn uniformly from `[status_min, status_max]` each time.
     pub status_min: Duration,
+    /// See `status_min`.
     pub status_max: Duration,
     /// Round-trip delay to the source, `kou` and `ipt` (for the `k` field only).
     pub rtd: Duration,
+    /// See `rtd`.
     pub kou: u32,
+    /// See `rtd`.
     pub ipt: Duration,
     /// Round-trip delay inside the region (DSP local re-multicast hold-off `r_f × local_rtd`).
     pub local_rtd: Duration,
+    /// Retransmission timeout factor `r_f` of local re-multicasts.
     pub r_f: f64,
 }
 
 impl EndpointConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId, role: Role, l: u32) -> Self {
         EndpointConfig {
             node,
@@ -111,6 +131,7 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// A endpoint built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: EndpointConfig, mut rng: AgentRng) -> Self {
         let first = rng.duration_between(Duration::ZERO, cfg.status_max);
         let members = match &cfg.role {
@@ -401,10 +422,5 @@ impl Agent for Endpoint {
         self.free_held_by_members(now);
         true
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }

@@ -6,19 +6,31 @@ use super::*;
 /// Local exchange configuration (CSP and CP).
 #[derive(Debug, Clone)]
 pub struct ExchangeConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// The data source.
     pub source: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// MVCI of the global multicast tree.
     pub mvci: u32,
+    /// LMVCI of the local multicast tree.
     pub lmvci: u32,
+    /// Pessimistic (CSP) or optimistic (CP) merging of statuses.
     pub merge: Merge,
     /// The endpoints in its jurisdiction (their LEPI is their node id).
     pub endpoints: Vec<NodeId>,
+    /// Bits in a LOB (`L`).
     pub l: u32,
+    /// Status interval, drawn uniformly from `[status_min, status_max]` each time.
     pub status_min: Duration,
+    /// See `status_min`.
     pub status_max: Duration,
+    /// Round-trip delay to the source, `kou` and `ipt` (for the `k` field only).
     pub rtd: Duration,
+    /// See `rtd`.
     pub kou: u32,
+    /// See `rtd`.
     pub ipt: Duration,
     /// Buffer each endpoint is assumed to have before its first status.
     pub initial_buffer: u32,
@@ -27,6 +39,7 @@ pub struct ExchangeConfig {
 }
 
 impl ExchangeConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId, merge: Merge, endpoints: Vec<NodeId>, l: u32) -> Self {
         let l = l.max(1);
         ExchangeConfig {
@@ -66,6 +79,7 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// A local exchange built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: ExchangeConfig, mut rng: AgentRng) -> Self {
         let first = rng.duration_between(Duration::ZERO, cfg.status_max);
         let statuses = cfg
@@ -255,10 +269,5 @@ impl RouterAgent for Exchange {
     fn poll_timeout(&self) -> Option<Time> {
         Some(self.status_at)
     }
-    fn outbox(&self) -> &Outbox<RouterTransmit> {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox<RouterTransmit> {
-        &mut self.out
-    }
+    crate::outbox_field!(out: RouterTransmit);
 }

@@ -88,12 +88,16 @@ pub const MAX_BLOCK: usize = MAX_DATAGRAM - HEADER_LEN - 12;
 /// Which of the three protocols.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Variant {
+    /// Designated status protocol.
     Dsp,
+    /// Consolidated status protocol.
     Csp,
+    /// Combined protocol.
     Cp,
 }
 
 impl Variant {
+    /// Its name on the command line and in scenario files.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Dsp => "dsp",
@@ -101,6 +105,7 @@ impl Variant {
             Variant::Cp => "cp",
         }
     }
+    /// The variant called `s`.
     pub fn parse(s: &str) -> Option<Variant> {
         match s {
             "dsp" => Some(Variant::Dsp),

@@ -19,11 +19,15 @@ pub struct Reporter {
 /// Source configuration.
 #[derive(Debug, Clone)]
 pub struct SourceConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
     /// The global multicast tree (MVC).
     pub group: GroupId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// MVCI of the global multicast tree.
     pub mvci: u32,
+    /// Who reports status to the source (designated endpoints or exchanges).
     pub reporters: Vec<Reporter>,
     /// Largest number of outstanding blocks (`L`, the window).
     pub l: u32,
@@ -41,6 +45,7 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId, reporters: Vec<Reporter>, l: u32) -> Self {
         SourceConfig {
             node,
@@ -97,6 +102,7 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
         let reps = cfg
             .reporters
@@ -309,12 +315,7 @@ impl Agent for Source {
             (a, b) => a.or(b),
         }
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.sendq.offer(data)?;
         self.pump(now);

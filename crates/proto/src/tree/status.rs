@@ -7,8 +7,11 @@ use super::*;
 /// and `buffer_available`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockStatus {
+    /// `LW_r`: every block below it is received.
     pub lw: u64,
+    /// The LOB bitmap, `L` bits from `LW_r`.
     pub lob: Vec<u8>,
+    /// `buffer_available`, in blocks.
     pub buf: u32,
 }
 

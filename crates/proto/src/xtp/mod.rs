@@ -128,8 +128,11 @@ impl WtimerConfig {
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
+    /// The multicast group the data goes to.
     pub group: GroupId,
     /// The receivers the sender waits for.
     pub receivers: Vec<NodeId>,
@@ -141,6 +144,7 @@ pub struct SenderConfig {
     pub flow_control: bool,
     /// Rate control in bytes per second; 0 = off.
     pub rate: u64,
+    /// Go-back-N or selective repeat.
     pub retx: Retx,
     /// Largest data per packet.
     pub maxdata: usize,
@@ -154,7 +158,9 @@ pub struct SenderConfig {
     pub fastnak: bool,
     /// Periodic SREQ every this many new packets (the thesis's "more status requests").
     pub sreq_every: Option<u32>,
+    /// WTIMER: base, back-off and cap.
     pub wtimer: WtimerConfig,
+    /// CTIMEOUT: the connection is aborted after this long without progress.
     pub ctimeout: Duration,
     /// Pack small queued writes into one packet.
     pub coalesce: bool,

@@ -5,13 +5,16 @@ use super::*;
 /// Receiver parameters.
 #[derive(Debug, Clone)]
 pub struct ReceiverConfig {
+    /// This agent's node id (the source of every datagram it sends).
     pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
     pub session: u32,
     /// Packets the receiver buffers beyond `rseq` (its allocation).
     pub buffer: usize,
 }
 
 impl ReceiverConfig {
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId) -> Self {
         ReceiverConfig {
             node,
@@ -39,6 +42,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         let cap = cfg.buffer.max(1);
         Receiver {
@@ -250,10 +254,5 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 }

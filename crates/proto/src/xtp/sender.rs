@@ -47,12 +47,17 @@ enum Timer {
 /// Counters specific to `xtp` (beyond [`Stats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct XtpCounters {
+    /// WTIMER expiries.
     pub wtimer_expiries: u64,
+    /// Synchronizing handshakes started.
     pub handshakes: u64,
+    /// FASTNAKs received.
     pub fastnaks_received: u64,
+    /// SREQs sent.
     pub sreqs_sent: u64,
     /// The largest WTIMER value armed, nanoseconds.
     pub max_wtimer_ns: u64,
+    /// Whether CTIMEOUT aborted the connection.
     pub aborted: bool,
 }
 
@@ -90,6 +95,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A sender built from `cfg`.
     pub fn new(cfg: SenderConfig) -> Self {
         let aux = cfg.receivers.iter().map(|&r| (r, Aux::default())).collect();
         let maxdata = cfg.maxdata.clamp(1, usize::from(u16::MAX));
@@ -130,9 +136,11 @@ impl Sender {
         }
     }
 
+    /// The configuration in use.
     pub fn config(&self) -> &SenderConfig {
         &self.cfg
     }
+    /// Counters specific to `xtp`.
     pub fn counters(&self) -> &XtpCounters {
         &self.xtp
     }
@@ -715,12 +723,7 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    fn outbox(&self) -> &Outbox {
-        &self.out
-    }
-    fn outbox_mut(&mut self) -> &mut Outbox {
-        &mut self.out
-    }
+    crate::outbox_field!(out);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.aborted {

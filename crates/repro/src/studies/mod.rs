@@ -4,6 +4,7 @@ pub mod paul;
 pub mod prmp;
 pub mod segovia;
 pub mod xtp;
+pub mod xtp_grid;
 pub mod xtp_net;
 
 use rmcast_proto::{GroupId, NodeId};

@@ -11,7 +11,7 @@
 //!   the bridge — separate IP stacks and interfaces on one machine (and its two cores). Needs
 //!   root and `ip`; without them the cells are reported as skipped with the reason.
 
-use super::xtp::grid::{msg_key, Mode, Setting};
+use super::xtp_grid::{msg_key, Mode, Setting};
 use crate::stats::Estimate;
 use crate::study::{RunCtx, StudyError};
 use crate::Measures;

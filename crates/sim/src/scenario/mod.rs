@@ -40,24 +40,31 @@ pub struct Axis {
     /// Dotted path, e.g. `topology.receivers` or `loss.0.p`.
     pub key: String,
     path: Vec<Seg>,
+    /// Its values, in sweep order.
     pub values: Vec<Value>,
 }
 
 /// A loaded scenario: the document and its sweep axes.
 #[derive(Debug, Clone)]
 pub struct Scenario {
+    /// The file it was read from, for error messages.
     pub file: String,
+    /// Its directory (relative paths in it, e.g. an edge list, are resolved from here).
     pub dir: PathBuf,
+    /// The document as read.
     pub doc: Table,
+    /// The swept keys (their value lists give the runs).
     pub axes: Vec<Axis>,
 }
 
 /// One run of a sweep.
 #[derive(Debug, Clone)]
 pub struct Point {
+    /// Its position in the sweep (0-based).
     pub index: usize,
     /// The swept keys and their values for this run.
     pub assignment: Vec<(String, Value)>,
+    /// The document with those values in place.
     pub table: Table,
 }
 
@@ -122,6 +129,7 @@ impl Scenario {
         (0..n).map(|i| self.point(i)).collect()
     }
 
+    /// Run `index` of the sweep.
     pub fn point(&self, index: usize) -> Point {
         let mut table = self.doc.clone();
         let mut assignment = Vec::with_capacity(self.axes.len());

@@ -10,9 +10,13 @@ use toml::Value;
 /// A metric value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Metric {
+    /// A count.
     U(u64),
+    /// A real number (empty in CSV, null in JSON when not finite).
     F(f64),
+    /// Text.
     S(String),
+    /// A switch.
     B(bool),
 }
 
@@ -32,6 +36,7 @@ impl Metric {
             Metric::B(b) => b.to_string(),
         }
     }
+    /// The value for `runs.jsonl`.
     pub fn json(&self) -> serde_json::Value {
         match self {
             Metric::U(v) => (*v).into(),
@@ -57,18 +62,24 @@ impl Metric {
 /// Per-packet and per-loss records of a run, and each node's role.
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
+    /// Every packet originated during the run.
     pub packets: Vec<PacketRecord>,
+    /// Every loss, with its cause.
     pub losses: Vec<LossRecord>,
+    /// Nodes in the network.
     pub nodes: usize,
+    /// Every group and its members.
     pub groups: Vec<(GroupId, Vec<NodeId>)>,
 }
 
 /// One run's results.
 #[derive(Debug, Clone)]
 pub struct RunResult {
+    /// The run's position in the sweep.
     pub index: usize,
     /// Swept keys and their values, then every metric, as (column, value).
     pub columns: Vec<(String, Metric)>,
+    /// Its packet and loss records, when asked for.
     pub trace: Option<Trace>,
 }
 

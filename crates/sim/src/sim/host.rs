@@ -10,8 +10,11 @@ use std::collections::VecDeque;
 /// Application traffic fed into a sender agent through [`Agent::send`].
 #[derive(Debug, Clone)]
 pub struct Traffic {
+    /// Messages to send.
     pub messages: u64,
+    /// Bytes per message.
     pub size: usize,
+    /// When the first is offered.
     pub start: Time,
     /// `None`: a saturated source (send whenever [`Agent::can_send`]); `Some(d)`: one
     /// message every `d`, queued at the source while the agent cannot take it.
@@ -24,6 +27,8 @@ pub struct Traffic {
 }
 
 impl Traffic {
+    /// `messages` of `size` bytes from time zero, offered whenever the agent can take one,
+    /// closed after the last, stamped.
     pub fn saturated(messages: u64, size: usize) -> Self {
         Traffic {
             messages,
@@ -34,6 +39,7 @@ impl Traffic {
             stamp: true,
         }
     }
+    /// The same, one message every `interval`.
     pub fn every(messages: u64, size: usize, interval: Duration) -> Self {
         Traffic {
             interval: Some(interval),

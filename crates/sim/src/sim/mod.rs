@@ -56,18 +56,30 @@ use routes::Routes;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimError {
     #[error("node {0:?} does not exist")]
+    /// A node id the network does not have.
     NoSuchNode(NodeId),
     #[error("link {0} does not exist")]
+    /// A link index the network does not have.
     NoSuchLink(usize),
     #[error("node {node:?} is not an end of link {link}")]
-    NotOnLink { node: NodeId, link: usize },
+    /// A node named as the end of a link it is not on.
+    NotOnLink {
+        /// The node.
+        node: NodeId,
+        /// The link.
+        link: usize,
+    },
     #[error("node {0:?} already has an agent")]
+    /// A second agent for one node.
     AgentExists(NodeId),
     #[error("node {0:?} has no agent to feed traffic to")]
+    /// Traffic for a node without an agent.
     NoAgent(NodeId),
     #[error("invalid loss model: {0}")]
+    /// A loss rule with parameters out of range.
     Loss(String),
     #[error("invalid host model: {0}")]
+    /// A host model with parameters out of range.
     Host(String),
 }
 
@@ -83,22 +95,26 @@ pub struct Stop {
 }
 
 impl Stop {
+    /// Stop once every source has completed.
     pub fn when_complete() -> Self {
         Stop {
             when_complete: true,
             ..Stop::default()
         }
     }
+    /// Stop at `t`.
     pub fn at(t: Time) -> Self {
         Stop {
             until: Some(t),
             ..Stop::default()
         }
     }
+    /// The same, and stop at `t` at the latest.
     pub fn until(mut self, t: Time) -> Self {
         self.until = Some(t);
         self
     }
+    /// The same, and stop after `n` events at the latest.
     pub fn max_events(mut self, n: u64) -> Self {
         self.max_events = Some(n);
         self
@@ -182,12 +198,15 @@ impl Sim {
         }
     }
 
+    /// The network simulated.
     pub fn network(&self) -> &Network {
         &self.net
     }
+    /// The run's seed.
     pub fn seed(&self) -> u64 {
         self.seed
     }
+    /// The current simulated time.
     pub fn now(&self) -> Time {
         self.kernel.now()
     }
@@ -226,6 +245,7 @@ impl Sim {
         self.rec.enable_trace();
     }
 
+    /// Run `agent` on `node` (one per node).
     pub fn add_agent(&mut self, node: NodeId, agent: Box<dyn Agent>) -> Result<(), SimError> {
         let i = self.check_node(node)?;
         if self.agents[i].is_some() {
@@ -353,15 +373,19 @@ impl Sim {
     pub fn events(&self, node: NodeId) -> &[(Time, Event)] {
         self.rec.events(node)
     }
+    /// What `node`'s agent reported so far.
     pub fn metrics(&self, node: NodeId) -> Option<&NodeMetrics> {
         self.rec.metrics(node)
     }
+    /// `node`'s agent.
     pub fn agent(&self, node: NodeId) -> Option<&dyn Agent> {
         self.agents.get(node.0 as usize)?.as_deref()
     }
+    /// `node`'s router agent.
     pub fn router_agent(&self, node: NodeId) -> Option<&dyn RouterAgent> {
         self.routers.get(node.0 as usize)?.as_deref()
     }
+    /// The network-level counters so far.
     pub fn counters(&self) -> &Counters {
         &self.rec.counters
     }

@@ -15,18 +15,25 @@ use rmcast_wire::PacketClass;
 pub struct NodeMetrics {
     /// `Delivered` events.
     pub delivered: u64,
+    /// Bytes those events delivered.
     pub delivered_bytes: u64,
+    /// When the first was reported.
     pub first_delivery: Option<Time>,
+    /// When the last was reported.
     pub last_delivery: Option<Time>,
     /// Sender: `MessageDone` events, and how many of them failed.
     pub messages_done: u64,
+    /// Of those, the failed ones.
     pub messages_failed: u64,
     /// Sum and maximum of (done_at − sent_at) over `MessageDone`, nanoseconds.
     pub latency_sum_ns: u128,
+    /// See `latency_sum_ns`.
     pub latency_max_ns: u64,
     /// Sum of transmissions over `MessageDone`.
     pub transmissions: u64,
+    /// `LossDetected` events.
     pub losses_detected: u64,
+    /// When the agent reported `Completed`.
     pub completed_at: Option<Time>,
     /// Datagrams handed to the agent.
     pub packets_in: u64,
@@ -39,13 +46,17 @@ pub struct NodeMetrics {
 pub struct Counters {
     /// Datagrams originated by agents and router agents, by class.
     pub originated_data: u64,
+    /// See `originated_data`.
     pub originated_repair: u64,
+    /// See `originated_data`.
     pub originated_control: u64,
+    /// Datagrams without a packet class (not rmcast datagrams).
     pub originated_other: u64,
     /// Packet transmissions on point-to-point link directions (one per hop).
     pub link_hops: u64,
     /// Of `link_hops`, those of repair-data and of control packets (by `Header::class()`).
     pub link_hops_repair: u64,
+    /// See `link_hops_repair`.
     pub link_hops_control: u64,
     /// Datagrams handed to host agents.
     pub deliveries: u64,
@@ -77,21 +88,30 @@ pub struct Counters {
 /// One packet originated during a run (recorded when tracing is on).
 #[derive(Debug, Clone)]
 pub struct PacketRecord {
+    /// The packet's id in the run (a loss record names it).
     pub id: u64,
+    /// When it was originated.
     pub time: Time,
+    /// The node that originated it.
     pub src: NodeId,
+    /// Where it was sent.
     pub dest: Dest,
+    /// Original data, repair data or control (`None`: not an rmcast datagram).
     pub class: Option<PacketClass>,
+    /// The datagram.
     pub payload: Bytes,
 }
 
 /// One loss (recorded when tracing is on).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LossRecord {
+    /// The id of the packet lost.
     pub id: u64,
+    /// When it was lost.
     pub time: Time,
     /// Node where the packet was dropped (the sender of the hop for link and tx losses).
     pub node: NodeId,
+    /// The cause (a loss rule's name, queue overflow, implosion, …).
     pub cause: String,
 }
 

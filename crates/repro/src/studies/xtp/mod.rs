@@ -21,11 +21,11 @@
 //! capped at 1 s, an SREQ every 8 packets; CTIMEOUT stays 60 s).
 
 //!
-//! The study reads as: `grid` (the thesis's grid, shared with `xtp_net`), [`sim`] (one
-//! simulated run), `plan` (the cells to run), this file (what is measured), `plots` and
-//! `setup`. The real-network part lives in [`super::xtp_net`], which needs only `grid`.
+//! The study reads as: [`super::xtp_grid`] (the thesis's grid, shared with `xtp_net`),
+//! [`sim`] (one simulated run), `plan` (the cells to run), this file (what is measured),
+//! `plots` and `setup`. The real-network part lives in [`super::xtp_net`], which needs only
+//! the grid: `xtp` imports `xtp_net` and both import `xtp_grid`, never the reverse.
 
-pub mod grid;
 mod plan;
 mod plots;
 mod setup;
@@ -34,7 +34,7 @@ pub mod sim;
 #[allow(clippy::unwrap_used)]
 mod tests;
 
-pub use grid::*;
+pub use super::xtp_grid::*;
 pub use sim::*;
 
 use crate::stats::Estimate;

@@ -1,6 +1,6 @@
 //! The sweep: the grid's cells and the scale cells, with their seeds.
 
-use super::grid::*;
+use super::super::xtp_grid::*;
 use super::sim::Cell;
 use rmcast_proto::rng::mix64;
 

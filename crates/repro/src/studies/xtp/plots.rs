@@ -1,6 +1,6 @@
 //! Figures 6–9 and the beyond-the-thesis plots.
 
-use super::grid::*;
+use super::super::xtp_grid::*;
 use super::key;
 use crate::plot::{Axis, Plot, PlotSeries};
 use crate::stats::Estimate;

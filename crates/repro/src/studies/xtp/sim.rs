@@ -1,6 +1,6 @@
 //! One simulated run: the `metric` application over `rmcast_proto::xtp` on seed 000's bus.
 
-use super::grid::{Mode, Setting, GROUP};
+use super::super::xtp_grid::{Mode, Setting, GROUP};
 use core::time::Duration;
 use rmcast_proto::{xtp, Agent, Bytes, Event, NodeId, Outbox, SendError, Time};
 use rmcast_sim::{BusConfig, LossModel, LossRule, LossSite, Stop, Traffic};
