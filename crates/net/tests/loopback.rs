@@ -141,7 +141,10 @@ fn three_receivers_5mb_no_loss() {
     // a core (and once more than 8 at load 9). A protocol that repairs without loss repairs a
     // large share of its messages; the bound is 1 % of them.
     let (data, repairs) = (run.send.agent.data_sent, run.send.agent.repairs_sent);
-    assert!(data > 1000, "{data} data messages: 5 MB in MTU-sized datagrams");
+    assert!(
+        data > 1000,
+        "{data} data messages: 5 MB in MTU-sized datagrams"
+    );
     assert!(repairs * 100 <= data, "{repairs} repairs for {data} data");
 }
 
