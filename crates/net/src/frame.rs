@@ -15,7 +15,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 /// Bytes of framing in a DATA message.
 pub const DATA_OVERHEAD: usize = 1;
 /// Longest file name announced.
-pub const MAX_NAME: usize = 1024;
+pub const MAX_NAME: usize = crate::outdir::MAX_NAME;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame<'a> {

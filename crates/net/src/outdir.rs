@@ -5,11 +5,21 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The longest file name a file system takes (`NAME_MAX` on Linux and the BSDs), bytes.
+const NAME_MAX: usize = 255;
+/// What the temporary name `.NAME.rmcast-<16 hex>.part` adds to a name, bytes.
+const TEMP_EXTRA: usize = ".".len() + ".rmcast-".len() + 16 + ".part".len();
+/// The longest name rmcast sends or receives, bytes of UTF-8: the receiver first writes
+/// under a temporary name 30 bytes longer, which must fit in 255.
+pub const MAX_NAME: usize = NAME_MAX - TEMP_EXTRA;
+
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     #[error("empty name")]
     Empty,
+    #[error("{0} bytes long; names are at most {MAX_NAME} bytes (the receiver's temporary name adds {TEMP_EXTRA} to the {NAME_MAX} a file system allows)")]
+    TooLong(usize),
     #[error("absolute path")]
     Absolute,
     #[error("contains `..`, `.`, a path separator or a control character")]
@@ -26,6 +36,9 @@ pub enum NameError {
 pub fn check_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
         return Err(NameError::Empty);
+    }
+    if name.len() > MAX_NAME {
+        return Err(NameError::TooLong(name.len()));
     }
     if name.starts_with('/') || name.starts_with('\\') || Path::new(name).is_absolute() {
         return Err(NameError::Absolute);
@@ -116,6 +129,22 @@ impl Drop for Incoming {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_longest_name_fits_with_its_temporary_name_and_one_more_byte_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let longest = "n".repeat(MAX_NAME);
+        assert_eq!(MAX_NAME, 225);
+        // The temporary file of the longest name can be created and committed.
+        let mut f = Incoming::create(dir.path(), &longest, false, u64::MAX).unwrap();
+        f.write(b"x").unwrap();
+        assert_eq!(f.commit().unwrap(), dir.path().join(&longest));
+        let longer = "n".repeat(MAX_NAME + 1);
+        assert_eq!(check_name(&longer), Err(NameError::TooLong(MAX_NAME + 1)));
+        // Bytes count, not characters: 113 two-byte characters are 226 bytes.
+        assert_eq!(check_name(&"é".repeat(113)), Err(NameError::TooLong(226)));
+        assert!(check_name(&"é".repeat(112)).is_ok());
+    }
 
     #[test]
     fn names_outside_the_directory_are_refused() {

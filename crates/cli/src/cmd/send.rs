@@ -155,7 +155,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     some receiver did not complete (see the summary); 2 bad usage or setup error."
 )]
 pub struct Args {
-    /// Files to send; `-` sends standard input as a stream
+    /// Files to send; `-` sends standard input as a stream. Names (the last path component)
+    /// are at most 225 bytes of UTF-8: a receiver writes under a temporary name 30 bytes
+    /// longer, which must fit in the 255 a file system allows
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -260,7 +262,7 @@ pub struct Args {
     /// Pacing rate in bit/s (k/M/G suffixes); default 1G suits a gigabit LAN; 0 = unlimited
     #[arg(long, default_value = "1G", value_parser = parse_rate)]
     pub rate: u64,
-    /// Name announced for a stream read from standard input
+    /// Name announced for a stream read from standard input (at most 225 bytes)
     #[arg(long, default_value = "stream")]
     pub name: String,
     /// Upper bound of the receivers' random ACK delay in milliseconds (saw §2.5.1)

@@ -17,6 +17,9 @@ pub(super) type SourceFile = (PathBuf, FileInfo, [u8; 32]);
 /// Digest the files of `source` (none for standard input).
 pub(super) fn read_files(source: &Source) -> Result<Vec<SourceFile>, NetError> {
     let mut files = Vec::new();
+    if let Source::Stdin(name) = source {
+        checked_name(name)?;
+    }
     if let Source::Files(paths) = source {
         if paths.is_empty() {
             return Err(NetError::setup(
@@ -75,7 +78,8 @@ fn digest_file(p: &PathBuf) -> Result<(u64, [u8; 32]), NetError> {
 }
 
 fn file_name(p: &std::path::Path) -> Result<String, NetError> {
-    p.file_name()
+    let name = p
+        .file_name()
         .and_then(|n| n.to_str())
         .map(str::to_string)
         .ok_or_else(|| {
@@ -83,7 +87,15 @@ fn file_name(p: &std::path::Path) -> Result<String, NetError> {
                 "{} has no usable UTF-8 file name: rename it",
                 p.display()
             ))
-        })
+        })?;
+    checked_name(&name)?;
+    Ok(name)
+}
+
+/// A name the receivers will accept (the same check they apply), or a setup error saying why.
+pub(super) fn checked_name(name: &str) -> Result<(), NetError> {
+    crate::outdir::check_name(name)
+        .map_err(|e| NetError::setup(format!("the name `{name}` cannot be sent: {e}")))
 }
 
 /// Start the thread that frames the source into application messages.
