@@ -58,16 +58,25 @@ pub struct Segment {
 }
 
 fn ip(args: &[&str]) -> Result<(), NetError> {
-    let out = Command::new("ip")
-        .args(args)
+    run(
+        Command::new("ip").args(args),
+        "ip",
+        &format!("`ip {}` failed", args.join(" ")),
+        "network namespaces need root and iproute2",
+    )
+}
+
+/// Run `cmd` quietly; when it cannot start or exits non-zero, a setup error with `failed`,
+/// its standard error and `hint`.
+fn run(cmd: &mut Command, program: &str, failed: &str, hint: &str) -> Result<(), NetError> {
+    let out = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| NetError::io("run `ip`", e))?;
+        .map_err(|e| NetError::io(format!("run `{program}`"), e))?;
     if !out.status.success() {
         return Err(NetError::setup(format!(
-            "`ip {}` failed: {} (network namespaces need root and iproute2)",
-            args.join(" "),
+            "{failed}: {} ({hint})",
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
@@ -207,21 +216,14 @@ impl Segment {
     }
 
     fn nft(&self, args: &[&str]) -> Result<(), NetError> {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &self.switch(), "nft"])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| NetError::io("run `nft`", e))?;
-        if !out.status.success() {
-            return Err(NetError::setup(format!(
-                "`nft {}` in the switch's namespace failed: {} (frame loss needs nftables)",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(())
+        run(
+            Command::new("ip")
+                .args(["netns", "exec", &self.switch(), "nft"])
+                .args(args),
+            "nft",
+            &format!("`nft {}` in the switch's namespace failed", args.join(" ")),
+            "frame loss needs nftables",
+        )
     }
 
     /// Namespace name of host `h`.
