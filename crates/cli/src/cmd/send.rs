@@ -164,8 +164,9 @@ pub struct Args {
     pub net: NetOpts,
     /// Protocol: saw (stop-and-wait), bap (block acknowledgment, window --window), xtp
     /// (transmitter-driven, selective repeat, window --window packets), prmp (polling:
-    /// receivers answer only when polled) or dsp (designated status: one designated receiver
-    /// per --region reports and repairs its region locally)
+    /// receivers answer only when polled), dsp (designated status: one designated receiver
+    /// per --region reports and repairs its region locally) or pgm (NAK-based, RFC 3208 as
+    /// hosts run it: receivers that lose nothing send nothing; repairs by multicast)
     #[arg(long, default_value = "saw")]
     pub protocol: String,
     /// Window of windowed protocols. bap: messages in flight before the block ACK (default

@@ -1,6 +1,6 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
-//! (`saw.rs`, `bap.rs`, `xtp.rs`, `prmp.rs`, `dsp.rs`) and listed in [`PROTOCOLS`]. The
+//! (`saw.rs`, `bap.rs`, `dsp.rs`, `prmp.rs`, `pgm.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]. The
 //! sender builds its agent from its command line and the joined receivers
 //! ([`NetProtocol::start`]); a receiver builds its agent from the sender's ANNOUNCE
 //! ([`NetProtocol::receiver`]). The agents are `rmcast-proto`'s — the very state machines the
@@ -11,6 +11,7 @@
 
 mod bap;
 mod dsp;
+mod pgm;
 mod prmp;
 mod saw;
 mod xtp;
@@ -46,6 +47,15 @@ pub trait NetProtocol: Sync {
     /// Check the sender's settings before any receiver joins.
     fn check(&self, _s: &SenderSettings) -> Result<(), NetError> {
         Ok(())
+    }
+
+    /// Whether the sender's agent learns from its receivers that they hold everything (and
+    /// then reports [`rmcast_proto::Event::Completed`]). A protocol without positive
+    /// acknowledgments (NAK-based) says `false`: its transfer ends when the source is
+    /// exhausted and every receiver sent its final report, or `--final-wait` after the last
+    /// data; its agent keeps answering until then.
+    fn acknowledged(&self) -> bool {
+        true
     }
 
     /// Whether it can run by unicast to a single receiver (`--unicast`).
@@ -89,8 +99,14 @@ pub trait NetProtocol: Sync {
 }
 
 /// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
-pub static PROTOCOLS: [&dyn NetProtocol; 5] =
-    [&saw::Saw, &bap::Bap, &dsp::Dsp, &prmp::Prmp, &xtp::Xtp];
+pub static PROTOCOLS: [&dyn NetProtocol; 6] = [
+    &saw::Saw,
+    &bap::Bap,
+    &dsp::Dsp,
+    &prmp::Prmp,
+    &pgm::Pgm,
+    &xtp::Xtp,
+];
 
 /// A protocol the driver runs, by command-line name (the protocols whose spec says they run
 /// on sockets).

@@ -32,6 +32,11 @@ impl Transfer {
                             "sent no final report; the protocol removed {removed_by_agent} receiver(s) \
                              that did not answer (prmp --silent-polls)"
                         )
+                    } else if self.completed_at.is_some() && !self.ep.proto.acknowledged() {
+                        format!(
+                            "sent no final report within --final-wait ({:.1}s) after the last data",
+                            self.ep.cfg.final_wait.as_secs_f64()
+                        )
                     } else if self.completed_at.is_some() {
                         "acknowledged all data but sent no final report".to_string()
                     } else {

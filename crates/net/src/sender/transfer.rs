@@ -37,6 +37,10 @@ pub(super) struct Transfer {
     seq_bytes: HashMap<u64, u64>,
     next_seq: u64,
     source_done: bool,
+    /// When the source was exhausted (the agent closed).
+    closed_at: Option<Time>,
+    /// Application bytes the receivers acknowledged (for a protocol without acknowledgments:
+    /// handed to the agent; its receivers' reports say what arrived).
     pub(super) acked: u64,
     pub(super) completed_at: Option<Time>,
     next_announce: Time,
@@ -123,6 +127,7 @@ impl Transfer {
             seq_bytes: HashMap::new(),
             next_seq: 0,
             source_done: false,
+            closed_at: None,
             acked: 0,
             completed_at: None,
             next_announce: Time::ZERO,
@@ -164,6 +169,7 @@ impl Transfer {
                 self.next_announce = now + Duration::from_millis(250);
             }
             let wake_at = self.transmit(now)?;
+            self.unacknowledged_end(now);
             if self.done(now) {
                 return Ok(());
             }
@@ -194,6 +200,7 @@ impl Transfer {
         {
             match self.producer.try_recv() {
                 Ok(Chunk::Msg(m, data_bytes)) => match self.agent.send(now, m) {
+                    Ok(()) if !self.ep.proto.acknowledged() => self.acked += data_bytes,
                     Ok(()) => {
                         self.seq_bytes.insert(self.next_seq, data_bytes);
                         self.next_seq += 1;
@@ -206,6 +213,7 @@ impl Transfer {
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {
                     self.source_done = true;
+                    self.closed_at = Some(now);
                     self.agent.close(now);
                 }
             }
@@ -341,18 +349,49 @@ impl Transfer {
         Ok(())
     }
 
-    /// Whether the transfer is over: the agent completed, nothing is queued, and every
-    /// receiver sent its final report or was evicted (or `--final-wait` ran out).
-    fn done(&self, now: Time) -> bool {
-        let Some(done) = self.completed_at else {
-            return false;
-        };
-        let all_final = self
-            .members
+    /// Whether every receiver sent its final report or was evicted.
+    fn all_final(&self) -> bool {
+        self.members
             .iter()
-            .all(|m| m.evicted.is_some() || m.final_state.is_some());
-        self.pending.is_empty()
-            && (all_final || now.saturating_since(done) >= self.ep.cfg.final_wait)
+            .all(|m| m.evicted.is_some() || m.final_state.is_some())
+    }
+
+    /// A protocol without positive acknowledgments ([`crate::agents::NetProtocol::acknowledged`]
+    /// false) completes when the source is exhausted, nothing is queued and every receiver
+    /// sent its final report (or was evicted); its agent answered until then.
+    fn unacknowledged_end(&mut self, now: Time) {
+        if !self.ep.proto.acknowledged()
+            && self.completed_at.is_none()
+            && self.closed_at.is_some()
+            && self.pending.is_empty()
+            && self.all_final()
+        {
+            self.completed_at = Some(now);
+            self.transfer_end = now;
+        }
+    }
+
+    /// Whether the transfer is over: the agent completed, nothing is queued, and every
+    /// receiver sent its final report or was evicted (or `--final-wait` ran out after the
+    /// completion — after the last data for a protocol without acknowledgments).
+    fn done(&mut self, now: Time) -> bool {
+        let since = match (self.completed_at, self.closed_at) {
+            (Some(t), _) => t,
+            (None, Some(t)) if !self.ep.proto.acknowledged() => t,
+            _ => return false,
+        };
+        if !self.pending.is_empty() {
+            return false;
+        }
+        if self.all_final() {
+            return true;
+        }
+        let out = now.saturating_since(since) >= self.ep.cfg.final_wait;
+        if out && self.completed_at.is_none() {
+            self.completed_at = Some(now);
+            self.transfer_end = now;
+        }
+        out
     }
 
     /// Sleep until something happens: the agent's deadline, the pacer's, the announce timer;

@@ -345,7 +345,7 @@ pub const PROTOCOLS: &[ProtocolSpec] = &[
         summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
                   repair state and forward RDATA only where asked; the source repairs every NAK",
         family: Family::Pgm,
-        sockets: false,
+        sockets: true,
         params: pgm::PARAMS,
     },
     ProtocolSpec {

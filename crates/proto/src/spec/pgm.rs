@@ -1,6 +1,6 @@
 //! `pgm` (seed 003, after RFC 3208): parameters and their defaults.
 
-use super::Param;
+use super::{Param, Value};
 
 /// Receiver's random NAK back-off upper bound, ms (0: NAK at once).
 pub const NAK_BACKOFF_MS: f64 = 0.0;
@@ -17,25 +17,49 @@ pub const STATE_LIFETIME_MS: f64 = 2000.0;
 /// How long the source keeps answering after the last data, ms.
 pub const LINGER_MS: f64 = 5000.0;
 
+/// On sockets: NAK back-off bound, ms. Without network elements only the source's multicast
+/// NCF suppresses duplicate NAKs (a loss every receiver shares), and it arrives within a LAN's
+/// round trip, well under this.
+pub const SOCKET_NAK_BACKOFF_MS: f64 = 2.0;
+/// On sockets: NAK repeat interval, ms (a LAN round trip is well under 1 ms; the seed's WAN
+/// value would stall in-order delivery half a second per lost NAK or NCF).
+pub const SOCKET_NAK_REPEAT_MS: f64 = 50.0;
+/// On sockets: wait for the RDATA after its NCF, ms.
+pub const SOCKET_NAK_RDATA_MS: f64 = 100.0;
+/// On sockets: SPM interval, ms (a lost tail is found at the next SPM).
+pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
+
 /// `pgm`'s parameters.
 pub const PARAMS: &[Param] = &[
     Param::ms(
         "nak_backoff_ms",
         NAK_BACKOFF_MS,
         "upper bound of a receiver's random NAK back-off",
+    )
+    .on_sockets(
+        Value::Real(SOCKET_NAK_BACKOFF_MS),
+        "without network elements the source's NCF is what suppresses a shared loss's NAKs",
     ),
     Param::ms(
         "nak_repeat_ms",
         NAK_REPEAT_MS,
         "a NAK is repeated when no NCF arrives within this",
     )
-    .within(0.001, 1e9),
+    .within(0.001, 1e9)
+    .on_sockets(
+        Value::Real(SOCKET_NAK_REPEAT_MS),
+        "a LAN's round trip is under a millisecond",
+    ),
     Param::ms(
         "nak_rdata_ms",
         NAK_RDATA_MS,
         "a NAK is repeated when no RDATA follows its NCF within this",
     )
-    .within(0.001, 1e9),
+    .within(0.001, 1e9)
+    .on_sockets(
+        Value::Real(SOCKET_NAK_RDATA_MS),
+        "a LAN's round trip is under a millisecond",
+    ),
     Param::ms(
         "repair_delay_ms",
         REPAIR_DELAY_MS,
@@ -45,6 +69,10 @@ pub const PARAMS: &[Param] = &[
         "spm_interval_ms",
         SPM_INTERVAL_MS,
         "interval of the source's SPMs (0: none)",
+    )
+    .on_sockets(
+        Value::Real(SOCKET_SPM_INTERVAL_MS),
+        "receivers find a lost tail at the next SPM",
     ),
     Param::ms(
         "state_lifetime_ms",
@@ -56,5 +84,9 @@ pub const PARAMS: &[Param] = &[
         "linger_ms",
         LINGER_MS,
         "how long the source keeps answering after the last data",
+    )
+    .on_sockets(
+        Value::Derived("until every receiver reported or --final-wait ran out"),
+        "the session's reports tell the sender when receivers finish",
     ),
 ];

@@ -1,0 +1,110 @@
+//! `pgm` (seed 003, after RFC 3208) on sockets, as hosts run it without network elements:
+//! the source multicasts ODATA at the pacer's rate and an SPM with the leading edge every
+//! [`spec::pgm::SOCKET_SPM_INTERVAL_MS`]; a receiver that finds a gap NAKs the source by
+//! unicast after a short random back-off, the source confirms it with a multicast NCF (which
+//! suppresses the same NAK at receivers still backing off) and multicasts the RDATA.
+//! Receivers that lose nothing send nothing, whatever the group's size. PGM has no positive
+//! acknowledgment: the source learns that receivers finished from the session's reports, so
+//! it keeps its SPMs and repairs going until every receiver reported (or `--final-wait` ran
+//! out after the last data), see [`NetProtocol::acknowledged`].
+
+use super::{Announced, Me, NetProtocol, Plain, Received, SenderSettings, Start, Started};
+use crate::frame::DATA_OVERHEAD;
+use crate::NetError;
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::spec::{self, Value};
+use rmcast_proto::{pgm, GroupId, NodeId};
+use rmcast_wire::{Family, HEADER_LEN};
+use std::time::Duration;
+
+pub struct Pgm;
+
+/// The socket default of the pgm parameter `key`, in ms, from the spec table.
+fn socket_ms(key: &str) -> Duration {
+    let v = spec::lookup("pgm")
+        .and_then(|p| p.param(key))
+        .map(|q| q.socket_default());
+    match v {
+        Some(Value::Real(ms)) => spec::ms(ms),
+        // Every key asked for here is a duration in the table (a unit test walks them).
+        _ => Duration::ZERO,
+    }
+}
+
+/// How long the source answers after the last data when no report ends it first: the
+/// session ends the transfer earlier (every receiver reported, or `--final-wait`).
+const LINGER: Duration = Duration::from_secs(24 * 3600);
+
+impl NetProtocol for Pgm {
+    fn name(&self) -> &'static str {
+        "pgm"
+    }
+
+    fn family(&self) -> Family {
+        Family::Pgm
+    }
+
+    /// ODATA: the header and an 8-byte sequence number.
+    fn data_overhead(&self, _receivers: usize) -> usize {
+        HEADER_LEN + DATA_OVERHEAD + 8
+    }
+
+    fn acknowledged(&self) -> bool {
+        false
+    }
+
+    fn start(&self, s: &SenderSettings, _start: &Start<'_>) -> Result<Started, NetError> {
+        let mut c = pgm::SourceConfig::new(NodeId(s.node), GroupId(0));
+        c.session = s.session;
+        let spm = socket_ms("spm_interval_ms");
+        c.spm_interval = (!spm.is_zero()).then_some(spm);
+        c.repair_delay = socket_ms("repair_delay_ms");
+        c.linger = LINGER;
+        Ok(Started {
+            agent: Box::new(pgm::Source::new(c)),
+            side: Box::new(Plain),
+        })
+    }
+
+    fn receiver(&self, _a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
+        let node = NodeId(me.node);
+        let mut c = pgm::ReceiverConfig::new(node, NodeId(me.sender));
+        c.session = me.session;
+        c.nak_backoff = socket_ms("nak_backoff_ms");
+        c.nak_repeat = socket_ms("nak_repeat_ms");
+        c.nak_rdata = socket_ms("nak_rdata_ms");
+        let rng = AgentRng::derive(u64::from(me.session), node, 1);
+        Ok(Some(Received::plain(Box::new(pgm::Receiver::new(c, rng)))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcast_wire::{pgm as wire, Message, Packet};
+
+    #[test]
+    fn every_timer_read_from_the_spec_is_a_positive_duration() {
+        for key in [
+            "spm_interval_ms",
+            "nak_backoff_ms",
+            "nak_repeat_ms",
+            "nak_rdata_ms",
+        ] {
+            assert!(!socket_ms(key).is_zero(), "{key}");
+        }
+        assert_eq!(socket_ms("repair_delay_ms"), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_data_overhead_is_what_an_odata_adds() {
+        let m = Message::Pgm(wire::Message::Odata {
+            seq: u64::MAX,
+            payload: &[0; 100],
+        });
+        assert_eq!(
+            Packet::encoded_len(&m) - 100 + DATA_OVERHEAD,
+            Pgm.data_overhead(3)
+        );
+    }
+}
