@@ -282,6 +282,11 @@ pub trait Agent {
     /// No more messages will be sent; the agent reports [`Event::Completed`] once all
     /// earlier ones are finished.
     fn close(&mut self, _now: Time) {}
+    /// Every receiver still in the session has delivered its first `messages` messages in
+    /// order, as the driver learnt outside the protocol (the socket driver: the session's
+    /// periodic reports). A protocol without acknowledgments may release what it kept for
+    /// repair below that (default: ignored).
+    fn delivered_by_all(&mut self, _now: Time, _messages: u64) {}
     /// Stop waiting for `node` (a driver evicted it, e.g. it stopped answering). Returns
     /// `false` if the agent does not track receivers or `node` is not one of them.
     fn remove_receiver(&mut self, _now: Time, _node: NodeId) -> bool {

@@ -60,6 +60,13 @@ impl NetProtocol for Pgm {
         c.spm_interval = (!spm.is_zero()).then_some(spm);
         c.repair_delay = socket_ms("repair_delay_ms");
         c.linger = LINGER;
+        c.txw = match spec::lookup("pgm")
+            .and_then(|p| p.param("txw"))
+            .map(|q| q.socket_default())
+        {
+            Some(Value::Int(w)) => Some(w),
+            _ => None,
+        };
         Ok(Started {
             agent: Box::new(pgm::Source::new(c)),
             side: Box::new(Plain),
@@ -82,6 +89,14 @@ impl NetProtocol for Pgm {
 mod tests {
     use super::*;
     use rmcast_wire::{pgm as wire, Message, Packet};
+
+    #[test]
+    fn the_source_runs_with_the_spec_s_transmit_window() {
+        let w = spec::pgm::SOCKET_TXW;
+        assert!(w > 0);
+        let p = spec::lookup("pgm").unwrap().param("txw").unwrap();
+        assert_eq!(p.socket_default(), Value::Int(w));
+    }
 
     #[test]
     fn every_timer_read_from_the_spec_is_a_positive_duration() {

@@ -445,7 +445,7 @@ impl Transfer {
         }
         m.last_heard = now;
         if h.family == Family::Session {
-            self.session_message(i, len, from, obs);
+            self.session_message(now, i, len, from, obs);
             return Ok(());
         }
         if self.ep.wire.drop_rx() {
@@ -460,6 +460,7 @@ impl Transfer {
     /// ANNOUNCE).
     fn session_message(
         &mut self,
+        now: Time,
         i: usize,
         len: usize,
         from: SocketAddr,
@@ -489,6 +490,15 @@ impl Transfer {
                     m.final_state = Some((state, reason));
                 }
                 obs.progress(m.node, bytes);
+                // What every receiver still in the session delivered, for a protocol that
+                // releases its repair store on it.
+                let live = self.members.iter().filter(|m| {
+                    m.evicted.is_none()
+                        && !matches!(m.final_state, Some((s, _)) if s != ReportState::Complete)
+                });
+                if let Some(low) = live.map(|m| m.messages).min() {
+                    self.agent.delivered_by_all(now, low);
+                }
             }
             Ok(Packet {
                 message: Message::Session(session::Message::Join { .. }),

@@ -59,6 +59,11 @@ pub struct SourceConfig {
     /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
     /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
     pub linger: Duration,
+    /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
+    /// beyond what every receiver delivered ([`Agent::delivered_by_all`]); the source
+    /// refuses new data ([`Agent::can_send`] false) until a report opens the window, and
+    /// keeps for repair only the packets in it.
+    pub txw: Option<u64>,
 }
 
 impl SourceConfig {
@@ -71,6 +76,7 @@ impl SourceConfig {
             spm_interval: Some(crate::spec::ms(spec::SPM_INTERVAL_MS)),
             repair_delay: crate::spec::ms(spec::REPAIR_DELAY_MS),
             linger: crate::spec::ms(spec::LINGER_MS),
+            txw: None,
         }
     }
 }
@@ -87,6 +93,8 @@ pub struct Source {
     cfg: SourceConfig,
     buf: RetransmitBuffer,
     next: u64,
+    /// Every receiver delivered the packets below this (the window's trailing edge).
+    trail: u64,
     spm_seq: u64,
     timers: TimerSet<SKey>,
     out: Outbox,
@@ -106,6 +114,7 @@ impl Source {
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
             next: 0,
+            trail: 0,
             spm_seq: 0,
             timers,
             out: Outbox::new(),
@@ -158,12 +167,12 @@ impl Agent for Source {
             match k {
                 SKey::Spm => {
                     self.out.stats.control_sent += 1;
-                    let (spm_seq, lead) = (self.spm_seq, self.next);
+                    let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.next);
                     self.spm_seq += 1;
                     self.push(
                         wire::Message::Spm {
                             spm_seq,
-                            trail: 0,
+                            trail,
                             lead,
                         },
                         0,
@@ -203,6 +212,17 @@ impl Agent for Source {
     }
     fn can_send(&self) -> bool {
         !self.closed
+            && self
+                .cfg
+                .txw
+                .is_none_or(|w| self.next.saturating_sub(self.trail) < w)
+    }
+    fn delivered_by_all(&mut self, _now: Time, messages: u64) {
+        let upto = messages.min(self.next);
+        if self.cfg.txw.is_some() && upto > self.trail {
+            self.trail = upto;
+            self.buf.remove_below(upto);
+        }
     }
     /// PGM has no positive acknowledgments: the source reports `Completed` `linger` later.
     fn close(&mut self, now: Time) {

@@ -289,3 +289,74 @@ fn source_reports_completed_only_after_linger_and_then_stops_spms() {
     assert_eq!(now, Time::from_secs(6));
     assert_eq!(s.poll_timeout(), None);
 }
+
+#[test]
+fn the_transmit_window_holds_the_source_until_every_receiver_delivered() {
+    let mut c = SourceConfig::new(NodeId(0), G);
+    c.txw = Some(3);
+    c.spm_interval = None;
+    let mut s = Source::new(c);
+    for _ in 0..3 {
+        assert!(s.can_send());
+        s.send(Time::ZERO, Bytes::from_static(b"data")).unwrap();
+    }
+    assert!(
+        !s.can_send(),
+        "three packets beyond the trail fill a window of three"
+    );
+    while s.poll_transmit().is_some() {}
+    s.delivered_by_all(Time::ZERO, 2);
+    assert!(s.can_send(), "two delivered by all open two places");
+    // What every receiver delivered is no longer kept: a NAK for it is not repaired.
+    s.handle_packet(
+        Time::ZERO,
+        NodeId(7),
+        &pkt(7, wire::Message::Nak { seq: 1 }),
+    );
+    assert!(s.poll_transmit().is_none());
+    s.handle_packet(
+        Time::ZERO,
+        NodeId(7),
+        &pkt(7, wire::Message::Nak { seq: 2 }),
+    );
+    assert_eq!(
+        s.poll_transmit().map(|t| t.dest),
+        Some(Dest::Group(G)),
+        "NCF"
+    );
+    assert!(
+        s.poll_transmit().is_some(),
+        "RDATA for a packet in the window"
+    );
+    // A report beyond what was sent releases no more than was sent.
+    s.delivered_by_all(Time::ZERO, 99);
+    for _ in 0..3 {
+        assert!(s.can_send());
+        s.send(Time::ZERO, Bytes::from_static(b"more")).unwrap();
+    }
+    assert!(!s.can_send());
+}
+
+#[test]
+fn without_a_transmit_window_reports_change_nothing() {
+    let mut s = Source::new(SourceConfig::new(NodeId(0), G));
+    for _ in 0..5 {
+        s.send(Time::ZERO, Bytes::from_static(b"data")).unwrap();
+    }
+    s.delivered_by_all(Time::ZERO, 5);
+    while s.poll_transmit().is_some() {}
+    s.handle_packet(
+        Time::ZERO,
+        NodeId(7),
+        &pkt(7, wire::Message::Nak { seq: 0 }),
+    );
+    assert_eq!(
+        s.poll_transmit().map(|t| t.dest),
+        Some(Dest::Group(G)),
+        "NCF"
+    );
+    assert!(
+        s.poll_transmit().is_some(),
+        "RDATA: the simulator's source keeps everything"
+    );
+}

@@ -17,6 +17,11 @@ pub const STATE_LIFETIME_MS: f64 = 2000.0;
 /// How long the source keeps answering after the last data, ms.
 pub const LINGER_MS: f64 = 5000.0;
 
+/// On sockets: the transmit window, packets the source keeps for repair and sends beyond
+/// what every receiver reported delivered (RFC 3208's TXW; 65,536 × 1,400-byte packets is
+/// about 92 MB, and at 1 Gbit/s about 0.7 s, enough for the 250-ms reports to keep it open).
+pub const SOCKET_TXW: u64 = 65_536;
+
 /// On sockets: NAK back-off bound, ms. Without network elements only the source's multicast
 /// NCF suppresses duplicate NAKs (a loss every receiver shares), and it arrives within a LAN's
 /// round trip, well under this.
@@ -31,6 +36,16 @@ pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
 
 /// `pgm`'s parameters.
 pub const PARAMS: &[Param] = &[
+    Param::int(
+        "txw",
+        "packets",
+        1,
+        1 << 24,
+        SOCKET_TXW,
+        "transmit window: packets kept for repair and sent beyond what every receiver \
+         reported delivered (the simulator keeps every packet)",
+    )
+    .sockets_only(),
     Param::ms(
         "nak_backoff_ms",
         NAK_BACKOFF_MS,
