@@ -515,7 +515,7 @@ mod tests {
     #[test]
     fn every_socket_protocol_is_offered() {
         let p = socket_protocols();
-        for name in ["saw", "bap", "xtp", "prmp", "dsp"] {
+        for name in ["saw", "bap", "xtp", "prmp", "dsp", "pgm"] {
             assert!(p.contains(&name), "{p:?}");
         }
     }

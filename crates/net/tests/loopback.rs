@@ -236,3 +236,23 @@ fn the_bridge_link_sets_the_datagram_size() {
         "{err}"
     );
 }
+
+/// The default protocol, NAK-based: lossless the receivers send no protocol packet at all
+/// (only session REPORTs); with loss every file still arrives whole; with a key too.
+#[test]
+fn pgm_three_receivers_5mb_0_and_5_percent_loss() {
+    assert_eq!(rmcast_net::agents::DEFAULT_PROTOCOL, "pgm");
+    for (port, loss) in [(47108, 0.0), (47109, 0.05)] {
+        let (run, dir, digest) = run(port, "pgm", 3, 5_000_000, loss, None, false);
+        check(&run, dir.path(), digest, 3);
+        assert_eq!(run.send.protocol, "pgm");
+        if loss == 0.0 {
+            assert_eq!(run.send.agent.repairs_sent, 0);
+        } else {
+            assert!(run.send.agent.repairs_sent > 0);
+        }
+    }
+    let keys = Keys::from_secret(b"a test key of more than sixteen bytes", true).unwrap();
+    let (run, dir, digest) = run(47110, "pgm", 2, 1_000_000, 0.02, Some(keys), true);
+    check(&run, dir.path(), digest, 2);
+}

@@ -162,12 +162,13 @@ pub struct Args {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub net: NetOpts,
-    /// Protocol: saw (stop-and-wait), bap (block acknowledgment, window --window), xtp
-    /// (transmitter-driven, selective repeat, window --window packets), prmp (polling:
-    /// receivers answer only when polled), dsp (designated status: one designated receiver
-    /// per --region reports and repairs its region locally) or pgm (NAK-based, RFC 3208 as
-    /// hosts run it: receivers that lose nothing send nothing; repairs by multicast)
-    #[arg(long, default_value = "saw")]
+    /// Protocol: pgm (NAK-based, RFC 3208 as hosts run it: receivers that lose nothing send
+    /// nothing, repairs by multicast; the fastest with loss), saw (stop-and-wait), bap (block
+    /// acknowledgment, window --window), xtp (transmitter-driven, selective repeat, window
+    /// --window packets), prmp (polling: receivers answer only when polled) or dsp
+    /// (designated status: one designated receiver per --region reports and repairs its
+    /// region locally)
+    #[arg(long, default_value = rmcast_net::agents::DEFAULT_PROTOCOL)]
     pub protocol: String,
     /// Window of windowed protocols. bap: messages in flight before the block ACK (default
     /// 16); xtp: packets not yet held by every receiver (16); prmp: the receive window S in

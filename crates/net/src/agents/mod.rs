@@ -108,6 +108,12 @@ pub static PROTOCOLS: [&dyn NetProtocol; 6] = [
     &xtp::Xtp,
 ];
 
+/// What `rmcast send` runs without `--protocol`: `pgm`, chosen by measurement on a bridge with
+/// loss per Ethernet frame (docs/performance.md, "Real network"): the best goodput of the
+/// protocols on sockets with loss, and receivers that lose nothing send nothing, whatever the
+/// group's size. `saw` and `bap` stay available by name.
+pub const DEFAULT_PROTOCOL: &str = "pgm";
+
 /// A protocol the driver runs, by command-line name (the protocols whose spec says they run
 /// on sockets).
 pub fn protocol(name: &str) -> Result<&'static dyn NetProtocol, NetError> {

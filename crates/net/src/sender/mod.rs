@@ -103,7 +103,7 @@ impl SendConfig {
     pub fn new(group: SocketAddr) -> Self {
         SendConfig {
             sock: SocketOpts::new(group),
-            protocol: "saw".into(),
+            protocol: crate::agents::DEFAULT_PROTOCOL.into(),
             expect: Expect::Discover(Duration::from_secs(3)),
             join_wait: Duration::from_secs(60),
             evict_after: Duration::from_secs(5),
