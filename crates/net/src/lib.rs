@@ -16,6 +16,7 @@
 
 pub mod agents;
 pub mod clock;
+mod digest;
 pub mod endpoint;
 pub mod error;
 pub mod frame;

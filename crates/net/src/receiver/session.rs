@@ -25,6 +25,10 @@ const UNI: Token = Token(1);
 const LOCAL: Token = Token(2);
 /// The writer thread's wake-up (a file verified, the transfer finished).
 const WAKE: Token = Token(3);
+/// A turn that read this many datagrams or more found a dense stream.
+const DENSE: u64 = 2;
+/// How long a receiver of a dense stream lets datagrams gather before it reads again.
+const COALESCE: Duration = Duration::from_micros(150);
 
 /// How a receive ended: its outcome and the reason.
 type End = (&'static str, Option<String>);
@@ -141,6 +145,8 @@ pub(super) struct Receiving {
     max_payload: usize,
     /// The kernel's drop counter of the group, unicast and local socket.
     drops: [u64; 3],
+    /// The last turn read at least [`DENSE`] datagrams: wait [`COALESCE`] before the next.
+    dense: bool,
 }
 
 impl Receiving {
@@ -201,6 +207,7 @@ impl Receiving {
             first_data: None,
             done_at: None,
             warned_sealed: false,
+            dense: false,
             end: None,
             max_payload,
             drops: [0; 3],
@@ -354,6 +361,11 @@ impl Receiving {
                 deadline = deadline.min(self.next_join);
             }
         }
+        // A dense stream: let a few more datagrams gather before waking (one wake-up and one
+        // batch for several instead of one per datagram or two).
+        if std::mem::take(&mut self.dense) && self.clock.until(deadline) > COALESCE * 2 {
+            std::thread::sleep(COALESCE);
+        }
         if let Err(e) = self
             .poll
             .poll(&mut self.events, Some(self.clock.until(deadline)))
@@ -369,6 +381,7 @@ impl Receiving {
     /// ends.
     fn read(&mut self, batch: &mut RecvBatch, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
         let now = self.clock.now();
+        let before = batch.datagrams;
         for k in 0..3 {
             batch.clear();
             loop {
@@ -417,6 +430,7 @@ impl Receiving {
             }
         }
         self.wire.stats.kernel_drops = self.drops.iter().sum();
+        self.dense = batch.datagrams - before >= DENSE;
         self.wire.stats.recv_batches = batch.calls;
         Ok(())
     }

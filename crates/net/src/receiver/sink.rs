@@ -2,6 +2,7 @@
 //! renamed into place only then, or standard output.
 
 use super::{reason, FileResult, Output, RecvObserver};
+use crate::digest::StreamDigest;
 use crate::frame::Frame;
 use crate::outdir::{check_target, Incoming};
 use rmcast_wire::session::ReportState;
@@ -11,7 +12,7 @@ pub(super) struct Current {
     name: String,
     size: Option<u64>,
     digest: Option<[u8; 32]>,
-    hasher: blake3::Hasher,
+    hasher: StreamDigest,
     written: u64,
     incoming: Option<Incoming>,
     failed: Option<(u8, String)>,
@@ -90,7 +91,7 @@ impl Sink {
             name: name.to_string(),
             size,
             digest,
-            hasher: blake3::Hasher::new(),
+            hasher: StreamDigest::default(),
             written: 0,
             incoming: None,
             failed: None,
@@ -197,7 +198,7 @@ impl Sink {
         let Some(mut c) = self.current.take() else {
             return;
         };
-        let got = *c.hasher.finalize().as_bytes();
+        let got = c.hasher.finalize();
         if c.failed.is_none() && !c.partial && Some(got) != c.digest {
             c.failed = Some((
                 reason::DIGEST,

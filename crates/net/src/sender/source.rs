@@ -39,10 +39,16 @@ pub(super) fn read_files(source: &Source) -> Result<Vec<SourceFile>, NetError> {
     Ok(files)
 }
 
+/// What the producer hands the transfer loop: messages (each with the file bytes it
+/// carries), a block's worth at a time so that one channel send and one wake-up serve many
+/// datagrams; or the error that ends the transfer.
 pub(super) enum Chunk {
-    Msg(Bytes, u64),
+    Msgs(Vec<(Bytes, u64)>),
     Err(String),
 }
+
+/// Bytes read, hashed and framed at a time (whole messages).
+const BLOCK: usize = 64 * 1024;
 
 /// Compute the BLAKE3 digest and size of a file, refusing unreadable files with a clear line.
 fn digest_file(p: &PathBuf) -> Result<(u64, [u8; 32]), NetError> {
@@ -105,25 +111,31 @@ pub(super) fn spawn_producer(
     chunk: usize,
     waker: Arc<Waker>,
 ) -> Chan<Chunk> {
-    let (tx, rx) = sync_channel::<Chunk>(256);
+    let (tx, rx) = sync_channel::<Chunk>(16);
     std::thread::spawn(move || {
         let send = |c: Chunk| -> bool {
             let ok = tx.send(c).is_ok();
             let _ = waker.wake();
             ok
         };
+        let one = |m: Bytes| Chunk::Msgs(vec![(m, 0)]);
+        // Read the source a block of whole messages at a time, hash the block (BLAKE3 is
+        // fastest on large updates), frame its messages and hand them over together.
         let pump = |r: &mut dyn Read, h: &mut blake3::Hasher| -> Result<u64, String> {
+            let block_len = (BLOCK / chunk).max(1) * chunk;
+            let mut block = vec![0u8; block_len];
             let mut total = 0u64;
             loop {
-                let mut buf = vec![0u8; chunk];
                 let mut filled = 0;
-                // Fill the chunk unless the source pauses (pipes return short reads).
-                while filled < chunk {
-                    match r.read(&mut buf[filled..]) {
+                // Fill the block unless the source pauses (a pipe's short read), once there
+                // is half a message to send.
+                while filled < block_len {
+                    match r.read(&mut block[filled..]) {
                         Ok(0) => break,
                         Ok(k) => {
+                            let asked = block_len - filled;
                             filled += k;
-                            if filled >= chunk / 2 {
+                            if k < asked && filled >= chunk / 2 {
                                 break;
                             }
                         }
@@ -134,10 +146,13 @@ pub(super) fn spawn_producer(
                 if filled == 0 {
                     return Ok(total);
                 }
-                h.update(&buf[..filled]);
+                h.update(&block[..filled]);
                 total += filled as u64;
-                let m = Frame::Data(&buf[..filled]).encode();
-                if !send(Chunk::Msg(m, filled as u64)) {
+                let msgs = block[..filled]
+                    .chunks(chunk)
+                    .map(|piece| (Frame::Data(piece).encode(), piece.len() as u64))
+                    .collect();
+                if !send(Chunk::Msgs(msgs)) {
                     return Err("stopped".into());
                 }
             }
@@ -152,7 +167,7 @@ pub(super) fn spawn_producer(
                         name: &info.name,
                     }
                     .encode();
-                    if !send(Chunk::Msg(head, 0)) {
+                    if !send(one(head)) {
                         return;
                     }
                     let mut f = match std::fs::File::open(&path) {
@@ -178,10 +193,10 @@ pub(super) fn spawn_producer(
                         }
                     }
                 }
-                send(Chunk::Msg(Frame::Finish { files: count }.encode(), 0));
+                send(one(Frame::Finish { files: count }.encode()));
             }
             Source::Stdin(name) => {
-                if !send(Chunk::Msg(Frame::Stream { name: &name }.encode(), 0)) {
+                if !send(one(Frame::Stream { name: &name }.encode())) {
                     return;
                 }
                 let mut h = blake3::Hasher::new();
@@ -193,8 +208,8 @@ pub(super) fn spawn_producer(
                             size: n,
                             digest: *h.finalize().as_bytes(),
                         };
-                        if send(Chunk::Msg(eos.encode(), 0)) {
-                            send(Chunk::Msg(Frame::Finish { files: 1 }.encode(), 0));
+                        if send(one(eos.encode())) {
+                            send(one(Frame::Finish { files: 1 }.encode()));
                         }
                     }
                     Err(e) => {

@@ -9,6 +9,7 @@ use super::source::{spawn_producer, Chunk, SourceFile};
 use super::{settings, Endpoint, SendObserver, Source, SOCK};
 use crate::agents::{SenderSide, Start, Started};
 use crate::NetError;
+use bytes::Bytes;
 use rmcast_proto::pacing::Pacer;
 use rmcast_proto::{Agent, Dest, Event, NodeId, Time, Transmit};
 use rmcast_wire::session::{self, Phase, ReportState};
@@ -29,6 +30,8 @@ pub(super) struct Transfer {
     /// The running ANNOUNCE as it stands.
     running: Vec<u8>,
     producer: Chan<Chunk>,
+    /// Messages taken from the producer, not yet handed to the agent.
+    ready: VecDeque<(Bytes, u64)>,
     pub(super) files: Vec<super::FileInfo>,
     pub(super) total: Option<u64>,
     pacer: Pacer,
@@ -120,6 +123,7 @@ impl Transfer {
             side,
             running,
             producer,
+            ready: VecDeque::new(),
             files: infos,
             total,
             pacer: Pacer::new(rate_bytes, burst),
@@ -198,24 +202,31 @@ impl Transfer {
             && self.pending.is_empty()
             && self.pacer.ready_at(now, self.ep.dgram) <= now
         {
-            match self.producer.try_recv() {
-                Ok(Chunk::Msg(m, data_bytes)) => match self.agent.send(now, m) {
-                    Ok(()) if !self.ep.proto.acknowledged() => self.acked += data_bytes,
-                    Ok(()) => {
-                        self.seq_bytes.insert(self.next_seq, data_bytes);
-                        self.next_seq += 1;
+            if self.ready.is_empty() {
+                match self.producer.try_recv() {
+                    Ok(Chunk::Msgs(v)) => self.ready.extend(v),
+                    Ok(Chunk::Err(e)) => {
+                        return Err(NetError::Failed(format!("{e}; the transfer was aborted")))
                     }
-                    Err(e) => return Err(NetError::Failed(format!("the agent refused data: {e}"))),
-                },
-                Ok(Chunk::Err(e)) => {
-                    return Err(NetError::Failed(format!("{e}; the transfer was aborted")))
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        self.source_done = true;
+                        self.closed_at = Some(now);
+                        self.agent.close(now);
+                        break;
+                    }
                 }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    self.source_done = true;
-                    self.closed_at = Some(now);
-                    self.agent.close(now);
+            }
+            let Some((m, data_bytes)) = self.ready.pop_front() else {
+                continue;
+            };
+            match self.agent.send(now, m) {
+                Ok(()) if !self.ep.proto.acknowledged() => self.acked += data_bytes,
+                Ok(()) => {
+                    self.seq_bytes.insert(self.next_seq, data_bytes);
+                    self.next_seq += 1;
                 }
+                Err(e) => return Err(NetError::Failed(format!("the agent refused data: {e}"))),
             }
         }
         Ok(())
