@@ -33,7 +33,7 @@ use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::{Bitmap, Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{ff as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -399,20 +399,7 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.pump(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, now: Time) {
-        self.queue.close();
-        self.settle(now);
-    }
+    crate::sendq::send_queue_field!(queue, take: pump, after_close: Self::settle);
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.slot(node) else {

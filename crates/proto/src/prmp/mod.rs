@@ -98,7 +98,7 @@ use crate::sendq::SendQueue;
 use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use plan::Planner;

@@ -903,20 +903,7 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.pump(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, _now: Time) {
-        self.queue.close();
-        self.maybe_complete();
-    }
+    crate::sendq::send_queue_field!(queue, take: pump, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.slot(node) else {

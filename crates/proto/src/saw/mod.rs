@@ -31,7 +31,7 @@ use crate::rng::AgentRng;
 use crate::roster::Roster;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{saw as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -428,20 +428,7 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.start_next(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, _now: Time) {
-        self.queue.close();
-        self.maybe_complete();
-    }
+    crate::sendq::send_queue_field!(queue, take: start_next, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.remove(node) else {
