@@ -9,7 +9,7 @@
 //! were sent.
 
 use crate::rng::AgentRng;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Stats, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use std::cmp::Reverse;
@@ -71,6 +71,79 @@ pub fn assert_reliable(
         ),
         "{what}: no Completed"
     );
+}
+
+/// The set-up of a one-sender group test, written once for every protocol's tests: a
+/// [`Harness`] with `delay`, `drop` and `seed`; the sender at node 0 and receivers at nodes
+/// `1..=receivers`, all members of [`TEST_GROUP`]; messages `0..messages` ([`message`]) sent
+/// and the sender closed; the run continues until nothing is left to do (at most an hour of
+/// virtual time). A protocol's test `Setup` embeds it beside its own parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupTest {
+    /// Receivers (nodes `1..=receivers`).
+    pub receivers: u32,
+    /// Probability that one copy of a packet is lost ([`Harness::new`]).
+    pub drop: f64,
+    /// Messages sent.
+    pub messages: u64,
+    /// The harness's seed.
+    pub seed: u64,
+    /// One-way delay of every copy.
+    pub delay: Duration,
+}
+
+/// The multicast group of a [`GroupTest`].
+pub const TEST_GROUP: GroupId = GroupId(1);
+
+impl GroupTest {
+    /// `receivers` receivers, each copy lost with probability `drop`, `messages` messages;
+    /// seed and delay are the caller's to choose.
+    pub fn new(receivers: u32, drop: f64, messages: u64, seed: u64, delay: Duration) -> Self {
+        GroupTest {
+            receivers,
+            drop,
+            messages,
+            seed,
+            delay,
+        }
+    }
+
+    /// The receivers' node ids, `1..=receivers`.
+    pub fn receiver_ids(&self) -> Vec<NodeId> {
+        (1..=self.receivers).map(NodeId).collect()
+    }
+
+    /// Run it: `sender(receiver ids)` is added at node 0, `receiver(id)` at each receiver id.
+    pub fn run(
+        &self,
+        sender: impl FnOnce(Vec<NodeId>) -> Box<dyn Agent>,
+        mut receiver: impl FnMut(NodeId) -> Box<dyn Agent>,
+    ) -> Harness {
+        let mut h = Harness::new(self.delay, self.drop, self.seed);
+        let receivers = self.receiver_ids();
+        let s = h.add(sender(receivers.clone()));
+        assert_eq!(s, NodeId(0), "the sender is node 0");
+        for &r in &receivers {
+            let id = h.add(receiver(r));
+            assert_eq!(id, r, "receivers are nodes 1..=n");
+        }
+        h.set_group(TEST_GROUP, receivers);
+        h.send_all(s, self.messages);
+        h.run_until(Time::from_secs(3600));
+        h
+    }
+
+    /// [`assert_reliable`] over this test's receivers and messages.
+    pub fn assert_reliable(&self, h: &Harness, order: DoneOrder, what: &str) {
+        assert_reliable(h, 1..=self.receivers as usize, self.messages, order, what);
+    }
+}
+
+/// The statistics agent `node` of `h` reports (a test assertion that it exists).
+pub fn stats_of(h: &Harness, node: u32) -> Stats {
+    let agent = h.agent(NodeId(node));
+    assert!(agent.is_some(), "no agent at node {node}");
+    agent.map(|a| a.stats().clone()).unwrap_or_default()
 }
 
 /// Statistics of one harness run.
