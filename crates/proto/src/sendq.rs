@@ -60,6 +60,7 @@ pub struct SendQueue {
     limit: usize,
     max_message: usize,
     closed: bool,
+    completed: bool,
 }
 
 impl SendQueue {
@@ -70,6 +71,7 @@ impl SendQueue {
             limit: limit.max(1),
             max_message,
             closed: false,
+            completed: false,
         }
     }
     /// Queue `data`, or say why not (handing a full queue's message back).
@@ -92,6 +94,16 @@ impl SendQueue {
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+    /// Whether the sender is done just now: closed, nothing queued, `idle` (the sender holds
+    /// nothing in flight) and not done before. True at most once; the sender then reports
+    /// [`Event::Completed`](crate::Event::Completed).
+    pub fn complete(&mut self, idle: bool) -> bool {
+        if self.closed && !self.completed && idle && self.queue.is_empty() {
+            self.completed = true;
+            return true;
+        }
+        false
     }
     /// The oldest queued message.
     pub fn pop_front(&mut self) -> Option<Bytes> {

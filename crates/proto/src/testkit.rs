@@ -9,7 +9,7 @@
 //! were sent.
 
 use crate::rng::AgentRng;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Stats, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use std::cmp::Reverse;
@@ -137,13 +137,6 @@ impl GroupTest {
     pub fn assert_reliable(&self, h: &Harness, order: DoneOrder, what: &str) {
         assert_reliable(h, 1..=self.receivers as usize, self.messages, order, what);
     }
-}
-
-/// The statistics agent `node` of `h` reports (a test assertion that it exists).
-pub fn stats_of(h: &Harness, node: u32) -> Stats {
-    let agent = h.agent(NodeId(node));
-    assert!(agent.is_some(), "no agent at node {node}");
-    agent.map(|a| a.stats().clone()).unwrap_or_default()
 }
 
 /// Statistics of one harness run.
