@@ -139,6 +139,17 @@ impl GroupTest {
     }
 }
 
+/// `run(seed)` is a pure function of the seed: two runs with `seed` report the same events
+/// and harness statistics, and a run with `other_seed` reports different events.
+pub fn assert_deterministic(mut run: impl FnMut(u64) -> Harness, seed: u64, other_seed: u64) {
+    let a = run(seed);
+    let b = run(seed);
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.stats, b.stats);
+    let c = run(other_seed);
+    assert_ne!(a.events, c.events, "a different seed should change the run");
+}
+
 /// Statistics of one harness run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HarnessStats {
