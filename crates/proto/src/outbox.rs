@@ -4,7 +4,7 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
-use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Transmit};
+use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Time, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
 use std::collections::VecDeque;
@@ -70,6 +70,30 @@ impl<T> Outbox<T> {
     /// Queue `event` for the driver (after every event queued before it).
     pub fn event(&mut self, event: Event) {
         self.events.push_back(event);
+    }
+
+    /// A sender is done with message `seq`: count it as `completed` or (given up on at the
+    /// retransmission limit) `failed`, and report [`Event::MessageDone`].
+    pub fn message_done(
+        &mut self,
+        seq: u64,
+        sent_at: Time,
+        done_at: Time,
+        transmissions: u32,
+        failed: bool,
+    ) {
+        if failed {
+            self.stats.failed += 1;
+        } else {
+            self.stats.completed += 1;
+        }
+        self.event(Event::MessageDone {
+            seq,
+            sent_at,
+            done_at,
+            transmissions,
+            failed,
+        });
     }
 
     /// The oldest queued datagram (what `poll_transmit` returns).

@@ -2,7 +2,52 @@
 //! keeps per-receiver state in a `Vec` (by the receiver's position in its configuration)
 //! finds a feedback packet's slot and forgets an evicted receiver through it.
 
-use crate::NodeId;
+use crate::{GroupId, NodeId};
+
+/// Who a one-to-many sender is and whom it serves: the identity every group sender's
+/// configuration (saw, bap, rra, ff, prmp, xtp) embeds as its `id` field, written once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderIdentity {
+    /// This agent's node id (the source of every datagram it sends).
+    pub node: NodeId,
+    /// Session id: carried in every datagram, and datagrams of another session are ignored.
+    pub session: u32,
+    /// The multicast group the data goes to.
+    pub group: GroupId,
+    /// The static group membership: the receivers the sender serves and waits for.
+    pub receivers: Vec<NodeId>,
+}
+
+impl SenderIdentity {
+    /// `node` sending to `group` for `receivers`, in session 0.
+    pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>) -> Self {
+        SenderIdentity {
+            node,
+            session: 0,
+            group,
+            receivers,
+        }
+    }
+}
+
+/// Lets a sender configuration that embeds a [`SenderIdentity`] as its `id` field be read and
+/// set as if the identity's fields were its own (`cfg.session = 7`, `cfg.receivers.len()`).
+macro_rules! embeds_sender_identity {
+    ($config:ty) => {
+        impl core::ops::Deref for $config {
+            type Target = $crate::roster::SenderIdentity;
+            fn deref(&self) -> &Self::Target {
+                &self.id
+            }
+        }
+        impl core::ops::DerefMut for $config {
+            fn deref_mut(&mut self) -> &mut Self::Target {
+                &mut self.id
+            }
+        }
+    };
+}
+pub(crate) use embeds_sender_identity;
 
 /// Receivers sorted by node id, each with its *slot*: its position in the configured
 /// receiver list (the first one where a node is listed twice).

@@ -21,6 +21,38 @@ pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendE
     Ok(())
 }
 
+/// Implements [`Agent::send`](crate::Agent::send), [`can_send`](crate::Agent::can_send) and
+/// [`close`](crate::Agent::close) of a sender whose application messages wait in the
+/// [`SendQueue`] field `field`: `send` queues the message (or says why not) and then calls
+/// `self.take(now)` so the window takes what it can; `can_send` is the queue's
+/// [`can_accept`](SendQueue::can_accept); `close` closes the queue and then calls
+/// `after_close(self, now)` (what the sender does once no more messages come). Write it inside
+/// the trait impl: `send_queue_field!(queue, take: fill, after_close: |s, _| s.maybe_complete());`.
+macro_rules! send_queue_field {
+    ($field:ident, take: $take:ident, after_close: $after_close:expr) => {
+        fn send(
+            &mut self,
+            now: $crate::Time,
+            data: $crate::Bytes,
+        ) -> Result<(), $crate::SendError> {
+            self.$field.offer(data)?;
+            self.$take(now);
+            Ok(())
+        }
+
+        fn can_send(&self) -> bool {
+            self.$field.can_accept()
+        }
+
+        fn close(&mut self, now: $crate::Time) {
+            self.$field.close();
+            let after_close: fn(&mut Self, $crate::Time) = $after_close;
+            after_close(self, now);
+        }
+    };
+}
+pub(crate) use send_queue_field;
+
 /// Messages accepted from the application and not yet taken by the protocol's window.
 #[derive(Debug, Clone)]
 pub struct SendQueue {
@@ -28,6 +60,7 @@ pub struct SendQueue {
     limit: usize,
     max_message: usize,
     closed: bool,
+    completed: bool,
 }
 
 impl SendQueue {
@@ -38,6 +71,7 @@ impl SendQueue {
             limit: limit.max(1),
             max_message,
             closed: false,
+            completed: false,
         }
     }
     /// Queue `data`, or say why not (handing a full queue's message back).
@@ -60,6 +94,16 @@ impl SendQueue {
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+    /// Whether the sender is done just now: closed, nothing queued, `idle` (the sender holds
+    /// nothing in flight) and not done before. True at most once; the sender then reports
+    /// [`Event::Completed`](crate::Event::Completed).
+    pub fn complete(&mut self, idle: bool) -> bool {
+        if self.closed && !self.completed && idle && self.queue.is_empty() {
+            self.completed = true;
+            return true;
+        }
+        false
     }
     /// The oldest queued message.
     pub fn pop_front(&mut self) -> Option<Bytes> {

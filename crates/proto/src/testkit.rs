@@ -73,6 +73,83 @@ pub fn assert_reliable(
     );
 }
 
+/// The set-up of a one-sender group test, written once for every protocol's tests: a
+/// [`Harness`] with `delay`, `drop` and `seed`; the sender at node 0 and receivers at nodes
+/// `1..=receivers`, all members of [`TEST_GROUP`]; messages `0..messages` ([`message`]) sent
+/// and the sender closed; the run continues until nothing is left to do (at most an hour of
+/// virtual time). A protocol's test `Setup` embeds it beside its own parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupTest {
+    /// Receivers (nodes `1..=receivers`).
+    pub receivers: u32,
+    /// Probability that one copy of a packet is lost ([`Harness::new`]).
+    pub drop: f64,
+    /// Messages sent.
+    pub messages: u64,
+    /// The harness's seed.
+    pub seed: u64,
+    /// One-way delay of every copy.
+    pub delay: Duration,
+}
+
+/// The multicast group of a [`GroupTest`].
+pub const TEST_GROUP: GroupId = GroupId(1);
+
+impl GroupTest {
+    /// `receivers` receivers, each copy lost with probability `drop`, `messages` messages;
+    /// seed and delay are the caller's to choose.
+    pub fn new(receivers: u32, drop: f64, messages: u64, seed: u64, delay: Duration) -> Self {
+        GroupTest {
+            receivers,
+            drop,
+            messages,
+            seed,
+            delay,
+        }
+    }
+
+    /// The receivers' node ids, `1..=receivers`.
+    pub fn receiver_ids(&self) -> Vec<NodeId> {
+        (1..=self.receivers).map(NodeId).collect()
+    }
+
+    /// Run it: `sender(receiver ids)` is added at node 0, `receiver(id)` at each receiver id.
+    pub fn run(
+        &self,
+        sender: impl FnOnce(Vec<NodeId>) -> Box<dyn Agent>,
+        mut receiver: impl FnMut(NodeId) -> Box<dyn Agent>,
+    ) -> Harness {
+        let mut h = Harness::new(self.delay, self.drop, self.seed);
+        let receivers = self.receiver_ids();
+        let s = h.add(sender(receivers.clone()));
+        assert_eq!(s, NodeId(0), "the sender is node 0");
+        for &r in &receivers {
+            let id = h.add(receiver(r));
+            assert_eq!(id, r, "receivers are nodes 1..=n");
+        }
+        h.set_group(TEST_GROUP, receivers);
+        h.send_all(s, self.messages);
+        h.run_until(Time::from_secs(3600));
+        h
+    }
+
+    /// [`assert_reliable`] over this test's receivers and messages.
+    pub fn assert_reliable(&self, h: &Harness, order: DoneOrder, what: &str) {
+        assert_reliable(h, 1..=self.receivers as usize, self.messages, order, what);
+    }
+}
+
+/// `run(seed)` is a pure function of the seed: two runs with `seed` report the same events
+/// and harness statistics, and a run with `other_seed` reports different events.
+pub fn assert_deterministic(mut run: impl FnMut(u64) -> Harness, seed: u64, other_seed: u64) {
+    let a = run(seed);
+    let b = run(seed);
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.stats, b.stats);
+    let c = run(other_seed);
+    assert_ne!(a.events, c.events, "a different seed should change the run");
+}
+
 /// Statistics of one harness run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HarnessStats {

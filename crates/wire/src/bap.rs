@@ -18,33 +18,13 @@
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
-/// Packet kinds of the `bap` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `bap` family.
+    Bap, data: [Data];
     /// DATA: a message.
     Data = 1,
     /// ACK: feedback to the sender.
     Ack = 2,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Data),
-            2 => Ok(Kind::Ack),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Bap,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Data)
-    }
 }
 
 /// A `bap` message body.
@@ -67,14 +47,6 @@ pub enum Message<'a> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Data { .. } => Kind::Data,
-            Message::Ack { .. } => Kind::Ack,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         Ok(())
     }

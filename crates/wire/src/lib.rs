@@ -35,6 +35,65 @@
     clippy::indexing_slicing
 )]
 
+/// A family's `Kind` enum: its wire numbers, the conversion from the header's kind byte
+/// ([`DecodeError::UnknownKind`] for a number the family does not define), which kinds
+/// carry application data, and `Message::kind` (each variant of the family's `Message` is
+/// named after its kind). Written once here and invoked by every family module:
+///
+/// ```text
+/// packet_kinds! {
+///     /// Packet kinds of the `bap` family.
+///     Bap, data: [Data];
+///     /// DATA: a message.
+///     Data = 1,
+///     /// ACK: feedback to the sender.
+///     Ack = 2,
+/// }
+/// ```
+macro_rules! packet_kinds {
+    (
+        $(#[$meta:meta])*
+        $family:ident, data: [$($data:ident),+ $(,)?];
+        $($(#[$vmeta:meta])* $name:ident = $value:literal),+ $(,)?
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Kind {
+            $($(#[$vmeta])* $name = $value),+
+        }
+
+        impl Kind {
+            /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number
+            /// this family does not define.
+            ///
+            /// [`DecodeError::UnknownKind`]: crate::DecodeError::UnknownKind
+            pub fn from_u8(v: u8) -> Result<Self, $crate::DecodeError> {
+                match v {
+                    $($value => Ok(Kind::$name),)+
+                    kind => Err($crate::DecodeError::UnknownKind {
+                        family: $crate::Family::$family,
+                        kind,
+                    }),
+                }
+            }
+            /// True for kinds that carry application data.
+            pub fn is_data(self) -> bool {
+                matches!(self, $(Kind::$data)|+)
+            }
+        }
+
+        impl Message<'_> {
+            /// The packet kind of this message.
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $(Message::$name { .. } => Kind::$name,)+
+                }
+            }
+        }
+    };
+}
+
 pub mod bap;
 mod cursor;
 pub mod ff;

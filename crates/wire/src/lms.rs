@@ -28,10 +28,9 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 /// `tp` value of a repair that is not bound for a turning point.
 pub const NO_TP: u32 = u32::MAX;
 
-/// Packet kinds of the `lms` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `lms` family.
+    Lms, data: [Data, Repair];
     /// DATA: original data from the source.
     Data = 1,
     /// REQUEST: a receiver's request for a lost packet, toward the source.
@@ -44,29 +43,6 @@ pub enum Kind {
     Heartbeat = 5,
     /// REFRESH: a receiver's replier cost (adaptive repliers).
     Refresh = 6,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Data),
-            2 => Ok(Kind::Request),
-            3 => Ok(Kind::Dreq),
-            4 => Ok(Kind::Repair),
-            5 => Ok(Kind::Heartbeat),
-            6 => Ok(Kind::Refresh),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Lms,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Data | Kind::Repair)
-    }
 }
 
 /// An `lms` message body.
@@ -123,18 +99,6 @@ pub enum Message<'a> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Data { .. } => Kind::Data,
-            Message::Request { .. } => Kind::Request,
-            Message::Dreq { .. } => Kind::Dreq,
-            Message::Repair { .. } => Kind::Repair,
-            Message::Heartbeat { .. } => Kind::Heartbeat,
-            Message::Refresh { .. } => Kind::Refresh,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         match self {
             Message::Dreq { tp, .. } if *tp == NO_TP => Err(EncodeError::InvalidField {

@@ -17,10 +17,9 @@
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
-/// Packet kinds of the `pgm` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `pgm` family.
+    Pgm, data: [Odata, Rdata];
     /// ODATA: original data.
     Odata = 1,
     /// RDATA: repair data.
@@ -31,28 +30,6 @@ pub enum Kind {
     Ncf = 4,
     /// SPM: the source's path message with its window edges.
     Spm = 5,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Odata),
-            2 => Ok(Kind::Rdata),
-            3 => Ok(Kind::Nak),
-            4 => Ok(Kind::Ncf),
-            5 => Ok(Kind::Spm),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Pgm,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Odata | Kind::Rdata)
-    }
 }
 
 /// A `pgm` message body.
@@ -94,17 +71,6 @@ pub enum Message<'a> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Odata { .. } => Kind::Odata,
-            Message::Rdata { .. } => Kind::Rdata,
-            Message::Nak { .. } => Kind::Nak,
-            Message::Ncf { .. } => Kind::Ncf,
-            Message::Spm { .. } => Kind::Spm,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         match self {
             Message::Spm { trail, lead, .. } if trail > lead => Err(EncodeError::InvalidField {

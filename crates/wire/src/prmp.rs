@@ -33,10 +33,9 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 /// `hr` value of a child that has received nothing (the paper's `HR = -1`).
 pub const NO_HR: u64 = u64::MAX;
 
-/// Packet kinds of the `prmp` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `prmp` family.
+    Prmp, data: [Data, DataPoll];
     /// DATA: a data packet.
     Data = 1,
     /// POLL: a polling request without data.
@@ -45,27 +44,6 @@ pub enum Kind {
     DataPoll = 3,
     /// RESP: a child's response.
     Resp = 4,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Data),
-            2 => Ok(Kind::Poll),
-            3 => Ok(Kind::DataPoll),
-            4 => Ok(Kind::Resp),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Prmp,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Data | Kind::DataPoll)
-    }
 }
 
 /// The children a poll names (`POLL.CLD`), as raw big-endian `u32` node ids borrowed from the
@@ -202,16 +180,6 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Data { .. } => Kind::Data,
-            Message::Poll { .. } => Kind::Poll,
-            Message::DataPoll { .. } => Kind::DataPoll,
-            Message::Resp { .. } => Kind::Resp,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
     }

@@ -22,36 +22,15 @@ use crate::{DecodeError, EncodeError, Reader, Writer};
 /// `acker` value naming no receiver.
 pub const NO_ACKER: u32 = u32::MAX;
 
-/// Packet kinds of the `rra` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `rra` family.
+    Rra, data: [Data];
     /// DATA: a message naming its acker.
     Data = 1,
     /// ACK: a receiver's report.
     Ack = 2,
     /// POLL: a request for a report.
     Poll = 3,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Data),
-            2 => Ok(Kind::Ack),
-            3 => Ok(Kind::Poll),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Rra,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Data)
-    }
 }
 
 /// A `rra` message body.
@@ -115,15 +94,6 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Data { .. } => Kind::Data,
-            Message::Ack { .. } => Kind::Ack,
-            Message::Poll { .. } => Kind::Poll,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
     }

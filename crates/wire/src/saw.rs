@@ -11,33 +11,13 @@
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
-/// Packet kinds of the `saw` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `saw` family.
+    Saw, data: [Data];
     /// DATA: a message.
     Data = 1,
     /// ACK: feedback to the sender.
     Ack = 2,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Data),
-            2 => Ok(Kind::Ack),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Saw,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Data)
-    }
 }
 
 /// A `saw` message body.
@@ -69,14 +49,6 @@ fn read_seq(r: &mut Reader<'_>) -> Result<u8, DecodeError> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Data { .. } => Kind::Data,
-            Message::Ack { .. } => Kind::Ack,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         let seq = match self {
             Message::Data { seq, .. } | Message::Ack { seq } => *seq,

@@ -27,10 +27,9 @@ pub const SESSION_ENTRY_LEN: usize = 20;
 /// Most entries one SESSION message may carry.
 pub const MAX_SESSION_ENTRIES: usize = 3_000;
 
-/// Packet kinds of the `srm` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `srm` family.
+    Srm, data: [Data, Repair];
     /// DATA: original data.
     Data = 1,
     /// REQUEST: a member's multicast request for a lost packet.
@@ -39,27 +38,6 @@ pub enum Kind {
     Repair = 3,
     /// SESSION: a member's periodic session message.
     Session = 4,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Data),
-            2 => Ok(Kind::Request),
-            3 => Ok(Kind::Repair),
-            4 => Ok(Kind::Session),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Srm,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Data | Kind::Repair)
-    }
 }
 
 /// One SESSION entry: what this member last heard from `node`.
@@ -168,16 +146,6 @@ pub enum Message<'a> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Data { .. } => Kind::Data,
-            Message::Request { .. } => Kind::Request,
-            Message::Repair { .. } => Kind::Repair,
-            Message::Session { .. } => Kind::Session,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         match self {
             Message::Session { entries, .. } if entries.len() > MAX_SESSION_ENTRIES => {

@@ -37,10 +37,9 @@
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
-/// Packet kinds of the `tree` family (the paper's Type field, plus ASSIGN).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `tree` family (the paper's Type field, plus ASSIGN).
+    Tree, data: [LocalData, Data];
     /// STATUS: a reporter's status to the source.
     Status = 0,
     /// LOCAL STATUS: an endpoint's status inside its region.
@@ -51,28 +50,6 @@ pub enum Kind {
     Data = 3,
     /// ASSIGN: a CP exchange's order to re-multicast blocks locally.
     Assign = 4,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            0 => Ok(Kind::Status),
-            1 => Ok(Kind::LocalStatus),
-            2 => Ok(Kind::LocalData),
-            3 => Ok(Kind::Data),
-            4 => Ok(Kind::Assign),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Tree,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::LocalData | Kind::Data)
-    }
 }
 
 /// The body of a status packet (Type 0 and Type 1 share it).
@@ -183,17 +160,6 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
 const STATUS_FIXED: usize = 4 + 4 + 2 + 4 + 8 + 4;
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Status(_) => Kind::Status,
-            Message::LocalStatus(_) => Kind::LocalStatus,
-            Message::LocalData { .. } => Kind::LocalData,
-            Message::Data { .. } => Kind::Data,
-            Message::Assign { .. } => Kind::Assign,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
     }

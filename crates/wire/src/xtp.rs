@@ -95,10 +95,9 @@ pub mod opt {
     pub const KNOWN: u16 = SREQ | FASTNAK | EOM | RECS | MULTI | NOERR | NOFLOW | WCLOSE;
 }
 
-/// Packet kinds of the `xtp` family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the `xtp` family.
+    Xtp, data: [Data];
     /// FIRST: opens the association, carrying the traffic specification.
     First = 1,
     /// DATA: a packet of a user write.
@@ -107,27 +106,6 @@ pub enum Kind {
     Cntl = 3,
     /// FASTNAK: a status a receiver sends on its own when it sees a gap.
     Fastnak = 4,
-}
-
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::First),
-            2 => Ok(Kind::Data),
-            3 => Ok(Kind::Cntl),
-            4 => Ok(Kind::Fastnak),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Xtp,
-                kind,
-            }),
-        }
-    }
-    /// True for kinds that carry application data.
-    pub fn is_data(self) -> bool {
-        matches!(self, Kind::Data)
-    }
 }
 
 /// The service an association offers (the FIRST packet's `service`).
@@ -354,16 +332,6 @@ pub fn push_record(out: &mut Vec<u8>, data: &[u8]) -> Option<()> {
 }
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::First { .. } => Kind::First,
-            Message::Data { .. } => Kind::Data,
-            Message::Cntl(_) => Kind::Cntl,
-            Message::Fastnak(_) => Kind::Fastnak,
-        }
-    }
-
     fn options(&self) -> u16 {
         match self {
             Message::First { options, .. } | Message::Data { options, .. } => *options,

@@ -64,10 +64,11 @@
 
 use crate::rng::AgentRng;
 use crate::roster::Roster;
+use crate::roster::SenderIdentity;
 use crate::saw::timeout::{LimitRule, TimeoutRule};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{bap as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -108,14 +109,9 @@ pub fn all_acked_rank(
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// The static group membership.
-    pub receivers: Vec<NodeId>,
+    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
+    /// `cfg.group` and `cfg.receivers`.
+    pub id: SenderIdentity,
     /// Maximum window `n` (1..=[`MAX_WINDOW`]); sequence numbers run modulo `2n`.
     pub window: u16,
     /// Packet timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
@@ -132,6 +128,8 @@ pub struct SenderConfig {
     pub queue_limit: usize,
 }
 
+crate::roster::embeds_sender_identity!(SenderConfig);
+
 impl SenderConfig {
     /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(
@@ -142,10 +140,7 @@ impl SenderConfig {
         timeout: Duration,
     ) -> Self {
         SenderConfig {
-            node,
-            session: 0,
-            group,
-            receivers,
+            id: SenderIdentity::new(node, group, receivers),
             window,
             timeout,
             timeout_rule: None,
@@ -244,7 +239,6 @@ pub struct Sender {
     base: u64,
     window: VecDeque<Slot>,
     timer: TimerSet<PacketTimer>,
-    completed: bool,
     out: Outbox,
 }
 
@@ -272,7 +266,6 @@ impl Sender {
             base: 0,
             window: VecDeque::new(),
             timer: TimerSet::new(),
-            completed: false,
             out: Outbox::new(),
         }
     }
@@ -364,18 +357,8 @@ impl Sender {
             let Some(slot) = self.window.pop_front() else {
                 break;
             };
-            if failed {
-                self.out.stats.failed += 1;
-            } else {
-                self.out.stats.completed += 1;
-            }
-            self.out.event(Event::MessageDone {
-                seq: self.base,
-                sent_at: slot.sent_at,
-                done_at: now,
-                transmissions: slot.transmissions,
-                failed,
-            });
+            self.out
+                .message_done(self.base, slot.sent_at, now, slot.transmissions, failed);
             self.base += 1;
         }
         // Clear ACK-vector slots that no longer point into the active window.
@@ -442,12 +425,7 @@ impl Sender {
     }
 
     fn maybe_complete(&mut self) {
-        if self.queue.is_closed()
-            && !self.completed
-            && self.window.is_empty()
-            && self.queue.is_empty()
-        {
-            self.completed = true;
+        if self.queue.complete(self.window.is_empty()) {
             self.out.event(Event::Completed);
         }
     }
@@ -474,20 +452,7 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.fill(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, _now: Time) {
-        self.queue.close();
-        self.maybe_complete();
-    }
+    crate::sendq::send_queue_field!(queue, take: fill, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.remove(node) else {

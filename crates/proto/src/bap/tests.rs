@@ -1,57 +1,46 @@
 use super::*;
-use crate::testkit::{assert_reliable, message, DoneOrder::InOrder, Harness};
+use crate::testkit::{
+    assert_deterministic, message, DoneOrder::InOrder, GroupTest, Harness, TEST_GROUP as GROUP,
+};
+use crate::SendError;
 use proptest::prelude::*;
 use rmcast_wire::Packet;
 
-const GROUP: GroupId = GroupId(1);
-
 struct Setup {
-    receivers: usize,
+    base: GroupTest,
     window: u16,
-    drop: f64,
-    messages: u64,
     ack_delay_max: Duration,
     limit: Option<u32>,
-    seed: u64,
 }
 
 impl Setup {
     fn new(receivers: usize, window: u16, drop: f64) -> Self {
         Setup {
-            receivers,
+            base: GroupTest::new(receivers as u32, drop, 100, 42, Duration::from_micros(100)),
             window,
-            drop,
-            messages: 100,
             ack_delay_max: Duration::ZERO,
             limit: None,
-            seed: 42,
         }
     }
 
     fn run(&self) -> Harness {
-        let delay = Duration::from_micros(100);
-        let mut h = Harness::new(delay, self.drop, self.seed);
-        let receivers: Vec<NodeId> = (1..=self.receivers as u32).map(NodeId).collect();
         let ack_timeout = Duration::from_millis(1);
         // Longer than a round trip plus the receivers' ACK-delay timeout and random delay,
         // as the thesis's formula makes it.
         let timeout = Duration::from_micros(300) + ack_timeout + self.ack_delay_max;
-        let mut cfg = SenderConfig::new(NodeId(0), GROUP, receivers.clone(), self.window, timeout);
-        cfg.max_retransmissions = self.limit;
-        cfg.queue_limit = usize::MAX;
-        let s = h.add(Box::new(Sender::new(cfg)));
-        for &r in &receivers {
-            let mut rc = ReceiverConfig::new(r, self.window, ack_timeout);
-            rc.ack_delay_max = self.ack_delay_max;
-            h.add(Box::new(Receiver::new(
-                rc,
-                AgentRng::derive(self.seed, r, 0),
-            )));
-        }
-        h.set_group(GROUP, receivers);
-        h.send_all(s, self.messages);
-        h.run_until(Time::from_secs(3600));
-        h
+        self.base.run(
+            |receivers| {
+                let mut cfg = SenderConfig::new(NodeId(0), GROUP, receivers, self.window, timeout);
+                cfg.max_retransmissions = self.limit;
+                cfg.queue_limit = usize::MAX;
+                Box::new(Sender::new(cfg))
+            },
+            |r| {
+                let mut rc = ReceiverConfig::new(r, self.window, ack_timeout);
+                rc.ack_delay_max = self.ack_delay_max;
+                Box::new(Receiver::new(rc, AgentRng::derive(self.base.seed, r, 0)))
+            },
+        )
     }
 }
 
@@ -63,7 +52,7 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{receivers} rx, n={window}, drop {drop}");
-                assert_reliable(&h, 1..=receivers, setup.messages, InOrder, &what);
+                setup.base.assert_reliable(&h, InOrder, &what);
                 let s = h.agent(NodeId(0)).unwrap().stats().clone();
                 if drop == 0.0 {
                     assert_eq!(s.repairs_sent, 0, "{what}: no loss, no retransmission");
@@ -75,7 +64,7 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 }
                 println!(
                     "bap e2e: {what}: {} msgs, {} retransmissions, {} timeouts, {} copies dropped",
-                    setup.messages, s.repairs_sent, s.timeouts, h.stats.copies_dropped
+                    setup.base.messages, s.repairs_sent, s.timeouts, h.stats.copies_dropped
                 );
             }
         }
@@ -88,7 +77,7 @@ fn random_ack_delay_is_reliable() {
         let mut setup = Setup::new(10, 5, drop);
         setup.ack_delay_max = Duration::from_micros(500);
         let h = setup.run();
-        assert_reliable(&h, 1..=10, setup.messages, InOrder, "random ack delay");
+        setup.base.assert_reliable(&h, InOrder, "random ack delay");
     }
 }
 
@@ -97,9 +86,9 @@ fn lossless_blocks_take_one_round_trip_and_share_times() {
     // 3 receivers, window 5, 20 messages: four blocks of five, each sent together and
     // acknowledged together (the receivers' counters reach the window), 200 µs apiece.
     let mut setup = Setup::new(3, 5, 0.0);
-    setup.messages = 20;
+    setup.base.messages = 20;
     let h = setup.run();
-    assert_reliable(&h, 1..=3, 20, InOrder, "blocks");
+    setup.base.assert_reliable(&h, InOrder, "blocks");
     let done: Vec<(u64, Time, Time, u32)> = h.events[0]
         .iter()
         .filter_map(|(_, e)| match e {
@@ -130,13 +119,14 @@ fn lossless_blocks_take_one_round_trip_and_share_times() {
 fn runs_are_deterministic() {
     let mut setup = Setup::new(5, 4, 0.2);
     setup.ack_delay_max = Duration::from_micros(50);
-    let a = setup.run();
-    let b = setup.run();
-    assert_eq!(a.events, b.events);
-    assert_eq!(a.stats, b.stats);
-    setup.seed = 43;
-    let c = setup.run();
-    assert_ne!(a.events, c.events, "a different seed should change the run");
+    assert_deterministic(
+        |seed| {
+            setup.base.seed = seed;
+            setup.run()
+        },
+        42,
+        43,
+    );
 }
 
 #[test]
@@ -561,11 +551,11 @@ proptest! {
         delay_us in prop_oneof![Just(0u64), 1u64..400],
     ) {
         let mut setup = Setup::new(receivers, window, drop);
-        setup.seed = seed;
-        setup.messages = 40;
+        setup.base.seed = seed;
+        setup.base.messages = 40;
         setup.ack_delay_max = Duration::from_micros(delay_us);
         let h = setup.run();
-        assert_reliable(&h, 1..=receivers, 40, InOrder, &format!("seed {seed}"));
+        setup.base.assert_reliable(&h, InOrder, &format!("seed {seed}"));
     }
 }
 

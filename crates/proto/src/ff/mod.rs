@@ -29,11 +29,12 @@
 
 use crate::retx::RetransmitBuffer;
 use crate::roster::Roster;
+use crate::roster::SenderIdentity;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::{Bitmap, Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{ff as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -82,14 +83,9 @@ pub enum ConfigError {
 /// Sender parameters. [`SenderConfig::new`] gives §4's values.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// The receivers that must acknowledge every packet.
-    pub receivers: Vec<NodeId>,
+    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
+    /// `cfg.group` and `cfg.receivers`.
+    pub id: SenderIdentity,
     /// Window `S` in packets.
     pub window: u64,
     /// Minimum interval between two transmissions.
@@ -102,14 +98,13 @@ pub struct SenderConfig {
     pub queue_limit: usize,
 }
 
+crate::roster::embeds_sender_identity!(SenderConfig);
+
 impl SenderConfig {
     /// `S = 64`, `IPG = 1 ms` (§4); initial RTT 100 ms and minimum RTO 1 ms (rmcast's).
     pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>) -> Self {
         SenderConfig {
-            node,
-            session: 0,
-            group,
-            receivers,
+            id: SenderIdentity::new(node, group, receivers),
             window: crate::spec::ff::WINDOW,
             ipg: crate::spec::ms(crate::spec::ff::IPG_MS),
             initial_rtt: crate::spec::ms(crate::spec::ff::INITIAL_RTT_MS),
@@ -157,7 +152,6 @@ pub struct Sender {
     retx: BTreeSet<u64>,
     timers: TimerSet<Key>,
     last_tx: Option<Time>,
-    completed: bool,
     out: Outbox,
 }
 
@@ -195,7 +189,6 @@ impl Sender {
             retx: BTreeSet::new(),
             timers: TimerSet::new(),
             last_tx: None,
-            completed: false,
             out: Outbox::new(),
             cfg,
         })
@@ -308,22 +301,11 @@ impl Sender {
                 self.buffer.remove(seq);
                 self.timers.cancel(Key::Rto(seq));
                 self.retx.remove(&seq);
-                self.out.stats.completed += 1;
-                self.out.event(Event::MessageDone {
-                    seq,
-                    sent_at: p.sent_at,
-                    done_at: now,
-                    transmissions: p.transmissions,
-                    failed: false,
-                });
+                self.out
+                    .message_done(seq, p.sent_at, now, p.transmissions, false);
             }
         }
-        if self.queue.is_closed()
-            && !self.completed
-            && self.queue.is_empty()
-            && self.outstanding.is_empty()
-        {
-            self.completed = true;
+        if self.queue.complete(self.outstanding.is_empty()) {
             self.out.event(Event::Completed);
         }
     }
@@ -399,20 +381,7 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.pump(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, now: Time) {
-        self.queue.close();
-        self.settle(now);
-    }
+    crate::sendq::send_queue_field!(queue, take: pump, after_close: Self::settle);
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.slot(node) else {

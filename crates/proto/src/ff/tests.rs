@@ -1,43 +1,33 @@
 use super::*;
-use crate::testkit::{assert_reliable, message, DoneOrder::AnyOrder, Harness};
+use crate::testkit::{
+    assert_deterministic, message, DoneOrder::AnyOrder, GroupTest, Harness, TEST_GROUP as GROUP,
+};
 use rmcast_wire::Packet;
 
-const GROUP: GroupId = GroupId(1);
-
 struct Setup {
-    receivers: u32,
+    base: GroupTest,
     window: u64,
-    drop: f64,
-    messages: u64,
-    seed: u64,
 }
 
 impl Setup {
     fn new(receivers: u32, window: u64, drop: f64) -> Self {
         Setup {
-            receivers,
+            base: GroupTest::new(receivers, drop, 200, 11, Duration::from_micros(1500)),
             window,
-            drop,
-            messages: 200,
-            seed: 11,
         }
     }
 
     fn run(&self) -> Harness {
-        let mut h = Harness::new(Duration::from_micros(1500), self.drop, self.seed);
-        let nodes: Vec<NodeId> = (1..=self.receivers).map(NodeId).collect();
-        let mut cfg = SenderConfig::new(NodeId(0), GROUP, nodes.clone());
-        cfg.window = self.window;
-        cfg.queue_limit = usize::MAX;
-        cfg.initial_rtt = Duration::from_millis(10);
-        let s = h.add(Box::new(Sender::new(cfg).unwrap()));
-        for &r in &nodes {
-            h.add(Box::new(Receiver::new(ReceiverConfig::new(r, self.window))));
-        }
-        h.set_group(GROUP, nodes);
-        h.send_all(s, self.messages);
-        h.run_until(Time::from_secs(3600));
-        h
+        self.base.run(
+            |receivers| {
+                let mut cfg = SenderConfig::new(NodeId(0), GROUP, receivers);
+                cfg.window = self.window;
+                cfg.queue_limit = usize::MAX;
+                cfg.initial_rtt = Duration::from_millis(10);
+                Box::new(Sender::new(cfg).unwrap())
+            },
+            |r| Box::new(Receiver::new(ReceiverConfig::new(r, self.window))),
+        )
     }
 }
 
@@ -49,7 +39,7 @@ fn end_to_end_ff_and_ff_iw_at_0_5_20_percent_drop() {
                 let setup = Setup::new(receivers, v.window(64, 200), drop);
                 let h = setup.run();
                 let what = format!("{variant} {receivers} rx, drop {drop}");
-                assert_reliable(&h, 1..=receivers as usize, setup.messages, AnyOrder, &what);
+                setup.base.assert_reliable(&h, AnyOrder, &what);
                 let s = h.agent(NodeId(0)).unwrap().stats().clone();
                 if drop == 0.0 {
                     assert_eq!(s.repairs_sent, 0, "{what}");
@@ -64,7 +54,7 @@ fn end_to_end_ff_and_ff_iw_at_0_5_20_percent_drop() {
                 }
                 println!(
                     "ff e2e: {what}: {} msgs in {:?}, {} global retransmissions, {} timeouts",
-                    setup.messages,
+                    setup.base.messages,
                     h.now(),
                     s.repairs_sent,
                     s.timeouts
@@ -76,14 +66,15 @@ fn end_to_end_ff_and_ff_iw_at_0_5_20_percent_drop() {
 
 #[test]
 fn runs_are_deterministic() {
-    let setup = Setup::new(8, 16, 0.2);
-    let a = setup.run();
-    let b = setup.run();
-    assert_eq!(a.events, b.events);
-    assert_eq!(a.stats, b.stats);
-    let mut other = Setup::new(8, 16, 0.2);
-    other.seed = 12;
-    assert_ne!(a.events, other.run().events);
+    let mut setup = Setup::new(8, 16, 0.2);
+    assert_deterministic(
+        |seed| {
+            setup.base.seed = seed;
+            setup.run()
+        },
+        11,
+        12,
+    );
 }
 
 fn drain(s: &mut Sender) -> Vec<(Dest, u64, u64, bool)> {

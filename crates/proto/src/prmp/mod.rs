@@ -93,12 +93,13 @@ pub use receiver::{Receiver, ReceiverConfig};
 pub use sender::{Sender, SenderView};
 
 use crate::retx::RetransmitBuffer;
+use crate::roster::SenderIdentity;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use plan::Planner;
@@ -157,14 +158,9 @@ impl Variant {
 /// Parent parameters. [`SenderConfig::new`] gives the values of §4.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// The children (`ALL` at the start of transmission).
-    pub receivers: Vec<NodeId>,
+    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
+    /// `cfg.group` and `cfg.receivers`.
+    pub id: SenderIdentity,
     /// Window and buffer size `S`, in packets.
     pub window: u64,
     /// Inter-packet gap: minimum interval between two transmissions.
@@ -185,16 +181,15 @@ pub struct SenderConfig {
     pub queue_limit: usize,
 }
 
+crate::roster::embeds_sender_identity!(SenderConfig);
+
 impl SenderConfig {
     /// §4's settings: `S = 64`, `IPG = 1 ms`, `ε = 10 ms`, `RR = ITR = 1500/s`, `MTR = 20 %`;
     /// and rmcast's choices where §4 gives none: 10 silent polls, initial RTT 100 ms,
     /// minimum RTO 1 ms.
     pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>) -> Self {
         SenderConfig {
-            node,
-            session: 0,
-            group,
-            receivers,
+            id: SenderIdentity::new(node, group, receivers),
             window: spec::WINDOW,
             ipg: crate::spec::ms(spec::IPG_MS),
             epoch: crate::spec::ms(spec::EPOCH_MS),

@@ -64,7 +64,6 @@ pub struct Sender {
     timers: TimerSet<Key>,
     last_tx: Option<Time>,
     removed: Vec<NodeId>,
-    completed: bool,
     out: Outbox,
 }
 
@@ -117,7 +116,6 @@ impl Sender {
             timers: TimerSet::new(),
             last_tx: None,
             removed: Vec::new(),
-            completed: false,
             out: Outbox::new(),
             cfg,
         })
@@ -603,14 +601,8 @@ impl Sender {
                 for k in keys {
                     self.rtxt.remove(&k);
                 }
-                self.out.stats.completed += 1;
-                self.out.event(Event::MessageDone {
-                    seq,
-                    sent_at: info.sent_at,
-                    done_at: now,
-                    transmissions: info.transmissions,
-                    failed: false,
-                });
+                self.out
+                    .message_done(seq, info.sent_at, now, info.transmissions, false);
             }
         }
         if self.outstanding.is_empty() {
@@ -637,12 +629,7 @@ impl Sender {
     }
 
     fn maybe_complete(&mut self) {
-        if self.queue.is_closed()
-            && !self.completed
-            && self.queue.is_empty()
-            && self.outstanding.is_empty()
-        {
-            self.completed = true;
+        if self.queue.complete(self.outstanding.is_empty()) {
             self.out.event(Event::Completed);
         }
     }
@@ -903,20 +890,7 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.pump(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, _now: Time) {
-        self.queue.close();
-        self.maybe_complete();
-    }
+    crate::sendq::send_queue_field!(queue, take: pump, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.slot(node) else {

@@ -1,9 +1,9 @@
 use super::*;
-use crate::testkit::{assert_reliable, message, DoneOrder::AnyOrder, Harness};
+use crate::testkit::{
+    assert_deterministic, message, DoneOrder::AnyOrder, GroupTest, Harness, TEST_GROUP as GROUP,
+};
 use crate::Outbox;
 use rmcast_wire::Packet;
-
-const GROUP: GroupId = GroupId(1);
 
 /// A node that never answers (a crashed child).
 struct Dead(Outbox);
@@ -19,55 +19,50 @@ impl Agent for Dead {
 }
 
 struct Setup {
-    receivers: u32,
+    /// The live receivers are nodes `1..=base.receivers`; `dead` more nodes follow them.
+    base: GroupTest,
     dead: u32,
     window: u64,
-    drop: f64,
-    messages: u64,
-    seed: u64,
     consume_rate: Option<u64>,
     silent: u32,
-    delay: Duration,
 }
 
 impl Setup {
     fn new(receivers: u32, window: u64, drop: f64) -> Self {
         Setup {
-            receivers,
+            base: GroupTest::new(receivers, drop, 200, 7, Duration::from_micros(1500)),
             dead: 0,
             window,
-            drop,
-            messages: 200,
-            seed: 7,
             consume_rate: None,
             silent: 40,
-            delay: Duration::from_micros(1500),
         }
     }
 
     fn run(&self) -> Harness {
-        let mut h = Harness::new(self.delay, self.drop, self.seed);
-        let total = self.receivers + self.dead;
-        let nodes: Vec<NodeId> = (1..=total).map(NodeId).collect();
-        let mut cfg = SenderConfig::new(NodeId(0), GROUP, nodes.clone());
-        cfg.window = self.window;
-        cfg.queue_limit = usize::MAX;
-        cfg.max_silent_polls = self.silent;
-        cfg.initial_rtt = Duration::from_millis(10);
-        let s = h.add(Box::new(Sender::new(cfg).unwrap()));
-        for &r in &nodes {
-            if r.0 <= self.receivers {
-                let mut rc = ReceiverConfig::new(r, self.window);
-                rc.consume_rate = self.consume_rate;
-                h.add(Box::new(Receiver::new(rc)));
-            } else {
-                h.add(Box::new(Dead(Outbox::new())));
-            }
-        }
-        h.set_group(GROUP, nodes);
-        h.send_all(s, self.messages);
-        h.run_until(Time::from_secs(3600));
-        h
+        let live = self.base.receivers;
+        let members = GroupTest {
+            receivers: live + self.dead,
+            ..self.base
+        };
+        members.run(
+            |nodes| {
+                let mut cfg = SenderConfig::new(NodeId(0), GROUP, nodes);
+                cfg.window = self.window;
+                cfg.queue_limit = usize::MAX;
+                cfg.max_silent_polls = self.silent;
+                cfg.initial_rtt = Duration::from_millis(10);
+                Box::new(Sender::new(cfg).unwrap())
+            },
+            |r| -> Box<dyn Agent> {
+                if r.0 <= live {
+                    let mut rc = ReceiverConfig::new(r, self.window);
+                    rc.consume_rate = self.consume_rate;
+                    Box::new(Receiver::new(rc))
+                } else {
+                    Box::new(Dead(Outbox::new()))
+                }
+            },
+        )
     }
 }
 
@@ -79,7 +74,7 @@ fn end_to_end_pf_and_pf_iw_at_0_5_20_percent_drop() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{variant} {receivers} rx, drop {drop}");
-                assert_reliable(&h, 1..=receivers as usize, setup.messages, AnyOrder, &what);
+                setup.base.assert_reliable(&h, AnyOrder, &what);
                 let s = h.agent(NodeId(0)).unwrap().stats().clone();
                 assert_eq!(s.evicted, 0, "{what}: nobody removed");
                 if drop == 0.0 {
@@ -95,7 +90,7 @@ fn end_to_end_pf_and_pf_iw_at_0_5_20_percent_drop() {
                     .sum();
                 println!(
                     "prmp e2e: {what}: {} msgs in {:?}, {} repairs, {} poll timeouts, {} explicit polls, {} responses",
-                    setup.messages,
+                    setup.base.messages,
                     h.now(),
                     s.repairs_sent,
                     s.timeouts,
@@ -112,11 +107,14 @@ fn polling_keeps_responses_below_one_per_packet_per_child() {
     // Full feedback would cost NC × DP responses; polling asks each child only now and then.
     let setup = Setup::new(20, 200, 0.0);
     let h = setup.run();
-    assert_reliable(&h, 1..=20, setup.messages, AnyOrder, "lossless");
+    setup.base.assert_reliable(&h, AnyOrder, "lossless");
     let responses: u64 = (1..=20)
         .map(|r| h.agent(NodeId(r)).unwrap().stats().control_sent)
         .sum();
-    assert!(responses < 20 * setup.messages / 2, "{responses} responses");
+    assert!(
+        responses < 20 * setup.base.messages / 2,
+        "{responses} responses"
+    );
     // RR = 1500/s bounds the planned rate: the transfer lasts at least responses / RR.
     let floor = Duration::from_secs_f64(responses as f64 / 1500.0);
     assert!(h.now().saturating_since(Time::ZERO) + Duration::from_millis(20) >= floor);
@@ -124,15 +122,15 @@ fn polling_keeps_responses_below_one_per_packet_per_child() {
 
 #[test]
 fn runs_are_deterministic() {
-    let setup = Setup::new(10, 16, 0.2);
-    let a = setup.run();
-    let b = setup.run();
-    assert_eq!(a.events, b.events);
-    assert_eq!(a.stats, b.stats);
-    let mut other = Setup::new(10, 16, 0.2);
-    other.seed = 8;
-    let c = other.run();
-    assert_ne!(a.events, c.events, "a different seed should change the run");
+    let mut setup = Setup::new(10, 16, 0.2);
+    assert_deterministic(
+        |seed| {
+            setup.base.seed = seed;
+            setup.run()
+        },
+        7,
+        8,
+    );
 }
 
 #[test]
@@ -142,10 +140,10 @@ fn slow_consumers_block_the_window_and_explicit_polls_unblock_it() {
     for drop in [0.0, 0.05] {
         let mut setup = Setup::new(4, 8, drop);
         setup.consume_rate = Some(500);
-        setup.messages = 100;
+        setup.base.messages = 100;
         let h = setup.run();
         let what = format!("slow consumers, drop {drop}");
-        assert_reliable(&h, 1..=4, setup.messages, AnyOrder, &what);
+        setup.base.assert_reliable(&h, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         assert!(
             s.control_sent > 0,
@@ -164,7 +162,7 @@ fn silent_child_is_removed_and_the_window_opens() {
         setup.silent = 4;
         let h = setup.run();
         let what = format!("dead child, drop {drop}");
-        assert_reliable(&h, 1..=5, setup.messages, AnyOrder, &what);
+        setup.base.assert_reliable(&h, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         assert_eq!(s.evicted, 1, "{what}");
         // It was polled at least `silent` times before removal: every one timed out.
@@ -753,10 +751,10 @@ fn random_packets_never_panic_a_receiver() {
 fn scale_smoke_thousands_of_children() {
     for (receivers, drop) in [(1_000u32, 0.01), (5_000, 0.01)] {
         let mut setup = Setup::new(receivers, 64, drop);
-        setup.messages = 100;
+        setup.base.messages = 100;
         let h = setup.run();
         let what = format!("{receivers} rx, drop {drop}");
-        assert_reliable(&h, 1..=receivers as usize, setup.messages, AnyOrder, &what);
+        setup.base.assert_reliable(&h, AnyOrder, &what);
         let s = h.agent(NodeId(0)).unwrap().stats().clone();
         println!(
             "prmp scale: {what}: {:?} virtual, {} repairs, {} timeouts",

@@ -52,11 +52,12 @@
 //! * **No random ACK delay**: answers are solicited one at a time, there is nothing to spread.
 
 use crate::roster::Roster;
+use crate::roster::SenderIdentity;
 use crate::saw::timeout::LimitRule;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::Bitmap;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{rra as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -74,14 +75,9 @@ pub const MAX_SKIP: u64 = 1 << 20;
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// The static group membership, in round-robin order.
-    pub receivers: Vec<NodeId>,
+    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
+    /// `cfg.group` and `cfg.receivers`.
+    pub id: SenderIdentity,
     /// Unfinished messages at most (1..=[`MAX_WINDOW`]).
     pub window: usize,
     /// How long to wait for a solicited ACK.
@@ -94,6 +90,8 @@ pub struct SenderConfig {
     pub queue_limit: usize,
 }
 
+crate::roster::embeds_sender_identity!(SenderConfig);
+
 impl SenderConfig {
     /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(
@@ -104,10 +102,7 @@ impl SenderConfig {
         timeout: Duration,
     ) -> Self {
         SenderConfig {
-            node,
-            session: 0,
-            group,
-            receivers,
+            id: SenderIdentity::new(node, group, receivers),
             window,
             timeout,
             max_retransmissions: None,
@@ -150,7 +145,6 @@ pub struct Sender {
     base: u64,
     window: VecDeque<Slot>,
     timers: TimerSet<usize>,
-    completed: bool,
     out: Outbox,
 }
 
@@ -177,7 +171,6 @@ impl Sender {
             base: 0,
             window: VecDeque::new(),
             timers: TimerSet::new(),
-            completed: false,
             out: Outbox::new(),
         }
     }
@@ -334,18 +327,13 @@ impl Sender {
             let Some(slot) = self.window.pop_front() else {
                 break;
             };
-            if slot.failed {
-                self.out.stats.failed += 1;
-            } else {
-                self.out.stats.completed += 1;
-            }
-            self.out.event(Event::MessageDone {
-                seq: self.base,
-                sent_at: slot.sent_at,
-                done_at: now,
-                transmissions: slot.transmissions,
-                failed: slot.failed,
-            });
+            self.out.message_done(
+                self.base,
+                slot.sent_at,
+                now,
+                slot.transmissions,
+                slot.failed,
+            );
             self.base += 1;
         }
     }
@@ -484,12 +472,7 @@ impl Sender {
     }
 
     fn maybe_complete(&mut self) {
-        if self.queue.is_closed()
-            && !self.completed
-            && self.window.is_empty()
-            && self.queue.is_empty()
-        {
-            self.completed = true;
+        if self.queue.complete(self.window.is_empty()) {
             self.timers.clear();
             self.out.event(Event::Completed);
         }
@@ -517,21 +500,10 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.fill(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, now: Time) {
-        self.queue.close();
-        self.poll_idle(now);
-        self.maybe_complete();
-    }
+    crate::sendq::send_queue_field!(queue, take: fill, after_close: |s, now| {
+        s.poll_idle(now);
+        s.maybe_complete();
+    });
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.remove(node) else {

@@ -1,50 +1,35 @@
 use super::*;
-use crate::testkit::{assert_reliable, message, DoneOrder::InOrder, Harness};
+use crate::testkit::{
+    assert_deterministic, message, DoneOrder::InOrder, GroupTest, Harness, TEST_GROUP as GROUP,
+};
 use rmcast_wire::Packet;
 
-const GROUP: GroupId = GroupId(1);
-
 struct Setup {
-    receivers: usize,
+    base: GroupTest,
     window: usize,
-    drop: f64,
-    messages: u64,
     limit: Option<u32>,
-    seed: u64,
 }
 
 impl Setup {
     fn new(receivers: usize, window: usize, drop: f64) -> Self {
         Setup {
-            receivers,
+            base: GroupTest::new(receivers as u32, drop, 100, 42, Duration::from_micros(100)),
             window,
-            drop,
-            messages: 100,
             limit: None,
-            seed: 42,
         }
     }
 
     fn run(&self) -> Harness {
-        let mut h = Harness::new(Duration::from_micros(100), self.drop, self.seed);
-        let receivers: Vec<NodeId> = (1..=self.receivers as u32).map(NodeId).collect();
-        let mut cfg = SenderConfig::new(
-            NodeId(0),
-            GROUP,
-            receivers.clone(),
-            self.window,
-            Duration::from_micros(500),
-        );
-        cfg.max_retransmissions = self.limit;
-        cfg.queue_limit = usize::MAX;
-        let s = h.add(Box::new(Sender::new(cfg)));
-        for &r in &receivers {
-            h.add(Box::new(Receiver::new(ReceiverConfig::new(r, self.window))));
-        }
-        h.set_group(GROUP, receivers);
-        h.send_all(s, self.messages);
-        h.run_until(Time::from_secs(3600));
-        h
+        self.base.run(
+            |receivers| {
+                let timeout = Duration::from_micros(500);
+                let mut cfg = SenderConfig::new(NodeId(0), GROUP, receivers, self.window, timeout);
+                cfg.max_retransmissions = self.limit;
+                cfg.queue_limit = usize::MAX;
+                Box::new(Sender::new(cfg))
+            },
+            |r| Box::new(Receiver::new(ReceiverConfig::new(r, self.window))),
+        )
     }
 }
 
@@ -56,7 +41,7 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{receivers} rx, W={window}, drop {drop}");
-                assert_reliable(&h, 1..=receivers, setup.messages, InOrder, &what);
+                setup.base.assert_reliable(&h, InOrder, &what);
                 let s = h.agent(NodeId(0)).unwrap().stats().clone();
                 let acks: u64 = (1..=receivers)
                     .map(|r| h.agent(NodeId(r as u32)).unwrap().stats().control_sent)
@@ -69,7 +54,7 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 }
                 println!(
                     "rra e2e: {what}: {} msgs, {} ACKs, {} polls, {} repairs, {} timeouts, {} copies dropped",
-                    setup.messages, acks, s.control_sent, s.repairs_sent, s.timeouts, h.stats.copies_dropped
+                    setup.base.messages, acks, s.control_sent, s.repairs_sent, s.timeouts, h.stats.copies_dropped
                 );
             }
         }
@@ -84,16 +69,16 @@ fn one_ack_per_message_when_the_window_covers_the_group() {
     let r = 5;
     let setup = Setup::new(r, 16, 0.0);
     let h = setup.run();
-    assert_reliable(&h, 1..=r, setup.messages, InOrder, "lossless");
+    setup.base.assert_reliable(&h, InOrder, "lossless");
     let acks: u64 = (1..=r)
         .map(|i| h.agent(NodeId(i as u32)).unwrap().stats().control_sent)
         .sum();
     let polls = h.agent(NodeId(0)).unwrap().stats().control_sent;
     assert_eq!(polls, r as u64 - 1);
-    assert_eq!(acks, setup.messages + polls);
+    assert_eq!(acks, setup.base.messages + polls);
     // Round robin: receiver i (1-based) is named by messages k with k mod r = i - 1; every
     // receiver but the last one named is polled once at the tail.
-    let n = setup.messages as usize;
+    let n = setup.base.messages as usize;
     for i in 1..=r {
         let own = h.agent(NodeId(i as u32)).unwrap().stats().control_sent as usize;
         let turns = (0..n).filter(|k| k % r == i - 1).count();
@@ -107,20 +92,20 @@ fn small_window_still_completes_through_polls() {
     // W < r: the named receivers alone can never confirm a message; polls fill in.
     let setup = Setup::new(12, 3, 0.05);
     let h = setup.run();
-    assert_reliable(&h, 1..=12, setup.messages, InOrder, "W < r");
+    setup.base.assert_reliable(&h, InOrder, "W < r");
 }
 
 #[test]
 fn runs_are_deterministic() {
-    let setup = Setup::new(7, 8, 0.2);
-    let a = setup.run();
-    let b = setup.run();
-    assert_eq!(a.events, b.events);
-    assert_eq!(a.stats, b.stats);
-    let mut other = Setup::new(7, 8, 0.2);
-    other.seed = 43;
-    let c = other.run();
-    assert_ne!(a.events, c.events);
+    let mut setup = Setup::new(7, 8, 0.2);
+    assert_deterministic(
+        |seed| {
+            setup.base.seed = seed;
+            setup.run()
+        },
+        42,
+        43,
+    );
 }
 
 #[test]
@@ -400,10 +385,10 @@ proptest::proptest! {
         drop in 0.0f64..0.3,
     ) {
         let mut setup = Setup::new(receivers, window, drop);
-        setup.seed = seed;
-        setup.messages = 40;
+        setup.base.seed = seed;
+        setup.base.messages = 40;
         let h = setup.run();
-        assert_reliable(&h, 1..=receivers, 40, InOrder, &format!("seed {seed}"));
+        setup.base.assert_reliable(&h, InOrder, &format!("seed {seed}"));
     }
 }
 

@@ -29,9 +29,10 @@
 
 use crate::rng::AgentRng;
 use crate::roster::Roster;
+use crate::roster::SenderIdentity;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{saw as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -55,14 +56,9 @@ pub enum RetransmitMode {
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// The static group membership: every node that must acknowledge.
-    pub receivers: Vec<NodeId>,
+    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
+    /// `cfg.group` and `cfg.receivers`.
+    pub id: SenderIdentity,
     /// Whether a retransmission is multicast or unicast to each receiver lacking it.
     pub mode: RetransmitMode,
     /// Retransmission timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
@@ -79,14 +75,13 @@ pub struct SenderConfig {
     pub queue_limit: usize,
 }
 
+crate::roster::embeds_sender_identity!(SenderConfig);
+
 impl SenderConfig {
     /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
     pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>, timeout: Duration) -> Self {
         SenderConfig {
-            node,
-            session: 0,
-            group,
-            receivers,
+            id: SenderIdentity::new(node, group, receivers),
             mode: RetransmitMode::Multicast,
             timeout,
             timeout_rule: None,
@@ -183,7 +178,6 @@ pub struct Sender {
     current: Option<Outstanding>,
     next_seq: u64,
     timers: TimerSet<TimerKey>,
-    completed: bool,
     out: Outbox,
 }
 
@@ -203,7 +197,6 @@ impl Sender {
             current: None,
             next_seq: 0,
             timers: TimerSet::new(),
-            completed: false,
             out: Outbox::new(),
         }
     }
@@ -302,29 +295,14 @@ impl Sender {
         self.timers.clear();
         if let Some(cur) = self.current.take() {
             let failed = cur.failed_any;
-            if failed {
-                self.out.stats.failed += 1;
-            } else {
-                self.out.stats.completed += 1;
-            }
-            self.out.event(Event::MessageDone {
-                seq: cur.seq,
-                sent_at: cur.sent_at,
-                done_at: now,
-                transmissions: cur.transmissions,
-                failed,
-            });
+            self.out
+                .message_done(cur.seq, cur.sent_at, now, cur.transmissions, failed);
         }
         self.start_next(now);
     }
 
     fn maybe_complete(&mut self) {
-        if self.queue.is_closed()
-            && !self.completed
-            && self.current.is_none()
-            && self.queue.is_empty()
-        {
-            self.completed = true;
+        if self.queue.complete(self.current.is_none()) {
             self.out.event(Event::Completed);
         }
     }
@@ -428,20 +406,7 @@ impl Agent for Sender {
     }
     crate::outbox_field!(out);
 
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.queue.offer(data)?;
-        self.start_next(now);
-        Ok(())
-    }
-
-    fn can_send(&self) -> bool {
-        self.queue.can_accept()
-    }
-
-    fn close(&mut self, _now: Time) {
-        self.queue.close();
-        self.maybe_complete();
-    }
+    crate::sendq::send_queue_field!(queue, take: start_next, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let Some(i) = self.index.remove(node) else {

@@ -1,60 +1,44 @@
 use super::*;
-use crate::testkit::{assert_reliable, message, DoneOrder::InOrder, Harness};
+use crate::testkit::{
+    assert_deterministic, message, DoneOrder::InOrder, GroupTest, Harness, TEST_GROUP as GROUP,
+};
+use crate::SendError;
 use rmcast_wire::Packet;
 
-const GROUP: GroupId = GroupId(1);
-
 struct Setup {
+    base: GroupTest,
     mode: RetransmitMode,
-    receivers: usize,
-    drop: f64,
-    messages: u64,
     ack_delay_max: Duration,
     limit: Option<u32>,
-    seed: u64,
 }
 
 impl Setup {
     fn new(receivers: usize, drop: f64) -> Self {
         Setup {
+            base: GroupTest::new(receivers as u32, drop, 100, 42, Duration::from_micros(100)),
             mode: RetransmitMode::Multicast,
-            receivers,
-            drop,
-            messages: 100,
             ack_delay_max: Duration::ZERO,
             limit: None,
-            seed: 42,
         }
     }
 
     /// Run to completion; returns the harness with the sender at node 0.
     fn run(&self) -> Harness {
-        let delay = Duration::from_micros(100);
-        let mut h = Harness::new(delay, self.drop, self.seed);
-        let receivers: Vec<NodeId> = (1..=self.receivers as u32).map(NodeId).collect();
-        let mut cfg = SenderConfig::new(
-            NodeId(0),
-            GROUP,
-            receivers.clone(),
-            Duration::from_millis(2),
-        );
-        cfg.mode = self.mode;
-        cfg.max_retransmissions = self.limit;
-        cfg.queue_limit = usize::MAX;
-        let s = h.add(Box::new(Sender::new(cfg)));
-        for &r in &receivers {
-            let mut rc = ReceiverConfig::new(r);
-            rc.ack_delay_max = self.ack_delay_max;
-            let id = h.add(Box::new(Receiver::new(
-                rc,
-                AgentRng::derive(self.seed, r, 0),
-            )));
-            assert_eq!(id, r);
-        }
-        h.set_group(GROUP, receivers);
-        h.send_all(s, self.messages);
-        h.run_until(Time::from_secs(3600));
-        h
+        self.base.run(
+            |receivers| {
+                let mut cfg =
+                    SenderConfig::new(NodeId(0), GROUP, receivers, Duration::from_millis(2));
+                cfg.mode = self.mode;
+                cfg.max_retransmissions = self.limit;
+                cfg.queue_limit = usize::MAX;
+                Box::new(Sender::new(cfg))
+            },
+            |r| {
+                let mut rc = ReceiverConfig::new(r);
+                rc.ack_delay_max = self.ack_delay_max;
+                Box::new(Receiver::new(rc, AgentRng::derive(self.base.seed, r, 0)))
+            },
+        )
     }
 }
 
@@ -64,7 +48,7 @@ fn end_to_end_matrix_receivers_by_drop_rate() {
         for drop in [0.0, 0.05, 0.20] {
             let setup = Setup::new(receivers, drop);
             let h = setup.run();
-            assert_reliable(&h, 1..=receivers, setup.messages, InOrder, "saw");
+            setup.base.assert_reliable(&h, InOrder, "saw");
             let s = h.agent(NodeId(0)).unwrap().stats().clone();
             if drop == 0.0 {
                 assert_eq!(s.repairs_sent, 0, "no loss, no retransmission");
@@ -77,7 +61,7 @@ fn end_to_end_matrix_receivers_by_drop_rate() {
             }
             println!(
                 "saw e2e: {receivers:>2} receivers, drop {drop:.2}: {} msgs, {} retransmissions, {} copies dropped",
-                setup.messages, s.repairs_sent, h.stats.copies_dropped
+                setup.base.messages, s.repairs_sent, h.stats.copies_dropped
             );
         }
     }
@@ -89,7 +73,7 @@ fn unicast_retransmission_mode_is_reliable_too() {
         let mut setup = Setup::new(5, drop);
         setup.mode = RetransmitMode::Unicast;
         let h = setup.run();
-        assert_reliable(&h, 1..=5, setup.messages, InOrder, "saw");
+        setup.base.assert_reliable(&h, InOrder, "saw");
     }
 }
 
@@ -98,7 +82,7 @@ fn random_ack_delay_still_reliable_and_spreads_acks() {
     let mut setup = Setup::new(10, 0.05);
     setup.ack_delay_max = Duration::from_micros(500);
     let h = setup.run();
-    assert_reliable(&h, 1..=10, setup.messages, InOrder, "saw");
+    setup.base.assert_reliable(&h, InOrder, "saw");
 }
 
 #[test]
@@ -118,7 +102,7 @@ fn lossless_timing_is_one_round_trip_per_message() {
             assert_eq!(*transmissions, 1);
         }
     }
-    assert_eq!(h.now(), Time::from_micros(200 * setup.messages));
+    assert_eq!(h.now(), Time::from_micros(200 * setup.base.messages));
 }
 
 fn run_with_unreachable_receiver(rule: LimitRule) -> Harness {
@@ -301,13 +285,14 @@ fn malformed_and_foreign_packets_are_counted_not_fatal() {
 fn runs_are_deterministic() {
     let mut setup = Setup::new(5, 0.2);
     setup.ack_delay_max = Duration::from_micros(50);
-    let a = setup.run();
-    let b = setup.run();
-    assert_eq!(a.events, b.events);
-    assert_eq!(a.stats, b.stats);
-    setup.seed = 43;
-    let c = setup.run();
-    assert_ne!(a.events, c.events, "a different seed should change the run");
+    assert_deterministic(
+        |seed| {
+            setup.base.seed = seed;
+            setup.run()
+        },
+        42,
+        43,
+    );
 }
 
 #[test]

@@ -231,14 +231,8 @@ impl Source {
 
     fn finish_block(&mut self, now: Time, seq: u64) {
         if let Some(b) = self.blocks.remove(&seq) {
-            self.out.stats.completed += 1;
-            self.out.event(Event::MessageDone {
-                seq,
-                sent_at: b.first_sent,
-                done_at: now,
-                transmissions: b.sends,
-                failed: false,
-            });
+            self.out
+                .message_done(seq, b.first_sent, now, b.sends, false);
             self.occupancy.set(now, self.blocks.len());
         }
     }

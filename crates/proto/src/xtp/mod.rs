@@ -73,6 +73,7 @@ pub use sender::{Sender, XtpCounters};
 
 use crate::pacing::Pacer;
 use crate::retx::RetransmitBuffer;
+use crate::roster::SenderIdentity;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
@@ -128,14 +129,9 @@ impl WtimerConfig {
 /// Sender parameters.
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// The receivers the sender waits for.
-    pub receivers: Vec<NodeId>,
+    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
+    /// `cfg.group` and `cfg.receivers`.
+    pub id: SenderIdentity,
     /// Multicast to `group` (true) or unicast to the single receiver.
     pub multicast: bool,
     /// Reliability: SREQ/CNTL, retransmission, WTIMER, CTIMEOUT. Off = unreliable.
@@ -170,16 +166,15 @@ pub struct SenderConfig {
     pub queue_limit: usize,
 }
 
+crate::roster::embeds_sender_identity!(SenderConfig);
+
 impl SenderConfig {
     /// The thesis's configuration (digest §5.2 common setup): reliable multicast (unicast
     /// when `multicast` is false), FIRST with SREQ, block on acknowledgment, FASTNAK,
     /// go-back-N, uncapped exponential WTIMER back-off, CTIMEOUT 60 s, no periodic SREQ.
     pub fn thesis(node: NodeId, group: GroupId, receivers: Vec<NodeId>, multicast: bool) -> Self {
         SenderConfig {
-            node,
-            session: 0,
-            group,
-            receivers,
+            id: SenderIdentity::new(node, group, receivers),
             multicast,
             error_control: true,
             flow_control: true,

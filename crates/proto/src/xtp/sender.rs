@@ -476,18 +476,8 @@ impl Sender {
     }
 
     fn finish(&mut self, w: Write, now: Time, failed: bool) {
-        if failed {
-            self.out.stats.failed += 1;
-        } else {
-            self.out.stats.completed += 1;
-        }
-        self.out.event(Event::MessageDone {
-            seq: w.index,
-            sent_at: w.sent_at,
-            done_at: now,
-            transmissions: w.transmissions,
-            failed,
-        });
+        self.out
+            .message_done(w.index, w.sent_at, now, w.transmissions, failed);
     }
 
     fn complete_writes(&mut self, now: Time) {

@@ -15,6 +15,54 @@ fn env_strategy() -> impl Strategy<Value = Envelope> {
         })
 }
 
+/// `msg` encoded with `env` has its computed length and decodes to the same header fields
+/// and message; its prefixes of no bytes, half and all but one byte are rejected.
+fn assert_round_trip(env: Envelope, msg: &Message<'_>) -> Result<(), TestCaseError> {
+    let bytes = Packet::to_vec(env, msg).unwrap();
+    prop_assert_eq!(bytes.len(), Packet::encoded_len(msg));
+    let p = Packet::decode(&bytes).unwrap();
+    prop_assert_eq!(p.header.session, env.session);
+    prop_assert_eq!(p.header.source, env.source);
+    prop_assert_eq!(p.header.flags, env.flags);
+    prop_assert_eq!(p.header.payload_len as usize, bytes.len() - HEADER_LEN);
+    prop_assert_eq!(&p.message, msg);
+    for cut in [0, bytes.len() / 2, bytes.len() - 1] {
+        prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+    }
+    Ok(())
+}
+
+/// The prefix of `cut` bytes (modulo the length) of `msg`'s datagram is rejected.
+fn assert_prefix_rejected(
+    env: Envelope,
+    msg: &Message<'_>,
+    cut: usize,
+) -> Result<(), TestCaseError> {
+    let bytes = Packet::to_vec(env, msg).unwrap();
+    prop_assert!(Packet::decode(&bytes[..cut % bytes.len()]).is_err());
+    Ok(())
+}
+
+/// Encoding refuses every message of `bad` as an invalid field.
+fn assert_encode_refuses(env: Envelope, bad: &[Message<'_>]) {
+    for m in bad {
+        assert!(
+            matches!(
+                Packet::to_vec(env, m),
+                Err(EncodeError::InvalidField { .. })
+            ),
+            "{m:?}"
+        );
+    }
+}
+
+fn saw_msg(seq: u8, payload: &Option<Vec<u8>>) -> Message<'_> {
+    match payload {
+        Some(p) => Message::Saw(saw::Message::Data { seq, payload: p }),
+        None => Message::Saw(saw::Message::Ack { seq }),
+    }
+}
+
 fn saw_strategy() -> impl Strategy<Value = (u8, Option<Vec<u8>>)> {
     (
         0u8..=1,
@@ -25,29 +73,12 @@ fn saw_strategy() -> impl Strategy<Value = (u8, Option<Vec<u8>>)> {
 proptest! {
     #[test]
     fn saw_round_trip(env in env_strategy(), (seq, payload) in saw_strategy()) {
-        let msg = match &payload {
-            Some(p) => Message::Saw(saw::Message::Data { seq, payload: p }),
-            None => Message::Saw(saw::Message::Ack { seq }),
-        };
-        let bytes = Packet::to_vec(env, &msg).unwrap();
-        prop_assert_eq!(bytes.len(), Packet::encoded_len(&msg));
-        let p = Packet::decode(&bytes).unwrap();
-        prop_assert_eq!(p.header.session, env.session);
-        prop_assert_eq!(p.header.source, env.source);
-        prop_assert_eq!(p.header.flags, env.flags);
-        prop_assert_eq!(p.header.payload_len as usize, bytes.len() - HEADER_LEN);
-        prop_assert_eq!(p.message, msg);
+        assert_round_trip(env, &saw_msg(seq, &payload))?;
     }
 
     #[test]
     fn any_prefix_of_a_valid_packet_is_rejected(env in env_strategy(), (seq, payload) in saw_strategy(), cut in 0usize..4096) {
-        let msg = match &payload {
-            Some(p) => Message::Saw(saw::Message::Data { seq, payload: p }),
-            None => Message::Saw(saw::Message::Ack { seq }),
-        };
-        let bytes = Packet::to_vec(env, &msg).unwrap();
-        let cut = cut % bytes.len();
-        prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+        assert_prefix_rejected(env, &saw_msg(seq, &payload), cut)?;
     }
 }
 
@@ -107,20 +138,12 @@ fn rra_strategy() -> impl Strategy<Value = Message<'static>> {
 proptest! {
     #[test]
     fn bap_and_rra_round_trip(env in env_strategy(), msg in prop_oneof![bap_strategy(), rra_strategy()]) {
-        let bytes = Packet::to_vec(env, &msg).unwrap();
-        prop_assert_eq!(bytes.len(), Packet::encoded_len(&msg));
-        let p = Packet::decode(&bytes).unwrap();
-        prop_assert_eq!(p.header.session, env.session);
-        prop_assert_eq!(p.header.source, env.source);
-        prop_assert_eq!(p.header.flags, env.flags);
-        prop_assert_eq!(p.message, msg);
+        assert_round_trip(env, &msg)?;
     }
 
     #[test]
     fn bap_and_rra_prefixes_are_rejected(env in env_strategy(), msg in prop_oneof![bap_strategy(), rra_strategy()], cut in 0usize..4096) {
-        let bytes = Packet::to_vec(env, &msg).unwrap();
-        let cut = cut % bytes.len();
-        prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+        assert_prefix_rejected(env, &msg, cut)?;
     }
 }
 
@@ -146,15 +169,7 @@ fn rra_invariants_are_enforced_both_ways() {
             bitmap: &[0, 0],
         }),
     ];
-    for m in &bad {
-        assert!(
-            matches!(
-                Packet::to_vec(env, m),
-                Err(EncodeError::InvalidField { .. })
-            ),
-            "{m:?}"
-        );
-    }
+    assert_encode_refuses(env, &bad);
     // The same violations arriving on the wire are typed decode errors: build a valid ACK
     // and corrupt its cum field past upto + 1.
     let ok = Message::Rra(rra::Message::Ack {
@@ -189,40 +204,6 @@ fn rra_invariants_are_enforced_both_ways() {
             kind: 9
         })
     );
-}
-
-#[test]
-fn bap_and_rra_classes() {
-    let env = Envelope {
-        flags: FLAG_RETRANSMISSION,
-        ..Envelope::default()
-    };
-    let d = Packet::to_vec(
-        env,
-        &Message::Bap(bap::Message::Data {
-            seq: 0,
-            first: 0,
-            payload: b"x",
-        }),
-    )
-    .unwrap();
-    assert_eq!(Header::parse(&d).unwrap().class(), PacketClass::RepairData);
-    let d = Packet::to_vec(
-        Envelope::default(),
-        &Message::Rra(rra::Message::Data {
-            seq: 0,
-            low: 0,
-            acker: rra::NO_ACKER,
-            payload: b"x",
-        }),
-    )
-    .unwrap();
-    assert_eq!(
-        Header::parse(&d).unwrap().class(),
-        PacketClass::OriginalData
-    );
-    let p = Packet::to_vec(env, &Message::Rra(rra::Message::Poll { upto: 0, low: 0 })).unwrap();
-    assert_eq!(Header::parse(&p).unwrap().class(), PacketClass::Control);
 }
 
 fn sample_data() -> Vec<u8> {
@@ -361,36 +342,96 @@ fn encode_refuses_invalid_fields_and_oversize() {
     assert!(Packet::to_vec(env, &Message::Saw(saw::Message::Ack { seq: 0 })).is_err());
 }
 
+/// How an observer classes `msg` sent with header `flags`.
+fn class_of(flags: u8, msg: &Message<'_>) -> PacketClass {
+    let env = Envelope {
+        flags,
+        ..Envelope::default()
+    };
+    Header::parse(&Packet::to_vec(env, msg).unwrap())
+        .unwrap()
+        .class()
+}
+
 #[test]
 fn class_tells_original_repair_and_control_apart() {
-    let mut env = Envelope::default();
-    let data = Packet::to_vec(
-        env,
-        &Message::Saw(saw::Message::Data {
-            seq: 0,
-            payload: b"x",
-        }),
-    )
-    .unwrap();
-    assert_eq!(
-        Header::parse(&data).unwrap().class(),
-        PacketClass::OriginalData
-    );
-    env.flags = FLAG_RETRANSMISSION;
-    let data = Packet::to_vec(
-        env,
-        &Message::Saw(saw::Message::Data {
-            seq: 0,
-            payload: b"x",
-        }),
-    )
-    .unwrap();
-    assert_eq!(
-        Header::parse(&data).unwrap().class(),
-        PacketClass::RepairData
-    );
-    let ack = Packet::to_vec(env, &Message::Saw(saw::Message::Ack { seq: 0 })).unwrap();
-    assert_eq!(Header::parse(&ack).unwrap().class(), PacketClass::Control);
+    use PacketClass::{Control, OriginalData, RepairData};
+    let r = FLAG_RETRANSMISSION;
+    let cases = [
+        (
+            0,
+            Message::Saw(saw::Message::Data {
+                seq: 0,
+                payload: b"x",
+            }),
+            OriginalData,
+        ),
+        (
+            r,
+            Message::Saw(saw::Message::Data {
+                seq: 0,
+                payload: b"x",
+            }),
+            RepairData,
+        ),
+        (r, Message::Saw(saw::Message::Ack { seq: 0 }), Control),
+        (
+            r,
+            Message::Bap(bap::Message::Data {
+                seq: 0,
+                first: 0,
+                payload: b"x",
+            }),
+            RepairData,
+        ),
+        (
+            0,
+            Message::Rra(rra::Message::Data {
+                seq: 0,
+                low: 0,
+                acker: rra::NO_ACKER,
+                payload: b"x",
+            }),
+            OriginalData,
+        ),
+        (
+            r,
+            Message::Rra(rra::Message::Poll { upto: 0, low: 0 }),
+            Control,
+        ),
+        (
+            r,
+            Message::Pgm(pgm::Message::Rdata {
+                seq: 1,
+                payload: b"x",
+            }),
+            RepairData,
+        ),
+        (r, Message::Pgm(pgm::Message::Nak { seq: 1 }), Control),
+        (
+            0,
+            Message::Lms(lms::Message::Data {
+                seq: 1,
+                payload: b"x",
+            }),
+            OriginalData,
+        ),
+        (
+            r,
+            Message::Srm(srm::Message::Repair {
+                sender: 0,
+                requester: 1,
+                round: 1,
+                seq: 1,
+                dist_ns: 0,
+                payload: b"x",
+            }),
+            RepairData,
+        ),
+    ];
+    for (flags, msg, want) in cases {
+        assert_eq!(class_of(flags, &msg), want, "{msg:?} with flags {flags}");
+    }
 }
 
 // A counting global allocator for the allocation test.

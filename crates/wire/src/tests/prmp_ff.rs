@@ -79,20 +79,12 @@ fn prmp_ff_strategy() -> impl Strategy<Value = Message<'static>> {
 proptest! {
     #[test]
     fn prmp_and_ff_round_trip(env in env_strategy(), msg in prmp_ff_strategy()) {
-        let bytes = Packet::to_vec(env, &msg).unwrap();
-        prop_assert_eq!(bytes.len(), Packet::encoded_len(&msg));
-        let p = Packet::decode(&bytes).unwrap();
-        prop_assert_eq!(p.header.session, env.session);
-        prop_assert_eq!(p.header.source, env.source);
-        prop_assert_eq!(p.header.flags, env.flags);
-        prop_assert_eq!(p.message, msg);
+        assert_round_trip(env, &msg)?;
     }
 
     #[test]
     fn prmp_and_ff_prefixes_are_rejected(env in env_strategy(), msg in prmp_ff_strategy(), cut in 0usize..4096) {
-        let bytes = Packet::to_vec(env, &msg).unwrap();
-        let cut = cut % bytes.len();
-        prop_assert!(Packet::decode(&bytes[..cut]).is_err());
+        assert_prefix_rejected(env, &msg, cut)?;
     }
 }
 
@@ -135,15 +127,7 @@ fn prmp_invariants_classes_and_child_lists() {
             bitmap: &[0],
         }),
     ];
-    for m in &bad {
-        assert!(
-            matches!(
-                Packet::to_vec(env, m),
-                Err(EncodeError::InvalidField { .. })
-            ),
-            "{m:?}"
-        );
-    }
+    assert_encode_refuses(env, &bad);
     assert!(prmp::ChildList::from_raw(&[0, 0, 1]).is_none());
     let mut raw = Vec::new();
     prmp::ChildList::encode_ids([3u32, 70_000, 5], &mut raw);
@@ -177,15 +161,6 @@ fn prmp_invariants_classes_and_child_lists() {
         Err(DecodeError::Truncated { .. })
     ));
     // Classes: DATA and DATAPOLL are data, POLL and RESP control; FF likewise.
-    let class = |m: &Message<'_>, flags| {
-        let e = Envelope {
-            flags,
-            ..Envelope::default()
-        };
-        Header::parse(&Packet::to_vec(e, m).unwrap())
-            .unwrap()
-            .class()
-    };
     let dp = Message::Prmp(prmp::Message::DataPoll {
         seq: 1,
         ts: 2,
@@ -193,18 +168,18 @@ fn prmp_invariants_classes_and_child_lists() {
         cld,
         payload: b"x",
     });
-    assert_eq!(class(&dp, 0), PacketClass::OriginalData);
-    assert_eq!(class(&dp, FLAG_RETRANSMISSION), PacketClass::RepairData);
-    assert_eq!(class(&poll, 0), PacketClass::Control);
-    assert_eq!(class(&ok, 0), PacketClass::Control);
+    assert_eq!(class_of(0, &dp), PacketClass::OriginalData);
+    assert_eq!(class_of(FLAG_RETRANSMISSION, &dp), PacketClass::RepairData);
+    assert_eq!(class_of(0, &poll), PacketClass::Control);
+    assert_eq!(class_of(0, &ok), PacketClass::Control);
     let fd = Message::Ff(ff::Message::Data {
         seq: 1,
         ts: 2,
         payload: b"",
     });
-    assert_eq!(class(&fd, FLAG_RETRANSMISSION), PacketClass::RepairData);
+    assert_eq!(class_of(FLAG_RETRANSMISSION, &fd), PacketClass::RepairData);
     assert_eq!(
-        class(&Message::Ff(ff::Message::Ack { seq: 1, ts: 2 }), 0),
+        class_of(0, &Message::Ff(ff::Message::Ack { seq: 1, ts: 2 })),
         PacketClass::Control
     );
     assert_eq!(Family::from_u8(5), Ok(Family::Prmp));
