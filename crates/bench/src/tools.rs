@@ -81,27 +81,19 @@ pub(crate) fn run_uftp(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome> {
     c.args(["-I", &topo.iface, "-p", &port.to_string(), "-R", "-1"])
         .args(["-H", &uids.join(",")])
         .arg(s.file);
-    let mut cpu = CpuMarks::default();
-    cpu.mark(0);
-    let t0 = Instant::now();
-    let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
-    let done = sender.wait_for(s.b.timeout);
-    let wall = t0.elapsed().as_secs_f64();
-    cpu.mark(1);
+    let (mut o, mut cpu) = run_sender(
+        s,
+        &mut c,
+        &dir,
+        "uftp",
+        "uftp",
+        "uftp -R -1 -H <receiver ids> FILE; uftpd -d -D DIR",
+    )?;
     for d in &mut daemons {
         d.stop();
     }
     cpu.mark(2);
-    let mut o = Outcome::new(
-        "uftp".into(),
-        "uftp -R -1 -H <receiver ids> FILE; uftpd -d -D DIR".into(),
-    );
-    o.wall_s = wall;
     o.cpu = cpu;
-    o.timed_out = done.is_none();
-    if done == Some(false) {
-        o.error = Some(format!("uftp exit status not 0: {}", sender.stderr_tail()));
-    }
     outcome_files(s, &mut o, n, |r| dir.join(format!("r{r}/bench.bin")));
     if !o.per_receiver.iter().all(Option::is_some) && topo.is_loopback() {
         o.extra.insert(
@@ -111,6 +103,36 @@ pub(crate) fn run_uftp(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(o)
+}
+
+/// Run a tool's sender `c` (the program `sender_program`, output under `dir`) until it exits or the
+/// run's timeout passes: the tool's outcome (`tool`, `command`) with the sender's wall time,
+/// whether it timed out and its failure, and the CPU marks 0 (start) and 1 (sender done).
+fn run_sender(
+    s: &Setup<'_>,
+    c: &mut Command,
+    dir: &Path,
+    sender_program: &str,
+    tool: &str,
+    command: &str,
+) -> Result<(Outcome, CpuMarks)> {
+    let mut cpu = CpuMarks::default();
+    cpu.mark(0);
+    let t0 = Instant::now();
+    let mut sender = proc::spawn_logged(c, dir, "s")?;
+    let done = sender.wait_for(s.b.timeout);
+    let wall = t0.elapsed().as_secs_f64();
+    cpu.mark(1);
+    let mut o = Outcome::new(tool.into(), command.into());
+    o.wall_s = wall;
+    o.timed_out = done.is_none();
+    if done == Some(false) {
+        o.error = Some(format!(
+            "{sender_program} exit status not 0: {}",
+            sender.stderr_tail()
+        ));
+    }
+    Ok((o, cpu))
 }
 
 /// Verify each receiver's file; a tool's per-receiver goodput is the file over the sender's
@@ -169,25 +191,14 @@ pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome>
     ])
     .arg("--file")
     .arg(s.file);
-    let mut cpu = CpuMarks::default();
-    cpu.mark(0);
-    let t0 = Instant::now();
-    let mut sender = proc::spawn_logged(&mut c, &dir, "s")?;
-    let done = sender.wait_for(s.b.timeout);
-    let wall = t0.elapsed().as_secs_f64();
-    cpu.mark(1);
-    let mut o = Outcome::new(
-        "udpcast".into(),
-        "udp-sender --nopointopoint --min-receivers N --mcast-rdv-address G --file FILE; udp-receiver --mcast-rdv-address G".into(),
-    );
-    o.wall_s = wall;
-    o.timed_out = done.is_none();
-    if done == Some(false) {
-        o.error = Some(format!(
-            "udp-sender exit status not 0: {}",
-            sender.stderr_tail()
-        ));
-    }
+    let (mut o, mut cpu) = run_sender(
+        s,
+        &mut c,
+        &dir,
+        "udp-sender",
+        "udpcast",
+        "udp-sender --nopointopoint --min-receivers N --mcast-rdv-address G --file FILE; udp-receiver --mcast-rdv-address G",
+    )?;
     for k in &mut kids {
         k.wait_for(if o.timed_out {
             Duration::ZERO

@@ -17,7 +17,7 @@ fn claim_ids() -> BTreeMap<&'static str, Vec<String>> {
     STUDIES
         .iter()
         .map(|s| {
-            let ids = rmcast_repro::claim::parse_claims(s.name(), s.claims_toml())
+            let ids = rmcast_repro::claim::parse_claims(s.name(), s.about().claims_toml)
                 .expect("claims.toml")
                 .specs
                 .into_iter()

@@ -14,7 +14,8 @@
 //!
 //! 1. `scenarios/repro/<name>/claims.toml`: `study = "<name>"`, the paper's tables as
 //!    `[paper.<table>]` (x, y as printed) and one `[[claim]]` per claim (see [`claim`]).
-//! 2. `crates/repro/src/studies/<name>.rs`: a unit struct implementing [`Study`]; `run` builds
+//! 2. `crates/repro/src/studies/<name>.rs`: a unit struct implementing [`Study`]: `about` names
+//!    it (an [`About`]: name, title, source, claims file); `run` builds
 //!    its sweep as a list of (point, seed) jobs, runs them with [`RunCtx::map`] (parallel,
 //!    ordered, progress-reporting), summarises each point with [`Estimate::from_samples`],
 //!    records measures (including analytic bounds it computes) and returns plots.
@@ -46,7 +47,7 @@ pub use plot::{Axis, Plot, PlotSeries};
 pub use report::Report;
 pub use stats::Estimate;
 pub use study::{
-    run_study, run_study_with_claims, with_jobs, NoProgress, Progress, RunCtx, Setup, Study,
+    run_study, run_study_with_claims, with_jobs, About, NoProgress, Progress, RunCtx, Setup, Study,
     StudyError, StudyOutput, StudyReport,
 };
 
@@ -105,7 +106,7 @@ mod tests {
                 .name()
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
-            let c = claim::parse_claims(s.name(), s.claims_toml()).unwrap();
+            let c = claim::parse_claims(s.name(), s.about().claims_toml).unwrap();
             assert!(!c.specs.is_empty(), "study {} has no claims", s.name());
         }
     }

@@ -197,11 +197,11 @@ impl Pins {
 mod tests {
     use super::*;
     use crate::claim::{ClaimResult, ClaimSpec, Operand, Predicate, Verdict};
-    use crate::study::{Setup, StudyReport};
+    use crate::study::{About, StudyReport};
 
     fn claim(id: &str, pass: bool, evaluated: bool) -> ClaimResult {
-        ClaimResult {
-            spec: ClaimSpec {
+        let mut c = ClaimResult::not_evaluated(
+            ClaimSpec {
                 id: id.into(),
                 source: "test".into(),
                 statement: String::new(),
@@ -215,28 +215,24 @@ mod tests {
                 },
                 explain_fail: None,
             },
-            x: None,
-            x_label: String::new(),
-            measured: None,
-            unit: String::new(),
-            verdict: if pass { Verdict::Pass } else { Verdict::Fail },
-            detail: "detail".into(),
-            evaluated,
-        }
+            "detail".into(),
+        );
+        c.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
+        c.evaluated = evaluated;
+        c
     }
 
     fn report(quick: bool, claims: Vec<ClaimResult>) -> Report {
         Report {
             quick,
             studies: vec![StudyReport {
-                name: "s".into(),
-                title: String::new(),
-                source: String::new(),
-                setup: Setup::default(),
                 claims,
-                plots: Vec::new(),
-                notes: Vec::new(),
-                error: None,
+                ..StudyReport::new(About {
+                    name: "s",
+                    title: "",
+                    source: "",
+                    claims_toml: "",
+                })
             }],
         }
     }
@@ -328,7 +324,7 @@ mod tests {
             let claims = crate::STUDIES
                 .iter()
                 .find(|s| s.name() == study)
-                .map(|s| s.claims_toml())
+                .map(|s| s.about().claims_toml)
                 .unwrap_or("");
             assert!(
                 claims.contains(&format!("\"{id}\"")),

@@ -1,7 +1,7 @@
 //! The `Study` trait, the context a study runs in, and the runner that turns a study's
 //! measurements into claim verdicts.
 
-use crate::claim::{evaluate, parse_claims, ClaimResult, Claims, PaperTable, Verdict};
+use crate::claim::{evaluate, parse_claims, ClaimResult, Claims, PaperTable};
 use crate::measure::Measures;
 use crate::plot::Plot;
 use rayon::prelude::*;
@@ -146,20 +146,31 @@ impl<'a> RunCtx<'a> {
     }
 }
 
+/// What a study is, as the command line and the report name it.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    /// Command-line name, lowercase (`segovia`, `paul`, …); claim ids start with it.
+    pub name: &'static str,
+    /// Human title of the study.
+    pub title: &'static str,
+    /// The seed document(s) and what the study covers, e.g. "seed 000 (Segovia 1996)".
+    pub source: &'static str,
+    /// The claims file (TOML, see [`crate::claim`]), usually
+    /// `include_str!("../../../../scenarios/repro/<name>/claims.toml")`.
+    pub claims_toml: &'static str,
+}
+
 /// A reproduced study. Implementations are unit structs registered in [`crate::STUDIES`].
 ///
 /// A run must be a pure function of `ctx.quick`: every random choice comes from seeds the
 /// study derives itself (e.g. run `k` of a point uses seed `k`).
 pub trait Study: Send + Sync {
-    /// Command-line name, lowercase (`segovia`, `paul`, …); claim ids start with it.
-    fn name(&self) -> &'static str;
-    /// Human title of the study.
-    fn title(&self) -> &'static str;
-    /// The seed document(s) and what the study covers, e.g. "seed 000 (Segovia 1996)".
-    fn source(&self) -> &'static str;
-    /// The claims file (TOML, see [`crate::claim`]), usually
-    /// `include_str!("../../../../scenarios/repro/<name>/claims.toml")`.
-    fn claims_toml(&self) -> &'static str;
+    /// What the study is: its name, title, source and claims file.
+    fn about(&self) -> About;
+    /// Command-line name ([`About::name`]).
+    fn name(&self) -> &'static str {
+        self.about().name
+    }
     /// Run the study's scenarios and record its measures and plots.
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError>;
 }
@@ -179,6 +190,20 @@ pub struct StudyReport {
 }
 
 impl StudyReport {
+    /// The section of a study that has not run yet: its name, title and source only.
+    pub fn new(about: About) -> Self {
+        StudyReport {
+            name: about.name.to_string(),
+            title: about.title.to_string(),
+            source: about.source.to_string(),
+            setup: Setup::default(),
+            claims: Vec::new(),
+            plots: Vec::new(),
+            notes: Vec::new(),
+            error: None,
+        }
+    }
+
     pub fn passed(&self) -> usize {
         self.claims.iter().filter(|c| c.passed()).count()
     }
@@ -190,7 +215,7 @@ impl StudyReport {
 /// Run one study and evaluate its claims. Never panics on a study's failure: a study that
 /// errors gets every claim failed with the error as the reason.
 pub fn run_study(study: &dyn Study, quick: bool, progress: &dyn Progress) -> StudyReport {
-    run_study_with_claims(study, study.claims_toml(), quick, progress)
+    run_study_with_claims(study, study.about().claims_toml, quick, progress)
 }
 
 /// [`run_study`] with a claims file other than the built-in one (e.g. edited on disk with
@@ -201,22 +226,13 @@ pub fn run_study_with_claims(
     quick: bool,
     progress: &dyn Progress,
 ) -> StudyReport {
-    let mut report = StudyReport {
-        name: study.name().to_string(),
-        title: study.title().to_string(),
-        source: study.source().to_string(),
-        setup: Setup::default(),
-        claims: Vec::new(),
-        plots: Vec::new(),
-        notes: Vec::new(),
-        error: None,
-    };
+    let mut report = StudyReport::new(study.about());
     let claims = match parse_claims(study.name(), claims_toml) {
         Ok(s) => s,
         Err(e) => {
             // A broken claims file must not look like "0 failed": it is one failed claim.
-            report.claims.push(ClaimResult {
-                spec: crate::claim::ClaimSpec {
+            report.claims.push(ClaimResult::not_evaluated(
+                crate::claim::ClaimSpec {
                     id: format!("{}.claims_file", study.name()),
                     source: "rmcast".into(),
                     statement: "the study's claims file is valid".into(),
@@ -230,14 +246,8 @@ pub fn run_study_with_claims(
                     },
                     explain_fail: None,
                 },
-                x: None,
-                x_label: String::new(),
-                measured: None,
-                unit: String::new(),
-                verdict: Verdict::Fail,
-                detail: e.to_string(),
-                evaluated: false,
-            });
+                e.to_string(),
+            ));
             report.error = Some(e.to_string());
             return report;
         }
@@ -273,16 +283,7 @@ pub fn run_study_with_claims(
             report.claims = claims
                 .specs
                 .into_iter()
-                .map(|spec| ClaimResult {
-                    spec,
-                    x: None,
-                    x_label: String::new(),
-                    measured: None,
-                    unit: String::new(),
-                    verdict: Verdict::Fail,
-                    detail: why.clone(),
-                    evaluated: false,
-                })
+                .map(|spec| ClaimResult::not_evaluated(spec, why.clone()))
                 .collect();
             report.error = Some(e.to_string());
         }
@@ -324,17 +325,13 @@ mod tests {
     }
 
     impl Study for Fixed {
-        fn name(&self) -> &'static str {
-            "fixed"
-        }
-        fn title(&self) -> &'static str {
-            "Fixed measurements"
-        }
-        fn source(&self) -> &'static str {
-            "test"
-        }
-        fn claims_toml(&self) -> &'static str {
-            self.claims
+        fn about(&self) -> About {
+            About {
+                name: "fixed",
+                title: "Fixed measurements",
+                source: "test",
+                claims_toml: self.claims,
+            }
         }
         fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
             if self.fail_run {

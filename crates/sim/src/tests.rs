@@ -12,7 +12,6 @@ use std::collections::VecDeque;
 /// Sends given datagrams at given times; records what it receives.
 struct Script {
     plan: VecDeque<(Time, Transmit)>,
-    out: VecDeque<Transmit>,
     got: std::rc::Rc<std::cell::RefCell<Vec<(Time, NodeId, usize)>>>,
     outbox: Outbox,
 }
@@ -36,7 +35,6 @@ fn script(plan: Vec<(Time, Dest, usize)>) -> (Box<Script>, Log) {
     (
         Box::new(Script {
             plan,
-            out: VecDeque::new(),
             got: log.clone(),
             outbox: Outbox::new(),
         }),
@@ -51,11 +49,8 @@ impl Agent for Script {
     fn handle_timeout(&mut self, now: Time) {
         while self.plan.front().is_some_and(|(t, _)| *t <= now) {
             let (_, t) = self.plan.pop_front().unwrap();
-            self.out.push_back(t);
+            self.outbox.push(t);
         }
-    }
-    fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.out.pop_front()
     }
     fn poll_timeout(&self) -> Option<Time> {
         self.plan.front().map(|(t, _)| *t)
@@ -466,7 +461,6 @@ fn processing_delay_postpones_delivery() {
 /// originates one packet of its own out of interface 1 when it first sees traffic.
 struct Filter {
     seen: u32,
-    out: VecDeque<RouterTransmit>,
     outbox: Outbox<RouterTransmit>,
 }
 
@@ -481,13 +475,13 @@ impl RouterAgent for Filter {
     ) -> RouteDecision {
         self.seen += 1;
         if self.seen == 1 {
-            self.out.push_back(RouterTransmit {
-                transmit: Transmit {
+            self.outbox.push_via(
+                Transmit {
                     dest: Dest::Node(NodeId(2)),
                     payload: Bytes::from(vec![1u8; 7]),
                 },
-                via: Some(vec![IfaceId(1)]),
-            });
+                Some(vec![IfaceId(1)]),
+            );
         }
         if packet.len() == 99 {
             RouteDecision::Consume
@@ -499,9 +493,6 @@ impl RouterAgent for Filter {
         }
     }
     fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
@@ -536,7 +527,6 @@ fn router_agent_forwards_consumes_redirects_and_originates() {
         r,
         Box::new(Filter {
             seen: 0,
-            out: VecDeque::new(),
             outbox: Outbox::new(),
         }),
     )
@@ -752,7 +742,6 @@ struct Pin {
     iface: u32,
     group: GroupId,
     fired: bool,
-    out: VecDeque<RouterTransmit>,
     outbox: Outbox<RouterTransmit>,
 }
 
@@ -767,20 +756,17 @@ impl RouterAgent for Pin {
     ) -> RouteDecision {
         if !self.fired {
             self.fired = true;
-            self.out.push_back(RouterTransmit {
-                transmit: Transmit {
+            self.outbox.push_via(
+                Transmit {
                     dest: Dest::Group(self.group),
                     payload: Bytes::from(vec![2u8; 11]),
                 },
-                via: Some(vec![IfaceId(self.iface)]),
-            });
+                Some(vec![IfaceId(self.iface)]),
+            );
         }
         RouteDecision::Forward
     }
     fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_transmit(&mut self) -> Option<RouterTransmit> {
-        self.out.pop_front()
-    }
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
@@ -846,7 +832,6 @@ fn pinned_packet_receivers(first_is_data: bool) -> (Vec<usize>, Vec<usize>) {
             iface: 1,
             group: g,
             fired: false,
-            out: VecDeque::new(),
             outbox: Outbox::new(),
         }),
     )

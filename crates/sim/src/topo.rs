@@ -115,9 +115,11 @@ pub fn bus(receivers: usize, cfg: BusConfig) -> Result<Topology, TopoError> {
 }
 
 /// A star: the sender (node 0) in the middle, `nc` receivers each on its own link of the
-/// given class (seed 004). Latency is Normal(mean, SD) per packet (never negative, FIFO per
-/// direction); the class's error rate is returned in `link_loss`.
-pub fn star(nc: usize, class: LinkClass, bandwidth_bps: u64) -> Result<Topology, TopoError> {
+/// given class (seed 004; HYBRID: LAN, INTERLAN, WAN in turn). Each link is `link` with the
+/// class's latency, Normal(mean, SD) per packet (never negative; FIFO per direction unless
+/// `link` lets packets reorder), and labelled with the class's name; the class's error rate
+/// is returned in `link_loss`.
+pub fn star(nc: usize, class: LinkClass, link: &LinkConfig) -> Result<Topology, TopoError> {
     if nc == 0 || (class == LinkClass::Hybrid && nc < 3) {
         return Err(TopoError::Invalid(
             "a star needs at least 1 child (3 for HYBRID)".into(),
@@ -134,13 +136,7 @@ pub fn star(nc: usize, class: LinkClass, bandwidth_bps: u64) -> Result<Topology,
         };
         let (mean, sd, err) = c.params();
         let r = net.add_host();
-        let l = net.add_link(
-            s,
-            r,
-            LinkConfig::new(bandwidth_bps, Duration::ZERO)
-                .jitter(mean, sd)
-                .class(c.name()),
-        )?;
+        let l = net.add_link(s, r, link.clone().jitter(mean, sd).class(c.name()))?;
         receivers.push(r);
         link_loss.push((l, err));
     }
@@ -390,22 +386,48 @@ pub fn flat_random(
         return Err(TopoError::Invalid("a random graph needs n >= 2".into()));
     }
     let mut rng = SimRng::new(seed, tag::TOPOLOGY, 1, n as u64);
-    let (pts, edges) = random_graph(
-        n,
-        (0.0, 0.0),
-        params.scale,
-        &mut rng,
-        params.attempts,
-        |_, r| r.chance(p),
-    )?;
-    let mut net = Network::new();
+    flat_graph(n, params, &mut rng, "random", |_, r| r.chance(p))
+}
+
+/// A domain's routers and their points on the plane.
+type Domain = (Vec<NodeId>, Vec<(f64, f64)>);
+
+/// Add to `net` `n` routers drawn in the square (corner, side) and linked where
+/// `edge(distance, rng)` says (links labelled `class`), redrawn until connected: the routers
+/// and their points.
+fn add_domain(
+    net: &mut Network,
+    params: &PlaneParams,
+    rng: &mut SimRng,
+    n: usize,
+    (corner, side): ((f64, f64), f64),
+    class: &str,
+    edge: impl FnMut(f64, &mut SimRng) -> bool,
+) -> Result<Domain, TopoError> {
+    let (pts, edges) = random_graph(n, corner, side, rng, params.attempts, edge)?;
     let ids: Vec<NodeId> = pts
         .iter()
         .map(|&q| net.add_node_at(NodeKind::Router, q))
         .collect();
     for (a, b) in edges {
-        net.add_link(ids[a], ids[b], plane_link(params, pts[a], pts[b], "random"))?;
+        net.add_link(ids[a], ids[b], plane_link(params, pts[a], pts[b], class))?;
     }
+    Ok((ids, pts))
+}
+
+/// `n` routers drawn on the plane and linked where `edge(distance, rng)` says (links
+/// labelled `class`), redrawn until connected; router 0 is the source, every router an
+/// attach point. The flat random and Waxman graphs differ only in `edge`.
+fn flat_graph(
+    n: usize,
+    params: &PlaneParams,
+    rng: &mut SimRng,
+    class: &str,
+    edge: impl FnMut(f64, &mut SimRng) -> bool,
+) -> Result<Topology, TopoError> {
+    let mut net = Network::new();
+    let square = ((0.0, 0.0), params.scale);
+    let (ids, _) = add_domain(&mut net, params, rng, n, square, class, edge)?;
     Ok(Topology {
         net,
         source: ids[0],
@@ -434,28 +456,8 @@ pub fn waxman(
     }
     let l = params.scale * std::f64::consts::SQRT_2;
     let mut rng = SimRng::new(seed, tag::TOPOLOGY, 2, n as u64);
-    let (pts, edges) = random_graph(
-        n,
-        (0.0, 0.0),
-        params.scale,
-        &mut rng,
-        params.attempts,
-        |d, r| r.chance(alpha * (-d / (beta * l)).exp()),
-    )?;
-    let mut net = Network::new();
-    let ids: Vec<NodeId> = pts
-        .iter()
-        .map(|&q| net.add_node_at(NodeKind::Router, q))
-        .collect();
-    for (a, b) in edges {
-        net.add_link(ids[a], ids[b], plane_link(params, pts[a], pts[b], "waxman"))?;
-    }
-    Ok(Topology {
-        net,
-        source: ids[0],
-        receivers: Vec::new(),
-        attach_points: ids,
-        link_loss: Vec::new(),
+    flat_graph(n, params, &mut rng, "waxman", |d, r| {
+        r.chance(alpha * (-d / (beta * l)).exp())
     })
 }
 
@@ -513,25 +515,15 @@ pub fn transit_stub(
     let mut first_of_domain = Vec::new();
     let stub_scale = params.scale / 10.0;
     for _ in 0..ts.transit_domains {
-        let (pts, edges) = random_graph(
-            ts.transit_nodes,
-            (0.0, 0.0),
-            params.scale,
+        let (tids, pts) = add_domain(
+            &mut net,
+            params,
             &mut rng,
-            params.attempts,
+            ts.transit_nodes,
+            ((0.0, 0.0), params.scale),
+            "transit-transit",
             |_, r| r.chance(ts.p_transit),
         )?;
-        let tids: Vec<NodeId> = pts
-            .iter()
-            .map(|&q| net.add_node_at(NodeKind::Router, q))
-            .collect();
-        for (a, b) in edges {
-            net.add_link(
-                tids[a],
-                tids[b],
-                plane_link(params, pts[a], pts[b], "transit-transit"),
-            )?;
-        }
         first_of_domain.push((tids[0], pts[0]));
         for (ti, &t) in tids.iter().enumerate() {
             for _ in 0..ts.stubs_per_transit {
@@ -539,25 +531,15 @@ pub fn transit_stub(
                     pts[ti].0 + (rng.unit() - 0.5) * stub_scale,
                     pts[ti].1 + (rng.unit() - 0.5) * stub_scale,
                 );
-                let (spts, sedges) = random_graph(
-                    ts.stub_nodes,
-                    off,
-                    stub_scale,
+                let (sids, spts) = add_domain(
+                    &mut net,
+                    params,
                     &mut rng,
-                    params.attempts,
+                    ts.stub_nodes,
+                    (off, stub_scale),
+                    "stub-stub",
                     |_, r| r.chance(ts.p_stub),
                 )?;
-                let sids: Vec<NodeId> = spts
-                    .iter()
-                    .map(|&q| net.add_node_at(NodeKind::Router, q))
-                    .collect();
-                for (a, b) in sedges {
-                    net.add_link(
-                        sids[a],
-                        sids[b],
-                        plane_link(params, spts[a], spts[b], "stub-stub"),
-                    )?;
-                }
                 let gw = rng.below(ts.stub_nodes as u64) as usize;
                 net.add_link(
                     t,
@@ -725,7 +707,12 @@ mod tests {
 
     #[test]
     fn star_classes_follow_seed_004_table_1() {
-        let t = star(10, LinkClass::Hybrid, 10_000_000).unwrap();
+        let t = star(
+            10,
+            LinkClass::Hybrid,
+            &LinkConfig::new(10_000_000, Duration::ZERO),
+        )
+        .unwrap();
         assert_eq!(t.net.link_count(), 10);
         let mut counts = std::collections::BTreeMap::new();
         for i in 0..10 {
@@ -740,9 +727,9 @@ mod tests {
         assert_eq!(wan.jitter.unwrap().mean, Duration::from_millis(75));
         assert_eq!(wan.jitter.unwrap().sd, Duration::from_millis(15));
         assert_eq!(t.link_loss[2], (2, 0.10));
-        let lan = star(4, LinkClass::Lan, 0).unwrap();
+        let lan = star(4, LinkClass::Lan, &LinkConfig::new(0, Duration::ZERO)).unwrap();
         assert!(lan.link_loss.iter().all(|&(_, p)| p == 0.01));
-        assert!(star(2, LinkClass::Hybrid, 0).is_err());
+        assert!(star(2, LinkClass::Hybrid, &LinkConfig::new(0, Duration::ZERO)).is_err());
     }
 
     #[test]

@@ -72,6 +72,13 @@ fn build(variant: Variant, seed: u64) -> Run {
     }
 }
 
+/// Drop the DATA packets arriving at `node` that `model` picks.
+fn lose_data(sim: &mut Sim, node: NodeId, model: LossModel) {
+    let site = LossSite::Rx { node, iface: None };
+    sim.add_loss(&LossRule::new(site, model).filter(KindFilter::Data))
+        .unwrap();
+}
+
 fn delivered(sim: &Sim, n: NodeId) -> Vec<u64> {
     sim.events(n)
         .iter()
@@ -132,18 +139,7 @@ fn exactly_once_with_loss(variant: Variant) {
     let mut r = build(variant, 7);
     for reg in &r.regions {
         for &e in &reg.endpoints {
-            r.sim
-                .add_loss(
-                    &LossRule::new(
-                        LossSite::Rx {
-                            node: e,
-                            iface: None,
-                        },
-                        LossModel::Bernoulli { p: 0.02 },
-                    )
-                    .filter(KindFilter::Data),
-                )
-                .unwrap();
+            lose_data(&mut r.sim, e, LossModel::Bernoulli { p: 0.02 });
         }
     }
     let blocks = 3_000;
@@ -197,18 +193,7 @@ fn dsp_repairs_a_loss_inside_one_region_locally() {
     let mut r = build(Variant::Dsp, 3);
     let region = r.regions[1].clone();
     let (designated, member) = (region.endpoints[0], region.endpoints[2]);
-    r.sim
-        .add_loss(
-            &LossRule::new(
-                LossSite::Rx {
-                    node: member,
-                    iface: None,
-                },
-                LossModel::DropNth { k: 40 },
-            )
-            .filter(KindFilter::Data),
-        )
-        .unwrap();
+    lose_data(&mut r.sim, member, LossModel::DropNth { k: 40 });
     let blocks = 500;
     run_to_end(&mut r, blocks);
     assert_eq!(r.sim.losses().iter().map(|(_, n)| n).sum::<u64>(), 1);
@@ -241,18 +226,7 @@ fn cp_repairs_from_any_holder_without_the_source() {
     let mut r = build(Variant::Cp, 5);
     let region = r.regions[2].clone();
     for &e in &region.endpoints[..2] {
-        r.sim
-            .add_loss(
-                &LossRule::new(
-                    LossSite::Rx {
-                        node: e,
-                        iface: None,
-                    },
-                    LossModel::DropNth { k: 25 },
-                )
-                .filter(KindFilter::Data),
-            )
-            .unwrap();
+        lose_data(&mut r.sim, e, LossModel::DropNth { k: 25 });
     }
     run_to_end(&mut r, 400);
     assert_eq!(r.sim.agent(r.source).unwrap().stats().repairs_sent, 0);
@@ -268,18 +242,7 @@ fn cp_repairs_from_any_holder_without_the_source() {
 fn csp_repairs_only_from_the_source() {
     let mut r = build(Variant::Csp, 5);
     let e = r.regions[0].endpoints[1];
-    r.sim
-        .add_loss(
-            &LossRule::new(
-                LossSite::Rx {
-                    node: e,
-                    iface: None,
-                },
-                LossModel::DropNth { k: 25 },
-            )
-            .filter(KindFilter::Data),
-        )
-        .unwrap();
+    lose_data(&mut r.sim, e, LossModel::DropNth { k: 25 });
     run_to_end(&mut r, 400);
     assert_eq!(r.sim.agent(r.source).unwrap().stats().repairs_sent, 1);
     check_all(&r.sim, e, 400);

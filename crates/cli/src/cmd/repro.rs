@@ -76,7 +76,8 @@ impl Progress for Bar {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.list {
         for s in STUDIES {
-            println!("{:10} {}  [{}]", s.name(), s.title(), s.source());
+            let a = s.about();
+            println!("{:10} {}  [{}]", a.name, a.title, a.source);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -99,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(dir) if !dir.is_dir() => {
                 anyhow::bail!("--claims {}: not a directory", dir.display())
             }
-            _ => s.claims_toml().to_string(),
+            _ => s.about().claims_toml.to_string(),
         };
         claim_files.push(text);
     }

@@ -14,7 +14,7 @@ use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, Time};
 use rmcast_wire::session::{DspEntry, DspParams, DspRole};
-use rmcast_wire::{Family, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{HEADER_LEN, MAX_DATAGRAM};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -116,10 +116,6 @@ pub struct Dsp;
 impl NetProtocol for Dsp {
     fn name(&self) -> &'static str {
         "dsp"
-    }
-
-    fn family(&self) -> Family {
-        Family::Tree
     }
 
     fn data_overhead(&self, _receivers: usize) -> usize {
@@ -364,6 +360,7 @@ pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, Dsp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcast_wire::Family;
 
     #[test]
     fn the_lowest_node_id_of_each_region_is_designated() {

@@ -32,11 +32,16 @@ use std::time::Duration;
 /// receivers need nothing from the ANNOUNCE but its timers, that multicasts to a fixed
 /// receiver set and whose DATA adds one byte to the header.
 pub trait NetProtocol: Sync {
-    /// The command-line name (`--protocol`).
+    /// The command-line name (`--protocol`), the protocol's key in
+    /// `rmcast_proto::spec::PROTOCOLS`.
     fn name(&self) -> &'static str;
 
-    /// The wire family its packets carry.
-    fn family(&self) -> Family;
+    /// The wire family its packets carry, as its spec says.
+    fn family(&self) -> Family {
+        spec::lookup(self.name())
+            .expect("every socket protocol has a spec (tested below)")
+            .family
+    }
 
     /// Bytes the protocol's DATA packet adds to an application message (header included),
     /// for `receivers` receivers.

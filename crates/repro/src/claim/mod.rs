@@ -308,6 +308,21 @@ pub struct ClaimResult {
 }
 
 impl ClaimResult {
+    /// `spec` failed without an evaluation (a study that did not run, a broken claims file):
+    /// nothing measured, `detail` says why.
+    pub fn not_evaluated(spec: ClaimSpec, detail: String) -> Self {
+        ClaimResult {
+            spec,
+            x: None,
+            x_label: String::new(),
+            measured: None,
+            unit: String::new(),
+            verdict: Verdict::Fail,
+            detail,
+            evaluated: false,
+        }
+    }
+
     pub fn passed(&self) -> bool {
         self.verdict == Verdict::Pass
     }

@@ -14,7 +14,7 @@
 
 use crate::plot::{Axis, Plot, PlotSeries};
 use crate::stats::Estimate;
-use crate::study::{RunCtx, Setup, Study, StudyError, StudyOutput};
+use crate::study::{About, RunCtx, Setup, Study, StudyError, StudyOutput};
 use crate::sweep::{est_of, join};
 use crate::Measures;
 use core::time::Duration;
@@ -316,20 +316,13 @@ fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
 }
 
 impl Study for Demo {
-    fn name(&self) -> &'static str {
-        "demo"
-    }
-
-    fn title(&self) -> &'static str {
-        "Demonstration: multicast stop-and-wait against its closed forms"
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 000 (Segovia 1996), §2.5.2 protocol rule and §4.1 bounds; closed forms derived here"
-    }
-
-    fn claims_toml(&self) -> &'static str {
-        include_str!("../../../../scenarios/repro/demo/claims.toml")
+    fn about(&self) -> About {
+        About {
+            name: "demo",
+            title: "Demonstration: multicast stop-and-wait against its closed forms",
+            source: "seed 000 (Segovia 1996), §2.5.2 protocol rule and §4.1 bounds; closed forms derived here",
+            claims_toml: include_str!("../../../../scenarios/repro/demo/claims.toml"),
+        }
     }
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {

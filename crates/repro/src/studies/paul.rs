@@ -6,7 +6,7 @@
 
 use crate::plot::{Axis, Plot, PlotSeries};
 use crate::stats::Estimate;
-use crate::study::{RunCtx, Setup, Study, StudyError, StudyOutput};
+use crate::study::{About, RunCtx, Setup, Study, StudyError, StudyOutput};
 use crate::sweep::{est, join};
 use crate::Measures;
 use core::time::Duration;
@@ -499,18 +499,15 @@ fn metric(o: &RunOut, s: &Spec, name: &str) -> f64 {
 pub struct Paul;
 
 impl Study for Paul {
-    fn name(&self) -> &'static str {
-        "paul"
-    }
-    fn title(&self) -> &'static str {
-        "Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP"
-    }
-    fn source(&self) -> &'static str {
-        "seed 001 (Paul, Sabnani & Kristol: Multicast Transport Protocols for High Speed \
-         Networks), §3–§7, eq. (1)–(4), Figures 4–12, Table 3"
-    }
-    fn claims_toml(&self) -> &'static str {
-        include_str!("../../../../scenarios/repro/paul/claims.toml")
+    fn about(&self) -> About {
+        About {
+            name: "paul",
+            title: "Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP",
+            source:
+                "seed 001 (Paul, Sabnani & Kristol: Multicast Transport Protocols for High Speed \
+             Networks), §3–§7, eq. (1)–(4), Figures 4–12, Table 3",
+            claims_toml: include_str!("../../../../scenarios/repro/paul/claims.toml"),
+        }
     }
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {

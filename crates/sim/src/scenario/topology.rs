@@ -131,7 +131,10 @@ fn star(p: &Params) -> Result<Topology, ScenarioError> {
         let mut t = topo::star(
             p.req_u64_in("children", 1, 1_000_000)? as usize,
             class,
-            p.u64_in("bandwidth_bps", 10_000_000, 0, u64::MAX / 8_000_000_000)?,
+            &LinkConfig::new(
+                p.u64_in("bandwidth_bps", 10_000_000, 0, u64::MAX / 8_000_000_000)?,
+                Duration::ZERO,
+            ),
         )
         .map_err(|e| p.bad("children", &e.to_string()))?;
         if !p.bool_or("class_loss", true)? {

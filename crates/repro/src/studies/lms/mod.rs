@@ -26,7 +26,7 @@ mod tests;
 pub use plan::large_ts;
 
 use crate::stats::Estimate;
-use crate::study::{RunCtx, Study, StudyError, StudyOutput};
+use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
 use crate::Measures;
 use core::time::Duration;
 use plan::{placements, scheme_seed, shape, sites, Family, Plan, XOf};
@@ -193,17 +193,13 @@ fn summarize(samples: &[&Sample]) -> BTreeMap<&'static str, Estimate> {
 }
 
 impl Study for Lms {
-    fn name(&self) -> &'static str {
-        "lms"
-    }
-    fn title(&self) -> &'static str {
-        "SRM, PGM and LMS: recovery after a single loss on trees, random and transit–stub graphs"
-    }
-    fn source(&self) -> &'static str {
-        "seed 003 (LMS thesis, chapter 5: §5.6–5.10, Fig. 5.1, 5.4–5.30, Table 5.1)"
-    }
-    fn claims_toml(&self) -> &'static str {
-        include_str!("../../../../../scenarios/repro/lms/claims.toml")
+    fn about(&self) -> About {
+        About {
+            name: "lms",
+            title: "SRM, PGM and LMS: recovery after a single loss on trees, random and transit–stub graphs",
+            source: "seed 003 (LMS thesis, chapter 5: §5.6–5.10, Fig. 5.1, 5.4–5.30, Table 5.1)",
+            claims_toml: include_str!("../../../../../scenarios/repro/lms/claims.toml"),
+        }
     }
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {

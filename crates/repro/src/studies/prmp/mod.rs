@@ -31,7 +31,7 @@ pub use run::*;
 pub use tree::*;
 
 use crate::stats::Estimate;
-use crate::study::{RunCtx, Study, StudyError, StudyOutput};
+use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
 use crate::sweep::{est, point_seed, Agg, Column, Sweep};
 use crate::Measures;
 use core::time::Duration;
@@ -91,21 +91,14 @@ fn unit_of(name: &str) -> (&'static str, &'static str) {
 }
 
 impl Study for Prmp {
-    fn name(&self) -> &'static str {
-        "prmp"
-    }
-
-    fn title(&self) -> &'static str {
-        "Polling-based reliable multicast (PRMP) against full feedback (Barcellos & Ezhilchelvan)"
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 004 (Barcellos & Ezhilchelvan): §2–3 protocol, §4 Table 1 and Figures 5–11; \
-         beyond: 100–10,000 children and the multi-level tree version"
-    }
-
-    fn claims_toml(&self) -> &'static str {
-        include_str!("../../../../../scenarios/repro/prmp/claims.toml")
+    fn about(&self) -> About {
+        About {
+            name: "prmp",
+            title: "Polling-based reliable multicast (PRMP) against full feedback (Barcellos & Ezhilchelvan)",
+            source: "seed 004 (Barcellos & Ezhilchelvan): §2–3 protocol, §4 Table 1 and Figures 5–11; \
+             beyond: 100–10,000 children and the multi-level tree version",
+            claims_toml: include_str!("../../../../../scenarios/repro/prmp/claims.toml"),
+        }
     }
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {

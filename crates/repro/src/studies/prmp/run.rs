@@ -2,8 +2,8 @@
 
 use core::time::Duration;
 use rmcast_proto::{ff, prmp, Agent, GroupId, NodeId, Time};
-use rmcast_sim::topo::LinkClass;
-use rmcast_sim::{LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic};
+use rmcast_sim::topo::{self, LinkClass, Topology};
+use rmcast_sim::{LinkConfig, LossModel, LossRule, LossSite, Sim, Stop, Traffic};
 
 pub(super) const GROUP: GroupId = GroupId(1);
 /// §4: 1000 packets (`DP`) of 1 KB.
@@ -196,47 +196,28 @@ pub(super) fn loss_of(sim: &Sim, cause: &str) -> u64 {
         .map_or(0, |(_, n)| *n)
 }
 
-/// A star: the network, the parent, the children and each child link's (index, error rate).
-pub type Star = (Network, NodeId, Vec<NodeId>, Vec<(usize, f64)>);
-
-/// Seed 004's star: the parent (node 0) and `nc` children, each on its own link of a
-/// Table 1 class (HYBRID: LAN, INTERLAN, WAN in turn). Latency is Normal(L, SD) drawn
-/// independently for every packet (clamped at 0), so packets may overtake one another, as
-/// §4 (g) models it; no bandwidth limit. Returns the network, the parent, the children and
-/// each link's error rate.
-pub fn star(nc: usize, class: LinkClass) -> Result<Star, String> {
-    if nc == 0 || (class == LinkClass::Hybrid && nc < 3) {
-        return Err("a star needs at least 1 child (3 for HYBRID)".into());
-    }
-    let mut net = Network::new();
-    let s = net.add_host();
-    let mut receivers = Vec::with_capacity(nc);
-    let mut loss = Vec::with_capacity(nc);
-    for i in 0..nc {
-        let c = match class {
-            LinkClass::Hybrid => [LinkClass::Lan, LinkClass::Interlan, LinkClass::Wan][i % 3],
-            c => c,
-        };
-        let (mean, sd, err) = c.params();
-        let r = net.add_host();
-        let l = net
-            .add_link(
-                s,
-                r,
-                LinkConfig::new(0, Duration::ZERO)
-                    .jitter(mean, sd)
-                    .reordering(true),
-            )
-            .map_err(|e| e.to_string())?;
-        receivers.push(r);
-        loss.push((l, err));
-    }
-    Ok((net, s, receivers, loss))
+/// Seed 004's star ([`topo::star`]): the parent (node 0) and `nc` children, each on its own
+/// link of a Table 1 class. Latency is Normal(L, SD) drawn independently for every packet
+/// (clamped at 0), so packets may overtake one another, as §4 (g) models it; no bandwidth
+/// limit.
+pub fn star(nc: usize, class: LinkClass) -> Result<Topology, String> {
+    topo::star(
+        nc,
+        class,
+        &LinkConfig::new(0, Duration::ZERO).reordering(true),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Run one star simulation.
 pub fn run_one(s: &RunSpec) -> Result<RunOut, String> {
-    let (net, source, receivers, link_loss) = star(s.nc, s.class)?;
+    let Topology {
+        net,
+        source,
+        receivers,
+        link_loss,
+        ..
+    } = star(s.nc, s.class)?;
     let mut sim = Sim::new(net, s.seed);
     sim.record_events(false);
     sim.set_group(GROUP, &receivers)

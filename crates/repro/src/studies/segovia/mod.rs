@@ -24,7 +24,7 @@ pub use plan::error_increment;
 pub use run::*;
 
 use crate::stats::Estimate;
-use crate::study::{RunCtx, Study, StudyError, StudyOutput};
+use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
 use crate::sweep::{est, fmt_series, point_seed, Agg, Column, Sweep};
 use crate::Measures;
 use plan::Plan;
@@ -67,20 +67,13 @@ const TABLE_RS: [f64; 12] = [
 ];
 
 impl Study for Segovia {
-    fn name(&self) -> &'static str {
-        "segovia"
-    }
-
-    fn title(&self) -> &'static str {
-        "Multicast stop-and-wait and block acknowledgment on a shared Ethernet (Segovia 1996)"
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 000 (Segovia 1996, MSc thesis): §4.1 bounds, Tables 4.1–4.13; RRA from Ch. 5"
-    }
-
-    fn claims_toml(&self) -> &'static str {
-        include_str!("../../../../../scenarios/repro/segovia/claims.toml")
+    fn about(&self) -> About {
+        About {
+            name: "segovia",
+            title: "Multicast stop-and-wait and block acknowledgment on a shared Ethernet (Segovia 1996)",
+            source: "seed 000 (Segovia 1996, MSc thesis): §4.1 bounds, Tables 4.1–4.13; RRA from Ch. 5",
+            claims_toml: include_str!("../../../../../scenarios/repro/segovia/claims.toml"),
+        }
     }
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {

@@ -38,7 +38,7 @@ pub use super::xtp_grid::*;
 pub use sim::*;
 
 use crate::stats::Estimate;
-use crate::study::{RunCtx, Study, StudyError, StudyOutput};
+use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
 use crate::Measures;
 use plan::Plan;
 use std::collections::BTreeMap;
@@ -61,21 +61,14 @@ pub fn key(setting: Setting, message: u64, mode: Mode, loss: u32) -> String {
 }
 
 impl Study for Xtp {
-    fn name(&self) -> &'static str {
-        "xtp"
-    }
-
-    fn title(&self) -> &'static str {
-        "Seed 002: XTP-style transmitter-driven reliable multicast (Johnstone & Williams 1997)"
-    }
-
-    fn source(&self) -> &'static str {
-        "seed 002: G. S. Johnstone and G. D. Williams, Applied Reliable Multicast Using the \
-         Xpress Transport Protocol (XTP), M.S. thesis, Naval Postgraduate School, 1997"
-    }
-
-    fn claims_toml(&self) -> &'static str {
-        include_str!("../../../../../scenarios/repro/xtp/claims.toml")
+    fn about(&self) -> About {
+        About {
+            name: "xtp",
+            title: "Seed 002: XTP-style transmitter-driven reliable multicast (Johnstone & Williams 1997)",
+            source: "seed 002: G. S. Johnstone and G. D. Williams, Applied Reliable Multicast Using the \
+             Xpress Transport Protocol (XTP), M.S. thesis, Naval Postgraduate School, 1997",
+            claims_toml: include_str!("../../../../../scenarios/repro/xtp/claims.toml"),
+        }
     }
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
