@@ -240,6 +240,10 @@ pub struct Args {
     /// Give up if the expected receivers have not joined within SECS
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     pub join_wait: f64,
+    /// Admit at most N receivers: --discover and --late-join stop admitting there, so JOINs
+    /// from a flood of made-up node ids cannot grow the session without bound
+    #[arg(long, default_value_t = rmcast_net::sender::MAX_RECEIVERS, value_name = "N")]
+    pub max_receivers: usize,
     /// Evict a receiver that has been silent for SECS
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub evict_after: f64,
@@ -286,6 +290,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
         _ => Expect::Discover(secs(a.discover, "--discover")?),
     };
     c.join_wait = secs(a.join_wait, "--join-wait")?;
+    c.max_receivers = a.max_receivers;
     c.evict_after = secs(a.evict_after, "--evict-after")?;
     c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
     c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;

@@ -31,6 +31,11 @@ use std::time::Duration;
 const SOCK: Token = Token(0);
 const WAKE: Token = Token(1);
 
+/// Default of [`SendConfig::max_receivers`] (`--max-receivers`): the running ANNOUNCE lists
+/// every member (4 bytes each; `dsp` 30), so 1,000 members keep it within one datagram of
+/// 65,507 bytes for every protocol.
+pub const MAX_RECEIVERS: usize = 1000;
+
 /// Who the sender waits for before it starts.
 #[derive(Debug, Clone)]
 pub enum Expect {
@@ -58,6 +63,9 @@ pub struct SendConfig {
     pub expect: Expect,
     /// Give up if the expected receivers have not joined within this time.
     pub join_wait: Duration,
+    /// Most receivers a session admits (`--discover` and `--late-join` stop admitting
+    /// there; `--receivers`/`--receiver-list` may not ask for more).
+    pub max_receivers: usize,
     /// Evict a receiver silent for this long.
     pub evict_after: Duration,
     /// Retransmission timeout handed to the agent.
@@ -106,6 +114,7 @@ impl SendConfig {
             protocol: "saw".into(),
             expect: Expect::Discover(Duration::from_secs(3)),
             join_wait: Duration::from_secs(60),
+            max_receivers: MAX_RECEIVERS,
             evict_after: Duration::from_secs(5),
             rto: Duration::from_millis(20),
             datagram_size: None,
@@ -337,6 +346,25 @@ fn check(cfg: &SendConfig, source: &Source) -> Result<Checked, NetError> {
     if cfg.window == 0 {
         return Err(NetError::setup("--window 0: give at least 1"));
     }
+    let ack_delay_ms = cfg.ack_delay.as_secs_f64() * 1e3;
+    if ack_delay_ms > rmcast_proto::spec::saw::ACK_DELAY_LIMIT_MS {
+        return Err(NetError::setup(format!(
+            "--ack-delay-ms {ack_delay_ms} is above {}: receivers refuse such an ANNOUNCE",
+            rmcast_proto::spec::saw::ACK_DELAY_LIMIT_MS
+        )));
+    }
+    let asked = match &cfg.expect {
+        Expect::Count(n) => *n,
+        Expect::List(l) => l.len(),
+        Expect::Discover(_) => 0,
+    };
+    if cfg.max_receivers == 0 || asked > cfg.max_receivers {
+        return Err(NetError::setup(format!(
+            "{asked} receivers expected with --max-receivers {}: raise --max-receivers (at \
+             least 1, and at least as many as expected)",
+            cfg.max_receivers
+        )));
+    }
     check_modes(cfg, proto, source)?;
     let probe = settings(cfg, dgram, 1, 1, cfg.rto);
     proto.check(&probe)?;
@@ -446,8 +474,9 @@ impl Endpoint {
         })
     }
 
-    /// An ANNOUNCE of this session.
-    fn announce(&self, phase: Phase, members: &[u32], params: &[u8]) -> Vec<u8> {
+    /// An ANNOUNCE of this session; an error, never an empty datagram, when the wire format
+    /// cannot carry it.
+    fn announce(&self, phase: Phase, members: &[u32], params: &[u8]) -> Result<Vec<u8>, NetError> {
         let raw = session::encode_members(members);
         session_packet(
             self.session,
@@ -463,6 +492,12 @@ impl Endpoint {
                 params,
             },
         )
+        .map_err(|e| {
+            NetError::Failed(format!(
+                "cannot announce the session to {} receivers: {e}",
+                members.len()
+            ))
+        })
     }
 
     /// Sleep in `poll` for at most `wait`.
