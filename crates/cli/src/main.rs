@@ -35,6 +35,8 @@ enum Command {
     Send(Box<cmd::send::Args>),
     /// Receive files or a stream from `rmcast send`
     Recv(cmd::recv::Args),
+    /// Write a new random key for `send`/`recv --key-file`
+    Keygen(cmd::keygen::Args),
     /// Re-run the seed studies claim by claim and write a report with plots
     Repro(cmd::repro::Args),
     /// Run a simulation scenario or sweep; writes runs.csv and runs.jsonl
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Command::Protocols(a) => cmd::protocols::run(a),
         Command::Send(a) => cmd::send::run(*a),
         Command::Recv(a) => cmd::recv::run(a),
+        Command::Keygen(a) => cmd::keygen::run(a),
         Command::Repro(a) => cmd::repro::run(a),
         Command::Sim(a) => cmd::sim::run(a),
         Command::Merge(a) => cmd::merge::run(a),

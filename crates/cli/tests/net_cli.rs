@@ -86,17 +86,41 @@ fn clear_errors_exit_2() {
     assert!(!out.exists());
     let key = dir.path().join("short.key");
     std::fs::write(&key, b"short").unwrap();
-    expect_setup_error(
-        &[
-            "send",
-            "-g",
-            "239.1.2.3:5000",
-            "--key-file",
-            key.to_str().unwrap(),
-            fs,
-        ],
-        "at least 16 bytes",
-    );
+    let send_with_key = |why: &str| {
+        expect_setup_error(
+            &[
+                "send",
+                "-g",
+                "239.1.2.3:5000",
+                "--key-file",
+                key.to_str().unwrap(),
+                fs,
+            ],
+            why,
+        )
+    };
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        send_with_key("chmod 600");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        send_with_key("rmcast keygen");
+    }
+    // keygen: a 32-byte owner-only key, never an overwrite
+    let made = dir.path().join("made.key");
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let ok = Std::new(&bin)
+        .args(["keygen", made.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    assert_eq!(std::fs::read(&made).unwrap().len(), 32);
+    let again = Std::new(&bin)
+        .args(["keygen", made.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("never overwrites"));
 }
 
 #[test]

@@ -80,7 +80,7 @@ pub enum Sent {
 impl Wire {
     pub fn new(keys: Option<Keys>, loss: LossConfig) -> Self {
         Wire {
-            sealer: keys.map(|k| Sealer::new(k, rand::random::<u64>())),
+            sealer: keys.map(|k| Sealer::new(k, crate::secure::unix_micros())),
             loss: Injector::new(loss),
             scratch: Vec::with_capacity(RECV_BUF),
             batch: Vec::new(),
@@ -222,6 +222,12 @@ impl Wire {
                 None
             }
         }
+    }
+
+    /// The counter (sealing time, µs since the Unix epoch) of the datagram [`Wire::open`]
+    /// accepted last; `None` without a key.
+    pub fn opened_counter(&self) -> Option<u64> {
+        self.sealer.as_ref().map(Sealer::last_opened)
     }
 
     /// Injected loss on receive for a protocol packet.

@@ -7,6 +7,7 @@
 
 use rmcast_net::endpoint::session_packet;
 use rmcast_net::receiver::{self, Output, RecvConfig, RecvReport};
+use rmcast_net::secure::Keys;
 use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, SendReport, Source};
 use rmcast_net::socket::{group_socket, unicast_socket, SocketOpts};
 use rmcast_wire::session::{self, DspEntry, DspParams, DspRole, Phase};
@@ -278,12 +279,13 @@ fn learn_session(sniff: &UdpSocket) -> Option<(u32, u32, SocketAddr)> {
         let Ok((n, from)) = sniff.recv_from(&mut buf) else {
             continue;
         };
-        if let Ok(h) = Header::parse(&buf[..n]) {
-            if h.family == Family::Session {
+        // Plain, or sealed (the header is readable in front of the 24-byte trailer).
+        for plain in [n, n.saturating_sub(24)] {
+            if let Ok(h) = Header::parse(&buf[..plain]) {
                 if let Ok(Packet {
                     message: Message::Session(session::Message::Announce { .. }),
                     ..
-                }) = Packet::decode(&buf[..n])
+                }) = Packet::decode(&buf[..plain])
                 {
                     return Some((h.session, h.source, from));
                 }
@@ -588,4 +590,101 @@ fn a_join_flood_stops_at_max_receivers() {
 fn rand_u32() -> u32 {
     use std::hash::{BuildHasher, RandomState};
     RandomState::new().hash_one(Instant::now()) as u32
+}
+
+// -------------------------------------------------------------------------------- keys
+
+fn test_key() -> Keys {
+    Keys::from_secret(b"hostile suite: a 32-byte secret!", false).unwrap()
+}
+
+/// With a key, forged JOIN and REPORT(Complete) under stolen node ids and a forged END under
+/// the sender's node id carry no valid tag: they are counted as rejected by authentication,
+/// and the transfer and its summary are the real ones.
+#[test]
+fn with_a_key_forged_session_packets_are_counted_as_rejected() {
+    let port = 47321;
+    let g = group(port);
+    let victims = [0x0bad_0041, 0x0bad_0042];
+    let rx = start_receivers(g, &victims, |c| c.keys = Some(test_key()));
+    let mut cfg = send_config(g, 2);
+    cfg.keys = Some(test_key());
+    cfg.rate_bps = 40_000_000;
+    let (live, _, rounds) = under_attack(rx, cfg, 2_000_000, 21, move |h, s, to| {
+        for v in victims {
+            let _ = h.send_to(&join(s, v), to);
+            let _ = h.send_to(&report_complete(s, v, 0), to);
+        }
+        let end = session_packet(s, 1, session::Message::End { outcomes: &[] }).unwrap();
+        let _ = h.send_to(&end, g);
+    });
+    assert!(rounds > 10);
+    check(&live);
+    assert!(live.send.driver.rejected_auth > 0, "{:?}", live.send.driver);
+    assert!(live.recv.iter().all(|r| r.driver.rejected_auth > 0));
+}
+
+/// Replays. During a keyed session every packet on the group is captured and sent again
+/// once: the receivers refuse the copies (replay window) and finish. After the session, its
+/// captured ANNOUNCE replayed to a fresh receiver (freshness window 1 s here, 30 s by
+/// default) is refused: the receiver does not join the dead session.
+#[test]
+fn replayed_packets_are_refused_within_and_across_processes() {
+    let port = 47322;
+    let g = group(port);
+    let rx = start_receivers(g, &[0x0bad_0051], |c| c.keys = Some(test_key()));
+    let sniff = sniffer(g);
+    let h = hostile_socket(g);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let replayer = thread::spawn(move || {
+        let mut seen = std::collections::HashSet::new();
+        let mut announce: Option<Vec<u8>> = None;
+        let mut buf = vec![0u8; 65_536];
+        let mut replayed = 0u64;
+        while !s2.load(Ordering::Relaxed) {
+            let Ok((n, _)) = sniff.recv_from(&mut buf) else {
+                continue;
+            };
+            let d = buf[..n].to_vec();
+            if d.len() > 4 && d[3] == Family::Session as u8 && d[4] == 1 && announce.is_none() {
+                announce = Some(d.clone());
+            }
+            if seen.insert(blake3::hash(&d)) {
+                let _ = h.send_to(&d, g);
+                replayed += 1;
+            }
+        }
+        (announce, replayed, h)
+    });
+    let mut cfg = send_config(g, 1);
+    cfg.keys = Some(test_key());
+    let live = finish(rx, cfg, 1_000_000, 22);
+    stop.store(true, Ordering::Relaxed);
+    let (announce, replayed, h) = replayer.join().unwrap();
+    assert!(replayed > 100, "{replayed} packets replayed");
+    check(&live);
+    assert!(
+        live.recv[0].driver.rejected_auth > 0,
+        "{:?}",
+        live.recv[0].driver
+    );
+    // Across processes: the dead session's ANNOUNCE, replayed later to a fresh receiver.
+    let announce = announce.expect("no ANNOUNCE captured");
+    thread::sleep(Duration::from_millis(1200));
+    let fresh = start_receivers(g, &[0x0bad_0052], |c| {
+        c.keys = Some(test_key());
+        c.freshness = Duration::from_secs(1);
+        c.wait = Some(Duration::from_secs(3));
+        c.sender_timeout = Duration::from_secs(2);
+    });
+    let until = Instant::now() + Duration::from_millis(2500);
+    while Instant::now() < until {
+        h.send_to(&announce, g).unwrap();
+        thread::sleep(Duration::from_millis(50));
+    }
+    let rep = fresh.handles.into_iter().next().unwrap().join().unwrap();
+    assert_eq!(rep.outcome, "no-session", "{rep:#?}");
+    assert_eq!(rep.session, None);
+    assert!(rep.driver.rejected_auth > 0);
 }

@@ -550,6 +550,24 @@ impl Receiving {
         let Message::Session(m) = p.message else {
             return Ok(());
         };
+        if let (Some(sealed), session::Message::Announce { .. }) = (self.wire.opened_counter(), &m)
+        {
+            // A replay from another process's time (a dead session) is refused.
+            if !crate::secure::fresh(sealed, crate::secure::unix_micros(), self.cfg.freshness) {
+                self.wire.stats.rejected_auth += 1;
+                let age = sealed.abs_diff(crate::secure::unix_micros());
+                tracing::warn!(
+                    session = %format_args!("{:08x}", h.session),
+                    %from,
+                    "ANNOUNCE refused: sealed {:.0} s away from this host's clock (more than \
+                     {:.0?}): a replayed ANNOUNCE, or the hosts' clocks disagree (synchronise \
+                     them with NTP)",
+                    age as f64 / 1e6,
+                    self.cfg.freshness
+                );
+                return Ok(());
+            }
+        }
         if self.cfg.sock.source.is_some_and(|s| s != from.ip()) {
             // --source: only the named sender's packets.
             self.wire.stats.rejected_stranger += 1;
