@@ -891,3 +891,57 @@ impl Receiving {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn announce(protocol: u8, security: u8, window: u16, params: &[u8]) -> Result<(), String> {
+        let m = session::Message::Announce {
+            protocol,
+            phase: Phase::Gathering,
+            security,
+            ack_delay_us: 0,
+            window,
+            ack_timeout_us: 5_000,
+            members: &[],
+            params,
+        };
+        check_announce(&m, 0)
+    }
+
+    #[test]
+    fn announces_are_checked_against_the_spec_and_our_security_mode() {
+        let saw = rmcast_wire::Family::Saw as u8;
+        let bap = rmcast_wire::Family::Bap as u8;
+        assert!(announce(saw, 0, 0, &[]).is_ok());
+        assert!(announce(bap, 0, 16, &[]).is_ok());
+        let e = announce(saw, session::SECURITY_AUTH, 0, &[]).unwrap_err();
+        assert!(e.contains("--key-file"), "{e}");
+        assert!(announce(99, 0, 0, &[])
+            .unwrap_err()
+            .contains("unknown protocol"));
+        assert!(announce(bap, 0, 0, &[]).unwrap_err().contains("window"));
+        assert!(announce(bap, 0, u16::MAX, &[]).is_err());
+        let dsp = rmcast_wire::Family::Tree as u8;
+        let params = |min: u32, max: u32| {
+            session::DspParams {
+                status_min_us: min,
+                status_max_us: max,
+                local_rtd_us: 1_000,
+                r_f_milli: 1_200,
+                entries: Vec::new(),
+            }
+            .encode()
+            .unwrap()
+        };
+        assert!(announce(dsp, 0, 64, &params(4_000, 6_000)).is_ok());
+        assert!(
+            announce(dsp, 0, 64, &params(0, 0)).is_err(),
+            "a status every nanosecond"
+        );
+        assert!(announce(dsp, 0, 64, &params(6_000, 4_000)).is_err());
+        assert!(announce(dsp, 0, 64, &[1, 2, 3]).is_err());
+    }
+}
