@@ -154,6 +154,7 @@ pub fn reason_text(r: u8) -> &'static str {
 }
 /// SIGINT/SIGTERM end the receive loop cleanly, so an unfinished file is removed rather than
 /// left behind.
+#[allow(unsafe_code)]
 mod interrupt {
     use std::sync::atomic::{AtomicBool, Ordering};
 
