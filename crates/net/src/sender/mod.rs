@@ -96,7 +96,7 @@ pub struct SendConfig {
     pub xtp_thesis: bool,
     /// `xtp`: send data and control by unicast to the one receiver (the session layer's
     /// announce still goes to the group, where receivers find the session). Exactly one
-    /// receiver: a second JOIN while gathering is refused.
+    /// receiver: a second JOIN while gathering is counted and ignored.
     pub unicast: bool,
     /// `xtp` streams: admit receivers that join while the transfer runs. They receive from
     /// their join point on, without back-fill (the xtp sender's `accept_joins`).
