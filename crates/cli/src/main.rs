@@ -23,8 +23,29 @@ mod cmd;
     after_help = "Examples:\n  rmcast protocols            list the implemented protocols\n  rmcast protocols --json     the same, for scripts"
 )]
 struct Cli {
+    /// Log more to stderr: -v info (session found, receivers joined, refused packets),
+    /// -vv debug, -vvv trace. RUST_LOG, when set, takes precedence (e.g. RUST_LOG=rmcast_net=debug)
+    #[arg(long, short = 'v', action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Warnings (the default), or more with -v, to stderr; RUST_LOG overrides.
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
 }
 
 #[derive(Subcommand)]
@@ -35,6 +56,8 @@ enum Command {
     Send(Box<cmd::send::Args>),
     /// Receive files or a stream from `rmcast send`
     Recv(cmd::recv::Args),
+    /// Write a new random key for `send`/`recv --key-file`
+    Keygen(cmd::keygen::Args),
     /// Re-run the seed studies claim by claim and write a report with plots
     Repro(cmd::repro::Args),
     /// Run a simulation scenario or sweep; writes runs.csv and runs.jsonl
@@ -47,10 +70,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging(cli.verbose);
     let result = match cli.command {
         Command::Protocols(a) => cmd::protocols::run(a),
         Command::Send(a) => cmd::send::run(*a),
         Command::Recv(a) => cmd::recv::run(a),
+        Command::Keygen(a) => cmd::keygen::run(a),
         Command::Repro(a) => cmd::repro::run(a),
         Command::Sim(a) => cmd::sim::run(a),
         Command::Merge(a) => cmd::merge::run(a),

@@ -86,17 +86,41 @@ fn clear_errors_exit_2() {
     assert!(!out.exists());
     let key = dir.path().join("short.key");
     std::fs::write(&key, b"short").unwrap();
-    expect_setup_error(
-        &[
-            "send",
-            "-g",
-            "239.1.2.3:5000",
-            "--key-file",
-            key.to_str().unwrap(),
-            fs,
-        ],
-        "at least 16 bytes",
-    );
+    let send_with_key = |why: &str| {
+        expect_setup_error(
+            &[
+                "send",
+                "-g",
+                "239.1.2.3:5000",
+                "--key-file",
+                key.to_str().unwrap(),
+                fs,
+            ],
+            why,
+        )
+    };
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+        send_with_key("chmod 600");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        send_with_key("rmcast keygen");
+    }
+    // keygen: a 32-byte owner-only key, never an overwrite
+    let made = dir.path().join("made.key");
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let ok = Std::new(&bin)
+        .args(["keygen", made.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    assert_eq!(std::fs::read(&made).unwrap().len(), 32);
+    let again = Std::new(&bin)
+        .args(["keygen", made.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("never overwrites"));
 }
 
 #[test]
@@ -153,4 +177,65 @@ fn stream_from_stdin_to_stdout() {
     let got = reader.join().unwrap();
     assert_eq!(got.len(), data.len());
     assert!(got == data);
+}
+
+/// Warnings reach stderr (a tracing subscriber is installed): a receiver without a key that
+/// sees sealed packets says to pass --key-file; a forged ANNOUNCE it refuses is named with -v.
+#[test]
+fn warnings_and_refusals_are_shown_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let group: std::net::SocketAddr = "239.255.78.71:47371".parse().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let recv = Std::new(&bin)
+        .args([
+            "-v",
+            "recv",
+            "-g",
+            "239.255.78.71:47371",
+            "-i",
+            "lo",
+            "--wait",
+            "2",
+        ])
+        .arg("--dir")
+        .arg(dir.path().join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut o = rmcast_net::socket::SocketOpts::new(group);
+    o.interface = Some("lo".into());
+    let s = rmcast_net::socket::unicast_socket(&o).unwrap();
+    let bad = rmcast_net::endpoint::session_packet(
+        9,
+        7,
+        rmcast_wire::session::Message::Announce {
+            protocol: 99,
+            phase: rmcast_wire::session::Phase::Gathering,
+            security: 0,
+            ack_delay_us: 0,
+            window: 0,
+            ack_timeout_us: 0,
+            members: &[],
+            params: &[],
+        },
+    )
+    .unwrap();
+    let keys = rmcast_net::secure::Keys::from_secret(&[5u8; 32], false).unwrap();
+    let mut sealer = rmcast_net::secure::Sealer::new(keys, 1);
+    let mut sealed = Vec::new();
+    sealer.seal(&bad, &mut sealed);
+    for _ in 0..5 {
+        s.send_to(&bad, group).unwrap();
+        s.send_to(&sealed, group).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = recv.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pass --key-file"), "{err}");
+    assert!(
+        err.contains("ANNOUNCE refused: unknown protocol family 99"),
+        "{err}"
+    );
 }

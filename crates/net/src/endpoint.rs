@@ -24,6 +24,10 @@ pub struct DriverStats {
     pub rejected_malformed: u64,
     /// Well-formed packets from a node or address that is not part of our session.
     pub rejected_stranger: u64,
+    /// Well-formed ANNOUNCEs refused: parameters that do not validate (an unknown protocol,
+    /// a window, timing or size outside the protocol spec's range, malformed protocol
+    /// parameters), a security mode other than ours, or a session that started without us.
+    pub rejected_announce: u64,
     /// Packets dropped by injected loss.
     pub dropped_injected: u64,
     /// Times the socket's send buffer was full.
@@ -45,7 +49,10 @@ pub struct DriverStats {
 
 impl DriverStats {
     pub fn rejected(&self) -> u64 {
-        self.rejected_auth + self.rejected_malformed + self.rejected_stranger
+        self.rejected_auth
+            + self.rejected_malformed
+            + self.rejected_stranger
+            + self.rejected_announce
     }
 }
 
@@ -73,7 +80,7 @@ pub enum Sent {
 impl Wire {
     pub fn new(keys: Option<Keys>, loss: LossConfig) -> Self {
         Wire {
-            sealer: keys.map(|k| Sealer::new(k, rand::random::<u64>())),
+            sealer: keys.map(|k| Sealer::new(k, crate::secure::unix_micros())),
             loss: Injector::new(loss),
             scratch: Vec::with_capacity(RECV_BUF),
             batch: Vec::new(),
@@ -217,6 +224,12 @@ impl Wire {
         }
     }
 
+    /// The counter (sealing time, µs since the Unix epoch) of the datagram [`Wire::open`]
+    /// accepted last; `None` without a key.
+    pub fn opened_counter(&self) -> Option<u64> {
+        self.sealer.as_ref().map(Sealer::last_opened)
+    }
+
     /// Injected loss on receive for a protocol packet.
     pub fn drop_rx(&mut self) -> bool {
         let d = self.loss.drop(Direction::Rx);
@@ -229,8 +242,14 @@ impl Wire {
 
 pub use crate::agents::protocol_family;
 
-/// A session-layer datagram (wire family 15) from `node` in `session`.
-pub fn session_packet(session: u32, node: u32, m: session::Message<'_>) -> Vec<u8> {
+/// A session-layer datagram (wire family 15) from `node` in `session`; an error (never an
+/// empty datagram) for one the wire format cannot carry, such as a member list of more than
+/// 65,535 receivers.
+pub fn session_packet(
+    session: u32,
+    node: u32,
+    m: session::Message<'_>,
+) -> Result<Vec<u8>, rmcast_wire::EncodeError> {
     Packet::to_vec(
         Envelope {
             session,
@@ -239,7 +258,6 @@ pub fn session_packet(session: u32, node: u32, m: session::Message<'_>) -> Vec<u
         },
         &Message::Session(m),
     )
-    .unwrap_or_default()
 }
 
 /// A random node or session id (never 0, which names nobody).
@@ -290,6 +308,24 @@ mod tests {
             );
         }
         calls
+    }
+
+    #[test]
+    fn a_session_packet_the_wire_cannot_carry_is_an_error_not_an_empty_datagram() {
+        let members = session::encode_members(&vec![7u32; 70_000]);
+        let m = session::Message::Announce {
+            protocol: 1,
+            phase: session::Phase::Gathering,
+            security: 0,
+            ack_delay_us: 0,
+            window: 0,
+            ack_timeout_us: 0,
+            members: &members,
+            params: &[],
+        };
+        assert!(session_packet(1, 2, m).is_err());
+        let ok = session_packet(1, 2, session::Message::Join { region: None }).unwrap();
+        assert_eq!(ok.len(), rmcast_wire::HEADER_LEN);
     }
 
     #[test]

@@ -9,10 +9,19 @@
 //!   source node id (from the header) and the counter; the header and counter are associated
 //!   data, so they are authenticated too.
 //!
-//! Each endpoint starts its counter at a random point and increments it per datagram. A
-//! receiver keeps, per source node, the highest counter seen and a 64-entry window below it;
-//! a counter seen before or older than the window is a replay and is dropped. Keys are derived
-//! from the key file with BLAKE3's key derivation, one key per purpose.
+//! The counter follows the wall clock: each datagram's counter is the time it was sealed in
+//! microseconds since the Unix epoch, or the previous counter + 1 if that is larger. A
+//! receiver keeps, per session and source node, the highest counter seen and a 64-entry
+//! window below it; a counter seen before or older than the window is a replay and is dropped.
+//! That window lives in one process; across processes the clock-based counter makes an
+//! ANNOUNCE datable: a receiver refuses one sealed more than [`FRESHNESS`] from its own clock
+//! (a captured ANNOUNCE replayed later cannot make a fresh receiver join a dead session; the
+//! hosts' clocks must agree within that much). The header, with its session id, is covered by
+//! the tag, so a packet cannot be moved to another session.
+//!
+//! A key file holds exactly [`KEY_LEN`] random bytes (`rmcast keygen FILE` writes one) and is
+//! readable by its owner only; keys are derived from it with BLAKE3's key derivation, one key
+//! per purpose.
 
 use crate::NetError;
 use chacha20poly1305::aead::AeadInPlace;
@@ -23,6 +32,24 @@ use std::path::Path;
 
 /// Bytes a sealed datagram adds.
 pub const TRAILER_LEN: usize = 8 + 16;
+
+/// Bytes of a key file.
+pub const KEY_LEN: usize = 32;
+
+/// How far a sealed ANNOUNCE's counter (its sealing time) may be from the receiver's clock.
+pub const FRESHNESS: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Microseconds since the Unix epoch by the wall clock (0 before 1970).
+pub fn unix_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// Whether a counter (a sealing time in µs) lies within `window` of `now_us`.
+pub fn fresh(counter: u64, now_us: u64, window: std::time::Duration) -> bool {
+    counter.abs_diff(now_us) <= u64::try_from(window.as_micros()).unwrap_or(u64::MAX)
+}
 
 /// Why a sealed datagram was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -66,14 +93,67 @@ impl Keys {
         })
     }
 
+    /// Load a key file: exactly [`KEY_LEN`] bytes, readable by its owner only (Unix).
     pub fn from_file(path: &Path, encrypt: bool) -> Result<Self, NetError> {
-        let secret = std::fs::read(path).map_err(|e| {
+        let shown = path.display();
+        let meta = std::fs::metadata(path).map_err(|e| {
             NetError::setup(format!(
-                "cannot read key file {}: {e}; pass --key-file with a readable file",
-                path.display()
+                "cannot read key file {shown}: {e}; pass --key-file with a readable file (make one with `rmcast keygen {shown}`)"
             ))
         })?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(NetError::setup(format!(
+                    "key file {shown} is readable by group or others (mode {mode:04o}): run `chmod 600 {shown}`"
+                )));
+            }
+        }
+        let secret = std::fs::read(path).map_err(|e| {
+            NetError::setup(format!(
+                "cannot read key file {shown}: {e}; pass --key-file with a readable file"
+            ))
+        })?;
+        if secret.len() != KEY_LEN || meta.len() != KEY_LEN as u64 {
+            return Err(NetError::setup(format!(
+                "key file {shown} holds {} bytes, a key is {KEY_LEN} random bytes: make one with `rmcast keygen FILE`",
+                secret.len()
+            )));
+        }
         Self::from_secret(&secret, encrypt)
+    }
+
+    /// Write a new key file: [`KEY_LEN`] bytes from the operating system's random source,
+    /// mode 0600 (Unix); an existing file is never overwritten.
+    pub fn generate(path: &Path) -> Result<(), NetError> {
+        use rand::TryRngCore;
+        use std::io::Write;
+        let shown = path.display();
+        let mut key = [0u8; KEY_LEN];
+        rand::rngs::OsRng.try_fill_bytes(&mut key).map_err(|e| {
+            NetError::setup(format!("no random bytes from the operating system: {e}"))
+        })?;
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        let mut f = o.open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                NetError::setup(format!(
+                    "{shown} exists: keygen never overwrites a key; remove it first or choose another name"
+                ))
+            } else {
+                NetError::setup(format!("cannot create key file {shown}: {e}"))
+            }
+        })?;
+        f.write_all(&key)
+            .and_then(|_| f.sync_all())
+            .map_err(|e| NetError::setup(format!("cannot write key file {shown}: {e}")))
     }
 }
 
@@ -115,7 +195,10 @@ pub struct Sealer {
     keys: Keys,
     aead: ChaCha20Poly1305,
     counter: u64,
-    windows: HashMap<u32, Window>,
+    /// Replay windows by (session, source node).
+    windows: HashMap<(u32, u32), Window>,
+    /// The counter of the datagram [`Sealer::open`] accepted last.
+    last_opened: u64,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -125,10 +208,18 @@ impl std::fmt::Debug for Sealer {
 }
 
 fn source_of(datagram: &[u8]) -> u32 {
-    match datagram.get(12..16) {
-        Some(b) => u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
-        None => 0,
-    }
+    be_u32_at(datagram, 12)
+}
+
+fn session_of(datagram: &[u8]) -> u32 {
+    be_u32_at(datagram, 8)
+}
+
+fn be_u32_at(datagram: &[u8], at: usize) -> u32 {
+    datagram
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_be_bytes)
 }
 
 fn nonce(source: u32, counter: u64) -> Nonce {
@@ -139,16 +230,22 @@ fn nonce(source: u32, counter: u64) -> Nonce {
 }
 
 impl Sealer {
-    /// `counter_start` should be random (the callers use `rand`), so that two runs with the
-    /// same node id and key never reuse a nonce.
+    /// Counters start at `counter_start` (the callers pass [`unix_micros`]) and follow the
+    /// wall clock from there (see the module doc).
     pub fn new(keys: Keys, counter_start: u64) -> Self {
         let aead = ChaCha20Poly1305::new(&keys.enc.into());
         Sealer {
             keys,
             aead,
-            counter: counter_start >> 1,
+            counter: counter_start,
             windows: HashMap::new(),
+            last_opened: 0,
         }
+    }
+
+    /// The counter (sealing time, µs since the epoch) of the datagram opened last.
+    pub fn last_opened(&self) -> u64 {
+        self.last_opened
     }
 
     pub fn encrypts(&self) -> bool {
@@ -168,8 +265,8 @@ impl Sealer {
 
     /// Append the sealed form of `datagram` (a plain rmcast datagram) to `out`.
     pub fn seal(&mut self, datagram: &[u8], out: &mut Vec<u8>) {
-        let c = self.counter;
-        self.counter = self.counter.wrapping_add(1);
+        let c = self.counter.saturating_add(1).max(unix_micros());
+        self.counter = c;
         let start = out.len();
         out.extend_from_slice(datagram);
         let cb = c.to_be_bytes();
@@ -208,7 +305,8 @@ impl Sealer {
         let mut tag = [0u8; 16];
         tag.copy_from_slice(&trailer[8..]);
         let src = source_of(data);
-        if !self.windows.get(&src).copied().unwrap_or_default().check(c) {
+        let key = (session_of(data), src);
+        if !self.windows.get(&key).copied().unwrap_or_default().check(c) {
             return Err(Reject::Replay);
         }
         if self.keys.encrypt {
@@ -230,7 +328,8 @@ impl Sealer {
                 return Err(Reject::BadTag);
             }
         }
-        self.windows.entry(src).or_default().mark(c);
+        self.windows.entry(key).or_default().mark(c);
+        self.last_opened = c;
         Ok(plain_len)
     }
 }
@@ -317,5 +416,63 @@ mod tests {
     #[test]
     fn short_keys_are_refused() {
         assert!(Keys::from_secret(b"short", false).is_err());
+    }
+
+    #[test]
+    fn keygen_writes_an_owner_only_key_and_never_overwrites() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k");
+        Keys::generate(&path).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.len(), KEY_LEN as u64);
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        let first = std::fs::read(&path).unwrap();
+        let e = Keys::generate(&path).unwrap_err().to_string();
+        assert!(e.contains("never overwrites"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), first);
+        Keys::from_file(&path, false).unwrap();
+        let other = dir.path().join("k2");
+        Keys::generate(&other).unwrap();
+        assert_ne!(std::fs::read(&other).unwrap(), first);
+    }
+
+    #[test]
+    fn key_files_readable_by_others_or_of_the_wrong_size_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k");
+        std::fs::write(&path, [7u8; KEY_LEN]).unwrap();
+        for mode in [0o644, 0o640, 0o604] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = Keys::from_file(&path, false).unwrap_err().to_string();
+            assert!(e.contains("chmod 600"), "{mode:o}: {e}");
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        Keys::from_file(&path, true).unwrap();
+        for len in [16, 31, 33, 4096] {
+            std::fs::write(&path, vec![7u8; len]).unwrap();
+            let e = Keys::from_file(&path, false).unwrap_err().to_string();
+            assert!(e.contains("rmcast keygen"), "{len}: {e}");
+        }
+    }
+
+    #[test]
+    fn counters_follow_the_clock_and_replays_are_per_session() {
+        let keys = Keys::from_secret(b"0123456789abcdef0123456789abcdef", false).unwrap();
+        let mut tx = Sealer::new(keys.clone(), 0);
+        let mut rx = Sealer::new(keys, 0);
+        let before = unix_micros();
+        let mut a = Vec::new();
+        tx.seal(&pkt(), &mut a);
+        let n = rx.open(&mut a.clone()).unwrap();
+        assert_eq!(n, pkt().len());
+        let c = rx.last_opened();
+        assert!(
+            c >= before && fresh(c, unix_micros(), FRESHNESS),
+            "{c} vs {before}"
+        );
+        assert!(!fresh(c, c + 31_000_000, FRESHNESS));
+        assert_eq!(rx.open(&mut a), Err(Reject::Replay));
     }
 }

@@ -3,6 +3,7 @@ pub mod bench;
 pub mod bench_net;
 pub mod bench_scale;
 pub mod bench_xtp;
+pub mod keygen;
 pub mod merge;
 pub mod protocols;
 pub mod recv;

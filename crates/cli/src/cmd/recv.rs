@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
     rmcast recv --group 239.1.2.3:5000 --dir ./incoming\n  \
     rmcast recv -g 239.1.2.3:5000 --stdout | tar x\n  \
     rmcast recv -g 232.1.1.1:5000 --source 10.0.0.5 --dir out   # source-specific join\n  \
+    rmcast recv -g 239.1.2.3:5000 --session 1a2b3c4d --dir out  # only this session\n  \
     rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n  \
     rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp: local region 2\n\n\
     A receiver started after the sender began is refused (not-admitted), except for an xtp\n\
@@ -45,9 +46,15 @@ pub struct Args {
     /// Overwrite existing files in OUT
     #[arg(long)]
     pub force: bool,
-    /// Source-specific join: accept the group's traffic only from this sender address
+    /// Source-specific join: accept the group's traffic only from this sender address (the
+    /// kernel filters with SSM where it can, and the receiver drops every other address's
+    /// packets itself)
     #[arg(long, value_name = "ADDR")]
     pub source: Option<IpAddr>,
+    /// Join only the session with this id (8 hex digits, as `rmcast send` prints it):
+    /// ANNOUNCEs of other sessions on the group are ignored
+    #[arg(long, value_name = "ID", value_parser = parse_session)]
+    pub session: Option<u32>,
     /// Give up if no session is announced within SECS (default: wait forever)
     #[arg(long, value_name = "SECS")]
     pub wait: Option<f64>,
@@ -59,6 +66,17 @@ pub struct Args {
     /// on the region's local group: the --group address, port + 1 + REGION
     #[arg(long, value_name = "REGION")]
     pub region: Option<u16>,
+}
+
+/// A session id as `rmcast send` prints it: hexadecimal, `0x` optional, not 0.
+fn parse_session(s: &str) -> Result<u32, String> {
+    let hex = s.strip_prefix("0x").unwrap_or(s);
+    match u32::from_str_radix(hex, 16) {
+        Ok(0) | Err(_) => Err(format!(
+            "{s:?} is no session id: give the 8 hex digits `rmcast send` prints (`session 1a2b3c4d`)"
+        )),
+        Ok(v) => Ok(v),
+    }
 }
 
 struct Bar {
@@ -183,6 +201,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut cfg = RecvConfig::new(a.net.group, output);
     cfg.sock = a.net.socket_opts();
     cfg.sock.source = a.source;
+    cfg.session = a.session;
     cfg.node_id = a.net.node_id;
     cfg.region = a.region;
     let keys = a.net.keys();

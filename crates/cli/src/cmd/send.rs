@@ -197,6 +197,10 @@ pub struct Args {
     /// only busy for a moment)
     #[arg(long, default_value_t = spec::prmp::SOCKET_SILENT_POLLS, value_name = "K")]
     pub silent_polls: u32,
+    /// pgm: transmit window, packets the sender keeps for repair and sends beyond what every
+    /// receiver reported delivered (memory: about this many datagrams)
+    #[arg(long, default_value_t = spec::pgm::SOCKET_TXW, value_name = "PACKETS")]
+    pub txw: u64,
     /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
     /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
     /// after it was sent (with --rate 0, raise it above the time a window of blocks takes to
@@ -242,6 +246,10 @@ pub struct Args {
     /// Give up if the expected receivers have not joined within SECS
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     pub join_wait: f64,
+    /// Admit at most N receivers: --discover and --late-join stop admitting there, so JOINs
+    /// from a flood of made-up node ids cannot grow the session without bound
+    #[arg(long, default_value_t = rmcast_net::sender::MAX_RECEIVERS, value_name = "N")]
+    pub max_receivers: usize,
     /// Evict a receiver that has been silent for SECS
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub evict_after: f64,
@@ -288,6 +296,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
         _ => Expect::Discover(secs(a.discover, "--discover")?),
     };
     c.join_wait = secs(a.join_wait, "--join-wait")?;
+    c.max_receivers = a.max_receivers;
     c.evict_after = secs(a.evict_after, "--evict-after")?;
     c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
     c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;
@@ -304,6 +313,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.prmp.ipg = a.ipg_us.map(Duration::from_micros);
     c.prmp.mtr = a.mtr;
     c.prmp.silent_polls = a.silent_polls;
+    c.pgm_txw = a.txw;
     c.dsp.rtd = secs(a.rtd_ms / 1e3, "--rtd-ms")?;
     c.dsp.r_f = a.rf;
     c.dsp.status_interval = secs(a.status_ms / 1e3, "--status-ms")?;

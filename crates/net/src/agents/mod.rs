@@ -180,6 +180,8 @@ pub struct SenderSettings {
     pub datagram_size: usize,
     pub prmp: PrmpOpts,
     pub dsp: DspOpts,
+    /// pgm: transmit window, packets (at least 1).
+    pub pgm_txw: u64,
 }
 
 /// Messages the sender agent queues (the producer thread keeps the rest).
@@ -372,13 +374,12 @@ pub fn receiver_agent(a: Announced<'_>, me: &Me) -> Result<Option<Received>, Net
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    #[test]
-    fn unknown_protocols_and_bad_prmp_values_are_setup_errors() {
-        assert!(matches!(protocol_family("csp"), Err(NetError::Setup(_))));
-        let mut s = SenderSettings {
+    /// Sender settings for the tests (60,000-byte datagrams, a window of 64).
+    pub(crate) fn settings() -> SenderSettings {
+        SenderSettings {
             node: 1,
             session: 1,
             window: 64,
@@ -392,7 +393,14 @@ mod tests {
             datagram_size: 60_000,
             prmp: PrmpOpts::default(),
             dsp: DspOpts::default(),
-        };
+            pgm_txw: spec::pgm::SOCKET_TXW,
+        }
+    }
+
+    #[test]
+    fn unknown_protocols_and_bad_prmp_values_are_setup_errors() {
+        assert!(matches!(protocol_family("csp"), Err(NetError::Setup(_))));
+        let mut s = settings();
         let c = prmp_config(&s, &[]).unwrap();
         assert_eq!(c.ipg, Duration::from_micros(480));
         assert_eq!(

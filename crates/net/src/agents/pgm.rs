@@ -53,6 +53,19 @@ impl NetProtocol for Pgm {
         false
     }
 
+    fn check(&self, s: &SenderSettings) -> Result<(), NetError> {
+        let range = spec::lookup("pgm")
+            .and_then(|p| p.param("txw"))
+            .map(|q| q.range);
+        match range {
+            Some(r) if !r.admits(s.pgm_txw as f64) => Err(NetError::setup(format!(
+                "--txw {} is out of range: give {r:?} packets",
+                s.pgm_txw
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn start(&self, s: &SenderSettings, _start: &Start<'_>) -> Result<Started, NetError> {
         let mut c = pgm::SourceConfig::new(NodeId(s.node), GroupId(0));
         c.session = s.session;
@@ -60,13 +73,7 @@ impl NetProtocol for Pgm {
         c.spm_interval = (!spm.is_zero()).then_some(spm);
         c.repair_delay = socket_ms("repair_delay_ms");
         c.linger = LINGER;
-        c.txw = match spec::lookup("pgm")
-            .and_then(|p| p.param("txw"))
-            .map(|q| q.socket_default())
-        {
-            Some(Value::Int(w)) => Some(w),
-            _ => None,
-        };
+        c.txw = Some(s.pgm_txw.max(1));
         Ok(Started {
             agent: Box::new(pgm::Source::new(c)),
             side: Box::new(Plain),
@@ -91,11 +98,22 @@ mod tests {
     use rmcast_wire::{pgm as wire, Message, Packet};
 
     #[test]
-    fn the_source_runs_with_the_spec_s_transmit_window() {
+    fn the_spec_s_transmit_window_is_its_socket_default() {
         let w = spec::pgm::SOCKET_TXW;
         assert!(w > 0);
         let p = spec::lookup("pgm").unwrap().param("txw").unwrap();
         assert_eq!(p.socket_default(), Value::Int(w));
+        assert_eq!(p.flag, Some("txw"));
+    }
+
+    #[test]
+    fn a_transmit_window_out_of_the_spec_s_range_is_refused() {
+        let mut s = crate::agents::tests::settings();
+        assert!(Pgm.check(&s).is_ok());
+        s.pgm_txw = 0;
+        assert!(matches!(Pgm.check(&s), Err(NetError::Setup(_))));
+        s.pgm_txw = 1 << 30;
+        assert!(matches!(Pgm.check(&s), Err(NetError::Setup(_))));
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub struct RecvConfig {
     pub sender_timeout: Duration,
     /// Only join this session id.
     pub session: Option<u32>,
+    /// With a key: refuse an ANNOUNCE sealed further than this from our clock (a replay of
+    /// a dead session's ANNOUNCE); [`crate::secure::FRESHNESS`] by default.
+    pub freshness: Duration,
     pub report_every: Duration,
     /// Local region for protocols with local repair (`dsp`); `None` = region 0.
     pub region: Option<u16>,
@@ -59,6 +62,7 @@ impl RecvConfig {
             wait: None,
             sender_timeout: Duration::from_secs(15),
             session: None,
+            freshness: crate::secure::FRESHNESS,
             report_every: Duration::from_millis(250),
             region: None,
         }
@@ -150,6 +154,7 @@ pub fn reason_text(r: u8) -> &'static str {
 }
 /// SIGINT/SIGTERM end the receive loop cleanly, so an unfinished file is removed rather than
 /// left behind.
+#[allow(unsafe_code)]
 mod interrupt {
     use std::sync::atomic::{AtomicBool, Ordering};
 

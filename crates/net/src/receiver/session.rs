@@ -9,11 +9,12 @@ use super::{interrupt, reason_text, Output, RecvConfig, RecvObserver, RecvReport
 use crate::agents::{self, Announced, Me, Received, ReceiverSide};
 use crate::clock::Clock;
 use crate::endpoint::{nonzero_random, session_packet, Wire};
+use crate::secure::Keys;
 use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
-use rmcast_proto::{Agent, Dest, Event, GroupId, NodeId, Time};
+use rmcast_proto::{spec, Agent, Dest, Event, GroupId, NodeId, Time};
 use rmcast_wire::session::{self, Outcome, Phase};
 use rmcast_wire::{Family, Header, Message, Packet, PacketClass};
 use std::net::SocketAddr;
@@ -55,6 +56,95 @@ fn late_offer(protocol: u8, params: &[u8]) -> Result<Option<String>, NetError> {
     }
 }
 
+/// How long a session must keep announcing that it runs without this receiver before the
+/// receiver gives up on it (`not-admitted`); one forged ANNOUNCE does not end a receive.
+const NOT_ADMITTED_AFTER: Duration = Duration::from_secs(1);
+
+/// The security bits of an ANNOUNCE sent with `keys`.
+fn security_of(keys: Option<&Keys>) -> u8 {
+    match keys {
+        None => 0,
+        Some(k) if k.encrypt => session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
+        Some(_) => session::SECURITY_AUTH,
+    }
+}
+
+fn security_text(bits: u8) -> &'static str {
+    match bits {
+        0 => "no key",
+        b if b & session::SECURITY_ENCRYPT != 0 => "--key-file with --encrypt",
+        _ => "--key-file without --encrypt",
+    }
+}
+
+/// Whether `v`, a value in `key`'s unit, lies in the range `protocol`'s spec row gives it.
+fn in_spec(protocol: &str, key: &str, v: f64) -> Result<(), String> {
+    match spec::lookup(protocol).and_then(|p| p.param(key)) {
+        Some(row) if !row.range.admits(v) => Err(format!(
+            "{protocol} {key} = {v}{} is outside the protocol's range ({:?})",
+            if row.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", row.unit)
+            },
+            row.range
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn us_to_ms(us: u32) -> f64 {
+    f64::from(us) / 1000.0
+}
+
+/// Check an ANNOUNCE before this receiver acts on it: a protocol this build runs, the
+/// security mode we run, every window, timing and size within the protocol spec's range,
+/// protocol parameters that decode. `Err` says why (the ANNOUNCE is then counted in
+/// `rejected_announce` and ignored).
+fn check_announce(m: &session::Message<'_>, ours: u8) -> Result<(), String> {
+    let session::Message::Announce {
+        protocol,
+        security,
+        ack_delay_us,
+        window,
+        ack_timeout_us,
+        params,
+        ..
+    } = *m
+    else {
+        return Ok(());
+    };
+    let Some(p) = agents::announced(protocol) else {
+        return Err(format!("unknown protocol family {protocol}"));
+    };
+    if security != ours {
+        return Err(format!(
+            "the sender announces {}, this receiver runs with {}: pass the sender's              --key-file (and --encrypt if it uses it)",
+            security_text(security),
+            security_text(ours)
+        ));
+    }
+    let name = p.name();
+    if p.announced_window(1) != 0 {
+        in_spec(name, "window", f64::from(window))?;
+    }
+    in_spec("saw", "ack_delay_max_ms", us_to_ms(ack_delay_us))?;
+    // The receivers' ACK-delay timer is a quarter of the sender's retransmission timeout.
+    in_spec("bap", "rto_ms", 4.0 * us_to_ms(ack_timeout_us))?;
+    p.late_offer(params).map_err(|e| e.to_string())?;
+    if name == "dsp" && !params.is_empty() {
+        let d = session::DspParams::decode(params).map_err(|e| format!("dsp parameters: {e}"))?;
+        in_spec(name, "status_min_ms", us_to_ms(d.status_min_us))?;
+        in_spec(name, "status_max_ms", us_to_ms(d.status_max_us))?;
+        in_spec(name, "local_rtd_ms", us_to_ms(d.local_rtd_us))?;
+        in_spec(name, "r_f", f64::from(d.r_f_milli) / 1000.0)?;
+        if d.status_min_us > d.status_max_us {
+            return Err("dsp status_min above status_max".into());
+        }
+    }
+    Ok(())
+}
+
 impl Joined {
     fn agent(&mut self) -> Option<&mut dyn Agent> {
         self.built.as_mut().map(|b| &mut *b.agent as &mut dyn Agent)
@@ -71,7 +161,8 @@ impl Joined {
             return false;
         }
         if h.source == self.sender_node {
-            return from.ip() == self.sender_addr.ip();
+            // The sender sends everything from one socket: its address and port.
+            return from == self.sender_addr;
         }
         self.side().is_some_and(|d| {
             d.peers()
@@ -147,6 +238,10 @@ pub(super) struct Receiving {
     drops: [u64; 3],
     /// The last turn read at least [`DENSE`] datagrams: wait [`COALESCE`] before the next.
     dense: bool,
+    /// A session that announced it runs without us: (session, sender, first seen).
+    unadmitted: Option<(u32, SocketAddr, Time)>,
+    /// Why the last ANNOUNCE was refused (the end reason if no session is found).
+    refused: Option<String>,
 }
 
 impl Receiving {
@@ -211,6 +306,8 @@ impl Receiving {
             end: None,
             max_payload,
             drops: [0; 3],
+            unadmitted: None,
+            refused: None,
             cfg,
         })
     }
@@ -253,11 +350,22 @@ impl Receiving {
                 .wait
                 .is_some_and(|w| now.saturating_since(Time::ZERO) >= w)
             {
-                return Some(("no-session", Some(format!(
-                    "no session announced on {} within {:.0?}: start `rmcast send` or check --group/--interface",
-                    self.cfg.sock.group,
-                    self.cfg.wait.unwrap_or_default()
-                ))));
+                return Some((
+                    "no-session",
+                    Some(match &self.refused {
+                        Some(why) => format!(
+                            "no session this receiver can join was announced on {} within {:.0?}; \
+                             the last ANNOUNCE was refused: {why}",
+                            self.cfg.sock.group,
+                            self.cfg.wait.unwrap_or_default()
+                        ),
+                        None => format!(
+                            "no session announced on {} within {:.0?}: start `rmcast send` or check --group/--interface",
+                            self.cfg.sock.group,
+                            self.cfg.wait.unwrap_or_default()
+                        ),
+                    }),
+                ));
             }
             return None;
         };
@@ -329,7 +437,10 @@ impl Receiving {
                     rejected: self.wire.stats.rejected(),
                 },
             );
-            let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+            // A REPORT and a JOIN always encode (fixed sizes).
+            if let Ok(pkt) = pkt {
+                let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+            }
             self.next_report = now + self.cfg.report_every;
         }
         if !j.admitted && now >= self.next_join {
@@ -340,7 +451,9 @@ impl Receiving {
                     region: self.cfg.region,
                 },
             );
-            let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+            if let Ok(pkt) = pkt {
+                let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+            }
             self.next_join = now + Duration::from_millis(200);
         }
     }
@@ -451,14 +564,35 @@ impl Receiving {
         let Message::Session(m) = p.message else {
             return Ok(());
         };
+        if let (Some(sealed), session::Message::Announce { .. }) = (self.wire.opened_counter(), &m)
+        {
+            // A replay from another process's time (a dead session) is refused.
+            if !crate::secure::fresh(sealed, crate::secure::unix_micros(), self.cfg.freshness) {
+                self.wire.stats.rejected_auth += 1;
+                let age = sealed.abs_diff(crate::secure::unix_micros());
+                tracing::warn!(
+                    session = %format_args!("{:08x}", h.session),
+                    %from,
+                    "ANNOUNCE refused: sealed {:.0} s away from this host's clock (more than \
+                     {:.0?}): a replayed ANNOUNCE, or the hosts' clocks disagree (synchronise \
+                     them with NTP)",
+                    age as f64 / 1e6,
+                    self.cfg.freshness
+                );
+                return Ok(());
+            }
+        }
+        if self.cfg.sock.source.is_some_and(|s| s != from.ip()) {
+            // --source: only the named sender's packets.
+            self.wire.stats.rejected_stranger += 1;
+            return Ok(());
+        }
         match &self.joined {
             None if matches!(m, session::Message::Announce { .. }) => {
                 self.found(now, h, m, from, obs)
             }
             Some(j)
-                if h.session == j.session
-                    && h.source == j.sender_node
-                    && from.ip() == j.sender_addr.ip() =>
+                if h.session == j.session && h.source == j.sender_node && from == j.sender_addr =>
             {
                 self.sender_message(now, m)
             }
@@ -492,9 +626,13 @@ impl Receiving {
             self.wire.stats.rejected_stranger += 1;
             return Ok(());
         }
+        if let Err(why) = check_announce(&m, security_of(self.cfg.keys.as_ref())) {
+            self.refuse(h.session, from, why);
+            return Ok(());
+        }
         let admitted = session::members(members).any(|x| x == self.node);
         let offer = if phase == Phase::Running && !admitted {
-            late_offer(protocol, params)?
+            late_offer(protocol, params).ok().flatten()
         } else {
             None
         };
@@ -504,14 +642,25 @@ impl Receiving {
                 "joining a running stream late: from the join point on, without back-fill"
             );
         } else if phase == Phase::Running && !admitted {
-            self.end = Some(("not-admitted", Some(format!(
-                "session {:08x} from {from} started without this receiver: start `rmcast recv` before `rmcast send`, or raise the sender's --receivers",
-                h.session
-            ))));
+            // Refused only once the session has said so for a while: a single (forged)
+            // ANNOUNCE does not end a receive.
+            self.wire.stats.rejected_announce += 1;
+            let first = match self.unadmitted {
+                Some((s, f, t)) if s == h.session && f == from => t,
+                _ => {
+                    self.unadmitted = Some((h.session, from, now));
+                    now
+                }
+            };
+            if now.saturating_since(first) >= NOT_ADMITTED_AFTER {
+                self.end = Some(("not-admitted", Some(format!(
+                    "session {:08x} from {from} started without this receiver: start `rmcast recv` before `rmcast send`, or raise the sender's --receivers",
+                    h.session
+                ))));
+            }
             return Ok(());
         }
-        obs.session(h.session, from);
-        let mut j = Joined {
+        let mut built = Joined {
             session: h.session,
             sender_node: h.source,
             sender_addr: from,
@@ -520,17 +669,44 @@ impl Receiving {
             last_from_sender: now,
             late: offer.is_some(),
         };
+        // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
+        // refused like any invalid ANNOUNCE.
+        let local = match built.build(&m, self.node, self.cfg.sock.group) {
+            Ok(local) => local,
+            Err(e) => {
+                self.refuse(h.session, from, e.to_string());
+                return Ok(());
+            }
+        };
+        obs.session(h.session, from);
         self.writer.late(offer);
-        self.open_local = j.build(&m, self.node, self.cfg.sock.group)?;
-        self.joined = Some(j);
+        self.open_local = local;
+        self.joined = Some(built);
         self.next_join = Time::ZERO;
         Ok(())
+    }
+
+    /// Count and ignore an ANNOUNCE this receiver cannot act on.
+    fn refuse(&mut self, session: u32, from: SocketAddr, why: String) {
+        self.wire.stats.rejected_announce += 1;
+        if self.refused.as_deref() != Some(why.as_str()) {
+            tracing::warn!(session = %format_args!("{session:08x}"), %from, "ANNOUNCE refused: {why}");
+        }
+        self.refused = Some(why);
     }
 
     /// A session message from our sender: a later ANNOUNCE (admission, the agent, evictions)
     /// or END.
     fn sender_message(&mut self, now: Time, m: session::Message<'_>) -> Result<(), NetError> {
         let node = self.node;
+        if let Err(why) = check_announce(&m, security_of(self.cfg.keys.as_ref())) {
+            let (session, from) = self
+                .joined
+                .as_ref()
+                .map_or((0, self.cfg.sock.group), |j| (j.session, j.sender_addr));
+            self.refuse(session, from, why);
+            return Ok(());
+        }
         let Some(j) = self.joined.as_mut() else {
             return Ok(());
         };
@@ -549,7 +725,14 @@ impl Receiving {
                     self.next_report = Time::ZERO;
                 }
                 if j.admitted && j.built.is_none() {
-                    self.open_local = j.build(&m, node, self.cfg.sock.group)?;
+                    match j.build(&m, node, self.cfg.sock.group) {
+                        Ok(local) => self.open_local = local,
+                        Err(e) => {
+                            let (session, from) = (j.session, j.sender_addr);
+                            self.refuse(session, from, e.to_string());
+                            return Ok(());
+                        }
+                    }
                 }
                 if let Some(b) = j.built.as_mut() {
                     b.side.announced(now, &mut *b.agent, params);
@@ -720,5 +903,59 @@ impl Receiving {
             success: (outcome == "completed" || outcome == "partial") && verified,
             joined_late: joined.is_some_and(|j| j.late),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn announce(protocol: u8, security: u8, window: u16, params: &[u8]) -> Result<(), String> {
+        let m = session::Message::Announce {
+            protocol,
+            phase: Phase::Gathering,
+            security,
+            ack_delay_us: 0,
+            window,
+            ack_timeout_us: 5_000,
+            members: &[],
+            params,
+        };
+        check_announce(&m, 0)
+    }
+
+    #[test]
+    fn announces_are_checked_against_the_spec_and_our_security_mode() {
+        let saw = rmcast_wire::Family::Saw as u8;
+        let bap = rmcast_wire::Family::Bap as u8;
+        assert!(announce(saw, 0, 0, &[]).is_ok());
+        assert!(announce(bap, 0, 16, &[]).is_ok());
+        let e = announce(saw, session::SECURITY_AUTH, 0, &[]).unwrap_err();
+        assert!(e.contains("--key-file"), "{e}");
+        assert!(announce(99, 0, 0, &[])
+            .unwrap_err()
+            .contains("unknown protocol"));
+        assert!(announce(bap, 0, 0, &[]).unwrap_err().contains("window"));
+        assert!(announce(bap, 0, u16::MAX, &[]).is_err());
+        let dsp = rmcast_wire::Family::Tree as u8;
+        let params = |min: u32, max: u32| {
+            session::DspParams {
+                status_min_us: min,
+                status_max_us: max,
+                local_rtd_us: 1_000,
+                r_f_milli: 1_200,
+                entries: Vec::new(),
+            }
+            .encode()
+            .unwrap()
+        };
+        assert!(announce(dsp, 0, 64, &params(4_000, 6_000)).is_ok());
+        assert!(
+            announce(dsp, 0, 64, &params(0, 0)).is_err(),
+            "a status every nanosecond"
+        );
+        assert!(announce(dsp, 0, 64, &params(6_000, 4_000)).is_err());
+        assert!(announce(dsp, 0, 64, &[1, 2, 3]).is_err());
     }
 }

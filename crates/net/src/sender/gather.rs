@@ -86,7 +86,7 @@ pub(super) fn gather(
         }
         if now >= next_announce {
             let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
-            let pkt = ep.announce(Phase::Gathering, &ids, &[]);
+            let pkt = ep.announce(Phase::Gathering, &ids, &[])?;
             if let Err(e) = ep.wire.send(&ep.sock, ep.group, &pkt, false) {
                 return Err(crate::error::classify("send to", ep.group, e));
             }
@@ -115,7 +115,8 @@ pub(super) fn gather(
     }
 }
 
-/// A JOIN from `id` at `from`: admit it, or note that it moved; `true` for a newcomer.
+/// A JOIN from `id` at `from`: admit it (or refresh it, from the address it joined from);
+/// `true` for a newcomer. Never fatal: anyone on the LAN can send a JOIN.
 fn join(
     ep: &mut Endpoint,
     members: &mut Vec<Member>,
@@ -124,32 +125,40 @@ fn join(
     region: u16,
     obs: &mut dyn SendObserver,
 ) -> Result<bool, NetError> {
+    if let Some(m) = members.iter_mut().find(|m| m.node == id) {
+        // A repeated JOIN counts only from the address the member joined from: a JOIN
+        // under its node id from elsewhere is someone else's (it would redirect its data).
+        if m.addr != from {
+            ep.wire.stats.rejected_stranger += 1;
+            return Ok(false);
+        }
+        m.region = region;
+        m.last_heard = ep.clock.now();
+        return Ok(false);
+    }
     let wanted = match &ep.cfg.expect {
         Expect::List(l) => l.contains(&id),
         Expect::Count(n) => members.len() < *n,
-        Expect::Discover(_) => true,
+        Expect::Discover(_) => members.len() < ep.cfg.max_receivers,
     };
     if id == ep.node || id == 0 || !wanted {
         ep.wire.stats.rejected_stranger += 1;
         return Ok(false);
     }
-    if ep.cfg.unicast && members.iter().any(|m| m.node != id) {
-        let first = &members[0];
-        return Err(NetError::setup(format!(
-            "--unicast: a second receiver ({id:08x} from {from}) joined besides \
-             {:08x} from {}; a unicast session has exactly one receiver: stop the \
-             others, or drop --unicast to multicast to all",
-            first.node, first.addr
-        )));
+    if ep.cfg.unicast {
+        if let Some(first) = members.first() {
+            // Not fatal: anyone on the LAN can send a JOIN.
+            tracing::warn!(
+                "--unicast: a second receiver ({id:08x} from {from}) asked to join besides \
+                 {:08x} from {}; a unicast session has exactly one receiver: ignored",
+                first.node,
+                first.addr
+            );
+            ep.wire.stats.rejected_stranger += 1;
+            return Ok(false);
+        }
     }
-    if let Some(m) = members.iter_mut().find(|m| m.node == id) {
-        m.addr = from;
-        m.region = region;
-        m.last_heard = ep.clock.now();
-        Ok(false)
-    } else {
-        obs.joined(id, from);
-        members.push(Member::new(id, from, ep.clock.now(), region, false));
-        Ok(true)
-    }
+    obs.joined(id, from);
+    members.push(Member::new(id, from, ep.clock.now(), region, false));
+    Ok(true)
 }

@@ -76,14 +76,20 @@ impl Transfer {
             },
         );
         let (wire, sock) = (&mut self.ep.wire, &self.ep.sock);
-        for i in 0..3 {
-            let _ = wire.send(sock, self.ep.group, &end, false);
-            for m in &self.members {
-                let _ = wire.send(sock, m.addr, &end, false);
+        match end {
+            Ok(end) => {
+                for i in 0..3 {
+                    let _ = wire.send(sock, self.ep.group, &end, false);
+                    for m in &self.members {
+                        let _ = wire.send(sock, m.addr, &end, false);
+                    }
+                    if i < 2 {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
             }
-            if i < 2 {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            // More outcomes than END carries (--max-receivers keeps the list far below).
+            Err(e) => tracing::error!("cannot encode END: {e}"),
         }
         let seconds = self.transfer_end.saturating_since(self.start).as_secs_f64();
         let bytes = self.total.unwrap_or(self.acked);

@@ -31,6 +31,11 @@ use std::time::Duration;
 const SOCK: Token = Token(0);
 const WAKE: Token = Token(1);
 
+/// Default of [`SendConfig::max_receivers`] (`--max-receivers`): the running ANNOUNCE lists
+/// every member (4 bytes each; `dsp` 30), so 1,000 members keep it within one datagram of
+/// 65,507 bytes for every protocol.
+pub const MAX_RECEIVERS: usize = 1000;
+
 /// Who the sender waits for before it starts.
 #[derive(Debug, Clone)]
 pub enum Expect {
@@ -58,6 +63,9 @@ pub struct SendConfig {
     pub expect: Expect,
     /// Give up if the expected receivers have not joined within this time.
     pub join_wait: Duration,
+    /// Most receivers a session admits (`--discover` and `--late-join` stop admitting
+    /// there; `--receivers`/`--receiver-list` may not ask for more).
+    pub max_receivers: usize,
     /// Evict a receiver silent for this long.
     pub evict_after: Duration,
     /// Retransmission timeout handed to the agent.
@@ -88,13 +96,15 @@ pub struct SendConfig {
     pub xtp_thesis: bool,
     /// `xtp`: send data and control by unicast to the one receiver (the session layer's
     /// announce still goes to the group, where receivers find the session). Exactly one
-    /// receiver: a second JOIN while gathering is refused.
+    /// receiver: a second JOIN while gathering is counted and ignored.
     pub unicast: bool,
     /// `xtp` streams: admit receivers that join while the transfer runs. They receive from
     /// their join point on, without back-fill (the xtp sender's `accept_joins`).
     pub late_join: bool,
     /// `prmp`: epoch, response rate, IPG, MTR, silent polls.
     pub prmp: PrmpOpts,
+    /// `pgm`: transmit window, packets.
+    pub pgm_txw: u64,
     /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
     pub dsp: DspOpts,
 }
@@ -106,6 +116,7 @@ impl SendConfig {
             protocol: crate::agents::DEFAULT_PROTOCOL.into(),
             expect: Expect::Discover(Duration::from_secs(3)),
             join_wait: Duration::from_secs(60),
+            max_receivers: MAX_RECEIVERS,
             evict_after: Duration::from_secs(5),
             rto: Duration::from_millis(20),
             datagram_size: None,
@@ -123,6 +134,7 @@ impl SendConfig {
             unicast: false,
             late_join: false,
             prmp: PrmpOpts::default(),
+            pgm_txw: rmcast_proto::spec::pgm::SOCKET_TXW,
             dsp: DspOpts::default(),
         }
     }
@@ -239,6 +251,7 @@ fn settings(
         datagram_size: dgram,
         prmp: cfg.prmp.clone(),
         dsp: cfg.dsp.clone(),
+        pgm_txw: cfg.pgm_txw,
     }
 }
 
@@ -336,6 +349,25 @@ fn check(cfg: &SendConfig, source: &Source) -> Result<Checked, NetError> {
     }
     if cfg.window == 0 {
         return Err(NetError::setup("--window 0: give at least 1"));
+    }
+    let ack_delay_ms = cfg.ack_delay.as_secs_f64() * 1e3;
+    if ack_delay_ms > rmcast_proto::spec::saw::ACK_DELAY_LIMIT_MS {
+        return Err(NetError::setup(format!(
+            "--ack-delay-ms {ack_delay_ms} is above {}: receivers refuse such an ANNOUNCE",
+            rmcast_proto::spec::saw::ACK_DELAY_LIMIT_MS
+        )));
+    }
+    let asked = match &cfg.expect {
+        Expect::Count(n) => *n,
+        Expect::List(l) => l.len(),
+        Expect::Discover(_) => 0,
+    };
+    if cfg.max_receivers == 0 || asked > cfg.max_receivers {
+        return Err(NetError::setup(format!(
+            "{asked} receivers expected with --max-receivers {}: raise --max-receivers (at \
+             least 1, and at least as many as expected)",
+            cfg.max_receivers
+        )));
     }
     check_modes(cfg, proto, source)?;
     let probe = settings(cfg, dgram, 1, 1, cfg.rto);
@@ -446,8 +478,9 @@ impl Endpoint {
         })
     }
 
-    /// An ANNOUNCE of this session.
-    fn announce(&self, phase: Phase, members: &[u32], params: &[u8]) -> Vec<u8> {
+    /// An ANNOUNCE of this session; an error, never an empty datagram, when the wire format
+    /// cannot carry it.
+    fn announce(&self, phase: Phase, members: &[u32], params: &[u8]) -> Result<Vec<u8>, NetError> {
         let raw = session::encode_members(members);
         session_packet(
             self.session,
@@ -463,6 +496,12 @@ impl Endpoint {
                 params,
             },
         )
+        .map_err(|e| {
+            NetError::Failed(format!(
+                "cannot announce the session to {} receivers: {e}",
+                members.len()
+            ))
+        })
     }
 
     /// Sleep in `poll` for at most `wait`.

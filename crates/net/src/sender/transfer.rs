@@ -96,7 +96,7 @@ impl Transfer {
                     ))
                 })?,
         };
-        let running = ep.announce(Phase::Running, &ids, &side.params()?);
+        let running = ep.announce(Phase::Running, &ids, &side.params()?)?;
         if running.len() > ep.dgram {
             tracing::warn!(
                 bytes = running.len(),
@@ -189,7 +189,7 @@ impl Transfer {
     fn reannounce(&mut self, now: Time) -> Result<(), NetError> {
         self.running = self
             .ep
-            .announce(Phase::Running, &self.ids, &self.side.params()?);
+            .announce(Phase::Running, &self.ids, &self.side.params()?)?;
         self.next_announce = now;
         Ok(())
     }
@@ -454,11 +454,12 @@ impl Transfer {
         if m.evicted.is_some() {
             return Ok(());
         }
-        m.last_heard = now;
         if h.family == Family::Session {
+            // A session packet counts as a sign of life only once it decodes.
             self.session_message(now, i, len, from, obs);
             return Ok(());
         }
+        m.last_heard = now;
         if self.ep.wire.drop_rx() {
             return Ok(());
         }
@@ -492,6 +493,7 @@ impl Transfer {
                     }),
                 header,
             }) if header.session == self.ep.session => {
+                m.last_heard = now;
                 m.bytes = bytes;
                 m.messages = messages;
                 m.repairs = repairs;
@@ -515,6 +517,7 @@ impl Transfer {
                 message: Message::Session(session::Message::Join { .. }),
                 ..
             }) => {
+                m.last_heard = now;
                 let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
             }
             _ => self.ep.wire.stats.rejected_malformed += 1,
@@ -532,9 +535,12 @@ impl Transfer {
         obs: &mut dyn SendObserver,
     ) -> Result<(), NetError> {
         if h.family == Family::Session && h.session == self.ep.session {
-            if let Some(m) = self.members.iter_mut().find(|m| m.node == h.source) {
-                m.addr = from;
-            } else if self.side.admits_joiners()
+            // A member's node id from another address changes nothing: members are known
+            // by the address they joined from.
+            let member = self.members.iter().any(|m| m.node == h.source);
+            if !member
+                && self.side.admits_joiners()
+                && self.members.len() < self.ep.cfg.max_receivers
                 && h.source != self.ep.node
                 && h.source != 0
                 && matches!(

@@ -87,6 +87,19 @@ pub enum Range {
     Choice(&'static [&'static str]),
 }
 
+impl Range {
+    /// Whether the number `v` is an accepted value (a whole number for [`Range::Int`]);
+    /// `false` for the non-numeric ranges. The socket driver checks the timings and sizes a
+    /// sender announces with it before a receiver acts on them.
+    pub fn admits(&self, v: f64) -> bool {
+        match *self {
+            Range::Int { min, max } => v.fract() == 0.0 && v >= min as f64 && v <= max as f64,
+            Range::Real { min, max } => v.is_finite() && v >= min && v <= max,
+            Range::Bool | Range::Choice(_) => false,
+        }
+    }
+}
+
 /// One tunable parameter of a protocol.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Param {

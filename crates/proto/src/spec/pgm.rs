@@ -43,6 +43,7 @@ pub const PARAMS: &[Param] = &[
         "transmit window: packets kept for repair and sent beyond what every receiver \
          reported delivered (the simulator keeps every packet)",
     )
+    .flag("txw")
     .sockets_only(),
     Param::ms(
         "nak_backoff_ms",

@@ -31,7 +31,12 @@ const ACK_DELAY: Param = Param::ms(
     ACK_DELAY_MAX_MS,
     "upper bound of each receiver's uniformly random ACK delay (0: ACK at once)",
 )
+.within(0.0, ACK_DELAY_LIMIT_MS)
 .flag("ack-delay-ms");
+
+/// The longest random ACK delay bound accepted (scenarios, `rmcast send`, and a receiver
+/// reading a sender's ANNOUNCE): 10 s, far above any retransmission timeout.
+pub const ACK_DELAY_LIMIT_MS: f64 = 10_000.0;
 
 /// `saw`'s parameters.
 pub const PARAMS: &[Param] = &[

@@ -1,0 +1,690 @@
+//! An adversary on the LAN: a live sender and receivers on the loopback interface, and a
+//! hostile peer that sends well-formed but malicious session packets (forged ANNOUNCEs with
+//! bad parameters, wrong session ids, forged JOIN/REPORT/END under stolen node ids). In every
+//! case the transfer completes byte-exact, no endpoint ends early, nothing is written outside
+//! the receiver's directory and the sender's summary is true; the hostile packets are counted
+//! as rejected. Loopback multicast needs no root, so nothing here is skipped.
+
+use rmcast_net::endpoint::session_packet;
+use rmcast_net::receiver::{self, Output, RecvConfig, RecvReport};
+use rmcast_net::secure::Keys;
+use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, SendReport, Source};
+use rmcast_net::socket::{group_socket, unicast_socket, SocketOpts};
+use rmcast_wire::session::{self, DspEntry, DspParams, DspRole, Phase};
+use rmcast_wire::{Family, Header, Message, Packet};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn group(port: u16) -> SocketAddr {
+    format!("239.255.79.{}:{port}", port % 200 + 1)
+        .parse()
+        .unwrap()
+}
+
+fn payload(path: &Path, len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let data: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    std::fs::write(path, &data).unwrap();
+    data
+}
+
+/// A socket of the hostile peer on the loopback interface (its own port).
+fn hostile_socket(g: SocketAddr) -> UdpSocket {
+    let mut o = SocketOpts::new(g);
+    o.interface = Some("lo".into());
+    let s = unicast_socket(&o).unwrap();
+    s.set_nonblocking(false).unwrap();
+    s
+}
+
+/// A socket that listens on the group as a receiver would (to learn the session).
+fn sniffer(g: SocketAddr) -> UdpSocket {
+    let mut o = SocketOpts::new(g);
+    o.interface = Some("lo".into());
+    let s = group_socket(&o).unwrap();
+    s.set_nonblocking(false).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    s
+}
+
+/// An ANNOUNCE as a sender would send it.
+#[allow(clippy::too_many_arguments)]
+fn announce(
+    session: u32,
+    node: u32,
+    protocol: Family,
+    phase: Phase,
+    window: u16,
+    members: &[u32],
+    params: &[u8],
+) -> Vec<u8> {
+    raw_announce(
+        session,
+        node,
+        protocol as u8,
+        phase,
+        window,
+        members,
+        params,
+    )
+}
+
+fn raw_announce(
+    session: u32,
+    node: u32,
+    protocol: u8,
+    phase: Phase,
+    window: u16,
+    members: &[u32],
+    params: &[u8],
+) -> Vec<u8> {
+    session_packet(
+        session,
+        node,
+        session::Message::Announce {
+            protocol,
+            phase,
+            security: 0,
+            ack_delay_us: 0,
+            window,
+            ack_timeout_us: 5_000,
+            members: &session::encode_members(members),
+            params,
+        },
+    )
+    .unwrap()
+}
+
+/// Valid `dsp` parameters naming `node` in region 0 with `designated` as its designated
+/// receiver, with the given status interval bounds (µs).
+fn dsp_params(node: u32, designated: Option<u32>, status_us: (u32, u32), port: u16) -> Vec<u8> {
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut entries = vec![DspEntry {
+        node,
+        region: 0,
+        role: DspRole::Member,
+        addr,
+    }];
+    if let Some(d) = designated {
+        entries.push(DspEntry {
+            node: d,
+            region: 0,
+            role: DspRole::Designated,
+            addr,
+        });
+    }
+    DspParams {
+        status_min_us: status_us.0,
+        status_max_us: status_us.1,
+        local_rtd_us: 1_000,
+        r_f_milli: 1_200,
+        entries,
+    }
+    .encode()
+    .unwrap()
+}
+
+/// What a live run produced.
+struct Live {
+    send: SendReport,
+    recv: Vec<RecvReport>,
+    dir: tempfile::TempDir,
+    data: Vec<u8>,
+}
+
+/// The receivers of a live run, started before the sender.
+struct Receivers {
+    handles: Vec<thread::JoinHandle<RecvReport>>,
+    dir: tempfile::TempDir,
+}
+
+fn out_dir(dir: &Path, r: usize) -> PathBuf {
+    dir.join(format!("out{r}"))
+}
+
+/// Start receivers with fixed node ids `ids` (so the adversary can "steal" them); `tune`
+/// adjusts each configuration.
+fn start_receivers(g: SocketAddr, ids: &[u32], tune: impl Fn(&mut RecvConfig)) -> Receivers {
+    let dir = tempfile::tempdir().unwrap();
+    let handles = ids
+        .iter()
+        .enumerate()
+        .map(|(r, &id)| {
+            let mut cfg = RecvConfig::new(
+                g,
+                Output::Dir {
+                    path: out_dir(dir.path(), r),
+                    force: false,
+                },
+            );
+            cfg.sock.interface = Some("lo".into());
+            cfg.wait = Some(Duration::from_secs(30));
+            cfg.node_id = Some(id);
+            tune(&mut cfg);
+            thread::spawn(move || receiver::receive(cfg, &mut receiver::NoObserver).unwrap())
+        })
+        .collect();
+    Receivers { handles, dir }
+}
+
+/// The sender's configuration of a live run on `g` to `n` receivers.
+fn send_config(g: SocketAddr, n: usize) -> SendConfig {
+    let mut cfg = SendConfig::new(g);
+    cfg.sock.interface = Some("lo".into());
+    cfg.expect = Expect::Count(n);
+    cfg.join_wait = Duration::from_secs(30);
+    cfg.rate_bps = 200_000_000;
+    cfg
+}
+
+/// Send `size` bytes with `cfg` to the receivers `rx`, then collect everyone's report.
+fn finish(rx: Receivers, cfg: SendConfig, size: usize, seed: u64) -> Live {
+    let src_dir = tempfile::tempdir().unwrap();
+    let src = src_dir.path().join("payload.bin");
+    let data = payload(&src, size, seed);
+    let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
+    let recv = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
+    Live {
+        send,
+        recv,
+        dir: rx.dir,
+        data,
+    }
+}
+
+/// Every receiver holds the file byte-exact and nothing else, nothing was written beside the
+/// output directories, and the sender's summary says what happened: every receiver completed,
+/// at the address it really has.
+fn check(live: &Live) {
+    assert!(live.send.all_completed, "{:#?}", live.send);
+    assert_eq!(
+        live.send.receivers.len(),
+        live.recv.len(),
+        "{:#?}",
+        live.send
+    );
+    for (r, rep) in live.recv.iter().enumerate() {
+        assert!(rep.success, "{rep:#?}");
+        assert_eq!(rep.outcome, "completed");
+        let out = out_dir(live.dir.path(), r);
+        let got = std::fs::read(out.join("payload.bin")).unwrap();
+        assert!(got == live.data, "receiver {r}: the file differs");
+        let names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, vec!["payload.bin".to_string()]);
+        let s = live
+            .send
+            .receivers
+            .iter()
+            .find(|s| s.node == rep.node)
+            .unwrap_or_else(|| panic!("receiver {:08x} missing: {:#?}", rep.node, live.send));
+        assert_eq!(s.outcome, "completed");
+        assert_eq!(s.bytes, live.data.len() as u64);
+    }
+    let mut top: Vec<String> = std::fs::read_dir(live.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    top.sort();
+    let want: Vec<String> = (0..live.recv.len()).map(|r| format!("out{r}")).collect();
+    assert_eq!(top, want, "something was written outside --dir");
+}
+
+/// A hostile thread that runs `f` every few milliseconds until stopped, and how often.
+struct Adversary {
+    stop: Arc<AtomicBool>,
+    handle: thread::JoinHandle<u64>,
+}
+
+impl Adversary {
+    fn spawn(mut f: impl FnMut() + Send + 'static) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = thread::spawn(move || {
+            let mut n = 0;
+            while !s.load(Ordering::Relaxed) {
+                f();
+                n += 1;
+                thread::sleep(Duration::from_millis(2));
+            }
+            n
+        });
+        Adversary { stop, handle }
+    }
+
+    fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap()
+    }
+}
+
+/// The session the real sender announces on `g`: (session, sender node, sender address).
+fn learn_session(sniff: &UdpSocket) -> Option<(u32, u32, SocketAddr)> {
+    let mut buf = vec![0u8; 65_536];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let Ok((n, from)) = sniff.recv_from(&mut buf) else {
+            continue;
+        };
+        // Plain, or sealed (the header is readable in front of the 24-byte trailer).
+        for plain in [n, n.saturating_sub(24)] {
+            if let Ok(h) = Header::parse(&buf[..plain]) {
+                if let Ok(Packet {
+                    message: Message::Session(session::Message::Announce { .. }),
+                    ..
+                }) = Packet::decode(&buf[..plain])
+                {
+                    return Some((h.session, h.source, from));
+                }
+            }
+        }
+    }
+    None
+}
+
+// --------------------------------------------------------------------------- receivers
+
+/// Before the real sender starts, the group carries ANNOUNCEs whose parameters do not
+/// validate: an unknown protocol byte, `bap` and `prmp` with window 0, `bap` with a window
+/// beyond the spec's, non-UTF-8 `xtp` parameters in a running session, `dsp` parameters that do
+/// not decode, a `dsp` status interval of 0 (a status every nanosecond), `dsp` with no
+/// designated receiver, a huge ACK delay. Each names the receiver as admitted, so a receiver
+/// that trusted it would build its agent from it. Each is counted and ignored; the real
+/// session then completes.
+#[test]
+fn forged_announces_with_bad_parameters_are_ignored() {
+    let port = 47301;
+    let g = group(port);
+    let me = 0x0bad_0001;
+    let rx = start_receivers(g, &[me], |_| {});
+    let h = hostile_socket(g);
+    let bad: Vec<Vec<u8>> = vec![
+        raw_announce(11, 7, 99, Phase::Gathering, 16, &[me], &[]),
+        announce(12, 7, Family::Bap, Phase::Running, 0, &[me], &[]),
+        announce(13, 7, Family::Prmp, Phase::Running, 0, &[me], &[]),
+        announce(14, 7, Family::Bap, Phase::Gathering, u16::MAX, &[me], &[]),
+        announce(
+            15,
+            7,
+            Family::Xtp,
+            Phase::Running,
+            64,
+            &[],
+            &[1, 0xff, 0xfe],
+        ),
+        announce(16, 7, Family::Tree, Phase::Running, 64, &[me], &[1, 2, 3]),
+        announce(
+            17,
+            7,
+            Family::Tree,
+            Phase::Running,
+            64,
+            &[me],
+            &dsp_params(me, Some(8), (0, 0), port),
+        ),
+        announce(
+            18,
+            7,
+            Family::Tree,
+            Phase::Running,
+            64,
+            &[me],
+            &dsp_params(me, None, (4_000, 6_000), port),
+        ),
+        session_packet(
+            19,
+            7,
+            session::Message::Announce {
+                protocol: Family::Saw as u8,
+                phase: Phase::Gathering,
+                security: 0,
+                ack_delay_us: u32::MAX,
+                window: 0,
+                ack_timeout_us: 5_000,
+                members: &[],
+                params: &[],
+            },
+        )
+        .unwrap(),
+    ];
+    // The receiver is up when its group socket is; then every forged ANNOUNCE, twice.
+    thread::sleep(Duration::from_millis(300));
+    for _ in 0..2 {
+        for b in &bad {
+            h.send_to(b, g).unwrap();
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+    thread::sleep(Duration::from_millis(200));
+    let live = finish(rx, send_config(g, 1), 1_000_000, 1);
+    check(&live);
+    let refused = live.recv[0].driver.rejected_announce;
+    assert!(
+        refused >= bad.len() as u64,
+        "{refused} ANNOUNCEs refused of {} forged",
+        bad.len()
+    );
+}
+
+/// Wrong session ids: a receiver told `--session` ignores a valid gathering ANNOUNCE of
+/// another session (which would otherwise capture it), and a forged running ANNOUNCE of its
+/// own session that does not admit it (sent before the real sender starts) does not end it
+/// as `not-admitted`.
+#[test]
+fn wrong_session_ids_and_a_forged_running_announce_do_not_capture_or_end_a_receiver() {
+    let port = 47302;
+    let g = group(port);
+    let session = 0x5e55_1001;
+    let me = 0x0bad_0002;
+    let rx = start_receivers(g, &[me], |c| c.session = Some(session));
+    let h = hostile_socket(g);
+    thread::sleep(Duration::from_millis(300));
+    for _ in 0..3 {
+        h.send_to(
+            &announce(0x0dd_5e55, 7, Family::Saw, Phase::Gathering, 0, &[], &[]),
+            g,
+        )
+        .unwrap();
+        h.send_to(
+            &announce(session, 7, Family::Saw, Phase::Running, 0, &[1, 2], &[]),
+            g,
+        )
+        .unwrap();
+        thread::sleep(Duration::from_millis(30));
+    }
+    thread::sleep(Duration::from_millis(100));
+    let mut cfg = send_config(g, 1);
+    cfg.session = Some(session);
+    let live = finish(rx, cfg, 1_000_000, 2);
+    check(&live);
+    assert!(live.recv[0].driver.rejected_stranger >= 3);
+}
+
+/// A forged END under the real sender's node id and session, from another port of the same
+/// host, while the transfer runs: the receivers ignore it (it does not come from the sender's
+/// socket) and finish.
+#[test]
+fn a_forged_end_with_the_senders_node_id_does_not_end_receivers() {
+    let port = 47303;
+    let g = group(port);
+    let rx = start_receivers(g, &[0x0bad_0003, 0x0bad_0004], |_| {});
+    let sniff = sniffer(g);
+    let h = hostile_socket(g);
+    let learner = thread::spawn(move || learn_session(&sniff));
+    let mut cfg = send_config(g, 2);
+    cfg.rate_bps = 40_000_000;
+    let adversary = thread::spawn(move || {
+        let (session, node, _) = learner.join().unwrap().expect("no session seen");
+        let end = session_packet(session, node, session::Message::End { outcomes: &[] }).unwrap();
+        Adversary::spawn(move || {
+            let _ = h.send_to(&end, g);
+        })
+    });
+    let src_dir = tempfile::tempdir().unwrap();
+    let src = src_dir.path().join("payload.bin");
+    let data = payload(&src, 4_000_000, 3);
+    let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
+    let sent = adversary.join().unwrap().stop();
+    assert!(sent > 10, "{sent} forged ENDs");
+    let recv: Vec<RecvReport> = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let live = Live {
+        send,
+        recv,
+        dir: rx.dir,
+        data,
+    };
+    check(&live);
+    assert!(live.recv.iter().all(|r| r.driver.rejected_stranger > 0));
+}
+
+// ------------------------------------------------------------------------------ sender
+
+/// A JOIN from `node` in `session`.
+fn join(session: u32, node: u32) -> Vec<u8> {
+    session_packet(session, node, session::Message::Join { region: None }).unwrap()
+}
+
+/// A REPORT from `node` saying it completed with `bytes` bytes.
+fn report_complete(session: u32, node: u32, bytes: u64) -> Vec<u8> {
+    session_packet(
+        session,
+        node,
+        session::Message::Report {
+            state: session::ReportState::Complete,
+            reason: 0,
+            bytes,
+            messages: 0,
+            repairs: 0,
+            duplicates: 0,
+            rejected: 0,
+        },
+    )
+    .unwrap()
+}
+
+/// Run a sender on `g` with `cfg` while an adversary, once it has seen the session's
+/// ANNOUNCE, calls `attack(session, sender node, sender address)` every 2 ms from its own
+/// socket.
+fn under_attack(
+    rx: Receivers,
+    cfg: SendConfig,
+    size: usize,
+    seed: u64,
+    attack: impl Fn(&UdpSocket, u32, SocketAddr) + Send + 'static,
+) -> (Live, SocketAddr, u64) {
+    let g = cfg.sock.group;
+    let sniff = sniffer(g);
+    let h = hostile_socket(g);
+    let hostile_addr = h.local_addr().unwrap();
+    let adversary = thread::spawn(move || {
+        let (session, _, sender_addr) = learn_session(&sniff).expect("no session seen");
+        // The real receivers join at the first ANNOUNCE; the adversary comes right after.
+        thread::sleep(Duration::from_millis(150));
+        Adversary::spawn(move || attack(&h, session, sender_addr))
+    });
+    let src_dir = tempfile::tempdir().unwrap();
+    let src = src_dir.path().join("payload.bin");
+    let data = payload(&src, size, seed);
+    let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver);
+    let rounds = adversary.join().unwrap().stop();
+    let send = send.unwrap();
+    let recv = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let live = Live {
+        send,
+        recv,
+        dir: rx.dir,
+        data,
+    };
+    (live, hostile_addr, rounds)
+}
+
+/// Forged JOINs and REPORT(Complete, 0 bytes) under a real receiver's node id, from another
+/// port of the same host, throughout the session: the member keeps its address (its data and
+/// the summary's are its own), and its outcome comes from its own reports only.
+#[test]
+fn stolen_node_ids_cannot_redirect_a_member_or_fake_its_outcome() {
+    let port = 47311;
+    let g = group(port);
+    let victims = [0x0bad_0011, 0x0bad_0012];
+    let rx = start_receivers(g, &victims, |_| {});
+    let mut cfg = send_config(g, 2);
+    cfg.rate_bps = 40_000_000;
+    let (live, hostile, rounds) = under_attack(rx, cfg, 3_000_000, 11, move |h, s, to| {
+        for v in victims {
+            let _ = h.send_to(&join(s, v), to);
+            let _ = h.send_to(&report_complete(s, v, 0), to);
+        }
+    });
+    assert!(rounds > 10, "{rounds} rounds of forged packets");
+    check(&live);
+    for r in &live.send.receivers {
+        assert_ne!(r.addr, hostile.to_string(), "{:#?}", live.send);
+    }
+    assert!(live.send.driver.rejected_stranger > 0);
+}
+
+/// `xtp --unicast` in discover mode: JOINs of further (made-up) receivers while it gathers
+/// are ignored, not fatal; the one receiver gets the file.
+#[test]
+fn a_second_join_under_unicast_is_not_fatal() {
+    let port = 47312;
+    let g = group(port);
+    let rx = start_receivers(g, &[0x0bad_0021], |_| {});
+    let mut cfg = send_config(g, 1);
+    cfg.protocol = "xtp".into();
+    cfg.unicast = true;
+    cfg.expect = Expect::Discover(Duration::from_millis(1500));
+    let (live, _, rounds) = under_attack(rx, cfg, 1_000_000, 12, |h, s, to| {
+        let _ = h.send_to(&join(s, 0x0bad_0f00 + (rand_u32() & 0xff)), to);
+    });
+    assert!(rounds > 10);
+    check(&live);
+}
+
+/// A flood of JOINs under made-up node ids in discover mode stops at `--max-receivers`: the
+/// member list (and the ANNOUNCE listing it) stays bounded, the real receiver completes, and
+/// the summary tells the truth about the others (evicted: they never answered).
+#[test]
+fn a_join_flood_stops_at_max_receivers() {
+    let port = 47313;
+    let g = group(port);
+    let real = 0x0bad_0031;
+    let rx = start_receivers(g, &[real], |_| {});
+    let mut cfg = send_config(g, 1);
+    cfg.expect = Expect::Discover(Duration::from_millis(1500));
+    cfg.max_receivers = 4;
+    cfg.evict_after = Duration::from_millis(2500);
+    let (live, _, _) = under_attack(rx, cfg, 500_000, 13, |h, s, to| {
+        for _ in 0..20 {
+            let _ = h.send_to(&join(s, 0x1000_0000 | (rand_u32() >> 4)), to);
+        }
+    });
+    let s = &live.send;
+    assert!(s.receivers.len() <= 4, "{} members", s.receivers.len());
+    let mine = s.receivers.iter().find(|r| r.node == real).unwrap();
+    assert_eq!(mine.outcome, "completed");
+    assert!(s
+        .receivers
+        .iter()
+        .filter(|r| r.node != real)
+        .all(|r| r.outcome == "evicted"));
+    assert!(!s.all_completed, "the made-up receivers did not complete");
+    assert!(live.recv[0].success);
+    let got = std::fs::read(out_dir(live.dir.path(), 0).join("payload.bin")).unwrap();
+    assert!(got == live.data);
+}
+
+fn rand_u32() -> u32 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(Instant::now()) as u32
+}
+
+// -------------------------------------------------------------------------------- keys
+
+fn test_key() -> Keys {
+    Keys::from_secret(b"hostile suite: a 32-byte secret!", false).unwrap()
+}
+
+/// With a key, forged JOIN and REPORT(Complete) under stolen node ids and a forged END under
+/// the sender's node id carry no valid tag: they are counted as rejected by authentication,
+/// and the transfer and its summary are the real ones.
+#[test]
+fn with_a_key_forged_session_packets_are_counted_as_rejected() {
+    let port = 47321;
+    let g = group(port);
+    let victims = [0x0bad_0041, 0x0bad_0042];
+    let rx = start_receivers(g, &victims, |c| c.keys = Some(test_key()));
+    let mut cfg = send_config(g, 2);
+    cfg.keys = Some(test_key());
+    cfg.rate_bps = 40_000_000;
+    let (live, _, rounds) = under_attack(rx, cfg, 2_000_000, 21, move |h, s, to| {
+        for v in victims {
+            let _ = h.send_to(&join(s, v), to);
+            let _ = h.send_to(&report_complete(s, v, 0), to);
+        }
+        let end = session_packet(s, 1, session::Message::End { outcomes: &[] }).unwrap();
+        let _ = h.send_to(&end, g);
+    });
+    assert!(rounds > 10);
+    check(&live);
+    assert!(live.send.driver.rejected_auth > 0, "{:?}", live.send.driver);
+    assert!(live.recv.iter().all(|r| r.driver.rejected_auth > 0));
+}
+
+/// Replays. During a keyed session every packet on the group is captured and sent again
+/// once: the receivers refuse the copies (replay window) and finish. After the session, its
+/// captured ANNOUNCE replayed to a fresh receiver (freshness window 1 s here, 30 s by
+/// default) is refused: the receiver does not join the dead session.
+#[test]
+fn replayed_packets_are_refused_within_and_across_processes() {
+    let port = 47322;
+    let g = group(port);
+    let rx = start_receivers(g, &[0x0bad_0051], |c| c.keys = Some(test_key()));
+    let sniff = sniffer(g);
+    let h = hostile_socket(g);
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let replayer = thread::spawn(move || {
+        let mut seen = std::collections::HashSet::new();
+        let mut announce: Option<Vec<u8>> = None;
+        let mut buf = vec![0u8; 65_536];
+        let mut replayed = 0u64;
+        while !s2.load(Ordering::Relaxed) {
+            let Ok((n, _)) = sniff.recv_from(&mut buf) else {
+                continue;
+            };
+            let d = buf[..n].to_vec();
+            if d.len() > 4 && d[3] == Family::Session as u8 && d[4] == 1 && announce.is_none() {
+                announce = Some(d.clone());
+            }
+            if seen.insert(blake3::hash(&d)) {
+                let _ = h.send_to(&d, g);
+                replayed += 1;
+            }
+        }
+        (announce, replayed, h)
+    });
+    let mut cfg = send_config(g, 1);
+    cfg.keys = Some(test_key());
+    let live = finish(rx, cfg, 1_000_000, 22);
+    stop.store(true, Ordering::Relaxed);
+    let (announce, replayed, h) = replayer.join().unwrap();
+    assert!(replayed > 100, "{replayed} packets replayed");
+    check(&live);
+    assert!(
+        live.recv[0].driver.rejected_auth > 0,
+        "{:?}",
+        live.recv[0].driver
+    );
+    // Across processes: the dead session's ANNOUNCE, replayed later to a fresh receiver.
+    let announce = announce.expect("no ANNOUNCE captured");
+    thread::sleep(Duration::from_millis(1200));
+    let fresh = start_receivers(g, &[0x0bad_0052], |c| {
+        c.keys = Some(test_key());
+        c.freshness = Duration::from_secs(1);
+        c.wait = Some(Duration::from_secs(3));
+        c.sender_timeout = Duration::from_secs(2);
+    });
+    let until = Instant::now() + Duration::from_millis(2500);
+    while Instant::now() < until {
+        h.send_to(&announce, g).unwrap();
+        thread::sleep(Duration::from_millis(50));
+    }
+    let rep = fresh.handles.into_iter().next().unwrap().join().unwrap();
+    assert_eq!(rep.outcome, "no-session", "{rep:#?}");
+    assert_eq!(rep.session, None);
+    assert!(rep.driver.rejected_auth > 0);
+}
