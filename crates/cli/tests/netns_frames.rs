@@ -301,6 +301,10 @@ fn receiver_killed_mid_transfer_is_reported() {
         let s = t.send(
             &b.seg,
             &file,
+            // A transmit window of 256 packets (the default pgm's; 65,536 would hold the whole
+            // 6 MB) keeps the sender near the slowest receiver, so the victim's file grows
+            // steadily rather than all at once after a repair, and the killed receiver holds
+            // the window until it is evicted.
             &[
                 "--datagram-size",
                 "1472",
@@ -308,6 +312,8 @@ fn receiver_killed_mid_transfer_is_reported() {
                 "40M",
                 "--evict-after",
                 "2",
+                "--txw",
+                "256",
             ],
         );
         (watch.join().unwrap(), s)
