@@ -173,7 +173,6 @@ impl Transfer {
                 self.next_announce = now + Duration::from_millis(250);
             }
             let wake_at = self.transmit(now)?;
-            self.unacknowledged_end(now);
             if self.done(now) {
                 return Ok(());
             }
@@ -367,24 +366,11 @@ impl Transfer {
             .all(|m| m.evicted.is_some() || m.final_state.is_some())
     }
 
-    /// A protocol without positive acknowledgments ([`crate::agents::NetProtocol::acknowledged`]
-    /// false) completes when the source is exhausted, nothing is queued and every receiver
-    /// sent its final report (or was evicted); its agent answered until then.
-    fn unacknowledged_end(&mut self, now: Time) {
-        if !self.ep.proto.acknowledged()
-            && self.completed_at.is_none()
-            && self.closed_at.is_some()
-            && self.pending.is_empty()
-            && self.all_final()
-        {
-            self.completed_at = Some(now);
-            self.transfer_end = now;
-        }
-    }
-
     /// Whether the transfer is over: the agent completed, nothing is queued, and every
     /// receiver sent its final report or was evicted (or `--final-wait` ran out after the
-    /// completion — after the last data for a protocol without acknowledgments).
+    /// completion). A protocol without positive acknowledgments
+    /// ([`crate::agents::NetProtocol::acknowledged`] false) counts from the last data and
+    /// completes when the transfer is over; its agent answered until then.
     fn done(&mut self, now: Time) -> bool {
         let since = match (self.completed_at, self.closed_at) {
             (Some(t), _) => t,
@@ -394,10 +380,7 @@ impl Transfer {
         if !self.pending.is_empty() {
             return false;
         }
-        if self.all_final() {
-            return true;
-        }
-        let out = now.saturating_since(since) >= self.ep.cfg.final_wait;
+        let out = self.all_final() || now.saturating_since(since) >= self.ep.cfg.final_wait;
         if out && self.completed_at.is_none() {
             self.completed_at = Some(now);
             self.transfer_end = now;
