@@ -26,14 +26,15 @@ impl StreamDigest {
     /// Add `data` to the stream.
     pub(crate) fn update(&mut self, mut data: &[u8]) {
         if self.pending.is_empty() && data.len() >= BLOCK {
-            let whole = data.len() - data.len() % BLOCK;
-            self.hasher.update(&data[..whole]);
-            data = &data[whole..];
+            let (whole, rest) = data.split_at(data.len() - data.len() % BLOCK);
+            self.hasher.update(whole);
+            data = rest;
         }
         while !data.is_empty() {
             let take = (BLOCK - self.pending.len()).min(data.len());
-            self.pending.extend_from_slice(&data[..take]);
-            data = &data[take..];
+            let (head, rest) = data.split_at(take);
+            self.pending.extend_from_slice(head);
+            data = rest;
             if self.pending.len() == BLOCK {
                 self.hasher.update(&self.pending);
                 self.pending.clear();

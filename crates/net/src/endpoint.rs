@@ -142,7 +142,7 @@ impl Wire {
         sock: &UdpSocket,
         items: &[(SocketAddr, &[u8])],
     ) -> io::Result<(usize, bool)> {
-        let items = &items[..items.len().min(crate::socket::MAX_BATCH)];
+        let items = items.get(..crate::socket::MAX_BATCH).unwrap_or(items);
         let dropped: Vec<bool> = items
             .iter()
             .map(|_| self.loss.drop(Direction::Tx))
@@ -158,12 +158,11 @@ impl Wire {
         }
         // (index in `items`, destination, bytes on the wire) of the datagrams not dropped.
         let mut out: Vec<(usize, SocketAddr, &[u8])> = Vec::with_capacity(items.len());
-        for (i, (to, d)) in items.iter().enumerate() {
-            if !dropped[i] {
-                let buf: &[u8] = if self.sealer.is_some() {
-                    &self.batch[i]
-                } else {
-                    d
+        for (i, ((to, d), dropped)) in items.iter().zip(&dropped).enumerate() {
+            if !dropped {
+                let buf: &[u8] = match self.sealer {
+                    Some(_) => self.batch.get(i).map_or(&[], Vec::as_slice),
+                    None => d,
                 };
                 out.push((i, *to, buf));
             }
@@ -185,11 +184,12 @@ impl Wire {
             self.stats.send_blocked += 1;
         }
         self.stats.datagrams_sent += sent as u64;
-        self.stats.bytes_sent += out[..sent]
+        self.stats.bytes_sent += out
             .iter()
+            .take(sent)
             .map(|(_, _, b)| b.len() as u64)
             .sum::<u64>();
-        self.stats.dropped_injected += dropped[..consumed].iter().filter(|d| **d).count() as u64;
+        self.stats.dropped_injected += dropped.iter().take(consumed).filter(|d| **d).count() as u64;
         Ok((consumed, blocked))
     }
 

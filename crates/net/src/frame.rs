@@ -42,11 +42,23 @@ pub enum Frame<'a> {
 #[error("malformed application message: {0}")]
 pub struct FrameError(pub &'static str);
 
+/// The `N` bytes of `r` at `at`, or `FrameError(what)` if `r` is too short.
+fn array_at<const N: usize>(
+    r: &[u8],
+    at: usize,
+    what: &'static str,
+) -> Result<[u8; N], FrameError> {
+    r.get(at..at.saturating_add(N))
+        .and_then(|b| b.try_into().ok())
+        .ok_or(FrameError(what))
+}
+
 fn name_at(r: &[u8], at: usize) -> Result<&str, FrameError> {
-    let len = r
-        .get(at..at + 2)
-        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
-        .ok_or(FrameError("truncated name length"))?;
+    let len = usize::from(u16::from_be_bytes(array_at(
+        r,
+        at,
+        "truncated name length",
+    )?));
     if len > MAX_NAME {
         return Err(FrameError("name too long"));
     }
@@ -95,17 +107,8 @@ impl Frame<'_> {
 
     pub fn decode(m: &[u8]) -> Result<Frame<'_>, FrameError> {
         let (&t, rest) = m.split_first().ok_or(FrameError("empty"))?;
-        let u64_at = |r: &[u8], at: usize| -> Result<u64, FrameError> {
-            r.get(at..at + 8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_be_bytes)
-                .ok_or(FrameError("truncated"))
-        };
-        let digest_at = |r: &[u8], at: usize| -> Result<[u8; 32], FrameError> {
-            r.get(at..at + 32)
-                .and_then(|b| b.try_into().ok())
-                .ok_or(FrameError("truncated digest"))
-        };
+        let u64_at = |r: &[u8], at: usize| array_at(r, at, "truncated").map(u64::from_be_bytes);
+        let digest_at = |r: &[u8], at: usize| array_at(r, at, "truncated digest");
         match t {
             1 => Ok(Frame::File {
                 size: u64_at(rest, 0)?,
@@ -121,7 +124,7 @@ impl Frame<'_> {
                 digest: digest_at(rest, 8)?,
             }),
             5 if rest.len() == 4 => Ok(Frame::Finish {
-                files: u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]),
+                files: u32::from_be_bytes(array_at(rest, 0, "truncated")?),
             }),
             4 | 5 => Err(FrameError("wrong length")),
             _ => Err(FrameError("unknown type")),

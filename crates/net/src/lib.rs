@@ -18,6 +18,9 @@
 // socket module (recvmmsg/sendmmsg, interface indexes), netns (setns/unshare) and the
 // receiver's signal handler. (`forbid` cannot be relaxed per module, hence `deny`.)
 #![deny(unsafe_code)]
+// Nothing from the network may panic the driver: no `unwrap`/`expect`, no indexing or
+// slicing that can go out of bounds (tests may; see clippy.toml).
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 pub mod agents;
 pub mod clock;

@@ -272,7 +272,10 @@ impl Sealer {
         let cb = c.to_be_bytes();
         let tag: [u8; 16] = if self.keys.encrypt && datagram.len() >= HEADER_LEN {
             let src = source_of(datagram);
-            let (head, body) = out[start..].split_at_mut(HEADER_LEN);
+            let (head, body) = out
+                .get_mut(start..)
+                .unwrap_or_default()
+                .split_at_mut(HEADER_LEN);
             let mut aad = [0u8; HEADER_LEN + 8];
             aad[..HEADER_LEN].copy_from_slice(head);
             aad[HEADER_LEN..].copy_from_slice(&cb);
@@ -299,11 +302,13 @@ impl Sealer {
         }
         let plain_len = buf.len() - TRAILER_LEN;
         let (data, trailer) = buf.split_at_mut(plain_len);
-        let mut cb = [0u8; 8];
-        cb.copy_from_slice(&trailer[..8]);
-        let c = u64::from_be_bytes(cb);
-        let mut tag = [0u8; 16];
-        tag.copy_from_slice(&trailer[8..]);
+        let Some((cb, tag)) = trailer.split_first_chunk::<8>() else {
+            return Err(Reject::Short);
+        };
+        let c = u64::from_be_bytes(*cb);
+        let Ok::<[u8; 16], _>(tag) = tag.try_into() else {
+            return Err(Reject::Short);
+        };
         let src = source_of(data);
         let key = (session_of(data), src);
         if !self.windows.get(&key).copied().unwrap_or_default().check(c) {
@@ -313,12 +318,12 @@ impl Sealer {
             let (head, body) = data.split_at_mut(HEADER_LEN);
             let mut aad = [0u8; HEADER_LEN + 8];
             aad[..HEADER_LEN].copy_from_slice(head);
-            aad[HEADER_LEN..].copy_from_slice(&cb);
+            aad[HEADER_LEN..].copy_from_slice(cb);
             self.aead
                 .decrypt_in_place_detached(&nonce(src, c), &aad, body, Tag::from_slice(&tag))
                 .map_err(|_| Reject::BadTag)?;
         } else {
-            let want = self.mac(&[data, &cb]);
+            let want = self.mac(&[data, cb]);
             // Constant-time comparison.
             let diff = want
                 .iter()

@@ -538,7 +538,7 @@ pub fn send_many(sock: &mio::net::UdpSocket, msgs: &[(SocketAddr, &[u8])]) -> io
 #[cfg(target_os = "linux")]
 fn send_many_sys(sock: &mio::net::UdpSocket, msgs: &[(SocketAddr, &[u8])]) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
-    let msgs = &msgs[..msgs.len().min(MAX_BATCH)];
+    let msgs = msgs.get(..MAX_BATCH).unwrap_or(msgs);
     let addrs: Vec<socket2::SockAddr> = msgs.iter().map(|(a, _)| (*a).into()).collect();
     let mut iovs: Vec<libc::iovec> = msgs
         .iter()
@@ -652,7 +652,7 @@ impl RecvBatch {
     /// has none left (or an error other than "would block", which a datagram socket reports
     /// for one datagram and recovers from).
     pub fn next(&mut self, sock: &mio::net::UdpSocket) -> Option<(&mut [u8], SocketAddr)> {
-        while self.at < self.filled && self.from[self.at].is_none() {
+        while self.at < self.filled && matches!(self.from.get(self.at), Some(None)) {
             self.at += 1;
         }
         if self.at >= self.filled {
@@ -667,8 +667,13 @@ impl RecvBatch {
         }
         let i = self.at;
         self.at += 1;
-        let from = self.from[i]?;
-        let buf = &mut self.bufs[i * RECV_BUF..i * RECV_BUF + self.lens[i]];
+        let from = (*self.from.get(i)?)?;
+        let len = *self.lens.get(i)?;
+        let buf = self
+            .bufs
+            .chunks_exact_mut(RECV_BUF)
+            .nth(i)?
+            .get_mut(..len)?;
         Some((buf, from))
     }
 
@@ -690,19 +695,23 @@ impl RecvBatch {
         // SAFETY: zeroed iovec and mmsghdr values are valid (null pointers, zero lengths).
         let mut iovs: [libc::iovec; RECV_BATCH] = unsafe { std::mem::zeroed() };
         let mut hdrs: [libc::mmsghdr; RECV_BATCH] = unsafe { std::mem::zeroed() };
-        let base = self.bufs.as_mut_ptr();
-        for i in 0..RECV_BATCH {
-            iovs[i] = libc::iovec {
-                // SAFETY: i * RECV_BUF + RECV_BUF <= bufs.len(): the slot is inside `bufs`.
-                iov_base: unsafe { base.add(i * RECV_BUF) } as *mut libc::c_void,
-                iov_len: RECV_BUF,
+        let slots = iovs
+            .iter_mut()
+            .zip(hdrs.iter_mut())
+            .zip(self.names.iter_mut())
+            .zip(self.ctrl.iter_mut())
+            .zip(self.bufs.chunks_exact_mut(RECV_BUF));
+        for ((((iov, hdr), name), ctrl), buf) in slots {
+            *iov = libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
             };
-            let h = &mut hdrs[i].msg_hdr;
-            h.msg_name = &mut self.names[i] as *mut libc::sockaddr_storage as *mut libc::c_void;
+            let h = &mut hdr.msg_hdr;
+            h.msg_name = name as *mut libc::sockaddr_storage as *mut libc::c_void;
             h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_iov = &mut iovs[i];
+            h.msg_iov = iov;
             h.msg_iovlen = 1;
-            h.msg_control = self.ctrl[i].as_mut_ptr() as *mut libc::c_void;
+            h.msg_control = ctrl.as_mut_ptr() as *mut libc::c_void;
             h.msg_controllen = std::mem::size_of::<[u64; 8]>() as _;
         }
         // SAFETY: every header points at its own iovec (a distinct RECV_BUF slot of `bufs`),
@@ -721,12 +730,16 @@ impl RecvBatch {
             return 0;
         }
         let n = n as usize;
-        for (i, h) in hdrs.iter().enumerate().take(n) {
-            self.lens[i] = (h.msg_len as usize).min(RECV_BUF);
-            let len = h.msg_hdr.msg_namelen;
-            // SAFETY: the kernel wrote a socket address of `len` bytes into names[i].
-            let addr = unsafe { socket2::SockAddr::new(self.names[i], len) };
-            self.from[i] = addr.as_socket();
+        let slots = hdrs
+            .iter()
+            .zip(self.lens.iter_mut())
+            .zip(self.from.iter_mut())
+            .zip(self.names.iter());
+        for (((h, len), from), name) in slots.take(n) {
+            *len = (h.msg_len as usize).min(RECV_BUF);
+            // SAFETY: the kernel wrote a socket address of `msg_namelen` bytes into `name`.
+            let addr = unsafe { socket2::SockAddr::new(*name, h.msg_hdr.msg_namelen) };
+            *from = addr.as_socket();
             // SAFETY: msg_control/msg_controllen describe the control data the kernel wrote
             // into ctrl[i]; CMSG_FIRSTHDR/NXTHDR stay inside it and return null at its end.
             unsafe {
@@ -745,12 +758,18 @@ impl RecvBatch {
 
     #[cfg(not(target_os = "linux"))]
     fn fill(&mut self, sock: &mio::net::UdpSocket) -> usize {
-        match sock.recv_from(&mut self.bufs[..RECV_BUF]) {
-            Ok((n, from)) => {
-                self.lens[0] = n;
-                self.from[0] = Some(from);
-                1
-            }
+        let Some(buf) = self.bufs.get_mut(..RECV_BUF) else {
+            return 0;
+        };
+        match sock.recv_from(buf) {
+            Ok((n, from)) => match (self.lens.first_mut(), self.from.first_mut()) {
+                (Some(l), Some(f)) => {
+                    *l = n;
+                    *f = Some(from);
+                    1
+                }
+                _ => 0,
+            },
             Err(_) => 0,
         }
     }

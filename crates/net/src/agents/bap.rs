@@ -6,6 +6,7 @@ use super::{nodes, Announced, Me, NetProtocol, Plain, Received, SenderSettings, 
 use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{bap, GroupId, NodeId};
+use rmcast_wire::Family;
 use std::time::Duration;
 
 pub struct Bap;
@@ -13,6 +14,10 @@ pub struct Bap;
 impl NetProtocol for Bap {
     fn name(&self) -> &'static str {
         "bap"
+    }
+
+    fn family(&self) -> Family {
+        Family::Bap
     }
 
     fn announced_window(&self, window: u16) -> u16 {

@@ -14,7 +14,7 @@ use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, Time};
 use rmcast_wire::session::{DspEntry, DspParams, DspRole};
-use rmcast_wire::{HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{Family, HEADER_LEN, MAX_DATAGRAM};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -116,6 +116,10 @@ pub struct Dsp;
 impl NetProtocol for Dsp {
     fn name(&self) -> &'static str {
         "dsp"
+    }
+
+    fn family(&self) -> Family {
+        Family::Tree
     }
 
     fn data_overhead(&self, _receivers: usize) -> usize {

@@ -36,12 +36,8 @@ pub trait NetProtocol: Sync {
     /// `rmcast_proto::spec::PROTOCOLS`.
     fn name(&self) -> &'static str;
 
-    /// The wire family its packets carry, as its spec says.
-    fn family(&self) -> Family {
-        spec::lookup(self.name())
-            .expect("every socket protocol has a spec (tested below)")
-            .family
-    }
+    /// The wire family its packets carry (the one its spec names; a test below checks).
+    fn family(&self) -> Family;
 
     /// Bytes the protocol's DATA packet adds to an application message (header included),
     /// for `receivers` receivers.

@@ -7,7 +7,7 @@ use super::{nodes, Announced, Me, NetProtocol, Plain, Received, SenderSettings, 
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{prmp, spec, GroupId, NodeId};
-use rmcast_wire::HEADER_LEN;
+use rmcast_wire::{Family, HEADER_LEN};
 use std::time::Duration;
 
 /// `prmp` parameters (seed 004 §2–§4) the sender exposes.
@@ -83,6 +83,10 @@ pub struct Prmp;
 impl NetProtocol for Prmp {
     fn name(&self) -> &'static str {
         "prmp"
+    }
+
+    fn family(&self) -> Family {
+        Family::Prmp
     }
 
     fn data_overhead(&self, receivers: usize) -> usize {

@@ -6,6 +6,7 @@ use super::{nodes, Announced, Me, NetProtocol, Plain, Received, SenderSettings, 
 use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{saw, GroupId, NodeId};
+use rmcast_wire::Family;
 use std::time::Duration;
 
 pub struct Saw;
@@ -13,6 +14,10 @@ pub struct Saw;
 impl NetProtocol for Saw {
     fn name(&self) -> &'static str {
         "saw"
+    }
+
+    fn family(&self) -> Family {
+        Family::Saw
     }
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {

@@ -8,12 +8,17 @@ use super::{Started, QUEUE_LIMIT};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{xtp, GroupId, NodeId};
+use rmcast_wire::Family;
 
 pub struct Xtp;
 
 impl NetProtocol for Xtp {
     fn name(&self) -> &'static str {
         "xtp"
+    }
+
+    fn family(&self) -> Family {
+        Family::Xtp
     }
 
     fn unicast(&self) -> bool {

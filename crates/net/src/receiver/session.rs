@@ -522,10 +522,10 @@ impl Receiving {
                     }
                     self.wire.stats.reassembled += 1;
                 }
-                let Some((h, len)) = self.wire.open(&mut buf[..n]) else {
+                let Some((h, len)) = self.wire.open(buf) else {
                     continue;
                 };
-                let pkt = &buf[..len];
+                let pkt = buf.get(..len).unwrap_or_default();
                 if h.family == Family::Session {
                     self.session_packet(now, h, pkt, from, obs)?;
                     if self.end.is_some() {
@@ -535,8 +535,8 @@ impl Receiving {
                 }
                 self.protocol_packet(now, h, pkt, from);
             }
-            if let Some(d) = batch.take_drops() {
-                self.drops[k] = self.drops[k].max(u64::from(d));
+            if let (Some(d), Some(seen)) = (batch.take_drops(), self.drops.get_mut(k)) {
+                *seen = (*seen).max(u64::from(d));
             }
             if self.end.is_some() {
                 break;

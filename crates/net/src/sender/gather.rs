@@ -105,7 +105,7 @@ pub(super) fn gather(
             if let Ok(Packet {
                 message: Message::Session(session::Message::Join { region }),
                 ..
-            }) = Packet::decode(&ep.buf[..len])
+            }) = Packet::decode(ep.plain(len))
             {
                 if join(ep, &mut members, h.source, from, region.unwrap_or(0), obs)? {
                     next_announce = Time::ZERO;

@@ -523,11 +523,18 @@ impl Endpoint {
                 return None;
             };
             // Feedback is small: copied where the loop's handlers look for it.
-            let n = d.len();
-            self.buf[..n].copy_from_slice(d);
-            if let Some((h, len)) = self.wire.open(&mut self.buf[..n]) {
+            let Some(dst) = self.buf.get_mut(..d.len()) else {
+                continue;
+            };
+            dst.copy_from_slice(d);
+            if let Some((h, len)) = self.wire.open(dst) {
                 return Some((h, len, from));
             }
         }
+    }
+
+    /// The plain datagram of `len` bytes that [`Endpoint::next`] left in `buf`.
+    fn plain(&self, len: usize) -> &[u8] {
+        self.buf.get(..len).unwrap_or_default()
     }
 }

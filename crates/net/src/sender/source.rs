@@ -77,7 +77,7 @@ fn digest_file(p: &PathBuf) -> Result<(u64, [u8; 32]), NetError> {
         if k == 0 {
             break;
         }
-        h.update(&buf[..k]);
+        h.update(buf.get(..k).unwrap_or_default());
         n += k as u64;
     }
     Ok((n, *h.finalize().as_bytes()))
@@ -129,11 +129,11 @@ pub(super) fn spawn_producer(
                 let mut filled = 0;
                 // Fill the block unless the source pauses (a pipe's short read), once there
                 // is half a message to send.
-                while filled < block_len {
-                    match r.read(&mut block[filled..]) {
+                while let Some(space) = block.get_mut(filled..).filter(|s| !s.is_empty()) {
+                    let asked = space.len();
+                    match r.read(space) {
                         Ok(0) => break,
                         Ok(k) => {
-                            let asked = block_len - filled;
                             filled += k;
                             if k < asked && filled >= chunk / 2 {
                                 break;
@@ -146,9 +146,10 @@ pub(super) fn spawn_producer(
                 if filled == 0 {
                     return Ok(total);
                 }
-                h.update(&block[..filled]);
+                let data = block.get(..filled).unwrap_or_default();
+                h.update(data);
                 total += filled as u64;
-                let msgs = block[..filled]
+                let msgs = data
                     .chunks(chunk)
                     .map(|piece| (Frame::Data(piece).encode(), piece.len() as u64))
                     .collect();

@@ -433,7 +433,9 @@ impl Transfer {
         else {
             return self.stranger(now, h, len, from, obs);
         };
-        let m = &mut self.members[i];
+        let Some(m) = self.members.get_mut(i) else {
+            return Ok(());
+        };
         if m.evicted.is_some() {
             return Ok(());
         }
@@ -447,7 +449,7 @@ impl Transfer {
             return Ok(());
         }
         self.agent
-            .handle_packet(now, NodeId(h.source), &self.ep.buf[..len]);
+            .handle_packet(now, NodeId(h.source), self.ep.plain(len));
         Ok(())
     }
 
@@ -461,8 +463,10 @@ impl Transfer {
         from: SocketAddr,
         obs: &mut dyn SendObserver,
     ) {
-        let m = &mut self.members[i];
-        match Packet::decode(&self.ep.buf[..len]) {
+        let Some(m) = self.members.get_mut(i) else {
+            return;
+        };
+        match Packet::decode(self.ep.plain(len)) {
             Ok(Packet {
                 message:
                     Message::Session(session::Message::Report {
@@ -527,7 +531,7 @@ impl Transfer {
                 && h.source != self.ep.node
                 && h.source != 0
                 && matches!(
-                    Packet::decode(&self.ep.buf[..len]),
+                    Packet::decode(self.ep.plain(len)),
                     Ok(Packet {
                         message: Message::Session(session::Message::Join { .. }),
                         ..
