@@ -239,3 +239,110 @@ fn warnings_and_refusals_are_shown_on_stderr() {
         "{err}"
     );
 }
+
+/// Files below `dir` (recursively), with their sizes.
+fn files_in(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            out.extend(files_in(&e.path()));
+        } else {
+            out.push((e.path(), m.len()));
+        }
+    }
+    out
+}
+
+fn interrupt(child: &std::process::Child) {
+    let ok = Std::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+/// Ctrl-C mid-stream: a receiver stops with exit status 130 and removes its unfinished file;
+/// the sender stops with 130 and tells the other receiver at once (it ends with status 1 and
+/// no file, well before it would have noticed a silent sender).
+#[test]
+fn sigint_ends_receiver_and_sender_cleanly() {
+    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+    let group = "239.255.78.10:47230";
+    let tmp = tempfile::tempdir().unwrap();
+    let recv = |name: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Std::new(&bin)
+            .args(["recv", "-g", group, "-i", "lo", "--quiet", "--json"])
+            .args(["--wait", "30", "--sender-timeout", "20", "--dir"])
+            .arg(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        (dir, child)
+    };
+    let (dir_a, a) = recv("a");
+    let (dir_b, b) = recv("b");
+    let mut send = Std::new(&bin)
+        .args(["send", "-", "--name", "s.bin", "-g", group, "-i", "lo"])
+        .args(["--receivers", "2", "--rate", "0", "--json", "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Half a stream: the pipe stays open, so neither receiver can finish.
+    let mut stdin = send.stdin.take().unwrap();
+    stdin.write_all(&vec![7u8; 1_000_000]).unwrap();
+    stdin.flush().unwrap();
+    let has_data = |d: &std::path::Path| files_in(d).iter().any(|(_, n)| *n > 0);
+    let t0 = std::time::Instant::now();
+    while !(has_data(&dir_a) && has_data(&dir_b)) {
+        assert!(t0.elapsed().as_secs() < 30, "no receiver wrote anything");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    interrupt(&a);
+    let a = a.wait_with_output().unwrap();
+    assert_eq!(
+        a.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    let ja: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(ja["outcome"], "interrupted");
+    assert_eq!(files_in(&dir_a), vec![], "the unfinished file is removed");
+
+    interrupt(&send);
+    let t1 = std::time::Instant::now();
+    let s = send.wait_with_output().unwrap();
+    assert_eq!(
+        s.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    let js: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    assert_eq!(js["interrupted"], true);
+    assert_eq!(js["all_completed"], false);
+    let b = b.wait_with_output().unwrap();
+    // The END reached it: it did not wait for --sender-timeout (20 s).
+    assert!(
+        t1.elapsed().as_secs() < 10,
+        "receiver b waited {:?}",
+        t1.elapsed()
+    );
+    assert_eq!(
+        b.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&b.stderr)
+    );
+    let jb: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
+    assert_eq!(jb["outcome"], "failed", "{jb}");
+    assert_eq!(files_in(&dir_b), vec![], "the unfinished file is removed");
+    drop(stdin);
+}

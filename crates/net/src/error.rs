@@ -14,6 +14,10 @@ pub enum NetError {
     /// The job ran but did not succeed (receivers missing, source failed). Exit status 1.
     #[error("{0}")]
     Failed(String),
+    /// SIGINT or SIGTERM ended the job before it started its transfer (see
+    /// [`crate::interrupt`]). The command line exits with status 130, as a shell does.
+    #[error("{0}")]
+    Interrupted(String),
     /// An I/O error while the transfer ran.
     #[error("{context}: {source}")]
     Io {

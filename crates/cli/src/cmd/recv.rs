@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
     digest matches the sender's; names that would land outside --dir are refused; existing\n\
     files are kept unless --force.\n\
     Exit status: 0 everything received and verified; 1 the session ran but this receiver did\n\
-    not complete (evicted, digest mismatch, sender vanished); 2 bad usage or setup error."
+    not complete (evicted, digest mismatch, sender vanished); 2 bad usage or setup error; 130\n\
+    interrupted (SIGINT/SIGTERM: the unfinished file is removed; a second signal ends the\n\
+    process at once)."
 )]
 pub struct Args {
     #[command(flatten)]
@@ -254,7 +256,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else if !a.net.quiet {
         print_summary(&report, to_stderr);
     }
-    Ok(if report.success {
+    Ok(if report.outcome == "interrupted" {
+        ExitCode::from(super::send::INTERRUPTED)
+    } else if report.success {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

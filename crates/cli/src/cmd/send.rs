@@ -152,7 +152,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     Pacing: --rate defaults to 1G (1 Gbit/s), right for a gigabit LAN; raise it on faster\n\
     links, use 0 for unlimited (loopback, benchmarks).\n\
     Exit status: 0 every expected receiver completed and verified; 1 the transfer ran but\n\
-    some receiver did not complete (see the summary); 2 bad usage or setup error."
+    some receiver did not complete (see the summary); 2 bad usage or setup error; 130\n\
+    interrupted (SIGINT/SIGTERM: the receivers are told the session ended; a second signal\n\
+    ends the process at once)."
 )]
 pub struct Args {
     /// Files to send; `-` sends standard input as a stream. Names (the last path component)
@@ -456,7 +458,13 @@ fn print_summary(r: &SendReport) {
         .filter(|s| s.outcome == "completed")
         .count();
     println!("{ok} of {} receivers completed", r.receivers.len());
+    if r.interrupted {
+        println!("interrupted by a signal: the session was ended early");
+    }
 }
+
+/// The exit status after SIGINT/SIGTERM (128 + SIGINT, as a shell reports it).
+pub const INTERRUPTED: u8 = 130;
 
 /// Map a driver error to the one-line message and exit status.
 pub fn fail(e: NetError) -> ExitCode {
@@ -464,6 +472,7 @@ pub fn fail(e: NetError) -> ExitCode {
     match e {
         NetError::Setup(_) => ExitCode::from(2),
         NetError::Failed(_) | NetError::Io { .. } => ExitCode::from(1),
+        NetError::Interrupted(_) => ExitCode::from(INTERRUPTED),
     }
 }
 
@@ -492,7 +501,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else if !a.net.quiet {
         print_summary(&report);
     }
-    Ok(if report.all_completed {
+    Ok(if report.interrupted {
+        ExitCode::from(INTERRUPTED)
+    } else if report.all_completed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

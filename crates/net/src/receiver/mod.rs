@@ -152,35 +152,9 @@ pub fn reason_text(r: u8) -> &'static str {
         _ => "unspecified",
     }
 }
-/// SIGINT/SIGTERM end the receive loop cleanly, so an unfinished file is removed rather than
-/// left behind.
-#[allow(unsafe_code)]
-mod interrupt {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    static RAISED: AtomicBool = AtomicBool::new(false);
-
-    extern "C" fn on_signal(_: libc::c_int) {
-        RAISED.store(true, Ordering::SeqCst);
-    }
-
-    pub fn install() {
-        let handler = on_signal as extern "C" fn(libc::c_int);
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-        }
-    }
-
-    pub fn raised() -> bool {
-        RAISED.load(Ordering::SeqCst)
-    }
-}
 /// Run a receiver until its session ends.
 pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport, NetError> {
     let mut r = session::Receiving::open(cfg)?;
-    interrupt::install();
     r.run(obs)?;
     Ok(r.report())
 }

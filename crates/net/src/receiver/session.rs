@@ -5,10 +5,11 @@
 //! protocol built from the ANNOUNCE.
 
 use super::writer::Writer;
-use super::{interrupt, reason_text, Output, RecvConfig, RecvObserver, RecvReport};
+use super::{reason_text, Output, RecvConfig, RecvObserver, RecvReport};
 use crate::agents::{self, Announced, Me, Received, ReceiverSide};
 use crate::clock::Clock;
 use crate::endpoint::{nonzero_random, session_packet, Wire};
+use crate::interrupt::Interrupt;
 use crate::secure::Keys;
 use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
@@ -238,6 +239,8 @@ pub(super) struct Receiving {
     drops: [u64; 3],
     /// The last turn read at least [`DENSE`] datagrams: wait [`COALESCE`] before the next.
     dense: bool,
+    /// SIGINT/SIGTERM while this receiver runs end it cleanly.
+    interrupt: Interrupt,
     /// A session that announced it runs without us: (session, sender, first seen).
     unadmitted: Option<(u32, SocketAddr, Time)>,
     /// Why the last ANNOUNCE was refused (the end reason if no session is found).
@@ -306,6 +309,7 @@ impl Receiving {
             end: None,
             max_payload,
             drops: [0; 3],
+            interrupt: Interrupt::install(),
             unadmitted: None,
             refused: None,
             cfg,
@@ -338,7 +342,7 @@ impl Receiving {
 
     /// A signal, the agent's timer, a silent sender, no session in time.
     fn timers(&mut self, now: Time) -> Option<End> {
-        if interrupt::raised() {
+        if self.interrupt.raised() {
             return Some((
                 "interrupted",
                 Some("interrupted by a signal; the unfinished file was removed".into()),

@@ -67,6 +67,11 @@ pub(super) fn gather(
     let mut next_announce = Time::ZERO;
     loop {
         let now = ep.clock.now();
+        if ep.interrupt.raised() {
+            return Err(NetError::Interrupted(
+                "interrupted by a signal while receivers joined; nothing was sent".into(),
+            ));
+        }
         if enough(&ep.cfg.expect, &members, now.saturating_since(gather_start)) {
             return Ok(members);
         }

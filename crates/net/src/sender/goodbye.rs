@@ -121,6 +121,7 @@ impl Transfer {
             protocol_to_group: self.to_group,
             protocol_unicast: self.to_nodes,
             all_completed,
+            interrupted: ep.interrupt.raised(),
         }
     }
 }

@@ -15,6 +15,7 @@ mod transfer;
 use crate::agents::{self, DspOpts, NetProtocol, PrmpOpts, SenderSettings};
 use crate::clock::Clock;
 use crate::endpoint::{nonzero_random, session_packet, DriverStats, Wire, RECV_BUF};
+use crate::interrupt::Interrupt;
 use crate::loss::LossConfig;
 use crate::secure::Keys;
 use crate::socket::{self, check_group, unicast_socket, RecvBatch, SocketOpts};
@@ -212,6 +213,8 @@ pub struct SendReport {
     pub protocol_to_group: u64,
     pub protocol_unicast: u64,
     pub all_completed: bool,
+    /// A signal ended the session before the transfer did.
+    pub interrupted: bool,
 }
 
 /// The agent's counters that matter in a summary.
@@ -423,6 +426,8 @@ struct Endpoint {
     ack_timeout_us: u32,
     /// The retransmission timeout handed to the agent.
     rto: Duration,
+    /// SIGINT/SIGTERM while the sender runs end the session early (END to the receivers).
+    interrupt: Interrupt,
 }
 
 impl Endpoint {
@@ -474,6 +479,7 @@ impl Endpoint {
             ack_delay_us: u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX),
             ack_timeout_us: u32::try_from((rto / 4).as_micros()).unwrap_or(u32::MAX),
             rto,
+            interrupt: Interrupt::install(),
             cfg,
         })
     }

@@ -176,6 +176,10 @@ impl Transfer {
             if self.done(now) {
                 return Ok(());
             }
+            if self.ep.interrupt.raised() {
+                self.transfer_end = now;
+                return Ok(());
+            }
             self.sleep(now, wake_at)?;
             let now = self.ep.clock.now();
             while let Some((h, len, from)) = self.ep.next() {
