@@ -376,7 +376,15 @@ fn rmcast_run(
     if proto != "default" {
         args.extend(["--protocol".into(), proto.into()]);
     }
-    if let Some(w) = b.window {
+    // `--window` goes only to the protocols that read one (`rmcast send` refuses it for others).
+    let name = if proto == "default" {
+        rmcast_net::agents::DEFAULT_PROTOCOL
+    } else {
+        proto
+    };
+    let windowed = rmcast_proto::spec::lookup(name)
+        .is_some_and(|p| p.params.iter().any(|q| q.flag == Some("window")));
+    if let Some(w) = b.window.filter(|_| windowed) {
         args.extend(["--window".into(), w.to_string()]);
     }
     if let Some(d) = b.datagram_size {

@@ -7,7 +7,7 @@
 //! Exit statuses: 0 success; 1 the job ran but its outcome is a failure (a claim failed, a
 //! receiver did not complete); 2 bad usage or bad input (unreadable file, invalid address).
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
@@ -69,11 +69,23 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Protocols(a) => cmd::protocols::run(a),
-        Command::Send(a) => cmd::send::run(*a),
+        Command::Send(a) => {
+            let given = |flag: &str| {
+                matches.subcommand_matches("send").is_some_and(|m| {
+                    m.value_source(&flag.replace('-', "_"))
+                        == Some(clap::parser::ValueSource::CommandLine)
+                })
+            };
+            cmd::send::run(*a, &given)
+        }
         Command::Recv(a) => cmd::recv::run(a),
         Command::Keygen(a) => cmd::keygen::run(a),
         Command::Repro(a) => cmd::repro::run(a),

@@ -51,6 +51,43 @@ fn clear_errors_exit_2() {
         &["send", "-g", "239.1.2.3:5000", "/nonexistent/file"],
         "cannot read",
     );
+    // A flag the chosen protocol does not read is refused, naming the flag and its readers;
+    // one it reads passes this check (and fails here only on the missing file).
+    for (args, needle) in [
+        (
+            &["--epoch-ms", "5"][..],
+            "--epoch-ms does not apply to --protocol pgm: only prmp",
+        ),
+        (
+            &["--window", "8"][..],
+            "--window does not apply to --protocol pgm",
+        ),
+        (
+            &["--protocol", "saw", "--txw", "10"][..],
+            "--txw does not apply to --protocol saw: only pgm",
+        ),
+        (
+            &["--protocol", "bap", "--unicast"][..],
+            "--unicast does not apply to --protocol bap: only xtp",
+        ),
+        (
+            &["--protocol", "dsp", "--rto-ms", "50"][..],
+            "--rto-ms does not apply to --protocol dsp",
+        ),
+        (&["--protocol", "prmp", "--rto-ms", "50"][..], "cannot read"),
+        (
+            &["--protocol", "bap", "--ack-delay-ms", "5", "--window", "4"][..],
+            "cannot read",
+        ),
+        (
+            &["--protocol", "xtp", "--unicast", "--write-size", "900"][..],
+            "cannot read",
+        ),
+    ] {
+        let mut a = vec!["send", "-g", "239.1.2.3:5000", "/nonexistent/file"];
+        a.extend_from_slice(args);
+        expect_setup_error(&a, needle);
+    }
     // One name limit on both sides: 225 bytes, so the receiver's temporary name fits in 255.
     let long = dir.path().join("n".repeat(226));
     std::fs::write(&long, b"x").unwrap();

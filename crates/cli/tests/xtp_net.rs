@@ -97,7 +97,7 @@ fn xtp_unicast_and_late_join_refuse_what_makes_no_sense() {
         ),
         (
             &["--protocol", "saw", "--unicast", "-n", "1", f],
-            "only with --protocol xtp",
+            "--unicast does not apply to --protocol saw: only xtp",
         ),
         (
             &["--protocol", "xtp", "--late-join", "-n", "1", f],
@@ -105,7 +105,7 @@ fn xtp_unicast_and_late_join_refuse_what_makes_no_sense() {
         ),
         (
             &["--protocol", "bap", "--late-join", "-n", "1", "-"],
-            "only with --protocol xtp",
+            "--late-join does not apply to --protocol bap: only xtp",
         ),
         (
             &[

@@ -476,7 +476,58 @@ pub fn fail(e: NetError) -> ExitCode {
     }
 }
 
-pub fn run(a: Args) -> Result<ExitCode> {
+/// Flags that protocols read although their spec's parameters do not name them
+/// (`spec::Param::flag` names the rest).
+const ALSO_READ_BY: &[(&str, &[&str])] = &[
+    ("rto-ms", &["prmp"]),      // the floor of prmp's RTO
+    ("ack-delay-ms", &["bap"]), // announced to bap's receivers
+    ("write-size", &["xtp"]),
+    ("xtp-thesis", &["xtp"]),
+    ("unicast", &["xtp"]),
+    ("late-join", &["xtp"]),
+];
+
+/// The protocols on sockets that read `--flag`, or `None` for a flag every protocol reads.
+pub fn readers_of(flag: &str) -> Option<Vec<&'static str>> {
+    let mut by_spec: Vec<&'static str> = spec::socket_protocols()
+        .filter(|p| p.params.iter().any(|q| q.flag == Some(flag)))
+        .map(|p| p.name)
+        .collect();
+    let also = ALSO_READ_BY.iter().filter(|(f, _)| *f == flag);
+    by_spec.extend(also.flat_map(|(_, ps)| ps.iter().copied()));
+    (!by_spec.is_empty()).then_some(by_spec)
+}
+
+/// Every flag that only some protocols read.
+fn protocol_flags() -> std::collections::BTreeSet<&'static str> {
+    let by_spec = spec::socket_protocols().flat_map(|p| p.params.iter().filter_map(|q| q.flag));
+    by_spec
+        .chain(ALSO_READ_BY.iter().map(|(f, _)| *f))
+        .collect()
+}
+
+/// Refuse a flag given on the command line (`given`) that the chosen protocol does not read:
+/// silently ignoring `--epoch-ms` under `--protocol pgm` would let a user believe it acted.
+pub fn refuse_foreign_flags(protocol: &str, given: &dyn Fn(&str) -> bool) -> Result<(), NetError> {
+    if spec::socket_protocols().all(|p| p.name != protocol) {
+        return Ok(()); // an unknown protocol is refused by name later
+    }
+    for flag in protocol_flags() {
+        let readers = readers_of(flag).unwrap_or_default();
+        if given(flag) && !readers.contains(&protocol) {
+            return Err(NetError::setup(format!(
+                "--{flag} does not apply to --protocol {protocol}: only {} read it",
+                readers.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub fn run(a: Args, given: &dyn Fn(&str) -> bool) -> Result<ExitCode> {
+    if let Err(e) = refuse_foreign_flags(&a.protocol, given) {
+        return Ok(fail(e));
+    }
     let (cfg, source) = match config(&a) {
         Ok(x) => x,
         Err(e) => return Ok(fail(e)),
