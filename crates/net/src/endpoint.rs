@@ -32,6 +32,11 @@ pub struct DriverStats {
     pub dropped_injected: u64,
     /// Times the socket's send buffer was full.
     pub send_blocked: u64,
+    /// Datagrams the agent queued while the sender's queue already held
+    /// `MAX_PENDING` (65,536) unsent ones: dropped as a full switch queue drops them (the
+    /// protocol repairs what mattered). Only a flood of requests makes an agent outrun its
+    /// pacer that far.
+    pub dropped_backlog: u64,
     /// Batches of protocol datagrams handed to the socket (one `sendmmsg` each on Linux);
     /// `datagrams_sent` over this is the mean batch size.
     pub send_batches: u64,

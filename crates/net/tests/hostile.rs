@@ -587,6 +587,59 @@ fn a_join_flood_stops_at_max_receivers() {
     assert!(got == live.data);
 }
 
+/// A member that floods the `pgm` source with valid NAKs for packets it holds (a receiver gone
+/// bad, or a spoofed member address without a key): every NAK of one packet within the
+/// source's hold-off is answered once, so the flood costs a bounded number of repairs instead
+/// of one per NAK. The real receivers complete byte-exact; the flooding member, which never
+/// reports, is not counted as complete.
+#[test]
+fn a_member_s_nak_flood_does_not_become_a_repair_flood() {
+    let port = 47314;
+    let g = group(port);
+    let real = [0x0bad_0051, 0x0bad_0052];
+    let bad = 0x0bad_0053;
+    let rx = start_receivers(g, &real, |_| {});
+    let mut cfg = send_config(g, 3);
+    cfg.protocol = "pgm".into();
+    cfg.rate_bps = 40_000_000;
+    let naks = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let sent = naks.clone();
+    let (live, _, rounds) = under_attack(rx, cfg, 3_000_000, 14, move |h, s, to| {
+        let _ = h.send_to(&join(s, bad), to);
+        let env = rmcast_wire::Envelope {
+            session: s,
+            source: bad,
+            flags: 0,
+        };
+        for seq in 0..25 {
+            let nak = Message::Pgm(rmcast_wire::pgm::Message::Nak { seq });
+            if h.send_to(&Packet::to_vec(env, &nak).unwrap(), to).is_ok() {
+                sent.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    let naks = naks.load(Ordering::Relaxed);
+    let s = &live.send;
+    assert!(rounds > 100 && naks > 2_500, "{rounds} rounds, {naks} NAKs");
+    for (r, rep) in live.recv.iter().enumerate() {
+        assert_eq!(rep.outcome, "completed", "{rep:#?}");
+        let got = std::fs::read(out_dir(live.dir.path(), r).join("payload.bin")).unwrap();
+        assert!(got == live.data, "receiver {r}: the file differs");
+    }
+    // The flooder is never silent, so it is not evicted: it ends `unconfirmed` when
+    // --final-wait runs out after the last data, and the transfer does not count as complete.
+    let flooder = s.receivers.iter().find(|r| r.node == bad).unwrap();
+    assert_eq!(flooder.outcome, "unconfirmed", "{s:#?}");
+    assert!(!s.all_completed);
+    // At most one repair per packet per 20-ms hold-off (25 packets: 1,250 per second of flood,
+    // plus the real receivers' few), against one per NAK (~12,500 per second) without it.
+    assert!(
+        s.agent.repairs_sent * 4 < naks,
+        "{} repairs for {naks} NAKs",
+        s.agent.repairs_sent
+    );
+}
+
 fn rand_u32() -> u32 {
     use std::hash::{BuildHasher, RandomState};
     RandomState::new().hash_one(Instant::now()) as u32

@@ -297,6 +297,7 @@ fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
     let mut sc = pgm::SourceConfig::new(cx.source, cx.group);
     sc.repair_delay = ms(real(p, "pgm", "repair_delay_ms")?);
+    sc.rdata_holdoff = ms(real(p, "pgm", "rdata_holdoff_ms")?);
     sc.linger = ms(real(p, "pgm", "linger_ms")?);
     let spm = real(p, "pgm", "spm_interval_ms")?;
     sc.spm_interval = (spm > 0.0).then(|| ms(spm));

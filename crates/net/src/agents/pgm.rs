@@ -72,6 +72,7 @@ impl NetProtocol for Pgm {
         let spm = socket_ms("spm_interval_ms");
         c.spm_interval = (!spm.is_zero()).then_some(spm);
         c.repair_delay = socket_ms("repair_delay_ms");
+        c.rdata_holdoff = socket_ms("rdata_holdoff_ms");
         c.linger = LINGER;
         c.txw = Some(s.pgm_txw.max(1));
         Ok(Started {
@@ -123,6 +124,7 @@ mod tests {
             "nak_backoff_ms",
             "nak_repeat_ms",
             "nak_rdata_ms",
+            "rdata_holdoff_ms",
         ] {
             assert!(!socket_ms(key).is_zero(), "{key}");
         }

@@ -21,6 +21,13 @@ use std::time::Duration;
 
 /// A running transfer: the endpoint, the members, the agent and everything the loop keeps
 /// between turns.
+/// Unsent datagrams the sender holds at most: a window's worth of repairs (pgm's 65,536-packet
+/// transmit window) fits; beyond it, what an agent queues is dropped and counted
+/// (`DriverStats::dropped_backlog`). Without a bound, an agent answering a NAK flood faster
+/// than the pacer sends would grow the queue until memory ran out (a member flooding NAKs
+/// at a 40-Mbit/s sender with no hold-off reached 21 GB in half an hour).
+const MAX_PENDING: usize = 65_536;
+
 pub(super) struct Transfer {
     pub(super) ep: Endpoint,
     pub(super) members: Vec<Member>,
@@ -292,6 +299,10 @@ impl Transfer {
     /// socket took (or loss dropped). Returns when the pacer lets the next one out.
     fn transmit(&mut self, now: Time) -> Result<Option<Time>, NetError> {
         while let Some(t) = self.agent.poll_transmit() {
+            if self.pending.len() >= MAX_PENDING {
+                self.ep.wire.stats.dropped_backlog += 1;
+                continue;
+            }
             self.pending.push_back(t);
         }
         let mut wake_at: Option<Time> = None;

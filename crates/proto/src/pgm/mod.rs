@@ -56,6 +56,10 @@ pub struct SourceConfig {
     pub spm_interval: Option<Duration>,
     /// Wait this long after a NAK before sending the RDATA (0: answer every NAK at once).
     pub repair_delay: Duration,
+    /// After answering a NAK (NCF and RDATA), ignore NAKs for the same packet this long
+    /// (0: answer every NAK). Receivers sharing a loss then cost one repair, and a flood of
+    /// NAKs at most one repair per hold-off per packet.
+    pub rdata_holdoff: Duration,
     /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
     /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
     pub linger: Duration,
@@ -75,6 +79,7 @@ impl SourceConfig {
             session: 0,
             spm_interval: Some(crate::spec::ms(spec::SPM_INTERVAL_MS)),
             repair_delay: crate::spec::ms(spec::REPAIR_DELAY_MS),
+            rdata_holdoff: crate::spec::ms(spec::RDATA_HOLDOFF_MS),
             linger: crate::spec::ms(spec::LINGER_MS),
             txw: None,
         }
@@ -99,8 +104,12 @@ pub struct Source {
     timers: TimerSet<SKey>,
     out: Outbox,
     closed: bool,
+    /// When each packet's last NAK was answered (kept only with a hold-off).
+    answered: BTreeMap<u64, Time>,
     /// NAKs received.
     pub naks_received: u64,
+    /// Of those, NAKs ignored within the hold-off of an earlier answer.
+    pub naks_held_off: u64,
 }
 
 impl Source {
@@ -119,8 +128,28 @@ impl Source {
             timers,
             out: Outbox::new(),
             closed: false,
+            answered: BTreeMap::new(),
             naks_received: 0,
+            naks_held_off: 0,
         }
+    }
+
+    /// Whether a NAK for `seq` falls within the hold-off of the last answer for it; if not,
+    /// it is answered now and opens a new hold-off.
+    fn held_off(&mut self, now: Time, seq: u64) -> bool {
+        let holdoff = self.cfg.rdata_holdoff;
+        if holdoff.is_zero() {
+            return false;
+        }
+        if self.answered.get(&seq).is_some_and(|&t| now < t + holdoff) {
+            return true;
+        }
+        self.answered.insert(seq, now);
+        // Forget answers whose hold-off ran out (bounded by the packets NAKed in one hold-off).
+        if self.answered.len() > 1024 {
+            self.answered.retain(|_, t| now < *t + holdoff);
+        }
+        false
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
@@ -148,6 +177,10 @@ impl Agent for Source {
         match self.out.accept(packet, self.cfg.session) {
             Some(wire::Message::Nak { seq }) if self.buf.get(seq).is_some() => {
                 self.naks_received += 1;
+                if self.held_off(now, seq) {
+                    self.naks_held_off += 1;
+                    return;
+                }
                 self.out.stats.control_sent += 1;
                 self.push(wire::Message::Ncf { seq }, 0);
                 if self.cfg.repair_delay.is_zero() {

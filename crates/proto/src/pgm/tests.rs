@@ -145,6 +145,42 @@ fn source_answers_every_nak_or_batches_with_delay() {
     assert_eq!(s.stats().repairs_sent, 1);
 }
 
+/// With a hold-off, a burst of NAKs for one packet (receivers sharing a loss, or a flood) is
+/// answered by one NCF and one RDATA; a NAK after the hold-off is answered again; other
+/// packets are not held off.
+#[test]
+fn source_answers_a_burst_of_naks_once_per_holdoff() {
+    let mut c = SourceConfig::new(NodeId(0), G);
+    c.spm_interval = None;
+    c.rdata_holdoff = Duration::from_millis(20);
+    let mut s = Source::new(c);
+    s.send(Time::ZERO, Bytes::from_static(b"a")).unwrap();
+    s.send(Time::ZERO, Bytes::from_static(b"b")).unwrap();
+    while s.poll_transmit().is_some() {}
+    let nak0 = pkt(5, wire::Message::Nak { seq: 0 });
+    let nak1 = pkt(6, wire::Message::Nak { seq: 1 });
+    let mut answers = |s: &mut Source, at: u64, nak: &[u8]| {
+        s.handle_packet(Time::from_millis(at), NodeId(5), nak);
+        let mut kinds = Vec::new();
+        while let Some(t) = s.poll_transmit() {
+            match Packet::decode(&t.payload).unwrap().message {
+                Message::Pgm(wire::Message::Ncf { .. }) => kinds.push("ncf"),
+                Message::Pgm(wire::Message::Rdata { .. }) => kinds.push("rdata"),
+                m => panic!("unexpected {m:?}"),
+            }
+        }
+        kinds
+    };
+    assert_eq!(answers(&mut s, 1, &nak0), ["ncf", "rdata"]);
+    for at in 2..21 {
+        assert!(answers(&mut s, at, &nak0).is_empty(), "at {at} ms");
+    }
+    assert_eq!(answers(&mut s, 5, &nak1), ["ncf", "rdata"]);
+    assert_eq!(answers(&mut s, 21, &nak0), ["ncf", "rdata"]);
+    assert_eq!(s.stats().repairs_sent, 3);
+    assert_eq!((s.naks_received, s.naks_held_off), (22, 19));
+}
+
 #[test]
 fn receiver_naks_at_once_with_zero_backoff_and_ncf_moves_it_to_wait_data() {
     let mut r = Receiver::new(

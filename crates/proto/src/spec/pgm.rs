@@ -13,6 +13,9 @@ pub const NAK_REPEAT_MS: f64 = 500.0;
 pub const NAK_RDATA_MS: f64 = 1000.0;
 /// The source's delay before answering NAKs (batching), ms.
 pub const REPAIR_DELAY_MS: f64 = 0.0;
+/// After answering a NAK (NCF, then RDATA), the source ignores NAKs for the same packet for
+/// this long, ms (0: every NAK answered).
+pub const RDATA_HOLDOFF_MS: f64 = 0.0;
 /// Interval of the source's SPMs, ms (0: none).
 pub const SPM_INTERVAL_MS: f64 = 500.0;
 /// A network element's repair state lifetime, ms.
@@ -29,6 +32,12 @@ pub const SOCKET_TXW: u64 = 65_536;
 /// NCF suppresses duplicate NAKs (a loss every receiver shares), and it arrives within a LAN's
 /// round trip, well under this.
 pub const SOCKET_NAK_BACKOFF_MS: f64 = 2.0;
+/// On sockets: NAK hold-off, ms. Receivers that share a loss NAK within the 2-ms back-off
+/// (plus a backlog's delay), and a receiver repeats its NAK only after `nak_repeat_ms` (500) or
+/// `nak_rdata_ms` (1000): 20 ms answers a shared loss once and cannot delay a real repeat,
+/// and a NAK flood (a member's, or a spoofed one without a key) yields at most 50 repairs per
+/// second per packet instead of one per NAK.
+pub const SOCKET_RDATA_HOLDOFF_MS: f64 = 20.0;
 /// On sockets: SPM interval, ms (a lost tail is found at the next SPM).
 pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
 
@@ -70,6 +79,15 @@ pub const PARAMS: &[Param] = &[
         "repair_delay_ms",
         REPAIR_DELAY_MS,
         "the source's delay before answering NAKs (batches them)",
+    ),
+    Param::ms(
+        "rdata_holdoff_ms",
+        RDATA_HOLDOFF_MS,
+        "after answering a NAK the source ignores NAKs for the same packet this long",
+    )
+    .on_sockets(
+        Value::Real(SOCKET_RDATA_HOLDOFF_MS),
+        "one repair per shared loss; a NAK flood cannot become a repair flood",
     ),
     Param::ms(
         "spm_interval_ms",
