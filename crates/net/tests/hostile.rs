@@ -301,7 +301,8 @@ fn learn_session(sniff: &UdpSocket) -> Option<(u32, u32, SocketAddr)> {
 /// validate: an unknown protocol byte, `bap` and `prmp` with window 0, `bap` with a window
 /// beyond the spec's, non-UTF-8 `xtp` parameters in a running session, `dsp` parameters that do
 /// not decode, a `dsp` status interval of 0 (a status every nanosecond), `dsp` with no
-/// designated receiver, a huge ACK delay. Each names the receiver as admitted, so a receiver
+/// designated receiver, a `dsp` status every 2 µs, a huge ACK delay, a `bap` ACK timeout of
+/// hours. Each names the receiver as admitted, so a receiver
 /// that trusted it would build its agent from it. Each is counted and ignored; the real
 /// session then completes.
 #[test]
@@ -344,6 +345,32 @@ fn forged_announces_with_bad_parameters_are_ignored() {
             &[me],
             &dsp_params(me, None, (4_000, 6_000), port),
         ),
+        // A status every 2 µs: within the simulator's status bounds, not the sockets'.
+        announce(
+            20,
+            7,
+            Family::Tree,
+            Phase::Running,
+            64,
+            &[me],
+            &dsp_params(me, Some(me), (1, 3), port),
+        ),
+        // bap's ACK-delay timer at a quarter of a 4.7-hour retransmission timeout.
+        session_packet(
+            21,
+            7,
+            session::Message::Announce {
+                protocol: Family::Bap as u8,
+                phase: Phase::Gathering,
+                security: 0,
+                ack_delay_us: 0,
+                window: 16,
+                ack_timeout_us: u32::MAX,
+                members: &[],
+                params: &[],
+            },
+        )
+        .unwrap(),
         session_packet(
             19,
             7,

@@ -137,6 +137,9 @@ fn check_announce(m: &session::Message<'_>, ours: u8) -> Result<(), String> {
         let d = session::DspParams::decode(params).map_err(|e| format!("dsp parameters: {e}"))?;
         in_spec(name, "status_min_ms", us_to_ms(d.status_min_us))?;
         in_spec(name, "status_max_ms", us_to_ms(d.status_max_us))?;
+        // The socket driver's own bound on the mean interval (the simulator's allow less).
+        let mean_us = (f64::from(d.status_min_us) + f64::from(d.status_max_us)) / 2.0;
+        in_spec(name, "status_ms", mean_us / 1000.0)?;
         in_spec(name, "local_rtd_ms", us_to_ms(d.local_rtd_us))?;
         in_spec(name, "r_f", f64::from(d.r_f_milli) / 1000.0)?;
         if d.status_min_us > d.status_max_us {

@@ -151,7 +151,8 @@ pub const DSP_PARAMS: &[Param] = &[
         STATUS_MS,
         "mean status interval; each drawn from 0.8-1.2 × it (the simulator: status_min_ms..status_max_ms)",
     )
-    .within(0.001, 1000.0)
+    // Below 1 ms a region of 1,000 receivers would send a million statuses a second.
+    .within(1.0, 1000.0)
     .flag("status-ms")
     .sockets_only(),
 ];

@@ -84,6 +84,9 @@ pub const BAP_PARAMS: &[Param] = &[
         SOCKET_RTO_MS,
         "retransmission timeout: the window is sent again when not acknowledged within it",
     )
+    // Receivers run their ACK-delay timer at a quarter of it (announced): above a minute a
+    // window that does not fill would wait minutes for its acknowledgment.
+    .within(1.0, 60_000.0)
     .flag("rto-ms")
     .sockets_only(),
 ];
