@@ -13,6 +13,8 @@
 //! frame on the bridge ([`Loss::Frame`]). Every received file is checked by BLAKE3 digest; a
 //! run still going after [`NetBench::timeout`] is stopped and reported as not finished.
 
+#![warn(missing_docs)]
+
 mod proc;
 pub mod raw;
 mod run;
@@ -34,7 +36,9 @@ pub enum BenchError {
     /// An I/O error, with what was being done.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done.
         context: String,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 /// A raw-blast role of a child process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// Blast datagrams at the group.
     Send,
+    /// Count what arrives.
     Recv,
 }
 
