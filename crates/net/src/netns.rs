@@ -259,13 +259,8 @@ impl Segment {
 
 #[cfg(target_os = "linux")]
 fn setns_net(f: &std::fs::File) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: setns(2) on an open namespace file descriptor with CLONE_NEWNET switches only
-    // the calling thread's network namespace; it reads no memory of ours.
-    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    // setns(2) with CLONE_NEWNET switches only the calling thread's network namespace.
+    nix::sched::setns(f, nix::sched::CloneFlags::CLONE_NEWNET).map_err(std::io::Error::from)
 }
 
 #[cfg(not(target_os = "linux"))]
