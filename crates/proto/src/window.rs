@@ -197,12 +197,13 @@ impl SeqWindow {
         }
         self.bits.get(self.slot(seq))
     }
-    /// Record the arrival of `seq`.
+    /// Record the arrival of `seq`. `u64::MAX`, the end of the sequence space, is always
+    /// [`Insert::TooFar`]: the window could not move past it.
     pub fn insert(&mut self, seq: u64) -> Insert {
         if seq < self.base {
             return Insert::Duplicate;
         }
-        if seq - self.base >= self.bits.len() as u64 {
+        if seq == u64::MAX || seq - self.base >= self.bits.len() as u64 {
             return Insert::TooFar;
         }
         let slot = self.slot(seq);

@@ -152,6 +152,44 @@ pub fn reason_text(r: u8) -> &'static str {
         _ => "unspecified",
     }
 }
+/// A receiver whose datagrams come from the caller instead of its sockets: the fuzz target
+/// `receiver` (`crates/net/fuzz`) drives the receive path with it — authentication, the
+/// header, the session layer's checks, the agent's `handle_packet`, then one turn of the
+/// event loop (timers, feedback, deliveries, REPORT). Its sockets are opened as
+/// [`receive`] opens them but never read. Not part of the API.
+#[doc(hidden)]
+pub struct Fuzzing(session::Receiving);
+
+#[doc(hidden)]
+impl Fuzzing {
+    pub fn open(cfg: RecvConfig) -> Result<Self, NetError> {
+        session::Receiving::open(cfg).map(Fuzzing)
+    }
+
+    /// The datagram `buf` (opened in place) arrives from `from` at `at` after the start,
+    /// followed by one turn of the event loop at that time.
+    pub fn datagram(
+        &mut self,
+        at: Duration,
+        from: SocketAddr,
+        buf: &mut [u8],
+    ) -> Result<(), NetError> {
+        let now = rmcast_proto::Time::ZERO + at;
+        self.0.datagram(now, buf, from, &mut NoObserver)?;
+        self.0.turn(now, &mut NoObserver);
+        Ok(())
+    }
+
+    /// Whether the receive has ended.
+    pub fn ended(&self) -> bool {
+        self.0.ended()
+    }
+
+    pub fn report(self) -> RecvReport {
+        self.0.report()
+    }
+}
+
 /// Run a receiver until its session ends.
 pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport, NetError> {
     let mut r = session::Receiving::open(cfg)?;

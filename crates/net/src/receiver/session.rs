@@ -516,31 +516,10 @@ impl Receiving {
                 let Some((buf, from)) = batch.next(sock) else {
                     break;
                 };
-                let n = buf.len();
-                if n > self.max_payload {
-                    if self.wire.stats.reassembled == 0 {
-                        tracing::warn!(
-                            bytes = n,
-                            max = self.max_payload,
-                            "datagrams larger than one frame of this link arrive: the IP layer \
-                             fragments them and one lost frame loses each (the sender's \
-                             --datagram-size is above this link's MTU)"
-                        );
-                    }
-                    self.wire.stats.reassembled += 1;
+                self.datagram(now, buf, from, obs)?;
+                if self.end.is_some() {
+                    break;
                 }
-                let Some((h, len)) = self.wire.open(buf) else {
-                    continue;
-                };
-                let pkt = buf.get(..len).unwrap_or_default();
-                if h.family == Family::Session {
-                    self.session_packet(now, h, pkt, from, obs)?;
-                    if self.end.is_some() {
-                        break;
-                    }
-                    continue;
-                }
-                self.protocol_packet(now, h, pkt, from);
             }
             if let (Some(d), Some(seen)) = (batch.take_drops(), self.drops.get_mut(k)) {
                 *seen = (*seen).max(u64::from(d));
@@ -553,6 +532,60 @@ impl Receiving {
         self.dense = batch.datagrams - before >= DENSE;
         self.wire.stats.recv_batches = batch.calls;
         Ok(())
+    }
+
+    /// One datagram as the socket delivered it (`buf` is opened in place): authentication,
+    /// the header, then the session layer or the agent.
+    pub(super) fn datagram(
+        &mut self,
+        now: Time,
+        buf: &mut [u8],
+        from: SocketAddr,
+        obs: &mut dyn RecvObserver,
+    ) -> Result<(), NetError> {
+        let n = buf.len();
+        if n > self.max_payload {
+            if self.wire.stats.reassembled == 0 {
+                tracing::warn!(
+                    bytes = n,
+                    max = self.max_payload,
+                    "datagrams larger than one frame of this link arrive: the IP layer \
+                     fragments them and one lost frame loses each (the sender's \
+                     --datagram-size is above this link's MTU)"
+                );
+            }
+            self.wire.stats.reassembled += 1;
+        }
+        let Some((h, len)) = self.wire.open(buf) else {
+            return Ok(());
+        };
+        let Some(pkt) = buf.get(..len) else {
+            return Ok(());
+        };
+        if h.family == Family::Session {
+            self.session_packet(now, h, pkt, from, obs)
+        } else {
+            self.protocol_packet(now, h, pkt, from);
+            Ok(())
+        }
+    }
+
+    /// What one turn of [`Receiving::run`] does besides sleeping and reading, at `now`: the
+    /// timers and the agent's output (feedback, deliveries, REPORT or JOIN). For the fuzz
+    /// entry point [`super::Fuzzing`], which feeds datagrams itself.
+    pub(super) fn turn(&mut self, now: Time, obs: &mut dyn RecvObserver) {
+        if self.end.is_none() {
+            if let Some(end) = self.timers(now) {
+                self.end = Some(end);
+                return;
+            }
+            self.drive(now, obs);
+        }
+    }
+
+    /// Whether the receive has ended (END, a silent sender, not admitted).
+    pub(super) fn ended(&self) -> bool {
+        self.end.is_some()
     }
 
     /// A session packet: an ANNOUNCE that finds a session, or one from our sender.

@@ -356,7 +356,15 @@ impl Receiver {
         self.timers.set(seq, now + self.cfg.nak_repeat);
     }
 
+    /// Packets below `next` exist: start recovering those not received. Only inside the
+    /// receive window, where data can still be accepted (a forged SPM or NCF far ahead must
+    /// not make the receiver track up to 2^64 losses).
     fn learn(&mut self, now: Time, next: u64) {
+        let next = next.min(
+            self.window
+                .base()
+                .saturating_add(self.window.capacity() as u64),
+        );
         if next <= self.known {
             return;
         }
@@ -402,7 +410,7 @@ impl Receiver {
             wire::Message::Ncf { seq } => {
                 if !self.window.contains(seq) {
                     // An NCF for a loss not yet detected announces it too.
-                    self.learn(now, seq + 1);
+                    self.learn(now, seq.saturating_add(1));
                     if let Some(phase) = self.lost.get_mut(&seq) {
                         *phase = Phase::WaitData;
                         self.timers.set(seq, now + self.cfg.nak_rdata);

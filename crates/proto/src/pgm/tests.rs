@@ -159,7 +159,7 @@ fn source_answers_a_burst_of_naks_once_per_holdoff() {
     while s.poll_transmit().is_some() {}
     let nak0 = pkt(5, wire::Message::Nak { seq: 0 });
     let nak1 = pkt(6, wire::Message::Nak { seq: 1 });
-    let mut answers = |s: &mut Source, at: u64, nak: &[u8]| {
+    let answers = |s: &mut Source, at: u64, nak: &[u8]| {
         s.handle_packet(Time::from_millis(at), NodeId(5), nak);
         let mut kinds = Vec::new();
         while let Some(t) = s.poll_transmit() {
@@ -395,4 +395,56 @@ fn without_a_transmit_window_reports_change_nothing() {
         s.poll_transmit().is_some(),
         "RDATA: the simulator's source keeps everything"
     );
+}
+
+/// Found by the `receiver` fuzz target (docs/fuzzing.md): one forged SPM whose lead is far
+/// ahead made the receiver start NAK state for every sequence number up to it (2^64 for
+/// `lead = u64::MAX`: the receive never returned), and an NCF for `u64::MAX` overflowed.
+/// Losses are tracked only inside the receive window, where data can still be accepted.
+#[test]
+fn receiver_tracks_losses_only_inside_its_window() {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.window = 16;
+    let mut r = Receiver::new(c, AgentRng::from_seed(4));
+    let spm = |lead| {
+        pkt(
+            0,
+            wire::Message::Spm {
+                spm_seq: 0,
+                trail: 0,
+                lead,
+            },
+        )
+    };
+    let losses = |r: &mut Receiver| {
+        std::iter::from_fn(|| r.poll_event())
+            .filter(|e| matches!(e, Event::LossDetected { .. }))
+            .count()
+    };
+    r.handle_packet(Time::ZERO, NodeId(0), &spm(1_000));
+    assert_eq!(losses(&mut r), 16, "losses beyond the window");
+    for lead in [1 << 40, u64::MAX] {
+        r.handle_packet(Time::ZERO, NodeId(0), &spm(lead));
+    }
+    r.handle_packet(
+        Time::ZERO,
+        NodeId(0),
+        &pkt(0, wire::Message::Ncf { seq: u64::MAX }),
+    );
+    assert_eq!(losses(&mut r), 0);
+    // The window moves on: data at its base makes room for one more loss, which the next
+    // SPM announces.
+    r.handle_packet(
+        Time::ZERO,
+        NodeId(0),
+        &pkt(
+            0,
+            wire::Message::Odata {
+                seq: 0,
+                payload: b"x",
+            },
+        ),
+    );
+    r.handle_packet(Time::ZERO, NodeId(0), &spm(u64::MAX));
+    assert_eq!(losses(&mut r), 1);
 }

@@ -177,7 +177,7 @@ impl Receiver {
         self.note_options(options);
         if self.noerr && seq > self.win.base() {
             // Unreliable: what is missing stays missing.
-            for s in self.win.base()..seq.min(self.win.base() + 1_000_000) {
+            for s in self.win.base()..seq.min(self.win.base().saturating_add(1_000_000)) {
                 self.out.event(Event::LossDetected { seq: s });
             }
             self.partial.clear();

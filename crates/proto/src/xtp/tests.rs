@@ -659,3 +659,37 @@ fn malformed_and_foreign_packets_are_counted_not_fatal() {
     r.handle_packet(Time::ZERO, NodeId(0), &bad);
     assert_eq!(r.stats().malformed, 1);
 }
+
+/// Found by the `receiver` fuzz target (docs/fuzzing.md): a DATA numbered `u64::MAX`, the
+/// first a receiver saw or one it could accept, moved its window past the end of the sequence
+/// space (an overflow: a panic with overflow checks, a window back at 0 without). The last
+/// sequence number is never accepted.
+#[test]
+fn data_at_the_end_of_the_sequence_space_is_refused_not_an_overflow() {
+    let data = |seq, options| {
+        Packet::to_vec(
+            Envelope::default(),
+            &Message::Xtp(wire::Message::Data {
+                seq,
+                sync: 0,
+                options,
+                payload: b"x",
+            }),
+        )
+        .unwrap()
+    };
+    for options in [opt::EOM, opt::EOM | opt::NOERR] {
+        let mut r = Receiver::new(ReceiverConfig::new(NodeId(1)));
+        r.handle_packet(Time::ZERO, NodeId(0), &data(u64::MAX, options));
+        assert_eq!(r.stats().delivered, 0);
+        assert_eq!(r.stats().ignored, 1);
+        let mut r = Receiver::new(ReceiverConfig::new(NodeId(1)));
+        r.handle_packet(Time::ZERO, NodeId(0), &data(u64::MAX - 1, options));
+        r.handle_packet(Time::ZERO, NodeId(0), &data(u64::MAX, options));
+        assert_eq!(
+            r.stats().ignored,
+            1,
+            "u64::MAX refused after u64::MAX - 1 moved the window to it"
+        );
+    }
+}

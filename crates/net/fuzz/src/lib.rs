@@ -1,0 +1,278 @@
+//! What the `rmcast-net` fuzz targets check, written once.
+//!
+//! * [`sealed`]: the per-packet authentication and encryption envelope opens or refuses any
+//!   bytes without panicking; what one endpoint seals another opens to the same bytes, once;
+//!   a flipped bit is refused.
+//! * [`frame`]: the application framing decodes or refuses any message; what it accepts
+//!   encodes back to the same bytes; a name that passes `check_name` is one plain path
+//!   component (it cannot leave the output directory).
+//! * [`receiver`]: the path a datagram takes in a receiver after `recvmmsg` — authentication,
+//!   the header, the session layer's checks, the agent's `handle_packet`, then one turn of the
+//!   event loop (timers, feedback, deliveries to the writer, REPORT) — with a live session of
+//!   one of the six protocols the driver runs, set up by the ANNOUNCE the real sender side
+//!   builds. No datagram may make it fail with an error, panic, or move it to another session.
+
+use rmcast_net::agents::{DspOpts, PrmpOpts, SenderSettings, Start, PROTOCOLS};
+use rmcast_net::endpoint::session_packet;
+use rmcast_net::frame::Frame;
+use rmcast_net::outdir::check_name;
+use rmcast_net::receiver::{Fuzzing, Output, RecvConfig};
+use rmcast_net::secure::{Keys, Sealer, TRAILER_LEN};
+use rmcast_wire::session::{self, Phase};
+use rmcast_wire::{Family, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_PAYLOAD, VERSION};
+use std::net::SocketAddr;
+use std::path::{Component, Path};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// A fixed key (32 bytes), for the keyed sessions.
+const KEY: &[u8; 32] = b"rmcast fuzzing key; not a secret";
+
+fn keys(encrypt: bool) -> Keys {
+    Keys::from_secret(KEY, encrypt).expect("a 32-byte secret")
+}
+
+/// Input byte 0: bit 0 selects encryption, the rest picks a bit to flip; the rest is a
+/// datagram.
+pub fn sealed(data: &[u8]) {
+    let Some((&mode, plain)) = data.split_first() else {
+        return;
+    };
+    let k = keys(mode & 1 != 0);
+    // Arbitrary bytes as a sealed datagram: refused, or opened to a prefix.
+    let mut rx = Sealer::new(k.clone(), 0);
+    let mut buf = plain.to_vec();
+    if let Ok(n) = rx.open(&mut buf) {
+        assert_eq!(n + TRAILER_LEN, plain.len());
+    }
+    if plain.len() < HEADER_LEN {
+        return;
+    }
+    // Round trip: sealed by one endpoint, opened by another to the same bytes, once.
+    let mut tx = Sealer::new(k.clone(), 1);
+    let mut s = Vec::new();
+    tx.seal(plain, &mut s);
+    assert_eq!(s.len(), plain.len() + TRAILER_LEN);
+    let mut rx = Sealer::new(k.clone(), 0);
+    let mut o = s.clone();
+    let n = rx.open(&mut o).expect("a sealed datagram opens");
+    assert_eq!(o.get(..n), Some(plain));
+    assert!(rx.open(&mut s.clone()).is_err(), "a replay was accepted");
+    // One flipped bit anywhere is refused.
+    let i = usize::from(mode >> 1).wrapping_mul(131) % s.len();
+    if let Some(b) = s.get_mut(i) {
+        *b ^= 1 << (mode % 8);
+    }
+    let mut rx = Sealer::new(k, 0);
+    assert!(
+        rx.open(&mut s).is_err(),
+        "a flipped bit at {i} was accepted"
+    );
+}
+
+/// An application message.
+pub fn frame(data: &[u8]) {
+    let Ok(f) = Frame::decode(data) else {
+        return;
+    };
+    let again = f.encode();
+    assert_eq!(&again[..], data, "encode(decode(x)) != x");
+    assert_eq!(Frame::decode(&again).as_ref(), Ok(&f));
+    if let Frame::File { name, .. } | Frame::Stream { name } = f {
+        if check_name(name).is_ok() {
+            let parts: Vec<Component<'_>> = Path::new(name).components().collect();
+            assert!(
+                matches!(parts[..], [Component::Normal(_)]),
+                "{name:?} passed check_name but is not one plain component"
+            );
+        }
+    }
+}
+
+const SESSION: u32 = 0x5e55_1017;
+const SENDER: u32 = 0x42;
+const ME: u32 = 0x1111;
+const PEER: u32 = 0x2222;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().expect("a socket address")
+}
+
+/// The addresses a datagram can come from: the sender's, the sender's host on another port,
+/// a stranger, the other receiver (a `dsp` peer).
+fn from(i: u8) -> SocketAddr {
+    addr(match i & 3 {
+        0 => "127.0.0.1:47301",
+        1 => "127.0.0.1:47399",
+        2 => "127.0.0.9:47301",
+        _ => "127.0.0.3:47303",
+    })
+}
+
+fn group() -> SocketAddr {
+    addr("239.255.90.1:47300")
+}
+
+/// The running ANNOUNCE of the live session of protocol `p` in security mode `sec` (0 no
+/// key, 1 key, 2 key and encryption): built by the protocol's real sender side for two
+/// joined receivers, this one and a peer.
+fn announce(p: usize, sec: usize) -> &'static [u8] {
+    static CACHE: [[OnceLock<Vec<u8>>; 3]; 6] = [const { [const { OnceLock::new() }; 3] }; 6];
+    CACHE[p][sec].get_or_init(|| {
+        let proto = PROTOCOLS[p];
+        let settings = SenderSettings {
+            node: SENDER,
+            session: SESSION,
+            window: 64,
+            rto: Duration::from_millis(20),
+            xtp_thesis: false,
+            xtp_maxdata: 1000,
+            xtp_write_size: None,
+            xtp_unicast: false,
+            xtp_accept_joins: false,
+            rate_bps: 1_000_000_000,
+            datagram_size: 1472,
+            prmp: PrmpOpts::default(),
+            dsp: DspOpts::default(),
+            pgm_txw: rmcast_proto::spec::pgm::SOCKET_TXW,
+        };
+        let joined = [(ME, 0, addr("127.0.0.2:47302")), (PEER, 0, from(3))];
+        let start = Start {
+            joined: &joined,
+            group: group(),
+            stream: "",
+        };
+        let started = proto.start(&settings, &start).expect("the sender starts");
+        let params = started.side.params().expect("announce parameters");
+        let members = session::encode_members(&[ME, PEER]);
+        session_packet(
+            SESSION,
+            SENDER,
+            session::Message::Announce {
+                protocol: proto.family() as u8,
+                phase: Phase::Running,
+                security: [
+                    0,
+                    session::SECURITY_AUTH,
+                    session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
+                ][sec],
+                ack_delay_us: 0,
+                window: proto.announced_window(64),
+                ack_timeout_us: 5_000,
+                members: &members,
+                params: &params,
+            },
+        )
+        .expect("the announce encodes")
+    })
+}
+
+/// A datagram of the live session: `body` byte 0 picks the family (bit 7: session, else the
+/// protocol's) and kind (bits 0–6), byte 1 the flags; the header's session, source (the
+/// sender, or the peer for datagrams from the peer's address) and length are right.
+fn synthesize(family: Family, peer: bool, body: &[u8]) -> Vec<u8> {
+    let (kind, flags, rest) = match body {
+        [k, f, rest @ ..] => (*k, *f, rest),
+        [k] => (*k, 0, &[][..]),
+        [] => (0, 0, &[][..]),
+    };
+    let family = if kind & 0x80 != 0 {
+        Family::Session
+    } else {
+        family
+    };
+    let rest = rest.get(..MAX_PAYLOAD).unwrap_or(rest);
+    let mut d = Vec::with_capacity(HEADER_LEN + rest.len());
+    d.extend_from_slice(&MAGIC.to_be_bytes());
+    d.push(VERSION);
+    d.push(family as u8);
+    d.push(kind & 0x7f);
+    d.push(flags & KNOWN_FLAGS);
+    d.extend_from_slice(&[0, 0]);
+    d.extend_from_slice(&SESSION.to_be_bytes());
+    d.extend_from_slice(&if peer { PEER } else { SENDER }.to_be_bytes());
+    d.extend_from_slice(&(rest.len() as u32).to_be_bytes());
+    d.extend_from_slice(rest);
+    d
+}
+
+/// Input byte 0: the protocol (`PROTOCOLS[b % 6]`) and security mode (`b / 6 % 3`: no key,
+/// key, key and encryption). Then records `ctl | len (u16, big-endian) | bytes` until the
+/// input ends. `ctl` bits 0–1: where it comes from ([`from`]); bit 2: the bytes are a body
+/// and the harness writes the header ([`synthesize`]), else they are the whole datagram;
+/// bit 3: sealed with the session's key (keyed modes); bits 4–7 = k: it arrives 4^k µs after
+/// the previous one (1 µs to 18 minutes, so timers and the silent-sender limit fire).
+pub fn receiver(data: &[u8]) {
+    let Some((&mode, mut rest)) = data.split_first() else {
+        return;
+    };
+    let p = usize::from(mode) % PROTOCOLS.len();
+    let sec = usize::from(mode) / PROTOCOLS.len() % 3;
+    let family = PROTOCOLS[p].family();
+    let mut cfg = RecvConfig::new(
+        group(),
+        Output::Dir {
+            path: out_dir().to_path_buf(),
+            force: false,
+        },
+    );
+    cfg.sock.interface = Some("lo".into());
+    cfg.node_id = Some(ME);
+    cfg.keys = (sec > 0).then(|| keys(sec == 2));
+    let mut sealer = cfg.keys.clone().map(|k| Sealer::new(k, 0));
+    let mut r = Fuzzing::open(cfg).expect("the receiver opens on loopback");
+    let seal = |sealer: &mut Option<Sealer>, d: Vec<u8>| match sealer.as_mut() {
+        Some(s) => {
+            let mut o = Vec::with_capacity(d.len() + TRAILER_LEN);
+            s.seal(&d, &mut o);
+            o
+        }
+        None => d,
+    };
+    let mut a = seal(&mut sealer, announce(p, sec).to_vec());
+    let mut at = Duration::ZERO;
+    r.datagram(at, from(0), &mut a)
+        .expect("the live session's ANNOUNCE is handled");
+    assert!(!r.ended(), "the receiver did not join the live session");
+    while let Some((&ctl, tail)) = rest.split_first() {
+        let (len, tail) = match tail {
+            [a, b, tail @ ..] => (usize::from(u16::from_be_bytes([*a, *b])), tail),
+            _ => (tail.len(), &[][..]),
+        };
+        let (bytes, tail) = tail.split_at(len.min(tail.len()));
+        rest = tail;
+        at += Duration::from_micros(1u64 << (2 * u32::from(ctl >> 4)));
+        let d = if ctl & 4 != 0 {
+            synthesize(family, ctl & 3 == 3, bytes)
+        } else {
+            bytes.to_vec()
+        };
+        let mut d = if ctl & 8 != 0 {
+            seal(&mut sealer, d)
+        } else {
+            d
+        };
+        if let Err(e) = r.datagram(at, from(ctl), &mut d) {
+            panic!("a datagram made the receiver fail: {e}");
+        }
+        if r.ended() {
+            break;
+        }
+    }
+    let report = r.report();
+    assert_eq!(
+        report.session,
+        Some(SESSION),
+        "the receiver left its session"
+    );
+}
+
+/// The output directory of this process's receivers (under the temporary directory).
+fn out_dir() -> &'static Path {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("rmcast-fuzz-receiver-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("create the output directory");
+        d
+    })
+}
