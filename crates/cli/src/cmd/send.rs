@@ -456,6 +456,9 @@ fn print_summary(r: &SendReport) {
         .filter(|s| s.outcome == "completed")
         .count();
     println!("{ok} of {} receivers completed", r.receivers.len());
+    for c in &r.role_changes {
+        println!("re-election: {c}");
+    }
 }
 
 /// Map a driver error to the one-line message and exit status.

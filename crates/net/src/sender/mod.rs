@@ -212,6 +212,10 @@ pub struct SendReport {
     pub protocol_to_group: u64,
     pub protocol_unicast: u64,
     pub all_completed: bool,
+    /// Roles handed from one receiver to another while running (`dsp`: a region's
+    /// designated receiver evicted and another elected).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub role_changes: Vec<String>,
 }
 
 /// The agent's counters that matter in a summary.
