@@ -11,6 +11,8 @@
 //!   summary and exits with status 1 (`rmcast send`: 0 every expected receiver completed, 1
 //!   the transfer ran but some receiver did not, 2 usage or setup error); the others complete
 //!   byte-exact;
+//! * `dsp`'s designated receiver killed mid-transfer: the next lowest node id is elected, the
+//!   other members complete byte-exact and the summary lists the re-election;
 //! * a flood of random datagrams (some with an rmcast-looking header) at one receiver's UDP
 //!   ports and at the group during a transfer: every receiver completes byte-exact and the
 //!   flooded one counts the rejects.
@@ -262,6 +264,28 @@ fn ten_percent_frame_loss_every_protocol() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Kill process `pid` (SIGKILL) once the temporary file in `dir` holds `bytes`: how much it
+/// held, `None` if it never did before [`DEADLINE`].
+fn kill_when_holding(dir: &Path, pid: u32, bytes: u64) -> Option<u64> {
+    let start = Instant::now();
+    while start.elapsed() < DEADLINE {
+        let held = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .max();
+        if let Some(h) = held.filter(|h| *h >= bytes) {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            return Some(h);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
 /// A receiver killed halfway through: evicted, reported, sender exit status 1; the other
 /// receivers complete byte-exact.
 #[test]
@@ -278,26 +302,8 @@ fn receiver_killed_mid_transfer_is_reported() {
     let pid = t.receivers[victim - 1].0.as_ref().map(Child::id).unwrap();
     let half = data.len() as u64 / 2;
     let (killed_at, s) = std::thread::scope(|sc| {
-        let watch = sc.spawn(|| {
-            // Kill the victim (SIGKILL) once its temporary file holds half of the data.
-            let start = Instant::now();
-            while start.elapsed() < DEADLINE {
-                let held = std::fs::read_dir(&dir)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
-                    .filter_map(|e| e.metadata().ok())
-                    .map(|m| m.len())
-                    .max();
-                if let Some(h) = held.filter(|h| *h >= half) {
-                    let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-                    return Some(h);
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            None
-        });
+        // Kill the victim (SIGKILL) once its temporary file holds half of the data.
+        let watch = sc.spawn(|| kill_when_holding(&dir, pid, half));
         let s = t.send(
             &b.seg,
             &file,
@@ -426,6 +432,105 @@ fn flood_at_one_receiver() {
     }
     eprintln!("flooded {flooded} datagrams; receiver 1 rejected {rejected}");
     assert!(rejected > 0, "receiver 1 counted no rejected datagram");
+}
+
+/// `dsp` (issue 24): the designated receiver of a region of 3 — the lowest node id — killed
+/// (SIGKILL) mid-transfer with 10 % frame loss: the sender evicts it, elects the next lowest
+/// id and announces it; the two others complete byte-exact, the sender exits 1, names the
+/// killed one `evicted` and lists the re-election; no summary line says "acknowledged" for a
+/// receiver whose own status the sender did not hear.
+#[test]
+fn designated_receiver_killed_mid_transfer_is_replaced() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = bed(4);
+    let data = content(4_000_000, 24);
+    let file = write(b.work.path(), "d.bin", &data);
+    b.seg.frame_loss(0.10, Some(0)).unwrap();
+    // Node ids 1001 (host 1, the region's lowest: designated), 1002, 1003; all region 0.
+    let mut t = Transfer::start(
+        &b.seg,
+        b.work.path(),
+        "239.77.24.1:6400",
+        3,
+        &["--region", "0"],
+    );
+    let victim_pid = t.receivers[0].0.as_ref().map(Child::id).unwrap();
+    let victim_dir = t.dirs[0].clone();
+    let third = data.len() as u64 / 3;
+    let (killed_at, sent) = std::thread::scope(|sc| {
+        let watch = sc.spawn(|| kill_when_holding(&victim_dir, victim_pid, third));
+        let s = t.send(
+            &b.seg,
+            &file,
+            &[
+                "--protocol",
+                "dsp",
+                "--datagram-size",
+                "1400",
+                "--rate",
+                "0",
+                "--evict-after",
+                "2",
+            ],
+        );
+        (watch.join().unwrap(), s)
+    });
+    let s = sent.expect("the sender did not finish");
+    let held_at = killed_at.expect("the designated receiver never held a third of the file");
+    assert!(
+        held_at < data.len() as u64,
+        "the designated receiver was killed only after it held the whole file"
+    );
+    eprintln!(
+        "killed the designated receiver at {held_at} of {} bytes; {} frames dropped",
+        data.len(),
+        b.seg.frames_dropped()
+    );
+    assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
+    let v: Value = serde_json::from_slice(&s.stdout).unwrap_or(Value::Null);
+    let rx = v["receivers"].as_array().cloned().unwrap_or_default();
+    let find = |node: u64| rx.iter().find(|r| r["node"] == node).cloned();
+    let victim = find(1001).unwrap_or_else(|| panic!("no receiver 1001 in {v}"));
+    assert_eq!(victim["outcome"], "evicted", "{v}");
+    assert_eq!(victim["role"], "former designated", "{v}");
+    assert_eq!(
+        find(1002).map(|r| r["role"].clone()),
+        Some(Value::from("designated")),
+        "the next lowest id is designated: {v}"
+    );
+    let changes: Vec<String> = v["role_changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.contains("000003e9 evicted") && c.contains("000003ea elected")),
+        "the summary lists the re-election: {changes:?}"
+    );
+    for r in &rx {
+        let reason = r["reason"].as_str().unwrap_or("");
+        assert!(
+            !reason.contains("acknowledged") || r["role"] == "designated",
+            "only a receiver whose own status the sender heard acknowledged: {r}"
+        );
+    }
+    for r in [2usize, 3] {
+        let node = 1000 + r as u64;
+        assert_eq!(
+            find(node).map(|x| x["outcome"].clone()),
+            Some(Value::from("completed")),
+            "{v}"
+        );
+        assert_byte_exact(&mut t, r, "d.bin", &data, "dsp fail-over");
+    }
+    assert!(
+        !t.dirs[0].join("d.bin").exists(),
+        "the killed receiver left a file under the final name"
+    );
 }
 
 /// The local UDP ports open in host `h`'s namespace (`ss -uan`).

@@ -458,6 +458,9 @@ fn print_summary(r: &SendReport) {
         .filter(|s| s.outcome == "completed")
         .count();
     println!("{ok} of {} receivers completed", r.receivers.len());
+    for c in &r.role_changes {
+        println!("re-election: {c}");
+    }
     if r.interrupted {
         println!("interrupted by a signal: the session was ended early");
     }

@@ -6,6 +6,22 @@
 //! the sender and re-multicasts what its members lack on the region's local group
 //! ([`local_group`]: the session's group address, port + 1 + region); members join that group
 //! and send their status to the designated receiver.
+//!
+//! **Re-election.** When the session evicts a region's designated receiver (silent for
+//! `--evict-after`), the sender designates the region's member with the **lowest remaining
+//! node id** ([`Regions`]), makes it the source's reporter in the evicted one's place
+//! ([`tree::Source::replace_reporter`]) and announces the new role in the running ANNOUNCE;
+//! members re-point their statuses and accept local repairs from it, and it repairs them
+//! from the delivered blocks every member keeps for the purpose (`standby`,
+//! [`STANDBY_WINDOWS`] windows), while the source re-multicasts globally what it lacks from
+//! the acknowledged blocks it keeps (`history`, as many). Lowest node id rather than
+//! highest `LW_r`: the sender knows no member's `LW_r` (members report it to the designated
+//! receiver that just died; the session's byte counts are up to a report interval old), any
+//! member can serve since each keeps the blocks the others may still lack, and the rule is
+//! the start's own, so every receiver and the operator can tell who it will be. The
+//! ANNOUNCE's role wins: a designated receiver that only stalled and comes back finds
+//! itself evicted and another designated, and steps down (it reports to the new one and
+//! repairs nobody), so a region never has two.
 
 use super::{Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings, SenderSide};
 use super::{Joiner, Start, Started, QUEUE_LIMIT};
@@ -72,6 +88,12 @@ pub fn local_group(group: SocketAddr, region: u16) -> Result<SocketAddr, NetErro
     })?;
     Ok(SocketAddr::new(group.ip(), port))
 }
+
+/// Windows of delivered blocks a member keeps to serve its region if it is elected
+/// designated, and of acknowledged blocks the source keeps for it: a member lags the newest
+/// block by at most `R + C` (reassembly plus retransmission buffer, one window each); one
+/// more window of margin.
+pub const STANDBY_WINDOWS: u32 = 3;
 
 /// Elect the designated receiver of every region: the lowest node id among the receivers
 /// of the region. `receivers` are `(node, region, unicast address)`.
@@ -166,12 +188,15 @@ impl NetProtocol for Dsp {
         // would otherwise be timed from the queueing and repeat themselves).
         c.rate_bps = s.rate_bps;
         c.queue_limit = QUEUE_LIMIT;
+        c.history = STANDBY_WINDOWS * u32::from(s.window);
         Ok(Started {
             agent: Box::new(tree::Source::new(c)),
             side: Box::new(Regions {
                 opts: s.dsp.clone(),
                 entries,
                 designated,
+                former: Vec::new(),
+                elections: Vec::new(),
             }),
         })
     }
@@ -198,8 +223,24 @@ impl NetProtocol for Dsp {
 struct Regions {
     opts: DspOpts,
     entries: Vec<DspEntry>,
-    /// The designated receivers elected at the start.
+    /// The designated receivers now (elected at the start or re-elected since).
     designated: Vec<u32>,
+    /// Designated receivers the session evicted and replaced.
+    former: Vec<u32>,
+    /// What re-election did, for the summary.
+    elections: Vec<String>,
+}
+
+impl Regions {
+    /// The member of `region` to designate in place of an evicted designated receiver: the
+    /// lowest node id among those not evicted.
+    fn successor(&self, region: u16) -> Option<u32> {
+        self.entries
+            .iter()
+            .filter(|e| e.region == region && e.role == DspRole::Member)
+            .map(|e| e.node)
+            .min()
+    }
 }
 
 impl SenderSide for Regions {
@@ -221,29 +262,90 @@ impl SenderSide for Regions {
         Ok(raw)
     }
 
-    /// Tell the evicted receiver's designated receiver to stop waiting for it.
-    fn evicted(&mut self, node: u32) -> bool {
-        match self.entries.iter_mut().find(|e| e.node == node) {
-            Some(e) => {
-                e.role = DspRole::Evicted;
-                true
-            }
-            None => false,
+    /// Mark the evicted receiver in the announce (its designated receiver stops waiting for
+    /// it); if it was its region's designated receiver, designate the next one
+    /// ([`Regions::successor`]) and make it the source's reporter for the region.
+    fn evicted(&mut self, now: Time, agent: &mut dyn Agent, node: u32) -> bool {
+        let Some(e) = self.entries.iter_mut().find(|e| e.node == node) else {
+            return false;
+        };
+        let was_designated = e.role == DspRole::Designated;
+        let region = e.region;
+        e.role = DspRole::Evicted;
+        if !was_designated {
+            return true;
         }
+        self.designated.retain(|&d| d != node);
+        self.former.push(node);
+        let Some(next) = self.successor(region) else {
+            let note = format!(
+                "region {region}: designated receiver {node:08x} evicted; no receiver left to designate"
+            );
+            tracing::warn!("{note}");
+            self.elections.push(note);
+            return true;
+        };
+        let Some(source) = agent
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<tree::Source>())
+        else {
+            tracing::error!("dsp: the sender's agent is not a tree source; cannot re-elect");
+            return true;
+        };
+        source.replace_reporter(
+            now,
+            NodeId(node),
+            tree::Reporter {
+                epi: next,
+                rtd: self.opts.rtd,
+                slack: Duration::ZERO,
+            },
+        );
+        if let Some(e) = self.entries.iter_mut().find(|e| e.node == next) {
+            e.role = DspRole::Designated;
+        }
+        self.designated.push(next);
+        let note = format!(
+            "region {region}: designated receiver {node:08x} evicted; {next:08x} elected \
+             (lowest remaining node id) and announced"
+        );
+        tracing::warn!("{note}");
+        self.elections.push(note);
+        true
     }
 
     fn role(&self, node: u32) -> Option<&'static str> {
         Some(if self.designated.contains(&node) {
             "designated"
+        } else if self.former.contains(&node) {
+            "former designated"
         } else {
             "member"
         })
+    }
+
+    /// A member's statuses go to its region's designated receiver, never to the sender.
+    fn reported_by(&self, node: u32) -> Option<u32> {
+        let e = self.entries.iter().find(|e| e.node == node)?;
+        if e.role == DspRole::Designated {
+            return None;
+        }
+        self.entries
+            .iter()
+            .find(|d| d.region == e.region && d.role == DspRole::Designated)
+            .map(|d| d.node)
+    }
+
+    fn role_changes(&self) -> Vec<String> {
+        self.elections.clone()
     }
 }
 
 /// A receiver's place in a `dsp` session.
 #[derive(Debug, Clone)]
 pub struct DspPlace {
+    /// This receiver's node id.
+    pub me: u32,
     pub region: u16,
     pub designated: bool,
     /// Its designated receiver (itself when designated).
@@ -252,6 +354,71 @@ pub struct DspPlace {
     /// designated receiver (a member) or its members (the designated receiver).
     pub peers: Vec<(u32, SocketAddr)>,
     pub local_group: SocketAddr,
+}
+
+impl DspPlace {
+    /// Take the role `entries` give this receiver ([`ReceiverSide::announced`]).
+    fn follow(&mut self, now: Time, endpoint: &mut tree::Endpoint, entries: &[DspEntry]) {
+        let region = self.region;
+        let named = entries
+            .iter()
+            .find(|e| e.region == region && e.role == DspRole::Designated);
+        let Some(named) = named else {
+            // Nobody designated (everyone else evicted): keep the role held.
+            return;
+        };
+        if named.node == self.me {
+            let members: Vec<(u32, SocketAddr)> = entries
+                .iter()
+                .filter(|e| e.region == region && e.role == DspRole::Member && e.node != self.me)
+                .map(|e| (e.node, e.addr))
+                .collect();
+            if !self.designated {
+                tracing::warn!(
+                    region,
+                    former = self.designated_node,
+                    "dsp: the sender designated this receiver for region {region}"
+                );
+                endpoint.reassign(
+                    now,
+                    tree::Role::Designated {
+                        members: members.iter().map(|m| NodeId(m.0)).collect(),
+                        local_group: GroupId(1 + u32::from(region)),
+                    },
+                );
+                self.designated = true;
+                self.designated_node = self.me;
+                self.peers = members;
+            }
+            for e in entries
+                .iter()
+                .filter(|e| e.role == DspRole::Evicted && e.region == region)
+            {
+                endpoint.remove_receiver(now, NodeId(e.node));
+            }
+        } else if named.node != self.designated_node {
+            tracing::warn!(
+                region,
+                designated = named.node,
+                "dsp: {} region {region}'s designated receiver {:08x}",
+                if self.designated {
+                    "stepping down: the sender named"
+                } else {
+                    "re-pointing to"
+                },
+                named.node
+            );
+            endpoint.reassign(
+                now,
+                tree::Role::Member {
+                    designated: NodeId(named.node),
+                },
+            );
+            self.designated = false;
+            self.designated_node = named.node;
+            self.peers = vec![(named.node, named.addr)];
+        }
+    }
 }
 
 impl ReceiverSide for DspPlace {
@@ -268,21 +435,24 @@ impl ReceiverSide for DspPlace {
         (!self.designated).then_some(self.local_group)
     }
 
-    /// A designated receiver stops waiting for members the sender evicted.
+    /// Follow the running ANNOUNCE: a designated receiver stops waiting for members the
+    /// sender evicted; when the sender designated another receiver of the region, a member
+    /// re-points to it, the one named takes the role, and a designated receiver that is no
+    /// longer named (it stalled, was evicted and replaced) steps down.
     fn announced(&mut self, now: Time, agent: &mut dyn Agent, params: &[u8]) {
-        if !self.designated || params.is_empty() {
+        if params.is_empty() {
             return;
         }
         let Ok(p) = DspParams::decode(params) else {
             return;
         };
-        for e in p
-            .entries
-            .iter()
-            .filter(|e| e.role == DspRole::Evicted && e.region == self.region)
-        {
-            agent.remove_receiver(now, NodeId(e.node));
-        }
+        let Some(endpoint) = agent
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<tree::Endpoint>())
+        else {
+            return;
+        };
+        self.follow(now, endpoint, &p.entries);
     }
 
     fn place(&self) -> Option<(u16, &'static str)> {
@@ -350,7 +520,9 @@ pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, Dsp
     c.status_max = Duration::from_micros(u64::from(p.status_max_us.max(p.status_min_us)));
     c.local_rtd = Duration::from_micros(u64::from(p.local_rtd_us));
     c.r_f = f64::from(p.r_f_milli) / 1000.0;
+    c.standby = STANDBY_WINDOWS * u32::from(window);
     let place = DspPlace {
+        me: node,
         region,
         designated,
         designated_node,

@@ -223,8 +223,10 @@ pub trait SenderSide {
         Ok(Vec::new())
     }
 
-    /// The session layer evicted `node`; `true` if the parameters changed.
-    fn evicted(&mut self, _node: u32) -> bool {
+    /// The session layer evicted `node` (before the agent's [`Agent::remove_receiver`]; a
+    /// protocol whose receivers stand for others may hand the role to another receiver
+    /// through `agent`); `true` if the parameters changed.
+    fn evicted(&mut self, _now: Time, _agent: &mut dyn Agent, _node: u32) -> bool {
         false
     }
 
@@ -242,6 +244,17 @@ pub trait SenderSide {
     /// A receiver's role in the summary (`designated`, `member`), for protocols with regions.
     fn role(&self, _node: u32) -> Option<&'static str> {
         None
+    }
+
+    /// The receiver whose status stands for `node`'s at the sender (`dsp`: a member's
+    /// designated receiver), `None` when the sender hears `node`'s own state.
+    fn reported_by(&self, _node: u32) -> Option<u32> {
+        None
+    }
+
+    /// Roles handed from one receiver to another while running, for the summary.
+    fn role_changes(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

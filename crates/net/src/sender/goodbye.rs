@@ -7,6 +7,58 @@ use crate::endpoint::session_packet;
 use rmcast_wire::session::{self, Outcome, ReportState};
 use std::time::Duration;
 
+/// What the sender knows of a receiver that sent no final report.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Silent {
+    /// The agent completed: every receiver (or reporter) it waits for acknowledged all data.
+    pub completed: bool,
+    /// The protocol learns from its receivers that they hold everything
+    /// ([`crate::agents::NetProtocol::acknowledged`]).
+    pub acknowledged: bool,
+    /// Receivers the protocol itself stopped waiting for (`prmp --silent-polls`).
+    pub removed_by_agent: u64,
+    /// The receiver whose status stands for this one's (`dsp`: its designated receiver).
+    pub reported_by: Option<u32>,
+    /// Application bytes this receiver's own last session report counted.
+    pub own_bytes: u64,
+    /// Application bytes sent (`None`: a stream of unknown length).
+    pub total: Option<u64>,
+    pub final_wait: Duration,
+}
+
+/// Why a receiver without a final report is `unconfirmed`: says "acknowledged all data"
+/// only when the agent completed on this receiver's own acknowledgments; a receiver another
+/// one reported for is said to be represented, with what its own last report counted.
+pub(super) fn unconfirmed_reason(s: &Silent) -> String {
+    if !s.completed {
+        return "the transfer did not complete".to_string();
+    }
+    if s.removed_by_agent > 0 {
+        return format!(
+            "sent no final report; the protocol removed {} receiver(s) that did not answer \
+             (prmp --silent-polls)",
+            s.removed_by_agent
+        );
+    }
+    if !s.acknowledged {
+        return format!(
+            "sent no final report within --final-wait ({:.1}s) after the last data",
+            s.final_wait.as_secs_f64()
+        );
+    }
+    if let Some(d) = s.reported_by {
+        let own = match s.total {
+            Some(t) => format!("{} of {t} bytes", s.own_bytes),
+            None => format!("{} bytes", s.own_bytes),
+        };
+        return format!(
+            "sent no final report; represented by designated receiver {d:08x}, whose own \
+             status covered all data (this receiver's own last report: {own})"
+        );
+    }
+    "acknowledged all data but sent no final report".to_string()
+}
+
 impl Transfer {
     /// Each member's outcome for the summary and for END.
     fn outcomes(&self) -> (Vec<ReceiverSummary>, Vec<(u32, Outcome)>) {
@@ -27,21 +79,15 @@ impl Transfer {
                 ),
                 (None, None) => (
                     "unconfirmed",
-                    Some(if self.completed_at.is_some() && removed_by_agent > 0 {
-                        format!(
-                            "sent no final report; the protocol removed {removed_by_agent} receiver(s) \
-                             that did not answer (prmp --silent-polls)"
-                        )
-                    } else if self.completed_at.is_some() && !self.ep.proto.acknowledged() {
-                        format!(
-                            "sent no final report within --final-wait ({:.1}s) after the last data",
-                            self.ep.cfg.final_wait.as_secs_f64()
-                        )
-                    } else if self.completed_at.is_some() {
-                        "acknowledged all data but sent no final report".to_string()
-                    } else {
-                        "the transfer did not complete".to_string()
-                    }),
+                    Some(unconfirmed_reason(&Silent {
+                        completed: self.completed_at.is_some(),
+                        acknowledged: self.ep.proto.acknowledged(),
+                        removed_by_agent,
+                        reported_by: self.side.reported_by(m.node),
+                        own_bytes: m.bytes,
+                        total: self.total,
+                        final_wait: self.ep.cfg.final_wait,
+                    })),
                     Outcome::Failed,
                 ),
             };
@@ -122,6 +168,78 @@ impl Transfer {
             protocol_unicast: self.to_nodes,
             all_completed,
             interrupted: ep.interrupt.raised(),
+            role_changes: self.side.role_changes(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::PROTOCOLS;
+
+    fn silent(acknowledged: bool, reported_by: Option<u32>) -> Silent {
+        Silent {
+            completed: true,
+            acknowledged,
+            removed_by_agent: 0,
+            reported_by,
+            own_bytes: 800_000,
+            total: Some(20_000_000),
+            final_wait: Duration::from_secs(2),
+        }
+    }
+
+    /// Every protocol's wording for a receiver without a final report: "acknowledged all
+    /// data" only where the agent completed on that receiver's own acknowledgments (saw,
+    /// bap, xtp, prmp: every receiver acknowledges; dsp: the designated receiver); a dsp
+    /// member is "represented" with its own count; pgm (NAKs) acknowledges nothing.
+    #[test]
+    fn summary_wording_says_whose_state_covered_the_data() {
+        for p in PROTOCOLS {
+            let name = p.name();
+            let own = unconfirmed_reason(&silent(p.acknowledged(), None));
+            match name {
+                "saw" | "bap" | "xtp" | "prmp" | "dsp" => {
+                    assert_eq!(
+                        own, "acknowledged all data but sent no final report",
+                        "{name}"
+                    )
+                }
+                "pgm" => assert_eq!(
+                    own,
+                    "sent no final report within --final-wait (2.0s) after the last data"
+                ),
+                other => panic!("no wording test for {other}"),
+            }
+            let stood_for = unconfirmed_reason(&silent(p.acknowledged(), Some(5)));
+            if p.acknowledged() {
+                assert!(!stood_for.contains("acknowledged"), "{name}: {stood_for}");
+                assert_eq!(
+                    stood_for,
+                    "sent no final report; represented by designated receiver 00000005, whose \
+                     own status covered all data (this receiver's own last report: 800000 of \
+                     20000000 bytes)"
+                );
+            }
+            let unfinished = Silent {
+                completed: false,
+                ..silent(p.acknowledged(), None)
+            };
+            assert_eq!(
+                unconfirmed_reason(&unfinished),
+                "the transfer did not complete"
+            );
+            let removed = Silent {
+                removed_by_agent: 2,
+                ..silent(p.acknowledged(), None)
+            };
+            assert!(unconfirmed_reason(&removed).contains("removed 2 receiver(s)"));
+        }
+        let stream = Silent {
+            total: None,
+            ..silent(true, Some(9))
+        };
+        assert!(unconfirmed_reason(&stream).ends_with("own last report: 800000 bytes)"));
     }
 }

@@ -215,6 +215,10 @@ pub struct SendReport {
     pub all_completed: bool,
     /// A signal ended the session before the transfer did.
     pub interrupted: bool,
+    /// Roles handed from one receiver to another while running (`dsp`: a region's
+    /// designated receiver evicted and another elected).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub role_changes: Vec<String>,
 }
 
 /// The agent's counters that matter in a summary.

@@ -279,9 +279,9 @@ impl Transfer {
                 );
                 tracing::warn!(node = m.node, "evicting receiver: {why}");
                 obs.evicted(m.node, &why);
+                self.changed |= self.side.evicted(now, &mut *self.agent, m.node);
                 self.agent.remove_receiver(now, NodeId(m.node));
                 m.evicted = Some(why);
-                self.changed |= self.side.evicted(m.node);
             }
         }
     }

@@ -81,6 +81,11 @@ pub struct EndpointConfig {
     pub local_rtd: Duration,
     /// Retransmission timeout factor `r_f` of local re-multicasts.
     pub r_f: f64,
+    /// Delivered blocks an endpoint that keeps no retransmission buffer (a DSP member)
+    /// still holds, newest first, so that it can serve its region's local repairs if it is
+    /// elected designated while running ([`Endpoint::reassign`]); 0: none (the simulator,
+    /// where no designated endpoint dies). They do not count against `buffer_available`.
+    pub standby: u32,
 }
 
 impl EndpointConfig {
@@ -103,6 +108,7 @@ impl EndpointConfig {
             ipt: Duration::ZERO,
             local_rtd: Duration::from_millis(1),
             r_f: 1.2,
+            standby: 0,
         }
     }
 }
@@ -161,6 +167,55 @@ impl Endpoint {
     /// Blocks in the retransmission buffer.
     pub fn retx_len(&self) -> usize {
         self.retx_len
+    }
+    /// Its role now.
+    pub fn role(&self) -> &Role {
+        &self.cfg.role
+    }
+
+    /// Take a new role while running: the driver re-elected the region's designated
+    /// endpoint (the previous one was evicted, or this one stalled, was evicted and has
+    /// been replaced).
+    ///
+    /// * Becoming [`Role::Designated`]: every delivered block it still holds (the
+    ///   [`EndpointConfig::standby`] blocks of a former member) forms its retransmission
+    ///   buffer, from which it repairs its members as their statuses arrive (a member is
+    ///   assumed to hold nothing until its first status); until its members' `LW_r` pass
+    ///   them, a buffer fuller than `C` holds back releases and so `buffer_available`, which
+    ///   slows the source. Its next status goes to the source at once.
+    /// * Becoming [`Role::Member`] (stepping down): its retransmission buffer shrinks to the
+    ///   standby blocks and its next status goes to the designated endpoint named, at once.
+    ///
+    /// Received blocks, `LW_r` and delivery are untouched: nothing is delivered twice.
+    pub fn reassign(&mut self, now: Time, role: Role) {
+        if role == self.cfg.role {
+            return;
+        }
+        self.members = match &role {
+            Role::Designated { members, .. } => members
+                .iter()
+                .map(|m| {
+                    let kept = self.members.get(&m.0).cloned();
+                    (
+                        m.0,
+                        kept.unwrap_or_else(|| {
+                            BlockStatus::initial(self.cfg.l, self.cfg.reassembly)
+                        }),
+                    )
+                })
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        self.cfg.role = role;
+        let rel = self.rel;
+        self.retx_len = if self.cfg.role.keeps_retx() {
+            self.have.range(..rel).count()
+        } else {
+            0
+        };
+        self.release();
+        self.update_occupancy(now);
+        self.status_at = now;
     }
     /// `buffer_available`.
     pub fn buffer_available(&self) -> u32 {
@@ -236,9 +291,14 @@ impl Endpoint {
     fn release(&mut self) {
         let lw = self.lw();
         if !self.cfg.role.keeps_retx() {
-            while self.rel < lw {
-                self.have.remove(&self.rel);
-                self.rel += 1;
+            // Nothing below `rel` is held but the standby blocks.
+            self.rel = self.rel.max(lw);
+            let keep_from = self.rel.saturating_sub(u64::from(self.cfg.standby));
+            while let Some((&s, _)) = self.have.first_key_value() {
+                if s >= keep_from {
+                    break;
+                }
+                self.have.remove(&s);
             }
             return;
         }
@@ -421,6 +481,9 @@ impl Agent for Endpoint {
         }
         self.free_held_by_members(now);
         true
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
     }
     crate::outbox_field!(out);
 }

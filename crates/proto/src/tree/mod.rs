@@ -71,6 +71,8 @@ use std::collections::{BTreeMap, VecDeque};
 mod deploy;
 mod endpoint;
 mod exchange;
+#[cfg(test)]
+mod reelect_tests;
 mod source;
 mod status;
 #[cfg(test)]

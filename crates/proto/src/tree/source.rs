@@ -42,6 +42,13 @@ pub struct SourceConfig {
     /// Delay between the last acknowledgment and [`Event::Completed`] (lets DSP's designated
     /// endpoints finish their local repairs before a driver stops).
     pub linger: Duration,
+    /// Blocks the source keeps after every reporter acknowledged them, newest first, so
+    /// that a reporter elected while running ([`Source::replace_reporter`]) can still get
+    /// what it lacks (0: none kept; the simulator, where no reporter dies). A DSP member is
+    /// at most `R + C` blocks behind the newest block (the designated endpoint frees its
+    /// retransmission buffer only below its members' `LW_r`, and the source sends only below
+    /// `LW_r + buffer_available`), so `R + C` blocks cover any member that takes over.
+    pub history: u32,
 }
 
 impl SourceConfig {
@@ -59,6 +66,7 @@ impl SourceConfig {
             initial_buffer: l.max(1),
             queue_limit: 64,
             linger: Duration::ZERO,
+            history: 0,
         }
     }
 }
@@ -71,6 +79,17 @@ struct SBlock {
     acked: Vec<bool>,
     unacked: usize,
     queued: bool,
+    /// Taken back from the history for a newly elected reporter: its
+    /// [`Event::MessageDone`] was already reported.
+    reopened: bool,
+}
+
+/// A block every reporter had acknowledged, kept for a reporter elected later.
+struct Kept {
+    data: Bytes,
+    first_sent: Time,
+    last_sent: Time,
+    sends: u32,
 }
 
 struct Rep {
@@ -91,6 +110,8 @@ pub struct Source {
     reps: Vec<Rep>,
     by_epi: BTreeMap<u32, usize>,
     retx: VecDeque<u64>,
+    /// Acknowledged blocks kept for a reporter elected later (at most `cfg.history`).
+    history: BTreeMap<u64, Kept>,
     pacer: Pacer,
     block_len: usize,
     wake: Option<Time>,
@@ -128,6 +149,7 @@ impl Source {
             reps,
             by_epi,
             retx: VecDeque::new(),
+            history: BTreeMap::new(),
             pacer: Pacer::new(cfg.rate_bps / 8, 0),
             block_len: 0,
             wake: None,
@@ -219,6 +241,7 @@ impl Source {
                     acked,
                     unacked: n,
                     queued: false,
+                    reopened: false,
                 },
             );
             self.max_outstanding = self.max_outstanding.max(self.blocks.len());
@@ -231,9 +254,25 @@ impl Source {
 
     fn finish_block(&mut self, now: Time, seq: u64) {
         if let Some(b) = self.blocks.remove(&seq) {
-            self.out
-                .message_done(seq, b.first_sent, now, b.sends, false);
+            if !b.reopened {
+                self.out
+                    .message_done(seq, b.first_sent, now, b.sends, false);
+            }
             self.occupancy.set(now, self.blocks.len());
+            if self.cfg.history > 0 {
+                self.history.insert(
+                    seq,
+                    Kept {
+                        data: b.data,
+                        first_sent: b.first_sent,
+                        last_sent: b.last_sent,
+                        sends: b.sends,
+                    },
+                );
+                while self.history.len() > self.cfg.history as usize {
+                    self.history.pop_first();
+                }
+            }
         }
     }
 
@@ -251,6 +290,90 @@ impl Source {
                 self.out.event(Event::Completed);
             }
         }
+    }
+
+    /// Elect reporter `new` in place of `old` while running (DSP: the driver evicted a
+    /// region's designated endpoint and designated another member of the region). `new`
+    /// waits for every outstanding block and for every block still in the history
+    /// ([`SourceConfig::history`]), whose first status lacking one re-multicasts it globally
+    /// (it was sent longer than `r_f × RTD` ago); its window limits new blocks from its
+    /// first status on (before it: `LW_r = 0`, `buffer_available` = the initial buffer).
+    /// `old` then stops counting, as with [`Agent::remove_receiver`]. The new reporter is
+    /// installed before the old one is removed, so the source never runs a moment without a
+    /// reporter for the region. Returns `false` (and changes nothing) when `new` already
+    /// reports; `old` need not be a reporter any more.
+    pub fn replace_reporter(&mut self, now: Time, old: NodeId, new: Reporter) -> bool {
+        if old.0 == new.epi {
+            return false;
+        }
+        let present = self
+            .by_epi
+            .get(&new.epi)
+            .is_some_and(|&i| self.reps.get(i).is_some_and(|r| !r.removed));
+        if present {
+            return false;
+        }
+        let rep = Rep {
+            rtd: new.rtd,
+            slack: new.slack,
+            lw: 0,
+            buf: self.cfg.initial_buffer,
+            removed: false,
+        };
+        let i = match self.by_epi.get(&new.epi).copied() {
+            Some(i) => {
+                if let Some(r) = self.reps.get_mut(i) {
+                    *r = rep;
+                }
+                i
+            }
+            None => {
+                self.reps.push(rep);
+                let i = self.reps.len() - 1;
+                self.by_epi.insert(new.epi, i);
+                for b in self.blocks.values_mut() {
+                    b.acked.push(true);
+                }
+                i
+            }
+        };
+        for b in self.blocks.values_mut() {
+            if let Some(a) = b.acked.get_mut(i) {
+                if *a {
+                    *a = false;
+                    b.unacked += 1;
+                }
+            }
+        }
+        let n = self.reps.len();
+        for (seq, k) in std::mem::take(&mut self.history) {
+            let mut acked = vec![true; n];
+            if let Some(a) = acked.get_mut(i) {
+                *a = false;
+            }
+            self.blocks.insert(
+                seq,
+                SBlock {
+                    data: k.data,
+                    first_sent: k.first_sent,
+                    last_sent: k.last_sent,
+                    sends: k.sends,
+                    acked,
+                    unacked: 1,
+                    queued: false,
+                    reopened: true,
+                },
+            );
+        }
+        self.max_outstanding = self.max_outstanding.max(self.blocks.len());
+        self.occupancy.set(now, self.blocks.len());
+        if !self.completed {
+            self.done_at = None;
+        }
+        self.remove_receiver(now, old);
+        self.pump(now);
+        self.check_done(now);
+        true
     }
 
     fn on_status(&mut self, now: Time, st: &wire::Status<'_>) {
@@ -308,6 +431,9 @@ impl Agent for Source {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
     }
     crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {

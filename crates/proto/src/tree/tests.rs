@@ -197,7 +197,7 @@ fn cp_exchange_reports_max_or_and_assigns_holders() {
     assert!(x.assignments >= 3);
 }
 
-fn data_packet(seq: u64, payload: &[u8]) -> Vec<u8> {
+pub(super) fn data_packet(seq: u64, payload: &[u8]) -> Vec<u8> {
     Packet::to_vec(
         Envelope::default(),
         &Message::Tree(wire::Message::Data {
