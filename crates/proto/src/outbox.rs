@@ -9,6 +9,15 @@ use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
 use std::collections::VecDeque;
 
+/// The header flags of a data packet: [`rmcast_wire::FLAG_RETRANSMISSION`] on a retransmission.
+pub(crate) fn data_flags(retransmission: bool) -> u8 {
+    if retransmission {
+        rmcast_wire::FLAG_RETRANSMISSION
+    } else {
+        0
+    }
+}
+
 /// The envelope of a datagram `node` sends in `session` with `flags`.
 pub(crate) fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
     Envelope {
@@ -178,6 +187,16 @@ impl Outbox<Transmit> {
     /// encode. Returns whether it was queued.
     pub fn transmit(&mut self, dest: Dest, env: Envelope, msg: &Message<'_>) -> bool {
         self.queue_encoded(dest, env, msg, |t| t)
+    }
+
+    /// Unicast `msg`, a receiver's feedback (an ACK, a report), to `to` with `env`, counted in
+    /// [`Stats::control_sent`] when queued. Returns whether it was queued.
+    pub fn control(&mut self, to: NodeId, env: Envelope, msg: &Message<'_>) -> bool {
+        let queued = self.transmit(Dest::Node(to), env, msg);
+        if queued {
+            self.stats.control_sent += 1;
+        }
+        queued
     }
 
     /// Queue an already encoded datagram and count it sent.

@@ -121,14 +121,8 @@ impl Receiver {
             hr: hr.unwrap_or(wire::NO_HR),
             bitmap: &bitmap,
         };
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
-        if self.out.transmit(Dest::Node(to), env, &Message::Prmp(msg)) {
-            self.out.stats.control_sent += 1;
-        }
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
+        self.out.control(to, env, &Message::Prmp(msg));
     }
 
     fn on_poll(&mut self, from: NodeId, ts: u64, poll_seq: u64, cld: wire::ChildList<'_>) {

@@ -1,5 +1,6 @@
 use super::*;
 use crate::testkit::Harness;
+use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};
 use rmcast_wire::{Message, Packet};
 
 const G: GroupId = GroupId(1);

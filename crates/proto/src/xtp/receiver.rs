@@ -160,14 +160,8 @@ impl Receiver {
         } else {
             wire::Message::Cntl(st)
         });
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
-        if self.out.transmit(Dest::Node(to), env, &msg) {
-            self.out.stats.control_sent += 1;
-        }
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
+        self.out.control(to, env, &msg);
     }
 
     fn on_data(&mut self, from: NodeId, seq: u64, options: u16, payload: &[u8]) {

@@ -3,6 +3,7 @@ use crate::testkit::Harness;
 use crate::{Stats, Transmit};
 use rmcast_wire::Packet;
 use rmcast_wire::PacketClass;
+use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
