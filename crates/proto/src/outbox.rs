@@ -4,6 +4,7 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
+use crate::window::SeqWindow;
 use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Time, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
@@ -103,6 +104,25 @@ impl<T> Outbox<T> {
             transmissions,
             failed,
         });
+    }
+
+    /// A receiver hands message `seq` to the application: count it `delivered` and report
+    /// [`Event::Delivered`].
+    pub fn deliver(&mut self, seq: u64, data: Bytes) {
+        self.stats.delivered += 1;
+        self.event(Event::Delivered { seq, data });
+    }
+
+    /// Deliver every message `window` now has in order ([`SeqWindow::pop_in_order`]), its
+    /// data from `data` (empty if `data` has none).
+    pub fn deliver_in_order(
+        &mut self,
+        window: &mut SeqWindow,
+        mut data: impl FnMut(u64) -> Option<Bytes>,
+    ) {
+        while let Some(s) = window.pop_in_order() {
+            self.deliver(s, data(s).unwrap_or_default());
+        }
     }
 
     /// The oldest queued datagram (what `poll_transmit` returns).

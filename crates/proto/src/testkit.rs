@@ -233,6 +233,19 @@ pub fn assert_removal_unblocks(h: &mut Harness, silent: NodeId) {
     assert!(h.completed(0), "completed after the removal");
 }
 
+/// Drain `agent`'s events; `Some(failed)` of the first `MessageDone` for `seq` among them,
+/// `None` if there is none.
+pub fn done_failed(agent: &mut dyn Agent, seq: u64) -> Option<bool> {
+    std::iter::from_fn(|| agent.poll_event())
+        .filter_map(|e| match e {
+            Event::MessageDone { seq: s, failed, .. } if s == seq => Some(failed),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .first()
+        .copied()
+}
+
 /// Statistics of one harness run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HarnessStats {

@@ -593,12 +593,9 @@ impl Receiver {
             self.expected = first;
         }
         if seq == self.expected {
-            self.out.event(Event::Delivered {
-                seq: self.delivered,
-                data: Bytes::copy_from_slice(payload),
-            });
+            let data = Bytes::copy_from_slice(payload);
+            self.out.deliver(self.delivered, data);
             self.delivered += 1;
-            self.out.stats.delivered += 1;
             self.last = Some(seq);
             self.expected = (seq + 1) % m;
             self.counter += 1;

@@ -435,9 +435,8 @@ pub struct Receiver {
 impl Receiver {
     /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
-        let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
         Receiver {
-            w: SeqWindow::new(cap),
+            w: SeqWindow::bounded(cfg.window, MAX_WINDOW),
             cfg,
             held: BTreeMap::new(),
             out: Outbox::new(),
@@ -463,11 +462,8 @@ impl Agent for Receiver {
         match self.w.insert(seq) {
             Insert::New => {
                 self.held.insert(seq, Bytes::copy_from_slice(payload));
-                while let Some(s) = self.w.pop_in_order() {
-                    let data = self.held.remove(&s).unwrap_or_default();
-                    self.out.stats.delivered += 1;
-                    self.out.event(Event::Delivered { seq: s, data });
-                }
+                let held = &mut self.held;
+                self.out.deliver_in_order(&mut self.w, |s| held.remove(&s));
             }
             Insert::Duplicate => self.out.stats.duplicates += 1,
             Insert::TooFar => {

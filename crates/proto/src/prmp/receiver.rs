@@ -43,9 +43,8 @@ pub struct Receiver {
 impl Receiver {
     /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
-        let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
         Receiver {
-            w: SeqWindow::new(cap),
+            w: SeqWindow::bounded(cfg.window, MAX_WINDOW),
             cfg,
             hr: None,
             held: BTreeMap::new(),
@@ -81,8 +80,7 @@ impl Receiver {
             return false;
         };
         let data = self.held.remove(&seq).unwrap_or_default();
-        self.out.stats.delivered += 1;
-        self.out.event(Event::Delivered { seq, data });
+        self.out.deliver(seq, data);
         true
     }
 

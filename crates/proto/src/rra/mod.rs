@@ -573,11 +573,7 @@ impl Receiver {
 
     fn deliver_ready(&mut self) {
         while let Some(data) = self.buffer.remove(&self.cum) {
-            self.out.event(Event::Delivered {
-                seq: self.cum,
-                data,
-            });
-            self.out.stats.delivered += 1;
+            self.out.deliver(self.cum, data);
             self.cum += 1;
         }
     }
@@ -593,13 +589,7 @@ impl Receiver {
         }
         while self.cum < low {
             match self.buffer.remove(&self.cum) {
-                Some(data) => {
-                    self.out.event(Event::Delivered {
-                        seq: self.cum,
-                        data,
-                    });
-                    self.out.stats.delivered += 1;
-                }
+                Some(data) => self.out.deliver(self.cum, data),
                 None => self.out.event(Event::LossDetected { seq: self.cum }),
             }
             self.cum += 1;

@@ -492,12 +492,9 @@ impl Agent for Receiver {
         match m {
             wire::Message::Data { seq, payload } => {
                 if seq == self.expected {
-                    self.out.event(Event::Delivered {
-                        seq: self.delivered,
-                        data: Bytes::copy_from_slice(payload),
-                    });
+                    let data = Bytes::copy_from_slice(payload);
+                    self.out.deliver(self.delivered, data);
                     self.delivered += 1;
-                    self.out.stats.delivered += 1;
                     self.expected ^= 1;
                 } else {
                     self.out.stats.duplicates += 1;

@@ -559,15 +559,9 @@ impl Member {
             Insert::New => {
                 self.store.insert(seq, Bytes::copy_from_slice(payload), now);
                 self.learn_known(now, seq + 1);
-                while let Some(s) = self.window.pop_in_order() {
-                    let data = self
-                        .store
-                        .get(s)
-                        .map(|e| e.data.clone())
-                        .unwrap_or_default();
-                    self.out.stats.delivered += 1;
-                    self.out.event(Event::Delivered { seq: s, data });
-                }
+                let store = &self.store;
+                self.out
+                    .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
             }
             Insert::Duplicate => self.out.stats.duplicates += 1,
             Insert::TooFar => self.out.stats.ignored += 1,

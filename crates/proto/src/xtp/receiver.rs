@@ -83,12 +83,8 @@ impl Receiver {
     }
 
     fn deliver(&mut self, data: Bytes) {
-        self.out.event(Event::Delivered {
-            seq: self.delivered,
-            data,
-        });
+        self.out.deliver(self.delivered, data);
         self.delivered += 1;
-        self.out.stats.delivered += 1;
     }
 
     fn process(&mut self, options: u16, payload: &Bytes) {
