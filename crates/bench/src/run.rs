@@ -462,15 +462,7 @@ fn tempfile_dir() -> Result<PathBuf> {
 }
 
 fn write_pseudo_random(p: &Path, len: u64) -> Result<()> {
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut v = Vec::with_capacity(len as usize);
-    while (v.len() as u64) < len {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.extend_from_slice(&x.to_le_bytes());
-    }
-    v.truncate(len as usize);
+    let v = rmcast_net::sender::pseudo_random(len, 0x2545_f491_4f6c_dd1d);
     std::fs::write(p, v).map_err(BenchError::io(format!("write {}", p.display())))
 }
 

@@ -91,30 +91,12 @@ fn clear_errors_exit_2() {
     // One name limit on both sides: 225 bytes, so the receiver's temporary name fits in 255.
     let long = dir.path().join("n".repeat(226));
     std::fs::write(&long, b"x").unwrap();
-    expect_setup_error(
-        &[
-            "send",
-            "-g",
-            "239.1.2.3:5000",
-            "-i",
-            "lo",
-            long.to_str().unwrap(),
-        ],
-        "names are at most 225 bytes",
-    );
-    expect_setup_error(
-        &[
-            "send",
-            "-g",
-            "239.1.2.3:5000",
-            "-i",
-            "lo",
-            "--name",
-            &"s".repeat(226),
-            "-",
-        ],
-        "names are at most 225 bytes",
-    );
+    let long_name = "s".repeat(226);
+    for source in [&[long.to_str().unwrap()][..], &["--name", &long_name, "-"]] {
+        let mut args = vec!["send", "-g", "239.1.2.3:5000", "-i", "lo"];
+        args.extend_from_slice(source);
+        expect_setup_error(&args, "names are at most 225 bytes");
+    }
     let busy = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
     let port = busy.local_addr().unwrap().port();
     let g = format!("239.1.2.3:{port}");

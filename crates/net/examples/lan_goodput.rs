@@ -279,15 +279,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let src = dir.path().join("payload.bin");
     let bytes = o.size_mb * 1_000_000;
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let data: Vec<u8> = (0..bytes)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect();
+    let data = rmcast_net::sender::pseudo_random(bytes, 0x2545_f491_4f6c_dd1d);
     std::fs::write(&src, &data).expect("write the payload");
     let digest = blake3::hash(&data);
     drop(data);

@@ -26,15 +26,7 @@ fn group(port: u16) -> SocketAddr {
 }
 
 fn payload(path: &Path, len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    let data: Vec<u8> = (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
+    let data = sender::pseudo_random(len as u64, seed);
     std::fs::write(path, &data).unwrap();
     data
 }

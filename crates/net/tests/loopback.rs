@@ -11,15 +11,7 @@ use std::thread;
 use std::time::Duration;
 
 fn pseudo_random_file(path: &Path, len: usize, seed: u64) -> [u8; 32] {
-    let mut x = seed | 1;
-    let data: Vec<u8> = (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
+    let data = sender::pseudo_random(len as u64, seed);
     std::fs::write(path, &data).unwrap();
     *blake3::hash(&data).as_bytes()
 }

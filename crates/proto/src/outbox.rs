@@ -4,10 +4,20 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
+use crate::window::SeqWindow;
 use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Time, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
 use std::collections::VecDeque;
+
+/// The header flags of a data packet: [`rmcast_wire::FLAG_RETRANSMISSION`] on a retransmission.
+pub(crate) fn data_flags(retransmission: bool) -> u8 {
+    if retransmission {
+        rmcast_wire::FLAG_RETRANSMISSION
+    } else {
+        0
+    }
+}
 
 /// The envelope of a datagram `node` sends in `session` with `flags`.
 pub(crate) fn envelope(session: u32, node: NodeId, flags: u8) -> Envelope {
@@ -96,6 +106,25 @@ impl<T> Outbox<T> {
         });
     }
 
+    /// A receiver hands message `seq` to the application: count it `delivered` and report
+    /// [`Event::Delivered`].
+    pub fn deliver(&mut self, seq: u64, data: Bytes) {
+        self.stats.delivered += 1;
+        self.event(Event::Delivered { seq, data });
+    }
+
+    /// Deliver every message `window` now has in order ([`SeqWindow::pop_in_order`]), its
+    /// data from `data` (empty if `data` has none).
+    pub fn deliver_in_order(
+        &mut self,
+        window: &mut SeqWindow,
+        mut data: impl FnMut(u64) -> Option<Bytes>,
+    ) {
+        while let Some(s) = window.pop_in_order() {
+            self.deliver(s, data(s).unwrap_or_default());
+        }
+    }
+
     /// The oldest queued datagram (what `poll_transmit` returns).
     pub fn pop_transmit(&mut self) -> Option<T> {
         self.transmits.pop_front()
@@ -178,6 +207,16 @@ impl Outbox<Transmit> {
     /// encode. Returns whether it was queued.
     pub fn transmit(&mut self, dest: Dest, env: Envelope, msg: &Message<'_>) -> bool {
         self.queue_encoded(dest, env, msg, |t| t)
+    }
+
+    /// Unicast `msg`, a receiver's feedback (an ACK, a report), to `to` with `env`, counted in
+    /// [`Stats::control_sent`] when queued. Returns whether it was queued.
+    pub fn control(&mut self, to: NodeId, env: Envelope, msg: &Message<'_>) -> bool {
+        let queued = self.transmit(Dest::Node(to), env, msg);
+        if queued {
+            self.stats.control_sent += 1;
+        }
+        queued
     }
 
     /// Queue an already encoded datagram and count it sent.

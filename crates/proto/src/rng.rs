@@ -15,6 +15,18 @@ pub fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// True with probability `p` (clamped to `[0, 1]`), given `unit`, a draw uniform in `[0, 1)`;
+/// the draw is made only when `0 < p < 1`, so a certain or impossible outcome spends none.
+pub fn chance_with(p: f64, unit: impl FnOnce() -> f64) -> bool {
+    if p <= 0.0 {
+        false
+    } else if p >= 1.0 {
+        true
+    } else {
+        unit() < p
+    }
+}
+
 /// A seeded random number generator owned by one agent (ChaCha8).
 #[derive(Debug, Clone)]
 pub struct AgentRng(ChaCha8Rng);
@@ -35,13 +47,7 @@ impl AgentRng {
     }
     /// True with probability `p` (clamped to `[0, 1]`).
     pub fn chance(&mut self, p: f64) -> bool {
-        if p <= 0.0 {
-            false
-        } else if p >= 1.0 {
-            true
-        } else {
-            self.unit() < p
-        }
+        chance_with(p, || self.unit())
     }
     /// Uniform integer in `[lo, hi]` (inclusive); `lo` if `hi < lo`.
     pub fn range_inclusive(&mut self, lo: u64, hi: u64) -> u64 {

@@ -164,6 +164,10 @@ impl SeqWindow {
     pub fn new(capacity: usize) -> Self {
         Self::starting_at(0, capacity)
     }
+    /// A window starting at 0 for a configured `window`, bounded to `1..=max`.
+    pub fn bounded(window: u64, max: u64) -> Self {
+        Self::new(usize::try_from(window.clamp(1, max)).unwrap_or(1))
+    }
     /// A window whose first expected sequence number is `base`.
     pub fn starting_at(base: u64, capacity: usize) -> Self {
         SeqWindow {

@@ -6,7 +6,8 @@
 use crate::params::{Params, ScenarioError};
 use crate::sim::Sim;
 use core::time::Duration;
-use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, GroupId, IfaceId, NodeId};
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
@@ -21,6 +22,31 @@ pub struct BuildCtx<'a> {
     /// The `[protocol]` table (without `name`); read it with the typed getters, which
     /// produce errors naming the key.
     pub params: &'a Params,
+}
+
+impl BuildCtx<'_> {
+    /// Attach `agent` at `node`; a refusal (no such node, one there already) is an error of
+    /// the scenario's protocol `name`.
+    pub fn add(&mut self, node: NodeId, agent: Box<dyn Agent>) -> Result<(), ScenarioError> {
+        self.sim
+            .add_agent(node, agent)
+            .map_err(|e| self.params.bad("name", &e.to_string()))
+    }
+
+    /// Attach `sender` at the source, then `receiver(r, rng)` at every receiver `r` in order,
+    /// `rng` being `r`'s agent stream 0.
+    pub fn add_group(
+        &mut self,
+        sender: Box<dyn Agent>,
+        mut receiver: impl FnMut(NodeId, AgentRng) -> Box<dyn Agent>,
+    ) -> Result<(), ScenarioError> {
+        self.add(self.source, sender)?;
+        for &r in self.receivers {
+            let rng = self.sim.agent_rng(r, 0);
+            self.add(r, receiver(r, rng))?;
+        }
+        Ok(())
+    }
 }
 
 /// A registered protocol: its builder. Its name, accepted keys, defaults and ranges come from
@@ -161,34 +187,16 @@ fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
         .map(|v| v.min(u64::from(u32::MAX)) as u32);
     cfg.queue_limit = real(p, "saw", "queue_limit")? as usize;
     let delay = ms(real(p, "saw", "ack_delay_max_ms")?);
-    cx.sim
-        .add_agent(cx.source, Box::new(saw::Sender::new(cfg)))
-        .map_err(|e| p.bad("name", &e.to_string()))?;
-    for &r in cx.receivers {
+    cx.add_group(Box::new(saw::Sender::new(cfg)), |r, rng| {
         let mut rc = saw::ReceiverConfig::new(r);
         rc.ack_delay_max = delay;
-        let rng = cx.sim.agent_rng(r, 0);
-        cx.sim
-            .add_agent(r, Box::new(saw::Receiver::new(rc, rng)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
-    Ok(())
+        Box::new(saw::Receiver::new(rc, rng))
+    })
 }
 
 fn build_unreliable(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
-    cx.sim
-        .add_agent(
-            cx.source,
-            Box::new(crate::unreliable::Sender::new(cx.source, cx.group)),
-        )
-        .map_err(|e| p.bad("name", &e.to_string()))?;
-    for &r in cx.receivers {
-        cx.sim
-            .add_agent(r, Box::new(crate::unreliable::Receiver::new()))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
-    Ok(())
+    let sender = Box::new(crate::unreliable::Sender::new(cx.source, cx.group));
+    cx.add_group(sender, |_, _| Box::new(crate::unreliable::Receiver::new()))
 }
 
 // ------------------------------------------------------------------ seed 003: srm, pgm, lms
@@ -286,9 +294,7 @@ fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
             );
         }
         let rng = cx.sim.agent_rng(m, 0);
-        cx.sim
-            .add_agent(m, Box::new(srm::Member::new(c, rng)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
+        cx.add(m, Box::new(srm::Member::new(c, rng)))?;
     }
     Ok(())
 }
@@ -301,22 +307,17 @@ fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     sc.linger = ms(real(p, "pgm", "linger_ms")?);
     let spm = real(p, "pgm", "spm_interval_ms")?;
     sc.spm_interval = (spm > 0.0).then(|| ms(spm));
-    cx.sim
-        .add_agent(cx.source, Box::new(pgm::Source::new(sc)))
-        .map_err(|e| p.bad("name", &e.to_string()))?;
     let backoff = ms(real(p, "pgm", "nak_backoff_ms")?);
     let repeat = ms(real(p, "pgm", "nak_repeat_ms")?);
     let rdata = ms(real(p, "pgm", "nak_rdata_ms")?);
-    for &r in cx.receivers {
-        let mut rc = pgm::ReceiverConfig::new(r, cx.source);
+    let source = cx.source;
+    cx.add_group(Box::new(pgm::Source::new(sc)), |r, rng| {
+        let mut rc = pgm::ReceiverConfig::new(r, source);
         rc.nak_backoff = backoff;
         rc.nak_repeat = repeat;
         rc.nak_rdata = rdata;
-        let rng = cx.sim.agent_rng(r, 0);
-        cx.sim
-            .add_agent(r, Box::new(pgm::Receiver::new(rc, rng)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
+        Box::new(pgm::Receiver::new(rc, rng))
+    })?;
     let lifetime = ms(real(p, "pgm", "state_lifetime_ms")?);
     for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
         let mut nc = pgm::NeConfig::new(x, cx.group);
@@ -447,9 +448,6 @@ fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let hb = real(p, "lms", "heartbeat_ms")?;
     sc.heartbeat = (hb > 0.0).then(|| ms(hb));
     sc.linger = ms(real(p, "lms", "linger_ms")?);
-    cx.sim
-        .add_agent(cx.source, Box::new(lms::Source::new(sc)))
-        .map_err(|e| p.bad("name", &e.to_string()))?;
     let timeout = ms(real(p, "lms", "request_timeout_ms")?);
     let adaptive = match word(p, "lms", "replier")?.as_str() {
         "static" => false,
@@ -457,14 +455,13 @@ fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
         _ => return Err(p.bad("replier", "\"static\" or \"adaptive\"")),
     };
     let refresh = int(p, "lms", "refresh_packets")?;
-    for &r in cx.receivers {
-        let mut rc = lms::ReceiverConfig::new(r, cx.source);
+    let source = cx.source;
+    cx.add_group(Box::new(lms::Source::new(sc)), |r, _| {
+        let mut rc = lms::ReceiverConfig::new(r, source);
         rc.request_timeout = timeout;
         rc.refresh_every = adaptive.then_some(refresh);
-        cx.sim
-            .add_agent(r, Box::new(lms::Receiver::new(rc)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
+        Box::new(lms::Receiver::new(rc))
+    })?;
     let mut candidates = lms_replier_candidates(cx.sim.network(), cx.source, cx.receivers);
     for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
         let c = candidates.remove(&x).unwrap_or_default();
@@ -645,17 +642,11 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     }
     cfg.ctimeout = ms(real(p, "xtp", "ctimeout_s")? * 1000.0);
     let buffer = int(p, "xtp", "buffer")? as usize;
-    cx.sim
-        .add_agent(cx.source, Box::new(xtp::Sender::new(cfg)))
-        .map_err(|e| p.bad("name", &e.to_string()))?;
-    for &r in cx.receivers {
+    cx.add_group(Box::new(xtp::Sender::new(cfg)), |r, _| {
         let mut rc = xtp::ReceiverConfig::new(r);
         rc.buffer = buffer;
-        cx.sim
-            .add_agent(r, Box::new(xtp::Receiver::new(rc)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
-    Ok(())
+        Box::new(xtp::Receiver::new(rc))
+    })
 }
 
 // ------------------------------------------------------------------ seed 004: prmp, ff
@@ -674,15 +665,9 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     c.initial_rtt = ms(real(p, "prmp", "initial_rtt_ms")?);
     let window = c.window;
     let s = prmp::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
-    cx.sim
-        .add_agent(cx.source, Box::new(s))
-        .map_err(|e| p.bad("name", &e.to_string()))?;
-    for &r in cx.receivers {
-        let rc = prmp::ReceiverConfig::new(r, window);
-        cx.sim
-            .add_agent(r, Box::new(prmp::Receiver::new(rc)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
+    cx.add_group(Box::new(s), |r, _| {
+        Box::new(prmp::Receiver::new(prmp::ReceiverConfig::new(r, window)))
+    })?;
     Ok(())
 }
 
@@ -696,14 +681,8 @@ fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     c.initial_rtt = ms(real(p, "ff", "initial_rtt_ms")?);
     let window = c.window;
     let s = ff::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
-    cx.sim
-        .add_agent(cx.source, Box::new(s))
-        .map_err(|e| p.bad("name", &e.to_string()))?;
-    for &r in cx.receivers {
-        let rc = ff::ReceiverConfig::new(r, window);
-        cx.sim
-            .add_agent(r, Box::new(ff::Receiver::new(rc)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
+    cx.add_group(Box::new(s), |r, _| {
+        Box::new(ff::Receiver::new(ff::ReceiverConfig::new(r, window)))
+    })?;
     Ok(())
 }

@@ -30,11 +30,10 @@ impl SimRng {
     }
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
+        // SplitMix64's step: the finalizer of the state before the golden-ratio increment.
+        let z = self.0;
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        mix64(z)
     }
     /// Uniform in `[0, 1)` with 53 random bits.
     pub fn unit(&mut self) -> f64 {
@@ -42,13 +41,7 @@ impl SimRng {
     }
     /// True with probability `p` (never for `p <= 0`).
     pub fn chance(&mut self, p: f64) -> bool {
-        if p <= 0.0 {
-            false
-        } else if p >= 1.0 {
-            true
-        } else {
-            self.unit() < p
-        }
+        rmcast_proto::rng::chance_with(p, || self.unit())
     }
     /// Uniform integer in `[0, n)`; 0 when `n == 0`.
     pub fn below(&mut self, n: u64) -> u64 {

@@ -53,7 +53,7 @@
 macro_rules! packet_kinds {
     (
         $(#[$meta:meta])*
-        $family:ident, data: [$($data:ident),+ $(,)?];
+        $family:ident, data: [$($data:ident),* $(,)?];
         $($(#[$vmeta:meta])* $name:ident = $value:literal),+ $(,)?
     ) => {
         $(#[$meta])*
@@ -79,7 +79,7 @@ macro_rules! packet_kinds {
             }
             /// True for kinds that carry application data.
             pub fn is_data(self) -> bool {
-                matches!(self, $(Kind::$data)|+)
+                false $(|| self == Kind::$data)*
             }
         }
 
@@ -88,6 +88,50 @@ macro_rules! packet_kinds {
             pub fn kind(&self) -> Kind {
                 match self {
                     $(Message::$name { .. } => Kind::$name,)+
+                }
+            }
+        }
+    };
+}
+
+/// A one-byte field's value set: the `#[repr(u8)]` enum and its `from_u8`, which refuses any
+/// other number with [`DecodeError::InvalidField`] naming `field` and `why`:
+///
+/// ```text
+/// wire_enum! {
+///     /// Retransmission scheme announced in FIRST.
+///     Retx, "xtp.retx", "unknown retransmission scheme";
+///     /// Go-back-N from the first missing packet.
+///     GoBackN = 0,
+///     /// Selective repeat of the missing packets only.
+///     Selective = 1,
+/// }
+/// ```
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident, $field:literal, $why:literal;
+        $($(#[$vmeta:meta])* $variant:ident = $value:literal),+ $(,)?
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant = $value),+
+        }
+
+        impl $name {
+            /// The value numbered `v` on the wire; [`DecodeError::InvalidField`] for another
+            /// number.
+            ///
+            /// [`DecodeError::InvalidField`]: crate::DecodeError::InvalidField
+            pub fn from_u8(v: u8) -> Result<Self, $crate::DecodeError> {
+                match v {
+                    $($value => Ok($name::$variant),)+
+                    _ => Err($crate::DecodeError::InvalidField {
+                        field: $field,
+                        why: $why,
+                    }),
                 }
             }
         }

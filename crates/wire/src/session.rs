@@ -22,10 +22,9 @@
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
-/// Packet kinds of the session family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Kind {
+packet_kinds! {
+    /// Packet kinds of the session family (none carries application data).
+    Session, data: [];
     /// ANNOUNCE: the sender's periodic description of the session.
     Announce = 1,
     /// JOIN: a receiver asks to be admitted.
@@ -36,46 +35,23 @@ pub enum Kind {
     End = 4,
 }
 
-impl Kind {
-    /// The kind numbered `v` on the wire; [`DecodeError::UnknownKind`] for a number this
-    /// family does not define.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Kind::Announce),
-            2 => Ok(Kind::Join),
-            3 => Ok(Kind::Report),
-            4 => Ok(Kind::End),
-            kind => Err(DecodeError::UnknownKind {
-                family: crate::Family::Session,
-                kind,
-            }),
-        }
-    }
-    /// Session packets never carry application data.
-    pub fn is_data(self) -> bool {
-        false
-    }
-}
-
 /// Security bit: packets carry an authentication trailer.
 pub const SECURITY_AUTH: u8 = 0x01;
 /// Security bit: packet bodies are encrypted.
 pub const SECURITY_ENCRYPT: u8 = 0x02;
 
-/// Phase of an announced session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Phase {
+wire_enum! {
+    /// Phase of an announced session.
+    Phase, "session.phase", "unknown phase";
     /// The sender is collecting receivers.
     Gathering = 0,
     /// The transfer is under way; the member list is final.
     Running = 1,
 }
 
-/// A receiver's state in a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum ReportState {
+wire_enum! {
+    /// A receiver's state in a report.
+    ReportState, "session.state", "unknown report state";
     /// Still receiving.
     Receiving = 0,
     /// Everything received and every digest verified.
@@ -84,10 +60,9 @@ pub enum ReportState {
     Failed = 2,
 }
 
-/// A receiver's outcome in the sender's END.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Outcome {
+wire_enum! {
+    /// A receiver's outcome in the sender's END.
+    Outcome, "session.outcome", "unknown outcome";
     /// It reported everything received and verified.
     Completed = 0,
     /// It was removed for silence.
@@ -173,7 +148,7 @@ pub fn members(raw: &[u8]) -> impl Iterator<Item = u32> + '_ {
 pub fn outcomes(raw: &[u8]) -> impl Iterator<Item = (u32, Outcome)> + '_ {
     raw.chunks_exact(5).filter_map(|c| {
         let n = be_u32(c.get(..4)?)?;
-        outcome_from_u8(*c.get(4)?).ok().map(|o| (n, o))
+        Outcome::from_u8(*c.get(4)?).ok().map(|o| (n, o))
     })
 }
 
@@ -181,31 +156,9 @@ fn be_u32(c: &[u8]) -> Option<u32> {
     Some(u32::from_be_bytes(c.try_into().ok()?))
 }
 
-fn outcome_from_u8(v: u8) -> Result<Outcome, DecodeError> {
-    match v {
-        0 => Ok(Outcome::Completed),
-        1 => Ok(Outcome::Evicted),
-        2 => Ok(Outcome::Failed),
-        _ => Err(DecodeError::InvalidField {
-            field: "session.outcome",
-            why: "unknown outcome",
-        }),
-    }
-}
-
 const MAX_COUNT: usize = u16::MAX as usize;
 
 impl<'a> Message<'a> {
-    /// The packet kind of this message.
-    pub fn kind(&self) -> Kind {
-        match self {
-            Message::Announce { .. } => Kind::Announce,
-            Message::Join { .. } => Kind::Join,
-            Message::Report { .. } => Kind::Report,
-            Message::End { .. } => Kind::End,
-        }
-    }
-
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
         match self {
             Message::Announce { members, .. } => {
@@ -302,16 +255,7 @@ impl<'a> Message<'a> {
         match Kind::from_u8(kind)? {
             Kind::Announce => {
                 let protocol = r.u8()?;
-                let phase = match r.u8()? {
-                    0 => Phase::Gathering,
-                    1 => Phase::Running,
-                    _ => {
-                        return Err(DecodeError::InvalidField {
-                            field: "session.phase",
-                            why: "unknown phase",
-                        })
-                    }
-                };
+                let phase = Phase::from_u8(r.u8()?)?;
                 let security = r.u8()?;
                 if security & !(SECURITY_AUTH | SECURITY_ENCRYPT) != 0 {
                     return Err(DecodeError::Reserved("session.security"));
@@ -344,17 +288,7 @@ impl<'a> Message<'a> {
                 },
             }),
             Kind::Report => {
-                let state = match r.u8()? {
-                    0 => ReportState::Receiving,
-                    1 => ReportState::Complete,
-                    2 => ReportState::Failed,
-                    _ => {
-                        return Err(DecodeError::InvalidField {
-                            field: "session.state",
-                            why: "unknown report state",
-                        })
-                    }
-                };
+                let state = ReportState::from_u8(r.u8()?)?;
                 let reason = r.u8()?;
                 Ok(Message::Report {
                     state,
@@ -370,7 +304,7 @@ impl<'a> Message<'a> {
                 let count = usize::from(r.u16()?);
                 let outcomes = r.bytes(count * 5)?;
                 for c in outcomes.chunks_exact(5) {
-                    outcome_from_u8(c.get(4).copied().unwrap_or(u8::MAX))?;
+                    Outcome::from_u8(c.get(4).copied().unwrap_or(u8::MAX))?;
                 }
                 Ok(Message::End { outcomes })
             }

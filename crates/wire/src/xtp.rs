@@ -108,10 +108,9 @@ packet_kinds! {
     Fastnak = 4,
 }
 
-/// The service an association offers (the FIRST packet's `service`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Service {
+wire_enum! {
+    /// The service an association offers (the FIRST packet's `service`).
+    Service, "xtp.service", "unknown service";
     /// Reliable multicast stream.
     ReliableMulticast = 1,
     /// Unreliable multicast (no error control).
@@ -122,44 +121,13 @@ pub enum Service {
     UnreliableUnicast = 4,
 }
 
-impl Service {
-    /// The service numbered `v` on the wire; [`DecodeError::InvalidField`] for another number.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Service::ReliableMulticast),
-            2 => Ok(Service::UnreliableMulticast),
-            3 => Ok(Service::ReliableUnicast),
-            4 => Ok(Service::UnreliableUnicast),
-            _ => Err(DecodeError::InvalidField {
-                field: "xtp.service",
-                why: "unknown service",
-            }),
-        }
-    }
-}
-
-/// Retransmission scheme announced in FIRST.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Retx {
+wire_enum! {
+    /// Retransmission scheme announced in FIRST.
+    Retx, "xtp.retx", "unknown retransmission scheme";
     /// Go-back-N from the first missing packet.
     GoBackN = 0,
     /// Selective repeat of the missing packets only.
     Selective = 1,
-}
-
-impl Retx {
-    /// The scheme numbered `v` on the wire; [`DecodeError::InvalidField`] for another number.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            0 => Ok(Retx::GoBackN),
-            1 => Ok(Retx::Selective),
-            _ => Err(DecodeError::InvalidField {
-                field: "xtp.retx",
-                why: "unknown retransmission scheme",
-            }),
-        }
-    }
 }
 
 /// The traffic specification a FIRST packet carries.

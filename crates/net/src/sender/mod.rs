@@ -37,6 +37,21 @@ const WAKE: Token = Token(1);
 /// 65,507 bytes for every protocol.
 pub const MAX_RECEIVERS: usize = 1000;
 
+/// `len` reproducible pseudo-random bytes (xorshift64 from `seed`): the test data that
+/// benchmarks, studies and tests send, written once so that every one of them sends the same
+/// bytes for the same seed.
+pub fn pseudo_random(len: u64, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 /// Who the sender waits for before it starts.
 #[derive(Debug, Clone)]
 pub enum Expect {

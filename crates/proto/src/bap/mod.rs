@@ -71,7 +71,7 @@ use crate::timer::TimerSet;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{bap as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{bap as wire, Message, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::VecDeque;
 
 /// Largest application message one `bap` DATA packet carries.
@@ -159,33 +159,16 @@ impl SenderConfig {
 pub struct ThesisParams {
     /// Window `n` \[BAPWIN\].
     pub window: u16,
-    /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
-    pub data_bytes: u64,
-    /// See `data_bytes`.
-    pub ack_bytes: u64,
+    /// Frame sizes \[DATAPKTSIZE, ACKPKTSIZE\], random ACK interval \[BAPRANDWAIT\],
+    /// packet-timeout method and value \[BAPPKTIMEOUTMETHOD, BAPPKTIMEOUT\] and bit time.
+    pub timing: TimeoutRule,
     /// Receiver ACK-delay timeout `t`, bit times \[BAPACKTIMEOUT\].
     pub ack_timeout_bits: u64,
-    /// Random ACK interval, bit times; 0 for none \[BAPRANDWAIT\].
-    pub rand_bits: u64,
-    /// Packet-timeout method and value \[BAPPKTIMEOUTMETHOD, BAPPKTIMEOUT\].
-    pub timeout: crate::saw::TimeoutMethod,
     /// Retransmission limit, compared as the thesis words it \[BAPRETRANSLIM\].
     pub max_retransmissions: Option<u32>,
-    /// One bit time (100 ns for 10 Mb/s Ethernet).
-    pub bit_time: Duration,
 }
 
 impl ThesisParams {
-    fn rule(&self) -> TimeoutRule {
-        TimeoutRule {
-            method: self.timeout,
-            data_bytes: self.data_bytes,
-            ack_bytes: self.ack_bytes,
-            rand_bits: self.rand_bits,
-            bit_time: self.bit_time,
-        }
-    }
-
     /// The sender's configuration for this group.
     pub fn sender_config(
         &self,
@@ -194,7 +177,7 @@ impl ThesisParams {
         receivers: Vec<NodeId>,
     ) -> SenderConfig {
         let mut cfg = SenderConfig::new(node, group, receivers, self.window, Duration::ZERO);
-        cfg.timeout_rule = Some(self.rule());
+        cfg.timeout_rule = Some(self.timing);
         cfg.ack_delay_timeout_bits = self.ack_timeout_bits;
         cfg.max_retransmissions = self.max_retransmissions;
         cfg.limit_rule = LimitRule::NotExceeded;
@@ -206,9 +189,9 @@ impl ThesisParams {
         let mut rc = ReceiverConfig::new(
             node,
             self.window,
-            crate::saw::timeout::bits_to_duration(self.ack_timeout_bits, self.bit_time),
+            crate::saw::timeout::bits_to_duration(self.ack_timeout_bits, self.timing.bit_time),
         );
-        rc.ack_delay_max = self.rule().rand();
+        rc.ack_delay_max = self.timing.rand();
         rc
     }
 }
@@ -307,15 +290,11 @@ impl Sender {
             self.out.stats.data_sent += 1;
         }
         let data = slot.data.clone();
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: if retransmission {
-                FLAG_RETRANSMISSION
-            } else {
-                0
-            },
-        };
+        let env = crate::outbox::envelope(
+            self.cfg.session,
+            self.cfg.node,
+            crate::outbox::data_flags(retransmission),
+        );
         let msg = Message::Bap(wire::Message::Data {
             seq,
             first,
@@ -576,18 +555,9 @@ impl Receiver {
         let (Some(seq), Some(to)) = (self.last, self.sender) else {
             return;
         };
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
-        if self.out.transmit(
-            Dest::Node(to),
-            env,
-            &Message::Bap(wire::Message::Ack { seq }),
-        ) {
-            self.out.stats.control_sent += 1;
-        }
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
+        self.out
+            .control(to, env, &Message::Bap(wire::Message::Ack { seq }));
     }
 
     fn request_ack(&mut self, now: Time) {
@@ -623,12 +593,9 @@ impl Receiver {
             self.expected = first;
         }
         if seq == self.expected {
-            self.out.event(Event::Delivered {
-                seq: self.delivered,
-                data: Bytes::copy_from_slice(payload),
-            });
+            let data = Bytes::copy_from_slice(payload);
+            self.out.deliver(self.delivered, data);
             self.delivered += 1;
-            self.out.stats.delivered += 1;
             self.last = Some(seq);
             self.expected = (seq + 1) % m;
             self.counter += 1;

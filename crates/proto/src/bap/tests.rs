@@ -1,10 +1,11 @@
 use super::*;
-use crate::testkit::{
-    assert_deterministic, message, DoneOrder::InOrder, GroupTest, Harness, TEST_GROUP as GROUP,
-};
+use crate::testkit::DoneOrder::InOrder;
+use crate::testkit::TEST_GROUP as GROUP;
+use crate::testkit::*;
 use crate::SendError;
 use proptest::prelude::*;
 use rmcast_wire::Packet;
+use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};
 
 struct Setup {
     base: GroupTest,
@@ -16,7 +17,7 @@ struct Setup {
 impl Setup {
     fn new(receivers: usize, window: u16, drop: f64) -> Self {
         Setup {
-            base: GroupTest::new(receivers as u32, drop, 100, 42, Duration::from_micros(100)),
+            base: GroupTest::lan(receivers as u32, drop),
             window,
             ack_delay_max: Duration::ZERO,
             limit: None,
@@ -52,16 +53,7 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{receivers} rx, n={window}, drop {drop}");
-                setup.base.assert_reliable(&h, InOrder, &what);
-                let s = h.agent(NodeId(0)).unwrap().stats().clone();
-                if drop == 0.0 {
-                    assert_eq!(s.repairs_sent, 0, "{what}: no loss, no retransmission");
-                } else {
-                    assert!(
-                        s.repairs_sent > 0,
-                        "{what}: loss must cause retransmissions"
-                    );
-                }
+                let s = setup.base.assert_repairs_follow_loss(&h, InOrder, &what);
                 println!(
                     "bap e2e: {what}: {} msgs, {} retransmissions, {} timeouts, {} copies dropped",
                     setup.base.messages, s.repairs_sent, s.timeouts, h.stats.copies_dropped
@@ -119,57 +111,45 @@ fn lossless_blocks_take_one_round_trip_and_share_times() {
 fn runs_are_deterministic() {
     let mut setup = Setup::new(5, 4, 0.2);
     setup.ack_delay_max = Duration::from_micros(50);
-    assert_deterministic(
-        |seed| {
-            setup.base.seed = seed;
-            setup.run()
-        },
-        42,
-        43,
-    );
+    assert_setup_deterministic(&mut setup, |s| &mut s.base, Setup::run, 42, 43);
 }
 
 #[test]
 fn retransmission_limit_records_failure_and_continues() {
     // Node 2 is a configured receiver that never hears the group: every message reaches the
     // limit. Thesis rule, max 2: 1 original + 3 retransmissions, then failure.
-    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
-    let mut cfg = SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1), NodeId(2)],
-        3,
-        Duration::from_millis(2),
-    );
+    let mut cfg = SenderConfig::new(NodeId(0), GROUP, two_receivers(), 3, ms(2));
     cfg.max_retransmissions = Some(2);
-    let s = h.add(Box::new(Sender::new(cfg)));
-    for r in 1..=2 {
-        h.add(Box::new(Receiver::new(
-            ReceiverConfig::new(NodeId(r), 3, Duration::from_millis(1)),
-            AgentRng::from_seed(u64::from(r)),
-        )));
-    }
-    h.set_group(GROUP, vec![NodeId(1)]);
-    h.send_all(s, 7);
-    h.run_until(Time::from_secs(10));
-    let done: Vec<(u64, u32, bool)> = h.events[0]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone {
-                seq,
-                transmissions,
-                failed,
-                ..
-            } => Some((*seq, *transmissions, *failed)),
-            _ => None,
-        })
-        .collect();
+    let h = run_with_one_listener(
+        Box::new(Sender::new(cfg)),
+        receivers(3, ms(1)),
+        7,
+        Time::from_secs(10),
+    );
+    let done = h.done_transmissions(0);
     assert_eq!(done, (0..7).map(|s| (s, 4, true)).collect::<Vec<_>>());
-    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
-    assert_eq!(h.agent(s).unwrap().stats().failed, 7);
+    assert!(h.completed(0));
+    assert_eq!(h.agent(NodeId(0)).unwrap().stats().failed, 7);
     // The reachable receiver still got everything, once, in order.
-    let delivered: Vec<u64> = h.delivered(1).into_iter().map(|(s, _)| s).collect();
-    assert_eq!(delivered, (0..7).collect::<Vec<_>>());
+    assert_eq!(h.delivered_seqs(1), (0..7).collect::<Vec<_>>());
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn two_receivers() -> Vec<NodeId> {
+    vec![NodeId(1), NodeId(2)]
+}
+
+/// Receivers at nodes 1 and 2 with window `n` and ACK-delay timeout `ack`.
+fn receivers(n: u16, ack: Duration) -> impl Iterator<Item = Box<dyn Agent>> {
+    (1..=2).map(move |r| -> Box<dyn Agent> {
+        Box::new(Receiver::new(
+            ReceiverConfig::new(NodeId(r), n, ack),
+            AgentRng::from_seed(u64::from(r)),
+        ))
+    })
 }
 
 // ---- unit tests of the tricky rules ----
@@ -561,34 +541,21 @@ proptest! {
 
 #[test]
 fn removing_a_silent_receiver_lets_the_others_finish() {
-    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
-    let cfg = SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1), NodeId(2)],
-        2,
-        Duration::from_millis(1),
-    );
-    let s = h.add(Box::new(Sender::new(cfg)));
-    for r in 1..=2 {
-        h.add(Box::new(Receiver::new(
-            ReceiverConfig::new(NodeId(r), 2, Duration::from_micros(500)),
-            AgentRng::from_seed(u64::from(r)),
-        )));
-    }
     // Node 2 never hears the group: without eviction the sender goes back forever.
-    h.set_group(GROUP, vec![NodeId(1)]);
-    h.send_all(s, 5);
-    h.run_until(Time::from_millis(5));
-    assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
-    h.with_agent(s, |a, now| {
-        assert!(a.remove_receiver(now, NodeId(2)));
-        assert!(!a.remove_receiver(now, NodeId(2)));
-    });
-    h.run_until(Time::from_secs(1));
-    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
-    let delivered: Vec<u64> = h.delivered(1).into_iter().map(|(s, _)| s).collect();
-    assert_eq!(delivered, (0..5).collect::<Vec<_>>());
+    let mut h = run_with_one_listener(
+        Box::new(Sender::new(SenderConfig::new(
+            NodeId(0),
+            GROUP,
+            two_receivers(),
+            2,
+            ms(1),
+        ))),
+        receivers(2, Duration::from_micros(500)),
+        5,
+        Time::from_millis(5),
+    );
+    assert_removal_unblocks(&mut h, NodeId(2));
+    assert_eq!(h.delivered_seqs(1), (0..5).collect::<Vec<_>>());
 }
 
 /// The thesis's sample run header: `Recs=3 Data=1518 Ack=64 BAPWin=1 BAPPktT=115680
@@ -597,15 +564,14 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
 fn thesis_params_build_consistent_configs() {
     let p = ThesisParams {
         window: 1,
-        data_bytes: 1518,
-        ack_bytes: 64,
-        ack_timeout_bits: 95_000,
-        rand_bits: 6_000,
-        timeout: crate::saw::TimeoutMethod::Formula {
-            increment_bits: 1_000,
+        timing: TimeoutRule {
+            rand_bits: 6_000,
+            ..TimeoutRule::ethernet(crate::saw::TimeoutMethod::Formula {
+                increment_bits: 1_000,
+            })
         },
+        ack_timeout_bits: 95_000,
         max_retransmissions: Some(20),
-        bit_time: crate::saw::BIT_TIME_10MBPS,
     };
     let rx: Vec<NodeId> = (1..=3).map(NodeId).collect();
     let s = Sender::new(p.sender_config(NodeId(0), GROUP, rx));

@@ -37,7 +37,7 @@ use crate::window::{Bitmap, Insert, SeqWindow};
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{ff as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{ff as wire, Message, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest application message one DATA packet carries.
@@ -217,15 +217,11 @@ impl Sender {
         let Some(data) = self.buffer.get(seq).map(|e| e.data.clone()) else {
             return;
         };
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: if retransmission {
-                FLAG_RETRANSMISSION
-            } else {
-                0
-            },
-        };
+        let env = crate::outbox::envelope(
+            self.cfg.session,
+            self.cfg.node,
+            crate::outbox::data_flags(retransmission),
+        );
         let msg = wire::Message::Data {
             seq,
             ts: now.as_nanos(),
@@ -439,9 +435,8 @@ pub struct Receiver {
 impl Receiver {
     /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
-        let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
         Receiver {
-            w: SeqWindow::new(cap),
+            w: SeqWindow::bounded(cfg.window, MAX_WINDOW),
             cfg,
             held: BTreeMap::new(),
             out: Outbox::new(),
@@ -449,18 +444,9 @@ impl Receiver {
     }
 
     fn ack(&mut self, to: NodeId, seq: u64, ts: u64) {
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
-        if self.out.transmit(
-            Dest::Node(to),
-            env,
-            &Message::Ff(wire::Message::Ack { seq, ts }),
-        ) {
-            self.out.stats.control_sent += 1;
-        }
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
+        self.out
+            .control(to, env, &Message::Ff(wire::Message::Ack { seq, ts }));
     }
 }
 
@@ -476,11 +462,8 @@ impl Agent for Receiver {
         match self.w.insert(seq) {
             Insert::New => {
                 self.held.insert(seq, Bytes::copy_from_slice(payload));
-                while let Some(s) = self.w.pop_in_order() {
-                    let data = self.held.remove(&s).unwrap_or_default();
-                    self.out.stats.delivered += 1;
-                    self.out.event(Event::Delivered { seq: s, data });
-                }
+                let held = &mut self.held;
+                self.out.deliver_in_order(&mut self.w, |s| held.remove(&s));
             }
             Insert::Duplicate => self.out.stats.duplicates += 1,
             Insert::TooFar => {

@@ -380,15 +380,9 @@ impl Receiver {
                 self.store.insert(seq, hold(shared, payload), now);
                 self.learn(now, seq + 1);
                 self.count_packet();
-                while let Some(s) = self.window.pop_in_order() {
-                    let data = self
-                        .store
-                        .get(s)
-                        .map(|e| e.data.clone())
-                        .unwrap_or_default();
-                    self.out.stats.delivered += 1;
-                    self.out.event(Event::Delivered { seq: s, data });
-                }
+                let store = &self.store;
+                self.out
+                    .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
             }
             Insert::Duplicate => self.out.stats.duplicates += 1,
             Insert::TooFar => self.out.stats.ignored += 1,

@@ -171,32 +171,19 @@ fn receiver_requests_at_once_serves_dreqs_and_counts_duplicates() {
     // the request is repeated until the data comes
     r.handle_timeout(Time::from_millis(500));
     assert!(r.poll_transmit().is_some());
-    r.handle_packet(
-        Time::from_millis(600),
-        NodeId(40),
-        &pkt(
-            40,
-            wire::Message::Repair {
-                seq: 0,
-                tp: 40,
-                tp_iface: 3,
-                payload: b"a",
-            },
-        ),
+    // The repair, then the same repair again.
+    let repair = pkt(
+        40,
+        wire::Message::Repair {
+            seq: 0,
+            tp: 40,
+            tp_iface: 3,
+            payload: b"a",
+        },
     );
-    r.handle_packet(
-        Time::from_millis(601),
-        NodeId(40),
-        &pkt(
-            40,
-            wire::Message::Repair {
-                seq: 0,
-                tp: 40,
-                tp_iface: 3,
-                payload: b"a",
-            },
-        ),
-    );
+    for at in [600, 601] {
+        r.handle_packet(Time::from_millis(at), NodeId(40), &repair);
+    }
     assert_eq!(r.stats().duplicates, 1);
     assert_eq!(r.stats().delivered, 2);
     assert_eq!(r.poll_timeout(), None);

@@ -103,7 +103,7 @@ use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use plan::Planner;
-use rmcast_wire::{prmp as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{prmp as wire, Envelope, Message, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Largest application message one DATA packet carries (a DATAPOLL naming children needs

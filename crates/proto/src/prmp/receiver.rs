@@ -43,9 +43,8 @@ pub struct Receiver {
 impl Receiver {
     /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
-        let cap = usize::try_from(cfg.window.clamp(1, MAX_WINDOW)).unwrap_or(1);
         Receiver {
-            w: SeqWindow::new(cap),
+            w: SeqWindow::bounded(cfg.window, MAX_WINDOW),
             cfg,
             hr: None,
             held: BTreeMap::new(),
@@ -81,8 +80,7 @@ impl Receiver {
             return false;
         };
         let data = self.held.remove(&seq).unwrap_or_default();
-        self.out.stats.delivered += 1;
-        self.out.event(Event::Delivered { seq, data });
+        self.out.deliver(seq, data);
         true
     }
 
@@ -121,14 +119,8 @@ impl Receiver {
             hr: hr.unwrap_or(wire::NO_HR),
             bitmap: &bitmap,
         };
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
-        if self.out.transmit(Dest::Node(to), env, &Message::Prmp(msg)) {
-            self.out.stats.control_sent += 1;
-        }
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
+        self.out.control(to, env, &Message::Prmp(msg));
     }
 
     fn on_poll(&mut self, from: NodeId, ts: u64, poll_seq: u64, cld: wire::ChildList<'_>) {

@@ -212,15 +212,11 @@ impl Sender {
     // ---- sending ----
 
     fn envelope(&self, retransmission: bool) -> Envelope {
-        Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: if retransmission {
-                FLAG_RETRANSMISSION
-            } else {
-                0
-            },
-        }
+        crate::outbox::envelope(
+            self.cfg.session,
+            self.cfg.node,
+            crate::outbox::data_flags(retransmission),
+        )
     }
 
     fn emit(&mut self, dest: Dest, env: Envelope, msg: wire::Message<'_>) {

@@ -1,9 +1,10 @@
 use super::*;
-use crate::testkit::{
-    assert_deterministic, message, DoneOrder::AnyOrder, GroupTest, Harness, TEST_GROUP as GROUP,
-};
+use crate::testkit::DoneOrder::AnyOrder;
+use crate::testkit::TEST_GROUP as GROUP;
+use crate::testkit::*;
 use crate::Outbox;
 use rmcast_wire::Packet;
+use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};
 
 /// A node that never answers (a crashed child).
 struct Dead(Outbox);
@@ -74,20 +75,9 @@ fn end_to_end_pf_and_pf_iw_at_0_5_20_percent_drop() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{variant} {receivers} rx, drop {drop}");
-                setup.base.assert_reliable(&h, AnyOrder, &what);
-                let s = h.agent(NodeId(0)).unwrap().stats().clone();
+                let s = setup.base.assert_repairs_follow_loss(&h, AnyOrder, &what);
                 assert_eq!(s.evicted, 0, "{what}: nobody removed");
-                if drop == 0.0 {
-                    assert_eq!(s.repairs_sent, 0, "{what}: no loss, no retransmission");
-                } else {
-                    assert!(
-                        s.repairs_sent > 0,
-                        "{what}: loss must cause retransmissions"
-                    );
-                }
-                let responses: u64 = (1..=receivers)
-                    .map(|r| h.agent(NodeId(r)).unwrap().stats().control_sent)
-                    .sum();
+                let responses = setup.base.receivers_control_sent(&h);
                 println!(
                     "prmp e2e: {what}: {} msgs in {:?}, {} repairs, {} poll timeouts, {} explicit polls, {} responses",
                     setup.base.messages,
@@ -108,9 +98,7 @@ fn polling_keeps_responses_below_one_per_packet_per_child() {
     let setup = Setup::new(20, 200, 0.0);
     let h = setup.run();
     setup.base.assert_reliable(&h, AnyOrder, "lossless");
-    let responses: u64 = (1..=20)
-        .map(|r| h.agent(NodeId(r)).unwrap().stats().control_sent)
-        .sum();
+    let responses = setup.base.receivers_control_sent(&h);
     assert!(
         responses < 20 * setup.base.messages / 2,
         "{responses} responses"
@@ -123,14 +111,7 @@ fn polling_keeps_responses_below_one_per_packet_per_child() {
 #[test]
 fn runs_are_deterministic() {
     let mut setup = Setup::new(10, 16, 0.2);
-    assert_deterministic(
-        |seed| {
-            setup.base.seed = seed;
-            setup.run()
-        },
-        7,
-        8,
-    );
+    assert_setup_deterministic(&mut setup, |s| &mut s.base, Setup::run, 7, 8);
 }
 
 #[test]

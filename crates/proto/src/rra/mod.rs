@@ -60,7 +60,7 @@ use crate::window::Bitmap;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{rra as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{rra as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Largest application message one `rra` DATA packet carries.
@@ -189,11 +189,7 @@ impl Sender {
     }
 
     fn emit(&mut self, dest: Dest, flags: u8, msg: wire::Message<'_>) {
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags,
-        };
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, flags);
         self.out.transmit(dest, env, &Message::Rra(msg));
     }
 
@@ -577,11 +573,7 @@ impl Receiver {
 
     fn deliver_ready(&mut self) {
         while let Some(data) = self.buffer.remove(&self.cum) {
-            self.out.event(Event::Delivered {
-                seq: self.cum,
-                data,
-            });
-            self.out.stats.delivered += 1;
+            self.out.deliver(self.cum, data);
             self.cum += 1;
         }
     }
@@ -597,13 +589,7 @@ impl Receiver {
         }
         while self.cum < low {
             match self.buffer.remove(&self.cum) {
-                Some(data) => {
-                    self.out.event(Event::Delivered {
-                        seq: self.cum,
-                        data,
-                    });
-                    self.out.stats.delivered += 1;
-                }
+                Some(data) => self.out.deliver(self.cum, data),
                 None => self.out.event(Event::LossDetected { seq: self.cum }),
             }
             self.cum += 1;
@@ -632,19 +618,13 @@ impl Receiver {
                 *b |= 1 << (bit % 8);
             }
         }
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
         let msg = Message::Rra(wire::Message::Ack {
             cum,
             upto,
             bitmap: &bitmap,
         });
-        if self.out.transmit(Dest::Node(to), env, &msg) {
-            self.out.stats.control_sent += 1;
-        }
+        self.out.control(to, env, &msg);
     }
 
     fn saw(&mut self, seq: u64) {

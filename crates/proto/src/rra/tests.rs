@@ -1,7 +1,8 @@
 use super::*;
-use crate::testkit::{
-    assert_deterministic, message, DoneOrder::InOrder, GroupTest, Harness, TEST_GROUP as GROUP,
-};
+use crate::testkit::DoneOrder::InOrder;
+use crate::testkit::TEST_GROUP as GROUP;
+use crate::testkit::*;
+use rmcast_wire::Envelope;
 use rmcast_wire::Packet;
 
 struct Setup {
@@ -13,7 +14,7 @@ struct Setup {
 impl Setup {
     fn new(receivers: usize, window: usize, drop: f64) -> Self {
         Setup {
-            base: GroupTest::new(receivers as u32, drop, 100, 42, Duration::from_micros(100)),
+            base: GroupTest::lan(receivers as u32, drop),
             window,
             limit: None,
         }
@@ -41,16 +42,10 @@ fn end_to_end_matrix_receivers_windows_drop_rates() {
                 let setup = Setup::new(receivers, window, drop);
                 let h = setup.run();
                 let what = format!("{receivers} rx, W={window}, drop {drop}");
-                setup.base.assert_reliable(&h, InOrder, &what);
-                let s = h.agent(NodeId(0)).unwrap().stats().clone();
-                let acks: u64 = (1..=receivers)
-                    .map(|r| h.agent(NodeId(r as u32)).unwrap().stats().control_sent)
-                    .sum();
+                let s = setup.base.assert_repairs_follow_loss(&h, InOrder, &what);
+                let acks = setup.base.receivers_control_sent(&h);
                 if drop == 0.0 {
-                    assert_eq!(s.repairs_sent, 0, "{what}: no loss, no repair");
                     assert_eq!(s.timeouts, 0, "{what}");
-                } else {
-                    assert!(s.repairs_sent > 0, "{what}: loss must cause repairs");
                 }
                 println!(
                     "rra e2e: {what}: {} msgs, {} ACKs, {} polls, {} repairs, {} timeouts, {} copies dropped",
@@ -98,14 +93,7 @@ fn small_window_still_completes_through_polls() {
 #[test]
 fn runs_are_deterministic() {
     let mut setup = Setup::new(7, 8, 0.2);
-    assert_deterministic(
-        |seed| {
-            setup.base.seed = seed;
-            setup.run()
-        },
-        42,
-        43,
-    );
+    assert_setup_deterministic(&mut setup, |s| &mut s.base, Setup::run, 42, 43);
 }
 
 #[test]
@@ -113,29 +101,13 @@ fn retransmission_limit_records_failure_and_continues() {
     // Node 7 is configured but does not exist: nothing reaches it, nothing comes back. With
     // max 1 (thesis rule: 2 re-polls) every message fails; node 1 still receives all of
     // them, in order.
-    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
-    let mut cfg = SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1), NodeId(7)],
-        4,
-        Duration::from_micros(100),
-    );
-    cfg.max_retransmissions = Some(1);
-    let s = h.add(Box::new(Sender::new(cfg)));
-    for r in 1..=2 {
-        h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(r), 4))));
-    }
-    h.set_group(GROUP, vec![NodeId(1)]);
-    h.send_all(s, 10);
-    h.run_until(Time::from_secs(10));
+    let h = run_limited(NodeId(7), 1, 10);
     let done = h.done(0);
     assert_eq!(done, (0..10).map(|s| (s, true)).collect::<Vec<_>>());
-    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
-    let delivered: Vec<u64> = h.delivered(1).into_iter().map(|(s, _)| s).collect();
-    assert_eq!(delivered, (0..10).collect::<Vec<_>>());
+    assert!(h.completed(0));
+    assert_eq!(h.delivered_seqs(1), (0..10).collect::<Vec<_>>());
     // Each give-up took 1 request + 2 re-polls (count 0 and 1 pass `count <= 1`).
-    let st = h.agent(s).unwrap().stats();
+    let st = h.agent(NodeId(0)).unwrap().stats();
     assert_eq!(st.failed, 10);
     assert!(st.timeouts >= 3);
 }
@@ -144,40 +116,30 @@ fn retransmission_limit_records_failure_and_continues() {
 fn repair_limit_bounds_a_receiver_that_answers_but_never_gets_multicast() {
     // Node 2 answers unicast polls but is outside the multicast group, so repairs never reach
     // it: each message's repairs are bounded by the limit, then it fails for node 2.
-    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
-    let mut cfg = SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1), NodeId(2)],
-        4,
-        Duration::from_micros(100),
-    );
-    cfg.max_retransmissions = Some(2);
-    let s = h.add(Box::new(Sender::new(cfg)));
-    for r in 1..=2 {
-        h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(r), 4))));
-    }
-    h.set_group(GROUP, vec![NodeId(1)]);
-    h.send_all(s, 6);
-    h.run_until(Time::from_secs(10));
-    let done: Vec<(u64, u32, bool)> = h.events[0]
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone {
-                seq,
-                transmissions,
-                failed,
-                ..
-            } => Some((*seq, *transmissions, *failed)),
-            _ => None,
-        })
-        .collect();
+    let h = run_limited(NodeId(2), 2, 6);
+    let done = h.done_transmissions(0);
     assert_eq!(done.len(), 6);
     for (seq, tx, failed) in done {
         assert!(failed, "message {seq}");
         assert!(tx <= 4, "message {seq}: {tx} transmissions, limit 1 + 3");
     }
-    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    assert!(h.completed(0));
+}
+
+/// Window 4, receivers 1 and `second` configured, nodes 1 and 2 present, only node 1 in the
+/// group; `limit` retransmissions, `messages` sent.
+fn run_limited(second: NodeId, limit: u32, messages: u64) -> Harness {
+    let timeout = Duration::from_micros(100);
+    let mut cfg = SenderConfig::new(NodeId(0), GROUP, vec![NodeId(1), second], 4, timeout);
+    cfg.max_retransmissions = Some(limit);
+    run_with_one_listener(
+        Box::new(Sender::new(cfg)),
+        (1..=2).map(|r| -> Box<dyn Agent> {
+            Box::new(Receiver::new(ReceiverConfig::new(NodeId(r), 4)))
+        }),
+        messages,
+        Time::from_secs(10),
+    )
 }
 
 // ---- unit tests ----
@@ -394,27 +356,16 @@ proptest::proptest! {
 
 #[test]
 fn removing_a_silent_receiver_lets_the_others_finish() {
-    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
-    let cfg = SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1), NodeId(7)],
-        4,
-        Duration::from_micros(100),
-    );
-    let s = h.add(Box::new(Sender::new(cfg)));
-    h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(1), 4))));
+    let timeout = Duration::from_micros(100);
+    let cfg = SenderConfig::new(NodeId(0), GROUP, vec![NodeId(1), NodeId(7)], 4, timeout);
     // Node 7 does not exist; with no limit the sender re-polls it forever.
-    h.set_group(GROUP, vec![NodeId(1)]);
-    h.send_all(s, 9);
-    h.run_until(Time::from_millis(5));
-    assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
-    h.with_agent(s, |a, now| {
-        assert!(a.remove_receiver(now, NodeId(7)));
-        assert!(!a.remove_receiver(now, NodeId(7)));
-    });
-    h.run_until(Time::from_secs(1));
-    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    let mut h = run_with_one_listener(
+        Box::new(Sender::new(cfg)),
+        [Box::new(Receiver::new(ReceiverConfig::new(NodeId(1), 4))) as Box<dyn Agent>],
+        9,
+        Time::from_millis(5),
+    );
+    assert_removal_unblocks(&mut h, NodeId(7));
     let done = h.done(0);
     assert_eq!(done, (0..9).map(|s| (s, false)).collect::<Vec<_>>());
     let delivered = h.events[1]

@@ -35,7 +35,7 @@ use crate::timer::TimerSet;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{saw as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{saw as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 
 pub mod timeout;
 pub use timeout::{LimitRule, TimeoutMethod, TimeoutRule, BIT_TIME_10MBPS};
@@ -97,33 +97,16 @@ impl SenderConfig {
 /// random ACK interval `i` that the receivers use as their delay bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThesisParams {
-    /// Data and ACK frame sizes in bytes \[DATAPKTSIZE, ACKPKTSIZE\].
-    pub data_bytes: u64,
-    /// See `data_bytes`.
-    pub ack_bytes: u64,
-    /// Random ACK interval, bit times; 0 for none \[SAWRANDWAIT\].
-    pub rand_bits: u64,
-    /// Timeout method and value \[SAWTIMEOUTMETHOD, SAWTIMEOUT\].
-    pub timeout: TimeoutMethod,
+    /// Frame sizes \[DATAPKTSIZE, ACKPKTSIZE\], random ACK interval \[SAWRANDWAIT\], timeout
+    /// method and value \[SAWTIMEOUTMETHOD, SAWTIMEOUT\] and bit time.
+    pub timing: TimeoutRule,
     /// Unicast or multicast retransmission \[SAWRETRANS\].
     pub mode: RetransmitMode,
     /// Retransmission limit, compared as the thesis words it \[SAWRETRANSLIM\].
     pub max_retransmissions: Option<u32>,
-    /// One bit time (100 ns for 10 Mb/s Ethernet).
-    pub bit_time: Duration,
 }
 
 impl ThesisParams {
-    fn rule(&self) -> TimeoutRule {
-        TimeoutRule {
-            method: self.timeout,
-            data_bytes: self.data_bytes,
-            ack_bytes: self.ack_bytes,
-            rand_bits: self.rand_bits,
-            bit_time: self.bit_time,
-        }
-    }
-
     /// The sender's configuration for this group.
     pub fn sender_config(
         &self,
@@ -132,7 +115,7 @@ impl ThesisParams {
         receivers: Vec<NodeId>,
     ) -> SenderConfig {
         let mut cfg = SenderConfig::new(node, group, receivers, Duration::ZERO);
-        cfg.timeout_rule = Some(self.rule());
+        cfg.timeout_rule = Some(self.timing);
         cfg.mode = self.mode;
         cfg.max_retransmissions = self.max_retransmissions;
         cfg.limit_rule = LimitRule::NotExceeded;
@@ -142,7 +125,7 @@ impl ThesisParams {
     /// A receiver's configuration.
     pub fn receiver_config(&self, node: NodeId) -> ReceiverConfig {
         let mut rc = ReceiverConfig::new(node);
-        rc.ack_delay_max = self.rule().rand();
+        rc.ack_delay_max = self.timing.rand();
         rc
     }
 }
@@ -212,11 +195,7 @@ impl Sender {
     }
 
     fn emit(&mut self, dest: Dest, flags: u8, msg: wire::Message<'_>) {
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags,
-        };
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, flags);
         // Sizes were checked in `send`, so encoding cannot fail; if it ever did, the packet
         // is dropped and counted rather than panicking.
         self.out.transmit(dest, env, &Message::Saw(msg));
@@ -484,18 +463,9 @@ impl Receiver {
     }
 
     fn send_ack(&mut self, to: NodeId, bit: u8) {
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
-        if self.out.transmit(
-            Dest::Node(to),
-            env,
-            &Message::Saw(wire::Message::Ack { seq: bit }),
-        ) {
-            self.out.stats.control_sent += 1;
-        }
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
+        self.out
+            .control(to, env, &Message::Saw(wire::Message::Ack { seq: bit }));
     }
 
     fn ack(&mut self, now: Time, to: NodeId, bit: u8) {
@@ -522,12 +492,9 @@ impl Agent for Receiver {
         match m {
             wire::Message::Data { seq, payload } => {
                 if seq == self.expected {
-                    self.out.event(Event::Delivered {
-                        seq: self.delivered,
-                        data: Bytes::copy_from_slice(payload),
-                    });
+                    let data = Bytes::copy_from_slice(payload);
+                    self.out.deliver(self.delivered, data);
                     self.delivered += 1;
-                    self.out.stats.delivered += 1;
                     self.expected ^= 1;
                 } else {
                     self.out.stats.duplicates += 1;

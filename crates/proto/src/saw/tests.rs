@@ -1,8 +1,9 @@
 use super::*;
-use crate::testkit::{
-    assert_deterministic, message, DoneOrder::InOrder, GroupTest, Harness, TEST_GROUP as GROUP,
-};
+use crate::testkit::DoneOrder::InOrder;
+use crate::testkit::TEST_GROUP as GROUP;
+use crate::testkit::*;
 use crate::SendError;
+use rmcast_wire::Envelope;
 use rmcast_wire::Packet;
 
 struct Setup {
@@ -15,7 +16,7 @@ struct Setup {
 impl Setup {
     fn new(receivers: usize, drop: f64) -> Self {
         Setup {
-            base: GroupTest::new(receivers as u32, drop, 100, 42, Duration::from_micros(100)),
+            base: GroupTest::lan(receivers as u32, drop),
             mode: RetransmitMode::Multicast,
             ack_delay_max: Duration::ZERO,
             limit: None,
@@ -48,17 +49,8 @@ fn end_to_end_matrix_receivers_by_drop_rate() {
         for drop in [0.0, 0.05, 0.20] {
             let setup = Setup::new(receivers, drop);
             let h = setup.run();
-            setup.base.assert_reliable(&h, InOrder, "saw");
-            let s = h.agent(NodeId(0)).unwrap().stats().clone();
-            if drop == 0.0 {
-                assert_eq!(s.repairs_sent, 0, "no loss, no retransmission");
-                assert_eq!(h.stats.copies_dropped, 0);
-            } else {
-                assert!(
-                    s.repairs_sent > 0,
-                    "loss must cause retransmissions ({receivers} rx, {drop})"
-                );
-            }
+            let what = format!("saw {receivers} rx, drop {drop}");
+            let s = setup.base.assert_repairs_follow_loss(&h, InOrder, &what);
             println!(
                 "saw e2e: {receivers:>2} receivers, drop {drop:.2}: {} msgs, {} retransmissions, {} copies dropped",
                 setup.base.messages, s.repairs_sent, h.stats.copies_dropped
@@ -108,28 +100,29 @@ fn lossless_timing_is_one_round_trip_per_message() {
 fn run_with_unreachable_receiver(rule: LimitRule) -> Harness {
     // Receiver node 2 is never added to the group, so it never sees data: every message
     // exhausts its retransmissions. Node 1 still gets everything.
-    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
-    let mut cfg = SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1), NodeId(2)],
-        Duration::from_millis(1),
-    );
+    let mut cfg = two_receiver_config();
     cfg.max_retransmissions = Some(3);
     cfg.limit_rule = rule;
-    let s = h.add(Box::new(Sender::new(cfg)));
-    h.add(Box::new(Receiver::new(
-        ReceiverConfig::new(NodeId(1)),
-        AgentRng::from_seed(1),
-    )));
-    h.add(Box::new(Receiver::new(
-        ReceiverConfig::new(NodeId(2)),
-        AgentRng::from_seed(2),
-    )));
-    h.set_group(GROUP, vec![NodeId(1)]);
-    h.send_all(s, 4);
-    h.run_until(Time::from_secs(10));
-    h
+    run_with_one_listener(
+        Box::new(Sender::new(cfg)),
+        two_receivers(),
+        4,
+        Time::from_secs(10),
+    )
+}
+
+fn two_receiver_config() -> SenderConfig {
+    let timeout = Duration::from_millis(1);
+    SenderConfig::new(NodeId(0), GROUP, vec![NodeId(1), NodeId(2)], timeout)
+}
+
+fn two_receivers() -> impl Iterator<Item = Box<dyn Agent>> {
+    (1..=2).map(|r| -> Box<dyn Agent> {
+        Box::new(Receiver::new(
+            ReceiverConfig::new(NodeId(r)),
+            AgentRng::from_seed(u64::from(r)),
+        ))
+    })
 }
 
 #[test]
@@ -285,46 +278,20 @@ fn malformed_and_foreign_packets_are_counted_not_fatal() {
 fn runs_are_deterministic() {
     let mut setup = Setup::new(5, 0.2);
     setup.ack_delay_max = Duration::from_micros(50);
-    assert_deterministic(
-        |seed| {
-            setup.base.seed = seed;
-            setup.run()
-        },
-        42,
-        43,
-    );
+    assert_setup_deterministic(&mut setup, |s| &mut s.base, Setup::run, 42, 43);
 }
 
 #[test]
 fn removing_a_silent_receiver_lets_the_others_finish() {
-    let mut h = Harness::new(Duration::from_micros(10), 0.0, 1);
-    let cfg = SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1), NodeId(2)],
-        Duration::from_millis(1),
-    );
-    let s = h.add(Box::new(Sender::new(cfg)));
-    h.add(Box::new(Receiver::new(
-        ReceiverConfig::new(NodeId(1)),
-        AgentRng::from_seed(1),
-    )));
     // Node 2 is in the sender's list but never hears anything: without eviction the sender
     // retransmits forever.
-    h.add(Box::new(Receiver::new(
-        ReceiverConfig::new(NodeId(2)),
-        AgentRng::from_seed(2),
-    )));
-    h.set_group(GROUP, vec![NodeId(1)]);
-    h.send_all(s, 3);
-    h.run_until(Time::from_millis(5));
-    assert!(!matches!(h.events[0].last(), Some((_, Event::Completed))));
-    h.with_agent(s, |a, now| {
-        assert!(a.remove_receiver(now, NodeId(2)));
-        assert!(!a.remove_receiver(now, NodeId(2)));
-    });
-    h.run_until(Time::from_secs(1));
-    assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
+    let mut h = run_with_one_listener(
+        Box::new(Sender::new(two_receiver_config())),
+        two_receivers(),
+        3,
+        Time::from_millis(5),
+    );
+    assert_removal_unblocks(&mut h, NodeId(2));
     let delivered = h.events[1]
         .iter()
         .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
@@ -337,15 +304,14 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
 #[test]
 fn thesis_params_build_consistent_configs() {
     let p = ThesisParams {
-        data_bytes: 1518,
-        ack_bytes: 64,
-        rand_bits: 22_000,
-        timeout: TimeoutMethod::Formula {
-            increment_bits: 45_000,
+        timing: TimeoutRule {
+            rand_bits: 22_000,
+            ..TimeoutRule::ethernet(TimeoutMethod::Formula {
+                increment_bits: 45_000,
+            })
         },
         mode: RetransmitMode::Multicast,
         max_retransmissions: Some(10),
-        bit_time: BIT_TIME_10MBPS,
     };
     let rx: Vec<NodeId> = (1..=20).map(NodeId).collect();
     let s = Sender::new(p.sender_config(NodeId(0), GROUP, rx));

@@ -51,7 +51,7 @@ use crate::window::{Insert, SeqWindow};
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
-use rmcast_wire::{srm as wire, Envelope, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{srm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::BTreeMap;
 
 /// Largest application message one DATA packet carries.
@@ -295,11 +295,7 @@ impl Member {
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags,
-        };
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, flags);
         self.out
             .transmit(Dest::Group(self.cfg.group), env, &Message::Srm(msg));
     }
@@ -563,15 +559,9 @@ impl Member {
             Insert::New => {
                 self.store.insert(seq, Bytes::copy_from_slice(payload), now);
                 self.learn_known(now, seq + 1);
-                while let Some(s) = self.window.pop_in_order() {
-                    let data = self
-                        .store
-                        .get(s)
-                        .map(|e| e.data.clone())
-                        .unwrap_or_default();
-                    self.out.stats.delivered += 1;
-                    self.out.event(Event::Delivered { seq: s, data });
-                }
+                let store = &self.store;
+                self.out
+                    .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
             }
             Insert::Duplicate => self.out.stats.duplicates += 1,
             Insert::TooFar => self.out.stats.ignored += 1,

@@ -1,5 +1,7 @@
 use super::*;
+use crate::outbox::envelope;
 use crate::testkit::Harness;
+use rmcast_wire::FLAG_RETRANSMISSION;
 use rmcast_wire::{Message, Packet};
 
 const G: GroupId = GroupId(1);
@@ -12,12 +14,7 @@ fn cfg(node: u32, n: usize, d: Duration) -> Config {
 }
 
 fn pkt(from: u32, msg: wire::Message<'_>, flags: u8) -> Vec<u8> {
-    let env = Envelope {
-        session: 0,
-        source: from,
-        flags,
-    };
-    Packet::to_vec(env, &Message::Srm(msg)).unwrap()
+    Packet::to_vec(envelope(0, NodeId(from), flags), &Message::Srm(msg)).unwrap()
 }
 
 fn data(seq: u64) -> Vec<u8> {
@@ -29,6 +26,30 @@ fn data(seq: u64) -> Vec<u8> {
         },
         0,
     )
+}
+
+/// A first-round REQUEST from `from` for the source's (node 0's) `seq`.
+fn request(from: u32, seq: u64) -> Vec<u8> {
+    let msg = wire::Message::Request {
+        sender: 0,
+        round: 1,
+        seq,
+        dist_ns: 0,
+    };
+    pkt(from, msg, 0)
+}
+
+/// A first-round REPAIR from `from`, answering `requester`'s request for `seq`.
+fn repair(from: u32, requester: u32, seq: u64, payload: &[u8]) -> Vec<u8> {
+    let msg = wire::Message::Repair {
+        sender: 0,
+        requester,
+        round: 1,
+        seq,
+        dist_ns: 0,
+        payload,
+    };
+    pkt(from, msg, FLAG_RETRANSMISSION)
 }
 
 fn drain(m: &mut Member) -> Vec<wire::Kind> {
@@ -70,16 +91,7 @@ fn repair_timer_is_uniform_in_d1d_d1d2d_of_the_requester() {
         let mut m = Member::new(c, AgentRng::from_seed(seed));
         m.handle_packet(Time::ZERO, NodeId(0), &data(0));
         let t0 = Time::from_secs(1);
-        let req = pkt(
-            2,
-            wire::Message::Request {
-                sender: 0,
-                round: 1,
-                seq: 0,
-                dist_ns: 0,
-            },
-            0,
-        );
+        let req = request(2, 0);
         m.handle_packet(t0, NodeId(2), &req);
         let wait = m.poll_timeout().unwrap() - t0;
         assert!(
@@ -96,16 +108,7 @@ fn hearing_a_request_backs_off_and_ignore_window_holds() {
     let t0 = Time::from_secs(1);
     m.handle_packet(t0, NodeId(0), &data(1));
     let first = m.poll_timeout().unwrap();
-    let req = pkt(
-        2,
-        wire::Message::Request {
-            sender: 0,
-            round: 1,
-            seq: 0,
-            dist_ns: 0,
-        },
-        0,
-    );
+    let req = request(2, 0);
     let t1 = t0 + Duration::from_millis(5);
     m.handle_packet(t1, NodeId(2), &req);
     let second = m.poll_timeout().unwrap();
@@ -128,18 +131,7 @@ fn hearing_a_request_backs_off_and_ignore_window_holds() {
     let third = m.poll_timeout().unwrap();
     assert!(third - second >= d * 8 && third - second <= d * 16);
     // the repair arrives: no more requests, hold-down of 3·d, then state gone
-    let rep = pkt(
-        4,
-        wire::Message::Repair {
-            sender: 0,
-            requester: 1,
-            round: 1,
-            seq: 0,
-            dist_ns: 0,
-            payload: b"x",
-        },
-        FLAG_RETRANSMISSION,
-    );
+    let rep = repair(4, 1, 0, b"x");
     m.handle_packet(second + d, NodeId(4), &rep);
     assert_eq!(m.poll_timeout().unwrap(), second + d + d * 3);
     m.handle_timeout(second + d * 4);
@@ -153,29 +145,9 @@ fn hearing_a_repair_suppresses_a_pending_repair() {
     let mut m = Member::new(cfg(1, 4, d), AgentRng::from_seed(3));
     m.handle_packet(Time::ZERO, NodeId(0), &data(0));
     let t0 = Time::from_secs(1);
-    let req = pkt(
-        2,
-        wire::Message::Request {
-            sender: 0,
-            round: 1,
-            seq: 0,
-            dist_ns: 0,
-        },
-        0,
-    );
+    let req = request(2, 0);
     m.handle_packet(t0, NodeId(2), &req);
-    let rep = pkt(
-        3,
-        wire::Message::Repair {
-            sender: 0,
-            requester: 2,
-            round: 1,
-            seq: 0,
-            dist_ns: 0,
-            payload: b"abc",
-        },
-        FLAG_RETRANSMISSION,
-    );
+    let rep = repair(3, 2, 0, b"abc");
     m.handle_packet(t0 + Duration::from_millis(1), NodeId(3), &rep);
     m.handle_timeout(t0 + Duration::from_secs(10));
     assert!(drain(&mut m).is_empty());
@@ -197,16 +169,7 @@ fn adaptive_sender_of_request_lowers_c1_within_bounds() {
     // first repair: D1 = D2 = log10 G, bounded
     m.handle_packet(Time::from_secs(2), NodeId(0), &data(0));
     m.handle_packet(Time::from_secs(3), NodeId(0), &data(2));
-    let req = pkt(
-        2,
-        wire::Message::Request {
-            sender: 0,
-            round: 1,
-            seq: 2,
-            dist_ns: 0,
-        },
-        0,
-    );
+    let req = request(2, 2);
     m.handle_packet(Time::from_secs(4), NodeId(2), &req);
     let (_, _, d1, d2) = m.params();
     assert!(

@@ -82,7 +82,7 @@ use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::xtp::{self as wire, opt, Retx, Service, Span, Spans, Status, TrafficSpec};
-use rmcast_wire::{Envelope, Message, FLAG_RETRANSMISSION};
+use rmcast_wire::{Envelope, Message};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub use rmcast_wire::xtp::{Retx as Retransmission, MAX_DATA_ETHERNET, MAX_SPANS, XTP_HEADER_LEN};

@@ -83,12 +83,8 @@ impl Receiver {
     }
 
     fn deliver(&mut self, data: Bytes) {
-        self.out.event(Event::Delivered {
-            seq: self.delivered,
-            data,
-        });
+        self.out.deliver(self.delivered, data);
         self.delivered += 1;
-        self.out.stats.delivered += 1;
     }
 
     fn process(&mut self, options: u16, payload: &Bytes) {
@@ -160,14 +156,8 @@ impl Receiver {
         } else {
             wire::Message::Cntl(st)
         });
-        let env = Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: 0,
-        };
-        if self.out.transmit(Dest::Node(to), env, &msg) {
-            self.out.stats.control_sent += 1;
-        }
+        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
+        self.out.control(to, env, &msg);
     }
 
     fn on_data(&mut self, from: NodeId, seq: u64, options: u16, payload: &[u8]) {

@@ -166,11 +166,11 @@ impl Sender {
     }
 
     fn env(&self, retrans: bool) -> Envelope {
-        Envelope {
-            session: self.cfg.session,
-            source: self.cfg.node.0,
-            flags: if retrans { FLAG_RETRANSMISSION } else { 0 },
-        }
+        crate::outbox::envelope(
+            self.cfg.session,
+            self.cfg.node,
+            crate::outbox::data_flags(retrans),
+        )
     }
 
     fn dest(&self) -> Dest {

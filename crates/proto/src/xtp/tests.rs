@@ -1,8 +1,9 @@
 use super::*;
-use crate::testkit::Harness;
+use crate::testkit::{done_failed, Harness};
 use crate::{Stats, Transmit};
 use rmcast_wire::Packet;
 use rmcast_wire::PacketClass;
+use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -289,18 +290,7 @@ fn wtimer_backs_off_exponentially_uncapped_until_ctimeout_aborts() {
     assert_eq!(at, Time::from_millis(2 + 100 + 60_000));
     assert_eq!(s.counters().wtimer_expiries, 9);
     assert_eq!(s.counters().max_wtimer_ns, 51_200_000_000);
-    let mut failed = Vec::new();
-    while let Some(e) = s.poll_event() {
-        failed.push(e);
-    }
-    assert!(failed.iter().any(|e| matches!(
-        e,
-        Event::MessageDone {
-            seq: 0,
-            failed: true,
-            ..
-        }
-    )));
+    assert_eq!(done_failed(&mut s, 0), Some(true));
     assert_eq!(s.send(at, Bytes::from_static(b"x")), Err(SendError::Closed));
     s.close(at);
     assert_eq!(s.poll_event(), Some(Event::Completed));
@@ -358,18 +348,7 @@ fn answered_handshake_stops_ctimeout_and_ends_the_back_off() {
     assert_eq!(s.backoff(), 0);
     assert!(s.can_send());
     assert_eq!(s.poll_timeout(), None, "no WTIMER, no CTIMEOUT pending");
-    let mut ev = Vec::new();
-    while let Some(e) = s.poll_event() {
-        ev.push(e);
-    }
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::MessageDone {
-            seq: 0,
-            failed: false,
-            ..
-        }
-    )));
+    assert_eq!(done_failed(&mut s, 0), Some(false));
     // Far beyond 60 s later nothing has aborted.
     s.handle_timeout(Time::from_secs(1_000));
     assert!(!s.aborted());

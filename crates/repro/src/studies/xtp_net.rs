@@ -85,19 +85,8 @@ pub struct NetOut {
     pub why: Option<String>,
 }
 
-/// `len` reproducible pseudo-random bytes (xorshift64 from `seed`): the test data the
-/// real-network cells and the CLI's loopback tests send.
-pub fn payload(len: u64, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
+/// The test data the real-network cells and the CLI's loopback tests send.
+pub use rmcast_net::sender::pseudo_random as payload;
 
 /// Run one cell at `place`; `index` picks a distinct group and port. Unicast cells run the
 /// sender with `SendConfig::unicast` (the session found on the group, xtp by unicast).

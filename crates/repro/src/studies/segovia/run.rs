@@ -2,7 +2,7 @@
 
 use super::metrics::{self as met, Params, Record};
 use core::time::Duration;
-use rmcast_proto::saw::{RetransmitMode, TimeoutMethod, BIT_TIME_10MBPS};
+use rmcast_proto::saw::{RetransmitMode, TimeoutMethod, TimeoutRule, BIT_TIME_10MBPS};
 use rmcast_proto::{bap, rra, saw, Agent, Bytes, Event, GroupId, NodeId, Time};
 use rmcast_sim::{Backoff, BusConfig, LossModel, LossRule, LossSite, Sim, Stop, Traffic};
 
@@ -119,32 +119,33 @@ impl RunSpec {
     }
 }
 
-fn saw_params(s: &RunSpec) -> saw::ThesisParams {
-    saw::ThesisParams {
+/// The run's thesis timing: its frame sizes and random interval, formula timeouts, 10 Mb/s.
+fn timing(s: &RunSpec) -> TimeoutRule {
+    TimeoutRule {
+        method: TimeoutMethod::Formula {
+            increment_bits: s.increment_bits,
+        },
         data_bytes: s.data_frame,
         ack_bytes: ACK_FRAME,
         rand_bits: s.rand_bits,
-        timeout: TimeoutMethod::Formula {
-            increment_bits: s.increment_bits,
-        },
+        bit_time: BIT_TIME_10MBPS,
+    }
+}
+
+fn saw_params(s: &RunSpec) -> saw::ThesisParams {
+    saw::ThesisParams {
+        timing: timing(s),
         mode: RetransmitMode::Multicast,
         max_retransmissions: s.max_retx,
-        bit_time: BIT_TIME_10MBPS,
     }
 }
 
 fn bap_params(s: &RunSpec, window: u16) -> bap::ThesisParams {
     bap::ThesisParams {
         window,
-        data_bytes: s.data_frame,
-        ack_bytes: ACK_FRAME,
+        timing: timing(s),
         ack_timeout_bits: s.ack_timeout_bits,
-        rand_bits: s.rand_bits,
-        timeout: TimeoutMethod::Formula {
-            increment_bits: s.increment_bits,
-        },
         max_retransmissions: s.max_retx,
-        bit_time: BIT_TIME_10MBPS,
     }
 }
 
