@@ -287,16 +287,35 @@ fn kill_when_holding(dir: &Path, pid: u32, bytes: u64) -> Option<u64> {
 }
 
 /// A receiver killed halfway through: evicted, reported, sender exit status 1; the other
-/// receivers complete byte-exact.
+/// receivers complete byte-exact. With the default (pgm) and a 256-packet transmit window
+/// (65,536 would hold the whole 6 MB) the sender stays near the slowest receiver, so the
+/// victim's file grows steadily rather than all at once after a repair, and the killed
+/// receiver holds the window until it is evicted.
 #[test]
 fn receiver_killed_mid_transfer_is_reported() {
     need_netns!();
+    kill_one_receiver("239.77.2.1:6200", &["--txw", "256"]);
+}
+
+/// xtp's sender runs at the pace of its slowest receiver (its window closes on the lowest
+/// acknowledged sequence): the killed receiver becomes the slowest, holds the window until it
+/// is evicted, and the others then finish byte-exact (issue 24: every role that stands for
+/// others, killed mid-transfer).
+#[test]
+fn slowest_xtp_receiver_killed_mid_transfer_is_reported() {
+    need_netns!();
+    kill_one_receiver("239.77.2.2:6210", &["--protocol", "xtp", "--window", "64"]);
+}
+
+/// Start 4 receivers and a sender with `protocol` args at 10 % frame loss, SIGKILL receiver 3
+/// once it holds half the file, and check the outcome.
+fn kill_one_receiver(group: &str, protocol: &[&str]) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let b = bed(5);
     let data = content(6_000_000, 29);
     let file = write(b.work.path(), "k.bin", &data);
     b.seg.frame_loss(0.10, Some(0)).unwrap();
-    let mut t = Transfer::start(&b.seg, b.work.path(), "239.77.2.1:6200", 4, &[]);
+    let mut t = Transfer::start(&b.seg, b.work.path(), group, 4, &[]);
     let victim = 3;
     let dir = t.dirs[victim - 1].clone();
     let pid = t.receivers[victim - 1].0.as_ref().map(Child::id).unwrap();
@@ -304,24 +323,16 @@ fn receiver_killed_mid_transfer_is_reported() {
     let (killed_at, s) = std::thread::scope(|sc| {
         // Kill the victim (SIGKILL) once its temporary file holds half of the data.
         let watch = sc.spawn(|| kill_when_holding(&dir, pid, half));
-        let s = t.send(
-            &b.seg,
-            &file,
-            // A transmit window of 256 packets (the default pgm's; 65,536 would hold the whole
-            // 6 MB) keeps the sender near the slowest receiver, so the victim's file grows
-            // steadily rather than all at once after a repair, and the killed receiver holds
-            // the window until it is evicted.
-            &[
-                "--datagram-size",
-                "1472",
-                "--rate",
-                "40M",
-                "--evict-after",
-                "2",
-                "--txw",
-                "256",
-            ],
-        );
+        let mut args = vec![
+            "--datagram-size",
+            "1472",
+            "--rate",
+            "40M",
+            "--evict-after",
+            "2",
+        ];
+        args.extend_from_slice(protocol);
+        let s = t.send(&b.seg, &file, &args);
         (watch.join().unwrap(), s)
     });
     let s = s.expect("the sender did not finish");
