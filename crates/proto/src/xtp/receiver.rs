@@ -148,7 +148,7 @@ impl Receiver {
             rseq: base,
             echo,
             options: 0,
-            alloc: base + self.cfg.buffer as u64,
+            alloc: base.saturating_add(self.cfg.buffer as u64),
             spans,
         };
         let msg = Message::Xtp(if fastnak {

@@ -657,6 +657,14 @@ fn data_at_the_end_of_the_sequence_space_is_refused_not_an_overflow() {
         )
         .unwrap()
     };
+    // A status request there: the status's alloc (base + buffer) saturates.
+    let mut r = Receiver::new(ReceiverConfig::new(NodeId(1)));
+    r.handle_packet(
+        Time::ZERO,
+        NodeId(0),
+        &data(u64::MAX - 1, opt::EOM | opt::SREQ),
+    );
+    assert!(r.poll_transmit().is_some(), "the status is sent");
     for options in [opt::EOM, opt::EOM | opt::NOERR] {
         let mut r = Receiver::new(ReceiverConfig::new(NodeId(1)));
         r.handle_packet(Time::ZERO, NodeId(0), &data(u64::MAX, options));
