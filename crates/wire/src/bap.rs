@@ -16,75 +16,25 @@
 //!
 //! A retransmitted DATA sets [`crate::FLAG_RETRANSMISSION`] in the header.
 
-use crate::{DecodeError, EncodeError, Reader, Writer};
+use crate::field::{no_rules, Rest};
 
-packet_kinds! {
+messages! {
     /// Packet kinds of the `bap` family.
     Bap, data: [Data];
+    /// A `bap` message body.
+    Message<'a>, validate: no_rules;
     /// DATA: a message.
-    Data = 1,
-    /// ACK: feedback to the sender.
-    Ack = 2,
-}
-
-/// A `bap` message body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message<'a> {
-    /// DATA.
-    Data {
+    Data = 1 {
         /// Sequence number, modulo `2n`.
         seq: u16,
         /// The oldest message still in the sender's window.
         first: u16,
         /// The application data.
-        payload: &'a [u8],
+        payload: &'a [u8] as Rest,
     },
-    /// ACK.
-    Ack {
+    /// ACK: feedback to the sender.
+    Ack = 2 {
         /// The last message received in sequence.
         seq: u16,
     },
-}
-
-impl<'a> Message<'a> {
-    pub(crate) fn check(&self) -> Result<(), EncodeError> {
-        Ok(())
-    }
-
-    pub(crate) fn body_len(&self) -> usize {
-        match self {
-            Message::Data { payload, .. } => 4 + payload.len(),
-            Message::Ack { .. } => 2,
-        }
-    }
-
-    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
-        match self {
-            Message::Data {
-                seq,
-                first,
-                payload,
-            } => {
-                w.u16(*seq);
-                w.u16(*first);
-                w.put(payload);
-            }
-            Message::Ack { seq } => w.u16(*seq),
-        }
-    }
-
-    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        match Kind::from_u8(kind)? {
-            Kind::Data => {
-                let seq = r.u16()?;
-                let first = r.u16()?;
-                Ok(Message::Data {
-                    seq,
-                    first,
-                    payload: r.rest(),
-                })
-            }
-            Kind::Ack => Ok(Message::Ack { seq: r.u16()? }),
-        }
-    }
 }

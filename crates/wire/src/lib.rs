@@ -138,6 +138,9 @@ macro_rules! wire_enum {
     };
 }
 
+#[macro_use]
+mod field;
+
 pub mod bap;
 mod cursor;
 pub mod ff;

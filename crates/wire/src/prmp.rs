@@ -28,23 +28,11 @@
 //! `poll_seq >= seq`; RESP has `le <= hr + 1`
 //! (or `hr = NO_HR`), and its bitmap is exactly as long as `le ..= hr` needs.
 
-use crate::{DecodeError, EncodeError, Reader, Writer};
+use crate::field::{Invalid, LenPrefixed, List, Rest};
+use crate::DecodeError;
 
 /// `hr` value of a child that has received nothing (the paper's `HR = -1`).
 pub const NO_HR: u64 = u64::MAX;
-
-packet_kinds! {
-    /// Packet kinds of the `prmp` family.
-    Prmp, data: [Data, DataPoll];
-    /// DATA: a data packet.
-    Data = 1,
-    /// POLL: a polling request without data.
-    Poll = 2,
-    /// DATAPOLL: a data packet carrying a polling request.
-    DataPoll = 3,
-    /// RESP: a child's response.
-    Resp = 4,
-}
 
 /// The children a poll names (`POLL.CLD`), as raw big-endian `u32` node ids borrowed from the
 /// datagram (decoding allocates nothing).
@@ -93,18 +81,30 @@ impl<'a> ChildList<'a> {
 /// Largest number of children one poll may name.
 pub const MAX_CLD: usize = u16::MAX as usize;
 
-/// A `prmp` message body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message<'a> {
-    /// DATA.
-    Data {
+impl<'a> List<'a> for ChildList<'a> {
+    const ITEM_LEN: usize = 4;
+    fn from_wire(raw: &'a [u8]) -> Result<Self, DecodeError> {
+        Ok(ChildList { raw })
+    }
+    fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+}
+
+messages! {
+    /// Packet kinds of the `prmp` family.
+    Prmp, data: [Data, DataPoll];
+    /// A `prmp` message body.
+    Message<'a>, validate: validate;
+    /// DATA: a data packet.
+    Data = 1 {
         /// Sequence number.
         seq: u64,
         /// The application data.
-        payload: &'a [u8],
+        payload: &'a [u8] as Rest,
     },
-    /// POLL.
-    Poll {
+    /// POLL: a polling request without data.
+    Poll = 2 {
         /// `POLL.TS`: the parent's send time, ns of its clock.
         ts: u64,
         /// `POLL.SEQ`: the parent's `HS`, the highest sequence number sent so far.
@@ -112,8 +112,8 @@ pub enum Message<'a> {
         /// `POLL.CLD`: the children that must respond.
         cld: ChildList<'a>,
     },
-    /// DATAPOLL.
-    DataPoll {
+    /// DATAPOLL: a data packet carrying a polling request.
+    DataPoll = 3 {
         /// Sequence number of the data.
         seq: u64,
         /// `POLL.TS`.
@@ -123,10 +123,10 @@ pub enum Message<'a> {
         /// `POLL.CLD`.
         cld: ChildList<'a>,
         /// The application data.
-        payload: &'a [u8],
+        payload: &'a [u8] as Rest,
     },
-    /// RESP.
-    Resp {
+    /// RESP: a child's response.
+    Resp = 4 {
         /// `RESP.TS`: the poll's `ts`, echoed.
         ts: u64,
         /// `RESP.SEQ`: the poll's `seq`, echoed.
@@ -136,7 +136,7 @@ pub enum Message<'a> {
         /// `HR_i`: the highest sequence number received, or [`NO_HR`].
         hr: u64,
         /// One bit per sequence number in `le ..= hr`, set = received.
-        bitmap: &'a [u8],
+        bitmap: &'a [u8] as LenPrefixed,
     },
 }
 
@@ -149,7 +149,7 @@ pub fn resp_bitmap_bytes(le: u64, hr: u64) -> u64 {
     }
 }
 
-fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
+fn validate(m: &Message<'_>) -> Result<(), Invalid> {
     match m {
         Message::DataPoll { seq, poll_seq, .. } if poll_seq < seq => Err((
             "prmp.poll_seq",
@@ -176,119 +176,5 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
             }
         }
         Message::Data { .. } => Ok(()),
-    }
-}
-
-impl<'a> Message<'a> {
-    pub(crate) fn check(&self) -> Result<(), EncodeError> {
-        validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
-    }
-
-    pub(crate) fn body_len(&self) -> usize {
-        match self {
-            Message::Data { payload, .. } => 8 + payload.len(),
-            Message::Poll { cld, .. } => 18 + cld.raw.len(),
-            Message::DataPoll { cld, payload, .. } => 26 + cld.raw.len() + payload.len(),
-            Message::Resp { bitmap, .. } => 34 + bitmap.len(),
-        }
-    }
-
-    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
-        match self {
-            Message::Data { seq, payload } => {
-                w.u64(*seq);
-                w.put(payload);
-            }
-            Message::Poll { ts, seq, cld } => {
-                w.u64(*ts);
-                w.u64(*seq);
-                // `check` refused more than u16::MAX children.
-                w.u16(cld.len() as u16);
-                w.put(cld.raw);
-            }
-            Message::DataPoll {
-                seq,
-                ts,
-                poll_seq,
-                cld,
-                payload,
-            } => {
-                w.u64(*seq);
-                w.u64(*ts);
-                w.u64(*poll_seq);
-                w.u16(cld.len() as u16);
-                w.put(cld.raw);
-                w.put(payload);
-            }
-            Message::Resp {
-                ts,
-                seq,
-                le,
-                hr,
-                bitmap,
-            } => {
-                w.u64(*ts);
-                w.u64(*seq);
-                w.u64(*le);
-                w.u64(*hr);
-                w.u16(bitmap.len() as u16);
-                w.put(bitmap);
-            }
-        }
-    }
-
-    fn read_cld(r: &mut Reader<'a>) -> Result<ChildList<'a>, DecodeError> {
-        let n = usize::from(r.u16()?);
-        Ok(ChildList {
-            raw: r.bytes(n * 4)?,
-        })
-    }
-
-    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let m = match Kind::from_u8(kind)? {
-            Kind::Data => {
-                let seq = r.u64()?;
-                Message::Data {
-                    seq,
-                    payload: r.rest(),
-                }
-            }
-            Kind::Poll => {
-                let ts = r.u64()?;
-                let seq = r.u64()?;
-                let cld = Self::read_cld(r)?;
-                Message::Poll { ts, seq, cld }
-            }
-            Kind::DataPoll => {
-                let seq = r.u64()?;
-                let ts = r.u64()?;
-                let poll_seq = r.u64()?;
-                let cld = Self::read_cld(r)?;
-                Message::DataPoll {
-                    seq,
-                    ts,
-                    poll_seq,
-                    cld,
-                    payload: r.rest(),
-                }
-            }
-            Kind::Resp => {
-                let ts = r.u64()?;
-                let seq = r.u64()?;
-                let le = r.u64()?;
-                let hr = r.u64()?;
-                let len = r.u16()?;
-                let bitmap = r.bytes(usize::from(len))?;
-                Message::Resp {
-                    ts,
-                    seq,
-                    le,
-                    hr,
-                    bitmap,
-                }
-            }
-        };
-        validate(&m).map_err(|(field, why)| DecodeError::InvalidField { field, why })?;
-        Ok(m)
     }
 }

@@ -17,27 +17,18 @@
 //! Checked on decode and encode: `low <= seq` (DATA), `low <= upto + 1` (POLL),
 //! `cum <= upto + 1` (ACK), and the bitmap holds no more bytes than the range needs.
 
-use crate::{DecodeError, EncodeError, Reader, Writer};
+use crate::field::{Invalid, LenPrefixed, Rest};
 
 /// `acker` value naming no receiver.
 pub const NO_ACKER: u32 = u32::MAX;
 
-packet_kinds! {
+messages! {
     /// Packet kinds of the `rra` family.
     Rra, data: [Data];
+    /// A `rra` message body.
+    Message<'a>, validate: validate;
     /// DATA: a message naming its acker.
-    Data = 1,
-    /// ACK: a receiver's report.
-    Ack = 2,
-    /// POLL: a request for a report.
-    Poll = 3,
-}
-
-/// A `rra` message body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message<'a> {
-    /// DATA.
-    Data {
+    Data = 1 {
         /// Sequence number.
         seq: u64,
         /// The oldest message the sender still holds.
@@ -45,19 +36,19 @@ pub enum Message<'a> {
         /// The receiver that must acknowledge it, or [`NO_ACKER`].
         acker: u32,
         /// The application data.
-        payload: &'a [u8],
+        payload: &'a [u8] as Rest,
     },
-    /// ACK.
-    Ack {
+    /// ACK: a receiver's report.
+    Ack = 2 {
         /// Every message below it is held.
         cum: u64,
         /// The last message the bitmap covers.
         upto: u64,
         /// One bit per message `cum + 1 ..= upto`, least significant first.
-        bitmap: &'a [u8],
+        bitmap: &'a [u8] as LenPrefixed,
     },
-    /// POLL.
-    Poll {
+    /// POLL: a request for a report.
+    Poll = 3 {
         /// The last message the report should cover.
         upto: u64,
         /// The oldest message the sender still holds.
@@ -70,7 +61,7 @@ pub fn bitmap_bytes(cum: u64, upto: u64) -> u64 {
     upto.saturating_sub(cum).div_ceil(8)
 }
 
-fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
+fn validate(m: &Message<'_>) -> Result<(), Invalid> {
     match m {
         Message::Data { seq, low, .. } if low > seq => {
             Err(("rra.low", "the oldest held message is after this one"))
@@ -90,76 +81,5 @@ fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
             }
         }
         _ => Ok(()),
-    }
-}
-
-impl<'a> Message<'a> {
-    pub(crate) fn check(&self) -> Result<(), EncodeError> {
-        validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
-    }
-
-    pub(crate) fn body_len(&self) -> usize {
-        match self {
-            Message::Data { payload, .. } => 20 + payload.len(),
-            Message::Ack { bitmap, .. } => 18 + bitmap.len(),
-            Message::Poll { .. } => 16,
-        }
-    }
-
-    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
-        match self {
-            Message::Data {
-                seq,
-                low,
-                acker,
-                payload,
-            } => {
-                w.u64(*seq);
-                w.u64(*low);
-                w.u32(*acker);
-                w.put(payload);
-            }
-            Message::Ack { cum, upto, bitmap } => {
-                w.u64(*cum);
-                w.u64(*upto);
-                // `check` refused bitmaps longer than u16::MAX.
-                w.u16(bitmap.len() as u16);
-                w.put(bitmap);
-            }
-            Message::Poll { upto, low } => {
-                w.u64(*upto);
-                w.u64(*low);
-            }
-        }
-    }
-
-    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let m = match Kind::from_u8(kind)? {
-            Kind::Data => {
-                let seq = r.u64()?;
-                let low = r.u64()?;
-                let acker = r.u32()?;
-                Message::Data {
-                    seq,
-                    low,
-                    acker,
-                    payload: r.rest(),
-                }
-            }
-            Kind::Ack => {
-                let cum = r.u64()?;
-                let upto = r.u64()?;
-                let len = r.u16()?;
-                let bitmap = r.bytes(usize::from(len))?;
-                Message::Ack { cum, upto, bitmap }
-            }
-            Kind::Poll => {
-                let upto = r.u64()?;
-                let low = r.u64()?;
-                Message::Poll { upto, low }
-            }
-        };
-        validate(&m).map_err(|(field, why)| DecodeError::InvalidField { field, why })?;
-        Ok(m)
     }
 }

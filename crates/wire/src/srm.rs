@@ -20,25 +20,13 @@
 //! session message and how long ago (`delay_ns`) it was received, so that member can compute
 //! its distance as (now − echo_ts − delay) / 2.
 
-use crate::{DecodeError, EncodeError, Reader, Writer};
+use crate::field::{decode_error, Invalid, List, Rest};
+use crate::{DecodeError, Reader};
 
 /// Length of one SESSION entry.
 pub const SESSION_ENTRY_LEN: usize = 20;
 /// Most entries one SESSION message may carry.
 pub const MAX_SESSION_ENTRIES: usize = 3_000;
-
-packet_kinds! {
-    /// Packet kinds of the `srm` family.
-    Srm, data: [Data, Repair];
-    /// DATA: original data.
-    Data = 1,
-    /// REQUEST: a member's multicast request for a lost packet.
-    Request = 2,
-    /// REPAIR: a member's multicast repair.
-    Repair = 3,
-    /// SESSION: a member's periodic session message.
-    Session = 4,
-}
 
 /// One SESSION entry: what this member last heard from `node`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,18 +86,40 @@ impl<'a> SessionEntries<'a> {
     }
 }
 
-/// An `srm` message body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message<'a> {
-    /// DATA.
-    Data {
+/// Refused both ways: more than [`MAX_SESSION_ENTRIES`] entries (on decode, from the count
+/// alone, before the entries are read).
+const TOO_MANY_ENTRIES: Invalid = ("srm.entries", "more than MAX_SESSION_ENTRIES");
+
+impl<'a> List<'a> for SessionEntries<'a> {
+    const ITEM_LEN: usize = SESSION_ENTRY_LEN;
+    fn check_count(n: usize) -> Result<(), DecodeError> {
+        if n > MAX_SESSION_ENTRIES {
+            return Err(decode_error(TOO_MANY_ENTRIES));
+        }
+        Ok(())
+    }
+    fn from_wire(raw: &'a [u8]) -> Result<Self, DecodeError> {
+        Ok(SessionEntries { raw })
+    }
+    fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+}
+
+messages! {
+    /// Packet kinds of the `srm` family.
+    Srm, data: [Data, Repair];
+    /// An `srm` message body.
+    Message<'a>, validate: validate;
+    /// DATA: original data.
+    Data = 1 {
         /// Sequence number.
         seq: u64,
         /// The application data.
-        payload: &'a [u8],
+        payload: &'a [u8] as Rest,
     },
-    /// REQUEST.
-    Request {
+    /// REQUEST: a member's multicast request for a lost packet.
+    Request = 2 {
         /// The node whose data stream `seq` belongs to.
         sender: u32,
         /// The requester's timer round for this loss (1: the first timer).
@@ -119,8 +129,8 @@ pub enum Message<'a> {
         /// The requester's distance to `sender`, one-way ns.
         dist_ns: u64,
     },
-    /// REPAIR.
-    Repair {
+    /// REPAIR: a member's multicast repair.
+    Repair = 3 {
         /// The node whose data stream `seq` belongs to.
         sender: u32,
         /// The member whose request it answers.
@@ -132,10 +142,10 @@ pub enum Message<'a> {
         /// The repairer's distance to `requester`, one-way ns.
         dist_ns: u64,
         /// The application data.
-        payload: &'a [u8],
+        payload: &'a [u8] as Rest,
     },
-    /// SESSION.
-    Session {
+    /// SESSION: a member's periodic session message.
+    Session = 4 {
         /// The member's clock.
         ts: u64,
         /// Data packets of the session's sender it knows of (highest seen + 1).
@@ -145,113 +155,12 @@ pub enum Message<'a> {
     },
 }
 
-impl<'a> Message<'a> {
-    pub(crate) fn check(&self) -> Result<(), EncodeError> {
-        match self {
-            Message::Session { entries, .. } if entries.len() > MAX_SESSION_ENTRIES => {
-                Err(EncodeError::InvalidField {
-                    field: "srm.entries",
-                    why: "more than MAX_SESSION_ENTRIES",
-                })
-            }
-            _ => Ok(()),
+/// A SESSION carries at most [`MAX_SESSION_ENTRIES`] entries.
+fn validate(m: &Message<'_>) -> Result<(), Invalid> {
+    match m {
+        Message::Session { entries, .. } if entries.len() > MAX_SESSION_ENTRIES => {
+            Err(TOO_MANY_ENTRIES)
         }
-    }
-
-    pub(crate) fn body_len(&self) -> usize {
-        match self {
-            Message::Data { payload, .. } => 8 + payload.len(),
-            Message::Request { .. } => 21,
-            Message::Repair { payload, .. } => 25 + payload.len(),
-            Message::Session { entries, .. } => 18 + entries.raw.len(),
-        }
-    }
-
-    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
-        match self {
-            Message::Data { seq, payload } => {
-                w.u64(*seq);
-                w.put(payload);
-            }
-            Message::Request {
-                sender,
-                round,
-                seq,
-                dist_ns,
-            } => {
-                w.u32(*sender);
-                w.u8(*round);
-                w.u64(*seq);
-                w.u64(*dist_ns);
-            }
-            Message::Repair {
-                sender,
-                requester,
-                round,
-                seq,
-                dist_ns,
-                payload,
-            } => {
-                w.u32(*sender);
-                w.u32(*requester);
-                w.u8(*round);
-                w.u64(*seq);
-                w.u64(*dist_ns);
-                w.put(payload);
-            }
-            Message::Session {
-                ts,
-                next_seq,
-                entries,
-            } => {
-                w.u64(*ts);
-                w.u64(*next_seq);
-                w.u16(entries.len() as u16);
-                w.put(entries.raw);
-            }
-        }
-    }
-
-    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        Ok(match Kind::from_u8(kind)? {
-            Kind::Data => {
-                let seq = r.u64()?;
-                Message::Data {
-                    seq,
-                    payload: r.rest(),
-                }
-            }
-            Kind::Request => Message::Request {
-                sender: r.u32()?,
-                round: r.u8()?,
-                seq: r.u64()?,
-                dist_ns: r.u64()?,
-            },
-            Kind::Repair => Message::Repair {
-                sender: r.u32()?,
-                requester: r.u32()?,
-                round: r.u8()?,
-                seq: r.u64()?,
-                dist_ns: r.u64()?,
-                payload: r.rest(),
-            },
-            Kind::Session => {
-                let ts = r.u64()?;
-                let next_seq = r.u64()?;
-                let n = usize::from(r.u16()?);
-                if n > MAX_SESSION_ENTRIES {
-                    return Err(DecodeError::InvalidField {
-                        field: "srm.entries",
-                        why: "more than MAX_SESSION_ENTRIES",
-                    });
-                }
-                let raw = r.bytes(n * SESSION_ENTRY_LEN)?;
-                Message::Session {
-                    ts,
-                    next_seq,
-                    entries: SessionEntries { raw },
-                }
-            }
-        })
+        _ => Ok(()),
     }
 }

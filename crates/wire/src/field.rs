@@ -1,0 +1,245 @@
+//! Field codecs and the declarative home of message layouts.
+//!
+//! A message body is a sequence of fields. How one field sits on the wire is written once
+//! here, as a [`Field`]: big-endian integers, the rest of the datagram ([`Rest`]), a byte
+//! string after its `u16` length ([`LenPrefixed`]), and a list of fixed-size items after its
+//! `u16` count (any [`List`]). A family whose messages are plain sequences of such fields
+//! declares them with `messages!`, which generates its `Kind` (through `packet_kinds!`), its
+//! `Message` enum, and the enum's `check`, `body_len`, `write_body` and `read_body`; the
+//! family's own rules (ranges, relations between fields, bounds) stay in one `validate`
+//! function in its module, named in the declaration. Families whose layout is not a plain
+//! field sequence (`tree`, `xtp`, `session`) write their codec by hand.
+
+use crate::{DecodeError, EncodeError, Reader, Writer};
+
+/// A field rule a message breaks: the field (as `family.name`) and what is wrong with it.
+/// One value serves both directions: [`encode_error`] and [`decode_error`] wrap it.
+pub(crate) type Invalid = (&'static str, &'static str);
+
+/// The encoder's error for a broken field rule.
+pub(crate) fn encode_error((field, why): Invalid) -> EncodeError {
+    EncodeError::InvalidField { field, why }
+}
+
+/// The rules of a family that has none beyond its fields' layout.
+pub(crate) fn no_rules<M>(_: &M) -> Result<(), Invalid> {
+    Ok(())
+}
+
+/// The decoder's error for a broken field rule.
+pub(crate) fn decode_error((field, why): Invalid) -> DecodeError {
+    DecodeError::InvalidField { field, why }
+}
+
+/// How one field of a message body is laid out on the wire.
+pub(crate) trait Field<'a> {
+    /// The value the message holds for this field.
+    type Value;
+    /// Bytes `v` occupies on the wire.
+    fn len(v: &Self::Value) -> usize;
+    /// Append `v`. The message's `check` has accepted it.
+    fn write(v: &Self::Value, w: &mut Writer<'_>);
+    /// Read the next value, borrowing from the input.
+    fn read(r: &mut Reader<'a>) -> Result<Self::Value, DecodeError>;
+}
+
+/// Big-endian integers, each its own width.
+macro_rules! int_fields {
+    ($($t:ident),+) => {$(
+        impl<'a> Field<'a> for $t {
+            type Value = $t;
+            fn len(_: &$t) -> usize {
+                core::mem::size_of::<$t>()
+            }
+            fn write(v: &$t, w: &mut Writer<'_>) {
+                w.$t(*v);
+            }
+            fn read(r: &mut Reader<'a>) -> Result<$t, DecodeError> {
+                r.$t()
+            }
+        }
+    )+};
+}
+
+int_fields!(u8, u16, u32, u64);
+
+/// The rest of the datagram (application data): no length on the wire, so it is the last
+/// field of its message.
+pub(crate) struct Rest;
+
+impl<'a> Field<'a> for Rest {
+    type Value = &'a [u8];
+    fn len(v: &&'a [u8]) -> usize {
+        v.len()
+    }
+    fn write(v: &&'a [u8], w: &mut Writer<'_>) {
+        w.put(v);
+    }
+    fn read(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
+        Ok(r.rest())
+    }
+}
+
+/// A `u16` byte count, then that many bytes. The family's `validate` bounds the length to
+/// `u16::MAX`.
+pub(crate) struct LenPrefixed;
+
+impl<'a> Field<'a> for LenPrefixed {
+    type Value = &'a [u8];
+    fn len(v: &&'a [u8]) -> usize {
+        2 + v.len()
+    }
+    fn write(v: &&'a [u8], w: &mut Writer<'_>) {
+        w.u16(v.len() as u16);
+        w.put(v);
+    }
+    fn read(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
+        let len = r.u16()?;
+        r.bytes(usize::from(len))
+    }
+}
+
+/// A list of fixed-size items borrowed from the datagram, on the wire as a `u16` item count
+/// and the items. The encoder writes `raw().len() / ITEM_LEN` as the count: the family's
+/// `validate` bounds it to `u16::MAX`.
+pub(crate) trait List<'a>: Sized {
+    /// Bytes of one item.
+    const ITEM_LEN: usize;
+    /// Refuse a count before its items are read (a family's bound); any `u16` by default.
+    fn check_count(_n: usize) -> Result<(), DecodeError> {
+        Ok(())
+    }
+    /// The list over `raw`, `n × ITEM_LEN` bytes just read; the list's own checks.
+    fn from_wire(raw: &'a [u8]) -> Result<Self, DecodeError>;
+    /// The items in the wire representation.
+    fn raw(&self) -> &'a [u8];
+}
+
+impl<'a, L: List<'a>> Field<'a> for L {
+    type Value = L;
+    fn len(v: &L) -> usize {
+        2 + v.raw().len()
+    }
+    fn write(v: &L, w: &mut Writer<'_>) {
+        w.u16((v.raw().len() / L::ITEM_LEN) as u16);
+        w.put(v.raw());
+    }
+    fn read(r: &mut Reader<'a>) -> Result<L, DecodeError> {
+        let n = usize::from(r.u16()?);
+        L::check_count(n)?;
+        L::from_wire(r.bytes(n * L::ITEM_LEN)?)
+    }
+}
+
+/// The codec of a field in a `messages!` declaration: the one named after `as`, else the
+/// field's own type.
+macro_rules! field_codec {
+    ($ty:ty) => { $ty };
+    ($ty:ty as $codec:ty) => { $codec };
+}
+
+/// A family's messages, declared once: its `Kind` (see `packet_kinds!`) and its `Message`
+/// enum, each variant named after its kind with the kind's wire number and the fields of
+/// its body in wire order; a field is encoded by its type's [`Field`] or by the codec named
+/// after `as`. Generated: the enum and its `check`, `body_len`, `write_body` and
+/// `read_body`. `validate` names the family's rules, a
+/// `fn(&Message<'_>) -> Result<(), Invalid>` that `check` applies before encoding and
+/// `read_body` after decoding ([`no_rules`] for a family without any):
+///
+/// ```text
+/// messages! {
+///     /// Packet kinds of the `bap` family.
+///     Bap, data: [Data];
+///     /// A `bap` message body.
+///     Message<'a>, validate: no_rules;
+///     /// DATA: a message.
+///     Data = 1 {
+///         /// Sequence number, modulo `2n`.
+///         seq: u16,
+///         /// The application data.
+///         payload: &'a [u8] as Rest,
+///     },
+///     /// ACK: feedback to the sender.
+///     Ack = 2 {
+///         /// The last message received in sequence.
+///         seq: u16,
+///     },
+/// }
+/// ```
+macro_rules! messages {
+    (
+        $(#[$kmeta:meta])*
+        $family:ident, data: [$($data:ident),* $(,)?];
+        $(#[$meta:meta])*
+        Message<$lt:lifetime>, validate: $validate:path;
+        $(
+            $(#[$vmeta:meta])*
+            $name:ident = $value:literal {
+                $(
+                    $(#[$fmeta:meta])*
+                    $field:ident: $ty:ty $(as $codec:ty)?
+                ),+ $(,)?
+            }
+        ),+ $(,)?
+    ) => {
+        packet_kinds! {
+            $(#[$kmeta])*
+            $family, data: [$($data),*];
+            $($(#[$vmeta])* $name = $value),+
+        }
+
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Message<$lt> {
+            $(
+                $(#[$vmeta])*
+                $name {
+                    $($(#[$fmeta])* $field: $ty),+
+                },
+            )+
+        }
+
+        impl<$lt> Message<$lt> {
+            fn validate(&self) -> Result<(), $crate::field::Invalid> {
+                $validate(self)
+            }
+
+            pub(crate) fn check(&self) -> Result<(), $crate::EncodeError> {
+                self.validate().map_err($crate::field::encode_error)
+            }
+
+            pub(crate) fn body_len(&self) -> usize {
+                use $crate::field::Field;
+                match self {
+                    $(Message::$name { $($field),+ } => {
+                        0 $(+ <field_codec!($ty $(as $codec)?) as Field<$lt>>::len($field))+
+                    })+
+                }
+            }
+
+            pub(crate) fn write_body(&self, w: &mut $crate::Writer<'_>) {
+                use $crate::field::Field;
+                match self {
+                    $(Message::$name { $($field),+ } => {
+                        $(<field_codec!($ty $(as $codec)?) as Field<$lt>>::write($field, w);)+
+                    })+
+                }
+            }
+
+            pub(crate) fn read_body(
+                kind: u8,
+                r: &mut $crate::Reader<$lt>,
+            ) -> Result<Self, $crate::DecodeError> {
+                use $crate::field::Field;
+                let m = match Kind::from_u8(kind)? {
+                    $(Kind::$name => {
+                        $(let $field = <field_codec!($ty $(as $codec)?) as Field<$lt>>::read(r)?;)+
+                        Message::$name { $($field),+ }
+                    })+
+                };
+                m.validate().map_err($crate::field::decode_error)?;
+                Ok(m)
+            }
+        }
+    };
+}
