@@ -1,8 +1,32 @@
 //! The codec: encode and decode of a data packet and a small control packet.
 //! `cargo bench -p rmcast-wire` (not run in CI; clippy --all-targets compiles it).
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{
+    black_box, criterion_group, criterion_main, measurement::WallTime, BenchmarkGroup, Criterion,
+    Throughput,
+};
 use rmcast_wire::{pgm, srm, Envelope, Message, Packet};
+
+/// `encode_NAME` and `decode_NAME`: `msg` with `env` into a reused buffer, and back.
+fn encode_and_decode(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    env: Envelope,
+    msg: &Message<'_>,
+) {
+    let bytes = Packet::to_vec(env, msg).unwrap();
+    let mut buf = Vec::with_capacity(2048);
+    g.bench_function(format!("encode_{name}"), |b| {
+        b.iter(|| {
+            buf.clear();
+            Packet::encode(env, black_box(msg), &mut buf).unwrap();
+            black_box(buf.len())
+        })
+    });
+    g.bench_function(format!("decode_{name}"), |b| {
+        b.iter(|| black_box(Packet::decode(black_box(&bytes)).is_ok()))
+    });
+}
 
 fn codec(c: &mut Criterion) {
     let env = Envelope {
@@ -16,33 +40,12 @@ fn codec(c: &mut Criterion) {
         payload: &payload,
     });
     let nak = Message::Pgm(pgm::Message::Nak { seq: 99 });
-    let data_bytes = Packet::to_vec(env, &data).unwrap();
-    let nak_bytes = Packet::to_vec(env, &nak).unwrap();
 
     let mut g = c.benchmark_group("codec");
-    g.throughput(Throughput::Bytes(data_bytes.len() as u64));
-    let mut buf = Vec::with_capacity(2048);
-    g.bench_function("encode_srm_data_1000B", |b| {
-        b.iter(|| {
-            buf.clear();
-            Packet::encode(env, black_box(&data), &mut buf).unwrap();
-            black_box(buf.len())
-        })
-    });
-    g.bench_function("decode_srm_data_1000B", |b| {
-        b.iter(|| black_box(Packet::decode(black_box(&data_bytes)).is_ok()))
-    });
+    g.throughput(Throughput::Bytes(Packet::encoded_len(&data) as u64));
+    encode_and_decode(&mut g, "srm_data_1000B", env, &data);
     g.throughput(Throughput::Elements(1));
-    g.bench_function("encode_pgm_nak", |b| {
-        b.iter(|| {
-            buf.clear();
-            Packet::encode(env, black_box(&nak), &mut buf).unwrap();
-            black_box(buf.len())
-        })
-    });
-    g.bench_function("decode_pgm_nak", |b| {
-        b.iter(|| black_box(Packet::decode(black_box(&nak_bytes)).is_ok()))
-    });
+    encode_and_decode(&mut g, "pgm_nak", env, &nak);
     g.finish();
 }
 

@@ -134,8 +134,12 @@ impl<'a, L: List<'a>> Field<'a> for L {
 /// The codec of a field in a `messages!` declaration: the one named after `as`, else the
 /// field's own type.
 macro_rules! field_codec {
-    ($ty:ty) => { $ty };
-    ($ty:ty as $codec:ty) => { $codec };
+    ($ty:ty) => {
+        $ty
+    };
+    ($ty:ty as $codec:ty) => {
+        $codec
+    };
 }
 
 /// A family's messages, declared once: its `Kind` (see `packet_kinds!`) and its `Message`

@@ -473,6 +473,7 @@ impl DspParams {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::type_complexity)]
 mod tests {
     use super::*;
+    use crate::tests::assert_any_body_round_trips;
     use crate::{Envelope, Message as M, Packet, HEADER_LEN};
     use proptest::prelude::*;
 
@@ -535,14 +536,7 @@ mod tests {
         /// whatever decodes re-encodes to the same bytes.
         #[test]
         fn arbitrary_bodies_never_panic(kind in 0u8..6, body in proptest::collection::vec(any::<u8>(), 0..400)) {
-            let mut b = vec![b'R', b'M', crate::VERSION, crate::Family::Session as u8, kind, 0, 0, 0];
-            b.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 2]);
-            b.extend_from_slice(&(body.len() as u32).to_be_bytes());
-            b.extend_from_slice(&body);
-            if let Ok(p) = Packet::decode(&b) {
-                let env = Envelope { session: 1, source: 2, flags: 0 };
-                prop_assert_eq!(Packet::to_vec(env, &p.message).unwrap(), b);
-            }
+            assert_any_body_round_trips(crate::Family::Session, kind, &body)?;
         }
     }
 

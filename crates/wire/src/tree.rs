@@ -281,7 +281,8 @@ impl<'a> Message<'a> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use crate::{Envelope, Family, Header, Packet, PacketClass, FLAG_RETRANSMISSION, HEADER_LEN};
+    use crate::tests::{assert_any_body_round_trips, assert_round_trip, class_of};
+    use crate::{Envelope, Family, Packet, PacketClass, FLAG_RETRANSMISSION, HEADER_LEN};
     use proptest::prelude::*;
 
     fn env(flags: u8) -> Envelope {
@@ -303,16 +304,13 @@ mod tests {
         v
     }
 
+    /// The shared round trip, and: the family is `tree`, the bare header is refused.
     fn round_trip(e: Envelope, m: &Message<'_>) -> Result<(), TestCaseError> {
-        let bytes = Packet::to_vec(e, &crate::Message::Tree(m.clone())).unwrap();
-        let p = Packet::decode(&bytes).unwrap();
-        prop_assert_eq!(p.header.family, Family::Tree);
-        prop_assert_eq!(p.header.session, e.session);
-        prop_assert_eq!(&p.message, &crate::Message::Tree(m.clone()));
-        // Every strict prefix is refused.
-        for cut in [0, HEADER_LEN, bytes.len() - 1] {
-            prop_assert!(Packet::decode(&bytes[..cut]).is_err());
-        }
+        let m = crate::Message::Tree(m.clone());
+        assert_round_trip(e, &m)?;
+        let bytes = Packet::to_vec(e, &m).unwrap();
+        prop_assert_eq!(Packet::decode(&bytes).unwrap().header.family, Family::Tree);
+        prop_assert!(Packet::decode(&bytes[..HEADER_LEN]).is_err());
         Ok(())
     }
 
@@ -339,14 +337,7 @@ mod tests {
 
         #[test]
         fn tree_arbitrary_bodies_never_panic(kind in 0u8..6, body in proptest::collection::vec(any::<u8>(), 0..300)) {
-            let mut d = vec![0x52, 0x4d, 1, Family::Tree as u8, kind, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2];
-            d.extend_from_slice(&(body.len() as u32).to_be_bytes());
-            d.extend_from_slice(&body);
-            if let Ok(p) = Packet::decode(&d) {
-                let h = p.header;
-                let again = Packet::to_vec(Envelope { session: h.session, source: h.source, flags: h.flags }, &p.message).unwrap();
-                prop_assert_eq!(again, d);
-            }
+            assert_any_body_round_trips(Family::Tree, kind, &body)?;
         }
     }
 
@@ -419,47 +410,33 @@ mod tests {
     #[test]
     fn classes_and_bit_helpers() {
         let p = [1u8, 2, 3];
-        let data = Packet::to_vec(
-            env(0),
-            &crate::Message::Tree(Message::Data {
-                mvci: 1,
-                seq: 5,
-                payload: &p,
-            }),
-        )
-        .unwrap();
-        assert_eq!(
-            Header::parse(&data).unwrap().class(),
-            PacketClass::OriginalData
-        );
-        let local = Packet::to_vec(
-            env(FLAG_RETRANSMISSION),
-            &crate::Message::Tree(Message::LocalData {
-                lmvci: 1,
-                seq: 5,
-                payload: &p,
-            }),
-        )
-        .unwrap();
-        assert_eq!(
-            Header::parse(&local).unwrap().class(),
-            PacketClass::RepairData
-        );
+        let data = Message::Data {
+            mvci: 1,
+            seq: 5,
+            payload: &p,
+        };
+        let local = Message::LocalData {
+            lmvci: 1,
+            seq: 5,
+            payload: &p,
+        };
         let lob = [0u8];
-        let st = Packet::to_vec(
-            env(0),
-            &crate::Message::Tree(Message::Status(Status {
-                vc: 0,
-                id: 0,
-                k: 1,
-                l: 3,
-                lw_r: 0,
-                buffer_available: 0,
-                lob: &lob,
-            })),
-        )
-        .unwrap();
-        assert_eq!(Header::parse(&st).unwrap().class(), PacketClass::Control);
+        let st = Message::Status(Status {
+            vc: 0,
+            id: 0,
+            k: 1,
+            l: 3,
+            lw_r: 0,
+            buffer_available: 0,
+            lob: &lob,
+        });
+        for (flags, m, want) in [
+            (0, data, PacketClass::OriginalData),
+            (FLAG_RETRANSMISSION, local, PacketClass::RepairData),
+            (0, st, PacketClass::Control),
+        ] {
+            assert_eq!(class_of(flags, &crate::Message::Tree(m)), want);
+        }
         assert_eq!(Family::from_u8(4), Ok(Family::Tree));
         assert_eq!(Family::Tree.name(), "tree");
         let mut b = vec![0u8; bitmap_bytes(12)];

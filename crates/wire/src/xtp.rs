@@ -439,7 +439,8 @@ impl<'a> Message<'a> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use crate::{Envelope, Family, Header, Message as M, Packet, PacketClass, HEADER_LEN};
+    use crate::tests::class_of;
+    use crate::{Envelope, Family, Message as M, Packet, PacketClass, HEADER_LEN};
     use proptest::prelude::*;
 
     fn env() -> Envelope {
@@ -581,32 +582,24 @@ mod tests {
 
     #[test]
     fn classes() {
-        let d = Packet::to_vec(
-            Envelope {
-                flags: crate::FLAG_RETRANSMISSION,
-                ..env()
-            },
-            &M::Xtp(Message::Data {
-                seq: 4,
-                sync: 0,
-                options: 0,
-                payload: b"x",
-            }),
-        )
-        .unwrap();
-        assert_eq!(Header::parse(&d).unwrap().class(), PacketClass::RepairData);
-        let c = Packet::to_vec(
-            env(),
-            &M::Xtp(Message::Fastnak(Status {
-                rseq: 3,
-                echo: 0,
-                options: 0,
-                alloc: 10,
-                spans: Spans::EMPTY,
-            })),
-        )
-        .unwrap();
-        assert_eq!(Header::parse(&c).unwrap().class(), PacketClass::Control);
+        let d = M::Xtp(Message::Data {
+            seq: 4,
+            sync: 0,
+            options: 0,
+            payload: b"x",
+        });
+        assert_eq!(
+            class_of(crate::FLAG_RETRANSMISSION, &d),
+            PacketClass::RepairData
+        );
+        let c = M::Xtp(Message::Fastnak(Status {
+            rseq: 3,
+            echo: 0,
+            options: 0,
+            alloc: 10,
+            spans: Spans::EMPTY,
+        }));
+        assert_eq!(class_of(0, &c), PacketClass::Control);
         assert_eq!(Family::from_u8(6), Ok(Family::Xtp));
         assert_eq!(Family::Xtp.name(), "xtp");
     }

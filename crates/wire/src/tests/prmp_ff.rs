@@ -12,16 +12,8 @@ fn prmp_cld() -> impl Strategy<Value = prmp::ChildList<'static>> {
 
 fn prmp_ff_strategy() -> impl Strategy<Value = Message<'static>> {
     prop_oneof![
-        (
-            any::<u64>(),
-            proptest::collection::vec(any::<u8>(), 0..2048)
-        )
-            .prop_map(|(seq, p)| {
-                Message::Prmp(prmp::Message::Data {
-                    seq,
-                    payload: Vec::leak(p),
-                })
-            }),
+        (any::<u64>(), payload())
+            .prop_map(|(seq, p)| { Message::Prmp(prmp::Message::Data { seq, payload: p }) }),
         (any::<u64>(), any::<u64>(), prmp_cld())
             .prop_map(|(ts, seq, cld)| Message::Prmp(prmp::Message::Poll { ts, seq, cld })),
         (
@@ -29,7 +21,7 @@ fn prmp_ff_strategy() -> impl Strategy<Value = Message<'static>> {
             any::<u64>(),
             0u64..1_000,
             prmp_cld(),
-            proptest::collection::vec(any::<u8>(), 0..2048)
+            payload()
         )
             .prop_map(
                 |(seq, ts, ahead, cld, p)| Message::Prmp(prmp::Message::DataPoll {
@@ -37,7 +29,7 @@ fn prmp_ff_strategy() -> impl Strategy<Value = Message<'static>> {
                     ts,
                     poll_seq: seq.saturating_add(ahead),
                     cld,
-                    payload: Vec::leak(p),
+                    payload: p,
                 })
             ),
         (
@@ -61,16 +53,13 @@ fn prmp_ff_strategy() -> impl Strategy<Value = Message<'static>> {
                     bitmap: Vec::leak(bits[..need].to_vec()),
                 })
             }),
-        (
-            any::<u64>(),
-            any::<u64>(),
-            proptest::collection::vec(any::<u8>(), 0..2048)
-        )
-            .prop_map(|(seq, ts, p)| Message::Ff(ff::Message::Data {
+        (any::<u64>(), any::<u64>(), payload()).prop_map(|(seq, ts, p)| Message::Ff(
+            ff::Message::Data {
                 seq,
                 ts,
-                payload: Vec::leak(p),
-            })),
+                payload: p,
+            }
+        )),
         (any::<u64>(), any::<u64>())
             .prop_map(|(seq, ts)| Message::Ff(ff::Message::Ack { seq, ts })),
     ]
