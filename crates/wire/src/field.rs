@@ -1,14 +1,17 @@
 //! Field codecs and the declarative home of message layouts.
 //!
 //! A message body is a sequence of fields. How one field sits on the wire is written once
-//! here, as a [`Field`]: big-endian integers, the rest of the datagram ([`Rest`]), a byte
-//! string after its `u16` length ([`LenPrefixed`]), and a list of fixed-size items after its
-//! `u16` count (any [`List`]). A family whose messages are plain sequences of such fields
+//! here, as a [`Field`]: big-endian integers, one-byte enums (`wire_enum!`), the rest of the
+//! datagram ([`Rest`]), a byte string after its `u16` length ([`LenPrefixed`]), fixed-size
+//! items after their `u16` count (raw: [`Items`]; typed: any [`List`]), and an optional last
+//! `u16`. A family whose messages are plain sequences of such fields
 //! declares them with `messages!`, which generates its `Kind` (through `packet_kinds!`), its
 //! `Message` enum, and the enum's `check`, `body_len`, `write_body` and `read_body`; the
 //! family's own rules (ranges, relations between fields, bounds) stay in one `validate`
 //! function in its module, named in the declaration. Families whose layout is not a plain
-//! field sequence (`tree`, `xtp`, `session`) write their codec by hand.
+//! field sequence (`tree`: two kinds share one status struct and bitmaps are sized by
+//! another field; `xtp`: every kind opens with the same 12 header bytes, checked before the
+//! kind's own fields) write their codec by hand.
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
@@ -96,6 +99,45 @@ impl<'a> Field<'a> for LenPrefixed {
     fn read(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
         let len = r.u16()?;
         r.bytes(usize::from(len))
+    }
+}
+
+/// A `u16` count, then that many items of `N` bytes, kept as raw bytes. The family's
+/// `validate` makes the length a multiple of `N` and the count fit a `u16`.
+pub(crate) struct Items<const N: usize>;
+
+impl<'a, const N: usize> Field<'a> for Items<N> {
+    type Value = &'a [u8];
+    fn len(v: &&'a [u8]) -> usize {
+        2 + v.len()
+    }
+    fn write(v: &&'a [u8], w: &mut Writer<'_>) {
+        w.u16((v.len() / N) as u16);
+        w.put(v);
+    }
+    fn read(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
+        let n = usize::from(r.u16()?);
+        r.bytes(n * N)
+    }
+}
+
+/// A `u16` that is there or not: the body ends before it for `None`, so it is the last
+/// field of its message.
+impl<'a> Field<'a> for Option<u16> {
+    type Value = Option<u16>;
+    fn len(v: &Option<u16>) -> usize {
+        v.map_or(0, |_| 2)
+    }
+    fn write(v: &Option<u16>, w: &mut Writer<'_>) {
+        if let Some(v) = v {
+            w.u16(*v);
+        }
+    }
+    fn read(r: &mut Reader<'a>) -> Result<Option<u16>, DecodeError> {
+        if r.remaining() == 0 {
+            return Ok(None);
+        }
+        r.u16().map(Some)
     }
 }
 

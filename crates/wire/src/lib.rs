@@ -94,8 +94,9 @@ macro_rules! packet_kinds {
     };
 }
 
-/// A one-byte field's value set: the `#[repr(u8)]` enum and its `from_u8`, which refuses any
-/// other number with [`DecodeError::InvalidField`] naming `field` and `why`:
+/// A one-byte field's value set: the `#[repr(u8)]` enum, its `from_u8`, which refuses any
+/// other number with [`DecodeError::InvalidField`] naming `field` and `why`, and its
+/// one-byte `Field` codec:
 ///
 /// ```text
 /// wire_enum! {
@@ -133,6 +134,20 @@ macro_rules! wire_enum {
                         why: $why,
                     }),
                 }
+            }
+        }
+
+        /// One byte on the wire.
+        impl<'a> $crate::field::Field<'a> for $name {
+            type Value = $name;
+            fn len(_: &$name) -> usize {
+                1
+            }
+            fn write(v: &$name, w: &mut $crate::Writer<'_>) {
+                w.u8(*v as u8);
+            }
+            fn read(r: &mut $crate::Reader<'a>) -> Result<$name, $crate::DecodeError> {
+                $name::from_u8(r.u8()?)
             }
         }
     };

@@ -20,20 +20,8 @@
 //!   count (u16) | count × (node id (u32) | outcome (u8))
 //! ```
 
+use crate::field::{Field, Invalid, Items, Rest};
 use crate::{DecodeError, EncodeError, Reader, Writer};
-
-packet_kinds! {
-    /// Packet kinds of the session family (none carries application data).
-    Session, data: [];
-    /// ANNOUNCE: the sender's periodic description of the session.
-    Announce = 1,
-    /// JOIN: a receiver asks to be admitted.
-    Join = 2,
-    /// REPORT: a receiver's progress and state.
-    Report = 3,
-    /// END: the sender's goodbye with every receiver's outcome.
-    End = 4,
-}
 
 /// Security bit: packets carry an authentication trailer.
 pub const SECURITY_AUTH: u8 = 0x01;
@@ -71,17 +59,46 @@ wire_enum! {
     Failed = 2,
 }
 
-/// A session message body. Lists borrow the datagram; iterate them with the accessor methods.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message<'a> {
-    /// ANNOUNCE.
-    Announce {
+/// ANNOUNCE's `security` byte and the reserved byte after it: on decode, security bits
+/// other than [`SECURITY_AUTH`] and [`SECURITY_ENCRYPT`] and a non-zero reserved byte are
+/// refused; the encoder writes the byte as given and a zero.
+struct Security;
+
+impl<'a> Field<'a> for Security {
+    type Value = u8;
+    fn len(_: &u8) -> usize {
+        2
+    }
+    fn write(v: &u8, w: &mut Writer<'_>) {
+        w.u8(*v);
+        w.u8(0);
+    }
+    fn read(r: &mut Reader<'a>) -> Result<u8, DecodeError> {
+        let security = r.u8()?;
+        if security & !(SECURITY_AUTH | SECURITY_ENCRYPT) != 0 {
+            return Err(DecodeError::Reserved("session.security"));
+        }
+        if r.u8()? != 0 {
+            return Err(DecodeError::Reserved("session announce reserved byte"));
+        }
+        Ok(security)
+    }
+}
+
+messages! {
+    /// Packet kinds of the session family (none carries application data).
+    Session, data: [];
+    /// A session message body. Lists borrow the datagram; iterate them with the accessor
+    /// functions ([`members`], [`outcomes`]).
+    Message<'a>, validate: validate;
+    /// ANNOUNCE: the sender's periodic description of the session.
+    Announce = 1 {
         /// The data family's wire number.
         protocol: u8,
         /// Gathering receivers or running.
         phase: Phase,
-        /// [`SECURITY_AUTH`] and [`SECURITY_ENCRYPT`] bits.
-        security: u8,
+        /// [`SECURITY_AUTH`] and [`SECURITY_ENCRYPT`] bits (and the reserved byte after them).
+        security: u8 as Security,
         /// Upper bound of the receivers' random ACK delay, microseconds.
         ack_delay_us: u32,
         /// Window size for windowed protocols (`bap`); 0 when unused.
@@ -89,18 +106,18 @@ pub enum Message<'a> {
         /// Receivers' ACK-delay timeout for windowed protocols, in microseconds.
         ack_timeout_us: u32,
         /// `4 × count` bytes of big-endian node ids.
-        members: &'a [u8],
+        members: &'a [u8] as Items<4>,
         /// Protocol parameters after the member list (the rest of the body): empty, or for
         /// `dsp` a [`DspParams`] encoding (regions and designated receivers).
-        params: &'a [u8],
+        params: &'a [u8] as Rest,
     },
-    /// `region`: the receiver's local region (`dsp`); `None` on the wire is an empty body.
-    Join {
-        /// The receiver's local region (`dsp`).
+    /// JOIN: a receiver asks to be admitted.
+    Join = 2 {
+        /// The receiver's local region (`dsp`); `None` on the wire is an empty body.
         region: Option<u16>,
     },
-    /// REPORT.
-    Report {
+    /// REPORT: a receiver's progress and state.
+    Report = 3 {
         /// Receiving, complete or failed.
         state: ReportState,
         /// Why it failed (a code; 0 otherwise).
@@ -116,10 +133,10 @@ pub enum Message<'a> {
         /// Datagrams rejected (failed authentication, malformed, or from a stranger).
         rejected: u64,
     },
-    /// END.
-    End {
+    /// END: the sender's goodbye with every receiver's outcome.
+    End = 4 {
         /// `5 × count` bytes: node id (u32) and outcome (u8).
-        outcomes: &'a [u8],
+        outcomes: &'a [u8] as Items<5>,
     },
 }
 
@@ -158,157 +175,33 @@ fn be_u32(c: &[u8]) -> Option<u32> {
 
 const MAX_COUNT: usize = u16::MAX as usize;
 
-impl<'a> Message<'a> {
-    pub(crate) fn check(&self) -> Result<(), EncodeError> {
-        match self {
-            Message::Announce { members, .. } => {
-                if members.len() % 4 != 0 || members.len() / 4 > MAX_COUNT {
-                    return Err(EncodeError::InvalidField {
-                        field: "session.members",
-                        why: "must be at most 65535 four-byte node ids",
-                    });
-                }
-            }
-            Message::End { outcomes } => {
-                if outcomes.len() % 5 != 0 || outcomes.len() / 5 > MAX_COUNT {
-                    return Err(EncodeError::InvalidField {
-                        field: "session.outcomes",
-                        why: "must be at most 65535 five-byte entries",
-                    });
-                }
-                for c in outcomes.chunks_exact(5) {
-                    if !matches!(c.get(4), Some(&o) if o <= 2) {
-                        return Err(EncodeError::InvalidField {
-                            field: "session.outcome",
-                            why: "unknown outcome",
-                        });
-                    }
-                }
-            }
-            Message::Join { .. } | Message::Report { .. } => {}
+/// Lists are whole entries, at most 65,535 of them; every outcome is one [`Outcome`] defines.
+fn validate(m: &Message<'_>) -> Result<(), Invalid> {
+    match m {
+        Message::Announce { members, .. }
+            if members.len() % 4 != 0 || members.len() / 4 > MAX_COUNT =>
+        {
+            Err((
+                "session.members",
+                "must be at most 65535 four-byte node ids",
+            ))
         }
-        Ok(())
-    }
-
-    pub(crate) fn body_len(&self) -> usize {
-        match self {
-            Message::Announce {
-                members, params, ..
-            } => 16 + members.len() + params.len(),
-            Message::Join { region } => region.map_or(0, |_| 2),
-            Message::Report { .. } => 2 + 5 * 8,
-            Message::End { outcomes } => 2 + outcomes.len(),
+        Message::End { outcomes } => {
+            if outcomes.len() % 5 != 0 || outcomes.len() / 5 > MAX_COUNT {
+                return Err((
+                    "session.outcomes",
+                    "must be at most 65535 five-byte entries",
+                ));
+            }
+            if outcomes
+                .chunks_exact(5)
+                .any(|c| !matches!(c.get(4), Some(&o) if Outcome::from_u8(o).is_ok()))
+            {
+                return Err(("session.outcome", "unknown outcome"));
+            }
+            Ok(())
         }
-    }
-
-    pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
-        match self {
-            Message::Announce {
-                protocol,
-                phase,
-                security,
-                ack_delay_us,
-                window,
-                ack_timeout_us,
-                members,
-                params,
-            } => {
-                w.u8(*protocol);
-                w.u8(*phase as u8);
-                w.u8(*security);
-                w.u8(0);
-                w.u32(*ack_delay_us);
-                w.u16(*window);
-                w.u32(*ack_timeout_us);
-                w.u16((members.len() / 4) as u16);
-                w.put(members);
-                w.put(params);
-            }
-            Message::Join { region } => {
-                if let Some(r) = region {
-                    w.u16(*r);
-                }
-            }
-            Message::Report {
-                state,
-                reason,
-                bytes,
-                messages,
-                repairs,
-                duplicates,
-                rejected,
-            } => {
-                w.u8(*state as u8);
-                w.u8(*reason);
-                for v in [bytes, messages, repairs, duplicates, rejected] {
-                    w.u64(*v);
-                }
-            }
-            Message::End { outcomes } => {
-                w.u16((outcomes.len() / 5) as u16);
-                w.put(outcomes);
-            }
-        }
-    }
-
-    pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        match Kind::from_u8(kind)? {
-            Kind::Announce => {
-                let protocol = r.u8()?;
-                let phase = Phase::from_u8(r.u8()?)?;
-                let security = r.u8()?;
-                if security & !(SECURITY_AUTH | SECURITY_ENCRYPT) != 0 {
-                    return Err(DecodeError::Reserved("session.security"));
-                }
-                if r.u8()? != 0 {
-                    return Err(DecodeError::Reserved("session announce reserved byte"));
-                }
-                let ack_delay_us = r.u32()?;
-                let window = r.u16()?;
-                let ack_timeout_us = r.u32()?;
-                let count = usize::from(r.u16()?);
-                let members = r.bytes(count * 4)?;
-                let params = r.rest();
-                Ok(Message::Announce {
-                    protocol,
-                    phase,
-                    security,
-                    ack_delay_us,
-                    window,
-                    ack_timeout_us,
-                    members,
-                    params,
-                })
-            }
-            Kind::Join => Ok(Message::Join {
-                region: if r.remaining() == 0 {
-                    None
-                } else {
-                    Some(r.u16()?)
-                },
-            }),
-            Kind::Report => {
-                let state = ReportState::from_u8(r.u8()?)?;
-                let reason = r.u8()?;
-                Ok(Message::Report {
-                    state,
-                    reason,
-                    bytes: r.u64()?,
-                    messages: r.u64()?,
-                    repairs: r.u64()?,
-                    duplicates: r.u64()?,
-                    rejected: r.u64()?,
-                })
-            }
-            Kind::End => {
-                let count = usize::from(r.u16()?);
-                let outcomes = r.bytes(count * 5)?;
-                for c in outcomes.chunks_exact(5) {
-                    Outcome::from_u8(c.get(4).copied().unwrap_or(u8::MAX))?;
-                }
-                Ok(Message::End { outcomes })
-            }
-        }
+        _ => Ok(()),
     }
 }
 
