@@ -173,6 +173,63 @@ impl<'a, L: List<'a>> Field<'a> for L {
     }
 }
 
+/// A public list type that borrows its items' wire bytes: the struct, its `raw`, `len` and
+/// `is_empty`, and its [`List`] codec. `most: MAX => invalid` refuses a count above `MAX`
+/// before the items are read; `checked: f` builds the list with `f(raw)`, the type's own
+/// validation (by default any whole number of items is a list). The type's constructor,
+/// encoder and item iterator are written beside it.
+macro_rules! borrowed_list {
+    (
+        $(#[$meta:meta])*
+        $name:ident, item: $item_len:expr
+        $(, most: $max:expr => $too_many:expr)?
+        $(, checked: $checked:path)?;
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name<'a> {
+            raw: &'a [u8],
+        }
+
+        impl<'a> $name<'a> {
+            /// The items in the wire representation.
+            pub fn raw(&self) -> &'a [u8] {
+                self.raw
+            }
+            /// Number of items.
+            pub fn len(&self) -> usize {
+                self.raw.len() / $item_len
+            }
+            /// Whether there is no item.
+            pub fn is_empty(&self) -> bool {
+                self.raw.is_empty()
+            }
+        }
+
+        impl<'a> $crate::field::List<'a> for $name<'a> {
+            const ITEM_LEN: usize = $item_len;
+            $(fn check_count(n: usize) -> Result<(), $crate::DecodeError> {
+                if n > $max {
+                    return Err($crate::field::decode_error($too_many));
+                }
+                Ok(())
+            })?
+            fn from_wire(raw: &'a [u8]) -> Result<Self, $crate::DecodeError> {
+                borrowed_list!(@build raw $(, $checked)?)
+            }
+            fn raw(&self) -> &'a [u8] {
+                self.raw
+            }
+        }
+    };
+    (@build $raw:ident) => {
+        Ok(Self { raw: $raw })
+    };
+    (@build $raw:ident, $checked:path) => {
+        $checked($raw)
+    };
+}
+
 /// The codec of a field in a `messages!` declaration: the one named after `as`, else the
 /// field's own type.
 macro_rules! field_codec {

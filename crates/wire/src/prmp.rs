@@ -28,17 +28,15 @@
 //! `poll_seq >= seq`; RESP has `le <= hr + 1`
 //! (or `hr = NO_HR`), and its bitmap is exactly as long as `le ..= hr` needs.
 
-use crate::field::{Invalid, LenPrefixed, List, Rest};
-use crate::DecodeError;
+use crate::field::{Invalid, LenPrefixed, Rest};
 
 /// `hr` value of a child that has received nothing (the paper's `HR = -1`).
 pub const NO_HR: u64 = u64::MAX;
 
-/// The children a poll names (`POLL.CLD`), as raw big-endian `u32` node ids borrowed from the
-/// datagram (decoding allocates nothing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChildList<'a> {
-    raw: &'a [u8],
+borrowed_list! {
+    /// The children a poll names (`POLL.CLD`), as raw big-endian `u32` node ids borrowed from
+    /// the datagram (decoding allocates nothing).
+    ChildList, item: 4;
 }
 
 impl<'a> ChildList<'a> {
@@ -51,18 +49,6 @@ impl<'a> ChildList<'a> {
         for id in ids {
             out.extend_from_slice(&id.to_be_bytes());
         }
-    }
-    /// The node ids in the wire representation.
-    pub fn raw(&self) -> &'a [u8] {
-        self.raw
-    }
-    /// Number of children named.
-    pub fn len(&self) -> usize {
-        self.raw.len() / 4
-    }
-    /// Whether no child is named.
-    pub fn is_empty(&self) -> bool {
-        self.raw.is_empty()
     }
     /// The node ids, in wire order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + 'a {
@@ -80,16 +66,6 @@ impl<'a> ChildList<'a> {
 
 /// Largest number of children one poll may name.
 pub const MAX_CLD: usize = u16::MAX as usize;
-
-impl<'a> List<'a> for ChildList<'a> {
-    const ITEM_LEN: usize = 4;
-    fn from_wire(raw: &'a [u8]) -> Result<Self, DecodeError> {
-        Ok(ChildList { raw })
-    }
-    fn raw(&self) -> &'a [u8] {
-        self.raw
-    }
-}
 
 messages! {
     /// Packet kinds of the `prmp` family.

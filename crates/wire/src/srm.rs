@@ -20,8 +20,8 @@
 //! session message and how long ago (`delay_ns`) it was received, so that member can compute
 //! its distance as (now − echo_ts − delay) / 2.
 
-use crate::field::{decode_error, Invalid, List, Rest};
-use crate::{DecodeError, Reader};
+use crate::field::{Invalid, Rest};
+use crate::Reader;
 
 /// Length of one SESSION entry.
 pub const SESSION_ENTRY_LEN: usize = 20;
@@ -39,10 +39,13 @@ pub struct SessionEntry {
     pub delay_ns: u64,
 }
 
-/// The entries of a SESSION message, borrowed from the datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionEntries<'a> {
-    raw: &'a [u8],
+/// Refused both ways: more than [`MAX_SESSION_ENTRIES`] entries (on decode, from the count
+/// alone, before the entries are read).
+const TOO_MANY_ENTRIES: Invalid = ("srm.entries", "more than MAX_SESSION_ENTRIES");
+
+borrowed_list! {
+    /// The entries of a SESSION message, borrowed from the datagram.
+    SessionEntries, item: SESSION_ENTRY_LEN, most: MAX_SESSION_ENTRIES => TOO_MANY_ENTRIES;
 }
 
 impl<'a> SessionEntries<'a> {
@@ -61,18 +64,6 @@ impl<'a> SessionEntries<'a> {
             out.extend_from_slice(&e.delay_ns.to_be_bytes());
         }
     }
-    /// The entries in the wire representation.
-    pub fn raw(&self) -> &'a [u8] {
-        self.raw
-    }
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.raw.len() / SESSION_ENTRY_LEN
-    }
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.raw.is_empty()
-    }
     /// The entries, decoded.
     pub fn iter(&self) -> impl Iterator<Item = SessionEntry> + 'a {
         self.raw.chunks_exact(SESSION_ENTRY_LEN).map(|c| {
@@ -83,26 +74,6 @@ impl<'a> SessionEntries<'a> {
                 delay_ns: r.u64().unwrap_or(0),
             }
         })
-    }
-}
-
-/// Refused both ways: more than [`MAX_SESSION_ENTRIES`] entries (on decode, from the count
-/// alone, before the entries are read).
-const TOO_MANY_ENTRIES: Invalid = ("srm.entries", "more than MAX_SESSION_ENTRIES");
-
-impl<'a> List<'a> for SessionEntries<'a> {
-    const ITEM_LEN: usize = SESSION_ENTRY_LEN;
-    fn check_count(n: usize) -> Result<(), DecodeError> {
-        if n > MAX_SESSION_ENTRIES {
-            return Err(decode_error(TOO_MANY_ENTRIES));
-        }
-        Ok(())
-    }
-    fn from_wire(raw: &'a [u8]) -> Result<Self, DecodeError> {
-        Ok(SessionEntries { raw })
-    }
-    fn raw(&self) -> &'a [u8] {
-        self.raw
     }
 }
 

@@ -54,6 +54,7 @@
 //! retransmission possible (XTP 4.0 puts spans in ECNTL; here CNTL carries them). FASTNAK is
 //! a status a receiver sends on its own the moment it sees a gap.
 
+use crate::field::Field;
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 /// Bytes of the XTP-specific fields after rmcast's common header.
@@ -154,11 +155,11 @@ pub struct Span {
     pub right: u64,
 }
 
-/// The spans of a CNTL or FASTNAK, borrowed from the datagram (validated: at most
-/// [`MAX_SPANS`], each non-empty, strictly increasing and separated).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Spans<'a> {
-    raw: &'a [u8],
+borrowed_list! {
+    /// The spans of a CNTL or FASTNAK, borrowed from the datagram (validated: at most
+    /// [`MAX_SPANS`], each non-empty, strictly increasing and separated).
+    Spans, item: SPAN_LEN, most: MAX_SPANS => ("xtp.spans", "more than MAX_SPANS"),
+        checked: Spans::from_raw;
 }
 
 impl<'a> Spans<'a> {
@@ -207,18 +208,6 @@ impl<'a> Spans<'a> {
         }
     }
 
-    /// The spans in the wire representation.
-    pub fn raw(&self) -> &'a [u8] {
-        self.raw
-    }
-    /// Number of spans.
-    pub fn len(&self) -> usize {
-        self.raw.len() / SPAN_LEN
-    }
-    /// Whether there is no span.
-    pub fn is_empty(&self) -> bool {
-        self.raw.is_empty()
-    }
     /// The spans, decoded, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = Span> + 'a {
         self.raw.chunks_exact(SPAN_LEN).map(|c| {
@@ -331,7 +320,7 @@ impl<'a> Message<'a> {
             + match self {
                 Message::First { .. } => FIRST_BODY_LEN,
                 Message::Data { payload, .. } => payload.len(),
-                Message::Cntl(s) | Message::Fastnak(s) => 10 + s.spans.raw.len(),
+                Message::Cntl(s) | Message::Fastnak(s) => 8 + <Spans as Field>::len(&s.spans),
             }
     }
 
@@ -368,8 +357,7 @@ impl<'a> Message<'a> {
                 w.u16(s.echo);
                 w.u16(s.options);
                 w.u64(s.alloc);
-                w.u16(s.spans.len() as u16);
-                w.put(s.spans.raw);
+                <Spans as Field>::write(&s.spans, w);
             }
         }
     }
@@ -410,14 +398,7 @@ impl<'a> Message<'a> {
             }),
             Kind::Cntl | Kind::Fastnak => {
                 let alloc = r.u64()?;
-                let n = usize::from(r.u16()?);
-                if n > MAX_SPANS {
-                    return Err(DecodeError::InvalidField {
-                        field: "xtp.spans",
-                        why: "more than MAX_SPANS",
-                    });
-                }
-                let spans = Spans::from_raw(r.bytes(n * SPAN_LEN)?)?;
+                let spans = <Spans as Field>::read(r)?;
                 let s = Status {
                     rseq: seq,
                     echo: sync,
