@@ -374,58 +374,6 @@ pub(crate) fn class_of(flags: u8, msg: &Message<'_>) -> PacketClass {
         .class()
 }
 
-#[test]
-fn class_tells_original_repair_and_control_apart() {
-    use PacketClass::{Control, OriginalData, RepairData};
-    let data = [
-        Message::Saw(saw::Message::Data {
-            seq: 0,
-            payload: b"x",
-        }),
-        Message::Bap(bap::Message::Data {
-            seq: 0,
-            first: 0,
-            payload: b"x",
-        }),
-        Message::Rra(rra::Message::Data {
-            seq: 0,
-            low: 0,
-            acker: rra::NO_ACKER,
-            payload: b"x",
-        }),
-        Message::Pgm(pgm::Message::Rdata {
-            seq: 1,
-            payload: b"x",
-        }),
-        Message::Lms(lms::Message::Data {
-            seq: 1,
-            payload: b"x",
-        }),
-        Message::Srm(srm::Message::Repair {
-            sender: 0,
-            requester: 1,
-            round: 1,
-            seq: 1,
-            dist_ns: 0,
-            payload: b"x",
-        }),
-    ];
-    for msg in &data {
-        assert_eq!(class_of(0, msg), OriginalData, "{msg:?}");
-        assert_eq!(class_of(FLAG_RETRANSMISSION, msg), RepairData, "{msg:?}");
-    }
-    let control = [
-        Message::Saw(saw::Message::Ack { seq: 0 }),
-        Message::Rra(rra::Message::Poll { upto: 0, low: 0 }),
-        Message::Pgm(pgm::Message::Nak { seq: 1 }),
-    ];
-    for msg in &control {
-        for flags in [0, FLAG_RETRANSMISSION] {
-            assert_eq!(class_of(flags, msg), Control, "{msg:?} with flags {flags}");
-        }
-    }
-}
-
 // A counting global allocator for the allocation test.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -359,6 +359,57 @@ pub(super) fn samples() -> Vec<(Envelope, Message<'static>)> {
     ]
 }
 
+/// The kinds that carry application data (the families' module docs); every other kind is
+/// control.
+const DATA_KINDS: [(Family, u8); 15] = [
+    (Family::Saw, saw::Kind::Data as u8),
+    (Family::Bap, bap::Kind::Data as u8),
+    (Family::Rra, rra::Kind::Data as u8),
+    (Family::Tree, tree::Kind::LocalData as u8),
+    (Family::Tree, tree::Kind::Data as u8),
+    (Family::Prmp, prmp::Kind::Data as u8),
+    (Family::Prmp, prmp::Kind::DataPoll as u8),
+    (Family::Xtp, xtp::Kind::Data as u8),
+    (Family::Srm, srm::Kind::Data as u8),
+    (Family::Srm, srm::Kind::Repair as u8),
+    (Family::Pgm, pgm::Kind::Odata as u8),
+    (Family::Pgm, pgm::Kind::Rdata as u8),
+    (Family::Lms, lms::Kind::Data as u8),
+    (Family::Lms, lms::Kind::Repair as u8),
+    (Family::Ff, ff::Kind::Data as u8),
+];
+
+#[test]
+fn class_tells_original_repair_and_control_apart() {
+    use PacketClass::{Control, OriginalData, RepairData};
+    for (_, msg) in samples() {
+        let data = DATA_KINDS.contains(&(msg.family(), msg.kind()));
+        let (first, again) = if data {
+            (OriginalData, RepairData)
+        } else {
+            (Control, Control)
+        };
+        assert_eq!(class_of(0, &msg), first, "{msg:?}");
+        assert_eq!(class_of(FLAG_RETRANSMISSION, &msg), again, "{msg:?}");
+    }
+}
+
+/// A kind number its family does not define is refused, naming the family and the number.
+#[test]
+fn unknown_kinds_name_their_family() {
+    for (env, msg) in samples() {
+        let mut b = Packet::to_vec(env, &msg).unwrap();
+        let family = msg.family();
+        for kind in (0..=u8::MAX).filter(|&k| check_kind(family, k).is_err()) {
+            b[4] = kind;
+            assert_eq!(
+                Packet::decode(&b),
+                Err(DecodeError::UnknownKind { family, kind })
+            );
+        }
+    }
+}
+
 /// The datagram of each sample, in order: header, a space, body.
 const GOLDEN: [&str; 45] = [
     "524d010101000000010203040a0b0c0d00000004 01aabbcc", // saw Data
