@@ -3,7 +3,11 @@
 //! Every rmcast datagram starts with the same versioned [`Header`] (20 bytes, network byte
 //! order) followed by a body whose layout depends on the protocol [`Family`] and packet kind.
 //! Each family has one message enum in its own module (see [`saw`]); [`Packet::decode`] turns a
-//! datagram into a typed packet and [`Packet::encode`] does the reverse.
+//! datagram into a typed packet and [`Packet::encode`] does the reverse. A family states each
+//! message's fields once, in wire order, in a `messages!` declaration; the enum's encoder,
+//! decoder and length come from per-field codecs written once (`field.rs`), and the family's
+//! own rules stay in one `validate` function beside it. `tree` and `xtp`, whose layouts are
+//! not plain field sequences, write their codecs by hand.
 //!
 //! ## What this crate must never do
 //!
@@ -38,7 +42,9 @@
 /// A family's `Kind` enum: its wire numbers, the conversion from the header's kind byte
 /// ([`DecodeError::UnknownKind`] for a number the family does not define), which kinds
 /// carry application data, and `Message::kind` (each variant of the family's `Message` is
-/// named after its kind). Written once here and invoked by every family module:
+/// named after its kind). Written once here; `messages!` (in `field.rs`) invokes it for the
+/// families it declares, and `tree` and `xtp`, whose codecs are hand-written, invoke it
+/// directly:
 ///
 /// ```text
 /// packet_kinds! {
