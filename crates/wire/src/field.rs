@@ -24,14 +24,14 @@ pub(crate) fn encode_error((field, why): Invalid) -> EncodeError {
     EncodeError::InvalidField { field, why }
 }
 
-/// The rules of a family that has none beyond its fields' layout.
-pub(crate) fn no_rules<M>(_: &M) -> Result<(), Invalid> {
-    Ok(())
-}
-
 /// The decoder's error for a broken field rule.
 pub(crate) fn decode_error((field, why): Invalid) -> DecodeError {
     DecodeError::InvalidField { field, why }
+}
+
+/// The rules of a family that has none beyond its fields' layout.
+pub(crate) fn no_rules<M>(_: &M) -> Result<(), Invalid> {
+    Ok(())
 }
 
 /// How one field of a message body is laid out on the wire.
@@ -83,25 +83,6 @@ impl<'a> Field<'a> for Rest {
     }
 }
 
-/// A `u16` byte count, then that many bytes. The family's `validate` bounds the length to
-/// `u16::MAX`.
-pub(crate) struct LenPrefixed;
-
-impl<'a> Field<'a> for LenPrefixed {
-    type Value = &'a [u8];
-    fn len(v: &&'a [u8]) -> usize {
-        2 + v.len()
-    }
-    fn write(v: &&'a [u8], w: &mut Writer<'_>) {
-        w.u16(v.len() as u16);
-        w.put(v);
-    }
-    fn read(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
-        let len = r.u16()?;
-        r.bytes(usize::from(len))
-    }
-}
-
 /// A `u16` count, then that many items of `N` bytes, kept as raw bytes. The family's
 /// `validate` makes the length a multiple of `N` and the count fit a `u16`.
 pub(crate) struct Items<const N: usize>;
@@ -120,6 +101,10 @@ impl<'a, const N: usize> Field<'a> for Items<N> {
         r.bytes(n * N)
     }
 }
+
+/// A `u16` byte count, then that many bytes (one-byte items). The family's `validate` bounds
+/// the length to `u16::MAX`.
+pub(crate) type LenPrefixed = Items<1>;
 
 /// A `u16` that is there or not: the body ends before it for `None`, so it is the last
 /// field of its message.

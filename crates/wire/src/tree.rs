@@ -35,6 +35,7 @@
 //! bytes and bits beyond `L` are zero. LOCAL DATA is always a repair and carries
 //! [`crate::FLAG_RETRANSMISSION`]; DATA carries it when the source re-multicasts.
 
+use crate::field::{decode_error, encode_error, Invalid};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 packet_kinds! {
@@ -128,11 +129,7 @@ pub fn set_bit(bits: &mut [u8], i: usize) {
     }
 }
 
-fn check_bitmap(
-    l: u32,
-    bits: &[u8],
-    field: &'static str,
-) -> Result<(), (&'static str, &'static str)> {
+fn check_bitmap(l: u32, bits: &[u8], field: &'static str) -> Result<(), Invalid> {
     if l == 0 {
         return Err((field, "L must be at least 1"));
     }
@@ -149,7 +146,7 @@ fn check_bitmap(
     Ok(())
 }
 
-fn validate(m: &Message<'_>) -> Result<(), (&'static str, &'static str)> {
+fn validate(m: &Message<'_>) -> Result<(), Invalid> {
     match m {
         Message::Status(s) | Message::LocalStatus(s) => check_bitmap(s.l, s.lob, "tree.lob"),
         Message::Assign { l, bits, .. } => check_bitmap(*l, bits, "tree.assign"),
@@ -161,7 +158,7 @@ const STATUS_FIXED: usize = 4 + 4 + 2 + 4 + 8 + 4;
 
 impl<'a> Message<'a> {
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
-        validate(self).map_err(|(field, why)| EncodeError::InvalidField { field, why })
+        validate(self).map_err(encode_error)
     }
 
     pub(crate) fn body_len(&self) -> usize {
@@ -272,7 +269,7 @@ impl<'a> Message<'a> {
                 }
             }
         };
-        validate(&m).map_err(|(field, why)| DecodeError::InvalidField { field, why })?;
+        validate(&m).map_err(decode_error)?;
         Ok(m)
     }
 }
