@@ -18,7 +18,10 @@ struct Script {
 
 type Log = std::rc::Rc<std::cell::RefCell<Vec<(Time, NodeId, usize)>>>;
 
-fn script(plan: Vec<(Time, Dest, usize)>) -> (Box<Script>, Log) {
+/// What a script sends: (when, to whom, how many bytes).
+type Plan = Vec<(Time, Dest, usize)>;
+
+fn script(plan: Plan) -> (Box<Script>, Log) {
     let log: Log = Default::default();
     let plan = plan
         .into_iter()
@@ -44,10 +47,7 @@ fn script(plan: Vec<(Time, Dest, usize)>) -> (Box<Script>, Log) {
 
 /// A script agent at each node, sending its plan; their logs, in the same order. Agents are
 /// added in that order.
-fn attach<const N: usize>(
-    sim: &mut Sim,
-    agents: [(NodeId, Vec<(Time, Dest, usize)>); N],
-) -> [Log; N] {
+fn attach<const N: usize>(sim: &mut Sim, agents: [(NodeId, Plan); N]) -> [Log; N] {
     agents.map(|(node, plan)| {
         let (s, log) = script(plan);
         sim.add_agent(node, s).unwrap();

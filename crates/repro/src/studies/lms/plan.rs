@@ -86,6 +86,10 @@ pub(super) struct Plan {
     pub(super) srm_large_max_receivers: usize,
 }
 
+/// Experiments on one graph family, x the topology index: (key prefix, scheme, family, loss
+/// sites (one experiment each, `<prefix>.<site>`), sites per placement, drops per run).
+type OneFamily<'a> = (&'a str, Scheme, Family, &'a [LossAt], usize, usize);
+
 impl Plan {
     pub(super) fn new(quick: bool) -> Plan {
         if quick {
@@ -153,9 +157,7 @@ impl Plan {
             let key = format!("lms.bt.{}", loss.key());
             v.push(e(&key, Scheme::Lms, trees.clone(), loss, c, XOf::Height));
         }
-        // The experiments on one graph family, x the topology index: (key prefix, scheme,
-        // family, loss sites (one experiment each, `<prefix>.<site>`), sites per placement,
-        // drops per run).
+        // The experiments on one graph family (`OneFamily`).
         let classes = ["transit-transit", "transit-stub", "stub-stub"].map(LossAt::Class);
         let ts = [&classes[..], &[Links]].concat();
         let (r5, r20, r100, ts100) = (
@@ -174,7 +176,7 @@ impl Plan {
         };
         let (lms, pgm, lms_adaptive) = (Scheme::Lms, Scheme::Pgm, Scheme::LmsAdaptive);
         let (srm_c, srm100_c) = (self.srm_site_cap, self.srm100_site_cap);
-        let on_one_family: [(&str, Scheme, Family, &[LossAt], usize, usize); 14] = [
+        let on_one_family: [OneFamily; 14] = [
             // LMS, PGM on random graphs, 100 receivers (Fig. 5.8–5.11, 5.26–5.30).
             ("lms.rand", lms, r100, &three, c, 1),
             ("pgm.rand", pgm, r100, &three, c, 1),
