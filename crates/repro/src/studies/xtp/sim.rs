@@ -37,19 +37,12 @@ pub struct Cell {
 impl Cell {
     /// The simulated run of the grid cell `c`, with `seed`.
     pub fn simulating(c: &NetCell, seed: u64) -> Cell {
-        let &NetCell {
-            message,
-            write,
-            mode,
-            loss,
-            setting,
-        } = c;
         Cell {
-            message,
-            write,
-            mode,
-            loss,
-            setting,
+            message: c.message,
+            write: c.write,
+            mode: c.mode,
+            loss: c.loss,
+            setting: c.setting,
             seed,
         }
     }
