@@ -420,7 +420,16 @@ mod tests {
     use super::*;
     use crate::Loss;
 
-    fn outcome(timed_out: bool, verified: Vec<Option<bool>>) -> Outcome {
+    /// The JSON row of a 2-second run to one receiver per entry of `verified` (each one that
+    /// verified at 400 Mbit/s), of `size` bytes in `cond`, with `frames` dropped, beside a raw
+    /// ceiling of `raw` Mbit/s and a limit of `limit_s` seconds.
+    fn row(
+        timed_out: bool,
+        verified: Vec<Option<bool>>,
+        (cond, size): (Loss, u64),
+        (frames, raw): (Option<u64>, Option<f64>),
+        limit_s: u64,
+    ) -> Value {
         let mut o = Outcome::new("rmcast (default)".into(), "rmcast send FILE".into());
         o.timed_out = timed_out;
         o.wall_s = 2.0;
@@ -428,20 +437,20 @@ mod tests {
             .iter()
             .map(|v| (*v == Some(true)).then_some(400.0))
             .collect();
+        let n = verified.len();
         o.verified = verified;
-        o
+        o.json(n, cond, size, frames, raw, Duration::from_secs(limit_s))
     }
 
     #[test]
     fn a_run_past_the_time_limit_is_reported_not_dropped() {
-        let o = outcome(true, vec![Some(false), Some(false)]);
-        let row = o.json(
-            2,
-            Loss::Frame(0.01),
-            100,
-            Some(7),
-            Some(500.0),
-            Duration::from_secs(120),
+        let lost = vec![Some(false), Some(false)];
+        let row = row(
+            true,
+            lost,
+            (Loss::Frame(0.01), 100),
+            (Some(7), Some(500.0)),
+            120,
         );
         assert_eq!(row["status"], "did not finish in 120 s");
         assert_eq!(row["finished"], false);
@@ -454,14 +463,13 @@ mod tests {
 
     #[test]
     fn a_wrong_file_fails_the_run() {
-        let o = outcome(false, vec![Some(true), Some(false), Some(true)]);
-        let row = o.json(
-            3,
-            Loss::Frame(0.0),
-            1_000_000,
-            Some(0),
-            Some(800.0),
-            Duration::from_secs(1),
+        let one_wrong = vec![Some(true), Some(false), Some(true)];
+        let row = row(
+            false,
+            one_wrong,
+            (Loss::Frame(0.0), 1_000_000),
+            (Some(0), Some(800.0)),
+            1,
         );
         assert_eq!(
             row["status"],
@@ -490,14 +498,12 @@ mod tests {
 
     #[test]
     fn a_complete_run_reports_wall_goodput() {
-        let o = outcome(false, vec![Some(true), Some(true)]);
-        let row = o.json(
-            2,
-            Loss::Injected(0.0),
-            1_000_000,
-            None,
-            None,
-            Duration::from_secs(1),
+        let row = row(
+            false,
+            vec![Some(true); 2],
+            (Loss::Injected(0.0), 1_000_000),
+            (None, None),
+            1,
         );
         assert_eq!(row["status"], "ok");
         assert_eq!(row["wall_mbit_s"], 4.0);

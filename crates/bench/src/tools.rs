@@ -81,14 +81,7 @@ pub(crate) fn run_uftp(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome> {
     c.args(["-I", &topo.iface, "-p", &port.to_string(), "-R", "-1"])
         .args(["-H", &uids.join(",")])
         .arg(s.file);
-    let (mut o, mut cpu) = run_sender(
-        s,
-        &mut c,
-        &dir,
-        "uftp",
-        "uftp",
-        "uftp -R -1 -H <receiver ids> FILE; uftpd -d -D DIR",
-    )?;
+    let (mut o, mut cpu) = run_sender(s, &mut c, &dir, &UFTP)?;
     for d in &mut daemons {
         d.stop();
     }
@@ -105,16 +98,36 @@ pub(crate) fn run_uftp(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome> {
     Ok(o)
 }
 
-/// Run a tool's sender `c` (the program `sender_program`, output under `dir`) until it exits or the
-/// run's timeout passes: the tool's outcome (`tool`, `command`) with the sender's wall time,
-/// whether it timed out and its failure, and the CPU marks 0 (start) and 1 (sender done).
+/// A tool's sender as the results name it.
+struct SenderOf {
+    /// The sender's program.
+    program: &'static str,
+    /// The tool's name in the results.
+    tool: &'static str,
+    /// How the tool is run, in words for the results.
+    command: &'static str,
+}
+
+const UFTP: SenderOf = SenderOf {
+    program: "uftp",
+    tool: "uftp",
+    command: "uftp -R -1 -H <receiver ids> FILE; uftpd -d -D DIR",
+};
+
+const UDPCAST: SenderOf = SenderOf {
+    program: "udp-sender",
+    tool: "udpcast",
+    command: "udp-sender --nopointopoint --min-receivers N --mcast-rdv-address G --file FILE; udp-receiver --mcast-rdv-address G",
+};
+
+/// Run a tool's sender `c` (output under `dir`) until it exits or the run's timeout passes:
+/// the tool's outcome with the sender's wall time, whether it timed out and its failure, and
+/// the CPU marks 0 (start) and 1 (sender done).
 fn run_sender(
     s: &Setup<'_>,
     c: &mut Command,
     dir: &Path,
-    sender_program: &str,
-    tool: &str,
-    command: &str,
+    of: &SenderOf,
 ) -> Result<(Outcome, CpuMarks)> {
     let mut cpu = CpuMarks::default();
     cpu.mark(0);
@@ -123,12 +136,13 @@ fn run_sender(
     let done = sender.wait_for(s.b.timeout);
     let wall = t0.elapsed().as_secs_f64();
     cpu.mark(1);
-    let mut o = Outcome::new(tool.into(), command.into());
+    let mut o = Outcome::new(of.tool.into(), of.command.into());
     o.wall_s = wall;
     o.timed_out = done.is_none();
     if done == Some(false) {
         o.error = Some(format!(
-            "{sender_program} exit status not 0: {}",
+            "{} exit status not 0: {}",
+            of.program,
             sender.stderr_tail()
         ));
     }
@@ -191,14 +205,7 @@ pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome>
     ])
     .arg("--file")
     .arg(s.file);
-    let (mut o, mut cpu) = run_sender(
-        s,
-        &mut c,
-        &dir,
-        "udp-sender",
-        "udpcast",
-        "udp-sender --nopointopoint --min-receivers N --mcast-rdv-address G --file FILE; udp-receiver --mcast-rdv-address G",
-    )?;
+    let (mut o, mut cpu) = run_sender(s, &mut c, &dir, &UDPCAST)?;
     for k in &mut kids {
         k.wait_for(if o.timed_out {
             Duration::ZERO

@@ -1,33 +1,17 @@
 //! `rmcast bench scale`: one small size end to end, and the skip-after-timeout rule.
 
-use std::process::Command;
+mod common;
 
-fn rmcast(args: &[&str]) -> (i32, serde_json::Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rmcast"))
-        .args(args)
-        .output()
-        .expect("run rmcast");
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
+/// `rmcast bench scale ARGS --json`: its exit status and JSON report.
+fn scale(args: &[&str]) -> (i32, serde_json::Value) {
+    let (code, v, err) = common::json_run(&[&["bench", "scale"], args, &["--json"]].concat());
+    assert!(!v.is_null(), "not JSON: {err}");
+    (code, v)
 }
 
 #[test]
 fn a_thousand_receivers_recover_the_loss_under_pgm_and_lms() {
-    let (code, v) = rmcast(&[
-        "bench",
-        "scale",
-        "--sizes",
-        "1000",
-        "--schemes",
-        "pgm,lms",
-        "--json",
-    ]);
+    let (code, v) = scale(&["--sizes", "1000", "--schemes", "pgm,lms"]);
     assert_eq!(code, 0, "{v}");
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
@@ -43,16 +27,13 @@ fn a_thousand_receivers_recover_the_loss_under_pgm_and_lms() {
 
 #[test]
 fn a_scheme_that_times_out_is_skipped_at_larger_sizes() {
-    let (code, v) = rmcast(&[
-        "bench",
-        "scale",
+    let (code, v) = scale(&[
         "--sizes",
         "2000,1000",
         "--schemes",
         "pgm",
         "--timeout-s",
         "0",
-        "--json",
     ]);
     assert_eq!(code, 1, "{v}");
     let runs = v["runs"].as_array().unwrap();

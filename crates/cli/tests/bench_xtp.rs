@@ -2,39 +2,19 @@
 //! carries every field of the thesis's `metric` per run, and the numbers agree with each
 //! other (throughput = bytes × 8 / timing, ms per call = timing / calls). Bad input exits 2.
 
-use assert_cmd::Command;
+mod common;
+
 use serde_json::Value;
 
+/// `rmcast bench xtp ARGS`: its exit status, JSON report (`Null` if none) and standard error.
 fn bench(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["bench", "xtp"])
-        .args(args)
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (
-        out.status.code().unwrap_or(-1),
-        v,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::json_run(&[&["bench", "xtp"], args].concat())
 }
 
 fn check_run(r: &Value, message: u64, min_calls: u64) {
-    for k in [
-        "message",
-        "write",
-        "mode",
-        "receivers",
-        "loss",
-        "rep",
-        "ok",
-        "ms",
-        "mbps",
-        "calls",
-        "ms_per_call",
-        "repairs",
-    ] {
+    // The fields of the thesis's `metric`.
+    for k in "message write mode receivers loss rep ok ms mbps calls ms_per_call repairs".split(' ')
+    {
         assert!(r.get(k).is_some(), "field {k} missing in {r}");
     }
     assert_eq!(r["ok"], Value::Bool(true), "{r}");
@@ -87,66 +67,43 @@ fn sim_runs_report_metric_fields() {
     assert_eq!(v, again);
 }
 
-#[test]
-fn loopback_run_reports_metric_fields() {
-    let (code, v, err) = bench(&[
-        "--receivers",
-        "2",
-        "--message",
-        "30000",
-        "--write",
-        "4096",
-        "--loss",
-        "1/10",
-        "--json",
-    ]);
+/// One loopback run of 30,000 B in 4096-B writes with `args`: the report and its one run,
+/// checked (4,095 message bytes per write: 8 writes, plus the file header frame).
+fn one_loopback_run(args: &[&str]) -> (Value, Value) {
+    let common = ["--message", "30000", "--write", "4096", "--json"];
+    let (code, v, err) = bench(&[args, &common[..]].concat());
     assert_eq!(code, 0, "{err}\n{v}");
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1);
-    // 30,000 B at 4,095 message bytes per write: 8 writes, plus the file header frame.
     check_run(&runs[0], 30_000, 8);
-    assert_eq!(runs[0]["receivers"].as_u64(), Some(2));
+    let run = runs[0].clone();
+    (v, run)
+}
+
+#[test]
+fn loopback_run_reports_metric_fields() {
+    let (v, run) = one_loopback_run(&["--receivers", "2", "--loss", "1/10"]);
+    assert_eq!(run["receivers"].as_u64(), Some(2));
     assert_eq!(v["where"].as_str(), Some("loopback"));
 }
 
 #[test]
 fn loopback_unicast_run_with_a_fifth_lost() {
-    let (code, v, err) = bench(&[
-        "--unicast",
-        "--receivers",
-        "0",
-        "--message",
-        "30000",
-        "--write",
-        "4096",
-        "--loss",
-        "1/5",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}\n{v}");
-    let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1);
-    check_run(&runs[0], 30_000, 8);
-    assert_eq!(runs[0]["mode"].as_str(), Some("unicast"), "{v}");
+    let (v, run) = one_loopback_run(&["--unicast", "--receivers", "0", "--loss", "1/5"]);
+    assert_eq!(run["mode"].as_str(), Some("unicast"), "{v}");
 }
 
 fn text(extra: &[&str]) -> String {
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args([
-            "bench",
-            "xtp",
-            "--sim",
-            "--message",
-            "10000",
-            "--write",
-            "4096",
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let sim = [
+        "bench",
+        "xtp",
+        "--sim",
+        "--message",
+        "10000",
+        "--write",
+        "4096",
+    ];
+    common::stdout_of(&[&sim[..], extra].concat())
 }
 
 #[test]

@@ -1,42 +1,35 @@
 //! `rmcast send` / `rmcast recv` from the outside: help, clear errors with exit status 2, and a
 //! stream from standard input to standard output over loopback multicast.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json_exit, spawn_recv, spawn_stream_send};
 use std::io::Write;
 use std::process::{Command as Std, Stdio};
 
-fn rmcast() -> Command {
-    Command::cargo_bin("rmcast").unwrap()
-}
-
 #[test]
 fn help_shows_examples_and_the_rate_default() {
-    let out = rmcast().args(["send", "--help"]).output().unwrap();
+    let out = common::rmcast(&["send", "--help"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
         s.contains("Examples:") && s.contains("rmcast recv --group"),
         "{s}"
     );
     assert!(s.contains("1 Gbit/s"), "{s}");
-    let out = rmcast().args(["recv", "--help"]).output().unwrap();
+    let out = common::rmcast(&["recv", "--help"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("Examples:") && s.contains("--stdout"), "{s}");
 }
 
 fn expect_setup_error(args: &[&str], needle: &str) {
-    let out = rmcast().args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: {err}");
+    let err = common::assert_refused(&common::rmcast(args), needle, &format!("{args:?}"));
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }
 
 #[test]
 fn clear_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("x");
-    std::fs::write(&f, b"x").unwrap();
-    let fs = f.to_str().unwrap();
+    let fs = &common::file_in(dir.path(), "x", b"x");
     let out = dir.path().join("out");
     let os = out.to_str().unwrap();
     expect_setup_error(
@@ -127,14 +120,13 @@ fn clear_errors_exit_2() {
     }
     // keygen: a 32-byte owner-only key, never an overwrite
     let made = dir.path().join("made.key");
-    let bin = assert_cmd::cargo::cargo_bin("rmcast");
-    let ok = Std::new(&bin)
+    let ok = common::cmd()
         .args(["keygen", made.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(ok.status.success(), "{ok:?}");
     assert_eq!(std::fs::read(&made).unwrap().len(), 32);
-    let again = Std::new(&bin)
+    let again = common::cmd()
         .args(["keygen", made.to_str().unwrap()])
         .output()
         .unwrap();
@@ -144,9 +136,8 @@ fn clear_errors_exit_2() {
 
 #[test]
 fn stream_from_stdin_to_stdout() {
-    let bin = assert_cmd::cargo::cargo_bin("rmcast");
     let group = "239.255.78.9:47210";
-    let mut recv = Std::new(&bin)
+    let mut recv = common::cmd()
         .args([
             "recv", "-g", group, "-i", "lo", "--stdout", "--quiet", "--wait", "30",
         ])
@@ -165,27 +156,9 @@ fn stream_from_stdin_to_stdout() {
     let data: Vec<u8> = (0..3_000_000u32)
         .map(|i| (i * 7 + i / 1000) as u8)
         .collect();
-    let mut send = Std::new(&bin)
-        .args([
-            "send",
-            "-",
-            "-g",
-            group,
-            "-i",
-            "lo",
-            "--receivers",
-            "1",
-            "--rate",
-            "0",
-            "--quiet",
-        ])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        let mut stdin = send.stdin.take().unwrap();
-        stdin.write_all(&data).unwrap();
-    }
+    let (mut send, mut stdin) = spawn_stream_send(group, "1", &["--rate", "0", "--quiet"]);
+    stdin.write_all(&data).unwrap();
+    drop(stdin);
     assert!(send.wait().unwrap().success());
     let out = recv.wait_with_output().unwrap();
     assert!(
@@ -204,8 +177,7 @@ fn stream_from_stdin_to_stdout() {
 fn warnings_and_refusals_are_shown_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let group: std::net::SocketAddr = "239.255.78.71:47371".parse().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("rmcast");
-    let recv = Std::new(&bin)
+    let recv = common::cmd()
         .args([
             "-v",
             "recv",
@@ -287,34 +259,21 @@ fn interrupt(child: &std::process::Child) {
 /// no file, well before it would have noticed a silent sender).
 #[test]
 fn sigint_ends_receiver_and_sender_cleanly() {
-    let bin = assert_cmd::cargo::cargo_bin("rmcast");
     let group = "239.255.78.10:47230";
     let tmp = tempfile::tempdir().unwrap();
     let recv = |name: &str| {
         let dir = tmp.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let child = Std::new(&bin)
-            .args(["recv", "-g", group, "-i", "lo", "--quiet", "--json"])
-            .args(["--wait", "30", "--sender-timeout", "20", "--dir"])
-            .arg(&dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_recv(group, &dir, "30", &["--sender-timeout", "20"]);
         (dir, child)
     };
     let (dir_a, a) = recv("a");
     let (dir_b, b) = recv("b");
-    let mut send = Std::new(&bin)
-        .args(["send", "-", "--name", "s.bin", "-g", group, "-i", "lo"])
-        .args(["--receivers", "2", "--rate", "0", "--json", "--quiet"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (send, mut stdin) = spawn_stream_send(
+        group,
+        "2",
+        &["--name", "s.bin", "--rate", "0", "--json", "--quiet"],
+    );
     // Half a stream: the pipe stays open, so neither receiver can finish.
-    let mut stdin = send.stdin.take().unwrap();
     stdin.write_all(&vec![7u8; 1_000_000]).unwrap();
     stdin.flush().unwrap();
     let has_data = |d: &std::path::Path| files_in(d).iter().any(|(_, n)| *n > 0);
@@ -324,43 +283,22 @@ fn sigint_ends_receiver_and_sender_cleanly() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     interrupt(&a);
-    let a = a.wait_with_output().unwrap();
-    assert_eq!(
-        a.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&a.stderr)
-    );
-    let ja: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let ja = json_exit(a, 130);
     assert_eq!(ja["outcome"], "interrupted");
     assert_eq!(files_in(&dir_a), vec![], "the unfinished file is removed");
 
     interrupt(&send);
     let t1 = std::time::Instant::now();
-    let s = send.wait_with_output().unwrap();
-    assert_eq!(
-        s.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&s.stderr)
-    );
-    let js: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap();
+    let js = json_exit(send, 130);
     assert_eq!(js["interrupted"], true);
     assert_eq!(js["all_completed"], false);
-    let b = b.wait_with_output().unwrap();
+    let jb = json_exit(b, 1);
     // The END reached it: it did not wait for --sender-timeout (20 s).
     assert!(
         t1.elapsed().as_secs() < 10,
         "receiver b waited {:?}",
         t1.elapsed()
     );
-    assert_eq!(
-        b.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&b.stderr)
-    );
-    let jb: serde_json::Value = serde_json::from_slice(&b.stdout).unwrap();
     assert_eq!(jb["outcome"], "failed", "{jb}");
     assert_eq!(files_in(&dir_b), vec![], "the unfinished file is removed");
     drop(stdin);

@@ -27,7 +27,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rmcast");
@@ -202,22 +202,27 @@ fn assert_byte_exact(t: &mut Transfer, r: usize, name: &str, data: &[u8], what: 
     json(&out)
 }
 
+/// A test's namespaces and work folder, held with the lock that runs the tests one after
+/// the other.
 struct Bed {
     seg: Segment,
     work: tempfile::TempDir,
+    _one: MutexGuard<'static, ()>,
 }
 
-fn bed(hosts: usize) -> Bed {
-    Bed {
+/// A bed of `hosts` hosts and a file `name` of `len` pseudo-random bytes (from `seed`) in its
+/// work folder: the bed, the file's content and its path.
+fn bed(hosts: usize, name: &str, len: usize, seed: u64) -> (Bed, Vec<u8>, PathBuf) {
+    let one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let b = Bed {
         seg: Segment::create(hosts).expect("create the namespaces and the bridge"),
         work: tempfile::tempdir().unwrap(),
-    }
-}
-
-fn write(work: &Path, name: &str, data: &[u8]) -> PathBuf {
-    let p = work.join(name);
-    std::fs::write(&p, data).unwrap();
-    p
+        _one: one,
+    };
+    let data = content(len, seed);
+    let file = b.work.path().join(name);
+    std::fs::write(&file, &data).unwrap();
+    (b, data, file)
 }
 
 /// 10 % of the frames to the receivers dropped: every protocol on sockets completes, every
@@ -225,10 +230,7 @@ fn write(work: &Path, name: &str, data: &[u8]) -> PathBuf {
 #[test]
 fn ten_percent_frame_loss_every_protocol() {
     need_netns!();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let b = bed(4);
-    let data = content(2_000_000, 17);
-    let file = write(b.work.path(), "f.bin", &data);
+    let (b, data, file) = bed(4, "f.bin", 2_000_000, 17);
     let mut failures = Vec::new();
     for (i, p) in rmcast_net::agents::PROTOCOLS.iter().enumerate() {
         let proto = p.name();
@@ -286,6 +288,38 @@ fn kill_when_holding(dir: &Path, pid: u32, bytes: u64) -> Option<u64> {
     None
 }
 
+/// Send `file` with `args` to the receivers of `t` while receiver `victim` (1-based) is
+/// killed (SIGKILL) once its temporary file holds `at` bytes, before it held the whole file;
+/// the sender's output.
+fn send_killing(
+    b: &Bed,
+    t: &Transfer,
+    file: &Path,
+    args: &[&str],
+    victim: usize,
+    at: u64,
+) -> Output {
+    let dir = &t.dirs[victim - 1];
+    let pid = t.receivers[victim - 1].0.as_ref().map(Child::id).unwrap();
+    let (killed_at, s) = std::thread::scope(|sc| {
+        let watch = sc.spawn(|| kill_when_holding(dir, pid, at));
+        let s = t.send(&b.seg, file, args);
+        (watch.join().unwrap(), s)
+    });
+    let s = s.expect("the sender did not finish");
+    let held = killed_at.unwrap_or_else(|| panic!("receiver {victim} never held {at} bytes"));
+    let total = std::fs::metadata(file).unwrap().len();
+    assert!(
+        held < total,
+        "receiver {victim} was killed only after it held the whole file"
+    );
+    eprintln!(
+        "killed receiver {victim} at {held} of {total} bytes; {} frames dropped",
+        b.seg.frames_dropped()
+    );
+    s
+}
+
 /// A receiver killed halfway through: evicted, reported, sender exit status 1; the other
 /// receivers complete byte-exact. With the default (pgm) and a 256-packet transmit window
 /// (65,536 would hold the whole 6 MB) the sender stays near the slowest receiver, so the
@@ -310,42 +344,21 @@ fn slowest_xtp_receiver_killed_mid_transfer_is_reported() {
 /// Start 4 receivers and a sender with `protocol` args at 10 % frame loss, SIGKILL receiver 3
 /// once it holds half the file, and check the outcome.
 fn kill_one_receiver(group: &str, protocol: &[&str]) {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let b = bed(5);
-    let data = content(6_000_000, 29);
-    let file = write(b.work.path(), "k.bin", &data);
+    let (b, data, file) = bed(5, "k.bin", 6_000_000, 29);
     b.seg.frame_loss(0.10, Some(0)).unwrap();
     let mut t = Transfer::start(&b.seg, b.work.path(), group, 4, &[]);
     let victim = 3;
-    let dir = t.dirs[victim - 1].clone();
-    let pid = t.receivers[victim - 1].0.as_ref().map(Child::id).unwrap();
-    let half = data.len() as u64 / 2;
-    let (killed_at, s) = std::thread::scope(|sc| {
-        // Kill the victim (SIGKILL) once its temporary file holds half of the data.
-        let watch = sc.spawn(|| kill_when_holding(&dir, pid, half));
-        let mut args = vec![
-            "--datagram-size",
-            "1472",
-            "--rate",
-            "40M",
-            "--evict-after",
-            "2",
-        ];
-        args.extend_from_slice(protocol);
-        let s = t.send(&b.seg, &file, &args);
-        (watch.join().unwrap(), s)
-    });
-    let s = s.expect("the sender did not finish");
-    let held = killed_at.expect("the victim never held half of the file");
-    assert!(
-        held < data.len() as u64,
-        "the victim was killed only after it held the whole file"
-    );
-    eprintln!(
-        "killed receiver {victim} at {held} of {} bytes; {} frames dropped",
-        data.len(),
-        b.seg.frames_dropped()
-    );
+    let mut args = vec![
+        "--datagram-size",
+        "1472",
+        "--rate",
+        "40M",
+        "--evict-after",
+        "2",
+    ];
+    args.extend_from_slice(protocol);
+    // The victim is killed once its temporary file holds half of the data.
+    let s = send_killing(&b, &t, &file, &args, victim, data.len() as u64 / 2);
     assert_eq!(
         s.status.code(),
         Some(1),
@@ -384,10 +397,7 @@ fn kill_one_receiver(group: &str, protocol: &[&str]) {
 #[test]
 fn flood_at_one_receiver() {
     need_netns!();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let b = bed(5);
-    let data = content(2_000_000, 41);
-    let file = write(b.work.path(), "g.bin", &data);
+    let (b, data, file) = bed(5, "g.bin", 2_000_000, 41);
     b.seg.frame_loss(0.10, Some(0)).unwrap();
     let group: SocketAddr = "239.77.3.1:6300".parse().unwrap();
     let mut t = Transfer::start(&b.seg, b.work.path(), &group.to_string(), 3, &[]);
@@ -453,10 +463,7 @@ fn flood_at_one_receiver() {
 #[test]
 fn designated_receiver_killed_mid_transfer_is_replaced() {
     need_netns!();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let b = bed(4);
-    let data = content(4_000_000, 24);
-    let file = write(b.work.path(), "d.bin", &data);
+    let (b, data, file) = bed(4, "d.bin", 4_000_000, 24);
     b.seg.frame_loss(0.10, Some(0)).unwrap();
     // Node ids 1001 (host 1, the region's lowest: designated), 1002, 1003; all region 0.
     let mut t = Transfer::start(
@@ -466,38 +473,18 @@ fn designated_receiver_killed_mid_transfer_is_replaced() {
         3,
         &["--region", "0"],
     );
-    let victim_pid = t.receivers[0].0.as_ref().map(Child::id).unwrap();
-    let victim_dir = t.dirs[0].clone();
-    let third = data.len() as u64 / 3;
-    let (killed_at, sent) = std::thread::scope(|sc| {
-        let watch = sc.spawn(|| kill_when_holding(&victim_dir, victim_pid, third));
-        let s = t.send(
-            &b.seg,
-            &file,
-            &[
-                "--protocol",
-                "dsp",
-                "--datagram-size",
-                "1400",
-                "--rate",
-                "0",
-                "--evict-after",
-                "2",
-            ],
-        );
-        (watch.join().unwrap(), s)
-    });
-    let s = sent.expect("the sender did not finish");
-    let held_at = killed_at.expect("the designated receiver never held a third of the file");
-    assert!(
-        held_at < data.len() as u64,
-        "the designated receiver was killed only after it held the whole file"
-    );
-    eprintln!(
-        "killed the designated receiver at {held_at} of {} bytes; {} frames dropped",
-        data.len(),
-        b.seg.frames_dropped()
-    );
+    // Receiver 1, the designated one, is killed once it holds a third of the file.
+    let dsp = [
+        "--protocol",
+        "dsp",
+        "--datagram-size",
+        "1400",
+        "--rate",
+        "0",
+        "--evict-after",
+        "2",
+    ];
+    let s = send_killing(&b, &t, &file, &dsp, 1, data.len() as u64 / 3);
     assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
     let v: Value = serde_json::from_slice(&s.stdout).unwrap_or(Value::Null);
     let rx = v["receivers"].as_array().cloned().unwrap_or_default();

@@ -7,18 +7,16 @@
 
 mod common;
 
-use common::transfer;
-use std::process::{Command, Output};
+use common::{assert_refused, rmcast, transfer};
+use std::process::Command;
 
 #[test]
 fn prmp_file_to_three_receivers_one_dropping_a_fifth() {
-    let dir = tempfile::tempdir().unwrap();
     let run = transfer(
         "239.255.78.71:47371",
         3_000_000,
         &["--protocol", "prmp", "--rate", "200M"],
         &[vec!["--drop-one-in", "5"], vec![], vec![]],
-        dir.path(),
     );
     assert_eq!(run.sender["protocol"], "prmp");
     assert_eq!(run.sender["all_completed"], true);
@@ -31,7 +29,6 @@ fn prmp_file_to_three_receivers_one_dropping_a_fifth() {
 
 #[test]
 fn dsp_two_regions_member_loss_is_repaired_locally() {
-    let dir = tempfile::tempdir().unwrap();
     // Regions 0 and 1, two receivers each; node 210 is the lowest id of region 1, so it is
     // designated there and 211 (dropping a fifth of what it receives) is its member.
     let run = transfer(
@@ -46,7 +43,6 @@ fn dsp_two_regions_member_loss_is_repaired_locally() {
             vec!["--region", "1", "--node-id", "210"],
             vec!["--region", "1", "--node-id", "211", "--drop-one-in", "5"],
         ],
-        dir.path(),
     );
     assert_eq!(run.sender["protocol"], "dsp");
     let roles: Vec<(u64, u64, String)> = run.sender["receivers"]
@@ -142,13 +138,6 @@ fn prmp_receiver_stalled_for_a_moment_still_completes() {
     assert!(std::fs::read(out.join("stall.bin")).unwrap() == data);
 }
 
-fn rmcast(args: &[&str]) -> Output {
-    Command::new(assert_cmd::cargo::cargo_bin("rmcast"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn bad_protocol_flags_exit_2_with_a_reason() {
     let g = ["-g", "239.255.78.73:47373", "-i", "lo", "-n", "1"];
@@ -172,10 +161,7 @@ fn bad_protocol_flags_exit_2_with_a_reason() {
         let mut args = vec!["send", "no-such-file"];
         args.extend_from_slice(&g);
         args.extend_from_slice(extra);
-        let out = rmcast(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
-        assert!(err.contains(says), "{extra:?}: {err}");
+        assert_refused(&rmcast(&args), says, &format!("{extra:?}"));
     }
     let dir = tempfile::tempdir().unwrap();
     let out = rmcast(&[
@@ -189,7 +175,5 @@ fn bad_protocol_flags_exit_2_with_a_reason() {
         "--dir",
         dir.path().to_str().unwrap(),
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--region 10"), "{err}");
+    assert_refused(&out, "--region 10", "recv --region 10");
 }

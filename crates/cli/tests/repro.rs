@@ -2,9 +2,10 @@
 //! headless Chromium (skipped with a message where Chromium is not installed; `.ci/run`
 //! installs it, and under `CI=true` a missing Chromium fails the test).
 
-use assert_cmd::Command;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Output, Stdio};
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rmcast-repro-test-{}-{name}", std::process::id()));
@@ -24,13 +25,19 @@ fn shared_quick_report() -> &'static (PathBuf, String) {
     })
 }
 
-fn quick_report(dir: &Path) -> String {
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["repro", "--quick", "--quiet", "--jobs", "2", "--out"])
-        .arg(dir)
+/// `rmcast repro ARGS --out OUT`.
+fn repro(args: &[&str], out: &Path) -> Output {
+    common::cmd()
+        .arg("repro")
+        .args(args)
+        .arg("--out")
+        .arg(out)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn quick_report(dir: &Path) -> String {
+    let out = repro(&["--quick", "--quiet", "--jobs", "2"], dir);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         out.status.success(),
@@ -99,12 +106,7 @@ fn quick_check_writes_report_and_ends_with_summary() {
 #[test]
 fn json_goes_to_stdout_and_summary_to_stderr() {
     let dir = scratch("json");
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["repro", "demo", "--quick", "--quiet", "--json", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = repro(&["demo", "--quick", "--quiet", "--json"], &dir);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v
@@ -124,20 +126,15 @@ fn json_goes_to_stdout_and_summary_to_stderr() {
 
 #[test]
 fn unknown_study_and_bad_jobs_are_usage_errors() {
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["repro", "no-such-study", "--out"])
-        .arg(std::env::temp_dir().join("rmcast-never-written"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown study `no-such-study`"));
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["repro", "--jobs", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = repro(
+        &["no-such-study"],
+        &std::env::temp_dir().join("rmcast-never-written"),
+    );
+    common::assert_refused(&out, "unknown study `no-such-study`", "repro no-such-study");
+    assert_eq!(
+        common::rmcast(&["repro", "--jobs", "0"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -163,14 +160,9 @@ explain_fail = "it cannot: the data and the ACK frame alone take 12656 bit times
 "#;
     std::fs::write(claims_dir.join("demo/claims.toml"), builtin + extra).unwrap();
     let out_dir = dir.join("report");
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["repro", "demo", "--quick", "--check", "--quiet", "--claims"])
-        .arg(&claims_dir)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let claims = claims_dir.to_str().unwrap();
+    let check = ["demo", "--quick", "--check", "--quiet", "--claims", claims];
+    let out = repro(&check, &out_dir);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("FAIL demo.bus.impossible"), "{text}");
@@ -198,42 +190,26 @@ explain_fail = "it cannot: the data and the ACK frame alone take 12656 bit times
             format!("[[pin]]\nid = \"demo.bus.impossible\"\n{pins}\nreason = \"test\"\n"),
         )
         .unwrap();
-        let out = Command::cargo_bin("rmcast")
-            .unwrap()
-            .args(["repro", "demo", "--quick", "--check", "--quiet", "--claims"])
-            .arg(&claims_dir)
-            .arg("--pinned")
-            .arg(&file)
-            .arg("--out")
-            .arg(&out_dir)
-            .output()
-            .unwrap();
+        let out = repro(
+            &[&check[..], &["--pinned", file.to_str().unwrap()]].concat(),
+            &out_dir,
+        );
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(code), "{pins}: {err}");
         assert!(err.contains(says), "{pins}: {err}");
     }
     // Without --check the same run exits 0.
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["repro", "demo", "--quick", "--quiet", "--claims"])
-        .arg(&claims_dir)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = repro(
+        &["demo", "--quick", "--quiet", "--claims", claims],
+        &out_dir,
+    );
     assert_eq!(out.status.code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn list_names_the_demo_study() {
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["repro", "--list"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout)
+    assert!(common::stdout_of(&["repro", "--list"])
         .lines()
         .any(|l| l.starts_with("demo ")));
 }

@@ -4,17 +4,12 @@
 //! lists with the spec's range (an out-of-range or mistyped value is refused naming the key,
 //! an unlisted key is refused as unknown).
 
-use assert_cmd::Command;
+mod common;
+
 use rmcast_proto::spec::{Range, Value, PROTOCOLS};
 
 fn send_help() -> String {
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .args(["send", "--help"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()
+    common::stdout_of(&["send", "--help"])
 }
 
 /// The text of the `--flag` entry in `--help` (its line and the lines up to the next flag).
@@ -94,15 +89,14 @@ fn scenario(protocol: &str, key: &str, value: &str) -> String {
 fn sim_refuses(dir: &std::path::Path, protocol: &str, key: &str, value: &str) -> String {
     let file = dir.join(format!("{protocol}-{key}.toml"));
     std::fs::write(&file, scenario(protocol, key, value)).unwrap();
-    let out = Command::cargo_bin("rmcast")
-        .unwrap()
-        .arg("sim")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .arg("--quiet")
-        .output()
-        .unwrap();
+    let out_dir = dir.join("out");
+    let out = common::rmcast::<&std::ffi::OsStr>(&[
+        "sim".as_ref(),
+        file.as_os_str(),
+        "--out".as_ref(),
+        out_dir.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
     assert_eq!(
         out.status.code(),
         Some(2),

@@ -8,7 +8,6 @@
 mod common;
 
 fn transfer(group: &str, size: usize, extra: &[&str]) {
-    let dir = tempfile::tempdir().unwrap();
     let mut send = vec![
         "--protocol",
         "xtp",
@@ -22,7 +21,7 @@ fn transfer(group: &str, size: usize, extra: &[&str]) {
     let lossy = vec!["--drop-rate", "0.2", "--drop-seed", "7"];
     // The receivers renamed the file only after its BLAKE3 digest matched the sender's;
     // `common::transfer` compares the bytes too.
-    let run = common::transfer(group, size, &send, &[lossy, vec![], vec![]], dir.path());
+    let run = common::transfer(group, size, &send, &[lossy, vec![], vec![]]);
     assert_eq!(run.sender["protocol"], "xtp");
     assert_eq!(run.sender["all_completed"], true);
     assert!(
@@ -49,7 +48,6 @@ fn xtp_thesis_settings_file_to_three_receivers_one_dropping_a_fifth() {
 
 #[test]
 fn xtp_unicast_file_to_one_receiver_dropping_a_fifth() {
-    let dir = tempfile::tempdir().unwrap();
     let send = [
         "--protocol",
         "xtp",
@@ -60,13 +58,7 @@ fn xtp_unicast_file_to_one_receiver_dropping_a_fifth() {
         "1480",
     ];
     let lossy = vec!["--drop-rate", "0.2", "--drop-seed", "11"];
-    let run = common::transfer(
-        "239.255.78.63:47363",
-        1_000_000,
-        &send,
-        &[lossy],
-        dir.path(),
-    );
+    let run = common::transfer("239.255.78.63:47363", 1_000_000, &send, &[lossy]);
     assert_eq!(run.sender["all_completed"], true);
     // Every protocol datagram went to the receiver's own address, none to the group.
     assert_eq!(run.sender["protocol_to_group"], 0, "{}", run.sender);
@@ -76,19 +68,10 @@ fn xtp_unicast_file_to_one_receiver_dropping_a_fifth() {
     assert!(r["repairs_received"].as_u64().unwrap() > 0);
 }
 
-fn rmcast(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("rmcast"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn xtp_unicast_and_late_join_refuse_what_makes_no_sense() {
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("f.bin");
-    std::fs::write(&f, b"hello").unwrap();
-    let f = f.to_str().unwrap();
+    let f = &common::file_in(dir.path(), "f.bin", b"hello");
     let g = ["-g", "239.255.78.64:47364", "-i", "lo", "--join-wait", "2"];
     let cases: [(&[&str], &str); 5] = [
         (
@@ -124,18 +107,14 @@ fn xtp_unicast_and_late_join_refuse_what_makes_no_sense() {
         let mut a = vec!["send"];
         a.extend_from_slice(&g);
         a.extend_from_slice(args);
-        let out = rmcast(&a);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
+        common::assert_refused(&common::rmcast(&a), says, &format!("{args:?}"));
     }
 }
 
 #[test]
 fn xtp_unicast_ignores_a_second_receiver() {
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("f.bin");
-    std::fs::write(&f, common::pseudo_random(10_000, 5)).unwrap();
+    let f = common::file_in(dir.path(), "f.bin", &common::pseudo_random(10_000, 5));
     let group = "239.255.78.65:47365";
     let bin = assert_cmd::cargo::cargo_bin("rmcast");
     let mut recvs: Vec<_> = (0..2)
@@ -151,9 +130,9 @@ fn xtp_unicast_ignores_a_second_receiver() {
         })
         .collect();
     // Without --receivers the sender takes whoever joins within --discover: both do.
-    let out = rmcast(&[
+    let out = common::rmcast(&[
         "send",
-        f.to_str().unwrap(),
+        &f,
         "-g",
         group,
         "-i",
@@ -178,19 +157,10 @@ fn xtp_unicast_ignores_a_second_receiver() {
     assert_eq!(got.iter().filter(|g| **g).count(), 1, "{got:?}: {err}");
 }
 
-/// `rmcast recv` into `out` with JSON on its standard output.
-fn spawn_recv(group: &str, out: &std::path::Path, extra: &[&str]) -> std::process::Child {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("rmcast"))
-        .args([
-            "recv", "-g", group, "-i", "lo", "--quiet", "--json", "--wait", "60",
-        ])
-        .args(extra)
-        .arg("--dir")
-        .arg(out)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
+/// A stream `live.bin` over xtp at full speed to one receiver in `group`, with `extra` flags.
+fn live_stream(group: &str, extra: &[&str]) -> (std::process::Child, std::process::ChildStdin) {
+    let xtp = ["--name", "live.bin", "--protocol", "xtp", "--rate", "0"];
+    common::spawn_stream_send(group, "1", &[&xtp[..], extra].concat())
 }
 
 /// A stream to one receiver; a second receiver starts once the first 600 KB went out, is
@@ -199,34 +169,26 @@ fn spawn_recv(group: &str, out: &std::path::Path, extra: &[&str]) -> std::proces
 #[test]
 fn xtp_late_joiner_gets_the_stream_from_its_join_point() {
     use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
     use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("rmcast");
     let group = "239.255.78.66:47366";
     let data = common::pseudo_random(1_200_000, 66);
     let (first, second) = data.split_at(600_000);
-    let recv =
-        |node: &str, out: &str| spawn_recv(group, &dir.path().join(out), &["--node-id", node]);
+    let recv = |node: &str, out: &str| {
+        common::spawn_recv(group, &dir.path().join(out), "60", &["--node-id", node])
+    };
     let r1 = recv("101", "out1");
-    let mut send = Command::new(&bin)
-        .args(["send", "-", "--name", "live.bin", "-g", group, "-i", "lo"])
-        .args([
-            "--receivers",
-            "1",
-            "--protocol",
-            "xtp",
+    let (mut send, mut stdin) = live_stream(
+        group,
+        &[
             "--late-join",
-            "--rate",
-            "0",
-        ])
-        .args(["--datagram-size", "1480", "--evict-after", "30", "--json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = send.stdin.take().unwrap();
+            "--datagram-size",
+            "1480",
+            "--evict-after",
+            "30",
+            "--json",
+        ],
+    );
     let stderr = BufReader::new(send.stderr.take().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -293,30 +255,12 @@ fn xtp_late_joiner_gets_the_stream_from_its_join_point() {
 #[test]
 fn xtp_stream_without_late_join_refuses_a_late_receiver() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("rmcast");
     let group = "239.255.78.67:47367";
     let data = common::pseudo_random(300_000, 67);
-    let recv = |out: &str| spawn_recv(group, &dir.path().join(out), &[]);
+    let recv = |out: &str| common::spawn_recv(group, &dir.path().join(out), "60", &[]);
     let r1 = recv("out1");
-    let mut send = Command::new(&bin)
-        .args(["send", "-", "--name", "live.bin", "-g", group, "-i", "lo"])
-        .args([
-            "--receivers",
-            "1",
-            "--protocol",
-            "xtp",
-            "--rate",
-            "0",
-            "--json",
-            "-q",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = send.stdin.take().unwrap();
+    let (send, mut stdin) = live_stream(group, &["--json", "-q"]);
     stdin.write_all(&data[..100_000]).unwrap();
     stdin.flush().unwrap();
     let r2 = recv("out2").wait_with_output().unwrap();

@@ -15,10 +15,11 @@
 //! 1. `scenarios/repro/<name>/claims.toml`: `study = "<name>"`, the paper's tables as
 //!    `[paper.<table>]` (x, y as printed) and one `[[claim]]` per claim (see [`claim`]).
 //! 2. `crates/repro/src/studies/<name>.rs`: a unit struct implementing [`Study`]: `about` names
-//!    it (an [`About`]: name, title, source, claims file); `run` builds
+//!    it ([`about!`]: name, title, source; the claims file follows from the name); `run` builds
 //!    its sweep as a list of (point, seed) jobs, runs them with [`RunCtx::map`] (parallel,
 //!    ordered, progress-reporting), summarises each point with [`Estimate::from_samples`],
-//!    records measures (including analytic bounds it computes) and returns plots.
+//!    records measures (including analytic bounds it computes) and returns plots (fixed
+//!    figures can be declared as data: [`plot::PlotSpec`], `scenarios/repro/<name>/plots.toml`).
 //! 3. One line in [`STUDIES`] and one `pub mod` line in `studies/mod.rs`.
 //!
 //! ## What this crate must never do
@@ -28,6 +29,7 @@
 //! * panic on a study's failure: a study that errors fails all its claims, with the reason.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod claim;
@@ -36,6 +38,7 @@ pub mod pinned;
 pub mod plot;
 pub mod report;
 pub mod stats;
+/// The registered studies, one module each.
 pub mod studies;
 pub mod study;
 pub mod sweep;
@@ -65,7 +68,9 @@ pub static STUDIES: &[&dyn Study] = &[
 #[derive(Debug, thiserror::Error)]
 #[error("unknown study `{name}` (known: {known})")]
 pub struct UnknownStudy {
+    /// The name asked for.
     pub name: String,
+    /// The registered names, comma-separated.
     pub known: String,
 }
 

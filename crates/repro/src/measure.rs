@@ -9,16 +9,25 @@ use std::collections::BTreeMap;
 #[serde(tag = "shape", rename_all = "snake_case")]
 pub enum Measure {
     /// A single value (with spread across runs, or analytic).
-    Scalar { unit: String, value: Estimate },
+    Scalar {
+        /// The unit of the value.
+        unit: String,
+        /// The value.
+        value: Estimate,
+    },
     /// A value per sweep point `x` (e.g. per number of receivers), sorted by `x`.
     Series {
+        /// The unit of y.
         unit: String,
+        /// What x is, e.g. "receivers".
         x_label: String,
+        /// (x, value) points.
         points: Vec<(f64, Estimate)>,
     },
 }
 
 impl Measure {
+    /// The measure's unit (of y for a series).
     pub fn unit(&self) -> &str {
         match self {
             Measure::Scalar { unit, .. } | Measure::Series { unit, .. } => unit,
@@ -59,6 +68,7 @@ pub struct Measures {
 }
 
 impl Measures {
+    /// No measures yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -93,6 +103,7 @@ impl Measures {
         );
     }
 
+    /// The measure `name`, if recorded.
     pub fn get(&self, name: &str) -> Option<&Measure> {
         self.map.get(name)
     }
@@ -105,14 +116,17 @@ impl Measures {
         }
     }
 
+    /// Every measure, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Measure)> {
         self.map.iter()
     }
 
+    /// How many measures.
     pub fn len(&self) -> usize {
         self.map.len()
     }
 
+    /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

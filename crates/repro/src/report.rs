@@ -16,21 +16,29 @@ use std::path::{Path, PathBuf};
 pub struct Report {
     /// Reduced sweeps were run.
     pub quick: bool,
+    /// Every study's section, in report order.
     pub studies: Vec<StudyReport>,
 }
 
+/// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// The system's error.
         #[source]
         source: std::io::Error,
     },
+    /// A plot failed its check.
     #[error(transparent)]
     Plot(#[from] crate::plot::PlotError),
+    /// The CSV encoder failed.
     #[error("cannot encode CSV: {0}")]
     Csv(#[from] csv::Error),
+    /// The JSON encoder failed.
     #[error("cannot encode JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -38,11 +46,17 @@ pub enum ReportError {
 /// The files written, for the caller to print.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The report folder.
     pub dir: PathBuf,
+    /// `report.md`.
     pub markdown: PathBuf,
+    /// `index.html`.
     pub html: PathBuf,
+    /// `claims.csv`.
     pub csv: PathBuf,
+    /// `claims.json`.
     pub json: PathBuf,
+    /// One SVG per plot.
     pub svgs: Vec<PathBuf>,
 }
 
@@ -96,25 +110,45 @@ fn opt_num(v: Option<f64>) -> String {
 /// The flat, script-friendly form of one claim (one CSV row, one JSON object).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClaimRow {
+    /// Claim id.
     pub id: String,
+    /// The study it belongs to.
     pub study: String,
+    /// Where the paper states it.
     pub source: String,
+    /// What the paper states.
     pub statement: String,
+    /// The paper's number, if it gives one.
     pub paper_value: Option<f64>,
+    /// The run or sweep that tests it.
     pub scenario: String,
+    /// The measure the predicate is applied to.
     pub measure: Option<String>,
+    /// The decisive point's x.
     pub x: Option<f64>,
+    /// What x is.
     pub x_label: String,
+    /// Mean across runs at the decisive point.
     pub mean: Option<f64>,
+    /// Sample standard deviation across runs.
     pub sd: Option<f64>,
+    /// Number of runs (0: analytic).
     pub n: Option<usize>,
+    /// Lower end of the 95 % confidence interval of the mean.
     pub ci_lo: Option<f64>,
+    /// Upper end of the 95 % confidence interval of the mean.
     pub ci_hi: Option<f64>,
+    /// The measure's unit.
     pub unit: String,
+    /// The predicate, in words.
     pub predicate: String,
+    /// `pass` or `FAIL`.
     pub verdict: String,
+    /// How the verdict was reached, in numbers.
     pub detail: String,
+    /// Why the claim may not hold in rmcast, for a failed claim that gives a reason.
     pub explanation: Option<String>,
+    /// Measured with reduced sweeps.
     pub quick: bool,
 }
 
@@ -175,9 +209,11 @@ impl ClaimRow {
 }
 
 impl Report {
+    /// How many claims passed.
     pub fn passed(&self) -> usize {
         self.studies.iter().map(|s| s.passed()).sum()
     }
+    /// How many claims failed.
     pub fn failed(&self) -> usize {
         self.studies.iter().map(|s| s.failed()).sum()
     }
@@ -199,6 +235,7 @@ impl Report {
             .collect()
     }
 
+    /// Every claim as a row of `claims.csv`.
     pub fn claims_csv(&self) -> Result<String, ReportError> {
         Ok(csv_table(
             &CSV_HEADER,
@@ -206,6 +243,7 @@ impl Report {
         )?)
     }
 
+    /// Every claim as an object of `claims.json`.
     pub fn claims_json(&self) -> Result<String, ReportError> {
         Ok(serde_json::to_string_pretty(&self.rows())? + "\n")
     }
@@ -287,23 +325,16 @@ impl Report {
             if !s.setup.topology.is_empty() {
                 let _ = writeln!(m, "**Topology.** {}\n", s.setup.topology);
             }
-            if !s.setup.parameters.is_empty() {
-                let _ = writeln!(m, "| parameter | value |\n|---|---|");
-                for (k, v) in &s.setup.parameters {
-                    let _ = writeln!(m, "| {} | {} |", md_cell(k), md_cell(v));
-                }
-                m.push('\n');
-            }
-            if !s.setup.choices.is_empty() {
-                let _ = writeln!(
-                    m,
-                    "Left unspecified by the source, chosen by rmcast:\n\n| unspecified | rmcast's choice |\n|---|---|"
-                );
-                for (k, v) in &s.setup.choices {
-                    let _ = writeln!(m, "| {} | {} |", md_cell(k), md_cell(v));
-                }
-                m.push('\n');
-            }
+            md_pairs(
+                &mut m,
+                "| parameter | value |\n|---|---|",
+                &s.setup.parameters,
+            );
+            md_pairs(
+                &mut m,
+                "Left unspecified by the source, chosen by rmcast:\n\n| unspecified | rmcast's choice |\n|---|---|",
+                &s.setup.choices,
+            );
             let _ = writeln!(m, "### Claims\n");
             let _ = writeln!(
                 m,
@@ -441,30 +472,16 @@ impl Report {
                     md_inline_to_html(&s.setup.topology)
                 );
             }
-            if !s.setup.parameters.is_empty() {
-                h.push_str("<table><tr><th>parameter</th><th>value</th></tr>\n");
-                for (k, v) in &s.setup.parameters {
-                    let _ = writeln!(
-                        h,
-                        "<tr><td>{}</td><td>{}</td></tr>",
-                        md_inline_to_html(k),
-                        md_inline_to_html(v)
-                    );
-                }
-                h.push_str("</table>\n");
-            }
-            if !s.setup.choices.is_empty() {
-                h.push_str("<p>Left unspecified by the source, chosen by rmcast:</p>\n<table><tr><th>unspecified</th><th>rmcast's choice</th></tr>\n");
-                for (k, v) in &s.setup.choices {
-                    let _ = writeln!(
-                        h,
-                        "<tr><td>{}</td><td>{}</td></tr>",
-                        md_inline_to_html(k),
-                        md_inline_to_html(v)
-                    );
-                }
-                h.push_str("</table>\n");
-            }
+            html_pairs(
+                &mut h,
+                "<table><tr><th>parameter</th><th>value</th></tr>\n",
+                &s.setup.parameters,
+            );
+            html_pairs(
+                &mut h,
+                "<p>Left unspecified by the source, chosen by rmcast:</p>\n<table><tr><th>unspecified</th><th>rmcast's choice</th></tr>\n",
+                &s.setup.choices,
+            );
             h.push_str("<h3>Claims</h3>\n<table><tr><th>claim</th><th>source</th><th>statement</th><th>paper</th><th>measured</th><th>predicate</th><th>verdict</th></tr>\n");
             for c in &s.claims {
                 let cls = if c.passed() { "pass" } else { "fail" };
@@ -554,6 +571,35 @@ fn anchor(name: &str) -> String {
             }
         })
         .collect()
+}
+
+/// A Markdown table of (name, value) `pairs` after the line `head` (nothing when empty).
+fn md_pairs(m: &mut String, head: &str, pairs: &[(String, String)]) {
+    if pairs.is_empty() {
+        return;
+    }
+    let _ = writeln!(m, "{head}");
+    for (k, v) in pairs {
+        let _ = writeln!(m, "| {} | {} |", md_cell(k), md_cell(v));
+    }
+    m.push('\n');
+}
+
+/// An HTML table of (name, value) `pairs` opened by `head` (nothing when empty).
+fn html_pairs(h: &mut String, head: &str, pairs: &[(String, String)]) {
+    if pairs.is_empty() {
+        return;
+    }
+    h.push_str(head);
+    for (k, v) in pairs {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            md_inline_to_html(k),
+            md_inline_to_html(v)
+        );
+    }
+    h.push_str("</table>\n");
 }
 
 fn md_cell(s: &str) -> String {

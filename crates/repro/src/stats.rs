@@ -9,6 +9,7 @@ use serde::Serialize;
 /// and its interval is the value itself.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
+    /// Mean across runs (the value itself when analytic).
     pub mean: f64,
     /// Sample standard deviation across runs (0 for one run or an analytic value).
     pub sd: f64,

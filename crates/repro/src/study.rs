@@ -23,8 +23,11 @@ pub struct Setup {
 /// What a study's `run` returns.
 #[derive(Debug, Clone, Default)]
 pub struct StudyOutput {
+    /// How the study was set up, for the report.
     pub setup: Setup,
+    /// Everything it measured, by name.
     pub measures: Measures,
+    /// Its figures.
     pub plots: Vec<Plot>,
     /// Free remarks for the report (observations, caveats).
     pub notes: Vec<String>,
@@ -33,10 +36,13 @@ pub struct StudyOutput {
 /// A failure inside a study run (not a failed claim).
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
+    /// The run itself failed; the text says why.
     #[error("{0}")]
     Run(String),
+    /// The claims file is broken.
     #[error(transparent)]
     Claims(#[from] crate::claim::ClaimFileError),
+    /// A plot cannot go into a report.
     #[error(transparent)]
     Plot(#[from] crate::plot::PlotError),
 }
@@ -66,6 +72,7 @@ pub struct RunCtx<'a> {
 }
 
 impl<'a> RunCtx<'a> {
+    /// A context for one run of a study against `claims`, reporting to `progress`.
     pub fn new(quick: bool, progress: &'a dyn Progress, claims: &'a Claims) -> Self {
         RunCtx {
             quick,
@@ -141,6 +148,7 @@ impl<'a> RunCtx<'a> {
         Ok(results.into_iter().flatten().collect())
     }
 
+    /// Where the study reports progress.
     pub fn progress(&self) -> &dyn Progress {
         self.progress
     }
@@ -158,6 +166,25 @@ pub struct About {
     /// The claims file (TOML, see [`crate::claim`]), usually
     /// `include_str!("../../../../scenarios/repro/<name>/claims.toml")`.
     pub claims_toml: &'static str,
+}
+
+/// The [`About`] of a study from its name (a string literal), title and source; its claims
+/// file is `scenarios/repro/<name>/claims.toml`, read in at build time.
+#[macro_export]
+macro_rules! about {
+    ($name:literal, $title:expr, $source:expr $(,)?) => {
+        $crate::study::About {
+            name: $name,
+            title: $title,
+            source: $source,
+            claims_toml: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/repro/",
+                $name,
+                "/claims.toml"
+            )),
+        }
+    };
 }
 
 /// A reproduced study. Implementations are unit structs registered in [`crate::STUDIES`].
@@ -178,12 +205,19 @@ pub trait Study: Send + Sync {
 /// One study's section of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct StudyReport {
+    /// The study's command-line name.
     pub name: String,
+    /// Its human title.
     pub title: String,
+    /// The seed document(s) it reproduces.
     pub source: String,
+    /// How it was set up.
     pub setup: Setup,
+    /// Every claim with its verdict.
     pub claims: Vec<ClaimResult>,
+    /// Its figures.
     pub plots: Vec<Plot>,
+    /// Free remarks (observations, caveats).
     pub notes: Vec<String>,
     /// Set when the study could not run; its claims are then all failed.
     pub error: Option<String>,
@@ -204,9 +238,11 @@ impl StudyReport {
         }
     }
 
+    /// How many of its claims passed.
     pub fn passed(&self) -> usize {
         self.claims.iter().filter(|c| c.passed()).count()
     }
+    /// How many of its claims failed.
     pub fn failed(&self) -> usize {
         self.claims.len() - self.passed()
     }

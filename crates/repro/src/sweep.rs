@@ -45,6 +45,7 @@ pub struct Job<S> {
 /// The jobs of a sweep, in the order they were added (families, then x, then seed).
 #[derive(Debug, Clone)]
 pub struct Sweep<S> {
+    /// Every run, in the order added.
     pub jobs: Vec<Job<S>>,
 }
 
@@ -55,8 +56,28 @@ impl<S> Default for Sweep<S> {
 }
 
 impl<S> Sweep<S> {
+    /// An empty sweep.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A sweep of `families` in order, family `i` numbered `i`: `runs(f)` gives a family's
+    /// points and runs per point, `make(f, x, seed)` builds a run, its seed from the point
+    /// ([`point_seed`] of `i ^ salt`, `x` and the run's number).
+    pub fn of_families<F>(
+        families: &[F],
+        salt: u64,
+        runs: impl Fn(&F) -> (&[f64], u64),
+        make: impl Fn(&F, f64, u64) -> S,
+    ) -> Self {
+        let mut sweep = Sweep::new();
+        for (i, f) in families.iter().enumerate() {
+            let (xs, seeds) = runs(f);
+            sweep.family(i, xs, seeds, |x, k| {
+                make(f, x, point_seed(i as u64 ^ salt, x, k))
+            });
+        }
+        sweep
     }
 
     /// Add `seeds` runs at each of `xs` for family `family`; `make(x, k)` builds run `k` at `x`.
@@ -78,10 +99,12 @@ impl<S> Sweep<S> {
         }
     }
 
+    /// How many runs.
     pub fn len(&self) -> usize {
         self.jobs.len()
     }
 
+    /// Whether it has no runs.
     pub fn is_empty(&self) -> bool {
         self.jobs.is_empty()
     }
@@ -117,6 +140,7 @@ pub struct Agg {
 }
 
 impl Agg {
+    /// No series yet.
     pub fn new() -> Self {
         Self::default()
     }

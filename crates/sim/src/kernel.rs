@@ -165,11 +165,9 @@ mod tests {
     #[test]
     fn ordered_by_time_then_insertion() {
         let mut k = Kernel::new();
-        k.schedule(Time::from_nanos(5), 'a');
-        k.schedule(Time::from_nanos(3), 'b');
-        k.schedule(Time::from_nanos(5), 'c');
-        k.schedule(Time::from_nanos(3), 'd');
-        k.schedule(Time::from_nanos(4), 'e');
+        for (ns, e) in [(5, 'a'), (3, 'b'), (5, 'c'), (3, 'd'), (4, 'e')] {
+            k.schedule(Time::from_nanos(ns), e);
+        }
         let order: Vec<char> = std::iter::from_fn(|| k.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
         assert_eq!(k.now(), Time::from_nanos(5));

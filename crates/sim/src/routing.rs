@@ -574,20 +574,22 @@ mod tests {
         out
     }
 
+    /// The default transit–stub graph of `seed` with `hosts` hosts attached on 1.5 Mb/s, 1 ms
+    /// links.
+    fn transit_stub_with_hosts(hosts: usize, seed: u64) -> crate::topo::Topology {
+        use crate::topo::{self, PlaneParams, TransitStub};
+        let mut t =
+            topo::transit_stub(&TransitStub::default(), &PlaneParams::default(), seed).unwrap();
+        let link = LinkConfig::new(1_500_000, Duration::from_millis(1));
+        topo::attach_hosts(&mut t, hosts, &link, seed).unwrap();
+        t
+    }
+
     #[test]
     fn bounded_unicast_is_the_full_computations_path() {
-        use crate::topo::{self, PlaneParams, TransitStub};
         let mut scratch = UnicastScratch::default();
         for seed in 1..3 {
-            let mut t =
-                topo::transit_stub(&TransitStub::default(), &PlaneParams::default(), seed).unwrap();
-            topo::attach_hosts(
-                &mut t,
-                40,
-                &LinkConfig::new(1_500_000, Duration::from_millis(1)),
-                seed,
-            )
-            .unwrap();
+            let t = transit_stub_with_hosts(40, seed);
             let net = &t.net;
             let n = net.nodes.len() as u32;
             for dst in (0..n).step_by(3) {
@@ -611,17 +613,8 @@ mod tests {
 
     #[test]
     fn multicast_via_is_the_full_trees_subtree() {
-        use crate::topo::{self, PlaneParams, TransitStub};
         for seed in 1..4 {
-            let mut t =
-                topo::transit_stub(&TransitStub::default(), &PlaneParams::default(), seed).unwrap();
-            topo::attach_hosts(
-                &mut t,
-                150,
-                &LinkConfig::new(1_500_000, Duration::from_millis(1)),
-                seed,
-            )
-            .unwrap();
+            let t = transit_stub_with_hosts(150, seed);
             let net = &t.net;
             let members: Vec<u32> = t.receivers.iter().map(|r| r.0).collect();
             let mut flags = vec![false; net.nodes.len()];

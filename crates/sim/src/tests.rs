@@ -18,7 +18,10 @@ struct Script {
 
 type Log = std::rc::Rc<std::cell::RefCell<Vec<(Time, NodeId, usize)>>>;
 
-fn script(plan: Vec<(Time, Dest, usize)>) -> (Box<Script>, Log) {
+/// What a script sends: (when, to whom, how many bytes).
+type Plan = Vec<(Time, Dest, usize)>;
+
+fn script(plan: Plan) -> (Box<Script>, Log) {
     let log: Log = Default::default();
     let plan = plan
         .into_iter()
@@ -40,6 +43,16 @@ fn script(plan: Vec<(Time, Dest, usize)>) -> (Box<Script>, Log) {
         }),
         log,
     )
+}
+
+/// A script agent at each node, sending its plan; their logs, in the same order. Agents are
+/// added in that order.
+fn attach<const N: usize>(sim: &mut Sim, agents: [(NodeId, Plan); N]) -> [Log; N] {
+    agents.map(|(node, plan)| {
+        let (s, log) = script(plan);
+        sim.add_agent(node, s).unwrap();
+        log
+    })
 }
 
 impl Agent for Script {
@@ -67,20 +80,50 @@ fn bus_net(n: usize, cfg: BusConfig) -> (Network, Vec<NodeId>) {
     (net, nodes)
 }
 
+/// A simulation (seed `seed`) of `n` hosts on one bus.
+fn bus_sim(n: usize, cfg: BusConfig, seed: u64) -> (Sim, Vec<NodeId>) {
+    let (net, nodes) = bus_net(n, cfg);
+    (Sim::new(net, seed), nodes)
+}
+
+/// On a bus of three, `n[1]` and `n[2]` both send 64 bytes to `n[0]` at time 0: `n[0]`'s log.
+fn two_senders_at_once(sim: &mut Sim, n: &[NodeId]) -> Log {
+    let to_0 = || vec![(Time::ZERO, Dest::Node(n[0]), 64)];
+    let [log, _, _] = attach(sim, [(n[0], vec![]), (n[1], to_0()), (n[2], to_0())]);
+    log
+}
+
+/// A simulation (seed 1) of hosts `a` and `b` on one link.
+fn two_hosts(cfg: LinkConfig) -> (Sim, NodeId, NodeId) {
+    let mut net = Network::new();
+    let a = net.add_host();
+    let b = net.add_host();
+    net.add_link(a, b, cfg).unwrap();
+    (Sim::new(net, 1), a, b)
+}
+
+/// Group 1, of `members`.
+fn group(sim: &mut Sim, members: &[NodeId]) -> GroupId {
+    let g = GroupId(1);
+    sim.set_group(g, members).unwrap();
+    g
+}
+
+/// Loses a packet at `site` with probability `p`.
+fn lose(sim: &mut Sim, site: LossSite, p: f64) {
+    sim.add_loss(&LossRule::new(site, LossModel::Bernoulli { p }))
+        .unwrap();
+}
+
 fn at_bits(b: u64) -> Time {
     Time::from_nanos(b * BIT)
 }
 
 #[test]
 fn lone_1518_byte_frame_takes_12144_bit_times() {
-    let (net, n) = bus_net(3, BusConfig::default());
-    let mut sim = Sim::new(net, 1);
-    let (a, _) = script(vec![(Time::ZERO, Dest::Node(n[1]), 1518)]);
-    let (b, log_b) = script(vec![]);
-    let (c, log_c) = script(vec![]);
-    sim.add_agent(n[0], a).unwrap();
-    sim.add_agent(n[1], b).unwrap();
-    sim.add_agent(n[2], c).unwrap();
+    let (mut sim, n) = bus_sim(3, BusConfig::default(), 1);
+    let frame = vec![(Time::ZERO, Dest::Node(n[1]), 1518)];
+    let [_, log_b, log_c] = attach(&mut sim, [(n[0], frame), (n[1], vec![]), (n[2], vec![])]);
     sim.run(&Stop::default());
     assert_eq!(*log_b.borrow(), vec![(at_bits(12_144), n[0], 1518)]);
     // Not addressed: no receive event at node 2.
@@ -99,12 +142,14 @@ fn lone_1518_byte_frame_takes_12144_bit_times() {
 
 #[test]
 fn small_datagrams_are_padded_to_64_byte_frames_and_overhead_is_added() {
-    let (net, n) = bus_net(2, BusConfig::default());
-    let mut sim = Sim::new(net, 1);
-    let (a, _) = script(vec![(Time::ZERO, Dest::Node(n[1]), 21)]);
-    let (b, log) = script(vec![]);
-    sim.add_agent(n[0], a).unwrap();
-    sim.add_agent(n[1], b).unwrap();
+    let (mut sim, n) = bus_sim(2, BusConfig::default(), 1);
+    let [_, log] = attach(
+        &mut sim,
+        [
+            (n[0], vec![(Time::ZERO, Dest::Node(n[1]), 21)]),
+            (n[1], vec![]),
+        ],
+    );
     sim.run(&Stop::default());
     assert_eq!(log.borrow()[0].0, at_bits(512));
 
@@ -118,18 +163,18 @@ fn small_datagrams_are_padded_to_64_byte_frames_and_overhead_is_added() {
 
 #[test]
 fn multicast_frame_reaches_only_group_members_once() {
-    let (net, n) = bus_net(4, BusConfig::default());
-    let mut sim = Sim::new(net, 1);
+    let (mut sim, n) = bus_sim(4, BusConfig::default(), 1);
     let g = GroupId(7);
     sim.set_group(g, &[n[1], n[2]]).unwrap();
-    let (a, _) = script(vec![(Time::ZERO, Dest::Group(g), 100)]);
-    sim.add_agent(n[0], a).unwrap();
-    let mut logs = Vec::new();
-    for &x in &n[1..] {
-        let (s, l) = script(vec![]);
-        sim.add_agent(x, s).unwrap();
-        logs.push(l);
-    }
+    let [_, logs @ ..] = attach(
+        &mut sim,
+        [
+            (n[0], vec![(Time::ZERO, Dest::Group(g), 100)]),
+            (n[1], vec![]),
+            (n[2], vec![]),
+            (n[3], vec![]),
+        ],
+    );
     sim.run(&Stop::default());
     assert_eq!(logs[0].borrow().len(), 1);
     assert_eq!(logs[1].borrow().len(), 1);
@@ -141,14 +186,8 @@ fn multicast_frame_reaches_only_group_members_once() {
 
 #[test]
 fn two_nodes_ready_at_the_same_instant_collide() {
-    let (net, n) = bus_net(3, BusConfig::default());
-    let mut sim = Sim::new(net, 3);
-    let (a, log) = script(vec![]);
-    let (b, _) = script(vec![(Time::ZERO, Dest::Node(n[0]), 64)]);
-    let (c, _) = script(vec![(Time::ZERO, Dest::Node(n[0]), 64)]);
-    sim.add_agent(n[0], a).unwrap();
-    sim.add_agent(n[1], b).unwrap();
-    sim.add_agent(n[2], c).unwrap();
+    let (mut sim, n) = bus_sim(3, BusConfig::default(), 3);
+    let log = two_senders_at_once(&mut sim, &n);
     sim.run(&Stop::default());
     let k = sim.counters().clone();
     assert!(k.bus_collisions >= 1);
@@ -164,14 +203,15 @@ fn two_nodes_ready_at_the_same_instant_collide() {
 
 #[test]
 fn ready_during_a_busy_bus_defers_and_then_transmits_at_once() {
-    let (net, n) = bus_net(3, BusConfig::default());
-    let mut sim = Sim::new(net, 1);
-    let (a, _) = script(vec![(Time::ZERO, Dest::Node(n[2]), 1518)]);
-    let (b, _) = script(vec![(at_bits(100), Dest::Node(n[2]), 64)]);
-    let (c, log) = script(vec![]);
-    sim.add_agent(n[0], a).unwrap();
-    sim.add_agent(n[1], b).unwrap();
-    sim.add_agent(n[2], c).unwrap();
+    let (mut sim, n) = bus_sim(3, BusConfig::default(), 1);
+    let [_, _, log] = attach(
+        &mut sim,
+        [
+            (n[0], vec![(Time::ZERO, Dest::Node(n[2]), 1518)]),
+            (n[1], vec![(at_bits(100), Dest::Node(n[2]), 64)]),
+            (n[2], vec![]),
+        ],
+    );
     sim.run(&Stop::default());
     let got: Vec<Time> = log.borrow().iter().map(|x| x.0).collect();
     assert_eq!(got, vec![at_bits(12_144), at_bits(12_144 + 512)]);
@@ -181,15 +221,16 @@ fn ready_during_a_busy_bus_defers_and_then_transmits_at_once() {
 
 #[test]
 fn two_nodes_deferring_on_the_same_busy_period_collide_at_its_end() {
-    let (net, n) = bus_net(4, BusConfig::default());
-    let mut sim = Sim::new(net, 1);
-    let (a, _) = script(vec![(Time::ZERO, Dest::Node(n[3]), 1518)]);
-    let (b, _) = script(vec![(at_bits(10), Dest::Node(n[3]), 64)]);
-    let (c, _) = script(vec![(at_bits(20), Dest::Node(n[3]), 64)]);
-    let (d, log) = script(vec![]);
-    for (x, s) in n.iter().zip([a, b, c, d]) {
-        sim.add_agent(*x, s).unwrap();
-    }
+    let (mut sim, n) = bus_sim(4, BusConfig::default(), 1);
+    let [.., log] = attach(
+        &mut sim,
+        [
+            (n[0], vec![(Time::ZERO, Dest::Node(n[3]), 1518)]),
+            (n[1], vec![(at_bits(10), Dest::Node(n[3]), 64)]),
+            (n[2], vec![(at_bits(20), Dest::Node(n[3]), 64)]),
+            (n[3], vec![]),
+        ],
+    );
     // Stop right after the first busy period plus the jam.
     sim.run(&Stop::at(at_bits(12_144 + 32)));
     assert_eq!(sim.counters().bus_deferrals, 2);
@@ -205,14 +246,8 @@ fn a_frame_is_discarded_when_its_16th_attempt_collides() {
         backoff: Backoff::Fixed { slots: 1 },
         ..BusConfig::default()
     };
-    let (net, n) = bus_net(3, cfg);
-    let mut sim = Sim::new(net, 1);
-    let (a, log) = script(vec![]);
-    let (b, _) = script(vec![(Time::ZERO, Dest::Node(n[0]), 64)]);
-    let (c, _) = script(vec![(Time::ZERO, Dest::Node(n[0]), 64)]);
-    sim.add_agent(n[0], a).unwrap();
-    sim.add_agent(n[1], b).unwrap();
-    sim.add_agent(n[2], c).unwrap();
+    let (mut sim, n) = bus_sim(3, cfg, 1);
+    let log = two_senders_at_once(&mut sim, &n);
     let out = sim.run(&Stop::default());
     let k = sim.counters().clone();
     assert_eq!(k.bus_collisions, 16);
@@ -243,14 +278,8 @@ fn backoff_bound_inclusive_vs_exclusive() {
                 backoff: Backoff::Exponential { inclusive },
                 ..BusConfig::default()
             };
-            let (net, n) = bus_net(3, cfg);
-            let mut sim = Sim::new(net, seed);
-            let (a, log) = script(vec![]);
-            let (b, _) = script(vec![(Time::ZERO, Dest::Node(n[0]), 64)]);
-            let (c, _) = script(vec![(Time::ZERO, Dest::Node(n[0]), 64)]);
-            sim.add_agent(n[0], a).unwrap();
-            sim.add_agent(n[1], b).unwrap();
-            sim.add_agent(n[2], c).unwrap();
+            let (mut sim, n) = bus_sim(3, cfg, seed);
+            let log = two_senders_at_once(&mut sim, &n);
             sim.run(&Stop::default());
             let got = log.borrow();
             assert_eq!(got.len(), 2);
@@ -269,18 +298,12 @@ fn line(bw: u64, delay_ms: u64) -> LinkConfig {
 
 #[test]
 fn link_timing_is_transmission_plus_propagation_and_fifo() {
-    let mut net = Network::new();
-    let a = net.add_host();
-    let b = net.add_host();
-    net.add_link(a, b, line(8_000_000, 2)).unwrap(); // 1 byte per microsecond
-    let mut sim = Sim::new(net, 1);
-    let (x, _) = script(vec![
+    let (mut sim, a, b) = two_hosts(line(8_000_000, 2)); // 1 byte per microsecond
+    let plan = vec![
         (Time::ZERO, Dest::Node(b), 1000),
         (Time::ZERO, Dest::Node(b), 500),
-    ]);
-    let (y, log) = script(vec![]);
-    sim.add_agent(a, x).unwrap();
-    sim.add_agent(b, y).unwrap();
+    ];
+    let [_, log] = attach(&mut sim, [(a, plan), (b, vec![])]);
     sim.run(&Stop::default());
     let got: Vec<Time> = log.borrow().iter().map(|x| x.0).collect();
     assert_eq!(
@@ -310,10 +333,7 @@ fn jitter_never_reorders_and_never_goes_negative() {
             )
         })
         .collect();
-    let (x, _) = script(plan);
-    let (y, log) = script(vec![]);
-    sim.add_agent(a, x).unwrap();
-    sim.add_agent(b, y).unwrap();
+    let [_, log] = attach(&mut sim, [(a, plan), (b, vec![])]);
     sim.run(&Stop::default());
     let got = log.borrow();
     assert_eq!(got.len(), 500);
@@ -333,16 +353,9 @@ fn jitter_never_reorders_and_never_goes_negative() {
 
 #[test]
 fn drop_tail_queue_overflows() {
-    let mut net = Network::new();
-    let a = net.add_host();
-    let b = net.add_host();
-    net.add_link(a, b, line(8_000_000, 1).queue(2)).unwrap();
-    let mut sim = Sim::new(net, 1);
+    let (mut sim, a, b) = two_hosts(line(8_000_000, 1).queue(2));
     let plan = (0..6).map(|_| (Time::ZERO, Dest::Node(b), 1000)).collect();
-    let (x, _) = script(plan);
-    let (y, log) = script(vec![]);
-    sim.add_agent(a, x).unwrap();
-    sim.add_agent(b, y).unwrap();
+    let [_, log] = attach(&mut sim, [(a, plan), (b, vec![])]);
     sim.run(&Stop::default());
     // One in transmission, two waiting, three dropped.
     assert_eq!(log.borrow().len(), 3);
@@ -384,16 +397,12 @@ fn binary_tree(h: u32, delay_ms: u64) -> (Network, NodeId, Vec<NodeId>) {
 fn multicast_replicates_at_branch_points_once_per_link() {
     let (net, root, leaves) = binary_tree(4, 1);
     let mut sim = Sim::new(net, 1);
-    let g = GroupId(1);
-    sim.set_group(g, &leaves).unwrap();
-    let (s, _) = script(vec![(Time::ZERO, Dest::Group(g), 200)]);
-    sim.add_agent(root, s).unwrap();
-    let mut logs = Vec::new();
-    for &l in &leaves {
-        let (a, log) = script(vec![]);
-        sim.add_agent(l, a).unwrap();
-        logs.push(log);
-    }
+    let g = group(&mut sim, &leaves);
+    attach(&mut sim, [(root, vec![(Time::ZERO, Dest::Group(g), 200)])]);
+    let logs: Vec<Log> = leaves
+        .iter()
+        .map(|&l| attach(&mut sim, [(l, vec![])])[0].clone())
+        .collect();
     sim.run(&Stop::default());
     assert_eq!(sim.counters().link_hops, 2 + 4 + 8 + 16);
     for log in &logs {
@@ -416,12 +425,10 @@ fn receive_queue_overflow_is_implosion_loss() {
         net.add_link(s, hub, line(0, 0)).unwrap();
     }
     let mut sim = Sim::new(net, 1);
-    let (k, log) = script(vec![]);
-    sim.add_agent(sink, k).unwrap();
+    let [log] = attach(&mut sim, [(sink, vec![])]);
     sim.set_rx_queue(sink, 3, 1000.0).unwrap();
     for &s in &senders {
-        let (a, _) = script(vec![(Time::ZERO, Dest::Node(sink), 50)]);
-        sim.add_agent(s, a).unwrap();
+        attach(&mut sim, [(s, vec![(Time::ZERO, Dest::Node(sink), 50)])]);
     }
     sim.run(&Stop::default());
     let got: Vec<Time> = log.borrow().iter().map(|x| x.0).collect();
@@ -442,15 +449,11 @@ fn receive_queue_overflow_is_implosion_loss() {
 
 #[test]
 fn processing_delay_postpones_delivery() {
-    let mut net = Network::new();
-    let a = net.add_host();
-    let b = net.add_host();
-    net.add_link(a, b, line(0, 1)).unwrap();
-    let mut sim = Sim::new(net, 1);
-    let (x, _) = script(vec![(Time::ZERO, Dest::Node(b), 10)]);
-    let (y, log) = script(vec![]);
-    sim.add_agent(a, x).unwrap();
-    sim.add_agent(b, y).unwrap();
+    let (mut sim, a, b) = two_hosts(line(0, 1));
+    let [_, log] = attach(
+        &mut sim,
+        [(a, vec![(Time::ZERO, Dest::Node(b), 10)]), (b, vec![])],
+    );
     sim.set_processing_delay(b, Duration::from_micros(250))
         .unwrap();
     sim.run(&Stop::default());
@@ -511,18 +514,13 @@ fn router_agent_forwards_consumes_redirects_and_originates() {
     net.add_link(r, b, line(0, 1)).unwrap();
     net.add_link(r, c, line(0, 1)).unwrap();
     let mut sim = Sim::new(net, 1);
-    let g = GroupId(1);
-    sim.set_group(g, &[b, c]).unwrap();
-    let (s, _) = script(vec![
+    let g = group(&mut sim, &[b, c]);
+    let plan = vec![
         (Time::ZERO, Dest::Group(g), 50),
         (Time::from_millis(10), Dest::Group(g), 99),
         (Time::from_millis(20), Dest::Node(b), 98),
-    ]);
-    sim.add_agent(src, s).unwrap();
-    let (xb, log_b) = script(vec![]);
-    let (xc, log_c) = script(vec![]);
-    sim.add_agent(b, xb).unwrap();
-    sim.add_agent(c, xc).unwrap();
+    ];
+    let [_, log_b, log_c] = attach(&mut sim, [(src, plan), (b, vec![]), (c, vec![])]);
     sim.add_router_agent(
         r,
         Box::new(Filter {
@@ -550,8 +548,7 @@ fn run_saw(
     messages: u64,
     timeout: Duration,
 ) -> Sim {
-    let g = GroupId(1);
-    sim.set_group(g, receivers).unwrap();
+    let g = group(&mut sim, receivers);
     let cfg = saw::SenderConfig::new(sender, g, receivers.to_vec(), timeout);
     sim.add_agent(sender, Box::new(saw::Sender::new(cfg)))
         .unwrap();
@@ -591,8 +588,7 @@ fn assert_exactly_once_in_order(sim: &Sim, receivers: &[NodeId], messages: u64) 
 
 #[test]
 fn saw_over_the_bus_with_interface_loss_delivers_exactly_once_in_order() {
-    let (net, n) = bus_net(11, BusConfig::default());
-    let mut sim = Sim::new(net, 17);
+    let (mut sim, n) = bus_sim(11, BusConfig::default(), 17);
     // Seed 000's error model: every interface drops on transmit and on receive.
     for &x in &n {
         for site in [
@@ -605,8 +601,7 @@ fn saw_over_the_bus_with_interface_loss_delivers_exactly_once_in_order() {
                 iface: None,
             },
         ] {
-            sim.add_loss(&LossRule::new(site, LossModel::Bernoulli { p: 0.02 }))
-                .unwrap();
+            lose(&mut sim, site, 0.02);
         }
     }
     let sim = run_saw(sim, n[0], &n[1..], 60, Duration::from_millis(30));
@@ -629,14 +624,11 @@ fn saw_over_a_lossy_tree_delivers_exactly_once_in_order() {
     let links = net.link_count();
     let mut sim = Sim::new(net, 99);
     for l in 0..links {
-        sim.add_loss(&LossRule::new(
-            LossSite::Link {
-                link: l,
-                from: None,
-            },
-            LossModel::Bernoulli { p: 0.03 },
-        ))
-        .unwrap();
+        let site = LossSite::Link {
+            link: l,
+            from: None,
+        };
+        lose(&mut sim, site, 0.03);
     }
     let sim = run_saw(sim, root, &leaves, 40, Duration::from_millis(50));
     assert_exactly_once_in_order(&sim, &leaves, 40);
@@ -646,17 +638,13 @@ fn saw_over_a_lossy_tree_delivers_exactly_once_in_order() {
 #[test]
 fn runs_are_a_pure_function_of_the_seed() {
     let go = |seed| {
-        let (net, n) = bus_net(6, BusConfig::default());
-        let mut sim = Sim::new(net, seed);
+        let (mut sim, n) = bus_sim(6, BusConfig::default(), seed);
         for &x in &n {
-            sim.add_loss(&LossRule::new(
-                LossSite::Rx {
-                    node: x,
-                    iface: None,
-                },
-                LossModel::Bernoulli { p: 0.05 },
-            ))
-            .unwrap();
+            let site = LossSite::Rx {
+                node: x,
+                iface: None,
+            };
+            lose(&mut sim, site, 0.05);
         }
         let sim = run_saw(sim, n[0], &n[1..], 30, Duration::from_millis(20));
         (sim.counters().clone(), sim.events(n[0]).to_vec(), sim.now())
@@ -667,8 +655,7 @@ fn runs_are_a_pure_function_of_the_seed() {
 
 #[test]
 fn configuration_errors_are_reported() {
-    let (net, n) = bus_net(2, BusConfig::default());
-    let mut sim = Sim::new(net, 1);
+    let (mut sim, n) = bus_sim(2, BusConfig::default(), 1);
     assert!(matches!(
         sim.add_loss(&LossRule::new(
             LossSite::Link {
@@ -796,8 +783,7 @@ fn pinned_packet_receivers(first_is_data: bool) -> (Vec<usize>, Vec<usize>) {
     net.add_link(h1, q, line(0, 1)).unwrap();
     net.add_link(h2, y, line(0, 1)).unwrap();
     let mut sim = Sim::new(net, 1);
-    let g = GroupId(1);
-    sim.set_group(g, &[h1, h2]).unwrap();
+    let g = group(&mut sim, &[h1, h2]);
     let payload = if first_is_data {
         let env = rmcast_wire::Envelope {
             session: 0,
@@ -822,10 +808,7 @@ fn pinned_packet_receivers(first_is_data: bool) -> (Vec<usize>, Vec<usize>) {
         },
     ));
     sim.add_agent(s, src).unwrap();
-    let (x1, log1) = script(vec![]);
-    let (x2, log2) = script(vec![]);
-    sim.add_agent(h1, x1).unwrap();
-    sim.add_agent(h2, x2).unwrap();
+    let [log1, log2] = attach(&mut sim, [(h1, vec![]), (h2, vec![])]);
     sim.add_router_agent(
         a,
         Box::new(Pin {

@@ -6,7 +6,7 @@
 
 use core::time::Duration;
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{lms, pgm, srm, Event, GroupId, IfaceId, NodeId, Time};
+use rmcast_proto::{lms, pgm, srm, Agent, Event, GroupId, IfaceId, NodeId, RouterAgent, Time};
 use rmcast_sim::{
     KindFilter, LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic,
 };
@@ -138,6 +138,31 @@ fn single_loss(sim: &mut Sim, link: usize, from: NodeId) {
     .unwrap();
 }
 
+/// One drop on `link` leaving `from`, the transfer run, and every receiver of `t` complete:
+/// how many detected the loss.
+fn recover(sim: &mut Sim, t: &Tree, link: usize, from: NodeId) -> usize {
+    single_loss(sim, link, from);
+    run(sim, t.source);
+    assert_complete(sim, &t.receivers)
+}
+
+/// A binary tree of height 3 with a scheme's agents (`deploy` with `seed`), one drop on the
+/// source's link recovered by every receiver.
+fn source_loss(deploy: fn(&Tree, u64) -> Sim, seed: u64) -> (Tree, Sim) {
+    let t = Tree::binary(3);
+    let mut sim = deploy(&t, seed);
+    let link = t.link[&(t.source, t.routers[0])];
+    assert_eq!(recover(&mut sim, &t, link, t.source), t.receivers.len());
+    (t, sim)
+}
+
+/// No receiver got a repair of a packet it already had.
+fn assert_no_duplicates(sim: &Sim, receivers: &[NodeId]) {
+    for &r in receivers {
+        assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0, "{r:?}");
+    }
+}
+
 fn run(sim: &mut Sim, source: NodeId) {
     sim.add_traffic(source, Traffic::every(N, 1024, Duration::from_millis(100)))
         .unwrap();
@@ -165,41 +190,46 @@ fn assert_complete(sim: &Sim, receivers: &[NodeId]) -> usize {
     lossy
 }
 
-fn pgm_tree(t: &Tree, seed: u64) -> Sim {
+/// The agents on a tree: `source` at the source, `receiver(sim, r)` at every receiver and
+/// `router(x)` at every router.
+fn deploy(
+    t: &Tree,
+    seed: u64,
+    source: Box<dyn Agent>,
+    receiver: impl Fn(&mut Sim, NodeId) -> Box<dyn Agent>,
+    router: impl Fn(NodeId) -> Box<dyn RouterAgent>,
+) -> Sim {
     let mut sim = t.sim(seed);
-    sim.add_agent(
-        t.source,
-        Box::new(pgm::Source::new(pgm::SourceConfig::new(t.source, G))),
-    )
-    .unwrap();
+    sim.add_agent(t.source, source).unwrap();
     for &r in &t.receivers {
-        let rng = sim.agent_rng(r, 0);
-        sim.add_agent(
-            r,
-            Box::new(pgm::Receiver::new(
-                pgm::ReceiverConfig::new(r, t.source),
-                rng,
-            )),
-        )
-        .unwrap();
+        let agent = receiver(&mut sim, r);
+        sim.add_agent(r, agent).unwrap();
     }
     for &x in &t.routers {
-        sim.add_router_agent(
-            x,
-            Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, G))),
-        )
-        .unwrap();
+        sim.add_router_agent(x, router(x)).unwrap();
     }
     sim
 }
 
+fn pgm_tree(t: &Tree, seed: u64) -> Sim {
+    deploy(
+        t,
+        seed,
+        Box::new(pgm::Source::new(pgm::SourceConfig::new(t.source, G))),
+        |sim, r| {
+            let rng = sim.agent_rng(r, 0);
+            Box::new(pgm::Receiver::new(
+                pgm::ReceiverConfig::new(r, t.source),
+                rng,
+            ))
+        },
+        |x| Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, G))),
+    )
+}
+
 #[test]
 fn pgm_single_loss_at_the_source_is_repaired_everywhere() {
-    let t = Tree::binary(3);
-    let mut sim = pgm_tree(&t, 1);
-    single_loss(&mut sim, t.link[&(t.source, t.routers[0])], t.source);
-    run(&mut sim, t.source);
-    assert_eq!(assert_complete(&sim, &t.receivers), t.receivers.len());
+    let (t, sim) = source_loss(pgm_tree, 1);
     let rdata = sim.agent(t.source).unwrap().stats().repairs_sent;
     assert!(rdata >= 1);
     println!("pgm, binary tree height 3, loss at the source: {rdata} RDATA for 1 drop");
@@ -211,52 +241,28 @@ fn pgm_rdata_goes_only_down_interfaces_that_asked() {
     let victim = t.receivers[5];
     let mut sim = pgm_tree(&t, 2);
     let up = t.parent[&victim];
-    single_loss(&mut sim, t.link[&(up, victim)], up);
-    run(&mut sim, t.source);
-    assert_eq!(assert_complete(&sim, &t.receivers), 1);
+    assert_eq!(recover(&mut sim, &t, t.link[&(up, victim)], up), 1);
     assert_eq!(sim.agent(t.source).unwrap().stats().repairs_sent, 1);
-    for &r in &t.receivers {
-        // An RDATA reaching a receiver that had the packet would be a duplicate.
-        assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0, "{r:?}");
-    }
+    // An RDATA reaching a receiver that had the packet would be a duplicate.
+    assert_no_duplicates(&sim, &t.receivers);
 }
 
 fn lms_tree(t: &Tree, seed: u64) -> Sim {
-    let mut sim = t.sim(seed);
-    sim.add_agent(
-        t.source,
+    deploy(
+        t,
+        seed,
         Box::new(lms::Source::new(lms::SourceConfig::new(t.source, G))),
+        |_, r| Box::new(lms::Receiver::new(lms::ReceiverConfig::new(r, t.source))),
+        |x| Box::new(lms::Router::new(lms::RouterConfig::new(x, G, t.replier(x)))),
     )
-    .unwrap();
-    for &r in &t.receivers {
-        sim.add_agent(
-            r,
-            Box::new(lms::Receiver::new(lms::ReceiverConfig::new(r, t.source))),
-        )
-        .unwrap();
-    }
-    for &x in &t.routers {
-        sim.add_router_agent(
-            x,
-            Box::new(lms::Router::new(lms::RouterConfig::new(x, G, t.replier(x)))),
-        )
-        .unwrap();
-    }
-    sim
 }
 
 #[test]
 fn lms_single_loss_at_the_source_is_repaired_everywhere() {
-    let t = Tree::binary(3);
-    let mut sim = lms_tree(&t, 3);
-    single_loss(&mut sim, t.link[&(t.source, t.routers[0])], t.source);
-    run(&mut sim, t.source);
-    assert_eq!(assert_complete(&sim, &t.receivers), t.receivers.len());
+    let (t, sim) = source_loss(lms_tree, 3);
     // Only the top replier's request reaches the source; one multicast repair, no exposure.
     assert_eq!(sim.agent(t.source).unwrap().stats().repairs_sent, 1);
-    for &r in &t.receivers {
-        assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0, "{r:?}");
-    }
+    assert_no_duplicates(&sim, &t.receivers);
 }
 
 #[test]
@@ -280,9 +286,7 @@ fn lms_subcast_reaches_exactly_the_subtree_below_the_turning_point() {
         .unwrap();
     let b1 = child(l2, t.replier(l2));
     let mut sim = lms_tree(&t, 4);
-    single_loss(&mut sim, t.link[&(l2, b1)], l2);
-    run(&mut sim, t.source);
-    assert_eq!(assert_complete(&sim, &t.receivers), 1);
+    assert_eq!(recover(&mut sim, &t, t.link[&(l2, b1)], l2), 1);
     // P1 is the turning point: it (and no other router) subcast one repair.
     for &x in &t.routers {
         let subcasts = sim.router_agent(x).unwrap().stats().repairs_sent;
@@ -303,9 +307,7 @@ fn lms_single_loss_on_every_link_is_repaired() {
     let t = Tree::binary(3);
     for (&(up, down), &link) in &t.link {
         let mut sim = lms_tree(&t, 5);
-        single_loss(&mut sim, link, up);
-        run(&mut sim, t.source);
-        let lossy = assert_complete(&sim, &t.receivers);
+        let lossy = recover(&mut sim, &t, link, up);
         // Exactly the receivers below the lossy link detected the loss, and all recovered.
         assert_eq!(lossy, t.receivers_below(down).len());
     }
@@ -492,16 +494,12 @@ fn pgm_and_srm_repair_a_single_loss_on_every_link() {
                 "pgm" => pgm_tree(&t, 6),
                 _ => srm_tree(&t, 6),
             };
-            single_loss(&mut sim, link, up);
-            run(&mut sim, t.source);
-            let lossy = assert_complete(&sim, &t.receivers);
+            let lossy = recover(&mut sim, &t, link, up);
             let below = t.receivers_below(down).len();
             assert_eq!(lossy, below, "{scheme}, link {up:?}-{down:?}");
             if scheme == "pgm" {
                 // PGM never exposes: no receiver gets an RDATA it did not ask for.
-                for &r in &t.receivers {
-                    assert_eq!(sim.agent(r).unwrap().stats().duplicates, 0, "{r:?}");
-                }
+                assert_no_duplicates(&sim, &t.receivers);
             }
         }
     }

@@ -222,23 +222,23 @@ pub fn run(a: Args) -> Result<ExitCode> {
             j.mode.key(),
             j.loss
         ));
+        let cell = NetCell {
+            message: j.message,
+            write: j.write,
+            mode: j.mode,
+            loss: (loss_key(j.loss), j.loss),
+            setting,
+        };
         let o = if a.sim {
-            let c = Cell {
-                message: j.message,
-                write: j.write,
-                mode: j.mode,
-                loss: (loss_key(j.loss), j.loss),
-                setting,
-                seed: mix64(
-                    j.message
-                        ^ (j.write as u64) << 20
-                        ^ (j.mode.receivers() as u64) << 40
-                        ^ u64::from(j.mode == Mode::Unicast) << 50
-                        ^ j.loss.to_bits().rotate_left(7)
-                        ^ j.rep << 60,
-                ),
-            };
-            match xtp::run_sim(&c) {
+            let seed = mix64(
+                j.message
+                    ^ (j.write as u64) << 20
+                    ^ (j.mode.receivers() as u64) << 40
+                    ^ u64::from(j.mode == Mode::Unicast) << 50
+                    ^ j.loss.to_bits().rotate_left(7)
+                    ^ j.rep << 60,
+            );
+            match xtp::run_sim(&Cell::simulating(&cell, seed)) {
                 Ok(o) => NetOut {
                     ok: o.ok,
                     seconds: o.seconds,
@@ -263,14 +263,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 },
             }
         } else {
-            let c = NetCell {
-                message: j.message,
-                write: j.write,
-                mode: j.mode,
-                loss: (loss_key(j.loss), j.loss),
-                setting,
-            };
-            xtp_net::run_cell(&c, i, place)
+            xtp_net::run_cell(&cell, i, place)
         };
         let ms = o.seconds * 1e3;
         let r = json!({

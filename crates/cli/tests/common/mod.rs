@@ -1,12 +1,111 @@
-//! What the `rmcast send`/`rmcast recv` tests over loopback share: a file moved from one
-//! sender to several receivers, every copy compared byte for byte, the JSON summaries kept.
+//! What the tests of the `rmcast` binary share: running it (its output, its JSON, a refusal
+//! with exit status 2), and for `rmcast send`/`rmcast recv` over loopback a file moved from
+//! one sender to several receivers, every copy compared byte for byte, the JSON summaries kept.
+
+// Each test file uses a part of this module.
+#![allow(dead_code)]
 
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+
+/// The binary under test, as a command to add arguments to.
+pub fn cmd() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin("rmcast"))
+}
+
+/// `rmcast ARGS`, run to its end.
+pub fn rmcast<S: AsRef<OsStr>>(args: &[S]) -> Output {
+    cmd().args(args).output().unwrap()
+}
+
+/// The standard output of `rmcast ARGS`, which must succeed.
+pub fn stdout_of<S: AsRef<OsStr>>(args: &[S]) -> String {
+    let out = rmcast(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `rmcast ARGS`: its exit status, its standard output as JSON (`Null` where it is not JSON)
+/// and its standard error.
+pub fn json_run(args: &[&str]) -> (i32, Value, String) {
+    let out = rmcast(args);
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Asserts that a run was refused as a usage error (exit status 2) saying `says`; `case`
+/// names it in a failure. Returns its standard error.
+pub fn assert_refused(out: &Output, says: &str, case: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{case}: {err}");
+    assert!(err.contains(says), "{case}: expected {says:?} in: {err}");
+    err
+}
+
+/// Waits for `child` (spawned with its standard output piped) to end with exit status
+/// `code`; returns the JSON summary it printed.
+pub fn json_exit(child: Child, code: i32) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
 
 pub fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
     rmcast_repro::studies::xtp_net::payload(len as u64, seed)
+}
+
+/// `rmcast recv` from `group` on loopback into `out` (created), waiting at most `wait_s`
+/// seconds for a sender, with `extra` flags and its JSON summary on its standard output.
+pub fn spawn_recv(group: &str, out: &Path, wait_s: &str, extra: &[&str]) -> Child {
+    std::fs::create_dir_all(out).unwrap();
+    cmd()
+        .args(["recv", "-g", group, "-i", "lo", "--quiet", "--json"])
+        .args(["--wait", wait_s, "--dir"])
+        .arg(out)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `rmcast send -` to `group` on loopback for `receivers` receivers, with `extra` flags: a
+/// stream from a pipe, its output and error piped too; returns the sender and the pipe to
+/// write the stream to.
+pub fn spawn_stream_send(group: &str, receivers: &str, extra: &[&str]) -> (Child, ChildStdin) {
+    let mut send = cmd()
+        .args([
+            "send",
+            "-",
+            "-g",
+            group,
+            "-i",
+            "lo",
+            "--receivers",
+            receivers,
+        ])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = send.stdin.take().unwrap();
+    (send, stdin)
 }
 
 pub struct Run {
@@ -14,43 +113,29 @@ pub struct Run {
     pub receivers: Vec<Value>,
 }
 
+/// A file `name` holding `data` in `dir`; returns its path as text.
+pub fn file_in(dir: &Path, name: &str, data: &[u8]) -> String {
+    let f = dir.join(name);
+    std::fs::write(&f, data).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
 /// Move a file from one sender to `recv_extra.len()` receivers (each with its extra flags)
-/// and check every copy; returns the JSON summaries.
-pub fn transfer(
-    group: &str,
-    size: usize,
-    send_extra: &[&str],
-    recv_extra: &[Vec<&str>],
-    dir: &Path,
-) -> Run {
-    let bin = assert_cmd::cargo::cargo_bin("rmcast");
+/// in a scratch folder and check every copy; returns the JSON summaries.
+pub fn transfer(group: &str, size: usize, send_extra: &[&str], recv_extra: &[Vec<&str>]) -> Run {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let data = pseudo_random(size, size as u64 + 3);
-    let src = dir.join("payload.bin");
-    std::fs::write(&src, &data).unwrap();
-    let mut recvs = Vec::new();
-    for (r, extra) in recv_extra.iter().enumerate() {
-        let out = dir.join(format!("out{r}"));
-        std::fs::create_dir_all(&out).unwrap();
-        let mut args: Vec<String> = [
-            "recv", "-g", group, "-i", "lo", "--quiet", "--json", "--wait", "60",
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend(["--dir".into(), out.display().to_string()]);
-        args.extend(extra.iter().map(|s| s.to_string()));
-        recvs.push(
-            Command::new(&bin)
-                .args(&args)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-    }
+    let src = file_in(dir, "payload.bin", &data);
+    let recvs: Vec<Child> = recv_extra
+        .iter()
+        .enumerate()
+        .map(|(r, extra)| spawn_recv(group, &dir.join(format!("out{r}")), "60", extra))
+        .collect();
     let n = recv_extra.len().to_string();
     let mut args = vec![
         "send",
-        src.to_str().unwrap(),
+        &src,
         "-g",
         group,
         "-i",
@@ -63,7 +148,7 @@ pub fn transfer(
         "--quiet",
     ];
     args.extend_from_slice(send_extra);
-    let send = Command::new(&bin).args(&args).output().unwrap();
+    let send = rmcast(&args);
     assert!(
         send.status.success(),
         "sender: {}\n{}",

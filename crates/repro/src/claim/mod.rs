@@ -49,6 +49,7 @@ use std::fmt;
 pub struct ClaimFile {
     /// The study these claims belong to; every id starts with `<study>.`.
     pub study: String,
+    /// The claims, in file order (`[[claim]]` tables).
     #[serde(default, rename = "claim")]
     pub claims: Vec<ClaimSpec>,
     /// The paper's tabulated values, by name; each becomes the measure `paper.<name>`
@@ -63,14 +64,19 @@ pub struct ClaimFile {
 pub struct PaperTable {
     /// Seed and table, e.g. "seed 000, Table 4.1, column UBRT".
     pub source: String,
+    /// What x is, e.g. "receivers".
     pub x_label: String,
+    /// The unit of y (empty when dimensionless).
     #[serde(default)]
     pub unit: String,
+    /// The x values of the printed rows.
     pub x: Vec<f64>,
+    /// The y values, one per x.
     pub y: Vec<f64>,
 }
 
 impl PaperTable {
+    /// The table as (x, y) points.
     pub fn points(&self) -> Vec<(f64, f64)> {
         self.x.iter().copied().zip(self.y.iter().copied()).collect()
     }
@@ -79,7 +85,9 @@ impl PaperTable {
 /// A validated claims file.
 #[derive(Debug, Clone, Default)]
 pub struct Claims {
+    /// The claims, validated.
     pub specs: Vec<ClaimSpec>,
+    /// The paper's tables, by name.
     pub paper: BTreeMap<String, PaperTable>,
 }
 
@@ -118,6 +126,7 @@ pub struct ClaimSpec {
     /// The measure the predicate is applied to (not needed by `order`).
     #[serde(default)]
     pub measure: Option<String>,
+    /// What must hold for the claim to pass.
     pub predicate: Predicate,
     /// Why the claim may not hold in rmcast, shown beside a failed verdict.
     #[serde(default)]
@@ -128,7 +137,9 @@ pub struct ClaimSpec {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum Operand {
+    /// A number.
     Value(f64),
+    /// The name of a measure, matched point by point on x when it is a series.
     Measure(String),
 }
 
@@ -141,10 +152,13 @@ impl fmt::Display for Operand {
     }
 }
 
+/// Which way a `trend` must move.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
+    /// Each step goes up.
     Increasing,
+    /// Each step goes down.
     Decreasing,
 }
 
@@ -152,50 +166,76 @@ pub enum Direction {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Predicate {
+    /// |m − t| ≤ abs + rel·|t|.
     Within {
+        /// The target t.
         of: Operand,
+        /// Absolute tolerance.
         #[serde(default)]
         abs: f64,
+        /// Tolerance relative to |t|.
         #[serde(default)]
         rel: f64,
+        /// Only the point at this x (all points when absent).
         #[serde(default)]
         at: Option<f64>,
     },
+    /// m ≤ t (m < t if strict).
     AtMost {
+        /// The bound t.
         of: Operand,
+        /// The bound itself fails.
         #[serde(default)]
         strict: bool,
+        /// Only the point at this x (all points when absent).
         #[serde(default)]
         at: Option<f64>,
     },
+    /// m ≥ t (m > t if strict).
     AtLeast {
+        /// The bound t.
         of: Operand,
+        /// The bound itself fails.
         #[serde(default)]
         strict: bool,
+        /// Only the point at this x (all points when absent).
         #[serde(default)]
         at: Option<f64>,
     },
+    /// m₁ ≤ m₂ ≤ … at every common point.
     Order {
+        /// The measures, smallest first.
         measures: Vec<String>,
+        /// Equal neighbours fail.
         #[serde(default)]
         strict: bool,
+        /// Only the point at this x (all common points when absent).
         #[serde(default)]
         at: Option<f64>,
     },
+    /// Each step moves in `direction` and the last point differs from the first that way.
     Trend {
+        /// The way the series must move.
         direction: Direction,
+        /// The first x considered (the series' start when absent).
         #[serde(default)]
         from: Option<f64>,
+        /// The last x considered (the series' end when absent).
         #[serde(default)]
         to: Option<f64>,
+        /// Noise allowed against the direction, as a fraction of |y|.
         #[serde(default)]
         slack: f64,
     },
+    /// Every point in range is within `rel` of the range's mean.
     Flat {
+        /// The first x considered (the series' start when absent).
         #[serde(default)]
         from: Option<f64>,
+        /// The last x considered (the series' end when absent).
         #[serde(default)]
         to: Option<f64>,
+        /// Tolerance relative to the mean.
         rel: f64,
     },
 }
@@ -275,7 +315,9 @@ impl fmt::Display for Predicate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// The predicate holds.
     Pass,
+    /// The predicate does not hold, or the claim could not be evaluated.
     Fail,
 }
 
@@ -291,13 +333,17 @@ impl fmt::Display for Verdict {
 /// A claim with what rmcast measured and the verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClaimResult {
+    /// The claim as the file states it.
     pub spec: ClaimSpec,
     /// The decisive point: the worst point of a series (or the only value of a scalar).
     pub x: Option<f64>,
     /// What x is (the subject measure's sweep variable, e.g. "receivers").
     pub x_label: String,
+    /// The measured value at the decisive point.
     pub measured: Option<Estimate>,
+    /// The measure's unit.
     pub unit: String,
+    /// Pass or fail.
     pub verdict: Verdict,
     /// How the verdict was reached, in numbers.
     pub detail: String,
@@ -323,6 +369,7 @@ impl ClaimResult {
         }
     }
 
+    /// Whether the verdict is pass.
     pub fn passed(&self) -> bool {
         self.verdict == Verdict::Pass
     }
@@ -367,22 +414,47 @@ impl ClaimResult {
 /// Errors in a claims file.
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimFileError {
+    /// The file is not valid TOML for a claims file.
     #[error("claims of study `{study}`: invalid TOML: {source}")]
     Toml {
+        /// The study whose file it is.
         study: String,
+        /// The parser's error.
         #[source]
         source: toml::de::Error,
     },
+    /// The file names another study.
     #[error("claims of study `{study}`: file says study = `{found}`")]
-    WrongStudy { study: String, found: String },
+    WrongStudy {
+        /// The study whose file it is.
+        study: String,
+        /// The study the file names.
+        found: String,
+    },
+    /// A claim id does not start with `<study>.`.
     #[error("claims of study `{study}`: claim id `{id}` must start with `{study}.`")]
-    BadId { study: String, id: String },
+    BadId {
+        /// The study whose file it is.
+        study: String,
+        /// The claim id.
+        id: String,
+    },
+    /// Two claims share an id.
     #[error("claims of study `{study}`: duplicate claim id `{id}`")]
-    Duplicate { study: String, id: String },
+    Duplicate {
+        /// The study whose file it is.
+        study: String,
+        /// The claim id.
+        id: String,
+    },
+    /// A claim is malformed (e.g. a predicate without the measure it needs).
     #[error("claims of study `{study}`: claim `{id}`: {what}")]
     Invalid {
+        /// The study whose file it is.
         study: String,
+        /// The claim id.
         id: String,
+        /// What is wrong.
         what: String,
     },
 }

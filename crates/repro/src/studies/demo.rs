@@ -316,15 +316,6 @@ fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
 }
 
 impl Study for Demo {
-    fn about(&self) -> About {
-        About {
-            name: "demo",
-            title: "Demonstration: multicast stop-and-wait against its closed forms",
-            source: "seed 000 (Segovia 1996), §2.5.2 protocol rule and §4.1 bounds; closed forms derived here",
-            claims_toml: include_str!("../../../../scenarios/repro/demo/claims.toml"),
-        }
-    }
-
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.quick);
         let mut m = Measures::new();
@@ -671,6 +662,14 @@ impl Study for Demo {
                     .into(),
             ],
         })
+    }
+
+    fn about(&self) -> About {
+        crate::about!(
+            "demo",
+            "Demonstration: multicast stop-and-wait against its closed forms",
+            "seed 000 (Segovia 1996), §2.5.2 protocol rule and §4.1 bounds; closed forms derived here",
+        )
     }
 }
 

@@ -34,20 +34,26 @@ const G: GroupId = GroupId(1);
 /// One simulation run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
+    /// The protocol: DSP, CSP or CP.
     pub variant: Variant,
     /// Window `W = L` as a multiple of the largest RTD in blocks at `window_ref_mbps`.
     pub window: f64,
     /// Speed at which the window's block count is computed (Figure 10 keeps the window's
     /// block count fixed while the speed changes).
     pub window_ref_mbps: f64,
+    /// The paper's r_f (1.2 unless Figure 9 sweeps it).
     pub r_f: f64,
+    /// Transmission speed, Mb/s.
     pub rate_mbps: f64,
     /// Block error rate: each endpoint loses each data block it is sent with this probability.
     pub err: f64,
+    /// Destinations (endpoints).
     pub dests: usize,
     /// Round-trip delays of the exchanges, ms.
     pub rtds_ms: Vec<f64>,
+    /// Data blocks the source sends.
     pub blocks: u64,
+    /// Seed of the run's random choices.
     pub seed: u64,
     /// Keep every delivery (for the end-to-end delay and the exactly-once check).
     pub record: bool,
@@ -74,9 +80,11 @@ impl Spec {
     pub fn ipt_at(mbps: f64) -> f64 {
         (BLOCK + DATA_OVERHEAD) as f64 * 8.0 / (mbps * 1e6)
     }
+    /// The time to send one data block at `rate_mbps`, seconds.
     pub fn ipt(&self) -> f64 {
         Self::ipt_at(self.rate_mbps)
     }
+    /// The largest exchange RTD, seconds.
     pub fn max_rtd_s(&self) -> f64 {
         self.rtds_ms.iter().copied().fold(0.0, f64::max) / 1e3
     }
@@ -104,6 +112,7 @@ pub struct RunOut {
     pub data_rate: f64,
     /// Peak and time-mean of the source's outstanding blocks.
     pub src_peak: f64,
+    /// Time-mean of the source's outstanding blocks (see `src_peak`).
     pub src_mean: f64,
     /// Mean over regions of the largest peak buffer (reassembly + retransmission) of the
     /// region's endpoints: the local source's buffer for DSP and CP.
@@ -115,6 +124,7 @@ pub struct RunOut {
     pub retx_total: f64,
     /// Blocks that arrived beyond an endpoint's reassembly buffer.
     pub overflow: f64,
+    /// The source completed every block within the run.
     pub completed: bool,
     /// Every endpoint got every block once, in order (from its events when recording, else from
     /// its delivered count).
@@ -499,17 +509,6 @@ fn metric(o: &RunOut, s: &Spec, name: &str) -> f64 {
 pub struct Paul;
 
 impl Study for Paul {
-    fn about(&self) -> About {
-        About {
-            name: "paul",
-            title: "Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP",
-            source:
-                "seed 001 (Paul, Sabnani & Kristol: Multicast Transport Protocols for High Speed \
-             Networks), §3–§7, eq. (1)–(4), Figures 4–12, Table 3",
-            claims_toml: include_str!("../../../../scenarios/repro/paul/claims.toml"),
-        }
-    }
-
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.quick);
         let fams = [
@@ -669,6 +668,15 @@ impl Study for Paul {
             plots,
             notes,
         })
+    }
+
+    fn about(&self) -> About {
+        crate::about!(
+            "paul",
+            "Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP",
+            "seed 001 (Paul, Sabnani & Kristol: Multicast Transport Protocols for High Speed \
+             Networks), §3–§7, eq. (1)–(4), Figures 4–12, Table 3",
+        )
     }
 }
 

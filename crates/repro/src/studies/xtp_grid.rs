@@ -1,7 +1,10 @@
 //! The thesis's grid (message sizes, writes, losses, transmission methods, protocol settings),
 //! shared by the simulated runs and the real-network runs (`xtp_net`).
 
+use crate::stats::Estimate;
+use crate::sweep::Series;
 use rmcast_proto::{xtp, GroupId, NodeId};
+use std::collections::BTreeMap;
 
 /// The group every run multicasts to.
 pub(crate) const GROUP: GroupId = GroupId(1);
@@ -16,18 +19,21 @@ pub const LOSSES: [(u32, f64); 4] = [(0, 0.0), (4, 0.04), (10, 0.1), (20, 0.2)];
 /// Transmission method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Mode {
+    /// Unicast to one receiver.
     Unicast,
     /// Multicast to this many receivers.
     Multi(usize),
 }
 
 impl Mode {
+    /// Key in measure names (`uni`, `m3`).
     pub fn key(self) -> String {
         match self {
             Mode::Unicast => "uni".into(),
             Mode::Multi(n) => format!("m{n}"),
         }
     }
+    /// How many receivers.
     pub fn receivers(self) -> usize {
         match self {
             Mode::Unicast => 1,
@@ -42,6 +48,7 @@ impl Mode {
     }
 }
 
+/// The thesis's modes: unicast and multicast to 1, 2 and 3 receivers.
 pub const MODES: [Mode; 4] = [
     Mode::Unicast,
     Mode::Multi(1),
@@ -52,7 +59,9 @@ pub const MODES: [Mode; 4] = [
 /// Protocol settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Setting {
+    /// The thesis's: block on acknowledgment per write, go-back-N, FASTNAK, uncapped back-off.
     Thesis,
+    /// rmcast's default xtp: selective repeat, capped back-off, writes that do not block.
     Improved,
     /// T7's variant: the thesis setting (go-back-N, FASTNAK, uncapped back-off) with writes
     /// that do not block on acknowledgment (up to 64 queued) and small queued writes coalesced
@@ -61,6 +70,7 @@ pub enum Setting {
 }
 
 impl Setting {
+    /// Key in measure names.
     pub fn key(self) -> &'static str {
         match self {
             Setting::Thesis => "thesis",
@@ -68,6 +78,7 @@ impl Setting {
             Setting::Coalesce => "coalesce",
         }
     }
+    /// The sender configuration of this setting for `node` sending to `rx`, by multicast or not.
     pub fn config(self, node: NodeId, rx: Vec<NodeId>, multicast: bool) -> xtp::SenderConfig {
         match self {
             Setting::Thesis => xtp::SenderConfig::thesis(node, GROUP, rx, multicast),
@@ -81,10 +92,36 @@ impl Setting {
     }
 }
 
+/// Key of a message size in measure names: `50k` or `1mb`.
 pub fn msg_key(m: u64) -> &'static str {
     if m < 100_000 {
         "50k"
     } else {
         "1mb"
     }
+}
+
+/// Per write size, the throughput of the runs that completed (no point where none did) and
+/// the fraction of runs that completed; `ok_mbps` reads whether a run completed and its
+/// Mbit/s.
+pub fn throughput_and_success<R>(
+    by_write: &BTreeMap<usize, Vec<R>>,
+    ok_mbps: impl Fn(&R) -> (bool, f64),
+) -> (Series, Series) {
+    let mut thr = Vec::new();
+    let mut succ = Vec::new();
+    for (&w, runs) in by_write {
+        let good: Vec<f64> = runs
+            .iter()
+            .map(&ok_mbps)
+            .filter(|r| r.0)
+            .map(|r| r.1)
+            .collect();
+        if let Some(e) = Estimate::from_samples(&good) {
+            thr.push((w as f64, e));
+        }
+        let frac = good.len() as f64 / runs.len().max(1) as f64;
+        succ.push((w as f64, Estimate::exact(frac)));
+    }
+    (thr, succ)
 }

@@ -11,7 +11,7 @@
 //!   the bridge — separate IP stacks and interfaces on one machine (and its two cores). Needs
 //!   root and `ip`; without them the cells are reported as skipped with the reason.
 
-use super::xtp_grid::{msg_key, Mode, Setting};
+use super::xtp_grid::{msg_key, throughput_and_success, Mode, Setting};
 use crate::stats::Estimate;
 use crate::study::{RunCtx, StudyError};
 use crate::Measures;
@@ -27,8 +27,11 @@ use std::time::Duration;
 /// One real-network run.
 #[derive(Debug, Clone, Copy)]
 pub struct NetCell {
+    /// Message bytes.
     pub message: u64,
+    /// Bytes per write call.
     pub write: usize,
+    /// Unicast or multicast to how many receivers.
     pub mode: Mode,
     /// Loss key (0, 4, 10, 20) and probability at receiver 1.
     pub loss: (u32, f64),
@@ -81,7 +84,9 @@ pub struct NetOut {
     /// Writes (agent messages) the sender made: the message's, plus the file-header and
     /// finish frames of `rmcast-net`'s framing.
     pub calls: u64,
+    /// Repairs the sender sent.
     pub repairs: u64,
+    /// Why the run failed, if it did.
     pub why: Option<String>,
 }
 
@@ -238,10 +243,13 @@ fn run_in(
 /// What the real-network part ran, for the study's setup table.
 #[derive(Debug, Clone, Default)]
 pub struct NetSummary {
+    /// Runs on loopback.
     pub loopback_runs: usize,
+    /// Runs on network-namespace hosts.
     pub ns_runs: usize,
     /// Why the namespace cells did not run.
     pub ns_skipped: Option<String>,
+    /// The most receivers a namespace run had.
     pub ns_max_receivers: usize,
 }
 
@@ -347,16 +355,7 @@ fn run_grid(
     }
     for (&(msg, mode, loss), runs) in &by {
         let k = format!("{prefix}.thesis.{}.{}.l{loss}", msg_key(msg), mode.key());
-        let mut thr = Vec::new();
-        let mut succ = Vec::new();
-        for (&w, rs) in runs {
-            let good: Vec<f64> = rs.iter().filter(|o| o.ok).map(|o| o.mbps).collect();
-            if let Some(e) = Estimate::from_samples(&good) {
-                thr.push((w as f64, e));
-            }
-            let frac = good.len() as f64 / rs.len().max(1) as f64;
-            succ.push((w as f64, Estimate::exact(frac)));
-        }
+        let (thr, succ) = throughput_and_success(runs, |o| (o.ok, o.mbps));
         let cells: Vec<String> = runs
             .iter()
             .map(|(w, rs)| {

@@ -206,13 +206,7 @@ fn link_selection(
             }
             v
         }
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| match x.as_integer() {
-                Some(i) if i >= 0 && (i as usize) < links => Ok(i as usize),
-                _ => Err(lp.bad("links", &format!("link indices in [0, {links})"))),
-            })
-            .collect::<Result<_, _>>()?,
+        Some(Value::Array(a)) => indices(lp, "links", a, links, "link indices")?,
         Some(_) => {
             return Err(lp.bad(
                 "links",
@@ -220,6 +214,22 @@ fn link_selection(
             ))
         }
     })
+}
+
+/// The integers of the array `a` under `key`, each below `n`; `what` names them in the error.
+fn indices(
+    lp: &Params,
+    key: &str,
+    a: &[Value],
+    n: usize,
+    what: &str,
+) -> Result<Vec<usize>, ScenarioError> {
+    a.iter()
+        .map(|x| match x.as_integer() {
+            Some(i) if i >= 0 && (i as usize) < n => Ok(i as usize),
+            _ => Err(lp.bad(key, &format!("{what} in [0, {n})"))),
+        })
+        .collect()
 }
 
 /// The nodes of a `tx`/`rx`/`interface` rule.
@@ -246,13 +256,10 @@ fn node_selection(
                 ))
             }
         },
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|x| match x.as_integer() {
-                Some(i) if i >= 0 && (i as usize) < n_nodes => Ok(NodeId(i as u32)),
-                _ => Err(lp.bad("nodes", &format!("node ids in [0, {n_nodes})"))),
-            })
-            .collect::<Result<_, _>>()?,
+        Some(Value::Array(a)) => indices(lp, "nodes", a, n_nodes, "node ids")?
+            .into_iter()
+            .map(|i| NodeId(i as u32))
+            .collect(),
         Some(_) => {
             return Err(lp.bad(
                 "nodes",

@@ -573,15 +573,7 @@ impl Sim {
             (Some(t), Some(b)) if t <= now && b > now => Some(b),
             _ => next,
         };
-        match next {
-            Some(t) if h.timer_at != Some(t.max(now)) => {
-                let t = t.max(now);
-                h.timer_at = Some(t);
-                self.kernel.schedule(t, Ev::Timer(x));
-            }
-            Some(_) => {}
-            None => h.timer_at = None,
-        }
+        book_wakeup(&mut self.kernel, &mut h.timer_at, next, now, Ev::Timer(x));
     }
 
     fn drain_router(&mut self, x: u32) {
@@ -601,15 +593,13 @@ impl Sim {
         }
         let now = self.kernel.now();
         let h = &mut self.hosts[xi];
-        match next {
-            Some(t) if h.router_timer_at != Some(t.max(now)) => {
-                let t = t.max(now);
-                h.router_timer_at = Some(t);
-                self.kernel.schedule(t, Ev::RouterTimer(x));
-            }
-            Some(_) => {}
-            None => h.router_timer_at = None,
-        }
+        book_wakeup(
+            &mut self.kernel,
+            &mut h.router_timer_at,
+            next,
+            now,
+            Ev::RouterTimer(x),
+        );
     }
 
     // ---------------------------------------------------------------- packets
@@ -864,5 +854,25 @@ impl Sim {
             self.arrive(c);
         }
         self.pool.release(pk);
+    }
+}
+
+/// Books `ev` for an agent's next deadline `next` (not before `now`) unless `booked`, the
+/// wake-up already in the kernel, is that instant; with no deadline, forgets the booking.
+fn book_wakeup(
+    kernel: &mut Kernel<Ev>,
+    booked: &mut Option<Time>,
+    next: Option<Time>,
+    now: Time,
+    ev: Ev,
+) {
+    match next {
+        Some(t) if *booked != Some(t.max(now)) => {
+            let t = t.max(now);
+            *booked = Some(t);
+            kernel.schedule(t, ev);
+        }
+        Some(_) => {}
+        None => *booked = None,
     }
 }

@@ -19,7 +19,7 @@ mod derived;
 mod plan;
 mod plots;
 mod setup;
-pub mod sim;
+mod sim;
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +56,7 @@ fn plane() -> PlaneParams {
 
 /// Flat random graphs (§5.6): nodes and GT-ITM edge probability.
 pub const RANDOM_NODES: usize = 100;
+/// GT-ITM edge probability of the flat random graphs.
 pub const RANDOM_P: f64 = 0.1;
 /// Graph `t` (random or transit–stub, t = 0..10) is generated from seed `TOPO_SEED_BASE + t`.
 pub const TOPO_SEED_BASE: u64 = 0x003_0000;
@@ -193,15 +194,6 @@ fn summarize(samples: &[&Sample]) -> BTreeMap<&'static str, Estimate> {
 }
 
 impl Study for Lms {
-    fn about(&self) -> About {
-        About {
-            name: "lms",
-            title: "SRM, PGM and LMS: recovery after a single loss on trees, random and transit–stub graphs",
-            source: "seed 003 (LMS thesis, chapter 5: §5.6–5.10, Fig. 5.1, 5.4–5.30, Table 5.1)",
-            claims_toml: include_str!("../../../../../scenarios/repro/lms/claims.toml"),
-        }
-    }
-
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.quick);
         let exps = plan.exps();
@@ -332,5 +324,13 @@ impl Study for Lms {
             plots,
             notes,
         })
+    }
+
+    fn about(&self) -> About {
+        crate::about!(
+            "lms",
+            "SRM, PGM and LMS: recovery after a single loss on trees, random and transit–stub graphs",
+            "seed 003 (LMS thesis, chapter 5: §5.6–5.10, Fig. 5.1, 5.4–5.30, Table 5.1)",
+        )
     }
 }

@@ -86,6 +86,10 @@ pub(super) struct Plan {
     pub(super) srm_large_max_receivers: usize,
 }
 
+/// Experiments on one graph family, x the topology index: (key prefix, scheme, family, loss
+/// sites (one experiment each, `<prefix>.<site>`), sites per placement, drops per run).
+type OneFamily<'a> = (&'a str, Scheme, Family, &'a [LossAt], usize, usize);
+
 impl Plan {
     pub(super) fn new(quick: bool) -> Plan {
         if quick {
@@ -146,137 +150,87 @@ impl Plan {
             adaptive: false,
             topo: false,
         };
+        use LossAt::{Links, Receivers, Source};
+        let three = [Source, Receivers, Links];
         // LMS, binary trees (Fig. 5.4–5.7).
-        for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
+        for loss in three.clone() {
             let key = format!("lms.bt.{}", loss.key());
             v.push(e(&key, Scheme::Lms, trees.clone(), loss, c, XOf::Height));
         }
-        // LMS, PGM on random graphs, 100 receivers (Fig. 5.8–5.11, 5.26–5.30).
-        for (name, scheme) in [("lms", Scheme::Lms), ("pgm", Scheme::Pgm)] {
-            for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
-                let key = format!("{name}.rand.{}", loss.key());
-                v.push(e(
-                    &key,
-                    scheme,
-                    vec![Family::Random(100)],
-                    loss,
-                    c,
-                    XOf::TopoIndex,
-                ));
-            }
-        }
-        // PGM repeated retransmissions with 10× shorter link delays (sensitivity).
-        v.push(e(
-            "pgm_fast.rand.src",
-            Scheme::Pgm,
-            vec![Family::RandomFast(100)],
-            LossAt::Source,
-            c,
-            XOf::TopoIndex,
-        ));
-        // LMS, random graphs, 5 and 20 receivers, loss at links (Fig. 5.12, 5.13).
-        for r in [5, 20] {
-            v.push(e(
-                &format!("lms.rand_r{r}.links"),
-                Scheme::Lms,
-                vec![Family::Random(r)],
-                LossAt::Links,
+        // The experiments on one graph family (`OneFamily`).
+        let classes = ["transit-transit", "transit-stub", "stub-stub"].map(LossAt::Class);
+        let ts = [&classes[..], &[Links]].concat();
+        let (r5, r20, r100, ts100) = (
+            Family::Random(5),
+            Family::Random(20),
+            Family::Random(100),
+            Family::Ts(100),
+        );
+        let srm_adaptive = Scheme::Srm {
+            adaptive: true,
+            topo: false,
+        };
+        let srm_topo = Scheme::Srm {
+            adaptive: false,
+            topo: true,
+        };
+        let (lms, pgm, lms_adaptive) = (Scheme::Lms, Scheme::Pgm, Scheme::LmsAdaptive);
+        let (srm_c, srm100_c) = (self.srm_site_cap, self.srm100_site_cap);
+        let on_one_family: [OneFamily; 14] = [
+            // LMS, PGM on random graphs, 100 receivers (Fig. 5.8–5.11, 5.26–5.30).
+            ("lms.rand", lms, r100, &three, c, 1),
+            ("pgm.rand", pgm, r100, &three, c, 1),
+            // PGM repeated retransmissions with 10× shorter link delays (sensitivity).
+            (
+                "pgm_fast.rand",
+                pgm,
+                Family::RandomFast(100),
+                &[Source],
                 c,
-                XOf::TopoIndex,
-            ));
-        }
-        // LMS, transit–stub (Fig. 5.14–5.18).
-        for loss in [
-            LossAt::Class("transit-transit"),
-            LossAt::Class("transit-stub"),
-            LossAt::Class("stub-stub"),
-            LossAt::Links,
-        ] {
-            let key = format!("lms.ts.{}", loss.key());
-            v.push(e(
-                &key,
-                Scheme::Lms,
-                vec![Family::Ts(100)],
-                loss,
+                1,
+            ),
+            // LMS, random graphs, 5 and 20 receivers, loss at links (Fig. 5.12, 5.13).
+            ("lms.rand_r5", lms, r5, &[Links], c, 1),
+            ("lms.rand_r20", lms, r20, &[Links], c, 1),
+            // LMS, transit–stub (Fig. 5.14–5.18).
+            ("lms.ts", lms, ts100, &ts, c, 1),
+            // Beyond the seed: static against adaptive LMS repliers when the loss stays on its
+            // link for 5 drops (1 s apart), random graphs with 100 receivers and transit–stub.
+            ("lms_persist.rand", lms, r100, &[Receivers, Links], c, 5),
+            ("lms_persist.ts", lms, ts100, &[Links], c, 5),
+            (
+                "lms_adaptive.rand",
+                lms_adaptive,
+                r100,
+                &[Receivers, Links],
                 c,
-                XOf::TopoIndex,
-            ));
-        }
-        // Beyond the seed: static against adaptive LMS repliers when the loss stays on its
-        // link for 5 drops (1 s apart), random graphs with 100 receivers and transit–stub.
-        for (name, scheme) in [
-            ("lms_persist", Scheme::Lms),
-            ("lms_adaptive", Scheme::LmsAdaptive),
-        ] {
-            for (fam, tag, loss) in [
-                (Family::Random(100), "rand", LossAt::Receivers),
-                (Family::Random(100), "rand", LossAt::Links),
-                (Family::Ts(100), "ts", LossAt::Links),
-            ] {
-                let mut x = e(
-                    &format!("{name}.{tag}.{}", loss.key()),
-                    scheme,
-                    vec![fam],
-                    loss,
-                    c,
-                    XOf::TopoIndex,
-                );
-                x.drops = 5;
+                5,
+            ),
+            ("lms_adaptive.ts", lms_adaptive, ts100, &[Links], c, 5),
+            // SRM, random graphs, 20 receivers (Fig. 5.19–5.23).
+            ("srm.rand", srm, r20, &three, srm_c, 1),
+            // SRM with adaptive timers (Fig. 5.24, 5.25): the loss stays on its link for 5 drops.
+            (
+                "srm_adaptive.rand",
+                srm_adaptive,
+                r20,
+                &[Source, Links],
+                srm_c,
+                5,
+            ),
+            // Beyond the seed: SRM with 100 receivers on the same random graphs, with distances
+            // from the topology (no session messages), and with ns-2's 1 s session messages.
+            ("srm.rand_r100", srm_topo, r100, &three, srm100_c, 1),
+            ("srm_sessions.rand_r100", srm, r100, &[Links], srm100_c, 1),
+        ];
+        for (prefix, scheme, fam, sites, cap, drops) in on_one_family {
+            for loss in sites {
+                let key = format!("{prefix}.{}", loss.key());
+                let mut x = e(&key, scheme, vec![fam], loss.clone(), cap, XOf::TopoIndex);
+                x.drops = drops;
                 v.push(x);
             }
         }
-        // SRM, random graphs, 20 receivers (Fig. 5.19–5.23).
-        for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
-            let key = format!("srm.rand.{}", loss.key());
-            v.push(e(
-                &key,
-                srm,
-                vec![Family::Random(20)],
-                loss,
-                self.srm_site_cap,
-                XOf::TopoIndex,
-            ));
-        }
-        // SRM with adaptive timers (Fig. 5.24, 5.25): the loss stays on its link for 5 drops.
-        for loss in [LossAt::Source, LossAt::Links] {
-            let mut x = e(
-                &format!("srm_adaptive.rand.{}", loss.key()),
-                Scheme::Srm {
-                    adaptive: true,
-                    topo: false,
-                },
-                vec![Family::Random(20)],
-                loss,
-                self.srm_site_cap,
-                XOf::TopoIndex,
-            );
-            x.drops = 5;
-            v.push(x);
-        }
-        // Beyond the seed: SRM with 100 receivers on the same random graphs, with distances
-        // from the topology (no session messages), and with ns-2's 1 s session messages.
-        for loss in [LossAt::Source, LossAt::Receivers, LossAt::Links] {
-            let key = format!("srm.rand_r100.{}", loss.key());
-            v.push(e(
-                &key,
-                Scheme::Srm {
-                    adaptive: false,
-                    topo: true,
-                },
-                vec![Family::Random(100)],
-                loss,
-                self.srm100_site_cap,
-                XOf::TopoIndex,
-            ));
-        }
-        v.push(e(
-            "srm_sessions.rand_r100.links",
-            srm,
-            vec![Family::Random(100)],
-            LossAt::Links,
-            self.srm100_site_cap,
-            XOf::TopoIndex,
-        ));
         // Beyond the seed: large transit–stub graphs, latency/duplicates/state vs receivers.
         let mut nodes: Vec<usize> = self.large.iter().map(|&(n, _)| n).collect();
         nodes.dedup();

@@ -132,7 +132,11 @@ fn scenario_files_run_and_match_the_study() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .filter(|p| p.file_name().is_some_and(|n| n != "claims.toml"))
+        // Not scenarios: the claims and the plots declared as data.
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n != "claims.toml" && n != "plots.toml")
+        })
         .collect();
     files.sort();
     let names: Vec<String> = files

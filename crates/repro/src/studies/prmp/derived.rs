@@ -79,15 +79,6 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             subset(&get("lan", "n", p), 40.0, f64::INFINITY),
         );
     }
-    m.series(
-        "lan.n.ff_iw_minus_ff_iw_it",
-        "dimensionless",
-        nc,
-        diff(
-            &get("lan", "n", Proto::FfIw),
-            &get("lan", "n", Proto::FfIwIt),
-        ),
-    );
     let at_paper: Series = get("lan", "i", Proto::Pf)
         .into_iter()
         .filter(|(x, _)| *x == 20.0 || *x == 60.0)
@@ -142,24 +133,16 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
         m.scalar("hybrid.t_ff_iw_over_ff.small_nc", "dimensionless", first.1);
         m.scalar("hybrid.t_ff_iw_over_ff.large_nc", "dimensionless", last.1);
     }
-    m.series(
-        "hybrid.i.ff_iw_minus_ff",
-        "dimensionless",
-        nc,
-        diff(
-            &get("hybrid", "i", Proto::FfIw),
-            &get("hybrid", "i", Proto::Ff),
-        ),
-    );
-    m.series(
-        "hybrid.n.ff_iw_minus_ff",
-        "dimensionless",
-        nc,
-        diff(
-            &get("hybrid", "n", Proto::FfIw),
-            &get("hybrid", "n", Proto::Ff),
-        ),
-    );
+    // One version's series minus another's: (configuration, metric, version, minus version).
+    for (cfg, metric, p, q) in [
+        ("lan", "n", Proto::FfIw, Proto::FfIwIt),
+        ("hybrid", "i", Proto::FfIw, Proto::Ff),
+        ("hybrid", "n", Proto::FfIw, Proto::Ff),
+    ] {
+        let d = diff(&get(cfg, metric, p), &get(cfg, metric, q));
+        let name = format!("{cfg}.{metric}.{}_minus_{}", p.key(), q.key());
+        m.series(name, "dimensionless", nc, d);
+    }
     // The RR sweep (LAN, NC = 60). FF-IW-IT does not poll, so its LAN NC = 60 runs are the
     // reference for Figures 10 and 11.
     let it60_n = mean_at(&get("lan", "n", Proto::FfIwIt), 60.0);

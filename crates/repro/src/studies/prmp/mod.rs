@@ -32,7 +32,7 @@ pub use tree::*;
 
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
-use crate::sweep::{est, point_seed, Agg, Column, Sweep};
+use crate::sweep::{est, Agg, Column, Sweep};
 use crate::Measures;
 use core::time::Duration;
 use plan::Plan;
@@ -91,25 +91,15 @@ fn unit_of(name: &str) -> (&'static str, &'static str) {
 }
 
 impl Study for Prmp {
-    fn about(&self) -> About {
-        About {
-            name: "prmp",
-            title: "Polling-based reliable multicast (PRMP) against full feedback (Barcellos & Ezhilchelvan)",
-            source: "seed 004 (Barcellos & Ezhilchelvan): §2–3 protocol, §4 Table 1 and Figures 5–11; \
-             beyond: 100–10,000 children and the multi-level tree version",
-            claims_toml: include_str!("../../../../../scenarios/repro/prmp/claims.toml"),
-        }
-    }
-
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.quick);
         let fams = plan.families();
-        let mut sweep = Sweep::new();
-        for (fi, f) in fams.iter().enumerate() {
-            sweep.family(fi, &f.xs, f.seeds, |x, k| {
-                (f.make)(f.proto, x, point_seed(fi as u64 ^ 0x0004_0000, x, k))
-            });
-        }
+        let sweep = Sweep::of_families(
+            &fams,
+            0x0004_0000,
+            |f| (f.xs.as_slice(), f.seeds),
+            |f, x, seed| (f.make)(f.proto, x, seed),
+        );
         // The largest runs first, so the pool is not left waiting on one long tail.
         let results = ctx.try_map_largest_first(&sweep.specs(), |s| s.nc, |s| run_one(s))?;
 
@@ -212,5 +202,14 @@ impl Study for Prmp {
             plots,
             notes,
         })
+    }
+
+    fn about(&self) -> About {
+        crate::about!(
+            "prmp",
+            "Polling-based reliable multicast (PRMP) against full feedback (Barcellos & Ezhilchelvan)",
+            "seed 004 (Barcellos & Ezhilchelvan): §2–3 protocol, §4 Table 1 and Figures 5–11; \
+             beyond: 100–10,000 children and the multi-level tree version",
+        )
     }
 }

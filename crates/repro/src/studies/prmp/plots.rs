@@ -6,6 +6,20 @@ use crate::plot::{Axis, Plot, PlotSeries};
 use crate::study::{RunCtx, StudyError};
 use crate::sweep::Agg;
 
+/// One measured curve per protocol version of `protos`: the series `<prefix>.<version key>`.
+fn per_proto(agg: &Agg, prefix: &str, protos: &[Proto]) -> Vec<PlotSeries> {
+    protos
+        .iter()
+        .map(|&p| {
+            PlotSeries::measured(
+                p.label(),
+                p.color(),
+                &agg.get(&format!("{prefix}.{}", p.key())),
+            )
+        })
+        .collect()
+}
+
 pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError> {
     let mut out = Vec::new();
     let nc_axis = || Axis::new("number of children NC", "count");
@@ -60,16 +74,7 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
         ),
     ];
     for (id, cfg, metric, title, what, y) in figs {
-        let mut series: Vec<PlotSeries> = Proto::ALL
-            .iter()
-            .map(|&p| {
-                PlotSeries::measured(
-                    p.label(),
-                    p.color(),
-                    &agg.get(&format!("{cfg}.{metric}.{}", p.key())),
-                )
-            })
-            .collect();
+        let mut series = per_proto(agg, &format!("{cfg}.{metric}"), &Proto::ALL);
         if id == "lan-i" {
             series.push(PlotSeries::paper(
                 "paper PF (§4 text)",
@@ -142,16 +147,8 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
             Axis::new("relative network cost N", "dimensionless"),
         ),
     ] {
-        let series = [Proto::Pf, Proto::PfIw, Proto::Ff, Proto::FfIwIt]
-            .iter()
-            .map(|&p| {
-                PlotSeries::measured(
-                    p.label(),
-                    p.color(),
-                    &agg.get(&format!("scale.{metric}.{}", p.key())),
-                )
-            })
-            .collect();
+        let scaled = [Proto::Pf, Proto::PfIw, Proto::Ff, Proto::FfIwIt];
+        let series = per_proto(agg, &format!("scale.{metric}"), &scaled);
         out.push(Plot {
             id: format!("prmp-scale-{metric}"),
             title: title.into(),

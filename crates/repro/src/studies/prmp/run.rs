@@ -8,9 +8,11 @@ use rmcast_sim::{LinkConfig, LossModel, LossRule, LossSite, Sim, Stop, Traffic};
 pub(super) const GROUP: GroupId = GroupId(1);
 /// §4: 1000 packets (`DP`) of 1 KB.
 pub const PACKETS: u64 = 1000;
+/// §4: bytes per packet.
 pub const PACKET_BYTES: usize = 1024;
 /// §4: the parent's response buffer and the implosion threshold rate.
 pub const IMPLOSION_BUFFER: usize = 16;
+/// §4: the implosion threshold rate, packets/s.
 pub const ITR: f64 = 1500.0;
 /// §4: `S = 64` for PF and FF.
 pub const WINDOW: u64 = 64;
@@ -18,14 +20,20 @@ pub const WINDOW: u64 = 64;
 /// The five protocol versions of §4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Proto {
+    /// PRMP (polling), window S = 64.
     Pf,
+    /// PRMP with a window of the whole transfer (IW).
     PfIw,
+    /// Full feedback, window S = 64.
     Ff,
+    /// Full feedback with a window of the whole transfer.
     FfIw,
+    /// FF-IW without the parent's response buffer (no implosion losses).
     FfIwIt,
 }
 
 impl Proto {
+    /// Every version, in the paper's order.
     pub const ALL: [Proto; 5] = [
         Proto::Pf,
         Proto::PfIw,
@@ -34,6 +42,7 @@ impl Proto {
         Proto::FfIwIt,
     ];
 
+    /// Key in measure names.
     pub fn key(self) -> &'static str {
         match self {
             Proto::Pf => "pf",
@@ -44,6 +53,7 @@ impl Proto {
         }
     }
 
+    /// Name in legends and tables.
     pub fn label(self) -> &'static str {
         match self {
             Proto::Pf => "PF",
@@ -82,18 +92,24 @@ impl Proto {
 /// One run on a star.
 #[derive(Debug, Clone, Copy)]
 pub struct RunSpec {
+    /// The protocol version.
     pub proto: Proto,
+    /// The children's link class.
     pub class: LinkClass,
+    /// Children (NC).
     pub nc: usize,
     /// PRMP's response rate `RR` (responses/s).
     pub rr: u64,
+    /// Data packets (DP).
     pub packets: u64,
     /// Simulated-time limit; a run that has not finished by then is reported as unfinished.
     pub limit: Duration,
+    /// Seed of the run's random choices.
     pub seed: u64,
 }
 
 impl RunSpec {
+    /// A run with §4's settings: `proto`, `nc` children on `class` links.
     pub fn paper(proto: Proto, class: LinkClass, nc: usize, seed: u64) -> Self {
         RunSpec {
             proto,

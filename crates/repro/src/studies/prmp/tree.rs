@@ -14,16 +14,22 @@ use std::collections::BTreeMap;
 /// polls the other receivers of its domain and answers its own parent).
 #[derive(Debug, Clone, Copy)]
 pub struct TreeSpec {
+    /// Receivers (NC).
     pub nc: usize,
+    /// The multi-level tree (else single-level PRMP).
     pub multi: bool,
+    /// Data packets (DP).
     pub packets: u64,
+    /// Simulated-time limit.
     pub limit: Duration,
+    /// Seed of the graph, the placement and the losses.
     pub seed: u64,
 }
 
 /// What a tree run measured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TreeOut {
+    /// Every parent (source and relays) completed before the limit.
     pub finished: bool,
     /// T = DP/Δt, Δt to the moment the last parent (source or relay) has every packet fully
     /// acknowledged by its children.
@@ -36,13 +42,16 @@ pub struct TreeOut {
     pub root_feedback: f64,
     /// Parents besides the source.
     pub relays: usize,
+    /// Finished, no receiver evicted, and every receiver delivered every packet.
     pub delivery_ok: bool,
+    /// Events the simulator processed.
     pub events: u64,
 }
 
 /// Loss on the transit–stub graph's router links (each direction).
 pub const CORE_ERR: f64 = 0.005;
 
+/// Run one tree spec: what it measured, or why it could not run.
 pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
     let ts = topo::TransitStub::default();
     let params = topo::PlaneParams {

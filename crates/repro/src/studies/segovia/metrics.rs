@@ -108,10 +108,15 @@ impl Params {
 /// One finished message, as [`Event::MessageDone`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
+    /// Message number.
     pub seq: u64,
+    /// When it was first sent.
     pub sent_at: Time,
+    /// When it was acknowledged or given up on.
     pub done_at: Time,
+    /// Transmissions: the first and every retransmission.
     pub transmissions: u32,
+    /// Given up on (retransmission limit).
     pub failed: bool,
 }
 
@@ -144,13 +149,18 @@ impl Record {
 /// A group of messages acknowledged together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Block {
+    /// The first message's number.
     pub first_seq: u64,
+    /// How many messages.
     pub messages: u64,
+    /// The earliest send.
     pub sent_at: Time,
+    /// When they were acknowledged.
     pub done_at: Time,
 }
 
 impl Block {
+    /// From the earliest send to the acknowledgment.
     pub fn latency(&self) -> Duration {
         self.done_at - self.sent_at
     }
@@ -182,8 +192,11 @@ pub fn blocks(records: &[Record]) -> Vec<Block> {
 /// Mean, minimum and maximum of a set of values.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Spread {
+    /// Mean.
     pub mean: f64,
+    /// Minimum.
     pub min: f64,
+    /// Maximum.
     pub max: f64,
 }
 
@@ -235,8 +248,11 @@ pub struct Summary {
     pub failures: usize,
     /// Ratio of totals, `records · r·(n·d + a) / Σ latency`, for comparison with the mean.
     pub aggregate_rt: f64,
+    /// LBL, §4.1's lower bound on latency, bit times.
     pub lbl: f64,
+    /// UBAT, §4.1's upper bound on absolute throughput.
     pub ubat: f64,
+    /// UBRT, §4.1's upper bound on relative throughput.
     pub ubrt: f64,
 }
 

@@ -25,7 +25,7 @@ pub use run::*;
 
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
-use crate::sweep::{est, fmt_series, point_seed, Agg, Column, Sweep};
+use crate::sweep::{est, fmt_series, Agg, Column, Sweep};
 use crate::Measures;
 use plan::Plan;
 use plots::paper_err_key;
@@ -67,25 +67,15 @@ const TABLE_RS: [f64; 12] = [
 ];
 
 impl Study for Segovia {
-    fn about(&self) -> About {
-        About {
-            name: "segovia",
-            title: "Multicast stop-and-wait and block acknowledgment on a shared Ethernet (Segovia 1996)",
-            source: "seed 000 (Segovia 1996, MSc thesis): §4.1 bounds, Tables 4.1–4.13; RRA from Ch. 5",
-            claims_toml: include_str!("../../../../../scenarios/repro/segovia/claims.toml"),
-        }
-    }
-
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.quick);
         let fams = plan.families();
-        let mut sweep = Sweep::new();
-        for (fi, f) in fams.iter().enumerate() {
-            sweep.family(fi, &f.xs, plan.seeds, |x, k| {
-                let seed = point_seed(fi as u64 ^ 0x5e60_0000, x, k);
-                (f.make)(&f.cfg, x, seed)
-            });
-        }
+        let sweep = Sweep::of_families(
+            &fams,
+            0x5e60_0000,
+            |f| (f.xs.as_slice(), plan.seeds),
+            |f, x, seed| (f.make)(&f.cfg, x, seed),
+        );
         let results = ctx.try_map(&sweep.specs(), |s| run_one(s, false))?;
 
         let mut agg = Agg::new();
@@ -299,6 +289,14 @@ impl Study for Segovia {
             plots,
             notes,
         })
+    }
+
+    fn about(&self) -> About {
+        crate::about!(
+            "segovia",
+            "Multicast stop-and-wait and block acknowledgment on a shared Ethernet (Segovia 1996)",
+            "seed 000 (Segovia 1996, MSc thesis): §4.1 bounds, Tables 4.1–4.13; RRA from Ch. 5",
+        )
     }
 }
 

@@ -27,6 +27,30 @@ pub(super) struct FamilyCfg {
     pub(super) messages: u64,
 }
 
+/// A choice the thesis leaves open, set away from rmcast's.
+#[derive(Debug, Clone, Copy)]
+enum Choice {
+    /// The backoff bound exclusive (IEEE 802.3).
+    ExclusiveBackoff,
+    /// The BAP receivers' ACK-delay timeout, bit times.
+    AckTimeout(u64),
+    /// The BAP receivers' ACK-delay timer kept running after a block ACK.
+    TimerRunning,
+    /// The retransmission limit.
+    Limit(u32),
+}
+
+impl Choice {
+    fn apply(self, c: &mut FamilyCfg) {
+        match self {
+            Choice::ExclusiveBackoff => c.inclusive_backoff = false,
+            Choice::AckTimeout(t) => c.ack_timeout_bits = t,
+            Choice::TimerRunning => c.bap_disarm = false,
+            Choice::Limit(n) => c.max_retx_override = Some(Some(n)),
+        }
+    }
+}
+
 impl FamilyCfg {
     pub(super) fn new(proto: Proto, messages_saw: u64) -> Self {
         let messages = match proto {
@@ -160,100 +184,65 @@ impl Plan {
             by_receivers,
             FamilyCfg::new(Proto::Rra { window: 2 }, m),
         ));
-        // Error experiments (Tables 4.6–4.13): 500 packets for both protocols (digest §4.6).
+        // Runs under failures (Tables 4.6–4.13, and the sensitivity at r = 20): 500 packets
+        // for both protocols (digest §4.6), `r` receivers, by failure rate.
+        let failing = |proto, r, tweak: &dyn Fn(&mut FamilyCfg)| {
+            let mut c = FamilyCfg::new(proto, m);
+            c.messages = m;
+            c.receivers = r;
+            tweak(&mut c);
+            c
+        };
         for &r in &self.err_rs {
             for rd in [0u64, 22_000] {
-                let mut c = FamilyCfg::new(Proto::Saw, m);
-                c.receivers = r;
-                c.rand_bits = rd;
+                let rand = |c: &mut FamilyCfg| c.rand_bits = rd;
+                let saw = failing(Proto::Saw, r, &rand);
                 f.push(fam(
                     format!("err.saw_r{r}_rand{rd}"),
                     &self.err_fails,
                     by_failure,
-                    c,
+                    saw,
                 ));
                 for &w in &self.err_windows {
-                    let mut c = FamilyCfg::new(Proto::Bap { window: w }, m);
-                    c.messages = m;
-                    c.receivers = r;
-                    c.rand_bits = rd;
-                    f.push(fam(
-                        format!("err.bap_w{w}_r{r}_rand{rd}"),
-                        &self.err_fails,
-                        by_failure,
-                        c,
-                    ));
+                    let bap = failing(Proto::Bap { window: w }, r, &rand);
+                    let key = format!("err.bap_w{w}_r{r}_rand{rd}");
+                    f.push(fam(key, &self.err_fails, by_failure, bap));
                 }
             }
         }
-        // Sensitivity to the choices the thesis leaves open.
-        let mut c = FamilyCfg::new(Proto::Saw, m);
-        c.inclusive_backoff = false;
-        f.push(fam(
-            "sens.saw_exclusive".into(),
-            &self.sens_rs,
-            by_receivers,
-            c,
-        ));
-        let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
-        c.inclusive_backoff = false;
-        f.push(fam(
-            "sens.bap_w10_exclusive".into(),
-            &self.sens_rs,
-            by_receivers,
-            c,
-        ));
-        for t in [25_000u64, 300_000] {
-            let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
-            c.ack_timeout_bits = t;
-            f.push(fam(
-                format!("sens.bap_w10_t{t}"),
-                &self.sens_rs,
-                by_receivers,
-                c,
-            ));
-        }
-        let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
-        c.bap_disarm = false;
-        f.push(fam(
-            "sens.bap_w10_running".into(),
-            &self.sens_rs,
-            by_receivers,
-            c,
-        ));
+        // Sensitivity to the choices the thesis leaves open: (name, protocol, the choice, at
+        // r = 20 under failures rather than error-free by receivers).
+        use Choice::{AckTimeout, ExclusiveBackoff, Limit, TimerRunning};
+        let bap10 = Proto::Bap { window: 10 };
+        let sensitivity = [
+            ("saw_exclusive", Proto::Saw, ExclusiveBackoff, false),
+            ("bap_w10_exclusive", bap10, ExclusiveBackoff, false),
+            ("bap_w10_t25000", bap10, AckTimeout(25_000), false),
+            ("bap_w10_t300000", bap10, AckTimeout(300_000), false),
+            ("bap_w10_running", bap10, TimerRunning, false),
+            ("bap_w10_r20_running", bap10, TimerRunning, true),
+            ("saw_r20_lim5", Proto::Saw, Limit(5), true),
+            ("bap_w10_r20_lim5", bap10, Limit(5), true),
+            ("saw_r20_lim40", Proto::Saw, Limit(40), true),
+            ("bap_w10_r20_lim40", bap10, Limit(40), true),
+            ("bap_w10_r20_t25000", bap10, AckTimeout(25_000), true),
+            ("bap_w10_r20_t300000", bap10, AckTimeout(300_000), true),
+        ];
         let fails = vec![0.0, 1.0, 5.0];
-        let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
-        c.messages = m;
-        c.receivers = 20;
-        c.bap_disarm = false;
-        f.push(fam(
-            "sens.bap_w10_r20_running".into(),
-            &fails,
-            by_failure,
-            c,
-        ));
-        for (name, lim) in [("lim5", Some(5u32)), ("lim40", Some(40))] {
-            let mut c = FamilyCfg::new(Proto::Saw, m);
-            c.receivers = 20;
-            c.max_retx_override = Some(lim);
-            f.push(fam(format!("sens.saw_r20_{name}"), &fails, by_failure, c));
-            let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
-            c.messages = m;
-            c.receivers = 20;
-            c.max_retx_override = Some(lim);
-            f.push(fam(
-                format!("sens.bap_w10_r20_{name}"),
-                &fails,
-                by_failure,
-                c,
-            ));
-        }
-        for t in [25_000u64, 300_000] {
-            let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
-            c.messages = m;
-            c.receivers = 20;
-            c.ack_timeout_bits = t;
-            f.push(fam(format!("sens.bap_w10_r20_t{t}"), &fails, by_failure, c));
+        for (name, proto, choice, at_r20) in sensitivity {
+            let key = format!("sens.{name}");
+            f.push(if at_r20 {
+                fam(
+                    key,
+                    &fails,
+                    by_failure,
+                    failing(proto, 20, &|c| choice.apply(c)),
+                )
+            } else {
+                let mut c = FamilyCfg::new(proto, m);
+                choice.apply(&mut c);
+                fam(key, &self.sens_rs, by_receivers, c)
+            });
         }
         f
     }

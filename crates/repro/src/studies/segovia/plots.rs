@@ -2,93 +2,64 @@
 //! failures and sensitivity.
 
 use crate::measure::Measures;
-use crate::plot::{Axis, Plot, PlotSeries};
+use crate::plot::{Axis, Plot, PlotSeries, PlotSpec};
 use crate::study::{RunCtx, StudyError};
 use crate::sweep::{means, Agg};
+
+/// The figures besides Tables 4.1–4.5, declared as data.
+const PLOTS_TOML: &str = include_str!("../../../../../scenarios/repro/segovia/plots.toml");
 
 pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plot>, StudyError> {
     let mut out = Vec::new();
     let bound = |key: &str| means(m, &format!("analytic.{key}.ubrt"));
-    // (plot id, title, [(family, label, paper table, bound key)])
-    type Curve<'a> = (&'a str, &'a str, &'a str, &'a str);
-    let rt_plots: Vec<(&str, &str, Vec<Curve>)> = vec![
+    // Tables 4.1–4.5: for each family (measure key, label) rmcast's relative throughput, the
+    // thesis's Mean RT column (paper table `<family>_mean_rt`) and the UBRT where the study
+    // computed one (`analytic.<family>.ubrt`; none with random ACK delay).
+    let with_rand = |zero: &str, name: &str, table: &str| {
+        let mut v = vec![(zero.to_string(), format!("{name} 0"))];
+        for d in ["12,000", "22,000", "32,000"] {
+            v.push((
+                format!("{table}_rand{}", d.replace(',', "")),
+                format!("{name} {d}"),
+            ));
+        }
+        v
+    };
+    // Families `<prefix><value>`, labelled `<before><value><after>`.
+    let swept = |prefix: &str, values: &[&str], (before, after): (&str, &str)| {
+        let fam = |v: &&str| (format!("{prefix}{v}"), format!("{before}{v}{after}"));
+        values.iter().map(fam).collect::<Vec<_>>()
+    };
+    let rt_plots = [
         (
             "t4_1",
             "Table 4.1: MSAW relative throughput",
-            vec![("t4_1", "MSAW 1518 B", "t4_1_mean_rt", "t4_1")],
+            vec![("t4_1".to_string(), "MSAW 1518 B".to_string())],
         ),
         (
             "t4_2",
             "Table 4.2: MSAW with 64, 848 and 1436-byte data",
-            vec![
-                ("t4_2_d64", "64 B", "t4_2_d64_mean_rt", "t4_2_d64"),
-                ("t4_2_d848", "848 B", "t4_2_d848_mean_rt", "t4_2_d848"),
-                ("t4_2_d1436", "1436 B", "t4_2_d1436_mean_rt", "t4_2_d1436"),
-            ],
+            swept("t4_2_d", &["64", "848", "1436"], ("", " B")),
         ),
         (
             "t4_3",
             "Table 4.3: MSAW with random ACK delay (SAWrand)",
-            vec![
-                ("t4_1", "SAWrand 0", "t4_1_mean_rt", "t4_1"),
-                (
-                    "t4_3_rand12000",
-                    "SAWrand 12,000",
-                    "t4_3_rand12000_mean_rt",
-                    "",
-                ),
-                (
-                    "t4_3_rand22000",
-                    "SAWrand 22,000",
-                    "t4_3_rand22000_mean_rt",
-                    "",
-                ),
-                (
-                    "t4_3_rand32000",
-                    "SAWrand 32,000",
-                    "t4_3_rand32000_mean_rt",
-                    "",
-                ),
-            ],
+            with_rand("t4_1", "SAWrand", "t4_3"),
         ),
         (
             "t4_4",
             "Table 4.4: MBAP with windows 5, 10, 15",
-            vec![
-                ("t4_4_w5", "window 5", "t4_4_w5_mean_rt", "t4_4_w5"),
-                ("t4_4_w10", "window 10", "t4_4_w10_mean_rt", "t4_4_w10"),
-                ("t4_4_w15", "window 15", "t4_4_w15_mean_rt", "t4_4_w15"),
-            ],
+            swept("t4_4_w", &["5", "10", "15"], ("window ", "")),
         ),
         (
             "t4_5",
             "Table 4.5: MBAP window 10 with random ACK delay (BAPrand)",
-            vec![
-                ("t4_4_w10", "BAPrand 0", "t4_4_w10_mean_rt", "t4_4_w10"),
-                (
-                    "t4_5_rand12000",
-                    "BAPrand 12,000",
-                    "t4_5_rand12000_mean_rt",
-                    "",
-                ),
-                (
-                    "t4_5_rand22000",
-                    "BAPrand 22,000",
-                    "t4_5_rand22000_mean_rt",
-                    "",
-                ),
-                (
-                    "t4_5_rand32000",
-                    "BAPrand 32,000",
-                    "t4_5_rand32000_mean_rt",
-                    "",
-                ),
-            ],
+            with_rand("t4_4_w10", "BAPrand", "t4_5"),
         ),
     ];
     for (id, title, fams) in rt_plots {
         let mut series = Vec::new();
-        for (c, (fam, label, paper, bkey)) in fams.iter().enumerate() {
+        for (c, (fam, label)) in fams.iter().enumerate() {
             series.push(PlotSeries::measured(
                 format!("rmcast {label}"),
                 c,
@@ -97,10 +68,11 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
             series.push(PlotSeries::paper(
                 format!("thesis {label}"),
                 c,
-                &ctx.paper(paper)?.points(),
+                &ctx.paper(&format!("{fam}_mean_rt"))?.points(),
             ));
-            if !bkey.is_empty() {
-                series.push(PlotSeries::bound(format!("UBRT {label}"), c, &bound(bkey)));
+            let ubrt = bound(fam);
+            if !ubrt.is_empty() {
+                series.push(PlotSeries::bound(format!("UBRT {label}"), c, &ubrt));
             }
         }
         out.push(Plot {
@@ -116,58 +88,7 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
             series,
         });
     }
-    // Fig. 4.4 style latency percentiles.
-    let lbl = means(m, "analytic.t4_1.lbl");
-    out.push(Plot {
-        id: "segovia-latency-percentiles".into(),
-        title: "MSAW message latency percentiles (Fig. 4.4 style)".into(),
-        caption: "Per-run 0/25/50/75/100th percentiles of message latency (1518-byte data, no \
-                  random delay, no failures), each averaged across seeds; dashed: LBL = d + r·a; \
-                  diamonds: the thesis's Table 4.1 min, mean and max latency."
-            .into(),
-        x: Axis::new("receivers r", "count"),
-        y: Axis::new("message latency", "bit times"),
-        series: vec![
-            PlotSeries::measured("min", 0, &agg.get("t4_1.lat_min")),
-            PlotSeries::measured("25th percentile", 1, &agg.get("t4_1.lat_p25")),
-            PlotSeries::measured("median", 2, &agg.get("t4_1.lat_p50")),
-            PlotSeries::measured("75th percentile", 3, &agg.get("t4_1.lat_p75")),
-            PlotSeries::measured("max", 4, &agg.get("t4_1.lat_max")),
-            PlotSeries::bound("LBL = d + r·a", 5, &lbl),
-            PlotSeries::paper("thesis min", 0, &ctx.paper("t4_1_min_lat")?.points()),
-            PlotSeries::paper("thesis mean", 2, &ctx.paper("t4_1_mean_lat")?.points()),
-            PlotSeries::paper("thesis max", 4, &ctx.paper("t4_1_max_lat")?.points()),
-        ],
-    });
-    out.push(Plot {
-        id: "segovia-collisions".into(),
-        title: "Collisions per message (never reported by the thesis)".into(),
-        caption: "Bus collisions per application message, error-free, 1518-byte data: MSAW, \
-                  MBAP window 10 and RRA (window 2r); mean and 95 % CI across seeds."
-            .into(),
-        x: Axis::new("receivers r", "count"),
-        y: Axis::new("collisions", "per message"),
-        series: vec![
-            PlotSeries::measured("MSAW", 0, &agg.get("t4_1.collisions")),
-            PlotSeries::measured("MBAP window 10", 1, &agg.get("t4_4_w10.collisions")),
-            PlotSeries::measured("RRA", 2, &agg.get("rra.collisions")),
-        ],
-    });
-    out.push(Plot {
-        id: "segovia-rra".into(),
-        title: "RRA against MSAW and MBAP: aggregate relative throughput".into(),
-        caption: "Messages·r·(d + a) over the run's duration (ratio of totals, so pipelined \
-                  RRA is comparable), error-free, 1518-byte data; dashed: MSAW's UBRT."
-            .into(),
-        x: Axis::new("receivers r", "count"),
-        y: Axis::new("aggregate relative throughput", "dimensionless"),
-        series: vec![
-            PlotSeries::measured("MSAW", 0, &agg.get("t4_1.rt_aggregate")),
-            PlotSeries::measured("MBAP window 10", 1, &agg.get("t4_4_w10.rt_aggregate")),
-            PlotSeries::measured("RRA window 2r", 2, &agg.get("rra.rt_aggregate")),
-            PlotSeries::bound("MSAW UBRT", 0, &bound("t4_1")),
-        ],
-    });
+    // The figures declared as data; the failure-rate plots get the error families' curves.
     // Error experiments: latency against failure rate.
     let mut saw_s = Vec::new();
     let mut bap_s = Vec::new();
@@ -196,97 +117,17 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
             ));
         }
     }
-    out.push(Plot {
-        id: "segovia-errors-msaw".into(),
-        title: "Tables 4.6–4.7: MSAW mean message latency under failures".into(),
-        caption: "Mean message latency against the per-interface failure rate (transmit and \
-                  receive), timeout increment 2,250·r bit times; diamonds: the thesis."
-            .into(),
-        x: Axis::new("failure rate", "%"),
-        y: Axis::new("mean message latency", "bit times"),
-        series: saw_s,
-    });
-    out.push(Plot {
-        id: "segovia-errors-mbap".into(),
-        title: "Tables 4.8–4.13: MBAP mean block latency under failures".into(),
-        caption: "Mean block latency against the per-interface failure rate, ACK-delay timeout \
-                  95,000 bit times, retransmission limit 20; diamonds: the thesis."
-            .into(),
-        x: Axis::new("failure rate", "%"),
-        y: Axis::new("mean block latency", "bit times"),
-        series: bap_s,
-    });
-    // Sensitivity.
-    out.push(Plot {
-        id: "segovia-sensitivity".into(),
-        title: "Sensitivity to choices the thesis leaves open".into(),
-        caption: "Mean RT, error-free: MSAW and MBAP (window 10) with the backoff bound \
-                  inclusive (rmcast's choice, the thesis's words) or exclusive (IEEE 802.3), \
-                  and MBAP with the receivers' ACK-delay timeout t = 25,000, 95,000 (chosen, \
-                  the sample command file's) and 300,000 bit times. Retransmission-limit \
-                  sensitivity under failures is in the measures sens.*_lim5 / _lim40."
-            .into(),
-        x: Axis::new("receivers r", "count"),
-        y: Axis::new("relative throughput", "dimensionless"),
-        series: vec![
-            PlotSeries::measured("MSAW inclusive (chosen)", 0, &agg.get("t4_1.rt_mean")),
-            PlotSeries::measured("MSAW exclusive", 1, &agg.get("sens.saw_exclusive.rt_mean")),
-            PlotSeries::measured(
-                "MBAP-10 t=95k inclusive (chosen)",
-                2,
-                &agg.get("t4_4_w10.rt_mean"),
-            ),
-            PlotSeries::measured(
-                "MBAP-10 exclusive",
-                3,
-                &agg.get("sens.bap_w10_exclusive.rt_mean"),
-            ),
-            PlotSeries::measured("MBAP-10 t=25k", 4, &agg.get("sens.bap_w10_t25000.rt_mean")),
-            PlotSeries::measured(
-                "MBAP-10 t=300k",
-                5,
-                &agg.get("sens.bap_w10_t300000.rt_mean"),
-            ),
-            PlotSeries::measured(
-                "MBAP-10 t=95k, timer kept running after the block ACK",
-                6,
-                &agg.get("sens.bap_w10_running.rt_mean"),
-            ),
-        ],
-    });
-    let err_fam = |k: &str| agg.get(&format!("{k}.lat_mean"));
-    out.push(Plot {
-        id: "segovia-sensitivity-errors".into(),
-        title: "Sensitivity under failures (r = 20)".into(),
-        caption: "Mean latency (block latency for MBAP) against the failure rate at r = 20 for \
-                  the choices the thesis leaves open: retransmission limit (chosen SAW 10 / \
-                  BAP 20; also 5 and 40), MBAP ACK-delay timeout t (chosen 95,000; also 25,000 \
-                  and 300,000, which also enter the sender's formula timeout) and whether the \
-                  MBAP receiver's ACK-delay timer stops with its block ACK (chosen) or keeps \
-                  running."
-            .into(),
-        x: Axis::new("failure rate", "%"),
-        y: Axis::new("mean latency", "bit times"),
-        series: vec![
-            PlotSeries::measured("MSAW limit 10 (chosen)", 0, &err_fam("err.saw_r20_rand0")),
-            PlotSeries::measured("MSAW limit 5", 1, &err_fam("sens.saw_r20_lim5")),
-            PlotSeries::measured("MSAW limit 40", 2, &err_fam("sens.saw_r20_lim40")),
-            PlotSeries::measured(
-                "MBAP-10 limit 20, t=95k (chosen)",
-                3,
-                &err_fam("err.bap_w10_r20_rand0"),
-            ),
-            PlotSeries::measured("MBAP-10 limit 5", 4, &err_fam("sens.bap_w10_r20_lim5")),
-            PlotSeries::measured("MBAP-10 limit 40", 5, &err_fam("sens.bap_w10_r20_lim40")),
-            PlotSeries::measured("MBAP-10 t=25k", 6, &err_fam("sens.bap_w10_r20_t25000")),
-            PlotSeries::measured("MBAP-10 t=300k", 7, &err_fam("sens.bap_w10_r20_t300000")),
-            PlotSeries::measured(
-                "MBAP-10 timer kept running",
-                1,
-                &err_fam("sens.bap_w10_r20_running"),
-            ),
-        ],
-    });
+    let mut from_sweep = [
+        ("segovia-errors-msaw", saw_s),
+        ("segovia-errors-mbap", bap_s),
+    ];
+    for spec in PlotSpec::parse_all("scenarios/repro/segovia/plots.toml", PLOTS_TOML)? {
+        let mut p = spec.plot(m, ctx)?;
+        if let Some((_, s)) = from_sweep.iter_mut().find(|(id, _)| *id == p.id) {
+            p.series = std::mem::take(s);
+        }
+        out.push(p);
+    }
     Ok(out)
 }
 

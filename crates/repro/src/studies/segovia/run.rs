@@ -19,6 +19,7 @@ pub const BAP_ACK_TIMEOUT: u64 = 95_000;
 /// SAW 10 and BAP 20 (compared as "count ≤ max", so SAW allows 11 retransmissions, which
 /// matches Table 4.6's largest Max Retr of 11).
 pub const SAW_LIMIT: u32 = 10;
+/// BAP's retransmission limit.
 pub const BAP_LIMIT: u32 = 20;
 /// RRA: unanswered requests allowed per receiver (rmcast's choice, = BAP's limit).
 pub const RRA_LIMIT: u32 = 20;
@@ -26,12 +27,16 @@ pub const RRA_LIMIT: u32 = 20;
 /// Which protocol a run uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Proto {
+    /// Multicast stop-and-wait (MSAW).
     Saw,
+    /// Multicast block acknowledgment (MBAP).
     Bap {
+        /// Messages per block.
         window: u16,
     },
     /// Round-robin acknowledgment with a window of `window` messages.
     Rra {
+        /// Messages that may be outstanding.
         window: usize,
     },
 }
@@ -48,7 +53,9 @@ impl Proto {
 /// One simulation run.
 #[derive(Debug, Clone, Copy)]
 pub struct RunSpec {
+    /// The protocol.
     pub proto: Proto,
+    /// Receivers r.
     pub receivers: usize,
     /// Data frame size on the bus, bytes (the datagram is sized to fill it exactly).
     pub data_frame: u64,
@@ -58,6 +65,7 @@ pub struct RunSpec {
     pub fail: f64,
     /// Timeout increment of the thesis's formula, bit times.
     pub increment_bits: u64,
+    /// Messages the sender sends.
     pub messages: u64,
     /// BAP receivers' ACK-delay timeout, bit times.
     pub ack_timeout_bits: u64,
@@ -68,6 +76,7 @@ pub struct RunSpec {
     /// BAP receivers stop their ACK-delay timer when they send a full window's ACK
     /// (`bap::ReceiverConfig::disarm_on_window_ack`; rmcast's reading of the thesis).
     pub bap_disarm: bool,
+    /// Seed of the run's random choices.
     pub seed: u64,
 }
 
@@ -225,10 +234,13 @@ pub fn payload_for_frame(proto: Proto, frame: u64, bus: &BusConfig) -> Result<us
 /// What one run measured.
 #[derive(Debug, Clone)]
 pub struct RunOut {
+    /// The thesis's columns.
     pub summary: met::Summary,
     /// Ratio of totals: messages·r·(d + a) / (last finish − first send), bit times.
     pub rt_aggregate: f64,
+    /// Bus collisions per message.
     pub collisions_per_msg: f64,
+    /// ACK frames per message.
     pub acks_per_msg: f64,
     /// Fraction of messages given up on (retransmission limit).
     pub failed_frac: f64,
@@ -237,6 +249,7 @@ pub struct RunOut {
     pub delivery_ok: bool,
     /// Per-receiver delivered message numbers (only kept when asked for).
     pub delivered: Vec<Vec<u64>>,
+    /// The messages given up on.
     pub failed_seqs: Vec<u64>,
 }
 

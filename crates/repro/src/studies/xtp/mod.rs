@@ -61,16 +61,6 @@ pub fn key(setting: Setting, message: u64, mode: Mode, loss: u32) -> String {
 }
 
 impl Study for Xtp {
-    fn about(&self) -> About {
-        About {
-            name: "xtp",
-            title: "Seed 002: XTP-style transmitter-driven reliable multicast (Johnstone & Williams 1997)",
-            source: "seed 002: G. S. Johnstone and G. D. Williams, Applied Reliable Multicast Using the \
-             Xpress Transport Protocol (XTP), M.S. thesis, Naval Postgraduate School, 1997",
-            claims_toml: include_str!("../../../../../scenarios/repro/xtp/claims.toml"),
-        }
-    }
-
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.quick);
         let cells = plan.cells();
@@ -93,17 +83,10 @@ impl Study for Xtp {
         let mut mbps: BTreeMap<GroupKey, Vec<(f64, Estimate)>> = BTreeMap::new();
         for (&(setting, message, mode, loss), by_w) in &groups {
             let k = key(setting, message, mode, loss);
-            let mut thr = Vec::new();
-            let mut succ = Vec::new();
+            let (thr, succ) = throughput_and_success(by_w, |o| (o.ok, o.mbps));
             let mut mpc = Vec::new();
             let mut rep = Vec::new();
             for (&w, runs) in by_w {
-                let good: Vec<f64> = runs.iter().filter(|o| o.ok).map(|o| o.mbps).collect();
-                if let Some(e) = Estimate::from_samples(&good) {
-                    thr.push((w as f64, e));
-                }
-                let ok = runs.iter().filter(|o| o.ok).count() as f64 / runs.len().max(1) as f64;
-                succ.push((w as f64, Estimate::exact(ok)));
                 let calls: Vec<f64> = runs
                     .iter()
                     .filter(|o| o.ok)
@@ -397,6 +380,15 @@ impl Study for Xtp {
             plots,
             notes,
         })
+    }
+
+    fn about(&self) -> About {
+        crate::about!(
+            "xtp",
+            "Seed 002: XTP-style transmitter-driven reliable multicast (Johnstone & Williams 1997)",
+            "seed 002: G. S. Johnstone and G. D. Williams, Applied Reliable Multicast Using the \
+             Xpress Transport Protocol (XTP), M.S. thesis, Naval Postgraduate School, 1997",
+        )
     }
 }
 

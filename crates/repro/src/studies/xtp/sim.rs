@@ -1,6 +1,7 @@
 //! One simulated run: the `metric` application over `rmcast_proto::xtp` on seed 000's bus.
 
 use super::super::xtp_grid::{Mode, Setting, GROUP};
+use super::super::xtp_net::NetCell;
 use core::time::Duration;
 use rmcast_proto::{xtp, Agent, Bytes, Event, NodeId, Outbox, SendError, Time};
 use rmcast_sim::{BusConfig, LossModel, LossRule, LossSite, Stop, Traffic};
@@ -19,13 +20,32 @@ pub const FRAME_OVERHEAD: usize = 38;
 /// One simulated run.
 #[derive(Debug, Clone, Copy)]
 pub struct Cell {
+    /// Message bytes.
     pub message: u64,
+    /// Bytes per write call.
     pub write: usize,
+    /// Unicast or multicast to how many receivers.
     pub mode: Mode,
     /// Loss key (0, 4, 10, 20) and probability at receiver 1.
     pub loss: (u32, f64),
+    /// Protocol settings.
     pub setting: Setting,
+    /// Seed of the run's random choices.
     pub seed: u64,
+}
+
+impl Cell {
+    /// The simulated run of the grid cell `c`, with `seed`.
+    pub fn simulating(c: &NetCell, seed: u64) -> Cell {
+        Cell {
+            message: c.message,
+            write: c.write,
+            mode: c.mode,
+            loss: c.loss,
+            setting: c.setting,
+            seed,
+        }
+    }
 }
 
 /// What one run measured.
@@ -33,13 +53,19 @@ pub struct Cell {
 pub struct RunOut {
     /// Completed: every write acknowledged, every receiver delivered the whole message.
     pub ok: bool,
+    /// CTIMEOUT aborted the association.
     pub aborted: bool,
     /// Start to last acknowledgment, seconds.
     pub seconds: f64,
+    /// Message bytes × 8 / seconds, 10^6 bit/s.
     pub mbps: f64,
+    /// Write calls.
     pub calls: u64,
+    /// Milliseconds per write call.
     pub ms_per_call: f64,
+    /// Retransmitted packets.
     pub repairs: u64,
+    /// WTIMER expiries at the sender.
     pub wtimer_expiries: u64,
 }
 
@@ -55,6 +81,7 @@ pub struct PerCall {
 }
 
 impl PerCall {
+    /// `inner` fed `message` bytes in its writes, each costing `cost`.
     pub fn new(inner: xtp::Sender, cost: Duration, message: u64) -> Self {
         PerCall {
             inner,
@@ -64,6 +91,7 @@ impl PerCall {
             closing: false,
         }
     }
+    /// The wrapped sender.
     pub fn sender(&self) -> &xtp::Sender {
         &self.inner
     }
