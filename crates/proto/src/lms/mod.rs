@@ -55,8 +55,11 @@
 //! replier links; ties among equally close repliers go to the lowest interface number; a
 //! replier remembers the last [`REMEMBER`] repaired packets and answered requests.
 
+mod deploy;
 #[cfg(test)]
 mod tests;
+
+pub use deploy::{deploy, Deployment, Params, Replier};
 
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
@@ -108,15 +111,10 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
-        SourceConfig {
-            node,
-            group,
-            session: 0,
-            heartbeat: Some(crate::spec::ms(spec::HEARTBEAT_MS)),
-            linger: crate::spec::ms(spec::LINGER_MS),
-        }
+        Params::default().source(node, group)
     }
 }
 
@@ -241,16 +239,10 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]: static repliers, so no
+    /// refreshes); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
-        ReceiverConfig {
-            node,
-            source,
-            session: 0,
-            request_timeout: crate::spec::ms(spec::REQUEST_TIMEOUT_MS),
-            window: 1 << 16,
-            refresh_every: None,
-        }
+        Params::default().receiver(node, source)
     }
 }
 

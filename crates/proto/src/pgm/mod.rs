@@ -22,13 +22,15 @@
 //! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per
 //! NAK; there is no FEC, DLR or congestion control.
 
+mod deploy;
 #[cfg(test)]
 mod tests;
+
+pub use deploy::{deploy, Deployment, Params};
 
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::spec::pgm as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
@@ -71,18 +73,10 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
-        SourceConfig {
-            node,
-            group,
-            session: 0,
-            spm_interval: Some(crate::spec::ms(spec::SPM_INTERVAL_MS)),
-            repair_delay: crate::spec::ms(spec::REPAIR_DELAY_MS),
-            rdata_holdoff: crate::spec::ms(spec::RDATA_HOLDOFF_MS),
-            linger: crate::spec::ms(spec::LINGER_MS),
-            txw: None,
-        }
+        Params::default().source(node, group)
     }
 }
 
@@ -286,17 +280,10 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
-        ReceiverConfig {
-            node,
-            source,
-            session: 0,
-            nak_backoff: crate::spec::ms(spec::NAK_BACKOFF_MS),
-            nak_repeat: crate::spec::ms(spec::NAK_REPEAT_MS),
-            nak_rdata: crate::spec::ms(spec::NAK_RDATA_MS),
-            window: 1 << 16,
-        }
+        Params::default().receiver(node, source)
     }
 }
 
@@ -466,14 +453,10 @@ pub struct NeConfig {
 }
 
 impl NeConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
-        NeConfig {
-            node,
-            group,
-            session: 0,
-            state_lifetime: crate::spec::ms(spec::STATE_LIFETIME_MS),
-        }
+        Params::default().element(node, group)
     }
 }
 

@@ -40,12 +40,14 @@
 //! [`Event::Completed`] [`Config::linger`] after [`Agent::close`] and then stops its session
 //! messages: SRM has no acknowledgments, so the source cannot know when receivers finish.
 
+mod deploy;
 #[cfg(test)]
 mod tests;
 
+pub use deploy::{deploy, Deployment, Distances, Params};
+
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::spec::srm as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
@@ -107,27 +109,10 @@ pub struct Config {
 }
 
 impl Config {
-    /// ns-2's defaults: C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every
-    /// second, distances from session messages.
+    /// ns-2's defaults ([`Params::default`]): C1 = C2 = 2, D1 = D2 = 1, back-off limit 5,
+    /// session messages every second, distances from session messages.
     pub fn new(node: NodeId, group: GroupId, source: NodeId, group_size: usize) -> Self {
-        Config {
-            node,
-            group,
-            session: 0,
-            source,
-            c1: spec::C1,
-            c2: spec::C2,
-            d1: spec::D1,
-            d2: spec::D2,
-            backoff_limit: spec::BACKOFF_LIMIT,
-            adaptive: false,
-            group_size: group_size.max(1),
-            distances: DistanceSource::SessionMessages,
-            default_distance: crate::spec::ms(spec::DEFAULT_DISTANCE_MS),
-            session_interval: Some(crate::spec::ms(spec::SESSION_INTERVAL_MS)),
-            window: 1 << 16,
-            linger: Duration::from_secs(5),
-        }
+        Params::default().member(node, group, source, group_size)
     }
 }
 

@@ -201,3 +201,22 @@ pub fn deploy(
         local_groups,
     }
 }
+
+impl crate::deploy::Deploy for Deployment {
+    /// The local groups; an [`Exchange`] per exchange (RNG stream 1), an [`Endpoint`] per
+    /// endpoint (stream 0) and the [`Source`].
+    fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> crate::deploy::Roles {
+        let mut roles = crate::deploy::Roles::new();
+        roles.groups = self.local_groups;
+        for x in self.exchanges {
+            let r = rng(x.node, 1);
+            roles.router(x.node, Exchange::new(x, r));
+        }
+        for e in self.endpoints {
+            let r = rng(e.node, 0);
+            roles.host(e.node, Endpoint::new(e, r));
+        }
+        roles.host(self.source.node, Source::new(self.source));
+        roles
+    }
+}
