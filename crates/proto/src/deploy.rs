@@ -111,6 +111,93 @@ pub trait Deploy {
     fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles;
 }
 
+/// One role's configuration: the node it goes to and the agent it builds there.
+pub trait Role {
+    /// What it builds: `dyn Agent` or `dyn RouterAgent`.
+    type Agent: ?Sized;
+    /// The node it goes to.
+    fn node(&self) -> NodeId;
+    /// Its agent, drawing randomness (where it needs any) from `rng(node, stream)`.
+    fn build(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Box<Self::Agent>;
+}
+
+/// `impl Role for $cfg`: the node is `cfg.node`, the agent `$build` (with the configuration
+/// bound to `$c` and the driver's RNG function to `$rng`).
+macro_rules! role {
+    ($cfg:ty => dyn $agent:ident, |$c:ident, $rng:ident| $build:expr) => {
+        impl $crate::deploy::Role for $cfg {
+            type Agent = dyn $crate::$agent;
+            fn node(&self) -> $crate::NodeId {
+                self.node
+            }
+            fn build(
+                self,
+                $rng: &mut dyn FnMut($crate::NodeId, u64) -> $crate::rng::AgentRng,
+            ) -> Box<dyn $crate::$agent> {
+                let $c = self;
+                Box::new($build)
+            }
+        }
+    };
+}
+pub(crate) use role;
+
+/// The roles of a one-to-many family the routers help (`pgm`, `lms`): a source, its
+/// receivers and a router agent per router of the layout.
+#[derive(Debug, Clone)]
+pub struct Deployment<S, R, X> {
+    /// The source's configuration.
+    pub source: S,
+    /// Every receiver's configuration, in the layout's order.
+    pub receivers: Vec<R>,
+    /// A router agent's configuration per router of the layout, in its order.
+    pub routers: Vec<X>,
+}
+
+impl<S, R, X> Deployment<S, R, X> {
+    /// `source(node, group)` at the layout's source, `receiver(node, source)` at each
+    /// receiver, `router(site, group)` at each router.
+    pub fn lay_out(
+        layout: &Layout<'_>,
+        source: impl FnOnce(NodeId, GroupId) -> S,
+        receiver: impl Fn(NodeId, NodeId) -> R,
+        router: impl Fn(&RouterSite, GroupId) -> X,
+    ) -> Self {
+        Deployment {
+            source: source(layout.source, layout.group),
+            receivers: layout
+                .receivers
+                .iter()
+                .map(|&r| receiver(r, layout.source))
+                .collect(),
+            routers: layout
+                .routers
+                .iter()
+                .map(|x| router(x, layout.group))
+                .collect(),
+        }
+    }
+}
+
+impl<S, R, X> Deploy for Deployment<S, R, X>
+where
+    S: Role<Agent = dyn Agent>,
+    R: Role<Agent = dyn Agent>,
+    X: Role<Agent = dyn RouterAgent>,
+{
+    fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles {
+        let mut roles = Roles::new();
+        roles.host(self.source, rng);
+        for c in self.receivers {
+            roles.host(c, rng);
+        }
+        for c in self.routers {
+            roles.router(c, rng);
+        }
+        roles
+    }
+}
+
 impl Roles {
     pub(crate) fn new() -> Self {
         Roles {
@@ -119,10 +206,116 @@ impl Roles {
             routers: Vec::new(),
         }
     }
-    pub(crate) fn host(&mut self, node: NodeId, agent: impl Agent + 'static) {
-        self.hosts.push((node, Box::new(agent)));
+    /// Build the host role `c`.
+    pub(crate) fn host<C: Role<Agent = dyn Agent>>(
+        &mut self,
+        c: C,
+        rng: &mut dyn FnMut(NodeId, u64) -> AgentRng,
+    ) {
+        let node = c.node();
+        self.hosts.push((node, c.build(rng)));
     }
-    pub(crate) fn router(&mut self, node: NodeId, agent: impl RouterAgent + 'static) {
-        self.routers.push((node, Box::new(agent)));
+    /// Build the router role `c`.
+    pub(crate) fn router<C: Role<Agent = dyn RouterAgent>>(
+        &mut self,
+        c: C,
+        rng: &mut dyn FnMut(NodeId, u64) -> AgentRng,
+    ) {
+        let node = c.node();
+        self.routers.push((node, c.build(rng)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{ms, Defaults};
+    use crate::srm::{DistanceSource, Distances};
+    use crate::{lms, pgm, srm};
+
+    #[test]
+    fn typed_params_read_from_the_spec_rows_are_their_defaults() {
+        assert_eq!(pgm::Params::read(&mut Defaults), Ok(pgm::Params::default()));
+        assert_eq!(lms::Params::read(&mut Defaults), Ok(lms::Params::default()));
+        assert_eq!(srm::Params::read(&mut Defaults), Ok(srm::Params::default()));
+    }
+
+    fn layout(receivers: &[NodeId]) -> Layout<'_> {
+        let mut l = Layout::new(NodeId(0), GroupId(1), receivers);
+        l.routers = vec![
+            RouterSite {
+                node: NodeId(1),
+                downstream: vec![(IfaceId(1), ms(5.0)), (IfaceId(2), ms(3.0))],
+            },
+            RouterSite::new(NodeId(4)),
+        ];
+        l
+    }
+
+    #[test]
+    fn pgm_and_lms_put_a_router_agent_on_every_router_of_the_layout() {
+        let rx = [NodeId(2), NodeId(3)];
+        let l = layout(&rx);
+        let d = lms::deploy(&l, &lms::Params::default());
+        let repliers: Vec<_> = d.routers.iter().map(|r| r.replier).collect();
+        assert_eq!(
+            repliers,
+            [Some(IfaceId(2)), None],
+            "the closest receiver's link"
+        );
+        assert!(d.receivers.iter().all(|r| r.refresh_every.is_none()));
+        let adaptive = lms::Params {
+            replier: lms::Replier::Adaptive,
+            ..lms::Params::default()
+        };
+        let d = lms::deploy(&l, &adaptive);
+        assert!(d.routers.iter().all(|r| r.adaptive));
+        assert!(d.receivers.iter().all(|r| r.refresh_every == Some(10)));
+        let roles =
+            pgm::deploy(&l, &pgm::Params::default()).roles(&mut |n, s| AgentRng::derive(1, n, s));
+        let hosts: Vec<NodeId> = roles.hosts.iter().map(|h| h.0).collect();
+        let routers: Vec<NodeId> = roles.routers.iter().map(|x| x.0).collect();
+        assert_eq!(hosts, [NodeId(0), NodeId(2), NodeId(3)]);
+        assert_eq!(routers, [NodeId(1), NodeId(4)]);
+        assert!(roles.groups.is_empty(), "the data group is the driver's");
+    }
+
+    #[test]
+    fn srm_members_take_their_distances_from_the_layout_only_with_topology_distances() {
+        let rx = [NodeId(2), NodeId(3)];
+        let mut l = layout(&rx);
+        let to = [Some(Duration::ZERO), Some(ms(7.0)), None];
+        l.distances = MemberDistances::ToSource(&to);
+        let d = srm::deploy(&l, &srm::Params::default());
+        assert_eq!(d.group, (GroupId(1), vec![NodeId(0), NodeId(2), NodeId(3)]));
+        assert!(d
+            .members
+            .iter()
+            .all(|c| c.distances == DistanceSource::SessionMessages));
+        let p = srm::Params {
+            distances: Distances::Topology,
+            ..srm::Params::default()
+        };
+        let d = srm::deploy(&l, &p);
+        let known = |i: usize| match &d.members[i].distances {
+            DistanceSource::Configured(m) => m.clone().into_iter().collect::<Vec<_>>(),
+            DistanceSource::SessionMessages => Vec::new(),
+        };
+        let assumed: Vec<Duration> = d.members.iter().map(|c| c.default_distance).collect();
+        assert_eq!(known(0), [(NodeId(0), Duration::ZERO)]);
+        assert_eq!(known(1), [(NodeId(0), ms(7.0))]);
+        assert_eq!(known(2), [(NodeId(0), p.default_distance)], "unreachable");
+        assert_eq!(assumed, [p.default_distance, ms(7.0), p.default_distance]);
+        let all = [
+            BTreeMap::from([(NodeId(2), ms(1.0))]),
+            BTreeMap::new(),
+            BTreeMap::new(),
+        ];
+        l.distances = MemberDistances::AllPairs(&all);
+        let d = srm::deploy(&l, &p);
+        assert_eq!(
+            d.members[0].distances,
+            DistanceSource::Configured(all[0].clone())
+        );
     }
 }

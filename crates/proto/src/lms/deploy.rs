@@ -3,8 +3,7 @@
 //! among the interfaces leading down to receivers.
 
 use super::{choose_replier, Receiver, ReceiverConfig, Router, RouterConfig, Source, SourceConfig};
-use crate::deploy::{Deploy, Layout, Roles, RouterSite};
-use crate::rng::AgentRng;
+use crate::deploy::{role, Layout, RouterSite};
 use crate::spec::{lms as spec, ms, period, Reader, Values};
 use crate::{GroupId, NodeId};
 use core::time::Duration;
@@ -89,46 +88,21 @@ impl Params {
     }
 }
 
-/// Every role of one LMS connection.
-#[derive(Debug, Clone)]
-pub struct Deployment {
-    /// The source's configuration.
-    pub source: SourceConfig,
-    /// Every receiver's configuration, in the layout's order.
-    pub receivers: Vec<ReceiverConfig>,
-    /// A router agent per router of the layout.
-    pub routers: Vec<RouterConfig>,
-}
+/// Every role of one LMS connection: the source, the receivers, a router agent per router.
+pub type Deployment = crate::deploy::Deployment<SourceConfig, ReceiverConfig, RouterConfig>;
 
 /// LMS on `layout`: the source, its receivers (requests go toward the source), and a router
 /// agent on every router of the layout, its replier link chosen from the site's downstream
 /// interfaces (none: requests pass up). LMS needs no group beyond the data's.
 pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
-    Deployment {
-        source: p.source(layout.source, layout.group),
-        receivers: layout
-            .receivers
-            .iter()
-            .map(|&r| p.receiver(r, layout.source))
-            .collect(),
-        routers: layout
-            .routers
-            .iter()
-            .map(|x| p.router(x, layout.group))
-            .collect(),
-    }
+    Deployment::lay_out(
+        layout,
+        |node, group| p.source(node, group),
+        |node, source| p.receiver(node, source),
+        |site, group| p.router(site, group),
+    )
 }
 
-impl Deploy for Deployment {
-    fn roles(self, _rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles {
-        let mut roles = Roles::new();
-        roles.host(self.source.node, Source::new(self.source));
-        for c in self.receivers {
-            roles.host(c.node, Receiver::new(c));
-        }
-        for c in self.routers {
-            roles.router(c.node, Router::new(c));
-        }
-        roles
-    }
-}
+role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
+role!(ReceiverConfig => dyn Agent, |c, _rng| Receiver::new(c));
+role!(RouterConfig => dyn RouterAgent, |c, _rng| Router::new(c));

@@ -63,6 +63,7 @@ pub use deploy::{deploy, Deployment, Params, Replier};
 
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
+use crate::sendq::Originals;
 use crate::spec::lms as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
@@ -121,12 +122,11 @@ impl SourceConfig {
 /// The LMS source.
 pub struct Source {
     cfg: SourceConfig,
+    sent: Originals,
     buf: RetransmitBuffer,
-    next: u64,
     hb_at: Option<Time>,
     linger_at: Option<Time>,
     out: Outbox,
-    closed: bool,
 }
 
 impl Source {
@@ -135,18 +135,15 @@ impl Source {
         Source {
             hb_at: cfg.heartbeat.map(|_| Time::ZERO),
             linger_at: None,
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
-            next: 0,
             out: Outbox::new(),
-            closed: false,
         }
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        let env = envelope(self.cfg.session, self.cfg.node, flags);
-        self.out
-            .transmit(Dest::Group(self.cfg.group), env, &Message::Lms(msg));
+        self.sent.push(&mut self.out, &Message::Lms(msg), flags);
     }
 }
 
@@ -180,7 +177,7 @@ impl Agent for Source {
         if let (Some(at), Some(i)) = (self.hb_at, self.cfg.heartbeat) {
             if now >= at {
                 self.out.stats.control_sent += 1;
-                let lead = self.next;
+                let lead = self.sent.next();
                 self.push(wire::Message::Heartbeat { lead }, 0);
                 self.hb_at = Some(now + i.max(Duration::from_micros(1)));
             }
@@ -194,27 +191,17 @@ impl Agent for Source {
     }
     crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
-        let seq = self.next;
-        self.next += 1;
-        self.out.stats.data_sent += 1;
-        self.push(
-            wire::Message::Data {
-                seq,
-                payload: &data,
-            },
-            0,
-        );
-        self.buf.insert(seq, data, now);
-        Ok(())
+        self.sent
+            .send(now, data, &mut self.out, &mut self.buf, |seq, payload| {
+                Message::Lms(wire::Message::Data { seq, payload })
+            })
     }
     fn can_send(&self) -> bool {
-        !self.closed
+        !self.sent.is_closed()
     }
     /// LMS has no positive acknowledgments: the source reports `Completed` `linger` later.
     fn close(&mut self, now: Time) {
-        if !self.closed {
-            self.closed = true;
+        if self.sent.close() {
             self.linger_at = Some(now + self.cfg.linger);
         }
     }

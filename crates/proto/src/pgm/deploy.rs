@@ -2,8 +2,7 @@
 //! receiver, a network element on every router of the layout.
 
 use super::{NeConfig, NetworkElement, Receiver, ReceiverConfig, Source, SourceConfig};
-use crate::deploy::{Deploy, Layout, Roles};
-use crate::rng::AgentRng;
+use crate::deploy::{role, Layout};
 use crate::spec::{ms, period, pgm as spec, Reader, Values};
 use crate::{GroupId, NodeId};
 use core::time::Duration;
@@ -98,46 +97,23 @@ impl Params {
     }
 }
 
-/// Every role of one PGM connection.
-#[derive(Debug, Clone)]
-pub struct Deployment {
-    /// The source's configuration.
-    pub source: SourceConfig,
-    /// Every receiver's configuration, in the layout's order.
-    pub receivers: Vec<ReceiverConfig>,
-    /// A network element per router of the layout.
-    pub elements: Vec<NeConfig>,
-}
+/// Every role of one PGM connection: the source, the receivers, a network element per router.
+pub type Deployment = crate::deploy::Deployment<SourceConfig, ReceiverConfig, NeConfig>;
 
 /// PGM on `layout`: the source, its receivers (NAKs go to the source), and a network element
 /// on every router of the layout. PGM needs no group beyond the data's.
 pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
-    Deployment {
-        source: p.source(layout.source, layout.group),
-        receivers: layout
-            .receivers
-            .iter()
-            .map(|&r| p.receiver(r, layout.source))
-            .collect(),
-        elements: layout
-            .routers
-            .iter()
-            .map(|x| p.element(x.node, layout.group))
-            .collect(),
-    }
+    Deployment::lay_out(
+        layout,
+        |node, group| p.source(node, group),
+        |node, source| p.receiver(node, source),
+        |site, group| p.element(site.node, group),
+    )
 }
 
-impl Deploy for Deployment {
-    fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles {
-        let mut roles = Roles::new();
-        roles.host(self.source.node, Source::new(self.source));
-        for c in self.receivers {
-            let r = rng(c.node, 0);
-            roles.host(c.node, Receiver::new(c, r));
-        }
-        for c in self.elements {
-            roles.router(c.node, NetworkElement::new(c));
-        }
-        roles
-    }
-}
+role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
+role!(ReceiverConfig => dyn Agent, |c, rng| {
+    let r = rng(c.node, 0);
+    Receiver::new(c, r)
+});
+role!(NeConfig => dyn RouterAgent, |c, _rng| NetworkElement::new(c));

@@ -31,6 +31,7 @@ pub use deploy::{deploy, Deployment, Params};
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
+use crate::sendq::Originals;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
@@ -90,14 +91,13 @@ enum SKey {
 /// The PGM source.
 pub struct Source {
     cfg: SourceConfig,
+    sent: Originals,
     buf: RetransmitBuffer,
-    next: u64,
     /// Every receiver delivered the packets below this (the window's trailing edge).
     trail: u64,
     spm_seq: u64,
     timers: TimerSet<SKey>,
     out: Outbox,
-    closed: bool,
     /// When each packet's last NAK was answered (kept only with a hold-off).
     answered: BTreeMap<u64, Time>,
     /// NAKs received.
@@ -114,14 +114,13 @@ impl Source {
             timers.set(SKey::Spm, Time::ZERO);
         }
         Source {
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
-            next: 0,
             trail: 0,
             spm_seq: 0,
             timers,
             out: Outbox::new(),
-            closed: false,
             answered: BTreeMap::new(),
             naks_received: 0,
             naks_held_off: 0,
@@ -147,9 +146,7 @@ impl Source {
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        let env = envelope(self.cfg.session, self.cfg.node, flags);
-        self.out
-            .transmit(Dest::Group(self.cfg.group), env, &Message::Pgm(msg));
+        self.sent.push(&mut self.out, &Message::Pgm(msg), flags);
     }
 
     fn rdata(&mut self, now: Time, seq: u64) {
@@ -194,7 +191,7 @@ impl Agent for Source {
             match k {
                 SKey::Spm => {
                     self.out.stats.control_sent += 1;
-                    let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.next);
+                    let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
                     self.spm_seq += 1;
                     self.push(
                         wire::Message::Spm {
@@ -204,7 +201,7 @@ impl Agent for Source {
                         },
                         0,
                     );
-                    let done = self.closed && !self.timers.is_armed(SKey::Linger);
+                    let done = self.sent.is_closed() && !self.timers.is_armed(SKey::Linger);
                     if let (Some(i), false) = (self.cfg.spm_interval, done) {
                         self.timers
                             .set(SKey::Spm, now + i.max(Duration::from_micros(1)));
@@ -223,29 +220,20 @@ impl Agent for Source {
     }
     crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
-        let seq = self.next;
-        self.next += 1;
-        self.out.stats.data_sent += 1;
-        self.push(
-            wire::Message::Odata {
-                seq,
-                payload: &data,
-            },
-            0,
-        );
-        self.buf.insert(seq, data, now);
-        Ok(())
+        self.sent
+            .send(now, data, &mut self.out, &mut self.buf, |seq, payload| {
+                Message::Pgm(wire::Message::Odata { seq, payload })
+            })
     }
     fn can_send(&self) -> bool {
-        !self.closed
+        !self.sent.is_closed()
             && self
                 .cfg
                 .txw
-                .is_none_or(|w| self.next.saturating_sub(self.trail) < w)
+                .is_none_or(|w| self.sent.next().saturating_sub(self.trail) < w)
     }
     fn delivered_by_all(&mut self, _now: Time, messages: u64) {
-        let upto = messages.min(self.next);
+        let upto = messages.min(self.sent.next());
         if self.cfg.txw.is_some() && upto > self.trail {
             self.trail = upto;
             self.buf.remove_below(upto);
@@ -253,8 +241,7 @@ impl Agent for Source {
     }
     /// PGM has no positive acknowledgments: the source reports `Completed` `linger` later.
     fn close(&mut self, now: Time) {
-        if !self.closed {
-            self.closed = true;
+        if self.sent.close() {
             self.timers.set(SKey::Linger, now + self.cfg.linger);
         }
     }

@@ -2,7 +2,7 @@
 //! session (the source and every receiver), all in the data group.
 
 use super::{Config, DistanceSource, Member};
-use crate::deploy::{Deploy, Layout, MemberDistances, Roles};
+use crate::deploy::{role, Deploy, Layout, MemberDistances, Roles};
 use crate::rng::AgentRng;
 use crate::spec::{ms, period, srm as spec, Reader, Values};
 use crate::{GroupId, NodeId};
@@ -151,13 +151,17 @@ pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
     }
 }
 
+role!(Config => dyn Agent, |c, rng| {
+    let r = rng(c.node, 0);
+    Member::new(c, r)
+});
+
 impl Deploy for Deployment {
     fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles {
         let mut roles = Roles::new();
         roles.groups.push(self.group);
         for c in self.members {
-            let r = rng(c.node, 0);
-            roles.host(c.node, Member::new(c, r));
+            roles.host(c, rng);
         }
         roles
     }

@@ -48,9 +48,10 @@ pub use deploy::{deploy, Deployment, Distances, Params};
 
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
+use crate::sendq::Originals;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{srm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -201,7 +202,7 @@ pub struct Member {
     store: RetransmitBuffer,
     /// Number of source packets known to exist (highest seen + 1).
     known: u64,
-    next_send: u64,
+    sent: Originals,
     states: BTreeMap<u64, State>,
     timers: TimerSet<Key>,
     /// Distances learnt from session messages.
@@ -210,7 +211,6 @@ pub struct Member {
     heard: BTreeMap<NodeId, (u64, Time)>,
     out: Outbox,
     srm: SrmStats,
-    closed: bool,
 }
 
 impl Member {
@@ -239,14 +239,13 @@ impl Member {
             window: SeqWindow::new(cfg.window),
             store: RetransmitBuffer::new(usize::MAX),
             known: 0,
-            next_send: 0,
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
             states: BTreeMap::new(),
             timers,
             learnt: BTreeMap::new(),
             heard: BTreeMap::new(),
             out: Outbox::new(),
             srm: SrmStats::default(),
-            closed: false,
             rng,
             cfg,
         }
@@ -280,9 +279,7 @@ impl Member {
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, flags);
-        self.out
-            .transmit(Dest::Group(self.cfg.group), env, &Message::Srm(msg));
+        self.sent.push(&mut self.out, &Message::Srm(msg), flags);
     }
 
     fn group_size(&self) -> f64 {
@@ -593,7 +590,7 @@ impl Member {
             return;
         };
         let next_seq = if self.is_source() {
-            self.next_send
+            self.sent.next()
         } else {
             self.known
         };
@@ -734,7 +731,7 @@ impl Agent for Member {
             match k {
                 Key::Session => {
                     self.send_session(now);
-                    let done = self.closed && !self.timers.is_armed(Key::Linger);
+                    let done = self.sent.is_closed() && !self.timers.is_armed(Key::Linger);
                     if let (Some(i), false) = (self.cfg.session_interval, done) {
                         self.timers
                             .set(Key::Session, now + i.max(Duration::from_micros(1)));
@@ -757,28 +754,18 @@ impl Agent for Member {
         if !self.is_source() {
             return Err(SendError::NotASender);
         }
-        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
-        let seq = self.next_send;
-        self.next_send += 1;
-        self.push(
-            wire::Message::Data {
-                seq,
-                payload: &data,
-            },
-            0,
-        );
-        self.out.stats.data_sent += 1;
-        self.store.insert(seq, data, now);
-        Ok(())
+        self.sent
+            .send(now, data, &mut self.out, &mut self.store, |seq, payload| {
+                Message::Srm(wire::Message::Data { seq, payload })
+            })
     }
 
     fn can_send(&self) -> bool {
-        self.is_source() && !self.closed
+        self.is_source() && !self.sent.is_closed()
     }
 
     fn close(&mut self, now: Time) {
-        if self.is_source() && !self.closed {
-            self.closed = true;
+        if self.is_source() && self.sent.close() {
             self.timers.set(Key::Linger, now + self.cfg.linger);
         }
     }

@@ -202,6 +202,16 @@ pub fn deploy(
     }
 }
 
+crate::deploy::role!(ExchangeConfig => dyn RouterAgent, |c, rng| {
+    let r = rng(c.node, 1);
+    Exchange::new(c, r)
+});
+crate::deploy::role!(EndpointConfig => dyn Agent, |c, rng| {
+    let r = rng(c.node, 0);
+    Endpoint::new(c, r)
+});
+crate::deploy::role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
+
 impl crate::deploy::Deploy for Deployment {
     /// The local groups; an [`Exchange`] per exchange (RNG stream 1), an [`Endpoint`] per
     /// endpoint (stream 0) and the [`Source`].
@@ -209,14 +219,12 @@ impl crate::deploy::Deploy for Deployment {
         let mut roles = crate::deploy::Roles::new();
         roles.groups = self.local_groups;
         for x in self.exchanges {
-            let r = rng(x.node, 1);
-            roles.router(x.node, Exchange::new(x, r));
+            roles.router(x, rng);
         }
         for e in self.endpoints {
-            let r = rng(e.node, 0);
-            roles.host(e.node, Endpoint::new(e, r));
+            roles.host(e, rng);
         }
-        roles.host(self.source.node, Source::new(self.source));
+        roles.host(self.source, rng);
         roles
     }
 }
