@@ -50,6 +50,9 @@
 //! Routers hold no per-packet state. Duplicates a receiver gets (repairs for data it holds)
 //! are counted in `Stats::duplicates` — the raw material of the seed's *exposure*.
 //!
+//! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
+//! topology as plain data) with typed [`Params`], whose defaults are the spec's.
+//!
 //! Choices where the seed is silent: requests travel as unicast datagrams to the source and
 //! routers on the path see them; the DREQ travels as a group-addressed datagram pinned to
 //! replier links; ties among equally close repliers go to the lowest interface number; a

@@ -17,6 +17,9 @@
 //!   discarded. Upstream NCFs are absorbed (the element already confirmed downstream). State
 //!   that no RDATA cleared expires after [`NeConfig::state_lifetime`].
 //!
+//! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
+//! topology as plain data) with typed [`Params`], whose defaults are the spec's.
+//!
 //! Choices where the seed is silent: NAKs travel as unicast datagrams addressed to the source
 //! (every router on the way is a PGM network element and sees them), rather than hop by hop to
 //! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per

@@ -29,6 +29,9 @@
 //!   specifies) or supplied from the topology (`DistanceSource::Configured`). Until a
 //!   distance is known, [`Config::default_distance`] is used.
 //!
+//! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
+//! topology as plain data) with typed [`Params`], whose defaults are the spec's.
+//!
 //! Counters: `Stats::control_sent` counts REQUESTs only (SESSION messages are in
 //! `packets_sent`), `Stats::repairs_sent` REPAIRs, `Stats::duplicates` data received again.
 //!
