@@ -154,26 +154,40 @@ pub struct Deployment<S, R, X> {
     pub routers: Vec<X>,
 }
 
+/// A family's configurations from its typed parameters, for [`Deployment::lay_out`].
+pub trait Configs {
+    /// The source's configuration.
+    type Source;
+    /// A receiver's configuration.
+    type Receiver;
+    /// A router agent's configuration.
+    type Router;
+    /// The source at `node` sending to `group`.
+    fn source(&self, node: NodeId, group: GroupId) -> Self::Source;
+    /// A receiver at `node` of `source`'s data.
+    fn receiver(&self, node: NodeId, source: NodeId) -> Self::Receiver;
+    /// The router agent at `site` for `group`.
+    fn router(&self, site: &RouterSite, group: GroupId) -> Self::Router;
+}
+
 impl<S, R, X> Deployment<S, R, X> {
-    /// `source(node, group)` at the layout's source, `receiver(node, source)` at each
-    /// receiver, `router(site, group)` at each router.
-    pub fn lay_out(
-        layout: &Layout<'_>,
-        source: impl FnOnce(NodeId, GroupId) -> S,
-        receiver: impl Fn(NodeId, NodeId) -> R,
-        router: impl Fn(&RouterSite, GroupId) -> X,
-    ) -> Self {
+    /// The source, a receiver at each of the layout's receivers and a router agent at each of
+    /// its routers, configured by `p`.
+    pub fn lay_out<P>(layout: &Layout<'_>, p: &P) -> Self
+    where
+        P: Configs<Source = S, Receiver = R, Router = X>,
+    {
         Deployment {
-            source: source(layout.source, layout.group),
+            source: p.source(layout.source, layout.group),
             receivers: layout
                 .receivers
                 .iter()
-                .map(|&r| receiver(r, layout.source))
+                .map(|&r| p.receiver(r, layout.source))
                 .collect(),
             routers: layout
                 .routers
                 .iter()
-                .map(|x| router(x, layout.group))
+                .map(|x| p.router(x, layout.group))
                 .collect(),
         }
     }
@@ -212,8 +226,7 @@ impl Roles {
         c: C,
         rng: &mut dyn FnMut(NodeId, u64) -> AgentRng,
     ) {
-        let node = c.node();
-        self.hosts.push((node, c.build(rng)));
+        self.hosts.push(built(c, rng));
     }
     /// Build the router role `c`.
     pub(crate) fn router<C: Role<Agent = dyn RouterAgent>>(
@@ -221,9 +234,14 @@ impl Roles {
         c: C,
         rng: &mut dyn FnMut(NodeId, u64) -> AgentRng,
     ) {
-        let node = c.node();
-        self.routers.push((node, c.build(rng)));
+        self.routers.push(built(c, rng));
     }
+}
+
+/// Role `c` built, with its node.
+fn built<C: Role>(c: C, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> (NodeId, Box<C::Agent>) {
+    let node = c.node();
+    (node, c.build(rng))
 }
 
 #[cfg(test)]

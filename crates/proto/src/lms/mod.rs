@@ -64,6 +64,7 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Params, Replier};
 
+use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::sendq::Originals;

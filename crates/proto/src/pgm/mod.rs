@@ -31,6 +31,7 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Params};
 
+use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
@@ -446,7 +447,7 @@ impl NeConfig {
     /// The defaults for the given identity ([`Params::default`]); every other field may be
     /// changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
-        Params::default().element(node, group)
+        Params::default().router(&crate::deploy::RouterSite::new(node), group)
     }
 }
 

@@ -45,6 +45,44 @@ macro_rules! choice {
     };
 }
 
+/// A protocol's typed parameters, declared once per field: its type, how it is read from its
+/// spec row (a [`Reader`] method and the key) and its default (from the row's constant).
+/// Generates the struct, `Default` and `read` (the values of a [`Values`], row by row).
+macro_rules! typed_params {
+    (
+        $(#[$m:meta])*
+        $name:ident from $rows:path {
+            $(
+                $(#[$fm:meta])*
+                $field:ident: $ty:ty = $read:ident($key:literal $(, $arg:expr)*) or $default:expr
+            ),+ $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $($(#[$fm])* pub $field: $ty),+
+        }
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    $($field: $default),+
+                }
+            }
+        }
+        impl $name {
+            /// The parameters `values` give, row by row (the spec's scenario keys).
+            pub fn read<V: $crate::spec::Values>(values: &mut V) -> Result<Self, V::Error> {
+                let mut r = $crate::spec::Reader::new($rows, values);
+                Ok($name {
+                    $($field: r.$read($key $(, $arg)*)?),+
+                })
+            }
+        }
+    };
+}
+pub(crate) use typed_params;
+
 pub mod dsp;
 pub mod ff;
 pub mod lms;
@@ -358,6 +396,10 @@ impl<'a, V: Values> Reader<'a, V> {
             Value::Int(v) => Ok(v),
             _ => Err(self.values.bad(key, "an integer")),
         }
+    }
+    /// An integer as a count (at most `u32::MAX`).
+    pub(crate) fn count(&mut self, key: &str) -> Result<u32, V::Error> {
+        self.int(key).map(|v| v.min(u64::from(u32::MAX)) as u32)
     }
     /// A switch.
     pub(crate) fn switch(&mut self, key: &str) -> Result<bool, V::Error> {

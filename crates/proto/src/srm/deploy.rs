@@ -4,73 +4,41 @@
 use super::{Config, DistanceSource, Member};
 use crate::deploy::{role, Deploy, Layout, MemberDistances, Roles};
 use crate::rng::AgentRng;
-use crate::spec::{ms, period, srm as spec, Reader, Values};
+use crate::spec::{ms, period, srm as spec, typed_params};
 use crate::{GroupId, NodeId};
 use core::time::Duration;
 
 pub use crate::spec::srm::Distances;
 
-/// `srm`'s parameters ([`spec::PARAMS`], typed); `Default` is the spec's (ns-2's) defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Params {
-    /// Request timer: uniform in [C1·d, (C1+C2)·d].
-    pub c1: f64,
-    /// Request timer width.
-    pub c2: f64,
-    /// Repair timer: uniform in [D1·d, (D1+D2)·d].
-    pub d1: f64,
-    /// Repair timer width.
-    pub d2: f64,
-    /// ns-2's adaptive timers.
-    pub adaptive: bool,
-    /// Request back-offs after which a member stops asking.
-    pub backoff_limit: u32,
-    /// Where distances come from: session messages, or the layout's
-    /// [`MemberDistances`] (the topology's).
-    pub distances: Distances,
-    /// Interval of session messages (`None`: none).
-    pub session_interval: Option<Duration>,
-    /// Distance assumed to a member not yet heard from.
-    pub default_distance: Duration,
-    /// How long members keep answering after the last data.
-    pub linger: Duration,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params {
-            c1: spec::C1,
-            c2: spec::C2,
-            d1: spec::D1,
-            d2: spec::D2,
-            adaptive: spec::ADAPTIVE,
-            backoff_limit: spec::BACKOFF_LIMIT,
-            distances: spec::DISTANCES,
-            session_interval: period(spec::SESSION_INTERVAL_MS),
-            default_distance: ms(spec::DEFAULT_DISTANCE_MS),
-            linger: ms(spec::LINGER_MS),
-        }
+typed_params! {
+    /// `srm`'s parameters ([`spec::PARAMS`], typed); `Default` is the spec's (ns-2's) defaults.
+    Params from spec::PARAMS {
+        /// Request timer: uniform in [C1·d, (C1+C2)·d].
+        c1: f64 = real("c1") or spec::C1,
+        /// Request timer width.
+        c2: f64 = real("c2") or spec::C2,
+        /// Repair timer: uniform in [D1·d, (D1+D2)·d].
+        d1: f64 = real("d1") or spec::D1,
+        /// Repair timer width.
+        d2: f64 = real("d2") or spec::D2,
+        /// ns-2's adaptive timers.
+        adaptive: bool = switch("adaptive") or spec::ADAPTIVE,
+        /// Request back-offs after which a member stops asking.
+        backoff_limit: u32 = count("backoff_limit") or spec::BACKOFF_LIMIT,
+        /// Where distances come from: session messages, or the layout's
+        /// [`MemberDistances`] (the topology's).
+        distances: Distances = choice("distances", Distances::parse) or spec::DISTANCES,
+        /// Interval of session messages (`None`: none).
+        session_interval: Option<Duration> =
+            period("session_interval_ms") or period(spec::SESSION_INTERVAL_MS),
+        /// Distance assumed to a member not yet heard from.
+        default_distance: Duration = ms("default_distance_ms") or ms(spec::DEFAULT_DISTANCE_MS),
+        /// How long members keep answering after the last data.
+        linger: Duration = ms("linger_ms") or ms(spec::LINGER_MS),
     }
 }
 
 impl Params {
-    /// The parameters `values` give, row by row (the scenario keys of [`spec::PARAMS`]).
-    pub fn read<V: Values>(values: &mut V) -> Result<Self, V::Error> {
-        let mut r = Reader::new(spec::PARAMS, values);
-        Ok(Params {
-            c1: r.real("c1")?,
-            c2: r.real("c2")?,
-            d1: r.real("d1")?,
-            d2: r.real("d2")?,
-            adaptive: r.switch("adaptive")?,
-            backoff_limit: r.int("backoff_limit")?.min(u64::from(u32::MAX)) as u32,
-            distances: r.choice("distances", Distances::parse)?,
-            session_interval: r.period("session_interval_ms")?,
-            default_distance: r.ms("default_distance_ms")?,
-            linger: r.ms("linger_ms")?,
-        })
-    }
-
     /// The member at `node` of a session of `group_size` members carrying `source`'s data
     /// on `group`, distances from session messages.
     pub fn member(
