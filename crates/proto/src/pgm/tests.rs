@@ -247,24 +247,13 @@ fn harness_end_to_end_exactly_once_in_order() {
     for k in 0..300u64 {
         h.run_until(Time::from_millis(5 * k));
         h.with_agent(src, |a, now| {
-            a.send(now, Bytes::from(k.to_be_bytes().to_vec())).unwrap()
+            a.send(now, crate::testkit::message(k)).unwrap()
         });
     }
     h.run_until(Time::from_secs(20));
     assert!(h.stats.copies_dropped > 100);
-    for &r in &ids[1..] {
-        let got: Vec<u64> = h.events[r.0 as usize]
-            .iter()
-            .filter_map(|(_, e)| match e {
-                Event::Delivered { seq, data } => {
-                    assert_eq!(data.as_ref(), seq.to_be_bytes());
-                    Some(*seq)
-                }
-                _ => None,
-            })
-            .collect();
-        assert_eq!(got, (0..300).collect::<Vec<_>>());
-    }
+    let receivers = ids[1..].iter().map(|r| r.0 as usize);
+    crate::testkit::assert_delivered(&h, receivers, 300, "pgm end to end");
 }
 
 #[test]
