@@ -21,7 +21,9 @@
 //! * shared building blocks, written once: [`window`] (sequence window with received bitmap),
 //!   [`rtt`] (smoothed RTT and RTO), [`timer`] (a keyed timer set), [`retx`] (retransmission
 //!   buffer), [`rng`] (seeded per-agent randomness);
-//! * one module per protocol family: [`saw`], [`bap`], [`rra`];
+//! * one module per protocol family: [`saw`], [`bap`], [`rra`], [`tree`], [`prmp`], [`ff`],
+//!   [`xtp`], [`srm`], [`pgm`], [`lms`]; the families whose set-up depends on the network
+//!   lay their roles out with a `deploy` over a [`deploy::Layout`];
 //! * [`testkit`]: a minimal deterministic in-process driver for protocol tests.
 
 #![forbid(unsafe_code)]
@@ -33,6 +35,7 @@ mod outbox;
 mod time;
 
 pub mod bap;
+pub mod deploy;
 pub mod ff;
 pub mod lms;
 pub mod pacing;

@@ -2,8 +2,11 @@
 //! here until the protocol's window takes them. It enforces the three refusals of
 //! [`Agent::send`](crate::Agent::send) in one place: closed, too large, full.
 
-use crate::SendError;
+use crate::outbox::envelope;
+use crate::retx::RetransmitBuffer;
+use crate::{Dest, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
+use rmcast_wire::Message;
 use std::collections::VecDeque;
 
 /// The refusals of [`Agent::send`](crate::Agent::send) that do not depend on a queue, for a
@@ -19,6 +22,78 @@ pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendE
         });
     }
     Ok(())
+}
+
+/// The sending side of a source that multicasts each application message at once and keeps
+/// it for repair — the `pgm` and `lms` sources and `srm`'s members — written once: its identity
+/// on the wire, the numbering of original data, and the closed state behind
+/// [`Agent::send`](crate::Agent::send) and [`close`](crate::Agent::close).
+#[derive(Debug, Clone)]
+pub(crate) struct Originals {
+    node: NodeId,
+    group: GroupId,
+    session: u32,
+    max_message: usize,
+    next: u64,
+    closed: bool,
+}
+
+impl Originals {
+    /// `node` sending to `group` in `session`, messages of at most `max_message` bytes.
+    pub(crate) fn new(node: NodeId, group: GroupId, session: u32, max_message: usize) -> Self {
+        Originals {
+            node,
+            group,
+            session,
+            max_message,
+            next: 0,
+            closed: false,
+        }
+    }
+
+    /// The sequence number the next message gets: the leading edge the source announces.
+    pub(crate) fn next(&self) -> u64 {
+        self.next
+    }
+
+    /// Whether [`Originals::close`] was called.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Multicast `msg` to the group, `flags` in its header.
+    pub(crate) fn push(&self, out: &mut Outbox, msg: &Message<'_>, flags: u8) {
+        out.transmit(
+            Dest::Group(self.group),
+            envelope(self.session, self.node, flags),
+            msg,
+        );
+    }
+
+    /// [`Agent::send`](crate::Agent::send): [`admit`], then number the message, multicast
+    /// `data(seq, payload)`, count it in `data_sent` and keep it in `buf` for repair.
+    pub(crate) fn send(
+        &mut self,
+        now: Time,
+        payload: Bytes,
+        out: &mut Outbox,
+        buf: &mut RetransmitBuffer,
+        data: for<'a> fn(u64, &'a [u8]) -> Message<'a>,
+    ) -> Result<(), SendError> {
+        admit(self.closed, &payload, self.max_message)?;
+        let seq = self.next;
+        self.next += 1;
+        out.stats.data_sent += 1;
+        self.push(out, &data(seq, &payload), 0);
+        buf.insert(seq, payload, now);
+        Ok(())
+    }
+
+    /// [`Agent::close`](crate::Agent::close): `true` the first time (the caller then arms
+    /// its linger: these sources have no acknowledgments to wait for).
+    pub(crate) fn close(&mut self) -> bool {
+        !std::mem::replace(&mut self.closed, true)
+    }
 }
 
 /// Implements [`Agent::send`](crate::Agent::send), [`can_send`](crate::Agent::can_send) and

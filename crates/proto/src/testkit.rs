@@ -33,13 +33,11 @@ pub enum DoneOrder {
 }
 
 /// Every node in `receivers` delivered messages `0..n` ([`message`]) exactly once, in order,
-/// with the right content; the sender (node 0) finished every message once, none failed,
-/// and reported `Completed` last. Panics naming `what` otherwise (a test assertion).
-pub fn assert_reliable(
+/// with the right content. Panics naming `what` otherwise (a test assertion).
+pub fn assert_delivered(
     h: &Harness,
     receivers: impl IntoIterator<Item = usize>,
     n: u64,
-    order: DoneOrder,
     what: &str,
 ) {
     for r in receivers {
@@ -55,6 +53,19 @@ pub fn assert_reliable(
             assert_eq!(*data, message(i as u64), "{what}: receiver {r} content {i}");
         }
     }
+}
+
+/// Every node in `receivers` delivered messages `0..n` ([`message`]) exactly once, in order,
+/// with the right content; the sender (node 0) finished every message once, none failed,
+/// and reported `Completed` last. Panics naming `what` otherwise (a test assertion).
+pub fn assert_reliable(
+    h: &Harness,
+    receivers: impl IntoIterator<Item = usize>,
+    n: u64,
+    order: DoneOrder,
+    what: &str,
+) {
+    assert_delivered(h, receivers, n, what);
     let mut done = h.done(0);
     if order == DoneOrder::AnyOrder {
         done.sort_unstable();

@@ -4,12 +4,14 @@
 use crate::kernel::Kernel;
 use crate::loss::{LossModel, LossRule, LossSite};
 use crate::network::LinkConfig;
+use crate::registry;
 use crate::rng::SimRng;
 use crate::scheme::Scheme;
 use crate::sim::{Sim, Stop, Traffic};
 use crate::topo::{self, PlaneParams, TransitStub};
 use crate::unreliable;
 use core::time::Duration;
+use rmcast_proto::deploy::{Layout, MemberDistances};
 use rmcast_proto::{GroupId, NodeId, Time};
 use std::time::Instant;
 
@@ -250,13 +252,13 @@ pub struct ScaleFigures {
 /// Seed 003's single-loss experiment at scale: one source and `receivers` receivers on the
 /// [`scale_graph`] transit–stub graph (1.5 Mb/s links, GT-ITM-style delays), five
 /// 1,000-byte packets at 10 packets/s, the second original data packet lost at the source
-/// (on transmit, so no receiver gets it). Protocol parameters are the registry's defaults
-/// except two scale choices: SRM sends no session messages and knows only its distance to
-/// the source (from the shortest-path tree; distances to other members default to that
-/// same value), because SRM's session messages and all-pairs distances are quadratic in the
-/// group size. Runs until the source reports `Completed` (5 s linger) or 120 s simulated.
+/// (on transmit, so no receiver gets it). Protocol parameters are the spec's defaults
+/// ([`registry::install_scheme`]); SRM (topology variant) sends no session messages and its
+/// layout holds only each member's distance to the source
+/// ([`MemberDistances::ToSource`]: distances to other members default to that same value),
+/// because SRM's session messages and all-pairs distances are quadratic in the group size.
+/// Runs until the source reports `Completed` (5 s linger) or 120 s simulated.
 pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFigures, String> {
-    use rmcast_proto::{lms, pgm, srm};
     let t0 = Instant::now();
     let ts = scale_graph(receivers);
     let params = PlaneParams::default();
@@ -278,83 +280,25 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
     let mut sim = Sim::new(t.net, seed);
     sim.record_events(false);
     let err = |e: crate::SimError| e.to_string();
-    let ms = Duration::from_millis;
+    // The layout holds what the scheme uses: routers for PGM and LMS (LMS with what lies
+    // below each), each member's distance to the source for SRM's topology variant.
+    let mut layout = Layout::new(src, g, &rx);
+    let to_source;
     match scheme {
-        Scheme::Srm { adaptive, topo } => {
-            let mut members = Vec::with_capacity(rx.len() + 1);
-            members.push(src);
-            members.extend(rx.iter().copied());
-            sim.set_group(g, &members).map_err(err)?;
-            let (_, dist) = crate::registry::spt_distances(sim.network(), src);
-            for &m in &members {
-                let d = dist
-                    .get(m.0 as usize)
-                    .copied()
-                    .flatten()
-                    .map_or(ms(100), Duration::from_nanos);
-                let mut c = srm::Config::new(m, g, src, members.len());
-                c.adaptive = adaptive;
-                if topo {
-                    c.session_interval = None;
-                    c.distances =
-                        srm::DistanceSource::Configured(std::iter::once((src, d)).collect());
-                    c.default_distance = if m == src { ms(100) } else { d };
-                }
-                let rng = sim.agent_rng(m, 0);
-                sim.add_agent(m, Box::new(srm::Member::new(c, rng)))
-                    .map_err(err)?;
+        Scheme::Srm { topo, .. } => {
+            if topo {
+                to_source = registry::distances_to_source(sim.network(), src, &layout.members());
+                layout.distances = MemberDistances::ToSource(&to_source);
             }
         }
-        Scheme::Pgm => {
-            sim.set_group(g, &rx).map_err(err)?;
-            sim.add_agent(
-                src,
-                Box::new(pgm::Source::new(pgm::SourceConfig::new(src, g))),
-            )
-            .map_err(err)?;
-            for &r in &rx {
-                let rng = sim.agent_rng(r, 0);
-                sim.add_agent(
-                    r,
-                    Box::new(pgm::Receiver::new(pgm::ReceiverConfig::new(r, src), rng)),
-                )
-                .map_err(err)?;
-            }
-            for x in sim.network().nodes_of(crate::NodeKind::Router) {
-                sim.add_router_agent(
-                    x,
-                    Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, g))),
-                )
-                .map_err(err)?;
-            }
-        }
+        Scheme::Pgm => layout.routers = registry::all_routers(sim.network()),
         Scheme::Lms | Scheme::LmsAdaptive => {
-            sim.set_group(g, &rx).map_err(err)?;
-            sim.add_agent(
-                src,
-                Box::new(lms::Source::new(lms::SourceConfig::new(src, g))),
-            )
-            .map_err(err)?;
-            for &r in &rx {
-                let mut c = lms::ReceiverConfig::new(r, src);
-                c.refresh_every = scheme.lms_refresh();
-                sim.add_agent(r, Box::new(lms::Receiver::new(c)))
-                    .map_err(err)?;
-            }
-            let mut candidates = crate::registry::lms_replier_candidates(sim.network(), src, &rx);
-            for x in sim.network().nodes_of(crate::NodeKind::Router) {
-                let c = candidates.remove(&x).unwrap_or_default();
-                let mut cfg = lms::RouterConfig::new(x, g, lms::choose_replier(&c));
-                if scheme == Scheme::LmsAdaptive {
-                    cfg.adaptive = true;
-                    cfg.candidates = c;
-                }
-                sim.add_router_agent(x, Box::new(lms::Router::new(cfg)))
-                    .map_err(err)?;
-            }
+            layout.routers = registry::tree_routers(sim.network(), src, &rx, true);
         }
     }
-    let mut traffic = Traffic::every(packets, 1000, ms(100));
+    sim.set_group(g, &rx).map_err(err)?;
+    registry::install_scheme(&mut sim, scheme, &layout).map_err(err)?;
+    let mut traffic = Traffic::every(packets, 1000, Duration::from_millis(100));
     traffic.stamp = false;
     sim.add_traffic(src, traffic).map_err(err)?;
     let mut rule = LossRule::new(

@@ -4,10 +4,13 @@
 //! the receivers.
 
 use crate::params::{Params, ScenarioError};
+use crate::scheme::Scheme;
 use crate::sim::Sim;
 use core::time::Duration;
+use rmcast_proto::deploy::{Deploy, Layout, MemberDistances, RouterSite};
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
+use std::collections::BTreeMap;
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
@@ -31,6 +34,12 @@ impl BuildCtx<'_> {
         self.sim
             .add_agent(node, agent)
             .map_err(|e| self.params.bad("name", &e.to_string()))
+    }
+
+    /// Attach a family's deployment ([`install`]); a refusal is an error of the scenario's
+    /// protocol `name`.
+    pub fn install(&mut self, d: impl Deploy) -> Result<(), ScenarioError> {
+        install(self.sim, d).map_err(|e| self.params.bad("name", &e.to_string()))
     }
 
     /// Attach `sender` at the source, then `receiver(r, rng)` at every receiver `r` in order,
@@ -246,87 +255,173 @@ pub(crate) fn spt_distances(
     (spt, dist)
 }
 
-fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
-    let mut members = vec![cx.source];
-    members.extend(cx.receivers.iter().copied());
-    // SRM is many-to-many: the source is a group member and must hear requests.
-    cx.sim
-        .set_group(cx.group, &members)
-        .map_err(|e| p.bad("name", &e.to_string()))?;
-    let topology = match word(p, "srm", "distances")?.as_str() {
-        "session" => false,
-        "topology" => true,
-        _ => return Err(p.bad("distances", "\"session\" or \"topology\"")),
-    };
-    let c1 = real(p, "srm", "c1")?;
-    let c2 = real(p, "srm", "c2")?;
-    let d1 = real(p, "srm", "d1")?;
-    let d2 = real(p, "srm", "d2")?;
-    let adaptive = switch(p, "srm", "adaptive", false)?;
-    let backoff_limit = int(p, "srm", "backoff_limit")? as u32;
-    let session = real(p, "srm", "session_interval_ms")?;
-    let default_distance = ms(real(p, "srm", "default_distance_ms")?);
-    let linger = ms(real(p, "srm", "linger_ms")?);
-    for &m in &members {
-        let mut c = srm::Config::new(m, cx.group, cx.source, members.len());
-        c.c1 = c1;
-        c.c2 = c2;
-        c.d1 = d1;
-        c.d2 = d2;
-        c.adaptive = adaptive;
-        c.backoff_limit = backoff_limit;
-        c.default_distance = default_distance;
-        c.linger = linger;
-        c.session_interval = (session > 0.0).then(|| ms(session));
-        if topology {
-            let (_, dist) = spt_distances(cx.sim.network(), m);
-            c.distances = srm::DistanceSource::Configured(
-                members
-                    .iter()
-                    .filter_map(|&o| {
-                        dist.get(o.0 as usize)
-                            .copied()
-                            .flatten()
-                            .map(|d| (o, Duration::from_nanos(d)))
-                    })
-                    .collect(),
-            );
+/// A scenario's `[protocol]` table as parameter values: each key's value checked against its
+/// spec row's range, or the row's default when the key is absent.
+struct Scenario<'a>(&'a Params);
+
+impl spec::Values for Scenario<'_> {
+    type Error = ScenarioError;
+    fn value(&mut self, q: &'static spec::Param) -> Result<Value, ScenarioError> {
+        let p = self.0;
+        match (q.range, q.default) {
+            (Range::Real { min, max }, d) => p
+                .f64_in(q.key, d.real().unwrap_or(0.0), min, max)
+                .map(Value::Real),
+            (Range::Int { min, max }, Value::Int(d)) => {
+                p.u64_in(q.key, d, min, max).map(Value::Int)
+            }
+            (Range::Bool, Value::Bool(d)) => p.bool_or(q.key, d).map(Value::Bool),
+            (Range::Choice(words), Value::Word(d)) => {
+                let w = p.str_or(q.key, d)?;
+                match words.iter().find(|&&x| x == w) {
+                    Some(&x) => Ok(Value::Word(x)),
+                    None => Err(p.bad(q.key, &spec::one_of(words))),
+                }
+            }
+            _ => Err(p.bad(q.key, "a value of its spec's kind")),
         }
-        let rng = cx.sim.agent_rng(m, 0);
-        cx.add(m, Box::new(srm::Member::new(c, rng)))?;
+    }
+    fn bad(&self, key: &str, what: &str) -> ScenarioError {
+        self.0.bad(key, what)
+    }
+}
+
+/// Attach every role of a family's deployment to `sim`: its groups, router agents and host
+/// agents, each agent's RNG the simulator's stream for its node.
+pub fn install(sim: &mut Sim, d: impl Deploy) -> Result<(), crate::SimError> {
+    let roles = d.roles(&mut |node, stream| sim.agent_rng(node, stream));
+    for (g, members) in &roles.groups {
+        sim.set_group(*g, members)?;
+    }
+    for (node, agent) in roles.routers {
+        sim.add_router_agent(node, agent)?;
+    }
+    for (node, agent) in roles.hosts {
+        sim.add_agent(node, agent)?;
     }
     Ok(())
 }
 
-fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
-    let mut sc = pgm::SourceConfig::new(cx.source, cx.group);
-    sc.repair_delay = ms(real(p, "pgm", "repair_delay_ms")?);
-    sc.rdata_holdoff = ms(real(p, "pgm", "rdata_holdoff_ms")?);
-    sc.linger = ms(real(p, "pgm", "linger_ms")?);
-    let spm = real(p, "pgm", "spm_interval_ms")?;
-    sc.spm_interval = (spm > 0.0).then(|| ms(spm));
-    let backoff = ms(real(p, "pgm", "nak_backoff_ms")?);
-    let repeat = ms(real(p, "pgm", "nak_repeat_ms")?);
-    let rdata = ms(real(p, "pgm", "nak_rdata_ms")?);
-    let source = cx.source;
-    cx.add_group(Box::new(pgm::Source::new(sc)), |r, rng| {
-        let mut rc = pgm::ReceiverConfig::new(r, source);
-        rc.nak_backoff = backoff;
-        rc.nak_repeat = repeat;
-        rc.nak_rdata = rdata;
-        Box::new(pgm::Receiver::new(rc, rng))
-    })?;
-    let lifetime = ms(real(p, "pgm", "state_lifetime_ms")?);
-    for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
-        let mut nc = pgm::NeConfig::new(x, cx.group);
-        nc.state_lifetime = lifetime;
-        cx.sim
-            .add_router_agent(x, Box::new(pgm::NetworkElement::new(nc)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
+/// Every router of `net` as a layout site, nothing known below it (PGM's network elements).
+pub fn all_routers(net: &crate::Network) -> Vec<RouterSite> {
+    net.nodes_of(crate::NodeKind::Router)
+        .into_iter()
+        .map(RouterSite::new)
+        .collect()
+}
+
+/// Routers as layout sites with their interfaces leading down `source`'s tree to
+/// `receivers` ([`lms_replier_candidates`]): every router of `net` (`all`; empty below those
+/// no receiver is under) or only those above a receiver, in node order.
+pub fn tree_routers(
+    net: &crate::Network,
+    source: NodeId,
+    receivers: &[NodeId],
+    all: bool,
+) -> Vec<RouterSite> {
+    let mut below = lms_replier_candidates(net, source, receivers);
+    net.nodes_of(crate::NodeKind::Router)
+        .into_iter()
+        .filter_map(|node| match below.remove(&node) {
+            Some(downstream) => Some(RouterSite { node, downstream }),
+            None => all.then(|| RouterSite::new(node)),
+        })
+        .collect()
+}
+
+/// One-way distances along the simulator's shortest paths from each of `members` to every
+/// member it reaches (SRM's distances from the topology: one shortest-path tree per member).
+pub fn member_distances(
+    net: &crate::Network,
+    members: &[NodeId],
+) -> Vec<BTreeMap<NodeId, Duration>> {
+    members
+        .iter()
+        .map(|&m| {
+            let (_, dist) = spt_distances(net, m);
+            members
+                .iter()
+                .filter_map(|&o| {
+                    dist.get(o.0 as usize)
+                        .copied()
+                        .flatten()
+                        .map(|d| (o, Duration::from_nanos(d)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One-way distance along `source`'s shortest-path tree to each of `members` (`None`:
+/// unreachable).
+pub fn distances_to_source(
+    net: &crate::Network,
+    source: NodeId,
+    members: &[NodeId],
+) -> Vec<Option<Duration>> {
+    let (_, dist) = spt_distances(net, source);
+    members
+        .iter()
+        .map(|m| {
+            dist.get(m.0 as usize)
+                .copied()
+                .flatten()
+                .map(Duration::from_nanos)
+        })
+        .collect()
+}
+
+/// Attach seed-003 `scheme` on `layout` with the spec's defaults but what the scheme names:
+/// adaptive timers or repliers, and for SRM's `topo` variants distances from the layout and
+/// no session messages.
+pub fn install_scheme(
+    sim: &mut Sim,
+    scheme: Scheme,
+    layout: &Layout<'_>,
+) -> Result<(), crate::SimError> {
+    match scheme {
+        Scheme::Srm { adaptive, topo } => {
+            let mut p = srm::Params {
+                adaptive,
+                ..srm::Params::default()
+            };
+            if topo {
+                p.distances = srm::Distances::Topology;
+                p.session_interval = None;
+            }
+            install(sim, srm::deploy(layout, &p))
+        }
+        Scheme::Pgm => install(sim, pgm::deploy(layout, &pgm::Params::default())),
+        Scheme::Lms | Scheme::LmsAdaptive => {
+            let mut p = lms::Params::default();
+            if scheme == Scheme::LmsAdaptive {
+                p.replier = lms::Replier::Adaptive;
+            }
+            install(sim, lms::deploy(layout, &p))
+        }
     }
-    Ok(())
+}
+
+/// SRM: a member at the source and every receiver, all in the data group; with
+/// `distances = "topology"` each member knows its distances to every other member from the
+/// simulator's shortest paths.
+fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+    let params = srm::Params::read(&mut Scenario(cx.params))?;
+    let mut layout = Layout::new(cx.source, cx.group, cx.receivers);
+    let all;
+    if params.distances == srm::Distances::Topology {
+        all = member_distances(cx.sim.network(), &layout.members());
+        layout.distances = MemberDistances::AllPairs(&all);
+    }
+    cx.install(srm::deploy(&layout, &params))
+}
+
+/// PGM: a network element on every router.
+fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+    let params = pgm::Params::read(&mut Scenario(cx.params))?;
+    let mut layout = Layout::new(cx.source, cx.group, cx.receivers);
+    layout.routers = all_routers(cx.sim.network());
+    cx.install(pgm::deploy(&layout, &params))
 }
 
 /// A node's place in the simulator's shortest-path tree rooted at some node (see
@@ -398,13 +493,10 @@ pub fn lms_replier_candidates(
     net: &crate::Network,
     source: NodeId,
     receivers: &[NodeId],
-) -> std::collections::BTreeMap<NodeId, Vec<(IfaceId, Duration)>> {
+) -> BTreeMap<NodeId, Vec<(IfaceId, Duration)>> {
     use crate::network::NONE;
     let (spt, dist) = spt_distances(net, source);
-    let mut best: std::collections::BTreeMap<
-        NodeId,
-        std::collections::BTreeMap<IfaceId, Duration>,
-    > = std::collections::BTreeMap::new();
+    let mut best: BTreeMap<NodeId, BTreeMap<IfaceId, Duration>> = BTreeMap::new();
     for &r in receivers {
         let Some(Some(dr)) = dist.get(r.0 as usize).copied() else {
             continue;
@@ -429,50 +521,13 @@ pub fn lms_replier_candidates(
         .collect()
 }
 
-/// Static LMS repliers (seed 003 §5.8): at every router on the source's tree, the
-/// downstream interface leading to the closest receiver (ties: lowest interface).
-pub fn lms_repliers(
-    net: &crate::Network,
-    source: NodeId,
-    receivers: &[NodeId],
-) -> std::collections::BTreeMap<NodeId, IfaceId> {
-    lms_replier_candidates(net, source, receivers)
-        .into_iter()
-        .filter_map(|(x, c)| lms::choose_replier(&c).map(|i| (x, i)))
-        .collect()
-}
-
+/// LMS: a router agent on every router, its replier candidates the interfaces leading down
+/// the source's tree to receivers.
 fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
-    let mut sc = lms::SourceConfig::new(cx.source, cx.group);
-    let hb = real(p, "lms", "heartbeat_ms")?;
-    sc.heartbeat = (hb > 0.0).then(|| ms(hb));
-    sc.linger = ms(real(p, "lms", "linger_ms")?);
-    let timeout = ms(real(p, "lms", "request_timeout_ms")?);
-    let adaptive = match word(p, "lms", "replier")?.as_str() {
-        "static" => false,
-        "adaptive" => true,
-        _ => return Err(p.bad("replier", "\"static\" or \"adaptive\"")),
-    };
-    let refresh = int(p, "lms", "refresh_packets")?;
-    let source = cx.source;
-    cx.add_group(Box::new(lms::Source::new(sc)), |r, _| {
-        let mut rc = lms::ReceiverConfig::new(r, source);
-        rc.request_timeout = timeout;
-        rc.refresh_every = adaptive.then_some(refresh);
-        Box::new(lms::Receiver::new(rc))
-    })?;
-    let mut candidates = lms_replier_candidates(cx.sim.network(), cx.source, cx.receivers);
-    for x in cx.sim.network().nodes_of(crate::NodeKind::Router) {
-        let c = candidates.remove(&x).unwrap_or_default();
-        let mut cfg = lms::RouterConfig::new(x, cx.group, lms::choose_replier(&c));
-        cfg.adaptive = adaptive;
-        cfg.candidates = c;
-        cx.sim
-            .add_router_agent(x, Box::new(lms::Router::new(cfg)))
-            .map_err(|e| p.bad("name", &e.to_string()))?;
-    }
-    Ok(())
+    let params = lms::Params::read(&mut Scenario(cx.params))?;
+    let mut layout = Layout::new(cx.source, cx.group, cx.receivers);
+    layout.routers = tree_routers(cx.sim.network(), cx.source, cx.receivers, true);
+    cx.install(lms::deploy(&layout, &params))
 }
 
 // ------------------------------------------------------------------- seed 001: dsp, csp, cp
@@ -496,7 +551,7 @@ fn build_tree(
     cx: &mut BuildCtx<'_>,
     variant: rmcast_proto::tree::Variant,
 ) -> Result<(), ScenarioError> {
-    use rmcast_proto::tree::{deploy, Endpoint, Exchange, Region, Settings, Source, Variant};
+    use rmcast_proto::tree::{deploy, Region, Settings, Variant};
     let p = cx.params;
     let name = match variant {
         Variant::Dsp => "dsp",
@@ -568,28 +623,7 @@ fn build_tree(
         &regions,
         &s,
     );
-    let err = |e: crate::SimError| p.bad("name", &e.to_string());
-    for (g, members) in &d.local_groups {
-        cx.sim.set_group(*g, members).map_err(err)?;
-    }
-    for x in d.exchanges {
-        let rng = cx.sim.agent_rng(x.node, 1);
-        let node = x.node;
-        cx.sim
-            .add_router_agent(node, Box::new(Exchange::new(x, rng)))
-            .map_err(err)?;
-    }
-    for e in d.endpoints {
-        let rng = cx.sim.agent_rng(e.node, 0);
-        let node = e.node;
-        cx.sim
-            .add_agent(node, Box::new(Endpoint::new(e, rng)))
-            .map_err(err)?;
-    }
-    cx.sim
-        .add_agent(cx.source, Box::new(Source::new(d.source)))
-        .map_err(err)?;
-    Ok(())
+    cx.install(d)
 }
 
 // ------------------------------------------------------------------------ seed 002: xtp

@@ -50,16 +50,24 @@
 //! Routers hold no per-packet state. Duplicates a receiver gets (repairs for data it holds)
 //! are counted in `Stats::duplicates` — the raw material of the seed's *exposure*.
 //!
+//! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
+//! topology as plain data) with typed [`Params`], whose defaults are the spec's.
+//!
 //! Choices where the seed is silent: requests travel as unicast datagrams to the source and
 //! routers on the path see them; the DREQ travels as a group-addressed datagram pinned to
 //! replier links; ties among equally close repliers go to the lowest interface number; a
 //! replier remembers the last [`REMEMBER`] repaired packets and answered requests.
 
+mod deploy;
 #[cfg(test)]
 mod tests;
 
+pub use deploy::{deploy, Deployment, Params, Replier};
+
+use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
+use crate::sendq::Originals;
 use crate::spec::lms as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
@@ -108,27 +116,21 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
-        SourceConfig {
-            node,
-            group,
-            session: 0,
-            heartbeat: Some(crate::spec::ms(spec::HEARTBEAT_MS)),
-            linger: crate::spec::ms(spec::LINGER_MS),
-        }
+        Params::default().source(node, group)
     }
 }
 
 /// The LMS source.
 pub struct Source {
     cfg: SourceConfig,
+    sent: Originals,
     buf: RetransmitBuffer,
-    next: u64,
     hb_at: Option<Time>,
     linger_at: Option<Time>,
     out: Outbox,
-    closed: bool,
 }
 
 impl Source {
@@ -137,18 +139,15 @@ impl Source {
         Source {
             hb_at: cfg.heartbeat.map(|_| Time::ZERO),
             linger_at: None,
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
-            next: 0,
             out: Outbox::new(),
-            closed: false,
         }
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        let env = envelope(self.cfg.session, self.cfg.node, flags);
-        self.out
-            .transmit(Dest::Group(self.cfg.group), env, &Message::Lms(msg));
+        self.sent.push(&mut self.out, &Message::Lms(msg), flags);
     }
 }
 
@@ -182,7 +181,7 @@ impl Agent for Source {
         if let (Some(at), Some(i)) = (self.hb_at, self.cfg.heartbeat) {
             if now >= at {
                 self.out.stats.control_sent += 1;
-                let lead = self.next;
+                let lead = self.sent.next();
                 self.push(wire::Message::Heartbeat { lead }, 0);
                 self.hb_at = Some(now + i.max(Duration::from_micros(1)));
             }
@@ -196,27 +195,17 @@ impl Agent for Source {
     }
     crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
-        let seq = self.next;
-        self.next += 1;
-        self.out.stats.data_sent += 1;
-        self.push(
-            wire::Message::Data {
-                seq,
-                payload: &data,
-            },
-            0,
-        );
-        self.buf.insert(seq, data, now);
-        Ok(())
+        self.sent
+            .send(now, data, &mut self.out, &mut self.buf, |seq, payload| {
+                Message::Lms(wire::Message::Data { seq, payload })
+            })
     }
     fn can_send(&self) -> bool {
-        !self.closed
+        !self.sent.is_closed()
     }
     /// LMS has no positive acknowledgments: the source reports `Completed` `linger` later.
     fn close(&mut self, now: Time) {
-        if !self.closed {
-            self.closed = true;
+        if self.sent.close() {
             self.linger_at = Some(now + self.cfg.linger);
         }
     }
@@ -241,16 +230,10 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]: static repliers, so no
+    /// refreshes); every other field may be changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
-        ReceiverConfig {
-            node,
-            source,
-            session: 0,
-            request_timeout: crate::spec::ms(spec::REQUEST_TIMEOUT_MS),
-            window: 1 << 16,
-            refresh_every: None,
-        }
+        Params::default().receiver(node, source)
     }
 }
 

@@ -12,6 +12,32 @@ fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
     Packet::to_vec(envelope(0, NodeId(from), flags), &msg.into()).unwrap()
 }
 
+fn dreq(seq: u64, tp: u32, tp_iface: u32, attempt: u16) -> Vec<u8> {
+    pkt(
+        tp,
+        wire::Message::Dreq {
+            seq,
+            requester: 8,
+            tp,
+            tp_iface,
+            attempt,
+        },
+    )
+}
+
+/// A repair from `from` for the turning point 40, interface 3.
+fn repair(from: u32, seq: u64, payload: &[u8]) -> Vec<u8> {
+    pkt(
+        from,
+        wire::Message::Repair {
+            seq,
+            tp: 40,
+            tp_iface: 3,
+            payload,
+        },
+    )
+}
+
 fn router(replier: Option<u32>) -> Router {
     Router::new(RouterConfig::new(NodeId(40), G, replier.map(IfaceId)))
 }
@@ -68,30 +94,13 @@ fn request_on_replier_link_goes_up_elsewhere_turns() {
 #[test]
 fn dreq_follows_replier_links_and_repair_is_subcast_from_the_turning_point() {
     let mut below = Router::new(RouterConfig::new(NodeId(41), G, Some(IfaceId(4))));
-    let dreq = pkt(
-        40,
-        wire::Message::Dreq {
-            seq: 5,
-            requester: 8,
-            tp: 40,
-            tp_iface: 3,
-            attempt: 0,
-        },
-    );
+    let dreq = dreq(5, 40, 3, 0);
     assert_eq!(
         below.on_packet(Time::ZERO, IfaceId(0), NodeId(40), Dest::Group(G), &dreq),
         RouteDecision::ForwardOn(vec![IfaceId(4)])
     );
     let mut tp = router(Some(2));
-    let rep = pkt(
-        9,
-        wire::Message::Repair {
-            seq: 5,
-            tp: 40,
-            tp_iface: 3,
-            payload: b"x",
-        },
-    );
+    let rep = repair(9, 5, b"x");
     assert_eq!(
         tp.on_packet(
             Time::ZERO,
@@ -137,50 +146,16 @@ fn receiver_requests_at_once_serves_dreqs_and_counts_duplicates() {
     assert_eq!(t.dest, Dest::Node(NodeId(0)));
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(500)));
     // it cannot serve seq 0; it can serve seq 1
-    r.handle_packet(
-        Time::ZERO,
-        NodeId(40),
-        &pkt(
-            40,
-            wire::Message::Dreq {
-                seq: 0,
-                requester: 8,
-                tp: 40,
-                tp_iface: 3,
-                attempt: 0,
-            },
-        ),
-    );
+    r.handle_packet(Time::ZERO, NodeId(40), &dreq(0, 40, 3, 0));
     assert!(r.poll_transmit().is_none());
-    r.handle_packet(
-        Time::ZERO,
-        NodeId(40),
-        &pkt(
-            40,
-            wire::Message::Dreq {
-                seq: 1,
-                requester: 8,
-                tp: 40,
-                tp_iface: 3,
-                attempt: 0,
-            },
-        ),
-    );
+    r.handle_packet(Time::ZERO, NodeId(40), &dreq(1, 40, 3, 0));
     let t = r.poll_transmit().unwrap();
     assert_eq!(t.dest, Dest::Node(NodeId(40)));
     // the request is repeated until the data comes
     r.handle_timeout(Time::from_millis(500));
     assert!(r.poll_transmit().is_some());
     // The repair, then the same repair again.
-    let repair = pkt(
-        40,
-        wire::Message::Repair {
-            seq: 0,
-            tp: 40,
-            tp_iface: 3,
-            payload: b"a",
-        },
-    );
+    let repair = repair(40, 0, b"a");
     for at in [600, 601] {
         r.handle_packet(Time::from_millis(at), NodeId(40), &repair);
     }
@@ -207,19 +182,6 @@ fn source_reports_completed_only_after_linger_and_then_stops_heartbeats() {
     }
     assert_eq!(now, Time::from_secs(6));
     assert_eq!(s.poll_timeout(), None);
-}
-
-fn dreq(seq: u64, tp: u32, tp_iface: u32, attempt: u16) -> Vec<u8> {
-    pkt(
-        tp,
-        wire::Message::Dreq {
-            seq,
-            requester: 8,
-            tp,
-            tp_iface,
-            attempt,
-        },
-    )
 }
 
 fn data(seq: u64) -> Vec<u8> {

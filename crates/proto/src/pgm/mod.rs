@@ -17,18 +17,25 @@
 //!   discarded. Upstream NCFs are absorbed (the element already confirmed downstream). State
 //!   that no RDATA cleared expires after [`NeConfig::state_lifetime`].
 //!
+//! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
+//! topology as plain data) with typed [`Params`], whose defaults are the spec's.
+//!
 //! Choices where the seed is silent: NAKs travel as unicast datagrams addressed to the source
 //! (every router on the way is a PGM network element and sees them), rather than hop by hop to
 //! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per
 //! NAK; there is no FEC, DLR or congestion control.
 
+mod deploy;
 #[cfg(test)]
 mod tests;
 
+pub use deploy::{deploy, Deployment, Params};
+
+use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::spec::pgm as spec;
+use crate::sendq::Originals;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
@@ -71,18 +78,10 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
-        SourceConfig {
-            node,
-            group,
-            session: 0,
-            spm_interval: Some(crate::spec::ms(spec::SPM_INTERVAL_MS)),
-            repair_delay: crate::spec::ms(spec::REPAIR_DELAY_MS),
-            rdata_holdoff: crate::spec::ms(spec::RDATA_HOLDOFF_MS),
-            linger: crate::spec::ms(spec::LINGER_MS),
-            txw: None,
-        }
+        Params::default().source(node, group)
     }
 }
 
@@ -96,14 +95,13 @@ enum SKey {
 /// The PGM source.
 pub struct Source {
     cfg: SourceConfig,
+    sent: Originals,
     buf: RetransmitBuffer,
-    next: u64,
     /// Every receiver delivered the packets below this (the window's trailing edge).
     trail: u64,
     spm_seq: u64,
     timers: TimerSet<SKey>,
     out: Outbox,
-    closed: bool,
     /// When each packet's last NAK was answered (kept only with a hold-off).
     answered: BTreeMap<u64, Time>,
     /// NAKs received.
@@ -120,14 +118,13 @@ impl Source {
             timers.set(SKey::Spm, Time::ZERO);
         }
         Source {
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
-            next: 0,
             trail: 0,
             spm_seq: 0,
             timers,
             out: Outbox::new(),
-            closed: false,
             answered: BTreeMap::new(),
             naks_received: 0,
             naks_held_off: 0,
@@ -153,9 +150,7 @@ impl Source {
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        let env = envelope(self.cfg.session, self.cfg.node, flags);
-        self.out
-            .transmit(Dest::Group(self.cfg.group), env, &Message::Pgm(msg));
+        self.sent.push(&mut self.out, &Message::Pgm(msg), flags);
     }
 
     fn rdata(&mut self, now: Time, seq: u64) {
@@ -200,7 +195,7 @@ impl Agent for Source {
             match k {
                 SKey::Spm => {
                     self.out.stats.control_sent += 1;
-                    let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.next);
+                    let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
                     self.spm_seq += 1;
                     self.push(
                         wire::Message::Spm {
@@ -210,7 +205,7 @@ impl Agent for Source {
                         },
                         0,
                     );
-                    let done = self.closed && !self.timers.is_armed(SKey::Linger);
+                    let done = self.sent.is_closed() && !self.timers.is_armed(SKey::Linger);
                     if let (Some(i), false) = (self.cfg.spm_interval, done) {
                         self.timers
                             .set(SKey::Spm, now + i.max(Duration::from_micros(1)));
@@ -229,29 +224,20 @@ impl Agent for Source {
     }
     crate::outbox_field!(out);
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
-        let seq = self.next;
-        self.next += 1;
-        self.out.stats.data_sent += 1;
-        self.push(
-            wire::Message::Odata {
-                seq,
-                payload: &data,
-            },
-            0,
-        );
-        self.buf.insert(seq, data, now);
-        Ok(())
+        self.sent
+            .send(now, data, &mut self.out, &mut self.buf, |seq, payload| {
+                Message::Pgm(wire::Message::Odata { seq, payload })
+            })
     }
     fn can_send(&self) -> bool {
-        !self.closed
+        !self.sent.is_closed()
             && self
                 .cfg
                 .txw
-                .is_none_or(|w| self.next.saturating_sub(self.trail) < w)
+                .is_none_or(|w| self.sent.next().saturating_sub(self.trail) < w)
     }
     fn delivered_by_all(&mut self, _now: Time, messages: u64) {
-        let upto = messages.min(self.next);
+        let upto = messages.min(self.sent.next());
         if self.cfg.txw.is_some() && upto > self.trail {
             self.trail = upto;
             self.buf.remove_below(upto);
@@ -259,8 +245,7 @@ impl Agent for Source {
     }
     /// PGM has no positive acknowledgments: the source reports `Completed` `linger` later.
     fn close(&mut self, now: Time) {
-        if !self.closed {
-            self.closed = true;
+        if self.sent.close() {
             self.timers.set(SKey::Linger, now + self.cfg.linger);
         }
     }
@@ -286,17 +271,10 @@ pub struct ReceiverConfig {
 }
 
 impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, source: NodeId) -> Self {
-        ReceiverConfig {
-            node,
-            source,
-            session: 0,
-            nak_backoff: crate::spec::ms(spec::NAK_BACKOFF_MS),
-            nak_repeat: crate::spec::ms(spec::NAK_REPEAT_MS),
-            nak_rdata: crate::spec::ms(spec::NAK_RDATA_MS),
-            window: 1 << 16,
-        }
+        Params::default().receiver(node, source)
     }
 }
 
@@ -466,14 +444,10 @@ pub struct NeConfig {
 }
 
 impl NeConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity ([`Params::default`]); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, group: GroupId) -> Self {
-        NeConfig {
-            node,
-            group,
-            session: 0,
-            state_lifetime: crate::spec::ms(spec::STATE_LIFETIME_MS),
-        }
+        Params::default().router(&crate::deploy::RouterSite::new(node), group)
     }
 }
 

@@ -12,41 +12,74 @@ fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
     Packet::to_vec(envelope(0, NodeId(from), flags), &msg.into()).unwrap()
 }
 
+fn odata(seq: u64, payload: &[u8]) -> Vec<u8> {
+    pkt(0, wire::Message::Odata { seq, payload })
+}
+
+fn rdata(seq: u64, payload: &[u8]) -> Vec<u8> {
+    pkt(0, wire::Message::Rdata { seq, payload })
+}
+
+fn spm(lead: u64) -> Vec<u8> {
+    pkt(
+        0,
+        wire::Message::Spm {
+            spm_seq: 0,
+            trail: 0,
+            lead,
+        },
+    )
+}
+
 fn ne() -> NetworkElement {
     NetworkElement::new(NeConfig::new(NodeId(50), G))
+}
+
+/// `nak` from node `from` arrives at the network element on `iface`, on its way up to the
+/// source (node 0).
+fn up(r: &mut NetworkElement, iface: u32, from: u32, nak: &[u8]) -> RouteDecision {
+    r.on_packet(
+        Time::ZERO,
+        IfaceId(iface),
+        NodeId(from),
+        Dest::Node(NodeId(0)),
+        nak,
+    )
+}
+
+/// A NAK for `seq` from node 5 reaches the source at `at` ms: what it multicasts in answer
+/// (every answer goes to the group).
+fn answers(s: &mut Source, at: u64, seq: u64) -> Vec<&'static str> {
+    s.handle_packet(
+        Time::from_millis(at),
+        NodeId(5),
+        &pkt(5, wire::Message::Nak { seq }),
+    );
+    let mut kinds = Vec::new();
+    while let Some(t) = s.poll_transmit() {
+        assert_eq!(t.dest, Dest::Group(G));
+        match Packet::decode(&t.payload).unwrap().message {
+            Message::Pgm(wire::Message::Ncf { .. }) => kinds.push("ncf"),
+            Message::Pgm(wire::Message::Rdata { .. }) => kinds.push("rdata"),
+            m => panic!("unexpected {m:?}"),
+        }
+    }
+    kinds
 }
 
 #[test]
 fn ne_forwards_first_nak_absorbs_later_ones_and_confirms_each() {
     let mut r = ne();
     let nak = pkt(7, wire::Message::Nak { seq: 4 });
-    let d = r.on_packet(
-        Time::ZERO,
-        IfaceId(2),
-        NodeId(7),
-        Dest::Node(NodeId(0)),
-        &nak,
-    );
+    let d = up(&mut r, 2, 7, &nak);
     assert_eq!(d, RouteDecision::Forward);
     let ncf = r.poll_transmit().unwrap();
     assert_eq!(ncf.via, Some(vec![IfaceId(2)]));
     assert_eq!(ncf.transmit.dest, Dest::Group(G));
-    let d = r.on_packet(
-        Time::ZERO,
-        IfaceId(3),
-        NodeId(8),
-        Dest::Node(NodeId(0)),
-        &nak,
-    );
+    let d = up(&mut r, 3, 8, &nak);
     assert_eq!(d, RouteDecision::Consume);
     assert_eq!(r.poll_transmit().unwrap().via, Some(vec![IfaceId(3)]));
-    let d = r.on_packet(
-        Time::ZERO,
-        IfaceId(2),
-        NodeId(9),
-        Dest::Node(NodeId(0)),
-        &nak,
-    );
+    let d = up(&mut r, 2, 9, &nak);
     assert_eq!(d, RouteDecision::Consume);
     assert_eq!(r.interfaces(4), vec![IfaceId(2), IfaceId(3)]);
     assert_eq!(r.state_len(), 1);
@@ -56,20 +89,8 @@ fn ne_forwards_first_nak_absorbs_later_ones_and_confirms_each() {
 fn ne_rdata_goes_only_where_asked_and_clears_state() {
     let mut r = ne();
     let nak = pkt(7, wire::Message::Nak { seq: 4 });
-    r.on_packet(
-        Time::ZERO,
-        IfaceId(3),
-        NodeId(7),
-        Dest::Node(NodeId(0)),
-        &nak,
-    );
-    let rdata = pkt(
-        0,
-        wire::Message::Rdata {
-            seq: 4,
-            payload: b"x",
-        },
-    );
+    up(&mut r, 3, 7, &nak);
+    let rdata = rdata(4, b"x");
     let d = r.on_packet(Time::ZERO, IfaceId(0), NodeId(0), Dest::Group(G), &rdata);
     assert_eq!(d, RouteDecision::ForwardOn(vec![IfaceId(3)]));
     assert_eq!(r.state_len(), 0);
@@ -78,13 +99,7 @@ fn ne_rdata_goes_only_where_asked_and_clears_state() {
     assert_eq!(d, RouteDecision::Consume);
     assert_eq!(r.rdata_discarded, 1);
     // a NAK after the RDATA passed recreates state and is forwarded again
-    let d = r.on_packet(
-        Time::ZERO,
-        IfaceId(1),
-        NodeId(9),
-        Dest::Node(NodeId(0)),
-        &nak,
-    );
+    let d = up(&mut r, 1, 9, &nak);
     assert_eq!(d, RouteDecision::Forward);
     assert_eq!(r.peak_state(), 1);
 }
@@ -93,13 +108,7 @@ fn ne_rdata_goes_only_where_asked_and_clears_state() {
 fn ne_state_expires() {
     let mut r = ne();
     let nak = pkt(7, wire::Message::Nak { seq: 1 });
-    r.on_packet(
-        Time::ZERO,
-        IfaceId(1),
-        NodeId(7),
-        Dest::Node(NodeId(0)),
-        &nak,
-    );
+    up(&mut r, 1, 7, &nak);
     let t = r.poll_timeout().unwrap();
     assert_eq!(t, Time::from_secs(2));
     r.handle_timeout(t);
@@ -110,13 +119,7 @@ fn ne_state_expires() {
             IfaceId(0),
             NodeId(0),
             Dest::Group(G),
-            &pkt(
-                0,
-                wire::Message::Odata {
-                    seq: 9,
-                    payload: b""
-                }
-            )
+            &odata(9, b"")
         ),
         RouteDecision::Forward
     );
@@ -157,26 +160,12 @@ fn source_answers_a_burst_of_naks_once_per_holdoff() {
     s.send(Time::ZERO, Bytes::from_static(b"a")).unwrap();
     s.send(Time::ZERO, Bytes::from_static(b"b")).unwrap();
     while s.poll_transmit().is_some() {}
-    let nak0 = pkt(5, wire::Message::Nak { seq: 0 });
-    let nak1 = pkt(6, wire::Message::Nak { seq: 1 });
-    let answers = |s: &mut Source, at: u64, nak: &[u8]| {
-        s.handle_packet(Time::from_millis(at), NodeId(5), nak);
-        let mut kinds = Vec::new();
-        while let Some(t) = s.poll_transmit() {
-            match Packet::decode(&t.payload).unwrap().message {
-                Message::Pgm(wire::Message::Ncf { .. }) => kinds.push("ncf"),
-                Message::Pgm(wire::Message::Rdata { .. }) => kinds.push("rdata"),
-                m => panic!("unexpected {m:?}"),
-            }
-        }
-        kinds
-    };
-    assert_eq!(answers(&mut s, 1, &nak0), ["ncf", "rdata"]);
+    assert_eq!(answers(&mut s, 1, 0), ["ncf", "rdata"]);
     for at in 2..21 {
-        assert!(answers(&mut s, at, &nak0).is_empty(), "at {at} ms");
+        assert!(answers(&mut s, at, 0).is_empty(), "at {at} ms");
     }
-    assert_eq!(answers(&mut s, 5, &nak1), ["ncf", "rdata"]);
-    assert_eq!(answers(&mut s, 21, &nak0), ["ncf", "rdata"]);
+    assert_eq!(answers(&mut s, 5, 1), ["ncf", "rdata"]);
+    assert_eq!(answers(&mut s, 21, 0), ["ncf", "rdata"]);
     assert_eq!(s.stats().repairs_sent, 3);
     assert_eq!((s.naks_received, s.naks_held_off), (22, 19));
 }
@@ -187,17 +176,7 @@ fn receiver_naks_at_once_with_zero_backoff_and_ncf_moves_it_to_wait_data() {
         ReceiverConfig::new(NodeId(3), NodeId(0)),
         AgentRng::from_seed(1),
     );
-    r.handle_packet(
-        Time::ZERO,
-        NodeId(0),
-        &pkt(
-            0,
-            wire::Message::Odata {
-                seq: 1,
-                payload: b"b",
-            },
-        ),
-    );
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"b"));
     let t = r.poll_transmit().unwrap();
     assert_eq!(t.dest, Dest::Node(NodeId(0)));
     assert!(matches!(
@@ -211,17 +190,7 @@ fn receiver_naks_at_once_with_zero_backoff_and_ncf_moves_it_to_wait_data() {
         &pkt(0, wire::Message::Ncf { seq: 0 }),
     );
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(1010)));
-    r.handle_packet(
-        Time::from_millis(20),
-        NodeId(0),
-        &pkt(
-            0,
-            wire::Message::Rdata {
-                seq: 0,
-                payload: b"a",
-            },
-        ),
-    );
+    r.handle_packet(Time::from_millis(20), NodeId(0), &rdata(0, b"a"));
     let got: Vec<_> = std::iter::from_fn(|| r.poll_event()).collect();
     assert_eq!(
         got,
@@ -244,18 +213,7 @@ fn receiver_backoff_is_suppressed_by_ncf() {
     let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
     c.nak_backoff = Duration::from_millis(50);
     let mut r = Receiver::new(c, AgentRng::from_seed(4));
-    r.handle_packet(
-        Time::ZERO,
-        NodeId(0),
-        &pkt(
-            0,
-            wire::Message::Spm {
-                spm_seq: 0,
-                trail: 0,
-                lead: 1,
-            },
-        ),
-    );
+    r.handle_packet(Time::ZERO, NodeId(0), &spm(1));
     let t = r.poll_timeout().unwrap();
     assert!(t <= Time::from_millis(50));
     r.handle_packet(
@@ -289,24 +247,13 @@ fn harness_end_to_end_exactly_once_in_order() {
     for k in 0..300u64 {
         h.run_until(Time::from_millis(5 * k));
         h.with_agent(src, |a, now| {
-            a.send(now, Bytes::from(k.to_be_bytes().to_vec())).unwrap()
+            a.send(now, crate::testkit::message(k)).unwrap()
         });
     }
     h.run_until(Time::from_secs(20));
     assert!(h.stats.copies_dropped > 100);
-    for &r in &ids[1..] {
-        let got: Vec<u64> = h.events[r.0 as usize]
-            .iter()
-            .filter_map(|(_, e)| match e {
-                Event::Delivered { seq, data } => {
-                    assert_eq!(data.as_ref(), seq.to_be_bytes());
-                    Some(*seq)
-                }
-                _ => None,
-            })
-            .collect();
-        assert_eq!(got, (0..300).collect::<Vec<_>>());
-    }
+    let receivers = ids[1..].iter().map(|r| r.0 as usize);
+    crate::testkit::assert_delivered(&h, receivers, 300, "pgm end to end");
 }
 
 #[test]
@@ -344,24 +291,10 @@ fn the_transmit_window_holds_the_source_until_every_receiver_delivered() {
     s.delivered_by_all(Time::ZERO, 2);
     assert!(s.can_send(), "two delivered by all open two places");
     // What every receiver delivered is no longer kept: a NAK for it is not repaired.
-    s.handle_packet(
-        Time::ZERO,
-        NodeId(7),
-        &pkt(7, wire::Message::Nak { seq: 1 }),
-    );
-    assert!(s.poll_transmit().is_none());
-    s.handle_packet(
-        Time::ZERO,
-        NodeId(7),
-        &pkt(7, wire::Message::Nak { seq: 2 }),
-    );
+    assert!(answers(&mut s, 0, 1).is_empty());
     assert_eq!(
-        s.poll_transmit().map(|t| t.dest),
-        Some(Dest::Group(G)),
-        "NCF"
-    );
-    assert!(
-        s.poll_transmit().is_some(),
+        answers(&mut s, 0, 2),
+        ["ncf", "rdata"],
         "RDATA for a packet in the window"
     );
     // A report beyond what was sent releases no more than was sent.
@@ -381,18 +314,9 @@ fn without_a_transmit_window_reports_change_nothing() {
     }
     s.delivered_by_all(Time::ZERO, 5);
     while s.poll_transmit().is_some() {}
-    s.handle_packet(
-        Time::ZERO,
-        NodeId(7),
-        &pkt(7, wire::Message::Nak { seq: 0 }),
-    );
     assert_eq!(
-        s.poll_transmit().map(|t| t.dest),
-        Some(Dest::Group(G)),
-        "NCF"
-    );
-    assert!(
-        s.poll_transmit().is_some(),
+        answers(&mut s, 0, 0),
+        ["ncf", "rdata"],
         "RDATA: the simulator's source keeps everything"
     );
 }
@@ -406,16 +330,7 @@ fn receiver_tracks_losses_only_inside_its_window() {
     let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
     c.window = 16;
     let mut r = Receiver::new(c, AgentRng::from_seed(4));
-    let spm = |lead| {
-        pkt(
-            0,
-            wire::Message::Spm {
-                spm_seq: 0,
-                trail: 0,
-                lead,
-            },
-        )
-    };
+    let spm = |lead| spm(lead);
     let losses = |r: &mut Receiver| {
         std::iter::from_fn(|| r.poll_event())
             .filter(|e| matches!(e, Event::LossDetected { .. }))
@@ -434,17 +349,7 @@ fn receiver_tracks_losses_only_inside_its_window() {
     assert_eq!(losses(&mut r), 0);
     // The window moves on: data at its base makes room for one more loss, which the next
     // SPM announces.
-    r.handle_packet(
-        Time::ZERO,
-        NodeId(0),
-        &pkt(
-            0,
-            wire::Message::Odata {
-                seq: 0,
-                payload: b"x",
-            },
-        ),
-    );
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(0, b"x"));
     r.handle_packet(Time::ZERO, NodeId(0), &spm(u64::MAX));
     assert_eq!(losses(&mut r), 1);
 }

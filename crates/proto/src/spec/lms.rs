@@ -10,6 +10,18 @@ pub const HEARTBEAT_MS: f64 = 500.0;
 pub const LINGER_MS: f64 = 5000.0;
 /// Adaptive repliers: packets between two REFRESH messages of a receiver.
 pub const REFRESH_PACKETS: u64 = 10;
+/// How routers choose their replier link.
+pub const REPLIER: Replier = Replier::Static;
+
+choice! {
+    /// How a router chooses its replier link (the `replier` key).
+    Replier {
+        /// The link toward the closest downstream receiver, fixed (seed 003 §5.8).
+        Static = "static",
+        /// Moved to the cheapest link by the receivers' REFRESH costs (beyond the seed).
+        Adaptive = "adaptive",
+    }
+}
 
 /// `lms`'s parameters.
 pub const PARAMS: &[Param] = &[
@@ -31,8 +43,8 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::choice(
         "replier",
-        &["static", "adaptive"],
-        "static",
+        Replier::WORDS,
+        REPLIER.word(),
         "static replier links (closest receiver) or adaptive ones moved by REFRESH costs",
     ),
     Param::int(

@@ -16,6 +16,73 @@
 use core::fmt;
 use rmcast_wire::Family;
 
+/// A choice parameter's typed value: an enum whose variants are the key's words, with `WORDS`
+/// (for the [`Param`] row), `word` and `parse`.
+macro_rules! choice {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $w:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vm])* $v),+
+        }
+        impl $name {
+            /// The key's words, in variant order.
+            pub const WORDS: &'static [&'static str] = &[$($w),+];
+            /// Its word in scenario files.
+            pub const fn word(self) -> &'static str {
+                match self {
+                    $($name::$v => $w),+
+                }
+            }
+            /// The value called `w`.
+            pub fn parse(w: &str) -> Option<$name> {
+                match w {
+                    $($w => Some($name::$v),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// A protocol's typed parameters, declared once per field: its type, how it is read from its
+/// spec row (a [`Reader`] method and the key) and its default (from the row's constant).
+/// Generates the struct, `Default` and `read` (the values of a [`Values`], row by row).
+macro_rules! typed_params {
+    (
+        $(#[$m:meta])*
+        $name:ident from $rows:path {
+            $(
+                $(#[$fm:meta])*
+                $field:ident: $ty:ty = $read:ident($key:literal $(, $arg:expr)*) or $default:expr
+            ),+ $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $($(#[$fm])* pub $field: $ty),+
+        }
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    $($field: $default),+
+                }
+            }
+        }
+        impl $name {
+            /// The parameters `values` give, row by row (the spec's scenario keys).
+            pub fn read<V: $crate::spec::Values>(values: &mut V) -> Result<Self, V::Error> {
+                let mut r = $crate::spec::Reader::new($rows, values);
+                Ok($name {
+                    $($field: r.$read($key $(, $arg)*)?),+
+                })
+            }
+        }
+    };
+}
+pub(crate) use typed_params;
+
 pub mod dsp;
 pub mod ff;
 pub mod lms;
@@ -263,6 +330,109 @@ impl ProtocolSpec {
 /// time: the same rounding in the simulator's scenario files and the protocols' defaults).
 pub fn ms(v: f64) -> core::time::Duration {
     core::time::Duration::from_nanos((v * 1e6).round() as u64)
+}
+
+/// Where a protocol's typed parameters (`pgm::Params`, `lms::Params`, `srm::Params`) read
+/// their values, one spec row at a time: a driver's own settings (a scenario's `[protocol]`
+/// table, checked against the row's range) or, with [`Defaults`], every row's default. The
+/// typed `read` functions name each key once, beside the field it sets.
+pub trait Values {
+    /// The driver's error (naming the key).
+    type Error;
+    /// The value of row `p`: the driver's, checked against `p.range`, or `p.default`.
+    fn value(&mut self, p: &'static Param) -> Result<Value, Self::Error>;
+    /// An error about `key`: the value is not `what`.
+    fn bad(&self, key: &str, what: &str) -> Self::Error;
+}
+
+/// Every row's default ([`Param::default`]): what the typed parameters' `Default` is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Defaults;
+
+impl Values for Defaults {
+    type Error = String;
+    fn value(&mut self, p: &'static Param) -> Result<Value, String> {
+        Ok(p.default)
+    }
+    fn bad(&self, key: &str, what: &str) -> String {
+        format!("{key}: not {what}")
+    }
+}
+
+/// Typed reads of one protocol's rows from [`Values`].
+pub(crate) struct Reader<'a, V> {
+    params: &'static [Param],
+    values: &'a mut V,
+}
+
+impl<'a, V: Values> Reader<'a, V> {
+    pub(crate) fn new(params: &'static [Param], values: &'a mut V) -> Self {
+        Reader { params, values }
+    }
+    fn get(&mut self, key: &str) -> Result<Value, V::Error> {
+        match self.params.iter().find(|p| p.key == key) {
+            Some(p) => self.values.value(p),
+            None => Err(self.values.bad(key, "a parameter of this protocol")),
+        }
+    }
+    /// A number (an integer row converted).
+    pub(crate) fn real(&mut self, key: &str) -> Result<f64, V::Error> {
+        match self.get(key)?.real() {
+            Some(v) => Ok(v),
+            None => Err(self.values.bad(key, "a number")),
+        }
+    }
+    /// A duration in milliseconds ([`ms`]).
+    pub(crate) fn ms(&mut self, key: &str) -> Result<core::time::Duration, V::Error> {
+        self.real(key).map(ms)
+    }
+    /// A period in milliseconds, 0 meaning none.
+    pub(crate) fn period(&mut self, key: &str) -> Result<Option<core::time::Duration>, V::Error> {
+        self.real(key).map(period)
+    }
+    /// An integer.
+    pub(crate) fn int(&mut self, key: &str) -> Result<u64, V::Error> {
+        match self.get(key)? {
+            Value::Int(v) => Ok(v),
+            _ => Err(self.values.bad(key, "an integer")),
+        }
+    }
+    /// An integer as a count (at most `u32::MAX`).
+    pub(crate) fn count(&mut self, key: &str) -> Result<u32, V::Error> {
+        self.int(key).map(|v| v.min(u64::from(u32::MAX)) as u32)
+    }
+    /// A switch.
+    pub(crate) fn switch(&mut self, key: &str) -> Result<bool, V::Error> {
+        match self.get(key)? {
+            Value::Bool(v) => Ok(v),
+            _ => Err(self.values.bad(key, "true or false")),
+        }
+    }
+    /// One word of a choice, as `T` (`parse` knows the row's words).
+    pub(crate) fn choice<T>(
+        &mut self,
+        key: &str,
+        parse: fn(&str) -> Option<T>,
+    ) -> Result<T, V::Error> {
+        match self.get(key)? {
+            Value::Word(w) => parse(w).ok_or_else(|| self.values.bad(key, "one of its words")),
+            _ => Err(self.values.bad(key, "a word")),
+        }
+    }
+}
+
+/// `v` milliseconds as a period: `None` for 0 (or less), else [`ms`]`(v)`.
+pub fn period(v: f64) -> Option<core::time::Duration> {
+    (v > 0.0).then(|| ms(v))
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`: the words of a choice, quoted, for errors.
+pub fn one_of(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
 }
 
 /// The protocol called `name`.

@@ -18,6 +18,20 @@ pub const SESSION_INTERVAL_MS: f64 = 1000.0;
 pub const DEFAULT_DISTANCE_MS: f64 = 100.0;
 /// How long a member keeps answering after the last data, ms.
 pub const LINGER_MS: f64 = 5000.0;
+/// ns-2's adaptive timers (`Agent/SRM/Adaptive`).
+pub const ADAPTIVE: bool = false;
+/// Where distances come from.
+pub const DISTANCES: Distances = Distances::Session;
+
+choice! {
+    /// Where members' distances come from (the `distances` key).
+    Distances {
+        /// Measured from SESSION messages' timestamp echoes (SRM's own mechanism).
+        Session = "session",
+        /// The topology's true delays, supplied by the driver in the layout.
+        Topology = "topology",
+    }
+}
 
 const fn timer(key: &'static str, default: f64, help: &'static str) -> Param {
     Param::real(key, "", 0.0, 1e6, default, help)
@@ -39,7 +53,7 @@ pub const PARAMS: &[Param] = &[
     timer("d2", D2, "repair timer width, see d1"),
     Param::switch(
         "adaptive",
-        false,
+        ADAPTIVE,
         "ns-2's adaptive timers (C1, C2, D1, D2 adjusted from duplicates and delay)",
     ),
     Param::int(
@@ -52,8 +66,8 @@ pub const PARAMS: &[Param] = &[
     ),
     Param::choice(
         "distances",
-        &["session", "topology"],
-        "session",
+        Distances::WORDS,
+        DISTANCES.word(),
         "where distances come from: session-message timestamps, or the topology's true delays",
     ),
     Param::ms(

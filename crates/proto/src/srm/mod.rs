@@ -29,6 +29,9 @@
 //!   specifies) or supplied from the topology (`DistanceSource::Configured`). Until a
 //!   distance is known, [`Config::default_distance`] is used.
 //!
+//! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
+//! topology as plain data) with typed [`Params`], whose defaults are the spec's.
+//!
 //! Counters: `Stats::control_sent` counts REQUESTs only (SESSION messages are in
 //! `packets_sent`), `Stats::repairs_sent` REPAIRs, `Stats::duplicates` data received again.
 //!
@@ -40,15 +43,18 @@
 //! [`Event::Completed`] [`Config::linger`] after [`Agent::close`] and then stops its session
 //! messages: SRM has no acknowledgments, so the source cannot know when receivers finish.
 
+mod deploy;
 #[cfg(test)]
 mod tests;
 
+pub use deploy::{deploy, Deployment, Distances, Params};
+
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::spec::srm as spec;
+use crate::sendq::Originals;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{srm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -107,27 +113,10 @@ pub struct Config {
 }
 
 impl Config {
-    /// ns-2's defaults: C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every
-    /// second, distances from session messages.
+    /// ns-2's defaults ([`Params::default`]): C1 = C2 = 2, D1 = D2 = 1, back-off limit 5,
+    /// session messages every second, distances from session messages.
     pub fn new(node: NodeId, group: GroupId, source: NodeId, group_size: usize) -> Self {
-        Config {
-            node,
-            group,
-            session: 0,
-            source,
-            c1: spec::C1,
-            c2: spec::C2,
-            d1: spec::D1,
-            d2: spec::D2,
-            backoff_limit: spec::BACKOFF_LIMIT,
-            adaptive: false,
-            group_size: group_size.max(1),
-            distances: DistanceSource::SessionMessages,
-            default_distance: crate::spec::ms(spec::DEFAULT_DISTANCE_MS),
-            session_interval: Some(crate::spec::ms(spec::SESSION_INTERVAL_MS)),
-            window: 1 << 16,
-            linger: Duration::from_secs(5),
-        }
+        Params::default().member(node, group, source, group_size)
     }
 }
 
@@ -216,7 +205,7 @@ pub struct Member {
     store: RetransmitBuffer,
     /// Number of source packets known to exist (highest seen + 1).
     known: u64,
-    next_send: u64,
+    sent: Originals,
     states: BTreeMap<u64, State>,
     timers: TimerSet<Key>,
     /// Distances learnt from session messages.
@@ -225,7 +214,6 @@ pub struct Member {
     heard: BTreeMap<NodeId, (u64, Time)>,
     out: Outbox,
     srm: SrmStats,
-    closed: bool,
 }
 
 impl Member {
@@ -254,14 +242,13 @@ impl Member {
             window: SeqWindow::new(cfg.window),
             store: RetransmitBuffer::new(usize::MAX),
             known: 0,
-            next_send: 0,
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
             states: BTreeMap::new(),
             timers,
             learnt: BTreeMap::new(),
             heard: BTreeMap::new(),
             out: Outbox::new(),
             srm: SrmStats::default(),
-            closed: false,
             rng,
             cfg,
         }
@@ -295,9 +282,7 @@ impl Member {
     }
 
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
-        let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, flags);
-        self.out
-            .transmit(Dest::Group(self.cfg.group), env, &Message::Srm(msg));
+        self.sent.push(&mut self.out, &Message::Srm(msg), flags);
     }
 
     fn group_size(&self) -> f64 {
@@ -608,7 +593,7 @@ impl Member {
             return;
         };
         let next_seq = if self.is_source() {
-            self.next_send
+            self.sent.next()
         } else {
             self.known
         };
@@ -749,7 +734,7 @@ impl Agent for Member {
             match k {
                 Key::Session => {
                     self.send_session(now);
-                    let done = self.closed && !self.timers.is_armed(Key::Linger);
+                    let done = self.sent.is_closed() && !self.timers.is_armed(Key::Linger);
                     if let (Some(i), false) = (self.cfg.session_interval, done) {
                         self.timers
                             .set(Key::Session, now + i.max(Duration::from_micros(1)));
@@ -772,28 +757,18 @@ impl Agent for Member {
         if !self.is_source() {
             return Err(SendError::NotASender);
         }
-        crate::sendq::admit(self.closed, &data, MAX_MESSAGE)?;
-        let seq = self.next_send;
-        self.next_send += 1;
-        self.push(
-            wire::Message::Data {
-                seq,
-                payload: &data,
-            },
-            0,
-        );
-        self.out.stats.data_sent += 1;
-        self.store.insert(seq, data, now);
-        Ok(())
+        self.sent
+            .send(now, data, &mut self.out, &mut self.store, |seq, payload| {
+                Message::Srm(wire::Message::Data { seq, payload })
+            })
     }
 
     fn can_send(&self) -> bool {
-        self.is_source() && !self.closed
+        self.is_source() && !self.sent.is_closed()
     }
 
     fn close(&mut self, now: Time) {
-        if self.is_source() && !self.closed {
-            self.closed = true;
+        if self.is_source() && self.sent.close() {
             self.timers.set(Key::Linger, now + self.cfg.linger);
         }
     }

@@ -224,7 +224,7 @@ fn run_e2e(n: usize, drop: f64, seed: u64, adaptive: bool, msgs: u64) -> (Harnes
     for k in 0..msgs {
         h.run_until(Time::from_millis(10 * k));
         h.with_agent(ids[0], |a, now| {
-            a.send(now, Bytes::from(k.to_be_bytes().to_vec())).unwrap();
+            a.send(now, crate::testkit::message(k)).unwrap();
         });
     }
     h.run_until(Time::from_secs(60));
@@ -236,22 +236,7 @@ fn end_to_end_every_member_gets_every_packet_in_order_under_loss() {
     for (seed, adaptive) in [(1, false), (2, true), (3, false)] {
         let (h, ids) = run_e2e(8, 0.1, seed, adaptive, 200);
         assert!(h.stats.copies_dropped > 100);
-        for &r in &ids[1..] {
-            let got: Vec<u64> = h.events[r.0 as usize]
-                .iter()
-                .filter_map(|(_, e)| match e {
-                    Event::Delivered { seq, data } => {
-                        assert_eq!(data.as_ref(), seq.to_be_bytes());
-                        Some(*seq)
-                    }
-                    _ => None,
-                })
-                .collect();
-            assert_eq!(
-                got,
-                (0..200).collect::<Vec<_>>(),
-                "receiver {r:?} seed {seed}"
-            );
-        }
+        let receivers = ids[1..].iter().map(|r| r.0 as usize);
+        crate::testkit::assert_delivered(&h, receivers, 200, &format!("srm seed {seed}"));
     }
 }

@@ -201,3 +201,30 @@ pub fn deploy(
         local_groups,
     }
 }
+
+crate::deploy::role!(ExchangeConfig => dyn RouterAgent, |c, rng| {
+    let r = rng(c.node, 1);
+    Exchange::new(c, r)
+});
+crate::deploy::role!(EndpointConfig => dyn Agent, |c, rng| {
+    let r = rng(c.node, 0);
+    Endpoint::new(c, r)
+});
+crate::deploy::role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
+
+impl crate::deploy::Deploy for Deployment {
+    /// The local groups; an [`Exchange`] per exchange (RNG stream 1), an [`Endpoint`] per
+    /// endpoint (stream 0) and the [`Source`].
+    fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> crate::deploy::Roles {
+        let mut roles = crate::deploy::Roles::new();
+        roles.groups = self.local_groups;
+        for x in self.exchanges {
+            roles.router(x, rng);
+        }
+        for e in self.endpoints {
+            roles.host(e, rng);
+        }
+        roles.host(self.source, rng);
+        roles
+    }
+}

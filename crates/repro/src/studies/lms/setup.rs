@@ -3,6 +3,83 @@
 use super::plan::Plan;
 use super::{HOST_DELAY, TREE_DELAY};
 use crate::study::Setup;
+use core::time::Duration;
+use rmcast_proto::{lms, pgm, srm};
+
+/// `d` as the setup says it: whole seconds in s, otherwise ms.
+fn span(d: Duration) -> String {
+    if d >= Duration::from_secs(1) && d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_secs_f64() * 1e3)
+    }
+}
+
+/// "every `d`", or "none" for a period that is off.
+fn every(d: Option<Duration>) -> String {
+    d.map_or("none".into(), |d| format!("every {}", span(d)))
+}
+
+/// The protocols' parameters as the runs use them (the spec's defaults, `pgm::Params` …).
+fn protocols() -> Vec<(String, String)> {
+    let s = srm::Params::default();
+    let p = pgm::Params::default();
+    let l = lms::Params::default();
+    vec![
+        (
+            "SRM".into(),
+            format!(
+                "ns-2 defaults C1 = {}, C2 = {}, D1 = {}, D2 = {}, back-off limit {}, session \
+                 messages {}, distances from session timestamps",
+                s.c1,
+                s.c2,
+                s.d1,
+                s.d2,
+                s.backoff_limit,
+                every(s.session_interval)
+            ),
+        ),
+        (
+            "PGM".into(),
+            format!(
+                "NAK back-off {} (the seed's runs), NAK repeat {}, NCF-to-RDATA wait {}, SPM \
+                 {}, source repair delay {}; network elements on every router of the tree",
+                span(p.nak_backoff),
+                span(p.nak_repeat),
+                span(p.nak_rdata),
+                every(p.spm_interval),
+                span(p.repair_delay)
+            ),
+        ),
+        (
+            "LMS".into(),
+            format!(
+                "{} repliers (downstream link to the closest receiver), request repeat {}, \
+                 heartbeat {}; a replier leaves unanswered a first request (attempt 0) for a \
+                 packet it received as a repair or already answered for the same turning point \
+                 and interface (the authors' ns-2 LMS receiver), repeats are always answered",
+                l.replier.word(),
+                span(l.request_timeout),
+                every(l.heartbeat)
+            ),
+        ),
+        (
+            "LMS adaptive repliers (beyond the seed)".into(),
+            format!(
+                "lms_adaptive runs: every {n} packets received each receiver sends a REFRESH \
+                 with its cost, the losses it detected in those {n} packets (the authors' ns-2 \
+                 LMS_REFRESH, whose loss sampling is off by default); a router remembers the \
+                 last cost per downstream interface and keeps its replier link on the cheapest \
+                 (ties: current link, then closer receiver, then lowest interface), passing a \
+                 cost upstream when its replier refreshed or its link changed. lms_persist: the \
+                 same runs with static repliers. Both lose 5 packets (31st … 71st) on the same \
+                 site, as the SRM adaptive runs do; 'requests' of adaptive runs include REFRESH \
+                 messages, and router state counts the remembered costs",
+                n = l.refresh_packets
+            ),
+        ),
+    ]
+}
 
 pub(super) fn setup(plan: &Plan, runs: usize) -> Setup {
     Setup {
@@ -28,16 +105,13 @@ pub(super) fn setup(plan: &Plan, runs: usize) -> Setup {
             plan.topologies,
             plan.placements
         ),
-        parameters: vec![
-            ("runs".into(), runs.to_string()),
+        parameters: [
+            vec![("runs".into(), runs.to_string()),
             ("messages per run".into(), "40 (adaptive SRM: 80), one every 100 ms".into()),
             ("lost packet".into(), "the 31st original data packet crossing the site (t = 3.0 s)".into()),
-            ("run length".into(), "9 s of simulated time (adaptive SRM: 13 s)".into()),
-            ("SRM".into(), "ns-2 defaults C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every 1 s, distances from session timestamps".into()),
-            ("PGM".into(), "NAK back-off 0 (the seed's runs), NAK repeat 500 ms, NCF-to-RDATA wait 1 s, SPM every 500 ms, no source repair delay; network elements on every router of the tree".into()),
-            ("LMS".into(), "static repliers (downstream link to the closest receiver), request repeat 500 ms, heartbeat every 500 ms; a replier leaves unanswered a first request (attempt 0) for a packet it received as a repair or already answered for the same turning point and interface (the authors' ns-2 LMS receiver), repeats are always answered".into()),
-            ("LMS adaptive repliers (beyond the seed)".into(), "lms_adaptive runs: every 10 packets received each receiver sends a REFRESH with its cost, the losses it detected in those 10 packets (the authors' ns-2 LMS_REFRESH, whose loss sampling is off by default); a router remembers the last cost per downstream interface and keeps its replier link on the cheapest (ties: current link, then closer receiver, then lowest interface), passing a cost upstream when its replier refreshed or its link changed. lms_persist: the same runs with static repliers. Both lose 5 packets (31st … 71st) on the same site, as the SRM adaptive runs do; 'requests' of adaptive runs include REFRESH messages, and router state counts the remembered costs".into()),
-            (
+            ("run length".into(), "9 s of simulated time (adaptive SRM: 13 s)".into())],
+            protocols(),
+            vec![(
                 "beyond the seed".into(),
                 format!(
                     "SRM with 100 receivers on the random graphs; transit–stub graphs of {:?} \
@@ -56,7 +130,8 @@ pub(super) fn setup(plan: &Plan, runs: usize) -> Setup {
                         .collect::<Vec<_>>()
                 ),
             ),
-        ],
+        ]]
+        .concat(),
         choices: vec![
             ("Normalized latency: the receiver's RTT to the source".into(), "2 × the one-way propagation delay of its shortest path plus, per hop, the transmission time of a 40-byte request and a 1064-byte repair at the link's rate (the time a unicast request and repair take on an idle path)".into()),
             ("Min and max latency per point".into(), "the minimum and maximum over every receiver of every run of the point (the mean is the mean of per-run means, with its 95 % CI)".into()),

@@ -2,8 +2,9 @@
 //! source's tree), a scheme, a loss site, and what the run measured.
 
 use core::time::Duration;
-use rmcast_proto::{lms, pgm, srm, Event, GroupId, NodeId, Time};
-use rmcast_sim::registry::{lms_replier_candidates, source_tree, TreeNode};
+use rmcast_proto::deploy::{Layout, MemberDistances};
+use rmcast_proto::{Event, GroupId, NodeId, Time};
+use rmcast_sim::registry::{install_scheme, member_distances, source_tree, tree_routers, TreeNode};
 use rmcast_sim::{
     KindFilter, LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic,
 };
@@ -117,25 +118,11 @@ impl Placement {
     }
 
     /// Distances between members along the simulator's shortest paths (computed once).
-    fn srm_distances(&self) -> &Vec<BTreeMap<NodeId, Duration>> {
+    fn srm_distances(&self) -> &[BTreeMap<NodeId, Duration>] {
         self.srm_dist.get_or_init(|| {
             let mut members = vec![self.source];
             members.extend(&self.receivers);
-            members
-                .iter()
-                .map(|&m| {
-                    let t = source_tree(&self.net, m);
-                    members
-                        .iter()
-                        .filter_map(|&o| {
-                            t.get(o.0 as usize)
-                                .copied()
-                                .flatten()
-                                .map(|n| (o, Duration::from_nanos(n.dist_ns)))
-                        })
-                        .collect()
-                })
-                .collect()
+            member_distances(&self.net, &members)
         })
     }
 }
@@ -191,88 +178,26 @@ pub struct RunOut {
     pub router_state: u64,
 }
 
-/// Build the agents of `scheme` on a fresh simulation of `pl`.
+/// Build the agents of `scheme` on a fresh simulation of `pl`: every member (the source too)
+/// in the data group; PGM network elements and LMS routers on the routers of the source's
+/// tree above a receiver (the only ones NAKs, requests and repairs cross); SRM's topology
+/// variant with every member's distance to every other.
 fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
     let mut sim = Sim::new(pl.net.clone(), seed);
-    let mut members = vec![pl.source];
-    members.extend(&pl.receivers);
-    sim.set_group(G, &members).map_err(|e| e.to_string())?;
-    let err = |e: rmcast_sim::SimError| e.to_string();
+    let mut layout = Layout::new(pl.source, G, &pl.receivers);
+    sim.set_group(G, &layout.members())
+        .map_err(|e| e.to_string())?;
     match scheme {
-        Scheme::Lms | Scheme::LmsAdaptive => {
-            let adaptive = scheme == Scheme::LmsAdaptive;
-            sim.add_agent(
-                pl.source,
-                Box::new(lms::Source::new(lms::SourceConfig::new(pl.source, G))),
-            )
-            .map_err(err)?;
-            for &r in &pl.receivers {
-                let mut c = lms::ReceiverConfig::new(r, pl.source);
-                c.refresh_every = adaptive.then_some(lms::DEFAULT_REFRESH_PACKETS);
-                sim.add_agent(r, Box::new(lms::Receiver::new(c)))
-                    .map_err(err)?;
-            }
-            for (x, cands) in lms_replier_candidates(&pl.net, pl.source, &pl.receivers) {
-                if pl.net.kind(x) != Some(rmcast_sim::NodeKind::Router) {
-                    continue;
-                }
-                let mut c = lms::RouterConfig::new(x, G, lms::choose_replier(&cands));
-                c.adaptive = adaptive;
-                c.candidates = cands;
-                sim.add_router_agent(x, Box::new(lms::Router::new(c)))
-                    .map_err(err)?;
+        Scheme::Srm { topo, .. } => {
+            if topo {
+                layout.distances = MemberDistances::AllPairs(pl.srm_distances());
             }
         }
-        Scheme::Pgm => {
-            sim.add_agent(
-                pl.source,
-                Box::new(pgm::Source::new(pgm::SourceConfig::new(pl.source, G))),
-            )
-            .map_err(err)?;
-            for &r in &pl.receivers {
-                let rng = sim.agent_rng(r, 0);
-                sim.add_agent(
-                    r,
-                    Box::new(pgm::Receiver::new(
-                        pgm::ReceiverConfig::new(r, pl.source),
-                        rng,
-                    )),
-                )
-                .map_err(err)?;
-            }
-            // Network elements on the routers of the source's tree (the only ones NAKs and
-            // RDATA cross).
-            let mut on_tree: Vec<NodeId> = pl
-                .tree_links
-                .iter()
-                .map(|&(_, u, _)| u)
-                .filter(|&u| pl.net.kind(u) == Some(rmcast_sim::NodeKind::Router))
-                .collect();
-            on_tree.sort();
-            on_tree.dedup();
-            for x in on_tree {
-                sim.add_router_agent(
-                    x,
-                    Box::new(pgm::NetworkElement::new(pgm::NeConfig::new(x, G))),
-                )
-                .map_err(err)?;
-            }
-        }
-        Scheme::Srm { adaptive, topo } => {
-            let dists = topo.then(|| pl.srm_distances());
-            for (i, &m) in members.iter().enumerate() {
-                let mut c = srm::Config::new(m, G, pl.source, members.len());
-                c.adaptive = adaptive;
-                if let Some(d) = dists {
-                    c.distances = srm::DistanceSource::Configured(d[i].clone());
-                    c.session_interval = None;
-                }
-                let rng = sim.agent_rng(m, 0);
-                sim.add_agent(m, Box::new(srm::Member::new(c, rng)))
-                    .map_err(err)?;
-            }
+        Scheme::Pgm | Scheme::Lms | Scheme::LmsAdaptive => {
+            layout.routers = tree_routers(&pl.net, pl.source, &pl.receivers, false);
         }
     }
+    install_scheme(&mut sim, scheme, &layout).map_err(|e| e.to_string())?;
     Ok(sim)
 }
 

@@ -1,0 +1,339 @@
+//! Laying out one connection's roles, sans-IO: the pattern [`crate::tree::deploy`] started,
+//! for every family whose set-up depends on where things are.
+//!
+//! A driver describes the connection in a [`Layout`] — plain data: the source, the receivers,
+//! the routers that run the family's router agent (with what lies below each on the source's
+//! tree) and, where a protocol takes them from the topology, distances between members. Each
+//! family's `deploy(&Layout, &Params) -> Deployment` (`pgm::deploy`, `lms::deploy`,
+//! `srm::deploy`; `tree::deploy` over its regions) returns every agent configuration,
+//! router-agent configuration and group the connection needs, with the defaults of
+//! [`crate::spec`]. [`Deploy::roles`] builds the agents from it, drawing each one's seeded RNG
+//! from the driver, and the driver only attaches them.
+//!
+//! What needs the driver's topology (its shortest-path trees: which routers carry the data,
+//! the distance to the closest receiver behind an interface, one-way delays between members)
+//! is computed by the driver and handed over in the layout; nothing here knows a simulator or
+//! a socket.
+
+use crate::rng::AgentRng;
+use crate::{Agent, GroupId, IfaceId, NodeId, RouterAgent};
+use core::time::Duration;
+use std::collections::BTreeMap;
+
+/// Where one connection's roles go.
+#[derive(Debug, Clone)]
+pub struct Layout<'a> {
+    /// The data source.
+    pub source: NodeId,
+    /// The data's multicast group.
+    pub group: GroupId,
+    /// The receivers, in the driver's order.
+    pub receivers: &'a [NodeId],
+    /// The routers that run the family's router agent (PGM network elements, LMS routers),
+    /// in the driver's order; empty where the network does not help.
+    pub routers: Vec<RouterSite>,
+    /// Distances between members from the topology (SRM with `distances = "topology"`).
+    pub distances: MemberDistances<'a>,
+}
+
+impl<'a> Layout<'a> {
+    /// `source` sending to `receivers` on `group`; no routers, no distances.
+    pub fn new(source: NodeId, group: GroupId, receivers: &'a [NodeId]) -> Self {
+        Layout {
+            source,
+            group,
+            receivers,
+            routers: Vec::new(),
+            distances: MemberDistances::Unknown,
+        }
+    }
+
+    /// The members of a many-to-many session: the source, then the receivers.
+    pub fn members(&self) -> Vec<NodeId> {
+        let mut m = Vec::with_capacity(self.receivers.len() + 1);
+        m.push(self.source);
+        m.extend_from_slice(self.receivers);
+        m
+    }
+}
+
+/// A router of the layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouterSite {
+    /// The router.
+    pub node: NodeId,
+    /// Its interfaces leading down the source's tree toward receivers, each with the one-way
+    /// distance to the closest receiver behind it, by interface (LMS's replier candidates;
+    /// empty for a router no receiver is below, and where the family does not need them).
+    pub downstream: Vec<(IfaceId, Duration)>,
+}
+
+impl RouterSite {
+    /// `node`, with nothing known below it.
+    pub fn new(node: NodeId) -> Self {
+        RouterSite {
+            node,
+            downstream: Vec::new(),
+        }
+    }
+}
+
+/// One-way distances between members, from the topology; members in [`Layout::members`]
+/// order (the source first).
+#[derive(Debug, Clone, Copy, Default)]
+pub enum MemberDistances<'a> {
+    /// None: members measure them (SRM's session messages).
+    #[default]
+    Unknown,
+    /// Every member's distance to every other member it reaches.
+    AllPairs(&'a [BTreeMap<NodeId, Duration>]),
+    /// Every member's distance to the source only (`None`: unreachable), which a member
+    /// also assumes for the members it has not measured: what SRM can know at a scale where
+    /// all pairs (and session messages) are quadratic in the group size.
+    ToSource(&'a [Option<Duration>]),
+}
+
+/// A deployment's roles, built: what a driver attaches.
+pub struct Roles {
+    /// Groups to set before the run (group, members): a family's local groups, and SRM's
+    /// data group with the source in it. The data group's receivers are the driver's.
+    pub groups: Vec<(GroupId, Vec<NodeId>)>,
+    /// Host agents, one per node.
+    pub hosts: Vec<(NodeId, Box<dyn Agent>)>,
+    /// Router agents, one per node.
+    pub routers: Vec<(NodeId, Box<dyn RouterAgent>)>,
+}
+
+/// A family's deployment: configurations that build into [`Roles`].
+pub trait Deploy {
+    /// The agents, each drawing its random numbers from `rng(node, stream)` (the driver's
+    /// per-agent seeded stream: 0 for host agents, 1 for router agents).
+    fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles;
+}
+
+/// One role's configuration: the node it goes to and the agent it builds there.
+pub trait Role {
+    /// What it builds: `dyn Agent` or `dyn RouterAgent`.
+    type Agent: ?Sized;
+    /// The node it goes to.
+    fn node(&self) -> NodeId;
+    /// Its agent, drawing randomness (where it needs any) from `rng(node, stream)`.
+    fn build(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Box<Self::Agent>;
+}
+
+/// `impl Role for $cfg`: the node is `cfg.node`, the agent `$build` (with the configuration
+/// bound to `$c` and the driver's RNG function to `$rng`).
+macro_rules! role {
+    ($cfg:ty => dyn $agent:ident, |$c:ident, $rng:ident| $build:expr) => {
+        impl $crate::deploy::Role for $cfg {
+            type Agent = dyn $crate::$agent;
+            fn node(&self) -> $crate::NodeId {
+                self.node
+            }
+            fn build(
+                self,
+                $rng: &mut dyn FnMut($crate::NodeId, u64) -> $crate::rng::AgentRng,
+            ) -> Box<dyn $crate::$agent> {
+                let $c = self;
+                Box::new($build)
+            }
+        }
+    };
+}
+pub(crate) use role;
+
+/// The roles of a one-to-many family the routers help (`pgm`, `lms`): a source, its
+/// receivers and a router agent per router of the layout.
+#[derive(Debug, Clone)]
+pub struct Deployment<S, R, X> {
+    /// The source's configuration.
+    pub source: S,
+    /// Every receiver's configuration, in the layout's order.
+    pub receivers: Vec<R>,
+    /// A router agent's configuration per router of the layout, in its order.
+    pub routers: Vec<X>,
+}
+
+/// A family's configurations from its typed parameters, for [`Deployment::lay_out`].
+pub trait Configs {
+    /// The source's configuration.
+    type Source;
+    /// A receiver's configuration.
+    type Receiver;
+    /// A router agent's configuration.
+    type Router;
+    /// The source at `node` sending to `group`.
+    fn source(&self, node: NodeId, group: GroupId) -> Self::Source;
+    /// A receiver at `node` of `source`'s data.
+    fn receiver(&self, node: NodeId, source: NodeId) -> Self::Receiver;
+    /// The router agent at `site` for `group`.
+    fn router(&self, site: &RouterSite, group: GroupId) -> Self::Router;
+}
+
+impl<S, R, X> Deployment<S, R, X> {
+    /// The source, a receiver at each of the layout's receivers and a router agent at each of
+    /// its routers, configured by `p`.
+    pub fn lay_out<P>(layout: &Layout<'_>, p: &P) -> Self
+    where
+        P: Configs<Source = S, Receiver = R, Router = X>,
+    {
+        Deployment {
+            source: p.source(layout.source, layout.group),
+            receivers: layout
+                .receivers
+                .iter()
+                .map(|&r| p.receiver(r, layout.source))
+                .collect(),
+            routers: layout
+                .routers
+                .iter()
+                .map(|x| p.router(x, layout.group))
+                .collect(),
+        }
+    }
+}
+
+impl<S, R, X> Deploy for Deployment<S, R, X>
+where
+    S: Role<Agent = dyn Agent>,
+    R: Role<Agent = dyn Agent>,
+    X: Role<Agent = dyn RouterAgent>,
+{
+    fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles {
+        let mut roles = Roles::new();
+        roles.host(self.source, rng);
+        for c in self.receivers {
+            roles.host(c, rng);
+        }
+        for c in self.routers {
+            roles.router(c, rng);
+        }
+        roles
+    }
+}
+
+impl Roles {
+    pub(crate) fn new() -> Self {
+        Roles {
+            groups: Vec::new(),
+            hosts: Vec::new(),
+            routers: Vec::new(),
+        }
+    }
+    /// Build the host role `c`.
+    pub(crate) fn host<C: Role<Agent = dyn Agent>>(
+        &mut self,
+        c: C,
+        rng: &mut dyn FnMut(NodeId, u64) -> AgentRng,
+    ) {
+        self.hosts.push(built(c, rng));
+    }
+    /// Build the router role `c`.
+    pub(crate) fn router<C: Role<Agent = dyn RouterAgent>>(
+        &mut self,
+        c: C,
+        rng: &mut dyn FnMut(NodeId, u64) -> AgentRng,
+    ) {
+        self.routers.push(built(c, rng));
+    }
+}
+
+/// Role `c` built, with its node.
+fn built<C: Role>(c: C, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> (NodeId, Box<C::Agent>) {
+    let node = c.node();
+    (node, c.build(rng))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{ms, Defaults};
+    use crate::srm::{DistanceSource, Distances};
+    use crate::{lms, pgm, srm};
+
+    #[test]
+    fn typed_params_read_from_the_spec_rows_are_their_defaults() {
+        assert_eq!(pgm::Params::read(&mut Defaults), Ok(pgm::Params::default()));
+        assert_eq!(lms::Params::read(&mut Defaults), Ok(lms::Params::default()));
+        assert_eq!(srm::Params::read(&mut Defaults), Ok(srm::Params::default()));
+    }
+
+    fn layout(receivers: &[NodeId]) -> Layout<'_> {
+        let mut l = Layout::new(NodeId(0), GroupId(1), receivers);
+        l.routers = vec![
+            RouterSite {
+                node: NodeId(1),
+                downstream: vec![(IfaceId(1), ms(5.0)), (IfaceId(2), ms(3.0))],
+            },
+            RouterSite::new(NodeId(4)),
+        ];
+        l
+    }
+
+    #[test]
+    fn pgm_and_lms_put_a_router_agent_on_every_router_of_the_layout() {
+        let rx = [NodeId(2), NodeId(3)];
+        let l = layout(&rx);
+        let d = lms::deploy(&l, &lms::Params::default());
+        let repliers: Vec<_> = d.routers.iter().map(|r| r.replier).collect();
+        assert_eq!(
+            repliers,
+            [Some(IfaceId(2)), None],
+            "the closest receiver's link"
+        );
+        assert!(d.receivers.iter().all(|r| r.refresh_every.is_none()));
+        let adaptive = lms::Params {
+            replier: lms::Replier::Adaptive,
+            ..lms::Params::default()
+        };
+        let d = lms::deploy(&l, &adaptive);
+        assert!(d.routers.iter().all(|r| r.adaptive));
+        assert!(d.receivers.iter().all(|r| r.refresh_every == Some(10)));
+        let roles =
+            pgm::deploy(&l, &pgm::Params::default()).roles(&mut |n, s| AgentRng::derive(1, n, s));
+        let hosts: Vec<NodeId> = roles.hosts.iter().map(|h| h.0).collect();
+        let routers: Vec<NodeId> = roles.routers.iter().map(|x| x.0).collect();
+        assert_eq!(hosts, [NodeId(0), NodeId(2), NodeId(3)]);
+        assert_eq!(routers, [NodeId(1), NodeId(4)]);
+        assert!(roles.groups.is_empty(), "the data group is the driver's");
+    }
+
+    #[test]
+    fn srm_members_take_their_distances_from_the_layout_only_with_topology_distances() {
+        let rx = [NodeId(2), NodeId(3)];
+        let mut l = layout(&rx);
+        let to = [Some(Duration::ZERO), Some(ms(7.0)), None];
+        l.distances = MemberDistances::ToSource(&to);
+        let d = srm::deploy(&l, &srm::Params::default());
+        assert_eq!(d.group, (GroupId(1), vec![NodeId(0), NodeId(2), NodeId(3)]));
+        assert!(d
+            .members
+            .iter()
+            .all(|c| c.distances == DistanceSource::SessionMessages));
+        let p = srm::Params {
+            distances: Distances::Topology,
+            ..srm::Params::default()
+        };
+        let d = srm::deploy(&l, &p);
+        let known = |i: usize| match &d.members[i].distances {
+            DistanceSource::Configured(m) => m.clone().into_iter().collect::<Vec<_>>(),
+            DistanceSource::SessionMessages => Vec::new(),
+        };
+        let assumed: Vec<Duration> = d.members.iter().map(|c| c.default_distance).collect();
+        assert_eq!(known(0), [(NodeId(0), Duration::ZERO)]);
+        assert_eq!(known(1), [(NodeId(0), ms(7.0))]);
+        assert_eq!(known(2), [(NodeId(0), p.default_distance)], "unreachable");
+        assert_eq!(assumed, [p.default_distance, ms(7.0), p.default_distance]);
+        let all = [
+            BTreeMap::from([(NodeId(2), ms(1.0))]),
+            BTreeMap::new(),
+            BTreeMap::new(),
+        ];
+        l.distances = MemberDistances::AllPairs(&all);
+        let d = srm::deploy(&l, &p);
+        assert_eq!(
+            d.members[0].distances,
+            DistanceSource::Configured(all[0].clone())
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! `lms`'s typed parameters and its roles on a [`Layout`]: the source, a receiver per
+//! receiver, a router agent on every router of the layout with its replier link chosen
+//! among the interfaces leading down to receivers.
+
+use super::{choose_replier, Receiver, ReceiverConfig, Router, RouterConfig, Source, SourceConfig};
+use crate::deploy::{role, Configs, Layout, RouterSite};
+use crate::spec::{lms as spec, ms, period, typed_params};
+use crate::{GroupId, NodeId};
+use core::time::Duration;
+
+pub use crate::spec::lms::Replier;
+
+typed_params! {
+    /// `lms`'s parameters ([`spec::PARAMS`], typed); `Default` is the spec's defaults.
+    Params from spec::PARAMS {
+        /// A receiver repeats a request not answered within this.
+        request_timeout: Duration = ms("request_timeout_ms") or ms(spec::REQUEST_TIMEOUT_MS),
+        /// Interval of the source's heartbeats (`None`: none).
+        heartbeat: Option<Duration> = period("heartbeat_ms") or period(spec::HEARTBEAT_MS),
+        /// How long the source keeps answering after the last data.
+        linger: Duration = ms("linger_ms") or ms(spec::LINGER_MS),
+        /// Static replier links, or adaptive ones moved by REFRESH costs.
+        replier: Replier = choice("replier", Replier::parse) or spec::REPLIER,
+        /// Adaptive repliers: packets between two REFRESH messages of a receiver.
+        refresh_packets: u64 = int("refresh_packets") or spec::REFRESH_PACKETS,
+    }
+}
+
+impl Params {
+    /// Whether routers follow REFRESH costs (and receivers send them).
+    pub fn adaptive(&self) -> bool {
+        self.replier == Replier::Adaptive
+    }
+}
+
+impl Configs for Params {
+    type Source = SourceConfig;
+    type Receiver = ReceiverConfig;
+    type Router = RouterConfig;
+
+    /// The source at `node` sending to `group`.
+    fn source(&self, node: NodeId, group: GroupId) -> SourceConfig {
+        SourceConfig {
+            node,
+            group,
+            session: 0,
+            heartbeat: self.heartbeat,
+            linger: self.linger,
+        }
+    }
+
+    /// A receiver at `node` of `source`'s data (refreshing its cost with adaptive repliers).
+    fn receiver(&self, node: NodeId, source: NodeId) -> ReceiverConfig {
+        ReceiverConfig {
+            node,
+            source,
+            session: 0,
+            request_timeout: self.request_timeout,
+            window: 1 << 16,
+            refresh_every: self.adaptive().then_some(self.refresh_packets),
+        }
+    }
+
+    /// The router agent at `site` for `group`: replier link toward the closest receiver
+    /// below ([`choose_replier`]), following costs with adaptive repliers.
+    fn router(&self, site: &RouterSite, group: GroupId) -> RouterConfig {
+        let mut c = RouterConfig::new(site.node, group, choose_replier(&site.downstream));
+        c.adaptive = self.adaptive();
+        c.candidates = site.downstream.clone();
+        c
+    }
+}
+
+/// Every role of one LMS connection: the source, the receivers, a router agent per router.
+pub type Deployment = crate::deploy::Deployment<SourceConfig, ReceiverConfig, RouterConfig>;
+
+/// LMS on `layout`: the source, its receivers (requests go toward the source), and a router
+/// agent on every router of the layout, its replier link chosen from the site's downstream
+/// interfaces (none: requests pass up). LMS needs no group beyond the data's.
+pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
+    Deployment::lay_out(layout, p)
+}
+
+role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
+role!(ReceiverConfig => dyn Agent, |c, _rng| Receiver::new(c));
+role!(RouterConfig => dyn RouterAgent, |c, _rng| Router::new(c));

@@ -1,0 +1,89 @@
+//! `pgm`'s typed parameters and its roles on a [`Layout`]: the source, a receiver per
+//! receiver, a network element on every router of the layout.
+
+use super::{NeConfig, NetworkElement, Receiver, ReceiverConfig, Source, SourceConfig};
+use crate::deploy::{role, Configs, Layout, RouterSite};
+use crate::spec::{ms, period, pgm as spec, typed_params};
+use crate::{GroupId, NodeId};
+use core::time::Duration;
+
+typed_params! {
+    /// `pgm`'s parameters ([`spec::PARAMS`], typed); `Default` is the spec's defaults.
+    Params from spec::PARAMS {
+        /// Upper bound of a receiver's random NAK back-off.
+        nak_backoff: Duration = ms("nak_backoff_ms") or ms(spec::NAK_BACKOFF_MS),
+        /// A NAK is repeated when no NCF arrives within this.
+        nak_repeat: Duration = ms("nak_repeat_ms") or ms(spec::NAK_REPEAT_MS),
+        /// A NAK is repeated when no RDATA follows its NCF within this.
+        nak_rdata: Duration = ms("nak_rdata_ms") or ms(spec::NAK_RDATA_MS),
+        /// The source's delay before answering NAKs.
+        repair_delay: Duration = ms("repair_delay_ms") or ms(spec::REPAIR_DELAY_MS),
+        /// After answering a NAK the source ignores NAKs for the same packet this long.
+        rdata_holdoff: Duration = ms("rdata_holdoff_ms") or ms(spec::RDATA_HOLDOFF_MS),
+        /// Interval of the source's SPMs (`None`: none).
+        spm_interval: Option<Duration> = period("spm_interval_ms") or period(spec::SPM_INTERVAL_MS),
+        /// How long a network element keeps repair state.
+        state_lifetime: Duration = ms("state_lifetime_ms") or ms(spec::STATE_LIFETIME_MS),
+        /// How long the source keeps answering after the last data.
+        linger: Duration = ms("linger_ms") or ms(spec::LINGER_MS),
+    }
+}
+
+impl Configs for Params {
+    type Source = SourceConfig;
+    type Receiver = ReceiverConfig;
+    type Router = NeConfig;
+
+    /// The source at `node` sending to `group`.
+    fn source(&self, node: NodeId, group: GroupId) -> SourceConfig {
+        SourceConfig {
+            node,
+            group,
+            session: 0,
+            spm_interval: self.spm_interval,
+            repair_delay: self.repair_delay,
+            rdata_holdoff: self.rdata_holdoff,
+            linger: self.linger,
+            txw: None,
+        }
+    }
+
+    /// A receiver at `node` of `source`'s data.
+    fn receiver(&self, node: NodeId, source: NodeId) -> ReceiverConfig {
+        ReceiverConfig {
+            node,
+            source,
+            session: 0,
+            nak_backoff: self.nak_backoff,
+            nak_repeat: self.nak_repeat,
+            nak_rdata: self.nak_rdata,
+            window: 1 << 16,
+        }
+    }
+
+    /// A network element at router `site` for `group`.
+    fn router(&self, site: &RouterSite, group: GroupId) -> NeConfig {
+        NeConfig {
+            node: site.node,
+            group,
+            session: 0,
+            state_lifetime: self.state_lifetime,
+        }
+    }
+}
+
+/// Every role of one PGM connection: the source, the receivers, a network element per router.
+pub type Deployment = crate::deploy::Deployment<SourceConfig, ReceiverConfig, NeConfig>;
+
+/// PGM on `layout`: the source, its receivers (NAKs go to the source), and a network element
+/// on every router of the layout. PGM needs no group beyond the data's.
+pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
+    Deployment::lay_out(layout, p)
+}
+
+role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
+role!(ReceiverConfig => dyn Agent, |c, rng| {
+    let r = rng(c.node, 0);
+    Receiver::new(c, r)
+});
+role!(NeConfig => dyn RouterAgent, |c, _rng| NetworkElement::new(c));
