@@ -75,7 +75,13 @@ pub struct Incoming {
     file: Option<File>,
     force: bool,
     name: String,
+    /// Bytes written, and of those handed to the disk's write-back so far.
+    written: u64,
+    flushing: u64,
 }
+
+/// Written bytes that start the disk's write-back of a growing file.
+const WRITEBACK_EVERY: u64 = 8 << 20;
 
 impl Incoming {
     pub fn create(dir: &Path, name: &str, force: bool, tag: u64) -> std::io::Result<Self> {
@@ -89,6 +95,8 @@ impl Incoming {
             file: Some(file),
             force,
             name: name.to_string(),
+            written: 0,
+            flushing: 0,
         })
     }
 
@@ -97,10 +105,16 @@ impl Incoming {
     }
 
     pub fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
-        match self.file.as_mut() {
-            Some(f) => f.write_all(data),
-            None => Err(std::io::Error::other("file already closed")),
+        let Some(f) = self.file.as_mut() else {
+            return Err(std::io::Error::other("file already closed"));
+        };
+        f.write_all(data)?;
+        self.written += data.len() as u64;
+        if self.written - self.flushing >= WRITEBACK_EVERY {
+            crate::socket::start_writeback(f, self.flushing, self.written - self.flushing);
+            self.flushing = self.written;
         }
+        Ok(())
     }
 
     /// Flush and rename to the target name; re-checks the target first (it may have appeared

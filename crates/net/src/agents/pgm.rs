@@ -88,6 +88,7 @@ impl NetProtocol for Pgm {
         c.nak_backoff = socket_ms("nak_backoff_ms");
         c.nak_repeat = socket_ms("nak_repeat_ms");
         c.nak_rdata = socket_ms("nak_rdata_ms");
+        c.nak_rto_min = Some(socket_ms("nak_rto_min_ms"));
         let rng = AgentRng::derive(u64::from(me.session), node, 1);
         Ok(Some(Received::plain(Box::new(pgm::Receiver::new(c, rng)))))
     }
@@ -124,6 +125,7 @@ mod tests {
             "nak_backoff_ms",
             "nak_repeat_ms",
             "nak_rdata_ms",
+            "nak_rto_min_ms",
             "rdata_holdoff_ms",
         ] {
             assert!(!socket_ms(key).is_zero(), "{key}");

@@ -204,10 +204,17 @@ impl Transfer {
         Ok(())
     }
 
-    /// Hand the agent new messages, only while the pacer could send one now, so the agent's
-    /// timers start when its datagrams actually leave.
+    /// Hand the agent new messages, only while the pacer could send one now and at most one
+    /// send batch per turn, so the agent's timers start when its datagrams actually leave and
+    /// what it answers to feedback (a NAK's NCF and RDATA, a retransmission) waits behind at
+    /// most one batch of new data. Fed without that bound, a protocol with a large window
+    /// (pgm's 65,536-packet transmit window) took everything the producer had read ahead in
+    /// one turn, and its repairs queued behind it: a NAK was answered 21 ms later (median;
+    /// 90 ms at the 90th percentile) on an idle 3-receiver bridge.
     fn feed(&mut self, now: Time) -> Result<(), NetError> {
+        let mut fed = 0usize;
         while !self.source_done
+            && fed < crate::socket::MAX_BATCH
             && self.agent.can_send()
             && self.pending.is_empty()
             && self.pacer.ready_at(now, self.ep.dgram) <= now
@@ -230,6 +237,7 @@ impl Transfer {
             let Some((m, data_bytes)) = self.ready.pop_front() else {
                 continue;
             };
+            fed += 1;
             match self.agent.send(now, m) {
                 Ok(()) if !self.ep.proto.acknowledged() => self.acked += data_bytes,
                 Ok(()) => {

@@ -26,6 +26,8 @@ typed_params! {
         state_lifetime: Duration = ms("state_lifetime_ms") or ms(spec::STATE_LIFETIME_MS),
         /// How long the source keeps answering after the last data.
         linger: Duration = ms("linger_ms") or ms(spec::LINGER_MS),
+        /// Floor of the receivers' adaptive NAK timers (`None`: the fixed timers).
+        nak_rto_min: Option<Duration> = period("nak_rto_min_ms") or period(spec::NAK_RTO_MIN_MS),
     }
 }
 
@@ -58,6 +60,7 @@ impl Configs for Params {
             nak_repeat: self.nak_repeat,
             nak_rdata: self.nak_rdata,
             window: 1 << 16,
+            nak_rto_min: self.nak_rto_min,
         }
     }
 

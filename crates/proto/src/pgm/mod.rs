@@ -9,7 +9,9 @@
 //! * [`Receiver`] detects gaps (ODATA, RDATA, SPM leading edge), waits a random NAK back-off
 //!   uniform in `[0, nak_backoff]` (0 in the seed's runs), unicasts a NAK toward the source,
 //!   repeats it after `nak_repeat` until an NCF arrives, then waits `nak_rdata` for the RDATA
-//!   before starting over. An NCF heard during the back-off suppresses its NAK.
+//!   before starting over. An NCF heard during the back-off suppresses its NAK. With
+//!   [`ReceiverConfig::nak_rto_min`] set (on sockets), both waits follow the measured repair
+//!   round trip instead (see there).
 //! * [`NetworkElement`] is the router agent: the first NAK for a packet creates repair state
 //!   (the interface it came in on), is forwarded upstream, and is confirmed with an NCF down
 //!   that interface; later NAKs add their interface, are confirmed and discarded. RDATA is
@@ -35,6 +37,7 @@ use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
+use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::Originals;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
@@ -268,6 +271,15 @@ pub struct ReceiverConfig {
     pub nak_rdata: Duration,
     /// Packets of receive window beyond the next expected one.
     pub window: usize,
+    /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
+    /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission timeout
+    /// of the repair round trip the receiver measures — from a NAK sent once to the first
+    /// answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`], doubled on each
+    /// expiry until a fresh sample — never below `floor` and never above `nak_repeat` /
+    /// `nak_rdata`, which also stand until the first sample. On a LAN a lost RDATA then costs
+    /// a few round trips instead of `nak_rdata`, and a receiver whose answers come late (it is
+    /// behind, or the source is) measures that and waits longer.
+    pub nak_rto_min: Option<Duration>,
 }
 
 impl ReceiverConfig {
@@ -295,12 +307,26 @@ pub struct Receiver {
     lost: BTreeMap<u64, Phase>,
     timers: TimerSet<u64>,
     out: Outbox,
+    /// With [`ReceiverConfig::nak_rto_min`]: the repair round trip's estimator, and when
+    /// each outstanding loss was first NAKed (and whether it was NAKed again since, which
+    /// makes its answer no sample: Karn's rule).
+    repair: Option<(RttEstimator, BTreeMap<u64, (Time, bool)>)>,
 }
 
 impl Receiver {
     /// A receiver built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
+        let repair = cfg.nak_rto_min.map(|floor| {
+            let rtt = RttEstimator::new(RttConfig {
+                initial_rto: cfg.nak_repeat.min(cfg.nak_rdata),
+                min_rto: floor,
+                max_rto: cfg.nak_repeat.max(cfg.nak_rdata),
+                granularity: Duration::from_micros(1),
+            });
+            (rtt, BTreeMap::new())
+        });
         Receiver {
+            repair,
             window: SeqWindow::new(cfg.window),
             cfg,
             rng,
@@ -331,7 +357,46 @@ impl Receiver {
             self.out.stats.control_sent += 1;
         }
         self.lost.insert(seq, Phase::WaitNcf);
-        self.timers.set(seq, now + self.cfg.nak_repeat);
+        if let Some((_, sent)) = self.repair.as_mut() {
+            sent.entry(seq)
+                .and_modify(|(_, again)| *again = true)
+                .or_insert((now, false));
+        }
+        self.timers.set(seq, now + self.wait(self.cfg.nak_repeat));
+    }
+
+    /// How long to wait for an answer: `fixed`, or the measured timeout within it.
+    fn wait(&self, fixed: Duration) -> Duration {
+        match &self.repair {
+            Some((rtt, _)) => rtt.rto().min(fixed),
+            None => fixed,
+        }
+    }
+
+    /// The first answer (NCF or data) for `seq` arrived: a round-trip sample if it was
+    /// NAKed once; `done` forgets the loss's record (its data arrived).
+    fn answered(&mut self, now: Time, seq: u64, done: bool) {
+        let Some((rtt, sent)) = self.repair.as_mut() else {
+            return;
+        };
+        if let Some((at, again)) = sent.get_mut(&seq) {
+            if !*again {
+                rtt.sample(now.saturating_since(*at));
+                // Later answers for the same NAK (the RDATA after its NCF) are no samples.
+                *again = true;
+            }
+        }
+        if done {
+            sent.remove(&seq);
+        }
+    }
+
+    /// A wait for an answer ran out: the timeout doubles until a fresh sample.
+    fn expired(&mut self) {
+        self.out.stats.timeouts += 1;
+        if let Some((rtt, _)) = self.repair.as_mut() {
+            rtt.on_timeout();
+        }
     }
 
     /// Packets below `next` exist: start recovering those not received. Only inside the
@@ -359,7 +424,9 @@ impl Receiver {
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>) {
         match self.window.insert(seq) {
             Insert::New => {
-                self.lost.remove(&seq);
+                if self.lost.remove(&seq).is_some() {
+                    self.answered(now, seq, true);
+                }
                 self.timers.cancel(seq);
                 self.held.insert(seq, hold(shared, payload));
                 self.learn(now, seq + 1);
@@ -391,7 +458,8 @@ impl Receiver {
                     self.learn(now, seq.saturating_add(1));
                     if let Some(phase) = self.lost.get_mut(&seq) {
                         *phase = Phase::WaitData;
-                        self.timers.set(seq, now + self.cfg.nak_rdata);
+                        self.answered(now, seq, false);
+                        self.timers.set(seq, now + self.wait(self.cfg.nak_rdata));
                     }
                 }
             }
@@ -413,11 +481,11 @@ impl Agent for Receiver {
             match self.lost.get(&seq) {
                 Some(Phase::BackOff) => self.nak(now, seq),
                 Some(Phase::WaitNcf) => {
-                    self.out.stats.timeouts += 1;
+                    self.expired();
                     self.nak(now, seq)
                 }
                 Some(Phase::WaitData) => {
-                    self.out.stats.timeouts += 1;
+                    self.expired();
                     self.backoff(now, seq)
                 }
                 None => {}

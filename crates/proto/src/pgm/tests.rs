@@ -353,3 +353,58 @@ fn receiver_tracks_losses_only_inside_its_window() {
     r.handle_packet(Time::ZERO, NodeId(0), &spm(u64::MAX));
     assert_eq!(losses(&mut r), 1);
 }
+
+#[test]
+fn adaptive_receiver_repeats_after_the_measured_repair_round_trip() {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.nak_rto_min = Some(Duration::from_millis(30));
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    // seq 0 lost: NAK at once; before any sample the fixed 500 ms stand
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"d"));
+    assert!(r.poll_transmit().is_some());
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(500)));
+    // NCF 4 ms later: RTO = 4 + 4·2 = 12 ms, below the 30-ms floor
+    let ncf = pkt(0, wire::Message::Ncf { seq: 0 });
+    r.handle_packet(Time::from_millis(4), NodeId(0), &ncf);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(34)));
+    // the RDATA was lost: NAKed again at 34 ms (not 1,004)
+    r.handle_timeout(Time::from_millis(34));
+    assert!(r.poll_transmit().is_some(), "NAK repeated");
+    assert_eq!(r.stats().timeouts, 1);
+    // the repeated NAK's answer is no sample (Karn); the RDATA completes the loss
+    r.handle_packet(Time::from_millis(300), NodeId(0), &ncf);
+    r.handle_packet(Time::from_millis(301), NodeId(0), &rdata(0, b"a"));
+    assert_eq!(r.stats().delivered, 2);
+    assert_eq!(r.poll_timeout(), None);
+    // the next loss waits the doubled timeout (24 ms), still the floor
+    r.handle_packet(Time::from_millis(400), NodeId(0), &odata(3, b"d"));
+    assert!(r.poll_transmit().is_some());
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(430)));
+}
+
+#[test]
+fn adaptive_waits_never_exceed_the_fixed_timers() {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.nak_rto_min = Some(Duration::from_millis(30));
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"d"));
+    // an answer 800 ms late: RTO 2.4 s, capped by nak_rdata (1 s)
+    let ncf = pkt(0, wire::Message::Ncf { seq: 0 });
+    r.handle_packet(Time::from_millis(800), NodeId(0), &ncf);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(1800)));
+    // and a NAK's wait by nak_repeat (500 ms)
+    r.handle_packet(Time::from_millis(900), NodeId(0), &odata(3, b"d"));
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(1400)));
+}
+
+#[test]
+fn fixed_receiver_keeps_the_seed_s_timers() {
+    let mut r = Receiver::new(
+        ReceiverConfig::new(NodeId(3), NodeId(0)),
+        AgentRng::from_seed(1),
+    );
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"d"));
+    let ncf = pkt(0, wire::Message::Ncf { seq: 0 });
+    r.handle_packet(Time::from_millis(4), NodeId(0), &ncf);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(1004)));
+}
