@@ -310,8 +310,11 @@ pub struct Receiver {
     /// With [`ReceiverConfig::nak_rto_min`]: the repair round trip's estimator, and when
     /// each outstanding loss was first NAKed (and whether it was NAKed again since, which
     /// makes its answer no sample: Karn's rule).
-    repair: Option<(RttEstimator, BTreeMap<u64, (Time, bool)>)>,
+    repair: Option<(RttEstimator, NakedAt)>,
 }
+
+/// When each outstanding loss was first NAKed, and whether it was NAKed again since.
+type NakedAt = BTreeMap<u64, (Time, bool)>;
 
 impl Receiver {
     /// A receiver built from `cfg`, drawing its random delays from `rng`.
