@@ -354,13 +354,20 @@ fn receiver_tracks_losses_only_inside_its_window() {
     assert_eq!(losses(&mut r), 1);
 }
 
+/// A receiver (adaptive NAK timers with floor `nak_rto_min`, or fixed) that has just found
+/// seq 0 lost: ODATA 1 arrived at time 0.
+fn receiver_losing_seq_0(nak_rto_min: Option<Duration>) -> Receiver {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.nak_rto_min = nak_rto_min;
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"d"));
+    r
+}
+
 #[test]
 fn adaptive_receiver_repeats_after_the_measured_repair_round_trip() {
-    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
-    c.nak_rto_min = Some(Duration::from_millis(30));
-    let mut r = Receiver::new(c, AgentRng::from_seed(1));
     // seq 0 lost: NAK at once; before any sample the fixed 500 ms stand
-    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"d"));
+    let mut r = receiver_losing_seq_0(Some(Duration::from_millis(30)));
     assert!(r.poll_transmit().is_some());
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(500)));
     // NCF 4 ms later: RTO = 4 + 4·2 = 12 ms, below the 30-ms floor
@@ -384,10 +391,7 @@ fn adaptive_receiver_repeats_after_the_measured_repair_round_trip() {
 
 #[test]
 fn adaptive_waits_never_exceed_the_fixed_timers() {
-    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
-    c.nak_rto_min = Some(Duration::from_millis(30));
-    let mut r = Receiver::new(c, AgentRng::from_seed(1));
-    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"d"));
+    let mut r = receiver_losing_seq_0(Some(Duration::from_millis(30)));
     // an answer 800 ms late: RTO 2.4 s, capped by nak_rdata (1 s)
     let ncf = pkt(0, wire::Message::Ncf { seq: 0 });
     r.handle_packet(Time::from_millis(800), NodeId(0), &ncf);
@@ -399,11 +403,7 @@ fn adaptive_waits_never_exceed_the_fixed_timers() {
 
 #[test]
 fn fixed_receiver_keeps_the_seed_s_timers() {
-    let mut r = Receiver::new(
-        ReceiverConfig::new(NodeId(3), NodeId(0)),
-        AgentRng::from_seed(1),
-    );
-    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"d"));
+    let mut r = receiver_losing_seq_0(None);
     let ncf = pkt(0, wire::Message::Ncf { seq: 0 });
     r.handle_packet(Time::from_millis(4), NodeId(0), &ncf);
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(1004)));
