@@ -40,7 +40,7 @@ mod sim;
 pub mod topo;
 pub mod unreliable;
 
-pub use loss::{KindFilter, LossModel, LossRule, LossSite};
+pub use loss::{GilbertElliott, KindFilter, LossModel, LossRule, LossSite};
 pub use network::{Backoff, BusConfig, Jitter, LinkConfig, NetError, Network, NodeKind};
 pub use rng::SimRng;
 pub use scheme::Scheme;

@@ -57,19 +57,8 @@ pub enum LossModel {
         /// Loss probability.
         p: f64,
     },
-    /// Two-state Markov chain. In the good state a packet is lost with `loss_good`, in the bad
-    /// state with `loss_bad`; after each matching packet the chain moves good→bad with
-    /// `p_gb` and bad→good with `p_bg`. Starts in the good state.
-    GilbertElliott {
-        /// Good → bad transition probability.
-        p_gb: f64,
-        /// Bad → good transition probability.
-        p_bg: f64,
-        /// Loss probability in the good state.
-        loss_good: f64,
-        /// Loss probability in the bad state.
-        loss_bad: f64,
-    },
+    /// Two-state Markov chain ([`GilbertElliott`]).
+    GilbertElliott(GilbertElliott),
     /// Drop exactly the `k`-th matching packet (1-based) crossing the site, and no other
     /// (seed 003's single-loss runs: `k`-th original data packet on one link).
     DropNth {
@@ -83,28 +72,57 @@ pub enum LossModel {
     },
 }
 
+/// Gilbert–Elliott's two-state Markov chain. In the good state a packet is lost with
+/// `loss_good`, in the bad state with `loss_bad`; after each matching packet the chain moves
+/// good→bad with `p_gb` and bad→good with `p_bg`. Starts in the good state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GilbertElliott {
+    /// Good → bad transition probability.
+    pub p_gb: f64,
+    /// Bad → good transition probability.
+    pub p_bg: f64,
+    /// Loss probability in the good state.
+    pub loss_good: f64,
+    /// Loss probability in the bad state.
+    pub loss_bad: f64,
+}
+
+impl GilbertElliott {
+    /// Whether a packet seen in state `bad` is lost; then the chain's step.
+    #[inline]
+    fn drops(&self, bad: &mut bool, rng: &mut SimRng) -> bool {
+        let (loss, leave) = if *bad {
+            (self.loss_bad, self.p_bg)
+        } else {
+            (self.loss_good, self.p_gb)
+        };
+        let lost = rng.chance(loss);
+        if rng.chance(leave) {
+            *bad = !*bad;
+        }
+        lost
+    }
+}
+
+/// `Ok` for a probability, else the error naming `name`.
+fn probability(name: &str, v: f64) -> Result<(), String> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{name} must be a probability in [0, 1], got {v}"))
+    }
+}
+
 impl LossModel {
     /// Check parameter ranges; the error says what is wrong.
     pub fn validate(&self) -> Result<(), String> {
-        let prob = |name: &str, v: f64| {
-            if (0.0..=1.0).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("{name} must be a probability in [0, 1], got {v}"))
-            }
-        };
-        match *self {
-            LossModel::Bernoulli { p } => prob("p", p),
-            LossModel::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
-                prob("p_gb", p_gb)?;
-                prob("p_bg", p_bg)?;
-                prob("loss_good", loss_good)?;
-                prob("loss_bad", loss_bad)
+        match self {
+            LossModel::Bernoulli { p } => probability("p", *p),
+            LossModel::GilbertElliott(ge) => {
+                probability("p_gb", ge.p_gb)?;
+                probability("p_bg", ge.p_bg)?;
+                probability("loss_good", ge.loss_good)?;
+                probability("loss_bad", ge.loss_bad)
             }
             LossModel::DropNth { k: 0 } => Err("k is 1-based and must be >= 1".into()),
             LossModel::EveryNth { n: 0 } => Err("n must be >= 1".into()),
@@ -159,7 +177,7 @@ impl LossRule {
     pub fn new(site: LossSite, model: LossModel) -> Self {
         let cause = match model {
             LossModel::Bernoulli { .. } => "bernoulli",
-            LossModel::GilbertElliott { .. } => "gilbert_elliott",
+            LossModel::GilbertElliott(_) => "gilbert_elliott",
             LossModel::DropNth { .. } => "drop_nth",
             LossModel::EveryNth { .. } => "every_nth",
         }
@@ -221,19 +239,7 @@ impl LossState {
         self.matched += 1;
         match self.model {
             LossModel::Bernoulli { p } => self.rng.chance(p),
-            LossModel::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
-                let lost = self.rng.chance(if self.bad { loss_bad } else { loss_good });
-                let flip = self.rng.chance(if self.bad { p_bg } else { p_gb });
-                if flip {
-                    self.bad = !self.bad;
-                }
-                lost
-            }
+            LossModel::GilbertElliott(ge) => ge.drops(&mut self.bad, &mut self.rng),
             LossModel::DropNth { k } => self.matched == k,
             LossModel::EveryNth { n } => self.matched.is_multiple_of(n),
         }
@@ -302,12 +308,12 @@ mod tests {
     fn gilbert_elliott_is_bursty() {
         // Good state never loses, bad state always does; mean burst length 1/p_bg = 5.
         let mut s = state(
-            LossModel::GilbertElliott {
+            LossModel::GilbertElliott(GilbertElliott {
                 p_gb: 0.02,
                 p_bg: 0.2,
                 loss_good: 0.0,
                 loss_bad: 1.0,
-            },
+            }),
             KindFilter::All,
         );
         let v: Vec<bool> = (0..200_000).map(|_| s.drops(None, 0)).collect();

@@ -102,18 +102,41 @@ impl Params {
         max: f64,
     ) -> Result<f64, ScenarioError> {
         let v = self.num(key)?.unwrap_or(default);
-        if v.is_finite() && v >= min && v <= max {
-            Ok(v)
-        } else {
-            Err(self.bad(key, &format!("a number in [{min}, {max}], got {v}")))
-        }
+        let ok = v.is_finite() && v >= min && v <= max;
+        self.in_range(key, "a number", (min, max), v, ok)
     }
     /// A required number in [`min`, `max`].
     pub fn req_f64_in(&self, key: &str, min: f64, max: f64) -> Result<f64, ScenarioError> {
-        if !self.has(key) {
-            return Err(self.bad(key, &format!("a number in [{min}, {max}] (required)")));
-        }
+        self.required(key, "a number", (min, max))?;
         self.f64_in(key, 0.0, min, max)
+    }
+    /// `v` if it is `ok`, else the error for `key` expecting `what` in `[min, max]`.
+    fn in_range<T: core::fmt::Display>(
+        &self,
+        key: &str,
+        what: &str,
+        (min, max): (T, T),
+        v: T,
+        ok: bool,
+    ) -> Result<T, ScenarioError> {
+        if ok {
+            Ok(v)
+        } else {
+            Err(self.bad(key, &format!("{what} in [{min}, {max}], got {v}")))
+        }
+    }
+    /// The error for a missing `key` that must be `what` in `[min, max]`.
+    fn required<T: core::fmt::Display>(
+        &self,
+        key: &str,
+        what: &str,
+        (min, max): (T, T),
+    ) -> Result<(), ScenarioError> {
+        if self.has(key) {
+            Ok(())
+        } else {
+            Err(self.bad(key, &format!("{what} in [{min}, {max}] (required)")))
+        }
     }
     /// A non-negative integer, or `None` when absent.
     pub fn opt_u64(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
@@ -132,17 +155,11 @@ impl Params {
         max: u64,
     ) -> Result<u64, ScenarioError> {
         let v = self.opt_u64(key)?.unwrap_or(default);
-        if (min..=max).contains(&v) {
-            Ok(v)
-        } else {
-            Err(self.bad(key, &format!("an integer in [{min}, {max}], got {v}")))
-        }
+        self.in_range(key, "an integer", (min, max), v, (min..=max).contains(&v))
     }
     /// A required integer in [`min`, `max`].
     pub fn req_u64_in(&self, key: &str, min: u64, max: u64) -> Result<u64, ScenarioError> {
-        if !self.has(key) {
-            return Err(self.bad(key, &format!("an integer in [{min}, {max}] (required)")));
-        }
+        self.required(key, "an integer", (min, max))?;
         self.u64_in(key, 0, min, max)
     }
     /// A string, `default` when absent.

@@ -216,7 +216,7 @@ pub(crate) fn spt_distances(
     net: &crate::Network,
     root: NodeId,
 ) -> (crate::routing::Spt, Vec<Option<u64>>) {
-    use crate::network::{Medium, NONE};
+    use crate::network::Medium;
     let spt = crate::routing::Spt::compute(net, root.0);
     let n = net.nodes.len();
     let mut dist: Vec<Option<u64>> = vec![None; n];
@@ -224,21 +224,7 @@ pub(crate) fn spt_distances(
         *d = Some(0);
     }
     for v in 0..n {
-        // Walk up to a node with a known distance, then fill in on the way back.
-        let mut path = Vec::new();
-        let mut x = v as u32;
-        while dist[x as usize].is_none() {
-            let p = spt.parent[x as usize];
-            if p == NONE {
-                break;
-            }
-            path.push(x);
-            x = p;
-        }
-        let Some(mut d) = dist[x as usize] else {
-            continue;
-        };
-        for &c in path.iter().rev() {
+        fill_down(&spt, &mut dist, v, |c, d| {
             let p = spt.parent[c as usize];
             let w = net
                 .ifaces
@@ -248,11 +234,38 @@ pub(crate) fn spt_distances(
                     Medium::Link { link, .. } => net.links[link as usize].cfg.routing_delay_ns(),
                     Medium::Bus { .. } => 0,
                 });
-            d = d.saturating_add(w);
-            dist[c as usize] = Some(d);
-        }
+            d.saturating_add(w)
+        });
     }
     (spt, dist)
+}
+
+/// Give `v` and the nodes above it on `spt` a value in `memo`: walk up from `v` to the
+/// nearest node with a known value, then fill in on the way back, each node's value
+/// `step(node, its parent's value)`. Nothing when no node above `v` has a value.
+fn fill_down<T: Copy>(
+    spt: &crate::routing::Spt,
+    memo: &mut [Option<T>],
+    v: usize,
+    mut step: impl FnMut(u32, T) -> T,
+) {
+    let mut path = Vec::new();
+    let mut x = v as u32;
+    while memo[x as usize].is_none() {
+        let p = spt.parent[x as usize];
+        if p == crate::network::NONE {
+            break;
+        }
+        path.push(x);
+        x = p;
+    }
+    let Some(mut value) = memo[x as usize] else {
+        return;
+    };
+    for &c in path.iter().rev() {
+        value = step(c, value);
+        memo[c as usize] = Some(value);
+    }
 }
 
 /// A scenario's `[protocol]` table as parameter values: each key's value checked against its
@@ -450,21 +463,8 @@ pub fn source_tree(net: &crate::Network, root: NodeId) -> Vec<Option<TreeNode>> 
     }
     for v in 0..net.nodes.len() {
         let Some(d) = dist[v] else { continue };
-        let mut path = Vec::new();
-        let mut x = v as u32;
-        while hops[x as usize].is_none() {
-            let p = spt.parent[x as usize];
-            if p == NONE {
-                break;
-            }
-            path.push(x);
-            x = p;
-        }
-        let mut h = hops[x as usize].unwrap_or(0);
-        for &c in path.iter().rev() {
-            h += 1;
-            hops[c as usize] = Some(h);
-        }
+        // `v` is reachable, so the walk up ends at a node with a hop count (the root's is 0).
+        fill_down(&spt, &mut hops, v, |_, h| h + 1);
         let p = spt.parent[v];
         let up = (p != NONE)
             .then(|| {

@@ -1,15 +1,13 @@
 //! Seed 003's recovery schemes (SRM, PGM, LMS and their variants), named once for the
 //! scale benchmark ([`crate::bench::scale_run`]) and the seed-003 study in `rmcast-repro`.
 
-use rmcast_proto::lms;
-
 /// A seed-003 scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scheme {
     /// LMS with static repliers.
     Lms,
     /// LMS with adaptive repliers (beyond the seed: receivers refresh their cost every
-    /// [`lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest interface).
+    /// [`rmcast_proto::lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest interface).
     LmsAdaptive,
     /// PGM.
     Pgm,
@@ -85,10 +83,5 @@ impl Scheme {
     /// The scheme called `s` (its [`name`](Scheme::name)).
     pub fn parse(s: &str) -> Option<Scheme> {
         Scheme::ALL.into_iter().find(|x| x.name() == s)
-    }
-
-    /// LMS receivers' cost refresh period (adaptive LMS only).
-    pub fn lms_refresh(self) -> Option<u64> {
-        (self == Scheme::LmsAdaptive).then_some(lms::DEFAULT_REFRESH_PACKETS)
     }
 }

@@ -382,11 +382,9 @@ pub fn flat_random(
     seed: u64,
 ) -> Result<Topology, TopoError> {
     check_prob("p", p)?;
-    if n < 2 {
-        return Err(TopoError::Invalid("a random graph needs n >= 2".into()));
-    }
-    let mut rng = SimRng::new(seed, tag::TOPOLOGY, 1, n as u64);
-    flat_graph(n, params, &mut rng, "random", |_, r| r.chance(p))
+    flat_graph(n, params, (seed, 1), ("random", "random"), |_, r| {
+        r.chance(p)
+    })
 }
 
 /// A domain's routers and their points on the plane.
@@ -415,19 +413,24 @@ fn add_domain(
     Ok((ids, pts))
 }
 
-/// `n` routers drawn on the plane and linked where `edge(distance, rng)` says (links
-/// labelled `class`), redrawn until connected; router 0 is the source, every router an
-/// attach point. The flat random and Waxman graphs differ only in `edge`.
+/// `n` (at least 2) routers drawn on the plane and linked where `edge(distance, rng)` says
+/// (links labelled `class`), redrawn until connected; router 0 is the source, every router
+/// an attach point. The flat random and Waxman graphs differ only in `edge`, in the stream
+/// `salt` of the topology's random numbers, and in the `name` an error gives the graph.
 fn flat_graph(
     n: usize,
     params: &PlaneParams,
-    rng: &mut SimRng,
-    class: &str,
+    (seed, salt): (u64, u64),
+    (name, class): (&str, &str),
     edge: impl FnMut(f64, &mut SimRng) -> bool,
 ) -> Result<Topology, TopoError> {
+    if n < 2 {
+        return Err(TopoError::Invalid(format!("a {name} graph needs n >= 2")));
+    }
+    let mut rng = SimRng::new(seed, tag::TOPOLOGY, salt, n as u64);
     let mut net = Network::new();
     let square = ((0.0, 0.0), params.scale);
-    let (ids, _) = add_domain(&mut net, params, rng, n, square, class, edge)?;
+    let (ids, _) = add_domain(&mut net, params, &mut rng, n, square, class, edge)?;
     Ok(Topology {
         net,
         source: ids[0],
@@ -451,12 +454,8 @@ pub fn waxman(
     if !(beta > 0.0 && beta.is_finite()) {
         return Err(TopoError::Invalid(format!("beta must be > 0, got {beta}")));
     }
-    if n < 2 {
-        return Err(TopoError::Invalid("a Waxman graph needs n >= 2".into()));
-    }
     let l = params.scale * std::f64::consts::SQRT_2;
-    let mut rng = SimRng::new(seed, tag::TOPOLOGY, 2, n as u64);
-    flat_graph(n, params, &mut rng, "waxman", |d, r| {
+    flat_graph(n, params, (seed, 2), ("Waxman", "waxman"), |d, r| {
         r.chance(alpha * (-d / (beta * l)).exp())
     })
 }

@@ -11,7 +11,10 @@
 //! function in its module, named in the declaration. Families whose layout is not a plain
 //! field sequence (`tree`: two kinds share one status struct and bitmaps are sized by
 //! another field; `xtp`: every kind opens with the same 12 header bytes, checked before the
-//! kind's own fields) write their codec by hand.
+//! kind's own fields) write their codec by hand, over `Field` codecs of their parts
+//! (`tree::Status`, `xtp::TrafficSpec`, `xtp::Spans`). The body several families share
+//! byte for byte (a `u64` sequence number and the application data) is declared once, in
+//! `messages!`, as `SeqData`.
 
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
@@ -158,6 +161,64 @@ impl<'a, L: List<'a>> Field<'a> for L {
     }
 }
 
+/// A public struct whose wire form is its fields in order, each by its [`Field`] codec: the
+/// struct as written and its own `Field` codec, so a message or a list (see
+/// [`encode_items`], [`decode_items`]) carries it like any field.
+macro_rules! wire_struct {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                pub $field:ident: $ty:ty
+            ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$fmeta])* pub $field: $ty),+
+        }
+
+        impl<'a> $crate::field::Field<'a> for $name {
+            type Value = $name;
+            fn len(v: &$name) -> usize {
+                0 $(+ <$ty as $crate::field::Field<'a>>::len(&v.$field))+
+            }
+            fn write(v: &$name, w: &mut $crate::Writer<'_>) {
+                $(<$ty as $crate::field::Field<'a>>::write(&v.$field, w);)+
+            }
+            fn read(r: &mut $crate::Reader<'a>) -> Result<$name, $crate::DecodeError> {
+                Ok($name {
+                    $($field: <$ty as $crate::field::Field<'a>>::read(r)?),+
+                })
+            }
+        }
+    };
+}
+
+/// Append `items` to `out` in their wire form (a list's items, for its `from_raw`).
+pub(crate) fn encode_items<'a, T: Field<'a, Value = T>>(
+    items: impl IntoIterator<Item = T>,
+    out: &mut Vec<u8>,
+) {
+    for item in items {
+        let at = out.len();
+        out.resize(at + T::len(&item), 0);
+        if let Some(buf) = out.get_mut(at..) {
+            T::write(&item, &mut Writer::new(buf));
+        }
+    }
+}
+
+/// The items of `raw`, `len` bytes each, decoded (a list's raw bytes hold whole items).
+pub(crate) fn decode_items<'a, T: Field<'a, Value = T> + 'a>(
+    raw: &'a [u8],
+    len: usize,
+) -> impl Iterator<Item = T> + 'a {
+    raw.chunks_exact(len)
+        .filter_map(|c| T::read(&mut Reader::new(c)).ok())
+}
+
 /// A public list type that borrows its items' wire bytes: the struct, its `raw`, `len` and
 /// `is_empty`, and its [`List`] codec. `most: MAX => invalid` refuses a count above `MAX`
 /// before the items are read; `checked: f` builds the list with `f(raw)`, the type's own
@@ -254,8 +315,57 @@ macro_rules! field_codec {
 ///     },
 /// }
 /// ```
+///
+/// The body several families share byte for byte, a `u64` sequence number and the
+/// application data (`seq: u64, payload: &'a [u8] as Rest`), is declared once here: a
+/// variant with that body is written `Data = 1 { ..SeqData }`.
 macro_rules! messages {
+    // The declaration as written: its variants are spelled out (`{ ..SeqData }` replaced by
+    // the shared body's fields) one at a time into `[$done]`, then the code is generated.
     (
+        $(#[$kmeta:meta])*
+        $family:ident, data: [$($data:ident),* $(,)?];
+        $(#[$meta:meta])*
+        Message<$lt:lifetime>, validate: $validate:path;
+        $($variants:tt)+
+    ) => {
+        messages! {
+            @spell [$(#[$kmeta])* $family, data: [$($data),*];
+                    $(#[$meta])* Message<$lt>, validate: $validate;]
+            $lt [] $($variants)+
+        }
+    };
+    // A variant with the shared body `SeqData`.
+    (
+        @spell $head:tt $lt:lifetime [$($done:tt)*]
+        $(#[$vmeta:meta])* $name:ident = $value:literal { ..SeqData } $(, $($rest:tt)*)?
+    ) => {
+        messages! {
+            @spell $head $lt [$($done)* $(#[$vmeta])* $name = $value {
+                /// Sequence number.
+                seq: u64,
+                /// The application data.
+                payload: &$lt [u8] as $crate::field::Rest,
+            },]
+            $($($rest)*)?
+        }
+    };
+    // A variant with its own fields.
+    (
+        @spell $head:tt $lt:lifetime [$($done:tt)*]
+        $(#[$vmeta:meta])* $name:ident = $value:literal { $($fields:tt)* } $(, $($rest:tt)*)?
+    ) => {
+        messages! {
+            @spell $head $lt [$($done)* $(#[$vmeta])* $name = $value { $($fields)* },]
+            $($($rest)*)?
+        }
+    };
+    // Every variant spelled out.
+    (@spell [$($head:tt)*] $lt:lifetime [$($done:tt)*]) => {
+        messages! { @generate $($head)* $($done)* }
+    };
+    (
+        @generate
         $(#[$kmeta:meta])*
         $family:ident, data: [$($data:ident),* $(,)?];
         $(#[$meta:meta])*

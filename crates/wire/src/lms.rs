@@ -34,12 +34,7 @@ messages! {
     /// An `lms` message body.
     Message<'a>, validate: validate;
     /// DATA: original data from the source.
-    Data = 1 {
-        /// Sequence number.
-        seq: u64,
-        /// The application data.
-        payload: &'a [u8] as Rest,
-    },
+    Data = 1 { ..SeqData },
     /// REQUEST: a receiver's request for a lost packet, toward the source.
     Request = 2 {
         /// Sequence number of the lost packet.

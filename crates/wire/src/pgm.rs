@@ -15,7 +15,7 @@
 //! path NLA; here the NAK travels as a unicast datagram to the source and network elements on
 //! the way see it, so the header's source node is the NAK's originator.
 
-use crate::field::{Invalid, Rest};
+use crate::field::Invalid;
 
 messages! {
     /// Packet kinds of the `pgm` family.
@@ -23,19 +23,9 @@ messages! {
     /// A `pgm` message body.
     Message<'a>, validate: validate;
     /// ODATA: original data.
-    Odata = 1 {
-        /// Sequence number.
-        seq: u64,
-        /// The application data.
-        payload: &'a [u8] as Rest,
-    },
+    Odata = 1 { ..SeqData },
     /// RDATA: repair data.
-    Rdata = 2 {
-        /// Sequence number of the packet repaired.
-        seq: u64,
-        /// The application data.
-        payload: &'a [u8] as Rest,
-    },
+    Rdata = 2 { ..SeqData },
     /// NAK: a receiver's request for a lost packet.
     Nak = 3 {
         /// Sequence number of the lost packet.

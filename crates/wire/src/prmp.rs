@@ -73,12 +73,7 @@ messages! {
     /// A `prmp` message body.
     Message<'a>, validate: validate;
     /// DATA: a data packet.
-    Data = 1 {
-        /// Sequence number.
-        seq: u64,
-        /// The application data.
-        payload: &'a [u8] as Rest,
-    },
+    Data = 1 { ..SeqData },
     /// POLL: a polling request without data.
     Poll = 2 {
         /// `POLL.TS`: the parent's send time, ns of its clock.

@@ -20,23 +20,24 @@
 //! session message and how long ago (`delay_ns`) it was received, so that member can compute
 //! its distance as (now − echo_ts − delay) / 2.
 
-use crate::field::{Invalid, Rest};
-use crate::Reader;
+use crate::field::{decode_items, encode_items, Invalid, Rest};
 
 /// Length of one SESSION entry.
 pub const SESSION_ENTRY_LEN: usize = 20;
 /// Most entries one SESSION message may carry.
 pub const MAX_SESSION_ENTRIES: usize = 3_000;
 
-/// One SESSION entry: what this member last heard from `node`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SessionEntry {
-    /// The member heard from.
-    pub node: u32,
-    /// The `ts` of its last SESSION message.
-    pub echo_ts: u64,
-    /// How long before this message that one was received, ns.
-    pub delay_ns: u64,
+wire_struct! {
+    /// One SESSION entry: what this member last heard from `node`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct SessionEntry {
+        /// The member heard from.
+        pub node: u32,
+        /// The `ts` of its last SESSION message.
+        pub echo_ts: u64,
+        /// How long before this message that one was received, ns.
+        pub delay_ns: u64,
+    }
 }
 
 /// Refused both ways: more than [`MAX_SESSION_ENTRIES`] entries (on decode, from the count
@@ -58,22 +59,11 @@ impl<'a> SessionEntries<'a> {
     }
     /// Append entries in the wire representation.
     pub fn encode(entries: impl IntoIterator<Item = SessionEntry>, out: &mut Vec<u8>) {
-        for e in entries {
-            out.extend_from_slice(&e.node.to_be_bytes());
-            out.extend_from_slice(&e.echo_ts.to_be_bytes());
-            out.extend_from_slice(&e.delay_ns.to_be_bytes());
-        }
+        encode_items(entries, out);
     }
     /// The entries, decoded.
     pub fn iter(&self) -> impl Iterator<Item = SessionEntry> + 'a {
-        self.raw.chunks_exact(SESSION_ENTRY_LEN).map(|c| {
-            let mut r = Reader::new(c);
-            SessionEntry {
-                node: r.u32().unwrap_or(0),
-                echo_ts: r.u64().unwrap_or(0),
-                delay_ns: r.u64().unwrap_or(0),
-            }
-        })
+        decode_items(self.raw, SESSION_ENTRY_LEN)
     }
 }
 
@@ -83,12 +73,7 @@ messages! {
     /// An `srm` message body.
     Message<'a>, validate: validate;
     /// DATA: original data.
-    Data = 1 {
-        /// Sequence number.
-        seq: u64,
-        /// The application data.
-        payload: &'a [u8] as Rest,
-    },
+    Data = 1 { ..SeqData },
     /// REQUEST: a member's multicast request for a lost packet.
     Request = 2 {
         /// The node whose data stream `seq` belongs to.

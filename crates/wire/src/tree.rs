@@ -35,7 +35,7 @@
 //! bytes and bits beyond `L` are zero. LOCAL DATA is always a repair and carries
 //! [`crate::FLAG_RETRANSMISSION`]; DATA carries it when the source re-multicasts.
 
-use crate::field::{decode_error, encode_error, Invalid};
+use crate::field::{decode_error, encode_error, Field, Invalid};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 packet_kinds! {
@@ -70,6 +70,39 @@ pub struct Status<'a> {
     pub buffer_available: u32,
     /// ⌈L/8⌉ bytes; bit `i` set = block `lw_r + i` received.
     pub lob: &'a [u8],
+}
+
+/// A status body (Type 0 and Type 1): the fixed fields, then the LOB of `⌈L/8⌉` bytes. A
+/// LOB longer than the datagram is refused when read, before anything is sized by L.
+impl<'a> Field<'a> for Status<'a> {
+    type Value = Status<'a>;
+    fn len(s: &Status<'a>) -> usize {
+        STATUS_FIXED + s.lob.len()
+    }
+    fn write(s: &Status<'a>, w: &mut Writer<'_>) {
+        w.u32(s.vc);
+        w.u32(s.id);
+        w.u16(s.k);
+        w.u32(s.l);
+        w.u64(s.lw_r);
+        w.u32(s.buffer_available);
+        w.put(s.lob);
+    }
+    fn read(r: &mut Reader<'a>) -> Result<Status<'a>, DecodeError> {
+        let vc = r.u32()?;
+        let id = r.u32()?;
+        let k = r.u16()?;
+        let l = r.u32()?;
+        Ok(Status {
+            vc,
+            id,
+            k,
+            l,
+            lw_r: r.u64()?,
+            buffer_available: r.u32()?,
+            lob: r.bytes(bitmap_bytes(l))?,
+        })
+    }
 }
 
 /// A `tree` message body.
@@ -163,7 +196,7 @@ impl<'a> Message<'a> {
 
     pub(crate) fn body_len(&self) -> usize {
         match self {
-            Message::Status(s) | Message::LocalStatus(s) => STATUS_FIXED + s.lob.len(),
+            Message::Status(s) | Message::LocalStatus(s) => Status::len(s),
             Message::LocalData { payload, .. } | Message::Data { payload, .. } => {
                 12 + payload.len()
             }
@@ -173,15 +206,7 @@ impl<'a> Message<'a> {
 
     pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
         match self {
-            Message::Status(s) | Message::LocalStatus(s) => {
-                w.u32(s.vc);
-                w.u32(s.id);
-                w.u16(s.k);
-                w.u32(s.l);
-                w.u64(s.lw_r);
-                w.u32(s.buffer_available);
-                w.put(s.lob);
-            }
+            Message::Status(s) | Message::LocalStatus(s) => Status::write(s, w),
             Message::LocalData {
                 lmvci: vc,
                 seq,
@@ -212,46 +237,27 @@ impl<'a> Message<'a> {
         }
     }
 
-    fn read_status(r: &mut Reader<'a>) -> Result<Status<'a>, DecodeError> {
-        let vc = r.u32()?;
-        let id = r.u32()?;
-        let k = r.u16()?;
-        let l = r.u32()?;
-        let lw_r = r.u64()?;
-        let buffer_available = r.u32()?;
-        // A bitmap longer than the datagram is refused here, before anything is sized by L.
-        let lob = r.bytes(bitmap_bytes(l))?;
-        Ok(Status {
-            vc,
-            id,
-            k,
-            l,
-            lw_r,
-            buffer_available,
-            lob,
-        })
-    }
-
     pub(crate) fn read_body(kind: u8, r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        let m = match Kind::from_u8(kind)? {
-            Kind::Status => Message::Status(Self::read_status(r)?),
-            Kind::LocalStatus => Message::LocalStatus(Self::read_status(r)?),
-            Kind::LocalData => {
-                let lmvci = r.u32()?;
+        let kind = Kind::from_u8(kind)?;
+        let m = match kind {
+            Kind::Status => Message::Status(Status::read(r)?),
+            Kind::LocalStatus => Message::LocalStatus(Status::read(r)?),
+            Kind::LocalData | Kind::Data => {
+                let vc = r.u32()?;
                 let seq = r.u64()?;
-                Message::LocalData {
-                    lmvci,
-                    seq,
-                    payload: r.rest(),
-                }
-            }
-            Kind::Data => {
-                let mvci = r.u32()?;
-                let seq = r.u64()?;
-                Message::Data {
-                    mvci,
-                    seq,
-                    payload: r.rest(),
+                let payload = r.rest();
+                if kind == Kind::Data {
+                    Message::Data {
+                        mvci: vc,
+                        seq,
+                        payload,
+                    }
+                } else {
+                    Message::LocalData {
+                        lmvci: vc,
+                        seq,
+                        payload,
+                    }
                 }
             }
             Kind::Assign => {

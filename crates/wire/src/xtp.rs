@@ -54,7 +54,7 @@
 //! retransmission possible (XTP 4.0 puts spans in ECNTL; here CNTL carries them). FASTNAK is
 //! a status a receiver sends on its own the moment it sees a gap.
 
-use crate::field::Field;
+use crate::field::{decode_items, encode_items, Field};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 /// Bytes of the XTP-specific fields after rmcast's common header.
@@ -131,28 +131,32 @@ wire_enum! {
     Selective = 1,
 }
 
-/// The traffic specification a FIRST packet carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TrafficSpec {
-    /// The service asked for.
-    pub service: Service,
-    /// The retransmission scheme.
-    pub retx: Retx,
-    /// Largest data per packet.
-    pub maxdata: u16,
-    /// Rate limit in bytes per second; 0 = no rate control.
-    pub rate: u32,
-    /// Send window in packets.
-    pub window: u32,
+wire_struct! {
+    /// The traffic specification a FIRST packet carries (FIRST's body).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct TrafficSpec {
+        /// The service asked for.
+        pub service: Service,
+        /// The retransmission scheme.
+        pub retx: Retx,
+        /// Largest data per packet.
+        pub maxdata: u16,
+        /// Rate limit in bytes per second; 0 = no rate control.
+        pub rate: u32,
+        /// Send window in packets.
+        pub window: u32,
+    }
 }
 
-/// A half-open range `[left, right)` of packet sequence numbers a receiver holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Span {
-    /// The first sequence number held.
-    pub left: u64,
-    /// The first sequence number after the span.
-    pub right: u64,
+wire_struct! {
+    /// A half-open range `[left, right)` of packet sequence numbers a receiver holds.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Span {
+        /// The first sequence number held.
+        pub left: u64,
+        /// The first sequence number after the span.
+        pub right: u64,
+    }
 }
 
 borrowed_list! {
@@ -202,21 +206,12 @@ impl<'a> Spans<'a> {
 
     /// Append spans in wire form (the caller keeps them valid; the encoder checks).
     pub fn encode(spans: impl IntoIterator<Item = Span>, out: &mut Vec<u8>) {
-        for s in spans {
-            out.extend_from_slice(&s.left.to_be_bytes());
-            out.extend_from_slice(&s.right.to_be_bytes());
-        }
+        encode_items(spans, out);
     }
 
     /// The spans, decoded, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = Span> + 'a {
-        self.raw.chunks_exact(SPAN_LEN).map(|c| {
-            let mut r = Reader::new(c);
-            Span {
-                left: r.u64().unwrap_or(0),
-                right: r.u64().unwrap_or(0),
-            }
-        })
+        decode_items(self.raw, SPAN_LEN)
     }
 }
 
@@ -289,15 +284,23 @@ pub fn push_record(out: &mut Vec<u8>, data: &[u8]) -> Option<()> {
 }
 
 impl<'a> Message<'a> {
-    fn options(&self) -> u16 {
+    /// The 12 XTP header bytes every kind opens with: `seq`, `sync` and `options` (in CNTL
+    /// and FASTNAK `rseq`, `echo` and `options`).
+    fn head(&self) -> (u64, u16, u16) {
         match self {
-            Message::First { options, .. } | Message::Data { options, .. } => *options,
-            Message::Cntl(s) | Message::Fastnak(s) => s.options,
+            Message::First {
+                seq, sync, options, ..
+            }
+            | Message::Data {
+                seq, sync, options, ..
+            } => (*seq, *sync, *options),
+            Message::Cntl(s) | Message::Fastnak(s) => (s.rseq, s.echo, s.options),
         }
     }
 
     pub(crate) fn check(&self) -> Result<(), EncodeError> {
-        if self.options() & !opt::KNOWN != 0 {
+        let (_, _, options) = self.head();
+        if options & !opt::KNOWN != 0 {
             return Err(EncodeError::InvalidField {
                 field: "xtp.options",
                 why: "unknown option bits",
@@ -318,44 +321,21 @@ impl<'a> Message<'a> {
     pub(crate) fn body_len(&self) -> usize {
         XTP_FIELDS_LEN
             + match self {
-                Message::First { .. } => FIRST_BODY_LEN,
+                Message::First { spec, .. } => TrafficSpec::len(spec),
                 Message::Data { payload, .. } => payload.len(),
                 Message::Cntl(s) | Message::Fastnak(s) => 8 + <Spans as Field>::len(&s.spans),
             }
     }
 
     pub(crate) fn write_body(&self, w: &mut Writer<'_>) {
+        let (seq, sync, options) = self.head();
+        w.u64(seq);
+        w.u16(sync);
+        w.u16(options);
         match self {
-            Message::First {
-                seq,
-                sync,
-                options,
-                spec,
-            } => {
-                w.u64(*seq);
-                w.u16(*sync);
-                w.u16(*options);
-                w.u8(spec.service as u8);
-                w.u8(spec.retx as u8);
-                w.u16(spec.maxdata);
-                w.u32(spec.rate);
-                w.u32(spec.window);
-            }
-            Message::Data {
-                seq,
-                sync,
-                options,
-                payload,
-            } => {
-                w.u64(*seq);
-                w.u16(*sync);
-                w.u16(*options);
-                w.put(payload);
-            }
+            Message::First { spec, .. } => TrafficSpec::write(spec, w),
+            Message::Data { payload, .. } => w.put(payload),
             Message::Cntl(s) | Message::Fastnak(s) => {
-                w.u64(s.rseq);
-                w.u16(s.echo);
-                w.u16(s.options);
                 w.u64(s.alloc);
                 <Spans as Field>::write(&s.spans, w);
             }
@@ -371,25 +351,12 @@ impl<'a> Message<'a> {
             return Err(DecodeError::Reserved("xtp options"));
         }
         match kind {
-            Kind::First => {
-                let service = Service::from_u8(r.u8()?)?;
-                let retx = Retx::from_u8(r.u8()?)?;
-                let maxdata = r.u16()?;
-                let rate = r.u32()?;
-                let window = r.u32()?;
-                Ok(Message::First {
-                    seq,
-                    sync,
-                    options,
-                    spec: TrafficSpec {
-                        service,
-                        retx,
-                        maxdata,
-                        rate,
-                        window,
-                    },
-                })
-            }
+            Kind::First => Ok(Message::First {
+                seq,
+                sync,
+                options,
+                spec: TrafficSpec::read(r)?,
+            }),
             Kind::Data => Ok(Message::Data {
                 seq,
                 sync,

@@ -1,7 +1,7 @@
 //! Loss rules: the topology's per-class error rates, then the scenario's `[[loss]]` tables
 //! (a model, a site — links, or nodes' transmit/receive sides — a packet filter, a cause).
 
-use crate::loss::{KindFilter, LossModel, LossRule, LossSite};
+use crate::loss::{GilbertElliott, KindFilter, LossModel, LossRule, LossSite};
 use crate::params::{Params, ScenarioError};
 use crate::sim::Sim;
 use rmcast_proto::{IfaceId, NodeId};
@@ -142,12 +142,12 @@ fn model(lp: &Params) -> Result<LossModel, ScenarioError> {
         "bernoulli" => LossModel::Bernoulli {
             p: lp.req_f64_in("p", 0.0, 1.0)?,
         },
-        "gilbert_elliott" => LossModel::GilbertElliott {
+        "gilbert_elliott" => LossModel::GilbertElliott(GilbertElliott {
             p_gb: lp.req_f64_in("p_gb", 0.0, 1.0)?,
             p_bg: lp.req_f64_in("p_bg", 0.0, 1.0)?,
             loss_good: lp.f64_in("loss_good", 0.0, 0.0, 1.0)?,
             loss_bad: lp.f64_in("loss_bad", 1.0, 0.0, 1.0)?,
-        },
+        }),
         "drop_nth" => LossModel::DropNth {
             k: lp.req_u64_in("k", 1, u64::MAX)?,
         },

@@ -21,12 +21,65 @@ const PLANE_KEYS: [&str; 9] = [
     "seed",
     "placement",
 ];
+/// Every kind with the keys it takes besides [`COMMON`] (the generated graphs also take
+/// [`PLANE_KEYS`]).
+const KINDS: [(&str, &[&str]); 8] = [
+    (
+        "bus",
+        &[
+            "receivers",
+            "bandwidth_bps",
+            "overhead",
+            "min_frame",
+            "backoff",
+            "max_attempts",
+        ],
+    ),
+    (
+        "star",
+        &["children", "class", "bandwidth_bps", "class_loss"],
+    ),
+    (
+        "local_exchanges",
+        &[
+            "rtds_ms",
+            "destinations",
+            "per_exchange",
+            "bandwidth_bps",
+            "access_delay_ms",
+        ],
+    ),
+    (
+        "binary_tree",
+        &["height", "bandwidth_bps", "delay_ms", "source_link"],
+    ),
+    ("flat_random", &["n", "p"]),
+    (
+        "transit_stub",
+        &[
+            "transit_domains",
+            "transit_nodes",
+            "stubs_per_transit",
+            "stub_nodes",
+            "p_transit",
+            "p_stub",
+        ],
+    ),
+    ("waxman", &["n", "alpha", "beta"]),
+    (
+        "edge_list",
+        &[
+            "file",
+            "source",
+            "receiver_ids",
+            "receivers",
+            "delay_ms",
+            "bandwidth_bps",
+        ],
+    ),
+];
 /// Most receivers a generated graph may have.
 const MAX_RECEIVERS: u64 = 10_000_000;
-
-fn keys<'a>(common: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
-    common.iter().chain(extra).copied().collect()
-}
 
 fn topo_err(p: &Params, e: topo::TopoError) -> ScenarioError {
     // `kind` was read successfully before any generator runs.
@@ -68,14 +121,24 @@ pub(super) fn build_topology(
     seed: u64,
 ) -> Result<Topology, ScenarioError> {
     let kind = p.str_or("kind", "")?;
+    let Some((_, extra)) = KINDS.iter().find(|(k, _)| *k == kind) else {
+        let names: Vec<&str> = KINDS.iter().map(|(k, _)| *k).collect();
+        return Err(p.bad("kind", &format!("one of {}", names.join(", "))));
+    };
+    let plane_kind = matches!(kind.as_str(), "flat_random" | "waxman" | "transit_stub");
+    let mut allowed = COMMON.to_vec();
+    if plane_kind {
+        allowed.extend(PLANE_KEYS);
+    }
+    allowed.extend(*extra);
+    p.check_keys(&allowed)?;
     let mut t = match kind.as_str() {
         "bus" => bus(p)?,
         "star" => star(p)?,
         "local_exchanges" => local_exchanges(p)?,
         "binary_tree" => binary_tree(p)?,
-        "flat_random" | "waxman" | "transit_stub" => plane_graph(p, &kind, seed)?,
         "edge_list" => edge_list(sc, p)?,
-                _ => return Err(p.bad("kind", "one of bus, star, local_exchanges, binary_tree, flat_random, transit_stub, waxman, edge_list")),
+        _ => plane_graph(p, &kind, seed)?,
     };
     if let Some(q) = p.opt_u64("queue")? {
         t.net.set_link_queues(q as usize);
@@ -85,17 +148,6 @@ pub(super) fn build_topology(
 
 fn bus(p: &Params) -> Result<Topology, ScenarioError> {
     Ok({
-        p.check_keys(&keys(
-            &COMMON,
-            &[
-                "receivers",
-                "bandwidth_bps",
-                "overhead",
-                "min_frame",
-                "backoff",
-                "max_attempts",
-            ],
-        ))?;
         let backoff = match p.str_or("backoff", "inclusive")?.as_str() {
             "inclusive" => Backoff::Exponential { inclusive: true },
             "exclusive" => Backoff::Exponential { inclusive: false },
@@ -122,10 +174,6 @@ fn bus(p: &Params) -> Result<Topology, ScenarioError> {
 
 fn star(p: &Params) -> Result<Topology, ScenarioError> {
     Ok({
-        p.check_keys(&keys(
-            &COMMON,
-            &["children", "class", "bandwidth_bps", "class_loss"],
-        ))?;
         let class = LinkClass::parse(&p.str_or("class", "lan")?)
             .ok_or_else(|| p.bad("class", "\"lan\", \"interlan\", \"wan\" or \"hybrid\""))?;
         let mut t = topo::star(
@@ -146,16 +194,6 @@ fn star(p: &Params) -> Result<Topology, ScenarioError> {
 
 fn local_exchanges(p: &Params) -> Result<Topology, ScenarioError> {
     Ok({
-        p.check_keys(&keys(
-            &COMMON,
-            &[
-                "rtds_ms",
-                "destinations",
-                "per_exchange",
-                "bandwidth_bps",
-                "access_delay_ms",
-            ],
-        ))?;
         let rtds: Vec<Duration> = p
             .num_list("rtds_ms")?
             .unwrap_or_else(|| vec![10.0, 25.0, 30.0, 40.0, 50.0, 60.0])
@@ -187,10 +225,6 @@ fn local_exchanges(p: &Params) -> Result<Topology, ScenarioError> {
 
 fn binary_tree(p: &Params) -> Result<Topology, ScenarioError> {
     Ok({
-        p.check_keys(&keys(
-            &COMMON,
-            &["height", "bandwidth_bps", "delay_ms", "source_link"],
-        ))?;
         let link = LinkConfig::new(
             p.u64_in("bandwidth_bps", 1_500_000, 0, u64::MAX / 8_000_000_000)?,
             ms_dur(p.f64_in("delay_ms", 10.0, 0.0, 1e6)?),
@@ -207,21 +241,6 @@ fn binary_tree(p: &Params) -> Result<Topology, ScenarioError> {
 
 fn plane_graph(p: &Params, kind: &str, seed: u64) -> Result<Topology, ScenarioError> {
     Ok({
-        let extra: &[&str] = match kind {
-            "flat_random" => &["n", "p"],
-            "waxman" => &["n", "alpha", "beta"],
-            _ => &[
-                "transit_domains",
-                "transit_nodes",
-                "stubs_per_transit",
-                "stub_nodes",
-                "p_transit",
-                "p_stub",
-            ],
-        };
-        let mut k = keys(&COMMON, &PLANE_KEYS);
-        k.extend_from_slice(extra);
-        p.check_keys(&k)?;
         let pl = plane(p)?;
         let gseed = p.u64_in("seed", 1, 0, u64::MAX)?;
         let mut t = match kind {
@@ -279,17 +298,6 @@ fn plane_graph(p: &Params, kind: &str, seed: u64) -> Result<Topology, ScenarioEr
 
 fn edge_list(sc: &Scenario, p: &Params) -> Result<Topology, ScenarioError> {
     Ok({
-        p.check_keys(&keys(
-            &COMMON,
-            &[
-                "file",
-                "source",
-                "receiver_ids",
-                "receivers",
-                "delay_ms",
-                "bandwidth_bps",
-            ],
-        ))?;
         let f = p.str_or("file", "")?;
         if f.is_empty() {
             return Err(p.bad(

@@ -81,7 +81,7 @@ proptest! {
 fn prmp_invariants_classes_and_child_lists() {
     let env = Envelope::default();
     let empty = prmp::ChildList::from_raw(&[]).unwrap();
-    let bad = [
+    let mut bad = vec![
         Message::Prmp(prmp::Message::DataPoll {
             seq: 5,
             ts: 0,
@@ -94,28 +94,18 @@ fn prmp_invariants_classes_and_child_lists() {
             seq: 1,
             cld: empty,
         }),
-        Message::Prmp(prmp::Message::Resp {
-            ts: 0,
-            seq: 0,
-            le: 9,
-            hr: 5,
-            bitmap: &[],
-        }),
-        Message::Prmp(prmp::Message::Resp {
-            ts: 0,
-            seq: 0,
-            le: 0,
-            hr: 7,
-            bitmap: &[0, 0],
-        }),
-        Message::Prmp(prmp::Message::Resp {
-            ts: 0,
-            seq: 0,
-            le: 0,
-            hr: 8,
-            bitmap: &[0],
-        }),
     ];
+    // RESPs whose edges are inverted, or whose bitmap is too long or too short for them.
+    let bad_resps: [(u64, u64, &[u8]); 3] = [(9, 5, &[]), (0, 7, &[0, 0]), (0, 8, &[0])];
+    bad.extend(bad_resps.map(|(le, hr, bitmap)| {
+        Message::Prmp(prmp::Message::Resp {
+            ts: 0,
+            seq: 0,
+            le,
+            hr,
+            bitmap,
+        })
+    }));
     assert_encode_refuses(env, &bad);
     assert!(prmp::ChildList::from_raw(&[0, 0, 1]).is_none());
     let mut raw = Vec::new();

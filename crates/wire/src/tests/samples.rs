@@ -86,22 +86,8 @@ pub(super) fn samples() -> Vec<(Envelope, Message<'static>)> {
                 payload: P,
             }),
         ),
-        (
-            env,
-            Message::Rra(rra::Message::Ack {
-                cum: 40,
-                upto: 57,
-                bitmap: &[0x5a, 0x01, 0x01],
-            }),
-        ),
-        (
-            env,
-            Message::Rra(rra::Message::Ack {
-                cum: 40,
-                upto: 39,
-                bitmap: &[],
-            }),
-        ),
+        (env, rra_ack(57, &[0x5a, 0x01, 0x01])),
+        (env, rra_ack(39, &[])),
         (env, Message::Rra(rra::Message::Poll { upto: 9, low: 2 })),
         (
             env,
@@ -174,26 +160,8 @@ pub(super) fn samples() -> Vec<(Envelope, Message<'static>)> {
                 payload: P,
             }),
         ),
-        (
-            env,
-            Message::Prmp(prmp::Message::Resp {
-                ts: 5_000,
-                seq: 80,
-                le: 70,
-                hr: 90,
-                bitmap: &[0xf0, 0x0f, 0x01],
-            }),
-        ),
-        (
-            env,
-            Message::Prmp(prmp::Message::Resp {
-                ts: 5_000,
-                seq: 80,
-                le: 0,
-                hr: prmp::NO_HR,
-                bitmap: &[],
-            }),
-        ),
+        (env, prmp_resp((70, 90), &[0xf0, 0x0f, 0x01])),
+        (env, prmp_resp((0, prmp::NO_HR), &[])),
         (
             env,
             Message::Xtp(xtp::Message::First {
@@ -357,6 +325,26 @@ pub(super) fn samples() -> Vec<(Envelope, Message<'static>)> {
         ),
         (env, Message::Session(session::Message::End { outcomes })),
     ]
+}
+
+/// An RRA ACK of a receiver holding everything below 40, reporting up to `upto`.
+fn rra_ack(upto: u64, bitmap: &'static [u8]) -> Message<'static> {
+    Message::Rra(rra::Message::Ack {
+        cum: 40,
+        upto,
+        bitmap,
+    })
+}
+
+/// A PRMP RESP to the poll sent at 5,000 ns with `HS` 80, reporting the window `le ..= hr`.
+fn prmp_resp((le, hr): (u64, u64), bitmap: &'static [u8]) -> Message<'static> {
+    Message::Prmp(prmp::Message::Resp {
+        ts: 5_000,
+        seq: 80,
+        le,
+        hr,
+        bitmap,
+    })
 }
 
 /// The kinds that carry application data (the families' module docs); every other kind is
