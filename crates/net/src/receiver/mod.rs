@@ -169,30 +169,33 @@ pub struct RecvReport {
     pub success: bool,
 }
 
-/// Failure reasons a receiver reports to the sender.
-pub mod reason {
-    /// No failure.
-    pub const NONE: u8 = 0;
-    /// A file's digest did not match.
-    pub const DIGEST: u8 = 1;
-    /// A file name was refused, or the target exists.
-    pub const REFUSED_NAME: u8 = 2;
-    /// A file could not be written.
-    pub const WRITE: u8 = 3;
-    /// The application data did not decode.
-    pub const MALFORMED: u8 = 4;
+/// Declares each failure reason a receiver reports to the sender once: its code (a constant
+/// in [`reason`], documented by its text) and its text ([`reason_text`]).
+macro_rules! reasons {
+    ($($name:ident = $code:literal: $text:literal,)*) => {
+        /// Failure reasons a receiver reports to the sender (a REPORT's reason code).
+        pub mod reason {
+            $(#[doc = $text] pub const $name: u8 = $code;)*
+        }
+
+        /// Text for a reason code (an unknown code is unspecified).
+        pub fn reason_text(r: u8) -> &'static str {
+            match r {
+                $(reason::$name => $text,)*
+                _ => "unspecified",
+            }
+        }
+    };
 }
 
-/// Text for a reason code.
-pub fn reason_text(r: u8) -> &'static str {
-    match r {
-        reason::DIGEST => "digest mismatch",
-        reason::REFUSED_NAME => "file name refused or target exists",
-        reason::WRITE => "could not write the file",
-        reason::MALFORMED => "malformed application data",
-        _ => "unspecified",
-    }
+reasons! {
+    NONE = 0: "unspecified",
+    DIGEST = 1: "digest mismatch",
+    REFUSED_NAME = 2: "file name refused or target exists",
+    WRITE = 3: "could not write the file",
+    MALFORMED = 4: "malformed application data",
 }
+
 /// A receiver whose datagrams come from the caller instead of its sockets: the fuzz target
 /// `receiver` (`crates/net/fuzz`) drives the receive path with it — authentication, the
 /// header, the session layer's checks, the agent's `handle_packet`, then one turn of the
