@@ -148,16 +148,7 @@ fn check_exits_1_when_a_claim_fails_and_the_report_explains_it() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/repro/demo/claims.toml"),
     )
     .unwrap();
-    let extra = r#"
-[[claim]]
-id = "demo.bus.impossible"
-source = "test"
-statement = "a message to one receiver takes less than d + a"
-scenario = "rmcast_sim bus, 1 receiver"
-measure = "bus.r1.latency_min"
-predicate = { kind = "at_most", of = 12000 }
-explain_fail = "it cannot: the data and the ACK frame alone take 12656 bit times"
-"#;
+    let extra = include_str!("data/impossible_claim.toml");
     std::fs::write(claims_dir.join("demo/claims.toml"), builtin + extra).unwrap();
     let out_dir = dir.join("report");
     let claims = claims_dir.to_str().unwrap();

@@ -5,6 +5,7 @@ use rmcast_proto::Time;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy)]
+/// The endpoint's clock: the instant it started, and [`Time`] since.
 pub struct Clock {
     start: Instant,
 }
@@ -16,6 +17,7 @@ impl Default for Clock {
 }
 
 impl Clock {
+    /// A clock starting now.
     pub fn new() -> Self {
         Clock {
             start: Instant::now(),

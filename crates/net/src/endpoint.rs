@@ -15,8 +15,11 @@ pub const RECV_BUF: usize = 65_536;
 /// Counters of what the driver (not the agent) saw.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DriverStats {
+    /// Datagrams handed to the socket.
     pub datagrams_sent: u64,
+    /// Bytes of those, sealing included.
     pub bytes_sent: u64,
+    /// Datagrams read from the sockets.
     pub datagrams_received: u64,
     /// Datagrams refused by authentication or decryption (bad tag, replay, too short).
     pub rejected_auth: u64,
@@ -53,6 +56,7 @@ pub struct DriverStats {
 }
 
 impl DriverStats {
+    /// Datagrams refused for any reason (authentication, malformed, strangers, ANNOUNCEs).
     pub fn rejected(&self) -> u64 {
         self.rejected_auth
             + self.rejected_malformed
@@ -69,6 +73,7 @@ pub struct Wire {
     scratch: Vec<u8>,
     /// One sealing buffer per datagram of a batch.
     batch: Vec<Vec<u8>>,
+    /// What it counted.
     pub stats: DriverStats,
     /// Set when unsealed packets look like they carry an authentication trailer.
     pub looks_sealed: bool,
@@ -77,12 +82,16 @@ pub struct Wire {
 /// Outcome of sending one datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sent {
+    /// Handed to the socket.
     Sent,
+    /// Dropped by injected loss.
     Dropped,
+    /// The socket's send buffer is full: try again when it is writable.
     WouldBlock,
 }
 
 impl Wire {
+    /// Sealing with `keys` (none: plain datagrams) and loss injected as `loss` says.
     pub fn new(keys: Option<Keys>, loss: LossConfig) -> Self {
         Wire {
             sealer: keys.map(|k| Sealer::new(k, crate::secure::unix_micros())),

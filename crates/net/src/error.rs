@@ -21,16 +21,20 @@ pub enum NetError {
     /// An I/O error while the transfer ran.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done.
         context: String,
         #[source]
+        /// The error it met.
         source: io::Error,
     },
 }
 
 impl NetError {
+    /// A [`NetError::Setup`] saying `msg`.
     pub fn setup(msg: impl Into<String>) -> Self {
         NetError::Setup(msg.into())
     }
+    /// A [`NetError::Io`] met while doing `context`.
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
         NetError::Io {
             context: context.into(),

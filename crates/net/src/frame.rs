@@ -18,21 +18,34 @@ pub const DATA_OVERHEAD: usize = 1;
 pub const MAX_NAME: usize = crate::outdir::MAX_NAME;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// One application message, decoded (names and data borrow the message).
 pub enum Frame<'a> {
+    /// A file begins.
     File {
+        /// Its length, bytes.
         size: u64,
+        /// Its BLAKE3 digest.
         digest: [u8; 32],
+        /// Its name (one path component).
         name: &'a str,
     },
+    /// The next bytes of the current file or stream.
     Data(&'a [u8]),
+    /// A stream of unknown length begins.
     Stream {
+        /// Its name.
         name: &'a str,
     },
+    /// The stream ended.
     EndOfStream {
+        /// Its length, bytes.
         size: u64,
+        /// Its BLAKE3 digest.
         digest: [u8; 32],
     },
+    /// Nothing follows.
     Finish {
+        /// Files sent in the session.
         files: u32,
     },
 }
@@ -72,6 +85,7 @@ fn name_at(r: &[u8], at: usize) -> Result<&str, FrameError> {
 }
 
 impl Frame<'_> {
+    /// The message's bytes.
     pub fn encode(&self) -> Bytes {
         let mut b = BytesMut::new();
         match self {
@@ -105,6 +119,7 @@ impl Frame<'_> {
         b.freeze()
     }
 
+    /// The message `m`, or why it is malformed.
     pub fn decode(m: &[u8]) -> Result<Frame<'_>, FrameError> {
         let (&t, rest) = m.split_first().ok_or(FrameError("empty"))?;
         let u64_at = |r: &[u8], at: usize| array_at(r, at, "truncated").map(u64::from_be_bytes);

@@ -21,6 +21,7 @@
 // Nothing from the network may panic the driver: no `unwrap`/`expect`, no indexing or
 // slicing that can go out of bounds (tests may; see clippy.toml).
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![warn(missing_docs)]
 
 pub mod agents;
 pub mod clock;

@@ -23,11 +23,14 @@ pub struct LossConfig {
     pub rate: f64,
     /// Drop every N-th packet (N ≥ 1); `None` for off.
     pub one_in: Option<u64>,
+    /// Whether it drops what is sent or what is received.
     pub direction: Direction,
+    /// Seed of the random drops.
     pub seed: u64,
 }
 
 impl LossConfig {
+    /// Whether it drops nothing.
     pub fn is_off(&self) -> bool {
         self.rate <= 0.0 && self.one_in.is_none()
     }
@@ -39,10 +42,12 @@ pub struct Injector {
     cfg: LossConfig,
     rng: AgentRng,
     seen: u64,
+    /// Packets it dropped.
     pub dropped: u64,
 }
 
 impl Injector {
+    /// An injector for `cfg`.
     pub fn new(cfg: LossConfig) -> Self {
         let rng = AgentRng::from_seed(cfg.seed);
         Injector {

@@ -291,6 +291,42 @@ mod tests {
     use std::net::{SocketAddr, UdpSocket};
     use std::time::Duration;
 
+    /// On `host` (the calling thread enters it): a blocking socket joined to `group` on the
+    /// bridge's interface, whose reads time out after `timeout`.
+    fn joined(seg: &Segment, host: usize, group: SocketAddr, timeout: Duration) -> UdpSocket {
+        seg.enter(host).unwrap();
+        let mut o = crate::socket::SocketOpts::new(group);
+        o.interface = Some(IFACE.into());
+        let s = crate::socket::group_socket(&o).unwrap();
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(timeout)).unwrap();
+        s
+    }
+
+    /// `data` multicast to `group` from host 0 (on a thread of its own, which enters it)
+    /// `times` times, `gap` apart; returns when the last is sent.
+    fn multicast_from_host_0(
+        seg: &std::sync::Arc<Segment>,
+        group: SocketAddr,
+        data: Vec<u8>,
+        times: usize,
+        gap: Duration,
+    ) {
+        let s0 = seg.clone();
+        let addr0 = seg.addr(0);
+        std::thread::spawn(move || {
+            s0.enter(0).unwrap();
+            let s = UdpSocket::bind((addr0, 0)).unwrap();
+            s.set_multicast_ttl_v4(1).unwrap();
+            for _ in 0..times {
+                s.send_to(&data, group).unwrap();
+                std::thread::sleep(gap);
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
     /// A datagram multicast on host 0 reaches a socket joined on host 2 across the bridge.
     #[test]
     fn multicast_crosses_the_bridge() {
@@ -303,34 +339,23 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let s2 = seg.clone();
         let recv = std::thread::spawn(move || {
-            s2.enter(2).unwrap();
-            let mut o = crate::socket::SocketOpts::new(group);
-            o.interface = Some(IFACE.into());
-            let s = crate::socket::group_socket(&o).unwrap();
-            s.set_nonblocking(false).unwrap();
-            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let s = joined(&s2, 2, group, Duration::from_secs(5));
             tx.send(()).unwrap();
             let mut buf = [0u8; 64];
             let (n, from) = s.recv_from(&mut buf).unwrap();
             (buf[..n].to_vec(), from)
         });
         rx.recv().unwrap();
-        let s0 = seg.clone();
-        let addr0 = seg.addr(0);
-        std::thread::spawn(move || {
-            s0.enter(0).unwrap();
-            let s = UdpSocket::bind((addr0, 0)).unwrap();
-            s.set_multicast_ttl_v4(1).unwrap();
-            for _ in 0..5 {
-                s.send_to(b"across", group).unwrap();
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        })
-        .join()
-        .unwrap();
+        multicast_from_host_0(
+            &seg,
+            group,
+            b"across".to_vec(),
+            5,
+            Duration::from_millis(50),
+        );
         let (got, from) = recv.join().unwrap();
         assert_eq!(got, b"across");
-        assert_eq!(from.ip(), std::net::IpAddr::V4(addr0));
+        assert_eq!(from.ip(), std::net::IpAddr::V4(seg.addr(0)));
     }
 
     /// Frames, not datagrams, are dropped: with 20 % frame loss a 1,000-byte datagram (one
@@ -353,13 +378,7 @@ mod tests {
             let (tx, rx) = std::sync::mpsc::channel();
             let s1 = seg.clone();
             let recv = std::thread::spawn(move || {
-                s1.enter(1).unwrap();
-                let mut o = crate::socket::SocketOpts::new(group);
-                o.interface = Some(IFACE.into());
-                let s = crate::socket::group_socket(&o).unwrap();
-                s.set_nonblocking(false).unwrap();
-                s.set_read_timeout(Some(Duration::from_millis(700)))
-                    .unwrap();
+                let s = joined(&s1, 1, group, Duration::from_millis(700));
                 tx.send(()).unwrap();
                 let mut buf = vec![0u8; 9000];
                 let mut n = 0;
@@ -369,20 +388,7 @@ mod tests {
                 n
             });
             rx.recv().unwrap();
-            let s0 = seg.clone();
-            let addr0 = seg.addr(0);
-            std::thread::spawn(move || {
-                s0.enter(0).unwrap();
-                let s = UdpSocket::bind((addr0, 0)).unwrap();
-                s.set_multicast_ttl_v4(1).unwrap();
-                let data = vec![7u8; size];
-                for _ in 0..400 {
-                    s.send_to(&data, group).unwrap();
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            })
-            .join()
-            .unwrap();
+            multicast_from_host_0(&seg, group, vec![7u8; size], 400, Duration::from_millis(1));
             got.push(recv.join().unwrap());
         }
         let (small, large) = (got[0], got[1]);

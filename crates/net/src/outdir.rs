@@ -17,18 +17,25 @@ pub const MAX_NAME: usize = NAME_MAX - TEMP_EXTRA;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     #[error("empty name")]
+    /// The name is empty.
     Empty,
     #[error("{0} bytes long; names are at most {MAX_NAME} bytes (the receiver's temporary name adds {TEMP_EXTRA} to the {NAME_MAX} a file system allows)")]
+    /// The name is longer than [`MAX_NAME`] bytes (its length).
     TooLong(usize),
     #[error("absolute path")]
+    /// The name is an absolute path.
     Absolute,
     #[error("contains `..`, `.`, a path separator or a control character")]
+    /// The name would leave the output directory or is not printable.
     Traversal,
     #[error("the target is a symbolic link")]
+    /// The target is a symbolic link.
     Symlink,
     #[error("the target exists (use --force to overwrite)")]
+    /// The target exists and overwriting was not allowed.
     Exists,
     #[error("the target is not a regular file")]
+    /// The target is not a regular file.
     NotAFile,
 }
 
@@ -84,6 +91,7 @@ pub struct Incoming {
 const WRITEBACK_EVERY: u64 = 8 << 20;
 
 impl Incoming {
+    /// Start receiving `name` into `dir` (overwriting only with `force`), under a temporary name unique to `tag`.
     pub fn create(dir: &Path, name: &str, force: bool, tag: u64) -> std::io::Result<Self> {
         let target = check_target(dir, name, force)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
@@ -100,10 +108,12 @@ impl Incoming {
         })
     }
 
+    /// The file's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// Append `data`.
     pub fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
         let Some(f) = self.file.as_mut() else {
             return Err(std::io::Error::other("file already closed"));

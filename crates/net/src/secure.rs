@@ -55,10 +55,13 @@ pub fn fresh(counter: u64, now_us: u64, window: std::time::Duration) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Reject {
     #[error("too short to carry a header and trailer")]
+    /// Too short to carry a header and the trailer.
     Short,
     #[error("authentication failed")]
+    /// The authentication tag does not match.
     BadTag,
     #[error("replayed or too old")]
+    /// Replayed, or sealed too long ago.
     Replay,
 }
 
@@ -67,6 +70,7 @@ pub enum Reject {
 pub struct Keys {
     auth: [u8; 32],
     enc: [u8; 32],
+    /// Encrypt payloads besides authenticating them (`--encrypt`).
     pub encrypt: bool,
 }
 
@@ -248,6 +252,7 @@ impl Sealer {
         self.last_opened
     }
 
+    /// Whether it encrypts payloads.
     pub fn encrypts(&self) -> bool {
         self.keys.encrypt
     }

@@ -37,6 +37,7 @@ pub fn start_writeback(_file: &std::fs::File, _offset: u64, _len: u64) {}
 /// Multicast socket options shared by senders and receivers.
 #[derive(Debug, Clone)]
 pub struct SocketOpts {
+    /// The multicast group and port.
     pub group: SocketAddr,
     /// Interface name (`eth0`) or address.
     pub interface: Option<String>,
@@ -44,13 +45,16 @@ pub struct SocketOpts {
     pub ttl: u32,
     /// Deliver our own multicast datagrams to listeners on this host.
     pub loopback: bool,
+    /// Receive buffer size to ask the kernel for, bytes (`None`: the system's).
     pub recv_buffer: Option<usize>,
+    /// Send buffer size to ask the kernel for, bytes (`None`: the system's).
     pub send_buffer: Option<usize>,
     /// Source-specific join (receivers): only accept the group's traffic from this source.
     pub source: Option<IpAddr>,
 }
 
 impl SocketOpts {
+    /// Defaults for `group`: any interface, TTL 1, loopback on, 8-MiB buffers.
     pub fn new(group: SocketAddr) -> Self {
         SocketOpts {
             group,
@@ -67,7 +71,9 @@ impl SocketOpts {
 /// A resolved interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Iface {
+    /// Its index.
     pub index: u32,
+    /// Its IPv4 address, if it has one.
     pub v4: Option<Ipv4Addr>,
 }
 
@@ -637,6 +643,7 @@ pub struct RecvBatch {
     drops: Option<u32>,
     /// Refills that read at least one datagram, and the datagrams they read.
     pub calls: u64,
+    /// See `calls`.
     pub datagrams: u64,
 }
 
@@ -656,6 +663,7 @@ impl std::fmt::Debug for RecvBatch {
 }
 
 impl RecvBatch {
+    /// Buffers for a batch of datagrams.
     pub fn new() -> Self {
         RecvBatch {
             bufs: vec![0u8; RECV_BATCH * RECV_BUF],

@@ -98,6 +98,32 @@ fn raw_announce(
     .unwrap()
 }
 
+/// A gathering ANNOUNCE of node 7 for `protocol` announcing the receivers' random ACK delay
+/// bound and ACK timeout.
+fn gathering_with_timers(
+    session: u32,
+    protocol: Family,
+    window: u16,
+    ack_delay_us: u32,
+    ack_timeout_us: u32,
+) -> Vec<u8> {
+    session_packet(
+        session,
+        7,
+        session::Message::Announce {
+            protocol: protocol as u8,
+            phase: Phase::Gathering,
+            security: 0,
+            ack_delay_us,
+            window,
+            ack_timeout_us,
+            members: &[],
+            params: &[],
+        },
+    )
+    .unwrap()
+}
+
 /// Valid `dsp` parameters naming `node` in region 0 with `designated` as its designated
 /// receiver, with the given status interval bounds (µs).
 fn dsp_params(node: u32, designated: Option<u32>, status_us: (u32, u32), port: u16) -> Vec<u8> {
@@ -348,36 +374,8 @@ fn forged_announces_with_bad_parameters_are_ignored() {
             &dsp_params(me, Some(me), (1, 3), port),
         ),
         // bap's ACK-delay timer at a quarter of a 4.7-hour retransmission timeout.
-        session_packet(
-            21,
-            7,
-            session::Message::Announce {
-                protocol: Family::Bap as u8,
-                phase: Phase::Gathering,
-                security: 0,
-                ack_delay_us: 0,
-                window: 16,
-                ack_timeout_us: u32::MAX,
-                members: &[],
-                params: &[],
-            },
-        )
-        .unwrap(),
-        session_packet(
-            19,
-            7,
-            session::Message::Announce {
-                protocol: Family::Saw as u8,
-                phase: Phase::Gathering,
-                security: 0,
-                ack_delay_us: u32::MAX,
-                window: 0,
-                ack_timeout_us: 5_000,
-                members: &[],
-                params: &[],
-            },
-        )
-        .unwrap(),
+        gathering_with_timers(21, Family::Bap, 16, 0, u32::MAX),
+        gathering_with_timers(19, Family::Saw, 0, u32::MAX, 5_000),
     ];
     // The receiver is up when its group socket is; then every forged ANNOUNCE, twice.
     thread::sleep(Duration::from_millis(300));

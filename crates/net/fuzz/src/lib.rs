@@ -12,11 +12,12 @@
 //!   one of the six protocols the driver runs, set up by the ANNOUNCE the real sender side
 //!   builds. No datagram may make it fail with an error, panic, or move it to another session.
 
-use rmcast_net::agents::{DspOpts, PrmpOpts, SenderSettings, Start, PROTOCOLS};
+use rmcast_net::agents::{SenderSettings, Start, PROTOCOLS};
 use rmcast_net::endpoint::session_packet;
 use rmcast_net::frame::Frame;
 use rmcast_net::outdir::check_name;
 use rmcast_net::receiver::{Fuzzing, Output, RecvConfig};
+use rmcast_net::sender::SendConfig;
 use rmcast_net::secure::{Keys, Sealer, TRAILER_LEN};
 use rmcast_wire::session::{self, Phase};
 use rmcast_wire::{Family, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_PAYLOAD, VERSION};
@@ -119,23 +120,12 @@ fn group() -> SocketAddr {
 fn announce(p: usize, sec: usize) -> &'static [u8] {
     static CACHE: [[OnceLock<Vec<u8>>; 3]; 6] = [const { [const { OnceLock::new() }; 3] }; 6];
     CACHE[p][sec].get_or_init(|| {
-        let proto = PROTOCOLS[p];
-        let settings = SenderSettings {
-            node: SENDER,
-            session: SESSION,
+        let proto = &PROTOCOLS[p];
+        let cfg = SendConfig {
             window: 64,
-            rto: Duration::from_millis(20),
-            xtp_thesis: false,
-            xtp_maxdata: 1000,
-            xtp_write_size: None,
-            xtp_unicast: false,
-            xtp_accept_joins: false,
-            rate_bps: 1_000_000_000,
-            datagram_size: 1472,
-            prmp: PrmpOpts::default(),
-            dsp: DspOpts::default(),
-            pgm_txw: rmcast_proto::spec::pgm::SOCKET_TXW,
+            ..SendConfig::new(group())
         };
+        let settings = SenderSettings::new(&cfg, 1472, SENDER, SESSION, Duration::from_millis(20));
         let joined = [(ME, 0, addr("127.0.0.2:47302")), (PEER, 0, from(3))];
         let start = Start {
             joined: &joined,

@@ -2,24 +2,14 @@
 //! ACK timer; a retransmission timeout must cover a window of datagrams leaving the pacer.
 
 use super::QUEUE_LIMIT;
-use super::{nodes, Announced, Me, NetProtocol, Plain, Received, SenderSettings, Start, Started};
+use super::{nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
 use crate::NetError;
-use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{bap, GroupId, NodeId};
-use rmcast_wire::Family;
 use std::time::Duration;
 
 pub struct Bap;
 
 impl NetProtocol for Bap {
-    fn name(&self) -> &'static str {
-        "bap"
-    }
-
-    fn family(&self) -> Family {
-        Family::Bap
-    }
-
     fn announced_window(&self, window: u16) -> u16 {
         window
     }
@@ -33,20 +23,15 @@ impl NetProtocol for Bap {
         let mut c = bap::SenderConfig::new(NodeId(s.node), GroupId(0), ids, s.window, s.rto);
         c.session = s.session;
         c.queue_limit = QUEUE_LIMIT;
-        Ok(Started {
-            agent: Box::new(bap::Sender::new(c)),
-            side: Box::new(Plain),
-        })
+        Started::plain(bap::Sender::new(c))
     }
 
     fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
         let window = a.window()?;
-        let node = NodeId(me.node);
         let ack_timeout = Duration::from_micros(u64::from(a.ack_timeout_us.max(1)));
-        let mut c = bap::ReceiverConfig::new(node, window, ack_timeout);
+        let mut c = bap::ReceiverConfig::new(NodeId(me.node), window, ack_timeout);
         c.session = me.session;
         c.ack_delay_max = Duration::from_micros(u64::from(a.ack_delay_us));
-        let rng = AgentRng::derive(u64::from(me.session), node, 1);
-        Ok(Some(Received::plain(Box::new(bap::Receiver::new(c, rng)))))
+        Received::plain(bap::Receiver::new(c, me.rng()))
     }
 }

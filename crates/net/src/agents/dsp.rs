@@ -27,10 +27,9 @@ use super::{Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings, 
 use super::{Joiner, Start, Started, QUEUE_LIMIT};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
-use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, Time};
 use rmcast_wire::session::{DspEntry, DspParams, DspRole};
-use rmcast_wire::{Family, HEADER_LEN, MAX_DATAGRAM};
+use rmcast_wire::{HEADER_LEN, MAX_DATAGRAM};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -136,14 +135,6 @@ pub fn dsp_params(d: &DspOpts, entries: Vec<DspEntry>) -> DspParams {
 pub struct Dsp;
 
 impl NetProtocol for Dsp {
-    fn name(&self) -> &'static str {
-        "dsp"
-    }
-
-    fn family(&self) -> Family {
-        Family::Tree
-    }
-
     fn data_overhead(&self, _receivers: usize) -> usize {
         HEADER_LEN + DATA_OVERHEAD + 12
     }
@@ -346,13 +337,16 @@ impl SenderSide for Regions {
 pub struct DspPlace {
     /// This receiver's node id.
     pub me: u32,
+    /// Its region (`rmcast recv --region`).
     pub region: u16,
+    /// Whether it is its region's designated receiver.
     pub designated: bool,
     /// Its designated receiver (itself when designated).
     pub designated_node: u32,
     /// The peers it takes protocol packets from besides the sender and sends to: its
     /// designated receiver (a member) or its members (the designated receiver).
     pub peers: Vec<(u32, SocketAddr)>,
+    /// Its region's local group ([`local_group`]).
     pub local_group: SocketAddr,
 }
 
@@ -513,8 +507,7 @@ pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, Dsp
             d.node,
         )
     };
-    let me_id = NodeId(node);
-    let mut c = tree::EndpointConfig::new(me_id, NodeId(me.sender), role, u32::from(window));
+    let mut c = tree::EndpointConfig::new(NodeId(node), NodeId(me.sender), role, u32::from(window));
     c.session = me.session;
     c.status_min = Duration::from_micros(u64::from(p.status_min_us));
     c.status_max = Duration::from_micros(u64::from(p.status_max_us.max(p.status_min_us)));
@@ -529,8 +522,7 @@ pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, Dsp
         peers,
         local_group: local_group(me.group, region)?,
     };
-    let rng = AgentRng::derive(u64::from(me.session), me_id, 1);
-    Ok(Some((tree::Endpoint::new(c, rng), place)))
+    Ok(Some((tree::Endpoint::new(c, me.rng()), place)))
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
-//! (`saw.rs`, `bap.rs`, `dsp.rs`, `prmp.rs`, `pgm.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]. The
+//! (`saw.rs`, `bap.rs`, `dsp.rs`, `prmp.rs`, `pgm.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
+//! beside the protocol's entry in `rmcast_proto::spec::PROTOCOLS`, where its name and wire
+//! family are written ([`Protocol`]). The
 //! sender builds its agent from its command line and the joined receivers
 //! ([`NetProtocol::start`]); a receiver builds its agent from the sender's ANNOUNCE
 //! ([`NetProtocol::receiver`]). The agents are `rmcast-proto`'s — the very state machines the
@@ -22,7 +24,9 @@ pub use xtp::XtpParams;
 
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
-use rmcast_proto::{spec, Agent, NodeId, Time};
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::spec::{self, ProtocolSpec};
+use rmcast_proto::{Agent, NodeId, Time};
 use rmcast_wire::session;
 use rmcast_wire::{Family, HEADER_LEN};
 use std::net::SocketAddr;
@@ -32,13 +36,6 @@ use std::time::Duration;
 /// receivers need nothing from the ANNOUNCE but its timers, that multicasts to a fixed
 /// receiver set and whose DATA adds one byte to the header.
 pub trait NetProtocol: Sync {
-    /// The command-line name (`--protocol`), the protocol's key in
-    /// `rmcast_proto::spec::PROTOCOLS`.
-    fn name(&self) -> &'static str;
-
-    /// The wire family its packets carry (the one its spec names; a test below checks).
-    fn family(&self) -> Family;
-
     /// Bytes the protocol's DATA packet adds to an application message (header included),
     /// for `receivers` receivers.
     fn data_overhead(&self, _receivers: usize) -> usize {
@@ -99,14 +96,72 @@ pub trait NetProtocol: Sync {
     }
 }
 
+/// A protocol the real-network driver runs: its entry in `rmcast_proto::spec::PROTOCOLS`
+/// (command-line name, wire family, parameters) and its [`NetProtocol`], which it
+/// dereferences to.
+pub struct Protocol {
+    /// The protocol's spec entry.
+    pub spec: &'static ProtocolSpec,
+    adapter: &'static dyn NetProtocol,
+}
+
+impl Protocol {
+    /// The protocol `name` of the spec table, run on sockets by `adapter`. Evaluated at
+    /// compile time: a name the table lacks, or whose entry does not run on sockets, fails
+    /// the build.
+    const fn new(name: &str, adapter: &'static dyn NetProtocol) -> Self {
+        let mut rest = spec::PROTOCOLS;
+        while let Some((entry, tail)) = rest.split_first() {
+            if same(entry.name.as_bytes(), name.as_bytes()) {
+                assert!(entry.sockets, "its spec entry does not run on sockets");
+                return Protocol {
+                    spec: entry,
+                    adapter,
+                };
+            }
+            rest = tail;
+        }
+        panic!("no such protocol in rmcast_proto::spec::PROTOCOLS")
+    }
+
+    /// The command-line name (`--protocol`), the protocol's key in the spec table.
+    pub fn name(&self) -> &'static str {
+        self.spec.name
+    }
+
+    /// The wire family its packets carry.
+    pub fn family(&self) -> Family {
+        self.spec.family
+    }
+}
+
+/// `a == b`, at compile time.
+const fn same(mut a: &[u8], mut b: &[u8]) -> bool {
+    loop {
+        match (a.split_first(), b.split_first()) {
+            (None, None) => return true,
+            (Some((x, ra)), Some((y, rb))) if *x == *y => (a, b) = (ra, rb),
+            _ => return false,
+        }
+    }
+}
+
+impl std::ops::Deref for Protocol {
+    type Target = dyn NetProtocol;
+
+    fn deref(&self) -> &Self::Target {
+        self.adapter
+    }
+}
+
 /// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
-pub static PROTOCOLS: [&dyn NetProtocol; 6] = [
-    &saw::Saw,
-    &bap::Bap,
-    &dsp::Dsp,
-    &prmp::Prmp,
-    &pgm::Pgm,
-    &xtp::Xtp,
+pub static PROTOCOLS: [Protocol; 6] = [
+    Protocol::new("saw", &saw::Saw),
+    Protocol::new("bap", &bap::Bap),
+    Protocol::new("dsp", &dsp::Dsp),
+    Protocol::new("prmp", &prmp::Prmp),
+    Protocol::new("pgm", &pgm::Pgm),
+    Protocol::new("xtp", &xtp::Xtp),
 ];
 
 /// What `rmcast send` runs without `--protocol`: `pgm`, chosen by measurement on a bridge with
@@ -117,13 +172,9 @@ pub const DEFAULT_PROTOCOL: &str = "pgm";
 
 /// A protocol the driver runs, by command-line name (the protocols whose spec says they run
 /// on sockets).
-pub fn protocol(name: &str) -> Result<&'static dyn NetProtocol, NetError> {
-    let found = match spec::lookup(name) {
-        Some(p) if p.sockets => PROTOCOLS.iter().find(|n| n.name() == name),
-        _ => None,
-    };
-    if let Some(p) = found {
-        return Ok(*p);
+pub fn protocol(name: &str) -> Result<&'static Protocol, NetError> {
+    if let Some(p) = PROTOCOLS.iter().find(|p| p.name() == name) {
+        return Ok(p);
     }
     let on_sockets: Vec<&str> = spec::socket_protocols().map(|p| p.name).collect();
     let known: Vec<&str> = spec::PROTOCOLS.iter().map(|p| p.name).collect();
@@ -156,11 +207,15 @@ pub fn default_window(protocol: &str) -> u16 {
 /// What the sender's agent needs besides the receivers.
 #[derive(Debug, Clone)]
 pub struct SenderSettings {
+    /// The sender's node id.
     pub node: u32,
+    /// The session id.
     pub session: u32,
+    /// `--window` (its unit is the protocol's: messages, blocks, packets).
     pub window: u16,
     /// Retransmission timeout (saw, bap; prmp: the floor of its RTO).
     pub rto: Duration,
+    /// xtp: the thesis's settings instead of the improved ones (`--thesis`).
     pub xtp_thesis: bool,
     /// xtp: data bytes per packet.
     pub xtp_maxdata: usize,
@@ -173,8 +228,11 @@ pub struct SenderSettings {
     pub xtp_accept_joins: bool,
     /// Pacing rate in bit/s (0 = unlimited) and datagram size, for the prmp IPG.
     pub rate_bps: u64,
+    /// Largest datagram on the wire, bytes.
     pub datagram_size: usize,
+    /// prmp: its parameters.
     pub prmp: PrmpOpts,
+    /// dsp: its parameters.
     pub dsp: DspOpts,
     /// pgm: transmit window, packets (at least 1).
     pub pgm_txw: u64,
@@ -210,8 +268,20 @@ impl Start<'_> {
 
 /// The sender's agent and its protocol's part of the session.
 pub struct Started {
+    /// The agent.
     pub agent: Box<dyn Agent>,
+    /// What the protocol adds to the session.
     pub side: Box<dyn SenderSide>,
+}
+
+impl Started {
+    /// A sender's agent whose protocol adds nothing to the session.
+    fn plain(agent: impl Agent + 'static) -> Result<Self, NetError> {
+        Ok(Started {
+            agent: Box::new(agent),
+            side: Box::new(Plain),
+        })
+    }
 }
 
 /// A protocol's part of a running sender session: what the running ANNOUNCE carries and how
@@ -265,7 +335,9 @@ impl SenderSide for Plain {}
 /// Who a receiver is in the session it joined.
 #[derive(Debug, Clone, Copy)]
 pub struct Me {
+    /// This receiver's node id.
     pub node: u32,
+    /// The session id.
     pub session: u32,
     /// The sender's node id.
     pub sender: u32,
@@ -273,18 +345,29 @@ pub struct Me {
     pub group: SocketAddr,
 }
 
+impl Me {
+    /// The random source of this receiver's agent: seeded by the session and the node, so a
+    /// run's random choices (ACK delays, NAK back-offs) differ between receivers.
+    fn rng(&self) -> AgentRng {
+        AgentRng::derive(u64::from(self.session), NodeId(self.node), 1)
+    }
+}
+
 /// A receiver's agent and its protocol's part of the session.
 pub struct Received {
+    /// The agent.
     pub agent: Box<dyn Agent>,
+    /// What the protocol adds to the session.
     pub side: Box<dyn ReceiverSide>,
 }
 
 impl Received {
-    fn plain(agent: Box<dyn Agent>) -> Self {
-        Received {
-            agent,
+    /// A receiver's agent whose protocol adds nothing to the session.
+    fn plain(agent: impl Agent + 'static) -> Result<Option<Self>, NetError> {
+        Ok(Some(Received {
+            agent: Box::new(agent),
             side: Box::new(Plain),
-        }
+        }))
     }
 }
 
@@ -321,10 +404,15 @@ impl ReceiverSide for Plain {}
 /// What a receiver needs to know from the sender's ANNOUNCE.
 #[derive(Debug, Clone, Copy)]
 pub struct Announced<'a> {
+    /// The wire family number of the sender's protocol.
     pub protocol: u8,
+    /// The window its receivers take (0: none).
     pub window: u16,
+    /// Bound of the receivers' random ACK delay, µs.
     pub ack_delay_us: u32,
+    /// The receivers' ACK timeout, µs.
     pub ack_timeout_us: u32,
+    /// The protocol's own parameters.
     pub params: &'a [u8],
 }
 
@@ -368,9 +456,9 @@ impl<'a> Announced<'a> {
 }
 
 /// The protocol a sender announces, by wire family number.
-pub fn announced(protocol: u8) -> Option<&'static dyn NetProtocol> {
+pub fn announced(protocol: u8) -> Option<&'static Protocol> {
     let family = Family::from_u8(protocol).ok()?;
-    PROTOCOLS.iter().find(|p| p.family() == family).copied()
+    PROTOCOLS.iter().find(|p| p.family() == family)
 }
 
 /// A receiver's agent, built from the sender's announce. `Ok(None)`: not yet (a `dsp`
@@ -386,24 +474,14 @@ pub fn receiver_agent(a: Announced<'_>, me: &Me) -> Result<Option<Received>, Net
 pub(crate) mod tests {
     use super::*;
 
-    /// Sender settings for the tests (60,000-byte datagrams, a window of 64).
+    /// Sender settings for the tests: `rmcast send`'s defaults with a window of 64, for
+    /// 60,000-byte datagrams.
     pub(crate) fn settings() -> SenderSettings {
-        SenderSettings {
-            node: 1,
-            session: 1,
+        let cfg = crate::sender::SendConfig {
             window: 64,
-            rto: Duration::from_millis(20),
-            xtp_thesis: false,
-            xtp_maxdata: 1000,
-            xtp_write_size: None,
-            xtp_unicast: false,
-            xtp_accept_joins: false,
-            rate_bps: 1_000_000_000,
-            datagram_size: 60_000,
-            prmp: PrmpOpts::default(),
-            dsp: DspOpts::default(),
-            pgm_txw: spec::pgm::SOCKET_TXW,
-        }
+            ..crate::sender::SendConfig::new("239.255.90.1:47300".parse().unwrap())
+        };
+        SenderSettings::new(&cfg, 60_000, 1, 1, Duration::from_millis(20))
     }
 
     #[test]
@@ -437,9 +515,8 @@ pub(crate) mod tests {
         let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name()).collect();
         let on_sockets: Vec<&str> = spec::socket_protocols().map(|p| p.name).collect();
         assert_eq!(names, on_sockets);
-        for p in PROTOCOLS {
+        for p in &PROTOCOLS {
             assert_eq!(protocol_family(p.name()).unwrap(), p.family());
-            assert_eq!(spec::lookup(p.name()).unwrap().family, p.family());
             assert_eq!(announced(p.family() as u8).unwrap().name(), p.name());
         }
     }

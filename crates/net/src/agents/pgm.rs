@@ -8,13 +8,12 @@
 //! it keeps its SPMs and repairs going until every receiver reported (or `--final-wait` ran
 //! out after the last data), see [`NetProtocol::acknowledged`].
 
-use super::{Announced, Me, NetProtocol, Plain, Received, SenderSettings, Start, Started};
+use super::{Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
-use rmcast_proto::rng::AgentRng;
 use rmcast_proto::spec::{self, Value};
 use rmcast_proto::{pgm, GroupId, NodeId};
-use rmcast_wire::{Family, HEADER_LEN};
+use rmcast_wire::HEADER_LEN;
 use std::time::Duration;
 
 pub struct Pgm;
@@ -36,14 +35,6 @@ fn socket_ms(key: &str) -> Duration {
 const LINGER: Duration = Duration::from_secs(24 * 3600);
 
 impl NetProtocol for Pgm {
-    fn name(&self) -> &'static str {
-        "pgm"
-    }
-
-    fn family(&self) -> Family {
-        Family::Pgm
-    }
-
     /// ODATA: the header and an 8-byte sequence number.
     fn data_overhead(&self, _receivers: usize) -> usize {
         HEADER_LEN + DATA_OVERHEAD + 8
@@ -75,22 +66,17 @@ impl NetProtocol for Pgm {
         c.rdata_holdoff = socket_ms("rdata_holdoff_ms");
         c.linger = LINGER;
         c.txw = Some(s.pgm_txw.max(1));
-        Ok(Started {
-            agent: Box::new(pgm::Source::new(c)),
-            side: Box::new(Plain),
-        })
+        Started::plain(pgm::Source::new(c))
     }
 
     fn receiver(&self, _a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
-        let node = NodeId(me.node);
-        let mut c = pgm::ReceiverConfig::new(node, NodeId(me.sender));
+        let mut c = pgm::ReceiverConfig::new(NodeId(me.node), NodeId(me.sender));
         c.session = me.session;
         c.nak_backoff = socket_ms("nak_backoff_ms");
         c.nak_repeat = socket_ms("nak_repeat_ms");
         c.nak_rdata = socket_ms("nak_rdata_ms");
         c.nak_rto_min = Some(socket_ms("nak_rto_min_ms"));
-        let rng = AgentRng::derive(u64::from(me.session), node, 1);
-        Ok(Some(Received::plain(Box::new(pgm::Receiver::new(c, rng)))))
+        Received::plain(pgm::Receiver::new(c, me.rng()))
     }
 }
 

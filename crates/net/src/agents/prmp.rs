@@ -3,11 +3,11 @@
 //! so the DATA overhead grows with the receivers.
 
 use super::QUEUE_LIMIT;
-use super::{nodes, Announced, Me, NetProtocol, Plain, Received, SenderSettings, Start, Started};
+use super::{nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{prmp, spec, GroupId, NodeId};
-use rmcast_wire::{Family, HEADER_LEN};
+use rmcast_wire::HEADER_LEN;
 use std::time::Duration;
 
 /// `prmp` parameters (seed 004 §2–§4) the sender exposes.
@@ -81,14 +81,6 @@ pub fn prmp_config(s: &SenderSettings, ids: &[u32]) -> Result<prmp::SenderConfig
 pub struct Prmp;
 
 impl NetProtocol for Prmp {
-    fn name(&self) -> &'static str {
-        "prmp"
-    }
-
-    fn family(&self) -> Family {
-        Family::Prmp
-    }
-
     fn data_overhead(&self, receivers: usize) -> usize {
         HEADER_LEN + DATA_OVERHEAD + 26 + 4 * receivers.min(prmp::MAX_POLL_CLD)
     }
@@ -104,15 +96,12 @@ impl NetProtocol for Prmp {
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
         let agent = prmp::Sender::new(prmp_config(s, &start.ids())?)
             .map_err(|e| NetError::setup(format!("prmp: {e}")))?;
-        Ok(Started {
-            agent: Box::new(agent),
-            side: Box::new(Plain),
-        })
+        Started::plain(agent)
     }
 
     fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
         let mut c = prmp::ReceiverConfig::new(NodeId(me.node), u64::from(a.window()?));
         c.session = me.session;
-        Ok(Some(Received::plain(Box::new(prmp::Receiver::new(c)))))
+        Received::plain(prmp::Receiver::new(c))
     }
 }

@@ -8,19 +8,10 @@ use super::{Started, QUEUE_LIMIT};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{xtp, GroupId, NodeId};
-use rmcast_wire::Family;
 
 pub struct Xtp;
 
 impl NetProtocol for Xtp {
-    fn name(&self) -> &'static str {
-        "xtp"
-    }
-
-    fn family(&self) -> Family {
-        Family::Xtp
-    }
-
     fn unicast(&self) -> bool {
         true
     }
@@ -84,7 +75,7 @@ impl NetProtocol for Xtp {
         let mut c = xtp::ReceiverConfig::new(NodeId(me.node));
         c.session = me.session;
         c.buffer = 4096;
-        Ok(Some(Received::plain(Box::new(xtp::Receiver::new(c)))))
+        Received::plain(xtp::Receiver::new(c))
     }
 
     fn late_offer(&self, params: &[u8]) -> Result<Option<String>, NetError> {
@@ -129,11 +120,14 @@ impl SenderSide for LateJoin {
 /// Layout: one flag byte (bit 0: late joiners admitted), then the name in UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct XtpParams {
+    /// Late joiners are admitted now.
     pub late_join: bool,
+    /// The name of the stream sent.
     pub stream: String,
 }
 
 impl XtpParams {
+    /// The parameter block of a running ANNOUNCE.
     pub fn encode(&self) -> Vec<u8> {
         let mut v = vec![u8::from(self.late_join)];
         v.extend_from_slice(self.stream.as_bytes());

@@ -24,7 +24,12 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub enum Output {
     /// Files into this directory; `force` allows overwriting.
-    Dir { path: PathBuf, force: bool },
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// Overwrite files that exist.
+        force: bool,
+    },
     /// Everything to standard output.
     Stdout,
 }
@@ -32,10 +37,15 @@ pub enum Output {
 /// Receiver settings.
 #[derive(Debug, Clone)]
 pub struct RecvConfig {
+    /// The group and its socket options.
     pub sock: SocketOpts,
+    /// Where received data goes.
     pub output: Output,
+    /// This receiver's node id (`None`: a random one).
     pub node_id: Option<u32>,
+    /// The session key (`--key-file`): authenticate, and decrypt if the sender encrypts.
     pub keys: Option<Keys>,
+    /// Loss injected for experiments.
     pub loss: LossConfig,
     /// Give up if no session is found within this time (`None`: wait forever).
     pub wait: Option<Duration>,
@@ -46,12 +56,14 @@ pub struct RecvConfig {
     /// With a key: refuse an ANNOUNCE sealed further than this from our clock (a replay of
     /// a dead session's ANNOUNCE); [`crate::secure::FRESHNESS`] by default.
     pub freshness: Duration,
+    /// How often a REPORT tells the sender the progress.
     pub report_every: Duration,
     /// Local region for protocols with local repair (`dsp`); `None` = region 0.
     pub region: Option<u16>,
 }
 
 impl RecvConfig {
+    /// Defaults for receiving on `group` into `output`.
     pub fn new(group: SocketAddr, output: Output) -> Self {
         RecvConfig {
             sock: SocketOpts::new(group),
@@ -71,22 +83,32 @@ impl RecvConfig {
 
 /// Progress callbacks.
 pub trait RecvObserver {
+    /// A session was found and joined.
     fn session(&mut self, _session: u32, _sender: SocketAddr) {}
+    /// A file (or stream: `size` `None`) begins.
     fn file(&mut self, _name: &str, _size: Option<u64>) {}
+    /// Bytes of the current file received so far.
     fn progress(&mut self, _bytes_in_file: u64) {}
+    /// A file ended: verified (`ok`) or not, and why.
     fn file_done(&mut self, _name: &str, _ok: bool, _why: Option<&str>) {}
 }
 
+/// An observer that ignores everything.
 pub struct NoObserver;
 impl RecvObserver for NoObserver {}
 
 /// One received file.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileResult {
+    /// Its name.
     pub name: String,
+    /// Bytes received.
     pub bytes: u64,
+    /// Whether it arrived whole and verified.
     pub ok: bool,
+    /// Where it was written (`None`: standard output, or not kept).
     pub path: Option<String>,
+    /// Why it failed.
     pub reason: Option<String>,
     /// A late joiner's stream (`xtp`, `rmcast send --late-join`): only the bytes from its
     /// join point on, kept as `<name>.partial` and not verified against the sender's digest.
@@ -100,12 +122,19 @@ pub struct FileResult {
 /// The receiver's summary.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecvReport {
+    /// This receiver's node id.
     pub node: u32,
+    /// The session it joined.
     pub session: Option<u32>,
+    /// The sender's address.
     pub sender: Option<String>,
+    /// The files received.
     pub files: Vec<FileResult>,
+    /// Application bytes received.
     pub bytes: u64,
+    /// Duration of the transfer, seconds.
     pub seconds: f64,
+    /// Application bytes per second over the transfer, in Mbit/s.
     pub goodput_mbit_s: f64,
     /// Retransmitted data packets received.
     pub repairs_received: u64,
@@ -117,10 +146,14 @@ pub struct RecvReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `dsp`: its role, `designated` or `member`.
     pub role: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `dsp`: its region's local group.
     pub local_group: Option<String>,
+    /// Data packets received more than once.
     pub duplicates: u64,
+    /// Feedback packets the agent sent.
     pub acks_sent: u64,
     /// `completed`, `partial` (a late joiner that received the stream from its join point
     /// to the end), `evicted`, `failed`, `sender-silent`, `not-admitted`, `no-session`,
@@ -128,30 +161,41 @@ pub struct RecvReport {
     pub outcome: &'static str,
     /// Admitted while the stream ran (`rmcast send --late-join`).
     pub joined_late: bool,
+    /// Why it did not complete.
     pub reason: Option<String>,
+    /// What the driver counted.
     pub driver: DriverStats,
+    /// Whether every file arrived whole and verified.
     pub success: bool,
 }
 
-/// Failure reasons a receiver reports to the sender.
-pub mod reason {
-    pub const NONE: u8 = 0;
-    pub const DIGEST: u8 = 1;
-    pub const REFUSED_NAME: u8 = 2;
-    pub const WRITE: u8 = 3;
-    pub const MALFORMED: u8 = 4;
+/// Declares each failure reason a receiver reports to the sender once: its code (a constant
+/// in [`reason`], documented by its text) and its text ([`reason_text`]).
+macro_rules! reasons {
+    ($($name:ident = $code:literal: $text:literal,)*) => {
+        /// Failure reasons a receiver reports to the sender (a REPORT's reason code).
+        pub mod reason {
+            $(#[doc = $text] pub const $name: u8 = $code;)*
+        }
+
+        /// Text for a reason code (an unknown code is unspecified).
+        pub fn reason_text(r: u8) -> &'static str {
+            match r {
+                $(reason::$name => $text,)*
+                _ => "unspecified",
+            }
+        }
+    };
 }
 
-/// Text for a reason code.
-pub fn reason_text(r: u8) -> &'static str {
-    match r {
-        reason::DIGEST => "digest mismatch",
-        reason::REFUSED_NAME => "file name refused or target exists",
-        reason::WRITE => "could not write the file",
-        reason::MALFORMED => "malformed application data",
-        _ => "unspecified",
-    }
+reasons! {
+    NONE = 0: "unspecified",
+    DIGEST = 1: "digest mismatch",
+    REFUSED_NAME = 2: "file name refused or target exists",
+    WRITE = 3: "could not write the file",
+    MALFORMED = 4: "malformed application data",
 }
+
 /// A receiver whose datagrams come from the caller instead of its sockets: the fuzz target
 /// `receiver` (`crates/net/fuzz`) drives the receive path with it — authentication, the
 /// header, the session layer's checks, the agent's `handle_packet`, then one turn of the

@@ -196,7 +196,7 @@ mod tests {
     /// member is "represented" with its own count; pgm (NAKs) acknowledges nothing.
     #[test]
     fn summary_wording_says_whose_state_covered_the_data() {
-        for p in PROTOCOLS {
+        for p in &PROTOCOLS {
             let name = p.name();
             let own = unconfirmed_reason(&silent(p.acknowledged(), None));
             match name {

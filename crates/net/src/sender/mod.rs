@@ -12,7 +12,7 @@ mod goodbye;
 mod source;
 mod transfer;
 
-use crate::agents::{self, DspOpts, NetProtocol, PrmpOpts, SenderSettings};
+use crate::agents::{self, DspOpts, PrmpOpts, Protocol, SenderSettings};
 use crate::clock::Clock;
 use crate::endpoint::{nonzero_random, session_packet, DriverStats, Wire, RECV_BUF};
 use crate::interrupt::Interrupt;
@@ -66,6 +66,7 @@ pub enum Expect {
 /// What to send.
 #[derive(Debug, Clone)]
 pub enum Source {
+    /// These files, in order.
     Files(Vec<PathBuf>),
     /// Standard input, announced under this name.
     Stdin(String),
@@ -74,8 +75,11 @@ pub enum Source {
 /// Sender settings.
 #[derive(Debug, Clone)]
 pub struct SendConfig {
+    /// The group and its socket options.
     pub sock: SocketOpts,
+    /// The protocol's command-line name (`--protocol`).
     pub protocol: String,
+    /// Who to wait for before starting.
     pub expect: Expect,
     /// Give up if the expected receivers have not joined within this time.
     pub join_wait: Duration,
@@ -94,9 +98,13 @@ pub struct SendConfig {
     pub allow_fragmentation: bool,
     /// Pacing rate in bits per second; 0 = unlimited.
     pub rate_bps: u64,
+    /// The session key (`--key-file`): authenticate, and encrypt with `encrypt`.
     pub keys: Option<Keys>,
+    /// Loss injected for experiments.
     pub loss: LossConfig,
+    /// This sender's node id (`None`: a random one).
     pub node_id: Option<u32>,
+    /// The session id (`None`: a random one).
     pub session: Option<u32>,
     /// After the agent completes, how long to wait for receivers' final reports.
     pub final_wait: Duration,
@@ -126,6 +134,7 @@ pub struct SendConfig {
 }
 
 impl SendConfig {
+    /// Defaults for sending to `group`.
     pub fn new(group: SocketAddr) -> Self {
         SendConfig {
             sock: SocketOpts::new(group),
@@ -158,13 +167,17 @@ impl SendConfig {
 
 /// Progress callbacks (the command line draws bars with them).
 pub trait SendObserver {
+    /// A receiver joined.
     fn joined(&mut self, _node: u32, _addr: SocketAddr) {}
+    /// The transfer started with these members (`total` bytes; `None`: a stream).
     fn started(&mut self, _members: &[u32], _total: Option<u64>) {}
     /// A receiver reported `bytes` delivered.
     fn progress(&mut self, _node: u32, _bytes: u64) {}
     /// Bytes acknowledged by every receiver so far.
     fn acked(&mut self, _bytes: u64) {}
+    /// A receiver was evicted, and why.
     fn evicted(&mut self, _node: u32, _why: &str) {}
+    /// The transfer is over.
     fn finished(&mut self) {}
 }
 
@@ -175,25 +188,33 @@ impl SendObserver for NoObserver {}
 /// One file as announced.
 #[derive(Debug, Clone, Serialize)]
 pub struct FileInfo {
+    /// Its name.
     pub name: String,
+    /// Its length, bytes.
     pub size: u64,
+    /// Its BLAKE3 digest, hex.
     pub blake3: String,
 }
 
 /// One receiver in the sender's summary.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReceiverSummary {
+    /// Its node id.
     pub node: u32,
+    /// The address it joined from.
     pub addr: String,
     /// `completed`, `evicted`, `failed` or `unconfirmed`.
     pub outcome: &'static str,
+    /// Why it did not complete.
     pub reason: Option<String>,
     /// Application bytes the receiver reported delivered.
     pub bytes: u64,
+    /// Messages it reported delivered.
     pub messages: u64,
     /// Retransmitted data packets the receiver received (for `saw`, retransmissions are
     /// triggered by its missing ACK: this is what it asked for, implicitly).
     pub repairs_received: u64,
+    /// Data packets it received more than once.
     pub duplicates: u64,
     /// Packets the receiver refused (authentication, malformed, strangers).
     pub rejected: u64,
@@ -201,6 +222,7 @@ pub struct ReceiverSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `dsp`: its role (`designated` or `member`).
     pub role: Option<&'static str>,
     /// Admitted while the stream ran (`--late-join`): it holds the stream from its join
     /// point on, not the whole of it.
@@ -211,22 +233,34 @@ pub struct ReceiverSummary {
 /// The sender's final summary.
 #[derive(Debug, Clone, Serialize)]
 pub struct SendReport {
+    /// The session id.
     pub session: u32,
+    /// This sender's node id.
     pub node: u32,
+    /// The protocol's name.
     pub protocol: String,
+    /// The group it sent to.
     pub group: String,
+    /// The files sent.
     pub files: Vec<FileInfo>,
+    /// Application bytes sent.
     pub bytes: u64,
+    /// Duration of the transfer phase, seconds.
     pub seconds: f64,
     /// Application bytes per second over the transfer phase, in Mbit/s.
     pub goodput_mbit_s: f64,
+    /// Every receiver's outcome.
     pub receivers: Vec<ReceiverSummary>,
+    /// What the agent counted.
     pub agent: AgentCounters,
+    /// What the driver counted.
     pub driver: DriverStats,
-    /// Protocol datagrams the driver addressed to the group, and to single receivers
-    /// (`xtp --unicast` sends none to the group).
+    /// Protocol datagrams the driver addressed to the group (`xtp --unicast` sends none
+    /// there).
     pub protocol_to_group: u64,
+    /// Protocol datagrams the driver addressed to single receivers.
     pub protocol_unicast: u64,
+    /// Whether every receiver completed.
     pub all_completed: bool,
     /// A signal ended the session before the transfer did.
     pub interrupted: bool,
@@ -239,10 +273,15 @@ pub struct SendReport {
 /// The agent's counters that matter in a summary.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct AgentCounters {
+    /// Original data packets sent.
     pub data_sent: u64,
+    /// Retransmitted data packets sent.
     pub repairs_sent: u64,
+    /// Retransmission timeouts that fired.
     pub timeouts: u64,
+    /// Messages every receiver acknowledged.
     pub messages_completed: u64,
+    /// Messages the agent gave up on.
     pub messages_failed: u64,
 }
 
@@ -251,44 +290,41 @@ fn xtp_maxdata(cfg: &SendConfig, dgram: usize) -> usize {
     dgram.saturating_sub(rmcast_wire::xtp::XTP_HEADER_LEN + cfg.keys.as_ref().map_or(0, |_| 24))
 }
 
-/// What the agent builder needs from the configuration.
-fn settings(
-    cfg: &SendConfig,
-    dgram: usize,
-    node: u32,
-    session: u32,
-    rto: Duration,
-) -> SenderSettings {
-    SenderSettings {
-        node,
-        session,
-        window: cfg.window,
-        rto,
-        xtp_thesis: cfg.xtp_thesis,
-        xtp_maxdata: xtp_maxdata(cfg, dgram).max(1),
-        xtp_write_size: cfg.write_size,
-        xtp_unicast: cfg.unicast,
-        xtp_accept_joins: cfg.late_join,
-        rate_bps: cfg.rate_bps,
-        datagram_size: dgram,
-        prmp: cfg.prmp.clone(),
-        dsp: cfg.dsp.clone(),
-        pgm_txw: cfg.pgm_txw,
+impl SenderSettings {
+    /// What the agent builder needs from the configuration `cfg`, for datagrams of `dgram`
+    /// bytes, sender `node` of `session` and a retransmission timeout of `rto`.
+    pub fn new(cfg: &SendConfig, dgram: usize, node: u32, session: u32, rto: Duration) -> Self {
+        SenderSettings {
+            node,
+            session,
+            window: cfg.window,
+            rto,
+            xtp_thesis: cfg.xtp_thesis,
+            xtp_maxdata: xtp_maxdata(cfg, dgram).max(1),
+            xtp_write_size: cfg.write_size,
+            xtp_unicast: cfg.unicast,
+            xtp_accept_joins: cfg.late_join,
+            rate_bps: cfg.rate_bps,
+            datagram_size: dgram,
+            prmp: cfg.prmp.clone(),
+            dsp: cfg.dsp.clone(),
+            pgm_txw: cfg.pgm_txw,
+        }
     }
 }
 
 /// The protocols that can run in a mode, for an error message.
-fn able(can: impl Fn(&dyn NetProtocol) -> bool) -> String {
+fn able(can: impl Fn(&Protocol) -> bool) -> String {
     let names: Vec<String> = agents::PROTOCOLS
         .iter()
-        .filter(|p| can(**p))
+        .filter(|p| can(p))
         .map(|p| format!("--protocol {}", p.name()))
         .collect();
     names.join(" or ")
 }
 
 /// Refuse `--unicast` and `--late-join` where they make no sense.
-fn check_modes(cfg: &SendConfig, proto: &dyn NetProtocol, source: &Source) -> Result<(), NetError> {
+fn check_modes(cfg: &SendConfig, proto: &Protocol, source: &Source) -> Result<(), NetError> {
     if cfg.unicast {
         if !proto.unicast() {
             return Err(NetError::setup(format!(
@@ -336,7 +372,7 @@ fn check_modes(cfg: &SendConfig, proto: &dyn NetProtocol, source: &Source) -> Re
 /// What [`check`] found: the protocol, the datagram size, the application bytes per message
 /// the protocol chooses (if it does).
 struct Checked {
-    proto: &'static dyn NetProtocol,
+    proto: &'static Protocol,
     dgram: usize,
     message_size: Option<usize>,
 }
@@ -392,7 +428,7 @@ fn check(cfg: &SendConfig, source: &Source) -> Result<Checked, NetError> {
         )));
     }
     check_modes(cfg, proto, source)?;
-    let probe = settings(cfg, dgram, 1, 1, cfg.rto);
+    let probe = SenderSettings::new(cfg, dgram, 1, 1, cfg.rto);
     proto.check(&probe)?;
     Ok(Checked {
         proto,
@@ -425,7 +461,7 @@ pub fn send(
 /// The sender's socket, clock and session identity, shared by its steps.
 struct Endpoint {
     cfg: SendConfig,
-    proto: &'static dyn NetProtocol,
+    proto: &'static Protocol,
     /// The datagram size in use (`--datagram-size` or the link's).
     dgram: usize,
     sock: mio::net::UdpSocket,
@@ -450,11 +486,7 @@ struct Endpoint {
 }
 
 impl Endpoint {
-    fn open(
-        cfg: SendConfig,
-        proto: &'static dyn NetProtocol,
-        dgram: usize,
-    ) -> Result<Self, NetError> {
+    fn open(cfg: SendConfig, proto: &'static Protocol, dgram: usize) -> Result<Self, NetError> {
         let std_sock = unicast_socket(&cfg.sock)?;
         let mut sock = mio::net::UdpSocket::from_std(std_sock);
         let poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;

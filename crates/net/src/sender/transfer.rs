@@ -6,8 +6,8 @@
 
 use super::gather::Member;
 use super::source::{spawn_producer, Chunk, SourceFile};
-use super::{settings, Endpoint, SendObserver, Source, SOCK};
-use crate::agents::{SenderSide, Start, Started};
+use super::{Endpoint, SendObserver, Source, SOCK};
+use crate::agents::{SenderSettings, SenderSide, Start, Started};
 use crate::NetError;
 use bytes::Bytes;
 use rmcast_proto::pacing::Pacer;
@@ -86,7 +86,7 @@ impl Transfer {
             group: ep.group,
             stream,
         };
-        let s = settings(&ep.cfg, ep.dgram, ep.node, ep.session, ep.rto);
+        let s = SenderSettings::new(&ep.cfg, ep.dgram, ep.node, ep.session, ep.rto);
         let Started { agent, side } = ep.proto.start(&s, &start)?;
         let sealing = ep.cfg.keys.as_ref().map_or(0, |_| 24);
         let chunk = match message_size {
@@ -190,7 +190,10 @@ impl Transfer {
             self.sleep(now, wake_at)?;
             let now = self.ep.clock.now();
             while let Some((h, len, from)) = self.ep.next() {
-                self.datagram(now, h, len, from, obs)?;
+                match self.member_at(h.source, from) {
+                    Some(i) => self.member_packet(now, i, h, len, obs),
+                    None => self.stranger(now, h, len, from, obs)?,
+                }
             }
         }
     }
@@ -439,56 +442,50 @@ impl Transfer {
         Ok(())
     }
 
-    /// One datagram that arrived: a member's protocol packet goes to the agent, its session
-    /// packets update its record; a stranger may be a late joiner.
-    fn datagram(
-        &mut self,
-        now: Time,
-        h: Header,
-        len: usize,
-        from: SocketAddr,
-        obs: &mut dyn SendObserver,
-    ) -> Result<(), NetError> {
-        let Some(i) = self
-            .members
+    /// The member that sent a datagram as `node` from `from` (members are known by the
+    /// address they joined from); `None`: a stranger, maybe a late joiner.
+    fn member_at(&self, node: u32, from: SocketAddr) -> Option<usize> {
+        self.members
             .iter()
-            .position(|m| m.node == h.source && m.addr == from)
-        else {
-            return self.stranger(now, h, len, from, obs);
-        };
-        let Some(m) = self.members.get_mut(i) else {
-            return Ok(());
-        };
-        if m.evicted.is_some() {
-            return Ok(());
-        }
-        if h.family == Family::Session {
-            // A session packet counts as a sign of life only once it decodes.
-            self.session_message(now, i, len, from, obs);
-            return Ok(());
-        }
-        m.last_heard = now;
-        if self.ep.wire.drop_rx() {
-            return Ok(());
-        }
-        self.agent
-            .handle_packet(now, NodeId(h.source), self.ep.plain(len));
-        Ok(())
+            .position(|m| m.node == node && m.addr == from)
     }
 
-    /// A member's session packet: a REPORT, or a JOIN repeated (answered with the running
-    /// ANNOUNCE).
-    fn session_message(
+    /// A datagram from member `i`: a protocol packet goes to the agent, its session packets
+    /// update its record.
+    fn member_packet(
         &mut self,
         now: Time,
         i: usize,
+        h: Header,
         len: usize,
-        from: SocketAddr,
         obs: &mut dyn SendObserver,
     ) {
         let Some(m) = self.members.get_mut(i) else {
             return;
         };
+        if m.evicted.is_some() {
+            return;
+        }
+        if h.family == Family::Session {
+            // A session packet counts as a sign of life only once it decodes.
+            self.session_message(now, i, len, obs);
+            return;
+        }
+        m.last_heard = now;
+        if self.ep.wire.drop_rx() {
+            return;
+        }
+        self.agent
+            .handle_packet(now, NodeId(h.source), self.ep.plain(len));
+    }
+
+    /// A member's session packet: a REPORT, or a JOIN repeated (answered with the running
+    /// ANNOUNCE).
+    fn session_message(&mut self, now: Time, i: usize, len: usize, obs: &mut dyn SendObserver) {
+        let Some(m) = self.members.get_mut(i) else {
+            return;
+        };
+        let from = m.addr;
         match Packet::decode(self.ep.plain(len)) {
             Ok(Packet {
                 message:
