@@ -1,0 +1,83 @@
+//! Tests of the receiver's session layer: ANNOUNCE checks and the gathering of a dense stream.
+
+use super::*;
+
+fn announce(protocol: u8, security: u8, window: u16, params: &[u8]) -> Result<(), String> {
+    let m = session::Message::Announce {
+        protocol,
+        phase: Phase::Gathering,
+        security,
+        ack_delay_us: 0,
+        window,
+        ack_timeout_us: 5_000,
+        members: &[],
+        params,
+    };
+    check_announce(&m, 0)
+}
+
+/// A steady stream of `per_ms` datagrams a millisecond, read after each gathering plus
+/// 50 us of work: the gathering time it settles on, and the datagrams a read then finds.
+fn settled(per_ms: f64, from: Duration) -> (Duration, f64) {
+    let mut wait = from;
+    let mut n = 0.0;
+    for _ in 0..50 {
+        let elapsed = wait + Duration::from_micros(50);
+        n = elapsed.as_secs_f64() * 1e3 * per_ms;
+        wait = next_coalesce(wait, n.round() as u64, elapsed);
+    }
+    (wait, n)
+}
+
+#[test]
+fn a_dense_stream_gathers_about_the_aim_per_read_within_the_bounds() {
+    // 8 datagrams a millisecond (about 95 Mbit/s of 1472-byte datagrams): 32 take 4 ms.
+    let (w, n) = settled(8.0, COALESCE_MIN);
+    assert!(w == COALESCE_MAX && (30.0..=34.0).contains(&n), "{w:?} {n}");
+    // 40 a millisecond (about 470 Mbit/s): 32 take 0.8 ms.
+    let (w, n) = settled(40.0, COALESCE_MIN);
+    assert!((30.0..=34.0).contains(&n), "{w:?} {n}");
+    // Slow streams stop at the most the feedback may wait; floods at the least; one
+    // datagram a read is not a dense stream (stop-and-wait's: gathering would delay it).
+    assert_eq!(settled(2.0, Duration::from_millis(1)).0, COALESCE_MAX);
+    assert_eq!(settled(2.0, COALESCE_MIN).0, COALESCE_MIN);
+    assert_eq!(settled(1000.0, COALESCE_MAX).0, COALESCE_MIN);
+    // A sparse read leaves it alone; one burst moves it only halfway.
+    let ms = Duration::from_millis;
+    assert_eq!(next_coalesce(ms(1), 1, ms(1)), ms(1));
+    assert_eq!(next_coalesce(ms(2), 64, ms(2)), Duration::from_micros(1500));
+}
+
+#[test]
+fn announces_are_checked_against_the_spec_and_our_security_mode() {
+    let saw = rmcast_wire::Family::Saw as u8;
+    let bap = rmcast_wire::Family::Bap as u8;
+    assert!(announce(saw, 0, 0, &[]).is_ok());
+    assert!(announce(bap, 0, 16, &[]).is_ok());
+    let e = announce(saw, session::SECURITY_AUTH, 0, &[]).unwrap_err();
+    assert!(e.contains("--key-file"), "{e}");
+    assert!(announce(99, 0, 0, &[])
+        .unwrap_err()
+        .contains("unknown protocol"));
+    assert!(announce(bap, 0, 0, &[]).unwrap_err().contains("window"));
+    assert!(announce(bap, 0, u16::MAX, &[]).is_err());
+    let dsp = rmcast_wire::Family::Tree as u8;
+    let params = |min: u32, max: u32| {
+        session::DspParams {
+            status_min_us: min,
+            status_max_us: max,
+            local_rtd_us: 1_000,
+            r_f_milli: 1_200,
+            entries: Vec::new(),
+        }
+        .encode()
+        .unwrap()
+    };
+    assert!(announce(dsp, 0, 64, &params(4_000, 6_000)).is_ok());
+    assert!(
+        announce(dsp, 0, 64, &params(0, 0)).is_err(),
+        "a status every nanosecond"
+    );
+    assert!(announce(dsp, 0, 64, &params(6_000, 4_000)).is_err());
+    assert!(announce(dsp, 0, 64, &[1, 2, 3]).is_err());
+}
