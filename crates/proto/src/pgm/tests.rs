@@ -4,12 +4,8 @@ use rmcast_wire::Packet;
 const G: GroupId = GroupId(1);
 
 fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
-    let flags = if matches!(msg, wire::Message::Rdata { .. }) {
-        FLAG_RETRANSMISSION
-    } else {
-        0
-    };
-    Packet::to_vec(envelope(0, NodeId(from), flags), &msg.into()).unwrap()
+    let retransmission = matches!(msg, wire::Message::Rdata { .. });
+    crate::testkit::datagram(from, retransmission, &msg.into())
 }
 
 fn odata(seq: u64, payload: &[u8]) -> Vec<u8> {

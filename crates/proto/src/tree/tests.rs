@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use crate::testkit::Harness;
+use crate::testkit::{feed_blocks, Harness};
 use rmcast_wire::Envelope;
 
 fn bits(l: u32, set: &[usize]) -> Vec<u8> {
@@ -388,17 +388,7 @@ fn dsp_on_a_lossy_mesh_stays_within_l_and_delivers_exactly_once() {
     let mut next = 0u64;
     let mut t = Time::ZERO;
     while t < Time::from_secs(60) {
-        h.with_agent(NodeId(0), |a, now| {
-            while next < n_blocks && a.can_send() {
-                let mut v = vec![0u8; 16];
-                v[..8].copy_from_slice(&next.to_be_bytes());
-                a.send(now, Bytes::from(v)).unwrap();
-                next += 1;
-            }
-            if next == n_blocks {
-                a.close(now);
-            }
-        });
+        h.with_agent(NodeId(0), |a, now| feed_blocks(a, now, &mut next, n_blocks));
         t = h.run_until(t + Duration::from_millis(5));
         if h.events[0].iter().any(|(_, e)| *e == Event::Completed) {
             break;
