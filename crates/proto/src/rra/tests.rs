@@ -283,14 +283,7 @@ fn sender_repairs_what_an_ack_reports_missing_and_names_the_reporter() {
 
 #[test]
 fn lost_ack_is_recovered_by_a_poll() {
-    let mut s = Sender::new(SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1)],
-        8,
-        Duration::from_millis(1),
-    ));
-    s.send(Time::ZERO, message(0)).unwrap();
+    let mut s = sender_holding(vec![NodeId(1)], 1);
     let _ = decode_all(&mut s);
     assert_eq!(s.poll_timeout(), Some(Time::from_millis(1)));
     s.handle_timeout(Time::from_millis(1));
