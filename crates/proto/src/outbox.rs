@@ -46,6 +46,49 @@ macro_rules! outbox_field {
     };
 }
 
+/// Writes the packet and timer entry points of an [`Agent`](crate::Agent) impl, with its
+/// outbox accessors ([`outbox_field!`]), for an agent whose datagrams are one family's
+/// messages in its session `self.cfg.session`: `handle_packet` counts and decodes a datagram
+/// with the outbox's [`accept`](Outbox::accept) and hands an accepted message to the agent's
+/// method `$on(now, from, message)`. Then, for the timers:
+///
+/// * `$timers => $fire`: `handle_timeout` hands every expired key of the
+///   [`TimerSet`](crate::timer::TimerSet) field `$timers` to `$fire(now, key)`, in order, and
+///   `poll_timeout` is that set's next deadline;
+/// * `no_timers`: the agent arms none;
+/// * nothing: the agent writes its own `handle_timeout` and `poll_timeout`.
+///
+/// Write it inside the trait impl: `agent_io!(out, on_message, timers => on_timer);`.
+macro_rules! agent_io {
+    ($out:ident, $on:ident) => {
+        fn handle_packet(&mut self, now: $crate::Time, from: $crate::NodeId, packet: &[u8]) {
+            if let Some(m) = self.$out.accept(packet, self.cfg.session) {
+                self.$on(now, from, m);
+            }
+        }
+        $crate::outbox_field!($out);
+    };
+    ($out:ident, $on:ident, $timers:ident => $fire:ident) => {
+        $crate::outbox::agent_io!($out, $on);
+        fn handle_timeout(&mut self, now: $crate::Time) {
+            while let Some(key) = self.$timers.pop_expired(now) {
+                self.$fire(now, key);
+            }
+        }
+        fn poll_timeout(&self) -> Option<$crate::Time> {
+            self.$timers.next()
+        }
+    };
+    ($out:ident, $on:ident, no_timers) => {
+        $crate::outbox::agent_io!($out, $on);
+        fn handle_timeout(&mut self, _now: $crate::Time) {}
+        fn poll_timeout(&self) -> Option<$crate::Time> {
+            None
+        }
+    };
+}
+pub(crate) use agent_io;
+
 /// The queues an agent fills and its driver drains, plus the agent's counters.
 ///
 /// `T` is what the driver drains: [`Transmit`] for an [`Agent`](crate::Agent),

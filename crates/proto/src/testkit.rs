@@ -244,6 +244,32 @@ pub fn assert_removal_unblocks(h: &mut Harness, silent: NodeId) {
     assert!(h.completed(0), "completed after the removal");
 }
 
+/// Give `agent` numbered 16-byte blocks (`next`, big-endian, in the first 8 bytes) while it
+/// accepts them, until `n` are given in all, and close it once they are; `next` counts the
+/// blocks given so far.
+pub fn feed_blocks(agent: &mut dyn Agent, now: Time, next: &mut u64, n: u64) {
+    while *next < n && agent.can_send() {
+        let mut v = vec![0u8; 16];
+        v[..8].copy_from_slice(&next.to_be_bytes());
+        let sent = agent.send(now, Bytes::from(v));
+        assert!(
+            sent.is_ok(),
+            "a sender that can send takes the block: {sent:?}"
+        );
+        *next += 1;
+    }
+    if *next == n {
+        agent.close(now);
+    }
+}
+
+/// A datagram from node `from` in session 0 carrying `msg`, flagged a retransmission if
+/// `retransmission`.
+pub fn datagram(from: u32, retransmission: bool, msg: &rmcast_wire::Message<'_>) -> Vec<u8> {
+    let env = crate::outbox::envelope(0, NodeId(from), crate::outbox::data_flags(retransmission));
+    rmcast_wire::Packet::to_vec(env, msg).unwrap_or_default()
+}
+
 /// Drain `agent`'s events; `Some(failed)` of the first `MessageDone` for `seq` among them,
 /// `None` if there is none.
 pub fn done_failed(agent: &mut dyn Agent, seq: u64) -> Option<bool> {

@@ -64,7 +64,6 @@
 
 use crate::rng::AgentRng;
 use crate::roster::Roster;
-use crate::roster::SenderIdentity;
 use crate::saw::timeout::{LimitRule, TimeoutRule};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
@@ -106,50 +105,24 @@ pub fn all_acked_rank(
     min
 }
 
-/// Sender parameters.
-#[derive(Debug, Clone)]
-pub struct SenderConfig {
-    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
-    /// `cfg.group` and `cfg.receivers`.
-    pub id: SenderIdentity,
-    /// Maximum window `n` (1..=[`MAX_WINDOW`]); sequence numbers run modulo `2n`.
-    pub window: u16,
-    /// Packet timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
-    pub timeout: Duration,
-    /// The thesis's `constant`/`formula` method; replaces `timeout` when set.
-    pub timeout_rule: Option<TimeoutRule>,
-    /// The receivers' ACK-delay timeout `t` in bit times, for the formula.
-    pub ack_delay_timeout_bits: u64,
-    /// Retransmission limit per message; `None` for none.
-    pub max_retransmissions: Option<u32>,
-    /// `count <= max` (thesis, default) or `count < max`.
-    pub limit_rule: LimitRule,
-    /// Messages [`Agent::send`] queues (beyond the window) before it reports `Full`.
-    pub queue_limit: usize,
-}
-
-crate::roster::embeds_sender_identity!(SenderConfig);
-
-impl SenderConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(
-        node: NodeId,
-        group: GroupId,
-        receivers: Vec<NodeId>,
-        window: u16,
-        timeout: Duration,
-    ) -> Self {
-        SenderConfig {
-            id: SenderIdentity::new(node, group, receivers),
-            window,
-            timeout,
-            timeout_rule: None,
-            ack_delay_timeout_bits: 0,
-            max_retransmissions: None,
-            limit_rule: LimitRule::default(),
-            queue_limit: 64,
-        }
+crate::config::sender_config! {
+    /// Sender parameters.
+    pub struct SenderConfig {
+        /// Maximum window `n` (1..=[`MAX_WINDOW`]); sequence numbers run modulo `2n`.
+        pub window: u16 = window,
+        /// Packet timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
+        pub timeout: Duration = timeout,
+        /// The thesis's `constant`/`formula` method; replaces `timeout` when set.
+        pub timeout_rule: Option<TimeoutRule> = None,
+        /// The receivers' ACK-delay timeout `t` in bit times, for the formula.
+        pub ack_delay_timeout_bits: u64 = 0,
+        /// Retransmission limit per message; `None` for none.
+        pub max_retransmissions: Option<u32> = None,
+        /// `count <= max` (thesis, default) or `count < max`.
+        pub limit_rule: LimitRule = LimitRule::default(),
     }
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    pub fn new(window: u16, timeout: Duration);
 }
 
 /// The thesis's BAP parameters in its own units (command-file names in brackets, §3.6), to
@@ -381,7 +354,7 @@ impl Sender {
         }
     }
 
-    fn on_timeout(&mut self, now: Time) {
+    fn on_timeout(&mut self, now: Time, _: PacketTimer) {
         if self.window.is_empty() {
             return;
         }
@@ -408,28 +381,17 @@ impl Sender {
             self.out.event(Event::Completed);
         }
     }
-}
 
-impl Agent for Sender {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
             wire::Message::Ack { seq } => self.on_ack(now, from, seq),
             _ => self.out.ignore(),
         }
     }
+}
 
-    fn handle_timeout(&mut self, now: Time) {
-        while self.timer.pop_expired(now).is_some() {
-            self.on_timeout(now);
-        }
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timer.next()
-    }
-    crate::outbox_field!(out);
+impl Agent for Sender {
+    crate::outbox::agent_io!(out, on_message, timer => on_timeout);
 
     crate::sendq::send_queue_field!(queue, take: fill, after_close: |s, _| s.maybe_complete());
 
@@ -457,44 +419,27 @@ impl Agent for Sender {
     }
 }
 
-/// Receiver parameters.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The sender's maximum window `n`, agreed beforehand.
-    pub window: u16,
-    /// ACK-delay timeout `t`.
-    pub ack_timeout: Duration,
-    /// Upper bound of the random ACK delay (BAPrand); zero ACKs at once.
-    pub ack_delay_max: Duration,
-    /// Stop re-arming the ACK-delay timer after this many consecutive firings with no DATA
-    /// in between; `None` re-arms forever (the thesis's literal rule).
-    pub idle_ack_limit: Option<u32>,
-    /// Stop the ACK-delay timer when the counter reaches the window and the block ACK is
-    /// sent (it is armed again by the next DATA). The thesis's "reset the ACK-delay timer"
-    /// can be read either way; this reading keeps the timer quiet while a full window's ACK
-    /// is still contending for the medium, which matches its remark that the timer fires
-    /// (error-free) only when the sender cannot fill its window. Default `false`: the timer
-    /// keeps running from the last in-sequence DATA.
-    pub disarm_on_window_ack: bool,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(node: NodeId, window: u16, ack_timeout: Duration) -> Self {
-        ReceiverConfig {
-            node,
-            session: 0,
-            window,
-            ack_timeout,
-            ack_delay_max: Duration::ZERO,
-            idle_ack_limit: Some(3),
-            disarm_on_window_ack: false,
-        }
+crate::config::receiver_config! {
+    /// Receiver parameters.
+    pub struct ReceiverConfig {
+        /// The sender's maximum window `n`, agreed beforehand.
+        pub window: u16 = window,
+        /// ACK-delay timeout `t`.
+        pub ack_timeout: Duration = ack_timeout,
+        /// Upper bound of the random ACK delay (BAPrand); zero ACKs at once.
+        pub ack_delay_max: Duration = Duration::ZERO,
+        /// Stop re-arming the ACK-delay timer after this many consecutive firings with no DATA
+        /// in between; `None` re-arms forever (the thesis's literal rule).
+        pub idle_ack_limit: Option<u32> = Some(3),
+        /// Stop the ACK-delay timer when the counter reaches the window and the block ACK is
+        /// sent (it is armed again by the next DATA). The thesis's "reset the ACK-delay timer"
+        /// can be read either way; this reading keeps the timer quiet while a full window's ACK
+        /// is still contending for the medium, which matches its remark that the timer fires
+        /// (error-free) only when the sender cannot fill its window. Default `false`: the timer
+        /// keeps running from the last in-sequence DATA.
+        pub disarm_on_window_ack: bool = false,
     }
+    pub fn new(window: u16, ack_timeout: Duration);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -620,13 +565,8 @@ impl Receiver {
             }
         }
     }
-}
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
             wire::Message::Data {
                 seq,
@@ -637,30 +577,28 @@ impl Agent for Receiver {
         }
     }
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(t) = self.timers.pop_expired(now) {
-            match t {
-                RxTimer::SendAck => self.send_ack(),
-                RxTimer::AckDelay => {
-                    if self
-                        .cfg
-                        .idle_ack_limit
-                        .is_some_and(|l| self.idle_firings >= l)
-                    {
-                        continue;
-                    }
-                    self.idle_firings += 1;
-                    self.request_ack(now);
-                    self.timers
-                        .set(RxTimer::AckDelay, now + self.cfg.ack_timeout);
+    fn on_timer(&mut self, now: Time, t: RxTimer) {
+        match t {
+            RxTimer::SendAck => self.send_ack(),
+            RxTimer::AckDelay => {
+                if self
+                    .cfg
+                    .idle_ack_limit
+                    .is_some_and(|l| self.idle_firings >= l)
+                {
+                    return;
                 }
+                self.idle_firings += 1;
+                self.request_ack(now);
+                self.timers
+                    .set(RxTimer::AckDelay, now + self.cfg.ack_timeout);
             }
         }
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+}
+
+impl Agent for Receiver {
+    crate::outbox::agent_io!(out, on_message, timers => on_timer);
 }
 
 #[cfg(test)]

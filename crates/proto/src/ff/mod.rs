@@ -29,12 +29,11 @@
 
 use crate::retx::RetransmitBuffer;
 use crate::roster::Roster;
-use crate::roster::SenderIdentity;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::{Bitmap, Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
+use crate::{Agent, Dest, Event, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{ff as wire, Message, HEADER_LEN, MAX_DATAGRAM};
@@ -80,38 +79,20 @@ pub enum ConfigError {
     Window,
 }
 
-/// Sender parameters. [`SenderConfig::new`] gives §4's values.
-#[derive(Debug, Clone)]
-pub struct SenderConfig {
-    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
-    /// `cfg.group` and `cfg.receivers`.
-    pub id: SenderIdentity,
-    /// Window `S` in packets.
-    pub window: u64,
-    /// Minimum interval between two transmissions.
-    pub ipg: Duration,
-    /// RTT assumed for a receiver before its first ACK.
-    pub initial_rtt: Duration,
-    /// Lower bound of the RTO.
-    pub min_rto: Duration,
-    /// Messages [`Agent::send`] queues before it reports `Full`.
-    pub queue_limit: usize,
-}
-
-crate::roster::embeds_sender_identity!(SenderConfig);
-
-impl SenderConfig {
-    /// `S = 64`, `IPG = 1 ms` (§4); initial RTT 100 ms and minimum RTO 1 ms (rmcast's).
-    pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>) -> Self {
-        SenderConfig {
-            id: SenderIdentity::new(node, group, receivers),
-            window: crate::spec::ff::WINDOW,
-            ipg: crate::spec::ms(crate::spec::ff::IPG_MS),
-            initial_rtt: crate::spec::ms(crate::spec::ff::INITIAL_RTT_MS),
-            min_rto: Duration::from_millis(1),
-            queue_limit: 64,
-        }
+crate::config::sender_config! {
+    /// Sender parameters. [`SenderConfig::new`] gives §4's values.
+    pub struct SenderConfig {
+        /// Window `S` in packets.
+        pub window: u64 = crate::spec::ff::WINDOW,
+        /// Minimum interval between two transmissions.
+        pub ipg: Duration = crate::spec::ms(crate::spec::ff::IPG_MS),
+        /// RTT assumed for a receiver before its first ACK.
+        pub initial_rtt: Duration = crate::spec::ms(crate::spec::ff::INITIAL_RTT_MS),
+        /// Lower bound of the RTO.
+        pub min_rto: Duration = Duration::from_millis(1),
     }
+    /// `S = 64`, `IPG = 1 ms` (§4); initial RTT 100 ms and minimum RTO 1 ms (rmcast's).
+    pub fn new();
 }
 
 #[derive(Debug)]
@@ -335,6 +316,13 @@ impl Sender {
         self.settle(now);
         self.pump(now);
     }
+
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
+        match m {
+            wire::Message::Ack { seq, ts } => self.on_ack(now, from, seq, ts),
+            _ => self.out.ignore(),
+        }
+    }
 }
 
 fn multiset_remove(m: &mut BTreeMap<Duration, u32>, k: Duration) {
@@ -347,16 +335,7 @@ fn multiset_remove(m: &mut BTreeMap<Duration, u32>, k: Duration) {
 }
 
 impl Agent for Sender {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
-        match m {
-            wire::Message::Ack { seq, ts } => self.on_ack(now, from, seq, ts),
-            _ => self.out.ignore(),
-        }
-    }
-
+    crate::outbox::agent_io!(out, on_message);
     fn handle_timeout(&mut self, now: Time) {
         while let Some(key) = self.timers.pop_expired(now) {
             match key {
@@ -375,7 +354,6 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    crate::outbox_field!(out);
 
     crate::sendq::send_queue_field!(queue, take: pump, after_close: Self::settle);
 
@@ -401,26 +379,13 @@ impl Agent for Sender {
     }
 }
 
-/// Receiver parameters.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Window (buffer) size `S`.
-    pub window: u64,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(node: NodeId, window: u64) -> Self {
-        ReceiverConfig {
-            node,
-            session: 0,
-            window,
-        }
+crate::config::receiver_config! {
+    /// Receiver parameters.
+    pub struct ReceiverConfig {
+        /// Window (buffer) size `S`.
+        pub window: u64 = window,
     }
+    pub fn new(window: u64);
 }
 
 /// The FF receiver.
@@ -448,13 +413,8 @@ impl Receiver {
         self.out
             .control(to, env, &Message::Ff(wire::Message::Ack { seq, ts }));
     }
-}
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, _now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, _now: Time, from: NodeId, m: wire::Message<'_>) {
         let wire::Message::Data { seq, ts, payload } = m else {
             self.out.ignore();
             return;
@@ -473,12 +433,10 @@ impl Agent for Receiver {
         }
         self.ack(from, seq, ts);
     }
+}
 
-    fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_timeout(&self) -> Option<Time> {
-        None
-    }
-    crate::outbox_field!(out);
+impl Agent for Receiver {
+    crate::outbox::agent_io!(out, on_message, no_timers);
 }
 
 #[cfg(test)]

@@ -4,12 +4,8 @@ use rmcast_wire::Packet;
 const G: GroupId = GroupId(1);
 
 fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
-    let flags = if matches!(msg, wire::Message::Repair { .. }) {
-        FLAG_RETRANSMISSION
-    } else {
-        0
-    };
-    Packet::to_vec(envelope(0, NodeId(from), flags), &msg.into()).unwrap()
+    let retransmission = matches!(msg, wire::Message::Repair { .. });
+    crate::testkit::datagram(from, retransmission, &msg.into())
 }
 
 fn dreq(seq: u64, tp: u32, tp_iface: u32, attempt: u16) -> Vec<u8> {

@@ -4,12 +4,8 @@ use rmcast_wire::Packet;
 const G: GroupId = GroupId(1);
 
 fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
-    let flags = if matches!(msg, wire::Message::Rdata { .. }) {
-        FLAG_RETRANSMISSION
-    } else {
-        0
-    };
-    Packet::to_vec(envelope(0, NodeId(from), flags), &msg.into()).unwrap()
+    let retransmission = matches!(msg, wire::Message::Rdata { .. });
+    crate::testkit::datagram(from, retransmission, &msg.into())
 }
 
 fn odata(seq: u64, payload: &[u8]) -> Vec<u8> {
@@ -37,6 +33,15 @@ fn ne() -> NetworkElement {
 
 /// `nak` from node `from` arrives at the network element on `iface`, on its way up to the
 /// source (node 0).
+/// A network element that node 7's NAK for `seq` reached from below through `iface`; with
+/// the NAK.
+fn ne_after_nak(seq: u64, iface: u32) -> (NetworkElement, Vec<u8>) {
+    let mut r = ne();
+    let nak = pkt(7, wire::Message::Nak { seq });
+    up(&mut r, iface, 7, &nak);
+    (r, nak)
+}
+
 fn up(r: &mut NetworkElement, iface: u32, from: u32, nak: &[u8]) -> RouteDecision {
     r.on_packet(
         Time::ZERO,
@@ -87,9 +92,7 @@ fn ne_forwards_first_nak_absorbs_later_ones_and_confirms_each() {
 
 #[test]
 fn ne_rdata_goes_only_where_asked_and_clears_state() {
-    let mut r = ne();
-    let nak = pkt(7, wire::Message::Nak { seq: 4 });
-    up(&mut r, 3, 7, &nak);
+    let (mut r, nak) = ne_after_nak(4, 3);
     let rdata = rdata(4, b"x");
     let d = r.on_packet(Time::ZERO, IfaceId(0), NodeId(0), Dest::Group(G), &rdata);
     assert_eq!(d, RouteDecision::ForwardOn(vec![IfaceId(3)]));
@@ -106,9 +109,7 @@ fn ne_rdata_goes_only_where_asked_and_clears_state() {
 
 #[test]
 fn ne_state_expires() {
-    let mut r = ne();
-    let nak = pkt(7, wire::Message::Nak { seq: 1 });
-    up(&mut r, 1, 7, &nak);
+    let (mut r, _) = ne_after_nak(1, 1);
     let t = r.poll_timeout().unwrap();
     assert_eq!(t, Time::from_secs(2));
     r.handle_timeout(t);

@@ -93,13 +93,12 @@ pub use receiver::{Receiver, ReceiverConfig};
 pub use sender::{Sender, SenderView};
 
 use crate::retx::RetransmitBuffer;
-use crate::roster::SenderIdentity;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
+use crate::{Agent, Dest, Event, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use plan::Planner;
@@ -155,53 +154,33 @@ impl Variant {
     }
 }
 
-/// Parent parameters. [`SenderConfig::new`] gives the values of §4.
-#[derive(Debug, Clone)]
-pub struct SenderConfig {
-    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
-    /// `cfg.group` and `cfg.receivers`.
-    pub id: SenderIdentity,
-    /// Window and buffer size `S`, in packets.
-    pub window: u64,
-    /// Inter-packet gap: minimum interval between two transmissions.
-    pub ipg: Duration,
-    /// Epoch length ε (a multiple of `ipg`).
-    pub epoch: Duration,
-    /// Response rate `RR`, responses per second.
-    pub response_rate: u64,
-    /// Multicast threshold ratio MTR in `[0, 1]`.
-    pub mtr: f64,
-    /// Consecutive absent responses after which a child is removed.
-    pub max_silent_polls: u32,
-    /// `RTT_i` before the first response from `R_i`.
-    pub initial_rtt: Duration,
-    /// Lower bound of `RTO_i`.
-    pub min_rto: Duration,
-    /// Messages [`Agent::send`] queues before it reports `Full`.
-    pub queue_limit: usize,
-}
-
-crate::roster::embeds_sender_identity!(SenderConfig);
-
-impl SenderConfig {
+crate::config::sender_config! {
+    /// Parent parameters. [`SenderConfig::new`] gives the values of §4.
+    pub struct SenderConfig {
+        /// Window and buffer size `S`, in packets.
+        pub window: u64 = spec::WINDOW,
+        /// Inter-packet gap: minimum interval between two transmissions.
+        pub ipg: Duration = crate::spec::ms(spec::IPG_MS),
+        /// Epoch length ε (a multiple of `ipg`).
+        pub epoch: Duration = crate::spec::ms(spec::EPOCH_MS),
+        /// Response rate `RR`, responses per second.
+        pub response_rate: u64 = spec::RESPONSE_RATE,
+        /// Multicast threshold ratio MTR in `[0, 1]`.
+        pub mtr: f64 = spec::MTR,
+        /// Consecutive absent responses after which a child is removed.
+        pub max_silent_polls: u32 = spec::MAX_SILENT_POLLS,
+        /// `RTT_i` before the first response from `R_i`.
+        pub initial_rtt: Duration = crate::spec::ms(spec::INITIAL_RTT_MS),
+        /// Lower bound of `RTO_i`.
+        pub min_rto: Duration = Duration::from_millis(1),
+    }
     /// §4's settings: `S = 64`, `IPG = 1 ms`, `ε = 10 ms`, `RR = ITR = 1500/s`, `MTR = 20 %`;
     /// and rmcast's choices where §4 gives none: 10 silent polls, initial RTT 100 ms,
     /// minimum RTO 1 ms.
-    pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>) -> Self {
-        SenderConfig {
-            id: SenderIdentity::new(node, group, receivers),
-            window: spec::WINDOW,
-            ipg: crate::spec::ms(spec::IPG_MS),
-            epoch: crate::spec::ms(spec::EPOCH_MS),
-            response_rate: spec::RESPONSE_RATE,
-            mtr: spec::MTR,
-            max_silent_polls: spec::MAX_SILENT_POLLS,
-            initial_rtt: crate::spec::ms(spec::INITIAL_RTT_MS),
-            min_rto: Duration::from_millis(1),
-            queue_limit: 64,
-        }
-    }
+    pub fn new();
+}
 
+impl SenderConfig {
     /// `RQ = ⌊RR·ε⌋`.
     pub fn response_quota(&self) -> u64 {
         let prod = u128::from(self.response_rate) * self.epoch.as_nanos();

@@ -105,6 +105,17 @@ impl Planner {
         self.by_est.first().map(|&(t, _)| t)
     }
 
+    /// Record `child`'s row for a response expected in epoch `n` (its quota already taken).
+    fn place(&mut self, child: usize, n: u64, clock: Time, rtt: Duration, repoll: bool) -> Planned {
+        let p = Planned {
+            est: self.est(n, clock, rtt),
+            epoch: n,
+            repoll,
+        };
+        self.insert(child, p);
+        p
+    }
+
     fn insert(&mut self, child: usize, p: Planned) {
         self.ppt.insert(child, p);
         self.by_est.insert((p.est, child));
@@ -144,13 +155,7 @@ impl Planner {
             n += 1;
         }
         self.arc_inc(n);
-        let p = Planned {
-            est: self.est(n, clock, rtt),
-            epoch: n,
-            repoll: false,
-        };
-        self.insert(child, p);
-        p
+        self.place(child, n, clock, rtt, false)
     }
 
     /// Priority planning of a repoll (§2.4): starting with the epoch `E_m` the response would
@@ -173,13 +178,7 @@ impl Planner {
         loop {
             if self.arc(m) < self.rq {
                 self.arc_inc(m);
-                let p = Planned {
-                    est: self.est(m, clock, rtt),
-                    epoch: m,
-                    repoll: true,
-                };
-                self.insert(child, p);
-                return (p, None);
+                return (self.place(child, m, clock, rtt, true), None);
             }
             let victim = self
                 .by_epoch
@@ -190,12 +189,7 @@ impl Planner {
             if let Some(v) = victim {
                 // The slot passes from v to child: ARC[m] is unchanged.
                 self.unlink(v);
-                let p = Planned {
-                    est: self.est(m, clock, rtt),
-                    epoch: m,
-                    repoll: true,
-                };
-                self.insert(child, p);
+                let p = self.place(child, m, clock, rtt, true);
                 self.plan(v, clock, rtt_of(v));
                 return (p, Some(v));
             }

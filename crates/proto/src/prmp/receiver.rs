@@ -2,29 +2,15 @@
 
 use super::*;
 
-/// Child parameters.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Buffer and window size `S` (the parent's).
-    pub window: u64,
-    /// Packets per second the upper layer consumes; `None` = hungry (immediate).
-    pub consume_rate: Option<u64>,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(node: NodeId, window: u64) -> Self {
-        ReceiverConfig {
-            node,
-            session: 0,
-            window,
-            consume_rate: None,
-        }
+crate::config::receiver_config! {
+    /// Child parameters.
+    pub struct ReceiverConfig {
+        /// Buffer and window size `S` (the parent's).
+        pub window: u64 = window,
+        /// Packets per second the upper layer consumes; `None` = hungry (immediate).
+        pub consume_rate: Option<u64> = None,
     }
+    pub fn new(window: u64);
 }
 
 /// The PRMP child (§3 RXM).
@@ -135,13 +121,8 @@ impl Receiver {
             self.respond(from, ts, poll_seq);
         }
     }
-}
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
             wire::Message::Data { seq, payload } => {
                 self.on_data(seq, payload);
@@ -164,7 +145,10 @@ impl Agent for Receiver {
             _ => self.out.ignore(),
         }
     }
+}
 
+impl Agent for Receiver {
+    crate::outbox::agent_io!(out, on_message);
     fn handle_timeout(&mut self, now: Time) {
         if self.consume_at.is_some_and(|t| t <= now) {
             self.consume_at = None;
@@ -177,5 +161,4 @@ impl Agent for Receiver {
     fn poll_timeout(&self) -> Option<Time> {
         self.consume_at
     }
-    crate::outbox_field!(out);
 }

@@ -817,6 +817,36 @@ impl Sender {
         self.settle(now);
         true
     }
+
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
+        match m {
+            wire::Message::Resp {
+                ts,
+                seq,
+                le,
+                hr,
+                bitmap,
+            } => self.on_resp(
+                now,
+                from,
+                RespFields {
+                    ts,
+                    seq,
+                    le,
+                    hr,
+                    bitmap,
+                },
+            ),
+            _ => self.out.ignore(),
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, key: Key) {
+        match key {
+            Key::Tx => self.pump(now),
+            Key::Poll(id) => self.on_poll_timeout(now, id),
+        }
+    }
 }
 
 struct RespFields<'a> {
@@ -847,44 +877,7 @@ fn les_remove(les: &mut BTreeMap<u64, u32>, le: u64) {
 }
 
 impl Agent for Sender {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
-        match m {
-            wire::Message::Resp {
-                ts,
-                seq,
-                le,
-                hr,
-                bitmap,
-            } => self.on_resp(
-                now,
-                from,
-                RespFields {
-                    ts,
-                    seq,
-                    le,
-                    hr,
-                    bitmap,
-                },
-            ),
-            _ => self.out.ignore(),
-        }
-    }
-
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(key) = self.timers.pop_expired(now) {
-            match key {
-                Key::Tx => self.pump(now),
-                Key::Poll(id) => self.on_poll_timeout(now, id),
-            }
-        }
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+    crate::outbox::agent_io!(out, on_message, timers => on_timer);
 
     crate::sendq::send_queue_field!(queue, take: pump, after_close: |s, _| s.maybe_complete());
 

@@ -161,6 +161,19 @@ fn sender(n: u32, f: impl FnOnce(&mut SenderConfig)) -> Sender {
     Sender::new(cfg).unwrap()
 }
 
+/// Drain `s` and return the stamps `ts` of the polls (POLL or DATA+POLL) it sent, in order.
+fn poll_stamps(s: &mut Sender) -> Vec<u64> {
+    drain(s)
+        .into_iter()
+        .filter_map(|(_, p)| match p.message {
+            Message::Prmp(wire::Message::Poll { ts, .. } | wire::Message::DataPoll { ts, .. }) => {
+                Some(ts)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 fn drain(s: &mut Sender) -> Vec<(Dest, Packet<'static>)> {
     let mut v = Vec::new();
     while let Some(t) = s.poll_transmit() {
@@ -272,14 +285,20 @@ fn collection_decision_rule() {
     );
 }
 
+/// At `t`, child 1 reports packet 0 missing and children `2..=last` acknowledge it, each
+/// answering the poll stamped `ts`.
+fn nack_from_1_acks_up_to(s: &mut Sender, t: Time, ts: u64, last: u32) {
+    s.handle_packet(t, NodeId(1), &resp(1, ts, 0, 0, Some(0), &[]));
+    for r in 2..=last {
+        s.handle_packet(t, NodeId(r), &resp(r, ts, 0, 1, Some(0), &[0]));
+    }
+}
+
 #[test]
 fn obsolete_nack_does_not_retransmit_but_a_fresh_one_does() {
     let (mut s, ts0) = ten_children_one_packet();
     let t = Time::from_millis(3);
-    s.handle_packet(t, NodeId(1), &resp(1, ts0, 0, 0, Some(0), &[]));
-    for r in 2..=10 {
-        s.handle_packet(t, NodeId(r), &resp(r, ts0, 0, 1, Some(0), &[0]));
-    }
+    nack_from_1_acks_up_to(&mut s, t, ts0, 10);
     let out = drain(&mut s);
     assert_eq!(data_seqs(&out), vec![(Dest::Node(NodeId(1)), 0, true)]);
     // The retransmission carried a poll to child 1 (trigger (a)): note its TS.
@@ -333,10 +352,7 @@ fn recovery_waits_for_absent_children_only_until_they_are_repolled() {
     // poll to child 10 times out (child 10 is then in repolled(0)) and unicasts to child 1.
     let (mut s, ts) = ten_children_one_packet();
     let t = Time::from_millis(1);
-    s.handle_packet(t, NodeId(1), &resp(1, ts, 0, 0, Some(0), &[]));
-    for r in 2..=9 {
-        s.handle_packet(t, NodeId(r), &resp(r, ts, 0, 1, Some(0), &[0]));
-    }
+    nack_from_1_acks_up_to(&mut s, t, ts, 9);
     assert_eq!(s.status(0), Some(Status::Collection));
     assert!(data_seqs(&drain(&mut s)).is_empty());
     // RTO = 2 × RTT (initial 2 ms) = 4 ms; RTT samples of 1 ms were taken but the poll's
@@ -446,14 +462,7 @@ fn mpt_count_follows_resp_timestamps() {
     for _ in 0..2 {
         t = s.poll_timeout().unwrap();
         s.handle_timeout(t);
-        for (_, p) in drain(&mut s) {
-            if let Message::Prmp(
-                wire::Message::Poll { ts, .. } | wire::Message::DataPoll { ts, .. },
-            ) = p.message
-            {
-                polls.push(ts);
-            }
-        }
+        polls.extend(poll_stamps(&mut s));
     }
     let timeouts = s.stats().timeouts;
     assert!(timeouts >= 1);
@@ -624,14 +633,7 @@ fn random_feedback_never_panics_and_arc_stays_within_rq() {
         if s.poll_timeout().is_some_and(|t| t <= now) {
             s.handle_timeout(now);
         }
-        for (_, p) in drain(&mut s) {
-            if let Message::Prmp(
-                wire::Message::Poll { ts, .. } | wire::Message::DataPoll { ts, .. },
-            ) = p.message
-            {
-                poll_ts.push(ts);
-            }
-        }
+        poll_ts.extend(poll_stamps(&mut s));
         let node = rng.range_inclusive(1, 32) as u32; // 31 and 32 are strangers
         let next = s.view().hs.map_or(0, |h| h + 1);
         let le = rng.range_inclusive(0, next);

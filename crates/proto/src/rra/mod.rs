@@ -52,12 +52,11 @@
 //! * **No random ACK delay**: answers are solicited one at a time, there is nothing to spread.
 
 use crate::roster::Roster;
-use crate::roster::SenderIdentity;
 use crate::saw::timeout::LimitRule;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::window::Bitmap;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
+use crate::{Agent, Dest, Event, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{rra as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -72,44 +71,20 @@ pub const MAX_WINDOW: usize = 1 << 16;
 /// Largest skip a receiver accepts from one packet's `low`.
 pub const MAX_SKIP: u64 = 1 << 20;
 
-/// Sender parameters.
-#[derive(Debug, Clone)]
-pub struct SenderConfig {
-    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
-    /// `cfg.group` and `cfg.receivers`.
-    pub id: SenderIdentity,
-    /// Unfinished messages at most (1..=[`MAX_WINDOW`]).
-    pub window: usize,
-    /// How long to wait for a solicited ACK.
-    pub timeout: Duration,
-    /// Unanswered requests in a row allowed per receiver; `None` for no limit.
-    pub max_retransmissions: Option<u32>,
-    /// `count <= max` (thesis wording, default) or `count < max`.
-    pub limit_rule: LimitRule,
-    /// Messages [`Agent::send`] queues (beyond the window) before it reports `Full`.
-    pub queue_limit: usize,
-}
-
-crate::roster::embeds_sender_identity!(SenderConfig);
-
-impl SenderConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(
-        node: NodeId,
-        group: GroupId,
-        receivers: Vec<NodeId>,
-        window: usize,
-        timeout: Duration,
-    ) -> Self {
-        SenderConfig {
-            id: SenderIdentity::new(node, group, receivers),
-            window,
-            timeout,
-            max_retransmissions: None,
-            limit_rule: LimitRule::default(),
-            queue_limit: 64,
-        }
+crate::config::sender_config! {
+    /// Sender parameters.
+    pub struct SenderConfig {
+        /// Unfinished messages at most (1..=[`MAX_WINDOW`]).
+        pub window: usize = window,
+        /// How long to wait for a solicited ACK.
+        pub timeout: Duration = timeout,
+        /// Unanswered requests in a row allowed per receiver; `None` for no limit.
+        pub max_retransmissions: Option<u32> = None,
+        /// `count <= max` (thesis wording, default) or `count < max`.
+        pub limit_rule: LimitRule = LimitRule::default(),
     }
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    pub fn new(window: usize, timeout: Duration);
 }
 
 #[derive(Debug)]
@@ -473,28 +448,17 @@ impl Sender {
             self.out.event(Event::Completed);
         }
     }
-}
 
-impl Agent for Sender {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
             wire::Message::Ack { cum, upto, bitmap } => self.on_ack(now, from, cum, upto, bitmap),
             _ => self.out.ignore(),
         }
     }
+}
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(i) = self.timers.pop_expired(now) {
-            self.on_timer(now, i);
-        }
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+impl Agent for Sender {
+    crate::outbox::agent_io!(out, on_message, timers => on_timer);
 
     crate::sendq::send_queue_field!(queue, take: fill, after_close: |s, now| {
         s.poll_idle(now);
@@ -519,26 +483,13 @@ impl Agent for Sender {
     }
 }
 
-/// Receiver parameters.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Messages buffered beyond the next expected one (the sender's window).
-    pub window: usize,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(node: NodeId, window: usize) -> Self {
-        ReceiverConfig {
-            node,
-            session: 0,
-            window,
-        }
+crate::config::receiver_config! {
+    /// Receiver parameters.
+    pub struct ReceiverConfig {
+        /// Messages buffered beyond the next expected one (the sender's window).
+        pub window: usize = window,
     }
+    pub fn new(window: usize);
 }
 
 /// The `rra` receiver.
@@ -630,13 +581,8 @@ impl Receiver {
     fn saw(&mut self, seq: u64) {
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
     }
-}
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, _now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, _now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
             wire::Message::Data {
                 seq,
@@ -672,12 +618,10 @@ impl Agent for Receiver {
             _ => self.out.ignore(),
         }
     }
+}
 
-    fn handle_timeout(&mut self, _now: Time) {}
-    fn poll_timeout(&self) -> Option<Time> {
-        None
-    }
-    crate::outbox_field!(out);
+impl Agent for Receiver {
+    crate::outbox::agent_io!(out, on_message, no_timers);
 }
 
 #[cfg(test)]

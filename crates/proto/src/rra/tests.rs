@@ -178,9 +178,8 @@ fn decode_all(a: &mut dyn Agent) -> Vec<(Dest, bool, wire::Message<'static>)> {
         .collect()
 }
 
-#[test]
-fn data_names_receivers_round_robin() {
-    let rx = vec![NodeId(5), NodeId(3), NodeId(9)];
+/// A sender for `rx` (window 8, timeout 1 ms) given messages `0..n` at time zero.
+fn sender_holding(rx: Vec<NodeId>, n: u64) -> Sender {
     let mut s = Sender::new(SenderConfig::new(
         NodeId(0),
         GROUP,
@@ -188,9 +187,15 @@ fn data_names_receivers_round_robin() {
         8,
         Duration::from_millis(1),
     ));
-    for i in 0..7 {
+    for i in 0..n {
         s.send(Time::ZERO, message(i)).unwrap();
     }
+    s
+}
+
+#[test]
+fn data_names_receivers_round_robin() {
+    let mut s = sender_holding(vec![NodeId(5), NodeId(3), NodeId(9)], 7);
     let ackers: Vec<u32> = decode_all(&mut s)
         .into_iter()
         .map(|(_, _, m)| match m {
@@ -237,17 +242,7 @@ fn receiver_acks_only_when_named_and_reports_holes() {
 
 #[test]
 fn sender_repairs_what_an_ack_reports_missing_and_names_the_reporter() {
-    let rx = vec![NodeId(1), NodeId(2)];
-    let mut s = Sender::new(SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        rx,
-        8,
-        Duration::from_millis(1),
-    ));
-    for i in 0..6 {
-        s.send(Time::ZERO, message(i)).unwrap();
-    }
+    let mut s = sender_holding(vec![NodeId(1), NodeId(2)], 6);
     let _ = decode_all(&mut s);
     // Receiver 2 (named by message 5) holds 0, 3, 5.
     let t = Time::from_micros(200);
@@ -288,14 +283,7 @@ fn sender_repairs_what_an_ack_reports_missing_and_names_the_reporter() {
 
 #[test]
 fn lost_ack_is_recovered_by_a_poll() {
-    let mut s = Sender::new(SenderConfig::new(
-        NodeId(0),
-        GROUP,
-        vec![NodeId(1)],
-        8,
-        Duration::from_millis(1),
-    ));
-    s.send(Time::ZERO, message(0)).unwrap();
+    let mut s = sender_holding(vec![NodeId(1)], 1);
     let _ = decode_all(&mut s);
     assert_eq!(s.poll_timeout(), Some(Time::from_millis(1)));
     s.handle_timeout(Time::from_millis(1));

@@ -29,7 +29,6 @@
 
 use crate::rng::AgentRng;
 use crate::roster::Roster;
-use crate::roster::SenderIdentity;
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
@@ -53,43 +52,24 @@ pub enum RetransmitMode {
     Unicast,
 }
 
-/// Sender parameters.
-#[derive(Debug, Clone)]
-pub struct SenderConfig {
-    /// Who the sender is and whom it serves; its fields read as `cfg.node`, `cfg.session`,
-    /// `cfg.group` and `cfg.receivers`.
-    pub id: SenderIdentity,
-    /// Whether a retransmission is multicast or unicast to each receiver lacking it.
-    pub mode: RetransmitMode,
-    /// Retransmission timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
-    pub timeout: Duration,
-    /// The thesis's `constant`/`formula` timeout method; when set it replaces `timeout`,
-    /// evaluated for this sender's receiver count.
-    pub timeout_rule: Option<TimeoutRule>,
-    /// Retransmission limit per message (multicast mode) or per receiver and message
-    /// (unicast mode); `None` for no limit. How it is compared: [`limit_rule`](Self::limit_rule).
-    pub max_retransmissions: Option<u32>,
-    /// `count <= max` (thesis, default) or `count < max`.
-    pub limit_rule: LimitRule,
-    /// Messages [`Agent::send`] queues before it reports `Full`.
-    pub queue_limit: usize,
-}
-
-crate::roster::embeds_sender_identity!(SenderConfig);
-
-impl SenderConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(node: NodeId, group: GroupId, receivers: Vec<NodeId>, timeout: Duration) -> Self {
-        SenderConfig {
-            id: SenderIdentity::new(node, group, receivers),
-            mode: RetransmitMode::Multicast,
-            timeout,
-            timeout_rule: None,
-            max_retransmissions: None,
-            limit_rule: LimitRule::default(),
-            queue_limit: 64,
-        }
+crate::config::sender_config! {
+    /// Sender parameters.
+    pub struct SenderConfig {
+        /// Whether a retransmission is multicast or unicast to each receiver lacking it.
+        pub mode: RetransmitMode = RetransmitMode::Multicast,
+        /// Retransmission timeout, used when [`timeout_rule`](Self::timeout_rule) is `None`.
+        pub timeout: Duration = timeout,
+        /// The thesis's `constant`/`formula` timeout method; when set it replaces `timeout`,
+        /// evaluated for this sender's receiver count.
+        pub timeout_rule: Option<TimeoutRule> = None,
+        /// Retransmission limit per message (multicast mode) or per receiver and message
+        /// (unicast mode); `None` for no limit. How it is compared: [`limit_rule`](Self::limit_rule).
+        pub max_retransmissions: Option<u32> = None,
+        /// `count <= max` (thesis, default) or `count < max`.
+        pub limit_rule: LimitRule = LimitRule::default(),
     }
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    pub fn new(timeout: Duration);
 }
 
 /// The thesis's SAW parameters in its own units (command-file names in brackets, §3.6), to
@@ -362,28 +342,17 @@ impl Sender {
         self.transmit_current(dest, true);
         self.timers.set(key, now + self.cfg.timeout);
     }
-}
 
-impl Agent for Sender {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
             wire::Message::Ack { seq } => self.on_ack(now, from, seq),
             _ => self.out.ignore(),
         }
     }
+}
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(key) = self.timers.pop_expired(now) {
-            self.on_timer(now, key);
-        }
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+impl Agent for Sender {
+    crate::outbox::agent_io!(out, on_message, timers => on_timer);
 
     crate::sendq::send_queue_field!(queue, take: start_next, after_close: |s, _| s.maybe_complete());
 
@@ -411,26 +380,13 @@ impl Agent for Sender {
     }
 }
 
-/// Receiver parameters.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Upper bound of the random ACK delay (§2.5.1); zero ACKs at once.
-    pub ack_delay_max: Duration,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(node: NodeId) -> Self {
-        ReceiverConfig {
-            node,
-            session: 0,
-            ack_delay_max: Duration::ZERO,
-        }
+crate::config::receiver_config! {
+    /// Receiver parameters.
+    pub struct ReceiverConfig {
+        /// Upper bound of the random ACK delay (§2.5.1); zero ACKs at once.
+        pub ack_delay_max: Duration = Duration::ZERO,
     }
+    pub fn new();
 }
 
 /// The `saw` receiver.
@@ -482,13 +438,8 @@ impl Receiver {
         self.pending.set(key, due);
         self.pending_acks.insert(key, (to, bit));
     }
-}
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
             wire::Message::Data { seq, payload } => {
                 if seq == self.expected {
@@ -505,17 +456,15 @@ impl Agent for Receiver {
         }
     }
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(key) = self.pending.pop_expired(now) {
-            if let Some((to, bit)) = self.pending_acks.remove(&key) {
-                self.send_ack(to, bit);
-            }
+    fn on_ack_timer(&mut self, _now: Time, key: u64) {
+        if let Some((to, bit)) = self.pending_acks.remove(&key) {
+            self.send_ack(to, bit);
         }
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.pending.next()
-    }
-    crate::outbox_field!(out);
+}
+
+impl Agent for Receiver {
+    crate::outbox::agent_io!(out, on_message, pending => on_ack_timer);
 }
 
 #[cfg(test)]

@@ -144,11 +144,7 @@ fn retransmission_limit_records_failure_and_continues() {
         assert_eq!(done, vec![(transmissions, true); 4], "{rule:?}");
         assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
         assert_eq!(h.agent(NodeId(0)).unwrap().stats().failed, 4);
-        let delivered = h.events[1]
-            .iter()
-            .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
-            .count();
-        assert_eq!(delivered, 4);
+        assert_eq!(h.delivered(1).len(), 4);
     }
 }
 
@@ -292,11 +288,7 @@ fn removing_a_silent_receiver_lets_the_others_finish() {
         Time::from_millis(5),
     );
     assert_removal_unblocks(&mut h, NodeId(2));
-    let delivered = h.events[1]
-        .iter()
-        .filter(|(_, e)| matches!(e, Event::Delivered { .. }))
-        .count();
-    assert_eq!(delivered, 3);
+    assert_eq!(h.delivered(1).len(), 3);
 }
 
 /// Digest §4.6: the error experiments' SAW timeout at r = 20 with SAWrand 22,000 is

@@ -151,15 +151,57 @@ enum State {
 /// Adaptive-timer statistics (ns-2 `stats_`); negative means "not yet".
 #[derive(Debug, Clone)]
 struct Adapt {
-    dup_req: f64,
-    ave_dup_req: f64,
-    ave_req_delay: f64,
-    dup_rep: f64,
-    ave_dup_rep: f64,
-    ave_rep_delay: f64,
-    closest_requestor: bool,
-    closest_repairor: bool,
+    /// Requests: `dup_req`, `ave_dup_req`, `ave_req_delay`, `closest_requestor`.
+    req: AdaptSide,
+    /// Repairs: `dup_rep`, `ave_dup_rep`, `ave_rep_delay`, `closest_repairor`.
+    rep: AdaptSide,
     first_repair: bool,
+}
+
+/// The adaptive-timer state of one kind of message (requests or repairs), which moves that
+/// kind's pair of timer parameters (`C1`, `C2` or `D1`, `D2`) by the same rule.
+#[derive(Debug, Clone)]
+struct AdaptSide {
+    /// Duplicates heard in the current round.
+    dup: f64,
+    /// EWMA of duplicates per round; negative before the first.
+    ave_dup: f64,
+    /// EWMA of the delay, in units of 2·d; negative before the first.
+    ave_delay: f64,
+    /// A closer member's message was heard first this round.
+    closest: bool,
+}
+
+impl AdaptSide {
+    const START: AdaptSide = AdaptSide {
+        dup: 0.0,
+        ave_dup: -1.0,
+        ave_delay: -1.0,
+        closest: false,
+    };
+
+    /// Fold this round's duplicates into their average and move the parameter pair
+    /// `(p1, p2)`: the closest member's `p2` down; too many duplicates, both up; few, `p2`
+    /// down if the delay is long and `p1` down if duplicates are rare; in between, `p1` up.
+    fn adjust(&mut self, p1: &mut f64, p2: &mut f64) {
+        self.ave_dup = ewma(self.ave_dup, self.dup);
+        if self.closest {
+            *p2 -= 0.1;
+            self.closest = false;
+        } else if self.ave_dup >= AVE_DUPS {
+            *p1 += 0.1;
+            *p2 += 0.5;
+        } else if self.ave_dup < AVE_DUPS - EPS {
+            if self.ave_delay > AVE_DELAY {
+                *p2 -= 0.1;
+            }
+            if self.ave_dup < 0.25 {
+                *p1 -= 0.05;
+            }
+        } else {
+            *p1 += 0.05;
+        }
+    }
 }
 
 const ALPHA: f64 = 0.25;
@@ -229,14 +271,8 @@ impl Member {
             d1: cfg.d1,
             d2: cfg.d2,
             adapt: Adapt {
-                dup_req: 0.0,
-                ave_dup_req: -1.0,
-                ave_req_delay: -1.0,
-                dup_rep: 0.0,
-                ave_dup_rep: -1.0,
-                ave_rep_delay: -1.0,
-                closest_requestor: false,
-                closest_repairor: false,
+                req: AdaptSide::START,
+                rep: AdaptSide::START,
                 first_repair: true,
             },
             window: SeqWindow::new(cfg.window),
@@ -305,30 +341,13 @@ impl Member {
         if !self.cfg.adaptive {
             return;
         }
-        if self.adapt.ave_req_delay < 0.0 {
+        if self.adapt.req.ave_delay < 0.0 {
             self.bound_c();
         } else {
-            let a = &mut self.adapt;
-            a.ave_dup_req = ewma(a.ave_dup_req, a.dup_req);
-            if a.closest_requestor {
-                self.c2 -= 0.1;
-                a.closest_requestor = false;
-            } else if a.ave_dup_req >= AVE_DUPS {
-                self.c1 += 0.1;
-                self.c2 += 0.5;
-            } else if a.ave_dup_req < AVE_DUPS - EPS {
-                if a.ave_req_delay > AVE_DELAY {
-                    self.c2 -= 0.1;
-                }
-                if a.ave_dup_req < 0.25 {
-                    self.c1 -= 0.05;
-                }
-            } else {
-                self.c1 += 0.05;
-            }
+            self.adapt.req.adjust(&mut self.c1, &mut self.c2);
             self.bound_c();
         }
-        self.adapt.dup_req = 0.0;
+        self.adapt.req.dup = 0.0;
     }
 
     fn recompute_repair_params(&mut self) {
@@ -341,28 +360,11 @@ impl Member {
             self.d1 = lg;
             self.d2 = lg;
             self.bound_d();
-        } else if self.adapt.ave_rep_delay >= 0.0 {
-            let a = &mut self.adapt;
-            a.ave_dup_rep = ewma(a.ave_dup_rep, a.dup_rep);
-            if a.closest_repairor {
-                self.d2 -= 0.1;
-                a.closest_repairor = false;
-            } else if a.ave_dup_rep >= AVE_DUPS {
-                self.d1 += 0.1;
-                self.d2 += 0.5;
-            } else if a.ave_dup_rep < AVE_DUPS - EPS {
-                if a.ave_rep_delay > AVE_DELAY {
-                    self.d2 -= 0.1;
-                }
-                if a.ave_dup_rep < 0.25 {
-                    self.d1 -= 0.05;
-                }
-            } else {
-                self.d1 += 0.05;
-            }
+        } else if self.adapt.rep.ave_delay >= 0.0 {
+            self.adapt.rep.adjust(&mut self.d1, &mut self.d2);
             self.bound_d();
         }
-        self.adapt.dup_rep = 0.0;
+        self.adapt.rep.dup = 0.0;
     }
 
     /// The request interval for the current back-off: `(C1 + C2·U)·d_S·b`.
@@ -424,7 +426,7 @@ impl Member {
         if round == 1 && self.cfg.adaptive {
             let st = now.saturating_since(start).as_secs_f64()
                 / (2.0 * self.d_secs(self.cfg.source)).max(1e-12);
-            self.adapt.ave_req_delay = ewma(self.adapt.ave_req_delay, st);
+            self.adapt.req.ave_delay = ewma(self.adapt.req.ave_delay, st);
         }
         let (b, ctr) = if backoff_ctr < limit {
             (backoff * factor, backoff_ctr + 1)
@@ -470,11 +472,11 @@ impl Member {
             };
             if round == 1 && self.cfg.adaptive {
                 if my_round == 2 && now <= ignore_until {
-                    self.adapt.dup_req += 1.0;
+                    self.adapt.req.dup += 1.0;
                 }
                 if sent_round1 {
                     let mine = self.d_secs(self.cfg.source);
-                    self.adapt.closest_requestor = (dist_ns as f64 / 1e9) > 1.5 * mine;
+                    self.adapt.req.closest = (dist_ns as f64 / 1e9) > 1.5 * mine;
                 }
             }
             if now < ignore_until {
@@ -512,7 +514,7 @@ impl Member {
                 if round == 1 && self.cfg.adaptive {
                     let st = now.saturating_since(start).as_secs_f64()
                         / (2.0 * self.d_secs(self.cfg.source)).max(1e-12);
-                    self.adapt.ave_req_delay = ewma(self.adapt.ave_req_delay, st);
+                    self.adapt.req.ave_delay = ewma(self.adapt.req.ave_delay, st);
                 }
                 self.hold_down(now, seq, self.distance(self.cfg.source));
             }
@@ -522,12 +524,12 @@ impl Member {
                 sent,
             }) => {
                 if self.cfg.adaptive {
-                    self.adapt.dup_rep += 1.0;
+                    self.adapt.rep.dup += 1.0;
                     let d = self.d_secs(requester);
                     let st = now.saturating_since(start).as_secs_f64() / (2.0 * d).max(1e-12);
-                    self.adapt.ave_rep_delay = ewma(self.adapt.ave_rep_delay, st);
+                    self.adapt.rep.ave_delay = ewma(self.adapt.rep.ave_delay, st);
                     if let (true, Some((1, dist))) = (sent, repair) {
-                        self.adapt.closest_repairor = (dist as f64 / 1e9) > 1.5 * d;
+                        self.adapt.rep.closest = (dist as f64 / 1e9) > 1.5 * d;
                     }
                 }
                 if !sent {
@@ -617,7 +619,7 @@ impl Member {
                 self.out.stats.control_sent += 1;
                 if round == 1 && self.cfg.adaptive {
                     self.c1 -= 0.1;
-                    self.adapt.closest_requestor = true;
+                    self.adapt.req.closest = true;
                     self.bound_c();
                 }
                 if round == 1 {
@@ -646,7 +648,7 @@ impl Member {
                 self.out.stats.repairs_sent += 1;
                 if self.cfg.adaptive {
                     self.d1 -= 0.1;
-                    self.adapt.closest_repairor = true;
+                    self.adapt.rep.closest = true;
                     self.bound_d();
                 }
                 let dist_ns = self.distance(requester).as_nanos() as u64;

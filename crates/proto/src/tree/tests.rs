@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use super::*;
-use crate::testkit::Harness;
+use crate::testkit::{feed_blocks, Harness};
 use rmcast_wire::Envelope;
 
 fn bits(l: u32, set: &[usize]) -> Vec<u8> {
@@ -24,15 +24,31 @@ fn received(s: &BlockStatus, l: u32, range: core::ops::Range<u64>) -> Vec<u64> {
     range.filter(|&b| s.received(b, l)).collect()
 }
 
+/// The two statuses below (L = 8) consolidated by `merge`; with L.
+fn consolidated_a_and_b(merge: Merge) -> (u32, BlockStatus) {
+    let l = 8;
+    let a = st(10, l, &[1, 3], 7);
+    let b = st(12, l, &[1, 3], 5);
+    (l, consolidate(merge, l, &[a, b]).unwrap())
+}
+
+/// Close `src` at `now` and drain its events; with how many of them are `MessageDone`.
+fn close_and_drain_events(src: &mut Source, now: Time) -> (Vec<Event>, usize) {
+    src.close(now);
+    let evs: Vec<_> = core::iter::from_fn(|| src.poll_event()).collect();
+    let done = evs
+        .iter()
+        .filter(|e| matches!(e, Event::MessageDone { .. }))
+        .count();
+    (evs, done)
+}
+
 /// Two hand-made endpoint statuses with L = 8:
 /// A: LW_r = 10, has 11 and 13          → received {<10, 11, 13}
 /// B: LW_r = 12, has 13 and 15          → received {<12, 13, 15}
 #[test]
 fn csp_consolidation_is_min_and_min() {
-    let l = 8;
-    let a = st(10, l, &[1, 3], 7);
-    let b = st(12, l, &[1, 3], 5);
-    let c = consolidate(Merge::Pessimistic, l, &[a, b]).unwrap();
+    let (l, c) = consolidated_a_and_b(Merge::Pessimistic);
     assert_eq!(c.lw, 10, "LW_r = min");
     assert_eq!(c.buf, 5, "buffer_available = min");
     // Aligned at 10: block 11 is below B's LW_r and in A's LOB → received by both;
@@ -46,10 +62,7 @@ fn csp_consolidation_is_min_and_min() {
 
 #[test]
 fn cp_consolidation_is_max_or_min() {
-    let l = 8;
-    let a = st(10, l, &[1, 3], 7);
-    let b = st(12, l, &[1, 3], 5);
-    let c = consolidate(Merge::Optimistic, l, &[a, b]).unwrap();
+    let (l, c) = consolidated_a_and_b(Merge::Optimistic);
     assert_eq!(c.lw, 12, "LW_r = max");
     assert_eq!(c.buf, 5, "buffer_available = min");
     // Aligned at 12: 13 (both), 15 (B). A's 11 is below 12 anyway.
@@ -318,14 +331,8 @@ fn source_remulticasts_after_rf_rtd_only() {
     // Everything received: done, and after close, Completed.
     src.handle_packet(Time::from_millis(20), NodeId(5), &status(4, &[]));
     assert_eq!(src.outstanding(), 0);
-    src.close(Time::from_millis(21));
-    let evs: Vec<_> = core::iter::from_fn(|| src.poll_event()).collect();
-    assert_eq!(
-        evs.iter()
-            .filter(|e| matches!(e, Event::MessageDone { .. }))
-            .count(),
-        4
-    );
+    let (evs, done) = close_and_drain_events(&mut src, Time::from_millis(21));
+    assert_eq!(done, 4);
     assert!(evs.contains(&Event::LossDetected { seq: 1 }));
     assert_eq!(evs.last(), Some(&Event::Completed));
 }
@@ -388,17 +395,7 @@ fn dsp_on_a_lossy_mesh_stays_within_l_and_delivers_exactly_once() {
     let mut next = 0u64;
     let mut t = Time::ZERO;
     while t < Time::from_secs(60) {
-        h.with_agent(NodeId(0), |a, now| {
-            while next < n_blocks && a.can_send() {
-                let mut v = vec![0u8; 16];
-                v[..8].copy_from_slice(&next.to_be_bytes());
-                a.send(now, Bytes::from(v)).unwrap();
-                next += 1;
-            }
-            if next == n_blocks {
-                a.close(now);
-            }
-        });
+        h.with_agent(NodeId(0), |a, now| feed_blocks(a, now, &mut next, n_blocks));
         t = h.run_until(t + Duration::from_millis(5));
         if h.events[0].iter().any(|(_, e)| *e == Event::Completed) {
             break;
@@ -618,14 +615,8 @@ fn source_stops_waiting_for_a_removed_reporter() {
         "a removed reporter's status is ignored"
     );
     src.handle_packet(Time::from_millis(4), NodeId(5), &status(5, 6));
-    src.close(Time::from_millis(5));
-    let evs: Vec<_> = core::iter::from_fn(|| src.poll_event()).collect();
-    assert_eq!(
-        evs.iter()
-            .filter(|e| matches!(e, Event::MessageDone { .. }))
-            .count(),
-        6
-    );
+    let (evs, done) = close_and_drain_events(&mut src, Time::from_millis(5));
+    assert_eq!(done, 6);
     assert_eq!(evs.last(), Some(&Event::Completed));
 }
 

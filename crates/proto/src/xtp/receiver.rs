@@ -2,26 +2,13 @@
 
 use super::*;
 
-/// Receiver parameters.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Packets the receiver buffers beyond `rseq` (its allocation).
-    pub buffer: usize,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
-    pub fn new(node: NodeId) -> Self {
-        ReceiverConfig {
-            node,
-            session: 0,
-            buffer: 256,
-        }
+crate::config::receiver_config! {
+    /// Receiver parameters.
+    pub struct ReceiverConfig {
+        /// Packets the receiver buffers beyond `rseq` (its allocation).
+        pub buffer: usize = 256,
     }
+    pub fn new();
 }
 
 /// The `xtp` receiver.

@@ -122,14 +122,19 @@ impl Scripted {
         }
     }
     fn delivered(&self, i: usize) -> Vec<Bytes> {
-        self.events[i]
-            .iter()
-            .filter_map(|(_, e)| match e {
-                Event::Delivered { data, .. } => Some(data.clone()),
-                _ => None,
-            })
-            .collect()
+        delivered_data(&self.events[i])
     }
+}
+
+/// A sender built from `cfg` at node 0 and a default receiver at node 1, nothing lost.
+fn lossless_pair(cfg: SenderConfig) -> Scripted {
+    Scripted::new(
+        vec![
+            Box::new(Sender::new(cfg)),
+            Box::new(Receiver::new(ReceiverConfig::new(NodeId(1)))),
+        ],
+        Box::new(|_, _, _, _| false),
+    )
 }
 
 fn receivers(n: u32) -> Vec<NodeId> {
@@ -311,14 +316,21 @@ fn wtimer_back_off_capped_at_one_second() {
     assert_eq!(s.counters().max_wtimer_ns, 1_000_000_000);
 }
 
-#[test]
-fn answered_handshake_stops_ctimeout_and_ends_the_back_off() {
-    let cfg = SenderConfig::thesis(NodeId(0), G, receivers(2), true);
+/// A thesis sender for `n` receivers that sent FIRST at 0, had node 1's answer at 2 ms and
+/// was then given a 10-byte write; with FIRST's sync number.
+fn first_answered_by_node_1(n: u32) -> (Sender, u16) {
+    let cfg = SenderConfig::thesis(NodeId(0), G, receivers(n), true);
     let mut s = Sender::new(cfg);
     s.handle_timeout(Time::ZERO);
     let (sync, _) = sync_of(&s.poll_transmit().unwrap()).unwrap();
     s.handle_packet(Time::from_millis(2), NodeId(1), &cntl(sync, 0));
     s.send(Time::from_millis(2), pattern(10, 3)).unwrap();
+    (s, sync)
+}
+
+#[test]
+fn answered_handshake_stops_ctimeout_and_ends_the_back_off() {
+    let (mut s, sync) = first_answered_by_node_1(2);
     assert!(
         s.poll_transmit().is_none(),
         "no data before every receiver answered FIRST"
@@ -357,12 +369,7 @@ fn answered_handshake_stops_ctimeout_and_ends_the_back_off() {
 /// Handshake answers are not RTT samples (Karn): only the FIRST's answer at 2 ms counts.
 #[test]
 fn rtt_samples_come_only_from_first_transmissions() {
-    let cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), true);
-    let mut s = Sender::new(cfg);
-    s.handle_timeout(Time::ZERO);
-    let (sync, _) = sync_of(&s.poll_transmit().unwrap()).unwrap();
-    s.handle_packet(Time::from_millis(2), NodeId(1), &cntl(sync, 0));
-    s.send(Time::from_millis(2), pattern(10, 3)).unwrap();
+    let (mut s, _) = first_answered_by_node_1(1);
     s.poll_transmit().unwrap();
     let t = s.poll_timeout().unwrap();
     s.handle_timeout(t);
@@ -414,14 +421,19 @@ fn digest(v: &[Bytes]) -> Vec<(usize, u64)> {
         .collect()
 }
 
-fn delivered(h: &Harness, i: usize) -> Vec<Bytes> {
-    h.events[i]
+/// The data of every message delivered, in delivery order.
+fn delivered_data(events: &[(Time, Event)]) -> Vec<Bytes> {
+    events
         .iter()
         .filter_map(|(_, e)| match e {
             Event::Delivered { data, .. } => Some(data.clone()),
             _ => None,
         })
         .collect()
+}
+
+fn delivered(h: &Harness, i: usize) -> Vec<Bytes> {
+    delivered_data(&h.events[i])
 }
 
 #[test]
@@ -498,13 +510,7 @@ fn unreliable_multicast_delivers_complete_writes_only_and_never_asks() {
 fn unicast_mode_sends_to_the_one_receiver() {
     let writes: Vec<Bytes> = (0..20).map(|i| pattern(4000, i as u8)).collect();
     let cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), false);
-    let mut s = Scripted::new(
-        vec![
-            Box::new(Sender::new(cfg)),
-            Box::new(Receiver::new(ReceiverConfig::new(NodeId(1)))),
-        ],
-        Box::new(|_, _, _, _| false),
-    );
+    let mut s = lossless_pair(cfg);
     s.run(Time::from_millis(5));
     for w in &writes {
         s.with(0, |a, now| a.send(now, w.clone()).unwrap());
@@ -562,13 +568,7 @@ fn late_joiner_starts_at_its_join_point_without_back_fill() {
 fn a_joiner_lacking_released_packets_is_not_waited_for() {
     let mut cfg = SenderConfig::improved(NodeId(0), G, receivers(1), true);
     cfg.accept_joins = true;
-    let mut s = Scripted::new(
-        vec![
-            Box::new(Sender::new(cfg)),
-            Box::new(Receiver::new(ReceiverConfig::new(NodeId(1)))),
-        ],
-        Box::new(|_, _, _, _| false),
-    );
+    let mut s = lossless_pair(cfg);
     s.run(Time::from_millis(5));
     for i in 0..5 {
         s.with(0, |a, now| a.send(now, pattern(3000, i)).unwrap());
@@ -591,13 +591,7 @@ fn coalescing_packs_small_writes_into_one_packet() {
     let mut cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), true);
     cfg.block_on_ack = false;
     cfg.coalesce = true;
-    let mut s = Scripted::new(
-        vec![
-            Box::new(Sender::new(cfg)),
-            Box::new(Receiver::new(ReceiverConfig::new(NodeId(1)))),
-        ],
-        Box::new(|_, _, _, _| false),
-    );
+    let mut s = lossless_pair(cfg);
     let writes: Vec<Bytes> = (0..10).map(|i| pattern(100, i)).collect();
     // Queue all ten before the association is established (FIRST not yet answered).
     for w in &writes {
