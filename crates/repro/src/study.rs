@@ -5,7 +5,7 @@ use crate::claim::{evaluate, parse_claims, ClaimResult, Claims, PaperTable};
 use crate::measure::Measures;
 use crate::plot::Plot;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The setup a study reports: what was simulated and what rmcast had to choose.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -18,6 +18,87 @@ pub struct Setup {
     pub parameters: Vec<(String, String)>,
     /// (what the paper left unspecified, what rmcast chose).
     pub choices: Vec<(String, String)>,
+}
+
+/// A setup declared as data: a study's `scenarios/repro/<name>/setup.toml` (see
+/// [`Setup::from_toml`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupFile {
+    summary: String,
+    topology: String,
+    #[serde(default)]
+    parameters: Vec<(String, String)>,
+    #[serde(default)]
+    choices: Vec<(String, String)>,
+}
+
+impl Setup {
+    /// The setup a study declares in TOML (`summary`, `topology`, and `parameters` and
+    /// `choices` as arrays of `[name, value]` pairs), each `{name}` in its text replaced by the
+    /// value `values` gives that name (what the run computed: sweep sizes, run counts, …).
+    /// Every placeholder needs a value and every value must be used; `file` names the file in
+    /// an error.
+    pub fn from_toml(
+        file: &str,
+        toml_text: &str,
+        values: &[(&str, String)],
+    ) -> Result<Setup, StudyError> {
+        let err = |e: String| StudyError::Run(format!("{file}: {e}"));
+        let f: SetupFile = toml::from_str(toml_text).map_err(|e| err(e.to_string()))?;
+        let mut fill = Filler {
+            values,
+            used: vec![false; values.len()],
+        };
+        let setup = Setup {
+            summary: fill.text(&f.summary).map_err(err)?,
+            topology: fill.text(&f.topology).map_err(err)?,
+            parameters: fill.pairs(&f.parameters).map_err(err)?,
+            choices: fill.pairs(&f.choices).map_err(err)?,
+        };
+        match values.iter().zip(&fill.used).find(|(_, used)| !**used) {
+            Some(((name, _), _)) => Err(err(format!("no `{{{name}}}` takes the value {name}"))),
+            None => Ok(setup),
+        }
+    }
+}
+
+/// Fills `{name}` placeholders from a list of values, noting which were used.
+struct Filler<'a> {
+    values: &'a [(&'a str, String)],
+    used: Vec<bool>,
+}
+
+impl Filler<'_> {
+    fn text(&mut self, text: &str) -> Result<String, String> {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            let close = after
+                .find('}')
+                .ok_or_else(|| format!("a `{{` without `}}` in {text:?}"))?;
+            let name = &after[..close];
+            let k = self
+                .values
+                .iter()
+                .position(|(n, _)| *n == name)
+                .ok_or_else(|| format!("no value for `{{{name}}}`"))?;
+            out.push_str(&self.values[k].1);
+            self.used[k] = true;
+            rest = &after[close + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn pairs(&mut self, pairs: &[(String, String)]) -> Result<Vec<(String, String)>, String> {
+        pairs
+            .iter()
+            .map(|(name, value)| Ok((self.text(name)?, self.text(value)?)))
+            .collect()
+    }
 }
 
 /// What a study's `run` returns.
@@ -184,6 +265,24 @@ macro_rules! about {
                 "/claims.toml"
             )),
         }
+    };
+}
+
+/// The [`Setup`] a study declares in `scenarios/repro/<name>/setup.toml` (read in at build
+/// time), its `{placeholders}` filled from `values` ([`Setup::from_toml`]).
+#[macro_export]
+macro_rules! setup {
+    ($name:literal, $values:expr $(,)?) => {
+        $crate::study::Setup::from_toml(
+            concat!("scenarios/repro/", $name, "/setup.toml"),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/repro/",
+                $name,
+                "/setup.toml"
+            )),
+            $values,
+        )
     };
 }
 
@@ -403,24 +502,7 @@ mod tests {
         }
     }
 
-    const CLAIMS: &str = r#"
-        study = "fixed"
-        [[claim]]
-        id = "fixed.grows"
-        source = "test"
-        statement = "y grows with n"
-        scenario = "fixed"
-        measure = "y"
-        predicate = { kind = "trend", direction = "increasing" }
-        [[claim]]
-        id = "fixed.small"
-        source = "test"
-        statement = "y stays below 5"
-        scenario = "fixed"
-        measure = "y"
-        predicate = { kind = "at_most", of = 5 }
-        explain_fail = "known: y reaches 6 at n = 3"
-    "#;
+    const CLAIMS: &str = include_str!("../testdata/fixed-claims.toml");
 
     #[test]
     fn verdicts_and_report_of_a_failing_claim() {
@@ -506,6 +588,40 @@ mod tests {
         assert_eq!(r.claims.len(), 1);
         assert_eq!(r.claims[0].spec.id, "fixed.claims_file");
         assert_eq!(r.failed(), 1);
+    }
+
+    #[test]
+    fn a_setup_file_is_filled_from_the_values() {
+        let toml = r#"
+            summary = "{runs} runs of {what}"
+            topology = "a star"
+            parameters = [["runs", "{runs}"]]
+            choices = [["{what} size", "1 KB"]]
+        "#;
+        let values = [("runs", "12".to_string()), ("what", "blocks".to_string())];
+        let s = Setup::from_toml("setup.toml", toml, &values).unwrap();
+        assert_eq!(s.summary, "12 runs of blocks");
+        assert_eq!(s.topology, "a star");
+        assert_eq!(s.parameters, vec![("runs".to_string(), "12".to_string())]);
+        assert_eq!(s.choices, vec![("blocks size".into(), "1 KB".into())]);
+        // A placeholder without a value, a value without a placeholder, an unclosed brace and
+        // an unknown key are errors that name the file.
+        let unknown = Setup::from_toml("setup.toml", toml, &values[..1]).unwrap_err();
+        assert!(
+            unknown.to_string().contains("no value for `{what}`"),
+            "{unknown}"
+        );
+        let extra = [
+            ("runs", "1".into()),
+            ("what", "x".into()),
+            ("seeds", "3".into()),
+        ];
+        let unused = Setup::from_toml("setup.toml", toml, &extra).unwrap_err();
+        assert!(unused.to_string().contains("seeds"), "{unused}");
+        let open = Setup::from_toml("s.toml", "summary = \"{runs\"\ntopology = \"\"", &values);
+        assert!(open.unwrap_err().to_string().starts_with("s.toml: "));
+        let key = Setup::from_toml("s.toml", "summary = \"\"\ntopology = \"\"\nx = 1", &[]);
+        assert!(key.is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! of Figures 4–12, the analytic throughput of §6 (eq. 1–4) beside every throughput figure,
 //! and, beyond the paper, DSP and CP with 1,000 and 10,000 destinations over 100 exchanges.
 
-use crate::plot::{Axis, Plot, PlotSeries};
+use crate::plot::{Axis, Plot, PlotSeries, PlotSpec};
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Setup, Study, StudyError, StudyOutput};
 use crate::sweep::{est, join};
@@ -640,7 +640,7 @@ impl Study for Paul {
                 }
             }
         }
-        let plots = plots(ctx, &series)?;
+        let plots = plots(ctx, &series, &m)?;
         let s0 = Spec::paper(Variant::Dsp, 2.0, plan.blocks, 0);
         let (wbar, wmax) = model_inputs(&s0);
         let mut notes = vec![
@@ -663,7 +663,7 @@ impl Study for Paul {
             notes.push("quick mode: 2 seeds, 8,000 blocks per run, fewer r_f and destination points, no beyond-the-paper runs.".into());
         }
         Ok(StudyOutput {
-            setup: setup(&plan, results.len()),
+            setup: setup(&plan, results.len())?,
             measures: m,
             plots,
             notes,
@@ -680,9 +680,13 @@ impl Study for Paul {
     }
 }
 
+/// Figures 5–7 (traffic and delay over the window size), declared as data.
+const PLOTS_TOML: &str = include_str!("../../../../scenarios/repro/paul/plots.toml");
+
 fn plots(
     ctx: &RunCtx<'_>,
     series: &BTreeMap<String, Vec<(f64, Estimate)>>,
+    m: &Measures,
 ) -> Result<Vec<Plot>, StudyError> {
     let get = |k: &str| series.get(k).cloned().unwrap_or_default();
     let per_protocol = |fam: &str, metric: &str, vs: &[Variant]| -> Vec<PlotSeries> {
@@ -726,39 +730,11 @@ fn plots(
             series: s,
         }
     };
-    let mut out = vec![
-        rho_plot("fig4", "Figure 4", Fam::Win, "window size"),
-        Plot {
-            id: "paul-fig5".into(),
-            title: "Figure 5: end-to-end delay vs window size".into(),
-            caption: "Mean over destinations and blocks (from block N/5 on) of the time from \
-                      a block's first transmission to its in-order delivery."
-                .into(),
-            x: Axis::new(Fam::Win.x_label(), "× RTD"),
-            y: Axis::new("end-to-end delay", "ms"),
-            series: per_protocol("win", "delay", &VARIANTS),
-        },
-        Plot {
-            id: "paul-fig6".into(),
-            title: "Figure 6: global re-multicast traffic vs window size".into(),
-            caption: "Blocks the source re-multicast on the global tree per second of the \
-                      transfer."
-                .into(),
-            x: Axis::new(Fam::Win.x_label(), "× RTD"),
-            y: Axis::new("global re-multicasts", "packets/s"),
-            series: per_protocol("win", "global", &VARIANTS),
-        },
-        Plot {
-            id: "paul-fig7".into(),
-            title: "Figure 7: local re-multicast traffic vs window size".into(),
-            caption: "Blocks re-multicast on local groups (DSP: by E_i1; CP: by the endpoint \
-                      the exchange assigned) per second; CSP has none."
-                .into(),
-            x: Axis::new(Fam::Win.x_label(), "× RTD"),
-            y: Axis::new("local re-multicasts", "packets/s"),
-            series: per_protocol("win", "local", &[Variant::Dsp, Variant::Cp]),
-        },
-    ];
+    let mut out = vec![rho_plot("fig4", "Figure 4", Fam::Win, "window size")];
+    // Figures 5–7, declared as data.
+    for spec in PlotSpec::parse_all("scenarios/repro/paul/plots.toml", PLOTS_TOML)? {
+        out.push(spec.plot(m, ctx)?);
+    }
     let mut fig8 = per_protocol("win", "status", &VARIANTS);
     if let Ok(t) = ctx.paper("status_rate") {
         fig8.push(PlotSeries::paper("paper (≈ typical)", 4, &t.points()));
@@ -810,53 +786,24 @@ fn plots(
     Ok(out)
 }
 
-fn setup(plan: &Plan, runs: usize) -> Setup {
-    let list = |v: &[f64]| join(v);
-    Setup {
-        summary: "Seed 001's three protocols — DSP (designated endpoint per region reports its \
-                  own status and re-multicasts locally), CSP (local exchange merges statuses \
-                  pessimistically, the source repairs everything) and CP (optimistic merge, the \
-                  exchange picks an endpoint holding a block to re-multicast locally) — on the \
-                  §7 network, with the sweeps of Figures 4–12 and eq. (4) of §6 beside every \
-                  throughput figure."
-            .into(),
-        topology: format!(
-            "rmcast_sim local-exchange topology: the source has one link to each of six \
-             exchanges (routers) with one-way delay RTD/2 for RTDs of {} ms; destinations \
-             spread 5, 4, 4, 4, 4, 4 (25) behind them on zero-delay access links; links run \
-             at {}× the transmission speed (see choices); the source paces its blocks at the \
-             transmission speed.",
-            list(&RTDS_MS),
-            LINK_FACTOR
-        ),
-        parameters: vec![
-            ("transmission speed".into(), "150 Mb/s (Figure 10: 50–600)".into()),
-            ("block".into(), "1024 bytes of data, one 1056-byte datagram (32-byte header)".into()),
-            ("r_f".into(), "1.2 (Figure 9: swept)".into()),
-            ("block error rate".into(), "10⁻³ per destination and block, Bernoulli on every data block an endpoint is sent (global and local); status packets are not lost".into()),
-            ("state exchange".into(), "every endpoint and exchange (and E_i1) sends its status every U[4, 6] ms".into()),
-            ("window L".into(), format!("{} × 60 ms in blocks at 150 Mb/s (Figures 4–8); 2 × for Figures 9–12", list(&plan.windows))),
-            ("r_f sweep".into(), list(&plan.rfs)),
-            ("speed sweep (Mb/s)".into(), list(&plan.speeds)),
-            ("error sweep".into(), list(&plan.errs)),
-            ("destinations sweep".into(), list(&plan.dests)),
-            ("runs per point".into(), format!("{} seeds, {} blocks each", plan.seeds, plan.blocks)),
-            ("runs in total".into(), runs.to_string()),
-        ],
-        choices: vec![
-            ("block vs packet".into(), "one block per datagram: the unit of selective repeat is the datagram; throughput is counted in blocks".into()),
-            ("normalized throughput".into(), "the steady-state rate of new blocks leaving the source (from block N/5 to the last) × the block time 1056·8 / speed; repairs are not throughput".into()),
-            ("link speed".into(), format!("links are {LINK_FACTOR}× the transmission speed: the paper's speed is the multicast connection's peak rate; at equal speeds DSP's member statuses and local re-multicasts queue behind a saturated global stream on the access links, E_i1's status falls behind, and the source re-multicasts spuriously (observed: ρ 0.64 at window 2 with 5,300 global re-multicasts/s)")),
-            ("loss detection at the source".into(), "on each status arrival: a block not shown received that was last sent ≥ r_f × RTD_i ago (plus one status interval, 6 ms, for exchange reports whose content is up to one interval old) is re-multicast".into()),
-            ("designated endpoint".into(), "the region's first endpoint (all are equally far from the source)".into()),
-            ("buffers".into(), "reassembly buffer L blocks; retransmission buffer L blocks (DSP's E_i1, every CP endpoint); buffer_available = L − (LW_r − first unreleased block)".into()),
-            ("local repair timing".into(), "DSP's E_i1 re-multicasts a block a member lacks below the member's highest block after r_f × 1 ms, beyond it after 6 ms + r_f × 1 ms, and not again within 6 ms + r_f × 1 ms; CP's exchange applies the same rule when assigning".into()),
-            ("eq. (4) inputs".into(), "w̄_s = (mean RTD + 2.5 ms)/ipt, w_s,max = (largest RTD + 2.5 ms)/ipt (2.5 ms: half the mean status interval, the mean wait for the status that reports a block), W = L, b = block error rate, n = destinations; ρ capped at 1 (observation 3)".into()),
-            ("delay".into(), "first transmission of a block to its in-order delivery, averaged over destinations and blocks N/5..N".into()),
-            ("buffer requirement (Table 3)".into(), "sum over endpoints of each one's peak retransmission buffer (blocks kept for others); the total with reassembly buffers is reported too".into()),
-            ("beyond the paper".into(), "100 exchanges with RTDs evenly spaced in 10–60 ms, 1,000 and 10,000 destinations, DSP and CP, 5,000 blocks, one run each (full mode only); DSP on real sockets, with designated receivers elected per region: `rmcast send/recv --protocol dsp` (not measured in this study)".into()),
-        ],
-    }
+/// The study's setup as reported: `scenarios/repro/paul/setup.toml`, filled with the plan's
+/// numbers.
+fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
+    crate::setup!(
+        "paul",
+        &[
+            ("rtds", join(&RTDS_MS)),
+            ("link_factor", LINK_FACTOR.to_string()),
+            ("windows", join(&plan.windows)),
+            ("rfs", join(&plan.rfs)),
+            ("speeds", join(&plan.speeds)),
+            ("errs", join(&plan.errs)),
+            ("dests", join(&plan.dests)),
+            ("seeds", plan.seeds.to_string()),
+            ("blocks", plan.blocks.to_string()),
+            ("runs", runs.to_string()),
+        ]
+    )
 }
 
 #[cfg(test)]

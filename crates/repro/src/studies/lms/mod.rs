@@ -319,7 +319,7 @@ impl Study for Lms {
         notes.push(format!("{runs_total} lossy runs aggregated."));
         notes.extend(derived::observations(&m));
         Ok(StudyOutput {
-            setup: setup::setup(&plan, jobs.len()),
+            setup: setup::setup(&plan, jobs.len())?,
             measures: m,
             plots,
             notes,

@@ -132,10 +132,11 @@ fn scenario_files_run_and_match_the_study() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        // Not scenarios: the claims and the plots declared as data.
+        // Not scenarios: the claims, the plots and the setup declared as data.
         .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n != "claims.toml" && n != "plots.toml")
+            p.file_name().is_some_and(|n| {
+                !["claims.toml", "plots.toml", "setup.toml"].contains(&n.to_str().unwrap_or(""))
+            })
         })
         .collect();
     files.sort();

@@ -197,7 +197,7 @@ impl Study for Prmp {
             ));
         }
         Ok(StudyOutput {
-            setup: setup::setup(&plan, sweep.len()),
+            setup: setup::setup(&plan, sweep.len())?,
             measures: m,
             plots,
             notes,

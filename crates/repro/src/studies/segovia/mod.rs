@@ -218,7 +218,7 @@ impl Study for Segovia {
         }
 
         let plots = plots::plots(ctx, &agg, &m)?;
-        let setup = setup::setup(&plan, sweep.len());
+        let setup = setup::setup(&plan, sweep.len())?;
         let mut notes = vec![
             format!(
                 "The thesis ran one repetition per point (its SAS notes: reps \"always 1\"); \

@@ -5,61 +5,45 @@ use crate::measure::Measures;
 use crate::plot::{Axis, Plot, PlotSeries, PlotSpec};
 use crate::study::{RunCtx, StudyError};
 use crate::sweep::{means, Agg};
+use serde::Deserialize;
 
 /// The figures besides Tables 4.1–4.5, declared as data.
 const PLOTS_TOML: &str = include_str!("../../../../../scenarios/repro/segovia/plots.toml");
 
+/// Tables 4.1–4.5's plots: which families each draws.
+const RT_PLOTS_TOML: &str = include_str!("../../../../../scenarios/repro/segovia/rt-plots.toml");
+
+/// `rt-plots.toml`: one plot per table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RtPlots {
+    table: Vec<RtPlot>,
+}
+
+/// One table's plot: its id (after `segovia-rt-`), title and families as (measure key, label).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RtPlot {
+    id: String,
+    title: String,
+    families: Vec<(String, String)>,
+}
+
 pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plot>, StudyError> {
     let mut out = Vec::new();
     let bound = |key: &str| means(m, &format!("analytic.{key}.ubrt"));
-    // Tables 4.1–4.5: for each family (measure key, label) rmcast's relative throughput, the
-    // thesis's Mean RT column (paper table `<family>_mean_rt`) and the UBRT where the study
-    // computed one (`analytic.<family>.ubrt`; none with random ACK delay).
-    let with_rand = |zero: &str, name: &str, table: &str| {
-        let mut v = vec![(zero.to_string(), format!("{name} 0"))];
-        for d in ["12,000", "22,000", "32,000"] {
-            v.push((
-                format!("{table}_rand{}", d.replace(',', "")),
-                format!("{name} {d}"),
-            ));
-        }
-        v
-    };
-    // Families `<prefix><value>`, labelled `<before><value><after>`.
-    let swept = |prefix: &str, values: &[&str], (before, after): (&str, &str)| {
-        let fam = |v: &&str| (format!("{prefix}{v}"), format!("{before}{v}{after}"));
-        values.iter().map(fam).collect::<Vec<_>>()
-    };
-    let rt_plots = [
-        (
-            "t4_1",
-            "Table 4.1: MSAW relative throughput",
-            vec![("t4_1".to_string(), "MSAW 1518 B".to_string())],
-        ),
-        (
-            "t4_2",
-            "Table 4.2: MSAW with 64, 848 and 1436-byte data",
-            swept("t4_2_d", &["64", "848", "1436"], ("", " B")),
-        ),
-        (
-            "t4_3",
-            "Table 4.3: MSAW with random ACK delay (SAWrand)",
-            with_rand("t4_1", "SAWrand", "t4_3"),
-        ),
-        (
-            "t4_4",
-            "Table 4.4: MBAP with windows 5, 10, 15",
-            swept("t4_4_w", &["5", "10", "15"], ("window ", "")),
-        ),
-        (
-            "t4_5",
-            "Table 4.5: MBAP window 10 with random ACK delay (BAPrand)",
-            with_rand("t4_4_w10", "BAPrand", "t4_5"),
-        ),
-    ];
-    for (id, title, fams) in rt_plots {
+    // Tables 4.1–4.5, declared as data: per family rmcast's relative throughput, the thesis's
+    // Mean RT column and the UBRT where the study computed one.
+    let tables: RtPlots = toml::from_str(RT_PLOTS_TOML)
+        .map_err(|e| StudyError::Run(format!("scenarios/repro/segovia/rt-plots.toml: {e}")))?;
+    for RtPlot {
+        id,
+        title,
+        families,
+    } in tables.table
+    {
         let mut series = Vec::new();
-        for (c, (fam, label)) in fams.iter().enumerate() {
+        for (c, (fam, label)) in families.iter().enumerate() {
             series.push(PlotSeries::measured(
                 format!("rmcast {label}"),
                 c,
@@ -77,7 +61,7 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
         }
         out.push(Plot {
             id: format!("segovia-rt-{id}"),
-            title: title.into(),
+            title,
             caption: "Mean over records of the per-record relative throughput r·(n·d + a)/latency \
                       (records are messages for MSAW, blocks of n for MBAP) against the number \
                       of receivers, mean and 95 % CI across seeds; diamonds: the thesis's \

@@ -375,7 +375,7 @@ impl Study for Xtp {
 
         let plots = plots::plots(ctx, &m)?;
         Ok(StudyOutput {
-            setup: setup::setup(&plan, cells.len() + scale.len(), &net),
+            setup: setup::setup(&plan, cells.len() + scale.len(), &net)?,
             measures: m,
             plots,
             notes,

@@ -38,27 +38,26 @@ fn asymptotes_within_half_a_thousandth_of_the_printed_values() {
     }
 }
 
-/// Table 4.1 (MSAW, 1518/64): the UBRT and LBL columns at every tabulated r.
+/// Tables 4.1 (MSAW, 1518/64) and 4.5 (MBAP, n = 10, block formulas with n·d): the UBRT and
+/// LBL columns at every tabulated r, as the study's claims file holds them (its paper tables).
 #[test]
-fn table_4_1_bound_columns() {
-    let rows = [
-        (5, 4.304, 14704),
-        (10, 7.331, 17264),
-        (15, 9.576, 19824),
-        (20, 11.308, 22384),
-        (25, 12.684, 24944),
-        (30, 13.805, 27504),
-        (35, 14.734, 30064),
-        (40, 15.517, 32624),
-        (45, 16.187, 35184),
-        (50, 16.766, 37744),
-        (55, 17.271, 40304),
-        (60, 17.716, 42864),
-    ];
-    for (r, ubrt, lbl) in rows {
-        let p = params(r, 1518, 1);
-        assert_eq!(r3(p.ubrt()), r3(ubrt), "r = {r}");
-        assert_eq!(p.lbl(), f64::from(lbl), "r = {r}");
+fn table_4_1_and_4_5_bound_columns() {
+    use crate::study::Study;
+    let about = crate::studies::segovia::Segovia.about();
+    let claims = crate::claim::parse_claims(about.name, about.claims_toml).unwrap();
+    let column = |name: String| claims.paper.get(&name).unwrap().points();
+    for (n, table) in [(1, "t4_1"), (10, "t4_5_rand12000")] {
+        let (ubrts, lbls) = (
+            column(format!("{table}_ubrt")),
+            column(format!("{table}_lbl")),
+        );
+        assert_eq!((ubrts.len(), lbls.len()), (12, 12), "{table}");
+        for ((r, ubrt), (r_lbl, lbl)) in ubrts.into_iter().zip(lbls) {
+            assert_eq!(r, r_lbl, "{table}");
+            let p = params(r as u64, 1518, n);
+            assert_eq!(r3(p.ubrt()), r3(ubrt), "{table}, r = {r}");
+            assert_eq!(p.lbl(), lbl, "{table}, r = {r}");
+        }
     }
 }
 
@@ -79,30 +78,6 @@ fn table_4_2_bound_columns() {
         let p = params(r, data, 1);
         assert_eq!(r3(p.ubat()), r3(ubat), "data {data}, r = {r}");
         assert_eq!(r3(p.ubrt()), r3(ubrt), "data {data}, r = {r}");
-    }
-}
-
-/// Table 4.5 (MBAP, n = 10): UBT and LBL columns, block formulas with n·d.
-#[test]
-fn table_4_5_bound_columns() {
-    let rows = [
-        (5, 4.917, 124000),
-        (10, 9.636, 126560),
-        (15, 14.167, 129120),
-        (20, 18.522, 131680),
-        (25, 22.712, 134240),
-        (30, 26.744, 136800),
-        (35, 30.628, 139360),
-        (40, 34.372, 141920),
-        (45, 37.983, 144480),
-        (50, 41.469, 147040),
-        (55, 44.835, 149600),
-        (60, 48.088, 152160),
-    ];
-    for (r, ubrt, lbl) in rows {
-        let p = params(r, 1518, 10);
-        assert_eq!(r3(p.ubrt()), r3(ubrt), "r = {r}");
-        assert_eq!(p.lbl(), f64::from(lbl), "r = {r}");
     }
 }
 
