@@ -8,7 +8,7 @@ up)
     ip netns add pfh$h
     ip -n pfsw link add p$h type veth peer name eth0 netns pfh$h
     ip -n pfsw link set p$h master br0 up
-    ip -n pfh$h link set lo up; ip -n pfh$h addr add 10.77.0.$((h+1))/24 dev eth0; ip -n pfh$h link set eth0 up
+    ip -n pfh$h link set lo up; ip -n pfh$h addr add 10.77.0.$((h+1))/24 dev eth0; ip -n pfh$h link set eth0 gso_max_segs 1 up
     ip -n pfh$h route add 224.0.0.0/4 dev eth0
   done;;
 down)

@@ -132,6 +132,10 @@ impl Segment {
             ip(&["-n", &ns, "link", "set", "lo", "up"])?;
             let a = format!("{}/24", seg.addr(h));
             ip(&["-n", &ns, "addr", "add", &a, "dev", IFACE])?;
+            // A veth takes UDP GSO sends whole and the bridge would forward 44 frames as one
+            // (one drop of the loss rule would lose them all); one segment at most makes the
+            // kernel cut them into frames at the host's interface, as a NIC does on a wire.
+            ip(&["-n", &ns, "link", "set", IFACE, "gso_max_segs", "1"])?;
             ip(&["-n", &ns, "link", "set", IFACE, "up"])?;
             ip(&["-n", &ns, "route", "add", "224.0.0.0/4", "dev", IFACE])?;
         }
