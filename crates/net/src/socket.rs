@@ -1031,6 +1031,15 @@ mod tests {
         assert_eq!(group_link(&o), None);
     }
 
+    /// A group on the loopback interface, its options and a socket joined to it.
+    fn loopback_group(addr: &str) -> (SocketAddr, SocketOpts, mio::net::UdpSocket) {
+        let group: SocketAddr = addr.parse().unwrap();
+        let mut o = SocketOpts::new(group);
+        o.interface = Some("lo".into());
+        let rx = mio::net::UdpSocket::from_std(group_socket(&o).unwrap());
+        (group, o, rx)
+    }
+
     #[test]
     fn gso_groups_are_runs_of_one_size_to_one_destination() {
         let a: SocketAddr = "239.255.78.12:47172".parse().unwrap();
@@ -1058,10 +1067,7 @@ mod tests {
 
     #[test]
     fn segmented_sends_arrive_as_the_datagrams_they_were() {
-        let group: SocketAddr = "239.255.78.13:47174".parse().unwrap();
-        let mut o = SocketOpts::new(group);
-        o.interface = Some("lo".into());
-        let rx = mio::net::UdpSocket::from_std(group_socket(&o).unwrap());
+        let (group, o, rx) = loopback_group("239.255.78.13:47174");
         let tx = mio::net::UdpSocket::from_std(unicast_socket(&o).unwrap());
         // 50 full datagrams (two GSO groups), a short one, and 3 more full ones.
         let data: Vec<Vec<u8>> = (0..54u8)
@@ -1084,10 +1090,7 @@ mod tests {
 
     #[test]
     fn a_batch_reads_many_datagrams_per_call_and_counts_kernel_drops() {
-        let group: SocketAddr = "239.255.78.10:47170".parse().unwrap();
-        let mut o = SocketOpts::new(group);
-        o.interface = Some("lo".into());
-        let rx = mio::net::UdpSocket::from_std(group_socket(&o).unwrap());
+        let (group, mut o, rx) = loopback_group("239.255.78.10:47170");
         let tx = unicast_socket(&o).unwrap();
         tx.set_nonblocking(false).unwrap();
         let mut batch = RecvBatch::new();
