@@ -53,6 +53,9 @@ pub struct DriverStats {
     /// Reads of several datagrams at once (`recvmmsg` on Linux) that returned any;
     /// `datagrams_received` over this is the mean batch.
     pub recv_batches: u64,
+    /// Datagrams the kernel handed over coalesced with others of their sender (UDP GRO), split
+    /// again on reading.
+    pub recv_coalesced: u64,
 }
 
 impl DriverStats {

@@ -564,6 +564,7 @@ impl Receiving {
         self.coalesce = next_coalesce(self.coalesce, n, now.saturating_since(self.last_read));
         self.last_read = now;
         self.wire.stats.recv_batches = batch.calls;
+        self.wire.stats.recv_coalesced = batch.coalesced;
         Ok(())
     }
 

@@ -577,6 +577,7 @@ impl Endpoint {
                     self.wire.stats.kernel_drops = self.wire.stats.kernel_drops.max(d.into());
                 }
                 self.wire.stats.recv_batches = self.batch.calls;
+                self.wire.stats.recv_coalesced = self.batch.coalesced;
                 return None;
             };
             // Feedback is small: copied where the loop's handlers look for it.
