@@ -13,6 +13,7 @@ use crate::interrupt::Interrupt;
 use crate::secure::Keys;
 use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
+use bytes::BytesMut;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::{spec, Agent, Dest, Event, GroupId, NodeId, Time};
@@ -27,6 +28,11 @@ const UNI: Token = Token(1);
 const LOCAL: Token = Token(2);
 /// The writer thread's wake-up (a file verified, the transfer finished).
 const WAKE: Token = Token(3);
+/// The size of each block of the receiver's datagram arena (`Receiving::arena`): about 170
+/// one-frame datagrams. A block is freed once nothing holds a slice of it; small enough that
+/// datagrams held for a repair do not pin much more than themselves.
+const ARENA: usize = 256 << 10;
+
 /// A turn that read this many datagrams or more found a dense stream.
 const DENSE: u64 = 2;
 /// How long a receiver of a dense stream lets datagrams gather before it reads again: at
@@ -254,6 +260,11 @@ pub(super) struct Receiving {
     local_repairs: u64,
     open_local: Option<SocketAddr>,
     first_data: Option<Time>,
+    /// Where protocol datagrams are copied out of the receive buffers before the agent sees
+    /// them, so an agent that keeps data (pgm's receive window, the delivery to the writer)
+    /// takes a slice of it instead of a copy of its own: one allocation per [`ARENA`] bytes
+    /// rather than one per datagram.
+    arena: BytesMut,
     done_at: Option<Time>,
     warned_sealed: bool,
     end: Option<End>,
@@ -331,6 +342,7 @@ impl Receiving {
             local_repairs: 0,
             open_local: None,
             first_data: None,
+            arena: BytesMut::new(),
             done_at: None,
             warned_sealed: false,
             dense: false,
@@ -879,7 +891,12 @@ impl Receiving {
         if h.class().is_data() && self.first_data.is_none() {
             self.first_data = Some(now);
         }
-        b.agent.handle_packet(now, NodeId(h.source), pkt);
+        if self.arena.capacity() < pkt.len() {
+            self.arena.reserve(ARENA.max(pkt.len()));
+        }
+        self.arena.extend_from_slice(pkt);
+        let shared = self.arena.split().freeze();
+        b.agent.handle_packet_bytes(now, NodeId(h.source), &shared);
     }
 
     /// Join the further group the protocol asked for (`dsp` member: the region's local
