@@ -632,9 +632,16 @@ fn send_many_sys(sock: &mio::net::UdpSocket, msgs: &[(SocketAddr, &[u8])]) -> io
     use std::sync::atomic::Ordering;
     let gso = !GSO_REFUSED.load(Ordering::Relaxed);
     match send_groups(sock, msgs, gso) {
-        // EIO: the device cannot checksum a segmented send; EINVAL: a segment larger than the
-        // path's MTU (--allow-fragmentation) or a kernel without UDP_SEGMENT.
-        Err(e) if gso && matches!(e.raw_os_error(), Some(libc::EIO | libc::EINVAL)) => {
+        // EIO: the device cannot checksum a segmented send; EINVAL or EMSGSIZE: a segment
+        // larger than the path's MTU allows (--allow-fragmentation), or a kernel without
+        // UDP_SEGMENT.
+        Err(e)
+            if gso
+                && matches!(
+                    e.raw_os_error(),
+                    Some(libc::EIO | libc::EINVAL | libc::EMSGSIZE)
+                ) =>
+        {
             GSO_REFUSED.store(true, Ordering::Relaxed);
             tracing::debug!(
                 "segmented UDP sends refused ({e}): one datagram per message from now on"
