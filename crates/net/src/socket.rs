@@ -336,7 +336,6 @@ fn buffers(s: &Socket, o: &SocketOpts) {
         "socket buffers"
     );
     count_drops(s);
-    receive_coalesced(s);
 }
 
 #[derive(Clone, Copy)]
@@ -376,15 +375,22 @@ fn count_drops(_: &Socket) {}
 
 /// Let the kernel hand over runs of datagrams of one sender as one buffer where it coalesced
 /// them (`UDP_GRO`, Linux 5.0; a segmented send that reached this socket whole, or the NIC's
-/// or veth's GRO); [`RecvBatch`] splits them again. Refused by older kernels: then each
+/// or veth's GRO). Only for a socket read through [`RecvBatch`], which splits them again; a
+/// plain `recv_from` would get the run as one datagram. Refused by older kernels: then each
 /// datagram comes on its own, as before.
 #[cfg(target_os = "linux")]
-fn receive_coalesced(s: &Socket) {
-    let _ = set_int(s, libc::SOL_UDP, libc::UDP_GRO, 1);
+pub fn coalesce_reads(sock: &impl std::os::fd::AsFd) {
+    let _ = set_int(
+        &socket2::SockRef::from(sock),
+        libc::SOL_UDP,
+        libc::UDP_GRO,
+        1,
+    );
 }
 
+/// See the Linux version: elsewhere datagrams always come one by one.
 #[cfg(not(target_os = "linux"))]
-fn receive_coalesced(_: &Socket) {}
+pub fn coalesce_reads<S>(_: &S) {}
 
 #[cfg(target_os = "linux")]
 fn set_int(s: &Socket, level: libc::c_int, opt: libc::c_int, v: i32) -> bool {
@@ -1126,6 +1132,7 @@ mod tests {
     #[test]
     fn segmented_sends_arrive_as_the_datagrams_they_were() {
         let (group, o, rx) = loopback_group("239.255.78.13:47174");
+        coalesce_reads(&rx);
         let tx = mio::net::UdpSocket::from_std(unicast_socket(&o).unwrap());
         // 50 full datagrams (two GSO groups), a short one, and 3 more full ones.
         let data: Vec<Vec<u8>> = (0..54u8)

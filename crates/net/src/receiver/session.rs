@@ -297,6 +297,8 @@ impl Receiving {
         let max_payload = link.max_payload(cfg.sock.group.is_ipv6());
         let mut gsock = UdpSocket::from_std(group_socket(&cfg.sock)?);
         let mut usock = UdpSocket::from_std(unicast_socket(&cfg.sock)?);
+        socket::coalesce_reads(&gsock);
+        socket::coalesce_reads(&usock);
         // The output directory is created only once the sockets are up, so a setup error
         // leaves nothing behind.
         if let Output::Dir { path, .. } = &cfg.output {
@@ -909,6 +911,7 @@ impl Receiving {
         o.group = local;
         o.source = None;
         let mut s = UdpSocket::from_std(group_socket(&o)?);
+        socket::coalesce_reads(&s);
         self.poll
             .registry()
             .register(&mut s, LOCAL, Interest::READABLE)

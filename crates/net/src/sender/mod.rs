@@ -488,6 +488,7 @@ struct Endpoint {
 impl Endpoint {
     fn open(cfg: SendConfig, proto: &'static Protocol, dgram: usize) -> Result<Self, NetError> {
         let std_sock = unicast_socket(&cfg.sock)?;
+        crate::socket::coalesce_reads(&std_sock);
         let mut sock = mio::net::UdpSocket::from_std(std_sock);
         let poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;
         poll.registry()
