@@ -341,6 +341,15 @@ fn slowest_xtp_receiver_killed_mid_transfer_is_reported() {
     kill_one_receiver("239.77.2.2:6210", &["--protocol", "xtp", "--window", "64"]);
 }
 
+/// The acknowledged protocols that joined the socket driver last: the killed receiver's
+/// missing acknowledgments hold the sender's window until it is evicted.
+#[test]
+fn rra_and_ff_receiver_killed_mid_transfer_is_reported() {
+    need_netns!();
+    kill_one_receiver("239.77.2.3:6220", &["--protocol", "rra"]);
+    kill_one_receiver("239.77.2.4:6230", &["--protocol", "ff"]);
+}
+
 /// Start 4 receivers and a sender with `protocol` args at 10 % frame loss, SIGKILL receiver 3
 /// once it holds half the file, and check the outcome.
 fn kill_one_receiver(group: &str, protocol: &[&str]) {
@@ -393,13 +402,26 @@ fn kill_one_receiver(group: &str, protocol: &[&str]) {
 }
 
 /// Random datagrams flooded at one receiver's UDP ports (and the group) during a transfer
-/// with 10 % frame loss: every receiver completes byte-exact, the flooded one counts rejects.
+/// with 10 % frame loss, with the default protocol (pgm) and the acknowledged ones that
+/// joined the socket driver last (rra, ff): every receiver completes byte-exact, the flooded
+/// one counts rejects.
 #[test]
 fn flood_at_one_receiver() {
     need_netns!();
     let (b, data, file) = bed(5, "g.bin", 2_000_000, 41);
     b.seg.frame_loss(0.10, Some(0)).unwrap();
-    let group: SocketAddr = "239.77.3.1:6300".parse().unwrap();
+    for (i, args) in [&[][..], &["--protocol", "rra"], &["--protocol", "ff"]]
+        .into_iter()
+        .enumerate()
+    {
+        let group: SocketAddr = format!("239.77.3.{}:{}", i + 1, 6300 + 10 * i)
+            .parse()
+            .unwrap();
+        flood_during(&b, &data, &file, group, args);
+    }
+}
+
+fn flood_during(b: &Bed, data: &[u8], file: &Path, group: SocketAddr, args: &[&str]) {
     let mut t = Transfer::start(&b.seg, b.work.path(), &group.to_string(), 3, &[]);
     // Every UDP port open on receiver 1's host is receiver 1's (it is alone there).
     let ports = udp_ports(&b.seg, 1);
@@ -435,7 +457,9 @@ fn flood_at_one_receiver() {
                 std::thread::sleep(Duration::from_micros(200));
             }
         });
-        let s = t.send(seg, &file, &["--datagram-size", "1472"]);
+        let mut a = vec!["--datagram-size", "1472"];
+        a.extend_from_slice(args);
+        let s = t.send(seg, file, &a);
         stop.store(true, Ordering::Relaxed);
         s
     });
@@ -445,13 +469,13 @@ fn flood_at_one_receiver() {
     assert!(s.status.success(), "sender: {}", explain(&s));
     let mut rejected = 0;
     for r in 1..=3 {
-        let v = assert_byte_exact(&mut t, r, "g.bin", &data, "flood");
+        let v = assert_byte_exact(&mut t, r, "g.bin", data, "flood");
         if r == 1 {
             rejected = v["driver"]["rejected_malformed"].as_u64().unwrap_or(0)
                 + v["driver"]["rejected_stranger"].as_u64().unwrap_or(0);
         }
     }
-    eprintln!("flooded {flooded} datagrams; receiver 1 rejected {rejected}");
+    eprintln!("{args:?}: flooded {flooded} datagrams; receiver 1 rejected {rejected}");
     assert!(rejected > 0, "receiver 1 counted no rejected datagram");
 }
 

@@ -248,3 +248,26 @@ fn pgm_three_receivers_5mb_0_and_5_percent_loss() {
     let (run, dir, digest) = run(47110, "pgm", 2, 1_000_000, 0.02, Some(keys), true);
     check(&run, dir.path(), digest, 2);
 }
+
+/// Round-robin acknowledgment (seed 000 Ch. 5) and full feedback (seed 004 §4) on sockets:
+/// whole files lossless and at 5 % receive loss (repaired), and with a key under a flood.
+#[test]
+fn rra_and_ff_three_receivers_2mb_0_and_5_percent_loss() {
+    for (protocol, port) in [("rra", 47111), ("ff", 47114)] {
+        for (port, loss) in [(port, 0.0), (port + 1, 0.05)] {
+            let (run, dir, digest) = run(port, protocol, 3, 2_000_000, loss, None, false);
+            check(&run, dir.path(), digest, 3);
+            assert_eq!(run.send.protocol, protocol);
+            if loss > 0.0 {
+                assert!(
+                    run.send.agent.repairs_sent > 0,
+                    "{protocol}: {:?}",
+                    run.send
+                );
+            }
+        }
+        let keys = Keys::from_secret(b"a test key of more than sixteen bytes", true).unwrap();
+        let (run, dir, digest) = run(port + 2, protocol, 2, 500_000, 0.02, Some(keys), true);
+        check(&run, dir.path(), digest, 2);
+    }
+}

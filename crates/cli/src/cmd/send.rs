@@ -166,15 +166,17 @@ pub struct Args {
     pub net: NetOpts,
     /// Protocol: pgm (NAK-based, RFC 3208 as hosts run it: receivers that lose nothing send
     /// nothing, repairs by multicast; the fastest with loss), saw (stop-and-wait), bap (block
-    /// acknowledgment, window --window), xtp (transmitter-driven, selective repeat, window
-    /// --window packets), prmp (polling: receivers answer only when polled) or dsp
-    /// (designated status: one designated receiver per --region reports and repairs its
-    /// region locally)
+    /// acknowledgment, window --window), rra (round-robin acknowledgment: each packet names
+    /// the one receiver that reports), xtp (transmitter-driven, selective repeat, window
+    /// --window packets), prmp (polling: receivers answer only when polled), ff (full
+    /// feedback: every receiver acknowledges every packet) or dsp (designated status: one
+    /// designated receiver per --region reports and repairs its region locally)
     #[arg(long, default_value = rmcast_net::agents::DEFAULT_PROTOCOL)]
     pub protocol: String,
     /// Window of windowed protocols. bap: messages in flight before the block ACK (default
-    /// 16); xtp: packets not yet held by every receiver (16); prmp: the receive window S in
-    /// packets (64, the paper's); dsp: L, the most outstanding blocks (64)
+    /// 16); rra: unfinished messages (64); xtp: packets not yet held by every receiver (16);
+    /// prmp: the receive window S in packets (64, the paper's); ff: the window S in packets
+    /// (64, the paper's); dsp: L, the most outstanding blocks (64)
     #[arg(long)]
     pub window: Option<u16>,
     /// prmp: epoch length ε in ms; the sender plans at most RR·ε poll responses per epoch
@@ -185,7 +187,7 @@ pub struct Args {
     /// host can absorb without implosion); RR·ε must be at least 1
     #[arg(long, default_value_t = spec::prmp::RESPONSE_RATE, value_name = "PER_SEC")]
     pub response_rate: u64,
-    /// prmp: inter-packet gap IPG in µs between two transmissions; default: the time one
+    /// prmp, ff: inter-packet gap IPG in µs between two transmissions; default: the time one
     /// --datagram-size datagram takes at --rate (10 µs with --rate 0)
     #[arg(long, value_name = "US")]
     pub ipg_us: Option<u64>,
@@ -255,7 +257,8 @@ pub struct Args {
     /// Evict a receiver that has been silent for SECS
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub evict_after: f64,
-    /// Retransmission timeout in milliseconds
+    /// Retransmission timeout in milliseconds (saw, bap; rra: the wait for a solicited ACK;
+    /// prmp, ff: the floor of the RTO they measure)
     #[arg(long, default_value_t = spec::saw::SOCKET_RTO_MS, value_name = "MS")]
     pub rto_ms: f64,
     /// Largest datagram on the wire in bytes (rmcast header included). Default: what one frame
@@ -482,8 +485,8 @@ pub fn fail(e: NetError) -> ExitCode {
 /// Flags that protocols read although their spec's parameters do not name them
 /// (`spec::Param::flag` names the rest).
 const ALSO_READ_BY: &[(&str, &[&str])] = &[
-    ("rto-ms", &["prmp"]),      // the floor of prmp's RTO
-    ("ack-delay-ms", &["bap"]), // announced to bap's receivers
+    ("rto-ms", &["prmp", "ff"]), // the floor of the RTO they measure
+    ("ack-delay-ms", &["bap"]),  // announced to bap's receivers
     ("write-size", &["xtp"]),
     ("xtp-thesis", &["xtp"]),
     ("unicast", &["xtp"]),

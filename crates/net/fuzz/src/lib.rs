@@ -9,7 +9,7 @@
 //! * [`receiver`]: the path a datagram takes in a receiver after `recvmmsg` — authentication,
 //!   the header, the session layer's checks, the agent's `handle_packet`, then one turn of the
 //!   event loop (timers, feedback, deliveries to the writer, REPORT) — with a live session of
-//!   one of the six protocols the driver runs, set up by the ANNOUNCE the real sender side
+//!   one of the protocols the driver runs (`agents::PROTOCOLS`), set up by the ANNOUNCE the real sender side
 //!   builds. No datagram may make it fail with an error, panic, or move it to another session.
 
 use rmcast_net::agents::{SenderSettings, Start, PROTOCOLS};
@@ -118,7 +118,8 @@ fn group() -> SocketAddr {
 /// key, 1 key, 2 key and encryption): built by the protocol's real sender side for two
 /// joined receivers, this one and a peer.
 fn announce(p: usize, sec: usize) -> &'static [u8] {
-    static CACHE: [[OnceLock<Vec<u8>>; 3]; 6] = [const { [const { OnceLock::new() }; 3] }; 6];
+    static CACHE: [[OnceLock<Vec<u8>>; 3]; PROTOCOLS.len()] =
+        [const { [const { OnceLock::new() }; 3] }; PROTOCOLS.len()];
     CACHE[p][sec].get_or_init(|| {
         let proto = &PROTOCOLS[p];
         let cfg = SendConfig {
@@ -186,7 +187,7 @@ fn synthesize(family: Family, peer: bool, body: &[u8]) -> Vec<u8> {
     d
 }
 
-/// Input byte 0: the protocol (`PROTOCOLS[b % 6]`) and security mode (`b / 6 % 3`: no key,
+/// Input byte 0: the protocol (`PROTOCOLS[b % 8]`) and security mode (`b / 8 % 3`: no key,
 /// key, key and encryption). Then records `ctl | len (u16, big-endian) | bytes` until the
 /// input ends. `ctl` bits 0–1: where it comes from ([`from`]); bit 2: the bytes are a body
 /// and the harness writes the header ([`synthesize`]), else they are the whole datagram;

@@ -2,7 +2,9 @@
 //! ACK timer; a retransmission timeout must cover a window of datagrams leaving the pacer.
 
 use super::QUEUE_LIMIT;
-use super::{nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
+use super::{
+    nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started, WindowUse,
+};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{bap, GroupId, NodeId};
@@ -17,12 +19,8 @@ impl NetProtocol for Bap {
         HEADER_LEN + DATA_OVERHEAD + 4
     }
 
-    fn announced_window(&self, window: u16) -> u16 {
-        window
-    }
-
-    fn in_flight(&self, window: u16) -> u64 {
-        u64::from(window.max(1))
+    fn window_use(&self) -> WindowUse {
+        WindowUse::InFlight
     }
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {

@@ -24,7 +24,7 @@
 //! repairs nobody), so a region never has two.
 
 use super::{Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings, SenderSide};
-use super::{Joiner, Start, Started, QUEUE_LIMIT};
+use super::{Joiner, Start, Started, WindowUse, QUEUE_LIMIT};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, Time};
@@ -143,8 +143,8 @@ impl NetProtocol for Dsp {
         check_dsp(&s.dsp)
     }
 
-    fn announced_window(&self, window: u16) -> u16 {
-        window
+    fn window_use(&self) -> WindowUse {
+        WindowUse::Announced
     }
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {

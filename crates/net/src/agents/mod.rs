@@ -1,6 +1,6 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
-//! (`saw.rs`, `bap.rs`, `dsp.rs`, `prmp.rs`, `pgm.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
+//! (`saw.rs`, `bap.rs`, `rra.rs`, `dsp.rs`, `prmp.rs`, `pgm.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
 //! beside the protocol's entry in `rmcast_proto::spec::PROTOCOLS`, where its name and wire
 //! family are written ([`Protocol`]). The
 //! sender builds its agent from its command line and the joined receivers
@@ -13,8 +13,10 @@
 
 mod bap;
 mod dsp;
+mod ff;
 mod pgm;
 mod prmp;
+mod rra;
 mod saw;
 mod xtp;
 
@@ -66,14 +68,25 @@ pub trait NetProtocol: Sync {
         false
     }
 
+    /// What `--window` is to the session layer.
+    fn window_use(&self) -> WindowUse {
+        WindowUse::Unannounced
+    }
+
     /// The window the ANNOUNCE carries for `window` (0: its receivers take none).
-    fn announced_window(&self, _window: u16) -> u16 {
-        0
+    fn announced_window(&self, window: u16) -> u16 {
+        match self.window_use() {
+            WindowUse::Unannounced => 0,
+            WindowUse::Announced | WindowUse::InFlight => window,
+        }
     }
 
     /// Datagrams in flight that one retransmission timeout must let the pacer send.
-    fn in_flight(&self, _window: u16) -> u64 {
-        1
+    fn in_flight(&self, window: u16) -> u64 {
+        match self.window_use() {
+            WindowUse::InFlight => u64::from(window.max(1)),
+            WindowUse::Unannounced | WindowUse::Announced => 1,
+        }
     }
 
     /// Application bytes per agent message when the protocol chooses them (`None`: what a
@@ -94,6 +107,18 @@ pub trait NetProtocol: Sync {
     fn late_offer(&self, _params: &[u8]) -> Result<Option<String>, NetError> {
         Ok(None)
     }
+}
+
+/// What a protocol's `--window` is to the session layer ([`NetProtocol::window_use`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowUse {
+    /// Nothing the receivers need (or no window): the ANNOUNCE carries 0.
+    Unannounced,
+    /// The receivers' buffer: the ANNOUNCE carries it.
+    Announced,
+    /// Announced, and a whole window of datagrams may be in flight, which a retransmission
+    /// timeout must let the pacer send.
+    InFlight,
 }
 
 /// A protocol the real-network driver runs: its entry in `rmcast_proto::spec::PROTOCOLS`
@@ -155,12 +180,14 @@ impl std::ops::Deref for Protocol {
 }
 
 /// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
-pub static PROTOCOLS: [Protocol; 6] = [
+pub static PROTOCOLS: [Protocol; 8] = [
     Protocol::new("saw", &saw::Saw),
     Protocol::new("bap", &bap::Bap),
+    Protocol::new("rra", &rra::Rra),
     Protocol::new("dsp", &dsp::Dsp),
     Protocol::new("prmp", &prmp::Prmp),
     Protocol::new("pgm", &pgm::Pgm),
+    Protocol::new("ff", &ff::Ff),
     Protocol::new("xtp", &xtp::Xtp),
 ];
 

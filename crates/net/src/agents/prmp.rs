@@ -3,7 +3,9 @@
 //! so the DATA overhead grows with the receivers.
 
 use super::QUEUE_LIMIT;
-use super::{nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
+use super::{
+    nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started, WindowUse,
+};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{prmp, spec, GroupId, NodeId};
@@ -17,7 +19,8 @@ pub struct PrmpOpts {
     pub epoch: Duration,
     /// Response rate RR, responses per second the sender plans for.
     pub response_rate: u64,
-    /// Inter-packet gap; `None`: one datagram at the pacing rate (10 µs when unpaced).
+    /// Inter-packet gap (`--ipg-us`, which `ff` reads too, see [`SenderSettings::ipg`]);
+    /// `None`: one datagram at the pacing rate (10 µs when unpaced).
     pub ipg: Option<Duration>,
     /// Multicast threshold ratio MTR.
     pub mtr: f64,
@@ -45,13 +48,7 @@ pub fn prmp_config(s: &SenderSettings, ids: &[u32]) -> Result<prmp::SenderConfig
     let mut c = prmp::SenderConfig::new(NodeId(s.node), GroupId(0), nodes(ids));
     c.session = s.session;
     c.window = u64::from(s.window);
-    let ipg = s.prmp.ipg.unwrap_or_else(|| match s.rate_bps {
-        0 => Duration::from_micros(10),
-        r => Duration::from_nanos(
-            (s.datagram_size as u64 * 8).saturating_mul(1_000_000_000) / r.max(1),
-        )
-        .max(Duration::from_micros(1)),
-    });
+    let ipg = s.ipg();
     if ipg.is_zero() {
         return Err(NetError::setup(
             "--ipg-us 0: give a positive inter-packet gap",
@@ -89,8 +86,8 @@ impl NetProtocol for Prmp {
         prmp_config(s, &[]).map(|_| ())
     }
 
-    fn announced_window(&self, window: u16) -> u16 {
-        window
+    fn window_use(&self) -> WindowUse {
+        WindowUse::Announced
     }
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {

@@ -192,7 +192,7 @@ mod tests {
 
     /// Every protocol's wording for a receiver without a final report: "acknowledged all
     /// data" only where the agent completed on that receiver's own acknowledgments (saw,
-    /// bap, xtp, prmp: every receiver acknowledges; dsp: the designated receiver); a dsp
+    /// bap, rra, xtp, prmp, ff: every receiver acknowledges; dsp: the designated receiver); a dsp
     /// member is "represented" with its own count; pgm (NAKs) acknowledges nothing.
     #[test]
     fn summary_wording_says_whose_state_covered_the_data() {
@@ -200,7 +200,7 @@ mod tests {
             let name = p.name();
             let own = unconfirmed_reason(&silent(p.acknowledged(), None));
             match name {
-                "saw" | "bap" | "xtp" | "prmp" | "dsp" => {
+                "saw" | "bap" | "rra" | "xtp" | "prmp" | "ff" | "dsp" => {
                     assert_eq!(
                         own, "acknowledged all data but sent no final report",
                         "{name}"

@@ -311,6 +311,19 @@ impl SenderSettings {
             pgm_txw: cfg.pgm_txw,
         }
     }
+
+    /// The gap between two transmissions of a sender that spaces its own packets (`prmp`,
+    /// `ff`): `--ipg-us`, else the time one datagram takes at `--rate` (10 µs unpaced). Zero
+    /// only when `--ipg-us 0` was given.
+    pub fn ipg(&self) -> Duration {
+        self.prmp.ipg.unwrap_or_else(|| match self.rate_bps {
+            0 => Duration::from_micros(10),
+            r => Duration::from_nanos(
+                (self.datagram_size as u64 * 8).saturating_mul(1_000_000_000) / r.max(1),
+            )
+            .max(Duration::from_micros(1)),
+        })
+    }
 }
 
 /// The protocols that can run in a mode, for an error message.

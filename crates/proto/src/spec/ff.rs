@@ -1,6 +1,6 @@
 //! `ff` (seed 004's full-feedback baseline): parameters and their defaults.
 
-use super::Param;
+use super::{Param, Range, Value};
 
 /// Window `S`, packets.
 pub const WINDOW: u64 = 64;
@@ -29,5 +29,19 @@ pub(super) const P_INITIAL_RTT: Param = Param::ms(
     "round-trip time assumed before the first measurement",
 );
 
+/// The inter-packet gap on sockets (`ff` and `prmp`), where the pacer's rate sets it.
+pub(super) const P_IPG_US: Param = Param::new(
+    "ipg_us",
+    "µs",
+    Range::Int {
+        min: 1,
+        max: u64::MAX,
+    },
+    Value::Derived("the time one --datagram-size datagram takes at --rate; 10 µs unpaced"),
+    "IPG on sockets: the gap between two transmissions",
+)
+.flag("ipg-us")
+.sockets_only();
+
 /// `ff`'s parameters.
-pub const PARAMS: &[Param] = &[P_WINDOW, P_IPG, P_INITIAL_RTT];
+pub const PARAMS: &[Param] = &[P_WINDOW.flag("window"), P_IPG, P_IPG_US, P_INITIAL_RTT];

@@ -88,6 +88,7 @@ pub mod ff;
 pub mod lms;
 pub mod pgm;
 pub mod prmp;
+pub mod rra;
 pub mod saw;
 pub mod srm;
 pub mod xtp;
@@ -472,8 +473,8 @@ pub const PROTOCOLS: &[ProtocolSpec] = &[
         summary: "round-robin acknowledgment: each data packet names the one receiver that \
                   reports its status; selective multicast repairs, polls for the tail",
         family: Family::Rra,
-        sockets: false,
-        params: &[],
+        sockets: true,
+        params: rra::PARAMS,
     },
     ProtocolSpec {
         name: "dsp",
@@ -546,7 +547,7 @@ pub const PROTOCOLS: &[ProtocolSpec] = &[
         summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
                   packet, timeout (2 x largest RTT) loss detection, global multicast repair",
         family: Family::Ff,
-        sockets: false,
+        sockets: true,
         params: ff::PARAMS,
     },
     ProtocolSpec {

@@ -1,6 +1,6 @@
 //! `prmp` (seed 004, §4's settings where the paper gives them): parameters and their defaults.
 
-use super::{ff, Param, Range, Value};
+use super::{ff, Param};
 use core::time::Duration;
 
 /// Window `S`, packets (§4: 64); the same default as `ff`'s.
@@ -30,15 +30,7 @@ pub fn epoch() -> Duration {
 pub const PARAMS: &[Param] = &[
     ff::P_WINDOW.flag("window"),
     ff::P_IPG,
-    Param::new(
-        "ipg_us",
-        "µs",
-        Range::Int { min: 1, max: u64::MAX },
-        Value::Derived("the time one --datagram-size datagram takes at --rate; 10 µs unpaced"),
-        "IPG on sockets: the gap between two transmissions",
-    )
-    .flag("ipg-us")
-    .sockets_only(),
+    ff::P_IPG_US,
     Param::ms(
         "epoch_ms",
         EPOCH_MS,
