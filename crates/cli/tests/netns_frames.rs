@@ -341,13 +341,15 @@ fn slowest_xtp_receiver_killed_mid_transfer_is_reported() {
     kill_one_receiver("239.77.2.2:6210", &["--protocol", "xtp", "--window", "64"]);
 }
 
-/// The acknowledged protocols that joined the socket driver last: the killed receiver's
-/// missing acknowledgments hold the sender's window until it is evicted.
+/// The protocols that joined the socket driver last: for rra and ff the killed receiver's
+/// missing acknowledgments hold the sender's window until it is evicted; srm (no
+/// acknowledgments) ends when every live receiver reported and the silent one is evicted.
 #[test]
-fn rra_and_ff_receiver_killed_mid_transfer_is_reported() {
+fn rra_ff_and_srm_receiver_killed_mid_transfer_is_reported() {
     need_netns!();
     kill_one_receiver("239.77.2.3:6220", &["--protocol", "rra"]);
     kill_one_receiver("239.77.2.4:6230", &["--protocol", "ff"]);
+    kill_one_receiver("239.77.2.5:6240", &["--protocol", "srm"]);
 }
 
 /// Start 4 receivers and a sender with `protocol` args at 10 % frame loss, SIGKILL receiver 3
@@ -402,18 +404,21 @@ fn kill_one_receiver(group: &str, protocol: &[&str]) {
 }
 
 /// Random datagrams flooded at one receiver's UDP ports (and the group) during a transfer
-/// with 10 % frame loss, with the default protocol (pgm) and the acknowledged ones that
-/// joined the socket driver last (rra, ff): every receiver completes byte-exact, the flooded
-/// one counts rejects.
+/// with 10 % frame loss, with the default protocol (pgm) and the ones that joined the socket
+/// driver last (rra, ff, srm): every receiver completes byte-exact, the flooded one counts
+/// rejects.
 #[test]
 fn flood_at_one_receiver() {
     need_netns!();
     let (b, data, file) = bed(5, "g.bin", 2_000_000, 41);
     b.seg.frame_loss(0.10, Some(0)).unwrap();
-    for (i, args) in [&[][..], &["--protocol", "rra"], &["--protocol", "ff"]]
-        .into_iter()
-        .enumerate()
-    {
+    let protocols = [
+        &[][..],
+        &["--protocol", "rra"],
+        &["--protocol", "ff"],
+        &["--protocol", "srm"],
+    ];
+    for (i, args) in protocols.into_iter().enumerate() {
         let group: SocketAddr = format!("239.77.3.{}:{}", i + 1, 6300 + 10 * i)
             .parse()
             .unwrap();

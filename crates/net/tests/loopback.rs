@@ -249,11 +249,12 @@ fn pgm_three_receivers_5mb_0_and_5_percent_loss() {
     check(&run, dir.path(), digest, 2);
 }
 
-/// Round-robin acknowledgment (seed 000 Ch. 5) and full feedback (seed 004 §4) on sockets:
-/// whole files lossless and at 5 % receive loss (repaired), and with a key under a flood.
+/// Round-robin acknowledgment (seed 000 Ch. 5), full feedback (seed 004 §4) and SRM (seed
+/// 003) on sockets: whole files lossless and at 5 % receive loss (repaired), and with a key
+/// under a flood.
 #[test]
-fn rra_and_ff_three_receivers_2mb_0_and_5_percent_loss() {
-    for (protocol, port) in [("rra", 47111), ("ff", 47114)] {
+fn rra_ff_and_srm_three_receivers_2mb_0_and_5_percent_loss() {
+    for (protocol, port) in [("rra", 47111), ("ff", 47114), ("srm", 47117)] {
         for (port, loss) in [(port, 0.0), (port + 1, 0.05)] {
             let (run, dir, digest) = run(port, protocol, 3, 2_000_000, loss, None, false);
             check(&run, dir.path(), digest, 3);

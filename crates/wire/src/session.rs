@@ -10,7 +10,8 @@
 //!   | security (u8: bit 0 authenticated, bit 1 encrypted) | reserved (u8, 0)
 //!   | ack_delay_us (u32) | window (u16) | ack_timeout_us (u32)
 //!   | count (u16) | count × member node id (u32)
-//!   | params (the rest: protocol parameters; empty except for `dsp`, see [`DspParams`])
+//!   | params (the rest: protocol parameters; empty except for `dsp`, see [`DspParams`], and
+//!     `srm`, see [`encode_peers`])
 //! JOIN body (receiver → sender, unicast): empty, or region (u16) — the receiver's local
 //!   region for protocols with local repair (`dsp`); empty means region 0
 //! REPORT body (receiver → sender, unicast, periodic and final):
@@ -281,18 +282,7 @@ impl DspParams {
             v.extend_from_slice(&e.node.to_be_bytes());
             v.extend_from_slice(&e.region.to_be_bytes());
             v.push(e.role as u8);
-            match e.addr.ip() {
-                std::net::IpAddr::V4(ip) => {
-                    v.push(4);
-                    v.extend_from_slice(&ip.octets());
-                    v.extend_from_slice(&[0u8; 12]);
-                }
-                std::net::IpAddr::V6(ip) => {
-                    v.push(6);
-                    v.extend_from_slice(&ip.octets());
-                }
-            }
-            v.extend_from_slice(&e.addr.port().to_be_bytes());
+            put_addr(&mut v, e.addr);
         }
         Ok(v)
     }
@@ -325,31 +315,12 @@ impl DspParams {
                     })
                 }
             };
-            let fam = e.u8()?;
-            let v4 = e.u32()?;
-            let pad = e.bytes(12)?;
-            let port = e.u16()?;
-            let ip: std::net::IpAddr = match fam {
-                4 if pad.iter().all(|&b| b == 0) => std::net::Ipv4Addr::from(v4).into(),
-                6 => {
-                    let mut oct = [0u8; 16];
-                    for (o, b) in oct.iter_mut().zip(v4.to_be_bytes().iter().chain(pad)) {
-                        *o = *b;
-                    }
-                    std::net::Ipv6Addr::from(oct).into()
-                }
-                _ => {
-                    return Err(DecodeError::InvalidField {
-                        field: "session.dsp.address",
-                        why: "unknown address family or non-zero padding",
-                    })
-                }
-            };
+            let addr = get_addr(&mut e, "session.dsp.address")?;
             entries.push(DspEntry {
                 node,
                 region,
                 role,
-                addr: std::net::SocketAddr::new(ip, port),
+                addr,
             });
         }
         Ok(DspParams {
@@ -360,6 +331,90 @@ impl DspParams {
             entries,
         })
     }
+}
+
+/// Bytes of a unicast address on the wire: family (u8: 4 or 6) | address (16 bytes; IPv4 in
+/// the first 4, the rest zero) | port (u16).
+pub const ADDR_LEN: usize = 19;
+
+fn put_addr(v: &mut Vec<u8>, addr: std::net::SocketAddr) {
+    match addr.ip() {
+        std::net::IpAddr::V4(ip) => {
+            v.push(4);
+            v.extend_from_slice(&ip.octets());
+            v.extend_from_slice(&[0u8; 12]);
+        }
+        std::net::IpAddr::V6(ip) => {
+            v.push(6);
+            v.extend_from_slice(&ip.octets());
+        }
+    }
+    v.extend_from_slice(&addr.port().to_be_bytes());
+}
+
+fn get_addr(r: &mut Reader<'_>, field: &'static str) -> Result<std::net::SocketAddr, DecodeError> {
+    let fam = r.u8()?;
+    let v4 = r.u32()?;
+    let pad = r.bytes(12)?;
+    let port = r.u16()?;
+    let ip: std::net::IpAddr = match fam {
+        4 if pad.iter().all(|&b| b == 0) => std::net::Ipv4Addr::from(v4).into(),
+        6 => {
+            let mut oct = [0u8; 16];
+            for (o, b) in oct.iter_mut().zip(v4.to_be_bytes().iter().chain(pad)) {
+                *o = *b;
+            }
+            std::net::Ipv6Addr::from(oct).into()
+        }
+        _ => {
+            return Err(DecodeError::InvalidField {
+                field,
+                why: "unknown address family or non-zero padding",
+            })
+        }
+    };
+    Ok(std::net::SocketAddr::new(ip, port))
+}
+
+/// The receivers of a session that exchange protocol packets among themselves, with their
+/// unicast addresses (`srm`'s ANNOUNCE `params`: a member accepts requests, repairs and
+/// session messages only from these):
+///
+/// ```text
+/// count (u16) | count × (node (u32) | address (ADDR_LEN bytes, see DspParams))
+/// ```
+pub fn encode_peers(peers: &[(u32, std::net::SocketAddr)]) -> Result<Vec<u8>, EncodeError> {
+    if peers.len() > MAX_COUNT {
+        return Err(EncodeError::InvalidField {
+            field: "session.peers",
+            why: "at most 65535 receivers",
+        });
+    }
+    let mut v = Vec::with_capacity(2 + (4 + ADDR_LEN) * peers.len());
+    v.extend_from_slice(&(peers.len() as u16).to_be_bytes());
+    for (node, addr) in peers {
+        v.extend_from_slice(&node.to_be_bytes());
+        put_addr(&mut v, *addr);
+    }
+    Ok(v)
+}
+
+/// Parse [`encode_peers`]' representation; an error for a truncated, oversized or malformed
+/// one.
+pub fn decode_peers(raw: &[u8]) -> Result<Vec<(u32, std::net::SocketAddr)>, DecodeError> {
+    let mut r = Reader::new(raw);
+    let count = usize::from(r.u16()?);
+    let body = r.bytes(count * (4 + ADDR_LEN))?;
+    if r.remaining() != 0 {
+        return Err(DecodeError::TrailingBytes(r.remaining()));
+    }
+    let mut peers = Vec::with_capacity(count);
+    for c in body.chunks_exact(4 + ADDR_LEN) {
+        let mut e = Reader::new(c);
+        let node = e.u32()?;
+        peers.push((node, get_addr(&mut e, "session.peers.address")?));
+    }
+    Ok(peers)
 }
 
 #[cfg(test)]
@@ -471,6 +526,29 @@ mod tests {
             prop_assert_eq!(DspParams::decode(&raw).unwrap(), p);
             for cut in 0..raw.len() {
                 prop_assert!(DspParams::decode(&raw[..cut]).is_err());
+            }
+        }
+
+        #[test]
+        fn peers_round_trip(
+            entries in proptest::collection::vec((any::<u32>(), any::<bool>(), any::<[u8; 16]>(), any::<u16>()), 0..200),
+        ) {
+            let peers: Vec<(u32, std::net::SocketAddr)> = entries.into_iter().map(|(node, v6, a, port)| {
+                let ip: std::net::IpAddr = if v6 { std::net::Ipv6Addr::from(a).into() } else { std::net::Ipv4Addr::new(a[0], a[1], a[2], a[3]).into() };
+                (node, std::net::SocketAddr::new(ip, port))
+            }).collect();
+            let raw = encode_peers(&peers).unwrap();
+            prop_assert_eq!(raw.len(), 2 + (4 + ADDR_LEN) * peers.len());
+            prop_assert_eq!(decode_peers(&raw).unwrap(), peers);
+            for cut in 0..raw.len() {
+                prop_assert!(decode_peers(&raw[..cut]).is_err());
+            }
+        }
+
+        #[test]
+        fn peers_arbitrary_bytes_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Ok(p) = decode_peers(&raw) {
+                prop_assert_eq!(encode_peers(&p).unwrap(), raw);
             }
         }
 

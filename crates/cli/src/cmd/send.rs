@@ -168,7 +168,8 @@ pub struct Args {
     /// nothing, repairs by multicast; the fastest with loss), saw (stop-and-wait), bap (block
     /// acknowledgment, window --window), rra (round-robin acknowledgment: each packet names
     /// the one receiver that reports), xtp (transmitter-driven, selective repeat, window
-    /// --window packets), prmp (polling: receivers answer only when polled), ff (full
+    /// --window packets), prmp (polling: receivers answer only when polled), srm (requests
+    /// and repairs multicast by any member after distance-scaled random waits), ff (full
     /// feedback: every receiver acknowledges every packet) or dsp (designated status: one
     /// designated receiver per --region reports and repairs its region locally)
     #[arg(long, default_value = rmcast_net::agents::DEFAULT_PROTOCOL)]

@@ -187,7 +187,7 @@ fn synthesize(family: Family, peer: bool, body: &[u8]) -> Vec<u8> {
     d
 }
 
-/// Input byte 0: the protocol (`PROTOCOLS[b % 8]`) and security mode (`b / 8 % 3`: no key,
+/// Input byte 0: the protocol (`PROTOCOLS[b % 9]`) and security mode (`b / 9 % 3`: no key,
 /// key, key and encryption). Then records `ctl | len (u16, big-endian) | bytes` until the
 /// input ends. `ctl` bits 0–1: where it comes from ([`from`]); bit 2: the bytes are a body
 /// and the harness writes the header ([`synthesize`]), else they are the whole datagram;

@@ -1,6 +1,6 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
-//! (`saw.rs`, `bap.rs`, `rra.rs`, `dsp.rs`, `prmp.rs`, `pgm.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
+//! (`saw.rs`, `bap.rs`, `rra.rs`, `dsp.rs`, `prmp.rs`, `srm.rs`, `pgm.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
 //! beside the protocol's entry in `rmcast_proto::spec::PROTOCOLS`, where its name and wire
 //! family are written ([`Protocol`]). The
 //! sender builds its agent from its command line and the joined receivers
@@ -18,6 +18,7 @@ mod pgm;
 mod prmp;
 mod rra;
 mod saw;
+mod srm;
 mod xtp;
 
 pub use dsp::{check_dsp, dsp_params, elect, local_group, DspOpts, DspPlace};
@@ -56,6 +57,13 @@ pub trait NetProtocol: Sync {
     /// data; its agent keeps answering until then.
     fn acknowledged(&self) -> bool {
         true
+    }
+
+    /// Whether the sender's agent hears the group (its receivers multicast what the source
+    /// must see, as SRM's requests and session messages): the sender then also reads a
+    /// socket joined to the group.
+    fn hears_group(&self) -> bool {
+        false
     }
 
     /// Whether it can run by unicast to a single receiver (`--unicast`).
@@ -180,12 +188,13 @@ impl std::ops::Deref for Protocol {
 }
 
 /// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
-pub static PROTOCOLS: [Protocol; 8] = [
+pub static PROTOCOLS: [Protocol; 9] = [
     Protocol::new("saw", &saw::Saw),
     Protocol::new("bap", &bap::Bap),
     Protocol::new("rra", &rra::Rra),
     Protocol::new("dsp", &dsp::Dsp),
     Protocol::new("prmp", &prmp::Prmp),
+    Protocol::new("srm", &srm::Srm),
     Protocol::new("pgm", &pgm::Pgm),
     Protocol::new("ff", &ff::Ff),
     Protocol::new("xtp", &xtp::Xtp),
@@ -263,6 +272,18 @@ pub struct SenderSettings {
     pub dsp: DspOpts,
     /// pgm: transmit window, packets (at least 1).
     pub pgm_txw: u64,
+}
+
+/// The socket default of `protocol`'s duration parameter `key` (ms in the spec table); zero
+/// for a key the table lacks or that is no duration (each adapter's tests walk its keys).
+fn socket_ms(protocol: &str, key: &str) -> Duration {
+    let v = spec::lookup(protocol)
+        .and_then(|p| p.param(key))
+        .map(|q| q.socket_default());
+    match v {
+        Some(spec::Value::Real(ms)) => spec::ms(ms),
+        _ => Duration::ZERO,
+    }
 }
 
 /// Messages the sender agent queues (the producer thread keeps the rest).

@@ -11,7 +11,7 @@
 use super::{Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
-use rmcast_proto::spec::{self, Value};
+use rmcast_proto::spec;
 use rmcast_proto::{pgm, GroupId, NodeId};
 use rmcast_wire::HEADER_LEN;
 use std::time::Duration;
@@ -20,14 +20,7 @@ pub struct Pgm;
 
 /// The socket default of the pgm parameter `key`, in ms, from the spec table.
 fn socket_ms(key: &str) -> Duration {
-    let v = spec::lookup("pgm")
-        .and_then(|p| p.param(key))
-        .map(|q| q.socket_default());
-    match v {
-        Some(Value::Real(ms)) => spec::ms(ms),
-        // Every key asked for here is a duration in the table (a unit test walks them).
-        _ => Duration::ZERO,
-    }
+    super::socket_ms("pgm", key)
 }
 
 /// How long the source answers after the last data when no report ends it first: the
@@ -90,7 +83,7 @@ mod tests {
         let w = spec::pgm::SOCKET_TXW;
         assert!(w > 0);
         let p = spec::lookup("pgm").unwrap().param("txw").unwrap();
-        assert_eq!(p.socket_default(), Value::Int(w));
+        assert_eq!(p.socket_default(), spec::Value::Int(w));
         assert_eq!(p.flag, Some("txw"));
     }
 

@@ -31,6 +31,7 @@ use std::time::Duration;
 
 const SOCK: Token = Token(0);
 const WAKE: Token = Token(1);
+const GROUP: Token = Token(2);
 
 /// Default of [`SendConfig::max_receivers`] (`--max-receivers`): the running ANNOUNCE lists
 /// every member (4 bytes each; `dsp` 30), so 1,000 members keep it within one datagram of
@@ -478,6 +479,10 @@ struct Endpoint {
     /// The datagram size in use (`--datagram-size` or the link's).
     dgram: usize,
     sock: mio::net::UdpSocket,
+    /// The group, for a protocol whose source hears it ([`agents::NetProtocol::hears_group`]).
+    gsock: Option<mio::net::UdpSocket>,
+    /// [`Endpoint::next`] is reading `gsock` (after `sock` ran dry).
+    on_group: bool,
     poll: Poll,
     events: Events,
     waker: Arc<Waker>,
@@ -510,6 +515,18 @@ impl Endpoint {
         let waker = Arc::new(
             Waker::new(poll.registry(), WAKE).map_err(|e| NetError::io("create waker", e))?,
         );
+        let gsock = match proto.hears_group() {
+            true => {
+                let g = socket::group_socket(&cfg.sock)?;
+                socket::coalesce_reads(&g);
+                let mut g = mio::net::UdpSocket::from_std(g);
+                poll.registry()
+                    .register(&mut g, GROUP, Interest::READABLE)
+                    .map_err(|e| NetError::io("register group socket", e))?;
+                Some(g)
+            }
+            false => None,
+        };
         let security = match &cfg.keys {
             None => 0,
             Some(k) if k.encrypt => session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
@@ -530,6 +547,8 @@ impl Endpoint {
             proto,
             dgram,
             sock,
+            gsock,
+            on_group: false,
             poll,
             events: Events::with_capacity(64),
             waker,
@@ -583,10 +602,20 @@ impl Endpoint {
     }
 
     /// The next datagram that opens (header, length of the plain datagram in `buf`, sender);
-    /// `None` once the socket has none left.
+    /// `None` once the sockets have none left. The group socket, if any, is read after the
+    /// unicast one; the sender's own multicasts looped back to it are skipped.
     fn next(&mut self) -> Option<(Header, usize, SocketAddr)> {
         loop {
-            let Some((d, from)) = self.batch.next(&self.sock) else {
+            let sock = match (&self.gsock, self.on_group) {
+                (Some(g), true) => g,
+                _ => &self.sock,
+            };
+            let Some((d, from)) = self.batch.next(sock) else {
+                if self.gsock.is_some() && !self.on_group {
+                    self.on_group = true;
+                    continue;
+                }
+                self.on_group = false;
                 if let Some(d) = self.batch.take_drops() {
                     self.wire.stats.kernel_drops = self.wire.stats.kernel_drops.max(d.into());
                 }
@@ -600,6 +629,9 @@ impl Endpoint {
             };
             dst.copy_from_slice(d);
             if let Some((h, len)) = self.wire.open(dst) {
+                if h.source == self.node && self.on_group {
+                    continue;
+                }
                 return Some((h, len, from));
             }
         }

@@ -520,7 +520,7 @@ pub const PROTOCOLS: &[ProtocolSpec] = &[
         summary: "scalable reliable multicast: gap detection, randomized request and repair \
                   timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
         family: Family::Srm,
-        sockets: false,
+        sockets: true,
         params: srm::PARAMS,
     },
     ProtocolSpec {

@@ -1,6 +1,6 @@
 //! `srm` (seed 003, after Floyd et al. 1995 and ns-2): parameters and their defaults.
 
-use super::Param;
+use super::{Param, Value};
 
 /// Request timer: uniform in [C1·d, (C1+C2)·d].
 pub const C1: f64 = 2.0;
@@ -16,6 +16,11 @@ pub const BACKOFF_LIMIT: u32 = 5;
 pub const SESSION_INTERVAL_MS: f64 = 1000.0;
 /// Distance assumed to a member not yet heard from, ms.
 pub const DEFAULT_DISTANCE_MS: f64 = 100.0;
+/// Interval of session messages on sockets, ms: a LAN's tail loss is found within it (the
+/// socket driver stretches it so the group's session messages stay under 5 % of `--rate`).
+pub const SOCKET_SESSION_INTERVAL_MS: f64 = 100.0;
+/// Distance assumed on sockets before a member is heard from, ms (a LAN's scale).
+pub const SOCKET_DEFAULT_DISTANCE_MS: f64 = 1.0;
 /// How long a member keeps answering after the last data, ms.
 pub const LINGER_MS: f64 = 5000.0;
 /// ns-2's adaptive timers (`Agent/SRM/Adaptive`).
@@ -74,11 +79,20 @@ pub const PARAMS: &[Param] = &[
         "session_interval_ms",
         SESSION_INTERVAL_MS,
         "interval of session messages (0: none)",
+    )
+    .on_sockets(
+        Value::Real(SOCKET_SESSION_INTERVAL_MS),
+        "a LAN's tail loss is found within one interval; stretched so that the group's \
+         session messages stay under 5 % of --rate",
     ),
     Param::ms(
         "default_distance_ms",
         DEFAULT_DISTANCE_MS,
         "distance assumed to a member not yet heard from",
+    )
+    .on_sockets(
+        Value::Real(SOCKET_DEFAULT_DISTANCE_MS),
+        "a LAN's scale: 100 ms would hold the first repairs for a tenth of a second",
     ),
     Param::ms(
         "linger_ms",
