@@ -368,10 +368,13 @@ impl Member {
     }
 
     /// The request interval for the current back-off: `(C1 + C2·U)·d_S·b`.
+    /// A request timer's wait, never zero: requests repeat until the data arrives, so a
+    /// zero wait (a distance measured as 0, on a LAN under load) would re-fire the timer at
+    /// the same instant forever.
     fn request_delay(&mut self, backoff: f64) -> Duration {
         let u = self.rng.unit();
         let d = self.d_secs(self.cfg.source);
-        secs((self.c1 + self.c2 * u) * d * backoff)
+        secs((self.c1 + self.c2 * u) * d * backoff).max(Duration::from_nanos(1))
     }
 
     /// Start recovery of `seq` (gap detected).

@@ -80,6 +80,23 @@ fn request_timer_is_uniform_in_c1d_c1c2d() {
     }
 }
 
+/// A distance of zero (measured so on a LAN under load) made the request timer re-fire at
+/// the same instant forever: `handle_timeout` never returned and its outbox grew until the
+/// process ran out of memory (found by the srm socket tests). Each expiry now sends one
+/// request and re-arms later.
+#[test]
+fn a_zero_distance_does_not_re_fire_the_request_timer_at_the_same_instant() {
+    let mut m = Member::new(cfg(1, 4, Duration::ZERO), AgentRng::from_seed(1));
+    let t0 = Time::from_secs(1);
+    m.handle_packet(t0, NodeId(0), &data(1)); // seq 0 missing
+    for _ in 0..10 {
+        let at = m.poll_timeout().unwrap();
+        m.handle_timeout(at);
+        assert_eq!(drain(&mut m), vec![wire::Kind::Request]);
+        assert!(m.poll_timeout().unwrap() > at);
+    }
+}
+
 #[test]
 fn repair_timer_is_uniform_in_d1d_d1d2d_of_the_requester() {
     let d = Duration::from_millis(10);
