@@ -13,7 +13,7 @@ use crate::interrupt::Interrupt;
 use crate::secure::Keys;
 use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::{spec, Agent, Dest, Event, GroupId, NodeId, Time};
@@ -265,6 +265,8 @@ pub(super) struct Receiving {
     /// takes a slice of it instead of a copy of its own: one allocation per [`ARENA`] bytes
     /// rather than one per datagram.
     arena: BytesMut,
+    /// The agent's datagrams of one turn, sent in batches (kept for its allocation).
+    feedback: Vec<(SocketAddr, Bytes)>,
     done_at: Option<Time>,
     warned_sealed: bool,
     end: Option<End>,
@@ -345,6 +347,7 @@ impl Receiving {
             open_local: None,
             first_data: None,
             arena: BytesMut::new(),
+            feedback: Vec::new(),
             done_at: None,
             warned_sealed: false,
             dense: false,
@@ -448,13 +451,30 @@ impl Receiving {
         };
         // Feedback first: an ACK or NAK waits for no disk write (writing and committing the
         // last part of a file can take longer than the sender's retransmission timeout).
+        let mut out = std::mem::take(&mut self.feedback);
         while let Some(t) = j.agent().and_then(|a| a.poll_transmit()) {
-            let Some(to) = j.route(t.dest, self.cfg.sock.group) else {
-                continue;
-            };
-            // A full socket buffer drops the feedback like a lossy network would.
-            let _ = self.wire.send(&self.usock, to, &t.payload, true);
+            if let Some(to) = j.route(t.dest, self.cfg.sock.group) {
+                out.push((to, t.payload));
+            }
         }
+        // Several datagrams per system call (a NAK or ACK burst); a full socket buffer drops
+        // the rest of the feedback like a lossy network would.
+        let mut rest = out.as_slice();
+        while !rest.is_empty() {
+            let items: Vec<(SocketAddr, &[u8])> = rest
+                .iter()
+                .take(socket::MAX_BATCH)
+                .map(|(to, b)| (*to, &b[..]))
+                .collect();
+            match self.wire.send_batch(&self.usock, &items) {
+                Ok((consumed, false)) if consumed > 0 => {
+                    rest = rest.get(consumed..).unwrap_or_default();
+                }
+                _ => break,
+            }
+        }
+        out.clear();
+        self.feedback = out;
         while let Some(ev) = j.agent().and_then(|a| a.poll_event()) {
             if let Event::Delivered { data, .. } = ev {
                 self.writer.deliver(now, data);
