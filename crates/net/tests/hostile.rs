@@ -320,7 +320,8 @@ fn learn_session(sniff: &UdpSocket) -> Option<(u32, u32, SocketAddr)> {
 /// beyond the spec's, non-UTF-8 `xtp` parameters in a running session, `dsp` parameters that do
 /// not decode, a `dsp` status interval of 0 (a status every nanosecond), `dsp` with no
 /// designated receiver, a `dsp` status every 2 µs, a huge ACK delay, a `bap` ACK timeout of
-/// hours. Each names the receiver as admitted, so a receiver
+/// hours, `rra` and `ff` with window 0, `srm` with a member list that does not decode. Each
+/// names the receiver as admitted, so a receiver
 /// that trusted it would build its agent from it. Each is counted and ignored; the real
 /// session then completes.
 #[test]
@@ -376,6 +377,11 @@ fn forged_announces_with_bad_parameters_are_ignored() {
         // bap's ACK-delay timer at a quarter of a 4.7-hour retransmission timeout.
         gathering_with_timers(21, Family::Bap, 16, 0, u32::MAX),
         gathering_with_timers(19, Family::Saw, 0, u32::MAX, 5_000),
+        // The protocols that joined the socket driver last: rra and ff with window 0, srm
+        // with a member list that does not decode.
+        announce(22, 7, Family::Rra, Phase::Running, 0, &[me], &[]),
+        announce(23, 7, Family::Ff, Phase::Running, 0, &[me], &[]),
+        announce(24, 7, Family::Srm, Phase::Running, 0, &[me], &[1, 2, 3]),
     ];
     // The receiver is up when its group socket is; then every forged ANNOUNCE, twice.
     thread::sleep(Duration::from_millis(300));
