@@ -5,18 +5,16 @@ use super::QUEUE_LIMIT;
 use super::{
     nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started, WindowUse,
 };
-use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{bap, GroupId, NodeId};
-use rmcast_wire::HEADER_LEN;
 use std::time::Duration;
 
 pub struct Bap;
 
 impl NetProtocol for Bap {
     /// DATA: the header, a 2-byte sequence number and the 2-byte window start.
-    fn data_overhead(&self, _receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 4
+    fn data_fields(&self, _receivers: usize) -> usize {
+        4
     }
 
     fn window_use(&self) -> WindowUse {
@@ -38,27 +36,5 @@ impl NetProtocol for Bap {
         c.session = me.session;
         c.ack_delay_max = Duration::from_micros(u64::from(a.ack_delay_us));
         Received::plain(bap::Receiver::new(c, me.rng()))
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use rmcast_wire::{bap as wire, Message, Packet};
-
-    #[test]
-    fn the_data_overhead_is_what_a_data_packet_adds() {
-        // It was saw's (1 byte) until UDP GSO refused the 1,475-byte datagrams it made of
-        // --datagram-size 1472 (without GSO the IP layer had fragmented each).
-        let m = Message::Bap(wire::Message::Data {
-            seq: u16::MAX,
-            first: 0,
-            payload: &[0; 100],
-        });
-        assert_eq!(
-            Packet::encoded_len(&m) - 100 + DATA_OVERHEAD,
-            Bap.data_overhead(3)
-        );
     }
 }

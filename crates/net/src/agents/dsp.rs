@@ -25,7 +25,6 @@
 
 use super::{Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings, SenderSide};
 use super::{Joiner, Start, Started, WindowUse, QUEUE_LIMIT};
-use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, Time};
 use rmcast_wire::session::{DspEntry, DspParams, DspRole};
@@ -135,8 +134,8 @@ pub fn dsp_params(d: &DspOpts, entries: Vec<DspEntry>) -> DspParams {
 pub struct Dsp;
 
 impl NetProtocol for Dsp {
-    fn data_overhead(&self, _receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 12
+    fn data_fields(&self, _receivers: usize) -> usize {
+        12
     }
 
     fn check(&self, s: &SenderSettings) -> Result<(), NetError> {

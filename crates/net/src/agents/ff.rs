@@ -8,16 +8,14 @@ use super::QUEUE_LIMIT;
 use super::{
     nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started, WindowUse,
 };
-use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{ff, GroupId, NodeId};
-use rmcast_wire::HEADER_LEN;
 
 pub struct Ff;
 
-/// The sender's configuration for these settings (also checks the flags before any receiver
-/// joins).
-fn config(s: &SenderSettings, ids: &[u32]) -> Result<ff::SenderConfig, NetError> {
+/// The sender's agent for these settings and receivers (with none, the check of the flags
+/// before any receiver joins).
+fn sender(s: &SenderSettings, ids: &[u32]) -> Result<ff::Sender, NetError> {
     let mut c = ff::SenderConfig::new(NodeId(s.node), GroupId(0), nodes(ids));
     c.session = s.session;
     c.window = u64::from(s.window);
@@ -29,18 +27,17 @@ fn config(s: &SenderSettings, ids: &[u32]) -> Result<ff::SenderConfig, NetError>
     }
     c.min_rto = s.rto;
     c.queue_limit = QUEUE_LIMIT;
-    ff::Sender::new(c.clone()).map_err(|e| NetError::setup(format!("ff: {e}")))?;
-    Ok(c)
+    ff::Sender::new(c).map_err(|e| NetError::setup(format!("ff: {e}")))
 }
 
 impl NetProtocol for Ff {
     /// DATA: the header, an 8-byte sequence number and the 8-byte send time.
-    fn data_overhead(&self, _receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 16
+    fn data_fields(&self, _receivers: usize) -> usize {
+        16
     }
 
     fn check(&self, s: &SenderSettings) -> Result<(), NetError> {
-        config(s, &[]).map(|_| ())
+        sender(s, &[]).map(|_| ())
     }
 
     fn window_use(&self) -> WindowUse {
@@ -48,9 +45,7 @@ impl NetProtocol for Ff {
     }
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
-        let agent = ff::Sender::new(config(s, &start.ids())?)
-            .map_err(|e| NetError::setup(format!("ff: {e}")))?;
-        Started::plain(agent)
+        Started::plain(sender(s, &start.ids())?)
     }
 
     fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
@@ -64,20 +59,6 @@ impl NetProtocol for Ff {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use rmcast_wire::{ff as wire, Message, Packet};
-
-    #[test]
-    fn the_data_overhead_is_what_a_data_packet_adds() {
-        let m = Message::Ff(wire::Message::Data {
-            seq: u64::MAX,
-            ts: u64::MAX,
-            payload: &[0; 100],
-        });
-        assert_eq!(
-            Packet::encoded_len(&m) - 100 + DATA_OVERHEAD,
-            Ff.data_overhead(3)
-        );
-    }
 
     #[test]
     fn a_zero_gap_or_window_is_refused_before_anyone_joins() {

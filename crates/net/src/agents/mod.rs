@@ -39,10 +39,16 @@ use std::time::Duration;
 /// receivers need nothing from the ANNOUNCE but its timers, that multicasts to a fixed
 /// receiver set and whose DATA adds one byte to the header.
 pub trait NetProtocol: Sync {
-    /// Bytes the protocol's DATA packet adds to an application message (header included),
-    /// for `receivers` receivers.
-    fn data_overhead(&self, _receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 1
+    /// Bytes the body of the protocol's DATA packet holds besides the application data (its
+    /// sequence number and other fields), for `receivers` receivers.
+    fn data_fields(&self, _receivers: usize) -> usize {
+        1
+    }
+
+    /// Bytes the protocol's DATA packet adds to an application message (the common header,
+    /// [`NetProtocol::data_fields`] and the application framing), for `receivers` receivers.
+    fn data_overhead(&self, receivers: usize) -> usize {
+        HEADER_LEN + DATA_OVERHEAD + self.data_fields(receivers)
     }
 
     /// Check the sender's settings before any receiver joins.
@@ -530,6 +536,65 @@ pub(crate) mod tests {
             ..crate::sender::SendConfig::new("239.255.90.1:47300".parse().unwrap())
         };
         SenderSettings::new(&cfg, 60_000, 1, 1, Duration::from_millis(20))
+    }
+
+    /// Each protocol's DATA overhead is what its DATA packet adds to 100 bytes of
+    /// application data (a wrong count made `bap`'s 1,472-byte datagrams 3 bytes too long,
+    /// fragmented into two frames each, until GSO refused them).
+    #[test]
+    fn every_data_overhead_is_what_the_data_packet_adds() {
+        use rmcast_wire::{bap, ff, pgm, rra, saw, srm, Message, Packet};
+        let payload = &[0u8; 100];
+        let data = [
+            ("saw", Message::Saw(saw::Message::Data { seq: 1, payload })),
+            (
+                "bap",
+                Message::Bap(bap::Message::Data {
+                    seq: u16::MAX,
+                    first: 0,
+                    payload,
+                }),
+            ),
+            (
+                "rra",
+                Message::Rra(rra::Message::Data {
+                    seq: 7,
+                    low: 3,
+                    acker: 9,
+                    payload,
+                }),
+            ),
+            (
+                "srm",
+                Message::Srm(srm::Message::Data {
+                    seq: u64::MAX,
+                    payload,
+                }),
+            ),
+            (
+                "pgm",
+                Message::Pgm(pgm::Message::Odata {
+                    seq: u64::MAX,
+                    payload,
+                }),
+            ),
+            (
+                "ff",
+                Message::Ff(ff::Message::Data {
+                    seq: u64::MAX,
+                    ts: u64::MAX,
+                    payload,
+                }),
+            ),
+        ];
+        for (name, m) in data {
+            let p = protocol(name).unwrap();
+            assert_eq!(
+                Packet::encoded_len(&m) - 100 + DATA_OVERHEAD,
+                p.data_overhead(3),
+                "{name}"
+            );
+        }
     }
 
     #[test]

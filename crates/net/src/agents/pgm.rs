@@ -9,11 +9,9 @@
 //! out after the last data), see [`NetProtocol::acknowledged`].
 
 use super::{Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
-use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::spec;
 use rmcast_proto::{pgm, GroupId, NodeId};
-use rmcast_wire::HEADER_LEN;
 use std::time::Duration;
 
 pub struct Pgm;
@@ -29,8 +27,8 @@ const LINGER: Duration = Duration::from_secs(24 * 3600);
 
 impl NetProtocol for Pgm {
     /// ODATA: the header and an 8-byte sequence number.
-    fn data_overhead(&self, _receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 8
+    fn data_fields(&self, _receivers: usize) -> usize {
+        8
     }
 
     fn acknowledged(&self) -> bool {
@@ -76,7 +74,6 @@ impl NetProtocol for Pgm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcast_wire::{pgm as wire, Message, Packet};
 
     #[test]
     fn the_spec_s_transmit_window_is_its_socket_default() {
@@ -110,17 +107,5 @@ mod tests {
             assert!(!socket_ms(key).is_zero(), "{key}");
         }
         assert_eq!(socket_ms("repair_delay_ms"), Duration::ZERO);
-    }
-
-    #[test]
-    fn the_data_overhead_is_what_an_odata_adds() {
-        let m = Message::Pgm(wire::Message::Odata {
-            seq: u64::MAX,
-            payload: &[0; 100],
-        });
-        assert_eq!(
-            Packet::encoded_len(&m) - 100 + DATA_OVERHEAD,
-            Pgm.data_overhead(3)
-        );
     }
 }

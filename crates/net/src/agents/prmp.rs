@@ -6,10 +6,8 @@ use super::QUEUE_LIMIT;
 use super::{
     nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started, WindowUse,
 };
-use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{prmp, spec, GroupId, NodeId};
-use rmcast_wire::HEADER_LEN;
 use std::time::Duration;
 
 /// `prmp` parameters (seed 004 §2–§4) the sender exposes.
@@ -78,8 +76,9 @@ pub fn prmp_config(s: &SenderSettings, ids: &[u32]) -> Result<prmp::SenderConfig
 pub struct Prmp;
 
 impl NetProtocol for Prmp {
-    fn data_overhead(&self, receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 26 + 4 * receivers.min(prmp::MAX_POLL_CLD)
+    /// A DATAPOLL names the children it polls.
+    fn data_fields(&self, receivers: usize) -> usize {
+        26 + 4 * receivers.min(prmp::MAX_POLL_CLD)
     }
 
     fn check(&self, s: &SenderSettings) -> Result<(), NetError> {

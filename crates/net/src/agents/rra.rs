@@ -8,18 +8,16 @@ use super::QUEUE_LIMIT;
 use super::{
     nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started, WindowUse,
 };
-use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::{rra, GroupId, NodeId};
-use rmcast_wire::HEADER_LEN;
 
 pub struct Rra;
 
 impl NetProtocol for Rra {
     /// DATA: the header, the 8-byte sequence number, the 8-byte oldest held message and the
     /// 4-byte acker.
-    fn data_overhead(&self, _receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 20
+    fn data_fields(&self, _receivers: usize) -> usize {
+        20
     }
 
     fn window_use(&self) -> WindowUse {
@@ -39,26 +37,5 @@ impl NetProtocol for Rra {
         let mut c = rra::ReceiverConfig::new(NodeId(me.node), usize::from(a.window()?));
         c.session = me.session;
         Received::plain(rra::Receiver::new(c))
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use rmcast_wire::{rra as wire, Message, Packet};
-
-    #[test]
-    fn the_data_overhead_is_what_a_data_packet_adds() {
-        let m = Message::Rra(wire::Message::Data {
-            seq: 7,
-            low: 3,
-            acker: 9,
-            payload: &[0; 100],
-        });
-        assert_eq!(
-            Packet::encoded_len(&m) - 100 + DATA_OVERHEAD,
-            Rra.data_overhead(3)
-        );
     }
 }

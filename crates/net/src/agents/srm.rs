@@ -18,7 +18,6 @@
 
 use super::{socket_ms, Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings};
 use super::{Joiner, SenderSide, Start, Started};
-use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{srm, Agent, GroupId, NodeId, Time};
@@ -70,8 +69,8 @@ fn peers(joined: &[Joiner]) -> Vec<(u32, SocketAddr)> {
 
 impl NetProtocol for Srm {
     /// DATA: the header and an 8-byte sequence number.
-    fn data_overhead(&self, _receivers: usize) -> usize {
-        HEADER_LEN + DATA_OVERHEAD + 8
+    fn data_fields(&self, _receivers: usize) -> usize {
+        8
     }
 
     fn acknowledged(&self) -> bool {
@@ -156,19 +155,6 @@ impl ReceiverSide for Receiving {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use rmcast_wire::{srm as wire, Message, Packet};
-
-    #[test]
-    fn the_data_overhead_is_what_a_data_packet_adds() {
-        let m = Message::Srm(wire::Message::Data {
-            seq: u64::MAX,
-            payload: &[0; 100],
-        });
-        assert_eq!(
-            Packet::encoded_len(&m) - 100 + DATA_OVERHEAD,
-            Srm.data_overhead(3)
-        );
-    }
 
     #[test]
     fn session_messages_stay_under_a_twentieth_of_the_rate() {
