@@ -64,7 +64,6 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Params, Replier};
 
-use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::sendq::Originals;
@@ -72,8 +71,8 @@ use crate::spec::lms as spec;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
-    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
-    RouterTransmit, SendError, Time, Transmit,
+    hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
+    SendError, Time, Transmit,
 };
 use bytes::Bytes;
 use core::time::Duration;
@@ -99,28 +98,17 @@ pub fn choose_replier(candidates: &[(IfaceId, Duration)]) -> Option<IfaceId> {
         .map(|&(i, _)| i)
 }
 
-/// Source configuration.
-#[derive(Debug, Clone)]
-pub struct SourceConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// HEARTBEAT period (`None`: none).
-    pub heartbeat: Option<Duration>,
-    /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
-    /// heartbeats): LMS has no acknowledgments, so the source cannot know when receivers finish.
-    pub linger: Duration,
-}
-
-impl SourceConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, group: GroupId) -> Self {
-        Params::default().source(node, group)
+crate::config::group_config! {
+    /// Source configuration.
+    pub struct SourceConfig {
+        /// HEARTBEAT period (`None`: none).
+        pub heartbeat: Option<Duration> = p.heartbeat,
+        /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+        /// heartbeats): LMS has no acknowledgments, so the source cannot know when receivers
+        /// finish.
+        pub linger: Duration = p.linger,
     }
+    pub fn new() from p: Params;
 }
 
 /// The LMS source.
@@ -211,30 +199,21 @@ impl Agent for Source {
     }
 }
 
-/// Receiver configuration.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The data source (where requests that no replier answers end).
-    pub source: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Repeat a request after this long without the data.
-    pub request_timeout: Duration,
-    /// Packets of receive window beyond the next expected one.
-    pub window: usize,
-    /// Adaptive repliers: send a REFRESH with this receiver's cost (losses detected in the
-    /// interval) every this many packets received. `None`: static repliers, no refreshes.
-    pub refresh_every: Option<u64>,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity ([`Params::default`]: static repliers, so no
-    /// refreshes); every other field may be changed before building.
-    pub fn new(node: NodeId, source: NodeId) -> Self {
-        Params::default().receiver(node, source)
+crate::config::receiver_config! {
+    /// Receiver configuration.
+    pub struct ReceiverConfig {
+        /// The data source (where requests that no replier answers end).
+        pub source: NodeId = source,
+        /// Repeat a request after this long without the data.
+        pub request_timeout: Duration = p.request_timeout,
+        /// Packets of receive window beyond the next expected one.
+        pub window: usize = crate::config::RECEIVE_WINDOW,
+        /// Adaptive repliers: send a REFRESH with this receiver's cost (losses detected in the
+        /// interval) every this many packets received. `None`: static repliers, no refreshes
+        /// (the default).
+        pub refresh_every: Option<u64> = p.adaptive().then_some(p.refresh_packets),
     }
+    pub fn new(source: NodeId) from p: Params;
 }
 
 /// Counters specific to LMS receivers.
@@ -448,37 +427,20 @@ impl Agent for Receiver {
     crate::outbox_field!(out);
 }
 
-/// Router configuration.
-#[derive(Debug, Clone)]
-pub struct RouterConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The replier link (`None`: no receiver below; requests are passed upstream).
-    pub replier: Option<IfaceId>,
-    /// Adaptive repliers: follow the costs receivers report in REFRESH messages (see the
-    /// module documentation). `false`: the replier link never changes and REFRESH passes.
-    pub adaptive: bool,
-    /// Downstream interfaces with the distance to the closest receiver behind each (what
-    /// [`choose_replier`] chose from); an adaptive router breaks cost ties with it.
-    pub candidates: Vec<(IfaceId, Duration)>,
-}
-
-impl RouterConfig {
-    /// A static router with replier link `replier`.
-    pub fn new(node: NodeId, group: GroupId, replier: Option<IfaceId>) -> Self {
-        RouterConfig {
-            node,
-            group,
-            session: 0,
-            replier,
-            adaptive: false,
-            candidates: Vec::new(),
-        }
+crate::config::group_config! {
+    /// Router configuration.
+    pub struct RouterConfig {
+        /// The replier link (`None`: no receiver below; requests are passed upstream).
+        pub replier: Option<IfaceId> = replier,
+        /// Adaptive repliers: follow the costs receivers report in REFRESH messages (see the
+        /// module documentation). `false`: the replier link never changes and REFRESH passes.
+        pub adaptive: bool = false,
+        /// Downstream interfaces with the distance to the closest receiver behind each (what
+        /// [`choose_replier`] chose from); an adaptive router breaks cost ties with it.
+        pub candidates: Vec<(IfaceId, Duration)> = Vec::new(),
     }
+    /// A static router with replier link `replier`.
+    pub fn new(replier: Option<IfaceId>);
 }
 
 /// Counters specific to LMS routers.

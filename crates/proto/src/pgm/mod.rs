@@ -33,7 +33,6 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Params};
 
-use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
@@ -42,8 +41,8 @@ use crate::sendq::Originals;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
 use crate::{
-    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
-    RouterTransmit, SendError, Time,
+    hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
+    SendError, Time,
 };
 use bytes::Bytes;
 use core::time::Duration;
@@ -53,39 +52,27 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Largest application message one ODATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
 
-/// Source configuration.
-#[derive(Debug, Clone)]
-pub struct SourceConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// SPM period (`None`: no SPMs).
-    pub spm_interval: Option<Duration>,
-    /// Wait this long after a NAK before sending the RDATA (0: answer every NAK at once).
-    pub repair_delay: Duration,
-    /// After answering a NAK (NCF and RDATA), ignore NAKs for the same packet this long
-    /// (0: answer every NAK). Receivers sharing a loss then cost one repair, and a flood of
-    /// NAKs at most one repair per hold-off per packet.
-    pub rdata_holdoff: Duration,
-    /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
-    /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
-    pub linger: Duration,
-    /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
-    /// beyond what every receiver delivered ([`Agent::delivered_by_all`]); the source
-    /// refuses new data ([`Agent::can_send`] false) until a report opens the window, and
-    /// keeps for repair only the packets in it.
-    pub txw: Option<u64>,
-}
-
-impl SourceConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, group: GroupId) -> Self {
-        Params::default().source(node, group)
+crate::config::group_config! {
+    /// Source configuration.
+    pub struct SourceConfig {
+        /// SPM period (`None`: no SPMs).
+        pub spm_interval: Option<Duration> = p.spm_interval,
+        /// Wait this long after a NAK before sending the RDATA (0: answer every NAK at once).
+        pub repair_delay: Duration = p.repair_delay,
+        /// After answering a NAK (NCF and RDATA), ignore NAKs for the same packet this long
+        /// (0: answer every NAK). Receivers sharing a loss then cost one repair, and a flood of
+        /// NAKs at most one repair per hold-off per packet.
+        pub rdata_holdoff: Duration = p.rdata_holdoff,
+        /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+        /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
+        pub linger: Duration = p.linger,
+        /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
+        /// beyond what every receiver delivered ([`Agent::delivered_by_all`]); the source
+        /// refuses new data ([`Agent::can_send`] false) until a report opens the window, and
+        /// keeps for repair only the packets in it.
+        pub txw: Option<u64> = None,
     }
+    pub fn new() from p: Params;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -254,40 +241,30 @@ impl Agent for Source {
     }
 }
 
-/// Receiver configuration.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The data source (where NAKs go).
-    pub source: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// NAK back-off upper bound (`NAK_BO_IVL`); 0 in the seed's runs.
-    pub nak_backoff: Duration,
-    /// Repeat a NAK when no NCF came within this (`NAK_RPT_IVL`).
-    pub nak_repeat: Duration,
-    /// After an NCF, wait this long for the RDATA (`NAK_RDATA_IVL`).
-    pub nak_rdata: Duration,
-    /// Packets of receive window beyond the next expected one.
-    pub window: usize,
-    /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
-    /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission timeout
-    /// of the repair round trip the receiver measures — from a NAK sent once to the first
-    /// answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`], doubled on each
-    /// expiry until a fresh sample — never below `floor` and never above `nak_repeat` /
-    /// `nak_rdata`, which also stand until the first sample. On a LAN a lost RDATA then costs
-    /// a few round trips instead of `nak_rdata`, and a receiver whose answers come late (it is
-    /// behind, or the source is) measures that and waits longer.
-    pub nak_rto_min: Option<Duration>,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, source: NodeId) -> Self {
-        Params::default().receiver(node, source)
+crate::config::receiver_config! {
+    /// Receiver configuration.
+    pub struct ReceiverConfig {
+        /// The data source (where NAKs go).
+        pub source: NodeId = source,
+        /// NAK back-off upper bound (`NAK_BO_IVL`); 0 in the seed's runs.
+        pub nak_backoff: Duration = p.nak_backoff,
+        /// Repeat a NAK when no NCF came within this (`NAK_RPT_IVL`).
+        pub nak_repeat: Duration = p.nak_repeat,
+        /// After an NCF, wait this long for the RDATA (`NAK_RDATA_IVL`).
+        pub nak_rdata: Duration = p.nak_rdata,
+        /// Packets of receive window beyond the next expected one.
+        pub window: usize = crate::config::RECEIVE_WINDOW,
+        /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
+        /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission
+        /// timeout of the repair round trip the receiver measures — from a NAK sent once to the
+        /// first answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`],
+        /// doubled on each expiry until a fresh sample — never below `floor` and never above
+        /// `nak_repeat` / `nak_rdata`, which also stand until the first sample. On a LAN a lost
+        /// RDATA then costs a few round trips instead of `nak_rdata`, and a receiver whose
+        /// answers come late (it is behind, or the source is) measures that and waits longer.
+        pub nak_rto_min: Option<Duration> = p.nak_rto_min,
     }
+    pub fn new(source: NodeId) from p: Params;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -501,25 +478,13 @@ impl Agent for Receiver {
     crate::outbox_field!(out);
 }
 
-/// Network-element configuration.
-#[derive(Debug, Clone)]
-pub struct NeConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Repair state no RDATA cleared is dropped after this.
-    pub state_lifetime: Duration,
-}
-
-impl NeConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, group: GroupId) -> Self {
-        Params::default().router(&crate::deploy::RouterSite::new(node), group)
+crate::config::group_config! {
+    /// Network-element configuration.
+    pub struct NeConfig {
+        /// Repair state no RDATA cleared is dropped after this.
+        pub state_lifetime: Duration = p.state_lifetime,
     }
+    pub fn new() from p: Params;
 }
 
 /// A PGM network element (router agent) with repair state per lost packet.

@@ -2,7 +2,7 @@
 //! session (the source and every receiver), all in the data group.
 
 use super::{Config, DistanceSource, Member};
-use crate::deploy::{role, Deploy, Layout, MemberDistances, Roles};
+use crate::deploy::{role, Deploy, FromParams, Layout, MemberDistances, Roles};
 use crate::rng::AgentRng;
 use crate::spec::{ms, period, srm as spec, typed_params};
 use crate::{GroupId, NodeId};
@@ -38,37 +38,6 @@ typed_params! {
     }
 }
 
-impl Params {
-    /// The member at `node` of a session of `group_size` members carrying `source`'s data
-    /// on `group`, distances from session messages.
-    pub fn member(
-        &self,
-        node: NodeId,
-        group: GroupId,
-        source: NodeId,
-        group_size: usize,
-    ) -> Config {
-        Config {
-            node,
-            group,
-            session: 0,
-            source,
-            c1: self.c1,
-            c2: self.c2,
-            d1: self.d1,
-            d2: self.d2,
-            backoff_limit: self.backoff_limit,
-            adaptive: self.adaptive,
-            group_size: group_size.max(1),
-            distances: DistanceSource::SessionMessages,
-            default_distance: self.default_distance,
-            session_interval: self.session_interval,
-            window: 1 << 16,
-            linger: self.linger,
-        }
-    }
-}
-
 /// Every role of one SRM session.
 #[derive(Debug, Clone)]
 pub struct Deployment {
@@ -91,7 +60,7 @@ pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
         .iter()
         .enumerate()
         .map(|(i, &m)| {
-            let mut c = p.member(m, layout.group, layout.source, members.len());
+            let mut c = Config::from_params(p, (m, layout.group, layout.source, members.len()));
             if p.distances == Distances::Topology {
                 match layout.distances {
                     MemberDistances::Unknown => {}

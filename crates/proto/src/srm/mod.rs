@@ -54,7 +54,7 @@ use crate::rng::AgentRng;
 use crate::sendq::Originals;
 use crate::timer::TimerSet;
 use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::{Agent, Event, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{srm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -75,49 +75,42 @@ pub enum DistanceSource {
     Configured(BTreeMap<NodeId, Duration>),
 }
 
-/// Configuration of one SRM member.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The node whose data stream the session carries.
-    pub source: NodeId,
-    /// Request timer lower bound, in distances: uniform in [C1·d, (C1+C2)·d].
-    pub c1: f64,
-    /// Request timer width, in distances.
-    pub c2: f64,
-    /// Repair timer lower bound, in distances to the requester: uniform in [D1·d, (D1+D2)·d].
-    pub d1: f64,
-    /// Repair timer width, in distances.
-    pub d2: f64,
-    /// How many times the request back-off multiplier grows (ns-2 `requestBackoffLimit_`, 5).
-    pub backoff_limit: u32,
-    /// ns-2's adaptive timers (`Agent/SRM/Adaptive`).
-    pub adaptive: bool,
-    /// Group size G (bounds of the adaptive parameters).
-    pub group_size: usize,
-    /// Where distances to other members come from.
-    pub distances: DistanceSource,
-    /// Distance assumed before one is known.
-    pub default_distance: Duration,
-    /// Period of SESSION messages (`None`: none; ns-2 `sessionDelay_` is 1 s).
-    pub session_interval: Option<Duration>,
-    /// Receive window (packets beyond `base + window` are dropped).
-    pub window: usize,
-    /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
-    pub linger: Duration,
-}
-
-impl Config {
-    /// ns-2's defaults ([`Params::default`]): C1 = C2 = 2, D1 = D2 = 1, back-off limit 5,
-    /// session messages every second, distances from session messages.
-    pub fn new(node: NodeId, group: GroupId, source: NodeId, group_size: usize) -> Self {
-        Params::default().member(node, group, source, group_size)
+crate::config::group_config! {
+    /// Configuration of one SRM member.
+    pub struct Config {
+        /// The node whose data stream the session carries.
+        pub source: NodeId = source,
+        /// Request timer lower bound, in distances: uniform in [C1·d, (C1+C2)·d].
+        pub c1: f64 = p.c1,
+        /// Request timer width, in distances.
+        pub c2: f64 = p.c2,
+        /// Repair timer lower bound, in distances to the requester: uniform in
+        /// [D1·d, (D1+D2)·d].
+        pub d1: f64 = p.d1,
+        /// Repair timer width, in distances.
+        pub d2: f64 = p.d2,
+        /// How many times the request back-off multiplier grows (ns-2 `requestBackoffLimit_`,
+        /// 5).
+        pub backoff_limit: u32 = p.backoff_limit,
+        /// ns-2's adaptive timers (`Agent/SRM/Adaptive`).
+        pub adaptive: bool = p.adaptive,
+        /// Group size G (bounds of the adaptive parameters).
+        pub group_size: usize = group_size.max(1),
+        /// Where distances to other members come from (from session messages unless the
+        /// deployment takes them from the topology).
+        pub distances: DistanceSource = DistanceSource::SessionMessages,
+        /// Distance assumed before one is known.
+        pub default_distance: Duration = p.default_distance,
+        /// Period of SESSION messages (`None`: none; ns-2 `sessionDelay_` is 1 s).
+        pub session_interval: Option<Duration> = p.session_interval,
+        /// Receive window (packets beyond `base + window` are dropped).
+        pub window: usize = crate::config::RECEIVE_WINDOW,
+        /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
+        pub linger: Duration = p.linger,
     }
+    /// ns-2's defaults: C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every
+    /// second, distances from session messages.
+    pub fn new(source: NodeId, group_size: usize) from p: Params;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
