@@ -317,12 +317,7 @@ impl Receiver {
     }
 
     fn learn(&mut self, now: Time, next: u64) {
-        if next <= self.known {
-            return;
-        }
-        let from = self.known.max(self.window.base());
-        self.known = next;
-        for s in from..next {
+        for s in self.window.newly_known(&mut self.known, next) {
             if !self.window.contains(s) && !self.timers.is_armed(s) {
                 self.out.event(Event::LossDetected { seq: s });
                 self.interval_losses = self.interval_losses.saturating_add(1);

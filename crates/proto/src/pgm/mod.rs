@@ -388,12 +388,7 @@ impl Receiver {
                 .base()
                 .saturating_add(self.window.capacity() as u64),
         );
-        if next <= self.known {
-            return;
-        }
-        let from = self.known.max(self.window.base());
-        self.known = next;
-        for s in from..next {
+        for s in self.window.newly_known(&mut self.known, next) {
             if !self.window.contains(s) && !self.lost.contains_key(&s) {
                 self.out.event(Event::LossDetected { seq: s });
                 self.backoff(now, s);

@@ -390,12 +390,7 @@ impl Member {
     }
 
     fn learn_known(&mut self, now: Time, next: u64) {
-        if next <= self.known {
-            return;
-        }
-        let from = self.known.max(self.window.base());
-        self.known = next;
-        for s in from..next {
+        for s in self.window.newly_known(&mut self.known, next) {
             if !self.window.contains(s) {
                 self.detect(now, s);
             }
