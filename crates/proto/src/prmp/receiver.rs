@@ -124,25 +124,15 @@ impl Receiver {
 
     fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
-            wire::Message::Data { seq, payload } => {
+            wire::Message::Data { seq, payload } | wire::Message::DataPoll { seq, payload, .. } => {
                 self.on_data(seq, payload);
                 self.consume(now);
             }
-            wire::Message::DataPoll {
-                seq,
-                ts,
-                poll_seq,
-                cld,
-                payload,
-            } => {
-                self.on_data(seq, payload);
-                self.consume(now);
-                self.on_poll(from, ts, poll_seq, cld);
-            }
-            wire::Message::Poll { ts, seq, cld } => {
-                self.on_poll(from, ts, seq, cld);
-            }
-            _ => self.out.ignore(),
+            wire::Message::Poll { .. } => {}
+            _ => return self.out.ignore(),
+        }
+        if let Some((ts, poll_seq, cld)) = poll_of(&m) {
+            self.on_poll(from, ts, poll_seq, cld);
         }
     }
 }

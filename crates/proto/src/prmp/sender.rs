@@ -240,35 +240,16 @@ impl Sender {
         for n in nodes {
             let id = n.0.to_be_bytes();
             let own = wire::ChildList::from_raw(&id);
-            let copy = match (&msg, own) {
-                (wire::Message::Poll { ts, seq, cld }, Some(own)) if cld.contains(n.0) => {
-                    wire::Message::Poll {
-                        ts: *ts,
-                        seq: *seq,
-                        cld: own,
+            let copy = match (poll_of(&msg), own) {
+                (Some((_, _, cld)), Some(own)) if cld.contains(n.0) => with_cld(&msg, own),
+                (Some(_), _) => match msg {
+                    // The data still goes to a child the poll does not name.
+                    wire::Message::DataPoll { seq, payload, .. } => {
+                        wire::Message::Data { seq, payload }
                     }
-                }
-                (wire::Message::Poll { .. }, _) => continue,
-                (
-                    wire::Message::DataPoll {
-                        seq,
-                        ts,
-                        poll_seq,
-                        cld,
-                        payload,
-                    },
-                    Some(own),
-                ) if cld.contains(n.0) => wire::Message::DataPoll {
-                    seq: *seq,
-                    ts: *ts,
-                    poll_seq: *poll_seq,
-                    cld: own,
-                    payload,
+                    _ => continue,
                 },
-                (wire::Message::DataPoll { seq, payload, .. }, _) => {
-                    wire::Message::Data { seq: *seq, payload }
-                }
-                (m, _) => m.clone(),
+                (None, _) => msg.clone(),
             };
             self.emit(Dest::Node(n), env, copy);
         }
