@@ -334,12 +334,7 @@ impl Sender {
             },
         };
         self.emit_to(dests.as_ref(), env, msg);
-        if retx {
-            self.out.stats.repairs_sent += 1;
-            let _ = self.buffer.mark_resent(seq, now);
-        } else {
-            self.out.stats.data_sent += 1;
-        }
+        self.buffer.count_sent(seq, now, retx, &mut self.out.stats);
         if let Some(info) = self.outstanding.get_mut(&seq) {
             info.transmissions += 1;
         }
@@ -560,27 +555,18 @@ impl Sender {
     /// Finish every packet acknowledged by all of `ALL`; drop idle polling state.
     fn settle(&mut self, now: Time) {
         let n = self.n_active;
-        let done: Vec<u64> = self
-            .outstanding
-            .iter()
-            .filter(|(_, s)| s.acked >= n)
-            .map(|(&k, _)| k)
-            .collect();
-        for seq in done {
-            if let Some(info) = self.outstanding.remove(&seq) {
-                self.buffer.remove(seq);
-                self.jobs.remove(&seq);
-                let keys: Vec<(u64, usize)> = self
-                    .rtxt
-                    .range((seq, 0)..=(seq, usize::MAX))
-                    .map(|(&k, _)| k)
-                    .collect();
-                for k in keys {
-                    self.rtxt.remove(&k);
-                }
-                self.out
-                    .message_done(seq, info.sent_at, now, info.transmissions, false);
+        for (seq, info) in self.buffer.settle(&mut self.outstanding, |s| s.acked >= n) {
+            self.jobs.remove(&seq);
+            let keys: Vec<(u64, usize)> = self
+                .rtxt
+                .range((seq, 0)..=(seq, usize::MAX))
+                .map(|(&k, _)| k)
+                .collect();
+            for k in keys {
+                self.rtxt.remove(&k);
             }
+            self.out
+                .message_done(seq, info.sent_at, now, info.transmissions, false);
         }
         if self.outstanding.is_empty() {
             // Choice 8: nothing left to acknowledge, so no polls are needed.
