@@ -37,12 +37,12 @@ use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
 use crate::rtt::{RttConfig, RttEstimator};
-use crate::sendq::Originals;
+use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
+use crate::window::SeqWindow;
 use crate::{
     hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
-    SendError, Time,
+    Time,
 };
 use bytes::Bytes;
 use core::time::Duration;
@@ -51,6 +51,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest application message one ODATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
+
+/// Original data: ODATA packets of at most [`MAX_MESSAGE`] bytes.
+const ODATA: DataFormat = DataFormat {
+    max_message: MAX_MESSAGE,
+    data: |seq, payload| Message::Pgm(wire::Message::Odata { seq, payload }),
+};
 
 crate::config::group_config! {
     /// Source configuration.
@@ -75,12 +81,8 @@ crate::config::group_config! {
     pub fn new() from p: Params;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum SKey {
-    Linger,
-    Spm,
-    Repair(u64),
-}
+/// The source's timers; its own: the delayed RDATA for a packet.
+type SKey = SourceTimer<u64>;
 
 /// The PGM source.
 pub struct Source {
@@ -103,17 +105,13 @@ pub struct Source {
 impl Source {
     /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
-        let mut timers = TimerSet::new();
-        if cfg.spm_interval.is_some() {
-            timers.set(SKey::Spm, Time::ZERO);
-        }
         Source {
-            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
+            timers: Originals::timers(cfg.spm_interval),
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, ODATA),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
             trail: 0,
             spm_seq: 0,
-            timers,
             out: Outbox::new(),
             answered: BTreeMap::new(),
             naks_received: 0,
@@ -157,10 +155,10 @@ impl Source {
     }
 }
 
-impl Agent for Source {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        match self.out.accept(packet, self.cfg.session) {
-            Some(wire::Message::Nak { seq }) if self.buf.get(seq).is_some() => {
+impl Source {
+    fn on_message(&mut self, now: Time, _from: NodeId, m: wire::Message<'_>) {
+        match m {
+            wire::Message::Nak { seq } if self.buf.get(seq).is_some() => {
                 self.naks_received += 1;
                 if self.held_off(now, seq) {
                     self.naks_held_off += 1;
@@ -170,55 +168,40 @@ impl Agent for Source {
                 self.push(wire::Message::Ncf { seq }, 0);
                 if self.cfg.repair_delay.is_zero() {
                     self.rdata(now, seq);
-                } else if !self.timers.is_armed(SKey::Repair(seq)) {
-                    self.timers
-                        .set(SKey::Repair(seq), now + self.cfg.repair_delay);
+                } else if !self.timers.is_armed(SKey::Own(seq)) {
+                    self.timers.set(SKey::Own(seq), now + self.cfg.repair_delay);
                 }
             }
-            Some(_) => self.out.ignore(),
-            None => {}
+            _ => self.out.ignore(),
         }
     }
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(k) = self.timers.pop_expired(now) {
-            match k {
-                SKey::Spm => {
-                    self.out.stats.control_sent += 1;
-                    let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
-                    self.spm_seq += 1;
-                    self.push(
-                        wire::Message::Spm {
-                            spm_seq,
-                            trail,
-                            lead,
-                        },
-                        0,
-                    );
-                    let done = self.sent.is_closed() && !self.timers.is_armed(SKey::Linger);
-                    if let (Some(i), false) = (self.cfg.spm_interval, done) {
-                        self.timers
-                            .set(SKey::Spm, now + i.max(Duration::from_micros(1)));
-                    }
-                }
-                SKey::Repair(seq) => self.rdata(now, seq),
-                SKey::Linger => {
-                    self.timers.cancel(SKey::Spm);
-                    self.out.event(Event::Completed);
-                }
+    fn on_timer(&mut self, now: Time, key: SKey) {
+        match key {
+            SKey::Announce => {
+                self.out.stats.control_sent += 1;
+                let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
+                self.spm_seq += 1;
+                self.push(
+                    wire::Message::Spm {
+                        spm_seq,
+                        trail,
+                        lead,
+                    },
+                    0,
+                );
+                self.sent
+                    .announced(&mut self.timers, now, self.cfg.spm_interval);
             }
+            SKey::Own(seq) => self.rdata(now, seq),
+            SKey::Linger => Originals::lingered(&mut self.timers, &mut self.out),
         }
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.sent
-            .send(now, data, &mut self.out, &mut self.buf, |seq, payload| {
-                Message::Pgm(wire::Message::Odata { seq, payload })
-            })
-    }
+}
+
+impl Agent for Source {
+    crate::outbox::agent_io!(out, on_message, timers => on_timer);
+    crate::sendq::originals_field!(sent, buf: buf, timers: timers);
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
             && self
@@ -231,12 +214,6 @@ impl Agent for Source {
         if self.cfg.txw.is_some() && upto > self.trail {
             self.trail = upto;
             self.buf.remove_below(upto);
-        }
-    }
-    /// PGM has no positive acknowledgments: the source reports `Completed` `linger` later.
-    fn close(&mut self, now: Time) {
-        if self.sent.close() {
-            self.timers.set(SKey::Linger, now + self.cfg.linger);
         }
     }
 }
@@ -397,31 +374,22 @@ impl Receiver {
     }
 
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>) {
-        match self.window.insert(seq) {
-            Insert::New => {
-                if self.lost.remove(&seq).is_some() {
-                    self.answered(now, seq, true);
-                }
-                self.timers.cancel(seq);
-                self.held.insert(seq, hold(shared, payload));
-                self.learn(now, seq + 1);
-                while let Some(s) = self.window.pop_in_order() {
-                    let data = self.held.remove(&s).unwrap_or_default();
-                    self.out.stats.delivered += 1;
-                    self.out.event(Event::Delivered { seq: s, data });
-                }
+        if self.out.arrived(&mut self.window, seq) {
+            if self.lost.remove(&seq).is_some() {
+                self.answered(now, seq, true);
             }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
+            self.timers.cancel(seq);
+            self.held.insert(seq, hold(shared, payload));
+            self.learn(now, seq + 1);
+            let held = &mut self.held;
+            self.out
+                .deliver_in_order(&mut self.window, |s| held.remove(&s));
         }
     }
 }
 
 impl Receiver {
-    fn receive(&mut self, now: Time, packet: &[u8], shared: Option<&Bytes>) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, m: wire::Message<'_>, shared: Option<&Bytes>) {
         match m {
             wire::Message::Odata { seq, payload } | wire::Message::Rdata { seq, payload } => {
                 self.data(now, seq, payload, shared)
@@ -443,34 +411,25 @@ impl Receiver {
     }
 }
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        self.receive(now, packet, None);
-    }
-    fn handle_packet_bytes(&mut self, now: Time, _from: NodeId, packet: &Bytes) {
-        self.receive(now, packet, Some(packet));
-    }
-
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(seq) = self.timers.pop_expired(now) {
-            match self.lost.get(&seq) {
-                Some(Phase::BackOff) => self.nak(now, seq),
-                Some(Phase::WaitNcf) => {
-                    self.expired();
-                    self.nak(now, seq)
-                }
-                Some(Phase::WaitData) => {
-                    self.expired();
-                    self.backoff(now, seq)
-                }
-                None => {}
+impl Receiver {
+    fn on_timer(&mut self, now: Time, seq: u64) {
+        match self.lost.get(&seq) {
+            Some(Phase::BackOff) => self.nak(now, seq),
+            Some(Phase::WaitNcf) => {
+                self.expired();
+                self.nak(now, seq)
             }
+            Some(Phase::WaitData) => {
+                self.expired();
+                self.backoff(now, seq)
+            }
+            None => {}
         }
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+}
+
+impl Agent for Receiver {
+    crate::outbox::agent_io!(out, on_message with bytes, timers => on_timer);
 }
 
 crate::config::group_config! {
@@ -538,18 +497,16 @@ impl NetworkElement {
     }
 }
 
-impl RouterAgent for NetworkElement {
-    fn on_packet(
+impl NetworkElement {
+    fn on_message(
         &mut self,
         now: Time,
         ingress: IfaceId,
         _from: NodeId,
         _dest: Dest,
-        packet: &[u8],
+        m: wire::Message<'_>,
+        _packet: &[u8],
     ) -> RouteDecision {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return RouteDecision::Forward;
-        };
         match m {
             wire::Message::Nak { seq } => {
                 self.ncf(seq, ingress);
@@ -582,6 +539,10 @@ impl RouterAgent for NetworkElement {
             wire::Message::Odata { .. } | wire::Message::Spm { .. } => RouteDecision::Forward,
         }
     }
+}
+
+impl RouterAgent for NetworkElement {
+    crate::outbox::router_io!(out, on_message);
 
     fn handle_timeout(&mut self, now: Time) {
         while let Some(seq) = self.timers.pop_expired(now) {
@@ -591,7 +552,6 @@ impl RouterAgent for NetworkElement {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    crate::outbox_field!(out: RouterTransmit);
     fn state_entries(&self) -> usize {
         self.state.len()
     }

@@ -97,7 +97,7 @@ use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
+use crate::window::SeqWindow;
 use crate::{Agent, Dest, Event, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;

@@ -51,13 +51,9 @@ impl Receiver {
     }
 
     fn on_data(&mut self, seq: u64, payload: &[u8]) {
-        match self.w.insert(seq) {
-            Insert::New => {
-                self.held.insert(seq, Bytes::copy_from_slice(payload));
-                self.hr = self.hr.max(Some(seq));
-            }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
+        if self.out.arrived(&mut self.w, seq) {
+            self.held.insert(seq, Bytes::copy_from_slice(payload));
+            self.hr = self.hr.max(Some(seq));
         }
     }
 

@@ -51,9 +51,9 @@ pub use deploy::{deploy, Deployment, Distances, Params};
 
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::sendq::Originals;
+use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
+use crate::window::SeqWindow;
 use crate::{Agent, Event, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
@@ -62,6 +62,13 @@ use std::collections::BTreeMap;
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 25;
+
+/// Original data: DATA packets of at most [`MAX_MESSAGE`] bytes.
+const DATA: DataFormat = DataFormat {
+    max_message: MAX_MESSAGE,
+    data: |seq, payload| Message::Srm(wire::Message::Data { seq, payload }),
+};
+
 /// Most members one SESSION message reports.
 pub const MAX_ENTRIES: usize = 3_000;
 
@@ -113,12 +120,8 @@ crate::config::group_config! {
     pub fn new(source: NodeId, group_size: usize) from p: Params;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Key {
-    Linger,
-    Session,
-    Seq(u64),
-}
+/// A member's timers; its own: the request or repair timer of a packet.
+type Key = SourceTimer<u64>;
 
 #[derive(Debug, Clone)]
 enum State {
@@ -254,10 +257,6 @@ pub struct Member {
 impl Member {
     /// A member built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: Config, rng: AgentRng) -> Self {
-        let mut timers = TimerSet::new();
-        if cfg.session_interval.is_some() {
-            timers.set(Key::Session, Time::ZERO);
-        }
         Member {
             c1: cfg.c1,
             c2: cfg.c2,
@@ -271,9 +270,9 @@ impl Member {
             window: SeqWindow::new(cfg.window),
             store: RetransmitBuffer::new(usize::MAX),
             known: 0,
-            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
+            timers: Originals::timers(cfg.session_interval),
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, DATA),
             states: BTreeMap::new(),
-            timers,
             learnt: BTreeMap::new(),
             heard: BTreeMap::new(),
             out: Outbox::new(),
@@ -386,7 +385,7 @@ impl Member {
                 sent_round1: false,
             },
         );
-        self.timers.set(Key::Seq(seq), now + delay);
+        self.timers.set(Key::Own(seq), now + delay);
     }
 
     fn learn_known(&mut self, now: Time, next: u64) {
@@ -435,12 +434,12 @@ impl Member {
             *bc = ctr;
             *ignore_until = now + delay / 2;
         }
-        self.timers.set(Key::Seq(seq), now + delay);
+        self.timers.set(Key::Own(seq), now + delay);
     }
 
     fn hold_down(&mut self, now: Time, seq: u64, d: Duration) {
         self.states.insert(seq, State::HoldDown);
-        self.timers.set(Key::Seq(seq), now + d * 3);
+        self.timers.set(Key::Own(seq), now + d * 3);
     }
 
     fn on_request(&mut self, now: Time, from: NodeId, round: u8, seq: u64, dist_ns: u64) {
@@ -489,7 +488,7 @@ impl Member {
                 sent: false,
             },
         );
-        self.timers.set(Key::Seq(seq), now + delay);
+        self.timers.set(Key::Own(seq), now + delay);
     }
 
     /// Data for `seq` arrived (original or repair).
@@ -530,16 +529,12 @@ impl Member {
         if self.is_source() {
             return;
         }
-        match self.window.insert(seq) {
-            Insert::New => {
-                self.store.insert(seq, Bytes::copy_from_slice(payload), now);
-                self.learn_known(now, seq + 1);
-                let store = &self.store;
-                self.out
-                    .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
-            }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
+        if self.out.arrived(&mut self.window, seq) {
+            self.store.insert(seq, Bytes::copy_from_slice(payload), now);
+            self.learn_known(now, seq + 1);
+            let store = &self.store;
+            self.out
+                .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
         }
     }
 
@@ -683,11 +678,8 @@ fn secs(s: f64) -> Duration {
     }
 }
 
-impl Agent for Member {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+impl Member {
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         if from == self.cfg.node {
             self.out.ignore();
             return;
@@ -719,38 +711,27 @@ impl Agent for Member {
         }
     }
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(k) = self.timers.pop_expired(now) {
-            match k {
-                Key::Session => {
-                    self.send_session(now);
-                    let done = self.sent.is_closed() && !self.timers.is_armed(Key::Linger);
-                    if let (Some(i), false) = (self.cfg.session_interval, done) {
-                        self.timers
-                            .set(Key::Session, now + i.max(Duration::from_micros(1)));
-                    }
-                }
-                Key::Seq(s) => self.fire(now, s),
-                Key::Linger => {
-                    self.timers.cancel(Key::Session);
-                    self.out.event(Event::Completed);
-                }
+    fn on_timer(&mut self, now: Time, key: Key) {
+        match key {
+            Key::Announce => {
+                self.send_session(now);
+                self.sent
+                    .announced(&mut self.timers, now, self.cfg.session_interval);
             }
+            Key::Own(s) => self.fire(now, s),
+            Key::Linger => Originals::lingered(&mut self.timers, &mut self.out),
         }
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+}
+
+impl Agent for Member {
+    crate::outbox::agent_io!(out, on_message, timers => on_timer);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if !self.is_source() {
             return Err(SendError::NotASender);
         }
-        self.sent
-            .send(now, data, &mut self.out, &mut self.store, |seq, payload| {
-                Message::Srm(wire::Message::Data { seq, payload })
-            })
+        self.sent.send(now, data, &mut self.out, &mut self.store)
     }
 
     fn can_send(&self) -> bool {
@@ -758,8 +739,8 @@ impl Agent for Member {
     }
 
     fn close(&mut self, now: Time) {
-        if self.is_source() && self.sent.close() {
-            self.timers.set(Key::Linger, now + self.cfg.linger);
+        if self.is_source() {
+            self.sent.close(&mut self.timers, now, self.cfg.linger);
         }
     }
 }
