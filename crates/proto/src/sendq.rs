@@ -159,14 +159,17 @@ impl Originals {
     }
 }
 
-/// Implements [`Agent::send`](crate::Agent::send) and [`close`](crate::Agent::close) of a
+/// Implements [`Agent::close`](crate::Agent::close) and [`send`](crate::Agent::send) of a
 /// source whose sending side is the [`Originals`] field `sent`, its repair buffer `buf` and
-/// its [`SourceTimer`] set `timers`: `send` multicasts the message at once and keeps it for
-/// repair; `close` starts the linger (`self.cfg.linger`), after which the source reports
-/// `Completed` — it has no positive acknowledgments to wait for. Write it inside the trait
+/// its [`SourceTimer`] set `timers`: `close` starts the linger (`self.cfg.linger`), after
+/// which the source reports `Completed` — it has no positive acknowledgments to wait for;
+/// `send` multicasts the message at once and keeps it for repair. Write it inside the trait
 /// impl: `originals_field!(sent, buf: buf, timers: timers);`.
 macro_rules! originals_field {
     ($sent:ident, buf: $buf:ident, timers: $timers:ident) => {
+        fn close(&mut self, now: $crate::Time) {
+            self.$sent.close(&mut self.$timers, now, self.cfg.linger);
+        }
         fn send(
             &mut self,
             now: $crate::Time,
@@ -174,12 +177,41 @@ macro_rules! originals_field {
         ) -> Result<(), $crate::SendError> {
             self.$sent.send(now, data, &mut self.out, &mut self.$buf)
         }
-        fn close(&mut self, now: $crate::Time) {
-            self.$sent.close(&mut self.$timers, now, self.cfg.linger);
-        }
     };
 }
 pub(crate) use originals_field;
+
+/// Implements [`Agent::handle_timeout`](crate::Agent::handle_timeout) and `poll_timeout` of
+/// an [`Originals`] source through its [`SourceTimer`] set `timers`: at an announcement the
+/// agent's `$announce(now)` sends it and the next is scheduled `self.cfg.$every` later; at the
+/// end of the linger the source reports `Completed` ([`Originals::lingered`]); the protocol's
+/// own timers go to `$own(now, key)`. Write it inside the trait impl:
+/// `source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);`.
+macro_rules! source_timers {
+    ($sent:ident, $timers:ident, announce: $announce:ident every $every:ident $(, own: $own:ident)?) => {
+        fn handle_timeout(&mut self, now: $crate::Time) {
+            use $crate::sendq::SourceTimer;
+            while let Some(key) = self.$timers.pop_expired(now) {
+                match key {
+                    SourceTimer::Announce => {
+                        self.$announce(now);
+                        self.$sent.announced(&mut self.$timers, now, self.cfg.$every);
+                    }
+                    SourceTimer::Linger => {
+                        $crate::sendq::Originals::lingered(&mut self.$timers, &mut self.out)
+                    }
+                    SourceTimer::Own(_key) => {
+                        $(self.$own(now, _key);)?
+                    }
+                }
+            }
+        }
+        fn poll_timeout(&self) -> Option<$crate::Time> {
+            self.$timers.next()
+        }
+    };
+}
+pub(crate) use source_timers;
 
 /// Implements [`Agent::send`](crate::Agent::send), [`can_send`](crate::Agent::can_send) and
 /// [`close`](crate::Agent::close) of a sender whose application messages wait in the

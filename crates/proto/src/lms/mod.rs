@@ -162,23 +162,16 @@ impl Source {
         }
     }
 
-    fn on_timer(&mut self, now: Time, key: SourceTimer) {
-        match key {
-            SourceTimer::Announce => {
-                self.out.stats.control_sent += 1;
-                let lead = self.sent.next();
-                self.push(wire::Message::Heartbeat { lead }, 0);
-                self.sent
-                    .announced(&mut self.timers, now, self.cfg.heartbeat);
-            }
-            SourceTimer::Linger => Originals::lingered(&mut self.timers, &mut self.out),
-            SourceTimer::Own(()) => {}
-        }
+    fn heartbeat(&mut self, _now: Time) {
+        self.out.stats.control_sent += 1;
+        let lead = self.sent.next();
+        self.push(wire::Message::Heartbeat { lead }, 0);
     }
 }
 
 impl Agent for Source {
-    crate::outbox::agent_io!(out, on_message, timers => on_timer);
+    crate::outbox::agent_io!(out, on_message);
+    crate::sendq::source_timers!(sent, timers, announce: heartbeat every heartbeat);
     crate::sendq::originals_field!(sent, buf: buf, timers: timers);
     fn can_send(&self) -> bool {
         !self.sent.is_closed()

@@ -176,31 +176,24 @@ impl Source {
         }
     }
 
-    fn on_timer(&mut self, now: Time, key: SKey) {
-        match key {
-            SKey::Announce => {
-                self.out.stats.control_sent += 1;
-                let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
-                self.spm_seq += 1;
-                self.push(
-                    wire::Message::Spm {
-                        spm_seq,
-                        trail,
-                        lead,
-                    },
-                    0,
-                );
-                self.sent
-                    .announced(&mut self.timers, now, self.cfg.spm_interval);
-            }
-            SKey::Own(seq) => self.rdata(now, seq),
-            SKey::Linger => Originals::lingered(&mut self.timers, &mut self.out),
-        }
+    fn spm(&mut self, _now: Time) {
+        self.out.stats.control_sent += 1;
+        let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
+        self.spm_seq += 1;
+        self.push(
+            wire::Message::Spm {
+                spm_seq,
+                trail,
+                lead,
+            },
+            0,
+        );
     }
 }
 
 impl Agent for Source {
-    crate::outbox::agent_io!(out, on_message, timers => on_timer);
+    crate::outbox::agent_io!(out, on_message);
+    crate::sendq::source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);
     crate::sendq::originals_field!(sent, buf: buf, timers: timers);
     fn can_send(&self) -> bool {
         !self.sent.is_closed()

@@ -38,6 +38,20 @@ typed_params! {
     }
 }
 
+impl Params {
+    /// The member at `node` of a session of `group_size` members carrying `source`'s data
+    /// on `group`, distances from session messages.
+    pub fn member(
+        &self,
+        node: NodeId,
+        group: GroupId,
+        source: NodeId,
+        group_size: usize,
+    ) -> Config {
+        Config::from_params(self, (node, group, source, group_size))
+    }
+}
+
 /// Every role of one SRM session.
 #[derive(Debug, Clone)]
 pub struct Deployment {
@@ -60,7 +74,7 @@ pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
         .iter()
         .enumerate()
         .map(|(i, &m)| {
-            let mut c = Config::from_params(p, (m, layout.group, layout.source, members.len()));
+            let mut c = p.member(m, layout.group, layout.source, members.len());
             if p.distances == Distances::Topology {
                 match layout.distances {
                     MemberDistances::Unknown => {}

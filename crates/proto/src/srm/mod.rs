@@ -710,22 +710,11 @@ impl Member {
             _ => self.out.ignore(),
         }
     }
-
-    fn on_timer(&mut self, now: Time, key: Key) {
-        match key {
-            Key::Announce => {
-                self.send_session(now);
-                self.sent
-                    .announced(&mut self.timers, now, self.cfg.session_interval);
-            }
-            Key::Own(s) => self.fire(now, s),
-            Key::Linger => Originals::lingered(&mut self.timers, &mut self.out),
-        }
-    }
 }
 
 impl Agent for Member {
-    crate::outbox::agent_io!(out, on_message, timers => on_timer);
+    crate::outbox::agent_io!(out, on_message);
+    crate::sendq::source_timers!(sent, timers, announce: send_session every session_interval, own: fire);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if !self.is_source() {
