@@ -97,6 +97,15 @@ impl RetransmitBuffer {
         self.bytes
     }
 
+    /// A windowed sender takes a new message `data` from its queue at `now`: it gets the
+    /// number `*next_seq` (which advances) and is kept here for retransmission. Its number.
+    pub fn keep_new(&mut self, next_seq: &mut u64, data: Bytes, now: Time) -> u64 {
+        let seq = *next_seq;
+        *next_seq += 1;
+        let _ = self.insert(seq, data, now);
+        seq
+    }
+
     /// A sender transmitted the data of `seq`: a retransmission counts in `repairs_sent`
     /// and as sent again here, an original in `data_sent`.
     pub fn count_sent(&mut self, seq: u64, now: Time, retransmission: bool, stats: &mut Stats) {
@@ -136,6 +145,25 @@ impl RetransmitBuffer {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn keep_new_numbers_and_keeps_each_new_message() {
+        let mut b = RetransmitBuffer::new(usize::MAX);
+        let mut next = 7;
+        assert_eq!(
+            b.keep_new(&mut next, Bytes::from_static(b"a"), Time::ZERO),
+            7
+        );
+        assert_eq!(
+            b.keep_new(&mut next, Bytes::from_static(b"b"), Time::ZERO),
+            8
+        );
+        assert_eq!(next, 9);
+        assert_eq!(
+            b.get(8).map(|e| e.data.clone()),
+            Some(Bytes::from_static(b"b"))
+        );
+    }
 
     #[test]
     fn settle_takes_the_settled_messages_and_their_data() {

@@ -243,9 +243,7 @@ impl Sender {
                 continue;
             }
             if let Some(data) = self.queue.pop_front() {
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                let _ = self.buffer.insert(seq, data, now);
+                let seq = self.buffer.keep_new(&mut self.next_seq, data, now);
                 self.outstanding.insert(
                     seq,
                     Pending {

@@ -381,9 +381,7 @@ impl Sender {
                 if have_job {
                     self.run_job(now);
                 } else if let Some(data) = self.queue.pop_front() {
-                    let seq = self.next_seq;
-                    self.next_seq += 1;
-                    let _ = self.buffer.insert(seq, data, now);
+                    let seq = self.buffer.keep_new(&mut self.next_seq, data, now);
                     self.outstanding.insert(
                         seq,
                         SeqInfo {
