@@ -294,6 +294,21 @@ pub struct HarnessStats {
     pub copies_dropped: u64,
 }
 
+/// One `MessageDone` a sender reported ([`Harness::done_records`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    /// The message.
+    pub seq: u64,
+    /// When it was first sent.
+    pub sent_at: Time,
+    /// When it was done.
+    pub done_at: Time,
+    /// How many times it was sent.
+    pub transmissions: u32,
+    /// Whether the sender gave up on it.
+    pub failed: bool,
+}
+
 /// The harness: agent `i` is node `NodeId(i)`.
 pub struct Harness {
     agents: Vec<Box<dyn Agent>>,
@@ -451,15 +466,30 @@ impl Harness {
     /// The `MessageDone` records `node` reported, (sequence number, transmissions, failed) in
     /// report order.
     pub fn done_transmissions(&self, node: usize) -> Vec<(u64, u32, bool)> {
+        self.done_records(node)
+            .into_iter()
+            .map(|d| (d.seq, d.transmissions, d.failed))
+            .collect()
+    }
+
+    /// The `MessageDone` records `node` reported, in report order.
+    pub fn done_records(&self, node: usize) -> Vec<Done> {
         self.events.get(node).map_or_else(Vec::new, |ev| {
             ev.iter()
-                .filter_map(|(_, e)| match e {
+                .filter_map(|(_, e)| match *e {
                     Event::MessageDone {
                         seq,
+                        sent_at,
+                        done_at,
                         transmissions,
                         failed,
-                        ..
-                    } => Some((*seq, *transmissions, *failed)),
+                    } => Some(Done {
+                        seq,
+                        sent_at,
+                        done_at,
+                        transmissions,
+                        failed,
+                    }),
                     _ => None,
                 })
                 .collect()
