@@ -9,7 +9,7 @@
 //! were sent.
 
 use crate::rng::AgentRng;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Stats, Time};
+use crate::{Agent, Dest, Event, GroupId, MessageDone, NodeId, Stats, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use std::cmp::Reverse;
@@ -294,21 +294,6 @@ pub struct HarnessStats {
     pub copies_dropped: u64,
 }
 
-/// One `MessageDone` a sender reported ([`Harness::done_records`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Done {
-    /// The message.
-    pub seq: u64,
-    /// When it was first sent.
-    pub sent_at: Time,
-    /// When it was done.
-    pub done_at: Time,
-    /// How many times it was sent.
-    pub transmissions: u32,
-    /// Whether the sender gave up on it.
-    pub failed: bool,
-}
-
 /// The harness: agent `i` is node `NodeId(i)`.
 pub struct Harness {
     agents: Vec<Box<dyn Agent>>,
@@ -473,26 +458,9 @@ impl Harness {
     }
 
     /// The `MessageDone` records `node` reported, in report order.
-    pub fn done_records(&self, node: usize) -> Vec<Done> {
+    pub fn done_records(&self, node: usize) -> Vec<MessageDone> {
         self.events.get(node).map_or_else(Vec::new, |ev| {
-            ev.iter()
-                .filter_map(|(_, e)| match *e {
-                    Event::MessageDone {
-                        seq,
-                        sent_at,
-                        done_at,
-                        transmissions,
-                        failed,
-                    } => Some(Done {
-                        seq,
-                        sent_at,
-                        done_at,
-                        transmissions,
-                        failed,
-                    }),
-                    _ => None,
-                })
-                .collect()
+            ev.iter().filter_map(|(_, e)| e.message_done()).collect()
         })
     }
 
