@@ -87,6 +87,44 @@ pub enum Event {
     Completed,
 }
 
+/// The fields of an [`Event::MessageDone`] as one value ([`Event::message_done`]), for
+/// collectors and tests that keep the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageDone {
+    /// Message number at the sender, counted from 0 in `send` order.
+    pub seq: u64,
+    /// When the message was first transmitted.
+    pub sent_at: Time,
+    /// When the last acknowledgment arrived (or the sender gave up).
+    pub done_at: Time,
+    /// Transmissions of this message, the first included.
+    pub transmissions: u32,
+    /// Given up on at the retransmission limit rather than acknowledged.
+    pub failed: bool,
+}
+
+impl Event {
+    /// The record of this [`Event::MessageDone`]; `None` for any other event.
+    pub fn message_done(&self) -> Option<MessageDone> {
+        match *self {
+            Event::MessageDone {
+                seq,
+                sent_at,
+                done_at,
+                transmissions,
+                failed,
+            } => Some(MessageDone {
+                seq,
+                sent_at,
+                done_at,
+                transmissions,
+                failed,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// Counters every agent keeps. Drivers and collectors compute metrics from these and from
 /// [`Event`]s, never from agent internals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

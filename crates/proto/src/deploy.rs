@@ -154,20 +154,13 @@ pub struct Deployment<S, R, X> {
     pub routers: Vec<X>,
 }
 
-/// A family's configurations from its typed parameters, for [`Deployment::lay_out`].
-pub trait Configs {
-    /// The source's configuration.
-    type Source;
-    /// A receiver's configuration.
-    type Receiver;
-    /// A router agent's configuration.
-    type Router;
-    /// The source at `node` sending to `group`.
-    fn source(&self, node: NodeId, group: GroupId) -> Self::Source;
-    /// A receiver at `node` of `source`'s data.
-    fn receiver(&self, node: NodeId, source: NodeId) -> Self::Receiver;
-    /// The router agent at `site` for `group`.
-    fn router(&self, site: &RouterSite, group: GroupId) -> Self::Router;
+/// A role's configuration from its family's typed parameters `P` and its place `At` on the
+/// [`Layout`], for [`Deployment::lay_out`]: `(node, group)` for a source, `(node, source)`
+/// for a receiver, `(&RouterSite, group)` for a router agent. The configuration macros of
+/// `crate::config` write it (`new(…) from p: Params`) where every field is `P`'s or fixed.
+pub trait FromParams<P, At> {
+    /// The configuration `p` gives the role at `at`.
+    fn from_params(p: &P, at: At) -> Self;
 }
 
 impl<S, R, X> Deployment<S, R, X> {
@@ -175,19 +168,21 @@ impl<S, R, X> Deployment<S, R, X> {
     /// its routers, configured by `p`.
     pub fn lay_out<P>(layout: &Layout<'_>, p: &P) -> Self
     where
-        P: Configs<Source = S, Receiver = R, Router = X>,
+        S: FromParams<P, (NodeId, GroupId)>,
+        R: FromParams<P, (NodeId, NodeId)>,
+        X: for<'s> FromParams<P, (&'s RouterSite, GroupId)>,
     {
         Deployment {
-            source: p.source(layout.source, layout.group),
+            source: S::from_params(p, (layout.source, layout.group)),
             receivers: layout
                 .receivers
                 .iter()
-                .map(|&r| p.receiver(r, layout.source))
+                .map(|&r| R::from_params(p, (r, layout.source)))
                 .collect(),
             routers: layout
                 .routers
                 .iter()
-                .map(|x| p.router(x, layout.group))
+                .map(|x| X::from_params(p, (x, layout.group)))
                 .collect(),
         }
     }

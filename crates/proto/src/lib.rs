@@ -58,8 +58,8 @@ pub mod window;
 pub mod xtp;
 
 pub use agent::{
-    duration_from_secs, hold, Agent, Dest, Event, Gauge, GroupId, IfaceId, NodeId, RouteDecision,
-    RouterAgent, RouterTransmit, SendError, Stats, Transmit,
+    duration_from_secs, hold, Agent, Dest, Event, Gauge, GroupId, IfaceId, MessageDone, NodeId,
+    RouteDecision, RouterAgent, RouterTransmit, SendError, Stats, Transmit,
 };
 pub use outbox::Outbox;
 pub use time::Time;

@@ -4,7 +4,7 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
-use crate::window::SeqWindow;
+use crate::window::{Insert, SeqWindow};
 use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Time, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
@@ -50,7 +50,11 @@ macro_rules! outbox_field {
 /// outbox accessors ([`outbox_field!`]), for an agent whose datagrams are one family's
 /// messages in its session `self.cfg.session`: `handle_packet` counts and decodes a datagram
 /// with the outbox's [`accept`](Outbox::accept) and hands an accepted message to the agent's
-/// method `$on(now, from, message)`. Then, for the timers:
+/// method `$on(now, from, message)`; with `$on with bytes`, to `$on(now, message, shared)`,
+/// where `shared` is the datagram as shared [`Bytes`] when the driver has it
+/// (`handle_packet_bytes`; `None` from `handle_packet`), for a receiver that keeps part of it
+/// (and does not ask who sent it).
+/// Then, for the timers:
 ///
 /// * `$timers => $fire`: `handle_timeout` hands every expired key of the
 ///   [`TimerSet`](crate::timer::TimerSet) field `$timers` to `$fire(now, key)`, in order, and
@@ -60,16 +64,37 @@ macro_rules! outbox_field {
 ///
 /// Write it inside the trait impl: `agent_io!(out, on_message, timers => on_timer);`.
 macro_rules! agent_io {
-    ($out:ident, $on:ident) => {
+    ($out:ident, $on:ident $(with $bytes:ident)? $(, $($timers:tt)+)?) => {
+        $crate::outbox::agent_io!(@packet $out, $on $(with $bytes)?);
+        $crate::outbox_field!($out);
+        $crate::outbox::agent_io!(@timers $($($timers)+)?);
+    };
+    (@packet $out:ident, $on:ident) => {
         fn handle_packet(&mut self, now: $crate::Time, from: $crate::NodeId, packet: &[u8]) {
             if let Some(m) = self.$out.accept(packet, self.cfg.session) {
                 self.$on(now, from, m);
             }
         }
-        $crate::outbox_field!($out);
     };
-    ($out:ident, $on:ident, $timers:ident => $fire:ident) => {
-        $crate::outbox::agent_io!($out, $on);
+    (@packet $out:ident, $on:ident with bytes) => {
+        fn handle_packet(&mut self, now: $crate::Time, _from: $crate::NodeId, packet: &[u8]) {
+            if let Some(m) = self.$out.accept(packet, self.cfg.session) {
+                self.$on(now, m, None);
+            }
+        }
+        fn handle_packet_bytes(
+            &mut self,
+            now: $crate::Time,
+            _from: $crate::NodeId,
+            packet: &$crate::Bytes,
+        ) {
+            if let Some(m) = self.$out.accept(packet, self.cfg.session) {
+                self.$on(now, m, Some(packet));
+            }
+        }
+    };
+    (@timers) => {};
+    (@timers $timers:ident => $fire:ident) => {
         fn handle_timeout(&mut self, now: $crate::Time) {
             while let Some(key) = self.$timers.pop_expired(now) {
                 self.$fire(now, key);
@@ -79,8 +104,7 @@ macro_rules! agent_io {
             self.$timers.next()
         }
     };
-    ($out:ident, $on:ident, no_timers) => {
-        $crate::outbox::agent_io!($out, $on);
+    (@timers no_timers) => {
         fn handle_timeout(&mut self, _now: $crate::Time) {}
         fn poll_timeout(&self) -> Option<$crate::Time> {
             None
@@ -88,6 +112,32 @@ macro_rules! agent_io {
     };
 }
 pub(crate) use agent_io;
+
+/// Writes the packet entry point of a [`RouterAgent`](crate::RouterAgent) impl, with its
+/// outbox accessors, for a router agent whose datagrams are one family's messages in its
+/// session `self.cfg.session`: `on_packet` counts and decodes a datagram with the outbox's
+/// [`accept`](Outbox::accept); one not for this agent is forwarded unexamined, an accepted
+/// message goes to the agent's method `$on(now, ingress, from, dest, message, packet)`, which
+/// decides its route. Write it inside the trait impl: `router_io!(out, on_message);`.
+macro_rules! router_io {
+    ($out:ident, $on:ident) => {
+        fn on_packet(
+            &mut self,
+            now: $crate::Time,
+            ingress: $crate::IfaceId,
+            from: $crate::NodeId,
+            dest: $crate::Dest,
+            packet: &[u8],
+        ) -> $crate::RouteDecision {
+            match self.$out.accept(packet, self.cfg.session) {
+                Some(m) => self.$on(now, ingress, from, dest, m, packet),
+                None => $crate::RouteDecision::Forward,
+            }
+        }
+        $crate::outbox_field!($out: $crate::RouterTransmit);
+    };
+}
+pub(crate) use router_io;
 
 /// The queues an agent fills and its driver drains, plus the agent's counters.
 ///
@@ -154,6 +204,22 @@ impl<T> Outbox<T> {
     pub fn deliver(&mut self, seq: u64, data: Bytes) {
         self.stats.delivered += 1;
         self.event(Event::Delivered { seq, data });
+    }
+
+    /// Record the arrival of `seq` in a receiver's `window`: `true` when it is new there; a
+    /// duplicate counts in `duplicates`, one beyond the window in `ignored`.
+    pub fn arrived(&mut self, window: &mut SeqWindow, seq: u64) -> bool {
+        match window.insert(seq) {
+            Insert::New => true,
+            Insert::Duplicate => {
+                self.stats.duplicates += 1;
+                false
+            }
+            Insert::TooFar => {
+                self.stats.ignored += 1;
+                false
+            }
+        }
     }
 
     /// Deliver every message `window` now has in order ([`SeqWindow::pop_in_order`]), its

@@ -1,6 +1,6 @@
 //! Retransmission buffer: the data a sender must keep until every receiver has it.
 
-use crate::Time;
+use crate::{Stats, Time};
 use bytes::Bytes;
 use std::collections::BTreeMap;
 
@@ -96,12 +96,88 @@ impl RetransmitBuffer {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// A windowed sender takes a new message `data` from its queue at `now`: it gets the
+    /// number `*next_seq` (which advances) and is kept here for retransmission. Its number.
+    pub fn keep_new(&mut self, next_seq: &mut u64, data: Bytes, now: Time) -> u64 {
+        let seq = *next_seq;
+        *next_seq += 1;
+        let _ = self.insert(seq, data, now);
+        seq
+    }
+
+    /// A sender transmitted the data of `seq`: a retransmission counts in `repairs_sent`
+    /// and as sent again here, an original in `data_sent`.
+    pub fn count_sent(&mut self, seq: u64, now: Time, retransmission: bool, stats: &mut Stats) {
+        if retransmission {
+            stats.repairs_sent += 1;
+            let _ = self.mark_resent(seq, now);
+        } else {
+            stats.data_sent += 1;
+        }
+    }
+
+    /// A sender's settle step: take every message `settled` says all receivers have out of
+    /// `outstanding` (ascending) and drop its data here; the caller reports each one done and
+    /// clears its own per-message state.
+    pub fn settle<T>(
+        &mut self,
+        outstanding: &mut BTreeMap<u64, T>,
+        settled: impl Fn(&T) -> bool,
+    ) -> Vec<(u64, T)> {
+        let done: Vec<u64> = outstanding
+            .iter()
+            .filter(|(_, m)| settled(m))
+            .map(|(&seq, _)| seq)
+            .collect();
+        let mut taken = Vec::with_capacity(done.len());
+        for seq in done {
+            if let Some(m) = outstanding.remove(&seq) {
+                self.remove(seq);
+                taken.push((seq, m));
+            }
+        }
+        taken
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn keep_new_numbers_and_keeps_each_new_message() {
+        let mut b = RetransmitBuffer::new(usize::MAX);
+        let mut next = 7;
+        assert_eq!(
+            b.keep_new(&mut next, Bytes::from_static(b"a"), Time::ZERO),
+            7
+        );
+        assert_eq!(
+            b.keep_new(&mut next, Bytes::from_static(b"b"), Time::ZERO),
+            8
+        );
+        assert_eq!(next, 9);
+        assert_eq!(
+            b.get(8).map(|e| e.data.clone()),
+            Some(Bytes::from_static(b"b"))
+        );
+    }
+
+    #[test]
+    fn settle_takes_the_settled_messages_and_their_data() {
+        let mut b = RetransmitBuffer::new(usize::MAX);
+        let mut outstanding = BTreeMap::new();
+        for (seq, acks) in [(0u64, 3u32), (1, 1), (2, 3)] {
+            b.insert(seq, Bytes::from_static(b"x"), Time::ZERO);
+            outstanding.insert(seq, acks);
+        }
+        assert_eq!(b.settle(&mut outstanding, |&a| a >= 3), [(0, 3), (2, 3)]);
+        assert_eq!(outstanding.keys().copied().collect::<Vec<_>>(), [1]);
+        assert!(b.get(0).is_none() && b.get(2).is_none());
+        assert!(b.get(1).is_some(), "the unsettled message keeps its data");
+    }
 
     #[test]
     fn capacity_and_bookkeeping() {

@@ -4,8 +4,10 @@
 
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
-use crate::{Dest, GroupId, NodeId, Outbox, SendError, Time};
+use crate::timer::TimerSet;
+use crate::{Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
+use core::time::Duration;
 use rmcast_wire::Message;
 use std::collections::VecDeque;
 
@@ -24,31 +26,65 @@ pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendE
     Ok(())
 }
 
+/// The timers of a [`Originals`] source: its linger after [`Agent::close`](crate::Agent::close),
+/// its periodic announcement of the leading edge (PGM's SPM, LMS's HEARTBEAT, SRM's SESSION),
+/// and the protocol's own (`K`); at equal deadlines they expire in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SourceTimer<K = ()> {
+    /// The linger ran out ([`Originals::lingered`]).
+    Linger,
+    /// The next announcement is due ([`Originals::announced`] once it went out).
+    Announce,
+    /// One of the protocol's own timers.
+    Own(K),
+}
+
 /// The sending side of a source that multicasts each application message at once and keeps
 /// it for repair — the `pgm` and `lms` sources and `srm`'s members — written once: its identity
-/// on the wire, the numbering of original data, and the closed state behind
-/// [`Agent::send`](crate::Agent::send) and [`close`](crate::Agent::close).
+/// on the wire, the numbering of original data, the closed state behind
+/// [`Agent::send`](crate::Agent::send) and [`close`](crate::Agent::close), and the timers
+/// ([`SourceTimer`]) of a source without acknowledgements: periodic announcements from the
+/// start, and [`Event::Completed`] a linger after the close, when announcements stop (the
+/// source cannot know when receivers finish).
 #[derive(Debug, Clone)]
 pub(crate) struct Originals {
     node: NodeId,
     group: GroupId,
     session: u32,
-    max_message: usize,
+    format: DataFormat,
     next: u64,
     closed: bool,
 }
 
+/// How a family sends original data: the largest message, and the packet carrying `seq`
+/// with `payload`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DataFormat {
+    pub max_message: usize,
+    pub data: for<'a> fn(u64, &'a [u8]) -> Message<'a>,
+}
+
 impl Originals {
-    /// `node` sending to `group` in `session`, messages of at most `max_message` bytes.
-    pub(crate) fn new(node: NodeId, group: GroupId, session: u32, max_message: usize) -> Self {
+    /// `node` sending to `group` in `session`, its data as `format` says.
+    pub(crate) fn new(node: NodeId, group: GroupId, session: u32, format: DataFormat) -> Self {
         Originals {
             node,
             group,
             session,
-            max_message,
+            format,
             next: 0,
             closed: false,
         }
+    }
+
+    /// The source's timers at the start: the first announcement at once, if it announces
+    /// (every `announce`).
+    pub(crate) fn timers<K: Ord + Copy>(announce: Option<Duration>) -> TimerSet<SourceTimer<K>> {
+        let mut timers = TimerSet::new();
+        if announce.is_some() {
+            timers.set(SourceTimer::Announce, Time::ZERO);
+        }
+        timers
     }
 
     /// The sequence number the next message gets: the leading edge the source announces.
@@ -71,30 +107,111 @@ impl Originals {
     }
 
     /// [`Agent::send`](crate::Agent::send): [`admit`], then number the message, multicast
-    /// `data(seq, payload)`, count it in `data_sent` and keep it in `buf` for repair.
+    /// it, count it in `data_sent` and keep it in `buf` for repair.
     pub(crate) fn send(
         &mut self,
         now: Time,
         payload: Bytes,
         out: &mut Outbox,
         buf: &mut RetransmitBuffer,
-        data: for<'a> fn(u64, &'a [u8]) -> Message<'a>,
     ) -> Result<(), SendError> {
-        admit(self.closed, &payload, self.max_message)?;
+        admit(self.closed, &payload, self.format.max_message)?;
         let seq = self.next;
         self.next += 1;
         out.stats.data_sent += 1;
-        self.push(out, &data(seq, &payload), 0);
+        self.push(out, &(self.format.data)(seq, &payload), 0);
         buf.insert(seq, payload, now);
         Ok(())
     }
 
-    /// [`Agent::close`](crate::Agent::close): `true` the first time (the caller then arms
-    /// its linger: these sources have no acknowledgments to wait for).
-    pub(crate) fn close(&mut self) -> bool {
-        !std::mem::replace(&mut self.closed, true)
+    /// An announcement went out at `now`: the next one `announce` later (at least 1 µs),
+    /// unless the source is done.
+    pub(crate) fn announced<K: Ord + Copy>(
+        &self,
+        timers: &mut TimerSet<SourceTimer<K>>,
+        now: Time,
+        announce: Option<Duration>,
+    ) {
+        let done = self.closed && !timers.is_armed(SourceTimer::Linger);
+        if let (Some(i), false) = (announce, done) {
+            timers.set(SourceTimer::Announce, now + i.max(Duration::from_micros(1)));
+        }
+    }
+
+    /// [`Agent::close`](crate::Agent::close): the first time, the linger starts (it lasts
+    /// `linger`).
+    pub(crate) fn close<K: Ord + Copy>(
+        &mut self,
+        timers: &mut TimerSet<SourceTimer<K>>,
+        now: Time,
+        linger: Duration,
+    ) {
+        if !std::mem::replace(&mut self.closed, true) {
+            timers.set(SourceTimer::Linger, now + linger);
+        }
+    }
+
+    /// The linger ran out: no more announcements, and the source reports
+    /// [`Event::Completed`].
+    pub(crate) fn lingered<K: Ord + Copy>(timers: &mut TimerSet<SourceTimer<K>>, out: &mut Outbox) {
+        timers.cancel(SourceTimer::Announce);
+        out.event(Event::Completed);
     }
 }
+
+/// Implements [`Agent::close`](crate::Agent::close) and [`send`](crate::Agent::send) of a
+/// source whose sending side is the [`Originals`] field `sent`, its repair buffer `buf` and
+/// its [`SourceTimer`] set `timers`: `close` starts the linger (`self.cfg.linger`), after
+/// which the source reports `Completed` — it has no positive acknowledgments to wait for;
+/// `send` multicasts the message at once and keeps it for repair. Write it inside the trait
+/// impl: `originals_field!(sent, buf: buf, timers: timers);`.
+macro_rules! originals_field {
+    ($sent:ident, buf: $buf:ident, timers: $timers:ident) => {
+        fn close(&mut self, now: $crate::Time) {
+            self.$sent.close(&mut self.$timers, now, self.cfg.linger);
+        }
+        fn send(
+            &mut self,
+            now: $crate::Time,
+            data: $crate::Bytes,
+        ) -> Result<(), $crate::SendError> {
+            self.$sent.send(now, data, &mut self.out, &mut self.$buf)
+        }
+    };
+}
+pub(crate) use originals_field;
+
+/// Implements [`Agent::handle_timeout`](crate::Agent::handle_timeout) and `poll_timeout` of
+/// an [`Originals`] source through its [`SourceTimer`] set `timers`: at an announcement the
+/// agent's `$announce(now)` sends it and the next is scheduled `self.cfg.$every` later; at the
+/// end of the linger the source reports `Completed` ([`Originals::lingered`]); the protocol's
+/// own timers go to `$own(now, key)`. Write it inside the trait impl:
+/// `source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);`.
+macro_rules! source_timers {
+    ($sent:ident, $timers:ident, announce: $announce:ident every $every:ident $(, own: $own:ident)?) => {
+        fn handle_timeout(&mut self, now: $crate::Time) {
+            use $crate::sendq::SourceTimer;
+            while let Some(key) = self.$timers.pop_expired(now) {
+                match key {
+                    SourceTimer::Announce => {
+                        self.$announce(now);
+                        self.$sent.announced(&mut self.$timers, now, self.cfg.$every);
+                    }
+                    SourceTimer::Linger => {
+                        $crate::sendq::Originals::lingered(&mut self.$timers, &mut self.out)
+                    }
+                    SourceTimer::Own(_key) => {
+                        $(self.$own(now, _key);)?
+                    }
+                }
+            }
+        }
+        fn poll_timeout(&self) -> Option<$crate::Time> {
+            self.$timers.next()
+        }
+    };
+}
+pub(crate) use source_timers;
 
 /// Implements [`Agent::send`](crate::Agent::send), [`can_send`](crate::Agent::can_send) and
 /// [`close`](crate::Agent::close) of a sender whose application messages wait in the

@@ -9,7 +9,7 @@
 //! were sent.
 
 use crate::rng::AgentRng;
-use crate::{Agent, Dest, Event, GroupId, NodeId, Stats, Time};
+use crate::{Agent, Dest, Event, GroupId, MessageDone, NodeId, Stats, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use std::cmp::Reverse;
@@ -451,18 +451,16 @@ impl Harness {
     /// The `MessageDone` records `node` reported, (sequence number, transmissions, failed) in
     /// report order.
     pub fn done_transmissions(&self, node: usize) -> Vec<(u64, u32, bool)> {
+        self.done_records(node)
+            .into_iter()
+            .map(|d| (d.seq, d.transmissions, d.failed))
+            .collect()
+    }
+
+    /// The `MessageDone` records `node` reported, in report order.
+    pub fn done_records(&self, node: usize) -> Vec<MessageDone> {
         self.events.get(node).map_or_else(Vec::new, |ev| {
-            ev.iter()
-                .filter_map(|(_, e)| match e {
-                    Event::MessageDone {
-                        seq,
-                        transmissions,
-                        failed,
-                        ..
-                    } => Some((*seq, *transmissions, *failed)),
-                    _ => None,
-                })
-                .collect()
+            ev.iter().filter_map(|(_, e)| e.message_done()).collect()
         })
     }
 

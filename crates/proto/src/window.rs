@@ -230,6 +230,19 @@ impl SeqWindow {
             None
         }
     }
+    /// Packets below `next` exist; `known` counts those known to exist so far (a source's
+    /// leading edge as the receiver has learnt it). Raises `known` to `next` and returns the
+    /// sequence numbers newly known at or above the base, ascending: the ones to check for
+    /// loss (some may have arrived out of order; see [`SeqWindow::contains`]). Empty when
+    /// `next` tells nothing new.
+    pub fn newly_known(&self, known: &mut u64, next: u64) -> core::ops::Range<u64> {
+        if next <= *known {
+            return next..next;
+        }
+        let from = (*known).max(self.base);
+        *known = next;
+        from..next
+    }
     /// Sequence numbers in `[base, highest]` not yet received, ascending.
     pub fn missing(&self) -> impl Iterator<Item = u64> + '_ {
         let end = self.highest.map_or(self.base, |h| h + 1).max(self.base);
@@ -242,6 +255,22 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn newly_known_is_what_a_leading_edge_adds_above_the_base() {
+        let mut w = SeqWindow::new(16);
+        let mut known = 0;
+        assert_eq!(w.newly_known(&mut known, 3), 0..3);
+        assert_eq!(known, 3);
+        assert!(w.newly_known(&mut known, 2).is_empty(), "an older edge");
+        assert_eq!(known, 3);
+        for s in 0..5 {
+            w.insert(s);
+            w.pop_in_order();
+        }
+        assert_eq!(w.newly_known(&mut known, 7), 5..7, "from the base");
+        assert_eq!(known, 7);
+    }
 
     #[test]
     fn bitmap_basics() {

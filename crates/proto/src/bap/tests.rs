@@ -81,18 +81,10 @@ fn lossless_blocks_take_one_round_trip_and_share_times() {
     setup.base.messages = 20;
     let h = setup.run();
     setup.base.assert_reliable(&h, InOrder, "blocks");
-    let done: Vec<(u64, Time, Time, u32)> = h.events[0]
+    let done: Vec<(u64, Time, Time, u32)> = h
+        .done_records(0)
         .iter()
-        .filter_map(|(_, e)| match e {
-            Event::MessageDone {
-                seq,
-                sent_at,
-                done_at,
-                transmissions,
-                ..
-            } => Some((*seq, *sent_at, *done_at, *transmissions)),
-            _ => None,
-        })
+        .map(|d| (d.seq, d.sent_at, d.done_at, d.transmissions))
         .collect();
     for (seq, sent, done, tx) in done {
         let block = seq / 5;

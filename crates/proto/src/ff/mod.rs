@@ -214,12 +214,8 @@ impl Sender {
         {
             return;
         }
-        if retransmission {
-            self.out.stats.repairs_sent += 1;
-            let _ = self.buffer.mark_resent(seq, now);
-        } else {
-            self.out.stats.data_sent += 1;
-        }
+        self.buffer
+            .count_sent(seq, now, retransmission, &mut self.out.stats);
         if let Some(p) = self.outstanding.get_mut(&seq) {
             p.transmissions += 1;
         }
@@ -247,9 +243,7 @@ impl Sender {
                 continue;
             }
             if let Some(data) = self.queue.pop_front() {
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                let _ = self.buffer.insert(seq, data, now);
+                let seq = self.buffer.keep_new(&mut self.next_seq, data, now);
                 self.outstanding.insert(
                     seq,
                     Pending {
@@ -267,20 +261,11 @@ impl Sender {
 
     fn settle(&mut self, now: Time) {
         let n = self.n_active;
-        let done: Vec<u64> = self
-            .outstanding
-            .iter()
-            .filter(|(_, p)| p.count >= n)
-            .map(|(&s, _)| s)
-            .collect();
-        for seq in done {
-            if let Some(p) = self.outstanding.remove(&seq) {
-                self.buffer.remove(seq);
-                self.timers.cancel(Key::Rto(seq));
-                self.retx.remove(&seq);
-                self.out
-                    .message_done(seq, p.sent_at, now, p.transmissions, false);
-            }
+        for (seq, p) in self.buffer.settle(&mut self.outstanding, |p| p.count >= n) {
+            self.timers.cancel(Key::Rto(seq));
+            self.retx.remove(&seq);
+            self.out
+                .message_done(seq, p.sent_at, now, p.transmissions, false);
         }
         if self.queue.complete(self.outstanding.is_empty()) {
             self.out.event(Event::Completed);

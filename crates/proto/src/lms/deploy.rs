@@ -3,9 +3,9 @@
 //! among the interfaces leading down to receivers.
 
 use super::{choose_replier, Receiver, ReceiverConfig, Router, RouterConfig, Source, SourceConfig};
-use crate::deploy::{role, Configs, Layout, RouterSite};
+use crate::deploy::{role, FromParams, Layout, RouterSite};
 use crate::spec::{lms as spec, ms, period, typed_params};
-use crate::{GroupId, NodeId};
+use crate::GroupId;
 use core::time::Duration;
 
 pub use crate::spec::lms::Replier;
@@ -33,39 +33,12 @@ impl Params {
     }
 }
 
-impl Configs for Params {
-    type Source = SourceConfig;
-    type Receiver = ReceiverConfig;
-    type Router = RouterConfig;
-
-    /// The source at `node` sending to `group`.
-    fn source(&self, node: NodeId, group: GroupId) -> SourceConfig {
-        SourceConfig {
-            node,
-            group,
-            session: 0,
-            heartbeat: self.heartbeat,
-            linger: self.linger,
-        }
-    }
-
-    /// A receiver at `node` of `source`'s data (refreshing its cost with adaptive repliers).
-    fn receiver(&self, node: NodeId, source: NodeId) -> ReceiverConfig {
-        ReceiverConfig {
-            node,
-            source,
-            session: 0,
-            request_timeout: self.request_timeout,
-            window: 1 << 16,
-            refresh_every: self.adaptive().then_some(self.refresh_packets),
-        }
-    }
-
-    /// The router agent at `site` for `group`: replier link toward the closest receiver
-    /// below ([`choose_replier`]), following costs with adaptive repliers.
-    fn router(&self, site: &RouterSite, group: GroupId) -> RouterConfig {
+/// The router agent at `site`: replier link toward the closest receiver below
+/// ([`choose_replier`]), following costs with adaptive repliers.
+impl FromParams<Params, (&RouterSite, GroupId)> for RouterConfig {
+    fn from_params(p: &Params, (site, group): (&RouterSite, GroupId)) -> Self {
         let mut c = RouterConfig::new(site.node, group, choose_replier(&site.downstream));
-        c.adaptive = self.adaptive();
+        c.adaptive = p.adaptive();
         c.candidates = site.downstream.clone();
         c
     }

@@ -64,16 +64,15 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Params, Replier};
 
-use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
-use crate::sendq::Originals;
+use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::spec::lms as spec;
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
+use crate::window::SeqWindow;
 use crate::{
-    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
-    RouterTransmit, SendError, Time, Transmit,
+    hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
+    Time, Transmit,
 };
 use bytes::Bytes;
 use core::time::Duration;
@@ -90,6 +89,12 @@ pub const DEFAULT_REFRESH_PACKETS: u64 = spec::REFRESH_PACKETS;
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 16;
 
+/// Original data: DATA packets of at most [`MAX_MESSAGE`] bytes.
+const DATA: DataFormat = DataFormat {
+    max_message: MAX_MESSAGE,
+    data: |seq, payload| Message::Lms(wire::Message::Data { seq, payload }),
+};
+
 /// Static replier selection: among downstream interfaces with the distance to the closest
 /// receiver behind each, the closest; ties go to the lowest interface.
 pub fn choose_replier(candidates: &[(IfaceId, Duration)]) -> Option<IfaceId> {
@@ -99,28 +104,17 @@ pub fn choose_replier(candidates: &[(IfaceId, Duration)]) -> Option<IfaceId> {
         .map(|&(i, _)| i)
 }
 
-/// Source configuration.
-#[derive(Debug, Clone)]
-pub struct SourceConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// HEARTBEAT period (`None`: none).
-    pub heartbeat: Option<Duration>,
-    /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
-    /// heartbeats): LMS has no acknowledgments, so the source cannot know when receivers finish.
-    pub linger: Duration,
-}
-
-impl SourceConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, group: GroupId) -> Self {
-        Params::default().source(node, group)
+crate::config::group_config! {
+    /// Source configuration.
+    pub struct SourceConfig {
+        /// HEARTBEAT period (`None`: none).
+        pub heartbeat: Option<Duration> = p.heartbeat,
+        /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+        /// heartbeats): LMS has no acknowledgments, so the source cannot know when receivers
+        /// finish.
+        pub linger: Duration = p.linger,
     }
+    pub fn new() from p: Params;
 }
 
 /// The LMS source.
@@ -128,8 +122,7 @@ pub struct Source {
     cfg: SourceConfig,
     sent: Originals,
     buf: RetransmitBuffer,
-    hb_at: Option<Time>,
-    linger_at: Option<Time>,
+    timers: TimerSet<SourceTimer>,
     out: Outbox,
 }
 
@@ -137,9 +130,8 @@ impl Source {
     /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
         Source {
-            hb_at: cfg.heartbeat.map(|_| Time::ZERO),
-            linger_at: None,
-            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
+            timers: Originals::timers(cfg.heartbeat),
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, DATA),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
             out: Outbox::new(),
@@ -149,12 +141,10 @@ impl Source {
     fn push(&mut self, msg: wire::Message<'_>, flags: u8) {
         self.sent.push(&mut self.out, &Message::Lms(msg), flags);
     }
-}
 
-impl Agent for Source {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        match self.out.accept(packet, self.cfg.session) {
-            Some(wire::Message::Request { seq, .. }) => {
+    fn on_message(&mut self, now: Time, _from: NodeId, m: wire::Message<'_>) {
+        match m {
+            wire::Message::Request { seq, .. } => {
                 if let Some(data) = self.buf.mark_resent(seq, now) {
                     self.out.stats.repairs_sent += 1;
                     self.push(
@@ -168,73 +158,41 @@ impl Agent for Source {
                     );
                 }
             }
-            Some(_) => self.out.ignore(),
-            None => {}
+            _ => self.out.ignore(),
         }
     }
-    fn handle_timeout(&mut self, now: Time) {
-        if self.linger_at.is_some_and(|t| now >= t) {
-            self.linger_at = None;
-            self.hb_at = None;
-            self.out.event(Event::Completed);
-        }
-        if let (Some(at), Some(i)) = (self.hb_at, self.cfg.heartbeat) {
-            if now >= at {
-                self.out.stats.control_sent += 1;
-                let lead = self.sent.next();
-                self.push(wire::Message::Heartbeat { lead }, 0);
-                self.hb_at = Some(now + i.max(Duration::from_micros(1)));
-            }
-        }
+
+    fn heartbeat(&mut self, _now: Time) {
+        self.out.stats.control_sent += 1;
+        let lead = self.sent.next();
+        self.push(wire::Message::Heartbeat { lead }, 0);
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        match (self.hb_at, self.linger_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-    crate::outbox_field!(out);
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.sent
-            .send(now, data, &mut self.out, &mut self.buf, |seq, payload| {
-                Message::Lms(wire::Message::Data { seq, payload })
-            })
-    }
+}
+
+impl Agent for Source {
+    crate::outbox::agent_io!(out, on_message);
+    crate::sendq::source_timers!(sent, timers, announce: heartbeat every heartbeat);
+    crate::sendq::originals_field!(sent, buf: buf, timers: timers);
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
     }
-    /// LMS has no positive acknowledgments: the source reports `Completed` `linger` later.
-    fn close(&mut self, now: Time) {
-        if self.sent.close() {
-            self.linger_at = Some(now + self.cfg.linger);
-        }
-    }
 }
 
-/// Receiver configuration.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The data source (where requests that no replier answers end).
-    pub source: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Repeat a request after this long without the data.
-    pub request_timeout: Duration,
-    /// Packets of receive window beyond the next expected one.
-    pub window: usize,
-    /// Adaptive repliers: send a REFRESH with this receiver's cost (losses detected in the
-    /// interval) every this many packets received. `None`: static repliers, no refreshes.
-    pub refresh_every: Option<u64>,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity ([`Params::default`]: static repliers, so no
-    /// refreshes); every other field may be changed before building.
-    pub fn new(node: NodeId, source: NodeId) -> Self {
-        Params::default().receiver(node, source)
+crate::config::receiver_config! {
+    /// Receiver configuration.
+    pub struct ReceiverConfig {
+        /// The data source (where requests that no replier answers end).
+        pub source: NodeId = source,
+        /// Repeat a request after this long without the data.
+        pub request_timeout: Duration = p.request_timeout,
+        /// Packets of receive window beyond the next expected one.
+        pub window: usize = crate::config::RECEIVE_WINDOW,
+        /// Adaptive repliers: send a REFRESH with this receiver's cost (losses detected in the
+        /// interval) every this many packets received. `None`: static repliers, no refreshes
+        /// (the default).
+        pub refresh_every: Option<u64> = p.adaptive().then_some(p.refresh_packets),
     }
+    pub fn new(source: NodeId) from p: Params;
 }
 
 /// Counters specific to LMS receivers.
@@ -338,12 +296,7 @@ impl Receiver {
     }
 
     fn learn(&mut self, now: Time, next: u64) {
-        if next <= self.known {
-            return;
-        }
-        let from = self.known.max(self.window.base());
-        self.known = next;
-        for s in from..next {
+        for s in self.window.newly_known(&mut self.known, next) {
             if !self.window.contains(s) && !self.timers.is_armed(s) {
                 self.out.event(Event::LossDetected { seq: s });
                 self.interval_losses = self.interval_losses.saturating_add(1);
@@ -353,52 +306,46 @@ impl Receiver {
     }
 
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>, repair: bool) {
-        match self.window.insert(seq) {
-            Insert::New => {
-                self.timers.cancel(seq);
-                self.attempts.remove(&seq);
-                if repair {
-                    remember(&mut self.repaired, seq);
-                }
-                self.store.insert(seq, hold(shared, payload), now);
-                self.learn(now, seq + 1);
-                self.count_packet();
-                let store = &self.store;
-                self.out
-                    .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
+        if self.out.arrived(&mut self.window, seq) {
+            self.timers.cancel(seq);
+            self.attempts.remove(&seq);
+            if repair {
+                remember(&mut self.repaired, seq);
             }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
+            self.store.insert(seq, hold(shared, payload), now);
+            self.learn(now, seq + 1);
+            self.count_packet();
+            let store = &self.store;
+            self.out
+                .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
         }
     }
 }
 
 impl Receiver {
-    fn receive(&mut self, now: Time, packet: &[u8], shared: Option<&Bytes>) {
-        match self.out.accept(packet, self.cfg.session) {
-            Some(wire::Message::Data { seq, payload }) => {
-                self.data(now, seq, payload, shared, false)
-            }
-            Some(wire::Message::Repair { seq, payload, .. }) => {
+    fn on_message(&mut self, now: Time, m: wire::Message<'_>, shared: Option<&Bytes>) {
+        match m {
+            wire::Message::Data { seq, payload } => self.data(now, seq, payload, shared, false),
+            wire::Message::Repair { seq, payload, .. } => {
                 self.data(now, seq, payload, shared, true)
             }
-            Some(wire::Message::Heartbeat { lead }) => self.learn(now, lead),
-            Some(wire::Message::Dreq {
+            wire::Message::Heartbeat { lead } => self.learn(now, lead),
+            wire::Message::Dreq {
                 seq,
                 tp,
                 tp_iface,
                 attempt,
                 ..
-            }) if attempt == 0
+            } if attempt == 0
                 && self.store.get(seq).is_some()
                 && (self.repaired.contains(&seq)
                     || self.answered.contains(&(seq, tp, tp_iface))) =>
             {
                 self.lms.dreqs_covered += 1;
             }
-            Some(wire::Message::Dreq {
+            wire::Message::Dreq {
                 seq, tp, tp_iface, ..
-            }) => match self.store.mark_resent(seq, now) {
+            } => match self.store.mark_resent(seq, now) {
                 Some(data) => {
                     remember(&mut self.answered, (seq, tp, tp_iface));
                     self.lms.dreqs_served += 1;
@@ -419,66 +366,36 @@ impl Receiver {
                     self.learn(now, seq + 1);
                 }
             },
-            Some(wire::Message::Request { .. } | wire::Message::Refresh { .. }) => {
-                self.out.ignore()
-            }
-            None => {}
+            wire::Message::Request { .. } | wire::Message::Refresh { .. } => self.out.ignore(),
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, seq: u64) {
+        if !self.window.contains(seq) {
+            self.out.stats.timeouts += 1;
+            self.request(now, seq);
         }
     }
 }
 
 impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        self.receive(now, packet, None);
-    }
-    fn handle_packet_bytes(&mut self, now: Time, _from: NodeId, packet: &Bytes) {
-        self.receive(now, packet, Some(packet));
-    }
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(seq) = self.timers.pop_expired(now) {
-            if !self.window.contains(seq) {
-                self.out.stats.timeouts += 1;
-                self.request(now, seq);
-            }
-        }
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+    crate::outbox::agent_io!(out, on_message with bytes, timers => on_timer);
 }
 
-/// Router configuration.
-#[derive(Debug, Clone)]
-pub struct RouterConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The replier link (`None`: no receiver below; requests are passed upstream).
-    pub replier: Option<IfaceId>,
-    /// Adaptive repliers: follow the costs receivers report in REFRESH messages (see the
-    /// module documentation). `false`: the replier link never changes and REFRESH passes.
-    pub adaptive: bool,
-    /// Downstream interfaces with the distance to the closest receiver behind each (what
-    /// [`choose_replier`] chose from); an adaptive router breaks cost ties with it.
-    pub candidates: Vec<(IfaceId, Duration)>,
-}
-
-impl RouterConfig {
+crate::config::group_config! {
+    /// Router configuration.
+    pub struct RouterConfig {
+        /// The replier link (`None`: no receiver below; requests are passed upstream).
+        pub replier: Option<IfaceId> = replier,
+        /// Adaptive repliers: follow the costs receivers report in REFRESH messages (see the
+        /// module documentation). `false`: the replier link never changes and REFRESH passes.
+        pub adaptive: bool = false,
+        /// Downstream interfaces with the distance to the closest receiver behind each (what
+        /// [`choose_replier`] chose from); an adaptive router breaks cost ties with it.
+        pub candidates: Vec<(IfaceId, Duration)> = Vec::new(),
+    }
     /// A static router with replier link `replier`.
-    pub fn new(node: NodeId, group: GroupId, replier: Option<IfaceId>) -> Self {
-        RouterConfig {
-            node,
-            group,
-            session: 0,
-            replier,
-            adaptive: false,
-            candidates: Vec::new(),
-        }
-    }
+    pub fn new(replier: Option<IfaceId>);
 }
 
 /// Counters specific to LMS routers.
@@ -574,18 +491,16 @@ impl Router {
     }
 }
 
-impl RouterAgent for Router {
-    fn on_packet(
+impl Router {
+    fn on_message(
         &mut self,
         _now: Time,
         ingress: IfaceId,
         from: NodeId,
         dest: Dest,
+        m: wire::Message<'_>,
         packet: &[u8],
     ) -> RouteDecision {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return RouteDecision::Forward;
-        };
         match m {
             wire::Message::Request { seq, attempt } => match self.cfg.replier {
                 Some(r) if r != ingress => {
@@ -635,11 +550,14 @@ impl RouterAgent for Router {
             _ => RouteDecision::Forward,
         }
     }
+}
+
+impl RouterAgent for Router {
+    crate::outbox::router_io!(out, on_message);
     fn handle_timeout(&mut self, _now: Time) {}
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    crate::outbox_field!(out: RouterTransmit);
     /// One replier link per group, when the router has one; an adaptive router also holds
     /// one cost per downstream interface heard from (other than the replier link).
     fn state_entries(&self) -> usize {

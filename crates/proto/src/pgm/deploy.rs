@@ -2,9 +2,9 @@
 //! receiver, a network element on every router of the layout.
 
 use super::{NeConfig, NetworkElement, Receiver, ReceiverConfig, Source, SourceConfig};
-use crate::deploy::{role, Configs, Layout, RouterSite};
+use crate::deploy::{role, FromParams, Layout, RouterSite};
 use crate::spec::{ms, period, pgm as spec, typed_params};
-use crate::{GroupId, NodeId};
+use crate::GroupId;
 use core::time::Duration;
 
 typed_params! {
@@ -31,47 +31,11 @@ typed_params! {
     }
 }
 
-impl Configs for Params {
-    type Source = SourceConfig;
-    type Receiver = ReceiverConfig;
-    type Router = NeConfig;
-
-    /// The source at `node` sending to `group`.
-    fn source(&self, node: NodeId, group: GroupId) -> SourceConfig {
-        SourceConfig {
-            node,
-            group,
-            session: 0,
-            spm_interval: self.spm_interval,
-            repair_delay: self.repair_delay,
-            rdata_holdoff: self.rdata_holdoff,
-            linger: self.linger,
-            txw: None,
-        }
-    }
-
-    /// A receiver at `node` of `source`'s data.
-    fn receiver(&self, node: NodeId, source: NodeId) -> ReceiverConfig {
-        ReceiverConfig {
-            node,
-            source,
-            session: 0,
-            nak_backoff: self.nak_backoff,
-            nak_repeat: self.nak_repeat,
-            nak_rdata: self.nak_rdata,
-            window: 1 << 16,
-            nak_rto_min: self.nak_rto_min,
-        }
-    }
-
-    /// A network element at router `site` for `group`.
-    fn router(&self, site: &RouterSite, group: GroupId) -> NeConfig {
-        NeConfig {
-            node: site.node,
-            group,
-            session: 0,
-            state_lifetime: self.state_lifetime,
-        }
+/// A network element needs only its router's node: it keeps repair state per interface a
+/// NAK came in on.
+impl FromParams<Params, (&RouterSite, GroupId)> for NeConfig {
+    fn from_params(p: &Params, (site, group): (&RouterSite, GroupId)) -> Self {
+        Self::from_params(p, (site.node, group))
     }
 }
 

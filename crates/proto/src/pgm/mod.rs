@@ -33,17 +33,16 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Params};
 
-use crate::deploy::Configs;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
 use crate::rtt::{RttConfig, RttEstimator};
-use crate::sendq::Originals;
+use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
+use crate::window::SeqWindow;
 use crate::{
-    hold, Agent, Dest, Event, GroupId, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent,
-    RouterTransmit, SendError, Time,
+    hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
+    Time,
 };
 use bytes::Bytes;
 use core::time::Duration;
@@ -53,47 +52,37 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Largest application message one ODATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
 
-/// Source configuration.
-#[derive(Debug, Clone)]
-pub struct SourceConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// SPM period (`None`: no SPMs).
-    pub spm_interval: Option<Duration>,
-    /// Wait this long after a NAK before sending the RDATA (0: answer every NAK at once).
-    pub repair_delay: Duration,
-    /// After answering a NAK (NCF and RDATA), ignore NAKs for the same packet this long
-    /// (0: answer every NAK). Receivers sharing a loss then cost one repair, and a flood of
-    /// NAKs at most one repair per hold-off per packet.
-    pub rdata_holdoff: Duration,
-    /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
-    /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
-    pub linger: Duration,
-    /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
-    /// beyond what every receiver delivered ([`Agent::delivered_by_all`]); the source
-    /// refuses new data ([`Agent::can_send`] false) until a report opens the window, and
-    /// keeps for repair only the packets in it.
-    pub txw: Option<u64>,
-}
+/// Original data: ODATA packets of at most [`MAX_MESSAGE`] bytes.
+const ODATA: DataFormat = DataFormat {
+    max_message: MAX_MESSAGE,
+    data: |seq, payload| Message::Pgm(wire::Message::Odata { seq, payload }),
+};
 
-impl SourceConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, group: GroupId) -> Self {
-        Params::default().source(node, group)
+crate::config::group_config! {
+    /// Source configuration.
+    pub struct SourceConfig {
+        /// SPM period (`None`: no SPMs).
+        pub spm_interval: Option<Duration> = p.spm_interval,
+        /// Wait this long after a NAK before sending the RDATA (0: answer every NAK at once).
+        pub repair_delay: Duration = p.repair_delay,
+        /// After answering a NAK (NCF and RDATA), ignore NAKs for the same packet this long
+        /// (0: answer every NAK). Receivers sharing a loss then cost one repair, and a flood of
+        /// NAKs at most one repair per hold-off per packet.
+        pub rdata_holdoff: Duration = p.rdata_holdoff,
+        /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+        /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
+        pub linger: Duration = p.linger,
+        /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
+        /// beyond what every receiver delivered ([`Agent::delivered_by_all`]); the source
+        /// refuses new data ([`Agent::can_send`] false) until a report opens the window, and
+        /// keeps for repair only the packets in it.
+        pub txw: Option<u64> = None,
     }
+    pub fn new() from p: Params;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum SKey {
-    Linger,
-    Spm,
-    Repair(u64),
-}
+/// The source's timers; its own: the delayed RDATA for a packet.
+type SKey = SourceTimer<u64>;
 
 /// The PGM source.
 pub struct Source {
@@ -116,17 +105,13 @@ pub struct Source {
 impl Source {
     /// A source built from `cfg`.
     pub fn new(cfg: SourceConfig) -> Self {
-        let mut timers = TimerSet::new();
-        if cfg.spm_interval.is_some() {
-            timers.set(SKey::Spm, Time::ZERO);
-        }
         Source {
-            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
+            timers: Originals::timers(cfg.spm_interval),
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, ODATA),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
             trail: 0,
             spm_seq: 0,
-            timers,
             out: Outbox::new(),
             answered: BTreeMap::new(),
             naks_received: 0,
@@ -170,10 +155,10 @@ impl Source {
     }
 }
 
-impl Agent for Source {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        match self.out.accept(packet, self.cfg.session) {
-            Some(wire::Message::Nak { seq }) if self.buf.get(seq).is_some() => {
+impl Source {
+    fn on_message(&mut self, now: Time, _from: NodeId, m: wire::Message<'_>) {
+        match m {
+            wire::Message::Nak { seq } if self.buf.get(seq).is_some() => {
                 self.naks_received += 1;
                 if self.held_off(now, seq) {
                     self.naks_held_off += 1;
@@ -183,55 +168,33 @@ impl Agent for Source {
                 self.push(wire::Message::Ncf { seq }, 0);
                 if self.cfg.repair_delay.is_zero() {
                     self.rdata(now, seq);
-                } else if !self.timers.is_armed(SKey::Repair(seq)) {
-                    self.timers
-                        .set(SKey::Repair(seq), now + self.cfg.repair_delay);
+                } else if !self.timers.is_armed(SKey::Own(seq)) {
+                    self.timers.set(SKey::Own(seq), now + self.cfg.repair_delay);
                 }
             }
-            Some(_) => self.out.ignore(),
-            None => {}
+            _ => self.out.ignore(),
         }
     }
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(k) = self.timers.pop_expired(now) {
-            match k {
-                SKey::Spm => {
-                    self.out.stats.control_sent += 1;
-                    let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
-                    self.spm_seq += 1;
-                    self.push(
-                        wire::Message::Spm {
-                            spm_seq,
-                            trail,
-                            lead,
-                        },
-                        0,
-                    );
-                    let done = self.sent.is_closed() && !self.timers.is_armed(SKey::Linger);
-                    if let (Some(i), false) = (self.cfg.spm_interval, done) {
-                        self.timers
-                            .set(SKey::Spm, now + i.max(Duration::from_micros(1)));
-                    }
-                }
-                SKey::Repair(seq) => self.rdata(now, seq),
-                SKey::Linger => {
-                    self.timers.cancel(SKey::Spm);
-                    self.out.event(Event::Completed);
-                }
-            }
-        }
+    fn spm(&mut self, _now: Time) {
+        self.out.stats.control_sent += 1;
+        let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
+        self.spm_seq += 1;
+        self.push(
+            wire::Message::Spm {
+                spm_seq,
+                trail,
+                lead,
+            },
+            0,
+        );
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.sent
-            .send(now, data, &mut self.out, &mut self.buf, |seq, payload| {
-                Message::Pgm(wire::Message::Odata { seq, payload })
-            })
-    }
+}
+
+impl Agent for Source {
+    crate::outbox::agent_io!(out, on_message);
+    crate::sendq::source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);
+    crate::sendq::originals_field!(sent, buf: buf, timers: timers);
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
             && self
@@ -246,48 +209,32 @@ impl Agent for Source {
             self.buf.remove_below(upto);
         }
     }
-    /// PGM has no positive acknowledgments: the source reports `Completed` `linger` later.
-    fn close(&mut self, now: Time) {
-        if self.sent.close() {
-            self.timers.set(SKey::Linger, now + self.cfg.linger);
-        }
-    }
 }
 
-/// Receiver configuration.
-#[derive(Debug, Clone)]
-pub struct ReceiverConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The data source (where NAKs go).
-    pub source: NodeId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// NAK back-off upper bound (`NAK_BO_IVL`); 0 in the seed's runs.
-    pub nak_backoff: Duration,
-    /// Repeat a NAK when no NCF came within this (`NAK_RPT_IVL`).
-    pub nak_repeat: Duration,
-    /// After an NCF, wait this long for the RDATA (`NAK_RDATA_IVL`).
-    pub nak_rdata: Duration,
-    /// Packets of receive window beyond the next expected one.
-    pub window: usize,
-    /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
-    /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission timeout
-    /// of the repair round trip the receiver measures — from a NAK sent once to the first
-    /// answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`], doubled on each
-    /// expiry until a fresh sample — never below `floor` and never above `nak_repeat` /
-    /// `nak_rdata`, which also stand until the first sample. On a LAN a lost RDATA then costs
-    /// a few round trips instead of `nak_rdata`, and a receiver whose answers come late (it is
-    /// behind, or the source is) measures that and waits longer.
-    pub nak_rto_min: Option<Duration>,
-}
-
-impl ReceiverConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, source: NodeId) -> Self {
-        Params::default().receiver(node, source)
+crate::config::receiver_config! {
+    /// Receiver configuration.
+    pub struct ReceiverConfig {
+        /// The data source (where NAKs go).
+        pub source: NodeId = source,
+        /// NAK back-off upper bound (`NAK_BO_IVL`); 0 in the seed's runs.
+        pub nak_backoff: Duration = p.nak_backoff,
+        /// Repeat a NAK when no NCF came within this (`NAK_RPT_IVL`).
+        pub nak_repeat: Duration = p.nak_repeat,
+        /// After an NCF, wait this long for the RDATA (`NAK_RDATA_IVL`).
+        pub nak_rdata: Duration = p.nak_rdata,
+        /// Packets of receive window beyond the next expected one.
+        pub window: usize = crate::config::RECEIVE_WINDOW,
+        /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
+        /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission
+        /// timeout of the repair round trip the receiver measures — from a NAK sent once to the
+        /// first answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`],
+        /// doubled on each expiry until a fresh sample — never below `floor` and never above
+        /// `nak_repeat` / `nak_rdata`, which also stand until the first sample. On a LAN a lost
+        /// RDATA then costs a few round trips instead of `nak_rdata`, and a receiver whose
+        /// answers come late (it is behind, or the source is) measures that and waits longer.
+        pub nak_rto_min: Option<Duration> = p.nak_rto_min,
     }
+    pub fn new(source: NodeId) from p: Params;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -411,12 +358,7 @@ impl Receiver {
                 .base()
                 .saturating_add(self.window.capacity() as u64),
         );
-        if next <= self.known {
-            return;
-        }
-        let from = self.known.max(self.window.base());
-        self.known = next;
-        for s in from..next {
+        for s in self.window.newly_known(&mut self.known, next) {
             if !self.window.contains(s) && !self.lost.contains_key(&s) {
                 self.out.event(Event::LossDetected { seq: s });
                 self.backoff(now, s);
@@ -425,31 +367,22 @@ impl Receiver {
     }
 
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>) {
-        match self.window.insert(seq) {
-            Insert::New => {
-                if self.lost.remove(&seq).is_some() {
-                    self.answered(now, seq, true);
-                }
-                self.timers.cancel(seq);
-                self.held.insert(seq, hold(shared, payload));
-                self.learn(now, seq + 1);
-                while let Some(s) = self.window.pop_in_order() {
-                    let data = self.held.remove(&s).unwrap_or_default();
-                    self.out.stats.delivered += 1;
-                    self.out.event(Event::Delivered { seq: s, data });
-                }
+        if self.out.arrived(&mut self.window, seq) {
+            if self.lost.remove(&seq).is_some() {
+                self.answered(now, seq, true);
             }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
+            self.timers.cancel(seq);
+            self.held.insert(seq, hold(shared, payload));
+            self.learn(now, seq + 1);
+            let held = &mut self.held;
+            self.out
+                .deliver_in_order(&mut self.window, |s| held.remove(&s));
         }
     }
 }
 
 impl Receiver {
-    fn receive(&mut self, now: Time, packet: &[u8], shared: Option<&Bytes>) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+    fn on_message(&mut self, now: Time, m: wire::Message<'_>, shared: Option<&Bytes>) {
         match m {
             wire::Message::Odata { seq, payload } | wire::Message::Rdata { seq, payload } => {
                 self.data(now, seq, payload, shared)
@@ -471,55 +404,34 @@ impl Receiver {
     }
 }
 
-impl Agent for Receiver {
-    fn handle_packet(&mut self, now: Time, _from: NodeId, packet: &[u8]) {
-        self.receive(now, packet, None);
-    }
-    fn handle_packet_bytes(&mut self, now: Time, _from: NodeId, packet: &Bytes) {
-        self.receive(now, packet, Some(packet));
-    }
-
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(seq) = self.timers.pop_expired(now) {
-            match self.lost.get(&seq) {
-                Some(Phase::BackOff) => self.nak(now, seq),
-                Some(Phase::WaitNcf) => {
-                    self.expired();
-                    self.nak(now, seq)
-                }
-                Some(Phase::WaitData) => {
-                    self.expired();
-                    self.backoff(now, seq)
-                }
-                None => {}
+impl Receiver {
+    fn on_timer(&mut self, now: Time, seq: u64) {
+        match self.lost.get(&seq) {
+            Some(Phase::BackOff) => self.nak(now, seq),
+            Some(Phase::WaitNcf) => {
+                self.expired();
+                self.nak(now, seq)
             }
+            Some(Phase::WaitData) => {
+                self.expired();
+                self.backoff(now, seq)
+            }
+            None => {}
         }
     }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
 }
 
-/// Network-element configuration.
-#[derive(Debug, Clone)]
-pub struct NeConfig {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// Repair state no RDATA cleared is dropped after this.
-    pub state_lifetime: Duration,
+impl Agent for Receiver {
+    crate::outbox::agent_io!(out, on_message with bytes, timers => on_timer);
 }
 
-impl NeConfig {
-    /// The defaults for the given identity ([`Params::default`]); every other field may be
-    /// changed before building.
-    pub fn new(node: NodeId, group: GroupId) -> Self {
-        Params::default().router(&crate::deploy::RouterSite::new(node), group)
+crate::config::group_config! {
+    /// Network-element configuration.
+    pub struct NeConfig {
+        /// Repair state no RDATA cleared is dropped after this.
+        pub state_lifetime: Duration = p.state_lifetime,
     }
+    pub fn new() from p: Params;
 }
 
 /// A PGM network element (router agent) with repair state per lost packet.
@@ -578,18 +490,16 @@ impl NetworkElement {
     }
 }
 
-impl RouterAgent for NetworkElement {
-    fn on_packet(
+impl NetworkElement {
+    fn on_message(
         &mut self,
         now: Time,
         ingress: IfaceId,
         _from: NodeId,
         _dest: Dest,
-        packet: &[u8],
+        m: wire::Message<'_>,
+        _packet: &[u8],
     ) -> RouteDecision {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return RouteDecision::Forward;
-        };
         match m {
             wire::Message::Nak { seq } => {
                 self.ncf(seq, ingress);
@@ -622,6 +532,10 @@ impl RouterAgent for NetworkElement {
             wire::Message::Odata { .. } | wire::Message::Spm { .. } => RouteDecision::Forward,
         }
     }
+}
+
+impl RouterAgent for NetworkElement {
+    crate::outbox::router_io!(out, on_message);
 
     fn handle_timeout(&mut self, now: Time) {
         while let Some(seq) = self.timers.pop_expired(now) {
@@ -631,7 +545,6 @@ impl RouterAgent for NetworkElement {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
-    crate::outbox_field!(out: RouterTransmit);
     fn state_entries(&self) -> usize {
         self.state.len()
     }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::GroupId;
 use rmcast_wire::Packet;
 
 const G: GroupId = GroupId(1);

@@ -97,7 +97,7 @@ use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
+use crate::window::SeqWindow;
 use crate::{Agent, Dest, Event, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
@@ -114,6 +114,38 @@ pub const MAX_POLL_CLD: usize = (MAX_DATAGRAM - HEADER_LEN - 18) / 4;
 
 /// Largest window `S` (the windows are bitmaps of `S` bits per child).
 pub const MAX_WINDOW: u64 = 1 << 24;
+
+/// The poll a POLL or DATAPOLL carries: `(POLL.TS, POLL.SEQ, POLL.CLD)`.
+fn poll_of<'a>(m: &wire::Message<'a>) -> Option<(u64, u64, wire::ChildList<'a>)> {
+    match *m {
+        wire::Message::Poll { ts, seq, cld } => Some((ts, seq, cld)),
+        wire::Message::DataPoll {
+            ts, poll_seq, cld, ..
+        } => Some((ts, poll_seq, cld)),
+        _ => None,
+    }
+}
+
+/// `m` (a POLL or DATAPOLL) with `POLL.CLD` replaced by `cld`; any other message unchanged.
+fn with_cld<'a>(m: &wire::Message<'a>, cld: wire::ChildList<'a>) -> wire::Message<'a> {
+    match *m {
+        wire::Message::Poll { ts, seq, .. } => wire::Message::Poll { ts, seq, cld },
+        wire::Message::DataPoll {
+            seq,
+            ts,
+            poll_seq,
+            payload,
+            ..
+        } => wire::Message::DataPoll {
+            seq,
+            ts,
+            poll_seq,
+            cld,
+            payload,
+        },
+        ref other => other.clone(),
+    }
+}
 
 /// Bad parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

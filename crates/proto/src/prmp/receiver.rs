@@ -51,13 +51,9 @@ impl Receiver {
     }
 
     fn on_data(&mut self, seq: u64, payload: &[u8]) {
-        match self.w.insert(seq) {
-            Insert::New => {
-                self.held.insert(seq, Bytes::copy_from_slice(payload));
-                self.hr = self.hr.max(Some(seq));
-            }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
+        if self.out.arrived(&mut self.w, seq) {
+            self.held.insert(seq, Bytes::copy_from_slice(payload));
+            self.hr = self.hr.max(Some(seq));
         }
     }
 
@@ -124,25 +120,15 @@ impl Receiver {
 
     fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
-            wire::Message::Data { seq, payload } => {
+            wire::Message::Data { seq, payload } | wire::Message::DataPoll { seq, payload, .. } => {
                 self.on_data(seq, payload);
                 self.consume(now);
             }
-            wire::Message::DataPoll {
-                seq,
-                ts,
-                poll_seq,
-                cld,
-                payload,
-            } => {
-                self.on_data(seq, payload);
-                self.consume(now);
-                self.on_poll(from, ts, poll_seq, cld);
-            }
-            wire::Message::Poll { ts, seq, cld } => {
-                self.on_poll(from, ts, seq, cld);
-            }
-            _ => self.out.ignore(),
+            wire::Message::Poll { .. } => {}
+            _ => return self.out.ignore(),
+        }
+        if let Some((ts, poll_seq, cld)) = poll_of(&m) {
+            self.on_poll(from, ts, poll_seq, cld);
         }
     }
 }

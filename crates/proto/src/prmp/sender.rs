@@ -240,35 +240,16 @@ impl Sender {
         for n in nodes {
             let id = n.0.to_be_bytes();
             let own = wire::ChildList::from_raw(&id);
-            let copy = match (&msg, own) {
-                (wire::Message::Poll { ts, seq, cld }, Some(own)) if cld.contains(n.0) => {
-                    wire::Message::Poll {
-                        ts: *ts,
-                        seq: *seq,
-                        cld: own,
+            let copy = match (poll_of(&msg), own) {
+                (Some((_, _, cld)), Some(own)) if cld.contains(n.0) => with_cld(&msg, own),
+                (Some(_), _) => match msg {
+                    // The data still goes to a child the poll does not name.
+                    wire::Message::DataPoll { seq, payload, .. } => {
+                        wire::Message::Data { seq, payload }
                     }
-                }
-                (wire::Message::Poll { .. }, _) => continue,
-                (
-                    wire::Message::DataPoll {
-                        seq,
-                        ts,
-                        poll_seq,
-                        cld,
-                        payload,
-                    },
-                    Some(own),
-                ) if cld.contains(n.0) => wire::Message::DataPoll {
-                    seq: *seq,
-                    ts: *ts,
-                    poll_seq: *poll_seq,
-                    cld: own,
-                    payload,
+                    _ => continue,
                 },
-                (wire::Message::DataPoll { seq, payload, .. }, _) => {
-                    wire::Message::Data { seq: *seq, payload }
-                }
-                (m, _) => m.clone(),
+                (None, _) => msg.clone(),
             };
             self.emit(Dest::Node(n), env, copy);
         }
@@ -353,12 +334,7 @@ impl Sender {
             },
         };
         self.emit_to(dests.as_ref(), env, msg);
-        if retx {
-            self.out.stats.repairs_sent += 1;
-            let _ = self.buffer.mark_resent(seq, now);
-        } else {
-            self.out.stats.data_sent += 1;
-        }
+        self.buffer.count_sent(seq, now, retx, &mut self.out.stats);
         if let Some(info) = self.outstanding.get_mut(&seq) {
             info.transmissions += 1;
         }
@@ -405,9 +381,7 @@ impl Sender {
                 if have_job {
                     self.run_job(now);
                 } else if let Some(data) = self.queue.pop_front() {
-                    let seq = self.next_seq;
-                    self.next_seq += 1;
-                    let _ = self.buffer.insert(seq, data, now);
+                    let seq = self.buffer.keep_new(&mut self.next_seq, data, now);
                     self.outstanding.insert(
                         seq,
                         SeqInfo {
@@ -579,27 +553,18 @@ impl Sender {
     /// Finish every packet acknowledged by all of `ALL`; drop idle polling state.
     fn settle(&mut self, now: Time) {
         let n = self.n_active;
-        let done: Vec<u64> = self
-            .outstanding
-            .iter()
-            .filter(|(_, s)| s.acked >= n)
-            .map(|(&k, _)| k)
-            .collect();
-        for seq in done {
-            if let Some(info) = self.outstanding.remove(&seq) {
-                self.buffer.remove(seq);
-                self.jobs.remove(&seq);
-                let keys: Vec<(u64, usize)> = self
-                    .rtxt
-                    .range((seq, 0)..=(seq, usize::MAX))
-                    .map(|(&k, _)| k)
-                    .collect();
-                for k in keys {
-                    self.rtxt.remove(&k);
-                }
-                self.out
-                    .message_done(seq, info.sent_at, now, info.transmissions, false);
+        for (seq, info) in self.buffer.settle(&mut self.outstanding, |s| s.acked >= n) {
+            self.jobs.remove(&seq);
+            let keys: Vec<(u64, usize)> = self
+                .rtxt
+                .range((seq, 0)..=(seq, usize::MAX))
+                .map(|(&k, _)| k)
+                .collect();
+            for k in keys {
+                self.rtxt.remove(&k);
             }
+            self.out
+                .message_done(seq, info.sent_at, now, info.transmissions, false);
         }
         if self.outstanding.is_empty() {
             // Choice 8: nothing left to acknowledge, so no polls are needed.

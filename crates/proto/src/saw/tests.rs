@@ -82,17 +82,9 @@ fn lossless_timing_is_one_round_trip_per_message() {
     let setup = Setup::new(3, 0.0);
     let h = setup.run();
     // Each message takes exactly data delay + ACK delay = 200 µs.
-    for (_, e) in &h.events[0] {
-        if let Event::MessageDone {
-            sent_at,
-            done_at,
-            transmissions,
-            ..
-        } = e
-        {
-            assert_eq!(*done_at - *sent_at, Duration::from_micros(200));
-            assert_eq!(*transmissions, 1);
-        }
+    for d in h.done_records(0) {
+        assert_eq!(d.done_at - d.sent_at, Duration::from_micros(200));
+        assert_eq!(d.transmissions, 1);
     }
     assert_eq!(h.now(), Time::from_micros(200 * setup.base.messages));
 }
@@ -130,16 +122,10 @@ fn retransmission_limit_records_failure_and_continues() {
     // Thesis rule (count <= max): 1 original + 4 retransmissions; strict rule: 1 + 3.
     for (rule, transmissions) in [(LimitRule::NotExceeded, 5), (LimitRule::AtMost, 4)] {
         let h = run_with_unreachable_receiver(rule);
-        let done: Vec<(u32, bool)> = h.events[0]
+        let done: Vec<(u32, bool)> = h
+            .done_records(0)
             .iter()
-            .filter_map(|(_, e)| match e {
-                Event::MessageDone {
-                    transmissions,
-                    failed,
-                    ..
-                } => Some((*transmissions, *failed)),
-                _ => None,
-            })
+            .map(|d| (d.transmissions, d.failed))
             .collect();
         assert_eq!(done, vec![(transmissions, true); 4], "{rule:?}");
         assert!(matches!(h.events[0].last(), Some((_, Event::Completed))));
@@ -189,18 +175,8 @@ fn formula_timeout_drives_retransmission_timing() {
         a.close(now);
     });
     h.run_until(Time::from_secs(1));
-    let done = h.events[0]
-        .iter()
-        .find_map(|(_, e)| match e {
-            Event::MessageDone {
-                done_at,
-                transmissions,
-                failed,
-                ..
-            } => Some((*done_at, *transmissions, *failed)),
-            _ => None,
-        })
-        .unwrap();
+    let d = h.done_records(0)[0];
+    let done = (d.done_at, d.transmissions, d.failed);
     // Timeouts at 1, 2 and 3 timeouts: retransmit (count 0 <= 1), retransmit (1 <= 1), fail.
     assert_eq!(done, (Time::from_nanos(3 * 1_365_600), 3, true));
 }

@@ -2,7 +2,7 @@
 //! session (the source and every receiver), all in the data group.
 
 use super::{Config, DistanceSource, Member};
-use crate::deploy::{role, Deploy, Layout, MemberDistances, Roles};
+use crate::deploy::{role, Deploy, FromParams, Layout, MemberDistances, Roles};
 use crate::rng::AgentRng;
 use crate::spec::{ms, period, srm as spec, typed_params};
 use crate::{GroupId, NodeId};
@@ -48,24 +48,7 @@ impl Params {
         source: NodeId,
         group_size: usize,
     ) -> Config {
-        Config {
-            node,
-            group,
-            session: 0,
-            source,
-            c1: self.c1,
-            c2: self.c2,
-            d1: self.d1,
-            d2: self.d2,
-            backoff_limit: self.backoff_limit,
-            adaptive: self.adaptive,
-            group_size: group_size.max(1),
-            distances: DistanceSource::SessionMessages,
-            default_distance: self.default_distance,
-            session_interval: self.session_interval,
-            window: 1 << 16,
-            linger: self.linger,
-        }
+        Config::from_params(self, (node, group, source, group_size))
     }
 }
 

@@ -51,10 +51,10 @@ pub use deploy::{deploy, Deployment, Distances, Params};
 
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::sendq::Originals;
+use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
-use crate::{Agent, Event, GroupId, NodeId, Outbox, SendError, Time};
+use crate::window::SeqWindow;
+use crate::{Agent, Event, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{srm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -62,6 +62,13 @@ use std::collections::BTreeMap;
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 25;
+
+/// Original data: DATA packets of at most [`MAX_MESSAGE`] bytes.
+const DATA: DataFormat = DataFormat {
+    max_message: MAX_MESSAGE,
+    data: |seq, payload| Message::Srm(wire::Message::Data { seq, payload }),
+};
+
 /// Most members one SESSION message reports.
 pub const MAX_ENTRIES: usize = 3_000;
 
@@ -75,57 +82,46 @@ pub enum DistanceSource {
     Configured(BTreeMap<NodeId, Duration>),
 }
 
-/// Configuration of one SRM member.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// This agent's node id (the source of every datagram it sends).
-    pub node: NodeId,
-    /// The multicast group the data goes to.
-    pub group: GroupId,
-    /// Session id: carried in every datagram, and datagrams of another session are ignored.
-    pub session: u32,
-    /// The node whose data stream the session carries.
-    pub source: NodeId,
-    /// Request timer lower bound, in distances: uniform in [C1·d, (C1+C2)·d].
-    pub c1: f64,
-    /// Request timer width, in distances.
-    pub c2: f64,
-    /// Repair timer lower bound, in distances to the requester: uniform in [D1·d, (D1+D2)·d].
-    pub d1: f64,
-    /// Repair timer width, in distances.
-    pub d2: f64,
-    /// How many times the request back-off multiplier grows (ns-2 `requestBackoffLimit_`, 5).
-    pub backoff_limit: u32,
-    /// ns-2's adaptive timers (`Agent/SRM/Adaptive`).
-    pub adaptive: bool,
-    /// Group size G (bounds of the adaptive parameters).
-    pub group_size: usize,
-    /// Where distances to other members come from.
-    pub distances: DistanceSource,
-    /// Distance assumed before one is known.
-    pub default_distance: Duration,
-    /// Period of SESSION messages (`None`: none; ns-2 `sessionDelay_` is 1 s).
-    pub session_interval: Option<Duration>,
-    /// Receive window (packets beyond `base + window` are dropped).
-    pub window: usize,
-    /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
-    pub linger: Duration,
-}
-
-impl Config {
-    /// ns-2's defaults ([`Params::default`]): C1 = C2 = 2, D1 = D2 = 1, back-off limit 5,
-    /// session messages every second, distances from session messages.
-    pub fn new(node: NodeId, group: GroupId, source: NodeId, group_size: usize) -> Self {
-        Params::default().member(node, group, source, group_size)
+crate::config::group_config! {
+    /// Configuration of one SRM member.
+    pub struct Config {
+        /// The node whose data stream the session carries.
+        pub source: NodeId = source,
+        /// Request timer lower bound, in distances: uniform in [C1·d, (C1+C2)·d].
+        pub c1: f64 = p.c1,
+        /// Request timer width, in distances.
+        pub c2: f64 = p.c2,
+        /// Repair timer lower bound, in distances to the requester: uniform in
+        /// [D1·d, (D1+D2)·d].
+        pub d1: f64 = p.d1,
+        /// Repair timer width, in distances.
+        pub d2: f64 = p.d2,
+        /// How many times the request back-off multiplier grows (ns-2 `requestBackoffLimit_`,
+        /// 5).
+        pub backoff_limit: u32 = p.backoff_limit,
+        /// ns-2's adaptive timers (`Agent/SRM/Adaptive`).
+        pub adaptive: bool = p.adaptive,
+        /// Group size G (bounds of the adaptive parameters).
+        pub group_size: usize = group_size.max(1),
+        /// Where distances to other members come from (from session messages unless the
+        /// deployment takes them from the topology).
+        pub distances: DistanceSource = DistanceSource::SessionMessages,
+        /// Distance assumed before one is known.
+        pub default_distance: Duration = p.default_distance,
+        /// Period of SESSION messages (`None`: none; ns-2 `sessionDelay_` is 1 s).
+        pub session_interval: Option<Duration> = p.session_interval,
+        /// Receive window (packets beyond `base + window` are dropped).
+        pub window: usize = crate::config::RECEIVE_WINDOW,
+        /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
+        pub linger: Duration = p.linger,
     }
+    /// ns-2's defaults: C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every
+    /// second, distances from session messages.
+    pub fn new(source: NodeId, group_size: usize) from p: Params;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Key {
-    Linger,
-    Session,
-    Seq(u64),
-}
+/// A member's timers; its own: the request or repair timer of a packet.
+type Key = SourceTimer<u64>;
 
 #[derive(Debug, Clone)]
 enum State {
@@ -261,10 +257,6 @@ pub struct Member {
 impl Member {
     /// A member built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: Config, rng: AgentRng) -> Self {
-        let mut timers = TimerSet::new();
-        if cfg.session_interval.is_some() {
-            timers.set(Key::Session, Time::ZERO);
-        }
         Member {
             c1: cfg.c1,
             c2: cfg.c2,
@@ -278,9 +270,9 @@ impl Member {
             window: SeqWindow::new(cfg.window),
             store: RetransmitBuffer::new(usize::MAX),
             known: 0,
-            sent: Originals::new(cfg.node, cfg.group, cfg.session, MAX_MESSAGE),
+            timers: Originals::timers(cfg.session_interval),
+            sent: Originals::new(cfg.node, cfg.group, cfg.session, DATA),
             states: BTreeMap::new(),
-            timers,
             learnt: BTreeMap::new(),
             heard: BTreeMap::new(),
             out: Outbox::new(),
@@ -396,16 +388,11 @@ impl Member {
                 sent_round1: false,
             },
         );
-        self.timers.set(Key::Seq(seq), now + delay);
+        self.timers.set(Key::Own(seq), now + delay);
     }
 
     fn learn_known(&mut self, now: Time, next: u64) {
-        if next <= self.known {
-            return;
-        }
-        let from = self.known.max(self.window.base());
-        self.known = next;
-        for s in from..next {
+        for s in self.window.newly_known(&mut self.known, next) {
             if !self.window.contains(s) {
                 self.detect(now, s);
             }
@@ -450,12 +437,12 @@ impl Member {
             *bc = ctr;
             *ignore_until = now + delay / 2;
         }
-        self.timers.set(Key::Seq(seq), now + delay);
+        self.timers.set(Key::Own(seq), now + delay);
     }
 
     fn hold_down(&mut self, now: Time, seq: u64, d: Duration) {
         self.states.insert(seq, State::HoldDown);
-        self.timers.set(Key::Seq(seq), now + d * 3);
+        self.timers.set(Key::Own(seq), now + d * 3);
     }
 
     fn on_request(&mut self, now: Time, from: NodeId, round: u8, seq: u64, dist_ns: u64) {
@@ -504,7 +491,7 @@ impl Member {
                 sent: false,
             },
         );
-        self.timers.set(Key::Seq(seq), now + delay);
+        self.timers.set(Key::Own(seq), now + delay);
     }
 
     /// Data for `seq` arrived (original or repair).
@@ -545,16 +532,12 @@ impl Member {
         if self.is_source() {
             return;
         }
-        match self.window.insert(seq) {
-            Insert::New => {
-                self.store.insert(seq, Bytes::copy_from_slice(payload), now);
-                self.learn_known(now, seq + 1);
-                let store = &self.store;
-                self.out
-                    .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
-            }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
+        if self.out.arrived(&mut self.window, seq) {
+            self.store.insert(seq, Bytes::copy_from_slice(payload), now);
+            self.learn_known(now, seq + 1);
+            let store = &self.store;
+            self.out
+                .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
         }
     }
 
@@ -698,11 +681,8 @@ fn secs(s: f64) -> Duration {
     }
 }
 
-impl Agent for Member {
-    fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let Some(m) = self.out.accept(packet, self.cfg.session) else {
-            return;
-        };
+impl Member {
+    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         if from == self.cfg.node {
             self.out.ignore();
             return;
@@ -733,39 +713,17 @@ impl Agent for Member {
             _ => self.out.ignore(),
         }
     }
+}
 
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(k) = self.timers.pop_expired(now) {
-            match k {
-                Key::Session => {
-                    self.send_session(now);
-                    let done = self.sent.is_closed() && !self.timers.is_armed(Key::Linger);
-                    if let (Some(i), false) = (self.cfg.session_interval, done) {
-                        self.timers
-                            .set(Key::Session, now + i.max(Duration::from_micros(1)));
-                    }
-                }
-                Key::Seq(s) => self.fire(now, s),
-                Key::Linger => {
-                    self.timers.cancel(Key::Session);
-                    self.out.event(Event::Completed);
-                }
-            }
-        }
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    crate::outbox_field!(out);
+impl Agent for Member {
+    crate::outbox::agent_io!(out, on_message);
+    crate::sendq::source_timers!(sent, timers, announce: send_session every session_interval, own: fire);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if !self.is_source() {
             return Err(SendError::NotASender);
         }
-        self.sent
-            .send(now, data, &mut self.out, &mut self.store, |seq, payload| {
-                Message::Srm(wire::Message::Data { seq, payload })
-            })
+        self.sent.send(now, data, &mut self.out, &mut self.store)
     }
 
     fn can_send(&self) -> bool {
@@ -773,8 +731,8 @@ impl Agent for Member {
     }
 
     fn close(&mut self, now: Time) {
-        if self.is_source() && self.sent.close() {
-            self.timers.set(Key::Linger, now + self.cfg.linger);
+        if self.is_source() {
+            self.sent.close(&mut self.timers, now, self.cfg.linger);
         }
     }
 }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::outbox::envelope;
 use crate::testkit::Harness;
+use crate::GroupId;
 use rmcast_wire::FLAG_RETRANSMISSION;
 use rmcast_wire::{Message, Packet};
 

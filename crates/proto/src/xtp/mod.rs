@@ -77,7 +77,7 @@ use crate::roster::SenderIdentity;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
-use crate::window::{Insert, SeqWindow};
+use crate::window::SeqWindow;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, SendError, Time};
 use bytes::Bytes;
 use core::time::Duration;

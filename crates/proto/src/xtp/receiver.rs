@@ -162,23 +162,19 @@ impl Receiver {
             self.held.clear();
             self.win = SeqWindow::starting_at(seq, self.cfg.buffer.max(1));
         }
-        match self.win.insert(seq) {
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => self.out.stats.ignored += 1,
-            Insert::New => {
-                self.held
-                    .insert(seq, (options, Bytes::copy_from_slice(payload)));
-                while let Some(s) = self.win.pop_in_order() {
-                    if let Some((o, d)) = self.held.remove(&s) {
-                        self.process(o, &d);
-                    }
+        if self.out.arrived(&mut self.win, seq) {
+            self.held
+                .insert(seq, (options, Bytes::copy_from_slice(payload)));
+            while let Some(s) = self.win.pop_in_order() {
+                if let Some((o, d)) = self.held.remove(&s) {
+                    self.process(o, &d);
                 }
-                let base = self.win.base();
-                if !self.noerr && self.fastnak && base < seq && self.nak_rseq != Some(base) {
-                    self.nak_rseq = Some(base);
-                    self.out.event(Event::LossDetected { seq: base });
-                    self.send_status(from, 0, true);
-                }
+            }
+            let base = self.win.base();
+            if !self.noerr && self.fastnak && base < seq && self.nak_rseq != Some(base) {
+                self.nak_rseq = Some(base);
+                self.out.event(Event::LossDetected { seq: base });
+                self.send_status(from, 0, true);
             }
         }
     }
