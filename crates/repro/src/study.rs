@@ -290,14 +290,17 @@ macro_rules! setup {
 /// the value of quick mode (`--quick`) and of full mode, and `new(quick)` choosing between
 /// them.
 ///
-/// ```ignore
+/// ```
+/// const RECEIVERS: [f64; 4] = [5.0, 10.0, 20.0, 60.0];
 /// rmcast_repro::plan! {
-///     pub(super) struct Plan {
+///     struct Plan {
 ///         /// Runs per sweep point.
-///         pub(super) seeds: u64 = quick 3, full 10;
-///         pub(super) receivers: Vec<f64> = quick vec![5.0, 60.0], full RECEIVERS.to_vec();
+///         seeds: u64 = quick 3, full 10;
+///         receivers: Vec<f64> = quick vec![5.0, 60.0], full RECEIVERS.to_vec();
 ///     }
 /// }
+/// assert_eq!((Plan::new(true).seeds, Plan::new(true).receivers), (3, vec![5.0, 60.0]));
+/// assert_eq!((Plan::new(false).seeds, Plan::new(false).receivers), (10, RECEIVERS.to_vec()));
 /// ```
 #[macro_export]
 macro_rules! plan {
