@@ -60,29 +60,6 @@ pub struct Written {
     pub svgs: Vec<PathBuf>,
 }
 
-const CSV_HEADER: [&str; 20] = [
-    "id",
-    "study",
-    "source",
-    "statement",
-    "paper_value",
-    "scenario",
-    "measure",
-    "x",
-    "x_label",
-    "mean",
-    "sd",
-    "n",
-    "ci_lo",
-    "ci_hi",
-    "unit",
-    "predicate",
-    "verdict",
-    "detail",
-    "explanation",
-    "quick",
-];
-
 /// A CSV table (header, then one record per row; fields quoted only where they hold a comma,
 /// a quote or a line break), as text.
 pub fn csv_table<R, F>(header: &[&str], rows: R) -> Result<String, csv::Error>
@@ -103,53 +80,101 @@ where
         .map_err(|e| csv::Error::from(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 
-fn opt_num(v: Option<f64>) -> String {
-    v.map(|v| format!("{v}")).unwrap_or_default()
+/// Declares [`ClaimRow`] and, from the same field list, the columns of `claims.csv`: a column
+/// per field, named and ordered as the fields are (as `claims.json`'s keys are), each value
+/// written as its [`CsvCell`].
+macro_rules! claim_row {
+    (
+        $(#[$meta:meta])*
+        pub struct ClaimRow {
+            $($(#[$fmeta:meta])* pub $field:ident: $ty:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct ClaimRow {
+            $($(#[$fmeta])* pub $field: $ty,)*
+        }
+
+        /// `claims.csv`'s header.
+        const CSV_HEADER: &[&str] = &[$(stringify!($field)),*];
+
+        impl ClaimRow {
+            /// The row's `claims.csv` record.
+            fn csv_fields(&self) -> Vec<String> {
+                vec![$(self.$field.csv_cell()),*]
+            }
+        }
+    };
 }
 
-/// The flat, script-friendly form of one claim (one CSV row, one JSON object).
-#[derive(Debug, Clone, Serialize)]
-pub struct ClaimRow {
-    /// Claim id.
-    pub id: String,
-    /// The study it belongs to.
-    pub study: String,
-    /// Where the paper states it.
-    pub source: String,
-    /// What the paper states.
-    pub statement: String,
-    /// The paper's number, if it gives one.
-    pub paper_value: Option<f64>,
-    /// The run or sweep that tests it.
-    pub scenario: String,
-    /// The measure the predicate is applied to.
-    pub measure: Option<String>,
-    /// The decisive point's x.
-    pub x: Option<f64>,
-    /// What x is.
-    pub x_label: String,
-    /// Mean across runs at the decisive point.
-    pub mean: Option<f64>,
-    /// Sample standard deviation across runs.
-    pub sd: Option<f64>,
-    /// Number of runs (0: analytic).
-    pub n: Option<usize>,
-    /// Lower end of the 95 % confidence interval of the mean.
-    pub ci_lo: Option<f64>,
-    /// Upper end of the 95 % confidence interval of the mean.
-    pub ci_hi: Option<f64>,
-    /// The measure's unit.
-    pub unit: String,
-    /// The predicate, in words.
-    pub predicate: String,
-    /// `pass` or `FAIL`.
-    pub verdict: String,
-    /// How the verdict was reached, in numbers.
-    pub detail: String,
-    /// Why the claim may not hold in rmcast, for a failed claim that gives a reason.
-    pub explanation: Option<String>,
-    /// Measured with reduced sweeps.
-    pub quick: bool,
+/// A [`ClaimRow`] value as a CSV field: as displayed, an absent value empty.
+trait CsvCell {
+    fn csv_cell(&self) -> String;
+}
+
+impl CsvCell for String {
+    fn csv_cell(&self) -> String {
+        self.clone()
+    }
+}
+
+impl CsvCell for bool {
+    fn csv_cell(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl<T: std::fmt::Display> CsvCell for Option<T> {
+    fn csv_cell(&self) -> String {
+        self.as_ref().map(T::to_string).unwrap_or_default()
+    }
+}
+
+claim_row! {
+    /// The flat, script-friendly form of one claim (one CSV row, one JSON object).
+    #[derive(Debug, Clone, Serialize)]
+    pub struct ClaimRow {
+        /// Claim id.
+        pub id: String,
+        /// The study it belongs to.
+        pub study: String,
+        /// Where the paper states it.
+        pub source: String,
+        /// What the paper states.
+        pub statement: String,
+        /// The paper's number, if it gives one.
+        pub paper_value: Option<f64>,
+        /// The run or sweep that tests it.
+        pub scenario: String,
+        /// The measure the predicate is applied to.
+        pub measure: Option<String>,
+        /// The decisive point's x.
+        pub x: Option<f64>,
+        /// What x is.
+        pub x_label: String,
+        /// Mean across runs at the decisive point.
+        pub mean: Option<f64>,
+        /// Sample standard deviation across runs.
+        pub sd: Option<f64>,
+        /// Number of runs (0: analytic).
+        pub n: Option<usize>,
+        /// Lower end of the 95 % confidence interval of the mean.
+        pub ci_lo: Option<f64>,
+        /// Upper end of the 95 % confidence interval of the mean.
+        pub ci_hi: Option<f64>,
+        /// The measure's unit.
+        pub unit: String,
+        /// The predicate, in words.
+        pub predicate: String,
+        /// `pass` or `FAIL`.
+        pub verdict: String,
+        /// How the verdict was reached, in numbers.
+        pub detail: String,
+        /// Why the claim may not hold in rmcast, for a failed claim that gives a reason.
+        pub explanation: Option<String>,
+        /// Measured with reduced sweeps.
+        pub quick: bool,
+    }
 }
 
 impl ClaimRow {
@@ -180,31 +205,6 @@ impl ClaimRow {
             },
             quick,
         }
-    }
-
-    fn csv_fields(&self) -> [String; 20] {
-        [
-            self.id.clone(),
-            self.study.clone(),
-            self.source.clone(),
-            self.statement.clone(),
-            opt_num(self.paper_value),
-            self.scenario.clone(),
-            self.measure.clone().unwrap_or_default(),
-            opt_num(self.x),
-            self.x_label.clone(),
-            opt_num(self.mean),
-            opt_num(self.sd),
-            self.n.map(|n| n.to_string()).unwrap_or_default(),
-            opt_num(self.ci_lo),
-            opt_num(self.ci_hi),
-            self.unit.clone(),
-            self.predicate.clone(),
-            self.verdict.clone(),
-            self.detail.clone(),
-            self.explanation.clone().unwrap_or_default(),
-            self.quick.to_string(),
-        ]
     }
 }
 
@@ -238,7 +238,7 @@ impl Report {
     /// Every claim as a row of `claims.csv`.
     pub fn claims_csv(&self) -> Result<String, ReportError> {
         Ok(csv_table(
-            &CSV_HEADER,
+            CSV_HEADER,
             self.rows().iter().map(ClaimRow::csv_fields),
         )?)
     }
@@ -297,21 +297,7 @@ impl Report {
         let _ = writeln!(m, "# rmcast reproduction report\n");
         let _ = writeln!(m, "{}\n", self.mode_text());
         let _ = writeln!(m, "{}\n", self.summary_line());
-        let _ = writeln!(m, "| study | source | claims | passed | failed |");
-        let _ = writeln!(m, "|---|---|---|---|---|");
-        for s in &self.studies {
-            let _ = writeln!(
-                m,
-                "| [{}](#{}) | {} | {} | {} | {} |",
-                s.name,
-                anchor(&s.name),
-                md_cell(&s.source),
-                s.claims.len(),
-                s.passed(),
-                s.failed()
-            );
-        }
-        m.push('\n');
+        self.summary_table(Markup::Markdown, &mut m);
         for s in &self.studies {
             let _ = writeln!(m, "## {}\n", s.name);
             let _ = writeln!(m, "**{}** — {}\n", s.title, s.source);
@@ -325,16 +311,7 @@ impl Report {
             if !s.setup.topology.is_empty() {
                 let _ = writeln!(m, "**Topology.** {}\n", s.setup.topology);
             }
-            md_pairs(
-                &mut m,
-                "| parameter | value |\n|---|---|",
-                &s.setup.parameters,
-            );
-            md_pairs(
-                &mut m,
-                "Left unspecified by the source, chosen by rmcast:\n\n| unspecified | rmcast's choice |\n|---|---|",
-                &s.setup.choices,
-            );
+            setup_tables(Markup::Markdown, &mut m, s);
             let _ = writeln!(m, "### Claims\n");
             let _ = writeln!(
                 m,
@@ -435,20 +412,7 @@ impl Report {
             "<p class=\"summary\" id=\"summary\">{}</p>",
             esc(&self.summary_line())
         );
-        h.push_str("<table><tr><th>study</th><th>source</th><th>claims</th><th>passed</th><th>failed</th></tr>\n");
-        for s in &self.studies {
-            let _ = writeln!(
-                h,
-                "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                anchor(&s.name),
-                esc(&s.name),
-                esc(&s.source),
-                s.claims.len(),
-                s.passed(),
-                s.failed()
-            );
-        }
-        h.push_str("</table>\n");
+        self.summary_table(Markup::Html, &mut h);
         for s in &self.studies {
             let _ = writeln!(
                 h,
@@ -472,16 +436,7 @@ impl Report {
                     md_inline_to_html(&s.setup.topology)
                 );
             }
-            html_pairs(
-                &mut h,
-                "<table><tr><th>parameter</th><th>value</th></tr>\n",
-                &s.setup.parameters,
-            );
-            html_pairs(
-                &mut h,
-                "<p>Left unspecified by the source, chosen by rmcast:</p>\n<table><tr><th>unspecified</th><th>rmcast's choice</th></tr>\n",
-                &s.setup.choices,
-            );
+            setup_tables(Markup::Html, &mut h, s);
             h.push_str("<h3>Claims</h3>\n<table><tr><th>claim</th><th>source</th><th>statement</th><th>paper</th><th>measured</th><th>predicate</th><th>verdict</th></tr>\n");
             for c in &s.claims {
                 let cls = if c.passed() { "pass" } else { "fail" };
@@ -573,33 +528,117 @@ fn anchor(name: &str) -> String {
         .collect()
 }
 
-/// A Markdown table of (name, value) `pairs` after the line `head` (nothing when empty).
-fn md_pairs(m: &mut String, head: &str, pairs: &[(String, String)]) {
-    if pairs.is_empty() {
-        return;
-    }
-    let _ = writeln!(m, "{head}");
-    for (k, v) in pairs {
-        let _ = writeln!(m, "| {} | {} |", md_cell(k), md_cell(v));
-    }
-    m.push('\n');
+/// The two formats of the report, for what both write alike.
+#[derive(Debug, Clone, Copy)]
+enum Markup {
+    /// `report.md`.
+    Markdown,
+    /// `index.html`.
+    Html,
 }
 
-/// An HTML table of (name, value) `pairs` opened by `head` (nothing when empty).
-fn html_pairs(h: &mut String, head: &str, pairs: &[(String, String)]) {
-    if pairs.is_empty() {
-        return;
+impl Markup {
+    /// Plain text in a table cell.
+    fn text(self, s: &str) -> String {
+        match self {
+            Markup::Markdown => md_cell(s),
+            Markup::Html => esc(s),
+        }
     }
-    h.push_str(head);
-    for (k, v) in pairs {
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td>{}</td></tr>",
-            md_inline_to_html(k),
-            md_inline_to_html(v)
+
+    /// A setup text (plain, or with `code` and **bold** spans) in a table cell.
+    fn inline(self, s: &str) -> String {
+        match self {
+            Markup::Markdown => md_cell(s),
+            Markup::Html => md_inline_to_html(s),
+        }
+    }
+
+    /// A link to the section `anchor` of this page.
+    fn link(self, text: &str, anchor: &str) -> String {
+        match self {
+            Markup::Markdown => format!("[{text}](#{anchor})"),
+            Markup::Html => format!("<a href=\"#{anchor}\">{}</a>", esc(text)),
+        }
+    }
+
+    /// A paragraph.
+    fn para(self, out: &mut String, text: &str) {
+        match self {
+            Markup::Markdown => {
+                let _ = writeln!(out, "{text}\n");
+            }
+            Markup::Html => {
+                let _ = writeln!(out, "<p>{text}</p>");
+            }
+        }
+    }
+
+    /// A table of `head` and `rows` (cells already in this format).
+    fn table(self, out: &mut String, head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
+        match self {
+            Markup::Markdown => {
+                let _ = writeln!(
+                    out,
+                    "| {} |\n|{}",
+                    head.join(" | "),
+                    "---|".repeat(head.len())
+                );
+                for r in rows {
+                    let _ = writeln!(out, "| {} |", r.join(" | "));
+                }
+                out.push('\n');
+            }
+            Markup::Html => {
+                let _ = writeln!(out, "<table><tr><th>{}</th></tr>", head.join("</th><th>"));
+                for r in rows {
+                    let _ = writeln!(out, "<tr><td>{}</td></tr>", r.join("</td><td>"));
+                }
+                out.push_str("</table>\n");
+            }
+        }
+    }
+}
+
+impl Report {
+    /// The table of studies with their claim counts, each linked to its section.
+    fn summary_table(&self, f: Markup, out: &mut String) {
+        f.table(
+            out,
+            &["study", "source", "claims", "passed", "failed"],
+            self.studies.iter().map(|s| {
+                vec![
+                    f.link(&s.name, &anchor(&s.name)),
+                    f.text(&s.source),
+                    s.claims.len().to_string(),
+                    s.passed().to_string(),
+                    s.failed().to_string(),
+                ]
+            }),
         );
     }
-    h.push_str("</table>\n");
+}
+
+/// A study's parameter table and the table of the choices its source left to rmcast (each
+/// left out when empty).
+fn setup_tables(f: Markup, out: &mut String, s: &StudyReport) {
+    let pairs = |pairs: &[(String, String)]| -> Vec<Vec<String>> {
+        pairs
+            .iter()
+            .map(|(k, v)| vec![f.inline(k), f.inline(v)])
+            .collect()
+    };
+    if !s.setup.parameters.is_empty() {
+        f.table(out, &["parameter", "value"], pairs(&s.setup.parameters));
+    }
+    if !s.setup.choices.is_empty() {
+        f.para(out, "Left unspecified by the source, chosen by rmcast:");
+        f.table(
+            out,
+            &["unspecified", "rmcast's choice"],
+            pairs(&s.setup.choices),
+        );
+    }
 }
 
 fn md_cell(s: &str) -> String {

@@ -286,6 +286,54 @@ macro_rules! setup {
     };
 }
 
+/// A study's sweep sizes: a struct (usually `Plan`) whose fields are each written once with
+/// the value of quick mode (`--quick`) and of full mode, and `new(quick)` choosing between
+/// them.
+///
+/// ```
+/// const RECEIVERS: [f64; 4] = [5.0, 10.0, 20.0, 60.0];
+/// rmcast_repro::plan! {
+///     struct Plan {
+///         /// Runs per sweep point.
+///         seeds: u64 = quick 3, full 10;
+///         receivers: Vec<f64> = quick vec![5.0, 60.0], full RECEIVERS.to_vec();
+///     }
+/// }
+/// assert_eq!((Plan::new(true).seeds, Plan::new(true).receivers), (3, vec![5.0, 60.0]));
+/// assert_eq!((Plan::new(false).seeds, Plan::new(false).receivers), (10, RECEIVERS.to_vec()));
+/// ```
+#[macro_export]
+macro_rules! plan {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $(
+                $(#[$fmeta:meta])*
+                $fvis:vis $field:ident: $ty:ty = quick $quick:expr, full $full:expr;
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $(
+                $(#[$fmeta])*
+                $fvis $field: $ty,
+            )*
+        }
+
+        impl $name {
+            /// The sizes of quick mode (`quick`) or of full mode.
+            $vis fn new(quick: bool) -> Self {
+                if quick {
+                    $name { $($field: $quick,)* }
+                } else {
+                    $name { $($field: $full,)* }
+                }
+            }
+        }
+    };
+}
+
 /// A reproduced study. Implementations are unit structs registered in [`crate::STUDIES`].
 ///
 /// A run must be a pure function of `ctx.quick`: every random choice comes from seeds the

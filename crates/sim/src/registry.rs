@@ -56,6 +56,18 @@ impl BuildCtx<'_> {
         }
         Ok(())
     }
+
+    /// [`add_group`](Self::add_group) for a sender whose constructor checks its window
+    /// (`prmp`, `ff`): its refusal is an error of the scenario's `window`; `receiver(r)` is
+    /// attached at every receiver `r`.
+    pub fn add_windowed<S: Agent + 'static, R: Agent + 'static>(
+        &mut self,
+        sender: Result<S, impl core::fmt::Display>,
+        mut receiver: impl FnMut(NodeId) -> R,
+    ) -> Result<(), ScenarioError> {
+        let s = sender.map_err(|e| self.params.bad("window", &e.to_string()))?;
+        self.add_group(Box::new(s), |r, _| Box::new(receiver(r)))
+    }
 }
 
 /// A registered protocol: its builder. Its name, accepted keys, defaults and ranges come from
@@ -698,11 +710,9 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     c.max_silent_polls = int(p, "prmp", "max_silent_polls")? as u32;
     c.initial_rtt = ms(real(p, "prmp", "initial_rtt_ms")?);
     let window = c.window;
-    let s = prmp::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
-    cx.add_group(Box::new(s), |r, _| {
-        Box::new(prmp::Receiver::new(prmp::ReceiverConfig::new(r, window)))
-    })?;
-    Ok(())
+    cx.add_windowed(prmp::Sender::new(c), |r| {
+        prmp::Receiver::new(prmp::ReceiverConfig::new(r, window))
+    })
 }
 
 /// The full-feedback baseline of seed 004 (FF; FF-IW with a large `window`; FF-IW-IT is
@@ -714,9 +724,7 @@ fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     c.ipg = ms(real(p, "ff", "ipg_ms")?);
     c.initial_rtt = ms(real(p, "ff", "initial_rtt_ms")?);
     let window = c.window;
-    let s = ff::Sender::new(c).map_err(|e| p.bad("window", &e.to_string()))?;
-    cx.add_group(Box::new(s), |r, _| {
-        Box::new(ff::Receiver::new(ff::ReceiverConfig::new(r, window)))
-    })?;
-    Ok(())
+    cx.add_windowed(ff::Sender::new(c), |r| {
+        ff::Receiver::new(ff::ReceiverConfig::new(r, window))
+    })
 }

@@ -32,39 +32,19 @@ const TIMEOUT_US: u64 = 1_000;
 const GROUP: GroupId = GroupId(1);
 const RECEIVERS: [usize; 3] = [1, 5, 20];
 
-struct Plan {
-    seeds: u64,
-    messages: u64,
-    losses: Vec<f64>,
-    lossless_receivers: Vec<usize>,
-    bus_receivers: Vec<usize>,
-    bus_seeds: u64,
-    bus_messages: u64,
-}
-
-impl Plan {
-    fn new(quick: bool) -> Self {
-        if quick {
-            Plan {
-                seeds: 4,
-                messages: 400,
-                losses: vec![0.02, 0.1, 0.2],
-                lossless_receivers: vec![1, 5, 20],
-                bus_receivers: vec![1, 2, 5, 10, 20],
-                bus_seeds: 3,
-                bus_messages: 100,
-            }
-        } else {
-            Plan {
-                seeds: 10,
-                messages: 2000,
-                losses: vec![0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3],
-                lossless_receivers: vec![1, 2, 5, 10, 20, 50],
-                bus_receivers: vec![1, 2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 60],
-                bus_seeds: 10,
-                bus_messages: 500,
-            }
-        }
+crate::plan! {
+    struct Plan {
+        seeds: u64 = quick 4, full 10;
+        messages: u64 = quick 400, full 2000;
+        losses: Vec<f64> =
+            quick vec![0.02, 0.1, 0.2],
+            full vec![0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3];
+        lossless_receivers: Vec<usize> = quick vec![1, 5, 20], full vec![1, 2, 5, 10, 20, 50];
+        bus_receivers: Vec<usize> =
+            quick vec![1, 2, 5, 10, 20],
+            full vec![1, 2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 60];
+        bus_seeds: u64 = quick 3, full 10;
+        bus_messages: u64 = quick 100, full 500;
     }
 }
 

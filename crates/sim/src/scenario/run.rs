@@ -67,52 +67,57 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         .iter()
         .map(|&r| sim.metrics(r).map_or(0, |x| x.delivered))
         .collect();
-    m.push((
-        "delivered_min".into(),
-        Metric::U(delivered.iter().copied().min().unwrap_or(0)),
-    ));
-    m.push((
-        "delivered_max".into(),
-        Metric::U(delivered.iter().copied().max().unwrap_or(0)),
-    ));
-    m.push(("delivered_total".into(), Metric::U(delivered.iter().sum())));
     let sum_stat = |f: fn(&rmcast_proto::Stats) -> u64| -> u64 {
         receivers
             .iter()
             .filter_map(|&r| sim.agent(r).map(|a| f(a.stats())))
             .sum()
     };
-    m.push((
-        "receiver_duplicates".into(),
-        Metric::U(sum_stat(|s| s.duplicates)),
-    ));
-    m.push((
-        "receiver_control_sent".into(),
-        Metric::U(sum_stat(|s| s.control_sent)),
-    ));
+    push_counts(
+        &mut m,
+        [
+            (
+                "delivered_min",
+                delivered.iter().copied().min().unwrap_or(0),
+            ),
+            (
+                "delivered_max",
+                delivered.iter().copied().max().unwrap_or(0),
+            ),
+            ("delivered_total", delivered.iter().sum()),
+            ("receiver_duplicates", sum_stat(|s| s.duplicates)),
+            ("receiver_control_sent", sum_stat(|s| s.control_sent)),
+        ],
+    );
     if let Some(a) = sim.agent(source) {
         let s = a.stats();
-        m.push(("sender_timeouts".into(), Metric::U(s.timeouts)));
-        m.push(("sender_packets_sent".into(), Metric::U(s.packets_sent)));
+        push_counts(
+            &mut m,
+            [
+                ("sender_timeouts", s.timeouts),
+                ("sender_packets_sent", s.packets_sent),
+            ],
+        );
     }
     let k = sim.counters().clone();
-    for (name, v) in [
-        ("originated_data", k.originated_data),
-        ("originated_repair", k.originated_repair),
-        ("originated_control", k.originated_control),
-        ("link_hops", k.link_hops),
-        ("deliveries", k.deliveries),
-        ("bus_frames", k.bus_frames),
-        ("bus_collisions", k.bus_collisions),
-        ("bus_collided_frames", k.bus_collided_frames),
-        ("bus_deferrals", k.bus_deferrals),
-        ("bus_backoffs", k.bus_backoffs),
-        ("bus_receive_events", k.bus_receive_events),
-        ("unreachable", k.unreachable),
-        ("lost_total", k.lost),
-    ] {
-        m.push((name.into(), Metric::U(v)));
-    }
+    push_counts(
+        &mut m,
+        [
+            ("originated_data", k.originated_data),
+            ("originated_repair", k.originated_repair),
+            ("originated_control", k.originated_control),
+            ("link_hops", k.link_hops),
+            ("deliveries", k.deliveries),
+            ("bus_frames", k.bus_frames),
+            ("bus_collisions", k.bus_collisions),
+            ("bus_collided_frames", k.bus_collided_frames),
+            ("bus_deferrals", k.bus_deferrals),
+            ("bus_backoffs", k.bus_backoffs),
+            ("bus_receive_events", k.bus_receive_events),
+            ("unreachable", k.unreachable),
+            ("lost_total", k.lost),
+        ],
+    );
     for (cause, v) in sim.losses() {
         m.push((format!("lost_{cause}"), Metric::U(v)));
     }
@@ -135,4 +140,16 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         columns: cols,
         trace,
     })
+}
+
+/// Append named counts to the metric columns, in order.
+fn push_counts<'a>(
+    m: &mut Vec<(String, Metric)>,
+    counts: impl IntoIterator<Item = (&'a str, u64)>,
+) {
+    m.extend(
+        counts
+            .into_iter()
+            .map(|(name, v)| (name.into(), Metric::U(v))),
+    );
 }

@@ -69,21 +69,28 @@ pub(super) enum XOf {
     Receivers,
 }
 
-/// Sizes of the sweep in full and quick mode.
-pub(super) struct Plan {
-    pub(super) quick: bool,
-    pub(super) topologies: usize,
-    pub(super) placements: usize,
-    pub(super) heights: Vec<u32>,
-    /// Loss sites per placement for "each receiver" / "each link" (MAX: all).
-    pub(super) site_cap: usize,
-    pub(super) srm_site_cap: usize,
-    /// Loss sites per placement for SRM with 100 receivers (beyond the seed).
-    srm100_site_cap: usize,
-    /// Beyond the seed: (nodes, receivers) of the large transit–stub graphs.
-    pub(super) large: Vec<(usize, usize)>,
-    pub(super) large_sites: usize,
-    pub(super) srm_large_max_receivers: usize,
+/// The heights of the binary trees (both modes).
+const HEIGHTS: [u32; 5] = [3, 4, 5, 6, 7];
+
+crate::plan! {
+    /// Sizes of the sweep in full and quick mode.
+    pub(super) struct Plan {
+        pub(super) quick: bool = quick true, full false;
+        pub(super) topologies: usize = quick 3, full TOPOLOGIES;
+        pub(super) placements: usize = quick 1, full 10;
+        pub(super) heights: Vec<u32> = quick HEIGHTS.to_vec(), full HEIGHTS.to_vec();
+        /// Loss sites per placement for "each receiver" / "each link" (MAX: all).
+        pub(super) site_cap: usize = quick 16, full usize::MAX;
+        pub(super) srm_site_cap: usize = quick 8, full usize::MAX;
+        /// Loss sites per placement for SRM with 100 receivers (beyond the seed).
+        srm100_site_cap: usize = quick 4, full 10;
+        /// Beyond the seed: (nodes, receivers) of the large transit–stub graphs.
+        pub(super) large: Vec<(usize, usize)> =
+            quick vec![(10_000, 100)],
+            full vec![(10_000, 100), (10_000, 1000), (100_000, 100), (100_000, 1000)];
+        pub(super) large_sites: usize = quick 4, full 20;
+        pub(super) srm_large_max_receivers: usize = quick 100, full 1000;
+    }
 }
 
 /// Experiments on one graph family, x the topology index: (key prefix, scheme, family, loss
@@ -91,41 +98,6 @@ pub(super) struct Plan {
 type OneFamily<'a> = (&'a str, Scheme, Family, &'a [LossAt], usize, usize);
 
 impl Plan {
-    pub(super) fn new(quick: bool) -> Plan {
-        if quick {
-            Plan {
-                quick,
-                topologies: 3,
-                placements: 1,
-                heights: vec![3, 4, 5, 6, 7],
-                site_cap: 16,
-                srm_site_cap: 8,
-                srm100_site_cap: 4,
-                large: vec![(10_000, 100)],
-                large_sites: 4,
-                srm_large_max_receivers: 100,
-            }
-        } else {
-            Plan {
-                quick,
-                topologies: TOPOLOGIES,
-                placements: 10,
-                heights: vec![3, 4, 5, 6, 7],
-                site_cap: usize::MAX,
-                srm_site_cap: usize::MAX,
-                srm100_site_cap: 10,
-                large: vec![
-                    (10_000, 100),
-                    (10_000, 1000),
-                    (100_000, 100),
-                    (100_000, 1000),
-                ],
-                large_sites: 20,
-                srm_large_max_receivers: 1000,
-            }
-        }
-    }
-
     /// Whether SRM runs on the large transit–stub graph of `nodes` with `receivers`: its
     /// topology distances cost one shortest-path computation per receiver, and every SRM
     /// request and repair reaches every member.

@@ -43,61 +43,34 @@ pub(super) fn scale(p: Proto, x: f64, seed: u64) -> RunSpec {
     s
 }
 
-pub(super) struct Plan {
-    pub(super) quick: bool,
-    pub(super) seeds: u64,
-    /// Runs per point of the FF and FF-IW families with implosion (the expensive ones).
-    pub(super) ff_seeds: u64,
-    pub(super) lan: Vec<f64>,
-    pub(super) lan_ff: Vec<f64>,
-    pub(super) hybrid: Vec<f64>,
-    pub(super) hybrid_ff: Vec<f64>,
-    pub(super) rr: Vec<f64>,
-    pub(super) scale: Vec<f64>,
-    pub(super) scale_seeds: u64,
-    pub(super) tree: Vec<f64>,
-    pub(super) tree_seeds: u64,
+/// Receiver counts of the LAN figures in full mode (FF and FF-IW included).
+const LAN: [f64; 12] = [
+    2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+];
+/// Receiver counts of the hybrid figures in full mode (FF and FF-IW included).
+const HYBRID: [f64; 10] = [3.0, 6.0, 9.0, 12.0, 15.0, 21.0, 30.0, 39.0, 48.0, 60.0];
+
+crate::plan! {
+    pub(super) struct Plan {
+        pub(super) quick: bool = quick true, full false;
+        pub(super) seeds: u64 = quick 3, full 10;
+        /// Runs per point of the FF and FF-IW families with implosion (the expensive ones).
+        pub(super) ff_seeds: u64 = quick 2, full 10;
+        pub(super) lan: Vec<f64> = quick vec![2.0, 8.0, 15.0, 20.0, 40.0, 60.0], full LAN.to_vec();
+        pub(super) lan_ff: Vec<f64> = quick vec![2.0, 8.0, 20.0, 40.0], full LAN.to_vec();
+        pub(super) hybrid: Vec<f64> = quick vec![3.0, 9.0, 21.0, 39.0, 60.0], full HYBRID.to_vec();
+        pub(super) hybrid_ff: Vec<f64> = quick vec![3.0, 9.0, 21.0], full HYBRID.to_vec();
+        pub(super) rr: Vec<f64> =
+            quick vec![600.0, 1000.0, 1500.0, 2500.0],
+            full vec![300.0, 600.0, 1000.0, 1200.0, 1500.0, 2000.0, 2500.0, 3000.0];
+        pub(super) scale: Vec<f64> = quick vec![100.0], full vec![100.0, 1000.0, 10000.0];
+        pub(super) scale_seeds: u64 = quick 2, full 3;
+        pub(super) tree: Vec<f64> = quick vec![100.0, 300.0], full vec![50.0, 100.0, 300.0, 1000.0];
+        pub(super) tree_seeds: u64 = quick 2, full 5;
+    }
 }
 
 impl Plan {
-    pub(super) fn new(quick: bool) -> Self {
-        if quick {
-            Plan {
-                quick,
-                seeds: 3,
-                ff_seeds: 2,
-                lan: vec![2.0, 8.0, 15.0, 20.0, 40.0, 60.0],
-                lan_ff: vec![2.0, 8.0, 20.0, 40.0],
-                hybrid: vec![3.0, 9.0, 21.0, 39.0, 60.0],
-                hybrid_ff: vec![3.0, 9.0, 21.0],
-                rr: vec![600.0, 1000.0, 1500.0, 2500.0],
-                scale: vec![100.0],
-                scale_seeds: 2,
-                tree: vec![100.0, 300.0],
-                tree_seeds: 2,
-            }
-        } else {
-            let lan = vec![
-                2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
-            ];
-            let hybrid = vec![3.0, 6.0, 9.0, 12.0, 15.0, 21.0, 30.0, 39.0, 48.0, 60.0];
-            Plan {
-                quick,
-                seeds: 10,
-                ff_seeds: 10,
-                lan_ff: lan.clone(),
-                lan,
-                hybrid_ff: hybrid.clone(),
-                hybrid,
-                rr: vec![300.0, 600.0, 1000.0, 1200.0, 1500.0, 2000.0, 2500.0, 3000.0],
-                scale: vec![100.0, 1000.0, 10000.0],
-                scale_seeds: 3,
-                tree: vec![50.0, 100.0, 300.0, 1000.0],
-                tree_seeds: 5,
-            }
-        }
-    }
-
     pub(super) fn families(&self) -> Vec<Family> {
         let mut f = Vec::new();
         for p in Proto::ALL {

@@ -108,41 +108,25 @@ pub(super) fn by_failure(c: &FamilyCfg, x: f64, seed: u64) -> RunSpec {
     s
 }
 
-pub(super) struct Plan {
-    pub(super) seeds: u64,
-    pub(super) messages: u64,
-    pub(super) rs: Vec<f64>,
-    pub(super) err_rs: Vec<usize>,
-    pub(super) err_fails: Vec<f64>,
-    pub(super) err_windows: Vec<u16>,
-    pub(super) sens_rs: Vec<f64>,
+crate::plan! {
+    pub(super) struct Plan {
+        pub(super) seeds: u64 = quick 3, full 10;
+        pub(super) messages: u64 = quick 200, full 500;
+        pub(super) rs: Vec<f64> =
+            quick vec![5.0, 10.0, 20.0, 30.0, 60.0],
+            full (1..=12).map(|k| 5.0 * k as f64).collect();
+        pub(super) err_rs: Vec<usize> = quick vec![20], full vec![20, 40, 60];
+        pub(super) err_fails: Vec<f64> =
+            quick vec![0.0, 1.0],
+            full vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+        pub(super) err_windows: Vec<u16> = quick vec![10], full vec![5, 10, 15];
+        pub(super) sens_rs: Vec<f64> =
+            quick vec![5.0, 20.0, 60.0],
+            full vec![5.0, 10.0, 20.0, 30.0, 40.0, 60.0];
+    }
 }
 
 impl Plan {
-    pub(super) fn new(quick: bool) -> Self {
-        if quick {
-            Plan {
-                seeds: 3,
-                messages: 200,
-                rs: vec![5.0, 10.0, 20.0, 30.0, 60.0],
-                err_rs: vec![20],
-                err_fails: vec![0.0, 1.0],
-                err_windows: vec![10],
-                sens_rs: vec![5.0, 20.0, 60.0],
-            }
-        } else {
-            Plan {
-                seeds: 10,
-                messages: 500,
-                rs: (1..=12).map(|k| 5.0 * k as f64).collect(),
-                err_rs: vec![20, 40, 60],
-                err_fails: vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
-                err_windows: vec![5, 10, 15],
-                sens_rs: vec![5.0, 10.0, 20.0, 30.0, 40.0, 60.0],
-            }
-        }
-    }
-
     pub(super) fn families(&self) -> Vec<Family> {
         let mut f = Vec::new();
         let m = self.messages;

@@ -6,32 +6,16 @@ use rmcast_proto::rng::mix64;
 
 // ------------------------------------------------------------------------------ the plan
 
-pub(super) struct Plan {
-    pub(super) writes: Vec<usize>,
-    pub(super) reps: u64,
-    pub(super) scale_ns: Vec<usize>,
-    pub(super) scale_writes: Vec<usize>,
+crate::plan! {
+    pub(super) struct Plan {
+        pub(super) writes: Vec<usize> = quick vec![64, 256, 1024, 2048, 8192], full WRITES.to_vec();
+        pub(super) reps: u64 = quick 1, full 3;
+        pub(super) scale_ns: Vec<usize> = quick vec![1, 10], full vec![1, 2, 3, 10, 100, 1000];
+        pub(super) scale_writes: Vec<usize> = quick vec![8192], full vec![1024, 8192];
+    }
 }
 
 impl Plan {
-    pub(super) fn new(quick: bool) -> Self {
-        if quick {
-            Plan {
-                writes: vec![64, 256, 1024, 2048, 8192],
-                reps: 1,
-                scale_ns: vec![1, 10],
-                scale_writes: vec![8192],
-            }
-        } else {
-            Plan {
-                writes: WRITES.to_vec(),
-                reps: 3,
-                scale_ns: vec![1, 2, 3, 10, 100, 1000],
-                scale_writes: vec![1024, 8192],
-            }
-        }
-    }
-
     pub(super) fn cells(&self) -> Vec<Cell> {
         let mut v = Vec::new();
         for setting in [Setting::Thesis, Setting::Improved] {
