@@ -1556,26 +1556,28 @@ fn capture_loopback(pcap: &Path) -> Option<Capture> {
     let stderr = child.stderr.take()?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        // Read to the end (a closed pipe would stop tshark), passing on what is wanted.
         for line in std::io::BufReader::new(stderr)
             .lines()
             .map_while(Result::ok)
         {
-            if tx.send(line).is_err() {
-                break;
-            }
+            let _ = tx.send(line);
         }
     });
-    let cap = Capture(child);
+    let mut cap = Capture(child);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let mut said = Vec::new();
     while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
         match rx.recv_timeout(left) {
             Ok(line) if line.contains("Capturing on") => {
-                // The rest of its standard error is drained by the thread. tshark says so a
-                // moment before the first packets reach the file.
-                std::thread::spawn(move || while rx.recv().is_ok() {});
+                // tshark says so a moment before the first packets reach the file.
                 std::thread::sleep(std::time::Duration::from_secs(1));
-                return Some(cap);
+                // It may say so and then fail (no permission to capture).
+                if matches!(cap.0.try_wait(), Ok(None)) && pcap.exists() {
+                    return Some(cap);
+                }
+                said.push(line);
+                break;
             }
             Ok(line) => said.push(line),
             Err(_) => break,
