@@ -1,0 +1,1678 @@
+//! The Wireshark dissector (`tools/wireshark/rmcast.lua`) against the wire crate: tshark
+//! with the dissector reads captures, and every field it shows must be the one
+//! `rmcast_wire::Packet::decode` reads from the same bytes.
+//!
+//! * one datagram of every kind of every family (built with the wire crate, written to a
+//!   pcap here, on the simulator's port 7001 and on other ports, so the heuristic is
+//!   exercised), plain, sealed (authenticated) and sealed and encrypted
+//!   (`crates/net/src/secure.rs`);
+//! * datagrams the wire crate refuses (mutations of the above): the dissector flags each
+//!   one it shows as rmcast as malformed, and none that the wire crate accepts;
+//! * `rmcast sim --pcap` captures of every protocol the simulator runs (saw, dsp, csp, cp,
+//!   prmp, srm, pgm, lms, ff, xtp).
+//!
+//! Skipped (with a note) when tshark is not installed.
+
+mod common;
+
+use rmcast_wire::{
+    bap, ff, lms, pgm, prmp, rra, saw, session, srm, tree, xtp, Envelope, Family, Message, Packet,
+    FLAG_RETRANSMISSION, HEADER_LEN,
+};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tshark_available() -> bool {
+    let ok = Command::new("tshark")
+        .arg("-v")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
+    }
+    ok
+}
+
+fn dissector() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/wireshark/rmcast.lua");
+    assert!(p.exists(), "{}", p.display());
+    p
+}
+
+// ---------------------------------------------------------------------------------- pcap
+
+/// One captured UDP datagram: its destination port and payload.
+struct Captured {
+    port: u16,
+    payload: Vec<u8>,
+}
+
+/// Write `datagrams` as a pcap (microsecond timestamps, Ethernet, IPv4, UDP).
+fn write_pcap(path: &Path, datagrams: &[Captured]) {
+    let mut v = Vec::new();
+    v.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    v.extend_from_slice(&2u16.to_le_bytes());
+    v.extend_from_slice(&4u16.to_le_bytes());
+    v.extend_from_slice(&[0; 8]);
+    v.extend_from_slice(&262_144u32.to_le_bytes());
+    v.extend_from_slice(&1u32.to_le_bytes());
+    for (i, d) in datagrams.iter().enumerate() {
+        let mut f = vec![
+            0x01, 0x00, 0x5e, 0x01, 0x00, 0x01, 0x02, 0, 10, 0, 0, 1, 0x08, 0x00,
+        ];
+        let ip_len = (20 + 8 + d.payload.len()) as u16;
+        f.extend_from_slice(&[0x45, 0]);
+        f.extend_from_slice(&ip_len.to_be_bytes());
+        f.extend_from_slice(&(i as u16).to_be_bytes());
+        f.extend_from_slice(&[0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 239, 1, 0, 1]);
+        f.extend_from_slice(&40_000u16.to_be_bytes());
+        f.extend_from_slice(&d.port.to_be_bytes());
+        f.extend_from_slice(&(ip_len - 20).to_be_bytes());
+        f.extend_from_slice(&[0, 0]);
+        f.extend_from_slice(&d.payload);
+        v.extend_from_slice(&(i as u32).to_le_bytes());
+        v.extend_from_slice(&0u32.to_le_bytes());
+        v.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        v.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        v.extend_from_slice(&f);
+    }
+    std::fs::write(path, v).unwrap();
+}
+
+/// The UDP payloads of a pcap with Ethernet framing and IPv4 (what `rmcast sim --pcap`
+/// writes), in order.
+fn read_pcap(path: &Path) -> Vec<Captured> {
+    let b = std::fs::read(path).unwrap();
+    let magic = u32::from_le_bytes(b[0..4].try_into().unwrap());
+    assert!(magic == 0xa1b2_c3d4 || magic == 0xa1b2_3c4d, "not a pcap");
+    assert_eq!(
+        u32::from_le_bytes(b[20..24].try_into().unwrap()),
+        1,
+        "not Ethernet"
+    );
+    let mut at = 24;
+    let mut out = Vec::new();
+    while at < b.len() {
+        let incl = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+        let f = &b[at + 16..at + 16 + incl];
+        at += 16 + incl;
+        assert_eq!(&f[12..14], &[0x08, 0x00], "not IPv4");
+        let ihl = usize::from(f[14] & 0x0f) * 4;
+        assert_eq!(f[14 + 9], 17, "not UDP");
+        let udp = &f[14 + ihl..];
+        let len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
+        out.push(Captured {
+            port: u16::from_be_bytes([udp[2], udp[3]]),
+            payload: udp[8..len].to_vec(),
+        });
+    }
+    out
+}
+
+// ------------------------------------------------------------------- expected fields
+
+/// The fields the dissector must show for one datagram, as tshark prints them
+/// (`-T fields -E occurrence=a`): field name → values in order.
+#[derive(Default)]
+struct Expect(BTreeMap<String, Vec<String>>);
+
+impl Expect {
+    fn f(&mut self, name: &str, v: impl ToString) {
+        self.0
+            .entry(format!("rmcast.{name}"))
+            .or_default()
+            .push(v.to_string());
+    }
+    /// A bytes field: absent when empty, lower-case hex otherwise.
+    fn bytes(&mut self, name: &str, b: &[u8]) {
+        if !b.is_empty() {
+            self.f(name, hex(b));
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().fold(String::new(), |mut s, x| {
+        let _ = write!(s, "{x:02x}");
+        s
+    })
+}
+
+/// What the dissector must show for `datagram` (a plain datagram the wire crate accepts)
+/// followed by `trailer` (the 24 bytes of a sealed datagram, if sealed); `opaque`: its body
+/// is ciphertext, shown as such.
+fn expect(datagram: &[u8], trailer: Option<&[u8]>, opaque: bool) -> Expect {
+    let p = Packet::decode(datagram).unwrap();
+    let h = p.header;
+    let mut e = Expect::default();
+    e.f("magic", "0x524d");
+    e.f("version", 1);
+    e.f("family", h.family as u8);
+    e.f("family_name", h.family.name());
+    e.f("kind", h.kind);
+    e.f("flags", format!("0x{:02x}", h.flags));
+    e.f("flags.retx", u8::from(h.flags & FLAG_RETRANSMISSION != 0));
+    e.f("session", format!("0x{:08x}", h.session));
+    e.f("source", h.source);
+    e.f("length", h.payload_len);
+    e.f("sealed", u8::from(trailer.is_some()));
+    if let Some(t) = trailer {
+        e.f(
+            "trailer.counter",
+            u64::from_be_bytes(t[..8].try_into().unwrap()),
+        );
+        e.bytes("trailer.tag", &t[8..]);
+    }
+    let body = &datagram[HEADER_LEN..];
+    if opaque {
+        e.bytes("ciphertext", body);
+        e.f("kind_name", kind_name(&p.message));
+        return e;
+    }
+    e.f("kind_name", kind_name(&p.message));
+    body_fields(&mut e, &p.message);
+    e
+}
+
+fn kind_name(m: &Message<'_>) -> &'static str {
+    match m {
+        Message::Saw(m) => ["DATA", "ACK"][m.kind() as usize - 1],
+        Message::Bap(m) => ["DATA", "ACK"][m.kind() as usize - 1],
+        Message::Rra(m) => ["DATA", "ACK", "POLL"][m.kind() as usize - 1],
+        Message::Tree(m) => {
+            ["STATUS", "LOCAL STATUS", "LOCAL DATA", "DATA", "ASSIGN"][m.kind() as usize]
+        }
+        Message::Prmp(m) => ["DATA", "POLL", "DATAPOLL", "RESP"][m.kind() as usize - 1],
+        Message::Xtp(m) => ["FIRST", "DATA", "CNTL", "FASTNAK"][m.kind() as usize - 1],
+        Message::Srm(m) => ["DATA", "REQUEST", "REPAIR", "SESSION"][m.kind() as usize - 1],
+        Message::Pgm(m) => ["ODATA", "RDATA", "NAK", "NCF", "SPM"][m.kind() as usize - 1],
+        Message::Lms(m) => {
+            ["DATA", "REQUEST", "DREQ", "REPAIR", "HEARTBEAT", "REFRESH"][m.kind() as usize - 1]
+        }
+        Message::Ff(m) => ["DATA", "ACK"][m.kind() as usize - 1],
+        Message::Session(m) => ["ANNOUNCE", "JOIN", "REPORT", "END"][m.kind() as usize - 1],
+    }
+}
+
+/// Every body field of `m`, in the dissector's names.
+fn body_fields(e: &mut Expect, m: &Message<'_>) {
+    match m {
+        Message::Saw(m) => match m {
+            saw::Message::Data { seq, payload } => {
+                e.f("saw.seq", seq);
+                e.bytes("saw.payload", payload);
+            }
+            saw::Message::Ack { seq } => e.f("saw.seq", seq),
+        },
+        Message::Bap(m) => match m {
+            bap::Message::Data {
+                seq,
+                first,
+                payload,
+            } => {
+                e.f("bap.seq", seq);
+                e.f("bap.first", first);
+                e.bytes("bap.payload", payload);
+            }
+            bap::Message::Ack { seq } => e.f("bap.seq", seq),
+        },
+        Message::Rra(m) => match m {
+            rra::Message::Data {
+                seq,
+                low,
+                acker,
+                payload,
+            } => {
+                e.f("rra.seq", seq);
+                e.f("rra.low", low);
+                e.f("rra.acker", acker);
+                e.bytes("rra.payload", payload);
+            }
+            rra::Message::Ack { cum, upto, bitmap } => {
+                e.f("rra.cum", cum);
+                e.f("rra.upto", upto);
+                e.f("rra.bitmap_len", bitmap.len());
+                e.bytes("rra.bitmap", bitmap);
+            }
+            rra::Message::Poll { upto, low } => {
+                e.f("rra.upto", upto);
+                e.f("rra.low", low);
+            }
+        },
+        Message::Tree(m) => match m {
+            tree::Message::Status(s) | tree::Message::LocalStatus(s) => {
+                let local = matches!(m, tree::Message::LocalStatus(_));
+                e.f(if local { "tree.lmvci" } else { "tree.mvci" }, s.vc);
+                e.f(if local { "tree.lepi" } else { "tree.epi" }, s.id);
+                e.f("tree.k", s.k);
+                e.f("tree.l", s.l);
+                e.f("tree.lw_r", s.lw_r);
+                e.f("tree.buffer_available", s.buffer_available);
+                e.bytes("tree.lob", s.lob);
+            }
+            tree::Message::LocalData {
+                lmvci,
+                seq,
+                payload,
+            } => {
+                e.f("tree.lmvci", lmvci);
+                e.f("tree.seq", seq);
+                e.bytes("tree.payload", payload);
+            }
+            tree::Message::Data { mvci, seq, payload } => {
+                e.f("tree.mvci", mvci);
+                e.f("tree.seq", seq);
+                e.bytes("tree.payload", payload);
+            }
+            tree::Message::Assign {
+                lmvci,
+                lepi,
+                l,
+                base,
+                bits,
+            } => {
+                e.f("tree.lmvci", lmvci);
+                e.f("tree.lepi", lepi);
+                e.f("tree.l", l);
+                e.f("tree.base", base);
+                e.bytes("tree.bits", bits);
+            }
+        },
+        Message::Prmp(m) => match m {
+            prmp::Message::Data { seq, payload } => {
+                e.f("prmp.seq", seq);
+                e.bytes("prmp.payload", payload);
+            }
+            prmp::Message::Poll { ts, seq, cld } => {
+                e.f("prmp.ts", ts);
+                e.f("prmp.seq", seq);
+                e.f("prmp.count", cld.len());
+                cld.iter().for_each(|c| e.f("prmp.child", c));
+            }
+            prmp::Message::DataPoll {
+                seq,
+                ts,
+                poll_seq,
+                cld,
+                payload,
+            } => {
+                e.f("prmp.seq", seq);
+                e.f("prmp.ts", ts);
+                e.f("prmp.poll_seq", poll_seq);
+                e.f("prmp.count", cld.len());
+                cld.iter().for_each(|c| e.f("prmp.child", c));
+                e.bytes("prmp.payload", payload);
+            }
+            prmp::Message::Resp {
+                ts,
+                seq,
+                le,
+                hr,
+                bitmap,
+            } => {
+                e.f("prmp.ts", ts);
+                e.f("prmp.seq", seq);
+                e.f("prmp.le", le);
+                e.f("prmp.hr", hr);
+                e.f("prmp.bitmap_len", bitmap.len());
+                e.bytes("prmp.bitmap", bitmap);
+            }
+        },
+        Message::Xtp(m) => {
+            let opts = |e: &mut Expect, o: u16| e.f("xtp.options", format!("0x{o:04x}"));
+            match m {
+                xtp::Message::First {
+                    seq,
+                    sync,
+                    options,
+                    spec,
+                } => {
+                    e.f("xtp.seq", seq);
+                    e.f("xtp.sync", sync);
+                    opts(e, *options);
+                    e.f("xtp.service", spec.service as u8);
+                    e.f("xtp.retx", spec.retx as u8);
+                    e.f("xtp.maxdata", spec.maxdata);
+                    e.f("xtp.rate", spec.rate);
+                    e.f("xtp.window", spec.window);
+                }
+                xtp::Message::Data {
+                    seq,
+                    sync,
+                    options,
+                    payload,
+                } => {
+                    e.f("xtp.seq", seq);
+                    e.f("xtp.sync", sync);
+                    opts(e, *options);
+                    let recs: Option<Vec<&[u8]>> = xtp::records(payload).map(|r| r.ok()).collect();
+                    match recs {
+                        Some(recs) if options & xtp::opt::RECS != 0 && !payload.is_empty() => {
+                            for r in recs {
+                                e.f("xtp.record.len", r.len());
+                                e.bytes("xtp.record", r);
+                            }
+                        }
+                        _ => e.bytes("xtp.payload", payload),
+                    }
+                }
+                xtp::Message::Cntl(s) | xtp::Message::Fastnak(s) => {
+                    e.f("xtp.rseq", s.rseq);
+                    e.f("xtp.echo", s.echo);
+                    opts(e, s.options);
+                    e.f("xtp.alloc", s.alloc);
+                    e.f("xtp.nspans", s.spans.len());
+                    for sp in s.spans.iter() {
+                        e.f("xtp.span.left", sp.left);
+                        e.f("xtp.span.right", sp.right);
+                    }
+                }
+            }
+        }
+        Message::Srm(m) => match m {
+            srm::Message::Data { seq, payload } => {
+                e.f("srm.seq", seq);
+                e.bytes("srm.payload", payload);
+            }
+            srm::Message::Request {
+                sender,
+                round,
+                seq,
+                dist_ns,
+            } => {
+                e.f("srm.sender", sender);
+                e.f("srm.round", round);
+                e.f("srm.seq", seq);
+                e.f("srm.dist_ns", dist_ns);
+            }
+            srm::Message::Repair {
+                sender,
+                requester,
+                round,
+                seq,
+                dist_ns,
+                payload,
+            } => {
+                e.f("srm.sender", sender);
+                e.f("srm.requester", requester);
+                e.f("srm.round", round);
+                e.f("srm.seq", seq);
+                e.f("srm.dist_ns", dist_ns);
+                e.bytes("srm.payload", payload);
+            }
+            srm::Message::Session {
+                ts,
+                next_seq,
+                entries,
+            } => {
+                e.f("srm.ts", ts);
+                e.f("srm.next_seq", next_seq);
+                e.f("srm.entries", entries.len());
+                for x in entries.iter() {
+                    e.f("srm.entry.node", x.node);
+                    e.f("srm.entry.echo_ts", x.echo_ts);
+                    e.f("srm.entry.delay_ns", x.delay_ns);
+                }
+            }
+        },
+        Message::Pgm(m) => match m {
+            pgm::Message::Odata { seq, payload } | pgm::Message::Rdata { seq, payload } => {
+                e.f("pgm.seq", seq);
+                e.bytes("pgm.payload", payload);
+            }
+            pgm::Message::Nak { seq } | pgm::Message::Ncf { seq } => e.f("pgm.seq", seq),
+            pgm::Message::Spm {
+                spm_seq,
+                trail,
+                lead,
+            } => {
+                e.f("pgm.spm_seq", spm_seq);
+                e.f("pgm.trail", trail);
+                e.f("pgm.lead", lead);
+            }
+        },
+        Message::Lms(m) => match m {
+            lms::Message::Data { seq, payload } => {
+                e.f("lms.seq", seq);
+                e.bytes("lms.payload", payload);
+            }
+            lms::Message::Request { seq, attempt } => {
+                e.f("lms.seq", seq);
+                e.f("lms.attempt", attempt);
+            }
+            lms::Message::Dreq {
+                seq,
+                requester,
+                tp,
+                tp_iface,
+                attempt,
+            } => {
+                e.f("lms.seq", seq);
+                e.f("lms.requester", requester);
+                e.f("lms.tp", tp);
+                e.f("lms.tp_iface", tp_iface);
+                e.f("lms.attempt", attempt);
+            }
+            lms::Message::Repair {
+                seq,
+                tp,
+                tp_iface,
+                payload,
+            } => {
+                e.f("lms.seq", seq);
+                e.f("lms.tp", tp);
+                e.f("lms.tp_iface", tp_iface);
+                e.bytes("lms.payload", payload);
+            }
+            lms::Message::Heartbeat { lead } => e.f("lms.lead", lead),
+            lms::Message::Refresh { cost } => e.f("lms.cost", cost),
+        },
+        Message::Ff(m) => match m {
+            ff::Message::Data { seq, ts, payload } => {
+                e.f("ff.seq", seq);
+                e.f("ff.ts", ts);
+                e.bytes("ff.payload", payload);
+            }
+            ff::Message::Ack { seq, ts } => {
+                e.f("ff.seq", seq);
+                e.f("ff.ts", ts);
+            }
+        },
+        Message::Session(m) => session_fields(e, m),
+    }
+}
+
+fn address(e: &mut Expect, a: std::net::SocketAddr) {
+    match a.ip() {
+        std::net::IpAddr::V4(ip) => {
+            e.f("session.addr.family", 4);
+            e.f("session.addr.ipv4", ip);
+        }
+        std::net::IpAddr::V6(ip) => {
+            e.f("session.addr.family", 6);
+            e.f("session.addr.ipv6", ip);
+        }
+    }
+    e.f("session.addr.port", a.port());
+}
+
+fn session_fields(e: &mut Expect, m: &session::Message<'_>) {
+    match m {
+        session::Message::Announce {
+            protocol,
+            phase,
+            security,
+            ack_delay_us,
+            window,
+            ack_timeout_us,
+            members,
+            params,
+        } => {
+            e.f("session.protocol", protocol);
+            e.f("session.phase", *phase as u8);
+            e.f("session.security", format!("0x{security:02x}"));
+            e.f("session.reserved", 0);
+            e.f("session.ack_delay_us", ack_delay_us);
+            e.f("session.window", window);
+            e.f("session.ack_timeout_us", ack_timeout_us);
+            e.f("session.count", members.len() / 4);
+            session::members(members).for_each(|n| e.f("session.member", n));
+            let dsp = (*protocol == Family::Tree as u8)
+                .then(|| session::DspParams::decode(params).ok())
+                .flatten();
+            let peers = (*protocol == Family::Srm as u8)
+                .then(|| session::decode_peers(params).ok())
+                .flatten();
+            if let Some(d) = dsp.filter(|_| !params.is_empty()) {
+                e.f("session.dsp.status_min_us", d.status_min_us);
+                e.f("session.dsp.status_max_us", d.status_max_us);
+                e.f("session.dsp.local_rtd_us", d.local_rtd_us);
+                e.f("session.dsp.r_f_milli", d.r_f_milli);
+                e.f("session.count", d.entries.len());
+                for x in &d.entries {
+                    e.f("session.node", x.node);
+                    e.f("session.region", x.region);
+                    e.f("session.role", x.role as u8);
+                    address(e, x.addr);
+                }
+            } else if let Some(p) = peers.filter(|_| !params.is_empty()) {
+                e.f("session.count", p.len());
+                for (node, a) in p {
+                    e.f("session.node", node);
+                    address(e, a);
+                }
+            } else {
+                e.bytes("session.params", params);
+            }
+        }
+        session::Message::Join { region } => {
+            if let Some(r) = region {
+                e.f("session.region", r);
+            }
+        }
+        session::Message::Report {
+            state,
+            reason,
+            bytes,
+            messages,
+            repairs,
+            duplicates,
+            rejected,
+        } => {
+            e.f("session.state", *state as u8);
+            e.f("session.reason", reason);
+            e.f("session.bytes", bytes);
+            e.f("session.messages", messages);
+            e.f("session.repairs", repairs);
+            e.f("session.duplicates", duplicates);
+            e.f("session.rejected", rejected);
+        }
+        session::Message::End { outcomes } => {
+            e.f("session.count", outcomes.len() / 5);
+            for (n, o) in session::outcomes(outcomes) {
+                e.f("session.node", n);
+                e.f("session.outcome", o as u8);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------- tshark
+
+/// What tshark showed for one frame.
+#[derive(Clone)]
+struct Shown {
+    /// Field name → the values (`;`-joined as tshark aggregates them).
+    fields: BTreeMap<String, String>,
+    /// Expert infos of severity error, malformed-packet marks and Lua errors.
+    problems: Vec<String>,
+}
+
+/// Expert infos from this severity up are problems (PI_ERROR).
+const PI_ERROR: u64 = 0x0080_0000;
+
+/// Run tshark with the dissector over `pcap`, reading `columns` (and the expert infos);
+/// `prefs` are `-o` settings. Also runs `-V` once and checks it for Lua errors and
+/// malformed-packet marks.
+fn tshark(pcap: &Path, columns: &[String], prefs: &[&str]) -> Vec<Shown> {
+    tshark_filtered(pcap, columns, prefs, None)
+}
+
+/// [`tshark`], the `-V` check only over the frames `filter` shows.
+fn tshark_filtered(
+    pcap: &Path,
+    columns: &[String],
+    prefs: &[&str],
+    filter: Option<&str>,
+) -> Vec<Shown> {
+    let lua = format!("lua_script:{}", dissector().display());
+    let mut verbose = Command::new("tshark");
+    verbose.args(["-n", "-X", &lua, "-V", "-r"]).arg(pcap);
+    if let Some(f) = filter {
+        verbose.args(["-Y", f]);
+    }
+    for p in prefs {
+        verbose.args(["-o", p]);
+    }
+    let v = verbose.output().unwrap();
+    assert!(
+        v.status.success(),
+        "tshark -V: {}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+    let text = String::from_utf8_lossy(&v.stdout);
+    let stderr = String::from_utf8_lossy(&v.stderr);
+    for bad in ["Lua Error", "Malformed Packet", "Dissector bug"] {
+        assert!(
+            !text.contains(bad) && !stderr.contains(bad),
+            "tshark -V of {} says {bad:?}:\n{}",
+            pcap.display(),
+            text.lines()
+                .filter(|l| l.contains(bad))
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+    assert!(
+        text.contains("rmcast reliable multicast"),
+        "the dissector decoded nothing in {}: {stderr}",
+        pcap.display()
+    );
+
+    let fixed = [
+        "frame.number",
+        "udp.length",
+        "_ws.expert.severity",
+        "_ws.expert.message",
+        "_ws.malformed",
+    ];
+    let mut cmd = Command::new("tshark");
+    cmd.args(["-n", "-X", &lua, "-r"]).arg(pcap).args([
+        "-T",
+        "fields",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=;",
+        "-E",
+        "separator=/t",
+    ]);
+    for p in prefs {
+        cmd.args(["-o", p]);
+    }
+    for c in fixed
+        .iter()
+        .copied()
+        .chain(columns.iter().map(String::as_str))
+    {
+        cmd.args(["-e", c]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "tshark -T fields: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let cells: Vec<&str> = line.split('\t').collect();
+            assert_eq!(cells.len(), fixed.len() + columns.len(), "{line}");
+            let mut problems = Vec::new();
+            let sev: Vec<&str> = cells[2].split(';').collect();
+            let msg: Vec<&str> = cells[3].split(';').collect();
+            for (i, s) in sev.iter().enumerate() {
+                if s.parse::<u64>().is_ok_and(|s| s >= PI_ERROR) {
+                    problems.push(format!("expert {s}: {}", msg.get(i).unwrap_or(&"")));
+                }
+            }
+            if !cells[4].is_empty() {
+                problems.push(format!("malformed: {}", cells[3]));
+            }
+            let fields = columns
+                .iter()
+                .zip(&cells[fixed.len()..])
+                .map(|(c, v)| (c.clone(), v.to_string()))
+                .collect();
+            Shown { fields, problems }
+        })
+        .collect()
+}
+
+/// The fields of `expected` against what tshark showed, frame by frame; every column not
+/// expected for a frame must be empty. Returns the number of frames compared.
+fn compare(what: &str, expected: &[Expect], shown: &[Shown]) -> usize {
+    assert_eq!(
+        expected.len(),
+        shown.len(),
+        "{what}: tshark shows {} frames, the capture has {}",
+        shown.len(),
+        expected.len()
+    );
+    let mut mismatches = Vec::new();
+    for (i, (e, s)) in expected.iter().zip(shown).enumerate() {
+        if !s.problems.is_empty() {
+            mismatches.push(format!("frame {}: {}", i + 1, s.problems.join("; ")));
+        }
+        for (col, got) in &s.fields {
+            let want = e.0.get(col).map(|v| v.join(";")).unwrap_or_default();
+            if &want != got {
+                mismatches.push(format!(
+                    "frame {}: {col}: wire crate {want:?}, dissector {got:?}",
+                    i + 1
+                ));
+            }
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{what}: {} mismatches, first ones:\n{}",
+        mismatches.len(),
+        mismatches
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    expected.len()
+}
+
+fn columns_of(expected: &[Expect]) -> Vec<String> {
+    let mut c: Vec<String> = expected.iter().flat_map(|e| e.0.keys().cloned()).collect();
+    c.sort();
+    c.dedup();
+    c
+}
+
+// ------------------------------------------------------------------------------ samples
+
+/// One datagram of every kind of every family (several for the kinds whose layout varies).
+fn samples() -> Vec<Vec<u8>> {
+    let env = Envelope {
+        session: 0x0102_0304,
+        source: 0x0a0b_0c0d,
+        flags: 0,
+    };
+    let rx = Envelope {
+        flags: FLAG_RETRANSMISSION,
+        ..env
+    };
+    let p: &[u8] = &[0xaa, 0xbb, 0xcc];
+    let mut raw = Vec::new();
+    prmp::ChildList::encode_ids([1u32, 0xdead_beef, 7], &mut raw);
+    let cld = prmp::ChildList::from_raw(&raw).unwrap();
+    let mut raw_e = Vec::new();
+    srm::SessionEntries::encode(
+        [
+            srm::SessionEntry {
+                node: 3,
+                echo_ts: 0x1122_3344_5566_7788,
+                delay_ns: 9,
+            },
+            srm::SessionEntry {
+                node: 4,
+                echo_ts: 5,
+                delay_ns: 6,
+            },
+        ],
+        &mut raw_e,
+    );
+    let entries = srm::SessionEntries::from_raw(&raw_e).unwrap();
+    let mut raw_s = Vec::new();
+    xtp::Spans::encode(
+        [
+            xtp::Span { left: 5, right: 9 },
+            xtp::Span {
+                left: 11,
+                right: 300,
+            },
+        ],
+        &mut raw_s,
+    );
+    let spans = xtp::Spans::from_raw(&raw_s).unwrap();
+    let mut recs = Vec::new();
+    xtp::push_record(&mut recs, b"abc").unwrap();
+    xtp::push_record(&mut recs, b"").unwrap();
+    xtp::push_record(&mut recs, b"xy").unwrap();
+    let members = session::encode_members(&[1, 2, 0xffff_ffff]);
+    let outcomes = session::encode_outcomes(&[
+        (1, session::Outcome::Completed),
+        (9, session::Outcome::Failed),
+        (12, session::Outcome::Evicted),
+    ]);
+    let v4: std::net::SocketAddr = "192.0.2.7:5001".parse().unwrap();
+    let v6: std::net::SocketAddr = "[2001:db8::1]:6000".parse().unwrap();
+    let dsp = session::DspParams {
+        status_min_us: 1000,
+        status_max_us: 2000,
+        local_rtd_us: 300,
+        r_f_milli: 1500,
+        entries: vec![
+            session::DspEntry {
+                node: 1,
+                region: 0,
+                role: session::DspRole::Designated,
+                addr: v4,
+            },
+            session::DspEntry {
+                node: 2,
+                region: 3,
+                role: session::DspRole::Evicted,
+                addr: v6,
+            },
+        ],
+    }
+    .encode()
+    .unwrap();
+    let peers = session::encode_peers(&[(5, v4), (6, v6)]).unwrap();
+    let lob: &[u8] = &[0xff, 0x01];
+    let status = tree::Status {
+        vc: 1,
+        id: 2,
+        k: 3,
+        l: 9,
+        lw_r: 10,
+        buffer_available: 4,
+        lob,
+    };
+    let st = |k: u16| xtp::Status {
+        rseq: 7,
+        echo: k,
+        options: xtp::opt::MULTI,
+        alloc: 70,
+        spans,
+    };
+    let announce = |protocol: u8, params: &'static [u8]| session::Message::Announce {
+        protocol,
+        phase: session::Phase::Running,
+        security: session::SECURITY_AUTH,
+        ack_delay_us: 100,
+        window: 16,
+        ack_timeout_us: 5000,
+        members: Box::leak(members.clone().into_boxed_slice()),
+        params,
+    };
+    let leak = |v: &Vec<u8>| -> &'static [u8] { Box::leak(v.clone().into_boxed_slice()) };
+    let list: Vec<(Envelope, Message<'_>)> = vec![
+        (env, saw::Message::Data { seq: 1, payload: p }.into()),
+        (
+            rx,
+            saw::Message::Data {
+                seq: 0,
+                payload: &[],
+            }
+            .into(),
+        ),
+        (env, saw::Message::Ack { seq: 1 }.into()),
+        (
+            env,
+            bap::Message::Data {
+                seq: 0x1234,
+                first: 0xfedc,
+                payload: p,
+            }
+            .into(),
+        ),
+        (env, bap::Message::Ack { seq: 0xabcd }.into()),
+        (
+            env,
+            rra::Message::Data {
+                seq: 9,
+                low: 2,
+                acker: rra::NO_ACKER,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            rx,
+            rra::Message::Data {
+                seq: 9,
+                low: 9,
+                acker: 4,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            env,
+            rra::Message::Ack {
+                cum: 5,
+                upto: 20,
+                bitmap: &[0x0f, 0x40],
+            }
+            .into(),
+        ),
+        (
+            env,
+            rra::Message::Ack {
+                cum: 5,
+                upto: 4,
+                bitmap: &[],
+            }
+            .into(),
+        ),
+        (env, rra::Message::Poll { upto: 20, low: 3 }.into()),
+        (env, tree::Message::Status(status).into()),
+        (
+            env,
+            tree::Message::LocalStatus(tree::Status {
+                l: 3,
+                lob: &[0x05],
+                ..status
+            })
+            .into(),
+        ),
+        (
+            rx,
+            tree::Message::LocalData {
+                lmvci: 7,
+                seq: 11,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            env,
+            tree::Message::Data {
+                mvci: 7,
+                seq: 12,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            env,
+            tree::Message::Assign {
+                lmvci: 7,
+                lepi: 8,
+                l: 10,
+                base: 100,
+                bits: &[0x01, 0x02],
+            }
+            .into(),
+        ),
+        (env, prmp::Message::Data { seq: 1, payload: p }.into()),
+        (
+            env,
+            prmp::Message::Poll {
+                ts: 99,
+                seq: 5,
+                cld,
+            }
+            .into(),
+        ),
+        (
+            rx,
+            prmp::Message::DataPoll {
+                seq: 5,
+                ts: 99,
+                poll_seq: 6,
+                cld,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            env,
+            prmp::Message::Resp {
+                ts: 99,
+                seq: 5,
+                le: 2,
+                hr: 12,
+                bitmap: &[0xff, 0x07],
+            }
+            .into(),
+        ),
+        (
+            env,
+            prmp::Message::Resp {
+                ts: 99,
+                seq: 5,
+                le: 0,
+                hr: prmp::NO_HR,
+                bitmap: &[],
+            }
+            .into(),
+        ),
+        (
+            env,
+            xtp::Message::First {
+                seq: 0,
+                sync: 1,
+                options: xtp::opt::SREQ | xtp::opt::MULTI,
+                spec: xtp::TrafficSpec {
+                    service: xtp::Service::ReliableMulticast,
+                    retx: xtp::Retx::Selective,
+                    maxdata: 1448,
+                    rate: 125_000,
+                    window: 64,
+                },
+            }
+            .into(),
+        ),
+        (
+            env,
+            xtp::Message::Data {
+                seq: 1,
+                sync: 0,
+                options: xtp::opt::EOM,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            rx,
+            xtp::Message::Data {
+                seq: 2,
+                sync: 3,
+                options: xtp::opt::RECS | xtp::opt::EOM | xtp::opt::SREQ,
+                payload: leak(&recs),
+            }
+            .into(),
+        ),
+        (
+            env,
+            xtp::Message::Data {
+                seq: 3,
+                sync: 0,
+                options: xtp::opt::RECS,
+                payload: &[0, 9, 1],
+            }
+            .into(),
+        ),
+        (env, xtp::Message::Cntl(st(3)).into()),
+        (
+            env,
+            xtp::Message::Fastnak(xtp::Status {
+                spans: xtp::Spans::EMPTY,
+                ..st(0)
+            })
+            .into(),
+        ),
+        (
+            env,
+            srm::Message::Data {
+                seq: 12,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            env,
+            srm::Message::Request {
+                sender: 0,
+                round: 1,
+                seq: 12,
+                dist_ns: 5000,
+            }
+            .into(),
+        ),
+        (
+            rx,
+            srm::Message::Repair {
+                sender: 0,
+                requester: 4,
+                round: 2,
+                seq: 12,
+                dist_ns: 77,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            env,
+            srm::Message::Session {
+                ts: 1,
+                next_seq: 13,
+                entries,
+            }
+            .into(),
+        ),
+        (env, pgm::Message::Odata { seq: 1, payload: p }.into()),
+        (rx, pgm::Message::Rdata { seq: 1, payload: p }.into()),
+        (env, pgm::Message::Nak { seq: 1 }.into()),
+        (env, pgm::Message::Ncf { seq: 1 }.into()),
+        (
+            env,
+            pgm::Message::Spm {
+                spm_seq: 3,
+                trail: 0,
+                lead: 10,
+            }
+            .into(),
+        ),
+        (env, lms::Message::Data { seq: 1, payload: p }.into()),
+        (env, lms::Message::Request { seq: 1, attempt: 2 }.into()),
+        (
+            env,
+            lms::Message::Dreq {
+                seq: 1,
+                requester: 5,
+                tp: 2,
+                tp_iface: 1,
+                attempt: 1,
+            }
+            .into(),
+        ),
+        (
+            rx,
+            lms::Message::Repair {
+                seq: 1,
+                tp: lms::NO_TP,
+                tp_iface: 0,
+                payload: p,
+            }
+            .into(),
+        ),
+        (
+            rx,
+            lms::Message::Repair {
+                seq: 1,
+                tp: 3,
+                tp_iface: 2,
+                payload: p,
+            }
+            .into(),
+        ),
+        (env, lms::Message::Heartbeat { lead: 10 }.into()),
+        (env, lms::Message::Refresh { cost: 3 }.into()),
+        (
+            env,
+            ff::Message::Data {
+                seq: 1,
+                ts: 55,
+                payload: p,
+            }
+            .into(),
+        ),
+        (env, ff::Message::Ack { seq: 1, ts: 55 }.into()),
+        (env, announce(Family::Tree as u8, leak(&dsp)).into()),
+        (env, announce(Family::Srm as u8, leak(&peers)).into()),
+        (env, announce(Family::Saw as u8, &[]).into()),
+        (env, announce(Family::Tree as u8, &[1, 2, 3]).into()),
+        (env, session::Message::Join { region: None }.into()),
+        (env, session::Message::Join { region: Some(3) }.into()),
+        (
+            env,
+            session::Message::Report {
+                state: session::ReportState::Failed,
+                reason: 1,
+                bytes: 100,
+                messages: 1,
+                repairs: 2,
+                duplicates: 3,
+                rejected: 4,
+            }
+            .into(),
+        ),
+        (
+            env,
+            session::Message::End {
+                outcomes: leak(&outcomes),
+            }
+            .into(),
+        ),
+    ];
+    list.iter()
+        .map(|(e, m)| Packet::to_vec(*e, m).unwrap())
+        .collect()
+}
+
+/// The ports the samples go to: the simulator's 7001 (registered), and others (heuristic).
+const PORTS: [u16; 3] = [7001, 5000, 47_123];
+
+#[test]
+fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
+    if !tshark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let samples = samples();
+    // Every kind each family declares is among the samples.
+    let mut kinds: Vec<(u8, u8)> = samples.iter().map(|d| (d[3], d[4])).collect();
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(
+        kinds.len(),
+        2 + 2 + 3 + 5 + 4 + 4 + 4 + 5 + 6 + 2 + 4,
+        "{kinds:?}"
+    );
+
+    let secret = [7u8; 32];
+    let keys = |encrypt| rmcast_net::secure::Keys::from_secret(&secret, encrypt).unwrap();
+    let mut auth = rmcast_net::secure::Sealer::new(keys(false), 1_700_000_000_000_000);
+    let mut enc = rmcast_net::secure::Sealer::new(keys(true), 1_700_000_000_000_000);
+    let seal = |s: &mut rmcast_net::secure::Sealer, d: &[u8]| {
+        let mut out = Vec::new();
+        s.seal(d, &mut out);
+        out
+    };
+
+    // Plain and authenticated: every field decoded.
+    let mut captured = Vec::new();
+    let mut expected = Vec::new();
+    for (i, d) in samples.iter().enumerate() {
+        let port = PORTS[i % PORTS.len()];
+        captured.push(Captured {
+            port,
+            payload: d.clone(),
+        });
+        expected.push(expect(d, None, false));
+        let sealed = seal(&mut auth, d);
+        expected.push(expect(d, Some(&sealed[d.len()..]), false));
+        captured.push(Captured {
+            port,
+            payload: sealed,
+        });
+    }
+    let pcap = dir.path().join("samples.pcap");
+    write_pcap(&pcap, &captured);
+    let n = compare(
+        "plain and authenticated samples",
+        &expected,
+        &tshark(&pcap, &columns_of(&expected), &[]),
+    );
+
+    // Encrypted: the header and trailer decoded, the body shown as ciphertext (with the
+    // preference saying sealed bodies are encrypted).
+    let mut captured = Vec::new();
+    let mut expected = Vec::new();
+    for (i, d) in samples.iter().enumerate() {
+        let sealed = seal(&mut enc, d);
+        let mut e = expect(d, Some(&sealed[d.len()..]), true);
+        e.0.insert(
+            "rmcast.ciphertext".into(),
+            vec![hex(&sealed[HEADER_LEN..d.len()])],
+        );
+        if d.len() == HEADER_LEN {
+            e.0.remove("rmcast.ciphertext");
+        }
+        expected.push(e);
+        captured.push(Captured {
+            port: PORTS[i % PORTS.len()],
+            payload: sealed,
+        });
+    }
+    let pcap = dir.path().join("encrypted.pcap");
+    write_pcap(&pcap, &captured);
+    let m = compare(
+        "encrypted samples",
+        &expected,
+        &tshark(&pcap, &columns_of(&expected), &["rmcast.encrypted:TRUE"]),
+    );
+    // Without the preference an encrypted body is decoded when it happens to parse and shown
+    // as ciphertext when it does not: never an error either way.
+    let shown = tshark(&pcap, &["rmcast.kind".to_string()], &[]);
+    let problems: Vec<&String> = shown.iter().flat_map(|s| &s.problems).collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    eprintln!(
+        "dissector: {} kinds of 11 families; {n} plain and authenticated datagrams and {m} \
+         encrypted ones match the wire crate",
+        kinds.len()
+    );
+}
+
+/// A small deterministic generator for the mutations.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn datagrams_the_wire_crate_refuses_are_flagged_and_only_those() {
+    if !tshark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let samples = samples();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut captured = Vec::new();
+    let mut accepted = Vec::new();
+    for _ in 0..40 {
+        for d in &samples {
+            let mut m = d.clone();
+            // Change one to three bytes of the body, or the header's length or kind.
+            match next(&mut state) % 8 {
+                0 => {
+                    let at = 16 + (next(&mut state) % 4) as usize;
+                    m[at] = m[at].wrapping_add(1 + (next(&mut state) % 3) as u8);
+                }
+                1 => m[4] = (next(&mut state) % 7) as u8,
+                2 => {
+                    m.truncate(
+                        HEADER_LEN + (next(&mut state) as usize % (m.len() - HEADER_LEN + 1)),
+                    );
+                    let len = (m.len() - HEADER_LEN) as u32;
+                    m[16..20].copy_from_slice(&len.to_be_bytes());
+                }
+                _ if m.len() > HEADER_LEN => {
+                    for _ in 0..1 + next(&mut state) % 3 {
+                        let at = HEADER_LEN + (next(&mut state) as usize % (m.len() - HEADER_LEN));
+                        m[at] = match next(&mut state) % 3 {
+                            0 => 0xff,
+                            1 => 0,
+                            _ => next(&mut state) as u8,
+                        };
+                    }
+                }
+                _ => m.push(1),
+            }
+            accepted.push(Packet::decode(&m).is_ok());
+            captured.push(Captured {
+                port: 5000,
+                payload: m,
+            });
+        }
+    }
+    let pcap = dir.path().join("mutated.pcap");
+    write_pcap(&pcap, &captured);
+    let shown = tshark(&pcap, &["rmcast.magic".to_string()], &[]);
+    assert_eq!(shown.len(), captured.len());
+    let mut disagree = Vec::new();
+    let (mut refused, mut flagged) = (0, 0);
+    for (i, (ok, s)) in accepted.iter().zip(&shown).enumerate() {
+        let as_rmcast = !s.fields["rmcast.magic"].is_empty();
+        let flags = !s.problems.is_empty();
+        refused += usize::from(!ok);
+        flagged += usize::from(flags);
+        // Accepted: shown as rmcast without a problem. Refused: flagged, or not taken for
+        // rmcast at all (the heuristic refuses a header the wire crate refuses).
+        if *ok != (as_rmcast && !flags) {
+            let p = &captured[i].payload;
+            disagree.push(format!(
+                "frame {}: wire crate {}, dissector {} {:?}: {}",
+                i + 1,
+                match Packet::decode(p) {
+                    Ok(_) => "accepts".to_string(),
+                    Err(e) => format!("refuses ({e})"),
+                },
+                if as_rmcast { "shows" } else { "does not take" },
+                s.problems,
+                hex(p)
+            ));
+        }
+    }
+    assert!(
+        disagree.is_empty(),
+        "{} of {} disagree:\n{}",
+        disagree.len(),
+        captured.len(),
+        disagree[..disagree.len().min(15)].join("\n")
+    );
+    assert!(refused > captured.len() / 4, "only {refused} refused");
+    eprintln!(
+        "dissector: {} mutated datagrams, {refused} refused by the wire crate, {flagged} flagged \
+         by the dissector, no disagreement",
+        captured.len()
+    );
+}
+
+// ---------------------------------------------------------------------------- simulator
+
+/// A small scenario of `protocol`: a binary tree of height 2 behind a source link, 5 % loss
+/// at every member's interface, 30 messages.
+fn scenario(protocol: &str, extra: &str) -> String {
+    let topology = if protocol == "xtp" {
+        "kind = \"bus\"\nreceivers = 3\n".to_string()
+    } else {
+        "kind = \"binary_tree\"\nheight = 2\nsource_link = true\nbandwidth_bps = 1500000\n\
+         delay_ms = 10\n"
+            .to_string()
+    };
+    format!(
+        "name = \"dissector {protocol}\"\nseed = 3\n\n[topology]\n{topology}\n[protocol]\n\
+         name = \"{protocol}\"\n{extra}\n[traffic]\nmessages = 30\nsize = 200\ninterval_ms = 20\n\n\
+         [[loss]]\nmodel = \"bernoulli\"\np = 0.05\nat = \"interface\"\nnodes = \"members\"\n\n\
+         [stop]\ntime_limit_s = 30\n"
+    )
+}
+
+#[test]
+fn simulator_captures_of_every_protocol_decode_as_the_wire_crate_wrote_them() {
+    if !tshark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut summary = Vec::new();
+    for (protocol, extra) in [
+        ("saw", ""),
+        ("dsp", ""),
+        ("csp", ""),
+        ("cp", ""),
+        ("prmp", ""),
+        ("srm", ""),
+        ("pgm", ""),
+        ("lms", "replier = \"adaptive\"\n"),
+        ("ff", ""),
+        ("xtp", ""),
+    ] {
+        let file = dir.path().join(format!("{protocol}.toml"));
+        std::fs::write(&file, scenario(protocol, extra)).unwrap();
+        let pcap = dir.path().join(format!("{protocol}.pcap"));
+        let out = common::rmcast(&[
+            "sim".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            dir.path().join(protocol).as_os_str(),
+            "--pcap".as_ref(),
+            pcap.as_os_str(),
+            "--quiet".as_ref(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{protocol}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let captured = read_pcap(&pcap);
+        let mut kinds = BTreeMap::<&str, usize>::new();
+        let expected: Vec<Expect> = captured
+            .iter()
+            .map(|c| {
+                let p = Packet::decode(&c.payload)
+                    .unwrap_or_else(|e| panic!("{protocol}: the simulator wrote {e}"));
+                *kinds.entry(kind_name(&p.message)).or_default() += 1;
+                expect(&c.payload, None, false)
+            })
+            .collect();
+        assert!(
+            kinds.len() >= 2,
+            "{protocol}: only {kinds:?}: the scenario shows no feedback"
+        );
+        let n = compare(
+            protocol,
+            &expected,
+            &tshark(&pcap, &columns_of(&expected), &[]),
+        );
+        summary.push(format!("{protocol} {n} ({kinds:?})"));
+    }
+    eprintln!(
+        "dissector: simulator captures decoded field for field:\n  {}",
+        summary.join("\n  ")
+    );
+}
+
+// ------------------------------------------------------------------------ real sockets
+
+/// The UDP payloads of a Linux loopback capture (Ethernet framing), IPv4 only; other
+/// frames are skipped.
+fn read_loopback(path: &Path) -> Vec<(usize, Vec<u8>)> {
+    let b = std::fs::read(path).unwrap();
+    let mut at = 24;
+    let mut out = Vec::new();
+    let mut frame = 0;
+    while at + 16 <= b.len() {
+        let incl = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+        let f = &b[at + 16..(at + 16 + incl).min(b.len())];
+        at += 16 + incl;
+        frame += 1;
+        if f.len() < 34 || f[12..14] != [0x08, 0x00] || f[23] != 17 {
+            continue;
+        }
+        let ihl = usize::from(f[14] & 0x0f) * 4;
+        let Some(udp) = f.get(14 + ihl..) else {
+            continue;
+        };
+        if udp.len() >= 8 {
+            out.push((frame - 1, udp[8..].to_vec()));
+        }
+    }
+    out
+}
+
+/// A plain datagram and, when sealed, its trailer.
+type Datagram<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// The datagrams of one captured UDP payload (a GSO send on loopback is captured as one
+/// payload holding several), each with its trailer when `sealed`.
+fn datagrams(payload: &[u8], sealed: bool) -> Option<Vec<Datagram<'_>>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < payload.len() {
+        let plen = u32::from_be_bytes(payload.get(at + 16..at + 20)?.try_into().ok()?) as usize;
+        let end = at + HEADER_LEN + plen;
+        let d = payload.get(at..end)?;
+        Packet::decode(d).ok()?;
+        let t = if sealed {
+            Some(payload.get(end..end + 24)?)
+        } else {
+            None
+        };
+        out.push((d, t));
+        at = end + if sealed { 24 } else { 0 };
+    }
+    Some(out)
+}
+
+/// Stops a capture when dropped (SIGINT, so it writes out what it has).
+struct Capture(std::process::Child);
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `tshark -i lo` writing `pcap`; `None` (with a note) when it cannot capture
+/// (no permission) within 10 s.
+fn capture_loopback(pcap: &Path) -> Option<Capture> {
+    use std::io::BufRead;
+    let mut child = Command::new("tshark")
+        .args([
+            "-n",
+            "-i",
+            "lo",
+            "-f",
+            "udp",
+            "-F",
+            "pcap",
+            "-a",
+            "duration:120",
+            "-w",
+        ])
+        .arg(pcap)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let stderr = child.stderr.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Read to the end (a closed pipe would stop tshark), passing on what is wanted.
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut cap = Capture(child);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut said = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("Capturing on") => {
+                // tshark says so a moment before the first packets reach the file.
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                // It may say so and then fail (no permission to capture).
+                if matches!(cap.0.try_wait(), Ok(None)) && pcap.exists() {
+                    return Some(cap);
+                }
+                said.push(line);
+                break;
+            }
+            Ok(line) => said.push(line),
+            Err(_) => break,
+        }
+    }
+    eprintln!("skipped: tshark cannot capture on lo: {}", said.join(" / "));
+    None
+}
+
+/// A real transfer on loopback for each protocol the simulator does not run from a scenario
+/// (bap, rra) and one sealed (srm with --key-file), captured by tshark: every datagram of
+/// those sessions (the session layer's included) decodes as the wire crate reads it.
+#[test]
+fn loopback_transfers_captured_by_tshark_decode_as_the_wire_crate_reads_them() {
+    if !tshark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("lo.pcap");
+    let key = dir.path().join("k.key");
+    let key_s = key.to_str().unwrap().to_string();
+    assert!(common::rmcast(&["keygen", &key_s]).status.success());
+    let mut sessions = Vec::new();
+    {
+        let Some(_capture) = capture_loopback(&pcap) else {
+            return;
+        };
+        for (group, extra, sealed) in [
+            ("239.255.79.31:47391", vec!["--protocol", "bap"], false),
+            ("239.255.79.32:47392", vec!["--protocol", "rra"], false),
+            (
+                "239.255.79.33:47393",
+                vec!["--protocol", "srm", "--key-file", &key_s],
+                true,
+            ),
+        ] {
+            let recv: Vec<&str> = if sealed {
+                vec!["--key-file", &key_s]
+            } else {
+                vec![]
+            };
+            let run = common::transfer(group, 60_000, &extra, &[recv.clone(), recv]);
+            let session = run.sender["session"].as_u64().unwrap() as u32;
+            sessions.push((extra[1].to_string(), session, sealed));
+        }
+        // Let the last datagrams reach the capture file before it is stopped.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let mut ours = Vec::new();
+    let mut expected = Vec::new();
+    let mut counts = BTreeMap::<String, usize>::new();
+    for (frame, payload) in read_loopback(&pcap) {
+        if payload.len() < HEADER_LEN || payload[..3] != [b'R', b'M', 1] {
+            continue;
+        }
+        let session = u32::from_be_bytes(payload[8..12].try_into().unwrap());
+        let Some((name, _, sealed)) = sessions.iter().find(|s| s.1 == session) else {
+            continue;
+        };
+        let ds = datagrams(&payload, *sealed).unwrap_or_else(|| {
+            panic!(
+                "{name}: a datagram the wire crate refuses: {}",
+                hex(&payload)
+            )
+        });
+        let mut e = Expect::default();
+        for (d, t) in ds {
+            for (k, v) in expect(d, t, false).0 {
+                e.0.entry(k).or_default().extend(v);
+            }
+            *counts.entry(name.clone()).or_default() += 1;
+        }
+        expected.push(e);
+        ours.push(frame);
+    }
+    for (name, _, _) in &sessions {
+        assert!(
+            counts.get(name).copied().unwrap_or(0) > 10,
+            "{name}: the capture holds {counts:?}"
+        );
+    }
+    // The capture may hold other tests' traffic: the -V check covers these sessions.
+    let filter = format!(
+        "rmcast.session in {{{}}}",
+        sessions
+            .iter()
+            .map(|s| s.1.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let shown = tshark_filtered(&pcap, &columns_of(&expected), &[], Some(&filter));
+    let shown: Vec<Shown> = ours.iter().map(|&f| shown[f].clone()).collect();
+    let n = compare("loopback capture", &expected, &shown);
+    eprintln!(
+        "dissector: loopback capture, {n} UDP payloads (GSO sends hold several datagrams) \
+         decoded field for field; datagrams per session: {counts:?}"
+    );
+}
