@@ -103,6 +103,13 @@ pub struct MessageDone {
     pub failed: bool,
 }
 
+impl MessageDone {
+    /// Retransmissions (transmissions after the first).
+    pub fn retransmissions(&self) -> u32 {
+        self.transmissions.saturating_sub(1)
+    }
+}
+
 impl Event {
     /// The record of this [`Event::MessageDone`]; `None` for any other event.
     pub fn message_done(&self) -> Option<MessageDone> {

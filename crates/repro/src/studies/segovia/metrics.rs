@@ -24,7 +24,7 @@
 //! fields are per record of `winStats`, one per message).
 
 use core::time::Duration;
-use rmcast_proto::{Event, Time};
+use rmcast_proto::Time;
 
 /// The run's parameters the formulas need.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,46 +105,8 @@ impl Params {
     }
 }
 
-/// One finished message, as [`Event::MessageDone`] reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Record {
-    /// Message number.
-    pub seq: u64,
-    /// When it was first sent.
-    pub sent_at: Time,
-    /// When it was acknowledged or given up on.
-    pub done_at: Time,
-    /// Transmissions: the first and every retransmission.
-    pub transmissions: u32,
-    /// Given up on (retransmission limit).
-    pub failed: bool,
-}
-
-impl Record {
-    /// The record of a `MessageDone` event; `None` for any other event.
-    pub fn from_event(e: &Event) -> Option<Record> {
-        match *e {
-            Event::MessageDone {
-                seq,
-                sent_at,
-                done_at,
-                transmissions,
-                failed,
-            } => Some(Record {
-                seq,
-                sent_at,
-                done_at,
-                transmissions,
-                failed,
-            }),
-            _ => None,
-        }
-    }
-    /// Retransmissions (transmissions after the first).
-    pub fn retransmissions(&self) -> u32 {
-        self.transmissions.saturating_sub(1)
-    }
-}
+/// One finished message, as `Event::MessageDone` reports it (`Event::message_done`).
+pub use rmcast_proto::MessageDone as Record;
 
 /// A group of messages acknowledged together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -297,7 +297,7 @@ pub fn run_one(s: &RunSpec, keep_deliveries: bool) -> Result<RunOut, String> {
     let records: Vec<Record> = sim
         .events(sender)
         .iter()
-        .filter_map(|(_, e)| Record::from_event(e))
+        .filter_map(|(_, e)| e.message_done())
         .collect();
     if records.len() as u64 != s.messages {
         return Err(format!(

@@ -215,7 +215,7 @@ fn bap_events_rebuild_blocks() {
     h.run_until(Time::from_secs(1));
     let records: Vec<Record> = h.events[0]
         .iter()
-        .filter_map(|(_, e)| Record::from_event(e))
+        .filter_map(|(_, e)| e.message_done())
         .collect();
     assert_eq!(records.len(), 20);
     let p = params(3, 1518, 5);
