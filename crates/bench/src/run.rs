@@ -496,7 +496,7 @@ mod tests {
         let e = check(&b).unwrap_err().to_string();
         assert!(e.contains("--frame-loss needs --bridge"), "{e}");
         let mut b = bench();
-        b.protocols = vec!["srm".into()];
+        b.protocols = vec!["lms".into()];
         assert!(check(&b)
             .unwrap_err()
             .to_string()
@@ -515,7 +515,7 @@ mod tests {
     #[test]
     fn every_socket_protocol_is_offered() {
         let p = socket_protocols();
-        for name in ["saw", "bap", "xtp", "prmp", "dsp", "pgm"] {
+        for name in ["saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "pgm", "ff"] {
             assert!(p.contains(&name), "{p:?}");
         }
     }
