@@ -515,7 +515,9 @@ mod tests {
     #[test]
     fn every_socket_protocol_is_offered() {
         let p = socket_protocols();
-        for name in ["saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "pgm", "ff"] {
+        for name in [
+            "saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "pgm", "ff",
+        ] {
             assert!(p.contains(&name), "{p:?}");
         }
     }
