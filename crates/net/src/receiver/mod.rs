@@ -6,6 +6,7 @@
 //! this receiver's outcome). What differs between protocols comes from
 //! [`crate::agents::NetProtocol`] and the [`crate::agents::ReceiverSide`] it builds.
 
+mod announce;
 mod session;
 mod sink;
 mod writer;
