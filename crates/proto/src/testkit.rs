@@ -294,12 +294,18 @@ pub struct HarnessStats {
     pub copies_dropped: u64,
 }
 
+/// A scripted loss rule: called for every copy with its sender, its addressee and the
+/// datagram; `true` drops that copy (counted in [`HarnessStats::copies_dropped`]).
+pub type DropRule = Box<dyn FnMut(NodeId, NodeId, &[u8]) -> bool>;
+
 /// The harness: agent `i` is node `NodeId(i)`.
 pub struct Harness {
     agents: Vec<Box<dyn Agent>>,
     groups: BTreeMap<GroupId, Vec<NodeId>>,
     delay: Duration,
     drop: f64,
+    rule: Option<DropRule>,
+    log_sent: bool,
     rng: AgentRng,
     now: Time,
     order: u64,
@@ -309,6 +315,9 @@ pub struct Harness {
     pub events: Vec<Vec<(Time, Event)>>,
     /// What the harness moved and dropped.
     pub stats: HarnessStats,
+    /// Every datagram sent, with its time, sender and destination, once
+    /// [`Harness::log_sent`] has been called (empty otherwise).
+    pub sent: Vec<(Time, NodeId, Dest, Bytes)>,
 }
 
 impl Harness {
@@ -319,6 +328,8 @@ impl Harness {
             groups: BTreeMap::new(),
             delay,
             drop,
+            rule: None,
+            log_sent: false,
             rng: AgentRng::from_seed(seed),
             now: Time::ZERO,
             order: 0,
@@ -326,7 +337,18 @@ impl Harness {
             in_flight: BTreeMap::new(),
             events: Vec::new(),
             stats: HarnessStats::default(),
+            sent: Vec::new(),
         }
+    }
+
+    /// Drop the copies `rule` picks, besides the random ones.
+    pub fn drop_when(&mut self, rule: DropRule) {
+        self.rule = Some(rule);
+    }
+
+    /// Keep every datagram sent from now on in [`Harness::sent`].
+    pub fn log_sent(&mut self) {
+        self.log_sent = true;
     }
 
     /// Add an agent; returns its node id.
@@ -373,6 +395,9 @@ impl Harness {
         }
         for t in sends {
             self.stats.packets_sent += 1;
+            if self.log_sent {
+                self.sent.push((self.now, node, t.dest, t.payload.clone()));
+            }
             let targets: Vec<NodeId> = match t.dest {
                 Dest::Node(n) => vec![n],
                 Dest::Group(g) => self
@@ -382,7 +407,8 @@ impl Harness {
                     .unwrap_or_default(),
             };
             for to in targets {
-                if self.rng.chance(self.drop) {
+                let scripted = self.rule.as_mut().is_some_and(|r| r(node, to, &t.payload));
+                if self.rng.chance(self.drop) || scripted {
                     self.stats.copies_dropped += 1;
                     continue;
                 }

@@ -4,8 +4,6 @@ use crate::{Stats, Transmit};
 use rmcast_wire::Packet;
 use rmcast_wire::PacketClass;
 use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 const G: GroupId = GroupId(1);
 const D: Duration = Duration::from_millis(1);
@@ -13,122 +11,32 @@ const D: Duration = Duration::from_millis(1);
 /// Drop decision: (from, to, decoded packet header flags, message) -> drop?
 type DropFn = Box<dyn FnMut(u32, u32, u8, &wire::Message<'_>) -> bool>;
 
-/// A tiny full-mesh driver with a fixed delay and a scripted drop rule.
-struct Scripted {
-    agents: Vec<Box<dyn Agent>>,
-    members: Vec<NodeId>,
-    now: Time,
-    order: u64,
-    q: BinaryHeap<Reverse<(Time, u64, u32, u32)>>,
-    payloads: BTreeMap<u64, Bytes>,
-    drop: DropFn,
-    events: Vec<Vec<(Time, Event)>>,
-    sent: Vec<(Time, u32, Dest, Bytes)>,
-}
-
-impl Scripted {
-    fn new(agents: Vec<Box<dyn Agent>>, drop: DropFn) -> Self {
-        let n = agents.len();
-        Scripted {
-            members: (1..n as u32).map(NodeId).collect(),
-            agents,
-            now: Time::ZERO,
-            order: 0,
-            q: BinaryHeap::new(),
-            payloads: BTreeMap::new(),
-            drop,
-            events: vec![Vec::new(); n],
-            sent: Vec::new(),
-        }
+/// The harness as a full mesh with a fixed delay and a scripted drop rule: agent 0 sends to
+/// the group of every other agent, and every datagram sent is logged.
+fn scripted(agents: Vec<Box<dyn Agent>>, mut drop: DropFn) -> Harness {
+    let mut h = Harness::new(D, 0.0, 0);
+    let n = agents.len() as u32;
+    for a in agents {
+        h.add(a);
     }
-    fn drain(&mut self, i: usize) {
-        let mut out = Vec::new();
-        while let Some(t) = self.agents[i].poll_transmit() {
-            out.push(t);
-        }
-        while let Some(e) = self.agents[i].poll_event() {
-            self.events[i].push((self.now, e));
-        }
-        for t in out {
-            self.sent
-                .push((self.now, i as u32, t.dest, t.payload.clone()));
-            let targets: Vec<u32> = match t.dest {
-                Dest::Node(n) => vec![n.0],
-                Dest::Group(_) => self
-                    .members
-                    .iter()
-                    .map(|n| n.0)
-                    .filter(|&n| n != i as u32)
-                    .collect(),
-            };
-            let p = Packet::decode(&t.payload).unwrap();
-            for to in targets {
-                let Message::Xtp(m) = &p.message else {
-                    panic!()
-                };
-                if (self.drop)(i as u32, to, p.header.flags, m) {
-                    continue;
-                }
-                self.order += 1;
-                self.payloads.insert(self.order, t.payload.clone());
-                self.q
-                    .push(Reverse((self.now + D, self.order, i as u32, to)));
-            }
-        }
+    h.set_group(G, (1..n).map(NodeId).collect());
+    h.log_sent();
+    h.drop_when(Box::new(move |from, to, datagram| {
+        let p = Packet::decode(datagram).unwrap();
+        let Message::Xtp(m) = &p.message else {
+            panic!("not an xtp datagram")
+        };
+        drop(from.0, to.0, p.header.flags, m)
+    }));
+    for i in 0..n {
+        h.drain(NodeId(i));
     }
-    fn with(&mut self, i: usize, f: impl FnOnce(&mut dyn Agent, Time)) {
-        let now = self.now;
-        f(self.agents[i].as_mut(), now);
-        self.drain(i);
-    }
-    fn run(&mut self, limit: Time) {
-        for i in 0..self.agents.len() {
-            self.drain(i);
-        }
-        loop {
-            let tp = self.q.peek().map(|Reverse((t, ..))| *t);
-            let tt = self
-                .agents
-                .iter()
-                .enumerate()
-                .filter_map(|(i, a)| a.poll_timeout().map(|t| (t, i)))
-                .min();
-            let timer_first = match (tp, tt) {
-                (None, None) => return,
-                (Some(p), Some((t, _))) => t < p,
-                (None, Some(_)) => true,
-                (Some(_), None) => false,
-            };
-            if timer_first {
-                let (t, i) = tt.unwrap();
-                if t > limit {
-                    return;
-                }
-                self.now = self.now.max(t);
-                let now = self.now;
-                self.agents[i].handle_timeout(now);
-                self.drain(i);
-            } else {
-                let Reverse((t, id, from, to)) = self.q.pop().unwrap();
-                if t > limit {
-                    return;
-                }
-                self.now = t;
-                let p = self.payloads.remove(&id).unwrap();
-                let now = self.now;
-                self.agents[to as usize].handle_packet(now, NodeId(from), &p);
-                self.drain(to as usize);
-            }
-        }
-    }
-    fn delivered(&self, i: usize) -> Vec<Bytes> {
-        delivered_data(&self.events[i])
-    }
+    h
 }
 
 /// A sender built from `cfg` at node 0 and a default receiver at node 1, nothing lost.
-fn lossless_pair(cfg: SenderConfig) -> Scripted {
-    Scripted::new(
+fn lossless_pair(cfg: SenderConfig) -> Harness {
+    scripted(
         vec![
             Box::new(Sender::new(cfg)),
             Box::new(Receiver::new(ReceiverConfig::new(NodeId(1)))),
@@ -151,7 +59,7 @@ fn pattern(len: usize, salt: u8) -> Bytes {
 
 /// One 1,000-byte write in ten 100-byte packets; the receiver loses the first transmissions
 /// of packets 3 and 7.
-fn scripted_run(retx: Retx) -> (Scripted, Stats) {
+fn scripted_run(retx: Retx) -> (Harness, Stats) {
     let mut cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), true);
     cfg.retx = retx;
     cfg.maxdata = 100;
@@ -164,14 +72,14 @@ fn scripted_run(retx: Retx) -> (Scripted, Stats) {
             && flags & FLAG_RETRANSMISSION == 0
             && matches!(m, wire::Message::Data { seq: 3 | 7, .. })
     });
-    let mut s = Scripted::new(agents, drop);
-    s.run(Time::from_millis(5));
-    s.with(0, |a, now| {
+    let mut s = scripted(agents, drop);
+    s.run_until(Time::from_millis(5));
+    s.with_agent(NodeId(0), |a, now| {
         a.send(now, pattern(1000, 1)).unwrap();
         a.close(now);
     });
-    s.run(Time::from_secs(10));
-    let st = s.agents[0].stats().clone();
+    s.run_until(Time::from_secs(10));
+    let st = s.agent(NodeId(0)).unwrap().stats().clone();
     (s, st)
 }
 
@@ -184,12 +92,12 @@ fn go_back_n_resends_from_the_gap_selective_only_the_losses() {
     assert_eq!(gst.repairs_sent, 7, "{gst:?}");
     // Selective: the FASTNAK asks for 3, the status answering packet 9's SREQ for 7.
     assert_eq!(sst.repairs_sent, 2, "{sst:?}");
-    let resent = |s: &Scripted| -> Vec<u64> {
+    let resent = |s: &Harness| -> Vec<u64> {
         s.sent
             .iter()
             .filter_map(|(_, from, _, p)| {
                 let pk = Packet::decode(p).unwrap();
-                match (from, pk.header.class(), pk.message) {
+                match (from.0, pk.header.class(), pk.message) {
                     (0, PacketClass::RepairData, Message::Xtp(wire::Message::Data { seq, .. })) => {
                         Some(seq)
                     }
@@ -201,7 +109,7 @@ fn go_back_n_resends_from_the_gap_selective_only_the_losses() {
     assert_eq!(resent(&gbn), vec![3, 4, 5, 6, 7, 8, 9]);
     assert_eq!(resent(&sel), vec![3, 7]);
     for s in [&gbn, &sel] {
-        assert_eq!(s.delivered(1), vec![pattern(1000, 1)]);
+        assert_eq!(delivered(s, 1), vec![pattern(1000, 1)]);
         assert!(s.events[0].iter().any(|(_, e)| matches!(
             e,
             Event::MessageDone {
@@ -511,16 +419,16 @@ fn unicast_mode_sends_to_the_one_receiver() {
     let writes: Vec<Bytes> = (0..20).map(|i| pattern(4000, i as u8)).collect();
     let cfg = SenderConfig::thesis(NodeId(0), G, receivers(1), false);
     let mut s = lossless_pair(cfg);
-    s.run(Time::from_millis(5));
+    s.run_until(Time::from_millis(5));
     for w in &writes {
-        s.with(0, |a, now| a.send(now, w.clone()).unwrap());
-        s.run(s.now + Duration::from_secs(1));
+        s.with_agent(NodeId(0), |a, now| a.send(now, w.clone()).unwrap());
+        s.run_until(s.now() + Duration::from_secs(1));
     }
-    assert_eq!(digest(&s.delivered(1)), digest(&writes));
+    assert_eq!(digest(&delivered(&s, 1)), digest(&writes));
     assert!(s
         .sent
         .iter()
-        .filter(|(_, f, _, _)| *f == 0)
+        .filter(|(_, f, _, _)| *f == NodeId(0))
         .all(|(_, _, d, _)| *d == Dest::Node(NodeId(1))));
 }
 
@@ -569,21 +477,23 @@ fn a_joiner_lacking_released_packets_is_not_waited_for() {
     let mut cfg = SenderConfig::improved(NodeId(0), G, receivers(1), true);
     cfg.accept_joins = true;
     let mut s = lossless_pair(cfg);
-    s.run(Time::from_millis(5));
+    s.run_until(Time::from_millis(5));
     for i in 0..5 {
-        s.with(0, |a, now| a.send(now, pattern(3000, i)).unwrap());
-        s.run(s.now + Duration::from_secs(1));
+        s.with_agent(NodeId(0), |a, now| a.send(now, pattern(3000, i)).unwrap());
+        s.run_until(s.now() + Duration::from_secs(1));
     }
     // Receiver 1 holds everything, so the sender released it; node 2 reports a status that
     // lacks the very first packet.
-    let ignored = s.agents[0].stats().ignored;
-    s.with(0, |a, now| a.handle_packet(now, NodeId(2), &cntl(0, 0)));
-    s.with(0, |a, now| a.send(now, pattern(3000, 9)).unwrap());
-    s.with(0, |a, now| a.close(now));
-    s.run(s.now + Duration::from_secs(5));
-    assert_eq!(s.delivered(1).len(), 6);
+    let ignored = s.agent(NodeId(0)).unwrap().stats().ignored;
+    s.with_agent(NodeId(0), |a, now| {
+        a.handle_packet(now, NodeId(2), &cntl(0, 0))
+    });
+    s.with_agent(NodeId(0), |a, now| a.send(now, pattern(3000, 9)).unwrap());
+    s.with_agent(NodeId(0), |a, now| a.close(now));
+    s.run_until(s.now() + Duration::from_secs(5));
+    assert_eq!(delivered(&s, 1).len(), 6);
     assert!(s.events[0].iter().any(|(_, e)| *e == Event::Completed));
-    assert!(s.agents[0].stats().ignored > ignored);
+    assert!(s.agent(NodeId(0)).unwrap().stats().ignored > ignored);
 }
 
 #[test]
@@ -595,12 +505,12 @@ fn coalescing_packs_small_writes_into_one_packet() {
     let writes: Vec<Bytes> = (0..10).map(|i| pattern(100, i)).collect();
     // Queue all ten before the association is established (FIRST not yet answered).
     for w in &writes {
-        s.with(0, |a, now| a.send(now, w.clone()).unwrap());
+        s.with_agent(NodeId(0), |a, now| a.send(now, w.clone()).unwrap());
     }
-    s.with(0, |a, now| a.close(now));
-    s.run(Time::from_secs(5));
-    assert_eq!(digest(&s.delivered(1)), digest(&writes));
-    assert_eq!(s.agents[0].stats().data_sent, 1);
+    s.with_agent(NodeId(0), |a, now| a.close(now));
+    s.run_until(Time::from_secs(5));
+    assert_eq!(digest(&delivered(&s, 1)), digest(&writes));
+    assert_eq!(s.agent(NodeId(0)).unwrap().stats().data_sent, 1);
     assert!(s.events[0].iter().any(|(_, e)| *e == Event::Completed));
 }
 
