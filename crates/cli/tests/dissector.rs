@@ -751,50 +751,14 @@ fn columns_of(expected: &[Expect]) -> Vec<String> {
 
 // ------------------------------------------------------------------------------ samples
 
-/// One datagram of every kind of every family (several for the kinds whose layout varies).
+/// One datagram of every kind of every family: the wire crate's own samples
+/// ([`rmcast_wire::samples::every_kind`], which its golden-bytes test pins), and more of the
+/// kinds whose layout varies with a field (an RRA DATA naming an acker, XTP records split
+/// and whole, an LMS repair through a turning point, an END with every outcome, ANNOUNCEs
+/// whose parameters are `dsp`'s, `srm`'s peer list, empty and malformed).
 fn samples() -> Vec<Vec<u8>> {
-    let env = Envelope {
-        session: 0x0102_0304,
-        source: 0x0a0b_0c0d,
-        flags: 0,
-    };
-    let rx = Envelope {
-        flags: FLAG_RETRANSMISSION,
-        ..env
-    };
-    let p: &[u8] = &[0xaa, 0xbb, 0xcc];
-    let mut raw = Vec::new();
-    prmp::ChildList::encode_ids([1u32, 0xdead_beef, 7], &mut raw);
-    let cld = prmp::ChildList::from_raw(&raw).unwrap();
-    let mut raw_e = Vec::new();
-    srm::SessionEntries::encode(
-        [
-            srm::SessionEntry {
-                node: 3,
-                echo_ts: 0x1122_3344_5566_7788,
-                delay_ns: 9,
-            },
-            srm::SessionEntry {
-                node: 4,
-                echo_ts: 5,
-                delay_ns: 6,
-            },
-        ],
-        &mut raw_e,
-    );
-    let entries = srm::SessionEntries::from_raw(&raw_e).unwrap();
-    let mut raw_s = Vec::new();
-    xtp::Spans::encode(
-        [
-            xtp::Span { left: 5, right: 9 },
-            xtp::Span {
-                left: 11,
-                right: 300,
-            },
-        ],
-        &mut raw_s,
-    );
-    let spans = xtp::Spans::from_raw(&raw_s).unwrap();
+    use rmcast_wire::samples::{ENV, P, RX};
+    let (env, rx, p) = (ENV, RX, P);
     let mut recs = Vec::new();
     xtp::push_record(&mut recs, b"abc").unwrap();
     xtp::push_record(&mut recs, b"").unwrap();
@@ -830,23 +794,6 @@ fn samples() -> Vec<Vec<u8>> {
     .encode()
     .unwrap();
     let peers = session::encode_peers(&[(5, v4), (6, v6)]).unwrap();
-    let lob: &[u8] = &[0xff, 0x01];
-    let status = tree::Status {
-        vc: 1,
-        id: 2,
-        k: 3,
-        l: 9,
-        lw_r: 10,
-        buffer_available: 4,
-        lob,
-    };
-    let st = |k: u16| xtp::Status {
-        rseq: 7,
-        echo: k,
-        options: xtp::opt::MULTI,
-        alloc: 70,
-        spans,
-    };
     let announce = |protocol: u8, params: &'static [u8]| session::Message::Announce {
         protocol,
         phase: session::Phase::Running,
@@ -858,34 +805,13 @@ fn samples() -> Vec<Vec<u8>> {
         params,
     };
     let leak = |v: &Vec<u8>| -> &'static [u8] { Box::leak(v.clone().into_boxed_slice()) };
-    let list: Vec<(Envelope, Message<'_>)> = vec![
-        (env, saw::Message::Data { seq: 1, payload: p }.into()),
+    let mut list = rmcast_wire::samples::every_kind();
+    list.extend::<[(Envelope, Message<'_>); 10]>([
         (
             rx,
             saw::Message::Data {
                 seq: 0,
                 payload: &[],
-            }
-            .into(),
-        ),
-        (env, saw::Message::Ack { seq: 1 }.into()),
-        (
-            env,
-            bap::Message::Data {
-                seq: 0x1234,
-                first: 0xfedc,
-                payload: p,
-            }
-            .into(),
-        ),
-        (env, bap::Message::Ack { seq: 0xabcd }.into()),
-        (
-            env,
-            rra::Message::Data {
-                seq: 9,
-                low: 2,
-                acker: rra::NO_ACKER,
-                payload: p,
             }
             .into(),
         ),
@@ -895,133 +821,6 @@ fn samples() -> Vec<Vec<u8>> {
                 seq: 9,
                 low: 9,
                 acker: 4,
-                payload: p,
-            }
-            .into(),
-        ),
-        (
-            env,
-            rra::Message::Ack {
-                cum: 5,
-                upto: 20,
-                bitmap: &[0x0f, 0x40],
-            }
-            .into(),
-        ),
-        (
-            env,
-            rra::Message::Ack {
-                cum: 5,
-                upto: 4,
-                bitmap: &[],
-            }
-            .into(),
-        ),
-        (env, rra::Message::Poll { upto: 20, low: 3 }.into()),
-        (env, tree::Message::Status(status).into()),
-        (
-            env,
-            tree::Message::LocalStatus(tree::Status {
-                l: 3,
-                lob: &[0x05],
-                ..status
-            })
-            .into(),
-        ),
-        (
-            rx,
-            tree::Message::LocalData {
-                lmvci: 7,
-                seq: 11,
-                payload: p,
-            }
-            .into(),
-        ),
-        (
-            env,
-            tree::Message::Data {
-                mvci: 7,
-                seq: 12,
-                payload: p,
-            }
-            .into(),
-        ),
-        (
-            env,
-            tree::Message::Assign {
-                lmvci: 7,
-                lepi: 8,
-                l: 10,
-                base: 100,
-                bits: &[0x01, 0x02],
-            }
-            .into(),
-        ),
-        (env, prmp::Message::Data { seq: 1, payload: p }.into()),
-        (
-            env,
-            prmp::Message::Poll {
-                ts: 99,
-                seq: 5,
-                cld,
-            }
-            .into(),
-        ),
-        (
-            rx,
-            prmp::Message::DataPoll {
-                seq: 5,
-                ts: 99,
-                poll_seq: 6,
-                cld,
-                payload: p,
-            }
-            .into(),
-        ),
-        (
-            env,
-            prmp::Message::Resp {
-                ts: 99,
-                seq: 5,
-                le: 2,
-                hr: 12,
-                bitmap: &[0xff, 0x07],
-            }
-            .into(),
-        ),
-        (
-            env,
-            prmp::Message::Resp {
-                ts: 99,
-                seq: 5,
-                le: 0,
-                hr: prmp::NO_HR,
-                bitmap: &[],
-            }
-            .into(),
-        ),
-        (
-            env,
-            xtp::Message::First {
-                seq: 0,
-                sync: 1,
-                options: xtp::opt::SREQ | xtp::opt::MULTI,
-                spec: xtp::TrafficSpec {
-                    service: xtp::Service::ReliableMulticast,
-                    retx: xtp::Retx::Selective,
-                    maxdata: 1448,
-                    rate: 125_000,
-                    window: 64,
-                },
-            }
-            .into(),
-        ),
-        (
-            env,
-            xtp::Message::Data {
-                seq: 1,
-                sync: 0,
-                options: xtp::opt::EOM,
                 payload: p,
             }
             .into(),
@@ -1046,90 +845,6 @@ fn samples() -> Vec<Vec<u8>> {
             }
             .into(),
         ),
-        (env, xtp::Message::Cntl(st(3)).into()),
-        (
-            env,
-            xtp::Message::Fastnak(xtp::Status {
-                spans: xtp::Spans::EMPTY,
-                ..st(0)
-            })
-            .into(),
-        ),
-        (
-            env,
-            srm::Message::Data {
-                seq: 12,
-                payload: p,
-            }
-            .into(),
-        ),
-        (
-            env,
-            srm::Message::Request {
-                sender: 0,
-                round: 1,
-                seq: 12,
-                dist_ns: 5000,
-            }
-            .into(),
-        ),
-        (
-            rx,
-            srm::Message::Repair {
-                sender: 0,
-                requester: 4,
-                round: 2,
-                seq: 12,
-                dist_ns: 77,
-                payload: p,
-            }
-            .into(),
-        ),
-        (
-            env,
-            srm::Message::Session {
-                ts: 1,
-                next_seq: 13,
-                entries,
-            }
-            .into(),
-        ),
-        (env, pgm::Message::Odata { seq: 1, payload: p }.into()),
-        (rx, pgm::Message::Rdata { seq: 1, payload: p }.into()),
-        (env, pgm::Message::Nak { seq: 1 }.into()),
-        (env, pgm::Message::Ncf { seq: 1 }.into()),
-        (
-            env,
-            pgm::Message::Spm {
-                spm_seq: 3,
-                trail: 0,
-                lead: 10,
-            }
-            .into(),
-        ),
-        (env, lms::Message::Data { seq: 1, payload: p }.into()),
-        (env, lms::Message::Request { seq: 1, attempt: 2 }.into()),
-        (
-            env,
-            lms::Message::Dreq {
-                seq: 1,
-                requester: 5,
-                tp: 2,
-                tp_iface: 1,
-                attempt: 1,
-            }
-            .into(),
-        ),
-        (
-            rx,
-            lms::Message::Repair {
-                seq: 1,
-                tp: lms::NO_TP,
-                tp_iface: 0,
-                payload: p,
-            }
-            .into(),
-        ),
         (
             rx,
             lms::Message::Repair {
@@ -1140,37 +855,6 @@ fn samples() -> Vec<Vec<u8>> {
             }
             .into(),
         ),
-        (env, lms::Message::Heartbeat { lead: 10 }.into()),
-        (env, lms::Message::Refresh { cost: 3 }.into()),
-        (
-            env,
-            ff::Message::Data {
-                seq: 1,
-                ts: 55,
-                payload: p,
-            }
-            .into(),
-        ),
-        (env, ff::Message::Ack { seq: 1, ts: 55 }.into()),
-        (env, announce(Family::Tree as u8, leak(&dsp)).into()),
-        (env, announce(Family::Srm as u8, leak(&peers)).into()),
-        (env, announce(Family::Saw as u8, &[]).into()),
-        (env, announce(Family::Tree as u8, &[1, 2, 3]).into()),
-        (env, session::Message::Join { region: None }.into()),
-        (env, session::Message::Join { region: Some(3) }.into()),
-        (
-            env,
-            session::Message::Report {
-                state: session::ReportState::Failed,
-                reason: 1,
-                bytes: 100,
-                messages: 1,
-                repairs: 2,
-                duplicates: 3,
-                rejected: 4,
-            }
-            .into(),
-        ),
         (
             env,
             session::Message::End {
@@ -1178,7 +862,11 @@ fn samples() -> Vec<Vec<u8>> {
             }
             .into(),
         ),
-    ];
+        (env, announce(Family::Tree as u8, leak(&dsp)).into()),
+        (env, announce(Family::Srm as u8, leak(&peers)).into()),
+        (env, announce(Family::Saw as u8, &[]).into()),
+        (env, announce(Family::Tree as u8, &[1, 2, 3]).into()),
+    ]);
     list.iter()
         .map(|(e, m)| Packet::to_vec(*e, m).unwrap())
         .collect()

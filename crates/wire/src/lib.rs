@@ -743,6 +743,10 @@ impl<'a> Packet<'a> {
     }
 }
 
+#[cfg(any(test, feature = "samples"))]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+pub mod samples;
+
 #[cfg(test)]
 #[allow(
     clippy::unwrap_used,

@@ -10,7 +10,7 @@ use super::*;
 fn decoder_survives_one_million_random_and_mutated_inputs() {
     const N: usize = 1_000_000;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5eed_0001);
-    let seeds: Vec<Vec<u8>> = super::samples::samples()
+    let seeds: Vec<Vec<u8>> = crate::samples::every_kind()
         .iter()
         .map(|(env, m)| Packet::to_vec(*env, m).unwrap())
         .collect();
