@@ -155,14 +155,18 @@ impl GroupTest {
         assert_reliable(h, 1..=self.receivers as usize, self.messages, order, what);
     }
 
+    /// [`GroupTest::assert_reliable`], then the sender's (node 0's) statistics.
+    pub fn assert_reliable_sender(&self, h: &Harness, order: DoneOrder, what: &str) -> Stats {
+        self.assert_reliable(h, order, what);
+        h.agent(NodeId(0))
+            .map(|a| a.stats().clone())
+            .unwrap_or_default()
+    }
+
     /// [`GroupTest::assert_reliable`], then the sender's statistics, checked against the
     /// drop rate: no repair when nothing is lost, some when copies are.
     pub fn assert_repairs_follow_loss(&self, h: &Harness, order: DoneOrder, what: &str) -> Stats {
-        self.assert_reliable(h, order, what);
-        let s = h
-            .agent(NodeId(0))
-            .map(|a| a.stats().clone())
-            .unwrap_or_default();
+        let s = self.assert_reliable_sender(h, order, what);
         if self.drop == 0.0 {
             assert_eq!(s.repairs_sent, 0, "{what}: no loss, no repair");
         } else {

@@ -124,8 +124,7 @@ fn slow_consumers_block_the_window_and_explicit_polls_unblock_it() {
         setup.base.messages = 100;
         let h = setup.run();
         let what = format!("slow consumers, drop {drop}");
-        setup.base.assert_reliable(&h, AnyOrder, &what);
-        let s = h.agent(NodeId(0)).unwrap().stats().clone();
+        let s = setup.base.assert_reliable_sender(&h, AnyOrder, &what);
         assert!(
             s.control_sent > 0,
             "{what}: explicit POLL packets were needed"
@@ -143,8 +142,7 @@ fn silent_child_is_removed_and_the_window_opens() {
         setup.silent = 4;
         let h = setup.run();
         let what = format!("dead child, drop {drop}");
-        setup.base.assert_reliable(&h, AnyOrder, &what);
-        let s = h.agent(NodeId(0)).unwrap().stats().clone();
+        let s = setup.base.assert_reliable_sender(&h, AnyOrder, &what);
         assert_eq!(s.evicted, 1, "{what}");
         // It was polled at least `silent` times before removal: every one timed out.
         assert!(s.timeouts >= 4, "{what}");
@@ -737,8 +735,7 @@ fn scale_smoke_thousands_of_children() {
         setup.base.messages = 100;
         let h = setup.run();
         let what = format!("{receivers} rx, drop {drop}");
-        setup.base.assert_reliable(&h, AnyOrder, &what);
-        let s = h.agent(NodeId(0)).unwrap().stats().clone();
+        let s = setup.base.assert_reliable_sender(&h, AnyOrder, &what);
         println!(
             "prmp scale: {what}: {:?} virtual, {} repairs, {} timeouts",
             h.now(),
