@@ -210,6 +210,18 @@ impl Wire {
         Ok((consumed, blocked))
     }
 
+    /// The node a received datagram's header names as its source, read without opening it
+    /// (the header travels in the clear; a key authenticates it, it does not hide it);
+    /// `None` if the header does not parse. Only for skipping datagrams: a forged one is
+    /// refused by [`Wire::open`] later, so nothing may trust this.
+    pub fn claimed_source(&self, d: &[u8]) -> Option<u32> {
+        let plain = match self.sealer {
+            Some(_) => d.len().checked_sub(TRAILER_LEN)?,
+            None => d.len(),
+        };
+        Header::parse(d.get(..plain)?).ok().map(|h| h.source)
+    }
+
     /// Open a received datagram in place. Returns the plain datagram's header and length, or
     /// `None` if it was refused (and counted).
     pub fn open(&mut self, buf: &mut [u8]) -> Option<(Header, usize)> {
@@ -343,6 +355,22 @@ mod tests {
         assert!(session_packet(1, 2, m).is_err());
         let ok = session_packet(1, 2, session::Message::Join { region: None }).unwrap();
         assert_eq!(ok.len(), rmcast_wire::HEADER_LEN);
+    }
+
+    #[test]
+    fn the_claimed_source_is_read_from_plain_and_sealed_datagrams_without_opening_them() {
+        let d = session_packet(7, 42, session::Message::Join { region: None }).unwrap();
+        let plain = Wire::new(None, LossConfig::default());
+        assert_eq!(plain.claimed_source(&d), Some(42));
+        let keys = Keys::from_secret(b"a batch test key of some length!", true).unwrap();
+        let mut keyed = Wire::new(Some(keys), LossConfig::default());
+        let mut sealed = Vec::new();
+        keyed.sealer.as_mut().unwrap().seal(&d, &mut sealed);
+        assert_eq!(keyed.claimed_source(&sealed), Some(42));
+        assert_eq!(keyed.stats.datagrams_received, 0, "nothing was opened");
+        // A sealed datagram read as plain, or a torn one: no header, no source.
+        assert_eq!(plain.claimed_source(&sealed), None);
+        assert_eq!(keyed.claimed_source(&sealed[..10]), None);
     }
 
     #[test]

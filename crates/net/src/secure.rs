@@ -26,7 +26,7 @@
 use crate::NetError;
 use chacha20poly1305::aead::AeadInPlace;
 use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Nonce, Tag};
-use rmcast_wire::HEADER_LEN;
+use rmcast_wire::{session, HEADER_LEN};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -81,6 +81,15 @@ impl std::fmt::Debug for Keys {
 }
 
 impl Keys {
+    /// The security bits an ANNOUNCE carries for a session run with `keys` (none: no key).
+    pub fn announced_security(keys: Option<&Keys>) -> u8 {
+        match keys {
+            None => 0,
+            Some(k) if k.encrypt => session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
+            Some(_) => session::SECURITY_AUTH,
+        }
+    }
+
     /// Derive keys from a key file's bytes (at least 16 bytes of secret).
     pub fn from_secret(secret: &[u8], encrypt: bool) -> Result<Self, NetError> {
         if secret.len() < 16 {

@@ -3,18 +3,8 @@
 //! lies within the protocol spec's range (the spec table is the one home of those limits).
 
 use crate::agents;
-use crate::secure::Keys;
 use rmcast_proto::spec;
 use rmcast_wire::session;
-
-/// The security bits of an ANNOUNCE sent with `keys`.
-pub(super) fn security_of(keys: Option<&Keys>) -> u8 {
-    match keys {
-        None => 0,
-        Some(k) if k.encrypt => session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
-        Some(_) => session::SECURITY_AUTH,
-    }
-}
 
 fn security_text(bits: u8) -> &'static str {
     match bits {

@@ -4,13 +4,14 @@
 //! unicast and the local socket. Protocol differences come from the [`ReceiverSide`] the
 //! protocol built from the ANNOUNCE.
 
-use super::announce::{check_announce, security_of};
+use super::announce::check_announce;
 use super::writer::Writer;
 use super::{reason_text, Output, RecvConfig, RecvObserver, RecvReport};
 use crate::agents::{self, Announced, Me, Received, ReceiverSide};
 use crate::clock::Clock;
 use crate::endpoint::{nonzero_random, session_packet, Wire};
 use crate::interrupt::Interrupt;
+use crate::secure::Keys;
 use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
 use bytes::{Bytes, BytesMut};
@@ -645,7 +646,7 @@ impl Receiving {
             self.wire.stats.rejected_stranger += 1;
             return Ok(());
         }
-        if let Err(why) = check_announce(&m, security_of(self.cfg.keys.as_ref())) {
+        if let Err(why) = check_announce(&m, Keys::announced_security(self.cfg.keys.as_ref())) {
             self.refuse(h.session, from, why);
             return Ok(());
         }
@@ -718,7 +719,7 @@ impl Receiving {
     /// or END.
     fn sender_message(&mut self, now: Time, m: session::Message<'_>) -> Result<(), NetError> {
         let node = self.node;
-        if let Err(why) = check_announce(&m, security_of(self.cfg.keys.as_ref())) {
+        if let Err(why) = check_announce(&m, Keys::announced_security(self.cfg.keys.as_ref())) {
             let (session, from) = self
                 .joined
                 .as_ref()

@@ -515,23 +515,18 @@ impl Endpoint {
         let waker = Arc::new(
             Waker::new(poll.registry(), WAKE).map_err(|e| NetError::io("create waker", e))?,
         );
-        let gsock = match proto.hears_group() {
-            true => {
-                let g = socket::group_socket(&cfg.sock)?;
-                socket::coalesce_reads(&g);
-                let mut g = mio::net::UdpSocket::from_std(g);
-                poll.registry()
-                    .register(&mut g, GROUP, Interest::READABLE)
-                    .map_err(|e| NetError::io("register group socket", e))?;
-                Some(g)
-            }
-            false => None,
+        let gsock = if proto.hears_group() {
+            let g = socket::group_socket(&cfg.sock)?;
+            socket::coalesce_reads(&g);
+            let mut g = mio::net::UdpSocket::from_std(g);
+            poll.registry()
+                .register(&mut g, GROUP, Interest::READABLE)
+                .map_err(|e| NetError::io("register group socket", e))?;
+            Some(g)
+        } else {
+            None
         };
-        let security = match &cfg.keys {
-            None => 0,
-            Some(k) if k.encrypt => session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
-            Some(_) => session::SECURITY_AUTH,
-        };
+        let security = Keys::announced_security(cfg.keys.as_ref());
         // bap receivers ACK a full window at once, or on their ACK-delay timer when the window
         // does not fill (a loss, the end of the data): a quarter of the sender's timeout.
         // A retransmission timeout shorter than the time the pacer needs to let the datagrams
@@ -623,15 +618,16 @@ impl Endpoint {
                 self.wire.stats.recv_coalesced = self.batch.coalesced;
                 return None;
             };
+            // Our own multicasts, looped back: skipped before they are copied and opened.
+            if self.on_group && self.wire.claimed_source(d) == Some(self.node) {
+                continue;
+            }
             // Feedback is small: copied where the loop's handlers look for it.
             let Some(dst) = self.buf.get_mut(..d.len()) else {
                 continue;
             };
             dst.copy_from_slice(d);
             if let Some((h, len)) = self.wire.open(dst) {
-                if h.source == self.node && self.on_group {
-                    continue;
-                }
                 return Some((h, len, from));
             }
         }
