@@ -11,6 +11,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
+mod progress;
 
 #[derive(Parser)]
 #[command(

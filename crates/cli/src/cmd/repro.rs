@@ -2,8 +2,8 @@
 //! All study logic lives in `rmcast-repro`; this is argument parsing, progress bars, output
 //! and exit codes.
 
+use crate::progress::Progress as Shown;
 use anyhow::Context as _;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rmcast_repro::{
     report::Report, run_study_with_claims, select, with_jobs, Gate, Pins, Progress, STUDIES,
 };
@@ -62,14 +62,12 @@ pub struct Args {
     claims: Option<PathBuf>,
 }
 
-struct Bar(ProgressBar);
-
-impl Progress for Bar {
+impl Progress for Shown {
     fn add_total(&self, n: u64) {
-        self.0.inc_length(n);
+        Shown::add_total(self, n);
     }
     fn inc(&self, n: u64) {
-        self.0.inc(n);
+        Shown::inc(self, n);
     }
 }
 
@@ -125,48 +123,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if threads == 1 { "" } else { "s" }
         );
     }
-    let style =
-        ProgressStyle::with_template("{prefix:>10} [{bar:36}] {pos}/{len} runs  {elapsed_precise}")
-            .map(|s| s.progress_chars("=> "))
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
-    let reports = with_jobs(jobs, || {
+    // Studies run one after the other (each spreads its runs over the threads); each one's
+    // line is printed as soon as it finishes, so a long run shows its results as it goes.
+    let started_all = std::time::Instant::now();
+    let studies_out = with_jobs(jobs, || {
         studies
             .iter()
             .zip(&claim_files)
             .map(|(s, claims)| {
-                let pb = if quiet {
-                    ProgressBar::hidden()
-                } else {
-                    ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
-                };
-                pb.set_style(style.clone());
-                pb.set_prefix(s.name());
+                let progress = Shown::new(s.name(), quiet);
                 let started = std::time::Instant::now();
-                let r = run_study_with_claims(*s, claims, quick, &Bar(pb.clone()));
-                pb.finish_and_clear();
-                (r, started.elapsed())
+                let r = run_study_with_claims(*s, claims, quick, &progress);
+                progress.finish();
+                if !args.json {
+                    print_study(&r, started.elapsed());
+                }
+                r
             })
             .collect::<Vec<_>>()
     })?;
-    let mut studies_out = Vec::new();
-    for (r, took) in reports {
-        if !args.json {
-            println!(
-                "{}: {} claims, {} passed, {} failed ({:.1} s)",
-                r.name,
-                r.claims.len(),
-                r.passed(),
-                r.failed(),
-                took.as_secs_f64()
-            );
-            if let Some(e) = &r.error {
-                println!("  the study did not run: {e}");
-            }
-            for c in r.claims.iter().filter(|c| !c.passed()) {
-                println!("  FAIL {}: {}", c.spec.id, c.detail);
-            }
-        }
-        studies_out.push(r);
+    if !args.json {
+        println!("all studies: {:.1} s", started_all.elapsed().as_secs_f64());
     }
     let report = Report {
         quick,
@@ -198,6 +175,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A study's line (claims, passed, failed, time) and its failures.
+fn print_study(r: &rmcast_repro::StudyReport, took: std::time::Duration) {
+    println!(
+        "{}: {} claims, {} passed, {} failed ({:.1} s)",
+        r.name,
+        r.claims.len(),
+        r.passed(),
+        r.failed(),
+        took.as_secs_f64()
+    );
+    if let Some(e) = &r.error {
+        println!("  the study did not run: {e}");
+    }
+    for c in r.claims.iter().filter(|c| !c.passed()) {
+        println!("  FAIL {}: {}", c.spec.id, c.detail);
+    }
+    // Piped to a file, stdout is block-buffered: flush so the line shows now.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
 }
 
 /// The --check verdict, on stderr (stdout may carry the JSON).
