@@ -111,3 +111,14 @@ fn explore_xtp() {
         }
     }
 }
+
+#[test]
+fn a_missing_cell_leaves_the_ratio_missing_not_zero() {
+    assert_eq!(
+        min_ratio(Some(2.0), [Some(3.0), Some(1.0)].into_iter()),
+        Some(0.5)
+    );
+    assert_eq!(min_ratio(Some(2.0), [Some(3.0), None].into_iter()), None);
+    assert_eq!(min_ratio(None, [Some(3.0)].into_iter()), None);
+    assert_eq!(min_ratio(Some(2.0), std::iter::empty()), None);
+}
