@@ -30,6 +30,7 @@ use crate::Measures;
 use plan::Plan;
 use plots::paper_err_key;
 use rmcast_sim::BusConfig;
+use std::collections::BTreeMap;
 
 /// The seed 000 study.
 pub struct Segovia;
@@ -84,8 +85,7 @@ impl Study for Segovia {
         let mut bad_runs: Vec<String> = Vec::new();
         let mut free_fail_runs: Vec<String> = Vec::new();
         // Per-seed latency at each failure rate, for the ratio claims.
-        let mut per_seed_lat: std::collections::BTreeMap<(usize, u64), Vec<(f64, f64)>> =
-            Default::default();
+        let mut per_seed_lat: BTreeMap<(usize, u64), Vec<(f64, f64)>> = Default::default();
         for (fi, f) in fams.iter().enumerate() {
             for &x in &f.xs {
                 let runs = sweep.runs_at(&results, fi, x);
@@ -214,6 +214,32 @@ impl Study for Segovia {
             }
             if !ratios.is_empty() {
                 m.scalar(format!("{}.lat_ratio_1pct", f.key), "ratio", est(&ratios)?);
+            }
+            // Each further percentage point from 1 % on: latency at x over latency at x − 1,
+            // less one, per seed (the thesis: "each subsequent increase of one percentage
+            // point ... 10-30 % each time").
+            let mut steps: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+            for k in 0..plan.seeds {
+                if let Some(v) = per_seed_lat.get(&(fi, k)) {
+                    let at = |x: f64| v.iter().find(|p| p.0 == x).map(|p| p.1);
+                    for &x in plan.err_fails.iter().filter(|&&x| x >= 2.0) {
+                        if let (Some(a), Some(b)) = (at(x - 1.0), at(x)) {
+                            steps.entry(x as u64).or_default().push(b / a - 1.0);
+                        }
+                    }
+                }
+            }
+            let pts = steps
+                .iter()
+                .map(|(&x, v)| Ok((x as f64, est(v)?)))
+                .collect::<Result<Vec<_>, StudyError>>()?;
+            if !pts.is_empty() {
+                m.series(
+                    format!("{}.lat_step", f.key),
+                    "ratio",
+                    "failure rate %",
+                    pts,
+                );
             }
         }
 

@@ -117,7 +117,7 @@ crate::plan! {
             full (1..=12).map(|k| 5.0 * k as f64).collect();
         pub(super) err_rs: Vec<usize> = quick vec![20], full vec![20, 40, 60];
         pub(super) err_fails: Vec<f64> =
-            quick vec![0.0, 1.0],
+            quick vec![0.0, 1.0, 2.0],
             full vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
         pub(super) err_windows: Vec<u16> = quick vec![10], full vec![5, 10, 15];
         pub(super) sens_rs: Vec<f64> =
