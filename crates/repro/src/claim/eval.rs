@@ -37,6 +37,14 @@ fn resolve(op: &Operand, x: Option<f64>, measures: &Measures) -> Result<f64, Fai
     }
 }
 
+/// Whether `op` is a value or a measure the study recorded.
+fn target_recorded(op: &Operand, measures: &Measures) -> bool {
+    match op {
+        Operand::Value(_) => true,
+        Operand::Measure(name) => measures.get(name).is_some(),
+    }
+}
+
 fn select(
     points: Vec<(Option<f64>, Estimate)>,
     at: &Option<f64>,
@@ -138,13 +146,24 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
 
 fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure> {
     match &spec.predicate {
-        Predicate::Within { of, abs, rel, at } => {
+        Predicate::Within {
+            of,
+            abs,
+            rel,
+            at,
+            where_target,
+        } => {
             let pts = select(subject(spec, measures)?.points(), at)?;
             // Worst point: largest deviation relative to its band.
             let mut worst: Option<(f64, Option<f64>, Estimate, f64, f64)> = None;
             let mut bad = Vec::new();
             for (x, e) in pts {
-                let t = resolve(of, x, measures)?;
+                let t = match resolve(of, x, measures) {
+                    Ok(t) => t,
+                    // The target exists but has no value at this x: skipped when asked.
+                    Err(_) if *where_target && target_recorded(of, measures) => continue,
+                    Err(f) => return Err(f),
+                };
                 let band = abs + rel * t.abs();
                 let dev = (e.mean - t).abs();
                 let score = if band > 0.0 { dev / band } else { dev };

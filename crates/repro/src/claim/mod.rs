@@ -179,6 +179,10 @@ pub enum Predicate {
         /// Only the point at this x (all points when absent).
         #[serde(default)]
         at: Option<f64>,
+        /// Only the points where the target (a series) has a value: for a paper table whose
+        /// failed cells are omitted. Without it a point the target lacks cannot be evaluated.
+        #[serde(default)]
+        where_target: bool,
     },
     /// m ≤ t (m < t if strict).
     AtMost {
@@ -259,7 +263,13 @@ fn range_suffix(from: &Option<f64>, to: &Option<f64>) -> String {
 impl fmt::Display for Predicate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Predicate::Within { of, abs, rel, at } => {
+            Predicate::Within {
+                of,
+                abs,
+                rel,
+                at,
+                where_target,
+            } => {
                 let mut tol = Vec::new();
                 if *abs != 0.0 || *rel == 0.0 {
                     tol.push(fmt_num(*abs));
@@ -267,7 +277,11 @@ impl fmt::Display for Predicate {
                 if *rel != 0.0 {
                     tol.push(format!("{} %", fmt_num(rel * 100.0)));
                 }
-                write!(f, "within ±{} of {of}{}", tol.join(" + "), at_suffix(at))
+                write!(f, "within ±{} of {of}{}", tol.join(" + "), at_suffix(at))?;
+                if *where_target {
+                    write!(f, " where {of} has a value")?;
+                }
+                Ok(())
             }
             Predicate::AtMost { of, strict, at } => {
                 let op = if *strict { "<" } else { "≤" };

@@ -30,6 +30,12 @@ fn measures() -> Measures {
         "receivers",
         vec![(5.0, est(1.0)), (10.0, est(2.0)), (20.0, est(6.0))],
     );
+    m.series(
+        "paper_gappy",
+        "",
+        "receivers",
+        vec![(5.0, Estimate::exact(3.6)), (20.0, Estimate::exact(5.5))],
+    );
     m.scalar("time", "bit times", Estimate::exact(12656.0));
     m
 }
@@ -58,6 +64,7 @@ fn within_exact_and_relative() {
         abs,
         rel,
         at: None,
+        where_target: false,
     };
     assert_eq!(verdict(Some("time"), p(12656.0, 0.0, 0.0)), Verdict::Pass);
     assert_eq!(verdict(Some("time"), p(12657.0, 0.0, 0.0)), Verdict::Fail);
@@ -69,8 +76,29 @@ fn within_exact_and_relative() {
         abs: 0.0,
         rel: 0.15,
         at: Some(20.0),
+        where_target: false,
     };
     assert_eq!(verdict(Some("rt"), at20), Verdict::Pass);
+}
+
+#[test]
+fn within_a_gappy_table_skips_its_gaps_only_when_asked() {
+    let p = |where_target: bool, target: &str| Predicate::Within {
+        of: Operand::Measure(target.into()),
+        abs: 0.0,
+        rel: 0.05,
+        at: None,
+        where_target,
+    };
+    let run = |p: Predicate| {
+        let r = evaluate(&claim(Some("rt"), p), &measures());
+        (r.verdict, r.evaluated)
+    };
+    // `rt` has a point at 10 where the table has none.
+    assert_eq!(run(p(false, "paper_gappy")), (Verdict::Fail, false));
+    assert_eq!(run(p(true, "paper_gappy")), (Verdict::Pass, true));
+    // A target the study never recorded is not a gap.
+    assert_eq!(run(p(true, "no_such_table")), (Verdict::Fail, false));
 }
 
 #[test]
@@ -178,7 +206,8 @@ fn parse_valid_and_invalid_files() {
             of: Operand::Value(12656.0),
             abs: 0.0,
             rel: 0.0,
-            at: None
+            at: None,
+            where_target: false,
         }
     );
     assert!(matches!(
