@@ -152,8 +152,11 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             rel,
             at,
             where_target,
+            from,
         } => {
-            let pts = select(subject(spec, measures)?.points(), at)?;
+            let pts = select(subject(spec, measures)?.points(), at)?
+                .into_iter()
+                .filter(|(x, _)| x.is_none() || in_range(x.unwrap_or_default(), from, &None));
             // Worst point: largest deviation relative to its band.
             let mut worst: Option<(f64, Option<f64>, Estimate, f64, f64)> = None;
             let mut bad = Vec::new();

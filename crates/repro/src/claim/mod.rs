@@ -183,6 +183,10 @@ pub enum Predicate {
         /// failed cells are omitted. Without it a point the target lacks cannot be evaluated.
         #[serde(default)]
         where_target: bool,
+        /// Only the points at this x and above (e.g. leaving out the cells a model constant
+        /// was derived from, which cannot test it).
+        #[serde(default)]
+        from: Option<f64>,
     },
     /// m ≤ t (m < t if strict).
     AtMost {
@@ -269,6 +273,7 @@ impl fmt::Display for Predicate {
                 rel,
                 at,
                 where_target,
+                from,
             } => {
                 let mut tol = Vec::new();
                 if *abs != 0.0 || *rel == 0.0 {
@@ -278,6 +283,9 @@ impl fmt::Display for Predicate {
                     tol.push(format!("{} %", fmt_num(rel * 100.0)));
                 }
                 write!(f, "within ±{} of {of}{}", tol.join(" + "), at_suffix(at))?;
+                if let Some(x) = from {
+                    write!(f, " from x = {}", fmt_num(*x))?;
+                }
                 if *where_target {
                     write!(f, " where {of} has a value")?;
                 }

@@ -65,6 +65,7 @@ fn within_exact_and_relative() {
         rel,
         at: None,
         where_target: false,
+        from: None,
     };
     assert_eq!(verdict(Some("time"), p(12656.0, 0.0, 0.0)), Verdict::Pass);
     assert_eq!(verdict(Some("time"), p(12657.0, 0.0, 0.0)), Verdict::Fail);
@@ -77,6 +78,7 @@ fn within_exact_and_relative() {
         rel: 0.15,
         at: Some(20.0),
         where_target: false,
+        from: None,
     };
     assert_eq!(verdict(Some("rt"), at20), Verdict::Pass);
 }
@@ -89,6 +91,7 @@ fn within_a_gappy_table_skips_its_gaps_only_when_asked() {
         rel: 0.05,
         at: None,
         where_target,
+        from: None,
     };
     let run = |p: Predicate| {
         let r = evaluate(&claim(Some("rt"), p), &measures());
@@ -99,6 +102,26 @@ fn within_a_gappy_table_skips_its_gaps_only_when_asked() {
     assert_eq!(run(p(true, "paper_gappy")), (Verdict::Pass, true));
     // A target the study never recorded is not a gap.
     assert_eq!(run(p(true, "no_such_table")), (Verdict::Fail, false));
+}
+
+#[test]
+fn within_from_leaves_out_the_points_below() {
+    // rt = 3.5, 4.85, 5.64 at 5, 10, 20: only 10 and 20 are within 15 % of 5.
+    let p = |from: Option<f64>| Predicate::Within {
+        of: Operand::Value(5.0),
+        abs: 0.0,
+        rel: 0.15,
+        at: None,
+        where_target: false,
+        from,
+    };
+    assert_eq!(verdict(Some("rt"), p(None)), Verdict::Fail);
+    assert_eq!(verdict(Some("rt"), p(Some(10.0))), Verdict::Pass);
+    assert_eq!(
+        verdict(Some("rt"), p(Some(30.0))),
+        Verdict::Fail,
+        "no points left"
+    );
 }
 
 #[test]
@@ -208,6 +231,7 @@ fn parse_valid_and_invalid_files() {
             rel: 0.0,
             at: None,
             where_target: false,
+            from: None,
         }
     );
     assert!(matches!(
