@@ -4,7 +4,7 @@
 //! that does not decode is `malformed` while a well-formed one of another session or family
 //! is `ignored`.
 
-use crate::window::{Insert, SeqWindow};
+use crate::window::{HeldWindow, Insert, SeqWindow};
 use crate::{Dest, Event, IfaceId, NodeId, RouterTransmit, Stats, Time, Transmit};
 use bytes::Bytes;
 use rmcast_wire::{Envelope, Message, Packet};
@@ -209,7 +209,31 @@ impl<T> Outbox<T> {
     /// Record the arrival of `seq` in a receiver's `window`: `true` when it is new there; a
     /// duplicate counts in `duplicates`, one beyond the window in `ignored`.
     pub fn arrived(&mut self, window: &mut SeqWindow, seq: u64) -> bool {
-        match window.insert(seq) {
+        self.count_arrival(window.insert(seq))
+    }
+
+    /// [`Outbox::arrived`] for a window that holds its messages' data: `data()` is kept
+    /// when `seq` is new.
+    pub fn arrived_held(
+        &mut self,
+        window: &mut HeldWindow,
+        seq: u64,
+        data: impl FnOnce() -> Bytes,
+    ) -> bool {
+        self.count_arrival(window.insert(seq, data))
+    }
+
+    /// Deliver every message `window` now holds in order, with its data.
+    pub fn deliver_held(&mut self, window: &mut HeldWindow) {
+        while let Some((seq, data)) = window.pop_in_order() {
+            self.deliver(seq, data);
+        }
+    }
+
+    /// Count what an insert found: a duplicate or a sequence number beyond the window
+    /// (ignored); `true` for a new one.
+    pub fn count_arrival(&mut self, found: Insert) -> bool {
+        match found {
             Insert::New => true,
             Insert::Duplicate => {
                 self.stats.duplicates += 1;

@@ -3,7 +3,11 @@
 //! [`Bitmap`] is a plain fixed-size bit set (status bitmaps such as seed 001's LOB are built
 //! on it). [`SeqWindow`] is the receive-side window every NAK/ACK protocol needs: everything
 //! below `base` has been received; a ring bitmap records what has arrived in
-//! `[base, base + capacity)`.
+//! `[base, base + capacity)`. [`HeldWindow`] is a `SeqWindow` that also keeps each message's
+//! data until it can be delivered in order (the receivers that reorder: ff, prmp, pgm).
+
+use bytes::Bytes;
+use std::collections::BTreeMap;
 
 /// A fixed-size set of bits.
 ///
@@ -250,11 +254,73 @@ impl SeqWindow {
     }
 }
 
+/// A receive window that keeps the data of what arrived out of order until the gap before
+/// it fills: a [`SeqWindow`] and the held messages, kept in step.
+#[derive(Debug, Clone)]
+pub struct HeldWindow {
+    w: SeqWindow,
+    held: BTreeMap<u64, Bytes>,
+}
+
+impl HeldWindow {
+    /// A window starting at 0 for a configured `window`, bounded to `1..=max`.
+    pub fn bounded(window: u64, max: u64) -> Self {
+        HeldWindow {
+            w: SeqWindow::bounded(window, max),
+            held: BTreeMap::new(),
+        }
+    }
+    /// The sequence window (what arrived, the base, the highest).
+    pub fn window(&self) -> &SeqWindow {
+        &self.w
+    }
+    /// Record the arrival of `seq`; its data (`data()`, called only then) is kept when it is
+    /// new.
+    pub fn insert(&mut self, seq: u64, data: impl FnOnce() -> Bytes) -> Insert {
+        let found = self.w.insert(seq);
+        if found == Insert::New {
+            self.held.insert(seq, data());
+        }
+        found
+    }
+    /// If the base has arrived, move past it and return it with its data.
+    pub fn pop_in_order(&mut self) -> Option<(u64, Bytes)> {
+        let seq = self.w.pop_in_order()?;
+        Some((seq, self.held.remove(&seq).unwrap_or_default()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
+
+    proptest! {
+        #[test]
+        fn a_held_window_delivers_every_message_once_in_order_with_its_data(
+            order in Just((0u64..40).collect::<Vec<_>>()).prop_shuffle(),
+            dup in 0usize..40,
+        ) {
+            let mut w = HeldWindow::bounded(64, 64);
+            let mut out = Vec::new();
+            for (i, &seq) in order.iter().enumerate() {
+                let data = || Bytes::from(seq.to_be_bytes().to_vec());
+                prop_assert_eq!(w.insert(seq, data), Insert::New);
+                if i == dup {
+                    // A second copy is a duplicate and its data is not asked for.
+                    prop_assert_eq!(w.insert(seq, || unreachable!()), Insert::Duplicate);
+                }
+                while let Some(m) = w.pop_in_order() {
+                    out.push(m);
+                }
+            }
+            let want: Vec<(u64, Bytes)> =
+                (0..40u64).map(|s| (s, Bytes::from(s.to_be_bytes().to_vec()))).collect();
+            prop_assert_eq!(out, want);
+            prop_assert_eq!(w.insert(200, || unreachable!()), Insert::TooFar);
+        }
+    }
 
     #[test]
     fn newly_known_is_what_a_leading_edge_adds_above_the_base() {

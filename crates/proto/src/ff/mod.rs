@@ -32,7 +32,7 @@ use crate::roster::Roster;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
 use crate::timer::TimerSet;
-use crate::window::{Bitmap, Insert, SeqWindow};
+use crate::window::{Bitmap, HeldWindow, Insert};
 use crate::{Agent, Dest, Event, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
@@ -377,8 +377,7 @@ crate::config::receiver_config! {
 #[derive(Debug)]
 pub struct Receiver {
     cfg: ReceiverConfig,
-    w: SeqWindow,
-    held: BTreeMap<u64, Bytes>,
+    w: HeldWindow,
     out: Outbox,
 }
 
@@ -386,9 +385,8 @@ impl Receiver {
     /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         Receiver {
-            w: SeqWindow::bounded(cfg.window, MAX_WINDOW),
+            w: HeldWindow::bounded(cfg.window, MAX_WINDOW),
             cfg,
-            held: BTreeMap::new(),
             out: Outbox::new(),
         }
     }
@@ -404,17 +402,14 @@ impl Receiver {
             self.out.ignore();
             return;
         };
-        match self.w.insert(seq) {
-            Insert::New => {
-                self.held.insert(seq, Bytes::copy_from_slice(payload));
-                let held = &mut self.held;
-                self.out.deliver_in_order(&mut self.w, |s| held.remove(&s));
-            }
-            Insert::Duplicate => self.out.stats.duplicates += 1,
-            Insert::TooFar => {
-                self.out.stats.ignored += 1;
-                return;
-            }
+        let found = self.w.insert(seq, || Bytes::copy_from_slice(payload));
+        // Beyond the window: counted and not acknowledged (a duplicate is acknowledged again).
+        if found == Insert::TooFar {
+            self.out.count_arrival(found);
+            return;
+        }
+        if self.out.count_arrival(found) {
+            self.out.deliver_held(&mut self.w);
         }
         self.ack(from, seq, ts);
     }

@@ -1,6 +1,7 @@
 //! The PRMP child (§3, RXM): receive window, answers only when polled.
 
 use super::*;
+use crate::window::HeldWindow;
 
 crate::config::receiver_config! {
     /// Child parameters.
@@ -18,9 +19,8 @@ crate::config::receiver_config! {
 pub struct Receiver {
     cfg: ReceiverConfig,
     /// `W_i`: base = `LE_i`.
-    w: SeqWindow,
+    w: HeldWindow,
     hr: Option<u64>,
-    held: BTreeMap<u64, Bytes>,
     consume_at: Option<Time>,
     last_consume: Option<Time>,
     out: Outbox,
@@ -30,10 +30,9 @@ impl Receiver {
     /// A receiver built from `cfg`.
     pub fn new(cfg: ReceiverConfig) -> Self {
         Receiver {
-            w: SeqWindow::bounded(cfg.window, MAX_WINDOW),
+            w: HeldWindow::bounded(cfg.window, MAX_WINDOW),
             cfg,
             hr: None,
-            held: BTreeMap::new(),
             consume_at: None,
             last_consume: None,
             out: Outbox::new(),
@@ -42,7 +41,7 @@ impl Receiver {
 
     /// `LE_i`.
     pub fn le(&self) -> u64 {
-        self.w.base()
+        self.w.window().base()
     }
 
     /// `HR_i`.
@@ -51,17 +50,18 @@ impl Receiver {
     }
 
     fn on_data(&mut self, seq: u64, payload: &[u8]) {
-        if self.out.arrived(&mut self.w, seq) {
-            self.held.insert(seq, Bytes::copy_from_slice(payload));
+        if self
+            .out
+            .arrived_held(&mut self.w, seq, || Bytes::copy_from_slice(payload))
+        {
             self.hr = self.hr.max(Some(seq));
         }
     }
 
     fn consume_one(&mut self) -> bool {
-        let Some(seq) = self.w.pop_in_order() else {
+        let Some((seq, data)) = self.w.pop_in_order() else {
             return false;
         };
-        let data = self.held.remove(&seq).unwrap_or_default();
         self.out.deliver(seq, data);
         true
     }
@@ -70,7 +70,7 @@ impl Receiver {
         match self.cfg.consume_rate {
             None => while self.consume_one() {},
             Some(rate) => {
-                if self.consume_at.is_none() && self.w.contains(self.w.base()) {
+                if self.consume_at.is_none() && self.w.window().contains(self.w.window().base()) {
                     let period = Duration::from_nanos(1_000_000_000 / rate.max(1));
                     let at = self.last_consume.map_or(now, |t| (t + period).max(now));
                     self.consume_at = Some(at);
@@ -80,14 +80,14 @@ impl Receiver {
     }
 
     fn respond(&mut self, to: NodeId, ts: u64, poll_seq: u64) {
-        let le = self.w.base();
+        let le = self.w.window().base();
         let hr = self.hr;
         let mut bitmap = Vec::new();
         if let Some(h) = hr.filter(|&h| h >= le) {
             let n = (h - le + 1) as usize;
             bitmap.resize(n.div_ceil(8), 0u8);
             for k in 0..n {
-                if self.w.contains(le + k as u64) {
+                if self.w.window().contains(le + k as u64) {
                     if let Some(b) = bitmap.get_mut(k / 8) {
                         *b |= 1 << (k % 8);
                     }
@@ -107,7 +107,7 @@ impl Receiver {
 
     fn on_poll(&mut self, from: NodeId, ts: u64, poll_seq: u64, cld: wire::ChildList<'_>) {
         // A legitimate POLL.SEQ is inside the window: the parent never sends past LE_i + S.
-        if poll_seq >= self.w.base().saturating_add(self.cfg.window) {
+        if poll_seq >= self.w.window().base().saturating_add(self.cfg.window) {
             self.out.stats.ignored += 1;
             return;
         }
