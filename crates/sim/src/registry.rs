@@ -9,7 +9,7 @@ use crate::sim::Sim;
 use core::time::Duration;
 use rmcast_proto::deploy::{Deploy, Layout, MemberDistances, RouterSite};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
+use rmcast_proto::{bap, ff, lms, pgm, prmp, rra, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
 use std::collections::BTreeMap;
 
 /// What a protocol builder gets.
@@ -92,6 +92,14 @@ pub const REGISTRY: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "saw",
         build: build_saw,
+    },
+    ProtocolEntry {
+        name: "bap",
+        build: build_bap,
+    },
+    ProtocolEntry {
+        name: "rra",
+        build: build_rra,
     },
     ProtocolEntry {
         name: "srm",
@@ -203,15 +211,51 @@ fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
         "unicast" => saw::RetransmitMode::Unicast,
         _ => return Err(p.bad("mode", "\"multicast\" or \"unicast\"")),
     };
-    cfg.max_retransmissions = p
-        .opt_u64("max_retransmissions")?
-        .map(|v| v.min(u64::from(u32::MAX)) as u32);
+    cfg.max_retransmissions = limit(p, "max_retransmissions")?;
     cfg.queue_limit = real(p, "saw", "queue_limit")? as usize;
     let delay = ms(real(p, "saw", "ack_delay_max_ms")?);
     cx.add_group(Box::new(saw::Sender::new(cfg)), |r, rng| {
         let mut rc = saw::ReceiverConfig::new(r);
         rc.ack_delay_max = delay;
         Box::new(saw::Receiver::new(rc, rng))
+    })
+}
+
+/// A count limit (the spec's [`spec::Param::limit`] rows): `None` when absent (no limit),
+/// else the value, at most `u32::MAX`.
+fn limit(p: &Params, key: &str) -> Result<Option<u32>, ScenarioError> {
+    Ok(p.opt_u64(key)?.map(|v| v.min(u64::from(u32::MAX)) as u32))
+}
+
+/// `bap` (seed 000 §2.6): window `n`, the packet timeout `rto_ms`; receivers run their
+/// ACK-delay timer at [`spec::saw::bap_ack_timeout`] of it, as on sockets, and delay each ACK
+/// by up to `ack_delay_max_ms` (BAPrand).
+fn build_bap(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+    let p = cx.params;
+    let window = int(p, "bap", "window")? as u16;
+    let rto = ms(real(p, "bap", "rto_ms")?);
+    let mut cfg = bap::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), window, rto);
+    cfg.max_retransmissions = limit(p, "max_retransmissions")?;
+    let ack_timeout = spec::saw::bap_ack_timeout(rto);
+    let delay = ms(real(p, "bap", "ack_delay_max_ms")?);
+    cx.add_group(Box::new(bap::Sender::new(cfg)), |r, rng| {
+        let mut rc = bap::ReceiverConfig::new(r, window, ack_timeout);
+        rc.ack_delay_max = delay;
+        Box::new(bap::Receiver::new(rc, rng))
+    })
+}
+
+/// `rra` (seed 000 Ch. 5, proposed): `window` unfinished messages (the receivers' buffer too),
+/// `timeout_ms` for each solicited ACK, `max_retransmissions` unanswered requests in a row.
+fn build_rra(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+    let p = cx.params;
+    let window = int(p, "rra", "window")? as usize;
+    let timeout = ms(real(p, "rra", "timeout_ms")?);
+    let mut cfg =
+        rra::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), window, timeout);
+    cfg.max_retransmissions = limit(p, "max_retransmissions")?;
+    cx.add_group(Box::new(rra::Sender::new(cfg)), |r, _| {
+        Box::new(rra::Receiver::new(rra::ReceiverConfig::new(r, window)))
     })
 }
 

@@ -113,7 +113,7 @@ impl Scenario {
         };
         // Check the first point's keys and values without running it.
         if let Some(p) = sc.points().first() {
-            build::check_point(&sc, &p.table)?;
+            build::check_point(&sc, p)?;
         }
         Ok(sc)
     }
@@ -180,6 +180,7 @@ pub fn run_indices(
     opts: RunOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunResult>, ScenarioError> {
+    check_topologies(sc, indices)?;
     let results: Vec<Result<RunResult, ScenarioError>> = indices
         .par_iter()
         .map(|&i| {
@@ -191,6 +192,24 @@ pub fn run_indices(
         })
         .collect();
     results.into_iter().collect()
+}
+
+/// Build the topology of every distinct (seed, `[topology]`) pair among the runs `indices`
+/// and check that each reaches all its receivers, so a sweep with an unreachable receiver in
+/// any run fails before a single run is simulated.
+fn check_topologies(sc: &Scenario, indices: &[usize]) -> Result<(), ScenarioError> {
+    let mut seen = std::collections::HashSet::new();
+    let distinct: Vec<Point> = indices
+        .iter()
+        .map(|&i| sc.point(i))
+        .filter(|p| {
+            let part = |k: &str| p.table.get(k).map(Value::to_string).unwrap_or_default();
+            seen.insert((part("seed"), part("topology")))
+        })
+        .collect();
+    distinct
+        .par_iter()
+        .try_for_each(|p| build::topology(sc, p).map(|_| ()))
 }
 
 /// Milliseconds (as written in a scenario) to a duration, rounded to the nanosecond.

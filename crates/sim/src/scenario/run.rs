@@ -11,7 +11,7 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         receivers,
         stop,
         record,
-    } = build(sc, &p.table)?;
+    } = build(sc, p)?;
     if trace {
         sim.enable_trace();
     }
@@ -23,7 +23,12 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
     let mut m: Vec<(String, Metric)> = vec![
         ("seed".into(), Metric::U(sim.seed())),
         ("receivers".into(), Metric::U(receivers.len() as u64)),
-        ("completed".into(), Metric::B(out.completed)),
+        // The sender finished and every receiver holds every message: a sender that gave up,
+        // or a NAK-based one whose linger ended, completes without the receivers' data.
+        (
+            "completed".into(),
+            Metric::B(out.completed && sim.delivered_everything(source, &receivers)),
+        ),
         ("stop_reason".into(), Metric::S(out.reason.into())),
     ];
     let end = out.end.as_secs_f64();
