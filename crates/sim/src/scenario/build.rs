@@ -128,6 +128,7 @@ fn protocol(
         source,
         receivers,
         group,
+        name: entry.name,
         params: &params,
     })?;
 

@@ -10,7 +10,10 @@
 //!
 //! Runs execute in parallel (rayon); each run is a pure function of its table, so results
 //! are identical whatever the thread count. Errors name the file, the key and what was
-//! expected. See `scenarios/examples/` for one file per topology generator and loss model.
+//! expected; so is a receiver the topology leaves without a path from the source (checked for
+//! every run before any is simulated). A run's `completed` is true only when the sender
+//! completed and every receiver delivered every message. See `scenarios/examples/` for one
+//! file per topology generator and loss model.
 //!
 //! The folder follows the path from file to results: sweep expansion (`sweep.rs`), the
 //! typed parameter access shared with the registry (`crate::params`), the topology
