@@ -50,7 +50,7 @@ fn every_example_runs() {
         }
         seen += 1;
     }
-    assert!(seen >= 8, "one example per generator");
+    assert!(seen >= 10, "one example per generator, and bap and rra");
 }
 
 #[test]
@@ -90,6 +90,36 @@ fn a_bad_scenario_names_file_and_key_and_exits_2() {
     assert!(err.contains("bad.toml"), "{err}");
     assert!(err.contains("`topology.receivers`"), "{err}");
     assert!(err.contains("expected"), "{err}");
+}
+
+#[test]
+fn an_unreachable_receiver_is_named_and_exits_2_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // Node 4 sits on an island (3-4) that the source's (0-1-2) does not reach.
+    std::fs::write(dir.path().join("islands.txt"), "0 1\n1 2\n3 4\n").unwrap();
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(
+        &broken,
+        "name = \"cut\"\nseed = [1, 2]\n[topology]\nkind = \"edge_list\"\nfile = \"islands.txt\"\n\
+         receiver_ids = [2, 4]\n[protocol]\nname = \"srm\"\n[traffic]\nmessages = 5\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o");
+    let o = sim(&broken, &out, "1", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("broken.toml: run 0 (seed = 1): receiver node 4"),
+        "{err}"
+    );
+    assert!(
+        err.contains("unreachable from the source (node 0)"),
+        "{err}"
+    );
+    assert!(
+        !out.join("runs.csv").exists(),
+        "no results for a broken scenario"
+    );
 }
 
 #[test]

@@ -22,6 +22,21 @@ pub enum ScenarioError {
         /// The parser's message.
         msg: String,
     },
+    #[error(
+        "{file}: {run}: receiver node {node} is unreachable from the source (node {from}): \
+         the topology has no path between them"
+    )]
+    /// A receiver the topology gives no path from the source (found before the run starts).
+    Unreachable {
+        /// The file.
+        file: String,
+        /// The run: its index and swept values.
+        run: String,
+        /// The receiver.
+        node: u32,
+        /// The source.
+        from: u32,
+    },
     #[error("{file}: key `{key}`: expected {expected}")]
     /// A key with a wrong value (or an unknown key).
     Key {

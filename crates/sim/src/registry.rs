@@ -9,7 +9,7 @@ use crate::sim::Sim;
 use core::time::Duration;
 use rmcast_proto::deploy::{Deploy, Layout, MemberDistances, RouterSite};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{ff, lms, pgm, prmp, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
+use rmcast_proto::{bap, ff, lms, pgm, prmp, rra, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
 use std::collections::BTreeMap;
 
 /// What a protocol builder gets.
@@ -22,6 +22,8 @@ pub struct BuildCtx<'a> {
     pub receivers: &'a [NodeId],
     /// The data's multicast group.
     pub group: GroupId,
+    /// The protocol's name (its registry entry's and spec's).
+    pub name: &'static str,
     /// The `[protocol]` table (without `name`); read it with the typed getters, which
     /// produce errors naming the key.
     pub params: &'a Params,
@@ -94,6 +96,14 @@ pub const REGISTRY: &[ProtocolEntry] = &[
         build: build_saw,
     },
     ProtocolEntry {
+        name: "bap",
+        build: build_bap,
+    },
+    ProtocolEntry {
+        name: "rra",
+        build: build_rra,
+    },
+    ProtocolEntry {
         name: "srm",
         build: build_srm,
     },
@@ -142,76 +152,126 @@ pub fn lookup(name: &str) -> Option<&'static ProtocolEntry> {
 
 use rmcast_proto::spec::{self, ms, Range, Value};
 
-/// The parameter `key` of protocol `proto` as a number: the scenario's value or the spec's
-/// default, checked against the spec's range.
-fn real(p: &Params, proto: &str, key: &str) -> Result<f64, ScenarioError> {
-    let q = param(p, proto, key)?;
-    let default = q.default.real().unwrap_or(0.0);
-    match q.range {
-        Range::Real { min, max } => p.f64_in(key, default, min, max),
-        Range::Int { min, max } => p.f64_in(key, default, min as f64, max as f64),
-        _ => Err(p.bad(key, "a number")),
+/// Typed reads of the protocol's parameters: the scenario's value, or the spec's default when
+/// the key is absent, checked against the spec row's range (errors name the key).
+impl BuildCtx<'_> {
+    /// The spec row of `key`.
+    fn param(&self, key: &str) -> Result<&'static spec::Param, ScenarioError> {
+        let name = self.name;
+        spec::lookup(name)
+            .and_then(|s| s.param(key))
+            .ok_or_else(|| {
+                self.params
+                    .bad(key, &format!("a parameter of {name} (not in its spec)"))
+            })
     }
-}
 
-/// The parameter `key` of protocol `proto` as an integer (see [`real`]).
-/// The parameter `key` of protocol `proto` as an integer with `default` where the spec derives
-/// it (from a preset).
-fn int_or(p: &Params, proto: &str, key: &str, default: u64) -> Result<u64, ScenarioError> {
-    match param(p, proto, key)?.range {
-        Range::Int { min, max } => p.u64_in(key, default, min, max),
-        _ => Err(p.bad(key, "an integer")),
+    /// `key` as a number.
+    fn real(&self, key: &str) -> Result<f64, ScenarioError> {
+        let (p, q) = (self.params, self.param(key)?);
+        let default = q.default.real().unwrap_or(0.0);
+        match q.range {
+            Range::Real { min, max } => p.f64_in(key, default, min, max),
+            Range::Int { min, max } => p.f64_in(key, default, min as f64, max as f64),
+            _ => Err(p.bad(key, "a number")),
+        }
     }
-}
 
-fn int(p: &Params, proto: &str, key: &str) -> Result<u64, ScenarioError> {
-    let q = param(p, proto, key)?;
-    match (q.range, q.default) {
-        (Range::Int { min, max }, Value::Int(d)) => p.u64_in(key, d, min, max),
-        _ => Err(p.bad(key, "an integer")),
+    /// `key`, a number of milliseconds, as a duration.
+    fn ms(&self, key: &str) -> Result<Duration, ScenarioError> {
+        self.real(key).map(ms)
     }
-}
 
-/// The switch `key` of protocol `proto`, `default` where the spec derives it.
-fn switch(p: &Params, proto: &str, key: &str, derived: bool) -> Result<bool, ScenarioError> {
-    match param(p, proto, key)?.default {
-        Value::Bool(d) => p.bool_or(key, d),
-        _ => p.bool_or(key, derived),
+    /// `key` as an integer.
+    fn int(&self, key: &str) -> Result<u64, ScenarioError> {
+        let (p, q) = (self.params, self.param(key)?);
+        match (q.range, q.default) {
+            (Range::Int { min, max }, Value::Int(d)) => p.u64_in(key, d, min, max),
+            _ => Err(p.bad(key, "an integer")),
+        }
     }
-}
 
-/// The word `key` of protocol `proto`, the spec's default when absent.
-fn word(p: &Params, proto: &str, key: &str) -> Result<String, ScenarioError> {
-    match param(p, proto, key)?.default {
-        Value::Word(d) => p.str_or(key, d),
-        _ => Err(p.bad(key, "a word")),
+    /// `key` as an integer with `default` where the spec derives it (from a preset).
+    fn int_or(&self, key: &str, default: u64) -> Result<u64, ScenarioError> {
+        match self.param(key)?.range {
+            Range::Int { min, max } => self.params.u64_in(key, default, min, max),
+            _ => Err(self.params.bad(key, "an integer")),
+        }
     }
-}
 
-fn param(p: &Params, proto: &str, key: &str) -> Result<&'static spec::Param, ScenarioError> {
-    spec::lookup(proto)
-        .and_then(|s| s.param(key))
-        .ok_or_else(|| p.bad(key, &format!("a parameter of {proto} (not in its spec)")))
+    /// The switch `key`, `derived` where the spec derives its default.
+    fn switch(&self, key: &str, derived: bool) -> Result<bool, ScenarioError> {
+        match self.param(key)?.default {
+            Value::Bool(d) => self.params.bool_or(key, d),
+            _ => self.params.bool_or(key, derived),
+        }
+    }
+
+    /// The word `key`.
+    fn word(&self, key: &str) -> Result<String, ScenarioError> {
+        match self.param(key)?.default {
+            Value::Word(d) => self.params.str_or(key, d),
+            _ => Err(self.params.bad(key, "a word")),
+        }
+    }
+
+    /// A count limit (the spec's [`spec::Param::limit`] rows): `None` when absent (no limit),
+    /// else the value, at most `u32::MAX`.
+    fn limit(&self, key: &str) -> Result<Option<u32>, ScenarioError> {
+        self.param(key)?;
+        Ok(self
+            .params
+            .opt_u64(key)?
+            .map(|v| v.min(u64::from(u32::MAX)) as u32))
+    }
 }
 
 fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
-    let timeout = real(p, "saw", "timeout_ms")?;
-    let mut cfg = saw::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), ms(timeout));
-    cfg.mode = match word(p, "saw", "mode")?.as_str() {
+    let timeout = cx.ms("timeout_ms")?;
+    let mut cfg = saw::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), timeout);
+    cfg.mode = match cx.word("mode")?.as_str() {
         "multicast" => saw::RetransmitMode::Multicast,
         "unicast" => saw::RetransmitMode::Unicast,
         _ => return Err(p.bad("mode", "\"multicast\" or \"unicast\"")),
     };
-    cfg.max_retransmissions = p
-        .opt_u64("max_retransmissions")?
-        .map(|v| v.min(u64::from(u32::MAX)) as u32);
-    cfg.queue_limit = real(p, "saw", "queue_limit")? as usize;
-    let delay = ms(real(p, "saw", "ack_delay_max_ms")?);
+    cfg.max_retransmissions = cx.limit("max_retransmissions")?;
+    cfg.queue_limit = cx.real("queue_limit")? as usize;
+    let delay = cx.ms("ack_delay_max_ms")?;
     cx.add_group(Box::new(saw::Sender::new(cfg)), |r, rng| {
         let mut rc = saw::ReceiverConfig::new(r);
         rc.ack_delay_max = delay;
         Box::new(saw::Receiver::new(rc, rng))
+    })
+}
+
+/// `bap` (seed 000 §2.6): window `n`, the packet timeout `rto_ms`; receivers run their
+/// ACK-delay timer at [`spec::saw::bap_ack_timeout`] of it, as on sockets, and delay each ACK
+/// by up to `ack_delay_max_ms` (BAPrand).
+fn build_bap(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+    let window = cx.int("window")? as u16;
+    let rto = cx.ms("rto_ms")?;
+    let mut cfg = bap::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), window, rto);
+    cfg.max_retransmissions = cx.limit("max_retransmissions")?;
+    let ack_timeout = spec::saw::bap_ack_timeout(rto);
+    let delay = cx.ms("ack_delay_max_ms")?;
+    cx.add_group(Box::new(bap::Sender::new(cfg)), |r, rng| {
+        let mut rc = bap::ReceiverConfig::new(r, window, ack_timeout);
+        rc.ack_delay_max = delay;
+        Box::new(bap::Receiver::new(rc, rng))
+    })
+}
+
+/// `rra` (seed 000 Ch. 5, proposed): `window` unfinished messages (the receivers' buffer too),
+/// `timeout_ms` for each solicited ACK, `max_retransmissions` unanswered requests in a row.
+fn build_rra(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+    let window = cx.int("window")? as usize;
+    let timeout = cx.ms("timeout_ms")?;
+    let mut cfg =
+        rra::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), window, timeout);
+    cfg.max_retransmissions = cx.limit("max_retransmissions")?;
+    cx.add_group(Box::new(rra::Sender::new(cfg)), |r, _| {
+        Box::new(rra::Receiver::new(rra::ReceiverConfig::new(r, window)))
     })
 }
 
@@ -565,11 +625,6 @@ fn build_tree(
 ) -> Result<(), ScenarioError> {
     use rmcast_proto::tree::{deploy, Region, Settings, Variant};
     let p = cx.params;
-    let name = match variant {
-        Variant::Dsp => "dsp",
-        Variant::Csp => "csp",
-        Variant::Cp => "cp",
-    };
     let (spt, dist) = spt_distances(cx.sim.network(), cx.source);
     let rtd_of = |n: NodeId| {
         Duration::from_nanos(2 * dist.get(n.0 as usize).copied().flatten().unwrap_or(0))
@@ -600,8 +655,8 @@ fn build_tree(
         g.endpoints.sort_by_key(|&m| (rtd_of(m), m.0));
         g.rtd_endpoints = g.endpoints.iter().map(|&m| rtd_of(m)).collect();
     }
-    let rate_mbps = real(p, name, "rate_mbps")?;
-    let block = real(p, name, "block_bytes")? as usize;
+    let rate_mbps = cx.real("rate_mbps")?;
+    let block = cx.real("block_bytes")? as usize;
     let mut s = Settings::new(variant, 1);
     s.rate_bps = (rate_mbps * 1e6) as u64;
     s.block_datagram = block + 32;
@@ -614,7 +669,7 @@ fn build_tree(
     s.l = match p.opt_u64("window")? {
         Some(w) => w.clamp(1, 1 << 20) as u32,
         None => {
-            let w = real(p, name, "window_rtd")?;
+            let w = cx.real("window_rtd")?;
             let ipt = s.ipt().as_secs_f64().max(1e-12);
             ((w * max_rtd.as_secs_f64() / ipt).round() as u32).max(1)
         }
@@ -622,12 +677,12 @@ fn build_tree(
     s.retx_capacity = p
         .opt_u64("retx_buffer")?
         .map_or(s.l, |v| v.clamp(1, 1 << 20) as u32);
-    s.r_f = real(p, name, "r_f")?;
-    s.status_min = ms(real(p, name, "status_min_ms")?);
-    s.status_max = ms(real(p, name, "status_max_ms")?).max(s.status_min);
-    s.local_rtd = ms(real(p, name, "local_rtd_ms")?);
-    s.kou = int(p, name, "kou")? as u32;
-    s.linger = ms(real(p, name, "linger_ms")?);
+    s.r_f = cx.real("r_f")?;
+    s.status_min = cx.ms("status_min_ms")?;
+    s.status_max = cx.ms("status_max_ms")?.max(s.status_min);
+    s.local_rtd = cx.ms("local_rtd_ms")?;
+    s.kou = cx.int("kou")? as u32;
+    s.linger = cx.ms("linger_ms")?;
     let d = deploy(
         cx.source,
         cx.group,
@@ -645,7 +700,7 @@ fn build_tree(
 /// other key overrides one field of the preset.
 fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let p = cx.params;
-    let multicast = switch(p, "xtp", "multicast", true)?;
+    let multicast = cx.switch("multicast", true)?;
     if !multicast && cx.receivers.len() != 1 {
         return Err(p.bad(
             "multicast",
@@ -653,7 +708,7 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
         ));
     }
     let rx = cx.receivers.to_vec();
-    let mut cfg = match word(p, "xtp", "preset")?.as_str() {
+    let mut cfg = match cx.word("preset")?.as_str() {
         "thesis" => xtp::SenderConfig::thesis(cx.source, cx.group, rx, multicast),
         "improved" => xtp::SenderConfig::improved(cx.source, cx.group, rx, multicast),
         _ => return Err(p.bad("preset", "\"thesis\" or \"improved\"")),
@@ -665,29 +720,29 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
             _ => return Err(p.bad("retx", "\"gbn\" or \"selective\"")),
         };
     }
-    cfg.error_control = switch(p, "xtp", "error_control", cfg.error_control)?;
-    cfg.flow_control = switch(p, "xtp", "flow_control", cfg.flow_control)?;
-    cfg.rate = int_or(p, "xtp", "rate_bps", cfg.rate * 8)? / 8;
-    cfg.maxdata = int_or(p, "xtp", "maxdata", cfg.maxdata as u64)? as usize;
-    cfg.window = int_or(p, "xtp", "window", u64::from(cfg.window))? as u32;
-    cfg.block_on_ack = switch(p, "xtp", "block_on_ack", cfg.block_on_ack)?;
-    cfg.first_sreq = switch(p, "xtp", "first_sreq", cfg.first_sreq)?;
-    cfg.fastnak = switch(p, "xtp", "fastnak", cfg.fastnak)?;
-    cfg.coalesce = switch(p, "xtp", "coalesce", cfg.coalesce)?;
+    cfg.error_control = cx.switch("error_control", cfg.error_control)?;
+    cfg.flow_control = cx.switch("flow_control", cfg.flow_control)?;
+    cfg.rate = cx.int_or("rate_bps", cfg.rate * 8)? / 8;
+    cfg.maxdata = cx.int_or("maxdata", cfg.maxdata as u64)? as usize;
+    cfg.window = cx.int_or("window", u64::from(cfg.window))? as u32;
+    cfg.block_on_ack = cx.switch("block_on_ack", cfg.block_on_ack)?;
+    cfg.first_sreq = cx.switch("first_sreq", cfg.first_sreq)?;
+    cfg.fastnak = cx.switch("fastnak", cfg.fastnak)?;
+    cfg.coalesce = cx.switch("coalesce", cfg.coalesce)?;
     if let Some(n) = p.opt_u64("sreq_every")? {
         cfg.sreq_every = (n > 0).then_some(n.min(u64::from(u32::MAX)) as u32);
     }
     if p.has("wtimer_ms") {
-        let w = ms(real(p, "xtp", "wtimer_ms")?);
+        let w = cx.ms("wtimer_ms")?;
         cfg.wtimer.initial = w;
         cfg.wtimer.min = w;
     }
     if p.has("wtimer_cap_ms") {
-        let c = real(p, "xtp", "wtimer_cap_ms")?;
+        let c = cx.real("wtimer_cap_ms")?;
         cfg.wtimer.cap = (c > 0.0).then(|| ms(c));
     }
-    cfg.ctimeout = ms(real(p, "xtp", "ctimeout_s")? * 1000.0);
-    let buffer = int(p, "xtp", "buffer")? as usize;
+    cfg.ctimeout = ms(cx.real("ctimeout_s")? * 1000.0);
+    let buffer = cx.int("buffer")? as usize;
     cx.add_group(Box::new(xtp::Sender::new(cfg)), |r, _| {
         let mut rc = xtp::ReceiverConfig::new(r);
         rc.buffer = buffer;
@@ -700,15 +755,14 @@ fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
 /// PRMP (seed 004): `window` is `S` for parent and children (PF-IW: the transfer length);
 /// the parent's response buffer is the scenario's `[[host]] rx_queue`/`rx_rate`.
 fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
     let mut c = prmp::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
-    c.window = int(p, "prmp", "window")?;
-    c.ipg = ms(real(p, "prmp", "ipg_ms")?);
-    c.epoch = ms(real(p, "prmp", "epoch_ms")?);
-    c.response_rate = int(p, "prmp", "response_rate")?;
-    c.mtr = real(p, "prmp", "mtr")?;
-    c.max_silent_polls = int(p, "prmp", "max_silent_polls")? as u32;
-    c.initial_rtt = ms(real(p, "prmp", "initial_rtt_ms")?);
+    c.window = cx.int("window")?;
+    c.ipg = cx.ms("ipg_ms")?;
+    c.epoch = cx.ms("epoch_ms")?;
+    c.response_rate = cx.int("response_rate")?;
+    c.mtr = cx.real("mtr")?;
+    c.max_silent_polls = cx.int("max_silent_polls")? as u32;
+    c.initial_rtt = cx.ms("initial_rtt_ms")?;
     let window = c.window;
     cx.add_windowed(prmp::Sender::new(c), |r| {
         prmp::Receiver::new(prmp::ReceiverConfig::new(r, window))
@@ -718,11 +772,10 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
 /// The full-feedback baseline of seed 004 (FF; FF-IW with a large `window`; FF-IW-IT is
 /// FF-IW without the scenario's receive queue at the source).
 fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
     let mut c = ff::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
-    c.window = int(p, "ff", "window")?;
-    c.ipg = ms(real(p, "ff", "ipg_ms")?);
-    c.initial_rtt = ms(real(p, "ff", "initial_rtt_ms")?);
+    c.window = cx.int("window")?;
+    c.ipg = cx.ms("ipg_ms")?;
+    c.initial_rtt = cx.ms("initial_rtt_ms")?;
     let window = c.window;
     cx.add_windowed(ff::Sender::new(c), |r| {
         ff::Receiver::new(ff::ReceiverConfig::new(r, window))

@@ -149,6 +149,17 @@ impl Network {
         let spt = Spt::compute(self, 0);
         (0..n).all(|i| spt.reachable(i as u32))
     }
+
+    /// The first of `nodes` without a path from `from` (over links and buses, through any
+    /// node), if any.
+    pub fn first_unreachable(
+        &self,
+        from: rmcast_proto::NodeId,
+        nodes: &[rmcast_proto::NodeId],
+    ) -> Option<rmcast_proto::NodeId> {
+        let spt = Spt::compute(self, from.0);
+        nodes.iter().copied().find(|n| !spt.reachable(n.0))
+    }
 }
 
 impl Spt {

@@ -277,14 +277,7 @@ filter = "data"
         );
         let sc = rmcast_sim::scenario::Scenario::parse(&text, "inline.toml", ".".into()).unwrap();
         let res = rmcast_sim::scenario::run_sweep(&sc, Default::default(), &|| {}).unwrap();
-        let get = |k: &str| {
-            res[0]
-                .columns
-                .iter()
-                .find(|(c, _)| c == k)
-                .map(|(_, v)| v.csv())
-                .unwrap()
-        };
+        let get = |k: &str| res[0].column(k).unwrap().csv();
         assert_eq!(get("completed"), "true", "{name}");
         assert_eq!(get("delivered_min"), "500", "{name}");
         assert_eq!(get("delivered_max"), "500", "{name}");

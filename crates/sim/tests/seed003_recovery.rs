@@ -404,14 +404,7 @@ fn scenarios_build_srm_pgm_lms_from_the_registry() {
             .map(|(c, v)| format!("{c}={v:?}"))
             .collect();
         println!("{proto}: {}", cols.join(" "));
-        let col = |name: &str| {
-            res[0]
-                .columns
-                .iter()
-                .find(|(c, _)| c == name)
-                .map(|(_, v)| format!("{v:?}"))
-                .unwrap()
-        };
+        let col = |name: &str| format!("{:?}", res[0].column(name).unwrap());
         assert_eq!(col("delivered_total"), "U(160)", "{proto}");
         assert_eq!(col("delivered_min"), "U(20)", "{proto}");
         assert_eq!(col("lost_drop_nth"), "U(1)", "{proto}");
@@ -562,8 +555,8 @@ when_complete = false
     let run = |replier: &str| {
         let sc = Scenario::parse(&text(replier), "t.toml", ".".into()).unwrap();
         let r = run_indices(&sc, &[0], RunOptions::default(), &|| {}).unwrap();
-        let col = |k: &str| match r[0].columns.iter().find(|(c, _)| c == k) {
-            Some((_, Metric::U(v))) => *v,
+        let col = |k: &str| match r[0].column(k) {
+            Some(Metric::U(v)) => *v,
             other => panic!("{k}: {other:?}"),
         };
         assert_eq!(col("delivered_min"), 60, "{replier}");

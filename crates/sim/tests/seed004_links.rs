@@ -174,9 +174,8 @@ fn prmp_and_ff_run_from_scenario_files() {
         let runs = run_sweep(&sc, RunOptions::default(), &|| {}).unwrap();
         assert_eq!(runs.len(), 4);
         for r in &runs {
-            let completed = r.columns.iter().find(|(c, _)| c == "completed");
             assert!(
-                matches!(completed, Some((_, Metric::B(true)))),
+                matches!(r.column("completed"), Some(Metric::B(true))),
                 "{file}: run {} did not complete",
                 r.index
             );

@@ -487,7 +487,6 @@ pub fn fail(e: NetError) -> ExitCode {
 /// (`spec::Param::flag` names the rest).
 const ALSO_READ_BY: &[(&str, &[&str])] = &[
     ("rto-ms", &["prmp", "ff"]), // the floor of the RTO they measure
-    ("ack-delay-ms", &["bap"]),  // announced to bap's receivers
     ("write-size", &["xtp"]),
     ("xtp-thesis", &["xtp"]),
     ("unicast", &["xtp"]),

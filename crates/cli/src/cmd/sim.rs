@@ -14,6 +14,9 @@ use std::time::Instant;
   RAYON_NUM_THREADS=1 rmcast sim scenarios/examples/star-hybrid.toml --out out/star --quiet
 
 Writes DIR/runs.csv and DIR/runs.jsonl (one row per run: swept parameters, seed, metrics).
+`completed` is true only when the sender finished and every receiver holds every message. A
+receiver the topology leaves without a path from the source is an error naming the node and
+the run (exit status 2), found before any run is simulated.
 Any scalar in the scenario may be a list or a range { from, to, step }: the cross product is
 a sweep, run in parallel (RAYON_NUM_THREADS) with identical results whatever the threads.
 
@@ -143,11 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.quiet {
         let incomplete = results
             .iter()
-            .filter(|r| {
-                r.columns
-                    .iter()
-                    .any(|(k, v)| k == "completed" && *v == scenario::Metric::B(false))
-            })
+            .filter(|r| r.column("completed") == Some(&scenario::Metric::B(false)))
             .count();
         println!(
             "{n} run{} in {:.2}s -> {} and {}",
@@ -157,7 +156,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             jsonl.display()
         );
         if incomplete > 0 {
-            eprintln!("warning: {incomplete} run(s) stopped before the sender completed (see stop_reason)");
+            eprintln!(
+                "warning: {incomplete} run(s) did not complete: the sender did not finish or a \
+                 receiver lacks data (see stop_reason, delivered_min, messages_failed)"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -253,6 +253,20 @@ impl Param {
         )
     }
 
+    /// A limit on a count: an integer from 0, with no limit by default.
+    pub const fn limit(key: &'static str, help: &'static str) -> Param {
+        Param::new(
+            key,
+            "",
+            Range::Int {
+                min: 0,
+                max: u64::MAX,
+            },
+            Value::Derived("unlimited"),
+            help,
+        )
+    }
+
     /// A switch.
     pub const fn switch(key: &'static str, default: bool, help: &'static str) -> Param {
         Param::new(key, "", Range::Bool, Value::Bool(default), help)

@@ -1,6 +1,5 @@
-//! `rra` (seed 000, Ch. 5, proposed): parameters on sockets. The studies build it with the
-//! thesis's timings; scenario files do not (it is not in the simulator's registry), so its
-//! parameters exist only as `rmcast send` flags.
+//! `rra` (seed 000, Ch. 5, proposed): parameters of scenario files and `rmcast send`. The
+//! segovia study builds it with the thesis's timings instead.
 
 use super::{saw, Param};
 
@@ -17,14 +16,17 @@ pub const PARAMS: &[Param] = &[
         SOCKET_WINDOW,
         "unfinished messages the sender keeps; each names one receiver that reports its state",
     )
-    .flag("window")
-    .sockets_only(),
+    .flag("window"),
     Param::ms(
         "timeout_ms",
         saw::SOCKET_RTO_MS,
         "how long the sender waits for the ACK a DATA or POLL solicited before asking again",
     )
     .within(0.001, 60_000.0)
-    .flag("rto-ms")
-    .sockets_only(),
+    .flag("rto-ms"),
+    Param::limit(
+        "max_retransmissions",
+        "unanswered requests in a row after which the sender gives up on a receiver for the \
+         messages it has not confirmed (they count as failed); also bounds each message's repairs",
+    ),
 ];

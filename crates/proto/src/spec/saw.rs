@@ -38,6 +38,13 @@ const ACK_DELAY: Param = Param::ms(
 /// reading a sender's ANNOUNCE): 10 s, far above any retransmission timeout.
 pub const ACK_DELAY_LIMIT_MS: f64 = 10_000.0;
 
+/// The retransmission limit of `saw` and `bap` (scenario files only; the socket driver
+/// retransmits without a limit and evicts a silent receiver instead).
+const MAX_RETRANSMISSIONS: Param = Param::limit(
+    "max_retransmissions",
+    "retransmissions of one message after which the sender gives it up (counted as failed)",
+);
+
 /// `saw`'s parameters.
 pub const PARAMS: &[Param] = &[
     TIMEOUT,
@@ -47,16 +54,7 @@ pub const PARAMS: &[Param] = &[
         MODE,
         "whether a retransmission goes to the group or by unicast to each receiver lacking it",
     ),
-    Param::new(
-        "max_retransmissions",
-        "",
-        Range::Int {
-            min: 0,
-            max: u64::MAX,
-        },
-        Value::Derived("unlimited"),
-        "retransmissions of one message after which the sender gives it up (counted as failed)",
-    ),
+    MAX_RETRANSMISSIONS,
     ACK_DELAY,
     Param::new(
         "queue_limit",
@@ -67,7 +65,15 @@ pub const PARAMS: &[Param] = &[
     ),
 ];
 
-/// `bap`'s parameters (it runs on sockets; scenario files do not build it).
+/// The ACK-delay timeout `t` of `bap` receivers for a sender retransmission timeout `rto`:
+/// a quarter of it, so a receiver reports a stalled window well before the sender repeats it
+/// (the socket driver announces this value; the simulator's scenarios use the same).
+pub fn bap_ack_timeout(rto: core::time::Duration) -> core::time::Duration {
+    rto / 4
+}
+
+/// `bap`'s parameters (scenario keys and, but for the retransmission limit, `rmcast send`
+/// flags).
 pub const BAP_PARAMS: &[Param] = &[
     Param::int(
         "window",
@@ -77,16 +83,16 @@ pub const BAP_PARAMS: &[Param] = &[
         BAP_WINDOW as u64,
         "n: messages in flight before the block acknowledgment",
     )
-    .flag("window")
-    .sockets_only(),
+    .flag("window"),
     Param::ms(
         "rto_ms",
         SOCKET_RTO_MS,
         "retransmission timeout: the window is sent again when not acknowledged within it",
     )
-    // Receivers run their ACK-delay timer at a quarter of it (announced): above a minute a
-    // window that does not fill would wait minutes for its acknowledgment.
+    // Receivers run their ACK-delay timer at a quarter of it (`bap_ack_timeout`): above a
+    // minute a window that does not fill would wait minutes for its acknowledgment.
     .within(1.0, 60_000.0)
-    .flag("rto-ms")
-    .sockets_only(),
+    .flag("rto-ms"),
+    ACK_DELAY,
+    MAX_RETRANSMISSIONS,
 ];

@@ -2,7 +2,7 @@
 //! losses, host models, the stop condition and the metrics to keep.
 
 use super::topology::build_topology;
-use super::{ms_dur, Scenario};
+use super::{ms_dur, Point, Scenario};
 use crate::params::{Params, ScenarioError};
 use crate::registry::{self, BuildCtx};
 use crate::sim::{Sim, Stop, Traffic};
@@ -34,21 +34,49 @@ const TOP_KEYS: &[&str] = &[
     "metrics",
 ];
 
-pub(super) fn check_point(sc: &Scenario, t: &Table) -> Result<(), ScenarioError> {
-    build(sc, t).map(|_| ())
+pub(super) fn check_point(sc: &Scenario, p: &Point) -> Result<(), ScenarioError> {
+    build(sc, p).map(|_| ())
 }
 
-pub(super) fn build(sc: &Scenario, table: &Table) -> Result<Built, ScenarioError> {
+/// The run's seed, its `[topology]` table and the topology it gives, every receiver reachable
+/// from the source: a receiver the topology leaves without a path is an error naming it and
+/// the run, before anything is simulated.
+pub(super) fn topology(
+    sc: &Scenario,
+    p: &Point,
+) -> Result<(Params, u64, Params, Topology), ScenarioError> {
     let file = sc.file.as_str();
-    let top = Params::new(file, "", table.clone());
+    let top = Params::new(file, "", p.table.clone());
     top.check_keys(TOP_KEYS)?;
-    top.str_or("name", "")?;
-    top.str_or("description", "")?;
     let seed = top.u64_in("seed", 1, 0, u64::MAX)?;
     let tp = top
         .sub("topology")?
         .ok_or_else(|| top.bad("topology", "a [topology] table"))?;
     let topo = build_topology(sc, &tp, seed)?;
+    if let Some(r) = topo.net.first_unreachable(topo.source, &topo.receivers) {
+        let swept: Vec<String> = p
+            .assignment
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        return Err(ScenarioError::Unreachable {
+            file: file.to_string(),
+            run: match swept.is_empty() {
+                true => format!("run {}", p.index),
+                false => format!("run {} ({})", p.index, swept.join(", ")),
+            },
+            node: r.0,
+            from: topo.source.0,
+        });
+    }
+    Ok((top, seed, tp, topo))
+}
+
+pub(super) fn build(sc: &Scenario, p: &Point) -> Result<Built, ScenarioError> {
+    let (top, seed, tp, topo) = topology(sc, p)?;
+    top.str_or("name", "")?;
+    top.str_or("description", "")?;
+    let table = &p.table;
     let Topology {
         net,
         source,
@@ -100,6 +128,7 @@ fn protocol(
         source,
         receivers,
         group,
+        name: entry.name,
         params: &params,
     })?;
 

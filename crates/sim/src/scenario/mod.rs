@@ -10,7 +10,10 @@
 //!
 //! Runs execute in parallel (rayon); each run is a pure function of its table, so results
 //! are identical whatever the thread count. Errors name the file, the key and what was
-//! expected. See `scenarios/examples/` for one file per topology generator and loss model.
+//! expected; so is a receiver the topology leaves without a path from the source (checked for
+//! every run before any is simulated). A run's `completed` is true only when the sender
+//! completed and every receiver delivered every message. See `scenarios/examples/` for one
+//! file per topology generator and loss model.
 //!
 //! The folder follows the path from file to results: sweep expansion (`sweep.rs`), the
 //! typed parameter access shared with the registry (`crate::params`), the topology
@@ -113,7 +116,7 @@ impl Scenario {
         };
         // Check the first point's keys and values without running it.
         if let Some(p) = sc.points().first() {
-            build::check_point(&sc, &p.table)?;
+            build::check_point(&sc, p)?;
         }
         Ok(sc)
     }
@@ -180,6 +183,7 @@ pub fn run_indices(
     opts: RunOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunResult>, ScenarioError> {
+    check_topologies(sc, indices)?;
     let results: Vec<Result<RunResult, ScenarioError>> = indices
         .par_iter()
         .map(|&i| {
@@ -191,6 +195,24 @@ pub fn run_indices(
         })
         .collect();
     results.into_iter().collect()
+}
+
+/// Build the topology of every distinct (seed, `[topology]`) pair among the runs `indices`
+/// and check that each reaches all its receivers, so a sweep with an unreachable receiver in
+/// any run fails before a single run is simulated.
+fn check_topologies(sc: &Scenario, indices: &[usize]) -> Result<(), ScenarioError> {
+    let mut seen = std::collections::HashSet::new();
+    let distinct: Vec<Point> = indices
+        .iter()
+        .map(|&i| sc.point(i))
+        .filter(|p| {
+            let part = |k: &str| p.table.get(k).map(Value::to_string).unwrap_or_default();
+            seen.insert((part("seed"), part("topology")))
+        })
+        .collect();
+    distinct
+        .par_iter()
+        .try_for_each(|p| build::topology(sc, p).map(|_| ()))
 }
 
 /// Milliseconds (as written in a scenario) to a duration, rounded to the nanosecond.

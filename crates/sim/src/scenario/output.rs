@@ -83,6 +83,13 @@ pub struct RunResult {
     pub trace: Option<Trace>,
 }
 
+impl RunResult {
+    /// The value of column `name` (a swept key or a metric), if the run has it.
+    pub fn column(&self, name: &str) -> Option<&Metric> {
+        self.columns.iter().find(|(c, _)| c == name).map(|(_, v)| v)
+    }
+}
+
 /// Columns in first-seen order over all runs (runs may differ, e.g. in loss causes).
 pub fn columns(results: &[RunResult]) -> Vec<String> {
     let mut cols: Vec<String> = Vec::new();

@@ -11,7 +11,7 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         receivers,
         stop,
         record,
-    } = build(sc, &p.table)?;
+    } = build(sc, p)?;
     if trace {
         sim.enable_trace();
     }
@@ -23,7 +23,12 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
     let mut m: Vec<(String, Metric)> = vec![
         ("seed".into(), Metric::U(sim.seed())),
         ("receivers".into(), Metric::U(receivers.len() as u64)),
-        ("completed".into(), Metric::B(out.completed)),
+        // The sender finished and every receiver holds every message: a sender that gave up,
+        // or a NAK-based one whose linger ended, completes without the receivers' data.
+        (
+            "completed".into(),
+            Metric::B(out.completed && sim.delivered_everything(source, &receivers)),
+        ),
         ("stop_reason".into(), Metric::S(out.reason.into())),
     ];
     let end = out.end.as_secs_f64();
@@ -100,24 +105,28 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         );
     }
     let k = sim.counters().clone();
+    // The network counters, each column named as its field.
+    macro_rules! counters {
+        ($($field:ident),+) => { [$((stringify!($field), k.$field)),+] };
+    }
     push_counts(
         &mut m,
-        [
-            ("originated_data", k.originated_data),
-            ("originated_repair", k.originated_repair),
-            ("originated_control", k.originated_control),
-            ("link_hops", k.link_hops),
-            ("deliveries", k.deliveries),
-            ("bus_frames", k.bus_frames),
-            ("bus_collisions", k.bus_collisions),
-            ("bus_collided_frames", k.bus_collided_frames),
-            ("bus_deferrals", k.bus_deferrals),
-            ("bus_backoffs", k.bus_backoffs),
-            ("bus_receive_events", k.bus_receive_events),
-            ("unreachable", k.unreachable),
-            ("lost_total", k.lost),
-        ],
+        counters!(
+            originated_data,
+            originated_repair,
+            originated_control,
+            link_hops,
+            deliveries,
+            bus_frames,
+            bus_collisions,
+            bus_collided_frames,
+            bus_deferrals,
+            bus_backoffs,
+            bus_receive_events,
+            unreachable
+        ),
     );
+    push_counts(&mut m, [("lost_total", k.lost)]);
     for (cause, v) in sim.losses() {
         m.push((format!("lost_{cause}"), Metric::U(v)));
     }

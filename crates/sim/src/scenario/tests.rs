@@ -106,3 +106,168 @@ fn errors_name_file_key_and_expectation() {
     let e = parse("[topology\n").unwrap_err();
     assert!(matches!(e, ScenarioError::Syntax { .. }));
 }
+
+/// A scenario over the edge list `file` (in the scenario's directory) from node 0 to
+/// `receivers`.
+fn over_edges(file: &str, receivers: &str) -> String {
+    format!(
+        "[topology]\nkind = \"edge_list\"\nfile = {file}\nreceiver_ids = {receivers}\n\
+         [protocol]\nname = \"saw\"\n[traffic]\nmessages = 5\n"
+    )
+}
+
+/// Two islands, 0-1-2 and 3-4, and a line 0-1-2-3-4.
+fn edge_files() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("islands.txt"), "0 1\n1 2\n3 4\n").unwrap();
+    std::fs::write(dir.path().join("line.txt"), "0 1\n1 2\n2 3\n3 4\n").unwrap();
+    dir
+}
+
+#[test]
+fn an_unreachable_receiver_is_an_error_naming_it_and_the_run() {
+    let dir = edge_files();
+    let text = over_edges("\"islands.txt\"", "[2, 4]");
+    let e = Scenario::parse(&text, "t.toml", dir.path().into()).unwrap_err();
+    assert_eq!(
+        e,
+        ScenarioError::Unreachable {
+            file: "t.toml".into(),
+            run: "run 0".into(),
+            node: 4,
+            from: 0,
+        }
+    );
+    let s = e.to_string();
+    assert!(
+        s.starts_with("t.toml: run 0: receiver node 4 is unreachable"),
+        "{s}"
+    );
+    // Reachable receivers of the same graph are fine.
+    let text = over_edges("\"islands.txt\"", "[1, 2]");
+    Scenario::parse(&text, "t.toml", dir.path().into()).unwrap();
+}
+
+#[test]
+fn a_sweep_fails_before_any_run_when_a_later_run_cannot_reach_a_receiver() {
+    let dir = edge_files();
+    let text = over_edges("[\"line.txt\", \"islands.txt\"]", "[2, 4]");
+    // Run 0 is checked when the file is read, and builds.
+    let sc = Scenario::parse(&text, "t.toml", dir.path().into()).unwrap();
+    assert_eq!(sc.runs(), 2);
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let e = run_sweep(&sc, RunOptions::default(), &|| {
+        finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap_err();
+    let s = e.to_string();
+    assert!(
+        s.starts_with("t.toml: run 1 (topology.file = \"islands.txt\"): receiver node 4"),
+        "{s}"
+    );
+    assert_eq!(finished.into_inner(), 0, "no run was simulated");
+    // The reachable run alone runs.
+    assert_eq!(
+        run_indices(&sc, &[0], RunOptions::default(), &|| {})
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+/// What each registered protocol is given so that a sender facing a silent receiver gives up
+/// rather than waits for ever (where it can), on a tree whose round trip is about 80 ms.
+fn give_up_keys(proto: &str) -> &'static str {
+    match proto {
+        "saw" | "rra" => "timeout_ms = 200\nmax_retransmissions = 3",
+        "bap" => "rto_ms = 200\nmax_retransmissions = 3",
+        "xtp" => "ctimeout_s = 5",
+        "prmp" => "max_silent_polls = 3",
+        _ => "",
+    }
+}
+
+/// One run of `proto` from the root of a binary tree of height 2 (4 receivers behind
+/// routers) to its leaves, 10 messages, 60 s at most, with `loss` (a rule's keys) at the
+/// receiver with the highest node id; (completed, stop_reason, delivered_min, delivered_max).
+fn cut_run(proto: &str, loss: &str) -> (String, String, u64, u64) {
+    let head = format!(
+        "seed = 1\n[topology]\nkind = \"binary_tree\"\nheight = 2\ndelay_ms = 10\n\
+         [protocol]\nname = \"{proto}\"\n{}\n[traffic]\nmessages = 10\nsize = 512\n\
+         interval_ms = 20\n[stop]\ntime_limit_s = 60\nwhen_complete = {}\n",
+        give_up_keys(proto),
+        // The unreliable sender completes once it has sent: run until the network is idle.
+        proto != "unreliable",
+    );
+    let sc = parse(&head).unwrap_or_else(|e| panic!("{proto}: {e}"));
+    let last = build::build(&sc, &sc.point(0))
+        .unwrap()
+        .receivers
+        .into_iter()
+        .max();
+    let text = match (loss, last) {
+        ("", _) => head,
+        (l, Some(r)) => format!("{head}[[loss]]\n{l}\nat = \"rx\"\nnodes = [{}]\n", r.0),
+        (_, None) => panic!("no receivers"),
+    };
+    let res = run_sweep(&parse(&text).unwrap(), RunOptions::default(), &|| {}).unwrap();
+    let col = |k: &str| {
+        let v = res[0].column(k);
+        v.unwrap_or_else(|| panic!("{proto}: no {k}")).csv()
+    };
+    let n = |k: &str| col(k).parse::<u64>().unwrap();
+    (
+        col("completed"),
+        col("stop_reason"),
+        n("delivered_min"),
+        n("delivered_max"),
+    )
+}
+
+/// `completed` says that every receiver holds every message, for every registered protocol:
+/// true without loss; false for a receiver that hears nothing (100 % loss on its side), and
+/// for one cut off from data after the first data packet (a Gilbert–Elliott chain that
+/// enters its lossy state for good) while it still sends feedback. Before, `completed` was
+/// the sender's `Completed` alone, which NAK-based senders (pgm, srm, lms) report when their
+/// linger ends, ACK-based ones when they give messages or receivers up (saw, bap, rra at their
+/// retransmission limit, prmp removing a silent child, xtp at CTIMEOUT), and the unreliable
+/// baseline once it has sent: those runs said `completed = true, stop_reason = complete`.
+#[test]
+fn completed_only_when_every_receiver_holds_every_message() {
+    let cases = [
+        ("silent", "model = \"bernoulli\"\np = 1.0"),
+        (
+            "cut off",
+            "model = \"gilbert_elliott\"\np_gb = 1.0\np_bg = 0.0\nloss_good = 0.0\n\
+             loss_bad = 1.0\nfilter = \"data\"",
+        ),
+    ];
+    let mut sender_completed: Vec<(&str, &str)> = Vec::new();
+    for entry in crate::registry::REGISTRY {
+        let proto = entry.name;
+        let (completed, reason, min, max) = cut_run(proto, "");
+        assert_eq!(
+            (completed.as_str(), min, max),
+            ("true", 10, 10),
+            "{proto} without loss: {reason}"
+        );
+        for (case, loss) in cases {
+            let (completed, reason, min, max) = cut_run(proto, loss);
+            println!("{proto} {case}: completed {completed}, {reason}, delivered {min}..{max}");
+            assert_eq!(completed, "false", "{proto} {case}: {reason}, {min}..{max}");
+            assert!(min < 10, "{proto} {case}: the receiver got everything");
+            if reason == "complete" {
+                sender_completed.push((proto, case));
+            }
+        }
+    }
+    // The runs the old column got wrong: the sender completed, a receiver lacked data.
+    for proto in ["saw", "bap", "rra", "prmp", "pgm", "srm", "lms"] {
+        for (case, _) in cases {
+            assert!(
+                sender_completed.contains(&(proto, case)),
+                "{proto} {case}: the sender did not complete, so this run tests nothing new"
+            );
+        }
+    }
+}

@@ -148,6 +148,11 @@ impl Source {
         }
     }
 
+    /// Messages handed to the agent so far.
+    pub(crate) fn sent(&self) -> u64 {
+        self.sent
+    }
+
     /// A generation tick: returns the time of the next tick, if any.
     pub(crate) fn tick(&mut self, now: Time) -> Option<Time> {
         match self.spec.interval {

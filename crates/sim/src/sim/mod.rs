@@ -126,7 +126,10 @@ impl Stop {
 pub struct Outcome {
     /// Simulated time of the last processed event.
     pub end: Time,
-    /// Every traffic source completed.
+    /// Every traffic source's agent reported [`Event::Completed`]: the senders' view only. A
+    /// NAK-based sender completes when its linger ends and a sender that gives messages or
+    /// receivers up completes too, whatever the receivers hold; whether they hold the data is
+    /// [`Sim::delivered_everything`].
     pub completed: bool,
     /// Why the run stopped: "complete", "idle", "time_limit" or "event_limit".
     pub reason: &'static str,
@@ -376,6 +379,24 @@ impl Sim {
     /// What `node`'s agent reported so far.
     pub fn metrics(&self, node: NodeId) -> Option<&NodeMetrics> {
         self.rec.metrics(node)
+    }
+    /// Messages `node`'s [`Traffic`] source has handed to its agent so far (0 without one).
+    pub fn messages_offered(&self, node: NodeId) -> u64 {
+        let source = self
+            .hosts
+            .get(node.0 as usize)
+            .and_then(|h| h.traffic.as_ref());
+        source.map_or(0, |s| s.sent())
+    }
+    /// Whether each of `receivers` has reported an [`Event::Delivered`] for every message
+    /// `source`'s traffic handed to its agent ([`Sim::messages_offered`]; receivers deliver
+    /// each message once, in order): the receivers hold all the data, which a sender's
+    /// `Completed` does not say.
+    pub fn delivered_everything(&self, source: NodeId, receivers: &[NodeId]) -> bool {
+        let offered = self.messages_offered(source);
+        receivers
+            .iter()
+            .all(|&r| self.metrics(r).map_or(0, |m| m.delivered) >= offered)
     }
     /// `node`'s agent.
     pub fn agent(&self, node: NodeId) -> Option<&dyn Agent> {
