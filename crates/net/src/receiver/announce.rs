@@ -5,6 +5,7 @@
 use crate::agents;
 use rmcast_proto::spec;
 use rmcast_wire::session;
+use std::time::Duration;
 
 fn security_text(bits: u8) -> &'static str {
     match bits {
@@ -66,8 +67,9 @@ pub(super) fn check_announce(m: &session::Message<'_>, ours: u8) -> Result<(), S
         in_spec(name, "window", f64::from(window))?;
     }
     in_spec("saw", "ack_delay_max_ms", us_to_ms(ack_delay_us))?;
-    // The receivers' ACK-delay timer is a quarter of the sender's retransmission timeout.
-    in_spec("bap", "rto_ms", 4.0 * us_to_ms(ack_timeout_us))?;
+    // The receivers' ACK-delay timer is derived from the sender's retransmission timeout.
+    let rto = spec::saw::bap_rto(Duration::from_micros(u64::from(ack_timeout_us)));
+    in_spec("bap", "rto_ms", rto.as_secs_f64() * 1e3)?;
     p.late_offer(params).map_err(|e| e.to_string())?;
     if name == "dsp" && !params.is_empty() {
         let d = session::DspParams::decode(params).map_err(|e| format!("dsp parameters: {e}"))?;

@@ -556,7 +556,10 @@ impl Endpoint {
             batch: RecvBatch::new(),
             security,
             ack_delay_us: u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX),
-            ack_timeout_us: u32::try_from((rto / 4).as_micros()).unwrap_or(u32::MAX),
+            ack_timeout_us: u32::try_from(
+                rmcast_proto::spec::saw::bap_ack_timeout(rto).as_micros(),
+            )
+            .unwrap_or(u32::MAX),
             rto,
             interrupt: Interrupt::install(),
             cfg,

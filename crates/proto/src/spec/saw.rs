@@ -72,6 +72,12 @@ pub fn bap_ack_timeout(rto: core::time::Duration) -> core::time::Duration {
     rto / 4
 }
 
+/// The sender retransmission timeout a `bap` ACK-delay timeout `t` was derived from (the
+/// inverse of [`bap_ack_timeout`]: what a receiver checks an announced `t` against).
+pub fn bap_rto(ack_timeout: core::time::Duration) -> core::time::Duration {
+    ack_timeout * 4
+}
+
 /// `bap`'s parameters (scenario keys and, but for the retransmission limit, `rmcast send`
 /// flags).
 pub const BAP_PARAMS: &[Param] = &[
