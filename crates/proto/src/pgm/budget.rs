@@ -129,6 +129,16 @@ impl RequestBudget {
     }
 }
 
+/// Test helper of the `pgm` and `srm` receivers' window tests: how many losses `agent`
+/// reported ([`Event::LossDetected`](crate::Event::LossDetected)) since its events were last
+/// drained.
+#[cfg(test)]
+pub(crate) fn losses_detected(agent: &mut dyn crate::Agent) -> usize {
+    std::iter::from_fn(|| agent.poll_event())
+        .filter(|e| matches!(e, crate::Event::LossDetected { .. }))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
