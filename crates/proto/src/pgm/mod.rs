@@ -9,7 +9,10 @@
 //! * [`Receiver`] detects gaps (ODATA, RDATA, SPM leading edge), waits a random NAK back-off
 //!   uniform in `[0, nak_backoff]` (0 in the seed's runs), unicasts a NAK toward the source,
 //!   repeats it after `nak_repeat` until an NCF arrives, then waits `nak_rdata` for the RDATA
-//!   before starting over. An NCF heard during the back-off suppresses its NAK. With
+//!   before starting over. An NCF heard during the back-off suppresses its NAK. At most
+//!   [`REQUESTS_PER_ROUND`] NAKs go out, and as many new losses are detected, per round (a
+//!   NAK repeat interval); the others wait for the next rounds (a defence against a forged
+//!   leading edge). With
 //!   [`ReceiverConfig::nak_rto_min`] set (on sockets), both waits follow the measured repair
 //!   round trip instead (see there).
 //! * [`NetworkElement`] is the router agent: the first NAK for a packet creates repair state
@@ -27,10 +30,12 @@
 //! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per
 //! NAK; there is no FEC, DLR or congestion control.
 
+pub(crate) mod budget;
 mod deploy;
 #[cfg(test)]
 mod tests;
 
+pub use budget::REQUESTS_PER_ROUND;
 pub use deploy::{deploy, Deployment, Params};
 
 use crate::outbox::envelope;
@@ -44,6 +49,7 @@ use crate::{
     hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
     Time,
 };
+use budget::RequestBudget;
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{pgm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
@@ -244,6 +250,14 @@ enum Phase {
     WaitData,
 }
 
+/// A receiver's timers: the NAK budget's next round (first at equal deadlines, so the NAKs
+/// it deferred go before repeats), and each loss's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Round,
+    Seq(u64),
+}
+
 /// A PGM receiver.
 pub struct Receiver {
     cfg: ReceiverConfig,
@@ -251,8 +265,11 @@ pub struct Receiver {
     window: SeqWindow,
     held: BTreeMap<u64, Bytes>,
     known: u64,
+    /// Losses being recovered. One whose NAK the budget deferred keeps its phase and has no
+    /// timer until its round comes.
     lost: BTreeMap<u64, Phase>,
-    timers: TimerSet<u64>,
+    timers: TimerSet<Key>,
+    budget: RequestBudget,
     out: Outbox,
     /// With [`ReceiverConfig::nak_rto_min`]: the repair round trip's estimator, and when
     /// each outstanding loss was first NAKed (and whether it was NAKed again since, which
@@ -284,6 +301,7 @@ impl Receiver {
             known: 0,
             lost: BTreeMap::new(),
             timers: TimerSet::new(),
+            budget: RequestBudget::default(),
             out: Outbox::new(),
         }
     }
@@ -296,11 +314,20 @@ impl Receiver {
         if wait.is_zero() {
             self.nak(now, seq);
         } else {
-            self.timers.set(seq, now + wait);
+            self.timers.set(Key::Seq(seq), now + wait);
         }
     }
 
+    /// A round of the NAK budget: the NAK repeat interval (measured or fixed).
+    fn round(&self) -> Duration {
+        self.wait(self.cfg.nak_repeat)
+    }
+
     fn nak(&mut self, now: Time, seq: u64) {
+        if !self.budget.admit(now, self.round(), seq) {
+            self.budget.arm(&mut self.timers, Key::Round);
+            return;
+        }
         let env = envelope(self.cfg.session, self.cfg.node, 0);
         let nak = Message::Pgm(wire::Message::Nak { seq });
         if self.out.transmit(Dest::Node(self.cfg.source), env, &nak) {
@@ -312,7 +339,21 @@ impl Receiver {
                 .and_modify(|(_, again)| *again = true)
                 .or_insert((now, false));
         }
-        self.timers.set(seq, now + self.wait(self.cfg.nak_repeat));
+        self.timers
+            .set(Key::Seq(seq), now + self.wait(self.cfg.nak_repeat));
+    }
+
+    /// The budget's next round: the NAKs it deferred, oldest first, for losses still missing
+    /// with nothing scheduled (an NCF or the data may have come meanwhile); then the next
+    /// sequence numbers known to exist.
+    fn next_round(&mut self, now: Time) {
+        let len = self.round();
+        while let Some(seq) = self.budget.next_waiting(now, len) {
+            if self.lost.contains_key(&seq) && !self.timers.is_armed(Key::Seq(seq)) {
+                self.nak(now, seq);
+            }
+        }
+        self.detect(now);
     }
 
     /// How long to wait for an answer: `fixed`, or the measured timeout within it.
@@ -349,21 +390,24 @@ impl Receiver {
         }
     }
 
-    /// Packets below `next` exist: start recovering those not received. Only inside the
-    /// receive window, where data can still be accepted (a forged SPM or NCF far ahead must
-    /// not make the receiver track up to 2^64 losses).
+    /// Packets below `next` exist: start recovering those not received, inside the receive
+    /// window and at most the budget's new losses per round ([`RequestBudget::learn`]).
     fn learn(&mut self, now: Time, next: u64) {
-        let next = next.min(
-            self.window
-                .base()
-                .saturating_add(self.window.capacity() as u64),
-        );
-        for s in self.window.newly_known(&mut self.known, next) {
+        self.budget.learn(&self.window, &mut self.known, next);
+        self.detect(now);
+    }
+
+    /// Examine the known sequence numbers for loss while the round's budget allows.
+    fn detect(&mut self, now: Time) {
+        let len = self.round();
+        while let Some(s) = self.budget.next_unseen(now, len, self.window.base()) {
             if !self.window.contains(s) && !self.lost.contains_key(&s) {
+                self.budget.detected();
                 self.out.event(Event::LossDetected { seq: s });
                 self.backoff(now, s);
             }
         }
+        self.budget.arm(&mut self.timers, Key::Round);
     }
 
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>) {
@@ -371,7 +415,7 @@ impl Receiver {
             if self.lost.remove(&seq).is_some() {
                 self.answered(now, seq, true);
             }
-            self.timers.cancel(seq);
+            self.timers.cancel(Key::Seq(seq));
             self.held.insert(seq, hold(shared, payload));
             self.learn(now, seq + 1);
             let held = &mut self.held;
@@ -395,7 +439,8 @@ impl Receiver {
                     if let Some(phase) = self.lost.get_mut(&seq) {
                         *phase = Phase::WaitData;
                         self.answered(now, seq, false);
-                        self.timers.set(seq, now + self.wait(self.cfg.nak_rdata));
+                        self.timers
+                            .set(Key::Seq(seq), now + self.wait(self.cfg.nak_rdata));
                     }
                 }
             }
@@ -405,7 +450,11 @@ impl Receiver {
 }
 
 impl Receiver {
-    fn on_timer(&mut self, now: Time, seq: u64) {
+    fn on_timer(&mut self, now: Time, key: Key) {
+        let seq = match key {
+            Key::Round => return self.next_round(now),
+            Key::Seq(seq) => seq,
+        };
         match self.lost.get(&seq) {
             Some(Phase::BackOff) => self.nak(now, seq),
             Some(Phase::WaitNcf) => {

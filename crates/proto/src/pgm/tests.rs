@@ -333,11 +333,7 @@ fn receiver_tracks_losses_only_inside_its_window() {
     c.window = 16;
     let mut r = Receiver::new(c, AgentRng::from_seed(4));
     let spm = |lead| spm(lead);
-    let losses = |r: &mut Receiver| {
-        std::iter::from_fn(|| r.poll_event())
-            .filter(|e| matches!(e, Event::LossDetected { .. }))
-            .count()
-    };
+    let losses = |r: &mut Receiver| budget::losses_detected(r);
     r.handle_packet(Time::ZERO, NodeId(0), &spm(1_000));
     assert_eq!(losses(&mut r), 16, "losses beyond the window");
     for lead in [1 << 40, u64::MAX] {
@@ -409,4 +405,82 @@ fn fixed_receiver_keeps_the_seed_s_timers() {
     let ncf = pkt(0, wire::Message::Ncf { seq: 0 });
     r.handle_packet(Time::from_millis(4), NodeId(0), &ncf);
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(1004)));
+}
+
+/// The NAKs a receiver sent since the last call, by sequence number.
+fn naks(r: &mut Receiver) -> Vec<u64> {
+    std::iter::from_fn(|| r.poll_transmit())
+        .filter_map(|t| match Packet::decode(&t.payload).unwrap().message {
+            Message::Pgm(wire::Message::Nak { seq }) => Some(seq),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Found by the `receiver` fuzz target (docs/fuzzing.md): one SPM whose lead is far ahead but
+/// inside the receive window made the receiver NAK every packet up to it at once (60,000
+/// datagrams in one instant), and again every repeat interval. The budget sends at most
+/// [`REQUESTS_PER_ROUND`] NAKs per round; the others wait, and over the rounds every loss is
+/// NAKed.
+#[test]
+fn a_lead_far_ahead_costs_at_most_the_budget_per_round_and_every_loss_is_naked() {
+    let mut r = Receiver::new(
+        ReceiverConfig::new(NodeId(3), NodeId(0)),
+        AgentRng::from_seed(1),
+    );
+    let lead = 60_000;
+    r.handle_packet(Time::ZERO, NodeId(0), &spm(lead));
+    let first = naks(&mut r);
+    assert_eq!(first.len(), REQUESTS_PER_ROUND, "NAKs at once");
+    assert_eq!(first, (0..REQUESTS_PER_ROUND as u64).collect::<Vec<_>>());
+    let mut asked: BTreeSet<u64> = first.into_iter().collect();
+    let mut rounds = 1;
+    while asked.len() < lead as usize {
+        let now = r.poll_timeout().expect("the waiting NAKs keep a timer");
+        r.handle_timeout(now);
+        let sent = naks(&mut r);
+        assert!(
+            sent.len() <= REQUESTS_PER_ROUND,
+            "{} NAKs at {now:?}",
+            sent.len()
+        );
+        asked.extend(sent);
+        rounds += 1;
+        assert!(rounds <= 200, "only {} losses NAKed", asked.len());
+    }
+    assert_eq!(asked, (0..lead).collect());
+    // A round is one NAK repeat interval (500 ms). The source never answers, so the repeats
+    // of earlier NAKs share the rounds with the first ones: at most twice the rounds a budget
+    // of first NAKs alone would take.
+    assert!(
+        rounds <= 2 * lead.div_ceil(REQUESTS_PER_ROUND as u64),
+        "{rounds} rounds"
+    );
+}
+
+/// The budget defers, it does not drop: data for a waiting loss ends its wait, an NCF moves it
+/// to waiting for the data, and a source that answers every NAK repairs the whole storm.
+#[test]
+fn losses_the_budget_deferred_are_repaired_once_the_source_answers() {
+    let mut r = Receiver::new(
+        ReceiverConfig::new(NodeId(3), NodeId(0)),
+        AgentRng::from_seed(1),
+    );
+    let lead = 3 * REQUESTS_PER_ROUND as u64;
+    r.handle_packet(Time::ZERO, NodeId(0), &spm(lead));
+    let mut now = Time::ZERO;
+    loop {
+        let sent = naks(&mut r);
+        assert!(sent.len() <= REQUESTS_PER_ROUND);
+        for seq in sent {
+            r.handle_packet(now, NodeId(0), &rdata(seq, b"r"));
+        }
+        if r.stats().delivered == lead {
+            break;
+        }
+        now = r.poll_timeout().expect("losses wait for a round");
+        r.handle_timeout(now);
+    }
+    assert_eq!(now, Time::from_millis(1_000), "three rounds of 500 ms");
+    assert_eq!(r.poll_timeout(), None, "nothing left to ask for");
 }

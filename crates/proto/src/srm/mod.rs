@@ -12,6 +12,11 @@
 //!   `b` doubles (×3 with adaptive timers, as ns-2's `SRM/request/Adaptive`), at most
 //!   [`Config::backoff_limit`] times, and the timer is set again; it then ignores further
 //!   requests for `s` until half of the new interval has passed (the *ignore-backoff* window).
+//!   At most [`REQUESTS_PER_ROUND`] requests go out, and as many new losses are detected, per
+//!   round (the first request interval, `(C1 + C2)·d`); a request timer that fires beyond it
+//!   waits for the next rounds, oldest first, and so do the losses not yet detected (a
+//!   defence against a forged SESSION's `next_seq`, not part of SRM). Losses are tracked only
+//!   inside the receive window, where their data can still be accepted.
 //! * **Repair timer.** A member holding `s` that hears a request from `A` waits uniform
 //!   `[D1·d_A, (D1+D2)·d_A]` and multicasts a REPAIR, unless it hears a repair for `s` first.
 //! * **Suppression and hold-down.** A repair arriving cancels any pending request or repair
@@ -49,6 +54,8 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Distances, Params};
 
+use crate::pgm::budget::RequestBudget;
+pub use crate::pgm::REQUESTS_PER_ROUND;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
 use crate::sendq::{DataFormat, Originals, SourceTimer};
@@ -120,8 +127,17 @@ crate::config::group_config! {
     pub fn new(source: NodeId, group_size: usize) from p: Params;
 }
 
-/// A member's timers; its own: the request or repair timer of a packet.
-type Key = SourceTimer<u64>;
+/// A member's timers; its own: the request budget's next round (first at equal deadlines, so
+/// the requests it deferred go before later timers), and the request or repair timer of a
+/// packet.
+type Key = SourceTimer<Own>;
+
+/// A member's own timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Own {
+    Round,
+    Seq(u64),
+}
 
 #[derive(Debug, Clone)]
 enum State {
@@ -244,8 +260,11 @@ pub struct Member {
     /// Number of source packets known to exist (highest seen + 1).
     known: u64,
     sent: Originals,
+    /// Per packet: missing (a request whose round the budget deferred has no timer until its
+    /// round comes), holding it for a repair, or held down.
     states: BTreeMap<u64, State>,
     timers: TimerSet<Key>,
+    budget: RequestBudget,
     /// Distances learnt from session messages.
     learnt: BTreeMap<NodeId, Duration>,
     /// Last SESSION heard per member: (their ts, when we heard it).
@@ -273,6 +292,7 @@ impl Member {
             timers: Originals::timers(cfg.session_interval),
             sent: Originals::new(cfg.node, cfg.group, cfg.session, DATA),
             states: BTreeMap::new(),
+            budget: RequestBudget::default(),
             learnt: BTreeMap::new(),
             heard: BTreeMap::new(),
             out: Outbox::new(),
@@ -369,10 +389,10 @@ impl Member {
         secs((self.c1 + self.c2 * u) * d * backoff).max(Duration::from_nanos(1))
     }
 
-    /// Start recovery of `seq` (gap detected).
-    fn detect(&mut self, now: Time, seq: u64) {
+    /// Start recovery of `seq` if it is missing (gap detected); whether it was.
+    fn detect(&mut self, now: Time, seq: u64) -> bool {
         if self.window.contains(seq) || self.states.contains_key(&seq) || self.is_source() {
-            return;
+            return false;
         }
         self.out.event(Event::LossDetected { seq });
         self.recompute_request_params();
@@ -388,15 +408,26 @@ impl Member {
                 sent_round1: false,
             },
         );
-        self.timers.set(Key::Own(seq), now + delay);
+        self.timers.set(Key::Own(Own::Seq(seq)), now + delay);
+        true
     }
 
+    /// Packets below `next` exist: detect those missing, inside the receive window and at
+    /// most the budget's new losses per round ([`RequestBudget::learn`]).
     fn learn_known(&mut self, now: Time, next: u64) {
-        for s in self.window.newly_known(&mut self.known, next) {
-            if !self.window.contains(s) {
-                self.detect(now, s);
+        self.budget.learn(&self.window, &mut self.known, next);
+        self.detect_known(now);
+    }
+
+    /// Examine the known sequence numbers for loss while the round's budget allows.
+    fn detect_known(&mut self, now: Time) {
+        let len = self.round();
+        while let Some(s) = self.budget.next_unseen(now, len, self.window.base()) {
+            if self.detect(now, s) {
+                self.budget.detected();
             }
         }
+        self.budget.arm(&mut self.timers, Key::Own(Own::Round));
     }
 
     /// Back the request timer for `seq` off (after sending or hearing a request).
@@ -437,19 +468,19 @@ impl Member {
             *bc = ctr;
             *ignore_until = now + delay / 2;
         }
-        self.timers.set(Key::Own(seq), now + delay);
+        self.timers.set(Key::Own(Own::Seq(seq)), now + delay);
     }
 
     fn hold_down(&mut self, now: Time, seq: u64, d: Duration) {
         self.states.insert(seq, State::HoldDown);
-        self.timers.set(Key::Own(seq), now + d * 3);
+        self.timers.set(Key::Own(Own::Seq(seq)), now + d * 3);
     }
 
     fn on_request(&mut self, now: Time, from: NodeId, round: u8, seq: u64, dist_ns: u64) {
         self.srm.requests_heard += 1;
         if !self.window.contains(seq) && !self.is_source() {
             if seq >= self.known {
-                self.learn_known(now, seq + 1);
+                self.learn_known(now, seq.saturating_add(1));
             }
             let Some(State::Request {
                 round: my_round,
@@ -491,7 +522,7 @@ impl Member {
                 sent: false,
             },
         );
-        self.timers.set(Key::Own(seq), now + delay);
+        self.timers.set(Key::Own(Own::Seq(seq)), now + delay);
     }
 
     /// Data for `seq` arrived (original or repair).
@@ -597,9 +628,36 @@ impl Member {
         );
     }
 
-    fn fire(&mut self, now: Time, seq: u64) {
+    /// A round of the request budget: the first request interval, `(C1 + C2)·d`.
+    fn round(&self) -> Duration {
+        secs((self.c1 + self.c2) * self.d_secs(self.cfg.source))
+    }
+
+    /// The budget's next round: the requests it deferred, oldest first, for packets still
+    /// missing with no timer (a request or repair heard meanwhile re-arms or clears it); then
+    /// the next sequence numbers known to exist.
+    fn next_round(&mut self, now: Time) {
+        let len = self.round();
+        while let Some(seq) = self.budget.next_waiting(now, len) {
+            let missing = matches!(self.states.get(&seq), Some(State::Request { .. }));
+            if missing && !self.timers.is_armed(Key::Own(Own::Seq(seq))) {
+                self.fire(now, Own::Seq(seq));
+            }
+        }
+        self.detect_known(now);
+    }
+
+    fn fire(&mut self, now: Time, own: Own) {
+        let seq = match own {
+            Own::Round => return self.next_round(now),
+            Own::Seq(seq) => seq,
+        };
         match self.states.get(&seq).cloned() {
             Some(State::Request { round, .. }) => {
+                if !self.budget.admit(now, self.round(), seq) {
+                    self.budget.arm(&mut self.timers, Key::Own(Own::Round));
+                    return;
+                }
                 self.out.stats.timeouts += 1;
                 self.srm.requests_sent += 1;
                 self.out.stats.control_sent += 1;

@@ -258,3 +258,80 @@ fn end_to_end_every_member_gets_every_packet_in_order_under_loss() {
         crate::testkit::assert_delivered(&h, receivers, 200, &format!("srm seed {seed}"));
     }
 }
+
+/// A SESSION message from the source (node 0) announcing `next_seq`, with no entries.
+fn session(next_seq: u64) -> Vec<u8> {
+    let mut raw = Vec::new();
+    wire::SessionEntries::encode(std::iter::empty(), &mut raw);
+    let entries = wire::SessionEntries::from_raw(&raw).unwrap();
+    let msg = wire::Message::Session {
+        ts: 0,
+        next_seq,
+        entries,
+    };
+    pkt(0, msg, 0)
+}
+
+/// The REQUESTs a member sent since the last call, by sequence number.
+fn requests(m: &mut Member) -> Vec<u64> {
+    std::iter::from_fn(|| m.poll_transmit())
+        .filter_map(|t| match Packet::decode(&t.payload).unwrap().message {
+            Message::Srm(wire::Message::Request { seq, .. }) => Some(seq),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Found by the `receiver` fuzz target (docs/fuzzing.md): one SESSION message whose `next_seq`
+/// is far ahead but inside the receive window made a member request 60,000 packets within one
+/// request interval, and again at every back-off. The budget sends at most
+/// [`REQUESTS_PER_ROUND`] requests per round (the first request interval, `(C1 + C2)·d`); the
+/// others wait, and over the rounds every loss is requested.
+#[test]
+fn a_session_far_ahead_costs_at_most_the_budget_per_round_and_every_loss_is_requested() {
+    let d = Duration::from_millis(10);
+    let mut m = Member::new(cfg(1, 3, d), AgentRng::from_seed(7));
+    let next = 60_000;
+    m.handle_packet(Time::ZERO, NodeId(0), &session(next));
+    assert!(
+        requests(&mut m).is_empty(),
+        "requests wait for their timers"
+    );
+    // Every first request timer ends within [C1·d, (C1+C2)·d] = [20, 40] ms; the round that
+    // starts with the first of them lasts 4·d = 40 ms.
+    let mut asked = std::collections::BTreeSet::new();
+    let mut first_round = 0;
+    while let Some(now) = m.poll_timeout() {
+        m.handle_timeout(now);
+        let sent = requests(&mut m);
+        if now < Time::from_millis(60) {
+            first_round += sent.len();
+        }
+        asked.extend(sent);
+        if asked.len() == next as usize {
+            break;
+        }
+        assert!(now < Time::from_secs(10), "only {} requested", asked.len());
+    }
+    assert_eq!(
+        first_round, REQUESTS_PER_ROUND,
+        "requests in the first round"
+    );
+    assert_eq!(asked, (0..next).collect());
+}
+
+/// Found by reading the gap detection beside the test above: a SESSION's `next_seq` beyond
+/// the receive window made the member detect every loss up to it (2^64 for `u64::MAX`: the
+/// receive never returned), and a REQUEST for `u64::MAX` overflowed `seq + 1`.
+#[test]
+fn a_member_tracks_losses_only_inside_its_window() {
+    let mut c = cfg(1, 3, Duration::from_millis(10));
+    c.window = 16;
+    let mut m = Member::new(c, AgentRng::from_seed(7));
+    let losses = |m: &mut Member| crate::pgm::budget::losses_detected(m);
+    m.handle_packet(Time::ZERO, NodeId(0), &session(1_000));
+    assert_eq!(losses(&mut m), 16, "losses beyond the window");
+    m.handle_packet(Time::ZERO, NodeId(0), &session(u64::MAX));
+    m.handle_packet(Time::ZERO, NodeId(2), &request(2, u64::MAX));
+    assert_eq!(losses(&mut m), 0);
+}
