@@ -263,6 +263,13 @@ pub struct HeldWindow {
 }
 
 impl HeldWindow {
+    /// A window starting at 0 that can track `capacity` sequence numbers ahead of its base.
+    pub fn new(capacity: usize) -> Self {
+        HeldWindow {
+            w: SeqWindow::new(capacity),
+            held: BTreeMap::new(),
+        }
+    }
     /// A window starting at 0 for a configured `window`, bounded to `1..=max`.
     pub fn bounded(window: u64, max: u64) -> Self {
         HeldWindow {

@@ -44,7 +44,7 @@ use crate::rng::AgentRng;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::timer::TimerSet;
-use crate::window::SeqWindow;
+use crate::window::HeldWindow;
 use crate::{
     hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
     Time,
@@ -262,8 +262,7 @@ enum Key {
 pub struct Receiver {
     cfg: ReceiverConfig,
     rng: AgentRng,
-    window: SeqWindow,
-    held: BTreeMap<u64, Bytes>,
+    window: HeldWindow,
     known: u64,
     /// Losses being recovered. One whose NAK the budget deferred keeps its phase and has no
     /// timer until its round comes.
@@ -294,10 +293,9 @@ impl Receiver {
         });
         Receiver {
             repair,
-            window: SeqWindow::new(cfg.window),
+            window: HeldWindow::new(cfg.window),
             cfg,
             rng,
-            held: BTreeMap::new(),
             known: 0,
             lost: BTreeMap::new(),
             timers: TimerSet::new(),
@@ -393,15 +391,19 @@ impl Receiver {
     /// Packets below `next` exist: start recovering those not received, inside the receive
     /// window and at most the budget's new losses per round ([`RequestBudget::learn`]).
     fn learn(&mut self, now: Time, next: u64) {
-        self.budget.learn(&self.window, &mut self.known, next);
+        self.budget
+            .learn(self.window.window(), &mut self.known, next);
         self.detect(now);
     }
 
     /// Examine the known sequence numbers for loss while the round's budget allows.
     fn detect(&mut self, now: Time) {
         let len = self.round();
-        while let Some(s) = self.budget.next_unseen(now, len, self.window.base()) {
-            if !self.window.contains(s) && !self.lost.contains_key(&s) {
+        while let Some(s) = self
+            .budget
+            .next_unseen(now, len, self.window.window().base())
+        {
+            if !self.window.window().contains(s) && !self.lost.contains_key(&s) {
                 self.budget.detected();
                 self.out.event(Event::LossDetected { seq: s });
                 self.backoff(now, s);
@@ -411,16 +413,16 @@ impl Receiver {
     }
 
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>) {
-        if self.out.arrived(&mut self.window, seq) {
+        if self
+            .out
+            .arrived_held(&mut self.window, seq, || hold(shared, payload))
+        {
             if self.lost.remove(&seq).is_some() {
                 self.answered(now, seq, true);
             }
             self.timers.cancel(Key::Seq(seq));
-            self.held.insert(seq, hold(shared, payload));
             self.learn(now, seq + 1);
-            let held = &mut self.held;
-            self.out
-                .deliver_in_order(&mut self.window, |s| held.remove(&s));
+            self.out.deliver_held(&mut self.window);
         }
     }
 }
@@ -433,7 +435,7 @@ impl Receiver {
             }
             wire::Message::Spm { lead, .. } => self.learn(now, lead),
             wire::Message::Ncf { seq } => {
-                if !self.window.contains(seq) {
+                if !self.window.window().contains(seq) {
                     // An NCF for a loss not yet detected announces it too.
                     self.learn(now, seq.saturating_add(1));
                     if let Some(phase) = self.lost.get_mut(&seq) {
