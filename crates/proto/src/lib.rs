@@ -31,6 +31,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod agent;
+mod budget;
 mod config;
 mod outbox;
 mod time;

@@ -30,14 +30,14 @@
 //! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per
 //! NAK; there is no FEC, DLR or congestion control.
 
-pub(crate) mod budget;
 mod deploy;
 #[cfg(test)]
 mod tests;
 
-pub use budget::REQUESTS_PER_ROUND;
+pub use crate::budget::REQUESTS_PER_ROUND;
 pub use deploy::{deploy, Deployment, Params};
 
+use crate::budget::RequestBudget;
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
@@ -49,7 +49,6 @@ use crate::{
     hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
     Time,
 };
-use budget::RequestBudget;
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{pgm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};

@@ -333,7 +333,7 @@ fn receiver_tracks_losses_only_inside_its_window() {
     c.window = 16;
     let mut r = Receiver::new(c, AgentRng::from_seed(4));
     let spm = |lead| spm(lead);
-    let losses = |r: &mut Receiver| budget::losses_detected(r);
+    let losses = |r: &mut Receiver| crate::budget::losses_detected(r);
     r.handle_packet(Time::ZERO, NodeId(0), &spm(1_000));
     assert_eq!(losses(&mut r), 16, "losses beyond the window");
     for lead in [1 << 40, u64::MAX] {

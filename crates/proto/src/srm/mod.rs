@@ -54,8 +54,8 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Distances, Params};
 
-use crate::pgm::budget::RequestBudget;
-pub use crate::pgm::REQUESTS_PER_ROUND;
+use crate::budget::RequestBudget;
+pub use crate::budget::REQUESTS_PER_ROUND;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
 use crate::sendq::{DataFormat, Originals, SourceTimer};

@@ -328,7 +328,7 @@ fn a_member_tracks_losses_only_inside_its_window() {
     let mut c = cfg(1, 3, Duration::from_millis(10));
     c.window = 16;
     let mut m = Member::new(c, AgentRng::from_seed(7));
-    let losses = |m: &mut Member| crate::pgm::budget::losses_detected(m);
+    let losses = |m: &mut Member| crate::budget::losses_detected(m);
     m.handle_packet(Time::ZERO, NodeId(0), &session(1_000));
     assert_eq!(losses(&mut m), 16, "losses beyond the window");
     m.handle_packet(Time::ZERO, NodeId(0), &session(u64::MAX));

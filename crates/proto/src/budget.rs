@@ -5,8 +5,8 @@
 //! detected and asked for over several rounds, and a round's work is bounded by the budget,
 //! not by how far ahead a leading edge was announced.
 //!
-//! (It lives in `pgm` because the two protocols that use it are the only ones whose receivers
-//! learn a leading edge from a control packet; `srm` imports it from here.)
+//! The two protocols that use it are the ones whose receivers learn a leading edge from a
+//! control packet (PGM's SPM and NCF, SRM's SESSION).
 
 use crate::timer::TimerSet;
 use crate::window::SeqWindow;
