@@ -1,4 +1,6 @@
-from typing import Literal, Optional, Sequence, Union
+from typing import Literal, Optional, Sequence, TypedDict, Union
+
+from typing_extensions import Unpack
 
 import networkx as nx
 
@@ -20,54 +22,30 @@ def local_exchanges(
 def binary_tree(
     height: int, bandwidth_bps: int = ..., delay_ms: float = ..., source_link: bool = ...
 ) -> nx.Graph: ...
-def flat_random(
-    n: int,
-    p: float,
-    seed: int = ...,
-    *,
-    scale: Optional[float] = ...,
-    delay_per_unit_ms: Optional[float] = ...,
-    bandwidth_bps: Optional[int] = ...,
-    attempts: Optional[int] = ...,
-    receivers: Optional[int] = ...,
-    placement: _Placement = ...,
-    host_delay_ms: float = ...,
-    host_bandwidth_bps: int = ...,
-    host_seed: int = ...,
-) -> nx.Graph: ...
+class _Generated(TypedDict, total=False):
+    """Keyword arguments of every generated graph (see `flat_random`)."""
+
+    scale: float
+    delay_per_unit_ms: float
+    bandwidth_bps: int
+    attempts: int
+    receivers: int
+    placement: _Placement
+    host_delay_ms: float
+    host_bandwidth_bps: int
+    host_seed: int
+
+class _TransitStub(_Generated, total=False):
+    transit_domains: int
+    transit_nodes: int
+    stubs_per_transit: int
+    stub_nodes: int
+    p_transit: float
+    p_stub: float
+
+def flat_random(n: int, p: float, seed: int = ..., **plane: Unpack[_Generated]) -> nx.Graph: ...
 def waxman(
-    n: int,
-    alpha: float = ...,
-    beta: float = ...,
-    seed: int = ...,
-    *,
-    scale: Optional[float] = ...,
-    delay_per_unit_ms: Optional[float] = ...,
-    bandwidth_bps: Optional[int] = ...,
-    attempts: Optional[int] = ...,
-    receivers: Optional[int] = ...,
-    placement: _Placement = ...,
-    host_delay_ms: float = ...,
-    host_bandwidth_bps: int = ...,
-    host_seed: int = ...,
+    n: int, alpha: float = ..., beta: float = ..., seed: int = ..., **plane: Unpack[_Generated]
 ) -> nx.Graph: ...
-def transit_stub(
-    seed: int = ...,
-    *,
-    transit_domains: Optional[int] = ...,
-    transit_nodes: Optional[int] = ...,
-    stubs_per_transit: Optional[int] = ...,
-    stub_nodes: Optional[int] = ...,
-    p_transit: Optional[float] = ...,
-    p_stub: Optional[float] = ...,
-    scale: Optional[float] = ...,
-    delay_per_unit_ms: Optional[float] = ...,
-    bandwidth_bps: Optional[int] = ...,
-    attempts: Optional[int] = ...,
-    receivers: Optional[int] = ...,
-    placement: _Placement = ...,
-    host_delay_ms: float = ...,
-    host_bandwidth_bps: int = ...,
-    host_seed: int = ...,
-) -> nx.Graph: ...
+def transit_stub(seed: int = ..., **params: Unpack[_TransitStub]) -> nx.Graph: ...
 def edge_list(text: str, delay_ms: float = ..., bandwidth_bps: int = ...) -> _G: ...

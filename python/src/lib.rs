@@ -410,55 +410,105 @@ fn topo_result(py: Python<'_>, t: Result<Topology, topo::TopoError>) -> PyResult
     topo_dict(py, &t)
 }
 
-/// Plane parameters: the generator's defaults where not given.
-fn plane(
-    scale: Option<f64>,
-    delay_per_unit_ms: Option<f64>,
-    bandwidth_bps: Option<u64>,
-    attempts: Option<u32>,
-) -> PyResult<PlaneParams> {
-    let d = PlaneParams::default();
-    if let Some(s) = scale {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(TopologyError::new_err(format!(
-                "scale must be > 0, got {s}"
-            )));
-        }
-    }
-    Ok(PlaneParams {
-        scale: scale.unwrap_or(d.scale),
-        delay_per_unit: match delay_per_unit_ms {
-            Some(v) => ms(v, "delay_per_unit_ms")?,
-            None => d.delay_per_unit,
-        },
-        bandwidth_bps: bandwidth_bps.unwrap_or(d.bandwidth_bps),
-        attempts: attempts.unwrap_or(d.attempts),
-    })
+/// The keyword arguments every generated graph takes (the plane, and the hosts to attach),
+/// read from `**kwargs`: each is taken out of a copy when read, and [`GraphOpts::build`]
+/// refuses whatever is left, so a misspelt key is an error rather than a silent default.
+struct GraphOpts<'py> {
+    kw: Bound<'py, PyDict>,
+    plane: PlaneParams,
+    receivers: Option<usize>,
+    placement: String,
+    host_link: LinkConfig,
+    host_seed: u64,
 }
 
-/// Attach a source and `receivers` hosts to a generated graph (as a scenario's
-/// `topology.receivers` and `placement` do, with `host_seed` as the run seed).
-fn attach(
-    mut t: Topology,
-    receivers: Option<usize>,
-    placement: &str,
-    host_delay_ms: f64,
-    host_bandwidth_bps: u64,
-    host_seed: u64,
-) -> PyResult<Topology> {
-    let Some(r) = receivers else { return Ok(t) };
-    let link = LinkConfig::new(host_bandwidth_bps, ms(host_delay_ms, "host_delay_ms")?);
-    match placement {
-        "distinct" => topo::attach_hosts(&mut t, r, &link, host_seed),
-        "with_replacement" => topo::attach_hosts_with_replacement(&mut t, r, &link, host_seed),
-        _ => {
+impl<'py> GraphOpts<'py> {
+    fn new(py: Python<'py>, kw: Option<&Bound<'py, PyDict>>) -> PyResult<Self> {
+        let kw = match kw {
+            Some(k) => k.copy()?,
+            None => PyDict::new(py),
+        };
+        let mut o = GraphOpts {
+            kw,
+            plane: PlaneParams::default(),
+            receivers: None,
+            placement: "distinct".into(),
+            host_link: LinkConfig::new(10_000_000, Duration::from_millis(1)),
+            host_seed: 1,
+        };
+        let d = PlaneParams::default();
+        o.plane.scale = o.take::<f64>("scale")?.unwrap_or(d.scale);
+        if !(o.plane.scale.is_finite() && o.plane.scale > 0.0) {
             return Err(TopologyError::new_err(format!(
-                "placement must be \"distinct\" or \"with_replacement\", got {placement:?}"
-            )))
+                "scale must be > 0, got {}",
+                o.plane.scale
+            )));
         }
+        if let Some(v) = o.take::<f64>("delay_per_unit_ms")? {
+            o.plane.delay_per_unit = ms(v, "delay_per_unit_ms")?;
+        }
+        o.plane.bandwidth_bps = o.take("bandwidth_bps")?.unwrap_or(d.bandwidth_bps);
+        o.plane.attempts = o.take("attempts")?.unwrap_or(d.attempts);
+        o.receivers = o.take("receivers")?;
+        if let Some(p) = o.take::<String>("placement")? {
+            o.placement = p;
+        }
+        if let Some(b) = o.take("host_bandwidth_bps")? {
+            o.host_link.bandwidth_bps = b;
+        }
+        if let Some(v) = o.take::<f64>("host_delay_ms")? {
+            o.host_link.delay = ms(v, "host_delay_ms")?;
+        }
+        o.host_seed = o.take("host_seed")?.unwrap_or(1);
+        Ok(o)
     }
-    .map_err(|e| TopologyError::new_err(e.to_string()))?;
-    Ok(t)
+
+    /// Take `key` out of the keyword arguments: its value if given (and not None).
+    fn take<T: for<'a> FromPyObject<'a, 'py>>(&self, key: &str) -> PyResult<Option<T>> {
+        let Some(v) = self.kw.get_item(key)? else {
+            return Ok(None);
+        };
+        self.kw.del_item(key)?;
+        if v.is_none() {
+            return Ok(None);
+        }
+        v.extract::<T>()
+            .map(Some)
+            .map_err(|_| PyTypeError::new_err(format!("`{key}`: wrong type")))
+    }
+
+    /// Draw the graph with `generate` (GIL released), then attach a source and `receivers`
+    /// hosts if asked (as a scenario's `topology.receivers` and `placement` do, with
+    /// `host_seed` as the run seed).
+    fn build(
+        self,
+        py: Python<'_>,
+        generate: impl FnOnce(&PlaneParams) -> Result<Topology, topo::TopoError> + Send,
+    ) -> PyResult<Py<PyDict>> {
+        if let Some(k) = self.kw.keys().iter().next() {
+            return Err(PyTypeError::new_err(format!(
+                "unexpected keyword argument `{k}`"
+            )));
+        }
+        let pl = &self.plane;
+        let mut t = py
+            .detach(|| generate(pl))
+            .map_err(|e| TopologyError::new_err(e.to_string()))?;
+        if let Some(r) = self.receivers {
+            let (link, seed) = (&self.host_link, self.host_seed);
+            match self.placement.as_str() {
+                "distinct" => topo::attach_hosts(&mut t, r, link, seed),
+                "with_replacement" => topo::attach_hosts_with_replacement(&mut t, r, link, seed),
+                other => {
+                    return Err(TopologyError::new_err(format!(
+                        "placement must be \"distinct\" or \"with_replacement\", got {other:?}"
+                    )))
+                }
+            }
+            .map_err(|e| TopologyError::new_err(e.to_string()))?;
+        }
+        topo_dict(py, &t)
+    }
 }
 
 /// Seed 000's shared Ethernet bus: the sender (node 0) and `receivers` hosts.
@@ -539,125 +589,46 @@ fn binary_tree(
 
 /// GT-ITM flat random graph.
 #[pyfunction]
-#[pyo3(signature = (n, p, seed=1, scale=None, delay_per_unit_ms=None, bandwidth_bps=None,
-    attempts=None, receivers=None, placement="distinct", host_delay_ms=1.0,
-    host_bandwidth_bps=10_000_000, host_seed=1))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (n, p, seed=1, **kw))]
 fn flat_random(
     py: Python<'_>,
     n: usize,
     p: f64,
     seed: u64,
-    scale: Option<f64>,
-    delay_per_unit_ms: Option<f64>,
-    bandwidth_bps: Option<u64>,
-    attempts: Option<u32>,
-    receivers: Option<usize>,
-    placement: &str,
-    host_delay_ms: f64,
-    host_bandwidth_bps: u64,
-    host_seed: u64,
+    kw: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Py<PyDict>> {
-    let pl = plane(scale, delay_per_unit_ms, bandwidth_bps, attempts)?;
-    let t = py
-        .detach(|| topo::flat_random(n, p, &pl, seed))
-        .map_err(|e| TopologyError::new_err(e.to_string()))?;
-    let t = attach(
-        t,
-        receivers,
-        placement,
-        host_delay_ms,
-        host_bandwidth_bps,
-        host_seed,
-    )?;
-    topo_dict(py, &t)
+    GraphOpts::new(py, kw)?.build(py, |pl| topo::flat_random(n, p, pl, seed))
 }
 
 /// Waxman graph.
 #[pyfunction]
-#[pyo3(signature = (n, alpha=0.4, beta=0.2, seed=1, scale=None, delay_per_unit_ms=None,
-    bandwidth_bps=None, attempts=None, receivers=None, placement="distinct",
-    host_delay_ms=1.0, host_bandwidth_bps=10_000_000, host_seed=1))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (n, alpha=0.4, beta=0.2, seed=1, **kw))]
 fn waxman(
     py: Python<'_>,
     n: usize,
     alpha: f64,
     beta: f64,
     seed: u64,
-    scale: Option<f64>,
-    delay_per_unit_ms: Option<f64>,
-    bandwidth_bps: Option<u64>,
-    attempts: Option<u32>,
-    receivers: Option<usize>,
-    placement: &str,
-    host_delay_ms: f64,
-    host_bandwidth_bps: u64,
-    host_seed: u64,
+    kw: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Py<PyDict>> {
-    let pl = plane(scale, delay_per_unit_ms, bandwidth_bps, attempts)?;
-    let t = py
-        .detach(|| topo::waxman(n, alpha, beta, &pl, seed))
-        .map_err(|e| TopologyError::new_err(e.to_string()))?;
-    let t = attach(
-        t,
-        receivers,
-        placement,
-        host_delay_ms,
-        host_bandwidth_bps,
-        host_seed,
-    )?;
-    topo_dict(py, &t)
+    GraphOpts::new(py, kw)?.build(py, |pl| topo::waxman(n, alpha, beta, pl, seed))
 }
 
 /// GT-ITM transit–stub graph (defaults: seed 003's 1 × 4 × (1 + 3 × 8) = 100 routers).
 #[pyfunction]
-#[pyo3(signature = (transit_domains=None, transit_nodes=None, stubs_per_transit=None,
-    stub_nodes=None, p_transit=None, p_stub=None, seed=1, scale=None,
-    delay_per_unit_ms=None, bandwidth_bps=None, attempts=None, receivers=None,
-    placement="distinct", host_delay_ms=1.0, host_bandwidth_bps=10_000_000, host_seed=1))]
-#[allow(clippy::too_many_arguments)]
-fn transit_stub(
-    py: Python<'_>,
-    transit_domains: Option<usize>,
-    transit_nodes: Option<usize>,
-    stubs_per_transit: Option<usize>,
-    stub_nodes: Option<usize>,
-    p_transit: Option<f64>,
-    p_stub: Option<f64>,
-    seed: u64,
-    scale: Option<f64>,
-    delay_per_unit_ms: Option<f64>,
-    bandwidth_bps: Option<u64>,
-    attempts: Option<u32>,
-    receivers: Option<usize>,
-    placement: &str,
-    host_delay_ms: f64,
-    host_bandwidth_bps: u64,
-    host_seed: u64,
-) -> PyResult<Py<PyDict>> {
+#[pyo3(signature = (seed=1, **kw))]
+fn transit_stub(py: Python<'_>, seed: u64, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyDict>> {
+    let o = GraphOpts::new(py, kw)?;
     let d = TransitStub::default();
     let ts = TransitStub {
-        transit_domains: transit_domains.unwrap_or(d.transit_domains),
-        transit_nodes: transit_nodes.unwrap_or(d.transit_nodes),
-        stubs_per_transit: stubs_per_transit.unwrap_or(d.stubs_per_transit),
-        stub_nodes: stub_nodes.unwrap_or(d.stub_nodes),
-        p_transit: p_transit.unwrap_or(d.p_transit),
-        p_stub: p_stub.unwrap_or(d.p_stub),
+        transit_domains: o.take("transit_domains")?.unwrap_or(d.transit_domains),
+        transit_nodes: o.take("transit_nodes")?.unwrap_or(d.transit_nodes),
+        stubs_per_transit: o.take("stubs_per_transit")?.unwrap_or(d.stubs_per_transit),
+        stub_nodes: o.take("stub_nodes")?.unwrap_or(d.stub_nodes),
+        p_transit: o.take("p_transit")?.unwrap_or(d.p_transit),
+        p_stub: o.take("p_stub")?.unwrap_or(d.p_stub),
     };
-    let pl = plane(scale, delay_per_unit_ms, bandwidth_bps, attempts)?;
-    let t = py
-        .detach(|| topo::transit_stub(&ts, &pl, seed))
-        .map_err(|e| TopologyError::new_err(e.to_string()))?;
-    let t = attach(
-        t,
-        receivers,
-        placement,
-        host_delay_ms,
-        host_bandwidth_bps,
-        host_seed,
-    )?;
-    topo_dict(py, &t)
+    o.build(py, |pl| topo::transit_stub(&ts, pl, seed))
 }
 
 /// An edge list (`a b [delay_ms [bandwidth_bps]]` per line), as a scenario's `edge_list`

@@ -70,3 +70,12 @@ def test_bad_parameters_raise():
         topology.waxman(10, receivers=3, placement="nowhere")
     with pytest.raises(rmcast.TopologyError, match="edge list line 1"):
         topology.edge_list("0 0\n")
+
+
+def test_unknown_keywords_are_refused():
+    with pytest.raises(TypeError, match="unexpected keyword argument `stub_node`"):
+        topology.transit_stub(stub_node=4)
+    with pytest.raises(TypeError, match="unexpected keyword argument `p_stub`"):
+        topology.waxman(10, p_stub=0.1)
+    # The transit-stub keys do reach the generator.
+    assert topology.transit_stub(transit_nodes=2, stubs_per_transit=1, stub_nodes=3).number_of_nodes() == 8
