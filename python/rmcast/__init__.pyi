@@ -5,6 +5,17 @@ import pandas as pd
 
 from . import topology as topology
 
+__all__ = [
+    "ScenarioError",
+    "TopologyError",
+    "protocols",
+    "simulate",
+    "repro",
+    "studies",
+    "topology",
+    "__version__",
+]
+
 _Path = Union[str, os.PathLike[str]]
 
 __version__: str

@@ -1,6 +1,24 @@
 """The compiled extension (PyO3). Use the functions of `rmcast` and `rmcast.topology`."""
 from typing import Any, Dict, List, Optional, Tuple
 
+__all__ = [
+    "ScenarioError",
+    "TopologyError",
+    "__version__",
+    "protocols_json",
+    "simulate",
+    "studies",
+    "repro",
+    "bus",
+    "star",
+    "local_exchanges",
+    "binary_tree",
+    "flat_random",
+    "waxman",
+    "transit_stub",
+    "edge_list",
+]
+
 __version__: str
 
 class ScenarioError(ValueError): ...

@@ -4,6 +4,17 @@ from typing_extensions import Unpack
 
 import networkx as nx
 
+__all__ = [
+    "bus",
+    "star",
+    "local_exchanges",
+    "binary_tree",
+    "flat_random",
+    "waxman",
+    "transit_stub",
+    "edge_list",
+]
+
 _G = Union[nx.Graph, nx.MultiGraph]
 _Placement = Literal["distinct", "with_replacement"]
 
