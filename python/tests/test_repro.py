@@ -1,0 +1,37 @@
+import csv
+
+import pytest
+
+import rmcast
+
+
+def test_studies_are_the_registry():
+    names = [s[0] for s in rmcast.studies()]
+    assert names == ["demo", "segovia", "paul", "prmp", "lms", "xtp"]
+
+
+def test_repro_demo_claims_as_frame(tmp_path):
+    claims = rmcast.repro("demo", quick=True, out=tmp_path)
+    # The columns and rows of the claims.csv the same call wrote.
+    with open(tmp_path / "claims.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert list(claims.columns) == rows[0]
+    assert list(claims["id"]) == [r[0] for r in rows[1:]]
+    assert len(claims) == 15
+    assert set(claims["study"]) == {"demo"}
+    assert set(claims["verdict"]) <= {"pass", "fail"}
+    assert claims["quick"].all()
+    assert (claims["verdict"] == "pass").all(), claims[claims["verdict"] != "pass"][["id", "detail"]]
+    assert (tmp_path / "index.html").is_file()
+
+
+def test_repro_matches_the_cli(cli, tmp_path):
+    rmcast.repro(["demo"], quick=True, jobs=1, out=tmp_path / "py")
+    cli("repro", "demo", "--quick", "--quiet", "--out", tmp_path / "cli")
+    for name in ("claims.json", "claims.csv", "report.md"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+
+
+def test_repro_unknown_study():
+    with pytest.raises(ValueError, match="unknown study `nope`"):
+        rmcast.repro("nope")
