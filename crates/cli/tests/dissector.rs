@@ -8,7 +8,7 @@
 //!   (`crates/net/src/secure.rs`);
 //! * datagrams the wire crate refuses (mutations of the above): the dissector flags each
 //!   one it shows as rmcast as malformed, and none that the wire crate accepts;
-//! * `rmcast sim --pcap` captures of every protocol the simulator runs (saw, dsp, csp, cp,
+//! * `rmcast sim --pcap` captures of all twelve protocols (saw, bap, rra, dsp, csp, cp,
 //!   prmp, srm, pgm, lms, ff, xtp).
 //!
 //! Skipped (with a note) when tshark is not installed.
@@ -1092,6 +1092,8 @@ fn simulator_captures_of_every_protocol_decode_as_the_wire_crate_wrote_them() {
     let mut summary = Vec::new();
     for (protocol, extra) in [
         ("saw", ""),
+        ("bap", ""),
+        ("rra", ""),
         ("dsp", ""),
         ("csp", ""),
         ("cp", ""),
