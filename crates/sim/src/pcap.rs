@@ -1,17 +1,32 @@
 //! A pcap (nanosecond timestamps, Ethernet link type) of the datagrams agents originated in
 //! a run, with synthesized Ethernet, IPv4 and UDP headers so Wireshark and tshark open it.
 //!
-//! Addresses: node `n` is `10.a.b.c` with `a.b.c` = n + 1 in base 256 and MAC
-//! `02:00:0a:a:b:c`; group `g` is `239.1.x.y` (x.y = g) with the usual multicast MAC. Both
-//! UDP ports are [`UDP_PORT`]. One record per originated datagram, at its origination time
-//! (not one per hop).
+//! Addresses and ports are laid out as `rmcast send`/`recv` lay them out on a real network,
+//! so a capture from the simulator reads like one from sockets: every endpoint sends
+//! everything from one unicast socket on an ephemeral port ([`node_port`]), multicasts go to
+//! the group's port ([`UDP_PORT`], as in `--group 239.1.2.3:7001`) and unicasts to the
+//! addressee's own port. Node `n` is `10.a.b.c` with `a.b.c` = n + 1 in base 256 and MAC
+//! `02:00:0a:a:b:c`; group `g` is `239.1.x.y` (x.y = g) with the usual multicast MAC. One
+//! record per originated datagram, at its origination time (not one per hop).
 
 use crate::sim::PacketRecord;
 use rmcast_proto::{Dest, GroupId, NodeId};
 use std::io::{self, Write};
 
-/// UDP port of the datagrams in the capture (source and destination).
+/// UDP port of the group: the destination port of every multicast datagram.
 pub const UDP_PORT: u16 = 7001;
+
+/// The first port of Linux's default ephemeral range (`ip_local_port_range` 32768-60999),
+/// where the socket driver's unicast sockets get theirs.
+const EPHEMERAL_FIRST: u16 = 32_768;
+/// How many ports that range holds.
+const EPHEMERAL_PORTS: u32 = 28_232;
+
+/// UDP port of node `n`'s unicast socket: the source port of everything it sends and the
+/// destination port of what is unicast to it.
+pub fn node_port(n: NodeId) -> u16 {
+    EPHEMERAL_FIRST + (n.0 % EPHEMERAL_PORTS) as u16
+}
 
 /// IPv4 address of a node.
 pub fn node_ip(n: NodeId) -> [u8; 4] {
@@ -54,11 +69,11 @@ pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
     let mut frame = Vec::with_capacity(2048);
     for (i, p) in packets.iter().enumerate() {
         let len = p.payload.len().min(65_535 - 28);
-        let (dst_ip, dst_mac) = match p.dest {
-            Dest::Node(n) => (node_ip(n), node_mac(n)),
+        let (dst_ip, dst_mac, dst_port) = match p.dest {
+            Dest::Node(n) => (node_ip(n), node_mac(n), node_port(n)),
             Dest::Group(g) => {
                 let ip = group_ip(g);
-                (ip, [0x01, 0x00, 0x5e, ip[1] & 0x7f, ip[2], ip[3]])
+                (ip, [0x01, 0x00, 0x5e, ip[1] & 0x7f, ip[2], ip[3]], UDP_PORT)
             }
         };
         let src_ip = node_ip(p.src);
@@ -77,8 +92,8 @@ pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
         let c = checksum(&ip);
         ip[10..12].copy_from_slice(&c.to_be_bytes());
         frame.extend_from_slice(&ip);
-        frame.extend_from_slice(&UDP_PORT.to_be_bytes());
-        frame.extend_from_slice(&UDP_PORT.to_be_bytes());
+        frame.extend_from_slice(&node_port(p.src).to_be_bytes());
+        frame.extend_from_slice(&dst_port.to_be_bytes());
         frame.extend_from_slice(&((8 + len) as u16).to_be_bytes());
         frame.extend_from_slice(&0u16.to_be_bytes()); // no UDP checksum (allowed on IPv4)
         frame.extend_from_slice(&p.payload[..len]);
@@ -118,5 +133,28 @@ mod tests {
         assert_eq!(checksum(ip), 0, "a header with its checksum sums to zero");
         assert_eq!(&v[40..43], &[0x01, 0x00, 0x5e]);
         assert_eq!(node_ip(NodeId(255)), [10, 0, 1, 0]);
+        // From node 0's own port to the group's.
+        let udp = &v[40 + 34..40 + 42];
+        assert_eq!(&udp[0..2], &node_port(NodeId(0)).to_be_bytes());
+        assert_eq!(&udp[2..4], &UDP_PORT.to_be_bytes());
+    }
+
+    #[test]
+    fn a_unicast_goes_to_the_addressees_own_port() {
+        let p = PacketRecord {
+            id: 0,
+            time: Time::ZERO,
+            src: NodeId(3),
+            dest: Dest::Node(NodeId(0)),
+            class: None,
+            payload: Bytes::from_static(b"ack"),
+        };
+        let mut v = Vec::new();
+        write(&mut v, &[p]).unwrap();
+        let udp = &v[40 + 34..40 + 42];
+        assert_eq!(&udp[0..2], &node_port(NodeId(3)).to_be_bytes());
+        assert_eq!(&udp[2..4], &node_port(NodeId(0)).to_be_bytes());
+        assert_ne!(node_port(NodeId(3)), node_port(NodeId(0)));
+        assert!((32_768..=60_999).contains(&node_port(NodeId(u32::MAX))));
     }
 }
