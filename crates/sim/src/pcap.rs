@@ -112,18 +112,38 @@ mod tests {
     use super::*;
     use rmcast_proto::{Bytes, Time};
 
-    #[test]
-    fn layout_and_checksum() {
+    /// The capture of one datagram from `src` to `dest` at `time`.
+    fn capture(time: Time, src: NodeId, dest: Dest, payload: &'static [u8]) -> Vec<u8> {
         let p = PacketRecord {
             id: 0,
-            time: Time::from_nanos(1_500_000_123),
-            src: NodeId(0),
-            dest: Dest::Group(GroupId(1)),
+            time,
+            src,
+            dest,
             class: None,
-            payload: Bytes::from_static(b"hello"),
+            payload: Bytes::from_static(payload),
         };
         let mut v = Vec::new();
         write(&mut v, &[p]).unwrap();
+        v
+    }
+
+    /// The UDP header's source and destination ports in a capture of one datagram.
+    fn ports(v: &[u8]) -> (u16, u16) {
+        let udp = &v[40 + 34..40 + 42];
+        (
+            u16::from_be_bytes([udp[0], udp[1]]),
+            u16::from_be_bytes([udp[2], udp[3]]),
+        )
+    }
+
+    #[test]
+    fn layout_and_checksum() {
+        let v = capture(
+            Time::from_nanos(1_500_000_123),
+            NodeId(0),
+            Dest::Group(GroupId(1)),
+            b"hello",
+        );
         assert_eq!(v.len(), 24 + 16 + 14 + 20 + 8 + 5);
         assert_eq!(&v[24..28], &1u32.to_le_bytes());
         assert_eq!(&v[28..32], &500_000_123u32.to_le_bytes());
@@ -134,26 +154,13 @@ mod tests {
         assert_eq!(&v[40..43], &[0x01, 0x00, 0x5e]);
         assert_eq!(node_ip(NodeId(255)), [10, 0, 1, 0]);
         // From node 0's own port to the group's.
-        let udp = &v[40 + 34..40 + 42];
-        assert_eq!(&udp[0..2], &node_port(NodeId(0)).to_be_bytes());
-        assert_eq!(&udp[2..4], &UDP_PORT.to_be_bytes());
+        assert_eq!(ports(&v), (node_port(NodeId(0)), UDP_PORT));
     }
 
     #[test]
     fn a_unicast_goes_to_the_addressees_own_port() {
-        let p = PacketRecord {
-            id: 0,
-            time: Time::ZERO,
-            src: NodeId(3),
-            dest: Dest::Node(NodeId(0)),
-            class: None,
-            payload: Bytes::from_static(b"ack"),
-        };
-        let mut v = Vec::new();
-        write(&mut v, &[p]).unwrap();
-        let udp = &v[40 + 34..40 + 42];
-        assert_eq!(&udp[0..2], &node_port(NodeId(3)).to_be_bytes());
-        assert_eq!(&udp[2..4], &node_port(NodeId(0)).to_be_bytes());
+        let v = capture(Time::ZERO, NodeId(3), Dest::Node(NodeId(0)), b"ack");
+        assert_eq!(ports(&v), (node_port(NodeId(3)), node_port(NodeId(0))));
         assert_ne!(node_port(NodeId(3)), node_port(NodeId(0)));
         assert!((32_768..=60_999).contains(&node_port(NodeId(u32::MAX))));
     }
