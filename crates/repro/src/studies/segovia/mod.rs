@@ -203,31 +203,27 @@ impl Study for Segovia {
             if !f.key.starts_with("err.") {
                 continue;
             }
+            // Per seed: latency at 1 % over latency at 0 %, and each further percentage point
+            // from 1 % on, latency at x over latency at x − 1, less one (the thesis: "each
+            // subsequent increase of one percentage point ... 10-30 % each time").
             let mut ratios = Vec::new();
+            let mut steps: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
             for k in 0..plan.seeds {
-                if let Some(v) = per_seed_lat.get(&(fi, k)) {
-                    let at = |x: f64| v.iter().find(|p| p.0 == x).map(|p| p.1);
-                    if let (Some(a), Some(b)) = (at(0.0), at(1.0)) {
-                        ratios.push(b / a);
+                let Some(v) = per_seed_lat.get(&(fi, k)) else {
+                    continue;
+                };
+                let at = |x: f64| v.iter().find(|p| p.0 == x).map(|p| p.1);
+                if let (Some(a), Some(b)) = (at(0.0), at(1.0)) {
+                    ratios.push(b / a);
+                }
+                for &x in plan.err_fails.iter().filter(|&&x| x >= 2.0) {
+                    if let (Some(a), Some(b)) = (at(x - 1.0), at(x)) {
+                        steps.entry(x as u64).or_default().push(b / a - 1.0);
                     }
                 }
             }
             if !ratios.is_empty() {
                 m.scalar(format!("{}.lat_ratio_1pct", f.key), "ratio", est(&ratios)?);
-            }
-            // Each further percentage point from 1 % on: latency at x over latency at x − 1,
-            // less one, per seed (the thesis: "each subsequent increase of one percentage
-            // point ... 10-30 % each time").
-            let mut steps: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-            for k in 0..plan.seeds {
-                if let Some(v) = per_seed_lat.get(&(fi, k)) {
-                    let at = |x: f64| v.iter().find(|p| p.0 == x).map(|p| p.1);
-                    for &x in plan.err_fails.iter().filter(|&&x| x >= 2.0) {
-                        if let (Some(a), Some(b)) = (at(x - 1.0), at(x)) {
-                            steps.entry(x as u64).or_default().push(b / a - 1.0);
-                        }
-                    }
-                }
             }
             let pts = steps
                 .iter()
