@@ -126,6 +126,8 @@ struct Transfer {
     group: String,
     dirs: Vec<PathBuf>,
     receivers: Vec<Proc>,
+    /// What each receiver printed once it ended (kept for the failure messages).
+    ended: Vec<Option<Output>>,
 }
 
 impl Transfer {
@@ -148,6 +150,7 @@ impl Transfer {
         std::thread::sleep(Duration::from_millis(500));
         Transfer {
             group: group.into(),
+            ended: vec![None; receivers.len()],
             dirs,
             receivers,
         }
@@ -165,7 +168,26 @@ impl Transfer {
 
     /// Wait for receiver `r` (1-based): its output, None if it had to be stopped.
     fn wait(&mut self, r: usize) -> Option<Output> {
-        self.receivers[r - 1].finish(Instant::now() + Duration::from_secs(30))
+        if self.ended[r - 1].is_none() {
+            self.ended[r - 1] =
+                self.receivers[r - 1].finish(Instant::now() + Duration::from_secs(30));
+        }
+        self.ended[r - 1].clone()
+    }
+
+    /// What receivers `rs` printed (each waited for), for a failure message.
+    fn said(&mut self, rs: &[usize]) -> String {
+        rs.iter()
+            .map(|&r| match self.wait(r) {
+                Some(o) => format!(
+                    "receiver {r}: {}; stdout: {}",
+                    explain(&o),
+                    String::from_utf8_lossy(&o.stdout).trim()
+                ),
+                None => format!("receiver {r}: did not end"),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -514,17 +536,19 @@ fn designated_receiver_killed_mid_transfer_is_replaced() {
         "2",
     ];
     let s = send_killing(&b, &t, &file, &dsp, 1, data.len() as u64 / 3);
-    assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
+    // What the two survivors printed, for every failure message below.
+    let said = t.said(&[2, 3]);
+    assert_eq!(s.status.code(), Some(1), "sender: {}\n{said}", explain(&s));
     let v: Value = serde_json::from_slice(&s.stdout).unwrap_or(Value::Null);
     let rx = v["receivers"].as_array().cloned().unwrap_or_default();
     let find = |node: u64| rx.iter().find(|r| r["node"] == node).cloned();
-    let victim = find(1001).unwrap_or_else(|| panic!("no receiver 1001 in {v}"));
-    assert_eq!(victim["outcome"], "evicted", "{v}");
-    assert_eq!(victim["role"], "former designated", "{v}");
+    let victim = find(1001).unwrap_or_else(|| panic!("no receiver 1001 in {v}\n{said}"));
+    assert_eq!(victim["outcome"], "evicted", "{v}\n{said}");
+    assert_eq!(victim["role"], "former designated", "{v}\n{said}");
     assert_eq!(
         find(1002).map(|r| r["role"].clone()),
         Some(Value::from("designated")),
-        "the next lowest id is designated: {v}"
+        "the next lowest id is designated: {v}\n{said}"
     );
     let changes: Vec<String> = v["role_changes"]
         .as_array()
@@ -536,7 +560,7 @@ fn designated_receiver_killed_mid_transfer_is_replaced() {
         changes
             .iter()
             .any(|c| c.contains("000003e9 evicted") && c.contains("000003ea elected")),
-        "the summary lists the re-election: {changes:?}"
+        "the summary lists the re-election: {changes:?}\n{said}"
     );
     for r in &rx {
         let reason = r["reason"].as_str().unwrap_or("");
@@ -550,7 +574,7 @@ fn designated_receiver_killed_mid_transfer_is_replaced() {
         assert_eq!(
             find(node).map(|x| x["outcome"].clone()),
             Some(Value::from("completed")),
-            "{v}"
+            "{v}\n{said}"
         );
         assert_byte_exact(&mut t, r, "d.bin", &data, "dsp fail-over");
     }
