@@ -303,3 +303,37 @@ fn sigint_ends_receiver_and_sender_cleanly() {
     assert_eq!(files_in(&dir_b), vec![], "the unfinished file is removed");
     drop(stdin);
 }
+
+/// A receiver admitted early stays a member while the sender waits for the last one to
+/// join: the REPORTs it sends meanwhile are signs of life. (Stop 31's CI: with
+/// `--evict-after 2`, a member admitted more than 2 s before the last JOIN was evicted by the
+/// transfer's first silence check, before any of its REPORTs was read, and got nothing.)
+#[test]
+fn an_early_receiver_is_not_evicted_while_the_sender_waits_for_the_last() {
+    let group = "239.255.79.41:47401";
+    let tmp = tempfile::tempdir().unwrap();
+    let data = common::pseudo_random(300_000, 41);
+    let src = common::file_in(tmp.path(), "early.bin", &data);
+    let early = spawn_recv(group, &tmp.path().join("early"), "60", &[]);
+    let send = common::cmd()
+        .args(["send", &src, "-g", group, "-i", "lo", "--receivers", "2"])
+        .args(["--evict-after", "1", "--json", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first receiver is admitted at once (the gathering ANNOUNCE lists it); the second
+    // joins three times --evict-after later.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let late = spawn_recv(group, &tmp.path().join("late"), "60", &[]);
+    let s = json_exit(send, 0);
+    assert_eq!(s["all_completed"], true, "{s}");
+    for r in s["receivers"].as_array().unwrap() {
+        assert_eq!(r["outcome"], "completed", "{s}");
+    }
+    for (name, c) in [("early", early), ("late", late)] {
+        json_exit(c, 0);
+        let got = std::fs::read(tmp.path().join(name).join("early.bin")).unwrap();
+        assert!(got == data, "{name}: contents differ");
+    }
+}

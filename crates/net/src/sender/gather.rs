@@ -107,14 +107,32 @@ pub(super) fn gather(
                 ep.wire.stats.rejected_stranger += 1;
                 continue;
             }
-            if let Ok(Packet {
-                message: Message::Session(session::Message::Join { region }),
-                ..
-            }) = Packet::decode(ep.plain(len))
-            {
-                if join(ep, &mut members, h.source, from, region.unwrap_or(0), obs)? {
-                    next_announce = Time::ZERO;
+            match Packet::decode(ep.plain(len)) {
+                Ok(Packet {
+                    message: Message::Session(session::Message::Join { region }),
+                    ..
+                }) => {
+                    let newcomer =
+                        join(ep, &mut members, h.source, from, region.unwrap_or(0), obs)?;
+                    if newcomer {
+                        next_announce = Time::ZERO;
+                    }
                 }
+                // A member the gathering ANNOUNCE already lists REPORTs instead of repeating
+                // its JOIN: a sign of life too (else one admitted more than --evict-after
+                // before the last JOIN is evicted by the transfer's first silence check).
+                Ok(Packet {
+                    message: Message::Session(session::Message::Report { .. }),
+                    ..
+                }) => {
+                    if let Some(m) = members
+                        .iter_mut()
+                        .find(|m| m.node == h.source && m.addr == from)
+                    {
+                        m.last_heard = ep.clock.now();
+                    }
+                }
+                _ => {}
             }
         }
     }
