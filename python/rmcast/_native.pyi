@@ -1,5 +1,5 @@
 """The compiled extension (PyO3). Use the functions of `rmcast` and `rmcast.topology`."""
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 __all__ = [
     "ScenarioError",
@@ -9,14 +9,7 @@ __all__ = [
     "simulate",
     "studies",
     "repro",
-    "bus",
-    "star",
-    "local_exchanges",
-    "binary_tree",
-    "flat_random",
-    "waxman",
-    "transit_stub",
-    "edge_list",
+    "topology",
 ]
 
 __version__: str
@@ -39,15 +32,6 @@ def repro(
     claims: Optional[str] = ...,
     out: Optional[str] = ...,
 ) -> str: ...
-def bus(receivers: int, bandwidth_bps: Optional[int] = ...) -> Dict[str, Any]: ...
-def star(children: int, class_: str = ..., bandwidth_bps: int = ...) -> Dict[str, Any]: ...
-def local_exchanges(
-    rtds_ms: List[float], per_exchange: List[int], bandwidth_bps: int = ..., access_delay_ms: float = ...
+def topology(
+    table: Mapping[str, Any], host_seed: Optional[int] = ..., dir: Optional[str] = ...
 ) -> Dict[str, Any]: ...
-def binary_tree(
-    height: int, bandwidth_bps: int = ..., delay_ms: float = ..., source_link: bool = ...
-) -> Dict[str, Any]: ...
-def flat_random(n: int, p: float, seed: int = ..., **kwargs: Any) -> Dict[str, Any]: ...
-def waxman(n: int, alpha: float = ..., beta: float = ..., seed: int = ..., **kwargs: Any) -> Dict[str, Any]: ...
-def transit_stub(seed: int = ..., **kwargs: Any) -> Dict[str, Any]: ...
-def edge_list(text: str, delay_ms: float = ..., bandwidth_bps: int = ...) -> Dict[str, Any]: ...

@@ -16,12 +16,16 @@ Node ids are the simulator's node ids, so a graph from :func:`transit_stub` with
 parameters and seeds is the network a scenario with ``kind = "transit_stub"`` builds. The
 generated graphs (:func:`flat_random`, :func:`waxman`, :func:`transit_stub`) get a source and
 ``receivers`` hosts when ``receivers`` is given, placed with ``host_seed`` (a scenario uses
-its run ``seed`` there and ``topology.seed`` for the graph). Bad parameters raise
-:class:`rmcast.TopologyError`.
+its run ``seed`` there and ``topology.seed`` for the graph). Every function builds the
+scenario's ``[topology]`` table of its ``kind`` and hands it to the simulator's own scenario
+code, so a key left out takes the scenario's default (the defaults named below are that
+code's, checked by the tests), any other key of that table is a keyword argument, and bad
+parameters raise :class:`rmcast.TopologyError` with ``rmcast sim``'s one-line message.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, Optional, Sequence
 
 from . import _native
@@ -68,47 +72,86 @@ def _graph(d: Dict[str, Any], generator: str):
     return g
 
 
-def bus(receivers: int, bandwidth_bps: Optional[int] = None):
+def _build(kind: str, host_seed: Optional[int] = None, dir: Optional[str] = None, **keys: Any):
+    """The ``[topology]`` table ``kind = kind`` with ``keys`` (``None`` values left out, so
+    the scenario's defaults apply), built by the simulator's scenario code."""
+    table = {"kind": kind}
+    table.update({k: v for k, v in keys.items() if v is not None})
+    return _graph(_native.topology(table, host_seed, dir), kind)
+
+
+def _generated(kind: str, plane: Dict[str, Any], **keys: Any):
+    """A generated graph: hosts only when ``receivers`` is given, placed with ``host_seed``."""
+    plane = dict(plane)
+    host_seed = plane.pop("host_seed", None)
+    if plane.get("receivers") is not None:
+        host_seed = 1 if host_seed is None else host_seed
+    else:
+        host_seed = None
+    return _build(kind, host_seed, **keys, **plane)
+
+
+def bus(receivers: int, bandwidth_bps: Optional[int] = None, **params: Any):
     """Seed 000's shared Ethernet bus: the sender (node 0) and ``receivers`` hosts, all on
     one bus (drawn as a node ``"bus0"`` joined to every member). ``bandwidth_bps``
-    defaults to 10 Mb/s."""
-    return _graph(_native.bus(receivers, bandwidth_bps), "bus")
+    defaults to 10 Mb/s; a scenario's other bus keys (``overhead``, ``min_frame``,
+    ``backoff``, ``max_attempts``) are taken as keyword arguments."""
+    return _build("bus", receivers=receivers, bandwidth_bps=bandwidth_bps, **params)
 
 
-def star(children: int, class_: str = "lan", bandwidth_bps: int = 10_000_000):
+def star(
+    children: int,
+    class_: Optional[str] = None,
+    bandwidth_bps: Optional[int] = None,
+    **params: Any,
+):
     """Seed 004's star: the sender (node 0) and ``children`` receivers, each on its own link
-    of connection class ``class_`` (``"lan"``, ``"interlan"``, ``"wan"`` or ``"hybrid"``:
-    Table 1's latency as ``jitter_mean_s``/``jitter_sd_s`` and error rate as ``loss``)."""
-    return _graph(_native.star(children, class_, bandwidth_bps), "star")
+    of connection class ``class_`` (``"lan"`` by default, ``"interlan"``, ``"wan"`` or
+    ``"hybrid"``: Table 1's latency as ``jitter_mean_s``/``jitter_sd_s`` and error rate as
+    ``loss``; ``class_loss=False`` leaves the error rate out), 10 Mb/s by default."""
+    return _build(
+        "star", children=children, bandwidth_bps=bandwidth_bps, **{"class": class_}, **params
+    )
 
 
 def local_exchanges(
-    rtds_ms: Sequence[float],
-    per_exchange: Sequence[int],
-    bandwidth_bps: int = 150_000_000,
-    access_delay_ms: float = 0.0,
+    rtds_ms: Optional[Sequence[float]] = None,
+    per_exchange: Optional[Sequence[int]] = None,
+    bandwidth_bps: Optional[int] = None,
+    access_delay_ms: Optional[float] = None,
+    **params: Any,
 ):
     """Seed 001 section 7: the source reaches local exchanges (routers) with the given
-    round-trip delays; exchange ``i`` serves ``per_exchange[i]`` destinations."""
-    return _graph(
-        _native.local_exchanges(
-            list(rtds_ms), list(per_exchange), bandwidth_bps, access_delay_ms
-        ),
+    round-trip delays (10, 25, 30, 40, 50 and 60 ms by default); exchange ``i`` serves
+    ``per_exchange[i]`` destinations (or ``destinations=25`` spread over them); links of
+    150 Mb/s by default."""
+    return _build(
         "local_exchanges",
+        rtds_ms=None if rtds_ms is None else list(rtds_ms),
+        per_exchange=None if per_exchange is None else list(per_exchange),
+        bandwidth_bps=bandwidth_bps,
+        access_delay_ms=access_delay_ms,
+        **params,
     )
 
 
 def binary_tree(
     height: int,
-    bandwidth_bps: int = 1_500_000,
-    delay_ms: float = 10.0,
-    source_link: bool = False,
+    bandwidth_bps: Optional[int] = None,
+    delay_ms: Optional[float] = None,
+    source_link: Optional[bool] = None,
+    **params: Any,
 ):
-    """A complete binary tree of height ``height`` (1..24): the sender at the root, or with
-    ``source_link`` one link above a root router (seed 003); ``2**height`` receiver hosts
-    at the leaves."""
-    return _graph(
-        _native.binary_tree(height, bandwidth_bps, delay_ms, source_link), "binary_tree"
+    """A complete binary tree of height ``height`` (1..24) with links of 1.5 Mb/s and 10 ms
+    by default: the sender at the root, or with ``source_link`` one link above a root router
+    (seed 003); ``2**height`` receiver hosts at the leaves."""
+    return _build(
+        "binary_tree",
+        height=height,
+        bandwidth_bps=bandwidth_bps,
+        delay_ms=delay_ms,
+        source_link=source_link,
+        **params,
     )
 
 
@@ -121,14 +164,20 @@ def flat_random(n: int, p: float, seed: int = 1, **plane: Any):
     ``receivers`` (hosts to attach; none by default), ``placement`` (``"distinct"`` or
     ``"with_replacement"``), ``host_delay_ms`` (1.0), ``host_bandwidth_bps`` (10 Mb/s),
     ``host_seed`` (1)."""
-    return _graph(_native.flat_random(n, p, seed=seed, **plane), "flat_random")
+    return _generated("flat_random", plane, n=n, p=p, seed=seed)
 
 
-def waxman(n: int, alpha: float = 0.4, beta: float = 0.2, seed: int = 1, **plane: Any):
+def waxman(
+    n: int,
+    alpha: Optional[float] = None,
+    beta: Optional[float] = None,
+    seed: int = 1,
+    **plane: Any,
+):
     """Waxman graph: ``n`` routers, pair (u, v) linked with probability
-    ``alpha * exp(-d(u, v) / (beta * L))``; redrawn until connected. Keyword arguments as
-    :func:`flat_random`."""
-    return _graph(_native.waxman(n, alpha, beta, seed=seed, **plane), "waxman")
+    ``alpha * exp(-d(u, v) / (beta * L))`` (``alpha`` 0.4 and ``beta`` 0.2 by default);
+    redrawn until connected. Keyword arguments as :func:`flat_random`."""
+    return _generated("waxman", plane, n=n, alpha=alpha, beta=beta, seed=seed)
 
 
 def transit_stub(seed: int = 1, **params: Any):
@@ -137,10 +186,29 @@ def transit_stub(seed: int = 1, **params: Any):
     seed 003's 100 routers by default. Link classes ``transit-transit``, ``transit-stub``,
     ``stub-stub``; stub routers are the attach points. Keyword arguments as
     :func:`flat_random`."""
-    return _graph(_native.transit_stub(seed=seed, **params), "transit_stub")
+    return _generated("transit_stub", params, seed=seed)
 
 
-def edge_list(text: str, delay_ms: float = 1.0, bandwidth_bps: int = 10_000_000):
+def edge_list(
+    text: str,
+    delay_ms: Optional[float] = None,
+    bandwidth_bps: Optional[int] = None,
+    **params: Any,
+):
     """An edge list as a scenario's ``edge_list`` file reads it: one link per line,
-    ``a b [delay_ms [bandwidth_bps]]``, ``#`` comments; nodes are routers."""
-    return _graph(_native.edge_list(text, delay_ms, bandwidth_bps), "edge_list")
+    ``a b [delay_ms [bandwidth_bps]]``, ``#`` comments; nodes are routers; links without a
+    delay or bandwidth get ``delay_ms`` (1.0) and ``bandwidth_bps`` (10 Mb/s). A scenario's
+    ``source``, ``receiver_ids`` and ``receivers`` keys are taken as keyword arguments."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="rmcast-edges-") as d:
+        with open(os.path.join(d, "edges.txt"), "w", encoding="utf-8") as f:
+            f.write(text)
+        return _build(
+            "edge_list",
+            dir=d,
+            file="edges.txt",
+            delay_ms=delay_ms,
+            bandwidth_bps=bandwidth_bps,
+            **params,
+        )

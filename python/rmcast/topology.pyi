@@ -18,20 +18,29 @@ __all__ = [
 _G = Union[nx.Graph, nx.MultiGraph]
 _Placement = Literal["distinct", "with_replacement"]
 
-def bus(receivers: int, bandwidth_bps: Optional[int] = ...) -> nx.Graph: ...
+_Bus = TypedDict("_Bus", {"overhead": int, "min_frame": int, "backoff": Literal["inclusive", "exclusive"], "max_attempts": int}, total=False)
+
+def bus(receivers: int, bandwidth_bps: Optional[int] = ..., **params: Unpack[_Bus]) -> nx.Graph: ...
 def star(
     children: int,
-    class_: Literal["lan", "interlan", "wan", "hybrid"] = ...,
-    bandwidth_bps: int = ...,
+    class_: Optional[Literal["lan", "interlan", "wan", "hybrid"]] = ...,
+    bandwidth_bps: Optional[int] = ...,
+    *,
+    class_loss: bool = ...,
 ) -> nx.Graph: ...
 def local_exchanges(
-    rtds_ms: Sequence[float],
-    per_exchange: Sequence[int],
-    bandwidth_bps: int = ...,
-    access_delay_ms: float = ...,
+    rtds_ms: Optional[Sequence[float]] = ...,
+    per_exchange: Optional[Sequence[int]] = ...,
+    bandwidth_bps: Optional[int] = ...,
+    access_delay_ms: Optional[float] = ...,
+    *,
+    destinations: int = ...,
 ) -> nx.Graph: ...
 def binary_tree(
-    height: int, bandwidth_bps: int = ..., delay_ms: float = ..., source_link: bool = ...
+    height: int,
+    bandwidth_bps: Optional[int] = ...,
+    delay_ms: Optional[float] = ...,
+    source_link: Optional[bool] = ...,
 ) -> nx.Graph: ...
 class _Generated(TypedDict, total=False):
     """Keyword arguments of every generated graph (see `flat_random`)."""
@@ -56,7 +65,19 @@ class _TransitStub(_Generated, total=False):
 
 def flat_random(n: int, p: float, seed: int = ..., **plane: Unpack[_Generated]) -> nx.Graph: ...
 def waxman(
-    n: int, alpha: float = ..., beta: float = ..., seed: int = ..., **plane: Unpack[_Generated]
+    n: int,
+    alpha: Optional[float] = ...,
+    beta: Optional[float] = ...,
+    seed: int = ...,
+    **plane: Unpack[_Generated],
 ) -> nx.Graph: ...
 def transit_stub(seed: int = ..., **params: Unpack[_TransitStub]) -> nx.Graph: ...
-def edge_list(text: str, delay_ms: float = ..., bandwidth_bps: int = ...) -> _G: ...
+def edge_list(
+    text: str,
+    delay_ms: Optional[float] = ...,
+    bandwidth_bps: Optional[int] = ...,
+    *,
+    source: int = ...,
+    receiver_ids: Sequence[int] = ...,
+    receivers: int = ...,
+) -> _G: ...

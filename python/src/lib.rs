@@ -2,7 +2,7 @@
 //!
 //! A thin edge, like the `rmcast` binary: it converts Python values to the scenario tables,
 //! study names and generator parameters the library crates take, calls their public API
-//! (`rmcast_sim::scenario`, `rmcast_repro`, `rmcast_sim::topo`, `rmcast_proto::spec`) with
+//! (`rmcast_sim::scenario`, `rmcast_repro`, `rmcast_proto::spec`) with
 //! the GIL released, and hands back plain Python values (lists, dicts, text) that the Python
 //! package (`python/rmcast/`) turns into pandas DataFrames and networkx graphs.
 
@@ -10,10 +10,10 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyMapping, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
-use rmcast_proto::spec::{Param, Range, Value, PROTOCOLS};
+use rmcast_proto::spec::PROTOCOLS;
 use rmcast_sim::scenario::{self, Metric, RunOptions, Scenario};
-use rmcast_sim::topo::{self, LinkClass, PlaneParams, Topology, TransitStub};
-use rmcast_sim::{BusConfig, LinkConfig, NodeKind};
+use rmcast_sim::topo::Topology;
+use rmcast_sim::NodeKind;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,55 +53,12 @@ fn parallel<R: Send>(
 // ---------------------------------------------------------------------------------------
 // protocols
 
-fn value_json(v: &Value) -> serde_json::Value {
-    match *v {
-        Value::Int(x) => serde_json::json!(x),
-        Value::Real(x) => serde_json::json!(x),
-        Value::Bool(x) => serde_json::json!(x),
-        Value::Word(w) => serde_json::json!(w),
-        Value::Derived(why) => serde_json::json!({ "derived": why }),
-    }
-}
-
-fn range_text(r: &Range) -> String {
-    match r {
-        Range::Int { min, max } => format!("{min}..={max}"),
-        Range::Real { min, max } => format!("[{min}, {max}]"),
-        Range::Bool => "true|false".into(),
-        Range::Choice(c) => c.join("|"),
-    }
-}
-
-fn param_json(q: &Param) -> serde_json::Value {
-    serde_json::json!({
-        "key": q.key,
-        "scenario": q.scenario,
-        "flag": q.flag.map(|f| format!("--{f}")),
-        "unit": q.unit,
-        "range": range_text(&q.range),
-        "default": value_json(&q.default),
-        "on_sockets": q.on_sockets.map(|(v, why)| serde_json::json!({"default": value_json(&v), "why": why})),
-        "help": q.help,
-    })
-}
-
 /// Every protocol and its parameters as JSON text, the document `rmcast protocols --json`
 /// prints (from the one spec table, `rmcast_proto::spec::PROTOCOLS`).
 #[pyfunction]
-fn protocols_json() -> String {
-    let items: Vec<serde_json::Value> = PROTOCOLS
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "name": p.name,
-                "seed": p.seed,
-                "summary": p.summary,
-                "sockets": p.sockets,
-                "params": p.params.iter().map(param_json).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    serde_json::Value::Array(items).to_string()
+fn protocols_json() -> PyResult<String> {
+    serde_json::to_string(PROTOCOLS)
+        .map_err(|e| PyValueError::new_err(format!("cannot write the protocol table: {e}")))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -332,16 +289,6 @@ fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
-fn ms(v: f64, what: &str) -> PyResult<Duration> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(Duration::from_nanos((v * 1e6).round() as u64))
-    } else {
-        Err(TopologyError::new_err(format!(
-            "{what} must be a non-negative number of ms, got {v}"
-        )))
-    }
-}
-
 /// A topology as plain data: nodes (id, kind, x, y), links (a, b, attributes), buses
 /// (members), the source, the receivers and the attach points.
 fn topo_dict(py: Python<'_>, t: &Topology) -> PyResult<Py<PyDict>> {
@@ -405,244 +352,26 @@ fn topo_dict(py: Python<'_>, t: &Topology) -> PyResult<Py<PyDict>> {
     Ok(d.unbind())
 }
 
-fn topo_result(py: Python<'_>, t: Result<Topology, topo::TopoError>) -> PyResult<Py<PyDict>> {
-    let t = t.map_err(|e| TopologyError::new_err(e.to_string()))?;
+/// The topology a scenario's `[topology]` table describes (`table`, as a Python mapping),
+/// built by the simulator's own scenario code (`rmcast_sim::scenario::topology_from_table`):
+/// the same keys, defaults, ranges and one-line errors as `rmcast sim`, generated with the GIL
+/// released. A generated graph gets hosts only when `host_seed` is given (a scenario's run
+/// `seed`); an `edge_list`'s `file` is read relative to `dir`.
+#[pyfunction]
+#[pyo3(signature = (table, host_seed=None, dir=None))]
+fn topology(
+    py: Python<'_>,
+    table: &Bound<'_, PyMapping>,
+    host_seed: Option<u64>,
+    dir: Option<PathBuf>,
+) -> PyResult<Py<PyDict>> {
+    let table = toml_table(table, "topology")?;
+    let hosts = host_seed.map_or(scenario::Hosts::RoutersOnly, scenario::Hosts::Attach);
+    let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+    let t = py
+        .detach(|| scenario::topology_from_table(table, "rmcast.topology", &dir, hosts))
+        .map_err(|e| TopologyError::new_err(e.to_string()))?;
     topo_dict(py, &t)
-}
-
-/// The keyword arguments every generated graph takes (the plane, and the hosts to attach),
-/// read from `**kwargs`: each is taken out of a copy when read, and [`GraphOpts::build`]
-/// refuses whatever is left, so a misspelt key is an error rather than a silent default.
-struct GraphOpts<'py> {
-    kw: Bound<'py, PyDict>,
-    plane: PlaneParams,
-    receivers: Option<usize>,
-    placement: String,
-    host_link: LinkConfig,
-    host_seed: u64,
-}
-
-impl<'py> GraphOpts<'py> {
-    fn new(py: Python<'py>, kw: Option<&Bound<'py, PyDict>>) -> PyResult<Self> {
-        let kw = match kw {
-            Some(k) => k.copy()?,
-            None => PyDict::new(py),
-        };
-        let mut o = GraphOpts {
-            kw,
-            plane: PlaneParams::default(),
-            receivers: None,
-            placement: "distinct".into(),
-            host_link: LinkConfig::new(10_000_000, Duration::from_millis(1)),
-            host_seed: 1,
-        };
-        let d = PlaneParams::default();
-        o.plane.scale = o.take::<f64>("scale")?.unwrap_or(d.scale);
-        if !(o.plane.scale.is_finite() && o.plane.scale > 0.0) {
-            return Err(TopologyError::new_err(format!(
-                "scale must be > 0, got {}",
-                o.plane.scale
-            )));
-        }
-        if let Some(v) = o.take::<f64>("delay_per_unit_ms")? {
-            o.plane.delay_per_unit = ms(v, "delay_per_unit_ms")?;
-        }
-        o.plane.bandwidth_bps = o.take("bandwidth_bps")?.unwrap_or(d.bandwidth_bps);
-        o.plane.attempts = o.take("attempts")?.unwrap_or(d.attempts);
-        o.receivers = o.take("receivers")?;
-        if let Some(p) = o.take::<String>("placement")? {
-            o.placement = p;
-        }
-        if let Some(b) = o.take("host_bandwidth_bps")? {
-            o.host_link.bandwidth_bps = b;
-        }
-        if let Some(v) = o.take::<f64>("host_delay_ms")? {
-            o.host_link.delay = ms(v, "host_delay_ms")?;
-        }
-        o.host_seed = o.take("host_seed")?.unwrap_or(1);
-        Ok(o)
-    }
-
-    /// Take `key` out of the keyword arguments: its value if given (and not None).
-    fn take<T: for<'a> FromPyObject<'a, 'py>>(&self, key: &str) -> PyResult<Option<T>> {
-        let Some(v) = self.kw.get_item(key)? else {
-            return Ok(None);
-        };
-        self.kw.del_item(key)?;
-        if v.is_none() {
-            return Ok(None);
-        }
-        v.extract::<T>()
-            .map(Some)
-            .map_err(|_| PyTypeError::new_err(format!("`{key}`: wrong type")))
-    }
-
-    /// Draw the graph with `generate` (GIL released), then attach a source and `receivers`
-    /// hosts if asked (as a scenario's `topology.receivers` and `placement` do, with
-    /// `host_seed` as the run seed).
-    fn build(
-        self,
-        py: Python<'_>,
-        generate: impl FnOnce(&PlaneParams) -> Result<Topology, topo::TopoError> + Send,
-    ) -> PyResult<Py<PyDict>> {
-        if let Some(k) = self.kw.keys().iter().next() {
-            return Err(PyTypeError::new_err(format!(
-                "unexpected keyword argument `{k}`"
-            )));
-        }
-        let pl = &self.plane;
-        let mut t = py
-            .detach(|| generate(pl))
-            .map_err(|e| TopologyError::new_err(e.to_string()))?;
-        if let Some(r) = self.receivers {
-            let (link, seed) = (&self.host_link, self.host_seed);
-            match self.placement.as_str() {
-                "distinct" => topo::attach_hosts(&mut t, r, link, seed),
-                "with_replacement" => topo::attach_hosts_with_replacement(&mut t, r, link, seed),
-                other => {
-                    return Err(TopologyError::new_err(format!(
-                        "placement must be \"distinct\" or \"with_replacement\", got {other:?}"
-                    )))
-                }
-            }
-            .map_err(|e| TopologyError::new_err(e.to_string()))?;
-        }
-        topo_dict(py, &t)
-    }
-}
-
-/// Seed 000's shared Ethernet bus: the sender (node 0) and `receivers` hosts.
-#[pyfunction]
-#[pyo3(signature = (receivers, bandwidth_bps=None))]
-fn bus(py: Python<'_>, receivers: usize, bandwidth_bps: Option<u64>) -> PyResult<Py<PyDict>> {
-    let mut cfg = BusConfig::default();
-    if let Some(b) = bandwidth_bps {
-        cfg.bandwidth_bps = b;
-    }
-    topo_result(py, topo::bus(receivers, cfg))
-}
-
-/// Seed 004's star of `children` receivers on links of a connection class.
-#[pyfunction]
-#[pyo3(signature = (children, class_="lan", bandwidth_bps=10_000_000))]
-fn star(py: Python<'_>, children: usize, class_: &str, bandwidth_bps: u64) -> PyResult<Py<PyDict>> {
-    let class = LinkClass::parse(class_).ok_or_else(|| {
-        TopologyError::new_err(format!(
-            "class must be \"lan\", \"interlan\", \"wan\" or \"hybrid\", got {class_:?}"
-        ))
-    })?;
-    topo_result(
-        py,
-        topo::star(
-            children,
-            class,
-            &LinkConfig::new(bandwidth_bps, Duration::ZERO),
-        ),
-    )
-}
-
-/// Seed 001's local exchanges.
-#[pyfunction]
-#[pyo3(signature = (rtds_ms, per_exchange, bandwidth_bps=150_000_000, access_delay_ms=0.0))]
-fn local_exchanges(
-    py: Python<'_>,
-    rtds_ms: Vec<f64>,
-    per_exchange: Vec<usize>,
-    bandwidth_bps: u64,
-    access_delay_ms: f64,
-) -> PyResult<Py<PyDict>> {
-    let rtds = rtds_ms
-        .iter()
-        .map(|&v| ms(v, "rtds_ms"))
-        .collect::<PyResult<Vec<_>>>()?;
-    topo_result(
-        py,
-        topo::local_exchanges(
-            &rtds,
-            &per_exchange,
-            bandwidth_bps,
-            ms(access_delay_ms, "access_delay_ms")?,
-        ),
-    )
-}
-
-/// A complete binary tree of height `height`.
-#[pyfunction]
-#[pyo3(signature = (height, bandwidth_bps=1_500_000, delay_ms=10.0, source_link=false))]
-fn binary_tree(
-    py: Python<'_>,
-    height: u32,
-    bandwidth_bps: u64,
-    delay_ms: f64,
-    source_link: bool,
-) -> PyResult<Py<PyDict>> {
-    let link = LinkConfig::new(bandwidth_bps, ms(delay_ms, "delay_ms")?);
-    topo_result(
-        py,
-        if source_link {
-            topo::binary_tree_under_source(height, link)
-        } else {
-            topo::binary_tree(height, link)
-        },
-    )
-}
-
-/// GT-ITM flat random graph.
-#[pyfunction]
-#[pyo3(signature = (n, p, seed=1, **kw))]
-fn flat_random(
-    py: Python<'_>,
-    n: usize,
-    p: f64,
-    seed: u64,
-    kw: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Py<PyDict>> {
-    GraphOpts::new(py, kw)?.build(py, |pl| topo::flat_random(n, p, pl, seed))
-}
-
-/// Waxman graph.
-#[pyfunction]
-#[pyo3(signature = (n, alpha=0.4, beta=0.2, seed=1, **kw))]
-fn waxman(
-    py: Python<'_>,
-    n: usize,
-    alpha: f64,
-    beta: f64,
-    seed: u64,
-    kw: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Py<PyDict>> {
-    GraphOpts::new(py, kw)?.build(py, |pl| topo::waxman(n, alpha, beta, pl, seed))
-}
-
-/// GT-ITM transit–stub graph (defaults: seed 003's 1 × 4 × (1 + 3 × 8) = 100 routers).
-#[pyfunction]
-#[pyo3(signature = (seed=1, **kw))]
-fn transit_stub(py: Python<'_>, seed: u64, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyDict>> {
-    let o = GraphOpts::new(py, kw)?;
-    let d = TransitStub::default();
-    let ts = TransitStub {
-        transit_domains: o.take("transit_domains")?.unwrap_or(d.transit_domains),
-        transit_nodes: o.take("transit_nodes")?.unwrap_or(d.transit_nodes),
-        stubs_per_transit: o.take("stubs_per_transit")?.unwrap_or(d.stubs_per_transit),
-        stub_nodes: o.take("stub_nodes")?.unwrap_or(d.stub_nodes),
-        p_transit: o.take("p_transit")?.unwrap_or(d.p_transit),
-        p_stub: o.take("p_stub")?.unwrap_or(d.p_stub),
-    };
-    o.build(py, |pl| topo::transit_stub(&ts, pl, seed))
-}
-
-/// An edge list (`a b [delay_ms [bandwidth_bps]]` per line), as a scenario's `edge_list`
-/// file; links without a delay or bandwidth get `delay_ms` and `bandwidth_bps`.
-#[pyfunction]
-#[pyo3(signature = (text, delay_ms=1.0, bandwidth_bps=10_000_000))]
-fn edge_list(
-    py: Python<'_>,
-    text: &str,
-    delay_ms: f64,
-    bandwidth_bps: u64,
-) -> PyResult<Py<PyDict>> {
-    let default = LinkConfig::new(bandwidth_bps, ms(delay_ms, "delay_ms")?);
-    topo_result(py, topo::edge_list(text, &default))
 }
 
 #[pymodule]
@@ -655,17 +384,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(studies, m)?)?;
     m.add_function(wrap_pyfunction!(repro, m)?)?;
-    for f in [
-        wrap_pyfunction!(bus, m)?,
-        wrap_pyfunction!(star, m)?,
-        wrap_pyfunction!(local_exchanges, m)?,
-        wrap_pyfunction!(binary_tree, m)?,
-        wrap_pyfunction!(flat_random, m)?,
-        wrap_pyfunction!(waxman, m)?,
-        wrap_pyfunction!(transit_stub, m)?,
-        wrap_pyfunction!(edge_list, m)?,
-    ] {
-        m.add_function(f)?;
-    }
+    m.add_function(wrap_pyfunction!(topology, m)?)?;
     Ok(())
 }

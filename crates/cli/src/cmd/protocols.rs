@@ -1,4 +1,4 @@
-use rmcast_proto::spec::{self, Param, Range, Value, PROTOCOLS};
+use rmcast_proto::spec::{self, PROTOCOLS};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -19,38 +19,6 @@ pub struct Args {
     params: Option<String>,
 }
 
-fn value_json(v: &Value) -> serde_json::Value {
-    match *v {
-        Value::Int(x) => serde_json::json!(x),
-        Value::Real(x) => serde_json::json!(x),
-        Value::Bool(x) => serde_json::json!(x),
-        Value::Word(w) => serde_json::json!(w),
-        Value::Derived(why) => serde_json::json!({ "derived": why }),
-    }
-}
-
-fn range_text(r: &Range) -> String {
-    match r {
-        Range::Int { min, max } => format!("{min}..={max}"),
-        Range::Real { min, max } => format!("[{min}, {max}]"),
-        Range::Bool => "true|false".into(),
-        Range::Choice(c) => c.join("|"),
-    }
-}
-
-fn param_json(q: &Param) -> serde_json::Value {
-    serde_json::json!({
-        "key": q.key,
-        "scenario": q.scenario,
-        "flag": q.flag.map(|f| format!("--{f}")),
-        "unit": q.unit,
-        "range": range_text(&q.range),
-        "default": value_json(&q.default),
-        "on_sockets": q.on_sockets.map(|(v, why)| serde_json::json!({"default": value_json(&v), "why": why})),
-        "help": q.help,
-    })
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.params {
         let Some(p) = spec::lookup(name) else {
@@ -59,8 +27,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         };
         if args.json {
-            let items: Vec<_> = p.params.iter().map(param_json).collect();
-            println!("{}", serde_json::to_string_pretty(&items)?);
+            println!("{}", serde_json::to_string_pretty(p.params)?);
             return Ok(ExitCode::SUCCESS);
         }
         println!("{} — {} [seed {}]", p.name, p.summary, p.seed);
@@ -79,11 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 format!(" {}", q.unit)
             };
-            println!(
-                "  {place}: default {}{unit}, {}",
-                q.default,
-                range_text(&q.range)
-            );
+            println!("  {place}: default {}{unit}, {}", q.default, q.range);
             if let Some((v, why)) = q.on_sockets {
                 println!("      on sockets: {v}{unit} ({why})");
             }
@@ -92,19 +55,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.json {
-        let items: Vec<serde_json::Value> = PROTOCOLS
-            .iter()
-            .map(|p| {
-                serde_json::json!({
-                    "name": p.name,
-                    "seed": p.seed,
-                    "summary": p.summary,
-                    "sockets": p.sockets,
-                    "params": p.params.iter().map(param_json).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&items)?);
+        // The document is the spec table's (rmcast_proto::spec, feature `serde`).
+        println!("{}", serde_json::to_string_pretty(PROTOCOLS)?);
     } else {
         let width = PROTOCOLS.iter().map(|p| p.name.len()).max().unwrap_or(0);
         for p in PROTOCOLS {

@@ -90,6 +90,8 @@ pub mod pgm;
 pub mod prmp;
 pub mod rra;
 pub mod saw;
+#[cfg(feature = "serde")]
+mod serialize;
 pub mod srm;
 pub mod xtp;
 
@@ -164,6 +166,17 @@ impl Range {
             Range::Int { min, max } => v.fract() == 0.0 && v >= min as f64 && v <= max as f64,
             Range::Real { min, max } => v.is_finite() && v >= min && v <= max,
             Range::Bool | Range::Choice(_) => false,
+        }
+    }
+}
+
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Range::Int { min, max } => write!(f, "{min}..={max}"),
+            Range::Real { min, max } => write!(f, "[{min}, {max}]"),
+            Range::Bool => f.write_str("true|false"),
+            Range::Choice(c) => f.write_str(&c.join("|")),
         }
     }
 }

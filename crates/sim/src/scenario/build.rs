@@ -1,7 +1,7 @@
 //! A run's set-up from its table: topology, protocol (through the registry), traffic,
 //! losses, host models, the stop condition and the metrics to keep.
 
-use super::topology::build_topology;
+use super::topology::{build_topology, Hosts};
 use super::{ms_dur, Point, Scenario};
 use crate::params::{Params, ScenarioError};
 use crate::registry::{self, BuildCtx};
@@ -52,7 +52,7 @@ pub(super) fn topology(
     let tp = top
         .sub("topology")?
         .ok_or_else(|| top.bad("topology", "a [topology] table"))?;
-    let topo = build_topology(sc, &tp, seed)?;
+    let topo = build_topology(&tp, &sc.dir, Hosts::Attach(seed))?;
     if let Some(r) = topo.net.first_unreachable(topo.source, &topo.receivers) {
         let swept: Vec<String> = p
             .assignment

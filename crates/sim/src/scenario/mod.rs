@@ -31,6 +31,7 @@ mod topology;
 pub use crate::params::{Params, ScenarioError};
 pub use output::{columns, records_csv, to_csv, to_jsonl, Metric, RunResult, Trace};
 pub use sweep::MAX_RUNS;
+pub use topology::{topology_from_table, Hosts};
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};

@@ -1,11 +1,36 @@
 //! The `[topology]` table: one generator per `kind`, then link queues.
 
-use super::{ms_dur, Scenario};
+use super::ms_dur;
 use crate::network::{Backoff, BusConfig, LinkConfig};
 use crate::params::{Params, ScenarioError};
 use crate::topo::{self, LinkClass, PlaneParams, Topology, TransitStub};
 use core::time::Duration;
 use rmcast_proto::NodeId;
+use std::path::Path;
+use toml::Table;
+
+/// Whether a generated graph (`flat_random`, `waxman`, `transit_stub`) gets its hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hosts {
+    /// As in a scenario: a source and `receivers` hosts (default 10), placed with this seed
+    /// (a scenario's run `seed`).
+    Attach(u64),
+    /// The routers only (a graph to look at before placing anything on it).
+    RoutersOnly,
+}
+
+/// The topology a `[topology]` table describes, built exactly as a scenario builds it (the
+/// same keys, defaults, ranges and errors, which name `file`); an `edge_list`'s `file` key
+/// is read relative to `dir`. For the Python package's `rmcast.topology`, which has no
+/// defaults of its own.
+pub fn topology_from_table(
+    table: Table,
+    file: &str,
+    dir: &Path,
+    hosts: Hosts,
+) -> Result<Topology, ScenarioError> {
+    build_topology(&Params::new(file, "topology", table), dir, hosts)
+}
 
 /// Keys every topology takes.
 const COMMON: [&str; 2] = ["kind", "queue"];
@@ -114,11 +139,11 @@ fn host_link(p: &Params) -> Result<LinkConfig, ScenarioError> {
     ))
 }
 
-/// The run's topology (host placement varies with the run `seed`).
+/// The run's topology (host placement varies with the run seed in `hosts`).
 pub(super) fn build_topology(
-    sc: &Scenario,
     p: &Params,
-    seed: u64,
+    dir: &Path,
+    hosts: Hosts,
 ) -> Result<Topology, ScenarioError> {
     let kind = p.str_or("kind", "")?;
     let Some((_, extra)) = KINDS.iter().find(|(k, _)| *k == kind) else {
@@ -137,8 +162,8 @@ pub(super) fn build_topology(
         "star" => star(p)?,
         "local_exchanges" => local_exchanges(p)?,
         "binary_tree" => binary_tree(p)?,
-        "edge_list" => edge_list(sc, p)?,
-        _ => plane_graph(p, &kind, seed)?,
+        "edge_list" => edge_list(dir, p)?,
+        _ => plane_graph(p, &kind, hosts)?,
     };
     if let Some(q) = p.opt_u64("queue")? {
         t.net.set_link_queues(q as usize);
@@ -239,7 +264,7 @@ fn binary_tree(p: &Params) -> Result<Topology, ScenarioError> {
     })
 }
 
-fn plane_graph(p: &Params, kind: &str, seed: u64) -> Result<Topology, ScenarioError> {
+fn plane_graph(p: &Params, kind: &str, hosts: Hosts) -> Result<Topology, ScenarioError> {
     Ok({
         let pl = plane(p)?;
         let gseed = p.u64_in("seed", 1, 0, u64::MAX)?;
@@ -283,12 +308,18 @@ fn plane_graph(p: &Params, kind: &str, seed: u64) -> Result<Topology, ScenarioEr
         }
         .map_err(|e| topo_err(p, e))?;
         let r = p.u64_in("receivers", 10, 1, MAX_RECEIVERS)? as usize;
-        // Host placement varies with the run seed; the graph with `topology.seed`.
-        match p.str_or("placement", "distinct")?.as_str() {
-            "distinct" => topo::attach_hosts(&mut t, r, &host_link(p)?, seed),
-            "with_replacement" => {
-                topo::attach_hosts_with_replacement(&mut t, r, &host_link(p)?, seed)
+        let placement = p.str_or("placement", "distinct")?;
+        let link = host_link(p)?;
+        let Hosts::Attach(seed) = hosts else {
+            if !matches!(placement.as_str(), "distinct" | "with_replacement") {
+                return Err(p.bad("placement", "\"distinct\" or \"with_replacement\""));
             }
+            return Ok(t);
+        };
+        // Host placement varies with the run seed; the graph with `topology.seed`.
+        match placement.as_str() {
+            "distinct" => topo::attach_hosts(&mut t, r, &link, seed),
+            "with_replacement" => topo::attach_hosts_with_replacement(&mut t, r, &link, seed),
             _ => return Err(p.bad("placement", "\"distinct\" or \"with_replacement\"")),
         }
         .map_err(|e| topo_err(p, e))?;
@@ -296,7 +327,7 @@ fn plane_graph(p: &Params, kind: &str, seed: u64) -> Result<Topology, ScenarioEr
     })
 }
 
-fn edge_list(sc: &Scenario, p: &Params) -> Result<Topology, ScenarioError> {
+fn edge_list(dir: &Path, p: &Params) -> Result<Topology, ScenarioError> {
     Ok({
         let f = p.str_or("file", "")?;
         if f.is_empty() {
@@ -305,7 +336,7 @@ fn edge_list(sc: &Scenario, p: &Params) -> Result<Topology, ScenarioError> {
                 "the path of an edge-list file (relative to the scenario)",
             ));
         }
-        let path = sc.dir.join(&f);
+        let path = dir.join(&f);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| p.bad("file", &format!("a readable file: {}: {e}", path.display())))?;
         let default = LinkConfig::new(
