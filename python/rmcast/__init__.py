@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import ScenarioError, TopologyError
@@ -69,6 +69,7 @@ def simulate(
     records: bool = False,
     out: Optional[PathLike] = None,
     threads: Optional[int] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
 ):
     """Run a scenario (or a sweep) in the simulator, as ``rmcast sim`` does.
 
@@ -88,6 +89,10 @@ def simulate(
     threads:
         Worker threads for the sweep (default: ``RAYON_NUM_THREADS`` or every core, as
         ``rmcast sim``). Results do not depend on it.
+    progress:
+        Called as ``progress(finished, total)`` (runs) from the calling thread, at most ten
+        times a second while the counts move, e.g. ``lambda d, n: print(f"{d}/{n}", end="\\r")``
+        or a ``tqdm`` bar's update. An exception it raises stops the sweep like Ctrl-C.
 
     Returns
     -------
@@ -101,8 +106,11 @@ def simulate(
         For a scenario ``rmcast sim`` refuses; the message is the CLI's one-line error
         (without its ``error:`` prefix), naming the file (``<dict>`` for a dict) and key.
 
-    The runs execute in Rust with the GIL released, in parallel. They cannot be interrupted
-    with Ctrl-C once started.
+    KeyboardInterrupt
+        On Ctrl-C: the runs in flight finish, no other run starts, and the exception is
+        raised then (within about one run's time).
+
+    The runs execute in Rust with the GIL released, in parallel.
     """
     import pandas as pd
 
@@ -117,7 +125,7 @@ def simulate(
     if out is not None:
         out = os.fspath(out)
     cols, table, packets, losses = _native.simulate(
-        scenario, records=records, out=out, threads=threads
+        scenario, records=records, out=out, threads=threads, progress=progress
     )
     runs = pd.DataFrame(table, columns=cols)
     if records:
@@ -138,6 +146,7 @@ def repro(
     jobs: Optional[int] = None,
     claims: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
 ):
     """Re-run studies claim by claim, as ``rmcast repro`` does.
 
@@ -157,12 +166,20 @@ def repro(
     out:
         Also write the report (``index.html``, ``report.md``, ``claims.csv``,
         ``claims.json``, SVG plots) into this directory (``--out``).
+    progress:
+        Called as ``progress(finished, total)`` (work units of the studies, the total
+        growing as each study starts), as for :func:`simulate`.
 
     Returns
     -------
     pandas.DataFrame
         One row per claim, the columns of ``claims.csv`` (``id``, ``study``, ``statement``,
         ``paper_value``, ``mean``, ``ci_lo``, ``ci_hi``, ``verdict``, ``detail`` ...).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C, once the study in flight has finished (no later study starts).
     """
     import pandas as pd
 
@@ -178,6 +195,7 @@ def repro(
         jobs=jobs,
         claims=None if claims is None else os.fspath(claims),
         out=None if out is None else os.fspath(out),
+        progress=progress,
     )
     rows = json.loads(text)
     columns = list(rows[0].keys()) if rows else None

@@ -1,5 +1,5 @@
 import os
-from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import pandas as pd
 
@@ -34,6 +34,7 @@ def simulate(
     records: Literal[False] = ...,
     out: Optional[_Path] = ...,
     threads: Optional[int] = ...,
+    progress: Optional[Callable[[int, int], Any]] = ...,
 ) -> pd.DataFrame: ...
 @overload
 def simulate(
@@ -42,6 +43,7 @@ def simulate(
     records: Literal[True],
     out: Optional[_Path] = ...,
     threads: Optional[int] = ...,
+    progress: Optional[Callable[[int, int], Any]] = ...,
 ) -> Tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]: ...
 def studies() -> List[Tuple[str, str, str]]: ...
 def repro(
@@ -51,4 +53,5 @@ def repro(
     jobs: Optional[int] = ...,
     claims: Optional[_Path] = ...,
     out: Optional[_Path] = ...,
+    progress: Optional[Callable[[int, int], Any]] = ...,
 ) -> pd.DataFrame: ...

@@ -1,5 +1,5 @@
 """The compiled extension (PyO3). Use the functions of `rmcast` and `rmcast.topology`."""
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 __all__ = [
     "ScenarioError",
@@ -23,6 +23,7 @@ def simulate(
     records: bool = ...,
     out: Optional[str] = ...,
     threads: Optional[int] = ...,
+    progress: Optional[Callable[[int, int], Any]] = ...,
 ) -> Tuple[List[str], Dict[str, List[Any]], Optional[str], Optional[str]]: ...
 def studies() -> List[Tuple[str, str, str]]: ...
 def repro(
@@ -31,6 +32,7 @@ def repro(
     jobs: Optional[int] = ...,
     claims: Optional[str] = ...,
     out: Optional[str] = ...,
+    progress: Optional[Callable[[int, int], Any]] = ...,
 ) -> str: ...
 def topology(
     table: Mapping[str, Any], host_seed: Optional[int] = ..., dir: Optional[str] = ...

@@ -15,6 +15,7 @@ use rmcast_sim::scenario::{self, Metric, RunOptions, Scenario};
 use rmcast_sim::topo::Topology;
 use rmcast_sim::NodeKind;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 pyo3::create_exception!(
@@ -30,24 +31,109 @@ pyo3::create_exception!(
     "Topology generator parameters out of range, or no connected graph."
 );
 
-/// Run `f` with the GIL released, on a rayon pool of `threads` threads (rayon's global pool,
-/// sized by RAYON_NUM_THREADS or the cores, when `None`).
-fn parallel<R: Send>(
-    py: Python<'_>,
-    threads: Option<usize>,
-    f: impl FnOnce() -> R + Send,
-) -> PyResult<R> {
+/// Run `f` on a rayon pool of `threads` threads (rayon's global pool, sized by
+/// RAYON_NUM_THREADS or the cores, when `None`).
+fn on_pool<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> PyResult<R> {
     match threads {
-        None => Ok(py.detach(f)),
+        None => Ok(f()),
         Some(0) => Err(PyValueError::new_err("threads must be at least 1")),
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .build()
                 .map_err(|e| PyValueError::new_err(format!("cannot start threads: {e}")))?;
-            Ok(py.detach(|| pool.install(f)))
+            Ok(pool.install(f))
         }
     }
+}
+
+/// What long work reports while it runs in Rust: units finished of a total, and whether
+/// Python asked it to stop (Ctrl-C).
+#[derive(Default)]
+struct Watch {
+    finished: AtomicU64,
+    total: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Watch {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+impl scenario::Progress for Watch {
+    fn done(&self) {
+        self.finished.fetch_add(1, Ordering::Relaxed);
+    }
+    fn stopped(&self) -> bool {
+        Watch::stopped(self)
+    }
+}
+
+impl rmcast_repro::Progress for Watch {
+    fn add_total(&self, n: u64) {
+        self.total.fetch_add(n, Ordering::Relaxed);
+    }
+    fn inc(&self, n: u64) {
+        self.finished.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// Run `work` on a thread of its own with the GIL released, while this thread, every
+/// 100 ms, lets Python handle its signals and shows progress: on Ctrl-C (or an exception
+/// from `progress`) `watch` is told to stop, the work ends at its next stopping point and
+/// the exception is raised then; `progress(finished, total)` is called whenever the counts
+/// moved (and once at the end).
+fn supervised<R: Send>(
+    py: Python<'_>,
+    watch: &Watch,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce() -> R + Send,
+) -> PyResult<R> {
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(work);
+        let mut shown = None;
+        let mut raised: Option<PyErr> = None;
+        loop {
+            let ended = py.detach(|| {
+                for _ in 0..20 {
+                    if worker.is_finished() {
+                        return true;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                worker.is_finished()
+            });
+            if let Err(e) = py.check_signals() {
+                watch.stop.store(true, Ordering::Relaxed);
+                raised.get_or_insert(e);
+            }
+            if let (Some(cb), None) = (progress, raised.as_ref()) {
+                let now = (
+                    watch.finished.load(Ordering::Relaxed),
+                    watch.total.load(Ordering::Relaxed),
+                );
+                if shown != Some(now) {
+                    shown = Some(now);
+                    if let Err(e) = cb.call1(now) {
+                        watch.stop.store(true, Ordering::Relaxed);
+                        raised = Some(e);
+                    }
+                }
+            }
+            if ended {
+                break;
+            }
+        }
+        let r = worker
+            .join()
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the work panicked"))?;
+        match raised {
+            Some(e) => Err(e),
+            None => Ok(r),
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -160,7 +246,7 @@ fn metric(py: Python<'_>, m: &Metric) -> PyResult<Py<PyAny>> {
 /// Run a scenario as `rmcast sim` does. Returns (columns in runs.csv's order, {column: values}
 /// with None where a run lacks the column, packets.csv text or None, losses.csv text or None).
 #[pyfunction]
-#[pyo3(signature = (scenario, records=false, out=None, threads=None))]
+#[pyo3(signature = (scenario, records=false, out=None, threads=None, progress=None))]
 #[allow(clippy::type_complexity)]
 fn simulate(
     py: Python<'_>,
@@ -168,14 +254,19 @@ fn simulate(
     records: bool,
     out: Option<PathBuf>,
     threads: Option<usize>,
+    progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(Vec<String>, Py<PyDict>, Option<String>, Option<String>)> {
     let sc = load_scenario(py, scenario)?;
     let opts = RunOptions {
         trace_all: records,
         trace_first: false,
     };
-    let results = parallel(py, threads, || scenario::run_sweep(&sc, opts, &|| {}))?
-        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let watch = Watch::default();
+    watch.total.store(sc.runs() as u64, Ordering::Relaxed);
+    let results = supervised(py, &watch, progress, || {
+        on_pool(threads, || scenario::run_sweep(&sc, opts, &watch))
+    })??
+    .map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let recs = records.then(|| scenario::records_csv(&results));
     if let Some(dir) = &out {
         rmcast_sim::shard::write_runs(dir, &results)
@@ -228,7 +319,7 @@ fn studies() -> Vec<(String, String, String)> {
 /// Run studies as `rmcast repro` does and return `claims.json`'s text (one object per
 /// claim, the columns of `claims.csv`); `out` also writes the whole report there.
 #[pyfunction]
-#[pyo3(signature = (studies, quick=true, jobs=None, claims=None, out=None))]
+#[pyo3(signature = (studies, quick=true, jobs=None, claims=None, out=None, progress=None))]
 fn repro(
     py: Python<'_>,
     studies: Vec<String>,
@@ -236,6 +327,7 @@ fn repro(
     jobs: Option<usize>,
     claims: Option<PathBuf>,
     out: Option<PathBuf>,
+    progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let selected =
         rmcast_repro::select(&studies).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -258,20 +350,20 @@ fn repro(
         };
         texts.push(text);
     }
-    let report = py
-        .detach(|| {
-            rmcast_repro::with_jobs(jobs, || {
-                let studies = selected
-                    .iter()
-                    .zip(&texts)
-                    .map(|(s, c)| {
-                        rmcast_repro::run_study_with_claims(*s, c, quick, &rmcast_repro::NoProgress)
-                    })
-                    .collect();
-                rmcast_repro::Report { quick, studies }
-            })
+    let watch = Watch::default();
+    // Ctrl-C takes effect between studies (a study's runs cannot be abandoned midway).
+    let report = supervised(py, &watch, progress, || {
+        rmcast_repro::with_jobs(jobs, || {
+            let studies = selected
+                .iter()
+                .zip(&texts)
+                .take_while(|_| !watch.stopped())
+                .map(|(s, c)| rmcast_repro::run_study_with_claims(*s, c, quick, &watch))
+                .collect();
+            rmcast_repro::Report { quick, studies }
         })
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    })?
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
     if let Some(dir) = &out {
         report
             .write(dir)

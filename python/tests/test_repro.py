@@ -35,3 +35,12 @@ def test_repro_matches_the_cli(cli, tmp_path):
 def test_repro_unknown_study():
     with pytest.raises(ValueError, match="unknown study `nope`"):
         rmcast.repro("nope")
+
+
+def test_repro_reports_progress():
+    seen = []
+    claims = rmcast.repro("demo", progress=lambda done, total: seen.append((done, total)))
+    assert len(claims) > 0
+    assert seen, "progress was never called"
+    done, total = seen[-1]
+    assert total > 0 and done == total, seen

@@ -131,3 +131,50 @@ def test_simulate_releases_the_gil():
     # Held GIL: the loop above would not run while the sweep does (a tick or two at most).
     assert elapsed > 0.2, f"sweep too short to tell ({elapsed:.3f} s)"
     assert ticks > 20, f"{ticks} ticks in {elapsed:.2f} s"
+
+
+SWEEP = {
+    "seed": list(range(1, 41)),
+    "topology": {"kind": "binary_tree", "height": 4, "source_link": True},
+    "protocol": {"name": "srm"},
+    "traffic": {"messages": 40, "size": 500},
+    "loss": [{"model": "bernoulli", "p": 0.05, "at": "link"}],
+}
+
+
+def test_progress_counts_runs_to_the_total():
+    seen = []
+    runs = rmcast.simulate(SWEEP, progress=lambda done, total: seen.append((done, total)))
+    assert len(runs) == 40
+    assert seen, "progress was never called"
+    assert seen[-1] == (40, 40)
+    assert all(total == 40 for _, total in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_ctrl_c_stops_a_sweep():
+    import os
+    import signal
+
+    seen = []
+
+    def interrupt_once(done, total):
+        # Ctrl-C as the terminal sends it, at the first report.
+        seen.append(done)
+        if len(seen) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        rmcast.simulate(SWEEP, progress=interrupt_once, threads=1)
+    assert seen and seen[-1] < 40, seen
+
+
+def test_an_exception_from_progress_stops_the_sweep():
+    class Enough(Exception):
+        pass
+
+    def stop(done, total):
+        raise Enough()
+
+    with pytest.raises(Enough):
+        rmcast.simulate(SWEEP, progress=stop)

@@ -47,6 +47,17 @@ pub enum ScenarioError {
         /// What it should be.
         expected: String,
     },
+    #[error("{file}: stopped after {done} of {runs} runs")]
+    /// The caller asked the sweep to stop ([`crate::scenario::Progress::stopped`]); the runs
+    /// in flight finished, the others never started.
+    Stopped {
+        /// The file.
+        file: String,
+        /// Runs that finished.
+        done: usize,
+        /// Runs asked for.
+        runs: usize,
+    },
 }
 
 /// Typed access to one table of a scenario, with errors naming the key.

@@ -165,12 +165,30 @@ pub struct RunOptions {
     pub trace_first: bool,
 }
 
+/// Where a sweep reports finished runs (from worker threads), and whether it should stop.
+/// A closure `Fn()` is a progress that never stops.
+pub trait Progress: Sync {
+    /// One more run finished.
+    fn done(&self);
+    /// Whether the runs not yet started should be skipped (the sweep then ends with
+    /// [`ScenarioError::Stopped`]); checked before each run.
+    fn stopped(&self) -> bool {
+        false
+    }
+}
+
+impl<F: Fn() + Sync> Progress for F {
+    fn done(&self) {
+        self()
+    }
+}
+
 /// Run every point of the sweep in parallel; results come back in run order. `progress`
-/// is called once per finished run (from worker threads).
+/// hears of every finished run (from worker threads) and can stop the sweep.
 pub fn run_sweep(
     sc: &Scenario,
     opts: RunOptions,
-    progress: &(dyn Fn() + Sync),
+    progress: &dyn Progress,
 ) -> Result<Vec<RunResult>, ScenarioError> {
     let all: Vec<usize> = (0..sc.runs()).collect();
     run_indices(sc, &all, opts, progress)
@@ -182,20 +200,31 @@ pub fn run_indices(
     sc: &Scenario,
     indices: &[usize],
     opts: RunOptions,
-    progress: &(dyn Fn() + Sync),
+    progress: &dyn Progress,
 ) -> Result<Vec<RunResult>, ScenarioError> {
     check_topologies(sc, indices)?;
-    let results: Vec<Result<RunResult, ScenarioError>> = indices
+    let results: Vec<Option<Result<RunResult, ScenarioError>>> = indices
         .par_iter()
         .map(|&i| {
+            if progress.stopped() {
+                return None;
+            }
             let p = sc.point(i);
             let trace = opts.trace_all || (opts.trace_first && i == 0);
             let r = run::run_point(sc, &p, trace);
-            progress();
-            r
+            progress.done();
+            Some(r)
         })
         .collect();
-    results.into_iter().collect()
+    let done = results.iter().filter(|r| r.is_some()).count();
+    if done < indices.len() {
+        return Err(ScenarioError::Stopped {
+            file: sc.file.clone(),
+            done,
+            runs: indices.len(),
+        });
+    }
+    results.into_iter().flatten().collect()
 }
 
 /// Build the topology of every distinct (seed, `[topology]`) pair among the runs `indices`

@@ -175,6 +175,48 @@ fn a_sweep_fails_before_any_run_when_a_later_run_cannot_reach_a_receiver() {
     );
 }
 
+/// Stops after `after` finished runs.
+struct StopAfter {
+    after: usize,
+    done: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress for StopAfter {
+    fn done(&self) {
+        self.done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn stopped(&self) -> bool {
+        self.done.load(std::sync::atomic::Ordering::SeqCst) >= self.after
+    }
+}
+
+#[test]
+fn a_sweep_asked_to_stop_starts_no_more_runs() {
+    let sc = parse(BASE).unwrap();
+    let runs = sc.runs();
+    assert!(runs >= 4, "{runs} runs");
+    let p = StopAfter {
+        after: 1,
+        done: Default::default(),
+    };
+    let e = run_sweep(&sc, RunOptions::default(), &p).unwrap_err();
+    let done = p.done.into_inner();
+    // The runs in flight when it stopped finish (at most one per worker thread).
+    assert!(
+        done >= 1 && done <= rayon::current_num_threads(),
+        "{done} runs"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!("t.toml: stopped after {done} of {runs} runs")
+    );
+    // A progress that never stops runs them all.
+    assert_eq!(
+        run_sweep(&sc, RunOptions::default(), &|| {}).unwrap().len(),
+        runs
+    );
+}
+
 /// What each registered protocol is given so that a sender facing a silent receiver gives up
 /// rather than waits for ever (where it can), on a tree whose round trip is about 80 ms.
 fn give_up_keys(proto: &str) -> &'static str {
