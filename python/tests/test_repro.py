@@ -19,9 +19,10 @@ def test_repro_demo_claims_as_frame(tmp_path):
     assert list(claims["id"]) == [r[0] for r in rows[1:]]
     assert len(claims) == 15
     assert set(claims["study"]) == {"demo"}
-    assert set(claims["verdict"]) <= {"pass", "fail"}
+    assert set(claims["verdict"]) <= {"pass", "inconclusive", "fail"}
     assert claims["quick"].all()
-    assert (claims["verdict"] == "pass").all(), claims[claims["verdict"] != "pass"][["id", "detail"]]
+    # No demo claim fails (a few quick-mode intervals lie across their band: inconclusive).
+    assert (claims["verdict"] != "fail").all(), claims[claims["verdict"] == "fail"][["id", "detail"]]
     assert (tmp_path / "index.html").is_file()
 
 

@@ -81,7 +81,7 @@ fn readme_transcript_matches_the_registry_and_the_pinned_list() {
         STUDIES.len(),
         "{running}"
     );
-    let (mut passed, mut failed) = (0, 0);
+    let (mut passed, mut inconclusive, mut failed) = (0, 0, 0);
     let mut current: Option<&str> = None;
     let mut fails_seen: BTreeMap<&str, usize> = BTreeMap::new();
     let mut studies_seen = Vec::new();
@@ -108,13 +108,15 @@ fn readme_transcript_matches_the_registry_and_the_pinned_list() {
         };
         let claims = number_before(rest, "claims");
         let (p, f) = (number_before(rest, "passed"), number_before(rest, "failed"));
+        let i = number_before(rest, "inconclusive");
         assert_eq!(
             claims,
             ids[study.name()].len(),
             "{line}: claims.toml has a different count"
         );
-        assert_eq!(p + f, claims, "{line}");
+        assert_eq!(p + i + f, claims, "{line}");
         passed += p;
+        inconclusive += i;
         failed += f;
         current = Some(study.name());
         studies_seen.push(study.name());
@@ -141,5 +143,10 @@ fn readme_transcript_matches_the_registry_and_the_pinned_list() {
         .find(|l| l.starts_with("claims: "))
         .expect("the summary line");
     assert_eq!(number_before(summary, "passed"), passed, "{summary}");
+    assert_eq!(
+        number_before(summary, "inconclusive"),
+        inconclusive,
+        "{summary}"
+    );
     assert_eq!(number_before(summary, "failed"), failed, "{summary}");
 }

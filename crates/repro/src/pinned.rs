@@ -18,9 +18,15 @@
 //!   run) is unexpected even when pinned — a missing measure is never a known result;
 //! * a pinned claim that passed is listed as **now passing**, so the list shrinks (the gate
 //!   does not fail on it: some claims sit close to their bound and flip with the seeds);
+//! * pins, and the gate, are about the claim's **means** ([`crate::claim::ClaimResult::means_hold`]): the
+//!   verdict a user reads also weighs each point's 95 % interval (pass, fail or
+//!   **inconclusive**, see [`crate::claim::Verdict`]), but an interval that widens or narrows
+//!   with the run count must neither hide a regression nor unpin a known failure; the
+//!   inconclusive claims are listed besides;
 //! * a pinned id that names no claim of a study that ran is **unknown** (the gate fails: a
 //!   renamed claim must not leave a stale pin behind).
 
+use crate::claim::Verdict;
 use crate::report::Report;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -100,6 +106,8 @@ pub struct Gate {
     pub expected: Vec<(String, String)>,
     /// Pinned claims that passed in this run.
     pub now_passing: Vec<String>,
+    /// Inconclusive claims, pinned or not (they do not fail the gate).
+    pub inconclusive: Vec<String>,
     /// Pinned ids naming no claim of the studies that ran.
     pub unknown: Vec<String>,
 }
@@ -162,7 +170,12 @@ impl Pins {
                 let id = c.spec.id.as_str();
                 seen.insert(id);
                 let pin = self.pins.get(id).filter(|p| p.modes.contains(&mode));
-                match (c.passed(), pin) {
+                // The pins are about the means (ClaimResult::means_hold); an inconclusive
+                // verdict is listed besides.
+                if c.verdict == Verdict::Inconclusive {
+                    gate.inconclusive.push(id.to_string());
+                }
+                match (c.means_hold, pin) {
                     (true, Some(_)) => gate.now_passing.push(id.to_string()),
                     (true, None) => {}
                     (false, _) if !c.evaluated => gate.unexpected.push(Unexpected {
@@ -218,6 +231,7 @@ mod tests {
             "detail".into(),
         );
         c.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
+        c.means_hold = pass;
         c.evaluated = evaluated;
         c
     }

@@ -196,12 +196,12 @@ impl ClaimRow {
             ci_hi: c.measured.map(|e| e.ci_hi),
             unit: c.unit.clone(),
             predicate: c.spec.predicate.to_string(),
-            verdict: if c.passed() { "pass" } else { "fail" }.to_string(),
+            verdict: c.verdict.word().to_string(),
             detail: c.detail.clone(),
-            explanation: if c.passed() {
-                None
-            } else {
+            explanation: if c.failed() {
                 c.spec.explain_fail.clone()
+            } else {
+                None
             },
             quick,
         }
@@ -217,10 +217,19 @@ impl Report {
     pub fn failed(&self) -> usize {
         self.studies.iter().map(|s| s.failed()).sum()
     }
+    /// How many claims are inconclusive.
+    pub fn inconclusive(&self) -> usize {
+        self.studies.iter().map(|s| s.inconclusive()).sum()
+    }
 
-    /// The summary line printed last: `claims: N passed, M failed`.
+    /// The summary line printed last: `claims: N passed, K inconclusive, M failed`.
     pub fn summary_line(&self) -> String {
-        format!("claims: {} passed, {} failed", self.passed(), self.failed())
+        format!(
+            "claims: {} passed, {} inconclusive, {} failed",
+            self.passed(),
+            self.inconclusive(),
+            self.failed()
+        )
     }
 
     /// All claims, flat.
@@ -334,7 +343,7 @@ impl Report {
                 );
             }
             m.push('\n');
-            let failed: Vec<&ClaimResult> = s.claims.iter().filter(|c| !c.passed()).collect();
+            let failed: Vec<&ClaimResult> = s.claims.iter().filter(|c| c.failed()).collect();
             if !failed.is_empty() {
                 let _ = writeln!(m, "### Failed claims\n");
                 for c in failed {
@@ -395,7 +404,7 @@ impl Report {
              table{border-collapse:collapse;margin:1em 0;font-size:0.92em}\n\
              th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}\n\
              th{background:#f3f3f3}\n\
-             .pass{color:#176f2c;font-weight:bold}.fail{color:#b00020;font-weight:bold}\n\
+             .pass{color:#176f2c;font-weight:bold}.fail{color:#b00020;font-weight:bold}.inconclusive{color:#8a5a00;font-weight:bold}\n\
              .summary{font-size:1.2em;font-weight:bold}\n\
              .mode{background:#fff7d6;border:1px solid #e6d27a;padding:0.5em 1em}\n\
              figure{margin:1.5em 0}figcaption{color:#444;max-width:780px}\n\
@@ -439,7 +448,7 @@ impl Report {
             setup_tables(Markup::Html, &mut h, s);
             h.push_str("<h3>Claims</h3>\n<table><tr><th>claim</th><th>source</th><th>statement</th><th>paper</th><th>measured</th><th>predicate</th><th>verdict</th></tr>\n");
             for c in &s.claims {
-                let cls = if c.passed() { "pass" } else { "fail" };
+                let cls = c.verdict.word();
                 let _ = writeln!(
                     h,
                     "<tr class=\"claim\" data-verdict=\"{cls}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{cls}\" title=\"{}\">{}</td></tr>",
@@ -454,7 +463,7 @@ impl Report {
                 );
             }
             h.push_str("</table>\n");
-            let failed: Vec<&ClaimResult> = s.claims.iter().filter(|c| !c.passed()).collect();
+            let failed: Vec<&ClaimResult> = s.claims.iter().filter(|c| c.failed()).collect();
             if !failed.is_empty() {
                 h.push_str("<h3>Failed claims</h3>\n<ul>\n");
                 for c in failed {
@@ -605,13 +614,21 @@ impl Report {
     fn summary_table(&self, f: Markup, out: &mut String) {
         f.table(
             out,
-            &["study", "source", "claims", "passed", "failed"],
+            &[
+                "study",
+                "source",
+                "claims",
+                "passed",
+                "inconclusive",
+                "failed",
+            ],
             self.studies.iter().map(|s| {
                 vec![
                     f.link(&s.name, &anchor(&s.name)),
                     f.text(&s.source),
                     s.claims.len().to_string(),
                     s.passed().to_string(),
+                    s.inconclusive().to_string(),
                     s.failed().to_string(),
                 ]
             }),

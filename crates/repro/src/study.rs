@@ -391,7 +391,11 @@ impl StudyReport {
     }
     /// How many of its claims failed.
     pub fn failed(&self) -> usize {
-        self.claims.len() - self.passed()
+        self.claims.iter().filter(|c| c.failed()).count()
+    }
+    /// How many of its claims are inconclusive (a 95 % interval across a band or bound).
+    pub fn inconclusive(&self) -> usize {
+        self.claims.len() - self.passed() - self.failed()
     }
 }
 
@@ -528,7 +532,7 @@ mod tests {
             let pts: Vec<(f64, Estimate)> = xs
                 .iter()
                 .zip(&ys)
-                .map(|(&x, &y)| (x, Estimate::from_samples(&[y - 0.1, y + 0.1]).unwrap()))
+                .map(|(&x, &y)| (x, Estimate::from_samples(&[y - 0.01, y + 0.01]).unwrap()))
                 .collect();
             m.series("y", "ms", "n", pts.clone());
             Ok(StudyOutput {
@@ -570,7 +574,10 @@ mod tests {
             quick: true,
             studies: vec![r],
         };
-        assert_eq!(rep.summary_line(), "claims: 1 passed, 1 failed");
+        assert_eq!(
+            rep.summary_line(),
+            "claims: 1 passed, 0 inconclusive, 1 failed"
+        );
         let md = rep.markdown();
         assert!(md.contains("### Failed claims"));
         assert!(md.contains("known: y reaches 6 at n = 3"));

@@ -177,20 +177,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// A study's line (claims, passed, failed, time) and its failures.
+/// A study's line (claims, passed, inconclusive, failed, time) and its failures.
 fn print_study(r: &rmcast_repro::StudyReport, took: std::time::Duration) {
     println!(
-        "{}: {} claims, {} passed, {} failed ({:.1} s)",
+        "{}: {} claims, {} passed, {} inconclusive, {} failed ({:.1} s)",
         r.name,
         r.claims.len(),
         r.passed(),
+        r.inconclusive(),
         r.failed(),
         took.as_secs_f64()
     );
     if let Some(e) = &r.error {
         println!("  the study did not run: {e}");
     }
-    for c in r.claims.iter().filter(|c| !c.passed()) {
+    // The failures; the inconclusive claims are counted here and listed in the report.
+    for c in r.claims.iter().filter(|c| c.failed()) {
         println!("  FAIL {}: {}", c.spec.id, c.detail);
     }
     // Piped to a file, stdout is block-buffered: flush so the line shows now.
@@ -211,11 +213,12 @@ fn print_gate(gate: &Gate, pinned: usize) {
         );
     }
     eprintln!(
-        "check: {} unexpected failure{}, {} expected (of {pinned} pinned), {} pinned now passing{}",
+        "check: {} unexpected failure{}, {} expected (of {pinned} pinned), {} pinned now passing, {} inconclusive{}",
         gate.unexpected.len(),
         if gate.unexpected.len() == 1 { "" } else { "s" },
         gate.expected.len(),
         gate.now_passing.len(),
+        gate.inconclusive.len(),
         if gate.unknown.is_empty() {
             String::new()
         } else {

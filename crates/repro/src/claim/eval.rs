@@ -85,27 +85,111 @@ fn xs(x: Option<f64>) -> String {
 }
 
 struct Outcome {
-    pass: bool,
+    verdict: Verdict,
+    /// No point's mean misses (see [`ClaimResult::means_hold`]).
+    means_hold: bool,
     x: Option<f64>,
     measured: Option<Estimate>,
     detail: String,
 }
 
 impl Outcome {
-    /// Passed when nothing is listed in `bad`; the detail is `head`, followed by
-    /// `; <label>: <bad…>` when something is.
-    fn listing(x: Option<f64>, e: Estimate, head: String, label: &str, bad: &[String]) -> Self {
+    /// Failed when something is listed in `bad`, else inconclusive when something is listed
+    /// in `unsure`, else passed; the detail is `head`, followed by `; <label>: <bad…>` and
+    /// `; 95 % interval across the edge: <unsure…>` for what is listed.
+    fn listing(
+        x: Option<f64>,
+        e: Estimate,
+        head: String,
+        label: &str,
+        (bad, unsure): (&[String], &[String]),
+        means_hold: bool,
+    ) -> Self {
+        let mut detail = head;
+        if !bad.is_empty() {
+            detail = format!("{detail}; {label}: {}", bad.join("; "));
+        }
+        if !unsure.is_empty() {
+            detail = format!(
+                "{detail}; 95 % interval across the edge: {}",
+                unsure.join("; ")
+            );
+        }
         Outcome {
-            pass: bad.is_empty(),
+            verdict: Verdict::of(bad.len(), unsure.len()),
+            means_hold,
             x,
             measured: Some(e),
-            detail: if bad.is_empty() {
-                head
-            } else {
-                format!("{head}; {label}: {}", bad.join("; "))
-            },
+            detail,
         }
     }
+}
+
+/// How a point's estimate stands against the region a claim accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Judged {
+    /// The 95 % interval lies inside (one run or an analytic value: the value does).
+    In,
+    /// The interval lies wholly outside (one run or an analytic value: the value does).
+    Out,
+    /// The interval crosses the region's edge: more runs would decide.
+    Across,
+}
+
+/// The interval a point is judged by: its 95 % confidence interval with two runs or more
+/// (widened to hold the mean), else the value itself.
+fn interval(e: &Estimate) -> (f64, f64) {
+    if e.n >= 2 {
+        (e.ci_lo.min(e.mean), e.ci_hi.max(e.mean))
+    } else {
+        (e.mean, e.mean)
+    }
+}
+
+/// Judge `e` against the region `[lo, hi]` (an end may be infinite); `mean_ok` is whether the
+/// mean itself is accepted (strictness already applied).
+fn judge(e: &Estimate, (lo, hi): (f64, f64), mean_ok: bool) -> Judged {
+    if e.n < 2 {
+        return if mean_ok { Judged::In } else { Judged::Out };
+    }
+    let (a, b) = interval(e);
+    let slack = |v: f64| if v.is_finite() { eps(v) } else { 0.0 };
+    if mean_ok && a >= lo - slack(lo) && b <= hi + slack(hi) {
+        Judged::In
+    } else if !mean_ok && (b < lo - slack(lo) || a > hi + slack(hi)) {
+        Judged::Out
+    } else {
+        Judged::Across
+    }
+}
+
+/// Judge the ordering `a` before `b` (`ok`: the means are in order): decided when the two
+/// intervals do not overlap; two points without intervals are judged by their values.
+fn order_judge(a: &Estimate, b: &Estimate, ok: bool) -> Judged {
+    if a.n < 2 && b.n < 2 {
+        return if ok { Judged::In } else { Judged::Out };
+    }
+    let ((alo, ahi), (blo, bhi)) = (interval(a), interval(b));
+    if ok && ahi <= blo + eps(blo) {
+        Judged::In
+    } else if !ok && alo > bhi + eps(bhi) {
+        Judged::Out
+    } else {
+        Judged::Across
+    }
+}
+
+/// "x = …: mean [ci_lo, ci_hi] vs t".
+fn across_text(x: Option<f64>, e: &Estimate, t: f64) -> String {
+    let (a, b) = interval(e);
+    format!(
+        "{}{} [{}, {}] vs {}",
+        xs(x),
+        fmt_num(e.mean),
+        fmt_num(a),
+        fmt_num(b),
+        fmt_num(t)
+    )
 }
 
 /// Evaluate one claim against a study's measures.
@@ -116,31 +200,29 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
         Some(Measure::Series { x_label, .. }) => x_label.clone(),
         _ => String::new(),
     };
-    let (verdict, x, measured, detail, evaluated) = match eval_inner(spec, measures) {
-        Ok(o) => (
-            if o.pass { Verdict::Pass } else { Verdict::Fail },
-            o.x,
-            o.measured,
-            o.detail,
-            true,
-        ),
+    let (o, evaluated) = match eval_inner(spec, measures) {
+        Ok(o) => (o, true),
         Err(Failure(why)) => (
-            Verdict::Fail,
-            None,
-            None,
-            format!("cannot evaluate: {why}"),
+            Outcome {
+                verdict: Verdict::Fail,
+                means_hold: false,
+                x: None,
+                measured: None,
+                detail: format!("cannot evaluate: {why}"),
+            },
             false,
         ),
     };
     ClaimResult {
         spec: spec.clone(),
-        x,
+        x: o.x,
         x_label,
-        measured,
+        measured: o.measured,
         unit,
-        verdict,
-        detail,
+        verdict: o.verdict,
+        detail: o.detail,
         evaluated,
+        means_hold: o.means_hold,
     }
 }
 
@@ -159,7 +241,8 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 .filter(|(x, _)| x.is_none() || in_range(x.unwrap_or_default(), from, &None));
             // Worst point: largest deviation relative to its band.
             let mut worst: Option<(f64, Option<f64>, Estimate, f64, f64)> = None;
-            let mut bad = Vec::new();
+            let (mut bad, mut unsure) = (Vec::new(), Vec::new());
+            let mut means_hold = true;
             for (x, e) in pts {
                 let t = match resolve(of, x, measures) {
                     Ok(t) => t,
@@ -170,8 +253,14 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 let band = abs + rel * t.abs();
                 let dev = (e.mean - t).abs();
                 let score = if band > 0.0 { dev / band } else { dev };
-                if dev > band + eps(t) {
-                    bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)));
+                let mean_ok = dev <= band + eps(t);
+                means_hold &= mean_ok;
+                match judge(&e, (t - band, t + band), mean_ok) {
+                    Judged::In => {}
+                    Judged::Out => {
+                        bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)))
+                    }
+                    Judged::Across => unsure.push(across_text(x, &e, t)),
                 }
                 if worst.as_ref().is_none_or(|w| score > w.0) {
                     worst = Some((score, x, e, t, band));
@@ -188,13 +277,21 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 fmt_num(t - band),
                 fmt_num(t + band)
             );
-            Ok(Outcome::listing(x, e, head, "outside", &bad))
+            Ok(Outcome::listing(
+                x,
+                e,
+                head,
+                "outside",
+                (&bad, &unsure),
+                means_hold,
+            ))
         }
         Predicate::AtMost { of, strict, at } | Predicate::AtLeast { of, strict, at } => {
             let upper = matches!(spec.predicate, Predicate::AtMost { .. });
             let pts = select(subject(spec, measures)?.points(), at)?;
             let mut worst: Option<(f64, Option<f64>, Estimate, f64)> = None;
-            let mut bad = Vec::new();
+            let (mut bad, mut unsure) = (Vec::new(), Vec::new());
+            let mut means_hold = true;
             for (x, e) in pts {
                 let t = resolve(of, x, measures)?;
                 // margin > 0 means the bound holds with room to spare.
@@ -204,8 +301,18 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 } else {
                     margin >= -eps(t)
                 };
-                if !ok {
-                    bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)));
+                means_hold &= ok;
+                let region = if upper {
+                    (f64::NEG_INFINITY, t)
+                } else {
+                    (t, f64::INFINITY)
+                };
+                match judge(&e, region, ok) {
+                    Judged::In => {}
+                    Judged::Out => {
+                        bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)))
+                    }
+                    Judged::Across => unsure.push(across_text(x, &e, t)),
                 }
                 if worst.as_ref().is_none_or(|w| margin < w.0) {
                     worst = Some((margin, x, e, t));
@@ -226,7 +333,14 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 fmt_num(e.mean),
                 fmt_num(t)
             );
-            Ok(Outcome::listing(x, e, head, "violated at", &bad))
+            Ok(Outcome::listing(
+                x,
+                e,
+                head,
+                "violated at",
+                (&bad, &unsure),
+                means_hold,
+            ))
         }
         Predicate::Order {
             measures: names,
@@ -247,8 +361,9 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 .map(|(_, m)| m.points())
                 .unwrap_or_else(|| vec![(None, Estimate::exact(0.0))]);
             let xs_all: Vec<Option<f64>> = select(base, at)?.into_iter().map(|p| p.0).collect();
-            let mut bad = Vec::new();
+            let (mut bad, mut unsure) = (Vec::new(), Vec::new());
             let mut shown = String::new();
+            let mut means_hold = true;
             for x in &xs_all {
                 let mut vals = Vec::new();
                 for (n, m) in &series {
@@ -258,43 +373,67 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                             x.map(fmt_num).unwrap_or_else(|| "(none)".into())
                         ))
                     })?;
-                    vals.push(v.mean);
+                    vals.push(v);
                 }
-                let ok = vals.windows(2).all(|w| match w {
-                    [a, b] => {
-                        if *strict {
-                            a < b
+                let mut judged = Judged::In;
+                for w in vals.windows(2) {
+                    if let [a, b] = w {
+                        let ok = if *strict {
+                            a.mean < b.mean
                         } else {
-                            *a <= *b + eps(*b)
+                            a.mean <= b.mean + eps(b.mean)
+                        };
+                        means_hold &= ok;
+                        match order_judge(a, b, ok) {
+                            Judged::Out => judged = Judged::Out,
+                            Judged::Across if judged == Judged::In => judged = Judged::Across,
+                            _ => {}
                         }
                     }
-                    _ => true,
-                });
+                }
+                let sep = if *strict { " < " } else { " ≤ " };
                 let text = format!(
                     "{}{}",
                     xs(*x),
                     vals.iter()
-                        .map(|v| fmt_num(*v))
+                        .map(|v| fmt_num(v.mean))
                         .collect::<Vec<_>>()
-                        .join(if *strict { " < " } else { " ≤ " })
+                        .join(sep)
                 );
-                if !ok {
-                    bad.push(text.clone());
+                match judged {
+                    Judged::In => {}
+                    Judged::Out => bad.push(text.clone()),
+                    Judged::Across => unsure.push(format!(
+                        "{}{}",
+                        xs(*x),
+                        vals.iter()
+                            .map(|v| {
+                                let (a, b) = interval(v);
+                                format!("{} [{}, {}]", fmt_num(v.mean), fmt_num(a), fmt_num(b))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(sep)
+                    )),
                 }
-                if shown.is_empty() || !ok && bad.len() == 1 {
+                if shown.is_empty() || judged == Judged::Out && bad.len() == 1 {
                     shown = text;
                 }
             }
-            let pass = bad.is_empty();
+            let verdict = Verdict::of(bad.len(), unsure.len());
+            let mut detail = if bad.is_empty() {
+                format!("holds at {} point(s), e.g. {shown}", xs_all.len())
+            } else {
+                format!("violated at: {}", bad.join("; "))
+            };
+            if !unsure.is_empty() {
+                detail = format!("{detail}; 95 % intervals overlap at: {}", unsure.join("; "));
+            }
             Ok(Outcome {
-                pass,
+                verdict,
+                means_hold,
                 x: None,
                 measured: None,
-                detail: if pass {
-                    format!("holds at {} point(s), e.g. {shown}", xs_all.len())
-                } else {
-                    format!("violated at: {}", bad.join("; "))
-                },
+                detail,
             })
         }
         Predicate::Trend {
@@ -342,7 +481,8 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             }
             let pass = bad.is_empty();
             Ok(Outcome {
-                pass,
+                verdict: Verdict::of(bad.len(), 0),
+                means_hold: pass,
                 x: Some(last.0),
                 measured: Some(last.1),
                 detail: if pass {
@@ -375,7 +515,8 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             }
             let pass = worst.0 <= band + eps(mean);
             Ok(Outcome {
-                pass,
+                verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+                means_hold: pass,
                 x: Some(worst.1 .0),
                 measured: Some(worst.1 .1),
                 detail: format!(

@@ -333,14 +333,47 @@ impl fmt::Display for Predicate {
     }
 }
 
-/// Pass or fail. A claim that cannot be evaluated (missing measure, no points) fails.
+/// Pass, fail or inconclusive. A claim that cannot be evaluated (missing measure, no
+/// points) fails.
+///
+/// For a band or a bound (`within`, `at_most`, `at_least`) each point is judged by its 95 %
+/// confidence interval, not its mean alone: the interval inside the accepted region passes,
+/// wholly outside it fails, across its edge is inconclusive (more runs would decide). An
+/// ordering pair is decided when the two intervals do not overlap, inconclusive when they
+/// do. A point of one run has no interval and is judged by its value (as is an analytic
+/// value); trends and flatness are judged by the means. The claim fails if any point fails,
+/// else is inconclusive if any point is, else passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The predicate holds.
+    /// The predicate holds (at every point, with the interval inside).
     Pass,
     /// The predicate does not hold, or the claim could not be evaluated.
     Fail,
+    /// No point fails, but at some point the 95 % interval straddles the band or bound.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The verdict of a claim whose points are `(fails, uncertain)` in number.
+    pub(crate) fn of(fails: usize, uncertain: usize) -> Verdict {
+        if fails > 0 {
+            Verdict::Fail
+        } else if uncertain > 0 {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    /// The word `claims.csv` and `claims.json` use.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
 }
 
 impl fmt::Display for Verdict {
@@ -348,6 +381,7 @@ impl fmt::Display for Verdict {
         f.write_str(match self {
             Verdict::Pass => "pass",
             Verdict::Fail => "FAIL",
+            Verdict::Inconclusive => "inconclusive",
         })
     }
 }
@@ -373,6 +407,11 @@ pub struct ClaimResult {
     /// study that did not run): such a claim fails, and no pinned reason may excuse it.
     #[serde(skip)]
     pub evaluated: bool,
+    /// Whether the predicate holds for the means alone (intervals ignored): what `--check`'s
+    /// pinned list is about, so an interval that widens or narrows cannot hide a regression
+    /// or turn a known failure into an unknown one.
+    #[serde(skip)]
+    pub means_hold: bool,
 }
 
 impl ClaimResult {
@@ -388,12 +427,18 @@ impl ClaimResult {
             verdict: Verdict::Fail,
             detail,
             evaluated: false,
+            means_hold: false,
         }
     }
 
     /// Whether the verdict is pass.
     pub fn passed(&self) -> bool {
         self.verdict == Verdict::Pass
+    }
+
+    /// Whether the verdict is fail (a claim that could not be evaluated included).
+    pub fn failed(&self) -> bool {
+        self.verdict == Verdict::Fail
     }
 
     fn x_label_or_x(&self) -> &str {

@@ -2,8 +2,14 @@
 
 use super::*;
 
+/// Three runs around `v`, a 95 % interval of about ± 0.025.
 fn est(v: f64) -> Estimate {
-    Estimate::from_samples(&[v - 0.1, v, v + 0.1]).unwrap()
+    Estimate::from_samples(&[v - 0.01, v, v + 0.01]).unwrap()
+}
+
+/// Three runs around `v`, a 95 % interval of about ± 2.5.
+fn wide(v: f64) -> Estimate {
+    Estimate::from_samples(&[v - 1.0, v, v + 1.0]).unwrap()
 }
 
 fn measures() -> Measures {
@@ -122,6 +128,63 @@ fn within_from_leaves_out_the_points_below() {
         Verdict::Fail,
         "no points left"
     );
+}
+
+#[test]
+fn an_interval_across_the_edge_is_inconclusive() {
+    let mut m = Measures::new();
+    m.scalar("near", "", wide(10.0));
+    m.scalar("one_run", "", Estimate::from_samples(&[10.0]).unwrap());
+    m.series("pair", "", "x", vec![(1.0, wide(10.0)), (2.0, wide(30.0))]);
+    m.series("lower", "", "x", vec![(1.0, wide(9.0)), (2.0, est(1.0))]);
+    let run = |measure: &str, p: Predicate| {
+        let r = evaluate(&claim(Some(measure), p), &m);
+        (r.verdict, r.means_hold)
+    };
+    let within = |of: f64, abs: f64| Predicate::Within {
+        of: Operand::Value(of),
+        abs,
+        rel: 0.0,
+        at: None,
+        where_target: false,
+        from: None,
+    };
+    // 10 ± 2.5 against [9, 11]: the mean is inside, the interval is not.
+    assert_eq!(
+        run("near", within(10.0, 1.0)),
+        (Verdict::Inconclusive, true)
+    );
+    // ... against [5, 15]: inside; against [20, 22]: wholly outside.
+    assert_eq!(run("near", within(10.0, 5.0)), (Verdict::Pass, true));
+    assert_eq!(run("near", within(21.0, 1.0)), (Verdict::Fail, false));
+    // The mean outside [11.5, 12.5] but the interval reaching in: inconclusive, mean misses.
+    assert_eq!(
+        run("near", within(12.0, 0.5)),
+        (Verdict::Inconclusive, false)
+    );
+    // One run has no interval: judged by its value.
+    assert_eq!(run("one_run", within(10.5, 1.0)), (Verdict::Pass, true));
+    assert_eq!(run("one_run", within(12.0, 1.0)), (Verdict::Fail, false));
+    let at_least = |of: f64| Predicate::AtLeast {
+        of: Operand::Value(of),
+        strict: false,
+        at: None,
+    };
+    assert_eq!(run("near", at_least(9.0)), (Verdict::Inconclusive, true));
+    assert_eq!(run("near", at_least(5.0)), (Verdict::Pass, true));
+    // One point failing outright fails the claim whatever the others.
+    assert_eq!(run("pair", at_least(20.0)), (Verdict::Fail, false));
+    // Orderings: overlapping intervals are inconclusive at that point.
+    let order = |ms: &[&str]| Predicate::Order {
+        measures: ms.iter().map(|s| s.to_string()).collect(),
+        strict: true,
+        at: None,
+    };
+    let r = evaluate(&claim(None, order(&["lower", "pair"])), &m);
+    assert_eq!((r.verdict, r.means_hold), (Verdict::Inconclusive, true));
+    assert!(r.detail.contains("overlap at: x = 1"), "{}", r.detail);
+    let r = evaluate(&claim(None, order(&["pair", "lower"])), &m);
+    assert_eq!((r.verdict, r.means_hold), (Verdict::Fail, false));
 }
 
 #[test]

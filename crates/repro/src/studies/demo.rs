@@ -715,11 +715,12 @@ mod tests {
     }
 
     #[test]
-    fn quick_demo_passes_all_claims_and_is_deterministic() {
+    fn quick_demo_holds_every_claim_and_is_deterministic() {
         let a = run_study(&Demo, true, &NoProgress);
         assert!(a.error.is_none(), "{:?}", a.error);
+        // Every mean holds; a few quick-mode intervals lie across a band (inconclusive).
         for c in &a.claims {
-            assert!(c.passed(), "{}: {}", c.spec.id, c.detail);
+            assert!(c.means_hold && !c.failed(), "{}: {}", c.spec.id, c.detail);
         }
         // Same results on one thread and on three.
         let b = crate::with_jobs(Some(1), || run_study(&Demo, true, &NoProgress)).unwrap();
