@@ -34,7 +34,7 @@ const RECEIVERS: [usize; 3] = [1, 5, 20];
 
 crate::plan! {
     struct Plan {
-        seeds: u64 = quick 4, full 10;
+        seeds: u64 = quick 5, full 10;
         messages: u64 = quick 400, full 2000;
         losses: Vec<f64> =
             quick vec![0.02, 0.1, 0.2],
@@ -43,7 +43,7 @@ crate::plan! {
         bus_receivers: Vec<usize> =
             quick vec![1, 2, 5, 10, 20],
             full vec![1, 2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 60];
-        bus_seeds: u64 = quick 3, full 10;
+        bus_seeds: u64 = quick 5, full 10;
         bus_messages: u64 = quick 100, full 500;
     }
 }

@@ -425,8 +425,8 @@ impl Plan {
         };
         if quick {
             Plan {
-                seeds: 2,
-                blocks: 8_000,
+                seeds: 5,
+                blocks: 4_000,
                 rfs: vec![1.2, 2.0, 3.0],
                 dests: vec![6.0, 12.0, 25.0, 50.0],
                 beyond: Vec::new(),
@@ -660,7 +660,11 @@ impl Study for Paul {
             format!("blocks dropped for arriving beyond a reassembly buffer, all runs: {overflow:.0}"),
         ];
         if ctx.quick {
-            notes.push("quick mode: 2 seeds, 8,000 blocks per run, fewer r_f and destination points, no beyond-the-paper runs.".into());
+            notes.push(format!(
+                "quick mode: {} seeds, {} blocks per run, fewer r_f and destination points, no \
+                 beyond-the-paper runs.",
+                plan.seeds, plan.blocks
+            ));
         }
         Ok(StudyOutput {
             setup: setup(&plan, results.len())?,

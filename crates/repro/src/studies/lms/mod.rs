@@ -309,12 +309,12 @@ impl Study for Lms {
             no_drop
         )];
         if plan.quick {
-            notes.push(
-                "Quick mode: 3 topologies × 1 placement per family (the seed: 10 × 10), at \
-                 most 16 loss sites per placement (8 for SRM), and beyond the seed only the \
-                 10,000-node transit–stub graph with 100 receivers and 4 loss sites."
-                    .into(),
-            );
+            notes.push(format!(
+                "Quick mode: {} topologies × {} placements per family (the seed: 10 × 10), at \
+                 most {} loss sites per placement ({} for SRM), and beyond the seed only the \
+                 10,000-node transit–stub graph with 100 receivers and 4 loss sites.",
+                plan.topologies, plan.placements, plan.site_cap, plan.srm_site_cap
+            ));
         }
         notes.push(format!("{runs_total} lossy runs aggregated."));
         notes.extend(derived::observations(&m));

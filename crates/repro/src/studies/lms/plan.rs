@@ -77,7 +77,7 @@ crate::plan! {
     pub(super) struct Plan {
         pub(super) quick: bool = quick true, full false;
         pub(super) topologies: usize = quick 3, full TOPOLOGIES;
-        pub(super) placements: usize = quick 1, full 10;
+        pub(super) placements: usize = quick 5, full 10;
         pub(super) heights: Vec<u32> = quick HEIGHTS.to_vec(), full HEIGHTS.to_vec();
         /// Loss sites per placement for "each receiver" / "each link" (MAX: all).
         pub(super) site_cap: usize = quick 16, full usize::MAX;

@@ -53,9 +53,9 @@ const HYBRID: [f64; 10] = [3.0, 6.0, 9.0, 12.0, 15.0, 21.0, 30.0, 39.0, 48.0, 60
 crate::plan! {
     pub(super) struct Plan {
         pub(super) quick: bool = quick true, full false;
-        pub(super) seeds: u64 = quick 3, full 10;
+        pub(super) seeds: u64 = quick 5, full 10;
         /// Runs per point of the FF and FF-IW families with implosion (the expensive ones).
-        pub(super) ff_seeds: u64 = quick 2, full 10;
+        pub(super) ff_seeds: u64 = quick 5, full 10;
         pub(super) lan: Vec<f64> = quick vec![2.0, 8.0, 15.0, 20.0, 40.0, 60.0], full LAN.to_vec();
         pub(super) lan_ff: Vec<f64> = quick vec![2.0, 8.0, 20.0, 40.0], full LAN.to_vec();
         pub(super) hybrid: Vec<f64> = quick vec![3.0, 9.0, 21.0, 39.0, 60.0], full HYBRID.to_vec();
@@ -64,9 +64,9 @@ crate::plan! {
             quick vec![600.0, 1000.0, 1500.0, 2500.0],
             full vec![300.0, 600.0, 1000.0, 1200.0, 1500.0, 2000.0, 2500.0, 3000.0];
         pub(super) scale: Vec<f64> = quick vec![100.0], full vec![100.0, 1000.0, 10000.0];
-        pub(super) scale_seeds: u64 = quick 2, full 3;
+        pub(super) scale_seeds: u64 = quick 5, full 5;
         pub(super) tree: Vec<f64> = quick vec![100.0, 300.0], full vec![50.0, 100.0, 300.0, 1000.0];
-        pub(super) tree_seeds: u64 = quick 2, full 5;
+        pub(super) tree_seeds: u64 = quick 5, full 5;
     }
 }
 

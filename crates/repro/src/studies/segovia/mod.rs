@@ -299,11 +299,11 @@ impl Study for Segovia {
             ));
         }
         if ctx.quick {
-            notes.push(
-                "Quick mode: fewer receiver counts, 3 seeds, 200 messages (180 for BAP), \
-                 error experiments at r = 20 and 0–1 % only, window 10 only."
-                    .into(),
-            );
+            notes.push(format!(
+                "Quick mode: fewer receiver counts, {} seeds, {} messages (180 for BAP), \
+                 error experiments at r = 20 and 0–1 % only, window 10 only.",
+                plan.seeds, plan.messages
+            ));
         }
         Ok(StudyOutput {
             setup,

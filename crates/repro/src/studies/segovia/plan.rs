@@ -110,7 +110,7 @@ pub(super) fn by_failure(c: &FamilyCfg, x: f64, seed: u64) -> RunSpec {
 
 crate::plan! {
     pub(super) struct Plan {
-        pub(super) seeds: u64 = quick 3, full 10;
+        pub(super) seeds: u64 = quick 5, full 10;
         pub(super) messages: u64 = quick 200, full 500;
         pub(super) rs: Vec<f64> =
             quick vec![5.0, 10.0, 20.0, 30.0, 60.0],

@@ -9,7 +9,7 @@ use rmcast_proto::rng::mix64;
 crate::plan! {
     pub(super) struct Plan {
         pub(super) writes: Vec<usize> = quick vec![64, 256, 1024, 2048, 8192], full WRITES.to_vec();
-        pub(super) reps: u64 = quick 1, full 3;
+        pub(super) reps: u64 = quick 5, full 5;
         pub(super) scale_ns: Vec<usize> = quick vec![1, 10], full vec![1, 2, 3, 10, 100, 1000];
         pub(super) scale_writes: Vec<usize> = quick vec![8192], full vec![1024, 8192];
     }
