@@ -108,6 +108,12 @@ fn quick_check_writes_report_and_ends_with_summary() {
     assert_eq!(count("pass"), passed);
     assert_eq!(count("inconclusive"), inconclusive);
     assert_eq!(count("fail"), failed);
+    // Every number an explanation quotes comes from this run: no placeholder names a
+    // measure the study did not record.
+    for r in rows {
+        let e = r["explanation"].as_str().unwrap_or("");
+        assert!(!e.contains(": not measured}"), "{}: {e}", r["id"]);
+    }
 }
 
 #[test]

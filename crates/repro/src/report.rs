@@ -199,7 +199,7 @@ impl ClaimRow {
             verdict: c.verdict.word().to_string(),
             detail: c.detail.clone(),
             explanation: if c.failed() {
-                c.spec.explain_fail.clone()
+                c.explanation.clone()
             } else {
                 None
             },
@@ -518,7 +518,7 @@ impl Report {
 }
 
 fn explanation(c: &ClaimResult) -> String {
-    match &c.spec.explain_fail {
+    match &c.explanation {
         Some(e) => e.clone(),
         None => "none recorded by the study: this failure is unexplained and needs investigation."
             .to_string(),

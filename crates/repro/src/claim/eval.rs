@@ -223,7 +223,46 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
         detail: o.detail,
         evaluated,
         means_hold: o.means_hold,
+        explanation: spec
+            .explain_fail
+            .as_deref()
+            .map(|t| fill(t, o.measured.map(|e| e.mean), measures)),
     }
+}
+
+/// `template` with `{value}` (`value`), `{NAME}` and `{NAME@X}` replaced by this run's
+/// numbers (see [`ClaimSpec::explain_fail`]); other text, and a `{` without a closing `}`,
+/// stay as written.
+pub(crate) fn fill(template: &str, value: Option<f64>, measures: &Measures) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(len) = rest[open..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        let key = &rest[open + 1..open + len];
+        let (name, x) = match key.split_once('@') {
+            Some((n, x)) => (n, x.trim().parse::<f64>().ok()),
+            None => (key, None),
+        };
+        let v = if name == "value" {
+            value
+        } else {
+            measures.get(name).and_then(|m| m.at(x)).map(|e| e.mean)
+        };
+        match v {
+            Some(v) => out.push_str(&fmt_num(v)),
+            None => {
+                out.push('{');
+                out.push_str(key);
+                out.push_str(": not measured}");
+            }
+        }
+        rest = &rest[open + len + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure> {

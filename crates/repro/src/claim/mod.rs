@@ -128,7 +128,10 @@ pub struct ClaimSpec {
     pub measure: Option<String>,
     /// What must hold for the claim to pass.
     pub predicate: Predicate,
-    /// Why the claim may not hold in rmcast, shown beside a failed verdict.
+    /// Why the claim may not hold in rmcast, shown beside a failed verdict. Numbers come
+    /// from the run, never typed in: `{value}` is the claim's decisive measured value,
+    /// `{NAME}` a scalar measure's mean, `{NAME@X}` a series measure's mean at x = X (see
+    /// [`ClaimResult::explanation`]).
     #[serde(default)]
     pub explain_fail: Option<String>,
 }
@@ -407,6 +410,9 @@ pub struct ClaimResult {
     /// study that did not run): such a claim fails, and no pinned reason may excuse it.
     #[serde(skip)]
     pub evaluated: bool,
+    /// `explain_fail` with its placeholders filled from this run's measures (a placeholder
+    /// naming nothing measured reads `{NAME: not measured}`).
+    pub explanation: Option<String>,
     /// Whether the predicate holds for the means alone (intervals ignored): what `--check`'s
     /// pinned list is about, so an interval that widens or narrows cannot hide a regression
     /// or turn a known failure into an unknown one.
@@ -418,6 +424,10 @@ impl ClaimResult {
     /// `spec` failed without an evaluation (a study that did not run, a broken claims file):
     /// nothing measured, `detail` says why.
     pub fn not_evaluated(spec: ClaimSpec, detail: String) -> Self {
+        let explanation = spec
+            .explain_fail
+            .as_deref()
+            .map(|t| eval::fill(t, None, &Measures::new()));
         ClaimResult {
             spec,
             x: None,
@@ -428,6 +438,7 @@ impl ClaimResult {
             detail,
             evaluated: false,
             means_hold: false,
+            explanation,
         }
     }
 

@@ -343,3 +343,30 @@ fn number_formatting() {
     assert_eq!(fmt_num(1.0e-5), "1.000e-5");
     assert_eq!(fmt_num(0.0005), "0.0005");
 }
+
+#[test]
+fn explanations_take_their_numbers_from_the_run() {
+    let m = measures();
+    let t = "{value} here; time {time}; rt at 10: {rt@10}; {rt} has no x; {nothing}; {open";
+    assert_eq!(
+        eval::fill(t, Some(0.25), &m),
+        "0.25 here; time 12656; rt at 10: 4.85; {rt: not measured} has no x; \
+         {nothing: not measured}; {open"
+    );
+    // A failed claim's explanation is filled from the measures it was evaluated against.
+    let mut spec = claim(
+        Some("time"),
+        Predicate::AtMost {
+            of: Operand::Value(1.0),
+            strict: false,
+            at: None,
+        },
+    );
+    spec.explain_fail = Some("the bus needs {value} bit times".into());
+    let r = evaluate(&spec, &m);
+    assert_eq!(r.verdict, Verdict::Fail);
+    assert_eq!(
+        r.explanation.as_deref(),
+        Some("the bus needs 12656 bit times")
+    );
+}
