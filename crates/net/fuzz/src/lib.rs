@@ -12,15 +12,13 @@
 //!   one of the protocols the driver runs (`agents::PROTOCOLS`), set up by the ANNOUNCE the real sender side
 //!   builds. No datagram may make it fail with an error, panic, or move it to another session.
 
-use rmcast_net::agents::{SenderSettings, Start, PROTOCOLS};
-use rmcast_net::endpoint::session_packet;
+use rmcast_net::agents::PROTOCOLS;
 use rmcast_net::frame::Frame;
 use rmcast_net::outdir::check_name;
 use rmcast_net::receiver::{Fuzzing, Output, RecvConfig};
-use rmcast_net::sender::SendConfig;
 use rmcast_net::secure::{Keys, Sealer, TRAILER_LEN};
-use rmcast_wire::session::{self, Phase};
 use rmcast_wire::{Family, HEADER_LEN, KNOWN_FLAGS, MAGIC, MAX_PAYLOAD, VERSION};
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::path::{Component, Path};
 use std::sync::OnceLock;
@@ -116,45 +114,23 @@ fn group() -> SocketAddr {
 
 /// The running ANNOUNCE of the live session of protocol `p` in security mode `sec` (0 no
 /// key, 1 key, 2 key and encryption): built by the protocol's real sender side for two
-/// joined receivers, this one and a peer.
+/// joined receivers, this one and a peer ([`Fuzzing::session`]).
 fn announce(p: usize, sec: usize) -> &'static [u8] {
     static CACHE: [[OnceLock<Vec<u8>>; 3]; PROTOCOLS.len()] =
         [const { [const { OnceLock::new() }; 3] }; PROTOCOLS.len()];
     CACHE[p][sec].get_or_init(|| {
-        let proto = &PROTOCOLS[p];
-        let cfg = SendConfig {
-            window: 64,
-            ..SendConfig::new(group())
-        };
-        let settings = SenderSettings::new(&cfg, 1472, SENDER, SESSION, Duration::from_millis(20));
         let joined = [(ME, 0, addr("127.0.0.2:47302")), (PEER, 0, from(3))];
-        let start = Start {
-            joined: &joined,
-            group: group(),
-            stream: "",
-        };
-        let started = proto.start(&settings, &start).expect("the sender starts");
-        let params = started.side.params().expect("announce parameters");
-        let members = session::encode_members(&[ME, PEER]);
-        session_packet(
+        let keys = (sec > 0).then(|| keys(sec == 2));
+        Fuzzing::session(
+            &PROTOCOLS[p],
             SESSION,
             SENDER,
-            session::Message::Announce {
-                protocol: proto.family() as u8,
-                phase: Phase::Running,
-                security: [
-                    0,
-                    session::SECURITY_AUTH,
-                    session::SECURITY_AUTH | session::SECURITY_ENCRYPT,
-                ][sec],
-                ack_delay_us: 0,
-                window: proto.announced_window(64),
-                ack_timeout_us: 5_000,
-                members: &members,
-                params: &params,
-            },
+            group(),
+            &joined,
+            keys.as_ref(),
         )
-        .expect("the announce encodes")
+        .expect("the sender starts")
+        .1
     })
 }
 
@@ -194,25 +170,27 @@ fn synthesize(family: Family, peer: bool, body: &[u8]) -> Vec<u8> {
 /// bit 3: sealed with the session's key (keyed modes); bits 4–7 = k: it arrives 4^k µs after
 /// the previous one (1 µs to 18 minutes, so timers and the silent-sender limit fire).
 pub fn receiver(data: &[u8]) {
-    let Some((&mode, mut rest)) = data.split_first() else {
+    let Some((&mode, rest)) = data.split_first() else {
         return;
     };
     let p = usize::from(mode) % PROTOCOLS.len();
     let sec = usize::from(mode) / PROTOCOLS.len() % 3;
     let family = PROTOCOLS[p].family();
-    let mut cfg = RecvConfig::new(
-        group(),
-        Output::Dir {
-            path: out_dir().to_path_buf(),
-            force: false,
-        },
-    );
-    cfg.sock.interface = Some("lo".into());
-    cfg.node_id = Some(ME);
-    cfg.keys = (sec > 0).then(|| keys(sec == 2));
-    let mut sealer = cfg.keys.clone().map(|k| Sealer::new(k, 0));
-    held_udp_gro();
-    let mut r = Fuzzing::open(cfg).expect("the receiver opens on loopback");
+    let keys = (sec > 0).then(|| keys(sec == 2));
+    let mut sealer = keys.clone().map(|k| Sealer::new(k, 0));
+    with_receiver(sec, keys, |r| session(r, p, sec, family, &mut sealer, rest));
+}
+
+/// The datagrams of one input on the receiver `r` (no session yet): the live session's
+/// ANNOUNCE, then the records.
+fn session(
+    r: &mut Fuzzing,
+    p: usize,
+    sec: usize,
+    family: Family,
+    sealer: &mut Option<Sealer>,
+    mut rest: &[u8],
+) {
     let seal = |sealer: &mut Option<Sealer>, d: Vec<u8>| match sealer.as_mut() {
         Some(s) => {
             let mut o = Vec::with_capacity(d.len() + TRAILER_LEN);
@@ -221,7 +199,7 @@ pub fn receiver(data: &[u8]) {
         }
         None => d,
     };
-    let mut a = seal(&mut sealer, announce(p, sec).to_vec());
+    let mut a = seal(sealer, announce(p, sec).to_vec());
     let mut at = Duration::ZERO;
     r.datagram(at, from(0), &mut a)
         .expect("the live session's ANNOUNCE is handled");
@@ -239,11 +217,7 @@ pub fn receiver(data: &[u8]) {
         } else {
             bytes.to_vec()
         };
-        let mut d = if ctl & 8 != 0 {
-            seal(&mut sealer, d)
-        } else {
-            d
-        };
+        let mut d = if ctl & 8 != 0 { seal(sealer, d) } else { d };
         if let Err(e) = r.datagram(at, from(ctl), &mut d) {
             panic!("a datagram made the receiver fail: {e}");
         }
@@ -251,12 +225,57 @@ pub fn receiver(data: &[u8]) {
             break;
         }
     }
-    let report = r.report();
+    let report = r.reset();
     assert_eq!(
         report.session,
         Some(SESSION),
         "the receiver left its session"
     );
+    // What it wrote is inside the output directory, and nothing else is left there (an
+    // unfinished file is removed); it goes, so the next input starts from an empty directory.
+    for f in &report.files {
+        if let Some(path) = &f.path {
+            let path = Path::new(path);
+            assert_eq!(
+                path.parent(),
+                Some(out_dir()),
+                "{path:?} written outside --dir"
+            );
+            std::fs::remove_file(path).expect("remove a received file");
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(out_dir())
+        .expect("read the output directory")
+        .collect();
+    assert!(left.is_empty(), "left in the output directory: {left:?}");
+}
+
+/// Run `f` on this process's receiver for security mode `sec` (opened on first use as
+/// `rmcast recv --interface lo` opens one, then reset after each input by the input itself).
+/// The receivers of the three modes differ only in their keys; the protocol comes from the
+/// ANNOUNCE, so one receiver serves all nine.
+fn with_receiver(sec: usize, keys: Option<Keys>, f: impl FnOnce(&mut Fuzzing)) {
+    thread_local! {
+        static OPEN: RefCell<[Option<Fuzzing>; 3]> = const { RefCell::new([None, None, None]) };
+    }
+    OPEN.with_borrow_mut(|open| {
+        let r = open[sec].get_or_insert_with(|| {
+            let mut cfg = RecvConfig::new(
+                group(),
+                Output::Dir {
+                    path: out_dir().to_path_buf(),
+                    force: false,
+                },
+            );
+            cfg.sock.interface = Some("lo".into());
+            cfg.node_id = Some(ME);
+            cfg.keys = keys;
+            held_udp_gro();
+            Fuzzing::open(cfg).expect("the receiver opens on loopback")
+        });
+        assert!(!r.ended(), "a reset receiver starts a new receive");
+        f(r);
+    });
 }
 
 /// One UDP socket with `UDP_GRO` on, open for the whole process and never read. Each

@@ -200,15 +200,25 @@ reasons! {
 /// A receiver whose datagrams come from the caller instead of its sockets: the fuzz target
 /// `receiver` (`crates/net/fuzz`) drives the receive path with it — authentication, the
 /// header, the session layer's checks, the agent's `handle_packet`, then one turn of the
-/// event loop (timers, feedback, deliveries, REPORT). Its sockets are opened as
-/// [`receive`] opens them but never read. Not part of the API.
+/// event loop (timers, feedback, deliveries, REPORT, the local group's join). Its sockets are
+/// opened as [`receive`] opens them but never read. Its time is the caller's: a receive's
+/// `seconds` run to the last datagram's time. [`Fuzzing::reset`] ends a receive and starts
+/// the next on the same sockets and writer thread, so one process opens one receiver per
+/// configuration. Not part of the API.
 #[doc(hidden)]
-pub struct Fuzzing(session::Receiving);
+pub struct Fuzzing {
+    r: session::Receiving,
+    /// The time of the last datagram.
+    now: rmcast_proto::Time,
+}
 
 #[doc(hidden)]
 impl Fuzzing {
     pub fn open(cfg: RecvConfig) -> Result<Self, NetError> {
-        session::Receiving::open(cfg).map(Fuzzing)
+        session::Receiving::open(cfg).map(|r| Fuzzing {
+            r,
+            now: rmcast_proto::Time::ZERO,
+        })
     }
 
     /// The datagram `buf` (opened in place) arrives from `from` at `at` after the start,
@@ -220,18 +230,74 @@ impl Fuzzing {
         buf: &mut [u8],
     ) -> Result<(), NetError> {
         let now = rmcast_proto::Time::ZERO + at;
-        self.0.datagram(now, buf, from, &mut NoObserver)?;
-        self.0.turn(now, &mut NoObserver);
-        Ok(())
+        self.now = now;
+        self.r.datagram(now, buf, from, &mut NoObserver)?;
+        self.r.turn(now, &mut NoObserver);
+        self.r.join_local()
     }
 
     /// Whether the receive has ended.
     pub fn ended(&self) -> bool {
-        self.0.ended()
+        self.r.ended()
     }
 
-    pub fn report(self) -> RecvReport {
-        self.0.report()
+    /// A live session of `proto`, sender `sender` of session `session` on `group` with the
+    /// receivers `joined` admitted: the sender's agent as the protocol starts it
+    /// ([`crate::agents::NetProtocol::start`], window 64, 1,472-byte datagrams) and the
+    /// running ANNOUNCE its side builds ([`crate::agents::SenderSide::params`]), announcing
+    /// the security mode of `keys`.
+    pub fn session(
+        proto: &crate::agents::Protocol,
+        session: u32,
+        sender: u32,
+        group: SocketAddr,
+        joined: &[crate::agents::Joiner],
+        keys: Option<&Keys>,
+    ) -> Result<(Box<dyn rmcast_proto::Agent>, Vec<u8>), NetError> {
+        use rmcast_wire::session::{encode_members, Message, Phase};
+        let cfg = crate::sender::SendConfig {
+            window: 64,
+            ..crate::sender::SendConfig::new(group)
+        };
+        let settings = crate::agents::SenderSettings::new(
+            &cfg,
+            1472,
+            sender,
+            session,
+            Duration::from_millis(20),
+        );
+        let start = crate::agents::Start {
+            joined,
+            group,
+            stream: "",
+        };
+        let started = proto.start(&settings, &start)?;
+        let params = started.side.params()?;
+        let members = encode_members(&start.ids());
+        let announce = crate::endpoint::session_packet(
+            session,
+            sender,
+            Message::Announce {
+                protocol: proto.family() as u8,
+                phase: Phase::Running,
+                security: Keys::announced_security(keys),
+                ack_delay_us: 0,
+                window: proto.announced_window(cfg.window),
+                ack_timeout_us: 5_000,
+                members: &members,
+                params: &params,
+            },
+        )
+        .map_err(|e| NetError::setup(format!("the ANNOUNCE does not encode: {e}")))?;
+        Ok((started.agent, announce))
+    }
+
+    /// The receive's summary (as [`receive`] returns it, at the last datagram's time), and
+    /// the receiver back to what [`Fuzzing::open`] gives: no session, nothing counted, an
+    /// empty sink, the local group's socket closed, the sockets' queues empty, time zero.
+    pub fn reset(&mut self) -> RecvReport {
+        let now = std::mem::replace(&mut self.now, rmcast_proto::Time::ZERO);
+        self.r.reset(now)
     }
 }
 
@@ -241,3 +307,7 @@ pub fn receive(cfg: RecvConfig, obs: &mut dyn RecvObserver) -> Result<RecvReport
     r.run(obs)?;
     Ok(r.report())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+mod tests;

@@ -5,6 +5,7 @@
 //! protocol built from the ANNOUNCE.
 
 use super::announce::check_announce;
+use super::sink::Sink;
 use super::writer::Writer;
 use super::{reason_text, Output, RecvConfig, RecvObserver, RecvReport};
 use crate::agents::{self, Announced, Me, Received, ReceiverSide};
@@ -152,19 +153,31 @@ impl Joined {
     }
 }
 
-/// A receiver: its sockets, the session it found, its sink and counters.
+/// A receiver: its sockets, its writer thread, and the state of the session it found.
 pub(super) struct Receiving {
     cfg: RecvConfig,
     gsock: UdpSocket,
     usock: UdpSocket,
-    /// The further group the protocol asked for (`dsp` member: its region's local group).
-    lsock: Option<UdpSocket>,
     poll: Poll,
     events: Events,
+    writer: Writer,
+    /// The largest datagram one frame of our link carries; larger ones were reassembled.
+    max_payload: usize,
+    /// SIGINT/SIGTERM while this receiver runs end it cleanly.
+    interrupt: Interrupt,
+    /// Everything a receive changes besides the sink: what [`State::new`] gives is what a
+    /// receiver starts from (and what [`Receiving::reset`] returns it to).
+    st: State,
+}
+
+/// The per-receive state of a [`Receiving`]: the session it found, its agent, counters and
+/// clocks.
+struct State {
+    /// The further group the protocol asked for (`dsp` member: its region's local group).
+    lsock: Option<UdpSocket>,
     clock: Clock,
     node: u32,
     wire: Wire,
-    writer: Writer,
     joined: Option<Joined>,
     next_report: Time,
     next_join: Time,
@@ -182,8 +195,6 @@ pub(super) struct Receiving {
     done_at: Option<Time>,
     warned_sealed: bool,
     end: Option<End>,
-    /// The largest datagram one frame of our link carries; larger ones were reassembled.
-    max_payload: usize,
     /// The kernel's drop counter of the group, unicast and local socket.
     drops: [u64; 3],
     /// The last turn read at least [`DENSE`] datagrams: wait `coalesce` before the next.
@@ -192,12 +203,40 @@ pub(super) struct Receiving {
     coalesce: Duration,
     /// When the last read began.
     last_read: Time,
-    /// SIGINT/SIGTERM while this receiver runs end it cleanly.
-    interrupt: Interrupt,
     /// A session that announced it runs without us: (session, sender, first seen).
     unadmitted: Option<(u32, SocketAddr, Time)>,
     /// Why the last ANNOUNCE was refused (the end reason if no session is found).
     refused: Option<String>,
+}
+
+impl State {
+    /// A receive that has not begun: no session, nothing counted, its clock starting now.
+    fn new(cfg: &RecvConfig) -> State {
+        State {
+            lsock: None,
+            clock: Clock::new(),
+            node: cfg.node_id.unwrap_or_else(nonzero_random),
+            wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
+            joined: None,
+            next_report: Time::ZERO,
+            next_join: Time::ZERO,
+            repairs: 0,
+            local_repairs: 0,
+            open_local: None,
+            first_data: None,
+            arena: BytesMut::new(),
+            feedback: Vec::new(),
+            done_at: None,
+            warned_sealed: false,
+            dense: false,
+            coalesce: COALESCE_MIN,
+            last_read: Time::ZERO,
+            end: None,
+            drops: [0; 3],
+            unadmitted: None,
+            refused: None,
+        }
+    }
 }
 
 impl Receiving {
@@ -244,33 +283,12 @@ impl Receiving {
         Ok(Receiving {
             gsock,
             usock,
-            lsock: None,
             poll,
             events: Events::with_capacity(64),
-            clock: Clock::new(),
-            node: cfg.node_id.unwrap_or_else(nonzero_random),
-            wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
             writer: Writer::spawn(cfg.output.clone(), waker),
-            joined: None,
-            next_report: Time::ZERO,
-            next_join: Time::ZERO,
-            repairs: 0,
-            local_repairs: 0,
-            open_local: None,
-            first_data: None,
-            arena: BytesMut::new(),
-            feedback: Vec::new(),
-            done_at: None,
-            warned_sealed: false,
-            dense: false,
-            coalesce: COALESCE_MIN,
-            last_read: Time::ZERO,
-            end: None,
             max_payload,
-            drops: [0; 3],
             interrupt: Interrupt::install(),
-            unadmitted: None,
-            refused: None,
+            st: State::new(&cfg),
             cfg,
         })
     }
@@ -278,14 +296,14 @@ impl Receiving {
     /// Run until the session ends (END, a silent sender, no session, a signal).
     pub(super) fn run(&mut self, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
         let mut batch = RecvBatch::new();
-        while self.end.is_none() {
-            let now = self.clock.now();
+        while self.st.end.is_none() {
+            let now = self.st.clock.now();
             if let Some(end) = self.timers(now) {
-                self.end = Some(end);
+                self.st.end = Some(end);
                 break;
             }
-            if self.wire.looks_sealed && !self.warned_sealed {
-                self.warned_sealed = true;
+            if self.st.wire.looks_sealed && !self.st.warned_sealed {
+                self.st.warned_sealed = true;
                 tracing::warn!("packets on the group carry an authentication trailer: pass --key-file (and --encrypt if the sender uses it)");
             }
             self.drive(now, obs);
@@ -307,7 +325,7 @@ impl Receiving {
                 Some("interrupted by a signal; the unfinished file was removed".into()),
             ));
         }
-        let Some(j) = self.joined.as_mut() else {
+        let Some(j) = self.st.joined.as_mut() else {
             if self
                 .cfg
                 .wait
@@ -315,7 +333,7 @@ impl Receiving {
             {
                 return Some((
                     "no-session",
-                    Some(match &self.refused {
+                    Some(match &self.st.refused {
                         Some(why) => format!(
                             "no session this receiver can join was announced on {} within {:.0?}; \
                              the last ANNOUNCE was refused: {why}",
@@ -358,12 +376,12 @@ impl Receiving {
 
     /// Deliver the agent's messages, send its datagrams, REPORT or JOIN when due.
     fn drive(&mut self, now: Time, obs: &mut dyn RecvObserver) {
-        let Some(j) = self.joined.as_mut() else {
+        let Some(j) = self.st.joined.as_mut() else {
             return;
         };
         // Feedback first: an ACK or NAK waits for no disk write (writing and committing the
         // last part of a file can take longer than the sender's retransmission timeout).
-        let mut out = std::mem::take(&mut self.feedback);
+        let mut out = std::mem::take(&mut self.st.feedback);
         while let Some(t) = j.agent().and_then(|a| a.poll_transmit()) {
             if let Some(to) = j.route(t.dest, self.cfg.sock.group) {
                 out.push((to, t.payload));
@@ -378,7 +396,7 @@ impl Receiving {
                 .take(socket::MAX_BATCH)
                 .map(|(to, b)| (*to, &b[..]))
                 .collect();
-            match self.wire.send_batch(&self.usock, &items) {
+            match self.st.wire.send_batch(&self.usock, &items) {
                 Ok((consumed, false)) if consumed > 0 => {
                     rest = rest.get(consumed..).unwrap_or_default();
                 }
@@ -386,7 +404,7 @@ impl Receiving {
             }
         }
         out.clear();
-        self.feedback = out;
+        self.st.feedback = out;
         while let Some(ev) = j.agent().and_then(|a| a.poll_event()) {
             if let Event::Delivered { data, .. } = ev {
                 self.writer.deliver(now, data);
@@ -395,46 +413,46 @@ impl Receiving {
         self.writer.send_due(now);
         self.writer.notes(obs);
         let sink = self.writer.status();
-        if sink.finished && self.done_at.is_none() {
-            self.done_at = Some(now);
-            self.next_report = Time::ZERO;
+        if sink.finished && self.st.done_at.is_none() {
+            self.st.done_at = Some(now);
+            self.st.next_report = Time::ZERO;
         }
-        if j.admitted && now >= self.next_report {
+        if j.admitted && now >= self.st.next_report {
             let (delivered, duplicates) = j.built.as_ref().map_or((0, 0), |b| {
                 (b.agent.stats().delivered, b.agent.stats().duplicates)
             });
             let (state, why) = sink.state;
             let pkt = session_packet(
                 j.session,
-                self.node,
+                self.st.node,
                 session::Message::Report {
                     state,
                     reason: why,
                     bytes: sink.bytes,
                     messages: delivered,
-                    repairs: self.repairs,
+                    repairs: self.st.repairs,
                     duplicates,
-                    rejected: self.wire.stats.rejected(),
+                    rejected: self.st.wire.stats.rejected(),
                 },
             );
             // A REPORT and a JOIN always encode (fixed sizes).
             if let Ok(pkt) = pkt {
-                let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+                let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
             }
-            self.next_report = now + self.cfg.report_every;
+            self.st.next_report = now + self.cfg.report_every;
         }
-        if !j.admitted && now >= self.next_join {
+        if !j.admitted && now >= self.st.next_join {
             let pkt = session_packet(
                 j.session,
-                self.node,
+                self.st.node,
                 session::Message::Join {
                     region: self.cfg.region,
                 },
             );
             if let Ok(pkt) = pkt {
-                let _ = self.wire.send(&self.usock, j.sender_addr, &pkt, false);
+                let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
             }
-            self.next_join = now + Duration::from_millis(200);
+            self.st.next_join = now + Duration::from_millis(200);
         }
     }
 
@@ -444,27 +462,27 @@ impl Receiving {
         if let Some(t) = self.writer.due_at() {
             deadline = deadline.min(t);
         }
-        if let Some(j) = self.joined.as_ref() {
+        if let Some(j) = self.st.joined.as_ref() {
             if let Some(t) = j.built.as_ref().and_then(|b| b.agent.poll_timeout()) {
                 deadline = deadline.min(t);
             }
             if j.admitted {
-                deadline = deadline.min(self.next_report);
+                deadline = deadline.min(self.st.next_report);
             } else {
-                deadline = deadline.min(self.next_join);
+                deadline = deadline.min(self.st.next_join);
             }
         }
         // A dense stream: let a few more datagrams gather before waking (one wake-up and one
         // batch for several instead of one per datagram or two).
-        if std::mem::take(&mut self.dense) {
-            let wait = self.coalesce.min(self.clock.until(deadline));
+        if std::mem::take(&mut self.st.dense) {
+            let wait = self.st.coalesce.min(self.st.clock.until(deadline));
             if wait >= COALESCE_MIN {
                 std::thread::sleep(wait);
             }
         }
         if let Err(e) = self
             .poll
-            .poll(&mut self.events, Some(self.clock.until(deadline)))
+            .poll(&mut self.events, Some(self.st.clock.until(deadline)))
         {
             if e.kind() != std::io::ErrorKind::Interrupted {
                 return Err(NetError::io("poll", e));
@@ -476,7 +494,7 @@ impl Receiving {
     /// Read every ready datagram from the group, unicast and local sockets, until the session
     /// ends.
     fn read(&mut self, batch: &mut RecvBatch, obs: &mut dyn RecvObserver) -> Result<(), NetError> {
-        let now = self.clock.now();
+        let now = self.st.clock.now();
         let before = batch.datagrams;
         for k in 0..3 {
             batch.clear();
@@ -484,7 +502,7 @@ impl Receiving {
                 let sock = match k {
                     0 => &self.gsock,
                     1 => &self.usock,
-                    _ => match self.lsock.as_ref() {
+                    _ => match self.st.lsock.as_ref() {
                         Some(s) => s,
                         None => break,
                     },
@@ -493,24 +511,25 @@ impl Receiving {
                     break;
                 };
                 self.datagram(now, buf, from, obs)?;
-                if self.end.is_some() {
+                if self.st.end.is_some() {
                     break;
                 }
             }
-            if let (Some(d), Some(seen)) = (batch.take_drops(), self.drops.get_mut(k)) {
+            if let (Some(d), Some(seen)) = (batch.take_drops(), self.st.drops.get_mut(k)) {
                 *seen = (*seen).max(u64::from(d));
             }
-            if self.end.is_some() {
+            if self.st.end.is_some() {
                 break;
             }
         }
-        self.wire.stats.kernel_drops = self.drops.iter().sum();
+        self.st.wire.stats.kernel_drops = self.st.drops.iter().sum();
         let n = batch.datagrams - before;
-        self.dense = n >= DENSE;
-        self.coalesce = next_coalesce(self.coalesce, n, now.saturating_since(self.last_read));
-        self.last_read = now;
-        self.wire.stats.recv_batches = batch.calls;
-        self.wire.stats.recv_coalesced = batch.coalesced;
+        self.st.dense = n >= DENSE;
+        self.st.coalesce =
+            next_coalesce(self.st.coalesce, n, now.saturating_since(self.st.last_read));
+        self.st.last_read = now;
+        self.st.wire.stats.recv_batches = batch.calls;
+        self.st.wire.stats.recv_coalesced = batch.coalesced;
         Ok(())
     }
 
@@ -525,7 +544,7 @@ impl Receiving {
     ) -> Result<(), NetError> {
         let n = buf.len();
         if n > self.max_payload {
-            if self.wire.stats.reassembled == 0 {
+            if self.st.wire.stats.reassembled == 0 {
                 tracing::warn!(
                     bytes = n,
                     max = self.max_payload,
@@ -534,9 +553,9 @@ impl Receiving {
                      --datagram-size is above this link's MTU)"
                 );
             }
-            self.wire.stats.reassembled += 1;
+            self.st.wire.stats.reassembled += 1;
         }
-        let Some((h, len)) = self.wire.open(buf) else {
+        let Some((h, len)) = self.st.wire.open(buf) else {
             return Ok(());
         };
         let Some(pkt) = buf.get(..len) else {
@@ -554,9 +573,9 @@ impl Receiving {
     /// timers and the agent's output (feedback, deliveries, REPORT or JOIN). For the fuzz
     /// entry point [`super::Fuzzing`], which feeds datagrams itself.
     pub(super) fn turn(&mut self, now: Time, obs: &mut dyn RecvObserver) {
-        if self.end.is_none() {
+        if self.st.end.is_none() {
             if let Some(end) = self.timers(now) {
-                self.end = Some(end);
+                self.st.end = Some(end);
                 return;
             }
             self.drive(now, obs);
@@ -565,7 +584,7 @@ impl Receiving {
 
     /// Whether the receive has ended (END, a silent sender, not admitted).
     pub(super) fn ended(&self) -> bool {
-        self.end.is_some()
+        self.st.end.is_some()
     }
 
     /// A session packet: an ANNOUNCE that finds a session, or one from our sender.
@@ -578,17 +597,18 @@ impl Receiving {
         obs: &mut dyn RecvObserver,
     ) -> Result<(), NetError> {
         let Ok(p) = Packet::decode(pkt) else {
-            self.wire.stats.rejected_malformed += 1;
+            self.st.wire.stats.rejected_malformed += 1;
             return Ok(());
         };
         let Message::Session(m) = p.message else {
             return Ok(());
         };
-        if let (Some(sealed), session::Message::Announce { .. }) = (self.wire.opened_counter(), &m)
+        if let (Some(sealed), session::Message::Announce { .. }) =
+            (self.st.wire.opened_counter(), &m)
         {
             // A replay from another process's time (a dead session) is refused.
             if !crate::secure::fresh(sealed, crate::secure::unix_micros(), self.cfg.freshness) {
-                self.wire.stats.rejected_auth += 1;
+                self.st.wire.stats.rejected_auth += 1;
                 let age = sealed.abs_diff(crate::secure::unix_micros());
                 tracing::warn!(
                     session = %format_args!("{:08x}", h.session),
@@ -604,10 +624,10 @@ impl Receiving {
         }
         if self.cfg.sock.source.is_some_and(|s| s != from.ip()) {
             // --source: only the named sender's packets.
-            self.wire.stats.rejected_stranger += 1;
+            self.st.wire.stats.rejected_stranger += 1;
             return Ok(());
         }
-        match &self.joined {
+        match &self.st.joined {
             None if matches!(m, session::Message::Announce { .. }) => {
                 self.found(now, h, m, from, obs)
             }
@@ -617,7 +637,7 @@ impl Receiving {
                 self.sender_message(now, m)
             }
             _ => {
-                self.wire.stats.rejected_stranger += 1;
+                self.st.wire.stats.rejected_stranger += 1;
                 Ok(())
             }
         }
@@ -643,14 +663,14 @@ impl Receiving {
             return Ok(());
         };
         if self.cfg.session.is_some_and(|s| s != h.session) {
-            self.wire.stats.rejected_stranger += 1;
+            self.st.wire.stats.rejected_stranger += 1;
             return Ok(());
         }
         if let Err(why) = check_announce(&m, Keys::announced_security(self.cfg.keys.as_ref())) {
             self.refuse(h.session, from, why);
             return Ok(());
         }
-        let admitted = session::members(members).any(|x| x == self.node);
+        let admitted = session::members(members).any(|x| x == self.st.node);
         let offer = if phase == Phase::Running && !admitted {
             late_offer(protocol, params).ok().flatten()
         } else {
@@ -664,16 +684,16 @@ impl Receiving {
         } else if phase == Phase::Running && !admitted {
             // Refused only once the session has said so for a while: a single (forged)
             // ANNOUNCE does not end a receive.
-            self.wire.stats.rejected_announce += 1;
-            let first = match self.unadmitted {
+            self.st.wire.stats.rejected_announce += 1;
+            let first = match self.st.unadmitted {
                 Some((s, f, t)) if s == h.session && f == from => t,
                 _ => {
-                    self.unadmitted = Some((h.session, from, now));
+                    self.st.unadmitted = Some((h.session, from, now));
                     now
                 }
             };
             if now.saturating_since(first) >= NOT_ADMITTED_AFTER {
-                self.end = Some(("not-admitted", Some(format!(
+                self.st.end = Some(("not-admitted", Some(format!(
                     "session {:08x} from {from} started without this receiver: start `rmcast recv` before `rmcast send`, or raise the sender's --receivers",
                     h.session
                 ))));
@@ -691,7 +711,7 @@ impl Receiving {
         };
         // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
         // refused like any invalid ANNOUNCE.
-        let local = match built.build(&m, self.node, self.cfg.sock.group) {
+        let local = match built.build(&m, self.st.node, self.cfg.sock.group) {
             Ok(local) => local,
             Err(e) => {
                 self.refuse(h.session, from, e.to_string());
@@ -700,34 +720,35 @@ impl Receiving {
         };
         obs.session(h.session, from);
         self.writer.late(offer);
-        self.open_local = local;
-        self.joined = Some(built);
-        self.next_join = Time::ZERO;
+        self.st.open_local = local;
+        self.st.joined = Some(built);
+        self.st.next_join = Time::ZERO;
         Ok(())
     }
 
     /// Count and ignore an ANNOUNCE this receiver cannot act on.
     fn refuse(&mut self, session: u32, from: SocketAddr, why: String) {
-        self.wire.stats.rejected_announce += 1;
-        if self.refused.as_deref() != Some(why.as_str()) {
+        self.st.wire.stats.rejected_announce += 1;
+        if self.st.refused.as_deref() != Some(why.as_str()) {
             tracing::warn!(session = %format_args!("{session:08x}"), %from, "ANNOUNCE refused: {why}");
         }
-        self.refused = Some(why);
+        self.st.refused = Some(why);
     }
 
     /// A session message from our sender: a later ANNOUNCE (admission, the agent, evictions)
     /// or END.
     fn sender_message(&mut self, now: Time, m: session::Message<'_>) -> Result<(), NetError> {
-        let node = self.node;
+        let node = self.st.node;
         if let Err(why) = check_announce(&m, Keys::announced_security(self.cfg.keys.as_ref())) {
             let (session, from) = self
+                .st
                 .joined
                 .as_ref()
                 .map_or((0, self.cfg.sock.group), |j| (j.session, j.sender_addr));
             self.refuse(session, from, why);
             return Ok(());
         }
-        let Some(j) = self.joined.as_mut() else {
+        let Some(j) = self.st.joined.as_mut() else {
             return Ok(());
         };
         j.last_from_sender = now;
@@ -742,11 +763,11 @@ impl Receiving {
                 let still_open = j.late && late_offer(protocol, params).ok().flatten().is_some();
                 if !j.admitted && session::members(members).any(|x| x == node) {
                     j.admitted = true;
-                    self.next_report = Time::ZERO;
+                    self.st.next_report = Time::ZERO;
                 }
                 if j.admitted && j.built.is_none() {
                     match j.build(&m, node, self.cfg.sock.group) {
-                        Ok(local) => self.open_local = local,
+                        Ok(local) => self.st.open_local = local,
                         Err(e) => {
                             let (session, from) = (j.session, j.sender_addr);
                             self.refuse(session, from, e.to_string());
@@ -758,7 +779,7 @@ impl Receiving {
                     b.side.announced(now, &mut *b.agent, params);
                 }
                 if phase == Phase::Running && !j.admitted && !still_open {
-                    self.end = Some(("not-admitted", Some(format!(
+                    self.st.end = Some(("not-admitted", Some(format!(
                         "session {:08x} started without this receiver: start `rmcast recv` before `rmcast send`",
                         j.session
                     ))));
@@ -768,7 +789,7 @@ impl Receiving {
                 let mine = session::outcomes(outcomes)
                     .find(|(n, _)| *n == node)
                     .map(|(_, o)| o);
-                self.end = Some(match mine {
+                self.st.end = Some(match mine {
                     Some(Outcome::Completed) => ("completed", None),
                     Some(Outcome::Evicted) => (
                         "evicted",
@@ -786,7 +807,7 @@ impl Receiving {
                     ),
                 });
             }
-            _ => self.wire.stats.rejected_stranger += 1,
+            _ => self.st.wire.stats.rejected_stranger += 1,
         }
         Ok(())
     }
@@ -794,12 +815,12 @@ impl Receiving {
     /// A protocol packet: only from our sender (or a peer the protocol names), only once we
     /// know the session and have an agent.
     fn protocol_packet(&mut self, now: Time, h: Header, pkt: &[u8], from: SocketAddr) {
-        let Some(j) = self.joined.as_mut() else {
-            self.wire.stats.rejected_stranger += 1;
+        let Some(j) = self.st.joined.as_mut() else {
+            self.st.wire.stats.rejected_stranger += 1;
             return;
         };
         if !j.accepts(&h, from) {
-            self.wire.stats.rejected_stranger += 1;
+            self.st.wire.stats.rejected_stranger += 1;
             return;
         }
         if h.source == j.sender_node {
@@ -813,30 +834,30 @@ impl Receiving {
         if j.late && !j.admitted {
             return;
         }
-        if self.wire.drop_rx() {
+        if self.st.wire.drop_rx() {
             return;
         }
         if h.class() == PacketClass::RepairData {
-            self.repairs += 1;
+            self.st.repairs += 1;
             if h.source != j.sender_node {
-                self.local_repairs += 1;
+                self.st.local_repairs += 1;
             }
         }
-        if h.class().is_data() && self.first_data.is_none() {
-            self.first_data = Some(now);
+        if h.class().is_data() && self.st.first_data.is_none() {
+            self.st.first_data = Some(now);
         }
-        if self.arena.capacity() < pkt.len() {
-            self.arena.reserve(ARENA.max(pkt.len()));
+        if self.st.arena.capacity() < pkt.len() {
+            self.st.arena.reserve(ARENA.max(pkt.len()));
         }
-        self.arena.extend_from_slice(pkt);
-        let shared = self.arena.split().freeze();
+        self.st.arena.extend_from_slice(pkt);
+        let shared = self.st.arena.split().freeze();
         b.agent.handle_packet_bytes(now, NodeId(h.source), &shared);
     }
 
     /// Join the further group the protocol asked for (`dsp` member: the region's local
     /// group, where its designated receiver repairs).
-    fn join_local(&mut self) -> Result<(), NetError> {
-        let Some(local) = self.open_local.take() else {
+    pub(super) fn join_local(&mut self) -> Result<(), NetError> {
+        let Some(local) = self.st.open_local.take() else {
             return Ok(());
         };
         let mut o = self.cfg.sock.clone();
@@ -849,14 +870,50 @@ impl Receiving {
             .register(&mut s, LOCAL, Interest::READABLE)
             .map_err(|e| NetError::io("register socket", e))?;
         tracing::info!(%local, "joined the region's local group");
-        self.lsock = Some(s);
+        self.st.lsock = Some(s);
         Ok(())
     }
 
     /// The receiver's summary. Anything unfinished is removed (`Incoming`'s drop), never left
     /// looking complete.
-    pub(super) fn report(mut self) -> RecvReport {
-        let mut sink = self.writer.finish();
+    pub(super) fn report(self) -> RecvReport {
+        let sink = self.writer.finish();
+        let now = self.st.clock.now();
+        self.st.report(sink, now)
+    }
+
+    /// The summary of the receive so far, as [`Receiving::report`] gives it with the clock at
+    /// `now`, and the receiver back to what [`Receiving::open`] gives: a fresh [`State`] (no
+    /// session, the local group's socket closed, nothing counted, a new clock and wire), an
+    /// empty sink on the same writer thread, nothing left in the sockets' queues or error
+    /// slots. What it keeps is what `open` sets up before any datagram: the configuration,
+    /// the group and unicast sockets, the poll, the writer thread, the output directory.
+    /// For the fuzz entry point [`super::Fuzzing`], which opens one receiver per process.
+    pub(super) fn reset(&mut self, now: Time) -> RecvReport {
+        let sink = self.writer.reset();
+        let mut old = std::mem::replace(&mut self.st, State::new(&self.cfg));
+        if let Some(mut s) = old.lsock.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+        }
+        // What the session's sends looped back (the agent's multicasts) and any ICMP error.
+        for sock in [&self.gsock, &self.usock] {
+            let mut b = [0u8; 1];
+            loop {
+                match sock.recv_from(&mut b) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    // A datagram (cut to one byte and discarded) or a one-time error (an
+                    // ICMP error reported on the socket).
+                    _ => {}
+                }
+            }
+        }
+        old.report(sink, now)
+    }
+}
+
+impl State {
+    /// The summary, from the sink the writer gave back and the clock at `now`.
+    fn report(mut self, mut sink: Sink, now: Time) -> RecvReport {
         sink.current = None;
         let sink = &sink;
         let (outcome, mut reason) = self.end.take().unwrap_or(("failed", None));
@@ -889,7 +946,7 @@ impl Receiving {
                 None => "the transfer did not finish".to_string(),
             });
         }
-        let end_t = self.done_at.unwrap_or_else(|| self.clock.now());
+        let end_t = self.done_at.unwrap_or(now);
         let seconds = self
             .first_data
             .map_or(0.0, |f| end_t.saturating_since(f).as_secs_f64());

@@ -37,6 +37,8 @@ enum ToWriter {
     Late(Option<String>),
     /// The messages one turn of the protocol loop delivered, in order.
     Msgs(Vec<Bytes>),
+    /// Send the sink back and start a fresh one ([`Writer::reset`]).
+    Reset(Sender<Sink>),
 }
 
 /// What the protocol thread knows of the sink.
@@ -114,6 +116,7 @@ pub(super) struct Writer {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<Sink>>,
     output: Output,
+    waker: Arc<Waker>,
 }
 
 impl Writer {
@@ -133,11 +136,13 @@ impl Writer {
             drained: Condvar::new(),
         });
         let sh = shared.clone();
+        let (out, wake) = (output.clone(), waker.clone());
         let thread = std::thread::Builder::new()
             .name("rmcast-writer".into())
             .spawn(move || {
                 let mut obs = Notes { tx: ntx, last: 0 };
                 for m in rx {
+                    let mut back = None;
                     let len = match m {
                         ToWriter::Late(name) => {
                             sink.late = name;
@@ -150,6 +155,11 @@ impl Writer {
                                 d.len() as u64
                             })
                             .sum(),
+                        ToWriter::Reset(to) => {
+                            obs.last = 0;
+                            back = Some((to, std::mem::replace(&mut sink, Sink::new(out.clone()))));
+                            0
+                        }
                     };
                     let now = Status {
                         bytes: sink.bytes,
@@ -172,7 +182,12 @@ impl Writer {
                         sh.drained.notify_all();
                     }
                     if changed {
-                        let _ = waker.wake();
+                        let _ = wake.wake();
+                    }
+                    // Only now, so the status and queue the protocol thread sees next are
+                    // the fresh sink's.
+                    if let Some((to, old)) = back {
+                        let _ = to.send(old);
                     }
                 }
                 sink
@@ -194,6 +209,7 @@ impl Writer {
             shared,
             thread,
             output,
+            waker,
         }
     }
 
@@ -305,10 +321,34 @@ impl Writer {
         self.thread
             .take()
             .and_then(|t| t.join().ok())
-            .unwrap_or_else(|| {
-                let mut s = Sink::new(output);
-                s.failure = Some(super::reason::WRITE);
-                s
-            })
+            .unwrap_or_else(|| lost(output))
     }
+
+    /// Take the sink back once the writer handled everything queued, as [`Writer::finish`]
+    /// does, and leave the writer as [`Writer::spawn`] gives it: the same thread with a fresh
+    /// sink (a new thread if that one is gone), nothing gathered, no notes pending.
+    pub(super) fn reset(&mut self) -> Sink {
+        self.send();
+        let (tx, rx) = channel();
+        self.push(ToWriter::Reset(tx), 0);
+        let sink = rx.recv().ok();
+        while self.notes.try_recv().is_ok() {}
+        match sink {
+            Some(sink) => sink,
+            None => {
+                let output = self.output.clone();
+                let dead =
+                    std::mem::replace(self, Writer::spawn(output.clone(), self.waker.clone()));
+                dead.finish();
+                lost(output)
+            }
+        }
+    }
+}
+
+/// The sink of a writer thread that is gone: nothing more could be written.
+fn lost(output: Output) -> Sink {
+    let mut s = Sink::new(output);
+    s.failure = Some(super::reason::WRITE);
+    s
 }

@@ -1,0 +1,153 @@
+//! [`Fuzzing::reset`]: a reset receiver is a fresh one.
+
+use super::*;
+use crate::agents::PROTOCOLS;
+use crate::frame::Frame;
+use rmcast_proto::Time;
+use rmcast_wire::session::{encode_outcomes, Message, Outcome};
+
+const ME: u32 = 0x1111;
+const SENDER: u32 = 0x42;
+
+fn group() -> SocketAddr {
+    "239.255.91.7:47611".parse().unwrap()
+}
+
+fn sender_addr() -> SocketAddr {
+    "127.0.0.1:47612".parse().unwrap()
+}
+
+fn open(dir: &std::path::Path, keys: Option<Keys>) -> Fuzzing {
+    let mut cfg = RecvConfig::new(
+        group(),
+        Output::Dir {
+            path: dir.to_path_buf(),
+            force: false,
+        },
+    );
+    cfg.sock.interface = Some("lo".into());
+    cfg.node_id = Some(ME);
+    cfg.keys = keys;
+    Fuzzing::open(cfg).unwrap()
+}
+
+/// The datagrams, with their times, of a whole session of `protocol`: the running
+/// ANNOUNCE, what the sender's agent sends for one file `name` of `len` bytes (in messages of
+/// 1,000 bytes), then a datagram
+/// from a stranger and the END that names this receiver completed.
+fn transfer(protocol: &str, session: u32, name: &str, len: u64) -> Vec<(Duration, Vec<u8>)> {
+    let proto = PROTOCOLS.iter().find(|p| p.name() == protocol).unwrap();
+    let joined = [(ME, 0, "127.0.0.2:47613".parse().unwrap())];
+    let (mut agent, announce) =
+        Fuzzing::session(proto, session, SENDER, group(), &joined, None).unwrap();
+    let data = crate::sender::pseudo_random(len, u64::from(session));
+    let digest = *blake3::hash(&data).as_bytes();
+    let mut out = vec![(Duration::ZERO, announce)];
+    let mut frames = vec![Frame::File {
+        size: len,
+        digest,
+        name,
+    }];
+    frames.extend(data.chunks(1_000).map(Frame::Data));
+    frames.push(Frame::Finish { files: 1 });
+    let mut at = Duration::from_millis(1);
+    for f in frames {
+        agent.send(Time::ZERO + at, f.encode()).unwrap();
+        while let Some(t) = agent.poll_transmit() {
+            out.push((at, t.payload.to_vec()));
+            at += Duration::from_micros(100);
+        }
+    }
+    out.push((at, b"not a datagram".to_vec()));
+    let outcomes = encode_outcomes(&[(ME, Outcome::Completed)]);
+    let end = crate::endpoint::session_packet(
+        session,
+        SENDER,
+        Message::End {
+            outcomes: &outcomes,
+        },
+    )
+    .unwrap();
+    out.push((at + Duration::from_millis(10), end));
+    out
+}
+
+/// Feed `datagrams` (all from the sender), then the summary and a reset.
+fn run(r: &mut Fuzzing, datagrams: &[(Duration, Vec<u8>)]) -> RecvReport {
+    for (at, d) in datagrams {
+        r.datagram(*at, sender_addr(), &mut d.clone()).unwrap();
+    }
+    r.reset()
+}
+
+/// A summary as text (every field, including the driver's counters and the times).
+fn text(r: &RecvReport) -> String {
+    format!("{r:?}")
+}
+
+fn remove_files(r: &RecvReport) {
+    for f in &r.files {
+        std::fs::remove_file(f.path.as_ref().unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn a_reset_receiver_gives_the_summary_a_fresh_one_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let second = transfer("pgm", 0x5e55_0002, "second.bin", 5_000);
+    let fresh = run(&mut open(dir.path(), None), &second);
+    assert_eq!(fresh.outcome, "completed", "{fresh:?}");
+    assert_eq!(fresh.session, Some(0x5e55_0002));
+    assert_eq!(fresh.bytes, 5_000);
+    assert!(
+        fresh.driver.rejected() > 0,
+        "the stranger's datagram is counted"
+    );
+    remove_files(&fresh);
+
+    // The same datagrams on a receiver that had another session before (another session,
+    // file and length, its last data lost: it ended with an unfinished file).
+    let mut r = open(dir.path(), None);
+    let mut first = transfer("pgm", 0x5e55_0001, "first.bin", 9_000);
+    first.truncate(first.len() - 4);
+    let had = run(&mut r, &first);
+    assert_eq!(had.session, Some(0x5e55_0001));
+    assert_ne!(had.outcome, "completed", "{had:?}");
+    assert!(had.bytes > 0, "{had:?}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "the unfinished file was removed"
+    );
+    let again = run(&mut r, &second);
+    assert_eq!(text(&again), text(&fresh));
+    remove_files(&again);
+    // And once more, after a completed session.
+    assert_eq!(text(&run(&mut r, &second)), text(&fresh));
+}
+
+#[test]
+fn a_reset_receiver_joins_the_next_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::from_secret(&[7; 32], true).unwrap();
+    let mut r = open(dir.path(), Some(keys.clone()));
+    let mut sealer = crate::secure::Sealer::new(keys.clone(), 0);
+    for (session, proto) in [(1, "xtp"), (2, "xtp"), (3, "pgm")] {
+        let (_, announce) = Fuzzing::session(
+            PROTOCOLS.iter().find(|p| p.name() == proto).unwrap(),
+            session,
+            SENDER,
+            group(),
+            &[(ME, 0, sender_addr())],
+            Some(&keys),
+        )
+        .unwrap();
+        let mut sealed = Vec::new();
+        sealer.seal(&announce, &mut sealed);
+        r.datagram(Duration::from_millis(5), sender_addr(), &mut sealed)
+            .unwrap();
+        assert!(!r.ended());
+        let report = r.reset();
+        assert_eq!(report.session, Some(session), "{report:?}");
+        assert_eq!(report.driver.rejected(), 0, "{report:?}");
+    }
+}
