@@ -179,17 +179,15 @@ fn order_judge(a: &Estimate, b: &Estimate, ok: bool) -> Judged {
     }
 }
 
-/// "x = …: mean [ci_lo, ci_hi] vs t".
-fn across_text(x: Option<f64>, e: &Estimate, t: f64) -> String {
+/// "mean [lo, hi]": a value with the interval it is judged by.
+fn with_interval(e: &Estimate) -> String {
     let (a, b) = interval(e);
-    format!(
-        "{}{} [{}, {}] vs {}",
-        xs(x),
-        fmt_num(e.mean),
-        fmt_num(a),
-        fmt_num(b),
-        fmt_num(t)
-    )
+    format!("{} [{}, {}]", fmt_num(e.mean), fmt_num(a), fmt_num(b))
+}
+
+/// "x = …: mean [lo, hi] vs t".
+fn across_text(x: Option<f64>, e: &Estimate, t: f64) -> String {
+    format!("{}{} vs {}", xs(x), with_interval(e), fmt_num(t))
 }
 
 /// Evaluate one claim against a study's measures.
@@ -445,13 +443,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                     Judged::Across => unsure.push(format!(
                         "{}{}",
                         xs(*x),
-                        vals.iter()
-                            .map(|v| {
-                                let (a, b) = interval(v);
-                                format!("{} [{}, {}]", fmt_num(v.mean), fmt_num(a), fmt_num(b))
-                            })
-                            .collect::<Vec<_>>()
-                            .join(sep)
+                        vals.iter().map(with_interval).collect::<Vec<_>>().join(sep)
                     )),
                 }
                 if shown.is_empty() || judged == Judged::Out && bad.len() == 1 {
