@@ -165,32 +165,70 @@ pub enum Direction {
     Decreasing,
 }
 
+/// A `within` predicate's target and tolerances: |m − t| ≤ abs + rel·|t|.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Band {
+    /// The target t.
+    pub of: Operand,
+    /// Absolute tolerance.
+    #[serde(default)]
+    pub abs: f64,
+    /// Tolerance relative to |t|.
+    #[serde(default)]
+    pub rel: f64,
+    /// Only the point at this x (all points when absent).
+    pub at: Option<f64>,
+    /// Only the points where the target (a series) has a value: for a paper table whose
+    /// failed cells are omitted. Without it a point the target lacks cannot be evaluated.
+    #[serde(default)]
+    pub where_target: bool,
+    /// Only the points at this x and above (e.g. leaving out the cells a model constant
+    /// was derived from, which cannot test it).
+    pub from: Option<f64>,
+}
+
+impl Band {
+    /// Exactly `of` (no tolerance) at every point.
+    pub fn of(of: Operand) -> Self {
+        Band {
+            of,
+            abs: 0.0,
+            rel: 0.0,
+            at: None,
+            where_target: false,
+            from: None,
+        }
+    }
+}
+
+impl fmt::Display for Band {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut tol = Vec::new();
+        if self.abs != 0.0 || self.rel == 0.0 {
+            tol.push(fmt_num(self.abs));
+        }
+        if self.rel != 0.0 {
+            tol.push(format!("{} %", fmt_num(self.rel * 100.0)));
+        }
+        let (of, at) = (&self.of, &self.at);
+        write!(f, "within ±{} of {of}{}", tol.join(" + "), at_suffix(at))?;
+        if let Some(x) = self.from {
+            write!(f, " from x = {}", fmt_num(x))?;
+        }
+        if self.where_target {
+            write!(f, " where {of} has a value")?;
+        }
+        Ok(())
+    }
+}
+
 /// What must hold for a claim to pass.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Predicate {
     /// |m − t| ≤ abs + rel·|t|.
-    Within {
-        /// The target t.
-        of: Operand,
-        /// Absolute tolerance.
-        #[serde(default)]
-        abs: f64,
-        /// Tolerance relative to |t|.
-        #[serde(default)]
-        rel: f64,
-        /// Only the point at this x (all points when absent).
-        #[serde(default)]
-        at: Option<f64>,
-        /// Only the points where the target (a series) has a value: for a paper table whose
-        /// failed cells are omitted. Without it a point the target lacks cannot be evaluated.
-        #[serde(default)]
-        where_target: bool,
-        /// Only the points at this x and above (e.g. leaving out the cells a model constant
-        /// was derived from, which cannot test it).
-        #[serde(default)]
-        from: Option<f64>,
-    },
+    Within(Band),
     /// m ≤ t (m < t if strict).
     AtMost {
         /// The bound t.
@@ -270,30 +308,7 @@ fn range_suffix(from: &Option<f64>, to: &Option<f64>) -> String {
 impl fmt::Display for Predicate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Predicate::Within {
-                of,
-                abs,
-                rel,
-                at,
-                where_target,
-                from,
-            } => {
-                let mut tol = Vec::new();
-                if *abs != 0.0 || *rel == 0.0 {
-                    tol.push(fmt_num(*abs));
-                }
-                if *rel != 0.0 {
-                    tol.push(format!("{} %", fmt_num(rel * 100.0)));
-                }
-                write!(f, "within ±{} of {of}{}", tol.join(" + "), at_suffix(at))?;
-                if let Some(x) = from {
-                    write!(f, " from x = {}", fmt_num(*x))?;
-                }
-                if *where_target {
-                    write!(f, " where {of} has a value")?;
-                }
-                Ok(())
-            }
+            Predicate::Within(band) => write!(f, "{band}"),
             Predicate::AtMost { of, strict, at } => {
                 let op = if *strict { "<" } else { "≤" };
                 write!(f, "{op} {of}{}", at_suffix(at))
@@ -583,7 +598,7 @@ pub fn parse_claims(study: &str, text: &str) -> Result<Claims, ClaimFileError> {
                     return Err(invalid("`order` needs at least two measures"));
                 }
             }
-            Predicate::Within { abs, rel, .. } => {
+            Predicate::Within(Band { abs, rel, .. }) => {
                 if c.measure.is_none() {
                     return Err(invalid("`within` needs `measure`"));
                 }

@@ -65,39 +65,34 @@ fn verdict(measure: Option<&str>, p: Predicate) -> Verdict {
 
 #[test]
 fn within_exact_and_relative() {
-    let p = |of: f64, abs: f64, rel: f64| Predicate::Within {
-        of: Operand::Value(of),
-        abs,
-        rel,
-        at: None,
-        where_target: false,
-        from: None,
+    let p = |of: f64, abs: f64, rel: f64| {
+        Predicate::Within(Band {
+            abs,
+            rel,
+            ..Band::of(Operand::Value(of))
+        })
     };
     assert_eq!(verdict(Some("time"), p(12656.0, 0.0, 0.0)), Verdict::Pass);
     assert_eq!(verdict(Some("time"), p(12657.0, 0.0, 0.0)), Verdict::Fail);
     assert_eq!(verdict(Some("time"), p(12657.0, 1.0, 0.0)), Verdict::Pass);
     // Series: every point must be inside; 3.5 vs 5 is 30 % off.
     assert_eq!(verdict(Some("rt"), p(5.0, 0.0, 0.15)), Verdict::Fail);
-    let at20 = Predicate::Within {
-        of: Operand::Value(5.0),
-        abs: 0.0,
+    let at20 = Predicate::Within(Band {
         rel: 0.15,
         at: Some(20.0),
-        where_target: false,
-        from: None,
-    };
+        ..Band::of(Operand::Value(5.0))
+    });
     assert_eq!(verdict(Some("rt"), at20), Verdict::Pass);
 }
 
 #[test]
 fn within_a_gappy_table_skips_its_gaps_only_when_asked() {
-    let p = |where_target: bool, target: &str| Predicate::Within {
-        of: Operand::Measure(target.into()),
-        abs: 0.0,
-        rel: 0.05,
-        at: None,
-        where_target,
-        from: None,
+    let p = |where_target: bool, target: &str| {
+        Predicate::Within(Band {
+            rel: 0.05,
+            where_target,
+            ..Band::of(Operand::Measure(target.into()))
+        })
     };
     let run = |p: Predicate| {
         let r = evaluate(&claim(Some("rt"), p), &measures());
@@ -113,13 +108,12 @@ fn within_a_gappy_table_skips_its_gaps_only_when_asked() {
 #[test]
 fn within_from_leaves_out_the_points_below() {
     // rt = 3.5, 4.85, 5.64 at 5, 10, 20: only 10 and 20 are within 15 % of 5.
-    let p = |from: Option<f64>| Predicate::Within {
-        of: Operand::Value(5.0),
-        abs: 0.0,
-        rel: 0.15,
-        at: None,
-        where_target: false,
-        from,
+    let p = |from: Option<f64>| {
+        Predicate::Within(Band {
+            rel: 0.15,
+            from,
+            ..Band::of(Operand::Value(5.0))
+        })
     };
     assert_eq!(verdict(Some("rt"), p(None)), Verdict::Fail);
     assert_eq!(verdict(Some("rt"), p(Some(10.0))), Verdict::Pass);
@@ -141,13 +135,11 @@ fn an_interval_across_the_edge_is_inconclusive() {
         let r = evaluate(&claim(Some(measure), p), &m);
         (r.verdict, r.means_hold)
     };
-    let within = |of: f64, abs: f64| Predicate::Within {
-        of: Operand::Value(of),
-        abs,
-        rel: 0.0,
-        at: None,
-        where_target: false,
-        from: None,
+    let within = |of: f64, abs: f64| {
+        Predicate::Within(Band {
+            abs,
+            ..Band::of(Operand::Value(of))
+        })
     };
     // 10 ± 2.5 against [9, 11]: the mean is inside, the interval is not.
     assert_eq!(
@@ -288,14 +280,7 @@ fn parse_valid_and_invalid_files() {
     assert_eq!(claims.len(), 2);
     assert_eq!(
         claims[0].predicate,
-        Predicate::Within {
-            of: Operand::Value(12656.0),
-            abs: 0.0,
-            rel: 0.0,
-            at: None,
-            where_target: false,
-            from: None,
-        }
+        Predicate::Within(Band::of(Operand::Value(12656.0)))
     );
     assert!(matches!(
         parse_claims("other", ok),
