@@ -2,7 +2,7 @@
 """Extract seed 003's SRM single-loss metrics from an ns-2 SRM trace and an rmcast run.
 
     analyze.py ns2   EDGES TRACE DROP_SEQ
-    analyze.py rmcast EDGES OUTDIR DROP_TIME_S
+    analyze.py rmcast EDGES OUTDIR DROP_SEQ DROP_TIME_S
 
 Prints one JSON object: receivers, requests and repairs for the dropped message, and the
 mean / max normalized recovery latency over receivers that lost it.
@@ -15,14 +15,16 @@ ns-2: latency is measured per receiver from its own trace lines: `Q DETECT` to `
 (the repair's arrival) for message <source:DROP_SEQ>; requests = `Q SENDNACK` lines, repairs
 = `P SENDREP` lines for that message. The trace prints time with 4 decimals (0.1 ms).
 
-rmcast: `rmcast sim` writes per-packet *send* records (packets.csv: time, origin, class) and
-per-run counters (runs.csv), not per-receiver arrival times. Requests = runs.csv
-`receiver_control_sent` (SRM requests; session messages are not counted there), repairs =
-`originated_repair`. Latency is *reconstructed*: loss detected when the next data packet
-(sent 100 ms after the dropped one) arrives, repair arrival = earliest repair send time +
-shortest-path delay from its sender + per-hop transmission time (no queueing; the links
-carry 10 packets/s of 1.5 Mb/s). The same reconstruction applied to ns-2's SENDREP times is
-printed as `latency_reconstructed_mean` for ns-2 too, to show how close it is to measurement.
+rmcast: latency is measured per receiver from `rmcast sim --records`' recoveries.csv: the
+receiver's `LossDetected` event for DROP_SEQ to its `Delivered` event for it (the same two
+moments as ns-2's DETECT and REPAIR lines). Requests = runs.csv `receiver_control_sent` (SRM
+requests; session messages are not counted there), repairs = `originated_repair`.
+
+`latency_reconstructed_mean` (both tools) is the older estimate from repair *send* times
+(packets.csv for rmcast, SENDREP lines for ns-2): detection when the next data packet (sent
+100 ms after the dropped one) arrives, repair arrival = earliest repair send time +
+shortest-path delay from its sender + per-hop transmission time, no queueing. Beside the
+measurement it shows how much queueing (and detection by a session message) it missed.
 """
 import csv
 import heapq
@@ -140,12 +142,21 @@ def ns2(edges, trace, seq):
     })
 
 
-def rmcast(edges, outdir, drop_time):
+def rmcast(edges, outdir, seq, drop_time):
     """One summary per run of the sweep (runs.csv rows), in run order."""
     adj, src, recv = read_edges(edges)
     rtt = rtts(adj, src, recv)
     with open(f"{outdir}/runs.csv") as f:
         rows = list(csv.DictReader(f))
+    detect, repair = {}, {}
+    with open(f"{outdir}/recoveries.csv") as f:
+        for x in csv.DictReader(f):
+            if int(x["seq"]) != seq:
+                continue
+            key = (x["run"], int(x["node"]))
+            detect[key] = float(x["detected_s"])
+            if x["delivered_s"]:
+                repair[key] = float(x["delivered_s"])
     reps = {}
     with open(f"{outdir}/packets.csv") as f:
         for p in csv.DictReader(f):
@@ -153,32 +164,36 @@ def rmcast(edges, outdir, drop_time):
                 reps.setdefault(p["run"], []).append(
                     (float(p["time_s"]), int(p["src"]), int(p["len"])))
     cache = {}
-    # Detection: the next data packet after the dropped one (1052 bytes on the wire).
+    # The reconstruction: detection by the next data packet (1052 bytes on the wire).
     nxt = arrival(adj, src, drop_time + 0.1, 1052, cache)
     out = []
     for row in rows:
+        run = row["run"]
+        lat = {r: repair[(run, r)] - detect[(run, r)] for r in recv if (run, r) in repair}
         rec = {}
-        for t, node, ln in reps.get(row["run"], []):
+        for t, node, ln in reps.get(run, []):
             for n, ta in arrival(adj, node, t, ln, cache).items():
                 rec[n] = min(rec.get(n, 1e18), ta)
-        # With the one drop on the source's link every receiver lost the message.
-        lat = {r: rec[r] - nxt[r] for r in recv if r in rec and rec[r] >= nxt[r]}
+        rl = [(rec[r] - nxt[r]) / rtt[r] for r in recv if r in rec and rec[r] >= nxt[r]]
         out.append(summary(lat, rtt, int(row["receiver_control_sent"]),
                            int(row["originated_repair"]), recv, {
                                "seed": int(row["seed"]),
                                "drops": int(row["lost_single_loss"]),
-                               "unrecovered": len(recv) - len(lat),
+                               "unrecovered": sum(1 for r in recv
+                                                  if (run, r) in detect and (run, r) not in repair),
+                               "latency_reconstructed_mean":
+                                   round(sum(rl) / len(rl), 4) if rl else None,
                            }))
     return out
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("ns2", "rmcast"):
-        sys.exit(__doc__)
-    if sys.argv[1] == "ns2":
+    if sys.argv[1:2] == ["ns2"] and len(sys.argv) == 5:
         out = ns2(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1:2] == ["rmcast"] and len(sys.argv) == 6:
+        out = rmcast(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
     else:
-        out = rmcast(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+        sys.exit(__doc__)
     print(json.dumps(out))
 
 

@@ -108,7 +108,7 @@ for r in $RECEIVERS; do
         RAYON_NUM_THREADS=1 "$RMCAST" sim "$OUT/r$r-s$s.toml" --out "$OUT/rm-r$r-s$s" --records --quiet
         t1=$(now)
         echo "$t0 $t1" > "$OUT/rm-r$r-s$s.time"
-        python3 "$HERE/analyze.py" rmcast "$g" "$OUT/rm-r$r-s$s" 3.0 > "$OUT/rm-r$r-s$s.json"
+        python3 "$HERE/analyze.py" rmcast "$g" "$OUT/rm-r$r-s$s" "$DROP_SEQ" 3.0 > "$OUT/rm-r$r-s$s.json"
         if [ "$ns2_ok" = 1 ]; then
             log "ns-2: $r receivers, seed $s (timeout ${NS2_TIMEOUT}s)"
             t0=$(now)
@@ -129,7 +129,7 @@ for r in $RECEIVERS; do
     RAYON_NUM_THREADS=1 "$RMCAST" sim "$OUT/ref-r$r.toml" --out "$OUT/ref-r$r" --records --quiet
     t1=$(now)
     echo "$t0 $t1" > "$OUT/ref-r$r.time"
-    python3 "$HERE/analyze.py" rmcast "$g" "$OUT/ref-r$r" 3.0 > "$OUT/ref-r$r.json"
+    python3 "$HERE/analyze.py" rmcast "$g" "$OUT/ref-r$r" "$DROP_SEQ" 3.0 > "$OUT/ref-r$r.json"
 done
 
 MCAST="$MCAST" python3 - "$OUT" "$SEEDS" "$REF_SEEDS" "$NS_VERSION" "$RMCAST" "$RECEIVERS" "$HERE/compare.sh" <<'PY'

@@ -84,8 +84,9 @@ def simulate(
     records:
         Also return the per-packet and per-loss records (``rmcast sim --records``).
     out:
-        Also write ``runs.csv`` and ``runs.jsonl`` (and with ``records``, ``packets.csv``
-        and ``losses.csv``) into this directory, byte for byte as ``rmcast sim --out``.
+        Also write ``runs.csv`` and ``runs.jsonl`` (and with ``records``, ``packets.csv``,
+        ``losses.csv`` and ``recoveries.csv``) into this directory, byte for byte as
+        ``rmcast sim --out``.
     threads:
         Worker threads for the sweep (default: ``RAYON_NUM_THREADS`` or every core, as
         ``rmcast sim``). Results do not depend on it.

@@ -271,8 +271,8 @@ fn simulate(
     if let Some(dir) = &out {
         rmcast_sim::shard::write_runs(dir, &results)
             .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
-        if let Some((p, l)) = &recs {
-            for (name, text) in [("packets.csv", p), ("losses.csv", l)] {
+        if let Some(r) = &recs {
+            for (name, text) in r.files() {
                 std::fs::write(dir.join(name), text).map_err(|e| {
                     pyo3::exceptions::PyOSError::new_err(format!(
                         "{}: {e}",
@@ -295,7 +295,7 @@ fn simulate(
         table.set_item(c, values)?;
     }
     let (p, l) = match recs {
-        Some((p, l)) => (Some(p), Some(l)),
+        Some(r) => (Some(r.packets), Some(r.losses)),
         None => (None, None),
     };
     Ok((cols, table.unbind(), p, l))

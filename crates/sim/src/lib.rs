@@ -45,7 +45,8 @@ pub use network::{Backoff, BusConfig, Jitter, LinkConfig, NetError, Network, Nod
 pub use rng::SimRng;
 pub use scheme::Scheme;
 pub use sim::{
-    Counters, LossRecord, NodeMetrics, Outcome, PacketRecord, Sim, SimError, Stop, Traffic,
+    Counters, LossRecord, NodeMetrics, Outcome, PacketRecord, RecoveryRecord, Sim, SimError, Stop,
+    Traffic,
 };
 
 #[cfg(test)]

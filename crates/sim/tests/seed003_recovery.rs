@@ -498,6 +498,35 @@ fn pgm_and_srm_repair_a_single_loss_on_every_link() {
     }
 }
 
+/// With tracing on, the recorder keeps one recovery per receiver that missed the packet: the
+/// packet's sequence number (the 5th original, seq 4), the time of the `LossDetected` event
+/// and of the `Delivered` event that made it good — the events themselves, read back.
+#[test]
+fn recoveries_are_the_detection_and_delivery_events_of_each_receiver() {
+    let t = Tree::binary(3);
+    let mut sim = srm_tree(&t, 6);
+    assert!(sim.recoveries().is_empty(), "nothing kept without a trace");
+    sim.enable_trace();
+    let link = t.link[&(t.source, t.routers[0])];
+    assert_eq!(recover(&mut sim, &t, link, t.source), t.receivers.len());
+    let recs = sim.recoveries();
+    assert_eq!(recs.len(), t.receivers.len());
+    for r in recs {
+        assert_eq!(r.seq, 4, "{r:?}");
+        let event_time = |want: &dyn Fn(&Event) -> bool| {
+            sim.events(r.node)
+                .iter()
+                .find(|(_, e)| want(e))
+                .map(|(at, _)| *at)
+        };
+        let detected = event_time(&|e| matches!(e, Event::LossDetected { seq: 4 }));
+        let delivered = event_time(&|e| matches!(e, Event::Delivered { seq: 4, .. }));
+        assert_eq!(Some(r.detected), detected, "{r:?}");
+        assert_eq!(r.delivered, delivered, "{r:?}");
+        assert!(r.delivered.is_some_and(|d| d > r.detected), "{r:?}");
+    }
+}
+
 /// Router state through the `RouterAgent` trait: a PGM network element reports the repair
 /// state a lost packet created (and cleared), an LMS router its one replier link.
 #[test]

@@ -37,7 +37,8 @@ pub struct Args {
     /// Also write a pcap of the first run's traffic (synthesized Ethernet/IPv4/UDP headers)
     #[arg(long, value_name = "FILE")]
     pcap: Option<PathBuf>,
-    /// Also write per-packet and per-loss records (DIR/packets.csv, DIR/losses.csv)
+    /// Also write per-packet, per-loss and per-recovery records (DIR/packets.csv, DIR/losses.csv,
+    /// DIR/recoveries.csv)
     #[arg(long)]
     records: bool,
     /// No progress bar and no summary
@@ -125,9 +126,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let csv = args.out.join("runs.csv");
     let jsonl = args.out.join("runs.jsonl");
     if args.records {
-        let (p, l) = scenario::records_csv(&results);
-        std::fs::write(args.out.join("packets.csv"), p)?;
-        std::fs::write(args.out.join("losses.csv"), l)?;
+        for (name, text) in scenario::records_csv(&results).files() {
+            std::fs::write(args.out.join(name), text)?;
+        }
     }
     if let Some(path) = &args.pcap {
         let packets = results

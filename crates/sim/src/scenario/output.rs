@@ -2,7 +2,7 @@
 //! per-packet and per-loss records (`packets.csv`, `losses.csv`), written with the `csv`
 //! crate.
 
-use crate::sim::{LossRecord, PacketRecord};
+use crate::sim::{LossRecord, PacketRecord, RecoveryRecord};
 use rmcast_proto::{Dest, GroupId, NodeId};
 use rmcast_wire::PacketClass;
 use toml::Value;
@@ -66,6 +66,8 @@ pub struct Trace {
     pub packets: Vec<PacketRecord>,
     /// Every loss, with its cause.
     pub losses: Vec<LossRecord>,
+    /// Every loss an agent detected, and when it delivered the packet.
+    pub recoveries: Vec<RecoveryRecord>,
     /// Nodes in the network.
     pub nodes: usize,
     /// Every group and its members.
@@ -143,8 +145,31 @@ pub fn to_csv(results: &[RunResult]) -> String {
     )
 }
 
-/// `packets.csv` and `losses.csv`: every traced packet and loss of every run.
-pub fn records_csv(results: &[RunResult]) -> (String, String) {
+/// The `--records` files of a sweep, as CSV text.
+#[derive(Debug, Clone)]
+pub struct Records {
+    /// `packets.csv`: every packet originated, one row each.
+    pub packets: String,
+    /// `losses.csv`: every packet lost, with its cause.
+    pub losses: String,
+    /// `recoveries.csv`: every loss an agent detected, when, and when it delivered the packet
+    /// (`delivered_s` empty if it had not by the end of the run).
+    pub recoveries: String,
+}
+
+impl Records {
+    /// (file name, text) of each file.
+    pub fn files(&self) -> [(&'static str, &str); 3] {
+        [
+            ("packets.csv", &self.packets),
+            ("losses.csv", &self.losses),
+            ("recoveries.csv", &self.recoveries),
+        ]
+    }
+}
+
+/// The `--records` files: every traced packet, loss and recovery of every run.
+pub fn records_csv(results: &[RunResult]) -> Records {
     let traces = || {
         results
             .iter()
@@ -190,7 +215,26 @@ pub fn records_csv(results: &[RunResult]) -> (String, String) {
             })
         }),
     );
-    (packets, losses)
+    let recoveries = csv_text(
+        &["run", "node", "seq", "detected_s", "delivered_s"],
+        traces().flat_map(|(run, t)| {
+            t.recoveries.iter().map(move |x| {
+                vec![
+                    run.to_string(),
+                    x.node.0.to_string(),
+                    x.seq.to_string(),
+                    x.detected.as_secs_f64().to_string(),
+                    x.delivered
+                        .map_or(String::new(), |d| d.as_secs_f64().to_string()),
+                ]
+            })
+        }),
+    );
+    Records {
+        packets,
+        losses,
+        recoveries,
+    }
 }
 
 /// `runs.jsonl`: one JSON object per run.

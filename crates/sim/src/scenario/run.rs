@@ -138,6 +138,7 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         sim.trace().map(|(pk, ls)| Trace {
             packets: pk.to_vec(),
             losses: ls.to_vec(),
+            recoveries: sim.recoveries().to_vec(),
             nodes: sim.network().node_count(),
             groups: vec![(GroupId(1), receivers.clone())],
         })

@@ -34,7 +34,7 @@ mod record;
 mod routes;
 
 pub use host::Traffic;
-pub use record::{Counters, LossRecord, NodeMetrics, PacketRecord};
+pub use record::{Counters, LossRecord, NodeMetrics, PacketRecord, RecoveryRecord};
 
 use crate::kernel::Kernel;
 use crate::loss::{KindFilter, LossRule, LossSite, LossState};
@@ -418,6 +418,12 @@ impl Sim {
     /// Originated packets and losses, if [`Sim::enable_trace`] was called.
     pub fn trace(&self) -> Option<(&[PacketRecord], &[LossRecord])> {
         self.rec.trace()
+    }
+
+    /// Every loss an agent detected and when it delivered the missing packet (kept while
+    /// tracing is on, see [`Sim::enable_trace`]; empty otherwise).
+    pub fn recoveries(&self) -> &[RecoveryRecord] {
+        self.rec.recoveries()
     }
 
     // ---------------------------------------------------------------- running

@@ -115,6 +115,63 @@ pub struct LossRecord {
     pub cause: String,
 }
 
+/// One loss an agent detected and when it was made good (recorded when tracing is on): the
+/// first `LossDetected { seq }` of a node and its first `Delivered { seq }` after it, the
+/// sequence number as the protocol reports it in both events (for SRM, PGM and LMS the data
+/// packet's). Read per receiver, this is recovery latency without reconstructing it from
+/// packet send times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryRecord {
+    /// The node that detected the loss.
+    pub node: NodeId,
+    /// The sequence number it found missing.
+    pub seq: u64,
+    /// When it detected the loss.
+    pub detected: Time,
+    /// When it delivered that sequence number (`None`: not by the end of the run).
+    pub delivered: Option<Time>,
+}
+
+/// Everything tracing keeps.
+#[derive(Debug, Default)]
+struct TraceLog {
+    packets: Vec<PacketRecord>,
+    losses: Vec<LossRecord>,
+    recoveries: Vec<RecoveryRecord>,
+    /// (node, seq) of each recovery still open → its index in `recoveries`.
+    open: std::collections::BTreeMap<(u32, u64), usize>,
+}
+
+impl TraceLog {
+    /// Opens a recovery on a node's first detection of `seq`, closes it on its delivery.
+    fn recovery(&mut self, node: u32, now: Time, e: &Event) {
+        match e {
+            Event::LossDetected { seq } => {
+                if let std::collections::btree_map::Entry::Vacant(v) = self.open.entry((node, *seq))
+                {
+                    v.insert(self.recoveries.len());
+                    self.recoveries.push(RecoveryRecord {
+                        node: NodeId(node),
+                        seq: *seq,
+                        detected: now,
+                        delivered: None,
+                    });
+                }
+            }
+            Event::Delivered { seq, .. } => {
+                if let Some(r) = self
+                    .open
+                    .get(&(node, *seq))
+                    .and_then(|&i| self.recoveries.get_mut(i))
+                {
+                    r.delivered.get_or_insert(now);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Built-in loss causes (their indices in the recorder's cause list).
 pub(crate) const CAUSE_QUEUE: u32 = 0;
 pub(crate) const CAUSE_IMPLOSION: u32 = 1;
@@ -129,7 +186,7 @@ pub(crate) struct Recorder {
     record_only: Option<Vec<bool>>,
     events: Vec<Vec<(Time, Event)>>,
     metrics: Vec<NodeMetrics>,
-    trace: Option<(Vec<PacketRecord>, Vec<LossRecord>)>,
+    trace: Option<TraceLog>,
 }
 
 impl Recorder {
@@ -167,7 +224,7 @@ impl Recorder {
     }
 
     pub(crate) fn enable_trace(&mut self) {
-        self.trace.get_or_insert_with(|| (Vec::new(), Vec::new()));
+        self.trace.get_or_insert_with(TraceLog::default);
     }
 
     /// The index of loss cause `name`, added after the others if new.
@@ -195,15 +252,18 @@ impl Recorder {
     pub(crate) fn trace(&self) -> Option<(&[PacketRecord], &[LossRecord])> {
         self.trace
             .as_ref()
-            .map(|(p, l)| (p.as_slice(), l.as_slice()))
+            .map(|t| (t.packets.as_slice(), t.losses.as_slice()))
+    }
+    pub(crate) fn recoveries(&self) -> &[RecoveryRecord] {
+        self.trace.as_ref().map_or(&[], |t| t.recoveries.as_slice())
     }
 
     /// Packet `id` was dropped at `node` for `cause`.
     pub(crate) fn lost(&mut self, cause: u32, id: u64, now: Time, node: u32) {
         self.causes[cause as usize].1 += 1;
         self.counters.lost += 1;
-        if let Some((_, losses)) = self.trace.as_mut() {
-            losses.push(LossRecord {
+        if let Some(t) = self.trace.as_mut() {
+            t.losses.push(LossRecord {
                 id,
                 time: now,
                 node: NodeId(node),
@@ -228,8 +288,8 @@ impl Recorder {
             Some(PacketClass::Control) => self.counters.originated_control += 1,
             None => self.counters.originated_other += 1,
         }
-        if let Some((pkts, _)) = self.trace.as_mut() {
-            pkts.push(PacketRecord {
+        if let Some(t) = self.trace.as_mut() {
+            t.packets.push(PacketRecord {
                 id,
                 time: now,
                 src: NodeId(src),
@@ -263,6 +323,9 @@ impl Recorder {
 
     /// The agent at node `xi` reported `e`. Returns true if `e` is its first `Completed`.
     pub(crate) fn event(&mut self, xi: usize, now: Time, e: Event) -> bool {
+        if let Some(t) = self.trace.as_mut() {
+            t.recovery(xi as u32, now, &e);
+        }
         let m = &mut self.metrics[xi];
         let mut first_completion = false;
         match &e {
