@@ -123,7 +123,7 @@ local family_fields = {
         { "requester", U32, "Requester" }, { "round", U8, "Round" }, { "dist_ns", U64, "Distance (ns)" },
         { "ts", U64, "Timestamp (ns)" }, { "next_seq", U64, "Next sequence number" },
         { "entries", U16, "Entries" }, { "entry.node", U32, "Node" }, { "entry.echo_ts", U64, "Echoed ts" },
-        { "entry.delay_ns", U64, "Delay (ns)" }, { "payload", BYTES, "Payload" } },
+        { "entry.delay_us", U32, "Delay (µs)" }, { "payload", BYTES, "Payload" } },
     pgm = { { "seq", U64, "Sequence number" }, { "spm_seq", U64, "SPM sequence number" },
         { "trail", U64, "Trailing edge" }, { "lead", U64, "Leading edge" }, { "payload", BYTES, "Payload" } },
     lms = { { "seq", U64, "Sequence number" }, { "attempt", U16, "Attempt" }, { "requester", U32, "Requester" },
@@ -538,12 +538,12 @@ bodies.srm = function(r, kind)
         r:u64("next_seq", true)
         local n = r:u16("entries", true)
         if n > 3000 then fail("srm.entries: more than MAX_SESSION_ENTRIES") end
-        r:need(20 * n, "srm.entries")
+        r:need(16 * n, "srm.entries")
         for i = 1, n do
             r:group(string.format("Entry %d: node %d", i, r.tvb(r.pos, 4):uint()), function()
                 r:u32("entry.node")
                 r:u64("entry.echo_ts")
-                r:u64("entry.delay_ns")
+                r:u32("entry.delay_us")
             end)
         end
     end

@@ -413,7 +413,7 @@ fn body_fields(e: &mut Expect, m: &Message<'_>) {
                 for x in entries.iter() {
                     e.f("srm.entry.node", x.node);
                     e.f("srm.entry.echo_ts", x.echo_ts);
-                    e.f("srm.entry.delay_ns", x.delay_ns);
+                    e.f("srm.entry.delay_us", x.delay_us);
                 }
             }
         },

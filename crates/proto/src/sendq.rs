@@ -183,19 +183,27 @@ pub(crate) use originals_field;
 
 /// Implements [`Agent::handle_timeout`](crate::Agent::handle_timeout) and `poll_timeout` of
 /// an [`Originals`] source through its [`SourceTimer`] set `timers`: at an announcement the
-/// agent's `$announce(now)` sends it and the next is scheduled `self.cfg.$every` later; at the
+/// agent's `$announce(now)` sends it and the next is scheduled `self.cfg.$every` later (or,
+/// written `every $method()`, what the agent's `$method(&mut self)` returns); at the
 /// end of the linger the source reports `Completed` ([`Originals::lingered`]); the protocol's
 /// own timers go to `$own(now, key)`. Write it inside the trait impl:
 /// `source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);`.
 macro_rules! source_timers {
     ($sent:ident, $timers:ident, announce: $announce:ident every $every:ident $(, own: $own:ident)?) => {
+        $crate::sendq::source_timers!(@ $sent, $timers, $announce, (|s: &Self| s.cfg.$every) $(, $own)?);
+    };
+    ($sent:ident, $timers:ident, announce: $announce:ident every $every:ident() $(, own: $own:ident)?) => {
+        $crate::sendq::source_timers!(@ $sent, $timers, $announce, (|s: &mut Self| s.$every()) $(, $own)?);
+    };
+    (@ $sent:ident, $timers:ident, $announce:ident, $every:tt $(, $own:ident)?) => {
         fn handle_timeout(&mut self, now: $crate::Time) {
             use $crate::sendq::SourceTimer;
             while let Some(key) = self.$timers.pop_expired(now) {
                 match key {
                     SourceTimer::Announce => {
                         self.$announce(now);
-                        self.$sent.announced(&mut self.$timers, now, self.cfg.$every);
+                        let every = $every(self);
+                        self.$sent.announced(&mut self.$timers, now, every);
                     }
                     SourceTimer::Linger => {
                         $crate::sendq::Originals::lingered(&mut self.$timers, &mut self.out)

@@ -34,12 +34,12 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
             srm::SessionEntry {
                 node: 3,
                 echo_ts: 0x1122_3344_5566_7788,
-                delay_ns: 9,
+                delay_us: 9,
             },
             srm::SessionEntry {
                 node: 4,
                 echo_ts: 5,
-                delay_ns: 6,
+                delay_us: 6,
             },
         ],
         &mut raw,

@@ -14,6 +14,10 @@ pub const D2: f64 = 1.0;
 pub const BACKOFF_LIMIT: u32 = 5;
 /// Interval of session messages, ms (0: none).
 pub const SESSION_INTERVAL_MS: f64 = 1000.0;
+/// Each session interval is drawn uniform in [(1 − j)·i, (1 + j)·i] (ns-2's `SRM/session`
+/// draws `sessionDelay_ × uniform(0.9, 1.1)`), so members' session messages do not leave
+/// together.
+pub const SESSION_JITTER: f64 = 0.1;
 /// Distance assumed to a member not yet heard from, ms.
 pub const DEFAULT_DISTANCE_MS: f64 = 100.0;
 /// Interval of session messages on sockets, ms: a LAN's tail loss is found within it (the
@@ -84,6 +88,15 @@ pub const PARAMS: &[Param] = &[
         Value::Real(SOCKET_SESSION_INTERVAL_MS),
         "a LAN's tail loss is found within one interval; stretched so that the group's \
          session messages stay under 5 % of --rate",
+    ),
+    Param::real(
+        "session_jitter",
+        "",
+        0.0,
+        1.0,
+        SESSION_JITTER,
+        "each session interval uniform in [(1-j)·i, (1+j)·i] (ns-2: 0.1), so members' \
+         session messages do not leave together",
     ),
     Param::ms(
         "default_distance_ms",

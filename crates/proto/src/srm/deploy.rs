@@ -31,6 +31,8 @@ typed_params! {
         /// Interval of session messages (`None`: none).
         session_interval: Option<Duration> =
             period("session_interval_ms") or period(spec::SESSION_INTERVAL_MS),
+        /// Each session interval uniform in [(1 − j)·i, (1 + j)·i].
+        session_jitter: f64 = real("session_jitter") or spec::SESSION_JITTER,
         /// Distance assumed to a member not yet heard from.
         default_distance: Duration = ms("default_distance_ms") or ms(spec::DEFAULT_DISTANCE_MS),
         /// How long members keep answering after the last data.

@@ -117,13 +117,15 @@ crate::config::group_config! {
         pub default_distance: Duration = p.default_distance,
         /// Period of SESSION messages (`None`: none; ns-2 `sessionDelay_` is 1 s).
         pub session_interval: Option<Duration> = p.session_interval,
+        /// Each session interval is drawn uniform in [(1 − j)·i, (1 + j)·i] (ns-2: j = 0.1).
+        pub session_jitter: f64 = p.session_jitter,
         /// Receive window (packets beyond `base + window` are dropped).
         pub window: usize = crate::config::RECEIVE_WINDOW,
         /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
         pub linger: Duration = p.linger,
     }
     /// ns-2's defaults: C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every
-    /// second, distances from session messages.
+    /// second ± 10 %, distances from session messages.
     pub fn new(source: NodeId, group_size: usize) from p: Params;
 }
 
@@ -586,7 +588,7 @@ impl Member {
                 let rtt = now
                     .as_nanos()
                     .saturating_sub(e.echo_ts)
-                    .saturating_sub(e.delay_ns);
+                    .saturating_sub(u64::from(e.delay_us) * 1_000);
                 self.learnt.insert(from, Duration::from_nanos(rtt / 2));
             }
         }
@@ -604,7 +606,8 @@ impl Member {
                 .map(|(n, &(ts, at))| wire::SessionEntry {
                     node: n.0,
                     echo_ts: ts,
-                    delay_ns: now.saturating_since(at).as_nanos() as u64,
+                    delay_us: u32::try_from(now.saturating_since(at).as_micros())
+                        .unwrap_or(u32::MAX),
                 }),
             &mut raw,
         );
@@ -626,6 +629,16 @@ impl Member {
             },
             0,
         );
+    }
+
+    /// The wait before this member's next session message: the interval, jittered.
+    fn next_session_interval(&mut self) -> Option<Duration> {
+        let i = self.cfg.session_interval?;
+        let j = self.cfg.session_jitter;
+        if j <= 0.0 {
+            return Some(i);
+        }
+        Some(i.mul_f64(1.0 - j + 2.0 * j * self.rng.unit()))
     }
 
     /// A round of the request budget: the first request interval, `(C1 + C2)·d`.
@@ -775,7 +788,7 @@ impl Member {
 
 impl Agent for Member {
     crate::outbox::agent_io!(out, on_message);
-    crate::sendq::source_timers!(sent, timers, announce: send_session every session_interval, own: fire);
+    crate::sendq::source_timers!(sent, timers, announce: send_session every next_session_interval(), own: fire);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if !self.is_source() {

@@ -335,3 +335,47 @@ fn a_member_tracks_losses_only_inside_its_window() {
     m.handle_packet(Time::ZERO, NodeId(2), &request(2, u64::MAX));
     assert_eq!(losses(&mut m), 0);
 }
+
+/// The times a lone receiver (node 1) sends its first `rounds` session messages, interval 1 s,
+/// jitter `j`.
+fn session_times(j: f64, rounds: usize) -> Vec<Duration> {
+    let mut c = cfg(1, 4, Duration::from_millis(5));
+    c.session_interval = Some(Duration::from_secs(1));
+    c.session_jitter = j;
+    let mut m = Member::new(c, AgentRng::from_seed(3));
+    let mut times = Vec::new();
+    let mut now = Time::ZERO;
+    while times.len() < rounds {
+        m.handle_timeout(now);
+        for k in drain(&mut m) {
+            if k == wire::Kind::Session {
+                times.push(now.saturating_since(Time::ZERO));
+            }
+        }
+        now = m.poll_timeout().expect("session timer armed");
+    }
+    times
+}
+
+/// ns-2's `SRM/session`: each interval `sessionDelay_ × uniform(0.9, 1.1)`, so members'
+/// session messages drift apart instead of leaving together every second; jitter 0 keeps
+/// the exact period.
+#[test]
+fn session_intervals_are_jittered_as_in_ns2() {
+    let gaps = |t: Vec<Duration>| -> Vec<f64> {
+        t.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect()
+    };
+    let exact = gaps(session_times(0.0, 20));
+    assert!(exact.iter().all(|&g| (g - 1.0).abs() < 1e-9), "{exact:?}");
+    let jittered = gaps(session_times(crate::spec::srm::SESSION_JITTER, 200));
+    assert!(
+        jittered.iter().all(|&g| (0.9..=1.1).contains(&g)),
+        "{jittered:?}"
+    );
+    let (lo, hi) = jittered
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &g| (l.min(g), h.max(g)));
+    assert!(lo < 0.91 && hi > 1.09, "spread over the range: {lo}..{hi}");
+    let mean = jittered.iter().sum::<f64>() / jittered.len() as f64;
+    assert!((mean - 1.0).abs() < 0.01, "mean interval {mean}");
+}

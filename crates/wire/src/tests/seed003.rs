@@ -163,11 +163,11 @@ fn seed003_invalid_fields_are_refused() {
         &Message::Srm(srm::Message::Session {
             ts: 1,
             next_seq: 2,
-            entries: srm::SessionEntries::from_raw(&[0; 20]).unwrap(),
+            entries: srm::SessionEntries::from_raw(&[0; 16]).unwrap(),
         }),
     )
     .unwrap();
     s[HEADER_LEN + 17] = 2;
     assert!(Packet::decode(&s).is_err());
-    assert!(srm::SessionEntries::from_raw(&[0; 19]).is_none());
+    assert!(srm::SessionEntries::from_raw(&[0; 15]).is_none());
 }
