@@ -168,6 +168,22 @@ def agg(runs):
         "unrecovered": sum(r.get("unrecovered", 0) for r in runs),
     }
 
+def agreement(rm, ns, key):
+    """rmcast against ns-2 on one metric (per-run values): the difference of the means, the
+    larger of the two run-to-run SDs, whether the difference is within it, and Welch's t."""
+    a = [x for x in (r[key] for r in rm) if x is not None]
+    b = [x for x in (r[key] for r in ns) if x is not None]
+    if len(a) < 2 or len(b) < 2:
+        return None
+    ma, mb, sa, sb = sum(a) / len(a), sum(b) / len(b), sd(a), sd(b)
+    se = (sa ** 2 / len(a) + sb ** 2 / len(b)) ** 0.5
+    return {
+        "rmcast_minus_ns2": round(ma - mb, 4),
+        "spread": max(sa, sb),
+        "within_spread": abs(ma - mb) <= max(sa, sb),
+        "welch_t": round((ma - mb) / se, 2) if se > 0 else None,
+    }
+
 cpu = "unknown"
 try:
     for line in open("/proc/cpuinfo"):
@@ -211,6 +227,10 @@ for r in recvs:
         "rmcast": agg(rm_runs),
         "ns2": agg(ns_runs) if ns_runs else None,
         "ns2_latency_reconstructed_mean": mean([x.get("latency_reconstructed_mean") for x in ns_runs]) if ns_runs else None,
+        "rmcast_latency_reconstructed_mean": mean([x.get("latency_reconstructed_mean") for x in rm_runs]),
+        "agreement": {
+            k: agreement(rm_runs, ns_runs, k) for k in ("norm_latency_mean", "requests_per_drop")
+        } if ns_runs else None,
         "rmcast_reference": dict(agg(ref), wall_s_total=round(wall(f"{out}/ref-r{r}.time"), 3)),
     }
     res["sizes"].append(e)
