@@ -138,8 +138,9 @@ struct TraceLog {
     packets: Vec<PacketRecord>,
     losses: Vec<LossRecord>,
     recoveries: Vec<RecoveryRecord>,
-    /// (node, seq) of each recovery still open → its index in `recoveries`.
-    open: std::collections::BTreeMap<(u32, u64), usize>,
+    /// (node, seq) of every recovery, made good or not → its index in `recoveries`: a node's
+    /// first detection of a sequence number opens it, and later ones do not open another.
+    index: std::collections::BTreeMap<(u32, u64), usize>,
 }
 
 impl TraceLog {
@@ -147,7 +148,8 @@ impl TraceLog {
     fn recovery(&mut self, node: u32, now: Time, e: &Event) {
         match e {
             Event::LossDetected { seq } => {
-                if let std::collections::btree_map::Entry::Vacant(v) = self.open.entry((node, *seq))
+                if let std::collections::btree_map::Entry::Vacant(v) =
+                    self.index.entry((node, *seq))
                 {
                     v.insert(self.recoveries.len());
                     self.recoveries.push(RecoveryRecord {
@@ -160,7 +162,7 @@ impl TraceLog {
             }
             Event::Delivered { seq, .. } => {
                 if let Some(r) = self
-                    .open
+                    .index
                     .get(&(node, *seq))
                     .and_then(|&i| self.recoveries.get_mut(i))
                 {
