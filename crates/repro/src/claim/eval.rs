@@ -265,11 +265,13 @@ pub(crate) fn fill(template: &str, value: Option<f64>, measures: &Measures) -> S
 
 fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure> {
     match &spec.predicate {
-        Predicate::Within(band) => {
-            let Band { of, abs, rel, .. } = band;
-            let pts = select(subject(spec, measures)?.points(), &band.at)?
+        Predicate::Within(within) => {
+            let Band { of, abs, rel, .. } = within;
+            let pts = select(subject(spec, measures)?.points(), &within.at)?
                 .into_iter()
-                .filter(|(x, _)| x.is_none() || in_range(x.unwrap_or_default(), &band.from, &None));
+                .filter(|(x, _)| {
+                    x.is_none() || in_range(x.unwrap_or_default(), &within.from, &None)
+                });
             // Worst point: largest deviation relative to its band.
             let mut worst: Option<(f64, Option<f64>, Estimate, f64, f64)> = None;
             let (mut bad, mut unsure) = (Vec::new(), Vec::new());
@@ -278,7 +280,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 let t = match resolve(of, x, measures) {
                     Ok(t) => t,
                     // The target exists but has no value at this x: skipped when asked.
-                    Err(_) if band.where_target && target_recorded(of, measures) => continue,
+                    Err(_) if within.where_target && target_recorded(of, measures) => continue,
                     Err(f) => return Err(f),
                 };
                 let band = abs + rel * t.abs();
