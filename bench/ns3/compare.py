@@ -5,7 +5,7 @@ with the paths of the two programs already built:
 
     compare.py RMCAST NS3_PROGRAM SCENARIO_TEMPLATE OUT JSON
 
-Environment: SEEDS, HEIGHT, PACKETS, SIZE, LOSS, CHECK_PACKETS, SIGMAS (see compare.sh).
+Environment: SEEDS, FIRST_SEED, HEIGHT, PACKETS, SIZE, LOSS, CHECK_PACKETS, SIGMAS (see compare.sh).
 """
 import csv
 import json
@@ -28,6 +28,7 @@ def env_float(k, d):
 
 RMCAST, NS3, TEMPLATE, OUT, JSON_OUT = sys.argv[1:6]
 SEEDS = env_int("SEEDS", 3)
+FIRST_SEED = env_int("FIRST_SEED", 1)
 HEIGHT = env_int("HEIGHT", 10)
 PACKETS = env_int("PACKETS", 10000)
 SIZE = env_int("SIZE", 1024)
@@ -153,6 +154,7 @@ def rate(n, s):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    load_start = os.getloadavg()
     checks = []
 
     def check(name, ok, **detail):
@@ -172,7 +174,7 @@ def main():
         lossless = {"packets": CHECK_PACKETS, "expected": want, "rmcast": rm0, "ns3": ns0}
 
     runs = []
-    for seed in range(1, SEEDS + 1):
+    for seed in range(FIRST_SEED, FIRST_SEED + SEEDS):
         log(f"seed {seed}: rmcast sim")
         rm = run_rmcast(f"s{seed}", seed, PACKETS, LOSS)
         log(f"seed {seed}: rmcast {rm['process_wall_s']} s wall, {rm['process_cpu_s']} CPU-s; ns-3")
@@ -255,12 +257,12 @@ def main():
             "ns3_program": "bench/ns3/tree.cc",
         },
         "machine": {"cpu": cpu_model, "cores": os.cpu_count(), "kernel": platform.release(),
-                    "load_at_end": os.getloadavg()},
+                    "load_at_start": load_start, "load_at_end": os.getloadavg()},
         "ns3_version": cmd_out(["dpkg-query", "-W", "-f=${Version}", "libns3-dev"]),
         "ns3_build": os.environ.get("NS3_BUILD_NOTE"),
         "rmcast_version": cmd_out([RMCAST, "--version"]),
         "rmcast_commit": cmd_out(["git", "-C", here, "rev-parse", "--short", "HEAD"]),
-        "seeds": SEEDS,
+        "seeds": list(range(FIRST_SEED, FIRST_SEED + SEEDS)),
         "threads": 1,
         "timing": "process_* are measured around each process (wait4: wall, user + sys CPU), start-up, "
                   "building the network and writing output included, for both tools; ns-3's run_* are "

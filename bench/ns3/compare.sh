@@ -12,7 +12,7 @@
 #   bash bench/ns3/compare.sh                         # 3 seeds, writes docs/perf/ns3.json
 #   SEEDS=1 PACKETS=1000 JSON=/tmp/ns3.json bash bench/ns3/compare.sh   # quick
 #
-# Environment: SEEDS (runs per tool, default 3), PACKETS (default 10000), HEIGHT (default 10:
+# Environment: SEEDS (runs per tool, default 3), FIRST_SEED (seeds are FIRST_SEED.., default 1), PACKETS (default 10000), HEIGHT (default 10:
 # 1,024 receivers), SIZE (payload bytes, default 1024), LOSS (per link, default 0.01),
 # CHECK_PACKETS (packets of the lossless exact-count run, default 100; 0 skips it), SIGMAS
 # (tolerance of the count checks, default 3), OUT (work dir, default a fresh /tmp dir), JSON
@@ -20,7 +20,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-export SEEDS=${SEEDS:-3} PACKETS=${PACKETS:-10000} HEIGHT=${HEIGHT:-10} SIZE=${SIZE:-1024}
+export SEEDS=${SEEDS:-3} FIRST_SEED=${FIRST_SEED:-1} PACKETS=${PACKETS:-10000} HEIGHT=${HEIGHT:-10} SIZE=${SIZE:-1024}
 export LOSS=${LOSS:-0.01} CHECK_PACKETS=${CHECK_PACKETS:-100} SIGMAS=${SIGMAS:-3}
 OUT=${OUT:-$(mktemp -d /tmp/rmcast-ns3.XXXXXX)}
 JSON=${JSON:-$ROOT/docs/perf/ns3.json}
