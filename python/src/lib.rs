@@ -354,13 +354,14 @@ fn repro(
     // Ctrl-C takes effect between studies (a study's runs cannot be abandoned midway).
     let report = supervised(py, &watch, progress, || {
         rmcast_repro::with_jobs(jobs, || {
+            let sweeps = rmcast_repro::Sweeps::from_quick(quick);
             let studies = selected
                 .iter()
                 .zip(&texts)
                 .take_while(|_| !watch.stopped())
-                .map(|(s, c)| rmcast_repro::run_study_with_claims(*s, c, quick, &watch))
+                .map(|(s, c)| rmcast_repro::run_study_with_claims(*s, c, sweeps, &watch))
                 .collect();
-            rmcast_repro::Report { quick, studies }
+            rmcast_repro::Report { sweeps, studies }
         })
     })?
     .map_err(|e| PyValueError::new_err(e.to_string()))?;

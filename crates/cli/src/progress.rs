@@ -2,7 +2,7 @@
 //! an estimate of the time left when stderr is a file or a pipe (a bar draws nothing there,
 //! and a user who sent the output to a log still wants to know how far it got).
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal as _;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -89,6 +89,35 @@ impl Progress {
     /// The work is over: clear the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// The bars of several pieces of work that go on at once, drawn together on stderr, and the
+/// means to print a line without tearing them.
+pub struct Board {
+    multi: MultiProgress,
+}
+
+impl Board {
+    pub fn new() -> Self {
+        Board {
+            multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+        }
+    }
+
+    /// Progress of `name`'s work, its bar (on a terminal) drawn on this board.
+    pub fn progress(&self, name: &str, quiet: bool) -> Progress {
+        let p = Progress::new(name, quiet);
+        // A hidden bar stays hidden: adding it would give it the board's draw target.
+        if !p.bar.is_hidden() {
+            self.multi.add(p.bar.clone());
+        }
+        p
+    }
+
+    /// Run `f` (which prints) with the bars cleared, then draw them again.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.multi.suspend(f)
     }
 }
 

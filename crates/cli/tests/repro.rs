@@ -151,6 +151,27 @@ fn unknown_study_and_bad_jobs_are_usage_errors() {
 }
 
 #[test]
+fn extended_mode_excludes_quick_and_is_said_in_the_report() {
+    assert_eq!(
+        common::rmcast(&["repro", "--quick", "--extended"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let dir = scratch("extended");
+    let out = repro(&["demo", "--extended", "--quiet"], &dir);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.starts_with("running 1 study (extended: full sweeps and the largest sizes)"),
+        "{text}"
+    );
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("**Extended mode** (`--extended`)"), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn check_exits_1_when_a_claim_fails_and_the_report_explains_it() {
     let dir = scratch("check");
     // The demo's claims from disk plus one that cannot hold: a message to one receiver on

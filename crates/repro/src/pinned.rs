@@ -28,6 +28,7 @@
 
 use crate::claim::Verdict;
 use crate::report::Report;
+use crate::study::Sweeps;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -158,10 +159,10 @@ impl Pins {
 
     /// Sort `report`'s claims into unexpected, expected and now-passing (see the module).
     pub fn gate(&self, report: &Report) -> Gate {
-        let mode = if report.quick {
-            Mode::Quick
-        } else {
-            Mode::Full
+        // Extended mode runs every point of full mode: full mode's pins hold for it.
+        let mode = match report.sweeps {
+            Sweeps::Quick => Mode::Quick,
+            Sweeps::Full | Sweeps::Extended => Mode::Full,
         };
         let mut gate = Gate::default();
         let mut seen = BTreeSet::new();
@@ -238,7 +239,7 @@ mod tests {
 
     fn report(quick: bool, claims: Vec<ClaimResult>) -> Report {
         Report {
-            quick,
+            sweeps: Sweeps::from_quick(quick),
             studies: vec![StudyReport {
                 claims,
                 ..StudyReport::new(About {

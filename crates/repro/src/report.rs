@@ -6,7 +6,7 @@
 
 use crate::claim::{fmt_num, ClaimResult};
 use crate::plot::esc;
-use crate::study::StudyReport;
+use crate::study::{StudyReport, Sweeps};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 /// Everything one `rmcast repro` invocation produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// Reduced sweeps were run.
-    pub quick: bool,
+    /// How much of the sweeps was run.
+    pub sweeps: Sweeps,
     /// Every study's section, in report order.
     pub studies: Vec<StudyReport>,
 }
@@ -239,7 +239,7 @@ impl Report {
             .flat_map(|s| {
                 s.claims
                     .iter()
-                    .map(|c| ClaimRow::new(&s.name, c, self.quick))
+                    .map(|c| ClaimRow::new(&s.name, c, self.sweeps == Sweeps::Quick))
             })
             .collect()
     }
@@ -291,12 +291,21 @@ impl Report {
     }
 
     fn mode_text(&self) -> &'static str {
-        if self.quick {
-            "**Quick mode** (`--quick`): reduced sweeps with fewer points and fewer runs per \
-             point, for CI. Confidence intervals are wider and some points of the full sweeps \
-             are missing; run without `--quick` for the full study."
-        } else {
-            "Full mode: every sweep point and run count as the studies specify."
+        match self.sweeps {
+            Sweeps::Quick => {
+                "**Quick mode** (`--quick`): reduced sweeps with fewer points and fewer runs per \
+                 point, for CI. Confidence intervals are wider and some points of the full \
+                 sweeps are missing; run without `--quick` for the full study."
+            }
+            Sweeps::Full => {
+                "Full mode: every sweep point the claims and the paper's figures need, with the \
+                 runs per point the studies specify; the largest beyond-the-paper sizes and the \
+                 extra runs that change no claim are left to `--extended`."
+            }
+            Sweeps::Extended => {
+                "**Extended mode** (`--extended`): full mode plus the largest beyond-the-paper \
+                 sizes and every extra run."
+            }
         }
     }
 

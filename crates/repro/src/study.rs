@@ -144,9 +144,45 @@ impl Progress for NoProgress {
     fn inc(&self, _n: u64) {}
 }
 
+/// How much of its sweeps a study runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sweeps {
+    /// Reduced sweeps (fewer points and runs), for CI (`--quick`).
+    Quick,
+    /// Every point a claim or a plot of the paper needs, each with the runs its verdict
+    /// needs (the default).
+    Full,
+    /// Full, plus the long beyond-the-paper sizes and the extra runs that change no claim
+    /// (`--extended`).
+    Extended,
+}
+
+impl Sweeps {
+    /// Quick or full mode, from a `--quick` flag.
+    pub fn from_quick(quick: bool) -> Self {
+        if quick {
+            Sweeps::Quick
+        } else {
+            Sweeps::Full
+        }
+    }
+
+    /// How the mode is named on the command line and in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sweeps::Quick => "quick",
+            Sweeps::Full => "full",
+            Sweeps::Extended => "extended",
+        }
+    }
+}
+
 /// What a study's `run` gets: the mode and the means to run work in parallel.
 pub struct RunCtx<'a> {
-    /// Reduced sweeps (fewer points and runs), for CI.
+    /// How much of the sweeps to run.
+    pub sweeps: Sweeps,
+    /// Reduced sweeps (fewer points and runs), for CI: `sweeps == Sweeps::Quick`.
     pub quick: bool,
     progress: &'a dyn Progress,
     claims: &'a Claims,
@@ -154,9 +190,10 @@ pub struct RunCtx<'a> {
 
 impl<'a> RunCtx<'a> {
     /// A context for one run of a study against `claims`, reporting to `progress`.
-    pub fn new(quick: bool, progress: &'a dyn Progress, claims: &'a Claims) -> Self {
+    pub fn new(sweeps: Sweeps, progress: &'a dyn Progress, claims: &'a Claims) -> Self {
         RunCtx {
-            quick,
+            sweeps,
+            quick: sweeps == Sweeps::Quick,
             progress,
             claims,
         }
@@ -287,29 +324,40 @@ macro_rules! setup {
 }
 
 /// A study's sweep sizes: a struct (usually `Plan`) whose fields are each written once with
-/// the value of quick mode (`--quick`) and of full mode, and `new(quick)` choosing between
-/// them.
+/// the value of quick mode (`--quick`), of full mode and, where it differs from full, of
+/// extended mode (`--extended`), and `new(sweeps)` choosing between them.
 ///
 /// ```
+/// use rmcast_repro::Sweeps;
 /// const RECEIVERS: [f64; 4] = [5.0, 10.0, 20.0, 60.0];
 /// rmcast_repro::plan! {
 ///     struct Plan {
 ///         /// Runs per sweep point.
 ///         seeds: u64 = quick 3, full 10;
-///         receivers: Vec<f64> = quick vec![5.0, 60.0], full RECEIVERS.to_vec();
+///         receivers: Vec<f64> = quick vec![5.0, 60.0], full RECEIVERS.to_vec(),
+///             extended vec![5.0, 10.0, 20.0, 60.0, 1000.0];
 ///     }
 /// }
-/// assert_eq!((Plan::new(true).seeds, Plan::new(true).receivers), (3, vec![5.0, 60.0]));
-/// assert_eq!((Plan::new(false).seeds, Plan::new(false).receivers), (10, RECEIVERS.to_vec()));
+/// let (q, f, e) = (Plan::new(Sweeps::Quick), Plan::new(Sweeps::Full), Plan::new(Sweeps::Extended));
+/// assert_eq!((q.seeds, q.receivers), (3, vec![5.0, 60.0]));
+/// assert_eq!((f.seeds, f.receivers), (10, RECEIVERS.to_vec()));
+/// assert_eq!((e.seeds, e.receivers.len()), (10, 5));
 /// ```
 #[macro_export]
 macro_rules! plan {
+    (@extended $full:expr) => {
+        $full
+    };
+    (@extended $full:expr, $extended:expr) => {
+        $extended
+    };
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident {
             $(
                 $(#[$fmeta:meta])*
-                $fvis:vis $field:ident: $ty:ty = quick $quick:expr, full $full:expr;
+                $fvis:vis $field:ident: $ty:ty =
+                    quick $quick:expr, full $full:expr $(, extended $extended:expr)?;
             )*
         }
     ) => {
@@ -322,12 +370,14 @@ macro_rules! plan {
         }
 
         impl $name {
-            /// The sizes of quick mode (`quick`) or of full mode.
-            $vis fn new(quick: bool) -> Self {
-                if quick {
-                    $name { $($field: $quick,)* }
-                } else {
-                    $name { $($field: $full,)* }
+            /// The sizes of quick, full or extended mode.
+            $vis fn new(sweeps: $crate::Sweeps) -> Self {
+                match sweeps {
+                    $crate::Sweeps::Quick => $name { $($field: $quick,)* },
+                    $crate::Sweeps::Full => $name { $($field: $full,)* },
+                    $crate::Sweeps::Extended => $name {
+                        $($field: $crate::plan!(@extended $full $(, $extended)?),)*
+                    },
                 }
             }
         }
@@ -336,7 +386,7 @@ macro_rules! plan {
 
 /// A reproduced study. Implementations are unit structs registered in [`crate::STUDIES`].
 ///
-/// A run must be a pure function of `ctx.quick`: every random choice comes from seeds the
+/// A run must be a pure function of `ctx.sweeps`: every random choice comes from seeds the
 /// study derives itself (e.g. run `k` of a point uses seed `k`).
 pub trait Study: Send + Sync {
     /// What the study is: its name, title, source and claims file.
@@ -347,6 +397,12 @@ pub trait Study: Send + Sync {
     }
     /// Run the study's scenarios and record its measures and plots.
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError>;
+    /// Whether some of its runs measure wall-clock time on real sockets, so that other
+    /// studies' simulations running beside them would distort them: such a study runs alone,
+    /// after the others.
+    fn runs_alone(&self) -> bool {
+        false
+    }
 }
 
 /// One study's section of the report.
@@ -401,8 +457,8 @@ impl StudyReport {
 
 /// Run one study and evaluate its claims. Never panics on a study's failure: a study that
 /// errors gets every claim failed with the error as the reason.
-pub fn run_study(study: &dyn Study, quick: bool, progress: &dyn Progress) -> StudyReport {
-    run_study_with_claims(study, study.about().claims_toml, quick, progress)
+pub fn run_study(study: &dyn Study, sweeps: Sweeps, progress: &dyn Progress) -> StudyReport {
+    run_study_with_claims(study, study.about().claims_toml, sweeps, progress)
 }
 
 /// [`run_study`] with a claims file other than the built-in one (e.g. edited on disk with
@@ -410,7 +466,7 @@ pub fn run_study(study: &dyn Study, quick: bool, progress: &dyn Progress) -> Stu
 pub fn run_study_with_claims(
     study: &dyn Study,
     claims_toml: &str,
-    quick: bool,
+    sweeps: Sweeps,
     progress: &dyn Progress,
 ) -> StudyReport {
     let mut report = StudyReport::new(study.about());
@@ -439,7 +495,7 @@ pub fn run_study_with_claims(
             return report;
         }
     };
-    let ctx = RunCtx::new(quick, progress, &claims);
+    let ctx = RunCtx::new(sweeps, progress, &claims);
     let out = study.run(&ctx).and_then(|out| {
         for p in &out.plots {
             p.check()?;
@@ -476,6 +532,35 @@ pub fn run_study_with_claims(
         }
     }
     report
+}
+
+/// Run `studies` (`claims[i]` the claims file of `studies[i]`) on the current rayon pool:
+/// every study that does not [`Study::runs_alone`] at once, sharing the threads (one study's
+/// long last runs overlap the others' work), then the others one at a time. `progress` makes
+/// each study's progress when it starts; `finished` gets it back with the study's report and
+/// how long the study took, as soon as the study ends. The reports come back in `studies`'
+/// order, and each is what [`run_study_with_claims`] gives: nothing depends on the schedule.
+pub fn run_studies<P: Progress>(
+    studies: &[&dyn Study],
+    claims: &[String],
+    sweeps: Sweeps,
+    progress: impl Fn(&dyn Study) -> P + Sync,
+    finished: impl Fn(P, &StudyReport, std::time::Duration) + Sync,
+) -> Vec<StudyReport> {
+    let run = |i: usize| {
+        let (study, claims) = (studies[i], claims.get(i).map_or("", String::as_str));
+        let p = progress(study);
+        let started = std::time::Instant::now();
+        let r = run_study_with_claims(study, claims, sweeps, &p);
+        finished(p, &r, started.elapsed());
+        (i, r)
+    };
+    let (together, alone): (Vec<usize>, Vec<usize>) =
+        (0..studies.len()).partition(|&i| !studies[i].runs_alone());
+    let mut done: Vec<(usize, StudyReport)> = together.into_par_iter().map(run).collect();
+    done.extend(alone.into_iter().map(run));
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Run `f` on a rayon pool with `jobs` threads (all cores when `None`).
@@ -556,6 +641,94 @@ mod tests {
 
     const CLAIMS: &str = include_str!("../testdata/fixed-claims.toml");
 
+    /// A study that only names itself and records when it ran (to test the schedule).
+    struct Named {
+        name: &'static str,
+        alone: bool,
+        log: &'static std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Study for Named {
+        fn about(&self) -> About {
+            About {
+                name: self.name,
+                title: "",
+                source: "",
+                claims_toml: "",
+            }
+        }
+        fn runs_alone(&self) -> bool {
+            self.alone
+        }
+        fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("start {}", self.name));
+            let _ = ctx.map(&[1, 2, 3], |x| x + 1);
+            self.log.lock().unwrap().push(format!("end {}", self.name));
+            Ok(StudyOutput {
+                setup: Setup::default(),
+                measures: Measures::new(),
+                plots: vec![],
+                notes: vec![],
+            })
+        }
+    }
+
+    #[test]
+    fn studies_run_together_except_those_that_run_alone_which_come_last_one_at_a_time() {
+        static LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let (a, b, c, d) = (
+            Named {
+                name: "a",
+                alone: false,
+                log: &LOG,
+            },
+            Named {
+                name: "b",
+                alone: true,
+                log: &LOG,
+            },
+            Named {
+                name: "c",
+                alone: false,
+                log: &LOG,
+            },
+            Named {
+                name: "d",
+                alone: true,
+                log: &LOG,
+            },
+        );
+        let studies: Vec<&dyn Study> = vec![&a, &b, &c, &d];
+        let claims: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| format!("study = \"{n}\""))
+            .collect();
+        let finished = std::sync::Mutex::new(Vec::new());
+        let reports = with_jobs(Some(2), || {
+            run_studies(
+                &studies,
+                &claims,
+                Sweeps::Quick,
+                |_| NoProgress,
+                |_, r, _| finished.lock().unwrap().push(r.name.clone()),
+            )
+        })
+        .unwrap();
+        // The reports in the given order, whatever order the studies finished in.
+        let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "d"]);
+        let log = LOG.lock().unwrap().clone();
+        // The two that run alone start after the others ended, each after the previous ended.
+        let at = |what: &str| log.iter().position(|l| l == what).unwrap();
+        assert!(at("start b") > at("end a").max(at("end c")), "{log:?}");
+        assert_eq!(at("start d"), at("end b") + 1, "{log:?}");
+        let finished = finished.into_inner().unwrap();
+        assert_eq!(&finished[2..], ["b", "d"], "{finished:?}");
+    }
+
     #[test]
     fn verdicts_and_report_of_a_failing_claim() {
         let r = run_study(
@@ -564,14 +737,14 @@ mod tests {
                 fail_run: false,
                 plot_unit: "ms",
             },
-            false,
+            Sweeps::Full,
             &NoProgress,
         );
         assert!(r.error.is_none());
         let v: Vec<Verdict> = r.claims.iter().map(|c| c.verdict).collect();
         assert_eq!(v, vec![Verdict::Pass, Verdict::Fail]);
         let rep = Report {
-            quick: true,
+            sweeps: Sweeps::Quick,
             studies: vec![r],
         };
         assert_eq!(
@@ -606,7 +779,7 @@ mod tests {
                 fail_run: true,
                 plot_unit: "ms",
             },
-            false,
+            Sweeps::Full,
             &NoProgress,
         );
         assert_eq!(r.claims.len(), 2);
@@ -622,7 +795,7 @@ mod tests {
                 fail_run: false,
                 plot_unit: "",
             },
-            false,
+            Sweeps::Full,
             &NoProgress,
         );
         assert!(r.error.as_deref().unwrap_or("").contains("unit"));
@@ -637,7 +810,7 @@ mod tests {
                 fail_run: false,
                 plot_unit: "ms",
             },
-            false,
+            Sweeps::Full,
             &NoProgress,
         );
         assert_eq!(r.claims.len(), 1);

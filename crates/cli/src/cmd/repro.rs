@@ -2,10 +2,10 @@
 //! All study logic lives in `rmcast-repro`; this is argument parsing, progress bars, output
 //! and exit codes.
 
-use crate::progress::Progress as Shown;
+use crate::progress::{Board, Progress as Shown};
 use anyhow::Context as _;
 use rmcast_repro::{
-    report::Report, run_study_with_claims, select, with_jobs, Gate, Pins, Progress, STUDIES,
+    report::Report, run_studies, select, with_jobs, Gate, Pins, Progress, Sweeps, STUDIES,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +13,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   rmcast repro                       run every study, report in rmcast-report/
+  rmcast repro --extended            also the largest beyond-the-paper sizes (hours)
   rmcast repro --quick --check       reduced sweeps; exit 1 if a claim fails that is not
                                      pinned as an expected failure (CI)
   rmcast repro demo --out /tmp/r     one study, report in /tmp/r
@@ -36,8 +37,12 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = "rmcast-report")]
     out: PathBuf,
     /// Reduced sweeps (fewer points and runs), for CI; the report says so
-    #[arg(long)]
+    #[arg(long, conflicts_with = "extended")]
     quick: bool,
+    /// Full sweeps plus the largest beyond-the-paper sizes and the extra runs that change no
+    /// claim (hours on a small machine); the report says so
+    #[arg(long)]
+    extended: bool,
     /// Exit with status 1 if a claim failed that is not pinned as an expected failure
     #[arg(long)]
     check: bool,
@@ -102,7 +107,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         claim_files.push(text);
     }
-    let quick = args.quick;
+    let sweeps = if args.extended {
+        Sweeps::Extended
+    } else {
+        Sweeps::from_quick(args.quick)
+    };
     let quiet = args.quiet;
     let jobs = args.jobs.map(usize::from);
     let threads = jobs.unwrap_or_else(|| {
@@ -115,38 +124,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "running {} stud{} ({}) on {threads} thread{}",
             studies.len(),
             if studies.len() == 1 { "y" } else { "ies" },
-            if quick {
-                "quick: reduced sweeps"
-            } else {
-                "full sweeps"
+            match sweeps {
+                Sweeps::Quick => "quick: reduced sweeps",
+                Sweeps::Full => "full sweeps",
+                Sweeps::Extended => "extended: full sweeps and the largest sizes",
             },
             if threads == 1 { "" } else { "s" }
         );
     }
-    // Studies run one after the other (each spreads its runs over the threads); each one's
+    // The studies run at once, sharing the threads (a study's long last runs overlap the
+    // others' work); a study that times real transfers runs alone afterwards. Each study's
     // line is printed as soon as it finishes, so a long run shows its results as it goes.
     let started_all = std::time::Instant::now();
+    let board = Board::new();
     let studies_out = with_jobs(jobs, || {
-        studies
-            .iter()
-            .zip(&claim_files)
-            .map(|(s, claims)| {
-                let progress = Shown::new(s.name(), quiet);
-                let started = std::time::Instant::now();
-                let r = run_study_with_claims(*s, claims, quick, &progress);
+        run_studies(
+            &studies,
+            &claim_files,
+            sweeps,
+            |s| board.progress(s.name(), quiet),
+            |progress, r, took| {
                 progress.finish();
                 if !args.json {
-                    print_study(&r, started.elapsed());
+                    board.suspend(|| print_study(r, took));
                 }
-                r
-            })
-            .collect::<Vec<_>>()
+            },
+        )
     })?;
     if !args.json {
         println!("all studies: {:.1} s", started_all.elapsed().as_secs_f64());
     }
     let report = Report {
-        quick,
+        sweeps,
         studies: studies_out,
     };
     let written = report

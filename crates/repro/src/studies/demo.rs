@@ -297,7 +297,7 @@ fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
 
 impl Study for Demo {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.quick);
+        let plan = Plan::new(ctx.sweeps);
         let mut m = Measures::new();
         let mut plots = Vec::new();
         let seed_of = |r: usize, p: f64, k: u64| mix64(mix64(r as u64) ^ p.to_bits() ^ k);
@@ -716,15 +716,21 @@ mod tests {
 
     #[test]
     fn quick_demo_holds_every_claim_and_is_deterministic() {
-        let a = run_study(&Demo, true, &NoProgress);
+        let a = run_study(&Demo, crate::Sweeps::Quick, &NoProgress);
         assert!(a.error.is_none(), "{:?}", a.error);
         // Every mean holds; a few quick-mode intervals lie across a band (inconclusive).
         for c in &a.claims {
             assert!(c.means_hold && !c.failed(), "{}: {}", c.spec.id, c.detail);
         }
         // Same results on one thread and on three.
-        let b = crate::with_jobs(Some(1), || run_study(&Demo, true, &NoProgress)).unwrap();
-        let c = crate::with_jobs(Some(3), || run_study(&Demo, true, &NoProgress)).unwrap();
+        let b = crate::with_jobs(Some(1), || {
+            run_study(&Demo, crate::Sweeps::Quick, &NoProgress)
+        })
+        .unwrap();
+        let c = crate::with_jobs(Some(3), || {
+            run_study(&Demo, crate::Sweeps::Quick, &NoProgress)
+        })
+        .unwrap();
         let ja = serde_json::to_string(&a).unwrap();
         assert_eq!(ja, serde_json::to_string(&b).unwrap(), "1 thread differs");
         assert_eq!(ja, serde_json::to_string(&c).unwrap(), "3 threads differ");

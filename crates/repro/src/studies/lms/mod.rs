@@ -26,7 +26,7 @@ mod tests;
 pub use plan::large_ts;
 
 use crate::stats::Estimate;
-use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
+use crate::study::{About, RunCtx, Study, StudyError, StudyOutput, Sweeps};
 use crate::Measures;
 use core::time::Duration;
 use plan::{placements, scheme_seed, shape, sites, Family, Plan, XOf};
@@ -195,7 +195,7 @@ fn summarize(samples: &[&Sample]) -> BTreeMap<&'static str, Estimate> {
 
 impl Study for Lms {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.quick);
+        let plan = Plan::new(ctx.sweeps);
         let exps = plan.exps();
         // Placements per family, built in parallel (the large graphs take a while).
         let mut fams: Vec<Family> = exps.iter().flat_map(|e| e.families.clone()).collect();
@@ -314,6 +314,16 @@ impl Study for Lms {
                  most {} loss sites per placement ({} for SRM), and beyond the seed only the \
                  10,000-node transit–stub graph with 100 receivers and 4 loss sites.",
                 plan.topologies, plan.placements, plan.site_cap, plan.srm_site_cap
+            ));
+        } else if ctx.sweeps == Sweeps::Full {
+            notes.push(format!(
+                "Full mode: the beyond-the-seed experiments on the seed's graphs sample at most \
+                 {} loss sites per placement ({} for SRM with 100 receivers), and the large \
+                 transit–stub graphs stop at {} nodes; `--extended` runs every site and the \
+                 100,000-node graphs.",
+                plan.beyond_site_cap,
+                plan.srm100_site_cap,
+                plan.large.iter().map(|&(n, _)| n).max().unwrap_or(0)
             ));
         }
         notes.push(format!("{runs_total} lossy runs aggregated."));

@@ -105,7 +105,7 @@ fn lms_source_loss_on_a_random_graph_costs_one_repair() {
     // way reaches the source, whose multicast repairs everyone. The DREQs turned elsewhere
     // reach repliers that lacked the packet or got it from that repair: none answers
     // (before the ns-2 rule for first requests, 19 of these 20 receivers answered one).
-    let plan = Plan::new(true);
+    let plan = Plan::new(Sweeps::Quick);
     let pls = placements(&plan, Family::Random(20)).unwrap();
     let pl = &pls[0];
     let (link, from) = pl.source_link().unwrap();
@@ -197,7 +197,7 @@ fn scenario_files_run_and_match_the_study() {
     }
     let load = |n: &str| Scenario::load(&dir.join(n)).unwrap();
     let bt = load("binary-trees.toml");
-    let plan = Plan::new(false);
+    let plan = Plan::new(Sweeps::Full);
     let heights: Vec<i64> = plan.heights.iter().map(|&h| h as i64).collect();
     assert_eq!(ints(&bt, "topology.height"), heights);
     assert_eq!(num(&bt, "topology", "delay_ms"), ms(TREE_DELAY));

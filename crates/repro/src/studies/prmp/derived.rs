@@ -231,11 +231,11 @@ pub(super) fn notes(agg: &Agg, plan: &Plan) -> Vec<String> {
         }
     }
     if plan.quick {
-        v.push(
-            "Quick mode: fewer group sizes and RR values, 4 runs per point, scale runs at \
-             NC = 100 only."
-                .into(),
-        );
+        v.push(format!(
+            "Quick mode: fewer group sizes and RR values, {} runs per point, scale runs at \
+             NC = 100 only.",
+            plan.seeds
+        ));
     }
     v
 }

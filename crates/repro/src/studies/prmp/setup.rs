@@ -21,6 +21,7 @@ pub(super) fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
             ("packets", PACKETS.to_string()),
             ("packet_bytes", PACKET_BYTES.to_string()),
             ("seeds", plan.seeds.to_string()),
+            ("ff_seeds", plan.ff_seeds.to_string()),
         ]
     )
 }

@@ -69,7 +69,7 @@ const TABLE_RS: [f64; 12] = [
 
 impl Study for Segovia {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.quick);
+        let plan = Plan::new(ctx.sweeps);
         let fams = plan.families();
         let sweep = Sweep::of_families(
             &fams,

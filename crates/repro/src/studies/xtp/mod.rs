@@ -61,8 +61,13 @@ pub fn key(setting: Setting, message: u64, mode: Mode, loss: u32) -> String {
 }
 
 impl Study for Xtp {
+    /// Its namespace runs (`xtp_net`) time real transfers.
+    fn runs_alone(&self) -> bool {
+        true
+    }
+
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.quick);
+        let plan = Plan::new(ctx.sweeps);
         let cells = plan.cells();
         let results: Vec<RunOut> = ctx.try_map(&cells, run_sim)?;
         let scale = plan.scale_cells();
