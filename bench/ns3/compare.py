@@ -206,20 +206,19 @@ def main():
     cpu_rm, cpu_ns = total("rmcast", "process_cpu_s"), total("ns3", "process_cpu_s")
     wall_rm, wall_ns = total("rmcast", "process_wall_s"), total("ns3", "process_wall_s")
     run_cpu_ns, run_wall_ns = total("ns3", "run_cpu_s"), total("ns3", "run_wall_s")
+    def speed_of(tool, hops, cpu, wall):
+        return {
+            "wall_s_per_run": round(wall / SEEDS, 3),
+            "cpu_s_per_run": round(cpu / SEEDS, 3),
+            "hops_per_wall_s": rate(hops, wall),
+            "hops_per_cpu_s": rate(hops, cpu),
+            "events_per_cpu_s": rate(total(tool, "events"), cpu),
+        }
+
     speed = {
-        "rmcast": {
-            "wall_s_per_run": round(wall_rm / SEEDS, 3),
-            "cpu_s_per_run": round(cpu_rm / SEEDS, 3),
-            "hops_per_wall_s": rate(hops_rm, wall_rm),
-            "hops_per_cpu_s": rate(hops_rm, cpu_rm),
-            "events_per_cpu_s": rate(total("rmcast", "events"), cpu_rm),
-        },
+        "rmcast": speed_of("rmcast", hops_rm, cpu_rm, wall_rm),
         "ns3": {
-            "wall_s_per_run": round(wall_ns / SEEDS, 3),
-            "cpu_s_per_run": round(cpu_ns / SEEDS, 3),
-            "hops_per_wall_s": rate(hops_ns, wall_ns),
-            "hops_per_cpu_s": rate(hops_ns, cpu_ns),
-            "events_per_cpu_s": rate(total("ns3", "events"), cpu_ns),
+            **speed_of("ns3", hops_ns, cpu_ns, wall_ns),
             "run_only_cpu_s_per_run": round(run_cpu_ns / SEEDS, 3),
             "run_only_hops_per_cpu_s": rate(hops_ns, run_cpu_ns),
             "run_only_hops_per_wall_s": rate(hops_ns, run_wall_ns),
