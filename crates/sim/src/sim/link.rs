@@ -5,7 +5,7 @@
 use super::pool::Copy;
 use super::record::{Recorder, CAUSE_QUEUE};
 use crate::loss::LossState;
-use crate::network::{LinkConfig, Network};
+use crate::network::{LinkConfig, Network, NONE};
 use crate::rng::{tag, SimRng};
 use rmcast_wire::PacketClass;
 use std::collections::VecDeque;
@@ -35,13 +35,14 @@ struct DirState {
     loss1: Option<LossState>,
     /// Further loss rules on this direction, in the order they were added.
     loss: Vec<LossState>,
-    /// Queueing or jitter configured: read `cold` and the [`LinkConfig`].
-    slow: bool,
+    /// Queueing or jitter configured: the index of this direction's [`DirCold`] (read with
+    /// the [`LinkConfig`]); `NONE` otherwise.
+    cold: u32,
     reorder: bool,
 }
 
-/// The rest of a direction's state (finite queue, jitter).
-#[derive(Default)]
+/// The rest of a direction's state (finite queue, jitter), only for directions that have
+/// either.
 struct DirCold {
     waiting: VecDeque<u64>,
     jitter: Option<SimRng>,
@@ -69,6 +70,7 @@ impl Links {
         let mut cold: Vec<DirCold> = Vec::with_capacity(net.links.len() * 2);
         for (i, l) in net.links.iter().enumerate() {
             for d in 0..2u64 {
+                let slow = l.cfg.queue.is_some() || l.cfg.jitter.is_some();
                 dirs.push(DirState {
                     head: None,
                     next: None,
@@ -79,16 +81,18 @@ impl Links {
                     delay_ns: l.cfg.delay.as_nanos() as u64,
                     loss1: None,
                     loss: Vec::new(),
-                    slow: l.cfg.queue.is_some() || l.cfg.jitter.is_some(),
+                    cold: if slow { cold.len() as u32 } else { NONE },
                     reorder: l.cfg.reorder,
                 });
-                cold.push(DirCold {
-                    waiting: VecDeque::new(),
-                    jitter: l
-                        .cfg
-                        .jitter
-                        .map(|_| SimRng::new(seed, tag::JITTER, i as u64, d)),
-                });
+                if slow {
+                    cold.push(DirCold {
+                        waiting: VecDeque::new(),
+                        jitter: l
+                            .cfg
+                            .jitter
+                            .map(|_| SimRng::new(seed, tag::JITTER, i as u64, d)),
+                    });
+                }
             }
         }
         Links { dirs, cold }
@@ -116,15 +120,13 @@ impl Links {
         rec: &mut Recorder,
     ) -> Offer {
         let st = &mut self.dirs[d];
-        let cold = &mut self.cold[d];
-        if st.slow {
-            if let Some(cap) = cfg.queue {
-                while cold.waiting.front().is_some_and(|&s| s <= now) {
-                    cold.waiting.pop_front();
-                }
-                if cold.waiting.len() >= cap && st.busy_until > now {
-                    return Offer::Lost(CAUSE_QUEUE);
-                }
+        let mut cold = self.cold.get_mut(st.cold as usize);
+        if let (Some(cap), Some(cold)) = (cfg.queue, cold.as_mut()) {
+            while cold.waiting.front().is_some_and(|&s| s <= now) {
+                cold.waiting.pop_front();
+            }
+            if cold.waiting.len() >= cap && st.busy_until > now {
+                return Offer::Lost(CAUSE_QUEUE);
             }
         }
         let tx = if st.bandwidth_bps == 0 {
@@ -133,12 +135,14 @@ impl Links {
             (len * 8 * 1_000_000_000).div_ceil(st.bandwidth_bps)
         };
         let start = now.max(st.busy_until);
-        if st.slow && start > now && cfg.queue.is_some() {
-            cold.waiting.push_back(start);
+        if let Some(cold) = cold.as_mut() {
+            if start > now && cfg.queue.is_some() {
+                cold.waiting.push_back(start);
+            }
         }
         st.busy_until = start + tx;
         let mut arrival = st.busy_until + st.delay_ns;
-        if st.slow {
+        if let Some(cold) = cold {
             if let (Some(j), Some(rng)) = (cfg.jitter, cold.jitter.as_mut()) {
                 let v = rng.normal(j.mean.as_nanos() as f64, j.sd.as_nanos() as f64);
                 if v > 0.0 {
