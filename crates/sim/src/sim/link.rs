@@ -2,28 +2,50 @@
 //! queue), propagation delay, optional jitter and reordering, loss rules, and the FIFO of
 //! copies in flight.
 
+use super::pool::Copy;
 use super::record::{Recorder, CAUSE_QUEUE};
 use crate::loss::LossState;
-use crate::network::{LinkConfig, Network};
+use crate::network::{LinkConfig, Network, NONE};
 use crate::rng::{tag, SimRng};
 use rmcast_wire::PacketClass;
 use std::collections::VecDeque;
 
-#[derive(Default)]
+/// What one direction needs on every packet, kept together (one or two cache lines per
+/// direction: a run touches a direction's state once per packet it carries, far apart in
+/// time, so each separate allocation read here is a cache miss).
 struct DirState {
-    busy_until: u64,
-    last_arrival: u64,
-    waiting: VecDeque<u64>,
-    /// Copies in flight on this direction, in arrival order (arrivals never reorder, so
-    /// only the head needs a kernel event: the heap holds one event per busy direction,
-    /// not one per packet in flight).
-    inflight: VecDeque<(u64, u32)>,
     /// The copy whose arrival event is pending (kept out of the deque so that a direction
     /// with one packet in flight, the common case, allocates nothing).
-    head: Option<u32>,
-    jitter: Option<SimRng>,
-    /// Loss rules on this direction.
+    head: Option<Copy>,
+    /// The copy behind `head` and its arrival time, also kept here: when the head arrives,
+    /// the next head and the time of its arrival event are at hand, and the (likely cold)
+    /// read of the deque's front only refills this slot, off the critical path.
+    next: Option<(u64, Copy)>,
+    /// Copies in flight on this direction behind `next`, in arrival order (arrivals never
+    /// reorder, so only the head needs a kernel event: the queue holds one event per busy
+    /// direction, not one per packet in flight). The copies travel here, not in the pool.
+    inflight: VecDeque<(u64, Copy)>,
+    busy_until: u64,
+    last_arrival: u64,
+    /// The link's bandwidth (0: infinitely fast) and propagation delay, copied from its
+    /// [`LinkConfig`].
+    bandwidth_bps: u64,
+    delay_ns: u64,
+    /// The first loss rule on this direction (kept inline: a rule is read for every packet).
+    loss1: Option<LossState>,
+    /// Further loss rules on this direction, in the order they were added.
     loss: Vec<LossState>,
+    /// Queueing or jitter configured: the index of this direction's [`DirCold`] (read with
+    /// the [`LinkConfig`]); `NONE` otherwise.
+    cold: u32,
+    reorder: bool,
+}
+
+/// The rest of a direction's state (finite queue, jitter), only for directions that have
+/// either.
+struct DirCold {
+    waiting: VecDeque<u64>,
+    jitter: Option<SimRng>,
 }
 
 /// What became of a packet offered to a link direction.
@@ -39,31 +61,55 @@ pub(crate) enum Offer {
 /// leaves end `b`.
 pub(crate) struct Links {
     dirs: Vec<DirState>,
+    cold: Vec<DirCold>,
 }
 
 impl Links {
     pub(crate) fn new(net: &Network, seed: u64) -> Links {
         let mut dirs: Vec<DirState> = Vec::with_capacity(net.links.len() * 2);
+        let mut cold: Vec<DirCold> = Vec::with_capacity(net.links.len() * 2);
         for (i, l) in net.links.iter().enumerate() {
             for d in 0..2u64 {
+                let slow = l.cfg.queue.is_some() || l.cfg.jitter.is_some();
                 dirs.push(DirState {
-                    jitter: l
-                        .cfg
-                        .jitter
-                        .map(|_| SimRng::new(seed, tag::JITTER, i as u64, d)),
-                    ..DirState::default()
+                    head: None,
+                    next: None,
+                    inflight: VecDeque::new(),
+                    busy_until: 0,
+                    last_arrival: 0,
+                    bandwidth_bps: l.cfg.bandwidth_bps,
+                    delay_ns: l.cfg.delay.as_nanos() as u64,
+                    loss1: None,
+                    loss: Vec::new(),
+                    cold: if slow { cold.len() as u32 } else { NONE },
+                    reorder: l.cfg.reorder,
                 });
+                if slow {
+                    cold.push(DirCold {
+                        waiting: VecDeque::new(),
+                        jitter: l
+                            .cfg
+                            .jitter
+                            .map(|_| SimRng::new(seed, tag::JITTER, i as u64, d)),
+                    });
+                }
             }
         }
-        Links { dirs }
+        Links { dirs, cold }
     }
 
     pub(crate) fn add_loss(&mut self, d: usize, st: LossState) {
-        self.dirs[d].loss.push(st);
+        let st0 = &mut self.dirs[d];
+        if st0.loss1.is_none() {
+            st0.loss1 = Some(st);
+        } else {
+            st0.loss.push(st);
+        }
     }
 
     /// Offer a packet of `len` bytes and `class` to direction `d` (configured by `cfg`) at
     /// `now` (ns): queueing, transmission, propagation, jitter, then the loss rules.
+    #[inline]
     pub(crate) fn offer(
         &mut self,
         d: usize,
@@ -74,67 +120,79 @@ impl Links {
         rec: &mut Recorder,
     ) -> Offer {
         let st = &mut self.dirs[d];
-        if let Some(cap) = cfg.queue {
-            while st.waiting.front().is_some_and(|&s| s <= now) {
-                st.waiting.pop_front();
+        let mut cold = self.cold.get_mut(st.cold as usize);
+        if let (Some(cap), Some(cold)) = (cfg.queue, cold.as_mut()) {
+            while cold.waiting.front().is_some_and(|&s| s <= now) {
+                cold.waiting.pop_front();
             }
-            if st.waiting.len() >= cap && st.busy_until > now {
+            if cold.waiting.len() >= cap && st.busy_until > now {
                 return Offer::Lost(CAUSE_QUEUE);
             }
         }
-        let tx = if cfg.bandwidth_bps == 0 {
+        let tx = if st.bandwidth_bps == 0 {
             0
         } else {
-            (len * 8 * 1_000_000_000).div_ceil(cfg.bandwidth_bps)
+            (len * 8 * 1_000_000_000).div_ceil(st.bandwidth_bps)
         };
         let start = now.max(st.busy_until);
-        if start > now && cfg.queue.is_some() {
-            st.waiting.push_back(start);
-        }
-        st.busy_until = start + tx;
-        let mut arrival = st.busy_until + cfg.delay.as_nanos() as u64;
-        if let (Some(j), Some(rng)) = (cfg.jitter, st.jitter.as_mut()) {
-            let v = rng.normal(j.mean.as_nanos() as f64, j.sd.as_nanos() as f64);
-            if v > 0.0 {
-                arrival += v as u64;
+        if let Some(cold) = cold.as_mut() {
+            if start > now && cfg.queue.is_some() {
+                cold.waiting.push_back(start);
             }
         }
-        if !cfg.reorder {
+        st.busy_until = start + tx;
+        let mut arrival = st.busy_until + st.delay_ns;
+        if let Some(cold) = cold {
+            if let (Some(j), Some(rng)) = (cfg.jitter, cold.jitter.as_mut()) {
+                let v = rng.normal(j.mean.as_nanos() as f64, j.sd.as_nanos() as f64);
+                if v > 0.0 {
+                    arrival += v as u64;
+                }
+            }
+        }
+        if !st.reorder {
             arrival = arrival.max(st.last_arrival);
             st.last_arrival = arrival;
         }
         rec.link_hop(class);
-        for rule in &mut st.loss {
+        for rule in st.loss1.iter_mut().chain(st.loss.iter_mut()) {
             if rule.drops(class, 0) {
                 return Offer::Lost(rule.cause);
             }
         }
         Offer::Sent {
             arrival,
-            reorder: cfg.reorder,
+            reorder: st.reorder,
         }
     }
 
     /// Copy `c` joins direction `d`'s FIFO, arriving at `arrival`. Returns true if it is the
     /// head, whose arrival event the caller schedules.
-    pub(crate) fn push(&mut self, d: usize, arrival: u64, c: u32) -> bool {
+    #[inline]
+    pub(crate) fn push(&mut self, d: usize, arrival: u64, c: Copy) -> bool {
         let st = &mut self.dirs[d];
         if st.head.is_none() {
             st.head = Some(c);
             true
         } else {
-            st.inflight.push_back((arrival, c));
+            if st.next.is_none() {
+                st.next = Some((arrival, c));
+            } else {
+                st.inflight.push_back((arrival, c));
+            }
             false
         }
     }
 
     /// The head of direction `d` arrived: (its copy, the next head's arrival time to
     /// schedule, if any).
-    pub(crate) fn pop(&mut self, d: usize) -> Option<(u32, Option<u64>)> {
+    #[inline]
+    pub(crate) fn pop(&mut self, d: usize) -> Option<(Copy, Option<u64>)> {
         let st = &mut self.dirs[d];
         let c = st.head.take()?;
-        let next = st.inflight.pop_front().map(|(next, n)| {
+        let next = st.next.take().map(|(next, n)| {
             st.head = Some(n);
+            st.next = st.inflight.pop_front();
             next
         });
         Some((c, next))

@@ -500,17 +500,23 @@ impl Sim {
                 self.drain(x);
             }
             Ev::LinkArrive(d) => {
-                let Some((c, next)) = self.links.pop(d as usize) else {
+                let Some((cp, next)) = self.links.pop(d as usize) else {
                     return;
                 };
                 if let Some(next) = next {
                     self.kernel
                         .schedule(Time::from_nanos(next), Ev::LinkArrive(d));
                 }
-                self.arrive(c);
+                self.arrive(cp);
             }
-            Ev::Arrive(c) => self.arrive(c),
-            Ev::Deliver(c) => self.deliver(c),
+            Ev::Arrive(c) => {
+                let cp = self.pool.take_copy(c);
+                self.arrive(cp);
+            }
+            Ev::Deliver(c) => {
+                let cp = self.pool.take_copy(c);
+                self.deliver(cp);
+            }
             Ev::RxServe(x) => {
                 let h = &mut self.hosts[x as usize];
                 let (head, next) = h.serve(now);
@@ -521,7 +527,10 @@ impl Sim {
                 if let Some(c) = head {
                     match at {
                         Some(at) => self.kernel.schedule(at, Ev::Deliver(c)),
-                        None => self.deliver(c),
+                        None => {
+                            let cp = self.pool.take_copy(c);
+                            self.deliver(cp);
+                        }
                     }
                 }
             }
@@ -723,18 +732,23 @@ impl Sim {
                 match self.links.offer(d, cfg, now, len, class, &mut self.rec) {
                     Offer::Lost(cause) => self.lose(cause, p, x),
                     Offer::Sent { arrival, reorder } => {
-                        let c = self.pool.new_copy(Copy {
+                        let c = Copy {
                             pkt: p,
                             local,
                             node,
                             iface: in_iface,
-                        });
+                        };
                         if reorder {
+                            let c = self.pool.new_copy(c);
                             self.kernel
                                 .schedule(Time::from_nanos(arrival), Ev::Arrive(c));
-                        } else if self.links.push(d, arrival, c) {
-                            self.kernel
-                                .schedule(Time::from_nanos(arrival), Ev::LinkArrive(d as u32));
+                        } else {
+                            // The copy travels in the direction's FIFO, holding its packet.
+                            self.pool.hold(p);
+                            if self.links.push(d, arrival, c) {
+                                self.kernel
+                                    .schedule(Time::from_nanos(arrival), Ev::LinkArrive(d as u32));
+                            }
                         }
                     }
                 }
@@ -754,20 +768,21 @@ impl Sim {
         }
     }
 
-    /// A copy reached its node: receive-side loss, router hook, forwarding, delivery.
-    fn arrive(&mut self, c: u32) {
+    /// A copy (holding its packet) reached its node: receive-side loss, router hook,
+    /// forwarding, delivery.
+    fn arrive(&mut self, cp: Copy) {
         let Copy {
             pkt: p,
             local,
             node: x,
             iface,
-        } = self.pool.copy(c);
+        } = cp;
         let class = self.pool.pkt(p).class;
         for i in 0..self.rx_loss[x as usize].len() {
             if self.rx_loss[x as usize][i].drops(class, iface) {
                 let cause = self.rx_loss[x as usize][i].cause;
                 self.lose(cause, p, x);
-                self.pool.free_copy(c);
+                self.pool.release(p);
                 return;
             }
         }
@@ -792,7 +807,7 @@ impl Sim {
             RouteDecision::Forward => self.forward(p, local, x, None),
             RouteDecision::Consume => {
                 self.rec.counters.router_consumed += 1;
-                self.pool.free_copy(c);
+                self.pool.release(p);
                 return;
             }
             RouteDecision::ForwardOn(ifs) => {
@@ -807,12 +822,23 @@ impl Sim {
             self.routes.tree(pk.tree).deliver[local as usize]
         };
         if !deliver {
-            self.pool.free_copy(c);
+            self.pool.release(p);
             return;
         }
         let now = self.kernel.now();
+        let host = &mut self.hosts[x as usize];
+        if host.rxq.is_none() && host.proc_delay == 0 {
+            // Straight to the agent (what `Host::admit` says for a host without a receive
+            // queue or processing delay), without parking the copy in the pool.
+            self.deliver(cp);
+            return;
+        }
+        let c = self.pool.store_copy(cp);
         match self.hosts[x as usize].admit(c, class, now) {
-            Admit::Now => self.deliver(c),
+            Admit::Now => {
+                let cp = self.pool.take_copy(c);
+                self.deliver(cp);
+            }
             Admit::After(at) => self.kernel.schedule(at, Ev::Deliver(c)),
             Admit::Queued(Some(at)) => self.kernel.schedule(at, Ev::RxServe(x)),
             Admit::Queued(None) => {}
@@ -823,22 +849,23 @@ impl Sim {
         }
     }
 
-    fn deliver(&mut self, c: u32) {
+    /// A copy (holding its packet) reaches its node's agent.
+    fn deliver(&mut self, cp: Copy) {
         let Copy {
             pkt: p, node: x, ..
-        } = self.pool.copy(c);
+        } = cp;
         let xi = x as usize;
         match self.agents[xi].as_mut() {
             Some(a) => {
                 let pk = self.pool.pkt(p);
                 a.handle_packet_bytes(self.kernel.now(), NodeId(pk.src), &pk.payload);
                 self.rec.delivered(xi);
-                self.pool.free_copy(c);
+                self.pool.release(p);
                 self.drain(x);
             }
             None => {
                 self.rec.counters.no_agent += 1;
-                self.pool.free_copy(c);
+                self.pool.release(p);
             }
         }
     }
@@ -872,13 +899,13 @@ impl Sim {
         }
         for (local, node, iface) in targets {
             self.rec.counters.bus_receive_events += 1;
-            let c = self.pool.new_copy(Copy {
+            self.pool.hold(pk);
+            self.arrive(Copy {
                 pkt: pk,
                 local,
                 node,
                 iface,
             });
-            self.arrive(c);
         }
         self.pool.release(pk);
     }

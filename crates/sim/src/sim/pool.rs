@@ -76,10 +76,6 @@ impl Pool {
         &self.pkts[p as usize]
     }
 
-    pub(crate) fn copy(&self, c: u32) -> Copy {
-        self.copies[c as usize]
-    }
-
     /// One more holder of packet `p` (a frame queued on a bus).
     pub(crate) fn hold(&mut self, p: u32) {
         self.pkts[p as usize].refs += 1;
@@ -88,6 +84,12 @@ impl Pool {
     /// A new copy (it holds its packet).
     pub(crate) fn new_copy(&mut self, c: Copy) -> u32 {
         self.hold(c.pkt);
+        self.store_copy(c)
+    }
+
+    /// Store copy `c`, which already holds its packet (a copy that travelled inline and now
+    /// waits in a host queue or for its delivery event).
+    pub(crate) fn store_copy(&mut self, c: Copy) -> u32 {
         if let Some(i) = self.copy_free.pop() {
             self.copies[i as usize] = c;
             i
@@ -95,6 +97,13 @@ impl Pool {
             self.copies.push(c);
             self.copies.len() as u32 - 1
         }
+    }
+
+    /// Take copy `c` out of its slot; the copy keeps its hold on the packet (the caller
+    /// [`Pool::release`]s it).
+    pub(crate) fn take_copy(&mut self, c: u32) -> Copy {
+        self.copy_free.push(c);
+        self.copies[c as usize]
     }
 
     /// Copy `c` is done with (delivered, dropped or consumed).
