@@ -167,23 +167,12 @@ impl Sweeps {
             Sweeps::Full
         }
     }
-
-    /// How the mode is named on the command line and in the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Sweeps::Quick => "quick",
-            Sweeps::Full => "full",
-            Sweeps::Extended => "extended",
-        }
-    }
 }
 
 /// What a study's `run` gets: the mode and the means to run work in parallel.
 pub struct RunCtx<'a> {
     /// How much of the sweeps to run.
     pub sweeps: Sweeps,
-    /// Reduced sweeps (fewer points and runs), for CI: `sweeps == Sweeps::Quick`.
-    pub quick: bool,
     progress: &'a dyn Progress,
     claims: &'a Claims,
 }
@@ -193,10 +182,14 @@ impl<'a> RunCtx<'a> {
     pub fn new(sweeps: Sweeps, progress: &'a dyn Progress, claims: &'a Claims) -> Self {
         RunCtx {
             sweeps,
-            quick: sweeps == Sweeps::Quick,
             progress,
             claims,
         }
+    }
+
+    /// Reduced sweeps (fewer points and runs), for CI.
+    pub fn quick(&self) -> bool {
+        self.sweeps == Sweeps::Quick
     }
 
     /// A paper table from the study's claims file (`[paper.<name>]`), for plotting.

@@ -664,7 +664,7 @@ impl Study for Paul {
             ),
             format!("blocks dropped for arriving beyond a reassembly buffer, all runs: {overflow:.0}"),
         ];
-        if ctx.quick {
+        if ctx.quick() {
             notes.push(format!(
                 "quick mode: {} seeds, {} blocks per run, fewer r_f and destination points, no \
                  beyond-the-paper runs.",

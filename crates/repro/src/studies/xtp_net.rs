@@ -409,8 +409,8 @@ pub fn run(
     m: &mut Measures,
     notes: &mut Vec<String>,
 ) -> Result<NetSummary, StudyError> {
-    let cells = grid(ctx.quick);
-    let scale = scale_cells(ctx.quick);
+    let cells = grid(ctx.quick());
+    let scale = scale_cells(ctx.quick());
     let ns_avail = netns::available();
     let ns_total = if ns_avail.is_ok() {
         cells.len() + scale.len()

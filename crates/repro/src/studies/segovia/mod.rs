@@ -298,7 +298,7 @@ impl Study for Segovia {
                 bad_runs.join("; ")
             ));
         }
-        if ctx.quick {
+        if ctx.quick() {
             notes.push(format!(
                 "Quick mode: fewer receiver counts, {} seeds, {} messages (180 for BAP), \
                  error experiments at r = 20 and 0–1 % only, window 10 only.",
