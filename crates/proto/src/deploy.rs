@@ -19,6 +19,7 @@ use crate::rng::AgentRng;
 use crate::{Agent, GroupId, IfaceId, NodeId, RouterAgent};
 use core::time::Duration;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Where one connection's roles go.
 #[derive(Debug, Clone)]
@@ -87,10 +88,19 @@ pub enum MemberDistances<'a> {
     Unknown,
     /// Every member's distance to every other member it reaches.
     AllPairs(&'a [BTreeMap<NodeId, Duration>]),
-    /// Every member's distance to the source only (`None`: unreachable), which a member
-    /// also assumes for the members it has not measured: what SRM can know at a scale where
-    /// all pairs (and session messages) are quadratic in the group size.
-    ToSource(&'a [Option<Duration>]),
+    /// Any member's distance to any other, asked for when needed (see [`DistanceOracle`]).
+    Oracle(&'a Arc<dyn DistanceOracle>),
+}
+
+/// One-way distances between nodes, answered on demand by whoever knows the topology (a
+/// simulator, from its shortest paths). It stands in for what SRM's session messages would
+/// measure, at group sizes where holding every member's distance to every other (what
+/// session messages give, and [`MemberDistances::AllPairs`]) is quadratic: a member asks only
+/// for the nodes it meets (the source, requesters), and the answerer computes and caches per
+/// node asked about. Answers must be a pure function of the two nodes.
+pub trait DistanceOracle: Send + Sync + core::fmt::Debug {
+    /// One-way distance from `from` to `to`; `None` when `to` cannot be reached.
+    fn distance(&self, from: NodeId, to: NodeId) -> Option<Duration>;
 }
 
 /// A deployment's roles, built: what a driver attaches.
@@ -293,14 +303,23 @@ mod tests {
         assert!(roles.groups.is_empty(), "the data group is the driver's");
     }
 
+    /// Distances of 1 ms per unit of node-id difference; node 9 unreachable.
+    #[derive(Debug)]
+    struct Line;
+    impl DistanceOracle for Line {
+        fn distance(&self, from: NodeId, to: NodeId) -> Option<Duration> {
+            (from.0 != 9 && to.0 != 9).then(|| ms(f64::from(from.0.abs_diff(to.0))))
+        }
+    }
+
     #[test]
     fn srm_members_take_their_distances_from_the_layout_only_with_topology_distances() {
-        let rx = [NodeId(2), NodeId(3)];
+        let rx = [NodeId(2), NodeId(9)];
         let mut l = layout(&rx);
-        let to = [Some(Duration::ZERO), Some(ms(7.0)), None];
-        l.distances = MemberDistances::ToSource(&to);
+        let oracle: Arc<dyn DistanceOracle> = Arc::new(Line);
+        l.distances = MemberDistances::Oracle(&oracle);
         let d = srm::deploy(&l, &srm::Params::default());
-        assert_eq!(d.group, (GroupId(1), vec![NodeId(0), NodeId(2), NodeId(3)]));
+        assert_eq!(d.group, (GroupId(1), vec![NodeId(0), NodeId(2), NodeId(9)]));
         assert!(d
             .members
             .iter()
@@ -310,15 +329,16 @@ mod tests {
             ..srm::Params::default()
         };
         let d = srm::deploy(&l, &p);
-        let known = |i: usize| match &d.members[i].distances {
-            DistanceSource::Configured(m) => m.clone().into_iter().collect::<Vec<_>>(),
-            DistanceSource::SessionMessages => Vec::new(),
-        };
-        let assumed: Vec<Duration> = d.members.iter().map(|c| c.default_distance).collect();
-        assert_eq!(known(0), [(NodeId(0), Duration::ZERO)]);
-        assert_eq!(known(1), [(NodeId(0), ms(7.0))]);
-        assert_eq!(known(2), [(NodeId(0), p.default_distance)], "unreachable");
-        assert_eq!(assumed, [p.default_distance, ms(7.0), p.default_distance]);
+        // Every member shares the one oracle and asks it; unreachable: the default.
+        assert!(d
+            .members
+            .iter()
+            .all(|c| c.distances == DistanceSource::Oracle(oracle.clone())));
+        let member =
+            |i: usize| srm::Member::new(d.members[i].clone(), AgentRng::derive(1, NodeId(0), 0));
+        assert_eq!(member(1).distance(NodeId(0)), ms(2.0));
+        assert_eq!(member(0).distance(NodeId(2)), ms(2.0));
+        assert_eq!(member(2).distance(NodeId(0)), p.default_distance);
         let all = [
             BTreeMap::from([(NodeId(2), ms(1.0))]),
             BTreeMap::new(),

@@ -53,7 +53,8 @@ macro_rules! outbox_field {
 /// method `$on(now, from, message)`; with `$on with bytes`, to `$on(now, message, shared)`,
 /// where `shared` is the datagram as shared [`Bytes`] when the driver has it
 /// (`handle_packet_bytes`; `None` from `handle_packet`), for a receiver that keeps part of it
-/// (and does not ask who sent it).
+/// (and does not ask who sent it); with `$on with from and bytes`, to
+/// `$on(now, from, message, shared)`.
 /// Then, for the timers:
 ///
 /// * `$timers => $fire`: `handle_timeout` hands every expired key of the
@@ -64,8 +65,8 @@ macro_rules! outbox_field {
 ///
 /// Write it inside the trait impl: `agent_io!(out, on_message, timers => on_timer);`.
 macro_rules! agent_io {
-    ($out:ident, $on:ident $(with $bytes:ident)? $(, $($timers:tt)+)?) => {
-        $crate::outbox::agent_io!(@packet $out, $on $(with $bytes)?);
+    ($out:ident, $on:ident $(with $($bytes:ident)+)? $(, $($timers:tt)+)?) => {
+        $crate::outbox::agent_io!(@packet $out, $on $(with $($bytes)+)?);
         $crate::outbox_field!($out);
         $crate::outbox::agent_io!(@timers $($($timers)+)?);
     };
@@ -73,6 +74,23 @@ macro_rules! agent_io {
         fn handle_packet(&mut self, now: $crate::Time, from: $crate::NodeId, packet: &[u8]) {
             if let Some(m) = self.$out.accept(packet, self.cfg.session) {
                 self.$on(now, from, m);
+            }
+        }
+    };
+    (@packet $out:ident, $on:ident with from and bytes) => {
+        fn handle_packet(&mut self, now: $crate::Time, from: $crate::NodeId, packet: &[u8]) {
+            if let Some(m) = self.$out.accept(packet, self.cfg.session) {
+                self.$on(now, from, m, None);
+            }
+        }
+        fn handle_packet_bytes(
+            &mut self,
+            now: $crate::Time,
+            from: $crate::NodeId,
+            packet: &$crate::Bytes,
+        ) {
+            if let Some(m) = self.$out.accept(packet, self.cfg.session) {
+                self.$on(now, from, m, Some(packet));
             }
         }
     };

@@ -4,6 +4,7 @@
 use crate::kernel::Kernel;
 use crate::loss::{LossModel, LossRule, LossSite};
 use crate::network::LinkConfig;
+use crate::oracle::TopologyOracle;
 use crate::registry;
 use crate::rng::SimRng;
 use crate::scheme::Scheme;
@@ -11,8 +12,9 @@ use crate::sim::{Sim, Stop, Traffic};
 use crate::topo::{self, PlaneParams, TransitStub};
 use crate::unreliable;
 use core::time::Duration;
-use rmcast_proto::deploy::{Layout, MemberDistances};
+use rmcast_proto::deploy::{DistanceOracle, Layout, MemberDistances};
 use rmcast_proto::{GroupId, NodeId, Time};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// CPU time this thread has run, in seconds (Linux `/proc/thread-self/schedstat`), if
@@ -253,10 +255,13 @@ pub struct ScaleFigures {
 /// [`scale_graph`] transit–stub graph (1.5 Mb/s links, GT-ITM-style delays), five
 /// 1,000-byte packets at 10 packets/s, the second original data packet lost at the source
 /// (on transmit, so no receiver gets it). Protocol parameters are the spec's defaults
-/// ([`registry::install_scheme`]); SRM (topology variant) sends no session messages and its
-/// layout holds only each member's distance to the source
-/// ([`MemberDistances::ToSource`]: distances to other members default to that same value),
-/// because SRM's session messages and all-pairs distances are quadratic in the group size.
+/// ([`registry::install_scheme`]); SRM (topology variants) sends no session messages and
+/// asks a [`TopologyOracle`] for its one-way distance to the source and to each requester
+/// when it needs one: the routing delay plus, per hop, the transmission time of a 1,000-byte
+/// packet (at 1.5 Mb/s transmission, 5.3 ms a hop, dominates these graphs' propagation
+/// delays of a few ms, and it is what a member measuring delays would see). The oracle stands
+/// in for session-message estimates, which — like a table of all pairs — are quadratic in
+/// the group size.
 /// Runs until the source reports `Completed` (5 s linger) or 120 s simulated.
 pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFigures, String> {
     let t0 = Instant::now();
@@ -283,12 +288,12 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
     // The layout holds what the scheme uses: routers for PGM and LMS (LMS with what lies
     // below each), each member's distance to the source for SRM's topology variant.
     let mut layout = Layout::new(src, g, &rx);
-    let to_source;
+    let oracle: Arc<dyn DistanceOracle>;
     match scheme {
         Scheme::Srm { topo, .. } => {
             if topo {
-                to_source = registry::distances_to_source(sim.network(), src, &layout.members());
-                layout.distances = MemberDistances::ToSource(&to_source);
+                oracle = Arc::new(TopologyOracle::with_packet(sim.network(), 1000));
+                layout.distances = MemberDistances::Oracle(&oracle);
             }
         }
         Scheme::Pgm => layout.routers = registry::all_routers(sim.network()),

@@ -28,6 +28,7 @@ pub mod bench;
 pub mod kernel;
 pub mod loss;
 mod network;
+pub mod oracle;
 mod params;
 pub mod pcap;
 pub mod registry;

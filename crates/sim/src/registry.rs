@@ -437,25 +437,6 @@ pub fn member_distances(
         .collect()
 }
 
-/// One-way distance along `source`'s shortest-path tree to each of `members` (`None`:
-/// unreachable).
-pub fn distances_to_source(
-    net: &crate::Network,
-    source: NodeId,
-    members: &[NodeId],
-) -> Vec<Option<Duration>> {
-    let (_, dist) = spt_distances(net, source);
-    members
-        .iter()
-        .map(|m| {
-            dist.get(m.0 as usize)
-                .copied()
-                .flatten()
-                .map(Duration::from_nanos)
-        })
-        .collect()
-}
-
 /// Attach seed-003 `scheme` on `layout` with the spec's defaults but what the scheme names:
 /// adaptive timers or repliers, and for SRM's `topo` variants distances from the layout and
 /// no session messages.

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
   rmcast bench scale                          10^3 .. 10^6 receivers, SRM, PGM and LMS (a table)
   rmcast bench scale --max-receivers 100000   stop at 10^5
   rmcast bench scale --schemes srm --sizes 10000,30000   chosen sizes
+  rmcast bench scale --schemes srm,srm-adaptive --sizes 1e5,1e6   SRM at 10^5 and 10^6
   rmcast bench scale --schemes pgm,lms --json > scale.json
   rmcast bench scale --from-json scale.json --svg scale.svg   re-plot without re-running
 
@@ -23,13 +24,13 @@ child process; peak memory is that process's VmHWM (peak resident set) from the 
 is build (graph, routes, agents) plus run. A scheme that times out at one size is skipped at
 the larger ones. Exit status 1 if a run failed, timed out or was skipped.")]
 pub struct Args {
-    /// Largest group size; sizes are the powers of ten from 10^3 up to this
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Largest group size; sizes are the powers of ten from 10^3 up to this (1000000 or 1e6)
+    #[arg(long, default_value = "1e6", value_parser = group_size)]
     max_receivers: usize,
-    /// Group sizes to run instead of the powers of ten, comma separated (e.g. 1000,30000)
-    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    /// Group sizes to run instead of the powers of ten, comma separated (e.g. 1000,3e4,1e6)
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = group_size)]
     sizes: Vec<usize>,
-    /// Schemes, comma separated (srm, pgm, lms)
+    /// Schemes, comma separated (srm, pgm, lms; also srm-adaptive, lms-adaptive)
     #[arg(long, default_value = "srm,pgm,lms", value_delimiter = ',')]
     schemes: Vec<String>,
     /// Topology and placement seed
@@ -50,6 +51,19 @@ pub struct Args {
     /// Internal: run one (scheme, receivers) in this process and print its JSON
     #[arg(long, hide = true, value_name = "SCHEME:RECEIVERS")]
     child: Option<String>,
+}
+
+/// A group size: digits (`30000`), or digits, `e` and a power of ten (`3e4`, `1e6`).
+fn group_size(s: &str) -> Result<usize, String> {
+    let bad = || format!("{s:?} is not a group size (e.g. 30000, 3e4, 1e7)");
+    let (m, e) = s.split_once(['e', 'E']).unwrap_or((s, "0"));
+    let m: usize = m.parse().map_err(|_| bad())?;
+    let e: u32 = e.parse().map_err(|_| bad())?;
+    10usize
+        .checked_pow(e)
+        .and_then(|p| m.checked_mul(p))
+        .filter(|&n| n > 0)
+        .ok_or_else(bad)
 }
 
 fn vm_hwm_bytes() -> Option<u64> {
@@ -178,7 +192,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match Scheme::parse(s.trim()) {
             Some(x) => schemes.push(x),
             None => {
-                eprintln!("error: --schemes: unknown scheme {s:?} (srm, pgm, lms)");
+                eprintln!(
+                    "error: --schemes: unknown scheme {s:?} ({})",
+                    Scheme::ALL.map(Scheme::name).join(", ")
+                );
                 return Ok(ExitCode::from(2));
             }
         }
@@ -280,12 +297,13 @@ fn output(
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!(
-            "{:<6} {:>9} {:>9} {:>9} {:>9} {:>12} {:>11} {:>10} {:>9} {:>8} {:>9}",
+            "{:<12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>11} {:>10} {:>9} {:>8} {:>9}",
             "scheme",
             "receivers",
             "nodes",
             "build_s",
             "wall_s",
+            "run_cpu_s",
             "events",
             "events/s",
             "peak_MiB",
@@ -296,7 +314,7 @@ fn output(
         for v in &rows {
             if let Some(e) = v.get("error") {
                 println!(
-                    "{:<6} {:>9} error: {}",
+                    "{:<12} {:>9} error: {}",
                     v["scheme"].as_str().unwrap_or("?"),
                     v["receivers"],
                     e.as_str().unwrap_or("?")
@@ -306,12 +324,13 @@ fn output(
             let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
             let u = |k: &str| v[k].as_u64().map_or("?".to_string(), |x| x.to_string());
             println!(
-                "{:<6} {:>9} {:>9} {:>9.2} {:>9.2} {:>12} {:>11.0} {:>10.0} {:>9} {:>8} {:>9}",
+                "{:<12} {:>9} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>12} {:>11.0} {:>10.0} {:>9} {:>8} {:>9}",
                 v["scheme"].as_str().unwrap_or("?"),
                 u("receivers"),
                 u("nodes"),
                 f("build_seconds"),
                 f("wall_seconds"),
+                f("run_cpu_seconds"),
                 u("events"),
                 f("events_per_second"),
                 f("peak_rss_bytes") / 1048576.0,
@@ -373,4 +392,20 @@ fn svg(rows: &[serde_json::Value]) -> anyhow::Result<String> {
         })
         .collect();
     Ok(panels_svg(&plots)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_size;
+
+    #[test]
+    fn group_sizes_are_digits_or_powers_of_ten() {
+        assert_eq!(group_size("30000"), Ok(30_000));
+        assert_eq!(group_size("1e6"), Ok(1_000_000));
+        assert_eq!(group_size("3E4"), Ok(30_000));
+        assert_eq!(group_size("1e7"), Ok(10_000_000));
+        for bad in ["", "0", "0e3", "1e", "e5", "1.5e6", "-1", "1e400", "ten"] {
+            assert!(group_size(bad).is_err(), "{bad:?}");
+        }
+    }
 }

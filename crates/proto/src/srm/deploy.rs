@@ -66,9 +66,9 @@ pub struct Deployment {
 
 /// SRM on `layout`: a member at the source and at every receiver. With
 /// [`Distances::Topology`] each member's distances come from the layout:
-/// [`MemberDistances::AllPairs`] are its distances to every member;
-/// [`MemberDistances::ToSource`] gives it only its distance to the source, which a receiver
-/// also assumes for every other member (its default distance); without distances in the
+/// [`MemberDistances::AllPairs`] are its distances to every member; a
+/// [`MemberDistances::Oracle`] is shared by every member, which asks it when it needs a
+/// distance; without distances in the
 /// layout members measure them as with [`Distances::Session`].
 pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
     let members = layout.members();
@@ -84,14 +84,8 @@ pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
                         c.distances =
                             DistanceSource::Configured(all.get(i).cloned().unwrap_or_default());
                     }
-                    MemberDistances::ToSource(to) => {
-                        let d = to.get(i).copied().flatten().unwrap_or(p.default_distance);
-                        c.distances = DistanceSource::Configured(
-                            std::iter::once((layout.source, d)).collect(),
-                        );
-                        if m != layout.source {
-                            c.default_distance = d;
-                        }
+                    MemberDistances::Oracle(o) => {
+                        c.distances = DistanceSource::Oracle(o.clone());
                     }
                 }
             }

@@ -31,8 +31,10 @@
 //!   repairs, starting at log10 G. Bounds C1 ∈ [0.5, 2], C2 ∈ [1, G], D1 ∈ [0.5, log10 G],
 //!   D2 ∈ [1, G] (G = [`Config::group_size`]).
 //! * **Distances** ([`DistanceSource`]): from SESSION messages (timestamp echo, as SRM
-//!   specifies) or supplied from the topology (`DistanceSource::Configured`). Until a
-//!   distance is known, [`Config::default_distance`] is used.
+//!   specifies) or supplied from the topology: a table per member
+//!   (`DistanceSource::Configured`) or a shared [`DistanceOracle`] asked on demand
+//!   (`DistanceSource::Oracle`, for groups too large for tables). Until a distance is known,
+//!   [`Config::default_distance`] is used.
 //!
 //! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
 //! topology as plain data) with typed [`Params`], whose defaults are the spec's.
@@ -54,8 +56,10 @@ mod tests;
 
 pub use deploy::{deploy, Deployment, Distances, Params};
 
+use crate::agent::hold;
 use crate::budget::RequestBudget;
 pub use crate::budget::REQUESTS_PER_ROUND;
+pub use crate::deploy::DistanceOracle;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
 use crate::sendq::{DataFormat, Originals, SourceTimer};
@@ -66,6 +70,7 @@ use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{srm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Largest application message one DATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 25;
@@ -80,13 +85,29 @@ const DATA: DataFormat = DataFormat {
 pub const MAX_ENTRIES: usize = 3_000;
 
 /// Where a member's distances to other members come from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum DistanceSource {
     /// Estimated from SESSION messages' timestamp echoes (SRM's own mechanism).
     SessionMessages,
     /// One-way distances supplied from the topology (e.g. by a simulator from its shortest
     /// paths); SESSION messages, if enabled, are then used only for loss detection.
     Configured(BTreeMap<NodeId, Duration>),
+    /// One-way distances from the topology asked for when needed, from an oracle shared by
+    /// every member (a stand-in for session-message estimates at scale; unreachable nodes
+    /// get [`Config::default_distance`]).
+    Oracle(Arc<dyn DistanceOracle>),
+}
+
+impl PartialEq for DistanceSource {
+    /// Oracles are equal when they are the same oracle.
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::SessionMessages, Self::SessionMessages) => true,
+            (Self::Configured(a), Self::Configured(b)) => a == b,
+            (Self::Oracle(a), Self::Oracle(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 crate::config::group_config! {
@@ -322,6 +343,7 @@ impl Member {
     pub fn distance(&self, node: NodeId) -> Duration {
         match &self.cfg.distances {
             DistanceSource::Configured(m) => m.get(&node).copied(),
+            DistanceSource::Oracle(o) => o.distance(self.cfg.node, node),
             DistanceSource::SessionMessages => self.learnt.get(&node).copied(),
         }
         .unwrap_or(self.cfg.default_distance)
@@ -528,7 +550,14 @@ impl Member {
     }
 
     /// Data for `seq` arrived (original or repair).
-    fn on_data(&mut self, now: Time, seq: u64, payload: &[u8], repair: Option<(u8, u64)>) {
+    fn on_data(
+        &mut self,
+        now: Time,
+        seq: u64,
+        payload: &[u8],
+        repair: Option<(u8, u64)>,
+        shared: Option<&Bytes>,
+    ) {
         if repair.is_some() {
             self.srm.repairs_heard += 1;
         }
@@ -566,7 +595,7 @@ impl Member {
             return;
         }
         if self.out.arrived(&mut self.window, seq) {
-            self.store.insert(seq, Bytes::copy_from_slice(payload), now);
+            self.store.insert(seq, hold(shared, payload), now);
             self.learn_known(now, seq + 1);
             let store = &self.store;
             self.out
@@ -753,13 +782,20 @@ fn secs(s: f64) -> Duration {
 }
 
 impl Member {
-    fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
+    /// `shared`: the datagram as shared bytes, when the driver has it (see [`hold`]).
+    fn on_message(
+        &mut self,
+        now: Time,
+        from: NodeId,
+        m: wire::Message<'_>,
+        shared: Option<&Bytes>,
+    ) {
         if from == self.cfg.node {
             self.out.ignore();
             return;
         }
         match m {
-            wire::Message::Data { seq, payload } => self.on_data(now, seq, payload, None),
+            wire::Message::Data { seq, payload } => self.on_data(now, seq, payload, None, shared),
             wire::Message::Repair {
                 sender,
                 round,
@@ -768,7 +804,7 @@ impl Member {
                 payload,
                 ..
             } if sender == self.cfg.source.0 => {
-                self.on_data(now, seq, payload, Some((round, dist_ns)))
+                self.on_data(now, seq, payload, Some((round, dist_ns)), shared)
             }
             wire::Message::Request {
                 sender,
@@ -787,7 +823,7 @@ impl Member {
 }
 
 impl Agent for Member {
-    crate::outbox::agent_io!(out, on_message);
+    crate::outbox::agent_io!(out, on_message with from and bytes);
     crate::sendq::source_timers!(sent, timers, announce: send_session every next_session_interval(), own: fire);
 
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
