@@ -1,21 +1,36 @@
 //! A set of keyed deadlines. Each key has at most one deadline; the earliest is found in
 //! O(log n). Ties are broken by key order, so expiry order is deterministic.
+//!
+//! Most agents hold a handful of timers, and a simulation holds millions of agents: up to
+//! [`SMALL`] deadlines live in one sorted vector (a few dozen bytes, no tree nodes); a set
+//! that grows past it moves to two B-trees for good. Both give the same answers.
 
 use crate::Time;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Deadlines a set keeps in its sorted vector before it moves to B-trees.
+pub const SMALL: usize = 16;
+
 /// Deadlines by key `K` (a protocol's timer names), at most one per key.
 #[derive(Debug, Clone)]
 pub struct TimerSet<K: Ord + Copy> {
-    by_time: BTreeSet<(Time, K)>,
-    by_key: BTreeMap<K, Time>,
+    repr: Repr<K>,
+}
+
+#[derive(Debug, Clone)]
+enum Repr<K: Ord + Copy> {
+    /// At most [`SMALL`] deadlines, sorted by (deadline, key).
+    Small(Vec<(Time, K)>),
+    Large {
+        by_time: BTreeSet<(Time, K)>,
+        by_key: BTreeMap<K, Time>,
+    },
 }
 
 impl<K: Ord + Copy> Default for TimerSet<K> {
     fn default() -> Self {
         TimerSet {
-            by_time: BTreeSet::new(),
-            by_key: BTreeMap::new(),
+            repr: Repr::Small(Vec::new()),
         }
     }
 }
@@ -27,51 +42,102 @@ impl<K: Ord + Copy> TimerSet<K> {
     }
     /// Arm (or re-arm) `key` to fire at `at`.
     pub fn set(&mut self, key: K, at: Time) {
-        if let Some(old) = self.by_key.insert(key, at) {
-            self.by_time.remove(&(old, key));
+        if let Repr::Small(v) = &mut self.repr {
+            if let Some(i) = v.iter().position(|e| e.1 == key) {
+                v.remove(i);
+            } else if v.len() >= SMALL {
+                let by_time: BTreeSet<(Time, K)> = v.drain(..).collect();
+                let by_key = by_time.iter().map(|&(t, k)| (k, t)).collect();
+                self.repr = Repr::Large { by_time, by_key };
+            }
         }
-        self.by_time.insert((at, key));
+        match &mut self.repr {
+            Repr::Small(v) => {
+                let i = v.partition_point(|e| *e < (at, key));
+                v.insert(i, (at, key));
+            }
+            Repr::Large { by_time, by_key } => {
+                if let Some(old) = by_key.insert(key, at) {
+                    by_time.remove(&(old, key));
+                }
+                by_time.insert((at, key));
+            }
+        }
     }
     /// Disarm `key`; returns its deadline if it was armed.
     pub fn cancel(&mut self, key: K) -> Option<Time> {
-        let at = self.by_key.remove(&key)?;
-        self.by_time.remove(&(at, key));
-        Some(at)
+        match &mut self.repr {
+            Repr::Small(v) => {
+                let i = v.iter().position(|e| e.1 == key)?;
+                Some(v.remove(i).0)
+            }
+            Repr::Large { by_time, by_key } => {
+                let at = by_key.remove(&key)?;
+                by_time.remove(&(at, key));
+                Some(at)
+            }
+        }
     }
     /// Deadline of `key`, if armed.
     pub fn deadline(&self, key: K) -> Option<Time> {
-        self.by_key.get(&key).copied()
+        match &self.repr {
+            Repr::Small(v) => v.iter().find(|e| e.1 == key).map(|e| e.0),
+            Repr::Large { by_key, .. } => by_key.get(&key).copied(),
+        }
     }
     /// Whether `key` has a deadline.
     pub fn is_armed(&self, key: K) -> bool {
-        self.by_key.contains_key(&key)
+        self.deadline(key).is_some()
     }
     /// Earliest deadline of all.
     pub fn next(&self) -> Option<Time> {
-        self.by_time.first().map(|&(t, _)| t)
+        match &self.repr {
+            Repr::Small(v) => v.first().map(|e| e.0),
+            Repr::Large { by_time, .. } => by_time.first().map(|&(t, _)| t),
+        }
     }
     /// Remove and return one key whose deadline is `<= now` (earliest first).
     pub fn pop_expired(&mut self, now: Time) -> Option<K> {
-        let &(t, k) = self.by_time.first()?;
-        if t > now {
-            return None;
+        match &mut self.repr {
+            Repr::Small(v) => {
+                let &(t, k) = v.first()?;
+                if t > now {
+                    return None;
+                }
+                v.remove(0);
+                Some(k)
+            }
+            Repr::Large { by_time, by_key } => {
+                let &(t, k) = by_time.first()?;
+                if t > now {
+                    return None;
+                }
+                by_time.remove(&(t, k));
+                by_key.remove(&k);
+                Some(k)
+            }
         }
-        self.by_time.remove(&(t, k));
-        self.by_key.remove(&k);
-        Some(k)
     }
     /// How many keys are armed.
     pub fn len(&self) -> usize {
-        self.by_key.len()
+        match &self.repr {
+            Repr::Small(v) => v.len(),
+            Repr::Large { by_key, .. } => by_key.len(),
+        }
     }
     /// Whether no key is armed.
     pub fn is_empty(&self) -> bool {
-        self.by_key.is_empty()
+        self.len() == 0
     }
     /// Disarm every key.
     pub fn clear(&mut self) {
-        self.by_key.clear();
-        self.by_time.clear();
+        match &mut self.repr {
+            Repr::Small(v) => v.clear(),
+            Repr::Large { by_time, by_key } => {
+                by_key.clear();
+                by_time.clear();
+            }
+        }
     }
 }
 
@@ -96,7 +162,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn matches_map_model(ops in proptest::collection::vec((0u8..8, 0u64..100, 0u8..3), 0..300)) {
+        fn matches_map_model(ops in proptest::collection::vec((0u8..40, 0u64..100, 0u8..3), 0..400)) {
             let mut t = TimerSet::new();
             let mut m: BTreeMap<u8, u64> = BTreeMap::new();
             for (k, at, op) in ops {
@@ -113,6 +179,9 @@ mod tests {
                 }
                 prop_assert_eq!(t.next().map(|x| x.as_nanos()), m.values().min().copied());
                 prop_assert_eq!(t.len(), m.len());
+                for k in 0..40u8 {
+                    prop_assert_eq!(t.deadline(k).map(|x| x.as_nanos()), m.get(&k).copied());
+                }
             }
         }
     }

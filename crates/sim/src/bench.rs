@@ -249,6 +249,10 @@ pub struct ScaleFigures {
     pub sim_end_seconds: f64,
     /// Whether the run stopped because every source reported `Completed` (not at a limit).
     pub completed: bool,
+    /// Resident memory when the network (graph, hosts) was built, bytes (where known).
+    pub rss_network_bytes: Option<u64>,
+    /// Resident memory when the agents were attached too, just before the run.
+    pub rss_agents_bytes: Option<u64>,
 }
 
 /// Seed 003's single-loss experiment at scale: one source and `receivers` receivers on the
@@ -278,6 +282,7 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
     .map_err(|e| e.to_string())?;
     let nodes = t.net.node_count();
     let links = t.net.link_count();
+    let rss_network_bytes = rss_bytes();
     let src = t.source;
     let rx = t.receivers.clone();
     let g = GroupId(1);
@@ -316,6 +321,7 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
     rule.filter = crate::loss::KindFilter::OriginalData;
     sim.add_loss(&rule).map_err(err)?;
     let build_seconds = t0.elapsed().as_secs_f64();
+    let rss_agents_bytes = rss_bytes();
     let stop = Stop {
         until: Some(Time::from_nanos(120_000_000_000)),
         ..Stop::when_complete()
@@ -349,13 +355,25 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
         drops: k.lost,
         sim_end_seconds: out.end.as_secs_f64(),
         completed: out.completed,
+        rss_network_bytes,
+        rss_agents_bytes,
     })
 }
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
+    proc_status_bytes("VmHWM:")
+}
+
+/// Resident set size of this process now, in bytes (Linux `VmRSS`), if known.
+pub fn rss_bytes() -> Option<u64> {
+    proc_status_bytes("VmRSS:")
+}
+
+/// A `kB` field of `/proc/self/status`, in bytes.
+fn proc_status_bytes(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

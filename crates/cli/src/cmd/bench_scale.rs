@@ -101,6 +101,8 @@ fn child(spec: &str, seed: u64) -> anyhow::Result<ExitCode> {
         "sim_end_seconds": f.sim_end_seconds,
         "completed": f.completed,
         "peak_rss_bytes": vm_hwm_bytes(),
+        "rss_network_bytes": f.rss_network_bytes,
+        "rss_agents_bytes": f.rss_agents_bytes,
         "rss_at_start_bytes": rss_before,
     });
     println!("{out}");
