@@ -15,6 +15,8 @@
 //! zeros; a parity symbol has that length, so a receiver learns it from any parity packet and
 //! recovers each missing packet's length from the decoded prefix.
 
+pub mod closed_form;
+
 use bytes::Bytes;
 use reed_solomon_erasure::galois_8::ReedSolomon;
 use std::collections::BTreeMap;
@@ -137,7 +139,10 @@ pub fn parity<S: AsRef<[u8]>>(
     let data: Vec<Vec<u8>> = sources.iter().map(|s| pad(s.as_ref(), len)).collect();
     let mut out = vec![vec![0u8; len]; m];
     rs.encode_sep(&data, &mut out)
-        .map_err(|_| FecError::Length { symbol: len, got: 0 })?;
+        .map_err(|_| FecError::Length {
+            symbol: len,
+            got: 0,
+        })?;
     Ok(out.split_off(first))
 }
 
@@ -214,6 +219,11 @@ impl BlockDecoder {
         }
         self.parity.insert(index, symbol);
         Ok(true)
+    }
+
+    /// Forget the parity held (it did not decode with the source packets held).
+    pub fn clear_parity(&mut self) {
+        self.parity.clear();
     }
 
     /// The block's symbol length, once a parity symbol told it.
