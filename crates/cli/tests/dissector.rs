@@ -905,7 +905,7 @@ fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
     kinds.dedup();
     assert_eq!(
         kinds.len(),
-        2 + 2 + 3 + 5 + 4 + 4 + 4 + 5 + 6 + 2 + 4,
+        2 + 2 + 3 + 5 + 4 + 4 + 4 + 8 + 6 + 2 + 4,
         "{kinds:?}"
     );
 
