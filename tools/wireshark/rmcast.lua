@@ -40,7 +40,8 @@ local FAMILIES = {
     [5] = { name = "prmp", kinds = { [1] = "DATA", [2] = "POLL", [3] = "DATAPOLL", [4] = "RESP" } },
     [6] = { name = "xtp", kinds = { [1] = "FIRST", [2] = "DATA", [3] = "CNTL", [4] = "FASTNAK" } },
     [7] = { name = "srm", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "REPAIR", [4] = "SESSION" } },
-    [8] = { name = "pgm", kinds = { [1] = "ODATA", [2] = "RDATA", [3] = "NAK", [4] = "NCF", [5] = "SPM" } },
+    [8] = { name = "pgm", kinds = { [1] = "ODATA", [2] = "RDATA", [3] = "NAK", [4] = "NCF", [5] = "SPM",
+        [6] = "PARITY", [7] = "BNAK", [8] = "BNCF" } },
     [9] = { name = "lms", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "DREQ", [4] = "REPAIR",
         [5] = "HEARTBEAT", [6] = "REFRESH" } },
     [10] = { name = "ff", kinds = { [1] = "DATA", [2] = "ACK" } },
@@ -125,7 +126,9 @@ local family_fields = {
         { "entries", U16, "Entries" }, { "entry.node", U32, "Node" }, { "entry.echo_ts", U64, "Echoed ts" },
         { "entry.delay_us", U32, "Delay (µs)" }, { "payload", BYTES, "Payload" } },
     pgm = { { "seq", U64, "Sequence number" }, { "spm_seq", U64, "SPM sequence number" },
-        { "trail", U64, "Trailing edge" }, { "lead", U64, "Leading edge" }, { "payload", BYTES, "Payload" } },
+        { "trail", U64, "Trailing edge" }, { "lead", U64, "Leading edge" }, { "block", U64, "Block" },
+        { "index", U16, "Parity index" }, { "k", U16, "Source packets in the block" },
+        { "total", U16, "Parity total" }, { "payload", BYTES, "Payload" } },
     lms = { { "seq", U64, "Sequence number" }, { "attempt", U16, "Attempt" }, { "requester", U32, "Requester" },
         { "tp", U32, "Turning point" }, { "tp_iface", U32, "Turning point interface" },
         { "lead", U64, "Lead" }, { "cost", U32, "Cost" }, { "payload", BYTES, "Payload" } },
@@ -554,6 +557,15 @@ bodies.pgm = function(r, kind)
         seq_data(r)
     elseif kind == 3 or kind == 4 then
         r:u64("seq", true)
+    elseif kind == 6 then
+        r:u64("block", true)
+        r:u16("index", true)
+        local k = r:u16("k", true)
+        if k == 0 then fail("pgm.k: a block of no source packets") end
+        r:rest("payload")
+    elseif kind == 7 or kind == 8 then
+        r:u64("block", true)
+        r:u16("total", true)
     else
         r:u64("spm_seq", true)
         local trail = r:u64("trail", true)

@@ -187,7 +187,9 @@ fn kind_name(m: &Message<'_>) -> &'static str {
         Message::Prmp(m) => ["DATA", "POLL", "DATAPOLL", "RESP"][m.kind() as usize - 1],
         Message::Xtp(m) => ["FIRST", "DATA", "CNTL", "FASTNAK"][m.kind() as usize - 1],
         Message::Srm(m) => ["DATA", "REQUEST", "REPAIR", "SESSION"][m.kind() as usize - 1],
-        Message::Pgm(m) => ["ODATA", "RDATA", "NAK", "NCF", "SPM"][m.kind() as usize - 1],
+        Message::Pgm(m) => [
+            "ODATA", "RDATA", "NAK", "NCF", "SPM", "PARITY", "BNAK", "BNCF",
+        ][m.kind() as usize - 1],
         Message::Lms(m) => {
             ["DATA", "REQUEST", "DREQ", "REPAIR", "HEARTBEAT", "REFRESH"][m.kind() as usize - 1]
         }
@@ -431,6 +433,21 @@ fn body_fields(e: &mut Expect, m: &Message<'_>) {
                 e.f("pgm.spm_seq", spm_seq);
                 e.f("pgm.trail", trail);
                 e.f("pgm.lead", lead);
+            }
+            pgm::Message::Parity {
+                block,
+                index,
+                k,
+                payload,
+            } => {
+                e.f("pgm.block", block);
+                e.f("pgm.index", index);
+                e.f("pgm.k", k);
+                e.bytes("pgm.payload", payload);
+            }
+            pgm::Message::BlockNak { block, total } | pgm::Message::BlockNcf { block, total } => {
+                e.f("pgm.block", block);
+                e.f("pgm.total", total);
             }
         },
         Message::Lms(m) => match m {
@@ -888,7 +905,7 @@ fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
     kinds.dedup();
     assert_eq!(
         kinds.len(),
-        2 + 2 + 3 + 5 + 4 + 4 + 4 + 5 + 6 + 2 + 4,
+        2 + 2 + 3 + 5 + 4 + 4 + 4 + 8 + 6 + 2 + 4,
         "{kinds:?}"
     );
 

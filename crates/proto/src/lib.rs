@@ -38,6 +38,7 @@ mod time;
 
 pub mod bap;
 pub mod deploy;
+pub mod fec;
 pub mod ff;
 pub mod lms;
 pub mod pacing;

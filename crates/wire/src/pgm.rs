@@ -7,6 +7,9 @@
 //! NAK   body: seq (u64)
 //! NCF   body: seq (u64)
 //! SPM   body: spm_seq (u64) | trail (u64) | lead (u64)
+//! PARITY body: block (u64) | index (u16) | k (u16) | symbol (rest)   (FLAG_RETRANSMISSION)
+//! BNAK  body: block (u64) | total (u16)
+//! BNCF  body: block (u64) | total (u16)
 //! ```
 //!
 //! `lead` in an SPM is the number of ODATA packets sent so far (the next sequence number), so
@@ -14,12 +17,20 @@
 //! source can still repair. RFC 3208 carries the NAK's source and group addresses and the
 //! path NLA; here the NAK travels as a unicast datagram to the source and network elements on
 //! the way see it, so the header's source node is the NAK's originator.
+//!
+//! FEC repair (kinds 6–8, after RFC 3208 §11's transmission groups and on-demand parity):
+//! block `b` is ODATA `b·k .. (b+1)·k`. PARITY carries parity symbol `index` of block `block`
+//! of `k` source packets (`rmcast_proto::fec`: its length is the block's symbol length, the
+//! longest packet plus a two-byte length prefix). A receiver's BNAK asks for the block's
+//! parity up to `total` symbols in all (indices `0 .. total`): the parity it already knows was
+//! sent plus the symbols it still needs; BNCF confirms it with the total the source will have
+//! sent. New kinds, not new fields: version 1's five kinds keep their bytes.
 
 use crate::field::Invalid;
 
 messages! {
     /// Packet kinds of the `pgm` family.
-    Pgm, data: [Odata, Rdata];
+    Pgm, data: [Odata, Rdata, Parity];
     /// A `pgm` message body.
     Message<'a>, validate: validate;
     /// ODATA: original data.
@@ -45,14 +56,40 @@ messages! {
         /// ODATA packets sent so far (the next sequence number).
         lead: u64,
     },
+    /// PARITY: a parity symbol of a block (FEC repair).
+    Parity = 6 {
+        /// The block (transmission group): ODATA `block·k .. (block+1)·k`.
+        block: u64,
+        /// Parity index within the block (0 first).
+        index: u16,
+        /// Source packets in the block.
+        k: u16,
+        /// The parity symbol.
+        payload: &'a [u8] as crate::field::Rest,
+    },
+    /// BNAK: a receiver's request for parity of a block.
+    BlockNak = 7 {
+        /// The block.
+        block: u64,
+        /// Parity symbols the source should have sent in all (indices `0 .. total`).
+        total: u16,
+    },
+    /// BNCF: a block NAK's confirmation.
+    BlockNcf = 8 {
+        /// The block.
+        block: u64,
+        /// Parity symbols the source will have sent in all.
+        total: u16,
+    },
 }
 
-/// An SPM's window edges are in order.
+/// An SPM's window edges are in order; a block has source packets.
 fn validate(m: &Message<'_>) -> Result<(), Invalid> {
     match m {
         Message::Spm { trail, lead, .. } if trail > lead => {
             Err(("pgm.trail", "trailing edge above the leading edge"))
         }
+        Message::Parity { k: 0, .. } => Err(("pgm.k", "a block of no source packets")),
         _ => Ok(()),
     }
 }

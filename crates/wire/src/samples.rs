@@ -254,6 +254,23 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
                 lead: 20,
             }),
         ),
+        (
+            rx,
+            Message::Pgm(pgm::Message::Parity {
+                block: 7,
+                index: 2,
+                k: 16,
+                payload: P,
+            }),
+        ),
+        (
+            env,
+            Message::Pgm(pgm::Message::BlockNak { block: 7, total: 3 }),
+        ),
+        (
+            env,
+            Message::Pgm(pgm::Message::BlockNcf { block: 7, total: 4 }),
+        ),
         (env, Message::Lms(lms::Message::Data { seq: 1, payload: P })),
         (
             env,

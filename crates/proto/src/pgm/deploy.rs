@@ -28,6 +28,8 @@ typed_params! {
         linger: Duration = ms("linger_ms") or ms(spec::LINGER_MS),
         /// Floor of the receivers' adaptive NAK timers (`None`: the fixed timers).
         nak_rto_min: Option<Duration> = period("nak_rto_min_ms") or period(spec::NAK_RTO_MIN_MS),
+        /// FEC: source packets per block (0: off).
+        fec_k: u16 = small("fec_k") or spec::FEC_K as u16,
     }
 }
 

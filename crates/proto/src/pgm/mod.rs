@@ -22,13 +22,31 @@
 //!   discarded. Upstream NCFs are absorbed (the element already confirmed downstream). State
 //!   that no RDATA cleared expires after [`NeConfig::state_lifetime`].
 //!
+//! * **FEC repair** (on with [`SourceConfig::fec_k`] > 0; off by default, and then nothing
+//!   here changes), in the spirit of RFC 3208 §11's on-demand parity: block `b` (a
+//!   transmission group) is ODATA `b·k .. (b+1)·k`. A receiver missing packets of a block
+//!   whose end it knows (a later packet, an SPM's lead or the block's parity) NAKs the block
+//!   once (BNAK) with the parity total it needs: the parity the source is known to have sent
+//!   for it plus the symbols it still lacks. A network element keeps per block the largest
+//!   total it forwarded and forwards a block NAK only when its total is larger (each NAK is
+//!   confirmed with a BNCF carrying that largest total, so a receiver learns what was asked);
+//!   parity goes down the interfaces that asked until the asked total has passed. The source
+//!   answers a block NAK with the parity indices from the next unused one up to the total
+//!   ([`crate::fec`]: index `j` is the same symbol however many are made), so one parity
+//!   packet repairs different losses at different receivers, and a receiver decodes as soon
+//!   as it holds `k` symbols of the block. A loss in a block whose end is not known within
+//!   `nak_repeat` (the stream paused or ended mid-block) is repaired packet by packet with
+//!   RDATA as without FEC, and so is a block that has used up its 256 − `k` parity indices.
+//!   Block NAKs are not counted by the NAK budget (there is one per block, not per packet).
+//!
 //! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
 //! topology as plain data) with typed [`Params`], whose defaults are the spec's.
 //!
 //! Choices where the seed is silent: NAKs travel as unicast datagrams addressed to the source
 //! (every router on the way is a PGM network element and sees them), rather than hop by hop to
 //! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per
-//! NAK; there is no FEC, DLR or congestion control.
+//! NAK; there is no DLR or congestion control, and FEC is the on-demand parity above
+//! (proactive parity, RFC 3208's OPT_PARITY_PRM with the P bit, is not implemented).
 
 mod deploy;
 #[cfg(test)]
@@ -38,6 +56,7 @@ pub use crate::budget::REQUESTS_PER_ROUND;
 pub use deploy::{deploy, Deployment, Params};
 
 use crate::budget::RequestBudget;
+use crate::fec::{self, BlockDecoder};
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
@@ -57,10 +76,20 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Largest application message one ODATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
 
+/// Largest application message with FEC on: its parity symbol (the message, a two-byte
+/// length prefix) and PARITY's block, index and k fit a datagram.
+pub const FEC_MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 12 - fec::LEN_PREFIX;
+
 /// Original data: ODATA packets of at most [`MAX_MESSAGE`] bytes.
 const ODATA: DataFormat = DataFormat {
     max_message: MAX_MESSAGE,
     data: |seq, payload| Message::Pgm(wire::Message::Odata { seq, payload }),
+};
+
+/// Original data with FEC on: ODATA packets of at most [`FEC_MAX_MESSAGE`] bytes.
+const ODATA_FEC: DataFormat = DataFormat {
+    max_message: FEC_MAX_MESSAGE,
+    ..ODATA
 };
 
 crate::config::group_config! {
@@ -82,6 +111,8 @@ crate::config::group_config! {
         /// refuses new data ([`Agent::can_send`] false) until a report opens the window, and
         /// keeps for repair only the packets in it.
         pub txw: Option<u64> = None,
+        /// FEC: source packets per block (0: off). Block NAKs are answered with parity.
+        pub fec_k: u16 = p.fec_k,
     }
     pub fn new() from p: Params;
 }
@@ -105,6 +136,10 @@ pub struct Source {
     pub naks_received: u64,
     /// Of those, NAKs ignored within the hold-off of an earlier answer.
     pub naks_held_off: u64,
+    /// FEC: parity symbols sent per block (the next unused index).
+    parity_sent: BTreeMap<u64, u16>,
+    /// FEC: block NAKs received.
+    pub block_naks_received: u64,
 }
 
 impl Source {
@@ -112,7 +147,12 @@ impl Source {
     pub fn new(cfg: SourceConfig) -> Self {
         Source {
             timers: Originals::timers(cfg.spm_interval),
-            sent: Originals::new(cfg.node, cfg.group, cfg.session, ODATA),
+            sent: Originals::new(
+                cfg.node,
+                cfg.group,
+                cfg.session,
+                if cfg.fec_k > 0 { ODATA_FEC } else { ODATA },
+            ),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
             trail: 0,
@@ -121,6 +161,8 @@ impl Source {
             answered: BTreeMap::new(),
             naks_received: 0,
             naks_held_off: 0,
+            parity_sent: BTreeMap::new(),
+            block_naks_received: 0,
         }
     }
 
@@ -161,8 +203,62 @@ impl Source {
 }
 
 impl Source {
+    /// The source packets of block `block` (`k` each), if all were sent and are still held.
+    fn block_sources(&self, block: u64) -> Option<Vec<Bytes>> {
+        let k = u64::from(self.cfg.fec_k);
+        let first = block.checked_mul(k)?;
+        if k == 0 || first.checked_add(k)? > self.sent.next() {
+            return None;
+        }
+        (first..first + k)
+            .map(|seq| self.buf.get(seq).map(|e| e.data.clone()))
+            .collect()
+    }
+
+    /// A block NAK: confirm it with the total this block's parity will reach, and send the
+    /// parity indices from the next unused one up to `total` (at most the block's 256 − k).
+    fn block_nak(&mut self, block: u64, total: u16) {
+        let Some(sources) = self.block_sources(block) else {
+            return self.out.ignore();
+        };
+        self.block_naks_received += 1;
+        let k = usize::from(self.cfg.fec_k);
+        let total = total.min(fec::max_parity(k) as u16);
+        let sent = self.parity_sent.get(&block).copied().unwrap_or(0);
+        self.out.stats.control_sent += 1;
+        self.push(
+            wire::Message::BlockNcf {
+                block,
+                total: total.max(sent),
+            },
+            0,
+        );
+        if total <= sent {
+            return;
+        }
+        let Ok(parity) = fec::parity(&sources, usize::from(sent), usize::from(total - sent)) else {
+            return;
+        };
+        for (index, payload) in (sent..total).zip(parity) {
+            self.out.stats.repairs_sent += 1;
+            self.push(
+                wire::Message::Parity {
+                    block,
+                    index,
+                    k: self.cfg.fec_k,
+                    payload: &payload,
+                },
+                FLAG_RETRANSMISSION,
+            );
+        }
+        self.parity_sent.insert(block, total);
+    }
+
     fn on_message(&mut self, now: Time, _from: NodeId, m: wire::Message<'_>) {
         match m {
+            wire::Message::BlockNak { block, total } if self.cfg.fec_k > 0 => {
+                self.block_nak(block, total)
+            }
             wire::Message::Nak { seq } if self.buf.get(seq).is_some() => {
                 self.naks_received += 1;
                 if self.held_off(now, seq) {
@@ -238,6 +334,8 @@ crate::config::receiver_config! {
         /// RDATA then costs a few round trips instead of `nak_rdata`, and a receiver whose
         /// answers come late (it is behind, or the source is) measures that and waits longer.
         pub nak_rto_min: Option<Duration> = p.nak_rto_min,
+        /// FEC: source packets per block (0: off; the source's [`SourceConfig::fec_k`]).
+        pub fec_k: u16 = p.fec_k,
     }
     pub fn new(source: NodeId) from p: Params;
 }
@@ -247,6 +345,17 @@ enum Phase {
     BackOff,
     WaitNcf,
     WaitData,
+    /// FEC: a loss in a block whose end is not known yet; NAKed packet by packet if it is
+    /// still not known after `nak_repeat`.
+    BlockWait,
+}
+
+/// What a loss's (or a block's) timer leads to.
+enum Expiry {
+    /// NAK (again).
+    Nak,
+    /// Back off anew before the next NAK.
+    BackOff,
 }
 
 /// A receiver's timers: the NAK budget's next round (first at equal deadlines, so the NAKs
@@ -255,6 +364,18 @@ enum Phase {
 enum Key {
     Round,
     Seq(u64),
+    Block(u64),
+}
+
+/// FEC: a receiver's block with a packet held or missing, until it holds every source packet.
+struct RxBlock {
+    dec: BlockDecoder,
+    /// Parity the source is known to have sent or promised for it (indices `0 .. known`).
+    known: u16,
+    /// Where its block NAK stands (`None`: its end is not known yet, or nothing is missing).
+    phase: Option<Phase>,
+    /// Its parity ran out: the missing packets went to the packet-by-packet NAKs.
+    per_packet: bool,
 }
 
 /// A PGM receiver.
@@ -273,6 +394,10 @@ pub struct Receiver {
     /// each outstanding loss was first NAKed (and whether it was NAKed again since, which
     /// makes its answer no sample: Karn's rule).
     repair: Option<(RttEstimator, NakedAt)>,
+    /// FEC: blocks with a packet held or missing and not yet whole.
+    blocks: BTreeMap<u64, RxBlock>,
+    /// Every sequence number below this is known to exist (FEC: where block ends are known).
+    lead: u64,
 }
 
 /// When each outstanding loss was first NAKed, and whether it was NAKed again since.
@@ -300,6 +425,8 @@ impl Receiver {
             timers: TimerSet::new(),
             budget: RequestBudget::default(),
             out: Outbox::new(),
+            blocks: BTreeMap::new(),
+            lead: 0,
         }
     }
 
@@ -379,6 +506,25 @@ impl Receiver {
         }
     }
 
+    /// A loss's or block's timer ran out in `phase`: after the back-off a NAK, after a NAK
+    /// without an NCF the NAK again, after an NCF without the data a new back-off (both
+    /// waits counted as timeouts); a loss that waited in vain for its block's end backs off
+    /// to be NAKed packet by packet.
+    fn expiry(&mut self, phase: Option<Phase>) -> Option<Expiry> {
+        Some(match phase? {
+            Phase::BackOff => Expiry::Nak,
+            Phase::WaitNcf => {
+                self.expired();
+                Expiry::Nak
+            }
+            Phase::WaitData => {
+                self.expired();
+                Expiry::BackOff
+            }
+            Phase::BlockWait => Expiry::BackOff,
+        })
+    }
+
     /// A wait for an answer ran out: the timeout doubles until a fresh sample.
     fn expired(&mut self) {
         self.out.stats.timeouts += 1;
@@ -390,9 +536,16 @@ impl Receiver {
     /// Packets below `next` exist: start recovering those not received, inside the receive
     /// window and at most the budget's new losses per round ([`RequestBudget::learn`]).
     fn learn(&mut self, now: Time, next: u64) {
+        let ended = self.cfg.fec_k > 0 && next > self.lead;
+        if ended {
+            self.lead = next;
+        }
         self.budget
             .learn(self.window.window(), &mut self.known, next);
         self.detect(now);
+        if ended {
+            self.blocks_ended(now);
+        }
     }
 
     /// Examine the known sequence numbers for loss while the round's budget allows.
@@ -405,13 +558,22 @@ impl Receiver {
             if !self.window.window().contains(s) && !self.lost.contains_key(&s) {
                 self.budget.detected();
                 self.out.event(Event::LossDetected { seq: s });
-                self.backoff(now, s);
+                if self.cfg.fec_k > 0 {
+                    self.fec_loss(now, s);
+                } else {
+                    self.backoff(now, s);
+                }
             }
         }
         self.budget.arm(&mut self.timers, Key::Round);
     }
 
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>) {
+        self.accept(now, seq, payload, shared, self.cfg.fec_k > 0)
+    }
+
+    /// Data for `seq` (received, or decoded when `!fec`); with `fec`, its block keeps it.
+    fn accept(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>, fec: bool) {
         if self
             .out
             .arrived_held(&mut self.window, seq, || hold(shared, payload))
@@ -420,8 +582,222 @@ impl Receiver {
                 self.answered(now, seq, true);
             }
             self.timers.cancel(Key::Seq(seq));
+            if fec {
+                self.fec_source(now, seq, hold(shared, payload));
+            }
             self.learn(now, seq + 1);
             self.out.deliver_held(&mut self.window);
+        }
+    }
+}
+
+/// FEC repair (see the module doc).
+impl Receiver {
+    fn k(&self) -> u64 {
+        u64::from(self.cfg.fec_k)
+    }
+
+    /// Block `block`'s state, made if missing (`None` with FEC off).
+    fn block(&mut self, block: u64) -> Option<&mut RxBlock> {
+        let k = usize::from(self.cfg.fec_k);
+        match self.blocks.entry(block) {
+            std::collections::btree_map::Entry::Occupied(e) => Some(e.into_mut()),
+            std::collections::btree_map::Entry::Vacant(e) => Some(e.insert(RxBlock {
+                dec: BlockDecoder::new(k).ok()?,
+                known: 0,
+                phase: None,
+                per_packet: false,
+            })),
+        }
+    }
+
+    /// Whether every packet of `block` is known to have been sent.
+    fn ended(&self, block: u64) -> bool {
+        block
+            .checked_add(1)
+            .and_then(|b| b.checked_mul(self.k()))
+            .is_some_and(|end| end <= self.lead)
+    }
+
+    /// A loss was detected: its block NAKs it once the block's end is known; until then it
+    /// waits `nak_repeat`, then goes the packet-by-packet way.
+    fn fec_loss(&mut self, now: Time, seq: u64) {
+        let b = seq / self.k();
+        if self.block(b).is_none_or(|blk| blk.per_packet) {
+            return self.backoff(now, seq);
+        }
+        if self.ended(b) {
+            return self.blocks_ended(now);
+        }
+        self.lost.insert(seq, Phase::BlockWait);
+        self.timers
+            .set(Key::Seq(seq), now + self.wait(self.cfg.nak_repeat));
+    }
+
+    /// Source packet `seq` arrived (or was decoded): the block keeps it until it is whole.
+    fn fec_source(&mut self, now: Time, seq: u64, data: Bytes) {
+        let (b, i) = (seq / self.k(), (seq % self.k()) as usize);
+        let Some(blk) = self.block(b) else { return };
+        blk.dec.add_source(i, data);
+        self.try_decode(now, b);
+    }
+
+    /// Blocks that ended with packets missing start their NAK (the losses waiting for the
+    /// block's end join it).
+    fn blocks_ended(&mut self, now: Time) {
+        let k = self.k();
+        let ended: Vec<u64> = self
+            .blocks
+            .range(..self.lead / k)
+            .filter(|(_, blk)| blk.phase.is_none() && !blk.per_packet && !blk.dec.is_complete())
+            .map(|(&b, _)| b)
+            .collect();
+        for b in ended {
+            for seq in b * k..(b + 1) * k {
+                if self.lost.remove(&seq).is_some() {
+                    self.timers.cancel(Key::Seq(seq));
+                    if let Some((_, sent)) = self.repair.as_mut() {
+                        sent.remove(&seq);
+                    }
+                }
+            }
+            self.block_backoff(now, b);
+        }
+    }
+
+    fn block_backoff(&mut self, now: Time, b: u64) {
+        let wait = self
+            .rng
+            .duration_between(Duration::ZERO, self.cfg.nak_backoff);
+        if let Some(blk) = self.blocks.get_mut(&b) {
+            blk.phase = Some(Phase::BackOff);
+        }
+        if wait.is_zero() {
+            self.block_nak(now, b);
+        } else {
+            self.timers.set(Key::Block(b), now + wait);
+        }
+    }
+
+    /// NAK block `b` for the parity it needs; when its parity indices are used up, NAK its
+    /// missing packets one by one instead.
+    fn block_nak(&mut self, now: Time, b: u64) {
+        let k = self.k();
+        let Some(blk) = self.blocks.get_mut(&b) else {
+            return;
+        };
+        let need = blk.dec.needed();
+        let total = usize::from(blk.known) + need;
+        if total > fec::max_parity(k as usize) {
+            blk.per_packet = true;
+            blk.phase = None;
+            let missing: Vec<u64> = (0..k)
+                .filter(|&i| !blk.dec.has_source(i as usize))
+                .map(|i| b * k + i)
+                .collect();
+            self.timers.cancel(Key::Block(b));
+            for seq in missing {
+                self.backoff(now, seq);
+            }
+            return;
+        }
+        blk.phase = Some(Phase::WaitNcf);
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        let nak = Message::Pgm(wire::Message::BlockNak {
+            block: b,
+            total: total as u16,
+        });
+        if self.out.transmit(Dest::Node(self.cfg.source), env, &nak) {
+            self.out.stats.control_sent += 1;
+        }
+        self.timers
+            .set(Key::Block(b), now + self.wait(self.cfg.nak_repeat));
+    }
+
+    /// A block NAK's confirmation: the parity the source will have sent. One heard during
+    /// the back-off that covers this receiver's need suppresses its NAK.
+    fn block_ncf(&mut self, now: Time, b: u64, total: u16) {
+        self.learn(now, b.saturating_add(1).saturating_mul(self.k()));
+        let rdata = self.wait(self.cfg.nak_rdata);
+        let Some(blk) = self.blocks.get_mut(&b) else {
+            return;
+        };
+        let covered = usize::from(total) >= usize::from(blk.known) + blk.dec.needed();
+        blk.known = blk.known.max(total);
+        let wait = match blk.phase {
+            Some(Phase::WaitNcf) => true,
+            Some(Phase::BackOff) => covered,
+            _ => false,
+        };
+        if wait {
+            blk.phase = Some(Phase::WaitData);
+            self.timers.set(Key::Block(b), now + rdata);
+        }
+    }
+
+    /// A parity symbol of block `b`.
+    fn parity(&mut self, now: Time, b: u64, index: u16, k: u16, symbol: Bytes) {
+        // A block not tracked is wanted only if none of its packets is held (a block whose
+        // packets all arrived was forgotten).
+        let first = b
+            .checked_mul(self.k())
+            .filter(|f| f.checked_add(self.k()).is_some());
+        let wanted = k == self.cfg.fec_k
+            && first.is_some_and(|first| {
+                self.blocks.contains_key(&b)
+                    || !(first..first + self.k()).any(|s| {
+                        s < self.window.window().base() || self.window.window().contains(s)
+                    })
+            });
+        if !wanted {
+            return self.out.ignore();
+        }
+        match self.block(b) {
+            Some(blk) => {
+                blk.known = blk.known.max(index.saturating_add(1));
+                if blk.dec.add_parity(usize::from(index), symbol).is_err() {
+                    self.out.ignore();
+                }
+            }
+            None => return self.out.ignore(),
+        }
+        self.try_decode(now, b);
+        self.learn(now, b.saturating_add(1).saturating_mul(self.k()));
+    }
+
+    /// Decode block `b` if it holds `k` symbols; forget it once every source packet is held.
+    fn try_decode(&mut self, now: Time, b: u64) {
+        let Some(blk) = self.blocks.get_mut(&b) else {
+            return;
+        };
+        let mut found = Vec::new();
+        if !blk.dec.is_complete() && blk.dec.needed() == 0 {
+            match blk.dec.decode() {
+                Ok(f) => found = f,
+                // Parity that does not fit the packets held: forget it.
+                Err(_) => {
+                    blk.dec.clear_parity();
+                    self.out.ignore();
+                }
+            }
+        }
+        if blk.dec.is_complete() {
+            self.blocks.remove(&b);
+            self.timers.cancel(Key::Block(b));
+        }
+        // The block is whole and forgotten: its decoded packets arrive as data, without
+        // making it anew.
+        for (i, data) in found {
+            let seq = b * self.k() + i as u64;
+            self.accept(now, seq, &data, Some(&data), false);
+        }
+    }
+
+    fn on_block_timer(&mut self, now: Time, b: u64) {
+        match self.expiry(self.blocks.get(&b).and_then(|blk| blk.phase)) {
+            Some(Expiry::Nak) => self.block_nak(now, b),
+            Some(Expiry::BackOff) => self.block_backoff(now, b),
+            None => {}
         }
     }
 }
@@ -433,6 +809,15 @@ impl Receiver {
                 self.data(now, seq, payload, shared)
             }
             wire::Message::Spm { lead, .. } => self.learn(now, lead),
+            wire::Message::Parity {
+                block,
+                index,
+                k,
+                payload,
+            } if self.cfg.fec_k > 0 => self.parity(now, block, index, k, hold(shared, payload)),
+            wire::Message::BlockNcf { block, total } if self.cfg.fec_k > 0 => {
+                self.block_ncf(now, block, total)
+            }
             wire::Message::Ncf { seq } => {
                 if !self.window.window().contains(seq) {
                     // An NCF for a loss not yet detected announces it too.
@@ -454,18 +839,12 @@ impl Receiver {
     fn on_timer(&mut self, now: Time, key: Key) {
         let seq = match key {
             Key::Round => return self.next_round(now),
+            Key::Block(b) => return self.on_block_timer(now, b),
             Key::Seq(seq) => seq,
         };
-        match self.lost.get(&seq) {
-            Some(Phase::BackOff) => self.nak(now, seq),
-            Some(Phase::WaitNcf) => {
-                self.expired();
-                self.nak(now, seq)
-            }
-            Some(Phase::WaitData) => {
-                self.expired();
-                self.backoff(now, seq)
-            }
+        match self.expiry(self.lost.get(&seq).copied()) {
+            Some(Expiry::Nak) => self.nak(now, seq),
+            Some(Expiry::BackOff) => self.backoff(now, seq),
             None => {}
         }
     }
@@ -484,11 +863,31 @@ crate::config::group_config! {
     pub fn new() from p: Params;
 }
 
+/// A network element's timers: a packet's repair state, a block's (FEC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum NeKey {
+    Seq(u64),
+    Block(u64),
+}
+
+/// FEC: a network element's repair state for one block.
+#[derive(Debug, Default)]
+struct NeBlock {
+    /// Interfaces that asked for parity not yet passed.
+    ifaces: BTreeSet<IfaceId>,
+    /// The largest parity total forwarded (or confirmed by the source) for the block.
+    asked: u16,
+    /// Parity passed so far (indices below this).
+    passed: u16,
+}
+
 /// A PGM network element (router agent) with repair state per lost packet.
 pub struct NetworkElement {
     cfg: NeConfig,
     state: BTreeMap<u64, BTreeSet<IfaceId>>,
-    timers: TimerSet<u64>,
+    /// FEC: repair state per block.
+    blocks: BTreeMap<u64, NeBlock>,
+    timers: TimerSet<NeKey>,
     out: Outbox<RouterTransmit>,
     peak_state: usize,
     /// NAKs forwarded upstream (first NAK per state).
@@ -505,6 +904,7 @@ impl NetworkElement {
         NetworkElement {
             cfg,
             state: BTreeMap::new(),
+            blocks: BTreeMap::new(),
             timers: TimerSet::new(),
             out: Outbox::new(),
             peak_state: 0,
@@ -514,9 +914,9 @@ impl NetworkElement {
         }
     }
 
-    /// Packets with repair state now.
+    /// Packets (and FEC blocks) with repair state now.
     pub fn state_len(&self) -> usize {
-        self.state.len()
+        self.state.len() + self.blocks.len()
     }
     /// Largest number of packets with repair state at once.
     pub fn peak_state(&self) -> usize {
@@ -531,11 +931,83 @@ impl NetworkElement {
     }
 
     fn ncf(&mut self, seq: u64, iface: IfaceId) {
+        self.confirm(wire::Message::Ncf { seq }, iface);
+    }
+
+    /// Multicast the confirmation `ncf` down `iface`.
+    fn confirm(&mut self, ncf: wire::Message<'_>, iface: IfaceId) {
         let env = envelope(self.cfg.session, self.cfg.node, 0);
-        let ncf = Message::Pgm(wire::Message::Ncf { seq });
         let dest = Dest::Group(self.cfg.group);
-        if self.out.transmit_via(dest, Some(vec![iface]), env, &ncf) {
+        if self
+            .out
+            .transmit_via(dest, Some(vec![iface]), env, &Message::Pgm(ncf))
+        {
             self.out.stats.control_sent += 1;
+        }
+    }
+
+    /// FEC: a block NAK asking for `total` parity symbols came in on `ingress`: the interface
+    /// waits for parity, the NAK is confirmed with the largest total asked, and forwarded
+    /// only if it asks for more than any before.
+    fn block_nak(&mut self, now: Time, ingress: IfaceId, block: u64, total: u16) -> RouteDecision {
+        let st = self.blocks.entry(block).or_default();
+        st.ifaces.insert(ingress);
+        let forward = total > st.asked;
+        st.asked = st.asked.max(total);
+        let asked = st.asked;
+        self.peak_state = self.peak_state.max(self.state_len());
+        self.timers
+            .set(NeKey::Block(block), now + self.cfg.state_lifetime);
+        self.confirm(
+            wire::Message::BlockNcf {
+                block,
+                total: asked,
+            },
+            ingress,
+        );
+        if forward {
+            self.naks_forwarded += 1;
+            RouteDecision::Forward
+        } else {
+            self.naks_absorbed += 1;
+            RouteDecision::Consume
+        }
+    }
+
+    /// FEC: parity goes down the interfaces that asked, until the asked total has passed.
+    fn block_parity(&mut self, now: Time, block: u64, index: u16) -> RouteDecision {
+        let Some(st) = self.blocks.get_mut(&block) else {
+            self.rdata_discarded += 1;
+            return RouteDecision::Consume;
+        };
+        st.passed = st.passed.max(index.saturating_add(1));
+        if st.ifaces.is_empty() {
+            self.rdata_discarded += 1;
+            return RouteDecision::Consume;
+        }
+        let ifs: Vec<IfaceId> = if st.passed >= st.asked {
+            core::mem::take(&mut st.ifaces).into_iter().collect()
+        } else {
+            st.ifaces.iter().copied().collect()
+        };
+        self.timers
+            .set(NeKey::Block(block), now + self.cfg.state_lifetime);
+        RouteDecision::ForwardOn(ifs)
+    }
+
+    /// FEC: the source's confirmation is news only when it says more parity than this
+    /// element asked for (its state had expired): then the waiting interfaces hear it.
+    fn block_ncf(&mut self, block: u64, total: u16) -> RouteDecision {
+        match self.blocks.get_mut(&block) {
+            Some(st) if total > st.asked => {
+                st.asked = total;
+                if st.ifaces.is_empty() {
+                    RouteDecision::Consume
+                } else {
+                    RouteDecision::ForwardOn(st.ifaces.iter().copied().collect())
+                }
+            }
+            _ => RouteDecision::Consume,
         }
     }
 }
@@ -561,8 +1033,9 @@ impl NetworkElement {
                     }
                     None => {
                         self.state.insert(seq, BTreeSet::from([ingress]));
-                        self.peak_state = self.peak_state.max(self.state.len());
-                        self.timers.set(seq, now + self.cfg.state_lifetime);
+                        self.peak_state = self.peak_state.max(self.state_len());
+                        self.timers
+                            .set(NeKey::Seq(seq), now + self.cfg.state_lifetime);
                         self.naks_forwarded += 1;
                         RouteDecision::Forward
                     }
@@ -570,7 +1043,7 @@ impl NetworkElement {
             }
             wire::Message::Rdata { seq, .. } => match self.state.remove(&seq) {
                 Some(ifs) => {
-                    self.timers.cancel(seq);
+                    self.timers.cancel(NeKey::Seq(seq));
                     RouteDecision::ForwardOn(ifs.into_iter().collect())
                 }
                 None => {
@@ -580,6 +1053,9 @@ impl NetworkElement {
             },
             wire::Message::Ncf { .. } => RouteDecision::Consume,
             wire::Message::Odata { .. } | wire::Message::Spm { .. } => RouteDecision::Forward,
+            wire::Message::BlockNak { block, total } => self.block_nak(now, ingress, block, total),
+            wire::Message::Parity { block, index, .. } => self.block_parity(now, block, index),
+            wire::Message::BlockNcf { block, total } => self.block_ncf(block, total),
         }
     }
 }
@@ -588,15 +1064,18 @@ impl RouterAgent for NetworkElement {
     crate::outbox::router_io!(out, on_message);
 
     fn handle_timeout(&mut self, now: Time) {
-        while let Some(seq) = self.timers.pop_expired(now) {
-            self.state.remove(&seq);
+        while let Some(key) = self.timers.pop_expired(now) {
+            match key {
+                NeKey::Seq(seq) => self.state.remove(&seq).is_some(),
+                NeKey::Block(b) => self.blocks.remove(&b).is_some(),
+            };
         }
     }
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
     fn state_entries(&self) -> usize {
-        self.state.len()
+        self.state_len()
     }
     fn peak_state_entries(&self) -> usize {
         self.peak_state

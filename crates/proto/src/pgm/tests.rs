@@ -5,7 +5,10 @@ use rmcast_wire::Packet;
 const G: GroupId = GroupId(1);
 
 fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
-    let retransmission = matches!(msg, wire::Message::Rdata { .. });
+    let retransmission = matches!(
+        msg,
+        wire::Message::Rdata { .. } | wire::Message::Parity { .. }
+    );
     crate::testkit::datagram(from, retransmission, &msg.into())
 }
 
@@ -227,26 +230,29 @@ fn receiver_backoff_is_suppressed_by_ncf() {
     assert!(r.poll_transmit().is_none(), "NAK suppressed");
 }
 
-#[test]
-fn harness_end_to_end_exactly_once_in_order() {
-    // No routers on the full mesh: the source answers every NAK itself.
+/// The source (with SPMs every 100 ms) and five receivers (NAK timers 30 ms) on the full
+/// mesh with 10 % loss (no routers: the source answers every NAK itself), `messages` sent
+/// 5 ms apart, run for 20 s; every receiver must hold every message. The source's repairs.
+fn harness_run(fec_k: u16, messages: u64, what: &str) -> u64 {
     let delay = Duration::from_millis(5);
     let mut h = crate::testkit::Harness::new(delay, 0.1, 9);
     let mut sc = SourceConfig::new(NodeId(0), G);
     sc.spm_interval = Some(Duration::from_millis(100));
+    sc.fec_k = fec_k;
     let src = h.add(Box::new(Source::new(sc)));
     let mut ids = vec![src];
     for i in 1..6 {
         let mut rc = ReceiverConfig::new(NodeId(i), src);
         rc.nak_repeat = Duration::from_millis(30);
         rc.nak_rdata = Duration::from_millis(30);
+        rc.fec_k = fec_k;
         ids.push(h.add(Box::new(Receiver::new(
             rc,
             AgentRng::derive(9, NodeId(i), 0),
         ))));
     }
     h.set_group(G, ids.clone());
-    for k in 0..300u64 {
+    for k in 0..messages {
         h.run_until(Time::from_millis(5 * k));
         h.with_agent(src, |a, now| {
             a.send(now, crate::testkit::message(k)).unwrap()
@@ -255,7 +261,13 @@ fn harness_end_to_end_exactly_once_in_order() {
     h.run_until(Time::from_secs(20));
     assert!(h.stats.copies_dropped > 100);
     let receivers = ids[1..].iter().map(|r| r.0 as usize);
-    crate::testkit::assert_delivered(&h, receivers, 300, "pgm end to end");
+    crate::testkit::assert_delivered(&h, receivers, messages, what);
+    h.agent(src).unwrap().stats().repairs_sent
+}
+
+#[test]
+fn harness_end_to_end_exactly_once_in_order() {
+    harness_run(0, 300, "pgm end to end");
 }
 
 #[test]
@@ -483,4 +495,234 @@ fn losses_the_budget_deferred_are_repaired_once_the_source_answers() {
     }
     assert_eq!(now, Time::from_millis(1_000), "three rounds of 500 ms");
     assert_eq!(r.poll_timeout(), None, "nothing left to ask for");
+}
+
+// ------------------------------------------------------------------ FEC repair
+
+/// A source with blocks of `k` that sent `n` one-byte-and-more messages (without SPMs).
+fn fec_source(k: u16, n: u64) -> Source {
+    let mut c = SourceConfig::new(NodeId(0), G);
+    c.spm_interval = None;
+    c.fec_k = k;
+    let mut s = Source::new(c);
+    for i in 0..n {
+        s.send(Time::ZERO, crate::testkit::message(i)).unwrap();
+    }
+    while s.poll_transmit().is_some() {}
+    s
+}
+
+/// What the source multicasts for a block NAK: the BNCF's total and the parity indices.
+fn block_answer(s: &mut Source, block: u64, total: u16) -> (Option<u16>, Vec<u16>) {
+    s.handle_packet(
+        Time::ZERO,
+        NodeId(5),
+        &pkt(5, wire::Message::BlockNak { block, total }),
+    );
+    let (mut ncf, mut parity) = (None, Vec::new());
+    while let Some(t) = s.poll_transmit() {
+        match Packet::decode(&t.payload).unwrap().message {
+            Message::Pgm(wire::Message::BlockNcf { block: b, total }) => {
+                assert_eq!(b, block);
+                ncf = Some(total);
+            }
+            Message::Pgm(wire::Message::Parity {
+                block: b, index, k, ..
+            }) => {
+                assert_eq!((b, k), (block, 4));
+                parity.push(index);
+            }
+            m => panic!("unexpected {m:?}"),
+        }
+    }
+    (ncf, parity)
+}
+
+#[test]
+fn source_answers_a_block_nak_with_the_next_unused_parity_indices() {
+    let mut s = fec_source(4, 6);
+    assert_eq!(block_answer(&mut s, 0, 2), (Some(2), vec![0, 1]));
+    // a NAK asking for no more than was sent is confirmed, not answered
+    assert_eq!(block_answer(&mut s, 0, 1), (Some(2), vec![]));
+    assert_eq!(block_answer(&mut s, 0, 3), (Some(3), vec![2]));
+    // block 1 is not whole yet (6 of its 8 packets): no answer
+    assert_eq!(block_answer(&mut s, 1, 1), (None, vec![]));
+    assert_eq!(s.stats().repairs_sent, 3);
+    assert_eq!(s.block_naks_received, 3);
+    // with FEC off a block NAK is ignored
+    let mut plain = fec_source(0, 4);
+    plain.handle_packet(
+        Time::ZERO,
+        NodeId(5),
+        &pkt(5, wire::Message::BlockNak { block: 0, total: 1 }),
+    );
+    assert!(plain.poll_transmit().is_none());
+}
+
+fn block_nak(block: u64, total: u16) -> Vec<u8> {
+    pkt(7, wire::Message::BlockNak { block, total })
+}
+
+fn parity_pkt(block: u64, index: u16) -> Vec<u8> {
+    pkt(
+        0,
+        wire::Message::Parity {
+            block,
+            index,
+            k: 4,
+            payload: b"pp",
+        },
+    )
+}
+
+/// The BNCF total a network element sent down, and where.
+fn ne_ncf(r: &mut NetworkElement) -> (u16, Vec<IfaceId>) {
+    let t = r.poll_transmit().unwrap();
+    match Packet::decode(&t.transmit.payload).unwrap().message {
+        Message::Pgm(wire::Message::BlockNcf { total, .. }) => (total, t.via.unwrap()),
+        m => panic!("unexpected {m:?}"),
+    }
+}
+
+#[test]
+fn ne_forwards_a_block_nak_only_when_it_asks_for_more_and_parity_where_asked() {
+    let mut r = ne();
+    let down = |r: &mut NetworkElement, index| {
+        r.on_packet(
+            Time::ZERO,
+            IfaceId(0),
+            NodeId(0),
+            Dest::Group(G),
+            &parity_pkt(3, index),
+        )
+    };
+    assert_eq!(up(&mut r, 2, 7, &block_nak(3, 1)), RouteDecision::Forward);
+    assert_eq!(ne_ncf(&mut r), (1, vec![IfaceId(2)]));
+    assert_eq!(up(&mut r, 3, 8, &block_nak(3, 1)), RouteDecision::Consume);
+    assert_eq!(ne_ncf(&mut r), (1, vec![IfaceId(3)]));
+    assert_eq!(up(&mut r, 3, 9, &block_nak(3, 2)), RouteDecision::Forward);
+    assert_eq!(ne_ncf(&mut r), (2, vec![IfaceId(3)]));
+    assert_eq!(r.naks_forwarded, 2);
+    // both asked parity 0 and 1; after the second, nobody waits for more
+    let both = RouteDecision::ForwardOn(vec![IfaceId(2), IfaceId(3)]);
+    assert_eq!(down(&mut r, 0), both);
+    assert_eq!(down(&mut r, 1), both);
+    assert_eq!(down(&mut r, 2), RouteDecision::Consume);
+    // a later round: a receiver that knows of two parity symbols needs one more
+    assert_eq!(up(&mut r, 2, 7, &block_nak(3, 3)), RouteDecision::Forward);
+    assert_eq!(ne_ncf(&mut r), (3, vec![IfaceId(2)]));
+    assert_eq!(down(&mut r, 2), RouteDecision::ForwardOn(vec![IfaceId(2)]));
+    // the state expires as a packet's does
+    assert_eq!(r.state_len(), 1);
+    r.handle_timeout(Time::from_secs(2));
+    assert_eq!(r.state_len(), 0);
+}
+
+/// The receiver's datagrams since the last call, as (kind, block or seq, total).
+fn sent(r: &mut Receiver) -> Vec<(&'static str, u64, u16)> {
+    std::iter::from_fn(|| r.poll_transmit())
+        .map(|t| match Packet::decode(&t.payload).unwrap().message {
+            Message::Pgm(wire::Message::BlockNak { block, total }) => ("bnak", block, total),
+            Message::Pgm(wire::Message::Nak { seq }) => ("nak", seq, 0),
+            m => panic!("unexpected {m:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn receiver_naks_a_block_once_its_end_is_known_and_decodes_from_parity() {
+    let msgs: Vec<Bytes> = (0..4).map(crate::testkit::message).collect();
+    let par = crate::fec::parity(&msgs, 0, 2).unwrap();
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.fec_k = 4;
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    // packets 1 and 3 are lost; the block's end is not known until packet 4 (block 1)
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(0, &msgs[0]));
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(2, &msgs[2]));
+    assert_eq!(
+        sent(&mut r),
+        vec![],
+        "no NAK before the block's end is known"
+    );
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(4, b"next"));
+    assert_eq!(sent(&mut r), vec![("bnak", 0, 2)]);
+    // the network element's confirmation says two parity symbols are coming
+    let ncf = pkt(0, wire::Message::BlockNcf { block: 0, total: 2 });
+    r.handle_packet(Time::from_millis(1), NodeId(0), &ncf);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(1001)));
+    let parity = |i: u16| {
+        pkt(
+            0,
+            wire::Message::Parity {
+                block: 0,
+                index: i,
+                k: 4,
+                payload: &par[usize::from(i)],
+            },
+        )
+    };
+    // parity 0 is lost, parity 1 arrives: one symbol short
+    r.handle_packet(Time::from_millis(20), NodeId(0), &parity(1));
+    assert_eq!(r.stats().delivered, 1, "one symbol short");
+    // after the wait it asks for one symbol beyond the two sent
+    r.handle_timeout(Time::from_millis(1001));
+    assert_eq!(sent(&mut r), vec![("bnak", 0, 3)]);
+    // any new parity symbol completes it: every packet delivered, in order
+    let p2 = crate::fec::parity(&msgs, 2, 1).unwrap();
+    r.handle_packet(
+        Time::from_millis(1003),
+        NodeId(0),
+        &pkt(
+            0,
+            wire::Message::Parity {
+                block: 0,
+                index: 2,
+                k: 4,
+                payload: &p2[0],
+            },
+        ),
+    );
+    let got: Vec<Event> = std::iter::from_fn(|| r.poll_event())
+        .filter(|e| matches!(e, Event::Delivered { .. }))
+        .collect();
+    let want: Vec<Event> = (0..4)
+        .map(|i| Event::Delivered {
+            seq: i,
+            data: msgs[i as usize].clone(),
+        })
+        .chain([Event::Delivered {
+            seq: 4,
+            data: Bytes::from_static(b"next"),
+        }])
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(r.poll_timeout(), None, "nothing left to ask for");
+    // parity for the finished block is ignored, and asks for nothing
+    r.handle_packet(Time::from_millis(1004), NodeId(0), &parity(0));
+    assert_eq!(sent(&mut r), vec![]);
+    assert_eq!(r.poll_timeout(), None);
+}
+
+/// A loss in a block that never ends (the stream stops mid-block) is repaired by RDATA.
+#[test]
+fn a_loss_in_a_block_that_does_not_end_is_naked_packet_by_packet() {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.fec_k = 4;
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(1, b"b"));
+    assert_eq!(sent(&mut r), vec![]);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(500)));
+    r.handle_timeout(Time::from_millis(500));
+    assert_eq!(sent(&mut r), vec![("nak", 0, 0)]);
+    r.handle_packet(Time::from_millis(510), NodeId(0), &rdata(0, b"a"));
+    assert_eq!(r.stats().delivered, 2);
+}
+
+/// Five receivers with 10 % loss on the full mesh (no network elements: the source sees every
+/// NAK): with FEC every packet arrives, with fewer repairs than RDATA takes.
+#[test]
+fn harness_end_to_end_with_fec_delivers_everything_with_fewer_repairs() {
+    let rdata = harness_run(0, 320, "without FEC");
+    let parity = harness_run(16, 320, "fec_k 16");
+    assert!(parity < rdata, "parity {parity}, RDATA {rdata}");
 }

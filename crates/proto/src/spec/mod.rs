@@ -429,6 +429,10 @@ impl<'a, V: Values> Reader<'a, V> {
     pub(crate) fn count(&mut self, key: &str) -> Result<u32, V::Error> {
         self.int(key).map(|v| v.min(u64::from(u32::MAX)) as u32)
     }
+    /// An integer whose row's range fits a `u16` (larger values are cut to `u16::MAX`).
+    pub(crate) fn small(&mut self, key: &str) -> Result<u16, V::Error> {
+        self.int(key).map(|v| v.min(u64::from(u16::MAX)) as u16)
+    }
     /// A switch.
     pub(crate) fn switch(&mut self, key: &str) -> Result<bool, V::Error> {
         match self.get(key)? {

@@ -51,6 +51,13 @@ pub const SOCKET_NAK_RTO_MIN_MS: f64 = 30.0;
 /// On sockets: SPM interval, ms (a lost tail is found at the next SPM).
 pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
 
+/// FEC: source packets per block (transmission group), 0: off. Off by default, so every
+/// scenario and study without the key runs as before.
+pub const FEC_K: u32 = 0;
+/// Largest FEC block: with up to 256 symbols per block (GF(2^8)), at least as many parity
+/// indices as source packets remain.
+pub const FEC_K_MAX: u64 = 128;
+
 /// `pgm`'s parameters.
 pub const PARAMS: &[Param] = &[
     Param::int(
@@ -132,5 +139,15 @@ pub const PARAMS: &[Param] = &[
     .on_sockets(
         Value::Derived("until every receiver reported or --final-wait ran out"),
         "the session's reports tell the sender when receivers finish",
+    ),
+    Param::int(
+        "fec_k",
+        "packets",
+        0,
+        FEC_K_MAX,
+        FEC_K as u64,
+        "FEC repair (simulator): source packets per block; receivers NAK a block for the \
+         parity they need and the source answers with new parity symbols (0: off, every \
+         repair an RDATA)",
     ),
 ];

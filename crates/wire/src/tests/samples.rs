@@ -10,7 +10,7 @@ use crate::samples::every_kind as samples;
 
 /// The kinds that carry application data (the families' module docs); every other kind is
 /// control.
-const DATA_KINDS: [(Family, u8); 15] = [
+const DATA_KINDS: [(Family, u8); 16] = [
     (Family::Saw, saw::Kind::Data as u8),
     (Family::Bap, bap::Kind::Data as u8),
     (Family::Rra, rra::Kind::Data as u8),
@@ -23,6 +23,7 @@ const DATA_KINDS: [(Family, u8); 15] = [
     (Family::Srm, srm::Kind::Repair as u8),
     (Family::Pgm, pgm::Kind::Odata as u8),
     (Family::Pgm, pgm::Kind::Rdata as u8),
+    (Family::Pgm, pgm::Kind::Parity as u8),
     (Family::Lms, lms::Kind::Data as u8),
     (Family::Lms, lms::Kind::Repair as u8),
     (Family::Ff, ff::Kind::Data as u8),
@@ -60,7 +61,7 @@ fn unknown_kinds_name_their_family() {
 }
 
 /// The datagram of each sample, in order: header, a space, body.
-const GOLDEN: [&str; 45] = [
+const GOLDEN: [&str; 48] = [
     "524d010101000000010203040a0b0c0d00000004 01aabbcc", // saw Data
     "524d010101010000010203040a0b0c0d00000001 00", // saw Data (retransmission)
     "524d010102000000010203040a0b0c0d00000001 01", // saw Ack
@@ -93,6 +94,9 @@ const GOLDEN: [&str; 45] = [
     "524d010803000000010203040a0b0c0d00000008 0000000000000009", // pgm Nak
     "524d010804000000010203040a0b0c0d00000008 000000000000000a", // pgm Ncf
     "524d010805000000010203040a0b0c0d00000018 0000000000000003000000000000000a0000000000000014", // pgm Spm
+    "524d010806010000010203040a0b0c0d0000000f 000000000000000700020010aabbcc", // pgm Parity (retransmission)
+    "524d010807000000010203040a0b0c0d0000000a 00000000000000070003", // pgm BlockNak
+    "524d010808000000010203040a0b0c0d0000000a 00000000000000070004", // pgm BlockNcf
     "524d010901000000010203040a0b0c0d0000000b 0000000000000001aabbcc", // lms Data
     "524d010902000000010203040a0b0c0d0000000a 00000000000000080102", // lms Request
     "524d010903000000010203040a0b0c0d00000016 00000000000000080000000400000002000000010003", // lms Dreq

@@ -60,6 +60,20 @@ fn pgm_msg(k: u8, seq: u64, x: u64, y: u64, bytes: &[u8]) -> Message<'_> {
         },
         2 => pgm::Message::Nak { seq },
         3 => pgm::Message::Ncf { seq },
+        5 => pgm::Message::Parity {
+            block: seq,
+            index: x as u16,
+            k: (y as u16).max(1),
+            payload: bytes,
+        },
+        6 => pgm::Message::BlockNak {
+            block: seq,
+            total: x as u16,
+        },
+        7 => pgm::Message::BlockNcf {
+            block: seq,
+            total: y as u16,
+        },
         _ => pgm::Message::Spm {
             spm_seq: seq,
             trail: x.min(y),
@@ -103,7 +117,7 @@ proptest! {
     }
 
     #[test]
-    fn pgm_round_trip(env in env_strategy(), k in 0u8..5, seq in any::<u64>(), x in any::<u64>(), y in any::<u64>(), bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
+    fn pgm_round_trip(env in env_strategy(), k in 0u8..8, seq in any::<u64>(), x in any::<u64>(), y in any::<u64>(), bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
         assert_round_trip(env, &pgm_msg(k, seq, x, y, &bytes))?;
     }
 
@@ -144,6 +158,22 @@ fn seed003_invalid_fields_are_refused() {
     )
     .unwrap();
     ok[HEADER_LEN + 15] = 9; // trail's low byte becomes 9 > 5
+    assert!(matches!(
+        Packet::decode(&ok),
+        Err(DecodeError::InvalidField { .. })
+    ));
+    // A PARITY of a block of no packets is refused both ways.
+    let parity = |k| {
+        Message::Pgm(pgm::Message::Parity {
+            block: 1,
+            index: 0,
+            k,
+            payload: b"ab",
+        })
+    };
+    assert!(Packet::to_vec(env, &parity(0)).is_err());
+    let mut ok = Packet::to_vec(env, &parity(1)).unwrap();
+    ok[HEADER_LEN + 11] = 0; // k's low byte: k = 0
     assert!(matches!(
         Packet::decode(&ok),
         Err(DecodeError::InvalidField { .. })
