@@ -13,6 +13,11 @@ use std::process::ExitCode;
 mod cmd;
 mod progress;
 
+/// mimalloc rather than glibc's allocator: simulations of 10^6 receivers allocate and free
+/// millions of small objects (see docs/performance.md, `rmcast bench scale`).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "rmcast",
