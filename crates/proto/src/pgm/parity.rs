@@ -1,0 +1,269 @@
+//! PGM's on-demand parity (FEC repair, see the module doc of [`super`]): the source's block
+//! NAK answers and the receiver's block state, NAKs and decoding.
+
+use super::*;
+
+/// FEC repair at the source.
+impl Source {
+    /// The source packets of block `block` (`k` each), if all were sent and are still held.
+    pub(super) fn block_sources(&self, block: u64) -> Option<Vec<Bytes>> {
+        let k = u64::from(self.cfg.fec_k);
+        let first = block.checked_mul(k)?;
+        if k == 0 || first.checked_add(k)? > self.sent.next() {
+            return None;
+        }
+        (first..first + k)
+            .map(|seq| self.buf.get(seq).map(|e| e.data.clone()))
+            .collect()
+    }
+
+    /// A block NAK: confirm it with the total this block's parity will reach, and send the
+    /// parity indices from the next unused one up to `total` (at most the block's 256 − k).
+    pub(super) fn block_nak(&mut self, block: u64, total: u16) {
+        let Some(sources) = self.block_sources(block) else {
+            return self.out.ignore();
+        };
+        self.block_naks_received += 1;
+        let k = usize::from(self.cfg.fec_k);
+        let total = total.min(fec::max_parity(k) as u16);
+        let sent = self.parity_sent.get(&block).copied().unwrap_or(0);
+        self.out.stats.control_sent += 1;
+        self.push(
+            wire::Message::BlockNcf {
+                block,
+                total: total.max(sent),
+            },
+            0,
+        );
+        if total <= sent {
+            return;
+        }
+        let Ok(parity) = fec::parity(&sources, usize::from(sent), usize::from(total - sent)) else {
+            return;
+        };
+        for (index, payload) in (sent..total).zip(parity) {
+            self.out.stats.repairs_sent += 1;
+            self.push(
+                wire::Message::Parity {
+                    block,
+                    index,
+                    k: self.cfg.fec_k,
+                    payload: &payload,
+                },
+                FLAG_RETRANSMISSION,
+            );
+        }
+        self.parity_sent.insert(block, total);
+    }
+}
+
+/// FEC repair (see the module doc).
+impl Receiver {
+    pub(super) fn k(&self) -> u64 {
+        u64::from(self.cfg.fec_k)
+    }
+
+    /// Block `block`'s state, made if missing (`None` with FEC off).
+    pub(super) fn block(&mut self, block: u64) -> Option<&mut RxBlock> {
+        let k = usize::from(self.cfg.fec_k);
+        match self.blocks.entry(block) {
+            std::collections::btree_map::Entry::Occupied(e) => Some(e.into_mut()),
+            std::collections::btree_map::Entry::Vacant(e) => Some(e.insert(RxBlock {
+                dec: BlockDecoder::new(k).ok()?,
+                known: 0,
+                phase: None,
+                per_packet: false,
+            })),
+        }
+    }
+
+    /// Whether every packet of `block` is known to have been sent.
+    pub(super) fn ended(&self, block: u64) -> bool {
+        block
+            .checked_add(1)
+            .and_then(|b| b.checked_mul(self.k()))
+            .is_some_and(|end| end <= self.lead)
+    }
+
+    /// A loss was detected: its block NAKs it once the block's end is known; until then it
+    /// waits `nak_repeat`, then goes the packet-by-packet way.
+    pub(super) fn fec_loss(&mut self, now: Time, seq: u64) {
+        let b = seq / self.k();
+        if self.block(b).is_none_or(|blk| blk.per_packet) {
+            return self.backoff(now, seq);
+        }
+        if self.ended(b) {
+            return self.blocks_ended(now);
+        }
+        self.lost.insert(seq, Phase::BlockWait);
+        self.timers
+            .set(Key::Seq(seq), now + self.wait(self.cfg.nak_repeat));
+    }
+
+    /// Source packet `seq` arrived (or was decoded): the block keeps it until it is whole.
+    pub(super) fn fec_source(&mut self, now: Time, seq: u64, data: Bytes) {
+        let (b, i) = (seq / self.k(), (seq % self.k()) as usize);
+        let Some(blk) = self.block(b) else { return };
+        blk.dec.add_source(i, data);
+        self.try_decode(now, b);
+    }
+
+    /// Blocks that ended with packets missing start their NAK (the losses waiting for the
+    /// block's end join it).
+    pub(super) fn blocks_ended(&mut self, now: Time) {
+        let k = self.k();
+        let ended: Vec<u64> = self
+            .blocks
+            .range(..self.lead / k)
+            .filter(|(_, blk)| blk.phase.is_none() && !blk.per_packet && !blk.dec.is_complete())
+            .map(|(&b, _)| b)
+            .collect();
+        for b in ended {
+            for seq in b * k..(b + 1) * k {
+                if self.lost.remove(&seq).is_some() {
+                    self.timers.cancel(Key::Seq(seq));
+                    if let Some((_, sent)) = self.repair.as_mut() {
+                        sent.remove(&seq);
+                    }
+                }
+            }
+            self.block_backoff(now, b);
+        }
+    }
+
+    pub(super) fn block_backoff(&mut self, now: Time, b: u64) {
+        let wait = self
+            .rng
+            .duration_between(Duration::ZERO, self.cfg.nak_backoff);
+        if let Some(blk) = self.blocks.get_mut(&b) {
+            blk.phase = Some(Phase::BackOff);
+        }
+        if wait.is_zero() {
+            self.block_nak(now, b);
+        } else {
+            self.timers.set(Key::Block(b), now + wait);
+        }
+    }
+
+    /// NAK block `b` for the parity it needs; when its parity indices are used up, NAK its
+    /// missing packets one by one instead.
+    pub(super) fn block_nak(&mut self, now: Time, b: u64) {
+        let k = self.k();
+        let Some(blk) = self.blocks.get_mut(&b) else {
+            return;
+        };
+        let need = blk.dec.needed();
+        let total = usize::from(blk.known) + need;
+        if total > fec::max_parity(k as usize) {
+            blk.per_packet = true;
+            blk.phase = None;
+            let missing: Vec<u64> = (0..k)
+                .filter(|&i| !blk.dec.has_source(i as usize))
+                .map(|i| b * k + i)
+                .collect();
+            self.timers.cancel(Key::Block(b));
+            for seq in missing {
+                self.backoff(now, seq);
+            }
+            return;
+        }
+        blk.phase = Some(Phase::WaitNcf);
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        let nak = Message::Pgm(wire::Message::BlockNak {
+            block: b,
+            total: total as u16,
+        });
+        if self.out.transmit(Dest::Node(self.cfg.source), env, &nak) {
+            self.out.stats.control_sent += 1;
+        }
+        self.timers
+            .set(Key::Block(b), now + self.wait(self.cfg.nak_repeat));
+    }
+
+    /// A block NAK's confirmation: the parity the source will have sent. One heard during
+    /// the back-off that covers this receiver's need suppresses its NAK.
+    pub(super) fn block_ncf(&mut self, now: Time, b: u64, total: u16) {
+        self.learn(now, b.saturating_add(1).saturating_mul(self.k()));
+        let rdata = self.wait(self.cfg.nak_rdata);
+        let Some(blk) = self.blocks.get_mut(&b) else {
+            return;
+        };
+        let covered = usize::from(total) >= usize::from(blk.known) + blk.dec.needed();
+        blk.known = blk.known.max(total);
+        let wait = match blk.phase {
+            Some(Phase::WaitNcf) => true,
+            Some(Phase::BackOff) => covered,
+            _ => false,
+        };
+        if wait {
+            blk.phase = Some(Phase::WaitData);
+            self.timers.set(Key::Block(b), now + rdata);
+        }
+    }
+
+    /// A parity symbol of block `b`.
+    pub(super) fn parity(&mut self, now: Time, b: u64, index: u16, k: u16, symbol: Bytes) {
+        // A block not tracked is wanted only if none of its packets is held (a block whose
+        // packets all arrived was forgotten).
+        let first = b
+            .checked_mul(self.k())
+            .filter(|f| f.checked_add(self.k()).is_some());
+        let wanted = k == self.cfg.fec_k
+            && first.is_some_and(|first| {
+                self.blocks.contains_key(&b)
+                    || !(first..first + self.k()).any(|s| {
+                        s < self.window.window().base() || self.window.window().contains(s)
+                    })
+            });
+        if !wanted {
+            return self.out.ignore();
+        }
+        match self.block(b) {
+            Some(blk) => {
+                blk.known = blk.known.max(index.saturating_add(1));
+                if blk.dec.add_parity(usize::from(index), symbol).is_err() {
+                    self.out.ignore();
+                }
+            }
+            None => return self.out.ignore(),
+        }
+        self.try_decode(now, b);
+        self.learn(now, b.saturating_add(1).saturating_mul(self.k()));
+    }
+
+    /// Decode block `b` if it holds `k` symbols; forget it once every source packet is held.
+    pub(super) fn try_decode(&mut self, now: Time, b: u64) {
+        let Some(blk) = self.blocks.get_mut(&b) else {
+            return;
+        };
+        let mut found = Vec::new();
+        if !blk.dec.is_complete() && blk.dec.needed() == 0 {
+            match blk.dec.decode() {
+                Ok(f) => found = f,
+                // Parity that does not fit the packets held: forget it.
+                Err(_) => {
+                    blk.dec.clear_parity();
+                    self.out.ignore();
+                }
+            }
+        }
+        if blk.dec.is_complete() {
+            self.blocks.remove(&b);
+            self.timers.cancel(Key::Block(b));
+        }
+        // The block is whole and forgotten: its decoded packets arrive as data, without
+        // making it anew.
+        for (i, data) in found {
+            let seq = b * self.k() + i as u64;
+            self.accept(now, seq, &data, Some(&data), false);
+        }
+    }
+
+    pub(super) fn on_block_timer(&mut self, now: Time, b: u64) {
+        match self.expiry(self.blocks.get(&b).and_then(|blk| blk.phase)) {
+            Some(Expiry::Nak) => self.block_nak(now, b),
+            Some(Expiry::BackOff) => self.block_backoff(now, b),
+            None => {}
+        }
+    }
+}
