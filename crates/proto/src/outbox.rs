@@ -157,6 +157,45 @@ macro_rules! router_io {
 }
 pub(crate) use router_io;
 
+/// A first-in-first-out queue that holds one item without allocating and frees its buffer
+/// whenever it empties. An agent's outbox is drained after every call, mostly of zero or one
+/// item, and a simulation holds one per agent: a `VecDeque` would keep the capacity of its
+/// largest burst for the whole run (192 bytes per receiver after its first deliveries).
+#[derive(Debug, Clone, Default)]
+enum Fifo<T> {
+    #[default]
+    Empty,
+    One(T),
+    Many(VecDeque<T>),
+}
+
+impl<T> Fifo<T> {
+    fn push(&mut self, item: T) {
+        match std::mem::take(self) {
+            Fifo::Empty => *self = Fifo::One(item),
+            Fifo::One(first) => *self = Fifo::Many(VecDeque::from([first, item])),
+            Fifo::Many(mut q) => {
+                q.push_back(item);
+                *self = Fifo::Many(q);
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        match std::mem::take(self) {
+            Fifo::Empty => None,
+            Fifo::One(item) => Some(item),
+            Fifo::Many(mut q) => {
+                let item = q.pop_front();
+                if !q.is_empty() {
+                    *self = Fifo::Many(q);
+                }
+                item
+            }
+        }
+    }
+}
+
 /// The queues an agent fills and its driver drains, plus the agent's counters.
 ///
 /// `T` is what the driver drains: [`Transmit`] for an [`Agent`](crate::Agent),
@@ -165,8 +204,8 @@ pub(crate) use router_io;
 /// `poll_event` and `stats` of both traits are defaulted through it.
 #[derive(Debug, Clone)]
 pub struct Outbox<T = Transmit> {
-    transmits: VecDeque<T>,
-    events: VecDeque<Event>,
+    transmits: Fifo<T>,
+    events: Fifo<Event>,
     /// The agent's counters; an agent updates the protocol-specific ones (`data_sent`,
     /// `duplicates`, …) directly, the outbox the traffic and decoding ones.
     pub stats: Stats,
@@ -175,8 +214,8 @@ pub struct Outbox<T = Transmit> {
 impl<T> Default for Outbox<T> {
     fn default() -> Self {
         Outbox {
-            transmits: VecDeque::new(),
-            events: VecDeque::new(),
+            transmits: Fifo::Empty,
+            events: Fifo::Empty,
             stats: Stats::default(),
         }
     }
@@ -190,7 +229,7 @@ impl<T> Outbox<T> {
 
     /// Queue `event` for the driver (after every event queued before it).
     pub fn event(&mut self, event: Event) {
-        self.events.push_back(event);
+        self.events.push(event);
     }
 
     /// A sender is done with message `seq`: count it as `completed` or (given up on at the
@@ -278,12 +317,12 @@ impl<T> Outbox<T> {
 
     /// The oldest queued datagram (what `poll_transmit` returns).
     pub fn pop_transmit(&mut self) -> Option<T> {
-        self.transmits.pop_front()
+        self.transmits.pop()
     }
 
     /// The oldest queued event (what `poll_event` returns).
     pub fn pop_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.events.pop()
     }
 
     /// Count one arriving datagram and decode it as a message of family `M` in `session`.
@@ -348,7 +387,7 @@ impl<T> Outbox<T> {
 
     fn queue(&mut self, t: Transmit, wrap: impl FnOnce(Transmit) -> T) {
         self.stats.count_sent(&t);
-        self.transmits.push_back(wrap(t));
+        self.transmits.push(wrap(t));
     }
 }
 
@@ -402,6 +441,25 @@ mod tests {
     use super::*;
     use crate::{GroupId, NodeId};
     use rmcast_wire::saw;
+
+    proptest::proptest! {
+        /// The queue agrees with a `VecDeque` on any sequence of pushes and pops, and holds no
+        /// buffer once empty.
+        #[test]
+        fn fifo_matches_a_deque(ops in proptest::collection::vec(proptest::option::of(0u32..100), 0..200)) {
+            let (mut f, mut model) = (Fifo::Empty, VecDeque::new());
+            for op in ops {
+                match op {
+                    Some(x) => {
+                        f.push(x);
+                        model.push_back(x);
+                    }
+                    None => proptest::prop_assert_eq!(f.pop(), model.pop_front()),
+                }
+                proptest::prop_assert_eq!(model.is_empty(), matches!(f, Fifo::Empty));
+            }
+        }
+    }
 
     fn datagram(session: u32, msg: Message<'_>) -> Vec<u8> {
         let env = Envelope {

@@ -28,13 +28,25 @@ pub fn chance_with(p: f64, unit: impl FnOnce() -> f64) -> bool {
 }
 
 /// A seeded random number generator owned by one agent (ChaCha8).
+///
+/// The generator (320 bytes with its block buffer) is made from the seed at the first draw:
+/// the stream is the same, and an agent that never draws — most receivers of a large
+/// simulation — keeps only the seed.
 #[derive(Debug, Clone)]
-pub struct AgentRng(ChaCha8Rng);
+pub struct AgentRng {
+    seed: u64,
+    live: Option<Box<ChaCha8Rng>>,
+}
 
 impl AgentRng {
     /// A generator seeded with `seed` directly (tests and single-agent drivers).
     pub fn from_seed(seed: u64) -> Self {
-        AgentRng(ChaCha8Rng::seed_from_u64(seed))
+        AgentRng { seed, live: None }
+    }
+    fn rng(&mut self) -> &mut ChaCha8Rng {
+        let seed = self.seed;
+        self.live
+            .get_or_insert_with(|| Box::new(ChaCha8Rng::seed_from_u64(seed)))
     }
     /// The stream for `node`'s agent number `stream` in a run seeded with `run_seed`.
     pub fn derive(run_seed: u64, node: NodeId, stream: u64) -> Self {
@@ -43,7 +55,7 @@ impl AgentRng {
     }
     /// Uniform in `[0, 1)`.
     pub fn unit(&mut self) -> f64 {
-        self.0.random::<f64>()
+        self.rng().random::<f64>()
     }
     /// True with probability `p` (clamped to `[0, 1]`).
     pub fn chance(&mut self, p: f64) -> bool {
@@ -54,7 +66,7 @@ impl AgentRng {
         if hi <= lo {
             lo
         } else {
-            self.0.random_range(lo..=hi)
+            self.rng().random_range(lo..=hi)
         }
     }
     /// Uniform duration in `[lo, hi]`, at nanosecond resolution.
@@ -67,13 +79,13 @@ impl AgentRng {
 
 impl RngCore for AgentRng {
     fn next_u32(&mut self) -> u32 {
-        self.0.next_u32()
+        self.rng().next_u32()
     }
     fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
+        self.rng().next_u64()
     }
     fn fill_bytes(&mut self, dst: &mut [u8]) {
-        self.0.fill_bytes(dst)
+        self.rng().fill_bytes(dst)
     }
 }
 
@@ -92,6 +104,23 @@ mod tests {
         let mut z = AgentRng::derive(7, NodeId(1), 1);
         let (vx, vy, vz) = (x.next_u64(), y.next_u64(), z.next_u64());
         assert!(vx != vy && vx != vz && vy != vz);
+    }
+
+    #[test]
+    fn the_stream_is_chacha8_of_the_seed_made_at_the_first_draw() {
+        let mut lazy = AgentRng::from_seed(99);
+        assert!(lazy.live.is_none(), "no generator before a draw");
+        assert_eq!(
+            lazy.range_inclusive(4, 4),
+            4,
+            "a certain outcome draws nothing"
+        );
+        assert!(lazy.live.is_none());
+        let mut eager = ChaCha8Rng::seed_from_u64(99);
+        for _ in 0..100 {
+            assert_eq!(lazy.next_u64(), eager.next_u64());
+        }
+        assert_eq!(lazy.clone().next_u32(), eager.clone().next_u32());
     }
 
     #[test]

@@ -69,13 +69,23 @@ impl<K: Ord + Copy> TimerSet<K> {
         match &mut self.repr {
             Repr::Small(v) => {
                 let i = v.iter().position(|e| e.1 == key)?;
-                Some(v.remove(i).0)
+                let at = v.remove(i).0;
+                self.release_if_empty();
+                Some(at)
             }
             Repr::Large { by_time, by_key } => {
                 let at = by_key.remove(&key)?;
                 by_time.remove(&(at, key));
+                self.release_if_empty();
                 Some(at)
             }
+        }
+    }
+    /// With nothing armed, hold no buffer (and go back to the small form): most agents of a
+    /// large simulation arm a timer or two once and then never again.
+    fn release_if_empty(&mut self) {
+        if self.is_empty() {
+            self.repr = Repr::Small(Vec::new());
         }
     }
     /// Deadline of `key`, if armed.
@@ -105,6 +115,7 @@ impl<K: Ord + Copy> TimerSet<K> {
                     return None;
                 }
                 v.remove(0);
+                self.release_if_empty();
                 Some(k)
             }
             Repr::Large { by_time, by_key } => {
@@ -114,6 +125,7 @@ impl<K: Ord + Copy> TimerSet<K> {
                 }
                 by_time.remove(&(t, k));
                 by_key.remove(&k);
+                self.release_if_empty();
                 Some(k)
             }
         }
@@ -131,13 +143,7 @@ impl<K: Ord + Copy> TimerSet<K> {
     }
     /// Disarm every key.
     pub fn clear(&mut self) {
-        match &mut self.repr {
-            Repr::Small(v) => v.clear(),
-            Repr::Large { by_time, by_key } => {
-                by_key.clear();
-                by_time.clear();
-            }
-        }
+        self.repr = Repr::Small(Vec::new());
     }
 }
 

@@ -7,7 +7,7 @@
 //! data until it can be delivered in order (the receivers that reorder: ff, prmp, pgm).
 
 use bytes::Bytes;
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 /// A fixed-size set of bits.
 ///
@@ -256,25 +256,34 @@ impl SeqWindow {
 
 /// A receive window that keeps the data of what arrived out of order until the gap before
 /// it fills: a [`SeqWindow`] and the held messages, kept in step.
+///
+/// The held data is the lowest message in place and the others in ascending order in a
+/// deque that is freed whenever it empties: a message that arrives in order is held and
+/// delivered without an allocation, and a receiver of a simulation with millions of them
+/// keeps no buffer after its last gap filled.
 #[derive(Debug, Clone)]
 pub struct HeldWindow {
     w: SeqWindow,
-    held: BTreeMap<u64, Bytes>,
+    /// The lowest held message.
+    first: Option<(u64, Bytes)>,
+    /// The other held messages, ascending.
+    rest: VecDeque<(u64, Bytes)>,
 }
 
 impl HeldWindow {
     /// A window starting at 0 that can track `capacity` sequence numbers ahead of its base.
     pub fn new(capacity: usize) -> Self {
-        HeldWindow {
-            w: SeqWindow::new(capacity),
-            held: BTreeMap::new(),
-        }
+        Self::over(SeqWindow::new(capacity))
     }
     /// A window starting at 0 for a configured `window`, bounded to `1..=max`.
     pub fn bounded(window: u64, max: u64) -> Self {
+        Self::over(SeqWindow::bounded(window, max))
+    }
+    fn over(w: SeqWindow) -> Self {
         HeldWindow {
-            w: SeqWindow::bounded(window, max),
-            held: BTreeMap::new(),
+            w,
+            first: None,
+            rest: VecDeque::new(),
         }
     }
     /// The sequence window (what arrived, the base, the highest).
@@ -286,14 +295,41 @@ impl HeldWindow {
     pub fn insert(&mut self, seq: u64, data: impl FnOnce() -> Bytes) -> Insert {
         let found = self.w.insert(seq);
         if found == Insert::New {
-            self.held.insert(seq, data());
+            let m = (seq, data());
+            match &mut self.first {
+                None => self.first = Some(m),
+                Some(first) if seq < first.0 => {
+                    let old = std::mem::replace(first, m);
+                    self.rest.push_front(old);
+                }
+                Some(_) => {
+                    // New, so not held yet: the search ends where it belongs.
+                    let at = self.rest.partition_point(|(s, _)| *s < seq);
+                    self.rest.insert(at, m);
+                }
+            }
         }
         found
     }
     /// If the base has arrived, move past it and return it with its data.
     pub fn pop_in_order(&mut self) -> Option<(u64, Bytes)> {
         let seq = self.w.pop_in_order()?;
-        Some((seq, self.held.remove(&seq).unwrap_or_default()))
+        // The held messages are the window's arrivals above its base, so the base, once it
+        // has arrived, is the lowest.
+        let data = match self.first.take() {
+            Some((s, d)) if s == seq => {
+                self.first = self.rest.pop_front();
+                if self.rest.is_empty() && self.rest.capacity() > 0 {
+                    self.rest = VecDeque::new();
+                }
+                d
+            }
+            other => {
+                self.first = other;
+                Bytes::default()
+            }
+        };
+        Some((seq, data))
     }
 }
 

@@ -342,8 +342,8 @@ pub struct Receiver {
     out: Outbox,
     /// With [`ReceiverConfig::nak_rto_min`]: the repair round trip's estimator, and when
     /// each outstanding loss was first NAKed (and whether it was NAKed again since, which
-    /// makes its answer no sample: Karn's rule).
-    repair: Option<(RttEstimator, NakedAt)>,
+    /// makes its answer no sample: Karn's rule); boxed, as the seed's PGM has none.
+    repair: Option<Box<(RttEstimator, NakedAt)>>,
     /// FEC: blocks with a packet held or missing and not yet whole.
     blocks: BTreeMap<u64, RxBlock>,
     /// Every sequence number below this is known to exist (FEC: where block ends are known).
@@ -363,7 +363,7 @@ impl Receiver {
                 max_rto: cfg.nak_repeat.max(cfg.nak_rdata),
                 granularity: Duration::from_micros(1),
             });
-            (rtt, BTreeMap::new())
+            Box::new((rtt, BTreeMap::new()))
         });
         Receiver {
             repair,
@@ -408,7 +408,7 @@ impl Receiver {
             self.out.stats.control_sent += 1;
         }
         self.lost.insert(seq, Phase::WaitNcf);
-        if let Some((_, sent)) = self.repair.as_mut() {
+        if let Some((_, sent)) = self.repair.as_deref_mut() {
             sent.entry(seq)
                 .and_modify(|(_, again)| *again = true)
                 .or_insert((now, false));
@@ -432,7 +432,7 @@ impl Receiver {
 
     /// How long to wait for an answer: `fixed`, or the measured timeout within it.
     fn wait(&self, fixed: Duration) -> Duration {
-        match &self.repair {
+        match self.repair.as_deref() {
             Some((rtt, _)) => rtt.rto().min(fixed),
             None => fixed,
         }
@@ -441,7 +441,7 @@ impl Receiver {
     /// The first answer (NCF or data) for `seq` arrived: a round-trip sample if it was
     /// NAKed once; `done` forgets the loss's record (its data arrived).
     fn answered(&mut self, now: Time, seq: u64, done: bool) {
-        let Some((rtt, sent)) = self.repair.as_mut() else {
+        let Some((rtt, sent)) = self.repair.as_deref_mut() else {
             return;
         };
         if let Some((at, again)) = sent.get_mut(&seq) {
@@ -478,7 +478,7 @@ impl Receiver {
     /// A wait for an answer ran out: the timeout doubles until a fresh sample.
     fn expired(&mut self) {
         self.out.stats.timeouts += 1;
-        if let Some((rtt, _)) = self.repair.as_mut() {
+        if let Some((rtt, _)) = self.repair.as_deref_mut() {
             rtt.on_timeout();
         }
     }
@@ -522,13 +522,23 @@ impl Receiver {
         self.accept(now, seq, payload, shared, self.cfg.fec_k > 0)
     }
 
+    /// `seq` was being recovered and no longer is. The loss map holds no node once empty: a
+    /// receiver of a large simulation recovers a loss or two and then keeps nothing.
+    fn recovered(&mut self, seq: u64) -> bool {
+        let was = self.lost.remove(&seq).is_some();
+        if was && self.lost.is_empty() {
+            self.lost = BTreeMap::new();
+        }
+        was
+    }
+
     /// Data for `seq` (received, or decoded when `!fec`); with `fec`, its block keeps it.
     fn accept(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>, fec: bool) {
         if self
             .out
             .arrived_held(&mut self.window, seq, || hold(shared, payload))
         {
-            if self.lost.remove(&seq).is_some() {
+            if self.recovered(seq) {
                 self.answered(now, seq, true);
             }
             self.timers.cancel(Key::Seq(seq));

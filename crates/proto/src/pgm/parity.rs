@@ -120,9 +120,9 @@ impl Receiver {
             .collect();
         for b in ended {
             for seq in b * k..(b + 1) * k {
-                if self.lost.remove(&seq).is_some() {
+                if self.recovered(seq) {
                     self.timers.cancel(Key::Seq(seq));
-                    if let Some((_, sent)) = self.repair.as_mut() {
+                    if let Some((_, sent)) = self.repair.as_deref_mut() {
                         sent.remove(&seq);
                     }
                 }

@@ -48,17 +48,18 @@ impl Traffic {
     }
 }
 
-/// One node's host state.
+/// One node's host state. Every node has one, so what few hosts use (a receive queue, a
+/// traffic source) is boxed: 56 bytes a node instead of about 480.
 #[derive(Default)]
 pub(crate) struct Host {
     /// The agent's booked wake-up.
     pub(crate) timer_at: Option<Time>,
     /// The router agent's booked wake-up.
     pub(crate) router_timer_at: Option<Time>,
-    pub(crate) rxq: Option<RxQueue>,
+    pub(crate) rxq: Option<Box<RxQueue>>,
     /// Processing delay before a packet reaches the agent, ns.
     pub(crate) proc_delay: u64,
-    pub(crate) traffic: Option<Source>,
+    pub(crate) traffic: Option<Box<Source>>,
 }
 
 /// A finite receive queue served at a fixed rate.

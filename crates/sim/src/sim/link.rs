@@ -31,9 +31,8 @@ struct DirState {
     /// [`LinkConfig`].
     bandwidth_bps: u64,
     delay_ns: u64,
-    /// The first loss rule on this direction (kept inline: a rule is read for every packet).
-    loss1: Option<LossState>,
-    /// Further loss rules on this direction, in the order they were added.
+    /// The loss rules on this direction, in the order they were added (on the heap: most
+    /// directions of a large network have none, and a rule inline cost every one 80 bytes).
     loss: Vec<LossState>,
     /// Queueing or jitter configured: the index of this direction's [`DirCold`] (read with
     /// the [`LinkConfig`]); `NONE` otherwise.
@@ -67,7 +66,7 @@ pub(crate) struct Links {
 impl Links {
     pub(crate) fn new(net: &Network, seed: u64) -> Links {
         let mut dirs: Vec<DirState> = Vec::with_capacity(net.links.len() * 2);
-        let mut cold: Vec<DirCold> = Vec::with_capacity(net.links.len() * 2);
+        let mut cold: Vec<DirCold> = Vec::new();
         for (i, l) in net.links.iter().enumerate() {
             for d in 0..2u64 {
                 let slow = l.cfg.queue.is_some() || l.cfg.jitter.is_some();
@@ -79,7 +78,6 @@ impl Links {
                     last_arrival: 0,
                     bandwidth_bps: l.cfg.bandwidth_bps,
                     delay_ns: l.cfg.delay.as_nanos() as u64,
-                    loss1: None,
                     loss: Vec::new(),
                     cold: if slow { cold.len() as u32 } else { NONE },
                     reorder: l.cfg.reorder,
@@ -99,12 +97,7 @@ impl Links {
     }
 
     pub(crate) fn add_loss(&mut self, d: usize, st: LossState) {
-        let st0 = &mut self.dirs[d];
-        if st0.loss1.is_none() {
-            st0.loss1 = Some(st);
-        } else {
-            st0.loss.push(st);
-        }
+        self.dirs[d].loss.push(st);
     }
 
     /// Offer a packet of `len` bytes and `class` to direction `d` (configured by `cfg`) at
@@ -155,7 +148,7 @@ impl Links {
             st.last_arrival = arrival;
         }
         rec.link_hop(class);
-        for rule in st.loss1.iter_mut().chain(st.loss.iter_mut()) {
+        for rule in st.loss.iter_mut() {
             if rule.drops(class, 0) {
                 return Offer::Lost(rule.cause);
             }

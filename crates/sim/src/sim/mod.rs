@@ -297,7 +297,7 @@ impl Sim {
                 "receive queue needs capacity >= 1 and a positive rate, got {capacity} and {rate}"
             )));
         }
-        self.hosts[i].rxq = Some(RxQueue::new(capacity, rate));
+        self.hosts[i].rxq = Some(Box::new(RxQueue::new(capacity, rate)));
         Ok(())
     }
 
@@ -368,7 +368,7 @@ impl Sim {
         if self.hosts[i].traffic.is_none() {
             self.sources += 1;
         }
-        self.hosts[i].traffic = Some(Source::new(spec));
+        self.hosts[i].traffic = Some(Box::new(Source::new(spec)));
         Ok(())
     }
 
