@@ -187,15 +187,18 @@ pub(crate) struct Hop {
     pub t1: u32,
 }
 
-/// A delivery tree: nodes in breadth-first order (local id 0 is the source).
+/// A delivery tree: nodes in breadth-first order (local id 0 is the source). A hop's
+/// targets `t0..t1` are the nodes of local ids `t0 + 1 .. t1 + 1` ([`Tree::target`]): each
+/// node but the root is the target of exactly one hop, in that order. Stored as boxed
+/// slices of exact length: a run keeps a tree per (source, destination) pair it sends on,
+/// one per receiver for unicast requests.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tree {
-    pub node: Vec<u32>,
-    pub deliver: Vec<bool>,
-    pub in_iface: Vec<u32>,
-    pub hop_start: Vec<u32>,
-    pub hops: Vec<Hop>,
-    pub targets: Vec<u32>,
+    pub node: Box<[u32]>,
+    pub deliver: Box<[bool]>,
+    pub in_iface: Box<[u32]>,
+    pub hop_start: Box<[u32]>,
+    pub hops: Box<[Hop]>,
     /// Destinations that could not be reached.
     pub unreachable: u32,
 }
@@ -209,43 +212,54 @@ impl Tree {
         is_dest: impl Fn(u32) -> bool,
     ) -> Tree {
         edges.sort_unstable();
-        let mut t = Tree::default();
-        t.node.push(root);
-        t.deliver.push(false);
-        t.in_iface.push(NONE);
+        let mut node = vec![root];
+        let mut deliver = vec![false];
+        let mut in_iface = vec![NONE];
+        let mut hop_start = Vec::new();
+        let mut hops = Vec::new();
         let mut i = 0;
-        while i < t.node.len() {
-            let u = t.node[i];
-            t.hop_start.push(t.hops.len() as u32);
+        while i < node.len() {
+            let u = node[i];
+            hop_start.push(hops.len() as u32);
             // The children of u: a run of the sorted edges (no per-tree map).
             let a = edges.partition_point(|e| e.0 < u);
             let b = a + edges[a..].partition_point(|e| e.0 == u);
             let ch = &edges[a..b];
-            {
-                let mut k = 0;
-                while k < ch.len() {
-                    let iface = ch[k].1;
-                    let t0 = t.targets.len() as u32;
-                    while k < ch.len() && ch[k].1 == iface {
-                        let (_, _, c, ci) = ch[k];
-                        let local = t.node.len() as u32;
-                        t.node.push(c);
-                        t.deliver.push(is_dest(c));
-                        t.in_iface.push(ci);
-                        t.targets.push(local);
-                        k += 1;
-                    }
-                    t.hops.push(Hop {
-                        iface,
-                        t0,
-                        t1: t.targets.len() as u32,
-                    });
+            let mut k = 0;
+            while k < ch.len() {
+                let iface = ch[k].1;
+                // Targets are numbered as the nodes they add, less the root.
+                let t0 = node.len() as u32 - 1;
+                while k < ch.len() && ch[k].1 == iface {
+                    let (_, _, c, ci) = ch[k];
+                    node.push(c);
+                    deliver.push(is_dest(c));
+                    in_iface.push(ci);
+                    k += 1;
                 }
+                hops.push(Hop {
+                    iface,
+                    t0,
+                    t1: node.len() as u32 - 1,
+                });
             }
             i += 1;
         }
-        t.hop_start.push(t.hops.len() as u32);
-        t
+        hop_start.push(hops.len() as u32);
+        Tree {
+            node: node.into_boxed_slice(),
+            deliver: deliver.into_boxed_slice(),
+            in_iface: in_iface.into_boxed_slice(),
+            hop_start: hop_start.into_boxed_slice(),
+            hops: hops.into_boxed_slice(),
+            unreachable: 0,
+        }
+    }
+
+    /// The local id of target `k` of a hop (`t0 <= k < t1`).
+    #[inline]
+    pub fn target(k: u32) -> u32 {
+        k + 1
     }
 
     /// The source-rooted multicast tree from `spt` (rooted at the source) to `members`.
@@ -513,12 +527,12 @@ impl Tree {
     /// one unreachable destination.
     pub fn unreachable(src: u32) -> Tree {
         Tree {
-            node: vec![src],
-            deliver: vec![false],
-            in_iface: vec![NONE],
-            hop_start: vec![0, 0],
+            node: Box::new([src]),
+            deliver: Box::new([false]),
+            in_iface: Box::new([NONE]),
+            hop_start: Box::new([0, 0]),
+            hops: Box::new([]),
             unreachable: 1,
-            ..Tree::default()
         }
     }
 
@@ -551,11 +565,11 @@ mod tests {
         assert_eq!(spt.parent[1], 2);
         assert_eq!(spt.parent[2], 0);
         let t = Tree::multicast(&spt, &[1, 2]);
-        assert_eq!(t.node, vec![0, 2, 1]);
-        assert_eq!(t.deliver, vec![false, true, true]);
+        assert_eq!(&*t.node, &[0, 2, 1]);
+        assert_eq!(&*t.deliver, &[false, true, true]);
         let u = Tree::unicast(&Spt::compute(&net, 0), 1);
-        assert_eq!(u.node, vec![1, 2, 0]);
-        assert_eq!(u.deliver, vec![false, false, true]);
+        assert_eq!(&*u.node, &[1, 2, 0]);
+        assert_eq!(&*u.deliver, &[false, false, true]);
     }
 
     /// The nodes (with arrival interface and delivery flag) a full tree reaches below
@@ -566,7 +580,7 @@ mod tests {
             .hops_of(0)
             .iter()
             .filter(|h| via.contains(&h.iface))
-            .flat_map(|h| t.targets[h.t0 as usize..h.t1 as usize].to_vec())
+            .flat_map(|h| (h.t0..h.t1).map(Tree::target))
             .collect();
         stack.sort_unstable();
         let mut i = 0;
@@ -578,7 +592,7 @@ mod tests {
                 t.deliver[l as usize],
             ));
             for h in t.hops_of(l) {
-                stack.extend_from_slice(&t.targets[h.t0 as usize..h.t1 as usize]);
+                stack.extend((h.t0..h.t1).map(Tree::target));
             }
             i += 1;
         }
@@ -594,6 +608,35 @@ mod tests {
         let link = LinkConfig::new(1_500_000, Duration::from_millis(1));
         topo::attach_hosts(&mut t, hosts, &link, seed).unwrap();
         t
+    }
+
+    /// Each node but the root is the target of exactly one hop, numbered in node order:
+    /// what lets [`Tree::target`] stand for a stored list of targets.
+    #[test]
+    fn hop_targets_are_the_nodes_after_the_root_in_order() {
+        let t = transit_stub_with_hosts(40, 5);
+        let members: Vec<u32> = t.receivers.iter().map(|r| r.0).collect();
+        let tree = Tree::multicast(&Spt::compute(&t.net, t.source.0), &members);
+        assert!(tree.node.len() > 40);
+        let mut next = 0;
+        for l in 0..tree.node.len() as u32 {
+            for h in tree.hops_of(l) {
+                assert_eq!(h.t0, next, "hops in node order, contiguous");
+                assert!(h.t1 > h.t0);
+                for k in h.t0..h.t1 {
+                    // The target's parent in the tree is l.
+                    let c = Tree::target(k) as usize;
+                    assert!(tree.hops_of(l).iter().any(|g| (g.t0..g.t1).contains(&k)));
+                    assert!(c > l as usize && c < tree.node.len());
+                }
+                next = h.t1;
+            }
+        }
+        assert_eq!(
+            next as usize,
+            tree.node.len() - 1,
+            "every node but the root"
+        );
     }
 
     #[test]
@@ -682,7 +725,7 @@ mod tests {
             .unwrap();
         let t = Tree::multicast(&Spt::compute(&net, 0), &[1, 2]);
         assert_eq!(t.unreachable, 1);
-        assert_eq!(t.node, vec![0, 1]);
+        assert_eq!(&*t.node, &[0, 1]);
         assert!(!net.is_connected());
     }
 }

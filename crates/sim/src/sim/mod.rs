@@ -39,6 +39,7 @@ pub use record::{Counters, LossRecord, NodeMetrics, PacketRecord, RecoveryRecord
 use crate::kernel::Kernel;
 use crate::loss::{KindFilter, LossRule, LossSite, LossState};
 use crate::network::{Medium, Network, NONE};
+use crate::routing::Tree;
 use bus::{Buses, Frame};
 use core::time::Duration;
 use host::{Admit, Host, RxQueue, Source};
@@ -722,7 +723,7 @@ impl Sim {
                     (NONE, f.peer, f.peer_iface)
                 } else {
                     let tr = self.routes.tree(self.pool.pkt(p).tree);
-                    let l = tr.targets[t0 as usize];
+                    let l = Tree::target(t0);
                     (l, tr.node[l as usize], tr.in_iface[l as usize])
                 };
                 let d = 2 * link as usize + dir as usize;
@@ -882,7 +883,7 @@ impl Sim {
         if frame.t0 != NONE {
             let tr = self.routes.tree(self.pool.pkt(pk).tree);
             for k in frame.t0..frame.t1 {
-                let l = tr.targets[k as usize];
+                let l = Tree::target(k);
                 targets.push((l, tr.node[l as usize], tr.in_iface[l as usize]));
             }
         } else {
