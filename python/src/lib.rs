@@ -407,7 +407,7 @@ fn topo_dict(py: Python<'_>, t: &Topology) -> PyResult<Py<PyDict>> {
         attrs.set_item("link", i)?;
         attrs.set_item("delay_s", secs(cfg.delay))?;
         attrs.set_item("bandwidth_bps", cfg.bandwidth_bps)?;
-        attrs.set_item("class", &cfg.class)?;
+        attrs.set_item("class", &*cfg.class)?;
         if let Some(j) = cfg.jitter {
             attrs.set_item("jitter_mean_s", secs(j.mean))?;
             attrs.set_item("jitter_sd_s", secs(j.sd))?;

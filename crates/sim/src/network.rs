@@ -4,6 +4,7 @@
 
 use core::time::Duration;
 use rmcast_proto::{IfaceId, NodeId};
+use std::sync::Arc;
 
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -41,8 +42,9 @@ pub struct LinkConfig {
     /// Packets that may wait behind the one being transmitted (drop-tail); `None` is
     /// unbounded.
     pub queue: Option<usize>,
-    /// Free-form class label ("lan", "wan", "transit-stub" …) for loss rules and reports.
-    pub class: String,
+    /// Free-form class label ("lan", "wan", "transit-stub" …) for loss rules and reports;
+    /// shared, as a large network has millions of links of a handful of classes.
+    pub class: Arc<str>,
     /// Each packet's jitter is drawn independently and packets may overtake one another on
     /// this link (seed 004's per-packet Normal latency). Off (the default): a direction
     /// never reorders, so an arrival is never earlier than the previous one.
@@ -58,7 +60,7 @@ impl LinkConfig {
             delay,
             jitter: None,
             queue: None,
-            class: String::new(),
+            class: Arc::from(""),
             reorder: false,
         }
     }
@@ -78,7 +80,7 @@ impl LinkConfig {
         self
     }
     /// The same link labelled `c`.
-    pub fn class(mut self, c: impl Into<String>) -> Self {
+    pub fn class(mut self, c: impl Into<Arc<str>>) -> Self {
         self.class = c.into();
         self
     }
@@ -235,6 +237,14 @@ impl Network {
         NodeId(self.nodes.len() as u32 - 1)
     }
 
+    /// Make room for `nodes` more nodes and `links` more links, exactly: a generator that
+    /// knows its size spares the network the doubling of its largest arrays.
+    pub fn reserve(&mut self, nodes: usize, links: usize) {
+        self.nodes.reserve_exact(nodes);
+        self.ifaces.reserve_exact(nodes);
+        self.links.reserve_exact(links);
+    }
+
     /// Add a host.
     pub fn add_host(&mut self) -> NodeId {
         self.add_node(NodeKind::Host)
@@ -268,6 +278,14 @@ impl Network {
         });
         let ia = self.ifaces[a.0 as usize].len() as u32;
         let ib = self.ifaces[b.0 as usize].len() as u32;
+        // A node's first interface gets a list of one (a host has no other); the list grows
+        // as usual after that.
+        for n in [a.0, b.0] {
+            let l = &mut self.ifaces[n as usize];
+            if l.capacity() == 0 {
+                l.reserve_exact(1);
+            }
+        }
         self.ifaces[a.0 as usize].push(Iface {
             medium: Medium::Link { link, dir: 0 },
             peer: b.0,

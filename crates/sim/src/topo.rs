@@ -649,11 +649,13 @@ pub fn attach_hosts(
         order.swap(i, j);
     }
     let mut hosts = Vec::with_capacity(receivers + 1);
+    let host_link = host_link.clone().class("host");
+    topo.net.reserve(receivers + 1, receivers + 1);
     for k in 0..=receivers {
         let at = order[k % order.len()];
         let pos = topo.net.position(at).unwrap_or((0.0, 0.0));
         let h = topo.net.add_node_at(NodeKind::Host, pos);
-        topo.net.add_link(h, at, host_link.clone().class("host"))?;
+        topo.net.add_link(h, at, host_link.clone())?;
         hosts.push(h);
     }
     topo.source = hosts[0];
@@ -679,10 +681,12 @@ pub fn attach_hosts_with_replacement(
     }
     let mut rng = SimRng::new(seed, tag::PLACE_WITH_REPLACEMENT, 0, 0);
     let mut hosts = Vec::with_capacity(receivers + 1);
+    let host_link = host_link.clone().class("host");
+    topo.net.reserve(receivers + 1, receivers + 1);
     for _ in 0..=receivers {
         let at = points[rng.below(points.len() as u64) as usize];
         let h = topo.net.add_node(NodeKind::Host);
-        topo.net.add_link(h, at, host_link.clone().class("host"))?;
+        topo.net.add_link(h, at, host_link.clone())?;
         hosts.push(h);
     }
     topo.source = hosts[0];
@@ -722,7 +726,7 @@ mod tests {
         assert!(counts.values().all(|&c| c >= 10 / 3), "{counts:?}");
         assert_eq!(counts.len(), 3);
         let wan = t.net.link(2).unwrap().2;
-        assert_eq!(wan.class, "wan");
+        assert_eq!(&*wan.class, "wan");
         assert_eq!(wan.jitter.unwrap().mean, Duration::from_millis(75));
         assert_eq!(wan.jitter.unwrap().sd, Duration::from_millis(15));
         assert_eq!(t.link_loss[2], (2, 0.10));

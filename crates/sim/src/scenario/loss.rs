@@ -23,7 +23,7 @@ pub(super) fn add_losses(
         .map(|i| {
             sim.network()
                 .link(i)
-                .map(|l| l.2.class.clone())
+                .map(|l| l.2.class.to_string())
                 .unwrap_or_default()
         })
         .collect();

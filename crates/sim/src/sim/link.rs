@@ -4,6 +4,7 @@
 
 use super::pool::Copy;
 use super::record::{Recorder, CAUSE_QUEUE};
+use super::sparse::NodeLists;
 use crate::loss::LossState;
 use crate::network::{LinkConfig, Network, NONE};
 use crate::rng::{tag, SimRng};
@@ -31,9 +32,6 @@ struct DirState {
     /// [`LinkConfig`].
     bandwidth_bps: u64,
     delay_ns: u64,
-    /// The loss rules on this direction, in the order they were added (on the heap: most
-    /// directions of a large network have none, and a rule inline cost every one 80 bytes).
-    loss: Vec<LossState>,
     /// Queueing or jitter configured: the index of this direction's [`DirCold`] (read with
     /// the [`LinkConfig`]); `NONE` otherwise.
     cold: u32,
@@ -61,6 +59,9 @@ pub(crate) enum Offer {
 pub(crate) struct Links {
     dirs: Vec<DirState>,
     cold: Vec<DirCold>,
+    /// The loss rules of each direction that has any, in the order they were added (most
+    /// directions of a large network have none).
+    loss: NodeLists<LossState>,
 }
 
 impl Links {
@@ -78,7 +79,6 @@ impl Links {
                     last_arrival: 0,
                     bandwidth_bps: l.cfg.bandwidth_bps,
                     delay_ns: l.cfg.delay.as_nanos() as u64,
-                    loss: Vec::new(),
                     cold: if slow { cold.len() as u32 } else { NONE },
                     reorder: l.cfg.reorder,
                 });
@@ -93,11 +93,15 @@ impl Links {
                 }
             }
         }
-        Links { dirs, cold }
+        Links {
+            dirs,
+            cold,
+            loss: NodeLists::default(),
+        }
     }
 
     pub(crate) fn add_loss(&mut self, d: usize, st: LossState) {
-        self.dirs[d].loss.push(st);
+        self.loss.push(d, st);
     }
 
     /// Offer a packet of `len` bytes and `class` to direction `d` (configured by `cfg`) at
@@ -148,7 +152,7 @@ impl Links {
             st.last_arrival = arrival;
         }
         rec.link_hop(class);
-        for rule in st.loss.iter_mut() {
+        for rule in self.loss.get_mut(d) {
             if rule.drops(class, 0) {
                 return Offer::Lost(rule.cause);
             }

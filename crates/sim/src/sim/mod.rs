@@ -32,6 +32,7 @@ mod link;
 mod pool;
 mod record;
 mod routes;
+mod sparse;
 
 pub use host::Traffic;
 pub use record::{Counters, LossRecord, NodeMetrics, PacketRecord, RecoveryRecord};
@@ -52,6 +53,7 @@ use rmcast_proto::{
 };
 use rmcast_wire::{Header, PacketClass};
 use routes::Routes;
+use sparse::NodeLists;
 
 /// Errors configuring a simulation.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -166,8 +168,8 @@ pub struct Sim {
     links: Links,
     buses: Buses,
     /// Loss rules on transmit and on receive, per node.
-    tx_loss: Vec<Vec<LossState>>,
-    rx_loss: Vec<Vec<LossState>>,
+    tx_loss: NodeLists<LossState>,
+    rx_loss: NodeLists<LossState>,
     rules: usize,
     hosts: Vec<Host>,
     sources: usize,
@@ -190,8 +192,8 @@ impl Sim {
             pool: Pool::default(),
             links: Links::new(&net, seed),
             buses: Buses::new(&net, seed),
-            tx_loss: (0..n).map(|_| Vec::new()).collect(),
-            rx_loss: (0..n).map(|_| Vec::new()).collect(),
+            tx_loss: NodeLists::default(),
+            rx_loss: NodeLists::default(),
             rules: 0,
             hosts: (0..n).map(|_| Host::default()).collect(),
             sources: 0,
@@ -349,12 +351,12 @@ impl Sim {
             LossSite::Tx { node, .. } => {
                 let i = self.check_node(node)?;
                 let st = LossState::new(rule, cause, self.seed, ri, u64::from(node.0) << 1);
-                self.tx_loss[i].push(st);
+                self.tx_loss.push(i, st);
             }
             LossSite::Rx { node, .. } => {
                 let i = self.check_node(node)?;
                 let st = LossState::new(rule, cause, self.seed, ri, (u64::from(node.0) << 1) | 1);
-                self.rx_loss[i].push(st);
+                self.rx_loss.push(i, st);
             }
         }
         Ok(())
@@ -708,12 +710,14 @@ impl Sim {
     /// targets `t0..t1` (NONE: off the tree).
     fn send_on(&mut self, p: u32, x: u32, iface: u32, t0: u32, t1: u32) {
         let class = self.pool.pkt(p).class;
-        for i in 0..self.tx_loss[x as usize].len() {
-            if self.tx_loss[x as usize][i].drops(class, iface) {
-                let c = self.tx_loss[x as usize][i].cause;
-                self.lose(c, p, x);
-                return;
-            }
+        let dropped = self
+            .tx_loss
+            .get_mut(x as usize)
+            .iter_mut()
+            .find_map(|r| r.drops(class, iface).then_some(r.cause));
+        if let Some(c) = dropped {
+            self.lose(c, p, x);
+            return;
         }
         let f = self.net.ifaces[x as usize][iface as usize];
         match f.medium {
@@ -779,13 +783,15 @@ impl Sim {
             iface,
         } = cp;
         let class = self.pool.pkt(p).class;
-        for i in 0..self.rx_loss[x as usize].len() {
-            if self.rx_loss[x as usize][i].drops(class, iface) {
-                let cause = self.rx_loss[x as usize][i].cause;
-                self.lose(cause, p, x);
-                self.pool.release(p);
-                return;
-            }
+        let dropped = self
+            .rx_loss
+            .get_mut(x as usize)
+            .iter_mut()
+            .find_map(|r| r.drops(class, iface).then_some(r.cause));
+        if let Some(cause) = dropped {
+            self.lose(cause, p, x);
+            self.pool.release(p);
+            return;
         }
         let decision = if let Some(mut r) = self.routers[x as usize].take() {
             let now = self.kernel.now();

@@ -7,6 +7,7 @@
 //! is on, one [`PacketRecord`] per originated packet and one [`LossRecord`] per loss. The
 //! recorder is a concrete type, so reporting costs a call, not a dynamic dispatch.
 
+use super::sparse::NodeLists;
 use rmcast_proto::{Bytes, Dest, Event, NodeId, Time};
 use rmcast_wire::PacketClass;
 
@@ -186,7 +187,7 @@ pub(crate) struct Recorder {
     record_events: bool,
     /// When set, events are kept only for the nodes marked here.
     record_only: Option<Vec<bool>>,
-    events: Vec<Vec<(Time, Event)>>,
+    events: NodeLists<(Time, Event)>,
     metrics: Vec<NodeMetrics>,
     trace: Option<TraceLog>,
 }
@@ -203,7 +204,7 @@ impl Recorder {
             ],
             record_events: true,
             record_only: None,
-            events: (0..n).map(|_| Vec::new()).collect(),
+            events: NodeLists::default(),
             metrics: vec![NodeMetrics::default(); n],
             trace: None,
         }
@@ -215,7 +216,7 @@ impl Recorder {
     }
 
     pub(crate) fn record_events_of(&mut self, nodes: &[NodeId]) {
-        let mut mask = vec![false; self.events.len()];
+        let mut mask = vec![false; self.metrics.len()];
         for n in nodes {
             if let Some(m) = mask.get_mut(n.0 as usize) {
                 *m = true;
@@ -241,9 +242,7 @@ impl Recorder {
     }
 
     pub(crate) fn events(&self, node: NodeId) -> &[(Time, Event)] {
-        self.events
-            .get(node.0 as usize)
-            .map_or(&[], |v| v.as_slice())
+        self.events.get(node.0 as usize)
     }
     pub(crate) fn metrics(&self, node: NodeId) -> Option<&NodeMetrics> {
         self.metrics.get(node.0 as usize)
@@ -367,7 +366,7 @@ impl Recorder {
                 .as_ref()
                 .is_none_or(|m| m.get(xi).copied().unwrap_or(false))
         {
-            self.events[xi].push((now, e));
+            self.events.push(xi, (now, e));
         }
         first_completion
     }

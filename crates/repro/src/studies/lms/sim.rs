@@ -80,7 +80,7 @@ impl Placement {
                 per_hop += tx_secs(REQ_LEN, bw) + tx_secs(REP_LEN, bw);
                 let class = net
                     .link(*link)
-                    .map_or(String::new(), |(_, _, c)| c.class.clone());
+                    .map_or(String::new(), |(_, _, c)| c.class.to_string());
                 links.entry(*link).or_insert((*p, class));
                 x = *p;
             }

@@ -84,9 +84,16 @@ pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
     }
     let links: Vec<(usize, f64)> = (0..t.net.link_count())
         .filter_map(|i| {
-            t.net
-                .link(i)
-                .map(|(_, _, c)| (i, if c.class == "host" { lan_err } else { CORE_ERR }))
+            t.net.link(i).map(|(_, _, c)| {
+                (
+                    i,
+                    if &*c.class == "host" {
+                        lan_err
+                    } else {
+                        CORE_ERR
+                    },
+                )
+            })
         })
         .collect();
     let mut sim = Sim::new(t.net, s.seed);
