@@ -152,6 +152,12 @@ def test_progress_counts_runs_to_the_total():
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
+# A sweep that lasts seconds, not milliseconds: the progress callback runs every 100 ms, and
+# `SWEEP` can finish before the first one on a fast machine (it did: the first report came
+# at 40 of 40, and the interrupt had nothing left to stop).
+LONG_SWEEP = dict(SWEEP, seed=list(range(1, 401)), traffic={"messages": 200, "size": 500})
+
+
 def test_ctrl_c_stops_a_sweep():
     import os
     import signal
@@ -165,8 +171,8 @@ def test_ctrl_c_stops_a_sweep():
             os.kill(os.getpid(), signal.SIGINT)
 
     with pytest.raises(KeyboardInterrupt):
-        rmcast.simulate(SWEEP, progress=interrupt_once, threads=1)
-    assert seen and seen[-1] < 40, seen
+        rmcast.simulate(LONG_SWEEP, progress=interrupt_once, threads=1)
+    assert seen and seen[-1] < 400, seen
 
 
 def test_an_exception_from_progress_stops_the_sweep():
