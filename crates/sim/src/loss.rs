@@ -244,6 +244,21 @@ impl LossState {
             LossModel::EveryNth { n } => self.matched.is_multiple_of(n),
         }
     }
+
+    /// The rules of one site (a node's transmit or receive side, a link direction) in the
+    /// order they were added: each is asked in turn until one drops the packet, and that
+    /// one's cause is returned (a later rule does not see the packet, so its state does not
+    /// move).
+    #[inline]
+    pub(crate) fn first_drop(
+        rules: &mut [LossState],
+        class: Option<PacketClass>,
+        iface: u32,
+    ) -> Option<u32> {
+        rules
+            .iter_mut()
+            .find_map(|r| r.drops(class, iface).then_some(r.cause))
+    }
 }
 
 #[cfg(test)]

@@ -192,7 +192,7 @@ pub(crate) struct Hop {
 /// node but the root is the target of exactly one hop, in that order. Stored as boxed
 /// slices of exact length: a run keeps a tree per (source, destination) pair it sends on,
 /// one per receiver for unicast requests.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Tree {
     pub node: Box<[u32]>,
     pub deliver: Box<[bool]>,

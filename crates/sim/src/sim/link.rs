@@ -152,10 +152,8 @@ impl Links {
             st.last_arrival = arrival;
         }
         rec.link_hop(class);
-        for rule in self.loss.get_mut(d) {
-            if rule.drops(class, 0) {
-                return Offer::Lost(rule.cause);
-            }
+        if let Some(cause) = LossState::first_drop(self.loss.get_mut(d), class, 0) {
+            return Offer::Lost(cause);
         }
         Offer::Sent {
             arrival,

@@ -710,11 +710,7 @@ impl Sim {
     /// targets `t0..t1` (NONE: off the tree).
     fn send_on(&mut self, p: u32, x: u32, iface: u32, t0: u32, t1: u32) {
         let class = self.pool.pkt(p).class;
-        let dropped = self
-            .tx_loss
-            .get_mut(x as usize)
-            .iter_mut()
-            .find_map(|r| r.drops(class, iface).then_some(r.cause));
+        let dropped = LossState::first_drop(self.tx_loss.get_mut(x as usize), class, iface);
         if let Some(c) = dropped {
             self.lose(c, p, x);
             return;
@@ -783,11 +779,7 @@ impl Sim {
             iface,
         } = cp;
         let class = self.pool.pkt(p).class;
-        let dropped = self
-            .rx_loss
-            .get_mut(x as usize)
-            .iter_mut()
-            .find_map(|r| r.drops(class, iface).then_some(r.cause));
+        let dropped = LossState::first_drop(self.rx_loss.get_mut(x as usize), class, iface);
         if let Some(cause) = dropped {
             self.lose(cause, p, x);
             self.pool.release(p);

@@ -1,16 +1,15 @@
 //! [`NodeLists`]: per-node lists that most nodes of a large network leave empty (loss rules,
 //! recorded events), at 4 bytes a node instead of an empty `Vec`'s 24.
 
+use crate::network::NONE;
+
 /// A list per node, stored only for the nodes that have one: a node's slot in `at` (grown
-/// only as far as the highest such node) names its list in `lists`.
+/// only as far as the highest such node) names its list in `lists`, or is `NONE`.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeLists<T> {
     at: Vec<u32>,
     lists: Vec<Vec<T>>,
 }
-
-/// No list.
-const NONE: u32 = u32::MAX;
 
 impl<T> Default for NodeLists<T> {
     fn default() -> Self {
