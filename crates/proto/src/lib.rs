@@ -51,6 +51,7 @@ pub mod rra;
 pub mod rtt;
 pub mod saw;
 pub mod sendq;
+pub mod seqmap;
 pub mod spec;
 pub mod srm;
 pub mod testkit;

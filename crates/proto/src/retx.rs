@@ -17,6 +17,10 @@ pub struct Entry {
     pub sends: u32,
 }
 
+/// Below this many entries a store grows by one at a time (cheap reallocations of a few
+/// entries); beyond, by doubling.
+const EXACT_UP_TO: usize = 8;
+
 /// Messages by sequence number, with a limit on how many bytes it holds.
 ///
 /// Kept as a deque sorted by sequence number: messages arrive mostly in order and leave
@@ -58,6 +62,11 @@ impl RetransmitBuffer {
             last_sent: now,
             sends: 1,
         };
+        if self.entries.len() == self.entries.capacity() && self.entries.len() < EXACT_UP_TO {
+            // A small store grows one entry at a time (a receiver that buffers a handful of
+            // messages keeps exactly those, not the next power of two).
+            self.entries.reserve_exact(1);
+        }
         self.entries.insert(at, (seq, e));
         true
     }

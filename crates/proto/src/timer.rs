@@ -21,10 +21,14 @@ pub struct TimerSet<K: Ord + Copy> {
 enum Repr<K: Ord + Copy> {
     /// At most [`SMALL`] deadlines, sorted by (deadline, key).
     Small(Vec<(Time, K)>),
-    Large {
-        by_time: BTreeSet<(Time, K)>,
-        by_key: BTreeMap<K, Time>,
-    },
+    /// More: boxed, so that the set costs a vector's size in every agent.
+    Large(Box<Large<K>>),
+}
+
+#[derive(Debug, Clone)]
+struct Large<K: Ord + Copy> {
+    by_time: BTreeSet<(Time, K)>,
+    by_key: BTreeMap<K, Time>,
 }
 
 impl<K: Ord + Copy> Default for TimerSet<K> {
@@ -48,7 +52,7 @@ impl<K: Ord + Copy> TimerSet<K> {
             } else if v.len() >= SMALL {
                 let by_time: BTreeSet<(Time, K)> = v.drain(..).collect();
                 let by_key = by_time.iter().map(|&(t, k)| (k, t)).collect();
-                self.repr = Repr::Large { by_time, by_key };
+                self.repr = Repr::Large(Box::new(Large { by_time, by_key }));
             }
         }
         match &mut self.repr {
@@ -56,7 +60,8 @@ impl<K: Ord + Copy> TimerSet<K> {
                 let i = v.partition_point(|e| *e < (at, key));
                 v.insert(i, (at, key));
             }
-            Repr::Large { by_time, by_key } => {
+            Repr::Large(l) => {
+                let Large { by_time, by_key } = &mut **l;
                 if let Some(old) = by_key.insert(key, at) {
                     by_time.remove(&(old, key));
                 }
@@ -73,7 +78,8 @@ impl<K: Ord + Copy> TimerSet<K> {
                 self.release_if_empty();
                 Some(at)
             }
-            Repr::Large { by_time, by_key } => {
+            Repr::Large(l) => {
+                let Large { by_time, by_key } = &mut **l;
                 let at = by_key.remove(&key)?;
                 by_time.remove(&(at, key));
                 self.release_if_empty();
@@ -92,7 +98,7 @@ impl<K: Ord + Copy> TimerSet<K> {
     pub fn deadline(&self, key: K) -> Option<Time> {
         match &self.repr {
             Repr::Small(v) => v.iter().find(|e| e.1 == key).map(|e| e.0),
-            Repr::Large { by_key, .. } => by_key.get(&key).copied(),
+            Repr::Large(l) => l.by_key.get(&key).copied(),
         }
     }
     /// Whether `key` has a deadline.
@@ -103,7 +109,7 @@ impl<K: Ord + Copy> TimerSet<K> {
     pub fn next(&self) -> Option<Time> {
         match &self.repr {
             Repr::Small(v) => v.first().map(|e| e.0),
-            Repr::Large { by_time, .. } => by_time.first().map(|&(t, _)| t),
+            Repr::Large(l) => l.by_time.first().map(|&(t, _)| t),
         }
     }
     /// Remove and return one key whose deadline is `<= now` (earliest first).
@@ -118,7 +124,8 @@ impl<K: Ord + Copy> TimerSet<K> {
                 self.release_if_empty();
                 Some(k)
             }
-            Repr::Large { by_time, by_key } => {
+            Repr::Large(l) => {
+                let Large { by_time, by_key } = &mut **l;
                 let &(t, k) = by_time.first()?;
                 if t > now {
                     return None;
@@ -134,7 +141,7 @@ impl<K: Ord + Copy> TimerSet<K> {
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Small(v) => v.len(),
-            Repr::Large { by_key, .. } => by_key.len(),
+            Repr::Large(l) => l.by_key.len(),
         }
     }
     /// Whether no key is armed.

@@ -67,6 +67,7 @@ pub use deploy::{deploy, Deployment, Params, Replier};
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::sendq::{DataFormat, Originals, SourceTimer};
+use crate::seqmap::SeqMap;
 use crate::spec::lms as spec;
 use crate::timer::TimerSet;
 use crate::window::SeqWindow;
@@ -219,7 +220,7 @@ pub struct Receiver {
     known: u64,
     timers: TimerSet<u64>,
     /// Requests sent so far for each packet still missing.
-    attempts: BTreeMap<u64, u16>,
+    attempts: SeqMap<u16>,
     /// Packets received first as a repair (the last [`REMEMBER`]).
     repaired: VecDeque<u64>,
     /// DREQs answered: (packet, turning point, interface) (the last [`REMEMBER`]).
@@ -249,7 +250,7 @@ impl Receiver {
             store: RetransmitBuffer::new(usize::MAX),
             known: 0,
             timers: TimerSet::new(),
-            attempts: BTreeMap::new(),
+            attempts: SeqMap::new(),
             repaired: VecDeque::new(),
             answered: VecDeque::new(),
             interval_packets: 0,
@@ -272,7 +273,7 @@ impl Receiver {
     fn request(&mut self, now: Time, seq: u64) {
         self.lms.requests_sent += 1;
         self.out.stats.control_sent += 1;
-        let n = self.attempts.entry(seq).or_insert(0);
+        let n = self.attempts.get_or_insert_with(seq, || 0);
         let attempt = *n;
         *n = n.saturating_add(1);
         self.send_to(self.cfg.source, wire::Message::Request { seq, attempt }, 0);
@@ -308,7 +309,7 @@ impl Receiver {
     fn data(&mut self, now: Time, seq: u64, payload: &[u8], shared: Option<&Bytes>, repair: bool) {
         if self.out.arrived(&mut self.window, seq) {
             self.timers.cancel(seq);
-            self.attempts.remove(&seq);
+            self.attempts.remove(seq);
             if repair {
                 remember(&mut self.repaired, seq);
             }

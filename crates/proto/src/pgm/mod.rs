@@ -63,6 +63,7 @@ use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::{DataFormat, Originals, SourceTimer};
+use crate::seqmap::SeqMap;
 use crate::timer::TimerSet;
 use crate::window::HeldWindow;
 use crate::{
@@ -336,7 +337,7 @@ pub struct Receiver {
     known: u64,
     /// Losses being recovered. One whose NAK the budget deferred keeps its phase and has no
     /// timer until its round comes.
-    lost: BTreeMap<u64, Phase>,
+    lost: SeqMap<Phase>,
     timers: TimerSet<Key>,
     budget: RequestBudget,
     out: Outbox,
@@ -371,7 +372,7 @@ impl Receiver {
             cfg,
             rng,
             known: 0,
-            lost: BTreeMap::new(),
+            lost: SeqMap::new(),
             timers: TimerSet::new(),
             budget: RequestBudget::default(),
             out: Outbox::new(),
@@ -423,7 +424,7 @@ impl Receiver {
     fn next_round(&mut self, now: Time) {
         let len = self.round();
         while let Some(seq) = self.budget.next_waiting(now, len) {
-            if self.lost.contains_key(&seq) && !self.timers.is_armed(Key::Seq(seq)) {
+            if self.lost.contains_key(seq) && !self.timers.is_armed(Key::Seq(seq)) {
                 self.nak(now, seq);
             }
         }
@@ -505,7 +506,7 @@ impl Receiver {
             .budget
             .next_unseen(now, len, self.window.window().base())
         {
-            if !self.window.window().contains(s) && !self.lost.contains_key(&s) {
+            if !self.window.window().contains(s) && !self.lost.contains_key(s) {
                 self.budget.detected();
                 self.out.event(Event::LossDetected { seq: s });
                 if self.cfg.fec_k > 0 {
@@ -522,14 +523,10 @@ impl Receiver {
         self.accept(now, seq, payload, shared, self.cfg.fec_k > 0)
     }
 
-    /// `seq` was being recovered and no longer is. The loss map holds no node once empty: a
-    /// receiver of a large simulation recovers a loss or two and then keeps nothing.
+    /// `seq` was being recovered and no longer is. The loss map holds no buffer once empty:
+    /// a receiver of a large simulation recovers a loss or two and then keeps nothing.
     fn recovered(&mut self, seq: u64) -> bool {
-        let was = self.lost.remove(&seq).is_some();
-        if was && self.lost.is_empty() {
-            self.lost = BTreeMap::new();
-        }
-        was
+        self.lost.remove(seq).is_some()
     }
 
     /// Data for `seq` (received, or decoded when `!fec`); with `fec`, its block keeps it.
@@ -571,7 +568,7 @@ impl Receiver {
                 if !self.window.window().contains(seq) {
                     // An NCF for a loss not yet detected announces it too.
                     self.learn(now, seq.saturating_add(1));
-                    if let Some(phase) = self.lost.get_mut(&seq) {
+                    if let Some(phase) = self.lost.get_mut(seq) {
                         *phase = Phase::WaitData;
                         self.answered(now, seq, false);
                         self.timers
@@ -591,7 +588,7 @@ impl Receiver {
             Key::Block(b) => return self.on_block_timer(now, b),
             Key::Seq(seq) => seq,
         };
-        match self.expiry(self.lost.get(&seq).copied()) {
+        match self.expiry(self.lost.get(seq).copied()) {
             Some(Expiry::Nak) => self.nak(now, seq),
             Some(Expiry::BackOff) => self.backoff(now, seq),
             None => {}
