@@ -165,7 +165,9 @@ pub(crate) struct Node {
 pub(crate) struct Link {
     pub a: u32,
     pub b: u32,
-    pub cfg: LinkConfig,
+    /// Shared with the links added before it with the same configuration (a large network
+    /// has millions of access links alike).
+    pub cfg: Arc<LinkConfig>,
 }
 
 #[derive(Debug, Clone)]
@@ -271,6 +273,10 @@ impl Network {
             return Err(NetError::SelfLoop(a));
         }
         let link = self.links.len() as u32;
+        let cfg = match self.links.last() {
+            Some(l) if *l.cfg == cfg => Arc::clone(&l.cfg),
+            _ => Arc::new(cfg),
+        };
         self.links.push(Link {
             a: a.0,
             b: b.0,
@@ -360,7 +366,7 @@ impl Network {
     pub fn link(&self, i: usize) -> Option<(NodeId, NodeId, &LinkConfig)> {
         self.links
             .get(i)
-            .map(|l| (NodeId(l.a), NodeId(l.b), &l.cfg))
+            .map(|l| (NodeId(l.a), NodeId(l.b), &*l.cfg))
     }
     /// Bus `i`'s members.
     pub fn bus_members(&self, i: usize) -> Option<Vec<NodeId>> {
@@ -387,8 +393,15 @@ impl Network {
     }
     /// Give every link direction a drop-tail queue of `packets`.
     pub fn set_link_queues(&mut self, packets: usize) {
+        let mut last: Option<Arc<LinkConfig>> = None;
         for l in &mut self.links {
-            l.cfg.queue = Some(packets);
+            let mut cfg = (*l.cfg).clone();
+            cfg.queue = Some(packets);
+            l.cfg = match last.take() {
+                Some(p) if *p == cfg => p,
+                _ => Arc::new(cfg),
+            };
+            last = Some(Arc::clone(&l.cfg));
         }
     }
 }

@@ -1,9 +1,11 @@
 //! Shortest-path routing by delay. A source-rooted shortest-path tree ([`Spt`]) is computed
 //! once per root with Dijkstra (ties broken by hop count, then node id, so the result never
-//! depends on hash order); a delivery [`Tree`] is cut from it once per (source, destination)
-//! and cached. Multicast uses the tree rooted at the source; unicast uses the tree rooted at
-//! the destination (links are symmetric, so that is a shortest path too) and reuses one
-//! Dijkstra for every node that sends to the same destination.
+//! depends on hash order). Multicast cuts a delivery [`Tree`] from the source's tree once per
+//! (source, group) and caches it. Unicast uses the tree rooted at the destination (links are
+//! symmetric, so that is a shortest path too): a destination few nodes send to gets a small
+//! tree per sender from a search that stops at the sender; a popular one keeps its
+//! shortest-path tree, and every sender follows it up ([`Route::Toward`]) with no state of
+//! its own — a million receivers NAKing one source cost one tree, not a million.
 //!
 //! A bus is a hyper-edge of zero routing delay: every member is a neighbour of every other,
 //! and all children a node reaches over the same bus are served by one frame.
@@ -190,8 +192,8 @@ pub(crate) struct Hop {
 /// A delivery tree: nodes in breadth-first order (local id 0 is the source). A hop's
 /// targets `t0..t1` are the nodes of local ids `t0 + 1 .. t1 + 1` ([`Tree::target`]): each
 /// node but the root is the target of exactly one hop, in that order. Stored as boxed
-/// slices of exact length: a run keeps a tree per (source, destination) pair it sends on,
-/// one per receiver for unicast requests.
+/// slices of exact length: a run keeps a tree per (source, group) and per (source,
+/// destination) pair it sends unicast on before the destination's own tree is kept.
 #[derive(Debug, Clone)]
 pub(crate) struct Tree {
     pub node: Box<[u32]>,
@@ -541,6 +543,98 @@ impl Tree {
         match (self.hop_start.get(l), self.hop_start.get(l + 1)) {
             (Some(&a), Some(&b)) => self.hops.get(a as usize..b as usize).unwrap_or(&[]),
             _ => &[],
+        }
+    }
+}
+
+/// How the copies of a packet find their way: a [`Tree`] cut for the packet's source and
+/// destination, or the way up a destination's kept shortest-path tree, shared by every node
+/// that sends to it (no state per sender: the local id of a node on it is its node id).
+#[derive(Debug, Clone)]
+pub(crate) enum Route {
+    Tree(Tree),
+    Toward(Toward),
+}
+
+/// Unicast towards the root of a kept shortest-path tree from any node that reaches it: a
+/// node's one hop goes to its parent, and the root is the destination.
+#[derive(Debug, Clone)]
+pub(crate) struct Toward {
+    spt: Spt,
+    /// Per node, its hop to its parent: `t0` is the node itself (see [`Route::target`]).
+    up: Box<[Hop]>,
+}
+
+impl Toward {
+    pub fn new(spt: Spt) -> Toward {
+        let up = (0..spt.parent.len() as u32)
+            .map(|v| Hop {
+                iface: spt.up_iface[v as usize],
+                t0: v,
+                t1: v + 1,
+            })
+            .collect();
+        Toward { spt, up }
+    }
+
+    pub fn spt(&self) -> &Spt {
+        &self.spt
+    }
+
+    /// Whether a packet from `src` follows this route: `src` reaches the root and is not it
+    /// (a packet to itself is not delivered, see [`Tree::unicast`]).
+    pub fn serves(&self, src: u32) -> bool {
+        src != self.spt.root && self.spt.reachable(src)
+    }
+}
+
+impl Route {
+    /// The hops of the node at `local`.
+    #[inline]
+    pub fn hops_of(&self, local: u32) -> &[Hop] {
+        match self {
+            Route::Tree(t) => t.hops_of(local),
+            Route::Toward(w) => {
+                let l = local as usize;
+                if local == w.spt.root || w.spt.parent.get(l).is_none_or(|&p| p == NONE) {
+                    &[]
+                } else {
+                    &w.up[l..l + 1]
+                }
+            }
+        }
+    }
+
+    /// Target `k` of a hop (`t0 <= k < t1`): (its local id, its node, the interface it
+    /// enters by).
+    #[inline]
+    pub fn target(&self, k: u32) -> (u32, u32, u32) {
+        match self {
+            Route::Tree(t) => {
+                let l = Tree::target(k);
+                (l, t.node[l as usize], t.in_iface[l as usize])
+            }
+            Route::Toward(w) => {
+                let p = w.spt.parent[k as usize];
+                (p, p, w.spt.down_iface[k as usize])
+            }
+        }
+    }
+
+    /// Whether the node at `local` is a destination.
+    #[inline]
+    pub fn deliver(&self, local: u32) -> bool {
+        match self {
+            Route::Tree(t) => t.deliver[local as usize],
+            Route::Toward(w) => local == w.spt.root,
+        }
+    }
+
+    /// Destinations that could not be reached.
+    pub fn unreachable(&self) -> u32 {
+        match self {
+            Route::Tree(t) => t.unreachable,
+            Route::Toward(_) => 0,
         }
     }
 }

@@ -34,7 +34,7 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
     let end = out.end.as_secs_f64();
     m.push(("end_time_s".into(), Metric::F(end)));
     m.push(("events".into(), Metric::U(sim.events_processed())));
-    let sm = sim.metrics(source).cloned().unwrap_or_default();
+    let sm = sim.metrics(source).unwrap_or_default();
     m.push(("messages_done".into(), Metric::U(sm.messages_done)));
     m.push(("messages_failed".into(), Metric::U(sm.messages_failed)));
     let done = sm.messages_done.max(1) as f64;

@@ -40,7 +40,6 @@ pub use record::{Counters, LossRecord, NodeMetrics, PacketRecord, RecoveryRecord
 use crate::kernel::Kernel;
 use crate::loss::{KindFilter, LossRule, LossSite, LossState};
 use crate::network::{Medium, Network, NONE};
-use crate::routing::Tree;
 use bus::{Buses, Frame};
 use core::time::Duration;
 use host::{Admit, Host, RxQueue, Source};
@@ -380,7 +379,7 @@ impl Sim {
         self.rec.events(node)
     }
     /// What `node`'s agent reported so far.
-    pub fn metrics(&self, node: NodeId) -> Option<&NodeMetrics> {
+    pub fn metrics(&self, node: NodeId) -> Option<NodeMetrics> {
         self.rec.metrics(node)
     }
     /// Messages `node`'s [`Traffic`] source has handed to its agent so far (0 without one).
@@ -664,9 +663,9 @@ impl Sim {
         let (tree, start) = match pinned {
             Some(p) => p,
             None => {
-                let tree = self.routes.tree_for(&self.net, x, t.dest, via);
-                self.rec.counters.unreachable += u64::from(self.routes.tree(tree).unreachable);
-                (tree, 0)
+                let (tree, start) = self.routes.tree_for(&self.net, x, t.dest, via);
+                self.rec.counters.unreachable += u64::from(self.routes.tree(tree).unreachable());
+                (tree, start)
             }
         };
         let p = self.pool.insert(id, t.payload, x, t.dest, tree, class);
@@ -722,9 +721,7 @@ impl Sim {
                     // Off the tree: the peer gets it as an addressed node only.
                     (NONE, f.peer, f.peer_iface)
                 } else {
-                    let tr = self.routes.tree(self.pool.pkt(p).tree);
-                    let l = Tree::target(t0);
-                    (l, tr.node[l as usize], tr.in_iface[l as usize])
+                    self.routes.tree(self.pool.pkt(p).tree).target(t0)
                 };
                 let d = 2 * link as usize + dir as usize;
                 let len = self.pool.pkt(p).payload.len() as u64;
@@ -818,7 +815,7 @@ impl Sim {
         let deliver = if local == NONE {
             self.routes.addressed(x, pk.dest)
         } else {
-            self.routes.tree(pk.tree).deliver[local as usize]
+            self.routes.tree(pk.tree).deliver(local)
         };
         if !deliver {
             self.pool.release(p);
@@ -880,10 +877,7 @@ impl Sim {
         let mut targets: Vec<(u32, u32, u32)> = Vec::new();
         if frame.t0 != NONE {
             let tr = self.routes.tree(self.pool.pkt(pk).tree);
-            for k in frame.t0..frame.t1 {
-                let l = Tree::target(k);
-                targets.push((l, tr.node[l as usize], tr.in_iface[l as usize]));
-            }
+            targets.extend((frame.t0..frame.t1).map(|k| tr.target(k)));
         } else {
             let dest = self.pool.pkt(pk).dest;
             for &m in &bus.members {

@@ -42,6 +42,72 @@ pub struct NodeMetrics {
     pub packets_out: u64,
 }
 
+/// What the recorder keeps per node, compactly: a node's [`NodeMetrics`] are made from it on
+/// demand. Most nodes of a large run are receivers, so the sender's figures are boxed
+/// apart, and delivery times use [`Time::MAX`] for "none" (no event happens at that time).
+#[derive(Debug, Clone)]
+struct Tally {
+    delivered: u64,
+    delivered_bytes: u64,
+    first_delivery: Time,
+    last_delivery: Time,
+    losses_detected: u64,
+    packets_in: u64,
+    packets_out: u64,
+    sender: Option<Box<SenderTally>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct SenderTally {
+    messages_done: u64,
+    messages_failed: u64,
+    latency_sum_ns: u128,
+    latency_max_ns: u64,
+    transmissions: u64,
+    completed_at: Option<Time>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            delivered: 0,
+            delivered_bytes: 0,
+            first_delivery: Time::MAX,
+            last_delivery: Time::MAX,
+            losses_detected: 0,
+            packets_in: 0,
+            packets_out: 0,
+            sender: None,
+        }
+    }
+}
+
+impl Tally {
+    fn metrics(&self) -> NodeMetrics {
+        let time = |t: Time| (t != Time::MAX).then_some(t);
+        let s = self.sender.as_deref().cloned().unwrap_or_default();
+        NodeMetrics {
+            delivered: self.delivered,
+            delivered_bytes: self.delivered_bytes,
+            first_delivery: time(self.first_delivery),
+            last_delivery: time(self.last_delivery),
+            messages_done: s.messages_done,
+            messages_failed: s.messages_failed,
+            latency_sum_ns: s.latency_sum_ns,
+            latency_max_ns: s.latency_max_ns,
+            transmissions: s.transmissions,
+            losses_detected: self.losses_detected,
+            completed_at: s.completed_at,
+            packets_in: self.packets_in,
+            packets_out: self.packets_out,
+        }
+    }
+
+    fn sender(&mut self) -> &mut SenderTally {
+        self.sender.get_or_insert_with(Box::default)
+    }
+}
+
 /// Network-level counters of a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters {
@@ -188,7 +254,7 @@ pub(crate) struct Recorder {
     /// When set, events are kept only for the nodes marked here.
     record_only: Option<Vec<bool>>,
     events: NodeLists<(Time, Event)>,
-    metrics: Vec<NodeMetrics>,
+    metrics: Vec<Tally>,
     trace: Option<TraceLog>,
 }
 
@@ -205,7 +271,7 @@ impl Recorder {
             record_events: true,
             record_only: None,
             events: NodeLists::default(),
-            metrics: vec![NodeMetrics::default(); n],
+            metrics: vec![Tally::default(); n],
             trace: None,
         }
     }
@@ -244,8 +310,8 @@ impl Recorder {
     pub(crate) fn events(&self, node: NodeId) -> &[(Time, Event)] {
         self.events.get(node.0 as usize)
     }
-    pub(crate) fn metrics(&self, node: NodeId) -> Option<&NodeMetrics> {
-        self.metrics.get(node.0 as usize)
+    pub(crate) fn metrics(&self, node: NodeId) -> Option<NodeMetrics> {
+        self.metrics.get(node.0 as usize).map(Tally::metrics)
     }
     pub(crate) fn losses(&self) -> Vec<(String, u64)> {
         self.causes.clone()
@@ -333,8 +399,10 @@ impl Recorder {
             Event::Delivered { data, .. } => {
                 m.delivered += 1;
                 m.delivered_bytes += data.len() as u64;
-                m.first_delivery.get_or_insert(now);
-                m.last_delivery = Some(now);
+                if m.first_delivery == Time::MAX {
+                    m.first_delivery = now;
+                }
+                m.last_delivery = now;
             }
             Event::MessageDone {
                 sent_at,
@@ -343,6 +411,7 @@ impl Recorder {
                 failed,
                 ..
             } => {
+                let m = m.sender();
                 m.messages_done += 1;
                 if *failed {
                     m.messages_failed += 1;
@@ -354,6 +423,7 @@ impl Recorder {
             }
             Event::LossDetected { .. } => m.losses_detected += 1,
             Event::Completed => {
+                let m = m.sender();
                 if m.completed_at.is_none() {
                     m.completed_at = Some(now);
                     first_completion = true;

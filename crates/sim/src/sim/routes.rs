@@ -4,15 +4,17 @@
 //! with an agent keep). Trees are computed on first use and kept for the run.
 
 use crate::network::Network;
-use crate::routing::{Spt, Tree, UnicastScratch};
+use crate::routing::{Route, Spt, Toward, Tree, UnicastScratch};
 use rmcast_proto::Dest;
 use std::collections::{BTreeMap, HashMap};
 
 #[derive(Default)]
 pub(crate) struct Routes {
     groups: BTreeMap<u32, Vec<u32>>,
-    spts: HashMap<u32, Spt>,
-    trees: Vec<Tree>,
+    /// Destinations whose shortest-path tree is kept → their [`Route::Toward`] (in `trees`),
+    /// which every node sending to them follows.
+    toward: HashMap<u32, u32>,
+    trees: Vec<Route>,
     tree_index: HashMap<(u32, bool, u32), u32>,
     /// Multicast trees of packets a router agent sends only on some interfaces:
     /// (source, group, interfaces) → tree (see `Tree::multicast_via`).
@@ -46,7 +48,7 @@ impl Routes {
         self.data_trees.retain(|&(_, g), _| g != group);
     }
 
-    pub(crate) fn tree(&self, t: u32) -> &Tree {
+    pub(crate) fn tree(&self, t: u32) -> &Route {
         &self.trees[t as usize]
     }
 
@@ -78,15 +80,15 @@ impl Routes {
             })
     }
 
-    /// The tree a packet from `src` to `dest` follows (sent only on interfaces `via`, if
-    /// given), built if new.
+    /// The route a packet from `src` to `dest` follows (sent only on interfaces `via`, if
+    /// given), built if new, and the local id `src` starts at on it.
     pub(crate) fn tree_for(
         &mut self,
         net: &Network,
         src: u32,
         dest: Dest,
         via: Option<&[u32]>,
-    ) -> u32 {
+    ) -> (u32, u32) {
         if let (Dest::Group(g), Some(via)) = (dest, via) {
             // A router agent's packet down some interfaces only: build just that part of
             // its tree (the full one costs a Dijkstra over the whole network per router).
@@ -94,7 +96,7 @@ impl Routes {
             if connected {
                 let key = (src, g.0, via.to_vec());
                 if let Some(&t) = self.via_index.get(&key) {
-                    return t;
+                    return (t, 0);
                 }
                 let n = net.nodes.len();
                 let flags = self.member_flags.entry(g.0).or_insert_with(|| {
@@ -107,10 +109,9 @@ impl Routes {
                     f
                 });
                 let tree = Tree::multicast_via(net, src, via, flags);
-                self.trees.push(tree);
-                let id = self.trees.len() as u32 - 1;
+                let id = self.push(Route::Tree(tree));
                 self.via_index.insert(key, id);
-                return id;
+                return (id, 0);
             }
         }
         let key = match dest {
@@ -118,7 +119,7 @@ impl Routes {
             Dest::Node(n) => (src, true, n.0),
         };
         if let Some(&t) = self.tree_index.get(&key) {
-            return t;
+            return (t, 0);
         }
         let tree = match dest {
             Dest::Group(g) => {
@@ -127,26 +128,41 @@ impl Routes {
                 // A shortest-path tree computed only for a multicast tree is not kept (it
                 // is O(nodes) and unicast routing is the only other user; recomputing it
                 // gives the same tree).
-                match self.spts.get(&src) {
+                match self.kept_spt(src) {
                     Some(spt) => Tree::multicast(spt, members),
                     None => Tree::multicast(&Spt::compute(net, src), members),
                 }
             }
-            Dest::Node(n) => self.unicast(net, src, n.0),
+            Dest::Node(n) => match self.unicast(net, src, n.0) {
+                Ok(shared) => return (shared, src),
+                Err(tree) => tree,
+            },
         };
-        self.trees.push(tree);
-        let id = self.trees.len() as u32 - 1;
+        let id = self.push(Route::Tree(tree));
         self.tree_index.insert(key, id);
-        id
+        (id, 0)
     }
 
-    /// The path from `src` to node `dst` as a tree.
-    fn unicast(&mut self, net: &Network, src: u32, dst: u32) -> Tree {
+    fn push(&mut self, r: Route) -> u32 {
+        self.trees.push(r);
+        self.trees.len() as u32 - 1
+    }
+
+    /// The kept shortest-path tree rooted at `node`, if any.
+    fn kept_spt(&self, node: u32) -> Option<&Spt> {
+        match self.toward.get(&node).map(|&t| &self.trees[t as usize]) {
+            Some(Route::Toward(w)) => Some(w.spt()),
+            _ => None,
+        }
+    }
+
+    /// The path from `src` to node `dst`: the destination's shared [`Route::Toward`] when
+    /// its shortest-path tree is kept (`Ok`, no state for this pair), else a tree of its own.
+    fn unicast(&mut self, net: &Network, src: u32, dst: u32) -> Result<u32, Tree> {
         if (dst as usize) >= net.nodes.len() {
-            Tree::unreachable(src)
-        } else if let Some(spt) = self.spts.get(&dst) {
-            Tree::unicast(spt, src)
-        } else {
+            return Err(Tree::unreachable(src));
+        }
+        if !self.toward.contains_key(&dst) {
             // Few senders to a destination: a search from it that stops at the sender
             // (same path). Once such searches to one destination have labelled as many
             // nodes as the network has, its full shortest-path tree is computed and kept
@@ -156,15 +172,17 @@ impl Routes {
             if *work < n_nodes {
                 let (t, visited) = Tree::unicast_bounded(net, dst, src, &mut self.unicast_scratch);
                 *work += visited;
-                t
-            } else {
-                self.unicast_work.remove(&dst);
-                let spt = self
-                    .spts
-                    .entry(dst)
-                    .or_insert_with(|| Spt::compute(net, dst));
-                Tree::unicast(spt, src)
+                return Err(t);
             }
+            self.unicast_work.remove(&dst);
+            let id = self.push(Route::Toward(Toward::new(Spt::compute(net, dst))));
+            self.toward.insert(dst, id);
+        }
+        let id = self.toward[&dst];
+        match &self.trees[id as usize] {
+            Route::Toward(w) if w.serves(src) => Ok(id),
+            Route::Toward(w) => Err(Tree::unicast(w.spt(), src)),
+            Route::Tree(_) => unreachable!("`toward` holds Toward routes only"),
         }
     }
 }

@@ -269,7 +269,7 @@ fn measure(
     finished: bool,
     limit: Time,
 ) -> RunOut {
-    let sm = sim.metrics(source).cloned().unwrap_or_default();
+    let sm = sim.metrics(source).unwrap_or_default();
     let stats = sim
         .agent(source)
         .map(|a| a.stats().clone())
