@@ -1,9 +1,11 @@
-//! A small map keyed by sequence number, for per-packet state that a receiver holds only
-//! while a packet is outstanding (a request's attempt count, a loss's repair phase).
+//! A compact map keyed by sequence number, for per-packet state of a receiver: what it
+//! holds while a packet is outstanding (a request's attempt count, a loss's repair phase),
+//! or the data an LMS receiver keeps to serve as a replier.
 
-/// Values by sequence number, as a vector sorted by key: a receiver usually holds none or a
+/// Values by sequence number, as a vector sorted by key: a receiver often holds none or a
 /// handful, so one exact-sized buffer (freed when the map empties) replaces a B-tree node
-/// sized for eleven. Operations are O(len) in the worst case and O(log len) to find.
+/// sized for eleven. Finding is O(log len); inserting in order (the common case) is
+/// amortized O(1), out of order and removing O(len).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeqMap<V> {
     entries: Vec<(u64, V)>,

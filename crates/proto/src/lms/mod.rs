@@ -216,7 +216,8 @@ pub struct LmsStats {
 pub struct Receiver {
     cfg: ReceiverConfig,
     window: SeqWindow,
-    store: RetransmitBuffer,
+    /// Every packet received (the receiver may be a replier): the data alone, kept for good.
+    store: SeqMap<Bytes>,
     known: u64,
     timers: TimerSet<u64>,
     /// Requests sent so far for each packet still missing.
@@ -247,7 +248,7 @@ impl Receiver {
         Receiver {
             window: SeqWindow::new(cfg.window),
             cfg,
-            store: RetransmitBuffer::new(usize::MAX),
+            store: SeqMap::new(),
             known: 0,
             timers: TimerSet::new(),
             attempts: SeqMap::new(),
@@ -313,12 +314,12 @@ impl Receiver {
             if repair {
                 remember(&mut self.repaired, seq);
             }
-            self.store.insert(seq, hold(shared, payload), now);
+            self.store.get_or_insert_with(seq, || hold(shared, payload));
             self.learn(now, seq + 1);
             self.count_packet();
             let store = &self.store;
             self.out
-                .deliver_in_order(&mut self.window, |s| store.get(s).map(|e| e.data.clone()));
+                .deliver_in_order(&mut self.window, |s| store.get(s).cloned());
         }
     }
 }
@@ -338,7 +339,7 @@ impl Receiver {
                 attempt,
                 ..
             } if attempt == 0
-                && self.store.get(seq).is_some()
+                && self.store.contains_key(seq)
                 && (self.repaired.contains(&seq)
                     || self.answered.contains(&(seq, tp, tp_iface))) =>
             {
@@ -346,7 +347,7 @@ impl Receiver {
             }
             wire::Message::Dreq {
                 seq, tp, tp_iface, ..
-            } => match self.store.mark_resent(seq, now) {
+            } => match self.store.get(seq).cloned() {
                 Some(data) => {
                     remember(&mut self.answered, (seq, tp, tp_iface));
                     self.lms.dreqs_served += 1;
