@@ -36,6 +36,9 @@ fn bucket(at: u64, last: u64) -> usize {
     (64 - (at ^ last).leading_zeros()) as usize
 }
 
+/// A bucket emptied by a refill keeps its buffer up to this many entries.
+const KEEP_BUCKET: usize = 1 << 12;
+
 /// A deterministic event queue (a radix heap over times, FIFO within a time). `E` is the
 /// event payload.
 pub struct Kernel<E: Copy> {
@@ -52,8 +55,6 @@ pub struct Kernel<E: Copy> {
     seq: u64,
     now: Time,
     processed: u64,
-    /// Scratch for the events a refill moves into `now_q`.
-    scratch: Vec<Entry<E>>,
 }
 
 impl<E: Copy> Default for Kernel<E> {
@@ -74,7 +75,6 @@ impl<E: Copy> Kernel<E> {
             seq: 0,
             now: Time::ZERO,
             processed: 0,
-            scratch: Vec::new(),
         }
     }
 
@@ -175,23 +175,24 @@ impl<E: Copy> Kernel<E> {
         self.occupied &= !(1 << (b - 1));
         let last = src.iter().map(|e| e.at).min().unwrap_or(self.last);
         self.last = last;
-        let mut here = std::mem::take(&mut self.scratch);
+        // `now_q` is empty: the events at `last` go straight into it, then get sorted.
         for e in src.drain(..) {
             if e.at == last {
-                here.push(e);
+                self.now_q.push_back(e);
             } else {
                 let nb = bucket(e.at, last);
                 self.buckets[nb].push(e);
                 self.occupied |= 1 << (nb - 1);
             }
         }
-        // Keep the bucket's allocation for its next use.
-        self.buckets[b] = src;
-        if here.len() > 1 {
-            here.sort_unstable_by_key(|e| e.key);
+        // Keep the bucket's allocation for its next use, unless it is large: a run of
+        // millions of nodes would otherwise keep room for all its events in several buckets.
+        if src.capacity() <= KEEP_BUCKET {
+            self.buckets[b] = src;
         }
-        self.now_q.extend(here.drain(..));
-        self.scratch = here;
+        if self.now_q.len() > 1 {
+            self.now_q.make_contiguous().sort_unstable_by_key(|e| e.key);
+        }
         true
     }
 

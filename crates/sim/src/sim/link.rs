@@ -17,12 +17,13 @@ use std::collections::VecDeque;
 /// delay and reordering are read from its [`LinkConfig`], which links alike share.
 struct DirState {
     /// The copy whose arrival event is pending (kept out of the deque so that a direction
-    /// with one packet in flight, the common case, allocates nothing).
-    head: Option<Copy>,
+    /// with one packet in flight, the common case, allocates nothing); [`NO_COPY`]: none.
+    head: Copy,
     /// The copy behind `head` and its arrival time, also kept here: when the head arrives,
     /// the next head and the time of its arrival event are at hand, and the (likely cold)
-    /// read of the deque's front only refills this slot, off the critical path.
-    next: Option<(u64, Copy)>,
+    /// read of the deque's front only refills this slot, off the critical path ([`NO_COPY`]:
+    /// none).
+    next: (u64, Copy),
     /// Copies in flight on this direction behind `next`, in arrival order (arrivals never
     /// reorder, so only the head needs a kernel event: the queue holds one event per busy
     /// direction, not one per packet in flight). The copies travel here, not in the pool.
@@ -36,6 +37,14 @@ struct DirState {
     /// the [`LinkConfig`]); `NONE` otherwise.
     cold: u32,
 }
+
+/// No copy: an empty `head` or `next` slot (packet `NONE`; the pool never has that many).
+const NO_COPY: Copy = Copy {
+    pkt: NONE,
+    local: NONE,
+    node: NONE,
+    iface: NONE,
+};
 
 /// The rest of a direction's state (finite queue, jitter), only for directions that have
 /// either.
@@ -71,8 +80,8 @@ impl Links {
             for d in 0..2u64 {
                 let slow = l.cfg.queue.is_some() || l.cfg.jitter.is_some();
                 dirs.push(DirState {
-                    head: None,
-                    next: None,
+                    head: NO_COPY,
+                    next: (0, NO_COPY),
                     inflight: None,
                     busy_until: 0,
                     last_arrival: 0,
@@ -162,12 +171,12 @@ impl Links {
     #[inline]
     pub(crate) fn push(&mut self, d: usize, arrival: u64, c: Copy) -> bool {
         let st = &mut self.dirs[d];
-        if st.head.is_none() {
-            st.head = Some(c);
+        if st.head.pkt == NONE {
+            st.head = c;
             true
         } else {
-            if st.next.is_none() {
-                st.next = Some((arrival, c));
+            if st.next.1.pkt == NONE {
+                st.next = (arrival, c);
             } else {
                 st.inflight
                     .get_or_insert_with(Box::default)
@@ -182,12 +191,20 @@ impl Links {
     #[inline]
     pub(crate) fn pop(&mut self, d: usize) -> Option<(Copy, Option<u64>)> {
         let st = &mut self.dirs[d];
-        let c = st.head.take()?;
-        let next = st.next.take().map(|(next, n)| {
-            st.head = Some(n);
-            st.next = st.inflight.as_mut().and_then(|q| q.pop_front());
-            next
-        });
+        if st.head.pkt == NONE {
+            return None;
+        }
+        let c = std::mem::replace(&mut st.head, NO_COPY);
+        let next = if st.next.1.pkt == NONE {
+            None
+        } else {
+            let (next, n) = std::mem::replace(&mut st.next, (0, NO_COPY));
+            st.head = n;
+            if let Some(q) = st.inflight.as_mut().and_then(|q| q.pop_front()) {
+                st.next = q;
+            }
+            Some(next)
+        };
         Some((c, next))
     }
 }
