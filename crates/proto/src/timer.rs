@@ -58,6 +58,10 @@ impl<K: Ord + Copy> TimerSet<K> {
         match &mut self.repr {
             Repr::Small(v) => {
                 let i = v.partition_point(|e| *e < (at, key));
+                if v.len() == v.capacity() && v.len() < 4 {
+                    // Room for one more, not four: most agents arm one timer or two.
+                    v.reserve_exact(1);
+                }
                 v.insert(i, (at, key));
             }
             Repr::Large(l) => {
