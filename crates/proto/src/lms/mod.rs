@@ -78,7 +78,7 @@ use crate::{
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{lms as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// How many repaired packets and answered DREQs a replier remembers (ns-2 keeps 10 of each).
 pub const REMEMBER: usize = 64;
@@ -223,9 +223,9 @@ pub struct Receiver {
     /// Requests sent so far for each packet still missing.
     attempts: SeqMap<u16>,
     /// Packets received first as a repair (the last [`REMEMBER`]).
-    repaired: VecDeque<u64>,
+    repaired: Vec<u64>,
     /// DREQs answered: (packet, turning point, interface) (the last [`REMEMBER`]).
-    answered: VecDeque<(u64, u32, u32)>,
+    answered: Vec<(u64, u32, u32)>,
     /// Packets received and losses detected since the last REFRESH.
     interval_packets: u64,
     interval_losses: u32,
@@ -233,12 +233,16 @@ pub struct Receiver {
     lms: LmsStats,
 }
 
-fn remember<T: PartialEq>(list: &mut VecDeque<T>, item: T) {
+/// Add `item` to a list of the last [`REMEMBER`] items, oldest first (a vector: 64 entries
+/// at most, and most receivers keep one or none, in a buffer of exactly that).
+fn remember<T: PartialEq>(list: &mut Vec<T>, item: T) {
     if !list.contains(&item) {
         if list.len() >= REMEMBER {
-            list.pop_front();
+            list.remove(0);
+        } else if list.len() == list.capacity() && list.len() < 4 {
+            list.reserve_exact(1);
         }
-        list.push_back(item);
+        list.push(item);
     }
 }
 
@@ -252,8 +256,8 @@ impl Receiver {
             known: 0,
             timers: TimerSet::new(),
             attempts: SeqMap::new(),
-            repaired: VecDeque::new(),
-            answered: VecDeque::new(),
+            repaired: Vec::new(),
+            answered: Vec::new(),
             interval_packets: 0,
             interval_losses: 0,
             out: Outbox::new(),
