@@ -4,7 +4,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rmcast_sim::{bench, Scheme};
-use std::io::Read;
+use std::io::{IsTerminal as _, Read};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,13 +16,16 @@ use std::time::{Duration, Instant};
   rmcast bench scale --schemes srm,srm-adaptive --sizes 1e5,1e6   SRM at 10^5 and 10^6
   rmcast bench scale --schemes pgm,lms --json > scale.json
   rmcast bench scale --from-json scale.json --svg scale.svg   re-plot without re-running
+  rmcast bench scale --schemes pgm,lms --sizes 1e7 --timeout-s 1500 --json > s.json
+                      ten million receivers (about 7 minutes and 12-14 GiB each)
 
 Each run: a transit-stub graph with about one stub router per ten receivers (1.5 Mb/s links,
 GT-ITM-style delays), five 1,000-byte packets at 10 packets/s, the second one lost at the
 source, run until the source completes (5 s linger). Every (scheme, size) runs in its own
 child process; peak memory is that process's VmHWM (peak resident set) from the OS. Wall time
 is build (graph, routes, agents) plus run. A scheme that times out at one size is skipped at
-the larger ones. Exit status 1 if a run failed, timed out or was skipped.")]
+the larger ones. Progress on stderr: a bar on a terminal; in a file or a pipe, a line as
+each run starts and ends. Exit status 1 if a run failed, timed out or was skipped.")]
 pub struct Args {
     /// Largest group size; sizes are the powers of ten from 10^3 up to this (1000000 or 1e6)
     #[arg(long, default_value = "1e6", value_parser = group_size)]
@@ -228,7 +231,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .flat_map(|&n| schemes.iter().map(move |&s| (s, n)))
         .collect();
-    let bar = ProgressBar::with_draw_target(Some(jobs.len() as u64), ProgressDrawTarget::stderr());
+    // A bar on a terminal; in a file or a pipe, where a bar draws nothing, a line as each
+    // run starts and ends (a run of 10^7 receivers takes minutes).
+    let terminal = std::io::stderr().is_terminal();
+    let total = jobs.len();
+    let bar = if terminal {
+        ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -237,8 +248,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     // A scheme that timed out at one size is not run at larger ones.
     let mut gave_up: Vec<(Scheme, usize)> = Vec::new();
-    for (s, n) in jobs {
+    for (i, (s, n)) in jobs.into_iter().enumerate() {
         bar.set_message(format!("{} {n}", s.name()));
+        if !terminal {
+            eprintln!(
+                "bench scale: {} with {n} receivers ({} of {total}) ...",
+                s.name(),
+                i + 1
+            );
+        }
         if let Some(&(_, at)) = gave_up.iter().find(|(g, _)| *g == s) {
             rows.push(serde_json::json!({
                 "scheme": s.name(),
@@ -259,6 +277,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         failed |= v.get("error").is_some()
             || v["completed"].as_bool() != Some(true)
             || v["receivers_complete"] != v["receivers"];
+        let line = format!("bench scale: {}", outcome(&v));
+        if terminal {
+            bar.println(line);
+        } else {
+            eprintln!("{line}");
+        }
         rows.push(v);
         bar.inc(1);
     }
@@ -278,6 +302,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "load_average": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
     });
     output(&args, rows, meta, failed)
+}
+
+/// One run's outcome in a line: its time, peak memory and completion, or its error.
+fn outcome(v: &serde_json::Value) -> String {
+    let scheme = v["scheme"].as_str().unwrap_or("?");
+    let n = v["receivers"].as_u64().unwrap_or(0);
+    if let Some(e) = v["error"].as_str() {
+        return format!("{scheme} with {n} receivers: {e}");
+    }
+    let mib = v["peak_rss_bytes"].as_u64().unwrap_or(0) as f64 / f64::from(1 << 20);
+    format!(
+        "{scheme} with {n} receivers: {:.1} s, peak {mib:.0} MiB, {} of {n} complete",
+        v["wall_seconds"].as_f64().unwrap_or(f64::NAN),
+        v["receivers_complete"].as_u64().unwrap_or(0),
+    )
 }
 
 fn output(
@@ -398,7 +437,23 @@ fn svg(rows: &[serde_json::Value]) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::group_size;
+    use super::{group_size, outcome};
+
+    #[test]
+    fn a_run_is_told_in_one_line() {
+        let ok = serde_json::json!({"scheme": "pgm", "receivers": 1000, "wall_seconds": 0.25,
+            "peak_rss_bytes": 24u64 << 20, "receivers_complete": 1000});
+        assert_eq!(
+            outcome(&ok),
+            "pgm with 1000 receivers: 0.2 s, peak 24 MiB, 1000 of 1000 complete"
+        );
+        let bad = serde_json::json!({"scheme": "lms", "receivers": 2000,
+            "error": "skipped: timed out at 1000 receivers"});
+        assert_eq!(
+            outcome(&bad),
+            "lms with 2000 receivers: skipped: timed out at 1000 receivers"
+        );
+    }
 
     #[test]
     fn group_sizes_are_digits_or_powers_of_ten() {
