@@ -733,6 +733,50 @@ mod tests {
         );
     }
 
+    /// The way up a kept tree ([`Route::Toward`]) takes every sender along the path its own
+    /// tree ([`Tree::unicast`]) would: the same nodes, interfaces out and in, and delivery.
+    #[test]
+    fn the_way_up_a_kept_tree_is_each_senders_own_path() {
+        /// (node, interface out, interface in at the next node, delivered) along a route.
+        fn walk(r: &Route, start: u32, src: u32) -> Vec<(u32, u32, u32, bool)> {
+            let (mut local, mut here) = (start, src);
+            let mut out = Vec::new();
+            loop {
+                let hops = r.hops_of(local);
+                assert!(hops.len() <= 1, "a unicast path has no branch");
+                let Some(h) = hops.first() else {
+                    out.push((here, NONE, NONE, r.deliver(local)));
+                    return out;
+                };
+                assert_eq!(h.t1, h.t0 + 1, "one target");
+                let (l, n, in_iface) = r.target(h.t0);
+                out.push((here, h.iface, in_iface, r.deliver(local)));
+                (local, here) = (l, n);
+            }
+        }
+        for seed in 1..3 {
+            let t = transit_stub_with_hosts(40, seed);
+            let n = t.net.nodes.len() as u32;
+            for dst in (0..n).step_by(5) {
+                let spt = Spt::compute(&t.net, dst);
+                let toward = Route::Toward(Toward::new(spt.clone()));
+                for src in (0..n).filter(|&s| s != dst) {
+                    let Route::Toward(w) = &toward else {
+                        unreachable!()
+                    };
+                    assert!(w.serves(src), "connected: every node reaches {dst}");
+                    let own = Route::Tree(Tree::unicast(&spt, src));
+                    assert_eq!(
+                        walk(&toward, src, src),
+                        walk(&own, 0, src),
+                        "{src} -> {dst}"
+                    );
+                    assert_eq!(toward.unreachable(), 0);
+                }
+            }
+        }
+    }
+
     #[test]
     fn bounded_unicast_is_the_full_computations_path() {
         let mut scratch = UnicastScratch::default();
