@@ -62,11 +62,9 @@ impl RetransmitBuffer {
             last_sent: now,
             sends: 1,
         };
-        if self.entries.len() == self.entries.capacity() && self.entries.len() < EXACT_UP_TO {
-            // A small store grows one entry at a time (a receiver that buffers a handful of
-            // messages keeps exactly those, not the next power of two).
-            self.entries.reserve_exact(1);
-        }
+        // A small store grows one entry at a time (a receiver that buffers a handful of
+        // messages keeps exactly those, not the next power of two).
+        crate::seqmap::reserve_one_while_small_deque(&mut self.entries, EXACT_UP_TO);
         self.entries.insert(at, (seq, e));
         true
     }

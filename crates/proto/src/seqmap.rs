@@ -22,6 +22,25 @@ impl<V> Default for SeqMap<V> {
 /// Below this many entries the map grows by one at a time; beyond, by doubling.
 const EXACT_UP_TO: usize = 8;
 
+/// Make room for one more item in `v`: exactly one while it holds fewer than `up_to`, so that
+/// a buffer of a few items (most receivers' state in a large simulation) is exactly their
+/// size; beyond, the usual doubling of `push`.
+pub(crate) fn reserve_one_while_small<T>(v: &mut Vec<T>, up_to: usize) {
+    if v.len() == v.capacity() && v.len() < up_to {
+        v.reserve_exact(1);
+    }
+}
+
+/// [`reserve_one_while_small`] for a deque.
+pub(crate) fn reserve_one_while_small_deque<T>(
+    v: &mut std::collections::VecDeque<T>,
+    up_to: usize,
+) {
+    if v.len() == v.capacity() && v.len() < up_to {
+        v.reserve_exact(1);
+    }
+}
+
 impl<V> SeqMap<V> {
     /// An empty map (allocates nothing).
     pub fn new() -> Self {
@@ -100,9 +119,7 @@ impl<V> SeqMap<V> {
     }
 
     fn grow(&mut self) {
-        if self.entries.len() == self.entries.capacity() && self.entries.len() < EXACT_UP_TO {
-            self.entries.reserve_exact(1);
-        }
+        reserve_one_while_small(&mut self.entries, EXACT_UP_TO);
     }
 }
 

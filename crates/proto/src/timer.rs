@@ -58,10 +58,8 @@ impl<K: Ord + Copy> TimerSet<K> {
         match &mut self.repr {
             Repr::Small(v) => {
                 let i = v.partition_point(|e| *e < (at, key));
-                if v.len() == v.capacity() && v.len() < 4 {
-                    // Room for one more, not four: most agents arm one timer or two.
-                    v.reserve_exact(1);
-                }
+                // Room for one more, not four: most agents arm one timer or two.
+                crate::seqmap::reserve_one_while_small(v, 4);
                 v.insert(i, (at, key));
             }
             Repr::Large(l) => {

@@ -239,8 +239,8 @@ fn remember<T: PartialEq>(list: &mut Vec<T>, item: T) {
     if !list.contains(&item) {
         if list.len() >= REMEMBER {
             list.remove(0);
-        } else if list.len() == list.capacity() && list.len() < 4 {
-            list.reserve_exact(1);
+        } else {
+            crate::seqmap::reserve_one_while_small(list, 4);
         }
         list.push(item);
     }
