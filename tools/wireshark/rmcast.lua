@@ -41,7 +41,7 @@ local FAMILIES = {
     [6] = { name = "xtp", kinds = { [1] = "FIRST", [2] = "DATA", [3] = "CNTL", [4] = "FASTNAK" } },
     [7] = { name = "srm", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "REPAIR", [4] = "SESSION" } },
     [8] = { name = "pgm", kinds = { [1] = "ODATA", [2] = "RDATA", [3] = "NAK", [4] = "NCF", [5] = "SPM",
-        [6] = "PARITY", [7] = "BNAK", [8] = "BNCF" } },
+        [6] = "PARITY", [7] = "BNAK", [8] = "BNCF", [9] = "CCS", [10] = "CCFB" } },
     [9] = { name = "lms", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "DREQ", [4] = "REPAIR",
         [5] = "HEARTBEAT", [6] = "REFRESH" } },
     [10] = { name = "ff", kinds = { [1] = "DATA", [2] = "ACK" } },
@@ -128,7 +128,14 @@ local family_fields = {
     pgm = { { "seq", U64, "Sequence number" }, { "spm_seq", U64, "SPM sequence number" },
         { "trail", U64, "Trailing edge" }, { "lead", U64, "Leading edge" }, { "block", U64, "Block" },
         { "index", U16, "Parity index" }, { "k", U16, "Source packets in the block" },
-        { "total", U16, "Parity total" }, { "payload", BYTES, "Payload" } },
+        { "total", U16, "Parity total" }, { "round", U32, "Feedback round" },
+        { "rate", U64, "Rate (bytes/s)" }, { "suppress", U64, "Lowest rate this round (bytes/s)" },
+        { "clr", U32, "Current limiting receiver" }, { "r_max_us", U32, "Largest RTT (µs)" },
+        { "echo_node", U32, "Echoed receiver" }, { "echo_ts_us", U64, "Echoed timestamp (µs)" },
+        { "echo_delay_us", U32, "Echo delay (µs)" }, { "ts_us", U64, "Timestamp (µs)" },
+        { "rtt_us", U32, "RTT (µs)" }, { "recv_rate", U64, "Receive rate (bytes/s)" },
+        { "loss_ppm", U32, "Loss event rate (ppm)" }, { "flags", U8, "Flags (bit 0: slow start or loss seen; bit 1: RTT measured)" },
+        { "payload", BYTES, "Payload" } },
     lms = { { "seq", U64, "Sequence number" }, { "attempt", U16, "Attempt" }, { "requester", U32, "Requester" },
         { "tp", U32, "Turning point" }, { "tp_iface", U32, "Turning point interface" },
         { "lead", U64, "Lead" }, { "cost", U32, "Cost" }, { "payload", BYTES, "Payload" } },
@@ -566,6 +573,27 @@ bodies.pgm = function(r, kind)
     elseif kind == 7 or kind == 8 then
         r:u64("block", true)
         r:u16("total", true)
+    elseif kind == 9 then
+        r:u32("round", true)
+        r:u64("rate", true)
+        r:u64("suppress")
+        r:u32("clr", true)
+        r:u32("r_max_us")
+        r:u32("echo_node")
+        r:u64("echo_ts_us")
+        r:u32("echo_delay_us")
+        local f = r:u8("flags")
+        if bit.band(f, 0xFE) ~= 0 then fail("pgm.flags: unknown congestion status flags") end
+    elseif kind == 10 then
+        r:u32("round", true)
+        r:u64("ts_us")
+        r:u32("rtt_us", true)
+        r:u64("rate", true)
+        r:u64("recv_rate")
+        local p = r:u32("loss_ppm", true)
+        local f = r:u8("flags")
+        if bit.band(f, 0xFC) ~= 0 then fail("pgm.flags: unknown congestion feedback flags") end
+        if p > 1000000 then fail("pgm.loss_ppm: a loss event rate above one") end
     else
         r:u64("spm_seq", true)
         local trail = r:u64("trail", true)

@@ -188,7 +188,7 @@ fn kind_name(m: &Message<'_>) -> &'static str {
         Message::Xtp(m) => ["FIRST", "DATA", "CNTL", "FASTNAK"][m.kind() as usize - 1],
         Message::Srm(m) => ["DATA", "REQUEST", "REPAIR", "SESSION"][m.kind() as usize - 1],
         Message::Pgm(m) => [
-            "ODATA", "RDATA", "NAK", "NCF", "SPM", "PARITY", "BNAK", "BNCF",
+            "ODATA", "RDATA", "NAK", "NCF", "SPM", "PARITY", "BNAK", "BNCF", "CCS", "CCFB",
         ][m.kind() as usize - 1],
         Message::Lms(m) => {
             ["DATA", "REQUEST", "DREQ", "REPAIR", "HEARTBEAT", "REFRESH"][m.kind() as usize - 1]
@@ -448,6 +448,44 @@ fn body_fields(e: &mut Expect, m: &Message<'_>) {
             pgm::Message::BlockNak { block, total } | pgm::Message::BlockNcf { block, total } => {
                 e.f("pgm.block", block);
                 e.f("pgm.total", total);
+            }
+            pgm::Message::Status {
+                round,
+                rate,
+                suppress,
+                clr,
+                r_max_us,
+                echo_node,
+                echo_ts_us,
+                echo_delay_us,
+                flags,
+            } => {
+                e.f("pgm.round", round);
+                e.f("pgm.rate", rate);
+                e.f("pgm.suppress", suppress);
+                e.f("pgm.clr", clr);
+                e.f("pgm.r_max_us", r_max_us);
+                e.f("pgm.echo_node", echo_node);
+                e.f("pgm.echo_ts_us", echo_ts_us);
+                e.f("pgm.echo_delay_us", echo_delay_us);
+                e.f("pgm.flags", flags);
+            }
+            pgm::Message::Feedback {
+                round,
+                ts_us,
+                rtt_us,
+                rate,
+                recv_rate,
+                loss_ppm,
+                flags,
+            } => {
+                e.f("pgm.round", round);
+                e.f("pgm.ts_us", ts_us);
+                e.f("pgm.rtt_us", rtt_us);
+                e.f("pgm.rate", rate);
+                e.f("pgm.recv_rate", recv_rate);
+                e.f("pgm.loss_ppm", loss_ppm);
+                e.f("pgm.flags", flags);
             }
         },
         Message::Lms(m) => match m {
@@ -905,7 +943,7 @@ fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
     kinds.dedup();
     assert_eq!(
         kinds.len(),
-        2 + 2 + 3 + 5 + 4 + 4 + 4 + 8 + 6 + 2 + 4,
+        2 + 2 + 3 + 5 + 4 + 4 + 4 + 10 + 6 + 2 + 4,
         "{kinds:?}"
     );
 

@@ -201,6 +201,9 @@ pub enum Gauge {
     RetxPeak,
     /// Units dropped because they arrived beyond the receive buffer.
     Overflow,
+    /// Congestion control's rate, bytes per second: a sender's sending rate, a receiver's
+    /// TCP-friendly rate ([`crate::tfmcc`]).
+    Rate,
 }
 
 /// Why [`Agent::send`] refused a message.

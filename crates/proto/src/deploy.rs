@@ -135,6 +135,10 @@ pub trait Role {
 /// bound to `$c` and the driver's RNG function to `$rng`).
 macro_rules! role {
     ($cfg:ty => dyn $agent:ident, |$c:ident, $rng:ident| $build:expr) => {
+        $crate::deploy::role!($cfg => boxed dyn $agent, |$c, $rng| Box::new($build));
+    };
+    // `$build` is already a `Box<dyn $agent>` (a role that builds one of several types).
+    ($cfg:ty => boxed dyn $agent:ident, |$c:ident, $rng:ident| $build:expr) => {
         impl $crate::deploy::Role for $cfg {
             type Agent = dyn $crate::$agent;
             fn node(&self) -> $crate::NodeId {
@@ -145,7 +149,7 @@ macro_rules! role {
                 $rng: &mut dyn FnMut($crate::NodeId, u64) -> $crate::rng::AgentRng,
             ) -> Box<dyn $crate::$agent> {
                 let $c = self;
-                Box::new($build)
+                $build
             }
         }
     };

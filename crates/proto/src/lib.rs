@@ -55,6 +55,7 @@ pub mod seqmap;
 pub mod spec;
 pub mod srm;
 pub mod testkit;
+pub mod tfmcc;
 pub mod timer;
 pub mod tree;
 pub mod window;

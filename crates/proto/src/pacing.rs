@@ -63,6 +63,21 @@ impl Pacer {
         now + core::time::Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
     }
 
+    /// From `now` on, fill at `rate` bytes per second into a bucket of `burst` bytes. The
+    /// credit (or debt) earned at the old rate until `now` is kept, capped at the new depth:
+    /// bytes already sent are paid for at the new rate.
+    pub fn set_rate(&mut self, now: Time, rate: u64, burst: u64) {
+        if self.rate != 0 {
+            self.credit = self.refill(now);
+        }
+        if now > self.last {
+            self.last = now;
+        }
+        self.rate = rate;
+        self.depth = i128::from(burst) * NANOS as i128;
+        self.credit = self.credit.min(self.depth);
+    }
+
     /// A datagram of `len` bytes left at `now`.
     pub fn on_send(&mut self, now: Time, len: usize) {
         if self.rate == 0 {

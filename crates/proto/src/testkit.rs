@@ -494,6 +494,13 @@ impl Harness {
         })
     }
 
+    /// [`Harness::run_until`] `t`, then set the clock to `t` (an application driving an agent
+    /// at its own pace calls in at `t`, not at the last event).
+    pub fn run_to(&mut self, t: Time) {
+        self.run_until(t);
+        self.now = self.now.max(t);
+    }
+
     /// Advance virtual time, processing packets and timers, until nothing is left to do or
     /// `limit` is reached. Returns the time reached.
     pub fn run_until(&mut self, limit: Time) -> Time {

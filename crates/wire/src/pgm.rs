@@ -10,6 +10,10 @@
 //! PARITY body: block (u64) | index (u16) | k (u16) | symbol (rest)   (FLAG_RETRANSMISSION)
 //! BNAK  body: block (u64) | total (u16)
 //! BNCF  body: block (u64) | total (u16)
+//! CCS   body: round (u32) | rate (u64) | suppress (u64) | clr (u32) | r_max_us (u32)
+//!           | echo_node (u32) | echo_ts_us (u64) | echo_delay_us (u32) | flags (u8)
+//! CCFB  body: round (u32) | ts_us (u64) | rtt_us (u32) | rate (u64) | recv_rate (u64)
+//!           | loss_ppm (u32) | flags (u8)
 //! ```
 //!
 //! `lead` in an SPM is the number of ODATA packets sent so far (the next sequence number), so
@@ -25,6 +29,16 @@
 //! parity up to `total` symbols in all (indices `0 .. total`): the parity it already knows was
 //! sent plus the symbols it still needs; BNCF confirms it with the total the source will have
 //! sent. New kinds, not new fields: version 1's five kinds keep their bytes.
+//!
+//! Congestion control (kinds 9–10, TFMCC after RFC 4654, `rmcast_proto::tfmcc`): the source
+//! multicasts a CCS (congestion status) when a feedback round starts and after each feedback
+//! it takes: its rate and the lowest rate reported this round (`suppress`, bytes/s;
+//! `u64::MAX` none), the current limiting receiver (`clr`, 0 none), the largest round-trip
+//! time it knows and one receiver's echoed timestamp (`echo_node` 0: none) with how long the
+//! source held it. A receiver's CCFB reports the rate it can take (bytes/s) and what it is
+//! computed from. Timestamps are each sender's own clock in microseconds; only the one that
+//! wrote them reads them back. Flags: CCS bit 0 slow start; CCFB bit 0 the receiver has seen
+//! loss, bit 1 its `rtt_us` is measured (not the initial value).
 
 use crate::field::Invalid;
 
@@ -81,6 +95,44 @@ messages! {
         /// Parity symbols the source will have sent in all.
         total: u16,
     },
+    /// CCS: the source's congestion-control status (TFMCC).
+    Status = 9 {
+        /// The feedback round.
+        round: u32,
+        /// The source's sending rate, bytes per second.
+        rate: u64,
+        /// The lowest rate reported in this round, bytes per second (`u64::MAX`: none).
+        suppress: u64,
+        /// The current limiting receiver (0: none).
+        clr: u32,
+        /// The largest round-trip time the source knows, microseconds.
+        r_max_us: u32,
+        /// The receiver whose timestamp is echoed (0: none).
+        echo_node: u32,
+        /// The echoed timestamp (that receiver's clock), microseconds.
+        echo_ts_us: u64,
+        /// How long the source held the timestamp before this packet, microseconds.
+        echo_delay_us: u32,
+        /// Bit 0: slow start. Other bits zero.
+        flags: u8,
+    },
+    /// CCFB: a receiver's congestion-control feedback (TFMCC).
+    Feedback = 10 {
+        /// The feedback round it answers.
+        round: u32,
+        /// The receiver's timestamp (its clock), microseconds.
+        ts_us: u64,
+        /// Its round-trip time to the source, microseconds.
+        rtt_us: u32,
+        /// The rate it can take, bytes per second.
+        rate: u64,
+        /// The rate it received at, bytes per second.
+        recv_rate: u64,
+        /// Its loss event rate, parts per million.
+        loss_ppm: u32,
+        /// Bit 0: it has seen loss; bit 1: `rtt_us` is measured. Other bits zero.
+        flags: u8,
+    },
 }
 
 /// An SPM's window edges are in order; a block has source packets.
@@ -90,6 +142,15 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
             Err(("pgm.trail", "trailing edge above the leading edge"))
         }
         Message::Parity { k: 0, .. } => Err(("pgm.k", "a block of no source packets")),
+        Message::Status { flags, .. } if flags & !1 != 0 => {
+            Err(("pgm.flags", "unknown congestion status flags"))
+        }
+        Message::Feedback { flags, .. } if flags & !3 != 0 => {
+            Err(("pgm.flags", "unknown congestion feedback flags"))
+        }
+        Message::Feedback { loss_ppm, .. } if *loss_ppm > 1_000_000 => {
+            Err(("pgm.loss_ppm", "a loss event rate above one"))
+        }
         _ => Ok(()),
     }
 }

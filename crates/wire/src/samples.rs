@@ -271,6 +271,32 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
             env,
             Message::Pgm(pgm::Message::BlockNcf { block: 7, total: 4 }),
         ),
+        (
+            env,
+            Message::Pgm(pgm::Message::Status {
+                round: 3,
+                rate: 12_500_000,
+                suppress: u64::MAX,
+                clr: 0x0a0b_0c0e,
+                r_max_us: 2_000,
+                echo_node: 0x0a0b_0c0e,
+                echo_ts_us: 1_000_000,
+                echo_delay_us: 50,
+                flags: 1,
+            }),
+        ),
+        (
+            env,
+            Message::Pgm(pgm::Message::Feedback {
+                round: 3,
+                ts_us: 1_000_000,
+                rtt_us: 1_500,
+                rate: 11_000_000,
+                recv_rate: 12_000_000,
+                loss_ppm: 10_000,
+                flags: 3,
+            }),
+        ),
         (env, Message::Lms(lms::Message::Data { seq: 1, payload: P })),
         (
             env,

@@ -107,6 +107,26 @@ impl NetOpts {
     }
 }
 
+/// `--rate`: a fixed pacing rate, or congestion control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rate {
+    /// TFMCC sets the rate (`auto`).
+    Auto,
+    /// Bits per second (0: unlimited).
+    Fixed(u64),
+}
+
+/// Parse `--rate`: `auto`, or a rate as [`parse_rate`] reads it.
+pub fn parse_send_rate(s: &str) -> Result<Rate, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        Ok(Rate::Auto)
+    } else {
+        parse_rate(s)
+            .map(Rate::Fixed)
+            .map_err(|e| format!("{e}, or auto"))
+    }
+}
+
 /// Parse a rate in bits per second with an optional k/M/G suffix; 0 means unlimited.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
     let t = s.trim().trim_end_matches("bit/s").trim_end_matches("bps");
@@ -150,7 +170,10 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     tar c dir | rmcast send - --name dir.tar -g 239.1.2.3:5000 -i eth0 --receivers 3 \\\n      \
     --key-file ./rmcast.key --encrypt\n\n\
     Pacing: --rate defaults to 1G (1 Gbit/s), right for a gigabit LAN; raise it on faster\n\
-    links, use 0 for unlimited (loopback, benchmarks).\n\
+    links, use 0 for unlimited (loopback, benchmarks). --rate auto (pgm) adapts to the path:\n\
+    receivers report the TCP-friendly rate their loss and round-trip time allow, and the\n\
+    sender follows the slowest (TFMCC), sharing a bottleneck with TCP:\n  \
+    rmcast send -g 239.1.2.3:5000 -n 10 --rate auto --max-rate 1G big.iso\n\
     Exit status: 0 every expected receiver completed and verified; 1 the transfer ran but\n\
     some receiver did not complete (see the summary); 2 bad usage or setup error; 130\n\
     interrupted (SIGINT/SIGTERM: the receivers are told the session ended; a second signal\n\
@@ -275,9 +298,14 @@ pub struct Args {
     /// every repair is 41 frames again
     #[arg(long)]
     pub allow_fragmentation: bool,
-    /// Pacing rate in bit/s (k/M/G suffixes); default 1G suits a gigabit LAN; 0 = unlimited
+    /// Pacing rate in bit/s (k/M/G suffixes); default 1G suits a gigabit LAN; 0 = unlimited;
+    /// `auto`: congestion control (TFMCC, RFC 4654; pgm) follows the slowest receiver's
+    /// TCP-friendly rate, up to --max-rate
+    #[arg(long, default_value = "1G", value_parser = parse_send_rate)]
+    pub rate: Rate,
+    /// With --rate auto: the most congestion control may reach, bit/s (k/M/G; 0 = no cap)
     #[arg(long, default_value = "1G", value_parser = parse_rate)]
-    pub rate: u64,
+    pub max_rate: u64,
     /// Name announced for a stream read from standard input (at most 225 bytes)
     #[arg(long, default_value = "stream")]
     pub name: String,
@@ -328,7 +356,10 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.xtp_thesis = a.xtp_thesis;
     c.unicast = a.unicast;
     c.late_join = a.late_join;
-    c.rate_bps = a.rate;
+    (c.rate_bps, c.tfmcc) = match a.rate {
+        Rate::Fixed(r) => (r, false),
+        Rate::Auto => (a.max_rate, true),
+    };
     c.keys = a.net.keys()?;
     c.loss = a.net.loss()?;
     c.node_id = a.net.node_id;
@@ -573,6 +604,13 @@ mod tests {
 
     #[test]
     fn rates() {
+        use super::{parse_send_rate, Rate};
+        assert_eq!(parse_send_rate("auto"), Ok(Rate::Auto));
+        assert_eq!(parse_send_rate(" AUTO "), Ok(Rate::Auto));
+        assert_eq!(parse_send_rate("100M"), Ok(Rate::Fixed(100_000_000)));
+        assert!(parse_send_rate("automatic")
+            .unwrap_err()
+            .contains("or auto"));
         assert_eq!(parse_rate("1G"), Ok(1_000_000_000));
         assert_eq!(parse_rate("500M"), Ok(500_000_000));
         assert_eq!(parse_rate("64k"), Ok(64_000));

@@ -567,6 +567,7 @@ mod tests {
             ack_delay_us: 0,
             ack_timeout_us: 0,
             params: &raw,
+            running: true,
         };
         let me = |node| Me {
             node,

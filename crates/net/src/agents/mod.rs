@@ -82,6 +82,11 @@ pub trait NetProtocol: Sync {
         false
     }
 
+    /// Whether it adapts its rate to the network (`--rate auto`: TFMCC congestion control).
+    fn congestion_control(&self) -> bool {
+        false
+    }
+
     /// What `--window` is to the session layer.
     fn window_use(&self) -> WindowUse {
         WindowUse::Unannounced
@@ -278,6 +283,8 @@ pub struct SenderSettings {
     pub dsp: DspOpts,
     /// pgm: transmit window, packets (at least 1).
     pub pgm_txw: u64,
+    /// `--rate auto`: congestion control (TFMCC) sets the rate, `rate_bps` caps it.
+    pub tfmcc: bool,
 }
 
 /// The socket default of `protocol`'s duration parameter `key` (ms in the spec table); zero
@@ -468,6 +475,9 @@ pub struct Announced<'a> {
     pub ack_timeout_us: u32,
     /// The protocol's own parameters.
     pub params: &'a [u8],
+    /// Whether the transfer runs (the running ANNOUNCE carries the protocol's parameters;
+    /// the gathering one, none).
+    pub running: bool,
 }
 
 impl<'a> Announced<'a> {
@@ -480,6 +490,7 @@ impl<'a> Announced<'a> {
                 ack_delay_us,
                 ack_timeout_us,
                 params,
+                phase,
                 ..
             } => Some(Announced {
                 protocol,
@@ -487,6 +498,7 @@ impl<'a> Announced<'a> {
                 ack_delay_us,
                 ack_timeout_us,
                 params,
+                running: phase == session::Phase::Running,
             }),
             _ => None,
         }

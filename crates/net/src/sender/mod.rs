@@ -97,8 +97,12 @@ pub struct SendConfig {
     /// Accept a `datagram_size` larger than one frame of the link carries: the IP layer
     /// fragments each datagram, and one lost fragment loses all of it.
     pub allow_fragmentation: bool,
-    /// Pacing rate in bits per second; 0 = unlimited.
+    /// Pacing rate in bits per second; 0 = unlimited. With `tfmcc`, the most congestion
+    /// control may reach.
     pub rate_bps: u64,
+    /// Congestion control (TFMCC, `--rate auto`): the rate follows the slowest receiver's
+    /// TCP-friendly rate (protocols with [`crate::agents::NetProtocol::congestion_control`]).
+    pub tfmcc: bool,
     /// The session key (`--key-file`): authenticate, and encrypt with `encrypt`.
     pub keys: Option<Keys>,
     /// Loss injected for experiments.
@@ -148,6 +152,7 @@ impl SendConfig {
             datagram_size: None,
             allow_fragmentation: false,
             rate_bps: 1_000_000_000,
+            tfmcc: false,
             keys: None,
             loss: LossConfig::default(),
             node_id: None,
@@ -310,6 +315,7 @@ impl SenderSettings {
             prmp: cfg.prmp.clone(),
             dsp: cfg.dsp.clone(),
             pgm_txw: cfg.pgm_txw,
+            tfmcc: cfg.tfmcc,
         }
     }
 
@@ -339,6 +345,13 @@ fn able(can: impl Fn(&Protocol) -> bool) -> String {
 
 /// Refuse `--unicast` and `--late-join` where they make no sense.
 fn check_modes(cfg: &SendConfig, proto: &Protocol, source: &Source) -> Result<(), NetError> {
+    if cfg.tfmcc && !proto.congestion_control() {
+        return Err(NetError::setup(format!(
+            "--rate auto (congestion control) runs only with {}: give {} a fixed --rate",
+            able(|p| p.congestion_control()),
+            cfg.protocol
+        )));
+    }
     if cfg.unicast {
         if !proto.unicast() {
             return Err(NetError::setup(format!(

@@ -62,6 +62,8 @@ pub(super) struct Transfer {
     changed: bool,
     pub(super) to_group: u64,
     pub(super) to_nodes: u64,
+    /// When congestion control's rate is logged next.
+    next_rate_log: Time,
 }
 
 impl Transfer {
@@ -149,6 +151,7 @@ impl Transfer {
             changed: false,
             to_group: 0,
             to_nodes: 0,
+            next_rate_log: start,
         })
     }
 
@@ -179,6 +182,7 @@ impl Transfer {
                     .send(&self.ep.sock, self.ep.group, &self.running, false);
                 self.next_announce = now + Duration::from_millis(250);
             }
+            self.log_rate(now);
             let wake_at = self.transmit(now)?;
             if self.done(now) {
                 return Ok(());
@@ -195,6 +199,21 @@ impl Transfer {
                     None => self.stranger(now, h, len, from, obs)?,
                 }
             }
+        }
+    }
+
+    /// Congestion control's rate (`--rate auto`), at `-v` every 100 ms.
+    fn log_rate(&mut self, now: Time) {
+        if now < self.next_rate_log {
+            return;
+        }
+        self.next_rate_log = now + Duration::from_millis(100);
+        if let Some(rate) = self.agent.gauge(rmcast_proto::Gauge::Rate) {
+            tracing::info!(
+                t_s = now.saturating_since(self.start).as_secs_f64(),
+                rate_mbps = rate * 8.0 / 1e6,
+                "congestion control"
+            );
         }
     }
 

@@ -30,6 +30,10 @@ typed_params! {
         nak_rto_min: Option<Duration> = period("nak_rto_min_ms") or period(spec::NAK_RTO_MIN_MS),
         /// FEC: source packets per block (0: off).
         fec_k: u16 = small("fec_k") or spec::FEC_K as u16,
+        /// Congestion control (TFMCC) on.
+        tfmcc: bool = switch("tfmcc") or spec::TFMCC,
+        /// TFMCC: the RTT assumed until one is measured.
+        tfmcc_initial_rtt: Duration = ms("tfmcc_initial_rtt_ms") or ms(spec::TFMCC_INITIAL_RTT_MS),
     }
 }
 
@@ -50,9 +54,18 @@ pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
     Deployment::lay_out(layout, p)
 }
 
-role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
-role!(ReceiverConfig => dyn Agent, |c, rng| {
+role!(SourceConfig => boxed dyn Agent, |c, _rng| match c.cc {
+    Some(cc) => Box::new(super::PacedSource::new(Source::new(c), cc)),
+    None => Box::new(Source::new(c)),
+});
+role!(ReceiverConfig => boxed dyn Agent, |c, rng| {
     let r = rng(c.node, 0);
-    Receiver::new(c, r)
+    match c.cc {
+        Some(cc) => {
+            let fb = rng(c.node, 1);
+            Box::new(super::FeedbackReceiver::new(Receiver::new(c, r), cc, fb))
+        }
+        None => Box::new(Receiver::new(c, r)),
+    }
 });
 role!(NeConfig => dyn RouterAgent, |c, _rng| NetworkElement::new(c));

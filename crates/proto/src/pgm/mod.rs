@@ -48,12 +48,14 @@
 //! NAK; there is no DLR or congestion control, and FEC is the on-demand parity above
 //! (proactive parity, RFC 3208's OPT_PARITY_PRM with the P bit, is not implemented).
 
+mod cc;
 mod deploy;
 mod parity;
 #[cfg(test)]
 mod tests;
 
 pub use crate::budget::REQUESTS_PER_ROUND;
+pub use cc::{FeedbackReceiver, PacedSource};
 pub use deploy::{deploy, Deployment, Params};
 
 use crate::budget::RequestBudget;
@@ -115,6 +117,8 @@ crate::config::group_config! {
         pub txw: Option<u64> = None,
         /// FEC: source packets per block (0: off). Block NAKs are answered with parity.
         pub fec_k: u16 = p.fec_k,
+        /// Congestion control (`None`: off): wrap the source in a [`PacedSource`].
+        pub cc: Option<crate::tfmcc::Config> = cc::config(p),
     }
     pub fn new() from p: Params;
 }
@@ -287,6 +291,8 @@ crate::config::receiver_config! {
         pub nak_rto_min: Option<Duration> = p.nak_rto_min,
         /// FEC: source packets per block (0: off; the source's [`SourceConfig::fec_k`]).
         pub fec_k: u16 = p.fec_k,
+        /// Congestion control (`None`: off): wrap the receiver in a [`FeedbackReceiver`].
+        pub cc: Option<crate::tfmcc::Config> = cc::config(p),
     }
     pub fn new(source: NodeId) from p: Params;
 }
@@ -798,7 +804,11 @@ impl NetworkElement {
                 }
             },
             wire::Message::Ncf { .. } => RouteDecision::Consume,
-            wire::Message::Odata { .. } | wire::Message::Spm { .. } => RouteDecision::Forward,
+            // Congestion control is the source's and the receivers' business.
+            wire::Message::Odata { .. }
+            | wire::Message::Spm { .. }
+            | wire::Message::Status { .. }
+            | wire::Message::Feedback { .. } => RouteDecision::Forward,
             wire::Message::BlockNak { block, total } => self.block_nak(now, ingress, block, total),
             wire::Message::Parity { block, index, .. } => self.block_parity(now, block, index),
             wire::Message::BlockNcf { block, total } => self.block_ncf(block, total),

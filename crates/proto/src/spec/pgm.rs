@@ -54,6 +54,16 @@ pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
 /// FEC: source packets per block (transmission group), 0: off. Off by default, so every
 /// scenario and study without the key runs as before.
 pub const FEC_K: u32 = 0;
+/// Congestion control (TFMCC, RFC 4654), off by default: every scenario and study without
+/// the key runs as before.
+pub const TFMCC: bool = false;
+/// TFMCC: the round-trip time assumed before one is measured, ms (RFC 4654's 500 ms).
+pub const TFMCC_INITIAL_RTT_MS: f64 = 500.0;
+/// On sockets: TFMCC's initial round-trip time, ms. A round lasts four of them until an RTT is
+/// measured, and the first feedback comes late in the first round: 500 ms would hold a LAN
+/// transfer at its initial rate for about two seconds; 20 ms is still far above a LAN's RTT.
+pub const SOCKET_TFMCC_INITIAL_RTT_MS: f64 = 20.0;
+
 /// Largest FEC block: with up to 256 symbols per block (GF(2^8)), at least as many parity
 /// indices as source packets remain.
 pub const FEC_K_MAX: u64 = 128;
@@ -149,5 +159,26 @@ pub const PARAMS: &[Param] = &[
         "FEC repair (simulator): source packets per block; receivers NAK a block for the \
          parity they need and the source answers with new parity symbols (0: off, every \
          repair an RDATA)",
+    ),
+    Param::switch(
+        "tfmcc",
+        TFMCC,
+        "congestion control (TFMCC, RFC 4654): receivers report a TCP-friendly rate from their \
+         loss event rate and RTT, feedback suppressed towards the slowest; the source paces new \
+         data at the slowest receiver's rate, with slow start",
+    )
+    .on_sockets(
+        Value::Derived("on with `rmcast send --rate auto`"),
+        "the rate follows the path instead of a fixed --rate",
+    ),
+    Param::ms(
+        "tfmcc_initial_rtt_ms",
+        TFMCC_INITIAL_RTT_MS,
+        "TFMCC: the round-trip time assumed until one is measured",
+    )
+    .within(0.001, 60_000.0)
+    .on_sockets(
+        Value::Real(SOCKET_TFMCC_INITIAL_RTT_MS),
+        "a LAN transfer leaves its initial rate within a fraction of a second",
     ),
 ];

@@ -177,6 +177,7 @@ impl Occupancy {
             Gauge::HeldMean { until } => self.mean(until),
             Gauge::RetxPeak => self.retx_peak as f64,
             Gauge::Overflow => self.overflow as f64,
+            Gauge::Rate => return None,
         })
     }
 }
