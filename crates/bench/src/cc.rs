@@ -253,6 +253,16 @@ pub fn tcp_source(to: SocketAddr, dur: Duration, cc: Option<&str>) -> Result<Val
     Ok(json!({"bytes": bytes, "seconds": t0.elapsed().as_secs_f64(), "congestion_control": cc}))
 }
 
+/// The run's work directory (the file sent, the receivers' copies, the logs), removed on
+/// every way out of [`run`].
+struct WorkDir(std::path::PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// One reading of the bottleneck's counters, `t` seconds after the sender started.
 struct Sample {
     t: f64,
@@ -331,7 +341,8 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
     ];
     let flows: Vec<(&str, &str)> = flows.iter().map(|(n, m)| (*n, m.as_str())).collect();
     let policer = topo.bottleneck(1, b.bottleneck_bps, b.burst, &flows)?;
-    let work = tempfile_dir("cc")?;
+    let work = WorkDir(tempfile_dir("cc")?);
+    let work = work.0.as_path();
     let size = b.size_bytes();
     let file = work.join("cc.bin");
     progress(format!(
@@ -350,12 +361,12 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
     let (alone, end) = (b.alone.as_secs_f64(), (b.alone + b.shared).as_secs_f64());
     let mut c = topo.cmd(1, exe);
     c.args(tcp_child_args(TcpRole::Sink, sink_addr, alone + 30.0, None));
-    let mut sink = proc::spawn_logged(&mut c, &work, "tcp-sink")?;
+    let mut sink = proc::spawn_logged(&mut c, work, "tcp-sink")?;
     let group = format!("{GROUP_IP}:{GROUP_PORT}");
     let mut kids = Vec::new();
     for r in 1..=b.receivers {
         let mut c = recv_command(&topo, exe, r, &group, &work.join(format!("r{r}")))?;
-        kids.push(proc::spawn_logged(&mut c, &work, &format!("r{r}"))?);
+        kids.push(proc::spawn_logged(&mut c, work, &format!("r{r}"))?);
     }
     std::thread::sleep(Duration::from_millis(300));
     let mut args: Vec<String> = ["send", "--receivers"].map(String::from).to_vec();
@@ -372,7 +383,7 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
     }];
     let mut sender = proc::spawn_logged(
         &mut send_command(&topo, exe, &args, &group, &file),
-        &work,
+        work,
         "send",
     )?;
     let t0 = Instant::now();
@@ -422,7 +433,7 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
                 end - t,
                 b.tcp_cc.as_deref(),
             ));
-            source = Some(proc::spawn_logged(&mut c, &work, "tcp-source")?);
+            source = Some(proc::spawn_logged(&mut c, work, "tcp-source")?);
             tcp_started = Some(samples.len() - 1);
             progress(format!(
                 "   {t:.1} s: TCP flow from host {tcp_host} to host 1 starts"
@@ -509,7 +520,6 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
             })
         }
     };
-    let _ = std::fs::remove_dir_all(&work);
 
     let mbps = b.bottleneck_bps as f64 / 1e6;
     let band = (mbps * (1.0 - b.tolerance), mbps * (1.0 + b.tolerance));
