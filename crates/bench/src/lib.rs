@@ -12,9 +12,13 @@
 //! network namespace of a `rmcast_net::netns::Segment`, and loss can be applied per Ethernet
 //! frame on the bridge ([`Loss::Frame`]). Every received file is checked by BLAKE3 digest; a
 //! run still going after [`NetBench::timeout`] is stopped and reported as not finished.
+//!
+//! `rmcast bench cc` ([`cc`]) measures rmcast's rate against a bottleneck on the bridge (a
+//! policer on one receiver's port), alone and beside a competing TCP flow, as a time series.
 
 #![warn(missing_docs)]
 
+pub mod cc;
 mod proc;
 pub mod raw;
 mod run;

@@ -64,6 +64,8 @@ pub(crate) struct Logged {
     out: PathBuf,
     err: PathBuf,
     ended: bool,
+    /// Its exit code once it ended by itself (None: it has not, or a signal ended it).
+    code: Option<i32>,
 }
 
 /// Start `cmd` with its output in files under `dir`.
@@ -84,6 +86,7 @@ pub(crate) fn spawn_logged(cmd: &mut Command, dir: &Path, tag: &str) -> Result<L
         out,
         err,
         ended: false,
+        code: None,
     })
 }
 
@@ -93,9 +96,8 @@ impl Logged {
     pub(crate) fn wait_for(&mut self, t: Duration) -> Option<bool> {
         let start = Instant::now();
         loop {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                self.ended = true;
-                return Some(s.success());
+            if let Some(code) = self.ended() {
+                return Some(code == Some(0));
             }
             if start.elapsed() >= t {
                 self.stop();
@@ -103,6 +105,18 @@ impl Logged {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Its exit code if it has ended (`Some(None)`: a signal ended it), without waiting.
+    pub(crate) fn ended(&mut self) -> Option<Option<i32>> {
+        if !self.ended {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                self.ended = true;
+                self.code = s.code();
+            }
+            return self.ended.then_some(self.code);
+        }
+        Some(self.code)
     }
 
     /// Stop it (SIGKILL) and reap it.
@@ -127,6 +141,16 @@ impl Logged {
                     .and_then(|l| serde_json::from_str(l).ok())
             })
             .unwrap_or(Value::Null)
+    }
+
+    /// The first line of standard error that starts with `error` (a refusal's reason), else
+    /// the last non-empty line.
+    pub(crate) fn stderr_error(&self) -> String {
+        let text = std::fs::read_to_string(&self.err).unwrap_or_default();
+        match text.lines().find(|l| l.trim_start().starts_with("error")) {
+            Some(l) => l.trim().to_string(),
+            None => self.stderr_tail(),
+        }
     }
 
     /// The last non-empty line it printed on standard error.

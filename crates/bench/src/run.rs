@@ -9,6 +9,7 @@ use crate::{BenchError, Result, Topo};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const GROUP_IP: &str = "239.255.90.1";
@@ -158,7 +159,7 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
     };
     let wanted: Vec<&str> = b.tools.iter().map(String::as_str).collect();
     let missing = ensure_tools(&wanted, !b.no_install, progress);
-    let work = tempfile_dir()?;
+    let work = tempfile_dir("net")?;
     let file = work.join("bench.bin");
     let size = b.size_mb * 1_000_000;
     write_pseudo_random(&file, size)?;
@@ -355,20 +356,13 @@ fn rmcast_run(
     let g = group.to_string();
     let mut kids = Vec::new();
     for r in 1..=n {
-        let out = dir.join(format!("r{r}"));
-        let mut c = topo.cmd(r, s.exe);
-        c.args(["recv", "--group", &g, "--interface", &topo.iface])
-            .arg("--dir")
-            .arg(&out)
-            .args(["--json", "--quiet", "--force", "--wait", "30"]);
+        let mut c = recv_command(topo, s.exe, r, &g, &dir.join(format!("r{r}")))?;
         if let Loss::Injected(p) = cond {
             if p > 0.0 {
                 c.args(["--drop-rate", &p.to_string()])
                     .args(["--drop-seed", &(r as u64 * 13).to_string()]);
             }
         }
-        std::fs::create_dir_all(&out)
-            .map_err(BenchError::io(format!("create {}", out.display())))?;
         kids.push(proc::spawn_logged(&mut c, &dir, &format!("r{r}"))?);
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -394,17 +388,7 @@ fn rmcast_run(
         args.extend(["--rate".into(), r.clone()]);
     }
     let shown = format!("rmcast {} FILE", args.join(" "));
-    let mut c = topo.cmd(0, s.exe);
-    c.args(&args)
-        .args([
-            "--group",
-            &g,
-            "--interface",
-            &topo.iface,
-            "--json",
-            "--quiet",
-        ])
-        .arg(s.file);
+    let mut c = send_command(topo, s.exe, &args, &g, s.file);
     let mut cpu = CpuMarks::default();
     cpu.mark(0);
     let t0 = Instant::now();
@@ -455,13 +439,49 @@ fn rmcast_run(
     Ok(o)
 }
 
-fn tempfile_dir() -> Result<PathBuf> {
-    let d = std::env::temp_dir().join(format!("rmcast-bench-net-{}", std::process::id()));
+/// `rmcast recv` on host `r` joining `group` on the topology's interface, writing into `out`
+/// (created; an existing file is replaced), its JSON summary on standard output.
+pub(crate) fn recv_command(
+    topo: &Topo,
+    exe: &Path,
+    r: usize,
+    group: &str,
+    out: &Path,
+) -> Result<Command> {
+    std::fs::create_dir_all(out).map_err(BenchError::io(format!("create {}", out.display())))?;
+    let mut c = topo.cmd(r, exe);
+    c.args(["recv", "--group", group, "--interface", &topo.iface])
+        .arg("--dir")
+        .arg(out)
+        .args(["--json", "--quiet", "--force", "--wait", "30"]);
+    Ok(c)
+}
+
+/// `rmcast send ARGS` on host 0 to `group` on the topology's interface, sending `file`, its
+/// JSON summary on standard output.
+pub(crate) fn send_command(
+    topo: &Topo,
+    exe: &Path,
+    args: &[String],
+    group: &str,
+    file: &Path,
+) -> Command {
+    let mut c = topo.cmd(0, exe);
+    c.args(args)
+        .args(["--group", group, "--interface", &topo.iface])
+        .args(["--json", "--quiet"])
+        .arg(file);
+    c
+}
+
+/// A fresh work directory for `rmcast bench <what>`.
+pub(crate) fn tempfile_dir(what: &str) -> Result<PathBuf> {
+    let d = std::env::temp_dir().join(format!("rmcast-bench-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&d).map_err(BenchError::io(format!("create {}", d.display())))?;
     Ok(d)
 }
 
-fn write_pseudo_random(p: &Path, len: u64) -> Result<()> {
+pub(crate) fn write_pseudo_random(p: &Path, len: u64) -> Result<()> {
     let v = rmcast_net::sender::pseudo_random(len, 0x2545_f491_4f6c_dd1d);
     std::fs::write(p, v).map_err(BenchError::io(format!("write {}", p.display())))
 }

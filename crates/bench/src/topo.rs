@@ -3,9 +3,12 @@
 //! its own so loss can be applied per Ethernet frame ([`Topo::frame_loss`]).
 
 use crate::{BenchError, Result};
-use rmcast_net::netns::{self, Segment};
+use rmcast_net::netns::{self, Count, Policer, Segment};
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 /// Where endpoints run: host 0 is the sender, 1.. the receivers.
 pub struct Topo {
@@ -70,6 +73,36 @@ impl Topo {
     /// Frames dropped since the last [`Topo::frame_loss`] (None on loopback).
     pub fn frames_dropped(&self) -> Option<u64> {
         self.seg.as_ref().map(Segment::frames_dropped)
+    }
+
+    /// Make host `host`'s bridge port a bottleneck of `bits_per_s` counting `flows`
+    /// ([`Segment::bottleneck`]). Bridge only.
+    pub fn bottleneck(
+        &self,
+        host: usize,
+        bits_per_s: u64,
+        burst: Duration,
+        flows: &[(&str, &str)],
+    ) -> Result<Policer> {
+        match &self.seg {
+            Some(seg) => Ok(seg.bottleneck(host, bits_per_s, burst, flows)?),
+            None => Err(BenchError::Failed(
+                "a bottleneck needs the bridge (it polices a bridge port)".into(),
+            )),
+        }
+    }
+
+    /// The bottleneck's counters by name ([`Segment::bottleneck_counts`]; empty on loopback).
+    pub fn bottleneck_counts(&self) -> Result<BTreeMap<String, Count>> {
+        match &self.seg {
+            Some(seg) => Ok(seg.bottleneck_counts()?),
+            None => Ok(BTreeMap::new()),
+        }
+    }
+
+    /// Host `h`'s IPv4 address on the bridge (None on loopback).
+    pub fn addr(&self, h: usize) -> Option<Ipv4Addr> {
+        self.seg.as_ref().map(|s| s.addr(h))
     }
 
     /// The MTU of host `h`'s interface, from `ip -o link show` (None if it cannot be read).

@@ -20,6 +20,8 @@
 //! Needs Linux, root, iproute2 and nftables; otherwise each test prints why it did not run.
 //! The tests take a lock so they run one after the other (two cores; they time transfers).
 
+mod common;
+
 use rmcast_net::netns::{self, Segment};
 use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
@@ -35,24 +37,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_rmcast");
 const DEADLINE: Duration = Duration::from_secs(240);
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Why these tests cannot run here, if they cannot.
-fn cannot_run() -> Option<String> {
-    if let Err(why) = netns::available() {
-        return Some(why);
-    }
-    let nft = Command::new("nft")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status();
-    if !nft.is_ok_and(|s| s.success()) {
-        return Some("`nft` (nftables) is not installed".into());
-    }
-    None
-}
-
 macro_rules! need_netns {
     () => {
-        if let Some(why) = cannot_run() {
+        if let Some(why) = common::cannot_run_netns_nft() {
             eprintln!("skipped: multi-host frame-loss tests: {why} (CI runs them as root)");
             return;
         }

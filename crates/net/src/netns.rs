@@ -14,6 +14,7 @@
 //! not when they are missing. Dropping the [`Segment`] deletes its namespaces and bridge.
 
 use crate::NetError;
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -219,6 +220,89 @@ impl Segment {
             .unwrap_or(0)
     }
 
+    /// Make the bridge port of host `host` a bottleneck of `bits_per_s`: a policer in the
+    /// switch's namespace (`bridge` family, `forward` hook, priority 10, after
+    /// [`Segment::frame_loss`]'s rule) drops every frame forwarded *to* that host beyond the
+    /// rate, allowing bursts of `burst` at the rate. Each of `flows` — a name (letters,
+    /// digits, `_`) and an nftables match expression, e.g. `("tcp", "ip protocol tcp")` —
+    /// gets two named counters, `<name>_offered` before the policer and `<name>_passed` after
+    /// it; `dropped` counts the frames the policer dropped and `all_passed` every frame that
+    /// passed. [`Segment::bottleneck_counts`] reads them. Replaces an earlier bottleneck.
+    ///
+    /// The policer counts *frames*: `limit rate over N/second burst K packets`, N = the rate
+    /// over [`FRAME_BYTES`]-byte IP packets (a full frame on the segment's 1,500-byte MTU).
+    /// nftables' byte-counting limit (`bytes/second`) is not used: its token bucket holds
+    /// one second of the rate on top of the burst (the kernel's `tokens_max = unit × (rate +
+    /// burst) / rate`), so a flow that paused for a second then passes a second's worth of
+    /// bytes at once, which a bottleneck must not. A flow of smaller datagrams gets fewer
+    /// bytes through than the rate.
+    pub fn bottleneck(
+        &self,
+        host: usize,
+        bits_per_s: u64,
+        burst: std::time::Duration,
+        flows: &[(&str, &str)],
+    ) -> Result<Policer, NetError> {
+        if host >= self.hosts {
+            return Err(NetError::setup(format!(
+                "host {host} is not on this segment of {} hosts",
+                self.hosts
+            )));
+        }
+        let policer = Policer::new(bits_per_s, burst)?;
+        for (name, _) in flows {
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(NetError::setup(format!(
+                    "bottleneck flow name {name:?}: use letters, digits and _"
+                )));
+            }
+        }
+        let _ = self.nft(&["delete", "table", "bridge", BOTTLENECK_TABLE]);
+        self.nft(&["add", "table", "bridge", BOTTLENECK_TABLE])?;
+        self.nft(&[&format!(
+            "add chain bridge {BOTTLENECK_TABLE} shaper {{ type filter hook forward priority 10; }}"
+        )])?;
+        let mut counters = vec!["dropped".to_string(), "all_passed".to_string()];
+        for (name, _) in flows {
+            counters.extend([format!("{name}_offered"), format!("{name}_passed")]);
+        }
+        for c in &counters {
+            self.nft(&["add", "counter", "bridge", BOTTLENECK_TABLE, c])?;
+        }
+        let port = self.port(host);
+        let rule = |body: String| {
+            self.nft(&[&format!(
+                "add rule bridge {BOTTLENECK_TABLE} shaper oifname \"{port}\" {body}"
+            )])
+        };
+        for (name, m) in flows {
+            rule(format!("{m} counter name \"{name}_offered\""))?;
+        }
+        rule(format!(
+            "limit rate over {}/second burst {} packets counter name \"dropped\" drop",
+            policer.frames_per_s, policer.burst_frames
+        ))?;
+        for (name, m) in flows {
+            rule(format!("{m} counter name \"{name}_passed\""))?;
+        }
+        rule("counter name \"all_passed\"".into())?;
+        Ok(policer)
+    }
+
+    /// The named counters of [`Segment::bottleneck`], by name (empty without a bottleneck).
+    pub fn bottleneck_counts(&self) -> Result<BTreeMap<String, Count>, NetError> {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.switch(), "nft", "list", "counters"])
+            .args(["table", "bridge", BOTTLENECK_TABLE])
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| NetError::io("run `nft list counters`", e))?;
+        if !out.status.success() {
+            return Ok(BTreeMap::new());
+        }
+        parse_nft_counters(&String::from_utf8_lossy(&out.stdout))
+    }
+
     fn nft(&self, args: &[&str]) -> Result<(), NetError> {
         run(
             Command::new("ip")
@@ -259,6 +343,82 @@ impl Segment {
             .map_err(|e| NetError::io(format!("open {}", path.display()), e))?;
         setns_net(&f).map_err(|e| NetError::io(format!("enter {}", self.host(h)), e))
     }
+}
+
+/// The nftables table (bridge family, switch namespace) of [`Segment::bottleneck`].
+pub const BOTTLENECK_TABLE: &str = "rmcast_cc";
+
+/// IP bytes of a full frame on a segment's 1,500-byte MTU: what [`Segment::bottleneck`]'s
+/// policer takes each frame to be.
+pub const FRAME_BYTES: u64 = 1500;
+
+/// A bottleneck's policer: the rate it was asked for, in frames per second and the burst it
+/// lets through at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policer {
+    /// The rate asked for, bits per second of IP packets.
+    pub bits_per_s: u64,
+    /// Frames per second the rule passes: the rate over [`FRAME_BYTES`]-byte packets.
+    pub frames_per_s: u64,
+    /// Frames it passes at once after an idle spell (at least 2).
+    pub burst_frames: u64,
+}
+
+impl Policer {
+    /// The policer for `bits_per_s` with a burst of `burst` at that rate.
+    pub fn new(bits_per_s: u64, burst: std::time::Duration) -> Result<Policer, NetError> {
+        let frames_per_s = bits_per_s / (8 * FRAME_BYTES);
+        if frames_per_s == 0 {
+            return Err(NetError::setup(format!(
+                "a bottleneck of {bits_per_s} bit/s passes less than one {FRAME_BYTES}-byte frame a second"
+            )));
+        }
+        let burst_frames = ((frames_per_s as f64 * burst.as_secs_f64()).round() as u64).max(2);
+        Ok(Policer {
+            bits_per_s,
+            frames_per_s,
+            burst_frames,
+        })
+    }
+}
+
+/// What an nftables counter counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    /// Frames.
+    pub packets: u64,
+    /// Bytes (of IP packets: the bridge family counts from the network header).
+    pub bytes: u64,
+}
+
+/// The named counters in the output of `nft list counters ...` (`counter NAME {` followed
+/// by `packets N bytes M`), by name.
+pub fn parse_nft_counters(text: &str) -> Result<BTreeMap<String, Count>, NetError> {
+    let mut out = BTreeMap::new();
+    let mut lines = text.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        let Some(name) = line
+            .strip_prefix("counter ")
+            .and_then(|r| r.strip_suffix('{'))
+            .map(str::trim)
+        else {
+            continue;
+        };
+        let bad = || {
+            NetError::setup(format!(
+                "`nft list counters`: counter {name}: no `packets N bytes M`"
+            ))
+        };
+        let w: Vec<&str> = lines.next().ok_or_else(bad)?.split_whitespace().collect();
+        let (packets, bytes) = match w.as_slice() {
+            ["packets", p, "bytes", b] => {
+                (p.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?)
+            }
+            _ => return Err(bad()),
+        };
+        out.insert(name.trim_matches('"').to_string(), Count { packets, bytes });
+    }
+    Ok(out)
 }
 
 #[cfg(target_os = "linux")]
@@ -331,6 +491,16 @@ mod tests {
         .unwrap();
     }
 
+    /// Why the frame-loss and bottleneck tests cannot run here (no namespaces, no nft), if so.
+    fn without_nft() -> Option<String> {
+        if let Err(why) = available() {
+            return Some(why);
+        }
+        let nft = Command::new("nft").arg("--version").output();
+        (!nft.is_ok_and(|o| o.status.success()))
+            .then(|| "nft (nftables) is not installed".to_string())
+    }
+
     /// A datagram multicast on host 0 reaches a socket joined on host 2 across the bridge.
     #[test]
     fn multicast_crosses_the_bridge() {
@@ -366,12 +536,8 @@ mod tests {
     /// frame) mostly arrives, an 8,000-byte one (six fragments) mostly does not (0.8^6 = 26 %).
     #[test]
     fn frame_loss_drops_fragments_on_the_bridge() {
-        if let Err(why) = available() {
+        if let Some(why) = without_nft() {
             eprintln!("skipped: {why}");
-            return;
-        }
-        if Command::new("nft").arg("--version").output().is_err() {
-            eprintln!("skipped: nft (nftables) is not installed");
             return;
         }
         let seg = std::sync::Arc::new(Segment::create(2).unwrap());
@@ -407,6 +573,92 @@ mod tests {
         );
         seg.frame_loss(0.0, None).unwrap();
         assert_eq!(seg.frames_dropped(), 0);
+    }
+
+    /// A policer of 20 Mbit/s on host 1's port passes about 20 Mbit/s of a faster UDP
+    /// blast, counts the flow before and after it and the frames it dropped.
+    #[test]
+    fn a_bottleneck_passes_its_rate() {
+        if let Some(why) = without_nft() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let seg = std::sync::Arc::new(Segment::create(2).unwrap());
+        let p = seg
+            .bottleneck(
+                1,
+                20_000_000,
+                Duration::from_millis(5),
+                &[("udp", "udp dport 47951")],
+            )
+            .unwrap();
+        assert_eq!((p.frames_per_s, p.burst_frames), (1666, 8));
+        let group: SocketAddr = "239.255.93.9:47951".parse().unwrap();
+        let s0 = seg.clone();
+        let addr0 = seg.addr(0);
+        let secs = std::thread::spawn(move || {
+            s0.enter(0).unwrap();
+            let s = UdpSocket::bind((addr0, 0)).unwrap();
+            s.set_multicast_ttl_v4(1).unwrap();
+            let (data, t0) = (vec![7u8; 1472], std::time::Instant::now());
+            // About 60 Mbit/s: a frame every 200 µs.
+            while t0.elapsed() < Duration::from_secs(1) {
+                let _ = s.send_to(&data, group);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            t0.elapsed().as_secs_f64()
+        })
+        .join()
+        .unwrap();
+        let c = seg.bottleneck_counts().unwrap();
+        let (offered, passed) = (c["udp_offered"], c["udp_passed"]);
+        let mbit = passed.bytes as f64 * 8.0 / secs / 1e6;
+        assert!((14.0..=26.0).contains(&mbit), "{mbit} Mbit/s passed: {c:?}");
+        assert_eq!(passed.bytes % FRAME_BYTES, 0, "{c:?}");
+        assert!(offered.packets > passed.packets + 500, "{c:?}");
+        // The policer drops other frames to the port too (IGMP, ARP).
+        assert!(c["dropped"].packets >= offered.packets - passed.packets);
+        assert!(c["all_passed"].packets >= passed.packets);
+        assert!(seg.bottleneck(2, 20_000_000, Duration::ZERO, &[]).is_err());
+        assert!(seg.bottleneck(1, 1000, Duration::ZERO, &[]).is_err());
+        assert!(seg
+            .bottleneck(1, 20_000_000, Duration::ZERO, &[("a b", "")])
+            .is_err());
+    }
+
+    #[test]
+    fn nft_counters_are_read_from_its_listing() {
+        let text = "table bridge rmcast_cc {\n\tcounter dropped {\n\t\tpackets 3 bytes 4500\n\t}\n\n\tcounter tcp_passed {\n\t\tpackets 0 bytes 0\n\t}\n}\n";
+        let c = parse_nft_counters(text).unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c["dropped"],
+            Count {
+                packets: 3,
+                bytes: 4500
+            }
+        );
+        assert_eq!(c["tcp_passed"], Count::default());
+        assert!(parse_nft_counters("").unwrap().is_empty());
+        assert!(parse_nft_counters("table bridge t {\n}\n")
+            .unwrap()
+            .is_empty());
+        assert!(parse_nft_counters("counter x {\n packets 1\n}").is_err());
+        assert!(parse_nft_counters("counter x {\n packets -1 bytes 2\n}").is_err());
+        assert!(parse_nft_counters("counter x {").is_err());
+    }
+
+    #[test]
+    fn a_policer_counts_full_frames() {
+        let p = Policer::new(100_000_000, Duration::from_millis(5)).unwrap();
+        assert_eq!((p.frames_per_s, p.burst_frames), (8333, 42));
+        assert_eq!(
+            Policer::new(100_000_000, Duration::ZERO)
+                .unwrap()
+                .burst_frames,
+            2
+        );
+        assert!(Policer::new(11_999, Duration::ZERO).is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::process::ExitCode;
   rmcast bench sim            the three figures, as JSON (takes about a minute)
   rmcast bench sim --quick    the same benchmarks scaled down (seconds; for CI)
   rmcast bench xtp --help     seed 002's metric tool for xtp (loopback, --netns, --sim)
+  rmcast bench cc --help      rmcast's rate against a bottleneck beside a TCP flow (root)
 
 Figures: (a) kernel events/s on a hold model with 100,000 pending events; (b) packet-hop
 events/s for one sender multicasting 10,000 1-KB packets unreliably to 1,024 receivers on a
@@ -33,6 +34,9 @@ enum What {
     /// SRM, PGM and LMS single-loss runs on transit-stub graphs of 10^3..10^6 receivers:
     /// wall time, events, events/s and peak memory per size
     Scale(super::bench_scale::Args),
+    /// rmcast's rate against a bottleneck on a namespace bridge, alone and beside a TCP
+    /// flow: a time series of both rates, settling time and TCP's share (root)
+    Cc(super::bench_cc::Args),
     /// Seed 002's `metric` for xtp: a message in writes of a given size to N receivers with
     /// loss at one; timing, Mbit/s, calls, ms per call, failed (loopback, --netns or --sim)
     Xtp(super::bench_xtp::Args),
@@ -44,6 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Net(a) => return super::bench_net::run(a),
         What::Scale(a) => return super::bench_scale::run(a),
         What::Xtp(a) => return super::bench_xtp::run(a),
+        What::Cc(a) => return super::bench_cc::run(a),
     };
     let (pending, steps) = if quick {
         (100_000, 2_000_000)

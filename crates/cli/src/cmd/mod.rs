@@ -1,5 +1,6 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<ExitCode>`.
 pub mod bench;
+pub mod bench_cc;
 pub mod bench_net;
 pub mod bench_scale;
 pub mod bench_xtp;

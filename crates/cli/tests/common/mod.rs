@@ -173,3 +173,16 @@ pub fn transfer(group: &str, size: usize, send_extra: &[&str], recv_extra: &[Vec
         receivers,
     }
 }
+
+/// Why the multi-host tests with nftables on the bridge cannot run here (Linux, root,
+/// iproute2 and `nft` needed), if they cannot.
+pub fn cannot_run_netns_nft() -> Option<String> {
+    if let Err(why) = rmcast_net::netns::available() {
+        return Some(why);
+    }
+    let nft = Command::new("nft")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status();
+    (!nft.is_ok_and(|s| s.success())).then(|| "`nft` (nftables) is not installed".into())
+}

@@ -1,0 +1,77 @@
+//! `rmcast bench cc` on namespace hosts (Linux, root, iproute2, nftables; otherwise the test
+//! says why it did not run): a fixed `--rate` above the bottleneck goes through the policer at
+//! about the bottleneck's rate, and the TCP flow moves bytes to its sink.
+
+mod common;
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+/// `rmcast bench cc ARGS`, run to its end.
+fn bench_cc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rmcast"))
+        .args(["bench", "cc"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_rate_above_the_bottleneck_is_policed_to_it_and_tcp_moves_bytes() {
+    if let Some(why) = common::cannot_run_netns_nft() {
+        eprintln!("skipped: bench cc: {why} (CI runs it as root)");
+        return;
+    }
+    let out = bench_cc(&[
+        "--rate",
+        "200M",
+        "--alone-s",
+        "2",
+        "--shared-s",
+        "1.5",
+        "--size-mb",
+        "40",
+        "--timeout-s",
+        "5",
+        "--tcp-cc",
+        "reno",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let s = &v["summary"];
+    // The second half of the alone phase, 1-2 s: the policer passes about 100 Mbit/s.
+    let mc = s["alone_second_half_multicast_mbps"].as_f64().unwrap();
+    assert!(
+        (70.0..=130.0).contains(&mc),
+        "{mc} Mbit/s through a 100 Mbit/s bottleneck: {s}"
+    );
+    assert!(s["dropped_multicast_frames"].as_u64().unwrap() > 0, "{s}");
+    let (sent, got) = (s["tcp_source_bytes"].as_u64(), s["tcp_sink_bytes"].as_u64());
+    assert!(
+        got.unwrap() > 0 && sent == got,
+        "TCP sent {sent:?}, received {got:?}: {err}"
+    );
+    assert_eq!(s["tcp_congestion_control"], "reno");
+    let series = v["series"].as_array().unwrap();
+    assert!(series.len() >= 30, "{} samples", series.len());
+    assert!(series.iter().any(|r| r["tcp_mbps"].as_f64().unwrap() > 0.0));
+    assert!(
+        err.contains("TCP flow from host 2 to host 1 starts"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_rate_send_refuses_is_reported_not_measured() {
+    if let Some(why) = common::cannot_run_netns_nft() {
+        eprintln!("skipped: bench cc: {why}");
+        return;
+    }
+    // `--rate` is passed to rmcast send as given; one it refuses ends the run with status 2.
+    let out = bench_cc(&["--rate", "fast", "--alone-s", "1", "--shared-s", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("rmcast send refused its arguments"), "{err}");
+    assert!(err.contains("--rate"), "{err}");
+}
