@@ -35,6 +35,9 @@ pub struct CcBench {
     pub bottleneck_bps: u64,
     /// The burst the policer lets through at once, as time at its rate.
     pub burst: Duration,
+    /// `Some`: the bottleneck is a link with a drop-tail queue of this long at its rate
+    /// (tbf, [`rmcast_net::netns::Segment::queue_bottleneck`]) instead of a policer.
+    pub queue: Option<Duration>,
     /// `rmcast send --rate`, passed through as given (`auto`: congestion control).
     pub rate: String,
     /// `rmcast send --protocol` (None: send's default).
@@ -47,6 +50,10 @@ pub struct CcBench {
     pub shared: Duration,
     /// Time between two readings of the counters.
     pub sample: Duration,
+    /// The rate whose settling is judged is averaged over this trailing window (a 100-ms
+    /// sample's rate carries the reading's timing jitter: single samples above the link's
+    /// rate are seen).
+    pub window: Duration,
     /// Loss per Ethernet frame on the bridge, to every host but the sender (0: none).
     pub frame_loss: f64,
     /// File size in MB (None: enough for both phases at 1.25 × the bottleneck's rate).
@@ -72,12 +79,14 @@ impl CcBench {
         CcBench {
             bottleneck_bps: 100_000_000,
             burst: Duration::from_millis(5),
+            queue: None,
             rate: "auto".into(),
             protocol: None,
             receivers: 1,
             alone: Duration::from_secs(10),
             shared: Duration::from_secs(10),
             sample: Duration::from_millis(100),
+            window: Duration::from_secs(1),
             frame_loss: 0.0,
             size_mb: None,
             tolerance: 0.15,
@@ -340,7 +349,10 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
         ("tcp", "ip protocol tcp".to_string()),
     ];
     let flows: Vec<(&str, &str)> = flows.iter().map(|(n, m)| (*n, m.as_str())).collect();
-    let policer = topo.bottleneck(1, b.bottleneck_bps, b.burst, &flows)?;
+    let policer = match b.queue {
+        Some(q) => topo.queue_bottleneck(1, b.bottleneck_bps, q, &flows)?,
+        None => topo.bottleneck(1, b.bottleneck_bps, b.burst, &flows)?,
+    };
     let work = WorkDir(tempfile_dir("cc")?);
     let work = work.0.as_path();
     let size = b.size_bytes();
@@ -523,9 +535,16 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
 
     let mbps = b.bottleneck_bps as f64 / 1e6;
     let band = (mbps * (1.0 - b.tolerance), mbps * (1.0 + b.tolerance));
-    let pts: Vec<(f64, f64)> = samples
-        .windows(2)
-        .map(|w| (w[1].t, rate(&w[0], &w[1], "multicast_passed")))
+    let win = b.window.as_secs_f64().max(1e-3);
+    let pts: Vec<(f64, f64)> = (1..samples.len())
+        .filter(|&i| samples[i].t >= win)
+        .map(|i| {
+            let j = at(&samples, samples[i].t - win).min(i - 1);
+            (
+                samples[i].t,
+                rate(&samples[j], &samples[i], "multicast_passed"),
+            )
+        })
         .collect();
     let settle = settled_at(&pts, band, alone);
     let (h, a_end) = (at(&samples, alone / 2.0), at(&samples, alone));
@@ -547,8 +566,11 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
         "bottleneck_mbps": mbps,
         "policer_frames_per_s": policer.frames_per_s,
         "policer_burst_frames": policer.burst_frames,
+        "queue_bytes": policer.queue_bytes,
+        "queue_ms": b.queue.map(|q| q.as_secs_f64() * 1e3),
         "burst_ms": b.burst.as_secs_f64() * 1e3,
         "band_mbps": [r2(band.0), r2(band.1)],
+        "rate_window_s": win,
         "settled_at_s": settle.map(r2),
         "settle_within_s": b.settle_within.as_secs_f64(),
         "settled_in_time": settle.is_some_and(|s| s <= b.settle_within.as_secs_f64() + 1e-9),
@@ -605,13 +627,20 @@ pub fn table(v: &Value) -> String {
         None => "?",
     };
     let mut o = String::new();
-    o.push_str(&format!(
-        "bottleneck     {:.1} Mbit/s at host 1's bridge port (policer {} frames/s, burst {} frames = {:.1} ms)\n",
-        f("bottleneck_mbps"),
-        s["policer_frames_per_s"],
-        s["policer_burst_frames"],
-        f("burst_ms")
-    ));
+    match s["queue_bytes"].as_u64() {
+        Some(q) => o.push_str(&format!(
+            "bottleneck     {:.1} Mbit/s at host 1's bridge port (a link with a drop-tail queue of {q} bytes = {:.1} ms)\n",
+            f("bottleneck_mbps"),
+            f("queue_ms")
+        )),
+        None => o.push_str(&format!(
+            "bottleneck     {:.1} Mbit/s at host 1's bridge port (policer {} frames/s, burst {} frames = {:.1} ms)\n",
+            f("bottleneck_mbps"),
+            s["policer_frames_per_s"],
+            s["policer_burst_frames"],
+            f("burst_ms")
+        )),
+    }
     o.push_str(&format!(
         "transfer       {} ({} receiver(s), {} MB, frame loss {})\n",
         v["command"].as_str().unwrap_or("?"),
@@ -644,7 +673,7 @@ pub fn table(v: &Value) -> String {
         yes("tcp_fair")
     ));
     o.push_str(&format!(
-        "policer        dropped {} frames ({} multicast, {} TCP)\n",
+        "bottleneck     dropped {} frames ({} multicast, {} TCP)\n",
         s["dropped_frames"], s["dropped_multicast_frames"], s["dropped_tcp_frames"]
     ));
     let ok = s["verified"].as_array().map_or(0, |a| {

@@ -92,6 +92,23 @@ impl Topo {
         }
     }
 
+    /// Host `host`'s port as a link of `bits_per_s` behind a drop-tail queue of `queue`
+    /// ([`Segment::queue_bottleneck`]).
+    pub fn queue_bottleneck(
+        &self,
+        host: usize,
+        bits_per_s: u64,
+        queue: Duration,
+        flows: &[(&str, &str)],
+    ) -> Result<Policer> {
+        match &self.seg {
+            Some(seg) => Ok(seg.queue_bottleneck(host, bits_per_s, queue, flows)?),
+            None => Err(BenchError::Failed(
+                "a bottleneck needs the bridge (it shapes a bridge port)".into(),
+            )),
+        }
+    }
+
     /// The bottleneck's counters by name ([`Segment::bottleneck_counts`]; empty on loopback).
     pub fn bottleneck_counts(&self) -> Result<BTreeMap<String, Count>> {
         match &self.seg {

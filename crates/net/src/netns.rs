@@ -56,6 +56,8 @@ pub struct Segment {
     prefix: String,
     subnet: u8,
     hosts: usize,
+    /// The host behind a queue bottleneck ([`Segment::queue_bottleneck`]), if any.
+    queued: std::sync::Mutex<Option<usize>>,
 }
 
 fn ip(args: &[&str]) -> Result<(), NetError> {
@@ -100,6 +102,7 @@ impl Segment {
             prefix,
             subnet: (k % 250) as u8,
             hosts: 0,
+            queued: std::sync::Mutex::new(None),
         };
         let mut seg = seg;
         let (sw, br) = (seg.switch(), seg.bridge());
@@ -243,6 +246,19 @@ impl Segment {
         burst: std::time::Duration,
         flows: &[(&str, &str)],
     ) -> Result<Policer, NetError> {
+        self.bottleneck_rules(host, bits_per_s, burst, flows, true)
+    }
+
+    /// The bridge's rules of a bottleneck at host `host`'s port: counters of what is offered,
+    /// and with `police` the policer and the counters behind it.
+    fn bottleneck_rules(
+        &self,
+        host: usize,
+        bits_per_s: u64,
+        burst: std::time::Duration,
+        flows: &[(&str, &str)],
+        police: bool,
+    ) -> Result<Policer, NetError> {
         if host >= self.hosts {
             return Err(NetError::setup(format!(
                 "host {host} is not on this segment of {} hosts",
@@ -258,13 +274,27 @@ impl Segment {
             }
         }
         let _ = self.nft(&["delete", "table", "bridge", BOTTLENECK_TABLE]);
+        let queued = self.queued.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = queued {
+            let _ = Command::new("ip")
+                .args(["netns", "exec", &self.switch(), "tc", "qdisc", "del", "dev"])
+                .args([self.port(h).as_str(), "root"])
+                .stderr(Stdio::null())
+                .status();
+        }
         self.nft(&["add", "table", "bridge", BOTTLENECK_TABLE])?;
         self.nft(&[&format!(
             "add chain bridge {BOTTLENECK_TABLE} shaper {{ type filter hook forward priority 10; }}"
         )])?;
-        let mut counters = vec!["dropped".to_string(), "all_passed".to_string()];
+        let mut counters = Vec::new();
         for (name, _) in flows {
-            counters.extend([format!("{name}_offered"), format!("{name}_passed")]);
+            counters.push(format!("{name}_offered"));
+            if police {
+                counters.push(format!("{name}_passed"));
+            }
+        }
+        if police {
+            counters.extend(["dropped".to_string(), "all_passed".to_string()]);
         }
         for c in &counters {
             self.nft(&["add", "counter", "bridge", BOTTLENECK_TABLE, c])?;
@@ -278,6 +308,9 @@ impl Segment {
         for (name, m) in flows {
             rule(format!("{m} counter name \"{name}_offered\""))?;
         }
+        if !police {
+            return Ok(policer);
+        }
         rule(format!(
             "limit rate over {}/second burst {} packets counter name \"dropped\" drop",
             policer.frames_per_s, policer.burst_frames
@@ -289,18 +322,133 @@ impl Segment {
         Ok(policer)
     }
 
-    /// The named counters of [`Segment::bottleneck`], by name (empty without a bottleneck).
-    pub fn bottleneck_counts(&self) -> Result<BTreeMap<String, Count>, NetError> {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &self.switch(), "nft", "list", "counters"])
-            .args(["table", "bridge", BOTTLENECK_TABLE])
+    /// Make the bridge port of host `host` a link of `bits_per_s` with a drop-tail queue of
+    /// `queue` at that rate in front of it, as a switch's output port is: a token-bucket
+    /// qdisc (`tc ... tbf`, bucket 1 ms of the rate and at least two full frames) on the port
+    /// in the switch's namespace. Frames wait in the queue, and only those arriving when it
+    /// is full are dropped, so a flow's round trip grows with the queue as behind any
+    /// bottleneck. The counters are [`Segment::bottleneck`]'s: `<name>_offered` on the bridge
+    /// before the queue, `<name>_passed` and `all_passed` at the host's interface (netdev
+    /// ingress, in its namespace), `dropped` the qdisc's drops. Replaces an earlier bottleneck.
+    pub fn queue_bottleneck(
+        &self,
+        host: usize,
+        bits_per_s: u64,
+        queue: std::time::Duration,
+        flows: &[(&str, &str)],
+    ) -> Result<Policer, NetError> {
+        let mut shape =
+            self.bottleneck_rules(host, bits_per_s, std::time::Duration::ZERO, flows, false)?;
+        let bytes_per_s = bits_per_s / 8;
+        let limit = ((bytes_per_s as f64 * queue.as_secs_f64()) as u64).max(2 * FRAME_BYTES);
+        let bucket = (bytes_per_s / 1_000).max(2 * (FRAME_BYTES + 14));
+        let port = self.port(host);
+        let (rate, bucket_s, limit_s) = (
+            format!("{bits_per_s}bit"),
+            bucket.to_string(),
+            limit.to_string(),
+        );
+        run(
+            Command::new("ip")
+                .args(["netns", "exec", &self.switch(), "tc", "qdisc", "replace"])
+                .args([
+                    "dev", &port, "root", "tbf", "rate", &rate, "burst", &bucket_s, "limit",
+                    &limit_s,
+                ]),
+            "tc",
+            &format!("`tc qdisc replace dev {port} root tbf` in the switch's namespace failed"),
+            "a queue bottleneck needs tc (iproute2) and the tbf qdisc",
+        )?;
+        let ns = self.host(host);
+        let nft = |args: &[&str]| {
+            run(
+                Command::new("ip")
+                    .args(["netns", "exec", &ns, "nft"])
+                    .args(args),
+                "nft",
+                &format!("`nft {}` in host {host}'s namespace failed", args.join(" ")),
+                "a bottleneck needs nftables",
+            )
+        };
+        let _ = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &ns,
+                "nft",
+                "delete",
+                "table",
+                "netdev",
+                BOTTLENECK_TABLE,
+            ])
             .stderr(Stdio::null())
-            .output()
-            .map_err(|e| NetError::io("run `nft list counters`", e))?;
-        if !out.status.success() {
-            return Ok(BTreeMap::new());
+            .status();
+        nft(&["add", "table", "netdev", BOTTLENECK_TABLE])?;
+        nft(&[&format!(
+            "add chain netdev {BOTTLENECK_TABLE} arrived {{ type filter hook ingress device {IFACE} priority 0; }}"
+        )])?;
+        let mut passed = vec!["all_passed".to_string()];
+        passed.extend(flows.iter().map(|(name, _)| format!("{name}_passed")));
+        for c in &passed {
+            nft(&["add", "counter", "netdev", BOTTLENECK_TABLE, c])?;
         }
-        parse_nft_counters(&String::from_utf8_lossy(&out.stdout))
+        for (name, m) in flows {
+            nft(&[&format!(
+                "add rule netdev {BOTTLENECK_TABLE} arrived {m} counter name \"{name}_passed\""
+            )])?;
+        }
+        nft(&[&format!(
+            "add rule netdev {BOTTLENECK_TABLE} arrived counter name \"all_passed\""
+        )])?;
+        shape.queue_bytes = Some(limit);
+        *self.queued.lock().unwrap_or_else(|e| e.into_inner()) = Some(host);
+        Ok(shape)
+    }
+
+    /// The named counters of [`Segment::bottleneck`] or [`Segment::queue_bottleneck`], by
+    /// name (empty without a bottleneck).
+    pub fn bottleneck_counts(&self) -> Result<BTreeMap<String, Count>, NetError> {
+        let list = |ns: &str, family: &str| -> Result<BTreeMap<String, Count>, NetError> {
+            let out = Command::new("ip")
+                .args(["netns", "exec", ns, "nft", "list", "counters"])
+                .args(["table", family, BOTTLENECK_TABLE])
+                .stderr(Stdio::null())
+                .output()
+                .map_err(|e| NetError::io("run `nft list counters`", e))?;
+            if !out.status.success() {
+                return Ok(BTreeMap::new());
+            }
+            parse_nft_counters(&String::from_utf8_lossy(&out.stdout))
+        };
+        let mut counts = list(&self.switch(), "bridge")?;
+        let queued = *self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(h) = queued {
+            counts.extend(list(&self.host(h), "netdev")?);
+            let out = Command::new("ip")
+                .args([
+                    "netns",
+                    "exec",
+                    &self.switch(),
+                    "tc",
+                    "-s",
+                    "qdisc",
+                    "show",
+                    "dev",
+                ])
+                .arg(self.port(h))
+                .stderr(Stdio::null())
+                .output()
+                .map_err(|e| NetError::io("run `tc -s qdisc show`", e))?;
+            let dropped = parse_tc_dropped(&String::from_utf8_lossy(&out.stdout));
+            counts.insert(
+                "dropped".into(),
+                Count {
+                    packets: dropped,
+                    bytes: 0,
+                },
+            );
+        }
+        Ok(counts)
     }
 
     fn nft(&self, args: &[&str]) -> Result<(), NetError> {
@@ -362,6 +510,9 @@ pub struct Policer {
     pub frames_per_s: u64,
     /// Frames it passes at once after an idle spell (at least 2).
     pub burst_frames: u64,
+    /// `Some`: not a policer but a queue of this many bytes in front of a link of the rate
+    /// ([`Segment::queue_bottleneck`]).
+    pub queue_bytes: Option<u64>,
 }
 
 impl Policer {
@@ -378,8 +529,18 @@ impl Policer {
             bits_per_s,
             frames_per_s,
             burst_frames,
+            queue_bytes: None,
         })
     }
+}
+
+/// The drops `tc -s qdisc show` reports for the (first) qdisc: `dropped N` (0 if absent).
+pub fn parse_tc_dropped(text: &str) -> u64 {
+    text.split("dropped ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// What an nftables counter counted.
@@ -662,11 +823,22 @@ mod tests {
     }
 
     #[test]
+    fn the_qdisc_s_drops_are_read_from_tc_s_statistics() {
+        let text = "qdisc tbf 8001: root refcnt 2 rate 100Mbit burst 12500b lat 9.6ms \n \
+                    Sent 31024 bytes 22 pkt (dropped 7, overlimits 3 requeues 0) \n \
+                    backlog 0b 0p requeues 0\n";
+        assert_eq!(parse_tc_dropped(text), 7);
+        assert_eq!(parse_tc_dropped(""), 0);
+        assert_eq!(parse_tc_dropped("dropped x"), 0);
+    }
+
+    #[test]
     fn host_out_of_range_is_an_error() {
         let seg = Segment {
             prefix: "none".into(),
             subnet: 0,
             hosts: 0,
+            queued: std::sync::Mutex::new(None),
         };
         assert!(seg.enter(0).is_err());
         assert!(Segment::create(0).is_err());

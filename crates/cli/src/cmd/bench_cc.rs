@@ -22,24 +22,32 @@ use std::time::Duration;
   sudo rmcast bench cc --rate 300M --receivers 3 --json > cc.json
                       a fixed rate that overloads it; 2 more receivers without a bottleneck
   sudo rmcast bench cc --bottleneck 50M --alone-s 5 --shared-s 5 --frame-loss 0.001 --check
+  sudo rmcast bench cc --queue-ms 0 --burst-ms 5
+                      the nftables policer instead of a queue
   rmcast bench cc --from-json cc.json --plot cc.svg   table and plot of a saved result
 
 Hosts (network namespaces on a bridge; root, iproute2 and nftables): 0 runs rmcast send, 1
 the receiver behind the bottleneck, 2.. further receivers without one, and one more host a TCP
 source writing as fast as it can to a TCP sink on host 1, through the same bridge port.
 
-The bottleneck is a policer on host 1's bridge port (nftables, bridge family, forward hook):
-frames beyond the rate are dropped, with a burst of --burst-ms at the rate (default 5 ms: 42
-full frames at 100 Mbit/s, what a shallow switch port buffers; small beside the 100-ms samples).
-It polices frames, taking each as a full 1,500-byte IP packet: nftables' byte-counting limit
-holds one second of the rate on top of its burst, too much for a bottleneck. Rates are of IP
-packets (Ethernet headers not counted) that passed the policer, read from nftables counters
-every --sample-ms; a frame dropped by --frame-loss (before the policer) is not counted.
+The bottleneck (default) is a link of --bottleneck with a drop-tail queue of --queue-ms at its
+rate in front of host 1: a tbf qdisc on host 1's bridge port, as a switch's output port queues.
+Frames wait in the queue and only those arriving at a full queue are dropped, so the round
+trip grows as the queue fills, for TCP and for rmcast alike. Bytes offered are counted on the
+bridge, bytes passed at host 1's interface (netdev ingress), drops read from the qdisc.
+With --queue-ms 0 the bottleneck is instead a policer (nftables, bridge family, forward hook):
+frames beyond the rate are dropped at once, with a burst of --burst-ms at the rate (5 ms: 42
+full frames at 100 Mbit/s). It polices frames, taking each as a full 1,500-byte IP packet:
+nftables' byte-counting limit holds one second of the rate on top of its burst. A policer is
+hard on TCP at a bridge's microsecond round trips: TCP alone passes about 12 Mbit/s of 100.
+Rates are of IP packets (Ethernet headers not counted) that passed, read from nftables counters
+every --sample-ms; a frame dropped by --frame-loss (before the bottleneck) is not counted.
 
 --rate is passed to rmcast send as given (default auto). If rmcast send refuses it (no
 congestion control built yet), this command says so and exits with status 2.
 
-Verdicts: settled = the multicast rate entered the band bottleneck ± --tolerance and stayed
+Verdicts: settled = the multicast rate (averaged over --window-ms, trailing) entered the band
+bottleneck ± --tolerance and stayed
 there until the alone phase's end, at or before --settle-s; fair = TCP's mean rate over the
 shared phase is at least --min-share of the bottleneck. Exit status: 0 the measurement ran and
 every receiver's file is intact (with --check: and both verdicts hold); 1 otherwise; 2 it could
@@ -51,6 +59,13 @@ pub struct Args {
     /// Burst the policer lets through at once, in ms at the bottleneck's rate
     #[arg(long, default_value_t = 5.0, value_name = "MS")]
     pub burst_ms: f64,
+    /// The bottleneck is a link with a drop-tail queue of MS at its rate (a tbf qdisc on the
+    /// port, as a switch's output port queues); 0: the nftables policer instead (--burst-ms)
+    #[arg(long, default_value_t = 20.0, value_name = "MS")]
+    pub queue_ms: f64,
+    /// Judge settling on the rate averaged over this trailing window, ms
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub window_ms: u64,
     /// `rmcast send --rate`, passed through as given
     #[arg(long, default_value = "auto")]
     pub rate: String,
@@ -157,6 +172,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let b = CcBench {
                 bottleneck_bps: a.bottleneck,
                 burst: secs(a.burst_ms / 1e3, "--burst-ms")?,
+                queue: match a.queue_ms {
+                    q if q == 0.0 => None,
+                    q => Some(secs(q / 1e3, "--queue-ms")?),
+                },
+                window: Duration::from_millis(a.window_ms),
                 rate: a.rate.clone(),
                 protocol: a.protocol.clone(),
                 receivers: a.receivers,
