@@ -357,11 +357,16 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
     let work = work.0.as_path();
     let size = b.size_bytes();
     let file = work.join("cc.bin");
+    let shape = match policer.queue_bytes {
+        Some(q) => format!("a drop-tail queue of {q} bytes"),
+        None => format!(
+            "policer {} frames/s, burst {} frames",
+            policer.frames_per_s, policer.burst_frames
+        ),
+    };
     progress(format!(
-        "bottleneck {:.1} Mbit/s at host 1's port ({} frames/s, burst {} frames); writing {} MB",
+        "bottleneck {:.1} Mbit/s at host 1's port ({shape}); writing {} MB",
         b.bottleneck_bps as f64 / 1e6,
-        policer.frames_per_s,
-        policer.burst_frames,
         size / 1_000_000
     ));
     write_pseudo_random(&file, size)?;
