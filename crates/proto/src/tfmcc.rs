@@ -312,6 +312,23 @@ impl Receiver {
         self.rtt.unwrap_or(self.r_max)
     }
 
+    /// The receive rate as of `now`: the last window's, or lower if the window running now
+    /// has lasted longer than a window and brought less (data stopped or slowed: a rate
+    /// measured before must not stand for ever).
+    fn recv_rate_at(&self, now: Time) -> f64 {
+        match self.window {
+            Some((start, bytes)) => {
+                let span = now.saturating_since(start);
+                if span >= self.cfg.recv_window.max(self.rtt()) {
+                    self.recv_rate.min(bytes as f64 / span.as_secs_f64())
+                } else {
+                    self.recv_rate
+                }
+            }
+            None => self.recv_rate,
+        }
+    }
+
     /// The rate this receiver can take, bytes per second (twice the receive rate before any
     /// loss).
     pub fn rate(&self) -> f64 {
@@ -418,14 +435,19 @@ impl Receiver {
         if now < due {
             return None;
         }
-        let rate = self.rate();
+        let recv = self.recv_rate_at(now);
+        let rate = if self.loss.has_loss() {
+            self.rate()
+        } else {
+            2.0 * recv
+        };
         let send = if self.clr {
             self.due = Some(now + self.rtt().max(self.cfg.min_feedback));
             true
         } else {
             self.due = None;
             // Nothing to say yet: no loss and no receive rate measured.
-            if !self.loss.has_loss() && self.recv_rate == 0.0 {
+            if !self.loss.has_loss() && recv == 0.0 {
                 return None;
             }
             let below_suppress = rate < SUPPRESS_BELOW * self.suppress as f64;
@@ -448,7 +470,7 @@ impl Receiver {
             ts_us: micros(now),
             rtt_us: dur_us(self.rtt()),
             rate: rate_u64(rate),
-            recv_rate: rate_u64(self.recv_rate),
+            recv_rate: rate_u64(recv),
             loss_ppm: (self.loss.loss_rate() * 1e6).round() as u32,
             flags,
         })
@@ -560,11 +582,23 @@ impl Sender {
         };
     }
 
-    /// Feedback from `node` arrived.
+    /// Feedback from `node` arrived. A status goes out for it only when receivers learn
+    /// something from one: an RTT echo for a receiver that has none, a lower suppression
+    /// rate, a new CLR (the CLR's echo otherwise waits for the next round's status: a status
+    /// per CLR report would cost the CLR's feedback rate in control packets, charged to the
+    /// same rate as the data).
     pub fn on_feedback(&mut self, now: Time, node: u32, fb: &Feedback) {
         if node == 0 {
             return;
         }
+        let before = (self.suppress, self.clr());
+        self.apply_feedback(now, node, fb);
+        if fb.flags & FEEDBACK_RTT == 0 || self.suppress < before.0 || self.clr() != before.1 {
+            self.status_due = true;
+        }
+    }
+
+    fn apply_feedback(&mut self, now: Time, node: u32, fb: &Feedback) {
         let measured = fb.flags & FEEDBACK_RTT != 0;
         let rtt = Duration::from_micros(u64::from(fb.rtt_us).max(1));
         if measured {
@@ -580,7 +614,6 @@ impl Sender {
         }
         let x = fb.rate as f64;
         self.suppress = self.suppress.min(fb.rate);
-        self.status_due = true;
         if self.slow_start {
             let recv = fb.recv_rate as f64;
             if recv > 0.0 {

@@ -139,6 +139,9 @@ fn a_receiver_suppresses_feedback_above_a_lower_echoed_rate_and_the_clr_always_r
     let mut st = status(0, 1_000_000, (0, 0, 0), 0);
     st.suppress = 500_000; // someone reported half of what this receiver could take
     r.on_status(at(200), &st, &mut rng);
+    for i in 200..1_000u64 {
+        r.on_data(at(i), i, 1_000);
+    }
     assert!(r.poll_feedback(at(1_000)).is_none());
     // Named CLR: reports at once and every feedback interval, whatever others said.
     st.clr = 7;
@@ -160,6 +163,21 @@ fn fb(rate: u64, recv: u64, flags: u8, rtt_us: u32) -> Feedback {
         loss_ppm: 0,
         flags,
     }
+}
+
+#[test]
+fn a_receive_rate_measured_before_data_stopped_does_not_stand() {
+    let mut rng = AgentRng::from_seed(4);
+    let mut r = Receiver::new(Config::default(), 7);
+    r.on_status(at(0), &status(0, 1_000_000, (0, 0, 0), 7), &mut rng);
+    for i in 0..200u64 {
+        r.on_data(at(i), i, 1_000);
+    }
+    let fb = r.poll_feedback(at(200)).unwrap();
+    assert!(fb.recv_rate > 900_000, "{fb:?}");
+    // Nothing for a second: the CLR's next report says so.
+    let fb = r.poll_feedback(at(1_200)).unwrap();
+    assert!(fb.recv_rate < 100_000, "{fb:?}");
 }
 
 #[test]
