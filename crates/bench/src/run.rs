@@ -105,6 +105,21 @@ pub fn socket_protocols() -> Vec<&'static str> {
         .collect()
 }
 
+/// A `--protocols` entry: a protocol, then `/`-separated `rmcast send` flags without their
+/// dashes (`pgm/fec-k=16` is `--protocol pgm --fec-k 16`, `pgm/rate=auto` `--rate auto`).
+fn variant(entry: &str) -> (&str, Vec<String>) {
+    let mut parts = entry.split('/');
+    let proto = parts.next().unwrap_or(entry);
+    let mut extra = Vec::new();
+    for f in parts.filter(|f| !f.is_empty()) {
+        match f.split_once('=') {
+            Some((k, v)) => extra.extend([format!("--{k}"), v.to_string()]),
+            None => extra.push(format!("--{f}")),
+        }
+    }
+    (proto, extra)
+}
+
 fn check(b: &NetBench) -> Result<()> {
     let fail = |m: String| Err(BenchError::Failed(m));
     if b.receivers.is_empty() || b.receivers.contains(&0) {
@@ -133,7 +148,8 @@ fn check(b: &NetBench) -> Result<()> {
     }
     let known = socket_protocols();
     for p in &b.protocols {
-        if p != "default" && !known.contains(&p.as_str()) {
+        let (p, _) = variant(p);
+        if p != "default" && !known.contains(&p) {
             return fail(format!(
                 "--protocols: {p:?} does not run on sockets; choose from default, {}",
                 known.join(", ")
@@ -367,9 +383,11 @@ fn rmcast_run(
     }
     std::thread::sleep(Duration::from_millis(300));
     let mut args: Vec<String> = vec!["send".into(), "--receivers".into(), n.to_string()];
+    let (proto, extra) = variant(proto);
     if proto != "default" {
         args.extend(["--protocol".into(), proto.into()]);
     }
+    args.extend(extra.iter().cloned());
     // `--window` goes only to the protocols that read one (`rmcast send` refuses it for others).
     let name = if proto == "default" {
         rmcast_net::agents::DEFAULT_PROTOCOL
@@ -396,11 +414,15 @@ fn rmcast_run(
     let done = sender.wait_for(b.timeout);
     let wall = t0.elapsed().as_secs_f64();
     cpu.mark(1);
-    let name = if proto == "default" {
+    let mut name = if proto == "default" {
         "rmcast (default)".to_string()
     } else {
         format!("rmcast --protocol {proto}")
     };
+    for f in &extra {
+        name.push(' ');
+        name.push_str(f);
+    }
     let mut o = Outcome::new(name, shown);
     o.wall_s = wall;
     o.timed_out = done.is_none();
@@ -484,6 +506,32 @@ pub(crate) fn tempfile_dir(what: &str) -> Result<PathBuf> {
 pub(crate) fn write_pseudo_random(p: &Path, len: u64) -> Result<()> {
     let v = rmcast_net::sender::pseudo_random(len, 0x2545_f491_4f6c_dd1d);
     std::fs::write(p, v).map_err(BenchError::io(format!("write {}", p.display())))
+}
+
+#[cfg(test)]
+mod variant_tests {
+    use super::variant;
+
+    #[test]
+    fn a_protocol_entry_carries_send_flags_after_slashes() {
+        assert_eq!(variant("pgm"), ("pgm", vec![]));
+        assert_eq!(
+            variant("pgm/fec-k=16/rate=auto"),
+            (
+                "pgm",
+                vec![
+                    "--fec-k".into(),
+                    "16".into(),
+                    "--rate".into(),
+                    "auto".into()
+                ]
+            )
+        );
+        assert_eq!(
+            variant("default/late-join"),
+            ("default", vec!["--late-join".to_string()])
+        );
+    }
 }
 
 #[cfg(test)]

@@ -234,24 +234,35 @@ fn bed(hosts: usize, name: &str, len: usize, seed: u64) -> (Bed, Vec<u8>, PathBu
     (b, data, file)
 }
 
-/// 10 % of the frames to the receivers dropped: every protocol on sockets completes, every
-/// file byte-exact.
+/// 10 % of the frames to the receivers dropped: every protocol on sockets completes (pgm also
+/// with `--fec-k 16` and with `--rate auto`), every file byte-exact.
 #[test]
 fn ten_percent_frame_loss_every_protocol() {
     need_netns!();
     let (b, data, file) = bed(4, "f.bin", 2_000_000, 17);
     let mut failures = Vec::new();
-    for (i, p) in rmcast_net::agents::PROTOCOLS.iter().enumerate() {
-        let proto = p.name();
+    // Every protocol, and pgm with FEC repair and with congestion control.
+    let mut runs: Vec<(String, Vec<&str>)> = rmcast_net::agents::PROTOCOLS
+        .iter()
+        .map(|p| (p.name().to_string(), vec!["--protocol", p.name()]))
+        .collect();
+    runs.push((
+        "pgm --fec-k 16".into(),
+        vec!["--protocol", "pgm", "--fec-k", "16"],
+    ));
+    runs.push((
+        "pgm --rate auto".into(),
+        vec!["--protocol", "pgm", "--rate", "auto"],
+    ));
+    for (i, (proto, args)) in runs.iter().enumerate() {
+        let proto = proto.as_str();
         b.seg.frame_loss(0.10, Some(0)).unwrap();
         let group = format!("239.77.1.{}:{}", i + 1, 6100 + 10 * i);
         let mut t = Transfer::start(&b.seg, b.work.path(), &group, 3, &[]);
         let t0 = Instant::now();
-        let Some(s) = t.send(
-            &b.seg,
-            &file,
-            &["--protocol", proto, "--datagram-size", "1472"],
-        ) else {
+        let mut args = args.clone();
+        args.extend(["--datagram-size", "1472"]);
+        let Some(s) = t.send(&b.seg, &file, &args) else {
             failures.push(format!(
                 "{proto}: the sender did not finish in {DEADLINE:?}"
             ));

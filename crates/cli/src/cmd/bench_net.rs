@@ -54,7 +54,8 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     pub datagram_size: Option<usize>,
     /// rmcast runs: `default` (no --protocol, what `rmcast send` defaults to) and protocol
-    /// names; default: default and every protocol that runs on sockets
+    /// names, each optionally with `rmcast send` flags after slashes (`pgm/fec-k=16`:
+    /// --protocol pgm --fec-k 16); default: default and every protocol that runs on sockets
     #[arg(long, alias = "protocol", value_delimiter = ',', value_name = "P")]
     pub protocols: Option<Vec<String>>,
     /// `rmcast send --window` (default: none given, each protocol's own)

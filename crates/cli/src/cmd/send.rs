@@ -229,6 +229,10 @@ pub struct Args {
     /// receiver reported delivered (memory: about this many datagrams)
     #[arg(long, default_value_t = spec::pgm::SOCKET_TXW, value_name = "PACKETS")]
     pub txw: u64,
+    /// pgm: FEC repair, source packets per block (0: off). Receivers NAK a block for the
+    /// parity they need; one parity packet repairs different losses at different receivers
+    #[arg(long, default_value_t = spec::pgm::FEC_K as u16, value_name = "K")]
+    pub fec_k: u16,
     /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
     /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
     /// after it was sent (with --rate 0, raise it above the time a window of blocks takes to
@@ -348,6 +352,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.prmp.mtr = a.mtr;
     c.prmp.silent_polls = a.silent_polls;
     c.pgm_txw = a.txw;
+    c.pgm_fec_k = a.fec_k;
     c.dsp.rtd = secs(a.rtd_ms / 1e3, "--rtd-ms")?;
     c.dsp.r_f = a.rf;
     c.dsp.status_interval = secs(a.status_ms / 1e3, "--status-ms")?;

@@ -285,6 +285,10 @@ pub struct SenderSettings {
     pub pgm_txw: u64,
     /// `--rate auto`: congestion control (TFMCC) sets the rate, `rate_bps` caps it.
     pub tfmcc: bool,
+    /// pgm: FEC repair, source packets per block (0: off).
+    pub pgm_fec_k: u16,
+    /// Bytes sealing adds to each datagram (0 without a key).
+    pub sealing: usize,
 }
 
 /// The socket default of `protocol`'s duration parameter `key` (ms in the spec table); zero

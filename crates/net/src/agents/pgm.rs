@@ -9,8 +9,10 @@
 //! out after the last data), see [`NetProtocol::acknowledged`].
 //!
 //! With `--rate auto` the source runs TFMCC (RFC 4654, [`rmcast_proto::tfmcc`]): the running
-//! ANNOUNCE's parameters say so ([`PARAM_TFMCC`]), receivers then report their TCP-friendly
-//! rate and the source paces new data at the slowest one's, never above `--max-rate`.
+//! ANNOUNCE's parameters say so ([`PgmParams`]), receivers then report their TCP-friendly
+//! rate and the source paces new data at the slowest one's, never above `--max-rate`. With
+//! `--fec-k K` repairs are parity over blocks of `K` packets, as in the simulator (the
+//! `pgm` module's FEC repair); the ANNOUNCE carries `K`.
 
 use super::{Announced, Me, NetProtocol, Received, SenderSettings, SenderSide, Start, Started};
 use crate::NetError;
@@ -18,9 +20,62 @@ use rmcast_proto::spec;
 use rmcast_proto::{pgm, tfmcc, GroupId, NodeId};
 use std::time::Duration;
 
-/// Bit of the ANNOUNCE's one parameter byte: congestion control (TFMCC) is on. No byte (the
-/// default) means off; other bits are refused.
+/// Bit of the ANNOUNCE's pgm flags byte: congestion control (TFMCC) is on.
 pub const PARAM_TFMCC: u8 = 0x01;
+
+/// What a pgm sender announces beyond the session's fields, in the running ANNOUNCE's
+/// parameters: nothing (the default: no congestion control, no FEC), a flags byte
+/// ([`PARAM_TFMCC`]), or the flags byte and FEC's block size `k` (u16, 1 to the spec's
+/// maximum). Other lengths, unknown flag bits and a `k` out of range are refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PgmParams {
+    /// Congestion control (`--rate auto`).
+    pub tfmcc: bool,
+    /// FEC repair: source packets per block (0: off).
+    pub fec_k: u16,
+}
+
+impl PgmParams {
+    /// The ANNOUNCE's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let flags = if self.tfmcc { PARAM_TFMCC } else { 0 };
+        match (flags, self.fec_k) {
+            (0, 0) => Vec::new(),
+            (f, 0) => vec![f],
+            (f, k) => {
+                let [hi, lo] = k.to_be_bytes();
+                vec![f, hi, lo]
+            }
+        }
+    }
+
+    /// Read an ANNOUNCE's bytes.
+    pub fn decode(params: &[u8]) -> Result<Self, NetError> {
+        let bad = |why: &str| {
+            NetError::Failed(format!(
+                "the sender's pgm parameters are malformed ({why}): {} bytes, {:02x?}",
+                params.len(),
+                params.get(..8).unwrap_or(params)
+            ))
+        };
+        let (flags, fec_k) = match *params {
+            [] => (0, 0),
+            [f] => (f, 0),
+            [f, hi, lo] => (f, u16::from_be_bytes([hi, lo])),
+            _ => return Err(bad("none, one or three bytes")),
+        };
+        if flags & !PARAM_TFMCC != 0 {
+            return Err(bad("unknown flag bits"));
+        }
+        if params.len() == 3 && !(1..=spec::pgm::FEC_K_MAX).contains(&u64::from(fec_k)) {
+            return Err(bad("an FEC block of 0 or more than the largest k"));
+        }
+        Ok(PgmParams {
+            tfmcc: flags & PARAM_TFMCC != 0,
+            fec_k,
+        })
+    }
+}
 
 /// TFMCC as it runs on sockets: the spec's socket defaults, capped at `rate_bps` (0: no cap).
 fn cc_config(rate_bps: u64) -> tfmcc::Config {
@@ -31,27 +86,17 @@ fn cc_config(rate_bps: u64) -> tfmcc::Config {
     }
 }
 
-/// The sender's side of a congestion-controlled session: it announces it.
-struct Controlled;
-impl SenderSide for Controlled {
+/// The sender's side of a session that announces pgm parameters.
+struct Announcing(PgmParams);
+impl SenderSide for Announcing {
     fn params(&self) -> Result<Vec<u8>, NetError> {
-        Ok(vec![PARAM_TFMCC])
+        Ok(self.0.encode())
     }
 }
 
-/// Whether an ANNOUNCE's pgm parameters turn congestion control on.
-fn announced_tfmcc(params: &[u8]) -> Result<bool, NetError> {
-    match params {
-        [] => Ok(false),
-        [b] if b & !PARAM_TFMCC == 0 => Ok(b & PARAM_TFMCC != 0),
-        _ => Err(NetError::Failed(format!(
-            "the sender's pgm parameters are malformed: {} bytes ({:02x?}), this receiver \
-             knows none or one byte of known flags",
-            params.len(),
-            params.get(..8).unwrap_or(params)
-        ))),
-    }
-}
+/// Bytes a PARITY packet adds to a message beyond ODATA's header and sequence number:
+/// block (8) + index (2) + k (2) − seq (8), and the symbol's two-byte length prefix.
+const PARITY_EXTRA: usize = 12 - 8 + rmcast_proto::fec::LEN_PREFIX;
 
 pub struct Pgm;
 
@@ -82,13 +127,48 @@ impl NetProtocol for Pgm {
         let range = spec::lookup("pgm")
             .and_then(|p| p.param("txw"))
             .map(|q| q.range);
-        match range {
-            Some(r) if !r.admits(s.pgm_txw as f64) => Err(NetError::setup(format!(
-                "--txw {} is out of range: give {r:?} packets",
-                s.pgm_txw
-            ))),
-            _ => Ok(()),
+        if let Some(r) = range {
+            if !r.admits(s.pgm_txw as f64) {
+                return Err(NetError::setup(format!(
+                    "--txw {} is out of range: give {r:?} packets",
+                    s.pgm_txw
+                )));
+            }
         }
+        if s.pgm_fec_k > 0 && s.pgm_txw < u64::from(s.pgm_fec_k) {
+            return Err(NetError::setup(format!(
+                "--txw {} is smaller than an FEC block (--fec-k {}): the source keeps a block \
+                 whole until every receiver delivered it",
+                s.pgm_txw, s.pgm_fec_k
+            )));
+        }
+        if u64::from(s.pgm_fec_k) > spec::pgm::FEC_K_MAX {
+            return Err(NetError::setup(format!(
+                "--fec-k {} is out of range: give 0 (off) to {} packets per block",
+                s.pgm_fec_k,
+                spec::pgm::FEC_K_MAX
+            )));
+        }
+        Ok(())
+    }
+
+    /// With FEC a parity symbol (the message and its length prefix) must fit a datagram, so
+    /// messages are [`PARITY_EXTRA`] bytes shorter than ODATA alone would allow.
+    fn message_size(&self, s: &SenderSettings) -> Result<Option<usize>, NetError> {
+        if s.pgm_fec_k == 0 {
+            return Ok(None);
+        }
+        let room = s
+            .datagram_size
+            .checked_sub(s.sealing + self.data_overhead(0) + PARITY_EXTRA)
+            .filter(|c| *c > 16)
+            .ok_or_else(|| {
+                NetError::setup(format!(
+                    "--datagram-size {} leaves no room for data with FEC: raise it",
+                    s.datagram_size
+                ))
+            })?;
+        Ok(Some(room))
     }
 
     fn start(&self, s: &SenderSettings, _start: &Start<'_>) -> Result<Started, NetError> {
@@ -100,14 +180,23 @@ impl NetProtocol for Pgm {
         c.rdata_holdoff = socket_ms("rdata_holdoff_ms");
         c.linger = LINGER;
         c.txw = Some(s.pgm_txw.max(1));
+        c.fec_k = s.pgm_fec_k;
+        let params = PgmParams {
+            tfmcc: s.tfmcc,
+            fec_k: s.pgm_fec_k,
+        };
+        let side = Box::new(Announcing(params));
         if !s.tfmcc {
-            return Started::plain(pgm::Source::new(c));
+            return Ok(Started {
+                agent: Box::new(pgm::Source::new(c)),
+                side,
+            });
         }
         let cc = cc_config(s.rate_bps);
         c.cc = Some(cc);
         Ok(Started {
             agent: Box::new(pgm::PacedSource::new(pgm::Source::new(c), cc)),
-            side: Box::new(Controlled),
+            side,
         })
     }
 
@@ -117,14 +206,15 @@ impl NetProtocol for Pgm {
         if !a.running {
             return Ok(None);
         }
-        let tfmcc = announced_tfmcc(a.params)?;
+        let p = PgmParams::decode(a.params)?;
         let mut c = pgm::ReceiverConfig::new(NodeId(me.node), NodeId(me.sender));
         c.session = me.session;
         c.nak_backoff = socket_ms("nak_backoff_ms");
         c.nak_repeat = socket_ms("nak_repeat_ms");
         c.nak_rdata = socket_ms("nak_rdata_ms");
         c.nak_rto_min = Some(socket_ms("nak_rto_min_ms"));
-        if !tfmcc {
+        c.fec_k = p.fec_k;
+        if !p.tfmcc {
             return Received::plain(pgm::Receiver::new(c, me.rng()));
         }
         let cc = cc_config(0);
@@ -176,17 +266,63 @@ mod tests {
     }
 
     #[test]
-    fn the_announce_says_whether_congestion_control_is_on_and_unknown_bits_are_refused() {
-        assert_eq!(announced_tfmcc(&[]).ok(), Some(false));
-        assert_eq!(Controlled.params().ok(), Some(vec![PARAM_TFMCC]));
-        assert_eq!(announced_tfmcc(&[PARAM_TFMCC]).ok(), Some(true));
-        assert_eq!(announced_tfmcc(&[0]).ok(), Some(false));
-        for bad in [&[0x02][..], &[0x81], &[1, 0], &[0; 40]] {
+    fn the_announce_says_whether_congestion_control_and_fec_are_on_and_refuses_the_unknown() {
+        let dec = |b: &[u8]| PgmParams::decode(b).ok();
+        assert_eq!(dec(&[]), Some(PgmParams::default()));
+        assert_eq!(PgmParams::default().encode(), Vec::<u8>::new());
+        let cc = PgmParams {
+            tfmcc: true,
+            fec_k: 0,
+        };
+        assert_eq!(cc.encode(), vec![PARAM_TFMCC]);
+        assert_eq!(dec(&cc.encode()), Some(cc));
+        for p in [
+            PgmParams {
+                tfmcc: false,
+                fec_k: 16,
+            },
+            PgmParams {
+                tfmcc: true,
+                fec_k: 128,
+            },
+        ] {
+            assert_eq!(p.encode().len(), 3);
+            assert_eq!(dec(&p.encode()), Some(p));
+        }
+        assert_eq!(dec(&[0]), Some(PgmParams::default()));
+        for bad in [
+            &[0x02][..],
+            &[0x81],
+            &[1, 0],
+            &[0; 40],
+            &[0, 0, 0],
+            &[0, 0, 129],
+            &[1, 0xff, 0xff],
+        ] {
             assert!(
-                matches!(announced_tfmcc(bad), Err(NetError::Failed(_))),
+                matches!(PgmParams::decode(bad), Err(NetError::Failed(_))),
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn fec_messages_leave_room_for_the_parity_header_and_k_is_checked() {
+        let mut s = crate::agents::tests::settings();
+        assert_eq!(Pgm.message_size(&s).unwrap(), None);
+        s.pgm_fec_k = 16;
+        let m = Pgm.message_size(&s).unwrap().unwrap();
+        // A parity symbol of the longest message (framing included) plus its prefix and
+        // PARITY's fields is one datagram.
+        let parity = rmcast_wire::HEADER_LEN
+            + 12
+            + crate::frame::DATA_OVERHEAD
+            + m
+            + rmcast_proto::fec::LEN_PREFIX;
+        assert_eq!(parity, s.datagram_size);
+        assert!(Pgm.check(&s).is_ok());
+        s.pgm_fec_k = 129;
+        assert!(matches!(Pgm.check(&s), Err(NetError::Setup(_))));
     }
 
     #[test]
@@ -203,6 +339,9 @@ mod tests {
         };
         let mut started = Pgm.start(&s, &start).unwrap();
         assert_eq!(started.side.params().unwrap(), vec![PARAM_TFMCC]);
+        s.pgm_fec_k = 8;
+        let started = Pgm.start(&s, &start).unwrap();
+        assert_eq!(started.side.params().unwrap(), vec![PARAM_TFMCC, 0, 8]);
         let any = started.agent.as_any_mut().unwrap();
         assert!(any.downcast_mut::<pgm::PacedSource>().is_some());
     }

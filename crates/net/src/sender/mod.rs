@@ -134,6 +134,8 @@ pub struct SendConfig {
     pub prmp: PrmpOpts,
     /// `pgm`: transmit window, packets.
     pub pgm_txw: u64,
+    /// `pgm`: FEC repair, source packets per block (0: off).
+    pub pgm_fec_k: u16,
     /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
     pub dsp: DspOpts,
 }
@@ -166,6 +168,7 @@ impl SendConfig {
             late_join: false,
             prmp: PrmpOpts::default(),
             pgm_txw: rmcast_proto::spec::pgm::SOCKET_TXW,
+            pgm_fec_k: 0,
             dsp: DspOpts::default(),
         }
     }
@@ -315,6 +318,8 @@ impl SenderSettings {
             prmp: cfg.prmp.clone(),
             dsp: cfg.dsp.clone(),
             pgm_txw: cfg.pgm_txw,
+            pgm_fec_k: cfg.pgm_fec_k,
+            sealing: cfg.keys.as_ref().map_or(0, |_| crate::secure::TRAILER_LEN),
             tfmcc: cfg.tfmcc,
         }
     }

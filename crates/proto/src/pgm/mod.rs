@@ -259,7 +259,13 @@ impl Agent for Source {
                 .is_none_or(|w| self.sent.next().saturating_sub(self.trail) < w)
     }
     fn delivered_by_all(&mut self, _now: Time, messages: u64) {
-        let upto = messages.min(self.sent.next());
+        let mut upto = messages.min(self.sent.next());
+        // FEC: parity is computed over a whole block, so the block a receiver is still
+        // inside keeps all its packets (the receiver may lack one after those it delivered).
+        let k = u64::from(self.cfg.fec_k);
+        if k > 0 {
+            upto -= upto % k;
+        }
         if self.cfg.txw.is_some() && upto > self.trail {
             self.trail = upto;
             self.buf.remove_below(upto);

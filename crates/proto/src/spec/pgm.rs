@@ -156,10 +156,10 @@ pub const PARAMS: &[Param] = &[
         0,
         FEC_K_MAX,
         FEC_K as u64,
-        "FEC repair (simulator): source packets per block; receivers NAK a block for the \
-         parity they need and the source answers with new parity symbols (0: off, every \
-         repair an RDATA)",
-    ),
+        "FEC repair: source packets per block; receivers NAK a block for the parity they \
+         need and the source answers with new parity symbols (0: off, every repair an RDATA)",
+    )
+    .flag("fec-k"),
     Param::switch(
         "tfmcc",
         TFMCC,
