@@ -203,22 +203,30 @@ fn series_svg(sc: &Scenario, results: &[scenario::RunResult]) -> anyhow::Result<
             .collect::<Vec<_>>()
     };
     let mut series = Vec::new();
-    for (i, r) in results.iter().enumerate() {
+    let mut drawn = std::collections::HashSet::new();
+    for r in results {
         let s = &r.samples;
+        // One run per configuration: the first seed of each.
         let swept: Vec<String> = sc
             .axes
             .iter()
+            .filter(|a| a.key != "seed")
             .filter_map(|a| r.column(&a.key).map(|v| format!("{} = {}", a.key, v.csv())))
             .collect();
+        if !drawn.insert(swept.clone()) {
+            continue;
+        }
         let name = match swept.is_empty() {
             true => format!("run {}", r.index),
             false => swept.join(", "),
         };
+        // Three colours per configuration.
+        let c = 3 * (drawn.len() - 1);
         let received = per_interval(s, &|x| Some(x.received_bytes_min));
         if !received.is_empty() {
             series.push(PlotSeries::measured(
                 format!("received, slowest receiver ({name})"),
-                3 * i,
+                c,
                 &received,
             ));
         }
@@ -230,7 +238,7 @@ fn series_svg(sc: &Scenario, results: &[scenario::RunResult]) -> anyhow::Result<
         if !gauge.is_empty() {
             series.push(PlotSeries::measured(
                 format!("source rate gauge ({name})"),
-                3 * i + 1,
+                c + 1,
                 &gauge,
             ));
         }
@@ -238,7 +246,7 @@ fn series_svg(sc: &Scenario, results: &[scenario::RunResult]) -> anyhow::Result<
         if !cross.is_empty() {
             series.push(PlotSeries::measured(
                 format!("[cross] flow received ({name})"),
-                3 * i + 2,
+                c + 2,
                 &cross,
             ));
         }
@@ -262,8 +270,9 @@ fn series_svg(sc: &Scenario, results: &[scenario::RunResult]) -> anyhow::Result<
             .unwrap_or("rmcast sim")
             .to_string(),
         caption: format!(
-            "Rates per {every:.0} ms sample: bytes the slowest receiver (and a [cross] flow's \
-             sink) received per interval, and the source's rate gauge at each sample"
+            "Rates per {every:.0} ms sample (the first seed of each configuration): bytes the \
+             slowest receiver (and a [cross] flow's sink) received per interval, and the \
+             source's rate gauge at each sample"
         ),
         x: Axis::new("simulated time", "s"),
         y: Axis::new("rate", "Mbit/s"),
