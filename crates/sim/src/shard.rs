@@ -381,6 +381,7 @@ fn read_parts(m: &Manifest) -> Result<Vec<RunResult>, ShardError> {
             index,
             columns,
             trace: None,
+            samples: Vec::new(),
         });
     }
     let got: Vec<usize> = out.iter().map(|r| r.index).collect();

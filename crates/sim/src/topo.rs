@@ -196,6 +196,47 @@ pub fn local_exchanges(
     })
 }
 
+/// A dumbbell: a left router and a right router joined by one `bottleneck` link (class
+/// `"bottleneck"`); on the left the source (node 2) and a spare host (node 3), on the right a
+/// spare host (node 4) and `receivers` receivers (nodes 5, 6, …), each host on its own
+/// `access` link (class `"access"`). Nodes 0 and 1 are the left and right routers. The spare
+/// hosts carry no agent unless a scenario's `[cross]` flow puts one there (node 3 to node 4:
+/// a second flow through the same bottleneck).
+pub fn dumbbell(
+    receivers: usize,
+    bottleneck: LinkConfig,
+    access: &LinkConfig,
+) -> Result<Topology, TopoError> {
+    if receivers == 0 {
+        return Err(TopoError::Invalid(
+            "a dumbbell needs at least one receiver".into(),
+        ));
+    }
+    let mut net = Network::new();
+    let left = net.add_router();
+    let right = net.add_router();
+    net.add_link(left, right, bottleneck.class("bottleneck"))?;
+    let access = access.clone().class("access");
+    let host = |net: &mut Network, at: NodeId| -> Result<NodeId, TopoError> {
+        let h = net.add_host();
+        net.add_link(at, h, access.clone())?;
+        Ok(h)
+    };
+    let source = host(&mut net, left)?;
+    host(&mut net, left)?;
+    host(&mut net, right)?;
+    let receivers = (0..receivers)
+        .map(|_| host(&mut net, right))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Topology {
+        net,
+        source,
+        receivers,
+        attach_points: vec![left, right],
+        link_loss: Vec::new(),
+    })
+}
+
 /// Spread `total` destinations over `exchanges` as evenly as possible, larger counts first
 /// (25 over 6 gives 5, 4, 4, 4, 4, 4).
 pub fn spread(total: usize, exchanges: usize) -> Vec<usize> {

@@ -13,7 +13,10 @@ use std::time::Instant;
   rmcast sim scenarios/examples/binary-tree-drop-nth.toml --out out/tree --pcap out/tree.pcap
   RAYON_NUM_THREADS=1 rmcast sim scenarios/examples/star-hybrid.toml --out out/star --quiet
 
-Writes DIR/runs.csv and DIR/runs.jsonl (one row per run: swept parameters, seed, metrics).
+Writes DIR/runs.csv and DIR/runs.jsonl (one row per run: swept parameters, seed, metrics);
+a scenario with `[metrics] sample_ms` also gets DIR/series.csv (each run sampled at that
+interval: the source's rate gauge, bytes sent and received, queue drops, a `[cross]` flow's
+bytes) and DIR/series.svg (the rates through the network over time).
 `completed` is true only when the sender finished and every receiver holds every message. A
 receiver the topology leaves without a path from the source is an error naming the node and
 the run (exit status 2), found before any run is simulated.
@@ -70,6 +73,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     if shard.is_some() && (args.pcap.is_some() || args.records) {
         eprintln!("error: --shard cannot be combined with --pcap or --records");
+        return Ok(ExitCode::from(2));
+    }
+    let sampled = sc
+        .doc
+        .get("metrics")
+        .and_then(|m| m.get("sample_ms"))
+        .is_some();
+    if shard.is_some() && sampled {
+        eprintln!("error: --shard cannot be combined with [metrics] sample_ms (series.csv)");
         return Ok(ExitCode::from(2));
     }
     let indices: Vec<usize> = match shard {
@@ -130,6 +142,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             std::fs::write(args.out.join(name), text)?;
         }
     }
+    if results.iter().any(|r| !r.samples.is_empty()) {
+        std::fs::write(args.out.join("series.csv"), scenario::series_csv(&results))?;
+        if let Some(svg) = series_svg(&sc, &results)? {
+            std::fs::write(args.out.join("series.svg"), svg)?;
+        }
+    }
     if let Some(path) = &args.pcap {
         let packets = results
             .first()
@@ -164,4 +182,101 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each run's rates over time from its samples, in Mbit/s: what the slowest receiver received
+/// per interval, the source's rate gauge where it has one (TFMCC's sending rate), and a
+/// `[cross]` flow's received rate; drawn by the report's plot module (`None`: no run lasted
+/// two samples).
+fn series_svg(sc: &Scenario, results: &[scenario::RunResult]) -> anyhow::Result<Option<String>> {
+    use rmcast_repro::plot::{Axis, Plot, PlotSeries};
+    use rmcast_repro::Estimate;
+    let mbps = |bytes_per_s: f64| bytes_per_s * 8.0 / 1e6;
+    // The rate over each interval from two cumulative byte counts.
+    let per_interval = |s: &[scenario::Sample], f: &dyn Fn(&scenario::Sample) -> Option<u64>| {
+        s.windows(2)
+            .filter_map(|w| {
+                let dt = w[1].time_s - w[0].time_s;
+                let d = f(&w[1])?.saturating_sub(f(&w[0])?) as f64;
+                (dt > 0.0).then(|| (w[1].time_s, Estimate::exact(mbps(d / dt))))
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut series = Vec::new();
+    let mut drawn = std::collections::HashSet::new();
+    for r in results {
+        let s = &r.samples;
+        // One run per configuration: the first seed of each.
+        let swept: Vec<String> = sc
+            .axes
+            .iter()
+            .filter(|a| a.key != "seed")
+            .filter_map(|a| r.column(&a.key).map(|v| format!("{} = {}", a.key, v.csv())))
+            .collect();
+        if !drawn.insert(swept.clone()) {
+            continue;
+        }
+        let name = match swept.is_empty() {
+            true => format!("run {}", r.index),
+            false => swept.join(", "),
+        };
+        // Three colours per configuration.
+        let c = 3 * (drawn.len() - 1);
+        let received = per_interval(s, &|x| Some(x.received_bytes_min));
+        if !received.is_empty() {
+            series.push(PlotSeries::measured(
+                format!("received, slowest receiver ({name})"),
+                c,
+                &received,
+            ));
+        }
+        let gauge: Vec<(f64, Estimate)> = s
+            .iter()
+            .filter_map(|x| Some((x.time_s, Estimate::exact(mbps(x.source_rate?)))))
+            .filter(|(_, e)| e.mean.is_finite())
+            .collect();
+        if !gauge.is_empty() {
+            series.push(PlotSeries::measured(
+                format!("source rate gauge ({name})"),
+                c + 1,
+                &gauge,
+            ));
+        }
+        let cross = per_interval(s, &|x| x.cross.map(|c| c.1));
+        if !cross.is_empty() {
+            series.push(PlotSeries::measured(
+                format!("[cross] flow received ({name})"),
+                c + 2,
+                &cross,
+            ));
+        }
+    }
+    if series.is_empty() {
+        return Ok(None);
+    }
+    let every = results
+        .iter()
+        .find_map(|r| match r.samples.as_slice() {
+            [a, b, ..] => Some((b.time_s - a.time_s) * 1e3),
+            _ => None,
+        })
+        .unwrap_or(0.0);
+    let plot = Plot {
+        id: "series".into(),
+        title: sc
+            .doc
+            .get("name")
+            .and_then(|v| v.as_str())
+            .unwrap_or("rmcast sim")
+            .to_string(),
+        caption: format!(
+            "Rates per {every:.0} ms sample (the first seed of each configuration): bytes the \
+             slowest receiver (and a [cross] flow's sink) received per interval, and the \
+             source's rate gauge at each sample"
+        ),
+        x: Axis::new("simulated time", "s"),
+        y: Axis::new("rate", "Mbit/s"),
+        series,
+    };
+    Ok(Some(plot.to_svg()?))
 }

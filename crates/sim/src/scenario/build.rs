@@ -19,6 +19,10 @@ pub(super) struct Built {
     pub(super) stop: Stop,
     /// The metrics to keep (`None`: all).
     pub(super) record: Option<Vec<String>>,
+    /// Sample the run every this long (`[metrics] sample_ms`).
+    pub(super) sample: Option<Duration>,
+    /// The `[cross]` flow's sender and sink.
+    pub(super) cross: Option<(NodeId, NodeId)>,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -32,6 +36,7 @@ const TOP_KEYS: &[&str] = &[
     "host",
     "stop",
     "metrics",
+    "cross",
 ];
 
 pub(super) fn check_point(sc: &Scenario, p: &Point) -> Result<(), ScenarioError> {
@@ -91,16 +96,19 @@ pub(super) fn build(sc: &Scenario, p: &Point) -> Result<Built, ScenarioError> {
 
     let pp = protocol(&top, &mut sim, source, &receivers, group)?;
     traffic(&top, &pp, &mut sim, source)?;
+    let cross = cross(&top, &mut sim, source, &receivers)?;
     super::loss::add_losses(&mut sim, &top, table, &tp, link_loss, source, &receivers)?;
     hosts(&top, &mut sim, source, &receivers)?;
     let stop = stop(&top)?;
-    let record = metrics(&top, &mut sim)?;
+    let (record, sample) = metrics(&top, &mut sim)?;
     Ok(Built {
         sim,
         source,
         receivers,
         stop,
         record,
+        sample,
+        cross,
     })
 }
 
@@ -142,7 +150,17 @@ fn traffic(top: &Params, pp: &Params, sim: &mut Sim, source: NodeId) -> Result<(
     let tr = top
         .sub("traffic")?
         .unwrap_or_else(|| Params::new(file, "traffic", Table::new()));
-    tr.check_keys(&["messages", "size", "interval_ms", "start_ms", "stamp"])?;
+    tr.check_keys(&TRAFFIC_KEYS)?;
+    sim.add_traffic(source, read_traffic(&tr)?)
+        .map_err(|e| pp.bad("name", &e.to_string()))?;
+
+    Ok(())
+}
+
+const TRAFFIC_KEYS: [&str; 5] = ["messages", "size", "interval_ms", "start_ms", "stamp"];
+
+/// A traffic source from the keys of a `[traffic]` (or `[cross]`) table.
+fn read_traffic(tr: &Params) -> Result<Traffic, ScenarioError> {
     let mut traffic = Traffic::saturated(
         tr.u64_in("messages", 100, 0, 1_000_000_000)?,
         tr.u64_in("size", 1000, 0, 65_000)? as usize,
@@ -152,10 +170,49 @@ fn traffic(top: &Params, pp: &Params, sim: &mut Sim, source: NodeId) -> Result<(
     }
     traffic.start = Time::ZERO + ms_dur(tr.f64_in("start_ms", 0.0, 0.0, 1e12)?);
     traffic.stamp = tr.bool_or("stamp", true)?;
-    sim.add_traffic(source, traffic)
-        .map_err(|e| pp.bad("name", &e.to_string()))?;
+    Ok(traffic)
+}
 
-    Ok(())
+/// The `[cross]` table: a second flow beside the protocol's, the `unreliable` baseline from
+/// node `from` to node `to` (its own group) with the traffic keys of `[traffic]`, e.g. a
+/// constant bit rate through a dumbbell's bottleneck (its spare hosts, nodes 3 and 4). Neither
+/// node may be the source or a receiver.
+fn cross(
+    top: &Params,
+    sim: &mut Sim,
+    source: NodeId,
+    receivers: &[NodeId],
+) -> Result<Option<(NodeId, NodeId)>, ScenarioError> {
+    let Some(cp) = top.sub("cross")? else {
+        return Ok(None);
+    };
+    let mut keys = TRAFFIC_KEYS.to_vec();
+    keys.extend(["from", "to"]);
+    cp.check_keys(&keys)?;
+    let n = sim.network().node_count() as u64;
+    let node = |key: &str| -> Result<NodeId, ScenarioError> {
+        let id = NodeId(cp.req_u64_in(key, 0, n.saturating_sub(1))? as u32);
+        if id == source || receivers.contains(&id) {
+            return Err(cp.bad(key, "a node that is neither the source nor a receiver"));
+        }
+        Ok(id)
+    };
+    let (from, to) = (node("from")?, node("to")?);
+    if from == to {
+        return Err(cp.bad("to", "a node other than `from`"));
+    }
+    if sim.network().first_unreachable(from, &[to]).is_some() {
+        return Err(cp.bad("to", &format!("a node reachable from node {}", from.0)));
+    }
+    let group = GroupId(2);
+    let bad = |e: crate::sim::SimError| cp.bad("from", &e.to_string());
+    sim.set_group(group, &[to]).map_err(bad)?;
+    let sender = crate::unreliable::Sender::new(from, group);
+    sim.add_agent(from, Box::new(sender)).map_err(bad)?;
+    let sink = crate::unreliable::Receiver::new();
+    sim.add_agent(to, Box::new(sink)).map_err(bad)?;
+    sim.add_traffic(from, read_traffic(&cp)?).map_err(bad)?;
+    Ok(Some((from, to)))
 }
 
 /// The `[host]` table: receive queues and processing delays.
@@ -211,13 +268,21 @@ fn stop(top: &Params) -> Result<Stop, ScenarioError> {
     })
 }
 
-/// The `[metrics]` table: which metrics to keep (`None`: all), and whether to keep events.
-fn metrics(top: &Params, sim: &mut Sim) -> Result<Option<Vec<String>>, ScenarioError> {
+/// The metrics to keep (`None`: all) and the sampling interval (`None`: no series).
+type MetricsChoice = (Option<Vec<String>>, Option<Duration>);
+
+/// The `[metrics]` table: which metrics to keep, whether to keep events, and how often to
+/// sample the run (`sample_ms`: the rows of [`super::Sample`]).
+fn metrics(top: &Params, sim: &mut Sim) -> Result<MetricsChoice, ScenarioError> {
     // Metrics.
+    let mut sample = None;
     let record = match top.sub("metrics")? {
         None => None,
         Some(mp) => {
-            mp.check_keys(&["record", "events"])?;
+            mp.check_keys(&["record", "events", "sample_ms"])?;
+            if mp.has("sample_ms") {
+                sample = Some(ms_dur(mp.f64_in("sample_ms", 100.0, 1.0, 1e9)?));
+            }
             sim.record_events(mp.bool_or("events", false)?);
             match mp.list("record") {
                 None => None,
@@ -236,5 +301,5 @@ fn metrics(top: &Params, sim: &mut Sim) -> Result<Option<Vec<String>>, ScenarioE
     if record.is_none() && top.sub("metrics")?.is_none() {
         sim.record_events(false);
     }
-    Ok(record)
+    Ok((record, sample))
 }

@@ -29,7 +29,10 @@ mod sweep;
 mod topology;
 
 pub use crate::params::{Params, ScenarioError};
-pub use output::{columns, records_csv, to_csv, to_jsonl, Metric, Records, RunResult, Trace};
+pub use output::{
+    columns, records_csv, series_csv, to_csv, to_jsonl, Metric, Records, RunResult, Sample, Trace,
+    SERIES_COLUMNS,
+};
 pub use sweep::MAX_RUNS;
 pub use topology::{topology_from_table, Hosts};
 

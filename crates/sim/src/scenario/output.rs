@@ -83,6 +83,74 @@ pub struct RunResult {
     pub columns: Vec<(String, Metric)>,
     /// Its packet and loss records, when asked for.
     pub trace: Option<Trace>,
+    /// The run sampled every `[metrics] sample_ms` (empty without it).
+    pub samples: Vec<Sample>,
+}
+
+/// The state of a run at one instant (`[metrics] sample_ms`), after every event up to it:
+/// cumulative counts, so a rate over an interval is the difference of two samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Simulated time, seconds.
+    pub time_s: f64,
+    /// The source's [`rmcast_proto::Gauge::Rate`], bytes per second (e.g. `pgm` with
+    /// `tfmcc`: the TFMCC sending rate; `None` for an agent without one).
+    pub source_rate: Option<f64>,
+    /// Bytes of every datagram the source sent.
+    pub source_sent_bytes: u64,
+    /// The fewest bytes any receiver received (every datagram handed to its agent).
+    pub received_bytes_min: u64,
+    /// The fewest messages any receiver delivered.
+    pub delivered_min: u64,
+    /// The lowest [`rmcast_proto::Gauge::Rate`] of the receivers (TFMCC: the rate the
+    /// slowest receiver computed; `None` while none has one, or an infinite one before loss).
+    pub receiver_rate_min: Option<f64>,
+    /// Packets dropped by full link queues.
+    pub lost_queue: u64,
+    /// The `[cross]` flow: bytes its sender sent and its sink received.
+    pub cross: Option<(u64, u64)>,
+}
+
+/// Columns of `series.csv`.
+pub const SERIES_COLUMNS: [&str; 10] = [
+    "run",
+    "time_s",
+    "source_rate_bytes_per_s",
+    "source_sent_bytes",
+    "received_bytes_min",
+    "delivered_min",
+    "receiver_rate_min_bytes_per_s",
+    "lost_queue",
+    "cross_sent_bytes",
+    "cross_received_bytes",
+];
+
+/// `series.csv`: every sample of every run (empty fields for what a run does not have).
+pub fn series_csv(results: &[RunResult]) -> String {
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| Metric::F(x).csv());
+    csv_text(
+        &SERIES_COLUMNS,
+        results.iter().flat_map(|r| {
+            r.samples.iter().map(move |x| {
+                let (cs, cr) = match x.cross {
+                    Some((s, r)) => (s.to_string(), r.to_string()),
+                    None => (String::new(), String::new()),
+                };
+                vec![
+                    r.index.to_string(),
+                    x.time_s.to_string(),
+                    opt(x.source_rate),
+                    x.source_sent_bytes.to_string(),
+                    x.received_bytes_min.to_string(),
+                    x.delivered_min.to_string(),
+                    opt(x.receiver_rate_min),
+                    x.lost_queue.to_string(),
+                    cs,
+                    cr,
+                ]
+            })
+        }),
+    )
 }
 
 impl RunResult {

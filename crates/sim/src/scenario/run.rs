@@ -1,8 +1,9 @@
 //! Running one point of a sweep and turning what it measured into metric columns.
 
 use super::build::{build, Built};
-use super::{Metric, Point, RunResult, Scenario, ScenarioError, Trace};
-use rmcast_proto::GroupId;
+use super::{Metric, Point, RunResult, Sample, Scenario, ScenarioError, Trace};
+use crate::sim::{Sim, Stop};
+use rmcast_proto::{Gauge, GroupId, NodeId, Time};
 
 pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResult, ScenarioError> {
     let Built {
@@ -11,11 +12,34 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         receivers,
         stop,
         record,
+        sample,
+        cross,
     } = build(sc, p)?;
     if trace {
         sim.enable_trace();
     }
-    let out = sim.run(&stop);
+    let mut samples = Vec::new();
+    let out = match sample {
+        None => sim.run(&stop),
+        Some(every) => {
+            // The same run in steps: the kernel processes the same events in the same order
+            // whether it is stopped at each sampling instant or not.
+            let mut at = Time::ZERO + every;
+            loop {
+                let until = stop.until.map_or(at, |u| u.min(at));
+                let step = Stop {
+                    until: Some(until),
+                    ..stop.clone()
+                };
+                let o = sim.run(&step);
+                if o.reason != "time_limit" || stop.until.is_some_and(|u| until >= u) {
+                    break o;
+                }
+                samples.push(take_sample(&sim, at, source, &receivers, cross));
+                at += every;
+            }
+        }
+    };
     let mut cols: Vec<(String, Metric)> = vec![("run".into(), Metric::U(p.index as u64))];
     for (k, v) in &p.assignment {
         cols.push((k.clone(), Metric::from_value(v)));
@@ -67,6 +91,16 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         } else {
             0.0
         }),
+    ));
+    // When the last receiver delivered its last message (with `completed`, when every
+    // receiver held everything; a NAK-based sender completes only after its linger).
+    let last_delivery = receivers
+        .iter()
+        .filter_map(|&r| sim.metrics(r).and_then(|x| x.last_delivery))
+        .max();
+    m.push((
+        "last_delivery_s".into(),
+        Metric::F(last_delivery.map_or(f64::NAN, Time::as_secs_f64)),
     ));
     let delivered: Vec<u64> = receivers
         .iter()
@@ -149,7 +183,48 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         index: p.index,
         columns: cols,
         trace,
+        samples,
     })
+}
+
+/// The run's state at `at` (every event up to it processed).
+fn take_sample(
+    sim: &Sim,
+    at: Time,
+    source: NodeId,
+    receivers: &[NodeId],
+    cross: Option<(NodeId, NodeId)>,
+) -> Sample {
+    let stats = |n: NodeId| sim.agent(n).map(|a| a.stats().clone()).unwrap_or_default();
+    let rate = |n: NodeId| sim.agent(n).and_then(|a| a.gauge(Gauge::Rate));
+    let source_stats = stats(source);
+    let mut received_min = None::<u64>;
+    let mut delivered_min = None::<u64>;
+    let mut rate_min = None::<f64>;
+    for &r in receivers {
+        let Some(a) = sim.agent(r) else { continue };
+        let s = a.stats();
+        received_min = Some(received_min.map_or(s.bytes_received, |m| m.min(s.bytes_received)));
+        let d = sim.metrics(r).map_or(0, |m| m.delivered);
+        delivered_min = Some(delivered_min.map_or(d, |m| m.min(d)));
+        if let Some(x) = a.gauge(Gauge::Rate).filter(|x| x.is_finite()) {
+            rate_min = Some(rate_min.map_or(x, |m| m.min(x)));
+        }
+    }
+    Sample {
+        time_s: at.as_secs_f64(),
+        source_rate: rate(source),
+        source_sent_bytes: source_stats.bytes_sent,
+        received_bytes_min: received_min.unwrap_or(0),
+        delivered_min: delivered_min.unwrap_or(0),
+        receiver_rate_min: rate_min,
+        lost_queue: sim
+            .losses()
+            .iter()
+            .find(|(cause, _)| cause == "queue_overflow")
+            .map_or(0, |(_, n)| *n),
+        cross: cross.map(|(from, to)| (stats(from).bytes_sent, stats(to).bytes_received)),
+    }
 }
 
 /// Append named counts to the metric columns, in order.

@@ -68,6 +68,14 @@ fn float_ranges_print_as_written() {
     );
 }
 
+/// `text` is refused with an error naming the file, `key` and what was expected.
+fn assert_refused(text: &str, key: &str) {
+    let s = parse(text).unwrap_err().to_string();
+    assert!(s.starts_with("t.toml: key `"), "{s}");
+    assert!(s.contains(&format!("`{key}`")), "{key}: {s}");
+    assert!(s.contains("expected"), "{s}");
+}
+
 #[test]
 fn errors_name_file_key_and_expectation() {
     let cases = [
@@ -97,11 +105,7 @@ fn errors_name_file_key_and_expectation() {
         (BASE.replace("step = 2", "step = 0"), "topology.receivers"),
     ];
     for (text, key) in cases {
-        let e = parse(&text).unwrap_err();
-        let s = e.to_string();
-        assert!(s.starts_with("t.toml: key `"), "{s}");
-        assert!(s.contains(&format!("`{key}`")), "{key}: {s}");
-        assert!(s.contains("expected"), "{s}");
+        assert_refused(&text, key);
     }
     let e = parse("[topology\n").unwrap_err();
     assert!(matches!(e, ScenarioError::Syntax { .. }));
@@ -311,5 +315,85 @@ fn completed_only_when_every_receiver_holds_every_message() {
                 "{proto} {case}: the sender did not complete, so this run tests nothing new"
             );
         }
+    }
+}
+
+const DUMBBELL: &str = r#"
+[topology]
+kind = "dumbbell"
+receivers = 3
+bandwidth_bps = 1000000
+bottleneck_queue = 5
+[protocol]
+name = "unreliable"
+[traffic]
+messages = 200
+size = 500
+[cross]
+from = 3
+to = 4
+messages = 50
+size = 500
+interval_ms = 10
+start_ms = 500
+[metrics]
+sample_ms = 100
+[stop]
+when_complete = false
+"#;
+
+#[test]
+fn a_dumbbell_drops_a_flood_at_its_bottleneck_and_carries_a_cross_flow() {
+    let sc = parse(DUMBBELL).unwrap();
+    let r = &run_sweep(&sc, RunOptions::default(), &|| {}).unwrap()[0];
+    // 200 packets at once into a 5-packet queue: 6 cross the bottleneck (one on the wire).
+    assert_eq!(r.column("delivered_min"), Some(&Metric::U(6)));
+    assert_eq!(r.column("lost_queue_overflow"), Some(&Metric::U(194)));
+    // From 0.5 s the cross flow's 50 datagrams, 50 kB/s of payload on a 125 kB/s bottleneck, all arrive.
+    // (the last sample is the last 100 ms instant before the run ended: one may be in flight).
+    let last = r.samples.last().unwrap();
+    let (sent, received) = last.cross.unwrap();
+    assert!(
+        sent > 50 * 500 && sent - received <= sent / 50,
+        "{sent} {received}"
+    );
+    assert!(last.source_rate.is_none(), "the baseline has no rate gauge");
+    assert_eq!(last.lost_queue, 194);
+    // One row per sample, the sampling instants 100 ms apart.
+    let csv = series_csv(std::slice::from_ref(r));
+    assert_eq!(csv.lines().count(), r.samples.len() + 1);
+    assert!(csv.starts_with(&SERIES_COLUMNS.join(",")));
+    assert!((r.samples[1].time_s - r.samples[0].time_s - 0.1).abs() < 1e-9);
+}
+
+#[test]
+fn bad_cross_flows_and_dumbbells_are_errors_naming_the_key() {
+    let cases = [
+        (DUMBBELL.replace("from = 3", "from = 2"), "cross.from"),
+        (DUMBBELL.replace("to = 4", "to = 5"), "cross.to"),
+        (DUMBBELL.replace("to = 4", "to = 3"), "cross.to"),
+        (DUMBBELL.replace("to = 4", "to = 99"), "cross.to"),
+        (DUMBBELL.replace("to = 4", "to = -1"), "cross.to"),
+        (DUMBBELL.replace("from = 3\n", ""), "cross.from"),
+        (DUMBBELL.replace("from = 3", "form = 3"), "cross.form"),
+        (
+            DUMBBELL.replace("sample_ms = 100", "sample_ms = 0"),
+            "metrics.sample_ms",
+        ),
+        (
+            DUMBBELL.replace("receivers = 3", "receivers = 0"),
+            "topology.receivers",
+        ),
+        (
+            DUMBBELL.replace("bottleneck_queue = 5", "bottleneck_queue = -5"),
+            "topology.bottleneck_queue",
+        ),
+        (
+            DUMBBELL.replace("kind = \"dumbbell\"", "kind = \"bus\""),
+            "topology.bottleneck_queue",
+        ),
+    ];
+    for (text, key) in cases {
+        assert_refused(&text, key);
     }
 }

@@ -48,7 +48,7 @@ const PLANE_KEYS: [&str; 9] = [
 ];
 /// Every kind with the keys it takes besides [`COMMON`] (the generated graphs also take
 /// [`PLANE_KEYS`]).
-const KINDS: [(&str, &[&str]); 8] = [
+const KINDS: [(&str, &[&str]); 9] = [
     (
         "bus",
         &[
@@ -77,6 +77,17 @@ const KINDS: [(&str, &[&str]); 8] = [
     (
         "binary_tree",
         &["height", "bandwidth_bps", "delay_ms", "source_link"],
+    ),
+    (
+        "dumbbell",
+        &[
+            "receivers",
+            "bandwidth_bps",
+            "delay_ms",
+            "bottleneck_queue",
+            "host_bandwidth_bps",
+            "host_delay_ms",
+        ],
     ),
     ("flat_random", &["n", "p"]),
     (
@@ -162,6 +173,7 @@ pub(super) fn build_topology(
         "star" => star(p)?,
         "local_exchanges" => local_exchanges(p)?,
         "binary_tree" => binary_tree(p)?,
+        "dumbbell" => dumbbell(p)?,
         "edge_list" => edge_list(dir, p)?,
         _ => plane_graph(p, &kind, hosts)?,
     };
@@ -262,6 +274,35 @@ fn binary_tree(p: &Params) -> Result<Topology, ScenarioError> {
             topo::binary_tree(h, link).map_err(|e| topo_err(p, e))?
         }
     })
+}
+
+/// Two routers joined by a bottleneck of `bandwidth_bps`, `delay_ms` one way and a drop-tail
+/// queue of `bottleneck_queue` packets (unbounded without it); hosts on access links of
+/// `host_bandwidth_bps` and `host_delay_ms` with unbounded queues, so a flood is dropped at the
+/// bottleneck and nowhere else (the common `queue` key would bound every link).
+fn dumbbell(p: &Params) -> Result<Topology, ScenarioError> {
+    let mut bottleneck = LinkConfig::new(
+        p.u64_in("bandwidth_bps", 10_000_000, 0, u64::MAX / 8_000_000_000)?,
+        ms_dur(p.f64_in("delay_ms", 10.0, 0.0, 1e6)?),
+    );
+    if let Some(q) = p.opt_u64("bottleneck_queue")? {
+        bottleneck = bottleneck.queue(usize::try_from(q).unwrap_or(usize::MAX));
+    }
+    let access = LinkConfig::new(
+        p.u64_in(
+            "host_bandwidth_bps",
+            1_000_000_000,
+            0,
+            u64::MAX / 8_000_000_000,
+        )?,
+        ms_dur(p.f64_in("host_delay_ms", 1.0, 0.0, 1e6)?),
+    );
+    topo::dumbbell(
+        p.req_u64_in("receivers", 1, MAX_RECEIVERS)? as usize,
+        bottleneck,
+        &access,
+    )
+    .map_err(|e| topo_err(p, e))
 }
 
 fn plane_graph(p: &Params, kind: &str, hosts: Hosts) -> Result<Topology, ScenarioError> {
