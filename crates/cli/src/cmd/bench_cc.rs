@@ -173,7 +173,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 bottleneck_bps: a.bottleneck,
                 burst: secs(a.burst_ms / 1e3, "--burst-ms")?,
                 queue: match a.queue_ms {
-                    q if q == 0.0 => None,
+                    0.0 => None,
                     q => Some(secs(q / 1e3, "--queue-ms")?),
                 },
                 window: Duration::from_millis(a.window_ms),

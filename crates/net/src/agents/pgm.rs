@@ -337,10 +337,10 @@ mod tests {
             group: "239.1.2.3:5000".parse().unwrap(),
             stream: "",
         };
-        let mut started = Pgm.start(&s, &start).unwrap();
+        let started = Pgm.start(&s, &start).unwrap();
         assert_eq!(started.side.params().unwrap(), vec![PARAM_TFMCC]);
         s.pgm_fec_k = 8;
-        let started = Pgm.start(&s, &start).unwrap();
+        let mut started = Pgm.start(&s, &start).unwrap();
         assert_eq!(started.side.params().unwrap(), vec![PARAM_TFMCC, 0, 8]);
         let any = started.agent.as_any_mut().unwrap();
         assert!(any.downcast_mut::<pgm::PacedSource>().is_some());
