@@ -12,14 +12,18 @@
 //!   equation gives for the rate received when the first loss came) and their round-trip time
 //!   from the source's echo of their feedback timestamp; they compute the TCP throughput
 //!   equation `X = s / (R·√(2p/3) + 4R·3√(3p/8)·p·(1 + 32p²))`. Before any loss they report
-//!   twice the rate they receive at (slow start).
+//!   twice the rate they receive at while the sender is in slow start, and no limit after it;
+//!   the receive rate is measured over windows long enough to hold several packets at the
+//!   sender's rate.
 //! * **Feedback** is suppressed: each round (`feedback_rtts` × the largest RTT, at least
 //!   `min_round`), every receiver but the current limiting receiver (CLR) draws a timer biased
 //!   towards low rates, `T·(γ·r + (1−γ)·max(0, 1 + ln x / ln N))` with `x` uniform in (0, 1],
 //!   `r` its rate over the sending rate (at most 1), `γ` = [`RATE_BIAS`], `N` the bound on
 //!   receivers; when it fires it reports only if its rate is below 90 % of the lowest rate the
-//!   source has echoed this round (and, outside slow start, below the sending rate). The CLR
-//!   reports every RTT (at least every `min_feedback`), unsuppressed.
+//!   source has echoed this round (and, outside slow start, below the sending rate), or if it
+//!   has seen loss while the sender is still in slow start (that report ends slow start). The
+//!   CLR reports every RTT (at least every `min_feedback`), unsuppressed. The receive rate
+//!   counts every packet from the sender (its rate paces them all), not only new data.
 //! * **The sender** follows the CLR: a lower rate from any receiver is taken at once (and its
 //!   receiver becomes the CLR), a higher rate from the CLR is approached by at most one packet
 //!   per largest RTT per largest RTT. In slow start it doubles every round, up to twice the
@@ -47,6 +51,8 @@ pub const RATE_BIAS: f64 = 0.25;
 pub const SUPPRESS_BELOW: f64 = 0.9;
 /// Feedback intervals after which a silent CLR is dropped.
 pub const CLR_TIMEOUT_RTTS: u32 = 10;
+/// A receive-rate window spans at least the time this many packets take at the sender's rate.
+pub const RECV_WINDOW_PACKETS: f64 = 4.0;
 /// Status flag: the sender is in slow start.
 pub const STATUS_SLOW_START: u8 = 1;
 /// Feedback flag: the receiver has seen loss.
@@ -319,7 +325,7 @@ impl Receiver {
         match self.window {
             Some((start, bytes)) => {
                 let span = now.saturating_since(start);
-                if span >= self.cfg.recv_window.max(self.rtt()) {
+                if span >= self.window_span() {
                     self.recv_rate.min(bytes as f64 / span.as_secs_f64())
                 } else {
                     self.recv_rate
@@ -329,40 +335,51 @@ impl Receiver {
         }
     }
 
-    /// The rate this receiver can take, bytes per second (twice the receive rate before any
-    /// loss).
-    pub fn rate(&self) -> f64 {
+    /// How long a receive-rate window lasts: at least `recv_window` and the RTT, and long
+    /// enough for [`RECV_WINDOW_PACKETS`] packets at the sender's announced rate (a window
+    /// shorter than the gap between packets measures nothing: at a low rate most such
+    /// windows would hold no packet and read as a receive rate of 0).
+    fn window_span(&self) -> Duration {
+        let span = self.cfg.recv_window.max(self.rtt());
+        if self.sender_rate == 0 || self.size <= 0.0 {
+            return span;
+        }
+        let packets = RECV_WINDOW_PACKETS * self.size / self.sender_rate as f64;
+        Duration::try_from_secs_f64(packets).map_or(span, |p| span.max(p))
+    }
+
+    /// The rate this receiver can take, bytes per second, given the receive rate `recv`:
+    /// the TCP throughput equation once it has seen loss; before, twice the receive rate
+    /// while the sender is in slow start and no limit after it (a receiver without loss has
+    /// no congestion to report; RFC 4654's calculated rate is undefined for `p = 0`).
+    fn rate_with(&self, recv: f64) -> f64 {
         if self.loss.has_loss() {
             tcp_rate(
                 self.size.max(1.0),
                 self.rtt().as_secs_f64(),
                 self.loss.loss_rate(),
             )
+        } else if self.slow_start {
+            2.0 * recv
         } else {
-            2.0 * self.recv_rate
+            f64::INFINITY
         }
     }
 
-    /// Original data packet `seq` of `len` bytes arrived.
+    /// The rate this receiver can take, bytes per second (see [`Self::rate_with`]).
+    pub fn rate(&self) -> f64 {
+        self.rate_with(self.recv_rate)
+    }
+
+    /// Original data packet `seq` of `len` bytes arrived: it counts towards the receive
+    /// rate, the packet size and the loss history.
     pub fn on_data(&mut self, now: Time, seq: u64, len: usize) {
         self.size = if self.size == 0.0 {
             len as f64
         } else {
             0.9 * self.size + 0.1 * len as f64
         };
-        self.window = match self.window {
-            None => Some((now, len as u64)),
-            Some((start, bytes)) => {
-                let bytes = bytes + len as u64;
-                let span = now.saturating_since(start);
-                if span >= self.cfg.recv_window.max(self.rtt()) {
-                    self.recv_rate = bytes as f64 / span.as_secs_f64();
-                    Some((now, 0))
-                } else {
-                    Some((start, bytes))
-                }
-            }
-        };
+        self.on_other(now, len);
         if self.loss.on_packet(now, seq, self.rtt()) {
             // The first loss: the interval that gives the rate received so far.
             let x = if self.recv_rate > 0.0 {
@@ -373,6 +390,27 @@ impl Receiver {
             let p = loss_rate_for(self.size.max(1.0), self.rtt().as_secs_f64(), x.max(1.0));
             self.loss.seed((1.0 / p).round() as u64);
         }
+    }
+
+    /// Another packet of `len` bytes from the sender arrived (a repair, a status, control):
+    /// it counts towards the receive rate only. The sender's rate covers every packet it
+    /// sends, so the rate it is compared with must count them too (counting new data alone,
+    /// a sender whose control and repairs take a fair share of a low rate would read twice
+    /// the receive rate as less than its rate and slow start would shrink it to the floor).
+    pub fn on_other(&mut self, now: Time, len: usize) {
+        self.window = match self.window {
+            None => Some((now, len as u64)),
+            Some((start, bytes)) => {
+                let bytes = bytes + len as u64;
+                let span = now.saturating_since(start);
+                if span >= self.window_span() {
+                    self.recv_rate = bytes as f64 / span.as_secs_f64();
+                    Some((now, 0))
+                } else {
+                    Some((start, bytes))
+                }
+            }
+        };
     }
 
     /// The sender's status arrived.
@@ -436,11 +474,7 @@ impl Receiver {
             return None;
         }
         let recv = self.recv_rate_at(now);
-        let rate = if self.loss.has_loss() {
-            self.rate()
-        } else {
-            2.0 * recv
-        };
+        let rate = self.rate_with(recv);
         let send = if self.clr {
             self.due = Some(now + self.rtt().max(self.cfg.min_feedback));
             true
@@ -452,7 +486,14 @@ impl Receiver {
             }
             let below_suppress = rate < SUPPRESS_BELOW * self.suppress as f64;
             let below_sending = self.slow_start || rate < self.sender_rate as f64;
-            self.sent_round != self.round && below_suppress && below_sending
+            // A loss while the sender is still in slow start is reported whatever the rate:
+            // it is what ends slow start, and the equation's rate can be far above the
+            // lossless receivers' twice-the-receive-rate that set the suppression (the first
+            // loss interval is seeded at the receive rate with the RTT known then). Its timer
+            // is still the biased one, so few of those who saw loss report before the status
+            // that ends slow start reaches the rest.
+            let ends_slow_start = self.slow_start && self.loss.has_loss();
+            self.sent_round != self.round && (ends_slow_start || (below_suppress && below_sending))
         };
         if !send {
             return None;

@@ -7,9 +7,10 @@
 //! datagram the source sends (data, repairs, SPMs, status) is charged to the bucket as the
 //! source queues it, feedback (CCFB) goes to the TFMCC sender, and the sender's status (CCS)
 //! is multicast when a round starts and after each feedback. [`FeedbackReceiver`] wraps a
-//! [`Receiver`]: ODATA sequence numbers feed the loss history, the status feeds the RTT,
-//! round and suppression, and the feedback it produces goes to the source by unicast. The
-//! bucket holds 1 ms of the rate, at least two packets.
+//! [`Receiver`]: ODATA sequence numbers feed the loss history, every packet from the source
+//! the receive rate, the status feeds the RTT, round and suppression, and the feedback it
+//! produces goes to the source by unicast. The bucket holds 1 ms of the rate, at least two
+//! packets.
 
 use super::{Receiver, Source};
 use crate::outbox::envelope;
@@ -258,8 +259,12 @@ impl FeedbackReceiver {
         if p.header.session != self.session {
             return false;
         }
+        let from_source = p.header.source == self.source.0;
+        if from_source && !matches!(p.message, Message::Pgm(wire::Message::Odata { .. })) {
+            self.cc.on_other(now, packet.len());
+        }
         match p.message {
-            Message::Pgm(wire::Message::Odata { seq, .. }) => {
+            Message::Pgm(wire::Message::Odata { seq, .. }) if from_source => {
                 self.cc.on_data(now, seq, packet.len());
                 false
             }

@@ -269,3 +269,93 @@ fn the_feedback_timer_favours_receivers_with_low_rates() {
     }
     assert!(mean[0] < mean[1], "{mean:?}");
 }
+
+#[test]
+fn a_receiver_without_loss_sets_no_limit_once_slow_start_has_ended() {
+    // The CLR has seen no loss and the sender, out of slow start, sends 1,500-byte packets
+    // at 1,000 B/s. Before, it reported twice a receive rate measured over 50-ms windows,
+    // which held no packet: a rate of 0, which pinned the sender at its floor for good.
+    let mut rng = AgentRng::from_seed(5);
+    let mut r = Receiver::new(Config::default(), 7);
+    let mut st = status(0, 1_000, (0, 0, 0), 7);
+    st.flags = 0;
+    r.on_status(at(0), &st, &mut rng);
+    let mut reports = 0;
+    for ms in 0..20_000u64 {
+        if ms % 1_500 == 0 {
+            r.on_data(at(ms), ms / 1_500, 1_500);
+        }
+        if let Some(fb) = r.poll_feedback(at(ms)) {
+            reports += 1;
+            assert_eq!(fb.rate, u64::MAX, "at {ms} ms: {fb:?}");
+            assert_eq!(fb.flags & FEEDBACK_LOSS, 0);
+        }
+    }
+    assert!(reports > 100, "{reports}");
+}
+
+#[test]
+fn a_receive_rate_at_a_few_packets_per_window_is_measured_not_zero() {
+    // Slow start at 16,000 B/s: a 1,500-byte packet every 94 ms. Windows of 50 ms read 0
+    // most of the time; windows of four packets measure the rate.
+    let mut rng = AgentRng::from_seed(6);
+    let mut r = Receiver::new(Config::default(), 7);
+    r.on_status(at(0), &status(0, 16_000, (0, 0, 0), 7), &mut rng);
+    let mut seen = Vec::new();
+    for ms in 0..5_000u64 {
+        if ms % 94 == 0 {
+            r.on_data(at(ms), ms / 94, 1_500);
+        }
+        if let Some(fb) = r.poll_feedback(at(ms)) {
+            if ms > 1_000 {
+                seen.push(fb.recv_rate);
+            }
+        }
+    }
+    assert!(!seen.is_empty());
+    for x in &seen {
+        assert!((12_000..=20_000).contains(x), "{seen:?}");
+    }
+}
+
+#[test]
+fn a_loss_during_slow_start_is_reported_past_suppression() {
+    // A lossless receiver reported 10 kB/s (twice what it receives), so the round's
+    // suppression rate is 10 kB/s; this receiver then loses a packet, and its equation rate
+    // (1 ms RTT) is far above that. Before, it stayed silent and slow start never ended.
+    let mut rng = AgentRng::from_seed(7);
+    let mut r = Receiver::new(Config::default(), 7);
+    let mut st = status(0, 1_000_000, (0, 0, 0), 9);
+    st.r_max_us = 1_000;
+    r.on_status(at(0), &st, &mut rng);
+    for i in (0..200u64).filter(|i| *i != 100) {
+        r.on_data(at(i), i, 1_000);
+    }
+    st.round = 1;
+    st.suppress = 10_000;
+    r.on_status(at(200), &st, &mut rng);
+    assert!(r.rate() > 100_000.0, "{}", r.rate());
+    let due = r.poll_timeout().unwrap();
+    let fb = r.poll_feedback(due).expect("the loss is reported");
+    assert_ne!(fb.flags & FEEDBACK_LOSS, 0, "{fb:?}");
+    // Out of slow start the same receiver is suppressed as before.
+    st.round = 2;
+    st.flags = 0;
+    r.on_status(at(300), &st, &mut rng);
+    let due = r.poll_timeout().unwrap();
+    assert!(r.poll_feedback(due).is_none());
+}
+
+#[test]
+fn every_packet_from_the_sender_counts_towards_the_receive_rate() {
+    // 500 kB/s of new data and 500 kB/s of repairs and control: 1 MB/s received.
+    let mut rng = AgentRng::from_seed(8);
+    let mut r = Receiver::new(Config::default(), 7);
+    r.on_status(at(0), &status(0, 1_000_000, (0, 0, 0), 7), &mut rng);
+    for i in 0..400u64 {
+        r.on_data(at(i), i, 500);
+        r.on_other(at(i), 500);
+    }
+    let fb = r.poll_feedback(at(400)).unwrap();
+    assert!((fb.recv_rate as f64 - 1e6).abs() < 0.05e6, "{fb:?}");
+}
