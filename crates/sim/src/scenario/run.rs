@@ -2,7 +2,7 @@
 
 use super::build::{build, Built};
 use super::{Metric, Point, RunResult, Sample, Scenario, ScenarioError, Trace};
-use crate::sim::{Sim, Stop};
+use crate::sim::{Outcome, Sim, Stop};
 use rmcast_proto::{Gauge, GroupId, NodeId, Time};
 
 pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResult, ScenarioError> {
@@ -44,6 +44,37 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
     for (k, v) in &p.assignment {
         cols.push((k.clone(), Metric::from_value(v)));
     }
+    let mut m = metrics(&sim, &out, source, &receivers);
+    if let Some(rec) = &record {
+        m.retain(|(k, _)| k == "seed" || rec.iter().any(|r| r == k));
+    }
+    cols.extend(m);
+    let trace = if trace {
+        sim.trace().map(|(pk, ls)| Trace {
+            packets: pk.to_vec(),
+            losses: ls.to_vec(),
+            recoveries: sim.recoveries().to_vec(),
+            nodes: sim.network().node_count(),
+            groups: vec![(GroupId(1), receivers.clone())],
+        })
+    } else {
+        None
+    };
+    Ok(RunResult {
+        index: p.index,
+        columns: cols,
+        trace,
+        samples,
+    })
+}
+
+/// The metric columns of a finished run, each named as `runs.csv` names it.
+fn metrics(
+    sim: &Sim,
+    out: &Outcome,
+    source: NodeId,
+    receivers: &[NodeId],
+) -> Vec<(String, Metric)> {
     let mut m: Vec<(String, Metric)> = vec![
         ("seed".into(), Metric::U(sim.seed())),
         ("receivers".into(), Metric::U(receivers.len() as u64)),
@@ -51,7 +82,7 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
         // or a NAK-based one whose linger ended, completes without the receivers' data.
         (
             "completed".into(),
-            Metric::B(out.completed && sim.delivered_everything(source, &receivers)),
+            Metric::B(out.completed && sim.delivered_everything(source, receivers)),
         ),
         ("stop_reason".into(), Metric::S(out.reason.into())),
     ];
@@ -164,27 +195,7 @@ pub(super) fn run_point(sc: &Scenario, p: &Point, trace: bool) -> Result<RunResu
     for (cause, v) in sim.losses() {
         m.push((format!("lost_{cause}"), Metric::U(v)));
     }
-    if let Some(rec) = &record {
-        m.retain(|(k, _)| k == "seed" || rec.iter().any(|r| r == k));
-    }
-    cols.extend(m);
-    let trace = if trace {
-        sim.trace().map(|(pk, ls)| Trace {
-            packets: pk.to_vec(),
-            losses: ls.to_vec(),
-            recoveries: sim.recoveries().to_vec(),
-            nodes: sim.network().node_count(),
-            groups: vec![(GroupId(1), receivers.clone())],
-        })
-    } else {
-        None
-    };
-    Ok(RunResult {
-        index: p.index,
-        columns: cols,
-        trace,
-        samples,
-    })
+    m
 }
 
 /// The run's state at `at` (every event up to it processed).
