@@ -433,6 +433,9 @@ fn rmcast_run(
             sender.stderr_tail()
         ));
     }
+    // Datagrams the receivers' kernels dropped (a full socket buffer): losses beside the
+    // bridge's, where a receiver could not keep up.
+    let mut kernel_drops = Vec::new();
     for (r, mut k) in kids.into_iter().enumerate() {
         // A sender that was stopped ends nothing: its receivers are stopped too.
         k.wait_for(if o.timed_out {
@@ -441,6 +444,7 @@ fn rmcast_run(
             RECEIVER_GRACE
         });
         let v = k.json();
+        kernel_drops.push(v["driver"]["kernel_drops"].clone());
         let ok = s.verify(&dir.join(format!("r{}/bench.bin", r + 1)));
         o.verified.push(Some(ok));
         o.per_receiver
@@ -453,6 +457,8 @@ fn rmcast_run(
         .insert("repairs_sent".into(), sv["agent"]["repairs_sent"].clone());
     o.extra
         .insert("sender_seconds".into(), sv["seconds"].clone());
+    o.extra
+        .insert("receiver_kernel_drops".into(), Value::from(kernel_drops));
     o.extra.insert(
         "per_receiver_basis".into(),
         json!("receiver: first data to last byte"),
