@@ -485,6 +485,9 @@ fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
 /// PGM: a network element on every router.
 fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     let params = pgm::Params::read(&mut Scenario(cx.params))?;
+    params
+        .check()
+        .map_err(|why| cx.params.bad("fec_proactive", &why))?;
     let mut layout = Layout::new(cx.source, cx.group, cx.receivers);
     layout.routers = all_routers(cx.sim.network());
     cx.install(pgm::deploy(&layout, &params))

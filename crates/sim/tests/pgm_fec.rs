@@ -51,3 +51,37 @@ fn with_fec_every_receiver_gets_every_packet_for_fewer_repairs_than_rdata() {
     assert!(rdata > 150, "RDATA {rdata}");
     assert!(3 * parity < rdata, "parity {parity}, RDATA {rdata}");
 }
+
+fn evidence(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/evidence")
+        .join(name)
+}
+
+/// `scenarios/evidence/pgm-fec-proactive.toml` with 200 receivers and 320 packets: with two
+/// proactive parity symbols per block every receiver gets every packet and sends far fewer
+/// NAKs than with parity on demand only; without fec_k the key is refused.
+#[test]
+fn proactive_parity_spares_most_naks_and_needs_fec_k() {
+    let text = std::fs::read_to_string(evidence("pgm-fec-proactive.toml"))
+        .unwrap()
+        .replace("seed = [1, 2, 3]", "seed = 3")
+        .replace("fec_proactive = [0, 1, 2, 4]", "fec_proactive = [0, 2]")
+        .replace("destinations = 1000", "destinations = 200")
+        .replace("messages = 1600", "messages = 320");
+    let sc = Scenario::parse(&text, "pgm-fec-proactive.toml", PathBuf::from(".")).unwrap();
+    let runs = run_sweep(&sc, RunOptions::default(), &|| {}).unwrap();
+    assert_eq!(runs.len(), 2);
+    let mut naks = Vec::new();
+    for r in &runs {
+        assert_eq!(r.column("completed"), Some(&Metric::B(true)));
+        assert_eq!(count(r, "delivered_min"), 320);
+        naks.push(count(r, "receiver_control_sent"));
+    }
+    assert!(naks[0] > 100, "NAKs on demand only: {}", naks[0]);
+    assert!(10 * naks[1] < naks[0], "NAKs {naks:?}");
+    let bad = text.replace("fec_k = 16", "fec_k = 0");
+    let sc = Scenario::parse(&bad, "bad.toml", PathBuf::from(".")).unwrap();
+    let err = run_sweep(&sc, RunOptions::default(), &|| {}).unwrap_err();
+    assert!(err.to_string().contains("fec_proactive"), "{err}");
+}

@@ -30,10 +30,32 @@ typed_params! {
         nak_rto_min: Option<Duration> = period("nak_rto_min_ms") or period(spec::NAK_RTO_MIN_MS),
         /// FEC: source packets per block (0: off).
         fec_k: u16 = small("fec_k") or spec::FEC_K as u16,
+        /// FEC: parity symbols sent unasked after each whole block (0: none).
+        fec_proactive: u16 = small("fec_proactive") or spec::FEC_PROACTIVE as u16,
         /// Congestion control (TFMCC) on.
         tfmcc: bool = switch("tfmcc") or spec::TFMCC,
         /// TFMCC: the RTT assumed until one is measured.
         tfmcc_initial_rtt: Duration = ms("tfmcc_initial_rtt_ms") or ms(spec::TFMCC_INITIAL_RTT_MS),
+    }
+}
+
+impl Params {
+    /// The rule between parameters that their ranges cannot say: proactive parity needs FEC
+    /// blocks, and a block has at most 256 − `fec_k` parity indices. `Err` says what
+    /// `fec_proactive` may be.
+    pub fn check(&self) -> Result<(), String> {
+        let p = usize::from(self.fec_proactive);
+        if p > 0 && self.fec_k == 0 {
+            return Err("0 without fec_k (proactive parity is sent per FEC block)".into());
+        }
+        let max = crate::fec::max_parity(usize::from(self.fec_k));
+        if self.fec_k > 0 && p > max {
+            return Err(format!(
+                "at most {max}, the parity indices a block of fec_k {} has",
+                self.fec_k
+            ));
+        }
+        Ok(())
     }
 }
 

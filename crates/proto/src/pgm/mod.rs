@@ -45,8 +45,13 @@
 //! Choices where the seed is silent: NAKs travel as unicast datagrams addressed to the source
 //! (every router on the way is a PGM network element and sees them), rather than hop by hop to
 //! the SPM's path address; the source sends no NCF ahead of a delayed RDATA beyond the one per
-//! NAK; there is no DLR or congestion control, and FEC is the on-demand parity above
-//! (proactive parity, RFC 3208's OPT_PARITY_PRM with the P bit, is not implemented).
+//! NAK; there is no DLR, and FEC is the on-demand parity above plus, with
+//! [`SourceConfig::fec_proactive`] > 0, proactive parity (in the spirit of RFC 3208's
+//! OPT_PARITY_PRM with the P bit): the source multicasts a block's first parity symbols right
+//! after its last packet, network elements forward them everywhere as ODATA, receivers
+//! (told the count, [`ReceiverConfig::fec_proactive`]) wait for them before NAKing a block and
+//! count them as sent when they do NAK. They carry the retransmission flag, so the simulator
+//! counts them as repairs.
 
 mod cc;
 mod deploy;
@@ -117,6 +122,9 @@ crate::config::group_config! {
         pub txw: Option<u64> = None,
         /// FEC: source packets per block (0: off). Block NAKs are answered with parity.
         pub fec_k: u16 = p.fec_k,
+        /// FEC: parity symbols (indices 0, 1, …) multicast after each whole block without a
+        /// NAK (0: none); NAK answers go on from the next index. Capped at 256 − `fec_k`.
+        pub fec_proactive: u16 = p.fec_proactive,
         /// Congestion control (`None`: off): wrap the source in a [`PacedSource`].
         pub cc: Option<crate::tfmcc::Config> = cc::config(p),
     }
@@ -250,7 +258,14 @@ impl Source {
 impl Agent for Source {
     crate::outbox::agent_io!(out, on_message);
     crate::sendq::source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);
-    crate::sendq::originals_field!(sent, buf: buf, timers: timers);
+    fn close(&mut self, now: Time) {
+        self.sent.close(&mut self.timers, now, self.cfg.linger);
+    }
+    fn send(&mut self, now: Time, data: Bytes) -> Result<(), crate::SendError> {
+        self.sent.send(now, data, &mut self.out, &mut self.buf)?;
+        self.proactive_parity();
+        Ok(())
+    }
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
             && self
@@ -297,6 +312,10 @@ crate::config::receiver_config! {
         pub nak_rto_min: Option<Duration> = p.nak_rto_min,
         /// FEC: source packets per block (0: off; the source's [`SourceConfig::fec_k`]).
         pub fec_k: u16 = p.fec_k,
+        /// FEC: parity symbols the source sends unasked after each block (its
+        /// [`SourceConfig::fec_proactive`]): a block whose last packet arrived is taken as
+        /// ended, and NAKed, only once those symbols or a later packet came.
+        pub fec_proactive: u16 = p.fec_proactive,
         /// Congestion control (`None`: off): wrap the receiver in a [`FeedbackReceiver`].
         pub cc: Option<crate::tfmcc::Config> = cc::config(p),
     }
@@ -617,6 +636,9 @@ crate::config::group_config! {
     pub struct NeConfig {
         /// Repair state no RDATA cleared is dropped after this.
         pub state_lifetime: Duration = p.state_lifetime,
+        /// FEC: the source's proactive parity symbols per block (indices below this), which
+        /// go down every interface as original data does.
+        pub fec_proactive: u16 = p.fec_proactive,
     }
     pub fn new() from p: Params;
 }
@@ -734,6 +756,10 @@ impl NetworkElement {
 
     /// FEC: parity goes down the interfaces that asked, until the asked total has passed.
     fn block_parity(&mut self, now: Time, block: u64, index: u16) -> RouteDecision {
+        if index < self.cfg.fec_proactive {
+            // Proactive parity: nobody asked, everybody may need it.
+            return RouteDecision::Forward;
+        }
         let Some(st) = self.blocks.get_mut(&block) else {
             self.rdata_discarded += 1;
             return RouteDecision::Consume;

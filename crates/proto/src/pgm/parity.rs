@@ -35,13 +35,35 @@ impl Source {
             },
             0,
         );
-        if total <= sent {
+        self.send_parity(block, &sources, sent, total);
+    }
+
+    /// After an original: if it completed a block, multicast the block's first
+    /// `fec_proactive` parity symbols (proactive parity), unasked.
+    pub(super) fn proactive_parity(&mut self) {
+        let (k, n) = (u64::from(self.cfg.fec_k), self.cfg.fec_proactive);
+        let next = self.sent.next();
+        if k == 0 || n == 0 || !next.is_multiple_of(k) {
             return;
         }
-        let Ok(parity) = fec::parity(&sources, usize::from(sent), usize::from(total - sent)) else {
+        let block = next / k - 1;
+        let Some(sources) = self.block_sources(block) else {
             return;
         };
-        for (index, payload) in (sent..total).zip(parity) {
+        let n = n.min(fec::max_parity(k as usize) as u16);
+        self.send_parity(block, &sources, 0, n);
+    }
+
+    /// Parity indices `from..to` of `block` (from its `sources`), each counted a repair; the
+    /// block's next unused index becomes `to`. Nothing when `to <= from`.
+    fn send_parity(&mut self, block: u64, sources: &[Bytes], from: u16, to: u16) {
+        if to <= from {
+            return;
+        }
+        let Ok(parity) = fec::parity(sources, usize::from(from), usize::from(to - from)) else {
+            return;
+        };
+        for (index, payload) in (from..to).zip(parity) {
             self.out.stats.repairs_sent += 1;
             self.push(
                 wire::Message::Parity {
@@ -53,7 +75,7 @@ impl Source {
                 FLAG_RETRANSMISSION,
             );
         }
-        self.parity_sent.insert(block, total);
+        self.parity_sent.insert(block, to);
     }
 }
 
@@ -77,12 +99,17 @@ impl Receiver {
         }
     }
 
-    /// Whether every packet of `block` is known to have been sent.
+    /// Whether every packet of `block` is known to have been sent, and with proactive parity
+    /// also that symbol: the block's last proactive symbol (or any later one) arrived, or a
+    /// packet beyond the block did.
     pub(super) fn ended(&self, block: u64) -> bool {
-        block
-            .checked_add(1)
-            .and_then(|b| b.checked_mul(self.k()))
-            .is_some_and(|end| end <= self.lead)
+        block_ended(
+            block,
+            self.k(),
+            self.lead,
+            self.cfg.fec_proactive,
+            self.blocks.get(&block),
+        )
     }
 
     /// A loss was detected: its block NAKs it once the block's end is known; until then it
@@ -112,10 +139,12 @@ impl Receiver {
     /// block's end join it).
     pub(super) fn blocks_ended(&mut self, now: Time) {
         let k = self.k();
+        let (lead, proactive) = (self.lead, self.cfg.fec_proactive);
         let ended: Vec<u64> = self
             .blocks
             .range(..self.lead / k)
             .filter(|(_, blk)| blk.phase.is_none() && !blk.per_packet && !blk.dec.is_complete())
+            .filter(|(&b, blk)| block_ended(b, k, lead, proactive, Some(blk)))
             .map(|(&b, _)| b)
             .collect();
         for b in ended {
@@ -153,7 +182,9 @@ impl Receiver {
             return;
         };
         let need = blk.dec.needed();
-        let total = usize::from(blk.known) + need;
+        // The source sent its proactive symbols for every whole block, heard or not.
+        let proactive = usize::from(self.cfg.fec_proactive).min(fec::max_parity(k as usize));
+        let total = usize::from(blk.known).max(proactive) + need;
         if total > fec::max_parity(k as usize) {
             blk.per_packet = true;
             blk.phase = None;
@@ -266,4 +297,16 @@ impl Receiver {
             None => {}
         }
     }
+}
+
+/// [`Receiver::ended`]'s rule for block `b` of `k` packets, the lead `lead` (the next sequence
+/// number known to have been sent), `proactive` symbols after each block and the block's state.
+fn block_ended(b: u64, k: u64, lead: u64, proactive: u16, blk: Option<&RxBlock>) -> bool {
+    let Some(end) = b.checked_add(1).and_then(|b| b.checked_mul(k)) else {
+        return false;
+    };
+    if proactive == 0 {
+        return end <= lead;
+    }
+    end < lead || (end == lead && blk.is_some_and(|blk| blk.known >= proactive))
 }

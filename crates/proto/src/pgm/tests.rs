@@ -234,11 +234,18 @@ fn receiver_backoff_is_suppressed_by_ncf() {
 /// mesh with 10 % loss (no routers: the source answers every NAK itself), `messages` sent
 /// 5 ms apart, run for 20 s; every receiver must hold every message. The source's repairs.
 fn harness_run(fec_k: u16, messages: u64, what: &str) -> u64 {
+    harness(fec_k, 0, messages, 5, what).0
+}
+
+/// [`harness_run`] with `proactive` parity symbols after each block and messages `gap_ms`
+/// apart: the source's repairs and the NAKs (packet and block) the receivers sent.
+fn harness(fec_k: u16, proactive: u16, messages: u64, gap_ms: u64, what: &str) -> (u64, u64) {
     let delay = Duration::from_millis(5);
     let mut h = crate::testkit::Harness::new(delay, 0.1, 9);
     let mut sc = SourceConfig::new(NodeId(0), G);
     sc.spm_interval = Some(Duration::from_millis(100));
     sc.fec_k = fec_k;
+    sc.fec_proactive = proactive;
     let src = h.add(Box::new(Source::new(sc)));
     let mut ids = vec![src];
     for i in 1..6 {
@@ -246,6 +253,7 @@ fn harness_run(fec_k: u16, messages: u64, what: &str) -> u64 {
         rc.nak_repeat = Duration::from_millis(30);
         rc.nak_rdata = Duration::from_millis(30);
         rc.fec_k = fec_k;
+        rc.fec_proactive = proactive;
         ids.push(h.add(Box::new(Receiver::new(
             rc,
             AgentRng::derive(9, NodeId(i), 0),
@@ -253,7 +261,7 @@ fn harness_run(fec_k: u16, messages: u64, what: &str) -> u64 {
     }
     h.set_group(G, ids.clone());
     for k in 0..messages {
-        h.run_until(Time::from_millis(5 * k));
+        h.run_until(Time::from_millis(gap_ms * k));
         h.with_agent(src, |a, now| {
             a.send(now, crate::testkit::message(k)).unwrap()
         });
@@ -262,7 +270,11 @@ fn harness_run(fec_k: u16, messages: u64, what: &str) -> u64 {
     assert!(h.stats.copies_dropped > 100);
     let receivers = ids[1..].iter().map(|r| r.0 as usize);
     crate::testkit::assert_delivered(&h, receivers, messages, what);
-    h.agent(src).unwrap().stats().repairs_sent
+    let naks = ids[1..]
+        .iter()
+        .map(|&r| h.agent(r).unwrap().stats().control_sent)
+        .sum();
+    (h.agent(src).unwrap().stats().repairs_sent, naks)
 }
 
 #[test]
@@ -725,4 +737,102 @@ fn harness_end_to_end_with_fec_delivers_everything_with_fewer_repairs() {
     let rdata = harness_run(0, 320, "without FEC");
     let parity = harness_run(16, 320, "fec_k 16");
     assert!(parity < rdata, "parity {parity}, RDATA {rdata}");
+}
+
+/// Proactive parity: two parity symbols after each block of 16 at 10 % loss repair most
+/// blocks before anyone NAKs; every packet still arrives. (Messages 1 ms apart: a block ends
+/// within the receivers' 30-ms `nak_repeat`, so losses wait for it instead of going the
+/// packet-by-packet way.)
+#[test]
+fn harness_end_to_end_with_proactive_parity_needs_fewer_naks() {
+    let (_, on_demand) = harness(16, 0, 320, 1, "fec_k 16");
+    let (repairs, proactive) = harness(16, 2, 320, 1, "fec_k 16, 2 proactive");
+    eprintln!("NAKs: {on_demand} on demand, {proactive} with 2 proactive ({repairs} repairs)");
+    // 20 blocks, 2 symbols each unasked; the rest on demand.
+    assert!(repairs >= 40, "{repairs}");
+    assert!(
+        2 * proactive < on_demand,
+        "NAKs with proactive parity {proactive}, on demand only {on_demand}"
+    );
+}
+
+/// A source sends `fec_proactive` parity symbols right after each block's last packet, and
+/// a block NAK is then answered from the next index.
+#[test]
+fn the_source_sends_proactive_parity_after_each_block_and_naks_go_on_from_there() {
+    let mut c = SourceConfig::new(NodeId(0), G);
+    c.spm_interval = None;
+    c.fec_k = 4;
+    c.fec_proactive = 2;
+    let mut s = Source::new(c);
+    let kinds = |s: &mut Source| {
+        let mut v = Vec::new();
+        while let Some(t) = s.poll_transmit() {
+            if let Ok(p) = Packet::decode(&t.payload) {
+                v.push(match p.message {
+                    Message::Pgm(wire::Message::Odata { seq, .. }) => ("odata", seq),
+                    Message::Pgm(wire::Message::Parity { block, index, .. }) => {
+                        ("parity", block * 100 + u64::from(index))
+                    }
+                    Message::Pgm(wire::Message::BlockNcf { total, .. }) => {
+                        ("bncf", u64::from(total))
+                    }
+                    _ => ("other", 0),
+                });
+            }
+        }
+        v
+    };
+    for i in 0..3 {
+        s.send(Time::ZERO, Bytes::from(vec![i as u8; 10])).unwrap();
+    }
+    assert_eq!(
+        kinds(&mut s),
+        vec![("odata", 0), ("odata", 1), ("odata", 2)]
+    );
+    s.send(Time::ZERO, Bytes::from(vec![3u8; 10])).unwrap();
+    assert_eq!(
+        kinds(&mut s),
+        vec![("odata", 3), ("parity", 0), ("parity", 1)]
+    );
+    let nak = pkt(5, wire::Message::BlockNak { block: 0, total: 3 });
+    s.handle_packet(Time::from_millis(1), NodeId(5), &nak);
+    assert_eq!(kinds(&mut s), vec![("bncf", 3), ("parity", 2)]);
+}
+
+/// A receiver that expects one proactive parity symbol per block does not NAK a block whose
+/// last packet arrived until that symbol (or a later packet) came; the symbol repairs it.
+#[test]
+fn a_receiver_waits_for_proactive_parity_before_naking_a_block() {
+    let msgs: Vec<Bytes> = (0..8).map(crate::testkit::message).collect();
+    let par = crate::fec::parity(&msgs[..4], 0, 1).unwrap();
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.fec_k = 4;
+    c.fec_proactive = 1;
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    for seq in [0, 2, 3] {
+        r.handle_packet(Time::ZERO, NodeId(0), &odata(seq, &msgs[seq as usize]));
+    }
+    assert_eq!(sent(&mut r), vec![], "the block's parity is still to come");
+    let p = pkt(
+        0,
+        wire::Message::Parity {
+            block: 0,
+            index: 0,
+            k: 4,
+            payload: &par[0],
+        },
+    );
+    r.handle_packet(Time::ZERO, NodeId(0), &p);
+    assert_eq!(sent(&mut r), vec![]);
+    assert_eq!(r.stats().delivered, 4);
+    // Block 1 loses packet 5 and its proactive symbol: the next block's first packet ends
+    // it, and the receiver NAKs for one symbol beyond the proactive one, which it counts as
+    // sent though it never saw it.
+    for seq in [4, 6, 7] {
+        r.handle_packet(Time::ZERO, NodeId(0), &odata(seq, &msgs[seq as usize]));
+    }
+    assert_eq!(sent(&mut r), vec![]);
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(8, b"next"));
+    assert_eq!(sent(&mut r), vec![("bnak", 1, 2)]);
 }

@@ -54,6 +54,9 @@ pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
 /// FEC: source packets per block (transmission group), 0: off. Off by default, so every
 /// scenario and study without the key runs as before.
 pub const FEC_K: u32 = 0;
+/// FEC: parity symbols the source sends unasked after each whole block (proactive parity,
+/// RFC 3208's OPT_PARITY_PRM with the P bit), 0: none, on demand only. Off by default.
+pub const FEC_PROACTIVE: u32 = 0;
 /// Congestion control (TFMCC, RFC 4654), off by default: every scenario and study without
 /// the key runs as before.
 pub const TFMCC: bool = false;
@@ -160,6 +163,17 @@ pub const PARAMS: &[Param] = &[
          need and the source answers with new parity symbols (0: off, every repair an RDATA)",
     )
     .flag("fec-k"),
+    Param::int(
+        "fec_proactive",
+        "packets",
+        0,
+        FEC_K_MAX,
+        FEC_PROACTIVE as u64,
+        "FEC repair: parity symbols the source sends after each whole block without being \
+         asked, so receivers that lost at most that many of its packets need no NAK (0: on \
+         demand only; needs fec_k, and at most 256 − fec_k)",
+    )
+    .flag("fec-proactive"),
     Param::switch(
         "tfmcc",
         TFMCC,
