@@ -235,15 +235,16 @@ fn bed(hosts: usize, name: &str, len: usize, seed: u64) -> (Bed, Vec<u8>, PathBu
 }
 
 /// 10 % of the frames to the receivers dropped: every protocol on sockets completes (pgm also
-/// with `--fec-k 16` and with `--rate auto`), every file byte-exact.
+/// with `--fec-k 16`, with two proactive parity packets a block and with `--rate auto`), every
+/// file byte-exact.
 #[test]
 fn ten_percent_frame_loss_every_protocol() {
     need_netns!();
     let (b, data, file) = bed(4, "f.bin", 2_000_000, 17);
     let mut failures = Vec::new();
-    // Every protocol, and pgm with FEC repair and with congestion control (`--rate auto`
-    // stalled in 4 of 13 runs by hand until TFMCC's slow start and lossless receivers were
-    // mended: see `rmcast_proto::tfmcc`).
+    // Every protocol, and pgm with FEC repair (on demand, and with proactive parity) and with
+    // congestion control (`--rate auto` stalled in 4 of 13 runs by hand until TFMCC's slow
+    // start and lossless receivers were mended: see `rmcast_proto::tfmcc`).
     let mut runs: Vec<(String, Vec<&str>)> = rmcast_net::agents::PROTOCOLS
         .iter()
         .map(|p| (p.name().to_string(), vec!["--protocol", p.name()]))
@@ -251,6 +252,10 @@ fn ten_percent_frame_loss_every_protocol() {
     runs.push((
         "pgm --fec-k 16".into(),
         vec!["--protocol", "pgm", "--fec-k", "16"],
+    ));
+    runs.push((
+        "pgm --fec-k 16 --fec-proactive 2".into(),
+        vec!["--protocol", "pgm", "--fec-k", "16", "--fec-proactive", "2"],
     ));
     runs.push((
         "pgm --rate auto".into(),

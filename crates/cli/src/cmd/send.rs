@@ -233,6 +233,10 @@ pub struct Args {
     /// parity they need; one parity packet repairs different losses at different receivers
     #[arg(long, default_value_t = spec::pgm::FEC_K as u16, value_name = "K")]
     pub fec_k: u16,
+    /// pgm: with --fec-k, parity packets sent after each block unasked (0: on demand only);
+    /// a receiver that lost at most that many of a block's packets needs no NAK
+    #[arg(long, default_value_t = spec::pgm::FEC_PROACTIVE as u16, value_name = "N")]
+    pub fec_proactive: u16,
     /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
     /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
     /// after it was sent (with --rate 0, raise it above the time a window of blocks takes to
@@ -353,6 +357,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.prmp.silent_polls = a.silent_polls;
     c.pgm_txw = a.txw;
     c.pgm_fec_k = a.fec_k;
+    c.pgm_fec_proactive = a.fec_proactive;
     c.dsp.rtd = secs(a.rtd_ms / 1e3, "--rtd-ms")?;
     c.dsp.r_f = a.rf;
     c.dsp.status_interval = secs(a.status_ms / 1e3, "--status-ms")?;

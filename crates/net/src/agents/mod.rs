@@ -287,6 +287,8 @@ pub struct SenderSettings {
     pub tfmcc: bool,
     /// pgm: FEC repair, source packets per block (0: off).
     pub pgm_fec_k: u16,
+    /// pgm: FEC, parity packets sent unasked after each block (0: none).
+    pub pgm_fec_proactive: u16,
     /// Bytes sealing adds to each datagram (0 without a key).
     pub sealing: usize,
 }

@@ -25,26 +25,33 @@ pub const PARAM_TFMCC: u8 = 0x01;
 
 /// What a pgm sender announces beyond the session's fields, in the running ANNOUNCE's
 /// parameters: nothing (the default: no congestion control, no FEC), a flags byte
-/// ([`PARAM_TFMCC`]), or the flags byte and FEC's block size `k` (u16, 1 to the spec's
-/// maximum). Other lengths, unknown flag bits and a `k` out of range are refused.
+/// ([`PARAM_TFMCC`]), the flags byte and FEC's block size `k` (u16, 1 to the spec's
+/// maximum), or those and the proactive parity per block (u16, 1 to 256 − `k`). Other
+/// lengths, unknown flag bits and a `k` or proactive count out of range are refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PgmParams {
     /// Congestion control (`--rate auto`).
     pub tfmcc: bool,
     /// FEC repair: source packets per block (0: off).
     pub fec_k: u16,
+    /// FEC: parity packets sent unasked after each block (0: none).
+    pub fec_proactive: u16,
 }
 
 impl PgmParams {
     /// The ANNOUNCE's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let flags = if self.tfmcc { PARAM_TFMCC } else { 0 };
-        match (flags, self.fec_k) {
-            (0, 0) => Vec::new(),
-            (f, 0) => vec![f],
-            (f, k) => {
+        match (flags, self.fec_k, self.fec_proactive) {
+            (0, 0, _) => Vec::new(),
+            (f, 0, _) => vec![f],
+            (f, k, 0) => {
                 let [hi, lo] = k.to_be_bytes();
                 vec![f, hi, lo]
+            }
+            (f, k, p) => {
+                let ([hi, lo], [phi, plo]) = (k.to_be_bytes(), p.to_be_bytes());
+                vec![f, hi, lo, phi, plo]
             }
         }
     }
@@ -58,21 +65,33 @@ impl PgmParams {
                 params.get(..8).unwrap_or(params)
             ))
         };
-        let (flags, fec_k) = match *params {
-            [] => (0, 0),
-            [f] => (f, 0),
-            [f, hi, lo] => (f, u16::from_be_bytes([hi, lo])),
-            _ => return Err(bad("none, one or three bytes")),
+        let (flags, fec_k, fec_proactive) = match *params {
+            [] => (0, 0, 0),
+            [f] => (f, 0, 0),
+            [f, hi, lo] => (f, u16::from_be_bytes([hi, lo]), 0),
+            [f, hi, lo, phi, plo] => (
+                f,
+                u16::from_be_bytes([hi, lo]),
+                u16::from_be_bytes([phi, plo]),
+            ),
+            _ => return Err(bad("none, one, three or five bytes")),
         };
         if flags & !PARAM_TFMCC != 0 {
             return Err(bad("unknown flag bits"));
         }
-        if params.len() == 3 && !(1..=spec::pgm::FEC_K_MAX).contains(&u64::from(fec_k)) {
+        if params.len() >= 3 && !(1..=spec::pgm::FEC_K_MAX).contains(&u64::from(fec_k)) {
             return Err(bad("an FEC block of 0 or more than the largest k"));
+        }
+        let most = rmcast_proto::fec::max_parity(usize::from(fec_k));
+        if params.len() == 5 && !(1..=most).contains(&usize::from(fec_proactive)) {
+            return Err(bad(
+                "proactive parity of 0 or more than a block's parity indices",
+            ));
         }
         Ok(PgmParams {
             tfmcc: flags & PARAM_TFMCC != 0,
             fec_k,
+            fec_proactive,
         })
     }
 }
@@ -142,6 +161,20 @@ impl NetProtocol for Pgm {
                 s.pgm_txw, s.pgm_fec_k
             )));
         }
+        if s.pgm_fec_proactive > 0 && s.pgm_fec_k == 0 {
+            return Err(NetError::setup(format!(
+                "--fec-proactive {} needs --fec-k: proactive parity is sent per FEC block",
+                s.pgm_fec_proactive
+            )));
+        }
+        let most = rmcast_proto::fec::max_parity(usize::from(s.pgm_fec_k));
+        if s.pgm_fec_k > 0 && usize::from(s.pgm_fec_proactive) > most {
+            return Err(NetError::setup(format!(
+                "--fec-proactive {} is out of range: a block of --fec-k {} has {most} parity \
+                 indices",
+                s.pgm_fec_proactive, s.pgm_fec_k
+            )));
+        }
         if u64::from(s.pgm_fec_k) > spec::pgm::FEC_K_MAX {
             return Err(NetError::setup(format!(
                 "--fec-k {} is out of range: give 0 (off) to {} packets per block",
@@ -181,9 +214,11 @@ impl NetProtocol for Pgm {
         c.linger = LINGER;
         c.txw = Some(s.pgm_txw.max(1));
         c.fec_k = s.pgm_fec_k;
+        c.fec_proactive = s.pgm_fec_proactive;
         let params = PgmParams {
             tfmcc: s.tfmcc,
             fec_k: s.pgm_fec_k,
+            fec_proactive: s.pgm_fec_proactive,
         };
         let side = Box::new(Announcing(params));
         if !s.tfmcc {
@@ -214,6 +249,7 @@ impl NetProtocol for Pgm {
         c.nak_rdata = socket_ms("nak_rdata_ms");
         c.nak_rto_min = Some(socket_ms("nak_rto_min_ms"));
         c.fec_k = p.fec_k;
+        c.fec_proactive = p.fec_proactive;
         if !p.tfmcc {
             return Received::plain(pgm::Receiver::new(c, me.rng()));
         }
@@ -272,7 +308,7 @@ mod tests {
         assert_eq!(PgmParams::default().encode(), Vec::<u8>::new());
         let cc = PgmParams {
             tfmcc: true,
-            fec_k: 0,
+            ..PgmParams::default()
         };
         assert_eq!(cc.encode(), vec![PARAM_TFMCC]);
         assert_eq!(dec(&cc.encode()), Some(cc));
@@ -280,15 +316,25 @@ mod tests {
             PgmParams {
                 tfmcc: false,
                 fec_k: 16,
+                fec_proactive: 0,
             },
             PgmParams {
                 tfmcc: true,
                 fec_k: 128,
+                fec_proactive: 0,
             },
         ] {
             assert_eq!(p.encode().len(), 3);
             assert_eq!(dec(&p.encode()), Some(p));
         }
+        // Proactive parity: five bytes.
+        let p = PgmParams {
+            tfmcc: false,
+            fec_k: 16,
+            fec_proactive: 2,
+        };
+        assert_eq!(p.encode(), vec![0, 0, 16, 0, 2]);
+        assert_eq!(dec(&p.encode()), Some(p));
         assert_eq!(dec(&[0]), Some(PgmParams::default()));
         for bad in [
             &[0x02][..],
@@ -298,6 +344,11 @@ mod tests {
             &[0, 0, 0],
             &[0, 0, 129],
             &[1, 0xff, 0xff],
+            // proactive parity of 0, beyond 256 − k, or without k
+            &[0, 0, 16, 0, 0],
+            &[0, 0, 16, 0, 241],
+            &[0, 0, 0, 0, 1],
+            &[0, 0, 16, 0],
         ] {
             assert!(
                 matches!(PgmParams::decode(bad), Err(NetError::Failed(_))),
@@ -321,8 +372,16 @@ mod tests {
             + rmcast_proto::fec::LEN_PREFIX;
         assert_eq!(parity, s.datagram_size);
         assert!(Pgm.check(&s).is_ok());
+        s.pgm_fec_proactive = 240;
+        assert!(Pgm.check(&s).is_ok());
+        s.pgm_fec_proactive = 241;
+        assert!(matches!(Pgm.check(&s), Err(NetError::Setup(_))));
+        s.pgm_fec_proactive = 2;
         s.pgm_fec_k = 129;
         assert!(matches!(Pgm.check(&s), Err(NetError::Setup(_))));
+        s.pgm_fec_k = 0;
+        let e = Pgm.check(&s).unwrap_err().to_string();
+        assert!(e.contains("--fec-proactive 2 needs --fec-k"), "{e}");
     }
 
     #[test]

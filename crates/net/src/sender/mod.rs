@@ -136,6 +136,8 @@ pub struct SendConfig {
     pub pgm_txw: u64,
     /// `pgm`: FEC repair, source packets per block (0: off).
     pub pgm_fec_k: u16,
+    /// `pgm`: FEC, parity packets sent unasked after each block (0: none).
+    pub pgm_fec_proactive: u16,
     /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
     pub dsp: DspOpts,
 }
@@ -169,6 +171,7 @@ impl SendConfig {
             prmp: PrmpOpts::default(),
             pgm_txw: rmcast_proto::spec::pgm::SOCKET_TXW,
             pgm_fec_k: 0,
+            pgm_fec_proactive: 0,
             dsp: DspOpts::default(),
         }
     }
@@ -319,6 +322,7 @@ impl SenderSettings {
             dsp: cfg.dsp.clone(),
             pgm_txw: cfg.pgm_txw,
             pgm_fec_k: cfg.pgm_fec_k,
+            pgm_fec_proactive: cfg.pgm_fec_proactive,
             sealing: cfg.keys.as_ref().map_or(0, |_| crate::secure::TRAILER_LEN),
             tfmcc: cfg.tfmcc,
         }
