@@ -63,6 +63,31 @@ struct Joined {
     /// Joining a running stream late (the sender offered it); protocol packets are
     /// ignored until the sender admits it.
     late: bool,
+    /// With a key: the newest seal counter of a packet from the sender at `sender_addr`.
+    newest: u64,
+}
+
+impl Joined {
+    /// With a key, an authenticated ANNOUNCE of our session and sender from another address,
+    /// sealed after everything the sender's address sent us, moves the session there
+    /// (returns true). A replay cannot be newer than what it copies, so the first ANNOUNCE
+    /// seen being a copy another host replayed from its own address (the original missed)
+    /// no longer ties the receiver to that host for good; the sender's next packet wins.
+    fn follow(&mut self, h: &Header, from: SocketAddr, counter: u64, announce: bool) -> bool {
+        if h.session != self.session || h.source != self.sender_node {
+            return false;
+        }
+        if from == self.sender_addr {
+            self.newest = self.newest.max(counter);
+            return false;
+        }
+        if announce && counter > self.newest {
+            self.sender_addr = from;
+            self.newest = counter;
+            return true;
+        }
+        false
+    }
 }
 
 /// The next gathering time of a dense stream, from the last one and a read that found `n`
@@ -627,6 +652,18 @@ impl Receiving {
             self.st.wire.stats.rejected_stranger += 1;
             return Ok(());
         }
+        let announce = matches!(m, session::Message::Announce { .. });
+        if let (Some(j), Some(c)) = (self.st.joined.as_mut(), self.st.wire.opened_counter()) {
+            let was = j.sender_addr;
+            if j.follow(&h, from, c, announce) {
+                tracing::info!(
+                    session = %format_args!("{:08x}", h.session),
+                    %was,
+                    now = %from,
+                    "the sender's newest ANNOUNCE comes from another address: following it"
+                );
+            }
+        }
         match &self.st.joined {
             None if matches!(m, session::Message::Announce { .. }) => {
                 self.found(now, h, m, from, obs)
@@ -708,6 +745,7 @@ impl Receiving {
             built: None,
             last_from_sender: now,
             late: offer.is_some(),
+            newest: self.st.wire.opened_counter().unwrap_or(0),
         };
         // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
         // refused like any invalid ANNOUNCE.
@@ -825,6 +863,9 @@ impl Receiving {
         }
         if h.source == j.sender_node {
             j.last_from_sender = now;
+            if let Some(c) = self.st.wire.opened_counter() {
+                j.newest = j.newest.max(c);
+            }
         }
         // dsp: data before the running announce named our role is recovered later.
         let Some(b) = j.built.as_mut() else {

@@ -151,3 +151,48 @@ fn a_reset_receiver_joins_the_next_session() {
         assert_eq!(report.driver.rejected(), 0, "{report:?}");
     }
 }
+
+/// With a key, a receiver whose first ANNOUNCE was a copy another host replayed from its own
+/// address (the original missed) follows the sender's next, newer ANNOUNCE from the sender's
+/// address; an old copy from the other host cannot take it back. (Before, it stayed with the
+/// replaying host for good and never joined the sender: the hostile suite's replay test saw
+/// "0 of 1 receivers joined" under load.)
+#[test]
+fn a_replayed_first_announce_does_not_tie_the_receiver_to_the_replaying_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::from_secret(&[9; 32], false).unwrap();
+    let mut r = open(dir.path(), Some(keys.clone()));
+    let mut sealer = crate::secure::Sealer::new(keys.clone(), 0);
+    let (_, announce) = Fuzzing::session(
+        PROTOCOLS.iter().find(|p| p.name() == "pgm").unwrap(),
+        7,
+        SENDER,
+        group(),
+        &[(ME, 0, sender_addr())],
+        Some(&keys),
+    )
+    .unwrap();
+    let replayer: SocketAddr = "127.0.0.9:40000".parse().unwrap();
+    let seal = |s: &mut crate::secure::Sealer| {
+        let mut sealed = Vec::new();
+        s.seal(&announce, &mut sealed);
+        sealed
+    };
+    let first = seal(&mut sealer);
+    std::thread::sleep(Duration::from_millis(2));
+    let second = seal(&mut sealer);
+    r.datagram(Duration::from_millis(1), replayer, &mut first.clone())
+        .unwrap();
+    r.datagram(Duration::from_millis(2), sender_addr(), &mut second.clone())
+        .unwrap();
+    r.datagram(Duration::from_millis(3), replayer, &mut first.clone())
+        .unwrap();
+    assert!(!r.ended());
+    let report = r.reset();
+    assert_eq!(report.session, Some(7), "{report:?}");
+    assert_eq!(
+        report.sender.as_deref(),
+        Some(sender_addr().to_string().as_str()),
+        "{report:?}"
+    );
+}
