@@ -7,6 +7,7 @@
 //! [`crate::agents::NetProtocol`] and the [`crate::agents::ReceiverSide`] it builds.
 
 mod announce;
+mod joined;
 mod session;
 mod sink;
 mod writer;

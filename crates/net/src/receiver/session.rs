@@ -5,10 +5,11 @@
 //! protocol built from the ANNOUNCE.
 
 use super::announce::check_announce;
+use super::joined::Joined;
 use super::sink::Sink;
 use super::writer::Writer;
 use super::{reason_text, Output, RecvConfig, RecvObserver, RecvReport};
-use crate::agents::{self, Announced, Me, Received, ReceiverSide};
+use crate::agents;
 use crate::clock::Clock;
 use crate::endpoint::{nonzero_random, session_packet, Wire};
 use crate::interrupt::Interrupt;
@@ -18,7 +19,7 @@ use crate::NetError;
 use bytes::{Bytes, BytesMut};
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
-use rmcast_proto::{Agent, Dest, Event, GroupId, NodeId, Time};
+use rmcast_proto::{Event, NodeId, Time};
 use rmcast_wire::session::{self, Outcome, Phase};
 use rmcast_wire::{Family, Header, Message, Packet, PacketClass};
 use std::net::SocketAddr;
@@ -51,45 +52,6 @@ const COALESCE_AIM: u32 = 32;
 /// How a receive ended: its outcome and the reason.
 type End = (&'static str, Option<String>);
 
-/// The session this receiver found.
-struct Joined {
-    session: u32,
-    sender_node: u32,
-    sender_addr: SocketAddr,
-    admitted: bool,
-    /// `None` until the announce says enough to build it (`dsp`: the running announce).
-    built: Option<Received>,
-    last_from_sender: Time,
-    /// Joining a running stream late (the sender offered it); protocol packets are
-    /// ignored until the sender admits it.
-    late: bool,
-    /// With a key: the newest seal counter of a packet from the sender at `sender_addr`.
-    newest: u64,
-}
-
-impl Joined {
-    /// With a key, an authenticated ANNOUNCE of our session and sender from another address,
-    /// sealed after everything the sender's address sent us, moves the session there
-    /// (returns true). A replay cannot be newer than what it copies, so the first ANNOUNCE
-    /// seen being a copy another host replayed from its own address (the original missed)
-    /// no longer ties the receiver to that host for good; the sender's next packet wins.
-    fn follow(&mut self, h: &Header, from: SocketAddr, counter: u64, announce: bool) -> bool {
-        if h.session != self.session || h.source != self.sender_node {
-            return false;
-        }
-        if from == self.sender_addr {
-            self.newest = self.newest.max(counter);
-            return false;
-        }
-        if announce && counter > self.newest {
-            self.sender_addr = from;
-            self.newest = counter;
-            return true;
-        }
-        false
-    }
-}
-
 /// The next gathering time of a dense stream, from the last one and a read that found `n`
 /// datagrams `elapsed` after the read before it: the time [`COALESCE_AIM`] datagrams take at
 /// that rate, moved halfway from the last (so one burst or gap does not swing it), within
@@ -113,70 +75,6 @@ fn late_offer(protocol: u8, params: &[u8]) -> Result<Option<String>, NetError> {
 /// How long a session must keep announcing that it runs without this receiver before the
 /// receiver gives up on it (`not-admitted`); one forged ANNOUNCE does not end a receive.
 const NOT_ADMITTED_AFTER: Duration = Duration::from_secs(1);
-
-impl Joined {
-    fn agent(&mut self) -> Option<&mut dyn Agent> {
-        self.built.as_mut().map(|b| &mut *b.agent as &mut dyn Agent)
-    }
-
-    fn side(&self) -> Option<&dyn ReceiverSide> {
-        self.built.as_ref().map(|b| &*b.side)
-    }
-
-    /// Whether a protocol packet from `h`/`from` belongs to our session: from the sender, or
-    /// from a peer the protocol names (`dsp`: a peer of our region).
-    fn accepts(&self, h: &Header, from: SocketAddr) -> bool {
-        if h.session != self.session {
-            return false;
-        }
-        if h.source == self.sender_node {
-            // The sender sends everything from one socket: its address and port.
-            return from == self.sender_addr;
-        }
-        self.side().is_some_and(|d| {
-            d.peers()
-                .iter()
-                .any(|(n, a)| *n == h.source && a.ip() == from.ip())
-        })
-    }
-
-    /// Build the agent from the sender's announce `m`, if it says enough; returns a further
-    /// group to join, if any.
-    fn build(
-        &mut self,
-        m: &session::Message<'_>,
-        node: u32,
-        group: SocketAddr,
-    ) -> Result<Option<SocketAddr>, NetError> {
-        let Some(a) = Announced::of(m) else {
-            return Ok(None);
-        };
-        let me = Me {
-            node,
-            session: self.session,
-            sender: self.sender_node,
-            group,
-        };
-        let Some(built) = agents::receiver_agent(a, &me)? else {
-            return Ok(None);
-        };
-        let join = built.side.join();
-        self.built = Some(built);
-        Ok(join)
-    }
-
-    /// Where a transmit of the agent goes.
-    fn route(&self, dest: Dest, group: SocketAddr) -> Option<SocketAddr> {
-        match dest {
-            Dest::Node(n) if n.0 == self.sender_node => Some(self.sender_addr),
-            Dest::Node(n) => self
-                .side()
-                .and_then(|d| d.peers().iter().find(|(p, _)| *p == n.0).map(|(_, a)| *a)),
-            Dest::Group(GroupId(0)) => Some(group),
-            Dest::Group(_) => self.side().and_then(|d| d.local_group()),
-        }
-    }
-}
 
 /// A receiver: its sockets, its writer thread, and the state of the session it found.
 pub(super) struct Receiving {
