@@ -14,7 +14,11 @@
 //!   equation `X = s / (R·√(2p/3) + 4R·3√(3p/8)·p·(1 + 32p²))`. Before any loss they report
 //!   twice the rate they receive at while the sender is in slow start, and no limit after it;
 //!   the receive rate is measured over windows long enough to hold several packets at the
-//!   sender's rate.
+//!   sender's rate. The CLR, which has an RTT sample every feedback interval, damps the
+//!   oscillation a drop-tail queue causes with RFC 5348 §4.5's rule: its equation rate is
+//!   scaled by `R_sqmean / √R_sample` (the mean of √RTT samples, weight [`SQMEAN_GAIN`] for a
+//!   new one, over the root of the latest), so a queue that fills lowers the rate at once,
+//!   before the smoothed RTT has caught up with it.
 //! * **Feedback** is suppressed: each round (`feedback_rtts` × the largest RTT, at least
 //!   `min_round`), every receiver but the current limiting receiver (CLR) draws a timer biased
 //!   towards low rates, `T·(γ·r + (1−γ)·max(0, 1 + ln x / ln N))` with `x` uniform in (0, 1],
@@ -35,7 +39,8 @@
 //! Choices where RFC 4654 leaves room or that we simplified (documented, not hidden): status
 //! travels in its own packet (sent at a round's start and after each feedback, carrying one
 //! echo) instead of in every data packet; there is no one-way-delay adjustment of RTTs
-//! between echoes; a round always lasts `T`; a gap is a loss at once (no reordering grace).
+//! between echoes; a round always lasts `T`; a gap is a loss at once (no reordering grace);
+//! the CLR's oscillation damping is TFRC's (RFC 5348 §4.5), which RFC 4654 does not have.
 //! Times are `Time`; rates bytes per second; the sender's and each receiver's timestamps are
 //! their own clocks, only echoed by the other.
 
@@ -51,6 +56,8 @@ pub const RATE_BIAS: f64 = 0.25;
 pub const SUPPRESS_BELOW: f64 = 0.9;
 /// Feedback intervals after which a silent CLR is dropped.
 pub const CLR_TIMEOUT_RTTS: u32 = 10;
+/// Weight of a new √RTT sample in the CLR's running mean (RFC 5348 §4.5: 1 − q2, q2 = 0.9).
+pub const SQMEAN_GAIN: f64 = 0.1;
 /// A receive-rate window spans at least the time this many packets take at the sender's rate.
 pub const RECV_WINDOW_PACKETS: f64 = 4.0;
 /// Status flag: the sender is in slow start.
@@ -273,6 +280,9 @@ pub struct Receiver {
     me: u32,
     loss: LossHistory,
     rtt: Option<Duration>,
+    /// The latest RTT sample and the running mean of √sample, seconds (RFC 5348 §4.5).
+    rtt_sample: Option<f64>,
+    sqmean: Option<f64>,
     /// Mean data packet size, bytes.
     size: f64,
     /// The receive rate measured over the last window, and the window being measured.
@@ -299,6 +309,8 @@ impl Receiver {
             me,
             loss: LossHistory::default(),
             rtt: None,
+            rtt_sample: None,
+            sqmean: None,
             size: 0.0,
             recv_rate: 0.0,
             window: None,
@@ -354,11 +366,15 @@ impl Receiver {
     /// no congestion to report; RFC 4654's calculated rate is undefined for `p = 0`).
     fn rate_with(&self, recv: f64) -> f64 {
         if self.loss.has_loss() {
-            tcp_rate(
+            let x = tcp_rate(
                 self.size.max(1.0),
                 self.rtt().as_secs_f64(),
                 self.loss.loss_rate(),
-            )
+            );
+            match (self.clr, self.sqmean, self.rtt_sample) {
+                (true, Some(m), Some(r)) if r > 0.0 => x * m / r.sqrt(),
+                _ => x,
+            }
         } else if self.slow_start {
             2.0 * recv
         } else {
@@ -424,6 +440,12 @@ impl Receiver {
                 .saturating_sub(ts)
                 .saturating_sub(u64::from(held));
             let sample = Duration::from_micros(back.max(1));
+            let root = sample.as_secs_f64().sqrt();
+            self.sqmean = Some(
+                self.sqmean
+                    .map_or(root, |m| (1.0 - SQMEAN_GAIN) * m + SQMEAN_GAIN * root),
+            );
+            self.rtt_sample = Some(sample.as_secs_f64());
             let gain = if self.clr { 0.05 } else { 0.5 };
             self.rtt = Some(match self.rtt {
                 None => sample,

@@ -359,3 +359,51 @@ fn every_packet_from_the_sender_counts_towards_the_receive_rate() {
     let fb = r.poll_feedback(at(400)).unwrap();
     assert!((fb.recv_rate as f64 - 1e6).abs() < 0.05e6, "{fb:?}");
 }
+
+#[test]
+fn the_clr_lowers_its_rate_at_once_when_its_rtt_rises_and_raises_it_when_the_rtt_falls() {
+    // RFC 5348 §4.5: with RTT samples around 5 ms, a sample of 10 ms (a queue filling) scales
+    // the CLR's equation rate by √5/√10 before the smoothed RTT has moved much; a sample of
+    // 2 ms raises it. A receiver that is not the CLR reports the plain equation.
+    let run = |clr: u32, last_rtt_ms: u64| {
+        let mut rng = AgentRng::from_seed(6);
+        let mut r = Receiver::new(Config::default(), 7);
+        let mut st = status(0, 1_000_000, (0, 0, 0), clr);
+        st.flags = 0;
+        r.on_status(at(0), &st, &mut rng);
+        // One loss in a thousand packets.
+        let mut seq = 0;
+        for ms in 0..2_000u64 {
+            seq += if ms == 1_000 { 2 } else { 1 };
+            r.on_data(at(ms), seq, 1_000);
+        }
+        let echo = |r: &mut Receiver, rng: &mut AgentRng, now: Time, rtt_ms: u64| {
+            let sent = now - MS * rtt_ms as u32;
+            let ts = sent.saturating_since(Time::ZERO).as_micros() as u64;
+            r.on_status(now, &status(0, 1_000_000, (7, ts, 0), clr), rng);
+        };
+        for i in 0..40 {
+            echo(&mut r, &mut rng, at(2_000 + 10 * i), 5);
+        }
+        let steady = r.rate();
+        echo(&mut r, &mut rng, at(2_500), last_rtt_ms);
+        (steady, r.rate(), r.rtt())
+    };
+    let (steady, up, rtt) = run(7, 10);
+    // The smoothed RTT moved by 5 % of the step; the rate fell by about √2 besides.
+    assert!(rtt < 6 * MS, "{rtt:?}");
+    let expected = (5.0f64 / 10.0).sqrt();
+    assert!(
+        up / steady < expected * 1.02 && up / steady > expected * 0.9,
+        "{steady} {up}"
+    );
+    let (steady, down, _) = run(7, 2);
+    assert!(down > steady * 1.3, "{steady} {down}");
+    // Not the CLR: the smoothed RTT (gain 0.5) goes to 7.5 ms and the rate, ∝ 1/R, to 2/3.
+    let (steady, plain, rtt) = run(9, 10);
+    assert_eq!(rtt, Duration::from_micros(7_500));
+    assert!(
+        (plain / steady - 2.0 / 3.0).abs() < 0.01,
+        "not the CLR: {steady} {plain}"
+    );
+}
