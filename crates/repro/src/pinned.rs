@@ -167,6 +167,8 @@ impl Pins {
         let mut gate = Gate::default();
         let mut seen = BTreeSet::new();
         for study in &report.studies {
+            // A claim quick mode does not run (full mode only) is still a claim of its study.
+            seen.extend(study.not_run.iter().map(String::as_str));
             for c in &study.claims {
                 let id = c.spec.id.as_str();
                 seen.insert(id);
@@ -228,6 +230,8 @@ mod tests {
                     at: None,
                 },
                 explain_fail: None,
+                tests: Default::default(),
+                full_only: false,
             },
             "detail".into(),
         );
@@ -267,6 +271,25 @@ mod tests {
         id = "other.x"
         reason = "a study that did not run"
     "#;
+
+    #[test]
+    fn a_pin_of_a_claim_quick_mode_does_not_run_is_not_unknown() {
+        let pins = Pins::parse(PINS).unwrap();
+        let claims = vec![
+            claim("s.known", false, true),
+            claim("s.quick_only", false, true),
+            claim("s.fixed", false, true),
+        ];
+        let mut r = report(true, claims);
+        assert!(pins.gate(&r).passed());
+        // Without `s.fixed` in the report its pin names nothing ...
+        r.studies[0].claims.pop();
+        assert_eq!(pins.gate(&r).unknown, ["s.fixed"]);
+        // ... unless the study lists it as a claim for full mode only.
+        r.studies[0].not_run.push("s.fixed".into());
+        let g = pins.gate(&r);
+        assert!(g.unknown.is_empty() && g.passed(), "{g:?}");
+    }
 
     #[test]
     fn unpinned_failures_and_unevaluated_claims_fail_the_gate() {

@@ -174,6 +174,8 @@ claim_row! {
         pub explanation: Option<String>,
         /// Measured with reduced sweeps.
         pub quick: bool,
+        /// What the claim tests: `simulation`, `formula` or `network`.
+        pub tests: String,
     }
 }
 
@@ -204,6 +206,7 @@ impl ClaimRow {
                 None
             },
             quick,
+            tests: c.spec.tests.word().to_string(),
         }
     }
 }
@@ -220,6 +223,40 @@ impl Report {
     /// How many claims are inconclusive.
     pub fn inconclusive(&self) -> usize {
         self.studies.iter().map(|s| s.inconclusive()).sum()
+    }
+
+    /// Pass rate by what the claims test (simulation, formula, network), e.g.
+    /// `simulation claims: 180 of 251 passed (71.7 %); formula: 35 of 35; network: 2 of 3`,
+    /// and the claims quick mode did not run.
+    pub fn tests_line(&self) -> String {
+        use crate::claim::Tests;
+        let mut parts = Vec::new();
+        for t in [Tests::Simulation, Tests::Formula, Tests::Network] {
+            let of: Vec<_> = self
+                .studies
+                .iter()
+                .flat_map(|s| &s.claims)
+                .filter(|c| c.spec.tests == t)
+                .collect();
+            if of.is_empty() {
+                continue;
+            }
+            let passed = of.iter().filter(|c| c.passed()).count();
+            parts.push(if t == Tests::Simulation {
+                format!(
+                    "simulation claims: {passed} of {} passed ({:.1} %)",
+                    of.len(),
+                    100.0 * passed as f64 / of.len() as f64
+                )
+            } else {
+                format!("{}: {passed} of {}", t.word(), of.len())
+            });
+        }
+        let not_run: usize = self.studies.iter().map(|s| s.not_run.len()).sum();
+        if not_run > 0 {
+            parts.push(format!("{not_run} not run (full mode only)"));
+        }
+        parts.join("; ")
     }
 
     /// The summary line printed last: `claims: N passed, K inconclusive, M failed`.
@@ -315,6 +352,7 @@ impl Report {
         let _ = writeln!(m, "# rmcast reproduction report\n");
         let _ = writeln!(m, "{}\n", self.mode_text());
         let _ = writeln!(m, "{}\n", self.summary_line());
+        let _ = writeln!(m, "{}\n", self.tests_line());
         self.summary_table(Markup::Markdown, &mut m);
         for s in &self.studies {
             let _ = writeln!(m, "## {}\n", s.name);
@@ -430,6 +468,7 @@ impl Report {
             "<p class=\"summary\" id=\"summary\">{}</p>",
             esc(&self.summary_line())
         );
+        let _ = writeln!(h, "<p class=\"summary\">{}</p>", esc(&self.tests_line()));
         self.summary_table(Markup::Html, &mut h);
         for s in &self.studies {
             let _ = writeln!(

@@ -417,6 +417,8 @@ pub struct StudyReport {
     pub notes: Vec<String>,
     /// Set when the study could not run; its claims are then all failed.
     pub error: Option<String>,
+    /// Claims not evaluated because they need full mode's sweeps (quick mode only).
+    pub not_run: Vec<String>,
 }
 
 impl StudyReport {
@@ -431,6 +433,7 @@ impl StudyReport {
             plots: Vec::new(),
             notes: Vec::new(),
             error: None,
+            not_run: Vec::new(),
         }
     }
 
@@ -481,6 +484,8 @@ pub fn run_study_with_claims(
                         at: None,
                     },
                     explain_fail: None,
+                    tests: Default::default(),
+                    full_only: false,
                 },
                 e.to_string(),
             ));
@@ -488,6 +493,12 @@ pub fn run_study_with_claims(
             return report;
         }
     };
+    let mut claims = claims;
+    if sweeps == Sweeps::Quick {
+        let (full, quick): (Vec<_>, Vec<_>) = claims.specs.into_iter().partition(|c| c.full_only);
+        report.not_run = full.into_iter().map(|c| c.id).collect();
+        claims.specs = quick;
+    }
     let ctx = RunCtx::new(sweeps, progress, &claims);
     let out = study.run(&ctx).and_then(|out| {
         for p in &out.plots {

@@ -164,6 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let summary = report.summary_line();
     if args.json {
         print!("{}", report.claims_json()?);
+        eprintln!("{}", report.tests_line());
         eprintln!("{summary}");
     } else {
         println!(
@@ -172,6 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             written.svgs.len(),
             if written.svgs.len() == 1 { "" } else { "s" }
         );
+        println!("{}", report.tests_line());
         println!("{summary}");
     }
     if !args.check {
@@ -189,12 +191,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// A study's line (claims, passed, inconclusive, failed, time) and its failures.
 fn print_study(r: &rmcast_repro::StudyReport, took: std::time::Duration) {
     println!(
-        "{}: {} claims, {} passed, {} inconclusive, {} failed ({:.1} s)",
+        "{}: {} claims, {} passed, {} inconclusive, {} failed{} ({:.1} s)",
         r.name,
-        r.claims.len(),
+        r.claims.len() + r.not_run.len(),
         r.passed(),
         r.inconclusive(),
         r.failed(),
+        if r.not_run.is_empty() {
+            String::new()
+        } else {
+            format!(", {} in full mode only", r.not_run.len())
+        },
         took.as_secs_f64()
     );
     if let Some(e) = &r.error {

@@ -15,6 +15,8 @@
 //! measure = "harness.rounds.r5"                  # a measure the study records
 //! predicate = { kind = "within", of = "analytic.rounds.r5", rel = 0.03 }
 //! explain_fail = "..."                           # optional: known reason if it fails
+//! tests = "formula"                              # optional: simulation (default), formula, network
+//! full_only = true                               # optional: needs full mode's sweeps
 //! ```
 //!
 //! Predicates (`kind`):
@@ -134,6 +136,45 @@ pub struct ClaimSpec {
     /// [`ClaimResult::explanation`]).
     #[serde(default)]
     pub explain_fail: Option<String>,
+    /// What the claim tests: a simulation (the default), a formula (the paper's bound
+    /// against rmcast's evaluation of it, nothing simulated) or real sockets. The report
+    /// counts the simulation claims' pass rate on its own.
+    #[serde(default, skip_serializing_if = "Tests::is_simulation")]
+    pub tests: Tests,
+    /// Evaluated in full mode only: the points it needs are not in quick mode's sweeps. In
+    /// quick mode the claim is listed as not run, neither passed nor failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full_only: bool,
+}
+
+/// What a claim tests.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Tests {
+    /// A simulation's outcome.
+    #[default]
+    Simulation,
+    /// A formula: the paper's tabulated bound against rmcast's evaluation of the same
+    /// expression.
+    Formula,
+    /// Runs on real sockets.
+    Network,
+}
+
+impl Tests {
+    /// Whether it is [`Tests::Simulation`].
+    pub fn is_simulation(&self) -> bool {
+        *self == Tests::Simulation
+    }
+
+    /// The word used in reports.
+    pub fn word(self) -> &'static str {
+        match self {
+            Tests::Simulation => "simulation",
+            Tests::Formula => "formula",
+            Tests::Network => "network",
+        }
+    }
 }
 
 /// A number or the name of a measure.

@@ -56,6 +56,8 @@ fn claim(measure: Option<&str>, predicate: Predicate) -> ClaimSpec {
         measure: measure.map(String::from),
         predicate,
         explain_fail: None,
+        tests: Default::default(),
+        full_only: false,
     }
 }
 
