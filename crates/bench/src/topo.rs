@@ -75,6 +75,16 @@ impl Topo {
         self.seg.as_ref().map(Segment::frames_dropped)
     }
 
+    /// The bridge segment a bottleneck is built on (`verb`: what the bottleneck does to a
+    /// bridge port, for the error on loopback).
+    fn bridge_segment(&self, verb: &str) -> Result<&Segment> {
+        self.seg.as_ref().ok_or_else(|| {
+            BenchError::Failed(format!(
+                "a bottleneck needs the bridge (it {verb} a bridge port)"
+            ))
+        })
+    }
+
     /// Make host `host`'s bridge port a bottleneck of `bits_per_s` counting `flows`
     /// ([`Segment::bottleneck`]). Bridge only.
     pub fn bottleneck(
@@ -84,12 +94,9 @@ impl Topo {
         burst: Duration,
         flows: &[(&str, &str)],
     ) -> Result<Policer> {
-        match &self.seg {
-            Some(seg) => Ok(seg.bottleneck(host, bits_per_s, burst, flows)?),
-            None => Err(BenchError::Failed(
-                "a bottleneck needs the bridge (it polices a bridge port)".into(),
-            )),
-        }
+        Ok(self
+            .bridge_segment("polices")?
+            .bottleneck(host, bits_per_s, burst, flows)?)
     }
 
     /// Host `host`'s port as a link of `bits_per_s` behind a drop-tail queue of `queue`
@@ -101,12 +108,9 @@ impl Topo {
         queue: Duration,
         flows: &[(&str, &str)],
     ) -> Result<Policer> {
-        match &self.seg {
-            Some(seg) => Ok(seg.queue_bottleneck(host, bits_per_s, queue, flows)?),
-            None => Err(BenchError::Failed(
-                "a bottleneck needs the bridge (it shapes a bridge port)".into(),
-            )),
-        }
+        Ok(self
+            .bridge_segment("shapes")?
+            .queue_bottleneck(host, bits_per_s, queue, flows)?)
     }
 
     /// The bottleneck's counters by name ([`Segment::bottleneck_counts`]; empty on loopback).

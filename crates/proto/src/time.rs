@@ -43,6 +43,14 @@ impl Time {
     pub fn saturating_since(self, earlier: Time) -> Duration {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
+    /// The earlier of two optional deadlines (`None`: no deadline), e.g. an agent's
+    /// `poll_timeout` over two parts.
+    pub fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 fn dur_nanos(d: Duration) -> u64 {
@@ -96,6 +104,16 @@ impl fmt::Display for Time {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn earliest_of_two_deadlines_ignores_a_missing_one() {
+        let (a, b) = (Some(Time::from_millis(3)), Some(Time::from_millis(2)));
+        assert_eq!(Time::earliest(a, b), b);
+        assert_eq!(Time::earliest(b, a), b);
+        assert_eq!(Time::earliest(a, None), a);
+        assert_eq!(Time::earliest(None, b), b);
+        assert_eq!(Time::earliest(None, None), None);
+    }
 
     #[test]
     fn arithmetic_saturates() {

@@ -337,10 +337,7 @@ impl Agent for FeedbackReceiver {
         self.feedback(now);
     }
     fn poll_timeout(&self) -> Option<Time> {
-        match (self.inner.poll_timeout(), self.cc.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        Time::earliest(self.inner.poll_timeout(), self.cc.poll_timeout())
     }
     fn outbox(&self) -> &Outbox {
         self.inner.outbox()

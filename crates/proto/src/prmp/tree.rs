@@ -173,10 +173,7 @@ impl Agent for Relay {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        match (self.rx.poll_timeout(), self.tx.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        Time::earliest(self.rx.poll_timeout(), self.tx.poll_timeout())
     }
 
     crate::outbox_field!(out);

@@ -427,10 +427,7 @@ impl Agent for Source {
     }
     fn poll_timeout(&self) -> Option<Time> {
         let linger = if self.completed { None } else { self.done_at };
-        match (self.wake, linger) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        Time::earliest(self.wake, linger)
     }
     fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
         Some(self)

@@ -120,10 +120,7 @@ impl Agent for PerCall {
     }
     fn poll_timeout(&self) -> Option<Time> {
         let p = self.pending.as_ref().map(|(t, _)| *t);
-        match (p, self.inner.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        Time::earliest(p, self.inner.poll_timeout())
     }
     fn outbox(&self) -> &Outbox {
         self.inner.outbox()
