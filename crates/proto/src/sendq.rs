@@ -163,10 +163,11 @@ impl Originals {
 /// source whose sending side is the [`Originals`] field `sent`, its repair buffer `buf` and
 /// its [`SourceTimer`] set `timers`: `close` starts the linger (`self.cfg.linger`), after
 /// which the source reports `Completed` — it has no positive acknowledgments to wait for;
-/// `send` multicasts the message at once and keeps it for repair. Write it inside the trait
+/// `send` multicasts the message at once and keeps it for repair, then calls the agent's
+/// `after_send` method if one is named (pgm's proactive parity). Write it inside the trait
 /// impl: `originals_field!(sent, buf: buf, timers: timers);`.
 macro_rules! originals_field {
-    ($sent:ident, buf: $buf:ident, timers: $timers:ident) => {
+    ($sent:ident, buf: $buf:ident, timers: $timers:ident $(, after_send: $after:ident)?) => {
         fn close(&mut self, now: $crate::Time) {
             self.$sent.close(&mut self.$timers, now, self.cfg.linger);
         }
@@ -175,7 +176,9 @@ macro_rules! originals_field {
             now: $crate::Time,
             data: $crate::Bytes,
         ) -> Result<(), $crate::SendError> {
-            self.$sent.send(now, data, &mut self.out, &mut self.$buf)
+            self.$sent.send(now, data, &mut self.out, &mut self.$buf)?;
+            $(self.$after();)?
+            Ok(())
         }
     };
 }

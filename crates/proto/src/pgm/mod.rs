@@ -258,14 +258,7 @@ impl Source {
 impl Agent for Source {
     crate::outbox::agent_io!(out, on_message);
     crate::sendq::source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);
-    fn close(&mut self, now: Time) {
-        self.sent.close(&mut self.timers, now, self.cfg.linger);
-    }
-    fn send(&mut self, now: Time, data: Bytes) -> Result<(), crate::SendError> {
-        self.sent.send(now, data, &mut self.out, &mut self.buf)?;
-        self.proactive_parity();
-        Ok(())
-    }
+    crate::sendq::originals_field!(sent, buf: buf, timers: timers, after_send: proactive_parity);
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
             && self
