@@ -280,9 +280,8 @@ pub struct Receiver {
     me: u32,
     loss: LossHistory,
     rtt: Option<Duration>,
-    /// The latest RTT sample and the running mean of √sample, seconds (RFC 5348 §4.5).
-    rtt_sample: Option<f64>,
-    sqmean: Option<f64>,
+    /// The running mean of √RTT samples and the latest sample, seconds (RFC 5348 §4.5).
+    sqmean: Option<(f64, f64)>,
     /// Mean data packet size, bytes.
     size: f64,
     /// The receive rate measured over the last window, and the window being measured.
@@ -309,7 +308,6 @@ impl Receiver {
             me,
             loss: LossHistory::default(),
             rtt: None,
-            rtt_sample: None,
             sqmean: None,
             size: 0.0,
             recv_rate: 0.0,
@@ -371,8 +369,8 @@ impl Receiver {
                 self.rtt().as_secs_f64(),
                 self.loss.loss_rate(),
             );
-            match (self.clr, self.sqmean, self.rtt_sample) {
-                (true, Some(m), Some(r)) if r > 0.0 => x * m / r.sqrt(),
+            match (self.clr, self.sqmean) {
+                (true, Some((m, r))) if r > 0.0 => x * m / r.sqrt(),
                 _ => x,
             }
         } else if self.slow_start {
@@ -440,12 +438,11 @@ impl Receiver {
                 .saturating_sub(ts)
                 .saturating_sub(u64::from(held));
             let sample = Duration::from_micros(back.max(1));
-            let root = sample.as_secs_f64().sqrt();
-            self.sqmean = Some(
-                self.sqmean
-                    .map_or(root, |m| (1.0 - SQMEAN_GAIN) * m + SQMEAN_GAIN * root),
-            );
-            self.rtt_sample = Some(sample.as_secs_f64());
+            let r = sample.as_secs_f64();
+            let m = self.sqmean.map_or(r.sqrt(), |(m, _)| {
+                (1.0 - SQMEAN_GAIN) * m + SQMEAN_GAIN * r.sqrt()
+            });
+            self.sqmean = Some((m, r));
             let gain = if self.clr { 0.05 } else { 0.5 };
             self.rtt = Some(match self.rtt {
                 None => sample,

@@ -466,7 +466,7 @@ pub fn run_study_with_claims(
     progress: &dyn Progress,
 ) -> StudyReport {
     let mut report = StudyReport::new(study.about());
-    let claims = match parse_claims(study.name(), claims_toml) {
+    let mut claims = match parse_claims(study.name(), claims_toml) {
         Ok(s) => s,
         Err(e) => {
             // A broken claims file must not look like "0 failed": it is one failed claim.
@@ -493,7 +493,6 @@ pub fn run_study_with_claims(
             return report;
         }
     };
-    let mut claims = claims;
     if sweeps == Sweeps::Quick {
         let (full, quick): (Vec<_>, Vec<_>) = claims.specs.into_iter().partition(|c| c.full_only);
         report.not_run = full.into_iter().map(|c| c.id).collect();

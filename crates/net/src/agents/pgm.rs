@@ -82,8 +82,9 @@ impl PgmParams {
         if params.len() >= 3 && !(1..=spec::pgm::FEC_K_MAX).contains(&u64::from(fec_k)) {
             return Err(bad("an FEC block of 0 or more than the largest k"));
         }
-        let most = rmcast_proto::fec::max_parity(usize::from(fec_k));
-        if params.len() == 5 && !(1..=most).contains(&usize::from(fec_proactive)) {
+        if params.len() == 5
+            && (fec_proactive == 0 || pgm::check_proactive(fec_k, fec_proactive).is_err())
+        {
             return Err(bad(
                 "proactive parity of 0 or more than a block's parity indices",
             ));
@@ -161,19 +162,21 @@ impl NetProtocol for Pgm {
                 s.pgm_txw, s.pgm_fec_k
             )));
         }
-        if s.pgm_fec_proactive > 0 && s.pgm_fec_k == 0 {
-            return Err(NetError::setup(format!(
-                "--fec-proactive {} needs --fec-k: proactive parity is sent per FEC block",
-                s.pgm_fec_proactive
-            )));
-        }
-        let most = rmcast_proto::fec::max_parity(usize::from(s.pgm_fec_k));
-        if s.pgm_fec_k > 0 && usize::from(s.pgm_fec_proactive) > most {
-            return Err(NetError::setup(format!(
-                "--fec-proactive {} is out of range: a block of --fec-k {} has {most} parity \
-                 indices",
-                s.pgm_fec_proactive, s.pgm_fec_k
-            )));
+        match pgm::check_proactive(s.pgm_fec_k, s.pgm_fec_proactive) {
+            Ok(()) => {}
+            Err(pgm::ProactiveError::NoBlocks) => {
+                return Err(NetError::setup(format!(
+                    "--fec-proactive {} needs --fec-k: proactive parity is sent per FEC block",
+                    s.pgm_fec_proactive
+                )))
+            }
+            Err(pgm::ProactiveError::TooMany { max }) => {
+                return Err(NetError::setup(format!(
+                    "--fec-proactive {} is out of range: a block of --fec-k {} has {max} \
+                     parity indices",
+                    s.pgm_fec_proactive, s.pgm_fec_k
+                )))
+            }
         }
         if u64::from(s.pgm_fec_k) > spec::pgm::FEC_K_MAX {
             return Err(NetError::setup(format!(

@@ -563,9 +563,7 @@ impl Receiving {
             }
         }
         match &self.st.joined {
-            None if matches!(m, session::Message::Announce { .. }) => {
-                self.found(now, h, m, from, obs)
-            }
+            None if announce => self.found(now, h, m, from, obs),
             Some(j)
                 if h.session == j.session && h.source == j.sender_node && from == j.sender_addr =>
             {

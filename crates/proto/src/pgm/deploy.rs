@@ -39,23 +39,48 @@ typed_params! {
     }
 }
 
+/// Why a proactive parity count does not fit the FEC blocks ([`check_proactive`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProactiveError {
+    /// Proactive parity without FEC blocks (`fec_k` 0).
+    NoBlocks,
+    /// More than the `max` parity indices a block has.
+    TooMany {
+        /// The block's parity indices, 256 − `fec_k`.
+        max: usize,
+    },
+}
+
+/// The rule between `fec_k` and `fec_proactive` that their ranges cannot say: proactive
+/// parity is sent per FEC block, and a block has at most 256 − `fec_k` parity indices.
+/// One rule for scenarios ([`Params::check`]) and sockets (`rmcast send`, the ANNOUNCE).
+pub fn check_proactive(fec_k: u16, fec_proactive: u16) -> Result<(), ProactiveError> {
+    if fec_proactive == 0 {
+        return Ok(());
+    }
+    if fec_k == 0 {
+        return Err(ProactiveError::NoBlocks);
+    }
+    let max = crate::fec::max_parity(usize::from(fec_k));
+    if usize::from(fec_proactive) > max {
+        return Err(ProactiveError::TooMany { max });
+    }
+    Ok(())
+}
+
 impl Params {
-    /// The rule between parameters that their ranges cannot say: proactive parity needs FEC
-    /// blocks, and a block has at most 256 − `fec_k` parity indices. `Err` says what
-    /// `fec_proactive` may be.
+    /// The rule between parameters that their ranges cannot say ([`check_proactive`]).
+    /// `Err` says what `fec_proactive` may be.
     pub fn check(&self) -> Result<(), String> {
-        let p = usize::from(self.fec_proactive);
-        if p > 0 && self.fec_k == 0 {
-            return Err("0 without fec_k (proactive parity is sent per FEC block)".into());
-        }
-        let max = crate::fec::max_parity(usize::from(self.fec_k));
-        if self.fec_k > 0 && p > max {
-            return Err(format!(
+        check_proactive(self.fec_k, self.fec_proactive).map_err(|e| match e {
+            ProactiveError::NoBlocks => {
+                "0 without fec_k (proactive parity is sent per FEC block)".into()
+            }
+            ProactiveError::TooMany { max } => format!(
                 "at most {max}, the parity indices a block of fec_k {} has",
                 self.fec_k
-            ));
-        }
-        Ok(())
+            ),
+        })
     }
 }
 

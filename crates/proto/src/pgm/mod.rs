@@ -61,7 +61,7 @@ mod tests;
 
 pub use crate::budget::REQUESTS_PER_ROUND;
 pub use cc::{FeedbackReceiver, PacedSource};
-pub use deploy::{deploy, Deployment, Params};
+pub use deploy::{check_proactive, deploy, Deployment, Params, ProactiveError};
 
 use crate::budget::RequestBudget;
 use crate::fec::{self, BlockDecoder};
