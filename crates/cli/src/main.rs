@@ -62,6 +62,8 @@ enum Command {
     Send(Box<cmd::send::Args>),
     /// Receive files or a stream from `rmcast send`
     Recv(cmd::recv::Args),
+    /// Relay sessions between interfaces, hosting the protocol's network agent (PGM network element)
+    Relay(cmd::relay::Args),
     /// Write a new random key for `send`/`recv --key-file`
     Keygen(cmd::keygen::Args),
     /// Re-run the seed studies claim by claim and write a report with plots
@@ -93,6 +95,7 @@ fn main() -> ExitCode {
             cmd::send::run(*a, &given)
         }
         Command::Recv(a) => cmd::recv::run(a),
+        Command::Relay(a) => cmd::relay::run(a),
         Command::Keygen(a) => cmd::keygen::run(a),
         Command::Repro(a) => cmd::repro::run(a),
         Command::Sim(a) => cmd::sim::run(a),

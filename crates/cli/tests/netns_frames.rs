@@ -22,17 +22,18 @@
 
 mod common;
 
+use common::{explain, strings, Proc};
+
 use rmcast_net::netns::{self, Segment};
 use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_rmcast");
 /// A transfer that takes longer fails the test (instead of hanging CI).
 const DEADLINE: Duration = Duration::from_secs(240);
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -46,55 +47,9 @@ macro_rules! need_netns {
     };
 }
 
-/// A child process stopped (SIGKILL) and reaped when dropped, so a failing test leaves
-/// nothing running in the namespaces.
-struct Proc(Option<Child>);
-
-impl Proc {
-    /// Its exit status and output, or `None` if it was still running at `deadline` (then
-    /// it is stopped).
-    fn finish(&mut self, deadline: Instant) -> Option<Output> {
-        let mut c = self.0.take()?;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = c.try_wait() {
-                return c.wait_with_output().ok();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = c.kill();
-        let _ = c.wait();
-        None
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// `rmcast ARGS` on host `h` of `seg`, output piped.
 fn rmcast(seg: &Segment, h: usize, args: &[String]) -> Proc {
-    let c = Command::new("ip")
-        .args(["netns", "exec", &seg.host(h), BIN])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start rmcast in a namespace");
-    Proc(Some(c))
-}
-
-fn strings(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
+    Proc::in_netns(&seg.host(h), args)
 }
 
 /// Pseudo-random file content from a seed.
@@ -179,15 +134,7 @@ impl Transfer {
 }
 
 fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
-}
-
-fn explain(o: &Output) -> String {
-    format!(
-        "exit {:?}; stderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr).trim()
-    )
+    common::json_of(o)
 }
 
 /// Receiver `r` ended with status 0 and holds exactly `data` under `name`.

@@ -34,6 +34,7 @@ pub mod loss;
 pub mod netns;
 pub mod outdir;
 pub mod receiver;
+pub mod relay;
 pub mod secure;
 pub mod sender;
 #[allow(unsafe_code)]

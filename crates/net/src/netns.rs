@@ -493,6 +493,70 @@ impl Segment {
     }
 }
 
+static ROUTERS: AtomicU32 = AtomicU32::new(0);
+
+/// A namespace attached to several [`Segment`]s, as a router between them (where `rmcast
+/// relay` runs): on the `k`-th segment given, interface `eth<k>` at `10.93.<subnet>.<octet>`.
+/// Deleted when dropped.
+#[derive(Debug)]
+pub struct Router {
+    name: String,
+}
+
+impl Router {
+    /// A router on `segments` at host octet `octet` (keep it clear of the segments' hosts,
+    /// which count up from 1).
+    pub fn create(segments: &[&Segment], octet: u8) -> Result<Router, NetError> {
+        available().map_err(NetError::setup)?;
+        let n = ROUTERS.fetch_add(1, Ordering::Relaxed);
+        let r = Router {
+            name: format!("x{}r{}", std::process::id() % 100_000, n % 100),
+        };
+        ip(&["netns", "add", &r.name])?;
+        ip(&["-n", &r.name, "link", "set", "lo", "up"])?;
+        for (k, seg) in segments.iter().enumerate() {
+            let (sw, port, eth) = (
+                seg.switch(),
+                format!("r{}e{k}", n % 1000),
+                format!("eth{k}"),
+            );
+            ip(&[
+                "-n", &sw, "link", "add", &port, "type", "veth", "peer", "name", &eth, "netns",
+                &r.name,
+            ])?;
+            ip(&[
+                "-n",
+                &sw,
+                "link",
+                "set",
+                &port,
+                "master",
+                &seg.bridge(),
+                "up",
+            ])?;
+            let a = format!("{}/24", Ipv4Addr::new(10, 93, seg.subnet, octet));
+            ip(&["-n", &r.name, "addr", "add", &a, "dev", &eth])?;
+            ip(&["-n", &r.name, "link", "set", &eth, "gso_max_segs", "1"])?;
+            ip(&["-n", &r.name, "link", "set", &eth, "up"])?;
+        }
+        Ok(r)
+    }
+
+    /// Its namespace's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 /// The nftables table (bridge family, switch namespace) of [`Segment::bottleneck`].
 pub const BOTTLENECK_TABLE: &str = "rmcast_cc";
 

@@ -8,6 +8,7 @@ pub mod keygen;
 pub mod merge;
 pub mod protocols;
 pub mod recv;
+pub mod relay;
 pub mod repro;
 pub mod send;
 pub mod sim;

@@ -71,7 +71,7 @@ pub struct Args {
 }
 
 /// A session id as `rmcast send` prints it: hexadecimal, `0x` optional, not 0.
-fn parse_session(s: &str) -> Result<u32, String> {
+pub fn parse_session(s: &str) -> Result<u32, String> {
     let hex = s.strip_prefix("0x").unwrap_or(s);
     match u32::from_str_radix(hex, 16) {
         Ok(0) | Err(_) => Err(format!(

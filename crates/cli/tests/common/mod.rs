@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary under test, as a command to add arguments to.
 pub fn cmd() -> Command {
@@ -185,4 +186,71 @@ pub fn cannot_run_netns_nft() -> Option<String> {
         .stdout(Stdio::null())
         .status();
     (!nft.is_ok_and(|s| s.success())).then(|| "`nft` (nftables) is not installed".into())
+}
+
+/// A child process stopped (SIGKILL) and reaped when dropped, so a failing test leaves
+/// nothing running (in the namespaces of the multi-host tests).
+pub struct Proc(pub Option<Child>);
+
+impl Proc {
+    /// `rmcast ARGS` (this build's binary) in network namespace `ns`, output piped.
+    pub fn in_netns(ns: &str, args: &[String]) -> Proc {
+        let c = Command::new("ip")
+            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_rmcast")])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start rmcast in a namespace");
+        Proc(Some(c))
+    }
+
+    /// Its exit status and output, or `None` if it was still running at `deadline` (then
+    /// it is stopped).
+    pub fn finish(&mut self, deadline: Instant) -> Option<Output> {
+        let mut c = self.0.take()?;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = c.try_wait() {
+                return c.wait_with_output().ok();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+        None
+    }
+
+    /// Stop it now.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A process's exit status and standard error, for a failure message.
+pub fn explain(o: &Output) -> String {
+    format!(
+        "exit {:?}; stderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).trim()
+    )
+}
+
+/// A process's standard output as JSON (`Null` if it is not).
+pub fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
+}
+
+/// Owned strings of `v`, for command lines.
+pub fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
 }

@@ -126,6 +126,27 @@ pub trait NetProtocol: Sync {
     fn late_offer(&self, _params: &[u8]) -> Result<Option<String>, NetError> {
         Ok(None)
     }
+
+    /// The protocol's helper inside the network for `rmcast relay` (PGM's network element),
+    /// built from the sender's ANNOUNCE; `Ok(None)`: none (the relay forwards every packet),
+    /// or not yet (the announce does not say enough).
+    fn relay(&self, _a: Announced<'_>, _at: &RelayAt) -> Result<Option<RelayAgent>, NetError> {
+        Ok(None)
+    }
+}
+
+/// A protocol's router agent as `rmcast relay` hosts it.
+pub type RelayAgent = Box<dyn rmcast_proto::RouterAgent + Send>;
+
+/// What a relay knows of the session it serves when it builds its router agent.
+#[derive(Debug, Clone, Copy)]
+pub struct RelayAt {
+    /// The session id.
+    pub session: u32,
+    /// The sender's node id: the relay's agent speaks for the session's source (PGM's NCF
+    /// carries the source's session identity, RFC 3208 §9), and receivers accept from the
+    /// relay what carries the sender's id from the address the relay forwards from.
+    pub sender: u32,
 }
 
 /// What a protocol's `--window` is to the session layer ([`NetProtocol::window_use`]).
@@ -538,6 +559,18 @@ pub fn announced(protocol: u8) -> Option<&'static Protocol> {
 pub fn receiver_agent(a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
     match announced(a.protocol) {
         Some(p) => p.receiver(a, me),
+        None => Err(a.unsupported()),
+    }
+}
+
+/// The router agent `rmcast relay` hosts for the session `a` announces, if its protocol has
+/// one (see [`NetProtocol::relay`]), and the protocol's name.
+pub fn relay_agent(
+    a: Announced<'_>,
+    at: &RelayAt,
+) -> Result<(&'static str, Option<RelayAgent>), NetError> {
+    match announced(a.protocol) {
+        Some(p) => Ok((p.name(), p.adapter.relay(a, at)?)),
         None => Err(a.unsupported()),
     }
 }

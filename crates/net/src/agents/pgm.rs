@@ -15,6 +15,7 @@
 //! `pgm` module's FEC repair); the ANNOUNCE carries `K`.
 
 use super::{Announced, Me, NetProtocol, Received, SenderSettings, SenderSide, Start, Started};
+use super::{RelayAgent, RelayAt};
 use crate::NetError;
 use rmcast_proto::spec;
 use rmcast_proto::{pgm, tfmcc, GroupId, NodeId};
@@ -262,6 +263,23 @@ impl NetProtocol for Pgm {
         let feedback = rmcast_proto::rng::AgentRng::from_seed(rng.range_inclusive(0, u64::MAX));
         let inner = pgm::Receiver::new(c, rng);
         Received::plain(pgm::FeedbackReceiver::new(inner, cc, feedback))
+    }
+
+    /// A network element (RFC 3208 §7): NAKs confirmed at once with an NCF down the interface
+    /// they came in on, only the first NAK of a repair forwarded to the source, RDATA (and
+    /// FEC parity asked for) only down the interfaces that asked. It speaks for the source:
+    /// its NCFs carry the sender's node id, as PGM's carry the source's session identity.
+    fn relay(&self, a: Announced<'_>, at: &RelayAt) -> Result<Option<RelayAgent>, NetError> {
+        if !a.running {
+            return Ok(None);
+        }
+        let p = PgmParams::decode(a.params)?;
+        let mut c = pgm::NeConfig::new(NodeId(at.sender), GroupId(0));
+        c.session = at.session;
+        c.state_lifetime = socket_ms("state_lifetime_ms");
+        c.nak_elim = socket_ms("nak_elim_ms");
+        c.fec_proactive = p.fec_proactive;
+        Ok(Some(Box::new(pgm::NetworkElement::new(c))))
     }
 }
 

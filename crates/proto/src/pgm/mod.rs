@@ -629,6 +629,9 @@ crate::config::group_config! {
     pub struct NeConfig {
         /// Repair state no RDATA cleared is dropped after this.
         pub state_lifetime: Duration = p.state_lifetime,
+        /// A repeat NAK for a packet with repair state is discarded only this long after the
+        /// last one forwarded (RFC 3208's NAK_ELIM_IVL); a later one goes upstream again.
+        pub nak_elim: Duration = p.nak_elim,
         /// FEC: the source's proactive parity symbols per block (indices below this), which
         /// go down every interface as original data does.
         pub fec_proactive: u16 = p.fec_proactive,
@@ -657,7 +660,8 @@ struct NeBlock {
 /// A PGM network element (router agent) with repair state per lost packet.
 pub struct NetworkElement {
     cfg: NeConfig,
-    state: BTreeMap<u64, BTreeSet<IfaceId>>,
+    /// Per lost packet: the interfaces that asked, and when a NAK for it last went upstream.
+    state: BTreeMap<u64, (BTreeSet<IfaceId>, Time)>,
     /// FEC: repair state per block.
     blocks: BTreeMap<u64, NeBlock>,
     timers: TimerSet<NeKey>,
@@ -699,7 +703,7 @@ impl NetworkElement {
     pub fn interfaces(&self, seq: u64) -> Vec<IfaceId> {
         self.state
             .get(&seq)
-            .map(|s| s.iter().copied().collect())
+            .map(|(s, _)| s.iter().copied().collect())
             .unwrap_or_default()
     }
 
@@ -803,13 +807,20 @@ impl NetworkElement {
             wire::Message::Nak { seq } => {
                 self.ncf(seq, ingress);
                 match self.state.get_mut(&seq) {
-                    Some(ifs) => {
+                    Some((ifs, up)) => {
                         ifs.insert(ingress);
-                        self.naks_absorbed += 1;
-                        RouteDecision::Consume
+                        if now.saturating_since(*up) < self.cfg.nak_elim {
+                            self.naks_absorbed += 1;
+                            return RouteDecision::Consume;
+                        }
+                        *up = now;
+                        self.timers
+                            .set(NeKey::Seq(seq), now + self.cfg.state_lifetime);
+                        self.naks_forwarded += 1;
+                        RouteDecision::Forward
                     }
                     None => {
-                        self.state.insert(seq, BTreeSet::from([ingress]));
+                        self.state.insert(seq, (BTreeSet::from([ingress]), now));
                         self.peak_state = self.peak_state.max(self.state_len());
                         self.timers
                             .set(NeKey::Seq(seq), now + self.cfg.state_lifetime);
@@ -819,7 +830,7 @@ impl NetworkElement {
                 }
             }
             wire::Message::Rdata { seq, .. } => match self.state.remove(&seq) {
-                Some(ifs) => {
+                Some((ifs, _)) => {
                     self.timers.cancel(NeKey::Seq(seq));
                     RouteDecision::ForwardOn(ifs.into_iter().collect())
                 }

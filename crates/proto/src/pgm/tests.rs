@@ -94,6 +94,32 @@ fn ne_forwards_first_nak_absorbs_later_ones_and_confirms_each() {
     assert_eq!(r.state_len(), 1);
 }
 
+/// RFC 3208's NAK_ELIM_IVL: a repeat NAK is discarded only within `nak_elim` of the last one
+/// forwarded; after it, one goes upstream again (its RDATA was lost, or the source held the
+/// first off), the interfaces that asked are kept, and the state lives on from then.
+#[test]
+fn ne_forwards_a_repeat_nak_after_the_elimination_interval() {
+    let mut c = NeConfig::new(NodeId(50), G);
+    c.nak_elim = Duration::from_millis(20);
+    let mut r = NetworkElement::new(c);
+    let nak = pkt(7, wire::Message::Nak { seq: 4 });
+    let at = |r: &mut NetworkElement, ms: u64, iface: u32| {
+        let t = Time::from_millis(ms);
+        r.on_packet(t, IfaceId(iface), NodeId(7), Dest::Node(NodeId(0)), &nak)
+    };
+    assert_eq!(at(&mut r, 0, 1), RouteDecision::Forward);
+    assert_eq!(at(&mut r, 19, 2), RouteDecision::Consume);
+    assert_eq!(at(&mut r, 20, 1), RouteDecision::Forward);
+    assert_eq!(at(&mut r, 30, 1), RouteDecision::Consume);
+    assert_eq!(r.interfaces(4), vec![IfaceId(1), IfaceId(2)]);
+    assert_eq!((r.naks_forwarded, r.naks_absorbed), (2, 2));
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(2020)));
+    // The seed's model (the default): discarded while the state lives.
+    let mut r = ne();
+    assert_eq!(at(&mut r, 0, 1), RouteDecision::Forward);
+    assert_eq!(at(&mut r, 1999, 1), RouteDecision::Consume);
+}
+
 #[test]
 fn ne_rdata_goes_only_where_asked_and_clears_state() {
     let (mut r, nak) = ne_after_nak(4, 3);

@@ -1,0 +1,234 @@
+//! `rmcast relay` between network namespaces: a sender on one bridge, receivers on two
+//! others, and a namespace with an interface on each bridge running `rmcast relay` (this
+//! build's binary) — or two levels of relays — with loss per Ethernet frame on every bridge
+//! (nftables in the bridge's namespace, `netns::Segment::frame_loss`).
+//!
+//! * pgm through one relay hosting its network element: every receiver byte-exact, the
+//!   relay confirmed NAKs (NCFs originated), held back duplicate NAKs and sent repairs only
+//!   down the interfaces that asked;
+//! * pgm through two levels of relays (a relay below a relay's downstream interface);
+//! * a protocol without a network agent (`xtp`, acknowledged) forwarded unexamined.
+//!
+//! Needs Linux, root, iproute2 and nftables; otherwise each test prints why it did not run.
+
+mod common;
+
+use common::{explain, json_of as json, strings, Proc};
+
+use rmcast_net::netns::{self, Router, Segment};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(180);
+static SERIAL: Mutex<()> = Mutex::new(());
+
+macro_rules! need_netns {
+    () => {
+        if let Some(why) = common::cannot_run_netns_nft() {
+            eprintln!("skipped: relay tests: {why} (CI runs them as root)");
+            return;
+        }
+    };
+}
+
+/// `rmcast relay --once` in router `r` from `eth0` to `eth1..=ethN`.
+fn relay(r: &Router, group: &str, downstream: usize) -> Proc {
+    let mut args = strings(&["relay", "--group", group, "--upstream", "eth0"]);
+    for k in 1..=downstream {
+        args.extend(strings(&["--downstream", &format!("eth{k}")]));
+    }
+    args.extend(strings(&[
+        "--once", "--json", "--wait", "60", "--idle", "10",
+    ]));
+    Proc::in_netns(r.name(), &args)
+}
+
+/// A receiver on host `h` of `seg` writing into `dir`.
+fn receiver(seg: &Segment, h: usize, node: u32, group: &str, dir: &Path) -> Proc {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&[
+        "--node-id",
+        &node.to_string(),
+        "--json",
+        "--quiet",
+    ]));
+    args.extend(strings(&[
+        "--wait",
+        "60",
+        "--dir",
+        &dir.display().to_string(),
+    ]));
+    Proc::in_netns(&seg.host(h), &args)
+}
+
+/// Receivers on hosts of `leaves` (segment, host) and a sender on host 0 of `top`, with
+/// `relays` already running; every receiver must hold `len` bytes byte-exact. Returns the
+/// sender's and every relay's JSON.
+fn transfer(
+    top: &Segment,
+    leaves: &[(&Segment, usize)],
+    relays: Vec<Proc>,
+    group: &str,
+    len: usize,
+    send_extra: &[&str],
+) -> (Value, Vec<Value>) {
+    let work = tempfile::tempdir().unwrap();
+    let data = common::pseudo_random(len, 7);
+    let file = work.path().join("r.bin");
+    std::fs::write(&file, &data).unwrap();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut rx = Vec::new();
+    for (i, (seg, h)) in leaves.iter().enumerate() {
+        let dir = work.path().join(format!("r{i}"));
+        rx.push(receiver(seg, *h, 1001 + i as u32, group, &dir));
+        dirs.push(dir);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let n = leaves.len().to_string();
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&["--receivers", &n, "--json", "--quiet"]));
+    args.extend(strings(&["--datagram-size", "1472", "--rate", "40M"]));
+    args.extend(strings(send_extra));
+    args.push(file.display().to_string());
+    let s = Proc::in_netns(&top.host(0), &args)
+        .finish(Instant::now() + DEADLINE)
+        .expect("the sender did not finish");
+    let mut relays_said = Vec::new();
+    for mut r in relays {
+        let o = r
+            .finish(Instant::now() + Duration::from_secs(30))
+            .expect("the relay did not end after the session's END");
+        assert!(o.status.success(), "relay: {}", explain(&o));
+        relays_said.push(json(&o));
+    }
+    assert!(
+        s.status.success(),
+        "sender: {}; stdout {}; relays {relays_said:?}",
+        explain(&s),
+        String::from_utf8_lossy(&s.stdout)
+    );
+    for (i, mut p) in rx.into_iter().enumerate() {
+        let o = p
+            .finish(Instant::now() + Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("receiver {i} did not end"));
+        assert!(o.status.success(), "receiver {i}: {}", explain(&o));
+        let got = std::fs::read(dirs[i].join("r.bin")).unwrap();
+        assert!(got == data, "receiver {i}: not byte-exact");
+    }
+    (json(&s), relays_said)
+}
+
+fn session(v: &Value) -> &Value {
+    &v["sessions"][0]
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    session(v)[key].as_u64().unwrap_or(0)
+}
+
+/// pgm through one relay with two downstream bridges of two receivers each; 5 % frame loss
+/// upstream (every receiver then misses the packet: one NAK upstream is enough), 10 % on
+/// each downstream bridge.
+#[test]
+fn pgm_through_a_network_element_relay() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
+    let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
+    top.frame_loss(0.05, None).unwrap();
+    d1.frame_loss(0.10, None).unwrap();
+    d2.frame_loss(0.10, None).unwrap();
+    let group = "239.77.9.1:6400";
+    let relays = vec![relay(&r, group, 2)];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves = [(&d1, 0), (&d1, 1), (&d2, 0), (&d2, 1)];
+    let (sent, rel) = transfer(&top, &leaves, relays, group, 3_000_000, &[]);
+    let s = session(&rel[0]);
+    eprintln!("relay: {s}");
+    eprintln!(
+        "sender: {} repairs; frames dropped {} / {} / {}",
+        sent["agent"]["repairs_sent"],
+        top.frames_dropped(),
+        d1.frames_dropped(),
+        d2.frames_dropped()
+    );
+    assert_eq!(s["protocol"], "pgm");
+    assert_eq!(s["agent"], true);
+    assert_eq!(s["receivers"], 4);
+    assert_eq!(s["ended"], "end");
+    assert!(count(&rel[0], "originated") > 0, "NCFs confirm NAKs: {s}");
+    assert!(
+        count(&rel[0], "up_consumed") > 0,
+        "duplicate NAKs held back: {s}"
+    );
+    assert!(
+        count(&rel[0], "down_subcast") > 0,
+        "repairs sent only where asked: {s}"
+    );
+}
+
+/// pgm through two levels of relays: top bridge (sender) → relay A → middle bridge (one
+/// receiver and relay B) → relay B → bottom bridge (two receivers); 5 % frame loss on every
+/// bridge.
+#[test]
+fn pgm_through_two_levels_of_relays() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let mid = Segment::create(1).unwrap();
+    let bottom = Segment::create(2).unwrap();
+    let a = Router::create(&[&top, &mid], 254).unwrap();
+    let b = Router::create(&[&mid, &bottom], 253).unwrap();
+    for s in [&top, &mid, &bottom] {
+        s.frame_loss(0.05, None).unwrap();
+    }
+    let group = "239.77.9.2:6410";
+    let relays = vec![relay(&a, group, 1), relay(&b, group, 1)];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves = [(&mid, 0), (&bottom, 0), (&bottom, 1)];
+    let (_, rel) = transfer(&top, &leaves, relays, group, 2_000_000, &[]);
+    eprintln!(
+        "relay A: {}\nrelay B: {}",
+        session(&rel[0]),
+        session(&rel[1])
+    );
+    // A serves the middle receiver and relay B (which stands for the bottom two).
+    assert_eq!(session(&rel[0])["receivers"], 3);
+    assert_eq!(session(&rel[1])["receivers"], 2);
+    for r in &rel {
+        assert_eq!(session(r)["agent"], true);
+        assert!(count(r, "originated") > 0, "{}", session(r));
+    }
+}
+
+/// xtp (no network agent) through a relay: forwarded unexamined, every receiver byte-exact.
+#[test]
+fn a_protocol_without_a_network_agent_is_forwarded() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let d1 = Segment::create(2).unwrap();
+    let r = Router::create(&[&top, &d1], 254).unwrap();
+    d1.frame_loss(0.05, None).unwrap();
+    let group = "239.77.9.3:6420";
+    let relays = vec![relay(&r, group, 1)];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves = [(&d1, 0), (&d1, 1)];
+    let (_, rel) = transfer(
+        &top,
+        &leaves,
+        relays,
+        group,
+        1_000_000,
+        &["--protocol", "xtp"],
+    );
+    let s = session(&rel[0]);
+    assert_eq!(s["protocol"], "xtp");
+    assert_eq!(s["agent"], false);
+    assert_eq!(count(&rel[0], "originated"), 0);
+    assert_eq!(count(&rel[0], "up_consumed"), 0);
+}

@@ -1,0 +1,671 @@
+//! `rmcast relay`: a process in the network between a sender and its receivers, hosting the
+//! session's protocol helper (its [`RouterAgent`]: PGM's network element) where a router
+//! would, as the simulator's routers host it.
+//!
+//! A relay has one *upstream* interface (toward the sender) and one or more *downstream*
+//! interfaces (toward receivers or further relays). It is an application-level hop, as UFTP's
+//! proxies are, not a kernel router:
+//!
+//! * **Down.** It joins the group on the upstream interface and multicasts what the agent
+//!   lets through (everything, for a protocol without one) on each downstream interface it
+//!   chooses, from one socket per interface. Receivers there take the relay's address for
+//!   the sender's: everything they get from the session comes from it.
+//! * **Up.** A receiver's unicast (JOIN, REPORT, NAK, ACK) comes to the relay's socket on its
+//!   interface; the relay shows it to the agent and forwards what the agent lets through to
+//!   the sender from a socket of its own for that receiver (a *proxy*), so the sender sees
+//!   each receiver at a distinct address and its unicast to one of them comes back through
+//!   that proxy, to be forwarded down to the receiver. Relays stack: a relay's upstream may be
+//!   another relay's downstream interface.
+//! * **The agent** sees every packet of the session with the interface it came in on (0 the
+//!   upstream, 1.. the downstream ones in the order given) and decides ([`RouteDecision`]);
+//!   what it originates (PGM's NCFs) goes out from the same sockets.
+//!
+//! One session at a time: the first ANNOUNCE heard upstream (or the one `--session` names)
+//! fixes the session, its sender and the sender's address; the relay forgets it after the
+//! sender's END (or silence for [`RelayConfig::idle`]) and then serves the next one.
+//!
+//! Not yet: keyed sessions (the relay cannot read sealed datagrams, and what its agent
+//! originates would need the sender's key; it refuses them and says so); receivers'
+//! multicast (SRM's requests and repairs, DSP's local groups) is not carried between
+//! interfaces.
+
+use crate::agents::{self, Announced, RelayAgent, RelayAt};
+use crate::endpoint::RECV_BUF;
+use crate::interrupt::Interrupt;
+use crate::secure::TRAILER_LEN;
+use crate::socket::{group_socket, unicast_socket, SocketOpts};
+use crate::NetError;
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token};
+use rmcast_proto::{Dest, GroupId, IfaceId, NodeId, RouteDecision, RouterTransmit, Time};
+use rmcast_wire::{session, DecodeError, Family, Header, Message, Packet};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Relay settings.
+#[derive(Debug, Clone)]
+pub struct RelayConfig {
+    /// The group and port the sessions run on.
+    pub group: SocketAddr,
+    /// The interface toward the sender.
+    pub upstream: String,
+    /// The interfaces toward the receivers (at least one).
+    pub downstream: Vec<String>,
+    /// TTL of what it multicasts downstream.
+    pub ttl: u32,
+    /// Serve only this session id.
+    pub session: Option<u32>,
+    /// Most receivers (proxies) one session may have through this relay.
+    pub max_receivers: usize,
+    /// A session whose sender is silent this long is forgotten.
+    pub idle: Duration,
+    /// End after the first session (its END, or its sender's silence).
+    pub once: bool,
+    /// Give up if no session is announced within this time (`None`: wait forever).
+    pub wait: Option<Duration>,
+}
+
+impl RelayConfig {
+    /// Defaults for relaying `group` from `upstream` to `downstream`.
+    pub fn new(group: SocketAddr, upstream: String, downstream: Vec<String>) -> Self {
+        RelayConfig {
+            group,
+            upstream,
+            downstream,
+            ttl: 1,
+            session: None,
+            max_receivers: 1024,
+            idle: Duration::from_secs(15),
+            once: false,
+            wait: None,
+        }
+    }
+}
+
+/// What a relay did, per session it served.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SessionReport {
+    /// The session id.
+    pub session: u32,
+    /// The sender's node id.
+    pub sender: u32,
+    /// The sender's address as the relay saw it (a relay's, when relays stack).
+    pub upstream: Option<SocketAddr>,
+    /// The protocol's name (`None`: no running ANNOUNCE was heard).
+    pub protocol: Option<&'static str>,
+    /// Whether the protocol's router agent ran (`false`: every packet was forwarded).
+    pub agent: bool,
+    /// Receivers (or relays) served downstream.
+    pub receivers: usize,
+    /// How the session ended: `end` (the sender's END), `silent` (nothing for `idle`),
+    /// `interrupted`, or `running`.
+    pub ended: &'static str,
+    /// Datagrams from upstream multicast or forwarded down (each counted once).
+    pub down_forwarded: u64,
+    /// Datagrams from upstream the agent sent down only some interfaces.
+    pub down_subcast: u64,
+    /// Datagrams from upstream the agent swallowed (PGM: RDATA nobody here asked for).
+    pub down_consumed: u64,
+    /// Datagrams from receivers forwarded upstream.
+    pub up_forwarded: u64,
+    /// Datagrams from receivers the agent swallowed (PGM: NAKs for a repair already asked).
+    pub up_consumed: u64,
+    /// Datagrams the agent originated (PGM: NCFs).
+    pub originated: u64,
+    /// Most protocol state entries the agent held at once (PGM: packets with repair state).
+    pub peak_state: usize,
+}
+
+/// What `rmcast relay` reports when it ends.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RelayReport {
+    /// The sessions served, oldest first.
+    pub sessions: Vec<SessionReport>,
+    /// Datagrams refused: not rmcast, another session, from an address that is not the
+    /// session's sender or one of its receivers.
+    pub rejected: u64,
+    /// Sealed (keyed) datagrams refused: a relay cannot carry keyed sessions yet.
+    pub rejected_sealed: u64,
+    /// Receivers refused beyond `max_receivers`.
+    pub rejected_receivers: u64,
+    /// Datagrams a full socket buffer (or another send error) dropped, as a router's full
+    /// queue drops them.
+    pub send_dropped: u64,
+    /// Whether a signal ended it.
+    pub interrupted: bool,
+}
+
+const UP: Token = Token(0);
+const DOWN_BASE: usize = 1;
+const PROXY_BASE: usize = 1 << 20;
+
+/// A receiver (or a relay below) seen downstream, and the socket it is forwarded upstream from.
+struct Proxy {
+    sock: UdpSocket,
+    /// Where the receiver is, on which downstream interface (0-based).
+    addr: SocketAddr,
+    iface: usize,
+    /// Its node id, from the first datagram it sent.
+    node: u32,
+}
+
+/// The session being served.
+struct Served {
+    report: SessionReport,
+    upstream: SocketAddr,
+    agent: Option<RelayAgent>,
+    proxies: Vec<Proxy>,
+    by_addr: HashMap<SocketAddr, usize>,
+    last_heard: Time,
+    ended_at: Option<Time>,
+}
+
+/// How long a session is kept after the sender's END: the receivers' last words (their
+/// final reports answered by END again) still pass.
+const AFTER_END: Duration = Duration::from_secs(2);
+
+struct Relay {
+    cfg: RelayConfig,
+    poll: Poll,
+    up: UdpSocket,
+    up_unicast: UdpSocket,
+    down: Vec<UdpSocket>,
+    clock: crate::clock::Clock,
+    served: Option<Served>,
+    report: RelayReport,
+    buf: Vec<u8>,
+    warned_sealed: bool,
+}
+
+/// Run a relay until `--once`'s session ends, `wait` passes without a session, or a signal.
+pub fn relay(cfg: RelayConfig) -> Result<RelayReport, NetError> {
+    if cfg.downstream.is_empty() {
+        return Err(NetError::setup(
+            "a relay needs at least one --downstream interface",
+        ));
+    }
+    if cfg.downstream.contains(&cfg.upstream) {
+        return Err(NetError::setup(format!(
+            "interface {} is both upstream and downstream: a relay forwards between different \
+             interfaces",
+            cfg.upstream
+        )));
+    }
+    let interrupt = Interrupt::install();
+    let mut r = Relay::open(cfg)?;
+    let started = r.clock.now();
+    let mut events = Events::with_capacity(256);
+    loop {
+        if interrupt.raised() {
+            r.report.interrupted = true;
+            r.finish("interrupted");
+            return Ok(r.report);
+        }
+        let now = r.clock.now();
+        if r.expire(now) && r.cfg.once {
+            return Ok(r.report);
+        }
+        if r.served.is_none() && r.report.sessions.is_empty() {
+            if let Some(w) = r.cfg.wait {
+                if now.saturating_since(started) >= w {
+                    return Err(NetError::Failed(format!(
+                        "no session announced on {} within {:.1}s",
+                        r.cfg.group,
+                        w.as_secs_f64()
+                    )));
+                }
+            }
+        }
+        let timeout = r.timeout(now);
+        match r.poll.poll(&mut events, Some(timeout)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(NetError::io("poll", e)),
+        }
+        let tokens: Vec<Token> = events.iter().map(|e| e.token()).collect();
+        for t in tokens {
+            r.drain(t)?;
+        }
+        r.agent_timers();
+    }
+}
+
+impl Relay {
+    fn open(cfg: RelayConfig) -> Result<Relay, NetError> {
+        let poll = Poll::new().map_err(|e| NetError::io("create poll", e))?;
+        let opts = |iface: &str| {
+            let mut o = SocketOpts::new(cfg.group);
+            o.interface = Some(iface.to_string());
+            o.ttl = cfg.ttl;
+            o.loopback = false;
+            o
+        };
+        let mut up = UdpSocket::from_std(group_socket(&opts(&cfg.upstream))?);
+        // Only for what the agent originates upstream: nothing is read from it.
+        let up_unicast = UdpSocket::from_std(unicast_socket(&opts(&cfg.upstream))?);
+        let reg = |s: &mut UdpSocket, t: Token| {
+            poll.registry()
+                .register(s, t, Interest::READABLE)
+                .map_err(|e| NetError::io("register a socket", e))
+        };
+        reg(&mut up, UP)?;
+        let mut down = Vec::new();
+        for (i, d) in cfg.downstream.iter().enumerate() {
+            let mut s = UdpSocket::from_std(unicast_socket(&opts(d))?);
+            reg(&mut s, Token(DOWN_BASE + i))?;
+            down.push(s);
+        }
+        Ok(Relay {
+            cfg,
+            poll,
+            up,
+            up_unicast,
+            down,
+            clock: crate::clock::Clock::new(),
+            served: None,
+            report: RelayReport::default(),
+            buf: vec![0; RECV_BUF],
+            warned_sealed: false,
+        })
+    }
+
+    /// How long the loop may sleep: until the agent's next deadline, at most 100 ms (the
+    /// session's expiry is checked between).
+    fn timeout(&self, now: Time) -> Duration {
+        let mut t = Duration::from_millis(100);
+        if let Some(d) = self
+            .served
+            .as_ref()
+            .and_then(|s| s.agent.as_ref())
+            .and_then(|a| a.poll_timeout())
+        {
+            t = t.min(d.saturating_since(now));
+        }
+        t
+    }
+
+    /// Forget a session after its END (and [`AFTER_END`]) or its sender's silence; whether
+    /// one ended.
+    fn expire(&mut self, now: Time) -> bool {
+        let Some(s) = &self.served else { return false };
+        let how = match s.ended_at {
+            Some(t) if now.saturating_since(t) >= AFTER_END => "end",
+            _ if now.saturating_since(s.last_heard) >= self.cfg.idle => "silent",
+            _ => return false,
+        };
+        if how == "silent" {
+            tracing::warn!(
+                session = format_args!("{:08x}", s.report.session),
+                "the sender was silent for {:.1}s: session forgotten",
+                self.cfg.idle.as_secs_f64()
+            );
+        }
+        self.finish(how);
+        true
+    }
+
+    /// Close the served session's report.
+    fn finish(&mut self, how: &'static str) {
+        if let Some(mut s) = self.served.take() {
+            for mut p in s.proxies.drain(..) {
+                let _ = self.poll.registry().deregister(&mut p.sock);
+            }
+            s.report.ended = how;
+            s.report.receivers = s.by_addr.len();
+            if let Some(a) = &s.agent {
+                s.report.peak_state = a.peak_state_entries();
+            }
+            self.report.sessions.push(s.report);
+        }
+    }
+
+    /// Read everything waiting on the socket of `t`.
+    fn drain(&mut self, t: Token) -> Result<(), NetError> {
+        loop {
+            let got = match t {
+                UP => self.up.recv_from(&mut self.buf),
+                Token(k) if k >= PROXY_BASE => {
+                    match self
+                        .served
+                        .as_ref()
+                        .and_then(|s| s.proxies.get(k - PROXY_BASE))
+                    {
+                        Some(p) => p.sock.recv_from(&mut self.buf),
+                        None => return Ok(()),
+                    }
+                }
+                Token(k) => match self.down.get(k - DOWN_BASE) {
+                    Some(s) => s.recv_from(&mut self.buf),
+                    None => return Ok(()),
+                },
+            };
+            let (n, from) = match got {
+                Ok(x) => x,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // An ICMP error of an earlier send (a receiver gone): not this socket's end.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                Err(e) => return Err(NetError::io("receive", e)),
+            };
+            let now = self.clock.now();
+            let dgram = self.buf.get(..n).unwrap_or_default().to_vec();
+            match t {
+                UP => self.on_upstream(now, None, from, &dgram),
+                Token(k) if k >= PROXY_BASE => {
+                    self.on_upstream(now, Some(k - PROXY_BASE), from, &dgram)
+                }
+                Token(k) => self.on_downstream(now, k - DOWN_BASE, from, &dgram)?,
+            }
+            self.agent_output();
+        }
+    }
+
+    /// The header of a datagram, or `None` (counted) if it is not a plain rmcast datagram.
+    fn header(&mut self, d: &[u8]) -> Option<Header> {
+        match Header::parse(d) {
+            Ok(h) => Some(h),
+            Err(DecodeError::LengthMismatch { header, actual })
+                if actual as u64 == header + TRAILER_LEN as u64 =>
+            {
+                self.report.rejected_sealed += 1;
+                if !self.warned_sealed {
+                    self.warned_sealed = true;
+                    tracing::warn!(
+                        "sealed (--key-file) datagrams arrive: a relay cannot carry keyed \
+                         sessions yet; they are dropped"
+                    );
+                }
+                None
+            }
+            Err(_) => {
+                self.report.rejected += 1;
+                None
+            }
+        }
+    }
+
+    /// A datagram from upstream: multicast to the group (`proxy` `None`), or unicast to the
+    /// receiver behind `proxy`.
+    fn on_upstream(&mut self, now: Time, proxy: Option<usize>, from: SocketAddr, d: &[u8]) {
+        let Some(h) = self.header(d) else { return };
+        if self.served.is_none() {
+            self.adopt(now, &h, from, d);
+        }
+        let Some(s) = self.served.as_mut() else {
+            self.report.rejected += 1;
+            return;
+        };
+        if h.session != s.report.session || h.source != s.report.sender || from != s.upstream {
+            self.report.rejected += 1;
+            return;
+        }
+        s.last_heard = now;
+        if h.family == Family::Session {
+            session_news(s, now, d);
+        }
+        let to = proxy
+            .and_then(|k| s.proxies.get(k))
+            .map(|p| (p.node, p.iface, p.addr));
+        let dest = match to {
+            Some((node, _, _)) => Dest::Node(NodeId(node)),
+            None => Dest::Group(GroupId(0)),
+        };
+        let decision = match s.agent.as_mut() {
+            Some(a) => a.on_packet(now, IfaceId(0), NodeId(h.source), dest, d),
+            None => RouteDecision::Forward,
+        };
+        let ifaces: Vec<usize> = match &decision {
+            RouteDecision::Consume => {
+                s.report.down_consumed += 1;
+                return;
+            }
+            RouteDecision::Forward => (0..self.down.len()).collect(),
+            RouteDecision::ForwardOn(on) => {
+                s.report.down_subcast += 1;
+                on.iter()
+                    .filter_map(|i| (i.0 as usize).checked_sub(1))
+                    .collect()
+            }
+        };
+        s.report.down_forwarded += 1;
+        match to {
+            Some((_, iface, addr)) if ifaces.contains(&iface) => self.send_down(iface, addr, d),
+            Some(_) => {}
+            None => {
+                for i in ifaces {
+                    self.send_down(i, self.cfg.group, d);
+                }
+            }
+        }
+    }
+
+    /// The first ANNOUNCE of a session heard upstream (of `--session`, if given) makes it
+    /// the one served.
+    fn adopt(&mut self, now: Time, h: &Header, from: SocketAddr, d: &[u8]) {
+        if h.family != Family::Session || self.cfg.session.is_some_and(|s| s != h.session) {
+            return;
+        }
+        let Ok(Packet {
+            message: Message::Session(m @ session::Message::Announce { .. }),
+            ..
+        }) = Packet::decode(d)
+        else {
+            return;
+        };
+        if Announced::of(&m).is_none() {
+            return;
+        }
+        tracing::info!(
+            session = format_args!("{:08x}", h.session),
+            sender = format_args!("{:08x}", h.source),
+            %from,
+            "serving a session"
+        );
+        self.served = Some(Served {
+            report: SessionReport {
+                session: h.session,
+                sender: h.source,
+                upstream: Some(from),
+                ended: "running",
+                ..SessionReport::default()
+            },
+            upstream: from,
+            agent: None,
+            proxies: Vec::new(),
+            by_addr: HashMap::new(),
+            last_heard: now,
+            ended_at: None,
+        });
+    }
+
+    /// A datagram from a receiver on downstream interface `iface` (0-based).
+    fn on_downstream(
+        &mut self,
+        now: Time,
+        iface: usize,
+        from: SocketAddr,
+        d: &[u8],
+    ) -> Result<(), NetError> {
+        let Some(h) = self.header(d) else {
+            return Ok(());
+        };
+        let Some(s) = self.served.as_mut() else {
+            self.report.rejected += 1;
+            return Ok(());
+        };
+        if h.session != s.report.session {
+            self.report.rejected += 1;
+            return Ok(());
+        }
+        let k = match s.by_addr.get(&from) {
+            Some(&k) => k,
+            None => {
+                if s.proxies.len() >= self.cfg.max_receivers {
+                    self.report.rejected_receivers += 1;
+                    return Ok(());
+                }
+                let mut o = SocketOpts::new(self.cfg.group);
+                o.interface = Some(self.cfg.upstream.clone());
+                let mut sock = UdpSocket::from_std(unicast_socket(&o)?);
+                let k = s.proxies.len();
+                self.poll
+                    .registry()
+                    .register(&mut sock, Token(PROXY_BASE + k), Interest::READABLE)
+                    .map_err(|e| NetError::io("register a socket", e))?;
+                s.proxies.push(Proxy {
+                    sock,
+                    addr: from,
+                    iface,
+                    node: h.source,
+                });
+                s.by_addr.insert(from, k);
+                k
+            }
+        };
+        let Some(p) = s.proxies.get(k) else {
+            return Ok(());
+        };
+        if p.node != h.source || p.iface != iface {
+            self.report.rejected += 1;
+            return Ok(());
+        }
+        let decision = match s.agent.as_mut() {
+            Some(a) => a.on_packet(
+                now,
+                IfaceId(iface as u32 + 1),
+                NodeId(h.source),
+                Dest::Node(NodeId(s.report.sender)),
+                d,
+            ),
+            None => RouteDecision::Forward,
+        };
+        if decision == RouteDecision::Consume {
+            s.report.up_consumed += 1;
+            return Ok(());
+        }
+        s.report.up_forwarded += 1;
+        let sent = p.sock.send_to(d, s.upstream);
+        self.count_send(sent);
+        Ok(())
+    }
+
+    fn send_down(&mut self, iface: usize, to: SocketAddr, d: &[u8]) {
+        let sent = match self.down.get(iface) {
+            Some(s) => s.send_to(d, to),
+            None => return,
+        };
+        self.count_send(sent);
+    }
+
+    fn count_send(&mut self, sent: io::Result<usize>) {
+        if let Err(e) = sent {
+            self.report.send_dropped += 1;
+            if e.kind() != io::ErrorKind::WouldBlock {
+                tracing::debug!("send: {e}");
+            }
+        }
+    }
+
+    fn agent_timers(&mut self) {
+        let now = self.clock.now();
+        if let Some(a) = self.served.as_mut().and_then(|s| s.agent.as_mut()) {
+            if a.poll_timeout().is_some_and(|t| t <= now) {
+                a.handle_timeout(now);
+            }
+        }
+        self.agent_output();
+    }
+
+    /// Send what the agent originated.
+    fn agent_output(&mut self) {
+        let mut out: Vec<RouterTransmit> = Vec::new();
+        if let Some(s) = self.served.as_mut() {
+            if let Some(a) = s.agent.as_mut() {
+                while let Some(t) = a.poll_transmit() {
+                    out.push(t);
+                }
+            }
+            s.report.originated += out.len() as u64;
+        }
+        for t in out {
+            self.originate(t);
+        }
+    }
+
+    fn originate(&mut self, t: RouterTransmit) {
+        let d = &t.transmit.payload[..];
+        let Some(s) = self.served.as_ref() else {
+            return;
+        };
+        match t.transmit.dest {
+            Dest::Group(_) => {
+                let ifaces: Vec<u32> = match &t.via {
+                    None => (1..=self.down.len() as u32).collect(),
+                    Some(v) => v.iter().map(|i| i.0).collect(),
+                };
+                for i in ifaces {
+                    if i == 0 {
+                        let sent = self.up_unicast.send_to(d, self.cfg.group);
+                        self.count_send(sent);
+                    } else {
+                        self.send_down(i as usize - 1, self.cfg.group, d);
+                    }
+                }
+            }
+            Dest::Node(n) if n.0 == s.report.sender => {
+                let sent = self.up_unicast.send_to(d, s.upstream);
+                self.count_send(sent);
+            }
+            Dest::Node(n) => {
+                if let Some((iface, addr)) = s
+                    .proxies
+                    .iter()
+                    .find(|p| p.node == n.0)
+                    .map(|p| (p.iface, p.addr))
+                {
+                    self.send_down(iface, addr, d);
+                }
+            }
+        }
+    }
+}
+
+/// What a session datagram from the sender tells the relay: the running ANNOUNCE builds the
+/// protocol's agent (once), END ends the session.
+fn session_news(s: &mut Served, now: Time, d: &[u8]) {
+    let Ok(Packet {
+        message: Message::Session(m),
+        ..
+    }) = Packet::decode(d)
+    else {
+        return;
+    };
+    if matches!(m, session::Message::End { .. }) {
+        s.ended_at.get_or_insert(now);
+        return;
+    }
+    let Some(a) = Announced::of(&m) else { return };
+    if s.report.protocol.is_some() || !a.running {
+        return;
+    }
+    let at = RelayAt {
+        session: s.report.session,
+        sender: s.report.sender,
+    };
+    match agents::relay_agent(a, &at) {
+        Ok((name, agent)) => {
+            s.report.protocol = Some(name);
+            s.report.agent = agent.is_some();
+            s.agent = agent;
+            tracing::info!(protocol = name, agent = s.report.agent, "session running");
+        }
+        Err(e) => {
+            // Forwarded as it is: the receivers say what they make of it.
+            tracing::warn!("the session's ANNOUNCE: {e}; its packets are forwarded unexamined");
+            s.report.protocol = Some("unknown");
+        }
+    }
+}
