@@ -232,3 +232,50 @@ fn a_protocol_without_a_network_agent_is_forwarded() {
     assert_eq!(count(&rel[0], "originated"), 0);
     assert_eq!(count(&rel[0], "up_consumed"), 0);
 }
+
+/// lms through two levels of relays, each hosting LMS's router (links are receivers: the
+/// replier link leads to one receiver): top bridge (sender) → relay A → middle bridge (one
+/// receiver and relay B) → relay B → bottom bridge (two receivers); 5 % frame loss on every
+/// bridge. Requests turn at the relays (DREQs originated) and every file is byte-exact.
+#[test]
+fn lms_through_two_levels_of_relays() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let mid = Segment::create(1).unwrap();
+    let bottom = Segment::create(2).unwrap();
+    let a = Router::create(&[&top, &mid], 254).unwrap();
+    let b = Router::create(&[&mid, &bottom], 253).unwrap();
+    for s in [&top, &mid, &bottom] {
+        s.frame_loss(0.05, None).unwrap();
+    }
+    let group = "239.77.9.4:6430";
+    let relays = vec![relay(&a, group, 1), relay(&b, group, 1)];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves = [(&mid, 0), (&bottom, 0), (&bottom, 1)];
+    let (sent, rel) = transfer(
+        &top,
+        &leaves,
+        relays,
+        group,
+        2_000_000,
+        &["--protocol", "lms"],
+    );
+    eprintln!(
+        "relay A: {}\nrelay B: {}\nsender repairs {}",
+        session(&rel[0]),
+        session(&rel[1]),
+        sent["agent"]["repairs_sent"]
+    );
+    assert_eq!(session(&rel[0])["receivers"], 3);
+    assert_eq!(session(&rel[1])["receivers"], 2);
+    for r in &rel {
+        assert_eq!(session(r)["protocol"], "lms");
+        assert_eq!(session(r)["agent"], true);
+    }
+    // Requests from the bottom receivers other than B's replier turn at B; the middle
+    // receiver's and B's replier's turn at A (its replier link is the first to join).
+    let dreqs = count(&rel[0], "originated") + count(&rel[1], "originated");
+    assert!(dreqs > 0, "requests turned at a relay (DREQs): {rel:?}");
+    assert!(count(&rel[0], "up_consumed") + count(&rel[1], "up_consumed") > 0);
+}

@@ -29,7 +29,7 @@
 //! multicast (SRM's requests and repairs, DSP's local groups) is not carried between
 //! interfaces.
 
-use crate::agents::{self, Announced, RelayAgent, RelayAt};
+use crate::agents::{self, Announced, Links, RelayAt};
 use crate::endpoint::RECV_BUF;
 use crate::interrupt::Interrupt;
 use crate::secure::TRAILER_LEN;
@@ -37,7 +37,9 @@ use crate::socket::{group_socket, unicast_socket, SocketOpts};
 use crate::NetError;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
-use rmcast_proto::{Dest, GroupId, IfaceId, NodeId, RouteDecision, RouterTransmit, Time};
+use rmcast_proto::{
+    Dest, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit, Time,
+};
 use rmcast_wire::{session, DecodeError, Family, Header, Message, Packet};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -66,6 +68,9 @@ pub struct RelayConfig {
     pub once: bool,
     /// Give up if no session is announced within this time (`None`: wait forever).
     pub wait: Option<Duration>,
+    /// The relay's node id (`None`: a random one): what its agent names itself (an LMS
+    /// turning point in its DREQs).
+    pub node: Option<u32>,
 }
 
 impl RelayConfig {
@@ -81,6 +86,7 @@ impl RelayConfig {
             idle: Duration::from_secs(15),
             once: false,
             wait: None,
+            node: None,
         }
     }
 }
@@ -156,7 +162,9 @@ struct Proxy {
 struct Served {
     report: SessionReport,
     upstream: SocketAddr,
-    agent: Option<RelayAgent>,
+    agent: Option<Box<dyn RouterAgent + Send>>,
+    /// What the agent's interfaces 1.. are.
+    links: Links,
     proxies: Vec<Proxy>,
     by_addr: HashMap<SocketAddr, usize>,
     last_heard: Time,
@@ -169,6 +177,7 @@ const AFTER_END: Duration = Duration::from_secs(2);
 
 struct Relay {
     cfg: RelayConfig,
+    node: u32,
     poll: Poll,
     up: UdpSocket,
     up_unicast: UdpSocket,
@@ -259,6 +268,7 @@ impl Relay {
             down.push(s);
         }
         Ok(Relay {
+            node: cfg.node.unwrap_or_else(crate::endpoint::nonzero_random),
             cfg,
             poll,
             up,
@@ -398,17 +408,26 @@ impl Relay {
             self.report.rejected += 1;
             return;
         };
-        if h.session != s.report.session || h.source != s.report.sender || from != s.upstream {
+        // Everything of the session from the sender's address (a relay above speaks there
+        // under its own node id too).
+        if h.session != s.report.session || from != s.upstream {
             self.report.rejected += 1;
             return;
         }
         s.last_heard = now;
         if h.family == Family::Session {
-            session_news(s, now, d);
+            session_news(s, self.node, now, d);
         }
         let to = proxy
             .and_then(|k| s.proxies.get(k))
             .map(|p| (p.node, p.iface, p.addr));
+        if let (Some((_, iface, addr)), Links::Receivers) = (to, s.links) {
+            // Sent to one receiver (a DREQ, a subcast from a turning point above): it
+            // goes there; links are receivers, so there is nothing to choose.
+            s.report.down_forwarded += 1;
+            self.send_down(iface, addr, d);
+            return;
+        }
         let dest = match to {
             Some((node, _, _)) => Dest::Node(NodeId(node)),
             None => Dest::Group(GroupId(0)),
@@ -417,26 +436,46 @@ impl Relay {
             Some(a) => a.on_packet(now, IfaceId(0), NodeId(h.source), dest, d),
             None => RouteDecision::Forward,
         };
-        let ifaces: Vec<usize> = match &decision {
+        let on = match decision {
             RouteDecision::Consume => {
                 s.report.down_consumed += 1;
                 return;
             }
-            RouteDecision::Forward => (0..self.down.len()).collect(),
+            RouteDecision::Forward => None,
             RouteDecision::ForwardOn(on) => {
                 s.report.down_subcast += 1;
-                on.iter()
-                    .filter_map(|i| (i.0 as usize).checked_sub(1))
-                    .collect()
+                Some(on)
             }
         };
         s.report.down_forwarded += 1;
         match to {
-            Some((_, iface, addr)) if ifaces.contains(&iface) => self.send_down(iface, addr, d),
-            Some(_) => {}
-            None => {
-                for i in ifaces {
-                    self.send_down(i, self.cfg.group, d);
+            Some((_, iface, addr)) => {
+                if on.is_none_or(|on| on.contains(&IfaceId(iface as u32 + 1))) {
+                    self.send_down(iface, addr, d);
+                }
+            }
+            None => self.multicast_down(on.as_deref(), d),
+        }
+    }
+
+    /// Multicast `d` down every downstream interface (`on` `None`), or down the links `on`
+    /// names: interfaces, or single receivers by unicast ([`Links`]).
+    fn multicast_down(&mut self, on: Option<&[IfaceId]>, d: &[u8]) {
+        let Some(on) = on else {
+            for i in 0..self.down.len() {
+                self.send_down(i, self.cfg.group, d);
+            }
+            return;
+        };
+        let links = self.served.as_ref().map_or(Links::Interfaces, |s| s.links);
+        for link in on.iter().filter_map(|i| (i.0 as usize).checked_sub(1)) {
+            match links {
+                Links::Interfaces => self.send_down(link, self.cfg.group, d),
+                Links::Receivers => {
+                    let p = self.served.as_ref().and_then(|s| s.proxies.get(link));
+                    if let Some((iface, addr)) = p.map(|p| (p.iface, p.addr)) {
+                        self.send_down(iface, addr, d);
+                    }
                 }
             }
         }
@@ -474,6 +513,7 @@ impl Relay {
             },
             upstream: from,
             agent: None,
+            links: Links::Interfaces,
             proxies: Vec::new(),
             by_addr: HashMap::new(),
             last_heard: now,
@@ -532,12 +572,18 @@ impl Relay {
             self.report.rejected += 1;
             return Ok(());
         }
+        // Its IP destination is this relay: the agent sees it addressed to the relay's node
+        // (an LMS REPAIR for another turning point then goes on up, as it would).
+        let link = match s.links {
+            Links::Interfaces => iface,
+            Links::Receivers => k,
+        };
         let decision = match s.agent.as_mut() {
             Some(a) => a.on_packet(
                 now,
-                IfaceId(iface as u32 + 1),
+                IfaceId(link as u32 + 1),
                 NodeId(h.source),
-                Dest::Node(NodeId(s.report.sender)),
+                Dest::Node(NodeId(self.node)),
                 d,
             ),
             None => RouteDecision::Forward,
@@ -602,20 +648,14 @@ impl Relay {
         };
         match t.transmit.dest {
             Dest::Group(_) => {
-                let ifaces: Vec<u32> = match &t.via {
-                    None => (1..=self.down.len() as u32).collect(),
-                    Some(v) => v.iter().map(|i| i.0).collect(),
-                };
-                for i in ifaces {
-                    if i == 0 {
-                        let sent = self.up_unicast.send_to(d, self.cfg.group);
-                        self.count_send(sent);
-                    } else {
-                        self.send_down(i as usize - 1, self.cfg.group, d);
-                    }
+                let up = t.via.as_ref().is_some_and(|v| v.contains(&IfaceId(0)));
+                if up {
+                    let sent = self.up_unicast.send_to(d, self.cfg.group);
+                    self.count_send(sent);
                 }
+                self.multicast_down(t.via.as_deref(), d);
             }
-            Dest::Node(n) if n.0 == s.report.sender => {
+            Dest::Node(n) if n.0 == s.report.sender || n.0 == self.node => {
                 let sent = self.up_unicast.send_to(d, s.upstream);
                 self.count_send(sent);
             }
@@ -635,7 +675,7 @@ impl Relay {
 
 /// What a session datagram from the sender tells the relay: the running ANNOUNCE builds the
 /// protocol's agent (once), END ends the session.
-fn session_news(s: &mut Served, now: Time, d: &[u8]) {
+fn session_news(s: &mut Served, node: u32, now: Time, d: &[u8]) {
     let Ok(Packet {
         message: Message::Session(m),
         ..
@@ -654,12 +694,17 @@ fn session_news(s: &mut Served, now: Time, d: &[u8]) {
     let at = RelayAt {
         session: s.report.session,
         sender: s.report.sender,
+        node,
+        receivers: s.proxies.len(),
     };
     match agents::relay_agent(a, &at) {
-        Ok((name, agent)) => {
+        Ok((name, relayed)) => {
             s.report.protocol = Some(name);
-            s.report.agent = agent.is_some();
-            s.agent = agent;
+            s.report.agent = relayed.is_some();
+            if let Some(r) = relayed {
+                s.agent = Some(r.agent);
+                s.links = r.links;
+            }
             tracing::info!(protocol = name, agent = s.report.agent, "session running");
         }
         Err(e) => {

@@ -14,6 +14,7 @@
 mod bap;
 mod dsp;
 mod ff;
+mod lms;
 mod pgm;
 mod prmp;
 mod rra;
@@ -127,26 +128,46 @@ pub trait NetProtocol: Sync {
         Ok(None)
     }
 
-    /// The protocol's helper inside the network for `rmcast relay` (PGM's network element),
-    /// built from the sender's ANNOUNCE; `Ok(None)`: none (the relay forwards every packet),
-    /// or not yet (the announce does not say enough).
-    fn relay(&self, _a: Announced<'_>, _at: &RelayAt) -> Result<Option<RelayAgent>, NetError> {
+    /// The protocol's helper inside the network for `rmcast relay` (PGM's network element,
+    /// LMS's router), built from the sender's ANNOUNCE; `Ok(None)`: none (the relay forwards
+    /// every packet), or not yet (the announce does not say enough).
+    fn relay(&self, _a: Announced<'_>, _at: &RelayAt) -> Result<Option<Relayed>, NetError> {
         Ok(None)
     }
 }
 
-/// A protocol's router agent as `rmcast relay` hosts it.
-pub type RelayAgent = Box<dyn rmcast_proto::RouterAgent + Send>;
+/// A protocol's router agent as `rmcast relay` hosts it, and what its interfaces are.
+pub struct Relayed {
+    /// The agent.
+    pub agent: Box<dyn rmcast_proto::RouterAgent + Send>,
+    /// What the agent's interface numbers 1, 2, … stand for (0 is always the upstream).
+    pub links: Links,
+}
+
+/// What a relay's agent takes for its downstream interfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// The relay's downstream interfaces, in the order given (PGM: repair state per
+    /// interface; a repair goes down an interface by multicast).
+    Interfaces,
+    /// Each receiver (or relay) served, in the order they joined: a link to one host
+    /// (LMS: a replier link leads to one replier, and a DREQ or subcast pinned to a link
+    /// goes to that host by unicast).
+    Receivers,
+}
 
 /// What a relay knows of the session it serves when it builds its router agent.
 #[derive(Debug, Clone, Copy)]
 pub struct RelayAt {
     /// The session id.
     pub session: u32,
-    /// The sender's node id: the relay's agent speaks for the session's source (PGM's NCF
-    /// carries the source's session identity, RFC 3208 §9), and receivers accept from the
-    /// relay what carries the sender's id from the address the relay forwards from.
+    /// The sender's node id.
     pub sender: u32,
+    /// The relay's own node id (an LMS turning point names itself in its DREQs).
+    pub node: u32,
+    /// Receivers (or relays below) served so far: links 1..=`receivers` with
+    /// [`Links::Receivers`].
+    pub receivers: usize,
 }
 
 /// What a protocol's `--window` is to the session layer ([`NetProtocol::window_use`]).
@@ -220,7 +241,7 @@ impl std::ops::Deref for Protocol {
 }
 
 /// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
-pub static PROTOCOLS: [Protocol; 9] = [
+pub static PROTOCOLS: [Protocol; 10] = [
     Protocol::new("saw", &saw::Saw),
     Protocol::new("bap", &bap::Bap),
     Protocol::new("rra", &rra::Rra),
@@ -228,6 +249,7 @@ pub static PROTOCOLS: [Protocol; 9] = [
     Protocol::new("prmp", &prmp::Prmp),
     Protocol::new("srm", &srm::Srm),
     Protocol::new("pgm", &pgm::Pgm),
+    Protocol::new("lms", &lms::Lms),
     Protocol::new("ff", &ff::Ff),
     Protocol::new("xtp", &xtp::Xtp),
 ];
@@ -568,7 +590,7 @@ pub fn receiver_agent(a: Announced<'_>, me: &Me) -> Result<Option<Received>, Net
 pub fn relay_agent(
     a: Announced<'_>,
     at: &RelayAt,
-) -> Result<(&'static str, Option<RelayAgent>), NetError> {
+) -> Result<(&'static str, Option<Relayed>), NetError> {
     match announced(a.protocol) {
         Some(p) => Ok((p.name(), p.adapter.relay(a, at)?)),
         None => Err(a.unsupported()),

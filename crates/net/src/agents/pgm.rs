@@ -15,7 +15,7 @@
 //! `pgm` module's FEC repair); the ANNOUNCE carries `K`.
 
 use super::{Announced, Me, NetProtocol, Received, SenderSettings, SenderSide, Start, Started};
-use super::{RelayAgent, RelayAt};
+use super::{Links, RelayAt, Relayed};
 use crate::NetError;
 use rmcast_proto::spec;
 use rmcast_proto::{pgm, tfmcc, GroupId, NodeId};
@@ -269,7 +269,7 @@ impl NetProtocol for Pgm {
     /// they came in on, only the first NAK of a repair forwarded to the source, RDATA (and
     /// FEC parity asked for) only down the interfaces that asked. It speaks for the source:
     /// its NCFs carry the sender's node id, as PGM's carry the source's session identity.
-    fn relay(&self, a: Announced<'_>, at: &RelayAt) -> Result<Option<RelayAgent>, NetError> {
+    fn relay(&self, a: Announced<'_>, at: &RelayAt) -> Result<Option<Relayed>, NetError> {
         if !a.running {
             return Ok(None);
         }
@@ -279,7 +279,10 @@ impl NetProtocol for Pgm {
         c.state_lifetime = socket_ms("state_lifetime_ms");
         c.nak_elim = socket_ms("nak_elim_ms");
         c.fec_proactive = p.fec_proactive;
-        Ok(Some(Box::new(pgm::NetworkElement::new(c))))
+        Ok(Some(Relayed {
+            agent: Box::new(pgm::NetworkElement::new(c)),
+            links: Links::Interfaces,
+        }))
     }
 }
 

@@ -62,15 +62,20 @@ impl Joined {
         self.built.as_ref().map(|b| &*b.side)
     }
 
-    /// Whether a protocol packet from `h`/`from` belongs to our session: from the sender, or
-    /// from a peer the protocol names (`dsp`: a peer of our region).
+    /// Whether a protocol packet from `h`/`from` belongs to our session: from the sender's
+    /// address (the sender's, or an `rmcast relay`'s in its place, whose network agent
+    /// speaks under its own node id: an LMS turning point's DREQ), or from a peer the
+    /// protocol names (`dsp`: a peer of our region).
     pub(super) fn accepts(&self, h: &Header, from: SocketAddr) -> bool {
         if h.session != self.session {
             return false;
         }
-        if h.source == self.sender_node {
+        if from == self.sender_addr {
             // The sender sends everything from one socket: its address and port.
-            return from == self.sender_addr;
+            return true;
+        }
+        if h.source == self.sender_node {
+            return false;
         }
         self.side().is_some_and(|d| {
             d.peers()
@@ -108,9 +113,15 @@ impl Joined {
     pub(super) fn route(&self, dest: Dest, group: SocketAddr) -> Option<SocketAddr> {
         match dest {
             Dest::Node(n) if n.0 == self.sender_node => Some(self.sender_addr),
-            Dest::Node(n) => self
-                .side()
-                .and_then(|d| d.peers().iter().find(|(p, _)| *p == n.0).map(|(_, a)| *a)),
+            Dest::Node(n) => match self.side().map(|d| d.peers()) {
+                Some(peers) if !peers.is_empty() => {
+                    peers.iter().find(|(p, _)| *p == n.0).map(|(_, a)| *a)
+                }
+                // A protocol without peers names a node in the network (an LMS replier's
+                // REPAIR to its turning point): everything goes up through the sender's
+                // address, where a relay stands for the network.
+                _ => Some(self.sender_addr),
+            },
             Dest::Group(GroupId(0)) => Some(group),
             Dest::Group(_) => self.side().and_then(|d| d.local_group()),
         }

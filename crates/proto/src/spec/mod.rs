@@ -569,7 +569,7 @@ pub const PROTOCOLS: &[ProtocolSpec] = &[
         summary: "light-weight multicast services: routers keep a replier link, requests turn \
                   at the turning point, the replier's repair is subcast down the asking subtree",
         family: Family::Lms,
-        sockets: false,
+        sockets: true,
         params: lms::PARAMS,
     },
     ProtocolSpec {
