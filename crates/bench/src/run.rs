@@ -570,7 +570,7 @@ mod tests {
         let e = check(&b).unwrap_err().to_string();
         assert!(e.contains("--frame-loss needs --bridge"), "{e}");
         let mut b = bench();
-        b.protocols = vec!["lms".into()];
+        b.protocols = vec!["csp".into()];
         assert!(check(&b)
             .unwrap_err()
             .to_string()

@@ -21,6 +21,55 @@ fn help_shows_examples_and_the_rate_default() {
     assert!(s.contains("Examples:") && s.contains("--stdout"), "{s}");
 }
 
+/// `rmcast relay`: its help has examples; bad usage is refused in one line with exit 2
+/// before any socket is opened or a namespace is needed.
+#[test]
+fn relay_help_and_usage_errors() {
+    let out = common::rmcast(&["relay", "--help"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("Examples:") && s.contains("--downstream eth1"),
+        "{s}"
+    );
+    let g = "239.1.2.3:5000";
+    expect_setup_error(
+        &["relay", "-g", g, "--upstream", "lo", "--downstream", "lo"],
+        "both upstream and downstream",
+    );
+    expect_setup_error(
+        &[
+            "relay",
+            "-g",
+            "10.1.2.3:5000",
+            "--upstream",
+            "a",
+            "--downstream",
+            "b",
+        ],
+        "not a multicast address",
+    );
+    expect_setup_error(
+        &[
+            "relay",
+            "-g",
+            g,
+            "--upstream",
+            "nosuch9",
+            "--downstream",
+            "lo",
+        ],
+        "no interface named",
+    );
+    let args = ["--upstream", "lo", "--downstream", "x", "--idle", "0"];
+    expect_setup_error(
+        &[&["relay", "-g", g][..], &args[..]].concat(),
+        "--idle must be a positive number",
+    );
+    // clap: --downstream is required.
+    let out = common::rmcast(&["relay", "-g", g, "--upstream", "lo"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 fn expect_setup_error(args: &[&str], needle: &str) {
     let err = common::assert_refused(&common::rmcast(args), needle, &format!("{args:?}"));
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");

@@ -538,16 +538,5 @@ fn designated_receiver_killed_mid_transfer_is_replaced() {
 
 /// The local UDP ports open in host `h`'s namespace (`ss -uan`).
 fn udp_ports(seg: &Segment, h: usize) -> Vec<u16> {
-    let out = Command::new("ip")
-        .args(["netns", "exec", &seg.host(h), "ss", "-Huan"])
-        .output()
-        .expect("run ss");
-    let mut ports: Vec<u16> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(3))
-        .filter_map(|a| a.rsplit(':').next()?.parse().ok())
-        .collect();
-    ports.sort_unstable();
-    ports.dedup();
-    ports
+    common::udp_ports_in(&seg.host(h))
 }

@@ -16,8 +16,10 @@ mod common;
 use common::{explain, json_of as json, strings, Proc};
 
 use rmcast_net::netns::{self, Router, Segment};
+use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -278,4 +280,62 @@ fn lms_through_two_levels_of_relays() {
     let dreqs = count(&rel[0], "originated") + count(&rel[1], "originated");
     assert!(dreqs > 0, "requests turned at a relay (DREQs): {rel:?}");
     assert!(count(&rel[0], "up_consumed") + count(&rel[1], "up_consumed") > 0);
+}
+
+/// Random datagrams (half with an rmcast-looking header) flooded from a stranger on the
+/// sender's bridge at the group and at every UDP port of the relay during a pgm transfer
+/// through it: every receiver byte-exact, the relay counts what it refused.
+#[test]
+fn a_flood_at_the_relay_is_refused() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(2).unwrap();
+    let d1 = Segment::create(2).unwrap();
+    let r = Router::create(&[&top, &d1], 254).unwrap();
+    d1.frame_loss(0.05, None).unwrap();
+    let group: std::net::SocketAddr = "239.77.9.5:6440".parse().unwrap();
+    let relays = vec![relay(&r, &group.to_string(), 1)];
+    std::thread::sleep(Duration::from_millis(300));
+    let ports = common::udp_ports_in(r.name());
+    assert!(ports.len() >= 2, "the relay's sockets: {ports:?}");
+    let relay_at = std::net::Ipv4Addr::new(10, 93, top.addr(0).octets()[2], 254);
+    let stop = AtomicBool::new(false);
+    let flooded = AtomicU64::new(0);
+    let leaves = [(&d1, 0), (&d1, 1)];
+    let (_, rel) = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            top.enter(1).unwrap();
+            let sock = std::net::UdpSocket::bind((top.addr(1), 0)).unwrap();
+            let mut dests: Vec<std::net::SocketAddr> = ports
+                .iter()
+                .map(|p| std::net::SocketAddr::from((relay_at, *p)))
+                .collect();
+            dests.push(group);
+            let mut rng = AgentRng::from_seed(9);
+            let header = [b'R', b'M', 1, 1, 1, 0, 0, 0];
+            while !stop.load(Ordering::Relaxed) {
+                for d in &dests {
+                    let len = rng.range_inclusive(1, 1472) as usize;
+                    let mut dgram = common::pseudo_random(len, rng.range_inclusive(0, 1 << 40));
+                    if rng.chance(0.5) && len >= header.len() {
+                        dgram[..header.len()].copy_from_slice(&header);
+                    }
+                    if sock.send_to(&dgram, d).is_ok() {
+                        flooded.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        });
+        let out = transfer(&top, &leaves, relays, &group.to_string(), 1_000_000, &[]);
+        stop.store(true, Ordering::Relaxed);
+        out
+    });
+    let rejected = rel[0]["rejected"].as_u64().unwrap_or(0);
+    eprintln!(
+        "flooded {} datagrams; the relay rejected {rejected}",
+        flooded.into_inner()
+    );
+    assert!(rejected > 0, "{}", rel[0]);
+    assert_eq!(session(&rel[0])["receivers"], 2, "{}", rel[0]);
 }

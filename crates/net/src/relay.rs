@@ -220,8 +220,13 @@ pub fn relay(cfg: RelayConfig) -> Result<RelayReport, NetError> {
         if r.served.is_none() && r.report.sessions.is_empty() {
             if let Some(w) = r.cfg.wait {
                 if now.saturating_since(started) >= w {
+                    let sealed = if r.report.rejected_sealed > 0 {
+                        " (sealed datagrams arrived: keyed sessions cannot pass a relay yet)"
+                    } else {
+                        ""
+                    };
                     return Err(NetError::Failed(format!(
-                        "no session announced on {} within {:.1}s",
+                        "no session announced on {} within {:.1}s{sealed}",
                         r.cfg.group,
                         w.as_secs_f64()
                     )));

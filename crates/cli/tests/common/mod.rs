@@ -254,3 +254,19 @@ pub fn json_of(o: &Output) -> Value {
 pub fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
+
+/// The UDP ports sockets are bound to in network namespace `ns` (`ss`).
+pub fn udp_ports_in(ns: &str) -> Vec<u16> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "ss", "-Huan"])
+        .output()
+        .expect("run ss");
+    let mut ports: Vec<u16> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .filter_map(|a| a.rsplit(':').next()?.parse().ok())
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}

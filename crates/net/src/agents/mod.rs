@@ -1,6 +1,6 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
-//! (`saw.rs`, `bap.rs`, `rra.rs`, `dsp.rs`, `prmp.rs`, `srm.rs`, `pgm.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
+//! (`saw.rs`, `bap.rs`, `rra.rs`, `dsp.rs`, `prmp.rs`, `srm.rs`, `pgm.rs`, `lms.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
 //! beside the protocol's entry in `rmcast_proto::spec::PROTOCOLS`, where its name and wire
 //! family are written ([`Protocol`]). The
 //! sender builds its agent from its command line and the joined receivers

@@ -277,7 +277,7 @@ impl NetProtocol for Pgm {
         let mut c = pgm::NeConfig::new(NodeId(at.sender), GroupId(0));
         c.session = at.session;
         c.state_lifetime = socket_ms("state_lifetime_ms");
-        c.nak_elim = socket_ms("nak_elim_ms");
+        c.nak_elim = Some(socket_ms("nak_elim_ms")).filter(|d| !d.is_zero());
         c.fec_proactive = p.fec_proactive;
         Ok(Some(Relayed {
             agent: Box::new(pgm::NetworkElement::new(c)),

@@ -59,6 +59,9 @@ fn member(node: u32, session: u32, source: u32, members: usize, rate_bps: u64) -
     };
     let mut c = p.member(NodeId(node), GroupId(0), NodeId(source), members);
     c.session = session;
+    // A distance sample on sockets is now and then a hundred times too long (a queue, a
+    // descheduled host): an armed request timer follows the next, shorter one back down.
+    c.follow_falling_distance = true;
     c
 }
 

@@ -24,8 +24,9 @@ typed_params! {
         spm_interval: Option<Duration> = period("spm_interval_ms") or period(spec::SPM_INTERVAL_MS),
         /// How long a network element keeps repair state.
         state_lifetime: Duration = ms("state_lifetime_ms") or ms(spec::STATE_LIFETIME_MS),
-        /// A network element discards a repeat NAK only this long after forwarding one.
-        nak_elim: Duration = ms("nak_elim_ms") or ms(spec::NAK_ELIM_MS),
+        /// A network element discards a repeat NAK only this long after forwarding one
+        /// (`None`: while its repair state lives).
+        nak_elim: Option<Duration> = period("nak_elim_ms") or period(spec::NAK_ELIM_MS),
         /// How long the source keeps answering after the last data.
         linger: Duration = ms("linger_ms") or ms(spec::LINGER_MS),
         /// Floor of the receivers' adaptive NAK timers (`None`: the fixed timers).

@@ -629,9 +629,10 @@ crate::config::group_config! {
     pub struct NeConfig {
         /// Repair state no RDATA cleared is dropped after this.
         pub state_lifetime: Duration = p.state_lifetime,
-        /// A repeat NAK for a packet with repair state is discarded only this long after the
-        /// last one forwarded (RFC 3208's NAK_ELIM_IVL); a later one goes upstream again.
-        pub nak_elim: Duration = p.nak_elim,
+        /// A repeat NAK for a packet (or block) with repair state is discarded only this
+        /// long after the last one forwarded (RFC 3208's NAK_ELIM_IVL); a later one goes
+        /// upstream again. `None`: discarded while the state lives (the seed's model).
+        pub nak_elim: Option<Duration> = p.nak_elim,
         /// FEC: the source's proactive parity symbols per block (indices below this), which
         /// go down every interface as original data does.
         pub fec_proactive: u16 = p.fec_proactive,
@@ -655,6 +656,8 @@ struct NeBlock {
     asked: u16,
     /// Parity passed so far (indices below this).
     passed: u16,
+    /// When a block NAK last went upstream.
+    up: Time,
 }
 
 /// A PGM network element (router agent) with repair state per lost packet.
@@ -727,9 +730,17 @@ impl NetworkElement {
     /// waits for parity, the NAK is confirmed with the largest total asked, and forwarded
     /// only if it asks for more than any before.
     fn block_nak(&mut self, now: Time, ingress: IfaceId, block: u64, total: u16) -> RouteDecision {
+        let fresh = !self.blocks.contains_key(&block);
+        let elim = self.cfg.nak_elim.unwrap_or(Duration::MAX);
         let st = self.blocks.entry(block).or_default();
         st.ifaces.insert(ingress);
-        let forward = total > st.asked;
+        // More parity than asked before, or a repeat after the elimination interval (its
+        // parity was lost, or the source held the first off).
+        let again = !fresh && now.saturating_since(st.up) >= elim;
+        let forward = total > st.asked || again;
+        if forward {
+            st.up = now;
+        }
         st.asked = st.asked.max(total);
         let asked = st.asked;
         self.peak_state = self.peak_state.max(self.state_len());
@@ -809,7 +820,8 @@ impl NetworkElement {
                 match self.state.get_mut(&seq) {
                     Some((ifs, up)) => {
                         ifs.insert(ingress);
-                        if now.saturating_since(*up) < self.cfg.nak_elim {
+                        let elim = self.cfg.nak_elim.unwrap_or(Duration::MAX);
+                        if now.saturating_since(*up) < elim {
                             self.naks_absorbed += 1;
                             return RouteDecision::Consume;
                         }

@@ -100,7 +100,7 @@ fn ne_forwards_first_nak_absorbs_later_ones_and_confirms_each() {
 #[test]
 fn ne_forwards_a_repeat_nak_after_the_elimination_interval() {
     let mut c = NeConfig::new(NodeId(50), G);
-    c.nak_elim = Duration::from_millis(20);
+    c.nak_elim = Some(Duration::from_millis(20));
     let mut r = NetworkElement::new(c);
     let nak = pkt(7, wire::Message::Nak { seq: 4 });
     let at = |r: &mut NetworkElement, ms: u64, iface: u32| {
@@ -620,6 +620,24 @@ fn ne_ncf(r: &mut NetworkElement) -> (u16, Vec<IfaceId>) {
         Message::Pgm(wire::Message::BlockNcf { total, .. }) => (total, t.via.unwrap()),
         m => panic!("unexpected {m:?}"),
     }
+}
+
+/// With an elimination interval a repeat block NAK asking no more parity goes up again
+/// once the interval has passed since the last one forwarded.
+#[test]
+fn ne_forwards_a_repeat_block_nak_after_the_elimination_interval() {
+    let mut c = NeConfig::new(NodeId(50), G);
+    c.nak_elim = Some(Duration::from_millis(20));
+    let mut r = NetworkElement::new(c);
+    let nak = block_nak(3, 1);
+    let at = |r: &mut NetworkElement, ms: u64| {
+        let t = Time::from_millis(ms);
+        r.on_packet(t, IfaceId(1), NodeId(7), Dest::Node(NodeId(0)), &nak)
+    };
+    assert_eq!(at(&mut r, 0), RouteDecision::Forward);
+    assert_eq!(at(&mut r, 10), RouteDecision::Consume);
+    assert_eq!(at(&mut r, 25), RouteDecision::Forward);
+    assert_eq!(at(&mut r, 30), RouteDecision::Consume);
 }
 
 #[test]

@@ -22,8 +22,8 @@ pub const SPM_INTERVAL_MS: f64 = 500.0;
 pub const STATE_LIFETIME_MS: f64 = 2000.0;
 /// A network element discards a NAK for a packet it holds repair state for only within this
 /// of forwarding the last one upstream, ms (RFC 3208's NAK_ELIM_IVL); a later NAK goes up
-/// again. The seed's model discards them while the state lives: the state lifetime.
-pub const NAK_ELIM_MS: f64 = STATE_LIFETIME_MS;
+/// again. 0: discarded while the state lives, the seed's model.
+pub const NAK_ELIM_MS: f64 = 0.0;
 /// On sockets (`rmcast relay`): the source's NAK hold-off, so the element forwards at most
 /// the NAKs the source would answer. With the state lifetime, a receiver whose RDATA was
 /// lost downstream re-NAKs every 30 ms (`nak_rto_min_ms`) into an element that discards
@@ -157,7 +157,8 @@ pub const PARAMS: &[Param] = &[
     Param::ms(
         "nak_elim_ms",
         NAK_ELIM_MS,
-        "a network element discards a repeat NAK only this long after forwarding one",
+        "a network element discards a repeat NAK only this long after forwarding one \
+         (0: while its repair state lives)",
     )
     .on_sockets(
         Value::Real(SOCKET_NAK_ELIM_MS),

@@ -35,6 +35,12 @@
 //!   (`DistanceSource::Configured`) or a shared [`DistanceOracle`] asked on demand
 //!   (`DistanceSource::Oracle`, for groups too large for tables). Until a distance is known,
 //!   [`Config::default_distance`] is used.
+//!   With [`Config::follow_falling_distance`] (the socket driver's choice) a request timer
+//!   follows a falling distance to the source: drawn with a longer one, it is brought
+//!   forward to what the new one gives, never pushed back (a distance measured on sockets
+//!   through a queue or a descheduled host is now and then 100 times too long, and at the
+//!   back-off limit the timer is 128·d away; not in ns-2, whose distances do not jump, nor
+//!   by default).
 //!
 //! Set-up: [`deploy`] lays the roles out on a [`Layout`](crate::deploy::Layout) (the driver's
 //! topology as plain data) with typed [`Params`], whose defaults are the spec's.
@@ -144,6 +150,10 @@ crate::config::group_config! {
         pub window: usize = crate::config::RECEIVE_WINDOW,
         /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
         pub linger: Duration = p.linger,
+        /// Bring armed request timers forward when the distance to the source falls
+        /// ([`Member::follow_source_distance`]). Off in the seed's model (ns-2's distances
+        /// do not jump); on for sockets, where one sample is now and then 100 times too long.
+        pub follow_falling_distance: bool = false,
     }
     /// ns-2's defaults: C1 = C2 = 2, D1 = D2 = 1, back-off limit 5, session messages every
     /// second ± 10 %, distances from session messages.
@@ -164,7 +174,8 @@ enum Own {
 
 #[derive(Debug, Clone)]
 enum State {
-    /// Missing; request timer armed.
+    /// Missing; request timer armed (at `armed`, drawn with `dist`, the distance to the
+    /// source then; see [`Member::follow_source_distance`]).
     Request {
         round: u8,
         backoff: f64,
@@ -172,6 +183,8 @@ enum State {
         start: Time,
         ignore_until: Time,
         sent_round1: bool,
+        armed: Time,
+        dist: Duration,
     },
     /// Holding the data; repair timer armed for `requester`.
     Repair {
@@ -430,6 +443,8 @@ impl Member {
                 start: now,
                 ignore_until: Time::ZERO,
                 sent_round1: false,
+                armed: now,
+                dist: self.distance(self.cfg.source),
             },
         );
         self.timers.set(Key::Own(Own::Seq(seq)), now + delay);
@@ -479,11 +494,14 @@ impl Member {
             (backoff, backoff_ctr)
         };
         let delay = self.request_delay(b);
+        let d = self.distance(self.cfg.source);
         if let Some(State::Request {
             round: r,
             backoff: bo,
             backoff_ctr: bc,
             ignore_until,
+            armed,
+            dist,
             ..
         }) = self.states.get_mut(&seq)
         {
@@ -491,6 +509,8 @@ impl Member {
             *bo = b;
             *bc = ctr;
             *ignore_until = now + delay / 2;
+            *armed = now;
+            *dist = d;
         }
         self.timers.set(Key::Own(Own::Seq(seq)), now + delay);
     }
@@ -618,11 +638,56 @@ impl Member {
                     .as_nanos()
                     .saturating_sub(e.echo_ts)
                     .saturating_sub(u64::from(e.delay_us) * 1_000);
-                self.learnt.insert(from, Duration::from_nanos(rtt / 2));
+                let d = Duration::from_nanos(rtt / 2);
+                self.learnt.insert(from, d);
+                if from == self.cfg.source && self.cfg.follow_falling_distance {
+                    self.follow_source_distance(now, d);
+                }
             }
         }
         if !self.is_source() {
             self.learn_known(now, next_seq);
+        }
+    }
+
+    /// The distance to the source is now `d`: every request timer drawn with a longer one
+    /// is brought forward to the deadline `d` gives (its wait scaled by the ratio of the
+    /// distances, from when it was armed; at once if that is past), never pushed back.
+    ///
+    /// On sockets a distance sample is a round trip through two hosts' queues and
+    /// schedulers: mostly well under a millisecond on a LAN, but now and then tens or
+    /// hundreds of milliseconds (a sender's pacing queue, a receiver descheduled on a loaded
+    /// machine). A request timer is up to `(C1 + C2)·d·2^5` = 128·d away at the back-off
+    /// limit, so one such sample made a member wait seconds for a packet it lacked after
+    /// the estimate had fallen back: the srm socket test saw a receiver stall on one packet
+    /// past the sender's `--final-wait` while repairs flowed (and timers of 4–9 s in
+    /// passing runs under load). Brought forward, a stale deadline lasts only until the
+    /// next session message from the source.
+    fn follow_source_distance(&mut self, now: Time, d: Duration) {
+        for (&seq, st) in self.states.iter_mut() {
+            let State::Request {
+                armed,
+                dist,
+                ignore_until,
+                ..
+            } = st
+            else {
+                continue;
+            };
+            if *dist <= d {
+                continue;
+            }
+            let key = Key::Own(Own::Seq(seq));
+            // A request the budget deferred has no timer: it goes with a later round.
+            let Some(at) = self.timers.deadline(key) else {
+                continue;
+            };
+            let wait = at
+                .saturating_since(*armed)
+                .mul_f64(d.as_secs_f64() / dist.as_secs_f64());
+            *dist = d;
+            *ignore_until = (*ignore_until).min(*armed + wait / 2);
+            self.timers.set(key, (*armed + wait).max(now).min(at));
         }
     }
 

@@ -379,3 +379,113 @@ fn session_intervals_are_jittered_as_in_ns2() {
     let mean = jittered.iter().sum::<f64>() / jittered.len() as f64;
     assert!((mean - 1.0).abs() < 0.01, "mean interval {mean}");
 }
+
+/// A SESSION message from the source (node 0) echoing `echo_ts` to member 1 with no delay:
+/// heard at `echo_ts + 2·d`, it makes member 1's distance to the source `d`.
+fn echo(echo_ts: Time) -> Vec<u8> {
+    let mut raw = Vec::new();
+    let entry = wire::SessionEntry {
+        node: 1,
+        echo_ts: echo_ts.as_nanos(),
+        delay_us: 0,
+    };
+    wire::SessionEntries::encode(std::iter::once(entry), &mut raw);
+    let entries = wire::SessionEntries::from_raw(&raw).unwrap();
+    let msg = wire::Message::Session {
+        ts: 0,
+        next_seq: 0,
+        entries,
+    };
+    pkt(0, msg, 0)
+}
+
+/// Member 1 hears the source's echo at `now`, so that its distance to the source is `d`.
+fn learn_distance(m: &mut Member, now: Time, d: Duration) {
+    m.handle_packet(now, NodeId(0), &echo(now - d * 2));
+    assert_eq!(m.distance(NodeId(0)), d);
+}
+
+/// Found by the srm socket test (`netns_frames`, a receiver killed mid-transfer): a
+/// receiver sat on one missing packet for seconds while repairs flowed, and reported nothing
+/// within the sender's `--final-wait`. Its distance to the source, measured from SESSION
+/// echoes, is a round trip through two hosts' queues: mostly under a millisecond, but one
+/// sample of tens of milliseconds (measured up to 200 ms under load) came just as the
+/// request timer backed off to its limit, and the timer, up to 128·d away, was set seconds
+/// ahead and kept there after the next samples fell back. Now a request timer follows the
+/// distance down: the next request goes out at most `(C1 + C2)·32·d` after the estimate
+/// falls back, never later than first set.
+#[test]
+fn a_request_timer_drawn_with_a_transient_long_distance_follows_it_back_down() {
+    let lan = Duration::from_millis(1);
+    let spike = Duration::from_millis(80);
+    for seed in 0..50 {
+        let mut c = cfg(1, 5, lan);
+        c.distances = DistanceSource::SessionMessages;
+        c.follow_falling_distance = true;
+        let mut m = Member::new(c, AgentRng::from_seed(seed));
+        let t0 = Time::from_secs(1);
+        learn_distance(&mut m, t0, lan);
+        m.handle_packet(t0, NodeId(0), &data(1)); // seq 0 missing
+                                                  // No repair comes: the request backs off to the limit (2^5).
+        for _ in 0..5 {
+            let at = m.poll_timeout().unwrap();
+            m.handle_timeout(at);
+            assert_eq!(requests(&mut m), vec![0]);
+        }
+        // One late echo just before the next request: it is drawn with 80 ms.
+        let at = m.poll_timeout().unwrap();
+        learn_distance(&mut m, at, spike);
+        m.handle_timeout(at);
+        assert_eq!(requests(&mut m), vec![0]);
+        let stale = m.poll_timeout().unwrap();
+        assert!(stale - at >= spike * 64, "{:?}", stale - at);
+        // The next session message from the source measures the LAN again.
+        let now = at + Duration::from_millis(100);
+        learn_distance(&mut m, now, lan);
+        let next = m.poll_timeout().unwrap();
+        assert!(next <= stale, "never later than first set");
+        assert!(
+            next <= now.max(at + lan * 128),
+            "seed {seed}: the next request {:?} after the distance fell back",
+            next - now
+        );
+        m.handle_timeout(next);
+        assert_eq!(requests(&mut m), vec![0]);
+    }
+}
+
+/// The other direction: a request timer is never pushed back by a longer distance, and a
+/// request the budget deferred (no timer) is left to its round.
+#[test]
+fn a_longer_distance_leaves_an_armed_request_timer_alone() {
+    let lan = Duration::from_millis(1);
+    let mut c = cfg(1, 5, lan);
+    c.distances = DistanceSource::SessionMessages;
+    c.follow_falling_distance = true;
+    let mut m = Member::new(c, AgentRng::from_seed(3));
+    let t0 = Time::from_secs(1);
+    learn_distance(&mut m, t0, lan);
+    m.handle_packet(t0, NodeId(0), &data(1));
+    let at = m.poll_timeout().unwrap();
+    learn_distance(&mut m, t0 + lan, Duration::from_millis(50));
+    assert_eq!(m.poll_timeout(), Some(at));
+}
+
+/// The seed's model (the default, ns-2's): an armed request timer keeps its deadline when
+/// the distance falls.
+#[test]
+fn without_following_an_armed_request_timer_keeps_its_deadline() {
+    let mut c = cfg(1, 5, Duration::from_millis(1));
+    c.distances = DistanceSource::SessionMessages;
+    let mut m = Member::new(c, AgentRng::from_seed(3));
+    let t0 = Time::from_secs(1);
+    learn_distance(&mut m, t0, Duration::from_millis(50));
+    m.handle_packet(t0, NodeId(0), &data(1));
+    let at = m.poll_timeout().unwrap();
+    learn_distance(
+        &mut m,
+        t0 + Duration::from_millis(1),
+        Duration::from_millis(1),
+    );
+    assert_eq!(m.poll_timeout(), Some(at));
+}
