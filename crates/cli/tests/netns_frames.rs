@@ -29,7 +29,7 @@ use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::{Child, Output};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -240,26 +240,8 @@ fn ten_percent_frame_loss_every_protocol() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Kill process `pid` (SIGKILL) once the temporary file in `dir` holds `bytes`: how much it
-/// held, `None` if it never did before [`DEADLINE`].
 fn kill_when_holding(dir: &Path, pid: u32, bytes: u64) -> Option<u64> {
-    let start = Instant::now();
-    while start.elapsed() < DEADLINE {
-        let held = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
-            .filter_map(|e| e.metadata().ok())
-            .map(|m| m.len())
-            .max();
-        if let Some(h) = held.filter(|h| *h >= bytes) {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            return Some(h);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    None
+    common::kill_when_holding(dir, pid, bytes, DEADLINE)
 }
 
 /// Send `file` with `args` to the receivers of `t` while receiver `victim` (1-based) is

@@ -339,3 +339,123 @@ fn a_flood_at_the_relay_is_refused() {
     assert!(rejected > 0, "{}", rel[0]);
     assert_eq!(session(&rel[0])["receivers"], 2, "{}", rel[0]);
 }
+
+/// A protocol a relay cannot carry (srm: its members multicast to each other) is refused at
+/// its first ANNOUNCE, said on stderr and in the report; `--once` then ends with status 1.
+#[test]
+fn a_relay_refuses_srm_and_says_why() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let d1 = Segment::create(1).unwrap();
+    let r = Router::create(&[&top, &d1], 254).unwrap();
+    let group = "239.77.9.6:6450";
+    let mut rel = relay(&r, group, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("s.bin");
+    std::fs::write(&file, common::pseudo_random(10_000, 3)).unwrap();
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&[
+        "--receivers",
+        "1",
+        "--protocol",
+        "srm",
+        "--quiet",
+    ]));
+    args.push(file.display().to_string());
+    let _sender = Proc::in_netns(&top.host(0), &args);
+    let o = rel
+        .finish(Instant::now() + Duration::from_secs(30))
+        .expect("the relay did not end after refusing");
+    assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
+    let v = json(&o);
+    assert_eq!(session(&v)["ended"], "refused", "{v}");
+    assert_eq!(session(&v)["protocol"], "srm", "{v}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("srm cannot pass a relay"), "{err}");
+}
+
+/// lms behind a relay whose replier (the receiver with the lowest node id) is killed
+/// (SIGKILL) halfway: the relay moves the replier link to a live receiver once the dead one
+/// has been silent for a second, the sender evicts it and exits 1, and the other receivers
+/// complete byte-exact (without the move every request turned at the relay would go to the
+/// dead replier).
+#[test]
+fn a_killed_lms_replier_is_replaced_at_the_relay() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let d1 = Segment::create(3).unwrap();
+    let r = Router::create(&[&top, &d1], 254).unwrap();
+    d1.frame_loss(0.10, None).unwrap();
+    let group = "239.77.9.7:6460";
+    let mut rel = relay(&r, group, 1);
+    std::thread::sleep(Duration::from_millis(300));
+    let work = tempfile::tempdir().unwrap();
+    let data = common::pseudo_random(4_000_000, 11);
+    let file = work.path().join("k.bin");
+    std::fs::write(&file, &data).unwrap();
+    let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
+    let mut rx: Vec<Proc> = (0..3)
+        .map(|i| receiver(&d1, i, 1001 + i as u32, group, &dirs[i]))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&[
+        "--receivers",
+        "3",
+        "--json",
+        "--quiet",
+        "--protocol",
+        "lms",
+    ]));
+    args.extend(strings(&[
+        "--datagram-size",
+        "1472",
+        "--rate",
+        "20M",
+        "--evict-after",
+        "2",
+    ]));
+    args.push(file.display().to_string());
+    let victim_pid = rx[0].0.as_ref().unwrap().id();
+    let (held, s) = std::thread::scope(|sc| {
+        let watch =
+            sc.spawn(|| common::kill_when_holding(&dirs[0], victim_pid, 2_000_000, DEADLINE));
+        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
+        (watch.join().unwrap(), s)
+    });
+    let s = s.expect("the sender did not finish");
+    assert!(
+        held.is_some_and(|h| h < 4_000_000),
+        "the victim was not killed midway"
+    );
+    let o = rel
+        .finish(Instant::now() + Duration::from_secs(30))
+        .expect("the relay did not end");
+    let v = json(&o);
+    eprintln!("relay: {}", session(&v));
+    assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
+    let sent = json(&s);
+    let outcome = |node: u64| {
+        sent["receivers"]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["node"] == node))
+            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(outcome(1001).as_deref(), Some("evicted"), "{sent}");
+    for i in 1..3 {
+        assert_eq!(
+            outcome(1001 + i as u64).as_deref(),
+            Some("completed"),
+            "{sent}"
+        );
+        let o = rx[i]
+            .finish(Instant::now() + Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("receiver {i} did not end"));
+        assert!(o.status.success(), "receiver {i}: {}", explain(&o));
+        assert!(std::fs::read(dirs[i].join("k.bin")).unwrap() == data);
+    }
+    assert!(count(&v, "role_moves") >= 1, "{}", session(&v));
+}

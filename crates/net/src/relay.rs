@@ -25,9 +25,10 @@
 //! sender's END (or silence for [`RelayConfig::idle`]) and then serves the next one.
 //!
 //! Not yet: keyed sessions (the relay cannot read sealed datagrams, and what its agent
-//! originates would need the sender's key; it refuses them and says so); receivers'
+//! originates would need the sender's key; it drops them and says so); receivers'
 //! multicast (SRM's requests and repairs, DSP's local groups) is not carried between
-//! interfaces.
+//! interfaces, so those protocols' sessions are refused at their first ANNOUNCE
+//! ([`crate::agents::NetProtocol::relay_refusal`]).
 
 use crate::agents::{self, Announced, Links, RelayAt};
 use crate::endpoint::RECV_BUF;
@@ -107,7 +108,8 @@ pub struct SessionReport {
     /// Receivers (or relays) served downstream.
     pub receivers: usize,
     /// How the session ended: `end` (the sender's END), `silent` (nothing for `idle`),
-    /// `interrupted`, or `running`.
+    /// `interrupted`, `running`, or `refused` (a protocol a relay cannot carry: nothing of
+    /// the session was forwarded).
     pub ended: &'static str,
     /// Datagrams from upstream multicast or forwarded down (each counted once).
     pub down_forwarded: u64,
@@ -123,6 +125,8 @@ pub struct SessionReport {
     pub originated: u64,
     /// Most protocol state entries the agent held at once (PGM: packets with repair state).
     pub peak_state: usize,
+    /// Times the agent moved a role off a receiver that went silent (LMS: its replier link).
+    pub role_moves: u64,
 }
 
 /// What `rmcast relay` reports when it ends.
@@ -156,6 +160,8 @@ struct Proxy {
     iface: usize,
     /// Its node id, from the first datagram it sent.
     node: u32,
+    /// When it was last heard from.
+    last_heard: Time,
 }
 
 /// The session being served.
@@ -165,6 +171,8 @@ struct Served {
     agent: Option<Box<dyn RouterAgent + Send>>,
     /// What the agent's interfaces 1.. are.
     links: Links,
+    /// The protocol (once its running ANNOUNCE was heard).
+    protocol: Option<&'static agents::Protocol>,
     proxies: Vec<Proxy>,
     by_addr: HashMap<SocketAddr, usize>,
     last_heard: Time,
@@ -214,7 +222,12 @@ pub fn relay(cfg: RelayConfig) -> Result<RelayReport, NetError> {
             return Ok(r.report);
         }
         let now = r.clock.now();
-        if r.expire(now) && r.cfg.once {
+        let refused = r
+            .report
+            .sessions
+            .last()
+            .is_some_and(|s| s.ended == "refused");
+        if (r.expire(now) || refused) && r.cfg.once {
             return Ok(r.report);
         }
         if r.served.is_none() && r.report.sessions.is_empty() {
@@ -499,8 +512,27 @@ impl Relay {
         else {
             return;
         };
-        if Announced::of(&m).is_none() {
-            return;
+        let Some(a) = Announced::of(&m) else { return };
+        if let Some(p) = agents::announced(a.protocol) {
+            if let Some(why) = p.relay_refusal() {
+                let known = self.report.sessions.iter().any(|r| r.session == h.session);
+                if !known {
+                    tracing::error!(
+                        session = format_args!("{:08x}", h.session),
+                        "{} cannot pass a relay: {why}; the session is not served",
+                        p.name()
+                    );
+                    self.report.sessions.push(SessionReport {
+                        session: h.session,
+                        sender: h.source,
+                        upstream: Some(from),
+                        protocol: Some(p.name()),
+                        ended: "refused",
+                        ..SessionReport::default()
+                    });
+                }
+                return;
+            }
         }
         tracing::info!(
             session = format_args!("{:08x}", h.session),
@@ -519,6 +551,7 @@ impl Relay {
             upstream: from,
             agent: None,
             links: Links::Interfaces,
+            protocol: None,
             proxies: Vec::new(),
             by_addr: HashMap::new(),
             last_heard: now,
@@ -565,18 +598,21 @@ impl Relay {
                     addr: from,
                     iface,
                     node: h.source,
+                    last_heard: now,
                 });
                 s.by_addr.insert(from, k);
                 k
             }
         };
-        let Some(p) = s.proxies.get(k) else {
+        let Some(p) = s.proxies.get_mut(k) else {
             return Ok(());
         };
         if p.node != h.source || p.iface != iface {
             self.report.rejected += 1;
             return Ok(());
         }
+        p.last_heard = now;
+        let p = &*p;
         // Its IP destination is this relay: the agent sees it addressed to the relay's node
         // (an LMS REPAIR for another turning point then goes on up, as it would).
         let link = match s.links {
@@ -626,6 +662,9 @@ impl Relay {
             if a.poll_timeout().is_some_and(|t| t <= now) {
                 a.handle_timeout(now);
             }
+        }
+        if let Some(s) = self.served.as_mut() {
+            follow_links(s, now);
         }
         self.agent_output();
     }
@@ -696,12 +735,19 @@ fn session_news(s: &mut Served, node: u32, now: Time, d: &[u8]) {
     if s.report.protocol.is_some() || !a.running {
         return;
     }
+    let receivers: Vec<(IfaceId, u32)> = s
+        .proxies
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (IfaceId(k as u32 + 1), p.node))
+        .collect();
     let at = RelayAt {
         session: s.report.session,
         sender: s.report.sender,
         node,
-        receivers: s.proxies.len(),
+        receivers: &receivers,
     };
+    s.protocol = agents::announced(a.protocol);
     match agents::relay_agent(a, &at) {
         Ok((name, relayed)) => {
             s.report.protocol = Some(name);
@@ -717,5 +763,32 @@ fn session_news(s: &mut Served, node: u32, now: Time, d: &[u8]) {
             tracing::warn!("the session's ANNOUNCE: {e}; its packets are forwarded unexamined");
             s.report.protocol = Some("unknown");
         }
+    }
+}
+
+/// A receiver silent this long (it REPORTs every 250 ms) no longer holds a role for others
+/// here ([`agents::NetProtocol::relay_links`]).
+const LINK_SILENCE: Duration = Duration::from_secs(1);
+
+/// With links that are receivers: tell the protocol which are heard from, so it may move a
+/// role (LMS's replier link) off one that went silent.
+fn follow_links(s: &mut Served, now: Time) {
+    let (Links::Receivers, Some(p), Some(a)) = (s.links, s.protocol, s.agent.as_mut()) else {
+        return;
+    };
+    let live: Vec<(IfaceId, u32)> = s
+        .proxies
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| now.saturating_since(p.last_heard) < LINK_SILENCE)
+        .map(|(k, p)| (IfaceId(k as u32 + 1), p.node))
+        .collect();
+    if let Some(link) = p.relay_links(&mut **a, &live) {
+        s.report.role_moves += 1;
+        tracing::warn!(
+            link = link.0,
+            "a receiver holding a role here went silent: moved to link {}",
+            link.0
+        );
     }
 }

@@ -413,6 +413,13 @@ pub trait RouterAgent {
     fn peak_state_entries(&self) -> usize {
         0
     }
+    /// The router agent as [`Any`](core::any::Any), for a driver that changes its role
+    /// through the protocol's own methods (`rmcast relay` moving an LMS replier link off a
+    /// receiver that went silent: [`lms::Router::set_replier`](crate::lms::Router::set_replier)).
+    /// Default: `None`.
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        None
+    }
 }
 
 /// Convert a driver-level duration in seconds (from a scenario file) into a [`Duration`],

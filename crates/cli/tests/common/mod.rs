@@ -270,3 +270,25 @@ pub fn udp_ports_in(ns: &str) -> Vec<u16> {
     ports.dedup();
     ports
 }
+
+/// SIGKILL process `pid` once a `.part` file in `dir` (a receiver's unfinished file) holds
+/// `bytes`; how much it held then, or `None` if it never did within `deadline`.
+pub fn kill_when_holding(dir: &Path, pid: u32, bytes: u64, deadline: Duration) -> Option<u64> {
+    let start = Instant::now();
+    while start.elapsed() < deadline {
+        let held = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .max();
+        if let Some(h) = held.filter(|h| *h >= bytes) {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            return Some(h);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}

@@ -134,6 +134,10 @@ pub fn dsp_params(d: &DspOpts, entries: Vec<DspEntry>) -> DspParams {
 pub struct Dsp;
 
 impl NetProtocol for Dsp {
+    fn relay_refusal(&self) -> Option<&'static str> {
+        Some("its regions repair on local groups, which a relay does not carry between interfaces yet")
+    }
+
     fn data_fields(&self, _receivers: usize) -> usize {
         12
     }

@@ -15,7 +15,7 @@
 use super::{Announced, Links, Me, NetProtocol, Received, RelayAt, Relayed, SenderSettings};
 use super::{Start, Started};
 use crate::NetError;
-use rmcast_proto::{lms, GroupId, IfaceId, NodeId};
+use rmcast_proto::{lms, GroupId, IfaceId, NodeId, RouterAgent};
 use std::time::Duration;
 
 pub struct Lms;
@@ -54,16 +54,34 @@ impl NetProtocol for Lms {
         Received::plain(lms::Receiver::new(c))
     }
 
-    /// LMS's router with a static replier link (seed 003 §5.8): toward the first receiver
-    /// that joined through this relay (every one is as close on a LAN); none when nobody
-    /// joined through it (requests then pass up).
-    fn relay(&self, _a: Announced<'_>, at: &RelayAt) -> Result<Option<Relayed>, NetError> {
-        let replier = (at.receivers > 0).then_some(IfaceId(1));
+    /// LMS's router with a static replier link (seed 003 §5.8): toward the receiver with the
+    /// lowest node id served through this relay (every one is as close on a LAN; the lowest
+    /// id, as `dsp` elects); none when nobody joined through it (requests then pass up).
+    fn relay(&self, _a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
+        let replier = at
+            .receivers
+            .iter()
+            .min_by_key(|&&(_, node)| node)
+            .map(|&(link, _)| link);
         let mut c = lms::RouterConfig::new(NodeId(at.node), GroupId(0), replier);
         c.session = at.session;
         Ok(Some(Relayed {
             agent: Box::new(lms::Router::new(c)),
             links: Links::Receivers,
         }))
+    }
+
+    /// A replier that went silent (killed, cut off) leaves every request turned here
+    /// unanswered: the link moves to the live receiver with the lowest node id (none: requests
+    /// pass up to the source).
+    fn relay_links(&self, agent: &mut dyn RouterAgent, live: &[(IfaceId, u32)]) -> Option<IfaceId> {
+        let router = agent.as_any_mut()?.downcast_mut::<lms::Router>()?;
+        let current = router.replier();
+        if current.is_some_and(|r| live.iter().any(|&(l, _)| l == r)) {
+            return None;
+        }
+        let next = live.iter().min_by_key(|&&(_, node)| node).map(|&(l, _)| l);
+        router.set_replier(next);
+        next
     }
 }

@@ -30,7 +30,7 @@ use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::spec::{self, ProtocolSpec};
-use rmcast_proto::{Agent, NodeId, Time};
+use rmcast_proto::{Agent, IfaceId, NodeId, Time};
 use rmcast_wire::session;
 use rmcast_wire::{Family, HEADER_LEN};
 use std::net::SocketAddr;
@@ -131,8 +131,24 @@ pub trait NetProtocol: Sync {
     /// The protocol's helper inside the network for `rmcast relay` (PGM's network element,
     /// LMS's router), built from the sender's ANNOUNCE; `Ok(None)`: none (the relay forwards
     /// every packet), or not yet (the announce does not say enough).
-    fn relay(&self, _a: Announced<'_>, _at: &RelayAt) -> Result<Option<Relayed>, NetError> {
+    fn relay(&self, _a: Announced<'_>, _at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
         Ok(None)
+    }
+
+    /// Why `rmcast relay` cannot carry the protocol's sessions, if it cannot.
+    fn relay_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// `rmcast relay`: the receivers on `live` links (of [`Links::Receivers`], by node id)
+    /// are heard from, the others went silent; the agent may move a role off a silent one
+    /// (LMS: its replier link). Returns the new role holder's link, if it changed.
+    fn relay_links(
+        &self,
+        _agent: &mut dyn rmcast_proto::RouterAgent,
+        _live: &[(IfaceId, u32)],
+    ) -> Option<IfaceId> {
+        None
     }
 }
 
@@ -158,16 +174,16 @@ pub enum Links {
 
 /// What a relay knows of the session it serves when it builds its router agent.
 #[derive(Debug, Clone, Copy)]
-pub struct RelayAt {
+pub struct RelayAt<'a> {
     /// The session id.
     pub session: u32,
     /// The sender's node id.
     pub sender: u32,
     /// The relay's own node id (an LMS turning point names itself in its DREQs).
     pub node: u32,
-    /// Receivers (or relays below) served so far: links 1..=`receivers` with
-    /// [`Links::Receivers`].
-    pub receivers: usize,
+    /// Receivers (or relays below) served so far: their link with [`Links::Receivers`] and
+    /// their node id.
+    pub receivers: &'a [(IfaceId, u32)],
 }
 
 /// What a protocol's `--window` is to the session layer ([`NetProtocol::window_use`]).
@@ -589,7 +605,7 @@ pub fn receiver_agent(a: Announced<'_>, me: &Me) -> Result<Option<Received>, Net
 /// one (see [`NetProtocol::relay`]), and the protocol's name.
 pub fn relay_agent(
     a: Announced<'_>,
-    at: &RelayAt,
+    at: &RelayAt<'_>,
 ) -> Result<(&'static str, Option<Relayed>), NetError> {
     match announced(a.protocol) {
         Some(p) => Ok((p.name(), p.adapter.relay(a, at)?)),

@@ -269,7 +269,7 @@ impl NetProtocol for Pgm {
     /// they came in on, only the first NAK of a repair forwarded to the source, RDATA (and
     /// FEC parity asked for) only down the interfaces that asked. It speaks for the source:
     /// its NCFs carry the sender's node id, as PGM's carry the source's session identity.
-    fn relay(&self, a: Announced<'_>, at: &RelayAt) -> Result<Option<Relayed>, NetError> {
+    fn relay(&self, a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
         if !a.running {
             return Ok(None);
         }

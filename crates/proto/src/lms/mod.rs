@@ -573,4 +573,7 @@ impl RouterAgent for Router {
     fn peak_state_entries(&self) -> usize {
         self.state_entries()
     }
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
+    }
 }
