@@ -340,10 +340,10 @@ fn a_flood_at_the_relay_is_refused() {
     assert_eq!(session(&rel[0])["receivers"], 2, "{}", rel[0]);
 }
 
-/// A protocol a relay cannot carry (srm: its members multicast to each other) is refused at
+/// A protocol a relay cannot carry (dsp: its regions repair on local groups) is refused at
 /// its first ANNOUNCE, said on stderr and in the report; `--once` then ends with status 1.
 #[test]
-fn a_relay_refuses_srm_and_says_why() {
+fn a_relay_refuses_dsp_and_says_why() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let top = Segment::create(1).unwrap();
@@ -360,7 +360,7 @@ fn a_relay_refuses_srm_and_says_why() {
         "--receivers",
         "1",
         "--protocol",
-        "srm",
+        "dsp",
         "--quiet",
     ]));
     args.push(file.display().to_string());
@@ -371,9 +371,9 @@ fn a_relay_refuses_srm_and_says_why() {
     assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
     let v = json(&o);
     assert_eq!(session(&v)["ended"], "refused", "{v}");
-    assert_eq!(session(&v)["protocol"], "srm", "{v}");
+    assert_eq!(session(&v)["protocol"], "dsp", "{v}");
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("srm cannot pass a relay"), "{err}");
+    assert!(err.contains("dsp cannot pass a relay"), "{err}");
 }
 
 /// lms behind a relay whose replier (the receiver with the lowest node id) is killed
@@ -458,4 +458,39 @@ fn a_killed_lms_replier_is_replaced_at_the_relay() {
         assert!(std::fs::read(dirs[i].join("k.bin")).unwrap() == data);
     }
     assert!(count(&v, "role_moves") >= 1, "{}", session(&v));
+}
+
+/// srm through a relay: members on the sender's bridge, on two downstream bridges, 5 % frame
+/// loss everywhere. The relay carries the members' own multicast (requests, repairs, session
+/// messages) between its interfaces: up from the member's proxy, down from its own sockets.
+#[test]
+fn srm_members_on_three_bridges_through_a_relay() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(2).unwrap();
+    let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(1).unwrap());
+    let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
+    for s in [&top, &d1, &d2] {
+        s.frame_loss(0.05, None).unwrap();
+    }
+    let group = "239.77.9.8:6470";
+    let relays = vec![relay(&r, group, 2)];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves = [(&top, 1), (&d1, 0), (&d1, 1), (&d2, 0)];
+    let (sent, rel) = transfer(
+        &top,
+        &leaves,
+        relays,
+        group,
+        2_000_000,
+        &["--protocol", "srm"],
+    );
+    let s = session(&rel[0]);
+    eprintln!(
+        "relay: {s}\nsender repairs {}",
+        sent["agent"]["repairs_sent"]
+    );
+    assert_eq!(s["protocol"], "srm");
+    assert_eq!(s["receivers"], 3);
+    assert!(count(&rel[0], "up_forwarded") > 0, "{s}");
 }

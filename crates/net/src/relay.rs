@@ -24,10 +24,15 @@
 //! fixes the session, its sender and the sender's address; the relay forgets it after the
 //! sender's END (or silence for [`RelayConfig::idle`]) and then serves the next one.
 //!
+//! * **Members' multicast** (a protocol whose sender hears the group: SRM's requests,
+//!   repairs and session messages): a receiver's multicast goes up from its proxy (the
+//!   sender and the members upstream know it by that address) and down every downstream
+//!   interface from the relay's own socket there, the receiving one too (its siblings know
+//!   the member only by its proxy's address); the members' multicast upstream goes down.
+//!
 //! Not yet: keyed sessions (the relay cannot read sealed datagrams, and what its agent
-//! originates would need the sender's key; it drops them and says so); receivers'
-//! multicast (SRM's requests and repairs, DSP's local groups) is not carried between
-//! interfaces, so those protocols' sessions are refused at their first ANNOUNCE
+//! originates would need the sender's key; it drops them and says so); DSP's local groups
+//! are not carried, so its sessions are refused at their first ANNOUNCE
 //! ([`crate::agents::NetProtocol::relay_refusal`]).
 
 use crate::agents::{self, Announced, Links, RelayAt};
@@ -150,6 +155,7 @@ pub struct RelayReport {
 
 const UP: Token = Token(0);
 const DOWN_BASE: usize = 1;
+const DOWN_GROUP_BASE: usize = 1 << 19;
 const PROXY_BASE: usize = 1 << 20;
 
 /// A receiver (or a relay below) seen downstream, and the socket it is forwarded upstream from.
@@ -190,6 +196,9 @@ struct Relay {
     up: UdpSocket,
     up_unicast: UdpSocket,
     down: Vec<UdpSocket>,
+    /// Joined to the group on each downstream interface: the receivers' own multicast
+    /// (`srm`'s requests, repairs and session messages).
+    down_group: Vec<UdpSocket>,
     clock: crate::clock::Clock,
     served: Option<Served>,
     report: RelayReport,
@@ -280,10 +289,14 @@ impl Relay {
         };
         reg(&mut up, UP)?;
         let mut down = Vec::new();
+        let mut down_group = Vec::new();
         for (i, d) in cfg.downstream.iter().enumerate() {
             let mut s = UdpSocket::from_std(unicast_socket(&opts(d))?);
             reg(&mut s, Token(DOWN_BASE + i))?;
             down.push(s);
+            let mut g = UdpSocket::from_std(group_socket(&opts(d))?);
+            reg(&mut g, Token(DOWN_GROUP_BASE + i))?;
+            down_group.push(g);
         }
         Ok(Relay {
             node: cfg.node.unwrap_or_else(crate::endpoint::nonzero_random),
@@ -292,6 +305,7 @@ impl Relay {
             up,
             up_unicast,
             down,
+            down_group,
             clock: crate::clock::Clock::new(),
             served: None,
             report: RelayReport::default(),
@@ -365,6 +379,12 @@ impl Relay {
                         None => return Ok(()),
                     }
                 }
+                Token(k) if k >= DOWN_GROUP_BASE => {
+                    match self.down_group.get(k - DOWN_GROUP_BASE) {
+                        Some(s) => s.recv_from(&mut self.buf),
+                        None => return Ok(()),
+                    }
+                }
                 Token(k) => match self.down.get(k - DOWN_BASE) {
                     Some(s) => s.recv_from(&mut self.buf),
                     None => return Ok(()),
@@ -385,7 +405,10 @@ impl Relay {
                 Token(k) if k >= PROXY_BASE => {
                     self.on_upstream(now, Some(k - PROXY_BASE), from, &dgram)
                 }
-                Token(k) => self.on_downstream(now, k - DOWN_BASE, from, &dgram)?,
+                Token(k) if k >= DOWN_GROUP_BASE => {
+                    self.on_downstream(now, k - DOWN_GROUP_BASE, from, &dgram, true)?
+                }
+                Token(k) => self.on_downstream(now, k - DOWN_BASE, from, &dgram, false)?,
             }
             self.agent_output();
         }
@@ -427,8 +450,10 @@ impl Relay {
             return;
         };
         // Everything of the session from the sender's address (a relay above speaks there
-        // under its own node id too).
-        if h.session != s.report.session || from != s.upstream {
+        // under its own node id too); and, for a protocol whose members multicast to each
+        // other (srm), the group's traffic of the session from other members upstream.
+        let member = proxy.is_none() && s.protocol.is_some_and(|p| p.hears_group());
+        if h.session != s.report.session || (from != s.upstream && !member) {
             self.report.rejected += 1;
             return;
         }
@@ -559,13 +584,15 @@ impl Relay {
         });
     }
 
-    /// A datagram from a receiver on downstream interface `iface` (0-based).
+    /// A datagram from a receiver on downstream interface `iface` (0-based): unicast to the
+    /// relay, or multicast to the `group`.
     fn on_downstream(
         &mut self,
         now: Time,
         iface: usize,
         from: SocketAddr,
         d: &[u8],
+        group: bool,
     ) -> Result<(), NetError> {
         let Some(h) = self.header(d) else {
             return Ok(());
@@ -580,6 +607,11 @@ impl Relay {
         }
         let k = match s.by_addr.get(&from) {
             Some(&k) => k,
+            // The group's traffic counts only from receivers the relay serves.
+            None if group => {
+                self.report.rejected += 1;
+                return Ok(());
+            }
             None => {
                 if s.proxies.len() >= self.cfg.max_receivers {
                     self.report.rejected_receivers += 1;
@@ -587,6 +619,8 @@ impl Relay {
                 }
                 let mut o = SocketOpts::new(self.cfg.group);
                 o.interface = Some(self.cfg.upstream.clone());
+                o.ttl = self.cfg.ttl;
+                o.loopback = false;
                 let mut sock = UdpSocket::from_std(unicast_socket(&o)?);
                 let k = s.proxies.len();
                 self.poll
@@ -619,14 +653,13 @@ impl Relay {
             Links::Interfaces => iface,
             Links::Receivers => k,
         };
+        let dest = if group {
+            Dest::Group(GroupId(0))
+        } else {
+            Dest::Node(NodeId(self.node))
+        };
         let decision = match s.agent.as_mut() {
-            Some(a) => a.on_packet(
-                now,
-                IfaceId(link as u32 + 1),
-                NodeId(h.source),
-                Dest::Node(NodeId(self.node)),
-                d,
-            ),
+            Some(a) => a.on_packet(now, IfaceId(link as u32 + 1), NodeId(h.source), dest, d),
             None => RouteDecision::Forward,
         };
         if decision == RouteDecision::Consume {
@@ -634,8 +667,20 @@ impl Relay {
             return Ok(());
         }
         s.report.up_forwarded += 1;
-        let sent = p.sock.send_to(d, s.upstream);
+        if !group {
+            let sent = p.sock.send_to(d, s.upstream);
+            self.count_send(sent);
+            return Ok(());
+        }
+        // A member's multicast: up from its own proxy (the sender and the members upstream
+        // know it by that address), and down every interface from the relay's socket there,
+        // the receiving one too: its siblings know the member only by its proxy's address
+        // and take from the relay what the relay's address sends.
+        let sent = p.sock.send_to(d, self.cfg.group);
         self.count_send(sent);
+        for i in 0..self.down.len() {
+            self.send_down(i, self.cfg.group, d);
+        }
         Ok(())
     }
 

@@ -25,8 +25,9 @@ use std::process::ExitCode;
     forwarded unexamined. Relays stack (a relay's upstream may be another's downstream).\n\
     One session at a time: the first ANNOUNCE heard upstream (or --session's) is served\n\
     until its END or the sender's silence for --idle, then the next.\n\
-    Not yet: keyed sessions (--key-file; dropped and counted) and receivers' multicast\n\
-    between interfaces: srm and dsp sessions are refused at their first ANNOUNCE.\n\
+    For srm it carries the members' own multicast between its interfaces.\n\
+    Not yet: keyed sessions (--key-file; dropped and counted); dsp (local groups) is refused\n\
+    at its first ANNOUNCE.\n\
     Exit status: 0 ended as asked (--once: the session's END; or a signal after serving);\n\
     1 --once's session was refused or its sender went silent, or --wait passed without a\n\
     session; 2 bad usage or\n\

@@ -71,10 +71,6 @@ fn peers(joined: &[Joiner]) -> Vec<(u32, SocketAddr)> {
 }
 
 impl NetProtocol for Srm {
-    fn relay_refusal(&self) -> Option<&'static str> {
-        Some("its members multicast requests and repairs to each other, which a relay does not carry between interfaces yet")
-    }
-
     /// DATA: the header and an 8-byte sequence number.
     fn data_fields(&self, _receivers: usize) -> usize {
         8
