@@ -590,7 +590,7 @@ mod tests {
     fn every_socket_protocol_is_offered() {
         let p = socket_protocols();
         for name in [
-            "saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "pgm", "ff",
+            "saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "pgm", "lms", "ff",
         ] {
             assert!(p.contains(&name), "{p:?}");
         }

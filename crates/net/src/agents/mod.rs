@@ -632,7 +632,7 @@ pub(crate) mod tests {
     /// fragmented into two frames each, until GSO refused them).
     #[test]
     fn every_data_overhead_is_what_the_data_packet_adds() {
-        use rmcast_wire::{bap, ff, pgm, rra, saw, srm, Message, Packet};
+        use rmcast_wire::{bap, ff, lms, pgm, rra, saw, srm, Message, Packet};
         let payload = &[0u8; 100];
         let data = [
             ("saw", Message::Saw(saw::Message::Data { seq: 1, payload })),
@@ -663,6 +663,13 @@ pub(crate) mod tests {
             (
                 "pgm",
                 Message::Pgm(pgm::Message::Odata {
+                    seq: u64::MAX,
+                    payload,
+                }),
+            ),
+            (
+                "lms",
+                Message::Lms(lms::Message::Data {
                     seq: u64::MAX,
                     payload,
                 }),

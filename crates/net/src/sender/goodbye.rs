@@ -193,7 +193,7 @@ mod tests {
     /// Every protocol's wording for a receiver without a final report: "acknowledged all
     /// data" only where the agent completed on that receiver's own acknowledgments (saw, bap,
     /// rra, xtp, prmp, ff: every receiver acknowledges; dsp: the designated receiver); a dsp
-    /// member is "represented" with its own count; pgm and srm (NAKs) acknowledge nothing.
+    /// member is "represented" with its own count; pgm, srm and lms (NAKs) acknowledge nothing.
     #[test]
     fn summary_wording_says_whose_state_covered_the_data() {
         for p in &PROTOCOLS {
@@ -206,7 +206,7 @@ mod tests {
                         "{name}"
                     )
                 }
-                "pgm" | "srm" => assert_eq!(
+                "pgm" | "srm" | "lms" => assert_eq!(
                     own,
                     "sent no final report within --final-wait (2.0s) after the last data"
                 ),
