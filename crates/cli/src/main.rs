@@ -70,6 +70,8 @@ enum Command {
     Repro(cmd::repro::Args),
     /// Run a simulation scenario or sweep; writes runs.csv and runs.jsonl
     Sim(cmd::sim::Args),
+    /// Run a scenario's topology on real sockets in network namespaces (root); writes runs.csv
+    Testbed(cmd::testbed::Args),
     /// Join the shard directories of `rmcast sim --shard K/N` into runs.csv and runs.jsonl
     Merge(cmd::merge::Args),
     /// Measure performance (`rmcast bench sim`)
@@ -99,6 +101,7 @@ fn main() -> ExitCode {
         Command::Keygen(a) => cmd::keygen::run(a),
         Command::Repro(a) => cmd::repro::run(a),
         Command::Sim(a) => cmd::sim::run(a),
+        Command::Testbed(a) => cmd::testbed::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Bench(a) => cmd::bench::run(a),
     };

@@ -87,11 +87,12 @@ fn run(cmd: &mut Command, program: &str, failed: &str, hint: &str) -> Result<(),
 }
 
 impl Segment {
-    /// Build the bridge and `hosts` namespaces (at most 250).
+    /// Build the bridge and `hosts` namespaces (at most 250; none: a bridge for
+    /// [`Router`]s only).
     pub fn create(hosts: usize) -> Result<Segment, NetError> {
-        if hosts == 0 || hosts > 250 {
+        if hosts > 250 {
             return Err(NetError::setup(format!(
-                "a segment holds 1 to 250 hosts, not {hosts}"
+                "a segment holds 0 to 250 hosts, not {hosts}"
             )));
         }
         available().map_err(NetError::setup)?;

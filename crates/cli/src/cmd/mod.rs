@@ -12,3 +12,4 @@ pub mod relay;
 pub mod repro;
 pub mod send;
 pub mod sim;
+pub mod testbed;

@@ -1,0 +1,584 @@
+//! `rmcast testbed SCENARIO.toml`: run a scenario's topology and traffic on real sockets in
+//! network namespaces — hosts as namespaces, every link a bridge of its own (loss per
+//! Ethernet frame by nftables there), every router a namespace running `rmcast relay` — and
+//! write `runs.csv` / `runs.jsonl` with the columns `rmcast sim` writes where the meaning is
+//! the same, so one file can be run both ways and compared.
+
+use super::send::fail;
+use anyhow::Result;
+use rmcast_net::netns::{self, Router, Segment};
+use rmcast_net::NetError;
+use rmcast_proto::NodeId;
+use rmcast_sim::scenario::{
+    to_csv, to_jsonl, topology_from_table, Hosts, Metric, RunResult, Scenario,
+};
+use rmcast_sim::topo::Topology;
+use rmcast_sim::{Network, NodeKind};
+use serde_json::Value;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use toml::Table;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Run a scenario's topology on real sockets in network namespaces (root)",
+    after_help = "Examples:\n  \
+    sudo rmcast testbed scenarios/testbed/pgm-tree.toml --out out/pgm-testbed\n  \
+    rmcast sim scenarios/testbed/pgm-tree.toml --out out/pgm-sim   # the same file simulated\n\n\
+    Every host of the scenario's topology is a network namespace, every link a bridge of its\n\
+    own, every router a namespace running `rmcast relay` (upstream: its link toward the\n\
+    source). The source runs `rmcast send` with a file of [traffic] messages x size bytes,\n\
+    paced at size / interval_ms; every receiver runs `rmcast recv`. [[loss]] rules of model\n\
+    \"bernoulli\" at links become frame loss on those links' bridges (nftables, per Ethernet\n\
+    frame). Emulated: the tree (a router's upstream is its shortest path to the source),\n\
+    frame loss. Not emulated, said in the output: link delays and bandwidths (no tc netem),\n\
+    queues, other loss models (refused). The topology must be a tree below a source host\n\
+    with one link (binary_tree with source_link = true, star, edge_list trees); buses are\n\
+    refused. Columns of runs.csv named as `rmcast sim` names them mean the same; the others\n\
+    are the testbed's (frames_dropped, relay_*).\n\
+    Exit status: 0 every run completed (every receiver byte-exact); 1 a run did not; 2 bad\n\
+    scenario or setup (not root, no nftables)."
+)]
+pub struct Args {
+    /// The scenario file (as `rmcast sim` reads it)
+    pub scenario: PathBuf,
+    /// Output directory (runs.csv, runs.jsonl, each run's received files and logs)
+    #[arg(long, default_value = "out/testbed")]
+    pub out: PathBuf,
+    /// Print each run's row as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// No progress on stderr
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// One run's processes may take this long before they are stopped.
+const DEADLINE: Duration = Duration::from_secs(300);
+
+/// The parts of one run's scenario the testbed uses.
+struct Plan {
+    protocol: String,
+    seed: u64,
+    bytes: usize,
+    /// Bytes per [traffic] message.
+    size: usize,
+    rate_bps: Option<u64>,
+    /// Bernoulli frame loss per link index.
+    loss: BTreeMap<usize, f64>,
+    /// Whether a link has a delay the testbed does not emulate.
+    delayed: bool,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    match run_all(&a) {
+        Ok(all_completed) => Ok(if all_completed {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }),
+        Err(e) => Ok(fail(e)),
+    }
+}
+
+use std::process::ExitCode;
+
+fn setup(msg: impl Into<String>) -> NetError {
+    NetError::setup(msg)
+}
+
+fn run_all(a: &Args) -> Result<bool, NetError> {
+    if let Some(why) = cannot_run() {
+        return Err(setup(format!("rmcast testbed needs {why}")));
+    }
+    let sc = Scenario::load(&a.scenario).map_err(|e| setup(e.to_string()))?;
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| NetError::io(format!("create {}", a.out.display()), e))?;
+    let mut results = Vec::new();
+    let mut all = true;
+    for p in sc.points() {
+        let dir = a.out.join(format!("run-{}", p.index));
+        let (cols, ok) = run_point(&sc, &p.table, p.index, &dir, a.quiet)?;
+        all &= ok;
+        let mut columns: Vec<(String, Metric)> = p
+            .assignment
+            .iter()
+            .map(|(k, v)| (k.clone(), Metric::S(v.to_string())))
+            .collect();
+        columns.extend(cols);
+        let r = RunResult {
+            index: p.index,
+            columns,
+            trace: None,
+            samples: Vec::new(),
+        };
+        if a.json {
+            print!("{}", to_jsonl(std::slice::from_ref(&r)));
+        }
+        results.push(r);
+    }
+    let write = |name: &str, text: String| {
+        let path = a.out.join(name);
+        let tmp = a.out.join(format!(".{name}.part"));
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| NetError::io(format!("write {}", path.display()), e))
+    };
+    write("runs.csv", to_csv(&results))?;
+    write("runs.jsonl", to_jsonl(&results))?;
+    if !a.quiet {
+        eprintln!("wrote {}", a.out.join("runs.csv").display());
+    }
+    Ok(all)
+}
+
+fn cannot_run() -> Option<String> {
+    if let Err(why) = netns::available() {
+        return Some(why);
+    }
+    let nft = Command::new("nft")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status();
+    (!nft.is_ok_and(|s| s.success())).then(|| "`nft` (nftables)".into())
+}
+
+fn plan(sc: &Scenario, table: &Table, links: usize) -> Result<Plan, NetError> {
+    let bad = |what: &str| setup(format!("{}: {what}", sc.file));
+    let protocol = table
+        .get("protocol")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .ok_or_else(|| bad("[protocol] name is missing"))?
+        .to_string();
+    rmcast_net::agents::protocol(&protocol).map_err(|e| bad(&format!("[protocol] name: {e}")))?;
+    let seed = table
+        .get("seed")
+        .and_then(|s| s.as_integer())
+        .unwrap_or(1)
+        .max(0) as u64;
+    let traffic = table.get("traffic").and_then(|t| t.as_table());
+    let int = |k: &str, d: i64| {
+        traffic
+            .and_then(|t| t.get(k))
+            .and_then(|v| v.as_integer().or_else(|| v.as_float().map(|f| f as i64)))
+            .unwrap_or(d)
+    };
+    let (messages, size) = (int("messages", 100).max(1), int("size", 1000).max(1));
+    let bytes = usize::try_from(messages.saturating_mul(size))
+        .ok()
+        .filter(|b| *b <= 1 << 30)
+        .ok_or_else(|| bad("[traffic] messages x size is over 1 GiB"))?;
+    let interval_ms = traffic
+        .and_then(|t| t.get("interval_ms"))
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
+    let rate_bps = interval_ms
+        .filter(|i| *i > 0.0)
+        .map(|i| (size as f64 * 8.0 / (i / 1e3)) as u64);
+    let mut loss = BTreeMap::new();
+    let rules = table.get("loss").and_then(|l| l.as_array());
+    for (i, r) in rules.into_iter().flatten().enumerate() {
+        let s = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("");
+        if s("model") != "bernoulli" || !matches!(s("at"), "link" | "") {
+            return Err(bad(&format!(
+                "[[loss]] {i}: model {:?} at {:?}: the testbed emulates only \"bernoulli\" \
+                 at links (frame loss on the link's bridge)",
+                s("model"),
+                s("at")
+            )));
+        }
+        let p = r
+            .get("p")
+            .and_then(|v| v.as_float())
+            .filter(|p| (0.0..=1.0).contains(p))
+            .ok_or_else(|| bad(&format!("[[loss]] {i}: p must be in [0, 1]")))?;
+        let on: Vec<usize> = match r.get("links").and_then(|l| l.as_array()) {
+            Some(l) => l
+                .iter()
+                .filter_map(|v| v.as_integer())
+                .map(|v| v.max(0) as usize)
+                .collect(),
+            None => (0..links).collect(),
+        };
+        for l in on {
+            let q = loss.entry(l).or_insert(0.0);
+            *q = 1.0 - (1.0 - *q) * (1.0 - p);
+        }
+    }
+    Ok(Plan {
+        protocol,
+        seed,
+        bytes,
+        size: size as usize,
+        rate_bps,
+        loss,
+        delayed: false,
+    })
+}
+
+/// The tree below the source: each node's parent (toward the source) and the link to it.
+fn tree(net: &Network, source: NodeId) -> BTreeMap<NodeId, (NodeId, usize)> {
+    let mut parent = BTreeMap::new();
+    let mut seen = std::collections::BTreeSet::from([source]);
+    let mut q = VecDeque::from([source]);
+    let link_of = |a: NodeId, b: NodeId| {
+        (0..net.link_count()).find(|&i| {
+            net.link(i)
+                .is_some_and(|(x, y, _)| (x, y) == (a, b) || (x, y) == (b, a))
+        })
+    };
+    while let Some(n) = q.pop_front() {
+        for (_, m) in net.neighbors(n) {
+            if seen.insert(m) {
+                if let Some(l) = link_of(n, m) {
+                    parent.insert(m, (n, l));
+                }
+                q.push_back(m);
+            }
+        }
+    }
+    parent
+}
+
+struct Proc(Option<Child>);
+
+impl Proc {
+    fn start(ns: &str, args: &[String], log: &Path) -> Result<Proc, NetError> {
+        let bin = std::env::current_exe().map_err(|e| NetError::io("find rmcast", e))?;
+        let err = std::fs::File::create(log)
+            .map_err(|e| NetError::io(format!("create {}", log.display()), e))?;
+        let c = Command::new("ip")
+            .args(["netns", "exec", ns])
+            .arg(bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .spawn()
+            .map_err(|e| NetError::io("start rmcast in a namespace", e))?;
+        Ok(Proc(Some(c)))
+    }
+
+    fn finish(&mut self, deadline: Instant) -> Option<Output> {
+        let mut c = self.0.take()?;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = c.try_wait() {
+                return c.wait_with_output().ok();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+        None
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The namespaces of one run: a segment per link, a router namespace per router, and where
+/// each host sits (its link's segment and its host index there).
+struct Bed {
+    segments: Vec<Segment>,
+    routers: BTreeMap<NodeId, Router>,
+    hosts: BTreeMap<NodeId, (usize, usize)>,
+}
+
+fn build(
+    net: &Network,
+    parent: &BTreeMap<NodeId, (NodeId, usize)>,
+    source: NodeId,
+) -> Result<Bed, NetError> {
+    let is_host = |n: NodeId| net.kind(n) == Some(NodeKind::Host);
+    let mut segments = Vec::new();
+    let mut hosts = BTreeMap::new();
+    for i in 0..net.link_count() {
+        let Some((a, b, _)) = net.link(i) else {
+            continue;
+        };
+        let mut count = 0;
+        for n in [a, b] {
+            if is_host(n) {
+                if net.degree(n) != 1 {
+                    return Err(setup(format!(
+                        "host {n:?} has {} links: the testbed runs hosts with one",
+                        net.degree(n)
+                    )));
+                }
+                hosts.insert(n, (i, count));
+                count += 1;
+            }
+        }
+        segments.push(Segment::create(count)?);
+    }
+    let mut routers = BTreeMap::new();
+    for (k, r) in net.nodes_of(NodeKind::Router).into_iter().enumerate() {
+        if k >= 150 {
+            return Err(setup("the testbed runs at most 150 routers"));
+        }
+        let Some(&(_, up)) = parent.get(&r) else {
+            return Err(setup(format!("router {r:?} has no path to the source")));
+        };
+        let mut segs = vec![up];
+        segs.extend(
+            parent
+                .iter()
+                .filter(|(_, &(p, _))| p == r)
+                .map(|(_, &(_, l))| l),
+        );
+        let refs: Vec<&Segment> = segs.iter().filter_map(|&l| segments.get(l)).collect();
+        routers.insert(r, Router::create(&refs, 100 + k as u8)?);
+    }
+    if !hosts.contains_key(&source) {
+        return Err(setup(
+            "the source must be a host with one link (binary_tree: source_link = true)",
+        ));
+    }
+    Ok(Bed {
+        segments,
+        routers,
+        hosts,
+    })
+}
+
+fn run_point(
+    sc: &Scenario,
+    table: &Table,
+    index: usize,
+    dir: &Path,
+    quiet: bool,
+) -> Result<(Vec<(String, Metric)>, bool), NetError> {
+    let topo_table = table
+        .get("topology")
+        .and_then(|t| t.as_table())
+        .cloned()
+        .ok_or_else(|| setup(format!("{}: [topology] is missing", sc.file)))?;
+    let seed = table.get("seed").and_then(|s| s.as_integer()).unwrap_or(1);
+    let topo = topology_from_table(topo_table, &sc.file, &sc.dir, Hosts::Attach(seed as u64))
+        .map_err(|e| setup(e.to_string()))?;
+    let net = &topo.net;
+    if net.bus_count() > 0 {
+        return Err(setup(format!(
+            "{}: a shared bus (seed 000's Ethernet) is not a testbed topology yet",
+            sc.file
+        )));
+    }
+    let mut plan = plan(sc, table, net.link_count())?;
+    plan.delayed = (0..net.link_count())
+        .filter_map(|i| net.link(i))
+        .any(|(_, _, c)| !c.delay.is_zero());
+    let parent = tree(net, topo.source);
+    if let Some(r) = topo.receivers.iter().find(|r| !parent.contains_key(r)) {
+        return Err(setup(format!("receiver {r:?} has no path to the source")));
+    }
+    let bed = build(net, &parent, topo.source)?;
+    for (&l, &p) in &plan.loss {
+        if let Some(s) = bed.segments.get(l) {
+            s.frame_loss(p, None)?;
+        }
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| NetError::io(format!("create {}", dir.display()), e))?;
+    if !quiet {
+        eprintln!(
+            "run {index}: {} on {} hosts, {} routers, {} links; {} bytes",
+            plan.protocol,
+            bed.hosts.len(),
+            bed.routers.len(),
+            bed.segments.len(),
+            plan.bytes
+        );
+    }
+    let started = Instant::now();
+    let out = transfer(&bed, &topo, &plan, index, dir)?;
+    let dropped: u64 = bed.segments.iter().map(Segment::frames_dropped).sum();
+    Ok(columns(&plan, &topo, out, dropped, started.elapsed()))
+}
+
+/// What the processes of one run printed.
+struct Outputs {
+    sender: Value,
+    receivers_ok: Vec<bool>,
+    relays: Vec<Value>,
+}
+
+fn transfer(
+    bed: &Bed,
+    topo: &Topology,
+    plan: &Plan,
+    index: usize,
+    dir: &Path,
+) -> Result<Outputs, NetError> {
+    let group = format!("239.77.{}.{}:{}", 20 + index / 250, 1 + index % 250, 6600);
+    let host_ns = |n: NodeId| {
+        bed.hosts
+            .get(&n)
+            .and_then(|&(l, h)| bed.segments.get(l).map(|s| s.host(h)))
+    };
+    let mut relays = Vec::new();
+    for (r, router) in &bed.routers {
+        let children = net_children(topo, *r, bed);
+        let mut args = strings(&["relay", "--group", &group, "--upstream", "eth0"]);
+        for k in 1..=children {
+            args.extend(strings(&["--downstream", &format!("eth{k}")]));
+        }
+        args.extend(strings(&["--once", "--json", "--quiet", "--wait", "120"]));
+        let log = dir.join(format!("relay-{}.log", r.0));
+        relays.push(Proc::start(router.name(), &args, &log)?);
+    }
+    let mut rx = Vec::new();
+    for (i, &r) in topo.receivers.iter().enumerate() {
+        let ns = host_ns(r).ok_or_else(|| setup(format!("receiver {r:?} is not a host")))?;
+        let rdir = dir.join(format!("r{i}"));
+        let mut args = strings(&["recv", "--group", &group, "--interface", netns::IFACE]);
+        args.extend(strings(&[
+            "--node-id",
+            &(1001 + i).to_string(),
+            "--json",
+            "--quiet",
+        ]));
+        args.extend(strings(&["--force", "--wait", "120", "--dir"]));
+        args.push(rdir.display().to_string());
+        rx.push(Proc::start(&ns, &args, &dir.join(format!("r{i}.log")))?);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let file = dir.join("data.bin");
+    std::fs::write(
+        &file,
+        rmcast_repro::studies::xtp_net::payload(plan.bytes as u64, plan.seed),
+    )
+    .map_err(|e| NetError::io(format!("write {}", file.display()), e))?;
+    let ns = host_ns(topo.source).ok_or_else(|| setup("the source is not a host"))?;
+    let n = topo.receivers.len().to_string();
+    let mut args = strings(&["send", "--group", &group, "--interface", netns::IFACE]);
+    args.extend(strings(&[
+        "--receivers",
+        &n,
+        "--json",
+        "--quiet",
+        "--protocol",
+    ]));
+    args.push(plan.protocol.clone());
+    // One [traffic] message per datagram, as the simulator sends them (a frame at most).
+    let overhead = rmcast_net::agents::protocol(&plan.protocol)
+        .map(|p| p.data_overhead(topo.receivers.len()))
+        .unwrap_or(64);
+    let dgram = (plan.size + overhead).min(1472);
+    args.extend(strings(&["--datagram-size", &dgram.to_string()]));
+    if let Some(r) = plan.rate_bps {
+        args.extend(strings(&["--rate", &r.to_string()]));
+    }
+    args.push(file.display().to_string());
+    let s = Proc::start(&ns, &args, &dir.join("sender.log"))?.finish(Instant::now() + DEADLINE);
+    let sender = s
+        .as_ref()
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+        .unwrap_or(Value::Null);
+    let receivers_ok = rx
+        .iter_mut()
+        .map(|p| {
+            p.finish(Instant::now() + Duration::from_secs(30))
+                .is_some_and(|o| o.status.success())
+        })
+        .collect();
+    let relays = relays
+        .iter_mut()
+        .map(|p| {
+            p.finish(Instant::now() + Duration::from_secs(30))
+                .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+                .unwrap_or(Value::Null)
+        })
+        .collect();
+    Ok(Outputs {
+        sender,
+        receivers_ok,
+        relays,
+    })
+}
+
+/// How many child links router `r` has in the tree (its downstream interfaces).
+fn net_children(topo: &Topology, r: NodeId, _bed: &Bed) -> usize {
+    let parent = tree(&topo.net, topo.source);
+    parent.values().filter(|&&(p, _)| p == r).count()
+}
+
+fn columns(
+    plan: &Plan,
+    topo: &Topology,
+    out: Outputs,
+    dropped: u64,
+    wall: Duration,
+) -> (Vec<(String, Metric)>, bool) {
+    let s = &out.sender;
+    let rs: Vec<&Value> = s["receivers"].as_array().into_iter().flatten().collect();
+    let u = |v: &Value| v.as_u64().unwrap_or(0);
+    let messages: Vec<u64> = rs.iter().map(|r| u(&r["messages"])).collect();
+    let completed = s["all_completed"] == true
+        && out.receivers_ok.iter().all(|ok| *ok)
+        && out.receivers_ok.len() == topo.receivers.len();
+    let relay_sum = |k: &str| -> u64 { out.relays.iter().map(|r| u(&r["sessions"][0][k])).sum() };
+    let cols = vec![
+        ("seed".into(), Metric::U(plan.seed)),
+        ("receivers".into(), Metric::U(topo.receivers.len() as u64)),
+        ("completed".into(), Metric::B(completed)),
+        (
+            "stop_reason".into(),
+            Metric::S(if completed { "complete" } else { "incomplete" }.into()),
+        ),
+        (
+            "completion_time_s".into(),
+            Metric::F(s["seconds"].as_f64().unwrap_or(f64::NAN)),
+        ),
+        (
+            "delivered_min".into(),
+            Metric::U(messages.iter().copied().min().unwrap_or(0)),
+        ),
+        (
+            "delivered_max".into(),
+            Metric::U(messages.iter().copied().max().unwrap_or(0)),
+        ),
+        ("delivered_total".into(), Metric::U(messages.iter().sum())),
+        (
+            "receiver_duplicates".into(),
+            Metric::U(rs.iter().map(|r| u(&r["duplicates"])).sum()),
+        ),
+        (
+            "sender_packets_sent".into(),
+            Metric::U(u(&s["driver"]["datagrams_sent"])),
+        ),
+        (
+            "sender_repairs".into(),
+            Metric::U(u(&s["agent"]["repairs_sent"])),
+        ),
+        ("testbed_bytes".into(), Metric::U(plan.bytes as u64)),
+        ("frames_dropped".into(), Metric::U(dropped)),
+        ("relays".into(), Metric::U(out.relays.len() as u64)),
+        (
+            "relay_up_forwarded".into(),
+            Metric::U(relay_sum("up_forwarded")),
+        ),
+        (
+            "relay_up_held_back".into(),
+            Metric::U(relay_sum("up_consumed")),
+        ),
+        (
+            "relay_originated".into(),
+            Metric::U(relay_sum("originated")),
+        ),
+        ("link_delay_emulated".into(), Metric::B(!plan.delayed)),
+        ("wall_s".into(), Metric::F(wall.as_secs_f64())),
+    ];
+    (cols, completed)
+}

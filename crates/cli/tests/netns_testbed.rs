@@ -1,0 +1,95 @@
+//! `rmcast testbed`: the scenarios under `scenarios/testbed/` run both ways — `rmcast sim`
+//! and the namespace testbed (hosts as namespaces, a bridge per link with loss per frame,
+//! `rmcast relay` on every router) — and both complete: every receiver holds every message
+//! (on the testbed, byte-exact: a receiver exits 0 only on a verified file). Bounds between
+//! the two: the testbed delivers at least what the simulator delivers (every message; the
+//! testbed's count adds the file's framing messages), and it says that link delays were not
+//! emulated.
+//!
+//! Needs Linux, root, iproute2 and nftables; otherwise each test prints why it did not run.
+
+mod common;
+
+use std::path::Path;
+
+fn csv_row(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let row: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    head.into_iter().zip(row).collect()
+}
+
+fn field<'a>(row: &'a [(String, String)], k: &str) -> &'a str {
+    row.iter()
+        .find(|(h, _)| h == k)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no column {k}: {row:?}"))
+}
+
+#[test]
+fn tree_scenarios_complete_in_the_simulator_and_on_the_testbed() {
+    if let Some(why) = common::cannot_run_netns_nft() {
+        eprintln!("skipped: testbed: {why} (CI runs it as root)");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for p in ["pgm", "lms", "srm"] {
+        let file = root.join(format!("scenarios/testbed/{p}-tree.toml"));
+        let out = tempfile::tempdir().unwrap();
+        let sim = out.path().join("sim");
+        let o = common::rmcast(&[
+            "sim".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            sim.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{p} sim: {}", common::explain(&o));
+        let s = csv_row(&sim.join("runs.csv"));
+        let tb = out.path().join("tb");
+        let o = common::rmcast(&[
+            "testbed".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            tb.as_os_str(),
+            "--quiet".as_ref(),
+        ]);
+        assert!(o.status.success(), "{p} testbed: {}", common::explain(&o));
+        let t = csv_row(&tb.join("runs.csv"));
+        eprintln!("{p}: sim {s:?}\n{p}: testbed {t:?}");
+        assert_eq!(field(&s, "completed"), "true", "{p}");
+        assert_eq!(field(&t, "completed"), "true", "{p}");
+        assert_eq!(field(&t, "relays"), "3", "{p}: a relay on every router");
+        assert_eq!(field(&t, "link_delay_emulated"), "false", "{p}");
+        let n = |r: &[(String, String)], k: &str| field(r, k).parse::<u64>().unwrap();
+        assert_eq!(n(&s, "delivered_min"), 1000, "{p}");
+        assert!(n(&t, "delivered_min") >= n(&s, "delivered_min"), "{p}");
+        assert!(n(&t, "frames_dropped") > 0, "{p}: loss was emulated");
+    }
+}
+
+/// What the testbed cannot emulate is refused in one line with exit status 2.
+#[test]
+fn a_loss_model_the_testbed_cannot_emulate_is_refused() {
+    if let Some(why) = common::cannot_run_netns_nft() {
+        eprintln!("skipped: testbed: {why} (CI runs it as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("g.toml");
+    std::fs::write(
+        &f,
+        "seed = 1\n[topology]\nkind = \"binary_tree\"\nheight = 1\nsource_link = true\n\
+         [protocol]\nname = \"pgm\"\n[traffic]\nmessages = 10\nsize = 100\n\
+         [[loss]]\nmodel = \"gilbert_elliott\"\np_gb = 0.1\np_bg = 0.5\nat = \"link\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = common::rmcast(&[
+        "testbed".as_ref(),
+        f.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    common::assert_refused(&o, "the testbed emulates only \"bernoulli\"", "gilbert");
+}
