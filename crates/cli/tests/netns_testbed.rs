@@ -3,8 +3,12 @@
 //! `rmcast relay` on every router) — and both complete: every receiver holds every message
 //! (on the testbed, byte-exact: a receiver exits 0 only on a verified file). Bounds between
 //! the two: the testbed delivers at least what the simulator delivers (every message; the
-//! testbed's count adds the file's framing messages), and it says that link delays were not
-//! emulated.
+//! testbed's count adds the file's framing messages); where only the source repairs (saw,
+//! bap, rra, prmp, ff) its repairs are within 35 % of the simulator's (one run each measured
+//! 4–9 % apart; the loss is random on the testbed, the simulator's seed is fixed); and it says
+//! that link delays were not emulated. The simulator's xtp does not complete this file (the
+//! seed's WTIMER back-off on single-packet writes, issue 19's xtp note): its row is checked on
+//! the testbed only.
 //!
 //! Needs Linux, root, iproute2 and nftables; otherwise each test prints why it did not run.
 
@@ -34,7 +38,9 @@ fn tree_scenarios_complete_in_the_simulator_and_on_the_testbed() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for p in ["pgm", "lms", "srm"] {
+    for p in [
+        "pgm", "lms", "srm", "saw", "bap", "rra", "prmp", "ff", "xtp",
+    ] {
         let file = root.join(format!("scenarios/testbed/{p}-tree.toml"));
         let out = tempfile::tempdir().unwrap();
         let sim = out.path().join("sim");
@@ -57,14 +63,25 @@ fn tree_scenarios_complete_in_the_simulator_and_on_the_testbed() {
         assert!(o.status.success(), "{p} testbed: {}", common::explain(&o));
         let t = csv_row(&tb.join("runs.csv"));
         eprintln!("{p}: sim {s:?}\n{p}: testbed {t:?}");
-        assert_eq!(field(&s, "completed"), "true", "{p}");
         assert_eq!(field(&t, "completed"), "true", "{p}");
         assert_eq!(field(&t, "relays"), "3", "{p}: a relay on every router");
         assert_eq!(field(&t, "link_delay_emulated"), "false", "{p}");
         let n = |r: &[(String, String)], k: &str| field(r, k).parse::<u64>().unwrap();
-        assert_eq!(n(&s, "delivered_min"), 1000, "{p}");
-        assert!(n(&t, "delivered_min") >= n(&s, "delivered_min"), "{p}");
+        assert!(n(&t, "delivered_min") >= 1000, "{p}");
         assert!(n(&t, "frames_dropped") > 0, "{p}: loss was emulated");
+        if p == "xtp" {
+            continue;
+        }
+        assert_eq!(field(&s, "completed"), "true", "{p}");
+        assert_eq!(n(&s, "delivered_min"), 1000, "{p}");
+        if ["saw", "bap", "rra", "prmp", "ff"].contains(&p) {
+            let (sim, tb) = (n(&s, "originated_repair"), n(&t, "sender_repairs"));
+            let ratio = tb as f64 / sim.max(1) as f64;
+            assert!(
+                (0.65..=1.35).contains(&ratio),
+                "{p}: testbed repairs {tb} against the simulator's {sim}"
+            );
+        }
     }
 }
 
