@@ -35,8 +35,8 @@ use toml::Table;
     frame). Emulated: the tree (a router's upstream is its shortest path to the source),\n\
     frame loss. Not emulated, said in the output: link delays and bandwidths (no tc netem),\n\
     queues, other loss models (refused). The topology must be a tree below a source host\n\
-    with one link (binary_tree with source_link = true, star, edge_list trees); buses are\n\
-    refused. Columns of runs.csv named as `rmcast sim` names them mean the same; the others\n\
+    with one link (binary_tree with source_link = true, star, edge_list trees), or one bus\n\
+    (one bridge, no collisions; loss \"rx\" at its members). Columns of runs.csv named as `rmcast sim` names them mean the same; the others\n\
     are the testbed's (frames_dropped, relay_*).\n\
     Exit status: 0 every run completed (every receiver byte-exact); 1 a run did not; 2 bad\n\
     scenario or setup (not root, no nftables)."
@@ -145,7 +145,8 @@ fn cannot_run() -> Option<String> {
     (!nft.is_ok_and(|s| s.success())).then(|| "`nft` (nftables)".into())
 }
 
-fn plan(sc: &Scenario, table: &Table, links: usize) -> Result<Plan, NetError> {
+/// `links`: the topology's links (a bus: `None`, its one segment).
+fn plan(sc: &Scenario, table: &Table, links: Option<usize>) -> Result<Plan, NetError> {
     let bad = |what: &str| setup(format!("{}: {what}", sc.file));
     let protocol = table
         .get("protocol")
@@ -181,10 +182,18 @@ fn plan(sc: &Scenario, table: &Table, links: usize) -> Result<Plan, NetError> {
     let rules = table.get("loss").and_then(|l| l.as_array());
     for (i, r) in rules.into_iter().flatten().enumerate() {
         let s = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("");
-        if s("model") != "bernoulli" || !matches!(s("at"), "link" | "") {
+        // A frame dropped on its way to one port: loss at a link's bridge, or on a bus, where
+        // each member receives (`rx` at every member). A sender's `tx` loss drops one frame
+        // for everybody at once, which a bridge's per-port drop cannot be.
+        let site_ok = match links {
+            Some(_) => matches!(s("at"), "link" | ""),
+            None => s("at") == "rx" && matches!(s("nodes"), "members" | ""),
+        };
+        if s("model") != "bernoulli" || !site_ok {
             return Err(bad(&format!(
                 "[[loss]] {i}: model {:?} at {:?}: the testbed emulates only \"bernoulli\" \
-                 at links (frame loss on the link's bridge)",
+                 at links (frame loss on the link's bridge) or, on a bus, at \"rx\" of its \
+                 members",
                 s("model"),
                 s("at")
             )));
@@ -200,7 +209,7 @@ fn plan(sc: &Scenario, table: &Table, links: usize) -> Result<Plan, NetError> {
                 .filter_map(|v| v.as_integer())
                 .map(|v| v.max(0) as usize)
                 .collect(),
-            None => (0..links).collect(),
+            None => (0..links.unwrap_or(1)).collect(),
         };
         for l in on {
             let q = loss.entry(l).or_insert(0.0);
@@ -353,6 +362,22 @@ fn build(
     })
 }
 
+/// Seed 000's shared Ethernet: one bridge, every member a host on it (no collisions: a
+/// bridge forwards frames, it does not share a medium).
+fn bus_bed(net: &Network) -> Result<Bed, NetError> {
+    let members = net.bus_members(0).unwrap_or_default();
+    let seg = Segment::create(members.len())?;
+    Ok(Bed {
+        segments: vec![seg],
+        routers: BTreeMap::new(),
+        hosts: members
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| (n, (0, i)))
+            .collect(),
+    })
+}
+
 fn run_point(
     sc: &Scenario,
     table: &Table,
@@ -369,21 +394,28 @@ fn run_point(
     let topo = topology_from_table(topo_table, &sc.file, &sc.dir, Hosts::Attach(seed as u64))
         .map_err(|e| setup(e.to_string()))?;
     let net = &topo.net;
-    if net.bus_count() > 0 {
+    let bus = net.bus_count() > 0;
+    if bus && (net.bus_count() > 1 || net.link_count() > 0) {
         return Err(setup(format!(
-            "{}: a shared bus (seed 000's Ethernet) is not a testbed topology yet",
+            "{}: one bus alone (seed 000's Ethernet), or links without buses",
             sc.file
         )));
     }
-    let mut plan = plan(sc, table, net.link_count())?;
-    plan.delayed = (0..net.link_count())
-        .filter_map(|i| net.link(i))
-        .any(|(_, _, c)| !c.delay.is_zero());
-    let parent = tree(net, topo.source);
-    if let Some(r) = topo.receivers.iter().find(|r| !parent.contains_key(r)) {
-        return Err(setup(format!("receiver {r:?} has no path to the source")));
-    }
-    let bed = build(net, &parent, topo.source)?;
+    let mut plan = plan(sc, table, (!bus).then_some(net.link_count()))?;
+    // A bus's 10 Mb/s and its slots are timing the testbed does not emulate either.
+    plan.delayed = bus
+        || (0..net.link_count())
+            .filter_map(|i| net.link(i))
+            .any(|(_, _, c)| !c.delay.is_zero());
+    let bed = if bus {
+        bus_bed(net)?
+    } else {
+        let parent = tree(net, topo.source);
+        if let Some(r) = topo.receivers.iter().find(|r| !parent.contains_key(r)) {
+            return Err(setup(format!("receiver {r:?} has no path to the source")));
+        }
+        build(net, &parent, topo.source)?
+    };
     for (&l, &p) in &plan.loss {
         if let Some(s) = bed.segments.get(l) {
             s.frame_loss(p, None)?;
