@@ -399,17 +399,25 @@ impl Relay {
                 Err(e) => return Err(NetError::io("receive", e)),
             };
             let now = self.clock.now();
-            let dgram = self.buf.get(..n).unwrap_or_default().to_vec();
-            match t {
-                UP => self.on_upstream(now, None, from, &dgram),
+            // The buffer is lent out while the datagram is handled (no copy per datagram).
+            let buf = std::mem::take(&mut self.buf);
+            let dgram = buf.get(..n).unwrap_or_default();
+            let handled = match t {
+                UP => {
+                    self.on_upstream(now, None, from, dgram);
+                    Ok(())
+                }
                 Token(k) if k >= PROXY_BASE => {
-                    self.on_upstream(now, Some(k - PROXY_BASE), from, &dgram)
+                    self.on_upstream(now, Some(k - PROXY_BASE), from, dgram);
+                    Ok(())
                 }
                 Token(k) if k >= DOWN_GROUP_BASE => {
-                    self.on_downstream(now, k - DOWN_GROUP_BASE, from, &dgram, true)?
+                    self.on_downstream(now, k - DOWN_GROUP_BASE, from, dgram, true)
                 }
-                Token(k) => self.on_downstream(now, k - DOWN_BASE, from, &dgram, false)?,
-            }
+                Token(k) => self.on_downstream(now, k - DOWN_BASE, from, dgram, false),
+            };
+            self.buf = buf;
+            handled?;
             self.agent_output();
         }
     }

@@ -301,7 +301,8 @@ fn strings(v: &[&str]) -> Vec<String> {
 /// each host sits (its link's segment and its host index there).
 struct Bed {
     segments: Vec<Segment>,
-    routers: BTreeMap<NodeId, Router>,
+    /// Each router's namespace and its downstream interfaces (`eth1..=n`; `eth0` is up).
+    routers: BTreeMap<NodeId, (Router, usize)>,
     hosts: BTreeMap<NodeId, (usize, usize)>,
 }
 
@@ -348,7 +349,7 @@ fn build(
                 .map(|(_, &(_, l))| l),
         );
         let refs: Vec<&Segment> = segs.iter().filter_map(|&l| segments.get(l)).collect();
-        routers.insert(r, Router::create(&refs, 100 + k as u8)?);
+        routers.insert(r, (Router::create(&refs, 100 + k as u8)?, segs.len() - 1));
     }
     if !hosts.contains_key(&source) {
         return Err(setup(
@@ -460,10 +461,9 @@ fn transfer(
             .and_then(|&(l, h)| bed.segments.get(l).map(|s| s.host(h)))
     };
     let mut relays = Vec::new();
-    for (r, router) in &bed.routers {
-        let children = net_children(topo, *r, bed);
+    for (r, (router, children)) in &bed.routers {
         let mut args = strings(&["relay", "--group", &group, "--upstream", "eth0"]);
-        for k in 1..=children {
+        for k in 1..=*children {
             args.extend(strings(&["--downstream", &format!("eth{k}")]));
         }
         args.extend(strings(&["--once", "--json", "--quiet", "--wait", "120"]));
@@ -538,12 +538,6 @@ fn transfer(
         receivers_ok,
         relays,
     })
-}
-
-/// How many child links router `r` has in the tree (its downstream interfaces).
-fn net_children(topo: &Topology, r: NodeId, _bed: &Bed) -> usize {
-    let parent = tree(&topo.net, topo.source);
-    parent.values().filter(|&&(p, _)| p == r).count()
 }
 
 fn columns(
