@@ -151,7 +151,7 @@ local family_fields = {
         { "dsp.status_min_us", U32, "Status min (us)" }, { "dsp.status_max_us", U32, "Status max (us)" },
         { "dsp.local_rtd_us", U32, "Local RTD (us)" }, { "dsp.r_f_milli", U32, "r_f (thousandths)" },
         { "node", U32, "Node" }, { "region", U16, "Region" },
-        { "role", U8, "Role", base.DEC, { [0] = "member", [1] = "designated", [2] = "evicted" } },
+        { "role", U8, "Role", base.DEC, { [0] = "member", [1] = "designated", [2] = "evicted", [3] = "consolidated", [4] = "combined", [5] = "exchange" } },
         { "addr.family", U8, "Address family" }, { "addr.ipv4", ProtoField.ipv4, "IPv4 address" },
         { "addr.ipv6", ProtoField.ipv6, "IPv6 address" }, { "addr.port", U16, "Port" },
         { "state", U8, "State", base.DEC, { [0] = "receiving", [1] = "complete", [2] = "failed" } },
@@ -686,7 +686,7 @@ local function announce_params(r, protocol)
                         local role = sub:u8("role")
                         local a = address(sub)
                         sub.last = string.format("Receiver %d: node %d, region %d, %s, %s", i, node, region,
-                            ({ [0] = "member", [1] = "designated", [2] = "evicted" })[role] or "role?", a)
+                            ({ [0] = "member", [1] = "designated", [2] = "evicted", [3] = "consolidated", [4] = "combined", [5] = "exchange" })[role] or "role?", a)
                     end)
                     g.label = sub.last
                 end

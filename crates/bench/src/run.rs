@@ -570,7 +570,7 @@ mod tests {
         let e = check(&b).unwrap_err().to_string();
         assert!(e.contains("--frame-loss needs --bridge"), "{e}");
         let mut b = bench();
-        b.protocols = vec!["csp".into()];
+        b.protocols = vec!["nope".into()];
         assert!(check(&b)
             .unwrap_err()
             .to_string()
@@ -590,7 +590,7 @@ mod tests {
     fn every_socket_protocol_is_offered() {
         let p = socket_protocols();
         for name in [
-            "saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "pgm", "lms", "ff",
+            "saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "csp", "cp", "pgm", "lms", "ff",
         ] {
             assert!(p.contains(&name), "{p:?}");
         }

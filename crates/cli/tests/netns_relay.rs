@@ -37,7 +37,13 @@ macro_rules! need_netns {
 
 /// `rmcast relay --once` in router `r` from `eth0` to `eth1..=ethN`.
 fn relay(r: &Router, group: &str, downstream: usize) -> Proc {
+    relay_with(r, group, downstream, &[])
+}
+
+/// [`relay`] with more arguments (`--region R`).
+fn relay_with(r: &Router, group: &str, downstream: usize, extra: &[&str]) -> Proc {
     let mut args = strings(&["relay", "--group", group, "--upstream", "eth0"]);
+    args.extend(strings(extra));
     for k in 1..=downstream {
         args.extend(strings(&["--downstream", &format!("eth{k}")]));
     }
@@ -49,8 +55,23 @@ fn relay(r: &Router, group: &str, downstream: usize) -> Proc {
 
 /// A receiver on host `h` of `seg` writing into `dir`.
 fn receiver(seg: &Segment, h: usize, node: u32, group: &str, dir: &Path) -> Proc {
+    receiver_in(seg, h, node, group, dir, None)
+}
+
+/// [`receiver`] of a region (`--region`: dsp, csp, cp).
+fn receiver_in(
+    seg: &Segment,
+    h: usize,
+    node: u32,
+    group: &str,
+    dir: &Path,
+    region: Option<u16>,
+) -> Proc {
     std::fs::create_dir_all(dir).unwrap();
     let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
+    if let Some(r) = region {
+        args.extend(strings(&["--region", &r.to_string()]));
+    }
     args.extend(strings(&[
         "--node-id",
         &node.to_string(),
@@ -77,6 +98,19 @@ fn transfer(
     len: usize,
     send_extra: &[&str],
 ) -> (Value, Vec<Value>) {
+    transfer_in(top, leaves, &[], relays, group, len, send_extra)
+}
+
+/// [`transfer`] with each leaf's region (`regions[i]` for leaf `i`; none past the end).
+fn transfer_in(
+    top: &Segment,
+    leaves: &[(&Segment, usize)],
+    regions: &[u16],
+    relays: Vec<Proc>,
+    group: &str,
+    len: usize,
+    send_extra: &[&str],
+) -> (Value, Vec<Value>) {
     let work = tempfile::tempdir().unwrap();
     let data = common::pseudo_random(len, 7);
     let file = work.path().join("r.bin");
@@ -85,7 +119,8 @@ fn transfer(
     let mut rx = Vec::new();
     for (i, (seg, h)) in leaves.iter().enumerate() {
         let dir = work.path().join(format!("r{i}"));
-        rx.push(receiver(seg, *h, 1001 + i as u32, group, &dir));
+        let region = regions.get(i).copied();
+        rx.push(receiver_in(seg, *h, 1001 + i as u32, group, &dir, region));
         dirs.push(dir);
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -204,6 +239,105 @@ fn pgm_through_two_levels_of_relays() {
     for r in &rel {
         assert_eq!(session(r)["agent"], true);
         assert!(count(r, "originated") > 0, "{}", session(r));
+    }
+}
+
+/// csp through one relay hosting region 0's local exchange, four receivers on two downstream
+/// bridges; 5 % frame loss upstream, 10 % on each downstream bridge. The endpoints' statuses
+/// stop at the relay (consumed), the exchange's consolidated status goes up (originated),
+/// the source repairs, every file byte-exact.
+#[test]
+fn csp_through_a_local_exchange_relay() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
+    let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
+    top.frame_loss(0.05, None).unwrap();
+    d1.frame_loss(0.10, None).unwrap();
+    d2.frame_loss(0.10, None).unwrap();
+    let group = "239.77.9.8:6470";
+    let relays = vec![relay_with(&r, group, 2, &["--region", "0"])];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves = [(&d1, 0), (&d1, 1), (&d2, 0), (&d2, 1)];
+    let (sent, rel) = transfer_in(
+        &top,
+        &leaves,
+        &[0, 0, 0, 0],
+        relays,
+        group,
+        2_000_000,
+        &["--protocol", "csp"],
+    );
+    let s = session(&rel[0]);
+    eprintln!("relay: {s}\nsender: {}", sent["agent"]);
+    assert_eq!(s["protocol"], "csp");
+    assert_eq!(s["agent"], true);
+    assert_eq!(s["receivers"], 4);
+    assert_eq!(s["ended"], "end");
+    assert!(
+        count(&rel[0], "up_consumed") > 0,
+        "statuses consolidated: {s}"
+    );
+    assert!(
+        count(&rel[0], "originated") > 0,
+        "consolidated statuses: {s}"
+    );
+    assert!(
+        sent["agent"]["repairs_sent"].as_u64().unwrap_or(0) > 0,
+        "the source repairs: {}",
+        sent["agent"]
+    );
+}
+
+/// cp through two levels: top bridge (sender) → relay A (no region: forwards) → middle
+/// bridge → relays B (region 1) and C (region 2), each with two downstream bridges of one
+/// receiver; 5 % frame loss on every bridge. The exchanges assign local re-multicasts,
+/// which B and C carry between their downstream bridges.
+#[test]
+fn cp_through_two_levels_of_relays() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let mid = Segment::create(0).unwrap();
+    let leaves_seg: Vec<Segment> = (0..4).map(|_| Segment::create(1).unwrap()).collect();
+    let a = Router::create(&[&top, &mid], 254).unwrap();
+    let b = Router::create(&[&mid, &leaves_seg[0], &leaves_seg[1]], 253).unwrap();
+    let c = Router::create(&[&mid, &leaves_seg[2], &leaves_seg[3]], 252).unwrap();
+    for s in [&top, &mid].into_iter().chain(leaves_seg.iter()) {
+        s.frame_loss(0.05, None).unwrap();
+    }
+    let group = "239.77.9.9:6480";
+    let relays = vec![
+        relay(&a, group, 1),
+        relay_with(&b, group, 2, &["--region", "1"]),
+        relay_with(&c, group, 2, &["--region", "2"]),
+    ];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves: Vec<(&Segment, usize)> = leaves_seg.iter().map(|s| (s, 0)).collect();
+    let (sent, rel) = transfer_in(
+        &top,
+        &leaves,
+        &[1, 1, 2, 2],
+        relays,
+        group,
+        2_000_000,
+        &["--protocol", "cp"],
+    );
+    for r in &rel {
+        eprintln!("relay: {}", session(r));
+    }
+    eprintln!("sender: {}", sent["agent"]);
+    for r in sent["receivers"].as_array().into_iter().flatten() {
+        eprintln!("receiver: {r}");
+    }
+    assert_eq!(session(&rel[0])["agent"], false, "A forwards");
+    for r in &rel[1..] {
+        let s = session(r);
+        assert_eq!(s["protocol"], "cp");
+        assert_eq!(s["agent"], true);
+        assert_eq!(s["receivers"], 2);
+        assert!(count(r, "local_carried") > 0, "local repairs carried: {s}");
     }
 }
 

@@ -142,7 +142,7 @@ fn prmp_receiver_stalled_for_a_moment_still_completes() {
 fn bad_protocol_flags_exit_2_with_a_reason() {
     let g = ["-g", "239.255.78.73:47373", "-i", "lo", "-n", "1"];
     for (extra, says) in [
-        (&["--protocol", "csp"][..], "cannot run on the network"),
+        (&["--protocol", "nope"][..], "cannot run on the network"),
         (
             &["--protocol", "prmp", "--mtr", "1.5"][..],
             "multicast threshold",

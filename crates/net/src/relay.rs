@@ -30,9 +30,17 @@
 //!   interface from the relay's own socket there, the receiving one too (its siblings know
 //!   the member only by its proxy's address); the members' multicast upstream goes down.
 //!
+//! * **A region's local exchange** (csp, cp: `--region R`): the agent is region R's
+//!   [`rmcast_proto::tree::Exchange`] under the node id the sender named for it; the
+//!   endpoints' statuses addressed to it stop here, its consolidated status goes up, its
+//!   ASSIGNs down to the endpoint named; for cp the region's local group (group port + 1 + R)
+//!   is carried between the downstream interfaces: an endpoint's local re-multicast goes
+//!   down every downstream interface from the relay's socket there, the receiving one too.
+//!   A relay without `--region` forwards csp and cp unexamined (an upper level).
+//!
 //! Not yet: keyed sessions (the relay cannot read sealed datagrams, and what its agent
-//! originates would need the sender's key; it drops them and says so); DSP's local groups
-//! are not carried, so its sessions are refused at their first ANNOUNCE
+//! originates would need the sender's key; it drops them and says so); dsp, whose members
+//! reach their designated receiver at its own address, is refused at its first ANNOUNCE
 //! ([`crate::agents::NetProtocol::relay_refusal`]).
 
 use crate::agents::{self, Announced, Links, RelayAt};
@@ -77,6 +85,8 @@ pub struct RelayConfig {
     /// The relay's node id (`None`: a random one): what its agent names itself (an LMS
     /// turning point in its DREQs).
     pub node: Option<u32>,
+    /// The region whose local exchange it hosts (csp, cp); `None`: none.
+    pub region: Option<u16>,
 }
 
 impl RelayConfig {
@@ -93,6 +103,7 @@ impl RelayConfig {
             once: false,
             wait: None,
             node: None,
+            region: None,
         }
     }
 }
@@ -132,6 +143,10 @@ pub struct SessionReport {
     pub peak_state: usize,
     /// Times the agent moved a role off a receiver that went silent (LMS: its replier link).
     pub role_moves: u64,
+    /// The local group carried between the downstream interfaces (cp), if any.
+    pub local_group: Option<SocketAddr>,
+    /// Datagrams of the local group carried (each counted once, however many interfaces).
+    pub local_carried: u64,
 }
 
 /// What `rmcast relay` reports when it ends.
@@ -155,6 +170,7 @@ pub struct RelayReport {
 
 const UP: Token = Token(0);
 const DOWN_BASE: usize = 1;
+const LOCAL_BASE: usize = 1 << 18;
 const DOWN_GROUP_BASE: usize = 1 << 19;
 const PROXY_BASE: usize = 1 << 20;
 
@@ -183,6 +199,12 @@ struct Served {
     by_addr: HashMap<SocketAddr, usize>,
     last_heard: Time,
     ended_at: Option<Time>,
+    /// The node id the agent answers to (the relay's, or the one the sender named for it).
+    agent_node: u32,
+    /// A local group to carry, once its sockets are open ([`Relay::open_local`]).
+    local_pending: Option<SocketAddr>,
+    /// Joined to the local group on each downstream interface.
+    local: Vec<UdpSocket>,
 }
 
 /// How long a session is kept after the sender's END: the receivers' last words (their
@@ -355,6 +377,9 @@ impl Relay {
             for mut p in s.proxies.drain(..) {
                 let _ = self.poll.registry().deregister(&mut p.sock);
             }
+            for mut l in s.local.drain(..) {
+                let _ = self.poll.registry().deregister(&mut l);
+            }
             s.report.ended = how;
             s.report.receivers = s.by_addr.len();
             if let Some(a) = &s.agent {
@@ -381,6 +406,16 @@ impl Relay {
                 }
                 Token(k) if k >= DOWN_GROUP_BASE => {
                     match self.down_group.get(k - DOWN_GROUP_BASE) {
+                        Some(s) => s.recv_from(&mut self.buf),
+                        None => return Ok(()),
+                    }
+                }
+                Token(k) if k >= LOCAL_BASE => {
+                    match self
+                        .served
+                        .as_ref()
+                        .and_then(|s| s.local.get(k - LOCAL_BASE))
+                    {
                         Some(s) => s.recv_from(&mut self.buf),
                         None => return Ok(()),
                     }
@@ -414,10 +449,15 @@ impl Relay {
                 Token(k) if k >= DOWN_GROUP_BASE => {
                     self.on_downstream(now, k - DOWN_GROUP_BASE, from, dgram, true)
                 }
+                Token(k) if k >= LOCAL_BASE => {
+                    self.on_local(now, k - LOCAL_BASE, from, dgram);
+                    Ok(())
+                }
                 Token(k) => self.on_downstream(now, k - DOWN_BASE, from, dgram, false),
             };
             self.buf = buf;
             handled?;
+            self.open_local()?;
             self.agent_output();
         }
     }
@@ -467,7 +507,7 @@ impl Relay {
         }
         s.last_heard = now;
         if h.family == Family::Session {
-            session_news(s, self.node, now, d);
+            session_news(s, self.node, &self.cfg, now, d);
         }
         let to = proxy
             .and_then(|k| s.proxies.get(k))
@@ -547,19 +587,19 @@ impl Relay {
         };
         let Some(a) = Announced::of(&m) else { return };
         if let Some(p) = agents::announced(a.protocol) {
-            if let Some(why) = p.relay_refusal() {
+            if let Some(why) = p.relay_refusal(a) {
                 let known = self.report.sessions.iter().any(|r| r.session == h.session);
                 if !known {
                     tracing::error!(
                         session = format_args!("{:08x}", h.session),
                         "{} cannot pass a relay: {why}; the session is not served",
-                        p.name()
+                        p.name_of(&a)
                     );
                     self.report.sessions.push(SessionReport {
                         session: h.session,
                         sender: h.source,
                         upstream: Some(from),
-                        protocol: Some(p.name()),
+                        protocol: Some(p.name_of(&a)),
                         ended: "refused",
                         ..SessionReport::default()
                     });
@@ -589,6 +629,9 @@ impl Relay {
             by_addr: HashMap::new(),
             last_heard: now,
             ended_at: None,
+            agent_node: self.node,
+            local_pending: None,
+            local: Vec::new(),
         });
     }
 
@@ -664,11 +707,14 @@ impl Relay {
         let dest = if group {
             Dest::Group(GroupId(0))
         } else {
-            Dest::Node(NodeId(self.node))
+            Dest::Node(NodeId(s.agent_node))
         };
+        // The session's own packets (JOIN, REPORT) are the sender's business, not the agent's.
         let decision = match s.agent.as_mut() {
-            Some(a) => a.on_packet(now, IfaceId(link as u32 + 1), NodeId(h.source), dest, d),
-            None => RouteDecision::Forward,
+            Some(a) if h.family != Family::Session => {
+                a.on_packet(now, IfaceId(link as u32 + 1), NodeId(h.source), dest, d)
+            }
+            _ => RouteDecision::Forward,
         };
         if decision == RouteDecision::Consume {
             s.report.up_consumed += 1;
@@ -690,6 +736,61 @@ impl Relay {
             self.send_down(i, self.cfg.group, d);
         }
         Ok(())
+    }
+
+    /// Open the local group's sockets the agent asked for (cp), one per downstream interface.
+    fn open_local(&mut self) -> Result<(), NetError> {
+        let Some(g) = self.served.as_mut().and_then(|s| s.local_pending.take()) else {
+            return Ok(());
+        };
+        let mut socks = Vec::new();
+        for (i, d) in self.cfg.downstream.iter().enumerate() {
+            let mut o = SocketOpts::new(g);
+            o.interface = Some(d.clone());
+            o.ttl = self.cfg.ttl;
+            o.loopback = false;
+            let mut sock = UdpSocket::from_std(group_socket(&o)?);
+            self.poll
+                .registry()
+                .register(&mut sock, Token(LOCAL_BASE + i), Interest::READABLE)
+                .map_err(|e| NetError::io("register a socket", e))?;
+            socks.push(sock);
+        }
+        tracing::info!(local_group = %g, "carrying the region's local group between the downstream interfaces");
+        if let Some(s) = self.served.as_mut() {
+            s.local = socks;
+            s.report.local_group = Some(g);
+        }
+        Ok(())
+    }
+
+    /// A datagram on the local group from a receiver served on downstream interface `iface`:
+    /// down every downstream interface from the relay's socket there, the receiving one too
+    /// (the receivers there know the sender of their session only by the relay's address).
+    fn on_local(&mut self, now: Time, iface: usize, from: SocketAddr, d: &[u8]) {
+        let Some(h) = self.header(d) else { return };
+        let Some(s) = self.served.as_mut() else {
+            self.report.rejected += 1;
+            return;
+        };
+        let known = s
+            .by_addr
+            .get(&from)
+            .and_then(|&k| s.proxies.get_mut(k))
+            .filter(|p| p.node == h.source && p.iface == iface);
+        let (Some(p), Some(g)) = (known, s.report.local_group) else {
+            self.report.rejected += 1;
+            return;
+        };
+        if h.session != s.report.session {
+            self.report.rejected += 1;
+            return;
+        }
+        p.last_heard = now;
+        s.report.local_carried += 1;
+        for i in 0..self.down.len() {
+            self.send_down(i, g, d);
+        }
     }
 
     fn send_down(&mut self, iface: usize, to: SocketAddr, d: &[u8]) {
@@ -752,7 +853,7 @@ impl Relay {
                 }
                 self.multicast_down(t.via.as_deref(), d);
             }
-            Dest::Node(n) if n.0 == s.report.sender || n.0 == self.node => {
+            Dest::Node(n) if n.0 == s.report.sender || n.0 == self.node || n.0 == s.agent_node => {
                 let sent = self.up_unicast.send_to(d, s.upstream);
                 self.count_send(sent);
             }
@@ -771,8 +872,8 @@ impl Relay {
 }
 
 /// What a session datagram from the sender tells the relay: the running ANNOUNCE builds the
-/// protocol's agent (once), END ends the session.
-fn session_news(s: &mut Served, node: u32, now: Time, d: &[u8]) {
+/// protocol's agent (once; later ones it is told of), END ends the session.
+fn session_news(s: &mut Served, node: u32, cfg: &RelayConfig, now: Time, d: &[u8]) {
     let Ok(Packet {
         message: Message::Session(m),
         ..
@@ -785,7 +886,13 @@ fn session_news(s: &mut Served, node: u32, now: Time, d: &[u8]) {
         return;
     }
     let Some(a) = Announced::of(&m) else { return };
-    if s.report.protocol.is_some() || !a.running {
+    if !a.running {
+        return;
+    }
+    if s.report.protocol.is_some() {
+        if let (Some(p), Some(agent)) = (s.protocol, s.agent.as_mut()) {
+            p.relay_announced(&mut **agent, a);
+        }
         return;
     }
     let receivers: Vec<(IfaceId, u32)> = s
@@ -799,6 +906,8 @@ fn session_news(s: &mut Served, node: u32, now: Time, d: &[u8]) {
         sender: s.report.sender,
         node,
         receivers: &receivers,
+        region: cfg.region,
+        group: cfg.group,
     };
     s.protocol = agents::announced(a.protocol);
     match agents::relay_agent(a, &at) {
@@ -808,6 +917,8 @@ fn session_news(s: &mut Served, node: u32, now: Time, d: &[u8]) {
             if let Some(r) = relayed {
                 s.agent = Some(r.agent);
                 s.links = r.links;
+                s.agent_node = r.node.unwrap_or(node);
+                s.local_pending = r.local_group;
             }
             tracing::info!(protocol = name, agent = s.report.agent, "session running");
         }

@@ -208,7 +208,8 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
 
 // ------------------------------------------------------------------------- dsp parameters
 
-/// A receiver's role in a `dsp` session.
+/// A participant's role in a `dsp`, `csp` or `cp` session (the roles say which of the three
+/// runs: `csp` and `cp` endpoints report to their region's local exchange).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum DspRole {
@@ -216,8 +217,16 @@ pub enum DspRole {
     Member = 0,
     /// The region's designated receiver `E_i1`: reports to the source, re-multicasts locally.
     Designated = 1,
-    /// Evicted by the sender: its designated receiver stops waiting for it.
+    /// Evicted by the sender: its designated receiver (or local exchange) stops waiting for it.
     Evicted = 2,
+    /// A `csp` endpoint: reports its status to its region's local exchange.
+    Consolidated = 3,
+    /// A `cp` endpoint: reports to its region's local exchange and re-multicasts locally what
+    /// the exchange assigns it.
+    Combined = 4,
+    /// The local exchange `L_i` of a `csp` or `cp` region (hosted by `rmcast relay --region`;
+    /// its address is unspecified: endpoints reach it through the relay they receive from).
+    Exchange = 5,
 }
 
 /// One receiver of a `dsp` session.
@@ -308,6 +317,9 @@ impl DspParams {
                 0 => DspRole::Member,
                 1 => DspRole::Designated,
                 2 => DspRole::Evicted,
+                3 => DspRole::Consolidated,
+                4 => DspRole::Combined,
+                5 => DspRole::Exchange,
                 _ => {
                     return Err(DecodeError::InvalidField {
                         field: "session.dsp.role",
@@ -514,11 +526,11 @@ mod tests {
         #[test]
         fn dsp_params_round_trip(
             nums in any::<[u32; 4]>(),
-            entries in proptest::collection::vec((any::<u32>(), any::<u16>(), 0u8..3, any::<bool>(), any::<[u8; 16]>(), any::<u16>()), 0..200),
+            entries in proptest::collection::vec((any::<u32>(), any::<u16>(), 0u8..6, any::<bool>(), any::<[u8; 16]>(), any::<u16>()), 0..200),
         ) {
             let entries: Vec<DspEntry> = entries.into_iter().map(|(node, region, role, v6, a, port)| {
                 let ip: std::net::IpAddr = if v6 { std::net::Ipv6Addr::from(a).into() } else { std::net::Ipv4Addr::new(a[0], a[1], a[2], a[3]).into() };
-                DspEntry { node, region, role: match role { 0 => DspRole::Member, 1 => DspRole::Designated, _ => DspRole::Evicted }, addr: std::net::SocketAddr::new(ip, port) }
+                DspEntry { node, region, role: match role { 0 => DspRole::Member, 1 => DspRole::Designated, 2 => DspRole::Evicted, 3 => DspRole::Consolidated, 4 => DspRole::Combined, _ => DspRole::Exchange }, addr: std::net::SocketAddr::new(ip, port) }
             }).collect();
             let p = DspParams { status_min_us: nums[0], status_max_us: nums[1], local_rtd_us: nums[2], r_f_milli: nums[3], entries };
             let raw = p.encode().unwrap();

@@ -12,10 +12,12 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(
     about = "Relay a session between an upstream and downstream interfaces, hosting the \
-             protocol's network agent (PGM network element)",
+             protocol's network agent (PGM network element, LMS router, CSP/CP local exchange)",
     after_help = "Examples:\n  \
     rmcast relay --group 239.1.2.3:5000 --upstream eth0 --downstream eth1 --downstream eth2\n  \
-    rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --once --json\n\n\
+    rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --once --json\n  \
+    # csp/cp: region 2's local exchange, for receivers started with --region 2 below it:\n  \
+    rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --region 2\n\n\
     The relay joins the group on the upstream interface and multicasts the session on each\n\
     downstream interface; receivers there take the relay for the sender. Their unicast\n\
     (JOIN, REPORT, NAK, ACK) comes to the relay, which forwards it upstream from one socket\n\
@@ -25,9 +27,13 @@ use std::process::ExitCode;
     forwarded unexamined. Relays stack (a relay's upstream may be another's downstream).\n\
     One session at a time: the first ANNOUNCE heard upstream (or --session's) is served\n\
     until its END or the sender's silence for --idle, then the next.\n\
-    For srm it carries the members' own multicast between its interfaces.\n\
-    Not yet: keyed sessions (--key-file; dropped and counted); dsp (local groups) is refused\n\
-    at its first ANNOUNCE.\n\
+    For srm it carries the members' own multicast between its interfaces. For csp and cp,\n\
+    --region R makes it region R's local exchange (seed 001): it consolidates the statuses\n\
+    of region R's receivers into one status to the sender and, for cp, orders a receiver\n\
+    holding a block to re-multicast it on the region's local group (group port + 1 + R),\n\
+    which it carries between its downstream interfaces; without --region it forwards them.\n\
+    Not yet: keyed sessions (--key-file; dropped and counted); dsp (its members reach their\n\
+    designated receiver at its own address) is refused at its first ANNOUNCE.\n\
     Exit status: 0 ended as asked (--once: the session's END; or a signal after serving);\n\
     1 --once's session was refused or its sender went silent, or --wait passed without a\n\
     session; 2 bad usage or\n\
@@ -49,6 +55,10 @@ pub struct Args {
     /// Serve only this session id (8 hex digits, as `rmcast send` prints it)
     #[arg(long, value_name = "ID", value_parser = super::recv::parse_session)]
     pub session: Option<u32>,
+    /// csp, cp: host the local exchange of this region (the receivers below started with
+    /// `rmcast recv --region REGION`); other protocols ignore it
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<u16>,
     /// Most receivers one session may have through this relay
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub max_receivers: usize,
@@ -83,7 +93,7 @@ fn summary(r: &RelayReport) {
         eprintln!(
             "session {:08x} ({}{}), sender {:08x} at {}: {} receivers, ended: {}; down {} \
              forwarded ({} to some interfaces only), {} held back; up {} forwarded, {} held back; \
-             {} originated; peak state {}",
+             {} originated; peak state {}{}",
             s.session,
             s.protocol.unwrap_or("not running"),
             if s.agent { ", network agent" } else { "" },
@@ -97,7 +107,10 @@ fn summary(r: &RelayReport) {
             s.up_forwarded,
             s.up_consumed,
             s.originated,
-            s.peak_state
+            s.peak_state,
+            s.local_group
+                .map(|g| format!("; local group {g}: {} carried", s.local_carried))
+                .unwrap_or_default()
         );
     }
     eprintln!(
@@ -114,6 +127,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     cfg.ttl = a.ttl;
     cfg.session = a.session;
     cfg.once = a.once;
+    cfg.region = a.region;
     if a.max_receivers == 0 {
         return Ok(fail(NetError::setup("--max-receivers must be at least 1")));
     }

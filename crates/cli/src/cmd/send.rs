@@ -166,6 +166,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     # DSP (seed 001): receivers started with --region R; each region's designated receiver\n  \
     # (lowest node id) repairs its region on group port + 1 + R:\n  \
     rmcast send -g 239.1.2.3:5000 -n 6 --protocol dsp --window 64 big.iso\n  \
+    # CSP/CP (seed 001): each region's statuses consolidated by its local exchange, an\n  \
+    # `rmcast relay --region R` between the sender and region R's receivers:\n  \
+    rmcast send -g 239.1.2.3:5000 -n 6 --protocol cp big.iso\n  \
     # a stream, authenticated and encrypted, on a chosen interface:\n  \
     tar c dir | rmcast send - --name dir.tar -g 239.1.2.3:5000 -i eth0 --receivers 3 \\\n      \
     --key-file ./rmcast.key --encrypt\n\n\
@@ -193,14 +196,17 @@ pub struct Args {
     /// the one receiver that reports), xtp (transmitter-driven, selective repeat, window
     /// --window packets), prmp (polling: receivers answer only when polled), srm (requests
     /// and repairs multicast by any member after distance-scaled random waits), ff (full
-    /// feedback: every receiver acknowledges every packet) or dsp (designated status: one
-    /// designated receiver per --region reports and repairs its region locally)
+    /// feedback: every receiver acknowledges every packet), dsp (designated status: one
+    /// designated receiver per --region reports and repairs its region locally), csp
+    /// (consolidated status: each region's local exchange, an `rmcast relay --region R`,
+    /// merges its receivers' statuses; the sender repairs) or cp (combined: the exchange
+    /// merges optimistically and orders a receiver holding a block to repair its region)
     #[arg(long, default_value = rmcast_net::agents::DEFAULT_PROTOCOL)]
     pub protocol: String,
     /// Window of windowed protocols. bap: messages in flight before the block ACK (default
     /// 16); rra: unfinished messages (64); xtp: packets not yet held by every receiver (16);
     /// prmp: the receive window S in packets (64, the paper's); ff: the window S in packets
-    /// (64, the paper's); dsp: L, the most outstanding blocks (64)
+    /// (64, the paper's); dsp, csp, cp: L, the most outstanding blocks (64)
     #[arg(long)]
     pub window: Option<u16>,
     /// prmp: epoch length ε in ms; the sender plans at most RR·ε poll responses per epoch
@@ -237,21 +243,22 @@ pub struct Args {
     /// a receiver that lost at most that many of a block's packets needs no NAK
     #[arg(long, default_value_t = spec::pgm::FEC_PROACTIVE as u16, value_name = "N")]
     pub fec_proactive: u16,
-    /// dsp: round-trip delay assumed to each designated receiver, in ms; a block is
-    /// re-multicast to the whole group when a designated receiver still lacks it r_f × this
-    /// after it was sent (with --rate 0, raise it above the time a window of blocks takes to
+    /// dsp, csp, cp: round-trip delay assumed to each designated receiver (csp, cp: local
+    /// exchange), in ms; a block is re-multicast to the whole group when its status still
+    /// lacks it r_f × this after it was sent (with --rate 0, raise it above the time a window of blocks takes to
     /// drain, or blocks still queued count as lost)
     #[arg(long, default_value_t = spec::dsp::SOCKET_RTD_MS, value_name = "MS")]
     pub rtd_ms: f64,
-    /// dsp: retransmission timeout factor r_f (the paper: 1.2)
+    /// dsp, csp, cp: retransmission timeout factor r_f (the paper: 1.2)
     #[arg(long, default_value_t = spec::dsp::R_F, value_name = "FACTOR")]
     pub rf: f64,
-    /// dsp: mean interval between a receiver's status reports in ms (each drawn from 0.8-1.2
+    /// dsp, csp, cp: mean interval between a receiver's status reports in ms (each drawn from 0.8-1.2
     /// times it; the paper: 4-6 ms)
     #[arg(long, default_value_t = spec::dsp::STATUS_MS, value_name = "MS")]
     pub status_ms: f64,
-    /// dsp: round-trip delay inside a region in ms (a designated receiver re-multicasts a
-    /// block a member lacks r_f × this after it got it)
+    /// dsp, cp: round-trip delay inside a region in ms (a designated receiver re-multicasts a
+    /// block a member lacks r_f × this after it got it; a cp exchange re-assigns a block
+    /// after the status interval plus r_f × this)
     #[arg(long, default_value_t = spec::dsp::LOCAL_RTD_MS, value_name = "MS")]
     pub local_rtd_ms: f64,
     /// xtp: bytes per application write (xtp splits each write into packets); default one

@@ -68,6 +68,8 @@ impl NetProtocol for Lms {
         Ok(Some(Relayed {
             agent: Box::new(lms::Router::new(c)),
             links: Links::Receivers,
+            node: None,
+            local_group: None,
         }))
     }
 

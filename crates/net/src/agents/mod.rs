@@ -1,6 +1,6 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
-//! (`saw.rs`, `bap.rs`, `rra.rs`, `dsp.rs`, `prmp.rs`, `srm.rs`, `pgm.rs`, `lms.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
+//! (`saw.rs`, `bap.rs`, `rra.rs`, `tree.rs` (dsp, csp, cp), `prmp.rs`, `srm.rs`, `pgm.rs`, `lms.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
 //! beside the protocol's entry in `rmcast_proto::spec::PROTOCOLS`, where its name and wire
 //! family are written ([`Protocol`]). The
 //! sender builds its agent from its command line and the joined receivers
@@ -12,7 +12,6 @@
 //! there.
 
 mod bap;
-mod dsp;
 mod ff;
 mod lms;
 mod pgm;
@@ -20,10 +19,11 @@ mod prmp;
 mod rra;
 mod saw;
 mod srm;
+mod tree;
 mod xtp;
 
-pub use dsp::{check_dsp, dsp_params, elect, local_group, DspOpts, DspPlace};
 pub use prmp::{prmp_config, PrmpOpts};
+pub use tree::{check_dsp, dsp_params, elect, local_group, DspOpts, DspPlace};
 pub use xtp::XtpParams;
 
 use crate::frame::DATA_OVERHEAD;
@@ -135,9 +135,26 @@ pub trait NetProtocol: Sync {
         Ok(None)
     }
 
-    /// Why `rmcast relay` cannot carry the protocol's sessions, if it cannot.
-    fn relay_refusal(&self) -> Option<&'static str> {
+    /// Why `rmcast relay` cannot carry the session `a` announces (gathering or running), if it
+    /// cannot.
+    fn relay_refusal(&self, _a: Announced<'_>) -> Option<&'static str> {
         None
+    }
+
+    /// `rmcast relay`: a later running ANNOUNCE of the session its `agent` serves (the csp/cp
+    /// local exchange stops waiting for endpoints the sender evicted).
+    fn relay_announced(&self, _agent: &mut dyn rmcast_proto::RouterAgent, _a: Announced<'_>) {}
+
+    /// The name of the protocol a session of this wire family runs, when the ANNOUNCE `a` says
+    /// more than the family does (dsp, csp and cp share one); `None`: this protocol's name.
+    fn variant_name(&self, _a: &Announced<'_>) -> Option<&'static str> {
+        None
+    }
+
+    /// The protocol parameters of the gathering ANNOUNCE (before anyone joined): what a relay
+    /// must know at once (the tree family: which of dsp, csp and cp runs).
+    fn gathering_params(&self) -> Vec<u8> {
+        Vec::new()
     }
 
     /// `rmcast relay`: the receivers on `live` links (of [`Links::Receivers`], by node id)
@@ -158,6 +175,12 @@ pub struct Relayed {
     pub agent: Box<dyn rmcast_proto::RouterAgent + Send>,
     /// What the agent's interface numbers 1, 2, … stand for (0 is always the upstream).
     pub links: Links,
+    /// The node id the agent answers to, when the sender gave it one (a csp/cp local
+    /// exchange); `None`: the relay's own.
+    pub node: Option<u32>,
+    /// A local group the relay carries between its downstream interfaces (cp's region:
+    /// an endpoint's local re-multicast reaches its region's endpoints on every interface).
+    pub local_group: Option<SocketAddr>,
 }
 
 /// What a relay's agent takes for its downstream interfaces.
@@ -184,6 +207,10 @@ pub struct RelayAt<'a> {
     /// Receivers (or relays below) served so far: their link with [`Links::Receivers`] and
     /// their node id.
     pub receivers: &'a [(IfaceId, u32)],
+    /// The region whose local exchange this relay hosts (`rmcast relay --region`; csp, cp).
+    pub region: Option<u16>,
+    /// The session's group.
+    pub group: SocketAddr,
 }
 
 /// What a protocol's `--window` is to the session layer ([`NetProtocol::window_use`]).
@@ -231,6 +258,12 @@ impl Protocol {
         self.spec.name
     }
 
+    /// The name of the protocol the ANNOUNCE `a` of this family runs (see
+    /// [`NetProtocol::variant_name`]).
+    pub fn name_of(&self, a: &Announced<'_>) -> &'static str {
+        self.adapter.variant_name(a).unwrap_or(self.spec.name)
+    }
+
     /// The wire family its packets carry.
     pub fn family(&self) -> Family {
         self.spec.family
@@ -257,11 +290,13 @@ impl std::ops::Deref for Protocol {
 }
 
 /// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
-pub static PROTOCOLS: [Protocol; 10] = [
+pub static PROTOCOLS: [Protocol; 12] = [
     Protocol::new("saw", &saw::Saw),
     Protocol::new("bap", &bap::Bap),
     Protocol::new("rra", &rra::Rra),
-    Protocol::new("dsp", &dsp::Dsp),
+    Protocol::new("dsp", &tree::DSP),
+    Protocol::new("csp", &tree::CSP),
+    Protocol::new("cp", &tree::CP),
     Protocol::new("prmp", &prmp::Prmp),
     Protocol::new("srm", &srm::Srm),
     Protocol::new("pgm", &pgm::Pgm),
@@ -452,6 +487,19 @@ pub trait SenderSide {
     fn role_changes(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether a protocol packet from `node` at an address of no member goes to the agent:
+    /// a helper inside the network the sender named (a csp/cp local exchange, whose status
+    /// comes from a relay's address).
+    fn helper(&mut self, _now: Time, _node: u32) -> bool {
+        false
+    }
+
+    /// Why the session cannot go on (a helper it needs never spoke), if it cannot; asked on
+    /// every turn of the transfer loop from its start.
+    fn stalled(&mut self, _now: Time) -> Option<String> {
+        None
+    }
 }
 
 /// A sender side with nothing to add.
@@ -578,7 +626,7 @@ impl<'a> Announced<'a> {
     }
 
     /// The announced window, refused when 0 (a windowed protocol's receiver needs one).
-    fn window(&self) -> Result<u16, NetError> {
+    pub(crate) fn window(&self) -> Result<u16, NetError> {
         match self.window {
             0 => Err(self.unsupported()),
             w => Ok(w),
@@ -608,7 +656,7 @@ pub fn relay_agent(
     at: &RelayAt<'_>,
 ) -> Result<(&'static str, Option<Relayed>), NetError> {
     match announced(a.protocol) {
-        Some(p) => Ok((p.name(), p.adapter.relay(a, at)?)),
+        Some(p) => Ok((p.name_of(&a), p.adapter.relay(a, at)?)),
         None => Err(a.unsupported()),
     }
 }
@@ -695,7 +743,7 @@ pub(crate) mod tests {
 
     #[test]
     fn unknown_protocols_and_bad_prmp_values_are_setup_errors() {
-        assert!(matches!(protocol_family("csp"), Err(NetError::Setup(_))));
+        assert!(matches!(protocol_family("nope"), Err(NetError::Setup(_))));
         let mut s = settings();
         let c = prmp_config(&s, &[]).unwrap();
         assert_eq!(c.ipg, Duration::from_micros(480));

@@ -282,6 +282,8 @@ impl NetProtocol for Pgm {
         Ok(Some(Relayed {
             agent: Box::new(pgm::NetworkElement::new(c)),
             links: Links::Interfaces,
+            node: None,
+            local_group: None,
         }))
     }
 }

@@ -183,6 +183,9 @@ impl Transfer {
                 self.next_announce = now + Duration::from_millis(250);
             }
             self.log_rate(now);
+            if let Some(why) = self.side.stalled(now) {
+                return Err(NetError::Failed(why));
+            }
             let wake_at = self.transmit(now)?;
             if self.done(now) {
                 return Ok(());
@@ -560,6 +563,18 @@ impl Transfer {
         from: SocketAddr,
         obs: &mut dyn SendObserver,
     ) -> Result<(), NetError> {
+        if h.family != Family::Session
+            && h.session == self.ep.session
+            && self.side.helper(now, h.source)
+        {
+            // A helper inside the network the sender named (a csp/cp local exchange), speaking
+            // from a relay's address.
+            if !self.ep.wire.drop_rx() {
+                self.agent
+                    .handle_packet(now, NodeId(h.source), self.ep.plain(len));
+            }
+            return Ok(());
+        }
         if h.family == Family::Session && h.session == self.ep.session {
             // A member's node id from another address changes nothing: members are known
             // by the address they joined from.

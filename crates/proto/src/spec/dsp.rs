@@ -116,14 +116,8 @@ const COMMON: [Param; 10] = [
     ),
 ];
 
-/// `csp`'s and `cp`'s parameters.
-pub const PARAMS: &[Param] = &[
-    WINDOW, COMMON[0], COMMON[1], COMMON[2], COMMON[3], COMMON[4], COMMON[5], COMMON[6], COMMON[7],
-    COMMON[8], COMMON[9],
-];
-
-/// `dsp`'s parameters: those of [`PARAMS`], the window with its socket default and flag, and
-/// the socket driver's own.
+/// The parameters of `dsp`, `csp` and `cp`: the simulator's, the window with its socket default
+/// and flag, and the socket driver's own.
 pub const DSP_PARAMS: &[Param] = &[
     WINDOW.flag("window").on_sockets(
         Value::Int(SOCKET_WINDOW as u64),
@@ -142,7 +136,7 @@ pub const DSP_PARAMS: &[Param] = &[
     Param::ms(
         "rtd_ms",
         SOCKET_RTD_MS,
-        "round-trip delay assumed to every designated receiver (the simulator takes it from the topology)",
+        "round-trip delay assumed to every reporter: dsp's designated receivers, csp's and cp's local exchanges (the simulator takes it from the topology)",
     )
     .flag("rtd-ms")
     .sockets_only(),

@@ -523,8 +523,8 @@ pub const PROTOCOLS: &[ProtocolSpec] = &[
         summary: "consolidated status protocol: the local exchange merges its endpoints' status \
                   pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
         family: Family::Tree,
-        sockets: false,
-        params: dsp::PARAMS,
+        sockets: true,
+        params: dsp::DSP_PARAMS,
     },
     ProtocolSpec {
         name: "cp",
@@ -532,8 +532,8 @@ pub const PROTOCOLS: &[ProtocolSpec] = &[
         summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
                   exchange orders an endpoint holding a block to re-multicast it locally",
         family: Family::Tree,
-        sockets: false,
-        params: dsp::PARAMS,
+        sockets: true,
+        params: dsp::DSP_PARAMS,
     },
     ProtocolSpec {
         name: "prmp",

@@ -107,6 +107,27 @@ impl Exchange {
         }
     }
 
+    /// Stop waiting for endpoint `node` (the driver evicted it): its status no longer enters
+    /// the consolidation; whether it was one of this exchange's endpoints.
+    pub fn remove_endpoint(&mut self, node: NodeId) -> bool {
+        let Some(j) = self.index.remove(&node.0) else {
+            return false;
+        };
+        if j < self.statuses.len() {
+            self.statuses.remove(j);
+            self.floor_sent.remove(j);
+            self.cfg.endpoints.remove(j);
+        }
+        self.index = self
+            .cfg
+            .endpoints
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.0, i))
+            .collect();
+        true
+    }
+
     /// The consolidated status it would send now.
     pub fn consolidated(&self) -> Option<BlockStatus> {
         consolidate(self.cfg.merge, self.cfg.l, &self.statuses)
@@ -268,6 +289,9 @@ impl RouterAgent for Exchange {
     }
     fn poll_timeout(&self) -> Option<Time> {
         Some(self.status_at)
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
     }
     crate::outbox_field!(out: RouterTransmit);
 }

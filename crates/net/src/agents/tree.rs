@@ -1,4 +1,7 @@
-//! `dsp` (seed 001) on sockets, with local regions: every receiver joins with a region number
+//! Seed 001's three protocols on sockets — `dsp`, `csp` and `cp`, one wire family, one
+//! adapter ([`Tree`]) — with local regions.
+//!
+//! **`dsp`.** every receiver joins with a region number
 //! (`rmcast recv --region`, default 0). When the transfer starts, the sender elects in each
 //! region the joined receiver with the **lowest node id** as its designated receiver `E_i1`
 //! and announces every receiver's region, role and unicast address in the running ANNOUNCE
@@ -23,10 +26,31 @@
 //! itself evicted and another designated, and steps down (it reports to the new one and
 //! repairs nobody), so a region never has two.
 
+//!
+//! **`csp` and `cp`.** A region's local exchange `L_i` is a node inside the network, as in the
+//! paper: `rmcast relay --region R` between the sender and region R's receivers hosts it
+//! ([`tree::Exchange`], the simulator's router agent). The sender names one exchange per
+//! region that has receivers ([`DspRole::Exchange`] entries in the running ANNOUNCE, node ids
+//! it picks, [`exchange_id`]) and makes them the source's reporters; every receiver is a
+//! [`DspRole::Consolidated`] (csp) or [`DspRole::Combined`] (cp) endpoint that sends its status
+//! to its region's exchange — through the relay it receives from, since a receiver sends
+//! unicast for a node it does not know to the address its session comes from. The relay that
+//! hosts the exchange answers to the exchange's node id, sends the consolidated status up and
+//! (cp) ASSIGN orders down to the endpoint that holds a block, and carries the region's local
+//! group ([`local_group`]) between its downstream interfaces, so an endpoint's local
+//! re-multicast reaches the region's endpoints on every interface. The sender takes the
+//! exchange's status from whatever address it comes (a relay's) and ends the transfer with
+//! the reason when an exchange has not spoken [`EXCHANGE_WAIT`] after the start (no relay
+//! hosts it). An evicted endpoint is announced as evicted and its exchange stops waiting for
+//! it. The gathering ANNOUNCE carries which of the three runs ([`Tree::gathering_params`]),
+//! so a relay can refuse a `dsp` session (its members reach their designated receiver at its
+//! own address) at once.
 use super::{Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings, SenderSide};
-use super::{Joiner, Start, Started, WindowUse, QUEUE_LIMIT};
+use super::{Joiner, Links, RelayAt, Relayed, Start, Started, WindowUse, QUEUE_LIMIT};
 use crate::NetError;
-use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, Time};
+use rmcast_proto::rng::AgentRng;
+use rmcast_proto::tree::Variant;
+use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, RouterAgent, Time};
 use rmcast_wire::session::{DspEntry, DspParams, DspRole};
 use rmcast_wire::{HEADER_LEN, MAX_DATAGRAM};
 use std::net::SocketAddr;
@@ -131,11 +155,94 @@ pub fn dsp_params(d: &DspOpts, entries: Vec<DspEntry>) -> DspParams {
     }
 }
 
-pub struct Dsp;
+/// `dsp`, `csp` or `cp` on sockets: one adapter for the three (they share wire family 4, so a
+/// receiver's or relay's adapter is the family's and reads the variant from the ANNOUNCE).
+pub struct Tree(pub Variant);
 
-impl NetProtocol for Dsp {
-    fn relay_refusal(&self) -> Option<&'static str> {
-        Some("its regions repair on local groups, which a relay does not carry between interfaces yet")
+/// The `dsp` adapter.
+pub static DSP: Tree = Tree(Variant::Dsp);
+/// The `csp` adapter.
+pub static CSP: Tree = Tree(Variant::Csp);
+/// The `cp` adapter.
+pub static CP: Tree = Tree(Variant::Cp);
+
+/// How long the sender waits for each local exchange's first status after the start before
+/// it ends the transfer (no `rmcast relay --region R` hosts it).
+pub const EXCHANGE_WAIT: Duration = Duration::from_secs(5);
+
+/// The gathering ANNOUNCE's parameter byte of each variant.
+fn variant_code(v: Variant) -> u8 {
+    match v {
+        Variant::Dsp => 0,
+        Variant::Csp => 1,
+        Variant::Cp => 2,
+    }
+}
+
+/// Which of the three an ANNOUNCE runs: the gathering one's byte, or the running one's roles
+/// (`None`: it does not say, or not in a form this build reads).
+pub fn announced_variant(a: &Announced<'_>) -> Option<Variant> {
+    if !a.running {
+        return match a.params {
+            [0] => Some(Variant::Dsp),
+            [1] => Some(Variant::Csp),
+            [2] => Some(Variant::Cp),
+            _ => None,
+        };
+    }
+    let p = DspParams::decode(a.params).ok()?;
+    let role = |r: DspRole| p.entries.iter().any(|e| e.role == r);
+    if role(DspRole::Combined) {
+        Some(Variant::Cp)
+    } else if role(DspRole::Consolidated) || role(DspRole::Exchange) {
+        Some(Variant::Csp)
+    } else if role(DspRole::Designated) || role(DspRole::Member) {
+        Some(Variant::Dsp)
+    } else {
+        None
+    }
+}
+
+/// The node id the sender gives region `region`'s local exchange: `0xEC00_0000 + region`,
+/// moved on past any id in `taken` (receivers, the sender, exchanges named before).
+pub fn exchange_id(region: u16, taken: &[u32]) -> u32 {
+    let mut id = 0xEC00_0000u32 | u32::from(region);
+    while taken.contains(&id) || id == 0 {
+        id = id.wrapping_add(0x0001_0000);
+    }
+    id
+}
+
+impl NetProtocol for Tree {
+    fn relay_refusal(&self, a: Announced<'_>) -> Option<&'static str> {
+        (announced_variant(&a) == Some(Variant::Dsp)).then_some(
+            "its members send their status to their designated receiver's own address and it \
+             repairs them on a local group, which a relay does not carry (csp and cp pass)",
+        )
+    }
+
+    fn relay_announced(&self, agent: &mut dyn RouterAgent, a: Announced<'_>) {
+        let Ok(p) = DspParams::decode(a.params) else {
+            return;
+        };
+        let Some(x) = agent
+            .as_any_mut()
+            .and_then(|x| x.downcast_mut::<tree::Exchange>())
+        else {
+            return;
+        };
+        for e in p.entries.iter().filter(|e| e.role == DspRole::Evicted) {
+            if x.remove_endpoint(NodeId(e.node)) {
+                tracing::warn!(
+                    node = format_args!("{:08x}", e.node),
+                    "local exchange: the sender evicted an endpoint; no longer waiting for it"
+                );
+            }
+        }
+    }
+
+    fn gathering_params(&self) -> Vec<u8> {
+        vec![variant_code(self.0)]
     }
 
     fn data_fields(&self, _receivers: usize) -> usize {
@@ -151,6 +258,111 @@ impl NetProtocol for Dsp {
     }
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
+        match self.0 {
+            Variant::Dsp => self.start_dsp(s, start),
+            v => start_consolidated(v, s, start),
+        }
+    }
+
+    fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
+        if !a.running {
+            return Ok(None);
+        }
+        if matches!(announced_variant(&a), Some(Variant::Csp | Variant::Cp)) {
+            return consolidated_endpoint(a, me);
+        }
+        Ok(endpoint(a, me)?.map(|(agent, place)| {
+            tracing::info!(
+                region = place.region,
+                designated = place.designated_node,
+                local_group = %place.local_group,
+                "dsp: {} of region {}",
+                if place.designated { "designated receiver" } else { "member" },
+                place.region
+            );
+            Received {
+                agent: Box::new(agent),
+                side: Box::new(place),
+            }
+        }))
+    }
+
+    /// csp and cp: the local exchange of the relay's region (`rmcast relay --region R`);
+    /// nothing (forwarded unexamined) for a relay without a region or a region the sender
+    /// named no exchange for.
+    fn relay(&self, a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
+        let Some(region) = at.region else {
+            return Ok(None);
+        };
+        let Some(variant @ (Variant::Csp | Variant::Cp)) = announced_variant(&a) else {
+            return Ok(None);
+        };
+        let window = a.window()?;
+        let p = DspParams::decode(a.params)
+            .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+        let Some(x) = p
+            .entries
+            .iter()
+            .find(|e| e.role == DspRole::Exchange && e.region == region)
+        else {
+            tracing::warn!(
+                region,
+                "the sender named no local exchange for region {region} (no receiver of that \
+                 region joined): forwarding unexamined"
+            );
+            return Ok(None);
+        };
+        let endpoints: Vec<NodeId> = p
+            .entries
+            .iter()
+            .filter(|e| {
+                e.region == region && matches!(e.role, DspRole::Consolidated | DspRole::Combined)
+            })
+            .map(|e| NodeId(e.node))
+            .collect();
+        let merge = if variant == Variant::Csp {
+            tree::Merge::Pessimistic
+        } else {
+            tree::Merge::Optimistic
+        };
+        let timing = Timing::of(&p);
+        let mut c = tree::ExchangeConfig::new(
+            NodeId(x.node),
+            NodeId(at.sender),
+            merge,
+            endpoints,
+            u32::from(window),
+        );
+        c.session = at.session;
+        c.status_min = timing.status_min;
+        c.status_max = timing.status_max;
+        c.reassign_after = timing.status_max + timing.local_rtd.mul_f64(timing.r_f);
+        tracing::info!(
+            region,
+            exchange = format_args!("{:08x}", x.node),
+            endpoints = c.endpoints.len(),
+            "{}: hosting region {region}'s local exchange",
+            variant.name()
+        );
+        let rng = AgentRng::derive(u64::from(at.session), NodeId(x.node), 1);
+        Ok(Some(Relayed {
+            agent: Box::new(tree::Exchange::new(c, rng)),
+            links: Links::Receivers,
+            node: Some(x.node),
+            local_group: match variant {
+                Variant::Cp => Some(local_group(at.group, region)?),
+                _ => None,
+            },
+        }))
+    }
+
+    fn variant_name(&self, a: &Announced<'_>) -> Option<&'static str> {
+        announced_variant(a).map(Variant::name)
+    }
+}
+
+impl Tree {
+    fn start_dsp(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
         let entries = elect(start.joined);
         for e in entries.iter().filter(|e| e.role == DspRole::Designated) {
             tracing::info!(
@@ -194,23 +406,283 @@ impl NetProtocol for Dsp {
             }),
         })
     }
+}
 
-    fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
-        Ok(endpoint(a, me)?.map(|(agent, place)| {
-            tracing::info!(
-                region = place.region,
-                designated = place.designated_node,
-                local_group = %place.local_group,
-                "dsp: {} of region {}",
-                if place.designated { "designated receiver" } else { "member" },
-                place.region
-            );
-            Received {
-                agent: Box::new(agent),
-                side: Box::new(place),
-            }
-        }))
+/// The endpoints' timing a running ANNOUNCE carries.
+struct Timing {
+    status_min: Duration,
+    status_max: Duration,
+    local_rtd: Duration,
+    r_f: f64,
+}
+
+impl Timing {
+    fn of(p: &DspParams) -> Self {
+        Timing {
+            status_min: Duration::from_micros(u64::from(p.status_min_us)),
+            status_max: Duration::from_micros(u64::from(p.status_max_us.max(p.status_min_us))),
+            local_rtd: Duration::from_micros(u64::from(p.local_rtd_us)),
+            r_f: f64::from(p.r_f_milli) / 1000.0,
+        }
     }
+}
+
+/// csp/cp: every receiver an endpoint of its region (by its JOIN's region), one local
+/// exchange per region named, the exchanges the source's reporters.
+fn start_consolidated(
+    variant: Variant,
+    s: &SenderSettings,
+    start: &Start<'_>,
+) -> Result<Started, NetError> {
+    let role = match variant {
+        Variant::Cp => DspRole::Combined,
+        _ => DspRole::Consolidated,
+    };
+    let mut entries: Vec<DspEntry> = start
+        .joined
+        .iter()
+        .map(|&(node, region, addr)| DspEntry {
+            node,
+            region,
+            role,
+            addr,
+        })
+        .collect();
+    let mut regions: Vec<u16> = entries.iter().map(|e| e.region).collect();
+    regions.sort_unstable();
+    regions.dedup();
+    let mut taken: Vec<u32> = start.ids();
+    taken.push(s.node);
+    let unspecified = SocketAddr::from(([0, 0, 0, 0], 0));
+    let mut exchanges = Vec::new();
+    for &region in &regions {
+        let id = exchange_id(region, &taken);
+        taken.push(id);
+        exchanges.push((region, id));
+        entries.push(DspEntry {
+            node: id,
+            region,
+            role: DspRole::Exchange,
+            addr: unspecified,
+        });
+        tracing::info!(
+            region,
+            exchange = format_args!("{id:08x}"),
+            "{}: region {region}'s local exchange (rmcast relay --region {region})",
+            variant.name()
+        );
+    }
+    let status_max = s.dsp.status_interval.mul_f64(1.2);
+    let reporters = exchanges
+        .iter()
+        .map(|&(_, epi)| tree::Reporter {
+            epi,
+            rtd: s.dsp.rtd,
+            slack: status_max,
+        })
+        .collect();
+    let mut c = tree::SourceConfig::new(NodeId(s.node), GroupId(0), reporters, u32::from(s.window));
+    c.session = s.session;
+    c.r_f = s.dsp.r_f;
+    c.rate_bps = s.rate_bps;
+    c.queue_limit = QUEUE_LIMIT;
+    Ok(Started {
+        agent: Box::new(tree::Source::new(c)),
+        side: Box::new(Exchanges {
+            variant,
+            opts: s.dsp.clone(),
+            entries,
+            exchanges,
+            heard: Vec::new(),
+            started: None,
+        }),
+    })
+}
+
+/// The sender's side of a csp/cp session: the endpoints and the local exchanges it named.
+struct Exchanges {
+    variant: Variant,
+    opts: DspOpts,
+    entries: Vec<DspEntry>,
+    /// (region, node id) of every exchange named.
+    exchanges: Vec<(u16, u32)>,
+    /// Exchanges heard from.
+    heard: Vec<u32>,
+    /// When the transfer started (the first [`SenderSide::stalled`] question).
+    started: Option<Time>,
+}
+
+impl SenderSide for Exchanges {
+    fn params(&self) -> Result<Vec<u8>, NetError> {
+        announce_entries(&self.opts, &self.entries)
+    }
+
+    fn evicted(&mut self, _now: Time, _agent: &mut dyn Agent, node: u32) -> bool {
+        match self.entries.iter_mut().find(|e| e.node == node) {
+            Some(e) => {
+                e.role = DspRole::Evicted;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn role(&self, _node: u32) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Cp => "combined",
+            _ => "consolidated",
+        })
+    }
+
+    /// An endpoint's status reaches the sender only as part of its exchange's.
+    fn reported_by(&self, node: u32) -> Option<u32> {
+        let region = self.entries.iter().find(|e| e.node == node)?.region;
+        self.exchanges
+            .iter()
+            .find(|&&(r, _)| r == region)
+            .map(|&(_, x)| x)
+    }
+
+    fn helper(&mut self, _now: Time, node: u32) -> bool {
+        if !self.exchanges.iter().any(|&(_, x)| x == node) {
+            return false;
+        }
+        if !self.heard.contains(&node) {
+            self.heard.push(node);
+            tracing::info!(
+                exchange = format_args!("{node:08x}"),
+                "{}: a local exchange reports",
+                self.variant.name()
+            );
+        }
+        true
+    }
+
+    fn stalled(&mut self, now: Time) -> Option<String> {
+        let since = *self.started.get_or_insert(now);
+        if now.saturating_since(since) < EXCHANGE_WAIT {
+            return None;
+        }
+        let (region, x) = self
+            .exchanges
+            .iter()
+            .find(|(_, x)| !self.heard.contains(x))?;
+        Some(format!(
+            "{}: region {region}'s local exchange ({x:08x}) sent no status within {:.0}s of the \
+             start: run `rmcast relay --region {region}` between the sender and region {region}'s \
+             receivers (csp and cp consolidate statuses inside the network)",
+            self.variant.name(),
+            EXCHANGE_WAIT.as_secs_f64()
+        ))
+    }
+}
+
+/// The running ANNOUNCE's parameters for `entries`, refused when they do not fit one datagram.
+fn announce_entries(opts: &DspOpts, entries: &[DspEntry]) -> Result<Vec<u8>, NetError> {
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let raw = dsp_params(opts, entries.to_vec())
+        .encode()
+        .map_err(|e| NetError::Failed(format!("cannot announce the regions: {e}")))?;
+    // The running ANNOUNCE carries the member list and every receiver's entry at once.
+    if HEADER_LEN + 16 + 4 * entries.len() + raw.len() > MAX_DATAGRAM {
+        return Err(NetError::Failed(format!(
+            "the ANNOUNCE carries every receiver's region and address in one datagram: {} \
+             receivers do not fit (at most about 2,000)",
+            entries.len()
+        )));
+    }
+    Ok(raw)
+}
+
+/// A csp/cp receiver's place: its region, and cp's local group.
+#[derive(Debug, Clone)]
+struct EndpointPlace {
+    region: u16,
+    role: &'static str,
+    local_group: Option<SocketAddr>,
+}
+
+impl ReceiverSide for EndpointPlace {
+    fn local_group(&self) -> Option<SocketAddr> {
+        self.local_group
+    }
+
+    /// A cp endpoint joins its region's local group, where endpoints re-multicast.
+    fn join(&self) -> Option<SocketAddr> {
+        self.local_group
+    }
+
+    fn place(&self) -> Option<(u16, &'static str)> {
+        Some((self.region, self.role))
+    }
+}
+
+/// A csp/cp receiver's endpoint, from the running ANNOUNCE that names it (`Ok(None)` before).
+fn consolidated_endpoint(a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
+    let window = a.window()?;
+    let p = DspParams::decode(a.params)
+        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+    let Some(mine) = p.entries.iter().find(|e| e.node == me.node) else {
+        return Ok(None);
+    };
+    let region = mine.region;
+    let Some(x) = p
+        .entries
+        .iter()
+        .find(|e| e.role == DspRole::Exchange && e.region == region)
+    else {
+        return Err(NetError::Failed(format!(
+            "the sender named no local exchange for region {region}"
+        )));
+    };
+    let (role, place) = match mine.role {
+        DspRole::Combined => {
+            let g = local_group(me.group, region)?;
+            (
+                tree::Role::Combined {
+                    exchange: NodeId(x.node),
+                    local_group: GroupId(1 + u32::from(region)),
+                },
+                EndpointPlace {
+                    region,
+                    role: "combined",
+                    local_group: Some(g),
+                },
+            )
+        }
+        DspRole::Consolidated => (
+            tree::Role::Consolidated {
+                exchange: NodeId(x.node),
+            },
+            EndpointPlace {
+                region,
+                role: "consolidated",
+                local_group: None,
+            },
+        ),
+        // Evicted (or a role of another variant): not this session's endpoint now.
+        _ => return Ok(None),
+    };
+    let timing = Timing::of(&p);
+    let mut c =
+        tree::EndpointConfig::new(NodeId(me.node), NodeId(me.sender), role, u32::from(window));
+    c.session = me.session;
+    c.status_min = timing.status_min;
+    c.status_max = timing.status_max;
+    c.local_rtd = timing.local_rtd;
+    c.r_f = timing.r_f;
+    tracing::info!(
+        region,
+        exchange = format_args!("{:08x}", x.node),
+        "{} endpoint of region {region}",
+        place.role
+    );
+    Ok(Some(Received {
+        agent: Box::new(tree::Endpoint::new(c, me.rng())),
+        side: Box::new(place),
+    }))
 }
 
 /// The sender's regions: every receiver's entry as the running ANNOUNCE carries it.
@@ -239,21 +711,7 @@ impl Regions {
 
 impl SenderSide for Regions {
     fn params(&self) -> Result<Vec<u8>, NetError> {
-        if self.entries.is_empty() {
-            return Ok(Vec::new());
-        }
-        let raw = dsp_params(&self.opts, self.entries.clone())
-            .encode()
-            .map_err(|e| NetError::Failed(format!("cannot announce the dsp regions: {e}")))?;
-        // The running ANNOUNCE carries the member list and every receiver's entry at once.
-        if HEADER_LEN + 16 + 4 * self.entries.len() + raw.len() > MAX_DATAGRAM {
-            return Err(NetError::Failed(format!(
-                "dsp announces every receiver's region and address in one datagram: {} receivers \
-                 do not fit (at most about 2,000)",
-                self.entries.len()
-            )));
-        }
-        Ok(raw)
+        announce_entries(&self.opts, &self.entries)
     }
 
     /// Mark the evicted receiver in the announce (its designated receiver stops waiting for
