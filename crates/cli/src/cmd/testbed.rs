@@ -304,6 +304,21 @@ struct Bed {
     /// Each router's namespace and its downstream interfaces (`eth1..=n`; `eth0` is up).
     routers: BTreeMap<NodeId, (Router, usize)>,
     hosts: BTreeMap<NodeId, (usize, usize)>,
+    /// Each host's parent toward the source (a router's hosts are its region: seed 001's
+    /// local exchange, as the simulator lays csp and cp out).
+    parents: BTreeMap<NodeId, NodeId>,
+}
+
+impl Bed {
+    /// The region of the hosts below router `r` (its place among the routers), if some are.
+    fn region(&self, r: NodeId) -> Option<u16> {
+        let k = self.routers.keys().position(|&x| x == r)?;
+        self.parents
+            .values()
+            .any(|&p| p == r)
+            .then(|| u16::try_from(k).ok())
+            .flatten()
+    }
 }
 
 fn build(
@@ -356,10 +371,15 @@ fn build(
             "the source must be a host with one link (binary_tree: source_link = true)",
         ));
     }
+    let parents = hosts
+        .keys()
+        .filter_map(|&h| parent.get(&h).map(|&(p, _)| (h, p)))
+        .collect();
     Ok(Bed {
         segments,
         routers,
         hosts,
+        parents,
     })
 }
 
@@ -376,6 +396,7 @@ fn bus_bed(net: &Network) -> Result<Bed, NetError> {
             .enumerate()
             .map(|(i, n)| (n, (0, i)))
             .collect(),
+        parents: BTreeMap::new(),
     })
 }
 
@@ -460,11 +481,16 @@ fn transfer(
             .get(&n)
             .and_then(|&(l, h)| bed.segments.get(l).map(|s| s.host(h)))
     };
+    // csp and cp: a router's hosts are a region, its relay their local exchange.
+    let regions = matches!(plan.protocol.as_str(), "csp" | "cp");
     let mut relays = Vec::new();
     for (r, (router, children)) in &bed.routers {
         let mut args = strings(&["relay", "--group", &group, "--upstream", "eth0"]);
         for k in 1..=*children {
             args.extend(strings(&["--downstream", &format!("eth{k}")]));
+        }
+        if let Some(region) = bed.region(*r).filter(|_| regions) {
+            args.extend(strings(&["--region", &region.to_string()]));
         }
         args.extend(strings(&["--once", "--json", "--quiet", "--wait", "120"]));
         let log = dir.join(format!("relay-{}.log", r.0));
@@ -481,6 +507,20 @@ fn transfer(
             "--json",
             "--quiet",
         ]));
+        if regions {
+            let region = bed
+                .parents
+                .get(&r)
+                .and_then(|&p| bed.region(p))
+                .ok_or_else(|| {
+                    setup(format!(
+                    "{}: receiver {r:?} is not behind a router: csp and cp need every receiver \
+                     behind one (its local exchange)",
+                    plan.protocol
+                ))
+                })?;
+            args.extend(strings(&["--region", &region.to_string()]));
+        }
         args.extend(strings(&["--force", "--wait", "120", "--dir"]));
         args.push(rdir.display().to_string());
         rx.push(Proc::start(&ns, &args, &dir.join(format!("r{i}.log")))?);
