@@ -341,6 +341,76 @@ fn cp_through_two_levels_of_relays() {
     }
 }
 
+/// csp behind a relay whose region's receiver 1001 is killed (SIGKILL) halfway: the sender
+/// evicts it and announces it evicted, the local exchange stops waiting for it (its stale
+/// status would hold the pessimistic merge, and the whole transfer, back for good), the
+/// sender exits 1 and the other two receivers complete byte-exact.
+#[test]
+fn a_killed_csp_receiver_is_dropped_by_its_local_exchange() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let d1 = Segment::create(3).unwrap();
+    let r = Router::create(&[&top, &d1], 254).unwrap();
+    d1.frame_loss(0.10, None).unwrap();
+    let group = "239.77.9.10:6490";
+    let mut rel = relay_with(&r, group, 1, &["--region", "3"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let work = tempfile::tempdir().unwrap();
+    let data = common::pseudo_random(4_000_000, 13);
+    let file = work.path().join("k.bin");
+    std::fs::write(&file, &data).unwrap();
+    let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
+    let mut rx: Vec<Proc> = (0..3)
+        .map(|i| receiver_in(&d1, i, 1001 + i as u32, group, &dirs[i], Some(3)))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&["--receivers", "3", "--json", "--quiet"]));
+    args.extend(strings(&["--protocol", "csp", "--datagram-size", "1472"]));
+    args.extend(strings(&["--rate", "20M", "--evict-after", "2"]));
+    args.push(file.display().to_string());
+    let victim_pid = rx[0].0.as_ref().unwrap().id();
+    let (held, s) = std::thread::scope(|sc| {
+        let watch =
+            sc.spawn(|| common::kill_when_holding(&dirs[0], victim_pid, 2_000_000, DEADLINE));
+        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
+        (watch.join().unwrap(), s)
+    });
+    let s = s.expect("the sender did not finish");
+    assert!(
+        held.is_some_and(|h| h < 4_000_000),
+        "the victim was not killed midway"
+    );
+    let o = rel
+        .finish(Instant::now() + Duration::from_secs(30))
+        .expect("the relay did not end");
+    let v = json(&o);
+    eprintln!("relay: {}", session(&v));
+    assert_eq!(session(&v)["agent"], true);
+    assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
+    let sent = json(&s);
+    let outcome = |node: u64| {
+        sent["receivers"]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["node"] == node))
+            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(outcome(1001).as_deref(), Some("evicted"), "{sent}");
+    for i in 1..3 {
+        assert_eq!(
+            outcome(1001 + i as u64).as_deref(),
+            Some("completed"),
+            "{sent}"
+        );
+        let o = rx[i]
+            .finish(Instant::now() + Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("receiver {i} did not end"));
+        assert!(o.status.success(), "receiver {i}: {}", explain(&o));
+        assert!(std::fs::read(dirs[i].join("k.bin")).unwrap() == data);
+    }
+}
+
 /// xtp (no network agent) through a relay: forwarded unexamined, every receiver byte-exact.
 #[test]
 fn a_protocol_without_a_network_agent_is_forwarded() {

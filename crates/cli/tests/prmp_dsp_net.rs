@@ -138,6 +138,42 @@ fn prmp_receiver_stalled_for_a_moment_still_completes() {
     assert!(std::fs::read(out.join("stall.bin")).unwrap() == data);
 }
 
+/// csp (and cp) need a local exchange inside the network: without an `rmcast relay --region`
+/// in the path nobody consolidates the statuses, and the sender ends the transfer with the
+/// reason (exit 1) instead of waiting forever.
+#[test]
+fn csp_without_a_local_exchange_ends_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let group = "239.255.78.76:47377";
+    let mut recv = common::spawn_recv(group, &out, "30", &["--region", "4"]);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let src = common::file_in(dir.path(), "x.bin", &common::pseudo_random(300_000, 5));
+    let started = std::time::Instant::now();
+    let o = rmcast(&[
+        "send",
+        "-g",
+        group,
+        "-i",
+        "lo",
+        "-n",
+        "1",
+        "--protocol",
+        "csp",
+        "--quiet",
+        &src,
+    ]);
+    let _ = recv.kill();
+    let _ = recv.wait();
+    assert_eq!(o.status.code(), Some(1), "{}", common::explain(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("region 4's local exchange") && err.contains("rmcast relay --region 4"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+}
+
 #[test]
 fn bad_protocol_flags_exit_2_with_a_reason() {
     let g = ["-g", "239.255.78.73:47373", "-i", "lo", "-n", "1"];

@@ -774,7 +774,18 @@ pub(crate) mod tests {
         assert_eq!(names, on_sockets);
         for p in &PROTOCOLS {
             assert_eq!(protocol_family(p.name()).unwrap(), p.family());
-            assert_eq!(announced(p.family() as u8).unwrap().name(), p.name());
+            // A receiver finds the protocol from the ANNOUNCE: its family, and where families
+            // are shared (dsp, csp, cp) the gathering parameters the protocol announces.
+            let params = p.gathering_params();
+            let a = Announced {
+                protocol: p.family() as u8,
+                window: 1,
+                ack_delay_us: 0,
+                ack_timeout_us: 0,
+                params: &params,
+                running: false,
+            };
+            assert_eq!(announced(p.family() as u8).unwrap().name_of(&a), p.name());
         }
     }
 }

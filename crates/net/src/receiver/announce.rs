@@ -71,15 +71,9 @@ pub(super) fn check_announce(m: &session::Message<'_>, ours: u8) -> Result<(), S
     let rto = spec::saw::bap_rto(Duration::from_micros(u64::from(ack_timeout_us)));
     in_spec("bap", "rto_ms", rto.as_secs_f64() * 1e3)?;
     p.late_offer(params).map_err(|e| e.to_string())?;
-    let running =
-        matches!(m, session::Message::Announce { phase, .. } if *phase == session::Phase::Running);
-    if p.family() == rmcast_wire::Family::Tree && !running && params.len() > 1 {
-        return Err(format!(
-            "{name} gathering parameters of {} bytes (one expected)",
-            params.len()
-        ));
-    }
-    if p.family() == rmcast_wire::Family::Tree && running && !params.is_empty() {
+    // The tree family's gathering ANNOUNCE names its variant in one byte; anything longer
+    // is the regions' parameters.
+    if p.family() == rmcast_wire::Family::Tree && params.len() > 1 {
         let d = session::DspParams::decode(params).map_err(|e| format!("dsp parameters: {e}"))?;
         in_spec(name, "status_min_ms", us_to_ms(d.status_min_us))?;
         in_spec(name, "status_max_ms", us_to_ms(d.status_max_us))?;

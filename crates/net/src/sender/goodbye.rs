@@ -52,8 +52,8 @@ pub(super) fn unconfirmed_reason(s: &Silent) -> String {
             None => format!("{} bytes", s.own_bytes),
         };
         return format!(
-            "sent no final report; represented by designated receiver {d:08x}, whose own \
-             status covered all data (this receiver's own last report: {own})"
+            "sent no final report; represented by {d:08x} (its designated receiver or local \
+             exchange), whose status covered all data (this receiver's own last report: {own})"
         );
     }
     "acknowledged all data but sent no final report".to_string()
@@ -200,7 +200,7 @@ mod tests {
             let name = p.name();
             let own = unconfirmed_reason(&silent(p.acknowledged(), None));
             match name {
-                "saw" | "bap" | "rra" | "xtp" | "prmp" | "ff" | "dsp" => {
+                "saw" | "bap" | "rra" | "xtp" | "prmp" | "ff" | "dsp" | "csp" | "cp" => {
                     assert_eq!(
                         own, "acknowledged all data but sent no final report",
                         "{name}"
@@ -217,9 +217,9 @@ mod tests {
                 assert!(!stood_for.contains("acknowledged"), "{name}: {stood_for}");
                 assert_eq!(
                     stood_for,
-                    "sent no final report; represented by designated receiver 00000005, whose \
-                     own status covered all data (this receiver's own last report: 800000 of \
-                     20000000 bytes)"
+                    "sent no final report; represented by 00000005 (its designated receiver \
+                     or local exchange), whose status covered all data (this receiver's own \
+                     last report: 800000 of 20000000 bytes)"
                 );
             }
             let unfinished = Silent {

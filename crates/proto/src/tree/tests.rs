@@ -163,6 +163,35 @@ fn exchange_with_statuses(merge: Merge) -> (Exchange, BlockStatus, Assigns) {
     (x, report.unwrap(), assigns)
 }
 
+/// An endpoint the driver evicted no longer holds the consolidation back: with A (LW 10) and
+/// B (LW 12) the pessimistic status is A's; once A is removed it is B's, A's statuses are
+/// ignored, and removing a stranger changes nothing.
+#[test]
+fn a_removed_endpoint_no_longer_enters_the_consolidated_status() {
+    let (mut x, r, _) = exchange_with_statuses(Merge::Pessimistic);
+    assert_eq!((r.lw, r.buf), (10, 5));
+    assert!(!x.remove_endpoint(NodeId(9)), "not one of its endpoints");
+    assert!(x.remove_endpoint(NodeId(2)));
+    assert!(!x.remove_endpoint(NodeId(2)), "already removed");
+    let c = x.consolidated().unwrap();
+    assert_eq!((c.lw, c.buf), (12, 5), "B's own status");
+    let stale = local_status(NodeId(2), 3, 8, &[], 1);
+    let t = x.poll_timeout().unwrap();
+    assert_eq!(
+        x.on_packet(t, IfaceId(0), NodeId(2), Dest::Node(NodeId(1)), &stale),
+        RouteDecision::Consume
+    );
+    assert_eq!(
+        x.consolidated().unwrap().lw,
+        12,
+        "a removed endpoint's status is ignored"
+    );
+    // A status from B still counts.
+    let newer = local_status(NodeId(3), 14, 8, &[], 6);
+    x.on_packet(t, IfaceId(0), NodeId(3), Dest::Node(NodeId(1)), &newer);
+    assert_eq!(x.consolidated().unwrap().lw, 14);
+}
+
 #[test]
 fn csp_exchange_reports_min_and_to_the_source_and_assigns_nothing() {
     let (_, r, assigns) = exchange_with_statuses(Merge::Pessimistic);
