@@ -1,0 +1,313 @@
+//! `csp` and `cp` on sockets (see the parent module's doc): the sender's side (an exchange
+//! named per region, the exchanges its reporters), a receiver's endpoint, and the local
+//! exchange `rmcast relay --region R` hosts.
+
+use super::*;
+
+/// The local exchange of the relay's region (`rmcast relay --region R`) for a csp/cp session;
+/// nothing (forwarded unexamined) for a relay without a region or a region the sender named no
+/// exchange for.
+pub(super) fn exchange(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
+    let Some(region) = at.region else {
+        return Ok(None);
+    };
+    let Some(variant @ (Variant::Csp | Variant::Cp)) = announced_variant(&a) else {
+        return Ok(None);
+    };
+    let window = a.window()?;
+    let p = DspParams::decode(a.params)
+        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+    let Some(x) = p
+        .entries
+        .iter()
+        .find(|e| e.role == DspRole::Exchange && e.region == region)
+    else {
+        tracing::warn!(
+            region,
+            "the sender named no local exchange for region {region} (no receiver of that \
+             region joined): forwarding unexamined"
+        );
+        return Ok(None);
+    };
+    let endpoints: Vec<NodeId> = p
+        .entries
+        .iter()
+        .filter(|e| {
+            e.region == region && matches!(e.role, DspRole::Consolidated | DspRole::Combined)
+        })
+        .map(|e| NodeId(e.node))
+        .collect();
+    let merge = if variant == Variant::Csp {
+        tree::Merge::Pessimistic
+    } else {
+        tree::Merge::Optimistic
+    };
+    let timing = Timing::of(&p);
+    let mut c = tree::ExchangeConfig::new(
+        NodeId(x.node),
+        NodeId(at.sender),
+        merge,
+        endpoints,
+        u32::from(window),
+    );
+    c.session = at.session;
+    c.status_min = timing.status_min;
+    c.status_max = timing.status_max;
+    c.reassign_after = timing.status_max + timing.local_rtd.mul_f64(timing.r_f);
+    tracing::info!(
+        region,
+        exchange = format_args!("{:08x}", x.node),
+        endpoints = c.endpoints.len(),
+        "{}: hosting region {region}'s local exchange",
+        variant.name()
+    );
+    let rng = AgentRng::derive(u64::from(at.session), NodeId(x.node), 1);
+    Ok(Some(Relayed {
+        agent: Box::new(tree::Exchange::new(c, rng)),
+        links: Links::Receivers,
+        node: Some(x.node),
+        local_group: match variant {
+            Variant::Cp => Some(local_group(at.group, region)?),
+            _ => None,
+        },
+    }))
+}
+
+/// csp/cp: every receiver an endpoint of its region (by its JOIN's region), one local
+/// exchange per region named, the exchanges the source's reporters.
+pub(super) fn start(
+    variant: Variant,
+    s: &SenderSettings,
+    start: &Start<'_>,
+) -> Result<Started, NetError> {
+    let role = match variant {
+        Variant::Cp => DspRole::Combined,
+        _ => DspRole::Consolidated,
+    };
+    let mut entries: Vec<DspEntry> = start
+        .joined
+        .iter()
+        .map(|&(node, region, addr)| DspEntry {
+            node,
+            region,
+            role,
+            addr,
+        })
+        .collect();
+    let mut regions: Vec<u16> = entries.iter().map(|e| e.region).collect();
+    regions.sort_unstable();
+    regions.dedup();
+    let mut taken: Vec<u32> = start.ids();
+    taken.push(s.node);
+    let unspecified = SocketAddr::from(([0, 0, 0, 0], 0));
+    let mut exchanges = Vec::new();
+    for &region in &regions {
+        let id = exchange_id(region, &taken);
+        taken.push(id);
+        exchanges.push((region, id));
+        entries.push(DspEntry {
+            node: id,
+            region,
+            role: DspRole::Exchange,
+            addr: unspecified,
+        });
+        tracing::info!(
+            region,
+            exchange = format_args!("{id:08x}"),
+            "{}: region {region}'s local exchange (rmcast relay --region {region})",
+            variant.name()
+        );
+    }
+    let status_max = s.dsp.status_interval.mul_f64(1.2);
+    let reporters = exchanges
+        .iter()
+        .map(|&(_, epi)| tree::Reporter {
+            epi,
+            rtd: s.dsp.rtd,
+            slack: status_max,
+        })
+        .collect();
+    let mut c = tree::SourceConfig::new(NodeId(s.node), GroupId(0), reporters, u32::from(s.window));
+    c.session = s.session;
+    c.r_f = s.dsp.r_f;
+    c.rate_bps = s.rate_bps;
+    c.queue_limit = QUEUE_LIMIT;
+    Ok(Started {
+        agent: Box::new(tree::Source::new(c)),
+        side: Box::new(Exchanges {
+            variant,
+            opts: s.dsp.clone(),
+            entries,
+            exchanges,
+            heard: Vec::new(),
+            started: None,
+        }),
+    })
+}
+
+/// The sender's side of a csp/cp session: the endpoints and the local exchanges it named.
+struct Exchanges {
+    variant: Variant,
+    opts: DspOpts,
+    entries: Vec<DspEntry>,
+    /// (region, node id) of every exchange named.
+    exchanges: Vec<(u16, u32)>,
+    /// Exchanges heard from.
+    heard: Vec<u32>,
+    /// When the transfer started (the first [`SenderSide::stalled`] question).
+    started: Option<Time>,
+}
+
+impl SenderSide for Exchanges {
+    fn params(&self) -> Result<Vec<u8>, NetError> {
+        announce_entries(&self.opts, &self.entries)
+    }
+
+    fn evicted(&mut self, _now: Time, _agent: &mut dyn Agent, node: u32) -> bool {
+        match self.entries.iter_mut().find(|e| e.node == node) {
+            Some(e) => {
+                e.role = DspRole::Evicted;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn role(&self, _node: u32) -> Option<&'static str> {
+        Some(match self.variant {
+            Variant::Cp => "combined",
+            _ => "consolidated",
+        })
+    }
+
+    /// An endpoint's status reaches the sender only as part of its exchange's.
+    fn reported_by(&self, node: u32) -> Option<u32> {
+        let region = self.entries.iter().find(|e| e.node == node)?.region;
+        self.exchanges
+            .iter()
+            .find(|&&(r, _)| r == region)
+            .map(|&(_, x)| x)
+    }
+
+    fn helper(&mut self, _now: Time, node: u32) -> bool {
+        if !self.exchanges.iter().any(|&(_, x)| x == node) {
+            return false;
+        }
+        if !self.heard.contains(&node) {
+            self.heard.push(node);
+            tracing::info!(
+                exchange = format_args!("{node:08x}"),
+                "{}: a local exchange reports",
+                self.variant.name()
+            );
+        }
+        true
+    }
+
+    fn stalled(&mut self, now: Time) -> Option<String> {
+        let since = *self.started.get_or_insert(now);
+        if now.saturating_since(since) < EXCHANGE_WAIT {
+            return None;
+        }
+        let (region, x) = self
+            .exchanges
+            .iter()
+            .find(|(_, x)| !self.heard.contains(x))?;
+        Some(format!(
+            "{}: region {region}'s local exchange ({x:08x}) sent no status within {:.0}s of the \
+             start: run `rmcast relay --region {region}` between the sender and region {region}'s \
+             receivers (csp and cp consolidate statuses inside the network)",
+            self.variant.name(),
+            EXCHANGE_WAIT.as_secs_f64()
+        ))
+    }
+}
+
+/// A csp/cp receiver's place: its region, and cp's local group.
+#[derive(Debug, Clone)]
+struct EndpointPlace {
+    region: u16,
+    role: &'static str,
+    local_group: Option<SocketAddr>,
+}
+
+impl ReceiverSide for EndpointPlace {
+    fn local_group(&self) -> Option<SocketAddr> {
+        self.local_group
+    }
+
+    /// A cp endpoint joins its region's local group, where endpoints re-multicast.
+    fn join(&self) -> Option<SocketAddr> {
+        self.local_group
+    }
+
+    fn place(&self) -> Option<(u16, &'static str)> {
+        Some((self.region, self.role))
+    }
+}
+
+/// A csp/cp receiver's endpoint, from the running ANNOUNCE that names it (`Ok(None)` before).
+pub(super) fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
+    let window = a.window()?;
+    let p = DspParams::decode(a.params)
+        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+    let Some(mine) = p.entries.iter().find(|e| e.node == me.node) else {
+        return Ok(None);
+    };
+    let region = mine.region;
+    let Some(x) = p
+        .entries
+        .iter()
+        .find(|e| e.role == DspRole::Exchange && e.region == region)
+    else {
+        return Err(NetError::Failed(format!(
+            "the sender named no local exchange for region {region}"
+        )));
+    };
+    let (role, place) = match mine.role {
+        DspRole::Combined => {
+            let g = local_group(me.group, region)?;
+            (
+                tree::Role::Combined {
+                    exchange: NodeId(x.node),
+                    local_group: GroupId(1 + u32::from(region)),
+                },
+                EndpointPlace {
+                    region,
+                    role: "combined",
+                    local_group: Some(g),
+                },
+            )
+        }
+        DspRole::Consolidated => (
+            tree::Role::Consolidated {
+                exchange: NodeId(x.node),
+            },
+            EndpointPlace {
+                region,
+                role: "consolidated",
+                local_group: None,
+            },
+        ),
+        // Evicted (or a role of another variant): not this session's endpoint now.
+        _ => return Ok(None),
+    };
+    let timing = Timing::of(&p);
+    let mut c =
+        tree::EndpointConfig::new(NodeId(me.node), NodeId(me.sender), role, u32::from(window));
+    c.session = me.session;
+    c.status_min = timing.status_min;
+    c.status_max = timing.status_max;
+    c.local_rtd = timing.local_rtd;
+    c.r_f = timing.r_f;
+    tracing::info!(
+        region,
+        exchange = format_args!("{:08x}", x.node),
+        "{} endpoint of region {region}",
+        place.role
+    );
+    Ok(Some(Received {
+        agent: Box::new(tree::Endpoint::new(c, me.rng())),
+        side: Box::new(place),
+    }))
+}
