@@ -181,7 +181,8 @@ fn bed(hosts: usize, name: &str, len: usize, seed: u64) -> (Bed, Vec<u8>, PathBu
     (b, data, file)
 }
 
-/// 10 % of the frames to the receivers dropped: every protocol on sockets completes (pgm also
+/// 10 % of the frames to the receivers dropped: every protocol on sockets that runs on one LAN
+/// (all but csp and cp) completes (pgm also
 /// with `--fec-k 16`, with two proactive parity packets a block and with `--rate auto`), every
 /// file byte-exact.
 #[test]
@@ -192,8 +193,11 @@ fn ten_percent_frame_loss_every_protocol() {
     // Every protocol, and pgm with FEC repair (on demand, and with proactive parity) and with
     // congestion control (`--rate auto` stalled in 4 of 13 runs by hand until TFMCC's slow
     // start and lossless receivers were mended: see `rmcast_proto::tfmcc`).
+    // csp and cp need their local exchange inside the network (`rmcast relay --region`):
+    // netns_relay.rs runs them through relays with loss per frame on every bridge.
     let mut runs: Vec<(String, Vec<&str>)> = rmcast_net::agents::PROTOCOLS
         .iter()
+        .filter(|p| !matches!(p.name(), "csp" | "cp"))
         .map(|p| (p.name().to_string(), vec!["--protocol", p.name()]))
         .collect();
     runs.push((

@@ -330,6 +330,8 @@ fn cp_through_two_levels_of_relays() {
     eprintln!("sender: {}", sent["agent"]);
     for r in sent["receivers"].as_array().into_iter().flatten() {
         eprintln!("receiver: {r}");
+        // An endpoint's own local re-multicast, looped back, is not a stranger's datagram.
+        assert_eq!(r["rejected"], 0, "{r}");
     }
     assert_eq!(session(&rel[0])["agent"], false, "A forwards");
     for r in &rel[1..] {

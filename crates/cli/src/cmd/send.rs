@@ -206,7 +206,8 @@ pub struct Args {
     /// Window of windowed protocols. bap: messages in flight before the block ACK (default
     /// 16); rra: unfinished messages (64); xtp: packets not yet held by every receiver (16);
     /// prmp: the receive window S in packets (64, the paper's); ff: the window S in packets
-    /// (64, the paper's); dsp, csp, cp: L, the most outstanding blocks (64)
+    /// (64, the paper's); dsp: L, the most outstanding blocks (64); csp: L as dsp's (64); cp: L
+    /// as dsp's (64)
     #[arg(long)]
     pub window: Option<u16>,
     /// prmp: epoch length ε in ms; the sender plans at most RR·ε poll responses per epoch

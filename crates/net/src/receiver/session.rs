@@ -754,7 +754,11 @@ impl Receiving {
             return;
         };
         if !j.accepts(&h, from) {
-            self.st.wire.stats.rejected_stranger += 1;
+            // Our own multicast on a local group, looped back (a cp endpoint's local
+            // re-multicast), is nobody's attack: not counted as a stranger's.
+            if h.source != self.st.node || h.session != j.session {
+                self.st.wire.stats.rejected_stranger += 1;
+            }
             return;
         }
         if h.source == j.sender_node {
