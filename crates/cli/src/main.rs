@@ -62,7 +62,8 @@ enum Command {
     Send(Box<cmd::send::Args>),
     /// Receive files or a stream from `rmcast send`
     Recv(cmd::recv::Args),
-    /// Relay sessions between interfaces, hosting the protocol's network agent (PGM network element)
+    /// Relay sessions between interfaces, hosting the protocol's network agent (PGM network
+    /// element, LMS router, CSP/CP local exchange)
     Relay(cmd::relay::Args),
     /// Write a new random key for `send`/`recv --key-file`
     Keygen(cmd::keygen::Args),
