@@ -169,10 +169,22 @@ pub struct RelayReport {
 }
 
 const UP: Token = Token(0);
+const UP_UNICAST: Token = Token(1 << 17);
 const DOWN_BASE: usize = 1;
 const LOCAL_BASE: usize = 1 << 18;
 const DOWN_GROUP_BASE: usize = 1 << 19;
 const PROXY_BASE: usize = 1 << 20;
+
+/// Where a datagram from upstream came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Upstream {
+    /// On the group.
+    Group,
+    /// To the proxy of the receiver with this index.
+    Proxy(usize),
+    /// To the relay's own unicast socket: for its agent.
+    Agent,
+}
 
 /// A receiver (or a relay below) seen downstream, and the socket it is forwarded upstream from.
 struct Proxy {
@@ -302,14 +314,16 @@ impl Relay {
             o
         };
         let mut up = UdpSocket::from_std(group_socket(&opts(&cfg.upstream))?);
-        // Only for what the agent originates upstream: nothing is read from it.
-        let up_unicast = UdpSocket::from_std(unicast_socket(&opts(&cfg.upstream))?);
+        // What the agent originates upstream goes from it; what comes back to it is the
+        // agent's (a sender's unicast repair to a prmp relay).
+        let mut up_unicast = UdpSocket::from_std(unicast_socket(&opts(&cfg.upstream))?);
         let reg = |s: &mut UdpSocket, t: Token| {
             poll.registry()
                 .register(s, t, Interest::READABLE)
                 .map_err(|e| NetError::io("register a socket", e))
         };
         reg(&mut up, UP)?;
+        reg(&mut up_unicast, UP_UNICAST)?;
         let mut down = Vec::new();
         let mut down_group = Vec::new();
         for (i, d) in cfg.downstream.iter().enumerate() {
@@ -394,6 +408,7 @@ impl Relay {
         loop {
             let got = match t {
                 UP => self.up.recv_from(&mut self.buf),
+                UP_UNICAST => self.up_unicast.recv_from(&mut self.buf),
                 Token(k) if k >= PROXY_BASE => {
                     match self
                         .served
@@ -439,11 +454,15 @@ impl Relay {
             let dgram = buf.get(..n).unwrap_or_default();
             let handled = match t {
                 UP => {
-                    self.on_upstream(now, None, from, dgram);
+                    self.on_upstream(now, Upstream::Group, from, dgram);
+                    Ok(())
+                }
+                UP_UNICAST => {
+                    self.on_upstream(now, Upstream::Agent, from, dgram);
                     Ok(())
                 }
                 Token(k) if k >= PROXY_BASE => {
-                    self.on_upstream(now, Some(k - PROXY_BASE), from, dgram);
+                    self.on_upstream(now, Upstream::Proxy(k - PROXY_BASE), from, dgram);
                     Ok(())
                 }
                 Token(k) if k >= DOWN_GROUP_BASE => {
@@ -486,11 +505,15 @@ impl Relay {
         }
     }
 
-    /// A datagram from upstream: multicast to the group (`proxy` `None`), or unicast to the
-    /// receiver behind `proxy`.
-    fn on_upstream(&mut self, now: Time, proxy: Option<usize>, from: SocketAddr, d: &[u8]) {
+    /// A datagram from upstream: multicast to the group, unicast to the receiver behind a
+    /// proxy, or unicast to the relay's agent.
+    fn on_upstream(&mut self, now: Time, upstream: Upstream, from: SocketAddr, d: &[u8]) {
         let Some(h) = self.header(d) else { return };
-        if self.served.is_none() {
+        let proxy = match upstream {
+            Upstream::Proxy(k) => Some(k),
+            Upstream::Group | Upstream::Agent => None,
+        };
+        if self.served.is_none() && upstream == Upstream::Group {
             self.adopt(now, &h, from, d);
         }
         let Some(s) = self.served.as_mut() else {
@@ -500,7 +523,7 @@ impl Relay {
         // Everything of the session from the sender's address (a relay above speaks there
         // under its own node id too); and, for a protocol whose members multicast to each
         // other (srm), the group's traffic of the session from other members upstream.
-        let member = proxy.is_none() && s.protocol.is_some_and(|p| p.hears_group());
+        let member = upstream == Upstream::Group && s.protocol.is_some_and(|p| p.hears_group());
         if h.session != s.report.session || (from != s.upstream && !member) {
             self.report.rejected += 1;
             return;
@@ -519,13 +542,21 @@ impl Relay {
             self.send_down(iface, addr, d);
             return;
         }
-        let dest = match to {
-            Some((node, _, _)) => Dest::Node(NodeId(node)),
-            None => Dest::Group(GroupId(0)),
+        let dest = match (to, upstream) {
+            (Some((node, _, _)), _) => Dest::Node(NodeId(node)),
+            (None, Upstream::Agent) => Dest::Node(NodeId(s.agent_node)),
+            (None, _) => Dest::Group(GroupId(0)),
         };
         let decision = match s.agent.as_mut() {
             Some(a) => a.on_packet(now, IfaceId(0), NodeId(h.source), dest, d),
+            // Addressed to an agent this relay does not have: nobody's.
+            None if upstream == Upstream::Agent => RouteDecision::Consume,
             None => RouteDecision::Forward,
+        };
+        // Addressed to the agent: it goes nowhere else.
+        let decision = match (upstream, decision) {
+            (Upstream::Agent, _) => RouteDecision::Consume,
+            (_, d) => d,
         };
         let on = match decision {
             RouteDecision::Consume => {
@@ -891,7 +922,7 @@ fn session_news(s: &mut Served, node: u32, cfg: &RelayConfig, now: Time, d: &[u8
     }
     if s.report.protocol.is_some() {
         if let (Some(p), Some(agent)) = (s.protocol, s.agent.as_mut()) {
-            p.relay_announced(&mut **agent, a);
+            p.relay_announced(now, &mut **agent, a);
         }
         return;
     }

@@ -747,8 +747,68 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     c.mtr = cx.real("mtr")?;
     c.max_silent_polls = cx.int("max_silent_polls")? as u32;
     c.initial_rtt = cx.ms("initial_rtt_ms")?;
+    if cx.switch("relays", false)? {
+        return build_prmp_relays(cx, c);
+    }
     let window = c.window;
     cx.add_windowed(prmp::Sender::new(c), |r| {
+        prmp::Receiver::new(prmp::ReceiverConfig::new(r, window))
+    })
+}
+
+/// Multi-level `prmp` (`relays = true`): the receivers whose parent on the source's
+/// shortest-path tree is a router are that router's children, and the router hosts their
+/// relay ([`prmp::tree::RelayRouter`], as `rmcast relay --region` does on sockets), polling
+/// them on a group of their own with the sender's settings; the sender polls the relays and
+/// the receivers behind no router.
+fn build_prmp_relays(
+    cx: &mut BuildCtx<'_>,
+    sender: prmp::SenderConfig,
+) -> Result<(), ScenarioError> {
+    let (spt, _) = spt_distances(cx.sim.network(), cx.source);
+    let mut regions: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
+    let mut polled = Vec::new();
+    for &r in cx.receivers {
+        let parent = spt
+            .parent
+            .get(r.0 as usize)
+            .copied()
+            .filter(|&x| x != crate::network::NONE)
+            .map(NodeId);
+        match parent {
+            Some(x) if cx.sim.network().kind(x) == Some(crate::NodeKind::Router) => {
+                regions.entry(x).or_default().push(r);
+            }
+            _ => polled.push(r),
+        }
+    }
+    polled.extend(regions.keys().copied());
+    let window = sender.window;
+    let mut root = sender.clone();
+    root.receivers = polled;
+    for (k, (&router, kids)) in regions.iter().enumerate() {
+        let g = GroupId(cx.group.0.saturating_add(1 + k as u32));
+        cx.sim
+            .set_group(g, kids)
+            .map_err(|e| cx.params.bad("relays", &e.to_string()))?;
+        let mut down = sender.clone();
+        down.node = router;
+        down.group = g;
+        down.receivers = kids.clone();
+        let relay = prmp::tree::RelayRouter::new(
+            prmp::tree::RelayConfig {
+                upstream: prmp::ReceiverConfig::new(router, window),
+                downstream: down,
+                messages: None,
+            },
+            cx.source,
+        )
+        .map_err(|e| cx.params.bad("window", &e.to_string()))?;
+        cx.sim
+            .add_router_agent(router, Box::new(relay))
+            .map_err(|e| cx.params.bad("relays", &e.to_string()))?;
+    }
+    cx.add_windowed(prmp::Sender::new(root), |r| {
         prmp::Receiver::new(prmp::ReceiverConfig::new(r, window))
     })
 }

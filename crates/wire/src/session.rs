@@ -345,6 +345,128 @@ impl DspParams {
     }
 }
 
+/// A receiver's place in a multi-level `prmp` session ([`PrmpEntry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PrmpRole {
+    /// A leaf of its region: polled by the region's relay, not by the sender.
+    Child = 0,
+    /// The region's relay (hosted by `rmcast relay --region`): a child of the sender, the
+    /// polling parent of its region's children.
+    Relay = 1,
+    /// A child the sender evicted: its relay stops polling it.
+    Evicted = 2,
+}
+
+/// One entry of [`PrmpParams`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrmpEntry {
+    /// The node id (a receiver's, or the one the sender gives a region's relay).
+    pub node: u32,
+    /// Its region.
+    pub region: u16,
+    /// Child, relay or evicted child.
+    pub role: PrmpRole,
+}
+
+/// The parameters of a running multi-level `prmp` session (ANNOUNCE `params`; empty for the
+/// single-level one, where the sender polls every receiver): how the relays plan their polls
+/// (the sender's own settings) and every region's relay and children. Receivers the list
+/// does not name are polled by the sender.
+///
+/// ```text
+/// epoch_us (u32) | response_rate (u32, responses/s) | ipg_ns (u32) | mtr_milli (u32)
+/// | min_rto_us (u32) | count (u16) | count × (node (u32) | region (u16) | role (u8))
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrmpParams {
+    /// Epoch length, microseconds.
+    pub epoch_us: u32,
+    /// Responses per second a parent plans for.
+    pub response_rate: u32,
+    /// Inter-packet gap, nanoseconds.
+    pub ipg_ns: u32,
+    /// Multicast threshold ratio, thousandths.
+    pub mtr_milli: u32,
+    /// Floor of a parent's retransmission timeout, microseconds.
+    pub min_rto_us: u32,
+    /// The regions' relays and children.
+    pub entries: Vec<PrmpEntry>,
+}
+
+/// Bytes of one [`PrmpEntry`] on the wire.
+pub const PRMP_ENTRY_LEN: usize = 7;
+
+impl PrmpParams {
+    /// The wire representation; an error for more than 65,535 entries.
+    pub fn encode(&self) -> Result<Vec<u8>, EncodeError> {
+        if self.entries.len() > MAX_COUNT {
+            return Err(EncodeError::InvalidField {
+                field: "session.prmp.entries",
+                why: "at most 65535 entries",
+            });
+        }
+        let mut v = Vec::with_capacity(22 + PRMP_ENTRY_LEN * self.entries.len());
+        for x in [
+            self.epoch_us,
+            self.response_rate,
+            self.ipg_ns,
+            self.mtr_milli,
+            self.min_rto_us,
+        ] {
+            v.extend_from_slice(&x.to_be_bytes());
+        }
+        v.extend_from_slice(&(self.entries.len() as u16).to_be_bytes());
+        for e in &self.entries {
+            v.extend_from_slice(&e.node.to_be_bytes());
+            v.extend_from_slice(&e.region.to_be_bytes());
+            v.push(e.role as u8);
+        }
+        Ok(v)
+    }
+
+    /// Parse the wire representation; an error for a truncated, oversized or malformed one.
+    pub fn decode(raw: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(raw);
+        let epoch_us = r.u32()?;
+        let response_rate = r.u32()?;
+        let ipg_ns = r.u32()?;
+        let mtr_milli = r.u32()?;
+        let min_rto_us = r.u32()?;
+        let count = usize::from(r.u16()?);
+        let body = r.bytes(count * PRMP_ENTRY_LEN)?;
+        if r.remaining() != 0 {
+            return Err(DecodeError::TrailingBytes(r.remaining()));
+        }
+        let mut entries = Vec::with_capacity(count);
+        for c in body.chunks_exact(PRMP_ENTRY_LEN) {
+            let mut e = Reader::new(c);
+            let node = e.u32()?;
+            let region = e.u16()?;
+            let role = match e.u8()? {
+                0 => PrmpRole::Child,
+                1 => PrmpRole::Relay,
+                2 => PrmpRole::Evicted,
+                _ => {
+                    return Err(DecodeError::InvalidField {
+                        field: "session.prmp.role",
+                        why: "unknown role",
+                    })
+                }
+            };
+            entries.push(PrmpEntry { node, region, role });
+        }
+        Ok(PrmpParams {
+            epoch_us,
+            response_rate,
+            ipg_ns,
+            mtr_milli,
+            min_rto_us,
+            entries,
+        })
+    }
+}
+
 /// Bytes of a unicast address on the wire: family (u8: 4 or 6) | address (16 bytes; IPv4 in
 /// the first 4, the rest zero) | port (u16).
 pub const ADDR_LEN: usize = 19;
@@ -561,6 +683,30 @@ mod tests {
         fn peers_arbitrary_bytes_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..200)) {
             if let Ok(p) = decode_peers(&raw) {
                 prop_assert_eq!(encode_peers(&p).unwrap(), raw);
+            }
+        }
+
+        #[test]
+        fn prmp_params_round_trip(
+            nums in any::<[u32; 5]>(),
+            entries in proptest::collection::vec((any::<u32>(), any::<u16>(), 0u8..3), 0..200),
+        ) {
+            let entries: Vec<PrmpEntry> = entries.into_iter().map(|(node, region, role)| PrmpEntry {
+                node, region, role: match role { 0 => PrmpRole::Child, 1 => PrmpRole::Relay, _ => PrmpRole::Evicted },
+            }).collect();
+            let p = PrmpParams { epoch_us: nums[0], response_rate: nums[1], ipg_ns: nums[2], mtr_milli: nums[3], min_rto_us: nums[4], entries };
+            let raw = p.encode().unwrap();
+            prop_assert_eq!(raw.len(), 22 + PRMP_ENTRY_LEN * p.entries.len());
+            prop_assert_eq!(PrmpParams::decode(&raw).unwrap(), p);
+            for cut in 0..raw.len() {
+                prop_assert!(PrmpParams::decode(&raw[..cut]).is_err());
+            }
+        }
+
+        #[test]
+        fn prmp_params_arbitrary_bytes_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Ok(p) = PrmpParams::decode(&raw) {
+                prop_assert_eq!(p.encode().unwrap(), raw);
             }
         }
 

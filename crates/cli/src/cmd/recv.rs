@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
     rmcast recv -g 232.1.1.1:5000 --source 10.0.0.5 --dir out   # source-specific join\n  \
     rmcast recv -g 239.1.2.3:5000 --session 1a2b3c4d --dir out  # only this session\n  \
     rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n  \
-    rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp, csp, cp: local region 2\n\n\
+    rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp, csp, cp, prmp: region 2\n\n\
     A receiver started after the sender began is refused (not-admitted), except for an xtp\n\
     stream sent with `rmcast send - --late-join`: it receives from its join point on, without\n\
     back-fill, keeps that as NAME.partial and ends with outcome `partial` (exit status 0).\n\
@@ -63,11 +63,14 @@ pub struct Args {
     /// Give up if the sender is silent for SECS during a session
     #[arg(long, default_value_t = 15.0, value_name = "SECS")]
     pub sender_timeout: f64,
-    /// dsp, csp, cp: this receiver's local region (default 0). dsp: in each region the sender
+    /// dsp, csp, cp, prmp: this receiver's local region (dsp, csp, cp: default 0). dsp: in each region the sender
     /// designates the receiver with the lowest node id; it re-multicasts what the region's
     /// members lack on the region's local group: the --group address, port + 1 + REGION.
     /// csp, cp: the receiver reports to the region's local exchange, an `rmcast relay
-    /// --region REGION` between it and the sender (cp: repairs on the same local group)
+    /// --region REGION` between it and the sender (cp: repairs on the same local group).
+    /// prmp: the receiver is a child of region REGION's relay, an `rmcast relay --region
+    /// REGION` between it and the sender, which polls and repairs it (without --region the
+    /// sender polls it)
     #[arg(long, value_name = "REGION")]
     pub region: Option<u16>,
 }

@@ -17,6 +17,8 @@ use std::process::ExitCode;
     rmcast relay --group 239.1.2.3:5000 --upstream eth0 --downstream eth1 --downstream eth2\n  \
     rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --once --json\n  \
     # csp/cp: region 2's local exchange, for receivers started with --region 2 below it:\n  \
+    rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --region 2\n  \
+    # prmp: region 2's relay, the polling parent of the receivers started with --region 2:\n  \
     rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --region 2\n\n\
     The relay joins the group on the upstream interface and multicasts the session on each\n\
     downstream interface; receivers there take the relay for the sender. Their unicast\n\
@@ -32,6 +34,9 @@ use std::process::ExitCode;
     of region R's receivers into one status to the sender and, for cp, orders a receiver\n\
     holding a block to re-multicast it on the region's local group (group port + 1 + R),\n\
     which it carries between its downstream interfaces; without --region it forwards them.\n\
+    For prmp, --region R makes it region R's relay (multi-level PRMP): a child of the sender\n\
+    upstream, the polling parent of region R's receivers downstream, re-multicasting the\n\
+    data and repairing its children itself; without --region it forwards prmp.\n\
     Not yet: keyed sessions (--key-file; dropped and counted); dsp (its members reach their\n\
     designated receiver at its own address) is refused at its first ANNOUNCE.\n\
     Exit status: 0 ended as asked (--once: the session's END; or a signal after serving);\n\
@@ -55,8 +60,8 @@ pub struct Args {
     /// Serve only this session id (8 hex digits, as `rmcast send` prints it)
     #[arg(long, value_name = "ID", value_parser = super::recv::parse_session)]
     pub session: Option<u32>,
-    /// csp, cp: host the local exchange of this region (the receivers below started with
-    /// `rmcast recv --region REGION`); other protocols ignore it
+    /// csp, cp: host the local exchange of this region; prmp: be this region's relay (the
+    /// receivers below started with `rmcast recv --region REGION`); other protocols ignore it
     #[arg(long, value_name = "REGION")]
     pub region: Option<u16>,
     /// Most receivers one session may have through this relay

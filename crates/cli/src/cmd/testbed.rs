@@ -70,6 +70,9 @@ struct Plan {
     loss: BTreeMap<usize, f64>,
     /// Whether a link has a delay the testbed does not emulate.
     delayed: bool,
+    /// A router's hosts are a region and its relay serves them: csp and cp (their local
+    /// exchange), prmp with `relays = true` (their polling parent, multi-level PRMP).
+    regions: bool,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -155,6 +158,16 @@ fn plan(sc: &Scenario, table: &Table, links: Option<usize>) -> Result<Plan, NetE
         .ok_or_else(|| bad("[protocol] name is missing"))?
         .to_string();
     rmcast_net::agents::protocol(&protocol).map_err(|e| bad(&format!("[protocol] name: {e}")))?;
+    let relays = table
+        .get("protocol")
+        .and_then(|p| p.get("relays"))
+        .map(|v| {
+            v.as_bool()
+                .ok_or_else(|| bad("[protocol] relays must be true or false"))
+        })
+        .transpose()?
+        .unwrap_or(false);
+    let regions = matches!(protocol.as_str(), "csp" | "cp") || (protocol == "prmp" && relays);
     let seed = table
         .get("seed")
         .and_then(|s| s.as_integer())
@@ -218,6 +231,7 @@ fn plan(sc: &Scenario, table: &Table, links: Option<usize>) -> Result<Plan, NetE
     }
     Ok(Plan {
         protocol,
+        regions,
         seed,
         bytes,
         size: size as usize,
@@ -481,8 +495,9 @@ fn transfer(
             .get(&n)
             .and_then(|&(l, h)| bed.segments.get(l).map(|s| s.host(h)))
     };
-    // csp and cp: a router's hosts are a region, its relay their local exchange.
-    let regions = matches!(plan.protocol.as_str(), "csp" | "cp");
+    // csp and cp: a router's hosts are a region, its relay their local exchange; prmp with
+    // `relays = true`: their polling parent (a receiver behind no router is the sender's child).
+    let regions = plan.regions;
     let mut relays = Vec::new();
     for (r, (router, children)) in &bed.routers {
         let mut args = strings(&["relay", "--group", &group, "--upstream", "eth0"]);
@@ -508,18 +523,17 @@ fn transfer(
             "--quiet",
         ]));
         if regions {
-            let region = bed
-                .parents
-                .get(&r)
-                .and_then(|&p| bed.region(p))
-                .ok_or_else(|| {
-                    setup(format!(
-                    "{}: receiver {r:?} is not behind a router: csp and cp need every receiver \
-                     behind one (its local exchange)",
-                    plan.protocol
-                ))
-                })?;
-            args.extend(strings(&["--region", &region.to_string()]));
+            match bed.parents.get(&r).and_then(|&p| bed.region(p)) {
+                Some(region) => args.extend(strings(&["--region", &region.to_string()])),
+                None if plan.protocol == "prmp" => {}
+                None => {
+                    return Err(setup(format!(
+                        "{}: receiver {r:?} is not behind a router: csp and cp need every \
+                         receiver behind one (its local exchange)",
+                        plan.protocol
+                    )))
+                }
+            }
         }
         args.extend(strings(&["--force", "--wait", "120", "--dir"]));
         args.push(rdir.display().to_string());

@@ -1,13 +1,27 @@
 //! `prmp` (seed 004 §2–§4) on sockets: the sender is the polling parent, every receiver a
 //! child; the ANNOUNCE carries the receive window S. A DATAPOLL names the children it polls,
 //! so the DATA overhead grows with the receivers.
+//!
+//! **Multi-level** (the tree version seed 004 leaves to future work; the simulator's
+//! [`prmp::tree::Relay`]): receivers started with `rmcast recv --region R` are the children
+//! of region R's relay, an `rmcast relay --region R` between them and the sender, which hosts
+//! the relay ([`prmp::tree::RelayRouter`]) under the node id the sender names for it in the
+//! running ANNOUNCE ([`PrmpParams`]). The sender polls the relays and the receivers that
+//! named no region; each relay takes its parent's data, acknowledges it upstream as soon as
+//! it holds it in order, and serves its children as their parent: its own DATA and polls,
+//! within its own response quota (the sender's epoch, RR, IPG, MTR and RTO floor, which the
+//! ANNOUNCE carries), and its own repairs. A relay's response comes from its address, which
+//! the sender takes for the relay's ([`super::SenderSide::helper`]); a relay that never
+//! answers ends the session with the reason after [`super::HELPER_WAIT`].
 
 use super::QUEUE_LIMIT;
 use super::{
-    nodes, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started, WindowUse,
+    nodes, Announced, Links, Me, NetProtocol, Received, RegionHelpers, RelayAt, Relayed,
+    SenderSettings, SenderSide, Start, Started, WindowUse,
 };
 use crate::NetError;
-use rmcast_proto::{prmp, spec, GroupId, NodeId};
+use rmcast_proto::{prmp, spec, Agent, GroupId, NodeId, RouterAgent, Time};
+use rmcast_wire::session::{PrmpEntry, PrmpParams, PrmpRole};
 use std::time::Duration;
 
 /// `prmp` parameters (seed 004 §2–§4) the sender exposes.
@@ -90,9 +104,12 @@ impl NetProtocol for Prmp {
     }
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
-        let agent = prmp::Sender::new(prmp_config(s, &start.ids())?)
-            .map_err(|e| NetError::setup(format!("prmp: {e}")))?;
-        Started::plain(agent)
+        if start.joined.iter().all(|j| j.1.is_none()) {
+            let agent = prmp::Sender::new(prmp_config(s, &start.ids())?)
+                .map_err(|e| NetError::setup(format!("prmp: {e}")))?;
+            return Started::plain(agent);
+        }
+        start_levels(s, start)
     }
 
     fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
@@ -100,4 +117,231 @@ impl NetProtocol for Prmp {
         c.session = me.session;
         Received::plain(prmp::Receiver::new(c))
     }
+
+    /// Region R's relay, for `rmcast relay --region R` in a multi-level session; nothing
+    /// (forwarded unexamined) otherwise.
+    fn relay(&self, a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
+        relay(a, at)
+    }
+
+    /// The sender evicted children: their relay stops polling them.
+    fn relay_announced(&self, now: Time, agent: &mut dyn RouterAgent, a: Announced<'_>) {
+        let Ok(p) = PrmpParams::decode(a.params) else {
+            return;
+        };
+        let Some(r) = agent
+            .as_any_mut()
+            .and_then(|x| x.downcast_mut::<prmp::tree::RelayRouter>())
+        else {
+            return;
+        };
+        for e in p.entries.iter().filter(|e| e.role == PrmpRole::Evicted) {
+            if r.remove_child(now, NodeId(e.node)) {
+                tracing::warn!(
+                    node = format_args!("{:08x}", e.node),
+                    "prmp relay: the sender evicted a child; no longer polling it"
+                );
+            }
+        }
+    }
+}
+
+/// A multi-level session: the relays named per region, the sender polling them and the
+/// receivers without a region.
+fn start_levels(s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
+    let mut taken = start.ids();
+    taken.push(s.node);
+    let mut regions: Vec<u16> = start.joined.iter().filter_map(|j| j.1).collect();
+    regions.sort_unstable();
+    regions.dedup();
+    let mut relays = RegionHelpers::new(
+        "prmp",
+        "relay",
+        "response",
+        "multi-level prmp polls a region's receivers from its relay",
+    );
+    let mut entries = Vec::new();
+    for &region in &regions {
+        let node = relays.name(region, &mut taken);
+        entries.push(PrmpEntry {
+            node,
+            region,
+            role: PrmpRole::Relay,
+        });
+    }
+    let mut polled: Vec<u32> = start
+        .joined
+        .iter()
+        .filter(|j| j.1.is_none())
+        .map(|j| j.0)
+        .collect();
+    polled.extend(relays.named().iter().map(|&(_, x)| x));
+    for &(node, region, _) in start.joined {
+        if let Some(region) = region {
+            entries.push(PrmpEntry {
+                node,
+                region,
+                role: PrmpRole::Child,
+            });
+        }
+    }
+    let c = prmp_config(s, &polled)?;
+    let micros = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
+    let params = PrmpParams {
+        epoch_us: micros(c.epoch),
+        response_rate: u32::try_from(c.response_rate).unwrap_or(u32::MAX),
+        ipg_ns: u32::try_from(c.ipg.as_nanos()).unwrap_or(u32::MAX),
+        mtr_milli: (c.mtr * 1000.0).round() as u32,
+        min_rto_us: micros(c.min_rto),
+        entries,
+    };
+    let agent = prmp::Sender::new(c).map_err(|e| NetError::setup(format!("prmp: {e}")))?;
+    Ok(Started {
+        agent: Box::new(agent),
+        side: Box::new(Levels { params, relays }),
+    })
+}
+
+/// The sender's side of a multi-level session.
+struct Levels {
+    params: PrmpParams,
+    relays: RegionHelpers,
+}
+
+impl Levels {
+    fn entry(&self, node: u32) -> Option<&PrmpEntry> {
+        self.params.entries.iter().find(|e| e.node == node)
+    }
+}
+
+impl SenderSide for Levels {
+    fn params(&self) -> Result<Vec<u8>, NetError> {
+        self.params
+            .encode()
+            .map_err(|e| NetError::setup(format!("prmp: {e}")))
+    }
+
+    /// A region's child evicted: its relay stops polling it; once every child of a region is
+    /// gone, the sender stops polling the region's relay.
+    fn evicted(&mut self, now: Time, agent: &mut dyn Agent, node: u32) -> bool {
+        let Some(e) = self
+            .params
+            .entries
+            .iter_mut()
+            .find(|e| e.node == node && e.role == PrmpRole::Child)
+        else {
+            return false;
+        };
+        e.role = PrmpRole::Evicted;
+        let region = e.region;
+        let left = self
+            .params
+            .entries
+            .iter()
+            .any(|e| e.region == region && e.role == PrmpRole::Child);
+        if let (false, Some(x)) = (left, self.relays.of(region)) {
+            agent.remove_receiver(now, NodeId(x));
+        }
+        true
+    }
+
+    fn role(&self, node: u32) -> Option<&'static str> {
+        self.entry(node).map(|_| "child of a relay")
+    }
+
+    /// A region's child is acknowledged to the sender only through its relay.
+    fn reported_by(&self, node: u32) -> Option<u32> {
+        self.relays.of(self.entry(node)?.region)
+    }
+
+    fn helper(&mut self, _now: Time, node: u32) -> bool {
+        self.relays.heard(node)
+    }
+
+    fn stalled(&mut self, now: Time) -> Option<String> {
+        self.relays.stalled(now)
+    }
+}
+
+/// Region R's relay for `rmcast relay --region R`, from the running ANNOUNCE.
+fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
+    let Some(region) = at.region else {
+        return Ok(None);
+    };
+    if a.params.is_empty() {
+        tracing::warn!(
+            region,
+            "single-level prmp (no receiver joined with --region): the sender polls every \
+             receiver; forwarding unexamined"
+        );
+        return Ok(None);
+    }
+    let p = PrmpParams::decode(a.params)
+        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+    let Some(me) = p
+        .entries
+        .iter()
+        .find(|e| e.role == PrmpRole::Relay && e.region == region)
+    else {
+        tracing::warn!(
+            region,
+            "the sender named no relay for region {region} (no receiver of that region \
+             joined): forwarding unexamined"
+        );
+        return Ok(None);
+    };
+    let children: Vec<NodeId> = p
+        .entries
+        .iter()
+        .filter(|e| e.region == region && e.role == PrmpRole::Child)
+        .map(|e| NodeId(e.node))
+        .collect();
+    let strangers: Vec<String> = at
+        .receivers
+        .iter()
+        .map(|&(_, n)| n)
+        .filter(|&n| !p.entries.iter().any(|e| e.node == n && e.region == region))
+        .map(|n| format!("{n:08x}"))
+        .collect();
+    if !strangers.is_empty() {
+        tracing::error!(
+            region,
+            "receivers below this relay joined without --region {region} ({}): a region's \
+             relay serves only its region; not hosting it (the sender will end the session \
+             when region {region}'s relay does not answer)",
+            strangers.join(", ")
+        );
+        return Ok(None);
+    }
+    let window = u64::from(a.window()?);
+    let mut up = prmp::ReceiverConfig::new(NodeId(me.node), window);
+    up.session = at.session;
+    let mut down = prmp::SenderConfig::new(NodeId(me.node), GroupId(0), children);
+    down.session = at.session;
+    down.window = window;
+    down.epoch = Duration::from_micros(u64::from(p.epoch_us));
+    down.response_rate = u64::from(p.response_rate);
+    down.ipg = Duration::from_nanos(u64::from(p.ipg_ns));
+    down.mtr = f64::from(p.mtr_milli) / 1000.0;
+    down.min_rto = Duration::from_micros(u64::from(p.min_rto_us));
+    down.max_silent_polls = u32::MAX;
+    let n = down.receivers.len();
+    let agent = prmp::tree::RelayRouter::new(prmp::tree::RelayConfig {
+        upstream: up,
+        downstream: down,
+        messages: None,
+    }, NodeId(at.sender))
+    .map_err(|e| NetError::Failed(format!("prmp: the sender's relay parameters: {e}")))?;
+    tracing::info!(
+        region,
+        relay = format_args!("{:08x}", me.node),
+        children = n,
+        "prmp: hosting region {region}'s relay"
+    );
+    Ok(Some(Relayed {
+        agent: Box::new(agent),
+        links: Links::Interfaces,
+        node: Some(me.node),
+        local_group: None,
+    }))
 }

@@ -31,7 +31,7 @@
 //! paper: `rmcast relay --region R` between the sender and region R's receivers hosts it
 //! ([`tree::Exchange`], the simulator's router agent). The sender names one exchange per
 //! region that has receivers ([`DspRole::Exchange`] entries in the running ANNOUNCE, node ids
-//! it picks, [`exchange_id`]) and makes them the source's reporters; every receiver is a
+//! it picks, [`super::helper_id`]) and makes them the source's reporters; every receiver is a
 //! [`DspRole::Consolidated`] (csp) or [`DspRole::Combined`] (cp) endpoint that sends its status
 //! to its region's exchange — through the relay it receives from, since a receiver sends
 //! unicast for a node it does not know to the address its session comes from. The relay that
@@ -40,13 +40,15 @@
 //! group ([`local_group`]) between its downstream interfaces, so an endpoint's local
 //! re-multicast reaches the region's endpoints on every interface. The sender takes the
 //! exchange's status from whatever address it comes (a relay's) and ends the transfer with
-//! the reason when an exchange has not spoken [`EXCHANGE_WAIT`] after the start (no relay
+//! the reason when an exchange has not spoken [`super::HELPER_WAIT`] after the start (no relay
 //! hosts it). An evicted endpoint is announced as evicted and its exchange stops waiting for
 //! it. The gathering ANNOUNCE carries which of the three runs ([`Tree::gathering_params`]),
 //! so a relay can refuse a `dsp` session (its members reach their designated receiver at its
 //! own address) at once.
 use super::{Announced, Me, NetProtocol, Received, ReceiverSide, SenderSettings, SenderSide};
-use super::{Joiner, Links, RelayAt, Relayed, Start, Started, WindowUse, QUEUE_LIMIT};
+use super::{
+    Joiner, Links, RegionHelpers, RelayAt, Relayed, Start, Started, WindowUse, QUEUE_LIMIT,
+};
 use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::tree::Variant;
@@ -124,7 +126,7 @@ pub fn elect(receivers: &[Joiner]) -> Vec<DspEntry> {
         .iter()
         .map(|&(node, region, addr)| DspEntry {
             node,
-            region,
+            region: region.unwrap_or(0),
             role: DspRole::Member,
             addr,
         })
@@ -166,10 +168,6 @@ pub static CSP: Tree = Tree(Variant::Csp);
 /// The `cp` adapter.
 pub static CP: Tree = Tree(Variant::Cp);
 
-/// How long the sender waits for each local exchange's first status after the start before
-/// it ends the transfer (no `rmcast relay --region R` hosts it).
-pub const EXCHANGE_WAIT: Duration = Duration::from_secs(5);
-
 /// The gathering ANNOUNCE's parameter byte of each variant.
 fn variant_code(v: Variant) -> u8 {
     match v {
@@ -203,16 +201,6 @@ pub fn announced_variant(a: &Announced<'_>) -> Option<Variant> {
     }
 }
 
-/// The node id the sender gives region `region`'s local exchange: `0xEC00_0000 + region`,
-/// moved on past any id in `taken` (receivers, the sender, exchanges named before).
-pub fn exchange_id(region: u16, taken: &[u32]) -> u32 {
-    let mut id = 0xEC00_0000u32 | u32::from(region);
-    while taken.contains(&id) || id == 0 {
-        id = id.wrapping_add(0x0001_0000);
-    }
-    id
-}
-
 impl NetProtocol for Tree {
     fn relay_refusal(&self, a: Announced<'_>) -> Option<&'static str> {
         (announced_variant(&a) == Some(Variant::Dsp)).then_some(
@@ -221,7 +209,7 @@ impl NetProtocol for Tree {
         )
     }
 
-    fn relay_announced(&self, agent: &mut dyn RouterAgent, a: Announced<'_>) {
+    fn relay_announced(&self, _now: Time, agent: &mut dyn RouterAgent, a: Announced<'_>) {
         let Ok(p) = DspParams::decode(a.params) else {
             return;
         };

@@ -22,14 +22,14 @@ pub(super) struct Member {
     pub repairs: u64,
     pub duplicates: u64,
     pub rejected: u64,
-    /// Region from its JOIN (protocols with regions).
-    pub region: u16,
+    /// Region from its JOIN (protocols with regions; `None`: it named none).
+    pub region: Option<u16>,
     /// Admitted during the transfer (`--late-join`).
     pub late: bool,
 }
 
 impl Member {
-    pub fn new(node: u32, addr: SocketAddr, now: Time, region: u16, late: bool) -> Self {
+    pub fn new(node: u32, addr: SocketAddr, now: Time, region: Option<u16>, late: bool) -> Self {
         Member {
             node,
             addr,
@@ -113,7 +113,7 @@ pub(super) fn gather(
                     ..
                 }) => {
                     let newcomer =
-                        join(ep, &mut members, h.source, from, region.unwrap_or(0), obs)?;
+                        join(ep, &mut members, h.source, from, region, obs)?;
                     if newcomer {
                         next_announce = Time::ZERO;
                     }
@@ -145,7 +145,7 @@ fn join(
     members: &mut Vec<Member>,
     id: u32,
     from: SocketAddr,
-    region: u16,
+    region: Option<u16>,
     obs: &mut dyn SendObserver,
 ) -> Result<bool, NetError> {
     if let Some(m) = members.iter_mut().find(|m| m.node == id) {

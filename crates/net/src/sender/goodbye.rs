@@ -103,7 +103,7 @@ impl Transfer {
                 repairs_received: m.repairs,
                 duplicates: m.duplicates,
                 rejected: m.rejected,
-                region: role.map(|_| m.region),
+                region: role.map(|_| m.region.unwrap_or(0)),
                 role,
                 joined_late: m.late,
             });

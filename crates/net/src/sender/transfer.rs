@@ -34,6 +34,9 @@ pub(super) struct Transfer {
     ids: Vec<u32>,
     pub(super) agent: Box<dyn Agent>,
     pub(super) side: Box<dyn SenderSide>,
+    /// Helpers inside the network the side named, at the address each last spoke from (a
+    /// prmp relay's unicast repairs go there).
+    helpers: HashMap<u32, SocketAddr>,
     /// The running ANNOUNCE as it stands.
     running: Vec<u8>,
     producer: Chan<Chunk>,
@@ -130,6 +133,7 @@ impl Transfer {
             ids,
             agent,
             side,
+            helpers: HashMap::new(),
             running,
             producer,
             ready: VecDeque::new(),
@@ -323,7 +327,12 @@ impl Transfer {
     fn destination(&self, dest: Dest) -> Option<SocketAddr> {
         match dest {
             Dest::Group(_) => Some(self.ep.group),
-            Dest::Node(n) => self.members.iter().find(|m| m.node == n.0).map(|m| m.addr),
+            Dest::Node(n) => self
+                .members
+                .iter()
+                .find(|m| m.node == n.0)
+                .map(|m| m.addr)
+                .or_else(|| self.helpers.get(&n.0).copied()),
         }
     }
 
@@ -567,8 +576,9 @@ impl Transfer {
             && h.session == self.ep.session
             && self.side.helper(now, h.source)
         {
-            // A helper inside the network the sender named (a csp/cp local exchange), speaking
-            // from a relay's address.
+            // A helper inside the network the sender named (a csp/cp local exchange, a prmp
+            // relay), speaking from a relay's address.
+            self.helpers.insert(h.source, from);
             if !self.ep.wire.drop_rx() {
                 self.agent
                     .handle_packet(now, NodeId(h.source), self.ep.plain(len));
@@ -596,7 +606,7 @@ impl Transfer {
                 // from there (no back-fill).
                 tracing::info!(node = h.source, %from, "late joiner admitted");
                 obs.joined(h.source, from);
-                self.members.push(Member::new(h.source, from, now, 0, true));
+                self.members.push(Member::new(h.source, from, now, None, true));
                 self.ids.push(h.source);
                 self.reannounce(now)?;
             }

@@ -24,9 +24,12 @@
 //!    `MessageDone` and `Completed` are those of its downstream half.
 
 use super::{Receiver, ReceiverConfig, Sender, SenderConfig};
-use crate::{Agent, Event, NodeId, Outbox, SendError, Stats, Time, Transmit};
+use crate::{
+    Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
+    SendError, Stats, Time, Transmit,
+};
 use bytes::Bytes;
-use rmcast_wire::{prmp as wire, Message, Packet};
+use rmcast_wire::{prmp as wire, Family, Header, Message, Packet};
 use std::collections::VecDeque;
 
 /// A relay's two halves.
@@ -185,6 +188,124 @@ impl Agent for Relay {
     }
 }
 
+/// A [`Relay`] hosted where a router's helper would be: at the router above a group of
+/// receivers in the simulator, or `rmcast relay --region R` between a sender and region R's
+/// receivers. It takes its parent's PRMP packets (DATA, POLL and DATAPOLL: its own children
+/// are served by its downstream half, so nothing of the parent's goes on) and its children's
+/// RESPs, and originates the rest: RESPs to the parent, its own DATA, POLLs and repairs to
+/// its children (on its own group). Which side a packet belongs to is told by who sent it,
+/// not where it came in. Packets of other families (the session layer's) pass; any other
+/// PRMP packet (a RESP from the parent, data from a child, anything from a stranger) is
+/// dropped and counted as ignored.
+#[derive(Debug)]
+pub struct RelayRouter {
+    relay: Relay,
+    parent: NodeId,
+    children: Vec<NodeId>,
+    peak: usize,
+    out: Outbox<RouterTransmit>,
+}
+
+impl RelayRouter {
+    /// Host `cfg`'s relay, a child of `parent`; an error if `cfg` is out of range.
+    pub fn new(cfg: RelayConfig, parent: NodeId) -> Result<Self, super::ConfigError> {
+        let children = cfg.downstream.receivers.clone();
+        Ok(RelayRouter {
+            relay: Relay::new(cfg)?,
+            parent,
+            children,
+            peak: 0,
+            out: Outbox::new(),
+        })
+    }
+
+    /// The relay it hosts (for inspection).
+    pub fn relay(&self) -> &Relay {
+        &self.relay
+    }
+
+    /// Stop waiting for `child` (the sender evicted it); `true` if it was one.
+    pub fn remove_child(&mut self, now: Time, child: NodeId) -> bool {
+        let was = self.relay.remove_receiver(now, child);
+        self.children.retain(|&c| c != child);
+        self.drain();
+        was
+    }
+
+    fn drain(&mut self) {
+        while let Some(t) = self.relay.poll_transmit() {
+            self.out.push_via(t, None);
+        }
+        // A router agent reports no events: its application is the relay's own buffer.
+        while self.relay.poll_event().is_some() {}
+        let ignored = self.out.stats.ignored;
+        self.out.stats = self.relay.stats().clone();
+        self.out.stats.ignored += ignored;
+        self.peak = self.peak.max(self.state_entries());
+    }
+}
+
+impl RouterAgent for RelayRouter {
+    fn on_packet(
+        &mut self,
+        now: Time,
+        _ingress: IfaceId,
+        from: NodeId,
+        _dest: Dest,
+        packet: &[u8],
+    ) -> RouteDecision {
+        if !Header::parse(packet).is_ok_and(|h| h.family == Family::Prmp) {
+            return RouteDecision::Forward;
+        }
+        let resp = matches!(
+            Packet::decode(packet),
+            Ok(Packet {
+                message: Message::Prmp(wire::Message::Resp { .. }),
+                ..
+            })
+        );
+        let right_side = if from == self.parent {
+            !resp
+        } else {
+            resp && self.children.contains(&from)
+        };
+        if right_side {
+            self.relay.handle_packet(now, from, packet);
+            self.drain();
+        } else {
+            self.out.stats.ignored += 1;
+        }
+        RouteDecision::Consume
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        self.relay.handle_timeout(now);
+        self.drain();
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.relay.poll_timeout()
+    }
+
+    /// Packets it holds for its children: waiting to be sent, or sent and not yet
+    /// acknowledged by all.
+    fn state_entries(&self) -> usize {
+        let v = self.relay.tx.view();
+        let unacked = v.hs.map_or(0, |hs| (hs + 1).saturating_sub(v.le_p));
+        self.relay.backlog.len() + usize::try_from(unacked).unwrap_or(usize::MAX)
+    }
+
+    fn peak_state_entries(&self) -> usize {
+        self.peak
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
+    }
+
+    crate::outbox_field!(out: RouterTransmit);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +416,119 @@ mod tests {
         assert!(!h.events[1]
             .iter()
             .any(|(_, e)| matches!(e, Event::Completed)));
+    }
+
+    /// The relay as a router agent, driven by hand: root 0 → router (node 1, interface 0
+    /// upstream) → leaves 2 and 3 on interface 1, 10 % of the router's downstream datagrams
+    /// lost. Every leaf gets everything, the root completes, and what the router must not
+    /// take (a RESP from upstream, a RESP from a host that is not its child) is dropped.
+    #[test]
+    fn a_hosted_relay_serves_its_children_and_drops_the_wrong_side() {
+        use crate::rng::AgentRng;
+        use crate::GroupId;
+        use core::time::Duration;
+        let n = 60u64;
+        let leaves = [NodeId(2), NodeId(3)];
+        let mut root_cfg = SenderConfig::new(NodeId(0), GroupId(0), vec![NodeId(1)]);
+        root_cfg.queue_limit = usize::MAX;
+        let mut root = Sender::new(root_cfg).unwrap();
+        let mut router = RelayRouter::new(RelayConfig {
+            upstream: ReceiverConfig::new(NodeId(1), 32),
+            downstream: SenderConfig::new(NodeId(1), GroupId(0), leaves.to_vec()),
+            messages: None,
+        }, NodeId(0))
+        .unwrap();
+        let mut kids: Vec<Receiver> = leaves
+            .iter()
+            .map(|&c| Receiver::new(ReceiverConfig::new(c, 32)))
+            .collect();
+        let mut now = Time::ZERO;
+        for i in 0..n {
+            root.send(now, message(i)).unwrap();
+        }
+        root.close(now);
+        let mut rng = AgentRng::derive(7, NodeId(1), 0);
+        let mut delivered = [0u64; 2];
+        let mut root_done = false;
+        let mut a_resp: Option<Bytes> = None;
+        for _ in 0..200_000 {
+            let mut moved = false;
+            while let Some(t) = root.poll_transmit() {
+                moved = true;
+                let d = router.on_packet(now, IfaceId(0), NodeId(0), t.dest, &t.payload);
+                assert_eq!(d, RouteDecision::Consume);
+            }
+            while let Some(t) = router.poll_transmit() {
+                moved = true;
+                let t = t.transmit;
+                match t.dest {
+                    Dest::Node(NodeId(0)) => root.handle_packet(now, NodeId(1), &t.payload),
+                    dest => {
+                        for (k, kid) in kids.iter_mut().enumerate() {
+                            let to_me = dest == Dest::Group(GroupId(0)) || dest == Dest::Node(leaves[k]);
+                            if to_me && !rng.chance(0.1) {
+                                kid.handle_packet(now, NodeId(1), &t.payload);
+                            }
+                        }
+                    }
+                }
+            }
+            for (k, kid) in kids.iter_mut().enumerate() {
+                while let Some(t) = kid.poll_transmit() {
+                    moved = true;
+                    a_resp.get_or_insert_with(|| t.payload.clone());
+                    router.on_packet(now, IfaceId(1), leaves[k], t.dest, &t.payload);
+                }
+                while let Some(e) = kid.poll_event() {
+                    if matches!(e, Event::Delivered { .. }) {
+                        delivered[k] += 1;
+                    }
+                }
+            }
+            while let Some(e) = root.poll_event() {
+                root_done |= matches!(e, Event::Completed);
+            }
+            if root_done && delivered == [n, n] {
+                break;
+            }
+            if !moved {
+                let next = [root.poll_timeout(), router.poll_timeout()]
+                    .into_iter()
+                    .chain(kids.iter().map(|k| k.poll_timeout()))
+                    .flatten()
+                    .min()
+                    .expect("something is waiting");
+                now = next.max(now + Duration::from_micros(1));
+                if root.poll_timeout().is_some_and(|t| t <= now) {
+                    root.handle_timeout(now);
+                }
+                if router.poll_timeout().is_some_and(|t| t <= now) {
+                    router.handle_timeout(now);
+                }
+                for kid in kids.iter_mut() {
+                    if kid.poll_timeout().is_some_and(|t| t <= now) {
+                        kid.handle_timeout(now);
+                    }
+                }
+            }
+        }
+        assert!(root_done, "the root did not complete");
+        assert_eq!(delivered, [n, n]);
+        assert!(router.relay().downstream().stats().repairs_sent > 0, "no loss repaired");
+        assert!(router.peak_state_entries() > 0);
+        // A child's RESP arriving from upstream, and one from a stranger downstream: dropped,
+        // counted.
+        let resp = a_resp.expect("the leaves answered polls");
+        let before = router.stats().ignored;
+        assert_eq!(router.on_packet(now, IfaceId(0), NodeId(0), Dest::Node(NodeId(1)), &resp), RouteDecision::Consume);
+        assert_eq!(router.on_packet(now, IfaceId(1), NodeId(9), Dest::Node(NodeId(1)), &resp), RouteDecision::Consume);
+        assert_eq!(router.stats().ignored, before + 2);
+        // The session layer's packets pass.
+        let end = Packet::to_vec(
+            crate::outbox::envelope(0, NodeId(0), 0),
+            &Message::Session(rmcast_wire::session::Message::End { outcomes: &[] }),
+        )
+        .unwrap();
+        assert_eq!(router.on_packet(now, IfaceId(0), NodeId(0), Dest::Group(GroupId(0)), &end), RouteDecision::Forward);
     }
 }

@@ -1,6 +1,6 @@
 //! `prmp` (seed 004, §4's settings where the paper gives them): parameters and their defaults.
 
-use super::{ff, Param};
+use super::{ff, Param, Value};
 use core::time::Duration;
 
 /// Window `S`, packets (§4: 64); the same default as `ff`'s.
@@ -76,4 +76,14 @@ pub const PARAMS: &[Param] = &[
     .flag("silent-polls")
     .sockets_only(),
     ff::P_INITIAL_RTT,
+    Param::switch(
+        "relays",
+        false,
+        "multi-level PRMP (beyond seed 004): the router above each group of receivers relays, \
+         a child of the sender and the polling parent of the receivers below it",
+    )
+    .on_sockets(
+        Value::Derived("on for receivers started with `rmcast recv --region R`"),
+        "region R's relay is an `rmcast relay --region R` between them and the sender",
+    ),
 ];

@@ -89,7 +89,7 @@ pub(super) fn start(
         .iter()
         .map(|&(node, region, addr)| DspEntry {
             node,
-            region,
+            region: region.unwrap_or(0),
             role,
             addr,
         })
@@ -100,26 +100,24 @@ pub(super) fn start(
     let mut taken: Vec<u32> = start.ids();
     taken.push(s.node);
     let unspecified = SocketAddr::from(([0, 0, 0, 0], 0));
-    let mut exchanges = Vec::new();
+    let mut exchanges = RegionHelpers::new(
+        variant.name(),
+        "local exchange",
+        "status",
+        "csp and cp consolidate statuses inside the network",
+    );
     for &region in &regions {
-        let id = exchange_id(region, &taken);
-        taken.push(id);
-        exchanges.push((region, id));
+        let id = exchanges.name(region, &mut taken);
         entries.push(DspEntry {
             node: id,
             region,
             role: DspRole::Exchange,
             addr: unspecified,
         });
-        tracing::info!(
-            region,
-            exchange = format_args!("{id:08x}"),
-            "{}: region {region}'s local exchange (rmcast relay --region {region})",
-            variant.name()
-        );
     }
     let status_max = s.dsp.status_interval.mul_f64(1.2);
     let reporters = exchanges
+        .named()
         .iter()
         .map(|&(_, epi)| tree::Reporter {
             epi,
@@ -139,8 +137,6 @@ pub(super) fn start(
             opts: s.dsp.clone(),
             entries,
             exchanges,
-            heard: Vec::new(),
-            started: None,
         }),
     })
 }
@@ -150,12 +146,8 @@ struct Exchanges {
     variant: Variant,
     opts: DspOpts,
     entries: Vec<DspEntry>,
-    /// (region, node id) of every exchange named.
-    exchanges: Vec<(u16, u32)>,
-    /// Exchanges heard from.
-    heard: Vec<u32>,
-    /// When the transfer started (the first [`SenderSide::stalled`] question).
-    started: Option<Time>,
+    /// The local exchanges named, one per region.
+    exchanges: RegionHelpers,
 }
 
 impl SenderSide for Exchanges {
@@ -183,43 +175,15 @@ impl SenderSide for Exchanges {
     /// An endpoint's status reaches the sender only as part of its exchange's.
     fn reported_by(&self, node: u32) -> Option<u32> {
         let region = self.entries.iter().find(|e| e.node == node)?.region;
-        self.exchanges
-            .iter()
-            .find(|&&(r, _)| r == region)
-            .map(|&(_, x)| x)
+        self.exchanges.of(region)
     }
 
     fn helper(&mut self, _now: Time, node: u32) -> bool {
-        if !self.exchanges.iter().any(|&(_, x)| x == node) {
-            return false;
-        }
-        if !self.heard.contains(&node) {
-            self.heard.push(node);
-            tracing::info!(
-                exchange = format_args!("{node:08x}"),
-                "{}: a local exchange reports",
-                self.variant.name()
-            );
-        }
-        true
+        self.exchanges.heard(node)
     }
 
     fn stalled(&mut self, now: Time) -> Option<String> {
-        let since = *self.started.get_or_insert(now);
-        if now.saturating_since(since) < EXCHANGE_WAIT {
-            return None;
-        }
-        let (region, x) = self
-            .exchanges
-            .iter()
-            .find(|(_, x)| !self.heard.contains(x))?;
-        Some(format!(
-            "{}: region {region}'s local exchange ({x:08x}) sent no status within {:.0}s of the \
-             start: run `rmcast relay --region {region}` between the sender and region {region}'s \
-             receivers (csp and cp consolidate statuses inside the network)",
-            self.variant.name(),
-            EXCHANGE_WAIT.as_secs_f64()
-        ))
+        self.exchanges.stalled(now)
     }
 }
 
