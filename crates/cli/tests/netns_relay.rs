@@ -133,13 +133,23 @@ fn transfer_in(
     let s = Proc::in_netns(&top.host(0), &args)
         .finish(Instant::now() + DEADLINE)
         .expect("the sender did not finish");
+    let outs: Vec<_> = relays
+        .into_iter()
+        .map(|mut r| {
+            r.finish(Instant::now() + Duration::from_secs(30))
+                .expect("the relay did not end after the session's END")
+        })
+        .collect();
     let mut relays_said = Vec::new();
-    for mut r in relays {
-        let o = r
-            .finish(Instant::now() + Duration::from_secs(30))
-            .expect("the relay did not end after the session's END");
-        assert!(o.status.success(), "relay: {}", explain(&o));
-        relays_said.push(json(&o));
+    for o in &outs {
+        let all: Vec<String> = outs.iter().map(explain).collect();
+        assert!(
+            o.status.success(),
+            "relay: {}; sender: {}; every relay: {all:#?}",
+            explain(o),
+            explain(&s)
+        );
+        relays_said.push(json(o));
     }
     assert!(
         s.status.success(),
@@ -340,6 +350,70 @@ fn cp_through_two_levels_of_relays() {
         assert_eq!(s["agent"], true);
         assert_eq!(s["receivers"], 2);
         assert!(count(r, "local_carried") > 0, "local repairs carried: {s}");
+    }
+}
+
+/// Multi-level prmp through two levels: top bridge (sender and one receiver without a region,
+/// which the sender polls itself) → relay A (no region: forwards) → middle bridge → relays B
+/// (region 1) and C (region 2), each with two downstream bridges of one receiver; 5 % frame
+/// loss on every bridge. B and C are their regions' polling parents: they take the sender's
+/// data and polls (nothing of them goes down), answer the sender, and send their children
+/// their own data, polls and repairs.
+#[test]
+fn prmp_through_two_levels_of_relays() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(2).unwrap();
+    let mid = Segment::create(0).unwrap();
+    let leaves_seg: Vec<Segment> = (0..4).map(|_| Segment::create(1).unwrap()).collect();
+    let a = Router::create(&[&top, &mid], 254).unwrap();
+    let b = Router::create(&[&mid, &leaves_seg[0], &leaves_seg[1]], 253).unwrap();
+    let c = Router::create(&[&mid, &leaves_seg[2], &leaves_seg[3]], 252).unwrap();
+    for s in [&top, &mid].into_iter().chain(leaves_seg.iter()) {
+        s.frame_loss(0.05, None).unwrap();
+    }
+    let group = "239.77.9.11:6500";
+    let relays = vec![
+        relay(&a, group, 1),
+        relay_with(&b, group, 2, &["--region", "1"]),
+        relay_with(&c, group, 2, &["--region", "2"]),
+    ];
+    std::thread::sleep(Duration::from_millis(300));
+    let mut leaves: Vec<(&Segment, usize)> = leaves_seg.iter().map(|s| (s, 0)).collect();
+    leaves.push((&top, 1));
+    let (sent, rel) = transfer_in(
+        &top,
+        &leaves,
+        &[1, 1, 2, 2],
+        relays,
+        group,
+        2_000_000,
+        &["--protocol", "prmp"],
+    );
+    for r in &rel {
+        eprintln!("relay: {}", session(r));
+    }
+    eprintln!("sender: {}", sent["agent"]);
+    let role = |node: u64| {
+        sent["receivers"]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["node"] == node))
+            .map(|r| r["role"].clone())
+    };
+    for node in 1001..=1004 {
+        assert_eq!(role(node), Some("child of a relay".into()), "{sent}");
+    }
+    assert_eq!(role(1005), Some(Value::Null), "polled by the sender: {sent}");
+    assert_eq!(session(&rel[0])["agent"], false, "A forwards");
+    for r in &rel[1..] {
+        let s = session(r);
+        assert_eq!(s["protocol"], "prmp");
+        assert_eq!(s["agent"], true, "{s}");
+        assert_eq!(s["receivers"], 2);
+        // The sender's data and polls stop at the relay; its own go down.
+        assert!(count(r, "down_consumed") > 1000, "{s}");
+        assert!(count(r, "originated") > 1000, "{s}");
+        assert!(count(r, "up_consumed") > 0, "its children's responses: {s}");
     }
 }
 

@@ -375,13 +375,13 @@ pub struct PrmpEntry {
 /// does not name are polled by the sender.
 ///
 /// ```text
-/// epoch_us (u32) | response_rate (u32, responses/s) | ipg_ns (u32) | mtr_milli (u32)
+/// epoch_ipgs (u32) | response_rate (u32, responses/s) | ipg_ns (u32) | mtr_milli (u32)
 /// | min_rto_us (u32) | count (u16) | count × (node (u32) | region (u16) | role (u8))
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrmpParams {
-    /// Epoch length, microseconds.
-    pub epoch_us: u32,
+    /// Epoch length, in inter-packet gaps (an epoch is a whole number of them).
+    pub epoch_ipgs: u32,
     /// Responses per second a parent plans for.
     pub response_rate: u32,
     /// Inter-packet gap, nanoseconds.
@@ -408,7 +408,7 @@ impl PrmpParams {
         }
         let mut v = Vec::with_capacity(22 + PRMP_ENTRY_LEN * self.entries.len());
         for x in [
-            self.epoch_us,
+            self.epoch_ipgs,
             self.response_rate,
             self.ipg_ns,
             self.mtr_milli,
@@ -428,7 +428,7 @@ impl PrmpParams {
     /// Parse the wire representation; an error for a truncated, oversized or malformed one.
     pub fn decode(raw: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw);
-        let epoch_us = r.u32()?;
+        let epoch_ipgs = r.u32()?;
         let response_rate = r.u32()?;
         let ipg_ns = r.u32()?;
         let mtr_milli = r.u32()?;
@@ -457,7 +457,7 @@ impl PrmpParams {
             entries.push(PrmpEntry { node, region, role });
         }
         Ok(PrmpParams {
-            epoch_us,
+            epoch_ipgs,
             response_rate,
             ipg_ns,
             mtr_milli,
@@ -694,7 +694,7 @@ mod tests {
             let entries: Vec<PrmpEntry> = entries.into_iter().map(|(node, region, role)| PrmpEntry {
                 node, region, role: match role { 0 => PrmpRole::Child, 1 => PrmpRole::Relay, _ => PrmpRole::Evicted },
             }).collect();
-            let p = PrmpParams { epoch_us: nums[0], response_rate: nums[1], ipg_ns: nums[2], mtr_milli: nums[3], min_rto_us: nums[4], entries };
+            let p = PrmpParams { epoch_ipgs: nums[0], response_rate: nums[1], ipg_ns: nums[2], mtr_milli: nums[3], min_rto_us: nums[4], entries };
             let raw = p.encode().unwrap();
             prop_assert_eq!(raw.len(), 22 + PRMP_ENTRY_LEN * p.entries.len());
             prop_assert_eq!(PrmpParams::decode(&raw).unwrap(), p);

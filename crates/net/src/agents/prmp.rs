@@ -188,7 +188,8 @@ fn start_levels(s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetErr
     let c = prmp_config(s, &polled)?;
     let micros = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
     let params = PrmpParams {
-        epoch_us: micros(c.epoch),
+        epoch_ipgs: u32::try_from(c.epoch.as_nanos() / c.ipg.as_nanos().max(1))
+            .unwrap_or(u32::MAX),
         response_rate: u32::try_from(c.response_rate).unwrap_or(u32::MAX),
         ipg_ns: u32::try_from(c.ipg.as_nanos()).unwrap_or(u32::MAX),
         mtr_milli: (c.mtr * 1000.0).round() as u32,
@@ -319,9 +320,9 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
     let mut down = prmp::SenderConfig::new(NodeId(me.node), GroupId(0), children);
     down.session = at.session;
     down.window = window;
-    down.epoch = Duration::from_micros(u64::from(p.epoch_us));
-    down.response_rate = u64::from(p.response_rate);
     down.ipg = Duration::from_nanos(u64::from(p.ipg_ns));
+    down.epoch = down.ipg * p.epoch_ipgs;
+    down.response_rate = u64::from(p.response_rate);
     down.mtr = f64::from(p.mtr_milli) / 1000.0;
     down.min_rto = Duration::from_micros(u64::from(p.min_rto_us));
     down.max_silent_polls = u32::MAX;
