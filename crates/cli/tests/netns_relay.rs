@@ -403,7 +403,11 @@ fn prmp_through_two_levels_of_relays() {
     for node in 1001..=1004 {
         assert_eq!(role(node), Some("child of a relay".into()), "{sent}");
     }
-    assert_eq!(role(1005), Some(Value::Null), "polled by the sender: {sent}");
+    assert_eq!(
+        role(1005),
+        Some(Value::Null),
+        "polled by the sender: {sent}"
+    );
     assert_eq!(session(&rel[0])["agent"], false, "A forwards");
     for r in &rel[1..] {
         let s = session(r);

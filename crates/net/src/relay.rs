@@ -38,6 +38,12 @@
 //!   down every downstream interface from the relay's socket there, the receiving one too.
 //!   A relay without `--region` forwards csp and cp unexamined (an upper level).
 //!
+//! * **A region's prmp relay** (multi-level prmp: `--region R`): the agent is
+//!   [`rmcast_proto::prmp::tree::RelayRouter`] under the node id the sender named for it, a
+//!   child of the sender and the polling parent of region R's receivers: the sender's data
+//!   and polls stop here, the relay's own go down, its responses up from its upstream unicast
+//!   socket, where the sender's unicast repairs to it arrive.
+//!
 //! Not yet: keyed sessions (the relay cannot read sealed datagrams, and what its agent
 //! originates would need the sender's key; it drops them and says so); dsp, whose members
 //! reach their designated receiver at its own address, is refused at its first ANNOUNCE

@@ -413,6 +413,12 @@ pub trait RouterAgent {
     fn peak_state_entries(&self) -> usize {
         0
     }
+    /// Packets in its custody: data it acknowledged upstream that its own receivers do not
+    /// all hold yet (a multi-level PRMP relay), so a transfer is not over while any is; `None`
+    /// for an agent that never takes custody (the default), which a driver may then ignore.
+    fn custody(&self) -> Option<usize> {
+        None
+    }
     /// The router agent as [`Any`](core::any::Any), for a driver that changes its role
     /// through the protocol's own methods (`rmcast relay` moving an LMS replier link off a
     /// receiver that went silent: [`lms::Router::set_replier`](crate::lms::Router::set_replier)).

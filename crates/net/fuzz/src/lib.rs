@@ -119,7 +119,7 @@ fn announce(p: usize, sec: usize) -> &'static [u8] {
     static CACHE: [[OnceLock<Vec<u8>>; 3]; PROTOCOLS.len()] =
         [const { [const { OnceLock::new() }; 3] }; PROTOCOLS.len()];
     CACHE[p][sec].get_or_init(|| {
-        let joined = [(ME, 0, addr("127.0.0.2:47302")), (PEER, 0, from(3))];
+        let joined = [(ME, None, addr("127.0.0.2:47302")), (PEER, None, from(3))];
         let keys = (sec > 0).then(|| keys(sec == 2));
         Fuzzing::session(
             &PROTOCOLS[p],

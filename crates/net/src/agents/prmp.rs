@@ -188,8 +188,7 @@ fn start_levels(s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetErr
     let c = prmp_config(s, &polled)?;
     let micros = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
     let params = PrmpParams {
-        epoch_ipgs: u32::try_from(c.epoch.as_nanos() / c.ipg.as_nanos().max(1))
-            .unwrap_or(u32::MAX),
+        epoch_ipgs: u32::try_from(c.epoch.as_nanos() / c.ipg.as_nanos().max(1)).unwrap_or(u32::MAX),
         response_rate: u32::try_from(c.response_rate).unwrap_or(u32::MAX),
         ipg_ns: u32::try_from(c.ipg.as_nanos()).unwrap_or(u32::MAX),
         mtr_milli: (c.mtr * 1000.0).round() as u32,
@@ -327,11 +326,14 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
     down.min_rto = Duration::from_micros(u64::from(p.min_rto_us));
     down.max_silent_polls = u32::MAX;
     let n = down.receivers.len();
-    let agent = prmp::tree::RelayRouter::new(prmp::tree::RelayConfig {
-        upstream: up,
-        downstream: down,
-        messages: None,
-    }, NodeId(at.sender))
+    let agent = prmp::tree::RelayRouter::new(
+        prmp::tree::RelayConfig {
+            upstream: up,
+            downstream: down,
+            messages: None,
+        },
+        NodeId(at.sender),
+    )
     .map_err(|e| NetError::Failed(format!("prmp: the sender's relay parameters: {e}")))?;
     tracing::info!(
         region,
@@ -345,4 +347,174 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
         node: Some(me.node),
         local_group: None,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::tests::settings;
+    use crate::agents::{Joiner, HELPER_WAIT};
+    use rmcast_wire::Family;
+    use std::net::SocketAddr;
+
+    fn announce(raw: &[u8]) -> Announced<'_> {
+        Announced {
+            protocol: Family::Prmp as u8,
+            window: 64,
+            ack_delay_us: 0,
+            ack_timeout_us: 0,
+            params: raw,
+            running: true,
+        }
+    }
+
+    fn addr(k: u8) -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, k], 5000))
+    }
+
+    /// Receivers 5 and 6 of region 1, 7 of region 2, 8 without a region: the sender names a
+    /// relay for each region, announces the relays, the children and its settings, polls
+    /// the relays and 8; region 1's relay polls 5 and 6 with the sender's settings.
+    #[test]
+    fn regions_make_relays_the_sender_polls_and_a_relay_serves_its_region() {
+        let s = settings();
+        let joined: Vec<Joiner> = vec![
+            (5, Some(1), addr(1)),
+            (6, Some(1), addr(2)),
+            (7, Some(2), addr(3)),
+            (8, None, addr(4)),
+        ];
+        let g: SocketAddr = "239.1.2.3:5000".parse().unwrap();
+        let start = Start {
+            joined: &joined,
+            group: g,
+            stream: "",
+        };
+        let mut started = Prmp.start(&s, &start).unwrap();
+        let raw = started.side.params().unwrap();
+        let p = PrmpParams::decode(&raw).unwrap();
+        let relays: Vec<(u16, u32)> = p
+            .entries
+            .iter()
+            .filter(|e| e.role == PrmpRole::Relay)
+            .map(|e| (e.region, e.node))
+            .collect();
+        assert_eq!(relays, [(1, 0xEC00_0001), (2, 0xEC00_0002)]);
+        let c = prmp_config(&s, &[]).unwrap();
+        assert_eq!(
+            u128::from(p.epoch_ipgs) * c.ipg.as_nanos(),
+            c.epoch.as_nanos(),
+            "the epoch is a whole number of IPGs"
+        );
+        assert_eq!(started.side.reported_by(6), Some(0xEC00_0001));
+        assert_eq!(started.side.reported_by(8), None);
+        assert_eq!(started.side.role(5), Some("child of a relay"));
+        assert_eq!(started.side.role(8), None);
+        assert!(
+            !started.side.helper(Time::ZERO, 6),
+            "a receiver is no helper"
+        );
+        // The sender's polls name the relays and 8, never a region's child.
+        started
+            .agent
+            .send(Time::ZERO, bytes::Bytes::from_static(b"x"))
+            .unwrap();
+        let mut named = Vec::new();
+        while let Some(t) = started.agent.poll_transmit() {
+            if let Ok(rmcast_wire::Packet {
+                message:
+                    rmcast_wire::Message::Prmp(
+                        rmcast_wire::prmp::Message::DataPoll { cld, .. }
+                        | rmcast_wire::prmp::Message::Poll { cld, .. },
+                    ),
+                ..
+            }) = rmcast_wire::Packet::decode(&t.payload)
+            {
+                named.extend(cld.iter());
+            }
+        }
+        named.sort_unstable();
+        named.dedup();
+        assert!(!named.is_empty());
+        for n in &named {
+            assert!([8, 0xEC00_0001, 0xEC00_0002].contains(n), "polled {n:08x}");
+        }
+        // A relay that never answers ends the session with the remedy.
+        let t0 = Time::ZERO + Duration::from_secs(1);
+        assert!(started.side.stalled(t0).is_none());
+        assert!(started.side.helper(t0, 0xEC00_0001));
+        let why = started
+            .side
+            .stalled(t0 + HELPER_WAIT)
+            .expect("region 2's relay is silent");
+        assert!(why.contains("rmcast relay --region 2"), "{why}");
+        // Region 1's relay, below which 5 and 6 joined.
+        let a = announce(&raw);
+        let at = RelayAt {
+            session: 9,
+            sender: 1,
+            node: 77,
+            receivers: &[(rmcast_proto::IfaceId(1), 5), (rmcast_proto::IfaceId(2), 6)],
+            region: Some(1),
+            group: g,
+        };
+        let r = Prmp.relay(a, &at).unwrap().expect("region 1's relay");
+        assert_eq!(r.node, Some(0xEC00_0001));
+        assert_eq!(r.links, Links::Interfaces);
+        // Without --region, or for a region with a stranger below it: forwarded.
+        let none = RelayAt { region: None, ..at };
+        assert!(Prmp.relay(a, &none).unwrap().is_none());
+        let mixed = RelayAt {
+            receivers: &[(rmcast_proto::IfaceId(1), 5), (rmcast_proto::IfaceId(2), 8)],
+            ..at
+        };
+        assert!(Prmp.relay(a, &mixed).unwrap().is_none());
+        // Single-level (no region joined): empty parameters, nothing for a relay.
+        let plain = Prmp
+            .start(
+                &s,
+                &Start {
+                    joined: &[(5, None, addr(1))],
+                    ..start
+                },
+            )
+            .unwrap();
+        assert!(plain.side.params().unwrap().is_empty());
+        assert!(Prmp.relay(announce(&[]), &at).unwrap().is_none());
+        // Malformed parameters are an error, not a panic.
+        assert!(Prmp.relay(announce(&[1, 2, 3]), &at).is_err());
+    }
+
+    /// Evicting a region's last child stops the sender polling its relay, and the relay
+    /// is told through the ANNOUNCE.
+    #[test]
+    fn evicting_a_region_empties_it() {
+        let s = settings();
+        let joined: Vec<Joiner> = vec![(5, Some(1), addr(1)), (8, None, addr(4))];
+        let start = Start {
+            joined: &joined,
+            group: "239.1.2.3:5000".parse().unwrap(),
+            stream: "",
+        };
+        let mut started = Prmp.start(&s, &start).unwrap();
+        let Started { agent, side } = &mut started;
+        assert!(side.evicted(Time::ZERO, &mut **agent, 5));
+        assert!(
+            !side.evicted(Time::ZERO, &mut **agent, 8),
+            "8 is no region's child"
+        );
+        let p = PrmpParams::decode(&side.params().unwrap()).unwrap();
+        assert!(p
+            .entries
+            .iter()
+            .any(|e| e.node == 5 && e.role == PrmpRole::Evicted));
+        assert!(
+            !agent.remove_receiver(Time::ZERO, NodeId(0xEC00_0001)),
+            "the relay already left the sender's children"
+        );
+        assert!(
+            agent.remove_receiver(Time::ZERO, NodeId(8)),
+            "8 is still a child"
+        );
+    }
 }

@@ -37,7 +37,7 @@ fn open(dir: &std::path::Path, keys: Option<Keys>) -> Fuzzing {
 /// from a stranger and the END that names this receiver completed.
 fn transfer(protocol: &str, session: u32, name: &str, len: u64) -> Vec<(Duration, Vec<u8>)> {
     let proto = PROTOCOLS.iter().find(|p| p.name() == protocol).unwrap();
-    let joined = [(ME, 0, "127.0.0.2:47613".parse().unwrap())];
+    let joined = [(ME, None, "127.0.0.2:47613".parse().unwrap())];
     let (mut agent, announce) =
         Fuzzing::session(proto, session, SENDER, group(), &joined, None).unwrap();
     let data = crate::sender::pseudo_random(len, u64::from(session));
@@ -137,7 +137,7 @@ fn a_reset_receiver_joins_the_next_session() {
             session,
             SENDER,
             group(),
-            &[(ME, 0, sender_addr())],
+            &[(ME, None, sender_addr())],
             Some(&keys),
         )
         .unwrap();
@@ -168,7 +168,7 @@ fn a_replayed_first_announce_does_not_tie_the_receiver_to_the_replaying_host() {
         7,
         SENDER,
         group(),
-        &[(ME, 0, sender_addr())],
+        &[(ME, None, sender_addr())],
         Some(&keys),
     )
     .unwrap();

@@ -112,8 +112,7 @@ pub(super) fn gather(
                     message: Message::Session(session::Message::Join { region }),
                     ..
                 }) => {
-                    let newcomer =
-                        join(ep, &mut members, h.source, from, region, obs)?;
+                    let newcomer = join(ep, &mut members, h.source, from, region, obs)?;
                     if newcomer {
                         next_announce = Time::ZERO;
                     }

@@ -606,7 +606,8 @@ impl Transfer {
                 // from there (no back-fill).
                 tracing::info!(node = h.source, %from, "late joiner admitted");
                 obs.joined(h.source, from);
-                self.members.push(Member::new(h.source, from, now, None, true));
+                self.members
+                    .push(Member::new(h.source, from, now, None, true));
                 self.ids.push(h.source);
                 self.reannounce(now)?;
             }

@@ -299,6 +299,10 @@ impl RouterAgent for RelayRouter {
         self.peak
     }
 
+    fn custody(&self) -> Option<usize> {
+        Some(self.state_entries())
+    }
+
     fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
         Some(self)
     }
@@ -432,11 +436,14 @@ mod tests {
         let mut root_cfg = SenderConfig::new(NodeId(0), GroupId(0), vec![NodeId(1)]);
         root_cfg.queue_limit = usize::MAX;
         let mut root = Sender::new(root_cfg).unwrap();
-        let mut router = RelayRouter::new(RelayConfig {
-            upstream: ReceiverConfig::new(NodeId(1), 32),
-            downstream: SenderConfig::new(NodeId(1), GroupId(0), leaves.to_vec()),
-            messages: None,
-        }, NodeId(0))
+        let mut router = RelayRouter::new(
+            RelayConfig {
+                upstream: ReceiverConfig::new(NodeId(1), 32),
+                downstream: SenderConfig::new(NodeId(1), GroupId(0), leaves.to_vec()),
+                messages: None,
+            },
+            NodeId(0),
+        )
         .unwrap();
         let mut kids: Vec<Receiver> = leaves
             .iter()
@@ -465,7 +472,8 @@ mod tests {
                     Dest::Node(NodeId(0)) => root.handle_packet(now, NodeId(1), &t.payload),
                     dest => {
                         for (k, kid) in kids.iter_mut().enumerate() {
-                            let to_me = dest == Dest::Group(GroupId(0)) || dest == Dest::Node(leaves[k]);
+                            let to_me =
+                                dest == Dest::Group(GroupId(0)) || dest == Dest::Node(leaves[k]);
                             if to_me && !rng.chance(0.1) {
                                 kid.handle_packet(now, NodeId(1), &t.payload);
                             }
@@ -514,14 +522,23 @@ mod tests {
         }
         assert!(root_done, "the root did not complete");
         assert_eq!(delivered, [n, n]);
-        assert!(router.relay().downstream().stats().repairs_sent > 0, "no loss repaired");
+        assert!(
+            router.relay().downstream().stats().repairs_sent > 0,
+            "no loss repaired"
+        );
         assert!(router.peak_state_entries() > 0);
         // A child's RESP arriving from upstream, and one from a stranger downstream: dropped,
         // counted.
         let resp = a_resp.expect("the leaves answered polls");
         let before = router.stats().ignored;
-        assert_eq!(router.on_packet(now, IfaceId(0), NodeId(0), Dest::Node(NodeId(1)), &resp), RouteDecision::Consume);
-        assert_eq!(router.on_packet(now, IfaceId(1), NodeId(9), Dest::Node(NodeId(1)), &resp), RouteDecision::Consume);
+        assert_eq!(
+            router.on_packet(now, IfaceId(0), NodeId(0), Dest::Node(NodeId(1)), &resp),
+            RouteDecision::Consume
+        );
+        assert_eq!(
+            router.on_packet(now, IfaceId(1), NodeId(9), Dest::Node(NodeId(1)), &resp),
+            RouteDecision::Consume
+        );
         assert_eq!(router.stats().ignored, before + 2);
         // The session layer's packets pass.
         let end = Packet::to_vec(
@@ -529,6 +546,9 @@ mod tests {
             &Message::Session(rmcast_wire::session::Message::End { outcomes: &[] }),
         )
         .unwrap();
-        assert_eq!(router.on_packet(now, IfaceId(0), NodeId(0), Dest::Group(GroupId(0)), &end), RouteDecision::Forward);
+        assert_eq!(
+            router.on_packet(now, IfaceId(0), NodeId(0), Dest::Group(GroupId(0)), &end),
+            RouteDecision::Forward
+        );
     }
 }

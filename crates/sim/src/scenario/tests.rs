@@ -397,3 +397,51 @@ fn bad_cross_flows_and_dumbbells_are_errors_naming_the_key() {
         assert_refused(&text, key);
     }
 }
+
+/// Multi-level prmp (`relays = true`): on seed 003's binary tree the two lower routers relay,
+/// every receiver gets everything, the sender hears only the relays (its packets fall), and
+/// the relays' local repairs cut the duplicates single-level prmp's multicast repairs cause;
+/// the same seed gives the same row.
+#[test]
+fn prmp_relays_serve_their_routers_receivers() {
+    let text = |relays: bool| {
+        format!(
+            "seed = 3\n[topology]\nkind = \"binary_tree\"\nheight = 2\nsource_link = true\n\
+             delay_ms = 0.5\nbandwidth_bps = 100000000\n[protocol]\nname = \"prmp\"\nrelays = {relays}\n[traffic]\n\
+             messages = 400\nsize = 1000\ninterval_ms = 1\n[[loss]]\nmodel = \"bernoulli\"\n\
+             p = 0.05\nat = \"link\"\n"
+        )
+    };
+    let run = |relays: bool| {
+        let res = run_sweep(
+            &parse(&text(relays)).unwrap(),
+            RunOptions::default(),
+            &|| {},
+        )
+        .unwrap();
+        let col = |k: &str| res[0].column(k).unwrap().csv();
+        (
+            col("completed"),
+            col("delivered_min").parse::<u64>().unwrap(),
+            col("sender_packets_sent").parse::<u64>().unwrap(),
+            col("receiver_duplicates").parse::<u64>().unwrap(),
+            to_csv(&res),
+        )
+    };
+    let (done, min, sent, dups, csv) = run(true);
+    let (done1, min1, sent1, dups1, _) = run(false);
+    println!("relays: sender {sent}, duplicates {dups}; single level: {sent1}, {dups1}");
+    assert_eq!((done.as_str(), min), ("true", 400));
+    assert_eq!((done1.as_str(), min1), ("true", 400));
+    assert!(
+        sent < sent1,
+        "the sender repairs only the relays: {sent} vs {sent1}"
+    );
+    assert!(dups < dups1, "local repairs: {dups} vs {dups1} duplicates");
+    assert_eq!(run(true).4, csv, "deterministic");
+    // Not a prmp switch's value: refused naming the key.
+    let bad = text(true).replace("relays = true", "relays = 3");
+    assert!(parse(&bad)
+        .and_then(|sc| run_sweep(&sc, RunOptions::default(), &|| {}).map(|_| ()))
+        .is_err_and(|e| e.to_string().contains("relays")));
+}

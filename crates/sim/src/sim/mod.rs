@@ -162,6 +162,9 @@ pub struct Sim {
     started: bool,
     agents: Vec<Option<Box<dyn Agent>>>,
     routers: Vec<Option<Box<dyn RouterAgent>>>,
+    /// Routers whose agent takes custody of data ([`RouterAgent::custody`]): a run is not
+    /// complete while one holds any.
+    custodians: Vec<u32>,
     routes: Routes,
     pool: Pool,
     links: Links,
@@ -187,6 +190,7 @@ impl Sim {
             started: false,
             agents: (0..n).map(|_| None).collect(),
             routers: (0..n).map(|_| None).collect(),
+            custodians: Vec::new(),
             routes: Routes::default(),
             pool: Pool::default(),
             links: Links::new(&net, seed),
@@ -269,6 +273,9 @@ impl Sim {
         let i = self.check_node(node)?;
         if self.routers[i].is_some() {
             return Err(SimError::AgentExists(node));
+        }
+        if agent.custody().is_some() {
+            self.custodians.push(i as u32);
         }
         self.routers[i] = Some(agent);
         Ok(())
@@ -448,7 +455,11 @@ impl Sim {
             }
         }
         loop {
-            if stop.when_complete && self.sources > 0 && self.sources_done >= self.sources {
+            if stop.when_complete
+                && self.sources > 0
+                && self.sources_done >= self.sources
+                && self.custody_released()
+            {
                 return self.outcome("complete");
             }
             if stop
@@ -469,10 +480,22 @@ impl Sim {
         }
     }
 
+    /// Whether no router agent holds data in custody.
+    fn custody_released(&self) -> bool {
+        self.custodians.iter().all(|&i| {
+            self.routers[i as usize]
+                .as_ref()
+                .and_then(|r| r.custody())
+                .is_none_or(|n| n == 0)
+        })
+    }
+
     fn outcome(&self, reason: &'static str) -> Outcome {
         Outcome {
             end: self.kernel.now(),
-            completed: self.sources > 0 && self.sources_done >= self.sources,
+            completed: self.sources > 0
+                && self.sources_done >= self.sources
+                && self.custody_released(),
             reason,
         }
     }

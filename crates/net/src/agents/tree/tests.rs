@@ -37,7 +37,10 @@ fn the_gathering_announce_names_the_variant_and_a_relay_refuses_only_dsp() {
 fn exchange_ids_avoid_every_node_taken() {
     assert_eq!(crate::agents::helper_id(3, &[]), 0xEC00_0003);
     assert_eq!(crate::agents::helper_id(3, &[0xEC00_0003]), 0xEC01_0003);
-    assert_eq!(crate::agents::helper_id(3, &[0xEC00_0003, 0xEC01_0003]), 0xEC02_0003);
+    assert_eq!(
+        crate::agents::helper_id(3, &[0xEC00_0003, 0xEC01_0003]),
+        0xEC02_0003
+    );
 }
 
 /// csp: the sender names one exchange per region, makes them its reporters, takes their
@@ -49,7 +52,11 @@ fn csp_and_cp_name_an_exchange_per_region_and_build_its_three_roles() {
     use crate::agents::{Joiner, RelayAt, Start};
     let g: SocketAddr = "239.1.2.3:5000".parse().unwrap();
     let addr = |p: u16| SocketAddr::new("10.0.0.1".parse().unwrap(), p);
-    let joined: Vec<Joiner> = vec![(5, Some(1), addr(1)), (6, Some(1), addr(2)), (7, Some(2), addr(3))];
+    let joined: Vec<Joiner> = vec![
+        (5, Some(1), addr(1)),
+        (6, Some(1), addr(2)),
+        (7, Some(2), addr(3)),
+    ];
     let s = crate::agents::tests::settings();
     for t in [&CSP, &CP] {
         let start = Start {
@@ -121,7 +128,7 @@ fn csp_and_cp_name_an_exchange_per_region_and_build_its_three_roles() {
         let mut agent = DSP.relay(a, &at(Some(1))).unwrap().unwrap().agent;
         assert!(started.side.evicted(t0, &mut *started.agent, 5));
         let raw = started.side.params().unwrap();
-        DSP.relay_announced(&mut *agent, announce(&raw, true));
+        DSP.relay_announced(Time::ZERO, &mut *agent, announce(&raw, true));
         let x = agent
             .as_any_mut()
             .and_then(|a| a.downcast_mut::<tree::Exchange>())
@@ -134,7 +141,13 @@ fn csp_and_cp_name_an_exchange_per_region_and_build_its_three_roles() {
 #[test]
 fn the_lowest_node_id_of_each_region_is_designated() {
     let a: SocketAddr = "10.0.0.1:4000".parse().unwrap();
-    let e = elect(&[(9, Some(0), a), (3, Some(1), a), (4, Some(0), a), (2, Some(1), a), (7, Some(2), a)]);
+    let e = elect(&[
+        (9, Some(0), a),
+        (3, Some(1), a),
+        (4, Some(0), a),
+        (2, Some(1), a),
+        (7, Some(2), a),
+    ]);
     let designated: Vec<u32> = e
         .iter()
         .filter(|e| e.role == DspRole::Designated)
@@ -161,7 +174,11 @@ fn local_groups_are_derived_from_the_group_port() {
 fn a_member_learns_its_designated_receiver_and_local_group() {
     let g: SocketAddr = "239.1.2.3:5000".parse().unwrap();
     let addr = |p: u16| SocketAddr::new("10.0.0.1".parse().unwrap(), p);
-    let entries = elect(&[(5, Some(1), addr(1)), (6, Some(1), addr(2)), (7, Some(0), addr(3))]);
+    let entries = elect(&[
+        (5, Some(1), addr(1)),
+        (6, Some(1), addr(2)),
+        (7, Some(0), addr(3)),
+    ]);
     let raw = dsp_params(&DspOpts::default(), entries).encode().unwrap();
     let a = Announced {
         protocol: Family::Tree as u8,
