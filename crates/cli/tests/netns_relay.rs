@@ -300,6 +300,54 @@ fn csp_through_a_local_exchange_relay() {
     );
 }
 
+/// dsp with `--designated relay`: the relay is region 0's designated receiver, a separate
+/// host, between the sender and 4 receivers on two bridges (5 % frame loss upstream, 10 % on
+/// each downstream bridge). The members' statuses stop at the relay; the relay reports to
+/// the sender and re-multicasts what its members lack on the region's local group, down
+/// both bridges.
+#[test]
+fn dsp_with_a_designated_relay() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
+    let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
+    top.frame_loss(0.05, None).unwrap();
+    d1.frame_loss(0.10, None).unwrap();
+    d2.frame_loss(0.10, None).unwrap();
+    let group = "239.77.9.12:6510";
+    let relays = vec![relay_with(&r, group, 2, &["--region", "0"])];
+    std::thread::sleep(Duration::from_millis(300));
+    let leaves = [(&d1, 0), (&d1, 1), (&d2, 0), (&d2, 1)];
+    let (sent, rel) = transfer_in(
+        &top,
+        &leaves,
+        &[0, 0, 0, 0],
+        relays,
+        group,
+        2_000_000,
+        &["--protocol", "dsp", "--designated", "relay"],
+    );
+    let s = session(&rel[0]);
+    eprintln!("relay: {s}\nsender: {}", sent["agent"]);
+    assert_eq!(s["protocol"], "dsp");
+    assert_eq!(s["agent"], true);
+    assert_eq!(s["receivers"], 4);
+    assert_eq!(s["local_group"], "239.77.9.12:6511");
+    assert!(count(&rel[0], "up_consumed") > 0, "members' statuses: {s}");
+    assert!(
+        count(&rel[0], "originated") > count(&rel[0], "repairs_originated"),
+        "its status: {s}"
+    );
+    assert!(
+        count(&rel[0], "repairs_originated") > 0,
+        "local re-multicasts: {s}"
+    );
+    for r in sent["receivers"].as_array().into_iter().flatten() {
+        assert_eq!(r["role"], "member", "{r}");
+    }
+}
+
 /// cp through two levels: top bridge (sender) → relay A (no region: forwards) → middle
 /// bridge → relays B (region 1) and C (region 2), each with two downstream bridges of one
 /// receiver; 5 % frame loss on every bridge. The exchanges assign local re-multicasts,
@@ -418,6 +466,7 @@ fn prmp_through_two_levels_of_relays() {
         assert!(count(r, "down_consumed") > 1000, "{s}");
         assert!(count(r, "originated") > 1000, "{s}");
         assert!(count(r, "up_consumed") > 0, "its children's responses: {s}");
+        assert!(count(r, "repairs_originated") > 0, "it repairs its children: {s}");
     }
 }
 

@@ -145,6 +145,9 @@ pub struct SessionReport {
     pub up_consumed: u64,
     /// Datagrams the agent originated (PGM: NCFs).
     pub originated: u64,
+    /// Of those, repairs (the agent's own counter: a prmp relay's repairs to its children, a
+    /// dsp designated relay's local re-multicasts).
+    pub repairs_originated: u64,
     /// Most protocol state entries the agent held at once (PGM: packets with repair state).
     pub peak_state: usize,
     /// Times the agent moved a role off a receiver that went silent (LMS: its replier link).
@@ -404,6 +407,7 @@ impl Relay {
             s.report.receivers = s.by_addr.len();
             if let Some(a) = &s.agent {
                 s.report.peak_state = a.peak_state_entries();
+                s.report.repairs_originated = a.stats().repairs_sent;
             }
             self.report.sessions.push(s.report);
         }
@@ -582,23 +586,23 @@ impl Relay {
                     self.send_down(iface, addr, d);
                 }
             }
-            None => self.multicast_down(on.as_deref(), d),
+            None => self.multicast_down(on.as_deref(), self.cfg.group, d),
         }
     }
 
-    /// Multicast `d` down every downstream interface (`on` `None`), or down the links `on`
-    /// names: interfaces, or single receivers by unicast ([`Links`]).
-    fn multicast_down(&mut self, on: Option<&[IfaceId]>, d: &[u8]) {
+    /// Multicast `d` to `group` down every downstream interface (`on` `None`), or down the
+    /// links `on` names: interfaces, or single receivers by unicast ([`Links`]).
+    fn multicast_down(&mut self, on: Option<&[IfaceId]>, group: SocketAddr, d: &[u8]) {
         let Some(on) = on else {
             for i in 0..self.down.len() {
-                self.send_down(i, self.cfg.group, d);
+                self.send_down(i, group, d);
             }
             return;
         };
         let links = self.served.as_ref().map_or(Links::Interfaces, |s| s.links);
         for link in on.iter().filter_map(|i| (i.0 as usize).checked_sub(1)) {
             match links {
-                Links::Interfaces => self.send_down(link, self.cfg.group, d),
+                Links::Interfaces => self.send_down(link, group, d),
                 Links::Receivers => {
                     let p = self.served.as_ref().and_then(|s| s.proxies.get(link));
                     if let Some((iface, addr)) = p.map(|p| (p.iface, p.addr)) {
@@ -882,13 +886,20 @@ impl Relay {
             return;
         };
         match t.transmit.dest {
+            // The session's group; another group is the region's local group the agent
+            // serves (a dsp designated relay's local re-multicast), down only.
+            Dest::Group(g) if g != GroupId(0) => {
+                if let Some(local) = s.report.local_group.or(s.local_pending) {
+                    self.multicast_down(t.via.as_deref(), local, d);
+                }
+            }
             Dest::Group(_) => {
                 let up = t.via.as_ref().is_some_and(|v| v.contains(&IfaceId(0)));
                 if up {
                     let sent = self.up_unicast.send_to(d, self.cfg.group);
                     self.count_send(sent);
                 }
-                self.multicast_down(t.via.as_deref(), d);
+                self.multicast_down(t.via.as_deref(), self.cfg.group, d);
             }
             Dest::Node(n) if n.0 == s.report.sender || n.0 == self.node || n.0 == s.agent_node => {
                 let sent = self.up_unicast.send_to(d, s.upstream);

@@ -98,7 +98,7 @@ fn summary(r: &RelayReport) {
         eprintln!(
             "session {:08x} ({}{}), sender {:08x} at {}: {} receivers, ended: {}; down {} \
              forwarded ({} to some interfaces only), {} held back; up {} forwarded, {} held back; \
-             {} originated; peak state {}{}",
+             {} originated ({} repairs); peak state {}{}",
             s.session,
             s.protocol.unwrap_or("not running"),
             if s.agent { ", network agent" } else { "" },
@@ -112,6 +112,7 @@ fn summary(r: &RelayReport) {
             s.up_forwarded,
             s.up_consumed,
             s.originated,
+            s.repairs_originated,
             s.peak_state,
             s.local_group
                 .map(|g| format!("; local group {g}: {} carried", s.local_carried))

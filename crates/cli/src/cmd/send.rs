@@ -262,6 +262,12 @@ pub struct Args {
     /// after the status interval plus r_f × this)
     #[arg(long, default_value_t = spec::dsp::LOCAL_RTD_MS, value_name = "MS")]
     pub local_rtd_ms: f64,
+    /// dsp: who is each region's designated receiver: `receiver` (the region's receiver with
+    /// the lowest node id) or `relay` (the `rmcast relay --region R` between the sender and
+    /// region R, a separate host: it reports the region's status and repairs its members)
+    #[arg(long, default_value = spec::dsp::DESIGNATED, value_name = "WHO",
+          value_parser = ["receiver", "relay"])]
+    pub designated: String,
     /// xtp: bytes per application write (xtp splits each write into packets); default one
     /// datagram's worth
     #[arg(long, value_name = "BYTES")]
@@ -370,6 +376,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.dsp.r_f = a.rf;
     c.dsp.status_interval = secs(a.status_ms / 1e3, "--status-ms")?;
     c.dsp.local_rtd = secs(a.local_rtd_ms / 1e3, "--local-rtd-ms")?;
+    c.dsp.designated_relays = a.designated == "relay";
     c.write_size = a.write_size;
     c.xtp_thesis = a.xtp_thesis;
     c.unicast = a.unicast;

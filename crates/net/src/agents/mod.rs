@@ -159,7 +159,7 @@ pub trait NetProtocol: Sync {
 
     /// The protocol parameters of the gathering ANNOUNCE (before anyone joined): what a relay
     /// must know at once (the tree family: which of dsp, csp and cp runs).
-    fn gathering_params(&self) -> Vec<u8> {
+    fn gathering_params(&self, _cfg: &crate::sender::SendConfig) -> Vec<u8> {
         Vec::new()
     }
 
@@ -902,7 +902,9 @@ pub(crate) mod tests {
             assert_eq!(protocol_family(p.name()).unwrap(), p.family());
             // A receiver finds the protocol from the ANNOUNCE: its family, and where families
             // are shared (dsp, csp, cp) the gathering parameters the protocol announces.
-            let params = p.gathering_params();
+            let params = p.gathering_params(&crate::sender::SendConfig::new(
+                "239.255.90.1:47300".parse().unwrap(),
+            ));
             let a = Announced {
                 protocol: p.family() as u8,
                 window: 1,

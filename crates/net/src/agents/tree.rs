@@ -71,6 +71,9 @@ pub struct DspOpts {
     pub status_interval: Duration,
     /// Round-trip delay inside a region (hold-off of local re-multicasts: `r_f ×` this).
     pub local_rtd: Duration,
+    /// dsp: each region's designated receiver is the `rmcast relay --region R` between the
+    /// sender and the region (`--designated relay`), not one of its receivers.
+    pub designated_relays: bool,
 }
 
 impl Default for DspOpts {
@@ -80,6 +83,7 @@ impl Default for DspOpts {
             r_f: spec::dsp::R_F,
             status_interval: spec::ms(spec::dsp::STATUS_MS),
             local_rtd: spec::ms(spec::dsp::LOCAL_RTD_MS),
+            designated_relays: false,
         }
     }
 }
@@ -168,7 +172,8 @@ pub static CSP: Tree = Tree(Variant::Csp);
 /// The `cp` adapter.
 pub static CP: Tree = Tree(Variant::Cp);
 
-/// The gathering ANNOUNCE's parameter byte of each variant.
+/// The gathering ANNOUNCE's parameter byte of each variant (and of dsp with designated
+/// relays, [`DSP_ON_RELAYS`]).
 fn variant_code(v: Variant) -> u8 {
     match v {
         Variant::Dsp => 0,
@@ -177,12 +182,28 @@ fn variant_code(v: Variant) -> u8 {
     }
 }
 
+/// The gathering ANNOUNCE's parameter byte of dsp whose designated receivers are relays.
+const DSP_ON_RELAYS: u8 = 3;
+
+/// Whether a dsp ANNOUNCE puts its designated receivers on relays: the gathering one's byte,
+/// or a running one naming a designated receiver without an address (hosted by a relay).
+fn dsp_on_relays(a: &Announced<'_>) -> bool {
+    if !a.running {
+        return a.params == [DSP_ON_RELAYS];
+    }
+    DspParams::decode(a.params).is_ok_and(|p| {
+        p.entries
+            .iter()
+            .any(|e| e.role == DspRole::Designated && e.addr.ip().is_unspecified())
+    })
+}
+
 /// Which of the three an ANNOUNCE runs: the gathering one's byte, or the running one's roles
 /// (`None`: it does not say, or not in a form this build reads).
 pub fn announced_variant(a: &Announced<'_>) -> Option<Variant> {
     if !a.running {
         return match a.params {
-            [0] => Some(Variant::Dsp),
+            [0] | [DSP_ON_RELAYS] => Some(Variant::Dsp),
             [1] => Some(Variant::Csp),
             [2] => Some(Variant::Cp),
             _ => None,
@@ -203,34 +224,43 @@ pub fn announced_variant(a: &Announced<'_>) -> Option<Variant> {
 
 impl NetProtocol for Tree {
     fn relay_refusal(&self, a: Announced<'_>) -> Option<&'static str> {
-        (announced_variant(&a) == Some(Variant::Dsp)).then_some(
+        (announced_variant(&a) == Some(Variant::Dsp) && !dsp_on_relays(&a)).then_some(
             "its members send their status to their designated receiver's own address and it \
-             repairs them on a local group, which a relay does not carry (csp and cp pass)",
+             repairs them on a local group, which a relay does not carry (csp and cp pass, and \
+             dsp sent with --designated relay, whose designated receivers are relays)",
         )
     }
 
-    fn relay_announced(&self, _now: Time, agent: &mut dyn RouterAgent, a: Announced<'_>) {
+    fn relay_announced(&self, now: Time, agent: &mut dyn RouterAgent, a: Announced<'_>) {
         let Ok(p) = DspParams::decode(a.params) else {
             return;
         };
-        let Some(x) = agent
-            .as_any_mut()
-            .and_then(|x| x.downcast_mut::<tree::Exchange>())
-        else {
+        let Some(any) = agent.as_any_mut() else {
             return;
         };
         for e in p.entries.iter().filter(|e| e.role == DspRole::Evicted) {
-            if x.remove_endpoint(NodeId(e.node)) {
+            let node = NodeId(e.node);
+            let dropped = if let Some(x) = any.downcast_mut::<tree::Exchange>() {
+                x.remove_endpoint(node)
+            } else if let Some(d) = any.downcast_mut::<tree::HostedDesignated>() {
+                d.remove_member(now, node)
+            } else {
+                false
+            };
+            if dropped {
                 tracing::warn!(
                     node = format_args!("{:08x}", e.node),
-                    "local exchange: the sender evicted an endpoint; no longer waiting for it"
+                    "the sender evicted a receiver of this region; no longer waiting for it"
                 );
             }
         }
     }
 
-    fn gathering_params(&self) -> Vec<u8> {
-        vec![variant_code(self.0)]
+    fn gathering_params(&self, cfg: &crate::sender::SendConfig) -> Vec<u8> {
+        match self.0 {
+            Variant::Dsp if cfg.dsp.designated_relays => vec![DSP_ON_RELAYS],
+            v => vec![variant_code(v)],
+        }
     }
 
     fn data_fields(&self, _receivers: usize) -> usize {
@@ -247,6 +277,7 @@ impl NetProtocol for Tree {
 
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
         match self.0 {
+            Variant::Dsp if s.dsp.designated_relays => consolidated::start(Variant::Dsp, s, start),
             Variant::Dsp => self.start_dsp(s, start),
             v => consolidated::start(v, s, start),
         }
@@ -279,6 +310,9 @@ impl NetProtocol for Tree {
     /// nothing (forwarded unexamined) for a relay without a region or a region the sender
     /// named no exchange for.
     fn relay(&self, a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
+        if dsp_on_relays(&a) {
+            return consolidated::designated(a, at);
+        }
         consolidated::exchange(a, at)
     }
 
@@ -558,7 +592,7 @@ impl DspPlace {
             );
             self.designated = false;
             self.designated_node = named.node;
-            self.peers = vec![(named.node, named.addr)];
+            self.peers = designated_peer(named);
         }
     }
 }
@@ -609,6 +643,17 @@ impl ReceiverSide for DspPlace {
     }
 }
 
+/// A member's peer: its designated receiver at its address; none for a designated relay (no
+/// address: the member reaches it through the relay its session comes from, whose repairs
+/// come from that address too).
+fn designated_peer(d: &DspEntry) -> Vec<(u32, SocketAddr)> {
+    if d.addr.ip().is_unspecified() {
+        Vec::new()
+    } else {
+        vec![(d.node, d.addr)]
+    }
+}
+
 /// A receiver's endpoint and its place in its region, from the running ANNOUNCE that names
 /// its role (`Ok(None)` before).
 pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, DspPlace)>, NetError> {
@@ -651,7 +696,7 @@ pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, Dsp
             tree::Role::Member {
                 designated: NodeId(d.node),
             },
-            vec![(d.node, d.addr)],
+            designated_peer(d),
             d.node,
         )
     };

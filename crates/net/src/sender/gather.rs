@@ -91,7 +91,7 @@ pub(super) fn gather(
         }
         if now >= next_announce {
             let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
-            let pkt = ep.announce(Phase::Gathering, &ids, &ep.proto.gathering_params())?;
+            let pkt = ep.announce(Phase::Gathering, &ids, &ep.proto.gathering_params(&ep.cfg))?;
             if let Err(e) = ep.wire.send(&ep.sock, ep.group, &pkt, false) {
                 return Err(crate::error::classify("send to", ep.group, e));
             }

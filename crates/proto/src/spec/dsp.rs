@@ -149,4 +149,16 @@ pub const DSP_PARAMS: &[Param] = &[
     .within(1.0, 1000.0)
     .flag("status-ms")
     .sockets_only(),
+    Param::choice(
+        "designated",
+        &["receiver", "relay"],
+        DESIGNATED,
+        "dsp: each region's designated receiver, the region's receiver with the lowest node id or \
+         the `rmcast relay --region R` between the sender and the region (csp and cp ignore it)",
+    )
+    .flag("designated")
+    .sockets_only(),
 ];
+
+/// Who is a dsp region's designated receiver on sockets by default: one of its receivers.
+pub const DESIGNATED: &str = "receiver";

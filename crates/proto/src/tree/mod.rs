@@ -71,6 +71,7 @@ use std::collections::{BTreeMap, VecDeque};
 mod deploy;
 mod endpoint;
 mod exchange;
+mod hosted;
 #[cfg(test)]
 mod reelect_tests;
 mod source;
@@ -81,6 +82,7 @@ mod tests;
 pub use deploy::{deploy, Deployment, Region, Settings};
 pub use endpoint::{Endpoint, EndpointConfig, Role};
 pub use exchange::{Exchange, ExchangeConfig};
+pub use hosted::HostedDesignated;
 pub use source::{Reporter, Source, SourceConfig};
 pub use status::{consolidate, BlockStatus, Merge};
 

@@ -1,6 +1,8 @@
 //! `csp` and `cp` on sockets (see the parent module's doc): the sender's side (an exchange
 //! named per region, the exchanges its reporters), a receiver's endpoint, and the local
-//! exchange `rmcast relay --region R` hosts.
+//! exchange `rmcast relay --region R` hosts; and `dsp` with `--designated relay`, whose
+//! designated receivers are relays the sender names the same way
+//! ([`rmcast_proto::tree::HostedDesignated`]).
 
 use super::*;
 
@@ -73,6 +75,67 @@ pub(super) fn exchange(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Rela
     }))
 }
 
+/// dsp with designated relays: region R's designated receiver for `rmcast relay --region R`
+/// ([`tree::HostedDesignated`]); nothing (forwarded unexamined) for a relay without a region
+/// or a region the sender named no designated relay for.
+pub(super) fn designated(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
+    let Some(region) = at.region else {
+        return Ok(None);
+    };
+    let window = a.window()?;
+    let p = DspParams::decode(a.params)
+        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+    let Some(x) = p
+        .entries
+        .iter()
+        .find(|e| e.role == DspRole::Designated && e.region == region)
+    else {
+        tracing::warn!(
+            region,
+            "the sender named no designated relay for region {region} (no receiver of that \
+             region joined): forwarding unexamined"
+        );
+        return Ok(None);
+    };
+    let members: Vec<NodeId> = p
+        .entries
+        .iter()
+        .filter(|e| e.region == region && e.role == DspRole::Member)
+        .map(|e| NodeId(e.node))
+        .collect();
+    let n = members.len();
+    let timing = Timing::of(&p);
+    let mut c = tree::EndpointConfig::new(
+        NodeId(x.node),
+        NodeId(at.sender),
+        tree::Role::Designated {
+            members,
+            local_group: GroupId(1 + u32::from(region)),
+        },
+        u32::from(window),
+    );
+    c.session = at.session;
+    c.status_min = timing.status_min;
+    c.status_max = timing.status_max;
+    c.local_rtd = timing.local_rtd;
+    c.r_f = timing.r_f;
+    let rng = AgentRng::derive(u64::from(at.session), NodeId(x.node), 1);
+    let agent = tree::HostedDesignated::new(c, rng)
+        .ok_or_else(|| NetError::Failed("dsp: not a designated role".into()))?;
+    tracing::info!(
+        region,
+        designated = format_args!("{:08x}", x.node),
+        members = n,
+        "dsp: region {region}'s designated receiver"
+    );
+    Ok(Some(Relayed {
+        agent: Box::new(agent),
+        links: Links::Interfaces,
+        node: Some(x.node),
+        local_group: Some(local_group(at.group, region)?),
+    }))
+}
+
 /// csp/cp: every receiver an endpoint of its region (by its JOIN's region), one local
 /// exchange per region named, the exchanges the source's reporters.
 pub(super) fn start(
@@ -80,9 +143,10 @@ pub(super) fn start(
     s: &SenderSettings,
     start: &Start<'_>,
 ) -> Result<Started, NetError> {
-    let role = match variant {
-        Variant::Cp => DspRole::Combined,
-        _ => DspRole::Consolidated,
+    let (role, helper_role) = match variant {
+        Variant::Cp => (DspRole::Combined, DspRole::Exchange),
+        Variant::Csp => (DspRole::Consolidated, DspRole::Exchange),
+        Variant::Dsp => (DspRole::Member, DspRole::Designated),
     };
     let mut entries: Vec<DspEntry> = start
         .joined
@@ -100,22 +164,35 @@ pub(super) fn start(
     let mut taken: Vec<u32> = start.ids();
     taken.push(s.node);
     let unspecified = SocketAddr::from(([0, 0, 0, 0], 0));
-    let mut exchanges = RegionHelpers::new(
-        variant.name(),
-        "local exchange",
-        "status",
-        "csp and cp consolidate statuses inside the network",
-    );
+    let mut exchanges = match variant {
+        Variant::Dsp => RegionHelpers::new(
+            "dsp",
+            "designated relay",
+            "status",
+            "dsp sent with --designated relay: each region's designated receiver is a relay",
+        ),
+        _ => RegionHelpers::new(
+            variant.name(),
+            "local exchange",
+            "status",
+            "csp and cp consolidate statuses inside the network",
+        ),
+    };
     for &region in &regions {
         let id = exchanges.name(region, &mut taken);
         entries.push(DspEntry {
             node: id,
             region,
-            role: DspRole::Exchange,
+            role: helper_role,
             addr: unspecified,
         });
     }
-    let status_max = s.dsp.status_interval.mul_f64(1.2);
+    // A dsp designated receiver reports its own status, as often as an endpoint; an
+    // exchange's status waits for its endpoints' (up to a status interval old).
+    let status_max = match variant {
+        Variant::Dsp => Duration::ZERO,
+        _ => s.dsp.status_interval.mul_f64(1.2),
+    };
     let reporters = exchanges
         .named()
         .iter()
@@ -130,6 +207,9 @@ pub(super) fn start(
     c.r_f = s.dsp.r_f;
     c.rate_bps = s.rate_bps;
     c.queue_limit = QUEUE_LIMIT;
+    if variant == Variant::Dsp {
+        c.history = STANDBY_WINDOWS * u32::from(s.window);
+    }
     Ok(Started {
         agent: Box::new(tree::Source::new(c)),
         side: Box::new(Exchanges {
@@ -168,7 +248,8 @@ impl SenderSide for Exchanges {
     fn role(&self, _node: u32) -> Option<&'static str> {
         Some(match self.variant {
             Variant::Cp => "combined",
-            _ => "consolidated",
+            Variant::Csp => "consolidated",
+            Variant::Dsp => "member",
         })
     }
 

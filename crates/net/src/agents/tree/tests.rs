@@ -21,7 +21,9 @@ fn the_gathering_announce_names_the_variant_and_a_relay_refuses_only_dsp() {
         (&CSP, Variant::Csp),
         (&CP, Variant::Cp),
     ] {
-        let raw = t.gathering_params();
+        let raw = t.gathering_params(&crate::sender::SendConfig::new(
+            "239.1.2.3:5000".parse().unwrap(),
+        ));
         let a = announce(&raw, false);
         assert_eq!(announced_variant(&a), Some(v));
         assert_eq!(DSP.relay_refusal(a).is_some(), v == Variant::Dsp, "{v:?}");

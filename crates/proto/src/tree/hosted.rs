@@ -1,0 +1,122 @@
+//! A DSP designated endpoint `E_i1` hosted where a router's helper would be (`rmcast relay
+//! --region R` between the source and region R's members): the designated role on a separate
+//! host, which seed 001 leaves open (its designated receiver is one of the region's
+//! destinations). The hosted endpoint sees the source's packets on their way down (and lets
+//! them pass: the members need the data too), takes its members' local statuses, and
+//! originates its own status to the source and its local re-multicasts on the region's
+//! local group. It delivers to no application.
+
+use super::endpoint::{Endpoint, EndpointConfig, Role};
+use crate::rng::AgentRng;
+use crate::{
+    Agent, Dest, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit, Time,
+};
+use rmcast_wire::{Family, Header};
+
+/// A designated endpoint as a router agent.
+pub struct HostedDesignated {
+    ep: Endpoint,
+    node: NodeId,
+    source: NodeId,
+    members: Vec<NodeId>,
+    out: Outbox<RouterTransmit>,
+}
+
+impl HostedDesignated {
+    /// Host the endpoint `cfg` describes; `None` unless its role is [`Role::Designated`].
+    pub fn new(cfg: EndpointConfig, rng: AgentRng) -> Option<Self> {
+        let Role::Designated { members, .. } = &cfg.role else {
+            return None;
+        };
+        let members = members.clone();
+        let (node, source) = (cfg.node, cfg.source);
+        Some(HostedDesignated {
+            ep: Endpoint::new(cfg, rng),
+            node,
+            source,
+            members,
+            out: Outbox::new(),
+        })
+    }
+
+    /// The endpoint it hosts (for inspection).
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.ep
+    }
+
+    /// Stop waiting for `member` (the source evicted it); `true` if it was one.
+    pub fn remove_member(&mut self, now: Time, member: NodeId) -> bool {
+        self.members.retain(|&m| m != member);
+        let was = self.ep.remove_receiver(now, member);
+        self.drain();
+        was
+    }
+
+    fn drain(&mut self) {
+        while let Some(t) = self.ep.poll_transmit() {
+            self.out.push_via(t, None);
+        }
+        // The blocks it delivers are nobody's: it holds them only to repair its members.
+        while self.ep.poll_event().is_some() {}
+        let ignored = self.out.stats.ignored;
+        self.out.stats = self.ep.stats().clone();
+        self.out.stats.ignored += ignored;
+    }
+}
+
+impl RouterAgent for HostedDesignated {
+    fn on_packet(
+        &mut self,
+        now: Time,
+        _ingress: IfaceId,
+        from: NodeId,
+        dest: Dest,
+        packet: &[u8],
+    ) -> RouteDecision {
+        if !Header::parse(packet).is_ok_and(|h| h.family == Family::Tree) {
+            return RouteDecision::Forward;
+        }
+        let to_me = dest == Dest::Node(self.node);
+        if from == self.source {
+            self.ep.handle_packet(now, from, packet);
+            self.drain();
+            // The source's data and re-multicasts go on to the members.
+            return if to_me {
+                RouteDecision::Consume
+            } else {
+                RouteDecision::Forward
+            };
+        }
+        if to_me && self.members.contains(&from) {
+            self.ep.handle_packet(now, from, packet);
+            self.drain();
+        } else {
+            self.out.stats.ignored += 1;
+        }
+        RouteDecision::Consume
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+            self.ep.handle_timeout(now);
+        }
+        self.drain();
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.ep.poll_timeout()
+    }
+
+    /// Blocks it holds for its members (reassembly and retransmission buffers).
+    fn state_entries(&self) -> usize {
+        self.ep
+            .gauge(crate::Gauge::Held)
+            .map_or(0, |h| h.max(0.0) as usize)
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
+    }
+
+    crate::outbox_field!(out: RouterTransmit);
+}
