@@ -466,7 +466,10 @@ fn prmp_through_two_levels_of_relays() {
         assert!(count(r, "down_consumed") > 1000, "{s}");
         assert!(count(r, "originated") > 1000, "{s}");
         assert!(count(r, "up_consumed") > 0, "its children's responses: {s}");
-        assert!(count(r, "repairs_originated") > 0, "it repairs its children: {s}");
+        assert!(
+            count(r, "repairs_originated") > 0,
+            "it repairs its children: {s}"
+        );
     }
 }
 

@@ -44,10 +44,15 @@
 //!   and polls stop here, the relay's own go down, its responses up from its upstream unicast
 //!   socket, where the sender's unicast repairs to it arrive.
 //!
+//! * **A dsp region's designated receiver on a separate host** (`rmcast send --designated
+//!   relay`, `--region R`): the agent is [`rmcast_proto::tree::HostedDesignated`]; the
+//!   sender's data passes (and is held), the members' statuses stop here, its status goes up
+//!   and its local re-multicasts down to the region's local group.
+//!
 //! Not yet: keyed sessions (the relay cannot read sealed datagrams, and what its agent
-//! originates would need the sender's key; it drops them and says so); dsp, whose members
-//! reach their designated receiver at its own address, is refused at its first ANNOUNCE
-//! ([`crate::agents::NetProtocol::relay_refusal`]).
+//! originates would need the sender's key; it drops them and says so); dsp whose designated
+//! receivers are receivers, whose members reach them at their own addresses, is refused at its
+//! first ANNOUNCE ([`crate::agents::NetProtocol::relay_refusal`]).
 
 use crate::agents::{self, Announced, Links, RelayAt};
 use crate::endpoint::RECV_BUF;

@@ -37,8 +37,12 @@ use std::process::ExitCode;
     For prmp, --region R makes it region R's relay (multi-level PRMP): a child of the sender\n\
     upstream, the polling parent of region R's receivers downstream, re-multicasting the\n\
     data and repairing its children itself; without --region it forwards prmp.\n\
-    Not yet: keyed sessions (--key-file; dropped and counted); dsp (its members reach their\n\
-    designated receiver at its own address) is refused at its first ANNOUNCE.\n\
+    For dsp sent with --designated relay, --region R makes it region R's designated\n\
+    receiver on a separate host: it takes the members' statuses, reports to the sender and\n\
+    re-multicasts what they lack on the region's local group.\n\
+    Not yet: keyed sessions (--key-file; dropped and counted); dsp whose designated\n\
+    receivers are receivers (its members reach them at their own addresses) is refused at\n\
+    its first ANNOUNCE.\n\
     Exit status: 0 ended as asked (--once: the session's END; or a signal after serving);\n\
     1 --once's session was refused or its sender went silent, or --wait passed without a\n\
     session; 2 bad usage or\n\
@@ -60,8 +64,9 @@ pub struct Args {
     /// Serve only this session id (8 hex digits, as `rmcast send` prints it)
     #[arg(long, value_name = "ID", value_parser = super::recv::parse_session)]
     pub session: Option<u32>,
-    /// csp, cp: host the local exchange of this region; prmp: be this region's relay (the
-    /// receivers below started with `rmcast recv --region REGION`); other protocols ignore it
+    /// csp, cp: host the local exchange of this region; prmp: be this region's relay; dsp sent
+    /// with --designated relay: be its designated receiver (the receivers below started with
+    /// `rmcast recv --region REGION`); other protocols ignore it
     #[arg(long, value_name = "REGION")]
     pub region: Option<u16>,
     /// Most receivers one session may have through this relay

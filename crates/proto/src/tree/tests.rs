@@ -673,3 +673,78 @@ fn designated_frees_blocks_held_for_a_removed_member() {
     assert!(e.remove_receiver(Time::from_millis(2), m2));
     assert_eq!(e.retx_len(), 0);
 }
+
+/// The designated endpoint hosted as a router agent: the source's data passes on to the
+/// members (and is held), a member's status addressed to it stops there and brings its local
+/// re-multicast, and what it must not take (a status from a stranger, one addressed to
+/// another node) is dropped and counted; other families pass.
+#[test]
+fn a_hosted_designated_endpoint_passes_data_and_takes_statuses() {
+    use crate::{IfaceId, RouteDecision, RouterAgent};
+    let (d, m, src) = (NodeId(100), NodeId(2), NodeId(0));
+    let lg = GroupId(7);
+    let l = 16;
+    let mut cfg = EndpointConfig::new(
+        d,
+        src,
+        Role::Designated {
+            members: vec![m],
+            local_group: lg,
+        },
+        l,
+    );
+    cfg.local_rtd = Duration::from_millis(1);
+    let mut h = super::HostedDesignated::new(cfg.clone(), AgentRng::from_seed(3)).unwrap();
+    let up = IfaceId(0);
+    for s in 0..6 {
+        let at = Time::from_micros(10 * s);
+        let dec = h.on_packet(at, up, src, Dest::Group(GroupId(0)), &data_packet(s, b"x"));
+        assert_eq!(dec, RouteDecision::Forward, "the members need the data too");
+    }
+    assert_eq!(h.endpoint().lw(), 6);
+    let st = local_status(m, 3, l, &[1, 2], l);
+    let dec = h.on_packet(Time::from_millis(5), IfaceId(1), m, Dest::Node(d), &st);
+    assert_eq!(dec, RouteDecision::Consume);
+    let t = h.poll_transmit().expect("a local re-multicast");
+    assert_eq!(t.transmit.dest, Dest::Group(lg));
+    assert!(t.via.is_none());
+    assert_eq!(h.stats().repairs_sent, 1);
+    let before = h.stats().ignored;
+    let stranger = local_status(NodeId(9), 3, l, &[1, 2], l);
+    assert_eq!(
+        h.on_packet(
+            Time::from_millis(6),
+            IfaceId(1),
+            NodeId(9),
+            Dest::Node(d),
+            &stranger
+        ),
+        RouteDecision::Consume
+    );
+    assert_eq!(
+        h.on_packet(
+            Time::from_millis(6),
+            IfaceId(1),
+            m,
+            Dest::Node(NodeId(5)),
+            &st
+        ),
+        RouteDecision::Consume
+    );
+    assert_eq!(h.stats().ignored, before + 2);
+    let end = Packet::to_vec(
+        Envelope::default(),
+        &Message::Session(rmcast_wire::session::Message::End { outcomes: &[] }),
+    )
+    .unwrap();
+    assert_eq!(
+        h.on_packet(Time::from_millis(7), up, src, Dest::Group(GroupId(0)), &end),
+        RouteDecision::Forward
+    );
+    // An evicted member no longer holds blocks back.
+    assert!(h.remove_member(Time::from_millis(8), m));
+    assert!(!h.remove_member(Time::from_millis(8), m));
+    // Only a designated role can be hosted.
+    cfg.role = Role::Member { designated: d };
+    assert!(super::HostedDesignated::new(cfg, AgentRng::from_seed(3)).is_none());
+}

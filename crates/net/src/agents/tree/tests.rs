@@ -211,3 +211,87 @@ fn a_member_learns_its_designated_receiver_and_local_group() {
         .unwrap()
         .is_none());
 }
+
+/// dsp with `--designated relay`: the gathering ANNOUNCE says so (a relay refuses only plain
+/// dsp), the sender names a designated relay per region (no address) and makes every receiver
+/// a member, a member reaches it through its relay (no peer address), and region 1's relay
+/// hosts the designated endpoint with the region's local group; an eviction reaches it.
+#[test]
+fn dsp_with_designated_relays() {
+    use crate::agents::{Joiner, RelayAt, Start};
+    let g: SocketAddr = "239.1.2.3:5000".parse().unwrap();
+    let mut cfg = crate::sender::SendConfig::new(g);
+    assert!(DSP
+        .relay_refusal(announce(&DSP.gathering_params(&cfg), false))
+        .is_some());
+    cfg.dsp.designated_relays = true;
+    let raw = DSP.gathering_params(&cfg);
+    assert_eq!(
+        announced_variant(&announce(&raw, false)),
+        Some(Variant::Dsp)
+    );
+    assert!(DSP.relay_refusal(announce(&raw, false)).is_none());
+    let addr = |p: u16| SocketAddr::new("10.0.0.1".parse().unwrap(), p);
+    let joined: Vec<Joiner> = vec![
+        (5, Some(1), addr(1)),
+        (6, Some(1), addr(2)),
+        (7, None, addr(3)),
+    ];
+    let mut s = crate::agents::tests::settings();
+    s.dsp.designated_relays = true;
+    let start = Start {
+        joined: &joined,
+        group: g,
+        stream: "",
+    };
+    let mut started = DSP.start(&s, &start).unwrap();
+    let raw = started.side.params().unwrap();
+    let p = DspParams::decode(&raw).unwrap();
+    let designated: Vec<(u16, u32, bool)> = p
+        .entries
+        .iter()
+        .filter(|e| e.role == DspRole::Designated)
+        .map(|e| (e.region, e.node, e.addr.ip().is_unspecified()))
+        .collect();
+    assert_eq!(designated, [(0, 0xEC00_0000, true), (1, 0xEC00_0001, true)]);
+    assert!(p
+        .entries
+        .iter()
+        .filter(|e| [5, 6, 7].contains(&e.node))
+        .all(|e| e.role == DspRole::Member));
+    let a = announce(&raw, true);
+    assert_eq!(announced_variant(&a), Some(Variant::Dsp));
+    assert!(DSP.relay_refusal(a).is_none());
+    assert_eq!(started.side.reported_by(6), Some(0xEC00_0001));
+    assert_eq!(started.side.role(6), Some("member"));
+    let me = Me {
+        node: 6,
+        session: 9,
+        sender: 1,
+        group: g,
+    };
+    let r = DSP.receiver(a, &me).unwrap().unwrap();
+    assert!(r.side.peers().is_empty(), "reached through the relay");
+    assert_eq!(r.side.join(), Some("239.1.2.3:5002".parse().unwrap()));
+    let at = RelayAt {
+        session: 9,
+        sender: 1,
+        node: 77,
+        receivers: &[],
+        region: Some(1),
+        group: g,
+    };
+    let hosted = DSP.relay(a, &at).unwrap().unwrap();
+    assert_eq!(hosted.node, Some(0xEC00_0001));
+    assert_eq!(hosted.local_group, Some("239.1.2.3:5002".parse().unwrap()));
+    let mut agent = hosted.agent;
+    assert!(started.side.evicted(Time::ZERO, &mut *started.agent, 5));
+    let raw = started.side.params().unwrap();
+    DSP.relay_announced(Time::ZERO, &mut *agent, announce(&raw, true));
+    let d = agent
+        .as_any_mut()
+        .and_then(|x| x.downcast_mut::<tree::HostedDesignated>())
+        .unwrap();
+    assert!(!d.remove_member(Time::ZERO, NodeId(5)), "already removed");
+    assert!(d.remove_member(Time::ZERO, NodeId(6)));
+}
