@@ -609,6 +609,7 @@ fn build_tree(
 ) -> Result<(), ScenarioError> {
     use rmcast_proto::tree::{deploy, Region, Settings, Variant};
     let p = cx.params;
+    let at_router = variant == Variant::Dsp && cx.word("designated")? == "relay";
     let (spt, dist) = spt_distances(cx.sim.network(), cx.source);
     let rtd_of = |n: NodeId| {
         Duration::from_nanos(2 * dist.get(n.0 as usize).copied().flatten().unwrap_or(0))
@@ -622,8 +623,13 @@ fn build_tree(
                 &format!("receiver {r:?} is unreachable from the source"),
             ));
         };
-        if variant != Variant::Dsp && cx.sim.network().kind(x) != Some(crate::NodeKind::Router) {
-            return Err(p.bad("name", "csp and cp need every receiver behind a router"));
+        if (variant != Variant::Dsp || at_router)
+            && cx.sim.network().kind(x) != Some(crate::NodeKind::Router)
+        {
+            return Err(p.bad(
+                "name",
+                "csp, cp and dsp with designated = \"relay\" need every receiver behind a router",
+            ));
         }
         match regions.iter_mut().find(|g| g.exchange == x) {
             Some(g) => g.endpoints.push(r),
@@ -667,6 +673,7 @@ fn build_tree(
     s.local_rtd = cx.ms("local_rtd_ms")?;
     s.kou = cx.int("kou")? as u32;
     s.linger = cx.ms("linger_ms")?;
+    s.designated_at_exchange = at_router;
     let d = deploy(
         cx.source,
         cx.group,

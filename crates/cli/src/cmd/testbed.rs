@@ -71,7 +71,8 @@ struct Plan {
     /// Whether a link has a delay the testbed does not emulate.
     delayed: bool,
     /// A router's hosts are a region and its relay serves them: csp and cp (their local
-    /// exchange), prmp with `relays = true` (their polling parent, multi-level PRMP).
+    /// exchange), prmp with `relays = true` (their polling parent, multi-level PRMP), dsp with
+    /// `designated = "relay"` (their designated receiver: `rmcast send --designated relay`).
     regions: bool,
 }
 
@@ -167,7 +168,19 @@ fn plan(sc: &Scenario, table: &Table, links: Option<usize>) -> Result<Plan, NetE
         })
         .transpose()?
         .unwrap_or(false);
-    let regions = matches!(protocol.as_str(), "csp" | "cp") || (protocol == "prmp" && relays);
+    let designated = table
+        .get("protocol")
+        .and_then(|p| p.get("designated"))
+        .map(|v| {
+            v.as_str()
+                .filter(|w| matches!(*w, "receiver" | "relay"))
+                .ok_or_else(|| bad("[protocol] designated must be \"receiver\" or \"relay\""))
+        })
+        .transpose()?
+        .unwrap_or(rmcast_proto::spec::dsp::DESIGNATED);
+    let dsp_relays = protocol == "dsp" && designated == "relay";
+    let regions =
+        matches!(protocol.as_str(), "csp" | "cp") || (protocol == "prmp" && relays) || dsp_relays;
     let seed = table
         .get("seed")
         .and_then(|s| s.as_integer())
@@ -528,8 +541,8 @@ fn transfer(
                 None if plan.protocol == "prmp" => {}
                 None => {
                     return Err(setup(format!(
-                        "{}: receiver {r:?} is not behind a router: csp and cp need every \
-                         receiver behind one (its local exchange)",
+                        "{}: receiver {r:?} is not behind a router: csp, cp and dsp with \
+                         designated relays need every receiver behind one",
                         plan.protocol
                     )))
                 }
@@ -557,6 +570,9 @@ fn transfer(
         "--protocol",
     ]));
     args.push(plan.protocol.clone());
+    if plan.protocol == "dsp" && plan.regions {
+        args.extend(strings(&["--designated", "relay"]));
+    }
     // One [traffic] message per datagram, as the simulator sends them (a frame at most).
     let overhead = rmcast_net::agents::protocol(&plan.protocol)
         .map(|p| p.data_overhead(topo.receivers.len()))

@@ -153,11 +153,11 @@ pub const DSP_PARAMS: &[Param] = &[
         "designated",
         &["receiver", "relay"],
         DESIGNATED,
-        "dsp: each region's designated receiver, the region's receiver with the lowest node id or \
-         the `rmcast relay --region R` between the sender and the region (csp and cp ignore it)",
+        "dsp: each region's designated receiver, one of its receivers (on sockets the lowest node \
+         id, in the simulator the closest to the source) or the router above the region (on \
+         sockets its `rmcast relay --region R`), a separate host; csp and cp ignore it",
     )
-    .flag("designated")
-    .sockets_only(),
+    .flag("designated"),
 ];
 
 /// Who is a dsp region's designated receiver on sockets by default: one of its receivers.

@@ -44,6 +44,10 @@ pub struct Settings {
     pub kou: u32,
     /// Delay between the last acknowledgment and `Completed` at the source.
     pub linger: Duration,
+    /// DSP: each region's designated endpoint is its local exchange's node (a router), hosted
+    /// there ([`HostedDesignated`]) as `rmcast relay --region` hosts it on sockets, and every
+    /// receiver is a member; otherwise the region's first endpoint is designated.
+    pub designated_at_exchange: bool,
     /// Messages queued at the source before `send` refuses.
     pub queue_limit: usize,
 }
@@ -64,6 +68,7 @@ impl Settings {
             local_rtd: crate::spec::ms(crate::spec::dsp::LOCAL_RTD_MS),
             kou: crate::spec::dsp::KOU,
             linger: Duration::ZERO,
+            designated_at_exchange: false,
             queue_limit: 64,
         }
     }
@@ -87,6 +92,9 @@ pub struct Deployment {
     pub endpoints: Vec<EndpointConfig>,
     /// Every local exchange's configuration (CSP and CP).
     pub exchanges: Vec<ExchangeConfig>,
+    /// DSP designated endpoints hosted at their region's exchange node
+    /// ([`Settings::designated_at_exchange`]).
+    pub hosted: Vec<EndpointConfig>,
     /// Local multicast groups (region `i` gets `GroupId(first_local_group + i)`) and their
     /// members: DSP — the region's endpoints but `E_i1`; CP — all its endpoints; CSP uses none.
     pub local_groups: Vec<(GroupId, Vec<NodeId>)>,
@@ -104,6 +112,7 @@ pub fn deploy(
     let mut reporters = Vec::new();
     let mut endpoints = Vec::new();
     let mut exchanges = Vec::new();
+    let mut hosted = Vec::new();
     let mut local_groups = Vec::new();
     for (i, r) in regions.iter().enumerate() {
         let Some(&designated) = r.endpoints.first() else {
@@ -127,6 +136,33 @@ pub fn deploy(
             c
         };
         match s.variant {
+            Variant::Dsp if s.designated_at_exchange => {
+                reporters.push(Reporter {
+                    epi: r.exchange.0,
+                    rtd: r.rtd_exchange,
+                    slack: Duration::ZERO,
+                });
+                let mut d = endpoint(
+                    0,
+                    r.exchange,
+                    Role::Designated {
+                        members: r.endpoints.clone(),
+                        local_group,
+                    },
+                );
+                d.rtd = r.rtd_exchange;
+                hosted.push(d);
+                for (j, &m) in r.endpoints.iter().enumerate() {
+                    endpoints.push(endpoint(
+                        j,
+                        m,
+                        Role::Member {
+                            designated: r.exchange,
+                        },
+                    ));
+                }
+                local_groups.push((local_group, r.endpoints.clone()));
+            }
             Variant::Dsp => {
                 let others: Vec<NodeId> = r.endpoints.iter().skip(1).copied().collect();
                 reporters.push(Reporter {
@@ -198,6 +234,7 @@ pub fn deploy(
         source: sc,
         endpoints,
         exchanges,
+        hosted,
         local_groups,
     }
 }
@@ -220,6 +257,12 @@ impl crate::deploy::Deploy for Deployment {
         roles.groups = self.local_groups;
         for x in self.exchanges {
             roles.router(x, rng);
+        }
+        for d in self.hosted {
+            let node = d.node;
+            if let Some(h) = HostedDesignated::new(d, rng(node, 1)) {
+                roles.routers.push((node, Box::new(h)));
+            }
         }
         for e in self.endpoints {
             roles.host(e, rng);

@@ -114,6 +114,12 @@ impl RouterAgent for HostedDesignated {
             .map_or(0, |h| h.max(0.0) as usize)
     }
 
+    /// The blocks it holds: the source released them when it reported them, and a member may
+    /// still lack them.
+    fn custody(&self) -> Option<usize> {
+        Some(self.state_entries())
+    }
+
     fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
         Some(self)
     }

@@ -445,3 +445,26 @@ fn prmp_relays_serve_their_routers_receivers() {
         .and_then(|sc| run_sweep(&sc, RunOptions::default(), &|| {}).map(|_| ()))
         .is_err_and(|e| e.to_string().contains("relays")));
 }
+
+/// dsp with `designated = "relay"`: the router above each region is its designated receiver
+/// (a router agent), every receiver a member; every receiver gets everything, and a receiver
+/// behind no router is refused naming the reason.
+#[test]
+fn dsp_designated_relays_run_at_the_routers() {
+    let text = "seed = 2\n[topology]\nkind = \"binary_tree\"\nheight = 2\nsource_link = true\n\
+                delay_ms = 0.5\nbandwidth_bps = 100000000\n[protocol]\nname = \"dsp\"\n\
+                designated = \"relay\"\nwindow = 64\nblock_bytes = 1000\nrate_mbps = 8\n\
+                [traffic]\nmessages = 300\nsize = 1000\ninterval_ms = 1\n[[loss]]\n\
+                model = \"bernoulli\"\np = 0.05\nat = \"link\"\n";
+    let res = run_sweep(&parse(text).unwrap(), RunOptions::default(), &|| {}).unwrap();
+    let col = |k: &str| res[0].column(k).unwrap().csv();
+    assert_eq!(col("completed"), "true");
+    assert_eq!(col("delivered_min"), "300");
+    let on_bus =
+        "seed = 1\n[topology]\nkind = \"bus\"\nreceivers = 3\n[protocol]\nname = \"dsp\"\n\
+                  designated = \"relay\"\n[traffic]\nmessages = 10\nsize = 500\n";
+    let e = parse(on_bus)
+        .and_then(|sc| run_sweep(&sc, RunOptions::default(), &|| {}).map(|_| ()))
+        .unwrap_err();
+    assert!(e.to_string().contains("behind a router"), "{e}");
+}
