@@ -609,7 +609,13 @@ fn build_tree(
 ) -> Result<(), ScenarioError> {
     use rmcast_proto::tree::{deploy, Region, Settings, Variant};
     let p = cx.params;
-    let at_router = variant == Variant::Dsp && cx.word("designated")? == "relay";
+    let relay = match cx.word("designated")?.as_str() {
+        "receiver" => false,
+        "relay" => true,
+        _ => return Err(p.bad("designated", "\"receiver\" or \"relay\"")),
+    };
+    // csp and cp have no designated receiver: the key is checked, not used.
+    let at_router = variant == Variant::Dsp && relay;
     let (spt, dist) = spt_distances(cx.sim.network(), cx.source);
     let rtd_of = |n: NodeId| {
         Duration::from_nanos(2 * dist.get(n.0 as usize).copied().flatten().unwrap_or(0))
