@@ -813,6 +813,7 @@ fn build_prmp_relays(
                 upstream: prmp::ReceiverConfig::new(router, window),
                 downstream: down,
                 messages: None,
+                backlog_limit: None,
             },
             cx.source,
         )

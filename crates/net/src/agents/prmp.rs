@@ -263,6 +263,10 @@ impl SenderSide for Levels {
     }
 }
 
+/// Windows of packets a relay keeps waiting for its children before it stops taking its
+/// parent's data ([`prmp::tree::RelayConfig::backlog_limit`]).
+pub const RELAY_BACKLOG_WINDOWS: usize = 4;
+
 /// Region R's relay for `rmcast relay --region R`, from the running ANNOUNCE.
 fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
     let Some(region) = at.region else {
@@ -331,6 +335,8 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
             upstream: up,
             downstream: down,
             messages: None,
+            // A relay's memory stays bounded whatever its children's pace.
+            backlog_limit: Some(RELAY_BACKLOG_WINDOWS * usize::try_from(window).unwrap_or(1)),
         },
         NodeId(at.sender),
     )

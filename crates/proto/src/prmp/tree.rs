@@ -13,7 +13,11 @@
 //!    until its children acknowledge it. Reliability stays end to end because each relay
 //!    reports [`Event::Completed`] only when every child acknowledged everything, and a run
 //!    is over only when every relay completed. Flow control is per hop (each relay's window
-//!    `S` towards its children), and the relay's backlog is not bounded by its parent.
+//!    `S` towards its children); the relay's backlog is not bounded by its parent unless
+//!    [`RelayConfig::backlog_limit`] is set: with that many packets waiting for its children,
+//!    it takes no more data from its parent (a DATAPOLL's poll is still answered), so its
+//!    left edge stays and its parent's window closes, and the parent repairs the packets it
+//!    skipped once it has room.
 //! 2. **End of transmission.** PRMP has no FIN (§1: termination is a separate phase). The
 //!    relay is told the transfer length at setup ([`RelayConfig::messages`], the connection
 //!    setup of §1); after forwarding that many packets it closes its own session. Without it
@@ -43,6 +47,11 @@ pub struct RelayConfig {
     /// Packets in the transfer, if known at setup: the relay closes its downstream session
     /// after forwarding that many.
     pub messages: Option<u64>,
+    /// Most packets waiting for the downstream half before the relay stops taking its
+    /// parent's data (`None`: no limit, the simulator's studies). The backlog stays below it
+    /// plus the upstream window `S` (a repair that fills a gap releases up to `S` at once),
+    /// and the downstream half holds at most two windows more (its queue and its window).
+    pub backlog_limit: Option<usize>,
 }
 
 /// A non-leaf receiver of the multi-level tree.
@@ -52,6 +61,9 @@ pub struct Relay {
     tx: Sender,
     messages: Option<u64>,
     backlog: VecDeque<Bytes>,
+    backlog_limit: Option<usize>,
+    /// Data packets from the parent not taken because the backlog was full.
+    held_back: u64,
     forwarded: u64,
     closed: bool,
     /// Its events and counters (the sum of its halves'); datagrams come from the halves.
@@ -81,14 +93,23 @@ fn add(a: &Stats, b: &Stats) -> Stats {
 impl Relay {
     /// A relay built from `cfg`; an error if `cfg` is out of range.
     pub fn new(mut cfg: RelayConfig) -> Result<Self, super::ConfigError> {
-        // The relay's own sending buffer is its upstream consumer: it must take everything.
-        cfg.downstream.queue_limit = usize::MAX;
+        // The relay's own sending buffer is its upstream consumer: without a backlog limit it
+        // must take everything; with one, what waits beyond a window stays in the backlog the
+        // limit counts.
+        cfg.downstream.queue_limit = match cfg.backlog_limit {
+            None => usize::MAX,
+            Some(_) => usize::try_from(cfg.downstream.window)
+                .unwrap_or(usize::MAX)
+                .max(1),
+        };
         let tx = Sender::new(cfg.downstream)?;
         Ok(Relay {
             rx: Receiver::new(cfg.upstream),
             tx,
             messages: cfg.messages,
             backlog: VecDeque::new(),
+            backlog_limit: cfg.backlog_limit,
+            held_back: 0,
             forwarded: 0,
             closed: false,
             out: Outbox::new(),
@@ -103,6 +124,16 @@ impl Relay {
     /// Packets received from the parent and handed to the downstream half.
     pub fn forwarded(&self) -> u64 {
         self.forwarded
+    }
+
+    /// Data packets from the parent it did not take, its backlog full
+    /// ([`RelayConfig::backlog_limit`]).
+    pub fn held_back(&self) -> u64 {
+        self.held_back
+    }
+
+    fn full(&self) -> bool {
+        self.backlog_limit.is_some_and(|l| self.backlog.len() >= l)
     }
 
     fn step(&mut self, now: Time) {
@@ -145,18 +176,39 @@ impl Relay {
 
 impl Agent for Relay {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        let to_tx = matches!(
-            Packet::decode(packet),
+        match Packet::decode(packet) {
             Ok(Packet {
                 message: Message::Prmp(wire::Message::Resp { .. }),
                 ..
-            })
-        );
-        if to_tx {
-            self.tx.handle_packet(now, from, packet);
-        } else {
+            }) => self.tx.handle_packet(now, from, packet),
+            Ok(Packet {
+                header,
+                message:
+                    Message::Prmp(m @ (wire::Message::Data { .. } | wire::Message::DataPoll { .. })),
+            }) if self.full() => {
+                self.held_back += 1;
+                // The data waits at the parent; the poll it carries is answered.
+                if let wire::Message::DataPoll {
+                    ts, poll_seq, cld, ..
+                } = m
+                {
+                    let env = rmcast_wire::Envelope {
+                        session: header.session,
+                        source: header.source,
+                        flags: header.flags,
+                    };
+                    let poll = wire::Message::Poll {
+                        ts,
+                        seq: poll_seq,
+                        cld,
+                    };
+                    if let Ok(p) = Packet::to_vec(env, &Message::Prmp(poll)) {
+                        self.rx.handle_packet(now, from, &p);
+                    }
+                }
+            }
             // Everything else (including undecodable input, counted there) is upstream's.
-            self.rx.handle_packet(now, from, packet);
+            _ => self.rx.handle_packet(now, from, packet),
         }
         self.step(now);
     }
@@ -185,6 +237,10 @@ impl Agent for Relay {
         let r = self.tx.remove_receiver(now, node);
         self.step(now);
         r
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
     }
 }
 
@@ -332,6 +388,7 @@ mod tests {
                 upstream: ReceiverConfig::new(r, window),
                 downstream: SenderConfig::new(r, GroupId(2 + k as u32), kids(k as u32)),
                 messages: Some(n),
+                backlog_limit: None,
             };
             assert_eq!(h.add(Box::new(Relay::new(cfg).unwrap())), r);
         }
@@ -404,6 +461,7 @@ mod tests {
             upstream: ReceiverConfig::new(NodeId(1), 64),
             downstream: SenderConfig::new(NodeId(1), GroupId(2), vec![NodeId(2)]),
             messages: None,
+            backlog_limit: None,
         };
         h.add(Box::new(Relay::new(cfg).unwrap()));
         h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(2), 64))));
@@ -441,6 +499,7 @@ mod tests {
                 upstream: ReceiverConfig::new(NodeId(1), 32),
                 downstream: SenderConfig::new(NodeId(1), GroupId(0), leaves.to_vec()),
                 messages: None,
+                backlog_limit: None,
             },
             NodeId(0),
         )
@@ -549,6 +608,75 @@ mod tests {
         assert_eq!(
             router.on_packet(now, IfaceId(0), NodeId(0), Dest::Group(GroupId(0)), &end),
             RouteDecision::Forward
+        );
+    }
+
+    /// With a backlog limit, a relay whose child is slow (its parent sends ten times as fast,
+    /// 20 % loss below the relay, none above)
+    /// stops taking its parent's data when the limit is reached, answers the polls riding on
+    /// it, and takes the data again from its parent's repairs: the backlog never passes the
+    /// limit by more than the window a repair can release at once, and the child still gets
+    /// everything in order.
+    #[test]
+    fn a_full_relay_holds_its_parent_back_and_still_delivers_everything() {
+        let n = 300u64;
+        let mut h = Harness::new(Duration::from_micros(1500), 0.0, 5);
+        let mut root = SenderConfig::new(NodeId(0), GroupId(1), vec![NodeId(1)]);
+        root.queue_limit = usize::MAX;
+        root.window = 32;
+        // The parent sends ten times as fast as the relay's downstream half (1 ms IPG).
+        root.ipg = Duration::from_micros(100);
+        let s = h.add(Box::new(Sender::new(root).unwrap()));
+        let mut down = SenderConfig::new(NodeId(1), GroupId(2), vec![NodeId(2)]);
+        down.window = 8;
+        let limit = 10;
+        let cfg = RelayConfig {
+            upstream: ReceiverConfig::new(NodeId(1), 32),
+            downstream: down,
+            messages: Some(n),
+            backlog_limit: Some(limit),
+        };
+        h.add(Box::new(Relay::new(cfg).unwrap()));
+        h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(2), 8))));
+        h.set_group(GroupId(1), vec![NodeId(1)]);
+        h.set_group(GroupId(2), vec![NodeId(2)]);
+        let mut rng = crate::rng::AgentRng::from_seed(11);
+        h.drop_when(Box::new(move |_, to, _| to == NodeId(2) && rng.chance(0.2)));
+        h.with_agent(s, |a, now| {
+            for i in 0..n {
+                a.send(now, message(i)).unwrap();
+            }
+            a.close(now);
+        });
+        let mut peak = 0;
+        let mut held = 0;
+        let mut t = Time::ZERO;
+        while t < Time::from_secs(600) {
+            t += Duration::from_millis(1);
+            h.run_until(t);
+            let r = h
+                .agent_mut(NodeId(1))
+                .and_then(|a| a.as_any_mut())
+                .and_then(|a| a.downcast_mut::<Relay>())
+                .unwrap();
+            peak = peak.max(r.backlog.len());
+            held = r.held_back();
+            if h.events[1]
+                .iter()
+                .any(|(_, e)| matches!(e, Event::Completed))
+            {
+                break;
+            }
+        }
+        assert_reliable(&h, [2], n, AnyOrder, "slow child");
+        assert!(
+            held > 0,
+            "the limit was never reached (peak backlog {peak})"
+        );
+        // A repair that fills a gap delivers up to a window (S = 32) at once.
+        assert!(
+            peak <= limit + 32,
+            "backlog {peak} over the limit {limit} + S"
         );
     }
 }

@@ -127,6 +127,7 @@ pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
                 upstream: prmp::ReceiverConfig::new(relay, w),
                 downstream: prmp_sender(relay, g, kids.to_vec(), w, rr),
                 messages: Some(s.packets),
+                backlog_limit: None,
             };
             let a = prmp::tree::Relay::new(cfg).map_err(|e| e.to_string())?;
             sim.add_agent(relay, Box::new(a))
