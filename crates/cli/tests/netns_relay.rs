@@ -53,6 +53,79 @@ fn relay_with(r: &Router, group: &str, downstream: usize, extra: &[&str]) -> Pro
     Proc::in_netns(r.name(), &args)
 }
 
+/// One relay router between the sender's bridge (`top_hosts` hosts, 5 % frame loss) and two
+/// downstream bridges of two hosts each (10 % frame loss on each).
+struct Fan {
+    // Fields drop in order: the router's namespace goes before the bridges it joins.
+    r: Router,
+    top: Segment,
+    d1: Segment,
+    d2: Segment,
+}
+
+impl Fan {
+    fn create(top_hosts: usize) -> Self {
+        let top = Segment::create(top_hosts).unwrap();
+        let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
+        let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
+        top.frame_loss(0.05, None).unwrap();
+        d1.frame_loss(0.10, None).unwrap();
+        d2.frame_loss(0.10, None).unwrap();
+        Fan { top, d1, d2, r }
+    }
+
+    /// The four downstream hosts.
+    fn leaves(&self) -> [(&Segment, usize); 4] {
+        [(&self.d1, 0), (&self.d1, 1), (&self.d2, 0), (&self.d2, 1)]
+    }
+}
+
+/// Two levels of routers: the sender's bridge (`top_hosts` hosts) → router A → a middle
+/// bridge → routers B and C, each above two bridges of one host; 5 % frame loss on every
+/// bridge.
+struct TwoLevels {
+    // Fields drop in order: the routers' namespaces go before the bridges they join.
+    routers: [Router; 3],
+    top: Segment,
+    leaves: Vec<Segment>,
+    _mid: Segment,
+}
+
+impl TwoLevels {
+    fn create(top_hosts: usize) -> Self {
+        let top = Segment::create(top_hosts).unwrap();
+        let mid = Segment::create(0).unwrap();
+        let leaves: Vec<Segment> = (0..4).map(|_| Segment::create(1).unwrap()).collect();
+        let a = Router::create(&[&top, &mid], 254).unwrap();
+        let b = Router::create(&[&mid, &leaves[0], &leaves[1]], 253).unwrap();
+        let c = Router::create(&[&mid, &leaves[2], &leaves[3]], 252).unwrap();
+        for s in [&top, &mid].into_iter().chain(leaves.iter()) {
+            s.frame_loss(0.05, None).unwrap();
+        }
+        TwoLevels {
+            top,
+            leaves,
+            routers: [a, b, c],
+            _mid: mid,
+        }
+    }
+
+    /// Relay A forwarding unexamined, B and C the relays of regions 1 and 2.
+    fn relays(&self, group: &str) -> Vec<Proc> {
+        let [a, b, c] = &self.routers;
+        vec![
+            relay(a, group, 1),
+            relay_with(b, group, 2, &["--region", "1"]),
+            relay_with(c, group, 2, &["--region", "2"]),
+        ]
+    }
+
+    /// The host on each bottom bridge: regions 1, 1, 2, 2.
+    fn leaves(&self) -> Vec<(&Segment, usize)> {
+        self.leaves.iter().map(|s| (s, 0)).collect()
+    }
+}
+
 /// A receiver on host `h` of `seg` writing into `dir`.
 fn receiver(seg: &Segment, h: usize, node: u32, group: &str, dir: &Path) -> Proc {
     receiver_in(seg, h, node, group, dir, None)
@@ -183,25 +256,19 @@ fn count(v: &Value, key: &str) -> u64 {
 fn pgm_through_a_network_element_relay() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let top = Segment::create(1).unwrap();
-    let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
-    let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
-    top.frame_loss(0.05, None).unwrap();
-    d1.frame_loss(0.10, None).unwrap();
-    d2.frame_loss(0.10, None).unwrap();
+    let f = Fan::create(1);
     let group = "239.77.9.1:6400";
-    let relays = vec![relay(&r, group, 2)];
+    let relays = vec![relay(&f.r, group, 2)];
     std::thread::sleep(Duration::from_millis(300));
-    let leaves = [(&d1, 0), (&d1, 1), (&d2, 0), (&d2, 1)];
-    let (sent, rel) = transfer(&top, &leaves, relays, group, 3_000_000, &[]);
+    let (sent, rel) = transfer(&f.top, &f.leaves(), relays, group, 3_000_000, &[]);
     let s = session(&rel[0]);
     eprintln!("relay: {s}");
     eprintln!(
         "sender: {} repairs; frames dropped {} / {} / {}",
         sent["agent"]["repairs_sent"],
-        top.frames_dropped(),
-        d1.frames_dropped(),
-        d2.frames_dropped()
+        f.top.frames_dropped(),
+        f.d1.frames_dropped(),
+        f.d2.frames_dropped()
     );
     assert_eq!(s["protocol"], "pgm");
     assert_eq!(s["agent"], true);
@@ -260,19 +327,13 @@ fn pgm_through_two_levels_of_relays() {
 fn csp_through_a_local_exchange_relay() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let top = Segment::create(1).unwrap();
-    let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
-    let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
-    top.frame_loss(0.05, None).unwrap();
-    d1.frame_loss(0.10, None).unwrap();
-    d2.frame_loss(0.10, None).unwrap();
+    let f = Fan::create(1);
     let group = "239.77.9.8:6470";
-    let relays = vec![relay_with(&r, group, 2, &["--region", "0"])];
+    let relays = vec![relay_with(&f.r, group, 2, &["--region", "0"])];
     std::thread::sleep(Duration::from_millis(300));
-    let leaves = [(&d1, 0), (&d1, 1), (&d2, 0), (&d2, 1)];
     let (sent, rel) = transfer_in(
-        &top,
-        &leaves,
+        &f.top,
+        &f.leaves(),
         &[0, 0, 0, 0],
         relays,
         group,
@@ -309,19 +370,13 @@ fn csp_through_a_local_exchange_relay() {
 fn dsp_with_a_designated_relay() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let top = Segment::create(1).unwrap();
-    let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
-    let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
-    top.frame_loss(0.05, None).unwrap();
-    d1.frame_loss(0.10, None).unwrap();
-    d2.frame_loss(0.10, None).unwrap();
+    let f = Fan::create(1);
     let group = "239.77.9.12:6510";
-    let relays = vec![relay_with(&r, group, 2, &["--region", "0"])];
+    let relays = vec![relay_with(&f.r, group, 2, &["--region", "0"])];
     std::thread::sleep(Duration::from_millis(300));
-    let leaves = [(&d1, 0), (&d1, 1), (&d2, 0), (&d2, 1)];
     let (sent, rel) = transfer_in(
-        &top,
-        &leaves,
+        &f.top,
+        &f.leaves(),
         &[0, 0, 0, 0],
         relays,
         group,
@@ -356,26 +411,13 @@ fn dsp_with_a_designated_relay() {
 fn cp_through_two_levels_of_relays() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let top = Segment::create(1).unwrap();
-    let mid = Segment::create(0).unwrap();
-    let leaves_seg: Vec<Segment> = (0..4).map(|_| Segment::create(1).unwrap()).collect();
-    let a = Router::create(&[&top, &mid], 254).unwrap();
-    let b = Router::create(&[&mid, &leaves_seg[0], &leaves_seg[1]], 253).unwrap();
-    let c = Router::create(&[&mid, &leaves_seg[2], &leaves_seg[3]], 252).unwrap();
-    for s in [&top, &mid].into_iter().chain(leaves_seg.iter()) {
-        s.frame_loss(0.05, None).unwrap();
-    }
+    let t = TwoLevels::create(1);
     let group = "239.77.9.9:6480";
-    let relays = vec![
-        relay(&a, group, 1),
-        relay_with(&b, group, 2, &["--region", "1"]),
-        relay_with(&c, group, 2, &["--region", "2"]),
-    ];
+    let relays = t.relays(group);
     std::thread::sleep(Duration::from_millis(300));
-    let leaves: Vec<(&Segment, usize)> = leaves_seg.iter().map(|s| (s, 0)).collect();
     let (sent, rel) = transfer_in(
-        &top,
-        &leaves,
+        &t.top,
+        &t.leaves(),
         &[1, 1, 2, 2],
         relays,
         group,
@@ -411,26 +453,14 @@ fn cp_through_two_levels_of_relays() {
 fn prmp_through_two_levels_of_relays() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let top = Segment::create(2).unwrap();
-    let mid = Segment::create(0).unwrap();
-    let leaves_seg: Vec<Segment> = (0..4).map(|_| Segment::create(1).unwrap()).collect();
-    let a = Router::create(&[&top, &mid], 254).unwrap();
-    let b = Router::create(&[&mid, &leaves_seg[0], &leaves_seg[1]], 253).unwrap();
-    let c = Router::create(&[&mid, &leaves_seg[2], &leaves_seg[3]], 252).unwrap();
-    for s in [&top, &mid].into_iter().chain(leaves_seg.iter()) {
-        s.frame_loss(0.05, None).unwrap();
-    }
+    let t = TwoLevels::create(2);
     let group = "239.77.9.11:6500";
-    let relays = vec![
-        relay(&a, group, 1),
-        relay_with(&b, group, 2, &["--region", "1"]),
-        relay_with(&c, group, 2, &["--region", "2"]),
-    ];
+    let relays = t.relays(group);
     std::thread::sleep(Duration::from_millis(300));
-    let mut leaves: Vec<(&Segment, usize)> = leaves_seg.iter().map(|s| (s, 0)).collect();
-    leaves.push((&top, 1));
+    let mut leaves = t.leaves();
+    leaves.push((&t.top, 1));
     let (sent, rel) = transfer_in(
-        &top,
+        &t.top,
         &leaves,
         &[1, 1, 2, 2],
         relays,

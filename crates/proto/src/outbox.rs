@@ -434,6 +434,21 @@ impl Outbox<RouterTransmit> {
     pub fn push_via(&mut self, transmit: Transmit, via: Option<Vec<IfaceId>>) {
         self.queue(transmit, |transmit| RouterTransmit { transmit, via });
     }
+
+    /// Take over what an endpoint hosted inside a router agent queued: its datagrams, routed
+    /// normally from the router; its counters, in place of the router's own except
+    /// `ignored` (packets the router turned away before the endpoint saw them). Its events
+    /// are dropped: a router agent reports none, and what the endpoint delivers it holds only
+    /// to serve others.
+    pub fn absorb(&mut self, endpoint: &mut dyn crate::Agent) {
+        while let Some(t) = endpoint.poll_transmit() {
+            self.push_via(t, None);
+        }
+        while endpoint.poll_event().is_some() {}
+        let ignored = self.stats.ignored;
+        self.stats = endpoint.stats().clone();
+        self.stats.ignored += ignored;
+    }
 }
 
 #[cfg(test)]

@@ -206,6 +206,70 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
     }
 }
 
+// ------------------------------------------------------------------------- tables
+
+/// The layout the session's parameter tables share: `head` as big-endian u32s, a u16 count,
+/// then `count` entries of `entry_len` bytes each written by `put`. An error for more than
+/// 65,535 entries (`field` names the list).
+fn encode_table<E>(
+    head: &[u32],
+    entries: &[E],
+    entry_len: usize,
+    field: &'static str,
+    put: impl Fn(&mut Vec<u8>, &E),
+) -> Result<Vec<u8>, EncodeError> {
+    if entries.len() > MAX_COUNT {
+        return Err(EncodeError::InvalidField {
+            field,
+            why: "at most 65535 entries",
+        });
+    }
+    let mut v = Vec::with_capacity(4 * head.len() + 2 + entry_len * entries.len());
+    for x in head {
+        v.extend_from_slice(&x.to_be_bytes());
+    }
+    v.extend_from_slice(&(entries.len() as u16).to_be_bytes());
+    for e in entries {
+        put(&mut v, e);
+    }
+    Ok(v)
+}
+
+/// Parse [`encode_table`]'s layout with `H` head fields; an error for a truncated one, one
+/// with bytes after its last entry, or an entry `get` refuses.
+fn decode_table<const H: usize, E>(
+    raw: &[u8],
+    entry_len: usize,
+    get: impl Fn(&mut Reader<'_>) -> Result<E, DecodeError>,
+) -> Result<([u32; H], Vec<E>), DecodeError> {
+    let mut r = Reader::new(raw);
+    let mut head = [0u32; H];
+    for h in &mut head {
+        *h = r.u32()?;
+    }
+    let count = usize::from(r.u16()?);
+    let body = r.bytes(count * entry_len)?;
+    if r.remaining() != 0 {
+        return Err(DecodeError::TrailingBytes(r.remaining()));
+    }
+    let entries = body
+        .chunks_exact(entry_len)
+        .map(|c| get(&mut Reader::new(c)))
+        .collect::<Result<Vec<E>, _>>()?;
+    Ok((head, entries))
+}
+
+/// A role byte: the role at that index of `roles`, or an error naming `field`.
+fn role_at<R: Copy>(roles: &[R], byte: u8, field: &'static str) -> Result<R, DecodeError> {
+    roles
+        .get(usize::from(byte))
+        .copied()
+        .ok_or(DecodeError::InvalidField {
+            field,
+            why: "unknown role",
+        })
+}
+
 // ------------------------------------------------------------------------- dsp parameters
 
 /// A participant's role in a `dsp`, `csp` or `cp` session (the roles say which of the three
@@ -271,70 +335,46 @@ pub const DSP_ENTRY_LEN: usize = 26;
 impl DspParams {
     /// The wire representation; an error for more than 65,535 receivers.
     pub fn encode(&self) -> Result<Vec<u8>, EncodeError> {
-        if self.entries.len() > MAX_COUNT {
-            return Err(EncodeError::InvalidField {
-                field: "session.dsp.entries",
-                why: "at most 65535 receivers",
-            });
-        }
-        let mut v = Vec::with_capacity(18 + DSP_ENTRY_LEN * self.entries.len());
-        for x in [
+        let head = [
             self.status_min_us,
             self.status_max_us,
             self.local_rtd_us,
             self.r_f_milli,
-        ] {
-            v.extend_from_slice(&x.to_be_bytes());
-        }
-        v.extend_from_slice(&(self.entries.len() as u16).to_be_bytes());
-        for e in &self.entries {
-            v.extend_from_slice(&e.node.to_be_bytes());
-            v.extend_from_slice(&e.region.to_be_bytes());
-            v.push(e.role as u8);
-            put_addr(&mut v, e.addr);
-        }
-        Ok(v)
+        ];
+        encode_table(
+            &head,
+            &self.entries,
+            DSP_ENTRY_LEN,
+            "session.dsp.entries",
+            |v, e| {
+                v.extend_from_slice(&e.node.to_be_bytes());
+                v.extend_from_slice(&e.region.to_be_bytes());
+                v.push(e.role as u8);
+                put_addr(v, e.addr);
+            },
+        )
     }
 
     /// Parse the wire representation; an error for a truncated, oversized or malformed one.
     pub fn decode(raw: &[u8]) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(raw);
-        let status_min_us = r.u32()?;
-        let status_max_us = r.u32()?;
-        let local_rtd_us = r.u32()?;
-        let r_f_milli = r.u32()?;
-        let count = usize::from(r.u16()?);
-        let body = r.bytes(count * DSP_ENTRY_LEN)?;
-        if r.remaining() != 0 {
-            return Err(DecodeError::TrailingBytes(r.remaining()));
-        }
-        let mut entries = Vec::with_capacity(count);
-        for c in body.chunks_exact(DSP_ENTRY_LEN) {
-            let mut e = Reader::new(c);
-            let node = e.u32()?;
-            let region = e.u16()?;
-            let role = match e.u8()? {
-                0 => DspRole::Member,
-                1 => DspRole::Designated,
-                2 => DspRole::Evicted,
-                3 => DspRole::Consolidated,
-                4 => DspRole::Combined,
-                5 => DspRole::Exchange,
-                _ => {
-                    return Err(DecodeError::InvalidField {
-                        field: "session.dsp.role",
-                        why: "unknown role",
-                    })
-                }
-            };
-            let addr = get_addr(&mut e, "session.dsp.address")?;
-            entries.push(DspEntry {
-                node,
-                region,
-                role,
-                addr,
-            });
-        }
+        use DspRole::*;
+        const ROLES: [DspRole; 6] = [
+            Member,
+            Designated,
+            Evicted,
+            Consolidated,
+            Combined,
+            Exchange,
+        ];
+        let ([status_min_us, status_max_us, local_rtd_us, r_f_milli], entries) =
+            decode_table(raw, DSP_ENTRY_LEN, |e| {
+                Ok(DspEntry {
+                    node: e.u32()?,
+                    region: e.u16()?,
+                    role: role_at(&ROLES, e.u8()?, "session.dsp.role")?,
+                    addr: get_addr(e, "session.dsp.address")?,
+                })
+            })?;
         Ok(DspParams {
             status_min_us,
             status_max_us,
@@ -400,62 +440,37 @@ pub const PRMP_ENTRY_LEN: usize = 7;
 impl PrmpParams {
     /// The wire representation; an error for more than 65,535 entries.
     pub fn encode(&self) -> Result<Vec<u8>, EncodeError> {
-        if self.entries.len() > MAX_COUNT {
-            return Err(EncodeError::InvalidField {
-                field: "session.prmp.entries",
-                why: "at most 65535 entries",
-            });
-        }
-        let mut v = Vec::with_capacity(22 + PRMP_ENTRY_LEN * self.entries.len());
-        for x in [
+        let head = [
             self.epoch_ipgs,
             self.response_rate,
             self.ipg_ns,
             self.mtr_milli,
             self.min_rto_us,
-        ] {
-            v.extend_from_slice(&x.to_be_bytes());
-        }
-        v.extend_from_slice(&(self.entries.len() as u16).to_be_bytes());
-        for e in &self.entries {
-            v.extend_from_slice(&e.node.to_be_bytes());
-            v.extend_from_slice(&e.region.to_be_bytes());
-            v.push(e.role as u8);
-        }
-        Ok(v)
+        ];
+        encode_table(
+            &head,
+            &self.entries,
+            PRMP_ENTRY_LEN,
+            "session.prmp.entries",
+            |v, e| {
+                v.extend_from_slice(&e.node.to_be_bytes());
+                v.extend_from_slice(&e.region.to_be_bytes());
+                v.push(e.role as u8);
+            },
+        )
     }
 
     /// Parse the wire representation; an error for a truncated, oversized or malformed one.
     pub fn decode(raw: &[u8]) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(raw);
-        let epoch_ipgs = r.u32()?;
-        let response_rate = r.u32()?;
-        let ipg_ns = r.u32()?;
-        let mtr_milli = r.u32()?;
-        let min_rto_us = r.u32()?;
-        let count = usize::from(r.u16()?);
-        let body = r.bytes(count * PRMP_ENTRY_LEN)?;
-        if r.remaining() != 0 {
-            return Err(DecodeError::TrailingBytes(r.remaining()));
-        }
-        let mut entries = Vec::with_capacity(count);
-        for c in body.chunks_exact(PRMP_ENTRY_LEN) {
-            let mut e = Reader::new(c);
-            let node = e.u32()?;
-            let region = e.u16()?;
-            let role = match e.u8()? {
-                0 => PrmpRole::Child,
-                1 => PrmpRole::Relay,
-                2 => PrmpRole::Evicted,
-                _ => {
-                    return Err(DecodeError::InvalidField {
-                        field: "session.prmp.role",
-                        why: "unknown role",
-                    })
-                }
-            };
-            entries.push(PrmpEntry { node, region, role });
-        }
+        const ROLES: [PrmpRole; 3] = [PrmpRole::Child, PrmpRole::Relay, PrmpRole::Evicted];
+        let ([epoch_ipgs, response_rate, ipg_ns, mtr_milli, min_rto_us], entries) =
+            decode_table(raw, PRMP_ENTRY_LEN, |e| {
+                Ok(PrmpEntry {
+                    node: e.u32()?,
+                    region: e.u16()?,
+                    role: role_at(&ROLES, e.u8()?, "session.prmp.role")?,
+                })
+            })?;
         Ok(PrmpParams {
             epoch_ipgs,
             response_rate,
@@ -518,36 +533,24 @@ fn get_addr(r: &mut Reader<'_>, field: &'static str) -> Result<std::net::SocketA
 /// count (u16) | count × (node (u32) | address (ADDR_LEN bytes, see DspParams))
 /// ```
 pub fn encode_peers(peers: &[(u32, std::net::SocketAddr)]) -> Result<Vec<u8>, EncodeError> {
-    if peers.len() > MAX_COUNT {
-        return Err(EncodeError::InvalidField {
-            field: "session.peers",
-            why: "at most 65535 receivers",
-        });
-    }
-    let mut v = Vec::with_capacity(2 + (4 + ADDR_LEN) * peers.len());
-    v.extend_from_slice(&(peers.len() as u16).to_be_bytes());
-    for (node, addr) in peers {
-        v.extend_from_slice(&node.to_be_bytes());
-        put_addr(&mut v, *addr);
-    }
-    Ok(v)
+    encode_table(
+        &[],
+        peers,
+        4 + ADDR_LEN,
+        "session.peers",
+        |v, (node, addr)| {
+            v.extend_from_slice(&node.to_be_bytes());
+            put_addr(v, *addr);
+        },
+    )
 }
 
 /// Parse [`encode_peers`]' representation; an error for a truncated, oversized or malformed
 /// one.
 pub fn decode_peers(raw: &[u8]) -> Result<Vec<(u32, std::net::SocketAddr)>, DecodeError> {
-    let mut r = Reader::new(raw);
-    let count = usize::from(r.u16()?);
-    let body = r.bytes(count * (4 + ADDR_LEN))?;
-    if r.remaining() != 0 {
-        return Err(DecodeError::TrailingBytes(r.remaining()));
-    }
-    let mut peers = Vec::with_capacity(count);
-    for c in body.chunks_exact(4 + ADDR_LEN) {
-        let mut e = Reader::new(c);
-        let node = e.u32()?;
-        peers.push((node, get_addr(&mut e, "session.peers.address")?));
-    }
+    let ([], peers) = decode_table::<0, _>(raw, 4 + ADDR_LEN, |e| {
+        Ok((e.u32()?, get_addr(e, "session.peers.address")?))
+    })?;
     Ok(peers)
 }
 

@@ -758,6 +758,16 @@ impl<'a> Announced<'a> {
             w => Ok(w),
         }
     }
+
+    /// The protocol's own parameters, parsed by `decode`; a malformed encoding is the
+    /// sender's fault, reported as such.
+    pub(crate) fn params_as<T, E: std::fmt::Display>(
+        &self,
+        decode: impl FnOnce(&[u8]) -> Result<T, E>,
+    ) -> Result<T, NetError> {
+        decode(self.params)
+            .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))
+    }
 }
 
 /// The protocol a sender announces, by wire family number.

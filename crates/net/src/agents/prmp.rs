@@ -280,8 +280,7 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
         );
         return Ok(None);
     }
-    let p = PrmpParams::decode(a.params)
-        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+    let p = a.params_as(PrmpParams::decode)?;
     let Some(me) = p
         .entries
         .iter()

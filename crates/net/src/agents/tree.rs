@@ -661,8 +661,7 @@ pub fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<(tree::Endpoint, Dsp
     if a.params.is_empty() {
         return Ok(None);
     }
-    let p = DspParams::decode(a.params)
-        .map_err(|e| NetError::Failed(format!("the sender's dsp parameters are malformed: {e}")))?;
+    let p = a.params_as(DspParams::decode)?;
     let node = me.node;
     let Some(mine) = p.entries.iter().find(|e| e.node == node) else {
         return Ok(None);

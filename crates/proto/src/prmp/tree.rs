@@ -289,14 +289,7 @@ impl RelayRouter {
     }
 
     fn drain(&mut self) {
-        while let Some(t) = self.relay.poll_transmit() {
-            self.out.push_via(t, None);
-        }
-        // A router agent reports no events: its application is the relay's own buffer.
-        while self.relay.poll_event().is_some() {}
-        let ignored = self.out.stats.ignored;
-        self.out.stats = self.relay.stats().clone();
-        self.out.stats.ignored += ignored;
+        self.out.absorb(&mut self.relay);
         self.peak = self.peak.max(self.state_entries());
     }
 }

@@ -53,14 +53,7 @@ impl HostedDesignated {
     }
 
     fn drain(&mut self) {
-        while let Some(t) = self.ep.poll_transmit() {
-            self.out.push_via(t, None);
-        }
-        // The blocks it delivers are nobody's: it holds them only to repair its members.
-        while self.ep.poll_event().is_some() {}
-        let ignored = self.out.stats.ignored;
-        self.out.stats = self.ep.stats().clone();
-        self.out.stats.ignored += ignored;
+        self.out.absorb(&mut self.ep);
     }
 }
 

@@ -6,29 +6,64 @@
 
 use super::*;
 
+/// What the running ANNOUNCE tells the relay of a region about the helper it hosts there.
+struct Named {
+    region: u16,
+    window: u16,
+    p: DspParams,
+    /// The entry the sender named for the region in the helper's role.
+    x: DspEntry,
+}
+
+/// The entry the sender named in `role` for the relay's region; `None` for a relay without
+/// a region, or (with a warning: the relay forwards the session unexamined) for a region the
+/// sender named no `what` for.
+fn named_for_region(
+    a: &Announced<'_>,
+    at: &RelayAt<'_>,
+    role: DspRole,
+    what: &str,
+) -> Result<Option<Named>, NetError> {
+    let Some(region) = at.region else {
+        return Ok(None);
+    };
+    let window = a.window()?;
+    let p = a.params_as(DspParams::decode)?;
+    let Some(x) = p
+        .entries
+        .iter()
+        .find(|e| e.role == role && e.region == region)
+        .copied()
+    else {
+        tracing::warn!(
+            region,
+            "the sender named no {what} for region {region} (no receiver of that region \
+             joined): forwarding unexamined"
+        );
+        return Ok(None);
+    };
+    Ok(Some(Named {
+        region,
+        window,
+        p,
+        x,
+    }))
+}
+
 /// The local exchange of the relay's region (`rmcast relay --region R`) for a csp/cp session;
 /// nothing (forwarded unexamined) for a relay without a region or a region the sender named no
 /// exchange for.
 pub(super) fn exchange(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
-    let Some(region) = at.region else {
-        return Ok(None);
-    };
     let Some(variant @ (Variant::Csp | Variant::Cp)) = announced_variant(&a) else {
         return Ok(None);
     };
-    let window = a.window()?;
-    let p = DspParams::decode(a.params)
-        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
-    let Some(x) = p
-        .entries
-        .iter()
-        .find(|e| e.role == DspRole::Exchange && e.region == region)
+    let Some(Named {
+        region,
+        window,
+        p,
+        x,
+    }) = named_for_region(&a, at, DspRole::Exchange, "local exchange")?
     else {
-        tracing::warn!(
-            region,
-            "the sender named no local exchange for region {region} (no receiver of that \
-             region joined): forwarding unexamined"
-        );
         return Ok(None);
     };
     let endpoints: Vec<NodeId> = p
@@ -79,22 +114,13 @@ pub(super) fn exchange(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Rela
 /// ([`tree::HostedDesignated`]); nothing (forwarded unexamined) for a relay without a region
 /// or a region the sender named no designated relay for.
 pub(super) fn designated(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError> {
-    let Some(region) = at.region else {
-        return Ok(None);
-    };
-    let window = a.window()?;
-    let p = DspParams::decode(a.params)
-        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
-    let Some(x) = p
-        .entries
-        .iter()
-        .find(|e| e.role == DspRole::Designated && e.region == region)
+    let Some(Named {
+        region,
+        window,
+        p,
+        x,
+    }) = named_for_region(&a, at, DspRole::Designated, "designated relay")?
     else {
-        tracing::warn!(
-            region,
-            "the sender named no designated relay for region {region} (no receiver of that \
-             region joined): forwarding unexamined"
-        );
         return Ok(None);
     };
     let members: Vec<NodeId> = p
@@ -294,8 +320,7 @@ impl ReceiverSide for EndpointPlace {
 /// A csp/cp receiver's endpoint, from the running ANNOUNCE that names it (`Ok(None)` before).
 pub(super) fn endpoint(a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
     let window = a.window()?;
-    let p = DspParams::decode(a.params)
-        .map_err(|e| NetError::Failed(format!("the sender's parameters are malformed: {e}")))?;
+    let p = a.params_as(DspParams::decode)?;
     let Some(mine) = p.entries.iter().find(|e| e.node == me.node) else {
         return Ok(None);
     };
