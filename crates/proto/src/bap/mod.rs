@@ -47,7 +47,10 @@
 //!
 //! * The ACK-delay timer is armed by any DATA arrival when it is idle (the thesis only says it
 //!   is reset by in-sequence data and re-armed after firing), so a receiver whose last ACK was
-//!   lost answers the sender's go-back-N retransmission, which it otherwise discards silently.
+//!   lost answers the sender's go-back-N retransmission, which it otherwise discards silently
+//!   ([`ReceiverConfig::arm_on_any_data`]).
+//! * The ACK the ACK-delay timer sends resets the message counter, as the window's ACK does
+//!   ([`ReceiverConfig::timer_ack_resets_counter`]; the thesis names only the latter).
 //! * Re-arming after firing stops after [`ReceiverConfig::idle_ack_limit`] consecutive firings
 //!   with no DATA in between (default 3; `None` = the thesis's literal "re-arm forever"). The
 //!   stop cannot stall the protocol: the sender keeps retransmitting, and its DATA re-arms it.
@@ -438,6 +441,17 @@ crate::config::receiver_config! {
         /// (error-free) only when the sender cannot fill its window. Default `false`: the timer
         /// keeps running from the last in-sequence DATA.
         pub disarm_on_window_ack: bool = false,
+        /// Arm an idle ACK-delay timer on out-of-sequence DATA too (rmcast's choice, above);
+        /// `false` is the thesis's literal rule: only in-sequence DATA resets it.
+        pub arm_on_any_data: bool = true,
+        /// Skip to the sender's `first` when it gave up on what the receiver waits for (an
+        /// rmcast addition); `false` waits for the message forever, as the thesis's receiver.
+        pub skip_to_first: bool = true,
+        /// The ACK the ACK-delay timer sends resets the message counter too (rmcast's
+        /// reading). The thesis resets the counter only after the full window's ACK
+        /// (`false`): a receiver whose counter was not reset then sends its next block ACK
+        /// before the sender's block ends, out of phase with the sender's windows.
+        pub timer_ack_resets_counter: bool = true,
     }
     pub fn new(window: u16, ack_timeout: Duration);
 }
@@ -505,8 +519,10 @@ impl Receiver {
             .control(to, env, &Message::Bap(wire::Message::Ack { seq }));
     }
 
-    fn request_ack(&mut self, now: Time) {
-        self.counter = 0;
+    fn request_ack(&mut self, now: Time, reset_counter: bool) {
+        if reset_counter {
+            self.counter = 0;
+        }
         if self.cfg.ack_delay_max.is_zero() {
             self.send_ack();
         } else if !self.timers.is_armed(RxTimer::SendAck) {
@@ -527,7 +543,7 @@ impl Receiver {
         self.idle_firings = 0;
         // Behind the sender's window: the sender gave up on what we are waiting for.
         let behind = rank(self.expected, first, m);
-        if behind > self.cfg.window {
+        if behind > self.cfg.window && self.cfg.skip_to_first {
             let skipped = u64::from(m - behind);
             for k in 0..skipped {
                 self.out.event(Event::LossDetected {
@@ -547,7 +563,7 @@ impl Receiver {
             self.timers
                 .set(RxTimer::AckDelay, now + self.cfg.ack_timeout);
             if self.counter >= self.cfg.window {
-                self.request_ack(now);
+                self.request_ack(now, true);
                 if self.cfg.disarm_on_window_ack {
                     self.timers.cancel(RxTimer::AckDelay);
                 }
@@ -559,7 +575,7 @@ impl Receiver {
             } else {
                 self.out.stats.duplicates += 1; // already delivered
             }
-            if !self.timers.is_armed(RxTimer::AckDelay) {
+            if self.cfg.arm_on_any_data && !self.timers.is_armed(RxTimer::AckDelay) {
                 self.timers
                     .set(RxTimer::AckDelay, now + self.cfg.ack_timeout);
             }
@@ -589,7 +605,7 @@ impl Receiver {
                     return;
                 }
                 self.idle_firings += 1;
-                self.request_ack(now);
+                self.request_ack(now, self.cfg.timer_ack_resets_counter);
                 self.timers
                     .set(RxTimer::AckDelay, now + self.cfg.ack_timeout);
             }

@@ -573,3 +573,57 @@ fn thesis_params_build_consistent_configs() {
     assert_eq!(rc.ack_delay_max, Duration::from_micros(600));
     assert_eq!(rc.window, 1);
 }
+
+#[test]
+fn the_thesis_literal_timer_is_not_armed_by_out_of_sequence_data() {
+    let t = Duration::from_millis(1);
+    let mut cfg = ReceiverConfig::new(NodeId(1), 2, t);
+    cfg.disarm_on_window_ack = true;
+    cfg.arm_on_any_data = false;
+    let mut r = Receiver::new(cfg, AgentRng::from_seed(0));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(0, 0, b"a", false));
+    r.handle_packet(Time::ZERO, NodeId(0), &data(1, 0, b"b", false));
+    assert_eq!(acks_sent(&mut r), vec![1]);
+    assert_eq!(r.poll_timeout(), None);
+    // The go-back-N after a lost block ACK: discarded, and the timer stays idle.
+    r.handle_packet(Time::from_millis(5), NodeId(0), &data(0, 0, b"a", true));
+    assert_eq!(r.stats().duplicates, 1);
+    assert_eq!(r.poll_timeout(), None);
+}
+
+#[test]
+fn a_timer_ack_that_keeps_the_counter_puts_the_next_block_ack_out_of_phase() {
+    let t = Duration::from_millis(1);
+    for (resets, expect) in [(true, vec![3]), (false, vec![2])] {
+        let mut cfg = ReceiverConfig::new(NodeId(1), 3, t);
+        cfg.timer_ack_resets_counter = resets;
+        let mut r = Receiver::new(cfg, AgentRng::from_seed(0));
+        r.handle_packet(Time::ZERO, NodeId(0), &data(0, 0, b"a", false));
+        r.handle_timeout(Time::ZERO + t);
+        assert_eq!(acks_sent(&mut r), vec![0]);
+        // Three more in sequence: with the counter kept at 1 the window's ACK comes after two.
+        for k in 1..=3u16 {
+            r.handle_packet(Time::from_millis(2), NodeId(0), &data(k, 0, b"x", false));
+        }
+        assert_eq!(
+            acks_sent(&mut r),
+            expect,
+            "timer ACK resets the counter: {resets}"
+        );
+    }
+}
+
+#[test]
+fn without_skipping_a_receiver_waits_for_a_message_the_sender_gave_up_on() {
+    let t = Duration::from_millis(1);
+    for (skip, delivered) in [(true, 4), (false, 0)] {
+        let mut cfg = ReceiverConfig::new(NodeId(1), 3, t);
+        cfg.skip_to_first = skip;
+        let mut r = Receiver::new(cfg, AgentRng::from_seed(0));
+        // Messages 0 and 1 were given up on: the window starts at 2 (modulus 6). Skipping
+        // counts them (application numbers stay absolute), then 2 and 3 are delivered.
+        r.handle_packet(Time::ZERO, NodeId(0), &data(2, 2, b"c", false));
+        r.handle_packet(Time::ZERO, NodeId(0), &data(3, 2, b"d", false));
+        assert_eq!(r.delivered(), delivered, "skip {skip}");
+    }
+}

@@ -24,6 +24,7 @@ pub(super) struct FamilyCfg {
     pub(super) max_retx_override: Option<Option<u32>>,
     pub(super) inclusive_backoff: bool,
     pub(super) bap_disarm: bool,
+    pub(super) bap_literal: bool,
     pub(super) messages: u64,
 }
 
@@ -38,6 +39,8 @@ enum Choice {
     TimerRunning,
     /// The retransmission limit.
     Limit(u32),
+    /// The BAP receiver exactly as the thesis words it (`RunSpec::bap_literal`).
+    Literal,
 }
 
 impl Choice {
@@ -47,6 +50,7 @@ impl Choice {
             Choice::AckTimeout(t) => c.ack_timeout_bits = t,
             Choice::TimerRunning => c.bap_disarm = false,
             Choice::Limit(n) => c.max_retx_override = Some(Some(n)),
+            Choice::Literal => c.bap_literal = true,
         }
     }
 }
@@ -66,6 +70,7 @@ impl FamilyCfg {
             max_retx_override: None,
             inclusive_backoff: true,
             bap_disarm: true,
+            bap_literal: false,
             messages,
         }
     }
@@ -79,6 +84,7 @@ impl FamilyCfg {
         }
         s.inclusive_backoff = self.inclusive_backoff;
         s.bap_disarm = self.bap_disarm;
+        s.bap_literal = self.bap_literal;
         s.messages = self.messages;
         s
     }
@@ -196,8 +202,9 @@ impl Plan {
         }
         // Sensitivity to the choices the thesis leaves open: (name, protocol, the choice, at
         // r = 20 under failures rather than error-free by receivers).
-        use Choice::{AckTimeout, ExclusiveBackoff, Limit, TimerRunning};
+        use Choice::{AckTimeout, ExclusiveBackoff, Limit, Literal, TimerRunning};
         let bap10 = Proto::Bap { window: 10 };
+        let (bap5, bap15) = (Proto::Bap { window: 5 }, Proto::Bap { window: 15 });
         let sensitivity = [
             ("saw_exclusive", Proto::Saw, ExclusiveBackoff, false),
             ("bap_w10_exclusive", bap10, ExclusiveBackoff, false),
@@ -211,6 +218,9 @@ impl Plan {
             ("bap_w10_r20_lim40", bap10, Limit(40), true),
             ("bap_w10_r20_t25000", bap10, AckTimeout(25_000), true),
             ("bap_w10_r20_t300000", bap10, AckTimeout(300_000), true),
+            ("bap_w5_r20_literal", bap5, Literal, true),
+            ("bap_w10_r20_literal", bap10, Literal, true),
+            ("bap_w15_r20_literal", bap15, Literal, true),
         ];
         let fails = vec![0.0, 1.0, 5.0];
         for (name, proto, choice, at_r20) in sensitivity {

@@ -117,6 +117,15 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
 
 /// The claims file's paper table for an error family such as `bap_w10_r20_rand0`.
 pub(super) fn paper_err_key(fam: &str) -> Option<String> {
+    // A sensitivity family at r = 20 compares with the thesis's runs without random wait.
+    let sens;
+    let fam = match fam.strip_prefix("sens.") {
+        Some(f) => {
+            sens = format!("{}_r20_rand0", f.get(..f.find("_r20_")?)?);
+            sens.as_str()
+        }
+        None => fam,
+    };
     let r = if fam.contains("_r20_") {
         20
     } else if fam.contains("_r40_") {

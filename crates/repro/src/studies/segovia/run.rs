@@ -76,6 +76,11 @@ pub struct RunSpec {
     /// BAP receivers stop their ACK-delay timer when they send a full window's ACK
     /// (`bap::ReceiverConfig::disarm_on_window_ack`; rmcast's reading of the thesis).
     pub bap_disarm: bool,
+    /// BAP receivers follow the thesis's text to the letter where rmcast reads or adds
+    /// (timer reset only by in-sequence DATA and re-armed forever, the message counter reset
+    /// only by the window's ACK, no skip past messages the sender gave up on; the timer
+    /// keeps running after a block ACK).
+    pub bap_literal: bool,
     /// Seed of the run's random choices.
     pub seed: u64,
 }
@@ -104,6 +109,7 @@ impl RunSpec {
             }),
             inclusive_backoff: true,
             bap_disarm: true,
+            bap_literal: false,
             seed,
         }
     }
@@ -193,6 +199,13 @@ fn receiver_for(s: &RunSpec, node: NodeId, sim: &Sim) -> Box<dyn Agent> {
         Proto::Bap { window } => {
             let mut rc = bap_params(s, window).receiver_config(node);
             rc.disarm_on_window_ack = s.bap_disarm;
+            if s.bap_literal {
+                rc.disarm_on_window_ack = false;
+                rc.idle_ack_limit = None;
+                rc.arm_on_any_data = false;
+                rc.skip_to_first = false;
+                rc.timer_ack_resets_counter = false;
+            }
             Box::new(bap::Receiver::new(rc, rng))
         }
         Proto::Rra { window } => {
