@@ -134,6 +134,12 @@ impl Agent for Noting {
     fn gauge(&self, gauge: Gauge) -> Option<f64> {
         self.ep.gauge(gauge)
     }
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        self.ep.remove_receiver(now, node)
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        self.ep.as_any_mut()
+    }
 }
 
 /// What one run measured.
