@@ -7,7 +7,7 @@
 use crate::plot::{Axis, Plot, PlotSeries, PlotSpec};
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Setup, Study, StudyError, StudyOutput, Sweeps};
-use crate::sweep::{est, join};
+use crate::sweep::{est, fmt_series, join};
 use crate::Measures;
 use core::time::Duration;
 use rmcast_proto::rng::mix64;
@@ -139,6 +139,15 @@ impl Agent for Noting {
     }
     fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
         self.ep.as_any_mut()
+    }
+}
+
+/// The mean of `n` delays summing to `sum` seconds, in ms (0 without any).
+fn mean_ms(sum: f64, n: u64) -> f64 {
+    if n > 0 {
+        sum / n as f64 * 1e3
+    } else {
+        0.0
     }
 }
 
@@ -401,16 +410,8 @@ pub fn run_one(s: &Spec) -> Result<RunOut, String> {
     let buffer_total = src_peak + endpoint_sum(Gauge::HeldPeak);
     Ok(RunOut {
         rho,
-        delay_ms: if receipt_n > 0 {
-            receipt_sum / receipt_n as f64 * 1e3
-        } else {
-            0.0
-        },
-        delivery_delay_ms: if delay_n > 0 {
-            delay_sum / delay_n as f64 * 1e3
-        } else {
-            0.0
-        },
+        delay_ms: mean_ms(receipt_sum, receipt_n),
+        delivery_delay_ms: mean_ms(delay_sum, delay_n),
         global_rate: src_stats.repairs_sent as f64 / dur,
         local_rate: local_sent as f64 / dur,
         status_rate: src_stats.packets_received as f64 / dur,
@@ -750,17 +751,12 @@ impl Study for Paul {
                 .map(|v| {
                     let pts = series
                         .get(&format!("win.{name}.{}", v.name()))
-                        .map(|p| {
-                            p.iter()
-                                .map(|(x, e)| format!("{x}: {:.2}", e.mean))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        })
+                        .map(|p| fmt_series(p, "", &[]))
                         .unwrap_or_default();
-                    format!("{} {pts}", v.name())
+                    format!("{}: {pts}", v.name().to_uppercase())
                 })
                 .collect::<Vec<_>>()
-                .join("; ")
+                .join(" | ")
         };
         notes.push(format!(
             "End-to-end delay by window, ms: per block, the paper's measure (first \
