@@ -477,18 +477,40 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 Direction::Increasing => 1.0,
                 Direction::Decreasing => -1.0,
             };
-            let mut bad = Vec::new();
+            // A step against the trend fails when the two points' 95 % intervals are apart by
+            // more than the slack, and is unsure (inconclusive) when they overlap; so is the
+            // overall change from the first point to the last.
+            let (mut bad, mut unsure) = (Vec::new(), Vec::new());
+            let mut steps_hold = true;
             for w in pts.windows(2) {
                 if let [(x0, a), (x1, b)] = w {
                     let step = sign * (b.mean - a.mean);
-                    if step < -slack * a.mean.abs() - eps(a.mean) {
-                        bad.push(format!(
-                            "x = {} → {}: {} → {}",
-                            fmt_num(*x0),
-                            fmt_num(*x1),
-                            fmt_num(a.mean),
-                            fmt_num(b.mean)
-                        ));
+                    let tol = slack * a.mean.abs() + eps(a.mean);
+                    if step < -tol {
+                        steps_hold = false;
+                        let ((alo, ahi), (blo, bhi)) = (interval(a), interval(b));
+                        let apart = if sign > 0.0 {
+                            bhi < alo - tol
+                        } else {
+                            blo > ahi + tol
+                        };
+                        if apart || (a.n < 2 && b.n < 2) {
+                            bad.push(format!(
+                                "x = {} → {}: {} → {}",
+                                fmt_num(*x0),
+                                fmt_num(*x1),
+                                fmt_num(a.mean),
+                                fmt_num(b.mean)
+                            ));
+                        } else {
+                            unsure.push(format!(
+                                "x = {} → {}: {} → {}",
+                                fmt_num(*x0),
+                                fmt_num(*x1),
+                                with_interval(a),
+                                with_interval(b)
+                            ));
+                        }
                     }
                 }
             }
@@ -497,33 +519,51 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 _ => return Err(Failure("no points".into())),
             };
             let overall = sign * (last.1.mean - first.1.mean) > 0.0;
-            if !overall {
-                bad.push(format!(
+            let (a, b) = if sign > 0.0 {
+                (&first.1, &last.1)
+            } else {
+                (&last.1, &first.1)
+            };
+            let text = format!(
+                "overall x = {} → {}: {} → {}",
+                fmt_num(first.0),
+                fmt_num(last.0),
+                fmt_num(first.1.mean),
+                fmt_num(last.1.mean)
+            );
+            match order_judge(a, b, overall) {
+                Judged::In => {}
+                Judged::Out => bad.push(text),
+                Judged::Across => unsure.push(format!(
                     "overall x = {} → {}: {} → {}",
                     fmt_num(first.0),
                     fmt_num(last.0),
-                    fmt_num(first.1.mean),
-                    fmt_num(last.1.mean)
-                ));
+                    with_interval(&first.1),
+                    with_interval(&last.1)
+                )),
             }
-            let pass = bad.is_empty();
+            let means_hold = overall && steps_hold;
+            let mut detail = if bad.is_empty() {
+                format!(
+                    "{} points, {} at x = {} → {} at x = {}",
+                    pts.len(),
+                    fmt_num(first.1.mean),
+                    fmt_num(first.0),
+                    fmt_num(last.1.mean),
+                    fmt_num(last.0)
+                )
+            } else {
+                format!("against the trend: {}", bad.join("; "))
+            };
+            if !unsure.is_empty() {
+                detail = format!("{detail}; 95 % intervals overlap at: {}", unsure.join("; "));
+            }
             Ok(Outcome {
-                verdict: Verdict::of(bad.len(), 0),
-                means_hold: pass,
+                verdict: Verdict::of(bad.len(), unsure.len()),
+                means_hold,
                 x: Some(last.0),
                 measured: Some(last.1),
-                detail: if pass {
-                    format!(
-                        "{} points, {} at x = {} → {} at x = {}",
-                        pts.len(),
-                        fmt_num(first.1.mean),
-                        fmt_num(first.0),
-                        fmt_num(last.1.mean),
-                        fmt_num(last.0)
-                    )
-                } else {
-                    format!("against the trend: {}", bad.join("; "))
-                },
+                detail,
             })
         }
         Predicate::Flat { from, to, rel } => {

@@ -244,6 +244,58 @@ fn trend_and_flat() {
 }
 
 #[test]
+fn a_trend_step_within_the_intervals_is_inconclusive() {
+    let inc = || Predicate::Trend {
+        direction: Direction::Increasing,
+        from: None,
+        to: None,
+        slack: 0.0,
+    };
+    let run = |pts: Vec<(f64, Estimate)>| {
+        let mut m = Measures::new();
+        m.series("s", "", "x", pts);
+        let r = evaluate(&claim(Some("s"), inc()), &m);
+        (r.verdict, r.means_hold)
+    };
+    // A dip of 0.2 between points whose intervals (± 2.5) overlap: unsure, and its mean misses.
+    assert_eq!(
+        run(vec![
+            (1.0, wide(1.0)),
+            (2.0, wide(5.0)),
+            (3.0, wide(4.8)),
+            (4.0, wide(9.0))
+        ]),
+        (Verdict::Inconclusive, false)
+    );
+    // The same dip with narrow intervals (± 0.025) is decided against the trend.
+    assert_eq!(
+        run(vec![
+            (1.0, est(1.0)),
+            (2.0, est(5.0)),
+            (3.0, est(4.8)),
+            (4.0, est(9.0))
+        ]),
+        (Verdict::Fail, false)
+    );
+    // Every step with the trend, but the first and last points' intervals overlap: unsure,
+    // with the means holding.
+    assert_eq!(
+        run(vec![(1.0, wide(1.0)), (2.0, wide(1.5)), (3.0, wide(2.0))]),
+        (Verdict::Inconclusive, true)
+    );
+    // Single runs (no interval) are judged by their values.
+    let one = Estimate::exact;
+    assert_eq!(
+        run(vec![(1.0, one(1.0)), (2.0, one(0.9))]),
+        (Verdict::Fail, false)
+    );
+    assert_eq!(
+        run(vec![(1.0, one(1.0)), (2.0, one(1.1))]),
+        (Verdict::Pass, true)
+    );
+}
+
+#[test]
 fn missing_measure_fails_with_reason() {
     let r = evaluate(
         &claim(

@@ -250,6 +250,9 @@ impl Study for Lms {
         let mut no_drop = 0usize;
         let mut per_exp: Vec<BTreeMap<u64, Vec<Sample>>> =
             exps.iter().map(|_| BTreeMap::new()).collect();
+        // Static LMS on the random graphs: each placement's router state over every run of
+        // every loss location (source, receivers, links), for `lms.rand.state_spread`.
+        let mut lms_state: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
         for (j, o) in jobs.iter().zip(&outs) {
             let Some(ei) = j.exp else { continue };
             let base = baselines
@@ -259,6 +262,10 @@ impl Study for Lms {
                 no_drop += 1;
                 continue;
             };
+            if exps[ei].key.starts_with("lms.rand.") {
+                let e = lms_state.entry(j.pl).or_insert((s.state, s.state));
+                *e = (e.0.min(s.state), e.1.max(s.state));
+            }
             let pl = &pls[j.pl];
             let x = match exps[ei].x {
                 XOf::TopoIndex | XOf::Height => pl.topo_index as f64,
@@ -298,6 +305,13 @@ impl Study for Lms {
                     .map_or("", |(_, u)| u);
                 m.scalar(format!("{}.all.{name}", e.key), unit, est);
             }
+        }
+        // The largest difference, within one placement, between the router state of two runs
+        // with the loss in different places (0 = the state is fixed whatever the loss).
+        if let Some(spread) = lms_state.values().map(|(lo, hi)| hi - lo).reduce(f64::max) {
+            let mut e = Estimate::exact(spread);
+            e.n = lms_state.len();
+            m.scalar("lms.rand.state_spread", "entries", e);
         }
         derived::derived(&mut m);
         let plots = plots::plots(&m, ctx)?;
