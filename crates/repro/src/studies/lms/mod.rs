@@ -6,9 +6,12 @@
 //! SRM with 100 receivers and all three on transit–stub graphs of 10,000 and 100,000 nodes.
 //!
 //! Every run is one source sending 1024-byte messages at 10 packets/s over 1.5 Mb/s links;
-//! the 31st original data packet to cross one link (or several, for SRM's adaptive timers)
-//! is dropped; the run's events give, per receiver that detected the loss, the time from
-//! detection to delivery, divided by that receiver's round-trip time to the source.
+//! the 31st original data packet to cross one link is dropped (for SRM's adaptive timers and
+//! the beyond-the-seed repliers, 5 drops on the same link 1 s apart; for the adaptive timers
+//! also a *moving* loss, one drop at every tree link in turn within one run, the setting the
+//! seed's explanation of Fig. 5.25 implies); the run's events give, per receiver that detected
+//! a loss, the time from detection to delivery, divided by that receiver's round-trip time to
+//! the source.
 
 //!
 //! The study reads as: [`sim`] (one run), `plan` (the experiments and their placements),
@@ -29,7 +32,7 @@ use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput, Sweeps};
 use crate::Measures;
 use core::time::Duration;
-use plan::{placements, scheme_seed, shape, sites, Family, Plan, XOf};
+use plan::{drops_of, placements, scheme_seed, shape, sites, Family, Plan, XOf};
 use rmcast_proto::rng::mix64;
 use rmcast_sim::topo::PlaneParams;
 use sim::{LossSpec, Placement, RunOut, Scheme};
@@ -69,7 +72,8 @@ pub const RANDOM_RECEIVERS: [usize; 3] = [5, 20, 100];
 struct Job {
     pl: usize,
     scheme: Scheme,
-    loss: Option<LossSpec>,
+    /// The run's drops (empty: a loss-free baseline).
+    loss: Vec<LossSpec>,
     drops: usize,
     /// Experiment index (`None`: a loss-free baseline).
     exp: Option<usize>,
@@ -217,22 +221,23 @@ impl Study for Lms {
         for (ei, e) in exps.iter().enumerate() {
             for f in &e.families {
                 for &pi in fam_pls.get(f).map(|v| v.as_slice()).unwrap_or(&[]) {
-                    baselines.entry((pi, e.scheme, e.drops)).or_insert_with(|| {
-                        jobs.push(Job {
-                            pl: pi,
-                            scheme: e.scheme,
-                            loss: None,
-                            drops: e.drops,
-                            exp: None,
-                        });
-                        jobs.len() - 1
-                    });
                     for s in sites(&pls[pi], &e.loss, e.cap, e.drops) {
+                        let drops = drops_of(&s);
+                        baselines.entry((pi, e.scheme, drops)).or_insert_with(|| {
+                            jobs.push(Job {
+                                pl: pi,
+                                scheme: e.scheme,
+                                loss: Vec::new(),
+                                drops,
+                                exp: None,
+                            });
+                            jobs.len() - 1
+                        });
                         jobs.push(Job {
                             pl: pi,
                             scheme: e.scheme,
-                            loss: Some(s),
-                            drops: e.drops,
+                            loss: s,
+                            drops,
                             exp: Some(ei),
                         });
                     }
@@ -242,7 +247,7 @@ impl Study for Lms {
         let outs: Vec<RunOut> = ctx.try_map(&jobs, |j| {
             let pl = &pls[j.pl];
             let seed = mix64(pl.seed ^ (scheme_seed(j.scheme) << 56));
-            sim::run(pl, j.scheme, j.loss.as_ref(), shape(j.drops), seed)
+            sim::run(pl, j.scheme, &j.loss, shape(j.drops), seed)
         })?;
 
         // Aggregate per experiment and x.

@@ -17,6 +17,10 @@ pub(super) enum LossAt {
     Links,
     /// Each tree link of one GT-ITM class, in turn.
     Class(&'static str),
+    /// Every tree link within one run: one drop per link, 1 s apart, the links in an order
+    /// fixed by the placement's seed (SRM's adaptive timers meet a loss that moves, §5.9.1);
+    /// never capped, in quick mode too.
+    Moving,
 }
 
 impl LossAt {
@@ -28,6 +32,7 @@ impl LossAt {
             LossAt::Class("transit-transit") => "tt",
             LossAt::Class("transit-stub") => "ts",
             LossAt::Class(_) => "ss",
+            LossAt::Moving => "moving",
         }
     }
 }
@@ -128,7 +133,7 @@ impl Plan {
             adaptive: false,
             topo: false,
         };
-        use LossAt::{Links, Receivers, Source};
+        use LossAt::{Links, Moving, Receivers, Source};
         let three = [Source, Receivers, Links];
         // LMS, binary trees (Fig. 5.4–5.7).
         for loss in three.clone() {
@@ -191,12 +196,13 @@ impl Plan {
             ("lms_adaptive.ts", lms_adaptive, ts100, &[Links], bc, 5),
             // SRM, random graphs, 20 receivers (Fig. 5.19–5.23).
             ("srm.rand", srm, r20, &three, srm_c, 1),
-            // SRM with adaptive timers (Fig. 5.24, 5.25): the loss stays on its link for 5 drops.
+            // SRM with adaptive timers (Fig. 5.24, 5.25): the loss stays on its link for 5 drops
+            // (`src`, `links`), or moves to the next tree link after every drop (`moving`).
             (
                 "srm_adaptive.rand",
                 srm_adaptive,
                 r20,
-                &[Source, Links],
+                &[Source, Links, Moving],
                 srm_c,
                 5,
             ),
@@ -335,8 +341,9 @@ pub fn large_ts(n: usize) -> TransitStub {
     }
 }
 
-/// Loss sites of one experiment on one placement.
-pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<LossSpec> {
+/// The runs of one experiment on one placement: for each run, the links that lose a packet
+/// (one, except [`LossAt::Moving`]) and which original data crossings they drop.
+pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<Vec<LossSpec>> {
     let ks: Vec<u64> = (0..drops as u64).map(|i| DROP_K + 10 * i).collect();
     let all: Vec<(usize, NodeId)> = match loss {
         LossAt::Source => pl.source_link().into_iter().collect(),
@@ -345,7 +352,7 @@ pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> 
             .iter()
             .filter_map(|&r| pl.receiver_link(r))
             .collect(),
-        LossAt::Links => pl.tree_links.iter().map(|&(l, u, _)| (l, u)).collect(),
+        LossAt::Links | LossAt::Moving => pl.tree_links.iter().map(|&(l, u, _)| (l, u)).collect(),
         LossAt::Class(c) => pl
             .tree_links
             .iter()
@@ -353,14 +360,40 @@ pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> 
             .map(|&(l, u, _)| (l, u))
             .collect(),
     };
+    if *loss == LossAt::Moving {
+        // Every tree link, whatever the cap: the experiment is the loss visiting them all.
+        let _ = cap;
+        // One run; link i of the shuffled order drops the original crossing DROP_K + 10·i.
+        // (A link below one that dropped earlier counts one crossing fewer, so its drop comes
+        // one packet later; the drops stay 1 s apart and on distinct packets.)
+        let mut order = all;
+        order.sort_by_key(|&(l, _)| mix64(pl.seed ^ 0x0a0a ^ l as u64));
+        let run = order
+            .into_iter()
+            .enumerate()
+            .map(|(i, (link, from))| LossSpec {
+                link,
+                from,
+                ks: vec![DROP_K + 10 * i as u64],
+            })
+            .collect();
+        return vec![run];
+    }
     spread(&all, cap, pl.seed ^ 0x5157)
         .into_iter()
-        .map(|(link, from)| LossSpec {
-            link,
-            from,
-            ks: ks.clone(),
+        .map(|(link, from)| {
+            vec![LossSpec {
+                link,
+                from,
+                ks: ks.clone(),
+            }]
         })
         .collect()
+}
+
+/// Drops in one run of `specs`.
+pub(super) fn drops_of(specs: &[LossSpec]) -> usize {
+    specs.iter().map(|s| s.ks.len()).sum()
 }
 
 /// At most `cap` items of `v`, a pseudo-random sample fixed by `seed` (all of them when

@@ -76,7 +76,10 @@ const LATENCY: &[LatencyFigs] = &[
         "SRM latency, adaptive timers",
         "srm_adaptive.rand",
         "topology",
-        &[("links", "loss at each link")],
+        &[(
+            "moving",
+            "loss moving to the next tree link after every drop",
+        )],
     ),
     (
         26,

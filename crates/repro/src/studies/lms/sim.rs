@@ -201,16 +201,16 @@ fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
     Ok(sim)
 }
 
-/// Run `scheme` on `pl` with `loss` (`None`: the loss-free baseline).
+/// Run `scheme` on `pl` with the drops of `loss` (empty: the loss-free baseline).
 pub fn run(
     pl: &Placement,
     scheme: Scheme,
-    loss: Option<&LossSpec>,
+    loss: &[LossSpec],
     shape: RunShape,
     seed: u64,
 ) -> Result<RunOut, String> {
     let mut sim = build(pl, scheme, seed)?;
-    if let Some(l) = loss {
+    for l in loss {
         for &k in &l.ks {
             sim.add_loss(
                 &LossRule::new(

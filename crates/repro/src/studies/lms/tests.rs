@@ -45,9 +45,36 @@ fn binary_tree_placement_rtt_and_sites() {
     assert_eq!(sites(&pl, &LossAt::Receivers, usize::MAX, 1).len(), 8);
     assert_eq!(sites(&pl, &LossAt::Links, usize::MAX, 1).len(), 15);
     assert_eq!(
-        sites(&pl, &LossAt::Links, 4, 3)[0].ks,
+        sites(&pl, &LossAt::Links, 4, 3)[0][0].ks,
         vec![DROP_K, DROP_K + 10, DROP_K + 20]
     );
+}
+
+#[test]
+fn a_moving_loss_visits_every_tree_link_once_in_one_run_and_every_drop_is_recovered() {
+    let pl = tree(3);
+    // One run, whatever the cap: one drop per tree link, 10 original packets (1 s) apart.
+    let runs = sites(&pl, &LossAt::Moving, 4, 1);
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(run.len(), 15);
+    let mut links: Vec<usize> = run.iter().map(|s| s.link).collect();
+    links.sort_unstable();
+    links.dedup();
+    assert_eq!(links.len(), 15);
+    let ks: Vec<u64> = run.iter().flat_map(|s| s.ks.clone()).collect();
+    assert_eq!(ks, (0..15).map(|i| DROP_K + 10 * i).collect::<Vec<_>>());
+    assert_eq!(drops_of(run), 15);
+    // Adaptive SRM over the whole run: every drop happens and every receiver that detected
+    // a loss recovers it.
+    let srm = Scheme::Srm {
+        adaptive: true,
+        topo: false,
+    };
+    let o = sim::run(&pl, srm, run, shape(drops_of(run)), 7).unwrap();
+    assert_eq!(o.drops, 15);
+    assert_eq!(o.unrecovered, 0);
+    assert!(!o.lat.is_empty());
 }
 
 #[test]
@@ -59,7 +86,7 @@ fn lms_source_loss_on_a_tree_recovers_in_about_one_rtt_without_exposure() {
         from,
         ks: vec![DROP_K],
     };
-    let o = sim::run(&pl, Scheme::Lms, Some(&loss), SINGLE, 1).unwrap();
+    let o = sim::run(&pl, Scheme::Lms, std::slice::from_ref(&loss), SINGLE, 1).unwrap();
     assert_eq!(o.drops, 1);
     assert_eq!(o.lossy_receivers, 8);
     assert_eq!(o.unrecovered, 0);
@@ -84,9 +111,9 @@ fn pgm_receiver_loss_costs_one_rdata_and_state_on_the_nak_path() {
         from,
         ks: vec![DROP_K],
     };
-    let base = sim::run(&pl, Scheme::Pgm, None, SINGLE, 1).unwrap();
+    let base = sim::run(&pl, Scheme::Pgm, &[], SINGLE, 1).unwrap();
     assert_eq!(base.drops, 0);
-    let o = sim::run(&pl, Scheme::Pgm, Some(&loss), SINGLE, 1).unwrap();
+    let o = sim::run(&pl, Scheme::Pgm, std::slice::from_ref(&loss), SINGLE, 1).unwrap();
     assert_eq!((o.drops, o.lossy_receivers, o.unrecovered), (1, 1, 0));
     assert_eq!(o.source_repairs, 1);
     assert_eq!(o.dups, 0);
@@ -114,7 +141,7 @@ fn lms_source_loss_on_a_random_graph_costs_one_repair() {
         from,
         ks: vec![DROP_K],
     };
-    let o = sim::run(pl, Scheme::Lms, Some(&loss), SINGLE, 1).unwrap();
+    let o = sim::run(pl, Scheme::Lms, std::slice::from_ref(&loss), SINGLE, 1).unwrap();
     assert_eq!((o.drops, o.lossy_receivers, o.unrecovered), (1, 20, 0));
     assert_eq!(o.repairs, 1);
     assert_eq!(o.source_repairs, 1);
