@@ -278,7 +278,7 @@ impl Study for Segovia {
         }
         for f in fams
             .iter()
-            .filter(|f| f.key.starts_with("err.") || f.key.contains("_r20_"))
+            .filter(|f| f.key.starts_with("err.") || paper_err_key(&f.key).is_some())
         {
             let fam = f.key.trim_start_matches("err.");
             let pl = paper_err_key(fam);

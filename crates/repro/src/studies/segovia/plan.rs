@@ -25,6 +25,7 @@ pub(super) struct FamilyCfg {
     pub(super) inclusive_backoff: bool,
     pub(super) bap_disarm: bool,
     pub(super) bap_literal: bool,
+    pub(super) drop_checks: u32,
     pub(super) messages: u64,
 }
 
@@ -41,6 +42,8 @@ enum Choice {
     Limit(u32),
     /// The BAP receiver exactly as the thesis words it (`RunSpec::bap_literal`).
     Literal,
+    /// Two failure draws per interface and direction (`RunSpec::drop_checks`).
+    DropTwice,
 }
 
 impl Choice {
@@ -51,6 +54,7 @@ impl Choice {
             Choice::TimerRunning => c.bap_disarm = false,
             Choice::Limit(n) => c.max_retx_override = Some(Some(n)),
             Choice::Literal => c.bap_literal = true,
+            Choice::DropTwice => c.drop_checks = 2,
         }
     }
 }
@@ -71,6 +75,7 @@ impl FamilyCfg {
             inclusive_backoff: true,
             bap_disarm: true,
             bap_literal: false,
+            drop_checks: 1,
             messages,
         }
     }
@@ -85,6 +90,7 @@ impl FamilyCfg {
         s.inclusive_backoff = self.inclusive_backoff;
         s.bap_disarm = self.bap_disarm;
         s.bap_literal = self.bap_literal;
+        s.drop_checks = self.drop_checks;
         s.messages = self.messages;
         s
     }
@@ -222,6 +228,17 @@ impl Plan {
             ("bap_w10_r20_literal", bap10, Literal, true),
             ("bap_w15_r20_literal", bap15, Literal, true),
         ];
+        // MSAW with every interface drawing its failures twice, at each r of the error
+        // tables (the thesis's MSAW retransmissions grow faster with the failure rate than
+        // rmcast's; this shows what a doubled drop rate per interface would give).
+        for &r in &self.err_rs {
+            f.push(fam(
+                format!("sens.saw_r{r}_drop2"),
+                &self.err_fails,
+                by_failure,
+                failing(Proto::Saw, r, &|c| Choice::DropTwice.apply(c)),
+            ));
+        }
         let fails = vec![0.0, 1.0, 5.0];
         for (name, proto, choice, at_r20) in sensitivity {
             let key = format!("sens.{name}");

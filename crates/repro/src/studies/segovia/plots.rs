@@ -2,7 +2,7 @@
 //! failures and sensitivity.
 
 use crate::measure::Measures;
-use crate::plot::{Axis, Plot, PlotSeries, PlotSpec};
+use crate::plot::{Axis, Plot, PlotSeries, PlotSpec, Style};
 use crate::study::{RunCtx, StudyError};
 use crate::sweep::{means, Agg};
 use serde::Deserialize;
@@ -110,6 +110,16 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
         if let Some((_, s)) = from_sweep.iter_mut().find(|(id, _)| *id == p.id) {
             p.series = std::mem::take(s);
         }
+        if p.id == "segovia-msaw-drop2" {
+            // Quick mode runs r = 20 only: keep the r values (one colour each) that ran.
+            let ran: Vec<usize> = p
+                .series
+                .iter()
+                .filter(|s| s.style != Style::Paper && !s.points.is_empty())
+                .map(|s| s.color)
+                .collect();
+            p.series.retain(|s| ran.contains(&s.color));
+        }
         out.push(p);
     }
     Ok(out)
@@ -117,11 +127,16 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
 
 /// The claims file's paper table for an error family such as `bap_w10_r20_rand0`.
 pub(super) fn paper_err_key(fam: &str) -> Option<String> {
-    // A sensitivity family at r = 20 compares with the thesis's runs without random wait.
+    // A sensitivity family under failures (`<proto>_r<r>_<choice>`) compares with the
+    // thesis's runs at the same r without random wait.
     let sens;
     let fam = match fam.strip_prefix("sens.") {
         Some(f) => {
-            sens = format!("{}_r20_rand0", f.get(..f.find("_r20_")?)?);
+            let at = ["_r20_", "_r40_", "_r60_"]
+                .iter()
+                .filter_map(|r| f.find(r).map(|i| (i, *r)))
+                .min()?;
+            sens = format!("{}{}rand0", f.get(..at.0)?, at.1);
             sens.as_str()
         }
         None => fam,

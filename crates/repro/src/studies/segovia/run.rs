@@ -63,6 +63,11 @@ pub struct RunSpec {
     pub rand_bits: u64,
     /// Failure probability per interface, on transmit and on receive.
     pub fail: f64,
+    /// How many independent failure draws each interface makes on a frame it transmits and
+    /// on one it receives: 1 is the thesis's text (§3.4, "on receipt or transmittal of a
+    /// packet"); 2 is a sensitivity reading, a MAC that draws once when it takes a frame in
+    /// and once when it passes it on, in each direction.
+    pub drop_checks: u32,
     /// Timeout increment of the thesis's formula, bit times.
     pub increment_bits: u64,
     /// Messages the sender sends.
@@ -95,6 +100,7 @@ impl RunSpec {
             data_frame: 1518,
             rand_bits: 0,
             fail: 0.0,
+            drop_checks: 1,
             increment_bits: INCREMENT_ERROR_FREE,
             messages: if matches!(proto, Proto::Bap { .. }) {
                 450
@@ -281,7 +287,7 @@ pub fn run_one(s: &RunSpec, keep_deliveries: bool) -> Result<RunOut, String> {
     if s.fail > 0.0 {
         // every node: the sender, then the receivers
         for &n in std::iter::once(&sender).chain(&receivers) {
-            for site in [
+            let sites = [
                 LossSite::Tx {
                     node: n,
                     iface: None,
@@ -290,7 +296,11 @@ pub fn run_one(s: &RunSpec, keep_deliveries: bool) -> Result<RunOut, String> {
                     node: n,
                     iface: None,
                 },
-            ] {
+            ];
+            for site in sites
+                .into_iter()
+                .flat_map(|x| std::iter::repeat_n(x, s.drop_checks.max(1) as usize))
+            {
                 sim.add_loss(
                     &LossRule::new(site, LossModel::Bernoulli { p: s.fail }).cause("failure_rate"),
                 )

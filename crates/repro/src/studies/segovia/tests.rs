@@ -114,3 +114,44 @@ fn one_receiver_msaw_takes_d_plus_a() {
     assert_eq!(o.summary.latency.min, 12656.0);
     assert_eq!(o.summary.latency.max, 12656.0);
 }
+
+#[test]
+fn error_families_find_the_thesis_table_of_their_r() {
+    use super::plots::paper_err_key;
+    assert_eq!(
+        paper_err_key("saw_r40_rand0").as_deref(),
+        Some("t4_6_saw_r40_rand0_mean_lat")
+    );
+    assert_eq!(
+        paper_err_key("bap_w10_r60_rand22000").as_deref(),
+        Some("t4_13_bap_w10_r60_rand22000_mean_lat")
+    );
+    // Sensitivity families compare with the thesis's runs at their r without random wait.
+    assert_eq!(
+        paper_err_key("sens.saw_r60_drop2").as_deref(),
+        Some("t4_6_saw_r60_rand0_mean_lat")
+    );
+    assert_eq!(
+        paper_err_key("sens.bap_w10_r20_t25000").as_deref(),
+        Some("t4_8_bap_w10_r20_rand0_mean_lat")
+    );
+    assert_eq!(paper_err_key("sens.saw_exclusive"), None);
+    assert_eq!(paper_err_key("t4_1"), None);
+}
+
+#[test]
+fn two_failure_draws_per_interface_lose_more() {
+    use super::run::{run_one, Proto, RunSpec};
+    let mut retx = [0.0; 2];
+    for (i, checks) in [1u32, 2].into_iter().enumerate() {
+        for seed in 0..3 {
+            let mut s = RunSpec::thesis(Proto::Saw, 20, seed);
+            s.fail = 0.03;
+            s.increment_bits = 45_000;
+            s.messages = 200;
+            s.drop_checks = checks;
+            retx[i] += run_one(&s, false).unwrap().summary.retransmissions.mean;
+        }
+    }
+    assert!(retx[1] > retx[0] * 1.15, "{retx:?}");
+}
