@@ -33,6 +33,24 @@ impl Estimate {
         }
     }
 
+    /// The same estimate when its `n` runs are `n` distinct members of a finite population of
+    /// `population` whose every member gives one fixed value (deterministic runs, e.g. every
+    /// loss site of one topology): the interval of the mean narrows by the finite-population
+    /// correction `sqrt((N − n)/(N − 1))`, to the mean itself when every member was run. An
+    /// analytic value, one run, or a population no larger than one is returned unchanged.
+    pub fn of_finite_population(self, population: usize) -> Self {
+        let (n, big_n) = (self.n, population.max(self.n));
+        if n < 2 || big_n < 2 {
+            return self;
+        }
+        let f = ((big_n - n) as f64 / (big_n - 1) as f64).sqrt();
+        Estimate {
+            ci_lo: self.mean - (self.mean - self.ci_lo) * f,
+            ci_hi: self.mean + (self.ci_hi - self.mean) * f,
+            ..self
+        }
+    }
+
     /// Mean, sample SD and 95 % CI of the mean of `samples` (one value per run).
     /// Returns `None` for an empty slice or any non-finite sample.
     pub fn from_samples(samples: &[f64]) -> Option<Self> {
@@ -95,6 +113,24 @@ pub fn t975(df: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fully_run_population_has_no_interval_and_a_sample_of_it_a_narrower_one() {
+        let e = Estimate::from_samples(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        let all = e.of_finite_population(4);
+        assert_eq!((all.ci_lo, all.ci_hi, all.sd, all.n), (2.5, 2.5, e.sd, 4));
+        let part = e.of_finite_population(16);
+        let f = (12.0f64 / 15.0).sqrt();
+        assert!((part.ci_hi - 2.5 - (e.ci_hi - 2.5) * f).abs() < 1e-12);
+        assert!(part.ci_lo > e.ci_lo && part.ci_hi < e.ci_hi);
+        // Nothing to correct: one run, an analytic value.
+        let one = Estimate::from_samples(&[3.0]).unwrap();
+        assert_eq!(one.of_finite_population(10), one);
+        assert_eq!(
+            Estimate::exact(2.0).of_finite_population(10),
+            Estimate::exact(2.0)
+        );
+    }
 
     #[test]
     fn known_sample() {

@@ -126,6 +126,22 @@ fn sample(o: &RunOut, baseline_control: u64) -> Option<Sample> {
     })
 }
 
+/// The x of a run of `e` on `pl`: topology index, tree height or receiver count.
+fn x_of(e: &plan::Exp, pl: &Placement) -> f64 {
+    match e.x {
+        XOf::TopoIndex | XOf::Height => pl.topo_index as f64,
+        XOf::Receivers => pl.receivers.len() as f64,
+    }
+}
+
+/// Whether an experiment's runs are a fixed function of their loss site: a deterministic
+/// scheme (LMS has no random timer) on the one binary tree of each height. Its loss sites are
+/// then a finite population, and a mean over all of them has no sampling error.
+fn enumerable(e: &plan::Exp) -> bool {
+    matches!(e.scheme, Scheme::Lms | Scheme::LmsAdaptive)
+        && e.families.iter().all(|f| matches!(f, Family::Tree(_)))
+}
+
 /// An extreme over `n` runs: the value itself, no spread.
 fn extreme(v: f64, n: usize) -> Estimate {
     Estimate {
@@ -218,9 +234,16 @@ impl Study for Lms {
         // (placement, scheme, shape) for the control traffic that is not recovery.
         let mut jobs: Vec<Job> = Vec::new();
         let mut baselines: BTreeMap<(usize, Scheme, usize), usize> = BTreeMap::new();
+        // Enumerable experiments: loss sites per (experiment, x), and the runs made of them.
+        let mut population: BTreeMap<(usize, u64), (usize, usize)> = BTreeMap::new();
         for (ei, e) in exps.iter().enumerate() {
             for f in &e.families {
                 for &pi in fam_pls.get(f).map(|v| v.as_slice()).unwrap_or(&[]) {
+                    if enumerable(e) {
+                        let key = (ei, x_of(e, &pls[pi]).to_bits());
+                        population.entry(key).or_default().0 +=
+                            plan::candidates(&pls[pi], &e.loss).len();
+                    }
                     for s in sites(&pls[pi], &e.loss, e.cap, e.drops) {
                         let drops = drops_of(&s);
                         baselines.entry((pi, e.scheme, drops)).or_insert_with(|| {
@@ -260,6 +283,10 @@ impl Study for Lms {
         let mut lms_state: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
         for (j, o) in jobs.iter().zip(&outs) {
             let Some(ei) = j.exp else { continue };
+            let x = x_of(&exps[ei], &pls[j.pl]);
+            if let Some(p) = population.get_mut(&(ei, x.to_bits())) {
+                p.1 += 1;
+            }
             let base = baselines
                 .get(&(j.pl, j.scheme, j.drops))
                 .map_or(0, |&bi| outs[bi].hops_control);
@@ -271,15 +298,25 @@ impl Study for Lms {
                 let e = lms_state.entry(j.pl).or_insert((s.state, s.state));
                 *e = (e.0.min(s.state), e.1.max(s.state));
             }
-            let pl = &pls[j.pl];
-            let x = match exps[ei].x {
-                XOf::TopoIndex | XOf::Height => pl.topo_index as f64,
-                XOf::Receivers => pl.receivers.len() as f64,
-            };
             per_exp[ei].entry(x.to_bits()).or_default().push(s);
         }
         let mut runs_total = 0usize;
-        for (e, by_x) in exps.iter().zip(&per_exp) {
+        for (ei, (e, by_x)) in exps.iter().zip(&per_exp).enumerate() {
+            // Sites of an enumerable experiment not run (sampled out): an estimate over n of
+            // its runs stands for a population of n + that many.
+            let unrun = |xb: Option<u64>| -> Option<usize> {
+                let mut any = None;
+                for (&(i, b), &(sites, ran)) in &population {
+                    if i == ei && xb.is_none_or(|x| x == b) {
+                        *any.get_or_insert(0) += sites.saturating_sub(ran);
+                    }
+                }
+                any
+            };
+            let fpc = |est: Estimate, xb: Option<u64>| match unrun(xb) {
+                Some(u) => est.of_finite_population(est.n + u),
+                None => est,
+            };
             let x_label = match e.x {
                 XOf::TopoIndex => "topology",
                 XOf::Height => "tree height",
@@ -295,7 +332,7 @@ impl Study for Lms {
                     series
                         .entry(name)
                         .or_default()
-                        .push((f64::from_bits(*xb), est));
+                        .push((f64::from_bits(*xb), fpc(est, Some(*xb))));
                 }
             }
             for (name, unit) in METRICS {
@@ -308,7 +345,7 @@ impl Study for Lms {
                     .iter()
                     .find(|(n, _)| *n == name)
                     .map_or("", |(_, u)| u);
-                m.scalar(format!("{}.all.{name}", e.key), unit, est);
+                m.scalar(format!("{}.all.{name}", e.key), unit, fpc(est, None));
             }
         }
         // The largest difference, within one placement, between the router state of two runs

@@ -341,11 +341,9 @@ pub fn large_ts(n: usize) -> TransitStub {
     }
 }
 
-/// The runs of one experiment on one placement: for each run, the links that lose a packet
-/// (one, except [`LossAt::Moving`]) and which original data crossings they drop.
-pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<Vec<LossSpec>> {
-    let ks: Vec<u64> = (0..drops as u64).map(|i| DROP_K + 10 * i).collect();
-    let all: Vec<(usize, NodeId)> = match loss {
+/// Every link (and direction) an experiment's loss can be put on, in one placement.
+pub(super) fn candidates(pl: &Placement, loss: &LossAt) -> Vec<(usize, NodeId)> {
+    match loss {
         LossAt::Source => pl.source_link().into_iter().collect(),
         LossAt::Receivers => pl
             .receivers
@@ -359,7 +357,14 @@ pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> 
             .filter(|(_, _, k)| k == c)
             .map(|&(l, u, _)| (l, u))
             .collect(),
-    };
+    }
+}
+
+/// The runs of one experiment on one placement: for each run, the links that lose a packet
+/// (one, except [`LossAt::Moving`]) and which original data crossings they drop.
+pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<Vec<LossSpec>> {
+    let ks: Vec<u64> = (0..drops as u64).map(|i| DROP_K + 10 * i).collect();
+    let all = candidates(pl, loss);
     if *loss == LossAt::Moving {
         // Every tree link, whatever the cap: the experiment is the loss visiting them all.
         let _ = cap;

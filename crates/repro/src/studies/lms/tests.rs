@@ -276,3 +276,34 @@ fn scenario_files_run_and_match_the_study() {
     assert_eq!(num(&ts, "topology", "p_transit"), d.p_transit);
     assert_eq!(num(&ts, "topology", "p_stub"), d.p_stub);
 }
+
+#[test]
+fn lms_runs_on_a_tree_are_a_function_of_the_loss_site_alone() {
+    // What makes a binary tree's loss sites a finite population (`enumerable`): the same site
+    // gives the same run whatever the seed, so a mean over every site has no sampling error.
+    let pl = tree(4);
+    for spec in sites(&pl, &LossAt::Links, 6, 1) {
+        let a = sim::run(&pl, Scheme::Lms, &spec, SINGLE, 1).unwrap();
+        let b = sim::run(&pl, Scheme::Lms, &spec, SINGLE, 0xdead_beef).unwrap();
+        assert_eq!(
+            (
+                a.drops,
+                a.dups,
+                a.requests,
+                a.repairs,
+                a.hops_repair,
+                a.router_state
+            ),
+            (
+                b.drops,
+                b.dups,
+                b.requests,
+                b.repairs,
+                b.hops_repair,
+                b.router_state
+            )
+        );
+        assert_eq!(a.lat, b.lat);
+        assert_eq!(a.drops, 1);
+    }
+}
