@@ -199,8 +199,11 @@ impl Transfer {
                 return Ok(());
             }
             self.sleep(now, wake_at)?;
-            let now = self.ep.clock.now();
             while let Some((h, len, from)) = self.ep.next() {
+                // The clock after the datagram left the socket, not before the loop: one
+                // that arrived meanwhile would be stamped before it arrived (see the
+                // receiver's `Receiving::read`).
+                let now = self.ep.clock.now();
                 match self.member_at(h.source, from) {
                     Some(i) => self.member_packet(now, i, h, len, obs),
                     None => self.stranger(now, h, len, from, obs)?,

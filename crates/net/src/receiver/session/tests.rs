@@ -81,3 +81,84 @@ fn announces_are_checked_against_the_spec_and_our_security_mode() {
     assert!(announce(dsp, 0, 64, &params(6_000, 4_000)).is_err());
     assert!(announce(dsp, 0, 64, &[1, 2, 3]).is_err());
 }
+
+/// When the session is found (inside the read that found it), stalls `stall` as a
+/// descheduled receiver would, then has the sender's next datagram sent and notes when,
+/// on the receiver's clock; it waits `settle` for the datagram to reach the socket.
+struct Stall<'a> {
+    tx: &'a std::net::UdpSocket,
+    to: SocketAddr,
+    next: &'a [u8],
+    clock: Clock,
+    stall: Duration,
+    settle: Duration,
+    sent_at: Option<Time>,
+}
+
+impl RecvObserver for Stall<'_> {
+    fn session(&mut self, _session: u32, _sender: SocketAddr) {
+        std::thread::sleep(self.stall);
+        self.tx.send_to(self.next, self.to).unwrap();
+        self.sent_at = Some(self.clock.now());
+        std::thread::sleep(self.settle);
+    }
+}
+
+/// A datagram that arrives while a read is running is handled at a time after it arrived,
+/// not at the time the read began. With the read's start time an srm member measured its
+/// distance to the source from a SESSION echo that arrived late in a long read (descheduled
+/// on a loaded host) as `now − echo − delay` = 0; its request timers (`C1·d`) then fired
+/// back to back: 700,000 requests in 15 s from one member in the relay test
+/// (`netns_relay.rs`, srm through a relay), whose sender evicted the members.
+#[test]
+fn a_datagram_arriving_during_a_read_is_handled_at_a_time_after_it_arrived() {
+    const ME: u32 = 0x1111;
+    let group: SocketAddr = "239.255.91.9:47631".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = RecvConfig::new(
+        group,
+        super::super::Output::Dir {
+            path: dir.path().to_path_buf(),
+            force: false,
+        },
+    );
+    cfg.sock.interface = Some("lo".into());
+    cfg.node_id = Some(ME);
+    let mut r = Receiving::open(cfg).unwrap();
+    let srm = agents::PROTOCOLS
+        .iter()
+        .find(|p| p.name() == "srm")
+        .unwrap();
+    let joined = [(ME, None, "127.0.0.2:47633".parse().unwrap())];
+    let (_, announce) =
+        super::super::Fuzzing::session(srm, 0x5e55_0003, 0x42, group, &joined, None).unwrap();
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to: SocketAddr = ([127, 0, 0, 1], r.usock.local_addr().unwrap().port()).into();
+    // The running ANNOUNCE, queued before the read: the read finds the session with it.
+    tx.send_to(&announce, to).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let mut obs = Stall {
+        tx: &tx,
+        to,
+        // The sender's next datagram (the ANNOUNCE repeated), sent during the read.
+        next: &announce,
+        clock: r.st.clock,
+        stall: Duration::from_millis(30),
+        settle: Duration::from_millis(50),
+        sent_at: None,
+    };
+    let mut batch = RecvBatch::new();
+    r.read(&mut batch, &mut obs).unwrap();
+    let sent_at = obs.sent_at.expect("the session was found");
+    assert_eq!(
+        batch.datagrams, 2,
+        "both datagrams were read in the one read"
+    );
+    let j = r.st.joined.as_ref().unwrap();
+    assert!(
+        j.last_from_sender >= sent_at,
+        "the sender's second datagram, sent at {sent_at:?} during the read, was handled at \
+         {:?}",
+        j.last_from_sender
+    );
+}
