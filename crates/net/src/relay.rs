@@ -119,6 +119,7 @@ impl RelayConfig {
 }
 
 mod report;
+mod rounds;
 pub use report::{RelayReport, SessionReport};
 
 const UP: Token = Token(0);
@@ -211,6 +212,8 @@ pub fn relay(cfg: RelayConfig) -> Result<RelayReport, NetError> {
     let mut r = Relay::open(cfg)?;
     let started = r.clock.now();
     let mut events = Events::with_capacity(256);
+    // Sockets that may still hold datagrams after their last round (see `rounds`).
+    let mut carried: Vec<Token> = Vec::new();
     loop {
         if interrupt.raised() {
             r.report.interrupted = true;
@@ -242,16 +245,21 @@ pub fn relay(cfg: RelayConfig) -> Result<RelayReport, NetError> {
                 }
             }
         }
-        let timeout = r.timeout(now);
+        let timeout = if carried.is_empty() {
+            r.timeout(now)
+        } else {
+            Duration::ZERO
+        };
         match r.poll.poll(&mut events, Some(timeout)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(NetError::io("poll", e)),
         }
-        let tokens: Vec<Token> = events.iter().map(|e| e.token()).collect();
-        for t in tokens {
-            r.drain(t)?;
-        }
+        let round = rounds::next_round(
+            std::mem::take(&mut carried),
+            events.iter().map(|e| e.token()),
+        );
+        carried = rounds::serve_round(&mut r, round, rounds::BUDGET, Relay::drain)?;
         r.agent_timers();
     }
 }
@@ -357,9 +365,10 @@ impl Relay {
         }
     }
 
-    /// Read everything waiting on the socket of `t`.
-    fn drain(&mut self, t: Token) -> Result<(), NetError> {
-        loop {
+    /// Read at most `budget` datagrams waiting on the socket of `t`; whether it may hold more
+    /// (`false`: it would block).
+    fn drain(&mut self, t: Token, budget: usize) -> Result<bool, NetError> {
+        for _ in 0..budget {
             let got = match t {
                 UP => self.up.recv_from(&mut self.buf),
                 UP_UNICAST => self.up_unicast.recv_from(&mut self.buf),
@@ -370,13 +379,13 @@ impl Relay {
                         .and_then(|s| s.proxies.get(k - PROXY_BASE))
                     {
                         Some(p) => p.sock.recv_from(&mut self.buf),
-                        None => return Ok(()),
+                        None => return Ok(false),
                     }
                 }
                 Token(k) if k >= DOWN_GROUP_BASE => {
                     match self.down_group.get(k - DOWN_GROUP_BASE) {
                         Some(s) => s.recv_from(&mut self.buf),
-                        None => return Ok(()),
+                        None => return Ok(false),
                     }
                 }
                 Token(k) if k >= LOCAL_BASE => {
@@ -386,17 +395,17 @@ impl Relay {
                         .and_then(|s| s.local.get(k - LOCAL_BASE))
                     {
                         Some(s) => s.recv_from(&mut self.buf),
-                        None => return Ok(()),
+                        None => return Ok(false),
                     }
                 }
                 Token(k) => match self.down.get(k - DOWN_BASE) {
                     Some(s) => s.recv_from(&mut self.buf),
-                    None => return Ok(()),
+                    None => return Ok(false),
                 },
             };
             let (n, from) = match got {
                 Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // An ICMP error of an earlier send (a receiver gone): not this socket's end.
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
@@ -433,6 +442,7 @@ impl Relay {
             self.open_local()?;
             self.agent_output();
         }
+        Ok(true)
     }
 
     /// The header of a datagram, or `None` (counted) if it is not a plain rmcast datagram.
