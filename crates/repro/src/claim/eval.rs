@@ -190,6 +190,27 @@ fn across_text(x: Option<f64>, e: &Estimate, t: f64) -> String {
     format!("{}{} vs {}", xs(x), with_interval(e), fmt_num(t))
 }
 
+/// "x = x0 → x1: a → b", a change between two points of a trend, each value shown by `show`
+/// (its mean, or its mean with the interval it is judged by).
+fn change_text(
+    (x0, a): (f64, &Estimate),
+    (x1, b): (f64, &Estimate),
+    show: fn(&Estimate) -> String,
+) -> String {
+    format!(
+        "x = {} → {}: {} → {}",
+        fmt_num(x0),
+        fmt_num(x1),
+        show(a),
+        show(b)
+    )
+}
+
+/// An estimate's mean, as shown beside a verdict.
+fn mean_text(e: &Estimate) -> String {
+    fmt_num(e.mean)
+}
+
 /// Evaluate one claim against a study's measures.
 pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
     let subject = spec.measure.as_deref().and_then(|m| measures.get(m));
@@ -495,21 +516,9 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                             blo > ahi + tol
                         };
                         if apart || (a.n < 2 && b.n < 2) {
-                            bad.push(format!(
-                                "x = {} → {}: {} → {}",
-                                fmt_num(*x0),
-                                fmt_num(*x1),
-                                fmt_num(a.mean),
-                                fmt_num(b.mean)
-                            ));
+                            bad.push(change_text((*x0, a), (*x1, b), mean_text));
                         } else {
-                            unsure.push(format!(
-                                "x = {} → {}: {} → {}",
-                                fmt_num(*x0),
-                                fmt_num(*x1),
-                                with_interval(a),
-                                with_interval(b)
-                            ));
+                            unsure.push(change_text((*x0, a), (*x1, b), with_interval));
                         }
                     }
                 }
@@ -524,23 +533,13 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             } else {
                 (&last.1, &first.1)
             };
-            let text = format!(
-                "overall x = {} → {}: {} → {}",
-                fmt_num(first.0),
-                fmt_num(last.0),
-                fmt_num(first.1.mean),
-                fmt_num(last.1.mean)
-            );
+            let (from, to) = ((first.0, &first.1), (last.0, &last.1));
             match order_judge(a, b, overall) {
                 Judged::In => {}
-                Judged::Out => bad.push(text),
-                Judged::Across => unsure.push(format!(
-                    "overall x = {} → {}: {} → {}",
-                    fmt_num(first.0),
-                    fmt_num(last.0),
-                    with_interval(&first.1),
-                    with_interval(&last.1)
-                )),
+                Judged::Out => bad.push(format!("overall {}", change_text(from, to, mean_text))),
+                Judged::Across => {
+                    unsure.push(format!("overall {}", change_text(from, to, with_interval)))
+                }
             }
             let means_hold = overall && steps_hold;
             let mut detail = if bad.is_empty() {

@@ -363,11 +363,9 @@ pub(super) fn candidates(pl: &Placement, loss: &LossAt) -> Vec<(usize, NodeId)> 
 /// The runs of one experiment on one placement: for each run, the links that lose a packet
 /// (one, except [`LossAt::Moving`]) and which original data crossings they drop.
 pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> Vec<Vec<LossSpec>> {
-    let ks: Vec<u64> = (0..drops as u64).map(|i| DROP_K + 10 * i).collect();
     let all = candidates(pl, loss);
     if *loss == LossAt::Moving {
         // Every tree link, whatever the cap: the experiment is the loss visiting them all.
-        let _ = cap;
         // One run; link i of the shuffled order drops the original crossing DROP_K + 10·i.
         // (A link below one that dropped earlier counts one crossing fewer, so its drop comes
         // one packet later; the drops stay 1 s apart and on distinct packets.)
@@ -384,6 +382,7 @@ pub(super) fn sites(pl: &Placement, loss: &LossAt, cap: usize, drops: usize) -> 
             .collect();
         return vec![run];
     }
+    let ks: Vec<u64> = (0..drops as u64).map(|i| DROP_K + 10 * i).collect();
     spread(&all, cap, pl.seed ^ 0x5157)
         .into_iter()
         .map(|(link, from)| {
