@@ -99,18 +99,56 @@ pub(super) fn observations(m: &Measures) -> Vec<String> {
     };
     vec![
         format!(
-            "PGM repeated retransmissions (loss at the source, random graphs, 100 receivers):              {} RDATA per drop with link delays of 1 ms per unit of GT-ITM edge length (the              study's setting, ns-2's converter convention), {} with 100 µs per unit              (pgm_fast). A NAK repeats the retransmission when it reaches a router after the              RDATA answering a nearer receiver has cleared the state; with short propagation              delays the 5.5 ms transmission time of a 1024-byte packet at 1.5 Mb/s dominates              and the NAKs of distant receivers arrive before the RDATA comes back, so fewer              repeats.",
+            "PGM repeated retransmissions (loss at the source, random graphs, 100 receivers): \
+             {} RDATA per drop with link delays of 1 ms per unit of GT-ITM edge length (the \
+             study's setting, ns-2's converter convention), {} with 100 µs per unit \
+             (pgm_fast). A NAK repeats the retransmission when it reaches a router after the \
+             RDATA answering a nearer receiver has cleared the state; with short propagation \
+             delays the 5.5 ms transmission time of a 1024-byte packet at 1.5 Mb/s dominates \
+             and the NAKs of distant receivers arrive before the RDATA comes back, so fewer \
+             repeats.",
             f("pgm.rand.src.all.retx"),
             f("pgm_fast.rand.src.all.retx")
         ),
         format!(
-            "LMS with loss at the source: {} repairs per drop (source and repliers) and {}              duplicates per receiver (dup_all), none at receivers that did not miss the packet              (exposure {}). One request climbs replier links to the source, whose multicast              repairs everyone; the other requests turn below it and reach repliers that still              lack the packet or got it from that repair, and a replier leaves such first              requests unanswered (the rule of the authors' ns-2 LMS receiver). Without that rule              nearly every replier answered one DREQ after the source's repair had passed (about              one redundant repair per receiver, exposure still 0).",
+            "LMS host-link sensitivity (random graphs, 100 receivers; the seed does not give \
+             the delay of the links joining its 100 receivers and the source to the graph): \
+             with rmcast's 1 ms host links the mean normalized latency is {} (loss at the \
+             source), {} (each receiver) and {} (each link), the largest {} with loss at a \
+             receiver; with every host link as long as its graph's mean link (lms_longhost) \
+             {}, {} and {}, the largest {}. A short host link makes a receiver on the source's \
+             router, or on a turning point's, a near-free replier; a long one puts at least one \
+             long host link between every turning point and its replier.",
+            f("lms.rand.src.all.lat_mean"),
+            f("lms.rand.rcv.all.lat_mean"),
+            f("lms.rand.links.all.lat_mean"),
+            f("lms.rand.rcv.all.lat_max"),
+            f("lms_longhost.rand.src.all.lat_mean"),
+            f("lms_longhost.rand.rcv.all.lat_mean"),
+            f("lms_longhost.rand.links.all.lat_mean"),
+            f("lms_longhost.rand.rcv.all.lat_max"),
+        ),
+        format!(
+            "LMS with loss at the source: {} repairs per drop (source and repliers) and {} \
+             duplicates per receiver (dup_all), none at receivers that did not miss the packet \
+             (exposure {}). One request climbs replier links to the source, whose multicast \
+             repairs everyone; the other requests turn below it and reach repliers that still \
+             lack the packet or got it from that repair, and a replier leaves such first \
+             requests unanswered (the rule of the authors' ns-2 LMS receiver). Without that rule \
+             nearly every replier answered one DREQ after the source's repair had passed (about \
+             one redundant repair per receiver, exposure still 0).",
             f("lms.rand.src.all.repairs"),
             f("lms.rand.src.all.dup_all"),
             f("lms.rand.src.all.exposure")
         ),
         format!(
-            "LMS repliers, static against adaptive (beyond the seed; the seed ran static              repliers only, §5.8): the loss stays on its link for 5 drops 1 s apart; adaptive              receivers report their losses every 10 packets and routers move their replier link              to the cheapest interface. Random graphs, loss at each receiver: exposure {} static,              {} adaptive; mean latency {} static, {} adaptive. Loss at each link: exposure {}              static, {} adaptive; mean latency {} static, {} adaptive. Transit–stub, loss at each              link: exposure {} static, {} adaptive; mean latency {} static, {} adaptive.",
+            "LMS repliers, static against adaptive (beyond the seed; the seed ran static \
+             repliers only, §5.8): the loss stays on its link for 5 drops 1 s apart; adaptive \
+             receivers report their losses every 10 packets and routers move their replier link \
+             to the cheapest interface. Random graphs, loss at each receiver: exposure {} static, \
+             {} adaptive; mean latency {} static, {} adaptive. Loss at each link: exposure {} \
+             static, {} adaptive; mean latency {} static, {} adaptive. Transit–stub, loss at each \
+             link: exposure {} static, {} adaptive; mean latency {} static, {} adaptive.",
             f("lms_persist.rand.rcv.all.exposure"),
             f("lms_adaptive.rand.rcv.all.exposure"),
             f("lms_persist.rand.rcv.all.lat_mean"),
@@ -125,7 +163,11 @@ pub(super) fn observations(m: &Measures) -> Vec<String> {
             f("lms_adaptive.ts.links.all.lat_mean"),
         ),
         format!(
-            "SRM with 100 receivers (beyond the seed): with distances from the topology and no              session messages, mean latency {} RTT and {} repairs per drop (loss at each link);              with ns-2's session messages every 1 s, every member's message lists all 101              members, and the session traffic alone nears the 1.5 Mb/s link rate: mean latency              {} RTT, {} of the losses unrecovered at the end of the run.",
+            "SRM with 100 receivers (beyond the seed): with distances from the topology and no \
+             session messages, mean latency {} RTT and {} repairs per drop (loss at each link); \
+             with ns-2's session messages every 1 s, every member's message lists all 101 \
+             members, and the session traffic alone nears the 1.5 Mb/s link rate: mean latency \
+             {} RTT, {} of the losses unrecovered at the end of the run.",
             f("srm.rand_r100.links.all.lat_mean"),
             f("srm.rand_r100.links.all.repairs"),
             f("srm_sessions.rand_r100.links.all.lat_mean"),

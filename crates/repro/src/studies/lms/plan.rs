@@ -47,6 +47,9 @@ pub(super) enum Family {
     /// The same graphs with 10× shorter link delays (100 µs per unit of distance): a
     /// sensitivity check of PGM's repeated retransmissions.
     RandomFast(usize),
+    /// The same graphs with every host link as long as the graph's mean link (the seed does
+    /// not give its host links; rmcast's are 1 ms): a sensitivity check of LMS's latency.
+    RandomLongHost(usize),
     /// Transit–stub graphs of 100 nodes with R receivers.
     Ts(usize),
     /// Large transit–stub graph (nodes, receivers), beyond the seed.
@@ -163,9 +166,18 @@ impl Plan {
             self.srm100_site_cap,
             self.beyond_site_cap,
         );
-        let on_one_family: [OneFamily; 14] = [
+        let on_one_family: [OneFamily; 15] = [
             // LMS, PGM on random graphs, 100 receivers (Fig. 5.8–5.11, 5.26–5.30).
             ("lms.rand", lms, r100, &three, c, 1),
+            // LMS with host links as long as the graph's mean link (sensitivity).
+            (
+                "lms_longhost.rand",
+                lms,
+                Family::RandomLongHost(100),
+                &three,
+                c,
+                1,
+            ),
             ("pgm.rand", pgm, r100, &three, c, 1),
             // PGM repeated retransmissions with 10× shorter link delays (sensitivity).
             (
@@ -277,11 +289,13 @@ pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, Str
             let (net, source, receivers) = sim::binary_tree(h, &link)?;
             out.push(Placement::new(net, source, receivers, h as usize, 0)?);
         }
-        Family::Random(r) | Family::RandomFast(r) | Family::Ts(r) => {
+        Family::Random(r) | Family::RandomFast(r) | Family::RandomLongHost(r) | Family::Ts(r) => {
             for t in 0..plan.topologies {
                 let tseed = TOPO_SEED_BASE + t as u64;
                 let base = match fam {
-                    Family::Random(_) => topo::flat_random(RANDOM_NODES, RANDOM_P, &plane(), tseed),
+                    Family::Random(_) | Family::RandomLongHost(_) => {
+                        topo::flat_random(RANDOM_NODES, RANDOM_P, &plane(), tseed)
+                    }
                     Family::RandomFast(_) => {
                         let p = PlaneParams {
                             delay_per_unit: DELAY_PER_UNIT / 10,
@@ -292,6 +306,12 @@ pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, Str
                     _ => topo::transit_stub(&TransitStub::default(), &plane(), tseed),
                 }
                 .map_err(|e| e.to_string())?;
+                let host = match fam {
+                    Family::RandomLongHost(_) => {
+                        LinkConfig::new(sim::BANDWIDTH, mean_link_delay(&base.net))
+                    }
+                    _ => host.clone(),
+                };
                 for p in 0..plan.placements {
                     let pseed = mix64(tseed ^ ((p as u64) << 20) ^ ((r as u64) << 40));
                     let mut tp = base.clone();
@@ -310,6 +330,16 @@ pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, Str
         }
     }
     Ok(out)
+}
+
+/// The mean propagation delay of `net`'s links (zero without links).
+pub(super) fn mean_link_delay(net: &rmcast_sim::Network) -> Duration {
+    let n = net.link_count();
+    let total: Duration = (0..n)
+        .filter_map(|i| net.link(i))
+        .map(|(_, _, c)| c.delay)
+        .sum();
+    total.checked_div(n as u32).unwrap_or_default()
 }
 
 /// Attach the source and `receivers` receiver hosts to attach points drawn uniformly at
