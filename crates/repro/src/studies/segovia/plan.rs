@@ -240,6 +240,19 @@ impl Plan {
             ));
         }
         let fails = vec![0.0, 1.0, 5.0];
+        // MBAP with a shorter ACK-delay timeout t = 50,000, every window at r = 20 and window
+        // 10 at r = 40 and 60 (the thesis does not give t for its error tables; rmcast uses the
+        // sample file's 95,000): the blow-up under failures, and what it does to error-free runs.
+        for (w, r) in [(5, 20), (10, 20), (15, 20), (10, 40), (10, 60)] {
+            f.push(fam(
+                format!("sens.bap_w{w}_r{r}_t50000"),
+                &fails,
+                by_failure,
+                failing(Proto::Bap { window: w }, r, &|c| {
+                    Choice::AckTimeout(50_000).apply(c)
+                }),
+            ));
+        }
         for (name, proto, choice, at_r20) in sensitivity {
             let key = format!("sens.{name}");
             f.push(if at_r20 {
