@@ -27,6 +27,9 @@ pub(super) struct FamilyCfg {
     pub(super) bap_literal: bool,
     pub(super) drop_checks: u32,
     pub(super) messages: u64,
+    /// Timeout increment of the runs under failures; `None`: the thesis's
+    /// [`error_increment`].
+    pub(super) increment_bits: Option<u64>,
 }
 
 /// A choice the thesis leaves open, set away from rmcast's.
@@ -77,6 +80,7 @@ impl FamilyCfg {
             bap_literal: false,
             drop_checks: 1,
             messages,
+            increment_bits: None,
         }
     }
     pub(super) fn base(&self, r: usize, seed: u64) -> RunSpec {
@@ -116,9 +120,23 @@ pub fn error_increment(r: usize) -> u64 {
 pub(super) fn by_failure(c: &FamilyCfg, x: f64, seed: u64) -> RunSpec {
     let mut s = c.base(c.receivers, seed);
     s.fail = x / 100.0;
-    s.increment_bits = error_increment(c.receivers);
+    s.increment_bits = c
+        .increment_bits
+        .unwrap_or_else(|| error_increment(c.receivers));
     s
 }
+
+/// x = the timeout increment in bit times, error-free, at `c.receivers` (the thesis's
+/// timeout selection, §4.4).
+pub(super) fn by_increment(c: &FamilyCfg, x: f64, seed: u64) -> RunSpec {
+    let mut s = c.base(c.receivers, seed);
+    s.increment_bits = x as u64;
+    s
+}
+
+/// The thesis's criterion for its timeout increments (§4.4): "fewer than 2% of the packets
+/// being retransmitted under error-free conditions".
+pub const INCREMENT_CRITERION: f64 = 0.02;
 
 crate::plan! {
     pub(super) struct Plan {
@@ -132,6 +150,11 @@ crate::plan! {
             quick vec![0.0, 1.0, 2.0],
             full vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
         pub(super) err_windows: Vec<u16> = quick vec![10], full vec![5, 10, 15];
+        /// Increments scanned for the thesis's timeout selection: steps of 45,000 bit times
+        /// (every increment the thesis reports is a multiple of 45,000).
+        pub(super) inc_steps: Vec<f64> =
+            quick vec![45_000.0, 90_000.0, 135_000.0],
+            full (1..=7).map(|k| 45_000.0 * k as f64).collect();
         pub(super) sens_rs: Vec<f64> =
             quick vec![5.0, 20.0, 60.0],
             full vec![5.0, 10.0, 20.0, 30.0, 40.0, 60.0];
@@ -206,6 +229,23 @@ impl Plan {
                 }
             }
         }
+        // The thesis's timeout selection (§4.4), repeated on rmcast's bus: error-free runs
+        // of MSAW and MBAP at each r of the error tables, by increment; the study derives the
+        // smallest increment meeting [`INCREMENT_CRITERION`] (`inc.<protocol>.smallest`).
+        for &r in &self.err_rs {
+            let mut protos = vec![("saw".to_string(), Proto::Saw)];
+            for &w in &self.err_windows {
+                protos.push((format!("bap_w{w}"), Proto::Bap { window: w }));
+            }
+            for (name, proto) in protos {
+                f.push(fam(
+                    format!("inc.{name}_r{r}"),
+                    &self.inc_steps,
+                    by_increment,
+                    failing(proto, r, &|_| {}),
+                ));
+            }
+        }
         // Sensitivity to the choices the thesis leaves open: (name, protocol, the choice, at
         // r = 20 under failures rather than error-free by receivers).
         use Choice::{AckTimeout, ExclusiveBackoff, Limit, Literal, TimerRunning};
@@ -269,5 +309,27 @@ impl Plan {
             });
         }
         f
+    }
+}
+
+impl Plan {
+    /// MSAW under failures at each r with the increment rmcast's own timeout selection gave
+    /// there (`found`: (r, increment)), keys `proc.saw_r<r>`: what the error tables look like
+    /// when the timeouts are chosen by the thesis's procedure rather than copied.
+    pub(super) fn procedure_families(&self, found: &[(usize, u64)]) -> Vec<Family> {
+        found
+            .iter()
+            .map(|&(r, inc)| {
+                let mut c = FamilyCfg::new(Proto::Saw, self.messages);
+                c.receivers = r;
+                c.increment_bits = Some(inc);
+                Family {
+                    key: format!("proc.saw_r{r}"),
+                    xs: self.err_fails.clone(),
+                    make: by_failure,
+                    cfg: c,
+                }
+            })
+            .collect()
     }
 }

@@ -110,7 +110,7 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg, m: &Measures) -> Result<Vec<Plo
         if let Some((_, s)) = from_sweep.iter_mut().find(|(id, _)| *id == p.id) {
             p.series = std::mem::take(s);
         }
-        if p.id == "segovia-msaw-drop2" {
+        if ["segovia-msaw-drop2", "segovia-timeout-selection"].contains(&p.id.as_str()) {
             // Quick mode runs r = 20 only: keep the r values (one colour each) that ran.
             let ran: Vec<usize> = p
                 .series
