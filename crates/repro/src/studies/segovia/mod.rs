@@ -63,6 +63,23 @@ fn peak_x(pts: &[(f64, Estimate)]) -> Option<f64> {
         .map(|p| p.0)
 }
 
+/// Run every family at each of its x, `seeds` runs per x (run seeds derived from `salt`).
+fn run_families(
+    ctx: &RunCtx<'_>,
+    fams: &[plan::Family],
+    salt: u64,
+    seeds: u64,
+) -> Result<(Sweep<RunSpec>, Vec<RunOut>), StudyError> {
+    let sweep = Sweep::of_families(
+        fams,
+        salt,
+        |f| (f.xs.as_slice(), seeds),
+        |f, x, seed| (f.make)(&f.cfg, x, seed),
+    );
+    let results = ctx.try_map(&sweep.specs(), |s| run_one(s, false))?;
+    Ok((sweep, results))
+}
+
 /// The thesis's tabulated receiver counts (bounds are checked at these).
 const TABLE_RS: [f64; 12] = [
     5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0, 55.0, 60.0,
@@ -72,13 +89,7 @@ impl Study for Segovia {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.sweeps);
         let fams = plan.families();
-        let sweep = Sweep::of_families(
-            &fams,
-            0x5e60_0000,
-            |f| (f.xs.as_slice(), plan.seeds),
-            |f, x, seed| (f.make)(&f.cfg, x, seed),
-        );
-        let results = ctx.try_map(&sweep.specs(), |s| run_one(s, false))?;
+        let (sweep, results) = run_families(ctx, &fams, 0x5e60_0000, plan.seeds)?;
 
         let mut agg = Agg::new();
         let mut all_ok = Vec::new();
@@ -144,13 +155,7 @@ impl Study for Segovia {
             })
             .unwrap_or_default();
         let proc_fams = plan.procedure_families(&found);
-        let sweep2 = Sweep::of_families(
-            &proc_fams,
-            0x5e60_1000,
-            |f| (f.xs.as_slice(), plan.seeds),
-            |f, x, seed| (f.make)(&f.cfg, x, seed),
-        );
-        let results2 = ctx.try_map(&sweep2.specs(), |s| run_one(s, false))?;
+        let (sweep2, results2) = run_families(ctx, &proc_fams, 0x5e60_1000, plan.seeds)?;
         for (fi, f) in proc_fams.iter().enumerate() {
             for &x in &f.xs {
                 let runs = sweep2.runs_at(&results2, fi, x);
