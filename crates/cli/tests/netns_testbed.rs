@@ -14,8 +14,8 @@
 //! with each lower router's relay as its region's local exchange (`--region`); `prmp-relays`
 //! is multi-level prmp, each lower router's relay its region's polling parent, `dsp-relays`
 //! dsp with each lower router's relay its region's designated receiver, and there the
-//! sender's packets (data, polls, repairs to the relays) and the receivers' duplicates are
-//! within 35 % of the simulator's.
+//! sender's packets (data, polls, repairs to the relays) are within 35 % of the simulator's
+//! and the receivers' duplicates within 0.65-1.6 of it (dsp's vary run to run on the testbed).
 //!
 //! Needs Linux, root, iproute2 and nftables; otherwise each test prints why it did not run.
 
@@ -104,12 +104,15 @@ fn testbed_scenarios_complete_in_the_simulator_and_on_the_testbed() {
                 "{name}: testbed sender packets {tb} against the simulator's {sim}"
             );
             // The relays repair their children: prmp's duplicates a third of single-level
-            // prmp's, both ways (two testbed runs: 186 and 191 against the simulator's 199);
-            // dsp's 376 against 385.
+            // prmp's, both ways (two testbed runs: 186 and 191 against the simulator's 199).
+            // dsp's vary more on the testbed than between the simulator's seeds: 21 testbed
+            // runs gave 339-553 (0.88-1.44 of the simulator's 385; one CI run failed the
+            // earlier bound of 1.35 at 553), the simulator 344-424 over seeds 1-10. The band
+            // is the measured spread with a margin.
             let (sim, tb) = (n(&s, "receiver_duplicates"), n(&t, "receiver_duplicates"));
             let ratio = tb as f64 / sim.max(1) as f64;
             assert!(
-                (0.65..=1.35).contains(&ratio),
+                (0.65..=1.6).contains(&ratio),
                 "{name}: testbed duplicates {tb} against the simulator's {sim}"
             );
         } else if ["saw", "bap", "rra", "prmp", "ff", "csp"].contains(&p) {
