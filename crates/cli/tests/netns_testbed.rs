@@ -4,9 +4,10 @@
 //! (on the testbed, byte-exact: a receiver exits 0 only on a verified file). Bounds between
 //! the two: the testbed delivers at least what the simulator delivers (every message; the
 //! testbed's count adds the file's framing messages); where only the source repairs (saw,
-//! bap, rra, prmp, ff, csp) its repairs are within 35 % of the simulator's (one run each measured
-//! 4–9 % apart; csp, three testbed runs: 0.83–1.19 of the simulator's 463; the loss is random
-//! on the testbed, the simulator's seed is fixed); and it says
+//! bap, rra, prmp, ff, csp) its repairs are within 35 % of the simulator's or, for small
+//! counts, within the counting noise ([`repairs_agree`]; one run each measured 4–9 % apart;
+//! csp, three testbed runs: 0.83–1.19 of the simulator's 463; the loss is random on the
+//! testbed, the simulator's seed is fixed); and it says
 //! that link delays were not emulated. The simulator's xtp does not complete this file (the
 //! seed's WTIMER back-off on single-packet writes, issue 19's xtp note): its row is checked on
 //! the testbed only. `saw-bus.toml` is seed 000's shared Ethernet: one bridge on the
@@ -15,7 +16,8 @@
 //! is multi-level prmp, each lower router's relay its region's polling parent, `dsp-relays`
 //! dsp with each lower router's relay its region's designated receiver, and there the
 //! sender's packets (data, polls, repairs to the relays) are within 35 % of the simulator's
-//! and the receivers' duplicates within 0.65-1.6 of it (dsp's vary run to run on the testbed).
+//! and the receivers' duplicates within 0.65-1.6 of it, both as the median of three testbed
+//! runs (the duplicates vary run to run on the testbed, with occasional outliers).
 //!
 //! Needs Linux, root, iproute2 and nftables; otherwise each test prints why it did not run.
 
@@ -36,6 +38,22 @@ fn field<'a>(row: &'a [(String, String)], k: &str) -> &'a str {
         .find(|(h, _)| h == k)
         .map(|(_, v)| v.as_str())
         .unwrap_or_else(|| panic!("no column {k}: {row:?}"))
+}
+
+/// Whether the testbed's repair count `tb` agrees with the simulator's `sim`: within 35 %, or,
+/// for small counts, within three standard deviations of the difference of two Poisson counts
+/// (saw-bus's 37 repairs: 12 testbed runs gave 30-50 and simulator seeds 1-8 gave 26-43, so a
+/// 35 % band alone fails about one run in ten).
+fn repairs_agree(sim: u64, tb: u64) -> bool {
+    let diff = (tb as f64 - sim as f64).abs();
+    diff <= (0.35 * sim as f64).max(3.0 * ((sim + tb) as f64).sqrt())
+}
+
+#[test]
+fn repair_counts_agree_by_the_larger_of_35_percent_and_counting_noise() {
+    assert!(repairs_agree(37, 50) && repairs_agree(37, 26) && repairs_agree(37, 60));
+    assert!(!repairs_agree(37, 70) && !repairs_agree(37, 10));
+    assert!(repairs_agree(3607, 3351) && !repairs_agree(3607, 2200));
 }
 
 #[test]
@@ -65,17 +83,20 @@ fn testbed_scenarios_complete_in_the_simulator_and_on_the_testbed() {
         ]);
         assert!(o.status.success(), "{p} sim: {}", common::explain(&o));
         let s = csv_row(&sim.join("runs.csv"));
-        let tb = out.path().join("tb");
-        let o = common::rmcast(&[
-            "testbed".as_ref(),
-            file.as_os_str(),
-            "--out".as_ref(),
-            tb.as_os_str(),
-            "--quiet".as_ref(),
-        ]);
-        assert!(o.status.success(), "{p} testbed: {}", common::explain(&o));
-        let t = csv_row(&tb.join("runs.csv"));
-        eprintln!("{p}: sim {s:?}\n{p}: testbed {t:?}");
+        let testbed = |k: usize| {
+            let tb = out.path().join(format!("tb{k}"));
+            let o = common::rmcast(&[
+                "testbed".as_ref(),
+                file.as_os_str(),
+                "--out".as_ref(),
+                tb.as_os_str(),
+                "--quiet".as_ref(),
+            ]);
+            assert!(o.status.success(), "{p} testbed: {}", common::explain(&o));
+            csv_row(&tb.join("runs.csv"))
+        };
+        let t = testbed(0);
+        eprintln!("{name}: sim {s:?}\n{name}: testbed {t:?}");
         assert_eq!(field(&t, "completed"), "true", "{p}");
         assert_eq!(
             field(&t, "relays"),
@@ -94,10 +115,20 @@ fn testbed_scenarios_complete_in_the_simulator_and_on_the_testbed() {
         assert_eq!(field(&s, "completed"), "true", "{p}");
         assert_eq!(n(&s, "delivered_min"), messages, "{name}");
         if name == "prmp-relays" || name == "dsp-relays" {
+            // Their duplicates vary run to run on the testbed with occasional outliers
+            // (prmp-relays, 16 runs: 169-217 but once 301 and once 444 against the
+            // simulator's 199), so the counts compared are the medians of three testbed runs.
+            let more = [testbed(1), testbed(2)];
+            let median = |k: &str| {
+                let mut v: Vec<u64> = std::iter::once(&t).chain(&more).map(|r| n(r, k)).collect();
+                v.sort_unstable();
+                v[1]
+            };
+            eprintln!("{name}: testbed runs 2 and 3 {more:?}");
             // The relays repair their receivers, the sender only the relays (prmp: its DATA,
             // POLLs and repairs, one run measured 1,233 against 1,174; dsp with designated
             // relays: 1,192 against 1,171).
-            let (sim, tb) = (n(&s, "sender_packets_sent"), n(&t, "sender_packets_sent"));
+            let (sim, tb) = (n(&s, "sender_packets_sent"), median("sender_packets_sent"));
             let ratio = tb as f64 / sim.max(1) as f64;
             assert!(
                 (0.65..=1.35).contains(&ratio),
@@ -109,7 +140,7 @@ fn testbed_scenarios_complete_in_the_simulator_and_on_the_testbed() {
             // runs gave 339-553 (0.88-1.44 of the simulator's 385; one CI run failed the
             // earlier bound of 1.35 at 553), the simulator 344-424 over seeds 1-10. The band
             // is the measured spread with a margin.
-            let (sim, tb) = (n(&s, "receiver_duplicates"), n(&t, "receiver_duplicates"));
+            let (sim, tb) = (n(&s, "receiver_duplicates"), median("receiver_duplicates"));
             let ratio = tb as f64 / sim.max(1) as f64;
             assert!(
                 (0.65..=1.6).contains(&ratio),
@@ -117,10 +148,9 @@ fn testbed_scenarios_complete_in_the_simulator_and_on_the_testbed() {
             );
         } else if ["saw", "bap", "rra", "prmp", "ff", "csp"].contains(&p) {
             let (sim, tb) = (n(&s, "originated_repair"), n(&t, "sender_repairs"));
-            let ratio = tb as f64 / sim.max(1) as f64;
             assert!(
-                (0.65..=1.35).contains(&ratio),
-                "{p}: testbed repairs {tb} against the simulator's {sim}"
+                repairs_agree(sim, tb),
+                "{name}: testbed repairs {tb} against the simulator's {sim}"
             );
         }
     }
