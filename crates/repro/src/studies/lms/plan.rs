@@ -333,7 +333,7 @@ pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, Str
 }
 
 /// The mean propagation delay of `net`'s links (zero without links).
-pub(super) fn mean_link_delay(net: &rmcast_sim::Network) -> Duration {
+fn mean_link_delay(net: &rmcast_sim::Network) -> Duration {
     let n = net.link_count();
     let total: Duration = (0..n)
         .filter_map(|i| net.link(i))

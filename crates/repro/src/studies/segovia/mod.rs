@@ -130,11 +130,13 @@ impl Study for Segovia {
         // The thesis's timeout selection on rmcast's bus: per protocol and r, the smallest
         // scanned increment whose error-free runs retransmitted fewer than 2 % of the packets.
         let mut smallest: BTreeMap<String, Vec<(f64, Estimate)>> = BTreeMap::new();
-        for f in fams.iter().filter(|f| f.key.starts_with("inc.")) {
-            let Some((proto, r)) = f.key["inc.".len()..].rsplit_once("_r") else {
-                continue;
-            };
-            let Ok(r) = r.parse::<f64>() else {
+        for f in &fams {
+            let r = f.cfg.receivers;
+            let Some(proto) = f
+                .key
+                .strip_prefix("inc.")
+                .and_then(|k| k.strip_suffix(&format!("_r{r}")))
+            else {
                 continue;
             };
             let pts = agg.get(&format!("{}.retransmitted_frac", f.key));
@@ -142,7 +144,7 @@ impl Study for Segovia {
                 smallest
                     .entry(proto.to_string())
                     .or_default()
-                    .push((r, Estimate::exact(*x)));
+                    .push((r as f64, Estimate::exact(*x)));
             }
         }
         // MSAW's error tables with those increments (a second sweep: it needs the first).
@@ -387,7 +389,7 @@ fn unit_of(name: &str) -> (&'static str, &'static str) {
     });
     let xl = if name.starts_with("inc.") {
         "timeout increment (bit times)"
-    } else if name.starts_with("err.") || name.starts_with("proc.") || names_r {
+    } else if names_r {
         "failure rate %"
     } else {
         "receivers"

@@ -310,9 +310,7 @@ impl Plan {
         }
         f
     }
-}
 
-impl Plan {
     /// MSAW under failures at each r with the increment rmcast's own timeout selection gave
     /// there (`found`: (r, increment)), keys `proc.saw_r<r>`: what the error tables look like
     /// when the timeouts are chosen by the thesis's procedure rather than copied.

@@ -158,25 +158,17 @@ fn two_failure_draws_per_interface_lose_more() {
 
 #[test]
 fn a_measure_names_its_x_by_the_sweep_it_comes_from() {
-    assert_eq!(super::unit_of("t4_1.rt_mean").1, "receivers");
-    assert_eq!(super::unit_of("t4_3_rand12000.lat_mean").1, "receivers");
-    assert_eq!(
-        super::unit_of("sens.bap_w10_t25000.retx_mean").1,
-        "receivers"
-    );
-    assert_eq!(
-        super::unit_of("err.saw_r20_rand0.lat_mean").1,
-        "failure rate %"
-    );
-    assert_eq!(
-        super::unit_of("sens.saw_r40_drop2.lat_mean").1,
-        "failure rate %"
-    );
-    assert_eq!(
-        super::unit_of("sens.bap_w10_r60_t50000.retx_mean").1,
-        "failure rate %"
-    );
-    assert_eq!(super::unit_of("proc.saw_r60.lat_mean").1, "failure rate %");
+    for (name, x) in [
+        ("t4_1.rt_mean", "receivers"),
+        ("t4_3_rand12000.lat_mean", "receivers"),
+        ("sens.bap_w10_t25000.retx_mean", "receivers"),
+        ("err.saw_r20_rand0.lat_mean", "failure rate %"),
+        ("sens.saw_r40_drop2.lat_mean", "failure rate %"),
+        ("sens.bap_w10_r60_t50000.retx_mean", "failure rate %"),
+        ("proc.saw_r60.lat_mean", "failure rate %"),
+    ] {
+        assert_eq!(super::unit_of(name).1, x, "{name}");
+    }
     assert_eq!(
         super::unit_of("inc.saw_r20.retransmitted_frac"),
         ("fraction", "timeout increment (bit times)")
