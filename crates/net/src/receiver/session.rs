@@ -76,6 +76,13 @@ fn late_offer(protocol: u8, params: &[u8]) -> Result<Option<String>, NetError> {
 /// receiver gives up on it (`not-admitted`); one forged ANNOUNCE does not end a receive.
 const NOT_ADMITTED_AFTER: Duration = Duration::from_secs(1);
 
+/// A receiver not yet admitted repeats its JOIN this often.
+const JOIN_AGAIN: Duration = Duration::from_millis(200);
+
+/// A receiver hearing the sender's data before the running ANNOUNCE (which admits it and
+/// builds its agent) JOINs for it at most this often: a few LAN round trips.
+const ASK_AGAIN: Duration = Duration::from_millis(20);
+
 /// A receiver: its sockets, its writer thread, and the state of the session it found.
 pub(super) struct Receiving {
     cfg: RecvConfig,
@@ -104,6 +111,8 @@ struct State {
     joined: Option<Joined>,
     next_report: Time,
     next_join: Time,
+    /// When a JOIN may next ask for the running ANNOUNCE that data before it says we missed.
+    next_ask: Time,
     repairs: u64,
     local_repairs: u64,
     open_local: Option<SocketAddr>,
@@ -143,6 +152,7 @@ impl State {
             joined: None,
             next_report: Time::ZERO,
             next_join: Time::ZERO,
+            next_ask: Time::ZERO,
             repairs: 0,
             local_repairs: 0,
             open_local: None,
@@ -365,17 +375,26 @@ impl Receiving {
             self.st.next_report = now + self.cfg.report_every;
         }
         if !j.admitted && now >= self.st.next_join {
-            let pkt = session_packet(
-                j.session,
-                self.st.node,
-                session::Message::Join {
-                    region: self.cfg.region,
-                },
-            );
-            if let Ok(pkt) = pkt {
-                let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
-            }
-            self.st.next_join = now + Duration::from_millis(200);
+            self.join();
+            self.st.next_join = now + JOIN_AGAIN;
+        }
+    }
+
+    /// JOIN our session's sender (it answers a JOIN with the ANNOUNCE as it stands: admission,
+    /// and the running session's parameters).
+    fn join(&mut self) {
+        let Some(j) = self.st.joined.as_ref() else {
+            return;
+        };
+        let pkt = session_packet(
+            j.session,
+            self.st.node,
+            session::Message::Join {
+                region: self.cfg.region,
+            },
+        );
+        if let Ok(pkt) = pkt {
+            let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
         }
     }
 
@@ -778,7 +797,18 @@ impl Receiving {
                 j.newest = j.newest.max(c);
             }
         }
-        // dsp: data before the running announce named our role is recovered later.
+        if j.built.is_none() {
+            // The sender's data before the running ANNOUNCE that admits us and builds the
+            // agent: it was lost on the way (or is late). The agent recovers this data later;
+            // ask for the ANNOUNCE now rather than wait for our next JOIN or the sender's next
+            // ANNOUNCE (200-250 ms of data at full rate: a receiver behind three 5 %-loss
+            // bridges that missed it NAKed about 850 packets at once, in 5 of 30 runs).
+            if h.source == j.sender_node && now >= self.st.next_ask {
+                self.join();
+                self.st.next_ask = now + ASK_AGAIN;
+            }
+            return;
+        }
         let Some(b) = j.built.as_mut() else {
             return;
         };
