@@ -2,7 +2,6 @@
 //! with gain 1/8, variance with gain 1/4, RTO = SRTT + max(G, 4·RTTVAR), bounded, doubled on
 //! each timeout until a fresh sample arrives).
 
-use crate::Time;
 use core::time::Duration;
 
 /// Bounds and starting value for an [`RttEstimator`].
@@ -36,8 +35,6 @@ pub struct RttEstimator {
     srtt: Option<Duration>,
     rttvar: Duration,
     backoff: u32,
-    /// When [`RttEstimator::on_timeout_at`] last doubled the RTO (since the last sample).
-    backed_off_at: Option<Time>,
 }
 
 impl RttEstimator {
@@ -48,7 +45,6 @@ impl RttEstimator {
             srtt: None,
             rttvar: Duration::ZERO,
             backoff: 0,
-            backed_off_at: None,
         }
     }
     /// Smoothed RTT, once there is a sample.
@@ -73,24 +69,10 @@ impl RttEstimator {
             }
         }
         self.backoff = 0;
-        self.backed_off_at = None;
     }
     /// Double the RTO (a retransmission timer expired).
     pub fn on_timeout(&mut self) {
         self.backoff = (self.backoff + 1).min(32);
-    }
-    /// One of several retransmission timers expired at `now`: double the RTO once per RTO.
-    /// Expiries within the (doubled) RTO of the last back-off are the same event, as when a
-    /// receiver with a timer per loss finds a burst of them unanswered: TCP's single timer
-    /// would back off once for it, where [`RttEstimator::on_timeout`] per expiry would
-    /// reach `max_rto` at once (hundreds of losses, hundreds of doublings) and keep it
-    /// there while Karn's rule finds no fresh sample among the repeated requests.
-    pub fn on_timeout_at(&mut self, now: Time) {
-        if self.backed_off_at.is_some_and(|t| now < t + self.rto()) {
-            return;
-        }
-        self.on_timeout();
-        self.backed_off_at = Some(now);
     }
     /// Current retransmission timeout, within `[min_rto, max_rto]`.
     pub fn rto(&self) -> Duration {
@@ -129,40 +111,6 @@ mod tests {
         );
         e.sample(Duration::from_millis(112));
         assert!(e.rto() < Duration::from_millis(400));
-    }
-
-    #[test]
-    fn expiries_within_one_rto_back_off_once() {
-        let cfg = RttConfig {
-            min_rto: Duration::from_millis(30),
-            max_rto: Duration::from_secs(1),
-            ..RttConfig::default()
-        };
-        let mut e = RttEstimator::new(cfg);
-        e.sample(Duration::from_millis(2));
-        assert_eq!(e.rto(), Duration::from_millis(30));
-        // 600 timers expire in the same millisecond: one doubling, not the cap
-        for k in 0..600u64 {
-            e.on_timeout_at(Time::from_micros(30_000 + k));
-        }
-        assert_eq!(e.rto(), Duration::from_millis(30));
-        // (the base, 6 ms, doubled is 12 ms: still the floor; the back-off counts once)
-        for _ in 0..3 {
-            e.on_timeout_at(Time::from_millis(31));
-        }
-        assert_eq!(e.backoff, 1);
-        // one RTO (30 ms) after the back-off, the repeats' timers expire: doubled again
-        e.on_timeout_at(Time::from_millis(60));
-        assert_eq!(e.backoff, 2);
-        // a fresh sample starts over
-        e.sample(Duration::from_millis(2));
-        e.on_timeout_at(Time::from_millis(61));
-        assert_eq!(e.backoff, 1);
-        // on_timeout counts every call
-        for _ in 0..5 {
-            e.on_timeout();
-        }
-        assert_eq!(e.backoff, 6);
     }
 
     proptest! {

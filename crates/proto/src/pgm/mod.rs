@@ -298,8 +298,7 @@ crate::config::receiver_config! {
         /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission
         /// timeout of the repair round trip the receiver measures — from a NAK sent once to the
         /// first answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`],
-        /// doubled on expiry until a fresh sample, once however many losses' waits run out
-        /// within one timeout — never below `floor` and never above
+        /// doubled on each expiry until a fresh sample — never below `floor` and never above
         /// `nak_repeat` / `nak_rdata`, which also stand until the first sample. On a LAN a lost
         /// RDATA then costs a few round trips instead of `nak_rdata`, and a receiver whose
         /// answers come late (it is behind, or the source is) measures that and waits longer.
@@ -486,28 +485,26 @@ impl Receiver {
     /// without an NCF the NAK again, after an NCF without the data a new back-off (both
     /// waits counted as timeouts); a loss that waited in vain for its block's end backs off
     /// to be NAKed packet by packet.
-    fn expiry(&mut self, now: Time, phase: Option<Phase>) -> Option<Expiry> {
+    fn expiry(&mut self, phase: Option<Phase>) -> Option<Expiry> {
         Some(match phase? {
             Phase::BackOff => Expiry::Nak,
             Phase::WaitNcf => {
-                self.expired(now);
+                self.expired();
                 Expiry::Nak
             }
             Phase::WaitData => {
-                self.expired(now);
+                self.expired();
                 Expiry::BackOff
             }
             Phase::BlockWait => Expiry::BackOff,
         })
     }
 
-    /// A wait for an answer ran out: the timeout doubles until a fresh sample, once however
-    /// many losses' waits run out within one timeout (a burst NAKed together times out
-    /// together; [`RttEstimator::on_timeout_at`]).
-    fn expired(&mut self, now: Time) {
+    /// A wait for an answer ran out: the timeout doubles until a fresh sample.
+    fn expired(&mut self) {
         self.out.stats.timeouts += 1;
         if let Some((rtt, _)) = self.repair.as_deref_mut() {
-            rtt.on_timeout_at(now);
+            rtt.on_timeout();
         }
     }
 
@@ -615,7 +612,7 @@ impl Receiver {
             Key::Block(b) => return self.on_block_timer(now, b),
             Key::Seq(seq) => seq,
         };
-        match self.expiry(now, self.lost.get(seq).copied()) {
+        match self.expiry(self.lost.get(seq).copied()) {
             Some(Expiry::Nak) => self.nak(now, seq),
             Some(Expiry::BackOff) => self.backoff(now, seq),
             None => {}

@@ -291,7 +291,7 @@ impl Receiver {
     }
 
     pub(super) fn on_block_timer(&mut self, now: Time, b: u64) {
-        match self.expiry(now, self.blocks.get(&b).and_then(|blk| blk.phase)) {
+        match self.expiry(self.blocks.get(&b).and_then(|blk| blk.phase)) {
             Some(Expiry::Nak) => self.block_nak(now, b),
             Some(Expiry::BackOff) => self.block_backoff(now, b),
             None => {}

@@ -437,37 +437,6 @@ fn adaptive_receiver_repeats_after_the_measured_repair_round_trip() {
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(430)));
 }
 
-/// A burst of losses NAKed together times out together: one back-off, not one per loss. Found
-/// on sockets (a receiver behind a relay whose link was down for 200 ms): hundreds of
-/// expiries doubled the timeout hundreds of times, to its cap, and Karn's rule then found no
-/// fresh sample among the repeated NAKs, so every later lost repair waited 1 s.
-#[test]
-fn a_burst_of_expiries_backs_off_once() {
-    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
-    c.nak_rto_min = Some(Duration::from_millis(30));
-    let mut r = Receiver::new(c, AgentRng::from_seed(1));
-    // packets 0..300 lost: ODATA 300 reveals them, each NAKed at once
-    r.handle_packet(Time::ZERO, NodeId(0), &odata(300, b"d"));
-    assert_eq!(naks(&mut r).len(), 300);
-    // the network element confirms them 2 ms later (samples: RTO = the 30-ms floor)
-    for seq in 0..300 {
-        let ncf = pkt(0, wire::Message::Ncf { seq });
-        r.handle_packet(Time::from_millis(2), NodeId(0), &ncf);
-    }
-    assert_eq!(r.poll_timeout(), Some(Time::from_millis(32)));
-    // no RDATA within the timeout: 300 waits run out together and are NAKed again (the
-    // round's budget, 1,024 NAKs, has room for both)
-    r.handle_timeout(Time::from_millis(32));
-    assert_eq!(naks(&mut r).len(), 300);
-    assert_eq!(r.stats().timeouts, 300);
-    // every repeat waits the once-doubled timeout (the floor still), none up to nak_repeat's
-    // 500 ms: unanswered, all 300 are NAKed a third time at 62 ms
-    assert_eq!(r.poll_timeout(), Some(Time::from_millis(62)));
-    r.handle_timeout(Time::from_millis(62));
-    assert_eq!(r.stats().timeouts, 600);
-    assert_eq!(naks(&mut r).len(), 300);
-}
-
 #[test]
 fn adaptive_waits_never_exceed_the_fixed_timers() {
     let mut r = receiver_losing_seq_0(Some(Duration::from_millis(30)));
