@@ -232,7 +232,12 @@ fn ten_percent_frame_loss_every_protocol() {
             "{proto}: 2 MB to 3 receivers at 10 % frame loss in {secs:.1} s, {frames} frames dropped"
         );
         if !s.status.success() {
-            failures.push(format!("{proto}: sender {}", explain(&s)));
+            // The sender's summary says which receiver it gave up on, and what it held.
+            failures.push(format!(
+                "{proto}: sender {}; stdout {}",
+                explain(&s),
+                String::from_utf8_lossy(&s.stdout)
+            ));
             continue;
         }
         assert!(frames > 0, "{proto}: the bridge dropped no frame");
