@@ -215,12 +215,10 @@ fn transfer(
     len: usize,
     send_extra: &[&str],
 ) -> (Value, Vec<Value>) {
-    transfer_in(top, leaves, &[], relays, group, len, send_extra, &|_| {})
+    transfer_in(top, leaves, &[], relays, group, len, send_extra)
 }
 
-/// [`transfer`] with each leaf's region (`regions[i]` for leaf `i`; none past the end), and
-/// `during` run on the receivers once the sender started.
-#[allow(clippy::too_many_arguments)]
+/// [`transfer`] with each leaf's region (`regions[i]` for leaf `i`; none past the end).
 fn transfer_in(
     top: &Segment,
     leaves: &[(&Segment, usize)],
@@ -229,7 +227,6 @@ fn transfer_in(
     group: &str,
     len: usize,
     send_extra: &[&str],
-    during: &dyn Fn(&[Proc]),
 ) -> (Value, Vec<Value>) {
     let work = tempfile::tempdir().unwrap();
     let data = common::pseudo_random(len, 7);
@@ -250,9 +247,7 @@ fn transfer_in(
     args.extend(strings(&["--datagram-size", "1472", "--rate", "40M"]));
     args.extend(strings(send_extra));
     args.push(file.display().to_string());
-    let mut sender = Proc::in_netns(&top.host(0), &args);
-    during(&rx);
-    let s = sender
+    let s = Proc::in_netns(&top.host(0), &args)
         .finish(Instant::now() + DEADLINE)
         .expect("the sender did not finish");
     let outs: Vec<_> = relays
@@ -401,7 +396,6 @@ fn csp_through_a_local_exchange_relay() {
         group,
         2_000_000,
         &["--protocol", "csp"],
-        &|_| {},
     );
     let s = session(&rel[0]);
     eprintln!("relay: {s}\nsender: {}", sent["agent"]);
@@ -445,7 +439,6 @@ fn dsp_with_a_designated_relay() {
         group,
         2_000_000,
         &["--protocol", "dsp", "--designated", "relay"],
-        &|_| {},
     );
     let s = session(&rel[0]);
     eprintln!("relay: {s}\nsender: {}", sent["agent"]);
@@ -487,7 +480,6 @@ fn cp_through_two_levels_of_relays() {
         group,
         2_000_000,
         &["--protocol", "cp"],
-        &|_| {},
     );
     for r in &rel {
         eprintln!("relay: {}", session(r));
@@ -532,7 +524,6 @@ fn prmp_through_two_levels_of_relays() {
         group,
         2_000_000,
         &["--protocol", "prmp"],
-        &|_| {},
     );
     for r in &rel {
         eprintln!("relay: {}", session(r));
