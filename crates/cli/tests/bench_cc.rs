@@ -1,6 +1,6 @@
 //! `rmcast bench cc` on namespace hosts (Linux, root, iproute2, nftables; otherwise the test
 //! says why it did not run): a fixed `--rate` above the bottleneck goes through the policer at
-//! about the bottleneck's rate, and the TCP flow moves bytes to its sink.
+//! about the bottleneck's rate, the file still arrives, and the TCP flow moves bytes to its sink.
 
 mod common;
 
@@ -17,7 +17,7 @@ fn bench_cc(args: &[&str]) -> Output {
 }
 
 #[test]
-fn a_rate_above_the_bottleneck_is_policed_to_it_and_tcp_moves_bytes() {
+fn a_rate_above_the_bottleneck_is_policed_to_it_the_file_arrives_and_tcp_moves_bytes() {
     if let Some(why) = common::cannot_run_netns_nft() {
         eprintln!("skipped: bench cc: {why} (CI runs it as root)");
         return;
@@ -42,13 +42,25 @@ fn a_rate_above_the_bottleneck_is_policed_to_it_and_tcp_moves_bytes() {
     let err = String::from_utf8_lossy(&out.stderr);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
     let s = &v["summary"];
-    // The second half of the alone phase, 1-2 s: the policer passes about 100 Mbit/s.
-    let mc = s["alone_second_half_multicast_mbps"].as_f64().unwrap();
+    // The second half of the alone phase, 1-2 s: the policer passes about its 8,333 frames
+    // per second (100 Mbit/s of full frames). Counted in frames, as it polices: the source
+    // answers each NAK with an NCF, a small frame the policer counts in full, so the Mbit/s
+    // passed fall with the repair traffic (about 70 with per-loss NAK back-off).
+    let fps = s["alone_second_half_multicast_frames_per_s"]
+        .as_f64()
+        .unwrap();
+    let policed = s["policer_frames_per_s"].as_f64().unwrap();
     assert!(
-        (70.0..=130.0).contains(&mc),
-        "{mc} Mbit/s through a 100 Mbit/s bottleneck: {s}"
+        (0.7 * policed..=1.3 * policed).contains(&fps),
+        "{fps} frames/s through a policer of {policed}: {s}"
     );
     assert!(s["dropped_multicast_frames"].as_u64().unwrap() > 0, "{s}");
+    // Half the frames are dropped while the sender offers 200 Mbit/s, and the receiver still
+    // gets the file within the sender's final wait: its repairs are not stalled behind a
+    // NAK timeout backed off to its cap (they crawled at 7 Mbit/s, and the sender gave up,
+    // before NAK back-off was made per loss).
+    assert_eq!(s["transfer_exit_status"], 0, "{s}: {err}");
+    assert_eq!(s["all_verified"], true, "{s}");
     let (sent, got) = (s["tcp_source_bytes"].as_u64(), s["tcp_sink_bytes"].as_u64());
     assert!(
         got.unwrap() > 0 && sent == got,

@@ -224,6 +224,32 @@ impl Segment {
             .unwrap_or(0)
     }
 
+    /// Take host `host`'s link down (`down`) or up again: while down, the bridge drops every
+    /// frame it forwards *to* that host (an nftables rule in the switch's namespace, `bridge`
+    /// family, `forward` hook, before [`Segment::frame_loss`]'s rule), as an unplugged cable
+    /// or a switch port flapping would; what the host sends still passes.
+    pub fn link_down(&self, host: usize, down: bool) -> Result<(), NetError> {
+        let _ = self.nft(&["delete", "table", "bridge", "rmcast_down"]);
+        if !down {
+            return Ok(());
+        }
+        self.nft(&["add", "table", "bridge", "rmcast_down"])?;
+        self.nft(&[
+            "add chain bridge rmcast_down frames { type filter hook forward priority -10; }",
+        ])?;
+        let port = self.port(host);
+        self.nft(&[
+            "add",
+            "rule",
+            "bridge",
+            "rmcast_down",
+            "frames",
+            "oifname",
+            &port,
+            "drop",
+        ])
+    }
+
     /// Make the bridge port of host `host` a bottleneck of `bits_per_s`: a policer in the
     /// switch's namespace (`bridge` family, `forward` hook, priority 10, after
     /// [`Segment::frame_loss`]'s rule) drops every frame forwarded *to* that host beyond the

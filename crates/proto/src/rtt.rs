@@ -35,6 +35,7 @@ pub struct RttEstimator {
     srtt: Option<Duration>,
     rttvar: Duration,
     backoff: u32,
+    samples: u64,
 }
 
 impl RttEstimator {
@@ -45,6 +46,7 @@ impl RttEstimator {
             srtt: None,
             rttvar: Duration::ZERO,
             backoff: 0,
+            samples: 0,
         }
     }
     /// Smoothed RTT, once there is a sample.
@@ -55,8 +57,13 @@ impl RttEstimator {
     pub fn rttvar(&self) -> Duration {
         self.rttvar
     }
+    /// How many round trips were fed so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
     /// Feed one measured round trip. Resets the timeout back-off.
     pub fn sample(&mut self, rtt: Duration) {
+        self.samples += 1;
         match self.srtt {
             None => {
                 self.srtt = Some(rtt);
@@ -76,12 +83,19 @@ impl RttEstimator {
     }
     /// Current retransmission timeout, within `[min_rto, max_rto]`.
     pub fn rto(&self) -> Duration {
+        self.rto_doubled(0)
+    }
+    /// The retransmission timeout doubled `extra` more times than the back-off says (a
+    /// caller that keeps its own back-off per packet), within `[min_rto, max_rto]`: the
+    /// doublings apply before the bounds, as the back-off's do, so a timeout far below
+    /// `min_rto` stays there for its first doublings.
+    pub fn rto_doubled(&self, extra: u32) -> Duration {
         let base = match self.srtt {
             None => self.cfg.initial_rto,
             Some(srtt) => srtt + self.cfg.granularity.max(self.rttvar * 4),
         };
         let backed = base
-            .checked_mul(1u32 << self.backoff.min(31))
+            .checked_mul(1u32 << self.backoff.saturating_add(extra).min(31))
             .unwrap_or(self.cfg.max_rto);
         backed.clamp(self.cfg.min_rto, self.cfg.max_rto.max(self.cfg.min_rto))
     }
@@ -111,6 +125,33 @@ mod tests {
         );
         e.sample(Duration::from_millis(112));
         assert!(e.rto() < Duration::from_millis(400));
+    }
+
+    #[test]
+    fn extra_doublings_apply_before_the_bounds_and_samples_are_counted() {
+        let cfg = RttConfig {
+            min_rto: Duration::from_millis(30),
+            max_rto: Duration::from_millis(500),
+            ..RttConfig::default()
+        };
+        let mut e = RttEstimator::new(cfg);
+        assert_eq!(e.samples(), 0);
+        // 4 ms round trip: RTO 4 + 4·2 = 12 ms, below the floor
+        e.sample(Duration::from_millis(4));
+        assert_eq!(e.samples(), 1);
+        assert_eq!(e.rto(), Duration::from_millis(30));
+        assert_eq!(e.rto_doubled(0), e.rto());
+        assert_eq!(
+            e.rto_doubled(1),
+            Duration::from_millis(30),
+            "24 ms: the floor"
+        );
+        assert_eq!(e.rto_doubled(2), Duration::from_millis(48));
+        assert_eq!(e.rto_doubled(6), Duration::from_millis(500), "the cap");
+        assert_eq!(e.rto_doubled(u32::MAX), Duration::from_millis(500));
+        // the estimator's own back-off adds to them
+        e.on_timeout();
+        assert_eq!(e.rto_doubled(2), Duration::from_millis(96));
     }
 
     proptest! {

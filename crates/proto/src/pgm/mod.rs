@@ -297,9 +297,10 @@ crate::config::receiver_config! {
         /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
         /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission
         /// timeout of the repair round trip the receiver measures — from a NAK sent once to the
-        /// first answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`],
-        /// doubled on each expiry until a fresh sample — never below `floor` and never above
-        /// `nak_repeat` / `nak_rdata`, which also stand until the first sample. On a LAN a lost
+        /// first answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`] —
+        /// doubled for each of that loss's (or FEC block's) own waits that ran out since the
+        /// last sample ([`Backoff`]), never below `floor` and never above `nak_repeat` /
+        /// `nak_rdata`, which also stand until the first sample. On a LAN a lost
         /// RDATA then costs a few round trips instead of `nak_rdata`, and a receiver whose
         /// answers come late (it is behind, or the source is) measures that and waits longer.
         pub nak_rto_min: Option<Duration> = p.nak_rto_min,
@@ -347,6 +348,11 @@ struct RxBlock {
     dec: BlockDecoder,
     /// Parity the source is known to have sent or promised for it (indices `0 .. known`).
     known: u16,
+    /// Its block NAK's back-off.
+    backoff: Backoff,
+    /// With adaptive timers: when its block NAK was first sent, and whether it was sent again
+    /// since (its answer is then no sample).
+    asked: Option<(Time, bool)>,
     /// Where its block NAK stands (`None`: its end is not known yet, or nothing is missing).
     phase: Option<Phase>,
     /// Its parity ran out: the missing packets went to the packet-by-packet NAKs.
@@ -365,9 +371,8 @@ pub struct Receiver {
     timers: TimerSet<Key>,
     budget: RequestBudget,
     out: Outbox,
-    /// With [`ReceiverConfig::nak_rto_min`]: the repair round trip's estimator, and when
-    /// each outstanding loss was first NAKed (and whether it was NAKed again since, which
-    /// makes its answer no sample: Karn's rule); boxed, as the seed's PGM has none.
+    /// With [`ReceiverConfig::nak_rto_min`]: the repair round trip's estimator, and each
+    /// outstanding loss's [`Naked`] record; boxed, as the seed's PGM has none.
     repair: Option<Box<(RttEstimator, NakedAt)>>,
     /// FEC: blocks with a packet held or missing and not yet whole.
     blocks: BTreeMap<u64, RxBlock>,
@@ -375,8 +380,52 @@ pub struct Receiver {
     lead: u64,
 }
 
-/// When each outstanding loss was first NAKed, and whether it was NAKed again since.
-type NakedAt = BTreeMap<u64, (Time, bool)>;
+/// A loss NAKed at least once (adaptive timers only).
+#[derive(Debug, Clone, Copy)]
+struct Naked {
+    /// When it was first NAKed.
+    at: Time,
+    /// NAKed again since, which makes its answer no sample (Karn's rule).
+    again: bool,
+    /// Its back-off.
+    backoff: Backoff,
+}
+
+/// A loss's (or FEC block's) own back-off with adaptive NAK timers: how many of its waits for
+/// an answer ran out since the receiver last measured a repair round trip, each doubling its
+/// next wait ([`RttEstimator::rto_doubled`]: before the floor, so on a LAN, whose round trip
+/// is far below it, the first doublings cost nothing). Per loss, as TCP's is per segment: a
+/// burst of losses that times out together (a link down for a moment) waits twice the
+/// timeout next, not the cap, as one estimator backing off per expiry made it. A fresh sample
+/// clears it, as RFC 6298's: answers are coming, so what ran out was lost on the way rather
+/// than late, and a loss whose repairs were lost several times is asked for again after one
+/// timeout, not after its doublings.
+#[derive(Debug, Clone, Copy, Default)]
+struct Backoff {
+    expired: u32,
+    /// The estimator's sample count when it last ran out.
+    epoch: u64,
+}
+
+impl Backoff {
+    /// The doublings of its next wait, the estimator having taken `epoch` samples.
+    fn doublings(self, epoch: u64) -> u32 {
+        if self.epoch == epoch {
+            self.expired
+        } else {
+            0
+        }
+    }
+
+    /// A wait ran out, the estimator having taken `epoch` samples.
+    fn expire(&mut self, epoch: u64) {
+        self.expired = self.doublings(epoch).saturating_add(1);
+        self.epoch = epoch;
+    }
+}
+
+/// The outstanding losses NAKed at least once, by sequence number.
+type NakedAt = BTreeMap<u64, Naked>;
 
 impl Receiver {
     /// A receiver built from `cfg`, drawing its random delays from `rng`.
@@ -419,7 +468,7 @@ impl Receiver {
 
     /// A round of the NAK budget: the NAK repeat interval (measured or fixed).
     fn round(&self) -> Duration {
-        self.wait(self.cfg.nak_repeat)
+        self.wait(self.cfg.nak_repeat, Backoff::default())
     }
 
     fn nak(&mut self, now: Time, seq: u64) {
@@ -435,11 +484,15 @@ impl Receiver {
         self.lost.insert(seq, Phase::WaitNcf);
         if let Some((_, sent)) = self.repair.as_deref_mut() {
             sent.entry(seq)
-                .and_modify(|(_, again)| *again = true)
-                .or_insert((now, false));
+                .and_modify(|n| n.again = true)
+                .or_insert(Naked {
+                    at: now,
+                    again: false,
+                    backoff: Backoff::default(),
+                });
         }
-        self.timers
-            .set(Key::Seq(seq), now + self.wait(self.cfg.nak_repeat));
+        let wait = self.wait(self.cfg.nak_repeat, self.backoff_of(seq));
+        self.timers.set(Key::Seq(seq), now + wait);
     }
 
     /// The budget's next round: the NAKs it deferred, oldest first, for losses still missing
@@ -455,12 +508,26 @@ impl Receiver {
         self.detect(now);
     }
 
-    /// How long to wait for an answer: `fixed`, or the measured timeout within it.
-    fn wait(&self, fixed: Duration) -> Duration {
+    /// How long to wait for an answer with back-off `b`: `fixed`, or the measured timeout
+    /// doubled as `b` says, within it.
+    fn wait(&self, fixed: Duration, b: Backoff) -> Duration {
         match self.repair.as_deref() {
-            Some((rtt, _)) => rtt.rto().min(fixed),
+            Some((rtt, _)) => rtt.rto_doubled(b.doublings(rtt.samples())).min(fixed),
             None => fixed,
         }
+    }
+
+    /// Loss `seq`'s back-off (none without adaptive timers).
+    fn backoff_of(&self, seq: u64) -> Backoff {
+        self.repair
+            .as_deref()
+            .and_then(|(_, sent)| sent.get(&seq))
+            .map_or(Backoff::default(), |n| n.backoff)
+    }
+
+    /// The estimator's sample count (0 without adaptive timers).
+    fn epoch(&self) -> u64 {
+        self.repair.as_deref().map_or(0, |(rtt, _)| rtt.samples())
     }
 
     /// The first answer (NCF or data) for `seq` arrived: a round-trip sample if it was
@@ -469,11 +536,11 @@ impl Receiver {
         let Some((rtt, sent)) = self.repair.as_deref_mut() else {
             return;
         };
-        if let Some((at, again)) = sent.get_mut(&seq) {
-            if !*again {
-                rtt.sample(now.saturating_since(*at));
+        if let Some(n) = sent.get_mut(&seq) {
+            if !n.again {
+                rtt.sample(now.saturating_since(n.at));
                 // Later answers for the same NAK (the RDATA after its NCF) are no samples.
-                *again = true;
+                n.again = true;
             }
         }
         if done {
@@ -484,28 +551,19 @@ impl Receiver {
     /// A loss's or block's timer ran out in `phase`: after the back-off a NAK, after a NAK
     /// without an NCF the NAK again, after an NCF without the data a new back-off (both
     /// waits counted as timeouts); a loss that waited in vain for its block's end backs off
-    /// to be NAKed packet by packet.
-    fn expiry(&mut self, phase: Option<Phase>) -> Option<Expiry> {
-        Some(match phase? {
-            Phase::BackOff => Expiry::Nak,
-            Phase::WaitNcf => {
-                self.expired();
-                Expiry::Nak
-            }
-            Phase::WaitData => {
-                self.expired();
-                Expiry::BackOff
-            }
-            Phase::BlockWait => Expiry::BackOff,
-        })
-    }
-
-    /// A wait for an answer ran out: the timeout doubles until a fresh sample.
-    fn expired(&mut self) {
-        self.out.stats.timeouts += 1;
-        if let Some((rtt, _)) = self.repair.as_deref_mut() {
-            rtt.on_timeout();
+    /// to be NAKed packet by packet. The second value says whether a wait for an answer ran
+    /// out (counted in the stats; the caller doubles that loss's or block's next wait).
+    fn expiry(&mut self, phase: Option<Phase>) -> Option<(Expiry, bool)> {
+        let (next, timeout) = match phase? {
+            Phase::BackOff => (Expiry::Nak, false),
+            Phase::WaitNcf => (Expiry::Nak, true),
+            Phase::WaitData => (Expiry::BackOff, true),
+            Phase::BlockWait => (Expiry::BackOff, false),
+        };
+        if timeout {
+            self.out.stats.timeouts += 1;
         }
+        Some((next, timeout))
     }
 
     /// Packets below `next` exist: start recovering those not received, inside the receive
@@ -595,8 +653,8 @@ impl Receiver {
                     if let Some(phase) = self.lost.get_mut(seq) {
                         *phase = Phase::WaitData;
                         self.answered(now, seq, false);
-                        self.timers
-                            .set(Key::Seq(seq), now + self.wait(self.cfg.nak_rdata));
+                        let wait = self.wait(self.cfg.nak_rdata, self.backoff_of(seq));
+                        self.timers.set(Key::Seq(seq), now + wait);
                     }
                 }
             }
@@ -612,10 +670,22 @@ impl Receiver {
             Key::Block(b) => return self.on_block_timer(now, b),
             Key::Seq(seq) => seq,
         };
-        match self.expiry(self.lost.get(seq).copied()) {
-            Some(Expiry::Nak) => self.nak(now, seq),
-            Some(Expiry::BackOff) => self.backoff(now, seq),
-            None => {}
+        let Some((next, timeout)) = self.expiry(self.lost.get(seq).copied()) else {
+            return;
+        };
+        if timeout {
+            let epoch = self.epoch();
+            if let Some(n) = self
+                .repair
+                .as_deref_mut()
+                .and_then(|(_, sent)| sent.get_mut(&seq))
+            {
+                n.backoff.expire(epoch);
+            }
+        }
+        match next {
+            Expiry::Nak => self.nak(now, seq),
+            Expiry::BackOff => self.backoff(now, seq),
         }
     }
 }

@@ -93,6 +93,8 @@ impl Receiver {
             std::collections::btree_map::Entry::Vacant(e) => Some(e.insert(RxBlock {
                 dec: BlockDecoder::new(k).ok()?,
                 known: 0,
+                backoff: Default::default(),
+                asked: None,
                 phase: None,
                 per_packet: false,
             })),
@@ -123,8 +125,10 @@ impl Receiver {
             return self.blocks_ended(now);
         }
         self.lost.insert(seq, Phase::BlockWait);
-        self.timers
-            .set(Key::Seq(seq), now + self.wait(self.cfg.nak_repeat));
+        self.timers.set(
+            Key::Seq(seq),
+            now + self.wait(self.cfg.nak_repeat, Backoff::default()),
+        );
     }
 
     /// Source packet `seq` arrived (or was decoded): the block keeps it until it is whole.
@@ -199,6 +203,8 @@ impl Receiver {
             return;
         }
         blk.phase = Some(Phase::WaitNcf);
+        blk.asked = Some(blk.asked.map_or((now, false), |(at, _)| (at, true)));
+        let backoff = blk.backoff;
         let env = envelope(self.cfg.session, self.cfg.node, 0);
         let nak = Message::Pgm(wire::Message::BlockNak {
             block: b,
@@ -207,15 +213,19 @@ impl Receiver {
         if self.out.transmit(Dest::Node(self.cfg.source), env, &nak) {
             self.out.stats.control_sent += 1;
         }
-        self.timers
-            .set(Key::Block(b), now + self.wait(self.cfg.nak_repeat));
+        let wait = self.wait(self.cfg.nak_repeat, backoff);
+        self.timers.set(Key::Block(b), now + wait);
     }
 
     /// A block NAK's confirmation: the parity the source will have sent. One heard during
     /// the back-off that covers this receiver's need suppresses its NAK.
     pub(super) fn block_ncf(&mut self, now: Time, b: u64, total: u16) {
         self.learn(now, b.saturating_add(1).saturating_mul(self.k()));
-        let rdata = self.wait(self.cfg.nak_rdata);
+        self.block_answered(now, b);
+        let Some(backoff) = self.blocks.get(&b).map(|blk| blk.backoff) else {
+            return;
+        };
+        let rdata = self.wait(self.cfg.nak_rdata, backoff);
         let Some(blk) = self.blocks.get_mut(&b) else {
             return;
         };
@@ -229,6 +239,21 @@ impl Receiver {
         if wait {
             blk.phase = Some(Phase::WaitData);
             self.timers.set(Key::Block(b), now + rdata);
+        }
+    }
+
+    /// An answer (BNCF or parity) for block `b`: with adaptive timers, a sample of the repair
+    /// round trip if its block NAK is outstanding and was sent once (Karn's rule, as for a
+    /// packet's NAK). Without it, a receiver repaired by parity alone never measured the
+    /// round trip and waited the fixed 500 / 1,000 ms on every lost BNCF or parity.
+    fn block_answered(&mut self, now: Time, b: u64) {
+        let (Some((rtt, _)), Some(blk)) = (self.repair.as_deref_mut(), self.blocks.get_mut(&b))
+        else {
+            return;
+        };
+        if let (Some(Phase::WaitNcf), Some((at, false))) = (blk.phase, blk.asked) {
+            rtt.sample(now.saturating_since(at));
+            blk.asked = Some((at, true));
         }
     }
 
@@ -249,6 +274,7 @@ impl Receiver {
         if !wanted {
             return self.out.ignore();
         }
+        self.block_answered(now, b);
         match self.block(b) {
             Some(blk) => {
                 blk.known = blk.known.max(index.saturating_add(1));
@@ -291,10 +317,17 @@ impl Receiver {
     }
 
     pub(super) fn on_block_timer(&mut self, now: Time, b: u64) {
-        match self.expiry(self.blocks.get(&b).and_then(|blk| blk.phase)) {
-            Some(Expiry::Nak) => self.block_nak(now, b),
-            Some(Expiry::BackOff) => self.block_backoff(now, b),
-            None => {}
+        let Some((next, timeout)) = self.expiry(self.blocks.get(&b).and_then(|blk| blk.phase))
+        else {
+            return;
+        };
+        let epoch = self.epoch();
+        if let Some(blk) = self.blocks.get_mut(&b).filter(|_| timeout) {
+            blk.backoff.expire(epoch);
+        }
+        match next {
+            Expiry::Nak => self.block_nak(now, b),
+            Expiry::BackOff => self.block_backoff(now, b),
         }
     }
 }

@@ -431,10 +431,58 @@ fn adaptive_receiver_repeats_after_the_measured_repair_round_trip() {
     r.handle_packet(Time::from_millis(301), NodeId(0), &rdata(0, b"a"));
     assert_eq!(r.stats().delivered, 2);
     assert_eq!(r.poll_timeout(), None);
-    // the next loss waits the doubled timeout (24 ms), still the floor
+    // the next loss starts from the measured timeout (the back-off was seq 0's own)
     r.handle_packet(Time::from_millis(400), NodeId(0), &odata(3, b"d"));
     assert!(r.poll_transmit().is_some());
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(430)));
+}
+
+/// A burst of losses NAKed together that times out together backs off per loss: each loss's
+/// next wait is the timeout doubled once per wait of its own that ran out since the last
+/// sample, not the cap, and a fresh sample starts the doublings again. Found on sockets (a
+/// receiver behind a relay whose link was down for 200 ms): with one estimator backing off
+/// per expiry, hundreds of expiries doubled the timeout to its 1-s cap, Karn's rule then
+/// found no fresh sample among the repeated NAKs, and every later lost repair waited 1 s.
+#[test]
+fn a_burst_of_expiries_backs_off_per_loss() {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.nak_rto_min = Some(Duration::from_millis(30));
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    // packets 0..200 lost: ODATA 200 reveals them, each NAKed at once
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(200, b"d"));
+    assert_eq!(naks(&mut r).len(), 200);
+    // the network element confirms them 10 ms later: 200 equal samples, so the timeout is
+    // 10 ms (and the 1-us granularity), below the 30-ms floor
+    for seq in 0..200 {
+        let ncf = pkt(0, wire::Message::Ncf { seq });
+        r.handle_packet(Time::from_millis(10), NodeId(0), &ncf);
+    }
+    let rto = Duration::from_millis(10) + Duration::from_micros(1);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(40)));
+    // no RDATA within the floor: 200 waits run out together and are NAKed again (the round's
+    // budget, 1,024 NAKs, has room for all of this test's); each waits the timeout doubled
+    // once, still the floor, not nak_repeat's 500 ms
+    r.handle_timeout(Time::from_millis(40));
+    assert_eq!(naks(&mut r).len(), 200);
+    assert_eq!(r.stats().timeouts, 200);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(70)));
+    // unanswered again: doubled twice (40 ms), above the floor
+    r.handle_timeout(Time::from_millis(70));
+    assert_eq!(naks(&mut r).len(), 200);
+    let third = Time::from_millis(70) + rto * 4;
+    assert_eq!(r.poll_timeout(), Some(third));
+    // a new loss meanwhile starts from the timeout, and its answer is a fresh sample
+    r.handle_packet(Time::from_millis(80), NodeId(0), &odata(202, b"d"));
+    assert_eq!(naks(&mut r), vec![201]);
+    let ncf = pkt(0, wire::Message::Ncf { seq: 201 });
+    r.handle_packet(Time::from_millis(90), NodeId(0), &ncf);
+    r.handle_packet(Time::from_millis(91), NodeId(0), &rdata(201, b"r"));
+    // so when the 200 run out a third time their doublings start again: the floor, where
+    // without the sample they would wait the timeout doubled three times (80 ms)
+    r.handle_timeout(third);
+    assert_eq!(naks(&mut r).len(), 200);
+    assert_eq!(r.stats().timeouts, 600);
+    assert_eq!(r.poll_timeout(), Some(third + Duration::from_millis(30)));
 }
 
 #[test]
@@ -683,6 +731,36 @@ fn sent(r: &mut Receiver) -> Vec<(&'static str, u64, u16)> {
             m => panic!("unexpected {m:?}"),
         })
         .collect()
+}
+
+/// With adaptive timers a block NAK's round trip is measured as a packet NAK's is: before,
+/// a receiver repaired by parity alone took no sample and waited the fixed 1,000 ms for each
+/// lost parity symbol (on a 10 %-loss bridge, FEC pgm's 2-MB transfer took 1.5-2.5 s against
+/// 0.1-0.5 s without FEC, and sometimes ran past the sender's 5-s final wait).
+#[test]
+fn adaptive_receiver_measures_the_block_nak_round_trip() {
+    let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
+    c.fec_k = 4;
+    c.nak_rto_min = Some(Duration::from_millis(30));
+    let mut r = Receiver::new(c, AgentRng::from_seed(1));
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(0, b"a"));
+    r.handle_packet(Time::ZERO, NodeId(0), &odata(4, b"b"));
+    assert_eq!(sent(&mut r), vec![("bnak", 0, 3)]);
+    // before any sample the fixed nak_repeat stands
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(500)));
+    // the BNCF 4 ms later is a sample: RTO 12 ms, so the parity is awaited for the 30-ms floor
+    let ncf = pkt(0, wire::Message::BlockNcf { block: 0, total: 3 });
+    r.handle_packet(Time::from_millis(4), NodeId(0), &ncf);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(34)));
+    // the parity was lost: asked again at 34 ms; the repeat's answer is no sample (Karn)
+    r.handle_timeout(Time::from_millis(34));
+    assert_eq!(sent(&mut r), vec![("bnak", 0, 6)]);
+    r.handle_packet(Time::from_millis(300), NodeId(0), &ncf);
+    assert_eq!(
+        r.poll_timeout(),
+        Some(Time::from_millis(330)),
+        "the timeout doubled once (24 ms), still the floor; 1,000 ms without the sample"
+    );
 }
 
 #[test]
