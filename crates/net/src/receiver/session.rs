@@ -672,6 +672,7 @@ impl Receiving {
             last_from_sender: now,
             late: offer.is_some(),
             newest: self.st.wire.opened_counter().unwrap_or(0),
+            early: Default::default(),
         };
         // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
         // refused like any invalid ANNOUNCE.
@@ -748,6 +749,7 @@ impl Receiving {
                         j.session
                     ))));
                 }
+                self.release_early(now);
             }
             session::Message::End { outcomes } => {
                 let mine = session::outcomes(outcomes)
@@ -798,17 +800,36 @@ impl Receiving {
             }
         }
         if j.built.is_none() {
-            // The sender's data before the running ANNOUNCE that admits us and builds the
-            // agent: it was lost on the way (or is late). The agent recovers this data later;
-            // ask for the ANNOUNCE now rather than wait for our next JOIN or the sender's next
-            // ANNOUNCE (200-250 ms of data at full rate: a receiver behind three 5 %-loss
-            // bridges that missed it NAKed about 850 packets at once, in 5 of 30 runs).
-            if h.source == j.sender_node && now >= self.st.next_ask {
-                self.join();
-                self.st.next_ask = now + ASK_AGAIN;
+            // The sender's data before the running ANNOUNCE that builds the agent (lost or
+            // late): held for the agent, and the ANNOUNCE asked for now, not at the next JOIN
+            // (a receiver that missed it dropped, then NAKed, about 850 packets).
+            if h.source == j.sender_node && !j.late {
+                if j.hold(h, pkt) && h.class().is_data() && self.st.first_data.is_none() {
+                    self.st.first_data = Some(now);
+                }
+                if now >= self.st.next_ask {
+                    self.join();
+                    self.st.next_ask = now + ASK_AGAIN;
+                }
             }
             return;
         }
+        self.agent_packet(now, h, pkt);
+    }
+
+    /// Hand the packets held before the agent existed to it, once it does.
+    fn release_early(&mut self, now: Time) {
+        let j = self.st.joined.as_mut().filter(|j| j.built.is_some());
+        for (h, pkt) in j.map(Joined::take_early).unwrap_or_default() {
+            self.agent_packet(now, h, &pkt);
+        }
+    }
+
+    /// A protocol packet of our session, to the agent (there is one).
+    fn agent_packet(&mut self, now: Time, h: Header, pkt: &[u8]) {
+        let Some(j) = self.st.joined.as_mut() else {
+            return;
+        };
         let Some(b) = j.built.as_mut() else {
             return;
         };

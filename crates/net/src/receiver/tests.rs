@@ -213,6 +213,73 @@ fn joins_at(sock: &std::net::UdpSocket) -> usize {
     n
 }
 
+/// The gathering ANNOUNCE (nobody admitted yet) of the session whose running ANNOUNCE is
+/// `running`.
+fn gathering_of(running: &[u8]) -> Vec<u8> {
+    let running = rmcast_wire::Packet::decode(running).unwrap();
+    let rmcast_wire::Message::Session(Message::Announce {
+        protocol,
+        security,
+        ack_delay_us,
+        window,
+        ack_timeout_us,
+        params,
+        ..
+    }) = running.message
+    else {
+        panic!("not an ANNOUNCE")
+    };
+    let nobody = rmcast_wire::session::encode_members(&[]);
+    crate::endpoint::session_packet(
+        running.header.session,
+        SENDER,
+        Message::Announce {
+            protocol,
+            phase: rmcast_wire::session::Phase::Gathering,
+            security,
+            ack_delay_us,
+            window,
+            ack_timeout_us,
+            members: &nobody,
+            params,
+        },
+    )
+    .unwrap()
+}
+
+/// A receiver whose running ANNOUNCE came only after the sender's data (lost on the way, and
+/// repeated when the receiver asked) holds that data for the agent the ANNOUNCE builds: the
+/// file completes from it, with no repair asked for or received.
+#[test]
+fn data_before_the_running_announce_is_held_for_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = open(dir.path(), None);
+    let datagrams = transfer("pgm", 11, "f.bin", 20_000);
+    let (running, rest) = datagrams.split_first().unwrap();
+    r.datagram(Duration::ZERO, sender_addr(), &mut gathering_of(&running.1))
+        .unwrap();
+    // the data, the stranger's datagram and the END's place: the data first, then the
+    // running ANNOUNCE (the answer to the JOIN the data prompted), then the END
+    let (end, data) = rest.split_last().unwrap();
+    for (at, d) in data {
+        r.datagram(*at, sender_addr(), &mut d.clone()).unwrap();
+    }
+    let after = end.0;
+    r.datagram(after, sender_addr(), &mut running.1.clone())
+        .unwrap();
+    r.datagram(
+        after + Duration::from_millis(1),
+        sender_addr(),
+        &mut end.1.clone(),
+    )
+    .unwrap();
+    let report = r.reset();
+    assert_eq!(report.outcome, "completed", "{report:?}");
+    assert_eq!(report.bytes, 20_000);
+    assert_eq!(report.repairs_received, 0, "{report:?}");
+    remove_files(&report);
+}
+
 /// A receiver that heard only the gathering ANNOUNCE (its JOIN went out, the running
 /// ANNOUNCE that admits it and builds its agent was lost) and then hears the sender's data
 /// JOINs again at once — the sender answers with the running ANNOUNCE — instead of after its
@@ -228,35 +295,7 @@ fn data_before_the_running_announce_asks_for_it() {
     let from = sender.local_addr().unwrap();
     let mut r = open(dir.path(), None);
     let datagrams = transfer("pgm", 9, "f.bin", 20_000);
-    let running = rmcast_wire::Packet::decode(&datagrams[0].1).unwrap();
-    let rmcast_wire::Message::Session(Message::Announce {
-        protocol,
-        security,
-        ack_delay_us,
-        window,
-        ack_timeout_us,
-        params,
-        ..
-    }) = running.message
-    else {
-        panic!("not an ANNOUNCE")
-    };
-    let nobody = rmcast_wire::session::encode_members(&[]);
-    let mut gathering = crate::endpoint::session_packet(
-        9,
-        SENDER,
-        Message::Announce {
-            protocol,
-            phase: rmcast_wire::session::Phase::Gathering,
-            security,
-            ack_delay_us,
-            window,
-            ack_timeout_us,
-            members: &nobody,
-            params,
-        },
-    )
-    .unwrap();
+    let mut gathering = gathering_of(&datagrams[0].1);
     r.datagram(Duration::ZERO, from, &mut gathering).unwrap();
     assert_eq!(
         joins_at(&sender),
