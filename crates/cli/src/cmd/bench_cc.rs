@@ -41,7 +41,9 @@ full frames at 100 Mbit/s). It polices frames, taking each as a full 1,500-byte 
 nftables' byte-counting limit holds one second of the rate on top of its burst. A policer is
 hard on TCP at a bridge's microsecond round trips: TCP alone passes about 12 Mbit/s of 100.
 Rates are of IP packets (Ethernet headers not counted) that passed, read from nftables counters
-every --sample-ms; a frame dropped by --frame-loss (before the bottleneck) is not counted.
+every --sample-ms; a frame dropped by --frame-loss (before the bottleneck) is not counted. The
+alone phase is also given in frames per second, as the policer counts them: a small control
+frame (pgm's NCF) costs it a full frame's share but adds little to the Mbit/s.
 
 --rate is passed to rmcast send as given (default auto). If rmcast send refuses it (no
 congestion control built yet), this command says so and exits with status 2.
