@@ -348,15 +348,20 @@ struct RxBlock {
     dec: BlockDecoder,
     /// Parity the source is known to have sent or promised for it (indices `0 .. known`).
     known: u16,
-    /// Its block NAK's back-off.
-    backoff: Backoff,
-    /// With adaptive timers: when its block NAK was first sent, and whether it was sent again
-    /// since (its answer is then no sample).
-    asked: Option<(Time, bool)>,
+    /// Its block NAK, once sent: when first, and its back-off (kept without adaptive timers
+    /// too, where nothing reads it).
+    naked: Option<Naked>,
     /// Where its block NAK stands (`None`: its end is not known yet, or nothing is missing).
     phase: Option<Phase>,
     /// Its parity ran out: the missing packets went to the packet-by-packet NAKs.
     per_packet: bool,
+}
+
+impl RxBlock {
+    /// Its block NAK's back-off (none before its first NAK).
+    fn backoff(&self) -> Backoff {
+        self.naked.map_or(Backoff::default(), |n| n.backoff)
+    }
 }
 
 /// A PGM receiver.
@@ -380,7 +385,7 @@ pub struct Receiver {
     lead: u64,
 }
 
-/// A loss NAKed at least once (adaptive timers only).
+/// A loss (or FEC block) NAKed at least once.
 #[derive(Debug, Clone, Copy)]
 struct Naked {
     /// When it was first NAKed.
@@ -424,7 +429,33 @@ impl Backoff {
     }
 }
 
-/// The outstanding losses NAKed at least once, by sequence number.
+impl Naked {
+    /// NAKed for the first time at `at`.
+    fn first(at: Time) -> Self {
+        Naked {
+            at,
+            again: false,
+            backoff: Backoff::default(),
+        }
+    }
+
+    /// NAKed again: its answer is no sample.
+    fn repeat(&mut self) {
+        self.again = true;
+    }
+
+    /// An answer (NCF, data, BNCF or parity) to its NAK at `now`: a round-trip sample for
+    /// `rtt` if it was NAKed once and this is the first answer; later answers (the RDATA
+    /// after its NCF) are none.
+    fn answer(&mut self, now: Time, rtt: &mut RttEstimator) {
+        if !self.again {
+            rtt.sample(now.saturating_since(self.at));
+            self.again = true;
+        }
+    }
+}
+
+/// The outstanding losses NAKed at least once (adaptive timers only), by sequence number.
 type NakedAt = BTreeMap<u64, Naked>;
 
 impl Receiver {
@@ -484,12 +515,8 @@ impl Receiver {
         self.lost.insert(seq, Phase::WaitNcf);
         if let Some((_, sent)) = self.repair.as_deref_mut() {
             sent.entry(seq)
-                .and_modify(|n| n.again = true)
-                .or_insert(Naked {
-                    at: now,
-                    again: false,
-                    backoff: Backoff::default(),
-                });
+                .and_modify(Naked::repeat)
+                .or_insert(Naked::first(now));
         }
         let wait = self.wait(self.cfg.nak_repeat, self.backoff_of(seq));
         self.timers.set(Key::Seq(seq), now + wait);
@@ -537,11 +564,7 @@ impl Receiver {
             return;
         };
         if let Some(n) = sent.get_mut(&seq) {
-            if !n.again {
-                rtt.sample(now.saturating_since(n.at));
-                // Later answers for the same NAK (the RDATA after its NCF) are no samples.
-                n.again = true;
-            }
+            n.answer(now, rtt);
         }
         if done {
             sent.remove(&seq);

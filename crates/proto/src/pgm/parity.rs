@@ -93,8 +93,7 @@ impl Receiver {
             std::collections::btree_map::Entry::Vacant(e) => Some(e.insert(RxBlock {
                 dec: BlockDecoder::new(k).ok()?,
                 known: 0,
-                backoff: Default::default(),
-                asked: None,
+                naked: None,
                 phase: None,
                 per_packet: false,
             })),
@@ -203,8 +202,11 @@ impl Receiver {
             return;
         }
         blk.phase = Some(Phase::WaitNcf);
-        blk.asked = Some(blk.asked.map_or((now, false), |(at, _)| (at, true)));
-        let backoff = blk.backoff;
+        match blk.naked.as_mut() {
+            Some(n) => n.repeat(),
+            None => blk.naked = Some(Naked::first(now)),
+        }
+        let backoff = blk.backoff();
         let env = envelope(self.cfg.session, self.cfg.node, 0);
         let nak = Message::Pgm(wire::Message::BlockNak {
             block: b,
@@ -222,7 +224,7 @@ impl Receiver {
     pub(super) fn block_ncf(&mut self, now: Time, b: u64, total: u16) {
         self.learn(now, b.saturating_add(1).saturating_mul(self.k()));
         self.block_answered(now, b);
-        let Some(backoff) = self.blocks.get(&b).map(|blk| blk.backoff) else {
+        let Some(backoff) = self.blocks.get(&b).map(RxBlock::backoff) else {
             return;
         };
         let rdata = self.wait(self.cfg.nak_rdata, backoff);
@@ -251,9 +253,8 @@ impl Receiver {
         else {
             return;
         };
-        if let (Some(Phase::WaitNcf), Some((at, false))) = (blk.phase, blk.asked) {
-            rtt.sample(now.saturating_since(at));
-            blk.asked = Some((at, true));
+        if let (Some(Phase::WaitNcf), Some(n)) = (blk.phase, blk.naked.as_mut()) {
+            n.answer(now, rtt);
         }
     }
 
@@ -322,8 +323,13 @@ impl Receiver {
             return;
         };
         let epoch = self.epoch();
-        if let Some(blk) = self.blocks.get_mut(&b).filter(|_| timeout) {
-            blk.backoff.expire(epoch);
+        if let Some(n) = self
+            .blocks
+            .get_mut(&b)
+            .and_then(|blk| blk.naked.as_mut())
+            .filter(|_| timeout)
+        {
+            n.backoff.expire(epoch);
         }
         match next {
             Expiry::Nak => self.block_nak(now, b),
