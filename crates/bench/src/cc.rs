@@ -292,6 +292,16 @@ fn rate(a: &Sample, b: &Sample, name: &str) -> f64 {
     )
 }
 
+/// Frames per second of counter `name` between samples `a` and `b` (0 over no time).
+fn frames_per_s(a: &Sample, b: &Sample, name: &str) -> f64 {
+    let n = b.get(name).packets.saturating_sub(a.get(name).packets);
+    if b.t > a.t {
+        n as f64 / (b.t - a.t)
+    } else {
+        0.0
+    }
+}
+
 fn r2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
@@ -560,18 +570,7 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
     let alone_mean = rate(&samples[h], &samples[a_end], "multicast_passed");
     // Frames, as the policer counts them: a small control frame (an NCF) costs it as much as
     // a full data frame but adds little to the Mbit/s.
-    let alone_frames = {
-        let (a, b) = (&samples[h], &samples[a_end]);
-        let n = b
-            .get("multicast_passed")
-            .packets
-            .saturating_sub(a.get("multicast_passed").packets);
-        if b.t > a.t {
-            n as f64 / (b.t - a.t)
-        } else {
-            0.0
-        }
-    };
+    let alone_frames = frames_per_s(&samples[h], &samples[a_end], "multicast_passed");
     let last = samples.len() - 1;
     let shared_from = tcp_started.unwrap_or(last);
     let (mc_shared, tcp_shared) = (

@@ -10,8 +10,9 @@ use rmcast_wire::Header;
 use std::net::SocketAddr;
 
 /// At most this many bytes of the sender's protocol packets are held while the agent does not
-/// exist yet (see [`Joined::hold`]): about 20 ms at 1 Gbit/s, what arrives while a JOIN asks
-/// for the running ANNOUNCE again; later ones are dropped and recovered by the protocol.
+/// exist yet (see [`Joined::hold`]): about 33 ms at 1 Gbit/s, above the 20 ms after which a
+/// JOIN asks for the running ANNOUNCE again; later ones are dropped and recovered by the
+/// protocol.
 pub(super) const EARLY_BYTES: usize = 4 << 20;
 
 /// The session this receiver found.
