@@ -253,6 +253,21 @@ impl Wire {
         }
     }
 
+    /// Count the datagram [`Wire::open`] opened last as a stranger's and take back its mark
+    /// in the replay window ([`Sealer::unmark_last`]): the same bytes may yet come from an
+    /// address that is accepted (a relay's copy of a member's multicast).
+    pub fn stranger(&mut self) {
+        self.stats.rejected_stranger += 1;
+        self.unmark();
+    }
+
+    /// [`Wire::stranger`] without counting it.
+    pub fn unmark(&mut self) {
+        if let Some(s) = self.sealer.as_mut() {
+            s.unmark_last();
+        }
+    }
+
     /// The counter (sealing time, µs since the Unix epoch) of the datagram [`Wire::open`]
     /// accepted last; `None` without a key.
     pub fn opened_counter(&self) -> Option<u64> {

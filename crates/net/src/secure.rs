@@ -27,7 +27,7 @@ use crate::NetError;
 use chacha20poly1305::aead::AeadInPlace;
 use chacha20poly1305::{ChaCha20Poly1305, KeyInit, Nonce, Tag};
 use rmcast_wire::{session, HEADER_LEN};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 /// Bytes a sealed datagram adds.
@@ -170,36 +170,51 @@ impl Keys {
     }
 }
 
-#[derive(Debug, Default, Clone, Copy)]
+/// How many of a source's newest counters a replay window remembers: a datagram may arrive
+/// after this many newer ones of its source (a relay reading several sockets in turn
+/// reorders) and still open. Counters are sealing times in µs, so a window of counter
+/// *values* would refuse a datagram overtaken by one sealed a few hundred µs later.
+const WINDOW: usize = 1024;
+
+/// The counters of one (session, source) seen so far: the newest [`WINDOW`] of them, and the
+/// largest one forgotten, at or below which everything is refused.
+#[derive(Debug, Default, Clone)]
 struct Window {
-    highest: u64,
-    bits: u64,
-    any: bool,
+    floor: u64,
+    seen: BTreeSet<u64>,
+}
+
+/// What marking a counter changed, to take it back ([`Sealer::unmark_last`]).
+#[derive(Debug, Clone, Copy)]
+struct Marked {
+    key: (u32, u32),
+    counter: u64,
+    forgot: Option<u64>,
+    floor: u64,
 }
 
 impl Window {
     fn check(&self, c: u64) -> bool {
-        if !self.any || c > self.highest {
-            return true;
-        }
-        let back = self.highest - c;
-        back < 64 && self.bits & (1u64 << back) == 0
+        c > self.floor && !self.seen.contains(&c)
     }
-    fn mark(&mut self, c: u64) {
-        if !self.any {
-            *self = Window {
-                highest: c,
-                bits: 1,
-                any: true,
-            };
-        } else if c > self.highest {
-            let shift = c - self.highest;
-            self.bits = if shift >= 64 { 0 } else { self.bits << shift };
-            self.bits |= 1;
-            self.highest = c;
-        } else {
-            self.bits |= 1u64 << (self.highest - c);
+
+    /// Remember `c` (which [`Window::check`] passed); returns the counter forgotten for it.
+    fn mark(&mut self, c: u64) -> Option<u64> {
+        self.seen.insert(c);
+        if self.seen.len() <= WINDOW {
+            return None;
         }
+        let forgot = self.seen.pop_first()?;
+        self.floor = self.floor.max(forgot);
+        Some(forgot)
+    }
+
+    fn unmark(&mut self, m: &Marked) {
+        self.seen.remove(&m.counter);
+        if let Some(f) = m.forgot {
+            self.seen.insert(f);
+        }
+        self.floor = m.floor;
     }
 }
 
@@ -212,6 +227,8 @@ pub struct Sealer {
     windows: HashMap<(u32, u32), Window>,
     /// The counter of the datagram [`Sealer::open`] accepted last.
     last_opened: u64,
+    /// What the datagram opened last did to its replay window (for [`Sealer::unmark_last`]).
+    undo: Option<Marked>,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -253,6 +270,7 @@ impl Sealer {
             counter: counter_start,
             windows: HashMap::new(),
             last_opened: 0,
+            undo: None,
         }
     }
 
@@ -325,7 +343,7 @@ impl Sealer {
         };
         let src = source_of(data);
         let key = (session_of(data), src);
-        if !self.windows.get(&key).copied().unwrap_or_default().check(c) {
+        if !self.windows.get(&key).is_none_or(|w| w.check(c)) {
             return Err(Reject::Replay);
         }
         if self.keys.encrypt {
@@ -347,9 +365,28 @@ impl Sealer {
                 return Err(Reject::BadTag);
             }
         }
-        self.windows.entry(key).or_default().mark(c);
+        let w = self.windows.entry(key).or_default();
+        let floor = w.floor;
+        let forgot = w.mark(c);
+        self.undo = Some(Marked {
+            key,
+            counter: c,
+            forgot,
+            floor,
+        });
         self.last_opened = c;
         Ok(plain_len)
+    }
+
+    /// Take back what the datagram opened last did to its replay window: the endpoint
+    /// refused it for who sent it (a member's multicast heard directly, which only a relay's
+    /// copy of it may bring), so that copy, the same bytes, is not a replay.
+    pub fn unmark_last(&mut self) {
+        if let Some(m) = self.undo.take() {
+            if let Some(w) = self.windows.get_mut(&m.key) {
+                w.unmark(&m);
+            }
+        }
     }
 }
 
@@ -414,22 +451,84 @@ mod tests {
     }
 
     #[test]
-    fn window_accepts_reordering_within_64() {
+    fn the_window_remembers_the_newest_counters_however_far_apart() {
+        // Sealing times 300 µs apart (a sender at a few thousand datagrams a second).
+        let mut w = Window::default();
+        let at = |i: u64| 1_000_000 + 300 * i;
+        for i in 0..2000 {
+            assert!(w.check(at(i)));
+            w.mark(at(i));
+        }
+        // Anything overtaken by fewer than WINDOW newer ones opens, once.
+        let gap = at(1000) + 1;
+        assert!(w.check(gap));
+        assert!(!w.check(at(1999)) && !w.check(at(1500)));
+        // At or below the newest counter forgotten: refused, seen or not.
+        assert!(!w.check(at(975)) && !w.check(at(100) + 1));
+        let m = Marked {
+            key: (0, 0),
+            counter: gap,
+            forgot: w.mark(gap),
+            floor: at(975),
+        };
+        assert!(!w.check(gap));
+        assert_eq!(w.seen.len(), WINDOW);
+        // Taken back: as before.
+        w.unmark(&m);
+        assert!(w.check(gap) && !w.check(at(976)) && w.floor == at(975));
+        assert_eq!(w.seen.len(), WINDOW);
+    }
+
+    #[test]
+    fn reordered_datagrams_open_once_within_the_window() {
         let (mut a, mut b) = pair(false);
         let p = pkt();
-        let sealed: Vec<Vec<u8>> = (0..100)
+        let n = WINDOW + 100;
+        let sealed: Vec<Vec<u8>> = (0..n)
             .map(|_| {
                 let mut s = Vec::new();
                 a.seal(&p, &mut s);
                 s
             })
             .collect();
-        let mut x = sealed[99].clone();
-        b.open(&mut x).unwrap();
-        let mut y = sealed[50].clone();
-        b.open(&mut y).unwrap();
-        let mut z = sealed[10].clone();
-        assert_eq!(b.open(&mut z), Err(Reject::Replay));
+        // The newest first, then the WINDOW - 1 before it: all open, once.
+        b.open(&mut sealed[n - 1].clone()).unwrap();
+        for s in &sealed[100..n - 1] {
+            b.open(&mut s.clone()).unwrap();
+        }
+        for s in &sealed[100..110] {
+            assert_eq!(b.open(&mut s.clone()), Err(Reject::Replay));
+        }
+        // One more opens (the oldest remembered is forgotten for it); older ones do not.
+        b.open(&mut sealed[99].clone()).unwrap();
+        assert_eq!(b.open(&mut sealed[50].clone()), Err(Reject::Replay));
+    }
+
+    #[test]
+    fn an_unmarked_datagram_opens_again_and_the_window_is_as_before() {
+        let (mut a, mut b) = pair(true);
+        let p = pkt();
+        let sealed: Vec<Vec<u8>> = (0..3)
+            .map(|_| {
+                let mut s = Vec::new();
+                a.seal(&p, &mut s);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                s
+            })
+            .collect();
+        b.open(&mut sealed[0].clone()).unwrap();
+        // The newest, heard from a stranger first and refused for it...
+        b.open(&mut sealed[2].clone()).unwrap();
+        b.unmark_last();
+        // ...leaves the window where it was: the middle one still opens,
+        // and so does the newest's copy from where it may come.
+        b.open(&mut sealed[1].clone()).unwrap();
+        b.open(&mut sealed[2].clone()).unwrap();
+        assert_eq!(b.open(&mut sealed[2].clone()), Err(Reject::Replay));
+        // Only the last open is taken back, once.
+        b.unmark_last();
+        b.unmark_last();
+        assert_eq!(b.open(&mut sealed[0].clone()), Err(Reject::Replay));
     }
 
     #[test]

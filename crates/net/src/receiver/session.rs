@@ -577,7 +577,7 @@ impl Receiving {
         }
         if self.cfg.sock.source.is_some_and(|s| s != from.ip()) {
             // --source: only the named sender's packets.
-            self.st.wire.stats.rejected_stranger += 1;
+            self.st.wire.stranger();
             return Ok(());
         }
         let announce = matches!(m, session::Message::Announce { .. });
@@ -600,7 +600,7 @@ impl Receiving {
                 self.sender_message(now, m)
             }
             _ => {
-                self.st.wire.stats.rejected_stranger += 1;
+                self.st.wire.stranger();
                 Ok(())
             }
         }
@@ -626,7 +626,7 @@ impl Receiving {
             return Ok(());
         };
         if self.cfg.session.is_some_and(|s| s != h.session) {
-            self.st.wire.stats.rejected_stranger += 1;
+            self.st.wire.stranger();
             return Ok(());
         }
         if let Err(why) = check_announce(&m, Keys::announced_security(self.cfg.keys.as_ref())) {
@@ -773,7 +773,7 @@ impl Receiving {
                     ),
                 });
             }
-            _ => self.st.wire.stats.rejected_stranger += 1,
+            _ => self.st.wire.stranger(),
         }
         Ok(())
     }
@@ -782,14 +782,17 @@ impl Receiving {
     /// know the session and have an agent.
     fn protocol_packet(&mut self, now: Time, h: Header, pkt: &[u8], from: SocketAddr) {
         let Some(j) = self.st.joined.as_mut() else {
-            self.st.wire.stats.rejected_stranger += 1;
+            self.st.wire.stranger();
             return;
         };
         if !j.accepts(&h, from) {
             // Our own multicast on a local group, looped back (a cp endpoint's local
-            // re-multicast), is nobody's attack: not counted as a stranger's.
+            // re-multicast), is nobody's attack: not counted as a stranger's; a relay's copy
+            // of it is no replay either.
             if h.source != self.st.node || h.session != j.session {
-                self.st.wire.stats.rejected_stranger += 1;
+                self.st.wire.stranger();
+            } else {
+                self.st.wire.unmark();
             }
             return;
         }

@@ -104,7 +104,7 @@ pub(super) fn gather(
         ep.wait(wait)?;
         while let Some((h, len, from)) = ep.next() {
             if h.family != Family::Session || h.session != ep.session {
-                ep.wire.stats.rejected_stranger += 1;
+                ep.wire.stranger();
                 continue;
             }
             match Packet::decode(ep.plain(len)) {
@@ -151,7 +151,7 @@ fn join(
         // A repeated JOIN counts only from the address the member joined from: a JOIN
         // under its node id from elsewhere is someone else's (it would redirect its data).
         if m.addr != from {
-            ep.wire.stats.rejected_stranger += 1;
+            ep.wire.stranger();
             return Ok(false);
         }
         m.region = region;
@@ -164,7 +164,7 @@ fn join(
         Expect::Discover(_) => members.len() < ep.cfg.max_receivers,
     };
     if id == ep.node || id == 0 || !wanted {
-        ep.wire.stats.rejected_stranger += 1;
+        ep.wire.stranger();
         return Ok(false);
     }
     if ep.cfg.unicast {
@@ -176,7 +176,7 @@ fn join(
                 first.node,
                 first.addr
             );
-            ep.wire.stats.rejected_stranger += 1;
+            ep.wire.stranger();
             return Ok(false);
         }
     }

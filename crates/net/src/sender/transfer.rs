@@ -616,7 +616,7 @@ impl Transfer {
             }
             let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
         }
-        self.ep.wire.stats.rejected_stranger += 1;
+        self.ep.wire.stranger();
         Ok(())
     }
 }
