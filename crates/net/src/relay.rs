@@ -49,15 +49,20 @@
 //!   sender's data passes (and is held), the members' statuses stop here, its status goes up
 //!   and its local re-multicasts down to the region's local group.
 //!
-//! Not yet: keyed sessions (the relay cannot read sealed datagrams, and what its agent
-//! originates would need the sender's key; it drops them and says so); dsp whose designated
-//! receivers are receivers, whose members reach them at their own addresses, is refused at its
-//! first ANNOUNCE ([`crate::agents::NetProtocol::relay_refusal`]).
+//! * **Keyed sessions** (`--key-file`): a relay holding the session's key opens every datagram
+//!   (authenticates it, decrypts a copy for its agent and itself), refuses what does not open,
+//!   forwards what passes as it came (sealed by its author, so receivers check the sender's
+//!   seal, not the relay's) and seals what its agent originates under the agent's own node
+//!   id. A relay without the key drops sealed datagrams and says so.
+//!
+//! Not yet: dsp whose designated receivers are receivers, whose members reach them at their
+//! own addresses, is refused at its first ANNOUNCE
+//! ([`crate::agents::NetProtocol::relay_refusal`]).
 
 use crate::agents::{self, Announced, Links, RelayAt};
 use crate::endpoint::RECV_BUF;
 use crate::interrupt::Interrupt;
-use crate::secure::TRAILER_LEN;
+use crate::secure::{Keys, Sealer, TRAILER_LEN};
 use crate::socket::{group_socket, unicast_socket, SocketOpts};
 use crate::NetError;
 use mio::net::UdpSocket;
@@ -97,6 +102,10 @@ pub struct RelayConfig {
     pub node: Option<u32>,
     /// The region whose local exchange it hosts (csp, cp); `None`: none.
     pub region: Option<u16>,
+    /// The sessions' key (`--key-file`, with `--encrypt` as the sender): what comes in is
+    /// opened with it (and refused if it does not open), what the agent originates is
+    /// sealed with it; what passes goes on as it came, sealed by its author.
+    pub keys: Option<Keys>,
 }
 
 impl RelayConfig {
@@ -114,13 +123,16 @@ impl RelayConfig {
             wait: None,
             node: None,
             region: None,
+            keys: None,
         }
     }
 }
 
 mod report;
 mod rounds;
+mod sealed;
 pub use report::{RelayReport, SessionReport};
+use sealed::Dgram;
 
 const UP: Token = Token(0);
 const UP_UNICAST: Token = Token(1 << 17);
@@ -191,6 +203,10 @@ struct Relay {
     served: Option<Served>,
     report: RelayReport,
     buf: Vec<u8>,
+    /// With a key: the sealer, and where a datagram is opened (the one received stays as it
+    /// came, to be forwarded).
+    sealer: Option<Sealer>,
+    plain: Vec<u8>,
     warned_sealed: bool,
 }
 
@@ -232,11 +248,7 @@ pub fn relay(cfg: RelayConfig) -> Result<RelayReport, NetError> {
         if r.served.is_none() && r.report.sessions.is_empty() {
             if let Some(w) = r.cfg.wait {
                 if now.saturating_since(started) >= w {
-                    let sealed = if r.report.rejected_sealed > 0 {
-                        " (sealed datagrams arrived: keyed sessions cannot pass a relay yet)"
-                    } else {
-                        ""
-                    };
+                    let sealed = r.keying_hint();
                     return Err(NetError::Failed(format!(
                         "no session announced on {} within {:.1}s{sealed}",
                         r.cfg.group,
@@ -295,6 +307,10 @@ impl Relay {
             reg(&mut g, Token(DOWN_GROUP_BASE + i))?;
             down_group.push(g);
         }
+        let sealer = cfg
+            .keys
+            .clone()
+            .map(|k| Sealer::new(k, crate::secure::unix_micros()));
         Ok(Relay {
             node: cfg.node.unwrap_or_else(crate::endpoint::nonzero_random),
             cfg,
@@ -307,6 +323,8 @@ impl Relay {
             served: None,
             report: RelayReport::default(),
             buf: vec![0; RECV_BUF],
+            sealer,
+            plain: Vec::with_capacity(RECV_BUF),
             warned_sealed: false,
         })
     }
@@ -412,9 +430,15 @@ impl Relay {
                 Err(e) => return Err(NetError::io("receive", e)),
             };
             let now = self.clock.now();
-            // The buffer is lent out while the datagram is handled (no copy per datagram).
+            // The buffers are lent out while the datagram is handled (no copy per datagram
+            // without a key).
             let buf = std::mem::take(&mut self.buf);
-            let dgram = buf.get(..n).unwrap_or_default();
+            let mut plain = std::mem::take(&mut self.plain);
+            let Some(dgram) = self.unseal(buf.get(..n).unwrap_or_default(), &mut plain) else {
+                self.buf = buf;
+                self.plain = plain;
+                continue;
+            };
             let handled = match t {
                 UP => {
                     self.on_upstream(now, Upstream::Group, from, dgram);
@@ -438,6 +462,7 @@ impl Relay {
                 Token(k) => self.on_downstream(now, k - DOWN_BASE, from, dgram, false),
             };
             self.buf = buf;
+            self.plain = plain;
             handled?;
             self.open_local()?;
             self.agent_output();
@@ -456,8 +481,8 @@ impl Relay {
                 if !self.warned_sealed {
                     self.warned_sealed = true;
                     tracing::warn!(
-                        "sealed (--key-file) datagrams arrive: a relay cannot carry keyed \
-                         sessions yet; they are dropped"
+                        "sealed (--key-file) datagrams arrive: this relay has no key, so they \
+                         are dropped; pass the sender's --key-file (and --encrypt if it uses it)"
                     );
                 }
                 None
@@ -471,17 +496,19 @@ impl Relay {
 
     /// A datagram from upstream: multicast to the group, unicast to the receiver behind a
     /// proxy, or unicast to the relay's agent.
-    fn on_upstream(&mut self, now: Time, upstream: Upstream, from: SocketAddr, d: &[u8]) {
-        let Some(h) = self.header(d) else { return };
+    fn on_upstream(&mut self, now: Time, upstream: Upstream, from: SocketAddr, d: Dgram<'_>) {
+        let Some(h) = self.header(d.plain) else {
+            return;
+        };
         let proxy = match upstream {
             Upstream::Proxy(k) => Some(k),
             Upstream::Group | Upstream::Agent => None,
         };
         if self.served.is_none() && upstream == Upstream::Group {
-            self.adopt(now, &h, from, d);
+            self.adopt(now, &h, from, d.plain);
         }
         let Some(s) = self.served.as_mut() else {
-            self.report.rejected += 1;
+            self.refuse();
             return;
         };
         // Everything of the session from the sender's address (a relay above speaks there
@@ -489,12 +516,12 @@ impl Relay {
         // other (srm), the group's traffic of the session from other members upstream.
         let member = upstream == Upstream::Group && s.protocol.is_some_and(|p| p.hears_group());
         if h.session != s.report.session || (from != s.upstream && !member) {
-            self.report.rejected += 1;
+            self.refuse();
             return;
         }
         s.last_heard = now;
         if h.family == Family::Session {
-            session_news(s, self.node, &self.cfg, now, d);
+            session_news(s, self.node, &self.cfg, now, d.plain);
         }
         let to = proxy
             .and_then(|k| s.proxies.get(k))
@@ -503,7 +530,7 @@ impl Relay {
             // Sent to one receiver (a DREQ, a subcast from a turning point above): it
             // goes there; links are receivers, so there is nothing to choose.
             s.report.down_forwarded += 1;
-            self.send_down(iface, addr, d);
+            self.send_down(iface, addr, d.wire);
             return;
         }
         let dest = match (to, upstream) {
@@ -512,7 +539,7 @@ impl Relay {
             (None, _) => Dest::Group(GroupId(0)),
         };
         let decision = match s.agent.as_mut() {
-            Some(a) => a.on_packet(now, IfaceId(0), NodeId(h.source), dest, d),
+            Some(a) => a.on_packet(now, IfaceId(0), NodeId(h.source), dest, d.plain),
             // Addressed to an agent this relay does not have: nobody's.
             None if upstream == Upstream::Agent => RouteDecision::Consume,
             None => RouteDecision::Forward,
@@ -537,10 +564,10 @@ impl Relay {
         match to {
             Some((_, iface, addr)) => {
                 if on.is_none_or(|on| on.contains(&IfaceId(iface as u32 + 1))) {
-                    self.send_down(iface, addr, d);
+                    self.send_down(iface, addr, d.wire);
                 }
             }
-            None => self.multicast_down(on.as_deref(), self.cfg.group, d),
+            None => self.multicast_down(on.as_deref(), self.cfg.group, d.wire),
         }
     }
 
@@ -637,25 +664,25 @@ impl Relay {
         now: Time,
         iface: usize,
         from: SocketAddr,
-        d: &[u8],
+        d: Dgram<'_>,
         group: bool,
     ) -> Result<(), NetError> {
-        let Some(h) = self.header(d) else {
+        let Some(h) = self.header(d.plain) else {
             return Ok(());
         };
         let Some(s) = self.served.as_mut() else {
-            self.report.rejected += 1;
+            self.refuse();
             return Ok(());
         };
         if h.session != s.report.session {
-            self.report.rejected += 1;
+            self.refuse();
             return Ok(());
         }
         let k = match s.by_addr.get(&from) {
             Some(&k) => k,
             // The group's traffic counts only from receivers the relay serves.
             None if group => {
-                self.report.rejected += 1;
+                self.refuse();
                 return Ok(());
             }
             None => {
@@ -688,7 +715,7 @@ impl Relay {
             return Ok(());
         };
         if p.node != h.source || p.iface != iface {
-            self.report.rejected += 1;
+            self.refuse();
             return Ok(());
         }
         p.last_heard = now;
@@ -706,9 +733,13 @@ impl Relay {
         };
         // The session's own packets (JOIN, REPORT) are the sender's business, not the agent's.
         let decision = match s.agent.as_mut() {
-            Some(a) if h.family != Family::Session => {
-                a.on_packet(now, IfaceId(link as u32 + 1), NodeId(h.source), dest, d)
-            }
+            Some(a) if h.family != Family::Session => a.on_packet(
+                now,
+                IfaceId(link as u32 + 1),
+                NodeId(h.source),
+                dest,
+                d.plain,
+            ),
             _ => RouteDecision::Forward,
         };
         if decision == RouteDecision::Consume {
@@ -717,7 +748,7 @@ impl Relay {
         }
         s.report.up_forwarded += 1;
         if !group {
-            let sent = p.sock.send_to(d, s.upstream);
+            let sent = p.sock.send_to(d.wire, s.upstream);
             self.count_send(sent);
             return Ok(());
         }
@@ -725,10 +756,10 @@ impl Relay {
         // know it by that address), and down every interface from the relay's socket there,
         // the receiving one too: its siblings know the member only by its proxy's address
         // and take from the relay what the relay's address sends.
-        let sent = p.sock.send_to(d, self.cfg.group);
+        let sent = p.sock.send_to(d.wire, self.cfg.group);
         self.count_send(sent);
         for i in 0..self.down.len() {
-            self.send_down(i, self.cfg.group, d);
+            self.send_down(i, self.cfg.group, d.wire);
         }
         Ok(())
     }
@@ -762,10 +793,12 @@ impl Relay {
     /// A datagram on the local group from a receiver served on downstream interface `iface`:
     /// down every downstream interface from the relay's socket there, the receiving one too
     /// (the receivers there know the sender of their session only by the relay's address).
-    fn on_local(&mut self, now: Time, iface: usize, from: SocketAddr, d: &[u8]) {
-        let Some(h) = self.header(d) else { return };
+    fn on_local(&mut self, now: Time, iface: usize, from: SocketAddr, d: Dgram<'_>) {
+        let Some(h) = self.header(d.plain) else {
+            return;
+        };
         let Some(s) = self.served.as_mut() else {
-            self.report.rejected += 1;
+            self.refuse();
             return;
         };
         let known = s
@@ -774,17 +807,17 @@ impl Relay {
             .and_then(|&k| s.proxies.get_mut(k))
             .filter(|p| p.node == h.source && p.iface == iface);
         let (Some(p), Some(g)) = (known, s.report.local_group) else {
-            self.report.rejected += 1;
+            self.refuse();
             return;
         };
         if h.session != s.report.session {
-            self.report.rejected += 1;
+            self.refuse();
             return;
         }
         p.last_heard = now;
         s.report.local_carried += 1;
         for i in 0..self.down.len() {
-            self.send_down(i, g, d);
+            self.send_down(i, g, d.wire);
         }
     }
 
@@ -835,7 +868,8 @@ impl Relay {
     }
 
     fn originate(&mut self, t: RouterTransmit) {
-        let d = &t.transmit.payload[..];
+        let mut sealed = Vec::new();
+        let d = self.seal(&t.transmit.payload, &mut sealed);
         let Some(s) = self.served.as_ref() else {
             return;
         };

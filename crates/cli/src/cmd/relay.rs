@@ -4,9 +4,11 @@
 use super::send::fail;
 use anyhow::Result;
 use rmcast_net::relay::{self, RelayConfig, RelayReport};
+use rmcast_net::secure::Keys;
 use rmcast_net::socket::check_group;
 use rmcast_net::NetError;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -19,7 +21,9 @@ use std::process::ExitCode;
     # csp/cp: region 2's local exchange, for receivers started with --region 2 below it:\n  \
     rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --region 2\n  \
     # prmp: region 2's relay, the polling parent of the receivers started with --region 2:\n  \
-    rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --region 2\n\n\
+    rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --region 2\n  \
+    # a keyed session (rmcast send --key-file rmcast.key --encrypt):\n  \
+    rmcast relay -g 239.1.2.3:5000 --upstream eth0 --downstream eth1 --key-file rmcast.key --encrypt\n\n\
     The relay joins the group on the upstream interface and multicasts the session on each\n\
     downstream interface; receivers there take the relay for the sender. Their unicast\n\
     (JOIN, REPORT, NAK, ACK) comes to the relay, which forwards it upstream from one socket\n\
@@ -40,9 +44,11 @@ use std::process::ExitCode;
     For dsp sent with --designated relay, --region R makes it region R's designated\n\
     receiver on a separate host: it takes the members' statuses, reports to the sender and\n\
     re-multicasts what they lack on the region's local group.\n\
-    Not yet: keyed sessions (--key-file; dropped and counted); dsp whose designated\n\
-    receivers are receivers (its members reach them at their own addresses) is refused at\n\
-    its first ANNOUNCE.\n\
+    Keyed sessions need the sender's --key-file (and --encrypt if it uses it): the relay\n\
+    refuses what does not open with it, forwards what does as it came (sealed by its\n\
+    author) and seals what it originates; without a key it drops sealed datagrams.\n\
+    Not yet: dsp whose designated receivers are receivers (its members reach them at their\n\
+    own addresses) is refused at its first ANNOUNCE.\n\
     Exit status: 0 ended as asked (--once: the session's END; or a signal after serving);\n\
     1 --once's session was refused or its sender went silent, or --wait passed without a\n\
     session; 2 bad usage or\n\
@@ -81,6 +87,13 @@ pub struct Args {
     /// Give up if no session is announced within SECS (default: wait forever)
     #[arg(long, value_name = "SECS")]
     pub wait: Option<f64>,
+    /// The sessions' key file (the sender's --key-file): open what comes in, seal what the
+    /// relay originates
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// The sender encrypts (its --encrypt); needs --key-file
+    #[arg(long, requires = "key_file")]
+    pub encrypt: bool,
     /// Print the report as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -125,8 +138,9 @@ fn summary(r: &RelayReport) {
         );
     }
     eprintln!(
-        "rejected {} datagrams, {} sealed, {} receivers beyond --max-receivers; {} sends dropped",
-        r.rejected, r.rejected_sealed, r.rejected_receivers, r.send_dropped
+        "rejected {} datagrams, {} sealed (no key), {} not opening with the key, {} receivers \
+         beyond --max-receivers; {} sends dropped",
+        r.rejected, r.rejected_sealed, r.rejected_auth, r.rejected_receivers, r.send_dropped
     );
 }
 
@@ -139,6 +153,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     cfg.session = a.session;
     cfg.once = a.once;
     cfg.region = a.region;
+    if let Some(p) = &a.key_file {
+        match Keys::from_file(p, a.encrypt) {
+            Ok(k) => cfg.keys = Some(k),
+            Err(e) => return Ok(fail(e)),
+        }
+    }
     if a.max_receivers == 0 {
         return Ok(fail(NetError::setup("--max-receivers must be at least 1")));
     }

@@ -55,8 +55,11 @@ pub struct RelayReport {
     /// Datagrams refused: not rmcast, another session, from an address that is not the
     /// session's sender or one of its receivers.
     pub rejected: u64,
-    /// Sealed (keyed) datagrams refused: a relay cannot carry keyed sessions yet.
+    /// Sealed (keyed) datagrams refused by a relay without a key (`--key-file`).
     pub rejected_sealed: u64,
+    /// With a key: datagrams that did not open with it (another key, `--encrypt` on one side
+    /// only, not sealed, tampered with, or a replay).
+    pub rejected_auth: u64,
     /// Receivers refused beyond `max_receivers`.
     pub rejected_receivers: u64,
     /// Datagrams a full socket buffer (or another send error) dropped, as a router's full

@@ -1,0 +1,338 @@
+//! The relay tests' topologies and transfers (`netns_relay`): namespaces with bridges,
+//! `rmcast relay` in router namespaces, receivers on the leaves and a sender on top.
+
+use crate::common::{self, explain, json_of as json, strings, Proc};
+use rmcast_net::netns::{self, Router, Segment};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a transfer's sender may take.
+pub const DEADLINE: Duration = Duration::from_secs(180);
+
+/// `rmcast relay --once` in router `r` from `eth0` to `eth1..=ethN`.
+pub fn relay(r: &Router, group: &str, downstream: usize) -> Proc {
+    relay_with(r, group, downstream, &[])
+}
+
+/// [`relay`] with more arguments (`--region R`).
+pub fn relay_with(r: &Router, group: &str, downstream: usize, extra: &[&str]) -> Proc {
+    let mut args = strings(&["relay", "--group", group, "--upstream", "eth0"]);
+    args.extend(strings(extra));
+    for k in 1..=downstream {
+        args.extend(strings(&["--downstream", &format!("eth{k}")]));
+    }
+    args.extend(strings(&[
+        "--once", "--json", "--wait", "60", "--idle", "10",
+    ]));
+    Proc::in_netns(r.name(), &args)
+}
+
+/// One relay router between the sender's bridge (`top_hosts` hosts, 5 % frame loss) and two
+/// downstream bridges of two hosts each (10 % frame loss on each).
+pub struct Fan {
+    // Fields drop in order: the router's namespace goes before the bridges it joins.
+    pub r: Router,
+    pub top: Segment,
+    pub d1: Segment,
+    pub d2: Segment,
+}
+
+impl Fan {
+    pub fn create(top_hosts: usize) -> Self {
+        let top = Segment::create(top_hosts).unwrap();
+        let (d1, d2) = (Segment::create(2).unwrap(), Segment::create(2).unwrap());
+        let r = Router::create(&[&top, &d1, &d2], 254).unwrap();
+        top.frame_loss(0.05, None).unwrap();
+        d1.frame_loss(0.10, None).unwrap();
+        d2.frame_loss(0.10, None).unwrap();
+        Fan { top, d1, d2, r }
+    }
+
+    /// The four downstream hosts.
+    pub fn leaves(&self) -> [(&Segment, usize); 4] {
+        [(&self.d1, 0), (&self.d1, 1), (&self.d2, 0), (&self.d2, 1)]
+    }
+}
+
+/// Two levels of routers: the sender's bridge (`top_hosts` hosts) → router A → a middle
+/// bridge → routers B and C, each above two bridges of one host; 5 % frame loss on every
+/// bridge.
+pub struct TwoLevels {
+    // Fields drop in order: the routers' namespaces go before the bridges they join.
+    pub routers: [Router; 3],
+    pub top: Segment,
+    pub leaves: Vec<Segment>,
+    _mid: Segment,
+}
+
+impl TwoLevels {
+    pub fn create(top_hosts: usize) -> Self {
+        let top = Segment::create(top_hosts).unwrap();
+        let mid = Segment::create(0).unwrap();
+        let leaves: Vec<Segment> = (0..4).map(|_| Segment::create(1).unwrap()).collect();
+        let a = Router::create(&[&top, &mid], 254).unwrap();
+        let b = Router::create(&[&mid, &leaves[0], &leaves[1]], 253).unwrap();
+        let c = Router::create(&[&mid, &leaves[2], &leaves[3]], 252).unwrap();
+        for s in [&top, &mid].into_iter().chain(leaves.iter()) {
+            s.frame_loss(0.05, None).unwrap();
+        }
+        TwoLevels {
+            top,
+            leaves,
+            routers: [a, b, c],
+            _mid: mid,
+        }
+    }
+
+    /// Relay A forwarding unexamined, B and C the relays of regions 1 and 2.
+    pub fn relays(&self, group: &str) -> Vec<Proc> {
+        let [a, b, c] = &self.routers;
+        vec![
+            relay(a, group, 1),
+            relay_with(b, group, 2, &["--region", "1"]),
+            relay_with(c, group, 2, &["--region", "2"]),
+        ]
+    }
+
+    /// The host on each bottom bridge: regions 1, 1, 2, 2.
+    pub fn leaves(&self) -> Vec<(&Segment, usize)> {
+        self.leaves.iter().map(|s| (s, 0)).collect()
+    }
+}
+
+/// A chain of two relays: the sender's bridge (one host) → router A → the middle bridge (one
+/// receiver, and router B) → router B → the bottom bridge (two receivers); 5 % frame loss on
+/// every bridge.
+pub struct Chain {
+    // Fields drop in order: the routers' namespaces go before the bridges they join.
+    pub a: Router,
+    pub b: Router,
+    pub top: Segment,
+    pub mid: Segment,
+    pub bottom: Segment,
+}
+
+impl Chain {
+    pub fn create() -> Self {
+        let top = Segment::create(1).unwrap();
+        let mid = Segment::create(1).unwrap();
+        let bottom = Segment::create(2).unwrap();
+        let a = Router::create(&[&top, &mid], 254).unwrap();
+        let b = Router::create(&[&mid, &bottom], 253).unwrap();
+        for s in [&top, &mid, &bottom] {
+            s.frame_loss(0.05, None).unwrap();
+        }
+        Chain {
+            a,
+            b,
+            top,
+            mid,
+            bottom,
+        }
+    }
+
+    /// Relays A and B (each with one downstream interface), given time to start.
+    pub fn relays(&self, group: &str) -> Vec<Proc> {
+        let r = vec![relay(&self.a, group, 1), relay(&self.b, group, 1)];
+        std::thread::sleep(Duration::from_millis(300));
+        r
+    }
+
+    /// The receiver on the middle bridge, then the two on the bottom one.
+    pub fn leaves(&self) -> [(&Segment, usize); 3] {
+        [(&self.mid, 0), (&self.bottom, 0), (&self.bottom, 1)]
+    }
+}
+
+/// A receiver on host `h` of `seg` writing into `dir`.
+pub fn receiver(seg: &Segment, h: usize, node: u32, group: &str, dir: &Path) -> Proc {
+    receiver_in(seg, h, node, group, dir, None, &[])
+}
+
+/// [`receiver`] of a region (`--region`: dsp, csp, cp).
+pub fn receiver_in(
+    seg: &Segment,
+    h: usize,
+    node: u32,
+    group: &str,
+    dir: &Path,
+    region: Option<u16>,
+    extra: &[&str],
+) -> Proc {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
+    if let Some(r) = region {
+        args.extend(strings(&["--region", &r.to_string()]));
+    }
+    args.extend(strings(extra));
+    args.extend(strings(&[
+        "--node-id",
+        &node.to_string(),
+        "--json",
+        "--quiet",
+    ]));
+    args.extend(strings(&[
+        "--wait",
+        "60",
+        "--dir",
+        &dir.display().to_string(),
+    ]));
+    Proc::in_netns(&seg.host(h), &args)
+}
+
+/// Receivers on hosts of `leaves` (segment, host) and a sender on host 0 of `top`, with
+/// `relays` already running; every receiver must hold `len` bytes byte-exact. Returns the
+/// sender's and every relay's JSON.
+pub fn transfer(
+    top: &Segment,
+    leaves: &[(&Segment, usize)],
+    relays: Vec<Proc>,
+    group: &str,
+    len: usize,
+    send_extra: &[&str],
+) -> (Value, Vec<Value>) {
+    transfer_in(top, leaves, Recv::default(), relays, group, len, send_extra)
+}
+
+/// What the receivers of [`transfer_in`] are started with besides the defaults.
+#[derive(Default, Clone, Copy)]
+pub struct Recv<'a> {
+    /// Leaf `i`'s region (`--region`; none past the end).
+    pub regions: &'a [u16],
+    /// More arguments for every receiver (`--key-file`).
+    pub extra: &'a [&'a str],
+}
+
+/// [`transfer`] with the receivers started as `recv` says.
+pub fn transfer_in(
+    top: &Segment,
+    leaves: &[(&Segment, usize)],
+    recv: Recv<'_>,
+    relays: Vec<Proc>,
+    group: &str,
+    len: usize,
+    send_extra: &[&str],
+) -> (Value, Vec<Value>) {
+    let t = transfer_all(top, leaves, recv, relays, group, len, send_extra);
+    (t.sender, t.relays)
+}
+
+/// Every side's JSON report of a transfer.
+pub struct Transfer {
+    pub sender: Value,
+    pub relays: Vec<Value>,
+    /// Leaf `i`'s receiver's.
+    pub receivers: Vec<Value>,
+}
+
+/// [`transfer_in`], with the receivers' reports too.
+pub fn transfer_all(
+    top: &Segment,
+    leaves: &[(&Segment, usize)],
+    recv: Recv<'_>,
+    relays: Vec<Proc>,
+    group: &str,
+    len: usize,
+    send_extra: &[&str],
+) -> Transfer {
+    let work = tempfile::tempdir().unwrap();
+    let data = common::pseudo_random(len, 7);
+    let file = work.path().join("r.bin");
+    std::fs::write(&file, &data).unwrap();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut rx = Vec::new();
+    for (i, (seg, h)) in leaves.iter().enumerate() {
+        let dir = work.path().join(format!("r{i}"));
+        let region = recv.regions.get(i).copied();
+        rx.push(receiver_in(
+            seg,
+            *h,
+            1001 + i as u32,
+            group,
+            &dir,
+            region,
+            recv.extra,
+        ));
+        dirs.push(dir);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let n = leaves.len().to_string();
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&["--receivers", &n, "--json", "--quiet"]));
+    args.extend(strings(&["--datagram-size", "1472", "--rate", "40M"]));
+    args.extend(strings(send_extra));
+    args.push(file.display().to_string());
+    let s = Proc::in_netns(&top.host(0), &args)
+        .finish(Instant::now() + DEADLINE)
+        .expect("the sender did not finish");
+    let outs: Vec<_> = relays
+        .into_iter()
+        .map(|mut r| {
+            r.finish(Instant::now() + Duration::from_secs(30))
+                .expect("the relay did not end after the session's END")
+        })
+        .collect();
+    // Every receiver's own account, whatever the sender said: a failure names what each
+    // side saw.
+    let rx_outs: Vec<Option<std::process::Output>> = rx
+        .into_iter()
+        .map(|mut p| p.finish(Instant::now() + Duration::from_secs(30)))
+        .collect();
+    let receivers_said = || -> Vec<String> {
+        rx_outs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| match o {
+                Some(o) => format!(
+                    "receiver {i}: {}; stdout {}",
+                    explain(o),
+                    String::from_utf8_lossy(&o.stdout)
+                ),
+                None => format!("receiver {i}: did not end"),
+            })
+            .collect()
+    };
+    let mut relays_said = Vec::new();
+    for o in &outs {
+        let all: Vec<String> = outs.iter().map(explain).collect();
+        assert!(
+            o.status.success(),
+            "relay: {}; sender: {}; every relay: {all:#?}; receivers: {:#?}",
+            explain(o),
+            explain(&s),
+            receivers_said()
+        );
+        relays_said.push(json(o));
+    }
+    assert!(
+        s.status.success(),
+        "sender: {}; stdout {}; relays {relays_said:?}; receivers: {:#?}",
+        explain(&s),
+        String::from_utf8_lossy(&s.stdout),
+        receivers_said()
+    );
+    let mut receivers = Vec::new();
+    for (i, o) in rx_outs.iter().enumerate() {
+        let o = o
+            .as_ref()
+            .unwrap_or_else(|| panic!("receiver {i} did not end"));
+        assert!(o.status.success(), "receiver {i}: {}", explain(o));
+        let got = std::fs::read(dirs[i].join("r.bin")).unwrap();
+        assert!(got == data, "receiver {i}: not byte-exact");
+        receivers.push(json(o));
+    }
+    Transfer {
+        sender: json(&s),
+        relays: relays_said,
+        receivers,
+    }
+}
+
+pub fn session(v: &Value) -> &Value {
+    &v["sessions"][0]
+}
+
+pub fn count(v: &Value, key: &str) -> u64 {
+    session(v)[key].as_u64().unwrap_or(0)
+}
