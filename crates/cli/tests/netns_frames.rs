@@ -243,7 +243,15 @@ fn ten_percent_frame_loss_every_protocol() {
         assert!(frames > 0, "{proto}: the bridge dropped no frame");
         assert_eq!(json(&s)["all_completed"], true, "{proto}");
         for r in 1..=3 {
-            assert_byte_exact(&mut t, r, "f.bin", &data, proto);
+            let v = assert_byte_exact(&mut t, r, "f.bin", &data, proto);
+            // Every datagram one frame: a repair with more fields than the data it carries
+            // (srm's and lms's REPAIR, pgm's PARITY) must still fit --datagram-size.
+            let big = v["driver"]["reassembled"].as_u64();
+            if big != Some(0) {
+                failures.push(format!(
+                    "{proto}: receiver {r} got {big:?} datagrams of more than one frame"
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -29,9 +29,10 @@ fn socket_ms(key: &str) -> Duration {
 const LINGER: Duration = Duration::from_secs(24 * 3600);
 
 impl NetProtocol for Lms {
-    /// DATA: the header and an 8-byte sequence number.
+    /// REPAIR, the larger packet carrying a message: an 8-byte sequence number, the turning
+    /// point and its interface (DATA: the sequence number alone).
     fn data_fields(&self, _receivers: usize) -> usize {
-        8
+        16
     }
 
     fn acknowledged(&self) -> bool {

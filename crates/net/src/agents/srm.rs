@@ -71,9 +71,10 @@ fn peers(joined: &[Joiner]) -> Vec<(u32, SocketAddr)> {
 }
 
 impl NetProtocol for Srm {
-    /// DATA: the header and an 8-byte sequence number.
+    /// REPAIR, the larger packet carrying a message: the data's sender, the requester, the
+    /// round, the 8-byte sequence number and the distance (DATA: the sequence number alone).
     fn data_fields(&self, _receivers: usize) -> usize {
-        8
+        25
     }
 
     fn acknowledged(&self) -> bool {
