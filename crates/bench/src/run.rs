@@ -107,6 +107,8 @@ pub fn socket_protocols() -> Vec<&'static str> {
 
 /// A `--protocols` entry: a protocol, then `/`-separated `rmcast send` flags without their
 /// dashes (`pgm/fec-k=16` is `--protocol pgm --fec-k 16`, `pgm/rate=auto` `--rate auto`).
+/// `key-file` without a value is the bench's own key, given to the sender and every receiver
+/// (`pgm/key-file/encrypt`: an encrypted session; see [`keyed`]).
 fn variant(entry: &str) -> (&str, Vec<String>) {
     let mut parts = entry.split('/');
     let proto = parts.next().unwrap_or(entry);
@@ -118,6 +120,29 @@ fn variant(entry: &str) -> (&str, Vec<String>) {
         }
     }
     (proto, extra)
+}
+
+/// A variant's flags with a valueless `--key-file` given `key` (written first, a fresh one
+/// per run) and the flags the receivers need for it; `None` for an unkeyed variant.
+fn keyed(extra: &[String], key: &Path) -> Result<Option<(Vec<String>, Vec<String>)>> {
+    if !extra.iter().any(|f| f == "--key-file") {
+        return Ok(None);
+    }
+    let _ = std::fs::remove_file(key);
+    rmcast_net::secure::Keys::generate(key)?;
+    let key = key.display().to_string();
+    let send: Vec<String> = extra
+        .iter()
+        .flat_map(|f| match f.as_str() {
+            "--key-file" => vec![f.clone(), key.clone()],
+            _ => vec![f.clone()],
+        })
+        .collect();
+    let mut recv = vec!["--key-file".to_string(), key];
+    if extra.iter().any(|f| f == "--encrypt") {
+        recv.push("--encrypt".into());
+    }
+    Ok(Some((send, recv)))
 }
 
 fn check(b: &NetBench) -> Result<()> {
@@ -370,9 +395,16 @@ fn rmcast_run(
     let (b, topo) = (s.b, s.topo);
     let dir = s.work.join(format!("rm-{}", group.port()));
     let g = group.to_string();
+    let (proto, mut extra) = variant(proto);
+    std::fs::create_dir_all(&dir).map_err(BenchError::io(format!("create {}", dir.display())))?;
+    let mut recv_key = Vec::new();
+    if let Some((send, recv)) = keyed(&extra, &dir.join("bench.key"))? {
+        (extra, recv_key) = (send, recv);
+    }
     let mut kids = Vec::new();
     for r in 1..=n {
         let mut c = recv_command(topo, s.exe, r, &g, &dir.join(format!("r{r}")))?;
+        c.args(&recv_key);
         if let Loss::Injected(p) = cond {
             if p > 0.0 {
                 c.args(["--drop-rate", &p.to_string()])
@@ -383,7 +415,6 @@ fn rmcast_run(
     }
     std::thread::sleep(Duration::from_millis(300));
     let mut args: Vec<String> = vec!["send".into(), "--receivers".into(), n.to_string()];
-    let (proto, extra) = variant(proto);
     if proto != "default" {
         args.extend(["--protocol".into(), proto.into()]);
     }
@@ -419,9 +450,13 @@ fn rmcast_run(
     } else {
         format!("rmcast --protocol {proto}")
     };
-    for f in &extra {
-        name.push(' ');
-        name.push_str(f);
+    // The key's path is the run's, not the variant's.
+    let key_path = extra.iter().position(|f| f == "--key-file").map(|i| i + 1);
+    for (i, f) in extra.iter().enumerate() {
+        if Some(i) != key_path {
+            name.push(' ');
+            name.push_str(f);
+        }
     }
     let mut o = Outcome::new(name, shown);
     o.wall_s = wall;
@@ -537,6 +572,26 @@ mod variant_tests {
             variant("default/late-join"),
             ("default", vec!["--late-join".to_string()])
         );
+    }
+
+    #[test]
+    fn a_keyed_entry_gets_a_fresh_key_on_both_sides() {
+        let dir = super::tempfile_dir("keyed-variant-test").unwrap();
+        let key = dir.join("k");
+        let (_, plain) = variant("pgm/fec-k=16");
+        assert!(super::keyed(&plain, &key).unwrap().is_none());
+        let (_, extra) = variant("pgm/key-file/encrypt");
+        let (send, recv) = super::keyed(&extra, &key).unwrap().unwrap();
+        let k = key.display().to_string();
+        assert_eq!(send, ["--key-file", k.as_str(), "--encrypt"]);
+        assert_eq!(recv, ["--key-file", k.as_str(), "--encrypt"]);
+        let first = std::fs::read(&key).unwrap();
+        assert_eq!(first.len(), rmcast_net::secure::KEY_LEN);
+        let (_, auth) = variant("default/key-file");
+        let (_, recv) = super::keyed(&auth, &key).unwrap().unwrap();
+        assert_eq!(recv, ["--key-file", k.as_str()]);
+        assert_ne!(std::fs::read(&key).unwrap(), first, "a fresh key per run");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 

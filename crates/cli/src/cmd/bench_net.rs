@@ -19,6 +19,8 @@ use std::time::Duration;
                       10 receivers, rmcast's default and every --protocol, the raw blast, uftp
                       and udpcast, with 0, 0.1 % and 1 % of the Ethernet frames dropped
   sudo rmcast bench net --bridge --receivers 3 --protocols default,xtp --tools uftp --out r.json
+  sudo rmcast bench net --bridge --receivers 3 --protocols pgm,pgm/key-file,pgm/key-file/encrypt --no-tools
+                      what authentication and encryption cost, in the same run
   rmcast bench net --size-mb 20 --receivers 1,2 --no-tools    loopback, injected loss 0 and 1 %
   rmcast bench net --from-json r.json                          the table of a saved result
 
@@ -55,7 +57,8 @@ pub struct Args {
     pub datagram_size: Option<usize>,
     /// rmcast runs: `default` (no --protocol, what `rmcast send` defaults to) and protocol
     /// names, each optionally with `rmcast send` flags after slashes (`pgm/fec-k=16`:
-    /// --protocol pgm --fec-k 16); default: default and every protocol that runs on sockets
+    /// --protocol pgm --fec-k 16; `pgm/key-file/encrypt`: a fresh key for the sender and every
+    /// receiver, encrypted); default: default and every protocol that runs on sockets
     #[arg(long, alias = "protocol", value_delimiter = ',', value_name = "P")]
     pub protocols: Option<Vec<String>>,
     /// `rmcast send --window` (default: none given, each protocol's own)
