@@ -65,6 +65,35 @@ fn relay_help_and_usage_errors() {
         &[&["relay", "-g", g][..], &args[..]].concat(),
         "--idle must be a positive number",
     );
+    // A key file that cannot be read, or one readable by others, is refused before any
+    // socket is opened; --encrypt needs --key-file.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.key").display().to_string();
+    let args = [
+        "--upstream",
+        "lo",
+        "--downstream",
+        "x",
+        "--key-file",
+        &missing,
+    ];
+    expect_setup_error(
+        &[&["relay", "-g", g][..], &args[..]].concat(),
+        "cannot read key file",
+    );
+    let open_key = common::file_in(dir.path(), "open.key", &[7u8; 32]);
+    let args = [
+        "--upstream",
+        "lo",
+        "--downstream",
+        "x",
+        "--key-file",
+        &open_key,
+    ];
+    expect_setup_error(&[&["relay", "-g", g][..], &args[..]].concat(), "chmod 600");
+    let args = ["--upstream", "lo", "--downstream", "x", "--encrypt"];
+    let out = common::rmcast(&[&["relay", "-g", g][..], &args[..]].concat());
+    assert_eq!(out.status.code(), Some(2));
     // clap: --downstream is required.
     let out = common::rmcast(&["relay", "-g", g, "--upstream", "lo"]);
     assert_eq!(out.status.code(), Some(2));
