@@ -69,28 +69,11 @@ fn relay_help_and_usage_errors() {
     // socket is opened; --encrypt needs --key-file.
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none.key").display().to_string();
-    let args = [
-        "--upstream",
-        "lo",
-        "--downstream",
-        "x",
-        "--key-file",
-        &missing,
-    ];
-    expect_setup_error(
-        &[&["relay", "-g", g][..], &args[..]].concat(),
-        "cannot read key file",
-    );
     let open_key = common::file_in(dir.path(), "open.key", &[7u8; 32]);
-    let args = [
-        "--upstream",
-        "lo",
-        "--downstream",
-        "x",
-        "--key-file",
-        &open_key,
-    ];
-    expect_setup_error(&[&["relay", "-g", g][..], &args[..]].concat(), "chmod 600");
+    for (key, needle) in [(&missing, "cannot read key file"), (&open_key, "chmod 600")] {
+        let args = ["relay", "-g", g, "--upstream", "lo", "--downstream", "x"];
+        expect_setup_error(&[&args[..], &["--key-file", key]].concat(), needle);
+    }
     let args = ["--upstream", "lo", "--downstream", "x", "--encrypt"];
     let out = common::rmcast(&[&["relay", "-g", g][..], &args[..]].concat());
     assert_eq!(out.status.code(), Some(2));
