@@ -324,7 +324,7 @@ impl Relay {
             report: RelayReport::default(),
             buf: vec![0; RECV_BUF],
             sealer,
-            plain: Vec::with_capacity(RECV_BUF),
+            plain: Vec::new(),
             warned_sealed: false,
         })
     }
