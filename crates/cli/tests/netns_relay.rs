@@ -778,3 +778,73 @@ fn authenticated_srm_members_through_a_keyed_relay() {
     // relay's cost the receivers below it 7-8 % of what they received.
     few_refused(&t);
 }
+
+/// A keyed relay does not serve a session whose ANNOUNCE was sealed far from its own clock,
+/// as a receiver would not join it (a dead session's ANNOUNCE replayed, or clocks apart):
+/// the same pgm ANNOUNCE, sealed with the relay's key, is refused and counted when sealed
+/// two minutes ahead (its `--wait` then ends saying why) and served when sealed now.
+#[test]
+fn a_keyed_relay_refuses_a_stale_announce() {
+    use rmcast_net::secure::{unix_micros, Keys, Sealer};
+    use rmcast_wire::session::{self, Phase};
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let top = Segment::create(1).unwrap();
+    let d1 = Segment::create(1).unwrap();
+    let r = Router::create(&[&top, &d1], 254).unwrap();
+    let group = "239.77.9.7:6452";
+    let dir = tempfile::tempdir().unwrap();
+    let key = key_file(dir.path());
+    let keys = Keys::from_file(std::path::Path::new(&key), false).unwrap();
+    let announce = rmcast_net::endpoint::session_packet(
+        0x5ea1_0001,
+        0x0bad_0061,
+        session::Message::Announce {
+            protocol: rmcast_wire::Family::Pgm as u8,
+            phase: Phase::Gathering,
+            security: Keys::announced_security(Some(&keys)),
+            ack_delay_us: 0,
+            window: 64,
+            ack_timeout_us: 20_000,
+            members: &[],
+            params: &[],
+        },
+    )
+    .unwrap();
+    for (ahead_s, served) in [(120u64, false), (0, true)] {
+        let mut args = strings(&["relay", "--group", group, "--upstream", "eth0"]);
+        args.extend(strings(&["--downstream", "eth1", "--key-file", &key]));
+        args.extend(strings(&["--once", "--json", "--wait", "3", "--idle", "1"]));
+        let mut rel = Proc::in_netns(r.name(), &args);
+        std::thread::sleep(Duration::from_millis(300));
+        let mut sealer = Sealer::new(keys.clone(), unix_micros() + ahead_s * 1_000_000);
+        let g: std::net::SocketAddr = group.parse().unwrap();
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                top.enter(0).unwrap();
+                let sock = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+                for _ in 0..20 {
+                    let mut sealed = Vec::new();
+                    sealer.seal(&announce, &mut sealed);
+                    sock.send_to(&sealed, g).unwrap();
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+        });
+        let o = rel
+            .finish(Instant::now() + Duration::from_secs(20))
+            .expect("the relay did not end");
+        let err = String::from_utf8_lossy(&o.stderr);
+        if served {
+            let v = json(&o);
+            assert_eq!(session(&v)["sender"], 0x0bad_0061, "{v}\n{err}");
+            assert_eq!(v["rejected_stale"], 0, "{v}");
+            assert_eq!(v["rejected_auth"], 0, "{v}");
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
+            assert!(err.contains("ANNOUNCE refused: sealed 120 s away"), "{err}");
+            assert!(err.contains("no session announced"), "{err}");
+            assert!(err.contains("too far from this host's clock"), "{err}");
+        }
+    }
+}

@@ -62,7 +62,7 @@
 use crate::agents::{self, Announced, Links, RelayAt};
 use crate::endpoint::RECV_BUF;
 use crate::interrupt::Interrupt;
-use crate::secure::{Keys, Sealer, TRAILER_LEN};
+use crate::secure::{Keys, Sealer};
 use crate::socket::{group_socket, unicast_socket, SocketOpts};
 use crate::NetError;
 use mio::net::UdpSocket;
@@ -70,7 +70,7 @@ use mio::{Events, Interest, Poll, Token};
 use rmcast_proto::{
     Dest, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, RouterTransmit, Time,
 };
-use rmcast_wire::{session, DecodeError, Family, Header, Message, Packet};
+use rmcast_wire::{session, Family, Header, Message, Packet};
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
@@ -470,30 +470,6 @@ impl Relay {
         Ok(true)
     }
 
-    /// The header of a datagram, or `None` (counted) if it is not a plain rmcast datagram.
-    fn header(&mut self, d: &[u8]) -> Option<Header> {
-        match Header::parse(d) {
-            Ok(h) => Some(h),
-            Err(DecodeError::LengthMismatch { header, actual })
-                if actual as u64 == header + TRAILER_LEN as u64 =>
-            {
-                self.report.rejected_sealed += 1;
-                if !self.warned_sealed {
-                    self.warned_sealed = true;
-                    tracing::warn!(
-                        "sealed (--key-file) datagrams arrive: this relay has no key, so they \
-                         are dropped; pass the sender's --key-file (and --encrypt if it uses it)"
-                    );
-                }
-                None
-            }
-            Err(_) => {
-                self.report.rejected += 1;
-                None
-            }
-        }
-    }
-
     /// A datagram from upstream: multicast to the group, unicast to the receiver behind a
     /// proxy, or unicast to the relay's agent.
     fn on_upstream(&mut self, now: Time, upstream: Upstream, from: SocketAddr, d: Dgram<'_>) {
@@ -504,8 +480,11 @@ impl Relay {
             Upstream::Proxy(k) => Some(k),
             Upstream::Group | Upstream::Agent => None,
         };
-        if self.served.is_none() && upstream == Upstream::Group {
-            self.adopt(now, &h, from, d.plain);
+        if self.served.is_none()
+            && upstream == Upstream::Group
+            && !self.adopt(now, &h, from, d.plain)
+        {
+            return; // a stale ANNOUNCE, counted
         }
         let Some(s) = self.served.as_mut() else {
             self.refuse();
@@ -595,19 +574,24 @@ impl Relay {
     }
 
     /// The first ANNOUNCE of a session heard upstream (of `--session`, if given) makes it
-    /// the one served.
-    fn adopt(&mut self, now: Time, h: &Header, from: SocketAddr, d: &[u8]) {
+    /// the one served; false for a stale sealed one (counted, not to be forwarded).
+    fn adopt(&mut self, now: Time, h: &Header, from: SocketAddr, d: &[u8]) -> bool {
         if h.family != Family::Session || self.cfg.session.is_some_and(|s| s != h.session) {
-            return;
+            return true;
         }
         let Ok(Packet {
             message: Message::Session(m @ session::Message::Announce { .. }),
             ..
         }) = Packet::decode(d)
         else {
-            return;
+            return true;
         };
-        let Some(a) = Announced::of(&m) else { return };
+        let Some(a) = Announced::of(&m) else {
+            return true;
+        };
+        if self.stale_announce(h.session) {
+            return false;
+        }
         if let Some(p) = agents::announced(a.protocol) {
             if let Some(why) = p.relay_refusal(a) {
                 let known = self.report.sessions.iter().any(|r| r.session == h.session);
@@ -626,7 +610,7 @@ impl Relay {
                         ..SessionReport::default()
                     });
                 }
-                return;
+                return true;
             }
         }
         tracing::info!(
@@ -655,6 +639,7 @@ impl Relay {
             local_pending: None,
             local: Vec::new(),
         });
+        true
     }
 
     /// A datagram from a receiver on downstream interface `iface` (0-based): unicast to the

@@ -138,9 +138,14 @@ fn summary(r: &RelayReport) {
         );
     }
     eprintln!(
-        "rejected {} datagrams, {} sealed (no key), {} not opening with the key, {} receivers \
-         beyond --max-receivers; {} sends dropped",
-        r.rejected, r.rejected_sealed, r.rejected_auth, r.rejected_receivers, r.send_dropped
+        "rejected {} datagrams, {} sealed (no key), {} not opening with the key, {} stale \
+         ANNOUNCEs, {} receivers beyond --max-receivers; {} sends dropped",
+        r.rejected,
+        r.rejected_sealed,
+        r.rejected_auth,
+        r.rejected_stale,
+        r.rejected_receivers,
+        r.send_dropped
     );
 }
 

@@ -60,6 +60,10 @@ pub struct RelayReport {
     /// With a key: datagrams that did not open with it (another key, `--encrypt` on one side
     /// only, not sealed, tampered with, or a replay).
     pub rejected_auth: u64,
+    /// With a key: ANNOUNCEs that opened but were sealed more than
+    /// [`crate::secure::FRESHNESS`] from this host's clock (a dead session's ANNOUNCE
+    /// replayed, or clocks apart): not served, as a receiver would not join.
+    pub rejected_stale: u64,
     /// Receivers refused beyond `max_receivers`.
     pub rejected_receivers: u64,
     /// Datagrams a full socket buffer (or another send error) dropped, as a router's full

@@ -3,6 +3,8 @@
 //! originates is sealed.
 
 use super::Relay;
+use crate::secure::{fresh, unix_micros, FRESHNESS, TRAILER_LEN};
+use rmcast_wire::{DecodeError, Header};
 
 /// A datagram as it came (`wire`: what is forwarded) and opened (`plain`: what the relay and
 /// its agent read); the same bytes without a key.
@@ -65,9 +67,60 @@ impl Relay {
         }
     }
 
+    /// Whether the ANNOUNCE just opened was sealed too far from this host's clock to be
+    /// adopted (counted): a captured ANNOUNCE of a dead session, replayed, must not make the
+    /// relay serve it (receivers refuse it by the same test).
+    pub(super) fn stale_announce(&mut self, session: u32) -> bool {
+        let Some(s) = self.sealer.as_ref() else {
+            return false;
+        };
+        let (sealed, now) = (s.last_opened(), unix_micros());
+        if fresh(sealed, now, FRESHNESS) {
+            return false;
+        }
+        self.report.rejected_stale += 1;
+        if self.report.rejected_stale == 1 {
+            tracing::warn!(
+                session = %format_args!("{session:08x}"),
+                "ANNOUNCE refused: sealed {:.0} s away from this host's clock (more than \
+                 {FRESHNESS:.0?}): a replayed ANNOUNCE, or the hosts' clocks disagree \
+                 (synchronise them with NTP)",
+                sealed.abs_diff(now) as f64 / 1e6
+            );
+        }
+        true
+    }
+
+    /// The header of a datagram, or `None` (counted) if it is not a plain rmcast datagram.
+    pub(super) fn header(&mut self, d: &[u8]) -> Option<Header> {
+        match Header::parse(d) {
+            Ok(h) => Some(h),
+            Err(DecodeError::LengthMismatch { header, actual })
+                if actual as u64 == header + TRAILER_LEN as u64 =>
+            {
+                self.report.rejected_sealed += 1;
+                if !self.warned_sealed {
+                    self.warned_sealed = true;
+                    tracing::warn!(
+                        "sealed (--key-file) datagrams arrive: this relay has no key, so they \
+                         are dropped; pass the sender's --key-file (and --encrypt if it uses it)"
+                    );
+                }
+                None
+            }
+            Err(_) => {
+                self.report.rejected += 1;
+                None
+            }
+        }
+    }
+
     /// Why no session may have been found, as far as keys tell.
     pub(super) fn keying_hint(&self) -> &'static str {
-        if self.report.rejected_sealed > 0 {
+        if self.report.rejected_stale > 0 {
+            " (sealed ANNOUNCEs arrived sealed too far from this host's clock: replayed, or \
+             the hosts' clocks disagree)"
+        } else if self.report.rejected_sealed > 0 {
             " (sealed datagrams arrived: pass the sender's --key-file, and --encrypt if it \
              uses it)"
         } else if self.report.rejected_auth > 0 {
