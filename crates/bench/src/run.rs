@@ -4,7 +4,7 @@
 
 use crate::proc::{self, CpuMarks, Outcome};
 use crate::raw::{self, Role};
-use crate::tools::{ensure_tools, run_udpcast, run_uftp};
+use crate::tools::{ensure_tools, run_norm, run_udpcast, run_uftp};
 use crate::{BenchError, Result, Topo};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const GROUP_IP: &str = "239.255.90.1";
+pub(crate) const GROUP_IP: &str = "239.255.90.1";
 /// How long receivers get to finish after their sender ended before they are stopped.
 const RECEIVER_GRACE: Duration = Duration::from_secs(15);
 
@@ -37,7 +37,7 @@ pub struct NetBench {
     pub rate: Option<String>,
     /// Every endpoint in its own network namespace on a bridge (root).
     pub bridge: bool,
-    /// Other tools to run: `uftp`, `udpcast`.
+    /// Other tools to run: `uftp`, `udpcast`, `norm`, `norm-cc`, `norm-lan`.
     pub tools: Vec<String>,
     /// Do not apt-get install missing tools.
     pub no_install: bool,
@@ -182,8 +182,11 @@ fn check(b: &NetBench) -> Result<()> {
         }
     }
     for t in &b.tools {
-        if t != "uftp" && t != "udpcast" {
-            return fail(format!("--tools: {t:?} is not uftp or udpcast"));
+        if !crate::tools::TOOLS.contains(&t.as_str()) {
+            return fail(format!(
+                "--tools: {t:?} is not one of {}",
+                crate::tools::TOOLS.join(", ")
+            ));
         }
     }
     Ok(())
@@ -257,10 +260,10 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
                     }
                     port += 10;
                     topo.frame_loss(cond.frame())?;
-                    let o = if t == "uftp" {
-                        run_uftp(&setup, n, port)?
-                    } else {
-                        run_udpcast(&setup, n, port)?
+                    let o = match t.as_str() {
+                        "uftp" => run_uftp(&setup, n, port)?,
+                        "udpcast" => run_udpcast(&setup, n, port)?,
+                        t => run_norm(&setup, n, port, t)?,
                     };
                     here.push((o, topo.frames_dropped()));
                     report(progress, here.last());
@@ -597,10 +600,10 @@ mod variant_tests {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn bench() -> NetBench {
+    pub(crate) fn bench() -> NetBench {
         NetBench {
             size_mb: 1,
             receivers: vec![3],
@@ -638,7 +641,10 @@ mod tests {
         assert!(check(&b).is_err());
         let mut b = bench();
         b.tools = vec!["scp".into()];
-        assert!(check(&b).is_err());
+        let e = check(&b).unwrap_err().to_string();
+        assert!(e.contains("uftp, udpcast, norm, norm-cc, norm-lan"), "{e}");
+        b.tools = vec!["norm".into(), "norm-cc".into(), "norm-lan".into()];
+        assert!(check(&b).is_ok());
     }
 
     #[test]

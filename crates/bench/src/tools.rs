@@ -1,7 +1,11 @@
 //! The other tools, moving the same file to the same receivers: uftp/uftpd (`-R -1`: no rate
-//! limit; its default block size, 1,300 bytes, which fits a 1,500-byte MTU) and
-//! udp-sender/udp-receiver (`--nopointopoint`, no bitrate cap). Missing tools are installed
-//! with apt-get (Debian packages uftp, udpcast) when allowed.
+//! limit; its default block size, 1,300 bytes, which fits a 1,500-byte MTU),
+//! udp-sender/udp-receiver (`--nopointopoint`, no bitrate cap) and NORM (RFC 5740, NRL's
+//! libnorm, through `bench/norm/normfile.cc`, built here with g++: at rmcast's default rate
+//! of 1 Gbit/s (`norm`), under NORM-CC with that rate as its ceiling (`norm-cc`), or at
+//! 1 Gbit/s with its round-trip estimate started at 1 ms instead of 0.5 s (`norm-lan`, what
+//! a user who knows NORM sets on a LAN); NORM's defaults otherwise). Missing tools are installed with apt-get (Debian packages uftp,
+//! udpcast, libnorm-dev and g++) when allowed.
 
 use crate::proc::{self, CpuMarks, Outcome};
 use crate::run::{mbit, Setup};
@@ -21,33 +25,48 @@ fn have(b: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn present(pkg: &str) -> bool {
-    match pkg {
-        "uftp" => have("uftp") && have("uftpd"),
-        _ => have("udp-sender") && have("udp-receiver"),
+/// The tools `--tools` accepts.
+pub const TOOLS: [&str; 5] = ["uftp", "udpcast", "norm", "norm-cc", "norm-lan"];
+
+/// The Debian packages a tool needs.
+fn packages(tool: &str) -> &'static [&'static str] {
+    match tool {
+        "uftp" => &["uftp"],
+        "udpcast" => &["udpcast"],
+        _ => &["libnorm-dev", "g++"],
     }
 }
 
-/// Of the tools `wanted` (`uftp`, `udpcast`), those missing (after installing them with
-/// apt-get if `install`).
+fn present(tool: &str) -> bool {
+    match tool {
+        "uftp" => have("uftp") && have("uftpd"),
+        "udpcast" => have("udp-sender") && have("udp-receiver"),
+        _ => have("g++") && Path::new("/usr/include/normApi.h").exists(),
+    }
+}
+
+/// Of the tools `wanted` (of [`TOOLS`]), those missing (after installing them with apt-get
+/// if `install`).
 pub(crate) fn ensure_tools(
     wanted: &[&str],
     install: bool,
     progress: &mut dyn FnMut(String),
 ) -> Vec<&'static str> {
-    let mut missing: Vec<&'static str> = ["uftp", "udpcast"]
+    let mut missing: Vec<&'static str> = TOOLS
         .into_iter()
         .filter(|p| wanted.contains(p) && !present(p))
         .collect();
     if !missing.is_empty() && install {
-        progress(format!("installing {} with apt-get", missing.join(", ")));
+        let mut pkgs: Vec<&str> = missing.iter().flat_map(|t| packages(t)).copied().collect();
+        pkgs.dedup();
+        progress(format!("installing {} with apt-get", pkgs.join(", ")));
         let _ = Command::new("apt-get")
             .args(["update", "-qq"])
             .stdout(Stdio::null())
             .status();
         let _ = Command::new("apt-get")
             .args(["install", "-y", "-qq"])
-            .args(&missing)
+            .args(&pkgs)
             .env("DEBIAN_FRONTEND", "noninteractive")
             .stdout(Stdio::null())
             .status();
@@ -218,4 +237,139 @@ pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome>
     outcome_files(s, &mut o, n, |r| dir.join(format!("r{r}.bin")));
     let _ = std::fs::remove_dir_all(&dir);
     Ok(o)
+}
+
+/// The NORM file program's source, built on first use into the run's work directory.
+const NORMFILE_CC: &str = include_str!("../../../bench/norm/normfile.cc");
+
+/// `normfile` built with g++ against libnorm in `work` (once per run).
+fn normfile(work: &Path) -> Result<std::path::PathBuf> {
+    let bin = work.join("normfile");
+    if bin.exists() {
+        return Ok(bin);
+    }
+    let src = work.join("normfile.cc");
+    std::fs::write(&src, NORMFILE_CC)
+        .map_err(crate::BenchError::io(format!("write {}", src.display())))?;
+    let out = Command::new("g++")
+        .args(["-O2", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .arg("-lnorm")
+        .output()
+        .map_err(crate::BenchError::io("run g++".to_string()))?;
+    if !out.status.success() {
+        return Err(crate::BenchError::Failed(format!(
+            "building bench/norm/normfile.cc with g++ -lnorm failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(bin)
+}
+
+const NORM: SenderOf = SenderOf {
+    program: "normfile send",
+    tool: "norm",
+    command: "normfile send GROUP PORT IFACE 1e9 <receiver ids> FILE; normfile recv GROUP PORT IFACE ID DIR (bench/norm/normfile.cc: libnorm, 1,400-byte segments, blocks of 64 + up to 16 parity on demand, watermark acknowledged by every receiver)",
+};
+
+const NORM_CC: SenderOf = SenderOf {
+    tool: "norm-cc",
+    command: "normfile send GROUP PORT IFACE 1e9 <receiver ids> FILE cc (NORM-CC, 1 Gbit/s ceiling); normfile recv GROUP PORT IFACE ID DIR",
+    ..NORM
+};
+
+const NORM_LAN: SenderOf = SenderOf {
+    tool: "norm-lan",
+    command: "normfile send GROUP PORT IFACE 1e9 <receiver ids> FILE grtt=0.001 (round-trip estimate started at 1 ms); normfile recv GROUP PORT IFACE ID DIR",
+    ..NORM
+};
+
+/// NORM's sender to `n` NORM receivers, as `tool` (`norm`, `norm-cc` or `norm-lan`) runs it.
+pub(crate) fn run_norm(s: &Setup<'_>, n: usize, port: u16, tool: &str) -> Result<Outcome> {
+    let (topo, work) = (s.topo, s.work);
+    let prog = normfile(work)?;
+    let dir = work.join(format!("norm-{port}"));
+    let group = crate::run::GROUP_IP;
+    let mut kids = Vec::new();
+    let mut ids = Vec::new();
+    for r in 1..=n {
+        let out = dir.join(format!("r{r}"));
+        std::fs::create_dir_all(&out)
+            .map_err(crate::BenchError::io(format!("create {}", out.display())))?;
+        // Node ids apart from the sender's (1): NORM ignores packets from its own id.
+        let id = (0x1000 + r).to_string();
+        let mut k = topo.cmd(r, &prog);
+        k.args(["recv", group, &port.to_string(), &topo.iface, &id])
+            .arg(&out);
+        ids.push(id);
+        kids.push(proc::spawn_logged(&mut k, &dir, &format!("r{r}"))?);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let mut c = topo.cmd(0, &prog);
+    c.args(["send", group, &port.to_string(), &topo.iface, "1e9"])
+        .arg(ids.join(","))
+        .arg(s.file);
+    let of = match tool {
+        "norm-cc" => &NORM_CC,
+        "norm-lan" => &NORM_LAN,
+        _ => &NORM,
+    };
+    match tool {
+        "norm-cc" => c.arg("cc"),
+        "norm-lan" => c.arg("grtt=0.001"),
+        _ => &mut c,
+    };
+    let (mut o, mut cpu) = run_sender(s, &mut c, &dir, of)?;
+    for k in &mut kids {
+        k.stop();
+    }
+    cpu.mark(2);
+    o.cpu = cpu;
+    outcome_files(s, &mut o, n, |r| dir.join(format!("r{r}/bench.bin")));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(o)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::run::{tempfile_dir, write_pseudo_random};
+    use crate::topo::Topo;
+
+    /// NORM's sender (`norm-lan`) and two receivers on this host (loopback) move a 2 MB file: the
+    /// program builds, every receiver's file is the sender's, and the sender ends once both
+    /// acknowledged it. Needs g++ and libnorm-dev (CI installs them); skipped otherwise,
+    /// except under CI.
+    #[test]
+    fn norm_moves_a_file_on_loopback() {
+        if !present("norm") {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "g++ and libnorm-dev are missing under CI"
+            );
+            eprintln!("skipped: g++ or libnorm-dev missing");
+            return;
+        }
+        let work = tempfile_dir("norm-test").unwrap();
+        let file = work.join("bench.bin");
+        write_pseudo_random(&file, 2_000_000).unwrap();
+        let mut b = crate::run::tests::bench();
+        b.size_mb = 2;
+        b.timeout = Duration::from_secs(60);
+        let topo = Topo::loopback();
+        let s = Setup {
+            b: &b,
+            topo: &topo,
+            exe: Path::new("rmcast"),
+            file: &file,
+            digest: proc::digest(&file).unwrap(),
+            work: &work,
+        };
+        let o = run_norm(&s, 2, 47_291, "norm-lan").unwrap();
+        std::fs::remove_dir_all(&work).unwrap();
+        assert!(!o.timed_out && o.error.is_none(), "{o:?}");
+        assert_eq!(o.verified, [Some(true), Some(true)], "{o:?}");
+    }
 }

@@ -16,8 +16,10 @@ use std::time::Duration;
 #[command(after_help = "Examples:
   sudo rmcast bench net --bridge --frame-loss 0,0.001,0.01
                       sender and receivers in network namespaces on a bridge, 100 MB, 3 and
-                      10 receivers, rmcast's default and every --protocol, the raw blast, uftp
-                      and udpcast, with 0, 0.1 % and 1 % of the Ethernet frames dropped
+                      10 receivers, rmcast's default and every --protocol, the raw blast, uftp,
+                      udpcast and NORM, with 0, 0.1 % and 1 % of the Ethernet frames dropped
+  sudo rmcast bench net --bridge --receivers 3 --protocols default --tools norm,norm-cc,norm-lan
+                      rmcast beside NORM at a fixed rate, under NORM-CC and LAN-tuned
   sudo rmcast bench net --bridge --receivers 3 --protocols default,xtp --tools uftp --out r.json
   sudo rmcast bench net --bridge --receivers 3 --protocols pgm,pgm/key-file,pgm/key-file/encrypt --no-tools
                       what authentication and encryption cost, in the same run
@@ -36,7 +38,12 @@ byte (rmcast, and the raw blast over its own bytes), or the file over the sender
 handshakes included. Every received file is checked against the sender's BLAKE3 digest. A run
 still going after --timeout-s is stopped and reported as \"did not finish\". uftp runs with
 -R -1 (no rate limit) and its default block size; udp-sender with --nopointopoint and no
-bitrate cap. Missing tools are installed with apt-get (Debian packages uftp, udpcast) unless
+bitrate cap; NORM (libnorm, through bench/norm/normfile.cc, built with g++ on first use) at
+1 Gbit/s, rmcast's default rate (NORM's own default is 64 kbit/s), with norm-cc under
+NORM-CC up to 1 Gbit/s, with norm-lan at 1 Gbit/s with its round-trip estimate started at
+1 ms instead of 0.5 s, with its defaults otherwise (1,400-byte segments, blocks of 64 with
+parity on demand); its sender ends when every receiver acknowledged its watermark. Missing
+tools are installed with apt-get (Debian packages uftp, udpcast, libnorm-dev and g++) unless
 --no-install.")]
 pub struct Args {
     /// File size in MB (10^6 bytes)
@@ -70,10 +77,16 @@ pub struct Args {
     /// Run every endpoint in its own network namespace on a bridge (root)
     #[arg(long)]
     pub bridge: bool,
-    /// Other tools to run beside rmcast (uftp, udpcast)
-    #[arg(long, value_delimiter = ',', default_value = "uftp,udpcast")]
+    /// Other tools to run beside rmcast: uftp, udpcast, norm (NORM at 1 Gbit/s), norm-cc
+    /// (NORM under its congestion control), norm-lan (NORM at 1 Gbit/s, round-trip estimate
+    /// started at 1 ms)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "uftp,udpcast,norm,norm-lan"
+    )]
     pub tools: Vec<String>,
-    /// Do not run uftp and udpcast
+    /// Do not run the other tools
     #[arg(long)]
     pub no_tools: bool,
     /// Do not apt-get install missing tools
