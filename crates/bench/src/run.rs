@@ -145,6 +145,16 @@ fn keyed(extra: &[String], key: &Path) -> Result<Option<(Vec<String>, Vec<String
     Ok(Some((send, recv)))
 }
 
+/// A variant's socket-buffer flags (`rcvbuf=N`, `sndbuf=N`): every endpoint's sockets, so
+/// the receivers are given them too.
+fn socket_flags(extra: &[String]) -> Vec<String> {
+    extra
+        .windows(2)
+        .filter(|w| w[0] == "--rcvbuf" || w[0] == "--sndbuf")
+        .flat_map(|w| w.iter().cloned())
+        .collect()
+}
+
 fn check(b: &NetBench) -> Result<()> {
     let fail = |m: String| Err(BenchError::Failed(m));
     if b.receivers.is_empty() || b.receivers.contains(&0) {
@@ -404,6 +414,7 @@ fn rmcast_run(
     if let Some((send, recv)) = keyed(&extra, &dir.join("bench.key"))? {
         (extra, recv_key) = (send, recv);
     }
+    recv_key.extend(socket_flags(&extra));
     let mut kids = Vec::new();
     for r in 1..=n {
         let mut c = recv_command(topo, s.exe, r, &g, &dir.join(format!("r{r}")))?;
@@ -575,6 +586,16 @@ mod variant_tests {
             variant("default/late-join"),
             ("default", vec!["--late-join".to_string()])
         );
+    }
+
+    #[test]
+    fn socket_buffer_flags_reach_the_receivers_too() {
+        let (_, extra) = variant("pgm/rcvbuf=33554432/fec-k=16/sndbuf=1000");
+        assert_eq!(
+            super::socket_flags(&extra),
+            ["--rcvbuf", "33554432", "--sndbuf", "1000"]
+        );
+        assert!(super::socket_flags(&variant("pgm/fec-k=16").1).is_empty());
     }
 
     #[test]

@@ -65,7 +65,8 @@ pub struct Args {
     /// rmcast runs: `default` (no --protocol, what `rmcast send` defaults to) and protocol
     /// names, each optionally with `rmcast send` flags after slashes (`pgm/fec-k=16`:
     /// --protocol pgm --fec-k 16; `pgm/key-file/encrypt`: a fresh key for the sender and every
-    /// receiver, encrypted); default: default and every protocol that runs on sockets
+    /// receiver, encrypted; `rcvbuf=N`, `sndbuf=N`: the sender's and every receiver's
+    /// socket buffers); default: default and every protocol that runs on sockets
     #[arg(long, alias = "protocol", value_delimiter = ',', value_name = "P")]
     pub protocols: Option<Vec<String>>,
     /// `rmcast send --window` (default: none given, each protocol's own)

@@ -29,11 +29,12 @@ pub struct NetOpts {
     /// Do not loop multicast back to listeners on this host
     #[arg(long)]
     pub no_loopback: bool,
-    /// Socket receive buffer in bytes (capped by net.core.rmem_max)
-    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
+    /// Socket receive buffer in bytes (capped by net.core.rmem_max unless run as root); what
+    /// arrives while the process is not reading waits there
+    #[arg(long, default_value_t = rmcast_net::socket::RECV_BUFFER, value_name = "BYTES")]
     pub rcvbuf: usize,
     /// Socket send buffer in bytes (capped by net.core.wmem_max)
-    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
+    #[arg(long, default_value_t = rmcast_net::socket::SEND_BUFFER, value_name = "BYTES")]
     pub sndbuf: usize,
     /// Authenticate every packet with a key derived from this file (keyed BLAKE3, replay window)
     #[arg(long, value_name = "FILE")]
