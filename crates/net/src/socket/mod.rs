@@ -341,12 +341,37 @@ fn buffers(s: &Socket, o: &SocketOpts) {
             let _ = s.set_send_buffer_size(n);
         }
     }
+    let got = s.recv_buffer_size().unwrap_or(0);
     tracing::debug!(
-        recv = s.recv_buffer_size().unwrap_or(0),
+        recv = got,
         send = s.send_buffer_size().unwrap_or(0),
         "socket buffers"
     );
+    if let Some(why) = o.recv_buffer.and_then(|n| short_buffer(n, got)) {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| tracing::warn!("{why}"));
+    }
     count_drops(s);
+}
+
+/// What to tell a user whose receive buffer the kernel granted below the `asked` bytes
+/// (`reported`: what `SO_RCVBUF` reads back, which on Linux is twice the size granted), if
+/// it did.
+fn short_buffer(asked: usize, reported: usize) -> Option<String> {
+    let granted = if cfg!(target_os = "linux") {
+        reported / 2
+    } else {
+        reported
+    };
+    (granted < asked).then(|| {
+        format!(
+            "the socket receive buffer is {granted} bytes, not the {asked} asked for \
+             (send/recv --rcvbuf): net.core.rmem_max caps it without root (CAP_NET_ADMIN). \
+             Datagrams that arrive while this process is busy wait there; beyond it the \
+             kernel drops them, and each one costs a repair. Raise the cap (sysctl -w \
+             net.core.rmem_max={asked}) or run as root"
+        )
+    })
 }
 
 #[derive(Clone, Copy)]

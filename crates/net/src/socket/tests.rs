@@ -237,3 +237,32 @@ fn mismatched_source_family_is_refused() {
     let e = group_socket(&o).unwrap_err();
     assert!(e.to_string().contains("give an IPv6 source"), "{e}");
 }
+
+/// A receive buffer capped by `net.core.rmem_max` is told (the kernel's own cap: plain
+/// `SO_RCVBUF`, which root is held to as well, read back as Linux reports it); one granted
+/// in full is not.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_capped_receive_buffer_is_reported() {
+    let Some(max) = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .ok()
+        .and_then(|t| t.trim().parse::<usize>().ok())
+    else {
+        eprintln!("skipped: /proc/sys/net/core/rmem_max is not readable");
+        return;
+    };
+    let s = new_socket(false).unwrap();
+    let asked = max * 4;
+    s.set_recv_buffer_size(asked).unwrap();
+    let why = short_buffer(asked, s.recv_buffer_size().unwrap()).expect("not reported");
+    assert!(
+        why.contains(&format!("is {max} bytes, not the {asked}")),
+        "{why}"
+    );
+    assert!(
+        why.contains(&format!("sysctl -w net.core.rmem_max={asked}")),
+        "{why}"
+    );
+    s.set_recv_buffer_size(max / 2).unwrap();
+    assert_eq!(short_buffer(max / 2, s.recv_buffer_size().unwrap()), None);
+}
