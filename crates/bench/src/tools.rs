@@ -4,8 +4,8 @@
 //! libnorm, through `bench/norm/normfile.cc`, built here with g++: at rmcast's default rate
 //! of 1 Gbit/s (`norm`), under NORM-CC with that rate as its ceiling (`norm-cc`), or at
 //! 1 Gbit/s with its round-trip estimate started at 1 ms instead of 0.5 s (`norm-lan`, what
-//! a user who knows NORM sets on a LAN); NORM's defaults otherwise). Missing tools are installed with apt-get (Debian packages uftp,
-//! udpcast, libnorm-dev and g++) when allowed.
+//! a user who knows NORM sets on a LAN); NORM's defaults otherwise). Missing tools are
+//! installed with apt-get (Debian packages uftp, udpcast, libnorm-dev and g++) when allowed.
 
 use crate::proc::{self, CpuMarks, Outcome};
 use crate::run::{mbit, Setup};
@@ -58,6 +58,7 @@ pub(crate) fn ensure_tools(
         .collect();
     if !missing.is_empty() && install {
         let mut pkgs: Vec<&str> = missing.iter().flat_map(|t| packages(t)).copied().collect();
+        pkgs.sort_unstable();
         pkgs.dedup();
         progress(format!("installing {} with apt-get", pkgs.join(", ")));
         let _ = Command::new("apt-get")
