@@ -491,7 +491,10 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
         }
         None => Value::Null,
     };
-    sink.wait_for(Duration::from_secs(5));
+    // The sink reads until the end of the stream or 10 s without data: through a policer
+    // the multicast fills, TCP's last segments and FIN can wait out several retransmission
+    // timeouts, so give it that long to report what arrived.
+    sink.wait_for(Duration::from_secs(12));
     let sink_v = sink.json();
     progress("waiting for the transfer to finish".into());
     let wait_start = Instant::now();
