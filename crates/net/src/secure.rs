@@ -51,6 +51,21 @@ pub fn fresh(counter: u64, now_us: u64, window: std::time::Duration) -> bool {
     counter.abs_diff(now_us) <= u64::try_from(window.as_micros()).unwrap_or(u64::MAX)
 }
 
+/// Why an ANNOUNCE sealed at `counter` is refused, if it lies further than `window` from
+/// this host's clock now (a dead session's ANNOUNCE replayed, or clocks apart): the warning
+/// receivers and relays give.
+pub fn stale_announce(counter: u64, window: std::time::Duration) -> Option<String> {
+    let now = unix_micros();
+    (!fresh(counter, now, window)).then(|| {
+        format!(
+            "ANNOUNCE refused: sealed {:.0} s away from this host's clock (more than \
+             {window:.0?}): a replayed ANNOUNCE, or the hosts' clocks disagree (synchronise \
+             them with NTP)",
+            counter.abs_diff(now) as f64 / 1e6
+        )
+    })
+}
+
 /// Why a sealed datagram was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Reject {
@@ -591,6 +606,12 @@ mod tests {
             "{c} vs {before}"
         );
         assert!(!fresh(c, c + 31_000_000, FRESHNESS));
+        assert_eq!(stale_announce(unix_micros(), FRESHNESS), None);
+        let why = stale_announce(unix_micros() + 120_000_000, FRESHNESS).unwrap();
+        assert!(
+            why.starts_with("ANNOUNCE refused: sealed 120 s away"),
+            "{why}"
+        );
         assert_eq!(rx.open(&mut a), Err(Reject::Replay));
     }
 }

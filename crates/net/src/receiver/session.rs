@@ -560,18 +560,9 @@ impl Receiving {
             (self.st.wire.opened_counter(), &m)
         {
             // A replay from another process's time (a dead session) is refused.
-            if !crate::secure::fresh(sealed, crate::secure::unix_micros(), self.cfg.freshness) {
+            if let Some(why) = crate::secure::stale_announce(sealed, self.cfg.freshness) {
                 self.st.wire.stats.rejected_auth += 1;
-                let age = sealed.abs_diff(crate::secure::unix_micros());
-                tracing::warn!(
-                    session = %format_args!("{:08x}", h.session),
-                    %from,
-                    "ANNOUNCE refused: sealed {:.0} s away from this host's clock (more than \
-                     {:.0?}): a replayed ANNOUNCE, or the hosts' clocks disagree (synchronise \
-                     them with NTP)",
-                    age as f64 / 1e6,
-                    self.cfg.freshness
-                );
+                tracing::warn!(session = %format_args!("{:08x}", h.session), %from, "{why}");
                 return Ok(());
             }
         }

@@ -3,7 +3,7 @@
 //! originates is sealed.
 
 use super::Relay;
-use crate::secure::{fresh, unix_micros, FRESHNESS, TRAILER_LEN};
+use crate::secure::{stale_announce, FRESHNESS, TRAILER_LEN};
 use rmcast_wire::{DecodeError, Header};
 
 /// A datagram as it came (`wire`: what is forwarded) and opened (`plain`: what the relay and
@@ -71,22 +71,16 @@ impl Relay {
     /// adopted (counted): a captured ANNOUNCE of a dead session, replayed, must not make the
     /// relay serve it (receivers refuse it by the same test).
     pub(super) fn stale_announce(&mut self, session: u32) -> bool {
-        let Some(s) = self.sealer.as_ref() else {
+        let Some(why) = self
+            .sealer
+            .as_ref()
+            .and_then(|s| stale_announce(s.last_opened(), FRESHNESS))
+        else {
             return false;
         };
-        let (sealed, now) = (s.last_opened(), unix_micros());
-        if fresh(sealed, now, FRESHNESS) {
-            return false;
-        }
         self.report.rejected_stale += 1;
         if self.report.rejected_stale == 1 {
-            tracing::warn!(
-                session = %format_args!("{session:08x}"),
-                "ANNOUNCE refused: sealed {:.0} s away from this host's clock (more than \
-                 {FRESHNESS:.0?}): a replayed ANNOUNCE, or the hosts' clocks disagree \
-                 (synchronise them with NTP)",
-                sealed.abs_diff(now) as f64 / 1e6
-            );
+            tracing::warn!(session = %format_args!("{session:08x}"), "{why}");
         }
         true
     }
