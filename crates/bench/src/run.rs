@@ -205,12 +205,6 @@ fn check(b: &NetBench) -> Result<()> {
 /// Run the benchmark with the `rmcast` binary `exe`; `progress` gets a line per step.
 pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<Value> {
     check(b)?;
-    let maxn = b.receivers.iter().copied().max().unwrap_or(1);
-    let topo = if b.bridge {
-        Topo::bridge(maxn + 1)?
-    } else {
-        Topo::loopback()
-    };
     let wanted: Vec<&str> = b.tools.iter().map(String::as_str).collect();
     let missing = ensure_tools(&wanted, !b.no_install, progress);
     let work = tempfile_dir("net")?;
@@ -218,26 +212,35 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
     let size = b.size_mb * 1_000_000;
     write_pseudo_random(&file, size)?;
     let digest = proc::digest(&file)?;
-    // The raw blast's datagram: the one given, else one that fills the sender's MTU.
-    let raw_size = b.datagram_size.unwrap_or_else(|| {
-        topo.mtu(0)
-            .map_or(1472, |m| m.saturating_sub(28).clamp(64, 65_507))
-    });
-    let setup = Setup {
-        b,
-        topo: &topo,
-        exe,
-        file: &file,
-        digest,
-        work: &work,
-    };
     let load_start = loadavg();
     let started = Instant::now();
     let mut port = 47_300u16;
     let mut rows = Vec::new();
+    let mut raw_size = b.datagram_size.unwrap_or(1472);
     let total = b.receivers.len() * b.conditions.len();
     let mut step = 0;
     for &n in &b.receivers {
+        // A segment of exactly the sender and these n receivers: on a larger one, every
+        // multicast frame also floods the idle hosts (no IGMP snooping on the bridge), whose
+        // kernels share this machine's CPUs with the contenders; on a real LAN they would not.
+        let topo = if b.bridge {
+            Topo::bridge(n + 1)?
+        } else {
+            Topo::loopback()
+        };
+        // The raw blast's datagram: the one given, else one that fills the sender's MTU.
+        raw_size = b.datagram_size.unwrap_or_else(|| {
+            topo.mtu(0)
+                .map_or(1472, |m| m.saturating_sub(28).clamp(64, 65_507))
+        });
+        let setup = Setup {
+            b,
+            topo: &topo,
+            exe,
+            file: &file,
+            digest,
+            work: &work,
+        };
         for &cond in &b.conditions {
             step += 1;
             progress(format!(
@@ -283,11 +286,11 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
                 rows.push(o.json(n, cond, size, frames, raw_mean, b.timeout));
             }
         }
+        topo.frame_loss(0.0)?;
     }
-    topo.frame_loss(0.0)?;
     let out = json!({
         "topology": if b.bridge {
-            "bridge (one network namespace per endpoint, rmcast_net::netns::Segment)"
+            "bridge (one network namespace per endpoint, rmcast_net::netns::Segment; a segment of the sender and exactly the measured receivers per receiver count)"
         } else {
             "loopback (one host)"
         },
