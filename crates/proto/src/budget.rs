@@ -47,12 +47,20 @@ pub(crate) struct RequestBudget {
 
 impl RequestBudget {
     /// A new round of `len` (at least 1 ns, so a round timer never re-fires at the same
-    /// instant) starts at `now` if the current one is over.
+    /// instant) starts at `now` if the current one is over; a current round ends no later
+    /// than `len` from `now`. The length is the owner's repeat interval, which falls once
+    /// round trips are measured: the first round, begun on the initial estimate (PGM's 500
+    /// ms, before any sample), would otherwise hold the losses past its budget for that
+    /// long though the measured interval is a few milliseconds. The owner re-arms its round
+    /// timer ([`RequestBudget::arm`]) after each call, as the round may have been cut.
     fn roll(&mut self, now: Time, len: Duration) {
+        let len = len.max(Duration::from_nanos(1));
         if now >= self.ends {
-            self.ends = now + len.max(Duration::from_nanos(1));
+            self.ends = now + len;
             self.left = REQUESTS_PER_ROUND;
             self.fresh = REQUESTS_PER_ROUND;
+        } else {
+            self.ends = self.ends.min(now + len);
         }
     }
 
@@ -110,10 +118,14 @@ impl RequestBudget {
         self.fresh = self.fresh.saturating_sub(1);
     }
 
-    /// Arm the owner's round timer `key` for the next round, if requests wait for it.
+    /// Arm the owner's round timer `key` for the next round if requests wait for it, and
+    /// cancel it if none do.
     pub(crate) fn arm<K: Ord + Copy>(&self, timers: &mut TimerSet<K>, key: K) {
-        if let Some(at) = self.next_round() {
-            timers.set(key, at);
+        match self.next_round() {
+            Some(at) => timers.set(key, at),
+            None => {
+                timers.cancel(key);
+            }
         }
     }
 
@@ -163,6 +175,31 @@ mod tests {
         let first = REQUESTS_PER_ROUND as u64;
         assert_eq!(again, vec![first, first + 1, first + 2], "oldest first");
         assert_eq!(b.next_round(), None);
+    }
+
+    #[test]
+    fn a_round_begun_on_a_long_estimate_ends_once_a_shorter_one_is_measured() {
+        let mut b = RequestBudget::default();
+        let start = Time::from_millis(1);
+        let (initial, measured) = (Duration::from_millis(500), Duration::from_millis(4));
+        for s in 0..REQUESTS_PER_ROUND as u64 + 1 {
+            b.admit(start, initial, s);
+        }
+        assert_eq!(b.next_round(), Some(Time::from_millis(501)));
+        // A request asked 10 ms in, with the interval now measured at 4 ms: the round ends
+        // 4 ms later, not at 501 ms.
+        let later = Time::from_millis(11);
+        assert!(
+            !b.admit(later, measured, 9_999),
+            "the budget is still spent"
+        );
+        assert_eq!(b.next_round(), Some(Time::from_millis(15)));
+        // A longer length never stretches the round.
+        b.admit(later, initial, 10_000);
+        assert_eq!(b.next_round(), Some(Time::from_millis(15)));
+        let next = Time::from_millis(15);
+        let again: Vec<u64> = std::iter::from_fn(|| b.next_waiting(next, measured)).collect();
+        assert_eq!(again, vec![REQUESTS_PER_ROUND as u64, 9_999, 10_000]);
     }
 
     #[test]

@@ -503,8 +503,10 @@ impl Receiver {
     }
 
     fn nak(&mut self, now: Time, seq: u64) {
-        if !self.budget.admit(now, self.round(), seq) {
-            self.budget.arm(&mut self.timers, Key::Round);
+        let admitted = self.budget.admit(now, self.round(), seq);
+        // Re-armed either way: a measured round trip may have cut the round short.
+        self.budget.arm(&mut self.timers, Key::Round);
+        if !admitted {
             return;
         }
         let env = envelope(self.cfg.session, self.cfg.node, 0);

@@ -761,8 +761,10 @@ impl Member {
         };
         match self.states.get(&seq).cloned() {
             Some(State::Request { round, .. }) => {
-                if !self.budget.admit(now, self.round(), seq) {
-                    self.budget.arm(&mut self.timers, Key::Own(Own::Round));
+                let admitted = self.budget.admit(now, self.round(), seq);
+                // Re-armed either way: a measured distance may have cut the round short.
+                self.budget.arm(&mut self.timers, Key::Own(Own::Round));
+                if !admitted {
                     return;
                 }
                 self.out.stats.timeouts += 1;
