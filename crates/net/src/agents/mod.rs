@@ -68,6 +68,15 @@ pub trait NetProtocol: Sync {
         true
     }
 
+    /// Whether a receiver of a dense stream may let datagrams gather for a few milliseconds
+    /// before it reads again (fewer wake-ups, less CPU per datagram). Only where the sender
+    /// does not wait for its receivers' feedback: a receiver asleep holds back the
+    /// acknowledgments that open the sender's window, and a window per sleep (4 ms at most)
+    /// is all such a protocol then moves (xtp's 16 packets: under 50 Mbit/s).
+    fn gathers_reads(&self) -> bool {
+        !self.acknowledged()
+    }
+
     /// Whether the sender's agent hears the group (its receivers multicast what the source
     /// must see, as SRM's requests and session messages): the sender then also reads a
     /// socket joined to the group.
@@ -952,5 +961,17 @@ pub(crate) mod tests {
             };
             assert_eq!(announced(p.family() as u8).unwrap().name_of(&a), p.name());
         }
+    }
+
+    /// Receivers gather a dense stream between reads only where the sender waits for no
+    /// acknowledgment: the NAK-based protocols.
+    #[test]
+    fn only_nak_based_receivers_gather_reads() {
+        let gather: Vec<&str> = PROTOCOLS
+            .iter()
+            .filter(|p| p.gathers_reads())
+            .map(|p| p.name())
+            .collect();
+        assert_eq!(gather, ["srm", "pgm", "lms"]);
     }
 }

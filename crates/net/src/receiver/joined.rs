@@ -31,6 +31,9 @@ pub(super) struct Joined {
     pub(super) newest: u64,
     /// The sender's protocol packets that came before the agent was built, and their bytes.
     pub(super) early: (Vec<(Header, Bytes)>, usize),
+    /// The protocol lets a dense stream gather between reads
+    /// ([`agents::NetProtocol::gathers_reads`]); false until the agent is built.
+    pub(super) gathers: bool,
 }
 
 impl Joined {
@@ -135,6 +138,7 @@ impl Joined {
             return Ok(None);
         };
         let join = built.side.join();
+        self.gathers = agents::announced(a.protocol).is_some_and(|p| p.gathers_reads());
         self.built = Some(built);
         Ok(join)
     }

@@ -474,7 +474,7 @@ impl Receiving {
         }
         self.st.wire.stats.kernel_drops = self.st.drops.iter().sum();
         let n = batch.datagrams - before;
-        self.st.dense = n >= DENSE;
+        self.st.dense = n >= DENSE && self.st.joined.as_ref().is_some_and(|j| j.gathers);
         self.st.coalesce = next_coalesce(
             self.st.coalesce,
             n,
@@ -664,6 +664,7 @@ impl Receiving {
             late: offer.is_some(),
             newest: self.st.wire.opened_counter().unwrap_or(0),
             early: Default::default(),
+            gathers: false,
         };
         // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
         // refused like any invalid ANNOUNCE.
