@@ -353,6 +353,7 @@ impl Tree {
         // it leaves rather than when it joins a queue behind the pacer (re-multicasts
         // would otherwise be timed from the queueing and repeat themselves).
         c.rate_bps = s.rate_bps;
+        c.burst_bytes = s.pacing_burst();
         c.queue_limit = QUEUE_LIMIT;
         c.history = STANDBY_WINDOWS * u32::from(s.window);
         Ok(Started {

@@ -328,6 +328,14 @@ impl SenderSettings {
         }
     }
 
+    /// The bucket of the sender's pacing at `--rate`: 2 ms of sending, at least two
+    /// datagrams. The driver's pacer has it, and an agent that paces itself (`dsp`, `csp`,
+    /// `cp`) must have it too: with no bucket it releases one datagram per wake-up, and a
+    /// wake-up is a millisecond (`poll` rounds up), not the microseconds a datagram takes.
+    pub fn pacing_burst(&self) -> u64 {
+        pacing_burst(self.rate_bps, self.datagram_size)
+    }
+
     /// The gap between two transmissions of a sender that spaces its own packets (`prmp`,
     /// `ff`): `--ipg-us`, else the time one datagram takes at `--rate` (10 µs unpaced). Zero
     /// only when `--ipg-us 0` was given.
@@ -340,6 +348,12 @@ impl SenderSettings {
             .max(Duration::from_micros(1)),
         })
     }
+}
+
+/// The pacing bucket for `rate_bps` and datagrams of `dgram` bytes (see
+/// [`SenderSettings::pacing_burst`]).
+pub(crate) fn pacing_burst(rate_bps: u64, dgram: usize) -> u64 {
+    (rate_bps / 8 / 500).max(2 * dgram as u64)
 }
 
 /// The protocols that can run in a mode, for an error message.

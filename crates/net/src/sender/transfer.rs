@@ -125,7 +125,7 @@ impl Transfer {
         obs.started(&ids, total);
         let producer = spawn_producer(source, files, chunk, ep.waker.clone());
         let rate_bytes = ep.cfg.rate_bps / 8;
-        let burst = (rate_bytes / 500).max(2 * ep.dgram as u64);
+        let burst = super::pacing_burst(ep.cfg.rate_bps, ep.dgram);
         let start = ep.clock.now();
         Ok(Transfer {
             ep,

@@ -35,6 +35,10 @@ pub struct SourceConfig {
     pub r_f: f64,
     /// Peak rate in bits per second (0: unpaced).
     pub rate_bps: u64,
+    /// Bytes the pacer may send at once after a pause (0: one block, then the rate). A
+    /// driver woken at a coarser step than a block's time at `rate_bps` needs a bucket of
+    /// at least one step's sending, or the step, not the rate, sets the pace.
+    pub burst_bytes: u64,
     /// `buffer_available` assumed for a reporter before its first status.
     pub initial_buffer: u32,
     /// Messages queued at the source before [`Agent::send`] refuses.
@@ -63,6 +67,7 @@ impl SourceConfig {
             l: l.max(1),
             r_f: 1.2,
             rate_bps: 0,
+            burst_bytes: 0,
             initial_buffer: l.max(1),
             queue_limit: 64,
             linger: Duration::ZERO,
@@ -150,7 +155,7 @@ impl Source {
             by_epi,
             retx: VecDeque::new(),
             history: BTreeMap::new(),
-            pacer: Pacer::new(cfg.rate_bps / 8, 0),
+            pacer: Pacer::new(cfg.rate_bps / 8, cfg.burst_bytes),
             block_len: 0,
             wake: None,
             done_at: None,

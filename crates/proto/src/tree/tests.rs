@@ -748,3 +748,29 @@ fn a_hosted_designated_endpoint_passes_data_and_takes_statuses() {
     cfg.role = Role::Member { designated: d };
     assert!(super::HostedDesignated::new(cfg, AgentRng::from_seed(3)).is_none());
 }
+
+/// A paced source sends one block at an instant without a bucket, and as many as its bucket
+/// holds with one: a driver that wakes it once a millisecond then moves the rate, not one
+/// block per wake-up.
+#[test]
+fn a_paced_source_sends_its_bucket_at_once() {
+    let rep = Reporter {
+        epi: 5,
+        rtd: Duration::from_millis(10),
+        slack: Duration::ZERO,
+    };
+    let sent_at_once = |burst: u64| {
+        let mut c = SourceConfig::new(NodeId(0), GroupId(1), vec![rep], 64);
+        c.rate_bps = 1_000_000_000;
+        c.burst_bytes = burst;
+        let mut src = Source::new(c);
+        for _ in 0..32 {
+            src.send(Time::ZERO, Bytes::from(vec![7u8; 1400])).unwrap();
+        }
+        core::iter::from_fn(|| src.poll_transmit()).count()
+    };
+    assert_eq!(sent_at_once(0), 1);
+    // 14,000 bytes hold nine blocks of 1,400 bytes with their headers: nine go at once, the
+    // tenth when the rate allows it.
+    assert_eq!(sent_at_once(10 * 1_400), 9);
+}

@@ -232,6 +232,7 @@ pub(super) fn start(
     c.session = s.session;
     c.r_f = s.dsp.r_f;
     c.rate_bps = s.rate_bps;
+    c.burst_bytes = s.pacing_burst();
     c.queue_limit = QUEUE_LIMIT;
     if variant == Variant::Dsp {
         c.history = STANDBY_WINDOWS * u32::from(s.window);
