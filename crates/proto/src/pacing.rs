@@ -91,11 +91,76 @@ impl Pacer {
     }
 }
 
+/// Transmissions at least `gap` apart (PRMP's and FF's inter-packet gap, IPG), with
+/// `slack` to catch up: a sender woken late — a driver whose sleeps are coarser than the
+/// gap, as `poll`'s millisecond is to a 12-µs IPG — sends the gaps it missed, up to `slack`
+/// of them, back to back instead of losing them. With no slack the next transmission may go
+/// exactly one gap after the last (the seeds' rule, and the simulator's, which wakes on
+/// time).
+#[derive(Debug, Clone)]
+pub struct GapPacer {
+    gap: core::time::Duration,
+    slack: core::time::Duration,
+    /// Earliest time of the next transmission (`None`: nothing sent yet).
+    next: Option<Time>,
+}
+
+impl GapPacer {
+    /// Transmissions `gap` apart, catching up on at most `slack` of lateness.
+    pub fn new(gap: core::time::Duration, slack: core::time::Duration) -> Self {
+        GapPacer {
+            gap,
+            slack,
+            next: None,
+        }
+    }
+
+    /// Earliest time the next transmission may go ([`Time::ZERO`] before the first).
+    pub fn allowed(&self) -> Time {
+        self.next.unwrap_or(Time::ZERO)
+    }
+
+    /// A transmission at `now`: the next may go one gap later, less the lateness of this
+    /// one (how long after [`GapPacer::allowed`] it went) up to the slack.
+    pub fn on_send(&mut self, now: Time) {
+        let late = self
+            .next
+            .map_or(core::time::Duration::ZERO, |n| now.saturating_since(n));
+        self.next = Some(now + self.gap - late.min(self.slack));
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_gap_pacer_without_slack_spaces_from_the_last_send_and_with_slack_catches_up() {
+        let us = core::time::Duration::from_micros;
+        let mut p = GapPacer::new(us(10), core::time::Duration::ZERO);
+        assert_eq!(p.allowed(), Time::ZERO);
+        p.on_send(Time::from_micros(100));
+        assert_eq!(p.allowed(), Time::from_micros(110));
+        // Woken 1 ms late: the next is one gap after this send, as the seeds say.
+        p.on_send(Time::from_micros(1_110));
+        assert_eq!(p.allowed(), Time::from_micros(1_120));
+
+        let mut q = GapPacer::new(us(10), us(50));
+        q.on_send(Time::from_micros(100));
+        // 1 ms late: 50 µs of it made up, so five more gaps are due at once.
+        q.on_send(Time::from_micros(1_110));
+        assert_eq!(q.allowed(), Time::from_micros(1_070));
+        let mut sent = 1;
+        let now = Time::from_micros(1_110);
+        while q.allowed() <= now {
+            q.on_send(now);
+            sent += 1;
+        }
+        assert_eq!(sent, 6, "the late send and the five gaps the slack made up");
+        assert_eq!(q.allowed(), Time::from_micros(1_120));
+    }
 
     #[test]
     fn unlimited_never_waits() {

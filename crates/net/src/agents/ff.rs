@@ -20,6 +20,7 @@ fn sender(s: &SenderSettings, ids: &[u32]) -> Result<ff::Sender, NetError> {
     c.session = s.session;
     c.window = u64::from(s.window);
     c.ipg = s.ipg();
+    c.ipg_slack = s.ipg_slack();
     if c.ipg.is_zero() {
         return Err(NetError::setup(
             "--ipg-us 0: give a positive inter-packet gap",

@@ -67,6 +67,7 @@ pub fn prmp_config(s: &SenderSettings, ids: &[u32]) -> Result<prmp::SenderConfig
         ));
     }
     c.ipg = ipg;
+    c.ipg_slack = s.ipg_slack();
     let k = s.prmp.epoch.as_nanos().div_ceil(ipg.as_nanos()).max(1);
     c.epoch = Duration::from_nanos(u64::try_from(k * ipg.as_nanos()).map_err(|_| {
         NetError::setup("--epoch-ms is too long for the inter-packet gap: shorten it")

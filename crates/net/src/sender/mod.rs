@@ -336,6 +336,13 @@ impl SenderSettings {
         pacing_burst(self.rate_bps, self.datagram_size)
     }
 
+    /// The lateness a sender that spaces its own packets (`prmp`, `ff`) may make up at a
+    /// wake-up ([`PACING_STEP`]; `rmcast_proto::pacing::GapPacer`): without it each wake-up
+    /// sends one packet, and the wake-ups, not `--ipg-us`, set the pace.
+    pub fn ipg_slack(&self) -> Duration {
+        PACING_STEP
+    }
+
     /// The gap between two transmissions of a sender that spaces its own packets (`prmp`,
     /// `ff`): `--ipg-us`, else the time one datagram takes at `--rate` (10 µs unpaced). Zero
     /// only when `--ipg-us 0` was given.
@@ -350,10 +357,15 @@ impl SenderSettings {
     }
 }
 
+/// How much sending the driver's pacing lets out at once after a pause: its wake-ups are
+/// about a millisecond apart (`poll` rounds up), so twice that.
+pub(crate) const PACING_STEP: Duration = Duration::from_millis(2);
+
 /// The pacing bucket for `rate_bps` and datagrams of `dgram` bytes (see
-/// [`SenderSettings::pacing_burst`]).
+/// [`SenderSettings::pacing_burst`]): [`PACING_STEP`] at the rate, at least two datagrams.
 pub(crate) fn pacing_burst(rate_bps: u64, dgram: usize) -> u64 {
-    (rate_bps / 8 / 500).max(2 * dgram as u64)
+    let step = PACING_STEP.as_nanos() as u64;
+    ((rate_bps / 8).saturating_mul(step) / 1_000_000_000).max(2 * dgram as u64)
 }
 
 /// The protocols that can run in a mode, for an error message.

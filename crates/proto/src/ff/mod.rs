@@ -86,6 +86,11 @@ crate::config::sender_config! {
         pub window: u64 = crate::spec::ff::WINDOW,
         /// Minimum interval between two transmissions.
         pub ipg: Duration = crate::spec::ms(crate::spec::ff::IPG_MS),
+        /// Lateness a transmission may make up ([`crate::pacing::GapPacer`]): 0 spaces every
+        /// transmission `ipg` after the last, as the seed and the simulator do; a driver whose
+        /// sleeps are coarser than `ipg` gives a few milliseconds, so a late wake-up sends
+        /// the gaps it missed.
+        pub ipg_slack: Duration = Duration::ZERO,
         /// RTT assumed for a receiver before its first ACK.
         pub initial_rtt: Duration = crate::spec::ms(crate::spec::ff::INITIAL_RTT_MS),
         /// Lower bound of the RTO.
@@ -132,7 +137,8 @@ pub struct Sender {
     buffer: RetransmitBuffer,
     retx: BTreeSet<u64>,
     timers: TimerSet<Key>,
-    last_tx: Option<Time>,
+    /// The inter-packet gap since the last transmission.
+    tx: crate::pacing::GapPacer,
     out: Outbox,
 }
 
@@ -169,7 +175,7 @@ impl Sender {
             buffer: RetransmitBuffer::new(usize::MAX),
             retx: BTreeSet::new(),
             timers: TimerSet::new(),
-            last_tx: None,
+            tx: crate::pacing::GapPacer::new(cfg.ipg, cfg.ipg_slack),
             out: Outbox::new(),
             cfg,
         })
@@ -220,7 +226,7 @@ impl Sender {
             p.transmissions += 1;
         }
         self.timers.set(Key::Rto(seq), now + self.rto());
-        self.last_tx = Some(now);
+        self.tx.on_send(now);
     }
 
     fn pump(&mut self, now: Time) {
@@ -231,7 +237,7 @@ impl Sender {
             if self.retx.is_empty() && !can_new {
                 return;
             }
-            let allowed = self.last_tx.map_or(Time::ZERO, |t| t + self.cfg.ipg);
+            let allowed = self.tx.allowed();
             if now < allowed {
                 self.timers.set(Key::Tx, allowed);
                 return;

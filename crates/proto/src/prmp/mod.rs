@@ -193,6 +193,11 @@ crate::config::sender_config! {
         pub window: u64 = spec::WINDOW,
         /// Inter-packet gap: minimum interval between two transmissions.
         pub ipg: Duration = crate::spec::ms(spec::IPG_MS),
+        /// Lateness a transmission may make up ([`crate::pacing::GapPacer`]): 0 spaces every
+        /// transmission `ipg` after the last, as the seed and the simulator do; a driver whose
+        /// sleeps are coarser than `ipg` gives a few milliseconds, so a late wake-up sends
+        /// the gaps it missed.
+        pub ipg_slack: Duration = Duration::ZERO,
         /// Epoch length ε (a multiple of `ipg`).
         pub epoch: Duration = crate::spec::ms(spec::EPOCH_MS),
         /// Response rate `RR`, responses per second.

@@ -62,7 +62,8 @@ pub struct Sender {
     polls: BTreeMap<u64, PollRec>,
     next_poll_id: u64,
     timers: TimerSet<Key>,
-    last_tx: Option<Time>,
+    /// The inter-packet gap since the last transmission.
+    tx: crate::pacing::GapPacer,
     removed: Vec<NodeId>,
     out: Outbox,
 }
@@ -114,7 +115,7 @@ impl Sender {
             polls: BTreeMap::new(),
             next_poll_id: 0,
             timers: TimerSet::new(),
-            last_tx: None,
+            tx: crate::pacing::GapPacer::new(cfg.ipg, cfg.ipg_slack),
             removed: Vec::new(),
             out: Outbox::new(),
             cfg,
@@ -341,7 +342,7 @@ impl Sender {
         if !cld.is_empty() {
             self.register_poll(now, hs, &cld);
         }
-        self.last_tx = Some(now);
+        self.tx.on_send(now);
     }
 
     fn send_poll(&mut self, now: Time, cld: Vec<usize>) {
@@ -362,7 +363,7 @@ impl Sender {
         self.emit_to(Some(&dests), self.envelope(false), msg);
         self.out.stats.control_sent += self.out.stats.packets_sent - before;
         self.register_poll(now, hs, &cld);
-        self.last_tx = Some(now);
+        self.tx.on_send(now);
     }
 
     /// The transmitter (§3 TXM): retransmissions, then new data, then explicit polls, one
@@ -370,7 +371,7 @@ impl Sender {
     fn pump(&mut self, now: Time) {
         self.timers.cancel(Key::Tx);
         loop {
-            let allowed = self.last_tx.map_or(Time::ZERO, |t| t + self.cfg.ipg);
+            let allowed = self.tx.allowed();
             let have_job = !self.jobs.is_empty();
             let have_data = !self.queue.is_empty() && self.effective_window() > 0;
             if have_job || have_data {
