@@ -26,7 +26,7 @@ mod tools;
 mod topo;
 
 pub use proc::table;
-pub use run::{run, socket_protocols, Loss, NetBench};
+pub use run::{default_protocols, run, socket_protocols, Loss, NetBench};
 pub use topo::Topo;
 
 use std::io;

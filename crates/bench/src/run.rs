@@ -97,6 +97,17 @@ fn group(port: u16) -> SocketAddr {
     SocketAddr::new(GROUP_IP.parse().expect("a literal IPv4 address"), port)
 }
 
+/// The protocols `--protocols` runs when not given: those that run on sockets without an
+/// `rmcast relay` in the network (the bench builds one segment, no relays: `csp` and `cp`
+/// would only report that their local exchange never answered).
+pub fn default_protocols() -> Vec<&'static str> {
+    rmcast_net::agents::PROTOCOLS
+        .iter()
+        .filter(|p| !p.needs_relay())
+        .map(|p| p.name())
+        .collect()
+}
+
 /// Names `rmcast send --protocol` accepts (every protocol that runs on sockets).
 pub fn socket_protocols() -> Vec<&'static str> {
     rmcast_net::agents::PROTOCOLS
@@ -669,6 +680,13 @@ pub(crate) mod tests {
         assert!(e.contains("uftp, udpcast, norm, norm-cc, norm-lan"), "{e}");
         b.tools = vec!["norm".into(), "norm-cc".into(), "norm-lan".into()];
         assert!(check(&b).is_ok());
+    }
+
+    #[test]
+    fn the_default_protocols_are_those_that_need_no_relay() {
+        let d = default_protocols();
+        assert!(!d.contains(&"csp") && !d.contains(&"cp"), "{d:?}");
+        assert_eq!(d.len(), socket_protocols().len() - 2, "{d:?}");
     }
 
     #[test]

@@ -16,7 +16,8 @@ use std::time::Duration;
 #[command(after_help = "Examples:
   sudo rmcast bench net --bridge --frame-loss 0,0.001,0.01
                       sender and receivers in network namespaces on a bridge, 100 MB, 3 and
-                      10 receivers, rmcast's default and every --protocol, the raw blast, uftp,
+                      10 receivers, rmcast's default and every --protocol but csp and cp
+                      (they need an `rmcast relay`), the raw blast, uftp,
                       udpcast and NORM, with 0, 0.1 % and 1 % of the Ethernet frames dropped
   sudo rmcast bench net --bridge --receivers 3 --protocols default --tools norm,norm-cc,norm-lan
                       rmcast beside NORM at a fixed rate, under NORM-CC and LAN-tuned
@@ -66,7 +67,9 @@ pub struct Args {
     /// names, each optionally with `rmcast send` flags after slashes (`pgm/fec-k=16`:
     /// --protocol pgm --fec-k 16; `pgm/key-file/encrypt`: a fresh key for the sender and every
     /// receiver, encrypted; `rcvbuf=N`, `sndbuf=N`: the sender's and every receiver's
-    /// socket buffers); default: default and every protocol that runs on sockets
+    /// socket buffers); default: default and every protocol that runs on sockets without an
+    /// `rmcast relay` (all but csp and cp, whose local exchanges are relays the bench does
+    /// not build)
     #[arg(long, alias = "protocol", value_delimiter = ',', value_name = "P")]
     pub protocols: Option<Vec<String>>,
     /// `rmcast send --window` (default: none given, each protocol's own)
@@ -160,7 +163,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let protocols = a.protocols.unwrap_or_else(|| {
         std::iter::once("default")
-            .chain(rmcast_bench::socket_protocols())
+            .chain(rmcast_bench::default_protocols())
             .map(String::from)
             .collect()
     });

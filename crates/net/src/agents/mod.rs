@@ -68,6 +68,12 @@ pub trait NetProtocol: Sync {
         true
     }
 
+    /// Whether a session cannot run without an `rmcast relay` in the network (`csp`, `cp`:
+    /// each region's statuses are consolidated by its local exchange, a relay).
+    fn needs_relay(&self) -> bool {
+        false
+    }
+
     /// Whether a receiver of a dense stream may let datagrams gather for a few milliseconds
     /// before it reads again (fewer wake-ups, less CPU per datagram). Only where the sender
     /// does not wait for its receivers' feedback: a receiver asleep holds back the

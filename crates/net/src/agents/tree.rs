@@ -275,6 +275,10 @@ impl NetProtocol for Tree {
         WindowUse::Announced
     }
 
+    fn needs_relay(&self) -> bool {
+        matches!(self.0, Variant::Csp | Variant::Cp)
+    }
+
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError> {
         match self.0 {
             Variant::Dsp if s.dsp.designated_relays => consolidated::start(Variant::Dsp, s, start),
