@@ -325,8 +325,6 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
     down.window = window;
     down.ipg = Duration::from_nanos(u64::from(p.ipg_ns));
     down.epoch = down.ipg * p.epoch_ipgs;
-    // A relay's loop wakes at poll's millisecond steps too (see SenderSettings::ipg_slack).
-    down.ipg_slack = crate::sender::PACING_STEP;
     down.response_rate = u64::from(p.response_rate);
     down.mtr = f64::from(p.mtr_milli) / 1000.0;
     down.min_rto = Duration::from_micros(u64::from(p.min_rto_us));
