@@ -28,8 +28,13 @@
 //!   C1/C2 (closest requester: C2 −= 0.1; `ave_dup ≥ 1`: C1 += 0.1, C2 += 0.5;
 //!   `ave_dup < 0.9`: C2 −= 0.1 if `ave_delay > 1`, C1 −= 0.05 if `ave_dup < 0.25`;
 //!   otherwise C1 += 0.05); a round-1 request sender lowers C1 by 0.1. D1/D2 the same way for
-//!   repairs, starting at log10 G. Bounds C1 ∈ [0.5, 2], C2 ∈ [1, G], D1 ∈ [0.5, log10 G],
-//!   D2 ∈ [1, G] (G = [`Config::group_size`]).
+//!   repairs, starting at log10 G until a repair timer has ended; a repairer's duplicates are
+//!   the first-round repairs it hears from its repair timer's start to the end of its
+//!   hold-down, its own included (ns-2 loops a member's multicast back to it at once, so a
+//!   member that repairs counts its own repair and measures its timer's delay then), and
+//!   after sending one it is the closest repairer unless a later repair comes from a member
+//!   more than 1.5 times as far from the requester. Bounds C1 ∈ [0.5, 2], C2 ∈ [1, G],
+//!   D1 ∈ [0.5, log10 G], D2 ∈ [1, G] (G = [`Config::group_size`]).
 //! * **Distances** ([`DistanceSource`]): from SESSION messages (timestamp echo, as SRM
 //!   specifies) or supplied from the topology: a table per member
 //!   (`DistanceSource::Configured`) or a shared [`DistanceOracle`] asked on demand
@@ -50,9 +55,9 @@
 //!
 //! Choices where the seed and paper are silent (or where ns-2 differs): the member hearing its
 //! own request/repair (ns-2 loops multicast back to the sender) is modelled directly — a
-//! member that sends a request backs off, one that sends a repair enters hold-down. ns-2
-//! updates `ave_dup_req` twice per loss (a quirk of `mark-period` after `recompute`); here
-//! once. A SESSION message carries at most [`MAX_ENTRIES`] members. The source emits
+//! member that sends a request backs off, one that sends a repair enters hold-down. As in
+//! ns-2, the duplicate averages are folded in twice per loss (`recompute` and then
+//! `mark-period`), and the counts start at −1. A SESSION message carries at most [`MAX_ENTRIES`] members. The source emits
 //! [`Event::Completed`] [`Config::linger`] after [`Agent::close`] and then stops its session
 //! messages: SRM has no acknowledgments, so the source cannot know when receivers finish.
 
@@ -187,13 +192,14 @@ enum State {
         dist: Duration,
     },
     /// Holding the data; repair timer armed for `requester`.
-    Repair {
-        requester: NodeId,
-        start: Time,
-        sent: bool,
-    },
-    /// Recovered or repaired: requests are ignored until the timer fires.
+    Repair { requester: NodeId, start: Time },
+    /// Recovered: requests are ignored until the timer fires.
     HoldDown,
+    /// A repairer's hold-down (a repair for `requester` was sent, `sent`, or heard): requests
+    /// are ignored until the timer fires, and with adaptive timers every first-round repair
+    /// heard meanwhile is a duplicate (ns-2's repair object stays pending until its
+    /// hold-down ends).
+    Repaired { requester: NodeId, sent: bool },
 }
 
 /// Adaptive-timer statistics (ns-2 `stats_`); negative means "not yet".
@@ -203,14 +209,13 @@ struct Adapt {
     req: AdaptSide,
     /// Repairs: `dup_rep`, `ave_dup_rep`, `ave_rep_delay`, `closest_repairor`.
     rep: AdaptSide,
-    first_repair: bool,
 }
 
 /// The adaptive-timer state of one kind of message (requests or repairs), which moves that
 /// kind's pair of timer parameters (`C1`, `C2` or `D1`, `D2`) by the same rule.
 #[derive(Debug, Clone)]
 struct AdaptSide {
-    /// Duplicates heard in the current round.
+    /// Duplicates heard since the last loss (ns-2 starts it at −1).
     dup: f64,
     /// EWMA of duplicates per round; negative before the first.
     ave_dup: f64,
@@ -222,7 +227,7 @@ struct AdaptSide {
 
 impl AdaptSide {
     const START: AdaptSide = AdaptSide {
-        dup: 0.0,
+        dup: -1.0,
         ave_dup: -1.0,
         ave_delay: -1.0,
         closest: false,
@@ -232,7 +237,7 @@ impl AdaptSide {
     /// `(p1, p2)`: the closest member's `p2` down; too many duplicates, both up; few, `p2`
     /// down if the delay is long and `p1` down if duplicates are rare; in between, `p1` up.
     fn adjust(&mut self, p1: &mut f64, p2: &mut f64) {
-        self.ave_dup = ewma(self.ave_dup, self.dup);
+        self.fold_dup();
         if self.closest {
             *p2 -= 0.1;
             self.closest = false;
@@ -249,6 +254,27 @@ impl AdaptSide {
         } else {
             *p1 += 0.05;
         }
+    }
+}
+
+impl AdaptSide {
+    /// ns-2's `compute-ave`: fold the duplicates counted so far into their average.
+    fn fold_dup(&mut self) {
+        self.ave_dup = ewma(self.ave_dup, self.dup);
+    }
+
+    /// ns-2's `mark-period`, after each recompute: fold the count in (a second time when
+    /// the recompute adjusted) and start counting again.
+    fn mark_period(&mut self) {
+        self.fold_dup();
+        self.dup = 0.0;
+    }
+
+    /// The delay of a first-round timer that ended at `now` (started at `start`), in units
+    /// of `2·d`, folded into its average.
+    fn note_delay(&mut self, now: Time, start: Time, d: f64) {
+        let st = now.saturating_since(start).as_secs_f64() / (2.0 * d).max(1e-12);
+        self.ave_delay = ewma(self.ave_delay, st);
     }
 }
 
@@ -320,7 +346,6 @@ impl Member {
             adapt: Adapt {
                 req: AdaptSide::START,
                 rep: AdaptSide::START,
-                first_repair: true,
             },
             window: SeqWindow::new(cfg.window),
             store: RetransmitBuffer::new(usize::MAX),
@@ -390,30 +415,27 @@ impl Member {
         if !self.cfg.adaptive {
             return;
         }
-        if self.adapt.req.ave_delay < 0.0 {
-            self.bound_c();
-        } else {
+        if self.adapt.req.ave_delay >= 0.0 {
             self.adapt.req.adjust(&mut self.c1, &mut self.c2);
-            self.bound_c();
         }
-        self.adapt.req.dup = 0.0;
+        self.bound_c();
+        self.adapt.req.mark_period();
     }
 
     fn recompute_repair_params(&mut self) {
         if !self.cfg.adaptive {
             return;
         }
-        if self.adapt.first_repair {
-            self.adapt.first_repair = false;
+        if self.adapt.rep.ave_delay < 0.0 {
+            // No repair timer has ended yet: start from log10 G.
             let lg = self.group_size().log10();
             self.d1 = lg;
             self.d2 = lg;
-            self.bound_d();
-        } else if self.adapt.rep.ave_delay >= 0.0 {
+        } else {
             self.adapt.rep.adjust(&mut self.d1, &mut self.d2);
-            self.bound_d();
         }
-        self.adapt.rep.dup = 0.0;
+        self.bound_d();
+        self.adapt.rep.mark_period();
     }
 
     /// The request interval for the current back-off: `(C1 + C2·U)·d_S·b`.
@@ -484,9 +506,8 @@ impl Member {
             return;
         };
         if round == 1 && self.cfg.adaptive {
-            let st = now.saturating_since(start).as_secs_f64()
-                / (2.0 * self.d_secs(self.cfg.source)).max(1e-12);
-            self.adapt.req.ave_delay = ewma(self.adapt.req.ave_delay, st);
+            let d = self.d_secs(self.cfg.source);
+            self.adapt.req.note_delay(now, start, d);
         }
         let (b, ctr) = if backoff_ctr < limit {
             (backoff * factor, backoff_ctr + 1)
@@ -517,6 +538,13 @@ impl Member {
 
     fn hold_down(&mut self, now: Time, seq: u64, d: Duration) {
         self.states.insert(seq, State::HoldDown);
+        self.timers.set(Key::Own(Own::Seq(seq)), now + d * 3);
+    }
+
+    /// A repairer's hold-down, `3·d` of its distance to the requester.
+    fn repair_hold_down(&mut self, now: Time, seq: u64, requester: NodeId, sent: bool) {
+        self.states.insert(seq, State::Repaired { requester, sent });
+        let d = self.distance(requester);
         self.timers.set(Key::Own(Own::Seq(seq)), now + d * 3);
     }
 
@@ -563,7 +591,6 @@ impl Member {
             State::Repair {
                 requester: from,
                 start: now,
-                sent: false,
             },
         );
         self.timers.set(Key::Own(Own::Seq(seq)), now + delay);
@@ -584,30 +611,33 @@ impl Member {
         match self.states.get(&seq).cloned() {
             Some(State::Request { round, start, .. }) => {
                 if round == 1 && self.cfg.adaptive {
-                    let st = now.saturating_since(start).as_secs_f64()
-                        / (2.0 * self.d_secs(self.cfg.source)).max(1e-12);
-                    self.adapt.req.ave_delay = ewma(self.adapt.req.ave_delay, st);
+                    let d = self.d_secs(self.cfg.source);
+                    self.adapt.req.note_delay(now, start, d);
                 }
                 self.hold_down(now, seq, self.distance(self.cfg.source));
             }
             Some(State::Repair {
-                requester,
-                start,
-                sent,
+                requester, start, ..
             }) => {
-                if self.cfg.adaptive {
+                // Suppressed: another member's repair came first.
+                if self.cfg.adaptive && matches!(repair, Some((1, _))) {
                     self.adapt.rep.dup += 1.0;
                     let d = self.d_secs(requester);
-                    let st = now.saturating_since(start).as_secs_f64() / (2.0 * d).max(1e-12);
-                    self.adapt.rep.ave_delay = ewma(self.adapt.rep.ave_delay, st);
-                    if let (true, Some((1, dist))) = (sent, repair) {
+                    self.adapt.rep.note_delay(now, start, d);
+                }
+                self.srm.suppressed += 1;
+                self.repair_hold_down(now, seq, requester, false);
+            }
+            Some(State::Repaired { requester, sent }) => {
+                // Another repair during the hold-down: a duplicate, and, after sending one,
+                // whether this member was the closer repairer (ns-2's `closest-repairor?`).
+                if let (true, Some((1, dist))) = (self.cfg.adaptive, repair) {
+                    self.adapt.rep.dup += 1.0;
+                    if sent {
+                        let d = self.d_secs(requester);
                         self.adapt.rep.closest = (dist as f64 / 1e9) > 1.5 * d;
                     }
                 }
-                if !sent {
-                    self.srm.suppressed += 1;
-                }
-                self.hold_down(now, seq, self.distance(requester));
             }
             Some(State::HoldDown) | None => {}
         }
@@ -792,7 +822,9 @@ impl Member {
                 );
                 self.backoff(now, seq);
             }
-            Some(State::Repair { requester, .. }) => {
+            Some(State::Repair {
+                requester, start, ..
+            }) => {
                 let Some(data) = self.store.mark_resent(seq, now) else {
                     self.states.remove(&seq);
                     return;
@@ -816,12 +848,16 @@ impl Member {
                     },
                     FLAG_RETRANSMISSION,
                 );
-                if let Some(State::Repair { sent, .. }) = self.states.get_mut(&seq) {
-                    *sent = true;
+                if self.cfg.adaptive {
+                    // ns-2 hands the member its own repair at once (multicast loops back):
+                    // one duplicate, and the timer's delay measured.
+                    self.adapt.rep.dup += 1.0;
+                    let d = self.d_secs(requester);
+                    self.adapt.rep.note_delay(now, start, d);
                 }
-                self.hold_down(now, seq, self.distance(requester));
+                self.repair_hold_down(now, seq, requester, true);
             }
-            Some(State::HoldDown) => {
+            Some(State::HoldDown) | Some(State::Repaired { .. }) => {
                 self.states.remove(&seq);
             }
             None => {}

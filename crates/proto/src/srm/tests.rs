@@ -196,6 +196,48 @@ fn adaptive_sender_of_request_lowers_c1_within_bounds() {
     );
 }
 
+/// Member 1 (adaptive, G = 20) repairs seq 0 for member 2, hears `others` more first-round
+/// repairs of it during its hold-down, then a request for seq 1 arrives: the timer
+/// parameters (D1, D2) that request's repair timer is drawn with.
+fn adaptive_repair_params_after(others: u32) -> (f64, f64) {
+    let d = Duration::from_millis(10);
+    let mut c = cfg(1, 20, d);
+    c.adaptive = true;
+    let mut m = Member::new(c, AgentRng::from_seed(5));
+    m.handle_packet(Time::ZERO, NodeId(0), &data(0));
+    m.handle_packet(Time::ZERO, NodeId(0), &data(1));
+    let t0 = Time::from_secs(1);
+    m.handle_packet(t0, NodeId(2), &request(2, 0));
+    let fire = m.poll_timeout().unwrap();
+    m.handle_timeout(fire);
+    assert_eq!(drain(&mut m), vec![wire::Kind::Repair]);
+    // Sending lowered D1 by 0.1.
+    let lg = 20f64.log10();
+    let (_, _, d1, d2) = m.params();
+    assert!((d1 - (lg - 0.1)).abs() < 1e-9 && (d2 - lg).abs() < 1e-9, "{d1} {d2}");
+    for k in 0..others {
+        let at = fire + Duration::from_millis(1 + u64::from(k));
+        m.handle_packet(at, NodeId(3 + k), &repair(3 + k, 2, 0, b"abc"));
+    }
+    m.handle_packet(t0 + Duration::from_secs(1), NodeId(2), &request(2, 1));
+    let (_, _, d1, d2) = m.params();
+    (d1, d2)
+}
+
+#[test]
+fn adaptive_repairer_counts_its_own_repair_and_those_heard_in_hold_down() {
+    let lg = 20f64.log10();
+    // Its own repair and two more: 3 duplicates (≥ 1), so both parameters go up (D1 back to
+    // its bound log10 G), as ns-2's `recompute-repair-params` does.
+    let (d1, d2) = adaptive_repair_params_after(2);
+    assert!((d1 - lg).abs() < 1e-9, "{d1}");
+    assert!((d2 - (lg + 0.5)).abs() < 1e-9, "{d2}");
+    // Its own repair alone: it was the closest repairer, so D2 comes down by 0.1.
+    let (d1, d2) = adaptive_repair_params_after(0);
+    assert!((d1 - (lg - 0.1)).abs() < 1e-9, "{d1}");
+    assert!((d2 - (lg - 0.1)).abs() < 1e-9, "{d2}");
+}
+
 #[test]
 fn session_messages_give_distances() {
     let mut a = Member::new(
