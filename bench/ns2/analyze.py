@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Extract seed 003's SRM single-loss metrics from an ns-2 SRM trace and an rmcast run.
 
-    analyze.py ns2   EDGES TRACE DROP_SEQ
-    analyze.py rmcast EDGES OUTDIR DROP_SEQ DROP_TIME_S
+    analyze.py ns2   EDGES TRACE DROP_SEQS
+    analyze.py rmcast EDGES OUTDIR DROP_SEQS DROP_TIME_S
 
-Prints one JSON object: receivers, requests and repairs for the dropped message, and the
-mean / max normalized recovery latency over receivers that lost it.
+DROP_SEQS: the 0-based sequence number of the dropped message, or several separated by
+commas (one drop each, e.g. one per receiver's link). Prints one JSON object (ns2) or one per
+run (rmcast): receivers, requests and repairs per drop, and the mean / max normalized
+recovery latency over every (receiver, message) recovery.
 
 Normalization (as crates/repro/src/studies/lms/sim.rs): latency / RTT, where RTT of a
 receiver = 2 x its shortest-path propagation delay to the source + per hop the
@@ -93,13 +95,14 @@ def arrival(adj, sender, t, length, cache):
     return {n: t + v[0] + v[1] for n, v in p.items()}
 
 
-def summary(lat, rtt, requests, repairs, recv, extra=None):
-    norm = [lat[r] / rtt[r] for r in lat]
+def summary(lat, rtt, requests, repairs, recv, drops, extra=None):
+    """`lat` maps (receiver, seq) to a recovery latency in seconds."""
+    norm = [v / rtt[r] for (r, _), v in lat.items()]
     o = {
         "receivers": len(recv),
         "lossy_receivers": len(lat),
-        "requests_per_drop": requests,
-        "repairs_per_drop": repairs,
+        "requests_per_drop": round(requests / drops, 4),
+        "repairs_per_drop": round(repairs / drops, 4),
         "norm_latency_mean": round(sum(norm) / len(norm), 4) if norm else None,
         "norm_latency_max": round(max(norm), 4) if norm else None,
     }
@@ -108,41 +111,49 @@ def summary(lat, rtt, requests, repairs, recv, extra=None):
     return o
 
 
-def ns2(edges, trace, seq):
+def ns2(edges, trace, seqs):
     adj, src, recv = read_edges(edges)
     rtt = rtts(adj, src, recv)
     pat = re.compile(r"^\s*([\d.]+) n (\d+) m <(\d+):(\d+)> r (\d+) (.*)$")
-    detect, repair, sendrep = {}, {}, []
+    detect, repair, sendrep, original = {}, {}, [], set()
     requests = repairs = 0
     with open(trace) as f:
         for line in f:
             m = pat.match(line)
-            if not m or int(m.group(3)) != src or int(m.group(4)) != seq:
+            if not m or int(m.group(3)) != src or int(m.group(4)) not in seqs:
                 continue
-            t, node, what = float(m.group(1)), int(m.group(2)), m.group(6)
+            t, node, seq, what = float(m.group(1)), int(m.group(2)), int(m.group(4)), m.group(6)
             if what.startswith("Q DETECT"):
-                detect.setdefault(node, t)
+                detect.setdefault((node, seq), t)
             elif what.startswith("Q REPAIR"):
-                repair.setdefault(node, t)
+                repair.setdefault((node, seq), t)
+            elif what.startswith("Q DATA"):
+                # The original arrived after all (a detection by a session message that
+                # overtook it): not a recovery.
+                original.add((node, seq))
             elif what.startswith("Q SENDNACK"):
                 requests += 1
             elif what.startswith("P SENDREP"):
                 repairs += 1
                 sendrep.append((t, node))
-    lat = {r: repair[r] - detect[r] for r in recv if r in detect and r in repair}
-    # Reconstruction from SENDREP times (same method as for rmcast).
-    cache, rec = {}, {}
-    for t, node in sendrep:
-        for n, ta in arrival(adj, node, t, 1069, cache).items():
-            rec[n] = min(rec.get(n, 1e18), ta)
-    rl = [(rec[r] - detect[r]) / rtt[r] for r in lat if r in rec]
-    return summary(lat, rtt, requests, repairs, recv, {
-        "unrecovered": sum(1 for r in recv if r in detect and r not in repair),
+    rs = set(recv)
+    lat = {k: repair[k] - detect[k] for k in detect if k[0] in rs and k in repair}
+    # Reconstruction from SENDREP times (same method as for rmcast; one drop only).
+    rl = []
+    if len(seqs) == 1:
+        cache, rec = {}, {}
+        for t, node in sendrep:
+            for n, ta in arrival(adj, node, t, 1069, cache).items():
+                rec[n] = min(rec.get(n, 1e18), ta)
+        rl = [(rec[r] - detect[(r, s)]) / rtt[r] for (r, s) in lat if r in rec]
+    return summary(lat, rtt, requests, repairs, recv, len(seqs), {
+        "unrecovered": sum(1 for k in detect
+                           if k[0] in rs and k not in repair and k not in original),
         "latency_reconstructed_mean": round(sum(rl) / len(rl), 4) if rl else None,
     })
 
 
-def rmcast(edges, outdir, seq, drop_time):
+def rmcast(edges, outdir, seqs, drop_time):
     """One summary per run of the sweep (runs.csv rows), in run order."""
     adj, src, recv = read_edges(edges)
     rtt = rtts(adj, src, recv)
@@ -151,9 +162,9 @@ def rmcast(edges, outdir, seq, drop_time):
     detect, repair = {}, {}
     with open(f"{outdir}/recoveries.csv") as f:
         for x in csv.DictReader(f):
-            if int(x["seq"]) != seq:
+            if int(x["seq"]) not in seqs:
                 continue
-            key = (x["run"], int(x["node"]))
+            key = (x["run"], int(x["node"]), int(x["seq"]))
             detect[key] = float(x["detected_s"])
             if x["delivered_s"]:
                 repair[key] = float(x["delivered_s"])
@@ -169,18 +180,23 @@ def rmcast(edges, outdir, seq, drop_time):
     out = []
     for row in rows:
         run = row["run"]
-        lat = {r: repair[(run, r)] - detect[(run, r)] for r in recv if (run, r) in repair}
-        rec = {}
-        for t, node, ln in reps.get(run, []):
-            for n, ta in arrival(adj, node, t, ln, cache).items():
-                rec[n] = min(rec.get(n, 1e18), ta)
-        rl = [(rec[r] - nxt[r]) / rtt[r] for r in recv if r in rec and rec[r] >= nxt[r]]
+        rs = set(recv)
+        lat = {(r, s): repair[(ru, r, s)] - detect[(ru, r, s)]
+               for (ru, r, s) in detect if ru == run and r in rs and (ru, r, s) in repair}
+        rl = []
+        if len(seqs) == 1:
+            rec = {}
+            for t, node, ln in reps.get(run, []):
+                for n, ta in arrival(adj, node, t, ln, cache).items():
+                    rec[n] = min(rec.get(n, 1e18), ta)
+            rl = [(rec[r] - nxt[r]) / rtt[r] for r in recv if r in rec and rec[r] >= nxt[r]]
         out.append(summary(lat, rtt, int(row["receiver_control_sent"]),
-                           int(row["originated_repair"]), recv, {
+                           int(row["originated_repair"]), recv, len(seqs), {
                                "seed": int(row["seed"]),
                                "drops": int(row["lost_single_loss"]),
-                               "unrecovered": sum(1 for r in recv
-                                                  if (run, r) in detect and (run, r) not in repair),
+                               "unrecovered": sum(1 for (ru, r, s) in detect
+                                                  if ru == run and r in rs
+                                                  and (ru, r, s) not in repair),
                                "latency_reconstructed_mean":
                                    round(sum(rl) / len(rl), 4) if rl else None,
                            }))
@@ -188,10 +204,15 @@ def rmcast(edges, outdir, seq, drop_time):
 
 
 def main():
+    if len(sys.argv) >= 5:
+        try:
+            seqs = {int(x) for x in sys.argv[4].split(",")}
+        except ValueError:
+            sys.exit(f"analyze.py: DROP_SEQS must be integers separated by commas, not {sys.argv[4]!r}")
     if sys.argv[1:2] == ["ns2"] and len(sys.argv) == 5:
-        out = ns2(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        out = ns2(sys.argv[2], sys.argv[3], seqs)
     elif sys.argv[1:2] == ["rmcast"] and len(sys.argv) == 6:
-        out = rmcast(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+        out = rmcast(sys.argv[2], sys.argv[3], seqs, float(sys.argv[5]))
     else:
         sys.exit(__doc__)
     print(json.dumps(out))

@@ -1,22 +1,37 @@
-# bench/ns2/srm.tcl: seed 003's SRM single-loss experiment in ns-2 (2.35), on a graph exported
+# bench/ns2/srm.tcl: seed 003's SRM loss experiments in ns-2 (2.35), on a graph exported
 # by rmcast's own generator (bench/ns2/export, an edge list `a b delay_ms bandwidth_bps`).
 #
-#   ns srm.tcl EDGES TRACE DROP_FROM DROP_TO DROP_SEQ STOP_S RNG_SEED
+#   ns srm.tcl EDGES TRACE DROPS STOP_S RNG_SEED [CtrMcast|DM] [SRM|SRM/Adaptive] [delay|hops]
 #
-# Full packet-level Simulator with dense-mode multicast routing (source trees by reverse
-# path), one Agent/SRM per member with ns-2's default timers (C1=2 C2=2 D1=1 D2=1, session
-# messages every sessionDelay_=1 s), a CBR source of 1024-byte messages at 10 packets/s from
-# t=0, and SRMErrorModel on the link DROP_FROM->DROP_TO dropping the one original data packet
-# with sequence number DROP_SEQ (0-based; 30 = the 31st, sent at t=3.0 s). DROP_FROM=-1: no
-# loss. Every SRM event (Q DETECT, Q SENDNACK, P SENDREP, Q REPAIR, ...) goes to TRACE.
-if {[llength $argv] < 7 || [llength $argv] > 8} {
-    puts stderr "usage: ns srm.tcl EDGES TRACE DROP_FROM DROP_TO DROP_SEQ STOP_S RNG_SEED \[CtrMcast|DM\]"
+# Full packet-level Simulator with centralized (CtrMcast, the default) or dense-mode (DM)
+# multicast routing, one Agent/SRM (or Agent/SRM/Adaptive) per member with ns-2's default
+# timers (C1=2 C2=2 D1=1 D2=1, session messages every sessionDelay_=1 s), a CBR source of
+# 1024-byte messages at 10 packets/s from t=0, and for each line `FROM TO SEQ` of the file
+# DROPS an SRMErrorModel on the link FROM->TO dropping the one original data packet with
+# sequence number SEQ (0-based; 30 = the 31st, sent at t=3.0 s). DROPS "-": no loss. Every
+# SRM event (Q DETECT, Q SENDNACK, P SENDREP, Q REPAIR, ...) goes to TRACE. Routes: each
+# link's cost is its delay in ms ("delay", the default: shortest-delay paths, as rmcast's
+# simulator routes; ns-2's costs are doubles, and a path's must stay below its 0x3fff
+# "infinity", which whole microseconds exceeded at 100 receivers) or 1 ("hops", ns-2's
+# default: fewest hops).
+if {[llength $argv] < 5 || [llength $argv] > 8} {
+    puts stderr "usage: ns srm.tcl EDGES TRACE DROPS STOP_S RNG_SEED \[CtrMcast|DM\] \[SRM|SRM/Adaptive\] \[delay|hops\]"
     exit 2
 }
-lassign $argv edges tracefile dfrom dto dseq stop rseed mproto
+lassign $argv edges tracefile dropfile stop rseed mproto agent route
 if {$mproto eq ""} { set mproto CtrMcast }
+if {$agent eq ""} { set agent SRM }
+if {$route eq ""} { set route delay }
+if {$route ne "delay" && $route ne "hops"} {
+    puts stderr "srm.tcl: routes must be by delay or hops, not $route"
+    exit 2
+}
 if {$mproto ne "CtrMcast" && $mproto ne "DM"} {
     puts stderr "srm.tcl: multicast routing must be CtrMcast or DM, not $mproto"
+    exit 2
+}
+if {$agent ne "SRM" && $agent ne "SRM/Adaptive"} {
+    puts stderr "srm.tcl: the agent must be SRM or SRM/Adaptive, not $agent"
     exit 2
 }
 
@@ -51,6 +66,11 @@ foreach l $links {
     $ns duplex-link $n($a) $n($b) $bw ${d}ms DropTail
     $ns queue-limit $n($a) $n($b) 1000
     $ns queue-limit $n($b) $n($a) 1000
+    if {$route eq "delay"} {
+        set c $d
+        $ns cost $n($a) $n($b) $c
+        $ns cost $n($b) $n($a) $c
+    }
 }
 
 set mrthandle [$ns mrtproto $mproto {}]
@@ -62,19 +82,29 @@ if {$mproto eq "CtrMcast"} {
     $ns at 0.0 "$mrthandle switch-treetype $group"
 }
 
-if {$dfrom >= 0} {
-    set em [new SRMErrorModel]
-    # drop-packet PKT_TYPE CYCLE OFFSET: drops SRM_DATA with seqno % CYCLE == OFFSET
-    # (type 2 = PT_CBR, which SRMErrorModel maps to the UDP packets the SRM agent sends).
-    $em drop-packet 2 1000000000 $dseq
-    $em drop-target [$ns set nullAgent_]
-    $ns lossmodel $em $n($dfrom) $n($dto)
+if {$dropfile ne "-"} {
+    set dfh [open $dropfile r]
+    while {[gets $dfh line] >= 0} {
+        if {[regexp {^\s*#} $line] || [string trim $line] eq ""} { continue }
+        lassign $line dfrom dto dseq
+        if {![info exists n($dfrom)] || ![info exists n($dto)]} {
+            puts stderr "srm.tcl: $dropfile: no node $dfrom or $dto: $line"
+            exit 2
+        }
+        set em [new SRMErrorModel]
+        # drop-packet PKT_TYPE CYCLE OFFSET: drops SRM_DATA with seqno % CYCLE == OFFSET
+        # (type 2 = PT_CBR, which SRMErrorModel maps to the UDP packets the SRM agent sends).
+        $em drop-packet 2 1000000000 $dseq
+        $em drop-target [$ns set nullAgent_]
+        $ns lossmodel $em $n($dfrom) $n($dto)
+    }
+    close $dfh
 }
 
 set tf [open $tracefile w]
 set members [concat [list $source] $receivers]
 foreach m $members {
-    set srm($m) [new Agent/SRM]
+    set srm($m) [new Agent/$agent]
     $srm($m) set dst_addr_ $group
     $srm($m) set dst_port_ 0
     $srm($m) trace $tf
