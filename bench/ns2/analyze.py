@@ -3,9 +3,13 @@
 
     analyze.py ns2   EDGES TRACE DROP_SEQS
     analyze.py rmcast EDGES OUTDIR DROP_SEQS DROP_TIME_S
+    analyze.py tree-drops EDGES FIRST_SEQ   (one drop per link of the source's tree)
 
 DROP_SEQS: the 0-based sequence number of the dropped message, or several separated by
-commas (one drop each, e.g. one per receiver's link). Prints one JSON object (ns2) or one per
+commas (one drop each, e.g. one per receiver's link), or @FILE, a drops file (`FROM TO SEQ`
+per line, as srm.tcl reads): then only the receivers below the link FROM -> TO on the
+source's shortest-delay tree lost SEQ, and a detection of SEQ elsewhere (a session message
+that overtook the data announced it, and the original arrived after) is not a recovery. Prints one JSON object (ns2) or one per
 run (rmcast): receivers, requests and repairs per drop, and the mean / max normalized
 recovery latency over every (receiver, message) recovery.
 
@@ -105,13 +109,14 @@ def summary(lat, rtt, requests, repairs, recv, drops, extra=None):
         "repairs_per_drop": round(repairs / drops, 4),
         "norm_latency_mean": round(sum(norm) / len(norm), 4) if norm else None,
         "norm_latency_max": round(max(norm), 4) if norm else None,
+        "norm_latency_min": round(min(norm), 4) if norm else None,
     }
     if extra:
         o.update(extra)
     return o
 
 
-def ns2(edges, trace, seqs):
+def ns2(edges, trace, seqs, lost=None):
     adj, src, recv = read_edges(edges)
     rtt = rtts(adj, src, recv)
     pat = re.compile(r"^\s*([\d.]+) n (\d+) m <(\d+):(\d+)> r (\d+) (.*)$")
@@ -137,6 +142,8 @@ def ns2(edges, trace, seqs):
                 repairs += 1
                 sendrep.append((t, node))
     rs = set(recv)
+    if lost is not None:
+        detect = {k: v for k, v in detect.items() if k in lost}
     lat = {k: repair[k] - detect[k] for k in detect if k[0] in rs and k in repair}
     # Reconstruction from SENDREP times (same method as for rmcast; one drop only).
     rl = []
@@ -153,7 +160,7 @@ def ns2(edges, trace, seqs):
     })
 
 
-def rmcast(edges, outdir, seqs, drop_time):
+def rmcast(edges, outdir, seqs, drop_time, lost=None):
     """One summary per run of the sweep (runs.csv rows), in run order."""
     adj, src, recv = read_edges(edges)
     rtt = rtts(adj, src, recv)
@@ -163,6 +170,8 @@ def rmcast(edges, outdir, seqs, drop_time):
     with open(f"{outdir}/recoveries.csv") as f:
         for x in csv.DictReader(f):
             if int(x["seq"]) not in seqs:
+                continue
+            if lost is not None and (int(x["node"]), int(x["seq"])) not in lost:
                 continue
             key = (x["run"], int(x["node"]), int(x["seq"]))
             detect[key] = float(x["detected_s"])
@@ -203,16 +212,104 @@ def rmcast(edges, outdir, seqs, drop_time):
     return out
 
 
+def tree_parents(adj, src):
+    """Distances and parents on the source's shortest-delay tree (Dijkstra as `paths`, the
+    first label wins on ties)."""
+    dist, parent, pq, done = {src: 0.0}, {}, [(0.0, src)], set()
+    while pq:
+        d, u = heapq.heappop(pq)
+        if u in done:
+            continue
+        done.add(u)
+        for v, dl, _ in adj.get(u, []):
+            if v not in dist or d + dl < dist[v] - 1e-15:
+                dist[v], parent[v] = d + dl, u
+                heapq.heappush(pq, (d + dl, v))
+    return dist, parent
+
+
+def lost_pairs(edges, drops_file):
+    """(receiver, seq) for every receiver below a drop's link on the source's tree."""
+    adj, src, recv = read_edges(edges)
+    _, parent = tree_parents(adj, src)
+    below = {}
+    for r in recv:
+        x = r
+        while x != src and x in parent:
+            below.setdefault((parent[x], x), []).append(r)
+            x = parent[x]
+    out = set()
+    with open(drops_file) as f:
+        for line in f:
+            line = line.split("#")[0].split()
+            if not line:
+                continue
+            a, b, q = int(line[0]), int(line[1]), int(line[2])
+            out.update((r, q) for r in below.get((a, b), []))
+    return out
+
+
+def tree_drops(edges, first_seq):
+    """The source's shortest-delay tree (as `paths`), one drop per tree link: `FROM TO SEQ
+    LINK K` lines, FROM the link's upper end, LINK its edge index, SEQ first_seq + 10 i in
+    order of the links' depth (then node ids), and K the 1-based index of that packet among
+    the original data packets that cross the link: every tree link above it dropped one
+    earlier packet, which never reached it (rmcast's `drop_nth` counts crossings; ns-2's
+    SRMErrorModel matches the sequence number)."""
+    adj, src, recv = read_edges(edges)
+    index, k = {}, 0
+    with open(edges) as f:
+        for line in f:
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            a, b = (int(x) for x in line.split()[:2])
+            index.setdefault((a, b), k)
+            index.setdefault((b, a), k)
+            k += 1
+    dist, parent = tree_parents(adj, src)
+    links = set()
+    for r in recv:
+        x = r
+        while x != src:
+            if x not in parent:
+                sys.exit(f"analyze.py: receiver {r} is unreachable from the source")
+            links.add((dist[parent[x]], parent[x], x))
+            x = parent[x]
+    def above(u):
+        n = 0
+        while u != src:
+            u, n = parent[u], n + 1
+        return n
+    out = []
+    for i, (_, u, v) in enumerate(sorted(links)):
+        q = first_seq + 10 * i
+        out.append((u, v, q, index[(u, v)], q + 1 - above(u)))
+    return out
+
+
 def main():
-    if len(sys.argv) >= 5:
+    if sys.argv[1:2] == ["tree-drops"] and len(sys.argv) == 4:
+        for row in tree_drops(sys.argv[2], int(sys.argv[3])):
+            print(*row)
+        return
+    lost = None
+    if len(sys.argv) >= 5 and sys.argv[4].startswith("@"):
+        try:
+            lost = lost_pairs(sys.argv[2], sys.argv[4][1:])
+            with open(sys.argv[4][1:]) as f:
+                seqs = {int(l.split()[2]) for l in f if l.split("#")[0].strip()}
+        except (OSError, ValueError, IndexError) as e:
+            sys.exit(f"analyze.py: drops file {sys.argv[4][1:]}: {e}")
+    elif len(sys.argv) >= 5:
         try:
             seqs = {int(x) for x in sys.argv[4].split(",")}
         except ValueError:
             sys.exit(f"analyze.py: DROP_SEQS must be integers separated by commas, not {sys.argv[4]!r}")
     if sys.argv[1:2] == ["ns2"] and len(sys.argv) == 5:
-        out = ns2(sys.argv[2], sys.argv[3], seqs)
+        out = ns2(sys.argv[2], sys.argv[3], seqs, lost)
     elif sys.argv[1:2] == ["rmcast"] and len(sys.argv) == 6:
-        out = rmcast(sys.argv[2], sys.argv[3], seqs, float(sys.argv[5]))
+        out = rmcast(sys.argv[2], sys.argv[3], seqs, float(sys.argv[5]), lost)
     else:
         sys.exit(__doc__)
     print(json.dumps(out))

@@ -15,7 +15,8 @@
 # flooding and pruning cost ns-2 most of its wall time), LOSS (source: one original data
 # packet, the 31st, dropped on the source's link, the default; receivers: one drop on each
 # receiver's own link in turn, receiver i losing message 31 + 10 i, 1 s apart, all in one
-# run), AGENT (SRM, fixed timers, the default; SRM/Adaptive, ns-2's adaptive timers and
+# run; links: the same with one drop on each link of the source's shortest-delay tree, upper
+# links first), AGENT (SRM, fixed timers, the default; SRM/Adaptive, ns-2's adaptive timers and
 # rmcast's `adaptive = true`), ROUTE (ns-2's link costs: delay, each link's delay in ms, so
 # that ns-2 routes by shortest delay as rmcast does, the default; hops, ns-2's own default).
 set -euo pipefail
@@ -31,7 +32,7 @@ LOSS=${LOSS:-source}
 AGENT=${AGENT:-SRM}
 ROUTE=${ROUTE:-delay}
 case "$ROUTE" in delay|hops) ;; *) echo "compare.sh: ROUTE must be delay or hops, not $ROUTE" >&2; exit 2 ;; esac
-case "$LOSS" in source|receivers) ;; *) echo "compare.sh: LOSS must be source or receivers, not $LOSS" >&2; exit 2 ;; esac
+case "$LOSS" in source|receivers|links) ;; *) echo "compare.sh: LOSS must be source, receivers or links, not $LOSS" >&2; exit 2 ;; esac
 case "$AGENT" in SRM) ADAPTIVE=false ;; SRM/Adaptive) ADAPTIVE=true ;; *) echo "compare.sh: AGENT must be SRM or SRM/Adaptive, not $AGENT" >&2; exit 2 ;; esac
 OUT=${OUT:-$(mktemp -d /tmp/rmcast-ns2.XXXXXX)}
 DROP_SEQ=30        # 0-based ns-2 seqno of the (first) dropped message: the 31st, sent at t = 3.0 s
@@ -58,11 +59,15 @@ log "work dir $OUT"
 
 now() { date +%s.%N; }
 
-# drops R: the drops for graph $OUT/g$R.txt, one line `FROM TO SEQ LINK` each (LINK: the
-# edge's line index, rmcast's link id), into $OUT/drops$R.txt.
+# drops R: the drops for graph $OUT/g$R.txt, one line `FROM TO SEQ LINK [K]` each (LINK: the
+# edge's line index, rmcast's link id; K: rmcast's drop_nth index of the packet among the
+# originals crossing the link, SEQ + 1 unless drops above it leave fewer), into
+# $OUT/drops$R.txt.
 drops() {
     local r=$1 g="$OUT/g$r.txt"
-    if [ "$LOSS" = source ]; then
+    if [ "$LOSS" = links ]; then
+        python3 "$HERE/analyze.py" tree-drops "$g" "$DROP_SEQ"
+    elif [ "$LOSS" = source ]; then
         awk -v q="$DROP_SEQ" '/^# source /{s=$3} /^# source_link /{l=$3}
             !/^#/ {if (k == l) print s, (($1 == s) ? $2 : $1), q, l; k++}' "$g"
     else
@@ -105,12 +110,12 @@ messages = $MESSAGES
 size = 1024
 interval_ms = 100
 TOML
-    while read -r from _ seq link; do
+    while read -r from _ seq link k; do
         cat <<TOML
 
 [[loss]]
 model = "drop_nth"
-k = $((seq + 1))
+k = ${k:-$((seq + 1))}
 filter = "original"
 at = "link"
 links = [$link]
@@ -131,7 +136,6 @@ for r in $RECEIVERS; do
     g="$OUT/g$r.txt"
     "$EXPORT" 100 0.1 "$GRAPH_SEED" "$r" 1 1500000 1 > "$g"
     drops "$r"
-    seqs=$(awk '{print $3}' "$OUT/drops$r.txt" | paste -sd,)
     last=$(awk '{print $3}' "$OUT/drops$r.txt" | sort -n | tail -1)
     # 10 packets/s until 3 s after the last drop (each loss is recovered well before).
     STOP_S=$(( (last + 1) / 10 + 3 ))
@@ -143,14 +147,14 @@ for r in $RECEIVERS; do
         RAYON_NUM_THREADS=1 "$RMCAST" sim "$OUT/r$r-s$s.toml" --out "$OUT/rm-r$r-s$s" --records --quiet
         t1=$(now)
         echo "$t0 $t1" > "$OUT/rm-r$r-s$s.time"
-        python3 "$HERE/analyze.py" rmcast "$g" "$OUT/rm-r$r-s$s" "$seqs" 3.0 > "$OUT/rm-r$r-s$s.json"
+        python3 "$HERE/analyze.py" rmcast "$g" "$OUT/rm-r$r-s$s" "@$OUT/ns-drops$r.txt" 3.0 > "$OUT/rm-r$r-s$s.json"
         if [ "$ns2_ok" = 1 ]; then
             log "ns-2: $r receivers, seed $s (timeout ${NS2_TIMEOUT}s)"
             t0=$(now)
             if timeout "$NS2_TIMEOUT" "$NS" "$HERE/srm.tcl" "$g" "$OUT/ns-r$r-s$s.tr" "$OUT/ns-drops$r.txt" "$STOP_S" "$s" "$MCAST" "$AGENT" "$ROUTE" > "$OUT/ns-r$r-s$s.log" 2>&1; then
                 t1=$(now)
                 echo "$t0 $t1" > "$OUT/ns-r$r-s$s.time"
-                python3 "$HERE/analyze.py" ns2 "$g" "$OUT/ns-r$r-s$s.tr" "$seqs" > "$OUT/ns-r$r-s$s.json"
+                python3 "$HERE/analyze.py" ns2 "$g" "$OUT/ns-r$r-s$s.tr" "@$OUT/ns-drops$r.txt" > "$OUT/ns-r$r-s$s.json"
             else
                 log "ns-2 did not finish $r receivers within ${NS2_TIMEOUT}s (or failed); see $OUT/ns-r$r-s$s.log"
                 echo "timeout" > "$OUT/ns-r$r-s$s.time"
@@ -164,7 +168,7 @@ for r in $RECEIVERS; do
     RAYON_NUM_THREADS=1 "$RMCAST" sim "$OUT/ref-r$r.toml" --out "$OUT/ref-r$r" --records --quiet
     t1=$(now)
     echo "$t0 $t1" > "$OUT/ref-r$r.time"
-    python3 "$HERE/analyze.py" rmcast "$g" "$OUT/ref-r$r" "$seqs" 3.0 > "$OUT/ref-r$r.json"
+    python3 "$HERE/analyze.py" rmcast "$g" "$OUT/ref-r$r" "@$OUT/ns-drops$r.txt" 3.0 > "$OUT/ref-r$r.json"
 done
 
 MCAST="$MCAST" LOSS="$LOSS" AGENT="$AGENT" ROUTE="$ROUTE" python3 - "$OUT" "$SEEDS" "$REF_SEEDS" "$NS_VERSION" "$RMCAST" "$RECEIVERS" "$HERE/compare.sh" <<'PY'
@@ -198,6 +202,8 @@ def agg(runs):
         "norm_latency_sd": sd([r["norm_latency_mean"] for r in runs]),
         "requests_per_drop_sd": sd([r["requests_per_drop"] for r in runs]),
         "norm_latency_max_mean": mean([r["norm_latency_max"] for r in runs]),
+        "norm_latency_min": min((r["norm_latency_min"] for r in runs
+                                 if r.get("norm_latency_min") is not None), default=None),
         "requests_per_drop_mean": mean([r["requests_per_drop"] for r in runs]),
         "repairs_per_drop_mean": mean([r["repairs_per_drop"] for r in runs]),
         "repairs_per_drop_sd": sd([r["repairs_per_drop"] for r in runs]),
@@ -234,6 +240,9 @@ res = {
                 + ("one original data packet (the 31st, t=3.0 s) dropped on the source's link, 6 s"
                    if os.environ["LOSS"] == "source" else
                    "one original data packet dropped on each receiver's link in turn (receiver i: the (31 + 10 i)th), "
+                   "until 3 s after the last drop"
+                   if os.environ["LOSS"] == "receivers" else
+                   "one original data packet dropped on each link of the source's tree in turn (link i: the (31 + 10 i)th), "
                    "until 3 s after the last drop")
                 + ", " + os.environ["AGENT"] + " C1=2 C2=2 D1=1 D2=1"
                 + (" (adaptive)" if os.environ["AGENT"] != "SRM" else "")
