@@ -64,23 +64,20 @@ def read_edges(path):
 
 
 def paths(adj, s, length):
-    """Dijkstra by propagation delay; returns {node: (prop_delay, sum of tx time of
-    `length` bytes per hop, [per-hop bandwidths])}."""
-    dist = {s: (0.0, 0.0, [])}
-    pq = [(0.0, s)]
-    done = set()
-    while pq:
-        d, u = heapq.heappop(pq)
-        if u in done:
+    """The shortest-delay tree from `s` ([`tree_parents`]); returns {node: (prop_delay, sum
+    of tx time of `length` bytes per hop, [per-hop bandwidths])}."""
+    dist, parent = tree_parents(adj, s)
+    out = {}
+    for v in sorted(dist, key=dist.get):  # parents before their children
+        if v == s:
+            out[v] = (0.0, 0.0, [])
             continue
-        done.add(u)
-        for v, dl, bw in adj.get(u, []):
-            nd = d + dl
-            if v not in dist or nd < dist[v][0] - 1e-15:
-                hops = dist[u][2] + [bw]
-                dist[v] = (nd, sum(length * 8 / b for b in hops), hops)
-                heapq.heappush(pq, (nd, v))
-    return dist
+        u = parent[v]
+        # the edge u-v the tree took (the one whose delay makes up v's distance)
+        bw = min(((abs(dist[u] + d - dist[v]), b) for w, d, b in adj[u] if w == v))[1]
+        hops = out[u][2] + [bw]
+        out[v] = (dist[v], sum(length * 8 / b for b in hops), hops)
+    return out
 
 
 def rtts(adj, src, recv):
