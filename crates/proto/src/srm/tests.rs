@@ -214,7 +214,10 @@ fn adaptive_repair_params_after(others: u32) -> (f64, f64) {
     // Sending lowered D1 by 0.1.
     let lg = 20f64.log10();
     let (_, _, d1, d2) = m.params();
-    assert!((d1 - (lg - 0.1)).abs() < 1e-9 && (d2 - lg).abs() < 1e-9, "{d1} {d2}");
+    assert!(
+        (d1 - (lg - 0.1)).abs() < 1e-9 && (d2 - lg).abs() < 1e-9,
+        "{d1} {d2}"
+    );
     for k in 0..others {
         let at = fire + Duration::from_millis(1 + u64::from(k));
         m.handle_packet(at, NodeId(3 + k), &repair(3 + k, 2, 0, b"abc"));

@@ -8,7 +8,7 @@ use rmcast_sim::registry::{install_scheme, member_distances, source_tree, tree_r
 use rmcast_sim::{
     KindFilter, LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 pub const G: GroupId = GroupId(1);
@@ -153,11 +153,14 @@ pub const SINGLE: RunShape = RunShape {
 pub struct RunOut {
     /// Drops that happened.
     pub drops: u64,
-    /// Normalized recovery latency of every (receiver, lost packet) recovered.
+    /// Normalized recovery latency of every (receiver, lost packet) recovered: the receiver
+    /// is below the link that dropped the packet ([`lost_pairs`]), detected the loss and
+    /// delivered the packet. A gap detected elsewhere (a SESSION message or SPM announcing a
+    /// packet that is still on its way) is no recovery.
     pub lat: Vec<f64>,
     /// (receiver, lost packet) pairs detected but never recovered by the stop time.
     pub unrecovered: u64,
-    /// Receivers that missed (detected) a loss.
+    /// Receivers that lost a packet (below a link that dropped one).
     pub lossy_receivers: u64,
     pub receivers: u64,
     /// Duplicates received by all receivers.
@@ -201,6 +204,78 @@ fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
     Ok(sim)
 }
 
+/// The (receiver index, sequence number) pairs the drops of `loss` take from `pl`'s
+/// receivers when the source sends `messages` originals: a packet dropped on a tree link is
+/// lost to every receiver below it. Which packet a rule drops follows the simulator's rules:
+/// `DropNth { k }` drops the k-th original data packet that reaches its site, and a site sees
+/// neither a packet dropped on a link above it nor, for its later rules, one an earlier rule
+/// there dropped (the loss rules of a site are asked in the order they were added).
+pub fn lost_pairs(pl: &Placement, loss: &[LossSpec], messages: u64) -> BTreeSet<(usize, u64)> {
+    // The tree links from `x` up to the source.
+    let links_above = |mut x: NodeId| {
+        let mut v = Vec::new();
+        while let Some(Some(TreeNode {
+            up: Some((p, l)), ..
+        })) = pl.tree.get(x.0 as usize)
+        {
+            v.push(*l);
+            x = *p;
+        }
+        v
+    };
+    let paths: Vec<Vec<usize>> = pl.receivers.iter().map(|&r| links_above(r)).collect();
+    // A loss site (a tree link entered from its upper end), the links above it, and its
+    // rules in the order they were added: (k, originals seen).
+    struct Site {
+        link: usize,
+        above: Vec<usize>,
+        rules: Vec<(u64, u64)>,
+    }
+    let on_tree = |l: &LossSpec| {
+        pl.tree
+            .iter()
+            .flatten()
+            .any(|t| t.up == Some((l.from, l.link)))
+    };
+    let mut sites: Vec<Site> = Vec::new();
+    for l in loss.iter().filter(|l| on_tree(l)) {
+        let rules = l.ks.iter().map(|&k| (k, 0));
+        match sites.iter_mut().find(|s| s.link == l.link) {
+            Some(s) => s.rules.extend(rules),
+            None => sites.push(Site {
+                link: l.link,
+                above: links_above(l.from),
+                rules: rules.collect(),
+            }),
+        }
+    }
+    // A packet meets the sites above before those below.
+    sites.sort_by_key(|s| s.above.len());
+    let mut out = BTreeSet::new();
+    let mut dropped = Vec::new();
+    for seq in 0..messages {
+        dropped.clear();
+        for s in &mut sites {
+            if s.above.iter().any(|a| dropped.contains(a)) {
+                continue;
+            }
+            for r in &mut s.rules {
+                r.1 += 1;
+                if r.1 == r.0 {
+                    dropped.push(s.link);
+                    break;
+                }
+            }
+        }
+        for (i, path) in paths.iter().enumerate() {
+            if path.iter().any(|l| dropped.contains(l)) {
+                out.insert((i, seq));
+            }
+        }
+    }
+    out
+}
+
 /// Run `scheme` on `pl` with the drops of `loss` (empty: the loss-free baseline).
 pub fn run(
     pl: &Placement,
@@ -240,6 +315,7 @@ pub fn run(
         receivers: pl.receivers.len() as u64,
         ..RunOut::default()
     };
+    let lost = lost_pairs(pl, loss, shape.messages);
     for (i, &r) in pl.receivers.iter().enumerate() {
         let mut detected: BTreeMap<u64, Time> = BTreeMap::new();
         let mut delivered: BTreeMap<u64, Time> = BTreeMap::new();
@@ -254,11 +330,14 @@ pub fn run(
                 _ => {}
             }
         }
-        let lossy = !detected.is_empty();
+        let lossy = lost.range((i, 0)..=(i, u64::MAX)).next().is_some();
         if lossy {
             out.lossy_receivers += 1;
         }
         for (seq, td) in detected {
+            if !lost.contains(&(i, seq)) {
+                continue;
+            }
             match delivered.get(&seq) {
                 Some(&tr) if tr >= td => {
                     let secs = (tr.as_nanos() - td.as_nanos()) as f64 / 1e9;

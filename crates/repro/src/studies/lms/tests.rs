@@ -77,6 +77,33 @@ fn a_moving_loss_visits_every_tree_link_once_in_one_run_and_every_drop_is_recove
     assert!(!o.lat.is_empty());
 }
 
+/// The packets `lost_pairs` names are the ones the simulator drops: LMS detects every loss on
+/// the tree before its repair arrives, so the recoveries it counts are exactly the pairs (a
+/// wrong sequence number for a drop would leave that loss's detections uncounted).
+#[test]
+fn lost_pairs_name_the_packets_the_simulator_drops() {
+    let pl = tree(3);
+    let mut run = sites(&pl, &LossAt::Moving, 4, 1).remove(0);
+    // Two more rules on a receiver's link, which already has the moving run's: a packet one
+    // rule there drops is not seen by the rules after it, nor is one dropped above.
+    let (link, from) = pl.receiver_link(pl.receivers[0]).unwrap();
+    run.push(LossSpec {
+        link,
+        from,
+        ks: vec![100, 110],
+    });
+    let shape = shape(drops_of(&run));
+    let lost = sim::lost_pairs(&pl, &run, shape.messages);
+    // 15 tree links: the source's above all 8 receivers, 2 above 4 each, 4 above 2, 8 above
+    // 1; plus two more for receiver 0.
+    assert_eq!(lost.len(), 8 + 2 * 4 + 4 * 2 + 8 + 2);
+    let o = sim::run(&pl, Scheme::Lms, &run, shape, 1).unwrap();
+    assert_eq!(o.drops, 17);
+    assert_eq!(o.unrecovered, 0);
+    assert_eq!(o.lat.len(), lost.len());
+    assert_eq!(o.lossy_receivers, 8);
+}
+
 #[test]
 fn lms_source_loss_on_a_tree_recovers_in_about_one_rtt_without_exposure() {
     let pl = tree(3);
