@@ -57,9 +57,10 @@
 //! own request/repair (ns-2 loops multicast back to the sender) is modelled directly — a
 //! member that sends a request backs off, one that sends a repair enters hold-down. As in
 //! ns-2, the duplicate averages are folded in twice per loss (`recompute` and then
-//! `mark-period`), and the counts start at −1. A SESSION message carries at most [`MAX_ENTRIES`] members. The source emits
-//! [`Event::Completed`] [`Config::linger`] after [`Agent::close`] and then stops its session
-//! messages: SRM has no acknowledgments, so the source cannot know when receivers finish.
+//! `mark-period`), and the counts start at −1. A SESSION message carries at most
+//! [`MAX_ENTRIES`] members. The source emits [`Event::Completed`] [`Config::linger`] after
+//! [`Agent::close`] and then stops its session messages: SRM has no acknowledgments, so the
+//! source cannot know when receivers finish.
 
 mod deploy;
 #[cfg(test)]
@@ -255,9 +256,7 @@ impl AdaptSide {
             *p1 += 0.05;
         }
     }
-}
 
-impl AdaptSide {
     /// ns-2's `compute-ave`: fold the duplicates counted so far into their average.
     fn fold_dup(&mut self) {
         self.ave_dup = ewma(self.ave_dup, self.dup);
@@ -537,15 +536,34 @@ impl Member {
     }
 
     fn hold_down(&mut self, now: Time, seq: u64, d: Duration) {
-        self.states.insert(seq, State::HoldDown);
+        self.hold(now, seq, State::HoldDown, d);
+    }
+
+    /// Enter the hold-down `state` for `seq` for `3·d`.
+    fn hold(&mut self, now: Time, seq: u64, state: State, d: Duration) {
+        self.states.insert(seq, state);
         self.timers.set(Key::Own(Own::Seq(seq)), now + d * 3);
     }
 
-    /// A repairer's hold-down, `3·d` of its distance to the requester.
-    fn repair_hold_down(&mut self, now: Time, seq: u64, requester: NodeId, sent: bool) {
-        self.states.insert(seq, State::Repaired { requester, sent });
+    /// A repair timer for `requester` (started at `start`) ended at `now`, by this member's
+    /// repair (`sent`) or another's: with adaptive timers a first-round repair (`first_round`)
+    /// is a duplicate and the timer's delay is measured; then the repairer's hold-down, `3·d`
+    /// of its distance to the requester.
+    fn end_repair_timer(
+        &mut self,
+        now: Time,
+        seq: u64,
+        (requester, start): (NodeId, Time),
+        sent: bool,
+        first_round: bool,
+    ) {
+        if self.cfg.adaptive && first_round {
+            self.adapt.rep.dup += 1.0;
+            let d = self.d_secs(requester);
+            self.adapt.rep.note_delay(now, start, d);
+        }
         let d = self.distance(requester);
-        self.timers.set(Key::Own(Own::Seq(seq)), now + d * 3);
+        self.hold(now, seq, State::Repaired { requester, sent }, d);
     }
 
     fn on_request(&mut self, now: Time, from: NodeId, round: u8, seq: u64, dist_ns: u64) {
@@ -620,13 +638,9 @@ impl Member {
                 requester, start, ..
             }) => {
                 // Suppressed: another member's repair came first.
-                if self.cfg.adaptive && matches!(repair, Some((1, _))) {
-                    self.adapt.rep.dup += 1.0;
-                    let d = self.d_secs(requester);
-                    self.adapt.rep.note_delay(now, start, d);
-                }
                 self.srm.suppressed += 1;
-                self.repair_hold_down(now, seq, requester, false);
+                let first_round = matches!(repair, Some((1, _)));
+                self.end_repair_timer(now, seq, (requester, start), false, first_round);
             }
             Some(State::Repaired { requester, sent }) => {
                 // Another repair during the hold-down: a duplicate, and, after sending one,
@@ -848,14 +862,8 @@ impl Member {
                     },
                     FLAG_RETRANSMISSION,
                 );
-                if self.cfg.adaptive {
-                    // ns-2 hands the member its own repair at once (multicast loops back):
-                    // one duplicate, and the timer's delay measured.
-                    self.adapt.rep.dup += 1.0;
-                    let d = self.d_secs(requester);
-                    self.adapt.rep.note_delay(now, start, d);
-                }
-                self.repair_hold_down(now, seq, requester, true);
+                // ns-2 hands the member its own repair at once (multicast loops back).
+                self.end_repair_timer(now, seq, (requester, start), true, true);
             }
             Some(State::HoldDown) | Some(State::Repaired { .. }) => {
                 self.states.remove(&seq);
