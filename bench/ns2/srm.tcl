@@ -1,7 +1,7 @@
 # bench/ns2/srm.tcl: seed 003's SRM loss experiments in ns-2 (2.35), on a graph exported
 # by rmcast's own generator (bench/ns2/export, an edge list `a b delay_ms bandwidth_bps`).
 #
-#   ns srm.tcl EDGES TRACE DROPS STOP_S RNG_SEED [CtrMcast|DM] [SRM|SRM/Adaptive] [delay|hops]
+#   ns srm.tcl EDGES TRACE DROPS STOP_S RUN [CtrMcast|DM] [SRM|SRM/Adaptive] [delay|hops]
 #
 # Full packet-level Simulator with centralized (CtrMcast, the default) or dense-mode (DM)
 # multicast routing, one Agent/SRM (or Agent/SRM/Adaptive) per member with ns-2's default
@@ -15,10 +15,10 @@
 # "infinity", which whole microseconds exceeded at 100 receivers) or 1 ("hops", ns-2's
 # default: fewest hops).
 if {[llength $argv] < 5 || [llength $argv] > 8} {
-    puts stderr "usage: ns srm.tcl EDGES TRACE DROPS STOP_S RNG_SEED \[CtrMcast|DM\] \[SRM|SRM/Adaptive\] \[delay|hops\]"
+    puts stderr "usage: ns srm.tcl EDGES TRACE DROPS STOP_S RUN \[CtrMcast|DM\] \[SRM|SRM/Adaptive\] \[delay|hops\]"
     exit 2
 }
-lassign $argv edges tracefile dropfile stop rseed mproto agent route
+lassign $argv edges tracefile dropfile stop run mproto agent route
 if {$mproto eq ""} { set mproto CtrMcast }
 if {$agent eq ""} { set agent SRM }
 if {$route eq ""} { set route delay }
@@ -35,8 +35,18 @@ if {$agent ne "SRM" && $agent ne "SRM/Adaptive"} {
     exit 2
 }
 
+# Replication RUN (1, 2, ...) draws from substream RUN of ns-2's default RNG (MRG32k3a, seed
+# 12345), as the ns manual prescribes for independent replications. Seeding with the run
+# number instead (`$defaultRNG seed RUN`) is not that: with small seeds the first draws are
+# tiny and grow with the seed (seed 1: 0.0003, 0.556, 0.014; seed 20: 0.0067, 0.118, 0.284),
+# so the source, the first member to draw, sent its first session message at 0.9001-0.9003 s
+# in every run, ahead of the others, and its session messages queued half as long as theirs.
+if {![string is integer -strict $run] || $run < 1} {
+    puts stderr "srm.tcl: RUN must be a positive integer, not $run"
+    exit 2
+}
 global defaultRNG
-$defaultRNG seed $rseed
+for {set i 0} {$i < $run} {incr i} { $defaultRNG next-substream }
 
 set ns [new Simulator -multicast on]
 
