@@ -42,7 +42,9 @@ pub mod topo;
 pub mod unreliable;
 
 pub use loss::{GilbertElliott, KindFilter, LossModel, LossRule, LossSite};
-pub use network::{Backoff, BusConfig, Jitter, LinkConfig, NetError, Network, NodeKind};
+pub use network::{
+    Backoff, BusConfig, Jitter, LinkConfig, NetError, Network, NodeKind, RoutingMetric,
+};
 pub use rng::SimRng;
 pub use scheme::Scheme;
 pub use sim::{

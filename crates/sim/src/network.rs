@@ -211,6 +211,41 @@ pub enum NetError {
     BusBandwidth(u64),
 }
 
+/// How routing chooses among paths.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RoutingMetric {
+    /// Least delay (propagation plus mean jitter), then fewest hops: what a link-state
+    /// protocol with delay costs computes.
+    #[default]
+    Delay,
+    /// Fewest hops, then least delay: ns-2's default (every link costs 1 unless a script
+    /// sets costs), so the routes of studies run in ns-2 on generated graphs.
+    Hops,
+}
+
+/// A hop's cost under [`RoutingMetric::Hops`]: 2^40 ns (about 18 minutes), more than any
+/// path's delay, so a path's cost orders paths by hop count first and its remainder modulo
+/// this is the path's delay.
+const HOP_COST: u64 = 1 << 40;
+
+impl RoutingMetric {
+    /// What a hop adds to a path's cost besides its delay.
+    pub(crate) fn hop_cost(self) -> u64 {
+        match self {
+            RoutingMetric::Delay => 0,
+            RoutingMetric::Hops => HOP_COST,
+        }
+    }
+
+    /// The delay part of a path's cost (the cost itself under [`RoutingMetric::Delay`]).
+    pub(crate) fn delay_of(self, cost: u64) -> u64 {
+        match self {
+            RoutingMetric::Delay => cost,
+            RoutingMetric::Hops => cost % HOP_COST,
+        }
+    }
+}
+
 /// The network: nodes, links, buses and every node's interfaces (numbered in the order they
 /// were attached; these are the `IfaceId`s router agents see).
 #[derive(Debug, Clone, Default)]
@@ -219,6 +254,7 @@ pub struct Network {
     pub(crate) links: Vec<Link>,
     pub(crate) buses: Vec<Bus>,
     pub(crate) ifaces: Vec<Vec<Iface>>,
+    pub(crate) routing: RoutingMetric,
 }
 
 impl Network {
@@ -391,6 +427,28 @@ impl Network {
             })
             .unwrap_or_default()
     }
+    /// Route by `metric` (the default is [`RoutingMetric::Delay`]).
+    pub fn set_routing(&mut self, metric: RoutingMetric) {
+        self.routing = metric;
+    }
+
+    /// The metric routes are chosen by.
+    pub fn routing(&self) -> RoutingMetric {
+        self.routing
+    }
+
+    /// What routing adds for crossing a link of `cfg`: its routing delay, plus a hop's cost
+    /// under [`RoutingMetric::Hops`].
+    pub(crate) fn link_cost(&self, cfg: &LinkConfig) -> u64 {
+        cfg.routing_delay_ns().saturating_add(self.bus_cost())
+    }
+
+    /// What routing adds for crossing a bus (zero delay; a hop under
+    /// [`RoutingMetric::Hops`]).
+    pub(crate) fn bus_cost(&self) -> u64 {
+        self.routing.hop_cost()
+    }
+
     /// Give every link direction a drop-tail queue of `packets`.
     pub fn set_link_queues(&mut self, packets: usize) {
         let mut last: Option<Arc<LinkConfig>> = None;

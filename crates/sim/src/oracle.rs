@@ -16,7 +16,7 @@
 //! compares them). With [`TopologyOracle::with_packet`] each hop also adds a packet's
 //! transmission time, along the tree rooted at `to` (the path `to`'s packets take).
 
-use crate::network::{Medium, Network};
+use crate::network::{Medium, Network, RoutingMetric};
 use rmcast_proto::deploy::DistanceOracle;
 use rmcast_proto::NodeId;
 use std::cmp::Reverse;
@@ -28,7 +28,8 @@ use std::time::Duration;
 /// each: 512 MiB); the oldest search goes first. Answers do not depend on it.
 const CACHE_ENTRIES: usize = 64 << 20;
 
-/// One edge of the snapshot: the node it leads to, its routing delay (ns), its bandwidth
+/// One edge of the snapshot: the node it leads to, its routing cost (ns; see
+/// [`Network::link_cost`]), its bandwidth
 /// (bits per second, 0: no transmission time).
 #[derive(Debug, Clone, Copy)]
 struct Edge {
@@ -46,6 +47,8 @@ pub struct TopologyOracle {
     edges: Vec<Edge>,
     /// Bytes of the packet whose transmission time each hop adds (0: none).
     packet_bytes: u64,
+    /// The network's routing metric: edge costs are routing costs, distances their delays.
+    routing: RoutingMetric,
     cache: Mutex<Cache>,
 }
 
@@ -80,7 +83,7 @@ impl TopologyOracle {
                         let cfg = &net.links[link as usize].cfg;
                         edges.push(Edge {
                             to: f.peer,
-                            route_ns: cfg.routing_delay_ns(),
+                            route_ns: net.link_cost(cfg),
                             bandwidth_bps: cfg.bandwidth_bps,
                         });
                     }
@@ -89,7 +92,7 @@ impl TopologyOracle {
                         for &v in b.members.iter().filter(|&&v| v as usize != u) {
                             edges.push(Edge {
                                 to: v,
-                                route_ns: 0,
+                                route_ns: net.bus_cost(),
                                 bandwidth_bps: b.cfg.bandwidth_bps,
                             });
                         }
@@ -102,6 +105,7 @@ impl TopologyOracle {
             start,
             edges,
             packet_bytes,
+            routing: net.routing(),
             cache: Mutex::new(Cache::default()),
         }
     }
@@ -120,7 +124,7 @@ impl TopologyOracle {
     }
 
     /// The shortest-path tree from `root` with the simulator's routing order and tie-breaks
-    /// (by routing delay, then hops, then parent), and every node's distance along it
+    /// (by routing cost, then hops, then parent), and every node's distance along it
     /// (`u64::MAX`: unreached): routing delays plus, per hop, the packet's transmission time.
     fn search(&self, root: u32) -> Arc<[u64]> {
         let n = self.nodes();
@@ -163,7 +167,7 @@ impl TopologyOracle {
                 if d == u64::MAX {
                     d
                 } else {
-                    d.saturating_add(t)
+                    self.routing.delay_of(d).saturating_add(t)
                 }
             })
             .collect()

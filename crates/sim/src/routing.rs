@@ -1,6 +1,7 @@
-//! Shortest-path routing by delay. A source-rooted shortest-path tree ([`Spt`]) is computed
-//! once per root with Dijkstra (ties broken by hop count, then node id, so the result never
-//! depends on hash order). Multicast cuts a delivery [`Tree`] from the source's tree once per
+//! Shortest-path routing by delay (or, with [`RoutingMetric::Hops`](crate::RoutingMetric::Hops), by hop count, then
+//! delay). A source-rooted shortest-path tree ([`Spt`]) is computed once per root with
+//! Dijkstra (ties broken by hop count, then node id, so the result never depends on hash
+//! order). Multicast cuts a delivery [`Tree`] from the source's tree once per
 //! (source, group) and caches it. Unicast uses the tree rooted at the destination (links are
 //! symmetric, so that is a shortest path too): a destination few nodes send to gets a small
 //! tree per sender from a search that stops at the sender; a popular one keeps its
@@ -118,13 +119,13 @@ impl Labels {
                 match f.medium {
                     Medium::Link { link, .. } => {
                         let l = &net.links[link as usize];
-                        relax(f.peer, l.cfg.routing_delay_ns(), f.peer_iface);
+                        relax(f.peer, net.link_cost(&l.cfg), f.peer_iface);
                     }
                     Medium::Bus { bus, .. } => {
                         for &v in &net.buses[bus as usize].members {
                             if v != u {
                                 let vi = bus_iface(net, v, bus);
-                                relax(v, 0, vi);
+                                relax(v, net.bus_cost(), vi);
                             }
                         }
                     }
@@ -430,7 +431,7 @@ impl Tree {
                     Medium::Link { link, .. } => {
                         relax(
                             f.peer,
-                            net.links[link as usize].cfg.routing_delay_ns(),
+                            net.link_cost(&net.links[link as usize].cfg),
                             f.peer_iface,
                         );
                     }
@@ -438,7 +439,7 @@ impl Tree {
                         for &v in &net.buses[bus as usize].members {
                             if v != u {
                                 let vi = bus_iface(net, v, bus);
-                                relax(v, 0, vi);
+                                relax(v, net.bus_cost(), vi);
                             }
                         }
                     }
@@ -664,6 +665,43 @@ mod tests {
         let u = Tree::unicast(&Spt::compute(&net, 0), 1);
         assert_eq!(&*u.node, &[1, 2, 0]);
         assert_eq!(&*u.deliver, &[false, false, true]);
+    }
+
+    #[test]
+    fn hop_metric_takes_fewest_hops_then_least_delay() {
+        use crate::network::RoutingMetric;
+        use crate::oracle::TopologyOracle;
+        use rmcast_proto::deploy::DistanceOracle;
+        // 0 -(10ms)- 1 directly, or 0 -(1ms)- 2 -(1ms)- 1; 1 -(5ms)- 3 and 1 -(3ms)- 4, both
+        // -(1ms)- 5: two 3-hop paths 0 → 5, the one through 4 shorter.
+        let mut net = Network::new();
+        let n: Vec<NodeId> = (0..6).map(|_| net.add_node(NodeKind::Router)).collect();
+        let ms = |x| LinkConfig::new(0, Duration::from_millis(x));
+        for (a, b, d) in [
+            (0, 1, 10),
+            (0, 2, 1),
+            (2, 1, 1),
+            (1, 3, 5),
+            (1, 4, 3),
+            (3, 5, 1),
+            (4, 5, 1),
+        ] {
+            net.add_link(n[a], n[b], ms(d)).unwrap();
+        }
+        let by_delay = Spt::compute(&net, 0);
+        assert_eq!(by_delay.parent[1], 2);
+        let oracle = TopologyOracle::new(&net);
+        assert_eq!(oracle.distance(n[0], n[5]), Some(Duration::from_millis(6)));
+        net.set_routing(RoutingMetric::Hops);
+        let spt = Spt::compute(&net, 0);
+        assert_eq!(spt.parent[1], 0, "one hop of 10 ms beats two of 1 ms");
+        assert_eq!(spt.parent[5], 4, "of two 3-hop paths the one of less delay");
+        let t = Tree::multicast(&spt, &[5]);
+        assert_eq!(&*t.node, &[0, 1, 4, 5]);
+        // Distances follow the route and are its delay, not its cost.
+        let oracle = TopologyOracle::new(&net);
+        assert_eq!(oracle.distance(n[0], n[5]), Some(Duration::from_millis(14)));
+        assert_eq!(oracle.distance(n[5], n[2]), Some(Duration::from_millis(5)));
     }
 
     /// The nodes (with arrival interface and delivery flag) a full tree reaches below

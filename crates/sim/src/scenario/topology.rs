@@ -1,7 +1,7 @@
 //! The `[topology]` table: one generator per `kind`, then link queues.
 
 use super::ms_dur;
-use crate::network::{Backoff, BusConfig, LinkConfig};
+use crate::network::{Backoff, BusConfig, LinkConfig, RoutingMetric};
 use crate::params::{Params, ScenarioError};
 use crate::topo::{self, LinkClass, PlaneParams, Topology, TransitStub};
 use core::time::Duration;
@@ -33,7 +33,7 @@ pub fn topology_from_table(
 }
 
 /// Keys every topology takes.
-const COMMON: [&str; 2] = ["kind", "queue"];
+const COMMON: [&str; 3] = ["kind", "queue", "routing"];
 /// Keys of the generated graphs (`flat_random`, `waxman`, `transit_stub`).
 const PLANE_KEYS: [&str; 9] = [
     "scale",
@@ -180,6 +180,12 @@ pub(super) fn build_topology(
     if let Some(q) = p.opt_u64("queue")? {
         t.net.set_link_queues(q as usize);
     }
+    t.net
+        .set_routing(match p.str_or("routing", "delay")?.as_str() {
+            "delay" => RoutingMetric::Delay,
+            "hops" => RoutingMetric::Hops,
+            _ => return Err(p.bad("routing", "\"delay\" or \"hops\"")),
+        });
     Ok(t)
 }
 
