@@ -392,6 +392,10 @@ fn bad_cross_flows_and_dumbbells_are_errors_naming_the_key() {
             DUMBBELL.replace("kind = \"dumbbell\"", "kind = \"bus\""),
             "topology.bottleneck_queue",
         ),
+        (
+            DUMBBELL.replace("receivers = 3", "receivers = 3\nrouting = \"hop\""),
+            "topology.routing",
+        ),
     ];
     for (text, key) in cases {
         assert_refused(&text, key);
