@@ -35,6 +35,7 @@ measurement it shows how much queueing (and detection by a session message) it m
 import csv
 import heapq
 import json
+import os
 import re
 import sys
 
@@ -210,18 +211,27 @@ def rmcast(edges, outdir, seqs, drop_time, lost=None):
 
 
 def tree_parents(adj, src):
-    """Distances and parents on the source's shortest-delay tree (Dijkstra as `paths`, the
-    first label wins on ties)."""
-    dist, parent, pq, done = {src: 0.0}, {}, [(0.0, src)], set()
+    """Distances and parents on the source's routing tree (Dijkstra as `paths`, the first
+    label wins on ties): shortest-delay, or with ROUTE=hops in the environment fewest hops
+    and then least delay (rmcast's `routing = "hops"`)."""
+    hops_first = os.environ.get("ROUTE", "delay") == "hops"
+    key = (lambda h, d: (h, d)) if hops_first else (lambda h, d: (d,))
+    dist, hops, parent, done = {src: 0.0}, {src: 0}, {}, set()
+    pq = [(key(0, 0.0), src)]
     while pq:
-        d, u = heapq.heappop(pq)
+        _, u = heapq.heappop(pq)
         if u in done:
             continue
         done.add(u)
+        d, h = dist[u], hops[u]
         for v, dl, _ in adj.get(u, []):
-            if v not in dist or d + dl < dist[v] - 1e-15:
-                dist[v], parent[v] = d + dl, u
-                heapq.heappush(pq, (d + dl, v))
+            if v in done:
+                continue
+            new = key(h + 1, d + dl)
+            if v not in dist or new < tuple(x - 1e-15 if isinstance(x, float) else x
+                                            for x in key(hops[v], dist[v])):
+                dist[v], hops[v], parent[v] = d + dl, h + 1, u
+                heapq.heappush(pq, (new, v))
     return dist, parent
 
 

@@ -18,8 +18,9 @@
 # receiver's own link in turn, receiver i losing message 31 + 10 i, 1 s apart, all in one
 # run; links: the same with one drop on each link of the source's shortest-delay tree, upper
 # links first), AGENT (SRM, fixed timers, the default; SRM/Adaptive, ns-2's adaptive timers and
-# rmcast's `adaptive = true`), ROUTE (ns-2's link costs: delay, each link's delay in ms, so
-# that ns-2 routes by shortest delay as rmcast does, the default; hops, ns-2's own default).
+# rmcast's `adaptive = true`), ROUTE (the routing metric of both tools: delay, each link's
+# cost in ns-2 its delay in ms and rmcast's `routing = "delay"`, the default; hops, ns-2's own
+# default of cost 1 per link and rmcast's `routing = "hops"`, fewest hops then least delay).
 set -euo pipefail
 # Wall time is read from bash's EPOCHREALTIME, which costs no fork: `$(date +%s.%N)` took
 # ~1.7 ms a call here and put ~1.5 ms of it inside each timed interval, a fifth of a
@@ -39,6 +40,8 @@ ROUTE=${ROUTE:-delay}
 case "$ROUTE" in delay|hops) ;; *) echo "compare.sh: ROUTE must be delay or hops, not $ROUTE" >&2; exit 2 ;; esac
 case "$LOSS" in source|receivers|links) ;; *) echo "compare.sh: LOSS must be source, receivers or links, not $LOSS" >&2; exit 2 ;; esac
 case "$AGENT" in SRM) ADAPTIVE=false ;; SRM/Adaptive) ADAPTIVE=true ;; *) echo "compare.sh: AGENT must be SRM or SRM/Adaptive, not $AGENT" >&2; exit 2 ;; esac
+# analyze.py builds the routing trees (for RTTs and for who is below a lossy link) by ROUTE.
+export ROUTE
 OUT=${OUT:-$(mktemp -d /tmp/rmcast-ns2.XXXXXX)}
 DROP_SEQ=30        # 0-based ns-2 seqno of the (first) dropped message: the 31st, sent at t = 3.0 s
                    # (rmcast's drop_nth counts from 1: k = seqno + 1)
@@ -98,6 +101,7 @@ seed = $seeds
 [topology]
 kind = "edge_list"
 file = "g$r.txt"
+routing = "$ROUTE"
 source = $src
 receiver_ids = [$rcv]
 
@@ -261,7 +265,7 @@ res = {
                 + (" (adaptive)" if os.environ["AGENT"] != "SRM" else "")
                 + ", ns-2 multicast routing " + os.environ.get("MCAST", "CtrMcast")
                 + (" on shortest-delay routes (link cost = delay)" if os.environ["ROUTE"] == "delay"
-                   else " on fewest-hop routes (ns-2's default link cost 1)"),
+                   else " on fewest-hop routes in both tools (ns-2's default link cost 1; rmcast routing = hops, ties by delay)"),
     "route": os.environ["ROUTE"],
     "loss": os.environ["LOSS"],
     "agent": os.environ["AGENT"],
