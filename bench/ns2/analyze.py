@@ -228,8 +228,7 @@ def tree_parents(adj, src):
             if v in done:
                 continue
             new = key(h + 1, d + dl)
-            if v not in dist or new < tuple(x - 1e-15 if isinstance(x, float) else x
-                                            for x in key(hops[v], dist[v])):
+            if v not in dist or new < key(hops[v], dist[v] - 1e-15):
                 dist[v], hops[v], parent[v] = d + dl, h + 1, u
                 heapq.heappush(pq, (new, v))
     return dist, parent

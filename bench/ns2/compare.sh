@@ -65,7 +65,6 @@ EXPORT=$TARGET/release/ns2-export
 mkdir -p "$OUT"
 log "work dir $OUT"
 
-
 # drops R: the drops for graph $OUT/g$R.txt, one line `FROM TO SEQ LINK [K]` each (LINK: the
 # edge's line index, rmcast's link id; K: rmcast's drop_nth index of the packet among the
 # originals crossing the link, SEQ + 1 unless drops above it leave fewer), into
@@ -298,7 +297,7 @@ for r in recvs:
         "ns2_wall_s_per_run": mean(ns_wall) if ns_wall else None,
         "ns2_timed_out": timed_out,
         "ratio_ns2_over_rmcast": round(mean(ns_wall) / mean(rm_wall), 1) if ns_wall and rm_wall else None,
-        # Runs of a few milliseconds vary by a factor 2-4 between invocations on a shared
+        # Runs of a few milliseconds vary up to fivefold between invocations on a shared
         # VM; the medians are the steadier comparison.
         "rmcast_wall_s_median": median(rm_wall),
         "ns2_wall_s_median": median(ns_wall),

@@ -427,6 +427,7 @@ impl Network {
             })
             .unwrap_or_default()
     }
+
     /// Route by `metric` (the default is [`RoutingMetric::Delay`]).
     pub fn set_routing(&mut self, metric: RoutingMetric) {
         self.routing = metric;
@@ -440,7 +441,8 @@ impl Network {
     /// What routing adds for crossing a link of `cfg`: its routing delay, plus a hop's cost
     /// under [`RoutingMetric::Hops`].
     pub(crate) fn link_cost(&self, cfg: &LinkConfig) -> u64 {
-        cfg.routing_delay_ns().saturating_add(self.bus_cost())
+        cfg.routing_delay_ns()
+            .saturating_add(self.routing.hop_cost())
     }
 
     /// What routing adds for crossing a bus (zero delay; a hop under

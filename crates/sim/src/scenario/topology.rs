@@ -1,4 +1,4 @@
-//! The `[topology]` table: one generator per `kind`, then link queues.
+//! The `[topology]` table: one generator per `kind`, then link queues and the routing metric.
 
 use super::ms_dur;
 use crate::network::{Backoff, BusConfig, LinkConfig, RoutingMetric};
