@@ -188,16 +188,12 @@ impl Segment {
             rule.extend(["oifname", "!=", port.as_str()]);
         }
         let n = n.to_string();
-        rule.extend([
-            "numgen",
-            "random",
-            "mod",
-            "1000000",
-            "<",
-            n.as_str(),
-            "counter",
-            "drop",
-        ]);
+        // `numgen random mod 10^6` yields 0..=999,999, and nft refuses a bound of 10^6: a
+        // probability that rounds to 1 drops every frame with no `numgen` at all.
+        if p * 1e6 < 999_999.5 {
+            rule.extend(["numgen", "random", "mod", "1000000", "<", n.as_str()]);
+        }
+        rule.extend(["counter", "drop"]);
         self.nft(&rule)
     }
 
@@ -825,6 +821,30 @@ mod tests {
         );
         seg.frame_loss(0.0, None).unwrap();
         assert_eq!(seg.frames_dropped(), 0);
+    }
+
+    /// A probability of 1 (nft refuses `numgen random mod 10^6 < 10^6`) drops every frame.
+    #[test]
+    fn frame_loss_of_one_drops_every_frame() {
+        if let Some(why) = without_nft() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let seg = std::sync::Arc::new(Segment::create(2).unwrap());
+        seg.frame_loss(1.0, Some(0)).unwrap();
+        let group: SocketAddr = "239.255.93.9:47943".parse().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s1 = seg.clone();
+        let recv = std::thread::spawn(move || {
+            let s = joined(&s1, 1, group, Duration::from_millis(500));
+            tx.send(()).unwrap();
+            let mut buf = vec![0u8; 2000];
+            std::iter::from_fn(|| s.recv_from(&mut buf).ok()).count()
+        });
+        rx.recv().unwrap();
+        multicast_from_host_0(&seg, group, vec![7u8; 1000], 50, Duration::from_millis(1));
+        assert_eq!(recv.join().unwrap(), 0, "datagrams received through p = 1");
+        assert!(seg.frames_dropped() >= 50, "{}", seg.frames_dropped());
     }
 
     /// A policer of 20 Mbit/s on host 1's port passes about 20 Mbit/s of a faster UDP

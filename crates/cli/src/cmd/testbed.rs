@@ -485,7 +485,48 @@ fn run_point(
     let started = Instant::now();
     let out = transfer(&bed, &topo, &plan, index, dir)?;
     let dropped: u64 = bed.segments.iter().map(Segment::frames_dropped).sum();
-    Ok(columns(&plan, &topo, out, dropped, started.elapsed()))
+    let problems = out.problems.clone();
+    let (cols, completed) = columns(&plan, &topo, out, dropped, started.elapsed());
+    if !completed {
+        // Not progress: said with --quiet too, so an exit status of 1 never comes alone.
+        eprintln!("run {index} did not complete ({} bytes):", plan.bytes);
+        for p in &problems {
+            eprintln!("  {p}");
+        }
+        if problems.is_empty() {
+            eprintln!(
+                "  every process exited 0, but the sender's report does not say all completed"
+            );
+        }
+    }
+    Ok((cols, completed))
+}
+
+/// What went wrong with one process of a run, for the message of a run that did not
+/// complete: its exit status (or that it was stopped at the deadline) and its log's last lines.
+fn problem(who: &str, out: Option<&Output>, log: &Path) -> Option<String> {
+    let status = match out {
+        Some(o) if o.status.success() => return None,
+        Some(o) => format!("exited with {}", o.status),
+        None => "was stopped at its deadline".to_string(),
+    };
+    // A receiver's report (--json on stdout) says its outcome and why.
+    let report: Value = out
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+        .unwrap_or(Value::Null);
+    let said = match (report["outcome"].as_str(), report["reason"].as_str()) {
+        (Some(o), Some(r)) => format!(", outcome {o}: {r}"),
+        (Some(o), None) => format!(", outcome {o}"),
+        _ => String::new(),
+    };
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    Some(if tail.is_empty() {
+        format!("{who} {status}{said}; nothing in {}", log.display())
+    } else {
+        format!("{who} {status}{said}; {}: {tail}", log.display())
+    })
 }
 
 /// What the processes of one run printed.
@@ -493,6 +534,8 @@ struct Outputs {
     sender: Value,
     receivers_ok: Vec<bool>,
     relays: Vec<Value>,
+    /// Each process that did not exit 0, with why (see [`problem`]).
+    problems: Vec<String>,
 }
 
 fn transfer(
@@ -583,30 +626,41 @@ fn transfer(
         args.extend(strings(&["--rate", &r.to_string()]));
     }
     args.push(file.display().to_string());
-    let s = Proc::start(&ns, &args, &dir.join("sender.log"))?.finish(Instant::now() + DEADLINE);
+    let sender_log = dir.join("sender.log");
+    let s = Proc::start(&ns, &args, &sender_log)?.finish(Instant::now() + DEADLINE);
+    let mut problems: Vec<String> = problem("the sender", s.as_ref(), &sender_log)
+        .into_iter()
+        .collect();
     let sender = s
         .as_ref()
         .and_then(|o| serde_json::from_slice(&o.stdout).ok())
         .unwrap_or(Value::Null);
-    let receivers_ok = rx
-        .iter_mut()
-        .map(|p| {
-            p.finish(Instant::now() + Duration::from_secs(30))
-                .is_some_and(|o| o.status.success())
-        })
-        .collect();
-    let relays = relays
-        .iter_mut()
-        .map(|p| {
-            p.finish(Instant::now() + Duration::from_secs(30))
-                .and_then(|o| serde_json::from_slice(&o.stdout).ok())
-                .unwrap_or(Value::Null)
-        })
-        .collect();
+    let mut receivers_ok = Vec::new();
+    for (i, p) in rx.iter_mut().enumerate() {
+        let o = p.finish(Instant::now() + Duration::from_secs(30));
+        let log = dir.join(format!("r{i}.log"));
+        problems.extend(problem(&format!("receiver r{i}"), o.as_ref(), &log));
+        receivers_ok.push(o.is_some_and(|o| o.status.success()));
+    }
+    let mut relay_out = Vec::new();
+    for ((r, _), p) in bed.routers.iter().zip(relays.iter_mut()) {
+        let o = p.finish(Instant::now() + Duration::from_secs(30));
+        let log = dir.join(format!("relay-{}.log", r.0));
+        problems.extend(problem(
+            &format!("the relay of router {}", r.0),
+            o.as_ref(),
+            &log,
+        ));
+        relay_out.push(
+            o.and_then(|o| serde_json::from_slice(&o.stdout).ok())
+                .unwrap_or(Value::Null),
+        );
+    }
     Ok(Outputs {
         sender,
         receivers_ok,
-        relays,
+        relays: relay_out,
+        problems,
     })
 }
 
