@@ -272,7 +272,7 @@ res = {
     "wall_clock": "bash EPOCHREALTIME read before and after each run's process",
     "ns2_version": nsv,
     "rmcast_version": subprocess.run([rmcast, "--version"], capture_output=True, text=True).stdout.strip(),
-    "rmcast_commit": subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(sys.argv[7])), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or None,
+    "rmcast_commit": subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(sys.argv[7])), "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True, text=True).stdout.strip() or None,
     "seeds_per_tool": seeds,
     "sizes": [],
 }

@@ -10,13 +10,15 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
+mod alloc;
 mod cmd;
 mod progress;
 
 /// mimalloc rather than glibc's allocator: simulations of 10^6 receivers allocate and free
-/// millions of small objects (see docs/performance.md, `rmcast bench scale`).
+/// millions of small objects (see docs/performance.md, `rmcast bench scale`); huge pages
+/// only once a simulation is large (`alloc`).
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: alloc::Alloc = alloc::Alloc;
 
 #[derive(Parser)]
 #[command(
@@ -102,8 +104,14 @@ fn main() -> ExitCode {
         Command::Recv(a) => cmd::recv::run(a),
         Command::Relay(a) => cmd::relay::run(a),
         Command::Keygen(a) => cmd::keygen::run(a),
-        Command::Repro(a) => cmd::repro::run(a),
-        Command::Sim(a) => cmd::sim::run(a),
+        Command::Repro(a) => {
+            alloc::small_until_large();
+            cmd::repro::run(a)
+        }
+        Command::Sim(a) => {
+            alloc::small_until_large();
+            cmd::sim::run(a)
+        }
         Command::Testbed(a) => cmd::testbed::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Bench(a) => cmd::bench::run(a),

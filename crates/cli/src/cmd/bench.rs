@@ -46,10 +46,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quick = match args.what {
         What::Sim { quick } => quick,
         What::Net(a) => return super::bench_net::run(a),
-        What::Scale(a) => return super::bench_scale::run(a),
+        What::Scale(a) => {
+            // Its children are rmcast itself (one per scheme and size).
+            crate::alloc::small_until_large();
+            return super::bench_scale::run(a);
+        }
         What::Xtp(a) => return super::bench_xtp::run(a),
         What::Cc(a) => return super::bench_cc::run(a),
     };
+    crate::alloc::small_until_large();
     let (pending, steps) = if quick {
         (100_000, 2_000_000)
     } else {
