@@ -89,6 +89,13 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
+    // Huge pages stay held back for the simulator's commands (`alloc`); `bench scale`'s
+    // children are rmcast itself.
+    alloc::settle(match &cli.command {
+        Command::Sim(_) | Command::Repro(_) => true,
+        Command::Bench(b) => b.simulates(),
+        _ => false,
+    });
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Protocols(a) => cmd::protocols::run(a),
@@ -104,14 +111,8 @@ fn main() -> ExitCode {
         Command::Recv(a) => cmd::recv::run(a),
         Command::Relay(a) => cmd::relay::run(a),
         Command::Keygen(a) => cmd::keygen::run(a),
-        Command::Repro(a) => {
-            alloc::small_until_large();
-            cmd::repro::run(a)
-        }
-        Command::Sim(a) => {
-            alloc::small_until_large();
-            cmd::sim::run(a)
-        }
+        Command::Repro(a) => cmd::repro::run(a),
+        Command::Sim(a) => cmd::sim::run(a),
         Command::Testbed(a) => cmd::testbed::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Bench(a) => cmd::bench::run(a),

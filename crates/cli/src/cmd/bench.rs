@@ -42,19 +42,21 @@ enum What {
     Xtp(super::bench_xtp::Args),
 }
 
+impl Args {
+    /// Whether this benchmark runs the simulator (its allocation follows `alloc::settle`).
+    pub fn simulates(&self) -> bool {
+        matches!(self.what, What::Sim { .. } | What::Scale(_))
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quick = match args.what {
         What::Sim { quick } => quick,
         What::Net(a) => return super::bench_net::run(a),
-        What::Scale(a) => {
-            // Its children are rmcast itself (one per scheme and size).
-            crate::alloc::small_until_large();
-            return super::bench_scale::run(a);
-        }
+        What::Scale(a) => return super::bench_scale::run(a),
         What::Xtp(a) => return super::bench_xtp::run(a),
         What::Cc(a) => return super::bench_cc::run(a),
     };
-    crate::alloc::small_until_large();
     let (pending, steps) = if quick {
         (100_000, 2_000_000)
     } else {
