@@ -297,8 +297,8 @@ for r in recvs:
         "ns2_wall_s_per_run": mean(ns_wall) if ns_wall else None,
         "ns2_timed_out": timed_out,
         "ratio_ns2_over_rmcast": round(mean(ns_wall) / mean(rm_wall), 1) if ns_wall and rm_wall else None,
-        # Runs of a few milliseconds vary up to fivefold between invocations on a shared
-        # VM; the medians are the steadier comparison.
+        # Runs of a few milliseconds varied up to fivefold between invocations on a shared
+        # VM (huge-page zeroing, fixed in 5e0c1cd); the medians are the steadier comparison.
         "rmcast_wall_s_median": median(rm_wall),
         "ns2_wall_s_median": median(ns_wall),
         "ratio_of_medians": round(median(ns_wall) / median(rm_wall), 1) if ns_wall and rm_wall else None,
