@@ -131,23 +131,18 @@ fn set_thp_disabled(_off: bool) -> bool {
     false
 }
 
-#[inline]
-fn watch(size: usize) {
-    WATCH.allocating(size);
-}
-
-// SAFETY: every call is mimalloc's, with the caller's arguments unchanged; `watch` only reads
-// the size and may make one prctl call.
+// SAFETY: every call is mimalloc's, with the caller's arguments unchanged; `allocating` only
+// reads the size and may make one prctl call.
 unsafe impl GlobalAlloc for Alloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        watch(layout.size());
+        WATCH.allocating(layout.size());
         unsafe { mimalloc::MiMalloc.alloc(layout) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        watch(layout.size());
+        WATCH.allocating(layout.size());
         unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
     }
 
@@ -158,7 +153,7 @@ unsafe impl GlobalAlloc for Alloc {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        watch(new_size);
+        WATCH.allocating(new_size);
         unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
     }
 }

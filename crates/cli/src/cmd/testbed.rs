@@ -483,9 +483,9 @@ fn run_point(
         );
     }
     let started = Instant::now();
-    let out = transfer(&bed, &topo, &plan, index, dir)?;
+    let mut out = transfer(&bed, &topo, &plan, index, dir)?;
     let dropped: u64 = bed.segments.iter().map(Segment::frames_dropped).sum();
-    let problems = out.problems.clone();
+    let problems = std::mem::take(&mut out.problems);
     let (cols, completed) = columns(&plan, &topo, out, dropped, started.elapsed());
     if !completed {
         // Not progress: said with --quiet too, so an exit status of 1 never comes alone.
