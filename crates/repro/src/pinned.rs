@@ -25,8 +25,14 @@
 //!   inconclusive claims are listed besides;
 //! * a pinned id that names no claim of a study that ran is **unknown** (the gate fails: a
 //!   renamed claim must not leave a stale pin behind).
+//! * a pin may carry the claim's decisive value as a run measured it (`measured = { quick = …,
+//!   full = … }`, written by `scripts/pin_values.py` from that run's `claims.json`, never by
+//!   hand); a pinned claim whose value now lies more than [`DRIFT`] from it has **moved** (the
+//!   gate fails): a known failure is only known at the size it was measured, and a
+//!   simulation is a pure function of its seeds, so its value moves only when the code does.
+//!   The message says re-record the value when the move is intended.
 
-use crate::claim::Verdict;
+use crate::claim::{fmt_num, Verdict};
 use crate::report::Report;
 use crate::study::Sweeps;
 use serde::Deserialize;
@@ -63,6 +69,37 @@ fn both() -> Vec<Mode> {
     vec![Mode::Quick, Mode::Full]
 }
 
+/// How far a pinned claim's value may move from the value recorded with its pin, relative
+/// to the larger of the two, before the gate fails.
+pub const DRIFT: f64 = 0.25;
+
+/// A pinned claim's value at its decisive point as a run of each mode measured it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recorded {
+    /// The value in quick mode.
+    pub quick: Option<f64>,
+    /// The value in full mode (extended mode too).
+    pub full: Option<f64>,
+}
+
+impl Recorded {
+    fn get(&self, mode: Mode) -> Option<f64> {
+        match mode {
+            Mode::Quick => self.quick,
+            Mode::Full => self.full,
+        }
+    }
+}
+
+/// How far apart two values are, relative to the larger magnitude (0 when equal).
+pub fn drift(a: f64, b: f64) -> f64 {
+    if a == b {
+        return 0.0;
+    }
+    (a - b).abs() / a.abs().max(b.abs())
+}
+
 /// One expected failure.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,6 +111,9 @@ pub struct Pin {
     pub modes: Vec<Mode>,
     /// Why rmcast does not reproduce it.
     pub reason: String,
+    /// The claim's value when it was pinned, per mode.
+    #[serde(default)]
+    pub measured: Recorded,
 }
 
 #[derive(Deserialize)]
@@ -111,12 +151,14 @@ pub struct Gate {
     pub inconclusive: Vec<String>,
     /// Pinned ids naming no claim of the studies that ran.
     pub unknown: Vec<String>,
+    /// Pinned claims whose value moved more than [`DRIFT`] from the one recorded with the pin.
+    pub moved: Vec<Unexpected>,
 }
 
 impl Gate {
-    /// True when every failure was expected and every pin names a claim.
+    /// True when every failure was expected, every pin names a claim and no pinned value moved.
     pub fn passed(&self) -> bool {
-        self.unexpected.is_empty() && self.unknown.is_empty()
+        self.unexpected.is_empty() && self.unknown.is_empty() && self.moved.is_empty()
     }
 }
 
@@ -193,6 +235,29 @@ impl Pins {
                         id: id.to_string(),
                         why: c.detail.clone(),
                     }),
+                }
+                if let Some(was) = pin.and_then(|p| p.measured.get(mode)) {
+                    let now = c.measured.as_ref().map(|e| e.mean);
+                    let at =
+                        c.x.map(|x| format!(" at x = {}", fmt_num(x)))
+                            .unwrap_or_default();
+                    let why = match now {
+                        Some(now) if drift(now, was) <= DRIFT => None,
+                        Some(now) => Some(format!(
+                            "{}{at} now, {} when pinned ({:.0} % apart; a pin holds its value within {:.0} %)",
+                            fmt_num(now),
+                            fmt_num(was),
+                            100.0 * drift(now, was),
+                            100.0 * DRIFT
+                        )),
+                        None => Some(format!("no value now, {} when pinned", fmt_num(was))),
+                    };
+                    if let Some(why) = why {
+                        gate.moved.push(Unexpected {
+                            id: id.to_string(),
+                            why,
+                        });
+                    }
                 }
             }
         }
@@ -337,6 +402,75 @@ mod tests {
         assert!(!g.passed());
     }
 
+    fn measured(mut c: ClaimResult, x: f64, mean: f64) -> ClaimResult {
+        c.x = Some(x);
+        c.measured = Some(crate::stats::Estimate::exact(mean));
+        c
+    }
+
+    #[test]
+    fn a_pinned_value_that_moves_fails_the_gate() {
+        let pins = Pins::parse(
+            r#"
+            [[pin]]
+            id = "s.known"
+            reason = "known"
+            measured = { quick = 1.7, full = 1.9 }
+            [[pin]]
+            id = "s.fixed"
+            modes = ["quick"]
+            reason = "near its bound"
+            measured = { quick = 0.5 }
+            "#,
+        )
+        .unwrap();
+        let run = |quick, known: f64, fixed: f64, fixed_passes| {
+            pins.gate(&report(
+                quick,
+                vec![
+                    measured(claim("s.known", false, true), 1.0, known),
+                    measured(claim("s.fixed", fixed_passes, true), 2.0, fixed),
+                ],
+            ))
+        };
+        // Within DRIFT of the recorded values, passing or not: the gate passes.
+        let g = run(true, 1.7 * 0.8, 0.55, true);
+        assert!(g.passed() && g.now_passing == ["s.fixed"], "{g:?}");
+        // A known failure that grew (or shrank) beyond DRIFT has moved.
+        let g = run(true, 1.136, 0.5, false);
+        assert!(!g.passed());
+        assert_eq!(g.moved.len(), 1);
+        assert_eq!(g.moved[0].id, "s.known");
+        assert!(
+            g.moved[0]
+                .why
+                .contains("1.136 at x = 1 now, 1.7 when pinned (33 % apart"),
+            "{}",
+            g.moved[0].why
+        );
+        // A pinned claim that now passes far from its recorded value has moved too.
+        let g = run(true, 1.7, 0.2, true);
+        assert_eq!(g.moved.len(), 1, "{g:?}");
+        assert_eq!(g.moved[0].id, "s.fixed");
+        // Each mode holds its own value (1.7 is within DRIFT of full mode's 1.9, 1.3 is
+        // not), and `s.fixed`, pinned in quick mode only, is not compared in full mode.
+        assert!(run(false, 1.7, 0.2, true).moved.is_empty());
+        let g = run(false, 1.3, 0.2, true);
+        assert_eq!(g.moved.len(), 1, "{g:?}");
+        assert_eq!(g.moved[0].id, "s.known");
+        // A recorded value the run no longer measures has moved.
+        let mut c = claim("s.known", false, true);
+        c.measured = None;
+        let g = pins.gate(&report(true, vec![c, claim("s.fixed", false, true)]));
+        assert!(g
+            .moved
+            .iter()
+            .any(|m| m.id == "s.known" && m.why.contains("no value now")));
+        assert_eq!(drift(2.0, 2.0), 0.0);
+        assert_eq!(drift(0.0, 0.0), 0.0);
+        assert_eq!(drift(-1.0, 1.0), 2.0);
+    }
+
     #[test]
     fn bad_lists_are_refused() {
         let dup = "[[pin]]\nid = \"a\"\nreason = \"r\"\n[[pin]]\nid = \"a\"\nreason = \"r\"\n";
@@ -349,6 +483,8 @@ mod tests {
         assert!(matches!(Pins::parse(typo), Err(PinError::Toml(_))));
         let mode = "[[pin]]\nid = \"a\"\nreason = \"r\"\nmodes = [\"fast\"]\n";
         assert!(matches!(Pins::parse(mode), Err(PinError::Toml(_))));
+        let value = "[[pin]]\nid = \"a\"\nreason = \"r\"\nmeasured = { quik = 1.0 }\n";
+        assert!(matches!(Pins::parse(value), Err(PinError::Toml(_))));
     }
 
     #[test]

@@ -25,10 +25,12 @@ Writes DIR/report.md, DIR/index.html (plots inline), DIR/claims.csv, DIR/claims.
 SVG per plot. The last line printed is `claims: N passed, M failed` (on stderr with --json).
 With --check, the expected failures are the claims pinned in scenarios/repro/pinned.toml
 (built in; --pinned FILE reads another), each with its reason: a failure outside that list,
-a claim that cannot be evaluated, or a pin naming no claim fails the check; a pinned claim
-that passes is listed so the list shrinks.
-Exit status: 0 done (with --check: every failure was pinned), 1 --check found an unpinned
-failure, 2 bad usage, a bad pinned list or an unwritable output directory.")]
+a claim that cannot be evaluated, a pin naming no claim, or a pinned claim whose value moved
+more than 25 % from the one recorded with its pin (scripts/pin_values.py records them from a
+run's claims.json) fails the check; a pinned claim that passes is listed so the list shrinks.
+Exit status: 0 done (with --check: every failure was pinned and held its value), 1 --check
+found an unpinned failure or a moved value, 2 bad usage, a bad pinned list or an unwritable
+output directory.")]
 pub struct Args {
     /// Studies to run (default: all registered)
     #[arg(value_name = "STUDY")]
@@ -223,13 +225,19 @@ fn print_gate(gate: &Gate, pinned: usize) {
     for id in &gate.unknown {
         eprintln!("check: pinned claim {id} is not a claim of its study (renamed or removed?)");
     }
+    for m in &gate.moved {
+        eprintln!(
+            "check: pinned claim {} moved: {} (investigate, or if the change is intended re-record with scripts/pin_values.py)",
+            m.id, m.why
+        );
+    }
     for id in &gate.now_passing {
         eprintln!(
             "check: pinned claim {id} passed in this run: remove its pin if it keeps passing"
         );
     }
     eprintln!(
-        "check: {} unexpected failure{}, {} expected (of {pinned} pinned), {} pinned now passing, {} inconclusive{}",
+        "check: {} unexpected failure{}, {} expected (of {pinned} pinned), {} pinned now passing, {} inconclusive{}{}",
         gate.unexpected.len(),
         if gate.unexpected.len() == 1 { "" } else { "s" },
         gate.expected.len(),
@@ -239,6 +247,11 @@ fn print_gate(gate: &Gate, pinned: usize) {
             String::new()
         } else {
             format!(", {} unknown pins", gate.unknown.len())
+        },
+        if gate.moved.is_empty() {
+            String::new()
+        } else {
+            format!(", {} pinned values moved", gate.moved.len())
         }
     );
 }
