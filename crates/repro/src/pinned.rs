@@ -31,6 +31,9 @@
 //!   gate fails): a known failure is only known at the size it was measured, and a
 //!   simulation is a pure function of its seeds, so its value moves only when the code does.
 //!   The message says re-record the value when the move is intended.
+//! * a pin covering a claim that has such a value (a simulation's or a formula's, not one on
+//!   real sockets, whose values vary between runs) but carries none for the run's mode is
+//!   **unrecorded** (the gate fails): a new pin is not finished until its value is recorded.
 
 use crate::claim::{fmt_num, Verdict};
 use crate::report::Report;
@@ -153,12 +156,18 @@ pub struct Gate {
     pub unknown: Vec<String>,
     /// Pinned claims whose value moved more than [`DRIFT`] from the one recorded with the pin.
     pub moved: Vec<Unexpected>,
+    /// Pinned claims with a value in this run but none recorded for this mode: (id, value).
+    pub unrecorded: Vec<(String, f64)>,
 }
 
 impl Gate {
-    /// True when every failure was expected, every pin names a claim and no pinned value moved.
+    /// True when every failure was expected, every pin names a claim and every pinned value
+    /// is recorded and held.
     pub fn passed(&self) -> bool {
-        self.unexpected.is_empty() && self.unknown.is_empty() && self.moved.is_empty()
+        self.unexpected.is_empty()
+            && self.unknown.is_empty()
+            && self.moved.is_empty()
+            && self.unrecorded.is_empty()
     }
 }
 
@@ -235,6 +244,15 @@ impl Pins {
                         id: id.to_string(),
                         why: c.detail.clone(),
                     }),
+                }
+                let value = c.measured.as_ref().map(|e| e.mean);
+                if let (Some(p), Some(v)) = (pin, value) {
+                    if p.measured.get(mode).is_none()
+                        && c.evaluated
+                        && c.spec.tests != crate::claim::Tests::Network
+                    {
+                        gate.unrecorded.push((id.to_string(), v));
+                    }
                 }
                 if let Some(was) = pin.and_then(|p| p.measured.get(mode)) {
                     let now = c.measured.as_ref().map(|e| e.mean);
@@ -469,6 +487,45 @@ mod tests {
         assert_eq!(drift(2.0, 2.0), 0.0);
         assert_eq!(drift(0.0, 0.0), 0.0);
         assert_eq!(drift(-1.0, 1.0), 2.0);
+    }
+
+    #[test]
+    fn a_pin_without_its_value_fails_the_gate_unless_the_claim_has_none() {
+        let pins = Pins::parse(PINS).unwrap();
+        let fixed = || claim("s.fixed", false, true);
+        let quick_only = || claim("s.quick_only", false, true);
+        // `s.known` measured 1.5, its pin records nothing: unrecorded.
+        let g = pins.gate(&report(
+            true,
+            vec![
+                measured(claim("s.known", false, true), 1.0, 1.5),
+                fixed(),
+                quick_only(),
+            ],
+        ));
+        assert_eq!(g.unrecorded, [("s.known".to_string(), 1.5)]);
+        assert!(!g.passed());
+        // An ordering (no single value) or a claim on real sockets needs none.
+        let mut network = measured(claim("s.known", false, true), 1.0, 1.5);
+        network.spec.tests = crate::claim::Tests::Network;
+        let g = pins.gate(&report(true, vec![network, fixed(), quick_only()]));
+        assert!(g.passed(), "{g:?}");
+        let g = pins.gate(&report(
+            true,
+            vec![claim("s.known", false, true), fixed(), quick_only()],
+        ));
+        assert!(g.passed(), "{g:?}");
+        // An unpinned claim with a value needs none either.
+        let g = pins.gate(&report(
+            true,
+            vec![
+                claim("s.known", false, true),
+                fixed(),
+                quick_only(),
+                measured(claim("s.fine", true, true), 1.0, 3.0),
+            ],
+        ));
+        assert!(g.passed(), "{g:?}");
     }
 
     #[test]

@@ -26,8 +26,8 @@ SVG per plot. The last line printed is `claims: N passed, M failed` (on stderr w
 With --check, the expected failures are the claims pinned in scenarios/repro/pinned.toml
 (built in; --pinned FILE reads another), each with its reason: a failure outside that list,
 a claim that cannot be evaluated, a pin naming no claim, or a pinned claim whose value moved
-more than 25 % from the one recorded with its pin (scripts/pin_values.py records them from a
-run's claims.json) fails the check; a pinned claim that passes is listed so the list shrinks.
+more than 25 % from the one recorded with its pin, or has none recorded (scripts/pin_values.py
+records them from a run's claims.json), fails the check; a pinned claim that passes is listed so the list shrinks.
 Exit status: 0 done (with --check: every failure was pinned and held its value), 1 --check
 found an unpinned failure or a moved value, 2 bad usage, a bad pinned list or an unwritable
 output directory.")]
@@ -231,13 +231,19 @@ fn print_gate(gate: &Gate, pinned: usize) {
             m.id, m.why
         );
     }
+    for (id, v) in &gate.unrecorded {
+        eprintln!(
+            "check: pinned claim {id} has no recorded value for this mode (this run: {}): record it with scripts/pin_values.py",
+            rmcast_repro::claim::fmt_num(*v)
+        );
+    }
     for id in &gate.now_passing {
         eprintln!(
             "check: pinned claim {id} passed in this run: remove its pin if it keeps passing"
         );
     }
     eprintln!(
-        "check: {} unexpected failure{}, {} expected (of {pinned} pinned), {} pinned now passing, {} inconclusive{}{}",
+        "check: {} unexpected failure{}, {} expected (of {pinned} pinned), {} pinned now passing, {} inconclusive{}{}{}",
         gate.unexpected.len(),
         if gate.unexpected.len() == 1 { "" } else { "s" },
         gate.expected.len(),
@@ -252,6 +258,11 @@ fn print_gate(gate: &Gate, pinned: usize) {
             String::new()
         } else {
             format!(", {} pinned values moved", gate.moved.len())
+        },
+        if gate.unrecorded.is_empty() {
+            String::new()
+        } else {
+            format!(", {} pinned values unrecorded", gate.unrecorded.len())
         }
     );
 }
