@@ -199,15 +199,37 @@ fn check_exits_1_when_a_claim_fails_and_the_report_explains_it() {
     );
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(md.contains("the data and the ACK frame alone take 12656 bit times"));
-    // Pinned as an expected failure of quick mode, the same failure passes the check; a pin
-    // for full mode only does not cover it, and a pin naming no claim fails the check.
+    // The claim's value in this run, as scripts/pin_values.py would record it.
+    let json = std::fs::read_to_string(out_dir.join("claims.json")).unwrap();
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let value = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "demo.bus.impossible")
+        .and_then(|c| c["mean"].as_f64())
+        .unwrap();
+    // Pinned as an expected failure of quick mode with its value, the same failure passes the
+    // check; a pin for full mode only does not cover it; a pin without the value, or with one
+    // the run no longer gives, fails the check.
+    let recorded = format!("modes = [\"quick\"]\nmeasured = {{ quick = {value} }}");
+    let moved = format!(
+        "modes = [\"quick\"]\nmeasured = {{ quick = {} }}",
+        value * 2.0
+    );
     for (pins, code, says) in [
-        ("modes = [\"quick\"]", 0, "1 expected (of 1 pinned)"),
+        (recorded.as_str(), 0, "1 expected (of 1 pinned)"),
         (
             "modes = [\"full\"]",
             1,
             "unexpected failure demo.bus.impossible",
         ),
+        (
+            "modes = [\"quick\"]",
+            1,
+            "demo.bus.impossible has no recorded value for this mode",
+        ),
+        (moved.as_str(), 1, "demo.bus.impossible moved"),
     ] {
         let file = dir.join("pinned.toml");
         std::fs::write(
