@@ -245,37 +245,39 @@ impl Pins {
                         why: c.detail.clone(),
                     }),
                 }
-                let value = c.measured.as_ref().map(|e| e.mean);
-                if let (Some(p), Some(v)) = (pin, value) {
-                    if p.measured.get(mode).is_none()
-                        && c.evaluated
-                        && c.spec.tests != crate::claim::Tests::Network
-                    {
-                        gate.unrecorded.push((id.to_string(), v));
+                // A pin's recorded value against this run's (see the module doc).
+                let Some(p) = pin else { continue };
+                let now = c.measured.as_ref().map(|e| e.mean);
+                let why = match (p.measured.get(mode), now) {
+                    (None, Some(v)) => {
+                        if c.evaluated && c.spec.tests != crate::claim::Tests::Network {
+                            gate.unrecorded.push((id.to_string(), v));
+                        }
+                        None
                     }
-                }
-                if let Some(was) = pin.and_then(|p| p.measured.get(mode)) {
-                    let now = c.measured.as_ref().map(|e| e.mean);
-                    let at =
-                        c.x.map(|x| format!(" at x = {}", fmt_num(x)))
-                            .unwrap_or_default();
-                    let why = match now {
-                        Some(now) if drift(now, was) <= DRIFT => None,
-                        Some(now) => Some(format!(
+                    (None, None) => None,
+                    (Some(was), Some(now)) if drift(now, was) <= DRIFT => None,
+                    (Some(was), Some(now)) => {
+                        let at =
+                            c.x.map(|x| format!(" at x = {}", fmt_num(x)))
+                                .unwrap_or_default();
+                        Some(format!(
                             "{}{at} now, {} when pinned ({:.0} % apart; a pin holds its value within {:.0} %)",
                             fmt_num(now),
                             fmt_num(was),
                             100.0 * drift(now, was),
                             100.0 * DRIFT
-                        )),
-                        None => Some(format!("no value now, {} when pinned", fmt_num(was))),
-                    };
-                    if let Some(why) = why {
-                        gate.moved.push(Unexpected {
-                            id: id.to_string(),
-                            why,
-                        });
+                        ))
                     }
+                    (Some(was), None) => {
+                        Some(format!("no value now, {} when pinned", fmt_num(was)))
+                    }
+                };
+                if let Some(why) = why {
+                    gate.moved.push(Unexpected {
+                        id: id.to_string(),
+                        why,
+                    });
                 }
             }
         }
