@@ -36,7 +36,21 @@ fn dsp_two_regions_member_loss_is_repaired_locally() {
         3_000_000,
         // A generous RTD: on a loaded 2-core machine a debug-build receiver's socket backlog
         // must not pass for a loss at a designated receiver.
-        &["--protocol", "dsp", "--rate", "200M", "--rtd-ms", "500"],
+        // The local RTD sets how long a designated receiver waits before a block a member's
+        // status lacks counts as lost (`status_max + r_f × local RTD` for a block beyond all
+        // it holds): with the default 1 ms, a member lagging its designated receiver by a
+        // few ms on a loaded machine is repaired although it lost nothing (CI once saw one
+        // local repair in loss-free region 0).
+        &[
+            "--protocol",
+            "dsp",
+            "--rate",
+            "200M",
+            "--rtd-ms",
+            "500",
+            "--local-rtd-ms",
+            "50",
+        ],
         &[
             vec!["--region", "0", "--node-id", "200"],
             vec!["--region", "0", "--node-id", "201"],
@@ -84,8 +98,25 @@ fn dsp_two_regions_member_loss_is_repaired_locally() {
         "global re-multicasts: {}",
         run.sender
     );
-    // Region 0 lost nothing: its designated receiver had nothing to repair.
-    assert_eq!(run.receivers[0]["local_repairs_sent"], 0);
+    // One repair per loss: the member lost `dropped_injected` datagrams (data and repairs)
+    // and its designated receiver re-multicast as many (before a member accepted `R + C`
+    // blocks past a loss, the blocks the source sent meanwhile overflowed it and were all
+    // re-multicast: 2.7 repairs per loss here).
+    let lost = member["driver"]["dropped_injected"].as_u64().unwrap();
+    let sent = designated["local_repairs_sent"].as_u64().unwrap();
+    assert!(
+        sent <= lost + lost / 10,
+        "{sent} local repairs for {lost} losses"
+    );
+    // Region 0 lost nothing unless the kernel dropped a datagram at its member's full
+    // socket: then its designated receiver had nothing to repair.
+    if run.receivers[1]["driver"]["kernel_drops"] == 0 {
+        assert_eq!(
+            run.receivers[0]["local_repairs_sent"], 0,
+            "region 0: {}",
+            run.receivers[1]
+        );
+    }
 }
 
 /// A receiver stopped (SIGSTOP) for 0.6 s in the middle of a prmp transfer is polled in vain

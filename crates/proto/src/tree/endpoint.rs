@@ -63,7 +63,9 @@ pub struct EndpointConfig {
     pub role: Role,
     /// Bits in a LOB (`L`).
     pub l: u32,
-    /// Reassembly buffer `R`, blocks.
+    /// Reassembly buffer `R`, blocks: what `buffer_available` counts down from. A DSP
+    /// member accepts blocks up to `R + C` past its first unreleased one (see
+    /// [`Endpoint::accepts_below`]).
     pub reassembly: u32,
     /// Retransmission buffer `C`, blocks (designated DSP and CP endpoints).
     pub retx_capacity: u32,
@@ -148,7 +150,7 @@ impl Endpoint {
             _ => BTreeMap::new(),
         };
         Endpoint {
-            win: SeqWindow::new(cfg.reassembly.max(cfg.l) as usize),
+            win: SeqWindow::new(Self::span_of(&cfg).max(cfg.l) as usize),
             have: BTreeMap::new(),
             rel: 0,
             retx_len: 0,
@@ -217,6 +219,29 @@ impl Endpoint {
         self.update_occupancy(now);
         self.status_at = now;
     }
+    /// Blocks past its first unreleased one an endpoint in any role it may take accepts.
+    fn span_of(cfg: &EndpointConfig) -> u32 {
+        cfg.reassembly.saturating_add(cfg.retx_capacity)
+    }
+
+    /// The first block this endpoint drops as arriving beyond its buffer (counted in
+    /// [`Gauge::Overflow`]). An endpoint that reports to the source or its exchange accepts
+    /// `R` blocks from its first unreleased one, the space its `buffer_available` announced.
+    /// A DSP member reports to nobody who paces the source: the source runs ahead of it as
+    /// far as its designated endpoint's buffers allow, `R` beyond a retransmission buffer of
+    /// `C` blocks that waits for this member's `LW_r` — so the member accepts `R + C`, and a
+    /// block the source may legitimately send never arrives "too far" (seed 001 negotiates
+    /// each destination's re-ordering buffer at connection set-up and leaves its size open).
+    /// With only `R`, one loss at a member made every block beyond `R` of it an overflow to
+    /// be re-multicast locally.
+    pub fn accepts_below(&self) -> u64 {
+        let span = match self.cfg.role {
+            Role::Member { .. } => Self::span_of(&self.cfg),
+            _ => self.cfg.reassembly,
+        };
+        self.rel.saturating_add(u64::from(span))
+    }
+
     /// `buffer_available`.
     pub fn buffer_available(&self) -> u32 {
         let used = self.lw().saturating_sub(self.rel);
@@ -250,7 +275,7 @@ impl Endpoint {
             self.out.stats.duplicates += 1;
             return;
         }
-        if seq >= self.rel.saturating_add(u64::from(self.cfg.reassembly)) {
+        if seq >= self.accepts_below() {
             self.occupancy.overflowed();
             return;
         }

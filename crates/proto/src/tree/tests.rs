@@ -491,6 +491,39 @@ fn malformed_and_foreign_packets_are_counted_not_fatal() {
     assert_eq!(e.buffer_available(), 8);
 }
 
+/// A DSP member that lost block 0 still takes every block the source may send meanwhile: its
+/// designated endpoint lets the source run `R` blocks past a retransmission buffer of `C`
+/// waiting for the member, so the member accepts `R + C` past its first missing block. An
+/// endpoint that reports its own `buffer_available` accepts only the `R` it announced.
+#[test]
+fn a_dsp_member_accepts_what_its_designated_endpoint_lets_the_source_send() {
+    let overflow_after = |role: Role| {
+        let mut e = Endpoint::new(
+            EndpointConfig::new(NodeId(1), NodeId(0), role, 8),
+            AgentRng::from_seed(1),
+        );
+        // Block 0 is lost; 1.. arrive until the endpoint first drops one as too far.
+        let mut taken = 0u64;
+        for seq in 1..100 {
+            e.handle_packet(Time::ZERO, NodeId(0), &data_packet(seq, b"x"));
+            if e.gauge(Gauge::Overflow).unwrap_or(0.0) > 0.0 {
+                break;
+            }
+            taken = seq;
+        }
+        assert_eq!(e.lw(), 0);
+        taken
+    };
+    let member = Role::Member {
+        designated: NodeId(2),
+    };
+    let reporter = Role::Consolidated {
+        exchange: NodeId(9),
+    };
+    assert_eq!(overflow_after(member), 15, "R + C = 16 blocks from block 0");
+    assert_eq!(overflow_after(reporter), 7, "R = 8 blocks from block 0");
+}
+
 #[test]
 fn k_field_is_the_interval_in_t_in_units() {
     // RTD 60 ms, kou 8: T_IN = 7.5 ms; a 5 ms interval rounds to k = 1.
