@@ -499,6 +499,8 @@ fn rmcast_run(
     // Datagrams the receivers' kernels dropped (a full socket buffer): losses beside the
     // bridge's, where a receiver could not keep up.
     let mut kernel_drops = Vec::new();
+    // Repairs the receivers sent (dsp: designated receivers' local re-multicasts).
+    let mut receiver_repairs = 0u64;
     for (r, mut k) in kids.into_iter().enumerate() {
         // A sender that was stopped ends nothing: its receivers are stopped too.
         k.wait_for(if o.timed_out {
@@ -508,6 +510,7 @@ fn rmcast_run(
         });
         let v = k.json();
         kernel_drops.push(v["driver"]["kernel_drops"].clone());
+        receiver_repairs += v["local_repairs_sent"].as_u64().unwrap_or(0);
         let ok = s.verify(&dir.join(format!("r{}/bench.bin", r + 1)));
         o.verified.push(Some(ok));
         o.per_receiver
@@ -518,6 +521,10 @@ fn rmcast_run(
     o.extra.insert("protocol".into(), sv["protocol"].clone());
     o.extra
         .insert("repairs_sent".into(), sv["agent"]["repairs_sent"].clone());
+    o.extra.insert(
+        "receiver_repairs_sent".into(),
+        Value::from(receiver_repairs),
+    );
     o.extra
         .insert("sender_seconds".into(), sv["seconds"].clone());
     o.extra
