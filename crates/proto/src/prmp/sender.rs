@@ -64,6 +64,8 @@ pub struct Sender {
     timers: TimerSet<Key>,
     /// The inter-packet gap since the last transmission.
     tx: crate::pacing::GapPacer,
+    /// The time stamped on the last transmission (see [`Sender::stamp`]).
+    last_stamp: Option<Time>,
     removed: Vec<NodeId>,
     out: Outbox,
 }
@@ -116,6 +118,7 @@ impl Sender {
             next_poll_id: 0,
             timers: TimerSet::new(),
             tx: crate::pacing::GapPacer::new(cfg.ipg, cfg.ipg_slack),
+            last_stamp: None,
             removed: Vec::new(),
             out: Outbox::new(),
             cfg,
@@ -366,6 +369,24 @@ impl Sender {
         self.tx.on_send(now);
     }
 
+    /// The time of a transmission at `now`: `now`, or 1 ns after the previous transmission's
+    /// if that was stamped `now` or later. Each transmission's time (a poll's `TS`, a
+    /// retransmission's `RTxT`) thus orders it against every other, which §2.5.1's obsolete-nack
+    /// rule ("RESP.TS earlier than the retransmission") relies on. Transmissions are one IPG
+    /// apart, but a sender that woke late catches up on up to `ipg_slack` of lateness at one
+    /// `now` (sockets): a poll on the first packet of such a burst, answered before the
+    /// burst's later retransmissions arrived, then bore the same time as those and its nacks
+    /// were taken as new — one needless unicast repair per such nack (on loopback, a third
+    /// of all repairs).
+    fn stamp(&mut self, now: Time) -> Time {
+        let at = match self.last_stamp {
+            Some(last) if now <= last => last + Duration::from_nanos(1),
+            _ => now,
+        };
+        self.last_stamp = Some(at);
+        at
+    }
+
     /// The transmitter (§3 TXM): retransmissions, then new data, then explicit polls, one
     /// IPG apart; otherwise arm the timer for the next opportunity.
     fn pump(&mut self, now: Time) {
@@ -380,8 +401,10 @@ impl Sender {
                     return;
                 }
                 if have_job {
-                    self.run_job(now);
+                    let at = self.stamp(now);
+                    self.run_job(at);
                 } else if let Some(data) = self.queue.pop_front() {
+                    let now = self.stamp(now);
                     let seq = self.buffer.keep_new(&mut self.next_seq, data, now);
                     self.outstanding.insert(
                         seq,
@@ -421,7 +444,8 @@ impl Sender {
                     self.planner.restore(i, p);
                 }
             }
-            self.send_poll(now, due.into_iter().map(|(i, _)| i).collect());
+            let at = self.stamp(now);
+            self.send_poll(at, due.into_iter().map(|(i, _)| i).collect());
         }
     }
 

@@ -785,3 +785,60 @@ fn polls_too_large_for_one_datagram_are_split_not_lost() {
     assert_eq!(named.len(), n as usize);
     assert_eq!(first + second.len(), n as usize);
 }
+
+/// A sender that woke late sends a burst at one `now` (it catches up on up to `ipg_slack` of
+/// lateness, as on sockets). A poll on the burst's first retransmission, answered before the
+/// burst's second retransmission arrived, nacks that packet; the poll went before it, so the
+/// nack is obsolete (§2.5.1) — each transmission is stamped apart, and no needless unicast
+/// follows. (When both bore the burst's `now`, the nack counted as new.)
+#[test]
+fn a_nack_answering_an_earlier_poll_of_the_same_burst_is_obsolete() {
+    let mut s = sender(1, |c| {
+        c.ipg = Duration::from_millis(1);
+        c.ipg_slack = Duration::from_millis(50);
+    });
+    s.send(Time::ZERO, message(0)).unwrap();
+    s.send(Time::ZERO, message(1)).unwrap();
+    let first = drain(&mut s);
+    s.handle_timeout(Time::from_millis(1));
+    let second = drain(&mut s);
+    let sent: Vec<u64> = data_seqs(&first)
+        .into_iter()
+        .chain(data_seqs(&second))
+        .map(|(_, seq, _)| seq)
+        .collect();
+    assert_eq!(sent, vec![0, 1]);
+    let ts0 = first
+        .iter()
+        .find_map(|(_, p)| match &p.message {
+            Message::Prmp(wire::Message::DataPoll { ts, .. }) => Some(*ts),
+            _ => None,
+        })
+        .expect("packet 0 polls the child");
+    // 20 ms later the child reports both lost: two multicast retransmissions, one burst.
+    let late = Time::from_millis(20);
+    s.handle_packet(late, NodeId(1), &resp(1, ts0, 0, 0, Some(1), &[]));
+    let burst = drain(&mut s);
+    assert_eq!(
+        data_seqs(&burst),
+        vec![(Dest::Group(GROUP), 0, true), (Dest::Group(GROUP), 1, true)]
+    );
+    let polled_ts = burst
+        .iter()
+        .find_map(|(_, p)| match &p.message {
+            Message::Prmp(wire::Message::DataPoll { seq: 0, ts, .. }) => Some(*ts),
+            _ => None,
+        })
+        .expect("the first retransmission polls the child");
+    // The child answers that poll having received 0 but not yet 1.
+    s.handle_packet(
+        Time::from_millis(21),
+        NodeId(1),
+        &resp(1, polled_ts, 0, 1, Some(1), &[0]),
+    );
+    s.handle_timeout(Time::from_millis(22));
+    assert!(
+        data_seqs(&drain(&mut s)).is_empty(),
+        "a nack answering a poll sent before the retransmission repeated it"
+    );
+}
