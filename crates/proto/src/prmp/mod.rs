@@ -75,7 +75,12 @@
 //! 7. **`RQ`** must be at least 1 (`⌊RR·ε⌋ = 0` would never allow a response): configuration
 //!    error. `RTT_i` before the first sample is [`SenderConfig::initial_rtt`].
 //! 8. **Idle parent.** When every sent packet is fully acknowledged, planned polls and pending
-//!    timeouts are dropped (polls only serve acknowledgment); the next data packet plans anew.
+//!    timeouts are dropped (polls then serve acknowledgment only); the next data packet
+//!    plans anew. But a window closed with data waiting always has a poll in progress: when
+//!    none is planned or pending, the children holding the window closed are polled (§3 GM's
+//!    rule, which names only windows reported *full* of unconsumed packets; a child that
+//!    answered before its window filled, or whose packets were all acknowledged but not yet
+//!    consumed, was otherwise never asked again and the transfer waited for ever).
 //! 9. **`Event::MessageDone`** is emitted when a packet becomes fully acknowledged (possibly
 //!    out of sequence order); `Event::LossDetected` when its first nack arrives.
 //! 10. **Retransmissions go first** (§3: TXQ in ascending `seq` order), then new data, then

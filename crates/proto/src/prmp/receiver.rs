@@ -23,6 +23,8 @@ pub struct Receiver {
     hr: Option<u64>,
     consume_at: Option<Time>,
     last_consume: Option<Time>,
+    /// The upper layer takes nothing for now ([`Receiver::set_paused`]).
+    paused: bool,
     out: Outbox,
 }
 
@@ -35,6 +37,7 @@ impl Receiver {
             hr: None,
             consume_at: None,
             last_consume: None,
+            paused: false,
             out: Outbox::new(),
         }
     }
@@ -66,7 +69,24 @@ impl Receiver {
         true
     }
 
+    /// Stop or resume the upper layer's consumption (a relay whose children's backlog is
+    /// full). Paused, received packets stay in `W_i` unconsumed and hold `LE_i`, so the
+    /// parent's window closes as for any slow consumer (§2.2) and nothing is lost or resent.
+    /// Resuming consumes what is in order at once; returns whether anything was delivered.
+    pub fn set_paused(&mut self, now: Time, paused: bool) -> bool {
+        self.paused = paused;
+        if paused {
+            return false;
+        }
+        let le = self.le();
+        self.consume(now);
+        self.le() != le
+    }
+
     fn consume(&mut self, now: Time) {
+        if self.paused {
+            return;
+        }
         match self.cfg.consume_rate {
             None => while self.consume_one() {},
             Some(rate) => {
@@ -138,7 +158,7 @@ impl Agent for Receiver {
     fn handle_timeout(&mut self, now: Time) {
         if self.consume_at.is_some_and(|t| t <= now) {
             self.consume_at = None;
-            if self.consume_one() {
+            if !self.paused && self.consume_one() {
                 self.last_consume = Some(now);
             }
             self.consume(now);

@@ -426,7 +426,7 @@ impl Sender {
                 continue;
             }
             // No data can go: explicit POLL at NPT = min est + IPG.
-            let Some(min_est) = self.planner.next_est() else {
+            let Some(min_est) = self.planner.next_est().or_else(|| self.plan_blockers(now)) else {
                 return;
             };
             let npt = (min_est + self.cfg.ipg).max(allowed);
@@ -447,6 +447,31 @@ impl Sender {
             let at = self.stamp(now);
             self.send_poll(at, due.into_iter().map(|(i, _)| i).collect());
         }
+    }
+
+    /// §3 GM: with the window closed and data waiting, poll the children that hold it
+    /// closed. Trigger (b) plans such a poll when a response shows a window *full* of
+    /// unconsumed packets; a child that answered before its window filled, or whose every
+    /// packet was acknowledged so that the idle parent dropped its polls (choice 8), would
+    /// otherwise never be asked again, and the transfer would wait for ever. Only when no
+    /// poll is planned or pending. Returns the earliest planned time.
+    fn plan_blockers(&mut self, now: Time) -> Option<Time> {
+        if self.queue.is_empty() || self.effective_window() > 0 || !self.polls.is_empty() {
+            return None;
+        }
+        let s = self.cfg.window;
+        let blockers: Vec<usize> = (0..self.children.len())
+            .filter(|&i| {
+                self.children
+                    .get(i)
+                    .is_some_and(|c| c.active && c.le().saturating_add(s) <= self.next_seq)
+            })
+            .collect();
+        for i in blockers {
+            let rtt = self.rtt_of(i);
+            self.planner.plan(i, now, rtt);
+        }
+        self.planner.next_est()
     }
 
     fn run_job(&mut self, now: Time) {

@@ -842,3 +842,59 @@ fn a_nack_answering_an_earlier_poll_of_the_same_burst_is_obsolete() {
         "a nack answering a poll sent before the retransmission repeated it"
     );
 }
+
+/// A child that received the whole window but consumed none of it holds `LE_p`: every packet
+/// is acknowledged, yet the window stays closed with data waiting, so the parent must keep
+/// polling it (trigger (b), §3 GM) — dropping the idle parent's polls (choice 8) here left
+/// the transfer waiting for ever.
+#[test]
+fn a_window_full_of_unconsumed_packets_is_polled_until_it_opens() {
+    let mut s = sender(1, |c| c.window = 4);
+    for i in 0..6 {
+        s.send(Time::ZERO, message(i)).unwrap();
+    }
+    let mut sent = Vec::new();
+    let mut last_ts = None;
+    let mut t = Time::ZERO;
+    while t < Time::from_millis(100) {
+        for (_, p) in drain(&mut s) {
+            if let Message::Prmp(
+                wire::Message::DataPoll { seq, .. } | wire::Message::Data { seq, .. },
+            ) = &p.message
+            {
+                sent.push(*seq);
+                if let Message::Prmp(wire::Message::DataPoll { ts, .. }) = &p.message {
+                    last_ts = Some(*ts);
+                }
+            }
+        }
+        t += Duration::from_micros(100);
+        if s.poll_timeout().is_some_and(|at| at <= t) {
+            s.handle_timeout(t);
+        }
+        if sent.len() == 4 {
+            break;
+        }
+    }
+    assert_eq!(sent, vec![0, 1, 2, 3], "the window lets four go");
+    // The child holds all four, unconsumed: LE = 0.
+    let ts = last_ts.expect("a poll rode on the data");
+    s.handle_packet(t, NodeId(1), &resp(1, ts, 3, 0, Some(3), &[0, 1, 2, 3]));
+    assert_eq!(s.status(0), None, "every packet acknowledged");
+    assert_eq!(s.effective_window(), 0);
+    let mut polled = false;
+    let end = t + Duration::from_millis(100);
+    while t < end && !polled {
+        t += Duration::from_micros(100);
+        if s.poll_timeout().is_some_and(|at| at <= t) {
+            s.handle_timeout(t);
+        }
+        polled = drain(&mut s)
+            .iter()
+            .any(|(_, p)| matches!(p.message, Message::Prmp(wire::Message::Poll { .. })));
+    }
+    assert!(
+        polled,
+        "the parent stopped polling a child that blocks its window"
+    );
+}

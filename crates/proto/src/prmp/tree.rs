@@ -15,9 +15,11 @@
 //!    is over only when every relay completed. Flow control is per hop (each relay's window
 //!    `S` towards its children); the relay's backlog is not bounded by its parent unless
 //!    [`RelayConfig::backlog_limit`] is set: with that many packets waiting for its children,
-//!    it takes no more data from its parent (a DATAPOLL's poll is still answered), so its
-//!    left edge stays and its parent's window closes, and the parent repairs the packets it
-//!    skipped once it has room.
+//!    it stops consuming its parent's data — packets still arrive into its upstream window
+//!    and polls are answered, but its left edge stays, so its parent's window closes as for
+//!    any slow consumer (§2.2), and nothing needs resending. (Dropping the data instead, as
+//!    an earlier version did, made the parent repair every packet of the window it sent
+//!    meanwhile: on sockets with 5 % frame loss, 2,418 repairs for 1,426 packets.)
 //! 2. **End of transmission.** PRMP has no FIN (§1: termination is a separate phase). The
 //!    relay is told the transfer length at setup ([`RelayConfig::messages`], the connection
 //!    setup of §1); after forwarding that many packets it closes its own session. Without it
@@ -47,7 +49,7 @@ pub struct RelayConfig {
     /// Packets in the transfer, if known at setup: the relay closes its downstream session
     /// after forwarding that many.
     pub messages: Option<u64>,
-    /// Most packets waiting for the downstream half before the relay stops taking its
+    /// Most packets waiting for the downstream half before the relay stops consuming its
     /// parent's data (`None`: no limit, the simulator's studies). The backlog stays below it
     /// plus the upstream window `S` (a repair that fills a gap releases up to `S` at once),
     /// and the downstream half holds at most two windows more (its queue and its window).
@@ -62,7 +64,7 @@ pub struct Relay {
     messages: Option<u64>,
     backlog: VecDeque<Bytes>,
     backlog_limit: Option<usize>,
-    /// Data packets from the parent not taken because the backlog was full.
+    /// Data packets from the parent that arrived while the backlog was full.
     held_back: u64,
     forwarded: u64,
     closed: bool,
@@ -126,8 +128,8 @@ impl Relay {
         self.forwarded
     }
 
-    /// Data packets from the parent it did not take, its backlog full
-    /// ([`RelayConfig::backlog_limit`]).
+    /// Data packets from the parent that arrived while its backlog was full
+    /// ([`RelayConfig::backlog_limit`]): held unconsumed in its upstream window.
     pub fn held_back(&self) -> u64 {
         self.held_back
     }
@@ -137,28 +139,36 @@ impl Relay {
     }
 
     fn step(&mut self, now: Time) {
-        while let Some(e) = self.rx.poll_event() {
-            if let Event::Delivered { data, .. } = &e {
-                self.backlog.push_back(data.clone());
+        loop {
+            while let Some(e) = self.rx.poll_event() {
+                if let Event::Delivered { data, .. } = &e {
+                    self.backlog.push_back(data.clone());
+                }
+                self.out.event(e);
             }
-            self.out.event(e);
-        }
-        while self.tx.can_send() {
-            let Some(d) = self.backlog.pop_front() else {
+            while self.tx.can_send() {
+                let Some(d) = self.backlog.pop_front() else {
+                    break;
+                };
+                match self.tx.send(now, d.clone()) {
+                    Ok(()) => self.forwarded += 1,
+                    Err(SendError::Full(_)) => {
+                        self.backlog.push_front(d);
+                        break;
+                    }
+                    // Closed or too large: cannot happen for data that fitted one PRMP packet
+                    // upstream; dropping it would break reliability, so count it and stop.
+                    Err(_) => {
+                        self.out.stats.malformed += 1;
+                        break;
+                    }
+                }
+            }
+            // A full backlog pauses the upstream consumer; room resumes it, which may
+            // deliver packets held meanwhile (then forward them in turn).
+            let full = self.full();
+            if !self.rx.set_paused(now, full) {
                 break;
-            };
-            match self.tx.send(now, d.clone()) {
-                Ok(()) => self.forwarded += 1,
-                Err(SendError::Full(_)) => {
-                    self.backlog.push_front(d);
-                    break;
-                }
-                // Closed or too large: cannot happen for data that fitted one PRMP packet
-                // upstream; dropping it would break reliability, so count it and stop.
-                Err(_) => {
-                    self.out.stats.malformed += 1;
-                    break;
-                }
             }
         }
         if !self.closed && self.messages.is_some_and(|m| self.forwarded >= m) {
@@ -182,30 +192,12 @@ impl Agent for Relay {
                 ..
             }) => self.tx.handle_packet(now, from, packet),
             Ok(Packet {
-                header,
-                message:
-                    Message::Prmp(m @ (wire::Message::Data { .. } | wire::Message::DataPoll { .. })),
+                message: Message::Prmp(wire::Message::Data { .. } | wire::Message::DataPoll { .. }),
+                ..
             }) if self.full() => {
+                // Held in the upstream window, unconsumed, until the backlog has room.
                 self.held_back += 1;
-                // The data waits at the parent; the poll it carries is answered.
-                if let wire::Message::DataPoll {
-                    ts, poll_seq, cld, ..
-                } = m
-                {
-                    let env = rmcast_wire::Envelope {
-                        session: header.session,
-                        source: header.source,
-                        flags: header.flags,
-                    };
-                    let poll = wire::Message::Poll {
-                        ts,
-                        seq: poll_seq,
-                        cld,
-                    };
-                    if let Ok(p) = Packet::to_vec(env, &Message::Prmp(poll)) {
-                        self.rx.handle_packet(now, from, &p);
-                    }
-                }
+                self.rx.handle_packet(now, from, packet);
             }
             // Everything else (including undecodable input, counted there) is upstream's.
             _ => self.rx.handle_packet(now, from, packet),
@@ -605,13 +597,12 @@ mod tests {
     }
 
     /// With a backlog limit, a relay whose child is slow (its parent sends ten times as fast,
-    /// 20 % loss below the relay, none above)
-    /// stops taking its parent's data when the limit is reached, answers the polls riding on
-    /// it, and takes the data again from its parent's repairs: the backlog never passes the
-    /// limit by more than the window a repair can release at once, and the child still gets
-    /// everything in order.
-    #[test]
-    fn a_full_relay_holds_its_parent_back_and_still_delivers_everything() {
+    /// 20 % loss below the relay) stops consuming its parent's data when the limit is reached
+    /// (holding it in its upstream window, answering the polls), and resumes when its
+    /// children drained the backlog: the backlog never passes the limit by more than the
+    /// window a repair can release at once and the child still gets everything in order.
+    /// Returns the parent's repairs and the packets lost above the relay.
+    fn full_relay(above: f64) -> (u64, u64) {
         let n = 300u64;
         let mut h = Harness::new(Duration::from_micros(1500), 0.0, 5);
         let mut root = SenderConfig::new(NodeId(0), GroupId(1), vec![NodeId(1)]);
@@ -634,7 +625,15 @@ mod tests {
         h.set_group(GroupId(1), vec![NodeId(1)]);
         h.set_group(GroupId(2), vec![NodeId(2)]);
         let mut rng = crate::rng::AgentRng::from_seed(11);
-        h.drop_when(Box::new(move |_, to, _| to == NodeId(2) && rng.chance(0.2)));
+        let lost_above = std::rc::Rc::new(std::cell::Cell::new(0u64));
+        let count = lost_above.clone();
+        h.drop_when(Box::new(move |_, to, _| {
+            let drop = rng.chance(if to == NodeId(2) { 0.2 } else { above });
+            if drop && to == NodeId(1) {
+                count.set(count.get() + 1);
+            }
+            drop
+        }));
         h.with_agent(s, |a, now| {
             for i in 0..n {
                 a.send(now, message(i)).unwrap();
@@ -661,15 +660,37 @@ mod tests {
                 break;
             }
         }
-        assert_reliable(&h, [2], n, AnyOrder, "slow child");
+        let what = format!("slow child, {above} loss above the relay");
+        assert_reliable(&h, [2], n, AnyOrder, &what);
         assert!(
             held > 0,
-            "the limit was never reached (peak backlog {peak})"
+            "{what}: the limit was never reached (peak backlog {peak})"
         );
         // A repair that fills a gap delivers up to a window (S = 32) at once.
         assert!(
             peak <= limit + 32,
-            "backlog {peak} over the limit {limit} + S"
+            "{what}: backlog {peak} over the limit {limit} + S"
+        );
+        let repairs = h.agent_mut(NodeId(0)).map(|a| a.stats().repairs_sent);
+        (repairs.unwrap(), lost_above.get())
+    }
+
+    /// Nothing lost above the relay: its parent resends nothing for what it held back
+    /// (dropping the held-back data instead made the parent repair every packet of it).
+    #[test]
+    fn a_full_relay_holds_its_parent_back_and_still_delivers_everything() {
+        assert_eq!(full_relay(0.0), (0, 0));
+    }
+
+    /// 5 % loss above the relay too: still everything, in order, and the parent repairs about
+    /// what was lost above it (its polls ride on some of those packets), not the window.
+    #[test]
+    fn a_full_relay_behind_a_lossy_link_completes() {
+        let (repairs, lost) = full_relay(0.05);
+        assert!(lost > 0);
+        assert!(
+            repairs <= lost + 2,
+            "{repairs} repairs for {lost} losses above"
         );
     }
 }
