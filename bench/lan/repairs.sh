@@ -2,8 +2,9 @@
 # repairs.sh: repairs per loss on loopback. For each protocol, a file (SIZE bytes, default 4 MB)
 # to 3 receivers at --rate 200M, receiver 0 dropping one in DROP (default 20) of the protocol
 # packets it receives (`rmcast recv --drop-one-in`); dsp: one region, receiver 0 a member.
-# Prints the datagrams receiver 0 lost, the repairs sent (the sender's, and dsp's designated
-# receiver's local re-multicasts) and their ratio. B: the rmcast binary; PROTOS: the protocols.
+# Prints the datagrams receiver 0 lost, the repairs sent (the sender's and the receivers': srm's
+# and lms's members, dsp's designated receiver) and their ratio. B: the rmcast binary; PROTOS:
+# the protocols.
 #   B=target/release/rmcast DROP=5 PROTOS="dsp prmp" bench/lan/repairs.sh
 set -u
 B=${B:-target/release/rmcast}; DROP=${DROP:-20}; SIZE=${SIZE:-4000000}
@@ -28,7 +29,7 @@ p, t0, t1, o = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 s = json.load(open(f"{o}/s.json"))
 rs = [json.load(open(f"{o}/r{i}.json")) for i in range(3)]
 lost = rs[0]["driver"]["dropped_injected"]
-rep = s.get("agent", {}).get("repairs_sent", 0) + sum(r.get("local_repairs_sent", 0) for r in rs)
+rep = s.get("agent", {}).get("repairs_sent", 0) + sum(r.get("repairs_sent", 0) for r in rs)
 ok = all(r["success"] for r in rs)
 print(f"{p:5s} {t1 - t0:6.2f} s  lost {lost:5d}  repairs {rep:6d}  per loss {rep / max(lost, 1):5.2f}"
       f"  duplicates at receiver 0 {rs[0]['duplicates']:5d}  {'ok' if ok else 'FAILED'}")

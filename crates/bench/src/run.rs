@@ -499,7 +499,7 @@ fn rmcast_run(
     // Datagrams the receivers' kernels dropped (a full socket buffer): losses beside the
     // bridge's, where a receiver could not keep up.
     let mut kernel_drops = Vec::new();
-    // Repairs the receivers sent (dsp: designated receivers' local re-multicasts).
+    // Repairs the receivers sent (srm, lms: members' repairs; dsp: local re-multicasts).
     let mut receiver_repairs = 0u64;
     for (r, mut k) in kids.into_iter().enumerate() {
         // A sender that was stopped ends nothing: its receivers are stopped too.
@@ -510,7 +510,7 @@ fn rmcast_run(
         });
         let v = k.json();
         kernel_drops.push(v["driver"]["kernel_drops"].clone());
-        receiver_repairs += v["local_repairs_sent"].as_u64().unwrap_or(0);
+        receiver_repairs += v["repairs_sent"].as_u64().unwrap_or(0);
         let ok = s.verify(&dir.join(format!("r{}/bench.bin", r + 1)));
         o.verified.push(Some(ok));
         o.per_receiver

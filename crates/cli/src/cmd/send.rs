@@ -193,15 +193,17 @@ pub struct Args {
     pub net: NetOpts,
     /// Protocol: pgm (NAK-based, RFC 3208 as hosts run it: receivers that lose nothing send
     /// nothing, repairs by multicast; the fastest with loss), saw (stop-and-wait), bap (block
-    /// acknowledgment, window --window), rra (round-robin acknowledgment: each packet names
-    /// the one receiver that reports), xtp (transmitter-driven, selective repeat, window
-    /// --window packets), prmp (polling: receivers answer only when polled), srm (requests
-    /// and repairs multicast by any member after distance-scaled random waits), ff (full
-    /// feedback: every receiver acknowledges every packet), dsp (designated status: one
-    /// designated receiver per --region reports and repairs its region locally), csp
-    /// (consolidated status: each region's local exchange, an `rmcast relay --region R`,
-    /// merges its receivers' statuses; the sender repairs) or cp (combined: the exchange
-    /// merges optimistically and orders a receiver holding a block to repair its region)
+    /// acknowledgment, window --window; go-back-N: a loss resends the rest of the window
+    /// after a timeout, so slow on lossy links), rra (round-robin acknowledgment: each
+    /// packet names the one receiver that reports), xtp (transmitter-driven, selective
+    /// repeat, window --window packets), prmp (polling: receivers answer only when polled),
+    /// srm (requests and repairs multicast by any member after distance-scaled random
+    /// waits), ff (full feedback: every receiver acknowledges every packet), dsp (designated
+    /// status: one designated receiver per --region reports and repairs its region
+    /// locally), csp (consolidated status: each region's local exchange, an `rmcast relay
+    /// --region R`, merges its receivers' statuses; the sender repairs) or cp (combined: the
+    /// exchange merges optimistically and orders a receiver holding a block to repair its
+    /// region)
     #[arg(long, default_value = rmcast_net::agents::DEFAULT_PROTOCOL)]
     pub protocol: String,
     /// Window of windowed protocols. bap: messages in flight before the block ACK (default

@@ -144,6 +144,9 @@ pub struct RecvReport {
     pub local_repairs_received: u64,
     /// `dsp`: blocks this receiver re-multicast on its region's local group (designated).
     pub local_repairs_sent: u64,
+    /// Repairs this receiver sent, whatever the protocol (`srm` and `lms`: a member's
+    /// repairs to others; `dsp`: as `local_repairs_sent`; 0 where only the sender repairs).
+    pub repairs_sent: u64,
     /// `dsp`: region, role (`designated` or `member`) and local group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<u16>,

@@ -971,6 +971,7 @@ impl State {
             } else {
                 0
             },
+            repairs_sent: stats.repairs_sent,
             region: place.map(|p| p.0),
             role: place.map(|p| p.1),
             local_group: built
