@@ -222,6 +222,18 @@ fn data_seqs(out: &[(Dest, Packet<'_>)]) -> Vec<(Dest, u64, bool)> {
         .collect()
 }
 
+/// The stamp `ts` of the first DATA+POLL in `out` (of packet `seq`, if given).
+fn data_poll_ts(out: &[(Dest, Packet<'_>)], seq: Option<u64>) -> Option<u64> {
+    out.iter().find_map(|(_, p)| match &p.message {
+        Message::Prmp(wire::Message::DataPoll { seq: s, ts, .. })
+            if seq.is_none_or(|q| q == *s) =>
+        {
+            Some(*ts)
+        }
+        _ => None,
+    })
+}
+
 /// Ten children, one packet multicast at t = 0 with a poll of everyone.
 fn ten_children_one_packet() -> (Sender, u64) {
     let mut s = sender(10, |_| {});
@@ -808,13 +820,7 @@ fn a_nack_answering_an_earlier_poll_of_the_same_burst_is_obsolete() {
         .map(|(_, seq, _)| seq)
         .collect();
     assert_eq!(sent, vec![0, 1]);
-    let ts0 = first
-        .iter()
-        .find_map(|(_, p)| match &p.message {
-            Message::Prmp(wire::Message::DataPoll { ts, .. }) => Some(*ts),
-            _ => None,
-        })
-        .expect("packet 0 polls the child");
+    let ts0 = data_poll_ts(&first, None).expect("packet 0 polls the child");
     // 20 ms later the child reports both lost: two multicast retransmissions, one burst.
     let late = Time::from_millis(20);
     s.handle_packet(late, NodeId(1), &resp(1, ts0, 0, 0, Some(1), &[]));
@@ -823,13 +829,8 @@ fn a_nack_answering_an_earlier_poll_of_the_same_burst_is_obsolete() {
         data_seqs(&burst),
         vec![(Dest::Group(GROUP), 0, true), (Dest::Group(GROUP), 1, true)]
     );
-    let polled_ts = burst
-        .iter()
-        .find_map(|(_, p)| match &p.message {
-            Message::Prmp(wire::Message::DataPoll { seq: 0, ts, .. }) => Some(*ts),
-            _ => None,
-        })
-        .expect("the first retransmission polls the child");
+    let polled_ts =
+        data_poll_ts(&burst, Some(0)).expect("the first retransmission polls the child");
     // The child answers that poll having received 0 but not yet 1.
     s.handle_packet(
         Time::from_millis(21),
