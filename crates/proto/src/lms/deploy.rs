@@ -49,9 +49,25 @@ pub type Deployment = crate::deploy::Deployment<SourceConfig, ReceiverConfig, Ro
 
 /// LMS on `layout`: the source, its receivers (requests go toward the source), and a router
 /// agent on every router of the layout, its replier link chosen from the site's downstream
-/// interfaces (none: requests pass up). LMS needs no group beyond the data's.
+/// interfaces (none: requests pass up); a router on a receiver's own node hands DREQs to
+/// it ([`RouterConfig::member_here`]). LMS needs no group beyond the data's.
 pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
-    Deployment::lay_out(layout, p)
+    let mut d = Deployment::lay_out(layout, p);
+    // Routers whose node also holds a receiver (members on routers): binary search over the
+    // routers' nodes, so a large layout costs O(receivers · log routers).
+    let mut nodes: Vec<(crate::NodeId, usize)> = d
+        .routers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.node, i))
+        .collect();
+    nodes.sort_unstable();
+    for r in layout.receivers {
+        if let Ok(k) = nodes.binary_search_by_key(r, |&(n, _)| n) {
+            d.routers[nodes[k].1].member_here = true;
+        }
+    }
+    d
 }
 
 role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));

@@ -13,7 +13,8 @@
 //!   first router where it arrives on another link is the **turning point**: it absorbs the
 //!   request and sends a DREQ naming itself and that incoming interface down its replier
 //!   link; routers below pass the DREQ down their own replier links until it reaches the
-//!   replier (a receiver).
+//!   replier (a receiver). A router whose own node holds a receiver (members on routers, as
+//!   in an imported graph) hands the DREQ to that receiver instead: none below is closer.
 //! * The replier, if it holds the data, **unicasts** a REPAIR to the turning point, which
 //!   **subcasts** it down the interface the request came in on (the subtree that asked). A
 //!   replier that lacks the data drops the DREQ; it is recovering the packet itself and the
@@ -399,6 +400,10 @@ crate::config::group_config! {
         /// Downstream interfaces with the distance to the closest receiver behind each (what
         /// [`choose_replier`] chose from); an adaptive router breaks cost ties with it.
         pub candidates: Vec<(IfaceId, Duration)> = Vec::new(),
+        /// A receiver sits on this router's own node (a member on a router, as in imported
+        /// graphs): it is closer than any receiver below, so a DREQ from above ends here,
+        /// handed to it alone ([`RouteDecision::ForwardOn`] no interface).
+        pub member_here: bool = false,
     }
     /// A static router with replier link `replier`.
     pub fn new(replier: Option<IfaceId>);
@@ -413,6 +418,8 @@ pub struct RouterStats {
     pub passed_up: u64,
     /// DREQs passed down the replier link.
     pub dreqs_down: u64,
+    /// DREQs handed to the receiver on this router's node ([`RouterConfig::member_here`]).
+    pub dreqs_here: u64,
     /// Repairs subcast from here.
     pub subcasts: u64,
     /// Replier-link changes (adaptive repliers).
@@ -531,6 +538,13 @@ impl Router {
                 }
             },
             wire::Message::Dreq { .. } => match self.cfg.replier {
+                // This node's own receiver replies: the driver delivers the DREQ here and
+                // sends it on no interface (consuming it left the receiver without it: on a
+                // graph whose members sit on routers no DREQ ever reached a replier).
+                _ if self.cfg.member_here => {
+                    self.lms.dreqs_here += 1;
+                    RouteDecision::ForwardOn(Vec::new())
+                }
                 Some(r) if r != ingress => {
                     self.lms.dreqs_down += 1;
                     RouteDecision::ForwardOn(vec![r])

@@ -88,6 +88,34 @@ fn request_on_replier_link_goes_up_elsewhere_turns() {
     assert_eq!(r.router_stats().passed_up, 1);
 }
 
+/// A router on a receiver's own node hands a DREQ from above to that receiver alone (no
+/// interface: the driver delivers it locally), whether or not it has a replier link below;
+/// the deployment marks exactly the routers whose node is a receiver's.
+#[test]
+fn a_dreq_ends_at_the_receiver_on_the_router_s_own_node() {
+    let dreq = dreq(5, 40, 3, 0);
+    for replier in [None, Some(IfaceId(4))] {
+        let mut c = RouterConfig::new(NodeId(41), G, replier);
+        c.member_here = true;
+        let mut r = Router::new(c);
+        assert_eq!(
+            r.on_packet(Time::ZERO, IfaceId(0), NodeId(40), Dest::Group(G), &dreq),
+            RouteDecision::ForwardOn(Vec::new())
+        );
+        assert_eq!(r.router_stats().dreqs_here, 1);
+        assert_eq!(r.router_stats().dreqs_down, 0);
+    }
+    let receivers = [NodeId(7), NodeId(41)];
+    let mut layout = crate::deploy::Layout::new(NodeId(0), G, &receivers);
+    layout.routers = vec![
+        crate::deploy::RouterSite::new(NodeId(40)),
+        crate::deploy::RouterSite::new(NodeId(41)),
+    ];
+    let d = deploy(&layout, &Params::default());
+    let here: Vec<bool> = d.routers.iter().map(|c| c.member_here).collect();
+    assert_eq!(here, vec![false, true]);
+}
+
 #[test]
 fn dreq_follows_replier_links_and_repair_is_subcast_from_the_turning_point() {
     let mut below = Router::new(RouterConfig::new(NodeId(41), G, Some(IfaceId(4))));
