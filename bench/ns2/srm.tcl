@@ -51,25 +51,8 @@ for {set i 0} {$i < $run} {incr i} { $defaultRNG next-substream }
 set ns [new Simulator -multicast on]
 
 # Read the edge list and its header (# source S, # receivers R...).
-set fh [open $edges r]
-set maxnode 0
-set links {}
-set source -1
-set receivers {}
-while {[gets $fh line] >= 0} {
-    if {[regexp {^# source (\d+)} $line -> s]} { set source $s; continue }
-    if {[regexp {^# receivers (.*)$} $line -> r]} { set receivers $r; continue }
-    if {[regexp {^\s*#} $line] || [string trim $line] eq ""} { continue }
-    lassign $line a b d bw
-    lappend links [list $a $b $d $bw]
-    if {$a > $maxnode} { set maxnode $a }
-    if {$b > $maxnode} { set maxnode $b }
-}
-close $fh
-if {$source < 0 || [llength $receivers] == 0} {
-    puts stderr "srm.tcl: $edges has no '# source' or '# receivers' header"
-    exit 2
-}
+source [file join [file dirname [info script]] common.tcl]
+read_edges $edges srm.tcl
 for {set i 0} {$i <= $maxnode} {incr i} { set n($i) [$ns node] }
 foreach l $links {
     lassign $l a b d bw
@@ -92,24 +75,7 @@ if {$mproto eq "CtrMcast"} {
     $ns at 0.0 "$mrthandle switch-treetype $group"
 }
 
-if {$dropfile ne "-"} {
-    set dfh [open $dropfile r]
-    while {[gets $dfh line] >= 0} {
-        if {[regexp {^\s*#} $line] || [string trim $line] eq ""} { continue }
-        lassign $line dfrom dto dseq
-        if {![info exists n($dfrom)] || ![info exists n($dto)]} {
-            puts stderr "srm.tcl: $dropfile: no node $dfrom or $dto: $line"
-            exit 2
-        }
-        set em [new SRMErrorModel]
-        # drop-packet PKT_TYPE CYCLE OFFSET: drops SRM_DATA with seqno % CYCLE == OFFSET
-        # (type 2 = PT_CBR, which SRMErrorModel maps to the UDP packets the SRM agent sends).
-        $em drop-packet 2 1000000000 $dseq
-        $em drop-target [$ns set nullAgent_]
-        $ns lossmodel $em $n($dfrom) $n($dto)
-    }
-    close $dfh
-}
+install_drops $dropfile srm.tcl SRMErrorModel
 
 set tf [open $tracefile w]
 set members [concat [list $source] $receivers]
