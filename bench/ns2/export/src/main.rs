@@ -44,8 +44,7 @@ fn study_topology(t: u64, p: u64, r: usize) -> Result<(topo::Topology, u64), Str
         delay_per_unit: Duration::from_millis(1),
         ..PlaneParams::default()
     };
-    let mut tp =
-        topo::flat_random(STUDY_NODES, STUDY_P, &pl, tseed).map_err(|e| e.to_string())?;
+    let mut tp = topo::flat_random(STUDY_NODES, STUDY_P, &pl, tseed).map_err(|e| e.to_string())?;
     let pseed = rmcast_proto::rng::mix64(tseed ^ (p << 20) ^ ((r as u64) << 40));
     let host = LinkConfig::new(STUDY_BANDWIDTH, Duration::from_millis(1));
     topo::attach_hosts_with_replacement(&mut tp, r, &host, pseed).map_err(|e| e.to_string())?;
@@ -72,8 +71,8 @@ fn study_ts(t: u64, p: u64, r: usize) -> Result<(topo::Topology, u64), String> {
         delay_per_unit: Duration::from_millis(1),
         ..PlaneParams::default()
     };
-    let mut tp = topo::transit_stub(&topo::TransitStub::default(), &pl, tseed)
-        .map_err(|e| e.to_string())?;
+    let mut tp =
+        topo::transit_stub(&topo::TransitStub::default(), &pl, tseed).map_err(|e| e.to_string())?;
     let pseed = rmcast_proto::rng::mix64(tseed ^ (p << 20) ^ ((r as u64) << 40));
     let host = LinkConfig::new(STUDY_BANDWIDTH, Duration::from_millis(1));
     topo::attach_hosts_with_replacement(&mut tp, r, &host, pseed).map_err(|e| e.to_string())?;
@@ -123,9 +122,13 @@ fn run_lms(a: &[String]) -> Result<(), String> {
     let stop_s: u64 = arg(a, i + 1, "STOP_S")?;
     let messages: u64 = arg(a, i + 2, "MESSAGES")?;
     let g = GroupId(1);
-    let mut sim = Sim::new(tp.net.clone(), rmcast_proto::rng::mix64(pseed ^ (1u64 << 56)));
+    let mut sim = Sim::new(
+        tp.net.clone(),
+        rmcast_proto::rng::mix64(pseed ^ (1u64 << 56)),
+    );
     let mut layout = Layout::new(tp.source, g, &tp.receivers);
-    sim.set_group(g, &layout.members()).map_err(|e| e.to_string())?;
+    sim.set_group(g, &layout.members())
+        .map_err(|e| e.to_string())?;
     layout.routers = tree_routers(&tp.net, tp.source, &tp.receivers, false);
     install_scheme(&mut sim, Scheme::Lms, &layout).map_err(|e| e.to_string())?;
     let text = std::fs::read_to_string(&drops).map_err(|e| format!("{drops}: {e}"))?;
@@ -183,7 +186,10 @@ fn run_lms(a: &[String]) -> Result<(), String> {
             x.0, s.duplicates, s.control_sent, s.repairs_sent
         ));
     }
-    let src = sim.agent(tp.source).map(|a| a.stats().repairs_sent).unwrap_or(0);
+    let src = sim
+        .agent(tp.source)
+        .map(|a| a.stats().repairs_sent)
+        .unwrap_or(0);
     let dropped: u64 = sim
         .losses()
         .iter()
@@ -209,6 +215,7 @@ fn study(a: &[String]) -> Result<(), String> {
                 "rmcast lms study transit-stub placement: topology {}, placement {}, {} receivers",
                 a[3], a[4], a[5]
             ),
+            true,
         );
     }
     if a.get(2).map(String::as_str) == Some("tree") {
@@ -217,6 +224,7 @@ fn study(a: &[String]) -> Result<(), String> {
         return print(
             &tp,
             &format!("rmcast lms study binary tree: height {h}, 10 ms links, 1.5 Mb/s"),
+            true,
         );
     }
     let t: u64 = arg(a, 2, "TOPOLOGY")?;
@@ -230,10 +238,14 @@ fn study(a: &[String]) -> Result<(), String> {
             "rmcast lms study placement: flat_random n={STUDY_NODES} p={STUDY_P} seed={tseed:#x} \
              (topology {t}), 1 ms/unit; {r} receivers with replacement, placement {p} (seed {pseed:#x})"
         ),
+        true,
     )
 }
 
-fn print(t: &topo::Topology, title: &str) -> Result<(), String> {
+/// Prints `t` as the edge list: `# title`, the `# source`, `# receivers` and `# source_link`
+/// headers, then a line `a b delay_ms bandwidth_bps` per link (line k is link k), followed by
+/// `  # CLASS` when `classes` and the link has one.
+fn print(t: &topo::Topology, title: &str, classes: bool) -> Result<(), String> {
     println!("# {title}");
     println!("# source {}", t.source.0);
     let recv: Vec<String> = t.receivers.iter().map(|x| x.0.to_string()).collect();
@@ -246,10 +258,14 @@ fn print(t: &topo::Topology, title: &str) -> Result<(), String> {
         }
     }
     println!("# source_link {}", src_link.ok_or("source has no link")?);
-    println!("# a b delay_ms bandwidth_bps  # class   (line k is link k)");
+    if classes {
+        println!("# a b delay_ms bandwidth_bps  # class   (line k is link k)");
+    } else {
+        println!("# a b delay_ms bandwidth_bps   (line k is link k)");
+    }
     for i in 0..t.net.link_count() {
         let (x, y, cfg) = t.net.link(i).ok_or("link index out of range")?;
-        let class = if cfg.class.is_empty() {
+        let class = if !classes || cfg.class.is_empty() {
             String::new()
         } else {
             format!("  # {}", cfg.class)
@@ -287,32 +303,13 @@ fn run() -> Result<(), String> {
     let mut t = topo::flat_random(n, p, &pl, gseed).map_err(|e| e.to_string())?;
     let host = LinkConfig::new(bw, Duration::from_nanos((host_ms * 1e6).round() as u64));
     topo::attach_hosts(&mut t, r, &host, pseed).map_err(|e| e.to_string())?;
-    println!(
-        "# rmcast flat_random n={n} p={p} seed={gseed}; {r} receivers placed with seed {pseed}"
-    );
-    println!("# source {}", t.source.0);
-    let recv: Vec<String> = t.receivers.iter().map(|x| x.0.to_string()).collect();
-    println!("# receivers {}", recv.join(" "));
-    let mut src_link = None;
-    for i in 0..t.net.link_count() {
-        let (x, y, _) = t.net.link(i).ok_or("link index out of range")?;
-        if x == t.source || y == t.source {
-            src_link = Some(i);
-        }
-    }
-    println!("# source_link {}", src_link.ok_or("source has no link")?);
-    println!("# a b delay_ms bandwidth_bps   (line k is link k)");
-    for i in 0..t.net.link_count() {
-        let (x, y, cfg) = t.net.link(i).ok_or("link index out of range")?;
-        println!(
-            "{} {} {:.6} {}",
-            x.0,
-            y.0,
-            cfg.delay.as_nanos() as f64 / 1e6,
-            cfg.bandwidth_bps
-        );
-    }
-    Ok(())
+    print(
+        &t,
+        &format!(
+            "rmcast flat_random n={n} p={p} seed={gseed}; {r} receivers placed with seed {pseed}"
+        ),
+        false,
+    )
 }
 
 fn main() {
