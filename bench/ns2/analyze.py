@@ -255,14 +255,9 @@ def lost_pairs(edges, drops_file):
     return out
 
 
-def tree_drops(edges, first_seq):
-    """The source's shortest-delay tree (as `paths`), one drop per tree link: `FROM TO SEQ
-    LINK K` lines, FROM the link's upper end, LINK its edge index, SEQ first_seq + 10 i in
-    order of the links' depth (then node ids), and K the 1-based index of that packet among
-    the original data packets that cross the link: every tree link above it dropped one
-    earlier packet, which never reached it (rmcast's `drop_nth` counts crossings; ns-2's
-    SRMErrorModel matches the sequence number)."""
-    adj, src, recv = read_edges(edges)
+def edge_index(edges):
+    """Each edge of the list, both directions, to its line index among the edge lines
+    (rmcast's link id)."""
     index, k = {}, 0
     with open(edges) as f:
         for line in f:
@@ -273,6 +268,18 @@ def tree_drops(edges, first_seq):
             index.setdefault((a, b), k)
             index.setdefault((b, a), k)
             k += 1
+    return index
+
+
+def tree_drops(edges, first_seq):
+    """The source's shortest-delay tree (as `paths`), one drop per tree link: `FROM TO SEQ
+    LINK K` lines, FROM the link's upper end, LINK its edge index, SEQ first_seq + 10 i in
+    order of the links' depth (then node ids), and K the 1-based index of that packet among
+    the original data packets that cross the link: every tree link above it dropped one
+    earlier packet, which never reached it (rmcast's `drop_nth` counts crossings; ns-2's
+    SRMErrorModel matches the sequence number)."""
+    adj, src, recv = read_edges(edges)
+    index = edge_index(edges)
     dist, parent = tree_parents(adj, src)
     links = set()
     for r in recv:

@@ -47,7 +47,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import analyze  # noqa: E402  (read_edges, rtts, tree_parents, lost_pairs)
+import analyze  # noqa: E402  (read_edges, rtts, tree_parents, lost_pairs, edge_index)
 
 
 def opener(path):
@@ -149,7 +149,7 @@ def ns2_repliers(trace, parent):
 
 def replier_mismatch(edges, trace):
     adj, src, recv, parent, links, below = tree(edges)
-    order = edge_index(edges)
+    order = analyze.edge_index(edges)
     best = rmcast_repliers(adj, src, recv, parent)
     ns = ns2_repliers(trace, parent)
     bad = 0
@@ -164,12 +164,19 @@ def replier_mismatch(edges, trace):
     return bad, len([x for x in best if x != src])
 
 
-def ns2(edges, trace, stats, drops_file):
+def run_inputs(edges, drops_file):
+    """What every analysis of one run needs: the source's tree (`tree`), each receiver's RTT,
+    the drops, the (receiver, seq) pairs they cost and their sequence numbers."""
     adj, src, recv, parent, links, below = tree(edges)
     rtt = analyze.rtts(adj, src, recv)
     drops = read_drops(drops_file)
     lost = analyze.lost_pairs(edges, drops_file)
     seqs = {q for _, _, q in drops}
+    return adj, src, recv, parent, links, below, rtt, drops, lost, seqs
+
+
+def ns2(edges, trace, stats, drops_file):
+    adj, src, recv, parent, links, below, rtt, drops, lost, seqs = run_inputs(edges, drops_file)
     rs, members = set(recv), set(recv) | {src}
     detect, repair, arrivals = {}, {}, {}
     naks = dmcasts = src_dmcasts = 0
@@ -244,11 +251,7 @@ def ns2(edges, trace, stats, drops_file):
 
 
 def rmcast(edges, outdir, drops_file):
-    adj, src, recv, parent, links, below = tree(edges)
-    rtt = analyze.rtts(adj, src, recv)
-    drops = read_drops(drops_file)
-    lost = analyze.lost_pairs(edges, drops_file)
-    seqs = {q for _, _, q in drops}
+    adj, src, recv, parent, links, below, rtt, drops, lost, seqs = run_inputs(edges, drops_file)
     nd = len(drops)
     with open(f"{outdir}/runs.csv") as f:
         rows = list(csv.DictReader(f))
@@ -290,11 +293,7 @@ def rmlib(edges, result, drops_file):
     """One run of `ns2-export run-lms` (rmcast's LMS through the study's own library calls,
     host nodes as in the study): the same metrics as `ns2`, duplicates per receiver from the
     agents' stats (so the exposure variants too; link exposure is not recorded)."""
-    adj, src, recv, parent, links, below = tree(edges)
-    rtt = analyze.rtts(adj, src, recv)
-    drops = read_drops(drops_file)
-    lost = analyze.lost_pairs(edges, drops_file)
-    seqs = {q for _, _, q in drops}
+    adj, src, recv, parent, links, below, rtt, drops, lost, seqs = run_inputs(edges, drops_file)
     nd = len(drops)
     with open(result) as f:
         res = json.load(f)
@@ -367,7 +366,7 @@ def site_drops(edges, site, seq):
           transit-stub, stub-stub: the edge list's `# class` comments), as the study's
           `LossAt::Class` (none on graphs without the class)."""
     adj, src, recv, parent, links, below = tree(edges)
-    index = edge_index(edges)
+    index = analyze.edge_index(edges)
     rs = set(recv)
     if site == "src":
         (u, v), = [l for l in links if l[0] == src]
@@ -411,20 +410,6 @@ def edge_classes(edges):
                 a, b = int(w[0]), int(w[1])
                 out[(a, b)] = out[(b, a)] = comment.split()[0]
     return out
-
-
-def edge_index(edges):
-    index, k = {}, 0
-    with open(edges) as f:
-        for line in f:
-            line = line.split("#")[0].strip()
-            if not line:
-                continue
-            a, b = (int(x) for x in line.split()[:2])
-            index.setdefault((a, b), k)
-            index.setdefault((b, a), k)
-            k += 1
-    return index
 
 
 def main():
