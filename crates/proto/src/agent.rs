@@ -19,6 +19,14 @@ pub struct GroupId(pub u32);
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct IfaceId(pub u32);
 
+impl IfaceId {
+    /// The router's own node (a host agent on a router, as in imported graphs where every
+    /// node routes), not a link: a datagram that agent addresses to its own node reaches the
+    /// node's router agent with this `ingress`, and a [`RouterTransmit`] whose `via` names it
+    /// is handed to that agent (ns-2 attaches agents to a node the same way).
+    pub const LOCAL: IfaceId = IfaceId(u32::MAX);
+}
+
 impl fmt::Debug for NodeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "n{}", self.0)
@@ -31,6 +39,9 @@ impl fmt::Debug for GroupId {
 }
 impl fmt::Debug for IfaceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == IfaceId::LOCAL {
+            return f.write_str("local");
+        }
         write!(f, "if{}", self.0)
     }
 }
@@ -370,7 +381,8 @@ pub enum RouteDecision {
 pub struct RouterTransmit {
     /// The datagram and its destination.
     pub transmit: Transmit,
-    /// `None`: route normally from this router. `Some(ifaces)`: send out exactly these.
+    /// `None`: route normally from this router. `Some(ifaces)`: send out exactly these
+    /// ([`IfaceId::LOCAL`] among them: to the agent on the router's own node).
     pub via: Option<Vec<IfaceId>>,
 }
 

@@ -5,7 +5,7 @@
 use super::{choose_replier, Receiver, ReceiverConfig, Router, RouterConfig, Source, SourceConfig};
 use crate::deploy::{role, FromParams, Layout, RouterSite};
 use crate::spec::{lms as spec, ms, period, typed_params};
-use crate::GroupId;
+use crate::{GroupId, IfaceId};
 use core::time::Duration;
 
 pub use crate::spec::lms::Replier;
@@ -49,8 +49,9 @@ pub type Deployment = crate::deploy::Deployment<SourceConfig, ReceiverConfig, Ro
 
 /// LMS on `layout`: the source, its receivers (requests go toward the source), and a router
 /// agent on every router of the layout, its replier link chosen from the site's downstream
-/// interfaces (none: requests pass up); a router on a receiver's own node hands DREQs to
-/// it ([`RouterConfig::member_here`]). LMS needs no group beyond the data's.
+/// interfaces (none: requests pass up); a router on a receiver's own node has that receiver
+/// as its replier ([`IfaceId::LOCAL`]: nearer than any below). LMS needs no group beyond
+/// the data's.
 pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
     let mut d = Deployment::lay_out(layout, p);
     // Routers whose node also holds a receiver (members on routers): binary search over the
@@ -64,7 +65,7 @@ pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
     nodes.sort_unstable();
     for r in layout.receivers {
         if let Ok(k) = nodes.binary_search_by_key(r, |&(n, _)| n) {
-            d.routers[nodes[k].1].member_here = true;
+            d.routers[nodes[k].1].replier = Some(IfaceId::LOCAL);
         }
     }
     d

@@ -14,7 +14,9 @@
 //!   request and sends a DREQ naming itself and that incoming interface down its replier
 //!   link; routers below pass the DREQ down their own replier links until it reaches the
 //!   replier (a receiver). A router whose own node holds a receiver (members on routers, as
-//!   in an imported graph) hands the DREQ to that receiver instead: none below is closer.
+//!   in an imported graph) has that receiver as its replier ([`IfaceId::LOCAL`]): none below
+//!   is closer. Requests from below turn there and DREQs from above end there, as with the
+//!   authors' ns-2 LMS, whose per-node agent sees the node's own receiver.
 //! * The replier, if it holds the data, **unicasts** a REPAIR to the turning point, which
 //!   **subcasts** it down the interface the request came in on (the subtree that asked). A
 //!   replier that lacks the data drops the DREQ; it is recovering the packet itself and the
@@ -46,7 +48,8 @@
 //! upstream (a REFRESH of its own, toward the source) when the refresh came from its replier
 //! link or its replier link changed, so upstream routers see the cost of the replier each
 //! link leads to. The router's state stays per group: the replier link and one cost per
-//! downstream interface.
+//! downstream interface. A receiver on a router's own node stays that router's replier (its
+//! REFRESH goes up past it, so the routers above weigh its cost).
 //!
 //! Routers hold no per-packet state. Duplicates a receiver gets (repairs for data it holds)
 //! are counted in `Stats::duplicates` — the raw material of the seed's *exposure*.
@@ -392,7 +395,9 @@ impl Agent for Receiver {
 crate::config::group_config! {
     /// Router configuration.
     pub struct RouterConfig {
-        /// The replier link (`None`: no receiver below; requests are passed upstream).
+        /// The replier link (`None`: no receiver below; requests are passed upstream;
+        /// [`IfaceId::LOCAL`]: the receiver on this router's own node, which
+        /// [`deploy`](super::deploy) chooses wherever there is one).
         pub replier: Option<IfaceId> = replier,
         /// Adaptive repliers: follow the costs receivers report in REFRESH messages (see the
         /// module documentation). `false`: the replier link never changes and REFRESH passes.
@@ -400,10 +405,6 @@ crate::config::group_config! {
         /// Downstream interfaces with the distance to the closest receiver behind each (what
         /// [`choose_replier`] chose from); an adaptive router breaks cost ties with it.
         pub candidates: Vec<(IfaceId, Duration)> = Vec::new(),
-        /// A receiver sits on this router's own node (a member on a router, as in imported
-        /// graphs): it is closer than any receiver below, so a DREQ from above ends here,
-        /// handed to it alone ([`RouteDecision::ForwardOn`] no interface).
-        pub member_here: bool = false,
     }
     /// A static router with replier link `replier`.
     pub fn new(replier: Option<IfaceId>);
@@ -418,7 +419,7 @@ pub struct RouterStats {
     pub passed_up: u64,
     /// DREQs passed down the replier link.
     pub dreqs_down: u64,
-    /// DREQs handed to the receiver on this router's node ([`RouterConfig::member_here`]).
+    /// DREQs handed to the receiver on this router's node (replier [`IfaceId::LOCAL`]).
     pub dreqs_here: u64,
     /// Repairs subcast from here.
     pub subcasts: u64,
@@ -538,10 +539,11 @@ impl Router {
                 }
             },
             wire::Message::Dreq { .. } => match self.cfg.replier {
-                // This node's own receiver replies: the driver delivers the DREQ here and
-                // sends it on no interface (consuming it left the receiver without it: on a
-                // graph whose members sit on routers no DREQ ever reached a replier).
-                _ if self.cfg.member_here => {
+                // This node's own receiver replies: sent on no interface, the DREQ reaches
+                // it as every group packet reaches a member (consuming it left the receiver
+                // without it: on a graph whose members sit on routers no DREQ ever reached a
+                // replier).
+                Some(IfaceId::LOCAL) => {
                     self.lms.dreqs_here += 1;
                     RouteDecision::ForwardOn(Vec::new())
                 }

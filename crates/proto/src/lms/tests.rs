@@ -88,32 +88,73 @@ fn request_on_replier_link_goes_up_elsewhere_turns() {
     assert_eq!(r.router_stats().passed_up, 1);
 }
 
-/// A router on a receiver's own node hands a DREQ from above to that receiver alone (no
-/// interface: the driver delivers it locally), whether or not it has a replier link below;
-/// the deployment marks exactly the routers whose node is a receiver's.
+/// A router on a receiver's own node has that receiver as its replier ([`IfaceId::LOCAL`]),
+/// whatever lies below: a DREQ from above ends there (no interface: the driver delivers it
+/// to the member), a request from below turns there with its DREQ to the node's own agent,
+/// and that agent's repair to its own node is subcast down the requester's interface. The
+/// deployment gives exactly the routers on receivers' nodes the local replier.
 #[test]
-fn a_dreq_ends_at_the_receiver_on_the_router_s_own_node() {
-    let dreq = dreq(5, 40, 3, 0);
-    for replier in [None, Some(IfaceId(4))] {
-        let mut c = RouterConfig::new(NodeId(41), G, replier);
-        c.member_here = true;
-        let mut r = Router::new(c);
-        assert_eq!(
-            r.on_packet(Time::ZERO, IfaceId(0), NodeId(40), Dest::Group(G), &dreq),
-            RouteDecision::ForwardOn(Vec::new())
-        );
-        assert_eq!(r.router_stats().dreqs_here, 1);
-        assert_eq!(r.router_stats().dreqs_down, 0);
-    }
+fn the_receiver_on_the_router_s_own_node_is_its_replier() {
+    let mut r = Router::new(RouterConfig::new(NodeId(41), G, Some(IfaceId::LOCAL)));
+    assert_eq!(
+        r.on_packet(
+            Time::ZERO,
+            IfaceId(0),
+            NodeId(40),
+            Dest::Group(G),
+            &dreq(5, 40, 3, 0)
+        ),
+        RouteDecision::ForwardOn(Vec::new())
+    );
+    assert_eq!(r.router_stats().dreqs_here, 1);
+    assert_eq!(r.router_stats().dreqs_down, 0);
+    let req = pkt(7, wire::Message::Request { seq: 6, attempt: 0 });
+    assert_eq!(
+        r.on_packet(
+            Time::ZERO,
+            IfaceId(4),
+            NodeId(7),
+            Dest::Node(NodeId(0)),
+            &req
+        ),
+        RouteDecision::Consume
+    );
+    assert_eq!(r.router_stats().turned, 1);
+    let t = r.poll_transmit().unwrap();
+    assert_eq!(t.via, Some(vec![IfaceId::LOCAL]));
+    let m = Packet::decode(&t.transmit.payload).unwrap().message;
+    assert!(matches!(
+        m,
+        Message::Lms(wire::Message::Dreq {
+            seq: 6,
+            tp: 41,
+            tp_iface: 4,
+            ..
+        })
+    ));
+    let rep = pkt(
+        41,
+        wire::Message::Repair {
+            seq: 6,
+            tp: 41,
+            tp_iface: 4,
+            payload: b"x",
+        },
+    );
+    let here = Dest::Node(NodeId(41));
+    assert_eq!(
+        r.on_packet(Time::ZERO, IfaceId::LOCAL, NodeId(41), here, &rep),
+        RouteDecision::Consume
+    );
+    assert_eq!(r.poll_transmit().unwrap().via, Some(vec![IfaceId(4)]));
     let receivers = [NodeId(7), NodeId(41)];
     let mut layout = crate::deploy::Layout::new(NodeId(0), G, &receivers);
-    layout.routers = vec![
-        crate::deploy::RouterSite::new(NodeId(40)),
-        crate::deploy::RouterSite::new(NodeId(41)),
-    ];
+    let mut below = crate::deploy::RouterSite::new(NodeId(41));
+    below.downstream = vec![(IfaceId(2), Duration::from_millis(1))];
+    layout.routers = vec![crate::deploy::RouterSite::new(NodeId(40)), below];
     let d = deploy(&layout, &Params::default());
-    let here: Vec<bool> = d.routers.iter().map(|c| c.member_here).collect();
-    assert_eq!(here, vec![false, true]);
+    let repliers: Vec<_> = d.routers.iter().map(|c| c.replier).collect();
+    assert_eq!(repliers, vec![None, Some(IfaceId::LOCAL)]);
 }
 
 #[test]

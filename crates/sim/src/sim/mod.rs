@@ -29,6 +29,7 @@
 mod bus;
 mod host;
 mod link;
+mod local;
 mod pool;
 mod record;
 mod routes;
@@ -624,7 +625,11 @@ impl Sim {
         self.agents[xi] = Some(agent);
         self.rec.sent(xi, out.len());
         for t in out.drain(..) {
-            self.originate(x, t, None);
+            if t.dest == rmcast_proto::Dest::Node(NodeId(x)) && self.routers[xi].is_some() {
+                self.hand_to_router(x, t);
+            } else {
+                self.originate(x, t, None);
+            }
         }
         self.scratch_tx = out;
         let next = self.agents[xi].as_ref().and_then(|a| a.poll_timeout());
@@ -649,7 +654,14 @@ impl Sim {
         let next = r.poll_timeout();
         self.routers[xi] = Some(r);
         for rt in out {
-            let via: Option<Vec<u32>> = rt.via.map(|v| v.iter().map(|i| i.0).collect());
+            let mut via: Option<Vec<u32>> = rt.via.map(|v| v.iter().map(|i| i.0).collect());
+            if let Some(v) = via.as_mut().filter(|v| v.contains(&IfaceId::LOCAL.0)) {
+                v.retain(|&i| i != IfaceId::LOCAL.0);
+                self.hand_to_agent(x, &rt.transmit);
+                if v.is_empty() {
+                    continue;
+                }
+            }
             self.originate(x, rt.transmit, via.as_deref());
         }
         let now = self.kernel.now();
@@ -844,6 +856,13 @@ impl Sim {
             self.pool.release(p);
             return;
         }
+        self.admit(cp, class);
+    }
+
+    /// A copy (holding its packet) for its node's agent: through the host's receive queue
+    /// and processing delay, if it has them.
+    fn admit(&mut self, cp: Copy, class: Option<PacketClass>) {
+        let (p, x) = (cp.pkt, cp.node);
         let now = self.kernel.now();
         let host = &mut self.hosts[x as usize];
         if host.rxq.is_none() && host.proc_delay == 0 {
