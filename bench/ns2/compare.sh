@@ -47,21 +47,8 @@ DROP_SEQ=30        # 0-based ns-2 seqno of the (first) dropped message: the 31st
                    # (rmcast's drop_nth counts from 1: k = seqno + 1)
 log() { echo "compare.sh: $*" >&2; }
 
-if ! command -v ns >/dev/null 2>&1; then
-    log "installing Debian's ns2"
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >&2
-fi
-NS=$(command -v ns)
-NS_VERSION=$(dpkg-query -W -f='${Version}' ns2 2>/dev/null || echo unknown)
-
-log "building rmcast and the graph exporter (cargo build --release)"
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --release -q -p rmcast >&2)
-# The exporter is its own workspace; sharing the target dir reuses rmcast-sim's build.
-(cd "$HERE/export" && CARGO_TARGET_DIR="$TARGET" cargo build --release -q >&2)
-RMCAST=$TARGET/release/rmcast
-EXPORT=$TARGET/release/ns2-export
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 mkdir -p "$OUT"
 log "work dir $OUT"
 

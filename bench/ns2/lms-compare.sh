@@ -21,8 +21,11 @@
 # ns-2's LMS SETUP, default 40; see lms.tcl), NUDGE (1, the default: ns-2 reads the edge
 # list with ties among equally close receivers nudged toward rmcast's lowest interface,
 # `lms_analyze.py ns2-edges`; 0: the plain edge list, ties left to ns-2's event order),
-# NS2_TIMEOUT (seconds per ns-2 run, default 600), OUT (work dir), SUMMARY_ONLY (1: run
-# nothing, summarize OUT with the same settings).
+# NS2_TIMEOUT (seconds per ns-2 run, default 600), ON_ROUTERS (K > 0: K routers of each
+# placement's source tree are receivers too, members on routers as in an imported graph,
+# `lms_analyze.py on-routers`; only the edge-list path can place them, so the study-path run
+# is skipped and `rmcast_sim_edge_list` is the one beside ns-2; default 0), OUT (work dir),
+# SUMMARY_ONLY (1: run nothing, summarize OUT with the same settings).
 set -euo pipefail
 if [ "${BASH_VERSINFO[0]}" -lt 5 ]; then echo "lms-compare.sh: needs bash 5 or later (EPOCHREALTIME)" >&2; exit 2; fi
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -36,6 +39,7 @@ ROUTE=${ROUTE:-delay}
 SETUP_BYTES=${SETUP_BYTES:-40}
 NUDGE=${NUDGE:-1}
 NS2_TIMEOUT=${NS2_TIMEOUT:-600}
+ON_ROUTERS=${ON_ROUTERS:-0}
 case "$ROUTE" in delay|hops) ;; *) echo "lms-compare.sh: ROUTE must be delay or hops, not $ROUTE" >&2; exit 2 ;; esac
 for l in $LOSS; do
     case "$l" in src|rcv|mid|links|tt|ts|ss) ;; *) echo "lms-compare.sh: LOSS sites are src, rcv, mid, links, tt, ts, ss, not $l" >&2; exit 2 ;; esac
@@ -45,22 +49,8 @@ OUT=${OUT:-$(mktemp -d /tmp/rmcast-ns2-lms.XXXXXX)}
 DROP_SEQ=30        # 0-based seqno of the (first) dropped message: the 31st, sent at t = 3.0 s
 log() { echo "lms-compare.sh: $*" >&2; }
 
-if ! command -v ns >/dev/null 2>&1; then
-    log "installing Debian's ns2"
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >&2
-fi
-NS=$(command -v ns)
-NS_VERSION=$(dpkg-query -W -f='${Version}' ns2 2>/dev/null || echo unknown)
-
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-if [ "${SUMMARY_ONLY:-0}" != 1 ]; then
-    log "building rmcast and the graph exporter (cargo build --release)"
-    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --release -q -p rmcast >&2)
-    (cd "$HERE/export" && CARGO_TARGET_DIR="$TARGET" cargo build --release -q >&2)
-fi
-RMCAST=$TARGET/release/rmcast
-EXPORT=$TARGET/release/ns2-export
+# shellcheck source=common.sh
+. "$HERE/common.sh"
 mkdir -p "$OUT"
 log "work dir $OUT"
 
@@ -132,6 +122,9 @@ for fam in $RUN_FAMS; do
         esac
         # shellcheck disable=SC2086
         "$EXPORT" study $PLACE > "$g"
+        if [ "$ON_ROUTERS" -gt 0 ]; then
+            python3 "$HERE/lms_analyze.py" on-routers "$g" "$ON_ROUTERS" > "$g.tmp" && mv "$g.tmp" "$g"
+        fi
         if [ "$NUDGE" = 1 ]; then
             python3 "$HERE/lms_analyze.py" ns2-edges "$g" > "$OUT/g-$fam-s$s.ns2.txt"
         else
@@ -148,13 +141,15 @@ for fam in $RUN_FAMS; do
             # 10 packets/s until 3 s after the last drop.
             STOP_S=$(( (last + 1) / 10 + 3 ))
             MESSAGES=$(( STOP_S * 10 ))
-            # rmcast as the study runs it (host nodes; ns2-export run-lms, one process per run).
-            t0=${EPOCHREALTIME/,/.}
-            # shellcheck disable=SC2086
-            RAYON_NUM_THREADS=1 "$EXPORT" run-lms $PLACE "$OUT/drops-$base.txt" "$STOP_S" "$MESSAGES" > "$OUT/rl-$base.out"
-            t1=${EPOCHREALTIME/,/.}
-            echo "$t0 $t1" > "$OUT/rl-$base.time"
-            python3 "$HERE/lms_analyze.py" rmlib "$g" "$OUT/rl-$base.out" "$OUT/drops-$base.txt" > "$OUT/rl-$base.json"
+            if [ "$ON_ROUTERS" = 0 ]; then
+                # rmcast as the study runs it (host nodes; ns2-export run-lms, one process per run).
+                t0=${EPOCHREALTIME/,/.}
+                # shellcheck disable=SC2086
+                RAYON_NUM_THREADS=1 "$EXPORT" run-lms $PLACE "$OUT/drops-$base.txt" "$STOP_S" "$MESSAGES" > "$OUT/rl-$base.out"
+                t1=${EPOCHREALTIME/,/.}
+                echo "$t0 $t1" > "$OUT/rl-$base.time"
+                python3 "$HERE/lms_analyze.py" rmlib "$g" "$OUT/rl-$base.out" "$OUT/drops-$base.txt" > "$OUT/rl-$base.json"
+            fi
             # rmcast sim on the edge list (every node a router: see the README).
             scenario "$fam" "$s" "$site" > "$OUT/$base.toml"
             t0=${EPOCHREALTIME/,/.}
@@ -177,9 +172,9 @@ for fam in $RUN_FAMS; do
     done
 done
 
-python3 - "$OUT" "$SEEDS" "$NS_VERSION" "$RMCAST" "$FAMS" "$LOSS" "$HERE/lms-compare.sh" "$SETUP_BYTES" "$NUDGE" <<'PY'
+python3 - "$OUT" "$SEEDS" "$NS_VERSION" "$RMCAST" "$FAMS" "$LOSS" "$HERE/lms-compare.sh" "$SETUP_BYTES" "$NUDGE" "$ON_ROUTERS" <<'PY'
 import json, os, platform, subprocess, sys
-out, seeds, nsv, rmcast, fams, sites, me, setup, nudge = sys.argv[1:10]
+out, seeds, nsv, rmcast, fams, sites, me, setup, nudge, on_routers = sys.argv[1:11]
 seeds, fams, sites = int(seeds), fams.split(), sites.split()
 
 def load(p):
@@ -245,6 +240,7 @@ res = {
     },
     "ns2_setup_bytes": int(setup),
     "ns2_ties_nudged": nudge == "1",
+    "receivers_on_routers": int(on_routers),
     "machine": {"cores": os.cpu_count(), "kernel": platform.release()},
     "ns2_version": nsv,
     "rmcast_version": subprocess.run([rmcast, "--version"], capture_output=True, text=True).stdout.strip(),
@@ -266,8 +262,9 @@ for fam in fams:
                 continue
             rm += load(f"{out}/rm-{base}.json")
             rmw.append(wall(f"{out}/rm-{base}.time"))
-            rl += load(f"{out}/rl-{base}.json")
-            rlw.append(wall(f"{out}/rl-{base}.time"))
+            if os.path.exists(f"{out}/rl-{base}.json"):
+                rl += load(f"{out}/rl-{base}.json")
+                rlw.append(wall(f"{out}/rl-{base}.time"))
             w = wall(f"{out}/ns-{base}.time")
             if w is None:
                 failed += 1
@@ -284,15 +281,16 @@ for fam in fams:
             "receivers": 2 ** int(fam[1:]) if fam[0] == "h" else int(fam[1:]),
             "height": int(fam[1:]) if fam[0] == "h" else None,
             "loss": site,
-            "rmcast": agg(rl, rlw, ("exposure_unneeded", "exposed_receivers_frac")),
+            "rmcast": agg(rl, rlw, ("exposure_unneeded", "exposed_receivers_frac")) if rl else None,
             "ns2": agg(ns, nsw, ns_extra) if ns else None,
             "rmcast_sim_edge_list": agg(rm, rmw, ()),
             "ns2_failed_runs": failed,
             "replier_mismatch": f"{mism}/{routers}",
-            "welch_t_latency_rmcast_minus_ns2": welch(vals(rl, "norm_latency_mean"), vals(ns, "norm_latency_mean")),
-            "welch_t_exposure_rmcast_minus_ns2": welch(vals(rl, "exposure"), vals(ns, "exposure")),
+            # rmcast: the study's path, or the edge-list one where that is the only one.
+            "welch_t_latency_rmcast_minus_ns2": welch(vals(rl or rm, "norm_latency_mean"), vals(ns, "norm_latency_mean")),
+            "welch_t_exposure_rmcast_minus_ns2": welch(vals(rl or rm, "exposure"), vals(ns, "exposure")),
         }
-        if fam[0] in "rt":
+        if fam[0] in "rt" and rl:
             # Placements with a receiver on the source's router (its first request comes back
             # in a few ms) against those without: the loss-at-source latency hinges on it.
             co = [x for x in rl if x.get("receivers_on_source_router")]

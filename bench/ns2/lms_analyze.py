@@ -6,6 +6,7 @@
     lms_analyze.py rmlib  EDGES RESULT DROPS   (the JSON of `ns2-export run-lms`)
     lms_analyze.py drops EDGES SITE SEQ  (the drops of loss site src, rcv, mid or links)
     lms_analyze.py ns2-edges EDGES       (the edge list lms.tcl reads: ties nudged, see there)
+    lms_analyze.py on-routers EDGES K    (the edge list with K tree routers made receivers)
 
 DROPS is a drops file (`FROM TO SEQ [LINK [K]]` per line, as lms-compare.sh writes it):
 the receivers below the link FROM -> TO on the source's routing tree (analyze.py's
@@ -28,8 +29,9 @@ Metrics (per run; "lossy" receivers are those below the lossy link):
 * requests_per_drop: ns-2 NAKs (flow id 8) enqueued by a receiver host on its link (first
   NAKs and retries); rmcast runs.csv receiver_control_sent (LMS requests and repeats).
 * repairs_per_drop: DMCASTs originated by a host (source or replier): ns-2 flow-id-3 packets
-  of seqno SEQ enqueued by a member host; rmcast runs.csv originated_repair. Also
-  source_repairs_per_drop (ns-2: the sender's).
+  of seqno SEQ enqueued by a member host; rmcast packets.csv repairs from the source and
+  repairs to a node (a replier's to its turning point; the turning point's subcast of it is
+  not counted again). Also source_repairs_per_drop (ns-2: the sender's).
 * exposure: seed 003 Fig. 5.1, total duplicates / receivers / drops (ns-2's own
   `print-all-stats` third column is the same quantity; rmcast: receiver_duplicates).
   ns-2 also: exposure_unneeded (duplicates at receivers that did not lose the packet /
@@ -154,14 +156,15 @@ def replier_mismatch(edges, trace):
     ns = ns2_repliers(trace, parent)
     bad = 0
     for x, cands in best.items():
-        if x == src:
+        # a router that is a receiver's own node is its own replier in both tools
+        if x == src or x in recv:
             continue
         m = min(cands.values())
         tied = [c for c, d in cands.items() if abs(d - m) < 1e-12]
         rm = min(tied, key=lambda c: order[(x, c)])
         if ns.get(x) != rm:
             bad += 1
-    return bad, len([x for x in best if x != src])
+    return bad, len([x for x in best if x != src and x not in recv])
 
 
 def run_inputs(edges, drops_file):
@@ -179,7 +182,12 @@ def ns2(edges, trace, stats, drops_file):
     adj, src, recv, parent, links, below, rtt, drops, lost, seqs = run_inputs(edges, drops_file)
     rs, members = set(recv), set(recv) | {src}
     detect, repair, arrivals = {}, {}, {}
-    naks = dmcasts = src_dmcasts = 0
+    naks = 0
+    # A member on a router node also forwards others' packets: a NAK counts where its source
+    # address is the node's own (forwarded NAKs keep the requester's), a DMCAST (whose source
+    # address is always the data source's) where the node enqueued it without having
+    # received it, once per packet (uid) however many links it leaves on.
+    got, made = set(), set()
     rep_links = set()
     with opener(trace) as f:
         for line in f:
@@ -188,12 +196,13 @@ def ns2(edges, trace, stats, drops_file):
                 continue
             ev, t, a, b, typ, fid, seq = w[0], float(w[1]), int(w[2]), int(w[3]), w[4], w[7], int(w[10])
             if ev == "+":
-                if a in rs and typ == "LMS" and fid == "8":
+                if a in rs and typ == "LMS" and fid == "8" and w[8].split(".")[0] == str(a):
                     naks += 1
-                elif a in members and fid == "3" and seq in seqs:
-                    dmcasts += 1
-                    src_dmcasts += a == src
+                elif a in members and fid == "3" and seq in seqs and (a, w[11]) not in got:
+                    made.add((a, w[11]))
                 continue
+            if fid == "3":
+                got.add((b, w[11]))
             if typ != "cbr":
                 continue
             if fid == "3" and seq in seqs:
@@ -233,8 +242,8 @@ def ns2(edges, trace, stats, drops_file):
         "unrecovered": sum(1 for k in lost if k not in repair),
         "requests_per_drop": round(naks / nd, 4),
         "first_requests_per_drop": round(req_first / nd, 4),
-        "repairs_per_drop": round(dmcasts / nd, 4),
-        "source_repairs_per_drop": round(src_dmcasts / nd, 4),
+        "repairs_per_drop": round(len(made) / nd, 4),
+        "source_repairs_per_drop": round(sum(1 for a, _ in made if a == src) / nd, 4),
         "sender_dmcasts_stat": int(snd.get("DMCASTs sent", -1)),
         "exposure": round(dups / len(recv) / nd, 5),
         "exposure_unneeded": round(sum(unneeded.values()) / len(recv) / nd, 5),
@@ -264,11 +273,18 @@ def rmcast(edges, outdir, drops_file):
             detect[(x["run"],) + k] = float(x["detected_s"])
             if x["delivered_s"]:
                 repair[(x["run"],) + k] = float(x["delivered_s"])
-    src_rep = {}
+    # Repairs a member originated, as ns-2 counts DMCASTs: the source's multicasts and the
+    # repliers' unicasts to their turning points (dest `nodeN`), not the turning points'
+    # subcasts of those (which `originated_repair` counts too).
+    src_rep, member_rep = {}, {}
     with open(f"{outdir}/packets.csv") as f:
         for p in csv.DictReader(f):
-            if p["class"] == "repair" and int(p["src"]) == src:
+            if p["class"] != "repair":
+                continue
+            if int(p["src"]) == src:
                 src_rep[p["run"]] = src_rep.get(p["run"], 0) + 1
+            if int(p["src"]) == src or p["dest"].startswith("node"):
+                member_rep[p["run"]] = member_rep.get(p["run"], 0) + 1
     out = []
     for row in rows:
         run = row["run"]
@@ -281,7 +297,7 @@ def rmcast(edges, outdir, drops_file):
             "drops": int(row["lost_single_loss"]),
             "unrecovered": sum(1 for k in lost if (run,) + k not in repair),
             "requests_per_drop": round(int(row["receiver_control_sent"]) / nd, 4),
-            "repairs_per_drop": round(int(row["originated_repair"]) / nd, 4),
+            "repairs_per_drop": round(member_rep.get(run, 0) / nd, 4),
             "source_repairs_per_drop": round(src_rep.get(run, 0) / nd, 4),
             "exposure": round(int(row["receiver_duplicates"]) / len(recv) / nd, 5),
         }
@@ -372,8 +388,8 @@ def site_drops(edges, site, seq):
         (u, v), = [l for l in links if l[0] == src]
         return [(u, v, seq, index[(u, v)], seq + 1)]
     if site == "rcv":
-        return [(parent[r], r, seq + 10 * i, index[(parent[r], r)], seq + 10 * i + 1)
-                for i, r in enumerate(recv)]
+        mine = [(parent[r], r, seq + 10 * i) for i, r in enumerate(recv)]
+        return [(u, v, q, index[(u, v)], drop_k(mine, parent, src, u, q)) for u, v, q in mine]
     if site == "mid":
         cand = sorted((len(below[l]), l) for l in links if l[0] != src and l[1] not in rs)
         cand = [c for c in cand if c[0] >= 2] or cand
@@ -386,17 +402,44 @@ def site_drops(edges, site, seq):
         cls = edge_classes(edges)
         dist, _ = analyze.tree_parents(adj, src)
         mine = sorted((dist[u], u, v) for (u, v) in links if cls.get((u, v)) == classes[site])
-        chosen = {(u, v) for _, u, v in mine}
-        out = []
-        for i, (_, u, v) in enumerate(mine):
-            above, x = 0, u
-            while x != src:
-                above += (parent[x], x) in chosen
-                x = parent[x]
-            q = seq + 10 * i
-            out.append((u, v, q, index[(u, v)], q + 1 - above))
-        return out
+        mine = [(u, v, seq + 10 * i) for i, (_, u, v) in enumerate(mine)]
+        return [(u, v, q, index[(u, v)], drop_k(mine, parent, src, u, q)) for u, v, q in mine]
     sys.exit(f"lms_analyze.py: no loss site {site!r} (src, rcv, mid, links, tt, ts, ss)")
+
+
+def on_routers(edges, k):
+    """The edge list with K routers of the source's tree made receivers too (members on
+    routers, each above at least one receiver): the tree's routers other than the source's
+    own router, ordered by (distance from the source, node), every len/K-th of them, so the
+    chosen ones spread from near the source to near the leaves. Only `rmcast sim` on the
+    edge list (every node a router) and ns-2 can place a receiver there."""
+    adj, src, recv, parent, links, below = tree(edges)
+    dist, _ = analyze.tree_parents(adj, src)
+    first = [c for p, c in links if p == src]
+    routers = sorted({p for p, _ in links if p != src and p not in first}, key=lambda x: (dist[x], x))
+    step = max(1, len(routers) // k) if k else 1
+    pick = [x for x in routers[::step] if x not in recv][:k]
+    out = []
+    with open(edges) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("# receivers "):
+                line = " ".join([line] + [str(x) for x in pick])
+            out.append(line)
+    return out
+
+
+def drop_k(drops, parent, src, u, q):
+    """rmcast's drop_nth K that drops original Q on a link leaving U, given every drop
+    (FROM, TO, SEQ) of the run: Q + 1 less the originals before Q dropped on the links
+    above U (they never cross it; ns-2's error model names Q itself)."""
+    at = {(a, b): s for a, b, s in drops}
+    above, x = 0, u
+    while x != src:
+        s = at.get((parent[x], x))
+        above += s is not None and s < q
+        x = parent[x]
+    return q + 1 - above
 
 
 def edge_classes(edges):
@@ -422,6 +465,8 @@ def main():
         print(json.dumps([rmlib(a[1], a[2], a[3])]))
     elif a[:1] == ["ns2-edges"] and len(a) == 2:
         print("\n".join(ns2_edges(a[1])))
+    elif a[:1] == ["on-routers"] and len(a) == 3:
+        print("\n".join(on_routers(a[1], int(a[2]))))
     elif a[:1] == ["drops"] and len(a) == 4:
         for row in site_drops(a[1], a[2], int(a[3])):
             print(*row)
