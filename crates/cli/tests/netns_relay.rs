@@ -20,7 +20,6 @@ use relays::*;
 use rmcast_net::netns::{self, Router, Segment};
 use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -343,66 +342,9 @@ fn prmp_through_two_levels_of_relays() {
 fn a_killed_csp_receiver_is_dropped_by_its_local_exchange() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let top = Segment::create(1).unwrap();
-    let d1 = Segment::create(3).unwrap();
-    let r = Router::create(&[&top, &d1], 254).unwrap();
-    d1.frame_loss(0.10, None).unwrap();
-    let group = "239.77.9.10:6490";
-    let mut rel = relay_with(&r, group, 1, &["--region", "3"]);
-    std::thread::sleep(Duration::from_millis(300));
-    let work = tempfile::tempdir().unwrap();
-    let data = common::pseudo_random(4_000_000, 13);
-    let file = work.path().join("k.bin");
-    std::fs::write(&file, &data).unwrap();
-    let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
-    let mut rx: Vec<Proc> = (0..3)
-        .map(|i| receiver_in(&d1, i, 1001 + i as u32, group, &dirs[i], Some(3), &[]))
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
-    args.extend(strings(&["--receivers", "3", "--json", "--quiet"]));
-    args.extend(strings(&["--protocol", "csp", "--datagram-size", "1472"]));
-    args.extend(strings(&["--rate", "20M", "--evict-after", "2"]));
-    args.push(file.display().to_string());
-    let victim_pid = rx[0].0.as_ref().unwrap().id();
-    let (held, s) = std::thread::scope(|sc| {
-        let watch =
-            sc.spawn(|| common::kill_when_holding(&dirs[0], victim_pid, 2_000_000, DEADLINE));
-        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
-        (watch.join().unwrap(), s)
-    });
-    let s = s.expect("the sender did not finish");
-    assert!(
-        held.is_some_and(|h| h < 4_000_000),
-        "the victim was not killed midway"
-    );
-    let o = rel
-        .finish(Instant::now() + Duration::from_secs(30))
-        .expect("the relay did not end");
-    let v = json(&o);
-    eprintln!("relay: {}", session(&v));
+    let v =
+        killed_receiver_behind_a_relay("csp", "239.77.9.10:6490", &["--region", "3"], Some(3), 13);
     assert_eq!(session(&v)["agent"], true);
-    assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
-    let sent = json(&s);
-    let outcome = |node: u64| {
-        sent["receivers"]
-            .as_array()
-            .and_then(|a| a.iter().find(|r| r["node"] == node))
-            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
-    };
-    assert_eq!(outcome(1001).as_deref(), Some("evicted"), "{sent}");
-    for i in 1..3 {
-        assert_eq!(
-            outcome(1001 + i as u64).as_deref(),
-            Some("completed"),
-            "{sent}"
-        );
-        let o = rx[i]
-            .finish(Instant::now() + Duration::from_secs(30))
-            .unwrap_or_else(|| panic!("receiver {i} did not end"));
-        assert!(o.status.success(), "receiver {i}: {}", explain(&o));
-        assert!(std::fs::read(dirs[i].join("k.bin")).unwrap() == data);
-    }
 }
 
 /// xtp (no network agent) through a relay: forwarded unexamined, every receiver byte-exact.
@@ -574,78 +516,7 @@ fn a_relay_refuses_dsp_and_says_why() {
 fn a_killed_lms_replier_is_replaced_at_the_relay() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let top = Segment::create(1).unwrap();
-    let d1 = Segment::create(3).unwrap();
-    let r = Router::create(&[&top, &d1], 254).unwrap();
-    d1.frame_loss(0.10, None).unwrap();
-    let group = "239.77.9.7:6460";
-    let mut rel = relay(&r, group, 1);
-    std::thread::sleep(Duration::from_millis(300));
-    let work = tempfile::tempdir().unwrap();
-    let data = common::pseudo_random(4_000_000, 11);
-    let file = work.path().join("k.bin");
-    std::fs::write(&file, &data).unwrap();
-    let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
-    let mut rx: Vec<Proc> = (0..3)
-        .map(|i| receiver(&d1, i, 1001 + i as u32, group, &dirs[i]))
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
-    args.extend(strings(&[
-        "--receivers",
-        "3",
-        "--json",
-        "--quiet",
-        "--protocol",
-        "lms",
-    ]));
-    args.extend(strings(&[
-        "--datagram-size",
-        "1472",
-        "--rate",
-        "20M",
-        "--evict-after",
-        "2",
-    ]));
-    args.push(file.display().to_string());
-    let victim_pid = rx[0].0.as_ref().unwrap().id();
-    let (held, s) = std::thread::scope(|sc| {
-        let watch =
-            sc.spawn(|| common::kill_when_holding(&dirs[0], victim_pid, 2_000_000, DEADLINE));
-        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
-        (watch.join().unwrap(), s)
-    });
-    let s = s.expect("the sender did not finish");
-    assert!(
-        held.is_some_and(|h| h < 4_000_000),
-        "the victim was not killed midway"
-    );
-    let o = rel
-        .finish(Instant::now() + Duration::from_secs(30))
-        .expect("the relay did not end");
-    let v = json(&o);
-    eprintln!("relay: {}", session(&v));
-    assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
-    let sent = json(&s);
-    let outcome = |node: u64| {
-        sent["receivers"]
-            .as_array()
-            .and_then(|a| a.iter().find(|r| r["node"] == node))
-            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
-    };
-    assert_eq!(outcome(1001).as_deref(), Some("evicted"), "{sent}");
-    for i in 1..3 {
-        assert_eq!(
-            outcome(1001 + i as u64).as_deref(),
-            Some("completed"),
-            "{sent}"
-        );
-        let o = rx[i]
-            .finish(Instant::now() + Duration::from_secs(30))
-            .unwrap_or_else(|| panic!("receiver {i} did not end"));
-        assert!(o.status.success(), "receiver {i}: {}", explain(&o));
-        assert!(std::fs::read(dirs[i].join("k.bin")).unwrap() == data);
-    }
+    let v = killed_receiver_behind_a_relay("lms", "239.77.9.7:6460", &[], None, 11);
     assert!(count(&v, "role_moves") >= 1, "{}", session(&v));
 }
 

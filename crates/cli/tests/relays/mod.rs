@@ -145,12 +145,8 @@ impl Chain {
     }
 }
 
-/// A receiver on host `h` of `seg` writing into `dir`.
-pub fn receiver(seg: &Segment, h: usize, node: u32, group: &str, dir: &Path) -> Proc {
-    receiver_in(seg, h, node, group, dir, None, &[])
-}
-
-/// [`receiver`] of a region (`--region`: dsp, csp, cp).
+/// A receiver on host `h` of `seg` writing into `dir`, of region `region` (`--region`: dsp,
+/// csp, cp), with more arguments `extra`.
 pub fn receiver_in(
     seg: &Segment,
     h: usize,
@@ -335,4 +331,81 @@ pub fn session(v: &Value) -> &Value {
 
 pub fn count(v: &Value, key: &str) -> u64 {
     session(v)[key].as_u64().unwrap_or(0)
+}
+
+/// A 4-MB `protocol` transfer through one relay router (`relay_extra`: `--region R`) to three
+/// receivers on one downstream bridge (10 % frame loss; receivers of region `region`),
+/// receiver 1001 killed (SIGKILL) once it holds 2 MB: the sender must evict it and exit 1,
+/// the other two must complete byte-exact. Returns the relay's JSON.
+pub fn killed_receiver_behind_a_relay(
+    protocol: &str,
+    group: &str,
+    relay_extra: &[&str],
+    region: Option<u16>,
+    seed: u64,
+) -> Value {
+    let top = Segment::create(1).unwrap();
+    let d1 = Segment::create(3).unwrap();
+    let r = Router::create(&[&top, &d1], 254).unwrap();
+    d1.frame_loss(0.10, None).unwrap();
+    let mut rel = relay_with(&r, group, 1, relay_extra);
+    std::thread::sleep(Duration::from_millis(300));
+    let work = tempfile::tempdir().unwrap();
+    let data = common::pseudo_random(4_000_000, seed);
+    let file = work.path().join("k.bin");
+    std::fs::write(&file, &data).unwrap();
+    let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
+    let mut rx: Vec<Proc> = (0..3)
+        .map(|i| receiver_in(&d1, i, 1001 + i as u32, group, &dirs[i], region, &[]))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&["--receivers", "3", "--json", "--quiet"]));
+    args.extend(strings(&[
+        "--protocol",
+        protocol,
+        "--datagram-size",
+        "1472",
+    ]));
+    args.extend(strings(&["--rate", "20M", "--evict-after", "2"]));
+    args.push(file.display().to_string());
+    let victim_pid = rx[0].0.as_ref().unwrap().id();
+    let (held, s) = std::thread::scope(|sc| {
+        let watch =
+            sc.spawn(|| common::kill_when_holding(&dirs[0], victim_pid, 2_000_000, DEADLINE));
+        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
+        (watch.join().unwrap(), s)
+    });
+    let s = s.expect("the sender did not finish");
+    assert!(
+        held.is_some_and(|h| h < 4_000_000),
+        "the victim was not killed midway"
+    );
+    let o = rel
+        .finish(Instant::now() + Duration::from_secs(30))
+        .expect("the relay did not end");
+    let v = json(&o);
+    eprintln!("relay: {}", session(&v));
+    assert_eq!(s.status.code(), Some(1), "sender: {}", explain(&s));
+    let sent = json(&s);
+    let outcome = |node: u64| {
+        sent["receivers"]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["node"] == node))
+            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(outcome(1001).as_deref(), Some("evicted"), "{sent}");
+    for i in 1..3 {
+        assert_eq!(
+            outcome(1001 + i as u64).as_deref(),
+            Some("completed"),
+            "{sent}"
+        );
+        let o = rx[i]
+            .finish(Instant::now() + Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("receiver {i} did not end"));
+        assert!(o.status.success(), "receiver {i}: {}", explain(&o));
+        assert!(std::fs::read(dirs[i].join("k.bin")).unwrap() == data);
+    }
+    v
 }
