@@ -7,18 +7,19 @@
 //!        ns2-export run-lms {the same placement} DROPS STOP_S MESSAGES
 //! Prints `# source S`, `# receivers R1 R2 ...`, `# source_link L` then one edge a line.
 //!
-//! `study` reproduces a placement of rmcast's `lms` repro study (crates/repro/src/studies/
-//! lms/plan.rs, `placements`, family `Random(R)`): `flat_random(100, 0.1)` on the study's
-//! plane (1 ms of delay per unit of distance, 1.5 Mb/s) from seed `0x0030000 + TOPOLOGY`,
-//! then R receivers and the source attached *with replacement* over 1 ms host links, placement
-//! seed `mix64(tseed ^ (PLACEMENT << 20) ^ (R << 40))`. The constants are copied from the
-//! study (RANDOM_NODES, RANDOM_P, TOPO_SEED_BASE, DELAY_PER_UNIT, HOST_DELAY, BANDWIDTH).
-//! `study ts T P R` is the study's transit-stub placement (receivers on stub routers), `study
-//! tree H` its binary tree of height H (10 ms links). `study` prints each link's class
-//! (`random`, `transit-stub`, ...) as a trailing `# class` comment.
+//! `study` prints a placement of rmcast's `lms` repro study, built by the study's own code
+//! (`rmcast_repro::studies::lms::random_placement`, family `Random(R)`: `flat_random(100,
+//! 0.1)` on the study's plane, 1 ms of delay per unit of distance, 1.5 Mb/s, from seed
+//! `0x0030000 + TOPOLOGY`, then R receivers and the source attached *with replacement* over
+//! 1 ms host links). `study ts T P R` is the study's transit-stub placement
+//! (`transit_stub_placement`, receivers on stub routers), `study tree H` its binary tree of
+//! height H (`tree_topology`, 10 ms links). `study` prints each link's class (`random`,
+//! `transit-stub`, ...) as a trailing `# class` comment.
 //!
-//! `run-lms` runs rmcast's LMS on such a placement as the study does (see `run_lms`).
+//! `run-lms` runs rmcast's LMS on such a placement with the study's own `build` and
+//! `run_seed` (see `run_lms`).
 
+use rmcast_repro::studies::lms;
 use rmcast_sim::topo::{self, PlaneParams};
 use rmcast_sim::LinkConfig;
 use std::time::Duration;
@@ -30,107 +31,47 @@ fn arg<T: std::str::FromStr>(a: &[String], i: usize, name: &str) -> Result<T, St
         .map_err(|_| format!("bad {name}: {:?}", a[i]))
 }
 
-/// The study's constants (crates/repro/src/studies/lms/{mod,sim}.rs).
-const STUDY_NODES: usize = 100;
-const STUDY_P: f64 = 0.1;
-const STUDY_TOPO_SEED_BASE: u64 = 0x003_0000;
-const STUDY_BANDWIDTH: u64 = 1_500_000;
-
-/// The study's placement `(topology t, placement p, r receivers)` and its placement seed.
-fn study_topology(t: u64, p: u64, r: usize) -> Result<(topo::Topology, u64), String> {
-    let tseed = STUDY_TOPO_SEED_BASE + t;
-    let pl = PlaneParams {
-        bandwidth_bps: STUDY_BANDWIDTH,
-        delay_per_unit: Duration::from_millis(1),
-        ..PlaneParams::default()
-    };
-    let mut tp = topo::flat_random(STUDY_NODES, STUDY_P, &pl, tseed).map_err(|e| e.to_string())?;
-    let pseed = rmcast_proto::rng::mix64(tseed ^ (p << 20) ^ ((r as u64) << 40));
-    let host = LinkConfig::new(STUDY_BANDWIDTH, Duration::from_millis(1));
-    topo::attach_hosts_with_replacement(&mut tp, r, &host, pseed).map_err(|e| e.to_string())?;
-    Ok((tp, pseed))
-}
-
-/// The study's binary tree of height `h` (crates/repro/src/studies/lms/sim.rs
-/// `binary_tree`: `topo::binary_tree_under_source(h, 1.5 Mb/s, TREE_DELAY = 10 ms)`), and
-/// its placement seed (0, as `plan::placements` gives trees).
-fn study_tree(h: u32) -> Result<(topo::Topology, u64), String> {
-    let link = LinkConfig::new(STUDY_BANDWIDTH, Duration::from_millis(10));
-    let t = topo::binary_tree_under_source(h, link).map_err(|e| e.to_string())?;
-    Ok((t, 0))
-}
-
-/// The study's transit-stub placement (plan.rs `placements`, family `Ts(R)`):
-/// `topo::transit_stub(TransitStub::default())` on the study's plane from seed
-/// `0x0030000 + T`, R receivers and the source attached with replacement to stub routers
-/// over 1 ms host links, placement seed as the random graphs'.
-fn study_ts(t: u64, p: u64, r: usize) -> Result<(topo::Topology, u64), String> {
-    let tseed = STUDY_TOPO_SEED_BASE + t;
-    let pl = PlaneParams {
-        bandwidth_bps: STUDY_BANDWIDTH,
-        delay_per_unit: Duration::from_millis(1),
-        ..PlaneParams::default()
-    };
-    let mut tp =
-        topo::transit_stub(&topo::TransitStub::default(), &pl, tseed).map_err(|e| e.to_string())?;
-    let pseed = rmcast_proto::rng::mix64(tseed ^ (p << 20) ^ ((r as u64) << 40));
-    let host = LinkConfig::new(STUDY_BANDWIDTH, Duration::from_millis(1));
-    topo::attach_hosts_with_replacement(&mut tp, r, &host, pseed).map_err(|e| e.to_string())?;
-    Ok((tp, pseed))
-}
-
 /// A placement named by arguments from `i`: `tree H` (2 arguments), `ts T P R` (4) or
 /// `T P R` (3, a random graph).
 fn placement(a: &[String], i: usize) -> Result<(topo::Topology, u64, usize), String> {
     if a.get(i).map(String::as_str) == Some("tree") {
         let h: u32 = arg(a, i + 1, "HEIGHT")?;
-        let (t, s) = study_tree(h)?;
-        return Ok((t, s, i + 2));
+        // The study's trees have placement seed 0.
+        return Ok((lms::tree_topology(h)?, 0, i + 2));
     }
     if a.get(i).map(String::as_str) == Some("ts") {
-        let t: u64 = arg(a, i + 1, "TOPOLOGY")?;
-        let p: u64 = arg(a, i + 2, "PLACEMENT")?;
+        let t: usize = arg(a, i + 1, "TOPOLOGY")?;
+        let p: usize = arg(a, i + 2, "PLACEMENT")?;
         let r: usize = arg(a, i + 3, "RECEIVERS")?;
-        let (tp, s) = study_ts(t, p, r)?;
+        let (tp, s) = lms::transit_stub_placement(t, p, r)?;
         return Ok((tp, s, i + 4));
     }
-    let t: u64 = arg(a, i, "TOPOLOGY")?;
-    let p: u64 = arg(a, i + 1, "PLACEMENT")?;
+    let t: usize = arg(a, i, "TOPOLOGY")?;
+    let p: usize = arg(a, i + 1, "PLACEMENT")?;
     let r: usize = arg(a, i + 2, "RECEIVERS")?;
-    let (tp, s) = study_topology(t, p, r)?;
+    let (tp, s) = lms::random_placement(t, p, r)?;
     Ok((tp, s, i + 3))
 }
 
 /// `run-lms {TOPOLOGY PLACEMENT RECEIVERS | tree HEIGHT} DROPS STOP_S MESSAGES`: one run of rmcast's LMS on
-/// the study's placement through the same library calls as the study's `sim::build` and
-/// `sim::run` (crates/repro/src/studies/lms/sim.rs, which is private to rmcast-repro):
+/// the study's placement, built by the study's own `lms::build` with its `run_seed`:
 /// source and receivers are *host* nodes, an LMS router agent on each router of the
-/// source's tree above a receiver (`tree_routers(.., false)`), `install_scheme(Lms)` with
-/// the spec's defaults, 1024-byte messages every 100 ms, run seed
-/// `mix64(placement seed ^ (1 << 56))` as the study's, and per line `FROM TO SEQ LINK K` of
-/// DROPS a `DropNth { k: K }` rule on link LINK entered from FROM (original data only).
+/// source's tree above a receiver, `install_scheme(Lms)` with the spec's defaults;
+/// 1024-byte messages every 100 ms and per line `FROM TO SEQ LINK K` of DROPS a
+/// `DropNth { k: K }` rule on link LINK entered from FROM (original data only), as the
+/// study's `sim::run` adds them.
 /// Prints one JSON object: every LossDetected/Delivered pair of the receivers, every
 /// receiver's duplicates, requests and repairs sent, the source's repairs, the drops.
 fn run_lms(a: &[String]) -> Result<(), String> {
-    use rmcast_proto::deploy::Layout;
-    use rmcast_proto::{Event, GroupId, Time};
-    use rmcast_sim::registry::{install_scheme, tree_routers};
-    use rmcast_sim::{KindFilter, LossModel, LossRule, LossSite, Scheme, Sim, Stop, Traffic};
+    use rmcast_proto::{Event, Time};
+    use rmcast_sim::{KindFilter, LossModel, LossRule, LossSite, Stop, Traffic};
     use std::collections::BTreeMap;
     let (tp, pseed, i) = placement(a, 2)?;
     let drops: String = arg(a, i, "DROPS")?;
     let stop_s: u64 = arg(a, i + 1, "STOP_S")?;
     let messages: u64 = arg(a, i + 2, "MESSAGES")?;
-    let g = GroupId(1);
-    let mut sim = Sim::new(
-        tp.net.clone(),
-        rmcast_proto::rng::mix64(pseed ^ (1u64 << 56)),
-    );
-    let mut layout = Layout::new(tp.source, g, &tp.receivers);
-    sim.set_group(g, &layout.members())
-        .map_err(|e| e.to_string())?;
-    layout.routers = tree_routers(&tp.net, tp.source, &tp.receivers, false);
-    install_scheme(&mut sim, Scheme::Lms, &layout).map_err(|e| e.to_string())?;
+    let pl = lms::Placement::new(tp.net, tp.source, tp.receivers, 0, pseed)?;
+    let mut sim = lms::build(&pl, lms::Scheme::Lms, lms::run_seed(&pl, lms::Scheme::Lms))?;
     let text = std::fs::read_to_string(&drops).map_err(|e| format!("{drops}: {e}"))?;
     for line in text.lines() {
         let w: Vec<u64> = line
@@ -152,7 +93,7 @@ fn run_lms(a: &[String]) -> Result<(), String> {
         sim.add_loss(&rule).map_err(|e| e.to_string())?;
     }
     sim.add_traffic(
-        tp.source,
+        pl.source,
         Traffic::every(messages, 1024, Duration::from_millis(100)),
     )
     .map_err(|e| e.to_string())?;
@@ -160,7 +101,7 @@ fn run_lms(a: &[String]) -> Result<(), String> {
     let secs = |t: Time| t.as_nanos() as f64 / 1e9;
     let mut rec = Vec::new();
     let mut rcv = Vec::new();
-    for &x in &tp.receivers {
+    for &x in &pl.receivers {
         let mut det: BTreeMap<u64, Time> = BTreeMap::new();
         let mut del: BTreeMap<u64, Time> = BTreeMap::new();
         for (t, e) in sim.events(x) {
@@ -187,7 +128,7 @@ fn run_lms(a: &[String]) -> Result<(), String> {
         ));
     }
     let src = sim
-        .agent(tp.source)
+        .agent(pl.source)
         .map(|a| a.stats().repairs_sent)
         .unwrap_or(0);
     let dropped: u64 = sim
@@ -220,22 +161,23 @@ fn study(a: &[String]) -> Result<(), String> {
     }
     if a.get(2).map(String::as_str) == Some("tree") {
         let h: u32 = arg(a, 3, "HEIGHT")?;
-        let (tp, _) = study_tree(h)?;
+        let tp = lms::tree_topology(h)?;
         return print(
             &tp,
             &format!("rmcast lms study binary tree: height {h}, 10 ms links, 1.5 Mb/s"),
             true,
         );
     }
-    let t: u64 = arg(a, 2, "TOPOLOGY")?;
-    let p: u64 = arg(a, 3, "PLACEMENT")?;
+    let t: usize = arg(a, 2, "TOPOLOGY")?;
+    let p: usize = arg(a, 3, "PLACEMENT")?;
     let r: usize = arg(a, 4, "RECEIVERS")?;
-    let (tp, pseed) = study_topology(t, p, r)?;
-    let tseed = STUDY_TOPO_SEED_BASE + t;
+    let (tp, pseed) = lms::random_placement(t, p, r)?;
+    let (n, prob) = (lms::RANDOM_NODES, lms::RANDOM_P);
+    let tseed = lms::TOPO_SEED_BASE + t as u64;
     print(
         &tp,
         &format!(
-            "rmcast lms study placement: flat_random n={STUDY_NODES} p={STUDY_P} seed={tseed:#x} \
+            "rmcast lms study placement: flat_random n={n} p={prob} seed={tseed:#x} \
              (topology {t}), 1 ms/unit; {r} receivers with replacement, placement {p} (seed {pseed:#x})"
         ),
         true,

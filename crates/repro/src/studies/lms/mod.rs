@@ -26,16 +26,17 @@ mod sim;
 #[cfg(test)]
 mod tests;
 
-pub use plan::large_ts;
+pub use plan::{large_ts, random_placement, run_seed, transit_stub_placement, tree_topology};
+pub use sim::{build, Placement, Scheme};
 
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput, Sweeps};
 use crate::Measures;
 use core::time::Duration;
-use plan::{drops_of, placements, scheme_seed, shape, sites, Family, Plan, XOf};
+use plan::{drops_of, placements, shape, sites, Family, Plan, XOf};
 use rmcast_proto::rng::mix64;
 use rmcast_sim::topo::PlaneParams;
-use sim::{LossSpec, Placement, RunOut, Scheme};
+use sim::{LossSpec, RunOut};
 use std::collections::BTreeMap;
 
 /// The seed 003 study.
@@ -269,8 +270,13 @@ impl Study for Lms {
         }
         let outs: Vec<RunOut> = ctx.try_map(&jobs, |j| {
             let pl = &pls[j.pl];
-            let seed = mix64(pl.seed ^ (scheme_seed(j.scheme) << 56));
-            sim::run(pl, j.scheme, &j.loss, shape(j.drops), seed)
+            sim::run(
+                pl,
+                j.scheme,
+                &j.loss,
+                shape(j.drops),
+                run_seed(pl, j.scheme),
+            )
         })?;
 
         // Aggregate per experiment and x.

@@ -281,46 +281,23 @@ impl Plan {
 
 /// Build every placement a family needs.
 pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, String> {
-    let host = LinkConfig::new(sim::BANDWIDTH, HOST_DELAY);
     let mut out = Vec::new();
     match fam {
         Family::Tree(h) => {
-            let link = LinkConfig::new(sim::BANDWIDTH, TREE_DELAY);
-            let (net, source, receivers) = sim::binary_tree(h, &link)?;
-            out.push(Placement::new(net, source, receivers, h as usize, 0)?);
+            let t = tree_topology(h)?;
+            out.push(Placement::new(t.net, t.source, t.receivers, h as usize, 0)?);
         }
-        Family::Random(r) | Family::RandomFast(r) | Family::RandomLongHost(r) | Family::Ts(r) => {
+        Family::Random(_) | Family::RandomFast(_) | Family::RandomLongHost(_) | Family::Ts(_) => {
             for t in 0..plan.topologies {
-                let tseed = TOPO_SEED_BASE + t as u64;
-                let base = match fam {
-                    Family::Random(_) | Family::RandomLongHost(_) => {
-                        topo::flat_random(RANDOM_NODES, RANDOM_P, &plane(), tseed)
-                    }
-                    Family::RandomFast(_) => {
-                        let p = PlaneParams {
-                            delay_per_unit: DELAY_PER_UNIT / 10,
-                            ..plane()
-                        };
-                        topo::flat_random(RANDOM_NODES, RANDOM_P, &p, tseed)
-                    }
-                    _ => topo::transit_stub(&TransitStub::default(), &plane(), tseed),
-                }
-                .map_err(|e| e.to_string())?;
-                let host = match fam {
-                    Family::RandomLongHost(_) => {
-                        LinkConfig::new(sim::BANDWIDTH, mean_link_delay(&base.net))
-                    }
-                    _ => host.clone(),
-                };
+                let base = base_topology(fam, t)?;
                 for p in 0..plan.placements {
-                    let pseed = mix64(tseed ^ ((p as u64) << 20) ^ ((r as u64) << 40));
-                    let mut tp = base.clone();
-                    attach_random(&mut tp, r, &host, pseed)?;
+                    let (tp, pseed) = attach_placement(fam, &base, t, p)?;
                     out.push(Placement::new(tp.net, tp.source, tp.receivers, t, pseed)?);
                 }
             }
         }
         Family::TsLarge(n, r) => {
+            let host = LinkConfig::new(sim::BANDWIDTH, HOST_DELAY);
             let ts = large_ts(n);
             let tseed = 0x003_1000 + n as u64;
             let mut tp = topo::transit_stub(&ts, &plane(), tseed).map_err(|e| e.to_string())?;
@@ -330,6 +307,81 @@ pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, Str
         }
     }
     Ok(out)
+}
+
+/// The study's binary tree of height `h`: 10 ms links of 1.5 Mb/s, the source above the
+/// root, 2^h receivers at the leaves.
+pub fn tree_topology(h: u32) -> Result<topo::Topology, String> {
+    let link = LinkConfig::new(sim::BANDWIDTH, TREE_DELAY);
+    topo::binary_tree_under_source(h, link).map_err(|e| e.to_string())
+}
+
+/// Placement `p` of the study's random graph `t` with `r` receivers: the graph with the
+/// source and receivers attached, and the placement seed. Public, with
+/// [`transit_stub_placement`], [`tree_topology`], [`build`](super::build) and
+/// [`run_seed`], for tools that run the study's own graphs elsewhere (bench/ns2's
+/// `ns2-export`, beside ns-2's LMS).
+pub fn random_placement(t: usize, p: usize, r: usize) -> Result<(topo::Topology, u64), String> {
+    let fam = Family::Random(r);
+    attach_placement(fam, &base_topology(fam, t)?, t, p)
+}
+
+/// Placement `p` of the study's transit-stub graph `t` with `r` receivers on stub routers
+/// (see [`random_placement`]).
+pub fn transit_stub_placement(
+    t: usize,
+    p: usize,
+    r: usize,
+) -> Result<(topo::Topology, u64), String> {
+    let fam = Family::Ts(r);
+    attach_placement(fam, &base_topology(fam, t)?, t, p)
+}
+
+/// Graph `t` of a random or transit-stub family, before hosts are attached.
+fn base_topology(fam: Family, t: usize) -> Result<topo::Topology, String> {
+    let tseed = TOPO_SEED_BASE + t as u64;
+    match fam {
+        Family::Random(_) | Family::RandomLongHost(_) => {
+            topo::flat_random(RANDOM_NODES, RANDOM_P, &plane(), tseed)
+        }
+        Family::RandomFast(_) => {
+            let p = PlaneParams {
+                delay_per_unit: DELAY_PER_UNIT / 10,
+                ..plane()
+            };
+            topo::flat_random(RANDOM_NODES, RANDOM_P, &p, tseed)
+        }
+        _ => topo::transit_stub(&TransitStub::default(), &plane(), tseed),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// Placement `p` on `base`, graph `t` of `fam`: the source and the family's receivers
+/// attached over host links, and the placement seed.
+fn attach_placement(
+    fam: Family,
+    base: &topo::Topology,
+    t: usize,
+    p: usize,
+) -> Result<(topo::Topology, u64), String> {
+    let r = match fam {
+        Family::Random(r) | Family::RandomFast(r) | Family::RandomLongHost(r) | Family::Ts(r) => r,
+        Family::Tree(_) | Family::TsLarge(..) => return Err(format!("{fam:?}: no placements")),
+    };
+    let host = match fam {
+        Family::RandomLongHost(_) => LinkConfig::new(sim::BANDWIDTH, mean_link_delay(&base.net)),
+        _ => LinkConfig::new(sim::BANDWIDTH, HOST_DELAY),
+    };
+    let tseed = TOPO_SEED_BASE + t as u64;
+    let pseed = mix64(tseed ^ ((p as u64) << 20) ^ ((r as u64) << 40));
+    let mut tp = base.clone();
+    attach_random(&mut tp, r, &host, pseed)?;
+    Ok((tp, pseed))
+}
+
+/// The seed of a run of `scheme` on `pl`.
+pub fn run_seed(pl: &Placement, scheme: Scheme) -> u64 {
+    mix64(pl.seed ^ (scheme_seed(scheme) << 56))
 }
 
 /// The mean propagation delay of `net`'s links (zero without links).

@@ -5,9 +5,7 @@ use core::time::Duration;
 use rmcast_proto::deploy::{Layout, MemberDistances};
 use rmcast_proto::{Event, GroupId, NodeId, Time};
 use rmcast_sim::registry::{install_scheme, member_distances, source_tree, tree_routers, TreeNode};
-use rmcast_sim::{
-    KindFilter, LinkConfig, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic,
-};
+use rmcast_sim::{KindFilter, LossModel, LossRule, LossSite, Network, Sim, Stop, Traffic};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
@@ -31,16 +29,21 @@ pub use rmcast_sim::Scheme;
 
 /// A network with a source and receivers placed on it, plus the source's tree.
 pub struct Placement {
+    /// The network, hosts attached.
     pub net: Network,
+    /// The source's host.
     pub source: NodeId,
+    /// The receivers' hosts.
     pub receivers: Vec<NodeId>,
+    /// The source's shortest-path tree, by node.
     pub tree: Vec<Option<TreeNode>>,
     /// Round-trip time of each receiver to the source, seconds (same order as `receivers`).
     pub rtt: Vec<f64>,
     /// Links of the multicast tree: (link, upper end, class).
     pub tree_links: Vec<(usize, NodeId, String)>,
-    /// Topology index (x of per-topology plots) and seed of the placement.
+    /// Topology index (x of per-topology plots).
     pub topo_index: usize,
+    /// Seed of the placement (runs derive theirs from it: [`run_seed`](super::run_seed)).
     pub seed: u64,
     srm_dist: OnceLock<Vec<BTreeMap<NodeId, Duration>>>,
 }
@@ -54,6 +57,9 @@ fn tx_secs(len: u64, bw: u64) -> f64 {
 }
 
 impl Placement {
+    /// `net` with `source` and `receivers` placed (topology `topo_index`, placement `seed`):
+    /// the source's tree, each receiver's RTT and the tree links; an error names a receiver
+    /// the source cannot reach.
     pub fn new(
         net: Network,
         source: NodeId,
@@ -185,7 +191,7 @@ pub struct RunOut {
 /// in the data group; PGM network elements and LMS routers on the routers of the source's
 /// tree above a receiver (the only ones NAKs, requests and repairs cross); SRM's topology
 /// variant with every member's distance to every other.
-fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
+pub fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
     let mut sim = Sim::new(pl.net.clone(), seed);
     let mut layout = Layout::new(pl.source, G, &pl.receivers);
     sim.set_group(G, &layout.members())
@@ -377,13 +383,4 @@ pub fn run(
     out.hops_repair = k.link_hops_repair;
     out.hops_control = k.link_hops_control;
     Ok(out)
-}
-
-/// A complete binary tree of routers with the source host above the root and 2^h receiver
-/// hosts at depth h below the root (h links from the root to a receiver; every link alike):
-/// the simulator's `binary_tree_under_source`, what `binary-trees.toml` builds.
-pub fn binary_tree(h: u32, link: &LinkConfig) -> Result<(Network, NodeId, Vec<NodeId>), String> {
-    let t =
-        rmcast_sim::topo::binary_tree_under_source(h, link.clone()).map_err(|e| e.to_string())?;
-    Ok((t.net, t.source, t.receivers))
 }

@@ -2,12 +2,10 @@ use super::sim::{self, LossSpec, Placement, Scheme, DROP_K, SINGLE};
 use super::*;
 use plan::{spread, LossAt};
 use rmcast_sim::topo::TransitStub;
-use rmcast_sim::LinkConfig;
 
 fn tree(h: u32) -> Placement {
-    let link = LinkConfig::new(sim::BANDWIDTH, TREE_DELAY);
-    let (net, source, receivers) = sim::binary_tree(h, &link).unwrap();
-    Placement::new(net, source, receivers, h as usize, 0).unwrap()
+    let t = tree_topology(h).unwrap();
+    Placement::new(t.net, t.source, t.receivers, h as usize, 0).unwrap()
 }
 
 #[test]
