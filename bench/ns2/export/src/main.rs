@@ -16,7 +16,7 @@
 //! height H (`tree_topology`, 10 ms links). `study` prints each link's class (`random`,
 //! `transit-stub`, ...) as a trailing `# class` comment.
 //!
-//! `run-lms` runs rmcast's LMS on such a placement with the study's own `build` and
+//! `run-lms` runs rmcast's LMS on such a placement with the study's own `simulate` and
 //! `run_seed` (see `run_lms`).
 
 use rmcast_repro::studies::lms;
@@ -54,25 +54,21 @@ fn placement(a: &[String], i: usize) -> Result<(topo::Topology, u64, usize), Str
 }
 
 /// `run-lms {TOPOLOGY PLACEMENT RECEIVERS | tree HEIGHT} DROPS STOP_S MESSAGES`: one run of rmcast's LMS on
-/// the study's placement, built by the study's own `lms::build` with its `run_seed`:
+/// the study's placement, run by the study's own `lms::simulate` with its `run_seed`:
 /// source and receivers are *host* nodes, an LMS router agent on each router of the
 /// source's tree above a receiver, `install_scheme(Lms)` with the spec's defaults;
 /// 1024-byte messages every 100 ms and per line `FROM TO SEQ LINK K` of DROPS a
-/// `DropNth { k: K }` rule on link LINK entered from FROM (original data only), as the
-/// study's `sim::run` adds them.
+/// `DropNth { k: K }` rule on link LINK entered from FROM (original data only).
 /// Prints one JSON object: every LossDetected/Delivered pair of the receivers, every
 /// receiver's duplicates, requests and repairs sent, the source's repairs, the drops.
 fn run_lms(a: &[String]) -> Result<(), String> {
-    use rmcast_proto::{Event, Time};
-    use rmcast_sim::{KindFilter, LossModel, LossRule, LossSite, Stop, Traffic};
-    use std::collections::BTreeMap;
+    use rmcast_proto::{NodeId, Time};
     let (tp, pseed, i) = placement(a, 2)?;
     let drops: String = arg(a, i, "DROPS")?;
     let stop_s: u64 = arg(a, i + 1, "STOP_S")?;
     let messages: u64 = arg(a, i + 2, "MESSAGES")?;
-    let pl = lms::Placement::new(tp.net, tp.source, tp.receivers, 0, pseed)?;
-    let mut sim = lms::build(&pl, lms::Scheme::Lms, lms::run_seed(&pl, lms::Scheme::Lms))?;
     let text = std::fs::read_to_string(&drops).map_err(|e| format!("{drops}: {e}"))?;
+    let mut loss = Vec::new();
     for line in text.lines() {
         let w: Vec<u64> = line
             .split_whitespace()
@@ -81,40 +77,24 @@ fn run_lms(a: &[String]) -> Result<(), String> {
         let [from, _, _, link, k] = w[..] else {
             return Err(format!("{drops}: expected `FROM TO SEQ LINK K`: {line:?}"));
         };
-        let rule = LossRule::new(
-            LossSite::Link {
-                link: link as usize,
-                from: Some(rmcast_proto::NodeId(from as u32)),
-            },
-            LossModel::DropNth { k },
-        )
-        .filter(KindFilter::OriginalData)
-        .cause("single_loss");
-        sim.add_loss(&rule).map_err(|e| e.to_string())?;
+        loss.push(lms::LossSpec {
+            link: link as usize,
+            from: NodeId(from as u32),
+            ks: vec![k],
+        });
     }
-    sim.add_traffic(
-        pl.source,
-        Traffic::every(messages, 1024, Duration::from_millis(100)),
-    )
-    .map_err(|e| e.to_string())?;
-    sim.run(&Stop::at(Time::from_secs(stop_s)));
+    let pl = lms::Placement::new(tp.net, tp.source, tp.receivers, 0, pseed)?;
+    let shape = lms::RunShape {
+        messages,
+        stop: Time::from_secs(stop_s),
+    };
+    let seed = lms::run_seed(&pl, lms::Scheme::Lms);
+    let sim = lms::simulate(&pl, lms::Scheme::Lms, &loss, shape, seed)?;
     let secs = |t: Time| t.as_nanos() as f64 / 1e9;
     let mut rec = Vec::new();
     let mut rcv = Vec::new();
     for &x in &pl.receivers {
-        let mut det: BTreeMap<u64, Time> = BTreeMap::new();
-        let mut del: BTreeMap<u64, Time> = BTreeMap::new();
-        for (t, e) in sim.events(x) {
-            match e {
-                Event::LossDetected { seq } => {
-                    det.entry(*seq).or_insert(*t);
-                }
-                Event::Delivered { seq, .. } => {
-                    del.entry(*seq).or_insert(*t);
-                }
-                _ => {}
-            }
-        }
+        let (det, del) = lms::recovery_times(&sim, x);
         for (seq, td) in det {
             let d = del
                 .get(&seq)
@@ -131,18 +111,12 @@ fn run_lms(a: &[String]) -> Result<(), String> {
         .agent(pl.source)
         .map(|a| a.stats().repairs_sent)
         .unwrap_or(0);
-    let dropped: u64 = sim
-        .losses()
-        .iter()
-        .filter(|(c, _)| c == "single_loss")
-        .map(|(_, n)| *n)
-        .sum();
     println!(
         "{{\"recoveries\":[{}],\"receivers\":[{}],\"source_repairs\":{},\"drops\":{}}}",
         rec.join(","),
         rcv.join(","),
         src,
-        dropped
+        lms::drops(&sim)
     );
     Ok(())
 }

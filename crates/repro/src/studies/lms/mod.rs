@@ -27,7 +27,7 @@ mod sim;
 mod tests;
 
 pub use plan::{large_ts, random_placement, run_seed, transit_stub_placement, tree_topology};
-pub use sim::{build, Placement, Scheme};
+pub use sim::{build, drops, recovery_times, simulate, LossSpec, Placement, RunShape, Scheme};
 
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput, Sweeps};
@@ -36,7 +36,7 @@ use core::time::Duration;
 use plan::{drops_of, placements, shape, sites, Family, Plan, XOf};
 use rmcast_proto::rng::mix64;
 use rmcast_sim::topo::PlaneParams;
-use sim::{LossSpec, RunOut};
+use sim::RunOut;
 use std::collections::BTreeMap;
 
 /// The seed 003 study.

@@ -136,7 +136,9 @@ impl Placement {
 /// Where one run loses original data: a link direction, and which crossings are dropped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LossSpec {
+    /// The link.
     pub link: usize,
+    /// The end the dropped packets enter it from.
     pub from: NodeId,
     /// 1-based indices of the original data packets crossing the site that are dropped.
     pub ks: Vec<u64>,
@@ -145,7 +147,9 @@ pub struct LossSpec {
 /// How long a run lasts and how much data the source sends.
 #[derive(Debug, Clone, Copy)]
 pub struct RunShape {
+    /// Original messages the source sends.
     pub messages: u64,
+    /// When the run stops.
     pub stop: Time,
 }
 
@@ -282,14 +286,17 @@ pub fn lost_pairs(pl: &Placement, loss: &[LossSpec], messages: u64) -> BTreeSet<
     out
 }
 
-/// Run `scheme` on `pl` with the drops of `loss` (empty: the loss-free baseline).
-pub fn run(
+/// One run of `scheme` on `pl` as the study runs it, up to its stop: [`build`], a
+/// `DropNth` rule per index of each of `loss` (original data only, cause `single_loss`, in
+/// order), the source's 1024-byte messages every 100 ms. Public for tools that run the
+/// study's runs elsewhere (bench/ns2's `ns2-export run-lms`).
+pub fn simulate(
     pl: &Placement,
     scheme: Scheme,
     loss: &[LossSpec],
     shape: RunShape,
     seed: u64,
-) -> Result<RunOut, String> {
+) -> Result<Sim, String> {
     let mut sim = build(pl, scheme, seed)?;
     for l in loss {
         for &k in &l.ks {
@@ -310,32 +317,54 @@ pub fn run(
     sim.add_traffic(pl.source, Traffic::every(shape.messages, SIZE, INTERVAL))
         .map_err(|e| e.to_string())?;
     sim.run(&Stop::at(shape.stop));
+    Ok(sim)
+}
+
+/// The drops that happened in a run of [`simulate`].
+pub fn drops(sim: &Sim) -> u64 {
+    sim.losses()
+        .iter()
+        .filter(|(c, _)| c == "single_loss")
+        .map(|(_, n)| *n)
+        .sum()
+}
+
+/// Receiver `r`'s first LossDetected and first Delivered instant of each sequence number.
+pub fn recovery_times(sim: &Sim, r: NodeId) -> (BTreeMap<u64, Time>, BTreeMap<u64, Time>) {
+    let mut detected: BTreeMap<u64, Time> = BTreeMap::new();
+    let mut delivered: BTreeMap<u64, Time> = BTreeMap::new();
+    for (t, e) in sim.events(r) {
+        match e {
+            Event::LossDetected { seq } => {
+                detected.entry(*seq).or_insert(*t);
+            }
+            Event::Delivered { seq, .. } => {
+                delivered.entry(*seq).or_insert(*t);
+            }
+            _ => {}
+        }
+    }
+    (detected, delivered)
+}
+
+/// Run `scheme` on `pl` with the drops of `loss` (empty: the loss-free baseline).
+pub fn run(
+    pl: &Placement,
+    scheme: Scheme,
+    loss: &[LossSpec],
+    shape: RunShape,
+    seed: u64,
+) -> Result<RunOut, String> {
+    let sim = simulate(pl, scheme, loss, shape, seed)?;
 
     let mut out = RunOut {
-        drops: sim
-            .losses()
-            .iter()
-            .filter(|(c, _)| c == "single_loss")
-            .map(|(_, n)| *n)
-            .sum(),
+        drops: drops(&sim),
         receivers: pl.receivers.len() as u64,
         ..RunOut::default()
     };
     let lost = lost_pairs(pl, loss, shape.messages);
     for (i, &r) in pl.receivers.iter().enumerate() {
-        let mut detected: BTreeMap<u64, Time> = BTreeMap::new();
-        let mut delivered: BTreeMap<u64, Time> = BTreeMap::new();
-        for (t, e) in sim.events(r) {
-            match e {
-                Event::LossDetected { seq } => {
-                    detected.entry(*seq).or_insert(*t);
-                }
-                Event::Delivered { seq, .. } => {
-                    delivered.entry(*seq).or_insert(*t);
-                }
-                _ => {}
-            }
-        }
+        let (detected, delivered) = recovery_times(&sim, r);
         let lossy = lost.range((i, 0)..=(i, u64::MAX)).next().is_some();
         if lossy {
             out.lossy_receivers += 1;
