@@ -82,25 +82,7 @@ messages = $MESSAGES
 size = 1024
 interval_ms = 100
 TOML
-    while read -r from _ seq link k; do
-        cat <<TOML
-
-[[loss]]
-model = "drop_nth"
-k = $k
-filter = "original"
-at = "link"
-links = [$link]
-from = $from
-cause = "single_loss"
-TOML
-    done < "$OUT/drops-$r-s$s-$site.txt"
-    cat <<TOML
-
-[stop]
-time_limit_s = $STOP_S
-when_complete = false
-TOML
+    loss_and_stop_toml "$OUT/drops-$r-s$s-$site.txt"
 }
 
 FAMS=""
