@@ -523,9 +523,11 @@ impl Relay {
             None if upstream == Upstream::Agent => RouteDecision::Consume,
             None => RouteDecision::Forward,
         };
-        // Addressed to the agent: it goes nowhere else.
+        // Addressed to the agent, or only for an agent on the router's own node (a relay
+        // hosts none besides its own): it goes nowhere else.
         let decision = match (upstream, decision) {
             (Upstream::Agent, _) => RouteDecision::Consume,
+            (_, d) if d.only_local() => RouteDecision::Consume,
             (_, d) => d,
         };
         let on = match decision {
@@ -727,7 +729,8 @@ impl Relay {
             ),
             _ => RouteDecision::Forward,
         };
-        if decision == RouteDecision::Consume {
+        // Only for an agent on the router's own node: a relay hosts none besides its own.
+        if decision == RouteDecision::Consume || decision.only_local() {
             s.report.up_consumed += 1;
             return Ok(());
         }

@@ -372,8 +372,17 @@ pub enum RouteDecision {
     Forward,
     /// Swallow it.
     Consume,
-    /// Forward on these interfaces only (a subset, or others than routing would choose).
+    /// Forward on these interfaces only (a subset, or others than routing would choose);
+    /// the agent on the router's own node gets it only if [`IfaceId::LOCAL`] is among them.
     ForwardOn(Vec<IfaceId>),
+}
+
+impl RouteDecision {
+    /// For the agent on the router's own node and nothing else (`ForwardOn` naming only
+    /// [`IfaceId::LOCAL`]): a driver whose routers host no agent (a relay on sockets) drops it.
+    pub fn only_local(&self) -> bool {
+        matches!(self, RouteDecision::ForwardOn(v) if !v.is_empty() && v.iter().all(|&i| i == IfaceId::LOCAL))
+    }
 }
 
 /// A datagram a router agent originates, optionally pinned to interfaces.
@@ -387,9 +396,11 @@ pub struct RouterTransmit {
 }
 
 /// A protocol's helper inside the network (PGM network element, LMS router, CSP/CP local
-/// exchange). The driver shows it every rmcast packet crossing its router.
+/// exchange). The driver shows it every rmcast packet crossing its router, including what
+/// the agent on the router's own node sends (on [`IfaceId::LOCAL`]).
 pub trait RouterAgent {
-    /// A packet for `dest`, sent by `from`, entered the router on `ingress`.
+    /// A packet for `dest`, sent by `from`, entered the router on `ingress`
+    /// ([`IfaceId::LOCAL`]: from the agent on the router's own node).
     fn on_packet(
         &mut self,
         now: Time,

@@ -539,13 +539,12 @@ impl Router {
                 }
             },
             wire::Message::Dreq { .. } => match self.cfg.replier {
-                // This node's own receiver replies: sent on no interface, the DREQ reaches
-                // it as every group packet reaches a member (consuming it left the receiver
-                // without it: on a graph whose members sit on routers no DREQ ever reached a
-                // replier).
+                // This node's own receiver replies: the DREQ goes to it and on no link
+                // (consuming it left the receiver without it: on a graph whose members sit
+                // on routers no DREQ ever reached a replier).
                 Some(IfaceId::LOCAL) => {
                     self.lms.dreqs_here += 1;
-                    RouteDecision::ForwardOn(Vec::new())
+                    RouteDecision::ForwardOn(vec![IfaceId::LOCAL])
                 }
                 Some(r) if r != ingress => {
                     self.lms.dreqs_down += 1;

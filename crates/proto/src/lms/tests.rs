@@ -104,7 +104,7 @@ fn the_receiver_on_the_router_s_own_node_is_its_replier() {
             Dest::Group(G),
             &dreq(5, 40, 3, 0)
         ),
-        RouteDecision::ForwardOn(Vec::new())
+        RouteDecision::ForwardOn(vec![IfaceId::LOCAL])
     );
     assert_eq!(r.router_stats().dreqs_here, 1);
     assert_eq!(r.router_stats().dreqs_down, 0);

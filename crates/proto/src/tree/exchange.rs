@@ -272,15 +272,21 @@ impl RouterAgent for Exchange {
         if dest != Dest::Node(self.cfg.node) {
             return RouteDecision::Forward;
         }
+        // Statuses are the exchange's; anything else addressed to its node is for the agent
+        // there, if any (an endpoint of another region on the exchange's node, as on an
+        // imported graph where every node routes: the ASSIGNs of its own exchange), and
+        // goes on no link. Consuming it all left that endpoint without its orders: it never
+        // re-multicast for its region nor freed its retransmission buffer; the source stalled.
         match self.out.accept(packet, self.cfg.session) {
-            Some(wire::Message::LocalStatus(st)) => match self.index.get(&st.id) {
-                Some(&j) => self.statuses[j] = BlockStatus::from_wire(&st),
-                None => self.out.stats.ignored += 1,
-            },
-            Some(_) => self.out.ignore(),
-            None => {}
+            Some(wire::Message::LocalStatus(st)) => {
+                match self.index.get(&st.id) {
+                    Some(&j) => self.statuses[j] = BlockStatus::from_wire(&st),
+                    None => self.out.stats.ignored += 1,
+                }
+                RouteDecision::Consume
+            }
+            _ => RouteDecision::ForwardOn(vec![IfaceId::LOCAL]),
         }
-        RouteDecision::Consume
     }
     fn handle_timeout(&mut self, now: Time) {
         if now >= self.status_at {

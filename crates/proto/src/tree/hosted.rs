@@ -61,16 +61,19 @@ impl RouterAgent for HostedDesignated {
     fn on_packet(
         &mut self,
         now: Time,
-        _ingress: IfaceId,
+        ingress: IfaceId,
         from: NodeId,
         dest: Dest,
         packet: &[u8],
     ) -> RouteDecision {
-        if !Header::parse(packet).is_ok_and(|h| h.family == Family::Tree) {
+        // What the agent on this router's own node sends is not this helper's.
+        if ingress == IfaceId::LOCAL
+            || !Header::parse(packet).is_ok_and(|h| h.family == Family::Tree)
+        {
             return RouteDecision::Forward;
         }
         let to_me = dest == Dest::Node(self.node);
-        if from == self.source {
+        if from == self.source && (to_me || matches!(dest, Dest::Group(_))) {
             self.ep.handle_packet(now, from, packet);
             self.drain();
             // The source's data and re-multicasts go on to the members.
@@ -83,10 +86,18 @@ impl RouterAgent for HostedDesignated {
         if to_me && self.members.contains(&from) {
             self.ep.handle_packet(now, from, packet);
             self.drain();
-        } else {
-            self.out.stats.ignored += 1;
+            return RouteDecision::Consume;
         }
-        RouteDecision::Consume
+        self.out.stats.ignored += 1;
+        if to_me {
+            // Addressed to this node but not a member's: for the agent there, if any.
+            RouteDecision::ForwardOn(vec![IfaceId::LOCAL])
+        } else {
+            // Someone else's, passing through (another region's, where regions nest on an
+            // imported graph): consuming it left that region's members on this router
+            // without their designated's local re-multicasts.
+            RouteDecision::Forward
+        }
     }
 
     fn handle_timeout(&mut self, now: Time) {

@@ -192,6 +192,37 @@ fn a_removed_endpoint_no_longer_enters_the_consolidated_status() {
     assert_eq!(x.consolidated().unwrap().lw, 14);
 }
 
+/// What is addressed to the exchange's node but is not a status is for the agent on that
+/// node (an endpoint of another region, where every node routes): an ASSIGN from its own
+/// exchange passes; a status is the exchange's.
+#[test]
+fn an_exchange_passes_what_is_not_a_status_to_its_node_s_agent() {
+    let (mut x, _, _) = exchange_with_statuses(Merge::Optimistic);
+    let le = NodeId(1);
+    let assign = Packet::to_vec(
+        crate::outbox::envelope(0, NodeId(7), 0),
+        &Message::Tree(wire::Message::Assign {
+            lmvci: 0,
+            lepi: le.0,
+            l: 8,
+            base: 0,
+            bits: &[1],
+        }),
+    )
+    .unwrap();
+    let d = x.on_packet(Time::ZERO, IfaceId(0), NodeId(7), Dest::Node(le), &assign);
+    assert_eq!(d, RouteDecision::ForwardOn(vec![IfaceId::LOCAL]));
+    assert!(
+        d.only_local(),
+        "on sockets a relay drops it: it hosts no agent besides"
+    );
+    let st = local_status(NodeId(2), 11, 8, &[], 7);
+    assert_eq!(
+        x.on_packet(Time::ZERO, IfaceId(0), NodeId(2), Dest::Node(le), &st),
+        RouteDecision::Consume
+    );
+}
+
 #[test]
 fn csp_exchange_reports_min_and_to_the_source_and_assigns_nothing() {
     let (_, r, assigns) = exchange_with_statuses(Merge::Pessimistic);
@@ -744,6 +775,8 @@ fn a_hosted_designated_endpoint_passes_data_and_takes_statuses() {
     assert_eq!(h.stats().repairs_sent, 1);
     let before = h.stats().ignored;
     let stranger = local_status(NodeId(9), 3, l, &[1, 2], l);
+    // A stranger's status to this node is for the agent there, if any (on no link); a
+    // member's packet to another node passes through.
     assert_eq!(
         h.on_packet(
             Time::from_millis(6),
@@ -752,7 +785,7 @@ fn a_hosted_designated_endpoint_passes_data_and_takes_statuses() {
             Dest::Node(d),
             &stranger
         ),
-        RouteDecision::Consume
+        RouteDecision::ForwardOn(vec![IfaceId::LOCAL])
     );
     assert_eq!(
         h.on_packet(
@@ -762,7 +795,7 @@ fn a_hosted_designated_endpoint_passes_data_and_takes_statuses() {
             Dest::Node(NodeId(5)),
             &st
         ),
-        RouteDecision::Consume
+        RouteDecision::Forward
     );
     assert_eq!(h.stats().ignored, before + 2);
     let end = Packet::to_vec(

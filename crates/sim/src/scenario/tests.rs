@@ -473,33 +473,81 @@ fn dsp_designated_relays_run_at_the_routers() {
     assert!(e.to_string().contains("behind a router"), "{e}");
 }
 
-/// lms on an imported graph, where every node is a router and the receivers sit on routers:
-/// 2 and 4 are leaves, 3 has receivers 4 and 5 below it. Before a router handed DREQs to the
-/// receiver on its own node, it consumed them there: no replier ever answered, and every loss
-/// below the source stayed unrepaired (3-14 of 200 messages delivered to the worst receiver).
+/// lms and pgm (the protocols with router agents) on an imported graph, where every node is a
+/// router and the receivers sit on routers: 2 and 4 are leaves, 3 has receivers 4 and 5
+/// below it. Before a router handed DREQs to the receiver on its own node, LMS consumed them
+/// there: no replier ever answered (3-14 of 200 messages delivered to the worst receiver).
+/// Before a router saw what its own node's agent sends, a PGM network element never saw its
+/// own receiver's NAK, so it discarded the RDATA that receiver asked for (the other
+/// protocols run as a guard: their receivers on routers are reached too). Before cp's local
+/// exchange passed what was addressed to its node but not a status to the agent there, the
+/// exchange on 3 consumed the ASSIGNs of receiver 3's own exchange (on 1): 3 never
+/// re-multicast for its region nor freed its buffer, and receiver 2 held 181 of 200 when
+/// the source finished (25 of 200 with seed 2 at 10 Mb/s, the source stalled). Likewise
+/// dsp's designated receiver hosted on router 3 (`designated = "relay"`) consumed the local
+/// re-multicasts of region 1's, hosted on router 1, to receiver 3 (33 of 200 delivered).
 #[test]
-fn lms_repairs_receivers_that_sit_on_routers() {
+fn protocols_repair_receivers_that_sit_on_routers() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("edges.txt"),
         "0 1 2\n1 2 2\n1 3 5\n3 4 1\n3 5 1\n2 5 8\n",
     )
     .unwrap();
-    let text = "seed = [1, 2]\n[topology]\nkind = \"edge_list\"\nfile = \"edges.txt\"\n\
-                source = 0\nreceiver_ids = [2, 3, 4, 5]\n[protocol]\nname = \"lms\"\n\
-                [traffic]\nmessages = 200\nsize = 500\ninterval_ms = 10\n[[loss]]\n\
-                model = \"bernoulli\"\np = 0.05\nat = \"link\"\nfilter = \"original\"\n\
-                [stop]\ntime_limit_s = 30\n";
-    let sc = Scenario::parse(text, "t.toml", dir.path().into()).unwrap();
-    for r in run_sweep(&sc, RunOptions::default(), &|| {}).unwrap() {
-        let col = |k: &str| r.column(k).unwrap().csv();
-        assert!(
-            col("lost_bernoulli").parse::<u64>().unwrap() > 20,
-            "the run is lossy"
+    let relay = "designated = \"relay\"\n";
+    for (proto, extra) in [
+        ("lms", ""),
+        ("pgm", ""),
+        ("srm", ""),
+        ("dsp", ""),
+        ("dsp", relay),
+        ("csp", ""),
+        ("cp", ""),
+    ] {
+        let text = format!(
+            "seed = [1, 2]\n[topology]\nkind = \"edge_list\"\nfile = \"edges.txt\"\n\
+             source = 0\nreceiver_ids = [2, 3, 4, 5]\n[protocol]\nname = \"{proto}\"\n{extra}\
+             [traffic]\nmessages = 200\nsize = 500\ninterval_ms = 10\n[[loss]]\n\
+             model = \"bernoulli\"\np = 0.05\nat = \"link\"\nfilter = \"original\"\n\
+             [stop]\ntime_limit_s = 30\n"
         );
-        assert_eq!(col("completed"), "true");
-        assert_eq!(col("delivered_min"), "200");
+        let sc = Scenario::parse(&text, "t.toml", dir.path().into()).unwrap();
+        for r in run_sweep(&sc, RunOptions::default(), &|| {}).unwrap() {
+            let col = |k: &str| r.column(k).unwrap().csv();
+            assert!(
+                col("lost_bernoulli").parse::<u64>().unwrap() > 20,
+                "{proto}: the run is lossy"
+            );
+            assert_eq!(col("completed"), "true", "{proto}");
+            assert_eq!(col("delivered_min"), "200", "{proto}");
+        }
     }
+}
+
+/// PGM on the chain 0 - 1 - 2 of routers with the receiver on 2 and the original message 5
+/// dropped on the link 1 → 2: the network element on 2 sees its own receiver's NAK (on the
+/// node's `LOCAL` interface), confirms it with an NCF that reaches the receiver on no link,
+/// and passes the RDATA to it: one NAK, one repair, everything delivered once. Before, the
+/// NAK left the node unseen, the element on 2 discarded the RDATA as unasked for, and the
+/// receiver NAKed on for the rest of the run without the message.
+#[test]
+fn pgm_element_on_the_receiver_s_own_node_passes_its_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("edges.txt"), "0 1 2\n1 2 2\n").unwrap();
+    let text = "seed = 1\n[topology]\nkind = \"edge_list\"\nfile = \"edges.txt\"\n\
+                source = 0\nreceiver_ids = [2]\n[protocol]\nname = \"pgm\"\n\
+                [traffic]\nmessages = 20\nsize = 500\ninterval_ms = 10\n[[loss]]\n\
+                model = \"drop_nth\"\nk = 5\nfilter = \"original\"\nat = \"link\"\n\
+                links = [1]\nfrom = 1\ncause = \"single_loss\"\n";
+    let sc = Scenario::parse(text, "t.toml", dir.path().into()).unwrap();
+    let r = &run_sweep(&sc, RunOptions::default(), &|| {}).unwrap()[0];
+    let col = |k: &str| r.column(k).unwrap().csv();
+    assert_eq!(col("lost_single_loss"), "1");
+    assert_eq!(col("completed"), "true");
+    assert_eq!(col("delivered_min"), "20");
+    assert_eq!(col("receiver_control_sent"), "1", "one NAK");
+    assert_eq!(col("originated_repair"), "1", "one RDATA");
+    assert_eq!(col("receiver_duplicates"), "0");
 }
 
 /// The receiver on a router's own node is that router's replier, nearer than any below it

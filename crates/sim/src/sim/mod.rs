@@ -51,7 +51,7 @@ use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{
     Agent, Event, GroupId, IfaceId, NodeId, RouteDecision, RouterAgent, Time, Transmit,
 };
-use rmcast_wire::{Header, PacketClass};
+use rmcast_wire::PacketClass;
 use routes::Routes;
 use sparse::NodeLists;
 
@@ -625,8 +625,8 @@ impl Sim {
         self.agents[xi] = Some(agent);
         self.rec.sent(xi, out.len());
         for t in out.drain(..) {
-            if t.dest == rmcast_proto::Dest::Node(NodeId(x)) && self.routers[xi].is_some() {
-                self.hand_to_router(x, t);
+            if self.routers[xi].is_some() {
+                self.through_router(x, t);
             } else {
                 self.originate(x, t, None);
             }
@@ -683,10 +683,19 @@ impl Sim {
     }
 
     fn originate(&mut self, x: u32, t: Transmit, via: Option<&[u32]>) {
-        let class = Header::parse(&t.payload).ok().map(|h| h.class());
-        let id = self.pool.next_id();
-        self.rec
-            .originated(id, self.kernel.now(), x, t.dest, class, &t.payload);
+        let (id, class) = self.record_origin(x, &t);
+        self.send_from(x, id, class, t, via);
+    }
+
+    /// Route the recorded datagram `id` from node `x` (on interfaces `via` only, if given).
+    fn send_from(
+        &mut self,
+        x: u32,
+        id: u64,
+        class: Option<PacketClass>,
+        t: Transmit,
+        via: Option<&[u32]>,
+    ) {
         // A router agent's group packet pinned to interfaces goes down the group's
         // distribution tree through this router when data has crossed it on one and every
         // pinned interface is a hop of it there; otherwise the router's own tree below
@@ -844,6 +853,15 @@ impl Sim {
             RouteDecision::ForwardOn(ifs) => {
                 let v: Vec<u32> = ifs.iter().map(|i| i.0).collect();
                 self.forward(p, local, x, Some(&v));
+                // The router chose where it goes: to the node's own agent only if `LOCAL` is
+                // among them (a PGM repair its receiver asked for, an LMS DREQ for the
+                // receiver that is its replier).
+                if ifs.contains(&IfaceId::LOCAL) {
+                    self.admit(cp, class);
+                } else {
+                    self.pool.release(p);
+                }
+                return;
             }
         }
         let pk = self.pool.pkt(p);
