@@ -52,6 +52,16 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
+    /// Transmission time of `len` bytes on this link, ns (rounded up; 0 on an infinitely
+    /// fast link).
+    pub fn tx_ns(&self, len: u64) -> u64 {
+        if self.bandwidth_bps == 0 {
+            0
+        } else {
+            (len * 8 * 1_000_000_000).div_ceil(self.bandwidth_bps)
+        }
+    }
+
     /// A link of `bandwidth_bps` and propagation `delay`: no jitter, unbounded queue, no
     /// class, no reordering.
     pub fn new(bandwidth_bps: u64, delay: Duration) -> Self {

@@ -191,6 +191,16 @@ impl BuildCtx<'_> {
         }
     }
 
+    /// `key` as a number, `default` when the scenario does not give it (derived from the
+    /// topology rather than the spec's value), checked against the spec row's range.
+    fn real_or(&self, key: &str, default: f64) -> Result<f64, ScenarioError> {
+        match self.param(key)?.range {
+            Range::Real { min, max } => self.params.f64_in(key, default, min, max),
+            Range::Int { min, max } => self.params.f64_in(key, default, min as f64, max as f64),
+            _ => Err(self.params.bad(key, "a number")),
+        }
+    }
+
     /// `key` as an integer with `default` where the spec derives it (from a preset).
     fn int_or(&self, key: &str, default: u64) -> Result<u64, ScenarioError> {
         match self.param(key)?.range {
@@ -542,6 +552,57 @@ pub fn source_tree(net: &crate::Network, root: NodeId) -> Vec<Option<TreeNode>> 
     out
 }
 
+/// Along the source's shortest-path tree to a node: the transmission time of a packet of
+/// `bytes` on every link of the way (ns), and the slowest of those links (`None`: no link,
+/// or only infinitely fast ones).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreePath {
+    /// Sum of the links' transmission times of the packet, ns.
+    pub tx_ns: u64,
+    /// The slowest link's bandwidth, bit/s.
+    pub slowest_bps: Option<u64>,
+}
+
+/// [`TreePath`] from `root` to every node (the default for nodes it cannot reach).
+pub fn tree_paths(net: &crate::Network, root: NodeId, bytes: u64) -> Vec<TreePath> {
+    let tree = source_tree(net, root);
+    let mut memo: Vec<Option<TreePath>> = vec![None; tree.len()];
+    let mut out = vec![TreePath::default(); tree.len()];
+    for v in 0..tree.len() {
+        // Walk up to a node already known (or the root), then fill in on the way back.
+        let mut chain = Vec::new();
+        let mut at = v;
+        let mut base = TreePath::default();
+        loop {
+            if let Some(p) = memo[at] {
+                base = p;
+                break;
+            }
+            match tree[at].and_then(|t| t.up) {
+                Some((parent, link)) => {
+                    chain.push((at, link));
+                    at = parent.0 as usize;
+                }
+                None => break,
+            }
+        }
+        while let Some((node, link)) = chain.pop() {
+            let cfg = &net.links[link].cfg;
+            let bw = (cfg.bandwidth_bps > 0).then_some(cfg.bandwidth_bps);
+            base = TreePath {
+                tx_ns: base.tx_ns.saturating_add(cfg.tx_ns(bytes)),
+                slowest_bps: match (base.slowest_bps, bw) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                },
+            };
+            memo[node] = Some(base);
+        }
+        out[v] = memo[v].unwrap_or_default();
+    }
+    out
+}
+
 /// LMS replier candidates: at every router on the source's tree, each downstream interface
 /// that leads to a receiver, with the distance to the closest receiver behind it (sorted by
 /// interface).
@@ -599,10 +660,22 @@ fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
 }
 
 /// Seed 001's roles on any topology: a region is the set of receivers sharing a parent (their
-/// local exchange) on the source's shortest-path tree, RTDs are twice the tree's one-way
-/// routing delays, and DSP's designated endpoint is the region's receiver closest to the
-/// source (ties: lowest id). CSP and CP need that parent to be a router. The window `L` is
-/// `window` blocks, or `window_rtd` (default 2, Figures 9-12) x the largest RTD in blocks.
+/// local exchange) on the source's shortest-path tree, and DSP's designated endpoint is the
+/// region's receiver closest to the source (ties: lowest id). CSP and CP need that parent to
+/// be a router. The window `L` is `window` blocks, or `window_rtd` (default 2, Figures 9-12)
+/// x the largest RTD in blocks.
+///
+/// Seed 001 states its delays and rate for its own network (150 Mb/s everywhere); elsewhere
+/// they come from the topology. An RTD is twice the tree's one-way routing delay plus a
+/// block's transmission on each link on the way down (on a 1.5 Mb/s link a 1 KB block
+/// takes 5.6 ms a hop, which propagation alone leaves out; a status back is small). Where the
+/// scenario does not give them, the source's peak rate `rate_mbps` is the spec's 150 Mb/s or
+/// the slowest link to a receiver if that is slower, and the round trip inside a region
+/// `local_rtd_ms` the largest between two endpoints of a region through their exchange
+/// (DSP's designated at the exchange: between it and an endpoint), the same way. With the
+/// spec's 150 Mb/s and 1 ms on the default binary tree of 1.5 Mb/s, 10 ms links, the
+/// statuses of an L of 2,840 blocks filled the links and dsp took 68 s and 162,000
+/// duplicates for 2 s of data.
 fn build_tree(
     cx: &mut BuildCtx<'_>,
     variant: rmcast_proto::tree::Variant,
@@ -616,10 +689,20 @@ fn build_tree(
     };
     // csp and cp have no designated receiver: the key is checked, not used.
     let at_router = variant == Variant::Dsp && relay;
+    let block = cx.real("block_bytes")? as usize;
+    let block_datagram = block + 32;
     let (spt, dist) = spt_distances(cx.sim.network(), cx.source);
-    let rtd_of = |n: NodeId| {
-        Duration::from_nanos(2 * dist.get(n.0 as usize).copied().flatten().unwrap_or(0))
+    let down = tree_paths(cx.sim.network(), cx.source, block_datagram as u64);
+    // One way from the source to `n`: routing delay and a block's transmission on each link.
+    let one_way = |n: NodeId| {
+        let i = n.0 as usize;
+        dist.get(i)
+            .copied()
+            .flatten()
+            .unwrap_or(0)
+            .saturating_add(down.get(i).map_or(0, |p| p.tx_ns))
     };
+    let rtd_of = |n: NodeId| Duration::from_nanos(2 * one_way(n));
     let mut regions: Vec<Region> = Vec::new();
     for &r in cx.receivers {
         let parent = spt.parent.get(r.0 as usize).copied();
@@ -651,11 +734,18 @@ fn build_tree(
         g.endpoints.sort_by_key(|&m| (rtd_of(m), m.0));
         g.rtd_endpoints = g.endpoints.iter().map(|&m| rtd_of(m)).collect();
     }
-    let rate_mbps = cx.real("rate_mbps")?;
-    let block = cx.real("block_bytes")? as usize;
+    let slowest_bps = cx
+        .receivers
+        .iter()
+        .filter_map(|r| down.get(r.0 as usize).and_then(|p| p.slowest_bps))
+        .min();
+    let rate_mbps = match slowest_bps {
+        Some(bps) => cx.real_or("rate_mbps", spec::dsp::RATE_MBPS.min(bps as f64 / 1e6))?,
+        None => cx.real("rate_mbps")?,
+    };
     let mut s = Settings::new(variant, 1);
     s.rate_bps = (rate_mbps * 1e6) as u64;
-    s.block_datagram = block + 32;
+    s.block_datagram = block_datagram;
     let max_rtd = cx
         .receivers
         .iter()
@@ -676,7 +766,29 @@ fn build_tree(
     s.r_f = cx.real("r_f")?;
     s.status_min = cx.ms("status_min_ms")?;
     s.status_max = cx.ms("status_max_ms")?.max(s.status_min);
-    s.local_rtd = cx.ms("local_rtd_ms")?;
+    // The largest round trip inside a region: through the exchange between its two farthest
+    // endpoints (between the exchange and its farthest endpoint when the designated sits there).
+    let local_rtd = regions
+        .iter()
+        .map(|g| {
+            let x = one_way(g.exchange);
+            let mut ow: Vec<u64> = g
+                .endpoints
+                .iter()
+                .map(|&m| one_way(m).saturating_sub(x))
+                .collect();
+            ow.sort_unstable_by(|a, b| b.cmp(a));
+            let far = ow.first().copied().unwrap_or(0);
+            let next = if at_router {
+                0
+            } else {
+                ow.get(1).copied().unwrap_or(0)
+            };
+            2 * (far + next)
+        })
+        .max()
+        .unwrap_or(0);
+    s.local_rtd = ms(cx.real_or("local_rtd_ms", local_rtd as f64 / 1e6)?);
     s.kou = cx.int("kou")? as u32;
     s.linger = cx.ms("linger_ms")?;
     s.designated_at_exchange = at_router;
@@ -773,7 +885,8 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
 /// shortest-path tree is a router are that router's children, and the router hosts their
 /// relay ([`prmp::tree::RelayRouter`], as `rmcast relay --region` does on sockets), polling
 /// them on a group of their own with the sender's settings; the sender polls the relays and
-/// the receivers behind no router.
+/// the receivers behind no router (or behind the router on its own node). One level: relays
+/// that nest are refused.
 fn build_prmp_relays(
     cx: &mut BuildCtx<'_>,
     sender: prmp::SenderConfig,
@@ -789,10 +902,41 @@ fn build_prmp_relays(
             .filter(|&x| x != crate::network::NONE)
             .map(NodeId);
         match parent {
-            Some(x) if cx.sim.network().kind(x) == Some(crate::NodeKind::Router) => {
+            // A router on the source's own node (every node routes on an imported graph)
+            // is no relay: the source polls those receivers itself.
+            Some(x)
+                if x != cx.source && cx.sim.network().kind(x) == Some(crate::NodeKind::Router) =>
+            {
                 regions.entry(x).or_default().push(r);
             }
             _ => polled.push(r),
+        }
+    }
+    // One level of relays: a relay takes the source's packets for its children and passes
+    // none on, so nothing the source polls may sit at or below another relay (as on an
+    // imported graph where every node routes and regions nest): refused, naming both.
+    for n in regions.keys().chain(polled.iter()) {
+        if let Some(&kid) = regions
+            .get(n)
+            .and_then(|_| cx.receivers.iter().find(|&&r| r == *n))
+        {
+            return Err(cx.params.bad(
+                "relays",
+                &format!("relays that do not nest: receiver {kid:?} sits on a relay's router"),
+            ));
+        }
+        let mut at = spt.parent.get(n.0 as usize).copied();
+        while let Some(a) = at.filter(|&a| a != crate::network::NONE) {
+            if regions.contains_key(&NodeId(a)) {
+                return Err(cx.params.bad(
+                    "relays",
+                    &format!(
+                        "relays that do not nest: {n:?} is below the relay on router {:?}",
+                        NodeId(a)
+                    ),
+                ));
+            }
+            at = spt.parent.get(a as usize).copied();
         }
     }
     polled.extend(regions.keys().copied());

@@ -63,7 +63,7 @@ const COMMON: [Param; 10] = [
         0.001,
         1e6,
         RATE_MBPS,
-        "the source's peak rate",
+        "the source's peak rate (the simulator, when not given: the slowest link to a receiver if that is slower)",
     ),
     Param::real(
         "r_f",
@@ -88,7 +88,7 @@ const COMMON: [Param; 10] = [
     Param::ms(
         "local_rtd_ms",
         LOCAL_RTD_MS,
-        "round-trip delay inside a region (local re-multicast hold-off: r_f × this)",
+        "round-trip delay inside a region (local re-multicast hold-off: r_f × this; the simulator, when not given, takes it from the topology)",
     )
     .within(0.0, 1e6),
     Param::int(

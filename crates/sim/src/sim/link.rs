@@ -131,11 +131,7 @@ impl Links {
                 return Offer::Lost(CAUSE_QUEUE);
             }
         }
-        let tx = if cfg.bandwidth_bps == 0 {
-            0
-        } else {
-            (len * 8 * 1_000_000_000).div_ceil(cfg.bandwidth_bps)
-        };
+        let tx = cfg.tx_ns(len);
         let start = now.max(st.busy_until);
         if let Some(cold) = cold.as_mut() {
             if start > now && cfg.queue.is_some() {
