@@ -666,9 +666,10 @@ fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
 /// x the largest RTD in blocks.
 ///
 /// Seed 001 states its delays and rate for its own network (150 Mb/s everywhere); elsewhere
-/// they come from the topology. An RTD is twice the tree's one-way routing delay plus a
-/// block's transmission on each link on the way down (on a 1.5 Mb/s link a 1 KB block
-/// takes 5.6 ms a hop, which propagation alone leaves out; a status back is small). Where the
+/// they come from the topology. An RTD is twice a block's one-way delay: the tree's routing
+/// delay plus the block's transmission on each link (on a 1.5 Mb/s link a 1 KB block takes
+/// 5.6 ms a hop, which propagation alone leaves out; the way back is taken at the same cost,
+/// an upper bound for a status). Where the
 /// scenario does not give them, the source's peak rate `rate_mbps` is the spec's 150 Mb/s or
 /// the slowest link to a receiver if that is slower, and the round trip inside a region
 /// `local_rtd_ms` the largest between two endpoints of a region through their exchange
