@@ -298,7 +298,6 @@ pub(crate) fn spt_distances(
     net: &crate::Network,
     root: NodeId,
 ) -> (crate::routing::Spt, Vec<Option<u64>>) {
-    use crate::network::Medium;
     let spt = crate::routing::Spt::compute(net, root.0);
     let n = net.nodes.len();
     let mut dist: Vec<Option<u64>> = vec![None; n];
@@ -307,19 +306,28 @@ pub(crate) fn spt_distances(
     }
     for v in 0..n {
         fill_down(&spt, &mut dist, v, |c, d| {
-            let p = spt.parent[c as usize];
-            let w = net
-                .ifaces
-                .get(p as usize)
-                .and_then(|f| f.get(spt.down_iface[c as usize] as usize))
-                .map_or(0, |f| match f.medium {
-                    Medium::Link { link, .. } => net.links[link as usize].cfg.routing_delay_ns(),
-                    Medium::Bus { .. } => 0,
-                });
-            d.saturating_add(w)
+            d.saturating_add(up_link(net, &spt, c).map_or(0, |l| l.routing_delay_ns()))
         });
     }
     (spt, dist)
+}
+
+/// The link from `c`'s parent on `spt` down to `c` (`None` for the root, or a bus).
+fn up_link<'a>(
+    net: &'a crate::Network,
+    spt: &crate::routing::Spt,
+    c: u32,
+) -> Option<&'a crate::LinkConfig> {
+    use crate::network::Medium;
+    let p = *spt.parent.get(c as usize)?;
+    let f = net
+        .ifaces
+        .get(p as usize)?
+        .get(*spt.down_iface.get(c as usize)? as usize)?;
+    match f.medium {
+        Medium::Link { link, .. } => Some(&net.links[link as usize].cfg),
+        Medium::Bus { .. } => None,
+    }
 }
 
 /// Give `v` and the nodes above it on `spt` a value in `memo`: walk up from `v` to the
@@ -552,55 +560,43 @@ pub fn source_tree(net: &crate::Network, root: NodeId) -> Vec<Option<TreeNode>> 
     out
 }
 
-/// Along the source's shortest-path tree to a node: the transmission time of a packet of
-/// `bytes` on every link of the way (ns), and the slowest of those links (`None`: no link,
-/// or only infinitely fast ones).
+/// Along a shortest-path tree to a node: the transmission time of a packet of `bytes` on
+/// every link of the way (ns), and the slowest of those links (`None`: no link, or only
+/// infinitely fast ones).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TreePath {
+pub(crate) struct TreePath {
     /// Sum of the links' transmission times of the packet, ns.
     pub tx_ns: u64,
     /// The slowest link's bandwidth, bit/s.
     pub slowest_bps: Option<u64>,
 }
 
-/// [`TreePath`] from `root` to every node (the default for nodes it cannot reach).
-pub fn tree_paths(net: &crate::Network, root: NodeId, bytes: u64) -> Vec<TreePath> {
-    let tree = source_tree(net, root);
-    let mut memo: Vec<Option<TreePath>> = vec![None; tree.len()];
-    let mut out = vec![TreePath::default(); tree.len()];
-    for v in 0..tree.len() {
-        // Walk up to a node already known (or the root), then fill in on the way back.
-        let mut chain = Vec::new();
-        let mut at = v;
-        let mut base = TreePath::default();
-        loop {
-            if let Some(p) = memo[at] {
-                base = p;
-                break;
-            }
-            match tree[at].and_then(|t| t.up) {
-                Some((parent, link)) => {
-                    chain.push((at, link));
-                    at = parent.0 as usize;
-                }
-                None => break,
-            }
-        }
-        while let Some((node, link)) = chain.pop() {
-            let cfg = &net.links[link].cfg;
-            let bw = (cfg.bandwidth_bps > 0).then_some(cfg.bandwidth_bps);
-            base = TreePath {
-                tx_ns: base.tx_ns.saturating_add(cfg.tx_ns(bytes)),
-                slowest_bps: match (base.slowest_bps, bw) {
+/// [`TreePath`] from the root of `spt` to every node (the default for nodes it cannot reach).
+pub(crate) fn tree_paths(
+    net: &crate::Network,
+    spt: &crate::routing::Spt,
+    bytes: u64,
+) -> Vec<TreePath> {
+    let mut memo: Vec<Option<TreePath>> = vec![None; net.nodes.len()];
+    if let Some(r) = memo.get_mut(spt.root as usize) {
+        *r = Some(TreePath::default());
+    }
+    for v in 0..memo.len() {
+        fill_down(spt, &mut memo, v, |c, above| match up_link(net, spt, c) {
+            Some(l) => TreePath {
+                tx_ns: above.tx_ns.saturating_add(l.tx_ns(bytes)),
+                slowest_bps: match (
+                    above.slowest_bps,
+                    (l.bandwidth_bps > 0).then_some(l.bandwidth_bps),
+                ) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 },
-            };
-            memo[node] = Some(base);
-        }
-        out[v] = memo[v].unwrap_or_default();
+            },
+            None => above,
+        });
     }
-    out
+    memo.into_iter().map(Option::unwrap_or_default).collect()
 }
 
 /// LMS replier candidates: at every router on the source's tree, each downstream interface
@@ -693,7 +689,7 @@ fn build_tree(
     let block = cx.real("block_bytes")? as usize;
     let block_datagram = block + 32;
     let (spt, dist) = spt_distances(cx.sim.network(), cx.source);
-    let down = tree_paths(cx.sim.network(), cx.source, block_datagram as u64);
+    let down = tree_paths(cx.sim.network(), &spt, block_datagram as u64);
     // One way from the source to `n`: routing delay and a block's transmission on each link.
     let one_way = |n: NodeId| {
         let i = n.0 as usize;
@@ -917,13 +913,10 @@ fn build_prmp_relays(
     // none on, so nothing the source polls may sit at or below another relay (as on an
     // imported graph where every node routes and regions nest): refused, naming both.
     for n in regions.keys().chain(polled.iter()) {
-        if let Some(&kid) = regions
-            .get(n)
-            .and_then(|_| cx.receivers.iter().find(|&&r| r == *n))
-        {
+        if regions.contains_key(n) && cx.receivers.contains(n) {
             return Err(cx.params.bad(
                 "relays",
-                &format!("relays that do not nest: receiver {kid:?} sits on a relay's router"),
+                &format!("relays that do not nest: receiver {n:?} sits on a relay's router"),
             ));
         }
         let mut at = spt.parent.get(n.0 as usize).copied();

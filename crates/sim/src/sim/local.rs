@@ -43,13 +43,9 @@ impl Sim {
             RouteDecision::Forward => self.send_from(x, id, class, t, None),
             RouteDecision::Consume => self.rec.counters.router_consumed += 1,
             RouteDecision::ForwardOn(ifs) => {
-                let v: Vec<u32> = ifs
-                    .iter()
-                    .filter(|&&i| i != IfaceId::LOCAL)
-                    .map(|i| i.0)
-                    .collect();
-                if !v.is_empty() {
-                    self.send_from(x, id, class, t, Some(&v));
+                let (links, _) = split_local(&ifs);
+                if !links.is_empty() {
+                    self.send_from(x, id, class, t, Some(&links));
                 }
             }
         }
@@ -70,4 +66,15 @@ impl Sim {
         };
         self.admit(cp, class);
     }
+}
+
+/// Interfaces a router named: the links among them, and whether [`IfaceId::LOCAL`] (the
+/// agent on its own node) is one.
+pub(super) fn split_local(ifs: &[IfaceId]) -> (Vec<u32>, bool) {
+    let links = ifs
+        .iter()
+        .filter(|&&i| i != IfaceId::LOCAL)
+        .map(|i| i.0)
+        .collect();
+    (links, ifs.contains(&IfaceId::LOCAL))
 }

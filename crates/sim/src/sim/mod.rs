@@ -654,15 +654,18 @@ impl Sim {
         let next = r.poll_timeout();
         self.routers[xi] = Some(r);
         for rt in out {
-            let mut via: Option<Vec<u32>> = rt.via.map(|v| v.iter().map(|i| i.0).collect());
-            if let Some(v) = via.as_mut().filter(|v| v.contains(&IfaceId::LOCAL.0)) {
-                v.retain(|&i| i != IfaceId::LOCAL.0);
+            let Some(via) = rt.via else {
+                self.originate(x, rt.transmit, None);
+                continue;
+            };
+            let (links, to_agent) = local::split_local(&via);
+            if to_agent {
                 self.hand_to_agent(x, &rt.transmit);
-                if v.is_empty() {
+                if links.is_empty() {
                     continue;
                 }
             }
-            self.originate(x, rt.transmit, via.as_deref());
+            self.originate(x, rt.transmit, Some(&links));
         }
         let now = self.kernel.now();
         let h = &mut self.hosts[xi];
@@ -851,12 +854,12 @@ impl Sim {
                 return;
             }
             RouteDecision::ForwardOn(ifs) => {
-                let v: Vec<u32> = ifs.iter().map(|i| i.0).collect();
-                self.forward(p, local, x, Some(&v));
+                let (links, to_agent) = local::split_local(&ifs);
+                self.forward(p, local, x, Some(&links));
                 // The router chose where it goes: to the node's own agent only if `LOCAL` is
                 // among them (a PGM repair its receiver asked for, an LMS DREQ for the
                 // receiver that is its replier).
-                if ifs.contains(&IfaceId::LOCAL) {
+                if to_agent {
                     self.admit(cp, class);
                 } else {
                     self.pool.release(p);
