@@ -206,11 +206,17 @@ pub fn tcp_sink(addr: SocketAddr, wait: Duration) -> Result<Value> {
     Ok(json!({"bytes": bytes, "seconds": t0.elapsed().as_secs_f64()}))
 }
 
-/// Connect to `to` (retrying for up to 2 s) with congestion control `cc` (None: the host's
-/// default) and write as fast as the connection takes it for `dur`; reports the bytes
-/// written and the congestion control the socket used.
+/// Connect to `to` with congestion control `cc` (None: the host's default) and write as fast
+/// as the connection takes it until `dur` has passed since the call; reports the bytes
+/// written, the congestion control the socket used, and how long connecting took.
+///
+/// A SYN crosses the same bottleneck as everything else, and a policer the multicast keeps
+/// full drops most of them, so each attempt waits [`CONNECT_ATTEMPT`] (a LAN answers in well
+/// under that) and attempts go on until `dur` is spent. A flow that never got its
+/// connection is a measurement (TCP moved nothing), reported with `bytes` 0 and a `note`;
+/// only an error other than a time-out or a refusal is an error.
 pub fn tcp_source(to: SocketAddr, dur: Duration, cc: Option<&str>) -> Result<Value> {
-    let connect = || -> std::io::Result<TcpStream> {
+    let connect = |timeout: Duration| -> std::io::Result<TcpStream> {
         let s = socket2::Socket::new(
             socket2::Domain::for_address(to),
             socket2::Type::STREAM,
@@ -221,26 +227,50 @@ pub fn tcp_source(to: SocketAddr, dur: Duration, cc: Option<&str>) -> Result<Val
                 std::io::Error::new(e.kind(), format!("congestion control {cc:?}: {e}"))
             })?;
         }
-        s.connect_timeout(&to.into(), Duration::from_millis(500))?;
+        s.connect_timeout(&to.into(), timeout)?;
         Ok(s.into())
     };
     let start = Instant::now();
+    let mut attempts = 0u32;
     let mut s = loop {
-        match connect() {
+        let left = dur.saturating_sub(start.elapsed());
+        attempts += 1;
+        match connect(CONNECT_ATTEMPT.min(left).max(Duration::from_millis(1))) {
             Ok(s) => break s,
-            Err(e) if start.elapsed() > Duration::from_secs(2) => {
-                return Err(BenchError::io(format!("connect to {to}"))(e))
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::ConnectionRefused
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                if start.elapsed() >= dur {
+                    return Ok(json!({
+                        "bytes": 0,
+                        "seconds": 0.0,
+                        "congestion_control": cc,
+                        "connect_attempts": attempts,
+                        "note": format!("no connection to {to} in {attempts} attempts over {:.1} s: {e}", dur.as_secs_f64()),
+                    }));
+                }
+                if e.kind() == std::io::ErrorKind::ConnectionRefused {
+                    // The sink is not listening yet: do not spin.
+                    std::thread::sleep(Duration::from_millis(50).min(left));
+                }
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(BenchError::io(format!("connect to {to}"))(e)),
         }
     };
+    let connected_after = start.elapsed().as_secs_f64();
     // A short write timeout, so a stalled connection still stops on time.
     s.set_write_timeout(Some(Duration::from_millis(100)))
         .map_err(BenchError::io("set the write timeout"))?;
     let buf = vec![0x5Au8; 1 << 16];
     let t0 = Instant::now();
     let mut bytes = 0u64;
-    while t0.elapsed() < dur {
+    while start.elapsed() < dur {
         match s.write(&buf) {
             Ok(n) => bytes += n as u64,
             Err(e)
@@ -259,8 +289,17 @@ pub fn tcp_source(to: SocketAddr, dur: Duration, cc: Option<&str>) -> Result<Val
         .map_or(Value::Null, |c| {
             json!(String::from_utf8_lossy(&c).trim_end_matches('\0'))
         });
-    Ok(json!({"bytes": bytes, "seconds": t0.elapsed().as_secs_f64(), "congestion_control": cc}))
+    Ok(json!({
+        "bytes": bytes,
+        "seconds": t0.elapsed().as_secs_f64(),
+        "congestion_control": cc,
+        "connect_attempts": attempts,
+        "connected_after_s": connected_after,
+    }))
 }
+
+/// How long one TCP connection attempt of [`tcp_source`] waits for its SYN's answer.
+const CONNECT_ATTEMPT: Duration = Duration::from_millis(200);
 
 /// The run's work directory (the file sent, the receivers' copies, the logs), removed on
 /// every way out of [`run`].
@@ -484,12 +523,18 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
         }
         k += 1;
     }
-    let source_v = match source.as_mut() {
+    // The source's report, or why there is none (its error, else that it never started).
+    let (source_v, source_error) = match source.as_mut() {
         Some(s) => {
             s.wait_for(Duration::from_secs(5));
-            s.json()
+            let v = s.json();
+            let why = v.is_null().then(|| s.stderr_error());
+            (v, why)
         }
-        None => Value::Null,
+        None => (
+            Value::Null,
+            Some("the TCP source never started".to_string()),
+        ),
     };
     // The sink reads until the end of the stream or 10 s without data: through a policer
     // the multicast fills, TCP's last segments and FIN can wait out several retransmission
@@ -626,6 +671,10 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
         "tcp_source_bytes": source_v["bytes"],
         "tcp_sink_bytes": sink_v["bytes"],
         "tcp_congestion_control": source_v["congestion_control"],
+        "tcp_connect_attempts": source_v["connect_attempts"],
+        "tcp_connected_after_s": source_v["connected_after_s"].as_f64().map(r2),
+        "tcp_note": source_v["note"],
+        "tcp_source_error": source_error,
     });
     Ok(json!({
         "command": shown,
@@ -734,6 +783,17 @@ pub fn table(v: &Value) -> String {
         "TCP            {} bytes sent, {} received ({})\n",
         s["tcp_source_bytes"], s["tcp_sink_bytes"], s["tcp_congestion_control"]
     ));
+    if let Some(after) = s["tcp_connected_after_s"].as_f64() {
+        o.push_str(&format!(
+            "               connected after {after:.2} s (attempts: {})\n",
+            s["tcp_connect_attempts"]
+        ));
+    }
+    for why in [&s["tcp_note"], &s["tcp_source_error"]] {
+        if let Some(w) = why.as_str() {
+            o.push_str(&format!("               {w}\n"));
+        }
+    }
     // One line a second: the mean of the intervals ending in it.
     o.push_str("\n   t s  multicast Mbit/s  TCP Mbit/s  dropped frames\n");
     let mut acc: BTreeMap<u64, (f64, f64, u64, u32)> = BTreeMap::new();

@@ -30,7 +30,7 @@ fn a_rate_above_the_bottleneck_is_policed_to_it_the_file_arrives_and_tcp_moves_b
         "--alone-s",
         "2",
         "--shared-s",
-        "1.5",
+        "3",
         "--size-mb",
         "40",
         "--timeout-s",
@@ -62,12 +62,16 @@ fn a_rate_above_the_bottleneck_is_policed_to_it_the_file_arrives_and_tcp_moves_b
     assert_eq!(s["transfer_exit_status"], 0, "{s}: {err}");
     assert_eq!(s["all_verified"], true, "{s}");
     // What arrived is what was written, or a prefix of it when the stream's tail was still
-    // waiting out retransmission timeouts at the policer when the sink gave up.
+    // waiting out retransmission timeouts at the policer when the sink gave up. The policer
+    // drops most SYNs too (by hand, one run in four took 7 attempts, 1.2 s, to connect;
+    // one CI run did not connect in 4 attempts over 2 s of a 1.5-s phase), so the shared
+    // phase is 3 s of 200-ms attempts.
     let (sent, got) = (s["tcp_source_bytes"].as_u64(), s["tcp_sink_bytes"].as_u64());
     assert!(
         got.is_some_and(|g| g > 0 && Some(g) <= sent),
-        "TCP sent {sent:?}, received {got:?}: {err}"
+        "TCP sent {sent:?}, received {got:?}: {s}: {err}"
     );
+    assert!(s["tcp_connect_attempts"].as_u64() >= Some(1), "{s}");
     assert_eq!(s["tcp_congestion_control"], "reno");
     let series = v["series"].as_array().unwrap();
     assert!(series.len() >= 30, "{} samples", series.len());
