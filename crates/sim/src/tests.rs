@@ -619,6 +619,37 @@ fn saw_over_the_bus_with_interface_loss_delivers_exactly_once_in_order() {
 }
 
 #[test]
+fn deliveries_kept_without_payloads_keep_their_numbers_times_and_byte_counts() {
+    let run = |payloads: bool| {
+        let (mut sim, n) = bus_sim(4, BusConfig::default(), 5);
+        sim.record_payloads(payloads);
+        let sim = run_saw(sim, n[0], &n[1..], 20, Duration::from_millis(30));
+        let kept: Vec<(Time, u64, usize)> = n[1..]
+            .iter()
+            .flat_map(|&r| sim.events(r).iter())
+            .filter_map(|(t, e)| match e {
+                Event::Delivered { seq, data } => Some((*t, *seq, data.len())),
+                _ => None,
+            })
+            .collect();
+        let bytes: Vec<u64> = n[1..]
+            .iter()
+            .map(|&r| sim.metrics(r).unwrap().delivered_bytes)
+            .collect();
+        (kept, bytes)
+    };
+    let (with, bytes_with) = run(true);
+    let (without, bytes_without) = run(false);
+    assert_eq!(with.len(), 3 * 20);
+    assert!(with.iter().all(|&(_, _, len)| len == 1000));
+    assert!(without.iter().all(|&(_, _, len)| len == 0));
+    let when = |v: &[(Time, u64, usize)]| v.iter().map(|&(t, s, _)| (t, s)).collect::<Vec<_>>();
+    assert_eq!(when(&with), when(&without));
+    assert_eq!(bytes_with, bytes_without);
+    assert_eq!(bytes_with, vec![20_000; 3]);
+}
+
+#[test]
 fn saw_over_a_lossy_tree_delivers_exactly_once_in_order() {
     let (net, root, leaves) = binary_tree(4, 2);
     let links = net.link_count();

@@ -250,6 +250,14 @@ impl Sim {
         self.rec.record_events_of(nodes);
     }
 
+    /// Keep the message in each recorded [`Event::Delivered`] (on by default). Off, a
+    /// delivery is kept as its sequence number and time with an empty message: a recorded
+    /// run with many receivers and long transfers otherwise holds a copy of every block at
+    /// every receiver. [`Sim::metrics`] counts the delivered bytes either way.
+    pub fn record_payloads(&mut self, on: bool) {
+        self.rec.record_payloads(on);
+    }
+
     /// Record every originated packet and every loss (for per-packet records and pcap).
     pub fn enable_trace(&mut self) {
         self.rec.enable_trace();

@@ -253,6 +253,9 @@ pub(crate) struct Recorder {
     record_events: bool,
     /// When set, events are kept only for the nodes marked here.
     record_only: Option<Vec<bool>>,
+    /// Kept [`Event::Delivered`]s hold their message (else an empty one: the sequence
+    /// number and time are kept, the payload's memory is not).
+    record_payloads: bool,
     events: NodeLists<(Time, Event)>,
     metrics: Vec<Tally>,
     trace: Option<TraceLog>,
@@ -270,6 +273,7 @@ impl Recorder {
             ],
             record_events: true,
             record_only: None,
+            record_payloads: true,
             events: NodeLists::default(),
             metrics: vec![Tally::default(); n],
             trace: None,
@@ -290,6 +294,10 @@ impl Recorder {
         }
         self.record_events = true;
         self.record_only = Some(mask);
+    }
+
+    pub(crate) fn record_payloads(&mut self, on: bool) {
+        self.record_payloads = on;
     }
 
     pub(crate) fn enable_trace(&mut self) {
@@ -436,6 +444,13 @@ impl Recorder {
                 .as_ref()
                 .is_none_or(|m| m.get(xi).copied().unwrap_or(false))
         {
+            let e = match e {
+                Event::Delivered { seq, .. } if !self.record_payloads => Event::Delivered {
+                    seq,
+                    data: Bytes::new(),
+                },
+                e => e,
+            };
             self.events.push(xi, (now, e));
         }
         first_completion

@@ -197,6 +197,8 @@ pub struct RunOut {
 /// variant with every member's distance to every other.
 pub fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
     let mut sim = Sim::new(pl.net.clone(), seed);
+    // The runs read when each message was delivered (recovery_times), never what it held.
+    sim.record_payloads(false);
     let mut layout = Layout::new(pl.source, G, &pl.receivers);
     sim.set_group(G, &layout.members())
         .map_err(|e| e.to_string())?;
