@@ -10,7 +10,7 @@ use core::time::Duration;
 use rmcast_proto::deploy::{Deploy, Layout, MemberDistances, RouterSite};
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{bap, ff, lms, pgm, prmp, rra, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
@@ -878,62 +878,59 @@ fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
     })
 }
 
-/// Multi-level `prmp` (`relays = true`): the receivers whose parent on the source's
-/// shortest-path tree is a router are that router's children, and the router hosts their
-/// relay ([`prmp::tree::RelayRouter`], as `rmcast relay --region` does on sockets), polling
-/// them on a group of their own with the sender's settings; the sender polls the relays and
-/// the receivers behind no router (or behind the router on its own node). One level: relays
-/// that nest are refused.
+/// Multi-level `prmp` (`relays = true`): a router that is the parent of a receiver on the
+/// source's shortest-path tree hosts a relay ([`prmp::tree::RelayRouter`], as `rmcast relay
+/// --region` does on sockets), unless it is the source's own node or hosts a receiver
+/// itself (a relay takes every PRMP packet that reaches its router, so that receiver would
+/// get none). Every receiver and every relay answers to the nearest relay above it on the
+/// tree, else to the source; a relay polls its children on a group of its own with the
+/// sender's settings. Relays nest to any depth (as on an imported graph, where every node
+/// routes).
 fn build_prmp_relays(
     cx: &mut BuildCtx<'_>,
     sender: prmp::SenderConfig,
 ) -> Result<(), ScenarioError> {
     let (spt, _) = spt_distances(cx.sim.network(), cx.source);
-    let mut regions: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
-    let mut polled = Vec::new();
-    for &r in cx.receivers {
-        let parent = spt
-            .parent
-            .get(r.0 as usize)
+    let parent = |n: NodeId| {
+        spt.parent
+            .get(n.0 as usize)
             .copied()
             .filter(|&x| x != crate::network::NONE)
-            .map(NodeId);
-        match parent {
-            // A router on the source's own node (every node routes on an imported graph)
-            // is no relay: the source polls those receivers itself.
-            Some(x)
-                if x != cx.source && cx.sim.network().kind(x) == Some(crate::NodeKind::Router) =>
-            {
-                regions.entry(x).or_default().push(r);
+            .map(NodeId)
+    };
+    let relays: BTreeSet<NodeId> = cx
+        .receivers
+        .iter()
+        .filter_map(|&r| parent(r))
+        .filter(|&x| {
+            x != cx.source
+                && cx.sim.network().kind(x) == Some(crate::NodeKind::Router)
+                && !cx.receivers.contains(&x)
+        })
+        .collect();
+    // The nearest relay strictly above `n`, if any.
+    let upstream = |n: NodeId| {
+        let mut at = parent(n);
+        while let Some(a) = at {
+            if relays.contains(&a) {
+                return Some(a);
             }
-            _ => polled.push(r),
+            at = parent(a);
+        }
+        None
+    };
+    let mut regions: BTreeMap<NodeId, Vec<NodeId>> =
+        relays.iter().map(|&x| (x, Vec::new())).collect();
+    let mut polled = Vec::new();
+    let mut up_of = BTreeMap::new();
+    for &n in cx.receivers.iter().chain(relays.iter()) {
+        let up = upstream(n);
+        up_of.insert(n, up.unwrap_or(cx.source));
+        match up {
+            Some(x) => regions.entry(x).or_default().push(n),
+            None => polled.push(n),
         }
     }
-    // One level of relays: a relay takes the source's packets for its children and passes
-    // none on, so nothing the source polls may sit at or below another relay (as on an
-    // imported graph where every node routes and regions nest): refused, naming both.
-    for n in regions.keys().chain(polled.iter()) {
-        if regions.contains_key(n) && cx.receivers.contains(n) {
-            return Err(cx.params.bad(
-                "relays",
-                &format!("relays that do not nest: receiver {n:?} sits on a relay's router"),
-            ));
-        }
-        let mut at = spt.parent.get(n.0 as usize).copied();
-        while let Some(a) = at.filter(|&a| a != crate::network::NONE) {
-            if regions.contains_key(&NodeId(a)) {
-                return Err(cx.params.bad(
-                    "relays",
-                    &format!(
-                        "relays that do not nest: {n:?} is below the relay on router {:?}",
-                        NodeId(a)
-                    ),
-                ));
-            }
-            at = spt.parent.get(a as usize).copied();
-        }
-    }
-    polled.extend(regions.keys().copied());
     let window = sender.window;
     let mut root = sender.clone();
     root.receivers = polled;
@@ -953,7 +950,7 @@ fn build_prmp_relays(
                 messages: None,
                 backlog_limit: None,
             },
-            cx.source,
+            up_of.get(&router).copied().unwrap_or(cx.source),
         )
         .map_err(|e| cx.params.bad("window", &e.to_string()))?;
         cx.sim
