@@ -898,6 +898,7 @@ fn build_prmp_relays(
             .filter(|&x| x != crate::network::NONE)
             .map(NodeId)
     };
+    let receivers: BTreeSet<NodeId> = cx.receivers.iter().copied().collect();
     let relays: BTreeSet<NodeId> = cx
         .receivers
         .iter()
@@ -905,7 +906,7 @@ fn build_prmp_relays(
         .filter(|&x| {
             x != cx.source
                 && cx.sim.network().kind(x) == Some(crate::NodeKind::Router)
-                && !cx.receivers.contains(&x)
+                && !receivers.contains(&x)
         })
         .collect();
     // The nearest relay strictly above `n`, if any.
