@@ -79,8 +79,9 @@ pub const PARAMS: &[Param] = &[
     Param::switch(
         "relays",
         false,
-        "multi-level PRMP (beyond seed 004): the router above each group of receivers relays, \
-         a child of the sender and the polling parent of the receivers below it",
+        "multi-level PRMP (beyond seed 004): the router above each group of receivers relays \
+         (unless it hosts a receiver itself), the polling parent of the receivers and relays \
+         below it and a child of the nearest relay above it, else of the sender; relays nest",
     )
     .on_sockets(
         Value::Derived("on for receivers started with `rmcast recv --region R`"),
