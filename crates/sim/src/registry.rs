@@ -890,7 +890,7 @@ fn build_prmp_relays(
     cx: &mut BuildCtx<'_>,
     sender: prmp::SenderConfig,
 ) -> Result<(), ScenarioError> {
-    let (spt, _) = spt_distances(cx.sim.network(), cx.source);
+    let spt = crate::routing::Spt::compute(cx.sim.network(), cx.source.0);
     let parent = |n: NodeId| {
         spt.parent
             .get(n.0 as usize)
@@ -920,14 +920,11 @@ fn build_prmp_relays(
         }
         None
     };
-    let mut regions: BTreeMap<NodeId, Vec<NodeId>> =
-        relays.iter().map(|&x| (x, Vec::new())).collect();
+    // Every relay has a child: the receiver whose parent it is.
+    let mut regions: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
     let mut polled = Vec::new();
-    let mut up_of = BTreeMap::new();
     for &n in cx.receivers.iter().chain(relays.iter()) {
-        let up = upstream(n);
-        up_of.insert(n, up.unwrap_or(cx.source));
-        match up {
+        match upstream(n) {
             Some(x) => regions.entry(x).or_default().push(n),
             None => polled.push(n),
         }
@@ -951,7 +948,7 @@ fn build_prmp_relays(
                 messages: None,
                 backlog_limit: None,
             },
-            up_of.get(&router).copied().unwrap_or(cx.source),
+            upstream(router).unwrap_or(cx.source),
         )
         .map_err(|e| cx.params.bad("window", &e.to_string()))?;
         cx.sim
