@@ -148,6 +148,7 @@ def repro(
     claims: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
+    runs_factor: int = 1,
 ):
     """Re-run studies claim by claim, as ``rmcast repro`` does.
 
@@ -170,6 +171,9 @@ def repro(
     progress:
         Called as ``progress(finished, total)`` (work units of the studies, the total
         growing as each study starts), as for :func:`simulate`.
+    runs_factor:
+        Run this many times the mode's runs at every point (``--runs-factor``): narrower
+        intervals, fewer inconclusive verdicts, as many times the CPU time.
 
     Returns
     -------
@@ -197,6 +201,7 @@ def repro(
         claims=None if claims is None else os.fspath(claims),
         out=None if out is None else os.fspath(out),
         progress=progress,
+        runs_factor=runs_factor,
     )
     rows = json.loads(text)
     columns = list(rows[0].keys()) if rows else None

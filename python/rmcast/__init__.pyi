@@ -54,4 +54,5 @@ def repro(
     claims: Optional[_Path] = ...,
     out: Optional[_Path] = ...,
     progress: Optional[Callable[[int, int], Any]] = ...,
+    runs_factor: int = ...,
 ) -> pd.DataFrame: ...

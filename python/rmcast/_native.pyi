@@ -33,6 +33,7 @@ def repro(
     claims: Optional[str] = ...,
     out: Optional[str] = ...,
     progress: Optional[Callable[[int, int], Any]] = ...,
+    runs_factor: int = ...,
 ) -> str: ...
 def topology(
     table: Mapping[str, Any], host_seed: Optional[int] = ..., dir: Optional[str] = ...

@@ -319,7 +319,8 @@ fn studies() -> Vec<(String, String, String)> {
 /// Run studies as `rmcast repro` does and return `claims.json`'s text (one object per
 /// claim, the columns of `claims.csv`); `out` also writes the whole report there.
 #[pyfunction]
-#[pyo3(signature = (studies, quick=true, jobs=None, claims=None, out=None, progress=None))]
+#[pyo3(signature = (studies, quick=true, jobs=None, claims=None, out=None, progress=None, runs_factor=1))]
+#[allow(clippy::too_many_arguments)]
 fn repro(
     py: Python<'_>,
     studies: Vec<String>,
@@ -328,7 +329,11 @@ fn repro(
     claims: Option<PathBuf>,
     out: Option<PathBuf>,
     progress: Option<&Bound<'_, PyAny>>,
+    runs_factor: u32,
 ) -> PyResult<String> {
+    if runs_factor == 0 {
+        return Err(PyValueError::new_err("runs_factor must be at least 1"));
+    }
     let selected =
         rmcast_repro::select(&studies).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let mut texts = Vec::new();
@@ -359,9 +364,15 @@ fn repro(
                 .iter()
                 .zip(&texts)
                 .take_while(|_| !watch.stopped())
-                .map(|(s, c)| rmcast_repro::run_study_with_claims(*s, c, sweeps, &watch))
+                .map(|(s, c)| {
+                    rmcast_repro::run_study_with_claims(*s, c, sweeps, runs_factor, &watch)
+                })
                 .collect();
-            rmcast_repro::Report { sweeps, studies }
+            rmcast_repro::Report {
+                sweeps,
+                runs_factor,
+                studies,
+            }
         })
     })?
     .map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -33,6 +33,20 @@ def test_repro_matches_the_cli(cli, tmp_path):
         assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
 
 
+def test_repro_runs_factor_matches_the_cli(cli, tmp_path):
+    claims = rmcast.repro(["demo"], quick=True, jobs=1, out=tmp_path / "py", runs_factor=2)
+    cli("repro", "demo", "--quick", "--quiet", "--runs-factor", "2", "--out", tmp_path / "cli")
+    for name in ("claims.json", "claims.csv", "report.md"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    once = rmcast.repro("demo", quick=True, jobs=1)
+    # The lossy claims now rest on twice the runs (the lossless ones stay at 3).
+    n2, n1 = claims["n"].fillna(0), once["n"].fillna(0)
+    assert (n2 >= n1).all(), claims[n2 < n1][["id", "n"]]
+    assert ((n2 == 2 * n1) & (n1 > 0)).any()
+    with pytest.raises(ValueError, match="runs_factor"):
+        rmcast.repro("demo", runs_factor=0)
+
+
 def test_repro_unknown_study():
     with pytest.raises(ValueError, match="unknown study `nope`"):
         rmcast.repro("nope")

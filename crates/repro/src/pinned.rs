@@ -329,6 +329,7 @@ mod tests {
     fn report(quick: bool, claims: Vec<ClaimResult>) -> Report {
         Report {
             sweeps: Sweeps::from_quick(quick),
+            runs_factor: 1,
             studies: vec![StudyReport {
                 claims,
                 ..StudyReport::new(About {

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub struct Report {
     /// How much of the sweeps was run.
     pub sweeps: Sweeps,
+    /// Runs per point as a multiple of the mode's (`--runs-factor`; 1 by default).
+    pub runs_factor: u32,
     /// Every study's section, in report order.
     pub studies: Vec<StudyReport>,
 }
@@ -327,7 +329,21 @@ impl Report {
         Ok(w)
     }
 
-    fn mode_text(&self) -> &'static str {
+    fn mode_text(&self) -> String {
+        let mode = self.sweeps_text();
+        if self.runs_factor > 1 {
+            format!(
+                "{mode} **Runs per point: {} times the mode's** (`--runs-factor {}`): the first \
+                 runs at every point are the mode's own, the rest new seeds, so intervals are \
+                 narrower and fewer claims are inconclusive.",
+                self.runs_factor, self.runs_factor
+            )
+        } else {
+            mode.to_string()
+        }
+    }
+
+    fn sweeps_text(&self) -> &'static str {
         match self.sweeps {
             Sweeps::Quick => {
                 "**Quick mode** (`--quick`): reduced sweeps with fewer points and fewer runs per \
@@ -461,7 +477,7 @@ impl Report {
         let _ = writeln!(
             h,
             "<p class=\"mode\">{}</p>",
-            md_inline_to_html(self.mode_text())
+            md_inline_to_html(&self.mode_text())
         );
         let _ = writeln!(
             h,

@@ -173,6 +173,7 @@ impl Sweeps {
 pub struct RunCtx<'a> {
     /// How much of the sweeps to run.
     pub sweeps: Sweeps,
+    runs_factor: u32,
     progress: &'a dyn Progress,
     claims: &'a Claims,
 }
@@ -182,9 +183,22 @@ impl<'a> RunCtx<'a> {
     pub fn new(sweeps: Sweeps, progress: &'a dyn Progress, claims: &'a Claims) -> Self {
         RunCtx {
             sweeps,
+            runs_factor: 1,
             progress,
             claims,
         }
+    }
+
+    /// The same context with `factor` times the runs at every point (`--runs-factor`; 0 is
+    /// taken as 1). A study's plan applies it through [`plan!`](crate::plan)'s `runs` fields.
+    pub fn with_runs_factor(mut self, factor: u32) -> Self {
+        self.runs_factor = factor.max(1);
+        self
+    }
+
+    /// How many times its mode's runs a study runs at every point (1 unless `--runs-factor`).
+    pub fn runs_factor(&self) -> u32 {
+        self.runs_factor
     }
 
     /// Reduced sweeps (fewer points and runs), for CI.
@@ -318,7 +332,12 @@ macro_rules! setup {
 
 /// A study's sweep sizes: a struct (usually `Plan`) whose fields are each written once with
 /// the value of quick mode (`--quick`), of full mode and, where it differs from full, of
-/// extended mode (`--extended`), and `new(sweeps)` choosing between them.
+/// extended mode (`--extended`), and `new(sweeps)` choosing between them. The `runs` line
+/// names the fields that count runs per point (seeds, placements, repetitions; none: `runs;`):
+/// `for_ctx(ctx)` is `new(ctx.sweeps)` with those multiplied by
+/// [`RunCtx::runs_factor`] (`--runs-factor`), so a study cannot forget to honour it. A study
+/// derives run `k`'s seed from its point and `k` alone, so the first runs stay what they were
+/// and the extra ones are new.
 ///
 /// ```
 /// use rmcast_repro::Sweeps;
@@ -330,11 +349,15 @@ macro_rules! setup {
 ///         receivers: Vec<f64> = quick vec![5.0, 60.0], full RECEIVERS.to_vec(),
 ///             extended vec![5.0, 10.0, 20.0, 60.0, 1000.0];
 ///     }
+///     runs: seeds;
 /// }
 /// let (q, f, e) = (Plan::new(Sweeps::Quick), Plan::new(Sweeps::Full), Plan::new(Sweeps::Extended));
 /// assert_eq!((q.seeds, q.receivers), (3, vec![5.0, 60.0]));
 /// assert_eq!((f.seeds, f.receivers), (10, RECEIVERS.to_vec()));
 /// assert_eq!((e.seeds, e.receivers.len()), (10, 5));
+/// let mut x4 = Plan::new(Sweeps::Full);
+/// x4.scale_runs(4);
+/// assert_eq!((x4.seeds, x4.receivers), (40, RECEIVERS.to_vec()));
 /// ```
 #[macro_export]
 macro_rules! plan {
@@ -353,6 +376,7 @@ macro_rules! plan {
                     quick $quick:expr, full $full:expr $(, extended $extended:expr)?;
             )*
         }
+        runs: $($runs:ident),* ;
     ) => {
         $(#[$meta])*
         $vis struct $name {
@@ -372,6 +396,20 @@ macro_rules! plan {
                         $($field: $crate::plan!(@extended $full $(, $extended)?),)*
                     },
                 }
+            }
+
+            /// Multiply the runs per point (the `runs` fields) by `factor`.
+            #[allow(dead_code, unused_variables)]
+            $vis fn scale_runs(&mut self, factor: u32) {
+                $(self.$runs = self.$runs.saturating_mul(factor as _);)*
+            }
+
+            /// The sizes of `ctx`'s mode with its runs factor applied.
+            #[allow(dead_code)]
+            $vis fn for_ctx(ctx: &$crate::RunCtx<'_>) -> Self {
+                let mut plan = Self::new(ctx.sweeps);
+                plan.scale_runs(ctx.runs_factor());
+                plan
             }
         }
     };
@@ -454,15 +492,17 @@ impl StudyReport {
 /// Run one study and evaluate its claims. Never panics on a study's failure: a study that
 /// errors gets every claim failed with the error as the reason.
 pub fn run_study(study: &dyn Study, sweeps: Sweeps, progress: &dyn Progress) -> StudyReport {
-    run_study_with_claims(study, study.about().claims_toml, sweeps, progress)
+    run_study_with_claims(study, study.about().claims_toml, sweeps, 1, progress)
 }
 
 /// [`run_study`] with a claims file other than the built-in one (e.g. edited on disk with
-/// `rmcast repro --claims DIR`), so claims can be changed without rebuilding.
+/// `rmcast repro --claims DIR`), so claims can be changed without rebuilding, and
+/// `runs_factor` times the runs at every point ([`RunCtx::with_runs_factor`]).
 pub fn run_study_with_claims(
     study: &dyn Study,
     claims_toml: &str,
     sweeps: Sweeps,
+    runs_factor: u32,
     progress: &dyn Progress,
 ) -> StudyReport {
     let mut report = StudyReport::new(study.about());
@@ -498,7 +538,7 @@ pub fn run_study_with_claims(
         report.not_run = full.into_iter().map(|c| c.id).collect();
         claims.specs = quick;
     }
-    let ctx = RunCtx::new(sweeps, progress, &claims);
+    let ctx = RunCtx::new(sweeps, progress, &claims).with_runs_factor(runs_factor);
     let out = study.run(&ctx).and_then(|out| {
         for p in &out.plots {
             p.check()?;
@@ -547,6 +587,7 @@ pub fn run_studies<P: Progress>(
     studies: &[&dyn Study],
     claims: &[String],
     sweeps: Sweeps,
+    runs_factor: u32,
     progress: impl Fn(&dyn Study) -> P + Sync,
     finished: impl Fn(P, &StudyReport, std::time::Duration) + Sync,
 ) -> Vec<StudyReport> {
@@ -554,7 +595,7 @@ pub fn run_studies<P: Progress>(
         let (study, claims) = (studies[i], claims.get(i).map_or("", String::as_str));
         let p = progress(study);
         let started = std::time::Instant::now();
-        let r = run_study_with_claims(study, claims, sweeps, &p);
+        let r = run_study_with_claims(study, claims, sweeps, runs_factor, &p);
         finished(p, &r, started.elapsed());
         (i, r)
     };
@@ -715,6 +756,7 @@ mod tests {
                 &studies,
                 &claims,
                 Sweeps::Quick,
+                1,
                 |_| NoProgress,
                 |_, r, _| finished.lock().unwrap().push(r.name.clone()),
             )
@@ -748,6 +790,7 @@ mod tests {
         assert_eq!(v, vec![Verdict::Pass, Verdict::Fail]);
         let rep = Report {
             sweeps: Sweeps::Quick,
+            runs_factor: 1,
             studies: vec![r],
         };
         assert_eq!(

@@ -17,6 +17,8 @@ use std::process::ExitCode;
   rmcast repro --quick --check       reduced sweeps; exit 1 if a claim fails that is not
                                      pinned as an expected failure (CI)
   rmcast repro demo --out /tmp/r     one study, report in /tmp/r
+  rmcast repro segovia --runs-factor 4   four times the runs per point, to decide
+                                     claims whose 95 % interval straddles their bound
   rmcast repro --list                the registered studies
   rmcast repro --claims scenarios/repro   use the claims files on disk (edit without rebuilding)
   rmcast repro --quick --json | jq '.[] | select(.verdict == \"fail\") | .id'
@@ -51,6 +53,11 @@ pub struct Args {
     /// The expected failures for --check (default: the built-in scenarios/repro/pinned.toml)
     #[arg(long, value_name = "FILE")]
     pinned: Option<PathBuf>,
+    /// Run K times the mode's runs at every point (seeds, placements, repetitions): narrower
+    /// intervals, so fewer inconclusive verdicts, for K times the CPU time. The first runs are
+    /// the mode's own, so the measures only gain runs
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs_factor: u32,
     /// Worker threads for the runs (default: all cores)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -123,13 +130,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     });
     if !args.json {
         println!(
-            "running {} stud{} ({}) on {threads} thread{}",
+            "running {} stud{} ({}{}) on {threads} thread{}",
             studies.len(),
             if studies.len() == 1 { "y" } else { "ies" },
             match sweeps {
                 Sweeps::Quick => "quick: reduced sweeps",
                 Sweeps::Full => "full sweeps",
                 Sweeps::Extended => "extended: full sweeps and the largest sizes",
+            },
+            if args.runs_factor > 1 {
+                format!(", {} times the runs per point", args.runs_factor)
+            } else {
+                String::new()
             },
             if threads == 1 { "" } else { "s" }
         );
@@ -144,6 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &studies,
             &claim_files,
             sweeps,
+            args.runs_factor,
             |s| board.progress(s.name(), quiet),
             |progress, r, took| {
                 progress.finish();
@@ -158,6 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let report = Report {
         sweeps,
+        runs_factor: args.runs_factor,
         studies: studies_out,
     };
     let written = report
@@ -176,6 +190,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if written.svgs.len() == 1 { "" } else { "s" }
         );
         println!("{}", report.tests_line());
+        if report.inconclusive() > 0 {
+            println!(
+                "{} inconclusive: a 95 % interval straddles the claim's band or bound; \
+                 --runs-factor K runs K times the seeds at every point to decide more of them",
+                report.inconclusive()
+            );
+        }
         println!("{summary}");
     }
     if !args.check {

@@ -46,6 +46,7 @@ crate::plan! {
         bus_seeds: u64 = quick 5, full 10;
         bus_messages: u64 = quick 100, full 500;
     }
+    runs: seeds, bus_seeds;
 }
 
 /// E[R]: expected transmissions of one message to `r` receivers, per-copy loss `p`.
@@ -297,7 +298,7 @@ fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
 
 impl Study for Demo {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.sweeps);
+        let plan = Plan::for_ctx(ctx);
         let mut m = Measures::new();
         let mut plots = Vec::new();
         let seed_of = |r: usize, p: f64, k: u64| mix64(mix64(r as u64) ^ p.to_bits() ^ k);
@@ -712,6 +713,43 @@ mod tests {
         assert_eq!(r.msg_time_us, 2.0 * DELTA_US as f64);
         assert_eq!(r.transmissions, 1.0);
         assert!(r.reliable);
+    }
+
+    #[test]
+    fn a_runs_factor_multiplies_every_claim_s_runs_and_keeps_the_first_ones() {
+        let claims = Demo.about().claims_toml;
+        let run = |k| {
+            crate::study::run_study_with_claims(&Demo, claims, crate::Sweeps::Quick, k, &NoProgress)
+        };
+        let (one, two) = (run(1), run(2));
+        assert!(two.error.is_none(), "{:?}", two.error);
+        let seeds = |r: &crate::StudyReport| {
+            r.setup
+                .parameters
+                .iter()
+                .find(|(k, _)| k.starts_with("runs (seeds) per point"))
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(seeds(&one).as_deref(), Some("5 lossy, 3 lossless"));
+        assert_eq!(seeds(&two).as_deref(), Some("10 lossy, 3 lossless"));
+        let mut doubled = 0;
+        for (a, b) in one.claims.iter().zip(&two.claims) {
+            assert_eq!(a.spec.id, b.spec.id);
+            let (Some(ea), Some(eb)) = (a.measured, b.measured) else {
+                continue;
+            };
+            if ea.n > 3 {
+                // The mode's runs plus as many new ones: twice the runs, a different mean.
+                assert_eq!(eb.n, 2 * ea.n, "{}", a.spec.id);
+                doubled += 1;
+            }
+        }
+        assert!(doubled > 0, "no claim measured over several runs");
+        // The default factor is the mode itself.
+        assert_eq!(
+            serde_json::to_string(&one).unwrap(),
+            serde_json::to_string(&run_study(&Demo, crate::Sweeps::Quick, &NoProgress)).unwrap()
+        );
     }
 
     #[test]

@@ -598,7 +598,8 @@ pub struct Paul;
 
 impl Study for Paul {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.sweeps);
+        let mut plan = Plan::new(ctx.sweeps);
+        plan.seeds = plan.seeds.saturating_mul(u64::from(ctx.runs_factor()));
         let fams = [
             Fam::Win,
             Fam::Rf,

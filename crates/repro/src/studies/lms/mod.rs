@@ -216,7 +216,7 @@ fn summarize(samples: &[&Sample]) -> BTreeMap<&'static str, Estimate> {
 
 impl Study for Lms {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.sweeps);
+        let plan = Plan::for_ctx(ctx);
         let exps = plan.exps();
         // Placements per family, built in parallel (the large graphs take a while).
         let mut fams: Vec<Family> = exps.iter().flat_map(|e| e.families.clone()).collect();

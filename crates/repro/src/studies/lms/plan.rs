@@ -105,6 +105,7 @@ crate::plan! {
         pub(super) large_sites: usize = quick 4, full 20;
         pub(super) srm_large_max_receivers: usize = quick 100, full 1000;
     }
+    runs: placements;
 }
 
 /// Experiments on one graph family, x the topology index: (key prefix, scheme, family, loss

@@ -92,7 +92,7 @@ fn unit_of(name: &str) -> (&'static str, &'static str) {
 
 impl Study for Prmp {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.sweeps);
+        let plan = Plan::for_ctx(ctx);
         let fams = plan.families();
         let sweep = Sweep::of_families(
             &fams,

@@ -73,6 +73,7 @@ crate::plan! {
         pub(super) tree: Vec<f64> = quick vec![100.0, 300.0], full vec![50.0, 100.0, 300.0, 1000.0];
         pub(super) tree_seeds: u64 = quick 5, full 5;
     }
+    runs: seeds, ff_seeds, scale_seeds, tree_seeds;
 }
 
 impl Plan {

@@ -87,7 +87,7 @@ const TABLE_RS: [f64; 12] = [
 
 impl Study for Segovia {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.sweeps);
+        let plan = Plan::for_ctx(ctx);
         let fams = plan.families();
         let (sweep, results) = run_families(ctx, &fams, 0x5e60_0000, plan.seeds)?;
 

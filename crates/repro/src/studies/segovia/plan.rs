@@ -159,6 +159,7 @@ crate::plan! {
             quick vec![5.0, 20.0, 60.0],
             full vec![5.0, 10.0, 20.0, 30.0, 40.0, 60.0];
     }
+    runs: seeds;
 }
 
 impl Plan {

@@ -67,7 +67,7 @@ impl Study for Xtp {
     }
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::new(ctx.sweeps);
+        let plan = Plan::for_ctx(ctx);
         let cells = plan.cells();
         let results: Vec<RunOut> = ctx.try_map(&cells, run_sim)?;
         let scale = plan.scale_cells();

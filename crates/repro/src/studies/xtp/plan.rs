@@ -13,6 +13,7 @@ crate::plan! {
         pub(super) scale_ns: Vec<usize> = quick vec![1, 10], full vec![1, 2, 3, 10, 100, 1000];
         pub(super) scale_writes: Vec<usize> = quick vec![8192], full vec![1024, 8192];
     }
+    runs: reps;
 }
 
 impl Plan {
@@ -30,7 +31,10 @@ impl Plan {
                                         ^ (mode.receivers() as u64) << 40
                                         ^ u64::from(matches!(mode, Mode::Unicast)) << 50
                                         ^ u64::from(loss.0) << 52
-                                        ^ k << 60,
+                                        ^ (k & 15) << 60
+                                        // Beyond 16 repetitions (`--runs-factor`) the
+                                        // high bits of k are shifted out: mix them in.
+                                        ^ if k < 16 { 0 } else { mix64(k) },
                                 );
                                 v.push(Cell {
                                     message,
