@@ -297,29 +297,10 @@ impl Pins {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::{ClaimResult, ClaimSpec, Operand, Predicate, Verdict};
-    use crate::study::{About, StudyReport};
+    use crate::claim::{ClaimResult, ClaimSpec, Verdict};
 
     fn claim(id: &str, pass: bool, evaluated: bool) -> ClaimResult {
-        let mut c = ClaimResult::not_evaluated(
-            ClaimSpec {
-                id: id.into(),
-                source: "test".into(),
-                statement: String::new(),
-                paper_value: None,
-                scenario: String::new(),
-                measure: None,
-                predicate: Predicate::AtLeast {
-                    of: Operand::Value(0.0),
-                    strict: false,
-                    at: None,
-                },
-                explain_fail: None,
-                tests: Default::default(),
-                full_only: false,
-            },
-            "detail".into(),
-        );
+        let mut c = ClaimResult::not_evaluated(ClaimSpec::bare(id), "detail".into());
         c.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
         c.means_hold = pass;
         c.evaluated = evaluated;
@@ -327,19 +308,7 @@ mod tests {
     }
 
     fn report(quick: bool, claims: Vec<ClaimResult>) -> Report {
-        Report {
-            sweeps: Sweeps::from_quick(quick),
-            runs_factor: 1,
-            studies: vec![StudyReport {
-                claims,
-                ..StudyReport::new(About {
-                    name: "s",
-                    title: "",
-                    source: "",
-                    claims_toml: "",
-                })
-            }],
-        }
+        Report::of_claims(Sweeps::from_quick(quick), 1, claims)
     }
 
     const PINS: &str = r#"

@@ -178,11 +178,15 @@ claim_row! {
         pub quick: bool,
         /// What the claim tests: `simulation`, `formula` or `network`.
         pub tests: String,
+        /// For an inconclusive claim, the `--runs-factor` that would decide it if this run's
+        /// means and SDs held (a projection; empty when none up to 1,000 times this run's
+        /// runs would, and for every other verdict).
+        pub decide_at_runs_factor: Option<u32>,
     }
 }
 
 impl ClaimRow {
-    fn new(study: &str, c: &ClaimResult, quick: bool) -> Self {
+    fn new(study: &str, c: &ClaimResult, quick: bool, runs_factor: u32) -> Self {
         ClaimRow {
             id: c.spec.id.clone(),
             study: study.to_string(),
@@ -209,6 +213,7 @@ impl ClaimRow {
             },
             quick,
             tests: c.spec.tests.word().to_string(),
+            decide_at_runs_factor: c.runs_factor_to_decide.map(|k| k * runs_factor),
         }
     }
 }
@@ -225,6 +230,33 @@ impl Report {
     /// How many claims are inconclusive.
     pub fn inconclusive(&self) -> usize {
         self.studies.iter().map(|s| s.inconclusive()).sum()
+    }
+
+    /// The line for the inconclusive claims, `None` when there are none: what inconclusive
+    /// means, and how many of them two, four and ten times this run's runs would decide if
+    /// the means and SDs held (each claim's [`ClaimResult::runs_factor_to_decide`]), as the
+    /// `--runs-factor` to ask for.
+    pub fn inconclusive_line(&self) -> Option<String> {
+        let n = self.inconclusive();
+        if n == 0 {
+            return None;
+        }
+        let needs: Vec<u32> = self
+            .studies
+            .iter()
+            .flat_map(|s| &s.claims)
+            .filter_map(|c| c.runs_factor_to_decide)
+            .collect();
+        let decided = [2, 4, 10].map(|k| {
+            let f = k * self.runs_factor;
+            let m = needs.iter().filter(|&&need| need <= k).count();
+            format!("--runs-factor {f} would decide {m}")
+        });
+        Some(format!(
+            "{n} inconclusive: a 95 % interval straddles the claim's band or bound; if this \
+             run's means and spreads held, {} of them",
+            decided.join(", ")
+        ))
     }
 
     /// Pass rate by what the claims test (simulation, formula, network), e.g.
@@ -276,9 +308,9 @@ impl Report {
         self.studies
             .iter()
             .flat_map(|s| {
-                s.claims
-                    .iter()
-                    .map(|c| ClaimRow::new(&s.name, c, self.sweeps == Sweeps::Quick))
+                s.claims.iter().map(|c| {
+                    ClaimRow::new(&s.name, c, self.sweeps == Sweeps::Quick, self.runs_factor)
+                })
             })
             .collect()
     }
@@ -369,6 +401,9 @@ impl Report {
         let _ = writeln!(m, "{}\n", self.mode_text());
         let _ = writeln!(m, "{}\n", self.summary_line());
         let _ = writeln!(m, "{}\n", self.tests_line());
+        if let Some(line) = self.inconclusive_line() {
+            let _ = writeln!(m, "{line}\n");
+        }
         self.summary_table(Markup::Markdown, &mut m);
         for s in &self.studies {
             let _ = writeln!(m, "## {}\n", s.name);
@@ -485,6 +520,9 @@ impl Report {
             esc(&self.summary_line())
         );
         let _ = writeln!(h, "<p class=\"summary\">{}</p>", esc(&self.tests_line()));
+        if let Some(line) = self.inconclusive_line() {
+            let _ = writeln!(h, "<p class=\"summary\">{}</p>", esc(&line));
+        }
         self.summary_table(Markup::Html, &mut h);
         for s in &self.studies {
             let _ = writeln!(
@@ -760,8 +798,71 @@ fn md_inline_to_html(s: &str) -> String {
 }
 
 #[cfg(test)]
+impl Report {
+    /// A report of one study `s` holding `claims`, for tests of what reads reports.
+    pub(crate) fn of_claims(sweeps: Sweeps, runs_factor: u32, claims: Vec<ClaimResult>) -> Self {
+        Report {
+            sweeps,
+            runs_factor,
+            studies: vec![crate::study::StudyReport {
+                claims,
+                ..crate::study::StudyReport::new(crate::study::About {
+                    name: "s",
+                    title: "",
+                    source: "",
+                    claims_toml: "",
+                })
+            }],
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inconclusive_line_counts_what_more_runs_would_decide_as_runs_factors() {
+        use crate::claim::{ClaimSpec, Verdict};
+        let claim = |id: &str, verdict: Verdict, k: Option<u32>| ClaimResult {
+            verdict,
+            runs_factor_to_decide: k,
+            ..ClaimResult::not_evaluated(ClaimSpec::bare(id), String::new())
+        };
+        let report = |f, claims| Report::of_claims(Sweeps::Full, f, claims);
+        let i = Verdict::Inconclusive;
+        let claims = vec![
+            claim("s.a", i, Some(2)),
+            claim("s.b", i, Some(3)),
+            claim("s.c", i, Some(40)),
+            claim("s.d", i, None),
+            claim("s.e", Verdict::Pass, None),
+        ];
+        // A run already at factor 2: the factors to ask for are 4, 8 and 20.
+        let r = report(2, claims.clone());
+        assert_eq!(
+            r.inconclusive_line().unwrap(),
+            "4 inconclusive: a 95 % interval straddles the claim's band or bound; if this run's \
+             means and spreads held, --runs-factor 4 would decide 1, --runs-factor 8 would \
+             decide 2, --runs-factor 20 would decide 2 of them"
+        );
+        assert!(r.markdown().contains("--runs-factor 8 would decide 2"));
+        let rows = r.rows();
+        let want: Vec<Option<u32>> = vec![Some(4), Some(6), Some(80), None, None];
+        let got: Vec<Option<u32>> = rows.iter().map(|r| r.decide_at_runs_factor).collect();
+        assert_eq!(got, want);
+        assert!(r
+            .claims_csv()
+            .unwrap()
+            .lines()
+            .nth(2)
+            .unwrap()
+            .ends_with(",6"));
+        assert_eq!(
+            report(1, vec![claim("s.e", Verdict::Pass, None)]).inconclusive_line(),
+            None
+        );
+    }
 
     #[test]
     fn csv_quotes_commas_quotes_and_newlines() {

@@ -90,6 +90,33 @@ impl Estimate {
     }
 }
 
+/// The largest runs factor [`runs_factor_to_resolve`] looks for.
+pub const MAX_RUNS_FACTOR: u32 = 1000;
+
+/// The smallest factor k (2 ≤ k ≤ [`MAX_RUNS_FACTOR`]) such that, with k times the runs of
+/// every estimate in `ests` and each keeping its mean and SD, their 95 % half-widths sum to
+/// less than `gap`: how many times the runs would decide a comparison whose intervals now
+/// straddle (`gap`: the distance from a mean to the edge it is judged against, or between two
+/// means). An analytic value or a single run adds no half-width. `None` when no such k exists:
+/// a gap of zero or less, or a spread too wide for [`MAX_RUNS_FACTOR`] times the runs.
+///
+/// A projection, not a promise: the means and SDs of more runs move. An interval narrowed by
+/// [`Estimate::of_finite_population`] is projected from its SD alone, so k can come out larger
+/// than needed, never smaller.
+pub fn runs_factor_to_resolve(ests: &[&Estimate], gap: f64) -> Option<u32> {
+    if gap.is_nan() || gap <= 0.0 {
+        return None;
+    }
+    let half = |e: &Estimate, k: u32| {
+        if e.n < 2 {
+            return 0.0;
+        }
+        let n = e.n * k as usize;
+        t975(n - 1) * e.sd / (n as f64).sqrt()
+    };
+    (2..=MAX_RUNS_FACTOR).find(|&k| ests.iter().map(|e| half(e, k)).sum::<f64>() < gap)
+}
+
 /// The 0.975 quantile of Student's t distribution with `df` degrees of freedom (table for
 /// df ≤ 30, then interpolation in 1/df towards the normal quantile 1.95996).
 pub fn t975(df: usize) -> f64 {
@@ -130,6 +157,33 @@ mod tests {
             Estimate::exact(2.0).of_finite_population(10),
             Estimate::exact(2.0)
         );
+    }
+
+    #[test]
+    fn the_runs_factor_to_resolve_is_the_first_whose_half_widths_fit_the_gap() {
+        // Ten runs of SD 1: half-width 2.262 / sqrt(10) = 0.715 at k = 1.
+        let e = Estimate::from_samples(&[0., 1., 2., 3., 4., 5., 6., 7., 8., 9.])
+            .map(|e| Estimate { sd: 1.0, ..e })
+            .unwrap();
+        let half = |n: usize| t975(n - 1) / (n as f64).sqrt();
+        let k = runs_factor_to_resolve(&[&e], 0.3).unwrap();
+        assert!(
+            half(10 * k as usize) < 0.3 && half(10 * (k as usize - 1)) >= 0.3,
+            "{k}"
+        );
+        assert_eq!(k, 5);
+        // Two estimates share the gap: more runs than one needs alone.
+        let two = runs_factor_to_resolve(&[&e, &e], 0.6).unwrap();
+        assert!(two >= k && 2.0 * half(10 * two as usize) < 0.6);
+        // An analytic value adds nothing; a mean on the edge or a hopeless spread: none.
+        assert_eq!(
+            runs_factor_to_resolve(&[&e, &Estimate::exact(4.0)], 0.3),
+            Some(k)
+        );
+        assert_eq!(runs_factor_to_resolve(&[&e], 0.0), None);
+        assert_eq!(runs_factor_to_resolve(&[&e], f64::NAN), None);
+        assert_eq!(runs_factor_to_resolve(&[&e], 1e-4), None);
+        assert_eq!(runs_factor_to_resolve(&[&e], 1.0), Some(2));
     }
 
     #[test]

@@ -181,6 +181,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         print!("{}", report.claims_json()?);
         eprintln!("{}", report.tests_line());
+        if let Some(line) = report.inconclusive_line() {
+            eprintln!("{line}");
+        }
         eprintln!("{summary}");
     } else {
         println!(
@@ -190,12 +193,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if written.svgs.len() == 1 { "" } else { "s" }
         );
         println!("{}", report.tests_line());
-        if report.inconclusive() > 0 {
-            println!(
-                "{} inconclusive: a 95 % interval straddles the claim's band or bound; \
-                 --runs-factor K runs K times the seeds at every point to decide more of them",
-                report.inconclusive()
-            );
+        if let Some(line) = report.inconclusive_line() {
+            println!("{line}");
         }
         println!("{summary}");
     }

@@ -91,6 +91,37 @@ struct Outcome {
     x: Option<f64>,
     measured: Option<Estimate>,
     detail: String,
+    /// For an inconclusive verdict, the runs factor that would decide every unsure point
+    /// (see [`ClaimResult::runs_factor_to_decide`]).
+    decide: Option<u32>,
+}
+
+/// A point or comparison whose 95 % interval straddles: its text, and the runs factor that
+/// would decide it ([`runs_factor_to_resolve`]).
+type Unsure = (String, Option<u32>);
+
+/// The runs factor that decides every one of `unsure`: the largest, or `None` if one has none.
+fn decide_all(unsure: &[Unsure]) -> Option<u32> {
+    unsure
+        .iter()
+        .try_fold(None, |m: Option<u32>, (_, k)| {
+            k.map(|k| Some(m.map_or(k, |m| m.max(k))))
+        })
+        .flatten()
+}
+
+/// The texts of `unsure`.
+fn unsure_texts(unsure: &[Unsure]) -> String {
+    unsure
+        .iter()
+        .map(|(t, _)| t.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Distance from `mean` to the nearer edge of the region `[lo, hi]` (an end may be infinite).
+fn edge_gap(mean: f64, (lo, hi): (f64, f64)) -> f64 {
+    (mean - lo).abs().min((hi - mean).abs())
 }
 
 impl Outcome {
@@ -102,7 +133,7 @@ impl Outcome {
         e: Estimate,
         head: String,
         label: &str,
-        (bad, unsure): (&[String], &[String]),
+        (bad, unsure): (&[String], &[Unsure]),
         means_hold: bool,
     ) -> Self {
         let mut detail = head;
@@ -112,7 +143,7 @@ impl Outcome {
         if !unsure.is_empty() {
             detail = format!(
                 "{detail}; 95 % interval across the edge: {}",
-                unsure.join("; ")
+                unsure_texts(unsure)
             );
         }
         Outcome {
@@ -121,6 +152,7 @@ impl Outcome {
             x,
             measured: Some(e),
             detail,
+            decide: decide_all(unsure),
         }
     }
 }
@@ -228,9 +260,24 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
                 x: None,
                 measured: None,
                 detail: format!("cannot evaluate: {why}"),
+                decide: None,
             },
             false,
         ),
+    };
+    let (detail, runs_factor_to_decide) = if o.verdict == Verdict::Inconclusive {
+        let more = match o.decide {
+            Some(k) => {
+                format!("; {k} times the runs would decide it if the means and spreads held")
+            }
+            None => format!(
+                "; no factor up to {MAX_RUNS_FACTOR} times the runs would decide it (a mean \
+                 on the edge, or too wide a spread)"
+            ),
+        };
+        (o.detail + &more, o.decide)
+    } else {
+        (o.detail, None)
     };
     ClaimResult {
         spec: spec.clone(),
@@ -239,7 +286,8 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
         measured: o.measured,
         unit,
         verdict: o.verdict,
-        detail: o.detail,
+        detail,
+        runs_factor_to_decide,
         evaluated,
         means_hold: o.means_hold,
         explanation: spec
@@ -309,12 +357,16 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 let score = if band > 0.0 { dev / band } else { dev };
                 let mean_ok = dev <= band + eps(t);
                 means_hold &= mean_ok;
-                match judge(&e, (t - band, t + band), mean_ok) {
+                let region = (t - band, t + band);
+                match judge(&e, region, mean_ok) {
                     Judged::In => {}
                     Judged::Out => {
                         bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)))
                     }
-                    Judged::Across => unsure.push(across_text(x, &e, t)),
+                    Judged::Across => unsure.push((
+                        across_text(x, &e, t),
+                        runs_factor_to_resolve(&[&e], edge_gap(e.mean, region)),
+                    )),
                 }
                 if worst.as_ref().is_none_or(|w| score > w.0) {
                     worst = Some((score, x, e, t, band));
@@ -366,7 +418,10 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                     Judged::Out => {
                         bad.push(format!("{}{} vs {}", xs(x), fmt_num(e.mean), fmt_num(t)))
                     }
-                    Judged::Across => unsure.push(across_text(x, &e, t)),
+                    Judged::Across => unsure.push((
+                        across_text(x, &e, t),
+                        runs_factor_to_resolve(&[&e], edge_gap(e.mean, region)),
+                    )),
                 }
                 if worst.as_ref().is_none_or(|w| margin < w.0) {
                     worst = Some((margin, x, e, t));
@@ -430,6 +485,8 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                     vals.push(v);
                 }
                 let mut judged = Judged::In;
+                // The runs factor deciding every overlapping pair at this x (None: one has none).
+                let mut need = Some(1);
                 for w in vals.windows(2) {
                     if let [a, b] = w {
                         let ok = if *strict {
@@ -440,7 +497,13 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                         means_hold &= ok;
                         match order_judge(a, b, ok) {
                             Judged::Out => judged = Judged::Out,
-                            Judged::Across if judged == Judged::In => judged = Judged::Across,
+                            Judged::Across => {
+                                if judged == Judged::In {
+                                    judged = Judged::Across;
+                                }
+                                let k = runs_factor_to_resolve(&[a, b], (b.mean - a.mean).abs());
+                                need = need.zip(k).map(|(m, k)| m.max(k));
+                            }
                             _ => {}
                         }
                     }
@@ -457,10 +520,13 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 match judged {
                     Judged::In => {}
                     Judged::Out => bad.push(text.clone()),
-                    Judged::Across => unsure.push(format!(
-                        "{}{}",
-                        xs(*x),
-                        vals.iter().map(with_interval).collect::<Vec<_>>().join(sep)
+                    Judged::Across => unsure.push((
+                        format!(
+                            "{}{}",
+                            xs(*x),
+                            vals.iter().map(with_interval).collect::<Vec<_>>().join(sep)
+                        ),
+                        need,
                     )),
                 }
                 if shown.is_empty() || judged == Judged::Out && bad.len() == 1 {
@@ -474,7 +540,10 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 format!("violated at: {}", bad.join("; "))
             };
             if !unsure.is_empty() {
-                detail = format!("{detail}; 95 % intervals overlap at: {}", unsure.join("; "));
+                detail = format!(
+                    "{detail}; 95 % intervals overlap at: {}",
+                    unsure_texts(&unsure)
+                );
             }
             Ok(Outcome {
                 verdict,
@@ -482,6 +551,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 x: None,
                 measured: None,
                 detail,
+                decide: decide_all(&unsure),
             })
         }
         Predicate::Trend {
@@ -518,7 +588,11 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                         if apart || (a.n < 2 && b.n < 2) {
                             bad.push(change_text((*x0, a), (*x1, b), mean_text));
                         } else {
-                            unsure.push(change_text((*x0, a), (*x1, b), with_interval));
+                            // Decided when the intervals come apart by more than the slack.
+                            unsure.push((
+                                change_text((*x0, a), (*x1, b), with_interval),
+                                runs_factor_to_resolve(&[a, b], -step - tol),
+                            ));
                         }
                     }
                 }
@@ -537,9 +611,10 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             match order_judge(a, b, overall) {
                 Judged::In => {}
                 Judged::Out => bad.push(format!("overall {}", change_text(from, to, mean_text))),
-                Judged::Across => {
-                    unsure.push(format!("overall {}", change_text(from, to, with_interval)))
-                }
+                Judged::Across => unsure.push((
+                    format!("overall {}", change_text(from, to, with_interval)),
+                    runs_factor_to_resolve(&[a, b], (b.mean - a.mean).abs()),
+                )),
             }
             let means_hold = overall && steps_hold;
             let mut detail = if bad.is_empty() {
@@ -555,7 +630,10 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 format!("against the trend: {}", bad.join("; "))
             };
             if !unsure.is_empty() {
-                detail = format!("{detail}; 95 % intervals overlap at: {}", unsure.join("; "));
+                detail = format!(
+                    "{detail}; 95 % intervals overlap at: {}",
+                    unsure_texts(&unsure)
+                );
             }
             Ok(Outcome {
                 verdict: Verdict::of(bad.len(), unsure.len()),
@@ -563,6 +641,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 x: Some(last.0),
                 measured: Some(last.1),
                 detail,
+                decide: decide_all(&unsure),
             })
         }
         Predicate::Flat { from, to, rel } => {
@@ -581,6 +660,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             }
             let pass = worst.0 <= band + eps(mean);
             Ok(Outcome {
+                decide: None,
                 verdict: if pass { Verdict::Pass } else { Verdict::Fail },
                 means_hold: pass,
                 x: Some(worst.1 .0),

@@ -40,7 +40,7 @@ mod tests;
 pub use eval::evaluate;
 
 use crate::measure::{same_x, Measure, Measures};
-use crate::stats::Estimate;
+use crate::stats::{runs_factor_to_resolve, Estimate, MAX_RUNS_FACTOR};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -474,6 +474,34 @@ pub struct ClaimResult {
     /// or turn a known failure into an unknown one.
     #[serde(skip)]
     pub means_hold: bool,
+    /// For an inconclusive claim, how many times this run's runs per point would decide it
+    /// if the means and SDs held ([`crate::stats::runs_factor_to_resolve`], at most
+    /// [`MAX_RUNS_FACTOR`]); `None` for any other verdict, or when no factor up to that does.
+    pub runs_factor_to_decide: Option<u32>,
+}
+
+#[cfg(test)]
+impl ClaimSpec {
+    /// A claim with an id and nothing else that matters (`≥ 0`, no measure), for tests of
+    /// what handles results.
+    pub(crate) fn bare(id: &str) -> Self {
+        ClaimSpec {
+            id: id.into(),
+            source: "test".into(),
+            statement: String::new(),
+            paper_value: None,
+            scenario: String::new(),
+            measure: None,
+            predicate: Predicate::AtLeast {
+                of: Operand::Value(0.0),
+                strict: false,
+                at: None,
+            },
+            explain_fail: None,
+            tests: Default::default(),
+            full_only: false,
+        }
+    }
 }
 
 impl ClaimResult {
@@ -495,6 +523,7 @@ impl ClaimResult {
             evaluated: false,
             means_hold: false,
             explanation,
+            runs_factor_to_decide: None,
         }
     }
 

@@ -182,6 +182,69 @@ fn an_interval_across_the_edge_is_inconclusive() {
 }
 
 #[test]
+fn an_inconclusive_claim_says_how_many_times_the_runs_would_decide_it() {
+    use crate::stats::runs_factor_to_resolve;
+    let mut m = Measures::new();
+    // wide(v): three runs, SD 1, 95 % interval v ± 2.48.
+    m.scalar("near", "", wide(10.0));
+    m.scalar("on_edge", "", wide(11.0));
+    m.series("a", "", "x", vec![(1.0, wide(9.0)), (2.0, wide(1.0))]);
+    m.series("b", "", "x", vec![(1.0, wide(10.5)), (2.0, wide(20.0))]);
+    let decide = |measure: Option<&str>, p: Predicate| {
+        let r = evaluate(&claim(measure, p), &m);
+        (r.verdict, r.runs_factor_to_decide, r.detail)
+    };
+    let within = |of: f64, abs: f64| {
+        Predicate::Within(Band {
+            abs,
+            ..Band::of(Operand::Value(of))
+        })
+    };
+    // 10 against [8.5, 11]: the nearer edge is 1 away; the factor is the first whose projected
+    // half-width fits in 1, and the detail says so.
+    let (v, k, detail) = decide(Some("near"), within(9.75, 1.25));
+    let want = runs_factor_to_resolve(&[&wide(10.0)], 1.0);
+    assert_eq!((v, k), (Verdict::Inconclusive, want));
+    assert!(want.is_some_and(|k| k > 2), "{want:?}");
+    let k = want.unwrap_or_default();
+    assert!(
+        detail.ends_with(&format!(
+            "; {k} times the runs would decide it if the means and spreads held"
+        )),
+        "{detail}"
+    );
+    // A mean on the edge: no number of runs decides it, and the detail says that instead.
+    let (v, k, detail) = decide(Some("on_edge"), within(10.0, 1.0));
+    assert_eq!((v, k), (Verdict::Inconclusive, None));
+    assert!(detail.contains("no factor up to 1000"), "{detail}");
+    // Decided claims carry no factor.
+    assert_eq!(decide(Some("near"), within(10.0, 5.0)).1, None);
+    assert_eq!(decide(Some("near"), within(30.0, 1.0)).1, None);
+    // An ordering: the pair's two intervals must come apart over the 1.5 between the means.
+    let order = Predicate::Order {
+        measures: vec!["a".into(), "b".into()],
+        strict: true,
+        at: None,
+    };
+    let (v, k, _) = decide(None, order);
+    assert_eq!(
+        (v, k),
+        (
+            Verdict::Inconclusive,
+            runs_factor_to_resolve(&[&wide(9.0), &wide(10.5)], 1.5)
+        )
+    );
+    // A claim whose several points straddle takes the largest factor: the point nearest its
+    // edge decides.
+    m.series("two", "", "x", vec![(1.0, wide(10.0)), (2.0, wide(10.5))]);
+    let r = evaluate(&claim(Some("two"), within(10.0, 1.0)), &m);
+    assert_eq!(
+        r.runs_factor_to_decide,
+        runs_factor_to_resolve(&[&wide(10.5)], 0.5)
+    );
+}
+
+#[test]
 fn bounds_against_series_measure() {
     let below = Predicate::AtMost {
         of: Operand::Measure("bound".into()),
