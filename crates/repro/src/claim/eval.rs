@@ -472,6 +472,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             let xs_all: Vec<Option<f64>> = select(base, at)?.into_iter().map(|p| p.0).collect();
             let (mut bad, mut unsure) = (Vec::new(), Vec::new());
             let mut shown = String::new();
+            let mut held = 0;
             let mut means_hold = true;
             for x in &xs_all {
                 let mut vals = Vec::new();
@@ -529,13 +530,23 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                         need,
                     )),
                 }
-                if shown.is_empty() || judged == Judged::Out && bad.len() == 1 {
-                    shown = text;
+                // The example shown: the first point that holds.
+                if judged == Judged::In {
+                    held += 1;
+                    if held == 1 {
+                        shown = text;
+                    }
                 }
             }
             let verdict = Verdict::of(bad.len(), unsure.len());
             let mut detail = if bad.is_empty() {
-                format!("holds at {} point(s), e.g. {shown}", xs_all.len())
+                match held {
+                    0 => "decided at no point".to_string(),
+                    h if h < xs_all.len() => {
+                        format!("holds at {h} of {} point(s), e.g. {shown}", xs_all.len())
+                    }
+                    h => format!("holds at {h} point(s), e.g. {shown}"),
+                }
             } else {
                 format!("violated at: {}", bad.join("; "))
             };

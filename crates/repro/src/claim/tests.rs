@@ -177,6 +177,13 @@ fn an_interval_across_the_edge_is_inconclusive() {
     let r = evaluate(&claim(None, order(&["lower", "pair"])), &m);
     assert_eq!((r.verdict, r.means_hold), (Verdict::Inconclusive, true));
     assert!(r.detail.contains("overlap at: x = 1"), "{}", r.detail);
+    // The example shown is a point that holds, and the count says how many of them do.
+    assert!(
+        r.detail
+            .starts_with("holds at 1 of 2 point(s), e.g. x = 2: 1 < 30;"),
+        "{}",
+        r.detail
+    );
     let r = evaluate(&claim(None, order(&["pair", "lower"])), &m);
     assert_eq!((r.verdict, r.means_hold), (Verdict::Fail, false));
 }
@@ -226,7 +233,22 @@ fn an_inconclusive_claim_says_how_many_times_the_runs_would_decide_it() {
         strict: true,
         at: None,
     };
-    let (v, k, _) = decide(None, order);
+    let (v, k, detail) = decide(None, order);
+    assert!(
+        detail.starts_with("holds at 1 of 2 point(s), e.g. x = 2: 1 < 20; 95 % intervals"),
+        "{detail}"
+    );
+    // With no point decided there is no example to give.
+    let only_first = Predicate::Order {
+        measures: vec!["a".into(), "b".into()],
+        strict: true,
+        at: Some(1.0),
+    };
+    let detail = decide(None, only_first).2;
+    assert!(
+        detail.starts_with("decided at no point; 95 % intervals overlap at: x = 1: 9 ["),
+        "{detail}"
+    );
     assert_eq!(
         (v, k),
         (
