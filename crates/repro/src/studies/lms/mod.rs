@@ -379,10 +379,13 @@ impl Study for Lms {
             ));
         } else if ctx.sweeps == Sweeps::Full {
             notes.push(format!(
-                "Full mode: the beyond-the-seed experiments on the seed's graphs sample at most \
-                 {} loss sites per placement ({} for SRM with 100 receivers), and the large \
-                 transit–stub graphs stop at {} nodes; `--extended` runs every site and the \
-                 100,000-node graphs.",
+                "Full mode: {} topologies × {} placements per family (the seed: 10 × 10; more \
+                 placements of the same kind narrow the intervals); the beyond-the-seed \
+                 experiments on the seed's graphs sample at most {} loss sites per placement \
+                 ({} for SRM with 100 receivers), and the large transit–stub graphs stop at {} \
+                 nodes; `--extended` runs every site and the 100,000-node graphs.",
+                plan.topologies,
+                plan.placements,
                 plan.beyond_site_cap,
                 plan.srm100_site_cap,
                 plan.large.iter().map(|&(n, _)| n).max().unwrap_or(0)
