@@ -52,8 +52,8 @@ pub use plot::{Axis, Plot, PlotSeries};
 pub use report::Report;
 pub use stats::Estimate;
 pub use study::{
-    run_studies, run_study, run_study_with_claims, with_jobs, About, NoProgress, Progress, RunCtx,
-    Setup, Study, StudyError, StudyOutput, StudyReport, Sweeps,
+    run_studies, run_study, run_study_with_claims, with_jobs, About, NoProgress, Progress,
+    Provenance, RunCtx, Setup, Study, StudyError, StudyOutput, StudyReport, Sweeps, Unstated,
 };
 
 /// Every registered study, in report order. A study issue adds its line here.

@@ -178,6 +178,9 @@ claim_row! {
         pub quick: bool,
         /// What the claim tests: `simulation`, `formula` or `network`.
         pub tests: String,
+        /// A calibration claim (an unstated value was fitted on it): reported apart, not in
+        /// the validation pass rate.
+        pub calibration: bool,
         /// For an inconclusive claim, the `--runs-factor` that would decide it if this run's
         /// means and SDs held (a projection; empty when none up to 1,000 times this run's
         /// runs would, and for every other verdict).
@@ -213,6 +216,7 @@ impl ClaimRow {
             },
             quick,
             tests: c.spec.tests.word().to_string(),
+            calibration: c.spec.calibration,
             decide_at_runs_factor: c.runs_factor_to_decide.map(|k| k * runs_factor),
         }
     }
@@ -261,7 +265,8 @@ impl Report {
 
     /// Pass rate by what the claims test (simulation, formula, network), e.g.
     /// `simulation claims: 180 of 251 passed (71.7 %); formula: 35 of 35; network: 2 of 3`,
-    /// and the claims quick mode did not run.
+    /// calibration claims apart (left out of those counts), and the claims quick mode did
+    /// not run.
     pub fn tests_line(&self) -> String {
         use crate::claim::Tests;
         let mut parts = Vec::new();
@@ -270,7 +275,7 @@ impl Report {
                 .studies
                 .iter()
                 .flat_map(|s| &s.claims)
-                .filter(|c| c.spec.tests == t)
+                .filter(|c| c.spec.tests == t && !c.spec.calibration)
                 .collect();
             if of.is_empty() {
                 continue;
@@ -285,6 +290,19 @@ impl Report {
             } else {
                 format!("{}: {passed} of {}", t.word(), of.len())
             });
+        }
+        let calibration: Vec<_> = self
+            .studies
+            .iter()
+            .flat_map(|s| &s.claims)
+            .filter(|c| c.spec.calibration)
+            .collect();
+        if !calibration.is_empty() {
+            let passed = calibration.iter().filter(|c| c.passed()).count();
+            parts.push(format!(
+                "calibration (fitted on, not counted): {passed} of {}",
+                calibration.len()
+            ));
         }
         let not_run: usize = self.studies.iter().map(|s| s.not_run.len()).sum();
         if not_run > 0 {
@@ -756,6 +774,35 @@ fn setup_tables(f: Markup, out: &mut String, s: &StudyReport) {
             out,
             &["unspecified", "rmcast's choice"],
             pairs(&s.setup.choices),
+        );
+    }
+    if !s.setup.unstated.is_empty() {
+        f.para(
+            out,
+            "Values the seed leaves unstated, as data (`[[unstated]]` in the study's \
+             setup.toml): the value the runs use and where it comes from. Claims a value was \
+             fitted on are calibration claims, reported apart and left out of the pass rate.",
+        );
+        let rows: Vec<Vec<String>> = s
+            .setup
+            .unstated
+            .iter()
+            .map(|u| {
+                vec![
+                    f.inline(&format!("`{}`", u.name)),
+                    f.inline(&u.value),
+                    f.inline(&u.provenance_text()),
+                    f.inline(&u.range.map_or(String::new(), |[lo, hi]| {
+                        format!("{} – {}", fmt_num(lo), fmt_num(hi))
+                    })),
+                    f.inline(&u.note),
+                ]
+            })
+            .collect();
+        f.table(
+            out,
+            &["unstated", "value", "provenance", "seed's range", "note"],
+            rows,
         );
     }
 }

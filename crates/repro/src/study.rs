@@ -6,6 +6,8 @@ use crate::measure::Measures;
 use crate::plot::Plot;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 
 /// The setup a study reports: what was simulated and what rmcast had to choose.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -18,6 +20,65 @@ pub struct Setup {
     pub parameters: Vec<(String, String)>,
     /// (what the paper left unspecified, what rmcast chose).
     pub choices: Vec<(String, String)>,
+    /// The values the seed leaves unstated that the runs depend on, each with its value and
+    /// where that value comes from (`[[unstated]]` in `setup.toml`).
+    pub unstated: Vec<Unstated>,
+}
+
+/// A value the seed leaves unstated, the value the runs use and its provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unstated {
+    /// Its name; where the study can sweep it, the name `--explore NAME=LO..HI` takes.
+    pub name: String,
+    /// The value the runs use, in words with its unit.
+    pub value: String,
+    /// Where the value comes from.
+    pub provenance: Provenance,
+    /// For `seed`: where the seed gives it (e.g. "§A.2, the sample command file").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// For `fitted`: the calibration claims it was fitted on (each marked `calibration`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fitted_on: Vec<String>,
+    /// The range of values the seed states or implies, `[lo, hi]`, if it gives one; an
+    /// `--explore` sweep reports whether any value inside it passes a table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[f64; 2]>,
+    /// Whether `--explore` can sweep it (the study reads it through `RunCtx::param`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explore: bool,
+    /// Why this value, and what else was tried.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// Where an unstated value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provenance {
+    /// The seed gives it, outside the text that describes the runs (a sample file, another
+    /// chapter): `section` says where.
+    Seed,
+    /// Fitted on the calibration claims `fitted_on`.
+    Fitted,
+    /// Chosen, not fitted.
+    Chosen,
+}
+
+impl Unstated {
+    /// The provenance in words: "seed §x", "fitted on calibration claims [a, b]" or
+    /// "chosen, not fitted".
+    pub fn provenance_text(&self) -> String {
+        match self.provenance {
+            Provenance::Seed => format!("seed {}", self.section.as_deref().unwrap_or("")),
+            Provenance::Fitted => format!(
+                "fitted on calibration claims [{}]",
+                self.fitted_on.join(", ")
+            ),
+            Provenance::Chosen => "chosen, not fitted".into(),
+        }
+    }
 }
 
 /// A setup declared as data: a study's `scenarios/repro/<name>/setup.toml` (see
@@ -31,6 +92,8 @@ struct SetupFile {
     parameters: Vec<(String, String)>,
     #[serde(default)]
     choices: Vec<(String, String)>,
+    #[serde(default)]
+    unstated: Vec<Unstated>,
 }
 
 impl Setup {
@@ -55,7 +118,32 @@ impl Setup {
             topology: fill.text(&f.topology).map_err(err)?,
             parameters: fill.pairs(&f.parameters).map_err(err)?,
             choices: fill.pairs(&f.choices).map_err(err)?,
+            unstated: f
+                .unstated
+                .into_iter()
+                .map(|u| {
+                    Ok(Unstated {
+                        value: fill.text(&u.value)?,
+                        note: fill.text(&u.note)?,
+                        ..u
+                    })
+                })
+                .collect::<Result<_, String>>()
+                .map_err(err)?,
         };
+        for u in &setup.unstated {
+            let bad = match u.provenance {
+                Provenance::Seed if u.section.is_none() => Some("`seed` needs `section`"),
+                Provenance::Fitted if u.fitted_on.is_empty() => Some("`fitted` needs `fitted_on`"),
+                Provenance::Chosen | Provenance::Seed if !u.fitted_on.is_empty() => {
+                    Some("only `fitted` takes `fitted_on`")
+                }
+                _ => None,
+            };
+            if let Some(why) = bad {
+                return Err(err(format!("unstated `{}`: {why}", u.name)));
+            }
+        }
         match values.iter().zip(&fill.used).find(|(_, used)| !**used) {
             Some(((name, _), _)) => Err(err(format!("no `{{{name}}}` takes the value {name}"))),
             None => Ok(setup),
@@ -176,6 +264,10 @@ pub struct RunCtx<'a> {
     runs_factor: u32,
     progress: &'a dyn Progress,
     claims: &'a Claims,
+    /// Values given to unstated parameters (`--explore`), by name.
+    overrides: BTreeMap<String, f64>,
+    /// The names the study asked for with [`RunCtx::param`].
+    asked: Mutex<BTreeSet<String>>,
 }
 
 impl<'a> RunCtx<'a> {
@@ -186,7 +278,45 @@ impl<'a> RunCtx<'a> {
             runs_factor: 1,
             progress,
             claims,
+            overrides: BTreeMap::new(),
+            asked: Mutex::new(BTreeSet::new()),
         }
+    }
+
+    /// The same context with these values for unstated parameters (`--explore`): a study
+    /// reads each through [`RunCtx::param`].
+    pub fn with_overrides(mut self, overrides: BTreeMap<String, f64>) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
+    /// The value of the unstated parameter `name`: the one `--explore` gives, or `default`
+    /// (the study's own value, as its setup.toml's `[[unstated]]` entry states it). A study
+    /// reads every parameter it lets `--explore` sweep through this, so the runner can refuse
+    /// a name the study never reads.
+    pub fn param(&self, name: &str, default: f64) -> f64 {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.insert(name.to_string());
+        }
+        self.overrides.get(name).copied().unwrap_or(default)
+    }
+
+    /// The overridden names the study never read with [`RunCtx::param`].
+    fn unread_overrides(&self) -> Vec<String> {
+        let asked = self.asked.lock().map(|a| a.clone()).unwrap_or_default();
+        self.overrides
+            .keys()
+            .filter(|k| !asked.contains(*k))
+            .cloned()
+            .collect()
+    }
+
+    /// The parameters the study read with [`RunCtx::param`], sorted.
+    fn asked(&self) -> Vec<String> {
+        self.asked
+            .lock()
+            .map(|a| a.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// The same context with `factor` times the runs at every point (`--runs-factor`; 0 is
@@ -526,6 +656,7 @@ pub fn run_study_with_claims(
                     explain_fail: None,
                     tests: Default::default(),
                     full_only: false,
+                    calibration: false,
                 },
                 e.to_string(),
             ));
@@ -552,6 +683,10 @@ pub fn run_study_with_claims(
         }
         Ok(out)
     });
+    let out = out.and_then(|out| {
+        check_calibration(&out.setup, &claims)?;
+        Ok(out)
+    });
     match out {
         Ok(mut out) => {
             claims.add_paper_measures(&mut out.measures);
@@ -575,6 +710,39 @@ pub fn run_study_with_claims(
         }
     }
     report
+}
+
+/// A study's calibration claims and its fitted values agree: every claim a `fitted` value
+/// names in `fitted_on` is a claim of the study marked `calibration`, and every claim marked
+/// `calibration` is named by some fitted value (quick mode checks only the claims it runs).
+fn check_calibration(setup: &Setup, claims: &Claims) -> Result<(), StudyError> {
+    let named: std::collections::BTreeSet<&str> = setup
+        .unstated
+        .iter()
+        .flat_map(|u| u.fitted_on.iter().map(String::as_str))
+        .collect();
+    for id in &named {
+        if let Some(c) = claims.specs.iter().find(|c| c.id == *id) {
+            if !c.calibration {
+                return Err(StudyError::Run(format!(
+                    "setup.toml fits an unstated value on `{id}`, which claims.toml does not \
+                     mark `calibration = true`"
+                )));
+            }
+        }
+    }
+    if let Some(c) = claims
+        .specs
+        .iter()
+        .find(|c| c.calibration && !named.contains(c.id.as_str()))
+    {
+        return Err(StudyError::Run(format!(
+            "claim `{}` is marked calibration, but no `[[unstated]]` value of setup.toml is \
+             fitted on it",
+            c.id
+        )));
+    }
+    Ok(())
 }
 
 /// Run `studies` (`claims[i]` the claims file of `studies[i]`) on the current rayon pool:
@@ -896,6 +1064,55 @@ mod tests {
         assert!(open.unwrap_err().to_string().starts_with("s.toml: "));
         let key = Setup::from_toml("s.toml", "summary = \"\"\ntopology = \"\"\nx = 1", &[]);
         assert!(key.is_err());
+    }
+
+    #[test]
+    fn unstated_values_are_read_with_their_provenance_and_checked() {
+        let toml = r#"
+            summary = "s"
+            topology = "t"
+            [[unstated]]
+            name = "t"
+            value = "{t} bit times"
+            provenance = "fitted"
+            fitted_on = ["x.a"]
+            range = [25000.0, 300000.0]
+            explore = true
+            note = "fitted"
+            [[unstated]]
+            name = "limit"
+            value = "20"
+            provenance = "seed"
+            section = "§A.2"
+        "#;
+        let s = Setup::from_toml("setup.toml", toml, &[("t", "95000".into())]).unwrap();
+        assert_eq!(s.unstated.len(), 2);
+        assert_eq!(s.unstated[0].value, "95000 bit times");
+        assert_eq!(
+            s.unstated[0].provenance_text(),
+            "fitted on calibration claims [x.a]"
+        );
+        assert_eq!(s.unstated[1].provenance_text(), "seed §A.2");
+        // `fitted` without the claims, `seed` without a section: errors naming the value.
+        let no_claims = toml.replace("fitted_on = [\"x.a\"]", "");
+        let e = Setup::from_toml("setup.toml", &no_claims, &[("t", "1".into())]).unwrap_err();
+        assert!(e.to_string().contains("unstated `t`"), "{e}");
+        let no_section = toml.replace("section = \"§A.2\"", "");
+        let e = Setup::from_toml("setup.toml", &no_section, &[("t", "1".into())]).unwrap_err();
+        assert!(e.to_string().contains("unstated `limit`"), "{e}");
+        // Calibration claims and fitted values must name each other.
+        let claims = |calibration: bool| Claims {
+            specs: vec![crate::claim::ClaimSpec {
+                calibration,
+                ..crate::claim::ClaimSpec::bare("x.a")
+            }],
+            paper: Default::default(),
+        };
+        assert!(check_calibration(&s, &claims(true)).is_ok());
+        let e = check_calibration(&s, &claims(false)).unwrap_err();
+        assert!(e.to_string().contains("does not mark"), "{e}");
+        let e = check_calibration(&Setup::default(), &claims(true)).unwrap_err();
+        assert!(e.to_string().contains("no `[[unstated]]`"), "{e}");
     }
 
     #[test]

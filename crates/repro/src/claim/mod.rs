@@ -145,6 +145,11 @@ pub struct ClaimSpec {
     /// quick mode the claim is listed as not run, neither passed nor failed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub full_only: bool,
+    /// A calibration claim: one the study's unstated parameters were fitted on (its setup's
+    /// `[[unstated]]` entries name it in `fitted_on`). Its verdict is reported apart and left
+    /// out of the validation pass rate; at most one claim in five of a study may be one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub calibration: bool,
 }
 
 /// What a claim tests.
@@ -500,6 +505,7 @@ impl ClaimSpec {
             explain_fail: None,
             tests: Default::default(),
             full_only: false,
+            calibration: false,
         }
     }
 }
@@ -699,11 +705,26 @@ pub fn parse_claims(study: &str, text: &str) -> Result<Claims, ClaimFileError> {
             }
         }
     }
+    let calibration = file.claims.iter().filter(|c| c.calibration).count();
+    if calibration * MAX_CALIBRATION_SHARE > file.claims.len() {
+        return Err(ClaimFileError::Invalid {
+            study: study.to_string(),
+            id: format!("{study}.*"),
+            what: format!(
+                "{calibration} of {} claims are marked calibration; at most one in \
+                 {MAX_CALIBRATION_SHARE} may be",
+                file.claims.len()
+            ),
+        });
+    }
     Ok(Claims {
         specs: file.claims,
         paper: file.paper,
     })
 }
+
+/// At most one claim in this many of a study may be a calibration claim.
+pub const MAX_CALIBRATION_SHARE: usize = 5;
 
 /// Format a number for reports: integers as integers, otherwise four significant digits.
 pub fn fmt_num(v: f64) -> String {

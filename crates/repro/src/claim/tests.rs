@@ -58,6 +58,7 @@ fn claim(measure: Option<&str>, predicate: Predicate) -> ClaimSpec {
         explain_fail: None,
         tests: Default::default(),
         full_only: false,
+        calibration: false,
     }
 }
 

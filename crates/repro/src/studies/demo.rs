@@ -631,6 +631,7 @@ impl Study for Demo {
                 ("bus backoff range".into(), "the simulator's default: uniform in [0, 2^min(i,10)] slots, inclusive (the thesis's words)".into()),
                 ("ACK frame".into(), "saw's ACK datagram padded to the 64-byte minimum frame, as the thesis's 64-byte ACKs".into()),
             ],
+            unstated: Vec::new(),
         };
         Ok(StudyOutput {
             setup,
