@@ -35,10 +35,12 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod claim;
+pub mod explore;
 pub mod measure;
 pub mod pinned;
 pub mod plot;
 pub mod report;
+pub mod sampling;
 pub mod stats;
 /// The registered studies, one module each.
 pub mod studies;
@@ -52,8 +54,9 @@ pub use plot::{Axis, Plot, PlotSeries};
 pub use report::Report;
 pub use stats::Estimate;
 pub use study::{
-    run_studies, run_study, run_study_with_claims, with_jobs, About, NoProgress, Progress,
-    Provenance, RunCtx, Setup, Study, StudyError, StudyOutput, StudyReport, Sweeps, Unstated,
+    run_studies, run_study, run_study_opts, run_study_with_claims, with_jobs, About, NoProgress,
+    Progress, Provenance, RunCtx, RunOptions, Setup, Study, StudyError, StudyOutput, StudyReport,
+    Sweeps, Unstated,
 };
 
 /// Every registered study, in report order. A study issue adds its line here.

@@ -4,9 +4,11 @@
 use crate::claim::{evaluate, parse_claims, ClaimResult, Claims, PaperTable};
 use crate::measure::Measures;
 use crate::plot::Plot;
+use crate::sampling::{Feed, Rounds};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The setup a study reports: what was simulated and what rmcast had to choose.
@@ -268,6 +270,10 @@ pub struct RunCtx<'a> {
     overrides: BTreeMap<String, f64>,
     /// The names the study asked for with [`RunCtx::param`].
     asked: Mutex<BTreeSet<String>>,
+    /// Sequential sampling's rounds (none: every point gets its mode's runs).
+    rounds: Option<&'a Rounds>,
+    /// How many [`RunCtx::sample`] calls the study has made in this round.
+    calls: AtomicUsize,
 }
 
 impl<'a> RunCtx<'a> {
@@ -280,7 +286,68 @@ impl<'a> RunCtx<'a> {
             claims,
             overrides: BTreeMap::new(),
             asked: Mutex::new(BTreeSet::new()),
+            rounds: None,
+            calls: AtomicUsize::new(0),
         }
+    }
+
+    /// The same context in one round of sequential sampling ([`crate::sampling`]).
+    pub fn with_rounds(mut self, rounds: &'a Rounds) -> Self {
+        self.rounds = Some(rounds);
+        self
+    }
+
+    /// Run every point `runs` times or more, `run(point, k)` for run `k`, and return each
+    /// point's runs in the points' order. Under sequential sampling ([`crate::sampling`]) a
+    /// point whose `feeds` reach an undecided claim gets its runs doubled in the next round,
+    /// up to the cap, and runs made in earlier rounds are not made again; otherwise every
+    /// point gets `runs` times the runs factor. `run` must derive its randomness from the
+    /// point and `k` alone, so the first runs stay the same when more are added. A point with
+    /// no feeds never gains runs; its runs are still kept between rounds (so `sample` is also
+    /// the cached form of [`RunCtx::try_map`]).
+    pub fn sample<P, R, G, F>(
+        &self,
+        points: &[P],
+        runs: u64,
+        feeds: G,
+        run: F,
+    ) -> Result<Vec<Vec<R>>, StudyError>
+    where
+        P: Sync,
+        R: Clone + Send + Sync + 'static,
+        G: Fn(&P) -> Vec<Feed>,
+        F: Fn(&P, u64) -> Result<R, String> + Sync + Send,
+    {
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let base = runs.saturating_mul(u64::from(self.runs_factor));
+        let counts: Vec<u64> = match self.rounds {
+            Some(r) => r.plan(call, points.iter().map(&feeds).collect(), base),
+            None => vec![base; points.len()],
+        };
+        let mut out: Vec<Vec<Option<R>>> = counts
+            .iter()
+            .map(|&n| (0..n).map(|_| None).collect())
+            .collect();
+        let mut todo: Vec<(usize, u64)> = Vec::new();
+        for (i, &n) in counts.iter().enumerate() {
+            for k in 0..n {
+                match self.rounds.and_then(|r| r.cached::<R>((call, i, k))) {
+                    Some(hit) => out[i][k as usize] = Some(hit),
+                    None => todo.push((i, k)),
+                }
+            }
+        }
+        let made = self.try_map(&todo, |&(i, k)| run(&points[i], k))?;
+        for (&(i, k), r) in todo.iter().zip(made) {
+            if let Some(rounds) = self.rounds {
+                rounds.keep((call, i, k), &r);
+            }
+            out[i][k as usize] = Some(r);
+        }
+        Ok(out
+            .into_iter()
+            .map(|runs| runs.into_iter().flatten().collect())
+            .collect())
     }
 
     /// The same context with these values for unstated parameters (`--explore`): a study
@@ -302,7 +369,6 @@ impl<'a> RunCtx<'a> {
     }
 
     /// The overridden names the study never read with [`RunCtx::param`].
-    #[allow(dead_code)] // the --explore runner (next commit)
     fn unread_overrides(&self) -> Vec<String> {
         let asked = self.asked.lock().map(|a| a.clone()).unwrap_or_default();
         self.overrides
@@ -313,7 +379,6 @@ impl<'a> RunCtx<'a> {
     }
 
     /// The parameters the study read with [`RunCtx::param`], sorted.
-    #[allow(dead_code)] // the --explore runner (next commit)
     fn asked(&self) -> Vec<String> {
         self.asked
             .lock()
@@ -637,6 +702,60 @@ pub fn run_study_with_claims(
     runs_factor: u32,
     progress: &dyn Progress,
 ) -> StudyReport {
+    let opts = RunOptions {
+        runs_factor,
+        ..RunOptions::new(sweeps)
+    };
+    run_study_opts(study, claims_toml, &opts, progress)
+}
+
+/// How a study is run: its mode, its runs, values for its unstated parameters and how far
+/// sequential sampling may add runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOptions {
+    /// How much of the sweeps to run.
+    pub sweeps: Sweeps,
+    /// Multiplies every point's runs (`--runs-factor`).
+    pub runs_factor: u32,
+    /// Values for unstated parameters, by name (`--explore`; [`RunCtx::param`]).
+    pub overrides: BTreeMap<String, f64>,
+    /// Sequential sampling's cap: a point that feeds an undecided claim gets up to this many
+    /// times its runs, doubling per round (1: no sequential sampling). See
+    /// [`crate::sampling`].
+    pub runs_cap: u32,
+}
+
+impl RunOptions {
+    /// The mode's defaults: runs factor 1, no overrides, and a cap of
+    /// [`RunOptions::DEFAULT_CAP`] in full and extended mode (1 in quick mode, whose reduced
+    /// sweeps are a regression check, not a verdict).
+    pub fn new(sweeps: Sweeps) -> Self {
+        RunOptions {
+            sweeps,
+            runs_factor: 1,
+            overrides: BTreeMap::new(),
+            runs_cap: if sweeps == Sweeps::Quick {
+                1
+            } else {
+                Self::DEFAULT_CAP
+            },
+        }
+    }
+
+    /// The default cap of sequential sampling in full mode.
+    pub const DEFAULT_CAP: u32 = 4;
+}
+
+/// [`run_study_with_claims`] with every option: values for unstated parameters and the cap
+/// of sequential sampling. The study runs, its claims are judged and, while a claim is
+/// inconclusive and a point it depends on can gain runs, the study runs again with those
+/// points' runs doubled (runs already made are kept; [`crate::sampling`]).
+pub fn run_study_opts(
+    study: &dyn Study,
+    claims_toml: &str,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+) -> StudyReport {
     let mut report = StudyReport::new(study.about());
     let mut claims = match parse_claims(study.name(), claims_toml) {
         Ok(s) => s,
@@ -666,52 +785,91 @@ pub fn run_study_with_claims(
             return report;
         }
     };
-    if sweeps == Sweeps::Quick {
+    if opts.sweeps == Sweeps::Quick {
         let (full, quick): (Vec<_>, Vec<_>) = claims.specs.into_iter().partition(|c| c.full_only);
         report.not_run = full.into_iter().map(|c| c.id).collect();
         claims.specs = quick;
     }
-    let ctx = RunCtx::new(sweeps, progress, &claims).with_runs_factor(runs_factor);
-    let out = study.run(&ctx).and_then(|out| {
-        for p in &out.plots {
-            p.check()?;
-            let prefix = format!("{}-", study.name());
-            if !p.id.starts_with(&prefix) {
-                return Err(StudyError::Run(format!(
-                    "plot id `{}` must start with `{prefix}`",
-                    p.id
-                )));
+    let mut rounds = Rounds::new(opts.runs_cap);
+    loop {
+        let out = {
+            let ctx = RunCtx::new(opts.sweeps, progress, &claims)
+                .with_runs_factor(opts.runs_factor)
+                .with_overrides(opts.overrides.clone())
+                .with_rounds(&rounds);
+            run_checked(study, &ctx, &claims)
+        };
+        match out {
+            Ok(mut out) => {
+                claims.add_paper_measures(&mut out.measures);
+                report.claims = claims
+                    .specs
+                    .iter()
+                    .map(|s| evaluate(s, &out.measures))
+                    .collect();
+                let hot = crate::sampling::undecided(&report.claims);
+                if !hot.is_empty() && rounds.next_round(hot) {
+                    continue;
+                }
+                report.setup = out.setup;
+                report.plots = out.plots;
+                report.notes = out.notes;
+                if let Some(note) = rounds.note() {
+                    report.notes.push(note);
+                }
+            }
+            Err(e) => {
+                let why = format!("the study did not run: {e}");
+                report.claims = claims
+                    .specs
+                    .into_iter()
+                    .map(|spec| ClaimResult::not_evaluated(spec, why.clone()))
+                    .collect();
+                report.error = Some(e.to_string());
             }
         }
-        Ok(out)
-    });
-    let out = out.and_then(|out| {
-        check_calibration(&out.setup, &claims)?;
-        Ok(out)
-    });
-    match out {
-        Ok(mut out) => {
-            claims.add_paper_measures(&mut out.measures);
-            report.claims = claims
-                .specs
-                .iter()
-                .map(|s| evaluate(s, &out.measures))
-                .collect();
-            report.setup = out.setup;
-            report.plots = out.plots;
-            report.notes = out.notes;
-        }
-        Err(e) => {
-            let why = format!("the study did not run: {e}");
-            report.claims = claims
-                .specs
-                .into_iter()
-                .map(|spec| ClaimResult::not_evaluated(spec, why.clone()))
-                .collect();
-            report.error = Some(e.to_string());
+        return report;
+    }
+}
+
+/// Run the study once and check what it gave: plot ids and units, calibration claims against
+/// fitted values, and that every overridden parameter was read.
+fn run_checked(
+    study: &dyn Study,
+    ctx: &RunCtx<'_>,
+    claims: &Claims,
+) -> Result<StudyOutput, StudyError> {
+    let out = study.run(ctx)?;
+    for p in &out.plots {
+        p.check()?;
+        let prefix = format!("{}-", study.name());
+        if !p.id.starts_with(&prefix) {
+            return Err(StudyError::Run(format!(
+                "plot id `{}` must start with `{prefix}`",
+                p.id
+            )));
         }
     }
-    report
+    check_calibration(&out.setup, claims)?;
+    let unread = ctx.unread_overrides();
+    if !unread.is_empty() {
+        let asked = ctx.asked();
+        return Err(StudyError::Run(format!(
+            "study `{}` has no parameter {} to explore ({})",
+            study.name(),
+            unread
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if asked.is_empty() {
+                "it reads none".to_string()
+            } else {
+                format!("it reads: {}", asked.join(", "))
+            }
+        )));
+    }
+    Ok(out)
 }
 
 /// A study's calibration claims and its fitted values agree: every claim a `fitted` value
@@ -752,12 +910,11 @@ fn check_calibration(setup: &Setup, claims: &Claims) -> Result<(), StudyError> {
 /// long last runs overlap the others' work), then the others one at a time. `progress` makes
 /// each study's progress when it starts; `finished` gets it back with the study's report and
 /// how long the study took, as soon as the study ends. The reports come back in `studies`'
-/// order, and each is what [`run_study_with_claims`] gives: nothing depends on the schedule.
+/// order, and each is what [`run_study_opts`] gives: nothing depends on the schedule.
 pub fn run_studies<P: Progress>(
     studies: &[&dyn Study],
     claims: &[String],
-    sweeps: Sweeps,
-    runs_factor: u32,
+    opts: &RunOptions,
     progress: impl Fn(&dyn Study) -> P + Sync,
     finished: impl Fn(P, &StudyReport, std::time::Duration) + Sync,
 ) -> Vec<StudyReport> {
@@ -765,7 +922,7 @@ pub fn run_studies<P: Progress>(
         let (study, claims) = (studies[i], claims.get(i).map_or("", String::as_str));
         let p = progress(study);
         let started = std::time::Instant::now();
-        let r = run_study_with_claims(study, claims, sweeps, runs_factor, &p);
+        let r = run_study_opts(study, claims, opts, &p);
         finished(p, &r, started.elapsed());
         (i, r)
     };
@@ -925,8 +1082,7 @@ mod tests {
             run_studies(
                 &studies,
                 &claims,
-                Sweeps::Quick,
-                1,
+                &RunOptions::new(Sweeps::Quick),
                 |_| NoProgress,
                 |_, r, _| finished.lock().unwrap().push(r.name.clone()),
             )

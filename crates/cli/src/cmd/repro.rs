@@ -4,8 +4,10 @@
 
 use crate::progress::{Board, Progress as Shown};
 use anyhow::Context as _;
+use rmcast_repro::explore::{explore, Axis, GridPoint};
 use rmcast_repro::{
-    report::Report, run_studies, select, with_jobs, Gate, Pins, Progress, Sweeps, STUDIES,
+    report::Report, run_studies, select, with_jobs, Gate, Pins, Progress, RunOptions, Sweeps,
+    STUDIES,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,12 +21,21 @@ use std::process::ExitCode;
   rmcast repro demo --out /tmp/r     one study, report in /tmp/r
   rmcast repro segovia --runs-factor 4   four times the runs per point, to decide
                                      claims whose 95 % interval straddles their bound
+  rmcast repro --runs-cap 8          let sequential sampling give an undecided point up to
+                                     8 times its runs (default 4 in full mode, 1 in quick)
+  rmcast repro segovia --quick --explore t=50000..100000:6 --explore limit=10..20:3
+                                     judge every claim over a grid of unstated values:
+                                     DIR/explore.md, explore.csv, explore-points.csv and
+                                     two SVG heat maps
   rmcast repro --list                the registered studies
   rmcast repro --claims scenarios/repro   use the claims files on disk (edit without rebuilding)
   rmcast repro --quick --json | jq '.[] | select(.verdict == \"fail\") | .id'
 
 Writes DIR/report.md, DIR/index.html (plots inline), DIR/claims.csv, DIR/claims.json and one
-SVG per plot. The last line printed is `claims: N passed, M failed` (on stderr with --json).
+SVG per plot (with --explore, the exploration's files instead). In full mode a point gets
+more runs only while a claim on it is inconclusive: the study runs again with those points'
+runs doubled, up to --runs-cap times (sequential sampling; the report's notes say how many
+points got more). The last line printed is `claims: N passed, M failed` (on stderr with --json).
 With --check, the expected failures are the claims pinned in scenarios/repro/pinned.toml
 (built in; --pinned FILE reads another), each with its reason: a failure outside that list,
 a claim that cannot be evaluated, a pin naming no claim, or a pinned claim whose value moved
@@ -58,6 +69,16 @@ pub struct Args {
     /// the mode's own, so the measures only gain runs
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs_factor: u32,
+    /// Sequential sampling's cap: a point feeding an inconclusive claim gets up to K times its
+    /// mode's runs, doubling per round (default: 4 in full mode, 1 in quick mode; 1 turns it
+    /// off)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=64))]
+    runs_cap: Option<u32>,
+    /// Sweep an unstated parameter of one study, NAME=LO..HI[:STEPS] (STEPS values, 5 by
+    /// default); give it twice for a two-dimensional grid. Every claim is judged at every
+    /// value; the names a study reads are listed in its report's table of unstated values
+    #[arg(long, value_name = "NAME=LO..HI[:STEPS]", value_parser = parse_axis)]
+    explore: Vec<Axis>,
     /// Worker threads for the runs (default: all cores)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -74,6 +95,10 @@ pub struct Args {
     /// (studies without a file there keep the built-in one)
     #[arg(long, value_name = "DIR")]
     claims: Option<PathBuf>,
+}
+
+fn parse_axis(s: &str) -> Result<Axis, String> {
+    s.parse()
 }
 
 impl Progress for Shown {
@@ -121,6 +146,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Sweeps::from_quick(args.quick)
     };
+    let mut opts = RunOptions::new(sweeps);
+    opts.runs_factor = args.runs_factor;
+    if let Some(cap) = args.runs_cap {
+        opts.runs_cap = cap;
+    }
+    if !args.explore.is_empty() {
+        return run_explore(&args, &studies, &claim_files, &opts);
+    }
     let quiet = args.quiet;
     let jobs = args.jobs.map(usize::from);
     let threads = jobs.unwrap_or_else(|| {
@@ -155,8 +188,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         run_studies(
             &studies,
             &claim_files,
-            sweeps,
-            args.runs_factor,
+            &opts,
             |s| board.progress(s.name(), quiet),
             |progress, r, took| {
                 progress.finish();
@@ -208,6 +240,120 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--explore`: run one study over the grid of its unstated parameters, print a line per
+/// grid point, write the exploration's files.
+fn run_explore(
+    args: &Args,
+    studies: &[&'static dyn rmcast_repro::Study],
+    claim_files: &[String],
+    opts: &RunOptions,
+) -> anyhow::Result<ExitCode> {
+    let ([study], [claims]) = (studies, claim_files) else {
+        anyhow::bail!("--explore needs exactly one study, e.g. `rmcast repro segovia --explore t=50000..100000:6`");
+    };
+    anyhow::ensure!(
+        args.explore.len() <= 2,
+        "--explore takes one or two parameters (a line or a grid), not {}",
+        args.explore.len()
+    );
+    anyhow::ensure!(
+        !args.check,
+        "--check judges a report against the pinned list; it does not apply to --explore"
+    );
+    let points: usize = args.explore.iter().map(|a| a.values.len()).product();
+    if !args.json {
+        println!(
+            "exploring {} over {points} grid point{} ({})",
+            study.name(),
+            if points == 1 { "" } else { "s" },
+            if opts.sweeps == Sweeps::Quick {
+                "quick: reduced sweeps"
+            } else {
+                "full sweeps"
+            }
+        );
+    }
+    let started = std::time::Instant::now();
+    let board = Board::new();
+    let progress = board.progress(study.name(), args.quiet);
+    let each = |p: &GridPoint, i: usize, n: usize| {
+        if args.json {
+            return;
+        }
+        let (passed, all) = p.validation_passed();
+        let values: Vec<String> = args
+            .explore
+            .iter()
+            .zip(&p.values)
+            .map(|(a, v)| format!("{} = {}", a.name, rmcast_repro::claim::fmt_num(*v)))
+            .collect();
+        board.suspend(|| {
+            println!(
+                "[{i}/{n}] {}: {passed} of {all} validation claims passed ({:.1} %)",
+                values.join(", "),
+                if all == 0 {
+                    0.0
+                } else {
+                    100.0 * passed as f64 / all as f64
+                }
+            );
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+        });
+    };
+    let jobs = args.jobs.map(usize::from);
+    let e = with_jobs(jobs, || {
+        explore(*study, claims, opts, &args.explore, &progress, &each)
+    })??;
+    progress.finish();
+    let w = e.write(&args.out).map_err(|why| {
+        anyhow::anyhow!("writing the exploration to {}: {why}", args.out.display())
+    })?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = e
+            .points
+            .iter()
+            .map(|p| {
+                let (passed, all) = p.validation_passed();
+                serde_json::json!({
+                    "values": args.explore.iter().zip(&p.values)
+                        .map(|(a, v)| (a.name.clone(), serde_json::json!(v)))
+                        .collect::<serde_json::Map<_, _>>(),
+                    "validation_claims": all,
+                    "passed": passed,
+                    "in_seed_range": e.in_seed_range(p),
+                    "verdicts": p.claims.iter()
+                        .map(|c| (c.spec.id.clone(), serde_json::json!(c.verdict.word())))
+                        .collect::<serde_json::Map<_, _>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("explored in {:.1} s", started.elapsed().as_secs_f64());
+        if let Some(b) = e.best().first() {
+            let (passed, all) = b.validation_passed();
+            println!(
+                "best: {passed} of {all} validation claims at {}",
+                args.explore
+                    .iter()
+                    .zip(&b.values)
+                    .map(|(a, v)| format!("{} = {}", a.name, rmcast_repro::claim::fmt_num(*v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        println!(
+            "wrote {} (also {}, {}, {}, {})",
+            w.markdown.display(),
+            w.csv.display(),
+            w.points_csv.display(),
+            w.heat_map.display(),
+            w.claims_map.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A study's line (claims, passed, inconclusive, failed, time) and its failures.

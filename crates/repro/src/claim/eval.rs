@@ -94,17 +94,37 @@ struct Outcome {
     /// For an inconclusive verdict, the runs factor that would decide every unsure point
     /// (see [`ClaimResult::runs_factor_to_decide`]).
     decide: Option<u32>,
+    /// The x values of the points whose intervals straddle (see
+    /// [`ClaimResult::undecided_at`]).
+    undecided_at: Vec<Option<f64>>,
 }
 
-/// A point or comparison whose 95 % interval straddles: its text, and the runs factor that
-/// would decide it ([`runs_factor_to_resolve`]).
-type Unsure = (String, Option<u32>);
+/// A point or comparison whose 95 % interval straddles: its text, the runs factor that would
+/// decide it ([`runs_factor_to_resolve`]) and the x values of the points involved (`None`: a
+/// scalar).
+type Unsure = (String, Option<u32>, Vec<Option<f64>>);
+
+/// The x values `unsure` involves, each once, in order.
+fn undecided_at(unsure: &[Unsure]) -> Vec<Option<f64>> {
+    let mut out: Vec<Option<f64>> = Vec::new();
+    for x in unsure.iter().flat_map(|u| &u.2) {
+        let seen = out.iter().any(|o| match (o, x) {
+            (Some(a), Some(b)) => crate::measure::same_x(*a, *b),
+            (None, None) => true,
+            _ => false,
+        });
+        if !seen {
+            out.push(*x);
+        }
+    }
+    out
+}
 
 /// The runs factor that decides every one of `unsure`: the largest, or `None` if one has none.
 fn decide_all(unsure: &[Unsure]) -> Option<u32> {
     unsure
         .iter()
-        .try_fold(None, |m: Option<u32>, (_, k)| {
+        .try_fold(None, |m: Option<u32>, (_, k, _)| {
             k.map(|k| Some(m.map_or(k, |m| m.max(k))))
         })
         .flatten()
@@ -114,7 +134,7 @@ fn decide_all(unsure: &[Unsure]) -> Option<u32> {
 fn unsure_texts(unsure: &[Unsure]) -> String {
     unsure
         .iter()
-        .map(|(t, _)| t.as_str())
+        .map(|(t, _, _)| t.as_str())
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -153,6 +173,7 @@ impl Outcome {
             measured: Some(e),
             detail,
             decide: decide_all(unsure),
+            undecided_at: undecided_at(unsure),
         }
     }
 }
@@ -261,6 +282,7 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
                 measured: None,
                 detail: format!("cannot evaluate: {why}"),
                 decide: None,
+                undecided_at: Vec::new(),
             },
             false,
         ),
@@ -288,6 +310,11 @@ pub fn evaluate(spec: &ClaimSpec, measures: &Measures) -> ClaimResult {
         verdict: o.verdict,
         detail,
         runs_factor_to_decide,
+        undecided_at: if o.verdict == Verdict::Inconclusive {
+            o.undecided_at
+        } else {
+            Vec::new()
+        },
         evaluated,
         means_hold: o.means_hold,
         explanation: spec
@@ -366,6 +393,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                     Judged::Across => unsure.push((
                         across_text(x, &e, t),
                         runs_factor_to_resolve(&[&e], edge_gap(e.mean, region)),
+                        vec![x],
                     )),
                 }
                 if worst.as_ref().is_none_or(|w| score > w.0) {
@@ -421,6 +449,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                     Judged::Across => unsure.push((
                         across_text(x, &e, t),
                         runs_factor_to_resolve(&[&e], edge_gap(e.mean, region)),
+                        vec![x],
                     )),
                 }
                 if worst.as_ref().is_none_or(|w| margin < w.0) {
@@ -528,6 +557,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                             vals.iter().map(with_interval).collect::<Vec<_>>().join(sep)
                         ),
                         need,
+                        vec![*x],
                     )),
                 }
                 // The example shown: the first point that holds.
@@ -563,6 +593,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 measured: None,
                 detail,
                 decide: decide_all(&unsure),
+                undecided_at: undecided_at(&unsure),
             })
         }
         Predicate::Trend {
@@ -603,6 +634,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                             unsure.push((
                                 change_text((*x0, a), (*x1, b), with_interval),
                                 runs_factor_to_resolve(&[a, b], -step - tol),
+                                vec![Some(*x0), Some(*x1)],
                             ));
                         }
                     }
@@ -625,6 +657,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 Judged::Across => unsure.push((
                     format!("overall {}", change_text(from, to, with_interval)),
                     runs_factor_to_resolve(&[a, b], (b.mean - a.mean).abs()),
+                    vec![Some(first.0), Some(last.0)],
                 )),
             }
             let means_hold = overall && steps_hold;
@@ -653,6 +686,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 measured: Some(last.1),
                 detail,
                 decide: decide_all(&unsure),
+                undecided_at: undecided_at(&unsure),
             })
         }
         Predicate::Flat { from, to, rel } => {
@@ -672,6 +706,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             let pass = worst.0 <= band + eps(mean);
             Ok(Outcome {
                 decide: None,
+                undecided_at: Vec::new(),
                 verdict: if pass { Verdict::Pass } else { Verdict::Fail },
                 means_hold: pass,
                 x: Some(worst.1 .0),

@@ -483,6 +483,11 @@ pub struct ClaimResult {
     /// if the means and SDs held ([`crate::stats::runs_factor_to_resolve`], at most
     /// [`MAX_RUNS_FACTOR`]); `None` for any other verdict, or when no factor up to that does.
     pub runs_factor_to_decide: Option<u32>,
+    /// For an inconclusive claim, the x values of the points whose 95 % intervals straddle
+    /// (`None`: a scalar): where more runs would decide it, so that sequential sampling adds
+    /// runs there only.
+    #[serde(skip)]
+    pub undecided_at: Vec<Option<f64>>,
 }
 
 #[cfg(test)]
@@ -530,6 +535,7 @@ impl ClaimResult {
             means_hold: false,
             explanation,
             runs_factor_to_decide: None,
+            undecided_at: Vec::new(),
         }
     }
 

@@ -1,0 +1,299 @@
+//! Sequential sampling: a point gets more runs only while a claim on it is undecided.
+//!
+//! A study runs its points through [`RunCtx::sample`](crate::RunCtx::sample), saying for each
+//! point which measures it feeds ([`Feed`]). The runner runs the study, judges its claims, and
+//! while some claim is inconclusive it runs the study again with the points that feed an
+//! undecided claim's measures at its straddling x values doubled in runs, up to
+//! [`Rounds::cap`] times the mode's runs. Runs already made are kept (by call, point and run
+//! index), so a round costs only its new runs. Everything is decided from the results alone,
+//! so the outcome is a pure function of the study's seeds, whatever the thread count.
+//!
+//! Stopping on a verdict biases intervals slightly towards deciding (optional stopping); the
+//! cap bounds it, and the report says how many runs each point got.
+
+use crate::claim::{ClaimResult, Operand, Predicate};
+use crate::measure::same_x;
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A measure a point feeds: its name (a `*` stands for any text), at `x` (`None`: at every
+/// x, and the scalars derived from the series).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Feed {
+    /// The measure's name; `*` matches any run of characters.
+    pub name: String,
+    /// The sweep value the point gives the measure, or `None` for all of them.
+    pub x: Option<f64>,
+}
+
+impl Feed {
+    /// The point feeds `name` at `x`.
+    pub fn at(name: impl Into<String>, x: f64) -> Self {
+        Feed {
+            name: name.into(),
+            x: Some(x),
+        }
+    }
+
+    /// The point feeds `name` whatever its x (a scalar, or a value derived from the series).
+    pub fn all(name: impl Into<String>) -> Self {
+        Feed {
+            name: name.into(),
+            x: None,
+        }
+    }
+
+    /// Whether this feed reaches the undecided point `(name, x)`.
+    fn reaches(&self, (name, x): &(String, Option<f64>)) -> bool {
+        glob(&self.name, name)
+            && match (self.x, x) {
+                (Some(a), Some(b)) => same_x(a, *b),
+                _ => true,
+            }
+    }
+}
+
+/// `pattern` (with `*` for any run of characters) matches all of `text`.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for p in middle {
+        match rest.find(p) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// An undecided point: a measure's name and the x where its interval straddles.
+pub type Undecided = (String, Option<f64>);
+
+/// The measures the inconclusive claims among `claims` need more runs on: each measure a
+/// claim names (its subject, an operand, an ordering's members) at each x where the claim's
+/// intervals straddle.
+pub fn undecided(claims: &[ClaimResult]) -> Vec<Undecided> {
+    let mut out = Vec::new();
+    for c in claims.iter().filter(|c| !c.passed() && !c.failed()) {
+        let mut names: Vec<&str> = c.spec.measure.iter().map(String::as_str).collect();
+        match &c.spec.predicate {
+            Predicate::Order { measures, .. } => names.extend(measures.iter().map(String::as_str)),
+            Predicate::Within(b) => {
+                if let Operand::Measure(m) = &b.of {
+                    names.push(m);
+                }
+            }
+            Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => {
+                if let Operand::Measure(m) = of {
+                    names.push(m);
+                }
+            }
+            Predicate::Trend { .. } | Predicate::Flat { .. } => {}
+        }
+        let xs: Vec<Option<f64>> = if c.undecided_at.is_empty() {
+            vec![None]
+        } else {
+            c.undecided_at.clone()
+        };
+        for n in names {
+            for x in &xs {
+                out.push((n.to_string(), *x));
+            }
+        }
+    }
+    out
+}
+
+/// A run: the `sample` call within the study's run, the point's index in it, the run index.
+type RunKey = (usize, usize, u64);
+
+/// What one `sample` call of the last round ran: each point's feeds and doublings.
+struct Call {
+    feeds: Vec<Vec<Feed>>,
+    doublings: Vec<u32>,
+}
+
+/// The rounds of one study's sequential sampling: the undecided points of each round so far,
+/// the runs already made, and the cap.
+pub struct Rounds {
+    /// The most runs a point gets, as a multiple of its mode's runs (a power of two).
+    pub cap: u32,
+    hot: Vec<Vec<Undecided>>,
+    cache: Mutex<HashMap<RunKey, Arc<dyn Any + Send + Sync>>>,
+    last: Mutex<Vec<Call>>,
+}
+
+impl Rounds {
+    /// No rounds yet; points get at most `cap` times their mode's runs (rounded down to a
+    /// power of two, at least 1).
+    pub fn new(cap: u32) -> Self {
+        let cap = cap.max(1);
+        Rounds {
+            cap: 1 << (31 - cap.leading_zeros()),
+            hot: Vec::new(),
+            cache: Mutex::new(HashMap::new()),
+            last: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// How many rounds have been run so far (0 before the first).
+    pub fn rounds(&self) -> usize {
+        self.hot.len() + 1
+    }
+
+    /// How many times a point with `feeds` has its runs doubled: once per earlier round
+    /// whose undecided points it feeds, at most log2(cap) times.
+    fn doublings(&self, feeds: &[Feed]) -> u32 {
+        let max = self.cap.trailing_zeros();
+        let n = self
+            .hot
+            .iter()
+            .filter(|hot| hot.iter().any(|u| feeds.iter().any(|f| f.reaches(u))))
+            .count();
+        (n as u32).min(max)
+    }
+
+    /// Start another round that doubles the runs of the points feeding `hot`, if one of them
+    /// can still grow; false (and nothing changes) when none can.
+    pub fn next_round(&mut self, hot: Vec<Undecided>) -> bool {
+        let max = self.cap.trailing_zeros();
+        let grows = self.last.lock().is_ok_and(|calls| {
+            calls.iter().any(|c| {
+                c.feeds
+                    .iter()
+                    .zip(&c.doublings)
+                    .any(|(f, &d)| d < max && hot.iter().any(|u| f.iter().any(|f| f.reaches(u))))
+            })
+        });
+        if grows {
+            self.hot.push(hot);
+            if let Ok(mut last) = self.last.lock() {
+                last.clear();
+            }
+        }
+        grows
+    }
+
+    /// What sequential sampling did, for the report's notes: the rounds, and how many points
+    /// got more runs than their mode's (`None` when the study samples nothing).
+    pub fn note(&self) -> Option<String> {
+        let calls = self.last.lock().ok()?;
+        let points: usize = calls.iter().map(|c| c.doublings.len()).sum();
+        if points == 0 {
+            return None;
+        }
+        let mut by = vec![0usize; self.cap.trailing_zeros() as usize + 1];
+        for &d in calls.iter().flat_map(|c| &c.doublings) {
+            by[d as usize] += 1;
+        }
+        let more: Vec<String> = by
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, &n)| n > 0)
+            .map(|(d, n)| format!("{n} at {}×", 1u32 << d))
+            .collect();
+        Some(format!(
+            "Sequential sampling: {} round{}; of {points} points, {} kept the mode's runs{} \
+             (more runs only where a claim was inconclusive, up to {}× the mode's runs).",
+            self.rounds(),
+            if self.rounds() == 1 { "" } else { "s" },
+            by[0],
+            if more.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", more.join(", "))
+            },
+            self.cap
+        ))
+    }
+
+    /// Runs per point for one call: `base` times 2^doublings for each point.
+    pub(crate) fn plan(&self, call: usize, feeds: Vec<Vec<Feed>>, base: u64) -> Vec<u64> {
+        let doublings: Vec<u32> = feeds.iter().map(|f| self.doublings(f)).collect();
+        let runs = doublings.iter().map(|&d| base << d).collect();
+        if let Ok(mut last) = self.last.lock() {
+            if last.len() <= call {
+                last.resize_with(call + 1, || Call {
+                    feeds: Vec::new(),
+                    doublings: Vec::new(),
+                });
+            }
+            last[call] = Call { feeds, doublings };
+        }
+        runs
+    }
+
+    /// A run already made in an earlier round.
+    pub(crate) fn cached<R: Clone + 'static>(&self, key: RunKey) -> Option<R> {
+        let cache = self.cache.lock().ok()?;
+        cache.get(&key)?.downcast_ref::<R>().cloned()
+    }
+
+    /// Keep a run for later rounds.
+    pub(crate) fn keep<R: Clone + Send + Sync + 'static>(&self, key: RunKey, r: &R) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(key, Arc::new(r.clone()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob("win.*.cp", "win.rho.cp"));
+        assert!(glob("win.*.cp", "win.peak_window.cp"));
+        assert!(!glob("win.*.cp", "win.rho.csp.x"));
+        assert!(!glob("win.*.cp", "rf.rho.cp"));
+        assert!(glob("*", "anything"));
+        assert!(glob("exact", "exact"));
+        assert!(!glob("exact", "exactly"));
+        assert!(glob("a*b*c", "aXbYc"));
+        assert!(!glob("a*b*c", "aXcYb"));
+    }
+
+    #[test]
+    fn points_double_only_while_they_feed_an_undecided_point_up_to_the_cap() {
+        let mut r = Rounds::new(4);
+        let feeds = |x: f64| vec![Feed::at("win.*.cp", x)];
+        // Round 1: every point gets the base runs.
+        assert_eq!(r.plan(0, vec![feeds(1.0), feeds(2.0)], 5), vec![5, 5]);
+        // x = 2 undecided: only it doubles.
+        assert!(r.next_round(vec![("win.rho.cp".into(), Some(2.0))]));
+        assert_eq!(r.plan(0, vec![feeds(1.0), feeds(2.0)], 5), vec![5, 10]);
+        // Still undecided: doubles again to the cap (4 × 5).
+        assert!(r.next_round(vec![("win.rho.cp".into(), Some(2.0))]));
+        assert_eq!(r.plan(0, vec![feeds(1.0), feeds(2.0)], 5), vec![5, 20]);
+        // At the cap nothing can grow: no further round.
+        assert!(!r.next_round(vec![("win.rho.cp".into(), Some(2.0))]));
+        // An undecided scalar derived from the series reaches every point of it.
+        assert!(r.next_round(vec![("win.peak_window.cp".into(), None)]));
+        assert_eq!(r.plan(0, vec![feeds(1.0), feeds(2.0)], 5), vec![10, 20]);
+        // A measure no point feeds grows nothing.
+        assert!(!r.next_round(vec![("rf.rho.cp".into(), None)]));
+        assert_eq!(r.rounds(), 4);
+    }
+
+    #[test]
+    fn runs_are_kept_between_rounds_by_call_point_and_index() {
+        let r = Rounds::new(8);
+        assert_eq!(r.cap, 8);
+        assert_eq!(Rounds::new(6).cap, 4);
+        r.keep((0, 1, 3), &42u64);
+        assert_eq!(r.cached::<u64>((0, 1, 3)), Some(42));
+        assert_eq!(r.cached::<u64>((0, 1, 4)), None);
+        // The wrong type is a miss, not a panic.
+        assert_eq!(r.cached::<String>((0, 1, 3)), None);
+    }
+}
