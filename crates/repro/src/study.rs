@@ -318,6 +318,26 @@ impl<'a> RunCtx<'a> {
         G: Fn(&P) -> Vec<Feed>,
         F: Fn(&P, u64) -> Result<R, String> + Sync + Send,
     {
+        self.sample_sized(points, runs, feeds, |_| 0, run)
+    }
+
+    /// [`RunCtx::sample`] that starts the runs of the largest points (by `size`) first, so
+    /// the pool is not left waiting on one long tail; the results are in the same order.
+    pub fn sample_sized<P, R, G, Z, F>(
+        &self,
+        points: &[P],
+        runs: u64,
+        feeds: G,
+        size: Z,
+        run: F,
+    ) -> Result<Vec<Vec<R>>, StudyError>
+    where
+        P: Sync,
+        R: Clone + Send + Sync + 'static,
+        G: Fn(&P) -> Vec<Feed>,
+        Z: Fn(&P) -> u64,
+        F: Fn(&P, u64) -> Result<R, String> + Sync + Send,
+    {
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let base = runs.saturating_mul(u64::from(self.runs_factor));
         let counts: Vec<u64> = match self.rounds {
@@ -337,6 +357,7 @@ impl<'a> RunCtx<'a> {
                 }
             }
         }
+        todo.sort_by_key(|&(i, _)| core::cmp::Reverse(size(&points[i])));
         let made = self.try_map(&todo, |&(i, k)| run(&points[i], k))?;
         for (&(i, k), r) in todo.iter().zip(made) {
             if let Some(rounds) = self.rounds {

@@ -5,8 +5,9 @@
 //! runs) and its measures (what is recorded from them).
 
 use crate::measure::Measures;
+use crate::sampling::Feed;
 use crate::stats::Estimate;
-use crate::study::StudyError;
+use crate::study::{RunCtx, StudyError};
 use rmcast_proto::rng::mix64;
 use std::collections::BTreeMap;
 
@@ -97,6 +98,70 @@ impl<S> Sweep<S> {
                 });
             }
         }
+    }
+
+    /// Run `families` through sequential sampling ([`RunCtx::sample_sized`]): family `i`
+    /// has the points and runs per point `runs(f)` gives; run `k` at `x` is
+    /// `make(i, f, x, k)` (its seed from the point and `k` alone), and gains runs while a
+    /// claim on a measure `feeds(f, x)` names is undecided. The sweep comes back with its
+    /// jobs grouped by family, then x, then run, and the results in the same order, so
+    /// [`Sweep::runs_at`] works as for a sweep built by hand. The largest runs (by `size`)
+    /// start first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sampled<'f, F, R>(
+        ctx: &RunCtx<'_>,
+        families: &'f [F],
+        runs: impl Fn(&'f F) -> (&'f [f64], u64),
+        make: impl Fn(usize, &F, f64, u64) -> S + Sync + Send,
+        feeds: impl Fn(&F, f64) -> Vec<Feed>,
+        size: impl Fn(&S) -> u64,
+        run: impl Fn(&S) -> Result<R, String> + Sync + Send,
+    ) -> Result<(Self, Vec<R>), StudyError>
+    where
+        F: Sync,
+        S: Clone + Send + Sync + 'static,
+        R: Clone + Send + Sync + 'static,
+    {
+        // Points with the same runs per point are sampled together (one call per distinct
+        // count keeps each point's runs its own family's).
+        let mut counts: Vec<u64> = families.iter().map(|f| runs(f).1).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let mut sweep = Sweep::new();
+        let mut results = Vec::new();
+        let mut done: Vec<(usize, f64, Vec<(S, R)>)> = Vec::new();
+        for n in counts {
+            let points: Vec<(usize, f64)> = families
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| runs(f).1 == n)
+                .flat_map(|(i, f)| runs(f).0.iter().map(move |&x| (i, x)))
+                .collect();
+            let got = ctx.sample_sized(
+                &points,
+                n,
+                |&(i, x)| feeds(&families[i], x),
+                |&(i, x)| size(&make(i, &families[i], x, 0)),
+                |&(i, x), k| {
+                    let s = make(i, &families[i], x, k);
+                    run(&s).map(|r| (s, r))
+                },
+            )?;
+            done.extend(points.into_iter().zip(got).map(|((i, x), r)| (i, x, r)));
+        }
+        // Family order, then the family's own x order.
+        for (i, f) in families.iter().enumerate() {
+            for &x in runs(f).0 {
+                if let Some(pos) = done.iter().position(|(j, y, _)| *j == i && *y == x) {
+                    let (_, _, rs) = done.swap_remove(pos);
+                    for (spec, r) in rs {
+                        sweep.jobs.push(Job { family: i, x, spec });
+                        results.push(r);
+                    }
+                }
+            }
+        }
+        Ok((sweep, results))
     }
 
     /// How many runs.

@@ -209,7 +209,8 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
 
 pub(super) fn notes(agg: &Agg, plan: &Plan) -> Vec<String> {
     let mut v = vec![format!(
-        "Each point is the mean of {} runs (seeds derived from the point) with its 95 % \
+        "Each point is the mean of at least {} runs (seeds derived from the point; more \
+         where a claim was undecided, see the sequential-sampling note) with its 95 % \
          confidence interval; §4 ran 10–20 runs per point.",
         plan.seeds
     )];

@@ -30,9 +30,10 @@ pub mod tree;
 pub use run::*;
 pub use tree::*;
 
+use crate::sampling::Feed;
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
-use crate::sweep::{est, Agg, Column, Sweep};
+use crate::sweep::{est, point_seed, Agg, Column, Sweep};
 use crate::Measures;
 use core::time::Duration;
 use plan::Plan;
@@ -92,32 +93,51 @@ fn unit_of(name: &str) -> (&'static str, &'static str) {
 
 impl Study for Prmp {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::for_ctx(ctx);
+        // The mode's runs per point (`Plan::new`: sequential sampling applies the runs
+        // factor and adds runs where a claim is undecided).
+        let plan = Plan::new(ctx.sweeps);
         let fams = plan.families();
-        let sweep = Sweep::of_families(
+        // A point feeds its configuration's measures of its protocol, and the differences
+        // and subsets derived from them. The largest runs start first.
+        let (sweep, results) = Sweep::sampled(
+            ctx,
             &fams,
-            0x0004_0000,
             |f| (f.xs.as_slice(), f.seeds),
-            |f, x, seed| (f.make)(f.proto, x, seed),
-        );
-        // The largest runs first, so the pool is not left waiting on one long tail.
-        let results = ctx.try_map_largest_first(&sweep.specs(), |s| s.nc, |s| run_one(s))?;
+            |i, f, x, k| (f.make)(f.proto, x, point_seed(i as u64 ^ 0x0004_0000, x, k)),
+            |f, x| {
+                let (c, p) = (f.key, f.proto.key());
+                vec![
+                    Feed::at(format!("{c}.*.{p}"), x),
+                    Feed::at(format!("{c}.*.{p}.*"), x),
+                    Feed::at(format!("{c}.*.{p}_minus_*"), x),
+                    Feed::at(format!("{c}.*.*_minus_{p}"), x),
+                ]
+            },
+            |s| s.nc as u64,
+            run_one,
+        )?;
 
-        // Beyond the paper: single-level against multi-level PRMP on transit–stub graphs.
-        let mut trees = Sweep::new();
-        for multi in [false, true] {
-            trees.family(usize::from(multi), &plan.tree, plan.tree_seeds, |x, k| {
-                // The same graphs and receiver placements for both versions.
-                TreeSpec {
-                    nc: x as usize,
-                    multi,
-                    packets: PACKETS,
-                    limit: Duration::from_secs(600),
-                    seed: mix64(0x7ee0_0000 ^ x.to_bits() ^ k),
-                }
-            });
-        }
-        let touts = ctx.try_map(&trees.specs(), |s| run_tree(s))?;
+        // Beyond the paper: single-level against multi-level PRMP on transit–stub graphs,
+        // the same graphs and receiver placements for both versions.
+        let versions = [false, true];
+        let (trees, touts) = Sweep::sampled(
+            ctx,
+            &versions,
+            |_| (plan.tree.as_slice(), plan.tree_seeds),
+            |_, &multi, x, k| TreeSpec {
+                nc: x as usize,
+                multi,
+                packets: PACKETS,
+                limit: Duration::from_secs(600),
+                seed: mix64(0x7ee0_0000 ^ x.to_bits() ^ k),
+            },
+            |&multi, x| {
+                let key = if multi { "multi" } else { "single" };
+                vec![Feed::at(format!("tree.*.{key}"), x)]
+            },
+            |s| s.nc as u64,
+            run_tree,
+        )?;
 
         let mut agg = Agg::new();
         let mut bad: Vec<String> = Vec::new();
@@ -182,7 +202,7 @@ impl Study for Prmp {
         );
 
         let plots = plots::plots(ctx, &agg)?;
-        let mut notes = derived::notes(&agg, &plan);
+        let mut notes = derived::notes(&agg, &Plan::for_ctx(ctx));
         if !bad.is_empty() {
             notes.push(format!(
                 "Runs whose delivery check failed (a child that was not removed did not deliver \
@@ -197,7 +217,7 @@ impl Study for Prmp {
             ));
         }
         Ok(StudyOutput {
-            setup: setup::setup(&plan, sweep.len())?,
+            setup: setup::setup(&Plan::for_ctx(ctx), sweep.len())?,
             measures: m,
             plots,
             notes,

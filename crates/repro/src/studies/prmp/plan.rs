@@ -53,10 +53,11 @@ const HYBRID: [f64; 10] = [3.0, 6.0, 9.0, 12.0, 15.0, 21.0, 30.0, 39.0, 48.0, 60
 crate::plan! {
     pub(super) struct Plan {
         pub(super) quick: bool = quick true, full false;
-        /// 40 in full mode: with 10, `fig8.pf_iw_close_to_ff_iw_it` stayed inconclusive with
-        /// its mean inside the band; `--runs-factor 4` decided it (the other three
-        /// inconclusive claims stayed so: their means sit on the edge).
-        pub(super) seeds: u64 = quick 5, full 40;
+        /// 10 in full mode, and more where a claim is undecided (sequential sampling, up to
+        /// `--runs-cap` times): with 10 everywhere `fig8.pf_iw_close_to_ff_iw_it` stayed
+        /// inconclusive with its mean inside the band; 40 everywhere (`--runs-factor 4`)
+        /// decided it.
+        pub(super) seeds: u64 = quick 5, full 10;
         /// Runs per point of the FF and FF-IW families with implosion (the expensive ones:
         /// 10–14 s of CPU per run at NC = 60, against 0.1–1 s for the others).
         pub(super) ff_seeds: u64 = quick 5, full 5, extended 10;
