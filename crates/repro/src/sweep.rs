@@ -129,7 +129,9 @@ impl<S> Sweep<S> {
         counts.dedup();
         let mut sweep = Sweep::new();
         let mut results = Vec::new();
-        let mut done: Vec<(usize, f64, Vec<(S, R)>)> = Vec::new();
+        // (family, x, its runs).
+        type Done<S, R> = Vec<(usize, f64, Vec<(S, R)>)>;
+        let mut done: Done<S, R> = Vec::new();
         for n in counts {
             let points: Vec<(usize, f64)> = families
                 .iter()
