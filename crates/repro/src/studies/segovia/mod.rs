@@ -23,9 +23,10 @@ mod tests;
 pub use plan::error_increment;
 pub use run::*;
 
+use crate::sampling::Feed;
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
-use crate::sweep::{est, fmt_series, Agg, Column, Sweep};
+use crate::sweep::{est, fmt_series, point_seed, Agg, Column, Sweep};
 use crate::Measures;
 use plan::Plan;
 use plots::paper_err_key;
@@ -63,21 +64,24 @@ fn peak_x(pts: &[(f64, Estimate)]) -> Option<f64> {
         .map(|p| p.0)
 }
 
-/// Run every family at each of its x, `seeds` runs per x (run seeds derived from `salt`).
+/// Run every family at each of its x, `seeds` runs per x and more where a claim on the
+/// family's measures is undecided (sequential sampling; run seeds derived from `salt`, the
+/// family's index, x and the run's number).
 fn run_families(
     ctx: &RunCtx<'_>,
     fams: &[plan::Family],
     salt: u64,
     seeds: u64,
 ) -> Result<(Sweep<RunSpec>, Vec<RunOut>), StudyError> {
-    let sweep = Sweep::of_families(
+    Sweep::sampled(
+        ctx,
         fams,
-        salt,
         |f| (f.xs.as_slice(), seeds),
-        |f, x, seed| (f.make)(&f.cfg, x, seed),
-    );
-    let results = ctx.try_map(&sweep.specs(), |s| run_one(s, false))?;
-    Ok((sweep, results))
+        |i, f, x, k| (f.make)(&f.cfg, x, point_seed(i as u64 ^ salt, x, k)),
+        |f, x| vec![Feed::at(format!("{}.*", f.key), x)],
+        |s| s.receivers as u64,
+        |s| run_one(s, false),
+    )
 }
 
 /// The thesis's tabulated receiver counts (bounds are checked at these).
@@ -89,7 +93,9 @@ impl Study for Segovia {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::for_ctx(ctx);
         let fams = plan.families();
-        let (sweep, results) = run_families(ctx, &fams, 0x5e60_0000, plan.seeds)?;
+        // The mode's runs per point; sequential sampling applies the runs factor.
+        let seeds = Plan::new(ctx.sweeps).seeds;
+        let (sweep, results) = run_families(ctx, &fams, 0x5e60_0000, seeds)?;
 
         let mut agg = Agg::new();
         let mut all_ok = Vec::new();
@@ -157,7 +163,7 @@ impl Study for Segovia {
             })
             .unwrap_or_default();
         let proc_fams = plan.procedure_families(&found);
-        let (sweep2, results2) = run_families(ctx, &proc_fams, 0x5e60_1000, plan.seeds)?;
+        let (sweep2, results2) = run_families(ctx, &proc_fams, 0x5e60_1000, seeds)?;
         for (fi, f) in proc_fams.iter().enumerate() {
             for &x in &f.xs {
                 let runs = sweep2.runs_at(&results2, fi, x);
@@ -267,10 +273,9 @@ impl Study for Segovia {
             // subsequent increase of one percentage point ... 10-30 % each time").
             let mut ratios = Vec::new();
             let mut steps: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-            for k in 0..plan.seeds {
-                let Some(v) = per_seed_lat.get(&(fi, k)) else {
-                    continue;
-                };
+            // Every run index the family's points have (more than the mode's where sequential
+            // sampling added runs; a ratio needs both of its points to have the run).
+            for v in per_seed_lat.range((fi, 0)..(fi + 1, 0)).map(|(_, v)| v) {
                 let at = |x: f64| v.iter().find(|p| p.0 == x).map(|p| p.1);
                 if let (Some(a), Some(b)) = (at(0.0), at(1.0)) {
                     ratios.push(b / a);

@@ -140,11 +140,12 @@ pub const INCREMENT_CRITERION: f64 = 0.02;
 
 crate::plan! {
     pub(super) struct Plan {
-        /// Runs per point. Full mode's 40: with 10, 13 claims were inconclusive (most of
-        /// them the Min/Max RT columns, one run's extremes, which spread widely between runs);
-        /// 40 (`--runs-factor 4` at 10, 2026-11-28) decided 8 of them in 5.4 min instead of
-        /// 1.2 on 2 cores.
-        pub(super) seeds: u64 = quick 5, full 40;
+        /// Runs per point, and more where a claim is undecided (sequential sampling, up to
+        /// `--runs-cap` times). With 10 everywhere 13 claims were inconclusive (most of them
+        /// the Min/Max RT columns, one run's extremes, which spread widely between runs); 40
+        /// everywhere (`--runs-factor 4`, 2026-11-28) decided 8 of them in 5.4 min instead
+        /// of 1.2 on 2 cores.
+        pub(super) seeds: u64 = quick 5, full 10;
         pub(super) messages: u64 = quick 200, full 500;
         pub(super) rs: Vec<f64> =
             quick vec![5.0, 10.0, 20.0, 30.0, 60.0],
