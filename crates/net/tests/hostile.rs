@@ -3,7 +3,9 @@
 //! bad parameters, wrong session ids, forged JOIN/REPORT/END under stolen node ids). In every
 //! case the transfer completes byte-exact, no endpoint ends early, nothing is written outside
 //! the receiver's directory and the sender's summary is true; the hostile packets are counted
-//! as rejected. Loopback multicast needs no root, so nothing here is skipped. The peer's toolkit
+//! as rejected. Loopback multicast needs no root, so nothing here is skipped.
+//! `RMCAST_ADVERSARY_RUNS=N` runs the attacks issue 64 lists (stolen-id JOIN, REPORT and END
+//! from the peer's port, a NAK flood) N times each. The peer's toolkit
 //! is `peer/mod.rs`; the attacks of issue 64 are in `adversary.rs`.
 
 mod peer;
@@ -251,6 +253,12 @@ fn wrong_session_ids_and_a_forged_running_announce_do_not_capture_or_end_a_recei
 /// socket) and finish.
 #[test]
 fn a_forged_end_with_the_senders_node_id_does_not_end_receivers() {
+    repeat("END from the peer's port", |_| {
+        a_forged_end_with_the_senders_node_id_does_not_end_receivers_once()
+    });
+}
+
+fn a_forged_end_with_the_senders_node_id_does_not_end_receivers_once() {
     let port = 47303;
     let g = group(port);
     let rx = start_receivers(g, &[0x0bad_0003, 0x0bad_0004], |_| {});
@@ -290,6 +298,12 @@ fn a_forged_end_with_the_senders_node_id_does_not_end_receivers() {
 /// the summary's are its own), and its outcome comes from its own reports only.
 #[test]
 fn stolen_node_ids_cannot_redirect_a_member_or_fake_its_outcome() {
+    repeat("stolen-id JOIN and REPORT", |_| {
+        stolen_node_ids_cannot_redirect_a_member_or_fake_its_outcome_once()
+    });
+}
+
+fn stolen_node_ids_cannot_redirect_a_member_or_fake_its_outcome_once() {
     let port = 47311;
     let g = group(port);
     let victims = [0x0bad_0011, 0x0bad_0012];
@@ -368,6 +382,12 @@ fn a_join_flood_stops_at_max_receivers() {
 /// reports, is not counted as complete.
 #[test]
 fn a_member_s_nak_flood_does_not_become_a_repair_flood() {
+    repeat("NAK flood", |_| {
+        a_member_s_nak_flood_does_not_become_a_repair_flood_once()
+    });
+}
+
+fn a_member_s_nak_flood_does_not_become_a_repair_flood_once() {
     let port = 47314;
     let g = group(port);
     let real = [0x0bad_0051, 0x0bad_0052];
@@ -426,6 +446,12 @@ fn rand_u32() -> u32 {
 /// and the transfer and its summary are the real ones.
 #[test]
 fn with_a_key_forged_session_packets_are_counted_as_rejected() {
+    repeat("forged JOIN, REPORT, END, --key-file", |_| {
+        with_a_key_forged_session_packets_are_counted_as_rejected_once()
+    });
+}
+
+fn with_a_key_forged_session_packets_are_counted_as_rejected_once() {
     let port = 47321;
     let g = group(port);
     let victims = [0x0bad_0041, 0x0bad_0042];

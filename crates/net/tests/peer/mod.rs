@@ -193,17 +193,8 @@ pub fn learn_session(sniff: &UdpSocket) -> Option<(u32, u32, SocketAddr)> {
         let Ok((n, from)) = sniff.recv_from(&mut buf) else {
             continue;
         };
-        // Plain, or sealed (the header is readable in front of the 24-byte trailer).
-        for plain in [n, n.saturating_sub(24)] {
-            if let Ok(h) = Header::parse(&buf[..plain]) {
-                if let Ok(Packet {
-                    message: Message::Session(session::Message::Announce { .. }),
-                    ..
-                }) = Packet::decode(&buf[..plain])
-                {
-                    return Some((h.session, h.source, from));
-                }
-            }
+        if let Some((h, Some("announce" | "running"))) = peek(&buf[..n]) {
+            return Some((h.session, h.source, from));
         }
     }
     None
@@ -270,4 +261,58 @@ pub fn under_attack(
 
 pub fn test_key() -> Keys {
     Keys::from_secret(b"hostile suite: a 32-byte secret!", false).unwrap()
+}
+
+/// How many times each attack of the adversary suites runs: `RMCAST_ADVERSARY_RUNS` (default
+/// 1; `docs/security.md` records a run with 10).
+pub fn runs() -> usize {
+    std::env::var("RMCAST_ADVERSARY_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Run `attack` [`runs`] times (`attack(i)` for run `i`), saying on stderr how each went.
+pub fn repeat(name: &str, mut attack: impl FnMut(usize)) {
+    let n = runs();
+    for i in 0..n {
+        let t = Instant::now();
+        attack(i);
+        eprintln!(
+            "{name}: run {} of {n} passed in {:.1} s",
+            i + 1,
+            t.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// What a datagram seen on the group is, read as a peer without the key reads it: its
+/// header, and for a session packet its message's name (`announce`, `running` for a running
+/// ANNOUNCE, `join`, `report`, `end`; an encrypted ANNOUNCE, whose phase is hidden, is
+/// `announce`).
+pub fn peek(d: &[u8]) -> Option<(Header, Option<&'static str>)> {
+    // Plain, or sealed (the header is readable in front of the 24-byte trailer).
+    [d.len(), d.len().saturating_sub(24)]
+        .into_iter()
+        .find_map(|plain| {
+            let h = Header::parse(d.get(..plain)?).ok()?;
+            if h.family != rmcast_wire::Family::Session {
+                return Some((h, None));
+            }
+            let name = match Packet::decode(&d[..plain]).map(|p| p.message) {
+                Ok(Message::Session(session::Message::Announce {
+                    phase: session::Phase::Running,
+                    ..
+                })) => "running",
+                _ => match h.kind {
+                    1 => "announce",
+                    2 => "join",
+                    3 => "report",
+                    4 => "end",
+                    _ => return Some((h, None)),
+                },
+            };
+            Some((h, Some(name)))
+        })
 }
