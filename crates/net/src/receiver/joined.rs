@@ -29,6 +29,8 @@ pub(super) struct Joined {
     pub(super) late: bool,
     /// When the receiver found the session (it gives up one that does not admit it soon).
     pub(super) since: Time,
+    /// It sent a REPORT since its admission (the first says it held nothing then).
+    pub(super) reported: bool,
     /// The sender's protocol packets that came before the agent was built, and their bytes.
     pub(super) early: (Vec<(Header, Bytes)>, usize),
     /// The protocol lets a dense stream gather between reads

@@ -354,14 +354,23 @@ impl Receiving {
             let (delivered, duplicates) = j.built.as_ref().map_or((0, 0), |b| {
                 (b.agent.stats().delivered, b.agent.stats().duplicates)
             });
-            let (state, why) = sink.state;
+            // The first REPORT after the admission says what the receiver held when admitted:
+            // nothing (no data reaches the agent before). An unkeyed sender believes a
+            // "complete" only from a receiver whose reports moved (or that sent protocol
+            // packets): a tiny file may be whole before the first REPORT.
+            let admission = !std::mem::replace(&mut j.reported, true);
+            let ((state, why), bytes, delivered) = if admission {
+                ((session::ReportState::Receiving, 0), 0, 0)
+            } else {
+                (sink.state, sink.bytes, delivered)
+            };
             let pkt = session_packet(
                 j.session,
                 self.st.node,
                 session::Message::Report {
                     state,
                     reason: why,
-                    bytes: sink.bytes,
+                    bytes,
                     messages: delivered,
                     repairs: self.st.repairs,
                     duplicates,
@@ -372,7 +381,11 @@ impl Receiving {
             if let Ok(pkt) = pkt {
                 let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
             }
-            self.st.next_report = now + self.cfg.report_every;
+            self.st.next_report = if admission && sink.finished {
+                Time::ZERO
+            } else {
+                now + self.cfg.report_every
+            };
         }
         if !j.admitted && now >= self.st.next_join {
             self.join();

@@ -305,6 +305,7 @@ impl Receiving {
             last_from_sender: now,
             late: offer.is_some(),
             since: now,
+            reported: false,
             early: Default::default(),
             gathers: false,
         };
