@@ -168,20 +168,20 @@ fn reflection(port: u16, keys: Option<Keys>) {
 
 #[test]
 fn reflection_through_the_senders_port_takes_over_nobody_unkeyed() {
-    repeat("reflection, no key", |_| reflection(47401, None));
+    repeat("reflection, no key", |_| reflection(47501, None));
 }
 
 #[test]
 fn reflection_through_the_senders_port_takes_over_nobody_keyed() {
     repeat("reflection, --key-file", |_| {
-        reflection(47402, Some(test_key()))
+        reflection(47502, Some(test_key()))
     });
 }
 
 #[test]
 fn reflection_through_the_senders_port_takes_over_nobody_encrypted() {
     repeat("reflection, --key-file --encrypt", |_| {
-        reflection(47403, Some(encrypting_key()))
+        reflection(47503, Some(encrypting_key()))
     });
 }
 
@@ -296,21 +296,21 @@ fn squatter(port: u16, how: Expecting) {
 #[test]
 fn a_squatter_cannot_make_the_sender_claim_success_unkeyed() {
     repeat("squatter, -n 2, no key", |_| {
-        squatter(47411, Expecting::Count)
+        squatter(47511, Expecting::Count)
     });
 }
 
 #[test]
 fn a_squatter_gets_no_slot_keyed() {
     repeat("squatter, -n 2 --key-file", |_| {
-        squatter(47412, Expecting::Keyed)
+        squatter(47512, Expecting::Keyed)
     });
 }
 
 #[test]
 fn a_squatter_gets_no_slot_with_a_receiver_list() {
     repeat("squatter, --receiver-list", |_| {
-        squatter(47413, Expecting::Listed)
+        squatter(47513, Expecting::Listed)
     });
 }
 
@@ -398,28 +398,28 @@ fn replay(port: u16, keys: Option<Keys>, pin: bool, run: usize) {
 #[test]
 fn a_replayed_session_does_not_end_a_new_receiver_unkeyed() {
     repeat("replay, no key, no --session", |i| {
-        replay(47421, None, false, i)
+        replay(47521, None, false, i)
     });
 }
 
 #[test]
 fn a_replayed_session_does_not_end_a_new_receiver_keyed() {
     repeat("replay, --key-file, no --session", |i| {
-        replay(47422, Some(test_key()), false, i)
+        replay(47522, Some(test_key()), false, i)
     });
 }
 
 #[test]
 fn recv_session_ignores_a_replayed_session_unkeyed() {
     repeat("replay, no key, recv --session", |i| {
-        replay(47423, None, true, i)
+        replay(47523, None, true, i)
     });
 }
 
 #[test]
 fn recv_session_ignores_a_replayed_session_keyed() {
     repeat("replay, --key-file, recv --session", |i| {
-        replay(47424, Some(test_key()), true, i)
+        replay(47524, Some(test_key()), true, i)
     });
 }
 
@@ -477,12 +477,12 @@ fn spm_far_ahead(port: u16, keys: Option<Keys>) {
 
 #[test]
 fn an_spm_far_ahead_from_the_peers_port_is_ignored_unkeyed() {
-    repeat("SPM far ahead, no key", |_| spm_far_ahead(47431, None));
+    repeat("SPM far ahead, no key", |_| spm_far_ahead(47531, None));
 }
 
 #[test]
 fn an_spm_far_ahead_from_the_peers_port_is_ignored_keyed() {
     repeat("SPM far ahead, --key-file", |_| {
-        spm_far_ahead(47432, Some(test_key()))
+        spm_far_ahead(47532, Some(test_key()))
     });
 }
