@@ -11,8 +11,9 @@
 //!
 //! The counter follows the wall clock: each datagram's counter is the time it was sealed in
 //! microseconds since the Unix epoch, or the previous counter + 1 if that is larger. A
-//! receiver keeps, per session and source node, the highest counter seen and a 64-entry
-//! window below it; a counter seen before or older than the window is a replay and is dropped.
+//! receiver keeps, per session and source node, the newest 1,024 counters seen
+//! (`WINDOW`); a counter seen before or older than the window is a replay and is dropped. A
+//! sender also keeps the counters it seals itself ([`Sealer::remember_sealed`]).
 //! That window lives in one process; across processes the clock-based counter makes an
 //! ANNOUNCE datable: a receiver refuses one sealed more than [`FRESHNESS`] from its own clock
 //! (a captured ANNOUNCE replayed later cannot make a fresh receiver join a dead session; the
