@@ -19,9 +19,8 @@
 mod peer;
 
 use peer::*;
-use rmcast_net::receiver::RecvReport;
 use rmcast_net::secure::Keys;
-use rmcast_net::sender::{self, Expect, NoObserver, SendReport, Source};
+use rmcast_net::sender::Expect;
 use rmcast_wire::{pgm, Envelope, Message, Packet};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -53,15 +52,6 @@ impl<T: Send + 'static> Peer<T> {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.join().unwrap()
     }
-}
-
-/// Send the file of `size` bytes (seed `seed`) with `cfg`; the sender's report and the data.
-fn send_file(cfg: sender::SendConfig, size: usize, seed: u64) -> (SendReport, Vec<u8>) {
-    let src_dir = tempfile::tempdir().unwrap();
-    let src = src_dir.path().join("payload.bin");
-    let data = payload(&src, size, seed);
-    let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
-    (send, data)
 }
 
 /// The checks of [`check`], and the exit statuses: 0 for the sender and every receiver.
@@ -142,13 +132,7 @@ fn reflection(port: u16, keys: Option<Keys>) {
     let (send, data) = send_file(cfg, 2_000_000, 41);
     let r = peer.stop();
     let (_, _, sender_addr) = learner.join().unwrap().expect("no session seen");
-    let recv: Vec<RecvReport> = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let live = Live {
-        send,
-        recv,
-        dir: rx.dir,
-        data,
-    };
+    let live = collect(rx, send, data);
     check_success(&live);
     assert!(r.bounced >= 20, "{} copies bounced", r.bounced);
     assert_eq!(r.answers, 0, "the sender answered the peer");
@@ -463,13 +447,7 @@ fn spm_far_ahead(port: u16, keys: Option<Keys>) {
     });
     let (send, data) = send_file(cfg, 2_000_000, 61);
     adversary.join().unwrap().stop();
-    let recv: Vec<RecvReport> = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let live = Live {
-        send,
-        recv,
-        dir: rx.dir,
-        data,
-    };
+    let live = collect(rx, send, data);
     check_success(&live);
     assert!(spms.load(Ordering::Relaxed) > 10);
     assert!(live.recv.iter().all(|r| r.driver.rejected() > 0));

@@ -12,7 +12,6 @@ mod peer;
 
 use peer::*;
 use rmcast_net::endpoint::session_packet;
-use rmcast_net::receiver::RecvReport;
 use rmcast_net::sender::{self, Expect, NoObserver, Source};
 use rmcast_wire::session::{self, DspEntry, DspParams, DspRole, Phase};
 use rmcast_wire::{Family, Message, Packet};
@@ -280,13 +279,7 @@ fn a_forged_end_with_the_senders_node_id_does_not_end_receivers_once() {
     let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
     let sent = adversary.join().unwrap().stop();
     assert!(sent > 10, "{sent} forged ENDs");
-    let recv: Vec<RecvReport> = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let live = Live {
-        send,
-        recv,
-        dir: rx.dir,
-        data,
-    };
+    let live = collect(rx, send, data);
     check(&live);
     assert!(live.recv.iter().all(|r| r.driver.rejected_stranger > 0));
 }

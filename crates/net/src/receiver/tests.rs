@@ -226,11 +226,7 @@ fn a_receiver_stays_with_its_first_address_and_gives_up_one_that_never_answers()
 #[test]
 fn a_running_session_without_this_receiver_ends_it_only_by_its_senders_refusal() {
     let dir = tempfile::tempdir().unwrap();
-    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    sender
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    let from = sender.local_addr().unwrap();
+    let (sender, from) = sender_socket();
     let mut r = open(dir.path(), None);
     let pgm = PROTOCOLS.iter().find(|p| p.name() == "pgm").unwrap();
     let (_, running) =
@@ -292,6 +288,17 @@ fn a_replayed_session_that_never_admits_the_receiver_writes_nothing() {
     assert_eq!(report.session, None, "gave the session up: {report:?}");
     assert_eq!(report.bytes, 0, "{report:?}");
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+/// A socket standing for the sender (its JOINs are counted with [`joins_at`]), and its
+/// address.
+fn sender_socket() -> (std::net::UdpSocket, SocketAddr) {
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let from = sender.local_addr().unwrap();
+    (sender, from)
 }
 
 /// The JOINs that reached `sock` (the sender's socket) so far.
@@ -385,11 +392,7 @@ fn data_before_the_running_announce_is_held_for_the_agent() {
 #[test]
 fn data_before_the_running_announce_asks_for_it() {
     let dir = tempfile::tempdir().unwrap();
-    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    sender
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    let from = sender.local_addr().unwrap();
+    let (sender, from) = sender_socket();
     let mut r = open(dir.path(), None);
     let datagrams = transfer("pgm", 9, "f.bin", 20_000);
     let mut gathering = gathering_of(&datagrams[0].1);

@@ -102,12 +102,23 @@ pub fn send_config(g: SocketAddr, n: usize) -> SendConfig {
     cfg
 }
 
-/// Send `size` bytes with `cfg` to the receivers `rx`, then collect everyone's report.
-pub fn finish(rx: Receivers, cfg: SendConfig, size: usize, seed: u64) -> Live {
+/// Send the file of `size` bytes (seed `seed`) with `cfg`: the sender's report and the data.
+pub fn send_file(cfg: SendConfig, size: usize, seed: u64) -> (SendReport, Vec<u8>) {
     let src_dir = tempfile::tempdir().unwrap();
     let src = src_dir.path().join("payload.bin");
     let data = payload(&src, size, seed);
     let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
+    (send, data)
+}
+
+/// Send `size` bytes with `cfg` to the receivers `rx`, then collect everyone's report.
+pub fn finish(rx: Receivers, cfg: SendConfig, size: usize, seed: u64) -> Live {
+    let (send, data) = send_file(cfg, size, seed);
+    collect(rx, send, data)
+}
+
+/// The run whose sender reported `send` for `data`: every receiver's report, once it ends.
+pub fn collect(rx: Receivers, send: SendReport, data: Vec<u8>) -> Live {
     let recv = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
     Live {
         send,
@@ -249,13 +260,7 @@ pub fn under_attack(
     let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver);
     let rounds = adversary.join().unwrap().stop();
     let send = send.unwrap();
-    let recv = rx.handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let live = Live {
-        send,
-        recv,
-        dir: rx.dir,
-        data,
-    };
+    let live = collect(rx, send, data);
     (live, hostile_addr, rounds)
 }
 
