@@ -337,7 +337,8 @@ fn a_second_join_under_unicast_is_not_fatal() {
 
 /// A flood of JOINs under made-up node ids in discover mode stops at `--max-receivers`: the
 /// member list (and the ANNOUNCE listing it) stays bounded, the real receiver completes, and
-/// the summary tells the truth about the others (evicted: they never answered).
+/// the summary tells the truth about the others (evicted: they never answered). The JOINs
+/// beyond it are refused, at most 200 a second.
 #[test]
 fn a_join_flood_stops_at_max_receivers() {
     let port = 47313;
@@ -348,11 +349,34 @@ fn a_join_flood_stops_at_max_receivers() {
     cfg.expect = Expect::Discover(Duration::from_millis(1500));
     cfg.max_receivers = 4;
     cfg.evict_after = Duration::from_millis(2500);
-    let (live, _, _) = under_attack(rx, cfg, 500_000, 13, |h, s, to| {
+    let ends = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = ends.clone();
+    let began = Instant::now();
+    let (live, _, rounds) = under_attack(rx, cfg, 500_000, 13, move |h, s, to| {
         for _ in 0..20 {
             let _ = h.send_to(&join(s, 0x1000_0000 | (rand_u32() >> 4)), to);
         }
+        // The refusals that came back (the sender answers a JOIN it does not admit).
+        h.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 2048];
+        while let Ok(n) = h.recv(&mut buf) {
+            if matches!(peek(&buf[..n]), Some((_, Some("end")))) {
+                counted.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        h.set_nonblocking(false).unwrap();
     });
+    // Refused, but not one answer per JOIN: at most 20 refusals per 100 ms.
+    let (ends, tenths) = (
+        ends.load(Ordering::Relaxed),
+        began.elapsed().as_millis() / 100 + 1,
+    );
+    assert!(ends > 0, "no refusal");
+    assert!(
+        ends <= 20 * tenths as u64 && ends * 5 < rounds * 20,
+        "{ends} refusals in {tenths} tenths of a second for {} JOINs",
+        rounds * 20
+    );
     let s = &live.send;
     assert!(s.receivers.len() <= 4, "{} members", s.receivers.len());
     let mine = s.receivers.iter().find(|r| r.node == real).unwrap();

@@ -604,7 +604,15 @@ struct Endpoint {
     rto: Duration,
     /// SIGINT/SIGTERM while the sender runs end the session early (END to the receivers).
     interrupt: Interrupt,
+    /// Refusals sent in the current [`REFUSALS_EVERY`] (when it began, how many).
+    refusals: (rmcast_proto::Time, u32),
 }
+
+/// At most [`REFUSALS`] refusals ([`Endpoint::refuse`]) go out in each of these: a flood of
+/// JOINs under made-up ids gets no flood of answers (a refused receiver JOINs again every
+/// 200 ms and is answered then).
+const REFUSALS_EVERY: Duration = Duration::from_millis(100);
+const REFUSALS: u32 = 20;
 
 impl Endpoint {
     fn open(cfg: SendConfig, proto: &'static Protocol, dgram: usize) -> Result<Self, NetError> {
@@ -671,6 +679,7 @@ impl Endpoint {
             .unwrap_or(u32::MAX),
             rto,
             interrupt: Interrupt::install(),
+            refusals: (rmcast_proto::Time::ZERO, 0),
             cfg,
         })
     }
@@ -715,8 +724,17 @@ impl Endpoint {
     /// alone, addressed to it. Re-sent from another address it ends nobody (receivers act on
     /// their own sender's packets only, and a member ignores an END that does not name it);
     /// the only receiver it ends is the refused one, with `not-admitted`, instead of the
-    /// receiver waiting on a session that will never take it.
+    /// receiver waiting on a session that will never take it. At most [`REFUSALS`] go out
+    /// per [`REFUSALS_EVERY`].
     fn refuse(&mut self, node: u32, to: SocketAddr) {
+        let now = self.clock.now();
+        if now.saturating_since(self.refusals.0) >= REFUSALS_EVERY {
+            self.refusals = (now, 0);
+        }
+        if self.refusals.1 >= REFUSALS {
+            return;
+        }
+        self.refusals.1 += 1;
         let outcomes = session::encode_outcomes(&[(node, session::Outcome::Failed)]);
         if let Ok(end) = session_packet(
             self.session,
