@@ -398,3 +398,40 @@ fn an_early_receiver_is_not_evicted_while_the_sender_waits_for_the_last() {
         assert!(got == data, "{name}: contents differ");
     }
 }
+
+/// `rmcast send --session ID` sets the session id in advance and says it before any receiver
+/// joins, so `rmcast recv --session ID` can be started first for a new transfer; a tiny file
+/// (whole before the receiver's first progress report) still counts its unkeyed receiver as
+/// completed (admitted by a JOIN, seen at work: its reports moved), exit 0.
+#[test]
+fn send_session_sets_the_id_in_advance_for_recv_session() {
+    let group = "239.255.78.91:47391";
+    let run = common::transfer(
+        group,
+        1_000,
+        &["--session", "0x1a2b3c4d"],
+        &[vec!["--session", "1a2b3c4d"]],
+    );
+    assert_eq!(run.sender["session"], 0x1a2b_3c4d, "{}", run.sender);
+    assert_eq!(run.receivers[0]["session"], 0x1a2b_3c4d);
+    let r = &run.sender["receivers"][0];
+    assert_eq!(r["outcome"], "completed", "{}", run.sender);
+    assert_eq!(
+        (&r["admitted"], &r["traffic"]),
+        (&"join".into(), &true.into())
+    );
+    // Said at the start, before anyone joined (here nobody does).
+    let dir = tempfile::tempdir().unwrap();
+    let f = common::file_in(dir.path(), "f.bin", b"x");
+    let args = ["send", &f, "-g", group, "-i", "lo", "-n", "1"];
+    let out =
+        common::rmcast(&[&args[..], &["--session", "0badcafe", "--join-wait", "0.3"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("session 0badcafe on 239.255.78.91:47391"),
+        "{err}"
+    );
+    let out = common::rmcast(&[&args[..], &["--session", "0"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+}

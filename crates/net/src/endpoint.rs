@@ -106,6 +106,14 @@ impl Wire {
         }
     }
 
+    /// Put the counter of every datagram this endpoint seals into its own replay window
+    /// ([`Sealer::remember_sealed`]): copies of its own packets sent back to it are replays.
+    pub fn remember_sealed(&mut self) {
+        if let Some(s) = self.sealer.as_mut() {
+            s.remember_sealed();
+        }
+    }
+
     /// Bytes sealing adds to each datagram.
     pub fn overhead(&self) -> usize {
         if self.sealer.is_some() {

@@ -11,8 +11,9 @@
 //!
 //! The counter follows the wall clock: each datagram's counter is the time it was sealed in
 //! microseconds since the Unix epoch, or the previous counter + 1 if that is larger. A
-//! receiver keeps, per session and source node, the highest counter seen and a 64-entry
-//! window below it; a counter seen before or older than the window is a replay and is dropped.
+//! receiver keeps, per session and source node, the newest 1,024 counters seen
+//! (`WINDOW`); a counter seen before or older than the window is a replay and is dropped. A
+//! sender also keeps the counters it seals itself ([`Sealer::remember_sealed`]).
 //! That window lives in one process; across processes the clock-based counter makes an
 //! ANNOUNCE datable: a receiver refuses one sealed more than [`FRESHNESS`] from its own clock
 //! (a captured ANNOUNCE replayed later cannot make a fresh receiver join a dead session; the
@@ -244,6 +245,9 @@ pub struct Sealer {
     last_opened: u64,
     /// What the datagram opened last did to its replay window (for [`Sealer::unmark_last`]).
     undo: Option<Marked>,
+    /// Put the counter of every datagram it seals into the replay window of that datagram's
+    /// session and source ([`Sealer::remember_sealed`]).
+    remember: bool,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -286,7 +290,17 @@ impl Sealer {
             windows: HashMap::new(),
             last_opened: 0,
             undo: None,
+            remember: false,
         }
+    }
+
+    /// From now on, put the counter of every datagram this sealer seals into the replay window
+    /// of its (session, source): a copy of one of its own datagrams sent back to it (by a peer
+    /// bouncing the sender's multicast at the sender's unicast port) is then a replay and never
+    /// opens. The sender asks for this; without it the endpoint never saw its own counters
+    /// (its looped-back multicasts are skipped unopened), so its own packets opened as new.
+    pub fn remember_sealed(&mut self) {
+        self.remember = true;
     }
 
     /// The counter (sealing time, µs since the epoch) of the datagram opened last.
@@ -339,6 +353,10 @@ impl Sealer {
         };
         out.extend_from_slice(&cb);
         out.extend_from_slice(&tag);
+        if self.remember && datagram.len() >= HEADER_LEN {
+            let key = (session_of(datagram), source_of(datagram));
+            self.windows.entry(key).or_default().mark(c);
+        }
     }
 
     /// Verify (and decrypt) a sealed datagram in place; on success returns the length of the
@@ -544,6 +562,30 @@ mod tests {
         b.unmark_last();
         b.unmark_last();
         assert_eq!(b.open(&mut sealed[0].clone()), Err(Reject::Replay));
+    }
+
+    /// A sealer that remembers what it seals refuses a copy of its own datagram (the sender's
+    /// multicast bounced back at it), also one older than its window; one that does not
+    /// remember opens it (as the sender did before).
+    #[test]
+    fn a_sealer_that_remembers_its_seals_refuses_its_own_datagrams() {
+        let (mut a, _) = pair(true);
+        a.remember_sealed();
+        let p = pkt();
+        let sealed: Vec<Vec<u8>> = (0..WINDOW + 10)
+            .map(|_| {
+                let mut s = Vec::new();
+                a.seal(&p, &mut s);
+                s
+            })
+            .collect();
+        for s in [&sealed[0], &sealed[5], &sealed[WINDOW + 9]] {
+            assert_eq!(a.open(&mut s.clone()), Err(Reject::Replay));
+        }
+        let (mut forgetful, _) = pair(true);
+        let mut s = Vec::new();
+        forgetful.seal(&p, &mut s);
+        assert!(forgetful.open(&mut s).is_ok());
     }
 
     #[test]

@@ -20,9 +20,11 @@ use std::time::{Duration, Instant};
     rmcast recv -g 239.1.2.3:5000 --session 1a2b3c4d --dir out  # only this session\n  \
     rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n  \
     rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp, csp, cp, prmp: region 2\n\n\
-    A receiver started after the sender began is refused (not-admitted), except for an xtp\n\
-    stream sent with `rmcast send - --late-join`: it receives from its join point on, without\n\
-    back-fill, keeps that as NAME.partial and ends with outcome `partial` (exit status 0).\n\
+    A receiver started after the sender began asks to join and ends not-admitted when that\n\
+    sender refuses it, except for an xtp stream sent with `rmcast send - --late-join`: it\n\
+    receives from its join point on, without back-fill, keeps that as NAME.partial and ends\n\
+    with outcome `partial` (exit status 0). A session that does not admit it within 3 s (a\n\
+    dead sender, a replay of an old session) is given up: it listens for the next one.\n\
     Files are written to a temporary name inside --dir and renamed only when their BLAKE3\n\
     digest matches the sender's; names that would land outside --dir are refused; existing\n\
     files are kept unless --force.\n\
@@ -53,8 +55,9 @@ pub struct Args {
     /// packets itself)
     #[arg(long, value_name = "ADDR")]
     pub source: Option<IpAddr>,
-    /// Join only the session with this id (8 hex digits, as `rmcast send` prints it):
-    /// ANNOUNCEs of other sessions on the group are ignored
+    /// Join only the session with this id (8 hex digits, as `rmcast send` prints it at the
+    /// start, or as given to `rmcast send --session ID`): ANNOUNCEs of other sessions on the
+    /// group are ignored, so a replay of an earlier session cannot capture this receiver
     #[arg(long, value_name = "ID", value_parser = parse_session)]
     pub session: Option<u32>,
     /// Give up if no session is announced within SECS (default: wait forever)
@@ -261,11 +264,5 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else if !a.net.quiet {
         print_summary(&report, to_stderr);
     }
-    Ok(if report.outcome == "interrupted" {
-        ExitCode::from(super::send::INTERRUPTED)
-    } else if report.success {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(ExitCode::from(report.exit_code()))
 }

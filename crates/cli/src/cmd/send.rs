@@ -178,8 +178,12 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     receivers report the TCP-friendly rate their loss and round-trip time allow, and the\n\
     sender follows the slowest (TFMCC), sharing a bottleneck with TCP:\n  \
     rmcast send -g 239.1.2.3:5000 -n 10 --rate auto --max-rate 1G big.iso\n\
-    Exit status: 0 every expected receiver completed and verified; 1 the transfer ran but\n\
-    some receiver did not complete (see the summary); 2 bad usage or setup error; 130\n\
+    The session id is printed at the start; --session ID sets it in advance, for\n\
+    `rmcast recv --session ID` (a receiver that joins only this transfer).\n\
+    Exit status: 0 every expected receiver completed and verified (without --key-file or\n\
+    --receiver-list, a receiver counts only if it showed progress, not a JOIN and a\n\
+    \"complete\" alone); 1 the transfer ran but some receiver did not complete or is\n\
+    unverified (see the summary); 2 bad usage or setup error; 130\n\
     interrupted (SIGINT/SIGTERM: the receivers are told the session ended; a second signal\n\
     ends the process at once)."
 )]
@@ -287,6 +291,12 @@ pub struct Args {
     /// the stream from their join point on (no back-fill) and keep it as a `.partial` file
     #[arg(long)]
     pub late_join: bool,
+    /// The session id (8 hex digits; default: a random one, printed at the start). Set it in
+    /// advance to start `rmcast recv --session ID` first: such a receiver joins only this
+    /// session, so a replay of an earlier session's packets cannot capture it. Give every
+    /// transfer a new one
+    #[arg(long, value_name = "ID", value_parser = super::recv::parse_session)]
+    pub session: Option<u32>,
     /// Start once this many receivers have joined
     #[arg(long, short = 'n', conflicts_with_all = ["receiver_list", "discover"])]
     pub receivers: Option<usize>,
@@ -391,6 +401,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.keys = a.net.keys()?;
     c.loss = a.net.loss()?;
     c.node_id = a.net.node_id;
+    c.session = a.session;
     let stdin = a.files.iter().any(|f| f.as_os_str() == "-");
     let source = if stdin {
         if a.files.len() != 1 {
@@ -447,6 +458,14 @@ impl Bars {
 }
 
 impl SendObserver for Bars {
+    fn announcing(&mut self, session: u32, group: SocketAddr) {
+        if !self.quiet {
+            eprintln!(
+                "session {session:08x} on {group}: waiting for receivers (`rmcast recv \
+                 --session {session:08x}` joins only this session)"
+            );
+        }
+    }
     fn joined(&mut self, node: u32, addr: SocketAddr) {
         if !self.quiet {
             eprintln!("receiver {node:08x} joined from {addr}");
@@ -500,15 +519,20 @@ fn print_summary(r: &SendReport) {
         r.session, r.bytes, r.seconds, r.goodput_mbit_s, r.agent.data_sent, r.agent.repairs_sent
     );
     println!(
-        "{:>8}  {:<22} {:<11} {:>12} {:>8} {:>8}  reason",
-        "receiver", "address", "outcome", "bytes", "repairs", "rejected"
+        "{:>8}  {:<22} {:<11} {:<13} {:>12} {:>8} {:>8}  reason",
+        "receiver", "address", "outcome", "admitted", "bytes", "repairs", "rejected"
     );
     for s in &r.receivers {
+        let admitted = match (s.admitted, s.traffic) {
+            ("join", true) => "join+traffic",
+            (a, _) => a,
+        };
         println!(
-            "{:08x}  {:<22} {:<11} {:>12} {:>8} {:>8}  {}",
+            "{:08x}  {:<22} {:<11} {:<13} {:>12} {:>8} {:>8}  {}",
             s.node,
             s.addr,
             s.outcome,
+            admitted,
             s.bytes,
             s.repairs_received,
             s.rejected,
@@ -521,6 +545,18 @@ fn print_summary(r: &SendReport) {
         .filter(|s| s.outcome == "completed")
         .count();
     println!("{ok} of {} receivers completed", r.receivers.len());
+    let unverified = r
+        .receivers
+        .iter()
+        .filter(|s| s.outcome == "unverified")
+        .count();
+    if unverified > 0 {
+        println!(
+            "{unverified} receiver(s) unverified: admitted by an unauthenticated JOIN, they \
+             reported completion without showing any progress first; not counted (use \
+             --key-file or --receiver-list to count such receivers)"
+        );
+    }
     for c in &r.role_changes {
         println!("re-election: {c}");
     }
@@ -530,7 +566,7 @@ fn print_summary(r: &SendReport) {
 }
 
 /// The exit status after SIGINT/SIGTERM (128 + SIGINT, as a shell reports it).
-pub const INTERRUPTED: u8 = 130;
+pub const INTERRUPTED: u8 = rmcast_net::sender::EXIT_INTERRUPTED;
 
 /// Map a driver error to the one-line message and exit status.
 pub fn fail(e: NetError) -> ExitCode {
@@ -617,13 +653,7 @@ pub fn run(a: Args, given: &dyn Fn(&str) -> bool) -> Result<ExitCode> {
     } else if !a.net.quiet {
         print_summary(&report);
     }
-    Ok(if report.interrupted {
-        ExitCode::from(INTERRUPTED)
-    } else if report.all_completed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(ExitCode::from(report.exit_code()))
 }
 
 #[cfg(test)]

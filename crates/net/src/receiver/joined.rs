@@ -27,8 +27,10 @@ pub(super) struct Joined {
     /// Joining a running stream late (the sender offered it); protocol packets are
     /// ignored until the sender admits it.
     pub(super) late: bool,
-    /// With a key: the newest seal counter of a packet from the sender at `sender_addr`.
-    pub(super) newest: u64,
+    /// When the receiver found the session (it gives up one that does not admit it soon).
+    pub(super) since: Time,
+    /// It sent a REPORT since its admission (the first says it held nothing then).
+    pub(super) reported: bool,
     /// The sender's protocol packets that came before the agent was built, and their bytes.
     pub(super) early: (Vec<(Header, Bytes)>, usize),
     /// The protocol lets a dense stream gather between reads
@@ -37,42 +39,13 @@ pub(super) struct Joined {
 }
 
 impl Joined {
-    /// With a key, an authenticated ANNOUNCE of our session and sender from another address,
-    /// sealed after everything the sender's address sent us, moves the session there
-    /// (returns true). A replay cannot be newer than what it copies, so the first ANNOUNCE
-    /// seen being a copy another host replayed from its own address (the original missed)
-    /// no longer ties the receiver to that host for good; the sender's next packet wins.
-    pub(super) fn follow(
-        &mut self,
-        h: &Header,
-        from: SocketAddr,
-        counter: u64,
-        announce: bool,
-    ) -> bool {
-        if h.session != self.session || h.source != self.sender_node {
-            return false;
-        }
-        if from == self.sender_addr {
-            self.newest = self.newest.max(counter);
-            return false;
-        }
-        if announce && counter > self.newest {
-            self.sender_addr = from;
-            self.newest = counter;
-            return true;
-        }
-        false
-    }
-}
-
-impl Joined {
     /// Hold the sender's protocol packet `pkt` that came before the running ANNOUNCE (lost
-    /// on the way, or late) built the agent, up to [`EARLY_BYTES`]; returns whether it was
+    /// on the way, or late) admitted us and built the agent, up to [`EARLY_BYTES`]; returns whether it was
     /// kept. [`Joined::take_early`] hands them over once the agent exists, so what the
     /// ANNOUNCE's loss cost is not NAKed and sent again.
     pub(super) fn hold(&mut self, h: Header, pkt: &[u8]) -> bool {
         let (held, bytes) = &mut self.early;
-        if self.built.is_some() || *bytes + pkt.len() > EARLY_BYTES {
+        if (self.built.is_some() && self.admitted) || *bytes + pkt.len() > EARLY_BYTES {
             return false;
         }
         *bytes += pkt.len();

@@ -174,6 +174,20 @@ pub struct RecvReport {
     pub success: bool,
 }
 
+impl RecvReport {
+    /// The exit status `rmcast recv` ends with: [`crate::sender::EXIT_INTERRUPTED`] after a
+    /// signal, 0 when everything arrived and verified, else 1.
+    pub fn exit_code(&self) -> u8 {
+        if self.outcome == "interrupted" {
+            crate::sender::EXIT_INTERRUPTED
+        } else if self.success {
+            0
+        } else {
+            1
+        }
+    }
+}
+
 /// Declares each failure reason a receiver reports to the sender once: its code (a constant
 /// in [`reason`], documented by its text) and its text ([`reason_text`]).
 macro_rules! reasons {

@@ -4,7 +4,6 @@
 //! unicast and the local socket. Protocol differences come from the [`ReceiverSide`] the
 //! protocol built from the ANNOUNCE.
 
-use super::announce::check_announce;
 use super::joined::Joined;
 use super::sink::Sink;
 use super::writer::Writer;
@@ -13,15 +12,14 @@ use crate::agents;
 use crate::clock::Clock;
 use crate::endpoint::{nonzero_random, session_packet, Wire};
 use crate::interrupt::Interrupt;
-use crate::secure::Keys;
 use crate::socket::{self, check_group, group_socket, unicast_socket, RecvBatch};
 use crate::NetError;
 use bytes::{Bytes, BytesMut};
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token, Waker};
 use rmcast_proto::{Event, NodeId, Time};
-use rmcast_wire::session::{self, Outcome, Phase};
-use rmcast_wire::{Family, Header, Message, Packet, PacketClass};
+use rmcast_wire::session;
+use rmcast_wire::{Family, Header, PacketClass};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,10 +69,6 @@ fn late_offer(protocol: u8, params: &[u8]) -> Result<Option<String>, NetError> {
         None => Ok(None),
     }
 }
-
-/// How long a session must keep announcing that it runs without this receiver before the
-/// receiver gives up on it (`not-admitted`); one forged ANNOUNCE does not end a receive.
-const NOT_ADMITTED_AFTER: Duration = Duration::from_secs(1);
 
 /// A receiver not yet admitted repeats its JOIN this often.
 const JOIN_AGAIN: Duration = Duration::from_millis(200);
@@ -135,8 +129,10 @@ struct State {
     coalesce: Duration,
     /// When the last read began.
     last_read: Time,
-    /// A session that announced it runs without us: (session, sender, first seen).
-    unadmitted: Option<(u32, SocketAddr, Time)>,
+    /// Sessions found running without us, whose senders we asked to join.
+    asked: Vec<admission::Asked>,
+    /// Sessions given up for not answering, ignored from their address for a while.
+    shunned: Vec<admission::Shunned>,
     /// Why the last ANNOUNCE was refused (the end reason if no session is found).
     refused: Option<String>,
 }
@@ -166,7 +162,8 @@ impl State {
             last_read: Time::ZERO,
             end: None,
             drops: [0; 3],
-            unadmitted: None,
+            asked: Vec::new(),
+            shunned: Vec::new(),
             refused: None,
         }
     }
@@ -257,6 +254,9 @@ impl Receiving {
                 "interrupted",
                 Some("interrupted by a signal; the unfinished file was removed".into()),
             ));
+        }
+        if self.unanswered(now) {
+            return None;
         }
         let Some(j) = self.st.joined.as_mut() else {
             if self
@@ -354,14 +354,23 @@ impl Receiving {
             let (delivered, duplicates) = j.built.as_ref().map_or((0, 0), |b| {
                 (b.agent.stats().delivered, b.agent.stats().duplicates)
             });
-            let (state, why) = sink.state;
+            // The first REPORT after the admission says what the receiver held when admitted:
+            // nothing (no data reaches the agent before). An unkeyed sender believes a
+            // "complete" only from a receiver whose reports moved (or that sent protocol
+            // packets): a tiny file may be whole before the first REPORT.
+            let admission = !std::mem::replace(&mut j.reported, true);
+            let ((state, why), bytes, delivered) = if admission {
+                ((session::ReportState::Receiving, 0), 0, 0)
+            } else {
+                (sink.state, sink.bytes, delivered)
+            };
             let pkt = session_packet(
                 j.session,
                 self.st.node,
                 session::Message::Report {
                     state,
                     reason: why,
-                    bytes: sink.bytes,
+                    bytes,
                     messages: delivered,
                     repairs: self.st.repairs,
                     duplicates,
@@ -372,29 +381,15 @@ impl Receiving {
             if let Ok(pkt) = pkt {
                 let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
             }
-            self.st.next_report = now + self.cfg.report_every;
+            self.st.next_report = if admission && sink.finished {
+                Time::ZERO
+            } else {
+                now + self.cfg.report_every
+            };
         }
         if !j.admitted && now >= self.st.next_join {
             self.join();
             self.st.next_join = now + JOIN_AGAIN;
-        }
-    }
-
-    /// JOIN our session's sender (it answers a JOIN with the ANNOUNCE as it stands: admission,
-    /// and the running session's parameters).
-    fn join(&mut self) {
-        let Some(j) = self.st.joined.as_ref() else {
-            return;
-        };
-        let pkt = session_packet(
-            j.session,
-            self.st.node,
-            session::Message::Join {
-                region: self.cfg.region,
-            },
-        );
-        if let Ok(pkt) = pkt {
-            let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
         }
     }
 
@@ -540,236 +535,6 @@ impl Receiving {
         self.st.end.is_some()
     }
 
-    /// A session packet: an ANNOUNCE that finds a session, or one from our sender.
-    fn session_packet(
-        &mut self,
-        now: Time,
-        h: Header,
-        pkt: &[u8],
-        from: SocketAddr,
-        obs: &mut dyn RecvObserver,
-    ) -> Result<(), NetError> {
-        let Ok(p) = Packet::decode(pkt) else {
-            self.st.wire.stats.rejected_malformed += 1;
-            return Ok(());
-        };
-        let Message::Session(m) = p.message else {
-            return Ok(());
-        };
-        if let (Some(sealed), session::Message::Announce { .. }) =
-            (self.st.wire.opened_counter(), &m)
-        {
-            // A replay from another process's time (a dead session) is refused.
-            if let Some(why) = crate::secure::stale_announce(sealed, self.cfg.freshness) {
-                self.st.wire.stats.rejected_auth += 1;
-                tracing::warn!(session = %format_args!("{:08x}", h.session), %from, "{why}");
-                return Ok(());
-            }
-        }
-        if self.cfg.sock.source.is_some_and(|s| s != from.ip()) {
-            // --source: only the named sender's packets.
-            self.st.wire.stranger();
-            return Ok(());
-        }
-        let announce = matches!(m, session::Message::Announce { .. });
-        if let (Some(j), Some(c)) = (self.st.joined.as_mut(), self.st.wire.opened_counter()) {
-            let was = j.sender_addr;
-            if j.follow(&h, from, c, announce) {
-                tracing::info!(
-                    session = %format_args!("{:08x}", h.session),
-                    %was,
-                    now = %from,
-                    "the sender's newest ANNOUNCE comes from another address: following it"
-                );
-            }
-        }
-        match &self.st.joined {
-            None if announce => self.found(now, h, m, from, obs),
-            Some(j)
-                if h.session == j.session && h.source == j.sender_node && from == j.sender_addr =>
-            {
-                self.sender_message(now, m)
-            }
-            _ => {
-                self.st.wire.stranger();
-                Ok(())
-            }
-        }
-    }
-
-    /// The first ANNOUNCE of a session: join it (or learn that it started without us).
-    fn found(
-        &mut self,
-        now: Time,
-        h: Header,
-        m: session::Message<'_>,
-        from: SocketAddr,
-        obs: &mut dyn RecvObserver,
-    ) -> Result<(), NetError> {
-        let session::Message::Announce {
-            phase,
-            members,
-            protocol,
-            params,
-            ..
-        } = m
-        else {
-            return Ok(());
-        };
-        if self.cfg.session.is_some_and(|s| s != h.session) {
-            self.st.wire.stranger();
-            return Ok(());
-        }
-        if let Err(why) = check_announce(&m, Keys::announced_security(self.cfg.keys.as_ref())) {
-            self.refuse(h.session, from, why);
-            return Ok(());
-        }
-        let admitted = session::members(members).any(|x| x == self.st.node);
-        let offer = if phase == Phase::Running && !admitted {
-            late_offer(protocol, params).ok().flatten()
-        } else {
-            None
-        };
-        if let Some(name) = &offer {
-            tracing::info!(
-                stream = %name,
-                "joining a running stream late: from the join point on, without back-fill"
-            );
-        } else if phase == Phase::Running && !admitted {
-            // Refused only once the session has said so for a while: a single (forged)
-            // ANNOUNCE does not end a receive.
-            self.st.wire.stats.rejected_announce += 1;
-            let first = match self.st.unadmitted {
-                Some((s, f, t)) if s == h.session && f == from => t,
-                _ => {
-                    self.st.unadmitted = Some((h.session, from, now));
-                    now
-                }
-            };
-            if now.saturating_since(first) >= NOT_ADMITTED_AFTER {
-                self.st.end = Some(("not-admitted", Some(format!(
-                    "session {:08x} from {from} started without this receiver: start `rmcast recv` before `rmcast send`, or raise the sender's --receivers",
-                    h.session
-                ))));
-            }
-            return Ok(());
-        }
-        let mut built = Joined {
-            session: h.session,
-            sender_node: h.source,
-            sender_addr: from,
-            admitted,
-            built: None,
-            last_from_sender: now,
-            late: offer.is_some(),
-            newest: self.st.wire.opened_counter().unwrap_or(0),
-            early: Default::default(),
-            gathers: false,
-        };
-        // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
-        // refused like any invalid ANNOUNCE.
-        let local = match built.build(&m, self.st.node, self.cfg.sock.group) {
-            Ok(local) => local,
-            Err(e) => {
-                self.refuse(h.session, from, e.to_string());
-                return Ok(());
-            }
-        };
-        obs.session(h.session, from);
-        self.writer.late(offer);
-        self.st.open_local = local;
-        self.st.joined = Some(built);
-        self.st.next_join = Time::ZERO;
-        Ok(())
-    }
-
-    /// Count and ignore an ANNOUNCE this receiver cannot act on.
-    fn refuse(&mut self, session: u32, from: SocketAddr, why: String) {
-        self.st.wire.stats.rejected_announce += 1;
-        if self.st.refused.as_deref() != Some(why.as_str()) {
-            tracing::warn!(session = %format_args!("{session:08x}"), %from, "ANNOUNCE refused: {why}");
-        }
-        self.st.refused = Some(why);
-    }
-
-    /// A session message from our sender: a later ANNOUNCE (admission, the agent, evictions)
-    /// or END.
-    fn sender_message(&mut self, now: Time, m: session::Message<'_>) -> Result<(), NetError> {
-        let node = self.st.node;
-        if let Err(why) = check_announce(&m, Keys::announced_security(self.cfg.keys.as_ref())) {
-            let (session, from) = self
-                .st
-                .joined
-                .as_ref()
-                .map_or((0, self.cfg.sock.group), |j| (j.session, j.sender_addr));
-            self.refuse(session, from, why);
-            return Ok(());
-        }
-        let Some(j) = self.st.joined.as_mut() else {
-            return Ok(());
-        };
-        j.last_from_sender = now;
-        match m {
-            session::Message::Announce {
-                members,
-                params,
-                protocol,
-                phase,
-                ..
-            } => {
-                let still_open = j.late && late_offer(protocol, params).ok().flatten().is_some();
-                if !j.admitted && session::members(members).any(|x| x == node) {
-                    j.admitted = true;
-                    self.st.next_report = Time::ZERO;
-                }
-                if j.admitted && j.built.is_none() {
-                    match j.build(&m, node, self.cfg.sock.group) {
-                        Ok(local) => self.st.open_local = local,
-                        Err(e) => {
-                            let (session, from) = (j.session, j.sender_addr);
-                            self.refuse(session, from, e.to_string());
-                            return Ok(());
-                        }
-                    }
-                }
-                if let Some(b) = j.built.as_mut() {
-                    b.side.announced(now, &mut *b.agent, params);
-                }
-                if phase == Phase::Running && !j.admitted && !still_open {
-                    self.st.end = Some(("not-admitted", Some(format!(
-                        "session {:08x} started without this receiver: start `rmcast recv` before `rmcast send`",
-                        j.session
-                    ))));
-                }
-                self.release_early(now);
-            }
-            session::Message::End { outcomes } => {
-                let mine = session::outcomes(outcomes)
-                    .find(|(n, _)| *n == node)
-                    .map(|(_, o)| o);
-                self.st.end = Some(match mine {
-                    Some(Outcome::Completed) => ("completed", None),
-                    Some(Outcome::Evicted) => (
-                        "evicted",
-                        Some("the sender evicted this receiver (it was silent too long)".into()),
-                    ),
-                    Some(Outcome::Failed) | None if self.writer.flush().finished => {
-                        ("completed", None)
-                    }
-                    _ => (
-                        "failed",
-                        Some(
-                            "the sender ended the session before this receiver had everything"
-                                .into(),
-                        ),
-                    ),
-                });
-            }
-            _ => self.st.wire.stranger(),
-        }
-        Ok(())
-    }
-
     /// A protocol packet: only from our sender (or a peer the protocol names), only once we
     /// know the session and have an agent.
     fn protocol_packet(&mut self, now: Time, h: Header, pkt: &[u8], from: SocketAddr) {
@@ -790,14 +555,13 @@ impl Receiving {
         }
         if h.source == j.sender_node {
             j.last_from_sender = now;
-            if let Some(c) = self.st.wire.opened_counter() {
-                j.newest = j.newest.max(c);
-            }
         }
-        if j.built.is_none() {
-            // The sender's data before the running ANNOUNCE that builds the agent (lost or
-            // late): held for the agent, and the ANNOUNCE asked for now, not at the next JOIN
-            // (a receiver that missed it dropped, then NAKed, about 850 packets).
+        if j.built.is_none() || !(j.admitted || j.late) {
+            // The sender's data before the running ANNOUNCE that admits us and builds the
+            // agent (lost or late): held for the agent, and the ANNOUNCE asked for now, not at
+            // the next JOIN (a receiver that missed it dropped, then NAKed, about 850
+            // packets). Nothing reaches the agent, and no file is written, before the sender
+            // admitted us: a replayed session's data are never delivered.
             if h.source == j.sender_node && !j.late {
                 if j.hold(h, pkt) && h.class().is_data() && self.st.first_data.is_none() {
                     self.st.first_data = Some(now);
@@ -814,7 +578,11 @@ impl Receiving {
 
     /// Hand the packets held before the agent existed to it, once it does.
     fn release_early(&mut self, now: Time) {
-        let j = self.st.joined.as_mut().filter(|j| j.built.is_some());
+        let j = self
+            .st
+            .joined
+            .as_mut()
+            .filter(|j| j.built.is_some() && (j.admitted || j.late));
         for (h, pkt) in j.map(Joined::take_early).unwrap_or_default() {
             self.agent_packet(now, h, &pkt);
         }
@@ -991,3 +759,7 @@ impl State {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;
+
+mod admission;
+#[cfg(test)]
+pub(super) use admission::UNANSWERED;

@@ -152,18 +152,20 @@ fn a_reset_receiver_joins_the_next_session() {
     }
 }
 
-/// With a key, a receiver whose first ANNOUNCE was a copy another host replayed from its own
-/// address (the original missed) follows the sender's next, newer ANNOUNCE from the sender's
-/// address; an old copy from the other host cannot take it back. (Before, it stayed with the
-/// replaying host for good and never joined the sender: the hostile suite's replay test saw
-/// "0 of 1 receivers joined" under load.)
+/// With a key, a receiver stays with the address its session started with: a copy of the
+/// sender's ANNOUNCE sealed later, from another address, does not move it (a peer that
+/// re-multicast a running ANNOUNCE the sender sealed for it took keyed receivers over). Its
+/// first ANNOUNCE being a copy a host re-sent from its own address (the original missed),
+/// the session from there never admits it: it gives the session up after `UNANSWERED`,
+/// ignores that address's copies, and joins the sender at the sender's next ANNOUNCE.
 #[test]
-fn a_replayed_first_announce_does_not_tie_the_receiver_to_the_replaying_host() {
+fn a_receiver_stays_with_its_first_address_and_gives_up_one_that_never_answers() {
+    use super::session::UNANSWERED;
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::from_secret(&[9; 32], false).unwrap();
     let mut r = open(dir.path(), Some(keys.clone()));
     let mut sealer = crate::secure::Sealer::new(keys.clone(), 0);
-    let (_, announce) = Fuzzing::session(
+    let (_, running) = Fuzzing::session(
         PROTOCOLS.iter().find(|p| p.name() == "pgm").unwrap(),
         7,
         SENDER,
@@ -172,20 +174,39 @@ fn a_replayed_first_announce_does_not_tie_the_receiver_to_the_replaying_host() {
         Some(&keys),
     )
     .unwrap();
-    let replayer: SocketAddr = "127.0.0.9:40000".parse().unwrap();
-    let seal = |s: &mut crate::secure::Sealer| {
+    let gathering = gathering_of(&running);
+    let mut seal = |d: &[u8]| {
         let mut sealed = Vec::new();
-        s.seal(&announce, &mut sealed);
+        sealer.seal(d, &mut sealed);
         sealed
     };
-    let first = seal(&mut sealer);
-    std::thread::sleep(Duration::from_millis(2));
-    let second = seal(&mut sealer);
-    r.datagram(Duration::from_millis(1), replayer, &mut first.clone())
+    let copier: SocketAddr = "127.0.0.9:40000".parse().unwrap();
+    let ms = Duration::from_millis;
+    let mut start = |r: &mut Fuzzing| {
+        r.datagram(ms(1), copier, &mut seal(&gathering)).unwrap();
+        // Newer, and from the sender's address: the receiver stays where its session
+        // started.
+        r.datagram(ms(2), sender_addr(), &mut seal(&gathering))
+            .unwrap();
+        r.datagram(ms(3), sender_addr(), &mut seal(&running))
+            .unwrap();
+        assert!(!r.ended());
+    };
+    start(&mut r);
+    let stayed = r.reset();
+    assert_eq!(
+        stayed.sender.as_deref(),
+        Some(copier.to_string().as_str()),
+        "{stayed:?}"
+    );
+    start(&mut r);
+    // Nobody at the copier's address admits it: given up after UNANSWERED...
+    r.datagram(UNANSWERED + ms(1), copier, &mut seal(&gathering))
         .unwrap();
-    r.datagram(Duration::from_millis(2), sender_addr(), &mut second.clone())
+    // ...the copier's next copy is ignored, the sender's next ANNOUNCE is joined.
+    r.datagram(UNANSWERED + ms(2), copier, &mut seal(&running))
         .unwrap();
-    r.datagram(Duration::from_millis(3), replayer, &mut first.clone())
+    r.datagram(UNANSWERED + ms(3), sender_addr(), &mut seal(&running))
         .unwrap();
     assert!(!r.ended());
     let report = r.reset();
@@ -195,6 +216,89 @@ fn a_replayed_first_announce_does_not_tie_the_receiver_to_the_replaying_host() {
         Some(sender_addr().to_string().as_str()),
         "{report:?}"
     );
+}
+
+/// A session found running without this receiver (started before it, or an old session
+/// replayed) neither captures nor ends it, however long it announces: the receiver asks its
+/// sender (a JOIN) and ends `not-admitted` only on that sender's refusal, an END naming it
+/// from the address it asked. An END naming another receiver, or naming it from elsewhere,
+/// changes nothing.
+#[test]
+fn a_running_session_without_this_receiver_ends_it_only_by_its_senders_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sender, from) = sender_socket();
+    let mut r = open(dir.path(), None);
+    let pgm = PROTOCOLS.iter().find(|p| p.name() == "pgm").unwrap();
+    let (_, running) =
+        Fuzzing::session(pgm, 21, SENDER, group(), &[(0x2222, None, from)], None).unwrap();
+    for k in 0..12 {
+        r.datagram(Duration::from_millis(250 * k), from, &mut running.clone())
+            .unwrap();
+    }
+    assert!(!r.ended(), "3 s of a running session without it");
+    assert!(
+        joins_at(&sender) >= 2,
+        "it asked the running session's sender"
+    );
+    let end = |node: u32| {
+        let outcomes = encode_outcomes(&[(node, Outcome::Failed)]);
+        crate::endpoint::session_packet(
+            21,
+            SENDER,
+            Message::End {
+                outcomes: &outcomes,
+            },
+        )
+        .unwrap()
+    };
+    let at = Duration::from_secs(3);
+    r.datagram(at, from, &mut end(0x2222)).unwrap();
+    r.datagram(at, "127.0.0.9:40001".parse().unwrap(), &mut end(ME))
+        .unwrap();
+    assert!(!r.ended());
+    r.datagram(at, from, &mut end(ME)).unwrap();
+    assert!(r.ended());
+    let report = r.reset();
+    assert_eq!(report.outcome, "not-admitted", "{report:?}");
+    assert_eq!(report.session, None, "{report:?}");
+}
+
+/// A whole session replayed to a receiver that joins it at its gathering ANNOUNCE (it never
+/// admits the receiver: nobody serves it) writes nothing: no data reaches the agent before
+/// the sender admitted the receiver, and the receiver gives the session up after
+/// `UNANSWERED`.
+#[test]
+fn a_replayed_session_that_never_admits_the_receiver_writes_nothing() {
+    use super::session::UNANSWERED;
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = open(dir.path(), None);
+    let pgm = PROTOCOLS.iter().find(|p| p.name() == "pgm").unwrap();
+    let other = [(0x2222, None, sender_addr())];
+    let (_, running) = Fuzzing::session(pgm, 31, SENDER, group(), &other, None).unwrap();
+    let datagrams = transfer("pgm", 31, "old.bin", 5_000);
+    r.datagram(Duration::ZERO, sender_addr(), &mut gathering_of(&running))
+        .unwrap();
+    for (at, d) in &datagrams[1..datagrams.len() - 1] {
+        r.datagram(*at, sender_addr(), &mut d.clone()).unwrap();
+    }
+    r.datagram(UNANSWERED, sender_addr(), &mut running.clone())
+        .unwrap();
+    assert!(!r.ended());
+    let report = r.reset();
+    assert_eq!(report.session, None, "gave the session up: {report:?}");
+    assert_eq!(report.bytes, 0, "{report:?}");
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+/// A socket standing for the sender (its JOINs are counted with [`joins_at`]), and its
+/// address.
+fn sender_socket() -> (std::net::UdpSocket, SocketAddr) {
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let from = sender.local_addr().unwrap();
+    (sender, from)
 }
 
 /// The JOINs that reached `sock` (the sender's socket) so far.
@@ -288,11 +392,7 @@ fn data_before_the_running_announce_is_held_for_the_agent() {
 #[test]
 fn data_before_the_running_announce_asks_for_it() {
     let dir = tempfile::tempdir().unwrap();
-    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    sender
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    let from = sender.local_addr().unwrap();
+    let (sender, from) = sender_socket();
     let mut r = open(dir.path(), None);
     let datagrams = transfer("pgm", 9, "f.bin", 20_000);
     let mut gathering = gathering_of(&datagrams[0].1);

@@ -1,7 +1,7 @@
 //! Step 1: announce the session every 100 ms and admit JOINs until the expected receivers
 //! are in.
 
-use super::{Endpoint, Expect, SendObserver};
+use super::{Admission, Endpoint, Expect, SendObserver};
 use crate::NetError;
 use rmcast_proto::Time;
 use rmcast_wire::session::{self, Phase, ReportState};
@@ -26,10 +26,23 @@ pub(super) struct Member {
     pub region: Option<u16>,
     /// Admitted during the transfer (`--late-join`).
     pub late: bool,
+    /// How it was admitted.
+    pub admitted: Admission,
+    /// It carried the session's traffic: a protocol packet, or a report that moved.
+    pub traffic: bool,
+    /// (bytes, messages) of its last REPORT; `None` before its first.
+    pub reported: Option<(u64, u64)>,
 }
 
 impl Member {
-    pub fn new(node: u32, addr: SocketAddr, now: Time, region: Option<u16>, late: bool) -> Self {
+    pub fn new(
+        node: u32,
+        addr: SocketAddr,
+        now: Time,
+        region: Option<u16>,
+        late: bool,
+        admitted: Admission,
+    ) -> Self {
         Member {
             node,
             addr,
@@ -43,7 +56,28 @@ impl Member {
             rejected: 0,
             region,
             late,
+            admitted,
+            traffic: false,
+            reported: None,
         }
+    }
+
+    /// Its REPORT of `bytes` and `messages` delivered: progress that moved, if an earlier
+    /// REPORT said less (a receiver's first REPORT, at its admission, says 0 and 0).
+    pub fn report(&mut self, bytes: u64, messages: u64) {
+        if self
+            .reported
+            .is_some_and(|(b, m)| bytes > b || messages > m)
+        {
+            self.traffic = true;
+        }
+        self.reported = Some((bytes, messages));
+    }
+
+    /// Whether its completion counts: admitted by the key or by `--receiver-list`, or by a
+    /// JOIN and seen carrying the session's traffic since.
+    pub fn believed(&self) -> bool {
+        self.admitted != Admission::Join || self.traffic
     }
 }
 
@@ -121,7 +155,10 @@ pub(super) fn gather(
                 // its JOIN: a sign of life too (else one admitted more than --evict-after
                 // before the last JOIN is evicted by the transfer's first silence check).
                 Ok(Packet {
-                    message: Message::Session(session::Message::Report { .. }),
+                    message:
+                        Message::Session(session::Message::Report {
+                            bytes, messages, ..
+                        }),
                     ..
                 }) => {
                     if let Some(m) = members
@@ -129,6 +166,9 @@ pub(super) fn gather(
                         .find(|m| m.node == h.source && m.addr == from)
                     {
                         m.last_heard = ep.clock.now();
+                        m.report(bytes, messages);
+                    } else {
+                        ep.wire.stranger();
                     }
                 }
                 _ => {}
@@ -163,8 +203,15 @@ fn join(
         Expect::Count(n) => members.len() < *n,
         Expect::Discover(_) => members.len() < ep.cfg.max_receivers,
     };
-    if id == ep.node || id == 0 || !wanted {
+    if id == ep.node || id == 0 {
         ep.wire.stranger();
+        return Ok(false);
+    }
+    if !wanted {
+        // Told so, by an answer bound to it: it stops waiting instead of JOINing until its
+        // patience runs out.
+        ep.wire.stranger();
+        ep.refuse(id, from);
         return Ok(false);
     }
     if ep.cfg.unicast {
@@ -177,10 +224,19 @@ fn join(
                 first.addr
             );
             ep.wire.stranger();
+            ep.refuse(id, from);
             return Ok(false);
         }
     }
     obs.joined(id, from);
-    members.push(Member::new(id, from, ep.clock.now(), region, false));
+    let admitted = ep.admission();
+    members.push(Member::new(
+        id,
+        from,
+        ep.clock.now(),
+        region,
+        false,
+        admitted,
+    ));
     Ok(true)
 }

@@ -59,6 +59,12 @@ pub(super) fn unconfirmed_reason(s: &Silent) -> String {
     "acknowledged all data but sent no final report".to_string()
 }
 
+/// Why a receiver that reported completion is not counted as completed.
+pub(super) const UNVERIFIED: &str =
+    "reported complete, but was admitted by an unauthenticated JOIN and never showed progress \
+     (no protocol packet, no report that moved) before: what any host on the LAN can send. \
+     Not counted; with --key-file or --receiver-list it would be";
+
 impl Transfer {
     /// Each member's outcome for the summary and for END.
     fn outcomes(&self) -> (Vec<ReceiverSummary>, Vec<(u32, Outcome)>) {
@@ -68,7 +74,16 @@ impl Transfer {
         for m in &self.members {
             let (outcome, reason, o) = match (&m.evicted, m.final_state) {
                 (Some(why), _) => ("evicted", Some(why.clone()), Outcome::Evicted),
-                (None, Some((ReportState::Complete, _))) => ("completed", None, Outcome::Completed),
+                (None, Some((ReportState::Complete, _))) if m.believed() => {
+                    ("completed", None, Outcome::Completed)
+                }
+                // It may well hold the file (its END says so), but the summary does not count
+                // what any host on the LAN can claim.
+                (None, Some((ReportState::Complete, _))) => (
+                    "unverified",
+                    Some(UNVERIFIED.to_string()),
+                    Outcome::Completed,
+                ),
                 (None, Some((_, r))) => (
                     "failed",
                     Some(format!(
@@ -97,6 +112,8 @@ impl Transfer {
                 node: m.node,
                 addr: m.addr.to_string(),
                 outcome,
+                admitted: m.admitted.name(),
+                traffic: m.traffic,
                 reason,
                 bytes: m.bytes,
                 messages: m.messages,

@@ -179,6 +179,9 @@ impl SendConfig {
 
 /// Progress callbacks (the command line draws bars with them).
 pub trait SendObserver {
+    /// The session is announced on `group` under this id (before any receiver joins): the id
+    /// `rmcast recv --session` takes.
+    fn announcing(&mut self, _session: u32, _group: SocketAddr) {}
     /// A receiver joined.
     fn joined(&mut self, _node: u32, _addr: SocketAddr) {}
     /// The transfer started with these members (`total` bytes; `None`: a stream).
@@ -215,8 +218,17 @@ pub struct ReceiverSummary {
     pub node: u32,
     /// The address it joined from.
     pub addr: String,
-    /// `completed`, `evicted`, `failed` or `unconfirmed`.
+    /// `completed`, `unverified` (it reported completion, but nothing else showed it was a
+    /// receiver at work: see [`Admission`]), `evicted`, `failed` or `unconfirmed`.
     pub outcome: &'static str,
+    /// How the sender admitted it: `key` (its JOIN was authenticated with the session key),
+    /// `receiver-list` (its node id is in `--receiver-list`) or `join` (an unauthenticated
+    /// JOIN, which any host on the LAN can send).
+    pub admitted: &'static str,
+    /// The sender saw it carry the session's traffic: protocol packets (NAKs, ACKs, status)
+    /// or progress reports that moved. A receiver admitted by `join` counts as completed only
+    /// with this.
+    pub traffic: bool,
     /// Why it did not complete.
     pub reason: Option<String>,
     /// Application bytes the receiver reported delivered.
@@ -280,6 +292,48 @@ pub struct SendReport {
     /// designated receiver evicted and another elected).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub role_changes: Vec<String>,
+}
+
+/// Exit status of `rmcast send` and `rmcast recv` when a signal ended them (as a shell
+/// reports SIGINT: 128 + 2).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+impl SendReport {
+    /// The exit status `rmcast send` ends with: [`EXIT_INTERRUPTED`] after a signal, 0 when
+    /// every receiver completed (and each is one the user expects: see [`Admission`]), else 1.
+    pub fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            EXIT_INTERRUPTED
+        } else if self.all_completed {
+            0
+        } else {
+            1
+        }
+    }
+}
+
+/// How the sender admitted a receiver: what makes it one the user expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Its JOIN was authenticated with the session key (`--key-file`).
+    Key,
+    /// Its node id is one `--receiver-list` names.
+    Listed,
+    /// An unauthenticated JOIN, which any host on the LAN can send from its own address: its
+    /// completion counts only if the sender saw it carry the session's traffic (protocol
+    /// packets, or progress reports that moved), not a JOIN and a "complete" alone.
+    Join,
+}
+
+impl Admission {
+    /// Its name in the summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            Admission::Key => "key",
+            Admission::Listed => "receiver-list",
+            Admission::Join => "join",
+        }
+    }
 }
 
 /// The agent's counters that matter in a summary.
@@ -513,6 +567,7 @@ pub fn send(
     // Read and digest the files before touching the network.
     let files = source::read_files(&source)?;
     let mut ep = Endpoint::open(cfg, proto, dgram)?;
+    obs.announcing(ep.session, ep.group);
     let members = gather::gather(&mut ep, obs)?;
     let mut t = transfer::Transfer::start(ep, members, source, files, message_size, obs)?;
     t.run(obs)?;
@@ -549,7 +604,15 @@ struct Endpoint {
     rto: Duration,
     /// SIGINT/SIGTERM while the sender runs end the session early (END to the receivers).
     interrupt: Interrupt,
+    /// Refusals sent in the current [`REFUSALS_EVERY`] (when it began, how many).
+    refusals: (rmcast_proto::Time, u32),
 }
+
+/// At most [`REFUSALS`] refusals ([`Endpoint::refuse`]) go out in each of these: a flood of
+/// JOINs under made-up ids gets no flood of answers (a refused receiver JOINs again every
+/// 200 ms and is answered then).
+const REFUSALS_EVERY: Duration = Duration::from_millis(100);
+const REFUSALS: u32 = 20;
 
 impl Endpoint {
     fn open(cfg: SendConfig, proto: &'static Protocol, dgram: usize) -> Result<Self, NetError> {
@@ -599,7 +662,13 @@ impl Endpoint {
             node: cfg.node_id.unwrap_or_else(nonzero_random),
             session: cfg.session.unwrap_or_else(nonzero_random),
             group: cfg.sock.group,
-            wire: Wire::new(cfg.keys.clone(), cfg.loss.clone()),
+            wire: {
+                // Its own counters in its replay window: its packets bounced back at it by a
+                // peer are replays, not news (see `Sealer::remember_sealed`).
+                let mut w = Wire::new(cfg.keys.clone(), cfg.loss.clone());
+                w.remember_sealed();
+                w
+            },
             buf: vec![0u8; RECV_BUF],
             batch: RecvBatch::new(),
             security,
@@ -610,6 +679,7 @@ impl Endpoint {
             .unwrap_or(u32::MAX),
             rto,
             interrupt: Interrupt::install(),
+            refusals: (rmcast_proto::Time::ZERO, 0),
             cfg,
         })
     }
@@ -638,6 +708,43 @@ impl Endpoint {
                 members.len()
             ))
         })
+    }
+
+    /// How a receiver admitted now is admitted: by the key, by `--receiver-list`, or by an
+    /// unauthenticated JOIN.
+    fn admission(&self) -> Admission {
+        match (&self.cfg.keys, &self.cfg.expect) {
+            (Some(_), _) => Admission::Key,
+            (None, Expect::List(_)) => Admission::Listed,
+            (None, _) => Admission::Join,
+        }
+    }
+
+    /// Tell `node` at `to`, which asked to JOIN and is not admitted, so: an END that names it
+    /// alone, addressed to it. Re-sent from another address it ends nobody (receivers act on
+    /// their own sender's packets only, and a member ignores an END that does not name it);
+    /// the only receiver it ends is the refused one, with `not-admitted`, instead of the
+    /// receiver waiting on a session that will never take it. At most [`REFUSALS`] go out
+    /// per [`REFUSALS_EVERY`].
+    fn refuse(&mut self, node: u32, to: SocketAddr) {
+        let now = self.clock.now();
+        if now.saturating_since(self.refusals.0) >= REFUSALS_EVERY {
+            self.refusals = (now, 0);
+        }
+        if self.refusals.1 >= REFUSALS {
+            return;
+        }
+        self.refusals.1 += 1;
+        let outcomes = session::encode_outcomes(&[(node, session::Outcome::Failed)]);
+        if let Ok(end) = session_packet(
+            self.session,
+            self.node,
+            session::Message::End {
+                outcomes: &outcomes,
+            },
+        ) {
+            let _ = self.wire.send(&self.sock, to, &end, false);
+        }
     }
 
     /// Sleep in `poll` for at most `wait`.

@@ -506,6 +506,7 @@ impl Transfer {
             return;
         }
         m.last_heard = now;
+        m.traffic = true;
         if self.ep.wire.drop_rx() {
             return;
         }
@@ -535,6 +536,7 @@ impl Transfer {
                 header,
             }) if header.session == self.ep.session => {
                 m.last_heard = now;
+                m.report(bytes, messages);
                 m.bytes = bytes;
                 m.messages = messages;
                 m.repairs = repairs;
@@ -565,8 +567,12 @@ impl Transfer {
         }
     }
 
-    /// A packet from no member at its address: a session packet gets the running ANNOUNCE
-    /// (a member that moved, or a late joiner, admitted if the protocol admits joiners now).
+    /// A packet from no member at its address. A JOIN under a node id that is no member's
+    /// admits a late joiner (if the protocol admits joiners now; it gets the running
+    /// ANNOUNCE) or gets the refusal bound to it ([`Endpoint::refuse`]). Nothing else gets an
+    /// answer: the sender seals nothing fresh on a stranger's request that could be re-sent as
+    /// the sender's (a running ANNOUNCE sealed for a stranger and multicast from its port took
+    /// over keyed receivers).
     fn stranger(
         &mut self,
         now: Time,
@@ -588,35 +594,38 @@ impl Transfer {
             }
             return Ok(());
         }
-        if h.family == Family::Session && h.session == self.ep.session {
-            // A member's node id from another address changes nothing: members are known
-            // by the address they joined from.
-            let member = self.members.iter().any(|m| m.node == h.source);
-            if !member
-                && self.side.admits_joiners()
-                && self.members.len() < self.ep.cfg.max_receivers
-                && h.source != self.ep.node
-                && h.source != 0
-                && matches!(
-                    Packet::decode(self.ep.plain(len)),
-                    Ok(Packet {
-                        message: Message::Session(session::Message::Join { .. }),
-                        ..
-                    })
-                )
-            {
-                // Admit it; the agent adds it when its first status arrives and waits for it
-                // from there (no back-fill).
-                tracing::info!(node = h.source, %from, "late joiner admitted");
-                obs.joined(h.source, from);
-                self.members
-                    .push(Member::new(h.source, from, now, None, true));
-                self.ids.push(h.source);
-                self.reannounce(now)?;
-            }
-            let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
-        }
+        // A member's node id from another address changes nothing: members are known by the
+        // address they joined from.
+        let joins = h.family == Family::Session
+            && h.session == self.ep.session
+            && h.source != self.ep.node
+            && h.source != 0
+            && !self.members.iter().any(|m| m.node == h.source)
+            && matches!(
+                Packet::decode(self.ep.plain(len)),
+                Ok(Packet {
+                    message: Message::Session(session::Message::Join { .. }),
+                    ..
+                })
+            );
         self.ep.wire.stranger();
+        if !joins {
+            return Ok(());
+        }
+        if !self.side.admits_joiners() || self.members.len() >= self.ep.cfg.max_receivers {
+            self.ep.refuse(h.source, from);
+            return Ok(());
+        }
+        // Admit it; the agent adds it when its first status arrives and waits for it from
+        // there (no back-fill).
+        tracing::info!(node = h.source, %from, "late joiner admitted");
+        obs.joined(h.source, from);
+        let admitted = self.ep.admission();
+        self.members
+            .push(Member::new(h.source, from, now, None, true, admitted));
+        self.ids.push(h.source);
+        self.reannounce(now)?;
+        let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
         Ok(())
     }
 }

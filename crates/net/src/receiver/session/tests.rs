@@ -1,6 +1,8 @@
 //! Tests of the receiver's session layer: ANNOUNCE checks and the gathering of a dense stream.
 
 use super::*;
+use crate::receiver::announce::check_announce;
+use rmcast_wire::session::Phase;
 
 fn announce(protocol: u8, security: u8, window: u16, params: &[u8]) -> Result<(), String> {
     let m = session::Message::Announce {
