@@ -252,6 +252,7 @@ impl Exploration {
             "verdict",
             "mean",
             "in_seed_range",
+            "detail",
         ]);
         let rows = self.points.iter().flat_map(|p| {
             let in_range = self.in_seed_range(p);
@@ -265,6 +266,7 @@ impl Exploration {
                     c.verdict.word().to_string(),
                     c.measured.map(|e| e.mean.to_string()).unwrap_or_default(),
                     in_range.to_string(),
+                    c.detail.clone(),
                 ]);
                 r
             })
@@ -428,14 +430,19 @@ impl Exploration {
         );
         let _ = writeln!(md, "|---|---|---|---|---|");
         for t in self.tables() {
-            let at = |is: &[usize]| {
-                if is.is_empty() {
-                    "no".to_string()
-                } else {
-                    is.iter()
+            let at = |is: &[usize]| match is.len() {
+                0 => "no".to_string(),
+                n if n == self.points.len() => format!("every point ({n})"),
+                n => {
+                    let mut shown: Vec<String> = is
+                        .iter()
+                        .take(4)
                         .map(|&i| point_text(&self.axes, &self.points[i].values))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                        .collect();
+                    if n > 4 {
+                        shown.push(format!("… ({n} points)"));
+                    }
+                    shown.join("; ")
                 }
             };
             let best = t.best.map_or(String::new(), |(i, n)| {

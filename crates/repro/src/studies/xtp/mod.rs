@@ -40,6 +40,7 @@ pub use sim::*;
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
 use crate::Measures;
+use core::time::Duration;
 use plan::Plan;
 use std::collections::BTreeMap;
 
@@ -68,10 +69,25 @@ impl Study for Xtp {
 
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::for_ctx(ctx);
+        // The model's two unstated constants (setup.toml's `[[unstated]]`), which
+        // `--explore` may vary.
+        let model = sim::Model {
+            per_call: Duration::from_secs_f64(
+                ctx.param("per_call_ms", sim::PER_CALL_COST.as_secs_f64() * 1e3) / 1e3,
+            ),
+            wtimer: Duration::from_secs_f64(
+                ctx.param("wtimer_ms", sim::WTIMER_FLOOR.as_secs_f64() * 1e3) / 1e3,
+            ),
+        };
+        if model.per_call.is_zero() || model.wtimer.is_zero() {
+            return Err(StudyError::Run(
+                "per_call_ms and wtimer_ms must be positive".into(),
+            ));
+        }
         let cells = plan.cells();
-        let results: Vec<RunOut> = ctx.try_map(&cells, run_sim)?;
+        let results: Vec<RunOut> = ctx.try_map(&cells, |c| run_sim_with(c, &model))?;
         let scale = plan.scale_cells();
-        let scale_out: Vec<RunOut> = ctx.try_map(&scale, run_sim)?;
+        let scale_out: Vec<RunOut> = ctx.try_map(&scale, |c| run_sim_with(c, &model))?;
 
         let mut m = Measures::new();
         let mut notes = Vec::new();
@@ -418,7 +434,7 @@ impl Study for Xtp {
 
         let plots = plots::plots(ctx, &m)?;
         Ok(StudyOutput {
-            setup: setup::setup(&plan, cells.len() + scale.len(), &net)?,
+            setup: setup::setup(&plan, cells.len() + scale.len(), &net, &model)?,
             measures: m,
             plots,
             notes,

@@ -48,7 +48,7 @@ pub(super) fn plots(ctx: &RunCtx<'_>, m: &Measures) -> Result<Vec<Plot>, StudyEr
             out.push(Plot {
                 id: format!("xtp-fig4_{fig}"),
                 title: format!("Figure 4.{fig}: {} message, {}", if msg < 100_000 { "50 KB" } else { "1 MB" }, loss_label(l)),
-                caption: "Throughput against write size; lines: rmcast's simulation (thesis setting: go-back-N, uncapped WTIMER back-off, 4.7 ms per call, 10 Mb/s bus), points: the thesis's table (failed cells absent).".into(),
+                caption: "Throughput against write size; lines: rmcast's simulation (thesis setting: go-back-N, uncapped WTIMER back-off, 4.7 ms per call, 4-ms WTIMER floor, 10 Mb/s bus), points: the thesis's table (failed cells absent).".into(),
                 x: x.clone(),
                 y: y.clone(),
                 series,
