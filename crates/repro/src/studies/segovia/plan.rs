@@ -1,6 +1,62 @@
 //! The sweep: families of runs (one configuration over receivers or failure rate) per table.
 
-use super::run::{Proto, RunSpec, BAP_ACK_TIMEOUT};
+use super::run::{Proto, RunSpec, BAP_ACK_TIMEOUT, BAP_LIMIT, RRA_LIMIT, SAW_LIMIT};
+use crate::study::RunCtx;
+
+/// The values seed 000 leaves unstated that the runs of the thesis's configuration use
+/// (`[[unstated]]` in `scenarios/repro/segovia/setup.toml`), read through [`RunCtx::param`]
+/// so `--explore` can sweep them. The sensitivity families (`sens.*`) set their own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Unstated {
+    /// MBAP receivers' ACK-delay timeout `t`, bit times (it is also a term of the sender's
+    /// packet timeout `n·d + r·a + i + t + increment`): `t`, default 95,000.
+    pub(super) t: u64,
+    /// MBAP's retransmission limit: `limit`, default 20.
+    pub(super) limit: u32,
+    /// MSAW's retransmission limit: `saw_limit`, default 10.
+    pub(super) saw_limit: u32,
+    /// The backoff bound: `backoff` 1 draws 0..=2^k (the thesis's words, the default), 0
+    /// draws 0..2^k − 1 (IEEE 802.3).
+    pub(super) inclusive_backoff: bool,
+}
+
+impl Unstated {
+    /// The sample command file's values and the thesis's wording, as the study runs them.
+    pub(super) const DEFAULT: Unstated = Unstated {
+        t: BAP_ACK_TIMEOUT,
+        limit: BAP_LIMIT,
+        saw_limit: SAW_LIMIT,
+        inclusive_backoff: true,
+    };
+
+    /// The values `ctx` gives (`--explore`), else [`Unstated::DEFAULT`]'s.
+    pub(super) fn from_ctx(ctx: &RunCtx<'_>) -> Result<Self, String> {
+        let d = Unstated::DEFAULT;
+        let whole = |name: &str, default: f64, lo: f64| -> Result<f64, String> {
+            let v = ctx.param(name, default).round();
+            if v.is_finite() && v >= lo && v <= f64::from(u32::MAX) {
+                Ok(v)
+            } else {
+                Err(format!(
+                    "segovia: `{name}` must be a number from {lo} up, not {v}"
+                ))
+            }
+        };
+        let backoff = ctx.param("backoff", 1.0);
+        if backoff != 0.0 && backoff != 1.0 {
+            return Err(format!(
+                "segovia: `backoff` is 1 (0..=2^k, the thesis's words) or 0 (0..2^k-1, IEEE \
+                 802.3), not {backoff}"
+            ));
+        }
+        Ok(Unstated {
+            t: whole("t", d.t as f64, 0.0)? as u64,
+            limit: whole("limit", f64::from(d.limit), 0.0)? as u32,
+            saw_limit: whole("saw_limit", f64::from(d.saw_limit), 0.0)? as u32,
+            inclusive_backoff: backoff == 1.0,
+        })
+    }
+}
 
 /// A sweep point family: one configuration over a varying x (receivers or failure rate).
 #[derive(Debug, Clone)]
@@ -63,19 +119,24 @@ impl Choice {
 }
 
 impl FamilyCfg {
-    pub(super) fn new(proto: Proto, messages_saw: u64) -> Self {
+    pub(super) fn new(proto: Proto, messages_saw: u64, u: &Unstated) -> Self {
         let messages = match proto {
             Proto::Bap { .. } => messages_saw * 9 / 10,
             _ => messages_saw,
+        };
+        let limit = match proto {
+            Proto::Saw => u.saw_limit,
+            Proto::Bap { .. } => u.limit,
+            Proto::Rra { .. } => RRA_LIMIT,
         };
         FamilyCfg {
             proto,
             data_frame: 1518,
             rand_bits: 0,
             receivers: 0,
-            ack_timeout_bits: BAP_ACK_TIMEOUT,
-            max_retx_override: None,
-            inclusive_backoff: true,
+            ack_timeout_bits: u.t,
+            max_retx_override: Some(Some(limit)),
+            inclusive_backoff: u.inclusive_backoff,
             bap_disarm: true,
             bap_literal: false,
             drop_checks: 1,
@@ -168,9 +229,10 @@ crate::plan! {
 }
 
 impl Plan {
-    pub(super) fn families(&self) -> Vec<Family> {
+    pub(super) fn families(&self, u: &Unstated) -> Vec<Family> {
         let mut f = Vec::new();
         let m = self.messages;
+        let cfg = |proto, m| FamilyCfg::new(proto, m, u);
         let fam =
             |key: String, xs: &Vec<f64>, make: fn(&FamilyCfg, f64, u64) -> RunSpec, cfg| Family {
                 key,
@@ -182,24 +244,24 @@ impl Plan {
             "t4_1".into(),
             &self.rs,
             by_receivers,
-            FamilyCfg::new(Proto::Saw, m),
+            cfg(Proto::Saw, m),
         ));
         for d in [64u64, 848, 1436] {
-            let mut c = FamilyCfg::new(Proto::Saw, m);
+            let mut c = cfg(Proto::Saw, m);
             c.data_frame = d;
             f.push(fam(format!("t4_2_d{d}"), &self.rs, by_receivers, c));
         }
         for rd in [12_000u64, 22_000, 32_000] {
-            let mut c = FamilyCfg::new(Proto::Saw, m);
+            let mut c = cfg(Proto::Saw, m);
             c.rand_bits = rd;
             f.push(fam(format!("t4_3_rand{rd}"), &self.rs, by_receivers, c));
         }
         for w in [5u16, 10, 15] {
-            let c = FamilyCfg::new(Proto::Bap { window: w }, m);
+            let c = cfg(Proto::Bap { window: w }, m);
             f.push(fam(format!("t4_4_w{w}"), &self.rs, by_receivers, c));
         }
         for rd in [12_000u64, 22_000, 32_000] {
-            let mut c = FamilyCfg::new(Proto::Bap { window: 10 }, m);
+            let mut c = cfg(Proto::Bap { window: 10 }, m);
             c.rand_bits = rd;
             f.push(fam(format!("t4_5_rand{rd}"), &self.rs, by_receivers, c));
         }
@@ -207,12 +269,12 @@ impl Plan {
             "rra".into(),
             &self.rs,
             by_receivers,
-            FamilyCfg::new(Proto::Rra { window: 2 }, m),
+            cfg(Proto::Rra { window: 2 }, m),
         ));
         // Runs under failures (Tables 4.6–4.13, and the sensitivity at r = 20): 500 packets
         // for both protocols (digest §4.6), `r` receivers, by failure rate.
         let failing = |proto, r, tweak: &dyn Fn(&mut FamilyCfg)| {
-            let mut c = FamilyCfg::new(proto, m);
+            let mut c = cfg(proto, m);
             c.messages = m;
             c.receivers = r;
             tweak(&mut c);
@@ -309,7 +371,7 @@ impl Plan {
                     failing(proto, 20, &|c| choice.apply(c)),
                 )
             } else {
-                let mut c = FamilyCfg::new(proto, m);
+                let mut c = cfg(proto, m);
                 choice.apply(&mut c);
                 fam(key, &self.sens_rs, by_receivers, c)
             });
@@ -320,11 +382,11 @@ impl Plan {
     /// MSAW under failures at each r with the increment rmcast's own timeout selection gave
     /// there (`found`: (r, increment)), keys `proc.saw_r<r>`: what the error tables look like
     /// when the timeouts are chosen by the thesis's procedure rather than copied.
-    pub(super) fn procedure_families(&self, found: &[(usize, u64)]) -> Vec<Family> {
+    pub(super) fn procedure_families(&self, found: &[(usize, u64)], u: &Unstated) -> Vec<Family> {
         found
             .iter()
             .map(|&(r, inc)| {
-                let mut c = FamilyCfg::new(Proto::Saw, self.messages);
+                let mut c = FamilyCfg::new(Proto::Saw, self.messages, u);
                 c.receivers = r;
                 c.increment_bits = Some(inc);
                 Family {

@@ -1,11 +1,22 @@
 //! The study's setup as reported (topology, parameters and the choices the thesis left open):
 //! `scenarios/repro/segovia/setup.toml`, filled with the plan's numbers.
 
-use super::plan::Plan;
+use super::plan::{Plan, Unstated};
 use crate::study::{Setup, StudyError};
 use crate::sweep::join;
 
-pub(super) fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
+pub(super) fn setup(plan: &Plan, u: &Unstated, runs: usize) -> Result<Setup, StudyError> {
+    let thousands = |v: u64| {
+        let s = v.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
     crate::setup!(
         "segovia",
         &[
@@ -17,6 +28,17 @@ pub(super) fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
             ("err_fails", join(&plan.err_fails)),
             ("err_rs", format!("{:?}", plan.err_rs)),
             ("err_windows", format!("{:?}", plan.err_windows)),
+            ("t", thousands(u.t)),
+            ("limit", u.limit.to_string()),
+            ("saw_limit", u.saw_limit.to_string()),
+            (
+                "backoff",
+                if u.inclusive_backoff {
+                    "1: k uniform in 0..=2^min(i,10) (inclusive)".to_string()
+                } else {
+                    "0: k uniform in 0..2^min(i,10) − 1 (exclusive, IEEE 802.3)".to_string()
+                },
+            ),
         ]
     )
 }

@@ -174,3 +174,131 @@ fn a_measure_names_its_x_by_the_sweep_it_comes_from() {
         ("fraction", "timeout increment (bit times)")
     );
 }
+
+/// The table of seed 000 a claim tests (its id's second part; the §4.4 text claims by the
+/// tables they quote).
+fn table_of(id: &str) -> String {
+    let rest = id.trim_start_matches("segovia.");
+    let head = rest.split('.').next().unwrap_or(rest);
+    match head {
+        "errors" if rest.contains("msaw") => "4.6-4.7 (§4.4 text)".into(),
+        "errors" => "4.8-4.13 (§4.4 text)".into(),
+        "f" => "§4.4 timeout selection".into(),
+        h if h.starts_with("t4_") => format!("Table 4.{}", &h[3..]),
+        h => h.to_string(),
+    }
+}
+
+/// The study's claims with unstated values given as `--explore` would give them: the
+/// verdicts of every claim, per table, for each reading. Not a unit test (a full-mode run
+/// takes minutes): the evidence for `[[unstated]]`'s `backoff` and the MSAW pins, run as
+///
+/// ```text
+/// SEGOVIA_READINGS='backoff=1;backoff=0' SEGOVIA_MODE=full SEGOVIA_OUT=docs/repro/x \
+///     SEGOVIA_THREADS=2 cargo test --release -p rmcast-repro --lib readings -- --ignored
+/// ```
+///
+/// It writes `<out>-claims.csv` (one row per reading and claim) and `<out>-tables.csv` (per
+/// reading and table: claims passed, failed, inconclusive).
+#[test]
+#[ignore]
+fn readings() {
+    use crate::claim::{evaluate, parse_claims};
+    use crate::study::{NoProgress, RunCtx, Study, Sweeps};
+    use std::collections::BTreeMap;
+    use std::fmt::Write as _;
+    let readings = std::env::var("SEGOVIA_READINGS").unwrap_or_else(|_| "backoff=1".into());
+    let mode = std::env::var("SEGOVIA_MODE").unwrap_or_else(|_| "quick".into());
+    let out = std::env::var("SEGOVIA_OUT").unwrap_or_else(|_| "/tmp/segovia-readings".into());
+    let threads: usize = std::env::var("SEGOVIA_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let sweeps = if mode == "full" {
+        Sweeps::Full
+    } else {
+        Sweeps::Quick
+    };
+    let study = Segovia;
+    let mut claims = parse_claims("segovia", study.about().claims_toml).unwrap();
+    if sweeps == Sweeps::Quick {
+        claims.specs.retain(|c| !c.full_only);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let mut rows = String::from("reading,mode,claim,table,verdict,value,x\n");
+    let mut tables = String::from("reading,mode,table,claims,passed,failed,inconclusive\n");
+    for reading in readings.split(';').filter(|r| !r.is_empty()) {
+        let overrides: BTreeMap<String, f64> = reading
+            .split(',')
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+                (k.trim().to_string(), v.trim().parse().expect("a number"))
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        let ctx = RunCtx::new(sweeps, &NoProgress, &claims).with_overrides(overrides);
+        let mut o = pool.install(|| study.run(&ctx)).unwrap();
+        claims.add_paper_measures(&mut o.measures);
+        let mut per: BTreeMap<String, [usize; 3]> = BTreeMap::new();
+        for spec in &claims.specs {
+            let r = evaluate(spec, &o.measures);
+            let v = match r.verdict {
+                crate::Verdict::Pass => 0,
+                crate::Verdict::Fail => 1,
+                crate::Verdict::Inconclusive => 2,
+            };
+            per.entry(table_of(&spec.id)).or_default()[v] += 1;
+            let value = r.measured.map(|e| e.mean.to_string()).unwrap_or_default();
+            let x = r.x.map(|x| x.to_string()).unwrap_or_default();
+            let verdict = ["pass", "fail", "inconclusive"][v];
+            writeln!(
+                rows,
+                "\"{reading}\",{mode},{},{},{verdict},{value},{x}",
+                spec.id,
+                table_of(&spec.id)
+            )
+            .unwrap();
+        }
+        for (t, [p, f, i]) in &per {
+            writeln!(tables, "\"{reading}\",{mode},{t},{},{p},{f},{i}", p + f + i).unwrap();
+        }
+        eprintln!("{reading}: {:.1} s", started.elapsed().as_secs_f64());
+    }
+    std::fs::write(format!("{out}-claims.csv"), rows).unwrap();
+    std::fs::write(format!("{out}-tables.csv"), tables).unwrap();
+}
+
+/// The one run of the thesis's configuration whose delivery check failed in the full run of
+/// 2026-11-28 (err.saw_r20_rand22000 at 2 %): what each receiver got wrong.
+#[test]
+#[ignore]
+fn saw_r20_rand22000_delivery() {
+    let mut s = RunSpec::thesis(Proto::Saw, 20, 0x43fb_fc5b_d7ef_dbea);
+    s.rand_bits = 22_000;
+    s.fail = 0.02;
+    s.increment_bits = error_increment(20);
+    let o = run_one(&s, true).unwrap();
+    eprintln!(
+        "delivery_ok {} failed {:?} retx mean {}",
+        o.delivery_ok, o.failed_seqs, o.summary.retransmissions.mean
+    );
+    for (j, got) in o.delivered.iter().enumerate() {
+        let missing: Vec<u64> = (0..s.messages)
+            .filter(|k| got.binary_search(k).is_err())
+            .collect();
+        let disorder: Vec<(u64, u64)> = got
+            .windows(2)
+            .filter(|w| w[0] >= w[1])
+            .map(|w| (w[0], w[1]))
+            .collect();
+        if !missing.is_empty() || !disorder.is_empty() {
+            eprintln!(
+                "receiver {j}: {} delivered, missing {missing:?}, out of order or twice {disorder:?}",
+                got.len()
+            );
+        }
+    }
+}
