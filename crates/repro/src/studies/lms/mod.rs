@@ -274,6 +274,40 @@ fn summarize(samples: &[&Sample], by_placement: bool) -> BTreeMap<&'static str, 
     m
 }
 
+/// Fig. 5.6 both ways, per tree height: the mean over every recovery (the study's
+/// `lat_mean`, the seed's measure) beside the mean of per-link means (what the study reported
+/// before 2026-11-28), from the same runs.
+fn bt_links_note(by_x: &BTreeMap<u64, Vec<Sample>>) -> String {
+    let cells: Vec<String> = by_x
+        .iter()
+        .map(|(xb, runs)| {
+            let refs: Vec<&Sample> = runs.iter().collect();
+            let pooled = pooled_latency(&refs, false).map_or(f64::NAN, |e| e.mean);
+            let per_link: Vec<f64> = runs
+                .iter()
+                .filter(|s| s.lat_n > 0)
+                .map(|s| s.lat_sum / s.lat_n as f64)
+                .collect();
+            let recoveries: usize = runs.iter().map(|s| s.lat_n).sum();
+            format!(
+                "h = {}: {:.3} over {} recoveries, {:.3} over {} links",
+                f64::from_bits(*xb),
+                pooled,
+                recoveries,
+                per_link.iter().sum::<f64>() / per_link.len().max(1) as f64,
+                per_link.len()
+            )
+        })
+        .collect();
+    format!(
+        "Fig. 5.6 (binary trees, the loss at each link in turn), the mean latency over every \
+         recovery (the claims' measure) against the mean of per-link means (the former one): \
+         {}. The per-link mean gives a link near the leaves, whose loss one or two receivers \
+         recover, the weight of a link near the root, whose loss half the tree recovers.",
+        cells.join("; ")
+    )
+}
+
 /// The routes of the random graphs: the share of receivers with more than one fewest-hop
 /// path to the source (where hop routes rest on their tie rule), and, placement by placement,
 /// the share whose route differs between the study's routes and least-delay routes
@@ -475,8 +509,9 @@ impl Study for Lms {
         if plan.quick {
             notes.push(format!(
                 "Quick mode: {} topologies × {} placements per family (the seed: 10 × 10), at \
-                 most {} loss sites per placement ({} for SRM), and beyond the seed only the \
-                 10,000-node transit–stub graph with 100 receivers and 4 loss sites.",
+                 most {} loss sites per placement ({} for SRM; every site of the binary \
+                 trees), and beyond the seed only the 10,000-node transit–stub graph with 100 \
+                 receivers and 4 loss sites.",
                 plan.topologies, plan.placements, plan.site_cap, plan.srm_site_cap
             ));
         } else if ctx.sweeps == Sweeps::Full {
@@ -495,6 +530,9 @@ impl Study for Lms {
         }
         notes.push(format!("{runs_total} lossy runs aggregated."));
         notes.push(derived::routes_note(&m, plan.hop_routes));
+        if let Some(ei) = exps.iter().position(|e| e.key == "lms.bt.links") {
+            notes.push(bt_links_note(&per_exp[ei]));
+        }
         notes.extend(derived::observations(&m));
         Ok(StudyOutput {
             setup: setup::setup(&plan, jobs.len())?,

@@ -96,6 +96,10 @@ crate::plan! {
         pub(super) heights: Vec<u32> = quick HEIGHTS.to_vec(), full HEIGHTS.to_vec();
         /// Loss sites per placement for "each receiver" / "each link" (MAX: all).
         pub(super) site_cap: usize = quick 16, full usize::MAX;
+        /// Loss sites per binary tree: all of them in both modes (LMS on a tree is a
+        /// function of the loss site, so every site run makes the tree's measures exact; a
+        /// sample of 16 left Fig. 5.5–5.7's trends and means to the sample).
+        pub(super) tree_site_cap: usize = quick usize::MAX, full usize::MAX;
         pub(super) srm_site_cap: usize = quick 8, full usize::MAX;
         /// Loss sites per placement of the beyond-the-seed experiments on the seed's graphs
         /// (static against adaptive repliers with 5 drops): sampled in full mode (1,600 runs
@@ -156,7 +160,8 @@ impl Plan {
         // LMS, binary trees (Fig. 5.4–5.7).
         for loss in three.clone() {
             let key = format!("lms.bt.{}", loss.key());
-            v.push(e(&key, Scheme::Lms, trees.clone(), loss, c, XOf::Height));
+            let tc = self.tree_site_cap;
+            v.push(e(&key, Scheme::Lms, trees.clone(), loss, tc, XOf::Height));
         }
         // The experiments on one graph family (`OneFamily`).
         let classes = ["transit-transit", "transit-stub", "stub-stub"].map(LossAt::Class);
