@@ -83,7 +83,12 @@ struct Job {
 /// Per-run values the aggregates are built from.
 #[derive(Debug, Clone)]
 struct Sample {
-    lat_mean: Option<f64>,
+    /// The run's placement (index into the study's placements): the independent unit of the
+    /// pooled latency's interval.
+    pl: usize,
+    /// Sum and count of the run's normalized latencies (every recovery of the run).
+    lat_sum: f64,
+    lat_n: usize,
     lat_min: Option<f64>,
     lat_max: Option<f64>,
     exposure: f64,
@@ -96,7 +101,7 @@ struct Sample {
     unrecovered: f64,
 }
 
-fn sample(o: &RunOut, baseline_control: u64) -> Option<Sample> {
+fn sample(o: &RunOut, pl: usize, baseline_control: u64) -> Option<Sample> {
     if o.drops == 0 {
         return None;
     }
@@ -109,7 +114,9 @@ fn sample(o: &RunOut, baseline_control: u64) -> Option<Sample> {
     }
     let pairs = o.lat.len() as u64 + o.unrecovered;
     Some(Sample {
-        lat_mean: (n > 0.0).then(|| o.lat.iter().sum::<f64>() / n),
+        pl,
+        lat_sum: o.lat.iter().sum(),
+        lat_n: o.lat.len(),
         lat_min: (n > 0.0).then_some(lo),
         lat_max: (n > 0.0).then_some(hi),
         exposure: o.dups_unneeded as f64 / o.receivers.max(1) as f64 / d,
@@ -171,13 +178,66 @@ const METRICS: &[(&str, &str)] = &[
     ("unrecovered", "fraction"),
 ];
 
-fn summarize(samples: &[&Sample]) -> BTreeMap<&'static str, Estimate> {
+/// The mean normalized latency over every recovery of `samples` (seed 003's measure: the
+/// loss visits every site and the figure averages all the recoveries it causes, so a site
+/// whose loss many receivers recover weighs as many recoveries), with a 95 % interval that
+/// takes `units` as the independent units: with `by_placement`, the placements (each a fresh
+/// draw of source and receivers; the recoveries of one placement's runs are not
+/// independent), otherwise the runs themselves (one placement, e.g. a binary tree, whose loss
+/// sites are the sampled units). The mean is the ratio R = Σ y / Σ m of the units' latency
+/// sums y and recovery counts m; its interval is the ratio estimator's, half-width
+/// t(n − 1) · s / √n with s the SD of (y − R m) / m̄ over the n units. `sd` is that s, so a
+/// projection of more units ([`crate::stats::runs_factor_to_resolve`]) reads it as usual.
+/// `None` without any recovery.
+fn pooled_latency(samples: &[&Sample], by_placement: bool) -> Option<Estimate> {
+    let mut units: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
+    for (i, s) in samples.iter().enumerate() {
+        let u = units
+            .entry(if by_placement { s.pl } else { i })
+            .or_default();
+        u.0 += s.lat_sum;
+        u.1 += s.lat_n as f64;
+    }
+    let n = units.len();
+    let (ys, ms): (f64, f64) = units
+        .values()
+        .fold((0.0, 0.0), |(a, b), &(y, m)| (a + y, b + m));
+    if ms <= 0.0 || !ys.is_finite() {
+        return None;
+    }
+    let r = ys / ms;
+    let sd = if n > 1 {
+        let mbar = ms / n as f64;
+        let ss: f64 = units.values().map(|&(y, m)| (y - r * m).powi(2)).sum();
+        (ss / (n - 1) as f64).sqrt() / mbar
+    } else {
+        0.0
+    };
+    let half = if n > 1 {
+        crate::stats::t975(n - 1) * sd / (n as f64).sqrt()
+    } else {
+        0.0
+    };
+    Some(Estimate {
+        mean: r,
+        sd,
+        n,
+        ci_lo: r - half,
+        ci_hi: r + half,
+    })
+}
+
+/// The metrics of `samples`. `by_placement`: whether the latency's units are placements
+/// ([`pooled_latency`]); taken only when the samples come from two placements or more (an
+/// experiment of one placement, or an enumerable one whose runs are a finite population of
+/// fixed values, has its runs as units).
+fn summarize(samples: &[&Sample], by_placement: bool) -> BTreeMap<&'static str, Estimate> {
     let mut m = BTreeMap::new();
+    let by_placement = by_placement && samples.windows(2).any(|w| w[0].pl != w[1].pl);
     let col = |f: &dyn Fn(&Sample) -> Option<f64>| -> Vec<f64> {
         samples.iter().filter_map(|s| f(s)).collect()
     };
-    let lat = col(&|s| s.lat_mean);
-    if let Some(e) = Estimate::from_samples(&lat) {
+    if let Some(e) = pooled_latency(samples, by_placement) {
         m.insert("lat_mean", e);
     }
     let mins = col(&|s| s.lat_min);
@@ -214,9 +274,84 @@ fn summarize(samples: &[&Sample]) -> BTreeMap<&'static str, Estimate> {
     m
 }
 
+/// Fig. 5.6 both ways, per tree height: the mean over every recovery (the study's
+/// `lat_mean`, the seed's measure) beside the mean of per-link means (what the study reported
+/// before 2026-11-28), from the same runs.
+fn bt_links_note(by_x: &BTreeMap<u64, Vec<Sample>>) -> String {
+    let cells: Vec<String> = by_x
+        .iter()
+        .map(|(xb, runs)| {
+            let refs: Vec<&Sample> = runs.iter().collect();
+            let pooled = pooled_latency(&refs, false).map_or(f64::NAN, |e| e.mean);
+            let per_link: Vec<f64> = runs
+                .iter()
+                .filter(|s| s.lat_n > 0)
+                .map(|s| s.lat_sum / s.lat_n as f64)
+                .collect();
+            let recoveries: usize = runs.iter().map(|s| s.lat_n).sum();
+            format!(
+                "h = {}: {:.3} over {} recoveries, {:.3} over {} links",
+                f64::from_bits(*xb),
+                pooled,
+                recoveries,
+                per_link.iter().sum::<f64>() / per_link.len().max(1) as f64,
+                per_link.len()
+            )
+        })
+        .collect();
+    format!(
+        "Fig. 5.6 (binary trees, the loss at each link in turn), the mean latency over every \
+         recovery (the claims' measure) against the mean of per-link means (the former one): \
+         {}. The per-link mean gives a link near the leaves, whose loss one or two receivers \
+         recover, the weight of a link near the root, whose loss half the tree recovers.",
+        cells.join("; ")
+    )
+}
+
+/// The routes of the random graphs: the share of receivers with more than one fewest-hop
+/// path to the source (where hop routes rest on their tie rule), and, placement by placement,
+/// the share whose route differs between the study's routes and least-delay routes
+/// (`RandomDelay`, same placements).
+fn routes(m: &mut Measures, pls: &[Placement], fam_pls: &BTreeMap<Family, Vec<usize>>) {
+    for (r, tag) in [(100, "rand"), (20, "rand_r20")] {
+        let Some(main) = fam_pls.get(&Family::Random(r)) else {
+            continue;
+        };
+        let frac = |k: usize, pl: &Placement| k as f64 / pl.receivers.len().max(1) as f64;
+        let ties: Vec<f64> = main
+            .iter()
+            .map(|&i| frac(plan::fewest_hop_ties(&pls[i]), &pls[i]))
+            .collect();
+        if let Some(e) = Estimate::from_samples(&ties) {
+            m.scalar(format!("routes.{tag}.hop_ties"), "fraction", e);
+        }
+        if let Some(delay) = fam_pls.get(&Family::RandomDelay(r)) {
+            let differ: Vec<f64> = main
+                .iter()
+                .zip(delay)
+                .map(|(&a, &b)| {
+                    let (a, b) = (&pls[a], &pls[b]);
+                    let k = a
+                        .receivers
+                        .iter()
+                        .filter(|&&x| plan::route_links(a, x) != plan::route_links(b, x))
+                        .count();
+                    frac(k, a)
+                })
+                .collect();
+            if let Some(e) = Estimate::from_samples(&differ) {
+                m.scalar(format!("routes.{tag}.differ_from_delay"), "fraction", e);
+            }
+        }
+    }
+}
+
 impl Study for Lms {
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
-        let plan = Plan::for_ctx(ctx);
+        let mut plan = Plan::for_ctx(ctx);
+        // Seed 003's ns-2 routes by hop count unless link costs are set (setup.toml's
+        // `[[unstated]] hop_routes`); 0 routes by least delay.
+        plan.hop_routes = ctx.param("hop_routes", 1.0) >= 0.5;
         let exps = plan.exps();
         // Placements per family, built in parallel (the large graphs take a while).
         let mut fams: Vec<Family> = exps.iter().flat_map(|e| e.families.clone()).collect();
@@ -296,7 +431,7 @@ impl Study for Lms {
             let base = baselines
                 .get(&(j.pl, j.scheme, j.drops))
                 .map_or(0, |&bi| outs[bi].hops_control);
-            let Some(s) = sample(o, base) else {
+            let Some(s) = sample(o, j.pl, base) else {
                 no_drop += 1;
                 continue;
             };
@@ -334,7 +469,7 @@ impl Study for Lms {
                 runs_total += samples.len();
                 let refs: Vec<&Sample> = samples.iter().collect();
                 all.extend(refs.iter().copied());
-                for (name, est) in summarize(&refs) {
+                for (name, est) in summarize(&refs, !enumerable(e)) {
                     series
                         .entry(name)
                         .or_default()
@@ -346,7 +481,7 @@ impl Study for Lms {
                     m.series(format!("{}.{name}", e.key), *unit, x_label, pts);
                 }
             }
-            for (name, est) in summarize(&all) {
+            for (name, est) in summarize(&all, !enumerable(e)) {
                 let unit = METRICS
                     .iter()
                     .find(|(n, _)| *n == name)
@@ -361,6 +496,7 @@ impl Study for Lms {
             e.n = lms_state.len();
             m.scalar("lms.rand.state_spread", "entries", e);
         }
+        routes(&mut m, &pls, &fam_pls);
         derived::derived(&mut m);
         let plots = plots::plots(&m, ctx)?;
         let mut notes = vec![format!(
@@ -373,8 +509,9 @@ impl Study for Lms {
         if plan.quick {
             notes.push(format!(
                 "Quick mode: {} topologies × {} placements per family (the seed: 10 × 10), at \
-                 most {} loss sites per placement ({} for SRM), and beyond the seed only the \
-                 10,000-node transit–stub graph with 100 receivers and 4 loss sites.",
+                 most {} loss sites per placement ({} for SRM; every site of the binary \
+                 trees), and beyond the seed only the 10,000-node transit–stub graph with 100 \
+                 receivers and 4 loss sites.",
                 plan.topologies, plan.placements, plan.site_cap, plan.srm_site_cap
             ));
         } else if ctx.sweeps == Sweeps::Full {
@@ -392,6 +529,10 @@ impl Study for Lms {
             ));
         }
         notes.push(format!("{runs_total} lossy runs aggregated."));
+        notes.push(derived::routes_note(&m, plan.hop_routes));
+        if let Some(ei) = exps.iter().position(|e| e.key == "lms.bt.links") {
+            notes.push(bt_links_note(&per_exp[ei]));
+        }
         notes.extend(derived::observations(&m));
         Ok(StudyOutput {
             setup: setup::setup(&plan, jobs.len())?,

@@ -4,7 +4,7 @@ use super::sim::{self, LossSpec, Placement, RunShape, Scheme, DROP_K, SINGLE};
 use super::*;
 use rmcast_proto::{NodeId, Time};
 use rmcast_sim::topo::{self, TransitStub};
-use rmcast_sim::LinkConfig;
+use rmcast_sim::{LinkConfig, RoutingMetric};
 
 /// Which links lose the packet, for one experiment.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +54,10 @@ pub(super) enum Family {
     Ts(usize),
     /// Large transit–stub graph (nodes, receivers), beyond the seed.
     TsLarge(usize, usize),
+    /// The placements of `Random(R)` (same graphs, same source and receivers, same run
+    /// seeds) routed by least delay whatever `hop_routes` says: the named variant beside the
+    /// study's routes, for the measures seed 003's ns-2 default of fewest-hop routes moves.
+    RandomDelay(usize),
 }
 
 /// One experiment: a scheme, a family, where the loss is, and the measure prefix.
@@ -92,6 +96,10 @@ crate::plan! {
         pub(super) heights: Vec<u32> = quick HEIGHTS.to_vec(), full HEIGHTS.to_vec();
         /// Loss sites per placement for "each receiver" / "each link" (MAX: all).
         pub(super) site_cap: usize = quick 16, full usize::MAX;
+        /// Loss sites per binary tree: all of them in both modes (LMS on a tree is a
+        /// function of the loss site, so every site run makes the tree's measures exact; a
+        /// sample of 16 left Fig. 5.5–5.7's trends and means to the sample).
+        pub(super) tree_site_cap: usize = quick usize::MAX, full usize::MAX;
         pub(super) srm_site_cap: usize = quick 8, full usize::MAX;
         /// Loss sites per placement of the beyond-the-seed experiments on the seed's graphs
         /// (static against adaptive repliers with 5 drops): sampled in full mode (1,600 runs
@@ -107,6 +115,13 @@ crate::plan! {
             extended vec![(10_000, 100), (10_000, 1000), (100_000, 100), (100_000, 1000)];
         pub(super) large_sites: usize = quick 4, full 20;
         pub(super) srm_large_max_receivers: usize = quick 100, full 1000;
+        /// Route by fewest hops (seed 003's simulator, ns-2, routes unicast by hop count
+        /// unless a script sets link costs; its multicast trees follow those routes), ties by
+        /// least delay, then the lowest-numbered parent; `false`: by least delay. Set from the
+        /// unstated parameter `hop_routes` ([`RunCtx::param`], default 1).
+        pub(super) hop_routes: bool = quick true, full true;
+        /// Loss sites per placement of the delay-route variant (`*_delay.rand`).
+        pub(super) variant_site_cap: usize = quick 4, full 8;
     }
     runs: placements;
 }
@@ -145,7 +160,8 @@ impl Plan {
         // LMS, binary trees (Fig. 5.4–5.7).
         for loss in three.clone() {
             let key = format!("lms.bt.{}", loss.key());
-            v.push(e(&key, Scheme::Lms, trees.clone(), loss, c, XOf::Height));
+            let tc = self.tree_site_cap;
+            v.push(e(&key, Scheme::Lms, trees.clone(), loss, tc, XOf::Height));
         }
         // The experiments on one graph family (`OneFamily`).
         let classes = ["transit-transit", "transit-stub", "stub-stub"].map(LossAt::Class);
@@ -227,6 +243,38 @@ impl Plan {
             ("srm.rand_r100", srm_topo, r100, &three, srm100_c, 1),
             ("srm_sessions.rand_r100", srm, r100, &[Links], srm100_c, 1),
         ];
+        // The named variant on least-delay routes (same placements and run seeds as the
+        // random-graph experiments above, sampled sites): the measures the routing metric
+        // moves most, reported beside the claims' measures, never as their basis.
+        let vc = self.variant_site_cap;
+        let delay_variant: [OneFamily; 3] = [
+            (
+                "lms_delay.rand",
+                lms,
+                Family::RandomDelay(100),
+                &[Receivers, Links],
+                vc,
+                1,
+            ),
+            (
+                "pgm_delay.rand",
+                pgm,
+                Family::RandomDelay(100),
+                &[Source],
+                vc,
+                1,
+            ),
+            (
+                "srm_delay.rand",
+                srm,
+                Family::RandomDelay(20),
+                &[Receivers, Links],
+                vc,
+                1,
+            ),
+        ];
+        let on_one_family: Vec<OneFamily> =
+            on_one_family.into_iter().chain(delay_variant).collect();
         for (prefix, scheme, fam, sites, cap, drops) in on_one_family {
             for loss in sites {
                 let key = format!("{prefix}.{}", loss.key());
@@ -285,17 +333,28 @@ impl Plan {
 
 /// Build every placement a family needs.
 pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, String> {
+    let metric = match fam {
+        Family::RandomDelay(_) => RoutingMetric::Delay,
+        _ if plan.hop_routes => RoutingMetric::Hops,
+        _ => RoutingMetric::Delay,
+    };
     let mut out = Vec::new();
     match fam {
         Family::Tree(h) => {
-            let t = tree_topology(h)?;
+            let mut t = tree_topology(h)?;
+            t.net.set_routing(metric);
             out.push(Placement::new(t.net, t.source, t.receivers, h as usize, 0)?);
         }
-        Family::Random(_) | Family::RandomFast(_) | Family::RandomLongHost(_) | Family::Ts(_) => {
+        Family::Random(_)
+        | Family::RandomFast(_)
+        | Family::RandomLongHost(_)
+        | Family::RandomDelay(_)
+        | Family::Ts(_) => {
             for t in 0..plan.topologies {
                 let base = base_topology(fam, t)?;
                 for p in 0..plan.placements {
-                    let (tp, pseed) = attach_placement(fam, &base, t, p)?;
+                    let (mut tp, pseed) = attach_placement(fam, &base, t, p)?;
+                    tp.net.set_routing(metric);
                     out.push(Placement::new(tp.net, tp.source, tp.receivers, t, pseed)?);
                 }
             }
@@ -307,6 +366,7 @@ pub(super) fn placements(plan: &Plan, fam: Family) -> Result<Vec<Placement>, Str
             let mut tp = topo::transit_stub(&ts, &plane(), tseed).map_err(|e| e.to_string())?;
             let pseed = mix64(tseed ^ ((r as u64) << 40));
             attach_random(&mut tp, r, &host, pseed)?;
+            tp.net.set_routing(metric);
             out.push(Placement::new(tp.net, tp.source, tp.receivers, 0, pseed)?);
         }
     }
@@ -345,7 +405,7 @@ pub fn transit_stub_placement(
 fn base_topology(fam: Family, t: usize) -> Result<topo::Topology, String> {
     let tseed = TOPO_SEED_BASE + t as u64;
     match fam {
-        Family::Random(_) | Family::RandomLongHost(_) => {
+        Family::Random(_) | Family::RandomLongHost(_) | Family::RandomDelay(_) => {
             topo::flat_random(RANDOM_NODES, RANDOM_P, &plane(), tseed)
         }
         Family::RandomFast(_) => {
@@ -369,7 +429,11 @@ fn attach_placement(
     p: usize,
 ) -> Result<(topo::Topology, u64), String> {
     let r = match fam {
-        Family::Random(r) | Family::RandomFast(r) | Family::RandomLongHost(r) | Family::Ts(r) => r,
+        Family::Random(r)
+        | Family::RandomFast(r)
+        | Family::RandomLongHost(r)
+        | Family::RandomDelay(r)
+        | Family::Ts(r) => r,
         Family::Tree(_) | Family::TsLarge(..) => return Err(format!("{fam:?}: no placements")),
     };
     let host = match fam {
@@ -518,4 +582,52 @@ pub(super) fn scheme_seed(s: Scheme) -> u64 {
         Scheme::Pgm => 2,
         Scheme::Srm { adaptive, topo } => 3 + u64::from(adaptive) * 2 + u64::from(topo) * 4,
     }
+}
+
+/// How many of `pl`'s receivers have more than one fewest-hop path to the source: the
+/// receivers whose route a hop-count metric leaves to its tie rule (breadth-first search over
+/// the links, counting shortest paths).
+pub(super) fn fewest_hop_ties(pl: &Placement) -> usize {
+    let n = pl.net.node_count();
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..pl.net.link_count() {
+        if let Some((a, b, _)) = pl.net.link(i) {
+            adj[a.0 as usize].push(b.0 as usize);
+            adj[b.0 as usize].push(a.0 as usize);
+        }
+    }
+    let (mut hops, mut paths) = (vec![u32::MAX; n], vec![0u64; n]);
+    let s = pl.source.0 as usize;
+    hops[s] = 0;
+    paths[s] = 1;
+    let mut queue = std::collections::VecDeque::from([s]);
+    while let Some(u) = queue.pop_front() {
+        for &v in &adj[u] {
+            if hops[v] == u32::MAX {
+                hops[v] = hops[u] + 1;
+                queue.push_back(v);
+            }
+            if hops[v] == hops[u] + 1 {
+                paths[v] = paths[v].saturating_add(paths[u]);
+            }
+        }
+    }
+    pl.receivers
+        .iter()
+        .filter(|r| paths.get(r.0 as usize).is_some_and(|&p| p > 1))
+        .count()
+}
+
+/// The links of receiver `r`'s route to the source on `pl`'s tree, from `r` up.
+pub(super) fn route_links(pl: &Placement, r: NodeId) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut x = r;
+    while let Some(Some(rmcast_sim::registry::TreeNode {
+        up: Some((p, l)), ..
+    })) = pl.tree.get(x.0 as usize)
+    {
+        v.push(*l);
+        x = *p;
+    }
+    v
 }

@@ -62,6 +62,17 @@ pub(super) fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
                 plan.srm_large_max_receivers.to_string()
             ),
             ("srm_large", format!("{srm_large:?}")),
+            (
+                "routing",
+                if plan.hop_routes {
+                    "fewest hops (`hop_routes` = 1), ties by least delay, then the \
+                     lowest-numbered parent node"
+                } else {
+                    "least delay (`hop_routes` = 0)"
+                }
+                .to_string()
+            ),
+            ("variant_site_cap", plan.variant_site_cap.to_string()),
         ]
     )
 }

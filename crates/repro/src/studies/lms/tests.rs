@@ -122,7 +122,7 @@ fn lms_source_loss_on_a_tree_recovers_in_about_one_rtt_without_exposure() {
     assert_eq!(o.dups_unneeded, 0);
     // One replier entry per router of the tree (7 routers).
     assert_eq!(o.router_state, 7);
-    let s = sample(&o, 0).unwrap();
+    let s = sample(&o, 0, 0).unwrap();
     assert_eq!(s.exposure, 0.0);
 }
 
@@ -147,7 +147,7 @@ fn pgm_receiver_loss_costs_one_rdata_and_state_on_the_nak_path() {
     // Latency: a NAK up and an RDATA down the same path, about one RTT.
     assert!((0.9..1.1).contains(&o.lat[0]), "{}", o.lat[0]);
     // Packets on the wire: NAK and NCF hops plus 4 RDATA hops, all above the baseline.
-    let s = sample(&o, base.hops_control).unwrap();
+    let s = sample(&o, 0, base.hops_control).unwrap();
     assert!(s.wire >= 8.0, "{}", s.wire);
 }
 
@@ -250,6 +250,15 @@ fn scenario_files_run_and_match_the_study() {
     let load = |n: &str| Scenario::load(&dir.join(n)).unwrap();
     let bt = load("binary-trees.toml");
     let plan = Plan::new(Sweeps::Full);
+    // Routes: by hop count, as the study's default (`hop_routes` = 1).
+    assert!(plan.hop_routes);
+    for name in ["binary-trees.toml", "random.toml", "transit-stub.toml"] {
+        assert_eq!(
+            load(name).doc["topology"]["routing"].as_str(),
+            Some("hops"),
+            "{name}"
+        );
+    }
     let heights: Vec<i64> = plan.heights.iter().map(|&h| h as i64).collect();
     assert_eq!(ints(&bt, "topology.height"), heights);
     assert_eq!(num(&bt, "topology", "delay_ms"), ms(TREE_DELAY));
@@ -331,4 +340,79 @@ fn lms_runs_on_a_tree_are_a_function_of_the_loss_site_alone() {
         assert_eq!(a.lat, b.lat);
         assert_eq!(a.drops, 1);
     }
+}
+
+#[test]
+fn hop_routes_follow_fewest_hops_and_the_delay_variant_keeps_the_placement() {
+    // The study's random graphs on fewest-hop routes (`hop_routes`, the default) and their
+    // least-delay variant: the same source, receivers and seeds; every receiver's route has
+    // the fewest hops under the first, the least delay under the second, and with ties on a
+    // 100-node graph of edge probability 0.1 some routes differ.
+    let plan = Plan::new(Sweeps::Quick);
+    let hop = placements(&plan, Family::Random(20)).unwrap();
+    let delay = placements(&plan, Family::RandomDelay(20)).unwrap();
+    assert_eq!(hop.len(), delay.len());
+    let mut differ = 0;
+    for (a, b) in hop.iter().zip(&delay) {
+        assert_eq!(
+            (a.source, &a.receivers, a.seed),
+            (b.source, &b.receivers, b.seed)
+        );
+        assert_eq!(a.net.routing(), rmcast_sim::RoutingMetric::Hops);
+        assert_eq!(b.net.routing(), rmcast_sim::RoutingMetric::Delay);
+        for &r in &a.receivers {
+            let (ra, rb) = (plan::route_links(a, r), plan::route_links(b, r));
+            assert!(ra.len() <= rb.len(), "fewer hops on hop routes");
+            // Least delay on delay routes: never a longer propagation delay than the hop
+            // route's (the RTT also counts per-hop transmission times).
+            let d = |p: &Placement| p.tree[r.0 as usize].map(|t| t.dist_ns).unwrap();
+            assert!(d(b) <= d(a));
+            differ += usize::from(ra != rb);
+        }
+        assert!(plan::fewest_hop_ties(a) <= a.receivers.len());
+    }
+    assert!(differ > 0);
+    let ties: usize = hop.iter().map(plan::fewest_hop_ties).sum();
+    assert!(ties > 0);
+}
+
+#[test]
+fn pooled_latency_weighs_every_recovery_and_its_units_are_placements() {
+    let s = |pl: usize, lat: &[f64]| Sample {
+        pl,
+        lat_sum: lat.iter().sum(),
+        lat_n: lat.len(),
+        lat_min: None,
+        lat_max: None,
+        exposure: 0.0,
+        dup_all: 0.0,
+        requests: 0.0,
+        repairs: 0.0,
+        retx: 0.0,
+        wire: 0.0,
+        state: 0.0,
+        unrecovered: 0.0,
+    };
+    // One run with three recoveries at 1.0, one with a single recovery at 0.2: the pooled
+    // mean is 3.2 / 4 = 0.8 (the mean of per-run means would be 0.6).
+    let (a, b) = (s(0, &[1.0, 1.0, 1.0]), s(0, &[0.2]));
+    let e = pooled_latency(&[&a, &b], false).unwrap();
+    assert!((e.mean - 0.8).abs() < 1e-12);
+    assert_eq!(e.n, 2);
+    // Units: two placements of two runs each; the interval is over the 2 placements.
+    let (c, d) = (s(1, &[0.5]), s(1, &[0.5, 0.5]));
+    let e = pooled_latency(&[&a, &b, &c, &d], true).unwrap();
+    assert_eq!(e.n, 2);
+    assert!((e.mean - (3.2 + 1.5) / 7.0).abs() < 1e-12);
+    // R = 4.7 / 7; units (y, m) = (3.2, 4), (1.5, 3); m̄ = 3.5.
+    let r = 4.7 / 7.0;
+    let sd = (((3.2 - r * 4.0_f64).powi(2) + (1.5 - r * 3.0_f64).powi(2)) / 1.0).sqrt() / 3.5;
+    assert!((e.sd - sd).abs() < 1e-12);
+    let half = crate::stats::t975(1) * sd / 2f64.sqrt();
+    assert!((e.ci_hi - e.mean - half).abs() < 1e-12);
+    // summarize takes runs as units when every sample comes from one placement.
+    let m = summarize(&[&a, &b], true);
+    assert_eq!(m["lat_mean"].n, 2);
+    // No recovery: no latency.
+    assert!(pooled_latency(&[&s(0, &[])], true).is_none());
 }
