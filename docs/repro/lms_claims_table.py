@@ -15,7 +15,7 @@ def main():
     every = "--all" in sys.argv[1:]
     runs = []
     for a in args:
-        name, path = a.split("=", 1)
+        name, path = a.rsplit("=", 1)
         with open(path, encoding="utf-8") as f:
             runs.append((name, {c["id"]: c for c in json.load(f)}))
     ids = list(runs[0][1])
