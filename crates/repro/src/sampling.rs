@@ -128,6 +128,7 @@ pub struct Rounds {
     pub cap: u32,
     hot: Vec<Vec<Undecided>>,
     cache: Mutex<HashMap<RunKey, Arc<dyn Any + Send + Sync>>>,
+    keyed: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
     last: Mutex<Vec<Call>>,
 }
 
@@ -140,6 +141,7 @@ impl Rounds {
             cap: 1 << (31 - cap.leading_zeros()),
             hot: Vec::new(),
             cache: Mutex::new(HashMap::new()),
+            keyed: Mutex::new(HashMap::new()),
             last: Mutex::new(Vec::new()),
         }
     }
@@ -236,6 +238,19 @@ impl Rounds {
     pub(crate) fn cached<R: Clone + 'static>(&self, key: RunKey) -> Option<R> {
         let cache = self.cache.lock().ok()?;
         cache.get(&key)?.downcast_ref::<R>().cloned()
+    }
+
+    /// A result kept under a study's own key in an earlier round.
+    pub(crate) fn cached_by_key<R: Clone + 'static>(&self, key: &str) -> Option<R> {
+        let cache = self.keyed.lock().ok()?;
+        cache.get(key)?.downcast_ref::<R>().cloned()
+    }
+
+    /// Keep a result under a study's own key for later rounds.
+    pub(crate) fn keep_by_key<R: Clone + Send + Sync + 'static>(&self, key: String, r: &R) {
+        if let Ok(mut cache) = self.keyed.lock() {
+            cache.insert(key, Arc::new(r.clone()));
+        }
     }
 
     /// Keep a run for later rounds.

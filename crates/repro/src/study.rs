@@ -321,6 +321,57 @@ impl<'a> RunCtx<'a> {
         self.sample_sized(points, runs, feeds, |_| 0, run)
     }
 
+    /// How many runs each point gets in this round (`runs` times the runs factor, doubled
+    /// per earlier round whose undecided claims its `feeds` reach, up to the cap), for a study
+    /// whose runs are not independent calls (a run that builds a placement and many
+    /// simulations on it): it makes its runs itself, usually through
+    /// [`RunCtx::cached_try_map`] so that later rounds do not repeat them.
+    pub fn plan_runs<P>(
+        &self,
+        points: &[P],
+        runs: u64,
+        feeds: impl Fn(&P) -> Vec<Feed>,
+    ) -> Vec<u64> {
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let base = runs.saturating_mul(u64::from(self.runs_factor));
+        match self.rounds {
+            Some(r) => r.plan(call, points.iter().map(feeds).collect(), base),
+            None => vec![base; points.len()],
+        }
+    }
+
+    /// [`RunCtx::try_map`] whose results are kept between rounds of sequential sampling
+    /// under the study's own `key` for each item (a key must name what the item computes,
+    /// whatever round builds it); items whose key an earlier round computed are not run
+    /// again.
+    pub fn cached_try_map<T, R, K, F>(
+        &self,
+        items: &[T],
+        key: K,
+        f: F,
+    ) -> Result<Vec<R>, StudyError>
+    where
+        T: Sync,
+        R: Clone + Send + Sync + 'static,
+        K: Fn(&T) -> String,
+        F: Fn(&T) -> Result<R, String> + Sync + Send,
+    {
+        let keys: Vec<String> = items.iter().map(key).collect();
+        let mut out: Vec<Option<R>> = keys
+            .iter()
+            .map(|k| self.rounds.and_then(|r| r.cached_by_key::<R>(k)))
+            .collect();
+        let todo: Vec<usize> = (0..items.len()).filter(|&i| out[i].is_none()).collect();
+        let made = self.try_map(&todo, |&i| f(&items[i]))?;
+        for (i, r) in todo.into_iter().zip(made) {
+            if let Some(rounds) = self.rounds {
+                rounds.keep_by_key(keys[i].clone(), &r);
+            }
+            out[i] = Some(r);
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
     /// [`RunCtx::sample`] that starts the runs of the largest points (by `size`) first, so
     /// the pool is not left waiting on one long tail; the results are in the same order.
     pub fn sample_sized<P, R, G, Z, F>(

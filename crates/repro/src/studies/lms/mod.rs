@@ -29,6 +29,7 @@ mod tests;
 pub use plan::{large_ts, random_placement, run_seed, transit_stub_placement, tree_topology};
 pub use sim::{build, drops, recovery_times, simulate, LossSpec, Placement, RunShape, Scheme};
 
+use crate::sampling::Feed;
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput, Sweeps};
 use crate::Measures;
@@ -38,6 +39,7 @@ use rmcast_proto::rng::mix64;
 use rmcast_sim::topo::PlaneParams;
 use sim::RunOut;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The seed 003 study.
 pub struct Lms;
@@ -312,7 +314,7 @@ fn bt_links_note(by_x: &BTreeMap<u64, Vec<Sample>>) -> String {
 /// path to the source (where hop routes rest on their tie rule), and, placement by placement,
 /// the share whose route differs between the study's routes and least-delay routes
 /// (`RandomDelay`, same placements).
-fn routes(m: &mut Measures, pls: &[Placement], fam_pls: &BTreeMap<Family, Vec<usize>>) {
+fn routes(m: &mut Measures, pls: &[Arc<Placement>], fam_pls: &BTreeMap<Family, Vec<usize>>) {
     for (r, tag) in [(100, "rand"), (20, "rand_r20")] {
         let Some(main) = fam_pls.get(&Family::Random(r)) else {
             continue;
@@ -357,14 +359,70 @@ impl Study for Lms {
         let mut fams: Vec<Family> = exps.iter().flat_map(|e| e.families.clone()).collect();
         fams.sort();
         fams.dedup();
-        let built: Vec<Result<Vec<Placement>, String>> = ctx.map(&fams, |&f| placements(&plan, f));
-        let mut pls: Vec<Placement> = Vec::new();
+        // The random and transit-stub families: `plan.placements` per topology (the mode's),
+        // more where a claim on one of their experiments is undecided (sequential sampling;
+        // a placement and its runs are the independent unit). The trees and the large graph
+        // have one placement each.
+        let points: Vec<(Family, usize)> = fams
+            .iter()
+            .filter(|f| plan::sampled(**f))
+            .flat_map(|&f| (0..plan.topologies).map(move |t| (f, t)))
+            .collect();
+        let counts = ctx.plan_runs(
+            &points,
+            Plan::new(ctx.sweeps).placements as u64,
+            |&(f, t)| {
+                exps.iter()
+                    .filter(|e| e.families.contains(&f))
+                    .map(|e| {
+                        let x = match e.x {
+                            XOf::TopoIndex | XOf::Height => t as f64,
+                            XOf::Receivers => f.receivers() as f64,
+                        };
+                        Feed::at(format!("{}.*", e.key), x)
+                    })
+                    .collect()
+            },
+        );
+        // Built in parallel (the large graphs take a while), each kept between rounds.
+        let mut units: Vec<(Family, usize, usize)> = fams
+            .iter()
+            .filter(|f| !plan::sampled(**f))
+            .map(|&f| (f, 0, 1))
+            .collect();
+        units.extend(
+            points
+                .iter()
+                .zip(&counts)
+                .map(|(&(f, t), &n)| (f, t, n as usize)),
+        );
+        let built: Vec<Vec<Arc<Placement>>> = ctx.cached_try_map(
+            &units,
+            |(f, t, n)| format!("placements {f:?} {t} 0..{n}"),
+            |&(f, t, n)| {
+                let ps = if plan::sampled(f) {
+                    plan::placements_at(&plan, f, t, 0..n)
+                } else {
+                    placements(&plan, f)
+                };
+                ps.map(|v| v.into_iter().map(Arc::new).collect())
+                    .map_err(|e| format!("{f:?}: {e}"))
+            },
+        )?;
+        let mut pls: Vec<Arc<Placement>> = Vec::new();
+        // What each placement is, for the runs' cache keys: (family, topology, index).
+        let mut pl_ids: Vec<String> = Vec::new();
         let mut fam_pls: BTreeMap<Family, Vec<usize>> = BTreeMap::new();
-        for (f, b) in fams.iter().zip(built) {
-            for p in b.map_err(|e| StudyError::Run(format!("{f:?}: {e}")))? {
-                fam_pls.entry(*f).or_default().push(pls.len());
-                pls.push(p);
+        for (&(f, t, _), b) in units.iter().zip(built) {
+            for (p, pl) in b.into_iter().enumerate() {
+                fam_pls.entry(f).or_default().push(pls.len());
+                pl_ids.push(format!("{f:?} {t} {p}"));
+                pls.push(pl);
             }
+        }
+        // Families in their own order (the trees and the large graph came first above).
+        for v in fam_pls.values_mut() {
+            v.sort_by_key(|&i| (pls[i].topo_index, i));
         }
         // Jobs: every (experiment, placement, site), plus one loss-free baseline per
         // (placement, scheme, shape) for the control traffic that is not recovery.
@@ -403,16 +461,27 @@ impl Study for Lms {
                 }
             }
         }
-        let outs: Vec<RunOut> = ctx.try_map(&jobs, |j| {
-            let pl = &pls[j.pl];
-            sim::run(
-                pl,
-                j.scheme,
-                &j.loss,
-                shape(j.drops),
-                run_seed(pl, j.scheme),
-            )
-        })?;
+        // A run is named by its placement, scheme, loss sites and shape, so a later round of
+        // sequential sampling (more placements) does not run it again.
+        let outs: Vec<RunOut> = ctx.cached_try_map(
+            &jobs,
+            |j| {
+                format!(
+                    "run {} {:?} {:?} {} {:?}",
+                    pl_ids[j.pl], j.scheme, j.loss, j.drops, j.exp
+                )
+            },
+            |j| {
+                let pl = &pls[j.pl];
+                sim::run(
+                    pl,
+                    j.scheme,
+                    &j.loss,
+                    shape(j.drops),
+                    run_seed(pl, j.scheme),
+                )
+            },
+        )?;
 
         // Aggregate per experiment and x.
         let mut m = Measures::new();
@@ -516,8 +585,9 @@ impl Study for Lms {
             ));
         } else if ctx.sweeps == Sweeps::Full {
             notes.push(format!(
-                "Full mode: {} topologies × {} placements per family (the seed: 10 × 10; more \
-                 placements of the same kind narrow the intervals); the beyond-the-seed \
+                "Full mode: {} topologies × {} placements per family (the seed: 10 × 10), \
+                 more placements where a claim was undecided (see the sequential-sampling \
+                 note); the beyond-the-seed \
                  experiments on the seed's graphs sample at most {} loss sites per placement \
                  ({} for SRM with 100 receivers), and the large transit–stub graphs stop at {} \
                  nodes; `--extended` runs every site and the 100,000-node graphs.",
