@@ -879,7 +879,7 @@ pub fn run_study_opts(
                     .iter()
                     .map(|s| evaluate(s, &out.measures))
                     .collect();
-                let hot = crate::sampling::undecided(&report.claims);
+                let hot = crate::sampling::undecided(&report.claims, rounds.reach());
                 if !hot.is_empty() && rounds.next_round(hot) {
                     continue;
                 }
