@@ -187,8 +187,8 @@ pub fn explore(
     })
 }
 
-/// `t = 95000, limit = 20`.
-fn point_text(axes: &[Axis], values: &[f64]) -> String {
+/// `t = 95000, limit = 20`: a grid point's values, named by their axes.
+pub fn point_text(axes: &[Axis], values: &[f64]) -> String {
     axes.iter()
         .zip(values)
         .map(|(a, v)| format!("{} = {}", a.name, fmt_num(*v)))

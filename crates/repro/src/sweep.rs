@@ -62,25 +62,6 @@ impl<S> Sweep<S> {
         Self::default()
     }
 
-    /// A sweep of `families` in order, family `i` numbered `i`: `runs(f)` gives a family's
-    /// points and runs per point, `make(f, x, seed)` builds a run, its seed from the point
-    /// ([`point_seed`] of `i ^ salt`, `x` and the run's number).
-    pub fn of_families<F>(
-        families: &[F],
-        salt: u64,
-        runs: impl Fn(&F) -> (&[f64], u64),
-        make: impl Fn(&F, f64, u64) -> S,
-    ) -> Self {
-        let mut sweep = Sweep::new();
-        for (i, f) in families.iter().enumerate() {
-            let (xs, seeds) = runs(f);
-            sweep.family(i, xs, seeds, |x, k| {
-                make(f, x, point_seed(i as u64 ^ salt, x, k))
-            });
-        }
-        sweep
-    }
-
     /// Add `seeds` runs at each of `xs` for family `family`; `make(x, k)` builds run `k` at `x`.
     pub fn family(
         &mut self,

@@ -4,7 +4,7 @@
 
 use crate::progress::{Board, Progress as Shown};
 use anyhow::Context as _;
-use rmcast_repro::explore::{explore, Axis, GridPoint};
+use rmcast_repro::explore::{explore, point_text, Axis, GridPoint};
 use rmcast_repro::{
     report::Report, run_studies, select, with_jobs, Gate, Pins, Progress, RunOptions, Sweeps,
     STUDIES,
@@ -283,16 +283,10 @@ fn run_explore(
             return;
         }
         let (passed, all) = p.validation_passed();
-        let values: Vec<String> = args
-            .explore
-            .iter()
-            .zip(&p.values)
-            .map(|(a, v)| format!("{} = {}", a.name, rmcast_repro::claim::fmt_num(*v)))
-            .collect();
         board.suspend(|| {
             println!(
                 "[{i}/{n}] {}: {passed} of {all} validation claims passed ({:.1} %)",
-                values.join(", "),
+                point_text(&args.explore, &p.values),
                 if all == 0 {
                     0.0
                 } else {
@@ -336,12 +330,7 @@ fn run_explore(
             let (passed, all) = b.validation_passed();
             println!(
                 "best: {passed} of {all} validation claims at {}",
-                args.explore
-                    .iter()
-                    .zip(&b.values)
-                    .map(|(a, v)| format!("{} = {}", a.name, rmcast_repro::claim::fmt_num(*v)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                point_text(&args.explore, &b.values)
             );
         }
         println!(

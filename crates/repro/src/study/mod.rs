@@ -332,12 +332,23 @@ impl<'a> RunCtx<'a> {
         runs: u64,
         feeds: impl Fn(&P) -> Vec<Feed>,
     ) -> Vec<u64> {
+        self.plan_call(points, runs, feeds).1
+    }
+
+    /// The next call's number (the first part of its runs' cache keys) and its points' runs.
+    fn plan_call<P>(
+        &self,
+        points: &[P],
+        runs: u64,
+        feeds: impl Fn(&P) -> Vec<Feed>,
+    ) -> (usize, Vec<u64>) {
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let base = runs.saturating_mul(u64::from(self.runs_factor));
-        match self.rounds {
+        let counts = match self.rounds {
             Some(r) => r.plan(call, points.iter().map(feeds).collect(), base),
             None => vec![base; points.len()],
-        }
+        };
+        (call, counts)
     }
 
     /// [`RunCtx::try_map`] whose results are kept between rounds of sequential sampling
@@ -389,12 +400,7 @@ impl<'a> RunCtx<'a> {
         Z: Fn(&P) -> u64,
         F: Fn(&P, u64) -> Result<R, String> + Sync + Send,
     {
-        let call = self.calls.fetch_add(1, Ordering::Relaxed);
-        let base = runs.saturating_mul(u64::from(self.runs_factor));
-        let counts: Vec<u64> = match self.rounds {
-            Some(r) => r.plan(call, points.iter().map(&feeds).collect(), base),
-            None => vec![base; points.len()],
-        };
+        let (call, counts) = self.plan_call(points, runs, feeds);
         let mut out: Vec<Vec<Option<R>>> = counts
             .iter()
             .map(|&n| (0..n).map(|_| None).collect())
@@ -515,31 +521,6 @@ impl<'a> RunCtx<'a> {
             .into_iter()
             .collect::<Result<_, _>>()
             .map_err(StudyError::Run)
-    }
-
-    /// [`RunCtx::try_map`] that starts the largest items (by `size`) first, so the pool is not
-    /// left waiting on one long tail; the results are still in the items' order.
-    pub fn try_map_largest_first<T, R, K, F>(
-        &self,
-        items: &[T],
-        size: impl Fn(&T) -> K,
-        f: F,
-    ) -> Result<Vec<R>, StudyError>
-    where
-        T: Sync,
-        R: Send,
-        K: Ord,
-        F: Fn(&T) -> Result<R, String> + Sync + Send,
-    {
-        let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by_key(|&j| core::cmp::Reverse(size(&items[j])));
-        let ordered: Vec<&T> = order.iter().filter_map(|&j| items.get(j)).collect();
-        let done = self.try_map(&ordered, |it| f(it))?;
-        let mut results: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
-        for (&j, r) in order.iter().zip(done) {
-            results[j] = Some(r);
-        }
-        Ok(results.into_iter().flatten().collect())
     }
 
     /// Where the study reports progress.
