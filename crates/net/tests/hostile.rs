@@ -1,9 +1,10 @@
-//! An adversary on the LAN: a live sender and receivers on the loopback interface, and a
+//! An adversary on the LAN: a live sender and receivers, each on a namespace host of its own
+//! on one bridge when run as root (else on the loopback interface; see `peer/mod.rs`), and a
 //! hostile peer that sends well-formed but malicious session packets (forged ANNOUNCEs with
 //! bad parameters, wrong session ids, forged JOIN/REPORT/END under stolen node ids). In every
 //! case the transfer completes byte-exact, no endpoint ends early, nothing is written outside
 //! the receiver's directory and the sender's summary is true; the hostile packets are counted
-//! as rejected. Loopback multicast needs no root, so nothing here is skipped.
+//! as rejected. Nothing here is skipped: without root the parties share loopback.
 //! `RMCAST_ADVERSARY_RUNS=N` runs the attacks issue 64 lists (stolen-id JOIN, REPORT and END
 //! from the peer's port, a NAK flood) N times each. The peer's toolkit
 //! is `peer/mod.rs`; the attacks of issue 64 are in `adversary.rs`.
@@ -276,6 +277,7 @@ fn a_forged_end_with_the_senders_node_id_does_not_end_receivers_once() {
     let src_dir = tempfile::tempdir().unwrap();
     let src = src_dir.path().join("payload.bin");
     let data = payload(&src, 4_000_000, 3);
+    enter(SENDER);
     let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver).unwrap();
     let sent = adversary.join().unwrap().stop();
     assert!(sent > 10, "{sent} forged ENDs");

@@ -1,10 +1,15 @@
 //! The hostile peer's toolkit, shared by the adversary suites (`hostile.rs`, `adversary.rs`):
-//! live senders and receivers on the loopback interface, a peer that sniffs the group and
-//! sends from its own socket (it does not spoof addresses), and the checks of a transfer's
-//! outcome. Loopback multicast needs no root.
+//! live senders and receivers, a peer that sniffs the group and sends from its own socket (it
+//! does not spoof addresses), and the checks of a transfer's outcome.
+//!
+//! Where they run: run as root (as CI runs them), every party is a host of its own on one
+//! bridge, each in its own network namespace (`rmcast_net::netns::Segment`): the sender, the
+//! peer, and four receiver hosts taken in turn. Without root they fall back to the loopback
+//! interface, and say so on stderr once.
 #![allow(dead_code)]
 
 use rmcast_net::endpoint::session_packet;
+use rmcast_net::netns::{self, Segment, IFACE};
 use rmcast_net::receiver::{self, Output, RecvConfig, RecvReport};
 use rmcast_net::secure::Keys;
 use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, SendReport, Source};
@@ -13,10 +18,88 @@ use rmcast_wire::session;
 use rmcast_wire::{Header, Message, Packet};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
+
+/// The bridge the suites' hosts share, or none (loopback).
+struct Lan {
+    seg: Mutex<Option<Segment>>,
+    next_receiver: AtomicUsize,
+}
+
+/// The sender's host.
+pub const SENDER: usize = 0;
+/// The hostile peer's host.
+pub const PEER: usize = 1;
+/// The first of the receivers' hosts.
+const RECEIVERS: usize = 2;
+/// How many receiver hosts there are (receivers take them in turn).
+const RECEIVER_HOSTS: usize = 4;
+
+static LAN: OnceLock<Lan> = OnceLock::new();
+
+/// Delete the namespaces when the test binary exits (a static is never dropped).
+extern "C" fn tear_down() {
+    if let Some(l) = LAN.get() {
+        if let Ok(mut seg) = l.seg.lock() {
+            seg.take();
+        }
+    }
+}
+
+fn lan() -> &'static Lan {
+    LAN.get_or_init(|| {
+        let seg = match netns::available() {
+            Ok(()) => {
+                let seg = Segment::create(RECEIVERS + RECEIVER_HOSTS)
+                    .expect("root, but the suite's namespaces could not be made");
+                // SAFETY: `tear_down` is an `extern "C" fn()` that only takes the segment out
+                // of its mutex and drops it (deleting the namespaces with `ip`).
+                unsafe {
+                    libc::atexit(tear_down);
+                }
+                Some(seg)
+            }
+            Err(why) => {
+                eprintln!("adversary suites: on the loopback interface ({why})");
+                None
+            }
+        };
+        Lan {
+            seg: Mutex::new(seg),
+            next_receiver: AtomicUsize::new(0),
+        }
+    })
+}
+
+/// Whether the parties run on namespace hosts (else on loopback).
+pub fn on_namespaces() -> bool {
+    lan().seg.lock().is_ok_and(|s| s.is_some())
+}
+
+/// The interface the parties use.
+pub fn iface() -> &'static str {
+    if on_namespaces() {
+        IFACE
+    } else {
+        "lo"
+    }
+}
+
+/// Move the calling thread onto host `h` (nothing on loopback). Sockets it makes afterwards
+/// live there, and so do threads it spawns.
+pub fn enter(h: usize) {
+    if let Some(seg) = lan().seg.lock().unwrap().as_ref() {
+        seg.enter(h).unwrap();
+    }
+}
+
+/// The next receiver host, in turn.
+fn receiver_host() -> usize {
+    RECEIVERS + lan().next_receiver.fetch_add(1, Ordering::Relaxed) % RECEIVER_HOSTS
+}
 
 pub fn group(port: u16) -> SocketAddr {
     format!("239.255.79.{}:{port}", port % 200 + 1)
@@ -30,19 +113,23 @@ pub fn payload(path: &Path, len: usize, seed: u64) -> Vec<u8> {
     data
 }
 
-/// A socket of the hostile peer on the loopback interface (its own port).
+/// A socket of the hostile peer on its host (its own port). The calling thread moves to the
+/// peer's host.
 pub fn hostile_socket(g: SocketAddr) -> UdpSocket {
+    enter(PEER);
     let mut o = SocketOpts::new(g);
-    o.interface = Some("lo".into());
+    o.interface = Some(iface().into());
     let s = unicast_socket(&o).unwrap();
     s.set_nonblocking(false).unwrap();
     s
 }
 
-/// A socket that listens on the group as a receiver would (to learn the session).
+/// A socket on the peer's host that listens on the group as a receiver would (to learn the
+/// session). The calling thread moves to the peer's host.
 pub fn sniffer(g: SocketAddr) -> UdpSocket {
+    enter(PEER);
     let mut o = SocketOpts::new(g);
-    o.interface = Some("lo".into());
+    o.interface = Some(iface().into());
     let s = group_socket(&o).unwrap();
     s.set_nonblocking(false).unwrap();
     s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
@@ -82,11 +169,15 @@ pub fn start_receivers(g: SocketAddr, ids: &[u32], tune: impl Fn(&mut RecvConfig
                     force: false,
                 },
             );
-            cfg.sock.interface = Some("lo".into());
+            cfg.sock.interface = Some(iface().into());
             cfg.wait = Some(Duration::from_secs(30));
             cfg.node_id = Some(id);
             tune(&mut cfg);
-            thread::spawn(move || receiver::receive(cfg, &mut receiver::NoObserver).unwrap())
+            let host = receiver_host();
+            thread::spawn(move || {
+                enter(host);
+                receiver::receive(cfg, &mut receiver::NoObserver).unwrap()
+            })
         })
         .collect();
     Receivers { handles, dir }
@@ -95,15 +186,17 @@ pub fn start_receivers(g: SocketAddr, ids: &[u32], tune: impl Fn(&mut RecvConfig
 /// The sender's configuration of a live run on `g` to `n` receivers.
 pub fn send_config(g: SocketAddr, n: usize) -> SendConfig {
     let mut cfg = SendConfig::new(g);
-    cfg.sock.interface = Some("lo".into());
+    cfg.sock.interface = Some(iface().into());
     cfg.expect = Expect::Count(n);
     cfg.join_wait = Duration::from_secs(30);
     cfg.rate_bps = 200_000_000;
     cfg
 }
 
-/// Send the file of `size` bytes (seed `seed`) with `cfg`: the sender's report and the data.
+/// Send the file of `size` bytes (seed `seed`) with `cfg` from the sender's host (the calling
+/// thread moves there): the sender's report and the data.
 pub fn send_file(cfg: SendConfig, size: usize, seed: u64) -> (SendReport, Vec<u8>) {
+    enter(SENDER);
     let src_dir = tempfile::tempdir().unwrap();
     let src = src_dir.path().join("payload.bin");
     let data = payload(&src, size, seed);
@@ -158,6 +251,15 @@ pub fn check(live: &Live) {
             .unwrap_or_else(|| panic!("receiver {:08x} missing: {:#?}", rep.node, live.send));
         assert_eq!(s.outcome, "completed");
         assert_eq!(s.bytes, live.data.len() as u64);
+        // On namespace hosts each receiver has the bridge address of its own host.
+        if on_namespaces() {
+            assert!(
+                s.addr.starts_with("10.93.") && !s.addr.starts_with("127."),
+                "receiver {:08x} at {}",
+                s.node,
+                s.addr
+            );
+        }
     }
     let mut top: Vec<String> = std::fs::read_dir(live.dir.path())
         .unwrap()
@@ -257,6 +359,7 @@ pub fn under_attack(
     let src_dir = tempfile::tempdir().unwrap();
     let src = src_dir.path().join("payload.bin");
     let data = payload(&src, size, seed);
+    enter(SENDER);
     let send = sender::send(cfg, Source::Files(vec![src]), &mut NoObserver);
     let rounds = adversary.join().unwrap().stop();
     let send = send.unwrap();
