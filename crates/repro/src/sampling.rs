@@ -84,44 +84,59 @@ pub const REACH_SLACK: u32 = 4;
 /// An undecided point: a measure's name and the x where its interval straddles.
 pub type Undecided = (String, Option<f64>);
 
-/// The measures the inconclusive claims among `claims` need more runs on: each measure a
-/// claim names (its subject, an operand, an ordering's members) at each x where the claim's
-/// intervals straddle. Only claims that `reach` more times the runs could decide, by the
-/// projection from this round's means and spreads
-/// ([`ClaimResult::runs_factor_to_decide`]), count: a mean on the edge, which no number of
-/// runs within the cap would decide, gets no more runs.
-pub fn undecided(claims: &[ClaimResult], reach: u32) -> Vec<Undecided> {
-    let mut out = Vec::new();
-    for c in claims.iter().filter(|c| {
-        !c.passed() && !c.failed() && c.runs_factor_to_decide.is_some_and(|k| k <= reach)
-    }) {
-        let mut names: Vec<&str> = c.spec.measure.iter().map(String::as_str).collect();
-        match &c.spec.predicate {
-            Predicate::Order { measures, .. } => names.extend(measures.iter().map(String::as_str)),
-            Predicate::Within(b) => {
-                if let Operand::Measure(m) = &b.of {
-                    names.push(m);
-                }
+/// The share of a study's runs so far that one round may add for claims beyond the reach
+/// ([`Rounds::choose`]): a projection from a few runs is rough, and where the points an
+/// inconclusive claim needs are few, more runs cost little. Measured (full mode, 2026-11-28):
+/// with no reach limit, seed 000's Min RT columns, whose projections from 10 runs said
+/// 100–312 times, were decided at 40 runs.
+pub const CHEAP_SHARE: u64 = 16;
+
+/// The points an inconclusive claim needs more runs on: each measure it names (its subject,
+/// an operand, an ordering's members) at each x where its intervals straddle.
+fn points_of(c: &ClaimResult) -> Vec<Undecided> {
+    let mut names: Vec<&str> = c.spec.measure.iter().map(String::as_str).collect();
+    match &c.spec.predicate {
+        Predicate::Order { measures, .. } => names.extend(measures.iter().map(String::as_str)),
+        Predicate::Within(b) => {
+            if let Operand::Measure(m) = &b.of {
+                names.push(m);
             }
-            Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => {
-                if let Operand::Measure(m) = of {
-                    names.push(m);
-                }
-            }
-            Predicate::Trend { .. } | Predicate::Flat { .. } => {}
         }
-        let xs: Vec<Option<f64>> = if c.undecided_at.is_empty() {
-            vec![None]
-        } else {
-            c.undecided_at.clone()
-        };
-        for n in names {
-            for x in &xs {
-                out.push((n.to_string(), *x));
+        Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => {
+            if let Operand::Measure(m) = of {
+                names.push(m);
             }
+        }
+        Predicate::Trend { .. } | Predicate::Flat { .. } => {}
+    }
+    let xs: Vec<Option<f64>> = if c.undecided_at.is_empty() {
+        vec![None]
+    } else {
+        c.undecided_at.clone()
+    };
+    let mut out = Vec::new();
+    for n in names {
+        for x in &xs {
+            out.push((n.to_string(), *x));
         }
     }
     out
+}
+
+fn inconclusive(c: &ClaimResult) -> bool {
+    !c.passed() && !c.failed()
+}
+
+/// The measures the inconclusive claims among `claims` need more runs on ([`points_of`]).
+/// Only claims that `reach` more times the runs could decide, by the projection from this
+/// round's means and spreads ([`ClaimResult::runs_factor_to_decide`]), count: a mean on the
+/// edge, which no number of runs within the cap would decide, gets no more runs.
+pub fn undecided(claims: &[ClaimResult], reach: u32) -> Vec<Undecided> {
+    claims
+        .iter()
+        .filter(|c| inconclusive(c) && c.runs_factor_to_decide.is_some_and(|k| k <= reach))
+        .flat_map(points_of)
+        .collect()
 }
 
 /// A run: the `sample` call within the study's run, the point's index in it, the run index.
@@ -131,6 +146,7 @@ type RunKey = (usize, usize, u64);
 struct Call {
     feeds: Vec<Vec<Feed>>,
     doublings: Vec<u32>,
+    base: u64,
 }
 
 /// The rounds of one study's sequential sampling: the undecided points of each round so far,
@@ -180,6 +196,48 @@ impl Rounds {
             .filter(|hot| hot.iter().any(|u| feeds.iter().any(|f| f.reaches(u))))
             .count();
         (n as u32).min(max)
+    }
+
+    /// The undecided points of the next round: those of the claims within [`Self::reach`]
+    /// ([`undecided`]), then, claim by claim, those of any other inconclusive claim while
+    /// the runs they add stay within 1/[`CHEAP_SHARE`] of the runs made so far.
+    pub fn choose(&self, claims: &[ClaimResult]) -> Vec<Undecided> {
+        let mut hot = undecided(claims, self.reach());
+        let (base_new, total) = self.new_runs(&hot);
+        let budget = total / CHEAP_SHARE;
+        let reach = self.reach();
+        for c in claims
+            .iter()
+            .filter(|c| inconclusive(c) && c.runs_factor_to_decide.is_none_or(|k| k > reach))
+        {
+            let mut with = hot.clone();
+            with.extend(points_of(c));
+            let (new, _) = self.new_runs(&with);
+            if new > base_new && new - base_new <= budget {
+                hot = with;
+            }
+        }
+        hot
+    }
+
+    /// The runs a round doubling the points that feed `hot` would add, and the runs made so
+    /// far (by the last round's calls).
+    fn new_runs(&self, hot: &[Undecided]) -> (u64, u64) {
+        let max = self.cap.trailing_zeros();
+        let Ok(calls) = self.last.lock() else {
+            return (0, 0);
+        };
+        let (mut new, mut total) = (0u64, 0u64);
+        for c in calls.iter() {
+            for (f, &d) in c.feeds.iter().zip(&c.doublings) {
+                let runs = c.base << d;
+                total += runs;
+                if d < max && hot.iter().any(|u| f.iter().any(|f| f.reaches(u))) {
+                    new += runs;
+                }
+            }
+        }
+        (new, total)
     }
 
     /// Start another round that doubles the runs of the points feeding `hot`, if one of them
@@ -246,9 +304,14 @@ impl Rounds {
                 last.resize_with(call + 1, || Call {
                     feeds: Vec::new(),
                     doublings: Vec::new(),
+                    base: 0,
                 });
             }
-            last[call] = Call { feeds, doublings };
+            last[call] = Call {
+                feeds,
+                doublings,
+                base,
+            };
         }
         runs
     }
