@@ -36,7 +36,9 @@
 
 pub mod claim;
 pub mod explore;
+pub mod explored;
 pub mod measure;
+pub mod mutants;
 pub mod pinned;
 pub mod plot;
 pub mod report;
@@ -54,9 +56,9 @@ pub use plot::{Axis, Plot, PlotSeries};
 pub use report::Report;
 pub use stats::Estimate;
 pub use study::{
-    run_studies, run_study, run_study_opts, run_study_with_claims, with_jobs, About, NoProgress,
-    Progress, Provenance, RunCtx, RunOptions, Setup, Study, StudyError, StudyOutput, StudyReport,
-    Sweeps, Unstated,
+    run_studies, run_study, run_study_opts, run_study_with_claims, with_jobs, About, Mutant,
+    NoProgress, Progress, Provenance, RunCtx, RunOptions, Setup, Study, StudyError, StudyOutput,
+    StudyReport, Sweeps, Unstated,
 };
 
 /// Every registered study, in report order. A study issue adds its line here.

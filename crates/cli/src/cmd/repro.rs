@@ -27,6 +27,8 @@ use std::process::ExitCode;
                                      judge every claim over a grid of unstated values:
                                      DIR/explore.md, explore.csv, explore-points.csv and
                                      two SVG heat maps
+  rmcast repro paul --quick --mutants   could each claim have failed? the mutants that fail
+                                     it, and the claims no mutant fails (cannot fail)
   rmcast repro --list                the registered studies
   rmcast repro --claims scenarios/repro   use the claims files on disk (edit without rebuilding)
   rmcast repro --quick --json | jq '.[] | select(.verdict == \"fail\") | .id'
@@ -79,6 +81,13 @@ pub struct Args {
     /// value; the names a study reads are listed in its report's table of unstated values
     #[arg(long, value_name = "NAME=LO..HI[:STEPS]", value_parser = parse_axis)]
     explore: Vec<Axis>,
+    /// Also judge every claim under mutants: the study's declared mutations (each a new
+    /// run: protocols swapped, a mechanism removed, the driving loss at zero, a timer
+    /// doubled) and four generic ones on its measures (constant, zero, doubled, halved).
+    /// Each claim gets the mutants that fail it; a passing claim that none fails is marked
+    /// `cannot fail` and not counted as passed; the mutation score is printed
+    #[arg(long, conflicts_with = "explore")]
+    mutants: bool,
     /// Worker threads for the runs (default: all cores)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -151,6 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(cap) = args.runs_cap {
         opts.runs_cap = cap;
     }
+    opts.mutants = args.mutants;
     if !args.explore.is_empty() {
         return run_explore(&args, &studies, &claim_files, &opts);
     }
@@ -216,6 +226,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(line) = report.inconclusive_line() {
             eprintln!("{line}");
         }
+        if let Some(line) = report.mutation_line() {
+            eprintln!("{line}");
+        }
         eprintln!("{summary}");
     } else {
         println!(
@@ -226,6 +239,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         println!("{}", report.tests_line());
         if let Some(line) = report.inconclusive_line() {
+            println!("{line}");
+        }
+        if let Some(line) = report.mutation_line() {
             println!("{line}");
         }
         println!("{summary}");
@@ -348,10 +364,17 @@ fn run_explore(
 /// A study's line (claims, passed, inconclusive, failed, time) and its failures.
 fn print_study(r: &rmcast_repro::StudyReport, took: std::time::Duration) {
     println!(
-        "{}: {} claims, {} passed, {} inconclusive, {} failed{} ({:.1} s)",
+        "{}: {} claims, {} passed,{} {} inconclusive, {} failed{} ({:.1} s)",
         r.name,
         r.claims.len() + r.not_run.len(),
         r.passed(),
+        r.mutation.as_ref().map_or(String::new(), |m| {
+            let (killed, passing) = m.score();
+            format!(
+                " {} cannot fail (mutation score {killed} of {passing}),",
+                passing - killed
+            )
+        }),
         r.inconclusive(),
         r.failed(),
         if r.not_run.is_empty() {

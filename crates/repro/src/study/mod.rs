@@ -259,6 +259,11 @@ impl Sweeps {
     }
 }
 
+/// The override key under which a run is mutated by `name` ([`RunCtx::mutant`]).
+pub fn mutant_key(name: &str) -> String {
+    format!("mutant:{name}")
+}
+
 /// What a study's `run` gets: the mode and the means to run work in parallel.
 pub struct RunCtx<'a> {
     /// How much of the sweeps to run.
@@ -444,6 +449,13 @@ impl<'a> RunCtx<'a> {
             asked.insert(name.to_string());
         }
         self.overrides.get(name).copied().unwrap_or(default)
+    }
+
+    /// Whether the run is under the declared mutation `name` ([`Study::mutants`];
+    /// `rmcast repro --mutants`). The runner refuses a run under a mutation the study never
+    /// asked about, as it refuses an unread `--explore` parameter.
+    pub fn mutant(&self, name: &str) -> bool {
+        self.param(&mutant_key(name), 0.0) >= 0.5
     }
 
     /// The overridden names the study never read with [`RunCtx::param`].
@@ -684,6 +696,23 @@ pub trait Study: Send + Sync {
     fn runs_alone(&self) -> bool {
         false
     }
+    /// The mutations the study declares for `rmcast repro --mutants` ([`crate::mutants`]):
+    /// changes to a protocol or the setup (swap the protocols a comparison names, remove the
+    /// mechanism a claim credits, set the loss that drives a trend to zero, double a timer
+    /// the paper fixes) that some claim should notice. The study applies each where
+    /// [`RunCtx::mutant`] says so.
+    fn mutants(&self) -> Vec<Mutant> {
+        Vec::new()
+    }
+}
+
+/// A declared mutation of a study ([`Study::mutants`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mutant {
+    /// Its name, as [`RunCtx::mutant`] asks for it.
+    pub name: &'static str,
+    /// What it changes, in words.
+    pub what: &'static str,
 }
 
 /// One study's section of the report.
@@ -707,6 +736,9 @@ pub struct StudyReport {
     pub error: Option<String>,
     /// Claims not evaluated because they need full mode's sweeps (quick mode only).
     pub not_run: Vec<String>,
+    /// Which mutants fail each claim (`rmcast repro --mutants` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutation: Option<crate::mutants::StudyMutation>,
 }
 
 impl StudyReport {
@@ -722,12 +754,20 @@ impl StudyReport {
             notes: Vec::new(),
             error: None,
             not_run: Vec::new(),
+            mutation: None,
         }
     }
 
     /// How many of its claims passed.
     pub fn passed(&self) -> usize {
-        self.claims.iter().filter(|c| c.passed()).count()
+        self.claims.iter().filter(|c| c.passed()).count() - self.cannot_fail()
+    }
+    /// How many of its claims pass although no mutant fails them (`--mutants` only): they
+    /// are not counted as passed.
+    pub fn cannot_fail(&self) -> usize {
+        self.mutation
+            .as_ref()
+            .map_or(0, |m| m.claims.iter().filter(|c| c.cannot_fail()).count())
     }
     /// How many of its claims failed.
     pub fn failed(&self) -> usize {
@@ -735,11 +775,12 @@ impl StudyReport {
     }
     /// How many of its claims are inconclusive (a 95 % interval across a band or bound).
     pub fn inconclusive(&self) -> usize {
-        self.claims.len() - self.passed() - self.failed()
+        self.claims.len() - self.passed() - self.failed() - self.cannot_fail()
     }
 }
 
 mod runner;
+pub(crate) use runner::run_study_measured;
 pub use runner::{
     run_studies, run_study, run_study_opts, run_study_with_claims, with_jobs, RunOptions,
 };

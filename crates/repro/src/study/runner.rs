@@ -43,6 +43,9 @@ pub struct RunOptions {
     /// times its runs, doubling per round (1: no sequential sampling). See
     /// [`crate::sampling`].
     pub runs_cap: u32,
+    /// Also judge every claim under the study's mutants and the generic ones
+    /// (`--mutants`; [`crate::mutants`]).
+    pub mutants: bool,
 }
 
 impl RunOptions {
@@ -59,6 +62,7 @@ impl RunOptions {
             } else {
                 Self::DEFAULT_CAP
             },
+            mutants: false,
         }
     }
 
@@ -76,6 +80,17 @@ pub fn run_study_opts(
     opts: &RunOptions,
     progress: &dyn Progress,
 ) -> StudyReport {
+    run_study_measured(study, claims_toml, opts, progress).0
+}
+
+/// [`run_study_opts`], also giving the study's own measures of the last round (without the
+/// paper's tables; `None` when the study did not run), which [`crate::mutants`] mutates.
+pub(crate) fn run_study_measured(
+    study: &dyn Study,
+    claims_toml: &str,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+) -> (StudyReport, Option<Measures>) {
     let mut report = StudyReport::new(study.about());
     let mut claims = match parse_claims(study.name(), claims_toml) {
         Ok(s) => s,
@@ -102,7 +117,7 @@ pub fn run_study_opts(
                 e.to_string(),
             ));
             report.error = Some(e.to_string());
-            return report;
+            return (report, None);
         }
     };
     if opts.sweeps == Sweeps::Quick {
@@ -121,13 +136,14 @@ pub fn run_study_opts(
         };
         match out {
             Ok(mut out) => {
+                let own = out.measures.clone();
                 claims.add_paper_measures(&mut out.measures);
                 report.claims = claims
                     .specs
                     .iter()
                     .map(|s| evaluate(s, &out.measures))
                     .collect();
-                let hot = crate::sampling::undecided(&report.claims, rounds.reach());
+                let hot = rounds.choose(&report.claims);
                 if !hot.is_empty() && rounds.next_round(hot) {
                     continue;
                 }
@@ -137,6 +153,7 @@ pub fn run_study_opts(
                 if let Some(note) = rounds.note() {
                     report.notes.push(note);
                 }
+                return (report, Some(own));
             }
             Err(e) => {
                 let why = format!("the study did not run: {e}");
@@ -148,7 +165,7 @@ pub fn run_study_opts(
                 report.error = Some(e.to_string());
             }
         }
-        return report;
+        return (report, None);
     }
 }
 
@@ -171,7 +188,17 @@ fn run_checked(
         }
     }
     check_calibration(&out.setup, claims)?;
-    let unread = ctx.unread_overrides();
+    let (unapplied, unread): (Vec<String>, Vec<String>) = ctx
+        .unread_overrides()
+        .into_iter()
+        .partition(|k| k.starts_with(&mutant_key("")));
+    if !unapplied.is_empty() {
+        return Err(StudyError::Run(format!(
+            "study `{}` never asked about the mutation {}",
+            study.name(),
+            unapplied.join(", ")
+        )));
+    }
     if !unread.is_empty() {
         let asked = ctx.asked();
         return Err(StudyError::Run(format!(
@@ -242,7 +269,11 @@ pub fn run_studies<P: Progress>(
         let (study, claims) = (studies[i], claims.get(i).map_or("", String::as_str));
         let p = progress(study);
         let started = std::time::Instant::now();
-        let r = run_study_opts(study, claims, opts, &p);
+        let r = if opts.mutants {
+            crate::mutants::run_mutants(study, claims, opts, &p)
+        } else {
+            run_study_opts(study, claims, opts, &p)
+        };
         finished(p, &r, started.elapsed());
         (i, r)
     };
