@@ -8,10 +8,10 @@
 //!   mutation applied ([`RunCtx::mutant`](crate::RunCtx::mutant)): the two protocols a
 //!   comparison names swapped, the mechanism a claim credits removed, the loss that drives a
 //!   trend set to zero, a timer the paper fixes doubled;
-//! * four generic mutants, which change the claim's own measure and need no new runs: a
-//!   series replaced by a constant (its mean), the values set to zero, doubled, halved.
-//!   What the claim compares its measure with (another measure, a formula) is left alone,
-//!   so a comparison of two measures can only be failed by a declared mutant.
+//! * one generic mutant, which changes the claim's own measure and needs no new run: the
+//!   measure replaced by a constant (a series by the mean of its points, a single value by
+//!   0). What the claim compares its measure with (another measure, a formula) is left
+//!   alone, so a comparison of two measures can only be failed by a declared mutant.
 //!
 //! A claim that passes and that no mutant fails *cannot fail*: the report marks it so and it
 //! does not count as passed. The mutation score is the share of passing claims that some
@@ -26,24 +26,11 @@ use crate::StudyReport;
 use serde::Serialize;
 
 /// The mutants every study gets, applied to its measures.
-pub const GENERIC: &[Mutant] = &[
-    Mutant {
-        name: "constant",
-        what: "the claim's measure replaced by a constant, the mean of its points",
-    },
-    Mutant {
-        name: "zero",
-        what: "the claim's measure set to 0",
-    },
-    Mutant {
-        name: "double",
-        what: "the claim's measure doubled",
-    },
-    Mutant {
-        name: "halve",
-        what: "the claim's measure halved",
-    },
-];
+pub const GENERIC: &[Mutant] = &[Mutant {
+    name: "constant",
+    what: "the claim's measure replaced by a constant: a series by the mean of its points \
+           (no trend, no shape), a single value by 0",
+}];
 
 /// One mutant of a mutation run, and whether it ran.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,33 +93,29 @@ impl StudyMutation {
 /// A measure under the generic mutant `name` (`None` for a name not in [`GENERIC`]).
 /// Values become exact (no spread), so a mutated claim is never inconclusive.
 pub fn mutate(name: &str, m: &Measure) -> Option<Measure> {
-    let map = |pts: &[(f64, Estimate)]| -> Option<Vec<(f64, Estimate)>> {
-        let mean = pts.iter().map(|(_, e)| e.mean).sum::<f64>() / pts.len().max(1) as f64;
-        let f = |e: &Estimate| match name {
-            "constant" => Some(mean),
-            "zero" => Some(0.0),
-            "double" => Some(e.mean * 2.0),
-            "halve" => Some(e.mean * 0.5),
-            _ => None,
-        };
-        pts.iter()
-            .map(|(x, e)| f(e).map(|v| (*x, Estimate::exact(v))))
-            .collect()
-    };
+    if name != "constant" {
+        return None;
+    }
     Some(match m {
-        Measure::Scalar { unit, value } => Measure::Scalar {
+        Measure::Scalar { unit, .. } => Measure::Scalar {
             unit: unit.clone(),
-            value: map(&[(0.0, *value)])?[0].1,
+            value: Estimate::exact(0.0),
         },
         Measure::Series {
             unit,
             x_label,
             points,
-        } => Measure::Series {
-            unit: unit.clone(),
-            x_label: x_label.clone(),
-            points: map(points)?,
-        },
+        } => {
+            let mean = points.iter().map(|(_, e)| e.mean).sum::<f64>() / points.len().max(1) as f64;
+            Measure::Series {
+                unit: unit.clone(),
+                x_label: x_label.clone(),
+                points: points
+                    .iter()
+                    .map(|&(x, _)| (x, Estimate::exact(mean)))
+                    .collect(),
+            }
+        }
     })
 }
 
@@ -357,7 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn a_generic_mutant_changes_only_the_subject_as_named() {
+    fn the_constant_mutant_changes_only_the_claims_own_measure() {
         let m = measures();
         let c = with_mutated(&m, "t", "constant").unwrap();
         assert_eq!(
@@ -365,13 +348,9 @@ mod tests {
             [2.0, 2.0]
         );
         assert_eq!(c.get("s"), m.get("s"));
-        let z = with_mutated(&m, "s", "zero").unwrap();
+        let z = with_mutated(&m, "s", "constant").unwrap();
         assert_eq!(z.get("s").unwrap().at(None).unwrap().mean, 0.0);
         assert_eq!(z.get("t"), m.get("t"));
-        let d = with_mutated(&m, "t", "double").unwrap();
-        assert_eq!(d.points("t")[1].1.mean, 6.0);
-        let h = with_mutated(&m, "s", "halve").unwrap();
-        assert_eq!(h.get("s").unwrap().at(None).unwrap().mean, 2.0);
         assert!(with_mutated(&m, "s", "nonsense").is_none());
     }
 
@@ -383,7 +362,7 @@ mod tests {
                 ClaimMutation {
                     id: "a".into(),
                     verdict: Verdict::Pass,
-                    killed_by: vec!["zero"],
+                    killed_by: vec!["constant"],
                 },
                 ClaimMutation {
                     id: "b".into(),

@@ -83,7 +83,7 @@ pub struct Args {
     explore: Vec<Axis>,
     /// Also judge every claim under mutants: the study's declared mutations (each a new
     /// run: protocols swapped, a mechanism removed, the driving loss at zero, a timer
-    /// doubled) and four generic ones on its measures (constant, zero, doubled, halved).
+    /// doubled) and a generic one (the claim's measure replaced by a constant).
     /// Each claim gets the mutants that fail it; a passing claim that none fails is marked
     /// `cannot fail` and not counted as passed; the mutation score is printed
     #[arg(long, conflicts_with = "explore")]

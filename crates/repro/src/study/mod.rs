@@ -458,6 +458,17 @@ impl<'a> RunCtx<'a> {
         self.param(&mutant_key(name), 0.0) >= 0.5
     }
 
+    /// The one of `mutants` this run is under, if any. Asks about every one, so a run under
+    /// any declared mutant passes the runner's check that the study applied it.
+    pub fn mutant_of(&self, mutants: &[Mutant]) -> Option<&'static str> {
+        let on: Vec<&'static str> = mutants
+            .iter()
+            .filter(|m| self.mutant(m.name))
+            .map(|m| m.name)
+            .collect();
+        on.first().copied()
+    }
+
     /// The overridden names the study never read with [`RunCtx::param`].
     fn unread_overrides(&self) -> Vec<String> {
         let asked = self.asked.lock().map(|a| a.clone()).unwrap_or_default();

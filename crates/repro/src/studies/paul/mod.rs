@@ -60,6 +60,8 @@ pub struct Spec {
     pub seed: u64,
     /// Keep every delivery (for the end-to-end delay and the exactly-once check).
     pub record: bool,
+    /// Multiplies the status interval (1: the paper's 4–6 ms; `--mutants` doubles it).
+    pub status_scale: f64,
 }
 
 impl Spec {
@@ -77,6 +79,7 @@ impl Spec {
             blocks,
             seed,
             record: true,
+            status_scale: 1.0,
         }
     }
     /// Seconds to send one block (its datagram) at `mbps`.
@@ -247,6 +250,8 @@ pub fn run_one(s: &Spec) -> Result<RunOut, String> {
     set.rate_bps = bps;
     set.block_datagram = BLOCK + DATA_OVERHEAD;
     set.r_f = s.r_f;
+    set.status_min = set.status_min.mul_f64(s.status_scale);
+    set.status_max = set.status_max.mul_f64(s.status_scale);
     let d = deploy(t.source, G, 100, &regions, &set);
     let mut sim = Sim::new(t.net, s.seed);
     if s.record {
@@ -601,8 +606,13 @@ fn metric(o: &RunOut, s: &Spec, name: &str) -> f64 {
 pub struct Paul;
 
 impl Study for Paul {
+    fn mutants(&self) -> Vec<crate::Mutant> {
+        mutants::MUTANTS.to_vec()
+    }
+
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::new(ctx.sweeps);
+        let mutant = ctx.mutant_of(mutants::MUTANTS);
         let fams = [
             Fam::Win,
             Fam::Rf,
@@ -630,7 +640,9 @@ impl Study for Paul {
         }
         let spec_of = |&(fi, f, vi, v, x): &(usize, Fam, usize, Variant, f64), k: u64| {
             let seed = mix64(mix64(0x9a01_0000 ^ (fi as u64) << 8 ^ vi as u64) ^ x.to_bits() ^ k);
-            plan.spec(f, v, x, seed)
+            let mut s = plan.spec(f, v, x, seed);
+            mutants::apply(mutant, &mut s);
+            s
         };
         let (paper, beyond): (Vec<_>, Vec<_>) =
             points.into_iter().partition(|p| p.1 != Fam::Beyond);
@@ -953,6 +965,7 @@ fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
     )
 }
 
+mod mutants;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;

@@ -19,6 +19,7 @@
 //! and notes computed from the series), `plots` and `setup`.
 
 mod derived;
+mod mutants;
 mod plan;
 mod plots;
 pub mod run;
@@ -92,10 +93,15 @@ fn unit_of(name: &str) -> (&'static str, &'static str) {
 }
 
 impl Study for Prmp {
+    fn mutants(&self) -> Vec<crate::Mutant> {
+        mutants::MUTANTS.to_vec()
+    }
+
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         // The mode's runs per point (`Plan::new`: sequential sampling applies the runs
         // factor and adds runs where a claim is undecided).
         let plan = Plan::new(ctx.sweeps);
+        let mutant = ctx.mutant_of(mutants::MUTANTS);
         let fams = plan.families();
         // A point feeds its configuration's measures of its protocol, and the differences
         // and subsets derived from them. The largest runs start first.
@@ -103,7 +109,11 @@ impl Study for Prmp {
             ctx,
             &fams,
             |f| (f.xs.as_slice(), f.seeds),
-            |i, f, x, k| (f.make)(f.proto, x, point_seed(i as u64 ^ 0x0004_0000, x, k)),
+            |i, f, x, k| {
+                let mut s = (f.make)(f.proto, x, point_seed(i as u64 ^ 0x0004_0000, x, k));
+                mutants::apply(mutant, &mut s);
+                s
+            },
             |f, x| {
                 let (c, p) = (f.key, f.proto.key());
                 vec![
@@ -126,7 +136,7 @@ impl Study for Prmp {
             |_| (plan.tree.as_slice(), plan.tree_seeds),
             |_, &multi, x, k| TreeSpec {
                 nc: x as usize,
-                multi,
+                multi: mutants::multi(mutant, multi),
                 packets: PACKETS,
                 limit: Duration::from_secs(600),
                 seed: mix64(0x7ee0_0000 ^ x.to_bits() ^ k),

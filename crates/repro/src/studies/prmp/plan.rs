@@ -29,17 +29,22 @@ pub(super) fn by_rr(p: Proto, x: f64, seed: u64) -> RunSpec {
     s
 }
 
+/// The simulated-time limit of a beyond-the-paper run of `p` with `x` children.
+pub(super) fn scale_limit(p: Proto, x: f64) -> Duration {
+    match p {
+        Proto::Ff | Proto::FfIw if x >= 10_000.0 => Duration::from_secs(2),
+        Proto::Ff | Proto::FfIw => Duration::from_secs(10),
+        _ => Duration::from_secs(600),
+    }
+}
+
 pub(super) fn scale(p: Proto, x: f64, seed: u64) -> RunSpec {
     let mut s = RunSpec::paper(p, LinkClass::Lan, x as usize, seed);
     // Beyond the paper: a run that cannot finish in 10 simulated minutes is reported as such.
     // FF cannot finish at these sizes at all (every packet needs NC ACKs through a parent
     // that takes 1500/s, T <= ITR/NC), so it runs for a short window and reports the rate
     // at which packets became fully acknowledged in it.
-    s.limit = match p {
-        Proto::Ff | Proto::FfIw if x >= 10_000.0 => Duration::from_secs(2),
-        Proto::Ff | Proto::FfIw => Duration::from_secs(10),
-        _ => Duration::from_secs(600),
-    };
+    s.limit = scale_limit(p, x);
     s
 }
 

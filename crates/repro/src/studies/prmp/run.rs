@@ -106,6 +106,10 @@ pub struct RunSpec {
     pub limit: Duration,
     /// Seed of the run's random choices.
     pub seed: u64,
+    /// No response buffer at the parent, whatever the version (`--mutants` only).
+    pub implosion_off: bool,
+    /// No link errors (`--mutants` only).
+    pub lossless: bool,
 }
 
 impl RunSpec {
@@ -119,6 +123,8 @@ impl RunSpec {
             packets: PACKETS,
             limit: Duration::from_secs(3600),
             seed,
+            implosion_off: false,
+            lossless: false,
         }
     }
 }
@@ -246,9 +252,11 @@ pub fn run_one(s: &RunSpec) -> Result<RunOut, String> {
     }
     add_link_losses(
         &mut sim,
-        link_loss.into_iter().filter(|&(_, err)| err > 0.0),
+        link_loss
+            .into_iter()
+            .filter(|&(_, err)| err > 0.0 && !s.lossless),
     )?;
-    if s.proto.implosion() {
+    if s.proto.implosion() && !s.implosion_off {
         sim.set_rx_queue(source, IMPLOSION_BUFFER, ITR)
             .map_err(|e| e.to_string())?;
     }
