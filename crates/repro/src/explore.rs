@@ -372,12 +372,14 @@ impl Exploration {
             let u = self.unstated.iter().find(|u| u.name == a.name);
             let _ = writeln!(
                 md,
-                "- `{}`: the study's own value {} ({}); {}",
+                "- `{}`: {}; {}",
                 a.name,
-                u.map_or("(not listed in setup.toml)".to_string(), |u| u
-                    .value
-                    .clone()),
-                u.map_or(String::new(), Unstated::provenance_text),
+                // The value the study runs by default is in its report's table of unstated
+                // values (here every run had an explored value).
+                u.map_or("not listed in setup.toml".to_string(), |u| format!(
+                    "the study's value from {}",
+                    u.provenance_text()
+                )),
                 match u.and_then(|u| u.range) {
                     Some([lo, hi]) =>
                         format!("the seed's range: {} to {}", fmt_num(lo), fmt_num(hi)),

@@ -49,6 +49,18 @@ crate::plan! {
     runs: seeds, bus_seeds;
 }
 
+/// The demo's declared mutants (`rmcast repro demo --mutants`).
+const MUTANTS: &[crate::Mutant] = &[
+    crate::Mutant {
+        name: "no_loss",
+        what: "the harness loses nothing (the loss its transmission counts are about)",
+    },
+    crate::Mutant {
+        name: "one_receiver",
+        what: "every run has one receiver (the group size both parts sweep)",
+    },
+];
+
 /// E[R]: expected transmissions of one message to `r` receivers, per-copy loss `p`.
 pub fn expected_rounds(p: f64, r: usize) -> f64 {
     let q = (1.0 - p) * (1.0 - p);
@@ -297,6 +309,10 @@ fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
 }
 
 impl Study for Demo {
+    fn mutants(&self) -> Vec<crate::Mutant> {
+        MUTANTS.to_vec()
+    }
+
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::for_ctx(ctx);
         let mut m = Measures::new();
@@ -329,7 +345,16 @@ impl Study for Demo {
                 }
             }
         }
-        let runs = ctx.try_map(&jobs, run_harness)?;
+        let mutant = ctx.mutant_of(MUTANTS);
+        let runs = ctx.try_map(&jobs, |j| {
+            let mut j = j.clone();
+            match mutant {
+                Some("no_loss") => j.loss = 0.0,
+                Some("one_receiver") => j.receivers = 1,
+                _ => {}
+            }
+            run_harness(&j)
+        })?;
         let group = |pred: &dyn Fn(&HarnessJob) -> bool| -> Vec<HarnessResult> {
             jobs.iter()
                 .zip(&runs)
@@ -466,7 +491,13 @@ impl Study for Demo {
                 });
             }
         }
-        let bus_runs = ctx.try_map(&bus_jobs, |j| run_bus(j, d, a))?;
+        let bus_runs = ctx.try_map(&bus_jobs, |j| {
+            let mut j = j.clone();
+            if mutant == Some("one_receiver") {
+                j.receivers = 1;
+            }
+            run_bus(&j, d, a)
+        })?;
         let bus_group = |r: usize| -> Vec<BusResult> {
             bus_jobs
                 .iter()

@@ -19,6 +19,7 @@
 //! observations built from those), `plots` and `setup`.
 
 mod derived;
+mod mutants;
 mod plan;
 mod plots;
 mod setup;
@@ -349,8 +350,13 @@ fn routes(m: &mut Measures, pls: &[Arc<Placement>], fam_pls: &BTreeMap<Family, V
 }
 
 impl Study for Lms {
+    fn mutants(&self) -> Vec<crate::Mutant> {
+        mutants::MUTANTS.to_vec()
+    }
+
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let mut plan = Plan::for_ctx(ctx);
+        let mutant = ctx.mutant_of(mutants::MUTANTS);
         // Seed 003's ns-2 routes by hop count unless link costs are set (setup.toml's
         // `[[unstated]] hop_routes`); 0 routes by least delay.
         plan.hop_routes = ctx.param("hop_routes", 1.0) >= 0.5;
@@ -473,10 +479,11 @@ impl Study for Lms {
             },
             |j| {
                 let pl = &pls[j.pl];
+                let loss: &[sim::LossSpec] = if mutants::lossy(mutant) { &j.loss } else { &[] };
                 sim::run(
                     pl,
-                    j.scheme,
-                    &j.loss,
+                    mutants::scheme(mutant, j.scheme),
+                    loss,
                     shape(j.drops),
                     run_seed(pl, j.scheme),
                 )

@@ -13,6 +13,7 @@
 //! this file (what is measured from them), `plots` and `setup` (the report's figures and text).
 
 pub mod metrics;
+mod mutants;
 mod plan;
 mod plots;
 mod run;
@@ -73,11 +74,16 @@ fn run_families(
     salt: u64,
     seeds: u64,
 ) -> Result<(Sweep<RunSpec>, Vec<RunOut>), StudyError> {
+    let mutant = ctx.mutant_of(mutants::MUTANTS);
     Sweep::sampled(
         ctx,
         fams,
         |f| (f.xs.as_slice(), seeds),
-        |i, f, x, k| (f.make)(&f.cfg, x, point_seed(i as u64 ^ salt, x, k)),
+        |i, f, x, k| {
+            let mut s = (f.make)(&f.cfg, x, point_seed(i as u64 ^ salt, x, k));
+            mutants::apply(mutant, &mut s);
+            s
+        },
         |f, x| vec![Feed::at(format!("{}.*", f.key), x)],
         |s| s.receivers as u64,
         |s| run_one(s, false),
@@ -90,6 +96,10 @@ const TABLE_RS: [f64; 12] = [
 ];
 
 impl Study for Segovia {
+    fn mutants(&self) -> Vec<crate::Mutant> {
+        mutants::MUTANTS.to_vec()
+    }
+
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::for_ctx(ctx);
         let unstated = plan::Unstated::from_ctx(ctx).map_err(StudyError::Run)?;

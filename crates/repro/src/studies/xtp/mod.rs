@@ -26,6 +26,7 @@
 //! `plots` and `setup`. The real-network part lives in [`super::xtp_net`], which needs only
 //! the grid: `xtp` imports `xtp_net` and both import `xtp_grid`, never the reverse.
 
+mod mutants;
 mod plan;
 mod plots;
 mod setup;
@@ -67,6 +68,10 @@ impl Study for Xtp {
         true
     }
 
+    fn mutants(&self) -> Vec<crate::Mutant> {
+        mutants::MUTANTS.to_vec()
+    }
+
     fn run(&self, ctx: &RunCtx<'_>) -> Result<StudyOutput, StudyError> {
         let plan = Plan::for_ctx(ctx);
         // The model's two unstated constants (setup.toml's `[[unstated]]`), which
@@ -84,10 +89,12 @@ impl Study for Xtp {
                 "per_call_ms and wtimer_ms must be positive".into(),
             ));
         }
+        let mutant = ctx.mutant_of(mutants::MUTANTS);
         let cells = plan.cells();
-        let results: Vec<RunOut> = ctx.try_map(&cells, |c| run_sim_with(c, &model))?;
+        let run = |c: &sim::Cell| run_sim_with(&mutants::apply(mutant, *c), &model);
+        let results: Vec<RunOut> = ctx.try_map(&cells, run)?;
         let scale = plan.scale_cells();
-        let scale_out: Vec<RunOut> = ctx.try_map(&scale, |c| run_sim_with(c, &model))?;
+        let scale_out: Vec<RunOut> = ctx.try_map(&scale, run)?;
 
         let mut m = Measures::new();
         let mut notes = Vec::new();
