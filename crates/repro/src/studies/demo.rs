@@ -347,7 +347,7 @@ impl Study for Demo {
         }
         let mutant = ctx.mutant_of(MUTANTS);
         let runs = ctx.try_map(&jobs, |j| {
-            let mut j = j.clone();
+            let mut j = *j;
             match mutant {
                 Some("no_loss") => j.loss = 0.0,
                 Some("one_receiver") => j.receivers = 1,
@@ -492,7 +492,7 @@ impl Study for Demo {
             }
         }
         let bus_runs = ctx.try_map(&bus_jobs, |j| {
-            let mut j = j.clone();
+            let mut j = *j;
             if mutant == Some("one_receiver") {
                 j.receivers = 1;
             }
