@@ -45,6 +45,16 @@ macro_rules! committed {
 /// Every committed sweep, in the order the report shows them.
 pub const COMMITTED: &[Committed] = &[
     committed!(
+        "segovia",
+        "docs/repro/explore/segovia-t-limit",
+        "rmcast repro segovia --runs-cap 1 --explore t=35000..155000:5 --explore limit=10..30:3"
+    ),
+    committed!(
+        "xtp",
+        "docs/repro/explore/xtp-cost-wtimer",
+        "rmcast repro xtp --quick --explore per_call_ms=2..8:4 --explore wtimer_ms=2..20:4"
+    ),
+    committed!(
         "xtp",
         "docs/repro/xtp-wtimer/fine",
         "rmcast repro xtp --quick --explore wtimer_ms=2..14:7"
