@@ -63,3 +63,14 @@ fn runs_are_deterministic() {
     assert_eq!(a.n, b.n);
     assert_eq!(a.events, b.events);
 }
+
+/// The setup text is rendered from the links the runs use: it says FIFO only where the
+/// links keep order (`scenarios/repro/prmp/setup.toml` said FIFO while they reordered).
+#[test]
+fn the_setup_says_how_the_star_orders_packets() {
+    let t = star(3, LinkClass::Lan).unwrap();
+    let reorder = t.net.link(0).unwrap().2.reorder;
+    let s = setup::setup(&Plan::new(crate::Sweeps::Quick), 1).unwrap();
+    assert_eq!(s.topology.contains("FIFO"), !reorder, "{}", s.topology);
+    assert_eq!(s.topology.contains("overtake"), reorder, "{}", s.topology);
+}
