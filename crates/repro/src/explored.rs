@@ -50,6 +50,11 @@ pub const COMMITTED: &[Committed] = &[
         "rmcast repro segovia --runs-cap 1 --explore t=35000..155000:5 --explore limit=10..30:3"
     ),
     committed!(
+        "segovia",
+        "docs/repro/explore/segovia-backoff-t",
+        "rmcast repro segovia --runs-cap 1 --explore backoff=0..1:2 --explore t=35000..155000:3"
+    ),
+    committed!(
         "xtp",
         "docs/repro/explore/xtp-cost-wtimer",
         "rmcast repro xtp --quick --explore per_call_ms=2..8:4 --explore wtimer_ms=2..20:4"
