@@ -55,6 +55,11 @@ pub const COMMITTED: &[Committed] = &[
         "rmcast repro segovia --runs-cap 1 --explore backoff=0..1:2 --explore t=35000..155000:3"
     ),
     committed!(
+        "lms",
+        "docs/repro/explore/lms-routes",
+        "rmcast repro lms --explore hop_routes=0..1:2"
+    ),
+    committed!(
         "xtp",
         "docs/repro/explore/xtp-cost-wtimer",
         "rmcast repro xtp --quick --explore per_call_ms=2..8:4 --explore wtimer_ms=2..20:4"
