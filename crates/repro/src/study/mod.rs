@@ -707,6 +707,11 @@ pub trait Study: Send + Sync {
     fn runs_alone(&self) -> bool {
         false
     }
+    /// How long the study takes in full mode, roughly, in seconds of one core: the runner
+    /// starts the longest studies first. Only the schedule depends on it, never a result.
+    fn cost_hint(&self) -> u32 {
+        1
+    }
     /// The mutations the study declares for `rmcast repro --mutants` ([`crate::mutants`]):
     /// changes to a protocol or the setup (swap the protocols a comparison names, remove the
     /// mechanism a claim credits, set the loss that drives a trend to zero, double a timer

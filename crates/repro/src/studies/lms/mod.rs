@@ -350,6 +350,11 @@ fn routes(m: &mut Measures, pls: &[Arc<Placement>], fam_pls: &BTreeMap<Family, V
 }
 
 impl Study for Lms {
+    /// Its wall time in the full run of 2026-11-29 (sharing two cores), in seconds.
+    fn cost_hint(&self) -> u32 {
+        312
+    }
+
     fn mutants(&self) -> Vec<crate::Mutant> {
         mutants::MUTANTS.to_vec()
     }

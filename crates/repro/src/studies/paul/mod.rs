@@ -606,6 +606,11 @@ fn metric(o: &RunOut, s: &Spec, name: &str) -> f64 {
 pub struct Paul;
 
 impl Study for Paul {
+    /// Its wall time in the full run of 2026-11-29 (sharing two cores), in seconds.
+    fn cost_hint(&self) -> u32 {
+        244
+    }
+
     fn mutants(&self) -> Vec<crate::Mutant> {
         mutants::MUTANTS.to_vec()
     }

@@ -93,6 +93,11 @@ fn unit_of(name: &str) -> (&'static str, &'static str) {
 }
 
 impl Study for Prmp {
+    /// Its wall time in the full run of 2026-11-29 (sharing two cores), in seconds.
+    fn cost_hint(&self) -> u32 {
+        264
+    }
+
     fn mutants(&self) -> Vec<crate::Mutant> {
         mutants::MUTANTS.to_vec()
     }

@@ -96,6 +96,11 @@ const TABLE_RS: [f64; 12] = [
 ];
 
 impl Study for Segovia {
+    /// Its wall time in the full run of 2026-11-29 (sharing two cores), in seconds.
+    fn cost_hint(&self) -> u32 {
+        139
+    }
+
     fn mutants(&self) -> Vec<crate::Mutant> {
         mutants::MUTANTS.to_vec()
     }
