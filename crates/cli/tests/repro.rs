@@ -315,11 +315,21 @@ fn browser_renders_the_report_plots() {
     let out = headless(&bin, &profile, &["--dump-dom".to_string()], &url);
     assert!(out.status.success(), "chromium --dump-dom failed: {out:?}");
     let dom = String::from_utf8_lossy(&out.stdout);
-    let plots = svgs(dir);
+    // The studies' plots, and the committed --explore sweeps' heat maps (`explored-*.svg`,
+    // shown for a study below 80 % validation passes), each inline once.
+    let (heat_maps, plots): (Vec<PathBuf>, Vec<PathBuf>) = svgs(dir).into_iter().partition(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("explored-"))
+    });
     assert_eq!(
         dom.matches("class=\"rmcast-plot\"").count(),
         plots.len(),
         "every SVG plot must be inline in index.html"
+    );
+    assert_eq!(
+        dom.matches("validation pass rate over the grid").count(),
+        heat_maps.len(),
+        "every explored heat map must be inline in index.html"
     );
     for p in &plots {
         let id = format!("id=\"plot-{}\"", p.file_stem().unwrap().to_string_lossy());
