@@ -51,9 +51,10 @@ def main() -> int:
         )
     out += [
         "",
-        "`segovia-t-limit/explore.md` was written by a binary from before commit bf9f281, which fixed explore.md's",
-        "parameter lines: it calls 35,000 (the first grid point's t) \"the study's own value\"; the",
-        "study runs t = 95,000 (its report's table of unstated values). Its numbers are unaffected.",
+        "These sweeps were run by a binary from before commit bf9f281, which fixed explore.md's",
+        "parameter lines: each calls the first grid point's value \"the study's own value\" (e.g.",
+        "t = 35,000 for segovia, whose runs use 95,000; the studies' values are in their reports'",
+        "tables of unstated values). The numbers are unaffected.",
         "",
     ]
     (root / "README.md").write_text("\n".join(out))
