@@ -17,7 +17,7 @@
 //! does not count as passed. The mutation score is the share of passing claims that some
 //! mutant fails.
 
-use crate::claim::{evaluate, parse_claims, ClaimSpec, Operand, Predicate, Verdict};
+use crate::claim::{evaluate, parse_claims, ClaimSpec, Verdict};
 use crate::measure::{Measure, Measures};
 use crate::report::Markup;
 use crate::stats::Estimate;
@@ -126,17 +126,7 @@ fn rmcast_side(spec: &ClaimSpec) -> Option<String> {
     if !subject.starts_with("paper.") {
         return Some(subject.to_string());
     }
-    match &spec.predicate {
-        Predicate::Within(b) => match &b.of {
-            Operand::Measure(m) => Some(m.clone()),
-            Operand::Value(_) => None,
-        },
-        Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => match of {
-            Operand::Measure(m) => Some(m.clone()),
-            Operand::Value(_) => None,
-        },
-        _ => None,
-    }
+    spec.predicate.operand_measure().map(str::to_string)
 }
 
 /// `measures` with the one named `subject` under the generic mutant `name`.

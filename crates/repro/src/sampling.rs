@@ -12,7 +12,7 @@
 //! Stopping on a verdict biases intervals slightly towards deciding (optional stopping); the
 //! cap bounds it, and the report says how many runs each point got.
 
-use crate::claim::{ClaimResult, Operand, Predicate};
+use crate::claim::{ClaimResult, Predicate};
 use crate::measure::same_x;
 use std::any::Any;
 use std::collections::HashMap;
@@ -95,20 +95,10 @@ pub const CHEAP_SHARE: u64 = 16;
 /// an operand, an ordering's members) at each x where its intervals straddle.
 fn points_of(c: &ClaimResult) -> Vec<Undecided> {
     let mut names: Vec<&str> = c.spec.measure.iter().map(String::as_str).collect();
-    match &c.spec.predicate {
-        Predicate::Order { measures, .. } => names.extend(measures.iter().map(String::as_str)),
-        Predicate::Within(b) => {
-            if let Operand::Measure(m) = &b.of {
-                names.push(m);
-            }
-        }
-        Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => {
-            if let Operand::Measure(m) = of {
-                names.push(m);
-            }
-        }
-        Predicate::Trend { .. } | Predicate::Flat { .. } => {}
+    if let Predicate::Order { measures, .. } = &c.spec.predicate {
+        names.extend(measures.iter().map(String::as_str));
     }
+    names.extend(c.spec.predicate.operand_measure());
     let xs: Vec<Option<f64>> = if c.undecided_at.is_empty() {
         vec![None]
     } else {

@@ -351,6 +351,24 @@ fn range_suffix(from: &Option<f64>, to: &Option<f64>) -> String {
     }
 }
 
+impl Predicate {
+    /// The measure a band or bound compares the claim's measure with (`of = "NAME"`), if it
+    /// names one.
+    pub fn operand_measure(&self) -> Option<&str> {
+        match self {
+            Predicate::Within(b) => match &b.of {
+                Operand::Measure(m) => Some(m),
+                Operand::Value(_) => None,
+            },
+            Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => match of {
+                Operand::Measure(m) => Some(m),
+                Operand::Value(_) => None,
+            },
+            Predicate::Order { .. } | Predicate::Trend { .. } | Predicate::Flat { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for Predicate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
