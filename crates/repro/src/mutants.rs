@@ -170,7 +170,7 @@ pub fn run_mutants(
         failed.push(if r.error.is_none() {
             r.claims
                 .iter()
-                .filter(|c| c.failed())
+                .filter(|c| c.refuted())
                 .map(|c| c.spec.id.clone())
                 .collect()
         } else {

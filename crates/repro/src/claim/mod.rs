@@ -567,6 +567,13 @@ impl ClaimResult {
         self.verdict == Verdict::Fail
     }
 
+    /// Whether a mutant's run refutes the claim: it fails, or it is inconclusive while its
+    /// means miss (the point estimates contradict the claim; only the spread leaves it open).
+    /// A mutant that leaves the claim undecided with means that hold does not refute it.
+    pub fn refuted(&self) -> bool {
+        self.failed() || (self.verdict == Verdict::Inconclusive && !self.means_hold)
+    }
+
     fn x_label_or_x(&self) -> &str {
         if self.x_label.is_empty() {
             "x"

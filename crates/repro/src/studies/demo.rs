@@ -56,6 +56,11 @@ const MUTANTS: &[crate::Mutant] = &[
         what: "the harness loses nothing (the loss its transmission counts are about)",
     },
     crate::Mutant {
+        name: "double_delta",
+        what: "every copy on the harness takes 2δ; the closed forms keep δ (the delay the \
+               lossless message time and rate are about)",
+    },
+    crate::Mutant {
         name: "one_receiver",
         what: "every run has one receiver (the group size both parts sweep)",
     },
@@ -212,6 +217,8 @@ fn run_bus(job: &BusJob, d: u64, a: u64) -> Result<BusResult, String> {
 #[derive(Debug, Clone, Copy)]
 struct HarnessJob {
     receivers: usize,
+    /// One-way delay of every copy, µs.
+    delta_us: u64,
     loss: f64,
     messages: u64,
     seed: u64,
@@ -230,7 +237,7 @@ struct HarnessResult {
 }
 
 fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
-    let delta = Duration::from_micros(DELTA_US);
+    let delta = Duration::from_micros(job.delta_us);
     let mut h = Harness::new(delta, job.loss, job.seed);
     let receivers: Vec<NodeId> = (1..=job.receivers as u32).map(NodeId).collect();
     let mut cfg = SenderConfig::new(
@@ -325,6 +332,7 @@ impl Study for Demo {
             for k in 0..plan.seeds.min(3) {
                 jobs.push(HarnessJob {
                     receivers: r,
+                    delta_us: DELTA_US,
                     loss: 0.0,
                     messages: plan.messages,
                     seed: seed_of(r, 0.0, k),
@@ -338,6 +346,7 @@ impl Study for Demo {
                 for k in 0..plan.seeds {
                     jobs.push(HarnessJob {
                         receivers: r,
+                        delta_us: DELTA_US,
                         loss: p,
                         messages: plan.messages,
                         seed: seed_of(r, p, k),
@@ -351,6 +360,7 @@ impl Study for Demo {
             match mutant {
                 Some("no_loss") => j.loss = 0.0,
                 Some("one_receiver") => j.receivers = 1,
+                Some("double_delta") => j.delta_us *= 2,
                 _ => {}
             }
             run_harness(&j)
@@ -737,6 +747,7 @@ mod tests {
     fn lossless_harness_message_time_is_two_delta() {
         let r = run_harness(&HarnessJob {
             receivers: 5,
+            delta_us: DELTA_US,
             loss: 0.0,
             messages: 50,
             seed: 1,

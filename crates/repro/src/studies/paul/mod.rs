@@ -944,9 +944,6 @@ fn plots(
             series: per_protocol("beyond", "rho", &[Variant::Dsp, Variant::Cp]),
         });
     }
-    for p in &out {
-        p.check()?;
-    }
     Ok(out)
 }
 

@@ -83,6 +83,7 @@ impl Study for Xtp {
             wtimer: Duration::from_secs_f64(
                 ctx.param("wtimer_ms", sim::WTIMER_FLOOR.as_secs_f64() * 1e3) / 1e3,
             ),
+            error_control: true,
         };
         if model.per_call.is_zero() || model.wtimer.is_zero() {
             return Err(StudyError::Run(
@@ -90,6 +91,7 @@ impl Study for Xtp {
             ));
         }
         let mutant = ctx.mutant_of(mutants::MUTANTS);
+        let model = mutants::apply_model(mutant, model);
         let cells = plan.cells();
         let run = |c: &sim::Cell| run_sim_with(&mutants::apply(mutant, *c), &model);
         let results: Vec<RunOut> = ctx.try_map(&cells, run)?;

@@ -3,9 +3,10 @@
 //! loss removed, and the model's timer doubled. They change the simulated runs; the
 //! real-network runs are left as they are.
 
-use super::sim::Cell;
+use super::sim::{Cell, Model};
 use super::{Mode, Setting};
 use crate::study::Mutant;
+use core::time::Duration;
 
 /// The mutants, in the report's order.
 pub(super) const MUTANTS: &[Mutant] = &[
@@ -28,7 +29,27 @@ pub(super) const MUTANTS: &[Mutant] = &[
         name: "one_receiver",
         what: "every multicast cell has one receiver (the receiver counts the tables compare)",
     },
+    Mutant {
+        name: "no_error_control",
+        what: "the sender runs without error control (no SREQ, no retransmission): a lost \
+               packet stays lost (what every claim that runs complete is about)",
+    },
+    Mutant {
+        name: "no_per_call_cost",
+        what: "the write call's cost cut from the model's per-call cost to 1 µs (the bound \
+               the small-write claims credit)",
+    },
 ];
+
+/// The model under `mutant` (none: unchanged).
+pub(super) fn apply_model(mutant: Option<&str>, mut m: Model) -> Model {
+    match mutant {
+        Some("no_error_control") => m.error_control = false,
+        Some("no_per_call_cost") => m.per_call = Duration::from_micros(1),
+        _ => {}
+    }
+    m
+}
 
 /// `c` under `mutant` (none: unchanged).
 pub(super) fn apply(mutant: Option<&str>, mut c: Cell) -> Cell {

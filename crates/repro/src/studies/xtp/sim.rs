@@ -160,6 +160,9 @@ pub struct Model {
     pub per_call: Duration,
     /// WTIMER's initial value and floor.
     pub wtimer: Duration,
+    /// The sender's error control (SREQ, retransmission, WTIMER): on in every run of the
+    /// study, off only under the `no_error_control` mutant.
+    pub error_control: bool,
 }
 
 impl Default for Model {
@@ -167,6 +170,7 @@ impl Default for Model {
         Model {
             per_call: PER_CALL_COST,
             wtimer: WTIMER_FLOOR,
+            error_control: true,
         }
     }
 }
@@ -195,6 +199,7 @@ pub fn run_sim_with(c: &Cell, model: &Model) -> Result<RunOut, String> {
     let mut cfg = c.setting.config(sender, receivers.clone(), multicast);
     cfg.wtimer.initial = model.wtimer;
     cfg.wtimer.min = model.wtimer;
+    cfg.error_control = model.error_control;
     let calls = c.message.div_ceil(c.write as u64);
     sim.add_agent(
         sender,
