@@ -401,6 +401,12 @@ mod tests {
         assert!(parse(short).is_err());
     }
 
+    /// Claims removed from their study after a committed sweep judged them; the sweep keeps
+    /// its rows as it ran. `lms.fig5_{7,11}.source_zero` (2026-11-29): zero exposure for a loss
+    /// at the source holds by definition (every receiver lost the packet), so no mutant of
+    /// the protocols could fail them (docs/repro/mutants.md).
+    const REMOVED: &[&str] = &["lms.fig5_7.source_zero", "lms.fig5_11.source_zero"];
+
     #[test]
     fn every_committed_sweep_reads_back_and_judged_the_studys_current_claims() {
         for c in COMMITTED {
@@ -413,7 +419,11 @@ mod tests {
                     .into_iter()
                     .map(|c| c.id)
                     .collect();
-            let stale: Vec<&String> = s.claims.iter().filter(|id| !ids.contains(*id)).collect();
+            let stale: Vec<&String> = s
+                .claims
+                .iter()
+                .filter(|id| !ids.contains(*id) && !REMOVED.contains(&id.as_str()))
+                .collect();
             assert!(
                 stale.is_empty(),
                 "{}: claims no longer in the study: {stale:?}",

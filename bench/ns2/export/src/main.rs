@@ -87,6 +87,7 @@ fn run_lms(a: &[String]) -> Result<(), String> {
     let shape = lms::RunShape {
         messages,
         stop: Time::from_secs(stop_s),
+        lose_repairs: false,
     };
     let seed = lms::run_seed(&pl, lms::Scheme::Lms);
     let sim = lms::simulate(&pl, lms::Scheme::Lms, &loss, shape, seed)?;

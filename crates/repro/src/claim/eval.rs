@@ -223,6 +223,10 @@ fn order_judge(a: &Estimate, b: &Estimate, ok: bool) -> Judged {
         return if ok { Judged::In } else { Judged::Out };
     }
     let ((alo, ahi), (blo, bhi)) = (interval(a), interval(b));
+    // No spread on either side (every run gave the same value): nothing is left to chance.
+    if alo == ahi && blo == bhi {
+        return if ok { Judged::In } else { Judged::Out };
+    }
     if ok && ahi <= blo + eps(blo) {
         Judged::In
     } else if !ok && alo > bhi + eps(bhi) {

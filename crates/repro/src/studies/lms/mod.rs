@@ -489,7 +489,7 @@ impl Study for Lms {
                     pl,
                     mutants::scheme(mutant, j.scheme),
                     loss,
-                    shape(j.drops),
+                    mutants::shape(mutant, shape(j.drops)),
                     run_seed(pl, j.scheme),
                 )
             },

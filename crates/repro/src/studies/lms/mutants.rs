@@ -24,7 +24,18 @@ pub(super) const MUTANTS: &[Mutant] = &[
         name: "no_loss",
         what: "no packet is dropped (the single loss every recovery measure is about)",
     },
+    Mutant {
+        name: "repairs_lost",
+        what: "the loss site drops every repair as well (a receiver behind it never \
+               recovers: what the recovery claims are about)",
+    },
 ];
+
+/// The run's shape under `mutant`.
+pub(super) fn shape(mutant: Option<&str>, mut s: super::sim::RunShape) -> super::sim::RunShape {
+    s.lose_repairs = mutant == Some("repairs_lost");
+    s
+}
 
 /// The scheme a run of `scheme` uses under `mutant`.
 pub(super) fn scheme(mutant: Option<&str>, scheme: Scheme) -> Scheme {

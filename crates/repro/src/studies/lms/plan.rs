@@ -623,6 +623,7 @@ pub(super) fn shape(drops: usize) -> RunShape {
         RunShape {
             messages: last + 9,
             stop: Time::from_secs(last / 10 + 6),
+            lose_repairs: false,
         }
     }
 }

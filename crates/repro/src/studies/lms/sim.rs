@@ -151,11 +151,15 @@ pub struct RunShape {
     pub messages: u64,
     /// When the run stops.
     pub stop: Time,
+    /// The loss sites also drop every repair that crosses them (the `repairs_lost` mutant
+    /// only): a receiver behind one can never recover.
+    pub lose_repairs: bool,
 }
 
 pub const SINGLE: RunShape = RunShape {
     messages: 40,
     stop: Time::from_secs(9),
+    lose_repairs: false,
 };
 
 /// What one run measured.
@@ -312,6 +316,20 @@ pub fn simulate(
                 )
                 .filter(KindFilter::OriginalData)
                 .cause("single_loss"),
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        if shape.lose_repairs {
+            sim.add_loss(
+                &LossRule::new(
+                    LossSite::Link {
+                        link: l.link,
+                        from: Some(l.from),
+                    },
+                    LossModel::Bernoulli { p: 1.0 },
+                )
+                .filter(KindFilter::Repair)
+                .cause("repair_lost"),
             )
             .map_err(|e| e.to_string())?;
         }

@@ -17,6 +17,10 @@ pub(super) const MUTANTS: &[Mutant] = &[
         what: "every CSP point runs CP and every CP point runs CSP",
     },
     Mutant {
+        name: "swap_dsp_csp",
+        what: "every DSP point runs CSP and every CSP point runs DSP",
+    },
+    Mutant {
         name: "no_loss",
         what: "no block errors (the loss that drives re-multicasts, buffers and Figure 11's \
                trend)",
@@ -24,6 +28,20 @@ pub(super) const MUTANTS: &[Mutant] = &[
     Mutant {
         name: "double_status",
         what: "the status interval doubled (the paper fixes 4–6 ms)",
+    },
+    Mutant {
+        name: "halve_status",
+        what: "the status interval halved (2–3 ms: status traffic against the data)",
+    },
+    Mutant {
+        name: "double_status_dsp",
+        what: "DSP's status interval doubled, CSP's and CP's kept (the same regular interval \
+               the paper credits for their equal status traffic)",
+    },
+    Mutant {
+        name: "ten_times_loss",
+        what: "the block error rate of every point ×10 (the loss under which Figure 12's \
+               insensitivity to the number of destinations holds)",
     },
     Mutant {
         name: "double_rtd",
@@ -43,8 +61,12 @@ pub(super) fn apply(mutant: Option<&str>, s: &mut Spec) {
     match mutant {
         Some("swap_dsp_cp") => swap(s, Variant::Dsp, Variant::Cp),
         Some("swap_csp_cp") => swap(s, Variant::Csp, Variant::Cp),
+        Some("swap_dsp_csp") => swap(s, Variant::Dsp, Variant::Csp),
         Some("no_loss") => s.err = 0.0,
         Some("double_status") => s.status_scale = 2.0,
+        Some("halve_status") => s.status_scale = 0.5,
+        Some("double_status_dsp") if s.variant == Variant::Dsp => s.status_scale = 2.0,
+        Some("ten_times_loss") => s.err *= 10.0,
         Some("double_rtd") => s.rtds_ms.iter_mut().for_each(|r| *r *= 2.0),
         _ => {}
     }

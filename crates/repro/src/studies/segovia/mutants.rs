@@ -28,6 +28,17 @@ pub(super) const MUTANTS: &[Mutant] = &[
         name: "one_receiver",
         what: "every run with one receiver (the receiver count every table sweeps)",
     },
+    Mutant {
+        name: "random_delay",
+        what: "every run without a random ACK delay gets one of 32,000 bit times (the thesis: \
+               random ACKs move the point where RT levels off to larger r, by lowering the \
+               collisions that cause it)",
+    },
+    Mutant {
+        name: "rra_acks_all",
+        what: "RRA runs as MSAW: every receiver acknowledges every message (the one selected \
+               acknowledger RRA is about)",
+    },
 ];
 
 /// `s` under `mutant` (none: unchanged).
@@ -42,6 +53,12 @@ pub(super) fn apply(mutant: Option<&str>, s: &mut RunSpec) {
             }
         }
         Some("one_receiver") => s.receivers = 1,
+        Some("random_delay") if s.rand_bits == 0 => s.rand_bits = 32_000,
+        Some("rra_acks_all") => {
+            if let Proto::Rra { .. } = s.proto {
+                s.proto = Proto::Saw;
+            }
+        }
         _ => {}
     }
 }

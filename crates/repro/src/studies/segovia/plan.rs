@@ -217,10 +217,11 @@ crate::plan! {
             full vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
         pub(super) err_windows: Vec<u16> = quick vec![10], full vec![5, 10, 15];
         /// Increments scanned for the thesis's timeout selection: steps of 45,000 bit times
-        /// (every increment the thesis reports is a multiple of 45,000).
+        /// (every increment the thesis reports is a multiple of 45,000), from 0, so that the
+        /// smallest increment found can fall below the thesis's as well as above it.
         pub(super) inc_steps: Vec<f64> =
-            quick vec![45_000.0, 90_000.0, 135_000.0],
-            full (1..=7).map(|k| 45_000.0 * k as f64).collect();
+            quick vec![0.0, 45_000.0, 90_000.0, 135_000.0],
+            full (0..=7).map(|k| 45_000.0 * k as f64).collect();
         pub(super) sens_rs: Vec<f64> =
             quick vec![5.0, 20.0, 60.0],
             full vec![5.0, 10.0, 20.0, 30.0, 40.0, 60.0];
