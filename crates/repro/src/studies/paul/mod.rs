@@ -4,6 +4,7 @@
 //! of Figures 4–12, the analytic throughput of §6 (eq. 1–4) beside every throughput figure,
 //! and, beyond the paper, DSP and CP with 1,000 and 10,000 destinations over 100 exchanges.
 
+use crate::claim::fmt_num;
 use crate::plot::{Axis, Plot, PlotSeries, PlotSpec};
 use crate::sampling::Feed;
 use crate::stats::Estimate;
@@ -953,9 +954,21 @@ fn plots(
 /// The study's setup as reported: `scenarios/repro/paul/setup.toml`, filled with the plan's
 /// numbers.
 fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
+    // The fixed values as the runs use them: Figures 4–8's point and the protocols' defaults.
+    let p = Spec::paper(Variant::Dsp, 2.0, plan.blocks, 0);
+    let set = Settings::new(p.variant, p.l());
+    let ms = |d: Duration| fmt_num(d.as_secs_f64() * 1e3);
     crate::setup!(
         "paul",
         &[
+            ("speed", fmt_num(p.rate_mbps)),
+            ("block", BLOCK.to_string()),
+            ("datagram", (BLOCK + DATA_OVERHEAD).to_string()),
+            ("header", DATA_OVERHEAD.to_string()),
+            ("rf", fmt_num(p.r_f)),
+            ("err", fmt_num(p.err)),
+            ("status_min", ms(set.status_min.mul_f64(p.status_scale))),
+            ("status_max", ms(set.status_max.mul_f64(p.status_scale))),
             ("rtds", join(&RTDS_MS)),
             ("link_factor", LINK_FACTOR.to_string()),
             ("windows", join(&plan.windows)),

@@ -65,3 +65,39 @@ fn a_blocks_delay_is_its_first_arrival_never_after_its_delivery() {
         "not recorded"
     );
 }
+
+/// The setup is rendered from the values the runs use, and Figure 5's claims judge the delay
+/// the setup defines (the claims judged the delay to first arrival while the setup said "to
+/// in-order delivery").
+#[test]
+fn the_setup_says_what_the_runs_and_claims_use() {
+    let plan = Plan::new(crate::Sweeps::Quick);
+    let s = setup(&plan, 1).unwrap();
+    let param = |name: &str| {
+        s.parameters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap()
+    };
+    let p = Spec::paper(Variant::Dsp, 2.0, plan.blocks, 0);
+    assert!(param("transmission speed").starts_with(&format!("{} Mb/s", p.rate_mbps)));
+    assert!(param("r_f").starts_with(&p.r_f.to_string()));
+    assert!(param("block error rate").starts_with(&format!("{} per destination", p.err)));
+    assert!(
+        param("state exchange").contains("U[4, 6] ms"),
+        "{}",
+        param("state exchange")
+    );
+    let delay = &s.choices.iter().find(|(n, _)| n == "delay").unwrap().1;
+    assert!(delay.contains("in-order delivery"), "{delay}");
+    let claims = crate::claim::parse_claims("paul", Paul.about().claims_toml).unwrap();
+    for c in claims
+        .specs
+        .iter()
+        .filter(|c| c.id.starts_with("paul.fig5."))
+    {
+        let m = c.measure.as_deref().unwrap();
+        assert!(m.starts_with("win.delivery_delay."), "{}: {m}", c.id);
+    }
+}
