@@ -31,9 +31,29 @@ pub(super) fn setup(plan: &Plan, runs: usize) -> Result<Setup, StudyError> {
         .iter()
         .filter(|&&(n, r)| plan.srm_large(n, r))
         .collect();
+    // The runs' shape: one drop (every family but the adaptive ones) and five.
+    let (one, five) = (super::plan::shape(1), super::plan::shape(5));
+    let interval = super::sim::INTERVAL;
+    let stop = |t: rmcast_proto::Time| span(Duration::from_nanos(t.as_nanos()));
     crate::setup!(
         "lms",
         &[
+            ("size", super::sim::SIZE.to_string()),
+            ("pps", crate::claim::fmt_num(1.0 / interval.as_secs_f64())),
+            (
+                "mbps",
+                crate::claim::fmt_num(super::sim::BANDWIDTH as f64 / 1e6)
+            ),
+            ("drop_k", super::sim::DROP_K.to_string()),
+            (
+                "drop_t",
+                crate::claim::fmt_num(interval.as_secs_f64() * (super::sim::DROP_K - 1) as f64,),
+            ),
+            ("messages", one.messages.to_string()),
+            ("messages_5", five.messages.to_string()),
+            ("interval_ms", interval.as_millis().to_string()),
+            ("stop", stop(one.stop)),
+            ("stop_5", stop(five.stop)),
             ("heights", format!("{:?}", plan.heights)),
             ("tree_delay", TREE_DELAY.as_millis().to_string()),
             ("host_delay", HOST_DELAY.as_millis().to_string()),

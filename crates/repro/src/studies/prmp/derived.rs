@@ -112,15 +112,31 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             }
         }
     }
-    // Share of FF's throughput loss (smallest → largest NC) that FF-IW-IT, which has no
-    // implosion, does not suffer.
-    let (ff, it) = (get("lan", "t", Proto::Ff), get("lan", "t", Proto::FfIwIt));
-    if let (Some(f0), Some(f1), Some(i1)) = (mean_at(&ff, lo), mean_at(&ff, hi), mean_at(&it, hi)) {
-        if f0 > f1 {
+    // FF's and FF-IW-IT's scalability compared as the shares of their throughput they lose
+    // from the smallest to the largest NC (relative: FF-IW-IT's window is the whole transfer
+    // and starts higher, so absolute drops mix the window into the comparison). The share of
+    // FF's relative loss that FF-IW-IT, which has no implosion, does not suffer; and how many
+    // times more of its throughput FF-IW-IT keeps.
+    let kept = |p: Proto| {
+        let t = get("lan", "t", p);
+        match (mean_at(&t, lo), mean_at(&t, hi)) {
+            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
+            _ => None,
+        }
+    };
+    if let (Some(kf), Some(ki)) = (kept(Proto::Ff), kept(Proto::FfIwIt)) {
+        if kf < 1.0 {
             m.scalar(
                 "lan.ff_loss_share_implosion",
                 "dimensionless",
-                Estimate::exact((i1 - f1) / (f0 - f1)),
+                Estimate::exact(1.0 - (1.0 - ki) / (1.0 - kf)),
+            );
+        }
+        if kf > 0.0 {
+            m.scalar(
+                "lan.t_kept_ratio.ff_iw_it_over_ff",
+                "dimensionless",
+                Estimate::exact(ki / kf),
             );
         }
     }

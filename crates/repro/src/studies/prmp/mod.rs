@@ -32,7 +32,6 @@ pub use run::*;
 pub use tree::*;
 
 use crate::sampling::Feed;
-use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
 use crate::sweep::{est, point_seed, Agg, Column, Sweep};
 use crate::Measures;
@@ -204,16 +203,17 @@ impl Study for Prmp {
             .map(|ok| f64::from(u8::from(ok)))
             .collect();
         m.scalar("runs.delivery_ok", "fraction of runs", est(&all_ok)?);
-        let paper_unfinished = sweep
+        let paper_finished: Vec<f64> = sweep
             .specs()
             .into_iter()
             .zip(&results)
-            .filter(|(s, o)| s.limit.as_secs() == 3600 && !o.finished)
-            .count();
+            .filter(|(s, _)| s.limit.as_secs() == 3600)
+            .map(|(_, o)| f64::from(u8::from(o.finished)))
+            .collect();
         m.scalar(
-            "runs.paper_unfinished",
-            "runs",
-            Estimate::exact(paper_unfinished as f64),
+            "runs.paper_finished",
+            "fraction of runs",
+            est(&paper_finished)?,
         );
 
         let plots = plots::plots(ctx, &agg)?;

@@ -4,6 +4,7 @@
 
 use super::run::{Proto, RunSpec};
 use crate::study::Mutant;
+use rmcast_sim::topo::LinkClass;
 
 /// The mutants, in the report's order.
 pub(super) const MUTANTS: &[Mutant] = &[
@@ -29,6 +30,16 @@ pub(super) const MUTANTS: &[Mutant] = &[
         name: "double_rr",
         what: "PRMP's response rate RR doubled (the paper fixes it at the parent's intake \
                rate ITR, 1,500/s)",
+    },
+    Mutant {
+        name: "swap_classes",
+        what: "every LAN run on the HYBRID star and every HYBRID run on the LAN star (the \
+               configurations Figures 5–9 contrast)",
+    },
+    Mutant {
+        name: "implosion_for_it",
+        what: "FF-IW-IT runs with the parent's response buffer, i.e. as FF-IW (the \
+               implosion-free reference the paper's reasons r1 and r2 are told apart by)",
     },
     Mutant {
         name: "no_multilevel",
@@ -78,6 +89,14 @@ pub(super) fn apply(mutant: Option<&str>, s: &mut RunSpec) {
         Some("no_implosion") => s.implosion_off = true,
         Some("no_link_loss") => s.lossless = true,
         Some("double_rr") => s.rr *= 2,
+        Some("swap_classes") => {
+            s.class = match s.class {
+                LinkClass::Lan => LinkClass::Hybrid,
+                LinkClass::Hybrid => LinkClass::Lan,
+                c => c,
+            }
+        }
+        Some("implosion_for_it") if s.proto == Proto::FfIwIt => s.proto = Proto::FfIw,
         _ => {}
     }
 }

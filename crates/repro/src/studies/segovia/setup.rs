@@ -1,7 +1,8 @@
 //! The study's setup as reported (topology, parameters and the choices the thesis left open):
 //! `scenarios/repro/segovia/setup.toml`, filled with the plan's numbers.
 
-use super::plan::{Plan, Unstated};
+use super::plan::{error_increment, Plan, Unstated};
+use super::run::{Proto, RunSpec, INCREMENT_ERROR_FREE, RRA_LIMIT};
 use crate::study::{Setup, StudyError};
 use crate::sweep::join;
 
@@ -17,9 +18,23 @@ pub(super) fn setup(plan: &Plan, u: &Unstated, runs: usize) -> Result<Setup, Stu
         }
         out
     };
+    // The fixed values as the runs use them: the thesis's defaults and the bus's rules.
+    let thesis = RunSpec::thesis(Proto::Saw, 1, 0);
+    let bus = rmcast_sim::BusConfig::default();
+    let increments: Vec<String> = [20, 40, 60]
+        .iter()
+        .map(|&r| thousands(error_increment(r)))
+        .collect();
     crate::setup!(
         "segovia",
         &[
+            ("jam", bus.jam_bits.to_string()),
+            ("slot", bus.slot_bits.to_string()),
+            ("attempts", bus.max_attempts.to_string()),
+            ("frame", thesis.data_frame.to_string()),
+            ("increment_free", thousands(INCREMENT_ERROR_FREE)),
+            ("increments", increments.join("/")),
+            ("rra_limit", RRA_LIMIT.to_string()),
             ("receivers", join(&plan.rs)),
             ("seeds", plan.seeds.to_string()),
             ("messages", plan.messages.to_string()),

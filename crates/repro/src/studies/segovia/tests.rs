@@ -302,3 +302,26 @@ fn saw_r20_rand22000_delivery() {
         }
     }
 }
+
+/// The setup's fixed numbers are rendered from the values the runs use (the bus's rules, the
+/// thesis's frame and increments, RRA's limit), not typed into `setup.toml`.
+#[test]
+fn the_setup_says_what_the_runs_use() {
+    let plan = Plan::new(crate::Sweeps::Quick);
+    let s = setup::setup(&plan, &plan::Unstated::DEFAULT, 1).unwrap();
+    let bus = BusConfig::default();
+    for want in [
+        format!("costs {} bit times", bus.jam_bits),
+        format!("slots of {} bit times", bus.slot_bits),
+        format!("discarded after {} attempts", bus.max_attempts),
+    ] {
+        assert!(s.topology.contains(&want), "{want}: {}", s.topology);
+    }
+    let param = |name: &str| &s.parameters.iter().find(|(n, _)| n == name).unwrap().1;
+    let thesis = RunSpec::thesis(Proto::Saw, 20, 0);
+    assert!(param("data frame").starts_with(&format!("{} bytes", thesis.data_frame)));
+    let timeouts = param("timeouts");
+    assert!(timeouts.contains("600,000"), "{timeouts}");
+    assert_eq!(error_increment(20), 45_000);
+    assert!(timeouts.contains("45,000/90,000/135,000"), "{timeouts}");
+}
