@@ -33,8 +33,8 @@ pub(super) const MUTANTS: &[Mutant] = &[
     },
     Mutant {
         name: "swap_classes",
-        what: "every LAN run on the HYBRID star and every HYBRID run on the LAN star (the \
-               configurations Figures 5–9 contrast)",
+        what: "every LAN run with at least 3 children on the HYBRID star and every HYBRID run \
+               on the LAN star (the configurations Figures 5–9 contrast)",
     },
     Mutant {
         name: "implosion_for_it",
@@ -91,7 +91,8 @@ pub(super) fn apply(mutant: Option<&str>, s: &mut RunSpec) {
         Some("double_rr") => s.rr *= 2,
         Some("swap_classes") => {
             s.class = match s.class {
-                LinkClass::Lan => LinkClass::Hybrid,
+                // A HYBRID star needs a child of each class.
+                LinkClass::Lan if s.nc >= 3 => LinkClass::Hybrid,
                 LinkClass::Hybrid => LinkClass::Lan,
                 c => c,
             }
