@@ -97,6 +97,22 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             );
         }
     }
+    // PF-IW's throughput over FF-IW-IT's, mean over 15 <= NC <= 40 (where the paper sees
+    // PF-IW's "more or less uniform" lead in LAN), per configuration.
+    for cfg in ["lan", "hybrid"] {
+        let r = subset(
+            &over(&get(cfg, "t", Proto::PfIw), &get(cfg, "t", Proto::FfIwIt)),
+            15.0,
+            40.0,
+        );
+        if !r.is_empty() {
+            m.scalar(
+                format!("{cfg}.t_pf_iw_over_ff_iw_it.mean_nc15_40"),
+                "dimensionless",
+                Estimate::exact(r.iter().map(|(_, e)| e.mean).sum::<f64>() / r.len() as f64),
+            );
+        }
+    }
     // T(largest NC)/T(smallest NC) at the group sizes every LAN family ran (FF's).
     let lo = plan.lan_ff.first().copied().unwrap_or(2.0);
     let hi = plan.lan_ff.last().copied().unwrap_or(60.0);
@@ -198,13 +214,25 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
         );
     }
     if let Some(v) = it60_t {
-        let s: Series = plan
-            .rr
-            .iter()
-            .filter(|&&x| (600.0..=ITR).contains(&x))
-            .map(|&x| (x, Estimate::exact(v)))
-            .collect();
-        m.series("rr.t.ff_iw_it_nc60.600_1500", "packets/ms", rrx, s);
+        let flat = |lo: f64, hi: f64| -> Series {
+            plan.rr
+                .iter()
+                .filter(|&&x| (lo..=hi).contains(&x))
+                .map(|&x| (x, Estimate::exact(v)))
+                .collect()
+        };
+        m.series(
+            "rr.t.ff_iw_it_nc60.600_1500",
+            "packets/ms",
+            rrx,
+            flat(600.0, ITR),
+        );
+        m.series(
+            "rr.t.ff_iw_it_nc60.ge_itr",
+            "packets/ms",
+            rrx,
+            flat(ITR, f64::INFINITY),
+        );
         m.series(
             "rr.t.pf_iw.600_1500",
             "packets/ms",
