@@ -13,7 +13,10 @@
 //!   0). What the claim compares its measure with (another measure, a formula) is left
 //!   alone, so a comparison of two measures can only be failed by a declared mutant.
 //!
-//! A claim that passes and that no mutant fails *cannot fail*: the report marks it so and it
+//! A mutant *refutes* a claim when its run fails the claim, or leaves it inconclusive with
+//! means that miss ([`ClaimResult::refuted`](crate::ClaimResult::refuted)).
+//!
+//! A claim that passes and that no mutant refutes *cannot fail*: the report marks it so and it
 //! does not count as passed. The mutation score is the share of passing claims that some
 //! mutant fails.
 
@@ -57,7 +60,7 @@ pub struct ClaimMutation {
 }
 
 impl ClaimMutation {
-    /// It passes, and no mutant fails it.
+    /// It passes, and no mutant refutes it.
     pub fn cannot_fail(&self) -> bool {
         self.verdict == Verdict::Pass && self.killed_by.is_empty()
     }
@@ -248,14 +251,14 @@ pub(crate) fn section(f: Markup, out: &mut String, s: &StudyReport) {
     f.para(
         out,
         &f.text(&format!(
-            "Mutation score: {killed} of {passing} passing claims fail under at least one \
+            "Mutation score: {killed} of {passing} passing claims refuted by at least one \
              mutant; {} pass whatever the mutants change (cannot fail: not counted as passed).",
             passing - killed
         )),
     );
     f.table(
         out,
-        &["mutant", "kind", "what it changes", "claims it fails"],
+        &["mutant", "kind", "what it changes", "claims it refutes"],
         m.mutants.iter().map(|r| {
             let n = m
                 .claims
@@ -275,7 +278,7 @@ pub(crate) fn section(f: Markup, out: &mut String, s: &StudyReport) {
     );
     f.table(
         out,
-        &["claim", "verdict", "failed under"],
+        &["claim", "verdict", "refuted by"],
         m.claims.iter().map(|c| {
             vec![
                 f.inline(&format!("`{}`", c.id)),
@@ -305,7 +308,7 @@ pub fn score_line(studies: &[StudyReport]) -> Option<String> {
         (k + a, p + b)
     });
     Some(format!(
-        "mutation score: {killed} of {passing} passing claims fail under at least one mutant \
+        "mutation score: {killed} of {passing} passing claims refuted by at least one mutant \
          ({:.1} %); {} cannot fail",
         100.0 * killed as f64 / passing.max(1) as f64,
         passing - killed

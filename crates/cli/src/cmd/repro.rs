@@ -27,8 +27,8 @@ use std::process::ExitCode;
                                      judge every claim over a grid of unstated values:
                                      DIR/explore.md, explore.csv, explore-points.csv and
                                      two SVG heat maps
-  rmcast repro paul --quick --mutants   could each claim have failed? the mutants that fail
-                                     it, and the claims no mutant fails (cannot fail)
+  rmcast repro paul --quick --mutants   could each claim have failed? the mutants that refute
+                                     it, and the claims no mutant refutes (cannot fail)
   rmcast repro --list                the registered studies
   rmcast repro --claims scenarios/repro   use the claims files on disk (edit without rebuilding)
   rmcast repro --quick --json | jq '.[] | select(.verdict == \"fail\") | .id'

@@ -495,3 +495,43 @@ fn explanations_take_their_numbers_from_the_run() {
         Some("the bus needs 12656 bit times")
     );
 }
+
+/// Equal values without spread (every run gave the same) decide a strict order and a trend:
+/// nothing is left to chance. With spread, equal means stay undecided, and a mutant's run
+/// that leaves a claim so refutes it only when its means miss.
+#[test]
+fn equal_values_without_spread_decide_and_missing_means_refute() {
+    let mut m = Measures::new();
+    let flat = |e: Estimate| vec![(1.0, e), (2.0, e), (3.0, e)];
+    m.series("one", "", "x", flat(Estimate::exact(1.0)));
+    m.series("also_one", "", "x", flat(Estimate::exact(1.0)));
+    m.series("noisy", "", "x", flat(est(1.0)));
+    m.series("noisy_too", "", "x", flat(est(1.0)));
+    let strict = |a: &str, b: &str| Predicate::Order {
+        measures: vec![a.into(), b.into()],
+        strict: true,
+        at: None,
+    };
+    let falls = Predicate::Trend {
+        direction: Direction::Decreasing,
+        from: None,
+        to: None,
+        slack: 0.01,
+    };
+    let exact = evaluate(&claim(None, strict("one", "also_one")), &m);
+    assert_eq!(exact.verdict, Verdict::Fail);
+    assert!(exact.refuted());
+    assert_eq!(
+        evaluate(&claim(Some("one"), falls), &m).verdict,
+        Verdict::Fail
+    );
+    let noisy = evaluate(&claim(None, strict("noisy", "noisy_too")), &m);
+    assert_eq!(noisy.verdict, Verdict::Inconclusive);
+    assert!(!noisy.means_hold);
+    assert!(noisy.refuted(), "equal means miss a strict order");
+    // Undecided with means that hold: not refuted.
+    m.series("noisy_above", "", "x", flat(est(1.01)));
+    let holds = evaluate(&claim(None, strict("noisy", "noisy_above")), &m);
+    assert_eq!(holds.verdict, Verdict::Inconclusive);
+    assert!(holds.means_hold && !holds.refuted());
+}

@@ -127,7 +127,7 @@ claim_row! {
         pub decide_at_runs_factor: Option<u32>,
         /// The mutants under which the claim failed (`rmcast repro --mutants` only).
         pub killed_by: Option<Killers>,
-        /// It passes, and no mutant fails it (`--mutants` only): not counted as passed.
+        /// It passes, and no mutant refutes it (`--mutants` only): not counted as passed.
         pub cannot_fail: bool,
     }
 }

@@ -778,7 +778,7 @@ impl StudyReport {
     pub fn passed(&self) -> usize {
         self.claims.iter().filter(|c| c.passed()).count() - self.cannot_fail()
     }
-    /// How many of its claims pass although no mutant fails them (`--mutants` only): they
+    /// How many of its claims pass although no mutant refutes them (`--mutants` only): they
     /// are not counted as passed.
     pub fn cannot_fail(&self) -> usize {
         self.mutation

@@ -44,6 +44,11 @@ pub(super) const MUTANTS: &[Mutant] = &[
                insensitivity to the number of destinations holds)",
     },
     Mutant {
+        name: "halve_window",
+        what: "every window halved (Figures 9–12 fix it at 2 × the largest RTD: the window \
+               under which ρ ≈ 1 at low error rates)",
+    },
+    Mutant {
         name: "double_rtd",
         what: "every exchange's round-trip delay doubled (the paper fixes 10–60 ms)",
     },
@@ -67,6 +72,7 @@ pub(super) fn apply(mutant: Option<&str>, s: &mut Spec) {
         Some("halve_status") => s.status_scale = 0.5,
         Some("double_status_dsp") if s.variant == Variant::Dsp => s.status_scale = 2.0,
         Some("ten_times_loss") => s.err *= 10.0,
+        Some("halve_window") => s.window *= 0.5,
         Some("double_rtd") => s.rtds_ms.iter_mut().for_each(|r| *r *= 2.0),
         _ => {}
     }
