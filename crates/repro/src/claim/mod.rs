@@ -192,6 +192,16 @@ pub enum Operand {
     Measure(String),
 }
 
+impl Operand {
+    /// The measure it names (`None` for a number).
+    pub fn measure(&self) -> Option<&str> {
+        match self {
+            Operand::Value(_) => None,
+            Operand::Measure(m) => Some(m),
+        }
+    }
+}
+
 impl fmt::Display for Operand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -356,14 +366,8 @@ impl Predicate {
     /// names one.
     pub fn operand_measure(&self) -> Option<&str> {
         match self {
-            Predicate::Within(b) => match &b.of {
-                Operand::Measure(m) => Some(m),
-                Operand::Value(_) => None,
-            },
-            Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => match of {
-                Operand::Measure(m) => Some(m),
-                Operand::Value(_) => None,
-            },
+            Predicate::Within(b) => b.of.measure(),
+            Predicate::AtMost { of, .. } | Predicate::AtLeast { of, .. } => of.measure(),
             Predicate::Order { .. } | Predicate::Trend { .. } | Predicate::Flat { .. } => None,
         }
     }

@@ -20,6 +20,11 @@ pub(super) fn mean_at(s: &Series, x: f64) -> Option<f64> {
     s.iter().find(|(px, _)| *px == x).map(|(_, e)| e.mean)
 }
 
+/// The mean of `s`'s point means (`None` for no points).
+fn mean_of(s: &Series) -> Option<f64> {
+    (!s.is_empty()).then(|| s.iter().map(|(_, e)| e.mean).sum::<f64>() / s.len() as f64)
+}
+
 pub(super) fn diff(a: &Series, b: &Series) -> Series {
     a.iter()
         .filter_map(|(x, ea)| mean_at(b, *x).map(|vb| (*x, Estimate::exact(ea.mean - vb))))
@@ -85,15 +90,11 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
         .collect();
     m.series("lan.i.pf.at_20_60", "dimensionless", nc, at_paper);
     for cfg in ["lan", "hybrid"] {
-        let v: Vec<f64> = subset(&get(cfg, "n", Proto::PfIw), 10.0, f64::INFINITY)
-            .iter()
-            .map(|(_, e)| e.mean)
-            .collect();
-        if !v.is_empty() {
+        if let Some(v) = mean_of(&subset(&get(cfg, "n", Proto::PfIw), 10.0, f64::INFINITY)) {
             m.scalar(
                 format!("{cfg}.n.pf_iw.mean_nc_ge10"),
                 "dimensionless",
-                Estimate::exact(v.iter().sum::<f64>() / v.len() as f64),
+                Estimate::exact(v),
             );
         }
     }
@@ -105,11 +106,11 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             15.0,
             40.0,
         );
-        if !r.is_empty() {
+        if let Some(v) = mean_of(&r) {
             m.scalar(
                 format!("{cfg}.t_pf_iw_over_ff_iw_it.mean_nc15_40"),
                 "dimensionless",
-                Estimate::exact(r.iter().map(|(_, e)| e.mean).sum::<f64>() / r.len() as f64),
+                Estimate::exact(v),
             );
         }
     }

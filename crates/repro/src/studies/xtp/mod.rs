@@ -83,7 +83,7 @@ impl Study for Xtp {
             wtimer: Duration::from_secs_f64(
                 ctx.param("wtimer_ms", sim::WTIMER_FLOOR.as_secs_f64() * 1e3) / 1e3,
             ),
-            error_control: true,
+            ..sim::Model::default()
         };
         if model.per_call.is_zero() || model.wtimer.is_zero() {
             return Err(StudyError::Run(
