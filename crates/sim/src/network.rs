@@ -139,6 +139,11 @@ pub struct BusConfig {
     pub max_attempts: u32,
     /// The backoff rule (inclusive binary exponential by default).
     pub backoff: Backoff,
+    /// Frames sent at the same instant collide (true, CSMA/CD). False is an analysis bus
+    /// with ideal arbitration, as behind a token or a switch: of the stations ready at once
+    /// one, chosen at random, transmits and the others defer to its end; nothing collides
+    /// and nobody backs off.
+    pub collisions: bool,
 }
 
 impl Default for BusConfig {
@@ -151,6 +156,7 @@ impl Default for BusConfig {
             jam_bits: 32,
             max_attempts: 16,
             backoff: Backoff::Exponential { inclusive: true },
+            collisions: true,
         }
     }
 }

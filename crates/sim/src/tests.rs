@@ -267,6 +267,24 @@ fn a_frame_is_discarded_when_its_16th_attempt_collides() {
 }
 
 #[test]
+fn without_collisions_two_stations_ready_at_once_go_one_after_the_other() {
+    // The same two frames as above on the analysis bus: one goes at once, the other
+    // defers to its end; nothing collides, nobody backs off.
+    let cfg = BusConfig {
+        backoff: Backoff::Fixed { slots: 1 },
+        collisions: false,
+        ..BusConfig::default()
+    };
+    let (mut sim, n) = bus_sim(3, cfg, 1);
+    let log = two_senders_at_once(&mut sim, &n);
+    let out = sim.run(&Stop::default());
+    let k = sim.counters().clone();
+    assert_eq!((k.bus_collisions, k.bus_backoffs, k.bus_frames), (0, 0, 2));
+    assert_eq!(log.borrow().len(), 2);
+    assert_eq!(out.end, at_bits(2 * 64 * 8));
+}
+
+#[test]
 fn backoff_bound_inclusive_vs_exclusive() {
     // After the first collision each of two stations waits k slots, k in {0,1} (exclusive)
     // or {0,1,2} (inclusive). With one collision only, the second frame can arrive at

@@ -605,6 +605,7 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
             from,
             to,
             slack,
+            max_change,
         } => {
             let pts = points_in_range(subject(spec, measures)?, from, to);
             if pts.len() < 2 {
@@ -664,7 +665,33 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                     vec![Some(first.0), Some(last.0)],
                 )),
             }
-            let means_hold = overall && steps_hold;
+            let mut means_hold = overall && steps_hold;
+            if let Some(m) = max_change {
+                // "Slightly": the move from the first point to the last is at most m of the
+                // first; beyond it when even the intervals' nearest ends are that far apart.
+                let limit = m * first.1.mean.abs() + eps(first.1.mean);
+                let moved = sign * (last.1.mean - first.1.mean);
+                let ((flo, fhi), (llo, lhi)) = (interval(&first.1), interval(&last.1));
+                let least = if sign > 0.0 { llo - fhi } else { flo - lhi };
+                if moved > limit {
+                    means_hold = false;
+                    let text = format!(
+                        "moves {} % overall (at most {} %): {}",
+                        fmt_num(100.0 * moved / first.1.mean.abs()),
+                        fmt_num(100.0 * m),
+                        change_text(from, to, with_interval)
+                    );
+                    if least > limit || (first.1.n < 2 && last.1.n < 2) {
+                        bad.push(text);
+                    } else {
+                        unsure.push((
+                            text,
+                            runs_factor_to_resolve(&[a, b], moved - limit),
+                            vec![Some(first.0), Some(last.0)],
+                        ));
+                    }
+                }
+            }
             let mut detail = if bad.is_empty() {
                 format!(
                     "{} points, {} at x = {} → {} at x = {}",

@@ -331,6 +331,10 @@ pub enum Predicate {
         /// Noise allowed against the direction, as a fraction of |y|.
         #[serde(default)]
         slack: f64,
+        /// The overall move, first point to last, is at most this fraction of the first
+        /// point's |y| (a trend that moves "slightly"; any size when absent).
+        #[serde(default)]
+        max_change: Option<f64>,
     },
     /// Every point in range is within `rel` of the range's mean.
     Flat {
@@ -398,6 +402,7 @@ impl fmt::Display for Predicate {
                 from,
                 to,
                 slack,
+                max_change,
             } => {
                 let d = match direction {
                     Direction::Increasing => "increases",
@@ -406,6 +411,9 @@ impl fmt::Display for Predicate {
                 write!(f, "{d} with x{}", range_suffix(from, to))?;
                 if *slack > 0.0 {
                     write!(f, " (steps may go back ≤ {} %)", fmt_num(slack * 100.0))?;
+                }
+                if let Some(m) = max_change {
+                    write!(f, ", by ≤ {} % overall", fmt_num(m * 100.0))?;
                 }
                 Ok(())
             }
@@ -725,12 +733,17 @@ pub fn parse_claims(study: &str, text: &str) -> Result<Claims, ClaimFileError> {
                     return Err(invalid("`rel` must be ≥ 0"));
                 }
             }
-            Predicate::Trend { slack, .. } => {
+            Predicate::Trend {
+                slack, max_change, ..
+            } => {
                 if c.measure.is_none() {
                     return Err(invalid("`trend` needs `measure`"));
                 }
                 if slack.is_nan() || *slack < 0.0 {
                     return Err(invalid("`slack` must be ≥ 0"));
+                }
+                if max_change.is_some_and(|m| m.is_nan() || m <= 0.0) {
+                    return Err(invalid("`max_change` must be > 0"));
                 }
             }
             Predicate::AtMost { .. } | Predicate::AtLeast { .. } => {

@@ -311,12 +311,14 @@ fn trend_and_flat() {
         from: None,
         to: None,
         slack: 0.0,
+        max_change: None,
     };
     let dec = Predicate::Trend {
         direction: Direction::Decreasing,
         from: None,
         to: None,
         slack: 0.0,
+        max_change: None,
     };
     assert_eq!(verdict(Some("rt"), inc), Verdict::Pass);
     assert_eq!(verdict(Some("rt"), dec), Verdict::Fail);
@@ -330,12 +332,38 @@ fn trend_and_flat() {
 }
 
 #[test]
+fn a_slight_trend_fails_when_it_moves_too_far_or_not_at_all() {
+    let falls_slightly = Predicate::Trend {
+        direction: Direction::Decreasing,
+        from: None,
+        to: None,
+        slack: 0.01,
+        max_change: Some(0.1),
+    };
+    let judge = |ys: [f64; 3]| {
+        let mut m = Measures::new();
+        let pts = [1.0, 2.0, 3.0]
+            .into_iter()
+            .zip(ys)
+            .map(|(x, y)| (x, Estimate::exact(y)))
+            .collect();
+        m.series("s", "", "x", pts);
+        evaluate(&claim(Some("s"), falls_slightly.clone()), &m).verdict
+    };
+    assert_eq!(judge([1.0, 0.97, 0.95]), Verdict::Pass);
+    assert_eq!(judge([1.0, 0.9, 0.8]), Verdict::Fail, "falls 20 %");
+    assert_eq!(judge([1.0, 1.0, 1.0]), Verdict::Fail, "does not fall");
+    assert!(falls_slightly.to_string().contains("by ≤ 10 % overall"));
+}
+
+#[test]
 fn a_trend_step_within_the_intervals_is_inconclusive() {
     let inc = || Predicate::Trend {
         direction: Direction::Increasing,
         from: None,
         to: None,
         slack: 0.0,
+        max_change: None,
     };
     let run = |pts: Vec<(f64, Estimate)>| {
         let mut m = Measures::new();
@@ -517,6 +545,7 @@ fn equal_values_without_spread_decide_and_missing_means_refute() {
         from: None,
         to: None,
         slack: 0.01,
+        max_change: None,
     };
     let exact = evaluate(&claim(None, strict("one", "also_one")), &m);
     assert_eq!(exact.verdict, Verdict::Fail);

@@ -154,6 +154,13 @@ impl Buses {
                 .map(|(i, _)| i as u32),
         );
         let bit = bus.bit_ns;
+        if ready.len() >= 2 && !bus.cfg.collisions {
+            // Ideal arbitration: one of the ready stations, drawn from the first one's
+            // stream, goes; the others defer to its end below.
+            let k = bus.macs[ready[0] as usize].rng.below(ready.len() as u64) as usize;
+            ready.swap(0, k);
+            ready.truncate(1);
+        }
         if ready.len() == 1 {
             let p = ready[0];
             let mac = &mut bus.macs[p as usize];

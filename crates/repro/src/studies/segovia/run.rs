@@ -78,6 +78,9 @@ pub struct RunSpec {
     pub max_retx: Option<u32>,
     /// Backoff bound inclusive (thesis wording) or exclusive (IEEE 802.3).
     pub inclusive_backoff: bool,
+    /// Frames sent at the same instant collide (the thesis's CSMA/CD bus); false only under
+    /// the `no_collisions` mutant (ideal arbitration, `BusConfig::collisions`).
+    pub collisions: bool,
     /// BAP receivers stop their ACK-delay timer when they send a full window's ACK
     /// (`bap::ReceiverConfig::disarm_on_window_ack`; rmcast's reading of the thesis).
     pub bap_disarm: bool,
@@ -114,6 +117,7 @@ impl RunSpec {
                 Proto::Rra { .. } => RRA_LIMIT,
             }),
             inclusive_backoff: true,
+            collisions: true,
             bap_disarm: true,
             bap_literal: false,
             seed,
@@ -135,6 +139,7 @@ impl RunSpec {
             backoff: Backoff::Exponential {
                 inclusive: self.inclusive_backoff,
             },
+            collisions: self.collisions,
             ..BusConfig::default()
         }
     }
