@@ -43,6 +43,9 @@ pub struct NetBench {
     pub no_install: bool,
     /// A run that has not finished after this long is stopped and reported as not finished.
     pub timeout: Duration,
+    /// The last receiver's bridge port as a link of this many bits per second behind a
+    /// 50 ms drop-tail queue (`--slow-port`, `tc ... tbf`; `--bridge` only): an uneven LAN.
+    pub slow_port: Option<u64>,
 }
 
 /// A loss condition.
@@ -177,6 +180,11 @@ fn check(b: &NetBench) -> Result<()> {
     if b.conditions.is_empty() {
         return fail("no loss condition to measure (--frame-loss or --loss)".into());
     }
+    match b.slow_port {
+        Some(_) if !b.bridge => return fail("--slow-port needs --bridge".into()),
+        Some(0) => return fail("--slow-port 0: give a rate such as 50M".into()),
+        _ => {}
+    }
     for c in &b.conditions {
         if !(0.0..=1.0).contains(&c.p()) {
             return fail(format!(
@@ -213,6 +221,9 @@ fn check(b: &NetBench) -> Result<()> {
     Ok(())
 }
 
+/// The drop-tail queue in front of a `--slow-port` (tbf's `latency 50ms`).
+const SLOW_PORT_QUEUE: Duration = Duration::from_millis(50);
+
 /// Run the benchmark with the `rmcast` binary `exe`; `progress` gets a line per step.
 pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<Value> {
     check(b)?;
@@ -239,6 +250,10 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
         } else {
             Topo::loopback()
         };
+        if let Some(bps) = b.slow_port {
+            // Host n is the last receiver (host 0 sends).
+            topo.queue_bottleneck(n, bps, SLOW_PORT_QUEUE, &[])?;
+        }
         // The raw blast's datagram: the one given, else one that fills the sender's MTU.
         raw_size = b.datagram_size.unwrap_or_else(|| {
             topo.mtu(0)
@@ -311,6 +326,11 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
         "window": b.window.map_or(json!("each protocol's default"), |w| json!(w)),
         "rate": b.rate.as_deref().map_or(json!("rmcast send's default"), |r| json!(r)),
         "timeout_s": b.timeout.as_secs_f64(),
+        "slow_port": b.slow_port.map_or(json!(null), |bps| json!({
+            "receiver": "the last of each count",
+            "bits_per_s": bps,
+            "queue_ms": SLOW_PORT_QUEUE.as_millis() as u64,
+        })),
         "tools_missing": missing,
         "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "loadavg_start": load_start,
@@ -647,6 +667,7 @@ pub(crate) mod tests {
 
     pub(crate) fn bench() -> NetBench {
         NetBench {
+            slow_port: None,
             size_mb: 1,
             receivers: vec![3],
             conditions: vec![Loss::Frame(0.0)],

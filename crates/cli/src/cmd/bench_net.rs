@@ -26,6 +26,9 @@ use std::time::Duration;
                       what authentication and encryption cost, in the same run
   rmcast bench net --size-mb 20 --receivers 1,2 --no-tools    loopback, injected loss 0 and 1 %
   rmcast bench net --from-json r.json                          the table of a saved result
+  sudo rmcast bench net --bridge --receivers 3 --size-mb 50 --frame-loss 0 --slow-port 50M \\
+      --protocols default,default/rate=auto --tools uftp
+                      an uneven LAN: the third receiver behind a 50 Mbit/s port, uftp beside
 
 Loss: --frame-loss P drops each Ethernet frame the bridge forwards to a receiver with
 probability P (nftables in the bridge's namespace, as a lossy switch or NIC would; a datagram
@@ -81,6 +84,11 @@ pub struct Args {
     /// Run every endpoint in its own network namespace on a bridge (root)
     #[arg(long)]
     pub bridge: bool,
+    /// With --bridge: the last receiver's bridge port is a link of RATE bits per second
+    /// (k/M/G) behind a 50 ms drop-tail queue (tc tbf in the bridge's namespace), the other
+    /// ports stay at bridge speed: a LAN with one slow host
+    #[arg(long, value_parser = crate::cmd::send::parse_rate, value_name = "RATE")]
+    pub slow_port: Option<u64>,
     /// Other tools to run beside rmcast: uftp, udpcast, norm (NORM at 1 Gbit/s), norm-cc
     /// (NORM under its congestion control), norm-lan (NORM at 1 Gbit/s, round-trip estimate
     /// started at 1 ms)
@@ -180,6 +188,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         tools: if a.no_tools { Vec::new() } else { a.tools },
         no_install: a.no_install,
         timeout: Duration::from_secs_f64(a.timeout_s),
+        slow_port: a.slow_port,
     };
     let out = rmcast_bench::run(&bench, &exe, &mut |line| eprintln!("{line}"))?;
     let text = serde_json::to_string_pretty(&out)?;

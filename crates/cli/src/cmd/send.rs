@@ -316,6 +316,16 @@ pub struct Args {
     /// Evict a receiver that has been silent for SECS
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub evict_after: f64,
+    /// Evict a receiver still at work that delivered less than RATE (bits per second, k/M/G
+    /// suffixes) over the last --evict-after period. Off by default: a receiver that is alive
+    /// and making progress is served however slow it is, and everyone waits for it
+    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
+    pub min_rate: Option<u64>,
+    /// After the data is out (and acknowledged, for protocols that acknowledge), wait up to
+    /// SECS for the receivers' final reports, counted from the last progress any receiver
+    /// still at work reported: a receiver that keeps moving is waited for
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    pub final_wait: f64,
     /// Retransmission timeout in milliseconds (saw, bap; rra: the wait for a solicited ACK;
     /// prmp, ff: the floor of the RTO they measure)
     #[arg(long, default_value_t = spec::saw::SOCKET_RTO_MS, value_name = "MS")]
@@ -367,6 +377,8 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.join_wait = secs(a.join_wait, "--join-wait")?;
     c.max_receivers = a.max_receivers;
     c.evict_after = secs(a.evict_after, "--evict-after")?;
+    c.min_rate_bps = a.min_rate.unwrap_or(0);
+    c.final_wait = secs(a.final_wait, "--final-wait")?;
     c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
     c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;
     c.datagram_size = a.datagram_size;
@@ -519,21 +531,35 @@ fn print_summary(r: &SendReport) {
         r.session, r.bytes, r.seconds, r.goodput_mbit_s, r.agent.data_sent, r.agent.repairs_sent
     );
     println!(
-        "{:>8}  {:<22} {:<11} {:<13} {:>12} {:>8} {:>8}  reason",
-        "receiver", "address", "outcome", "admitted", "bytes", "repairs", "rejected"
+        "{:>8}  {:<22} {:<11} {:<13} {:>12} {:>8} {:>9} {:>8} {:>8}  reason",
+        "receiver",
+        "address",
+        "outcome",
+        "admitted",
+        "bytes",
+        "done (s)",
+        "Mbit/s",
+        "repairs",
+        "rejected"
     );
     for s in &r.receivers {
         let admitted = match (s.admitted, s.traffic) {
             ("join", true) => "join+traffic",
             (a, _) => a,
         };
+        let or_dash = |v: Option<f64>, prec: usize| match v {
+            Some(v) => format!("{v:.prec$}"),
+            None => "-".to_string(),
+        };
         println!(
-            "{:08x}  {:<22} {:<11} {:<13} {:>12} {:>8} {:>8}  {}",
+            "{:08x}  {:<22} {:<11} {:<13} {:>12} {:>8} {:>9} {:>8} {:>8}  {}",
             s.node,
             s.addr,
             s.outcome,
             admitted,
             s.bytes,
+            or_dash(s.seconds, 2),
+            or_dash(s.mbit_s, 1),
             s.repairs_received,
             s.rejected,
             s.reason.as_deref().unwrap_or("")

@@ -30,8 +30,17 @@ pub(super) struct Member {
     pub admitted: Admission,
     /// It carried the session's traffic: a protocol packet, or a report that moved.
     pub traffic: bool,
-    /// (bytes, messages) of its last REPORT; `None` before its first.
-    pub reported: Option<(u64, u64)>,
+    /// (bytes, messages, repairs) of its last REPORT; `None` before its first.
+    pub reported: Option<(u64, u64, u64)>,
+    /// When it was admitted.
+    pub joined_at: Time,
+    /// When its reports last showed progress (more delivered, or more repairs received), or
+    /// it was admitted: `--final-wait` counts from here for a receiver still at work.
+    pub progressed_at: Time,
+    /// When its final report arrived.
+    pub finished_at: Option<Time>,
+    /// `--min-rate`: (when, bytes) at the start of the current measuring period.
+    pub rate_mark: (Time, u64),
 }
 
 impl Member {
@@ -59,19 +68,31 @@ impl Member {
             admitted,
             traffic: false,
             reported: None,
+            joined_at: now,
+            progressed_at: now,
+            finished_at: None,
+            rate_mark: (now, 0),
         }
     }
 
-    /// Its REPORT of `bytes` and `messages` delivered: progress that moved, if an earlier
-    /// REPORT said less (a receiver's first REPORT, at its admission, says 0 and 0).
-    pub fn report(&mut self, bytes: u64, messages: u64) {
-        if self
+    /// Its REPORT at `now` of `bytes` and `messages` delivered and `repairs` received:
+    /// progress that moved, if an earlier REPORT said less (a receiver's first REPORT, at its
+    /// admission, says 0 and 0). A receiver behind a slow link that waits for repairs of an
+    /// early gap delivers nothing new for a while, but its repairs still count up.
+    pub fn report(&mut self, now: Time, bytes: u64, messages: u64, repairs: u64) {
+        let moved = self
             .reported
-            .is_some_and(|(b, m)| bytes > b || messages > m)
-        {
+            .is_some_and(|(b, m, r)| bytes > b || messages > m || repairs > r);
+        if moved {
             self.traffic = true;
+            self.progressed_at = now;
         }
-        self.reported = Some((bytes, messages));
+        self.reported = Some((bytes, messages, repairs));
+    }
+
+    /// Still at work: neither evicted nor finished.
+    pub fn live(&self) -> bool {
+        self.evicted.is_none() && self.final_state.is_none()
     }
 
     /// Whether its completion counts: admitted by the key or by `--receiver-list`, or by a
@@ -157,7 +178,10 @@ pub(super) fn gather(
                 Ok(Packet {
                     message:
                         Message::Session(session::Message::Report {
-                            bytes, messages, ..
+                            bytes,
+                            messages,
+                            repairs,
+                            ..
                         }),
                     ..
                 }) => {
@@ -165,8 +189,9 @@ pub(super) fn gather(
                         .iter_mut()
                         .find(|m| m.node == h.source && m.addr == from)
                     {
-                        m.last_heard = ep.clock.now();
-                        m.report(bytes, messages);
+                        let now = ep.clock.now();
+                        m.last_heard = now;
+                        m.report(now, bytes, messages, repairs);
                     } else {
                         ep.wire.stranger();
                     }

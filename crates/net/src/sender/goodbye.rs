@@ -42,7 +42,8 @@ pub(super) fn unconfirmed_reason(s: &Silent) -> String {
     }
     if !s.acknowledged {
         return format!(
-            "sent no final report within --final-wait ({:.1}s) after the last data",
+            "sent no final report within --final-wait ({:.1}s) after the last data and its \
+             last progress",
             s.final_wait.as_secs_f64()
         );
     }
@@ -108,7 +109,15 @@ impl Transfer {
             };
             outcomes.push((m.node, o));
             let role = self.side.role(m.node);
+            let seconds = m.finished_at.map(|t| {
+                let from = if m.late { m.joined_at } else { self.start };
+                t.saturating_since(from).as_secs_f64()
+            });
             summary.push(ReceiverSummary {
+                seconds,
+                mbit_s: seconds
+                    .filter(|s| *s > 0.0)
+                    .map(|s| m.bytes as f64 * 8.0 / s / 1e6),
                 node: m.node,
                 addr: m.addr.to_string(),
                 outcome,
@@ -225,7 +234,8 @@ mod tests {
                 }
                 "pgm" | "srm" | "lms" => assert_eq!(
                     own,
-                    "sent no final report within --final-wait (2.0s) after the last data"
+                    "sent no final report within --final-wait (2.0s) after the last data and \
+                     its last progress"
                 ),
                 other => panic!("no wording test for {other}"),
             }

@@ -89,6 +89,10 @@ pub struct SendConfig {
     pub max_receivers: usize,
     /// Evict a receiver silent for this long.
     pub evict_after: Duration,
+    /// Evict a receiver still at work that delivered less than this many bits per second
+    /// over the last period of `evict_after` (0: never; a live receiver is served however
+    /// slow it is).
+    pub min_rate_bps: u64,
     /// Retransmission timeout handed to the agent.
     pub rto: Duration,
     /// Largest datagram on the wire, header and trailer included; `None`: one frame's UDP
@@ -111,7 +115,8 @@ pub struct SendConfig {
     pub node_id: Option<u32>,
     /// The session id (`None`: a random one).
     pub session: Option<u32>,
-    /// After the agent completes, how long to wait for receivers' final reports.
+    /// After the agent completes, how long to wait for receivers' final reports, counted
+    /// from the completion and from the last progress of any receiver still at work.
     pub final_wait: Duration,
     /// Random ACK delay bound announced to receivers (saw §2.5.1).
     pub ack_delay: Duration,
@@ -152,6 +157,7 @@ impl SendConfig {
             join_wait: Duration::from_secs(60),
             max_receivers: MAX_RECEIVERS,
             evict_after: Duration::from_secs(5),
+            min_rate_bps: 0,
             rto: Duration::from_millis(20),
             datagram_size: None,
             allow_fragmentation: false,
@@ -231,6 +237,11 @@ pub struct ReceiverSummary {
     pub traffic: bool,
     /// Why it did not complete.
     pub reason: Option<String>,
+    /// Seconds from the transfer's start (or its late admission) to its final report
+    /// (`None`: it sent none).
+    pub seconds: Option<f64>,
+    /// Its own rate: the bytes it reported delivered over `seconds`, Mbit/s.
+    pub mbit_s: Option<f64>,
     /// Application bytes the receiver reported delivered.
     pub bytes: u64,
     /// Messages it reported delivered.

@@ -304,19 +304,26 @@ impl Transfer {
         }
     }
 
-    /// Evict the receivers silent for `--evict-after`.
+    /// Evict the receivers silent for `--evict-after`, and with `--min-rate` those that
+    /// delivered less than it over the last period of `--evict-after`.
     fn evict(&mut self, now: Time, obs: &mut dyn SendObserver) {
         let evict_after = self.ep.cfg.evict_after;
+        let min_rate = self.ep.cfg.min_rate_bps;
         for m in self.members.iter_mut() {
-            if m.evicted.is_none()
-                && m.final_state.is_none()
-                && now.saturating_since(m.last_heard) >= evict_after
-            {
-                let why = format!(
+            if !m.live() {
+                continue;
+            }
+            let silent = now.saturating_since(m.last_heard);
+            let why = if silent >= evict_after {
+                Some(format!(
                     "silent for {:.1}s (--evict-after {:.1}s)",
-                    now.saturating_since(m.last_heard).as_secs_f64(),
+                    silent.as_secs_f64(),
                     evict_after.as_secs_f64()
-                );
+                ))
+            } else {
+                min_rate_check(m, now, evict_after, min_rate)
+            };
+            if let Some(why) = why {
                 tracing::warn!(node = m.node, "evicting receiver: {why}");
                 obs.evicted(m.node, &why);
                 self.changed |= self.side.evicted(now, &mut *self.agent, m.node);
@@ -428,15 +435,23 @@ impl Transfer {
 
     /// Whether the transfer is over: the agent completed, nothing is queued, and every
     /// receiver sent its final report or was evicted (or `--final-wait` ran out after the
-    /// completion). A protocol without positive acknowledgments
-    /// ([`crate::agents::NetProtocol::acknowledged`] false) counts from the last data and
-    /// completes when the transfer is over; its agent answered until then.
+    /// completion and after the last progress any receiver still at work reported: a live
+    /// receiver behind a slow link is served as long as it moves). A protocol without
+    /// positive acknowledgments ([`crate::agents::NetProtocol::acknowledged`] false) counts
+    /// from the last data and completes when the transfer is over; its agent answered until
+    /// then.
     fn done(&mut self, now: Time) -> bool {
         let since = match (self.completed_at, self.closed_at) {
             (Some(t), _) => t,
             (None, Some(t)) if !self.ep.proto.acknowledged() => t,
             _ => return false,
         };
+        let since = self
+            .members
+            .iter()
+            .filter(|m| m.live())
+            .map(|m| m.progressed_at)
+            .fold(since, Time::max);
         if !self.pending.is_empty() {
             return false;
         }
@@ -536,14 +551,15 @@ impl Transfer {
                 header,
             }) if header.session == self.ep.session => {
                 m.last_heard = now;
-                m.report(bytes, messages);
+                m.report(now, bytes, messages, repairs);
                 m.bytes = bytes;
                 m.messages = messages;
                 m.repairs = repairs;
                 m.duplicates = duplicates;
                 m.rejected = rejected;
-                if state != ReportState::Receiving {
+                if state != ReportState::Receiving && m.final_state.is_none() {
                     m.final_state = Some((state, reason));
+                    m.finished_at = Some(now);
                 }
                 obs.progress(m.node, bytes);
                 // What every receiver still in the session delivered, for a protocol that
@@ -627,5 +643,77 @@ impl Transfer {
         self.reannounce(now)?;
         let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
         Ok(())
+    }
+}
+
+/// `--min-rate` (bits per second, 0: off): why `m` is evicted, when what it delivered over
+/// the period of `period` that just ended is below the rate. A new period starts then.
+fn min_rate_check(m: &mut Member, now: Time, period: Duration, min_rate: u64) -> Option<String> {
+    let (since, bytes) = m.rate_mark;
+    let elapsed = now.saturating_since(since);
+    if min_rate == 0 || elapsed < period {
+        return None;
+    }
+    m.rate_mark = (now, m.bytes);
+    let rate = m.bytes.saturating_sub(bytes) as f64 * 8.0 / elapsed.as_secs_f64();
+    (rate < min_rate as f64).then(|| {
+        format!(
+            "delivered {:.2} Mbit/s over the last {:.1}s, below --min-rate {:.2} Mbit/s",
+            rate / 1e6,
+            elapsed.as_secs_f64(),
+            min_rate as f64 / 1e6
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sender::Admission;
+
+    fn member() -> Member {
+        let addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
+        Member::new(7, addr, Time::ZERO, None, false, Admission::Key)
+    }
+
+    #[test]
+    fn progress_is_more_delivered_or_more_repairs_received() {
+        let mut m = member();
+        let at = |s: u64| Time::ZERO + Duration::from_secs(s);
+        m.report(at(1), 0, 0, 0);
+        assert_eq!(
+            m.progressed_at,
+            Time::ZERO,
+            "a first report of nothing is no progress"
+        );
+        m.report(at(2), 1000, 1, 0);
+        assert_eq!(m.progressed_at, at(2));
+        // Waiting on an early gap: nothing new delivered, but repairs arrive.
+        m.report(at(3), 1000, 1, 40);
+        assert_eq!(m.progressed_at, at(3));
+        m.report(at(4), 1000, 1, 40);
+        assert_eq!(m.progressed_at, at(3), "a report that did not move");
+    }
+
+    #[test]
+    fn min_rate_evicts_only_below_the_rate_once_a_period_has_passed() {
+        let period = Duration::from_secs(5);
+        let at = |s: u64| Time::ZERO + Duration::from_secs(s);
+        let mut m = member();
+        m.bytes = 1_000_000;
+        assert_eq!(
+            min_rate_check(&mut m, at(4), period, 8_000_000),
+            None,
+            "too early"
+        );
+        assert_eq!(min_rate_check(&mut m, at(5), period, 0), None, "off");
+        // 1 MB in 5 s is 1.6 Mbit/s.
+        assert_eq!(min_rate_check(&mut m, at(5), period, 1_000_000), None);
+        m.bytes += 1_000_000;
+        let why = min_rate_check(&mut m, at(10), period, 2_000_000).expect("below 2 Mbit/s");
+        assert!(
+            why.contains("1.60 Mbit/s") && why.contains("--min-rate 2.00"),
+            "{why}"
+        );
     }
 }

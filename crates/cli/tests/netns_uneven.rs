@@ -1,0 +1,166 @@
+//! Multi-host tests of an uneven LAN (issue 59): `rmcast send` and `rmcast recv` (this
+//! build's binary), each in its own network namespace of an `rmcast_net::netns::Segment`.
+//!
+//! * one receiver's bridge port is a 50 Mbit/s link behind a 50 ms drop-tail queue (`tc tbf`
+//!   in the bridge's namespace, `Segment::queue_bottleneck`), the others run at bridge
+//!   speed: with the defaults (and `--final-wait 1`, shorter than the slow receiver needs) every receiver completes byte-exact and the sender exits 0,
+//!   its summary giving each receiver's own completion time and rate (the slow one was given
+//!   up while it still made progress before: "unconfirmed");
+//! * a receiver stopped (SIGSTOP) for 3 s mid-transfer, then continued: it completes
+//!   byte-exact and is not evicted (the stall is shorter than `--evict-after`).
+//!
+//! Needs Linux, root, iproute2, nftables and tc; otherwise each test prints why it did not
+//! run. The tests take a lock so they run one after the other (two cores).
+
+mod common;
+
+use common::{explain, json_of, pseudo_random, strings, Proc};
+use rmcast_net::netns::{self, Segment};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+const DEADLINE: Duration = Duration::from_secs(180);
+
+/// Start `rmcast recv` on hosts 1..=n (node ids 1001..): their processes and directories.
+fn receivers(seg: &Segment, work: &Path, group: &str, n: usize) -> (Vec<Proc>, Vec<PathBuf>) {
+    let mut procs = Vec::new();
+    let mut dirs = Vec::new();
+    for r in 1..=n {
+        let dir = work.join(format!("r{r}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
+        args.extend(strings(&["--node-id", &(1000 + r).to_string()]));
+        args.extend(strings(&["--json", "--quiet", "--wait", "60", "--dir"]));
+        args.push(dir.display().to_string());
+        procs.push(Proc::in_netns(&seg.host(r), &args));
+        dirs.push(dir);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    (procs, dirs)
+}
+
+/// `rmcast send` of `file` on host 0 to `n` receivers with `extra` flags.
+fn send(seg: &Segment, group: &str, n: usize, file: &Path, extra: &[&str]) -> Proc {
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&[
+        "--receivers",
+        &n.to_string(),
+        "--json",
+        "--quiet",
+    ]));
+    args.extend(strings(extra));
+    args.push(file.display().to_string());
+    Proc::in_netns(&seg.host(0), &args)
+}
+
+/// Every receiver ended with status 0 holding exactly `data` as `name`.
+fn all_byte_exact(procs: &mut [Proc], dirs: &[PathBuf], name: &str, data: &[u8]) {
+    for (i, p) in procs.iter_mut().enumerate() {
+        let out = p
+            .finish(Instant::now() + Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("receiver {} did not end", i + 1));
+        assert!(
+            out.status.success(),
+            "receiver {}: {}",
+            i + 1,
+            explain(&out)
+        );
+        let got = std::fs::read(dirs[i].join(name)).unwrap_or_default();
+        assert!(got == data, "receiver {}: not byte-exact", i + 1);
+    }
+}
+
+/// The sender's summary after status 0, with every receiver `completed` and its own time
+/// and rate.
+fn completed_summary(out: &Output) -> Vec<Value> {
+    assert!(out.status.success(), "sender: {}", explain(out));
+    let v = json_of(out);
+    let rs = v["receivers"].as_array().cloned().unwrap_or_default();
+    for r in &rs {
+        assert_eq!(r["outcome"], "completed", "{r}");
+        assert!(r["seconds"].as_f64().is_some_and(|s| s > 0.0), "{r}");
+        assert!(r["mbit_s"].as_f64().is_some_and(|s| s > 0.0), "{r}");
+    }
+    rs
+}
+
+macro_rules! need_netns {
+    () => {
+        if let Some(why) = common::cannot_run_netns_nft() {
+            eprintln!("skipped: multi-host uneven-LAN tests: {why} (CI runs them as root)");
+            return;
+        }
+    };
+}
+
+#[test]
+fn a_receiver_behind_a_slow_port_is_served_while_it_makes_progress() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let seg = Segment::create(4).expect("namespaces and bridge");
+    seg.queue_bottleneck(3, 50_000_000, Duration::from_millis(50), &[])
+        .expect("a 50 Mbit/s port (tc tbf)");
+    let work = tempfile::tempdir().unwrap();
+    let data = pseudo_random(10_000_000, 59);
+    let file = work.path().join("f.bin");
+    std::fs::write(&file, &data).unwrap();
+    let group = "239.77.59.1:6590";
+    let (mut procs, dirs) = receivers(&seg, work.path(), group, 3);
+    // --final-wait 1: the slow receiver needs about 2.5 s, the fast ones 0.2 s; counted from
+    // the last data instead of the last progress, the wait would give it up.
+    let out = send(&seg, group, 3, &file, &["--final-wait", "1"])
+        .finish(Instant::now() + DEADLINE)
+        .expect("the sender did not finish");
+    let rs = completed_summary(&out);
+    all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+    let secs = |node: u64| {
+        rs.iter()
+            .find(|r| r["node"] == node)
+            .and_then(|r| r["seconds"].as_f64())
+            .unwrap()
+    };
+    eprintln!(
+        "completion: fast {:.2} s and {:.2} s, slow {:.2} s",
+        secs(1001),
+        secs(1002),
+        secs(1003)
+    );
+    // 10 MB through 50 Mbit/s take at least 1.6 s; the fast ports finish sooner.
+    assert!(secs(1003) >= 1.6, "the slow receiver cannot beat its port");
+    assert!(secs(1001) < secs(1003) && secs(1002) < secs(1003));
+}
+
+#[test]
+fn a_receiver_stopped_for_3_s_recovers_and_is_not_evicted() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let seg = Segment::create(4).expect("namespaces and bridge");
+    let work = tempfile::tempdir().unwrap();
+    let data = pseudo_random(20_000_000, 60);
+    let file = work.path().join("f.bin");
+    std::fs::write(&file, &data).unwrap();
+    let group = "239.77.59.2:6600";
+    let (mut procs, dirs) = receivers(&seg, work.path(), group, 3);
+    // 20 MB at 50 Mbit/s: 3.2 s of new data; receiver 2 stops at 1 s for 3 s.
+    let mut sender = send(&seg, group, 3, &file, &["--rate", "50M"]);
+    let victim = procs[1].0.as_ref().map(Child::id).unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let signal = |s: &str| {
+        // `ip netns exec` execs rmcast: the child's pid is rmcast's.
+        let ok = Command::new("kill").args([s, &victim.to_string()]).status();
+        assert!(ok.is_ok_and(|s| s.success()), "kill {s}");
+    };
+    signal("-STOP");
+    std::thread::sleep(Duration::from_secs(3));
+    signal("-CONT");
+    let out = sender
+        .finish(Instant::now() + DEADLINE)
+        .expect("the sender did not finish");
+    let rs = completed_summary(&out);
+    assert_eq!(rs.len(), 3);
+    all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+}
