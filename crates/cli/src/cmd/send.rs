@@ -326,6 +326,11 @@ pub struct Args {
     /// still at work reported: a receiver that keeps moving is waited for
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub final_wait: f64,
+    /// Send repairs at --rate like new data. By default (pgm, srm, lms) repairs to the group
+    /// leave at a pace set by the slowest receiver that loses them, so a receiver behind a
+    /// slow link gets them at its link's rate instead of in bursts it cannot take
+    #[arg(long)]
+    pub no_repair_pacing: bool,
     /// Retransmission timeout in milliseconds (saw, bap; rra: the wait for a solicited ACK;
     /// prmp, ff: the floor of the RTO they measure)
     #[arg(long, default_value_t = spec::saw::SOCKET_RTO_MS, value_name = "MS")]
@@ -379,6 +384,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.evict_after = secs(a.evict_after, "--evict-after")?;
     c.min_rate_bps = a.min_rate.unwrap_or(0);
     c.final_wait = secs(a.final_wait, "--final-wait")?;
+    c.repair_pacing = !a.no_repair_pacing;
     c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
     c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;
     c.datagram_size = a.datagram_size;

@@ -9,6 +9,7 @@
 
 mod gather;
 mod goodbye;
+mod repair;
 mod source;
 mod transfer;
 
@@ -93,6 +94,10 @@ pub struct SendConfig {
     /// over the last period of `evict_after` (0: never; a live receiver is served however
     /// slow it is).
     pub min_rate_bps: u64,
+    /// Pace repairs to the group by the intake of the slowest receiver that loses them
+    /// (protocols that repair on NAKs: pgm, srm, lms; see `sender::repair`). Off: repairs
+    /// leave at `rate_bps` like new data.
+    pub repair_pacing: bool,
     /// Retransmission timeout handed to the agent.
     pub rto: Duration,
     /// Largest datagram on the wire, header and trailer included; `None`: one frame's UDP
@@ -158,6 +163,7 @@ impl SendConfig {
             max_receivers: MAX_RECEIVERS,
             evict_after: Duration::from_secs(5),
             min_rate_bps: 0,
+            repair_pacing: true,
             rto: Duration::from_millis(20),
             datagram_size: None,
             allow_fragmentation: false,

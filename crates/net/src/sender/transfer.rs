@@ -5,6 +5,7 @@
 //! started with.
 
 use super::gather::Member;
+use super::repair::Repairs;
 use super::source::{spawn_producer, Chunk, SourceFile};
 use super::{Endpoint, SendObserver, Source, SOCK};
 use crate::agents::{SenderSettings, SenderSide, Start, Started};
@@ -46,6 +47,8 @@ pub(super) struct Transfer {
     pub(super) total: Option<u64>,
     pacer: Pacer,
     pending: VecDeque<Transmit>,
+    /// Repairs to the group, paced apart ([`Repairs`]).
+    repairs: Repairs,
     /// Application bytes of each message handed to the agent, by sequence number.
     seq_bytes: HashMap<u64, u64>,
     next_seq: u64,
@@ -126,6 +129,8 @@ impl Transfer {
         let producer = spawn_producer(source, files, chunk, ep.waker.clone());
         let rate_bytes = ep.cfg.rate_bps / 8;
         let burst = super::pacing_burst(ep.cfg.rate_bps, ep.dgram);
+        // Repairs paced apart: protocols whose sender answers NAKs with repairs to the group.
+        let repairs = Repairs::new(ep.cfg.repair_pacing && !ep.proto.acknowledged(), ep.dgram);
         let start = ep.clock.now();
         Ok(Transfer {
             ep,
@@ -141,6 +146,7 @@ impl Transfer {
             total,
             pacer: Pacer::new(rate_bytes, burst),
             pending: VecDeque::new(),
+            repairs,
             seq_bytes: HashMap::new(),
             next_seq: 0,
             source_done: false,
@@ -328,6 +334,7 @@ impl Transfer {
                 obs.evicted(m.node, &why);
                 self.changed |= self.side.evicted(now, &mut *self.agent, m.node);
                 self.agent.remove_receiver(now, NodeId(m.node));
+                self.repairs.forget(now, m.node);
                 m.evicted = Some(why);
             }
         }
@@ -348,39 +355,86 @@ impl Transfer {
 
     /// Send what the agent queued, paced: everything the pacer lets out now goes in batches
     /// (one sendmmsg each on Linux), and the pacer is charged only for the datagrams the
-    /// socket took (or loss dropped). Returns when the pacer lets the next one out.
+    /// socket took (or loss dropped). Repairs to the group wait in their own queue and leave
+    /// first, at their own pace as well ([`Repairs`]). Returns when the pacers let the next
+    /// one out.
     fn transmit(&mut self, now: Time) -> Result<Option<Time>, NetError> {
+        self.take_transmits(now, 0);
+        // Repairs first, as far as their pace lets (they answer requests already made), then
+        // everything else.
+        let repairs_at = self.flush(now, true)?;
+        let pending_at = self.flush(now, false)?;
+        Ok(match (repairs_at, pending_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    /// Queue what the agent has to send: repairs to the group as answers to `asker` (the
+    /// member whose packet the agent just handled; 0: none), everything else as pending.
+    fn take_transmits(&mut self, now: Time, asker: u32) {
         while let Some(t) = self.agent.poll_transmit() {
-            if self.pending.len() >= MAX_PENDING {
+            let repair = self.repairs.takes(&t);
+            let full = if repair {
+                self.repairs.len() >= MAX_PENDING
+            } else {
+                self.pending.len() >= MAX_PENDING
+            };
+            if full {
                 self.ep.wire.stats.dropped_backlog += 1;
-                continue;
+            } else if repair {
+                self.repairs.push(now, asker, t);
+            } else {
+                self.pending.push_back(t);
             }
-            self.pending.push_back(t);
         }
+    }
+
+    /// Send from the pending queue, or (`repairs`) the repair queue, as far as the pacers
+    /// let: when the next may leave, if one has to wait.
+    fn flush(&mut self, now: Time, repairs: bool) -> Result<Option<Time>, NetError> {
         let mut wake_at: Option<Time> = None;
-        while !self.blocked && !self.pending.is_empty() {
+        loop {
+            let queued = if repairs {
+                self.repairs.len()
+            } else {
+                self.pending.len()
+            };
+            if self.blocked || queued == 0 {
+                break;
+            }
             let mut trial = self.pacer.clone();
+            let mut trial_repairs = self.repairs.pacer().clone();
             // (destination or None for a departed node, bytes charged to the pacer)
             let mut plan: Vec<(Option<SocketAddr>, usize)> = Vec::new();
             let mut batched = 0usize;
-            for t in self.pending.iter() {
+            let queue: Box<dyn Iterator<Item = &Transmit>> = if repairs {
+                Box::new(self.repairs.head(crate::socket::MAX_BATCH).into_iter())
+            } else {
+                Box::new(self.pending.iter())
+            };
+            for t in queue {
                 if batched == crate::socket::MAX_BATCH {
                     break;
                 }
                 let len = t.payload.len() + self.ep.wire.overhead();
                 let to = self.destination(t.dest);
                 if to.is_some() {
-                    let at = trial.ready_at(now, len);
+                    let mut at = trial.ready_at(now, len);
+                    if repairs {
+                        at = at.max(trial_repairs.ready_at(now, len));
+                    }
                     if at > now {
                         wake_at = Some(at);
                         break;
                     }
                     trial.on_send(now, len);
+                    trial_repairs.on_send(now, len);
                     batched += 1;
                 }
                 plan.push((to, len));
             }
-            self.send_batch(now, &plan)?;
+            self.send_batch(now, &plan, repairs)?;
             if wake_at.is_some() || batched < crate::socket::MAX_BATCH {
                 break;
             }
@@ -388,15 +442,22 @@ impl Transfer {
         Ok(wake_at)
     }
 
-    /// Send the leading pending transmits as `plan` says; drop what was consumed.
+    /// Send the leading transmits of the pending queue, or (`repairs`) of the repair queue,
+    /// as `plan` says; drop what was consumed.
     fn send_batch(
         &mut self,
         now: Time,
         plan: &[(Option<SocketAddr>, usize)],
+        repairs: bool,
     ) -> Result<(), NetError> {
+        let queue: Box<dyn Iterator<Item = &Transmit>> = if repairs {
+            Box::new(self.repairs.head(plan.len()).into_iter())
+        } else {
+            Box::new(self.pending.iter())
+        };
         let items: Vec<(SocketAddr, &[u8])> = plan
             .iter()
-            .zip(self.pending.iter())
+            .zip(queue)
             .filter_map(|((to, _), t)| to.map(|to| (to, &t.payload[..])))
             .collect();
         let (consumed, full) = match self.ep.wire.send_batch(&self.ep.sock, &items) {
@@ -416,11 +477,16 @@ impl Transfer {
                 self.pacer.on_send(now, *len);
                 if *to == Some(self.ep.group) {
                     self.to_group += 1;
+                    self.repairs.sent_to_group(*len);
                 } else {
                     self.to_nodes += 1;
                 }
             }
-            self.pending.pop_front();
+            if repairs {
+                self.repairs.pop_front(now, to.map(|_| *len));
+            } else {
+                self.pending.pop_front();
+            }
         }
         self.blocked = full;
         Ok(())
@@ -452,7 +518,7 @@ impl Transfer {
             .filter(|m| m.live())
             .map(|m| m.progressed_at)
             .fold(since, Time::max);
-        if !self.pending.is_empty() {
+        if !self.pending.is_empty() || !self.repairs.is_empty() {
             return false;
         }
         let out = self.all_final() || now.saturating_since(since) >= self.ep.cfg.final_wait;
@@ -527,6 +593,7 @@ impl Transfer {
         }
         self.agent
             .handle_packet(now, NodeId(h.source), self.ep.plain(len));
+        self.take_transmits(now, h.source);
     }
 
     /// A member's session packet: a REPORT, or a JOIN repeated (answered with the running
@@ -552,6 +619,7 @@ impl Transfer {
             }) if header.session == self.ep.session => {
                 m.last_heard = now;
                 m.report(now, bytes, messages, repairs);
+                self.repairs.report(now, m.node, repairs);
                 m.bytes = bytes;
                 m.messages = messages;
                 m.repairs = repairs;
@@ -560,6 +628,7 @@ impl Transfer {
                 if state != ReportState::Receiving && m.final_state.is_none() {
                     m.final_state = Some((state, reason));
                     m.finished_at = Some(now);
+                    self.repairs.forget(now, m.node);
                 }
                 obs.progress(m.node, bytes);
                 // What every receiver still in the session delivered, for a protocol that

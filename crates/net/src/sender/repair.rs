@@ -1,0 +1,474 @@
+//! Repairs at the pace of those who ask (issue 59).
+//!
+//! New data leaves at `--rate`, so a receiver behind a slower link (a 50 Mbit/s port on a
+//! gigabit LAN) misses most of it and asks for it again. Sent at `--rate` too, its repairs
+//! arrive in bursts its link cannot take: most are lost again in front of the slow port, the
+//! repair queue empties, and the receiver waits a NAK timeout for each loss while its link
+//! stands idle. Measured on the uneven bridge, it took 31-35 Mbit/s of its 50.
+//!
+//! The sender therefore queues the repairs it sends to the group (datagrams flagged
+//! [`rmcast_wire::FLAG_RETRANSMISSION`]) apart from everything else, sends them first, and
+//! paces them on their own:
+//!
+//! * Each receiver's session REPORT counts the repairs it received. Between two of its
+//!   reports (at least [`MIN_INTERVAL`] apart) the sender knows how many repairs it sent and
+//!   how many that receiver took in. One that took in less than [`LOSING`] of them is
+//!   *losing* repairs: its link is the limit.
+//! * The queue in front of the slow link drops without regard to kind, so the share of the
+//!   repairs it let through is the share of everything sent to the group: that share of the
+//!   group's bytes per second is its intake (new data may be most of it).
+//! * Repairs leave at [`GAIN`] times the smallest intake of the receivers losing them, which
+//!   keeps the slow link's queue full without burying it; with no receiver losing repairs
+//!   they leave at `--rate`. A lower pace is believed only from an interval in which the
+//!   queue never ran dry (else the requests, not the link, set what went out). A receiver
+//!   that sets the pace and takes in all it lets through gets [`PROBE`] times its intake
+//!   next. The pace never falls below [`MIN_PACE`].
+//! * Each asker's repairs (the member whose NAK the agent was answering) are served in turn:
+//!   a fast receiver's few do not wait behind a slow one's thousands. A repair already
+//!   queued is not queued twice; one sent before and asked for again was lost and goes to
+//!   the front; while paced, one asked for again within [`HOLDOFF`] of leaving is dropped
+//!   (it is most likely still in the queue in front of the slow link).
+//!
+//! New data is not held back: the fast receivers finish first and the slow one catches up
+//! by repair (the policy `--rate auto` replaces with everyone at the slowest's pace).
+//! Measured in docs/performance.md, "An uneven LAN".
+
+use bytes::Bytes;
+use rmcast_proto::pacing::Pacer;
+use rmcast_proto::{Time, Transmit};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::time::Duration;
+
+/// A repair's identity in the set of those sent (its bytes, hashed).
+fn digest(payload: &[u8]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    payload.hash(&mut h);
+    h.finish()
+}
+
+/// Repairs leave at this multiple of the slowest losing receiver's intake.
+pub(super) const GAIN: f64 = 1.3;
+/// A receiver that took in less than this share of the repairs sent between two of its
+/// reports is losing them. Below 1/[`GAIN`], so that paced at GAIN times its intake it still
+/// counts as losing; low enough that random loss on a fast link (10 % in the frame-loss
+/// tests) is not taken for a slow link.
+pub(super) const LOSING: f64 = 0.8;
+/// A receiver that sets the pace and took in what it let through gets this multiple of it
+/// next (the link may carry more).
+pub(super) const PROBE: f64 = 1.5;
+/// While repairs are paced, one asked for again sooner than this after it left is not sent
+/// again: it is most likely still in the queue in front of the slow link (a 50 ms queue on
+/// the uneven bridge). Unpaced, a repair asked for again is sent at once.
+pub(super) const HOLDOFF: Duration = Duration::from_millis(100);
+/// How many sent repairs are remembered before those older than [`RESENT_FOR`] are
+/// forgotten.
+const RESENT_KEPT: usize = 1 << 17;
+const RESENT_FOR: Duration = Duration::from_secs(10);
+/// The shortest interval between two reports that measures an intake.
+const MIN_INTERVAL: Duration = Duration::from_millis(450);
+/// The slowest pace, bytes per second (1 Mbit/s): a receiver's measure may be wrong, and a
+/// pace near zero would stop the repairs it needs to be measured again.
+const MIN_PACE: u64 = 125_000;
+/// An intake not measured again for this long no longer limits the pace.
+const STALE: Duration = Duration::from_secs(1);
+
+/// What the sender knew at a receiver's last report.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    at: Time,
+    received: u64,
+    sent: u64,
+    group_bytes: u64,
+}
+
+/// The queue of repairs to the group and their pacer.
+#[derive(Debug)]
+pub(super) struct Repairs {
+    /// Paced at all (off: repairs go with new data, as before).
+    on: bool,
+    /// The queued repairs by the receiver whose NAK they answer (0: not known), served in
+    /// turn: a fast receiver's few repairs do not wait behind a slow one's thousands.
+    queues: HashMap<u32, VecDeque<Transmit>>,
+    /// The receivers with repairs queued, the one served next first.
+    turns: VecDeque<u32>,
+    queued: HashSet<Bytes>,
+    pacer: Pacer,
+    /// The largest datagram: the bucket holds at least two.
+    dgram: usize,
+    /// Repairs sent so far.
+    sent: u64,
+    /// Bytes sent to the group so far: new data, repairs and control.
+    group_bytes: u64,
+    /// When each repair sent so far (by hash) last left: one asked for again was lost, and
+    /// goes first.
+    resent: HashMap<u64, Time>,
+    marks: HashMap<u32, Mark>,
+    /// When the queue last became empty.
+    emptied_at: Time,
+    /// The losing receivers' intakes, bytes per second, and when each was measured.
+    intake: HashMap<u32, (Time, f64)>,
+}
+
+impl Repairs {
+    /// Repairs paced (`on`), datagrams of at most `dgram` bytes.
+    pub fn new(on: bool, dgram: usize) -> Self {
+        Repairs {
+            on,
+            queues: HashMap::new(),
+            turns: VecDeque::new(),
+            queued: HashSet::new(),
+            pacer: Pacer::new(0, 0),
+            dgram,
+            sent: 0,
+            group_bytes: 0,
+            resent: HashMap::new(),
+            marks: HashMap::new(),
+            emptied_at: Time::ZERO,
+            intake: HashMap::new(),
+        }
+    }
+
+    /// Whether `t` is a repair this queue paces: a retransmission to the group.
+    pub fn takes(&self, t: &Transmit) -> bool {
+        self.on
+            && matches!(t.dest, rmcast_proto::Dest::Group(_))
+            && rmcast_wire::Header::parse(&t.payload)
+                .is_ok_and(|h| h.flags & rmcast_wire::FLAG_RETRANSMISSION != 0)
+    }
+
+    /// Queue `t`, which answers `asker` (0: not known); false when a copy of it is queued
+    /// already (then it is dropped). A repair sent before and asked for again was lost on
+    /// the way: it goes to the front of its asker's queue, so the losses are made good while
+    /// the rest drains instead of after it. While paced, one asked for again within
+    /// [`HOLDOFF`] of leaving is most likely still on its way (in the queue in front of the
+    /// slow link): dropped too.
+    pub fn push(&mut self, now: Time, asker: u32, t: Transmit) -> bool {
+        let last = self.resent.get(&digest(&t.payload)).copied();
+        // Only behind a slow link (the pace is set) does a repair spend long on its way.
+        let paced = self.pacer.rate() > 0;
+        if paced && last.is_some_and(|at| now.saturating_since(at) < HOLDOFF)
+            || !self.queued.insert(t.payload.clone())
+        {
+            return false;
+        }
+        let q = self.queues.entry(asker).or_default();
+        if q.is_empty() {
+            self.turns.push_back(asker);
+        }
+        if last.is_some() {
+            q.push_front(t);
+        } else {
+            q.push_back(t);
+        }
+        true
+    }
+
+    /// `len` bytes left for the group (anything: data, repairs, control).
+    pub fn sent_to_group(&mut self, len: usize) {
+        self.group_bytes += len as u64;
+    }
+
+    pub fn len(&self) -> usize {
+        self.queued.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty()
+    }
+
+    /// The next `max` repairs in the order [`Repairs::pop_front`] takes them: one of each
+    /// asker's in turn.
+    pub fn head(&self, max: usize) -> Vec<&Transmit> {
+        let mut taken: HashMap<u32, usize> = HashMap::new();
+        let mut turns = self.turns.clone();
+        let mut out = Vec::new();
+        while out.len() < max {
+            let Some(asker) = turns.pop_front() else {
+                break;
+            };
+            let i = taken.entry(asker).or_insert(0);
+            let Some(q) = self.queues.get(&asker) else {
+                continue;
+            };
+            if let Some(t) = q.get(*i) {
+                out.push(t);
+                *i += 1;
+                if *i < q.len() {
+                    turns.push_back(asker);
+                }
+            }
+        }
+        out
+    }
+
+    pub fn pacer(&self) -> &Pacer {
+        &self.pacer
+    }
+
+    /// The head left at `now` (`sent`: it reached the socket, `len` bytes charged).
+    pub fn pop_front(&mut self, now: Time, sent: Option<usize>) {
+        let Some(asker) = self.turns.pop_front() else {
+            return;
+        };
+        let Some(q) = self.queues.get_mut(&asker) else {
+            return;
+        };
+        let Some(t) = q.pop_front() else {
+            return;
+        };
+        if q.is_empty() {
+            self.queues.remove(&asker);
+        } else {
+            self.turns.push_back(asker);
+        }
+        if self.turns.is_empty() {
+            self.emptied_at = now;
+        }
+        self.queued.remove(&t.payload);
+        if let Some(len) = sent {
+            self.pacer.on_send(now, len);
+            self.sent += 1;
+            if self.on {
+                self.resent.insert(digest(&t.payload), now);
+                if self.resent.len() > RESENT_KEPT {
+                    // A stream runs for ever: forget repairs long gone.
+                    self.resent
+                        .retain(|_, at| now.saturating_since(*at) < RESENT_FOR);
+                }
+            }
+        }
+    }
+
+    /// The pace, bytes per second (0: `--rate` alone).
+    #[cfg(test)]
+    pub fn rate(&self) -> u64 {
+        self.pacer.rate()
+    }
+
+    /// Receiver `node` reported at `now` that it received `received` repairs in all.
+    pub fn report(&mut self, now: Time, node: u32, received: u64) {
+        if !self.on {
+            return;
+        }
+        let mark = Mark {
+            at: now,
+            received,
+            sent: self.sent,
+            group_bytes: self.group_bytes,
+        };
+        let Some(prev) = self.marks.insert(node, mark) else {
+            return;
+        };
+        let dt = now.saturating_since(prev.at);
+        let sent = self.sent - prev.sent;
+        let took = received.saturating_sub(prev.received);
+        if dt < MIN_INTERVAL || sent == 0 || took == 0 {
+            // Measure over a longer interval (nothing sent, or nothing arrived yet: a report
+            // sent before the repairs reached it says nothing of its link).
+            self.marks.insert(node, prev);
+            self.retarget(now);
+            return;
+        }
+        // The share of the repairs it took in is the share of everything sent to the group
+        // that its link let through (the queue in front of it drops without regard to
+        // kind): times what went to the group, its intake. While new data still flows, most
+        // of that is data.
+        let share = took as f64 / sent as f64;
+        let rate = share.min(1.0) * (self.group_bytes - prev.group_bytes) as f64 / dt.as_secs_f64();
+        tracing::debug!(
+            node,
+            took,
+            sent,
+            queued = self.queued.len(),
+            intake_mbit_s = rate * 8e-6,
+            "repair intake"
+        );
+        // A lower pace is believed only from an interval the queue was never empty in (the
+        // pace, not the requests, set what went out) or when there is none yet.
+        let backlogged = !self.turns.is_empty() && self.emptied_at <= prev.at;
+        let lower = self.pacer.rate() > 0 && GAIN * rate < self.pacer.rate() as f64;
+        if share < LOSING && (backlogged || !lower) {
+            self.intake.insert(node, (now, rate));
+        } else if share < LOSING {
+            // Not backlogged: what it took says nothing of its link; keep its intake fresh.
+            if let Some(e) = self.intake.get_mut(&node) {
+                e.0 = now;
+            }
+        } else if self.intake.contains_key(&node) {
+            // It took what the pace let through: probe upwards.
+            self.intake.insert(node, (now, PROBE / GAIN * rate));
+        }
+        self.retarget(now);
+    }
+
+    /// `node` finished or left: it no longer sets the pace.
+    pub fn forget(&mut self, now: Time, node: u32) {
+        self.marks.remove(&node);
+        if self.intake.remove(&node).is_some() {
+            self.retarget(now);
+        }
+    }
+
+    /// [`GAIN`] times the smallest fresh intake, or unpaced.
+    fn retarget(&mut self, now: Time) {
+        self.intake
+            .retain(|_, (at, _)| now.saturating_since(*at) < STALE);
+        let slowest = self
+            .intake
+            .values()
+            .map(|(_, r)| *r)
+            .fold(f64::INFINITY, f64::min);
+        let rate = if slowest.is_finite() {
+            ((GAIN * slowest) as u64).max(MIN_PACE)
+        } else {
+            0
+        };
+        if rate != self.pacer.rate() {
+            tracing::debug!(rate_mbit_s = rate as f64 * 8e-6, "repair pace");
+            // A bucket of the pacing step at this pace, not at --rate's: a burst of 2 ms at a
+            // gigabit would fill the slow link's queue at once.
+            let burst = super::pacing_burst(rate.saturating_mul(8), self.dgram);
+            self.pacer.set_rate(now, rate, burst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcast_proto::{Dest, GroupId};
+
+    fn repair(seq: u8) -> Transmit {
+        let data = [seq; 100];
+        let payload = rmcast_wire::Packet::to_vec(
+            rmcast_wire::Envelope {
+                session: 1,
+                source: 2,
+                flags: rmcast_wire::FLAG_RETRANSMISSION,
+            },
+            &rmcast_wire::Message::Pgm(rmcast_wire::pgm::Message::Rdata {
+                seq: u64::from(seq),
+                payload: &data,
+            }),
+        )
+        .unwrap();
+        Transmit {
+            dest: Dest::Group(GroupId(1)),
+            payload: Bytes::from(payload),
+        }
+    }
+
+    fn ms(n: u64) -> Time {
+        Time::ZERO + Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_repair_queued_twice_goes_once() {
+        let mut r = Repairs::new(true, 1500);
+        assert!(r.takes(&repair(1)));
+        assert!(r.push(ms(0), 0, repair(1)));
+        assert!(!r.push(ms(0), 0, repair(1)));
+        assert!(r.push(ms(0), 0, repair(2)));
+        assert_eq!(r.len(), 2);
+        r.pop_front(ms(0), Some(100));
+        assert!(
+            r.push(ms(10), 0, repair(1)),
+            "unpaced: asked again, sent again"
+        );
+        r.pop_front(ms(20), Some(100));
+        r.pacer.set_rate(ms(20), 100_000, 3000);
+        assert!(
+            !r.push(ms(50), 0, repair(1)),
+            "paced, just sent: still on its way"
+        );
+        assert!(r.push(ms(150), 0, repair(1)), "asked for again: lost");
+        assert_eq!(
+            r.head(1).first().map(|t| &t.payload),
+            Some(&repair(1).payload),
+            "a lost repair goes first"
+        );
+    }
+
+    #[test]
+    fn askers_are_served_in_turn() {
+        let mut r = Repairs::new(true, 1500);
+        for seq in 1..=3 {
+            assert!(r.push(ms(0), 7, repair(seq)));
+        }
+        assert!(r.push(ms(0), 9, repair(4)));
+        let order = |r: &Repairs| -> Vec<Bytes> {
+            r.head(10).into_iter().map(|t| t.payload.clone()).collect()
+        };
+        let want: Vec<Bytes> = [1, 4, 2, 3].map(|s| repair(s).payload).to_vec();
+        assert_eq!(order(&r), want, "the second asker's one repair goes second");
+        let mut popped = Vec::new();
+        while let Some(t) = r.head(1).first().map(|t| t.payload.clone()) {
+            popped.push(t);
+            r.pop_front(ms(1), Some(100));
+        }
+        assert_eq!(popped, want, "taken in the order shown");
+        assert!(r.is_empty());
+        assert_eq!(r.len(), 0);
+    }
+
+    #[test]
+    fn the_pace_follows_the_slowest_receiver_that_loses_repairs() {
+        let mut r = Repairs::new(true, 1500);
+        for node in [1, 2] {
+            r.report(ms(0), node, 0);
+        }
+        // 1,000 repairs of 1,000 bytes in 500 ms: node 1 took all, node 2 a quarter.
+        for _ in 0..1000 {
+            r.sent += 1;
+            r.sent_to_group(1000);
+        }
+        r.report(ms(500), 1, 1000);
+        assert_eq!(r.rate(), 0, "a receiver that takes everything sets no pace");
+        r.report(ms(500), 2, 250);
+        // A quarter of 1 MB sent to the group in 500 ms is 500 kB/s; paced GAIN times that.
+        assert_eq!(r.rate(), (GAIN * 500e3) as u64);
+        r.report(ms(700), 2, 300);
+        assert_eq!(r.rate(), (GAIN * 500e3) as u64, "too soon to measure again");
+        // Next it took all the pace let through: the pace is PROBE times its intake.
+        for _ in 0..100 {
+            r.sent += 1;
+            r.sent_to_group(1000);
+        }
+        r.report(ms(1000), 2, 350);
+        assert_eq!(r.rate(), (PROBE * 200e3) as u64, "100 kB in 500 ms, probed");
+        r.forget(ms(1100), 2);
+        assert_eq!(r.rate(), 0, "it finished: repairs go at --rate again");
+    }
+
+    #[test]
+    fn a_lower_pace_needs_a_backlog() {
+        let mut r = Repairs::new(true, 1500);
+        r.report(ms(0), 2, 0);
+        for _ in 0..1000 {
+            r.sent += 1;
+            r.sent_to_group(1000);
+        }
+        r.report(ms(500), 2, 500);
+        let pace = r.rate();
+        assert_eq!(pace, (GAIN * 1e6) as u64);
+        // The queue ran dry: few repairs were asked for, and it took 70 % of them.
+        r.emptied_at = ms(600);
+        for _ in 0..10 {
+            r.sent += 1;
+            r.sent_to_group(1000);
+        }
+        r.report(ms(1000), 2, 507);
+        assert_eq!(r.rate(), pace, "requests, not its link, set what went out");
+    }
+
+    #[test]
+    fn off_it_paces_nothing() {
+        let mut r = Repairs::new(false, 1500);
+        assert!(!r.takes(&repair(1)));
+        r.report(ms(0), 1, 0);
+        r.sent = 100;
+        r.report(ms(500), 1, 1);
+        assert_eq!(r.rate(), 0);
+    }
+}
