@@ -7,7 +7,9 @@
 //!   its summary giving each receiver's own completion time and rate (the slow one was given
 //!   up while it still made progress before: "unconfirmed");
 //! * a receiver stopped (SIGSTOP) for 3 s mid-transfer, then continued: it completes
-//!   byte-exact and is not evicted (the stall is shorter than `--evict-after`).
+//!   byte-exact and is not evicted (the stall is shorter than `--evict-after`);
+//! * `rmcast recv --keep`: three receivers that stay receive three transfers in a row, each
+//!   byte-exact, a JSON line per session, and end with status 130 on SIGTERM.
 //!
 //! Needs Linux, root, iproute2, nftables and tc; otherwise each test prints why it did not
 //! run. The tests take a lock so they run one after the other (two cores).
@@ -163,4 +165,65 @@ fn a_receiver_stopped_for_3_s_recovers_and_is_not_evicted() {
     let rs = completed_summary(&out);
     assert_eq!(rs.len(), 3);
     all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+}
+
+#[test]
+fn receivers_that_keep_receive_three_transfers_in_a_row() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let seg = Segment::create(4).expect("namespaces and bridge");
+    let work = tempfile::tempdir().unwrap();
+    let group = "239.77.59.3:6610";
+    let mut procs = Vec::new();
+    let mut dirs = Vec::new();
+    for r in 1..=3 {
+        let dir = work.path().join(format!("r{r}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
+        args.extend(strings(&["--node-id", &(1000 + r).to_string()]));
+        args.extend(strings(&["--json", "--quiet", "--keep", "--dir"]));
+        args.push(dir.display().to_string());
+        procs.push(Proc::in_netns(&seg.host(r), &args));
+        dirs.push(dir);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let mut sent = Vec::new();
+    for k in 0..3u64 {
+        let data = pseudo_random(1_000_000 + 1000 * k as usize, 70 + k);
+        let name = format!("f{k}.bin");
+        let file = work.path().join(&name);
+        std::fs::write(&file, &data).unwrap();
+        let out = send(&seg, group, 3, &file, &[])
+            .finish(Instant::now() + DEADLINE)
+            .unwrap_or_else(|| panic!("transfer {k}: the sender did not finish"));
+        assert_eq!(completed_summary(&out).len(), 3, "transfer {k}");
+        sent.push((name, data));
+    }
+    for (i, p) in procs.iter_mut().enumerate() {
+        let pid = p.0.as_ref().map(Child::id).unwrap();
+        let ok = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status();
+        assert!(ok.is_ok_and(|s| s.success()));
+        let out = p
+            .finish(Instant::now() + Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("receiver {} did not end on SIGTERM", i + 1));
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "receiver {}: {}",
+            i + 1,
+            explain(&out)
+        );
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line per session"))
+            .collect();
+        assert_eq!(lines.len(), 3, "receiver {}: {lines:?}", i + 1);
+        for (l, (name, data)) in lines.iter().zip(&sent) {
+            assert_eq!(l["outcome"], "completed", "{l}");
+            let got = std::fs::read(dirs[i].join(name)).unwrap_or_default();
+            assert!(&got == data, "receiver {}: {name} not byte-exact", i + 1);
+        }
+    }
 }

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
     rmcast recv -g 232.1.1.1:5000 --source 10.0.0.5 --dir out   # source-specific join\n  \
     rmcast recv -g 239.1.2.3:5000 --session 1a2b3c4d --dir out  # only this session\n  \
     rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n  \
-    rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp, csp, cp, prmp: region 2\n\n\
+    rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp, csp, cp, prmp: region 2\n  \
+    rmcast recv -g 239.1.2.3:5000 --dir /srv/incoming --keep --json   # stay, as uftpd does\n\n\
     A receiver started after the sender began asks to join and ends not-admitted when that\n\
     sender refuses it, except for an xtp stream sent with `rmcast send - --late-join`: it\n\
     receives from its join point on, without back-fill, keeps that as NAME.partial and ends\n\
@@ -63,6 +64,12 @@ pub struct Args {
     /// Give up if no session is announced within SECS (default: wait forever)
     #[arg(long, value_name = "SECS")]
     pub wait: Option<f64>,
+    /// Stay: receive session after session into --dir, a summary (with --json, one JSON
+    /// line) after each, until SIGINT/SIGTERM (exit status 130) or a setup error. Files keep
+    /// the single-session rules (existing names kept unless --force). --wait then bounds the
+    /// wait for each session's announcement
+    #[arg(long, conflicts_with_all = ["stdout", "session"])]
+    pub keep: bool,
     /// Give up if the sender is silent for SECS during a session
     #[arg(long, default_value_t = 15.0, value_name = "SECS")]
     pub sender_timeout: f64,
@@ -99,6 +106,17 @@ struct Bar {
 }
 
 impl Bar {
+    /// Ready for the next session (`--keep`).
+    fn reset(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        self.start = Instant::now();
+        self.size = None;
+        self.name.clear();
+        self.pos = 0;
+    }
+
     fn ensure(&mut self) {
         if self.quiet || self.bar.is_some() || self.start.elapsed() < Duration::from_secs(1) {
             return;
@@ -249,6 +267,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         name: String::new(),
         pos: 0,
     };
+    if a.keep {
+        return keep(&a, cfg, &mut bar);
+    }
     let report = match receiver::receive(cfg, &mut bar) {
         Ok(r) => r,
         Err(e) => return Ok(fail(e)),
@@ -265,4 +286,29 @@ pub fn run(a: Args) -> Result<ExitCode> {
         print_summary(&report, to_stderr);
     }
     Ok(ExitCode::from(report.exit_code()))
+}
+
+/// `--keep`: session after session, each summarized as it ends, until a signal.
+fn keep(a: &Args, cfg: RecvConfig, bar: &mut Bar) -> Result<ExitCode> {
+    let mut sessions = 0u64;
+    loop {
+        let report = match receiver::receive(cfg.clone(), bar) {
+            Ok(r) => r,
+            Err(e) => return Ok(fail(e)),
+        };
+        let code = report.exit_code();
+        if code == rmcast_net::sender::EXIT_INTERRUPTED {
+            if !a.net.quiet && !a.net.json {
+                eprintln!("interrupted: {sessions} session(s) received");
+            }
+            return Ok(ExitCode::from(code));
+        }
+        sessions += 1;
+        if a.net.json {
+            println!("{}", serde_json::to_string(&report)?);
+        } else if !a.net.quiet {
+            print_summary(&report, false);
+        }
+        bar.reset();
+    }
 }
