@@ -8,6 +8,9 @@
 //!   up while it still made progress before: "unconfirmed");
 //! * a receiver stopped (SIGSTOP) for 3 s mid-transfer, then continued: it completes
 //!   byte-exact and is not evicted (the stall is shorter than `--evict-after`);
+//! * a forged gathering ANNOUNCE that nobody serves, multicast before the real sender
+//!   starts: the receivers that JOIN it go back to listening within a bounded time and
+//!   complete the real session byte-exact;
 //! * `rmcast recv --keep`: three receivers that stay receive three transfers in a row, each
 //!   byte-exact, a JSON line per session, and end with status 130 on SIGTERM.
 //!
@@ -226,4 +229,71 @@ fn receivers_that_keep_receive_three_transfers_in_a_row() {
             assert!(&got == data, "receiver {}: {name} not byte-exact", i + 1);
         }
     }
+}
+
+/// A gathering ANNOUNCE of pgm under a session and a sender nobody runs.
+fn forged_announce() -> Vec<u8> {
+    use rmcast_wire::session::{Message as S, Phase};
+    rmcast_wire::Packet::to_vec(
+        rmcast_wire::Envelope {
+            session: 0x5eed_0059,
+            source: 0x0bad_0059,
+            flags: 0,
+        },
+        &rmcast_wire::Message::Session(S::Announce {
+            protocol: rmcast_wire::Family::Pgm as u8,
+            phase: Phase::Gathering,
+            security: 0,
+            ack_delay_us: 0,
+            window: 0,
+            ack_timeout_us: 5_000,
+            members: &[],
+            params: &[],
+        }),
+    )
+    .unwrap()
+}
+
+#[test]
+fn receivers_behind_a_forged_unanswered_announce_join_the_next_session() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let seg = Segment::create(5).expect("namespaces and bridge");
+    let work = tempfile::tempdir().unwrap();
+    let data = pseudo_random(2_000_000, 61);
+    let file = work.path().join("f.bin");
+    std::fs::write(&file, &data).unwrap();
+    let group: std::net::SocketAddr = "239.77.59.4:6620".parse().unwrap();
+    let (mut procs, dirs) = receivers(&seg, work.path(), &group.to_string(), 3);
+    // Host 4 announces a session nobody serves for 1 s; the receivers JOIN it and hear
+    // nothing back.
+    let forger = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            seg.enter(4).unwrap();
+            let sock = std::net::UdpSocket::bind((seg.addr(4), 0)).unwrap();
+            sock.set_multicast_ttl_v4(1).unwrap();
+            let announce = forged_announce();
+            let mut sent = 0;
+            for _ in 0..10 {
+                if sock.send_to(&announce, group).is_ok() {
+                    sent += 1;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            sent
+        })
+        .join()
+        .unwrap()
+    });
+    assert!(forger > 0, "no forged ANNOUNCE left host 4");
+    let started = Instant::now();
+    let out = send(&seg, &group.to_string(), 3, &file, &[])
+        .finish(Instant::now() + DEADLINE)
+        .expect("the sender did not finish");
+    completed_summary(&out);
+    all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+    eprintln!(
+        "after a forged ANNOUNCE the real session took {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }

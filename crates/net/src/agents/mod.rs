@@ -145,6 +145,20 @@ pub trait NetProtocol: Sync {
         Ok(None)
     }
 
+    /// Whether an ANNOUNCE's parameter bytes are ones this protocol defines (checked before a
+    /// receiver acts on it; `Err`: malformed, counted and ignored). By default a protocol
+    /// defines none: any byte is malformed.
+    fn check_params(&self, params: &[u8]) -> Result<(), NetError> {
+        if params.is_empty() {
+            Ok(())
+        } else {
+            Err(NetError::Failed(format!(
+                "{} parameter byte(s) where the protocol defines none",
+                params.len()
+            )))
+        }
+    }
+
     /// The protocol's helper inside the network for `rmcast relay` (PGM's network element,
     /// LMS's router), built from the sender's ANNOUNCE; `Ok(None)`: none (the relay forwards
     /// every packet), or not yet (the announce does not say enough).

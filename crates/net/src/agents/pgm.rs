@@ -131,6 +131,10 @@ fn socket_ms(key: &str) -> Duration {
 const LINGER: Duration = Duration::from_secs(24 * 3600);
 
 impl NetProtocol for Pgm {
+    fn check_params(&self, params: &[u8]) -> Result<(), NetError> {
+        PgmParams::decode(params).map(|_| ())
+    }
+
     /// ODATA: the header and an 8-byte sequence number.
     fn data_fields(&self, _receivers: usize) -> usize {
         8

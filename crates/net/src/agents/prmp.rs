@@ -91,6 +91,11 @@ pub fn prmp_config(s: &SenderSettings, ids: &[u32]) -> Result<prmp::SenderConfig
 pub struct Prmp;
 
 impl NetProtocol for Prmp {
+    /// Its parameters (the relay table, decoded when the receiver starts).
+    fn check_params(&self, _params: &[u8]) -> Result<(), NetError> {
+        Ok(())
+    }
+
     /// A DATAPOLL names the children it polls.
     fn data_fields(&self, receivers: usize) -> usize {
         26 + 4 * receivers.min(prmp::MAX_POLL_CLD)

@@ -71,6 +71,11 @@ fn peers(joined: &[Joiner]) -> Vec<(u32, SocketAddr)> {
 }
 
 impl NetProtocol for Srm {
+    /// Its parameters (the members, decoded when the receiver starts).
+    fn check_params(&self, _params: &[u8]) -> Result<(), NetError> {
+        Ok(())
+    }
+
     /// REPAIR, the larger packet carrying a message: the data's sender, the requester, the
     /// round, the 8-byte sequence number and the distance (DATA: the sequence number alone).
     fn data_fields(&self, _receivers: usize) -> usize {

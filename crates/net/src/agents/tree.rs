@@ -223,6 +223,11 @@ pub fn announced_variant(a: &Announced<'_>) -> Option<Variant> {
 }
 
 impl NetProtocol for Tree {
+    /// Its parameters (the variant byte or the regions, checked in the announce check).
+    fn check_params(&self, _params: &[u8]) -> Result<(), NetError> {
+        Ok(())
+    }
+
     fn relay_refusal(&self, a: Announced<'_>) -> Option<&'static str> {
         (announced_variant(&a) == Some(Variant::Dsp) && !dsp_on_relays(&a)).then_some(
             "its members send their status to their designated receiver's own address and it \

@@ -12,6 +12,11 @@ use rmcast_proto::{xtp, GroupId, NodeId};
 pub struct Xtp;
 
 impl NetProtocol for Xtp {
+    /// Its parameters (the late-join offer, read by late_offer).
+    fn check_params(&self, _params: &[u8]) -> Result<(), NetError> {
+        Ok(())
+    }
+
     fn unicast(&self) -> bool {
         true
     }

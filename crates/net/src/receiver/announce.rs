@@ -70,6 +70,7 @@ pub(super) fn check_announce(m: &session::Message<'_>, ours: u8) -> Result<(), S
     // The receivers' ACK-delay timer is derived from the sender's retransmission timeout.
     let rto = spec::saw::bap_rto(Duration::from_micros(u64::from(ack_timeout_us)));
     in_spec("bap", "rto_ms", rto.as_secs_f64() * 1e3)?;
+    p.check_params(params).map_err(|e| format!("{name}: {e}"))?;
     p.late_offer(params).map_err(|e| e.to_string())?;
     // The tree family's gathering ANNOUNCE names its variant in one byte; anything longer
     // is the regions' parameters.

@@ -82,6 +82,16 @@ fn announces_are_checked_against_the_spec_and_our_security_mode() {
     );
     assert!(announce(dsp, 0, 64, &params(6_000, 4_000)).is_err());
     assert!(announce(dsp, 0, 64, &[1, 2, 3]).is_err());
+    // Parameter bytes a protocol does not define are malformed (issue 59: an ANNOUNCE that
+    // nobody serves must not capture a receiver by them).
+    let e = announce(saw, 0, 0, &[0]).unwrap_err();
+    assert!(e.contains("defines none"), "{e}");
+    let pgm = rmcast_wire::Family::Pgm as u8;
+    assert!(announce(pgm, 0, 0, &[]).is_ok());
+    assert!(
+        announce(pgm, 0, 0, &[0, 0, 1, 0, 2, 9]).is_err(),
+        "a 6th pgm byte"
+    );
 }
 
 /// When the session is found (inside the read that found it), stalls `stall` as a
