@@ -326,9 +326,10 @@ pub struct Args {
     /// still at work reported: a receiver that keeps moving is waited for
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     pub final_wait: f64,
-    /// Send repairs at --rate like new data. By default (pgm, srm, lms) repairs to the group
-    /// leave at a pace set by the slowest receiver that loses them, so a receiver behind a
-    /// slow link gets them at its link's rate instead of in bursts it cannot take
+    /// Send repairs at --rate like new data. By default (pgm, srm, lms; not with --rate auto,
+    /// which paces everything by the slowest receiver) repairs to the group leave at a pace
+    /// set by the slowest receiver that loses them, so a receiver behind a slow link gets
+    /// them at its link's rate instead of in bursts it cannot take
     #[arg(long)]
     pub no_repair_pacing: bool,
     /// Retransmission timeout in milliseconds (saw, bap; rra: the wait for a solicited ACK;

@@ -95,8 +95,9 @@ pub struct SendConfig {
     /// slow it is).
     pub min_rate_bps: u64,
     /// Pace repairs to the group by the intake of the slowest receiver that loses them
-    /// (protocols that repair on NAKs: pgm, srm, lms; see `sender::repair`). Off: repairs
-    /// leave at `rate_bps` like new data.
+    /// (protocols that repair on NAKs: pgm, srm, lms; see `sender::repair`; not with `tfmcc`,
+    /// which paces the whole session by the slowest receiver). Off: repairs leave at
+    /// `rate_bps` like new data.
     pub repair_pacing: bool,
     /// Retransmission timeout handed to the agent.
     pub rto: Duration,

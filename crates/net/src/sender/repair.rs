@@ -67,6 +67,9 @@ const RESENT_KEPT: usize = 1 << 17;
 const RESENT_FOR: Duration = Duration::from_secs(10);
 /// The shortest interval between two reports that measures an intake.
 const MIN_INTERVAL: Duration = Duration::from_millis(450);
+/// The fewest repairs sent between two reports that measure a share: fewer say more about
+/// when the report left than about the link.
+const MIN_SAMPLE: u64 = 32;
 /// The slowest pace, bytes per second (1 Mbit/s): a receiver's measure may be wrong, and a
 /// pace near zero would stop the repairs it needs to be measured again.
 const MIN_PACE: u64 = 125_000;
@@ -263,8 +266,8 @@ impl Repairs {
         let dt = now.saturating_since(prev.at);
         let sent = self.sent - prev.sent;
         let took = received.saturating_sub(prev.received);
-        if dt < MIN_INTERVAL || sent == 0 || took == 0 {
-            // Measure over a longer interval (nothing sent, or nothing arrived yet: a report
+        if dt < MIN_INTERVAL || sent < MIN_SAMPLE || took == 0 {
+            // Measure over a longer interval (too few sent, or nothing arrived yet: a report
             // sent before the repairs reached it says nothing of its link).
             self.marks.insert(node, prev);
             self.retarget(now);
@@ -454,12 +457,25 @@ mod tests {
         assert_eq!(pace, (GAIN * 1e6) as u64);
         // The queue ran dry: few repairs were asked for, and it took 70 % of them.
         r.emptied_at = ms(600);
-        for _ in 0..10 {
+        for _ in 0..100 {
             r.sent += 1;
             r.sent_to_group(1000);
         }
-        r.report(ms(1000), 2, 507);
+        r.report(ms(1000), 2, 570);
         assert_eq!(r.rate(), pace, "requests, not its link, set what went out");
+        // With a backlog throughout, the same share lowers the pace.
+        r.push(ms(1000), 0, repair(9));
+        for _ in 0..100 {
+            r.sent += 1;
+            r.sent_to_group(1000);
+        }
+        r.report(ms(1500), 2, 640);
+        // 70 of 100 kB in 500 ms: 140 kB/s.
+        assert!(
+            r.rate().abs_diff((GAIN * 140e3) as u64) <= 1,
+            "{}",
+            r.rate()
+        );
     }
 
     #[test]

@@ -130,7 +130,10 @@ impl Transfer {
         let rate_bytes = ep.cfg.rate_bps / 8;
         let burst = super::pacing_burst(ep.cfg.rate_bps, ep.dgram);
         // Repairs paced apart: protocols whose sender answers NAKs with repairs to the group.
-        let repairs = Repairs::new(ep.cfg.repair_pacing && !ep.proto.acknowledged(), ep.dgram);
+        // Under congestion control (`--rate auto`) the whole session already follows the
+        // slowest receiver, and a pace of their own only fought it.
+        let paced = ep.cfg.repair_pacing && !ep.cfg.tfmcc && !ep.proto.acknowledged();
+        let repairs = Repairs::new(paced, ep.dgram);
         let start = ep.clock.now();
         Ok(Transfer {
             ep,
