@@ -22,7 +22,7 @@
 
 mod common;
 
-use common::{explain, strings, Proc};
+use common::{explain, strings, Bed, Proc};
 
 use rmcast_net::netns::{self, Segment};
 use rmcast_proto::rng::AgentRng;
@@ -31,7 +31,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// A transfer that takes longer fails the test (instead of hanging CI).
@@ -158,26 +158,12 @@ fn assert_byte_exact(t: &mut Transfer, r: usize, name: &str, data: &[u8], what: 
     json(&out)
 }
 
-/// A test's namespaces and work folder, held with the lock that runs the tests one after
-/// the other.
-struct Bed {
-    seg: Segment,
-    work: tempfile::TempDir,
-    _one: MutexGuard<'static, ()>,
-}
-
 /// A bed of `hosts` hosts and a file `name` of `len` pseudo-random bytes (from `seed`) in its
 /// work folder: the bed, the file's content and its path.
 fn bed(hosts: usize, name: &str, len: usize, seed: u64) -> (Bed, Vec<u8>, PathBuf) {
-    let one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let b = Bed {
-        seg: Segment::create(hosts).expect("create the namespaces and the bridge"),
-        work: tempfile::tempdir().unwrap(),
-        _one: one,
-    };
+    let b = Bed::new(&SERIAL, hosts);
     let data = content(len, seed);
-    let file = b.work.path().join(name);
-    std::fs::write(&file, &data).unwrap();
+    let file = b.file(name, &data);
     (b, data, file)
 }
 

@@ -19,7 +19,7 @@
 
 mod common;
 
-use common::{explain, json_of, pseudo_random, strings, Proc};
+use common::{explain, json_of, pseudo_random, strings, Bed, Proc};
 use rmcast_net::netns::{self, Segment};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -30,8 +30,15 @@ use std::time::{Duration, Instant};
 static SERIAL: Mutex<()> = Mutex::new(());
 const DEADLINE: Duration = Duration::from_secs(180);
 
-/// Start `rmcast recv` on hosts 1..=n (node ids 1001..): their processes and directories.
-fn receivers(seg: &Segment, work: &Path, group: &str, n: usize) -> (Vec<Proc>, Vec<PathBuf>) {
+/// Start `rmcast recv` with `extra` flags on hosts 1..=n (node ids 1001..): their processes
+/// and directories.
+fn receivers(
+    seg: &Segment,
+    work: &Path,
+    group: &str,
+    n: usize,
+    extra: &[&str],
+) -> (Vec<Proc>, Vec<PathBuf>) {
     let mut procs = Vec::new();
     let mut dirs = Vec::new();
     for r in 1..=n {
@@ -39,14 +46,18 @@ fn receivers(seg: &Segment, work: &Path, group: &str, n: usize) -> (Vec<Proc>, V
         std::fs::create_dir_all(&dir).unwrap();
         let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
         args.extend(strings(&["--node-id", &(1000 + r).to_string()]));
-        args.extend(strings(&["--json", "--quiet", "--wait", "60", "--dir"]));
+        args.extend(strings(&["--json", "--quiet", "--dir"]));
         args.push(dir.display().to_string());
+        args.extend(strings(extra));
         procs.push(Proc::in_netns(&seg.host(r), &args));
         dirs.push(dir);
     }
     std::thread::sleep(Duration::from_millis(500));
     (procs, dirs)
 }
+
+/// A receiver that ends after one session: it gives up if none is announced within 60 s.
+const ONE_SESSION: &[&str] = &["--wait", "60"];
 
 /// `rmcast send` of `file` on host 0 to `n` receivers with `extra` flags.
 fn send(seg: &Segment, group: &str, n: usize, file: &Path, extra: &[&str]) -> Proc {
@@ -105,19 +116,17 @@ macro_rules! need_netns {
 #[test]
 fn a_receiver_behind_a_slow_port_is_served_while_it_makes_progress() {
     need_netns!();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let seg = Segment::create(4).expect("namespaces and bridge");
+    let b = Bed::new(&SERIAL, 4);
+    let seg = &b.seg;
     seg.queue_bottleneck(3, 50_000_000, Duration::from_millis(50), &[])
         .expect("a 50 Mbit/s port (tc tbf)");
-    let work = tempfile::tempdir().unwrap();
     let data = pseudo_random(10_000_000, 59);
-    let file = work.path().join("f.bin");
-    std::fs::write(&file, &data).unwrap();
+    let file = b.file("f.bin", &data);
     let group = "239.77.59.1:6590";
-    let (mut procs, dirs) = receivers(&seg, work.path(), group, 3);
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 3, ONE_SESSION);
     // --final-wait 1: the slow receiver needs about 2.5 s, the fast ones 0.2 s; counted from
     // the last data instead of the last progress, the wait would give it up.
-    let out = send(&seg, group, 3, &file, &["--final-wait", "1"])
+    let out = send(seg, group, 3, &file, &["--final-wait", "1"])
         .finish(Instant::now() + DEADLINE)
         .expect("the sender did not finish");
     let rs = completed_summary(&out);
@@ -142,16 +151,14 @@ fn a_receiver_behind_a_slow_port_is_served_while_it_makes_progress() {
 #[test]
 fn a_receiver_stopped_for_3_s_recovers_and_is_not_evicted() {
     need_netns!();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let seg = Segment::create(4).expect("namespaces and bridge");
-    let work = tempfile::tempdir().unwrap();
+    let b = Bed::new(&SERIAL, 4);
+    let seg = &b.seg;
     let data = pseudo_random(20_000_000, 60);
-    let file = work.path().join("f.bin");
-    std::fs::write(&file, &data).unwrap();
+    let file = b.file("f.bin", &data);
     let group = "239.77.59.2:6600";
-    let (mut procs, dirs) = receivers(&seg, work.path(), group, 3);
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 3, ONE_SESSION);
     // 20 MB at 50 Mbit/s: 3.2 s of new data; receiver 2 stops at 1 s for 3 s.
-    let mut sender = send(&seg, group, 3, &file, &["--rate", "50M"]);
+    let mut sender = send(seg, group, 3, &file, &["--rate", "50M"]);
     let victim = procs[1].0.as_ref().map(Child::id).unwrap();
     std::thread::sleep(Duration::from_secs(1));
     let signal = |s: &str| {
@@ -173,30 +180,16 @@ fn a_receiver_stopped_for_3_s_recovers_and_is_not_evicted() {
 #[test]
 fn receivers_that_keep_receive_three_transfers_in_a_row() {
     need_netns!();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let seg = Segment::create(4).expect("namespaces and bridge");
-    let work = tempfile::tempdir().unwrap();
+    let b = Bed::new(&SERIAL, 4);
+    let seg = &b.seg;
     let group = "239.77.59.3:6610";
-    let mut procs = Vec::new();
-    let mut dirs = Vec::new();
-    for r in 1..=3 {
-        let dir = work.path().join(format!("r{r}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
-        args.extend(strings(&["--node-id", &(1000 + r).to_string()]));
-        args.extend(strings(&["--json", "--quiet", "--keep", "--dir"]));
-        args.push(dir.display().to_string());
-        procs.push(Proc::in_netns(&seg.host(r), &args));
-        dirs.push(dir);
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 3, &["--keep"]);
     let mut sent = Vec::new();
     for k in 0..3u64 {
         let data = pseudo_random(1_000_000 + 1000 * k as usize, 70 + k);
         let name = format!("f{k}.bin");
-        let file = work.path().join(&name);
-        std::fs::write(&file, &data).unwrap();
-        let out = send(&seg, group, 3, &file, &[])
+        let file = b.file(&name, &data);
+        let out = send(seg, group, 3, &file, &[])
             .finish(Instant::now() + DEADLINE)
             .unwrap_or_else(|| panic!("transfer {k}: the sender did not finish"));
         assert_eq!(completed_summary(&out).len(), 3, "transfer {k}");
@@ -257,14 +250,12 @@ fn forged_announce() -> Vec<u8> {
 #[test]
 fn receivers_behind_a_forged_unanswered_announce_join_the_next_session() {
     need_netns!();
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let seg = Segment::create(5).expect("namespaces and bridge");
-    let work = tempfile::tempdir().unwrap();
+    let b = Bed::new(&SERIAL, 5);
+    let seg = &b.seg;
     let data = pseudo_random(2_000_000, 61);
-    let file = work.path().join("f.bin");
-    std::fs::write(&file, &data).unwrap();
+    let file = b.file("f.bin", &data);
     let group: std::net::SocketAddr = "239.77.59.4:6620".parse().unwrap();
-    let (mut procs, dirs) = receivers(&seg, work.path(), &group.to_string(), 3);
+    let (mut procs, dirs) = receivers(seg, b.work.path(), &group.to_string(), 3, ONE_SESSION);
     // Host 4 announces a session nobody serves for 1 s; the receivers JOIN it and hear
     // nothing back.
     let forger = std::thread::scope(|sc| {
@@ -287,7 +278,7 @@ fn receivers_behind_a_forged_unanswered_announce_join_the_next_session() {
     });
     assert!(forger > 0, "no forged ANNOUNCE left host 4");
     let started = Instant::now();
-    let out = send(&seg, &group.to_string(), 3, &file, &[])
+    let out = send(seg, &group.to_string(), 3, &file, &[])
         .finish(Instant::now() + DEADLINE)
         .expect("the sender did not finish");
     completed_summary(&out);

@@ -292,3 +292,31 @@ pub fn kill_when_holding(dir: &Path, pid: u32, bytes: u64, deadline: Duration) -
     }
     None
 }
+
+/// A multi-host test's namespaces and work folder, held with the lock (each test file's
+/// own) that runs its tests one after the other.
+pub struct Bed {
+    pub seg: rmcast_net::netns::Segment,
+    pub work: tempfile::TempDir,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Bed {
+    /// `hosts` namespaces on a bridge and an empty work folder, once `lock` is ours.
+    pub fn new(lock: &'static std::sync::Mutex<()>, hosts: usize) -> Bed {
+        let one = lock.lock().unwrap_or_else(|e| e.into_inner());
+        Bed {
+            seg: rmcast_net::netns::Segment::create(hosts)
+                .expect("create the namespaces and the bridge"),
+            work: tempfile::tempdir().unwrap(),
+            _one: one,
+        }
+    }
+
+    /// `data` written as `name` in the work folder: its path.
+    pub fn file(&self, name: &str, data: &[u8]) -> std::path::PathBuf {
+        let file = self.work.path().join(name);
+        std::fs::write(&file, data).unwrap();
+        file
+    }
+}

@@ -497,9 +497,7 @@ impl Transfer {
 
     /// Whether every receiver sent its final report or was evicted.
     fn all_final(&self) -> bool {
-        self.members
-            .iter()
-            .all(|m| m.evicted.is_some() || m.final_state.is_some())
+        self.members.iter().all(|m| !m.live())
     }
 
     /// Whether the transfer is over: the agent completed, nothing is queued, and every
@@ -515,16 +513,18 @@ impl Transfer {
             (None, Some(t)) if !self.ep.proto.acknowledged() => t,
             _ => return false,
         };
-        let since = self
-            .members
-            .iter()
-            .filter(|m| m.live())
-            .map(|m| m.progressed_at)
-            .fold(since, Time::max);
         if !self.pending.is_empty() || !self.repairs.is_empty() {
             return false;
         }
-        let out = self.all_final() || now.saturating_since(since) >= self.ep.cfg.final_wait;
+        let out = self.all_final() || {
+            let since = self
+                .members
+                .iter()
+                .filter(|m| m.live())
+                .map(|m| m.progressed_at)
+                .fold(since, Time::max);
+            now.saturating_since(since) >= self.ep.cfg.final_wait
+        };
         if out && self.completed_at.is_none() {
             self.completed_at = Some(now);
             self.transfer_end = now;
