@@ -10,6 +10,7 @@
 //! id = "demo.harness.rounds_r5"                 # <study>.<table or figure>.<what>
 //! source = "closed form (seed 000 §2.5.2 retransmission rule)"
 //! statement = "transmissions per message follow E[max of r geometric(q)]"
+//! quote = "the paper's sentence … verbatim"     # the words tested (required when citing a seed)
 //! paper_value = 1.0                              # optional: the paper's number, if any
 //! scenario = "testkit harness, r = 5, p swept"   # what run or sweep tests it
 //! measure = "harness.rounds.r5"                  # a measure the study records
@@ -34,6 +35,7 @@
 //! Comparisons use the *mean* across runs; the spread is reported beside it.
 
 mod eval;
+pub mod quote;
 #[cfg(test)]
 mod tests;
 
@@ -120,6 +122,11 @@ pub struct ClaimSpec {
     pub source: String,
     /// The paper's statement, in words.
     pub statement: String,
+    /// The sentence(s) of the paper the claim tests, verbatim, words left out marked `…`
+    /// ([`quote`]). Every claim whose `source` cites a seed carries one; a test checks it
+    /// against the seed's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
     /// The paper's number, where it gives one.
     #[serde(default)]
     pub paper_value: Option<f64>,
@@ -150,6 +157,17 @@ pub struct ClaimSpec {
     /// out of the validation pass rate; at most one claim in five of a study may be one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub calibration: bool,
+}
+
+impl ClaimSpec {
+    /// The statement followed by the paper's words, as the report's statement column shows
+    /// them: `statement — “quote”`.
+    pub fn statement_with_quote(&self) -> String {
+        match &self.quote {
+            Some(q) => format!("{} — \u{201C}{}\u{201D}", self.statement, q),
+            None => self.statement.clone(),
+        }
+    }
 }
 
 /// What a claim tests.
@@ -529,6 +547,7 @@ impl ClaimSpec {
             id: id.into(),
             source: "test".into(),
             statement: String::new(),
+            quote: None,
             paper_value: None,
             scenario: String::new(),
             measure: None,

@@ -51,6 +51,7 @@ fn claim(measure: Option<&str>, predicate: Predicate) -> ClaimSpec {
         id: "t.x".into(),
         source: "test".into(),
         statement: "test".into(),
+        quote: None,
         paper_value: None,
         scenario: "test".into(),
         measure: measure.map(String::from),

@@ -316,7 +316,7 @@ impl Report {
                     "| `{}` | {} | {} | {} | {} | {} | **{}** |",
                     c.spec.id,
                     md_cell(&c.spec.source),
-                    md_cell(&c.spec.statement),
+                    md_cell(&c.spec.statement_with_quote()),
                     c.spec
                         .paper_value
                         .map(fmt_num)
@@ -447,7 +447,7 @@ impl Report {
                     "<tr class=\"claim\" data-verdict=\"{cls}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{cls}\" title=\"{}\">{}</td></tr>",
                     esc(&c.spec.id),
                     esc(&c.spec.source),
-                    esc(&c.spec.statement),
+                    esc(&c.spec.statement_with_quote()),
                     c.spec.paper_value.map(fmt_num).unwrap_or_else(|| "—".into()),
                     esc(&c.measured_text()),
                     esc(&c.spec.predicate.to_string()),

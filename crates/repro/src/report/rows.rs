@@ -84,6 +84,8 @@ claim_row! {
         pub source: String,
         /// What the paper states.
         pub statement: String,
+        /// The paper's own words the claim tests (claims citing a seed).
+        pub quote: Option<String>,
         /// The paper's number, if it gives one.
         pub paper_value: Option<f64>,
         /// The run or sweep that tests it.
@@ -152,6 +154,7 @@ impl ClaimRow {
             study: study.to_string(),
             source: c.spec.source.clone(),
             statement: c.spec.statement.clone(),
+            quote: c.spec.quote.clone(),
             paper_value: c.spec.paper_value,
             scenario: c.spec.scenario.clone(),
             measure: c.spec.measure.clone(),

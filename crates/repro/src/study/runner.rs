@@ -101,6 +101,7 @@ pub(crate) fn run_study_measured(
                     id: format!("{}.claims_file", study.name()),
                     source: "rmcast".into(),
                     statement: "the study's claims file is valid".into(),
+                    quote: None,
                     paper_value: None,
                     scenario: "parsing the claims file".into(),
                     measure: None,
