@@ -44,7 +44,7 @@ local FAMILIES = {
         [6] = "PARITY", [7] = "BNAK", [8] = "BNCF", [9] = "CCS", [10] = "CCFB" } },
     [9] = { name = "lms", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "DREQ", [4] = "REPAIR",
         [5] = "HEARTBEAT", [6] = "REFRESH" } },
-    [10] = { name = "ff", kinds = { [1] = "DATA", [2] = "ACK" } },
+    [10] = { name = "ff", kinds = { [1] = "DATA", [2] = "ACK", [3] = "CUMACK" } },
     [15] = { name = "session", kinds = { [1] = "ANNOUNCE", [2] = "JOIN", [3] = "REPORT", [4] = "END" } },
 }
 
@@ -139,7 +139,8 @@ local family_fields = {
     lms = { { "seq", U64, "Sequence number" }, { "attempt", U16, "Attempt" }, { "requester", U32, "Requester" },
         { "tp", U32, "Turning point" }, { "tp_iface", U32, "Turning point interface" },
         { "lead", U64, "Lead" }, { "cost", U32, "Cost" }, { "payload", BYTES, "Payload" } },
-    ff = { { "seq", U64, "Sequence number" }, { "ts", U64, "Timestamp (ns)" }, { "payload", BYTES, "Payload" } },
+    ff = { { "seq", U64, "Sequence number" }, { "ts", U64, "Timestamp (ns)" },
+        { "cum", U64, "Cumulative (every packet below it received)" }, { "payload", BYTES, "Payload" } },
     session = { { "protocol", U8, "Protocol family", base.DEC, family_names },
         { "phase", U8, "Phase", base.DEC, { [0] = "gathering", [1] = "running" } },
         { "security", U8, "Security", base.HEX },
@@ -635,6 +636,7 @@ bodies.ff = function(r, kind)
     r:u64("seq", true)
     r:u64("ts")
     if kind == 1 then r:rest("payload") end
+    if kind == 3 then r:u64("cum", true) end
 end
 
 -- A unicast address: family (4 or 6) | 16 address bytes | port.

@@ -193,7 +193,7 @@ fn kind_name(m: &Message<'_>) -> &'static str {
         Message::Lms(m) => {
             ["DATA", "REQUEST", "DREQ", "REPAIR", "HEARTBEAT", "REFRESH"][m.kind() as usize - 1]
         }
-        Message::Ff(m) => ["DATA", "ACK"][m.kind() as usize - 1],
+        Message::Ff(m) => ["DATA", "ACK", "CUMACK"][m.kind() as usize - 1],
         Message::Session(m) => ["ANNOUNCE", "JOIN", "REPORT", "END"][m.kind() as usize - 1],
     }
 }
@@ -533,6 +533,11 @@ fn body_fields(e: &mut Expect, m: &Message<'_>) {
             ff::Message::Ack { seq, ts } => {
                 e.f("ff.seq", seq);
                 e.f("ff.ts", ts);
+            }
+            ff::Message::CumAck { seq, ts, cum } => {
+                e.f("ff.seq", seq);
+                e.f("ff.ts", ts);
+                e.f("ff.cum", cum);
             }
         },
         Message::Session(m) => session_fields(e, m),
@@ -943,7 +948,7 @@ fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
     kinds.dedup();
     assert_eq!(
         kinds.len(),
-        2 + 2 + 3 + 5 + 4 + 4 + 4 + 10 + 6 + 2 + 4,
+        2 + 2 + 3 + 5 + 4 + 4 + 4 + 10 + 6 + 3 + 4,
         "{kinds:?}"
     );
 

@@ -337,6 +337,14 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
         (env, Message::Ff(ff::Message::Ack { seq: 12, ts: 34 })),
         (
             env,
+            Message::Ff(ff::Message::CumAck {
+                seq: 12,
+                ts: 34,
+                cum: 9,
+            }),
+        ),
+        (
+            env,
             Message::Session(session::Message::Announce {
                 protocol: 2,
                 phase: session::Phase::Running,

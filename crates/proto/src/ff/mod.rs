@@ -26,6 +26,11 @@
 //! retransmission limit (the paper's FF has none; a driver may evict a receiver with
 //! [`Agent::remove_receiver`]); one wire family of its own (10) because the ACK is a plain
 //! per-packet acknowledgment (see `rmcast_wire::ff`).
+//!
+//! Beyond the paper, a receiver built with [`ReceiverConfig::cumulative`] sends CUMACK: the
+//! same ACK plus its cumulative point (every packet below it received), so that an ACK lost
+//! to implosion is made good by the next one instead of by a timeout. The sender accepts
+//! both kinds from any receiver.
 
 use crate::retx::RetransmitBuffer;
 use crate::roster::Roster;
@@ -106,6 +111,8 @@ struct Rx {
     rtt: RttEstimator,
     /// The estimate currently counted in the sender's multiset.
     counted: Duration,
+    /// The highest cumulative point this receiver has reported (CUMACK).
+    cum: u64,
 }
 
 #[derive(Debug)]
@@ -157,6 +164,7 @@ impl Sender {
                 active: true,
                 rtt: RttEstimator::new(RttConfig::default()),
                 counted: cfg.initial_rtt,
+                cum: 0,
             })
             .collect();
         let mut rtts = BTreeMap::new();
@@ -278,7 +286,8 @@ impl Sender {
         }
     }
 
-    fn on_ack(&mut self, now: Time, from: NodeId, seq: u64, ts: u64) {
+    /// An ACK of `seq` from `from`, and with `cum` (CUMACK) of every packet below `cum`.
+    fn on_ack(&mut self, now: Time, from: NodeId, seq: u64, ts: u64, cum: Option<u64>) {
         let Some(i) = self.index.slot(from) else {
             self.out.stats.ignored += 1;
             return;
@@ -304,13 +313,24 @@ impl Sender {
             }
             _ => self.out.stats.duplicates += 1,
         }
+        if let Some(cum) = cum.filter(|&c| c > r.cum) {
+            // Only the packets between the last cumulative point and this one are new.
+            let from = core::mem::replace(&mut r.cum, cum);
+            for p in self.outstanding.range_mut(from..cum).map(|(_, p)| p) {
+                if !p.acked.get(i) {
+                    p.acked.set(i, true);
+                    p.count += 1;
+                }
+            }
+        }
         self.settle(now);
         self.pump(now);
     }
 
     fn on_message(&mut self, now: Time, from: NodeId, m: wire::Message<'_>) {
         match m {
-            wire::Message::Ack { seq, ts } => self.on_ack(now, from, seq, ts),
+            wire::Message::Ack { seq, ts } => self.on_ack(now, from, seq, ts, None),
+            wire::Message::CumAck { seq, ts, cum } => self.on_ack(now, from, seq, ts, Some(cum)),
             _ => self.out.ignore(),
         }
     }
@@ -375,6 +395,8 @@ crate::config::receiver_config! {
     pub struct ReceiverConfig {
         /// Window (buffer) size `S`.
         pub window: u64 = window,
+        /// Send CUMACK (with the cumulative point) instead of the paper's per-packet ACK.
+        pub cumulative: bool = false,
     }
     pub fn new(window: u64);
 }
@@ -399,8 +421,16 @@ impl Receiver {
 
     fn ack(&mut self, to: NodeId, seq: u64, ts: u64) {
         let env = crate::outbox::envelope(self.cfg.session, self.cfg.node, 0);
-        self.out
-            .control(to, env, &Message::Ff(wire::Message::Ack { seq, ts }));
+        let msg = if self.cfg.cumulative {
+            wire::Message::CumAck {
+                seq,
+                ts,
+                cum: self.w.window().base(),
+            }
+        } else {
+            wire::Message::Ack { seq, ts }
+        };
+        self.out.control(to, env, &Message::Ff(msg));
     }
 
     fn on_message(&mut self, _now: Time, from: NodeId, m: wire::Message<'_>) {

@@ -62,6 +62,8 @@ fn prmp_ff_strategy() -> impl Strategy<Value = Message<'static>> {
         )),
         (any::<u64>(), any::<u64>())
             .prop_map(|(seq, ts)| Message::Ff(ff::Message::Ack { seq, ts })),
+        (any::<u64>(), any::<u64>(), any::<u64>())
+            .prop_map(|(seq, ts, cum)| Message::Ff(ff::Message::CumAck { seq, ts, cum })),
     ]
 }
 

@@ -166,6 +166,19 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
         m.scalar("hybrid.t_ff_iw_over_ff.small_nc", "dimensionless", first.1);
         m.scalar("hybrid.t_ff_iw_over_ff.large_nc", "dimensionless", last.1);
     }
+    // The same with cumulative ACKs (beyond the paper): whether the ACK is what keeps
+    // FF-IW above FF.
+    let cum = over(
+        &get("hybrid", "t", Proto::FfIwCum),
+        &get("hybrid", "t", Proto::FfCum),
+    );
+    if let Some(last) = cum.last() {
+        m.scalar(
+            "hybrid.t_ff_iw_over_ff_cum.large_nc",
+            "dimensionless",
+            last.1,
+        );
+    }
     // One version's series minus another's: (configuration, metric, version, minus version).
     for (cfg, metric, p, q) in [
         ("lan", "n", Proto::FfIw, Proto::FfIwIt),
@@ -261,7 +274,7 @@ pub(super) fn notes(agg: &Agg, plan: &Plan) -> Vec<String> {
     )];
     for cfg in ["lan", "hybrid", "rr", "scale"] {
         for metric in ["t", "n", "i", "feedback", "evicted", "acked"] {
-            for p in Proto::ALL {
+            for p in Proto::ALL.iter().chain(&Proto::CUMULATIVE).copied() {
                 let name = format!("{cfg}.{metric}.{}", p.key());
                 let s = agg.get(&name);
                 if !s.is_empty() {

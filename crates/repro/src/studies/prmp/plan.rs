@@ -132,6 +132,17 @@ impl Plan {
                 seeds: self.scale_seeds,
             });
         }
+        // Beyond the paper: FF and FF-IW with cumulative ACKs, where §4's FF-IW collapses
+        // (last, so that the other families keep their indices, hence their seeds).
+        for p in Proto::CUMULATIVE {
+            f.push(Family {
+                key: "hybrid",
+                proto: p,
+                xs: self.hybrid_ff.clone(),
+                make: hybrid,
+                seeds: self.ff_seeds,
+            });
+        }
         f
     }
 }

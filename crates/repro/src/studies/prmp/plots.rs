@@ -75,6 +75,14 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
     ];
     for (id, cfg, metric, title, what, y) in figs {
         let mut series = per_proto(agg, &format!("{cfg}.{metric}"), &Proto::ALL);
+        if cfg == "hybrid" {
+            // Beyond the paper: FF and FF-IW with cumulative ACKs.
+            series.extend(per_proto(
+                agg,
+                &format!("{cfg}.{metric}"),
+                &Proto::CUMULATIVE,
+            ));
+        }
         if id == "lan-i" {
             series.push(PlotSeries::paper(
                 "paper PF (§4 text)",
@@ -88,7 +96,8 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
             caption: format!(
                 "{what}; mean and 95 % CI across runs. 1000 packets of 1 KB, IPG 1 ms, \
                  S = 64 (PF, FF) or 1000 (-IW), response buffer 16 at ITR = 1500/s (none for \
-                 FF-IW-IT). The seed's figures carry no numbers in its text, so only the \
+                 FF-IW-IT). HYBRID figures add, beyond the paper, FF and FF-IW whose \
+                 receivers send cumulative ACKs (CUMACK). The seed's figures carry no numbers in its text, so only the \
                  values its text states are drawn as diamonds."
             ),
             x: nc_axis(),

@@ -30,6 +30,10 @@ pub enum Proto {
     FfIw,
     /// FF-IW without the parent's response buffer (no implosion losses).
     FfIwIt,
+    /// Beyond the paper: FF whose receivers send cumulative ACKs (CUMACK).
+    FfCum,
+    /// Beyond the paper: FF-IW whose receivers send cumulative ACKs (CUMACK).
+    FfIwCum,
 }
 
 impl Proto {
@@ -42,6 +46,9 @@ impl Proto {
         Proto::FfIwIt,
     ];
 
+    /// The FF versions with a cumulative ACK (beyond the paper: HYBRID only).
+    pub const CUMULATIVE: [Proto; 2] = [Proto::FfCum, Proto::FfIwCum];
+
     /// Key in measure names.
     pub fn key(self) -> &'static str {
         match self {
@@ -50,6 +57,8 @@ impl Proto {
             Proto::Ff => "ff",
             Proto::FfIw => "ff_iw",
             Proto::FfIwIt => "ff_iw_it",
+            Proto::FfCum => "ff_cum",
+            Proto::FfIwCum => "ff_iw_cum",
         }
     }
 
@@ -61,6 +70,8 @@ impl Proto {
             Proto::Ff => "FF",
             Proto::FfIw => "FF-IW",
             Proto::FfIwIt => "FF-IW-IT",
+            Proto::FfCum => "FF (cum. ACK)",
+            Proto::FfIwCum => "FF-IW (cum. ACK)",
         }
     }
 
@@ -68,14 +79,19 @@ impl Proto {
         match self {
             Proto::Pf => prmp::Variant::Pf.window(WINDOW, packets),
             Proto::PfIw => prmp::Variant::PfIw.window(WINDOW, packets),
-            Proto::Ff => ff::Variant::Ff.window(WINDOW, packets),
-            Proto::FfIw => ff::Variant::FfIw.window(WINDOW, packets),
+            Proto::Ff | Proto::FfCum => ff::Variant::Ff.window(WINDOW, packets),
+            Proto::FfIw | Proto::FfIwCum => ff::Variant::FfIw.window(WINDOW, packets),
             Proto::FfIwIt => ff::Variant::FfIwIt.window(WINDOW, packets),
         }
     }
 
     fn implosion(self) -> bool {
         self != Proto::FfIwIt
+    }
+
+    /// Whether its receivers send cumulative ACKs.
+    pub fn cumulative(self) -> bool {
+        matches!(self, Proto::FfCum | Proto::FfIwCum)
     }
 
     pub(super) fn color(self) -> usize {
@@ -85,6 +101,8 @@ impl Proto {
             Proto::Ff => 2,
             Proto::FfIw => 3,
             Proto::FfIwIt => 4,
+            Proto::FfCum => 5,
+            Proto::FfIwCum => 6,
         }
     }
 }
@@ -175,7 +193,7 @@ fn sender_for(s: &RunSpec, node: NodeId, receivers: Vec<NodeId>) -> Result<Box<d
             prmp::Sender::new(prmp_sender(node, GROUP, receivers, w, s.rr))
                 .map_err(|e| e.to_string())?,
         ),
-        Proto::Ff | Proto::FfIw | Proto::FfIwIt => {
+        Proto::Ff | Proto::FfIw | Proto::FfIwIt | Proto::FfCum | Proto::FfIwCum => {
             let mut c = ff::SenderConfig::new(node, GROUP, receivers);
             c.window = w;
             Box::new(ff::Sender::new(c).map_err(|e| e.to_string())?)
@@ -189,7 +207,11 @@ fn receiver_for(s: &RunSpec, node: NodeId) -> Box<dyn Agent> {
         Proto::Pf | Proto::PfIw => {
             Box::new(prmp::Receiver::new(prmp::ReceiverConfig::new(node, w)))
         }
-        _ => Box::new(ff::Receiver::new(ff::ReceiverConfig::new(node, w))),
+        _ => {
+            let mut c = ff::ReceiverConfig::new(node, w);
+            c.cumulative = s.proto.cumulative();
+            Box::new(ff::Receiver::new(c))
+        }
     }
 }
 
