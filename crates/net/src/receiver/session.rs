@@ -387,7 +387,8 @@ impl Receiving {
                 now + self.cfg.report_every
             };
         }
-        if !j.admitted && now >= self.st.next_join {
+        let rejoining = j.rejoin_until.is_some_and(|t| now < t);
+        if (!j.admitted || rejoining) && now >= self.st.next_join {
             self.join();
             self.st.next_join = now + JOIN_AGAIN;
         }

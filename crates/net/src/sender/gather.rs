@@ -41,6 +41,8 @@ pub(super) struct Member {
     pub finished_at: Option<Time>,
     /// `--min-rate`: (when, bytes) at the start of the current measuring period.
     pub rate_mark: (Time, u64),
+    /// Times it restarted mid-session and was taken back at a new address.
+    pub restarts: u32,
 }
 
 impl Member {
@@ -72,6 +74,7 @@ impl Member {
             progressed_at: now,
             finished_at: None,
             rate_mark: (now, 0),
+            restarts: 0,
         }
     }
 
@@ -215,9 +218,15 @@ fn join(
     if let Some(m) = members.iter_mut().find(|m| m.node == id) {
         // A repeated JOIN counts only from the address the member joined from: a JOIN
         // under its node id from elsewhere is someone else's (it would redirect its data).
-        if m.addr != from {
+        if m.addr != from && !(ep.proto.resumes() && m.addr.ip() == from.ip()) {
             ep.wire.stranger();
             return Ok(false);
+        }
+        if m.addr != from {
+            // Restarted on its host (see `Transfer::restarted`): taken back there.
+            tracing::info!(node = id, old = %m.addr, new = %from, "member restarted while gathering");
+            m.addr = from;
+            m.restarts += 1;
         }
         m.region = region;
         m.last_heard = ep.clock.now();

@@ -270,6 +270,14 @@ pub struct ReceiverSummary {
     /// point on, not the whole of it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub joined_late: bool,
+    /// Times it restarted mid-session (a new process under its node id on its host) and was
+    /// taken back at its new address (`pgm`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub restarts: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The sender's final summary.

@@ -39,6 +39,10 @@ pub(in crate::receiver) const UNANSWERED: Duration = Duration::from_secs(3);
 /// copies that captured the receiver do not capture it again at once.
 pub(in crate::receiver) const SHUNNED_FOR: Duration = Duration::from_secs(10);
 
+/// A receiver that finds its session running with its node id listed (it restarted) JOINs
+/// for this long, every [`JOIN_AGAIN`], so the sender moves it to its new address.
+const REJOIN_FOR: Duration = Duration::from_secs(1);
+
 /// At most this many sessions found running without this receiver are asked at once; at most
 /// this many given-up sessions are remembered.
 const REMEMBERED: usize = 8;
@@ -308,6 +312,10 @@ impl Receiving {
             reported: false,
             early: Default::default(),
             gathers: false,
+            rejoin_until: admitted.then(|| {
+                tracing::info!("the session lists this node id already: rejoining (a restart)");
+                now + REJOIN_FOR
+            }),
         };
         // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
         // refused like any invalid ANNOUNCE.
