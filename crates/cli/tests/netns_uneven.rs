@@ -14,7 +14,9 @@
 //! * `rmcast recv --keep`: three receivers that stay receive three transfers in a row, each
 //!   byte-exact, a JSON line per session, and end with status 130 on SIGTERM;
 //! * a receiver killed (SIGKILL) 1 s into the transfer and started again at 2 s with the same
-//!   `--dir` and node id rejoins the running session and completes byte-exact.
+//!   `--dir` and node id rejoins the running session and completes byte-exact;
+//! * restart mode: two receivers left with partial copies by a stopped session get the file
+//!   from the next `rmcast send` of it, which sends only what the shorter copy lacks.
 //!
 //! Needs Linux, root, iproute2, nftables and tc; otherwise each test prints why it did not
 //! run. The tests take a lock so they run one after the other (two cores).
@@ -334,6 +336,8 @@ fn a_receiver_killed_and_restarted_mid_transfer_completes() {
     let again = rs.iter().find(|r| r["node"] == 1002).unwrap();
     assert_eq!(again["restarts"], 1, "{again}");
     let outs = all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+    // The killed process's partial copy was taken over, not left behind.
+    assert_eq!(names_in(&dirs[1]), ["f.bin"]);
     eprintln!(
         "killed at 1 s holding {held} bytes, restarted at {:.1} s; the new process took {:.2} s \
          from its first data to the last byte ({} repairs), the sender {:.2} s in all",
@@ -341,5 +345,82 @@ fn a_receiver_killed_and_restarted_mid_transfer_completes() {
         outs[1]["seconds"].as_f64().unwrap_or(0.0),
         outs[1]["repairs_received"],
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// The names in `dir`.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Issue 59, item 4, restart mode: a session ends before two receivers have the file
+/// (receiver 1 is killed at 1 s, the sender is stopped with SIGTERM just after, receiver 2
+/// ends `failed`); each keeps its partial copy as `.f.bin.rmcast-<digest>.part` beside a
+/// `.meta` sidecar, never as `f.bin`. A new `rmcast send` of the same file learns from their
+/// HAVEs what they hold, sends the file only from the shorter of their prefixes on, and both
+/// end byte-exact with nothing partial left. Without restart mode the second session sent
+/// all 20 MB (and the unfinished files were deleted).
+#[test]
+fn a_new_session_of_the_same_file_sends_only_what_is_missing() {
+    need_netns!();
+    let b = Bed::new(&SERIAL, 3);
+    let seg = &b.seg;
+    let size = 20_000_000;
+    let data = pseudo_random(size, 63);
+    let file = b.file("f.bin", &data);
+    let group = "239.77.59.6:6640";
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 2, ONE_SESSION);
+    let mut sender = send(seg, group, 2, &file, &["--rate", "50M"]);
+    std::thread::sleep(Duration::from_secs(1));
+    procs[0].kill();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = sender.0.as_ref().map(Child::id).unwrap();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    assert!(ok.is_ok_and(|s| s.success()));
+    let first = sender.finish(Instant::now() + DEADLINE).unwrap();
+    assert_eq!(first.status.code(), Some(130), "{}", explain(&first));
+    let out = procs[1]
+        .finish(Instant::now() + Duration::from_secs(30))
+        .unwrap();
+    assert!(!out.status.success(), "receiver 2 cannot have completed");
+    let mut held = Vec::new();
+    for d in &dirs {
+        let names = names_in(d);
+        let part = names.iter().find(|n| n.ends_with(".part")).unwrap();
+        assert!(part.starts_with(".f.bin.rmcast-"), "{names:?}");
+        assert!(names.iter().any(|n| n.ends_with(".meta")), "{names:?}");
+        assert!(!names.contains(&"f.bin".to_string()), "{names:?}");
+        held.push(std::fs::metadata(d.join(part)).unwrap().len());
+    }
+    let from = *held.iter().min().unwrap();
+    assert!(from > 0 && from < size as u64, "held {held:?}");
+    // The next session of the same file.
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 2, ONE_SESSION);
+    let out = send(seg, group, 2, &file, &[])
+        .finish(Instant::now() + DEADLINE)
+        .expect("the second sender did not finish");
+    completed_summary(&out);
+    let v = json_of(&out);
+    assert_eq!(v["files"][0]["resumed_from"], from, "{}", v["files"]);
+    assert_eq!(v["bytes"], size as u64 - from);
+    let outs = all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+    for (o, d) in outs.iter().zip(&dirs) {
+        assert_eq!(o["files"][0]["resumed_from"], from, "{o}");
+        assert_eq!(names_in(d), ["f.bin"], "nothing partial is left");
+    }
+    eprintln!(
+        "partial copies held {held:?} of {size} bytes; the second session sent {} bytes \
+         ({} data packets, {:.0} % of the file)",
+        v["bytes"],
+        v["agent"]["data_sent"],
+        100.0 * (size as u64 - from) as f64 / size as f64
     );
 }

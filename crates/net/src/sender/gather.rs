@@ -43,6 +43,8 @@ pub(super) struct Member {
     pub rate_mark: (Time, u64),
     /// Times it restarted mid-session and was taken back at a new address.
     pub restarts: u32,
+    /// The partial copies of files it holds from an earlier session (its HAVE).
+    pub held: Vec<session::Held>,
 }
 
 impl Member {
@@ -75,6 +77,7 @@ impl Member {
             finished_at: None,
             rate_mark: (now, 0),
             restarts: 0,
+            held: Vec::new(),
         }
     }
 
@@ -173,6 +176,18 @@ pub(super) fn gather(
                     let newcomer = join(ep, &mut members, h.source, from, region, obs)?;
                     if newcomer {
                         next_announce = Time::ZERO;
+                    }
+                }
+                Ok(Packet {
+                    message: Message::Session(session::Message::Have { files }),
+                    ..
+                }) => {
+                    match members
+                        .iter_mut()
+                        .find(|m| m.node == h.source && m.addr == from)
+                    {
+                        Some(m) => m.held = session::held(files).collect(),
+                        None => ep.wire.stranger(),
                     }
                 }
                 // A member the gathering ANNOUNCE already lists REPORTs instead of repeating

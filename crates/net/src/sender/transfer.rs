@@ -79,10 +79,11 @@ impl Transfer {
         ep: Endpoint,
         members: Vec<Member>,
         source: Source,
-        files: Vec<SourceFile>,
+        mut files: Vec<SourceFile>,
         message_size: Option<usize>,
         obs: &mut dyn SendObserver,
     ) -> Result<Self, NetError> {
+        super::source::resume_points(&mut files, &members);
         let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
         let joined: Vec<_> = members.iter().map(|m| (m.node, m.region, m.addr)).collect();
         let stream = match &source {
@@ -122,7 +123,7 @@ impl Transfer {
         }
         let infos: Vec<super::FileInfo> = files.iter().map(|f| f.1.clone()).collect();
         let total: Option<u64> = match &source {
-            Source::Files(_) => Some(infos.iter().map(|i| i.size).sum()),
+            Source::Files(_) => Some(infos.iter().map(|i| i.size - i.resumed_from).sum()),
             Source::Stdin(_) => None,
         };
         obs.started(&ids, total);
@@ -651,6 +652,11 @@ impl Transfer {
                 m.last_heard = now;
                 let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
             }
+            // What it held when the transfer started decided where the files began.
+            Ok(Packet {
+                message: Message::Session(session::Message::Have { .. }),
+                ..
+            }) => m.last_heard = now,
             _ => self.ep.wire.stats.rejected_malformed += 1,
         }
     }

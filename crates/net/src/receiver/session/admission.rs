@@ -86,6 +86,23 @@ impl Receiving {
         if let Ok(pkt) = pkt {
             let _ = self.st.wire.send(&self.usock, to, &pkt, false);
         }
+        self.have(session, to);
+    }
+
+    /// Tell the sender of `session` at `to` which partial copies this receiver holds
+    /// (restart mode, [`crate::resume`]), if any.
+    pub(super) fn have(&mut self, session: u32, to: SocketAddr) {
+        if self.st.held.is_empty() {
+            return;
+        }
+        let files = session::encode_held(&self.st.held);
+        if let Ok(pkt) = session_packet(
+            session,
+            self.st.node,
+            session::Message::Have { files: &files },
+        ) {
+            let _ = self.st.wire.send(&self.usock, to, &pkt, false);
+        }
     }
 
     /// Give up the session found if it has not admitted this receiver within [`UNANSWERED`];
@@ -284,6 +301,15 @@ impl Receiving {
             return Ok(());
         }
         let admitted = session::members(members).any(|x| x == self.st.node);
+        if let super::Output::Dir { path, .. } = &self.cfg.output {
+            self.st.held = crate::resume::scan(path);
+            if !self.st.held.is_empty() {
+                tracing::info!(
+                    files = self.st.held.len(),
+                    "partial copies here: telling the sender (restart mode)"
+                );
+            }
+        }
         let offer = if phase == Phase::Running && !admitted {
             late_offer(protocol, params).ok().flatten()
         } else {
