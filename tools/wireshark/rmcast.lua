@@ -45,7 +45,8 @@ local FAMILIES = {
     [9] = { name = "lms", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "DREQ", [4] = "REPAIR",
         [5] = "HEARTBEAT", [6] = "REFRESH" } },
     [10] = { name = "ff", kinds = { [1] = "DATA", [2] = "ACK", [3] = "CUMACK" } },
-    [15] = { name = "session", kinds = { [1] = "ANNOUNCE", [2] = "JOIN", [3] = "REPORT", [4] = "END" } },
+    [15] = { name = "session", kinds = { [1] = "ANNOUNCE", [2] = "JOIN", [3] = "REPORT", [4] = "END",
+        [5] = "HAVE" } },
 }
 
 local family_names = {}
@@ -161,7 +162,9 @@ local family_fields = {
             [4] = "malformed application data" } },
         { "bytes", U64, "Bytes" }, { "messages", U64, "Messages" }, { "repairs", U64, "Repairs" },
         { "duplicates", U64, "Duplicates" }, { "rejected", U64, "Rejected" },
-        { "outcome", U8, "Outcome", base.DEC, { [0] = "completed", [1] = "evicted", [2] = "failed" } } },
+        { "outcome", U8, "Outcome", base.DEC, { [0] = "completed", [1] = "evicted", [2] = "failed" } },
+        { "size", U64, "File size" }, { "held", U64, "Bytes held" }, { "name_key", U64, "Name key" },
+        { "digest", BYTES, "BLAKE3 digest" } },
 }
 
 for fam, list in pairs(family_fields) do
@@ -752,6 +755,19 @@ bodies.session = function(r, kind)
         r:u64("repairs")
         r:u64("duplicates")
         r:u64("rejected")
+    elseif kind == 5 then
+        local n = r:u16("count", "files")
+        if n > 56 then fail("session.held: must be at most 56 entries of 56 bytes") end
+        r:need(56 * n, "session.held")
+        for i = 1, n do
+            r:group(string.format("File %d", i), function()
+                local size = r:u64("size")
+                local held = r:u64("held")
+                if held > size then fail("session.held: holds more than the file's size") end
+                r:u64("name_key")
+                r:bytes("digest", 32)
+            end)
+        end
     else
         local n = r:u16("count", "receivers")
         r:need(5 * n, "session.outcomes")

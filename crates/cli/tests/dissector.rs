@@ -194,7 +194,7 @@ fn kind_name(m: &Message<'_>) -> &'static str {
             ["DATA", "REQUEST", "DREQ", "REPAIR", "HEARTBEAT", "REFRESH"][m.kind() as usize - 1]
         }
         Message::Ff(m) => ["DATA", "ACK", "CUMACK"][m.kind() as usize - 1],
-        Message::Session(m) => ["ANNOUNCE", "JOIN", "REPORT", "END"][m.kind() as usize - 1],
+        Message::Session(m) => ["ANNOUNCE", "JOIN", "REPORT", "END", "HAVE"][m.kind() as usize - 1],
     }
 }
 
@@ -629,6 +629,15 @@ fn session_fields(e: &mut Expect, m: &session::Message<'_>) {
             e.f("session.duplicates", duplicates);
             e.f("session.rejected", rejected);
         }
+        session::Message::Have { files } => {
+            e.f("session.count", files.len() / 56);
+            for h in session::held(files) {
+                e.f("session.size", h.size);
+                e.f("session.held", h.held);
+                e.f("session.name_key", h.name_key);
+                e.bytes("session.digest", &h.digest);
+            }
+        }
         session::Message::End { outcomes } => {
             e.f("session.count", outcomes.len() / 5);
             for (n, o) in session::outcomes(outcomes) {
@@ -948,7 +957,7 @@ fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
     kinds.dedup();
     assert_eq!(
         kinds.len(),
-        2 + 2 + 3 + 5 + 4 + 4 + 4 + 10 + 6 + 3 + 4,
+        2 + 2 + 3 + 5 + 4 + 4 + 4 + 10 + 6 + 3 + 5,
         "{kinds:?}"
     );
 

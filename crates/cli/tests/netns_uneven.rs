@@ -12,7 +12,11 @@
 //!   starts: the receivers that JOIN it go back to listening within a bounded time and
 //!   complete the real session byte-exact;
 //! * `rmcast recv --keep`: three receivers that stay receive three transfers in a row, each
-//!   byte-exact, a JSON line per session, and end with status 130 on SIGTERM.
+//!   byte-exact, a JSON line per session, and end with status 130 on SIGTERM;
+//! * a receiver killed (SIGKILL) 1 s into the transfer and started again at 2 s with the same
+//!   `--dir` and node id rejoins the running session and completes byte-exact;
+//! * restart mode: two receivers left with partial copies by a stopped session get the file
+//!   from the next `rmcast send` of it, which sends only what the shorter copy lacks.
 //!
 //! Needs Linux, root, iproute2, nftables and tc; otherwise each test prints why it did not
 //! run. The tests take a lock so they run one after the other (two cores).
@@ -30,6 +34,19 @@ use std::time::{Duration, Instant};
 static SERIAL: Mutex<()> = Mutex::new(());
 const DEADLINE: Duration = Duration::from_secs(180);
 
+/// Start `rmcast recv` with `extra` flags on host `r` (node id 1000 + r) into `work/r<r>`:
+/// its process and directory.
+fn receiver(seg: &Segment, work: &Path, group: &str, r: usize, extra: &[&str]) -> (Proc, PathBuf) {
+    let dir = work.join(format!("r{r}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&["--node-id", &(1000 + r).to_string()]));
+    args.extend(strings(&["--json", "--quiet", "--dir"]));
+    args.push(dir.display().to_string());
+    args.extend(strings(extra));
+    (Proc::in_netns(&seg.host(r), &args), dir)
+}
+
 /// Start `rmcast recv` with `extra` flags on hosts 1..=n (node ids 1001..): their processes
 /// and directories.
 fn receivers(
@@ -39,19 +56,9 @@ fn receivers(
     n: usize,
     extra: &[&str],
 ) -> (Vec<Proc>, Vec<PathBuf>) {
-    let mut procs = Vec::new();
-    let mut dirs = Vec::new();
-    for r in 1..=n {
-        let dir = work.join(format!("r{r}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut args = strings(&["recv", "--group", group, "--interface", netns::IFACE]);
-        args.extend(strings(&["--node-id", &(1000 + r).to_string()]));
-        args.extend(strings(&["--json", "--quiet", "--dir"]));
-        args.push(dir.display().to_string());
-        args.extend(strings(extra));
-        procs.push(Proc::in_netns(&seg.host(r), &args));
-        dirs.push(dir);
-    }
+    let (procs, dirs) = (1..=n)
+        .map(|r| receiver(seg, work, group, r, extra))
+        .unzip();
     std::thread::sleep(Duration::from_millis(500));
     (procs, dirs)
 }
@@ -73,8 +80,9 @@ fn send(seg: &Segment, group: &str, n: usize, file: &Path, extra: &[&str]) -> Pr
     Proc::in_netns(&seg.host(0), &args)
 }
 
-/// Every receiver ended with status 0 holding exactly `data` as `name`.
-fn all_byte_exact(procs: &mut [Proc], dirs: &[PathBuf], name: &str, data: &[u8]) {
+/// Every receiver ended with status 0 holding exactly `data` as `name`: their summaries.
+fn all_byte_exact(procs: &mut [Proc], dirs: &[PathBuf], name: &str, data: &[u8]) -> Vec<Value> {
+    let mut summaries = Vec::new();
     for (i, p) in procs.iter_mut().enumerate() {
         let out = p
             .finish(Instant::now() + Duration::from_secs(30))
@@ -87,7 +95,9 @@ fn all_byte_exact(procs: &mut [Proc], dirs: &[PathBuf], name: &str, data: &[u8])
         );
         let got = std::fs::read(dirs[i].join(name)).unwrap_or_default();
         assert!(got == data, "receiver {}: not byte-exact", i + 1);
+        summaries.push(json_of(&out));
     }
+    summaries
 }
 
 /// The sender's summary after status 0, with every receiver `completed` and its own time
@@ -286,5 +296,131 @@ fn receivers_behind_a_forged_unanswered_announce_join_the_next_session() {
     eprintln!(
         "after a forged ANNOUNCE the real session took {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// Issue 59, item 4: receiver 2 is killed (SIGKILL) 1 s into a 3.2-s transfer and started
+/// again at 2 s with the same `--dir` and node id. The sender takes the member back at its
+/// new port (`restarts: 1`), its fresh agent NAKs everything from sequence 0, the source
+/// still holds it (the newest `--txw` packets are kept, delivered or not), and it completes
+/// byte-exact; so do the others, and the sender exits 0. Without the restart handling the
+/// new process's NAKs and reports came from an address no member had: it never completed and
+/// the sender evicted node 1002 after `--evict-after`.
+#[test]
+fn a_receiver_killed_and_restarted_mid_transfer_completes() {
+    need_netns!();
+    let b = Bed::new(&SERIAL, 4);
+    let seg = &b.seg;
+    let data = pseudo_random(20_000_000, 62);
+    let file = b.file("f.bin", &data);
+    let group = "239.77.59.5:6630";
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 3, ONE_SESSION);
+    let started = Instant::now();
+    let mut sender = send(seg, group, 3, &file, &["--rate", "50M"]);
+    std::thread::sleep(Duration::from_secs(1));
+    procs[1].kill();
+    let held = std::fs::read_dir(&dirs[1])
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .max()
+        .unwrap_or(0);
+    std::thread::sleep(Duration::from_secs(1));
+    let restarted = Instant::now();
+    procs[1] = receiver(seg, b.work.path(), group, 2, ONE_SESSION).0;
+    let out = sender
+        .finish(Instant::now() + DEADLINE)
+        .expect("the sender did not finish");
+    let rs = completed_summary(&out);
+    let again = rs.iter().find(|r| r["node"] == 1002).unwrap();
+    assert_eq!(again["restarts"], 1, "{again}");
+    let outs = all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+    // The killed process's partial copy was taken over, not left behind.
+    assert_eq!(names_in(&dirs[1]), ["f.bin"]);
+    eprintln!(
+        "killed at 1 s holding {held} bytes, restarted at {:.1} s; the new process took {:.2} s \
+         from its first data to the last byte ({} repairs), the sender {:.2} s in all",
+        restarted.duration_since(started).as_secs_f64(),
+        outs[1]["seconds"].as_f64().unwrap_or(0.0),
+        outs[1]["repairs_received"],
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The names in `dir`.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Issue 59, item 4, restart mode: a session ends before two receivers have the file
+/// (receiver 1 is killed at 1 s, the sender is stopped with SIGTERM just after, receiver 2
+/// ends `failed`); each keeps its partial copy as `.f.bin.rmcast-<digest>.part` beside a
+/// `.meta` sidecar, never as `f.bin`. A new `rmcast send` of the same file learns from their
+/// HAVEs what they hold, sends the file only from the shorter of their prefixes on, and both
+/// end byte-exact with nothing partial left. Without restart mode the second session sent
+/// all 20 MB (and the unfinished files were deleted).
+#[test]
+fn a_new_session_of_the_same_file_sends_only_what_is_missing() {
+    need_netns!();
+    let b = Bed::new(&SERIAL, 3);
+    let seg = &b.seg;
+    let size = 20_000_000;
+    let data = pseudo_random(size, 63);
+    let file = b.file("f.bin", &data);
+    let group = "239.77.59.6:6640";
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 2, ONE_SESSION);
+    let mut sender = send(seg, group, 2, &file, &["--rate", "50M"]);
+    std::thread::sleep(Duration::from_secs(1));
+    procs[0].kill();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = sender.0.as_ref().map(Child::id).unwrap();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    assert!(ok.is_ok_and(|s| s.success()));
+    let first = sender.finish(Instant::now() + DEADLINE).unwrap();
+    assert_eq!(first.status.code(), Some(130), "{}", explain(&first));
+    let out = procs[1]
+        .finish(Instant::now() + Duration::from_secs(30))
+        .unwrap();
+    assert!(!out.status.success(), "receiver 2 cannot have completed");
+    let mut held = Vec::new();
+    for d in &dirs {
+        let names = names_in(d);
+        let part = names.iter().find(|n| n.ends_with(".part")).unwrap();
+        assert!(part.starts_with(".f.bin.rmcast-"), "{names:?}");
+        assert!(names.iter().any(|n| n.ends_with(".meta")), "{names:?}");
+        assert!(!names.contains(&"f.bin".to_string()), "{names:?}");
+        held.push(std::fs::metadata(d.join(part)).unwrap().len());
+    }
+    let from = *held.iter().min().unwrap();
+    assert!(from > 0 && from < size as u64, "held {held:?}");
+    // The next session of the same file.
+    let (mut procs, dirs) = receivers(seg, b.work.path(), group, 2, ONE_SESSION);
+    let out = send(seg, group, 2, &file, &[])
+        .finish(Instant::now() + DEADLINE)
+        .expect("the second sender did not finish");
+    completed_summary(&out);
+    let v = json_of(&out);
+    assert_eq!(v["files"][0]["resumed_from"], from, "{}", v["files"]);
+    assert_eq!(v["bytes"], size as u64 - from);
+    let outs = all_byte_exact(&mut procs, &dirs, "f.bin", &data);
+    for (o, d) in outs.iter().zip(&dirs) {
+        assert_eq!(o["files"][0]["resumed_from"], from, "{o}");
+        assert_eq!(names_in(d), ["f.bin"], "nothing partial is left");
+    }
+    eprintln!(
+        "partial copies held {held:?} of {size} bytes; the second session sent {} bytes \
+         ({} data packets, {:.0} % of the file)",
+        v["bytes"],
+        v["agent"]["data_sent"],
+        100.0 * (size as u64 - from) as f64 / size as f64
     );
 }

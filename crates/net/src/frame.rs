@@ -8,6 +8,8 @@
 //! 3 STREAM name length (u16) | name            (a stream of unknown length begins)
 //! 4 EOS    size (u64) | BLAKE3 digest (32)      (the stream ended; verify it)
 //! 5 FINISH file count (u32)                     (nothing follows)
+//! 6 RESUME from (u64) | then as FILE            (a file sent from byte `from` on: every
+//!                                                receiver holds its first `from` bytes)
 //! ```
 
 use bytes::{BufMut, Bytes, BytesMut};
@@ -22,6 +24,17 @@ pub const MAX_NAME: usize = crate::outdir::MAX_NAME;
 pub enum Frame<'a> {
     /// A file begins.
     File {
+        /// Its length, bytes.
+        size: u64,
+        /// Its BLAKE3 digest.
+        digest: [u8; 32],
+        /// Its name (one path component).
+        name: &'a str,
+    },
+    /// A file begins at byte `from` (restart mode: every receiver holds the bytes before).
+    Resume {
+        /// Where its data begins.
+        from: u64,
         /// Its length, bytes.
         size: u64,
         /// Its BLAKE3 digest.
@@ -96,6 +109,19 @@ impl Frame<'_> {
                 b.put_u16(name.len() as u16);
                 b.put_slice(name.as_bytes());
             }
+            Frame::Resume {
+                from,
+                size,
+                digest,
+                name,
+            } => {
+                b.put_u8(6);
+                b.put_u64(*from);
+                b.put_u64(*size);
+                b.put_slice(digest);
+                b.put_u16(name.len() as u16);
+                b.put_slice(name.as_bytes());
+            }
             Frame::Data(d) => {
                 b.reserve(1 + d.len());
                 b.put_u8(2);
@@ -130,6 +156,12 @@ impl Frame<'_> {
                 digest: digest_at(rest, 8)?,
                 name: name_at(rest, 40)?,
             }),
+            6 => Ok(Frame::Resume {
+                from: u64_at(rest, 0)?,
+                size: u64_at(rest, 8)?,
+                digest: digest_at(rest, 16)?,
+                name: name_at(rest, 48)?,
+            }),
             2 => Ok(Frame::Data(rest)),
             3 => Ok(Frame::Stream {
                 name: name_at(rest, 0)?,
@@ -157,6 +189,12 @@ mod tests {
         let d = [7u8; 32];
         for f in [
             Frame::File {
+                size: 5,
+                digest: d,
+                name: "a.bin",
+            },
+            Frame::Resume {
+                from: 2,
                 size: 5,
                 digest: d,
                 name: "a.bin",

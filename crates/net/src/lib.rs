@@ -35,6 +35,7 @@ pub mod netns;
 pub mod outdir;
 pub mod receiver;
 pub mod relay;
+pub mod resume;
 pub mod secure;
 pub mod sender;
 #[allow(unsafe_code)]

@@ -74,10 +74,14 @@ pub fn check_target(dir: &Path, name: &str, force: bool) -> Result<PathBuf, Name
 }
 
 /// A file being received: a temporary name in the output directory, removed on drop unless
-/// [`Incoming::commit`] renamed it.
+/// [`Incoming::commit`] renamed it — or, for a file that can be resumed
+/// ([`Incoming::resumable`]), kept with its sidecar for the next session unless
+/// [`Incoming::discard`]ed.
 #[derive(Debug)]
 pub struct Incoming {
     tmp: PathBuf,
+    /// The resume sidecar, kept with `tmp` on drop (`None`: `tmp` is removed on drop).
+    meta: Option<PathBuf>,
     target: PathBuf,
     file: Option<File>,
     force: bool,
@@ -99,6 +103,7 @@ impl Incoming {
         let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         Ok(Incoming {
             tmp,
+            meta: None,
             target,
             file: Some(file),
             force,
@@ -106,6 +111,83 @@ impl Incoming {
             written: 0,
             flushing: 0,
         })
+    }
+
+    /// Start receiving the file `s` into `dir` at byte `from` (restart mode, see
+    /// [`crate::resume`]): under its `.part` name beside its sidecar. From 0 the part is
+    /// created or emptied; from `from` > 0 it must hold at least that much under a sidecar
+    /// naming this very file, and its first `from` bytes are handed to `prefix` (to hash)
+    /// before it is cut there. Returns the file and the bytes already held.
+    pub fn resumable(
+        dir: &Path,
+        s: &crate::resume::Sidecar,
+        force: bool,
+        from: u64,
+        prefix: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<Self> {
+        use std::io::{Read, Seek, SeekFrom};
+        let target = check_target(dir, &s.name, force)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let (tmp, meta) = crate::resume::paths(dir, &s.name, &s.digest);
+        // A link or anything but a plain file under the part's name is not followed.
+        if fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_file()) {
+            return Err(std::io::Error::other(
+                "the partial file is not a regular file",
+            ));
+        }
+        let mut file = if from == 0 {
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)?;
+            fs::write(&meta, s.encode())?;
+            f
+        } else {
+            if crate::resume::read_sidecar(dir, &meta).as_ref() != Some(s) {
+                return Err(std::io::Error::other(format!(
+                    "the sender resumes at byte {from}, and no partial copy of this file is here"
+                )));
+            }
+            let f = OpenOptions::new().read(true).write(true).open(&tmp)?;
+            let held = f.metadata()?.len();
+            if held < from {
+                return Err(std::io::Error::other(format!(
+                    "the sender resumes at byte {from}; the partial copy here holds {held}"
+                )));
+            }
+            f
+        };
+        file.set_len(from)?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut left = from;
+        while left > 0 {
+            let want = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+            let chunk = buf.get_mut(..want).unwrap_or_default();
+            file.read_exact(chunk)?;
+            prefix(chunk);
+            left -= want as u64;
+        }
+        file.seek(SeekFrom::Start(from))?;
+        Ok(Incoming {
+            tmp,
+            meta: Some(meta),
+            target,
+            file: Some(file),
+            force,
+            name: s.name.clone(),
+            written: from,
+            flushing: from,
+        })
+    }
+
+    /// Give the file up for good: its partial data and sidecar are removed (a digest
+    /// mismatch, malformed data).
+    pub fn discard(mut self) {
+        if let Some(m) = self.meta.take() {
+            let _ = fs::remove_file(m);
+        }
     }
 
     /// The file's name.
@@ -137,6 +219,9 @@ impl Incoming {
         check_target(dir, &self.name, self.force).map_err(|e| e.to_string())?;
         fs::rename(&self.tmp, &self.target).map_err(|e| format!("rename: {e}"))?;
         self.tmp = PathBuf::new();
+        if let Some(m) = self.meta.take() {
+            let _ = fs::remove_file(m);
+        }
         Ok(self.target.clone())
     }
 }
@@ -144,7 +229,8 @@ impl Incoming {
 impl Drop for Incoming {
     fn drop(&mut self) {
         self.file.take();
-        if !self.tmp.as_os_str().is_empty() {
+        // A resumable file's partial data stays with its sidecar for the next session.
+        if !self.tmp.as_os_str().is_empty() && self.meta.is_none() {
             let _ = fs::remove_file(&self.tmp);
         }
     }

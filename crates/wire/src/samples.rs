@@ -58,6 +58,12 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
     );
     let spans = xtp::Spans::from_raw(Vec::leak(raw)).unwrap();
     let members = Vec::leak(session::encode_members(&[1, 2, 0xffff_ffff]));
+    let held = Vec::leak(session::encode_held(&[session::Held {
+        size: 1000,
+        held: 600,
+        name_key: 0x0102_0304_0506_0708,
+        digest: [7; 32],
+    }]));
     let outcomes = Vec::leak(session::encode_outcomes(&[
         (1, session::Outcome::Completed),
         (9, session::Outcome::Failed),
@@ -379,6 +385,10 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
             }),
         ),
         (env, Message::Session(session::Message::End { outcomes })),
+        (
+            env,
+            Message::Session(session::Message::Have { files: held }),
+        ),
     ]
 }
 

@@ -139,6 +139,54 @@ messages! {
         /// `5 × count` bytes: node id (u32) and outcome (u8).
         outcomes: &'a [u8] as Items<5>,
     },
+    /// HAVE: the partial copies of files a receiver holds from an earlier session (restart
+    /// mode), so the sender sends a file only from where every receiver's copy ends.
+    Have = 5 {
+        /// `56 × count` bytes, at most [`MAX_HELD`] entries: each a [`Held`].
+        files: &'a [u8] as Items<56>,
+    },
+}
+
+/// The most entries a HAVE carries (3,138 bytes of body).
+pub const MAX_HELD: usize = 56;
+
+/// One partial copy a HAVE names: the file (its size, the first 8 bytes of the BLAKE3 hash
+/// of its name, its digest) and the bytes from its start the receiver holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    /// The file's size, bytes.
+    pub size: u64,
+    /// Bytes from its start the receiver holds (at most `size`).
+    pub held: u64,
+    /// The first 8 bytes of BLAKE3 of the file's name, big-endian.
+    pub name_key: u64,
+    /// The file's BLAKE3 digest.
+    pub digest: [u8; 32],
+}
+
+/// Encode a HAVE's entries (at most [`MAX_HELD`] are taken).
+pub fn encode_held(list: &[Held]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(56 * list.len().min(MAX_HELD));
+    for h in list.iter().take(MAX_HELD) {
+        v.extend_from_slice(&h.size.to_be_bytes());
+        v.extend_from_slice(&h.held.to_be_bytes());
+        v.extend_from_slice(&h.name_key.to_be_bytes());
+        v.extend_from_slice(&h.digest);
+    }
+    v
+}
+
+/// Iterate a HAVE's entries (decoding already checked their layout and `held <= size`).
+pub fn held(raw: &[u8]) -> impl Iterator<Item = Held> + '_ {
+    raw.chunks_exact(56).filter_map(|c| {
+        let u = |at: usize| Some(u64::from_be_bytes(c.get(at..at + 8)?.try_into().ok()?));
+        Some(Held {
+            size: u(0)?,
+            held: u(8)?,
+            name_key: u(16)?,
+            digest: c.get(24..56)?.try_into().ok()?,
+        })
+    })
 }
 
 /// Encode a member list for [`Message::Announce`].
@@ -186,6 +234,15 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
                 "session.members",
                 "must be at most 65535 four-byte node ids",
             ))
+        }
+        Message::Have { files } => {
+            if files.len() % 56 != 0 || files.len() / 56 > MAX_HELD {
+                return Err(("session.held", "must be at most 56 entries of 56 bytes"));
+            }
+            if held(files).any(|h| h.held > h.size) {
+                return Err(("session.held", "holds more than the file's size"));
+            }
+            Ok(())
         }
         Message::End { outcomes } => {
             if outcomes.len() % 5 != 0 || outcomes.len() / 5 > MAX_COUNT {

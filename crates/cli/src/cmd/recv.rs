@@ -29,10 +29,16 @@ use std::time::{Duration, Instant};
     Files are written to a temporary name inside --dir and renamed only when their BLAKE3\n\
     digest matches the sender's; names that would land outside --dir are refused; existing\n\
     files are kept unless --force.\n\
+    Restart mode: a file not finished (the session ended, the receiver was killed or\n\
+    interrupted) stays hidden as .NAME.rmcast-<digest>.part beside a .meta sidecar (size,\n\
+    BLAKE3, name); a later session of the same file (same name, size and digest) is told\n\
+    what this receiver holds and sends it only from where every receiver's copy ends. A\n\
+    digest mismatch removes the copy; a sidecar that does not parse is ignored with a\n\
+    warning. A pgm receiver restarted mid-session with the same --node-id rejoins it.\n\
     Exit status: 0 everything received and verified; 1 the session ran but this receiver did\n\
     not complete (evicted, digest mismatch, sender vanished); 2 bad usage or setup error; 130\n\
-    interrupted (SIGINT/SIGTERM: the unfinished file is removed; a second signal ends the\n\
-    process at once)."
+    interrupted (SIGINT/SIGTERM: an unfinished file is kept for restart mode, a stream's is\n\
+    removed; a second signal ends the process at once)."
 )]
 pub struct Args {
     #[command(flatten)]

@@ -1,9 +1,9 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
-//! (`saw.rs`, `bap.rs`, `rra.rs`, `tree.rs` (dsp, csp, cp), `prmp.rs`, `srm.rs`, `pgm.rs`, `lms.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`]
-//! beside the protocol's entry in `rmcast_proto::spec::PROTOCOLS`, where its name and wire
-//! family are written ([`Protocol`]). The
-//! sender builds its agent from its command line and the joined receivers
+//! (`saw.rs`, `bap.rs`, `rra.rs`, `tree.rs` (dsp, csp, cp), `prmp.rs`, `srm.rs`, `pgm.rs`,
+//! `lms.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`] beside the protocol's entry in
+//! `rmcast_proto::spec::PROTOCOLS`, where its name and wire family are written ([`Protocol`]).
+//! The sender builds its agent from its command line and the joined receivers
 //! ([`NetProtocol::start`]); a receiver builds its agent from the sender's ANNOUNCE
 //! ([`NetProtocol::receiver`]). The agents are `rmcast-proto`'s — the very state machines the
 //! simulator runs; this module only maps settings onto their configurations and says what the
@@ -100,6 +100,12 @@ pub trait NetProtocol: Sync {
         false
     }
 
+    /// Whether a member restarted mid-session (a JOIN under its node id from its IP, another
+    /// port) is taken back there: a fresh receiver recovers all by asking (`pgm` NAKs from 0).
+    fn resumes(&self) -> bool {
+        false
+    }
+
     /// Whether it adapts its rate to the network (`--rate auto`: TFMCC congestion control).
     fn congestion_control(&self) -> bool {
         false
@@ -135,12 +141,10 @@ pub trait NetProtocol: Sync {
     /// The sender's agent and its part of the session, once the receivers have joined.
     fn start(&self, s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetError>;
 
-    /// A receiver's agent and its part of the session, from the sender's ANNOUNCE. `Ok(None)`:
-    /// not yet (the announce does not say enough).
+    /// A receiver's agent and its side of the session, from the ANNOUNCE (`None`: not yet).
     fn receiver(&self, a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError>;
 
-    /// The stream a running session offers to a receiver it did not admit at the start, if
-    /// the ANNOUNCE's parameters offer one.
+    /// The stream a running session's ANNOUNCE offers a receiver not admitted at the start.
     fn late_offer(&self, _params: &[u8]) -> Result<Option<String>, NetError> {
         Ok(None)
     }
@@ -166,8 +170,7 @@ pub trait NetProtocol: Sync {
         Ok(None)
     }
 
-    /// Why `rmcast relay` cannot carry the session `a` announces (gathering or running), if it
-    /// cannot.
+    /// Why `rmcast relay` cannot carry the session `a` announces (gathering or running), if so.
     fn relay_refusal(&self, _a: Announced<'_>) -> Option<&'static str> {
         None
     }

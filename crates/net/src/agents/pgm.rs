@@ -144,6 +144,10 @@ impl NetProtocol for Pgm {
         false
     }
 
+    fn resumes(&self) -> bool {
+        true
+    }
+
     fn congestion_control(&self) -> bool {
         true
     }

@@ -33,6 +33,10 @@ pub(super) struct Joined {
     pub(super) reported: bool,
     /// The sender's protocol packets that came before the agent was built, and their bytes.
     pub(super) early: (Vec<(Header, Bytes)>, usize),
+    /// Until when it JOINs although admitted: the session listed it when found, so the
+    /// process before it was a member (killed and restarted under its node id), and the
+    /// sender is to take it back at its new address.
+    pub(super) rejoin_until: Option<Time>,
     /// The protocol lets a dense stream gather between reads
     /// ([`agents::NetProtocol::gathers_reads`]); false until the agent is built.
     pub(super) gathers: bool,

@@ -119,6 +119,10 @@ pub struct FileResult {
     /// For a partial stream: the offset in the sender's stream of its first byte.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub starts_at: Option<u64>,
+    /// Restart mode: the file was sent from this byte on; the bytes before were this
+    /// receiver's partial copy from an earlier session (see [`crate::resume`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<u64>,
 }
 
 /// The receiver's summary.

@@ -135,6 +135,9 @@ struct State {
     shunned: Vec<admission::Shunned>,
     /// Why the last ANNOUNCE was refused (the end reason if no session is found).
     refused: Option<String>,
+    /// The partial copies in the output directory when the session was found (restart
+    /// mode): told the sender with every JOIN and REPORT until data arrives.
+    held: Vec<rmcast_wire::session::Held>,
 }
 
 impl State {
@@ -165,6 +168,7 @@ impl State {
             asked: Vec::new(),
             shunned: Vec::new(),
             refused: None,
+            held: Vec::new(),
         }
     }
 }
@@ -252,7 +256,11 @@ impl Receiving {
         if self.interrupt.raised() {
             return Some((
                 "interrupted",
-                Some("interrupted by a signal; the unfinished file was removed".into()),
+                Some(
+                    "interrupted by a signal; an unfinished file is kept hidden for the next \
+                     session to resume (a stream's is removed)"
+                        .into(),
+                ),
             ));
         }
         if self.unanswered(now) {
@@ -350,6 +358,7 @@ impl Receiving {
             self.st.done_at = Some(now);
             self.st.next_report = Time::ZERO;
         }
+        let mut have = None;
         if j.admitted && now >= self.st.next_report {
             let (delivered, duplicates) = j.built.as_ref().map_or((0, 0), |b| {
                 (b.agent.stats().delivered, b.agent.stats().duplicates)
@@ -381,15 +390,22 @@ impl Receiving {
             if let Ok(pkt) = pkt {
                 let _ = self.st.wire.send(&self.usock, j.sender_addr, &pkt, false);
             }
+            if self.st.first_data.is_none() {
+                have = Some((j.session, j.sender_addr));
+            }
             self.st.next_report = if admission && sink.finished {
                 Time::ZERO
             } else {
                 now + self.cfg.report_every
             };
         }
-        if !j.admitted && now >= self.st.next_join {
+        let rejoining = j.rejoin_until.is_some_and(|t| now < t);
+        if (!j.admitted || rejoining) && now >= self.st.next_join {
             self.join();
             self.st.next_join = now + JOIN_AGAIN;
+        }
+        if let Some((session, to)) = have {
+            self.have(session, to);
         }
     }
 

@@ -19,6 +19,8 @@ pub(super) struct Current {
     /// A late joiner's suffix of the stream (no digest to check).
     partial: bool,
     starts_at: Option<u64>,
+    /// Restart mode: the byte its data began at (the bytes before were held here).
+    from: u64,
 }
 
 pub(super) struct Sink {
@@ -56,7 +58,7 @@ impl Sink {
         let Some(name) = self.late.take() else {
             return;
         };
-        self.start(&format!("{name}.partial"), None, None, obs);
+        self.start(&format!("{name}.partial"), None, None, 0, obs);
         if let Some(c) = self.current.as_mut() {
             c.partial = true;
         }
@@ -66,16 +68,22 @@ impl Sink {
         if let Some(c) = self.current.as_mut() {
             if c.failed.is_none() {
                 c.failed = Some((code, why));
-                c.incoming = None;
+                if let Some(i) = c.incoming.take() {
+                    i.discard();
+                }
             }
         }
     }
 
+    /// A file (`size` and `digest` known) or a stream begins; a file's data from byte `from`
+    /// on (restart mode: the first `from` bytes are the partial copy here, see
+    /// [`crate::resume`]).
     fn start(
         &mut self,
         name: &str,
         size: Option<u64>,
         digest: Option<[u8; 32]>,
+        from: u64,
         obs: &mut dyn RecvObserver,
     ) {
         if self.current.is_some() {
@@ -97,25 +105,51 @@ impl Sink {
             failed: None,
             partial: false,
             starts_at: None,
+            from,
         };
-        if let Output::Dir { path, force } = &self.output {
-            match check_target(path, name, *force) {
+        match &self.output {
+            _ if size.is_some_and(|s| from > s) => {
+                c.failed = Some((reason::MALFORMED, format!("{name:?} resumed past its end")))
+            }
+            Output::Dir { path, force } => match check_target(path, name, *force) {
                 Err(e) => c.failed = Some((reason::REFUSED_NAME, format!("refused {name:?}: {e}"))),
                 Ok(_) => {
-                    match Incoming::create(path, name, *force, self.tag ^ rand::random::<u64>()) {
-                        Ok(i) => c.incoming = Some(i),
+                    let opened = match (size, digest) {
+                        (Some(size), Some(digest)) => {
+                            let s = crate::resume::Sidecar {
+                                size,
+                                digest,
+                                name: name.to_string(),
+                            };
+                            let h = &mut c.hasher;
+                            Incoming::resumable(path, &s, *force, from, &mut |b| h.update(b))
+                        }
+                        _ => Incoming::create(path, name, *force, self.tag ^ rand::random::<u64>()),
+                    };
+                    match opened {
+                        Ok(i) => {
+                            c.incoming = Some(i);
+                            c.written = from;
+                        }
                         Err(e) => {
                             c.failed = Some((
                                 reason::WRITE,
-                                format!("cannot create a file in {}: {e}", path.display()),
+                                format!("cannot write {name:?} in {}: {e}", path.display()),
                             ))
                         }
                     }
                 }
+            },
+            Output::Stdout if from > 0 => {
+                c.failed = Some((
+                    reason::MALFORMED,
+                    format!("{name:?} was resumed at byte {from}: standard output holds none"),
+                ))
             }
+            Output::Stdout => {}
         }
         self.current = Some(c);
-        if size == Some(0) {
+        if size == Some(from) || size.is_some_and(|s| from > s) {
             self.close(obs);
         }
     }
@@ -212,8 +246,10 @@ impl Sink {
             let _ = std::io::stdout().lock().flush();
         }
         let mut path = None;
-        if c.failed.is_none() {
-            if let Some(i) = c.incoming.take() {
+        if let Some(i) = c.incoming.take() {
+            if c.failed.is_some() {
+                i.discard();
+            } else {
                 match i.commit() {
                     Ok(p) => path = Some(p.display().to_string()),
                     Err(e) => c.failed = Some((reason::WRITE, format!("{}: {e}", c.name))),
@@ -240,19 +276,26 @@ impl Sink {
             reason: why,
             partial: c.partial,
             starts_at: c.starts_at,
+            resumed_from: (c.from > 0).then_some(c.from),
         });
     }
 
     pub(super) fn handle(&mut self, msg: &[u8], obs: &mut dyn RecvObserver) {
         match Frame::decode(msg) {
             Ok(Frame::File { size, digest, name }) => {
-                self.start(name, Some(size), Some(digest), obs)
+                self.start(name, Some(size), Some(digest), 0, obs)
             }
+            Ok(Frame::Resume {
+                from,
+                size,
+                digest,
+                name,
+            }) => self.start(name, Some(size), Some(digest), from, obs),
             Ok(Frame::Data(d)) => self.data(d, obs),
             Ok(Frame::Stream { name }) => {
                 // A late joiner that caught the stream's start gets all of it.
                 self.late = None;
-                self.start(name, None, None, obs)
+                self.start(name, None, None, 0, obs)
             }
             Ok(Frame::EndOfStream { size, digest }) => self.end_stream(size, digest, obs),
             Ok(Frame::Finish { files }) => {
@@ -323,6 +366,58 @@ mod tests {
             &whole[6..]
         );
         assert!(!dir.path().join("live").exists());
+    }
+
+    #[test]
+    fn a_file_resumes_from_its_partial_copy_and_only_a_bad_one_is_discarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let digest = *blake3::hash(&whole).as_bytes();
+        let (size, name) = (whole.len() as u64, "f.bin");
+        let names = || {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        // A session that ends inside the file keeps its first 3,000 bytes and the sidecar.
+        let mut s = sink(dir.path(), None);
+        let head = Frame::File { size, digest, name };
+        feed(&mut s, &[head.clone(), Frame::Data(&whole[..3000])]);
+        drop(s);
+        assert_eq!(names().len(), 2, "{:?}", names());
+        assert_eq!(crate::resume::scan(dir.path())[0].held, 3000);
+        // A sender that resumes further than what is held is refused; the copy stays.
+        let resume = |from| Frame::Resume {
+            from,
+            size,
+            digest,
+            name,
+        };
+        let mut s = sink(dir.path(), None);
+        feed(&mut s, &[resume(4000)]);
+        assert!(s.current.as_ref().unwrap().failed.is_some());
+        // Resumed at 2,000: the held prefix is hashed, the rest written after it.
+        let mut s = sink(dir.path(), None);
+        let rest = Frame::Data(&whole[2000..]);
+        feed(&mut s, &[resume(2000), rest, Frame::Finish { files: 1 }]);
+        assert_eq!(s.state(), (ReportState::Complete, reason::NONE));
+        assert_eq!(s.results[0].resumed_from, Some(2000));
+        assert_eq!(std::fs::read(dir.path().join(name)).unwrap(), whole);
+        assert_eq!(names(), [name]);
+        // A digest mismatch removes the partial copy with its sidecar.
+        std::fs::remove_file(dir.path().join(name)).unwrap();
+        let mut s = sink(dir.path(), None);
+        let mut bad = whole.clone();
+        bad[10] ^= 1;
+        feed(
+            &mut s,
+            &[head, Frame::Data(&bad), Frame::Finish { files: 1 }],
+        );
+        assert_eq!(s.state().0, ReportState::Failed);
+        assert!(names().is_empty(), "{:?}", names());
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub(super) struct Member {
     pub finished_at: Option<Time>,
     /// `--min-rate`: (when, bytes) at the start of the current measuring period.
     pub rate_mark: (Time, u64),
+    /// Times it restarted mid-session and was taken back at a new address.
+    pub restarts: u32,
+    /// The partial copies of files it holds from an earlier session (its HAVE).
+    pub held: Vec<session::Held>,
 }
 
 impl Member {
@@ -72,6 +76,8 @@ impl Member {
             progressed_at: now,
             finished_at: None,
             rate_mark: (now, 0),
+            restarts: 0,
+            held: Vec::new(),
         }
     }
 
@@ -172,6 +178,18 @@ pub(super) fn gather(
                         next_announce = Time::ZERO;
                     }
                 }
+                Ok(Packet {
+                    message: Message::Session(session::Message::Have { files }),
+                    ..
+                }) => {
+                    match members
+                        .iter_mut()
+                        .find(|m| m.node == h.source && m.addr == from)
+                    {
+                        Some(m) => m.held = session::held(files).collect(),
+                        None => ep.wire.stranger(),
+                    }
+                }
                 // A member the gathering ANNOUNCE already lists REPORTs instead of repeating
                 // its JOIN: a sign of life too (else one admitted more than --evict-after
                 // before the last JOIN is evicted by the transfer's first silence check).
@@ -215,9 +233,15 @@ fn join(
     if let Some(m) = members.iter_mut().find(|m| m.node == id) {
         // A repeated JOIN counts only from the address the member joined from: a JOIN
         // under its node id from elsewhere is someone else's (it would redirect its data).
-        if m.addr != from {
+        if m.addr != from && !(ep.proto.resumes() && m.addr.ip() == from.ip()) {
             ep.wire.stranger();
             return Ok(false);
+        }
+        if m.addr != from {
+            // Restarted on its host (see `Transfer::restarted`): taken back there.
+            tracing::info!(node = id, old = %m.addr, new = %from, "member restarted while gathering");
+            m.addr = from;
+            m.restarts += 1;
         }
         m.region = region;
         m.last_heard = ep.clock.now();

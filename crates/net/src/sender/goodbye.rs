@@ -132,6 +132,7 @@ impl Transfer {
                 region: role.map(|_| m.region.unwrap_or(0)),
                 role,
                 joined_late: m.late,
+                restarts: m.restarts,
             });
         }
         (summary, outcomes)

@@ -222,6 +222,10 @@ pub struct FileInfo {
     pub size: u64,
     /// Its BLAKE3 digest, hex.
     pub blake3: String,
+    /// Restart mode: sent from this byte on, as every receiver held the bytes before from
+    /// an earlier session (0: sent whole).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub resumed_from: u64,
 }
 
 /// One receiver in the sender's summary.
@@ -270,6 +274,14 @@ pub struct ReceiverSummary {
     /// point on, not the whole of it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub joined_late: bool,
+    /// Times it restarted mid-session (a new process under its node id on its host) and was
+    /// taken back at its new address (`pgm`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub restarts: u32,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// The sender's final summary.
@@ -765,11 +777,13 @@ impl Endpoint {
         }
     }
 
-    /// Sleep in `poll` for at most `wait`.
+    /// Sleep in `poll` for at most `wait`; a signal that cuts it short is no error (the
+    /// loop sees the interrupt flag: SIGTERM mid-poll ended the sender with 1, not 130).
     fn wait(&mut self, wait: Duration) -> Result<(), NetError> {
-        self.poll
-            .poll(&mut self.events, Some(wait))
-            .map_err(|e| NetError::io("poll", e))
+        match self.poll.poll(&mut self.events, Some(wait)) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(NetError::io("poll", e)),
+            _ => Ok(()),
+        }
     }
 
     /// The next datagram that opens (header, length of the plain datagram in `buf`, sender);

@@ -32,11 +32,33 @@ pub(super) fn read_files(source: &Source) -> Result<Vec<SourceFile>, NetError> {
                 name: file_name(p)?,
                 size,
                 blake3: blake3::Hash::from(digest).to_hex().to_string(),
+                resumed_from: 0,
             };
             files.push((p.clone(), info, digest));
         }
     }
     Ok(files)
+}
+
+/// Restart mode ([`crate::resume`]): each file starts at the shortest prefix of it any
+/// member holds from an earlier session (its HAVE names the file by size, name and digest),
+/// 0 if some member holds none of it.
+pub(super) fn resume_points(files: &mut [SourceFile], members: &[super::gather::Member]) {
+    for (_, info, digest) in files.iter_mut() {
+        let key = crate::resume::name_key(&info.name);
+        let held = |m: &super::gather::Member| {
+            m.held
+                .iter()
+                .filter(|h| h.size == info.size && h.name_key == key && h.digest == *digest)
+                .map(|h| h.held.min(info.size))
+                .max()
+                .unwrap_or(0)
+        };
+        info.resumed_from = members.iter().map(held).min().unwrap_or(0);
+        if info.resumed_from > 0 {
+            tracing::info!(file = %info.name, from = info.resumed_from, "every receiver holds the start: resuming");
+        }
+    }
 }
 
 /// What the producer hands the transfer loop: messages (each with the file bytes it
@@ -162,13 +184,17 @@ pub(super) fn spawn_producer(
             Source::Files(_) => {
                 let count = files.len() as u32;
                 for (path, info, digest) in files {
-                    let head = Frame::File {
-                        size: info.size,
-                        digest,
-                        name: &info.name,
-                    }
-                    .encode();
-                    if !send(one(head)) {
+                    let (from, size, name) = (info.resumed_from, info.size, &info.name);
+                    let head = match from {
+                        0 => Frame::File { size, digest, name },
+                        from => Frame::Resume {
+                            from,
+                            size,
+                            digest,
+                            name,
+                        },
+                    };
+                    if !send(one(head.encode())) {
                         return;
                     }
                     let mut f = match std::fs::File::open(&path) {
@@ -178,8 +204,14 @@ pub(super) fn spawn_producer(
                             return;
                         }
                     };
+                    // What the receivers hold is hashed, not sent: the digest check below
+                    // still covers the whole file.
                     let mut h = blake3::Hasher::new();
-                    match pump(&mut f, &mut h) {
+                    let skipped = std::io::copy(&mut (&mut f).take(from), &mut h);
+                    match skipped
+                        .map_err(|e| e.to_string())
+                        .and_then(|k| pump(&mut f, &mut h).map(|n| n + k))
+                    {
                         Ok(n) if n == info.size && *h.finalize().as_bytes() == digest => {}
                         Ok(_) => {
                             send(Chunk::Err(format!(
@@ -221,4 +253,75 @@ pub(super) fn spawn_producer(
         }
     });
     rx
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sender::gather::Member;
+    use crate::sender::Admission;
+    use rmcast_proto::Time;
+    use rmcast_wire::session::Held;
+
+    fn file(name: &str, size: u64, digest: [u8; 32]) -> SourceFile {
+        let info = FileInfo {
+            name: name.into(),
+            size,
+            blake3: String::new(),
+            resumed_from: 0,
+        };
+        (PathBuf::from(name), info, digest)
+    }
+
+    fn member(node: u32, held: &[Held]) -> Member {
+        let addr = "10.0.0.2:5000".parse().unwrap();
+        let mut m = Member::new(node, addr, Time::ZERO, None, false, Admission::Key);
+        m.held = held.to_vec();
+        m
+    }
+
+    #[test]
+    fn a_file_resumes_at_the_shortest_prefix_every_member_holds() {
+        let d = [3u8; 32];
+        let held = |name: &str, size: u64, n: u64, digest: [u8; 32]| Held {
+            size,
+            held: n,
+            name_key: crate::resume::name_key(name),
+            digest,
+        };
+        let mut files = vec![file("a.bin", 1000, d), file("b.bin", 500, d)];
+        let members = [
+            member(
+                1,
+                &[held("a.bin", 1000, 600, d), held("b.bin", 500, 500, d)],
+            ),
+            member(
+                2,
+                &[held("a.bin", 1000, 400, d), held("b.bin", 500, 100, d)],
+            ),
+        ];
+        resume_points(&mut files, &members);
+        assert_eq!(
+            (files[0].1.resumed_from, files[1].1.resumed_from),
+            (400, 100)
+        );
+        // Another version (digest, size or name) is not the file; a member holding nothing
+        // of it makes it start at 0.
+        let others = [
+            member(1, &[held("a.bin", 1000, 600, [4; 32])]),
+            member(2, &[held("a.bin", 999, 600, d)]),
+            member(3, &[held("c.bin", 1000, 600, d)]),
+        ];
+        for m in others {
+            let mut files = vec![file("a.bin", 1000, d)];
+            resume_points(&mut files, &[m]);
+            assert_eq!(files[0].1.resumed_from, 0);
+        }
+        let mut files = vec![file("a.bin", 1000, d)];
+        resume_points(&mut files, &[member(1, &members[0].held), member(9, &[])]);
+        assert_eq!(files[0].1.resumed_from, 0, "one member holds none of it");
+        resume_points(&mut files, &[]);
+        assert_eq!(files[0].1.resumed_from, 0);
+    }
 }

@@ -79,10 +79,11 @@ impl Transfer {
         ep: Endpoint,
         members: Vec<Member>,
         source: Source,
-        files: Vec<SourceFile>,
+        mut files: Vec<SourceFile>,
         message_size: Option<usize>,
         obs: &mut dyn SendObserver,
     ) -> Result<Self, NetError> {
+        super::source::resume_points(&mut files, &members);
         let ids: Vec<u32> = members.iter().map(|m| m.node).collect();
         let joined: Vec<_> = members.iter().map(|m| (m.node, m.region, m.addr)).collect();
         let stream = match &source {
@@ -122,7 +123,7 @@ impl Transfer {
         }
         let infos: Vec<super::FileInfo> = files.iter().map(|f| f.1.clone()).collect();
         let total: Option<u64> = match &source {
-            Source::Files(_) => Some(infos.iter().map(|i| i.size).sum()),
+            Source::Files(_) => Some(infos.iter().map(|i| i.size - i.resumed_from).sum()),
             Source::Stdin(_) => None,
         };
         obs.started(&ids, total);
@@ -651,6 +652,11 @@ impl Transfer {
                 m.last_heard = now;
                 let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
             }
+            // What it held when the transfer started decided where the files began.
+            Ok(Packet {
+                message: Message::Session(session::Message::Have { .. }),
+                ..
+            }) => m.last_heard = now,
             _ => self.ep.wire.stats.rejected_malformed += 1,
         }
     }
@@ -680,6 +686,9 @@ impl Transfer {
                 self.agent
                     .handle_packet(now, NodeId(h.source), self.ep.plain(len));
             }
+            return Ok(());
+        }
+        if self.restarted(now, h, len, from)? {
             return Ok(());
         }
         // A member's node id from another address changes nothing: members are known by the
@@ -715,6 +724,51 @@ impl Transfer {
         self.reannounce(now)?;
         let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
         Ok(())
+    }
+}
+
+impl Transfer {
+    /// A JOIN under a live member's node id from the member's IP address and another port:
+    /// the member restarted (a new process, a new socket) mid-session. Where the protocol
+    /// takes it back ([`crate::agents::NetProtocol::resumes`]) its address moves there, its
+    /// progress is counted afresh, and it gets the running ANNOUNCE; its new agent asks for
+    /// everything from the first packet. Elsewhere it changes nothing (members are known by
+    /// the address they joined from). Returns whether it was such a JOIN.
+    fn restarted(
+        &mut self,
+        now: Time,
+        h: Header,
+        len: usize,
+        from: SocketAddr,
+    ) -> Result<bool, NetError> {
+        if h.family != Family::Session || h.session != self.ep.session || !self.ep.proto.resumes() {
+            return Ok(false);
+        }
+        let Some(m) = self
+            .members
+            .iter_mut()
+            .find(|m| m.node == h.source && m.live() && m.addr.ip() == from.ip())
+        else {
+            return Ok(false);
+        };
+        let join = matches!(
+            Packet::decode(self.ep.plain(len)),
+            Ok(Packet {
+                message: Message::Session(session::Message::Join { .. }),
+                ..
+            })
+        );
+        if !join || m.addr == from {
+            return Ok(false);
+        }
+        tracing::info!(node = m.node, old = %m.addr, new = %from, "member restarted: taken back at its new address");
+        m.addr = from;
+        m.restarts += 1;
+        m.last_heard = now;
+        m.progressed_at = now;
+        m.reported = None;
+        let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
+        Ok(true)
     }
 }
 

@@ -58,6 +58,7 @@ mod deploy;
 mod parity;
 #[cfg(test)]
 mod tests;
+mod txw;
 
 pub use crate::budget::REQUESTS_PER_ROUND;
 pub use cc::{FeedbackReceiver, PacedSource};
@@ -117,8 +118,10 @@ crate::config::group_config! {
         pub linger: Duration = p.linger,
         /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
         /// beyond what every receiver delivered ([`Agent::delivered_by_all`]); the source
-        /// refuses new data ([`Agent::can_send`] false) until a report opens the window, and
-        /// keeps for repair only the packets in it.
+        /// refuses new data ([`Agent::can_send`] false) until a report opens the window. It
+        /// keeps for repair the newest this many packets, whether delivered or not, so a
+        /// receiver that restarts mid-session (a new process NAKing from sequence 0) is
+        /// repaired from them; only older packets that every receiver delivered are let go.
         pub txw: Option<u64> = None,
         /// FEC: source packets per block (0: off). Block NAKs are answered with parity.
         pub fec_k: u16 = p.fec_k,
@@ -139,7 +142,9 @@ pub struct Source {
     cfg: SourceConfig,
     sent: Originals,
     buf: RetransmitBuffer,
-    /// Every receiver delivered the packets below this (the window's trailing edge).
+    /// Every receiver delivered the packets below this: the transmit window counts from here.
+    delivered: u64,
+    /// The repair store holds no packet below this (the window's trailing edge, in SPMs).
     trail: u64,
     spm_seq: u64,
     timers: TimerSet<SKey>,
@@ -169,6 +174,7 @@ impl Source {
             ),
             cfg,
             buf: RetransmitBuffer::new(usize::MAX),
+            delivered: 0,
             trail: 0,
             spm_seq: 0,
             out: Outbox::new(),
@@ -258,25 +264,19 @@ impl Source {
 impl Agent for Source {
     crate::outbox::agent_io!(out, on_message);
     crate::sendq::source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);
-    crate::sendq::originals_field!(sent, buf: buf, timers: timers, after_send: proactive_parity);
+    crate::sendq::originals_field!(sent, buf: buf, timers: timers, after_send: after_send);
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
             && self
                 .cfg
                 .txw
-                .is_none_or(|w| self.sent.next().saturating_sub(self.trail) < w)
+                .is_none_or(|w| self.sent.next().saturating_sub(self.delivered) < w)
     }
     fn delivered_by_all(&mut self, _now: Time, messages: u64) {
-        let mut upto = messages.min(self.sent.next());
-        // FEC: parity is computed over a whole block, so the block a receiver is still
-        // inside keeps all its packets (the receiver may lack one after those it delivered).
-        let k = u64::from(self.cfg.fec_k);
-        if k > 0 {
-            upto -= upto % k;
-        }
-        if self.cfg.txw.is_some() && upto > self.trail {
-            self.trail = upto;
-            self.buf.remove_below(upto);
+        let upto = messages.min(self.sent.next());
+        if self.cfg.txw.is_some() && upto > self.delivered {
+            self.delivered = upto;
+            self.release();
         }
     }
 }

@@ -342,12 +342,12 @@ fn the_transmit_window_holds_the_source_until_every_receiver_delivered() {
     while s.poll_transmit().is_some() {}
     s.delivered_by_all(Time::ZERO, 2);
     assert!(s.can_send(), "two delivered by all open two places");
-    // What every receiver delivered is no longer kept: a NAK for it is not repaired.
-    assert!(answers(&mut s, 0, 1).is_empty());
+    // The newest three packets are kept, delivered or not: a receiver that restarts (NAKing
+    // from 0) is repaired from them.
     assert_eq!(
-        answers(&mut s, 0, 2),
+        answers(&mut s, 0, 0),
         ["ncf", "rdata"],
-        "RDATA for a packet in the window"
+        "kept for a restart"
     );
     // A report beyond what was sent releases no more than was sent.
     s.delivered_by_all(Time::ZERO, 99);
@@ -356,6 +356,14 @@ fn the_transmit_window_holds_the_source_until_every_receiver_delivered() {
         s.send(Time::ZERO, Bytes::from_static(b"more")).unwrap();
     }
     assert!(!s.can_send());
+    while s.poll_transmit().is_some() {}
+    // Six sent, three delivered: only the newest three are kept.
+    assert!(answers(&mut s, 0, 2).is_empty(), "older than the window");
+    assert_eq!(
+        answers(&mut s, 0, 3),
+        ["ncf", "rdata"],
+        "RDATA for a packet in the window"
+    );
 }
 
 #[test]

@@ -39,6 +39,10 @@ pub(in crate::receiver) const UNANSWERED: Duration = Duration::from_secs(3);
 /// copies that captured the receiver do not capture it again at once.
 pub(in crate::receiver) const SHUNNED_FOR: Duration = Duration::from_secs(10);
 
+/// A receiver that finds its session running with its node id listed (it restarted) JOINs
+/// for this long, every [`JOIN_AGAIN`], so the sender moves it to its new address.
+const REJOIN_FOR: Duration = Duration::from_secs(1);
+
 /// At most this many sessions found running without this receiver are asked at once; at most
 /// this many given-up sessions are remembered.
 const REMEMBERED: usize = 8;
@@ -80,6 +84,23 @@ impl Receiving {
         );
         // A JOIN always encodes (fixed size).
         if let Ok(pkt) = pkt {
+            let _ = self.st.wire.send(&self.usock, to, &pkt, false);
+        }
+        self.have(session, to);
+    }
+
+    /// Tell the sender of `session` at `to` which partial copies this receiver holds
+    /// (restart mode, [`crate::resume`]), if any.
+    pub(super) fn have(&mut self, session: u32, to: SocketAddr) {
+        if self.st.held.is_empty() {
+            return;
+        }
+        let files = session::encode_held(&self.st.held);
+        if let Ok(pkt) = session_packet(
+            session,
+            self.st.node,
+            session::Message::Have { files: &files },
+        ) {
             let _ = self.st.wire.send(&self.usock, to, &pkt, false);
         }
     }
@@ -280,6 +301,15 @@ impl Receiving {
             return Ok(());
         }
         let admitted = session::members(members).any(|x| x == self.st.node);
+        if let super::Output::Dir { path, .. } = &self.cfg.output {
+            self.st.held = crate::resume::scan(path);
+            if !self.st.held.is_empty() {
+                tracing::info!(
+                    files = self.st.held.len(),
+                    "partial copies here: telling the sender (restart mode)"
+                );
+            }
+        }
         let offer = if phase == Phase::Running && !admitted {
             late_offer(protocol, params).ok().flatten()
         } else {
@@ -308,6 +338,10 @@ impl Receiving {
             reported: false,
             early: Default::default(),
             gathers: false,
+            rejoin_until: admitted.then(|| {
+                tracing::info!("the session lists this node id already: rejoining (a restart)");
+                now + REJOIN_FOR
+            }),
         };
         // The agent, if the ANNOUNCE says enough: parameters it cannot build from are
         // refused like any invalid ANNOUNCE.
