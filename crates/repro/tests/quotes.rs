@@ -14,15 +14,15 @@ fn seeds_dir() -> Option<PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
-/// The text of seed `n` (a file named `00n_*.txt`).
-fn seed_text(dir: &Path, n: u32) -> String {
+/// The text of seed `n` (a file named `00n_*.txt`), normalized.
+fn seed_text(dir: &Path, n: u32) -> quote::SeedText {
     let prefix = format!("{n:03}_");
     let entry = std::fs::read_dir(dir)
         .expect("seeds dir readable")
         .filter_map(Result::ok)
         .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .unwrap_or_else(|| panic!("no seed {prefix}*.txt in {}", dir.display()));
-    std::fs::read_to_string(entry.path()).expect("seed text readable")
+    quote::SeedText::new(&std::fs::read_to_string(entry.path()).expect("seed text readable"))
 }
 
 #[test]
@@ -37,6 +37,8 @@ fn every_claim_citing_a_seed_quotes_its_words() {
     };
     let mut problems = Vec::new();
     let mut checked = 0;
+    // Each seed read and normalized once, however many claims cite it.
+    let mut seeds = std::collections::BTreeMap::new();
     for study in rmcast_repro::STUDIES {
         let about = study.about();
         let claims = parse_claims(about.name, about.claims_toml).expect("claims parse");
@@ -46,7 +48,11 @@ fn every_claim_citing_a_seed_quotes_its_words() {
             };
             match &c.quote {
                 None => problems.push(format!("{}: cites seed {seed:03} but quotes nothing", c.id)),
-                Some(q) => match quote::check(&seed_text(&dir, seed), q) {
+                Some(q) => match seeds
+                    .entry(seed)
+                    .or_insert_with(|| seed_text(&dir, seed))
+                    .check(q)
+                {
                     Ok(()) => checked += 1,
                     Err(e) => problems.push(format!("{}: {e}", c.id)),
                 },

@@ -62,28 +62,42 @@ pub fn pieces(quote: &str) -> Vec<String> {
         .collect()
 }
 
-/// Why `quote` is not the seed's words, or `Ok` when every piece occurs in `seed_text`.
-/// A quote needs at least four words: a shorter one would match almost anywhere.
+/// A seed's text, normalized once, against which any number of quotes are checked.
+pub struct SeedText(String);
+
+impl SeedText {
+    /// The seed's raw text, normalized ([`normalize`]).
+    pub fn new(raw: &str) -> Self {
+        SeedText(normalize(raw))
+    }
+
+    /// Why `quote` is not the seed's words, or `Ok` when every piece occurs in the text.
+    /// A quote needs at least four words: a shorter one would match almost anywhere.
+    pub fn check(&self, quote: &str) -> Result<(), String> {
+        let words = normalize(quote).split(' ').count();
+        if words < 4 {
+            return Err(format!(
+                "quote too short to identify a sentence ({words} words)"
+            ));
+        }
+        let missing: Vec<String> = pieces(quote)
+            .into_iter()
+            .filter(|p| !self.0.contains(p.as_str()))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "not in the seed's text: \"{}\"",
+                missing.join("\" / \"")
+            ))
+        }
+    }
+}
+
+/// [`SeedText::check`] of one quote against a raw seed text.
 pub fn check(seed_text: &str, quote: &str) -> Result<(), String> {
-    let words = normalize(quote).split(' ').count();
-    if words < 4 {
-        return Err(format!(
-            "quote too short to identify a sentence ({words} words)"
-        ));
-    }
-    let text = normalize(seed_text);
-    let missing: Vec<String> = pieces(quote)
-        .into_iter()
-        .filter(|p| !text.contains(p.as_str()))
-        .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "not in the seed's text: \"{}\"",
-            missing.join("\" / \"")
-        ))
-    }
+    SeedText::new(seed_text).check(quote)
 }
 
 #[cfg(test)]
