@@ -12,6 +12,8 @@ pub(crate) mod tag {
     pub const BACKOFF: u64 = 0x4241_434b;
     pub const TOPOLOGY: u64 = 0x544f_504f;
     pub const MEMBERS: u64 = 0x4d45_4d42;
+    /// A host's late timer wake-ups.
+    pub const LATENESS: u64 = 0x4c41_5445;
     /// Seed 003 placements with replacement (the value the lms study has always used).
     pub const PLACE_WITH_REPLACEMENT: u64 = 0x1a7_7ac4;
 }

@@ -224,7 +224,13 @@ fn hosts(
 ) -> Result<(), ScenarioError> {
     // Host models.
     if let Some(hp) = top.sub("host")? {
-        hp.check_keys(&["at", "rx_queue", "rx_rate", "processing_us"])?;
+        hp.check_keys(&[
+            "at",
+            "rx_queue",
+            "rx_rate",
+            "processing_us",
+            "timer_late_us",
+        ])?;
         let at: Vec<NodeId> = match hp.str_or("at", "source")?.as_str() {
             "source" => vec![source],
             "receivers" => receivers.to_vec(),
@@ -236,6 +242,7 @@ fn hosts(
         let q = hp.opt_u64("rx_queue")?;
         let rate = hp.f64_in("rx_rate", 1500.0, 1e-9, 1e12)?;
         let proc_us = hp.f64_in("processing_us", 0.0, 0.0, 1e12)?;
+        let late_us = hp.f64_in("timer_late_us", 0.0, 0.0, 1e12)?;
         for &n in &at {
             if let Some(q) = q {
                 sim.set_rx_queue(n, q.max(1) as usize, rate)
@@ -244,6 +251,10 @@ fn hosts(
             if proc_us > 0.0 {
                 sim.set_processing_delay(n, Duration::from_nanos((proc_us * 1e3).round() as u64))
                     .map_err(|e| hp.bad("processing_us", &e.to_string()))?;
+            }
+            if late_us > 0.0 {
+                sim.set_timer_lateness(n, Duration::from_nanos((late_us * 1e3).round() as u64))
+                    .map_err(|e| hp.bad("timer_late_us", &e.to_string()))?;
             }
         }
     }

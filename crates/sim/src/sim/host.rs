@@ -1,9 +1,11 @@
 //! Host models: an agent's pending wake-ups, the optional finite receive queue and
 //! processing delay in front of it (seed 004 §4), and the application traffic fed to it.
 
+use super::{Sim, SimError};
 use crate::loss::KindFilter;
+use crate::rng::{tag, SimRng};
 use core::time::Duration;
-use rmcast_proto::{Agent, Bytes, Time};
+use rmcast_proto::{Agent, Bytes, NodeId, Time};
 use rmcast_wire::PacketClass;
 use std::collections::VecDeque;
 
@@ -60,6 +62,92 @@ pub(crate) struct Host {
     /// Processing delay before a packet reaches the agent, ns.
     pub(crate) proc_delay: u64,
     pub(crate) traffic: Option<Box<Source>>,
+    /// Late wake-ups of the agent (a loaded CPU), if modelled.
+    pub(crate) lateness: Option<Box<Lateness>>,
+}
+
+/// A host whose agent wakes late: each deadline the agent asks for is served a uniform
+/// random `[0, max)` after it, drawn once per deadline, so a loaded CPU stretches the gaps
+/// between the agent's timed transmissions (seed 004 §2.3 (b)).
+pub(crate) struct Lateness {
+    max_ns: u64,
+    rng: SimRng,
+    /// The deadline last drawn for, and when it is served.
+    drawn: Option<(Time, Time)>,
+}
+
+impl Lateness {
+    /// When the agent's `deadline` is served.
+    pub(crate) fn serve_at(&mut self, deadline: Time) -> Time {
+        match self.drawn {
+            Some((d, at)) if d == deadline => at,
+            _ => {
+                let at = deadline + Duration::from_nanos(self.rng.below(self.max_ns));
+                self.drawn = Some((deadline, at));
+                at
+            }
+        }
+    }
+}
+
+impl Sim {
+    /// A finite receive queue at a host: `capacity` packets (including the one being
+    /// served), served at `rate` packets per second; arrivals to a full queue are dropped
+    /// and counted as implosion losses (seed 004 §4: capacity 16, 1500/s).
+    pub fn set_rx_queue(
+        &mut self,
+        node: NodeId,
+        capacity: usize,
+        rate: f64,
+    ) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        if capacity == 0 || !(rate.is_finite() && rate > 0.0) {
+            return Err(SimError::Host(format!(
+                "receive queue needs capacity >= 1 and a positive rate, got {capacity} and {rate}"
+            )));
+        }
+        self.hosts[i].rxq = Some(Box::new(RxQueue::new(capacity, rate)));
+        Ok(())
+    }
+
+    /// Only packets of `kinds` go through `node`'s receive queue (set by
+    /// [`Sim::set_rx_queue`]); the others reach the agent directly. Seed 004's response
+    /// buffer holds feedback only, so a relay that also receives data uses
+    /// [`KindFilter::Control`].
+    pub fn set_rx_queue_kinds(&mut self, node: NodeId, kinds: KindFilter) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        match self.hosts[i].rxq.as_mut() {
+            Some(q) => {
+                q.kinds = kinds;
+                Ok(())
+            }
+            None => Err(SimError::Host(format!(
+                "node {node:?} has no receive queue"
+            ))),
+        }
+    }
+
+    /// A fixed processing delay before each packet reaches the host's agent.
+    pub fn set_processing_delay(&mut self, node: NodeId, d: Duration) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        self.hosts[i].proc_delay = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        Ok(())
+    }
+
+    /// The agent at `node` wakes late by a uniform random `[0, max)` for each deadline it
+    /// asks for (a host CPU busy with other work; seed 004 §2.3 (b)). Zero: on time.
+    pub fn set_timer_lateness(&mut self, node: NodeId, max: Duration) -> Result<(), SimError> {
+        let i = self.check_node(node)?;
+        let max_ns = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+        self.hosts[i].lateness = (max_ns > 0).then(|| {
+            Box::new(Lateness {
+                max_ns,
+                rng: SimRng::new(self.seed, tag::LATENESS, i as u64, 0),
+                drawn: None,
+            })
+        });
+        Ok(())
+    }
 }
 
 /// A finite receive queue served at a fixed rate.

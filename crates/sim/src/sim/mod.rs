@@ -39,11 +39,11 @@ pub use host::Traffic;
 pub use record::{Counters, LossRecord, NodeMetrics, PacketRecord, RecoveryRecord};
 
 use crate::kernel::Kernel;
-use crate::loss::{KindFilter, LossRule, LossSite, LossState};
+use crate::loss::{LossRule, LossSite, LossState};
 use crate::network::{Medium, Network, NONE};
 use bus::{Buses, Frame};
 use core::time::Duration;
-use host::{Admit, Host, RxQueue, Source};
+use host::{Admit, Host, Source};
 use link::{Links, Offer};
 use pool::{Copy, Pool};
 use record::{Recorder, CAUSE_COLLISIONS, CAUSE_IMPLOSION};
@@ -297,49 +297,6 @@ impl Sim {
         }
         self.routes
             .set_group(group.0, members.iter().map(|m| m.0).collect());
-        Ok(())
-    }
-
-    /// A finite receive queue at a host: `capacity` packets (including the one being
-    /// served), served at `rate` packets per second; arrivals to a full queue are dropped
-    /// and counted as implosion losses (seed 004 §4: capacity 16, 1500/s).
-    pub fn set_rx_queue(
-        &mut self,
-        node: NodeId,
-        capacity: usize,
-        rate: f64,
-    ) -> Result<(), SimError> {
-        let i = self.check_node(node)?;
-        if capacity == 0 || !(rate.is_finite() && rate > 0.0) {
-            return Err(SimError::Host(format!(
-                "receive queue needs capacity >= 1 and a positive rate, got {capacity} and {rate}"
-            )));
-        }
-        self.hosts[i].rxq = Some(Box::new(RxQueue::new(capacity, rate)));
-        Ok(())
-    }
-
-    /// Only packets of `kinds` go through `node`'s receive queue (set by
-    /// [`Sim::set_rx_queue`]); the others reach the agent directly. Seed 004's response
-    /// buffer holds feedback only, so a relay that also receives data uses
-    /// [`KindFilter::Control`].
-    pub fn set_rx_queue_kinds(&mut self, node: NodeId, kinds: KindFilter) -> Result<(), SimError> {
-        let i = self.check_node(node)?;
-        match self.hosts[i].rxq.as_mut() {
-            Some(q) => {
-                q.kinds = kinds;
-                Ok(())
-            }
-            None => Err(SimError::Host(format!(
-                "node {node:?} has no receive queue"
-            ))),
-        }
-    }
-
-    /// A fixed processing delay before each packet reaches the host's agent.
-    pub fn set_processing_delay(&mut self, node: NodeId, d: Duration) -> Result<(), SimError> {
-        let i = self.check_node(node)?;
-        self.hosts[i].proc_delay = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         Ok(())
     }
 
@@ -642,6 +599,10 @@ impl Sim {
         self.scratch_tx = out;
         let next = self.agents[xi].as_ref().and_then(|a| a.poll_timeout());
         let h = &mut self.hosts[xi];
+        let next = match (next, h.lateness.as_mut()) {
+            (Some(t), Some(l)) => Some(l.serve_at(t)),
+            _ => next,
+        };
         let next = match (next, h.timer_at) {
             // A wake-up after `now` is already booked for a deadline that has passed.
             (Some(t), Some(b)) if t <= now && b > now => Some(b),
