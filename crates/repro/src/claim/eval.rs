@@ -424,9 +424,28 @@ fn eval_inner(spec: &ClaimSpec, measures: &Measures) -> Result<Outcome, Failure>
                 means_hold,
             ))
         }
-        Predicate::AtMost { of, strict, at } | Predicate::AtLeast { of, strict, at } => {
+        Predicate::AtMost {
+            of,
+            strict,
+            at,
+            from,
+        }
+        | Predicate::AtLeast {
+            of,
+            strict,
+            at,
+            from,
+        } => {
             let upper = matches!(spec.predicate, Predicate::AtMost { .. });
-            let pts = select(subject(spec, measures)?.points(), at)?;
+            let mut pts = select(subject(spec, measures)?.points(), at)?;
+            pts.retain(|(x, _)| x.is_none_or(|x| in_range(x, from, &None)));
+            if pts.is_empty() {
+                return Err(Failure(format!(
+                    "no measured point{}",
+                    from.map(|a| format!(" at x ≥ {}", fmt_num(a)))
+                        .unwrap_or_default()
+                )));
+            }
             let mut worst: Option<(f64, Option<f64>, Estimate, f64)> = None;
             let (mut bad, mut unsure) = (Vec::new(), Vec::new());
             let mut means_hold = true;

@@ -25,15 +25,18 @@
 //! | kind | fields | passes when |
 //! |---|---|---|
 //! | `within` | `of`, `abs`, `rel`, `at` | \|m − t\| ≤ abs + rel·\|t\| at every point (or at x = `at`) |
-//! | `at_most` / `at_least` | `of`, `strict`, `at` | m ≤ t (m < t if strict) / m ≥ t at every point |
+//! | `at_most` / `at_least` | `of`, `strict`, `at`, `from` | m ≤ t (m < t if strict) / m ≥ t at every point (at x ≥ `from`) |
 //! | `order` | `measures`, `strict`, `at` | m₁ ≤ m₂ ≤ … at every common point |
 //! | `trend` | `direction`, `from`, `to`, `slack` | each step moves the right way (allowing `slack`·\|y\| of noise) and last ≠ first in that direction |
 //! | `flat` | `from`, `to`, `rel` | every point in range is within rel of the range's mean |
 //!
 //! `of` is a number or the name of another measure (an analytic bound the study computed,
-//! or another measurement); a series operand is matched point by point on x.
+//! or another measurement); a series operand is matched point by point on x. Wherever a
+//! measure is named, `ratio(A, B)` and `diff(A, B)` name A / B and A − B of two recorded
+//! measures, with both spreads carried into the interval ([`derive`]).
 //! Comparisons use the *mean* across runs; the spread is reported beside it.
 
+mod derive;
 mod eval;
 pub mod quote;
 #[cfg(test)]
@@ -167,6 +170,17 @@ impl ClaimSpec {
             Some(q) => format!("{} — \u{201C}{}\u{201D}", self.statement, q),
             None => self.statement.clone(),
         }
+    }
+
+    /// Every measure the claim names: its subject, the operand of its band or bound, and
+    /// the measures an `order` compares.
+    pub fn measure_names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.measure.as_deref().into_iter().collect();
+        v.extend(self.predicate.operand_measure());
+        if let Predicate::Order { measures, .. } = &self.predicate {
+            v.extend(measures.iter().map(String::as_str));
+        }
+        v
     }
 }
 
@@ -313,6 +327,9 @@ pub enum Predicate {
         /// Only the point at this x (all points when absent).
         #[serde(default)]
         at: Option<f64>,
+        /// Only the points at this x and above.
+        #[serde(default)]
+        from: Option<f64>,
     },
     /// m ≥ t (m > t if strict).
     AtLeast {
@@ -324,6 +341,9 @@ pub enum Predicate {
         /// Only the point at this x (all points when absent).
         #[serde(default)]
         at: Option<f64>,
+        /// Only the points at this x and above.
+        #[serde(default)]
+        from: Option<f64>,
     },
     /// m₁ ≤ m₂ ≤ … at every common point.
     Order {
@@ -399,13 +419,23 @@ impl fmt::Display for Predicate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Predicate::Within(band) => write!(f, "{band}"),
-            Predicate::AtMost { of, strict, at } => {
+            Predicate::AtMost {
+                of,
+                strict,
+                at,
+                from,
+            } => {
                 let op = if *strict { "<" } else { "≤" };
-                write!(f, "{op} {of}{}", at_suffix(at))
+                write!(f, "{op} {of}{}{}", at_suffix(at), range_suffix(from, &None))
             }
-            Predicate::AtLeast { of, strict, at } => {
+            Predicate::AtLeast {
+                of,
+                strict,
+                at,
+                from,
+            } => {
                 let op = if *strict { ">" } else { "≥" };
-                write!(f, "{op} {of}{}", at_suffix(at))
+                write!(f, "{op} {of}{}{}", at_suffix(at), range_suffix(from, &None))
             }
             Predicate::Order {
                 measures,
@@ -555,6 +585,7 @@ impl ClaimSpec {
                 of: Operand::Value(0.0),
                 strict: false,
                 at: None,
+                from: None,
             },
             explain_fail: None,
             tests: Default::default(),

@@ -165,6 +165,7 @@ fn an_interval_across_the_edge_is_inconclusive() {
         of: Operand::Value(of),
         strict: false,
         at: None,
+        from: None,
     };
     assert_eq!(run("near", at_least(9.0)), (Verdict::Inconclusive, true));
     assert_eq!(run("near", at_least(5.0)), (Verdict::Pass, true));
@@ -274,6 +275,7 @@ fn bounds_against_series_measure() {
         of: Operand::Measure("bound".into()),
         strict: true,
         at: None,
+        from: None,
     };
     assert_eq!(verdict(Some("rt"), below.clone()), Verdict::Pass);
     // low is 6.0 at x = 20 which is ≤ 11.3, but 1.0 ≥ 4.3 fails for at_least.
@@ -281,11 +283,40 @@ fn bounds_against_series_measure() {
         of: Operand::Measure("bound".into()),
         strict: false,
         at: None,
+        from: None,
     };
     assert_eq!(verdict(Some("rt"), above), Verdict::Fail);
     let r = evaluate(&claim(Some("rt"), below), &measures());
     // Closest to the bound: x = 5 (4.3 − 3.5 = 0.8).
     assert_eq!(r.x, Some(5.0));
+}
+
+#[test]
+fn a_bound_from_x_leaves_out_the_points_below_it() {
+    // rt / bound is 0.81 at x = 5, 0.67 at 10 and 0.50 at 20: "at most 0.7" holds from 10.
+    let at_most = |from: Option<f64>| Predicate::AtMost {
+        of: Operand::Value(0.7),
+        strict: false,
+        at: None,
+        from,
+    };
+    let name = Some("ratio(rt, bound)");
+    let mut m = measures();
+    let claims = Claims {
+        specs: vec![claim(name, at_most(None))],
+        ..Default::default()
+    };
+    claims.add_derived_measures(&mut m);
+    assert_eq!(
+        evaluate(&claim(name, at_most(None)), &m).verdict,
+        Verdict::Fail
+    );
+    assert_eq!(
+        evaluate(&claim(name, at_most(Some(10.0))), &m).verdict,
+        Verdict::Pass
+    );
+    let none = evaluate(&claim(name, at_most(Some(30.0))), &m);
+    assert!(none.failed(), "no point at x ≥ 30 cannot pass");
 }
 
 #[test]
@@ -419,6 +450,7 @@ fn missing_measure_fails_with_reason() {
                 of: Operand::Value(1.0),
                 strict: false,
                 at: None,
+                from: None,
             },
         ),
         &measures(),
@@ -514,6 +546,7 @@ fn explanations_take_their_numbers_from_the_run() {
             of: Operand::Value(1.0),
             strict: false,
             at: None,
+            from: None,
         },
     );
     spec.explain_fail = Some("the bus needs {value} bit times".into());

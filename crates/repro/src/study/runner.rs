@@ -109,6 +109,7 @@ pub(crate) fn run_study_measured(
                         of: crate::claim::Operand::Value(0.0),
                         strict: false,
                         at: None,
+                        from: None,
                     },
                     explain_fail: None,
                     tests: Default::default(),
@@ -137,6 +138,7 @@ pub(crate) fn run_study_measured(
         };
         match out {
             Ok(mut out) => {
+                claims.add_derived_measures(&mut out.measures);
                 let own = out.measures.clone();
                 claims.add_paper_measures(&mut out.measures);
                 report.claims = claims
