@@ -3,7 +3,8 @@
 //! it shows parses (`rmcast … --help` after its arguments: an unknown flag or a bad value
 //! fails), every bare `--flag` exists in the help of the command its section is about, every
 //! example it runs exists, every repository path in its code resolves, every relative link in
-//! it and in the guide resolves, and CI runs its test command. The `rmcast repro` transcripts in
+//! it and in the guide resolves, every `rmcast` command in the guide's code blocks parses too,
+//! and CI runs its test command. The `rmcast repro` transcripts in
 //! `docs/results/` cannot drift from the registry either: each has one line per study (in the
 //! order the studies finished) with that study's claim count, its FAIL lines name real claims
 //! that are pinned as expected failures, and the counts add up. The numbers themselves come from

@@ -39,9 +39,9 @@ pub fn ticked(md: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every piece of code in `md`: each line of a fenced block (its `#` comment cut off) and each
-/// inline span outside them.
-fn code(md: &str) -> Vec<String> {
+/// Every piece of code in `md`: each line of a fenced block (its `#` comment cut off) and, with
+/// `inline`, each inline span outside them.
+fn code_of(md: &str, inline: bool) -> Vec<String> {
     let mut out = Vec::new();
     for (i, part) in md.split("```").enumerate() {
         if i % 2 == 1 {
@@ -50,11 +50,26 @@ fn code(md: &str) -> Vec<String> {
                 body.lines()
                     .map(|l| l.split(" #").next().unwrap_or("").to_string()),
             );
-        } else {
+        } else if inline {
             out.extend(ticked(part));
         }
     }
     out
+}
+
+fn code(md: &str) -> Vec<String> {
+    code_of(md, true)
+}
+
+/// `rmcast ARGS --help` succeeds: ARGS parse (clap stops at an unknown flag or a bad value
+/// before it reaches `--help`).
+fn assert_parses(line: &str, args: &[String]) {
+    let mut with_help: Vec<&str> = args.iter().map(String::as_str).collect();
+    if !with_help.contains(&"--help") {
+        with_help.push("--help");
+    }
+    let (ok, out) = rmcast(&with_help);
+    assert!(ok, "`{line}` does not parse:\n{out}");
 }
 
 /// The `rmcast` arguments of a line of code, if it runs `rmcast` (directly, under `sudo`, in
@@ -109,12 +124,7 @@ fn every_command_the_readme_shows_parses_and_every_flag_exists() {
                 continue;
             };
             commands += 1;
-            let mut with_help: Vec<&str> = args.iter().map(String::as_str).collect();
-            if !with_help.contains(&"--help") {
-                with_help.push("--help");
-            }
-            let (ok, out) = rmcast(&with_help);
-            assert!(ok, "the README's `{line}` does not parse:\n{out}");
+            assert_parses(&format!("README.md: {line}"), &args);
             if let Some(sub) = args.first().filter(|s| !s.starts_with('-')) {
                 if !subs.contains(sub) && ticked(heading).is_empty() {
                     subs.push(sub.clone());
@@ -134,6 +144,23 @@ fn every_command_the_readme_shows_parses_and_every_flag_exists() {
     assert!(
         commands >= 10,
         "only {commands} rmcast commands found in the README"
+    );
+}
+
+#[test]
+fn every_command_in_the_guides_code_blocks_parses() {
+    let mut commands = 0;
+    for page in markdown_in("docs/guide") {
+        for line in code_of(&read(&page), false) {
+            if let Some(args) = rmcast_args(&line) {
+                commands += 1;
+                assert_parses(&format!("{page}: {line}"), &args);
+            }
+        }
+    }
+    assert!(
+        commands >= 8,
+        "only {commands} rmcast commands found in the guide"
     );
 }
 
