@@ -333,3 +333,37 @@ fn the_defaults_the_readme_states_are_the_binary_defaults() {
         );
     }
 }
+
+/// Issue 60's bounds: at most 200 lines, and no dated timing (a date, or a number of seconds,
+/// milliseconds, minutes or hours): measurements go to docs/results/.
+#[test]
+fn the_readme_is_short_and_keeps_no_diary() {
+    let md = read("README.md");
+    let lines = md.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines; at most 200");
+    let words: Vec<&str> = md.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let b = w
+            .trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+            .as_bytes();
+        let date = b.len() == 10
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b.iter()
+                .enumerate()
+                .all(|(k, c)| k == 4 || k == 7 || c.is_ascii_digit());
+        assert!(
+            !date,
+            "README.md shows a date ({w}): records go to docs/results/"
+        );
+        let number = !b.is_empty() && b.iter().all(|c| c.is_ascii_digit() || *c == b'.');
+        let unit = words
+            .get(i + 1)
+            .map(|u| u.trim_end_matches([',', ';', ')', '.']));
+        assert!(
+            !(number && matches!(unit, Some("s" | "ms" | "min" | "h" | "hours" | "minutes"))),
+            "README.md shows a timing ({w} {}): measurements go to docs/results/",
+            unit.unwrap_or("")
+        );
+    }
+}
