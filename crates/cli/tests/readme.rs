@@ -1,16 +1,28 @@
-//! The README's `rmcast repro` transcripts and study list cannot drift from the registry: every
-//! registered study is named, each transcript has one line per study (in the order the studies
-//! finished) with that study's claim count, its FAIL lines name real claims that are pinned as
-//! expected failures, and the counts add up. The numbers themselves come from real runs pasted
-//! into the README.
+//! What the README states about the code, checked against the code (issue 60): the protocol
+//! table against `rmcast protocols --json`, the study list against the registry, every command
+//! it shows parses (`rmcast … --help` after its arguments: an unknown flag or a bad value
+//! fails), every bare `--flag` exists in the help of the command its section is about, every
+//! example it runs exists, every repository path in its code resolves, every relative link in
+//! it and in the guide resolves, every `rmcast` command in the guide's code blocks parses too,
+//! and CI runs its test command. The `rmcast repro` transcripts in
+//! `docs/results/` cannot drift from the registry either: each has one line per study (in the
+//! order the studies finished) with that study's claim count, its FAIL lines name real claims
+//! that are pinned as expected failures, and the counts add up. The numbers themselves come from
+//! real runs written there by `scripts/repro_transcript.py`.
+
+#[path = "readme/facts.rs"]
+mod facts;
 
 use rmcast_repro::{Pins, STUDIES};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-fn readme() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-        .expect("README.md")
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// The claim ids of each registered study, from its built-in claims file.
@@ -29,19 +41,15 @@ fn claim_ids() -> BTreeMap<&'static str, Vec<String>> {
         .collect()
 }
 
-/// The lines of each ```text block that starts with the `repro` command.
-fn transcripts(readme: &str) -> Vec<Vec<&str>> {
-    let command = "$ cargo run --release -q -p rmcast -- repro";
-    let blocks: Vec<Vec<&str>> = readme
-        .match_indices(command)
-        .map(|(start, _)| {
-            let rest = &readme[start..];
-            let end = rest.find("```").expect("the transcript block ends");
-            rest[..end].lines().collect()
-        })
-        .collect();
-    assert!(!blocks.is_empty(), "the README shows a repro transcript");
-    blocks
+/// The lines of the ```text block of a transcript page, from its `$ …` command on.
+fn transcript(page: &str) -> Vec<&str> {
+    let start = page
+        .find("```text\n$ ")
+        .expect("a ```text block with a command")
+        + 8;
+    let rest = &page[start..];
+    let end = rest.find("```").expect("the transcript block ends");
+    rest[..end].lines().collect()
 }
 
 fn number_before(line: &str, word: &str) -> usize {
@@ -56,27 +64,44 @@ fn number_before(line: &str, word: &str) -> usize {
 }
 
 #[test]
-fn readme_names_every_registered_study() {
-    let text = readme();
+fn readme_names_every_registered_study_with_its_seed() {
+    let text = read("README.md");
     let para = text
-        .find("`--list` names the registered studies")
+        .find("The registered studies:")
         .map(|i| &text[i..])
         .expect("the README lists the studies");
     let para = &para[..para.find("\n\n").unwrap_or(para.len())];
+    let named = facts::ticked(para);
+    let registered: Vec<&str> = STUDIES.iter().map(|s| s.name()).collect();
     for s in STUDIES {
+        let Some(at) = para.find(&format!("`{}` (", s.name())) else {
+            panic!("the README's study list lacks `{}`", s.name());
+        };
+        // "(seed 003: …)" must be the seed the study's own description names.
+        let after = &para[at + s.name().len() + 4..];
+        if let Some(seed) = after.strip_prefix("seed ").map(|r| &r[..3]) {
+            assert!(
+                s.about().source.contains(&format!("seed {seed}")),
+                "the README says `{}` is seed {seed}; the study says: {}",
+                s.name(),
+                s.about().source
+            );
+        }
+    }
+    for n in named.iter().filter(|n| !n.contains(' ')) {
         assert!(
-            para.contains(&format!("`{}`", s.name())),
-            "the README's study list lacks `{}`",
-            s.name()
+            registered.contains(&n.as_str()) || n == "saw",
+            "the README's study list names `{n}`, which is not a registered study"
         );
     }
 }
 
 #[test]
-fn readme_transcripts_match_the_registry_and_the_pinned_list() {
-    let text = readme();
-    for lines in transcripts(&text) {
-        check_transcript(&lines);
+fn recorded_transcripts_match_the_registry_and_the_pinned_list() {
+    for page in ["docs/results/repro-quick.md", "docs/results/repro-full.md"] {
+        let text = read(page);
+        assert!(text.contains("Code: `"), "{page} names the commit it ran");
+        check_transcript(&transcript(&text));
     }
 }
 
@@ -106,7 +131,7 @@ fn check_transcript(lines: &[&str]) {
             );
             assert!(
                 pins.get(id).is_some(),
-                "FAIL {id}: the README shows a failure that is not pinned"
+                "FAIL {id}: the transcript shows a failure that is not pinned"
             );
             *fails_seen.entry(study).or_default() += 1;
             continue;
@@ -142,7 +167,9 @@ fn check_transcript(lines: &[&str]) {
     order.sort_unstable();
     studies_seen.sort_unstable();
     assert_eq!(studies_seen, order, "one line per registered study");
-    for line in lines {
+    // A full transcript leaves its FAIL lines out (`grep -v '^  FAIL'`); a quick one shows all.
+    let fails_shown = !lines.iter().any(|l| l.contains("grep -v '^  FAIL'"));
+    for line in lines.iter().filter(|_| fails_shown) {
         if let Some((name, rest)) = line.split_once(": ") {
             if let Some(f) = fails_seen.get(name) {
                 assert_eq!(
