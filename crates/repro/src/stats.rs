@@ -22,6 +22,50 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// `self − other`, its interval's half-width `√(h₁² + h₂²)` from both intervals (the two
+    /// taken as independent; families run on the same seeds are positively correlated when
+    /// anything, so the interval errs wide). `None` if not finite.
+    pub fn minus(&self, other: &Estimate) -> Option<Estimate> {
+        self.combine(other, self.mean - other.mean, |a, b| a.hypot(b))
+    }
+
+    /// `self / other`, its interval by the delta method
+    /// (`Var(A/B) ≈ Var(A)/B² + A²·Var(B)/B⁴`, the two taken as independent). `None` for a
+    /// zero denominator or a result that is not finite.
+    pub fn over(&self, other: &Estimate) -> Option<Estimate> {
+        if other.mean == 0.0 {
+            return None;
+        }
+        let (a, b) = (self.mean, other.mean);
+        self.combine(other, a / b, |sa, sb| (sa / b).hypot(a * sb / (b * b)))
+    }
+
+    /// An estimate of `mean` whose spread is `spread` of the two operands' spreads.
+    fn combine(
+        &self,
+        other: &Estimate,
+        mean: f64,
+        spread: impl Fn(f64, f64) -> f64,
+    ) -> Option<Self> {
+        let half = |e: &Estimate| (e.ci_hi - e.mean).max(e.mean - e.ci_lo).max(0.0);
+        let hw = spread(half(self), half(other));
+        let n = match (self.n, other.n) {
+            (0, n) | (n, 0) => n,
+            (x, y) => x.min(y),
+        };
+        let e = Estimate {
+            mean,
+            sd: spread(self.sd, other.sd),
+            n,
+            ci_lo: mean - hw,
+            ci_hi: mean + hw,
+        };
+        [e.mean, e.sd, e.ci_lo, e.ci_hi]
+            .iter()
+            .all(|v| v.is_finite())
+            .then_some(e)
+    }
+
     /// An analytic value: no runs, no spread.
     pub fn exact(v: f64) -> Self {
         Estimate {

@@ -3,10 +3,8 @@
 //!
 //! A sentence like "+43 % at r = 30" or "N(FF-IW) is at least 4.9 % above N(FF-IW-IT)" is a
 //! ratio of two families at one x. Writing it as an expression keeps the spread: the
-//! result's 95 % interval comes from both operands' intervals by the delta method
-//! (`Var(A/B) ≈ Var(A)/B² + A²·Var(B)/B⁴`, `Var(A−B) = Var(A) + Var(B)`), treating the two
-//! as independent. Families run on the same seeds are positively correlated when anything,
-//! so the interval errs wide: a claim is left undecided rather than decided on noise.
+//! result's 95 % interval comes from both operands' intervals ([`Estimate::over`],
+//! [`Estimate::minus`]), so a claim is left undecided rather than decided on noise.
 
 use super::Claims;
 use crate::measure::{Measure, Measures};
@@ -35,38 +33,12 @@ pub(crate) fn parse(name: &str) -> Option<(Op, &str, &str)> {
     (plain(a) && plain(b)).then_some((op, a, b))
 }
 
-/// Half-width of the 95 % interval (the larger side, for an interval that is not symmetric).
-fn half_width(e: &Estimate) -> f64 {
-    (e.ci_hi - e.mean).max(e.mean - e.ci_lo).max(0.0)
-}
-
-/// `a op b` with its spread (`None`: a ratio whose denominator is 0, or a result that is
-/// not finite).
+/// `a op b` with both spreads ([`Estimate::minus`], [`Estimate::over`]).
 pub(crate) fn combine(op: Op, a: &Estimate, b: &Estimate) -> Option<Estimate> {
-    let (mean, spread): (f64, &dyn Fn(f64, f64) -> f64) = match op {
-        Op::Diff => (a.mean - b.mean, &|sa, sb| sa.hypot(sb)),
-        Op::Ratio if b.mean == 0.0 => return None,
-        Op::Ratio => (a.mean / b.mean, &|sa, sb| {
-            (sa / b.mean).hypot(a.mean * sb / (b.mean * b.mean))
-        }),
-    };
-    let hw = spread(half_width(a), half_width(b));
-    let sd = spread(a.sd, b.sd);
-    let n = match (a.n, b.n) {
-        (0, n) | (n, 0) => n,
-        (x, y) => x.min(y),
-    };
-    let e = Estimate {
-        mean,
-        sd,
-        n,
-        ci_lo: mean - hw,
-        ci_hi: mean + hw,
-    };
-    [e.mean, e.sd, e.ci_lo, e.ci_hi]
-        .iter()
-        .all(|v| v.is_finite())
-        .then_some(e)
+    match op {
+        Op::Diff => a.minus(b),
+        Op::Ratio => a.over(b),
+    }
 }
 
 /// The measure the expression `name` stands for, from `m` (`None`: not an expression, or
