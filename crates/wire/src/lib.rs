@@ -160,6 +160,8 @@ macro_rules! wire_enum {
 }
 
 #[macro_use]
+mod family_table;
+#[macro_use]
 mod field;
 
 pub mod bap;
@@ -274,84 +276,18 @@ pub enum EncodeError {
     },
 }
 
-/// Protocol families. Numbers are stable wire values; never reuse one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Family {
-    /// Multicast stop-and-wait (seed 000).
-    Saw = 1,
-    /// Multicast block acknowledgment (seed 000).
-    Bap = 2,
-    /// Round-robin acknowledgment (seed 000, Ch. 5).
-    Rra = 3,
-    /// Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP (seed 001).
-    Tree = 4,
-    /// Polling-based reliable multicast, PRMP (seed 004).
-    Prmp = 5,
-    /// XTP-style transmitter-driven multicast (seed 002).
-    Xtp = 6,
-    /// Scalable Reliable Multicast, SRM (seed 003).
-    Srm = 7,
-    /// PGM essentials after RFC 3208 (seed 003).
-    Pgm = 8,
-    /// Light-weight Multicast Services, LMS (seed 003).
-    Lms = 9,
-    /// Full-feedback baseline of seed 004 (after Towsley & Mithal).
-    Ff = 10,
-    /// Session control of the real-network driver (`rmcast send`/`recv`).
-    Session = 15,
-}
-
-impl Family {
-    /// Every family this build knows, in wire-number order.
-    pub const ALL: &'static [Family] = &[
-        Family::Saw,
-        Family::Bap,
-        Family::Rra,
-        Family::Tree,
-        Family::Prmp,
-        Family::Xtp,
-        Family::Srm,
-        Family::Pgm,
-        Family::Lms,
-        Family::Ff,
-        Family::Session,
-    ];
-
-    /// Parse a wire value.
-    pub fn from_u8(v: u8) -> Result<Self, DecodeError> {
-        match v {
-            1 => Ok(Family::Saw),
-            2 => Ok(Family::Bap),
-            3 => Ok(Family::Rra),
-            4 => Ok(Family::Tree),
-            5 => Ok(Family::Prmp),
-            6 => Ok(Family::Xtp),
-            7 => Ok(Family::Srm),
-            8 => Ok(Family::Pgm),
-            9 => Ok(Family::Lms),
-            10 => Ok(Family::Ff),
-            15 => Ok(Family::Session),
-            other => Err(DecodeError::UnknownFamily(other)),
-        }
-    }
-
-    /// Short lower-case name, as used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Saw => "saw",
-            Family::Bap => "bap",
-            Family::Rra => "rra",
-            Family::Tree => "tree",
-            Family::Prmp => "prmp",
-            Family::Srm => "srm",
-            Family::Pgm => "pgm",
-            Family::Lms => "lms",
-            Family::Ff => "ff",
-            Family::Xtp => "xtp",
-            Family::Session => "session",
-        }
-    }
+families! {
+    Saw = 1 => saw, "saw", "Multicast stop-and-wait (seed 000).";
+    Bap = 2 => bap, "bap", "Multicast block acknowledgment (seed 000).";
+    Rra = 3 => rra, "rra", "Round-robin acknowledgment (seed 000, Ch. 5).";
+    Tree = 4 => tree, "tree", "Tree-based ACK consolidation and local re-multicast: DSP, CSP, CP (seed 001).";
+    Prmp = 5 => prmp, "prmp", "Polling-based reliable multicast, PRMP (seed 004).";
+    Xtp = 6 => xtp, "xtp", "XTP-style transmitter-driven multicast (seed 002).";
+    Srm = 7 => srm, "srm", "Scalable Reliable Multicast, SRM (seed 003).";
+    Pgm = 8 => pgm, "pgm", "PGM essentials after RFC 3208 (seed 003).";
+    Lms = 9 => lms, "lms", "Light-weight Multicast Services, LMS (seed 003).";
+    Ff = 10 => ff, "ff", "Full-feedback baseline of seed 004 (after Towsley & Mithal).";
+    Session = 15 => session, "session", "Session control of the real-network driver (`rmcast send`/`recv`).";
 }
 
 /// What a packet is for, as far as a protocol-agnostic observer (a simulator's loss filter, a
@@ -418,7 +354,7 @@ impl Header {
         }
         let family = Family::from_u8(r.u8()?)?;
         let kind = r.u8()?;
-        check_kind(family, kind)?;
+        family.check_kind(kind)?;
         let flags = r.u8()?;
         if flags & !KNOWN_FLAGS != 0 {
             return Err(DecodeError::Reserved("flags"));
@@ -454,19 +390,7 @@ impl Header {
 
     /// How a protocol-agnostic observer should treat this packet.
     pub fn class(&self) -> PacketClass {
-        let data = match self.family {
-            Family::Saw => saw::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Bap => bap::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Rra => rra::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Tree => tree::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Prmp => prmp::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Srm => srm::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Pgm => pgm::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Lms => lms::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Ff => ff::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Xtp => xtp::Kind::from_u8(self.kind).is_ok_and(|k| k.is_data()),
-            Family::Session => false,
-        };
+        let data = self.family.kind_is_data(self.kind);
         if !data {
             PacketClass::Control
         } else if self.flags & FLAG_RETRANSMISSION != 0 {
@@ -489,22 +413,6 @@ impl Header {
     }
 }
 
-fn check_kind(family: Family, kind: u8) -> Result<(), DecodeError> {
-    match family {
-        Family::Saw => saw::Kind::from_u8(kind).map(|_| ()),
-        Family::Bap => bap::Kind::from_u8(kind).map(|_| ()),
-        Family::Rra => rra::Kind::from_u8(kind).map(|_| ()),
-        Family::Tree => tree::Kind::from_u8(kind).map(|_| ()),
-        Family::Prmp => prmp::Kind::from_u8(kind).map(|_| ()),
-        Family::Srm => srm::Kind::from_u8(kind).map(|_| ()),
-        Family::Pgm => pgm::Kind::from_u8(kind).map(|_| ()),
-        Family::Lms => lms::Kind::from_u8(kind).map(|_| ()),
-        Family::Ff => ff::Kind::from_u8(kind).map(|_| ()),
-        Family::Xtp => xtp::Kind::from_u8(kind).map(|_| ()),
-        Family::Session => session::Kind::from_u8(kind).map(|_| ()),
-    }
-}
-
 /// Addressing fields every packet carries besides its body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Envelope {
@@ -514,147 +422,6 @@ pub struct Envelope {
     pub source: u32,
     /// Header flags ([`FLAG_RETRANSMISSION`]).
     pub flags: u8,
-}
-
-/// A message body of one protocol family.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message<'a> {
-    /// A `saw` message.
-    Saw(saw::Message<'a>),
-    /// A `bap` message.
-    Bap(bap::Message<'a>),
-    /// A `rra` message.
-    Rra(rra::Message<'a>),
-    /// A `dsp`/`csp`/`cp` message.
-    Tree(tree::Message<'a>),
-    /// A `prmp` message.
-    Prmp(prmp::Message<'a>),
-    /// A `srm` message.
-    Srm(srm::Message<'a>),
-    /// A `pgm` message.
-    Pgm(pgm::Message<'a>),
-    /// A `lms` message.
-    Lms(lms::Message<'a>),
-    /// A `ff` message.
-    Ff(ff::Message<'a>),
-    /// A `xtp` message.
-    Xtp(xtp::Message<'a>),
-    /// A the session layer message.
-    Session(session::Message<'a>),
-}
-
-/// Conversions between [`Message`] and each family's own message enum: `From` wraps a
-/// family message, `TryFrom` unwraps it (handing the message back when it is of another
-/// family), so an agent can ask for "a message of my family" in one step.
-macro_rules! family_conversions {
-    ($($variant:ident => $module:ident),* $(,)?) => {$(
-        impl<'a> From<$module::Message<'a>> for Message<'a> {
-            fn from(m: $module::Message<'a>) -> Self {
-                Message::$variant(m)
-            }
-        }
-        impl<'a> TryFrom<Message<'a>> for $module::Message<'a> {
-            type Error = Message<'a>;
-            fn try_from(m: Message<'a>) -> Result<Self, Message<'a>> {
-                match m {
-                    Message::$variant(m) => Ok(m),
-                    other => Err(other),
-                }
-            }
-        }
-    )*};
-}
-
-family_conversions! {
-    Saw => saw,
-    Bap => bap,
-    Rra => rra,
-    Tree => tree,
-    Prmp => prmp,
-    Srm => srm,
-    Pgm => pgm,
-    Lms => lms,
-    Ff => ff,
-    Xtp => xtp,
-    Session => session,
-}
-
-impl Message<'_> {
-    fn family(&self) -> Family {
-        match self {
-            Message::Saw(_) => Family::Saw,
-            Message::Bap(_) => Family::Bap,
-            Message::Rra(_) => Family::Rra,
-            Message::Tree(_) => Family::Tree,
-            Message::Prmp(_) => Family::Prmp,
-            Message::Srm(_) => Family::Srm,
-            Message::Pgm(_) => Family::Pgm,
-            Message::Lms(_) => Family::Lms,
-            Message::Ff(_) => Family::Ff,
-            Message::Xtp(_) => Family::Xtp,
-            Message::Session(_) => Family::Session,
-        }
-    }
-    fn kind(&self) -> u8 {
-        match self {
-            Message::Saw(m) => m.kind() as u8,
-            Message::Bap(m) => m.kind() as u8,
-            Message::Rra(m) => m.kind() as u8,
-            Message::Tree(m) => m.kind() as u8,
-            Message::Prmp(m) => m.kind() as u8,
-            Message::Srm(m) => m.kind() as u8,
-            Message::Pgm(m) => m.kind() as u8,
-            Message::Lms(m) => m.kind() as u8,
-            Message::Ff(m) => m.kind() as u8,
-            Message::Xtp(m) => m.kind() as u8,
-            Message::Session(m) => m.kind() as u8,
-        }
-    }
-    fn body_len(&self) -> usize {
-        match self {
-            Message::Saw(m) => m.body_len(),
-            Message::Bap(m) => m.body_len(),
-            Message::Rra(m) => m.body_len(),
-            Message::Tree(m) => m.body_len(),
-            Message::Prmp(m) => m.body_len(),
-            Message::Srm(m) => m.body_len(),
-            Message::Pgm(m) => m.body_len(),
-            Message::Lms(m) => m.body_len(),
-            Message::Ff(m) => m.body_len(),
-            Message::Xtp(m) => m.body_len(),
-            Message::Session(m) => m.body_len(),
-        }
-    }
-    fn check(&self) -> Result<(), EncodeError> {
-        match self {
-            Message::Saw(m) => m.check(),
-            Message::Bap(m) => m.check(),
-            Message::Rra(m) => m.check(),
-            Message::Tree(m) => m.check(),
-            Message::Prmp(m) => m.check(),
-            Message::Srm(m) => m.check(),
-            Message::Pgm(m) => m.check(),
-            Message::Lms(m) => m.check(),
-            Message::Ff(m) => m.check(),
-            Message::Xtp(m) => m.check(),
-            Message::Session(m) => m.check(),
-        }
-    }
-    fn write_body(&self, w: &mut Writer<'_>) {
-        match self {
-            Message::Saw(m) => m.write_body(w),
-            Message::Bap(m) => m.write_body(w),
-            Message::Rra(m) => m.write_body(w),
-            Message::Tree(m) => m.write_body(w),
-            Message::Prmp(m) => m.write_body(w),
-            Message::Srm(m) => m.write_body(w),
-            Message::Pgm(m) => m.write_body(w),
-            Message::Lms(m) => m.write_body(w),
-            Message::Ff(m) => m.write_body(w),
-            Message::Xtp(m) => m.write_body(w),
-            Message::Session(m) => m.write_body(w),
-        }
-    }
 }
 
 /// A decoded datagram: header fields plus a typed body borrowing from the input.
@@ -672,19 +439,7 @@ impl<'a> Packet<'a> {
         let header = Header::parse(datagram)?;
         let body = datagram.get(HEADER_LEN..).unwrap_or_default();
         let mut r = Reader::new(body);
-        let message = match header.family {
-            Family::Saw => Message::Saw(saw::Message::read_body(header.kind, &mut r)?),
-            Family::Bap => Message::Bap(bap::Message::read_body(header.kind, &mut r)?),
-            Family::Rra => Message::Rra(rra::Message::read_body(header.kind, &mut r)?),
-            Family::Tree => Message::Tree(tree::Message::read_body(header.kind, &mut r)?),
-            Family::Prmp => Message::Prmp(prmp::Message::read_body(header.kind, &mut r)?),
-            Family::Srm => Message::Srm(srm::Message::read_body(header.kind, &mut r)?),
-            Family::Pgm => Message::Pgm(pgm::Message::read_body(header.kind, &mut r)?),
-            Family::Lms => Message::Lms(lms::Message::read_body(header.kind, &mut r)?),
-            Family::Ff => Message::Ff(ff::Message::read_body(header.kind, &mut r)?),
-            Family::Xtp => Message::Xtp(xtp::Message::read_body(header.kind, &mut r)?),
-            Family::Session => Message::Session(session::Message::read_body(header.kind, &mut r)?),
-        };
+        let message = Message::read_body(header.family, header.kind, &mut r)?;
         if r.remaining() != 0 {
             return Err(DecodeError::TrailingBytes(r.remaining()));
         }

@@ -50,7 +50,7 @@ fn unknown_kinds_name_their_family() {
     for (env, msg) in samples() {
         let mut b = Packet::to_vec(env, &msg).unwrap();
         let family = msg.family();
-        for kind in (0..=u8::MAX).filter(|&k| check_kind(family, k).is_err()) {
+        for kind in (0..=u8::MAX).filter(|&k| family.check_kind(k).is_err()) {
             b[4] = kind;
             assert_eq!(
                 Packet::decode(&b),
@@ -121,7 +121,7 @@ fn every_kind_encodes_to_its_golden_bytes_and_back() {
     let samples = samples();
     assert_eq!(samples.len(), GOLDEN.len());
     for &family in Family::ALL {
-        for kind in (0..=u8::MAX).filter(|&k| check_kind(family, k).is_ok()) {
+        for kind in (0..=u8::MAX).filter(|&k| family.check_kind(k).is_ok()) {
             assert!(
                 samples
                     .iter()
