@@ -81,6 +81,8 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Measure performance (`rmcast bench sim`)
     Bench(cmd::bench::Args),
+    /// Print the Wireshark dissector (Lua) for rmcast's packets
+    Dissector(cmd::dissector::Args),
 }
 
 fn main() -> ExitCode {
@@ -116,6 +118,7 @@ fn main() -> ExitCode {
         Command::Testbed(a) => cmd::testbed::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Dissector(a) => cmd::dissector::run(a),
     };
     match result {
         Ok(code) => code,

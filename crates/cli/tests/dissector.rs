@@ -176,26 +176,10 @@ fn expect(datagram: &[u8], trailer: Option<&[u8]>, opaque: bool) -> Expect {
     e
 }
 
-fn kind_name(m: &Message<'_>) -> &'static str {
-    match m {
-        Message::Saw(m) => ["DATA", "ACK"][m.kind() as usize - 1],
-        Message::Bap(m) => ["DATA", "ACK"][m.kind() as usize - 1],
-        Message::Rra(m) => ["DATA", "ACK", "POLL"][m.kind() as usize - 1],
-        Message::Tree(m) => {
-            ["STATUS", "LOCAL STATUS", "LOCAL DATA", "DATA", "ASSIGN"][m.kind() as usize]
-        }
-        Message::Prmp(m) => ["DATA", "POLL", "DATAPOLL", "RESP"][m.kind() as usize - 1],
-        Message::Xtp(m) => ["FIRST", "DATA", "CNTL", "FASTNAK"][m.kind() as usize - 1],
-        Message::Srm(m) => ["DATA", "REQUEST", "REPAIR", "SESSION"][m.kind() as usize - 1],
-        Message::Pgm(m) => [
-            "ODATA", "RDATA", "NAK", "NCF", "SPM", "PARITY", "BNAK", "BNCF", "CCS", "CCFB",
-        ][m.kind() as usize - 1],
-        Message::Lms(m) => {
-            ["DATA", "REQUEST", "DREQ", "REPAIR", "HEARTBEAT", "REFRESH"][m.kind() as usize - 1]
-        }
-        Message::Ff(m) => ["DATA", "ACK", "CUMACK"][m.kind() as usize - 1],
-        Message::Session(m) => ["ANNOUNCE", "JOIN", "REPORT", "END", "HAVE"][m.kind() as usize - 1],
-    }
+/// The kind's name as the dissector shows it: the wire crate's own (the dissector's tables
+/// are generated from it).
+fn kind_name(m: &Message<'_>) -> String {
+    m.kind_name()
 }
 
 /// Every body field of `m`, in the dissector's names.
@@ -945,6 +929,32 @@ fn samples() -> Vec<Vec<u8>> {
 const PORTS: [u16; 3] = [7001, 5000, 47_123];
 
 #[test]
+fn the_committed_dissector_is_what_rmcast_dissector_prints() {
+    let lua = std::fs::read_to_string(dissector()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rmcast"))
+        .arg("dissector")
+        .output()
+        .expect("run rmcast dissector");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The binary embeds the file as it was built; the generated block is the wire crate's.
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        rmcast_wire::dissector::regenerate(&lua).as_deref(),
+        Some(printed.as_str()),
+        "tools/wireshark/rmcast.lua's tables differ from the wire format's: \
+         run `rmcast dissector > tools/wireshark/rmcast.lua`"
+    );
+    assert_eq!(
+        lua, printed,
+        "run `rmcast dissector > tools/wireshark/rmcast.lua`"
+    );
+}
+
+#[test]
 fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
     if !tshark_available() {
         return;
@@ -1191,7 +1201,7 @@ fn simulator_captures_of_every_protocol_decode_as_the_wire_crate_wrote_them() {
             String::from_utf8_lossy(&out.stderr)
         );
         let captured = read_pcap(&pcap);
-        let mut kinds = BTreeMap::<&str, usize>::new();
+        let mut kinds = BTreeMap::<String, usize>::new();
         let expected: Vec<Expect> = captured
             .iter()
             .map(|c| {

@@ -36,6 +36,13 @@ macro_rules! families {
                 }
             }
 
+            /// Every kind of this family: its wire number and its name ([`saw::Kind::name`]).
+            pub fn kinds(self) -> Vec<(u8, String)> {
+                match self {
+                    $(Family::$variant => $module::Kind::ALL.iter().map(|k| (*k as u8, k.name())).collect(),)+
+                }
+            }
+
             /// Whether `kind` is a kind of this family.
             fn check_kind(self, kind: u8) -> Result<(), DecodeError> {
                 match self {
@@ -75,9 +82,16 @@ macro_rules! families {
         )+
 
         impl<'a> Message<'a> {
-            fn family(&self) -> Family {
+            /// The family the message belongs to.
+            pub fn family(&self) -> Family {
                 match self {
                     $(Message::$variant(_) => Family::$variant,)+
+                }
+            }
+            /// The message's kind as the packet dissector names it ([`saw::Kind::name`]).
+            pub fn kind_name(&self) -> String {
+                match self {
+                    $(Message::$variant(m) => m.kind().name(),)+
                 }
             }
             fn kind(&self) -> u8 {
@@ -108,4 +122,17 @@ macro_rules! families {
             }
         }
     };
+}
+
+/// A variant's identifier in capitals, a space between its words: `LocalStatus` is
+/// "LOCAL STATUS".
+pub(crate) fn shout(ident: &str) -> String {
+    let mut out = String::with_capacity(ident.len() + 4);
+    for (i, c) in ident.char_indices() {
+        if i > 0 && c.is_ascii_uppercase() {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
 }

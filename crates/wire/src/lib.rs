@@ -87,6 +87,15 @@ macro_rules! packet_kinds {
             pub fn is_data(self) -> bool {
                 false $(|| self == Kind::$data)*
             }
+            /// Every kind of the family, in wire-number order of declaration.
+            pub const ALL: &'static [Kind] = &[$(Kind::$name),+];
+            /// The kind's name as the packet dissector shows it: the variant's words in
+            /// capitals (`LocalStatus` is "LOCAL STATUS").
+            pub fn name(self) -> String {
+                match self {
+                    $(Kind::$name => $crate::family_table::shout(stringify!($name)),)+
+                }
+            }
         }
 
         impl Message<'_> {
@@ -166,6 +175,7 @@ mod field;
 
 pub mod bap;
 mod cursor;
+pub mod dissector;
 pub mod ff;
 pub mod lms;
 pub mod pgm;

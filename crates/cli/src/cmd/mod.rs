@@ -4,6 +4,7 @@ pub mod bench_cc;
 pub mod bench_net;
 pub mod bench_scale;
 pub mod bench_xtp;
+pub mod dissector;
 pub mod keygen;
 pub mod merge;
 pub mod protocols;
