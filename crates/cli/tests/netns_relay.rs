@@ -728,3 +728,72 @@ fn a_keyed_relay_refuses_a_stale_announce() {
         }
     }
 }
+
+/// What every test of a relay killed mid-transfer checks: the standby took over, every
+/// receiver followed the session to it once and the sender took each back there.
+fn fell_back(t: &relays::Transfer, after_kill: f64) {
+    let s = session(&t.relays[0]);
+    eprintln!(
+        "standby: {s}\nsender: {}\n{after_kill:.1}s from the kill to the sender's end",
+        t.sender["agent"]
+    );
+    assert!(s["took_over_after_s"].as_f64().is_some(), "{s}");
+    assert!(count(&t.relays[0], "standby_held") > 0, "{s}");
+    assert_eq!(s["ended"], "end");
+    for r in &t.receivers {
+        assert_eq!(r["moves"], 1, "{r}");
+    }
+    for r in t.sender["receivers"].as_array().into_iter().flatten() {
+        eprintln!("receiver: {r}");
+        assert_eq!(r["outcome"], "completed", "{r}");
+        assert_eq!(r["moves"], 1, "{r}");
+    }
+}
+
+/// pgm through a relay hosting its network element, killed (SIGKILL) a third of the way
+/// into a 6-MB transfer; a standby relay on a second router between the same bridges takes
+/// over after 1 s of its silence, the receivers follow the session there and JOIN again,
+/// the sender takes them back at the standby's proxies: every receiver byte-exact, the
+/// sender exits 0.
+#[test]
+fn a_relay_killed_mid_transfer_pgm() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, after) = relays::relay_killed_midway("239.77.9.20:6600", &[], None, &[], 21);
+    fell_back(&t, after);
+    assert_eq!(session(&t.relays[0])["agent"], true);
+}
+
+/// csp through a relay hosting region 0's local exchange, killed a third of the way in; a
+/// standby hosting the same region's exchange takes over (the sender takes the exchange's
+/// consolidated status from its new address), every receiver byte-exact.
+#[test]
+fn a_relay_killed_mid_transfer_csp() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, after) = relays::relay_killed_midway(
+        "239.77.9.21:6610",
+        &["--region", "0"],
+        Some(0),
+        &["--protocol", "csp"],
+        22,
+    );
+    fell_back(&t, after);
+    assert_eq!(session(&t.relays[0])["agent"], true);
+}
+
+/// cp, as [`a_relay_killed_mid_transfer_csp`].
+#[test]
+fn a_relay_killed_mid_transfer_cp() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, after) = relays::relay_killed_midway(
+        "239.77.9.22:6620",
+        &["--region", "0"],
+        Some(0),
+        &["--protocol", "cp"],
+        23,
+    );
+    fell_back(&t, after);
+    assert_eq!(session(&t.relays[0])["agent"], true);
+}

@@ -1,0 +1,139 @@
+//! A standby relay (`rmcast relay --standby SECS`): a second relay between the same networks
+//! as an active one, which takes the region over when the active relay dies, as a redundant
+//! router takes a subnet over when its peer stops (VRRP, a PIM designated router's
+//! successor).
+//!
+//! While it stands by it follows the session upstream as any relay does (the ANNOUNCE fixes
+//! the session and its sender) but forwards nothing down and hosts no agent: the receivers
+//! below hear the active relay only. It listens on its downstream interfaces for the
+//! session's multicast from anyone it does not serve: the active relay forwarding it. When
+//! it has heard none for `SECS` while the session runs upstream, it takes over: from then on
+//! it is an ordinary relay (its agent is built from the next running ANNOUNCE, which it
+//! forwards down), and the receivers, whose relay fell silent, follow the session to its
+//! address ([`crate::receiver`]'s fallback) and JOIN again through it.
+//!
+//! A standby started alone (no active relay below) takes over `SECS` after it adopted the
+//! session. Two standbys on the same networks would both take over: run one.
+
+use rmcast_proto::Time;
+use rmcast_wire::{session, Message, Packet};
+use std::time::Duration;
+
+/// A standby relay's watch over the active relay downstream.
+#[derive(Debug, Clone)]
+pub(super) struct Standby {
+    /// Silence of the active relay after which it takes over.
+    after: Duration,
+    /// When the active relay's multicast was last heard downstream.
+    heard: Option<Time>,
+    /// When the session being watched was adopted.
+    watching: Option<Time>,
+    /// When it took over (`None`: standing by).
+    took_over: Option<Time>,
+}
+
+impl Standby {
+    pub(super) fn new(after: Duration) -> Self {
+        Standby {
+            after,
+            heard: None,
+            watching: None,
+            took_over: None,
+        }
+    }
+
+    /// Whether it still stands by (forwards nothing down).
+    pub(super) fn standing_by(&self) -> bool {
+        self.took_over.is_none()
+    }
+
+    /// The session's multicast heard downstream from a host it does not serve: the active
+    /// relay is alive.
+    pub(super) fn heard(&mut self, now: Time) {
+        self.heard = Some(now);
+    }
+
+    /// Whether what came from upstream at `now` is held (not forwarded, not shown to an
+    /// agent): the active relay was heard within [`Standby::after`] of `now`, or the session
+    /// was adopted less than that ago. Takes over (and says so) when neither holds.
+    pub(super) fn holds(&mut self, now: Time) -> bool {
+        if self.took_over.is_some() {
+            return false;
+        }
+        let watching = *self.watching.get_or_insert(now);
+        let last = self.heard.map_or(watching, |h| h.max(watching));
+        if now.saturating_since(last) < self.after {
+            return true;
+        }
+        self.took_over = Some(now);
+        match self.heard {
+            Some(_) => tracing::warn!(
+                "standby: the active relay has been silent downstream for {:.1}s: taking over",
+                now.saturating_since(last).as_secs_f64()
+            ),
+            None => tracing::warn!(
+                "standby: no relay heard downstream within {:.1}s of the session: taking over",
+                self.after.as_secs_f64()
+            ),
+        }
+        false
+    }
+
+    /// Seconds from the session's adoption to the takeover, if it took over.
+    pub(super) fn took_over_after(&self) -> Option<f64> {
+        let (w, t) = (self.watching?, self.took_over?);
+        Some(t.saturating_since(w).as_secs_f64())
+    }
+
+    /// The session ended: stand by again for the next one.
+    pub(super) fn reset(&mut self) {
+        *self = Standby::new(self.after);
+    }
+}
+
+/// Whether `d` is the sender's END (a standby that holds the session still ends with it).
+pub(super) fn is_end(d: &[u8]) -> bool {
+    matches!(
+        Packet::decode(d),
+        Ok(Packet {
+            message: Message::Session(session::Message::End { .. }),
+            ..
+        })
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Time {
+        Time::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn it_holds_while_the_active_relay_is_heard_and_takes_over_after_its_silence() {
+        let mut s = Standby::new(Duration::from_secs(1));
+        assert!(s.holds(at(0)), "the session just adopted");
+        s.heard(at(100));
+        assert!(s.holds(at(900)));
+        s.heard(at(1000));
+        assert!(s.holds(at(1999)), "heard 999 ms ago");
+        assert!(s.standing_by());
+        assert!(!s.holds(at(2000)), "silent for 1 s: taken over");
+        assert!(!s.standing_by());
+        s.heard(at(2100));
+        assert!(!s.holds(at(2100)), "once taken over, it serves");
+        assert_eq!(s.took_over_after(), Some(2.0));
+        s.reset();
+        assert!(s.standing_by() && s.took_over_after().is_none());
+    }
+
+    #[test]
+    fn alone_it_takes_over_once_the_session_has_run_its_delay() {
+        let mut s = Standby::new(Duration::from_millis(500));
+        assert!(s.holds(at(10_000)));
+        assert!(s.holds(at(10_499)));
+        assert!(!s.holds(at(10_500)));
+        assert_eq!(s.took_over_after(), Some(0.5));
+    }
+}
