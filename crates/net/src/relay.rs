@@ -462,8 +462,15 @@ impl Relay {
         if self.standby.as_mut().is_some_and(|sb| sb.holds(now)) {
             // Standing by: the session is followed (its END too), nothing goes down.
             s.report.standby_held += 1;
-            if h.family == Family::Session && standby::is_end(d.plain) {
+            if h.family != Family::Session {
+                return;
+            }
+            if standby::is_end(d.plain) {
                 s.ended_at.get_or_insert(now);
+            }
+            let custody = standby::custody(d.plain, self.cfg.region);
+            if let (Some(p), Some(sb)) = (custody, self.standby.as_mut()) {
+                sb.custody(p);
             }
             return;
         }

@@ -456,19 +456,30 @@ pub fn killed_receiver_behind_a_relay(
     v
 }
 
+/// Every side's end after [`relay_killed_midway_raw`].
+pub struct Killed {
+    pub sender: std::process::Output,
+    pub standby: std::process::Output,
+    pub receivers: Vec<Option<std::process::Output>>,
+    pub dirs: Vec<PathBuf>,
+    pub data: Vec<u8>,
+    /// Seconds from the kill to the sender's end.
+    pub after_kill: f64,
+    _work: tempfile::TempDir,
+}
+
 /// Two relay routers between the sender's bridge and one bridge of three receivers (5 %
 /// frame loss on it): A (`.254`) runs `rmcast relay` with `relay_extra`, B (`.253`) the same
 /// with `--standby 1`. A 6-MB transfer at 20 Mbit/s (`send_extra`: the protocol) to
-/// receivers of region `region`; A is killed (SIGKILL) once receiver 0 holds 2 MB. Every
-/// receiver must complete byte-exact and the sender exit 0. Returns every side's JSON (B's
-/// as the only relay) and the seconds from the kill to the end of the transfer.
-pub fn relay_killed_midway(
+/// receivers of region `region`; A is killed (SIGKILL) once receiver 0 holds 2 MB. Returns
+/// how every side ended.
+pub fn relay_killed_midway_raw(
     group: &str,
     relay_extra: &[&str],
     region: Option<u16>,
     send_extra: &[&str],
     seed: u64,
-) -> (Transfer, f64) {
+) -> Killed {
     let top = Segment::create(1).unwrap();
     let d = Segment::create(3).unwrap();
     let a = Router::create(&[&top, &d], 254).unwrap();
@@ -480,7 +491,7 @@ pub fn relay_killed_midway(
     let mut standby = relay_with(&b, group, 1, &standby_args);
     std::thread::sleep(Duration::from_millis(300));
     let Three {
-        work: _work,
+        work,
         data,
         file,
         dirs,
@@ -507,11 +518,34 @@ pub fn relay_killed_midway(
     let b_out = standby
         .finish(Instant::now() + Duration::from_secs(30))
         .expect("the standby relay did not end after the session's END");
-    let rx_outs: Vec<_> = rx
+    let receivers: Vec<_> = rx
         .iter_mut()
         .map(|p| p.finish(Instant::now() + Duration::from_secs(30)))
         .collect();
-    let said: Vec<String> = rx_outs
+    Killed {
+        sender: s,
+        standby: b_out,
+        receivers,
+        dirs,
+        data,
+        after_kill,
+        _work: work,
+    }
+}
+
+/// [`relay_killed_midway_raw`], where every receiver must complete byte-exact and the sender
+/// exit 0. Returns every side's JSON (B's as the only relay) and the seconds from the kill to
+/// the end of the transfer.
+pub fn relay_killed_midway(
+    group: &str,
+    relay_extra: &[&str],
+    region: Option<u16>,
+    send_extra: &[&str],
+    seed: u64,
+) -> (Transfer, f64) {
+    let k = relay_killed_midway_raw(group, relay_extra, region, send_extra, seed);
+    let said: Vec<String> = k
+        .receivers
         .iter()
         .map(|o| {
             o.as_ref().map_or("did not end".into(), |o| {
@@ -524,18 +558,22 @@ pub fn relay_killed_midway(
         })
         .collect();
     assert!(
-        s.status.success(),
+        k.sender.status.success(),
         "sender: {}; stdout {}; standby: {}; receivers: {said:#?}",
-        explain(&s),
-        String::from_utf8_lossy(&s.stdout),
-        explain(&b_out)
+        explain(&k.sender),
+        String::from_utf8_lossy(&k.sender.stdout),
+        explain(&k.standby)
     );
-    assert!(b_out.status.success(), "standby: {}", explain(&b_out));
-    let receivers = byte_exact(&rx_outs, &dirs, "f.bin", &data);
+    assert!(
+        k.standby.status.success(),
+        "standby: {}",
+        explain(&k.standby)
+    );
+    let receivers = byte_exact(&k.receivers, &k.dirs, "f.bin", &k.data);
     let t = Transfer {
-        sender: json(&s),
-        relays: vec![json(&b_out)],
+        sender: json(&k.sender),
+        relays: vec![json(&k.standby)],
         receivers,
     };
-    (t, after_kill)
+    (t, k.after_kill)
 }

@@ -13,8 +13,13 @@
 //! address ([`crate::receiver`]'s fallback) and JOIN again through it.
 //!
 //! A standby started alone (no active relay below) takes over `SECS` after it adopted the
-//! session. Two standbys on the same networks would both take over: run one.
+//! session. Two standbys on the same networks would both take over: run one. A standby never
+//! takes over a helper that holds custody (prmp's region relay, dsp's designated relay:
+//! [`crate::agents::NetProtocol::relay_custody`]): the dead one acknowledged data the sender
+//! then released, which a fresh one could not get back, so taking over would hold the
+//! transfer for ever; the region's receivers then end as they would without a standby.
 
+use crate::agents::{self, Announced};
 use rmcast_proto::Time;
 use rmcast_wire::{session, Message, Packet};
 use std::time::Duration;
@@ -30,6 +35,8 @@ pub(super) struct Standby {
     watching: Option<Time>,
     /// When it took over (`None`: standing by).
     took_over: Option<Time>,
+    /// The helper it would host holds custody ([`custody`]): it never takes over.
+    custody: Option<&'static str>,
 }
 
 impl Standby {
@@ -39,7 +46,20 @@ impl Standby {
             heard: None,
             watching: None,
             took_over: None,
+            custody: None,
         }
+    }
+
+    /// The session's helper here holds custody (the protocol's name): never take it over,
+    /// say why once.
+    pub(super) fn custody(&mut self, protocol: &'static str) {
+        if self.custody.is_none() {
+            tracing::error!(
+                "standby: {protocol}'s helper in this region holds custody of data the sender \
+                 has released to it; a standby cannot take it over mid-session and will not"
+            );
+        }
+        self.custody = Some(protocol);
     }
 
     /// Whether it still stands by (forwards nothing down).
@@ -59,6 +79,9 @@ impl Standby {
     pub(super) fn holds(&mut self, now: Time) -> bool {
         if self.took_over.is_some() {
             return false;
+        }
+        if self.custody.is_some() {
+            return true;
         }
         let watching = *self.watching.get_or_insert(now);
         let last = self.heard.map_or(watching, |h| h.max(watching));
@@ -89,6 +112,21 @@ impl Standby {
     pub(super) fn reset(&mut self) {
         *self = Standby::new(self.after);
     }
+}
+
+/// The protocol's name, when `d` is a running ANNOUNCE of a session whose helper in
+/// `region` holds custody ([`crate::agents::NetProtocol::relay_custody`]).
+pub(super) fn custody(d: &[u8], region: Option<u16>) -> Option<&'static str> {
+    let Ok(Packet {
+        message: Message::Session(m),
+        ..
+    }) = Packet::decode(d)
+    else {
+        return None;
+    };
+    let a = Announced::of(&m).filter(|a| a.running)?;
+    let p = agents::announced(a.protocol)?;
+    p.relay_custody(a, region).then(|| p.name_of(&a))
 }
 
 /// Whether `d` is the sender's END (a standby that holds the session still ends with it).
@@ -135,5 +173,14 @@ mod tests {
         assert!(s.holds(at(10_499)));
         assert!(!s.holds(at(10_500)));
         assert_eq!(s.took_over_after(), Some(0.5));
+    }
+
+    #[test]
+    fn it_never_takes_over_a_helper_that_holds_custody() {
+        let mut s = Standby::new(Duration::from_millis(500));
+        assert!(s.holds(at(0)));
+        s.custody("prmp");
+        assert!(s.holds(at(60_000)));
+        assert!(s.standing_by() && s.took_over_after().is_none());
     }
 }
