@@ -734,7 +734,7 @@ impl Transfer {
     /// ([`crate::agents::NetProtocol::resumes`]) its address moves there, its progress is
     /// counted afresh, and it gets the running ANNOUNCE; its new agent asks for everything
     /// from the first packet. From anywhere, when the member has been silent for
-    /// [`MOVE_AFTER`], it moved: the relay it was behind died and it followed the session
+    /// [`MOVE_AFTER`], a JOIN or a REPORT says it moved: the relay it was behind died and it followed the session
     /// to a standby relay (`rmcast relay --standby`), whose proxy now speaks for it; its
     /// address moves there and it keeps its progress (its agent goes on). Elsewhere it
     /// changes nothing (members are known by the address they joined from). Returns
@@ -768,14 +768,21 @@ impl Transfer {
         else {
             return Ok(false);
         };
-        let join = matches!(
-            Packet::decode(self.ep.plain(len)),
+        // A move is taken from a REPORT too: the receiver JOINs for a second after it
+        // followed, and REPORTs every 250 ms from then on (its JOINs can all be lost while its
+        // host resolves the standby's link address on a lossy link: seen once in 12 runs).
+        let taken = match Packet::decode(self.ep.plain(len)) {
             Ok(Packet {
                 message: Message::Session(session::Message::Join { .. }),
                 ..
-            })
-        );
-        if !join {
+            }) => true,
+            Ok(Packet {
+                message: Message::Session(session::Message::Report { .. }),
+                ..
+            }) => !restart,
+            _ => false,
+        };
+        if !taken {
             return Ok(false);
         }
         if restart {
@@ -788,7 +795,7 @@ impl Transfer {
                 node = format_args!("{:08x}", m.node),
                 old = %m.addr,
                 new = %from,
-                "member silent for {:.1}s JOINs from another address (its relay died, a \
+                "member silent for {:.1}s speaks from another address (its relay died, a \
                  standby took over): taken back there",
                 now.saturating_since(m.last_heard).as_secs_f64()
             );
