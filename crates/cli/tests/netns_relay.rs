@@ -759,7 +759,7 @@ fn fell_back(t: &relays::Transfer, after_kill: f64) {
 fn a_relay_killed_mid_transfer_pgm() {
     need_netns!();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let (t, after) = relays::relay_killed_midway("239.77.9.20:6600", &[], None, &[], 21);
+    let (t, after) = relays::relay_killed_midway("239.77.9.20:6600", &[], None, &[], &[], 21);
     fell_back(&t, after);
     assert_eq!(session(&t.relays[0])["agent"], true);
 }
@@ -776,6 +776,7 @@ fn a_relay_killed_mid_transfer_csp() {
         &["--region", "0"],
         Some(0),
         &["--protocol", "csp"],
+        &[],
         22,
     );
     fell_back(&t, after);
@@ -792,6 +793,7 @@ fn a_relay_killed_mid_transfer_cp() {
         &["--region", "0"],
         Some(0),
         &["--protocol", "cp"],
+        &[],
         23,
     );
     fell_back(&t, after);
@@ -812,6 +814,7 @@ fn a_prmp_relay_killed_mid_transfer_is_not_taken_over() {
         &["--region", "0"],
         Some(0),
         &["--protocol", "prmp"],
+        &[],
         25,
     );
     let b = json(&k.standby);
@@ -835,4 +838,21 @@ fn a_prmp_relay_killed_mid_transfer_is_not_taken_over() {
     {
         assert_eq!(r["outcome"], "evicted", "{r}");
     }
+}
+
+/// An encrypted pgm session whose relay is killed a third of the way in: the standby (with
+/// the key) takes over, the receivers follow the sender's sealed running ANNOUNCE, fresh and
+/// authenticated, to it, and the sender takes each back from its sealed JOIN or REPORT;
+/// every receiver byte-exact, next to nothing refused.
+#[test]
+fn a_relay_killed_mid_transfer_keyed() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let keys = tempfile::tempdir().unwrap();
+    let key = key_file(keys.path());
+    let keyed = ["--key-file", key.as_str(), "--encrypt"];
+    let (t, after) = relays::relay_killed_midway("239.77.9.25:6650", &[], None, &[], &keyed, 26);
+    fell_back(&t, after);
+    assert_eq!(t.relays[0]["rejected_sealed"], 0, "{}", t.relays[0]);
+    assert_eq!(t.relays[0]["rejected_auth"], 0, "{}", t.relays[0]);
 }

@@ -390,6 +390,9 @@ impl Relay {
                 Err(e) => return Err(NetError::io("receive", e)),
             };
             let now = self.clock.now();
+            if self.standby_hears(t, n, from, now) {
+                continue;
+            }
             // The buffers are lent out while the datagram is handled (no copy per datagram
             // without a key).
             let buf = std::mem::take(&mut self.buf);
@@ -632,9 +635,6 @@ impl Relay {
         let Some(h) = self.header(d.plain) else {
             return Ok(());
         };
-        if group && self.active_relay(now, &h, from) {
-            return Ok(());
-        }
         let Some(s) = self.served.as_mut() else {
             self.refuse();
             return Ok(());
@@ -730,11 +730,28 @@ impl Relay {
         Ok(())
     }
 
-    /// A standby's view of the group downstream: the session's multicast from a host it does
-    /// not serve is the active relay's (noted; `true`: nothing more to do with it).
-    fn active_relay(&mut self, now: Time, h: &Header, from: SocketAddr) -> bool {
-        let Some(sb) = self.standby.as_mut().filter(|sb| sb.standing_by()) else {
+    /// A standby standing by reads the group downstream only for the active relay's sign of
+    /// life: the session's multicast from a host it does not serve, told by its header alone
+    /// (under a key the copies are replays of what the standby opened upstream, which its
+    /// replay window refuses). `true`: the datagram (`n` bytes in the buffer, from the socket
+    /// of `t`) was such a read.
+    fn standby_hears(&mut self, t: Token, n: usize, from: SocketAddr, now: Time) -> bool {
+        let Token(k) = t;
+        let standing_by = self.standby.as_ref().is_some_and(|sb| sb.standing_by());
+        if !standing_by || !(DOWN_GROUP_BASE..PROXY_BASE).contains(&k) {
             return false;
+        }
+        let keyed = self.sealer.is_some();
+        let h = self
+            .buf
+            .get(..n)
+            .and_then(|d| standby::cleartext_header(d, keyed));
+        let Some(h) = h else {
+            self.report.rejected += 1;
+            return true;
+        };
+        let Some(sb) = self.standby.as_mut() else {
+            return true;
         };
         let ours = self
             .served

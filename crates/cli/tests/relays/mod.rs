@@ -356,14 +356,21 @@ pub struct Three {
 }
 
 impl Three {
-    pub fn start(seg: &Segment, group: &str, region: Option<u16>, len: usize, seed: u64) -> Self {
+    pub fn start(
+        seg: &Segment,
+        group: &str,
+        region: Option<u16>,
+        extra: &[&str],
+        len: usize,
+        seed: u64,
+    ) -> Self {
         let work = tempfile::tempdir().unwrap();
         let data = common::pseudo_random(len, seed);
         let file = work.path().join("f.bin");
         std::fs::write(&file, &data).unwrap();
         let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
         let rx: Vec<Proc> = (0..3)
-            .map(|i| receiver_in(seg, i, 1001 + i as u32, group, &dirs[i], region, &[]))
+            .map(|i| receiver_in(seg, i, 1001 + i as u32, group, &dirs[i], region, extra))
             .collect();
         std::thread::sleep(Duration::from_millis(500));
         Three {
@@ -409,7 +416,7 @@ pub fn killed_receiver_behind_a_relay(
         file,
         dirs,
         mut rx,
-    } = Three::start(&d1, group, region, 4_000_000, seed);
+    } = Three::start(&d1, group, region, &[], 4_000_000, seed);
     let args = send_to_three(
         group,
         &file,
@@ -471,13 +478,14 @@ pub struct Killed {
 /// Two relay routers between the sender's bridge and one bridge of three receivers (5 %
 /// frame loss on it): A (`.254`) runs `rmcast relay` with `relay_extra`, B (`.253`) the same
 /// with `--standby 1`. A 6-MB transfer at 20 Mbit/s (`send_extra`: the protocol) to
-/// receivers of region `region`; A is killed (SIGKILL) once receiver 0 holds 2 MB. Returns
-/// how every side ended.
+/// receivers of region `region`, every side started with `keyed` too (`--key-file`); A is
+/// killed (SIGKILL) once receiver 0 holds 2 MB. Returns how every side ended.
 pub fn relay_killed_midway_raw(
     group: &str,
     relay_extra: &[&str],
     region: Option<u16>,
     send_extra: &[&str],
+    keyed: &[&str],
     seed: u64,
 ) -> Killed {
     let top = Segment::create(1).unwrap();
@@ -485,8 +493,9 @@ pub fn relay_killed_midway_raw(
     let a = Router::create(&[&top, &d], 254).unwrap();
     let b = Router::create(&[&top, &d], 253).unwrap();
     d.frame_loss(0.05, None).unwrap();
-    let active = relay_with(&a, group, 1, relay_extra);
-    let mut standby_args = relay_extra.to_vec();
+    let relay_args = [relay_extra, keyed].concat();
+    let active = relay_with(&a, group, 1, &relay_args);
+    let mut standby_args = relay_args.clone();
     standby_args.extend(["--standby", "1"]);
     let mut standby = relay_with(&b, group, 1, &standby_args);
     std::thread::sleep(Duration::from_millis(300));
@@ -496,8 +505,8 @@ pub fn relay_killed_midway_raw(
         file,
         dirs,
         mut rx,
-    } = Three::start(&d, group, region, 6_000_000, seed);
-    let args = send_to_three(group, &file, send_extra);
+    } = Three::start(&d, group, region, keyed, 6_000_000, seed);
+    let args = send_to_three(group, &file, &[send_extra, keyed].concat());
     let victim = active.0.as_ref().unwrap().id();
     let (held, s, killed_at) = std::thread::scope(|sc| {
         let watch = sc.spawn(|| {
@@ -541,9 +550,10 @@ pub fn relay_killed_midway(
     relay_extra: &[&str],
     region: Option<u16>,
     send_extra: &[&str],
+    keyed: &[&str],
     seed: u64,
 ) -> (Transfer, f64) {
-    let k = relay_killed_midway_raw(group, relay_extra, region, send_extra, seed);
+    let k = relay_killed_midway_raw(group, relay_extra, region, send_extra, keyed, seed);
     let said: Vec<String> = k
         .receivers
         .iter()

@@ -12,6 +12,10 @@
 //! forwards down), and the receivers, whose relay fell silent, follow the session to its
 //! address ([`crate::receiver`]'s fallback) and JOIN again through it.
 //!
+//! Under a key the active relay's copies are replays of what the standby opened upstream: it
+//! reads their clear header only, so the sign of life is not authenticated (a host on the
+//! region's network can keep a standby standing by, as it could flood the network).
+//!
 //! A standby started alone (no active relay below) takes over `SECS` after it adopted the
 //! session. Two standbys on the same networks would both take over: run one. A standby never
 //! takes over a helper that holds custody (prmp's region relay, dsp's designated relay:
@@ -20,8 +24,9 @@
 //! transfer for ever; the region's receivers then end as they would without a standby.
 
 use crate::agents::{self, Announced};
+use crate::secure::TRAILER_LEN;
 use rmcast_proto::Time;
-use rmcast_wire::{session, Message, Packet};
+use rmcast_wire::{session, Header, Message, Packet};
 use std::time::Duration;
 
 /// A standby relay's watch over the active relay downstream.
@@ -129,6 +134,17 @@ pub(super) fn custody(d: &[u8], region: Option<u16>) -> Option<&'static str> {
     p.relay_custody(a, region).then(|| p.name_of(&a))
 }
 
+/// The header of datagram `d` as it came (with `keyed`, sealed: the header is in clear and
+/// the trailer follows the payload), without opening it.
+pub(super) fn cleartext_header(d: &[u8], keyed: bool) -> Option<Header> {
+    let d = if keyed {
+        d.get(..d.len().checked_sub(TRAILER_LEN)?)?
+    } else {
+        d
+    };
+    Header::parse(d).ok()
+}
+
 /// Whether `d` is the sender's END (a standby that holds the session still ends with it).
 pub(super) fn is_end(d: &[u8]) -> bool {
     matches!(
@@ -173,6 +189,25 @@ mod tests {
         assert!(s.holds(at(10_499)));
         assert!(!s.holds(at(10_500)));
         assert_eq!(s.took_over_after(), Some(0.5));
+    }
+
+    /// The active relay's copies are told by their clear header, sealed or not.
+    #[test]
+    fn a_header_is_read_without_opening_the_datagram() {
+        let d = crate::endpoint::session_packet(7, 0x42, session::Message::Join { region: None })
+            .unwrap();
+        let keys = crate::secure::Keys::from_secret(&[3; 32], true).unwrap();
+        let mut sealed = Vec::new();
+        crate::secure::Sealer::new(keys, 0).seal(&d, &mut sealed);
+        for (d, keyed) in [(&d, false), (&sealed, true)] {
+            let h = cleartext_header(d, keyed).expect("a header");
+            assert_eq!((h.session, h.source), (7, 0x42));
+        }
+        assert!(
+            cleartext_header(&sealed, false).is_none(),
+            "a trailer it does not expect"
+        );
+        assert!(cleartext_header(&d[..3], true).is_none());
     }
 
     #[test]
