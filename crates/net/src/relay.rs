@@ -730,39 +730,6 @@ impl Relay {
         Ok(())
     }
 
-    /// A standby standing by reads the group downstream only for the active relay's sign of
-    /// life: the session's multicast from a host it does not serve, told by its header alone
-    /// (under a key the copies are replays of what the standby opened upstream, which its
-    /// replay window refuses). `true`: the datagram (`n` bytes in the buffer, from the socket
-    /// of `t`) was such a read.
-    fn standby_hears(&mut self, t: Token, n: usize, from: SocketAddr, now: Time) -> bool {
-        let Token(k) = t;
-        let standing_by = self.standby.as_ref().is_some_and(|sb| sb.standing_by());
-        if !standing_by || !(DOWN_GROUP_BASE..PROXY_BASE).contains(&k) {
-            return false;
-        }
-        let keyed = self.sealer.is_some();
-        let h = self
-            .buf
-            .get(..n)
-            .and_then(|d| standby::cleartext_header(d, keyed));
-        let Some(h) = h else {
-            self.report.rejected += 1;
-            return true;
-        };
-        let Some(sb) = self.standby.as_mut() else {
-            return true;
-        };
-        let ours = self
-            .served
-            .as_ref()
-            .is_none_or(|s| s.report.session == h.session && !s.by_addr.contains_key(&from));
-        if ours {
-            sb.heard(now);
-        }
-        true
-    }
-
     /// Open the local group's sockets the agent asked for (cp), one per downstream interface.
     fn open_local(&mut self) -> Result<(), NetError> {
         let Some(g) = self.served.as_mut().and_then(|s| s.local_pending.take()) else {

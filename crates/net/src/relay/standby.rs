@@ -23,10 +23,13 @@
 //! then released, which a fresh one could not get back, so taking over would hold the
 //! transfer for ever; the region's receivers then end as they would without a standby.
 
+use super::Relay;
 use crate::agents::{self, Announced};
 use crate::secure::TRAILER_LEN;
+use mio::Token;
 use rmcast_proto::Time;
 use rmcast_wire::{session, Header, Message, Packet};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// A standby relay's watch over the active relay downstream.
@@ -132,6 +135,44 @@ pub(super) fn custody(d: &[u8], region: Option<u16>) -> Option<&'static str> {
     let a = Announced::of(&m).filter(|a| a.running)?;
     let p = agents::announced(a.protocol)?;
     p.relay_custody(a, region).then(|| p.name_of(&a))
+}
+
+impl Relay {
+    /// A standby standing by reads the group downstream only for the active relay's sign of
+    /// life: the session's multicast from a host it does not serve, told by its header alone
+    /// (under a key the copies are replays of what the standby opened upstream, which its
+    /// replay window refuses). `true`: the datagram (`n` bytes in the buffer, from the socket
+    /// of `t`) was such a read.
+    pub(super) fn standby_hears(
+        &mut self,
+        t: Token,
+        n: usize,
+        from: SocketAddr,
+        now: Time,
+    ) -> bool {
+        let Token(k) = t;
+        let standing_by = self.standby.as_ref().is_some_and(|sb| sb.standing_by());
+        if !standing_by || !(super::DOWN_GROUP_BASE..super::PROXY_BASE).contains(&k) {
+            return false;
+        }
+        let keyed = self.sealer.is_some();
+        let h = self.buf.get(..n).and_then(|d| cleartext_header(d, keyed));
+        let Some(h) = h else {
+            self.report.rejected += 1;
+            return true;
+        };
+        let Some(sb) = self.standby.as_mut() else {
+            return true;
+        };
+        let ours = self
+            .served
+            .as_ref()
+            .is_none_or(|s| s.report.session == h.session && !s.by_addr.contains_key(&from));
+        if ours {
+            sb.heard(now);
+        }
+        true
+    }
 }
 
 /// The header of datagram `d` as it came (with `keyed`, sealed: the header is in clear and
