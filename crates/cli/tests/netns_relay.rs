@@ -728,3 +728,131 @@ fn a_keyed_relay_refuses_a_stale_announce() {
         }
     }
 }
+
+/// What every test of a relay killed mid-transfer checks: the standby took over, every
+/// receiver followed the session to it once and the sender took each back there.
+fn fell_back(t: &relays::Transfer, after_kill: f64) {
+    let s = session(&t.relays[0]);
+    eprintln!(
+        "standby: {s}\nsender: {}\n{after_kill:.1}s from the kill to the sender's end",
+        t.sender["agent"]
+    );
+    assert!(s["took_over_after_s"].as_f64().is_some(), "{s}");
+    assert!(count(&t.relays[0], "standby_held") > 0, "{s}");
+    assert_eq!(s["ended"], "end");
+    for r in &t.receivers {
+        assert_eq!(r["moves"], 1, "{r}");
+    }
+    for r in t.sender["receivers"].as_array().into_iter().flatten() {
+        eprintln!("receiver: {r}");
+        assert_eq!(r["outcome"], "completed", "{r}");
+        assert_eq!(r["moves"], 1, "{r}");
+    }
+}
+
+/// pgm through a relay hosting its network element, killed (SIGKILL) a third of the way
+/// into a 6-MB transfer; a standby relay on a second router between the same bridges takes
+/// over after 1 s of its silence, the receivers follow the session there and JOIN again,
+/// the sender takes them back at the standby's proxies: every receiver byte-exact, the
+/// sender exits 0.
+#[test]
+fn a_relay_killed_mid_transfer_pgm() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, after) = relays::relay_killed_midway("239.77.9.20:6600", &[], None, &[], &[], 21);
+    fell_back(&t, after);
+    assert_eq!(session(&t.relays[0])["agent"], true);
+}
+
+/// csp through a relay hosting region 0's local exchange, killed a third of the way in; a
+/// standby hosting the same region's exchange takes over (the sender takes the exchange's
+/// consolidated status from its new address), every receiver byte-exact.
+#[test]
+fn a_relay_killed_mid_transfer_csp() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, after) = relays::relay_killed_midway(
+        "239.77.9.21:6610",
+        &["--region", "0"],
+        Some(0),
+        &["--protocol", "csp"],
+        &[],
+        22,
+    );
+    fell_back(&t, after);
+    assert_eq!(session(&t.relays[0])["agent"], true);
+}
+
+/// cp, as [`a_relay_killed_mid_transfer_csp`].
+#[test]
+fn a_relay_killed_mid_transfer_cp() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, after) = relays::relay_killed_midway(
+        "239.77.9.22:6620",
+        &["--region", "0"],
+        Some(0),
+        &["--protocol", "cp"],
+        &[],
+        23,
+    );
+    fell_back(&t, after);
+    assert_eq!(session(&t.relays[0])["agent"], true);
+}
+
+/// Multi-level prmp: region 0's relay killed a third of the way in. Its custody (it
+/// acknowledged data the sender then released) cannot be taken over, so the standby says so
+/// and never takes over, and the transfer fails as it would without a standby: the sender
+/// evicts the region's silent receivers after --evict-after and exits 1, the standby ends
+/// with the session (not the hang a fresh relay would cause, waiting for data gone).
+#[test]
+fn a_prmp_relay_killed_mid_transfer_is_not_taken_over() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let k = relays::relay_killed_midway_raw(
+        "239.77.9.24:6640",
+        &["--region", "0"],
+        Some(0),
+        &["--protocol", "prmp"],
+        &[],
+        25,
+    );
+    let b = json(&k.standby);
+    eprintln!(
+        "standby: {}\n{:.1}s from the kill to the sender's end",
+        session(&b),
+        k.after_kill
+    );
+    assert_eq!(k.sender.status.code(), Some(1), "{}", explain(&k.sender));
+    assert!(
+        String::from_utf8_lossy(&k.standby.stderr).contains("holds custody"),
+        "{}",
+        explain(&k.standby)
+    );
+    assert_eq!(session(&b)["took_over_after_s"], Value::Null, "{b}");
+    assert_eq!(session(&b)["ended"], "end", "{b}");
+    for r in json(&k.sender)["receivers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        assert_eq!(r["outcome"], "evicted", "{r}");
+    }
+}
+
+/// An encrypted pgm session whose relay is killed a third of the way in: the standby (with
+/// the key) takes over, the receivers follow the sender's sealed running ANNOUNCE, fresh and
+/// authenticated, to it, and the sender takes each back from its sealed JOIN or REPORT;
+/// every receiver byte-exact, next to nothing refused.
+#[test]
+fn a_relay_killed_mid_transfer_keyed() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let keys = tempfile::tempdir().unwrap();
+    let key = key_file(keys.path());
+    let keyed = ["--key-file", key.as_str(), "--encrypt"];
+    let (t, after) = relays::relay_killed_midway("239.77.9.25:6650", &[], None, &[], &keyed, 26);
+    fell_back(&t, after);
+    assert_eq!(t.relays[0]["rejected_sealed"], 0, "{}", t.relays[0]);
+    assert_eq!(t.relays[0]["rejected_auth"], 0, "{}", t.relays[0]);
+}

@@ -62,7 +62,7 @@
 use crate::agents::{self, Announced, Links, RelayAt};
 use crate::endpoint::RECV_BUF;
 use crate::interrupt::Interrupt;
-use crate::secure::{Keys, Sealer};
+use crate::secure::Sealer;
 use crate::socket::{group_socket, unicast_socket, SocketOpts};
 use crate::NetError;
 use mio::net::UdpSocket;
@@ -76,59 +76,11 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Relay settings.
-#[derive(Debug, Clone)]
-pub struct RelayConfig {
-    /// The group and port the sessions run on.
-    pub group: SocketAddr,
-    /// The interface toward the sender.
-    pub upstream: String,
-    /// The interfaces toward the receivers (at least one).
-    pub downstream: Vec<String>,
-    /// TTL of what it multicasts downstream.
-    pub ttl: u32,
-    /// Serve only this session id.
-    pub session: Option<u32>,
-    /// Most receivers (proxies) one session may have through this relay.
-    pub max_receivers: usize,
-    /// A session whose sender is silent this long is forgotten.
-    pub idle: Duration,
-    /// End after the first session (its END, or its sender's silence).
-    pub once: bool,
-    /// Give up if no session is announced within this time (`None`: wait forever).
-    pub wait: Option<Duration>,
-    /// The relay's node id (`None`: a random one): what its agent names itself (an LMS
-    /// turning point in its DREQs).
-    pub node: Option<u32>,
-    /// The region whose local exchange it hosts (csp, cp); `None`: none.
-    pub region: Option<u16>,
-    /// The sessions' key (`--key-file`, with `--encrypt` as the sender): what comes in is
-    /// opened with it (and refused if it does not open), what the agent originates is
-    /// sealed with it; what passes goes on as it came, sealed by its author.
-    pub keys: Option<Keys>,
-}
-
-impl RelayConfig {
-    /// Defaults for relaying `group` from `upstream` to `downstream`.
-    pub fn new(group: SocketAddr, upstream: String, downstream: Vec<String>) -> Self {
-        RelayConfig {
-            group,
-            upstream,
-            downstream,
-            ttl: 1,
-            session: None,
-            max_receivers: 1024,
-            idle: Duration::from_secs(15),
-            once: false,
-            wait: None,
-            node: None,
-            region: None,
-            keys: None,
-        }
-    }
-}
-
+mod config;
 mod report;
+mod standby;
+pub use config::RelayConfig;
+use standby::Standby;
 mod rounds;
 mod sealed;
 pub use report::{RelayReport, SessionReport};
@@ -208,6 +160,8 @@ struct Relay {
     sealer: Option<Sealer>,
     plain: Vec<u8>,
     warned_sealed: bool,
+    /// `--standby`: its watch over the active relay downstream.
+    standby: Option<Standby>,
 }
 
 /// Run a relay until `--once`'s session ends, `wait` passes without a session, or a signal.
@@ -307,6 +261,7 @@ impl Relay {
             reg(&mut g, Token(DOWN_GROUP_BASE + i))?;
             down_group.push(g);
         }
+        let cfg_standby = cfg.standby;
         let sealer = cfg
             .keys
             .clone()
@@ -326,6 +281,7 @@ impl Relay {
             sealer,
             plain: Vec::new(),
             warned_sealed: false,
+            standby: cfg_standby.map(Standby::new),
         })
     }
 
@@ -375,6 +331,10 @@ impl Relay {
             }
             s.report.ended = how;
             s.report.receivers = s.by_addr.len();
+            if let Some(sb) = self.standby.as_mut() {
+                s.report.took_over_after_s = sb.took_over_after();
+                sb.reset();
+            }
             if let Some(a) = &s.agent {
                 s.report.peak_state = a.peak_state_entries();
                 s.report.repairs_originated = a.stats().repairs_sent;
@@ -430,6 +390,9 @@ impl Relay {
                 Err(e) => return Err(NetError::io("receive", e)),
             };
             let now = self.clock.now();
+            if self.standby_hears(t, n, from, now) {
+                continue;
+            }
             // The buffers are lent out while the datagram is handled (no copy per datagram
             // without a key).
             let buf = std::mem::take(&mut self.buf);
@@ -499,6 +462,21 @@ impl Relay {
             return;
         }
         s.last_heard = now;
+        if self.standby.as_mut().is_some_and(|sb| sb.holds(now)) {
+            // Standing by: the session is followed (its END too), nothing goes down.
+            s.report.standby_held += 1;
+            if h.family != Family::Session {
+                return;
+            }
+            if standby::is_end(d.plain) {
+                s.ended_at.get_or_insert(now);
+            }
+            let custody = standby::custody(d.plain, self.cfg.region);
+            if let (Some(p), Some(sb)) = (custody, self.standby.as_mut()) {
+                sb.custody(p);
+            }
+            return;
+        }
         if h.family == Family::Session {
             session_news(s, self.node, &self.cfg, now, d.plain);
         }

@@ -44,6 +44,9 @@ use std::process::ExitCode;
     For dsp sent with --designated relay, --region R makes it region R's designated\n\
     receiver on a separate host: it takes the members' statuses, reports to the sender and\n\
     re-multicasts what they lack on the region's local group.\n\
+    --standby SECS makes it a standby for another relay between the same networks (same\n\
+    --region): it forwards nothing while that relay's multicast of the session is heard\n\
+    downstream and takes over after SECS of its silence; the receivers below follow.\n\
     Keyed sessions need the sender's --key-file (and --encrypt if it uses it): the relay\n\
     refuses what does not open with it, forwards what does as it came (sealed by its\n\
     author) and seals what it originates; without a key it drops sealed datagrams.\n\
@@ -94,6 +97,11 @@ pub struct Args {
     /// The sender encrypts (its --encrypt); needs --key-file
     #[arg(long, requires = "key_file")]
     pub encrypt: bool,
+    /// Stand by for another relay between the same interfaces: forward nothing while its
+    /// multicast of the session is heard downstream; take over once it has been silent for
+    /// SECS (the receivers below then follow the session here)
+    #[arg(long, value_name = "SECS")]
+    pub standby: Option<f64>,
     /// Print the report as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -136,6 +144,16 @@ fn summary(r: &RelayReport) {
                 .map(|g| format!("; local group {g}: {} carried", s.local_carried))
                 .unwrap_or_default()
         );
+        if s.standby_held > 0 || s.took_over_after_s.is_some() {
+            eprintln!(
+                "  standby: {} datagrams held; {}",
+                s.standby_held,
+                match s.took_over_after_s {
+                    Some(t) => format!("took over {t:.1}s into the session"),
+                    None => "never took over".into(),
+                }
+            );
+        }
     }
     eprintln!(
         "rejected {} datagrams, {} sealed (no key), {} not opening with the key, {} stale \
@@ -175,6 +193,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if let Some(w) = a.wait {
         match secs(w, "--wait") {
             Ok(d) => cfg.wait = Some(d),
+            Err(e) => return Ok(fail(e)),
+        }
+    }
+    if let Some(w) = a.standby {
+        match secs(w, "--standby") {
+            Ok(d) => cfg.standby = Some(d),
             Err(e) => return Ok(fail(e)),
         }
     }

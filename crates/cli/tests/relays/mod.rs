@@ -308,21 +308,33 @@ pub fn transfer_all(
         String::from_utf8_lossy(&s.stdout),
         receivers_said()
     );
-    let mut receivers = Vec::new();
-    for (i, o) in rx_outs.iter().enumerate() {
-        let o = o
-            .as_ref()
-            .unwrap_or_else(|| panic!("receiver {i} did not end"));
-        assert!(o.status.success(), "receiver {i}: {}", explain(o));
-        let got = std::fs::read(dirs[i].join("r.bin")).unwrap();
-        assert!(got == data, "receiver {i}: not byte-exact");
-        receivers.push(json(o));
-    }
+    let receivers = byte_exact(&rx_outs, &dirs, "r.bin", &data);
     Transfer {
         sender: json(&s),
         relays: relays_said,
         receivers,
     }
+}
+
+/// Every receiver's JSON, once each ended successfully with `name` in its folder of `dirs`
+/// byte-exact `data`.
+fn byte_exact(
+    outs: &[Option<std::process::Output>],
+    dirs: &[PathBuf],
+    name: &str,
+    data: &[u8],
+) -> Vec<Value> {
+    let mut receivers = Vec::new();
+    for (i, o) in outs.iter().enumerate() {
+        let o = o
+            .as_ref()
+            .unwrap_or_else(|| panic!("receiver {i} did not end"));
+        assert!(o.status.success(), "receiver {i}: {}", explain(o));
+        let got = std::fs::read(dirs[i].join(name)).unwrap();
+        assert!(got == data, "receiver {i}: not byte-exact");
+        receivers.push(json(o));
+    }
+    receivers
 }
 
 pub fn session(v: &Value) -> &Value {
@@ -331,6 +343,54 @@ pub fn session(v: &Value) -> &Value {
 
 pub fn count(v: &Value, key: &str) -> u64 {
     session(v)[key].as_u64().unwrap_or(0)
+}
+
+/// Three receivers on hosts 0-2 of `seg` (region `region`, node ids 1001-1003) waiting for
+/// `f.bin`, `len` pseudo-random bytes from `seed`, given time to start.
+pub struct Three {
+    pub work: tempfile::TempDir,
+    pub data: Vec<u8>,
+    pub file: PathBuf,
+    pub dirs: Vec<PathBuf>,
+    pub rx: Vec<Proc>,
+}
+
+impl Three {
+    pub fn start(
+        seg: &Segment,
+        group: &str,
+        region: Option<u16>,
+        extra: &[&str],
+        len: usize,
+        seed: u64,
+    ) -> Self {
+        let work = tempfile::tempdir().unwrap();
+        let data = common::pseudo_random(len, seed);
+        let file = work.path().join("f.bin");
+        std::fs::write(&file, &data).unwrap();
+        let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
+        let rx: Vec<Proc> = (0..3)
+            .map(|i| receiver_in(seg, i, 1001 + i as u32, group, &dirs[i], region, extra))
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        Three {
+            work,
+            data,
+            file,
+            dirs,
+            rx,
+        }
+    }
+}
+
+/// `rmcast send`'s arguments for `file` to [`Three`] receivers at 20 Mbit/s, with `extra`.
+fn send_to_three(group: &str, file: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
+    args.extend(strings(&["--receivers", "3", "--json", "--quiet"]));
+    args.extend(strings(&["--datagram-size", "1472", "--rate", "20M"]));
+    args.extend(strings(extra));
+    args.push(file.display().to_string());
+    args
 }
 
 /// A 4-MB `protocol` transfer through one relay router (`relay_extra`: `--region R`) to three
@@ -350,25 +410,18 @@ pub fn killed_receiver_behind_a_relay(
     d1.frame_loss(0.10, None).unwrap();
     let mut rel = relay_with(&r, group, 1, relay_extra);
     std::thread::sleep(Duration::from_millis(300));
-    let work = tempfile::tempdir().unwrap();
-    let data = common::pseudo_random(4_000_000, seed);
-    let file = work.path().join("k.bin");
-    std::fs::write(&file, &data).unwrap();
-    let dirs: Vec<PathBuf> = (0..3).map(|i| work.path().join(format!("r{i}"))).collect();
-    let mut rx: Vec<Proc> = (0..3)
-        .map(|i| receiver_in(&d1, i, 1001 + i as u32, group, &dirs[i], region, &[]))
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let mut args = strings(&["send", "--group", group, "--interface", netns::IFACE]);
-    args.extend(strings(&["--receivers", "3", "--json", "--quiet"]));
-    args.extend(strings(&[
-        "--protocol",
-        protocol,
-        "--datagram-size",
-        "1472",
-    ]));
-    args.extend(strings(&["--rate", "20M", "--evict-after", "2"]));
-    args.push(file.display().to_string());
+    let Three {
+        work: _work,
+        data,
+        file,
+        dirs,
+        mut rx,
+    } = Three::start(&d1, group, region, &[], 4_000_000, seed);
+    let args = send_to_three(
+        group,
+        &file,
+        &["--protocol", protocol, "--evict-after", "2"],
+    );
     let victim_pid = rx[0].0.as_ref().unwrap().id();
     let (held, s) = std::thread::scope(|sc| {
         let watch =
@@ -405,7 +458,132 @@ pub fn killed_receiver_behind_a_relay(
             .finish(Instant::now() + Duration::from_secs(30))
             .unwrap_or_else(|| panic!("receiver {i} did not end"));
         assert!(o.status.success(), "receiver {i}: {}", explain(&o));
-        assert!(std::fs::read(dirs[i].join("k.bin")).unwrap() == data);
+        assert!(std::fs::read(dirs[i].join("f.bin")).unwrap() == data);
     }
     v
+}
+
+/// Every side's end after [`relay_killed_midway_raw`].
+pub struct Killed {
+    pub sender: std::process::Output,
+    pub standby: std::process::Output,
+    pub receivers: Vec<Option<std::process::Output>>,
+    pub dirs: Vec<PathBuf>,
+    pub data: Vec<u8>,
+    /// Seconds from the kill to the sender's end.
+    pub after_kill: f64,
+    _work: tempfile::TempDir,
+}
+
+/// Two relay routers between the sender's bridge and one bridge of three receivers (5 %
+/// frame loss on it): A (`.254`) runs `rmcast relay` with `relay_extra`, B (`.253`) the same
+/// with `--standby 1`. A 6-MB transfer at 20 Mbit/s (`send_extra`: the protocol) to
+/// receivers of region `region`, every side started with `keyed` too (`--key-file`); A is
+/// killed (SIGKILL) once receiver 0 holds 2 MB. Returns how every side ended.
+pub fn relay_killed_midway_raw(
+    group: &str,
+    relay_extra: &[&str],
+    region: Option<u16>,
+    send_extra: &[&str],
+    keyed: &[&str],
+    seed: u64,
+) -> Killed {
+    let top = Segment::create(1).unwrap();
+    let d = Segment::create(3).unwrap();
+    let a = Router::create(&[&top, &d], 254).unwrap();
+    let b = Router::create(&[&top, &d], 253).unwrap();
+    d.frame_loss(0.05, None).unwrap();
+    let relay_args = [relay_extra, keyed].concat();
+    let active = relay_with(&a, group, 1, &relay_args);
+    let mut standby_args = relay_args.clone();
+    standby_args.extend(["--standby", "1"]);
+    let mut standby = relay_with(&b, group, 1, &standby_args);
+    std::thread::sleep(Duration::from_millis(300));
+    let Three {
+        work,
+        data,
+        file,
+        dirs,
+        mut rx,
+    } = Three::start(&d, group, region, keyed, 6_000_000, seed);
+    let args = send_to_three(group, &file, &[send_extra, keyed].concat());
+    let victim = active.0.as_ref().unwrap().id();
+    let (held, s, killed_at) = std::thread::scope(|sc| {
+        let watch = sc.spawn(|| {
+            let held = common::kill_when_holding(&dirs[0], victim, 2_000_000, DEADLINE);
+            (held, Instant::now())
+        });
+        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
+        let (held, at) = watch.join().unwrap();
+        (held, s, at)
+    });
+    let s = s.expect("the sender did not finish");
+    let after_kill = killed_at.elapsed().as_secs_f64();
+    assert!(
+        held.is_some_and(|h| h < 6_000_000),
+        "the active relay was not killed midway"
+    );
+    drop(active);
+    let b_out = standby
+        .finish(Instant::now() + Duration::from_secs(30))
+        .expect("the standby relay did not end after the session's END");
+    let receivers: Vec<_> = rx
+        .iter_mut()
+        .map(|p| p.finish(Instant::now() + Duration::from_secs(30)))
+        .collect();
+    Killed {
+        sender: s,
+        standby: b_out,
+        receivers,
+        dirs,
+        data,
+        after_kill,
+        _work: work,
+    }
+}
+
+/// [`relay_killed_midway_raw`], where every receiver must complete byte-exact and the sender
+/// exit 0. Returns every side's JSON (B's as the only relay) and the seconds from the kill to
+/// the end of the transfer.
+pub fn relay_killed_midway(
+    group: &str,
+    relay_extra: &[&str],
+    region: Option<u16>,
+    send_extra: &[&str],
+    keyed: &[&str],
+    seed: u64,
+) -> (Transfer, f64) {
+    let k = relay_killed_midway_raw(group, relay_extra, region, send_extra, keyed, seed);
+    let said: Vec<String> = k
+        .receivers
+        .iter()
+        .map(|o| {
+            o.as_ref().map_or("did not end".into(), |o| {
+                format!(
+                    "{}; stdout {}",
+                    explain(o),
+                    String::from_utf8_lossy(&o.stdout)
+                )
+            })
+        })
+        .collect();
+    assert!(
+        k.sender.status.success(),
+        "sender: {}; stdout {}; standby: {}; receivers: {said:#?}",
+        explain(&k.sender),
+        String::from_utf8_lossy(&k.sender.stdout),
+        explain(&k.standby)
+    );
+    assert!(
+        k.standby.status.success(),
+        "standby: {}",
+        explain(&k.standby)
+    );
+    let receivers = byte_exact(&k.receivers, &k.dirs, "f.bin", &k.data);
+    let t = Transfer {
+        sender: json(&k.sender),
+        relays: vec![json(&k.standby)],
+        receivers,
+    };
+    (t, k.after_kill)
 }

@@ -130,6 +130,18 @@ impl NetProtocol for Prmp {
         relay(a, at)
     }
 
+    /// A region's relay acknowledges its parent's data as soon as it holds it (custody).
+    fn relay_custody(&self, a: Announced<'_>, region: Option<u16>) -> bool {
+        let Some(region) = region else {
+            return false;
+        };
+        PrmpParams::decode(a.params).is_ok_and(|p| {
+            p.entries
+                .iter()
+                .any(|e| e.role == PrmpRole::Relay && e.region == region)
+        })
+    }
+
     /// The sender evicted children: their relay stops polling them.
     fn relay_announced(&self, now: Time, agent: &mut dyn RouterAgent, a: Announced<'_>) {
         let Ok(p) = PrmpParams::decode(a.params) else {
@@ -470,6 +482,9 @@ mod tests {
             group: g,
         };
         let r = Prmp.relay(a, &at).unwrap().expect("region 1's relay");
+        // A region's relay holds custody (a standby will not take it over).
+        assert!(Prmp.relay_custody(a, Some(1)));
+        assert!(!Prmp.relay_custody(a, Some(3)) && !Prmp.relay_custody(a, None));
         assert_eq!(r.node, Some(0xEC00_0001));
         assert_eq!(r.links, Links::Interfaces);
         // Without --region, or for a region with a stranger below it: forwarded.
@@ -492,6 +507,7 @@ mod tests {
             .unwrap();
         assert!(plain.side.params().unwrap().is_empty());
         assert!(Prmp.relay(announce(&[]), &at).unwrap().is_none());
+        assert!(!Prmp.relay_custody(announce(&[]), Some(1)));
         // Malformed parameters are an error, not a panic.
         assert!(Prmp.relay(announce(&[1, 2, 3]), &at).is_err());
     }

@@ -31,6 +31,8 @@ pub(super) struct Joined {
     pub(super) since: Time,
     /// It sent a REPORT since its admission (the first says it held nothing then).
     pub(super) reported: bool,
+    /// Times it followed the session to another address ([`super::Receiving::follow`]).
+    pub(super) moves: u32,
     /// The sender's protocol packets that came before the agent was built, and their bytes.
     pub(super) early: (Vec<(Header, Bytes)>, usize),
     /// Until when it JOINs although admitted: the session listed it when found, so the

@@ -170,6 +170,9 @@ pub struct RecvReport {
     pub outcome: &'static str,
     /// Admitted while the stream ran (`rmcast send --late-join`).
     pub joined_late: bool,
+    /// Times it followed its session to another address after the one it had fell silent
+    /// (its relay died and a standby relay took over: `rmcast relay --standby`).
+    pub moves: u32,
     /// Why it did not complete.
     pub reason: Option<String>,
     /// What the driver counted.

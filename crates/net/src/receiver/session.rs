@@ -768,6 +768,7 @@ impl State {
             driver: self.wire.stats.clone(),
             success: (outcome == "completed" || outcome == "partial") && verified,
             joined_late: joined.is_some_and(|j| j.late),
+            moves: joined.map_or(0, |j| j.moves),
         }
     }
 }
@@ -778,4 +779,4 @@ mod tests;
 
 mod admission;
 #[cfg(test)]
-pub(super) use admission::UNANSWERED;
+pub(super) use admission::{FOLLOW_AFTER, UNANSWERED};

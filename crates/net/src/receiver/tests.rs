@@ -426,3 +426,50 @@ fn data_before_the_running_announce_asks_for_it() {
     assert_eq!(joins_at(&sender), 1, "and again after 20 ms");
     remove_files(&r.reset());
 }
+
+/// A receiver admitted to its session follows the session's running ANNOUNCE to another
+/// address only once the one it had has been silent for FOLLOW_AFTER (its relay died and a
+/// standby relay took over), and JOINs there again; before that, or on a gathering
+/// ANNOUNCE, or on another sender's, it stays.
+#[test]
+fn a_receiver_follows_its_session_elsewhere_only_after_its_address_fell_silent() {
+    use super::session::FOLLOW_AFTER;
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = open(dir.path(), None);
+    let pgm = PROTOCOLS.iter().find(|p| p.name() == "pgm").unwrap();
+    let (_, running) =
+        Fuzzing::session(pgm, 9, SENDER, group(), &[(ME, None, sender_addr())], None).unwrap();
+    let (_, other_sender) = Fuzzing::session(
+        pgm,
+        9,
+        SENDER + 1,
+        group(),
+        &[(ME, None, sender_addr())],
+        None,
+    )
+    .unwrap();
+    let gathering = gathering_of(&running);
+    let (joins, standby) = sender_socket();
+    let ms = Duration::from_millis;
+    let feed = |r: &mut Fuzzing, at: Duration, from: SocketAddr, d: &[u8]| {
+        r.datagram(at, from, &mut d.to_vec()).unwrap();
+        assert!(!r.ended());
+    };
+    feed(&mut r, ms(1), sender_addr(), &running);
+    feed(&mut r, ms(1) + FOLLOW_AFTER - ms(1), standby, &running);
+    let early = r.reset();
+    assert_eq!(early.sender, Some(sender_addr().to_string()), "too soon");
+    assert_eq!(early.moves, 0);
+    feed(&mut r, ms(1), sender_addr(), &running);
+    let silent = ms(1) + FOLLOW_AFTER;
+    feed(&mut r, silent, standby, &gathering);
+    feed(&mut r, silent, standby, &other_sender);
+    let stayed = r.reset();
+    assert_eq!(stayed.sender, Some(sender_addr().to_string()), "{stayed:?}");
+    feed(&mut r, ms(1), sender_addr(), &running);
+    feed(&mut r, silent, standby, &running);
+    assert!(joins_at(&joins) > 0, "it JOINs at the new address");
+    let moved = r.reset();
+    assert_eq!(moved.sender, Some(standby.to_string()), "{moved:?}");
+    assert_eq!(moved.moves, 1);
+}

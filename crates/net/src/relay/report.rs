@@ -45,6 +45,11 @@ pub struct SessionReport {
     pub local_group: Option<SocketAddr>,
     /// Datagrams of the local group carried (each counted once, however many interfaces).
     pub local_carried: u64,
+    /// `--standby`: datagrams from upstream held while the active relay served the region.
+    pub standby_held: u64,
+    /// `--standby`: seconds from the session's start here to the takeover (`None`: it never
+    /// took over, or it is no standby).
+    pub took_over_after_s: Option<f64>,
 }
 
 /// What `rmcast relay` reports when it ends.

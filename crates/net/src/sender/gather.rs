@@ -43,6 +43,9 @@ pub(super) struct Member {
     pub rate_mark: (Time, u64),
     /// Times it restarted mid-session and was taken back at a new address.
     pub restarts: u32,
+    /// Times it moved to another address after a silence (its relay died and it followed
+    /// the session to a standby relay).
+    pub moves: u32,
     /// The partial copies of files it holds from an earlier session (its HAVE).
     pub held: Vec<session::Held>,
 }
@@ -77,6 +80,7 @@ impl Member {
             finished_at: None,
             rate_mark: (now, 0),
             restarts: 0,
+            moves: 0,
             held: Vec::new(),
         }
     }

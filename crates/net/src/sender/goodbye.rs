@@ -133,6 +133,7 @@ impl Transfer {
                 role,
                 joined_late: m.late,
                 restarts: m.restarts,
+                moves: m.moves,
             });
         }
         (summary, outcomes)

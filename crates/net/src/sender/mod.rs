@@ -278,6 +278,10 @@ pub struct ReceiverSummary {
     /// taken back at its new address (`pgm`).
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
+    /// Times it moved to another address after a silence (its relay died and it followed
+    /// the session to a standby relay: `rmcast relay --standby`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub moves: u32,
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {

@@ -728,12 +728,17 @@ impl Transfer {
 }
 
 impl Transfer {
-    /// A JOIN under a live member's node id from the member's IP address and another port:
-    /// the member restarted (a new process, a new socket) mid-session. Where the protocol
-    /// takes it back ([`crate::agents::NetProtocol::resumes`]) its address moves there, its
-    /// progress is counted afresh, and it gets the running ANNOUNCE; its new agent asks for
-    /// everything from the first packet. Elsewhere it changes nothing (members are known by
-    /// the address they joined from). Returns whether it was such a JOIN.
+    /// A JOIN under a live member's node id from another address. From the member's IP
+    /// address and another port the member restarted (a new process, a new socket)
+    /// mid-session: where the protocol takes it back
+    /// ([`crate::agents::NetProtocol::resumes`]) its address moves there, its progress is
+    /// counted afresh, and it gets the running ANNOUNCE; its new agent asks for everything
+    /// from the first packet. From anywhere, when the member has been silent for
+    /// [`MOVE_AFTER`], a JOIN or a REPORT says it moved: the relay it was behind died and it followed the session
+    /// to a standby relay (`rmcast relay --standby`), whose proxy now speaks for it; its
+    /// address moves there and it keeps its progress (its agent goes on). Elsewhere it
+    /// changes nothing (members are known by the address they joined from). Returns
+    /// whether it was such a JOIN.
     fn restarted(
         &mut self,
         now: Time,
@@ -741,36 +746,87 @@ impl Transfer {
         len: usize,
         from: SocketAddr,
     ) -> Result<bool, NetError> {
-        if h.family != Family::Session || h.session != self.ep.session || !self.ep.proto.resumes() {
+        if h.family != Family::Session || h.session != self.ep.session {
             return Ok(false);
         }
-        let Some(m) = self
+        let resumes = self.ep.proto.resumes();
+        if let Some(m) = self.members.iter().find(|m| m.node == h.source) {
+            tracing::info!(
+                node = m.node,
+                old = %m.addr,
+                new = %from,
+                live = m.live(),
+                heard_ms = now.saturating_since(m.last_heard).as_millis() as u64,
+                "a member's node id from another address"
+            );
+        }
+        let Some((m, restart)) = self
             .members
             .iter_mut()
-            .find(|m| m.node == h.source && m.live() && m.addr.ip() == from.ip())
+            .filter(|m| m.node == h.source)
+            .find_map(|m| taken_back(m, now, from, resumes).map(|r| (m, r)))
         else {
             return Ok(false);
         };
-        let join = matches!(
-            Packet::decode(self.ep.plain(len)),
+        // A move is taken from a REPORT too: the receiver JOINs for a second after it
+        // followed, and REPORTs every 250 ms from then on (its JOINs can all be lost while its
+        // host resolves the standby's link address on a lossy link: seen once in 12 runs).
+        let taken = match Packet::decode(self.ep.plain(len)) {
             Ok(Packet {
                 message: Message::Session(session::Message::Join { .. }),
                 ..
-            })
-        );
-        if !join || m.addr == from {
+            }) => true,
+            Ok(Packet {
+                message: Message::Session(session::Message::Report { .. }),
+                ..
+            }) => !restart,
+            _ => false,
+        };
+        if !taken {
             return Ok(false);
         }
-        tracing::info!(node = m.node, old = %m.addr, new = %from, "member restarted: taken back at its new address");
+        if restart {
+            tracing::info!(node = m.node, old = %m.addr, new = %from, "member restarted: taken back at its new address");
+            m.restarts += 1;
+            m.progressed_at = now;
+            m.reported = None;
+        } else {
+            tracing::warn!(
+                node = format_args!("{:08x}", m.node),
+                old = %m.addr,
+                new = %from,
+                "member silent for {:.1}s speaks from another address (its relay died, a \
+                 standby took over): taken back there",
+                now.saturating_since(m.last_heard).as_secs_f64()
+            );
+            m.moves += 1;
+        }
         m.addr = from;
-        m.restarts += 1;
         m.last_heard = now;
-        m.progressed_at = now;
-        m.reported = None;
         let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
         Ok(true)
     }
 }
+
+/// Whether a JOIN under `m`'s node id from `from` at `now` takes `m` back there: `Some(true)`
+/// as a restart (a protocol that `resumes`, the member's IP address, another port),
+/// `Some(false)` as a move (anywhere, after [`MOVE_AFTER`] of silence), `None` not at all
+/// (`m` is gone, or it is at `from` already, or it spoke too recently).
+fn taken_back(m: &Member, now: Time, from: SocketAddr, resumes: bool) -> Option<bool> {
+    if !m.live() || m.addr == from {
+        return None;
+    }
+    if resumes && m.addr.ip() == from.ip() {
+        return Some(true);
+    }
+    (now.saturating_since(m.last_heard) >= MOVE_AFTER).then_some(false)
+}
+
+/// A member silent this long whose JOIN comes from another address is taken back there
+/// ([`Transfer::restarted`]): below the receivers' own delay before they follow their
+/// session to another address (one second without a datagram), so a receiver that followed
+/// is never refused for having spoken too recently.
+const MOVE_AFTER: Duration = Duration::from_millis(750);
 
 /// `--min-rate` (bits per second, 0: off): why `m` is evicted, when what it delivered over
 /// the period of `period` that just ended is below the rate. A new period starts then.
@@ -800,6 +856,26 @@ mod tests {
     fn member() -> Member {
         let addr: SocketAddr = "10.0.0.2:5000".parse().unwrap();
         Member::new(7, addr, Time::ZERO, None, false, Admission::Key)
+    }
+
+    /// A member's JOIN from another address takes it back there as a restart (same IP, a
+    /// protocol that resumes) at once, as a move (a standby relay's proxy) only once it has
+    /// been silent for MOVE_AFTER, and never from where it is or once it is gone.
+    #[test]
+    fn a_member_is_taken_back_elsewhere_only_restarted_or_after_a_silence() {
+        let mut m = member();
+        let at = |ms: u64| Time::ZERO + Duration::from_millis(ms);
+        m.last_heard = at(1000);
+        let port: SocketAddr = "10.0.0.2:5001".parse().unwrap();
+        let standby: SocketAddr = "10.0.0.253:40000".parse().unwrap();
+        assert_eq!(taken_back(&m, at(1000), port, true), Some(true));
+        assert_eq!(taken_back(&m, at(1000), port, false), None);
+        assert_eq!(taken_back(&m, at(1000), m.addr, true), None);
+        assert_eq!(taken_back(&m, at(1749), standby, true), None, "too soon");
+        assert_eq!(taken_back(&m, at(1750), standby, false), Some(false));
+        assert_eq!(taken_back(&m, at(1750), port, false), Some(false));
+        m.evicted = Some("silent".into());
+        assert_eq!(taken_back(&m, at(9000), standby, false), None, "evicted");
     }
 
     #[test]

@@ -78,6 +78,7 @@ fn csp_and_cp_name_an_exchange_per_region_and_build_its_three_roles() {
         assert_eq!(x, [(1, 0xEC00_0001), (2, 0xEC00_0002)]);
         let a = announce(&raw, true);
         assert_eq!(announced_variant(&a), Some(t.0));
+        assert!(!t.relay_custody(a, Some(1)), "an exchange holds no data");
         assert_eq!(started.side.reported_by(6), Some(0xEC00_0001));
         assert!(
             !started.side.helper(Time::ZERO, 6),
@@ -262,6 +263,10 @@ fn dsp_with_designated_relays() {
     let a = announce(&raw, true);
     assert_eq!(announced_variant(&a), Some(Variant::Dsp));
     assert!(DSP.relay_refusal(a).is_none());
+    // A designated relay holds custody (a standby will not take it over); without --region
+    // a relay only forwards.
+    assert!(DSP.relay_custody(a, Some(1)));
+    assert!(!DSP.relay_custody(a, None));
     assert_eq!(started.side.reported_by(6), Some(0xEC00_0001));
     assert_eq!(started.side.role(6), Some("member"));
     let me = Me {

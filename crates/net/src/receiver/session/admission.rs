@@ -2,11 +2,16 @@
 //! session messages (later ANNOUNCEs, END).
 //!
 //! A receiver belongs to the address its session started with: the address of the first
-//! ANNOUNCE it acted on. It never moves to another one. The sender sends everything from one
-//! socket and never moves, so a copy of its packets sent again from another host is a
-//! stranger's, however new its seal: a keyed receiver that followed the newest authenticated
-//! ANNOUNCE from any address was taken over by a peer that re-multicast a running ANNOUNCE the
-//! sender had sealed for it.
+//! ANNOUNCE it acted on. The sender sends everything from one socket and never moves, so a
+//! copy of its packets sent again from another host is a stranger's, however new its seal: a
+//! keyed receiver that followed the newest authenticated ANNOUNCE from any address was taken
+//! over by a peer that re-multicast a running ANNOUNCE the sender had sealed for it. It
+//! moves only when that address has fallen silent for [`FOLLOW_AFTER`] (its relay died):
+//! then it follows its own session's running ANNOUNCE (same session, same sender node id;
+//! under a key authenticated and fresh) to the address it now comes from, a standby relay
+//! that took over, and JOINs there ([`Receiving::follow`]). A host re-sending sealed
+//! ANNOUNCEs can capture only a receiver whose path is already dead, and can then only
+//! forward or drop what the sender seals.
 //!
 //! Only its own sender ends a receiver, and the past does not:
 //!
@@ -42,6 +47,12 @@ pub(in crate::receiver) const SHUNNED_FOR: Duration = Duration::from_secs(10);
 /// A receiver that finds its session running with its node id listed (it restarted) JOINs
 /// for this long, every [`JOIN_AGAIN`], so the sender moves it to its new address.
 const REJOIN_FOR: Duration = Duration::from_secs(1);
+
+/// A receiver whose session's address has been silent this long follows the session's
+/// running ANNOUNCE to another address ([`Receiving::follow`]): a standby relay's takeover
+/// (`rmcast relay --standby`). Four of the sender's 250-ms running ANNOUNCEs missed; far
+/// below `--sender-timeout`.
+pub(in crate::receiver) const FOLLOW_AFTER: Duration = Duration::from_secs(1);
 
 /// At most this many sessions found running without this receiver are asked at once; at most
 /// this many given-up sessions are remembered.
@@ -250,10 +261,13 @@ impl Receiving {
             self.st.wire.stranger();
             return Ok(());
         }
-        let ours =
+        let mut ours =
             self.st.joined.as_ref().map(|j| {
                 h.session == j.session && h.source == j.sender_node && from == j.sender_addr
             });
+        if ours == Some(false) && self.follow(now, h, &m, from) {
+            ours = Some(true);
+        }
         match (ours, &m) {
             (Some(true), _) => self.sender_message(now, m),
             (None, session::Message::Announce { .. }) => self.found(now, h, m, from, obs),
@@ -271,6 +285,46 @@ impl Receiving {
                 Ok(())
             }
         }
+    }
+
+    /// Our session's running ANNOUNCE from another address, after [`FOLLOW_AFTER`] of
+    /// silence from the one we had (our relay died and a standby took over, or the route
+    /// moved): follow it there and JOIN again, so the sender takes this receiver back at the
+    /// address its JOINs now come from. Whether it moved. Under a key the ANNOUNCE was
+    /// authenticated and found fresh above; the sender's node id and session must be ours.
+    fn follow(&mut self, now: Time, h: Header, m: &session::Message<'_>, from: SocketAddr) -> bool {
+        let Some(j) = self.st.joined.as_mut() else {
+            return false;
+        };
+        let running = matches!(
+            m,
+            session::Message::Announce {
+                phase: Phase::Running,
+                ..
+            }
+        );
+        let silent = now.saturating_since(j.last_from_sender);
+        if !running
+            || !j.admitted
+            || h.session != j.session
+            || h.source != j.sender_node
+            || silent < FOLLOW_AFTER
+        {
+            return false;
+        }
+        tracing::warn!(
+            session = %format_args!("{:08x}", j.session),
+            old = %j.sender_addr,
+            new = %from,
+            "nothing from the session's address for {:.1}s; its running ANNOUNCE comes from \
+             another: following it there (a relay died and another took over)",
+            silent.as_secs_f64()
+        );
+        j.sender_addr = from;
+        j.moves += 1;
+        j.rejoin_until = Some(now + REJOIN_FOR);
+        self.st.next_join = Time::ZERO;
+        true
     }
 
     /// The first ANNOUNCE of a session: join it (or, if it runs without us, ask its sender).
@@ -336,6 +390,7 @@ impl Receiving {
             late: offer.is_some(),
             since: now,
             reported: false,
+            moves: 0,
             early: Default::default(),
             gathers: false,
             rejoin_until: admitted.then(|| {
