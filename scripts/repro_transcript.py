@@ -76,6 +76,10 @@ def main():
     p.add_argument("mode", choices=["quick", "full"])
     p.add_argument("stdout")
     p.add_argument("stderr")
+    p.add_argument("--commit", help="the commit whose binary made the output, when HEAD has "
+                   "moved on since (default: HEAD, +dirty with uncommitted changes)")
+    p.add_argument("--note", default="", help="a sentence on the run's conditions, e.g. what "
+                   "else loaded the machine")
     a = p.parse_args()
     out = open(a.stdout, encoding="utf-8").read().splitlines()
     err = open(a.stderr, encoding="utf-8").read().splitlines()
@@ -91,7 +95,7 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     path = os.path.join(ROOT, "docs", "results", f"repro-{a.mode}.md")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(page(a.mode, body, commit(), when))
+        f.write(page(a.mode, body, a.commit or commit(), when + (f"; {a.note.rstrip('.')}" if a.note else "")))
     print(f"{os.path.relpath(path, ROOT)}: {a.mode} transcript written ({len(body)} lines)")
 
 
