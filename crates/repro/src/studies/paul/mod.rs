@@ -5,7 +5,8 @@
 //! and, beyond the paper, DSP and CP with 1,000 and 10,000 destinations over 100 exchanges.
 
 use crate::claim::fmt_num;
-use crate::plot::{Axis, Plot, PlotSeries, PlotSpec};
+use crate::plot::{Axis, Plot, PlotSeries};
+use crate::plot_spec::PlotSpec;
 use crate::sampling::Feed;
 use crate::stats::Estimate;
 use crate::study::{About, RunCtx, Setup, Study, StudyError, StudyOutput, Sweeps};
