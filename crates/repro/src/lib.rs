@@ -22,7 +22,8 @@
 //!    figures can be declared as data: [`plot_spec::PlotSpec`],
 //!    `scenarios/repro/<name>/plots.toml`) and its [`Setup`] (declared as data too:
 //!    `scenarios/repro/<name>/setup.toml`, read with [`setup!`], its `{name}` placeholders
-//!    filled with the run's numbers).
+//!    filled with the run's numbers). Its `run` reads as its phases: plan, run, measure and
+//!    plot, each a named function in the study's own files.
 //! 3. One line in [`STUDIES`] and one `pub mod` line in `studies/mod.rs`.
 //!
 //! ## What this crate must never do
