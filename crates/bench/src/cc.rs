@@ -12,7 +12,8 @@
 //! [`tcp_source`]), as the raw blast's are.
 
 use crate::proc::{self, Logged};
-use crate::run::{mbit, recv_command, send_command, tempfile_dir, write_pseudo_random};
+use crate::proc::mbit;
+use crate::run::{recv_command, send_command, tempfile_dir, write_pseudo_random};
 use crate::{BenchError, Result, Topo};
 use rmcast_net::netns::Count;
 use serde_json::{json, Value};
@@ -690,7 +691,7 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
         "hosts": format!("0 sender, 1 receiver behind the bottleneck, 2..={} receivers without one, {tcp_host} TCP source (to a sink on host 1)", b.receivers),
         "topology": "bridge (one network namespace per host, rmcast_net::netns::Segment)",
         "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
-        "loadavg_end": crate::run::loadavg(),
+        "loadavg_end": crate::proc::loadavg(),
         "summary": summary,
         "sender": sv,
         "series": series(&samples),
