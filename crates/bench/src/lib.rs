@@ -22,11 +22,13 @@ pub mod cc;
 mod proc;
 pub mod raw;
 mod run;
+mod spec;
 mod tools;
 mod topo;
 
 pub use proc::table;
-pub use run::{default_protocols, run, socket_protocols, Loss, NetBench};
+pub use run::{default_protocols, run, socket_protocols};
+pub use spec::{Loss, NetBench};
 pub use topo::Topo;
 
 use std::io;

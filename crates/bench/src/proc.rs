@@ -1,13 +1,28 @@
 //! Child processes of a benchmark run (output kept in files, stopped after a time limit) and
 //! the outcome of one contender's run as a JSON row.
 
-use crate::run::mbit;
 use crate::{BenchError, Result};
 use serde_json::{json, Map, Value};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Throughput in Mbit/s of `bytes` in `secs` (0 without time).
+pub(crate) fn mbit(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs / 1e6
+    } else {
+        0.0
+    }
+}
+
+/// The system's load averages (1, 5 and 15 minutes) from `/proc/loadavg`, or null.
+pub(crate) fn loadavg() -> Value {
+    std::fs::read_to_string("/proc/loadavg").map_or(Value::Null, |s| {
+        json!(s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+    })
+}
 
 /// BLAKE3 digest of a file.
 pub(crate) fn digest(p: &Path) -> Result<blake3::Hash> {
@@ -51,7 +66,7 @@ impl CpuMarks {
     /// Take mark `i` (0, 1, 2).
     pub(crate) fn mark(&mut self, i: usize) {
         if i == 0 {
-            self.load = crate::run::loadavg();
+            self.load = loadavg();
         }
         self.t[i] = children_cpu_s();
     }

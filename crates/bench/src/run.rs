@@ -2,8 +2,9 @@
 //! blast, rmcast's default and every protocol asked for, then the tools; one JSON row per
 //! (receivers, loss, contender).
 
-use crate::proc::{self, CpuMarks, Outcome};
+use crate::proc::{self, loadavg, mbit, CpuMarks, Outcome};
 use crate::raw::{self, Role};
+use crate::spec::{Loss, NetBench, Setup, GROUP_IP};
 use crate::tools::{ensure_tools, run_norm, run_udpcast, run_uftp};
 use crate::{BenchError, Result, Topo};
 use serde_json::{json, Value};
@@ -12,89 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-pub(crate) const GROUP_IP: &str = "239.255.90.1";
 /// How long receivers get to finish after their sender ended before they are stopped.
 const RECEIVER_GRACE: Duration = Duration::from_secs(15);
-
-/// What to measure.
-#[derive(Debug, Clone)]
-pub struct NetBench {
-    /// File size in MB (10^6 bytes).
-    pub size_mb: u64,
-    /// Receiver counts to measure.
-    pub receivers: Vec<usize>,
-    /// Loss conditions, each measured for every receiver count.
-    pub conditions: Vec<Loss>,
-    /// `--datagram-size` given to `rmcast send` (None: send's own default) and used by the
-    /// raw blast (None: the sender's interface MTU less 28 bytes of IPv4 and UDP headers).
-    pub datagram_size: Option<usize>,
-    /// rmcast runs: `default` (no `--protocol`: whatever `rmcast send` defaults to) or a
-    /// protocol name.
-    pub protocols: Vec<String>,
-    /// `--window` given to `rmcast send` (None: each protocol's default).
-    pub window: Option<u16>,
-    /// `--rate` given to `rmcast send` (None: send's default pacing).
-    pub rate: Option<String>,
-    /// Every endpoint in its own network namespace on a bridge (root).
-    pub bridge: bool,
-    /// Other tools to run: `uftp`, `udpcast`, `norm`, `norm-cc`, `norm-lan`.
-    pub tools: Vec<String>,
-    /// Do not apt-get install missing tools.
-    pub no_install: bool,
-    /// A run that has not finished after this long is stopped and reported as not finished.
-    pub timeout: Duration,
-    /// The last receiver's bridge port as a link of this many bits per second behind a
-    /// 50 ms drop-tail queue (`--slow-port`, `tc ... tbf`; `--bridge` only): an uneven LAN.
-    pub slow_port: Option<u64>,
-}
-
-/// A loss condition.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Loss {
-    /// Each Ethernet frame the bridge forwards to a receiver is dropped with this
-    /// probability (every contender; `--bridge` only).
-    Frame(f64),
-    /// `rmcast recv --drop-rate`: each protocol datagram dropped at each receiver in the
-    /// application (rmcast only; the raw blast and the tools run only at 0).
-    Injected(f64),
-}
-
-impl Loss {
-    fn p(self) -> f64 {
-        match self {
-            Loss::Frame(p) | Loss::Injected(p) => p,
-        }
-    }
-
-    fn kind(self) -> &'static str {
-        match self {
-            Loss::Frame(_) => "frame",
-            Loss::Injected(_) => "injected",
-        }
-    }
-
-    /// Loss on the network (per frame), which every contender sees.
-    fn frame(self) -> f64 {
-        match self {
-            Loss::Frame(p) => p,
-            Loss::Injected(_) => 0.0,
-        }
-    }
-
-    /// Whether the raw blast and the tools run in this condition (injected loss reaches
-    /// only rmcast, so they run once, at injected loss 0).
-    fn everyone(self) -> bool {
-        matches!(self, Loss::Frame(_)) || self.p() == 0.0
-    }
-}
-
-pub(crate) fn mbit(bytes: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        bytes as f64 * 8.0 / secs / 1e6
-    } else {
-        0.0
-    }
-}
 
 fn group(port: u16) -> SocketAddr {
     SocketAddr::new(GROUP_IP.parse().expect("a literal IPv4 address"), port)
@@ -349,12 +269,6 @@ fn report(progress: &mut dyn FnMut(String), row: Option<&(Outcome, Option<u64>)>
     }
 }
 
-pub(crate) fn loadavg() -> Value {
-    std::fs::read_to_string("/proc/loadavg").map_or(Value::Null, |s| {
-        json!(s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-    })
-}
-
 /// The raw ceiling to `n` receivers.
 fn raw_blast(s: &Setup<'_>, n: usize, group: SocketAddr, size: usize) -> Result<Outcome> {
     let (topo, exe) = (s.topo, s.exe);
@@ -411,24 +325,6 @@ fn raw_blast(s: &Setup<'_>, n: usize, group: SocketAddr, size: usize) -> Result<
         .insert("delivered_fraction".into(), json!(delivered));
     let _ = std::fs::remove_dir_all(&dir);
     Ok(o)
-}
-
-/// Where a run's endpoints and files are.
-pub(crate) struct Setup<'a> {
-    pub b: &'a NetBench,
-    pub topo: &'a Topo,
-    pub exe: &'a Path,
-    /// The file sent, its BLAKE3 digest, and the directory the receivers write under.
-    pub file: &'a Path,
-    pub digest: blake3::Hash,
-    pub work: &'a Path,
-}
-
-impl Setup<'_> {
-    /// Whether `p` holds exactly the file sent (by BLAKE3 digest).
-    pub fn verify(&self, p: &Path) -> bool {
-        proc::digest(p).is_ok_and(|d| d == self.digest)
-    }
 }
 
 /// `rmcast send`/`recv` with protocol `proto` (`default`: no `--protocol`) to `n` receivers.

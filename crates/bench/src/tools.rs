@@ -7,8 +7,8 @@
 //! a user who knows NORM sets on a LAN); NORM's defaults otherwise). Missing tools are
 //! installed with apt-get (Debian packages uftp, udpcast, libnorm-dev and g++) when allowed.
 
-use crate::proc::{self, CpuMarks, Outcome};
-use crate::run::{mbit, Setup};
+use crate::proc::{self, mbit, CpuMarks, Outcome};
+use crate::spec::{Setup, GROUP_IP};
 use crate::Result;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -291,7 +291,7 @@ pub(crate) fn run_norm(s: &Setup<'_>, n: usize, port: u16, tool: &str) -> Result
     let (topo, work) = (s.topo, s.work);
     let prog = normfile(work)?;
     let dir = work.join(format!("norm-{port}"));
-    let group = crate::run::GROUP_IP;
+    let group = GROUP_IP;
     let mut kids = Vec::new();
     let mut ids = Vec::new();
     for r in 1..=n {

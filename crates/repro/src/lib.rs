@@ -19,9 +19,11 @@
 //!    its sweep as a list of (point, seed) jobs, runs them with [`RunCtx::map`] (parallel,
 //!    ordered, progress-reporting), summarises each point with [`Estimate::from_samples`],
 //!    records measures (including analytic bounds it computes) and returns plots (fixed
-//!    figures can be declared as data: [`plot::PlotSpec`], `scenarios/repro/<name>/plots.toml`)
-//!    and its [`Setup`] (declared as data too: `scenarios/repro/<name>/setup.toml`, read with
-//!    [`setup!`], its `{name}` placeholders filled with the run's numbers).
+//!    figures can be declared as data: [`plot_spec::PlotSpec`],
+//!    `scenarios/repro/<name>/plots.toml`) and its [`Setup`] (declared as data too:
+//!    `scenarios/repro/<name>/setup.toml`, read with [`setup!`], its `{name}` placeholders
+//!    filled with the run's numbers). Its `run` reads as its phases: plan, run, measure and
+//!    plot, each a named function in the study's own files.
 //! 3. One line in [`STUDIES`] and one `pub mod` line in `studies/mod.rs`.
 //!
 //! ## What this crate must never do
@@ -41,6 +43,7 @@ pub mod measure;
 pub mod mutants;
 pub mod pinned;
 pub mod plot;
+pub mod plot_spec;
 pub mod report;
 pub mod sampling;
 pub mod stats;

@@ -131,3 +131,16 @@ impl Measures {
         self.map.is_empty()
     }
 }
+
+/// The means of the recorded series `name` as (x, mean), e.g. an analytic bound to draw as a
+/// dashed curve; empty when there is no such series.
+pub fn means(m: &Measures, name: &str) -> Vec<(f64, f64)> {
+    m.get(name)
+        .map(|s| {
+            s.points()
+                .into_iter()
+                .filter_map(|(x, e)| x.map(|x| (x, e.mean)))
+                .collect()
+        })
+        .unwrap_or_default()
+}

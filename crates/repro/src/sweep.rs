@@ -1,7 +1,7 @@
 //! The study toolkit: a sweep of (family, x, seed) jobs, per-point aggregation across seeds
 //! into named series, and the small helpers every study needs (a summary that refuses zero
-//! runs, the means of a recorded series for a bound curve, a list of sweep values for the
-//! setup table). A study file then reads as its scenario (what one run does), its sweep (which
+//! runs, a list of sweep values for the setup table; the means of a recorded series for a
+//! bound curve are [`crate::measure::means`]). A study file then reads as its scenario (what one run does), its sweep (which
 //! runs) and its measures (what is recorded from them).
 
 use crate::measure::Measures;
@@ -238,19 +238,6 @@ impl Agg {
     }
 }
 
-/// The means of the recorded series `name` as (x, mean), e.g. an analytic bound to draw as a
-/// dashed curve; empty when there is no such series.
-pub fn means(m: &Measures, name: &str) -> Vec<(f64, f64)> {
-    m.get(name)
-        .map(|s| {
-            s.points()
-                .into_iter()
-                .filter_map(|(x, e)| x.map(|x| (x, e.mean)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A series for a note, `x: mean ± sd; …`, each point followed by ` [<label> <value>]` where
 /// `paper` has a value at the same x.
 pub fn fmt_series(s: &Series, label: &str, paper: &[(f64, f64)]) -> String {
@@ -284,6 +271,7 @@ pub fn join<T: std::fmt::Display>(v: &[T]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::means;
 
     #[test]
     fn sweep_groups_runs_by_family_and_point_in_job_order() {

@@ -24,50 +24,25 @@ pub const RX: Envelope = Envelope {
 /// One message of every kind of every family (two or three of the kinds whose layout
 /// varies), with the envelope it is sent with.
 pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
+    [
+        saw_samples(),
+        bap_samples(),
+        rra_samples(),
+        tree_samples(),
+        prmp_samples(),
+        xtp_samples(),
+        srm_samples(),
+        pgm_samples(),
+        lms_samples(),
+        ff_samples(),
+        session_samples(),
+    ]
+    .concat()
+}
+
+/// Stop-and-wait: DATA (sent for the first time, and an empty retransmission) and ACK.
+fn saw_samples() -> Vec<(Envelope, Message<'static>)> {
     let (env, rx) = (ENV, RX);
-    let mut raw = Vec::new();
-    prmp::ChildList::encode_ids([1u32, 0xdead_beef, 7], &mut raw);
-    let cld = prmp::ChildList::from_raw(Vec::leak(raw)).unwrap();
-    let mut raw = Vec::new();
-    srm::SessionEntries::encode(
-        [
-            srm::SessionEntry {
-                node: 3,
-                echo_ts: 0x1122_3344_5566_7788,
-                delay_us: 9,
-            },
-            srm::SessionEntry {
-                node: 4,
-                echo_ts: 5,
-                delay_us: 6,
-            },
-        ],
-        &mut raw,
-    );
-    let entries = srm::SessionEntries::from_raw(Vec::leak(raw)).unwrap();
-    let mut raw = Vec::new();
-    xtp::Spans::encode(
-        [
-            xtp::Span { left: 5, right: 9 },
-            xtp::Span {
-                left: 11,
-                right: 300,
-            },
-        ],
-        &mut raw,
-    );
-    let spans = xtp::Spans::from_raw(Vec::leak(raw)).unwrap();
-    let members = Vec::leak(session::encode_members(&[1, 2, 0xffff_ffff]));
-    let held = Vec::leak(session::encode_held(&[session::Held {
-        size: 1000,
-        held: 600,
-        name_key: 0x0102_0304_0506_0708,
-        digest: [7; 32],
-    }]));
-    let outcomes = Vec::leak(session::encode_outcomes(&[
-        (1, session::Outcome::Completed),
-        (9, session::Outcome::Failed),
-    ]));
     vec![
         (env, Message::Saw(saw::Message::Data { seq: 1, payload: P })),
         (
@@ -78,6 +53,13 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
             }),
         ),
         (env, Message::Saw(saw::Message::Ack { seq: 1 })),
+    ]
+}
+
+/// One message of each BAP (block acknowledgment) kind.
+fn bap_samples() -> Vec<(Envelope, Message<'static>)> {
+    let env = ENV;
+    vec![
         (
             env,
             Message::Bap(bap::Message::Data {
@@ -87,6 +69,14 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
             }),
         ),
         (env, Message::Bap(bap::Message::Ack { seq: 0xabcd })),
+    ]
+}
+
+/// One message of each RRA (round-robin acknowledgment) kind, the ACK with a bitmap and
+/// without one.
+fn rra_samples() -> Vec<(Envelope, Message<'static>)> {
+    let env = ENV;
+    vec![
         (
             env,
             Message::Rra(rra::Message::Data {
@@ -99,6 +89,13 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
         (env, rra_ack(57, &[0x5a, 0x01, 0x01])),
         (env, rra_ack(39, &[])),
         (env, Message::Rra(rra::Message::Poll { upto: 9, low: 2 })),
+    ]
+}
+
+/// One message of each kind of the tree protocols (DSP, CSP, CP).
+fn tree_samples() -> Vec<(Envelope, Message<'static>)> {
+    let (env, rx) = (ENV, RX);
+    vec![
         (
             env,
             Message::Tree(tree::Message::Status(tree::Status {
@@ -149,6 +146,16 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
                 bits: &[0xff, 0x01],
             }),
         ),
+    ]
+}
+
+/// One message of each PRMP kind, the RESP with a bitmap and without one.
+fn prmp_samples() -> Vec<(Envelope, Message<'static>)> {
+    let env = ENV;
+    let mut raw = Vec::new();
+    prmp::ChildList::encode_ids([1u32, 0xdead_beef, 7], &mut raw);
+    let cld = prmp::ChildList::from_raw(Vec::leak(raw)).unwrap();
+    vec![
         (
             env,
             Message::Prmp(prmp::Message::Data {
@@ -172,6 +179,25 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
         ),
         (env, prmp_resp((70, 90), &[0xf0, 0x0f, 0x01])),
         (env, prmp_resp((0, prmp::NO_HR), &[])),
+    ]
+}
+
+/// One message of each XTP kind.
+fn xtp_samples() -> Vec<(Envelope, Message<'static>)> {
+    let env = ENV;
+    let mut raw = Vec::new();
+    xtp::Spans::encode(
+        [
+            xtp::Span { left: 5, right: 9 },
+            xtp::Span {
+                left: 11,
+                right: 300,
+            },
+        ],
+        &mut raw,
+    );
+    let spans = xtp::Spans::from_raw(Vec::leak(raw)).unwrap();
+    vec![
         (
             env,
             Message::Xtp(xtp::Message::First {
@@ -216,6 +242,30 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
                 spans: xtp::Spans::EMPTY,
             })),
         ),
+    ]
+}
+
+/// One message of each SRM kind.
+fn srm_samples() -> Vec<(Envelope, Message<'static>)> {
+    let (env, rx) = (ENV, RX);
+    let mut raw = Vec::new();
+    srm::SessionEntries::encode(
+        [
+            srm::SessionEntry {
+                node: 3,
+                echo_ts: 0x1122_3344_5566_7788,
+                delay_us: 9,
+            },
+            srm::SessionEntry {
+                node: 4,
+                echo_ts: 5,
+                delay_us: 6,
+            },
+        ],
+        &mut raw,
+    );
+    let entries = srm::SessionEntries::from_raw(Vec::leak(raw)).unwrap();
+    vec![
         (env, Message::Srm(srm::Message::Data { seq: 5, payload: P })),
         (
             env,
@@ -245,6 +295,13 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
                 entries,
             }),
         ),
+    ]
+}
+
+/// One message of each PGM kind.
+fn pgm_samples() -> Vec<(Envelope, Message<'static>)> {
+    let (env, rx) = (ENV, RX);
+    vec![
         (
             env,
             Message::Pgm(pgm::Message::Odata { seq: 5, payload: P }),
@@ -303,6 +360,13 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
                 flags: 3,
             }),
         ),
+    ]
+}
+
+/// One message of each LMS kind.
+fn lms_samples() -> Vec<(Envelope, Message<'static>)> {
+    let (env, rx) = (ENV, RX);
+    vec![
         (env, Message::Lms(lms::Message::Data { seq: 1, payload: P })),
         (
             env,
@@ -332,6 +396,13 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
         ),
         (env, Message::Lms(lms::Message::Heartbeat { lead: 99 })),
         (env, Message::Lms(lms::Message::Refresh { cost: 0x0a0b })),
+    ]
+}
+
+/// One message of each FF kind.
+fn ff_samples() -> Vec<(Envelope, Message<'static>)> {
+    let env = ENV;
+    vec![
         (
             env,
             Message::Ff(ff::Message::Data {
@@ -349,6 +420,24 @@ pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
                 cum: 9,
             }),
         ),
+    ]
+}
+
+/// One message of each kind of the session layer every protocol shares.
+fn session_samples() -> Vec<(Envelope, Message<'static>)> {
+    let env = ENV;
+    let members = Vec::leak(session::encode_members(&[1, 2, 0xffff_ffff]));
+    let held = Vec::leak(session::encode_held(&[session::Held {
+        size: 1000,
+        held: 600,
+        name_key: 0x0102_0304_0506_0708,
+        digest: [7; 32],
+    }]));
+    let outcomes = Vec::leak(session::encode_outcomes(&[
+        (1, session::Outcome::Completed),
+        (9, session::Outcome::Failed),
+    ]));
+    vec![
         (
             env,
             Message::Session(session::Message::Announce {

@@ -19,9 +19,11 @@
 //! observations built from those), `plots` and `setup`.
 
 mod derived;
+mod measure;
 mod mutants;
 mod plan;
 mod plots;
+mod runs;
 mod setup;
 mod sim;
 #[cfg(test)]
@@ -30,12 +32,12 @@ mod tests;
 pub use plan::{large_ts, random_placement, run_seed, transit_stub_placement, tree_topology};
 pub use sim::{build, drops, recovery_times, simulate, LossSpec, Placement, RunShape, Scheme};
 
-use crate::sampling::Feed;
 use crate::stats::Estimate;
-use crate::study::{About, RunCtx, Study, StudyError, StudyOutput, Sweeps};
+use crate::study::{About, RunCtx, Study, StudyError, StudyOutput};
 use crate::Measures;
 use core::time::Duration;
-use plan::{drops_of, placements, shape, sites, Family, Plan, XOf};
+use measure::Samples;
+use plan::{Family, Plan, XOf};
 use rmcast_proto::rng::mix64;
 use rmcast_sim::topo::PlaneParams;
 use sim::RunOut;
@@ -71,17 +73,6 @@ pub const TOPO_SEED_BASE: u64 = 0x003_0000;
 pub const TOPOLOGIES: usize = 10;
 /// Receivers on the random graphs (§5.6: 5, 20 and 100).
 pub const RANDOM_RECEIVERS: [usize; 3] = [5, 20, 100];
-
-/// One run to do.
-struct Job {
-    pl: usize,
-    scheme: Scheme,
-    /// The run's drops (empty: a loss-free baseline).
-    loss: Vec<LossSpec>,
-    drops: usize,
-    /// Experiment index (`None`: a loss-free baseline).
-    exp: Option<usize>,
-}
 
 /// Per-run values the aggregates are built from.
 #[derive(Debug, Clone)]
@@ -366,258 +357,21 @@ impl Study for Lms {
         // `[[unstated]] hop_routes`); 0 routes by least delay.
         plan.hop_routes = ctx.param("hop_routes", 1.0) >= 0.5;
         let exps = plan.exps();
-        // Placements per family, built in parallel (the large graphs take a while).
-        let mut fams: Vec<Family> = exps.iter().flat_map(|e| e.families.clone()).collect();
-        fams.sort();
-        fams.dedup();
-        // The random and transit-stub families: `plan.placements` per topology (the mode's),
-        // more where a claim on one of their experiments is undecided (sequential sampling;
-        // a placement and its runs are the independent unit). The trees and the large graph
-        // have one placement each.
-        let points: Vec<(Family, usize)> = fams
-            .iter()
-            .filter(|f| plan::sampled(**f))
-            .flat_map(|&f| (0..plan.topologies).map(move |t| (f, t)))
-            .collect();
-        let counts = ctx.plan_runs(
-            &points,
-            Plan::new(ctx.sweeps).placements as u64,
-            |&(f, t)| {
-                exps.iter()
-                    .filter(|e| e.families.contains(&f))
-                    .map(|e| {
-                        let x = match e.x {
-                            XOf::TopoIndex | XOf::Height => t as f64,
-                            XOf::Receivers => f.receivers() as f64,
-                        };
-                        Feed::at(format!("{}.*", e.key), x)
-                    })
-                    .collect()
-            },
-        );
-        // Built in parallel (the large graphs take a while), each kept between rounds.
-        let mut units: Vec<(Family, usize, usize)> = fams
-            .iter()
-            .filter(|f| !plan::sampled(**f))
-            .map(|&f| (f, 0, 1))
-            .collect();
-        units.extend(
-            points
-                .iter()
-                .zip(&counts)
-                .map(|(&(f, t), &n)| (f, t, n as usize)),
-        );
-        let built: Vec<Vec<Arc<Placement>>> = ctx.cached_try_map(
-            &units,
-            |(f, t, n)| format!("placements {f:?} {t} 0..{n}"),
-            |&(f, t, n)| {
-                let ps = if plan::sampled(f) {
-                    plan::placements_at(&plan, f, t, 0..n)
-                } else {
-                    placements(&plan, f)
-                };
-                ps.map(|v| v.into_iter().map(Arc::new).collect())
-                    .map_err(|e| format!("{f:?}: {e}"))
-            },
-        )?;
-        let mut pls: Vec<Arc<Placement>> = Vec::new();
-        // What each placement is, for the runs' cache keys: (family, topology, index).
-        let mut pl_ids: Vec<String> = Vec::new();
-        let mut fam_pls: BTreeMap<Family, Vec<usize>> = BTreeMap::new();
-        for (&(f, t, _), b) in units.iter().zip(built) {
-            for (p, pl) in b.into_iter().enumerate() {
-                fam_pls.entry(f).or_default().push(pls.len());
-                pl_ids.push(format!("{f:?} {t} {p}"));
-                pls.push(pl);
-            }
-        }
-        // Families in their own order (the trees and the large graph came first above).
-        for v in fam_pls.values_mut() {
-            v.sort_by_key(|&i| (pls[i].topo_index, i));
-        }
-        // Jobs: every (experiment, placement, site), plus one loss-free baseline per
-        // (placement, scheme, shape) for the control traffic that is not recovery.
-        let mut jobs: Vec<Job> = Vec::new();
-        let mut baselines: BTreeMap<(usize, Scheme, usize), usize> = BTreeMap::new();
-        // Enumerable experiments: loss sites per (experiment, x), and the runs made of them.
-        let mut population: BTreeMap<(usize, u64), (usize, usize)> = BTreeMap::new();
-        for (ei, e) in exps.iter().enumerate() {
-            for f in &e.families {
-                for &pi in fam_pls.get(f).map(|v| v.as_slice()).unwrap_or(&[]) {
-                    if enumerable(e) {
-                        let key = (ei, x_of(e, &pls[pi]).to_bits());
-                        population.entry(key).or_default().0 +=
-                            plan::candidates(&pls[pi], &e.loss).len();
-                    }
-                    for s in sites(&pls[pi], &e.loss, e.cap, e.drops) {
-                        let drops = drops_of(&s);
-                        baselines.entry((pi, e.scheme, drops)).or_insert_with(|| {
-                            jobs.push(Job {
-                                pl: pi,
-                                scheme: e.scheme,
-                                loss: Vec::new(),
-                                drops,
-                                exp: None,
-                            });
-                            jobs.len() - 1
-                        });
-                        jobs.push(Job {
-                            pl: pi,
-                            scheme: e.scheme,
-                            loss: s,
-                            drops,
-                            exp: Some(ei),
-                        });
-                    }
-                }
-            }
-        }
-        // A run is named by its placement, scheme, loss sites and shape, so a later round of
-        // sequential sampling (more placements) does not run it again.
-        let outs: Vec<RunOut> = ctx.cached_try_map(
-            &jobs,
-            |j| {
-                format!(
-                    "run {} {:?} {:?} {} {:?}",
-                    pl_ids[j.pl], j.scheme, j.loss, j.drops, j.exp
-                )
-            },
-            |j| {
-                let pl = &pls[j.pl];
-                let loss: &[sim::LossSpec] = if mutants::lossy(mutant) { &j.loss } else { &[] };
-                sim::run(
-                    pl,
-                    mutants::scheme(mutant, j.scheme),
-                    loss,
-                    mutants::shape(mutant, shape(j.drops)),
-                    run_seed(pl, j.scheme),
-                )
-            },
-        )?;
+        let placed = runs::placements_for(ctx, &plan, &exps)?;
+        let jobs = runs::jobs(&exps, &placed);
+        let outs = runs::run(ctx, mutant, &jobs.jobs, &placed)?;
 
         // Aggregate per experiment and x.
+        let samples = Samples::of(&exps, &placed.pls, &jobs, &outs);
         let mut m = Measures::new();
-        let mut no_drop = 0usize;
-        let mut per_exp: Vec<BTreeMap<u64, Vec<Sample>>> =
-            exps.iter().map(|_| BTreeMap::new()).collect();
-        // Static LMS on the random graphs: each placement's router state over every run of
-        // every loss location (source, receivers, links), for `lms.rand.state_spread`.
-        let mut lms_state: BTreeMap<usize, (f64, f64)> = BTreeMap::new();
-        for (j, o) in jobs.iter().zip(&outs) {
-            let Some(ei) = j.exp else { continue };
-            let x = x_of(&exps[ei], &pls[j.pl]);
-            if let Some(p) = population.get_mut(&(ei, x.to_bits())) {
-                p.1 += 1;
-            }
-            let base = baselines
-                .get(&(j.pl, j.scheme, j.drops))
-                .map_or(0, |&bi| outs[bi].hops_control);
-            let Some(s) = sample(o, j.pl, base) else {
-                no_drop += 1;
-                continue;
-            };
-            if exps[ei].key.starts_with("lms.rand.") {
-                let e = lms_state.entry(j.pl).or_insert((s.state, s.state));
-                *e = (e.0.min(s.state), e.1.max(s.state));
-            }
-            per_exp[ei].entry(x.to_bits()).or_default().push(s);
-        }
-        let mut runs_total = 0usize;
-        for (ei, (e, by_x)) in exps.iter().zip(&per_exp).enumerate() {
-            // Sites of an enumerable experiment not run (sampled out): an estimate over n of
-            // its runs stands for a population of n + that many.
-            let unrun = |xb: Option<u64>| -> Option<usize> {
-                let mut any = None;
-                for (&(i, b), &(sites, ran)) in &population {
-                    if i == ei && xb.is_none_or(|x| x == b) {
-                        *any.get_or_insert(0) += sites.saturating_sub(ran);
-                    }
-                }
-                any
-            };
-            let fpc = |est: Estimate, xb: Option<u64>| match unrun(xb) {
-                Some(u) => est.of_finite_population(est.n + u),
-                None => est,
-            };
-            let x_label = match e.x {
-                XOf::TopoIndex => "topology",
-                XOf::Height => "tree height",
-                XOf::Receivers => "receivers",
-            };
-            let mut series: BTreeMap<&str, Vec<(f64, Estimate)>> = BTreeMap::new();
-            let mut all: Vec<&Sample> = Vec::new();
-            for (xb, samples) in by_x {
-                runs_total += samples.len();
-                let refs: Vec<&Sample> = samples.iter().collect();
-                all.extend(refs.iter().copied());
-                for (name, est) in summarize(&refs, !enumerable(e)) {
-                    series
-                        .entry(name)
-                        .or_default()
-                        .push((f64::from_bits(*xb), fpc(est, Some(*xb))));
-                }
-            }
-            for (name, unit) in METRICS {
-                if let Some(pts) = series.remove(name) {
-                    m.series(format!("{}.{name}", e.key), *unit, x_label, pts);
-                }
-            }
-            for (name, est) in summarize(&all, !enumerable(e)) {
-                let unit = METRICS
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map_or("", |(_, u)| u);
-                m.scalar(format!("{}.all.{name}", e.key), unit, fpc(est, None));
-            }
-        }
-        // The largest difference, within one placement, between the router state of two runs
-        // with the loss in different places (0 = the state is fixed whatever the loss).
-        if let Some(spread) = lms_state.values().map(|(lo, hi)| hi - lo).reduce(f64::max) {
-            let mut e = Estimate::exact(spread);
-            e.n = lms_state.len();
-            m.scalar("lms.rand.state_spread", "entries", e);
-        }
-        routes(&mut m, &pls, &fam_pls);
+        let runs_total = samples.record(&exps, &mut m);
+        samples.record_state_spread(&mut m);
+        routes(&mut m, &placed.pls, &placed.fam_pls);
         derived::derived(&mut m);
         let plots = plots::plots(&m, ctx)?;
-        let mut notes = vec![format!(
-            "{} runs ({} loss-free baselines); {} runs whose loss site carried no original \
-             data (not counted).",
-            jobs.len(),
-            baselines.len(),
-            no_drop
-        )];
-        if plan.quick {
-            notes.push(format!(
-                "Quick mode: {} topologies × {} placements per family (the seed: 10 × 10), at \
-                 most {} loss sites per placement ({} for SRM; every site of the binary \
-                 trees), and beyond the seed only the 10,000-node transit–stub graph with 100 \
-                 receivers and 4 loss sites.",
-                plan.topologies, plan.placements, plan.site_cap, plan.srm_site_cap
-            ));
-        } else if ctx.sweeps == Sweeps::Full {
-            notes.push(format!(
-                "Full mode: {} topologies × {} placements per family (the seed: 10 × 10), \
-                 more placements where a claim was undecided (see the sequential-sampling \
-                 note); the beyond-the-seed \
-                 experiments on the seed's graphs sample at most {} loss sites per placement \
-                 ({} for SRM with 100 receivers), and the large transit–stub graphs stop at {} \
-                 nodes; `--extended` runs every site and the 100,000-node graphs.",
-                plan.topologies,
-                plan.placements,
-                plan.beyond_site_cap,
-                plan.srm100_site_cap,
-                plan.large.iter().map(|&(n, _)| n).max().unwrap_or(0)
-            ));
-        }
-        notes.push(format!("{runs_total} lossy runs aggregated."));
-        notes.push(derived::routes_note(&m, plan.hop_routes));
-        if let Some(ei) = exps.iter().position(|e| e.key == "lms.bt.links") {
-            notes.push(bt_links_note(&per_exp[ei]));
-        }
-        notes.extend(derived::observations(&m));
+        let notes = measure::notes(ctx, &plan, &exps, (&jobs, &samples, runs_total), &m);
         Ok(StudyOutput {
-            setup: setup::setup(&plan, jobs.len())?,
+            setup: setup::setup(&plan, jobs.jobs.len())?,
             measures: m,
             plots,
             notes,

@@ -142,18 +142,32 @@ impl Plan {
         receivers <= self.srm_large_max_receivers && nodes * receivers <= 10_000_000
     }
 
+    /// Every experiment of the study: the binary trees', those on one graph family, and the
+    /// large transit–stub graphs'.
     pub(super) fn exps(&self) -> Vec<Exp> {
-        let mut v = Vec::new();
+        let mut v = self.tree_exps();
+        v.extend(self.one_family_exps());
+        v.extend(self.large_exps());
+        v
+    }
+
+    /// LMS on the binary trees (Fig. 5.4–5.7), loss at the source, receivers or links.
+    fn tree_exps(&self) -> Vec<Exp> {
         let trees: Vec<Family> = self.heights.iter().map(|&h| Family::Tree(h)).collect();
-        let e = |key: &str, scheme, families: Vec<Family>, loss, cap, x| Exp {
-            key: key.into(),
-            scheme,
-            families,
-            loss,
-            drops: 1,
-            cap,
-            x,
-        };
+        let tc = self.tree_site_cap;
+        [LossAt::Source, LossAt::Receivers, LossAt::Links]
+            .into_iter()
+            .map(|loss| {
+                let key = format!("lms.bt.{}", loss.key());
+                Exp::new(&key, Scheme::Lms, trees.clone(), loss, tc, XOf::Height)
+            })
+            .collect()
+    }
+
+    /// The experiments on one graph family (`OneFamily`): the seed's figures on random and
+    /// transit–stub graphs, beyond-the-seed variants, and least-delay routes beside them.
+    fn one_family_exps(&self) -> Vec<Exp> {
+        let mut v = Vec::new();
         let c = self.site_cap;
         let srm = Scheme::Srm {
             adaptive: false,
@@ -161,13 +175,6 @@ impl Plan {
         };
         use LossAt::{Links, Moving, Receivers, Source};
         let three = [Source, Receivers, Links];
-        // LMS, binary trees (Fig. 5.4–5.7).
-        for loss in three.clone() {
-            let key = format!("lms.bt.{}", loss.key());
-            let tc = self.tree_site_cap;
-            v.push(e(&key, Scheme::Lms, trees.clone(), loss, tc, XOf::Height));
-        }
-        // The experiments on one graph family (`OneFamily`).
         let classes = ["transit-transit", "transit-stub", "stub-stub"].map(LossAt::Class);
         let ts = [&classes[..], &[Links]].concat();
         let (r5, r20, r100, ts100) = (
@@ -282,12 +289,18 @@ impl Plan {
         for (prefix, scheme, fam, sites, cap, drops) in on_one_family {
             for loss in sites {
                 let key = format!("{prefix}.{}", loss.key());
-                let mut x = e(&key, scheme, vec![fam], loss.clone(), cap, XOf::TopoIndex);
+                let mut x = Exp::new(&key, scheme, vec![fam], loss.clone(), cap, XOf::TopoIndex);
                 x.drops = drops;
                 v.push(x);
             }
         }
-        // Beyond the seed: large transit–stub graphs, latency/duplicates/state vs receivers.
+        v
+    }
+
+    /// Beyond the seed: large transit–stub graphs, latency, duplicates and state against the
+    /// number of receivers.
+    fn large_exps(&self) -> Vec<Exp> {
+        let mut v = Vec::new();
         let mut nodes: Vec<usize> = self.large.iter().map(|&(n, _)| n).collect();
         nodes.dedup();
         for n in nodes {
@@ -320,7 +333,7 @@ impl Plan {
                 }
                 for loss in [LossAt::Source, LossAt::Links] {
                     let key = format!("beyond.{tag}.{name}.{}", loss.key());
-                    v.push(e(
+                    v.push(Exp::new(
                         &key,
                         scheme,
                         fams.clone(),
@@ -332,6 +345,28 @@ impl Plan {
             }
         }
         v
+    }
+}
+
+impl Exp {
+    /// An experiment of one drop per run.
+    fn new(
+        key: &str,
+        scheme: Scheme,
+        families: Vec<Family>,
+        loss: LossAt,
+        cap: usize,
+        x: XOf,
+    ) -> Exp {
+        Exp {
+            key: key.into(),
+            scheme,
+            families,
+            loss,
+            drops: 1,
+            cap,
+            x,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Figures 5.4–5.30 as plots, and the beyond-the-seed comparisons.
 
-use crate::plot::{Axis, Plot, PlotSeries, PlotSpec, SeriesSpec};
+use crate::plot::{Axis, Plot, PlotSeries};
+use crate::plot_spec::{PlotSpec, SeriesSpec};
 use crate::study::{RunCtx, StudyError};
 use crate::Measures;
 

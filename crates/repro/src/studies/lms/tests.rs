@@ -1,6 +1,7 @@
 use super::sim::{self, LossSpec, Placement, Scheme, DROP_K, SINGLE};
 use super::*;
-use plan::{spread, LossAt};
+use crate::study::Sweeps;
+use plan::{drops_of, placements, shape, sites, spread, LossAt};
 use rmcast_sim::topo::TransitStub;
 
 fn tree(h: u32) -> Placement {

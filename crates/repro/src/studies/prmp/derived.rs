@@ -41,56 +41,76 @@ pub(super) fn over(a: &Series, b: &Series) -> Series {
         .collect()
 }
 
+/// Series `<cfg>.<metric>.<version>` of the sweep.
+fn get(agg: &Agg, cfg: &str, metric: &str, p: Proto) -> Series {
+    agg.get(&format!("{cfg}.{metric}.{}", p.key()))
+}
+
+/// The x label of the group-size sweeps.
+const NC: &str = "NC (children)";
+
 /// Derived measures the claims need (sub-ranges, ratios and differences of the means).
 pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), StudyError> {
-    let get = |cfg: &str, metric: &str, p: Proto| agg.get(&format!("{cfg}.{metric}.{}", p.key()));
-    let nc = "NC (children)";
-    let rrx = "RR (responses/s)";
+    lan_ranges(m, agg);
+    lan_kept(m, agg, plan);
+    hybrid_ratios(m, agg);
+    differences(m, agg);
+    rr_sweep(m, agg, plan);
+    ff_ceiling(m, plan);
+    Ok(())
+}
+
+/// Sub-ranges of the LAN (and HYBRID) curves the paper talks about, and the means over them.
+fn lan_ranges(m: &mut Measures, agg: &Agg) {
     // Sub-ranges of the LAN curves the paper talks about.
     for p in [Proto::Pf, Proto::PfIw, Proto::FfIwIt] {
         m.series(
             format!("lan.t.{}.nc15_40", p.key()),
             "packets/ms",
-            nc,
-            subset(&get("lan", "t", p), 15.0, 40.0),
+            NC,
+            subset(&get(agg, "lan", "t", p), 15.0, 40.0),
         );
     }
     for p in [Proto::Pf, Proto::PfIw] {
-        let t = get("lan", "t", p);
+        let t = get(agg, "lan", "t", p);
         m.series(
             format!("lan.t.{}.nc_le8", p.key()),
             "packets/ms",
-            nc,
+            NC,
             subset(&t, 0.0, 8.0),
         );
         m.series(
             format!("lan.t.{}.nc_ge15", p.key()),
             "packets/ms",
-            nc,
+            NC,
             subset(&t, 15.0, f64::INFINITY),
         );
         for cfg in ["lan", "hybrid"] {
             m.series(
                 format!("{cfg}.n.{}.nc_ge10", p.key()),
                 "dimensionless",
-                nc,
-                subset(&get(cfg, "n", p), 10.0, f64::INFINITY),
+                NC,
+                subset(&get(agg, cfg, "n", p), 10.0, f64::INFINITY),
             );
         }
         m.series(
             format!("lan.n.{}.nc_ge40", p.key()),
             "dimensionless",
-            nc,
-            subset(&get("lan", "n", p), 40.0, f64::INFINITY),
+            NC,
+            subset(&get(agg, "lan", "n", p), 40.0, f64::INFINITY),
         );
     }
-    let at_paper: Series = get("lan", "i", Proto::Pf)
+    let at_paper: Series = get(agg, "lan", "i", Proto::Pf)
         .into_iter()
         .filter(|(x, _)| *x == 20.0 || *x == 60.0)
         .collect();
-    m.series("lan.i.pf.at_20_60", "dimensionless", nc, at_paper);
+    m.series("lan.i.pf.at_20_60", "dimensionless", NC, at_paper);
     for cfg in ["lan", "hybrid"] {
-        if let Some(v) = mean_of(&subset(&get(cfg, "n", Proto::PfIw), 10.0, f64::INFINITY)) {
+        if let Some(v) = mean_of(&subset(
+            &get(agg, cfg, "n", Proto::PfIw),
+            10.0,
+            f64::INFINITY,
+        )) {
             m.scalar(
                 format!("{cfg}.n.pf_iw.mean_nc_ge10"),
                 "dimensionless",
@@ -102,7 +122,10 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
     // PF-IW's "more or less uniform" lead in LAN), per configuration.
     for cfg in ["lan", "hybrid"] {
         let r = subset(
-            &over(&get(cfg, "t", Proto::PfIw), &get(cfg, "t", Proto::FfIwIt)),
+            &over(
+                &get(agg, cfg, "t", Proto::PfIw),
+                &get(agg, cfg, "t", Proto::FfIwIt),
+            ),
             15.0,
             40.0,
         );
@@ -114,11 +137,16 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             );
         }
     }
+}
+
+/// How much of its throughput each version keeps from the smallest NC to the largest, and
+/// FF's and FF-IW-IT's losses compared.
+fn lan_kept(m: &mut Measures, agg: &Agg, plan: &Plan) {
     // T(largest NC)/T(smallest NC) at the group sizes every LAN family ran (FF's).
     let lo = plan.lan_ff.first().copied().unwrap_or(2.0);
     let hi = plan.lan_ff.last().copied().unwrap_or(60.0);
     for p in Proto::ALL {
-        let t = get("lan", "t", p);
+        let t = get(agg, "lan", "t", p);
         if let (Some(a), Some(b)) = (mean_at(&t, lo), mean_at(&t, hi)) {
             if a > 0.0 {
                 m.scalar(
@@ -135,7 +163,7 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
     // FF's relative loss that FF-IW-IT, which has no implosion, does not suffer; and how many
     // times more of its throughput FF-IW-IT keeps.
     let kept = |p: Proto| {
-        let t = get("lan", "t", p);
+        let t = get(agg, "lan", "t", p);
         match (mean_at(&t, lo), mean_at(&t, hi)) {
             (Some(a), Some(b)) if a > 0.0 => Some(b / a),
             _ => None,
@@ -157,10 +185,14 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             );
         }
     }
+}
+
+/// HYBRID: FF-IW's throughput over FF's, with the paper's selective ACKs and with cumulative.
+fn hybrid_ratios(m: &mut Measures, agg: &Agg) {
     // HYBRID: FF-IW over FF at the smallest and the largest NC both ran.
     let ratio = over(
-        &get("hybrid", "t", Proto::FfIw),
-        &get("hybrid", "t", Proto::Ff),
+        &get(agg, "hybrid", "t", Proto::FfIw),
+        &get(agg, "hybrid", "t", Proto::Ff),
     );
     if let (Some(first), Some(last)) = (ratio.first(), ratio.last()) {
         m.scalar("hybrid.t_ff_iw_over_ff.small_nc", "dimensionless", first.1);
@@ -169,8 +201,8 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
     // The same with cumulative ACKs (beyond the paper): whether the ACK is what keeps
     // FF-IW above FF.
     let cum = over(
-        &get("hybrid", "t", Proto::FfIwCum),
-        &get("hybrid", "t", Proto::FfCum),
+        &get(agg, "hybrid", "t", Proto::FfIwCum),
+        &get(agg, "hybrid", "t", Proto::FfCum),
     );
     if let Some(last) = cum.last() {
         m.scalar(
@@ -179,23 +211,33 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             last.1,
         );
     }
+}
+
+/// One version's series minus another's, where a claim compares them point by point.
+fn differences(m: &mut Measures, agg: &Agg) {
     // One version's series minus another's: (configuration, metric, version, minus version).
     for (cfg, metric, p, q) in [
         ("lan", "n", Proto::FfIw, Proto::FfIwIt),
         ("hybrid", "i", Proto::FfIw, Proto::Ff),
         ("hybrid", "n", Proto::FfIw, Proto::Ff),
     ] {
-        let d = diff(&get(cfg, metric, p), &get(cfg, metric, q));
+        let d = diff(&get(agg, cfg, metric, p), &get(agg, cfg, metric, q));
         let name = format!("{cfg}.{metric}.{}_minus_{}", p.key(), q.key());
-        m.series(name, "dimensionless", nc, d);
+        m.series(name, "dimensionless", NC, d);
     }
+}
+
+/// The RR sweep (LAN, NC = 60) against FF-IW-IT's runs at NC = 60, and its sub-ranges below
+/// and above ITR.
+fn rr_sweep(m: &mut Measures, agg: &Agg, plan: &Plan) {
+    let rrx = "RR (responses/s)";
     // The RR sweep (LAN, NC = 60). FF-IW-IT does not poll, so its LAN NC = 60 runs are the
     // reference for Figures 10 and 11.
-    let it60_n = mean_at(&get("lan", "n", Proto::FfIwIt), 60.0);
-    let it60_t = mean_at(&get("lan", "t", Proto::FfIwIt), 60.0);
+    let it60_n = mean_at(&get(agg, "lan", "n", Proto::FfIwIt), 60.0);
+    let it60_t = mean_at(&get(agg, "lan", "t", Proto::FfIwIt), 60.0);
     for p in [Proto::Pf, Proto::PfIw] {
         if let Some(r) = it60_n.filter(|&v| v > 0.0) {
-            let s: Series = get("rr", "n", p)
+            let s: Series = get(agg, "rr", "n", p)
                 .iter()
                 .map(|(x, e)| (*x, Estimate::exact(e.mean / r)))
                 .collect();
@@ -206,7 +248,7 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
                 s,
             );
         }
-        let t = get("rr", "t", p);
+        let t = get(agg, "rr", "t", p);
         if let Some((x, _)) = t.iter().max_by(|a, b| a.1.mean.total_cmp(&b.1.mean)) {
             m.scalar(
                 format!("rr.t_peak_rr.{}", p.key()),
@@ -251,9 +293,13 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
             "rr.t.pf_iw.600_1500",
             "packets/ms",
             rrx,
-            subset(&get("rr", "t", Proto::PfIw), 600.0, ITR),
+            subset(&get(agg, "rr", "t", Proto::PfIw), 600.0, ITR),
         );
     }
+}
+
+/// FF's analytic ceiling over the scale sweep.
+fn ff_ceiling(m: &mut Measures, plan: &Plan) {
     // Beyond the paper: FF's analytic ceiling ITR/NC (every packet needs NC ACKs through a
     // parent that takes ITR per second).
     let bound: Series = plan
@@ -261,8 +307,7 @@ pub(super) fn derived(m: &mut Measures, agg: &Agg, plan: &Plan) -> Result<(), St
         .iter()
         .map(|&x| (x, Estimate::exact(ITR / 1000.0 / x)))
         .collect();
-    m.series("analytic.scale.ff_ceiling", "packets/ms", nc, bound);
-    Ok(())
+    m.series("analytic.scale.ff_ceiling", "packets/ms", NC, bound);
 }
 
 pub(super) fn notes(agg: &Agg, plan: &Plan) -> Vec<String> {

@@ -20,9 +20,24 @@ fn per_proto(agg: &Agg, prefix: &str, protos: &[Proto]) -> Vec<PlotSeries> {
         .collect()
 }
 
+/// The number-of-children axis of the group-size sweeps.
+fn nc_axis() -> Axis {
+    Axis::new("number of children NC", "count")
+}
+
+/// Every figure of the study, in report order.
 pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError> {
+    let mut out = nc_figures(ctx, agg)?;
+    out.extend(rr_figures(agg));
+    out.extend(scale_plots(agg));
+    out.extend(tree_plots(agg));
+    Ok(out)
+}
+
+/// Figures 5–9 and the LAN implosion losses §4 gives in its text: one metric of one
+/// configuration against NC, one curve per version.
+fn nc_figures(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError> {
     let mut out = Vec::new();
-    let nc_axis = || Axis::new("number of children NC", "count");
     let figs: [(&str, &str, &str, &str, &str, Axis); 6] = [
         (
             "fig5",
@@ -105,6 +120,12 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
             series,
         });
     }
+    Ok(out)
+}
+
+/// Figures 10 and 11: the RR sweep, against FF-IW-IT (which does not poll) at NC = 60.
+fn rr_figures(agg: &Agg) -> Vec<Plot> {
+    let mut out = Vec::new();
     for (id, metric, title, y) in [
         (
             "fig10",
@@ -144,6 +165,12 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
             series,
         });
     }
+    out
+}
+
+/// Beyond the paper: throughput and network cost with 100 to 10,000 LAN children.
+fn scale_plots(agg: &Agg) -> Vec<Plot> {
+    let mut out = Vec::new();
     for (metric, title, y) in [
         (
             "t",
@@ -169,6 +196,12 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
             series,
         });
     }
+    out
+}
+
+/// Beyond the paper: single-level against multi-level PRMP on a transit–stub graph.
+fn tree_plots(agg: &Agg) -> Vec<Plot> {
+    let mut out = Vec::new();
     for (metric, title, y) in [
         ("t", "Beyond the paper: single-level vs multi-level PRMP on a transit–stub graph, throughput", Axis::new("throughput T", "packets/ms")),
         ("root_feedback", "Beyond the paper: feedback arriving at the source, single-level vs multi-level", Axis::new("packets at the source per data packet", "dimensionless")),
@@ -190,5 +223,5 @@ pub(super) fn plots(ctx: &RunCtx<'_>, agg: &Agg) -> Result<Vec<Plot>, StudyError
             ],
         });
     }
-    Ok(out)
+    out
 }

@@ -6,7 +6,7 @@ use super::run::{
 use core::time::Duration;
 use rmcast_proto::{prmp, GroupId, NodeId, Time};
 use rmcast_sim::topo::{self, LinkClass};
-use rmcast_sim::{KindFilter, LinkConfig, Sim, Stop, Traffic};
+use rmcast_sim::{KindFilter, LinkConfig, Network, Sim, Stop, Traffic};
 use std::collections::BTreeMap;
 
 /// A run on a transit–stub graph (beyond the paper): single-level PRMP (the source polls
@@ -51,8 +51,18 @@ pub struct TreeOut {
 /// Loss on the transit–stub graph's router links (each direction).
 pub const CORE_ERR: f64 = 0.005;
 
-/// Run one tree spec: what it measured, or why it could not run.
-pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
+/// Who is where on a transit–stub graph with `s.nc` receivers attached: the source, the
+/// receivers, the receivers of each stub domain, and each link's loss.
+struct Graph {
+    source: NodeId,
+    receivers: Vec<NodeId>,
+    by_domain: BTreeMap<usize, Vec<NodeId>>,
+    /// Every link's index with its loss (LAN-class on host links, [`CORE_ERR`] elsewhere).
+    links: Vec<(usize, f64)>,
+}
+
+/// Build the network of one tree spec, with who is where on it.
+fn graph(s: &TreeSpec) -> Result<(Network, Graph), String> {
     let ts = topo::TransitStub::default();
     let params = topo::PlaneParams {
         bandwidth_bps: 0,
@@ -96,60 +106,85 @@ pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
             })
         })
         .collect();
-    let mut sim = Sim::new(t.net, s.seed);
-    sim.record_events(false);
-    let w = WINDOW;
-    let rr = ITR as u64;
+    let g = Graph {
+        source,
+        receivers,
+        by_domain,
+        links,
+    };
+    Ok((t.net, g))
+}
+
+/// Single-level PRMP: the source polls every receiver. Returns the parents (the source).
+fn deploy_single(sim: &mut Sim, g: &Graph) -> Result<Vec<NodeId>, String> {
+    let (w, rr, source, receivers) = (WINDOW, ITR as u64, g.source, &g.receivers);
+    sim.set_group(GROUP, receivers).map_err(|e| e.to_string())?;
+    let root = prmp::Sender::new(prmp_sender(source, GROUP, receivers.to_vec(), w, rr))
+        .map_err(|e| e.to_string())?;
+    sim.add_agent(source, Box::new(root))
+        .map_err(|e| e.to_string())?;
+    for &c in receivers {
+        let a = prmp::Receiver::new(prmp::ReceiverConfig::new(c, w));
+        sim.add_agent(c, Box::new(a)).map_err(|e| e.to_string())?;
+    }
+    Ok(vec![source])
+}
+
+/// The multi-level tree: the source polls one relay per stub domain, which polls the other
+/// receivers of its domain. Returns the parents (the source and the relays).
+fn deploy_multi(sim: &mut Sim, g: &Graph, packets: u64) -> Result<Vec<NodeId>, String> {
+    let (w, rr, source) = (WINDOW, ITR as u64, g.source);
     let mut parents = vec![source];
-    if s.multi {
-        let relays: Vec<NodeId> = by_domain
-            .values()
-            .filter_map(|v| v.first().copied())
-            .collect();
-        sim.set_group(GROUP, &relays).map_err(|e| e.to_string())?;
-        let root = prmp::Sender::new(prmp_sender(source, GROUP, relays.clone(), w, rr))
-            .map_err(|e| e.to_string())?;
-        sim.add_agent(source, Box::new(root))
-            .map_err(|e| e.to_string())?;
-        for (k, members) in by_domain.values().enumerate() {
-            let Some((&relay, kids)) = members.split_first() else {
-                continue;
-            };
-            if kids.is_empty() {
-                let a = prmp::Receiver::new(prmp::ReceiverConfig::new(relay, w));
-                sim.add_agent(relay, Box::new(a))
-                    .map_err(|e| e.to_string())?;
-                continue;
-            }
-            let g = GroupId(2 + k as u32);
-            sim.set_group(g, kids).map_err(|e| e.to_string())?;
-            let cfg = prmp::tree::RelayConfig {
-                upstream: prmp::ReceiverConfig::new(relay, w),
-                downstream: prmp_sender(relay, g, kids.to_vec(), w, rr),
-                messages: Some(s.packets),
-                backlog_limit: None,
-            };
-            let a = prmp::tree::Relay::new(cfg).map_err(|e| e.to_string())?;
+    let relays: Vec<NodeId> = g
+        .by_domain
+        .values()
+        .filter_map(|v| v.first().copied())
+        .collect();
+    sim.set_group(GROUP, &relays).map_err(|e| e.to_string())?;
+    let root = prmp::Sender::new(prmp_sender(source, GROUP, relays.clone(), w, rr))
+        .map_err(|e| e.to_string())?;
+    sim.add_agent(source, Box::new(root))
+        .map_err(|e| e.to_string())?;
+    for (k, members) in g.by_domain.values().enumerate() {
+        let Some((&relay, kids)) = members.split_first() else {
+            continue;
+        };
+        if kids.is_empty() {
+            let a = prmp::Receiver::new(prmp::ReceiverConfig::new(relay, w));
             sim.add_agent(relay, Box::new(a))
                 .map_err(|e| e.to_string())?;
-            parents.push(relay);
-            for &c in kids {
-                let a = prmp::Receiver::new(prmp::ReceiverConfig::new(c, w));
-                sim.add_agent(c, Box::new(a)).map_err(|e| e.to_string())?;
-            }
+            continue;
         }
-    } else {
-        sim.set_group(GROUP, &receivers)
+        let group = GroupId(2 + k as u32);
+        sim.set_group(group, kids).map_err(|e| e.to_string())?;
+        let cfg = prmp::tree::RelayConfig {
+            upstream: prmp::ReceiverConfig::new(relay, w),
+            downstream: prmp_sender(relay, group, kids.to_vec(), w, rr),
+            messages: Some(packets),
+            backlog_limit: None,
+        };
+        let a = prmp::tree::Relay::new(cfg).map_err(|e| e.to_string())?;
+        sim.add_agent(relay, Box::new(a))
             .map_err(|e| e.to_string())?;
-        let root = prmp::Sender::new(prmp_sender(source, GROUP, receivers.clone(), w, rr))
-            .map_err(|e| e.to_string())?;
-        sim.add_agent(source, Box::new(root))
-            .map_err(|e| e.to_string())?;
-        for &c in &receivers {
+        parents.push(relay);
+        for &c in kids {
             let a = prmp::Receiver::new(prmp::ReceiverConfig::new(c, w));
             sim.add_agent(c, Box::new(a)).map_err(|e| e.to_string())?;
         }
     }
+    Ok(parents)
+}
+
+/// Run one tree spec: what it measured, or why it could not run.
+pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
+    let (net, mut g) = graph(s)?;
+    let mut sim = Sim::new(net, s.seed);
+    sim.record_events(false);
+    let parents = if s.multi {
+        deploy_multi(&mut sim, &g, s.packets)?
+    } else {
+        deploy_single(&mut sim, &g)?
+    };
     for &p in &parents {
         // The response buffer of §4 at every parent; a relay's data from its own parent does
         // not go through it.
@@ -158,16 +193,22 @@ pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
         sim.set_rx_queue_kinds(p, KindFilter::Control)
             .map_err(|e| e.to_string())?;
     }
-    add_link_losses(&mut sim, links)?;
+    add_link_losses(&mut sim, std::mem::take(&mut g.links))?;
     let mut traffic = Traffic::saturated(s.packets, PACKET_BYTES);
     traffic.stamp = false;
-    sim.add_traffic(source, traffic)
+    sim.add_traffic(g.source, traffic)
         .map_err(|e| e.to_string())?;
     let limit = Time::from_nanos(u64::try_from(s.limit.as_nanos()).unwrap_or(u64::MAX));
     sim.run(&Stop::when_complete().until(limit));
     // The source is done when its children (the relays) have everything; run on until the
     // relays' subtrees have it too (the simulation goes idle then) or the limit.
     sim.run(&Stop::at(limit));
+    Ok(measure(&sim, s, &g, &parents, limit))
+}
+
+/// What a finished (or stopped) tree run measured.
+fn measure(sim: &Sim, s: &TreeSpec, g: &Graph, parents: &[NodeId], limit: Time) -> TreeOut {
+    let (source, receivers) = (g.source, &g.receivers);
     let done: Vec<Option<Time>> = parents
         .iter()
         .map(|&p| sim.metrics(p).and_then(|m| m.completed_at))
@@ -189,7 +230,7 @@ pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
             .iter()
             .all(|&r| sim.metrics(r).is_some_and(|m| m.delivered == s.packets));
     let root_in = sim.metrics(source).map_or(0, |m| m.packets_in);
-    Ok(TreeOut {
+    TreeOut {
         finished,
         t: if finished && dt_ms > 0.0 {
             s.packets as f64 / dt_ms
@@ -197,10 +238,10 @@ pub fn run_tree(s: &TreeSpec) -> Result<TreeOut, String> {
             0.0
         },
         hops: sim.counters().link_hops as f64 / denom,
-        i: loss_of(&sim, "implosion") as f64 / denom,
+        i: loss_of(sim, "implosion") as f64 / denom,
         root_feedback: root_in as f64 / s.packets as f64,
         relays: parents.len() - 1,
         delivery_ok: finished && delivery_ok,
         events: sim.events_processed(),
-    })
+    }
 }

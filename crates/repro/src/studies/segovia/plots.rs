@@ -1,10 +1,11 @@
 //! The study's plots: relative throughput against the bounds, latency, collisions, RRA,
 //! failures and sensitivity.
 
-use crate::measure::Measures;
-use crate::plot::{Axis, Plot, PlotSeries, PlotSpec, Style};
+use crate::measure::{means, Measures};
+use crate::plot::{Axis, Plot, PlotSeries, Style};
+use crate::plot_spec::PlotSpec;
 use crate::study::{RunCtx, StudyError};
-use crate::sweep::{means, Agg};
+use crate::sweep::Agg;
 use serde::Deserialize;
 
 /// The figures besides Tables 4.1–4.5, declared as data.

@@ -1,6 +1,7 @@
 //! Delivery and metric checks of single runs.
 
 use super::*;
+use rmcast_sim::BusConfig;
 
 fn check_delivery(proto: Proto, fail: f64, r: usize, messages: u64, seed: u64) -> RunOut {
     let mut s = RunSpec::thesis(proto, r, seed);
@@ -167,10 +168,10 @@ fn a_measure_names_its_x_by_the_sweep_it_comes_from() {
         ("sens.bap_w10_r60_t50000.retx_mean", "failure rate %"),
         ("proc.saw_r60.lat_mean", "failure rate %"),
     ] {
-        assert_eq!(super::unit_of(name).1, x, "{name}");
+        assert_eq!(super::measure::unit_of(name).1, x, "{name}");
     }
     assert_eq!(
-        super::unit_of("inc.saw_r20.retransmitted_frac"),
+        super::measure::unit_of("inc.saw_r20.retransmitted_frac"),
         ("fraction", "timeout increment (bit times)")
     );
 }
