@@ -1,7 +1,6 @@
 //! Measures built from the experiments' series and the observations for the report.
 
 use super::METRICS;
-use crate::stats::Estimate;
 use crate::Measures;
 
 /// Measures built from others: LMS latency against receiver count (Fig. 5.12, 5.13), the
@@ -57,18 +56,15 @@ pub(super) fn derived(m: &mut Measures) {
             }
         }
     }
-    let g = |m: &Measures, k: &str| m.get(k).and_then(|x| x.at(None)).map(|e| e.mean);
+    // Ratios carry both spreads (`Estimate::over`).
+    let g = |m: &Measures, k: &str| m.get(k).and_then(|x| x.at(None));
     // PGM repeated retransmissions: loss at all links relative to loss at the source.
     if let (Some(a), Some(b)) = (
         g(m, "pgm.rand.src.all.repeated"),
         g(m, "pgm.rand.links.all.repeated"),
     ) {
-        if a > 0.0 {
-            m.scalar(
-                "pgm.rand.repeated_links_over_src",
-                "ratio",
-                Estimate::exact(b / a),
-            );
+        if let Some(r) = b.over(&a).filter(|_| a.mean > 0.0) {
+            m.scalar("pgm.rand.repeated_links_over_src", "ratio", r);
         }
     }
     // Latency ratios between schemes, loss at each link of the random graphs.
@@ -78,12 +74,8 @@ pub(super) fn derived(m: &mut Measures) {
         ("srm", "srm.rand.links.all.lat_mean"),
     ] {
         if let (Some(l), Some(o)) = (lms, g(m, other)) {
-            if l > 0.0 {
-                m.scalar(
-                    format!("ratio.{name}_over_lms.links"),
-                    "ratio",
-                    Estimate::exact(o / l),
-                );
+            if let Some(r) = o.over(&l).filter(|_| l.mean > 0.0) {
+                m.scalar(format!("ratio.{name}_over_lms.links"), "ratio", r);
             }
         }
     }

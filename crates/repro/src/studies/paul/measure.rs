@@ -187,14 +187,11 @@ impl Measured {
                 let at = |x: f64| {
                     pts.iter()
                         .find(|(px, _)| (px - x).abs() < 1e-9)
-                        .map(|(_, e)| e.mean)
+                        .map(|(_, e)| *e)
                 };
-                if let (Some(a), Some(b)) = (at(-3.0), at(-4.0)) {
-                    m.scalar(
-                        format!("err.rho_ratio_1e3_1e4.{}", v.name()),
-                        "ratio",
-                        Estimate::exact(a / b.max(1e-9)),
-                    );
+                // With both spreads (`Estimate::over`); none when ρ at 1e-4 is 0.
+                if let Some(r) = at(-3.0).zip(at(-4.0)).and_then(|(a, b)| a.over(&b)) {
+                    m.scalar(format!("err.rho_ratio_1e3_1e4.{}", v.name()), "ratio", r);
                 }
             }
         }

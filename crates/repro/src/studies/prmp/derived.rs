@@ -25,19 +25,22 @@ fn mean_of(s: &Series) -> Option<f64> {
     (!s.is_empty()).then(|| s.iter().map(|(_, e)| e.mean).sum::<f64>() / s.len() as f64)
 }
 
+/// The estimate of `s` at `x`.
+fn at(s: &Series, x: f64) -> Option<Estimate> {
+    s.iter().find(|(px, _)| *px == x).map(|(_, e)| *e)
+}
+
+/// `a − b` at every x both have, with both spreads ([`Estimate::minus`]).
 pub(super) fn diff(a: &Series, b: &Series) -> Series {
     a.iter()
-        .filter_map(|(x, ea)| mean_at(b, *x).map(|vb| (*x, Estimate::exact(ea.mean - vb))))
+        .filter_map(|(x, ea)| Some((*x, ea.minus(&at(b, *x)?)?)))
         .collect()
 }
 
+/// `a / b` at every x both have (b ≠ 0), with both spreads ([`Estimate::over`]).
 pub(super) fn over(a: &Series, b: &Series) -> Series {
     a.iter()
-        .filter_map(|(x, ea)| {
-            mean_at(b, *x)
-                .filter(|&vb| vb != 0.0)
-                .map(|vb| (*x, Estimate::exact(ea.mean / vb)))
-        })
+        .filter_map(|(x, ea)| Some((*x, ea.over(&at(b, *x)?)?)))
         .collect()
 }
 
@@ -145,16 +148,13 @@ fn lan_kept(m: &mut Measures, agg: &Agg, plan: &Plan) {
     // T(largest NC)/T(smallest NC) at the group sizes every LAN family ran (FF's).
     let lo = plan.lan_ff.first().copied().unwrap_or(2.0);
     let hi = plan.lan_ff.last().copied().unwrap_or(60.0);
-    for p in Proto::ALL {
+    let kept = |p: Proto| {
         let t = get(agg, "lan", "t", p);
-        if let (Some(a), Some(b)) = (mean_at(&t, lo), mean_at(&t, hi)) {
-            if a > 0.0 {
-                m.scalar(
-                    format!("lan.t_kept.{}", p.key()),
-                    "dimensionless",
-                    Estimate::exact(b / a),
-                );
-            }
+        at(&t, hi)?.over(&at(&t, lo)?)
+    };
+    for p in Proto::ALL {
+        if let Some(k) = kept(p) {
+            m.scalar(format!("lan.t_kept.{}", p.key()), "dimensionless", k);
         }
     }
     // FF's and FF-IW-IT's scalability compared as the shares of their throughput they lose
@@ -162,27 +162,18 @@ fn lan_kept(m: &mut Measures, agg: &Agg, plan: &Plan) {
     // and starts higher, so absolute drops mix the window into the comparison). The share of
     // FF's relative loss that FF-IW-IT, which has no implosion, does not suffer; and how many
     // times more of its throughput FF-IW-IT keeps.
-    let kept = |p: Proto| {
-        let t = get(agg, "lan", "t", p);
-        match (mean_at(&t, lo), mean_at(&t, hi)) {
-            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
-            _ => None,
-        }
-    };
     if let (Some(kf), Some(ki)) = (kept(Proto::Ff), kept(Proto::FfIwIt)) {
-        if kf < 1.0 {
-            m.scalar(
-                "lan.ff_loss_share_implosion",
-                "dimensionless",
-                Estimate::exact(1.0 - (1.0 - ki) / (1.0 - kf)),
-            );
+        let one = Estimate::exact(1.0);
+        let lost = |k: &Estimate| one.minus(k);
+        let share = lost(&ki)
+            .zip(lost(&kf))
+            .and_then(|(li, lf)| li.over(&lf))
+            .and_then(|r| one.minus(&r));
+        if let Some(share) = share.filter(|_| kf.mean < 1.0) {
+            m.scalar("lan.ff_loss_share_implosion", "dimensionless", share);
         }
-        if kf > 0.0 {
-            m.scalar(
-                "lan.t_kept_ratio.ff_iw_it_over_ff",
-                "dimensionless",
-                Estimate::exact(ki / kf),
-            );
+        if let Some(r) = ki.over(&kf) {
+            m.scalar("lan.t_kept_ratio.ff_iw_it_over_ff", "dimensionless", r);
         }
     }
 }
@@ -233,13 +224,13 @@ fn rr_sweep(m: &mut Measures, agg: &Agg, plan: &Plan) {
     let rrx = "RR (responses/s)";
     // The RR sweep (LAN, NC = 60). FF-IW-IT does not poll, so its LAN NC = 60 runs are the
     // reference for Figures 10 and 11.
-    let it60_n = mean_at(&get(agg, "lan", "n", Proto::FfIwIt), 60.0);
+    let it60_n = at(&get(agg, "lan", "n", Proto::FfIwIt), 60.0);
     let it60_t = mean_at(&get(agg, "lan", "t", Proto::FfIwIt), 60.0);
     for p in [Proto::Pf, Proto::PfIw] {
-        if let Some(r) = it60_n.filter(|&v| v > 0.0) {
+        if let Some(r) = it60_n {
             let s: Series = get(agg, "rr", "n", p)
                 .iter()
-                .map(|(x, e)| (*x, Estimate::exact(e.mean / r)))
+                .filter_map(|(x, e)| Some((*x, e.over(&r)?)))
                 .collect();
             m.series(
                 format!("rr.n_over_ff_iw_it.{}", p.key()),
