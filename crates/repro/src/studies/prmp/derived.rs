@@ -16,8 +16,9 @@ pub(super) fn subset(s: &Series, lo: f64, hi: f64) -> Series {
         .collect()
 }
 
+/// The mean of `s` at `x`.
 pub(super) fn mean_at(s: &Series, x: f64) -> Option<f64> {
-    s.iter().find(|(px, _)| *px == x).map(|(_, e)| e.mean)
+    at(s, x).map(|e| e.mean)
 }
 
 /// The mean of `s`'s point means (`None` for no points).
