@@ -40,7 +40,7 @@ local FAMILIES = {
     [5] = { name = "prmp", kinds = { [1] = "DATA", [2] = "POLL", [3] = "DATA POLL", [4] = "RESP" } },
     [6] = { name = "xtp", kinds = { [1] = "FIRST", [2] = "DATA", [3] = "CNTL", [4] = "FASTNAK" } },
     [7] = { name = "srm", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "REPAIR", [4] = "SESSION" } },
-    [8] = { name = "pgm", kinds = { [1] = "ODATA", [2] = "RDATA", [3] = "NAK", [4] = "NCF", [5] = "SPM", [6] = "PARITY", [7] = "BLOCK NAK", [8] = "BLOCK NCF", [9] = "STATUS", [10] = "FEEDBACK" } },
+    [8] = { name = "pgm", kinds = { [1] = "ODATA", [2] = "RDATA", [3] = "NAK", [4] = "NCF", [5] = "SPM", [6] = "PARITY", [7] = "BLOCK NAK", [8] = "BLOCK NCF", [9] = "STATUS", [10] = "FEEDBACK", [11] = "NAK LIST", [12] = "NCF LIST" } },
     [9] = { name = "lms", kinds = { [1] = "DATA", [2] = "REQUEST", [3] = "DREQ", [4] = "REPAIR", [5] = "HEARTBEAT", [6] = "REFRESH" } },
     [10] = { name = "ff", kinds = { [1] = "DATA", [2] = "ACK", [3] = "CUM ACK" } },
     [15] = { name = "session", kinds = { [1] = "ANNOUNCE", [2] = "JOIN", [3] = "REPORT", [4] = "END", [5] = "HAVE" } },
@@ -125,7 +125,8 @@ local family_fields = {
         { "ts", U64, "Timestamp (ns)" }, { "next_seq", U64, "Next sequence number" },
         { "entries", U16, "Entries" }, { "entry.node", U32, "Node" }, { "entry.echo_ts", U64, "Echoed ts" },
         { "entry.delay_us", U32, "Delay (µs)" }, { "payload", BYTES, "Payload" } },
-    pgm = { { "seq", U64, "Sequence number" }, { "spm_seq", U64, "SPM sequence number" },
+    pgm = { { "seq", U64, "Sequence number" }, { "seqs", U16, "Sequence numbers" },
+        { "spm_seq", U64, "SPM sequence number" },
         { "trail", U64, "Trailing edge" }, { "lead", U64, "Leading edge" }, { "block", U64, "Block" },
         { "index", U16, "Parity index" }, { "k", U16, "Source packets in the block" },
         { "total", U16, "Parity total" }, { "round", U32, "Feedback round" },
@@ -597,6 +598,18 @@ bodies.pgm = function(r, kind)
         local f = r:u8("flags")
         if bit.band(f, 0xFC) ~= 0 then fail("pgm.flags: unknown congestion feedback flags") end
         if p > 1000000 then fail("pgm.loss_ppm: a loss event rate above one") end
+    elseif kind == 11 or kind == 12 then
+        local n = r:u16("seqs", true)
+        if n < 2 or n > 63 then fail("pgm.seqs: a list of fewer than 2 or more than 63") end
+        r:need(8 * n, "pgm.seqs")
+        local prev
+        for i = 1, n do
+            local s = r:u64("seq")
+            if prev ~= nil and not (prev < s) then
+                fail("pgm.seqs: sequence numbers not strictly increasing")
+            end
+            prev = s
+        end
     else
         r:u64("spm_seq", true)
         local trail = r:u64("trail", true)

@@ -409,6 +409,12 @@ fn body_fields(e: &mut Expect, m: &Message<'_>) {
                 e.bytes("pgm.payload", payload);
             }
             pgm::Message::Nak { seq } | pgm::Message::Ncf { seq } => e.f("pgm.seq", seq),
+            pgm::Message::NakList { seqs } | pgm::Message::NcfList { seqs } => {
+                e.f("pgm.seqs", seqs.len());
+                for s in seqs.iter() {
+                    e.f("pgm.seq", s);
+                }
+            }
             pgm::Message::Spm {
                 spm_seq,
                 trail,
@@ -967,7 +973,7 @@ fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
     kinds.dedup();
     assert_eq!(
         kinds.len(),
-        2 + 2 + 3 + 5 + 4 + 4 + 4 + 10 + 6 + 3 + 5,
+        2 + 2 + 3 + 5 + 4 + 4 + 4 + 12 + 6 + 3 + 5,
         "{kinds:?}"
     );
 

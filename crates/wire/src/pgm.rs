@@ -14,6 +14,8 @@
 //!           | echo_node (u32) | echo_ts_us (u64) | echo_delay_us (u32) | flags (u8)
 //! CCFB  body: round (u32) | ts_us (u64) | rtt_us (u32) | rate (u64) | recv_rate (u64)
 //!           | loss_ppm (u32) | flags (u8)
+//! NAKL  body: count (u16) | seq (u64) × count      (2 to 63, strictly increasing)
+//! NCFL  body: count (u16) | seq (u64) × count      (2 to 63, strictly increasing)
 //! ```
 //!
 //! `lead` in an SPM is the number of ODATA packets sent so far (the next sequence number), so
@@ -39,8 +41,78 @@
 //! computed from. Timestamps are each sender's own clock in microseconds; only the one that
 //! wrote them reads them back. Flags: CCS bit 0 slow start; CCFB bit 0 the receiver has seen
 //! loss, bit 1 its `rtt_us` is measured (not the initial value).
+//!
+//! NAK lists (kinds 11–12, after RFC 3208 §9.12's OPT_NAK_LIST: a NAK for up to 62 more
+//! sequence numbers than its own): a receiver that finds several losses at once (a burst
+//! dropped in front of a slow link) asks for them in one NAKL instead of a NAK each, and the
+//! source (or a network element) confirms them in one NCFL. A list names 2 to
+//! [`MAX_NAK_LIST`] sequence numbers in increasing order; one loss is still a NAK.
 
 use crate::field::Invalid;
+
+/// Most sequence numbers one NAKL or NCFL names: RFC 3208's NAK with a full OPT_NAK_LIST
+/// (its own sequence number and 62 more).
+pub const MAX_NAK_LIST: usize = 63;
+
+borrowed_list! {
+    /// The sequence numbers a NAKL or NCFL names, as raw big-endian `u64`s borrowed from the
+    /// datagram (decoding allocates nothing): 2 to [`MAX_NAK_LIST`], strictly increasing.
+    SeqList, item: 8,
+        most: MAX_NAK_LIST => ("pgm.seqs", "more than 63 sequence numbers"),
+        checked: SeqList::checked;
+}
+
+impl<'a> SeqList<'a> {
+    /// The list over `raw` if it names 2 to [`MAX_NAK_LIST`] strictly increasing numbers.
+    fn checked(raw: &'a [u8]) -> Result<Self, crate::DecodeError> {
+        let l = SeqList { raw };
+        l.rule().map_err(crate::field::decode_error)?;
+        Ok(l)
+    }
+
+    /// The list's rule: 2 to [`MAX_NAK_LIST`] sequence numbers, strictly increasing.
+    fn rule(&self) -> Result<(), Invalid> {
+        if !self.raw.len().is_multiple_of(8) {
+            return Err(("pgm.seqs", "not a whole number of sequence numbers"));
+        }
+        if !(2..=MAX_NAK_LIST).contains(&self.len()) {
+            return Err(("pgm.seqs", "a list of fewer than 2 or more than 63"));
+        }
+        let mut it = self.iter();
+        let mut prev = it.next();
+        for s in it {
+            if prev.is_some_and(|p| p >= s) {
+                return Err(("pgm.seqs", "sequence numbers not strictly increasing"));
+            }
+            prev = Some(s);
+        }
+        Ok(())
+    }
+
+    /// Append `seqs` to `out` in the wire representation (wrap the bytes with
+    /// [`SeqList::from_raw`]).
+    pub fn encode_seqs(seqs: impl IntoIterator<Item = u64>, out: &mut Vec<u8>) {
+        for s in seqs {
+            out.extend_from_slice(&s.to_be_bytes());
+        }
+    }
+
+    /// Wrap raw bytes if they are 2 to [`MAX_NAK_LIST`] strictly increasing sequence
+    /// numbers.
+    pub fn from_raw(raw: &'a [u8]) -> Option<Self> {
+        let l = SeqList { raw };
+        l.rule().is_ok().then_some(l)
+    }
+
+    /// The sequence numbers, in wire order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
+        self.raw.chunks_exact(8).map(|c| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            u64::from_be_bytes(a)
+        })
+    }
+}
 
 messages! {
     /// Packet kinds of the `pgm` family.
@@ -133,6 +205,16 @@ messages! {
         /// Bit 0: it has seen loss; bit 1: `rtt_us` is measured. Other bits zero.
         flags: u8,
     },
+    /// NAKL: a receiver's request for several lost packets at once.
+    NakList = 11 {
+        /// The lost packets' sequence numbers.
+        seqs: SeqList<'a>,
+    },
+    /// NCFL: the confirmation of a NAKL's sequence numbers (those not held off).
+    NcfList = 12 {
+        /// The sequence numbers confirmed.
+        seqs: SeqList<'a>,
+    },
 }
 
 /// An SPM's window edges are in order; a block has source packets.
@@ -151,6 +233,7 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
         Message::Feedback { loss_ppm, .. } if *loss_ppm > 1_000_000 => {
             Err(("pgm.loss_ppm", "a loss event rate above one"))
         }
+        Message::NakList { seqs } | Message::NcfList { seqs } => seqs.rule(),
         _ => Ok(()),
     }
 }

@@ -360,7 +360,26 @@ fn pgm_samples() -> Vec<(Envelope, Message<'static>)> {
                 flags: 3,
             }),
         ),
+        (
+            env,
+            Message::Pgm(pgm::Message::NakList {
+                seqs: seq_list(&[9, 12, 40]),
+            }),
+        ),
+        (
+            env,
+            Message::Pgm(pgm::Message::NcfList {
+                seqs: seq_list(&[9, 40]),
+            }),
+        ),
     ]
+}
+
+/// A NAK list of `seqs` (increasing) that lives as long as the samples.
+fn seq_list(seqs: &[u64]) -> pgm::SeqList<'static> {
+    let mut raw = Vec::new();
+    pgm::SeqList::encode_seqs(seqs.iter().copied(), &mut raw);
+    pgm::SeqList::from_raw(Vec::leak(raw)).unwrap()
 }
 
 /// One message of each LMS kind.

@@ -388,12 +388,8 @@ pub fn protocol_family(name: &str) -> Result<Family, NetError> {
 /// The window a protocol runs with on sockets when `--window` is not given (its spec's
 /// socket default; 16 for a protocol without a window).
 pub fn default_window(protocol: &str) -> u16 {
-    spec::lookup(protocol)
-        .and_then(|p| p.param("window"))
-        .and_then(|q| match q.socket_default() {
-            spec::Value::Int(w) => u16::try_from(w).ok(),
-            _ => None,
-        })
+    socket_int(protocol, "window")
+        .and_then(|w| u16::try_from(w).ok())
         .unwrap_or(spec::saw::BAP_WINDOW)
 }
 
@@ -448,6 +444,15 @@ fn socket_ms(protocol: &str, key: &str) -> Duration {
     match v {
         Some(spec::Value::Real(ms)) => spec::ms(ms),
         _ => Duration::ZERO,
+    }
+}
+
+/// The socket default of `protocol`'s integer parameter `key` (its spec row's); `None` for
+/// a key the table lacks or that is no integer.
+fn socket_int(protocol: &str, key: &str) -> Option<u64> {
+    match spec::lookup(protocol)?.param(key)?.socket_default() {
+        spec::Value::Int(v) => Some(v),
+        _ => None,
     }
 }
 

@@ -260,6 +260,9 @@ impl NetProtocol for Pgm {
         c.nak_repeat = socket_ms("nak_repeat_ms");
         c.nak_rdata = socket_ms("nak_rdata_ms");
         c.nak_rto_min = Some(socket_ms("nak_rto_min_ms"));
+        c.nak_list = super::socket_int("pgm", "nak_list")
+            .and_then(|n| u16::try_from(n).ok())
+            .unwrap_or(1);
         c.fec_k = p.fec_k;
         c.fec_proactive = p.fec_proactive;
         if !p.tfmcc {
@@ -307,6 +310,13 @@ mod tests {
         let p = spec::lookup("pgm").unwrap().param("txw").unwrap();
         assert_eq!(p.socket_default(), spec::Value::Int(w));
         assert_eq!(p.flag, Some("txw"));
+    }
+
+    #[test]
+    fn receivers_on_sockets_name_up_to_a_full_nak_list() {
+        let n = crate::agents::socket_int("pgm", "nak_list");
+        assert_eq!(n, Some(u64::from(spec::pgm::SOCKET_NAK_LIST)));
+        assert_eq!(n, Some(rmcast_wire::pgm::MAX_NAK_LIST as u64));
     }
 
     #[test]

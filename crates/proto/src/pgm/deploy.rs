@@ -31,6 +31,8 @@ typed_params! {
         linger: Duration = ms("linger_ms") or ms(spec::LINGER_MS),
         /// Floor of the receivers' adaptive NAK timers (`None`: the fixed timers).
         nak_rto_min: Option<Duration> = period("nak_rto_min_ms") or period(spec::NAK_RTO_MIN_MS),
+        /// Most sequence numbers in one NAK (1: a NAK per loss).
+        nak_list: u16 = small("nak_list") or spec::NAK_LIST as u16,
         /// FEC: source packets per block (0: off).
         fec_k: u16 = small("fec_k") or spec::FEC_K as u16,
         /// FEC: parity symbols sent unasked after each whole block (0: none).

@@ -55,14 +55,18 @@
 
 mod cc;
 mod deploy;
+mod ne;
 mod parity;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_list;
 mod txw;
 
 pub use crate::budget::REQUESTS_PER_ROUND;
 pub use cc::{FeedbackReceiver, PacedSource};
 pub use deploy::{check_proactive, deploy, Deployment, Params, ProactiveError};
+pub use ne::{NeConfig, NetworkElement};
 
 use crate::budget::RequestBudget;
 use crate::fec::{self, BlockDecoder};
@@ -74,14 +78,11 @@ use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::seqmap::SeqMap;
 use crate::timer::TimerSet;
 use crate::window::HeldWindow;
-use crate::{
-    hold, Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
-    Time,
-};
+use crate::{hold, Agent, Dest, Event, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{pgm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Largest application message one ODATA packet carries.
 pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 8;
@@ -229,23 +230,85 @@ impl Source {
                 self.block_nak(block, total)
             }
             wire::Message::Nak { seq } if self.buf.get(seq).is_some() => {
-                self.naks_received += 1;
-                if self.held_off(now, seq) {
-                    self.naks_held_off += 1;
-                    return;
-                }
-                self.out.stats.control_sent += 1;
-                self.push(wire::Message::Ncf { seq }, 0);
-                if self.cfg.repair_delay.is_zero() {
-                    self.rdata(now, seq);
-                } else if !self.timers.is_armed(SKey::Own(seq)) {
-                    self.timers.set(SKey::Own(seq), now + self.cfg.repair_delay);
+                if self.nak_taken(now, seq) {
+                    self.out.stats.control_sent += 1;
+                    self.push(wire::Message::Ncf { seq }, 0);
+                    self.repair(now, seq);
                 }
             }
+            wire::Message::NakList { seqs } => self.nak_list(now, seqs),
             _ => self.out.ignore(),
         }
     }
 
+    /// A NAK for `seq`, which the source holds, counted: whether it is answered (not within
+    /// the hold-off of the last answer).
+    fn nak_taken(&mut self, now: Time, seq: u64) -> bool {
+        self.naks_received += 1;
+        if self.held_off(now, seq) {
+            self.naks_held_off += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Repair `seq` now, or after the repair delay.
+    fn repair(&mut self, now: Time, seq: u64) {
+        if self.cfg.repair_delay.is_zero() {
+            self.rdata(now, seq);
+        } else if !self.timers.is_armed(SKey::Own(seq)) {
+            self.timers.set(SKey::Own(seq), now + self.cfg.repair_delay);
+        }
+    }
+
+    /// A NAK list: each number the source holds is taken as its own NAK; those answered are
+    /// confirmed in one NCF (a list, or a plain NCF for one), then repaired.
+    fn nak_list(&mut self, now: Time, seqs: wire::SeqList<'_>) {
+        let answered: Vec<u64> = seqs
+            .iter()
+            .filter(|&seq| self.buf.get(seq).is_some() && self.nak_taken(now, seq))
+            .collect();
+        if seqs.iter().all(|seq| self.buf.get(seq).is_none()) {
+            return self.out.ignore();
+        }
+        if answered.is_empty() {
+            return;
+        }
+        self.out.stats.control_sent += 1;
+        name_seqs(&answered, Naming::Confirmation, |m| self.push(m, 0));
+        for seq in answered {
+            self.repair(now, seq);
+        }
+    }
+}
+
+/// What a NAK or NCF names: the request (NAK, NAK list) or its confirmation (NCF, NCF list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Naming {
+    Request,
+    Confirmation,
+}
+
+/// Hand `emit` the `kind` of message for `seqs` (increasing, at most
+/// [`wire::MAX_NAK_LIST`]): the plain one for a single number, the list for more.
+pub(super) fn name_seqs(seqs: &[u64], kind: Naming, emit: impl FnOnce(wire::Message<'_>)) {
+    if let [seq] = *seqs {
+        return emit(match kind {
+            Naming::Request => wire::Message::Nak { seq },
+            Naming::Confirmation => wire::Message::Ncf { seq },
+        });
+    }
+    let mut raw = Vec::with_capacity(8 * seqs.len());
+    wire::SeqList::encode_seqs(seqs.iter().copied(), &mut raw);
+    if let Some(seqs) = wire::SeqList::from_raw(&raw) {
+        emit(match kind {
+            Naming::Request => wire::Message::NakList { seqs },
+            Naming::Confirmation => wire::Message::NcfList { seqs },
+        });
+    }
+}
+
+impl Source {
     fn spm(&mut self, _now: Time) {
         self.out.stats.control_sent += 1;
         let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());
@@ -304,6 +367,11 @@ crate::config::receiver_config! {
         /// RDATA then costs a few round trips instead of `nak_rdata`, and a receiver whose
         /// answers come late (it is behind, or the source is) measures that and waits longer.
         pub nak_rto_min: Option<Duration> = p.nak_rto_min,
+        /// Most sequence numbers in one NAK: losses NAKed at the same instant (found together,
+        /// or their waits ran out together) go in NAK lists of up to this many (NAKL, RFC
+        /// 3208's OPT_NAK_LIST), sent when the instant's work is done. 1 (the seed's PGM, and
+        /// the simulator's default): a NAK per loss, sent at once.
+        pub nak_list: u16 = p.nak_list,
         /// FEC: source packets per block (0: off; the source's [`SourceConfig::fec_k`]).
         pub fec_k: u16 = p.fec_k,
         /// FEC: parity symbols the source sends unasked after each block (its
@@ -341,6 +409,9 @@ enum Key {
     Round,
     Seq(u64),
     Block(u64),
+    /// With NAK lists: send the NAKs of this instant (last at equal deadlines, after every
+    /// loss whose wait ran out with it).
+    Flush,
 }
 
 /// FEC: a receiver's block with a packet held or missing, until it holds every source packet.
@@ -383,6 +454,8 @@ pub struct Receiver {
     blocks: BTreeMap<u64, RxBlock>,
     /// Every sequence number below this is known to exist (FEC: where block ends are known).
     lead: u64,
+    /// With NAK lists: the losses NAKed this instant, sent together at [`Key::Flush`].
+    pending: Vec<u64>,
 }
 
 /// A loss (or FEC block) NAKed at least once.
@@ -482,6 +555,7 @@ impl Receiver {
             out: Outbox::new(),
             blocks: BTreeMap::new(),
             lead: 0,
+            pending: Vec::new(),
         }
     }
 
@@ -509,12 +583,17 @@ impl Receiver {
         if !admitted {
             return;
         }
-        let env = envelope(self.cfg.session, self.cfg.node, 0);
-        let nak = Message::Pgm(wire::Message::Nak { seq });
-        if self.out.transmit(Dest::Node(self.cfg.source), env, &nak) {
-            self.out.stats.control_sent += 1;
-        }
         self.lost.insert(seq, Phase::WaitNcf);
+        if self.cfg.nak_list > 1 {
+            self.pending.push(seq);
+            if self.pending.len() >= usize::from(self.cfg.nak_list) {
+                self.flush_naks();
+            } else if !self.timers.is_armed(Key::Flush) {
+                self.timers.set(Key::Flush, now);
+            }
+        } else {
+            self.send_nak(&[seq]);
+        }
         if let Some((_, sent)) = self.repair.as_deref_mut() {
             sent.entry(seq)
                 .and_modify(Naked::repeat)
@@ -522,6 +601,33 @@ impl Receiver {
         }
         let wait = self.wait(self.cfg.nak_repeat, self.backoff_of(seq));
         self.timers.set(Key::Seq(seq), now + wait);
+    }
+
+    /// Send one NAK (or NAK list) for `seqs`, increasing.
+    fn send_nak(&mut self, seqs: &[u64]) {
+        let env = envelope(self.cfg.session, self.cfg.node, 0);
+        let (out, source) = (&mut self.out, self.cfg.source);
+        name_seqs(seqs, Naming::Request, |m| {
+            if out.transmit(Dest::Node(source), env, &Message::Pgm(m)) {
+                out.stats.control_sent += 1;
+            }
+        });
+    }
+
+    /// Send the NAKs of this instant in lists of at most [`ReceiverConfig::nak_list`], for
+    /// the losses still missing.
+    fn flush_naks(&mut self) {
+        self.timers.cancel(Key::Flush);
+        let mut seqs = core::mem::take(&mut self.pending);
+        seqs.sort_unstable();
+        seqs.dedup();
+        seqs.retain(|&s| self.lost.get(s) == Some(&Phase::WaitNcf));
+        let most = usize::from(self.cfg.nak_list).clamp(1, wire::MAX_NAK_LIST);
+        for chunk in seqs.chunks(most) {
+            self.send_nak(chunk);
+        }
+        seqs.clear();
+        self.pending = seqs;
     }
 
     /// The budget's next round: the NAKs it deferred, oldest first, for losses still missing
@@ -671,27 +777,33 @@ impl Receiver {
             wire::Message::BlockNcf { block, total } if self.cfg.fec_k > 0 => {
                 self.block_ncf(now, block, total)
             }
-            wire::Message::Ncf { seq } => {
-                if !self.window.window().contains(seq) {
-                    // An NCF for a loss not yet detected announces it too.
-                    self.learn(now, seq.saturating_add(1));
-                    if let Some(phase) = self.lost.get_mut(seq) {
-                        *phase = Phase::WaitData;
-                        self.answered(now, seq, false);
-                        let wait = self.wait(self.cfg.nak_rdata, self.backoff_of(seq));
-                        self.timers.set(Key::Seq(seq), now + wait);
-                    }
-                }
-            }
+            wire::Message::Ncf { seq } => self.ncf(now, seq),
+            wire::Message::NcfList { seqs } => seqs.iter().for_each(|seq| self.ncf(now, seq)),
             _ => self.out.ignore(),
         }
     }
 }
 
 impl Receiver {
+    /// An NCF for `seq`: wait for its data (an NCF for a loss not yet detected announces it
+    /// too).
+    fn ncf(&mut self, now: Time, seq: u64) {
+        if self.window.window().contains(seq) {
+            return;
+        }
+        self.learn(now, seq.saturating_add(1));
+        if let Some(phase) = self.lost.get_mut(seq) {
+            *phase = Phase::WaitData;
+            self.answered(now, seq, false);
+            let wait = self.wait(self.cfg.nak_rdata, self.backoff_of(seq));
+            self.timers.set(Key::Seq(seq), now + wait);
+        }
+    }
+
     fn on_timer(&mut self, now: Time, key: Key) {
         let seq = match key {
             Key::Round => return self.next_round(now),
+            Key::Flush => return self.flush_naks(),
             Key::Block(b) => return self.on_block_timer(now, b),
             Key::Seq(seq) => seq,
         };
@@ -717,266 +829,4 @@ impl Receiver {
 
 impl Agent for Receiver {
     crate::outbox::agent_io!(out, on_message with bytes, timers => on_timer);
-}
-
-crate::config::group_config! {
-    /// Network-element configuration.
-    pub struct NeConfig {
-        /// Repair state no RDATA cleared is dropped after this.
-        pub state_lifetime: Duration = p.state_lifetime,
-        /// A repeat NAK for a packet (or block) with repair state is discarded only this
-        /// long after the last one forwarded (RFC 3208's NAK_ELIM_IVL); a later one goes
-        /// upstream again. `None`: discarded while the state lives (the seed's model).
-        pub nak_elim: Option<Duration> = p.nak_elim,
-        /// FEC: the source's proactive parity symbols per block (indices below this), which
-        /// go down every interface as original data does.
-        pub fec_proactive: u16 = p.fec_proactive,
-    }
-    pub fn new() from p: Params;
-}
-
-/// A network element's timers: a packet's repair state, a block's (FEC).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum NeKey {
-    Seq(u64),
-    Block(u64),
-}
-
-/// FEC: a network element's repair state for one block.
-#[derive(Debug, Default)]
-struct NeBlock {
-    /// Interfaces that asked for parity not yet passed.
-    ifaces: BTreeSet<IfaceId>,
-    /// The largest parity total forwarded (or confirmed by the source) for the block.
-    asked: u16,
-    /// Parity passed so far (indices below this).
-    passed: u16,
-    /// When a block NAK last went upstream.
-    up: Time,
-}
-
-/// A PGM network element (router agent) with repair state per lost packet.
-pub struct NetworkElement {
-    cfg: NeConfig,
-    /// Per lost packet: the interfaces that asked, and when a NAK for it last went upstream.
-    state: BTreeMap<u64, (BTreeSet<IfaceId>, Time)>,
-    /// FEC: repair state per block.
-    blocks: BTreeMap<u64, NeBlock>,
-    timers: TimerSet<NeKey>,
-    out: Outbox<RouterTransmit>,
-    peak_state: usize,
-    /// NAKs forwarded upstream (first NAK per state).
-    pub naks_forwarded: u64,
-    /// NAKs absorbed (state existed).
-    pub naks_absorbed: u64,
-    /// RDATA discarded for lack of state.
-    pub rdata_discarded: u64,
-}
-
-impl NetworkElement {
-    /// A network element built from `cfg`.
-    pub fn new(cfg: NeConfig) -> Self {
-        NetworkElement {
-            cfg,
-            state: BTreeMap::new(),
-            blocks: BTreeMap::new(),
-            timers: TimerSet::new(),
-            out: Outbox::new(),
-            peak_state: 0,
-            naks_forwarded: 0,
-            naks_absorbed: 0,
-            rdata_discarded: 0,
-        }
-    }
-
-    /// Packets (and FEC blocks) with repair state now.
-    pub fn state_len(&self) -> usize {
-        self.state.len() + self.blocks.len()
-    }
-    /// Largest number of packets with repair state at once.
-    pub fn peak_state(&self) -> usize {
-        self.peak_state
-    }
-    /// Interfaces recorded for `seq`.
-    pub fn interfaces(&self, seq: u64) -> Vec<IfaceId> {
-        self.state
-            .get(&seq)
-            .map(|(s, _)| s.iter().copied().collect())
-            .unwrap_or_default()
-    }
-
-    fn ncf(&mut self, seq: u64, iface: IfaceId) {
-        self.confirm(wire::Message::Ncf { seq }, iface);
-    }
-
-    /// Multicast the confirmation `ncf` down `iface`.
-    fn confirm(&mut self, ncf: wire::Message<'_>, iface: IfaceId) {
-        let env = envelope(self.cfg.session, self.cfg.node, 0);
-        let dest = Dest::Group(self.cfg.group);
-        if self
-            .out
-            .transmit_via(dest, Some(vec![iface]), env, &Message::Pgm(ncf))
-        {
-            self.out.stats.control_sent += 1;
-        }
-    }
-
-    /// FEC: a block NAK asking for `total` parity symbols came in on `ingress`: the interface
-    /// waits for parity, the NAK is confirmed with the largest total asked, and forwarded
-    /// only if it asks for more than any before.
-    fn block_nak(&mut self, now: Time, ingress: IfaceId, block: u64, total: u16) -> RouteDecision {
-        let fresh = !self.blocks.contains_key(&block);
-        let elim = self.cfg.nak_elim.unwrap_or(Duration::MAX);
-        let st = self.blocks.entry(block).or_default();
-        st.ifaces.insert(ingress);
-        // More parity than asked before, or a repeat after the elimination interval (its
-        // parity was lost, or the source held the first off).
-        let again = !fresh && now.saturating_since(st.up) >= elim;
-        let forward = total > st.asked || again;
-        if forward {
-            st.up = now;
-        }
-        st.asked = st.asked.max(total);
-        let asked = st.asked;
-        self.peak_state = self.peak_state.max(self.state_len());
-        self.timers
-            .set(NeKey::Block(block), now + self.cfg.state_lifetime);
-        self.confirm(
-            wire::Message::BlockNcf {
-                block,
-                total: asked,
-            },
-            ingress,
-        );
-        if forward {
-            self.naks_forwarded += 1;
-            RouteDecision::Forward
-        } else {
-            self.naks_absorbed += 1;
-            RouteDecision::Consume
-        }
-    }
-
-    /// FEC: parity goes down the interfaces that asked, until the asked total has passed.
-    fn block_parity(&mut self, now: Time, block: u64, index: u16) -> RouteDecision {
-        if index < self.cfg.fec_proactive {
-            // Proactive parity: nobody asked, everybody may need it.
-            return RouteDecision::Forward;
-        }
-        let Some(st) = self.blocks.get_mut(&block) else {
-            self.rdata_discarded += 1;
-            return RouteDecision::Consume;
-        };
-        st.passed = st.passed.max(index.saturating_add(1));
-        if st.ifaces.is_empty() {
-            self.rdata_discarded += 1;
-            return RouteDecision::Consume;
-        }
-        let ifs: Vec<IfaceId> = if st.passed >= st.asked {
-            core::mem::take(&mut st.ifaces).into_iter().collect()
-        } else {
-            st.ifaces.iter().copied().collect()
-        };
-        self.timers
-            .set(NeKey::Block(block), now + self.cfg.state_lifetime);
-        RouteDecision::ForwardOn(ifs)
-    }
-
-    /// FEC: the source's confirmation is news only when it says more parity than this
-    /// element asked for (its state had expired): then the waiting interfaces hear it.
-    fn block_ncf(&mut self, block: u64, total: u16) -> RouteDecision {
-        match self.blocks.get_mut(&block) {
-            Some(st) if total > st.asked => {
-                st.asked = total;
-                if st.ifaces.is_empty() {
-                    RouteDecision::Consume
-                } else {
-                    RouteDecision::ForwardOn(st.ifaces.iter().copied().collect())
-                }
-            }
-            _ => RouteDecision::Consume,
-        }
-    }
-}
-
-impl NetworkElement {
-    fn on_message(
-        &mut self,
-        now: Time,
-        ingress: IfaceId,
-        _from: NodeId,
-        _dest: Dest,
-        m: wire::Message<'_>,
-        _packet: &[u8],
-    ) -> RouteDecision {
-        match m {
-            wire::Message::Nak { seq } => {
-                self.ncf(seq, ingress);
-                match self.state.get_mut(&seq) {
-                    Some((ifs, up)) => {
-                        ifs.insert(ingress);
-                        let elim = self.cfg.nak_elim.unwrap_or(Duration::MAX);
-                        if now.saturating_since(*up) < elim {
-                            self.naks_absorbed += 1;
-                            return RouteDecision::Consume;
-                        }
-                        *up = now;
-                        self.timers
-                            .set(NeKey::Seq(seq), now + self.cfg.state_lifetime);
-                        self.naks_forwarded += 1;
-                        RouteDecision::Forward
-                    }
-                    None => {
-                        self.state.insert(seq, (BTreeSet::from([ingress]), now));
-                        self.peak_state = self.peak_state.max(self.state_len());
-                        self.timers
-                            .set(NeKey::Seq(seq), now + self.cfg.state_lifetime);
-                        self.naks_forwarded += 1;
-                        RouteDecision::Forward
-                    }
-                }
-            }
-            wire::Message::Rdata { seq, .. } => match self.state.remove(&seq) {
-                Some((ifs, _)) => {
-                    self.timers.cancel(NeKey::Seq(seq));
-                    RouteDecision::ForwardOn(ifs.into_iter().collect())
-                }
-                None => {
-                    self.rdata_discarded += 1;
-                    RouteDecision::Consume
-                }
-            },
-            wire::Message::Ncf { .. } => RouteDecision::Consume,
-            // Congestion control is the source's and the receivers' business.
-            wire::Message::Odata { .. }
-            | wire::Message::Spm { .. }
-            | wire::Message::Status { .. }
-            | wire::Message::Feedback { .. } => RouteDecision::Forward,
-            wire::Message::BlockNak { block, total } => self.block_nak(now, ingress, block, total),
-            wire::Message::Parity { block, index, .. } => self.block_parity(now, block, index),
-            wire::Message::BlockNcf { block, total } => self.block_ncf(block, total),
-        }
-    }
-}
-
-impl RouterAgent for NetworkElement {
-    crate::outbox::router_io!(out, on_message);
-
-    fn handle_timeout(&mut self, now: Time) {
-        while let Some(key) = self.timers.pop_expired(now) {
-            match key {
-                NeKey::Seq(seq) => self.state.remove(&seq).is_some(),
-                NeKey::Block(b) => self.blocks.remove(&b).is_some(),
-            };
-        }
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-    fn state_entries(&self) -> usize {
-        self.state_len()
-    }
-    fn peak_state_entries(&self) -> usize {
-        self.peak_state
-    }
 }

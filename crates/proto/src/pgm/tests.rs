@@ -1,10 +1,11 @@
 use super::*;
-use crate::GroupId;
+use crate::{GroupId, IfaceId, RouteDecision, RouterAgent};
 use rmcast_wire::Packet;
+use std::collections::BTreeSet;
 
-const G: GroupId = GroupId(1);
+pub(super) const G: GroupId = GroupId(1);
 
-fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
+pub(super) fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
     let retransmission = matches!(
         msg,
         wire::Message::Rdata { .. } | wire::Message::Parity { .. }
@@ -12,11 +13,11 @@ fn pkt(from: u32, msg: wire::Message<'_>) -> Vec<u8> {
     crate::testkit::datagram(from, retransmission, &msg.into())
 }
 
-fn odata(seq: u64, payload: &[u8]) -> Vec<u8> {
+pub(super) fn odata(seq: u64, payload: &[u8]) -> Vec<u8> {
     pkt(0, wire::Message::Odata { seq, payload })
 }
 
-fn rdata(seq: u64, payload: &[u8]) -> Vec<u8> {
+pub(super) fn rdata(seq: u64, payload: &[u8]) -> Vec<u8> {
     pkt(0, wire::Message::Rdata { seq, payload })
 }
 
@@ -31,7 +32,7 @@ fn spm(lead: u64) -> Vec<u8> {
     )
 }
 
-fn ne() -> NetworkElement {
+pub(super) fn ne() -> NetworkElement {
     NetworkElement::new(NeConfig::new(NodeId(50), G))
 }
 
@@ -46,7 +47,7 @@ fn ne_after_nak(seq: u64, iface: u32) -> (NetworkElement, Vec<u8>) {
     (r, nak)
 }
 
-fn up(r: &mut NetworkElement, iface: u32, from: u32, nak: &[u8]) -> RouteDecision {
+pub(super) fn up(r: &mut NetworkElement, iface: u32, from: u32, nak: &[u8]) -> RouteDecision {
     r.on_packet(
         Time::ZERO,
         IfaceId(iface),
@@ -266,6 +267,18 @@ fn harness_run(fec_k: u16, messages: u64, what: &str) -> u64 {
 /// [`harness_run`] with `proactive` parity symbols after each block and messages `gap_ms`
 /// apart: the source's repairs and the NAKs (packet and block) the receivers sent.
 fn harness(fec_k: u16, proactive: u16, messages: u64, gap_ms: u64, what: &str) -> (u64, u64) {
+    harness_with(fec_k, proactive, 1, messages, gap_ms, what)
+}
+
+/// [`harness`] with receivers naming up to `nak_list` losses per NAK.
+pub(super) fn harness_with(
+    fec_k: u16,
+    proactive: u16,
+    nak_list: u16,
+    messages: u64,
+    gap_ms: u64,
+    what: &str,
+) -> (u64, u64) {
     let delay = Duration::from_millis(5);
     let mut h = crate::testkit::Harness::new(delay, 0.1, 9);
     let mut sc = SourceConfig::new(NodeId(0), G);
@@ -280,6 +293,7 @@ fn harness(fec_k: u16, proactive: u16, messages: u64, gap_ms: u64, what: &str) -
         rc.nak_rdata = Duration::from_millis(30);
         rc.fec_k = fec_k;
         rc.fec_proactive = proactive;
+        rc.nak_list = nak_list;
         ids.push(h.add(Box::new(Receiver::new(
             rc,
             AgentRng::derive(9, NodeId(i), 0),

@@ -58,6 +58,14 @@ pub const NAK_RTO_MIN_MS: f64 = 0.0;
 /// with the machine loaded), so the floor is what a lost NCF or RDATA costs there, instead
 /// of the 500 / 1,000 ms of the fixed timers.
 pub const SOCKET_NAK_RTO_MIN_MS: f64 = 30.0;
+/// Sequence numbers a receiver names in one NAK (1: a NAK per loss, seed 003's PGM).
+pub const NAK_LIST: u32 = 1;
+/// On sockets: sequence numbers per NAK, RFC 3208's OPT_NAK_LIST at its fullest (the NAK's
+/// own and 62 more). A receiver behind a slow port loses repairs in bursts; NAKed one by
+/// one, each loss cost a NAK and the source's multicast NCF, 51,000-69,000 control packets
+/// that took 0.7-0.9 s of its 50 Mbit/s link in a 50 MB transfer (docs/performance.md, "An
+/// uneven LAN").
+pub const SOCKET_NAK_LIST: u32 = 63;
 /// On sockets: SPM interval, ms (a lost tail is found at the next SPM).
 pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
 
@@ -124,6 +132,20 @@ pub const PARAMS: &[Param] = &[
     .on_sockets(
         Value::Real(SOCKET_NAK_RTO_MIN_MS),
         "a lost NCF or RDATA costs a few LAN round trips, not 500 / 1,000 ms",
+    ),
+    Param::int(
+        "nak_list",
+        "packets",
+        1,
+        63,
+        NAK_LIST as u64,
+        "most sequence numbers a receiver names in one NAK (losses found or timed out together \
+         go in one NAK list, RFC 3208's OPT_NAK_LIST, confirmed by one NCF list; 1: a NAK per \
+         loss)",
+    )
+    .on_sockets(
+        Value::Int(SOCKET_NAK_LIST as u64),
+        "a burst of losses behind a slow port costs one NAK and one NCF, not one per loss",
     ),
     Param::ms(
         "repair_delay_ms",

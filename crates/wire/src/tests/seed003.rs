@@ -121,6 +121,18 @@ proptest! {
         assert_round_trip(env, &pgm_msg(k, seq, x, y, &bytes))?;
     }
 
+    /// A NAK or NCF list of 2 to 63 increasing sequence numbers round-trips; its bytes
+    /// name exactly those numbers.
+    #[test]
+    fn pgm_nak_lists_round_trip(env in env_strategy(), ncf in any::<bool>(), set in proptest::collection::btree_set(any::<u64>(), 2..=pgm::MAX_NAK_LIST)) {
+        let mut raw = Vec::new();
+        pgm::SeqList::encode_seqs(set.iter().copied(), &mut raw);
+        let seqs = pgm::SeqList::from_raw(&raw).unwrap();
+        prop_assert!(seqs.iter().eq(set.iter().copied()));
+        let m = if ncf { pgm::Message::NcfList { seqs } } else { pgm::Message::NakList { seqs } };
+        assert_round_trip(env, &Message::Pgm(m))?;
+    }
+
     #[test]
     fn lms_round_trip(env in env_strategy(), k in 0u8..6, seq in any::<u64>(), a in any::<u32>(), b in any::<u32>(), c in any::<u32>(), bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
         assert_round_trip(env, &lms_msg(k, seq, a, b, c, &bytes))?;
@@ -133,6 +145,40 @@ fn seed003_families() {
     assert_eq!(Family::from_u8(8), Ok(Family::Pgm));
     assert_eq!(Family::from_u8(9), Ok(Family::Lms));
     assert_eq!(Family::Lms.name(), "lms");
+}
+
+/// A NAK list of one, of 64, out of order or repeating a number is no list: not built, and
+/// its bytes are refused.
+#[test]
+fn malformed_nak_lists_are_refused() {
+    let raw = |seqs: &[u64]| {
+        let mut r = Vec::new();
+        pgm::SeqList::encode_seqs(seqs.iter().copied(), &mut r);
+        r
+    };
+    let long: Vec<u64> = (0..64).collect();
+    for bad in [&[7][..], &[9, 3], &[4, 4], &long] {
+        assert!(pgm::SeqList::from_raw(&raw(bad)).is_none(), "{bad:?}");
+    }
+    let ok = raw(&[3, 9]);
+    let seqs = pgm::SeqList::from_raw(&ok).unwrap();
+    let mut b = Packet::to_vec(
+        Envelope::default(),
+        &Message::Pgm(pgm::Message::NakList { seqs }),
+    )
+    .unwrap();
+    assert!(Packet::decode(&b).is_ok());
+    b[HEADER_LEN + 2 + 7] = 9; // the first number's low byte: 9, 9 is not increasing
+    assert!(Packet::decode(&b).is_err());
+    // A count of 64 is refused.
+    let mut c = Packet::to_vec(
+        Envelope::default(),
+        &Message::Pgm(pgm::Message::NakList { seqs }),
+    )
+    .unwrap();
+    c[HEADER_LEN] = 0;
+    c[HEADER_LEN + 1] = 64;
+    assert!(Packet::decode(&c).is_err());
 }
 
 #[test]
