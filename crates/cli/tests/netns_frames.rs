@@ -1,5 +1,5 @@
 //! Multi-host tests with loss per Ethernet frame: `rmcast send` and `rmcast recv` (this
-//! build's binary), each in its own network namespace of an `rmcast_net::netns::Segment`, and
+//! build's binary), each in its own network namespace of an `rmcast_lab::netns::Segment`, and
 //! the bridge — in the switch's namespace — dropping frames on their way to the receivers
 //! (`Segment::frame_loss`), where a switch or NIC drops them, before IP reassembly.
 //!
@@ -24,7 +24,7 @@ mod common;
 
 use common::{explain, strings, Bed, Proc};
 
-use rmcast_net::netns::{self, Segment};
+use rmcast_lab::netns::{self, Segment};
 use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
 use std::net::{SocketAddr, UdpSocket};

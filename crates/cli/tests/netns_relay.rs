@@ -17,7 +17,7 @@ mod relays;
 use common::{explain, json_of as json, strings, Proc};
 use relays::*;
 
-use rmcast_net::netns::{self, Router, Segment};
+use rmcast_lab::netns::{self, Router, Segment};
 use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

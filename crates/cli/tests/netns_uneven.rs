@@ -1,5 +1,5 @@
 //! Multi-host tests of an uneven LAN (issue 59): `rmcast send` and `rmcast recv` (this
-//! build's binary), each in its own network namespace of an `rmcast_net::netns::Segment`.
+//! build's binary), each in its own network namespace of an `rmcast_lab::netns::Segment`.
 //!
 //! * one receiver's bridge port is a 50 Mbit/s link behind a 50 ms drop-tail queue (`tc tbf`
 //!   in the bridge's namespace, `Segment::queue_bottleneck`), the others run at bridge
@@ -24,7 +24,7 @@
 mod common;
 
 use common::{explain, json_of, pseudo_random, strings, Bed, Proc};
-use rmcast_net::netns::{self, Segment};
+use rmcast_lab::netns::{self, Segment};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};

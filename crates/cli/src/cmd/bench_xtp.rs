@@ -9,7 +9,7 @@
 
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rmcast_net::netns::{self, Segment};
+use rmcast_lab::netns::{self, Segment};
 use rmcast_proto::rng::mix64;
 use rmcast_repro::studies::xtp::{self, Cell, Mode, Setting};
 use rmcast_repro::studies::xtp_net::{self, NetCell, NetOut, Place};

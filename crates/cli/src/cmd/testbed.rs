@@ -6,7 +6,7 @@
 
 use super::send::fail;
 use anyhow::Result;
-use rmcast_net::netns::{self, Router, Segment};
+use rmcast_lab::netns::{self, Router, Segment};
 use rmcast_net::NetError;
 use rmcast_proto::NodeId;
 use rmcast_sim::scenario::{

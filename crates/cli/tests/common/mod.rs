@@ -178,7 +178,7 @@ pub fn transfer(group: &str, size: usize, send_extra: &[&str], recv_extra: &[Vec
 /// Why the multi-host tests with nftables on the bridge cannot run here (Linux, root,
 /// iproute2 and `nft` needed), if they cannot.
 pub fn cannot_run_netns_nft() -> Option<String> {
-    if let Err(why) = rmcast_net::netns::available() {
+    if let Err(why) = rmcast_lab::netns::available() {
         return Some(why);
     }
     let nft = Command::new("nft")
@@ -296,7 +296,7 @@ pub fn kill_when_holding(dir: &Path, pid: u32, bytes: u64, deadline: Duration) -
 /// A multi-host test's namespaces and work folder, held with the lock (each test file's
 /// own) that runs its tests one after the other.
 pub struct Bed {
-    pub seg: rmcast_net::netns::Segment,
+    pub seg: rmcast_lab::netns::Segment,
     pub work: tempfile::TempDir,
     _one: std::sync::MutexGuard<'static, ()>,
 }
@@ -306,7 +306,7 @@ impl Bed {
     pub fn new(lock: &'static std::sync::Mutex<()>, hosts: usize) -> Bed {
         let one = lock.lock().unwrap_or_else(|e| e.into_inner());
         Bed {
-            seg: rmcast_net::netns::Segment::create(hosts)
+            seg: rmcast_lab::netns::Segment::create(hosts)
                 .expect("create the namespaces and the bridge"),
             work: tempfile::tempdir().unwrap(),
             _one: one,

@@ -2,7 +2,7 @@
 //! `rmcast relay` in router namespaces, receivers on the leaves and a sender on top.
 
 use crate::common::{self, explain, json_of as json, strings, Proc};
-use rmcast_net::netns::{self, Router, Segment};
+use rmcast_lab::netns::{self, Router, Segment};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //!
 //! * **loopback** (`net.*`): every endpoint on this host's `lo`;
 //! * **namespace hosts** (`ns.*`): the sender and each receiver in its own Linux network
-//!   namespace, veth pairs on one bridge ([`rmcast_net::netns::Segment`]), multicast crossing
+//!   namespace, veth pairs on one bridge ([`rmcast_lab::netns::Segment`]), multicast crossing
 //!   the bridge — separate IP stacks and interfaces on one machine (and its two cores). Needs
 //!   root and `ip`; without them the cells are reported as skipped with the reason.
 
@@ -15,8 +15,8 @@ use super::xtp_grid::{msg_key, throughput_and_success, Mode, Setting};
 use crate::stats::Estimate;
 use crate::study::{RunCtx, StudyError};
 use crate::Measures;
+use rmcast_lab::netns::{self, Segment};
 use rmcast_net::loss::{Direction, LossConfig};
-use rmcast_net::netns::{self, Segment};
 use rmcast_net::receiver::{self, Output, RecvConfig};
 use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, Source};
 use std::collections::BTreeMap;
