@@ -2,7 +2,7 @@
 //!
 //! Everything that builds a network to run rmcast on, rather than rmcast itself: hosts in
 //! Linux network namespaces on bridges, routers between them, loss per Ethernet frame and
-//! bottlenecks ([`netns`]). The library crates (`rmcast-net` and below) never depend on it;
+//! bottlenecks ([`netns`]); the sockets of the `xtp` study's real-network cells ([`xtp`]). The library crates (`rmcast-net` and below) never depend on it;
 //! the command line and the benchmarks do.
 //!
 //! ## What this crate must never do
@@ -15,3 +15,4 @@
 #![warn(missing_docs)]
 
 pub mod netns;
+pub mod xtp;

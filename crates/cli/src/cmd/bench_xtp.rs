@@ -4,15 +4,16 @@
 //! and whether the run failed.
 //!
 //! The runs themselves are the `xtp` study's (`rmcast_repro::studies::xtp::run_sim` for the
-//! simulated bus with the per-call cost model, `rmcast_repro::studies::xtp_net::run_cell` for
+//! simulated bus with the per-call cost model, `rmcast_lab::xtp::run_cell` for
 //! real sockets); this module only parses, loops and prints.
 
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rmcast_lab::netns::{self, Segment};
+use rmcast_lab::xtp::{self as xtp_net, Place};
 use rmcast_proto::rng::mix64;
 use rmcast_repro::studies::xtp::{self, Cell, Mode, Setting};
-use rmcast_repro::studies::xtp_net::{self, NetCell, NetOut, Place};
+use rmcast_repro::studies::xtp_net::{NetCell, NetOut};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 

@@ -120,6 +120,9 @@ impl Progress for Shown {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // The xtp study's real-network cells run on this binary's sockets (`rmcast-repro` links
+    // none): loopback, and namespace hosts as root.
+    rmcast_repro::studies::xtp_net::install(&rmcast_lab::xtp::SOCKETS);
     if args.list {
         for s in STUDIES {
             let a = s.about();

@@ -599,7 +599,7 @@ fn transfer(
     let file = dir.join("data.bin");
     std::fs::write(
         &file,
-        rmcast_repro::studies::xtp_net::payload(plan.bytes as u64, plan.seed),
+        rmcast_net::sender::pseudo_random(plan.bytes as u64, plan.seed),
     )
     .map_err(|e| NetError::io(format!("write {}", file.display()), e))?;
     let ns = host_ns(topo.source).ok_or_else(|| setup("the source is not a host"))?;

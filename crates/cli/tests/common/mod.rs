@@ -66,7 +66,7 @@ pub fn json_exit(child: Child, code: i32) -> Value {
 }
 
 pub fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
-    rmcast_repro::studies::xtp_net::payload(len as u64, seed)
+    rmcast_net::sender::pseudo_random(len as u64, seed)
 }
 
 /// `rmcast recv` from `group` on loopback into `out` (created), waiting at most `wait_s`
