@@ -1,9 +1,14 @@
 //! # rmcast-lab — the lab beside the library
 //!
-//! Everything that builds a network to run rmcast on, rather than rmcast itself: hosts in
-//! Linux network namespaces on bridges, routers between them, loss per Ethernet frame and
-//! bottlenecks ([`netns`]); the sockets of the `xtp` study's real-network cells ([`xtp`]). The library crates (`rmcast-net` and below) never depend on it;
-//! the command line and the benchmarks do.
+//! Everything that builds a network to run rmcast on, rather than rmcast itself:
+//!
+//! * hosts in Linux network namespaces on bridges, routers between them, loss per Ethernet
+//!   frame and bottlenecks ([`netns`]);
+//! * `rmcast testbed`, a scenario's topology run on them ([`testbed`]);
+//! * the sockets of the `xtp` study's real-network cells ([`xtp`]);
+//!
+//! The library crates (`rmcast-net` and below, `rmcast-repro`) never depend on it; the
+//! command line and the benchmarks do.
 //!
 //! ## What this crate must never do
 //!
@@ -15,4 +20,5 @@
 #![warn(missing_docs)]
 
 pub mod netns;
+pub mod testbed;
 pub mod xtp;
