@@ -6,6 +6,7 @@
 //!   frame and bottlenecks ([`netns`]);
 //! * `rmcast testbed`, a scenario's topology run on them ([`testbed`]);
 //! * the sockets of the `xtp` study's real-network cells ([`xtp`]);
+//! * child processes with a deadline ([`proc`]), which all of the lab shares.
 //!
 //! The library crates (`rmcast-net` and below, `rmcast-repro`) never depend on it; the
 //! command line and the benchmarks do.
@@ -20,5 +21,6 @@
 #![warn(missing_docs)]
 
 pub mod netns;
+pub mod proc;
 pub mod testbed;
 pub mod xtp;

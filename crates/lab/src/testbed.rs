@@ -5,6 +5,7 @@
 //! the same, so one file can be run both ways and compared.
 
 use crate::netns::{self, Router, Segment};
+use crate::proc::{in_netns, Proc};
 use rmcast_net::NetError;
 use rmcast_proto::NodeId;
 use rmcast_sim::scenario::{
@@ -15,7 +16,7 @@ use rmcast_sim::{Network, NodeKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use toml::Table;
 
@@ -247,45 +248,19 @@ fn tree(net: &Network, source: NodeId) -> BTreeMap<NodeId, (NodeId, usize)> {
     parent
 }
 
-struct Proc(Option<Child>);
-
-impl Proc {
-    fn start(bin: &Path, ns: &str, args: &[String], log: &Path) -> Result<Proc, NetError> {
-        let err = std::fs::File::create(log)
-            .map_err(|e| NetError::io(format!("create {}", log.display()), e))?;
-        let c = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .arg(bin)
+/// `rmcast ARGS` on namespace `ns`, its standard error in `log`, its standard output piped
+/// (its JSON report).
+fn start(bin: &Path, ns: &str, args: &[String], log: &Path) -> Result<Proc, NetError> {
+    let err = std::fs::File::create(log)
+        .map_err(|e| NetError::io(format!("create {}", log.display()), e))?;
+    Proc::spawn(
+        in_netns(ns, bin)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(err)
-            .spawn()
-            .map_err(|e| NetError::io("start rmcast in a namespace", e))?;
-        Ok(Proc(Some(c)))
-    }
-
-    fn finish(&mut self, deadline: Instant) -> Option<Output> {
-        let mut c = self.0.take()?;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = c.try_wait() {
-                return c.wait_with_output().ok();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = c.kill();
-        let _ = c.wait();
-        None
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
+            .stderr(err),
+    )
+    .map_err(|e| NetError::io("start rmcast in a namespace", e))
 }
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -539,7 +514,7 @@ fn transfer(
         }
         args.extend(strings(&["--once", "--json", "--quiet", "--wait", "120"]));
         let log = dir.join(format!("relay-{}.log", r.0));
-        relays.push(Proc::start(bin, router.name(), &args, &log)?);
+        relays.push(start(bin, router.name(), &args, &log)?);
     }
     let mut rx = Vec::new();
     for (i, &r) in topo.receivers.iter().enumerate() {
@@ -567,12 +542,7 @@ fn transfer(
         }
         args.extend(strings(&["--force", "--wait", "120", "--dir"]));
         args.push(rdir.display().to_string());
-        rx.push(Proc::start(
-            bin,
-            &ns,
-            &args,
-            &dir.join(format!("r{i}.log")),
-        )?);
+        rx.push(start(bin, &ns, &args, &dir.join(format!("r{i}.log")))?);
     }
     std::thread::sleep(Duration::from_millis(500));
     let file = dir.join("data.bin");
@@ -606,7 +576,7 @@ fn transfer(
     }
     args.push(file.display().to_string());
     let sender_log = dir.join("sender.log");
-    let s = Proc::start(bin, &ns, &args, &sender_log)?.finish(Instant::now() + DEADLINE);
+    let s = start(bin, &ns, &args, &sender_log)?.finish(Instant::now() + DEADLINE);
     let mut problems: Vec<String> = problem("the sender", s.as_ref(), &sender_log)
         .into_iter()
         .collect();

@@ -189,51 +189,19 @@ pub fn cannot_run_netns_nft() -> Option<String> {
 }
 
 /// A child process stopped (SIGKILL) and reaped when dropped, so a failing test leaves
-/// nothing running (in the namespaces of the multi-host tests).
-pub struct Proc(pub Option<Child>);
+/// nothing running (in the namespaces of the multi-host tests): the lab's.
+pub use rmcast_lab::proc::Proc;
 
-impl Proc {
-    /// `rmcast ARGS` (this build's binary) in network namespace `ns`, output piped.
-    pub fn in_netns(ns: &str, args: &[String]) -> Proc {
-        let c = Command::new("ip")
-            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_rmcast")])
+/// `rmcast ARGS` (this build's binary) in network namespace `ns`, output piped.
+pub fn in_netns(ns: &str, args: &[String]) -> Proc {
+    Proc::spawn(
+        rmcast_lab::proc::in_netns(ns, env!("CARGO_BIN_EXE_rmcast"))
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start rmcast in a namespace");
-        Proc(Some(c))
-    }
-
-    /// Its exit status and output, or `None` if it was still running at `deadline` (then
-    /// it is stopped).
-    pub fn finish(&mut self, deadline: Instant) -> Option<Output> {
-        let mut c = self.0.take()?;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = c.try_wait() {
-                return c.wait_with_output().ok();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = c.kill();
-        let _ = c.wait();
-        None
-    }
-
-    /// Stop it now.
-    pub fn kill(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        self.kill();
-    }
+            .stderr(Stdio::piped()),
+    )
+    .expect("start rmcast in a namespace")
 }
 
 /// A process's exit status and standard error, for a failure message.
