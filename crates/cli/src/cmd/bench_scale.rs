@@ -286,14 +286,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .and_then(|l| l.split_once(':'))
             .map(|(_, m)| m.trim().to_string())
     });
-    let meta = serde_json::json!({
+    let meta = crate::commit::stamp(serde_json::json!({
         "benchmark": "rmcast bench scale",
         "seed": args.seed,
         "cpus": std::thread::available_parallelism().map(|n| n.get()).ok(),
         "cpu_model": cpu,
         "load_average_at_start": load_at_start,
         "load_average": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
-    });
+    }));
     output(&args, rows, meta, failed)
 }
 

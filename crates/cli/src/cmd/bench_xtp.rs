@@ -356,13 +356,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     drop(seg);
     let failed = rows.iter().filter(|r| r["ok"] != json!(true)).count();
     if a.json {
-        let out = json!({
+        let out = crate::commit::stamp(json!({
             "where": where_,
             "where_detail": detail,
             "setting": a.setting,
             "runs": rows,
             "failed": failed,
-        });
+        }));
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else if a.csv {
         print!("{}", csv_rows(where_, &a.setting, &rows)?);

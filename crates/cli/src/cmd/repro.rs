@@ -191,6 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             },
             if threads == 1 { "" } else { "s" }
         );
+        println!("rmcast {}", crate::commit::VERSION);
     }
     // The studies run at once, sharing the threads (a study's long last runs overlap the
     // others' work); a study that times real transfers runs alone afterwards. Each study's
@@ -218,6 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sweeps,
         runs_factor: args.runs_factor,
         studies: studies_out,
+        commit: Some(crate::commit::COMMIT.into()),
     };
     let written = report
         .write(&args.out)
