@@ -10,7 +10,7 @@
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rmcast_lab::netns::{self, Segment};
-use rmcast_lab::xtp::{self as xtp_net, Place};
+use rmcast_lab::xtp::{run_cell, Place};
 use rmcast_proto::rng::mix64;
 use rmcast_repro::studies::xtp::{self, Cell, Mode, Setting};
 use rmcast_repro::studies::xtp_net::{NetCell, NetOut};
@@ -347,7 +347,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let o = if a.sim {
             run_simulated(&cell, j)
         } else {
-            xtp_net::run_cell(&cell, i, place)
+            run_cell(&cell, i, place)
         };
         rows.push(row(j, &o));
         bar.inc(1);
