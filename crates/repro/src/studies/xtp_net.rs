@@ -267,9 +267,19 @@ pub fn run(
     m: &mut Measures,
     notes: &mut Vec<String>,
 ) -> Result<NetSummary, StudyError> {
+    run_with(LAB.get().copied(), ctx, m, notes)
+}
+
+/// [`run`] through `lab` (`None`: none installed).
+fn run_with(
+    lab: Option<&dyn NetLab>,
+    ctx: &RunCtx<'_>,
+    m: &mut Measures,
+    notes: &mut Vec<String>,
+) -> Result<NetSummary, StudyError> {
     let cells = grid(ctx.quick());
     let scale = scale_cells(ctx.quick());
-    let Some(lab) = LAB.get().copied() else {
+    let Some(lab) = lab else {
         notes.push(format!(
             "real network (net.*, ns.*): skipped: {NO_LAB}; {} runs not made",
             2 * cells.len() + scale.len()
@@ -347,4 +357,84 @@ pub fn run(
         }
     }
     Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::Claims;
+    use crate::study::NoProgress;
+    use crate::Sweeps;
+
+    /// Runs nothing: every cell "completes" at 10 Mbit/s divided by its receivers, on either
+    /// place, and the hosts say how many were asked for.
+    struct Fake;
+    struct FakeHosts(usize);
+
+    fn out(c: &NetCell) -> NetOut {
+        NetOut {
+            ok: true,
+            seconds: 1.0,
+            mbps: 10.0 / c.mode.receivers() as f64,
+            calls: 1,
+            repairs: 0,
+            why: None,
+        }
+    }
+
+    impl NetLab for Fake {
+        fn loopback(&self, c: &NetCell, _: usize) -> NetOut {
+            out(c)
+        }
+        fn namespaces(&self) -> Result<(), String> {
+            Ok(())
+        }
+        fn hosts(&self, hosts: usize) -> Result<Box<dyn NetHosts + '_>, String> {
+            Ok(Box::new(FakeHosts(hosts)))
+        }
+    }
+
+    impl NetHosts for FakeHosts {
+        fn count(&self) -> usize {
+            self.0
+        }
+        fn run(&self, c: &NetCell, _: usize) -> NetOut {
+            out(c)
+        }
+    }
+
+    fn run_quick(lab: Option<&dyn NetLab>) -> (NetSummary, Measures, Vec<String>) {
+        let claims = Claims::default();
+        let ctx = RunCtx::new(Sweeps::Quick, &NoProgress, &claims);
+        let (mut m, mut notes) = (Measures::new(), Vec::new());
+        let sum = run_with(lab, &ctx, &mut m, &mut notes).unwrap();
+        (sum, m, notes)
+    }
+
+    #[test]
+    fn without_a_lab_both_places_are_skipped_with_the_reason() {
+        let (sum, m, notes) = run_quick(None);
+        assert_eq!((sum.loopback_runs, sum.ns_runs), (0, 0));
+        assert_eq!(sum.loopback_skipped.as_deref(), Some(NO_LAB));
+        assert_eq!(sum.ns_skipped.as_deref(), Some(NO_LAB));
+        assert!(m.is_empty());
+        assert!(notes
+            .iter()
+            .any(|n| n.contains("skipped") && n.contains(NO_LAB)));
+    }
+
+    #[test]
+    fn a_lab_s_runs_are_recorded_on_both_places() {
+        let (sum, m, _) = run_quick(Some(&Fake));
+        let (cells, scale) = (grid(true).len(), scale_cells(true).len());
+        assert_eq!((sum.loopback_runs, sum.ns_runs), (cells, cells + scale));
+        assert_eq!(sum.ns_max_receivers, 10);
+        assert!(sum.loopback_skipped.is_none() && sum.ns_skipped.is_none());
+        for k in ["net.success_all", "ns.success_all"] {
+            assert_eq!(m.get(k).and_then(|v| v.at(None)).map(|e| e.mean), Some(1.0));
+        }
+        // 10 receivers at a tenth of one receiver's rate.
+        let ratio = m.get("ns.scale.n10_over_n1").and_then(|v| v.at(None));
+        assert!((ratio.unwrap().mean - 0.1).abs() < 1e-12);
+    }
 }
