@@ -5,8 +5,10 @@ docs/results/repro-quick.md and docs/results/repro-full.md each hold the latest 
 run of one mode, with the commit it ran and when; crates/cli/tests/readme.rs checks both
 against the registry and the pinned list. This script writes them from a run's own output,
 so that they are never typed by hand: FAIL lines are cut at 102 characters (quick) or left
-out (full). The commit is `git rev-parse --short HEAD` (with `+dirty` when the work tree has
-changes): run it on the tree whose binary made the output.
+out (full). The commit is the one the binary says it was built from (its `rmcast VERSION
+(commit ID)` line, from crates/cli/build.rs: `-dirty` when the tree had changes); outputs of
+older binaries, which do not say, fall back to `git rev-parse --short HEAD` (`+dirty` with
+changes), so run the script on the tree whose binary made them, or give --commit.
 
     target/release/rmcast repro --quick --check >q.out 2>q.err
     python3 scripts/repro_transcript.py quick q.out q.err
@@ -16,6 +18,7 @@ changes): run it on the tree whose binary made the output.
 import argparse
 import datetime
 import os
+import re
 import subprocess
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -53,6 +56,15 @@ def commit():
     return rev + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
+def commit_said(lines):
+    """The commit the binary printed (`rmcast 0.1.0 (commit 1a2b3c4)`), if it did."""
+    for line in lines:
+        m = re.fullmatch(r"rmcast \S+ \(commit (\S+)\)", line.strip())
+        if m:
+            return m.group(1)
+    return None
+
+
 def page(mode, body, rev, when):
     title, about = ABOUT[mode]
     return "\n".join([
@@ -76,8 +88,9 @@ def main():
     p.add_argument("mode", choices=["quick", "full"])
     p.add_argument("stdout")
     p.add_argument("stderr")
-    p.add_argument("--commit", help="the commit whose binary made the output, when HEAD has "
-                   "moved on since (default: HEAD, +dirty with uncommitted changes)")
+    p.add_argument("--commit", help="the commit whose binary made the output (default: the "
+                   "one the output names; for an older binary's output, HEAD, +dirty with "
+                   "uncommitted changes)")
     p.add_argument("--note", default="", help="a sentence on the run's conditions, e.g. what "
                    "else loaded the machine")
     a = p.parse_args()
@@ -95,7 +108,7 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     path = os.path.join(ROOT, "docs", "results", f"repro-{a.mode}.md")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(page(a.mode, body, a.commit or commit(), when + (f"; {a.note.rstrip('.')}" if a.note else "")))
+        f.write(page(a.mode, body, a.commit or commit_said(out) or commit(), when + (f"; {a.note.rstrip('.')}" if a.note else "")))
     print(f"{os.path.relpath(path, ROOT)}: {a.mode} transcript written ({len(body)} lines)")
 
 

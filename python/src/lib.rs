@@ -372,6 +372,7 @@ fn repro(
                 sweeps,
                 runs_factor,
                 studies,
+                commit: None,
             }
         })
     })?

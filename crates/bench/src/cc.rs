@@ -2,7 +2,7 @@
 //! beside a competing TCP flow.
 //!
 //! Hosts on a [`Topo::bridge`]: 0 runs `rmcast send`, 1 is the receiver behind the
-//! bottleneck (a policer on its bridge port, [`rmcast_net::netns::Segment::bottleneck`]),
+//! bottleneck (a policer on its bridge port, [`rmcast_lab::netns::Segment::bottleneck`]),
 //! 2..=n further receivers without one, and host n + 1 the TCP source, whose flow goes to a
 //! TCP sink on host 1 through the same port. The transfer runs alone for [`CcBench::alone`],
 //! then the TCP flow joins it for [`CcBench::shared`]. Every [`CcBench::sample`] the
@@ -17,7 +17,7 @@ pub use session::run;
 
 use crate::proc::mbit;
 use crate::{BenchError, Result};
-use rmcast_net::netns::Count;
+use rmcast_lab::netns::Count;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -38,7 +38,7 @@ pub struct CcBench {
     /// The burst the policer lets through at once, as time at its rate.
     pub burst: Duration,
     /// `Some`: the bottleneck is a link with a drop-tail queue of this long at its rate
-    /// (tbf, [`rmcast_net::netns::Segment::queue_bottleneck`]) instead of a policer.
+    /// (tbf, [`rmcast_lab::netns::Segment::queue_bottleneck`]) instead of a policer.
     pub queue: Option<Duration>,
     /// `rmcast send --rate`, passed through as given (`auto`: congestion control).
     pub rate: String,

@@ -9,7 +9,7 @@
 //! rmcast's endpoints and for the raw blast's roles ([`raw::child_args`], answered by
 //! [`raw::recv`] and [`raw::send`] in the child). On loopback all processes share one host
 //! ([`Topo::loopback`]); with a bridge ([`Topo::bridge`], root) every endpoint runs in its own
-//! network namespace of a `rmcast_net::netns::Segment`, and loss can be applied per Ethernet
+//! network namespace of a `rmcast_lab::netns::Segment`, and loss can be applied per Ethernet
 //! frame on the bridge ([`Loss::Frame`]). Every received file is checked by BLAKE3 digest; a
 //! run still going after [`NetBench::timeout`] is stopped and reported as not finished.
 //!

@@ -2,10 +2,11 @@
 //! the outcome of one contender's run as a JSON row.
 
 use crate::{BenchError, Result};
+use rmcast_lab::proc::Proc;
 use serde_json::{json, Map, Value};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Throughput in Mbit/s of `bytes` in `secs` (0 without time).
@@ -73,14 +74,11 @@ impl CpuMarks {
 }
 
 /// A child whose standard output and error go to `<dir>/<tag>.out` and `.err`; stopped
-/// (SIGKILL) when dropped while still running.
+/// (SIGKILL) when dropped while still running (the lab's [`Proc`]).
 pub(crate) struct Logged {
-    child: Child,
+    proc: Proc,
     out: PathBuf,
     err: PathBuf,
-    ended: bool,
-    /// Its exit code once it ended by itself (None: it has not, or a signal ended it).
-    code: Option<i32>,
 }
 
 /// Start `cmd` with its output in files under `dir`.
@@ -90,57 +88,28 @@ pub(crate) fn spawn_logged(cmd: &mut Command, dir: &Path, tag: &str) -> Result<L
     let err = dir.join(format!("{tag}.err"));
     let o = File::create(&out).map_err(BenchError::io(format!("create {}", out.display())))?;
     let e = File::create(&err).map_err(BenchError::io(format!("create {}", err.display())))?;
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(o)
-        .stderr(e)
-        .spawn()
+    let proc = Proc::spawn(cmd.stdin(Stdio::null()).stdout(o).stderr(e))
         .map_err(BenchError::io(format!("start {:?}", cmd.get_program())))?;
-    Ok(Logged {
-        child,
-        out,
-        err,
-        ended: false,
-        code: None,
-    })
+    Ok(Logged { proc, out, err })
 }
 
 impl Logged {
     /// Wait at most `t`: `Some(success)` if it ended by itself, `None` if it was still
     /// running and has been stopped.
     pub(crate) fn wait_for(&mut self, t: Duration) -> Option<bool> {
-        let start = Instant::now();
-        loop {
-            if let Some(code) = self.ended() {
-                return Some(code == Some(0));
-            }
-            if start.elapsed() >= t {
-                self.stop();
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.proc
+            .wait_until(Instant::now() + t)
+            .map(|s| s.success())
     }
 
     /// Its exit code if it has ended (`Some(None)`: a signal ended it), without waiting.
     pub(crate) fn ended(&mut self) -> Option<Option<i32>> {
-        if !self.ended {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                self.ended = true;
-                self.code = s.code();
-            }
-            return self.ended.then_some(self.code);
-        }
-        Some(self.code)
+        self.proc.status().map(|s| s.code())
     }
 
     /// Stop it (SIGKILL) and reap it.
     pub(crate) fn stop(&mut self) {
-        if !self.ended {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-            self.ended = true;
-        }
+        self.proc.kill();
     }
 
     /// What it printed on standard output, as JSON (the whole output, else its last line;
@@ -177,12 +146,6 @@ impl Logged {
             .unwrap_or("(no message)")
             .trim()
             .to_string()
-    }
-}
-
-impl Drop for Logged {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 

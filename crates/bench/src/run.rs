@@ -236,7 +236,7 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
     }
     let out = json!({
         "topology": if b.bridge {
-            "bridge (one network namespace per endpoint, rmcast_net::netns::Segment; a segment of the sender and exactly the measured receivers per receiver count)"
+            "bridge (one network namespace per endpoint, rmcast_lab::netns::Segment; a segment of the sender and exactly the measured receivers per receiver count)"
         } else {
             "loopback (one host)"
         },

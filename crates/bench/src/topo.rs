@@ -1,9 +1,9 @@
 //! Where the endpoints run: one host (loopback), or one network namespace per endpoint on a
-//! Linux bridge — `rmcast_net::netns::Segment`, whose bridge lives in a switch namespace of
+//! Linux bridge — `rmcast_lab::netns::Segment`, whose bridge lives in a switch namespace of
 //! its own so loss can be applied per Ethernet frame ([`Topo::frame_loss`]).
 
 use crate::{BenchError, Result};
-use rmcast_net::netns::{self, Count, Policer, Segment};
+use rmcast_lab::netns::{self, Count, Policer, Segment};
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::Path;

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 mod alloc;
 mod cmd;
+mod commit;
 mod progress;
 
 /// mimalloc rather than glibc's allocator: simulations of 10^6 receivers allocate and free
@@ -23,7 +24,7 @@ static ALLOC: alloc::Alloc = alloc::Alloc;
 #[derive(Parser)]
 #[command(
     name = "rmcast",
-    version,
+    version = commit::VERSION,
     about = "Reliable multicast: protocols, simulator, study reproduction, file transfer",
     long_about = "rmcast implements reliable multicast protocols once, as deterministic state \
                   machines, and runs them in a discrete-event simulator or over real UDP/IP \

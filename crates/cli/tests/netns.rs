@@ -10,8 +10,8 @@ use std::process::Command;
 
 #[test]
 fn netns_multi_host_scenarios() {
-    // The same conditions `rmcast_net::netns::Segment` needs: Linux, root, `ip`.
-    if let Err(why) = rmcast_net::netns::available() {
+    // The same conditions `rmcast_lab::netns::Segment` needs: Linux, root, `ip`.
+    if let Err(why) = rmcast_lab::netns::available() {
         eprintln!("skipped: multi-host netns tests: {why} (CI runs them as root with iproute2)");
         return;
     }

@@ -1,5 +1,5 @@
 //! Multi-host tests with loss per Ethernet frame: `rmcast send` and `rmcast recv` (this
-//! build's binary), each in its own network namespace of an `rmcast_net::netns::Segment`, and
+//! build's binary), each in its own network namespace of an `rmcast_lab::netns::Segment`, and
 //! the bridge — in the switch's namespace — dropping frames on their way to the receivers
 //! (`Segment::frame_loss`), where a switch or NIC drops them, before IP reassembly.
 //!
@@ -22,14 +22,14 @@
 
 mod common;
 
-use common::{explain, strings, Bed, Proc};
+use common::{explain, in_netns, strings, Bed, Proc};
 
-use rmcast_net::netns::{self, Segment};
+use rmcast_lab::netns::{self, Segment};
 use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -49,7 +49,7 @@ macro_rules! need_netns {
 
 /// `rmcast ARGS` on host `h` of `seg`, output piped.
 fn rmcast(seg: &Segment, h: usize, args: &[String]) -> Proc {
-    Proc::in_netns(&seg.host(h), args)
+    in_netns(&seg.host(h), args)
 }
 
 /// Pseudo-random file content from a seed.
@@ -275,7 +275,7 @@ fn send_killing(
     at: u64,
 ) -> Output {
     let dir = &t.dirs[victim - 1];
-    let pid = t.receivers[victim - 1].0.as_ref().map(Child::id).unwrap();
+    let pid = t.receivers[victim - 1].id().unwrap();
     let (killed_at, s) = std::thread::scope(|sc| {
         let watch = sc.spawn(|| kill_when_holding(dir, pid, at));
         let s = t.send(&b.seg, file, args);

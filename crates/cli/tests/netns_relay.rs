@@ -14,10 +14,10 @@
 mod common;
 mod relays;
 
-use common::{explain, json_of as json, strings, Proc};
+use common::{explain, in_netns, json_of as json, strings};
 use relays::*;
 
-use rmcast_net::netns::{self, Router, Segment};
+use rmcast_lab::netns::{self, Router, Segment};
 use rmcast_proto::rng::AgentRng;
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -495,7 +495,7 @@ fn a_relay_refuses_dsp_and_says_why() {
         "--quiet",
     ]));
     args.push(file.display().to_string());
-    let _sender = Proc::in_netns(&top.host(0), &args);
+    let _sender = in_netns(&top.host(0), &args);
     let o = rel
         .finish(Instant::now() + Duration::from_secs(30))
         .expect("the relay did not end after refusing");
@@ -695,7 +695,7 @@ fn a_keyed_relay_refuses_a_stale_announce() {
         let mut args = strings(&["relay", "--group", group, "--upstream", "eth0"]);
         args.extend(strings(&["--downstream", "eth1", "--key-file", &key]));
         args.extend(strings(&["--once", "--json", "--wait", "3", "--idle", "1"]));
-        let mut rel = Proc::in_netns(r.name(), &args);
+        let mut rel = in_netns(r.name(), &args);
         std::thread::sleep(Duration::from_millis(300));
         let mut sealer = Sealer::new(keys.clone(), unix_micros() + ahead_s * 1_000_000);
         let g: std::net::SocketAddr = group.parse().unwrap();

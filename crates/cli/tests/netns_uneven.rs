@@ -1,5 +1,5 @@
 //! Multi-host tests of an uneven LAN (issue 59): `rmcast send` and `rmcast recv` (this
-//! build's binary), each in its own network namespace of an `rmcast_net::netns::Segment`.
+//! build's binary), each in its own network namespace of an `rmcast_lab::netns::Segment`.
 //!
 //! * one receiver's bridge port is a 50 Mbit/s link behind a 50 ms drop-tail queue (`tc tbf`
 //!   in the bridge's namespace, `Segment::queue_bottleneck`), the others run at bridge
@@ -23,11 +23,11 @@
 
 mod common;
 
-use common::{explain, json_of, pseudo_random, strings, Bed, Proc};
-use rmcast_net::netns::{self, Segment};
+use common::{explain, in_netns, json_of, pseudo_random, strings, Bed, Proc};
+use rmcast_lab::netns::{self, Segment};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -44,7 +44,7 @@ fn receiver(seg: &Segment, work: &Path, group: &str, r: usize, extra: &[&str]) -
     args.extend(strings(&["--json", "--quiet", "--dir"]));
     args.push(dir.display().to_string());
     args.extend(strings(extra));
-    (Proc::in_netns(&seg.host(r), &args), dir)
+    (in_netns(&seg.host(r), &args), dir)
 }
 
 /// Start `rmcast recv` with `extra` flags on hosts 1..=n (node ids 1001..): their processes
@@ -77,7 +77,7 @@ fn send(seg: &Segment, group: &str, n: usize, file: &Path, extra: &[&str]) -> Pr
     ]));
     args.extend(strings(extra));
     args.push(file.display().to_string());
-    Proc::in_netns(&seg.host(0), &args)
+    in_netns(&seg.host(0), &args)
 }
 
 /// Every receiver ended with status 0 holding exactly `data` as `name`: their summaries.
@@ -169,7 +169,7 @@ fn a_receiver_stopped_for_3_s_recovers_and_is_not_evicted() {
     let (mut procs, dirs) = receivers(seg, b.work.path(), group, 3, ONE_SESSION);
     // 20 MB at 50 Mbit/s: 3.2 s of new data; receiver 2 stops at 1 s for 3 s.
     let mut sender = send(seg, group, 3, &file, &["--rate", "50M"]);
-    let victim = procs[1].0.as_ref().map(Child::id).unwrap();
+    let victim = procs[1].id().unwrap();
     std::thread::sleep(Duration::from_secs(1));
     let signal = |s: &str| {
         // `ip netns exec` execs rmcast: the child's pid is rmcast's.
@@ -206,7 +206,7 @@ fn receivers_that_keep_receive_three_transfers_in_a_row() {
         sent.push((name, data));
     }
     for (i, p) in procs.iter_mut().enumerate() {
-        let pid = p.0.as_ref().map(Child::id).unwrap();
+        let pid = p.id().unwrap();
         let ok = Command::new("kill")
             .args(["-TERM", &pid.to_string()])
             .status();
@@ -380,7 +380,7 @@ fn a_new_session_of_the_same_file_sends_only_what_is_missing() {
     std::thread::sleep(Duration::from_secs(1));
     procs[0].kill();
     std::thread::sleep(Duration::from_millis(300));
-    let pid = sender.0.as_ref().map(Child::id).unwrap();
+    let pid = sender.id().unwrap();
     let ok = Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status();

@@ -15,8 +15,8 @@
 //! * leave a half-written file looking complete.
 
 // Unsafe code is denied everywhere but in the socket module, which calls the C library
-// (recvmmsg/sendmmsg, interface indexes). Namespaces go through nix (`netns`), signals through
-// signal-hook (`interrupt`). (`forbid` cannot be relaxed per module, hence `deny`.)
+// (recvmmsg/sendmmsg, interface indexes). Signals go through signal-hook (`interrupt`).
+// (`forbid` cannot be relaxed per module, hence `deny`.)
 #![deny(unsafe_code)]
 // Nothing from the network may panic the driver: no `unwrap`/`expect`, no indexing or
 // slicing that can go out of bounds (tests may; see clippy.toml).
@@ -31,7 +31,6 @@ pub mod error;
 pub mod frame;
 pub mod interrupt;
 pub mod loss;
-pub mod netns;
 pub mod outdir;
 pub mod receiver;
 pub mod relay;

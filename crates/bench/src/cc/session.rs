@@ -9,8 +9,8 @@ use super::{
 use crate::proc::{self, loadavg, Logged};
 use crate::run::{recv_command, send_command, tempfile_dir, write_pseudo_random};
 use crate::{BenchError, Result, Topo};
+use rmcast_lab::netns::Policer;
 use rmcast_net::interrupt::Interrupt;
-use rmcast_net::netns::Policer;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -462,7 +462,7 @@ pub fn run(b: &CcBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result<
         "sample_ms": b.sample.as_secs_f64() * 1e3,
         "tolerance": b.tolerance,
         "hosts": format!("0 sender, 1 receiver behind the bottleneck, 2..={} receivers without one, {tcp_host} TCP source (to a sink on host 1)", b.receivers),
-        "topology": "bridge (one network namespace per host, rmcast_net::netns::Segment)",
+        "topology": "bridge (one network namespace per host, rmcast_lab::netns::Segment)",
         "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "loadavg_end": loadavg(),
         "summary": summary,

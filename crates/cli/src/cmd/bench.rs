@@ -83,7 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (n, secs, cpu) = bench::hold_model(pending, steps);
     let b = bench::binary_tree_multicast(tree_h, tree_pkts, 1024, 0.01);
 
-    let out = serde_json::json!({
+    let out = crate::commit::stamp(serde_json::json!({
         "quick": quick,
         "note": "seconds are wall time; cpu_seconds is this thread's CPU time (/proc/thread-self/schedstat), which differs from wall time when the machine is loaded",
         "threads": 1,
@@ -122,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "wall_seconds": c.build_seconds + c.run_seconds,
             "peak_rss_bytes": rss,
         },
-    });
+    }));
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -194,7 +194,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 tcp_cc: (a.tcp_cc != "default").then(|| a.tcp_cc.clone()),
             };
             let exe = std::env::current_exe().context("find the rmcast binary")?;
-            cc::run(&b, &exe, &mut |line| eprintln!("{line}"))?
+            crate::commit::stamp(cc::run(&b, &exe, &mut |line| eprintln!("{line}"))?)
         }
     };
     let text = serde_json::to_string_pretty(&out)?;

@@ -190,7 +190,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         timeout: Duration::from_secs_f64(a.timeout_s),
         slow_port: a.slow_port,
     };
-    let out = rmcast_bench::run(&bench, &exe, &mut |line| eprintln!("{line}"))?;
+    let out = crate::commit::stamp(rmcast_bench::run(&bench, &exe, &mut |line| {
+        eprintln!("{line}")
+    })?);
     let text = serde_json::to_string_pretty(&out)?;
     if let Some(p) = &a.out {
         std::fs::write(p, format!("{text}\n")).with_context(|| format!("write {}", p.display()))?;

@@ -3,8 +3,9 @@
 //! its peak memory is its own (the child reports VmHWM from /proc/self/status).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rmcast_lab::proc::Proc;
 use rmcast_sim::{bench, Scheme};
-use std::io::{IsTerminal as _, Read};
+use std::io::IsTerminal as _;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -118,36 +119,28 @@ fn run_child(scheme: Scheme, n: usize, seed: u64, timeout: Duration) -> serde_js
         Err(e) => return serde_json::json!({"error": format!("cannot find own binary: {e}")}),
     };
     let started = Instant::now();
-    let mut c = match Command::new(exe)
-        .args(["bench", "scale", "--seed", &seed.to_string(), "--child"])
-        .arg(format!("{}:{n}", scheme.name()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
+    let mut c = match Proc::spawn(
+        Command::new(exe)
+            .args(["bench", "scale", "--seed", &seed.to_string(), "--child"])
+            .arg(format!("{}:{n}", scheme.name()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    ) {
         Ok(c) => c,
         Err(e) => return serde_json::json!({"error": format!("cannot start child: {e}")}),
     };
-    let status = loop {
-        match c.try_wait() {
-            Ok(Some(s)) => break Ok(s),
-            Ok(None) if started.elapsed() > timeout => {
-                let _ = c.kill();
-                let _ = c.wait();
-                break Err(format!("timed out after {} s", timeout.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => break Err(e.to_string()),
-        }
+    let (status, out, err) = match c.finish(started + timeout) {
+        Some(o) => (
+            Ok(o.status),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        ),
+        None => (
+            Err(format!("timed out after {} s", timeout.as_secs())),
+            String::new(),
+            String::new(),
+        ),
     };
-    let mut out = String::new();
-    let mut err = String::new();
-    if let Some(mut o) = c.stdout.take() {
-        let _ = o.read_to_string(&mut out);
-    }
-    if let Some(mut e) = c.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
     let process_seconds = started.elapsed().as_secs_f64();
     match status {
         Ok(s) if s.success() => match serde_json::from_str::<serde_json::Value>(out.trim()) {
@@ -293,14 +286,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .and_then(|l| l.split_once(':'))
             .map(|(_, m)| m.trim().to_string())
     });
-    let meta = serde_json::json!({
+    let meta = crate::commit::stamp(serde_json::json!({
         "benchmark": "rmcast bench scale",
         "seed": args.seed,
         "cpus": std::thread::available_parallelism().map(|n| n.get()).ok(),
         "cpu_model": cpu,
         "load_average_at_start": load_at_start,
         "load_average": std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.trim().to_string()),
-    });
+    }));
     output(&args, rows, meta, failed)
 }
 

@@ -4,15 +4,16 @@
 //! and whether the run failed.
 //!
 //! The runs themselves are the `xtp` study's (`rmcast_repro::studies::xtp::run_sim` for the
-//! simulated bus with the per-call cost model, `rmcast_repro::studies::xtp_net::run_cell` for
+//! simulated bus with the per-call cost model, `rmcast_lab::xtp::run_cell` for
 //! real sockets); this module only parses, loops and prints.
 
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rmcast_net::netns::{self, Segment};
+use rmcast_lab::netns::{self, Segment};
+use rmcast_lab::xtp::{run_cell, Place};
 use rmcast_proto::rng::mix64;
 use rmcast_repro::studies::xtp::{self, Cell, Mode, Setting};
-use rmcast_repro::studies::xtp_net::{self, NetCell, NetOut, Place};
+use rmcast_repro::studies::xtp_net::{NetCell, NetOut};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 
@@ -346,7 +347,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let o = if a.sim {
             run_simulated(&cell, j)
         } else {
-            xtp_net::run_cell(&cell, i, place)
+            run_cell(&cell, i, place)
         };
         rows.push(row(j, &o));
         bar.inc(1);
@@ -355,13 +356,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     drop(seg);
     let failed = rows.iter().filter(|r| r["ok"] != json!(true)).count();
     if a.json {
-        let out = json!({
+        let out = crate::commit::stamp(json!({
             "where": where_,
             "where_detail": detail,
             "setting": a.setting,
             "runs": rows,
             "failed": failed,
-        });
+        }));
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else if a.csv {
         print!("{}", csv_rows(where_, &a.setting, &rows)?);

@@ -120,6 +120,9 @@ impl Progress for Shown {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // The xtp study's real-network cells run on this binary's sockets (`rmcast-repro` links
+    // none): loopback, and namespace hosts as root.
+    rmcast_repro::studies::xtp_net::install(&rmcast_lab::xtp::SOCKETS);
     if args.list {
         for s in STUDIES {
             let a = s.about();
@@ -188,6 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             },
             if threads == 1 { "" } else { "s" }
         );
+        println!("rmcast {}", crate::commit::VERSION);
     }
     // The studies run at once, sharing the threads (a study's long last runs overlap the
     // others' work); a study that times real transfers runs alone afterwards. Each study's
@@ -215,6 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sweeps,
         runs_factor: args.runs_factor,
         studies: studies_out,
+        commit: Some(crate::commit::COMMIT.into()),
     };
     let written = report
         .write(&args.out)

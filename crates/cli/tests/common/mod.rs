@@ -66,7 +66,7 @@ pub fn json_exit(child: Child, code: i32) -> Value {
 }
 
 pub fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
-    rmcast_repro::studies::xtp_net::payload(len as u64, seed)
+    rmcast_net::sender::pseudo_random(len as u64, seed)
 }
 
 /// `rmcast recv` from `group` on loopback into `out` (created), waiting at most `wait_s`
@@ -178,7 +178,7 @@ pub fn transfer(group: &str, size: usize, send_extra: &[&str], recv_extra: &[Vec
 /// Why the multi-host tests with nftables on the bridge cannot run here (Linux, root,
 /// iproute2 and `nft` needed), if they cannot.
 pub fn cannot_run_netns_nft() -> Option<String> {
-    if let Err(why) = rmcast_net::netns::available() {
+    if let Err(why) = rmcast_lab::netns::available() {
         return Some(why);
     }
     let nft = Command::new("nft")
@@ -189,51 +189,19 @@ pub fn cannot_run_netns_nft() -> Option<String> {
 }
 
 /// A child process stopped (SIGKILL) and reaped when dropped, so a failing test leaves
-/// nothing running (in the namespaces of the multi-host tests).
-pub struct Proc(pub Option<Child>);
+/// nothing running (in the namespaces of the multi-host tests): the lab's.
+pub use rmcast_lab::proc::Proc;
 
-impl Proc {
-    /// `rmcast ARGS` (this build's binary) in network namespace `ns`, output piped.
-    pub fn in_netns(ns: &str, args: &[String]) -> Proc {
-        let c = Command::new("ip")
-            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_rmcast")])
+/// `rmcast ARGS` (this build's binary) in network namespace `ns`, output piped.
+pub fn in_netns(ns: &str, args: &[String]) -> Proc {
+    Proc::spawn(
+        rmcast_lab::proc::in_netns(ns, env!("CARGO_BIN_EXE_rmcast"))
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start rmcast in a namespace");
-        Proc(Some(c))
-    }
-
-    /// Its exit status and output, or `None` if it was still running at `deadline` (then
-    /// it is stopped).
-    pub fn finish(&mut self, deadline: Instant) -> Option<Output> {
-        let mut c = self.0.take()?;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = c.try_wait() {
-                return c.wait_with_output().ok();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = c.kill();
-        let _ = c.wait();
-        None
-    }
-
-    /// Stop it now.
-    pub fn kill(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        self.kill();
-    }
+            .stderr(Stdio::piped()),
+    )
+    .expect("start rmcast in a namespace")
 }
 
 /// A process's exit status and standard error, for a failure message.
@@ -296,7 +264,7 @@ pub fn kill_when_holding(dir: &Path, pid: u32, bytes: u64, deadline: Duration) -
 /// A multi-host test's namespaces and work folder, held with the lock (each test file's
 /// own) that runs its tests one after the other.
 pub struct Bed {
-    pub seg: rmcast_net::netns::Segment,
+    pub seg: rmcast_lab::netns::Segment,
     pub work: tempfile::TempDir,
     _one: std::sync::MutexGuard<'static, ()>,
 }
@@ -306,7 +274,7 @@ impl Bed {
     pub fn new(lock: &'static std::sync::Mutex<()>, hosts: usize) -> Bed {
         let one = lock.lock().unwrap_or_else(|e| e.into_inner());
         Bed {
-            seg: rmcast_net::netns::Segment::create(hosts)
+            seg: rmcast_lab::netns::Segment::create(hosts)
                 .expect("create the namespaces and the bridge"),
             work: tempfile::tempdir().unwrap(),
             _one: one,

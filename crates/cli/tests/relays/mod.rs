@@ -1,8 +1,8 @@
 //! The relay tests' topologies and transfers (`netns_relay`): namespaces with bridges,
 //! `rmcast relay` in router namespaces, receivers on the leaves and a sender on top.
 
-use crate::common::{self, explain, json_of as json, strings, Proc};
-use rmcast_net::netns::{self, Router, Segment};
+use crate::common::{self, explain, in_netns, json_of as json, strings, Proc};
+use rmcast_lab::netns::{self, Router, Segment};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ pub fn relay_with(r: &Router, group: &str, downstream: usize, extra: &[&str]) ->
     args.extend(strings(&[
         "--once", "--json", "--wait", "60", "--idle", "10",
     ]));
-    Proc::in_netns(r.name(), &args)
+    in_netns(r.name(), &args)
 }
 
 /// One relay router between the sender's bridge (`top_hosts` hosts, 5 % frame loss) and two
@@ -174,7 +174,7 @@ pub fn receiver_in(
         "--dir",
         &dir.display().to_string(),
     ]));
-    Proc::in_netns(&seg.host(h), &args)
+    in_netns(&seg.host(h), &args)
 }
 
 /// Receivers on hosts of `leaves` (segment, host) and a sender on host 0 of `top`, with
@@ -259,7 +259,7 @@ pub fn transfer_all(
     args.extend(strings(&["--datagram-size", "1472", "--rate", "40M"]));
     args.extend(strings(send_extra));
     args.push(file.display().to_string());
-    let s = Proc::in_netns(&top.host(0), &args)
+    let s = in_netns(&top.host(0), &args)
         .finish(Instant::now() + DEADLINE)
         .expect("the sender did not finish");
     let outs: Vec<_> = relays
@@ -422,11 +422,11 @@ pub fn killed_receiver_behind_a_relay(
         &file,
         &["--protocol", protocol, "--evict-after", "2"],
     );
-    let victim_pid = rx[0].0.as_ref().unwrap().id();
+    let victim_pid = rx[0].id().unwrap();
     let (held, s) = std::thread::scope(|sc| {
         let watch =
             sc.spawn(|| common::kill_when_holding(&dirs[0], victim_pid, 2_000_000, DEADLINE));
-        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
+        let s = in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
         (watch.join().unwrap(), s)
     });
     let s = s.expect("the sender did not finish");
@@ -507,13 +507,13 @@ pub fn relay_killed_midway_raw(
         mut rx,
     } = Three::start(&d, group, region, keyed, 6_000_000, seed);
     let args = send_to_three(group, &file, &[send_extra, keyed].concat());
-    let victim = active.0.as_ref().unwrap().id();
+    let victim = active.id().unwrap();
     let (held, s, killed_at) = std::thread::scope(|sc| {
         let watch = sc.spawn(|| {
             let held = common::kill_when_holding(&dirs[0], victim, 2_000_000, DEADLINE);
             (held, Instant::now())
         });
-        let s = Proc::in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
+        let s = in_netns(&top.host(0), &args).finish(Instant::now() + DEADLINE);
         let (held, at) = watch.join().unwrap();
         (held, s, at)
     });

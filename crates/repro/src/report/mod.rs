@@ -27,6 +27,10 @@ pub struct Report {
     pub runs_factor: u32,
     /// Every study's section, in report order.
     pub studies: Vec<StudyReport>,
+    /// The commit the running tool was built from, as it says itself (the `rmcast` binary's
+    /// `RMCAST_COMMIT`: a short id, `-dirty` with uncommitted changes, or `unknown`); `None`
+    /// where the caller does not know it.
+    pub commit: Option<String>,
 }
 
 /// Why a report could not be written.
@@ -245,6 +249,14 @@ impl Report {
     }
 
     fn mode_text(&self) -> String {
+        let text = self.runs_text();
+        match &self.commit {
+            Some(c) => format!("{text} Built from commit `{c}`."),
+            None => text,
+        }
+    }
+
+    fn runs_text(&self) -> String {
         let mode = self.sweeps_text();
         if self.runs_factor > 1 {
             format!(
@@ -626,6 +638,7 @@ impl Report {
                     claims_toml: "",
                 })
             }],
+            commit: None,
         }
     }
 }

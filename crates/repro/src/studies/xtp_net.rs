@@ -7,22 +7,20 @@
 //!
 //! * **loopback** (`net.*`): every endpoint on this host's `lo`;
 //! * **namespace hosts** (`ns.*`): the sender and each receiver in its own Linux network
-//!   namespace, veth pairs on one bridge ([`rmcast_net::netns::Segment`]), multicast crossing
-//!   the bridge — separate IP stacks and interfaces on one machine (and its two cores). Needs
-//!   root and `ip`; without them the cells are reported as skipped with the reason.
+//!   namespace, veth pairs on one bridge, multicast crossing the bridge — separate IP stacks
+//!   and interfaces on one machine (and its two cores). Needs root and `ip`; without them the
+//!   cells are reported as skipped with the reason.
+//!
+//! This crate links no socket code: the cells run through a [`NetLab`], which the `rmcast`
+//! binary installs at start-up ([`install`]; `rmcast_lab::xtp::Sockets`). Here are the grid,
+//! the order of the runs and what is recorded of them. Without a lab installed (the Python
+//! package) both places are reported as skipped, with the reason.
 
 use super::xtp_grid::{msg_key, throughput_and_success, Mode, Setting};
 use crate::stats::Estimate;
 use crate::study::{RunCtx, StudyError};
 use crate::Measures;
-use rmcast_net::loss::{Direction, LossConfig};
-use rmcast_net::netns::{self, Segment};
-use rmcast_net::receiver::{self, Output, RecvConfig};
-use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, Source};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::time::Duration;
 
 /// One real-network run.
 #[derive(Debug, Clone, Copy)]
@@ -39,37 +37,6 @@ pub struct NetCell {
     /// driver's `--xtp-thesis`); `Improved`: the driver's default xtp (selective repeat, capped
     /// back-off, an SREQ every 8 packets, a sliding window, writes do not block).
     pub setting: Setting,
-}
-
-/// Where the endpoints run.
-#[derive(Debug, Clone, Copy)]
-pub enum Place<'a> {
-    /// Every endpoint on this host's loopback interface.
-    Loopback,
-    /// Sender on host 0, receiver `r` on host `r + 1` of the segment.
-    Hosts(&'a Segment),
-}
-
-impl Place<'_> {
-    fn iface(&self) -> &'static str {
-        match self {
-            Place::Loopback => "lo",
-            Place::Hosts(_) => netns::IFACE,
-        }
-    }
-    fn enter(&self, h: usize) -> Result<(), String> {
-        match self {
-            Place::Loopback => Ok(()),
-            Place::Hosts(s) => s.enter(h).map_err(|e| e.to_string()),
-        }
-    }
-    /// Label for notes and reports.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Place::Loopback => "loopback",
-            Place::Hosts(_) => "namespace hosts",
-        }
-    }
 }
 
 /// Outcome of one real-network run.
@@ -90,171 +57,45 @@ pub struct NetOut {
     pub why: Option<String>,
 }
 
-/// The test data the real-network cells and the CLI's loopback tests send.
-pub use rmcast_net::sender::pseudo_random as payload;
-
-/// Run one cell at `place`; `index` picks a distinct group and port. Unicast cells run the
-/// sender with `SendConfig::unicast` (the session found on the group, xtp by unicast).
-pub fn run_cell(c: &NetCell, index: usize, place: Place<'_>) -> NetOut {
-    let fail = |why: String| NetOut {
-        ok: false,
-        seconds: 0.0,
-        mbps: 0.0,
-        calls: 0,
-        repairs: 0,
-        why: Some(why),
-    };
-    let n = c.mode.receivers();
-    if let Place::Hosts(s) = place {
-        if s.hosts() < n + 1 {
-            return fail(format!(
-                "{n} receivers need {} hosts, the segment has {}",
-                n + 1,
-                s.hosts()
-            ));
-        }
-    }
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("rmcast-repro-xtp-{}-{index}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return fail(format!("temporary directory: {e}"));
-    }
-    let out = run_in(c, index, place, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    out.unwrap_or_else(fail)
+/// Runs the real-network cells: the lab beside this crate (`rmcast_lab::xtp::Sockets`).
+pub trait NetLab: Sync {
+    /// Run one cell with every endpoint on this host's loopback interface; `index` picks a
+    /// distinct group and port.
+    fn loopback(&self, c: &NetCell, index: usize) -> NetOut;
+    /// Whether namespace hosts can be made here (Linux, root, `ip`), or why not.
+    fn namespaces(&self) -> Result<(), String>;
+    /// `hosts` namespace hosts on one bridge (the sender on host 0, receiver `r` on host
+    /// `r + 1`), or why they cannot be made here.
+    fn hosts(&self, hosts: usize) -> Result<Box<dyn NetHosts + '_>, String>;
 }
 
-/// Silence the transfer's log on this thread: the study's senders and receivers are parts of
-/// a measurement whose outcome comes back as a `Result`, and they fragment on purpose (the
-/// thesis's 1,480-byte datagrams are two frames), so each receiver's one-time warning about
-/// fragments would only bury the report's lines (378 warnings in a full run).
-fn quiet() -> tracing::subscriber::DefaultGuard {
-    tracing::subscriber::set_default(tracing::subscriber::NoSubscriber::default())
+/// Namespace hosts made by a [`NetLab`], deleted when dropped.
+pub trait NetHosts {
+    /// How many hosts there are.
+    fn count(&self) -> usize;
+    /// Run one cell on them; `index` picks a distinct group and port.
+    fn run(&self, c: &NetCell, index: usize) -> NetOut;
 }
 
-fn run_in(
-    c: &NetCell,
-    index: usize,
-    place: Place<'_>,
-    dir: &std::path::Path,
-) -> Result<NetOut, String> {
-    let data = payload(c.message, 0x5eed ^ index as u64);
-    let src = dir.join("message.bin");
-    std::fs::write(&src, &data).map_err(|e| format!("writing the message: {e}"))?;
-    let port = 48_100 + (std::process::id() % 500) as u16 * 20 + (index % 20) as u16;
-    let group: SocketAddr = format!("239.255.92.{}:{port}", 1 + index % 250)
-        .parse()
-        .map_err(|e| format!("group address: {e}"))?;
-    let n = c.mode.receivers();
-    let iface = place.iface();
-    let mut rcs = Vec::new();
-    for r in 0..n {
-        let out = dir.join(format!("out{r}"));
-        std::fs::create_dir_all(&out).map_err(|e| format!("output directory: {e}"))?;
-        let mut rc = RecvConfig::new(
-            group,
-            Output::Dir {
-                path: out,
-                force: true,
-            },
-        );
-        rc.sock.interface = Some(iface.into());
-        rc.wait = Some(Duration::from_secs(30));
-        rc.sender_timeout = Duration::from_secs(90);
-        if r == 0 && c.loss.1 > 0.0 {
-            rc.loss = LossConfig {
-                rate: c.loss.1,
-                one_in: None,
-                direction: Direction::Rx,
-                seed: 7 + index as u64,
-            };
-        }
-        rcs.push(rc);
-    }
-    let mut sc = SendConfig::new(group);
-    sc.sock.interface = Some(iface.into());
-    sc.protocol = "xtp".into();
-    sc.expect = Expect::Count(n);
-    sc.join_wait = Duration::from_secs(20);
-    sc.evict_after = Duration::from_secs(120);
-    // The thesis's 1,448 data bytes and 32-byte header: 1,480 bytes, 8 more than one
-    // 1500-byte frame carries over UDP, so on the bridge each datagram is two fragments.
-    sc.datagram_size =
-        Some(rmcast_proto::xtp::MAX_DATA_ETHERNET + rmcast_proto::xtp::XTP_HEADER_LEN);
-    sc.allow_fragmentation = true;
-    sc.rate_bps = 0;
-    sc.write_size = Some(c.write);
-    sc.xtp_thesis = c.setting == Setting::Thesis;
-    sc.unicast = c.mode == Mode::Unicast;
-    sc.window = 64;
-    sc.final_wait = Duration::from_secs(5);
-    let (sent, all_rx) = std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for (r, rc) in rcs.into_iter().enumerate() {
-            handles.push(s.spawn(move || -> Result<bool, String> {
-                let _quiet = quiet();
-                place.enter(r + 1)?;
-                receiver::receive(rc, &mut receiver::NoObserver)
-                    .map(|rep| rep.success)
-                    .map_err(|e| e.to_string())
-            }));
-        }
-        let sent = s
-            .spawn(move || {
-                let _quiet = quiet();
-                place.enter(0)?;
-                sender::send(sc, Source::Files(vec![src]), &mut NoObserver)
-                    .map_err(|e| e.to_string())
-            })
-            .join()
-            .unwrap_or_else(|_| Err("the sender thread panicked".into()));
-        let mut all_rx = Ok(true);
-        for h in handles {
-            match h.join() {
-                Ok(Ok(ok)) => {
-                    if let Ok(a) = &mut all_rx {
-                        *a &= ok;
-                    }
-                }
-                Ok(Err(e)) => all_rx = Err(e),
-                Err(_) => all_rx = Err("a receiver thread panicked".into()),
-            }
-        }
-        (sent, all_rx)
-    });
-    let rep = sent?;
-    let all_rx = all_rx?;
-    let mut same = true;
-    for r in 0..n {
-        let got = std::fs::read(dir.join(format!("out{r}")).join("message.bin"));
-        same &= got.map(|g| g == data).unwrap_or(false);
-    }
-    let ok = rep.all_completed && all_rx && same && rep.seconds > 0.0;
-    Ok(NetOut {
-        ok,
-        seconds: rep.seconds,
-        mbps: if rep.seconds > 0.0 {
-            c.message as f64 * 8.0 / rep.seconds / 1e6
-        } else {
-            0.0
-        },
-        calls: rep.agent.messages_completed + rep.agent.messages_failed,
-        repairs: rep.agent.repairs_sent,
-        why: (!ok).then(|| {
-            format!(
-                "completed {}, receivers ok {all_rx}, contents equal {same}, {} failed writes",
-                rep.all_completed, rep.agent.messages_failed
-            )
-        }),
-    })
+static LAB: std::sync::OnceLock<&'static dyn NetLab> = std::sync::OnceLock::new();
+
+/// Make `lab` run this study's real-network cells, for the rest of the process; `false` if
+/// one was installed already (it stays).
+pub fn install(lab: &'static dyn NetLab) -> bool {
+    LAB.set(lab).is_ok()
 }
+
+/// Why the real-network cells cannot run in this process, if they cannot.
+const NO_LAB: &str = "no socket lab in this build (the `rmcast` binary installs one: \
+                      rmcast_repro::studies::xtp_net::install)";
 
 /// What the real-network part ran, for the study's setup table.
 #[derive(Debug, Clone, Default)]
 pub struct NetSummary {
     /// Runs on loopback.
     pub loopback_runs: usize,
+    /// Why the loopback cells did not run.
+    pub loopback_skipped: Option<String>,
     /// Runs on network-namespace hosts.
     pub ns_runs: usize,
     /// Why the namespace cells did not run.
@@ -325,6 +166,13 @@ fn scale_cells(quick: bool) -> Vec<NetCell> {
     v
 }
 
+/// Where a grid runs: its label in notes, and how one cell runs there.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    label: &'static str,
+    run: &'a dyn Fn(&NetCell, usize) -> NetOut,
+}
+
 /// Run `cells` at `place` one after another (they share the machine), record
 /// `<prefix>.thesis.<msg>.<mode>.l<loss>.{mbps,success}` and `<prefix>.success_all`.
 fn run_grid(
@@ -341,14 +189,14 @@ fn run_grid(
     let mut outs = Vec::new();
     let mut ok_all = 0usize;
     for (i, c) in cells.iter().enumerate() {
-        let o = run_cell(c, base + i, place);
+        let o = (place.run)(c, base + i);
         ctx.progress().inc(1);
         if o.ok {
             ok_all += 1;
         } else {
             notes.push(format!(
                 "{prefix} ({}): {} B in {} B writes, {}, loss {}: failed — {}",
-                place.label(),
+                place.label,
                 c.message,
                 c.write,
                 c.mode.key(),
@@ -384,7 +232,7 @@ fn run_grid(
             .collect();
         notes.push(format!(
             "{prefix} ({}), {} to {}, loss {}: {} (Mbit/s per run)",
-            place.label(),
+            place.label,
             if msg < 100_000 { "50 KB" } else { "1 MB" },
             if mode == Mode::Unicast {
                 "unicast".to_string()
@@ -419,27 +267,47 @@ pub fn run(
     m: &mut Measures,
     notes: &mut Vec<String>,
 ) -> Result<NetSummary, StudyError> {
+    run_with(LAB.get().copied(), ctx, m, notes)
+}
+
+/// [`run`] through `lab` (`None`: none installed).
+fn run_with(
+    lab: Option<&dyn NetLab>,
+    ctx: &RunCtx<'_>,
+    m: &mut Measures,
+    notes: &mut Vec<String>,
+) -> Result<NetSummary, StudyError> {
     let cells = grid(ctx.quick());
     let scale = scale_cells(ctx.quick());
-    let ns_avail = netns::available();
+    let Some(lab) = lab else {
+        notes.push(format!(
+            "real network (net.*, ns.*): skipped: {NO_LAB}; {} runs not made",
+            2 * cells.len() + scale.len()
+        ));
+        return Ok(NetSummary {
+            loopback_skipped: Some(NO_LAB.into()),
+            ns_skipped: Some(NO_LAB.into()),
+            ..NetSummary::default()
+        });
+    };
+    let ns_avail = lab.namespaces();
     let ns_total = if ns_avail.is_ok() {
         cells.len() + scale.len()
     } else {
         0
     };
     ctx.progress().add_total((cells.len() + ns_total) as u64);
-    run_grid(ctx, m, notes, "net", &cells, Place::Loopback, 0);
+    let loopback = Place {
+        label: "loopback",
+        run: &|c, i| lab.loopback(c, i),
+    };
+    run_grid(ctx, m, notes, "net", &cells, loopback, 0);
     let mut sum = NetSummary {
         loopback_runs: cells.len(),
         ..NetSummary::default()
     };
-    let seg = match ns_avail {
-        Ok(()) => {
-            let hosts = scale.iter().map(|c| c.mode.receivers()).max().unwrap_or(3) + 1;
-            Segment::create(hosts).map_err(|e| e.to_string())
-        }
-        Err(why) => Err(why),
-    };
+    let seg = ns_avail
+        .and_then(|()| lab.hosts(scale.iter().map(|c| c.mode.receivers()).max().unwrap_or(3) + 1));
     let seg = match seg {
         Ok(s) => s,
         Err(why) => {
@@ -452,10 +320,14 @@ pub fn run(
         }
     };
     let all: Vec<NetCell> = cells.iter().chain(&scale).copied().collect();
-    let outs = run_grid(ctx, m, notes, "ns", &all, Place::Hosts(&seg), 100);
+    let on_hosts = Place {
+        label: "namespace hosts",
+        run: &|c, i| seg.run(c, i),
+    };
+    let outs = run_grid(ctx, m, notes, "ns", &all, on_hosts, 100);
     let outs = &outs[cells.len()..];
     sum.ns_runs = cells.len() + scale.len();
-    sum.ns_max_receivers = seg.hosts() - 1;
+    sum.ns_max_receivers = seg.count() - 1;
     let mut series: BTreeMap<u32, Vec<(f64, Estimate)>> = BTreeMap::new();
     for (c, o) in scale.iter().zip(outs) {
         series.entry(c.loss.0).or_default().push((
@@ -485,4 +357,84 @@ pub fn run(
         }
     }
     Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::Claims;
+    use crate::study::NoProgress;
+    use crate::Sweeps;
+
+    /// Runs nothing: every cell "completes" at 10 Mbit/s divided by its receivers, on either
+    /// place, and the hosts say how many were asked for.
+    struct Fake;
+    struct FakeHosts(usize);
+
+    fn out(c: &NetCell) -> NetOut {
+        NetOut {
+            ok: true,
+            seconds: 1.0,
+            mbps: 10.0 / c.mode.receivers() as f64,
+            calls: 1,
+            repairs: 0,
+            why: None,
+        }
+    }
+
+    impl NetLab for Fake {
+        fn loopback(&self, c: &NetCell, _: usize) -> NetOut {
+            out(c)
+        }
+        fn namespaces(&self) -> Result<(), String> {
+            Ok(())
+        }
+        fn hosts(&self, hosts: usize) -> Result<Box<dyn NetHosts + '_>, String> {
+            Ok(Box::new(FakeHosts(hosts)))
+        }
+    }
+
+    impl NetHosts for FakeHosts {
+        fn count(&self) -> usize {
+            self.0
+        }
+        fn run(&self, c: &NetCell, _: usize) -> NetOut {
+            out(c)
+        }
+    }
+
+    fn run_quick(lab: Option<&dyn NetLab>) -> (NetSummary, Measures, Vec<String>) {
+        let claims = Claims::default();
+        let ctx = RunCtx::new(Sweeps::Quick, &NoProgress, &claims);
+        let (mut m, mut notes) = (Measures::new(), Vec::new());
+        let sum = run_with(lab, &ctx, &mut m, &mut notes).unwrap();
+        (sum, m, notes)
+    }
+
+    #[test]
+    fn without_a_lab_both_places_are_skipped_with_the_reason() {
+        let (sum, m, notes) = run_quick(None);
+        assert_eq!((sum.loopback_runs, sum.ns_runs), (0, 0));
+        assert_eq!(sum.loopback_skipped.as_deref(), Some(NO_LAB));
+        assert_eq!(sum.ns_skipped.as_deref(), Some(NO_LAB));
+        assert!(m.is_empty());
+        assert!(notes
+            .iter()
+            .any(|n| n.contains("skipped") && n.contains(NO_LAB)));
+    }
+
+    #[test]
+    fn a_lab_s_runs_are_recorded_on_both_places() {
+        let (sum, m, _) = run_quick(Some(&Fake));
+        let (cells, scale) = (grid(true).len(), scale_cells(true).len());
+        assert_eq!((sum.loopback_runs, sum.ns_runs), (cells, cells + scale));
+        assert_eq!(sum.ns_max_receivers, 10);
+        assert!(sum.loopback_skipped.is_none() && sum.ns_skipped.is_none());
+        for k in ["net.success_all", "ns.success_all"] {
+            assert_eq!(m.get(k).and_then(|v| v.at(None)).map(|e| e.mean), Some(1.0));
+        }
+        // 10 receivers at a tenth of one receiver's rate.
+        let ratio = m.get("ns.scale.n10_over_n1").and_then(|v| v.at(None));
+        assert!((ratio.unwrap().mean - 0.1).abs() < 1e-12);
+    }
 }

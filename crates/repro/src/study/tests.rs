@@ -165,6 +165,7 @@ fn verdicts_and_report_of_a_failing_claim() {
         sweeps: Sweeps::Quick,
         runs_factor: 1,
         studies: vec![r],
+        commit: Some("1a2b3c4-dirty".into()),
     };
     assert_eq!(
         rep.summary_line(),
@@ -174,6 +175,7 @@ fn verdicts_and_report_of_a_failing_claim() {
     assert!(md.contains("### Failed claims"));
     assert!(md.contains("known: y reaches 6 at n = 3"));
     assert!(md.contains("Quick mode"));
+    assert!(md.contains("Built from commit `1a2b3c4-dirty`."), "{md}");
     let csv = rep.claims_csv().unwrap();
     assert_eq!(csv.lines().count(), 3);
     assert!(csv
@@ -187,6 +189,7 @@ fn verdicts_and_report_of_a_failing_claim() {
     let html = std::fs::read_to_string(&w.html).unwrap();
     assert!(html.contains("id=\"plot-fixed-y\""));
     assert!(html.contains("data-verdict=\"fail\""));
+    assert!(html.contains("Built from commit <code>1a2b3c4-dirty</code>."));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

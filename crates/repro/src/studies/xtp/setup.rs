@@ -16,6 +16,10 @@ pub(super) fn setup(
         Some(why) => format!("skipped: {why}"),
         None => format!("{} (up to {} receivers)", net.ns_runs, net.ns_max_receivers),
     };
+    let loopback_runs = match &net.loopback_skipped {
+        Some(why) => format!("skipped: {why}"),
+        None => net.loopback_runs.to_string(),
+    };
     // The fixed values as the runs use them: the two settings' configurations and the bus.
     let (node, rx) = (rmcast_proto::NodeId(0), vec![rmcast_proto::NodeId(1)]);
     let thesis = super::Setting::Thesis.config(node, rx.clone(), true);
@@ -52,7 +56,7 @@ pub(super) fn setup(
             ("writes", join(&plan.writes)),
             ("reps", plan.reps.to_string()),
             ("runs", runs.to_string()),
-            ("loopback_runs", net.loopback_runs.to_string()),
+            ("loopback_runs", loopback_runs),
             ("ns_runs", ns_runs),
             ("scale_receivers", join(&plan.scale_ns)),
             (

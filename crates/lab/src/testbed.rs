@@ -4,9 +4,8 @@
 //! write `runs.csv` / `runs.jsonl` with the columns `rmcast sim` writes where the meaning is
 //! the same, so one file can be run both ways and compared.
 
-use super::send::fail;
-use anyhow::Result;
-use rmcast_net::netns::{self, Router, Segment};
+use crate::netns::{self, Router, Segment};
+use crate::proc::{in_netns, Proc};
 use rmcast_net::NetError;
 use rmcast_proto::NodeId;
 use rmcast_sim::scenario::{
@@ -17,42 +16,23 @@ use rmcast_sim::{Network, NodeKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use toml::Table;
 
-#[derive(clap::Args, Debug)]
-#[command(
-    about = "Run a scenario's topology on real sockets in network namespaces (root)",
-    after_help = "Examples:\n  \
-    sudo rmcast testbed scenarios/testbed/pgm-tree.toml --out out/pgm-testbed\n  \
-    rmcast sim scenarios/testbed/pgm-tree.toml --out out/pgm-sim   # the same file simulated\n\n\
-    Every host of the scenario's topology is a network namespace, every link a bridge of its\n\
-    own, every router a namespace running `rmcast relay` (upstream: its link toward the\n\
-    source). The source runs `rmcast send` with a file of [traffic] messages x size bytes,\n\
-    paced at size / interval_ms; every receiver runs `rmcast recv`. [[loss]] rules of model\n\
-    \"bernoulli\" at links become frame loss on those links' bridges (nftables, per Ethernet\n\
-    frame). Emulated: the tree (a router's upstream is its shortest path to the source),\n\
-    frame loss. Not emulated, said in the output: link delays and bandwidths (no tc netem),\n\
-    queues, other loss models (refused). The topology must be a tree below a source host\n\
-    with one link (binary_tree with source_link = true, star, edge_list trees), or one bus\n\
-    (one bridge, no collisions; loss \"rx\" at its members). Columns of runs.csv named as `rmcast sim` names them mean the same; the others\n\
-    are the testbed's (frames_dropped, relay_*).\n\
-    Exit status: 0 every run completed (every receiver byte-exact); 1 a run did not; 2 bad\n\
-    scenario or setup (not root, no nftables)."
-)]
-pub struct Args {
-    /// The scenario file (as `rmcast sim` reads it)
+/// What `rmcast testbed` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The scenario file (as `rmcast sim` reads it).
     pub scenario: PathBuf,
-    /// Output directory (runs.csv, runs.jsonl, each run's received files and logs)
-    #[arg(long, default_value = "out/testbed")]
+    /// Output directory (runs.csv, runs.jsonl, each run's received files and logs).
     pub out: PathBuf,
-    /// Print each run's row as JSON on stdout
-    #[arg(long)]
+    /// Print each run's row as JSON on stdout.
     pub json: bool,
-    /// No progress on stderr
-    #[arg(long, short = 'q')]
+    /// No progress on stderr.
     pub quiet: bool,
+    /// The `rmcast` binary the hosts and routers run (`send`, `recv`, `relay`).
+    pub rmcast: PathBuf,
 }
 
 /// One run's processes may take this long before they are stopped.
@@ -76,24 +56,14 @@ struct Plan {
     regions: bool,
 }
 
-pub fn run(a: Args) -> Result<ExitCode> {
-    match run_all(&a) {
-        Ok(all_completed) => Ok(if all_completed {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        }),
-        Err(e) => Ok(fail(e)),
-    }
-}
-
-use std::process::ExitCode;
-
 fn setup(msg: impl Into<String>) -> NetError {
     NetError::setup(msg)
 }
 
-fn run_all(a: &Args) -> Result<bool, NetError> {
+/// Run every point of the scenario on the testbed: `Ok(true)` if every run completed (every
+/// receiver byte-exact), `Ok(false)` if one did not; an error for a bad scenario or setup
+/// (not root, no nftables), which makes no run.
+pub fn run(a: &Options) -> Result<bool, NetError> {
     if let Some(why) = cannot_run() {
         return Err(setup(format!("rmcast testbed needs {why}")));
     }
@@ -104,7 +74,7 @@ fn run_all(a: &Args) -> Result<bool, NetError> {
     let mut all = true;
     for p in sc.points() {
         let dir = a.out.join(format!("run-{}", p.index));
-        let (cols, ok) = run_point(&sc, &p.table, p.index, &dir, a.quiet)?;
+        let (cols, ok) = run_point(&sc, &p.table, p.index, &dir, a)?;
         all &= ok;
         let mut columns: Vec<(String, Metric)> = p
             .assignment
@@ -278,46 +248,19 @@ fn tree(net: &Network, source: NodeId) -> BTreeMap<NodeId, (NodeId, usize)> {
     parent
 }
 
-struct Proc(Option<Child>);
-
-impl Proc {
-    fn start(ns: &str, args: &[String], log: &Path) -> Result<Proc, NetError> {
-        let bin = std::env::current_exe().map_err(|e| NetError::io("find rmcast", e))?;
-        let err = std::fs::File::create(log)
-            .map_err(|e| NetError::io(format!("create {}", log.display()), e))?;
-        let c = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .arg(bin)
+/// `rmcast ARGS` on namespace `ns`, its standard error in `log`, its standard output piped
+/// (its JSON report).
+fn start(bin: &Path, ns: &str, args: &[String], log: &Path) -> Result<Proc, NetError> {
+    let err = std::fs::File::create(log)
+        .map_err(|e| NetError::io(format!("create {}", log.display()), e))?;
+    Proc::spawn(
+        in_netns(ns, bin)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(err)
-            .spawn()
-            .map_err(|e| NetError::io("start rmcast in a namespace", e))?;
-        Ok(Proc(Some(c)))
-    }
-
-    fn finish(&mut self, deadline: Instant) -> Option<Output> {
-        let mut c = self.0.take()?;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = c.try_wait() {
-                return c.wait_with_output().ok();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = c.kill();
-        let _ = c.wait();
-        None
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
+            .stderr(err),
+    )
+    .map_err(|e| NetError::io("start rmcast in a namespace", e))
 }
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -432,7 +375,7 @@ fn run_point(
     table: &Table,
     index: usize,
     dir: &Path,
-    quiet: bool,
+    a: &Options,
 ) -> Result<(Vec<(String, Metric)>, bool), NetError> {
     let topo_table = table
         .get("topology")
@@ -472,7 +415,7 @@ fn run_point(
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| NetError::io(format!("create {}", dir.display()), e))?;
-    if !quiet {
+    if !a.quiet {
         eprintln!(
             "run {index}: {} on {} hosts, {} routers, {} links; {} bytes",
             plan.protocol,
@@ -483,7 +426,7 @@ fn run_point(
         );
     }
     let started = Instant::now();
-    let mut out = transfer(&bed, &topo, &plan, index, dir)?;
+    let mut out = transfer(&bed, &topo, &plan, (index, dir), &a.rmcast)?;
     let dropped: u64 = bed.segments.iter().map(Segment::frames_dropped).sum();
     let problems = std::mem::take(&mut out.problems);
     let (cols, completed) = columns(&plan, &topo, out, dropped, started.elapsed());
@@ -514,14 +457,20 @@ fn problem(who: &str, out: Option<&Output>, log: &Path) -> Option<String> {
     let report: Value = out
         .and_then(|o| serde_json::from_slice(&o.stdout).ok())
         .unwrap_or(Value::Null);
-    let said = match (report["outcome"].as_str(), report["reason"].as_str()) {
+    let said = match (
+        report.get("outcome").and_then(Value::as_str),
+        report.get("reason").and_then(Value::as_str),
+    ) {
         (Some(o), Some(r)) => format!(", outcome {o}: {r}"),
         (Some(o), None) => format!(", outcome {o}"),
         _ => String::new(),
     };
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    let tail = lines
+        .get(lines.len().saturating_sub(3)..)
+        .unwrap_or_default()
+        .join(" | ");
     Some(if tail.is_empty() {
         format!("{who} {status}{said}; nothing in {}", log.display())
     } else {
@@ -542,8 +491,8 @@ fn transfer(
     bed: &Bed,
     topo: &Topology,
     plan: &Plan,
-    index: usize,
-    dir: &Path,
+    (index, dir): (usize, &Path),
+    bin: &Path,
 ) -> Result<Outputs, NetError> {
     let group = format!("239.77.{}.{}:{}", 20 + index / 250, 1 + index % 250, 6600);
     let host_ns = |n: NodeId| {
@@ -565,7 +514,7 @@ fn transfer(
         }
         args.extend(strings(&["--once", "--json", "--quiet", "--wait", "120"]));
         let log = dir.join(format!("relay-{}.log", r.0));
-        relays.push(Proc::start(router.name(), &args, &log)?);
+        relays.push(start(bin, router.name(), &args, &log)?);
     }
     let mut rx = Vec::new();
     for (i, &r) in topo.receivers.iter().enumerate() {
@@ -593,13 +542,13 @@ fn transfer(
         }
         args.extend(strings(&["--force", "--wait", "120", "--dir"]));
         args.push(rdir.display().to_string());
-        rx.push(Proc::start(&ns, &args, &dir.join(format!("r{i}.log")))?);
+        rx.push(start(bin, &ns, &args, &dir.join(format!("r{i}.log")))?);
     }
     std::thread::sleep(Duration::from_millis(500));
     let file = dir.join("data.bin");
     std::fs::write(
         &file,
-        rmcast_repro::studies::xtp_net::payload(plan.bytes as u64, plan.seed),
+        rmcast_net::sender::pseudo_random(plan.bytes as u64, plan.seed),
     )
     .map_err(|e| NetError::io(format!("write {}", file.display()), e))?;
     let ns = host_ns(topo.source).ok_or_else(|| setup("the source is not a host"))?;
@@ -627,7 +576,7 @@ fn transfer(
     }
     args.push(file.display().to_string());
     let sender_log = dir.join("sender.log");
-    let s = Proc::start(&ns, &args, &sender_log)?.finish(Instant::now() + DEADLINE);
+    let s = start(bin, &ns, &args, &sender_log)?.finish(Instant::now() + DEADLINE);
     let mut problems: Vec<String> = problem("the sender", s.as_ref(), &sender_log)
         .into_iter()
         .collect();
@@ -678,7 +627,15 @@ fn columns(
     let completed = s["all_completed"] == true
         && out.receivers_ok.iter().all(|ok| *ok)
         && out.receivers_ok.len() == topo.receivers.len();
-    let relay_sum = |k: &str| -> u64 { out.relays.iter().map(|r| u(&r["sessions"][0][k])).sum() };
+    let relay_sum = |k: &str| -> u64 {
+        out.relays
+            .iter()
+            .map(|r| {
+                u(r.pointer(&format!("/sessions/0/{k}"))
+                    .unwrap_or(&Value::Null))
+            })
+            .sum()
+    };
     let cols = vec![
         ("seed".into(), Metric::U(plan.seed)),
         ("receivers".into(), Metric::U(topo.receivers.len() as u64)),
@@ -706,11 +663,13 @@ fn columns(
         ),
         (
             "sender_packets_sent".into(),
-            Metric::U(u(&s["driver"]["datagrams_sent"])),
+            Metric::U(u(s
+                .pointer("/driver/datagrams_sent")
+                .unwrap_or(&Value::Null))),
         ),
         (
             "sender_repairs".into(),
-            Metric::U(u(&s["agent"]["repairs_sent"])),
+            Metric::U(u(s.pointer("/agent/repairs_sent").unwrap_or(&Value::Null))),
         ),
         ("testbed_bytes".into(), Metric::U(plan.bytes as u64)),
         ("frames_dropped".into(), Metric::U(dropped)),

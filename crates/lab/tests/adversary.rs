@@ -476,7 +476,7 @@ fn as_root_the_parties_are_namespace_hosts() {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     assert_eq!(
         on_namespaces(),
-        root && rmcast_net::netns::available().is_ok()
+        root && rmcast_lab::netns::available().is_ok()
     );
     if root {
         assert!(on_namespaces(), "root, yet the suite runs on loopback");

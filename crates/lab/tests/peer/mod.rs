@@ -3,13 +3,13 @@
 //! does not spoof addresses), and the checks of a transfer's outcome.
 //!
 //! Where they run: run as root (as CI runs them), every party is a host of its own on one
-//! bridge, each in its own network namespace (`rmcast_net::netns::Segment`): the sender, the
+//! bridge, each in its own network namespace (`rmcast_lab::netns::Segment`): the sender, the
 //! peer, and four receiver hosts taken in turn. Without root they fall back to the loopback
 //! interface, and say so on stderr once.
 #![allow(dead_code)]
 
+use rmcast_lab::netns::{self, Segment, IFACE};
 use rmcast_net::endpoint::session_packet;
-use rmcast_net::netns::{self, Segment, IFACE};
 use rmcast_net::receiver::{self, Output, RecvConfig, RecvReport};
 use rmcast_net::secure::Keys;
 use rmcast_net::sender::{self, Expect, NoObserver, SendConfig, SendReport, Source};

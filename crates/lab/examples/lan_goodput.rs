@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo build --release -p rmcast
-//! sudo cargo run --release -p rmcast-net --example lan_goodput -- \
+//! sudo cargo run --release -p rmcast-lab --example lan_goodput -- \
 //!     --bin target/release/rmcast --on bridge --receivers 1,3 --protocols xtp,prmp,saw \
 //!     --size-mb 100 --frame-loss 0 --runs 2
 //! ```
@@ -14,7 +14,7 @@
 //! resource usage of each process) for the sender and the mean receiver. A run counts only if
 //! every receiver reports success and holds a byte-exact copy.
 
-use rmcast_net::netns::{Segment, IFACE};
+use rmcast_lab::netns::{Segment, IFACE};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -13,7 +13,7 @@
 //! Needs root and iproute2 (`ip`); frame loss needs `nft` (nftables). [`available`] says why
 //! not when they are missing. Dropping the [`Segment`] deletes its namespaces and bridge.
 
-use crate::NetError;
+use rmcast_net::NetError;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -708,9 +708,9 @@ mod tests {
     /// bridge's interface, whose reads time out after `timeout`.
     fn joined(seg: &Segment, host: usize, group: SocketAddr, timeout: Duration) -> UdpSocket {
         seg.enter(host).unwrap();
-        let mut o = crate::socket::SocketOpts::new(group);
+        let mut o = rmcast_net::socket::SocketOpts::new(group);
         o.interface = Some(IFACE.into());
-        let s = crate::socket::group_socket(&o).unwrap();
+        let s = rmcast_net::socket::group_socket(&o).unwrap();
         s.set_nonblocking(false).unwrap();
         s.set_read_timeout(Some(timeout)).unwrap();
         s

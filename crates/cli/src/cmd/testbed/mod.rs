@@ -1,0 +1,61 @@
+//! `rmcast testbed SCENARIO.toml`: the arguments; the testbed itself (namespaces, bridges,
+//! relays, the runs and their columns) is `rmcast_lab::testbed`.
+
+use super::send::fail;
+use anyhow::Result;
+use rmcast_net::NetError;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Run a scenario's topology on real sockets in network namespaces (root)",
+    after_help = "Examples:\n  \
+    sudo rmcast testbed scenarios/testbed/pgm-tree.toml --out out/pgm-testbed\n  \
+    rmcast sim scenarios/testbed/pgm-tree.toml --out out/pgm-sim   # the same file simulated\n\n\
+    Every host of the scenario's topology is a network namespace, every link a bridge of its\n\
+    own, every router a namespace running `rmcast relay` (upstream: its link toward the\n\
+    source). The source runs `rmcast send` with a file of [traffic] messages x size bytes,\n\
+    paced at size / interval_ms; every receiver runs `rmcast recv`. [[loss]] rules of model\n\
+    \"bernoulli\" at links become frame loss on those links' bridges (nftables, per Ethernet\n\
+    frame). Emulated: the tree (a router's upstream is its shortest path to the source),\n\
+    frame loss. Not emulated, said in the output: link delays and bandwidths (no tc netem),\n\
+    queues, other loss models (refused). The topology must be a tree below a source host\n\
+    with one link (binary_tree with source_link = true, star, edge_list trees), or one bus\n\
+    (one bridge, no collisions; loss \"rx\" at its members). Columns of runs.csv named as `rmcast sim` names them mean the same; the others\n\
+    are the testbed's (frames_dropped, relay_*).\n\
+    Exit status: 0 every run completed (every receiver byte-exact); 1 a run did not; 2 bad\n\
+    scenario or setup (not root, no nftables)."
+)]
+pub struct Args {
+    /// The scenario file (as `rmcast sim` reads it)
+    pub scenario: PathBuf,
+    /// Output directory (runs.csv, runs.jsonl, each run's received files and logs)
+    #[arg(long, default_value = "out/testbed")]
+    pub out: PathBuf,
+    /// Print each run's row as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// No progress on stderr
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let rmcast = match std::env::current_exe() {
+        Ok(bin) => bin,
+        Err(e) => return Ok(fail(NetError::io("find rmcast", e))),
+    };
+    let opts = rmcast_lab::testbed::Options {
+        scenario: a.scenario,
+        out: a.out,
+        json: a.json,
+        quiet: a.quiet,
+        rmcast,
+    };
+    match rmcast_lab::testbed::run(&opts) {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::from(1)),
+        Err(e) => Ok(fail(e)),
+    }
+}
