@@ -14,6 +14,7 @@
 //!
 //! The loss rules are `rmcast_sim`'s [`LossState`]s, seeded as the simulator seeds them.
 
+pub mod bed;
 pub mod chain;
 pub mod measure;
 pub mod model;
