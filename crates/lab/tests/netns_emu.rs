@@ -73,3 +73,66 @@ fn one_link_holds_its_delay_rate_and_loss() {
     let queue_drops: u64 = chain.emulators.iter().map(|e| e.stats().queue_drops).sum();
     assert_eq!(queue_drops, 0);
 }
+
+/// A shared 10 Mbit/s medium (seed 000's and 002's Ethernet): two hosts sending at 8 Mbit/s
+/// each to a third get 10 Mbit/s through together, and every frame reaches both other hosts.
+#[test]
+fn a_shared_medium_carries_its_rate_for_all_members() {
+    use std::net::UdpSocket;
+    use std::sync::Arc;
+    if let Err(why) = rmcast_net::netns::available() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let seg = Arc::new(rmcast_net::netns::Segment::create(3).unwrap());
+    let emu = rmcast_lab::emu::bed::shared_medium(&seg, 10_000_000).unwrap();
+    let to = std::net::SocketAddr::from((seg.addr(2), 47_321));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s2 = seg.clone();
+    let counter = std::thread::spawn(move || {
+        s2.enter(2).unwrap();
+        let sock = UdpSocket::bind(to).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        tx.send(()).unwrap();
+        let mut buf = [0u8; 2048];
+        let (mut n, mut first, mut last) = (0u64, None, std::time::Instant::now());
+        while sock.recv_from(&mut buf).is_ok() {
+            last = std::time::Instant::now();
+            first.get_or_insert(last);
+            n += 1;
+        }
+        (n, last.duration_since(first.unwrap()).as_secs_f64())
+    });
+    rx.recv().unwrap();
+    // 1,472-byte datagrams (1,538 wire bytes) every 1.538 ms: 8 Mbit/s from each sender.
+    let senders: Vec<_> = (0..2)
+        .map(|h| {
+            let s = seg.clone();
+            std::thread::spawn(move || {
+                s.enter(h).unwrap();
+                let sock = UdpSocket::bind((s.addr(h), 0)).unwrap();
+                let t0 = std::time::Instant::now();
+                for i in 0..650u32 {
+                    let due = t0 + Duration::from_micros(1538) * i;
+                    if let Some(d) = due.checked_duration_since(std::time::Instant::now()) {
+                        std::thread::sleep(d);
+                    }
+                    sock.send_to(&[7u8; 1472], to).unwrap();
+                }
+            })
+        })
+        .collect();
+    for s in senders {
+        s.join().unwrap();
+    }
+    let (n, span) = counter.join().unwrap();
+    let st = emu.stop().unwrap();
+    assert_eq!(n, 1300, "{st:?}");
+    let rate = ((n - 1) * wire_bytes(1514) * 8) as f64 / span;
+    assert!(
+        (rate / 10e6 - 1.0).abs() <= 0.02,
+        "{rate} bit/s through a 10 Mbit/s medium ({st:?})"
+    );
+    // Each frame went to both other members.
+    assert_eq!(st.delivered + st.send_failures, 2 * st.frames_in, "{st:?}");
+}

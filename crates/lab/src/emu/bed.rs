@@ -2,13 +2,14 @@
 //! segments `rmcast testbed` built for it, with the scenario's loss rules.
 
 use super::chain::unbridge;
+use super::model::{Medium, MediumSpec};
 use super::plan::{bus_spec, link_spec, Sites};
-use super::Emulator;
+use super::{Channel, EmuSpec, Emulator, Port};
 use rmcast_net::netns::Segment;
 use rmcast_net::NetError;
 use rmcast_proto::NodeId;
 use rmcast_sim::loss::LossRule;
-use rmcast_sim::Network;
+use rmcast_sim::{Network, SimRng};
 
 /// Start an emulator on each of `segments` (segment `i` is link `i`'s, or with a bus and no
 /// links the bus's): `port(i, n)` names node `n`'s interface on segment `i` in its switch
@@ -67,4 +68,40 @@ pub fn emulate(
         out.push(Emulator::start(spec)?);
     }
     Ok(out)
+}
+
+/// Make every host of `seg` a member of one shared medium of `rate_bps` (seed 000's and seed
+/// 002's 10 Mb/s Ethernet): the hosts' ports taken off the bridge, one emulator whose single
+/// serialiser carries each member's frames, in the order they came, to every other member.
+/// No collisions or backoff (a frame waits for the medium instead), no propagation delay, an
+/// unbounded queue, no loss. For code that runs endpoints on a [`Segment`]'s hosts.
+pub fn shared_medium(seg: &Segment, rate_bps: u64) -> Result<Emulator, NetError> {
+    let ports: Vec<String> = (0..seg.hosts()).map(|h| seg.port(h)).collect();
+    let refs: Vec<&str> = ports.iter().map(String::as_str).collect();
+    unbridge(seg, &refs)?;
+    let spec = MediumSpec {
+        rate_bps,
+        delay_ns: 0,
+        jitter_ns: None,
+        reorder: false,
+        queue: None,
+    };
+    Emulator::start(EmuSpec {
+        name: format!("shared medium on {}", seg.switch()),
+        netns: Some(seg.switch()),
+        ports: ports
+            .into_iter()
+            .map(|ifname| Port {
+                ifname,
+                channel: 0,
+                iface: 0,
+                tx: None,
+                rx: None,
+            })
+            .collect(),
+        channels: vec![Channel {
+            medium: Medium::new(spec, SimRng::new(0, 0, 0, 0)),
+            loss: Vec::new(),
+        }],
+    })
 }
