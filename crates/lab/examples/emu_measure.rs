@@ -5,7 +5,8 @@
 //! through (wire bytes: frame + 24), the loss against its binomial 95 % interval, and the
 //! emulators' CPU time per GB forwarded.
 //!
-//! `sudo cargo run --release -p rmcast-lab --example emu_measure -- --hops 4`
+//! `sudo cargo run --release -p rmcast-lab --example emu_measure -- --hops 4` (also
+//! `--delay-ms`, `--rate`, `--queue`, `--loss P` or `--every-nth N`, `--count`, `--pings`)
 
 use rmcast_lab::emu::chain::Chain;
 use rmcast_lab::emu::{measure, wire_bytes, MediumSpec};
@@ -36,7 +37,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         reorder: false,
         queue: Some(queue),
     };
-    let model = (loss > 0.0).then_some(LossModel::Bernoulli { p: loss });
+    let nth = arg("--every-nth", 0.0) as u64;
+    // The fraction of frames the model loses in the long run, per link direction.
+    let (model, loss) = match nth {
+        0 => (
+            (loss > 0.0).then_some(LossModel::Bernoulli { p: loss }),
+            loss,
+        ),
+        n => (Some(LossModel::EveryNth { n }), 1.0 / n as f64),
+    };
     let chain = Chain::create(hops, &spec, model.as_ref(), 1)?;
     println!("{hops} hops of {delay_ms} ms, {rate} bit/s, queue {queue}, loss {loss}");
     // Round trips of 56-byte UDP payloads (a 98-byte frame, as ping's): per hop each way the
