@@ -188,6 +188,31 @@ mod tests {
         assert!(a.windows(2).any(|w| w[0] > w[1]));
     }
 
+    /// An Ethernet frame of an IPv4 UDP datagram carrying `payload`, with the IP header's
+    /// fragment field `frag`.
+    fn udp_frame(payload: &[u8], frag: [u8; 2]) -> Vec<u8> {
+        let mut f = vec![0u8; 14 + 20 + 8];
+        f[12] = 0x08;
+        f[14] = 0x45;
+        f[14 + 6..14 + 8].copy_from_slice(&frag);
+        f[14 + 9] = 17;
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn every_kind_of_rmcast_packet_is_classified_from_its_frame() {
+        for (env, msg) in rmcast_wire::samples::every_kind() {
+            let d = rmcast_wire::Packet::to_vec(env, &msg).unwrap();
+            let class = Header::parse(&d).unwrap().class();
+            assert_eq!(frame_class(&udp_frame(&d, [0, 0])), Some(class), "{msg:?}");
+            // More fragments follow: still the first fragment, classified.
+            assert_eq!(frame_class(&udp_frame(&d, [0x20, 0])), Some(class));
+            // A later fragment carries no header.
+            assert_eq!(frame_class(&udp_frame(&d, [0, 0xb9])), None);
+        }
+    }
+
     #[test]
     fn frames_are_classified_by_their_rmcast_header() {
         let mut f = vec![0u8; 14 + 20 + 8];
