@@ -6,7 +6,8 @@
 //! emulators' CPU time per GB forwarded.
 //!
 //! `sudo cargo run --release -p rmcast-lab --example emu_measure -- --hops 4` (also
-//! `--delay-ms`, `--rate`, `--queue`, `--loss P` or `--every-nth N`, `--count`, `--pings`)
+//! `--delay-ms`, `--rate`, `--queue`, `--loss P` or `--every-nth N`, `--count`, `--pings`,
+//! `--iperf3`: a 3 s TCP transfer by iperf3 too)
 
 use rmcast_lab::emu::chain::Chain;
 use rmcast_lab::emu::{measure, wire_bytes, MediumSpec};
@@ -105,6 +106,66 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (got / rate as f64 - 1.0) * 100.0,
         rate as f64 / 1e6
     );
+    // TCP through the link (checksum offload kept across the emulator): iperf3 for 3 s, its
+    // receiver's goodput against the payload share of the rate (1,448 bytes of TCP payload
+    // with timestamps per 1,538 wire bytes).
+    if std::env::args().any(|a| a == "--iperf3") {
+        let b = chain.b_addr().to_string();
+        let server = std::process::Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &chain.b_ns(),
+                "iperf3",
+                "-s",
+                "-1",
+                "-B",
+                &b,
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        std::thread::sleep(Duration::from_millis(500));
+        let out = std::process::Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &chain.a_ns(),
+                "iperf3",
+                "-c",
+                &b,
+                "-t",
+                "3",
+                "-J",
+            ])
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let bps = text
+            .split("\"sum_received\"")
+            .nth(1)
+            .and_then(|t| t.split("\"bits_per_second\":").nth(1))
+            .and_then(|t| {
+                t.split(|c: char| c == ',' || c.is_whitespace())
+                    .find(|w| !w.is_empty())
+            })
+            .and_then(|w| w.parse::<f64>().ok());
+        let share = rate as f64 * 1448.0 / wire as f64;
+        match bps {
+            Some(b) => println!(
+                "iperf3 tcp: {:.4} Mbit/s received, {:+.2} % of the payload share {:.4} Mbit/s",
+                b / 1e6,
+                (b / share - 1.0) * 100.0,
+                share / 1e6
+            ),
+            None => println!(
+                "iperf3 tcp: no result ({})",
+                text.lines().take(3).collect::<Vec<_>>().join(" ")
+            ),
+        }
+        if let Ok(mut s) = server {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+    }
     // The loss: a stream at half the rate (no queue drops), each datagram one frame.
     let s = measure::stream(
         &chain,
