@@ -6,6 +6,10 @@
 //!   frame and bottlenecks ([`netns`]);
 //! * `rmcast testbed`, a scenario's topology run on them ([`testbed`]);
 //! * the sockets of the `xtp` study's real-network cells ([`xtp`]);
+//! * the link emulator ([`emu`]): each link (or bus) of a scenario a forwarder between the
+//!   link's interfaces that holds frames for the link's delay, serialises them at its
+//!   bandwidth through a drop-tail queue and drops them by the scenario's loss models, in the
+//!   lab's own process;
 //! * child processes with a deadline ([`proc`]), which all of the lab shares.
 //!
 //! The library crates (`rmcast-net` and below, `rmcast-repro`) never depend on it; the
@@ -20,6 +24,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 #![warn(missing_docs)]
 
+pub mod emu;
 pub mod netns;
 pub mod proc;
 pub mod testbed;

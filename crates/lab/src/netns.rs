@@ -525,6 +525,8 @@ static ROUTERS: AtomicU32 = AtomicU32::new(0);
 #[derive(Debug)]
 pub struct Router {
     name: String,
+    /// Its port on each segment: (the segment's switch namespace, the port's name there).
+    ports: Vec<(String, String)>,
 }
 
 impl Router {
@@ -533,8 +535,9 @@ impl Router {
     pub fn create(segments: &[&Segment], octet: u8) -> Result<Router, NetError> {
         available().map_err(NetError::setup)?;
         let n = ROUTERS.fetch_add(1, Ordering::Relaxed);
-        let r = Router {
+        let mut r = Router {
             name: format!("x{}r{}", std::process::id() % 100_000, n % 100),
+            ports: Vec::new(),
         };
         ip(&["netns", "add", &r.name])?;
         ip(&["-n", &r.name, "link", "set", "lo", "up"])?;
@@ -562,6 +565,7 @@ impl Router {
             ip(&["-n", &r.name, "addr", "add", &a, "dev", &eth])?;
             ip(&["-n", &r.name, "link", "set", &eth, "gso_max_segs", "1"])?;
             ip(&["-n", &r.name, "link", "set", &eth, "up"])?;
+            r.ports.push((sw, port));
         }
         Ok(r)
     }
@@ -569,6 +573,15 @@ impl Router {
     /// Its namespace's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The name of its port on `seg` (in the segment's switch namespace), if it has one.
+    pub fn port_on(&self, seg: &Segment) -> Option<&str> {
+        let sw = seg.switch();
+        self.ports
+            .iter()
+            .find(|(s, _)| *s == sw)
+            .map(|(_, p)| p.as_str())
     }
 }
 

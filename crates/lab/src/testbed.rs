@@ -1,9 +1,11 @@
 //! `rmcast testbed SCENARIO.toml`: run a scenario's topology and traffic on real sockets in
-//! network namespaces — hosts as namespaces, every link a bridge of its own (loss per
-//! Ethernet frame by nftables there), every router a namespace running `rmcast relay` — and
+//! network namespaces — hosts as namespaces, every link emulated (`crate::emu`: its
+//! delay, bandwidth, queue and the scenario's loss rules per Ethernet frame), every router a
+//! namespace running `rmcast relay` — and
 //! write `runs.csv` / `runs.jsonl` with the columns `rmcast sim` writes where the meaning is
 //! the same, so one file can be run both ways and compared.
 
+use crate::emu::{self, Emulator};
 use crate::netns::{self, Router, Segment};
 use crate::proc::{in_netns, Proc};
 use rmcast_net::NetError;
@@ -16,7 +18,7 @@ use rmcast_sim::{Network, NodeKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 use toml::Table;
 
@@ -46,10 +48,6 @@ struct Plan {
     /// Bytes per [traffic] message.
     size: usize,
     rate_bps: Option<u64>,
-    /// Bernoulli frame loss per link index.
-    loss: BTreeMap<usize, f64>,
-    /// Whether a link has a delay the testbed does not emulate.
-    delayed: bool,
     /// A router's hosts are a region and its relay serves them: csp and cp (their local
     /// exchange), prmp with `relays = true` (their polling parent, multi-level PRMP), dsp with
     /// `designated = "relay"` (their designated receiver: `rmcast send --designated relay`).
@@ -62,7 +60,7 @@ fn setup(msg: impl Into<String>) -> NetError {
 
 /// Run every point of the scenario on the testbed: `Ok(true)` if every run completed (every
 /// receiver byte-exact), `Ok(false)` if one did not; an error for a bad scenario or setup
-/// (not root, no nftables), which makes no run.
+/// (not root), which makes no run.
 pub fn run(a: &Options) -> Result<bool, NetError> {
     if let Some(why) = cannot_run() {
         return Err(setup(format!("rmcast testbed needs {why}")));
@@ -109,18 +107,10 @@ pub fn run(a: &Options) -> Result<bool, NetError> {
 }
 
 fn cannot_run() -> Option<String> {
-    if let Err(why) = netns::available() {
-        return Some(why);
-    }
-    let nft = Command::new("nft")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status();
-    (!nft.is_ok_and(|s| s.success())).then(|| "`nft` (nftables)".into())
+    netns::available().err()
 }
 
-/// `links`: the topology's links (a bus: `None`, its one segment).
-fn plan(sc: &Scenario, table: &Table, links: Option<usize>) -> Result<Plan, NetError> {
+fn plan(sc: &Scenario, table: &Table) -> Result<Plan, NetError> {
     let bad = |what: &str| setup(format!("{}: {what}", sc.file));
     let protocol = table
         .get("protocol")
@@ -174,44 +164,6 @@ fn plan(sc: &Scenario, table: &Table, links: Option<usize>) -> Result<Plan, NetE
     let rate_bps = interval_ms
         .filter(|i| *i > 0.0)
         .map(|i| (size as f64 * 8.0 / (i / 1e3)) as u64);
-    let mut loss = BTreeMap::new();
-    let rules = table.get("loss").and_then(|l| l.as_array());
-    for (i, r) in rules.into_iter().flatten().enumerate() {
-        let s = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("");
-        // A frame dropped on its way to one port: loss at a link's bridge, or on a bus, where
-        // each member receives (`rx` at every member). A sender's `tx` loss drops one frame
-        // for everybody at once, which a bridge's per-port drop cannot be.
-        let site_ok = match links {
-            Some(_) => matches!(s("at"), "link" | ""),
-            None => s("at") == "rx" && matches!(s("nodes"), "members" | ""),
-        };
-        if s("model") != "bernoulli" || !site_ok {
-            return Err(bad(&format!(
-                "[[loss]] {i}: model {:?} at {:?}: the testbed emulates only \"bernoulli\" \
-                 at links (frame loss on the link's bridge) or, on a bus, at \"rx\" of its \
-                 members",
-                s("model"),
-                s("at")
-            )));
-        }
-        let p = r
-            .get("p")
-            .and_then(|v| v.as_float())
-            .filter(|p| (0.0..=1.0).contains(p))
-            .ok_or_else(|| bad(&format!("[[loss]] {i}: p must be in [0, 1]")))?;
-        let on: Vec<usize> = match r.get("links").and_then(|l| l.as_array()) {
-            Some(l) => l
-                .iter()
-                .filter_map(|v| v.as_integer())
-                .map(|v| v.max(0) as usize)
-                .collect(),
-            None => (0..links.unwrap_or(1)).collect(),
-        };
-        for l in on {
-            let q = loss.entry(l).or_insert(0.0);
-            *q = 1.0 - (1.0 - *q) * (1.0 - p);
-        }
-    }
     Ok(Plan {
         protocol,
         regions,
@@ -219,8 +171,6 @@ fn plan(sc: &Scenario, table: &Table, links: Option<usize>) -> Result<Plan, NetE
         bytes,
         size: size as usize,
         rate_bps,
-        loss,
-        delayed: false,
     })
 }
 
@@ -353,8 +303,8 @@ fn build(
     })
 }
 
-/// Seed 000's shared Ethernet: one bridge, every member a host on it (no collisions: a
-/// bridge forwards frames, it does not share a medium).
+/// Seed 000's shared Ethernet: one segment, every member a host on it, emulated as one
+/// medium at the bus's rate (`emu::bed`; no collisions, no backoff).
 fn bus_bed(net: &Network) -> Result<Bed, NetError> {
     let members = net.bus_members(0).unwrap_or_default();
     let seg = Segment::create(members.len())?;
@@ -368,6 +318,24 @@ fn bus_bed(net: &Network) -> Result<Bed, NetError> {
             .collect(),
         parents: BTreeMap::new(),
     })
+}
+
+/// Start the emulator of every link (or the bus) of `net` on `bed`'s segments.
+fn emulate(
+    net: &Network,
+    rules: &[rmcast_sim::LossRule],
+    seed: u64,
+    bed: &Bed,
+) -> Result<Vec<Emulator>, NetError> {
+    let port = |i: usize, n: NodeId| -> Option<String> {
+        let seg = bed.segments.get(i)?;
+        match (bed.hosts.get(&n), bed.routers.get(&n)) {
+            (Some(&(l, h)), _) if l == i => Some(seg.port(h)),
+            (_, Some((r, _))) => r.port_on(seg).map(str::to_string),
+            _ => None,
+        }
+    };
+    emu::bed::emulate(net, rules, seed, &bed.segments, &port)
 }
 
 fn run_point(
@@ -393,12 +361,16 @@ fn run_point(
             sc.file
         )));
     }
-    let mut plan = plan(sc, table, (!bus).then_some(net.link_count()))?;
-    // A bus's 10 Mb/s and its slots are timing the testbed does not emulate either.
-    plan.delayed = bus
-        || (0..net.link_count())
-            .filter_map(|i| net.link(i))
-            .any(|(_, _, c)| !c.delay.is_zero());
+    let plan = plan(sc, table)?;
+    let rules = rmcast_sim::scenario::loss_rules(
+        net,
+        table,
+        &sc.file,
+        &topo.link_loss,
+        topo.source,
+        &topo.receivers,
+    )
+    .map_err(|e| setup(e.to_string()))?;
     let bed = if bus {
         bus_bed(net)?
     } else {
@@ -408,11 +380,7 @@ fn run_point(
         }
         build(net, &parent, topo.source)?
     };
-    for (&l, &p) in &plan.loss {
-        if let Some(s) = bed.segments.get(l) {
-            s.frame_loss(p, None)?;
-        }
-    }
+    let emulators = emulate(net, &rules, plan.seed, &bed)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| NetError::io(format!("create {}", dir.display()), e))?;
     if !a.quiet {
@@ -427,9 +395,13 @@ fn run_point(
     }
     let started = Instant::now();
     let mut out = transfer(&bed, &topo, &plan, (index, dir), &a.rmcast)?;
-    let dropped: u64 = bed.segments.iter().map(Segment::frames_dropped).sum();
+    let wall = started.elapsed();
+    let mut stats = Vec::new();
+    for e in emulators {
+        stats.push(e.stop()?);
+    }
     let problems = std::mem::take(&mut out.problems);
-    let (cols, completed) = columns(&plan, &topo, out, dropped, started.elapsed());
+    let (cols, completed) = columns(&plan, &topo, out, &stats, wall);
     if !completed {
         // Not progress: said with --quiet too, so an exit status of 1 never comes alone.
         eprintln!("run {index} did not complete ({} bytes):", plan.bytes);
@@ -617,9 +589,10 @@ fn columns(
     plan: &Plan,
     topo: &Topology,
     out: Outputs,
-    dropped: u64,
+    emus: &[emu::Stats],
     wall: Duration,
 ) -> (Vec<(String, Metric)>, bool) {
+    let sum = |f: fn(&emu::Stats) -> u64| emus.iter().map(f).sum::<u64>();
     let s = &out.sender;
     let rs: Vec<&Value> = s["receivers"].as_array().into_iter().flatten().collect();
     let u = |v: &Value| v.as_u64().unwrap_or(0);
@@ -672,7 +645,19 @@ fn columns(
             Metric::U(u(s.pointer("/agent/repairs_sent").unwrap_or(&Value::Null))),
         ),
         ("testbed_bytes".into(), Metric::U(plan.bytes as u64)),
-        ("frames_dropped".into(), Metric::U(dropped)),
+        ("frames_dropped".into(), Metric::U(sum(|e| e.loss_drops))),
+        (
+            "frames_queue_dropped".into(),
+            Metric::U(sum(|e| e.queue_drops)),
+        ),
+        (
+            "emulator_cpu_s".into(),
+            Metric::F(sum(|e| e.cpu_ns) as f64 / 1e9),
+        ),
+        (
+            "emulator_late_us".into(),
+            Metric::F(sum(|e| e.late_ns) as f64 / 1e3 / sum(|e| e.delivered).max(1) as f64),
+        ),
         ("relays".into(), Metric::U(out.relays.len() as u64)),
         (
             "relay_up_forwarded".into(),
@@ -686,7 +671,11 @@ fn columns(
             "relay_originated".into(),
             Metric::U(relay_sum("originated")),
         ),
-        ("link_delay_emulated".into(), Metric::B(!plan.delayed)),
+        ("link_delay_emulated".into(), Metric::B(!emus.is_empty())),
+        (
+            "emulator_realtime".into(),
+            Metric::B(!emus.is_empty() && emus.iter().all(|e| e.realtime)),
+        ),
         ("wall_s".into(), Metric::F(wall.as_secs_f64())),
     ];
     (cols, completed)

@@ -201,12 +201,18 @@ impl LossRule {
     }
 }
 
-/// The state of one rule at one site.
+/// The state of one rule at one site: its model, random stream, count of matching packets
+/// and Gilbert–Elliott state. Public so that another driver (`rmcast testbed`'s link
+/// emulator) drops frames by the same models and streams as the simulator.
 #[derive(Debug, Clone)]
-pub(crate) struct LossState {
+pub struct LossState {
+    /// The rule's model.
     pub model: LossModel,
+    /// The packets it considers.
     pub filter: KindFilter,
+    /// The one interface it applies to (a node's site), or all.
     pub iface: Option<u32>,
+    /// The number its drops are counted under.
     pub cause: u32,
     rng: SimRng,
     matched: u64,
@@ -214,6 +220,10 @@ pub(crate) struct LossState {
 }
 
 impl LossState {
+    /// The state of `rule` at one site, its drops counted as `cause`: its random stream is
+    /// the run's `seed`, the rule's place among the run's rules and `site_key` (the
+    /// simulator's: a link direction `2 * link + dir`, a node's transmit side `node << 1`,
+    /// its receive side `node << 1 | 1`).
     pub fn new(rule: &LossRule, cause: u32, seed: u64, rule_index: u64, site_key: u64) -> Self {
         let iface = match rule.site {
             LossSite::Tx { iface, .. } | LossSite::Rx { iface, .. } => iface.map(|i| i.0),
@@ -250,7 +260,7 @@ impl LossState {
     /// one's cause is returned (a later rule does not see the packet, so its state does not
     /// move).
     #[inline]
-    pub(crate) fn first_drop(
+    pub fn first_drop(
         rules: &mut [LossState],
         class: Option<PacketClass>,
         iface: u32,

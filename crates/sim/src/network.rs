@@ -426,6 +426,10 @@ impl Network {
             .get(i)
             .map(|b| b.members.iter().map(|&n| NodeId(n)).collect())
     }
+    /// Bus `i`'s configuration (its rate and frame sizes).
+    pub fn bus_config(&self, i: usize) -> Option<&BusConfig> {
+        self.buses.get(i).map(|b| &b.cfg)
+    }
     /// Number of interfaces of a node.
     pub fn degree(&self, n: NodeId) -> usize {
         self.ifaces.get(n.0 as usize).map_or(0, Vec::len)

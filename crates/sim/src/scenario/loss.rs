@@ -4,6 +4,7 @@
 use crate::loss::{GilbertElliott, KindFilter, LossModel, LossRule, LossSite};
 use crate::params::{Params, ScenarioError};
 use crate::sim::Sim;
+use crate::Network;
 use rmcast_proto::{IfaceId, NodeId};
 use toml::{Table, Value};
 
@@ -17,31 +18,72 @@ pub(super) fn add_losses(
     source: NodeId,
     receivers: &[NodeId],
 ) -> Result<(), ScenarioError> {
+    let rules = collect(sim.network(), top, table, &link_loss, source, receivers)?;
+    for (rule, at) in rules {
+        sim.add_loss(&rule).map_err(|e| match at {
+            Origin::Class => tp.bad("class", &e.to_string()),
+            Origin::Rule(i) => top.bad(&format!("loss.{i}"), &e.to_string()),
+        })?;
+    }
+    Ok(())
+}
+
+/// Where a collected rule came from (for an error adding it).
+enum Origin {
+    /// The topology's link classes.
+    Class,
+    /// The `i`-th `[[loss]]` table.
+    Rule(usize),
+}
+
+/// The loss rules a scenario run's `table` gives on `net` (the topology's link-class losses
+/// `link_loss`, then its `[[loss]]` tables, each resolved to its sites), in the order the
+/// simulator adds them — so another driver of the same file (`rmcast testbed`'s link
+/// emulator) applies the same rules. `file` names the scenario in errors.
+pub fn loss_rules(
+    net: &Network,
+    table: &Table,
+    file: &str,
+    link_loss: &[(usize, f64)],
+    source: NodeId,
+    receivers: &[NodeId],
+) -> Result<Vec<LossRule>, ScenarioError> {
+    let top = Params::new(file, "", table.clone());
+    let rules = collect(net, &top, table, link_loss, source, receivers)?;
+    Ok(rules.into_iter().map(|(r, _)| r).collect())
+}
+
+fn collect(
+    net: &Network,
+    top: &Params,
+    table: &Table,
+    link_loss: &[(usize, f64)],
+    source: NodeId,
+    receivers: &[NodeId],
+) -> Result<Vec<(LossRule, Origin)>, ScenarioError> {
     let file = top.file();
-    let links = sim.network().link_count();
+    let links = net.link_count();
     let classes: Vec<String> = (0..links)
         .map(|i| {
-            sim.network()
-                .link(i)
+            net.link(i)
                 .map(|l| l.2.class.to_string())
                 .unwrap_or_default()
         })
         .collect();
-    let n_nodes = sim.network().node_count();
+    let n_nodes = net.node_count();
+    let mut out = Vec::new();
     // Loss: the topology's class error rates, then the scenario's rules.
-    for (l, p) in link_loss {
+    for &(l, p) in link_loss {
         if p > 0.0 {
-            sim.add_loss(
-                &LossRule::new(
-                    LossSite::Link {
-                        link: l,
-                        from: None,
-                    },
-                    LossModel::Bernoulli { p },
-                )
-                .cause("link_class"),
+            let rule = LossRule::new(
+                LossSite::Link {
+                    link: l,
+                    from: None,
+                },
+                LossModel::Bernoulli { p },
             )
-            .map_err(|e| tp.bad("class", &e.to_string()))?;
+            .cause("link_class");
+            out.push((rule, Origin::Class));
         }
     }
     if let Some(v) = table.get("loss") {
@@ -52,22 +94,34 @@ pub(super) fn add_losses(
         for (i, lv) in arr.iter().enumerate() {
             let Value::Table(lt) = lv else { continue };
             let lp = Params::new(file, &format!("loss.{i}"), lt.clone());
-            add_loss_rule(sim, &lp, source, receivers, links, &classes, n_nodes)?;
+            let at = Sites {
+                net,
+                source,
+                receivers,
+                links,
+                classes: &classes,
+                n_nodes,
+            };
+            for r in loss_rule(&lp, &at)? {
+                out.push((r, Origin::Rule(i)));
+            }
         }
     }
-
-    Ok(())
+    Ok(out)
 }
 
-fn add_loss_rule(
-    sim: &mut Sim,
-    lp: &Params,
+/// What a `[[loss]]` table's sites are chosen from.
+struct Sites<'a> {
+    net: &'a Network,
     source: NodeId,
-    receivers: &[NodeId],
+    receivers: &'a [NodeId],
     links: usize,
-    classes: &[String],
+    classes: &'a [String],
     n_nodes: usize,
-) -> Result<(), ScenarioError> {
+}
+
+/// The rules of one `[[loss]]` table, one per site.
+fn loss_rule(lp: &Params, at: &Sites) -> Result<Vec<LossRule>, ScenarioError> {
     lp.check_keys(&[
         "model",
         "p",
@@ -107,33 +161,37 @@ fn add_loss_rule(
         filter,
         cause: cause.clone(),
     };
-    let at = lp.str_or("at", "link")?;
-    match at.as_str() {
+    let mut out = Vec::new();
+    let site = lp.str_or("at", "link")?;
+    match site.as_str() {
         "link" => {
             let mut from = lp.opt_u64("from")?.map(|v| NodeId(v as u32));
-            let sel = link_selection(lp, sim, source, &mut from, links, classes)?;
+            let sel = link_selection(lp, at.net, at.source, &mut from, at.links, at.classes)?;
             for l in sel {
-                sim.add_loss(&rule(LossSite::Link { link: l, from }))
-                    .map_err(|e| lp.bad("from", &e.to_string()))?;
+                if let (Some(node), Some((a, b, _))) = (from, at.net.link(l)) {
+                    if node != a && node != b {
+                        let e = crate::SimError::NotOnLink { node, link: l };
+                        return Err(lp.bad("from", &e.to_string()));
+                    }
+                }
+                out.push(rule(LossSite::Link { link: l, from }));
             }
         }
         "tx" | "rx" | "interface" => {
-            let nodes = node_selection(lp, source, receivers, n_nodes)?;
+            let nodes = node_selection(lp, at.source, at.receivers, at.n_nodes)?;
             let iface = lp.opt_u64("iface")?.map(|i| IfaceId(i as u32));
             for n in nodes {
-                if at != "rx" {
-                    sim.add_loss(&rule(LossSite::Tx { node: n, iface }))
-                        .map_err(|e| lp.bad("nodes", &e.to_string()))?;
+                if site != "rx" {
+                    out.push(rule(LossSite::Tx { node: n, iface }));
                 }
-                if at != "tx" {
-                    sim.add_loss(&rule(LossSite::Rx { node: n, iface }))
-                        .map_err(|e| lp.bad("nodes", &e.to_string()))?;
+                if site != "tx" {
+                    out.push(rule(LossSite::Rx { node: n, iface }));
                 }
             }
         }
         _ => return Err(lp.bad("at", "\"link\", \"tx\", \"rx\" or \"interface\"")),
     }
-    Ok(())
+    Ok(out)
 }
 
 /// The rule's loss model.
@@ -166,7 +224,7 @@ fn model(lp: &Params) -> Result<LossModel, ScenarioError> {
 /// The links of an `at = "link"` rule; `links = "source"` also defaults `from` to the source.
 fn link_selection(
     lp: &Params,
-    sim: &Sim,
+    net: &Network,
     source: NodeId,
     from: &mut Option<NodeId>,
     links: usize,
@@ -180,8 +238,7 @@ fn link_selection(
             *from = from.or(Some(source));
             (0..links)
                 .filter(|&l| {
-                    sim.network()
-                        .link(l)
+                    net.link(l)
                         .is_some_and(|(a, b, _)| a == source || b == source)
                 })
                 .collect()

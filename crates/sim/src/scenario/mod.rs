@@ -29,6 +29,7 @@ mod sweep;
 mod topology;
 
 pub use crate::params::{Params, ScenarioError};
+pub use loss::loss_rules;
 pub use output::{
     columns, records_csv, series_csv, to_csv, to_jsonl, Metric, Records, RunResult, Sample, Trace,
     SERIES_COLUMNS,

@@ -13,19 +13,20 @@ use std::process::ExitCode;
     after_help = "Examples:\n  \
     sudo rmcast testbed scenarios/testbed/pgm-tree.toml --out out/pgm-testbed\n  \
     rmcast sim scenarios/testbed/pgm-tree.toml --out out/pgm-sim   # the same file simulated\n\n\
-    Every host of the scenario's topology is a network namespace, every link a bridge of its\n\
-    own, every router a namespace running `rmcast relay` (upstream: its link toward the\n\
-    source). The source runs `rmcast send` with a file of [traffic] messages x size bytes,\n\
-    paced at size / interval_ms; every receiver runs `rmcast recv`. [[loss]] rules of model\n\
-    \"bernoulli\" at links become frame loss on those links' bridges (nftables, per Ethernet\n\
-    frame). Emulated: the tree (a router's upstream is its shortest path to the source),\n\
-    frame loss. Not emulated, said in the output: link delays and bandwidths (no tc netem),\n\
-    queues, other loss models (refused). The topology must be a tree below a source host\n\
-    with one link (binary_tree with source_link = true, star, edge_list trees), or one bus\n\
-    (one bridge, no collisions; loss \"rx\" at its members). Columns of runs.csv named as `rmcast sim` names them mean the same; the others\n\
-    are the testbed's (frames_dropped, relay_*).\n\
+    Every host of the scenario's topology is a network namespace, every router a namespace\n\
+    running `rmcast relay` (upstream: its link toward the source), every link an emulator\n\
+    thread of this process forwarding Ethernet frames between the link's two interfaces:\n\
+    the link's delay (and jitter), its bandwidth on wire bytes (frame + FCS, preamble, gap)\n\
+    through its drop-tail queue, and the scenario's [[loss]] rules (every model, filter and\n\
+    site `rmcast sim` has) per frame. A bus is one emulator at its rate: one member's frame\n\
+    occupies the medium for all and reaches every other member (no collisions, no backoff).\n\
+    The source runs `rmcast send` with a file of [traffic] messages x size bytes, paced at\n\
+    size / interval_ms; every receiver runs `rmcast recv`. The topology must be a tree below\n\
+    a source host with one link (binary_tree with source_link = true, star, edge_list\n\
+    trees), or one bus. Columns of runs.csv named as `rmcast sim` names them mean the same;\n\
+    the others are the testbed's (frames_dropped, frames_queue_dropped, emulator_*, relay_*).\n\
     Exit status: 0 every run completed (every receiver byte-exact); 1 a run did not; 2 bad\n\
-    scenario or setup (not root, no nftables)."
+    scenario or setup (not root)."
 )]
 pub struct Args {
     /// The scenario file (as `rmcast sim` reads it)
