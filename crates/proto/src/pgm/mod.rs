@@ -62,7 +62,7 @@ mod txw;
 
 pub use crate::budget::REQUESTS_PER_ROUND;
 pub use cc::{FeedbackReceiver, PacedSource};
-pub use deploy::{check_proactive, deploy, Deployment, Params, ProactiveError};
+pub use deploy::{check_proactive, deploy, Deployment, Params, Pgm, ProactiveError};
 
 use crate::budget::RequestBudget;
 use crate::fec::{self, BlockDecoder};

@@ -369,6 +369,10 @@ pub trait Values {
     type Error;
     /// The value of row `p`: the driver's, checked against `p.range`, or `p.default`.
     fn value(&mut self, p: &'static Param) -> Result<Value, Self::Error>;
+    /// The driver's value of row `p`, checked against `p.range`, when it gives one; `None`
+    /// when it does not (rows whose default is [`Value::Derived`] then take one derived
+    /// elsewhere: a preset, no limit).
+    fn given(&mut self, p: &'static Param) -> Result<Option<Value>, Self::Error>;
     /// An error about `key`: the value is not `what`.
     fn bad(&self, key: &str, what: &str) -> Self::Error;
 }
@@ -381,6 +385,9 @@ impl Values for Defaults {
     type Error = String;
     fn value(&mut self, p: &'static Param) -> Result<Value, String> {
         Ok(p.default)
+    }
+    fn given(&mut self, _: &'static Param) -> Result<Option<Value>, String> {
+        Ok(None)
     }
     fn bad(&self, key: &str, what: &str) -> String {
         format!("{key}: not {what}")
@@ -397,11 +404,20 @@ impl<'a, V: Values> Reader<'a, V> {
     pub(crate) fn new(params: &'static [Param], values: &'a mut V) -> Self {
         Reader { params, values }
     }
-    fn get(&mut self, key: &str) -> Result<Value, V::Error> {
+    fn row(&mut self, key: &str) -> Result<&'static Param, V::Error> {
         match self.params.iter().find(|p| p.key == key) {
-            Some(p) => self.values.value(p),
+            Some(p) => Ok(p),
             None => Err(self.values.bad(key, "a parameter of this protocol")),
         }
+    }
+    fn get(&mut self, key: &str) -> Result<Value, V::Error> {
+        let p = self.row(key)?;
+        self.values.value(p)
+    }
+    /// The driver's value of `key`, if it gives one ([`Values::given`]).
+    fn given(&mut self, key: &str) -> Result<Option<Value>, V::Error> {
+        let p = self.row(key)?;
+        self.values.given(p)
     }
     /// A number (an integer row converted).
     pub(crate) fn real(&mut self, key: &str) -> Result<f64, V::Error> {
@@ -432,6 +448,62 @@ impl<'a, V: Values> Reader<'a, V> {
     /// An integer whose row's range fits a `u16` (larger values are cut to `u16::MAX`).
     pub(crate) fn small(&mut self, key: &str) -> Result<u16, V::Error> {
         self.int(key).map(|v| v.min(u64::from(u16::MAX)) as u16)
+    }
+    /// An integer as a size (saturating).
+    pub(crate) fn size(&mut self, key: &str) -> Result<usize, V::Error> {
+        self.int(key)
+            .map(|v| usize::try_from(v).unwrap_or(usize::MAX))
+    }
+    /// A number as a whole count (the fraction cut, as `as usize` does).
+    pub(crate) fn whole(&mut self, key: &str) -> Result<usize, V::Error> {
+        self.real(key).map(|v| v as usize)
+    }
+    /// A count limit ([`Param::limit`] rows): `None` (no limit) unless the driver gives one,
+    /// else the value, at most `u32::MAX`.
+    pub(crate) fn limit(&mut self, key: &str) -> Result<Option<u32>, V::Error> {
+        self.opt_int(key)
+            .map(|v| v.map(|v| v.min(u64::from(u32::MAX)) as u32))
+    }
+    /// The driver's integer, if it gives one.
+    pub(crate) fn opt_int(&mut self, key: &str) -> Result<Option<u64>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(Value::Int(v)) => Ok(Some(v)),
+            Some(_) => Err(self.values.bad(key, "an integer")),
+        }
+    }
+    /// The driver's number, if it gives one (an integer converted).
+    pub(crate) fn opt_real(&mut self, key: &str) -> Result<Option<f64>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(v) => match v.real() {
+                Some(x) => Ok(Some(x)),
+                None => Err(self.values.bad(key, "a number")),
+            },
+        }
+    }
+    /// The driver's switch, if it gives one.
+    pub(crate) fn opt_switch(&mut self, key: &str) -> Result<Option<bool>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(Value::Bool(v)) => Ok(Some(v)),
+            Some(_) => Err(self.values.bad(key, "true or false")),
+        }
+    }
+    /// The driver's word, if it gives one, as `T`.
+    pub(crate) fn opt_choice<T>(
+        &mut self,
+        key: &str,
+        parse: fn(&str) -> Option<T>,
+    ) -> Result<Option<T>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(Value::Word(w)) => match parse(w) {
+                Some(t) => Ok(Some(t)),
+                None => Err(self.values.bad(key, "one of its words")),
+            },
+            Some(_) => Err(self.values.bad(key, "a word")),
+        }
     }
     /// A switch.
     pub(crate) fn switch(&mut self, key: &str) -> Result<bool, V::Error> {
