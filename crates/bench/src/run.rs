@@ -369,7 +369,7 @@ fn rmcast_run(
     } else {
         proto
     };
-    let windowed = rmcast_proto::spec::lookup(name)
+    let windowed = rmcast_proto::protocols::lookup(name)
         .is_some_and(|p| p.params.iter().any(|q| q.flag == Some("window")));
     if let Some(w) = b.window.filter(|_| windowed) {
         args.extend(["--window".into(), w.to_string()]);

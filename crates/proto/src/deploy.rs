@@ -74,16 +74,16 @@ impl<'a> Layout<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeployError {
     /// The parameter's key.
-    pub key: &'static str,
+    pub key: String,
     /// What it must be, or why the layout does not fit.
     pub what: String,
 }
 
 impl DeployError {
     /// `key` must be `what`.
-    pub fn new(key: &'static str, what: impl Into<String>) -> Self {
+    pub fn new(key: impl Into<String>, what: impl Into<String>) -> Self {
         DeployError {
-            key,
+            key: key.into(),
             what: what.into(),
         }
     }
@@ -130,7 +130,7 @@ pub trait Deployable {
     /// Every role's configuration.
     type Deployment: Deploy;
     /// The parameters `values` give (the spec's scenario keys).
-    fn read<V: Values>(values: &mut V) -> Result<Self::Params, V::Error>;
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Self::Params, V::Error>;
     /// What the layout must hold for parameters `p`.
     fn needs(_p: &Self::Params) -> Needs {
         Needs::default()
@@ -138,6 +138,59 @@ pub trait Deployable {
     /// The roles on `layout`; an error where the parameters do not fit each other or the
     /// layout.
     fn deploy(layout: &Layout<'_>, p: &Self::Params) -> Result<Self::Deployment, DeployError>;
+}
+
+/// A driver's side of laying one connection out ([`laid_out`]): the protocol's parameter
+/// values ([`Values`]), the layout a family needs, the agents' seeded RNGs, and attaching
+/// the roles. What a driver implements once for every family a [`Layout`] serves.
+pub trait Site: Values<Error = DeployError> {
+    /// The layout's parts, computed from the driver's topology as `needs` asks.
+    fn place(&mut self, needs: Needs) -> Placement;
+    /// The agent at `node`'s random stream `stream`.
+    fn rng(&mut self, node: NodeId, stream: u64) -> AgentRng;
+    /// Attach `roles`.
+    fn attach(&mut self, roles: Roles) -> Result<(), DeployError>;
+}
+
+/// What a driver puts in a [`Layout`], owned ([`Site::place`]).
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The data source.
+    pub source: NodeId,
+    /// The data's multicast group.
+    pub group: GroupId,
+    /// The receivers, in the driver's order.
+    pub receivers: Vec<NodeId>,
+    /// [`Layout::routers`].
+    pub routers: Vec<RouterSite>,
+    /// [`Layout::parents`].
+    pub parents: Vec<Option<NodeId>>,
+    /// Every member's distances to the others, when asked for
+    /// ([`MemberDistances::AllPairs`]).
+    pub distances: Option<Vec<BTreeMap<NodeId, Duration>>>,
+}
+
+impl Placement {
+    /// The layout these parts make.
+    pub fn layout(&self) -> Layout<'_> {
+        let mut l = Layout::new(self.source, self.group, &self.receivers);
+        l.routers = self.routers.clone();
+        l.parents = &self.parents;
+        if let Some(all) = &self.distances {
+            l.distances = MemberDistances::AllPairs(all);
+        }
+        l
+    }
+}
+
+/// Lay family `F` out at `site`: read its parameters, place it as it needs, deploy, build the
+/// roles with the site's RNGs and attach them (`crate::protocols::Deployer::Layout`).
+pub fn laid_out<F: Deployable>(site: &mut dyn Site) -> Result<(), DeployError> {
+    let p = F::read(site)?;
+    let placed = site.place(F::needs(&p));
+    let d = F::deploy(&placed.layout(), &p)?;
+    let roles = d.roles(&mut |n, s| site.rng(n, s));
+    site.attach(roles)
 }
 
 /// A router of the layout.
@@ -457,7 +510,7 @@ mod tests {
             ..xtp::Params::default()
         };
         assert_eq!(
-            xtp::deploy(&l, &unicast).err().map(|e| e.key),
+            xtp::deploy(&l, &unicast).err().map(|e| e.key).as_deref(),
             Some("multicast")
         );
         let misfit = prmp::Params {
@@ -465,7 +518,7 @@ mod tests {
             ..prmp::Params::default()
         };
         assert_eq!(
-            prmp::deploy(&l, &misfit).err().map(|e| e.key),
+            prmp::deploy(&l, &misfit).err().map(|e| e.key).as_deref(),
             Some("window")
         );
     }

@@ -7,9 +7,12 @@ use crate::params::{Params, ScenarioError};
 use crate::scheme::Scheme;
 use crate::sim::Sim;
 use core::time::Duration;
-use rmcast_proto::deploy::{Deploy, Deployable, Layout, MemberDistances, RouterSite, Routers};
+use rmcast_proto::deploy::{
+    Deploy, DeployError, Layout, Needs, Placement, Roles, RouterSite, Routers, Site,
+};
+use rmcast_proto::protocols::{Deployer, ProtocolDef, PROTOCOLS};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{bap, ff, lms, pgm, prmp, rra, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
+use rmcast_proto::{lms, pgm, srm, Agent, GroupId, IfaceId, NodeId};
 use std::collections::BTreeMap;
 
 /// What a protocol builder gets.
@@ -60,82 +63,64 @@ impl BuildCtx<'_> {
     }
 }
 
-/// A registered protocol: its builder. Its name, accepted keys, defaults and ranges come from
-/// the protocol's spec ([`rmcast_proto::spec`]).
-pub struct ProtocolEntry {
-    /// Its name in scenario files (the spec's name).
-    pub name: &'static str,
-    /// Attaches its agents for one run.
-    pub build: fn(&mut BuildCtx<'_>) -> Result<(), ScenarioError>,
+/// A protocol the simulator builds from a scenario: a row of the one protocol table
+/// ([`rmcast_proto::protocols::PROTOCOLS`]; its name, accepted keys, defaults and ranges come
+/// from the row's spec), or `unreliable`, the simulator's own baseline (no spec, no keys).
+#[derive(Debug, Clone, Copy)]
+pub enum ProtocolEntry {
+    /// A protocol of the table.
+    Def(&'static ProtocolDef),
+    /// The simulator's unreliable baseline.
+    Unreliable,
 }
 
 impl ProtocolEntry {
+    /// Its name in scenario files (the spec's name).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProtocolEntry::Def(d) => d.name,
+            ProtocolEntry::Unreliable => "unreliable",
+        }
+    }
+
     /// Parameter keys it accepts (others are rejected as unknown): the spec's scenario keys.
     pub fn keys(&self) -> Vec<&'static str> {
-        spec::lookup(self.name).map_or_else(Vec::new, |s| s.scenario_keys().collect())
+        match self {
+            ProtocolEntry::Def(d) => d.scenario_keys().collect(),
+            ProtocolEntry::Unreliable => Vec::new(),
+        }
+    }
+
+    /// Attach its agents for one run: a family laid out on a [`Layout`] through the one
+    /// adapter ([`SimSite`]), seed 001's regions through [`build_tree`].
+    pub fn build(&self, cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+        match self {
+            ProtocolEntry::Unreliable => build_unreliable(cx),
+            ProtocolEntry::Def(d) => match d.deploy {
+                Deployer::Layout(lay_out) => {
+                    let mut site = SimSite { cx, kept: None };
+                    lay_out(&mut site).map_err(|e| match site.kept.take() {
+                        Some(kept) => kept,
+                        None => site.cx.params.bad(&e.key, &e.what),
+                    })
+                }
+                Deployer::Regions(variant) => build_tree(cx, variant),
+            },
+        }
     }
 }
 
-/// Every protocol the simulator can build from a scenario. `unreliable` is the simulator's
-/// own baseline (no spec, no keys).
-pub const REGISTRY: &[ProtocolEntry] = &[
-    ProtocolEntry {
-        name: "saw",
-        build: build::<saw::Saw>,
-    },
-    ProtocolEntry {
-        name: "bap",
-        build: build::<bap::Bap>,
-    },
-    ProtocolEntry {
-        name: "rra",
-        build: build::<rra::Rra>,
-    },
-    ProtocolEntry {
-        name: "srm",
-        build: build::<srm::Srm>,
-    },
-    ProtocolEntry {
-        name: "pgm",
-        build: build::<pgm::Pgm>,
-    },
-    ProtocolEntry {
-        name: "lms",
-        build: build::<lms::Lms>,
-    },
-    ProtocolEntry {
-        name: "dsp",
-        build: build_dsp,
-    },
-    ProtocolEntry {
-        name: "csp",
-        build: build_csp,
-    },
-    ProtocolEntry {
-        name: "cp",
-        build: build_cp,
-    },
-    ProtocolEntry {
-        name: "xtp",
-        build: build::<xtp::Xtp>,
-    },
-    ProtocolEntry {
-        name: "prmp",
-        build: build::<prmp::Prmp>,
-    },
-    ProtocolEntry {
-        name: "ff",
-        build: build::<ff::Ff>,
-    },
-    ProtocolEntry {
-        name: "unreliable",
-        build: build_unreliable,
-    },
-];
+/// Every protocol the simulator can build from a scenario: the table's, then `unreliable`.
+pub fn registry() -> impl Iterator<Item = ProtocolEntry> {
+    PROTOCOLS
+        .iter()
+        .map(ProtocolEntry::Def)
+        .chain(core::iter::once(ProtocolEntry::Unreliable))
+}
 
 /// The registered protocol called `name`.
-pub fn lookup(name: &str) -> Option<&'static ProtocolEntry> {
-    REGISTRY.iter().find(|p| p.name == name)
+pub fn lookup(name: &str) -> Option<ProtocolEntry> {
+    registry().find(|p| p.name() == name)
 }
 
 use rmcast_proto::spec::{self, ms, Range, Value};
@@ -146,7 +131,7 @@ impl BuildCtx<'_> {
     /// The spec row of `key`.
     fn param(&self, key: &str) -> Result<&'static spec::Param, ScenarioError> {
         let name = self.name;
-        spec::lookup(name)
+        rmcast_proto::protocols::lookup(name)
             .and_then(|s| s.param(key))
             .ok_or_else(|| {
                 self.params
@@ -321,34 +306,69 @@ impl spec::Values for Scenario<'_> {
     }
 }
 
-/// The one adapter for every family laid out on a [`Layout`]: read its typed parameters from
-/// the scenario (each checked against its spec row), fill the layout with what the family
-/// [`needs`](Deployable::needs) from the simulator's shortest-path trees, deploy and
-/// attach; a family's refusal is an error of the key it names.
-fn build<F: Deployable>(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = F::read(&mut Scenario(cx.params))?;
-    let needs = F::needs(&p);
-    let (source, receivers) = (cx.source, cx.receivers);
-    let net = cx.sim.network();
-    let mut layout = Layout::new(source, cx.group, receivers);
-    layout.routers = match needs.routers {
-        Routers::None => Vec::new(),
-        Routers::All => all_routers(net),
-        Routers::AllWithDownstream => tree_routers(net, source, receivers, true),
-    };
-    let parents = if needs.parents {
-        tree_parents(net, source)
-    } else {
-        Vec::new()
-    };
-    layout.parents = &parents;
-    let all;
-    if needs.distances {
-        all = member_distances(net, &layout.members());
-        layout.distances = MemberDistances::AllPairs(&all);
+/// The simulator's [`Site`]: the one adapter for every family laid out on a [`Layout`]. The
+/// parameters are the scenario's (each checked against its spec row; a scenario error is
+/// kept to be returned as it is), the layout is filled with what the family needs from the
+/// simulator's shortest-path trees, and the roles attach to the simulator.
+struct SimSite<'c, 'a> {
+    cx: &'c mut BuildCtx<'a>,
+    kept: Option<ScenarioError>,
+}
+
+impl SimSite<'_, '_> {
+    fn keep(&mut self, key: &str, e: ScenarioError) -> DeployError {
+        let d = DeployError::new(key, e.to_string());
+        self.kept.get_or_insert(e);
+        d
     }
-    let d = F::deploy(&layout, &p).map_err(|e| cx.params.bad(e.key, &e.what))?;
-    cx.install(d)
+}
+
+impl spec::Values for SimSite<'_, '_> {
+    type Error = DeployError;
+    fn value(&mut self, q: &'static spec::Param) -> Result<Value, DeployError> {
+        Scenario(self.cx.params)
+            .value(q)
+            .map_err(|e| self.keep(q.key, e))
+    }
+    fn given(&mut self, q: &'static spec::Param) -> Result<Option<Value>, DeployError> {
+        Scenario(self.cx.params)
+            .given(q)
+            .map_err(|e| self.keep(q.key, e))
+    }
+    fn bad(&self, key: &str, what: &str) -> DeployError {
+        DeployError::new(key, what)
+    }
+}
+
+impl Site for SimSite<'_, '_> {
+    fn place(&mut self, needs: Needs) -> Placement {
+        let (source, receivers) = (self.cx.source, self.cx.receivers);
+        let net = self.cx.sim.network();
+        let mut members = vec![source];
+        members.extend_from_slice(receivers);
+        Placement {
+            source,
+            group: self.cx.group,
+            receivers: receivers.to_vec(),
+            routers: match needs.routers {
+                Routers::None => Vec::new(),
+                Routers::All => all_routers(net),
+                Routers::AllWithDownstream => tree_routers(net, source, receivers, true),
+            },
+            parents: if needs.parents {
+                tree_parents(net, source)
+            } else {
+                Vec::new()
+            },
+            distances: needs.distances.then(|| member_distances(net, &members)),
+        }
+    }
+    fn rng(&mut self, node: NodeId, stream: u64) -> AgentRng {
+        self.cx.sim.agent_rng(node, stream)
+    }
+    fn attach(&mut self, roles: Roles) -> Result<(), DeployError> {
+        install_roles(self.cx.sim, roles).map_err(|e| DeployError::new("name", e.to_string()))
+    }
 }
 
 /// Every node's parent on `source`'s shortest-path tree, by node index (`None`: the source,
@@ -365,6 +385,11 @@ pub fn tree_parents(net: &crate::Network, source: NodeId) -> Vec<Option<NodeId>>
 /// agents, each agent's RNG the simulator's stream for its node.
 pub fn install(sim: &mut Sim, d: impl Deploy) -> Result<(), crate::SimError> {
     let roles = d.roles(&mut |node, stream| sim.agent_rng(node, stream));
+    install_roles(sim, roles)
+}
+
+/// Attach built roles to `sim`: their groups, router agents and host agents.
+pub fn install_roles(sim: &mut Sim, roles: Roles) -> Result<(), crate::SimError> {
     for (g, members) in &roles.groups {
         sim.set_group(*g, members)?;
     }
@@ -582,16 +607,6 @@ pub fn lms_replier_candidates(
 }
 
 // ------------------------------------------------------------------- seed 001: dsp, csp, cp
-
-fn build_dsp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    build_tree(cx, rmcast_proto::tree::Variant::Dsp)
-}
-fn build_csp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    build_tree(cx, rmcast_proto::tree::Variant::Csp)
-}
-fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    build_tree(cx, rmcast_proto::tree::Variant::Cp)
-}
 
 /// Seed 001's roles on any topology: a region is the set of receivers sharing a parent (their
 /// local exchange) on the source's shortest-path tree, and DSP's designated endpoint is the

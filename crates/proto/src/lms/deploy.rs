@@ -85,7 +85,7 @@ pub struct Lms;
 impl Deployable for Lms {
     type Params = Params;
     type Deployment = Deployment;
-    fn read<V: Values>(values: &mut V) -> Result<Params, V::Error> {
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
         Params::read(values)
     }
     fn needs(_: &Params) -> Needs {

@@ -129,7 +129,7 @@ pub struct Pgm;
 impl Deployable for Pgm {
     type Params = Params;
     type Deployment = Deployment;
-    fn read<V: Values>(values: &mut V) -> Result<Params, V::Error> {
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
         Params::read(values)
     }
     fn needs(_: &Params) -> Needs {

@@ -152,7 +152,7 @@ pub struct Prmp;
 impl Deployable for Prmp {
     type Params = Params;
     type Deployment = Deployment;
-    fn read<V: Values>(values: &mut V) -> Result<Params, V::Error> {
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
         Params::read(values)
     }
     fn needs(p: &Params) -> Needs {

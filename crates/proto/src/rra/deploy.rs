@@ -48,7 +48,7 @@ pub struct Rra;
 impl Deployable for Rra {
     type Params = Params;
     type Deployment = Deployment;
-    fn read<V: Values>(values: &mut V) -> Result<Params, V::Error> {
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
         Params::read(values)
     }
     fn deploy(layout: &Layout<'_>, p: &Params) -> Result<Deployment, DeployError> {

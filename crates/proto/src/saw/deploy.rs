@@ -64,7 +64,7 @@ pub struct Saw;
 impl Deployable for Saw {
     type Params = Params;
     type Deployment = Deployment;
-    fn read<V: Values>(values: &mut V) -> Result<Params, V::Error> {
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
         Params::read(values)
     }
     fn deploy(layout: &Layout<'_>, p: &Params) -> Result<Deployment, DeployError> {

@@ -1,6 +1,7 @@
 //! # Protocol specs: one home for every protocol's name, family and parameters
 //!
-//! [`PROTOCOLS`] is the one list of the protocols this build implements. Each [`ProtocolSpec`]
+//! [`crate::protocols::PROTOCOLS`] is the one list of the protocols this build implements,
+//! each with its spec row here (for example [`SAW`]). Each [`ProtocolSpec`]
 //! names its wire family, its seed, whether it runs on real sockets, and its tunable
 //! [`Param`]s: the key a scenario file's `[protocol]` table uses, the `rmcast send` flag where
 //! the same quantity is a flag, the unit, the range, the default and, where sockets need a
@@ -72,7 +73,7 @@ macro_rules! typed_params {
         }
         impl $name {
             /// The parameters `values` give, row by row (the spec's scenario keys).
-            pub fn read<V: $crate::spec::Values>(values: &mut V) -> Result<Self, V::Error> {
+            pub fn read<V: $crate::spec::Values + ?Sized>(values: &mut V) -> Result<Self, V::Error> {
                 let mut r = $crate::spec::Reader::new($rows, values);
                 Ok($name {
                     $($field: r.$read($key $(, $arg)*)?),+
@@ -395,12 +396,12 @@ impl Values for Defaults {
 }
 
 /// Typed reads of one protocol's rows from [`Values`].
-pub(crate) struct Reader<'a, V> {
+pub(crate) struct Reader<'a, V: ?Sized> {
     params: &'static [Param],
     values: &'a mut V,
 }
 
-impl<'a, V: Values> Reader<'a, V> {
+impl<'a, V: Values + ?Sized> Reader<'a, V> {
     pub(crate) fn new(params: &'static [Param], values: &'a mut V) -> Self {
         Reader { params, values }
     }
@@ -539,135 +540,145 @@ pub fn one_of(words: &[&str]) -> String {
     }
 }
 
-/// The protocol called `name`.
-pub fn lookup(name: &str) -> Option<&'static ProtocolSpec> {
-    PROTOCOLS.iter().find(|p| p.name == name)
-}
+/// `saw`'s row of [`crate::protocols::PROTOCOLS`].
+pub const SAW: ProtocolSpec = ProtocolSpec {
+    name: "saw",
+    seed: "000 (Segovia 1996, §2.5)",
+    summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
+              multicast or unicast retransmission, optional random ACK delay",
+    family: Family::Saw,
+    sockets: true,
+    params: saw::PARAMS,
+};
 
-/// The protocols that run on real sockets, in table order.
-pub fn socket_protocols() -> impl Iterator<Item = &'static ProtocolSpec> {
-    PROTOCOLS.iter().filter(|p| p.sockets)
-}
+/// `bap`'s row of [`crate::protocols::PROTOCOLS`].
+pub const BAP: ProtocolSpec = ProtocolSpec {
+    name: "bap",
+    seed: "000 (Segovia 1996, §2.6)",
+    summary: "multicast block acknowledgment: window n, sequence numbers mod 2n, cumulative \
+              per-receiver ACKs when n arrive or a delay timer fires, go-back-N retransmission",
+    family: Family::Bap,
+    sockets: true,
+    params: saw::BAP_PARAMS,
+};
 
-/// Every implemented protocol, for `rmcast protocols`, the simulator's registry and the
-/// socket driver.
-pub const PROTOCOLS: &[ProtocolSpec] = &[
-    ProtocolSpec {
-        name: "saw",
-        seed: "000 (Segovia 1996, §2.5)",
-        summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
-                  multicast or unicast retransmission, optional random ACK delay",
-        family: Family::Saw,
-        sockets: true,
-        params: saw::PARAMS,
-    },
-    ProtocolSpec {
-        name: "bap",
-        seed: "000 (Segovia 1996, §2.6)",
-        summary: "multicast block acknowledgment: window n, sequence numbers mod 2n, cumulative \
-                  per-receiver ACKs when n arrive or a delay timer fires, go-back-N retransmission",
-        family: Family::Bap,
-        sockets: true,
-        params: saw::BAP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "rra",
-        seed: "000 (Segovia 1996, Ch. 5, proposed)",
-        summary: "round-robin acknowledgment: each data packet names the one receiver that \
-                  reports its status; selective multicast repairs, polls for the tail",
-        family: Family::Rra,
-        sockets: true,
-        params: rra::PARAMS,
-    },
-    ProtocolSpec {
-        name: "dsp",
-        seed: "001 (Paul, Sabnani & Kristol, §3)",
-        summary: "designated status protocol: one designated endpoint per region reports its own \
-                  status to the source and re-multicasts locally what its region lacks; \
-                  block-based selective repeat, periodic complete state",
-        family: Family::Tree,
-        sockets: true,
-        params: dsp::DSP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "csp",
-        seed: "001 (Paul, Sabnani & Kristol, §4)",
-        summary: "consolidated status protocol: the local exchange merges its endpoints' status \
-                  pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
-        family: Family::Tree,
-        sockets: true,
-        params: dsp::DSP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "cp",
-        seed: "001 (Paul, Sabnani & Kristol, §5)",
-        summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
-                  exchange orders an endpoint holding a block to re-multicast it locally",
-        family: Family::Tree,
-        sockets: true,
-        params: dsp::DSP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "prmp",
-        seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
-        summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
-                  planned per epoch so responses arrive at rate RR; NACK collection with MTR \
-                  multicast/unicast repair; silent children removed",
-        family: Family::Prmp,
-        sockets: true,
-        params: prmp::PARAMS,
-    },
-    ProtocolSpec {
-        name: "srm",
-        seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
-        summary: "scalable reliable multicast: gap detection, randomized request and repair \
-                  timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
-        family: Family::Srm,
-        sockets: true,
-        params: srm::PARAMS,
-    },
-    ProtocolSpec {
-        name: "pgm",
-        seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
-        summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
-                  repair state and forward RDATA only where asked; the source repairs every NAK",
-        family: Family::Pgm,
-        sockets: true,
-        params: pgm::PARAMS,
-    },
-    ProtocolSpec {
-        name: "lms",
-        seed: "003 (Papadopoulos, Ch. 4-5)",
-        summary: "light-weight multicast services: routers keep a replier link, requests turn \
-                  at the turning point, the replier's repair is subcast down the asking subtree",
-        family: Family::Lms,
-        sockets: true,
-        params: lms::PARAMS,
-    },
-    ProtocolSpec {
-        name: "ff",
-        seed: "004 (§4 baseline, after Towsley & Mithal)",
-        summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
-                  packet, timeout (2 x largest RTT) loss detection, global multicast repair",
-        family: Family::Ff,
-        sockets: true,
-        params: ff::PARAMS,
-    },
-    ProtocolSpec {
-        name: "xtp",
-        seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
-        summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
-                  receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
-                  synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
-        family: Family::Xtp,
-        sockets: true,
-        params: xtp::PARAMS,
-    },
-];
+/// `rra`'s row of [`crate::protocols::PROTOCOLS`].
+pub const RRA: ProtocolSpec = ProtocolSpec {
+    name: "rra",
+    seed: "000 (Segovia 1996, Ch. 5, proposed)",
+    summary: "round-robin acknowledgment: each data packet names the one receiver that \
+              reports its status; selective multicast repairs, polls for the tail",
+    family: Family::Rra,
+    sockets: true,
+    params: rra::PARAMS,
+};
+
+/// `dsp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const DSP: ProtocolSpec = ProtocolSpec {
+    name: "dsp",
+    seed: "001 (Paul, Sabnani & Kristol, §3)",
+    summary: "designated status protocol: one designated endpoint per region reports its own \
+              status to the source and re-multicasts locally what its region lacks; \
+              block-based selective repeat, periodic complete state",
+    family: Family::Tree,
+    sockets: true,
+    params: dsp::DSP_PARAMS,
+};
+
+/// `csp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const CSP: ProtocolSpec = ProtocolSpec {
+    name: "csp",
+    seed: "001 (Paul, Sabnani & Kristol, §4)",
+    summary: "consolidated status protocol: the local exchange merges its endpoints' status \
+              pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
+    family: Family::Tree,
+    sockets: true,
+    params: dsp::DSP_PARAMS,
+};
+
+/// `cp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const CP: ProtocolSpec = ProtocolSpec {
+    name: "cp",
+    seed: "001 (Paul, Sabnani & Kristol, §5)",
+    summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
+              exchange orders an endpoint holding a block to re-multicast it locally",
+    family: Family::Tree,
+    sockets: true,
+    params: dsp::DSP_PARAMS,
+};
+
+/// `prmp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const PRMP: ProtocolSpec = ProtocolSpec {
+    name: "prmp",
+    seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
+    summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
+              planned per epoch so responses arrive at rate RR; NACK collection with MTR \
+              multicast/unicast repair; silent children removed",
+    family: Family::Prmp,
+    sockets: true,
+    params: prmp::PARAMS,
+};
+
+/// `srm`'s row of [`crate::protocols::PROTOCOLS`].
+pub const SRM: ProtocolSpec = ProtocolSpec {
+    name: "srm",
+    seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
+    summary: "scalable reliable multicast: gap detection, randomized request and repair \
+              timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
+    family: Family::Srm,
+    sockets: true,
+    params: srm::PARAMS,
+};
+
+/// `pgm`'s row of [`crate::protocols::PROTOCOLS`].
+pub const PGM: ProtocolSpec = ProtocolSpec {
+    name: "pgm",
+    seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
+    summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
+              repair state and forward RDATA only where asked; the source repairs every NAK",
+    family: Family::Pgm,
+    sockets: true,
+    params: pgm::PARAMS,
+};
+
+/// `lms`'s row of [`crate::protocols::PROTOCOLS`].
+pub const LMS: ProtocolSpec = ProtocolSpec {
+    name: "lms",
+    seed: "003 (Papadopoulos, Ch. 4-5)",
+    summary: "light-weight multicast services: routers keep a replier link, requests turn \
+              at the turning point, the replier's repair is subcast down the asking subtree",
+    family: Family::Lms,
+    sockets: true,
+    params: lms::PARAMS,
+};
+
+/// `ff`'s row of [`crate::protocols::PROTOCOLS`].
+pub const FF: ProtocolSpec = ProtocolSpec {
+    name: "ff",
+    seed: "004 (§4 baseline, after Towsley & Mithal)",
+    summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
+              packet, timeout (2 x largest RTT) loss detection, global multicast repair",
+    family: Family::Ff,
+    sockets: true,
+    params: ff::PARAMS,
+};
+
+/// `xtp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const XTP: ProtocolSpec = ProtocolSpec {
+    name: "xtp",
+    seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
+    summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
+              receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
+              synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
+    family: Family::Xtp,
+    sockets: true,
+    params: xtp::PARAMS,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocols::{lookup, PROTOCOLS};
 
     #[test]
     fn names_are_unique_and_keys_unique_per_protocol() {

@@ -124,7 +124,7 @@ pub struct Srm;
 impl Deployable for Srm {
     type Params = Params;
     type Deployment = Deployment;
-    fn read<V: Values>(values: &mut V) -> Result<Params, V::Error> {
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
         Params::read(values)
     }
     fn needs(p: &Params) -> Needs {
