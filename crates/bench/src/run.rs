@@ -616,9 +616,7 @@ pub(crate) mod tests {
     #[test]
     fn every_socket_protocol_is_offered() {
         let p = socket_protocols();
-        for name in [
-            "saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "csp", "cp", "pgm", "lms", "ff",
-        ] {
+        for name in rmcast_proto::protocols::socket_protocols().map(|d| d.name) {
             assert!(p.contains(&name), "{p:?}");
         }
     }

@@ -1,7 +1,8 @@
-//! The protocol registry: how a scenario's `[protocol]` table becomes agents. A protocol
-//! plugs in by adding one [`ProtocolEntry`] to [`REGISTRY`]: a name and a function that
-//! reads its parameters and attaches a sender agent to the source and receiver agents to
-//! the receivers.
+//! The protocol registry: how a scenario's `[protocol]` table becomes agents. It is built from
+//! the one protocol table, `rmcast_proto::protocols::PROTOCOLS` ([`registry`], [`lookup`]):
+//! a family laid out on a `Layout` goes through `SimSite`, the one adapter (the scenario's
+//! values, the layout from the simulator's shortest-path trees, the roles installed), seed
+//! 001's regions through `build_tree`; `unreliable` is the simulator's own baseline.
 
 use crate::params::{Params, ScenarioError};
 use crate::scheme::Scheme;
@@ -92,7 +93,7 @@ impl ProtocolEntry {
     }
 
     /// Attach its agents for one run: a family laid out on a [`Layout`] through the one
-    /// adapter ([`SimSite`]), seed 001's regions through [`build_tree`].
+    /// adapter (`SimSite`), seed 001's regions through `build_tree`.
     pub fn build(&self, cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
         match self {
             ProtocolEntry::Unreliable => build_unreliable(cx),
