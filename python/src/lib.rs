@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyMapping, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
-use rmcast_proto::spec::PROTOCOLS;
+use rmcast_proto::PROTOCOLS;
 use rmcast_sim::scenario::{self, Metric, RunOptions, Scenario};
 use rmcast_sim::topo::Topology;
 use rmcast_sim::NodeKind;

@@ -369,7 +369,7 @@ fn rmcast_run(
     } else {
         proto
     };
-    let windowed = rmcast_proto::spec::lookup(name)
+    let windowed = rmcast_proto::protocols::lookup(name)
         .is_some_and(|p| p.params.iter().any(|q| q.flag == Some("window")));
     if let Some(w) = b.window.filter(|_| windowed) {
         args.extend(["--window".into(), w.to_string()]);
@@ -616,9 +616,7 @@ pub(crate) mod tests {
     #[test]
     fn every_socket_protocol_is_offered() {
         let p = socket_protocols();
-        for name in [
-            "saw", "bap", "rra", "xtp", "prmp", "srm", "dsp", "csp", "cp", "pgm", "lms", "ff",
-        ] {
+        for name in rmcast_proto::protocols::socket_protocols().map(|d| d.name) {
             assert!(p.contains(&name), "{p:?}");
         }
     }

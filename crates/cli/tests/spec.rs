@@ -6,7 +6,8 @@
 
 mod common;
 
-use rmcast_proto::spec::{Range, Value, PROTOCOLS};
+use rmcast_proto::spec::{Range, Value};
+use rmcast_proto::PROTOCOLS;
 
 fn send_help() -> String {
     common::stdout_of(&["send", "--help"])

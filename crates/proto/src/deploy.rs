@@ -16,6 +16,7 @@
 //! a socket.
 
 use crate::rng::AgentRng;
+use crate::spec::Values;
 use crate::{Agent, GroupId, IfaceId, NodeId, RouterAgent};
 use core::time::Duration;
 use std::collections::BTreeMap;
@@ -35,6 +36,10 @@ pub struct Layout<'a> {
     pub routers: Vec<RouterSite>,
     /// Distances between members from the topology (SRM with `distances = "topology"`).
     pub distances: MemberDistances<'a>,
+    /// Each node's parent on the source's shortest-path tree, by node index (`None`: the
+    /// source, or a node it does not reach); empty where the family does not need them
+    /// (multi-level `prmp` places its relays by them).
+    pub parents: &'a [Option<NodeId>],
 }
 
 impl<'a> Layout<'a> {
@@ -46,7 +51,13 @@ impl<'a> Layout<'a> {
             receivers,
             routers: Vec::new(),
             distances: MemberDistances::Unknown,
+            parents: &[],
         }
+    }
+
+    /// `n`'s parent on the source's tree, if the layout knows it.
+    pub fn parent(&self, n: NodeId) -> Option<NodeId> {
+        self.parents.get(n.0 as usize).copied().flatten()
     }
 
     /// The members of a many-to-many session: the source, then the receivers.
@@ -56,6 +67,130 @@ impl<'a> Layout<'a> {
         m.extend_from_slice(self.receivers);
         m
     }
+}
+
+/// Why a family cannot be laid out as asked: the parameter at fault (`"name"` when it is the
+/// layout itself) and what it must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeployError {
+    /// The parameter's key.
+    pub key: String,
+    /// What it must be, or why the layout does not fit.
+    pub what: String,
+}
+
+impl DeployError {
+    /// `key` must be `what`.
+    pub fn new(key: impl Into<String>, what: impl Into<String>) -> Self {
+        DeployError {
+            key: key.into(),
+            what: what.into(),
+        }
+    }
+}
+
+impl core::fmt::Display for DeployError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.key, self.what)
+    }
+}
+
+/// Which routers a family wants in [`Layout::routers`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Routers {
+    /// None (the network does not help).
+    #[default]
+    None,
+    /// Every router, nothing known below it (PGM's network elements; multi-level PRMP's
+    /// relay candidates).
+    All,
+    /// Every router, each with its interfaces leading down the source's tree to receivers
+    /// and the distance to the closest one behind each (LMS).
+    AllWithDownstream,
+}
+
+/// What a family's deployment needs the driver to put in its [`Layout`] beyond the source,
+/// group and receivers (the driver computes these from its topology only when asked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Which routers.
+    pub routers: Routers,
+    /// Every node's parent on the source's shortest-path tree ([`Layout::parents`]).
+    pub parents: bool,
+    /// Every member's distance to every other ([`MemberDistances::AllPairs`]).
+    pub distances: bool,
+}
+
+/// A family laid out on a [`Layout`]: its typed parameters, read row by row from its spec,
+/// what its layout needs, and its deployment. A driver's one adapter reads the parameters,
+/// fills the layout as [`Deployable::needs`] asks, deploys and attaches the roles.
+pub trait Deployable {
+    /// The typed parameters.
+    type Params;
+    /// Every role's configuration.
+    type Deployment: Deploy;
+    /// The parameters `values` give (the spec's scenario keys).
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Self::Params, V::Error>;
+    /// What the layout must hold for parameters `p`.
+    fn needs(_p: &Self::Params) -> Needs {
+        Needs::default()
+    }
+    /// The roles on `layout`; an error where the parameters do not fit each other or the
+    /// layout.
+    fn deploy(layout: &Layout<'_>, p: &Self::Params) -> Result<Self::Deployment, DeployError>;
+}
+
+/// A driver's side of laying one connection out ([`laid_out`]): the protocol's parameter
+/// values ([`Values`]), the layout a family needs, the agents' seeded RNGs, and attaching
+/// the roles. What a driver implements once for every family a [`Layout`] serves.
+pub trait Site: Values<Error = DeployError> {
+    /// The layout's parts, computed from the driver's topology as `needs` asks.
+    fn place(&mut self, needs: Needs) -> Placement;
+    /// The agent at `node`'s random stream `stream`.
+    fn rng(&mut self, node: NodeId, stream: u64) -> AgentRng;
+    /// Attach `roles`.
+    fn attach(&mut self, roles: Roles) -> Result<(), DeployError>;
+}
+
+/// What a driver puts in a [`Layout`], owned ([`Site::place`]).
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The data source.
+    pub source: NodeId,
+    /// The data's multicast group.
+    pub group: GroupId,
+    /// The receivers, in the driver's order.
+    pub receivers: Vec<NodeId>,
+    /// [`Layout::routers`].
+    pub routers: Vec<RouterSite>,
+    /// [`Layout::parents`].
+    pub parents: Vec<Option<NodeId>>,
+    /// Every member's distances to the others, when asked for
+    /// ([`MemberDistances::AllPairs`]).
+    pub distances: Option<Vec<BTreeMap<NodeId, Duration>>>,
+}
+
+impl Placement {
+    /// The layout these parts make.
+    pub fn layout(&self) -> Layout<'_> {
+        let mut l = Layout::new(self.source, self.group, &self.receivers);
+        l.routers = self.routers.clone();
+        l.parents = &self.parents;
+        if let Some(all) = &self.distances {
+            l.distances = MemberDistances::AllPairs(all);
+        }
+        l
+    }
+}
+
+/// Lay family `F` out at `site`: read its parameters, place it as it needs, deploy, build the
+/// roles with the site's RNGs and attach them (`crate::protocols::Deployer::Layout`).
+pub fn laid_out<F: Deployable>(site: &mut dyn Site) -> Result<(), DeployError> {
+    let p = F::read(site)?;
+    let placed = site.place(F::needs(&p));
+    let d = F::deploy(&placed.layout(), &p)?;
+    let roles = d.roles(&mut |n, s| site.rng(n, s));
+    site.attach(roles)
 }
 
 /// A router of the layout.
@@ -156,16 +291,84 @@ macro_rules! role {
 }
 pub(crate) use role;
 
-/// The roles of a one-to-many family the routers help (`pgm`, `lms`): a source, its
-/// receivers and a router agent per router of the layout.
+/// The roles of a one-to-many family: a source, its receivers and, where the routers help
+/// (`pgm`, `lms`, multi-level `prmp`), router agents, with any groups of their own.
 #[derive(Debug, Clone)]
-pub struct Deployment<S, R, X> {
+pub struct Deployment<S, R, X = NoRouter> {
+    /// Groups of the family's own to set before the run (group, members).
+    pub groups: Vec<(GroupId, Vec<NodeId>)>,
     /// The source's configuration.
     pub source: S,
     /// Every receiver's configuration, in the layout's order.
     pub receivers: Vec<R>,
     /// A router agent's configuration per router of the layout, in its order.
     pub routers: Vec<X>,
+}
+
+/// No router role: the router type of a [`Deployment`] of hosts only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRouter {}
+
+impl Role for NoRouter {
+    type Agent = dyn RouterAgent;
+    fn node(&self) -> NodeId {
+        match *self {}
+    }
+    fn build(self, _: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Box<dyn RouterAgent> {
+        match self {}
+    }
+}
+
+/// A host role whose agent is built already: its constructor checks its configuration, so
+/// the family's `deploy` builds it and reports the check's error (`prmp`, `ff` senders).
+#[derive(Debug)]
+pub struct Built<A> {
+    /// The node it goes to.
+    pub node: NodeId,
+    /// The agent.
+    pub agent: A,
+}
+
+impl<A: Agent + 'static> Role for Built<A> {
+    type Agent = dyn Agent;
+    fn node(&self) -> NodeId {
+        self.node
+    }
+    fn build(self, _: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Box<dyn Agent> {
+        Box::new(self.agent)
+    }
+}
+
+/// A router role whose agent is built already (see [`Built`]).
+#[derive(Debug)]
+pub struct BuiltRouter<A> {
+    /// The node it goes to.
+    pub node: NodeId,
+    /// The router agent.
+    pub agent: A,
+}
+
+impl<A: RouterAgent + 'static> Role for BuiltRouter<A> {
+    type Agent = dyn RouterAgent;
+    fn node(&self) -> NodeId {
+        self.node
+    }
+    fn build(self, _: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Box<dyn RouterAgent> {
+        Box::new(self.agent)
+    }
+}
+
+impl<S, R> Deployment<S, R> {
+    /// The source `source` and a receiver per configuration of `receivers`; no router, no
+    /// group of its own.
+    pub fn hosts(source: S, receivers: Vec<R>) -> Self {
+        Deployment {
+            groups: Vec::new(),
+            source,
+            receivers,
+            routers: Vec::new(),
+        }
+    }
 }
 
 /// A role's configuration from its family's typed parameters `P` and its place `At` on the
@@ -187,6 +390,7 @@ impl<S, R, X> Deployment<S, R, X> {
         X: for<'s> FromParams<P, (&'s RouterSite, GroupId)>,
     {
         Deployment {
+            groups: Vec::new(),
             source: S::from_params(p, (layout.source, layout.group)),
             receivers: layout
                 .receivers
@@ -210,6 +414,7 @@ where
 {
     fn roles(self, rng: &mut dyn FnMut(NodeId, u64) -> AgentRng) -> Roles {
         let mut roles = Roles::new();
+        roles.groups = self.groups;
         roles.host(self.source, rng);
         for c in self.receivers {
             roles.host(c, rng);
@@ -258,13 +463,103 @@ mod tests {
     use super::*;
     use crate::spec::{ms, Defaults};
     use crate::srm::{DistanceSource, Distances};
-    use crate::{lms, pgm, srm};
+    use crate::{bap, ff, lms, pgm, prmp, rra, saw, srm, xtp};
 
     #[test]
     fn typed_params_read_from_the_spec_rows_are_their_defaults() {
         assert_eq!(pgm::Params::read(&mut Defaults), Ok(pgm::Params::default()));
         assert_eq!(lms::Params::read(&mut Defaults), Ok(lms::Params::default()));
         assert_eq!(srm::Params::read(&mut Defaults), Ok(srm::Params::default()));
+        assert_eq!(saw::Params::read(&mut Defaults), Ok(saw::Params::default()));
+        assert_eq!(bap::Params::read(&mut Defaults), Ok(bap::Params::default()));
+        assert_eq!(rra::Params::read(&mut Defaults), Ok(rra::Params::default()));
+        assert_eq!(ff::Params::read(&mut Defaults), Ok(ff::Params::default()));
+        assert_eq!(
+            prmp::Params::read(&mut Defaults),
+            Ok(prmp::Params::default())
+        );
+        assert_eq!(xtp::Params::read(&mut Defaults), Ok(xtp::Params::default()));
+    }
+
+    #[test]
+    fn host_families_put_the_sender_at_the_source_and_a_receiver_at_each_receiver() {
+        let rx = [NodeId(2), NodeId(3)];
+        let l = layout(&rx);
+        let mut rng = |n, s| AgentRng::derive(1, n, s);
+        let all = [
+            saw::deploy(&l, &saw::Params::default()).roles(&mut rng),
+            bap::deploy(&l, &bap::Params::default()).roles(&mut rng),
+            rra::deploy(&l, &rra::Params::default()).roles(&mut rng),
+            ff::deploy(&l, &ff::Params::default())
+                .map(|d| d.roles(&mut rng))
+                .unwrap(),
+            prmp::deploy(&l, &prmp::Params::default())
+                .map(|d| d.roles(&mut rng))
+                .unwrap(),
+            xtp::deploy(&l, &xtp::Params::default())
+                .map(|d| d.roles(&mut rng))
+                .unwrap(),
+        ];
+        for roles in all {
+            let hosts: Vec<NodeId> = roles.hosts.iter().map(|h| h.0).collect();
+            assert_eq!(hosts, [NodeId(0), NodeId(2), NodeId(3)]);
+            assert!(roles.routers.is_empty() && roles.groups.is_empty());
+        }
+        let unicast = xtp::Params {
+            multicast: false,
+            ..xtp::Params::default()
+        };
+        assert_eq!(
+            xtp::deploy(&l, &unicast).err().map(|e| e.key).as_deref(),
+            Some("multicast")
+        );
+        let misfit = prmp::Params {
+            epoch: ms(1.5),
+            ..prmp::Params::default()
+        };
+        assert_eq!(
+            prmp::deploy(&l, &misfit).err().map(|e| e.key).as_deref(),
+            Some("window")
+        );
+    }
+
+    #[test]
+    fn prmp_relays_sit_above_receivers_and_nest() {
+        // 0 (source) - 1 (router) - 2 (router) - {3, 4}; receiver 5 hangs off 1, and so does
+        // router 6, itself a receiver (so no relay) with receiver 7 below it. Relays: 1 and 2
+        // (2 a child of 1); 6 and 7 answer to 1; the source polls relay 1 only.
+        let parents = [
+            None,
+            Some(NodeId(0)),
+            Some(NodeId(1)),
+            Some(NodeId(2)),
+            Some(NodeId(2)),
+            Some(NodeId(1)),
+            Some(NodeId(1)),
+            Some(NodeId(6)),
+        ];
+        let rx = [NodeId(3), NodeId(4), NodeId(5), NodeId(6), NodeId(7)];
+        let mut l = Layout::new(NodeId(0), GroupId(10), &rx);
+        l.routers = [1, 2, 6].map(|n| RouterSite::new(NodeId(n))).to_vec();
+        l.parents = &parents;
+        let p = prmp::Params {
+            relays: true,
+            ..prmp::Params::default()
+        };
+        let d = prmp::deploy(&l, &p).unwrap();
+        assert_eq!(
+            d.groups,
+            [
+                (
+                    GroupId(11),
+                    vec![NodeId(5), NodeId(6), NodeId(7), NodeId(2)]
+                ),
+                (GroupId(12), vec![NodeId(3), NodeId(4)]),
+            ]
+        );
+        let relays: Vec<NodeId> = d.routers.iter().map(|x| x.node).collect();
+        assert_eq!(relays, [NodeId(1), NodeId(2)]);
+        assert_eq!(prmp::Prmp::needs(&p).routers, Routers::All);
     }
 
     fn layout(receivers: &[NodeId]) -> Layout<'_> {

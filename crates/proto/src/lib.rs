@@ -44,6 +44,7 @@ pub mod lms;
 pub mod pacing;
 pub mod pgm;
 pub mod prmp;
+pub mod protocols;
 pub mod retx;
 pub mod rng;
 pub mod roster;
@@ -75,4 +76,4 @@ pub use bytes::Bytes;
 pub type ProtocolInfo = spec::ProtocolSpec;
 
 /// Every implemented protocol, for `rmcast protocols` and for drivers that select by name.
-pub use spec::PROTOCOLS;
+pub use protocols::PROTOCOLS;

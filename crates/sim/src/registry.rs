@@ -1,16 +1,20 @@
-//! The protocol registry: how a scenario's `[protocol]` table becomes agents. A protocol
-//! plugs in by adding one [`ProtocolEntry`] to [`REGISTRY`]: a name and a function that
-//! reads its parameters and attaches a sender agent to the source and receiver agents to
-//! the receivers.
+//! The protocol registry: how a scenario's `[protocol]` table becomes agents. It is built from
+//! the one protocol table, `rmcast_proto::protocols::PROTOCOLS` ([`registry`], [`lookup`]):
+//! a family laid out on a `Layout` goes through `SimSite`, the one adapter (the scenario's
+//! values, the layout from the simulator's shortest-path trees, the roles installed), seed
+//! 001's regions through `build_tree`; `unreliable` is the simulator's own baseline.
 
 use crate::params::{Params, ScenarioError};
 use crate::scheme::Scheme;
 use crate::sim::Sim;
 use core::time::Duration;
-use rmcast_proto::deploy::{Deploy, Layout, MemberDistances, RouterSite};
+use rmcast_proto::deploy::{
+    Deploy, DeployError, Layout, Needs, Placement, Roles, RouterSite, Routers, Site,
+};
+use rmcast_proto::protocols::{Deployer, ProtocolDef, PROTOCOLS};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{bap, ff, lms, pgm, prmp, rra, saw, srm, xtp, Agent, GroupId, IfaceId, NodeId};
-use std::collections::{BTreeMap, BTreeSet};
+use rmcast_proto::{lms, pgm, srm, Agent, GroupId, IfaceId, NodeId};
+use std::collections::BTreeMap;
 
 /// What a protocol builder gets.
 pub struct BuildCtx<'a> {
@@ -58,96 +62,66 @@ impl BuildCtx<'_> {
         }
         Ok(())
     }
-
-    /// [`add_group`](Self::add_group) for a sender whose constructor checks its window
-    /// (`prmp`, `ff`): its refusal is an error of the scenario's `window`; `receiver(r)` is
-    /// attached at every receiver `r`.
-    pub fn add_windowed<S: Agent + 'static, R: Agent + 'static>(
-        &mut self,
-        sender: Result<S, impl core::fmt::Display>,
-        mut receiver: impl FnMut(NodeId) -> R,
-    ) -> Result<(), ScenarioError> {
-        let s = sender.map_err(|e| self.params.bad("window", &e.to_string()))?;
-        self.add_group(Box::new(s), |r, _| Box::new(receiver(r)))
-    }
 }
 
-/// A registered protocol: its builder. Its name, accepted keys, defaults and ranges come from
-/// the protocol's spec ([`rmcast_proto::spec`]).
-pub struct ProtocolEntry {
-    /// Its name in scenario files (the spec's name).
-    pub name: &'static str,
-    /// Attaches its agents for one run.
-    pub build: fn(&mut BuildCtx<'_>) -> Result<(), ScenarioError>,
+/// A protocol the simulator builds from a scenario: a row of the one protocol table
+/// ([`rmcast_proto::protocols::PROTOCOLS`]; its name, accepted keys, defaults and ranges come
+/// from the row's spec), or `unreliable`, the simulator's own baseline (no spec, no keys).
+#[derive(Debug, Clone, Copy)]
+pub enum ProtocolEntry {
+    /// A protocol of the table.
+    Def(&'static ProtocolDef),
+    /// The simulator's unreliable baseline.
+    Unreliable,
 }
 
 impl ProtocolEntry {
+    /// Its name in scenario files (the spec's name).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProtocolEntry::Def(d) => d.name,
+            ProtocolEntry::Unreliable => "unreliable",
+        }
+    }
+
     /// Parameter keys it accepts (others are rejected as unknown): the spec's scenario keys.
     pub fn keys(&self) -> Vec<&'static str> {
-        spec::lookup(self.name).map_or_else(Vec::new, |s| s.scenario_keys().collect())
+        match self {
+            ProtocolEntry::Def(d) => d.scenario_keys().collect(),
+            ProtocolEntry::Unreliable => Vec::new(),
+        }
+    }
+
+    /// Attach its agents for one run: a family laid out on a [`Layout`] through the one
+    /// adapter (`SimSite`), seed 001's regions through `build_tree`.
+    pub fn build(&self, cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
+        match self {
+            ProtocolEntry::Unreliable => build_unreliable(cx),
+            ProtocolEntry::Def(d) => match d.deploy {
+                Deployer::Layout(lay_out) => {
+                    let mut site = SimSite { cx, kept: None };
+                    lay_out(&mut site).map_err(|e| match site.kept.take() {
+                        Some(kept) => kept,
+                        None => site.cx.params.bad(&e.key, &e.what),
+                    })
+                }
+                Deployer::Regions(variant) => build_tree(cx, variant),
+            },
+        }
     }
 }
 
-/// Every protocol the simulator can build from a scenario. `unreliable` is the simulator's
-/// own baseline (no spec, no keys).
-pub const REGISTRY: &[ProtocolEntry] = &[
-    ProtocolEntry {
-        name: "saw",
-        build: build_saw,
-    },
-    ProtocolEntry {
-        name: "bap",
-        build: build_bap,
-    },
-    ProtocolEntry {
-        name: "rra",
-        build: build_rra,
-    },
-    ProtocolEntry {
-        name: "srm",
-        build: build_srm,
-    },
-    ProtocolEntry {
-        name: "pgm",
-        build: build_pgm,
-    },
-    ProtocolEntry {
-        name: "lms",
-        build: build_lms,
-    },
-    ProtocolEntry {
-        name: "dsp",
-        build: build_dsp,
-    },
-    ProtocolEntry {
-        name: "csp",
-        build: build_csp,
-    },
-    ProtocolEntry {
-        name: "cp",
-        build: build_cp,
-    },
-    ProtocolEntry {
-        name: "xtp",
-        build: build_xtp,
-    },
-    ProtocolEntry {
-        name: "prmp",
-        build: build_prmp,
-    },
-    ProtocolEntry {
-        name: "ff",
-        build: build_ff,
-    },
-    ProtocolEntry {
-        name: "unreliable",
-        build: build_unreliable,
-    },
-];
+/// Every protocol the simulator can build from a scenario: the table's, then `unreliable`.
+pub fn registry() -> impl Iterator<Item = ProtocolEntry> {
+    PROTOCOLS
+        .iter()
+        .map(ProtocolEntry::Def)
+        .chain(core::iter::once(ProtocolEntry::Unreliable))
+}
 
 /// The registered protocol called `name`.
-pub fn lookup(name: &str) -> Option<&'static ProtocolEntry> {
-    REGISTRY.iter().find(|p| p.name == name)
+pub fn lookup(name: &str) -> Option<ProtocolEntry> {
+    registry().find(|p| p.name() == name)
 }
 
 use rmcast_proto::spec::{self, ms, Range, Value};
@@ -158,7 +132,7 @@ impl BuildCtx<'_> {
     /// The spec row of `key`.
     fn param(&self, key: &str) -> Result<&'static spec::Param, ScenarioError> {
         let name = self.name;
-        spec::lookup(name)
+        rmcast_proto::protocols::lookup(name)
             .and_then(|s| s.param(key))
             .ok_or_else(|| {
                 self.params
@@ -201,22 +175,6 @@ impl BuildCtx<'_> {
         }
     }
 
-    /// `key` as an integer with `default` where the spec derives it (from a preset).
-    fn int_or(&self, key: &str, default: u64) -> Result<u64, ScenarioError> {
-        match self.param(key)?.range {
-            Range::Int { min, max } => self.params.u64_in(key, default, min, max),
-            _ => Err(self.params.bad(key, "an integer")),
-        }
-    }
-
-    /// The switch `key`, `derived` where the spec derives its default.
-    fn switch(&self, key: &str, derived: bool) -> Result<bool, ScenarioError> {
-        match self.param(key)?.default {
-            Value::Bool(d) => self.params.bool_or(key, d),
-            _ => self.params.bool_or(key, derived),
-        }
-    }
-
     /// The word `key`.
     fn word(&self, key: &str) -> Result<String, ScenarioError> {
         match self.param(key)?.default {
@@ -224,65 +182,6 @@ impl BuildCtx<'_> {
             _ => Err(self.params.bad(key, "a word")),
         }
     }
-
-    /// A count limit (the spec's [`spec::Param::limit`] rows): `None` when absent (no limit),
-    /// else the value, at most `u32::MAX`.
-    fn limit(&self, key: &str) -> Result<Option<u32>, ScenarioError> {
-        self.param(key)?;
-        Ok(self
-            .params
-            .opt_u64(key)?
-            .map(|v| v.min(u64::from(u32::MAX)) as u32))
-    }
-}
-
-fn build_saw(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
-    let timeout = cx.ms("timeout_ms")?;
-    let mut cfg = saw::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), timeout);
-    cfg.mode = match cx.word("mode")?.as_str() {
-        "multicast" => saw::RetransmitMode::Multicast,
-        "unicast" => saw::RetransmitMode::Unicast,
-        _ => return Err(p.bad("mode", "\"multicast\" or \"unicast\"")),
-    };
-    cfg.max_retransmissions = cx.limit("max_retransmissions")?;
-    cfg.queue_limit = cx.real("queue_limit")? as usize;
-    let delay = cx.ms("ack_delay_max_ms")?;
-    cx.add_group(Box::new(saw::Sender::new(cfg)), |r, rng| {
-        let mut rc = saw::ReceiverConfig::new(r);
-        rc.ack_delay_max = delay;
-        Box::new(saw::Receiver::new(rc, rng))
-    })
-}
-
-/// `bap` (seed 000 §2.6): window `n`, the packet timeout `rto_ms`; receivers run their
-/// ACK-delay timer at [`spec::saw::bap_ack_timeout`] of it, as on sockets, and delay each ACK
-/// by up to `ack_delay_max_ms` (BAPrand).
-fn build_bap(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let window = cx.int("window")? as u16;
-    let rto = cx.ms("rto_ms")?;
-    let mut cfg = bap::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), window, rto);
-    cfg.max_retransmissions = cx.limit("max_retransmissions")?;
-    let ack_timeout = spec::saw::bap_ack_timeout(rto);
-    let delay = cx.ms("ack_delay_max_ms")?;
-    cx.add_group(Box::new(bap::Sender::new(cfg)), |r, rng| {
-        let mut rc = bap::ReceiverConfig::new(r, window, ack_timeout);
-        rc.ack_delay_max = delay;
-        Box::new(bap::Receiver::new(rc, rng))
-    })
-}
-
-/// `rra` (seed 000 Ch. 5, proposed): `window` unfinished messages (the receivers' buffer too),
-/// `timeout_ms` for each solicited ACK, `max_retransmissions` unanswered requests in a row.
-fn build_rra(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let window = cx.int("window")? as usize;
-    let timeout = cx.ms("timeout_ms")?;
-    let mut cfg =
-        rra::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec(), window, timeout);
-    cfg.max_retransmissions = cx.limit("max_retransmissions")?;
-    cx.add_group(Box::new(rra::Sender::new(cfg)), |r, _| {
-        Box::new(rra::Receiver::new(rra::ReceiverConfig::new(r, window)))
-    })
 }
 
 fn build_unreliable(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
@@ -384,15 +283,114 @@ impl spec::Values for Scenario<'_> {
             _ => Err(p.bad(q.key, "a value of its spec's kind")),
         }
     }
+    fn given(&mut self, q: &'static spec::Param) -> Result<Option<Value>, ScenarioError> {
+        let p = self.0;
+        if !p.has(q.key) {
+            return Ok(None);
+        }
+        match q.range {
+            Range::Real { min, max } => p.f64_in(q.key, 0.0, min, max).map(Value::Real),
+            Range::Int { min, max } => p.u64_in(q.key, 0, min, max).map(Value::Int),
+            Range::Bool => p.bool_or(q.key, false).map(Value::Bool),
+            Range::Choice(words) => {
+                let w = p.str_or(q.key, "")?;
+                match words.iter().find(|&&x| x == w) {
+                    Some(&x) => Ok(Value::Word(x)),
+                    None => Err(p.bad(q.key, &spec::one_of(words))),
+                }
+            }
+        }
+        .map(Some)
+    }
     fn bad(&self, key: &str, what: &str) -> ScenarioError {
         self.0.bad(key, what)
     }
+}
+
+/// The simulator's [`Site`]: the one adapter for every family laid out on a [`Layout`]. The
+/// parameters are the scenario's (each checked against its spec row; a scenario error is
+/// kept to be returned as it is), the layout is filled with what the family needs from the
+/// simulator's shortest-path trees, and the roles attach to the simulator.
+struct SimSite<'c, 'a> {
+    cx: &'c mut BuildCtx<'a>,
+    kept: Option<ScenarioError>,
+}
+
+impl SimSite<'_, '_> {
+    fn keep(&mut self, key: &str, e: ScenarioError) -> DeployError {
+        let d = DeployError::new(key, e.to_string());
+        self.kept.get_or_insert(e);
+        d
+    }
+}
+
+impl spec::Values for SimSite<'_, '_> {
+    type Error = DeployError;
+    fn value(&mut self, q: &'static spec::Param) -> Result<Value, DeployError> {
+        Scenario(self.cx.params)
+            .value(q)
+            .map_err(|e| self.keep(q.key, e))
+    }
+    fn given(&mut self, q: &'static spec::Param) -> Result<Option<Value>, DeployError> {
+        Scenario(self.cx.params)
+            .given(q)
+            .map_err(|e| self.keep(q.key, e))
+    }
+    fn bad(&self, key: &str, what: &str) -> DeployError {
+        DeployError::new(key, what)
+    }
+}
+
+impl Site for SimSite<'_, '_> {
+    fn place(&mut self, needs: Needs) -> Placement {
+        let (source, receivers) = (self.cx.source, self.cx.receivers);
+        let net = self.cx.sim.network();
+        let mut members = vec![source];
+        members.extend_from_slice(receivers);
+        Placement {
+            source,
+            group: self.cx.group,
+            receivers: receivers.to_vec(),
+            routers: match needs.routers {
+                Routers::None => Vec::new(),
+                Routers::All => all_routers(net),
+                Routers::AllWithDownstream => tree_routers(net, source, receivers, true),
+            },
+            parents: if needs.parents {
+                tree_parents(net, source)
+            } else {
+                Vec::new()
+            },
+            distances: needs.distances.then(|| member_distances(net, &members)),
+        }
+    }
+    fn rng(&mut self, node: NodeId, stream: u64) -> AgentRng {
+        self.cx.sim.agent_rng(node, stream)
+    }
+    fn attach(&mut self, roles: Roles) -> Result<(), DeployError> {
+        install_roles(self.cx.sim, roles).map_err(|e| DeployError::new("name", e.to_string()))
+    }
+}
+
+/// Every node's parent on `source`'s shortest-path tree, by node index (`None`: the source,
+/// or a node it does not reach).
+pub fn tree_parents(net: &crate::Network, source: NodeId) -> Vec<Option<NodeId>> {
+    crate::routing::Spt::compute(net, source.0)
+        .parent
+        .iter()
+        .map(|&x| (x != crate::network::NONE).then_some(NodeId(x)))
+        .collect()
 }
 
 /// Attach every role of a family's deployment to `sim`: its groups, router agents and host
 /// agents, each agent's RNG the simulator's stream for its node.
 pub fn install(sim: &mut Sim, d: impl Deploy) -> Result<(), crate::SimError> {
     let roles = d.roles(&mut |node, stream| sim.agent_rng(node, stream));
+    install_roles(sim, roles)
+}
+
+/// Attach built roles to `sim`: their groups, router agents and host agents.
+pub fn install_roles(sim: &mut Sim, roles: Roles) -> Result<(), crate::SimError> {
     for (g, members) in &roles.groups {
         sim.set_group(*g, members)?;
     }
@@ -484,31 +482,6 @@ pub fn install_scheme(
             install(sim, lms::deploy(layout, &p))
         }
     }
-}
-
-/// SRM: a member at the source and every receiver, all in the data group; with
-/// `distances = "topology"` each member knows its distances to every other member from the
-/// simulator's shortest paths.
-fn build_srm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let params = srm::Params::read(&mut Scenario(cx.params))?;
-    let mut layout = Layout::new(cx.source, cx.group, cx.receivers);
-    let all;
-    if params.distances == srm::Distances::Topology {
-        all = member_distances(cx.sim.network(), &layout.members());
-        layout.distances = MemberDistances::AllPairs(&all);
-    }
-    cx.install(srm::deploy(&layout, &params))
-}
-
-/// PGM: a network element on every router.
-fn build_pgm(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let params = pgm::Params::read(&mut Scenario(cx.params))?;
-    params
-        .check()
-        .map_err(|why| cx.params.bad("fec_proactive", &why))?;
-    let mut layout = Layout::new(cx.source, cx.group, cx.receivers);
-    layout.routers = all_routers(cx.sim.network());
-    cx.install(pgm::deploy(&layout, &params))
 }
 
 /// A node's place in the simulator's shortest-path tree rooted at some node (see
@@ -634,26 +607,7 @@ pub fn lms_replier_candidates(
         .collect()
 }
 
-/// LMS: a router agent on every router, its replier candidates the interfaces leading down
-/// the source's tree to receivers.
-fn build_lms(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let params = lms::Params::read(&mut Scenario(cx.params))?;
-    let mut layout = Layout::new(cx.source, cx.group, cx.receivers);
-    layout.routers = tree_routers(cx.sim.network(), cx.source, cx.receivers, true);
-    cx.install(lms::deploy(&layout, &params))
-}
-
 // ------------------------------------------------------------------- seed 001: dsp, csp, cp
-
-fn build_dsp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    build_tree(cx, rmcast_proto::tree::Variant::Dsp)
-}
-fn build_csp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    build_tree(cx, rmcast_proto::tree::Variant::Csp)
-}
-fn build_cp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    build_tree(cx, rmcast_proto::tree::Variant::Cp)
-}
 
 /// Seed 001's roles on any topology: a region is the set of receivers sharing a parent (their
 /// local exchange) on the source's shortest-path tree, and DSP's designated endpoint is the
@@ -797,178 +751,4 @@ fn build_tree(
         &s,
     );
     cx.install(d)
-}
-
-// ------------------------------------------------------------------------ seed 002: xtp
-
-/// `xtp`: `preset = "thesis"` (go-back-N, uncapped WTIMER back-off, block on ack; the
-/// default) or `"improved"` (selective, back-off capped at 1 s, SREQ every 8 packets); every
-/// other key overrides one field of the preset.
-fn build_xtp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let p = cx.params;
-    let multicast = cx.switch("multicast", true)?;
-    if !multicast && cx.receivers.len() != 1 {
-        return Err(p.bad(
-            "multicast",
-            "true unless the scenario has exactly one receiver",
-        ));
-    }
-    let rx = cx.receivers.to_vec();
-    let mut cfg = match cx.word("preset")?.as_str() {
-        "thesis" => xtp::SenderConfig::thesis(cx.source, cx.group, rx, multicast),
-        "improved" => xtp::SenderConfig::improved(cx.source, cx.group, rx, multicast),
-        _ => return Err(p.bad("preset", "\"thesis\" or \"improved\"")),
-    };
-    if p.has("retx") {
-        cfg.retx = match p.str_or("retx", "")?.as_str() {
-            "gbn" | "go-back-n" => xtp::Retransmission::GoBackN,
-            "selective" => xtp::Retransmission::Selective,
-            _ => return Err(p.bad("retx", "\"gbn\" or \"selective\"")),
-        };
-    }
-    cfg.error_control = cx.switch("error_control", cfg.error_control)?;
-    cfg.flow_control = cx.switch("flow_control", cfg.flow_control)?;
-    cfg.rate = cx.int_or("rate_bps", cfg.rate * 8)? / 8;
-    cfg.maxdata = cx.int_or("maxdata", cfg.maxdata as u64)? as usize;
-    cfg.window = cx.int_or("window", u64::from(cfg.window))? as u32;
-    cfg.block_on_ack = cx.switch("block_on_ack", cfg.block_on_ack)?;
-    cfg.first_sreq = cx.switch("first_sreq", cfg.first_sreq)?;
-    cfg.fastnak = cx.switch("fastnak", cfg.fastnak)?;
-    cfg.coalesce = cx.switch("coalesce", cfg.coalesce)?;
-    if let Some(n) = p.opt_u64("sreq_every")? {
-        cfg.sreq_every = (n > 0).then_some(n.min(u64::from(u32::MAX)) as u32);
-    }
-    if p.has("wtimer_ms") {
-        let w = cx.ms("wtimer_ms")?;
-        cfg.wtimer.initial = w;
-        cfg.wtimer.min = w;
-    }
-    if p.has("wtimer_cap_ms") {
-        let c = cx.real("wtimer_cap_ms")?;
-        cfg.wtimer.cap = (c > 0.0).then(|| ms(c));
-    }
-    cfg.ctimeout = ms(cx.real("ctimeout_s")? * 1000.0);
-    let buffer = cx.int("buffer")? as usize;
-    cx.add_group(Box::new(xtp::Sender::new(cfg)), |r, _| {
-        let mut rc = xtp::ReceiverConfig::new(r);
-        rc.buffer = buffer;
-        Box::new(xtp::Receiver::new(rc))
-    })
-}
-
-// ------------------------------------------------------------------ seed 004: prmp, ff
-
-/// PRMP (seed 004): `window` is `S` for parent and children (PF-IW: the transfer length);
-/// the parent's response buffer is the scenario's `[[host]] rx_queue`/`rx_rate`.
-fn build_prmp(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let mut c = prmp::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
-    c.window = cx.int("window")?;
-    c.ipg = cx.ms("ipg_ms")?;
-    c.epoch = cx.ms("epoch_ms")?;
-    c.response_rate = cx.int("response_rate")?;
-    c.mtr = cx.real("mtr")?;
-    c.max_silent_polls = cx.int("max_silent_polls")? as u32;
-    c.initial_rtt = cx.ms("initial_rtt_ms")?;
-    if cx.switch("relays", false)? {
-        return build_prmp_relays(cx, c);
-    }
-    let window = c.window;
-    cx.add_windowed(prmp::Sender::new(c), |r| {
-        prmp::Receiver::new(prmp::ReceiverConfig::new(r, window))
-    })
-}
-
-/// Multi-level `prmp` (`relays = true`): a router that is the parent of a receiver on the
-/// source's shortest-path tree hosts a relay ([`prmp::tree::RelayRouter`], as `rmcast relay
-/// --region` does on sockets), unless it is the source's own node or hosts a receiver
-/// itself (a relay takes every PRMP packet that reaches its router, so that receiver would
-/// get none). Every receiver and every relay answers to the nearest relay above it on the
-/// tree, else to the source; a relay polls its children on a group of its own with the
-/// sender's settings. Relays nest to any depth (as on an imported graph, where every node
-/// routes).
-fn build_prmp_relays(
-    cx: &mut BuildCtx<'_>,
-    sender: prmp::SenderConfig,
-) -> Result<(), ScenarioError> {
-    let spt = crate::routing::Spt::compute(cx.sim.network(), cx.source.0);
-    let parent = |n: NodeId| {
-        spt.parent
-            .get(n.0 as usize)
-            .copied()
-            .filter(|&x| x != crate::network::NONE)
-            .map(NodeId)
-    };
-    let receivers: BTreeSet<NodeId> = cx.receivers.iter().copied().collect();
-    let relays: BTreeSet<NodeId> = cx
-        .receivers
-        .iter()
-        .filter_map(|&r| parent(r))
-        .filter(|&x| {
-            x != cx.source
-                && cx.sim.network().kind(x) == Some(crate::NodeKind::Router)
-                && !receivers.contains(&x)
-        })
-        .collect();
-    // The nearest relay strictly above `n`, if any.
-    let upstream = |n: NodeId| {
-        let mut at = parent(n);
-        while let Some(a) = at {
-            if relays.contains(&a) {
-                return Some(a);
-            }
-            at = parent(a);
-        }
-        None
-    };
-    // Every relay has a child: the receiver whose parent it is.
-    let mut regions: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
-    let mut polled = Vec::new();
-    for &n in cx.receivers.iter().chain(relays.iter()) {
-        match upstream(n) {
-            Some(x) => regions.entry(x).or_default().push(n),
-            None => polled.push(n),
-        }
-    }
-    let window = sender.window;
-    let mut root = sender.clone();
-    root.receivers = polled;
-    for (k, (&router, kids)) in regions.iter().enumerate() {
-        let g = GroupId(cx.group.0.saturating_add(1 + k as u32));
-        cx.sim
-            .set_group(g, kids)
-            .map_err(|e| cx.params.bad("relays", &e.to_string()))?;
-        let mut down = sender.clone();
-        down.node = router;
-        down.group = g;
-        down.receivers = kids.clone();
-        let relay = prmp::tree::RelayRouter::new(
-            prmp::tree::RelayConfig {
-                upstream: prmp::ReceiverConfig::new(router, window),
-                downstream: down,
-                messages: None,
-                backlog_limit: None,
-            },
-            upstream(router).unwrap_or(cx.source),
-        )
-        .map_err(|e| cx.params.bad("window", &e.to_string()))?;
-        cx.sim
-            .add_router_agent(router, Box::new(relay))
-            .map_err(|e| cx.params.bad("relays", &e.to_string()))?;
-    }
-    cx.add_windowed(prmp::Sender::new(root), |r| {
-        prmp::Receiver::new(prmp::ReceiverConfig::new(r, window))
-    })
-}
-
-/// The full-feedback baseline of seed 004 (FF; FF-IW with a large `window`; FF-IW-IT is
-/// FF-IW without the scenario's receive queue at the source).
-fn build_ff(cx: &mut BuildCtx<'_>) -> Result<(), ScenarioError> {
-    let mut c = ff::SenderConfig::new(cx.source, cx.group, cx.receivers.to_vec());
-    c.window = cx.int("window")?;
-    c.ipg = cx.ms("ipg_ms")?;
-    c.initial_rtt = cx.ms("initial_rtt_ms")?;
-    let window = c.window;
-    cx.add_windowed(ff::Sender::new(c), |r| {
-        ff::Receiver::new(ff::ReceiverConfig::new(r, window))
-    })
 }

@@ -3,7 +3,6 @@
 //! and defaults are the spec's, and each delivers every message exactly once over a lossy
 //! tree.
 
-use rmcast_proto::spec;
 use rmcast_sim::scenario::{run_sweep, Metric, RunOptions, RunResult, Scenario};
 
 /// One run of `[protocol]` keys `proto` on a binary tree of height 3 (8 receivers behind
@@ -59,8 +58,10 @@ fn bap_and_rra_deliver_everything_exactly_once_over_loss() {
 /// A key left out takes the spec's default: the same run as with the default written out.
 #[test]
 fn absent_keys_take_the_spec_defaults() {
-    let window = spec::lookup("bap").and_then(|p| p.param("window")).unwrap();
-    let timeout = spec::lookup("rra")
+    let window = rmcast_proto::protocols::lookup("bap")
+        .and_then(|p| p.param("window"))
+        .unwrap();
+    let timeout = rmcast_proto::protocols::lookup("rra")
         .and_then(|p| p.param("timeout_ms"))
         .unwrap();
     for (bare, written) in [

@@ -1,4 +1,4 @@
-use rmcast_proto::spec::{self, PROTOCOLS};
+use rmcast_proto::PROTOCOLS;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -21,7 +21,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.params {
-        let Some(p) = spec::lookup(name) else {
+        let Some(p) = rmcast_proto::protocols::lookup(name) else {
             let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name).collect();
             eprintln!("error: no protocol {name:?}; known: {}", names.join(", "));
             return Ok(ExitCode::from(2));

@@ -623,7 +623,7 @@ const ALSO_READ_BY: &[(&str, &[&str])] = &[
 
 /// The protocols on sockets that read `--flag`, or `None` for a flag every protocol reads.
 pub fn readers_of(flag: &str) -> Option<Vec<&'static str>> {
-    let mut by_spec: Vec<&'static str> = spec::socket_protocols()
+    let mut by_spec: Vec<&'static str> = rmcast_proto::protocols::socket_protocols()
         .filter(|p| p.params.iter().any(|q| q.flag == Some(flag)))
         .map(|p| p.name)
         .collect();
@@ -634,7 +634,8 @@ pub fn readers_of(flag: &str) -> Option<Vec<&'static str>> {
 
 /// Every flag that only some protocols read.
 fn protocol_flags() -> std::collections::BTreeSet<&'static str> {
-    let by_spec = spec::socket_protocols().flat_map(|p| p.params.iter().filter_map(|q| q.flag));
+    let by_spec = rmcast_proto::protocols::socket_protocols()
+        .flat_map(|p| p.params.iter().filter_map(|q| q.flag));
     by_spec
         .chain(ALSO_READ_BY.iter().map(|(f, _)| *f))
         .collect()
@@ -643,7 +644,7 @@ fn protocol_flags() -> std::collections::BTreeSet<&'static str> {
 /// Refuse a flag given on the command line (`given`) that the chosen protocol does not read:
 /// silently ignoring `--epoch-ms` under `--protocol pgm` would let a user believe it acted.
 pub fn refuse_foreign_flags(protocol: &str, given: &dyn Fn(&str) -> bool) -> Result<(), NetError> {
-    if spec::socket_protocols().all(|p| p.name != protocol) {
+    if rmcast_proto::protocols::socket_protocols().all(|p| p.name != protocol) {
         return Ok(()); // an unknown protocol is refused by name later
     }
     for flag in protocol_flags() {

@@ -1,8 +1,8 @@
 //! Which protocol agents a session runs, and everything the socket driver needs to know about
 //! a protocol, in one place per protocol: [`NetProtocol`], implemented once per family
 //! (`saw.rs`, `bap.rs`, `rra.rs`, `tree.rs` (dsp, csp, cp), `prmp.rs`, `srm.rs`, `pgm.rs`,
-//! `lms.rs`, `ff.rs`, `xtp.rs`) and listed in [`PROTOCOLS`] beside the protocol's entry in
-//! `rmcast_proto::spec::PROTOCOLS`, where its name and wire family are written ([`Protocol`]).
+//! `lms.rs`, `ff.rs`, `xtp.rs`) and chosen by wire family for every row of
+//! `rmcast_proto::protocols::PROTOCOLS` that runs on sockets ([`PROTOCOLS`], [`Protocol`]).
 //! The sender builds its agent from its command line and the joined receivers
 //! ([`NetProtocol::start`]); a receiver builds its agent from the sender's ANNOUNCE
 //! ([`NetProtocol::receiver`]). The agents are `rmcast-proto`'s — the very state machines the
@@ -31,8 +31,10 @@ pub use xtp::XtpParams;
 
 use crate::frame::DATA_OVERHEAD;
 use crate::NetError;
+use rmcast_proto::protocols::{Deployer, ProtocolDef, PROTOCOLS as TABLE};
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::spec::{self, ProtocolSpec};
+use rmcast_proto::tree::Variant;
 use rmcast_proto::{Agent, IfaceId, NodeId, Time};
 use rmcast_wire::session;
 use rmcast_wire::{Family, HEADER_LEN};
@@ -277,9 +279,10 @@ pub enum WindowUse {
     InFlight,
 }
 
-/// A protocol the real-network driver runs: its entry in `rmcast_proto::spec::PROTOCOLS`
-/// (command-line name, wire family, parameters) and its [`NetProtocol`], which it
-/// dereferences to.
+/// A protocol the real-network driver runs: its row of the one protocol table
+/// ([`rmcast_proto::protocols::PROTOCOLS`]: command-line name, wire family, parameters) and
+/// its [`NetProtocol`], which it dereferences to.
+#[derive(Clone, Copy)]
 pub struct Protocol {
     /// The protocol's spec entry.
     pub spec: &'static ProtocolSpec,
@@ -287,24 +290,6 @@ pub struct Protocol {
 }
 
 impl Protocol {
-    /// The protocol `name` of the spec table, run on sockets by `adapter`. Evaluated at
-    /// compile time: a name the table lacks, or whose entry does not run on sockets, fails
-    /// the build.
-    const fn new(name: &str, adapter: &'static dyn NetProtocol) -> Self {
-        let mut rest = spec::PROTOCOLS;
-        while let Some((entry, tail)) = rest.split_first() {
-            if same(entry.name.as_bytes(), name.as_bytes()) {
-                assert!(entry.sockets, "its spec entry does not run on sockets");
-                return Protocol {
-                    spec: entry,
-                    adapter,
-                };
-            }
-            rest = tail;
-        }
-        panic!("no such protocol in rmcast_proto::spec::PROTOCOLS")
-    }
-
     /// The command-line name (`--protocol`), the protocol's key in the spec table.
     pub fn name(&self) -> &'static str {
         self.spec.name
@@ -322,15 +307,64 @@ impl Protocol {
     }
 }
 
-/// `a == b`, at compile time.
-const fn same(mut a: &[u8], mut b: &[u8]) -> bool {
-    loop {
-        match (a.split_first(), b.split_first()) {
-            (None, None) => return true,
-            (Some((x, ra)), Some((y, rb))) if *x == *y => (a, b) = (ra, rb),
-            _ => return false,
-        }
+/// The socket adapter of a row of the protocol table, by its wire family (and, for the
+/// family seed 001's three protocols share, its variant). Evaluated at compile time: a row
+/// that runs on sockets without an adapter fails the build.
+const fn adapter(def: &ProtocolDef) -> &'static dyn NetProtocol {
+    match def.spec.family {
+        Family::Saw => &saw::Saw,
+        Family::Bap => &bap::Bap,
+        Family::Rra => &rra::Rra,
+        Family::Tree => match def.deploy {
+            Deployer::Regions(Variant::Dsp) => &tree::DSP,
+            Deployer::Regions(Variant::Csp) => &tree::CSP,
+            Deployer::Regions(Variant::Cp) => &tree::CP,
+            Deployer::Layout(_) => panic!("a tree protocol is laid out on regions"),
+        },
+        Family::Prmp => &prmp::Prmp,
+        Family::Srm => &srm::Srm,
+        Family::Pgm => &pgm::Pgm,
+        Family::Lms => &lms::Lms,
+        Family::Ff => &ff::Ff,
+        Family::Xtp => &xtp::Xtp,
+        Family::Session => panic!("the session family is the driver's own, not a protocol"),
     }
+}
+
+/// How many rows of the protocol table run on sockets. (Indexing here and in [`on_sockets`]
+/// runs at compile time only: an index out of range fails the build.)
+#[allow(clippy::indexing_slicing)]
+const ON_SOCKETS: usize = {
+    let (mut i, mut n) = (0, 0);
+    while i < TABLE.len() {
+        if TABLE[i].spec.sockets {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The rows of the protocol table that run on sockets, each with its adapter.
+#[allow(clippy::indexing_slicing)]
+const fn on_sockets() -> [Protocol; ON_SOCKETS] {
+    let first = Protocol {
+        spec: TABLE[0].spec,
+        adapter: adapter(&TABLE[0]),
+    };
+    let mut out = [first; ON_SOCKETS];
+    let (mut i, mut k) = (0, 0);
+    while i < TABLE.len() {
+        if TABLE[i].spec.sockets {
+            out[k] = Protocol {
+                spec: TABLE[i].spec,
+                adapter: adapter(&TABLE[i]),
+            };
+            k += 1;
+        }
+        i += 1;
+    }
+    out
 }
 
 impl std::ops::Deref for Protocol {
@@ -341,21 +375,9 @@ impl std::ops::Deref for Protocol {
     }
 }
 
-/// The protocols the real-network driver runs, in the order of `rmcast_proto::spec::PROTOCOLS`.
-pub static PROTOCOLS: [Protocol; 12] = [
-    Protocol::new("saw", &saw::Saw),
-    Protocol::new("bap", &bap::Bap),
-    Protocol::new("rra", &rra::Rra),
-    Protocol::new("dsp", &tree::DSP),
-    Protocol::new("csp", &tree::CSP),
-    Protocol::new("cp", &tree::CP),
-    Protocol::new("prmp", &prmp::Prmp),
-    Protocol::new("srm", &srm::Srm),
-    Protocol::new("pgm", &pgm::Pgm),
-    Protocol::new("lms", &lms::Lms),
-    Protocol::new("ff", &ff::Ff),
-    Protocol::new("xtp", &xtp::Xtp),
-];
+/// The protocols the real-network driver runs: the rows of the protocol table that run on
+/// sockets, in its order.
+pub static PROTOCOLS: [Protocol; ON_SOCKETS] = on_sockets();
 
 /// What `rmcast send` runs without `--protocol`: `pgm`, chosen by measurement on a bridge with
 /// loss per Ethernet frame (docs/performance.md, "Real network"): the best goodput of the
@@ -369,8 +391,10 @@ pub fn protocol(name: &str) -> Result<&'static Protocol, NetError> {
     if let Some(p) = PROTOCOLS.iter().find(|p| p.name() == name) {
         return Ok(p);
     }
-    let on_sockets: Vec<&str> = spec::socket_protocols().map(|p| p.name).collect();
-    let known: Vec<&str> = spec::PROTOCOLS.iter().map(|p| p.name).collect();
+    let on_sockets: Vec<&str> = rmcast_proto::protocols::socket_protocols()
+        .map(|p| p.name)
+        .collect();
+    let known: Vec<&str> = rmcast_proto::PROTOCOLS.iter().map(|p| p.name).collect();
     Err(NetError::setup(format!(
         "protocol {name:?} cannot run on the network in this build (available: {}; \
          implemented in the engine: {}): pass --protocol {}",
@@ -438,7 +462,7 @@ pub struct SenderSettings {
 /// The socket default of `protocol`'s duration parameter `key` (ms in the spec table); zero
 /// for a key the table lacks or that is no duration (each adapter's tests walk its keys).
 fn socket_ms(protocol: &str, key: &str) -> Duration {
-    let v = spec::lookup(protocol)
+    let v = rmcast_proto::protocols::lookup(protocol)
         .and_then(|p| p.param(key))
         .map(|q| q.socket_default());
     match v {
@@ -450,7 +474,7 @@ fn socket_ms(protocol: &str, key: &str) -> Duration {
 /// The socket default of `protocol`'s integer parameter `key` (its spec row's); `None` for
 /// a key the table lacks or that is no integer.
 fn socket_int(protocol: &str, key: &str) -> Option<u64> {
-    match spec::lookup(protocol)?.param(key)?.socket_default() {
+    match rmcast_proto::protocols::lookup(protocol)?.param(key)?.socket_default() {
         spec::Value::Int(v) => Some(v),
         _ => None,
     }
@@ -863,7 +887,9 @@ pub(crate) mod tests {
     #[test]
     fn every_protocol_the_spec_runs_on_sockets_is_here() {
         let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name()).collect();
-        let on_sockets: Vec<&str> = spec::socket_protocols().map(|p| p.name).collect();
+        let on_sockets: Vec<&str> = rmcast_proto::protocols::socket_protocols()
+            .map(|p| p.name)
+            .collect();
         assert_eq!(names, on_sockets);
         for p in &PROTOCOLS {
             assert_eq!(protocol_family(p.name()).unwrap(), p.family());

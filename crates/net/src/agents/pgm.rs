@@ -153,7 +153,7 @@ impl NetProtocol for Pgm {
     }
 
     fn check(&self, s: &SenderSettings) -> Result<(), NetError> {
-        let range = spec::lookup("pgm")
+        let range = rmcast_proto::protocols::lookup("pgm")
             .and_then(|p| p.param("txw"))
             .map(|q| q.range);
         if let Some(r) = range {
@@ -307,7 +307,10 @@ mod tests {
     fn the_spec_s_transmit_window_is_its_socket_default() {
         let w = spec::pgm::SOCKET_TXW;
         assert!(w > 0);
-        let p = spec::lookup("pgm").unwrap().param("txw").unwrap();
+        let p = rmcast_proto::protocols::lookup("pgm")
+            .unwrap()
+            .param("txw")
+            .unwrap();
         assert_eq!(p.socket_default(), spec::Value::Int(w));
         assert_eq!(p.flag, Some("txw"));
     }

@@ -17,7 +17,7 @@ fn security_text(bits: u8) -> &'static str {
 
 /// Whether `v`, a value in `key`'s unit, lies in the range `protocol`'s spec row gives it.
 fn in_spec(protocol: &str, key: &str, v: f64) -> Result<(), String> {
-    match spec::lookup(protocol).and_then(|p| p.param(key)) {
+    match rmcast_proto::protocols::lookup(protocol).and_then(|p| p.param(key)) {
         Some(row) if !row.range.admits(v) => Err(format!(
             "{protocol} {key} = {v}{} is outside the protocol's range ({:?})",
             if row.unit.is_empty() {

@@ -65,6 +65,8 @@
 //!   each sender→receiver path keeps packet order, as the thesis's Ethernet and every rmcast
 //!   driver's per-pair links do.
 
+mod deploy;
+
 use crate::rng::AgentRng;
 use crate::roster::Roster;
 use crate::saw::timeout::{LimitRule, TimeoutRule};
@@ -73,6 +75,7 @@ use crate::timer::TimerSet;
 use crate::{Agent, Dest, Event, GroupId, NodeId, Outbox, Time};
 use bytes::Bytes;
 use core::time::Duration;
+pub use deploy::{deploy, Bap, Deployment, Params};
 use rmcast_wire::{bap as wire, Message, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::VecDeque;
 

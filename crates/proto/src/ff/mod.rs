@@ -455,5 +455,8 @@ impl Agent for Receiver {
     crate::outbox::agent_io!(out, on_message, no_timers);
 }
 
+mod deploy;
 #[cfg(test)]
 mod tests;
+
+pub use deploy::{deploy, Deployment, Ff, Params};

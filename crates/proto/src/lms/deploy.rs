@@ -3,8 +3,10 @@
 //! among the interfaces leading down to receivers.
 
 use super::{choose_replier, Receiver, ReceiverConfig, Router, RouterConfig, Source, SourceConfig};
-use crate::deploy::{role, FromParams, Layout, RouterSite};
-use crate::spec::{lms as spec, ms, period, typed_params};
+use crate::deploy::{
+    role, DeployError, Deployable, FromParams, Layout, Needs, RouterSite, Routers,
+};
+use crate::spec::{lms as spec, ms, period, typed_params, Values};
 use crate::{GroupId, IfaceId};
 use core::time::Duration;
 
@@ -74,3 +76,25 @@ pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
 role!(SourceConfig => dyn Agent, |c, _rng| Source::new(c));
 role!(ReceiverConfig => dyn Agent, |c, _rng| Receiver::new(c));
 role!(RouterConfig => dyn RouterAgent, |c, _rng| Router::new(c));
+
+/// `lms` for a driver's adapter ([`Deployable`]): a router agent on every router, its replier
+/// candidates the interfaces leading down the source's tree to receivers.
+#[derive(Debug, Clone, Copy)]
+pub struct Lms;
+
+impl Deployable for Lms {
+    type Params = Params;
+    type Deployment = Deployment;
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
+        Params::read(values)
+    }
+    fn needs(_: &Params) -> Needs {
+        Needs {
+            routers: Routers::AllWithDownstream,
+            ..Needs::default()
+        }
+    }
+    fn deploy(layout: &Layout<'_>, p: &Params) -> Result<Deployment, DeployError> {
+        Ok(deploy(layout, p))
+    }
+}

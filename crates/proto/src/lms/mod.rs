@@ -66,7 +66,7 @@ mod deploy;
 #[cfg(test)]
 mod tests;
 
-pub use deploy::{deploy, Deployment, Params, Replier};
+pub use deploy::{deploy, Deployment, Lms, Params, Replier};
 
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;

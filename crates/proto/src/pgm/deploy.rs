@@ -2,8 +2,10 @@
 //! receiver, a network element on every router of the layout.
 
 use super::{NeConfig, NetworkElement, Receiver, ReceiverConfig, Source, SourceConfig};
-use crate::deploy::{role, FromParams, Layout, RouterSite};
-use crate::spec::{ms, period, pgm as spec, typed_params};
+use crate::deploy::{
+    role, DeployError, Deployable, FromParams, Layout, Needs, RouterSite, Routers,
+};
+use crate::spec::{ms, period, pgm as spec, typed_params, Values};
 use crate::GroupId;
 use core::time::Duration;
 
@@ -121,3 +123,26 @@ role!(ReceiverConfig => boxed dyn Agent, |c, rng| {
     }
 });
 role!(NeConfig => dyn RouterAgent, |c, _rng| NetworkElement::new(c));
+
+/// `pgm` for a driver's adapter ([`Deployable`]): a network element on every router.
+#[derive(Debug, Clone, Copy)]
+pub struct Pgm;
+
+impl Deployable for Pgm {
+    type Params = Params;
+    type Deployment = Deployment;
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
+        Params::read(values)
+    }
+    fn needs(_: &Params) -> Needs {
+        Needs {
+            routers: Routers::All,
+            ..Needs::default()
+        }
+    }
+    fn deploy(layout: &Layout<'_>, p: &Params) -> Result<Deployment, DeployError> {
+        p.check()
+            .map_err(|why| DeployError::new("fec_proactive", why))?;
+        Ok(deploy(layout, p))
+    }
+}

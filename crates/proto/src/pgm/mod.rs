@@ -65,7 +65,7 @@ mod txw;
 
 pub use crate::budget::REQUESTS_PER_ROUND;
 pub use cc::{FeedbackReceiver, PacedSource};
-pub use deploy::{check_proactive, deploy, Deployment, Params, ProactiveError};
+pub use deploy::{check_proactive, deploy, Deployment, Params, Pgm, ProactiveError};
 pub use ne::{NeConfig, NetworkElement};
 
 use crate::budget::RequestBudget;

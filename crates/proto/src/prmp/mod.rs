@@ -89,10 +89,13 @@
 //!     (counted in [`Stats::ignored`]).
 
 mod child;
+mod deploy;
 pub mod plan;
 mod receiver;
 mod sender;
 pub mod tree;
+
+pub use deploy::{deploy, Deployment, Params, Prmp};
 
 pub use receiver::{Receiver, ReceiverConfig};
 pub use sender::{Sender, SenderView};

@@ -36,7 +36,10 @@ use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::{saw as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 
+mod deploy;
 pub mod timeout;
+
+pub use deploy::{deploy, Deployment, Params, Saw};
 pub use timeout::{LimitRule, TimeoutMethod, TimeoutRule, BIT_TIME_10MBPS};
 
 /// Largest application message one `saw` DATA packet carries.

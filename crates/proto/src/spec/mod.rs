@@ -1,6 +1,7 @@
 //! # Protocol specs: one home for every protocol's name, family and parameters
 //!
-//! [`PROTOCOLS`] is the one list of the protocols this build implements. Each [`ProtocolSpec`]
+//! [`crate::protocols::PROTOCOLS`] is the one list of the protocols this build implements,
+//! each with its spec row here (for example [`SAW`]). Each [`ProtocolSpec`]
 //! names its wire family, its seed, whether it runs on real sockets, and its tunable
 //! [`Param`]s: the key a scenario file's `[protocol]` table uses, the `rmcast send` flag where
 //! the same quantity is a flag, the unit, the range, the default and, where sockets need a
@@ -72,7 +73,7 @@ macro_rules! typed_params {
         }
         impl $name {
             /// The parameters `values` give, row by row (the spec's scenario keys).
-            pub fn read<V: $crate::spec::Values>(values: &mut V) -> Result<Self, V::Error> {
+            pub fn read<V: $crate::spec::Values + ?Sized>(values: &mut V) -> Result<Self, V::Error> {
                 let mut r = $crate::spec::Reader::new($rows, values);
                 Ok($name {
                     $($field: r.$read($key $(, $arg)*)?),+
@@ -369,6 +370,10 @@ pub trait Values {
     type Error;
     /// The value of row `p`: the driver's, checked against `p.range`, or `p.default`.
     fn value(&mut self, p: &'static Param) -> Result<Value, Self::Error>;
+    /// The driver's value of row `p`, checked against `p.range`, when it gives one; `None`
+    /// when it does not (rows whose default is [`Value::Derived`] then take one derived
+    /// elsewhere: a preset, no limit).
+    fn given(&mut self, p: &'static Param) -> Result<Option<Value>, Self::Error>;
     /// An error about `key`: the value is not `what`.
     fn bad(&self, key: &str, what: &str) -> Self::Error;
 }
@@ -382,26 +387,38 @@ impl Values for Defaults {
     fn value(&mut self, p: &'static Param) -> Result<Value, String> {
         Ok(p.default)
     }
+    fn given(&mut self, _: &'static Param) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
     fn bad(&self, key: &str, what: &str) -> String {
         format!("{key}: not {what}")
     }
 }
 
 /// Typed reads of one protocol's rows from [`Values`].
-pub(crate) struct Reader<'a, V> {
+pub(crate) struct Reader<'a, V: ?Sized> {
     params: &'static [Param],
     values: &'a mut V,
 }
 
-impl<'a, V: Values> Reader<'a, V> {
+impl<'a, V: Values + ?Sized> Reader<'a, V> {
     pub(crate) fn new(params: &'static [Param], values: &'a mut V) -> Self {
         Reader { params, values }
     }
-    fn get(&mut self, key: &str) -> Result<Value, V::Error> {
+    fn row(&mut self, key: &str) -> Result<&'static Param, V::Error> {
         match self.params.iter().find(|p| p.key == key) {
-            Some(p) => self.values.value(p),
+            Some(p) => Ok(p),
             None => Err(self.values.bad(key, "a parameter of this protocol")),
         }
+    }
+    fn get(&mut self, key: &str) -> Result<Value, V::Error> {
+        let p = self.row(key)?;
+        self.values.value(p)
+    }
+    /// The driver's value of `key`, if it gives one ([`Values::given`]).
+    fn given(&mut self, key: &str) -> Result<Option<Value>, V::Error> {
+        let p = self.row(key)?;
+        self.values.given(p)
     }
     /// A number (an integer row converted).
     pub(crate) fn real(&mut self, key: &str) -> Result<f64, V::Error> {
@@ -432,6 +449,62 @@ impl<'a, V: Values> Reader<'a, V> {
     /// An integer whose row's range fits a `u16` (larger values are cut to `u16::MAX`).
     pub(crate) fn small(&mut self, key: &str) -> Result<u16, V::Error> {
         self.int(key).map(|v| v.min(u64::from(u16::MAX)) as u16)
+    }
+    /// An integer as a size (saturating).
+    pub(crate) fn size(&mut self, key: &str) -> Result<usize, V::Error> {
+        self.int(key)
+            .map(|v| usize::try_from(v).unwrap_or(usize::MAX))
+    }
+    /// A number as a whole count (the fraction cut, as `as usize` does).
+    pub(crate) fn whole(&mut self, key: &str) -> Result<usize, V::Error> {
+        self.real(key).map(|v| v as usize)
+    }
+    /// A count limit ([`Param::limit`] rows): `None` (no limit) unless the driver gives one,
+    /// else the value, at most `u32::MAX`.
+    pub(crate) fn limit(&mut self, key: &str) -> Result<Option<u32>, V::Error> {
+        self.opt_int(key)
+            .map(|v| v.map(|v| v.min(u64::from(u32::MAX)) as u32))
+    }
+    /// The driver's integer, if it gives one.
+    pub(crate) fn opt_int(&mut self, key: &str) -> Result<Option<u64>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(Value::Int(v)) => Ok(Some(v)),
+            Some(_) => Err(self.values.bad(key, "an integer")),
+        }
+    }
+    /// The driver's number, if it gives one (an integer converted).
+    pub(crate) fn opt_real(&mut self, key: &str) -> Result<Option<f64>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(v) => match v.real() {
+                Some(x) => Ok(Some(x)),
+                None => Err(self.values.bad(key, "a number")),
+            },
+        }
+    }
+    /// The driver's switch, if it gives one.
+    pub(crate) fn opt_switch(&mut self, key: &str) -> Result<Option<bool>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(Value::Bool(v)) => Ok(Some(v)),
+            Some(_) => Err(self.values.bad(key, "true or false")),
+        }
+    }
+    /// The driver's word, if it gives one, as `T`.
+    pub(crate) fn opt_choice<T>(
+        &mut self,
+        key: &str,
+        parse: fn(&str) -> Option<T>,
+    ) -> Result<Option<T>, V::Error> {
+        match self.given(key)? {
+            None => Ok(None),
+            Some(Value::Word(w)) => match parse(w) {
+                Some(t) => Ok(Some(t)),
+                None => Err(self.values.bad(key, "one of its words")),
+            },
+            Some(_) => Err(self.values.bad(key, "a word")),
+        }
     }
     /// A switch.
     pub(crate) fn switch(&mut self, key: &str) -> Result<bool, V::Error> {
@@ -467,135 +540,145 @@ pub fn one_of(words: &[&str]) -> String {
     }
 }
 
-/// The protocol called `name`.
-pub fn lookup(name: &str) -> Option<&'static ProtocolSpec> {
-    PROTOCOLS.iter().find(|p| p.name == name)
-}
+/// `saw`'s row of [`crate::protocols::PROTOCOLS`].
+pub const SAW: ProtocolSpec = ProtocolSpec {
+    name: "saw",
+    seed: "000 (Segovia 1996, §2.5)",
+    summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
+              multicast or unicast retransmission, optional random ACK delay",
+    family: Family::Saw,
+    sockets: true,
+    params: saw::PARAMS,
+};
 
-/// The protocols that run on real sockets, in table order.
-pub fn socket_protocols() -> impl Iterator<Item = &'static ProtocolSpec> {
-    PROTOCOLS.iter().filter(|p| p.sockets)
-}
+/// `bap`'s row of [`crate::protocols::PROTOCOLS`].
+pub const BAP: ProtocolSpec = ProtocolSpec {
+    name: "bap",
+    seed: "000 (Segovia 1996, §2.6)",
+    summary: "multicast block acknowledgment: window n, sequence numbers mod 2n, cumulative \
+              per-receiver ACKs when n arrive or a delay timer fires, go-back-N retransmission",
+    family: Family::Bap,
+    sockets: true,
+    params: saw::BAP_PARAMS,
+};
 
-/// Every implemented protocol, for `rmcast protocols`, the simulator's registry and the
-/// socket driver.
-pub const PROTOCOLS: &[ProtocolSpec] = &[
-    ProtocolSpec {
-        name: "saw",
-        seed: "000 (Segovia 1996, §2.5)",
-        summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
-                  multicast or unicast retransmission, optional random ACK delay",
-        family: Family::Saw,
-        sockets: true,
-        params: saw::PARAMS,
-    },
-    ProtocolSpec {
-        name: "bap",
-        seed: "000 (Segovia 1996, §2.6)",
-        summary: "multicast block acknowledgment: window n, sequence numbers mod 2n, cumulative \
-                  per-receiver ACKs when n arrive or a delay timer fires, go-back-N retransmission",
-        family: Family::Bap,
-        sockets: true,
-        params: saw::BAP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "rra",
-        seed: "000 (Segovia 1996, Ch. 5, proposed)",
-        summary: "round-robin acknowledgment: each data packet names the one receiver that \
-                  reports its status; selective multicast repairs, polls for the tail",
-        family: Family::Rra,
-        sockets: true,
-        params: rra::PARAMS,
-    },
-    ProtocolSpec {
-        name: "dsp",
-        seed: "001 (Paul, Sabnani & Kristol, §3)",
-        summary: "designated status protocol: one designated endpoint per region reports its own \
-                  status to the source and re-multicasts locally what its region lacks; \
-                  block-based selective repeat, periodic complete state",
-        family: Family::Tree,
-        sockets: true,
-        params: dsp::DSP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "csp",
-        seed: "001 (Paul, Sabnani & Kristol, §4)",
-        summary: "consolidated status protocol: the local exchange merges its endpoints' status \
-                  pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
-        family: Family::Tree,
-        sockets: true,
-        params: dsp::DSP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "cp",
-        seed: "001 (Paul, Sabnani & Kristol, §5)",
-        summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
-                  exchange orders an endpoint holding a block to re-multicast it locally",
-        family: Family::Tree,
-        sockets: true,
-        params: dsp::DSP_PARAMS,
-    },
-    ProtocolSpec {
-        name: "prmp",
-        seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
-        summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
-                  planned per epoch so responses arrive at rate RR; NACK collection with MTR \
-                  multicast/unicast repair; silent children removed",
-        family: Family::Prmp,
-        sockets: true,
-        params: prmp::PARAMS,
-    },
-    ProtocolSpec {
-        name: "srm",
-        seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
-        summary: "scalable reliable multicast: gap detection, randomized request and repair \
-                  timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
-        family: Family::Srm,
-        sockets: true,
-        params: srm::PARAMS,
-    },
-    ProtocolSpec {
-        name: "pgm",
-        seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
-        summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
-                  repair state and forward RDATA only where asked; the source repairs every NAK",
-        family: Family::Pgm,
-        sockets: true,
-        params: pgm::PARAMS,
-    },
-    ProtocolSpec {
-        name: "lms",
-        seed: "003 (Papadopoulos, Ch. 4-5)",
-        summary: "light-weight multicast services: routers keep a replier link, requests turn \
-                  at the turning point, the replier's repair is subcast down the asking subtree",
-        family: Family::Lms,
-        sockets: true,
-        params: lms::PARAMS,
-    },
-    ProtocolSpec {
-        name: "ff",
-        seed: "004 (§4 baseline, after Towsley & Mithal)",
-        summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
-                  packet, timeout (2 x largest RTT) loss detection, global multicast repair",
-        family: Family::Ff,
-        sockets: true,
-        params: ff::PARAMS,
-    },
-    ProtocolSpec {
-        name: "xtp",
-        seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
-        summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
-                  receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
-                  synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
-        family: Family::Xtp,
-        sockets: true,
-        params: xtp::PARAMS,
-    },
-];
+/// `rra`'s row of [`crate::protocols::PROTOCOLS`].
+pub const RRA: ProtocolSpec = ProtocolSpec {
+    name: "rra",
+    seed: "000 (Segovia 1996, Ch. 5, proposed)",
+    summary: "round-robin acknowledgment: each data packet names the one receiver that \
+              reports its status; selective multicast repairs, polls for the tail",
+    family: Family::Rra,
+    sockets: true,
+    params: rra::PARAMS,
+};
+
+/// `dsp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const DSP: ProtocolSpec = ProtocolSpec {
+    name: "dsp",
+    seed: "001 (Paul, Sabnani & Kristol, §3)",
+    summary: "designated status protocol: one designated endpoint per region reports its own \
+              status to the source and re-multicasts locally what its region lacks; \
+              block-based selective repeat, periodic complete state",
+    family: Family::Tree,
+    sockets: true,
+    params: dsp::DSP_PARAMS,
+};
+
+/// `csp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const CSP: ProtocolSpec = ProtocolSpec {
+    name: "csp",
+    seed: "001 (Paul, Sabnani & Kristol, §4)",
+    summary: "consolidated status protocol: the local exchange merges its endpoints' status \
+              pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
+    family: Family::Tree,
+    sockets: true,
+    params: dsp::DSP_PARAMS,
+};
+
+/// `cp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const CP: ProtocolSpec = ProtocolSpec {
+    name: "cp",
+    seed: "001 (Paul, Sabnani & Kristol, §5)",
+    summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
+              exchange orders an endpoint holding a block to re-multicast it locally",
+    family: Family::Tree,
+    sockets: true,
+    params: dsp::DSP_PARAMS,
+};
+
+/// `prmp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const PRMP: ProtocolSpec = ProtocolSpec {
+    name: "prmp",
+    seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
+    summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
+              planned per epoch so responses arrive at rate RR; NACK collection with MTR \
+              multicast/unicast repair; silent children removed",
+    family: Family::Prmp,
+    sockets: true,
+    params: prmp::PARAMS,
+};
+
+/// `srm`'s row of [`crate::protocols::PROTOCOLS`].
+pub const SRM: ProtocolSpec = ProtocolSpec {
+    name: "srm",
+    seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
+    summary: "scalable reliable multicast: gap detection, randomized request and repair \
+              timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
+    family: Family::Srm,
+    sockets: true,
+    params: srm::PARAMS,
+};
+
+/// `pgm`'s row of [`crate::protocols::PROTOCOLS`].
+pub const PGM: ProtocolSpec = ProtocolSpec {
+    name: "pgm",
+    seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
+    summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
+              repair state and forward RDATA only where asked; the source repairs every NAK",
+    family: Family::Pgm,
+    sockets: true,
+    params: pgm::PARAMS,
+};
+
+/// `lms`'s row of [`crate::protocols::PROTOCOLS`].
+pub const LMS: ProtocolSpec = ProtocolSpec {
+    name: "lms",
+    seed: "003 (Papadopoulos, Ch. 4-5)",
+    summary: "light-weight multicast services: routers keep a replier link, requests turn \
+              at the turning point, the replier's repair is subcast down the asking subtree",
+    family: Family::Lms,
+    sockets: true,
+    params: lms::PARAMS,
+};
+
+/// `ff`'s row of [`crate::protocols::PROTOCOLS`].
+pub const FF: ProtocolSpec = ProtocolSpec {
+    name: "ff",
+    seed: "004 (§4 baseline, after Towsley & Mithal)",
+    summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
+              packet, timeout (2 x largest RTT) loss detection, global multicast repair",
+    family: Family::Ff,
+    sockets: true,
+    params: ff::PARAMS,
+};
+
+/// `xtp`'s row of [`crate::protocols::PROTOCOLS`].
+pub const XTP: ProtocolSpec = ProtocolSpec {
+    name: "xtp",
+    seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
+    summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
+              receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
+              synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
+    family: Family::Xtp,
+    sockets: true,
+    params: xtp::PARAMS,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocols::{lookup, PROTOCOLS};
 
     #[test]
     fn names_are_unique_and_keys_unique_per_protocol() {

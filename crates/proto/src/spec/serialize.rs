@@ -75,7 +75,7 @@ impl Serialize for ProtocolSpec {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::{lookup, PROTOCOLS};
+    use crate::protocols::{lookup, PROTOCOLS};
 
     #[test]
     fn every_protocol_and_parameter_is_in_the_document() {

@@ -2,9 +2,11 @@
 //! session (the source and every receiver), all in the data group.
 
 use super::{Config, DistanceSource, Member};
-use crate::deploy::{role, Deploy, FromParams, Layout, MemberDistances, Roles};
+use crate::deploy::{
+    role, Deploy, DeployError, Deployable, FromParams, Layout, MemberDistances, Needs, Roles,
+};
 use crate::rng::AgentRng;
-use crate::spec::{ms, period, srm as spec, typed_params};
+use crate::spec::{ms, period, srm as spec, typed_params, Values};
 use crate::{GroupId, NodeId};
 use core::time::Duration;
 
@@ -111,5 +113,27 @@ impl Deploy for Deployment {
             roles.host(c, rng);
         }
         roles
+    }
+}
+
+/// `srm` for a driver's adapter ([`Deployable`]): with `distances = "topology"` every
+/// member's distances to every other.
+#[derive(Debug, Clone, Copy)]
+pub struct Srm;
+
+impl Deployable for Srm {
+    type Params = Params;
+    type Deployment = Deployment;
+    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
+        Params::read(values)
+    }
+    fn needs(p: &Params) -> Needs {
+        Needs {
+            distances: p.distances == Distances::Topology,
+            ..Needs::default()
+        }
+    }
+    fn deploy(layout: &Layout<'_>, p: &Params) -> Result<Deployment, DeployError> {
+        Ok(deploy(layout, p))
     }
 }

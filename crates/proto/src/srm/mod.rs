@@ -66,7 +66,7 @@ mod deploy;
 #[cfg(test)]
 mod tests;
 
-pub use deploy::{deploy, Deployment, Distances, Params};
+pub use deploy::{deploy, Deployment, Distances, Params, Srm};
 
 use crate::agent::hold;
 use crate::budget::RequestBudget;

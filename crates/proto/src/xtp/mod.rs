@@ -63,10 +63,13 @@
 //! 1/10 loss: 245 s against 78 s for ≈1,600 losses); back-off factor 2; window 64 packets;
 //! receiver buffer 256 packets; at most [`MAX_SPANS`] spans per status (the lowest ones).
 
+mod deploy;
 mod receiver;
 mod sender;
 #[cfg(test)]
 mod tests;
+
+pub use deploy::{deploy, Deployment, Params, Preset, Xtp};
 
 pub use receiver::{Receiver, ReceiverConfig};
 pub use sender::{Sender, XtpCounters};

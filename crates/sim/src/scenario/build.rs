@@ -126,17 +126,17 @@ fn protocol(
         .ok_or_else(|| top.bad("protocol", "a [protocol] table"))?;
     let name = pp.str_or("name", "")?;
     let entry = registry::lookup(&name).ok_or_else(|| {
-        let names: Vec<&str> = registry::REGISTRY.iter().map(|e| e.name).collect();
+        let names: Vec<&str> = registry::registry().map(|e| e.name()).collect();
         pp.bad("name", &format!("one of {}", names.join(", ")))
     })?;
     let params = pp.without("name");
     params.check_keys(&entry.keys())?;
-    (entry.build)(&mut BuildCtx {
+    entry.build(&mut BuildCtx {
         sim,
         source,
         receivers,
         group,
-        name: entry.name,
+        name: entry.name(),
         params: &params,
     })?;
 

@@ -289,8 +289,8 @@ fn completed_only_when_every_receiver_holds_every_message() {
         ),
     ];
     let mut sender_completed: Vec<(&str, &str)> = Vec::new();
-    for entry in crate::registry::REGISTRY {
-        let proto = entry.name;
+    for entry in crate::registry::registry() {
+        let proto = entry.name();
         let (completed, reason, min, max) = cut_run(proto, "");
         assert_eq!(
             (completed.as_str(), min, max),
