@@ -157,9 +157,18 @@ impl RetransmitBuffer {
         outstanding: &mut BTreeMap<u64, T>,
         settled: impl Fn(&T) -> bool,
     ) -> Vec<(u64, T)> {
+        self.settle_where(outstanding, |_, m| settled(m))
+    }
+
+    /// [`RetransmitBuffer::settle`], with `settled` told each message's sequence number too.
+    pub fn settle_where<T>(
+        &mut self,
+        outstanding: &mut BTreeMap<u64, T>,
+        settled: impl Fn(u64, &T) -> bool,
+    ) -> Vec<(u64, T)> {
         let done: Vec<u64> = outstanding
             .iter()
-            .filter(|(_, m)| settled(m))
+            .filter(|&(&seq, m)| settled(seq, m))
             .map(|(&seq, _)| seq)
             .collect();
         let mut taken = Vec::with_capacity(done.len());

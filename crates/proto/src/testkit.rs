@@ -362,6 +362,15 @@ impl Harness {
         NodeId(self.agents.len() as u32 - 1)
     }
 
+    /// Put `agent` in `node`'s place (a host restarted, or another taking its node id over):
+    /// what is in flight to `node` reaches the new agent, its events go on in the same list.
+    pub fn replace(&mut self, node: NodeId, agent: Box<dyn Agent>) {
+        if let Some(a) = self.agents.get_mut(node.0 as usize) {
+            *a = agent;
+        }
+        self.drain(node);
+    }
+
     /// Make `members` the members of `group`.
     pub fn set_group(&mut self, group: GroupId, members: Vec<NodeId>) {
         self.groups.insert(group, members);

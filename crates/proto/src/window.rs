@@ -221,6 +221,15 @@ impl SeqWindow {
         self.highest = Some(self.highest.map_or(seq, |h| h.max(seq)));
         Insert::New
     }
+    /// Take back the arrival of `seq` at or above the base (a peer that said it held `seq`
+    /// says now that it does not); `highest` stays. Whether it was marked.
+    pub fn forget(&mut self, seq: u64) -> bool {
+        if seq < self.base || seq - self.base >= self.bits.len() as u64 {
+            return false;
+        }
+        let slot = self.slot(seq);
+        self.bits.set(slot, false)
+    }
     /// If `base` has been received, move past it and return it. Call repeatedly to consume
     /// everything that is now in order.
     pub fn pop_in_order(&mut self) -> Option<u64> {
@@ -278,6 +287,10 @@ impl HeldWindow {
     /// A window starting at 0 for a configured `window`, bounded to `1..=max`.
     pub fn bounded(window: u64, max: u64) -> Self {
         Self::over(SeqWindow::bounded(window, max))
+    }
+    /// A window whose first expected sequence number is `base`, tracking `capacity` ahead.
+    pub fn starting_at(base: u64, capacity: usize) -> Self {
+        Self::over(SeqWindow::starting_at(base, capacity))
     }
     fn over(w: SeqWindow) -> Self {
         HeldWindow {

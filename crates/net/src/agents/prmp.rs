@@ -7,8 +7,11 @@
 //! of region R's relay, an `rmcast relay --region R` between them and the sender, which hosts
 //! the relay ([`prmp::tree::RelayRouter`]) under the node id the sender names for it in the
 //! running ANNOUNCE ([`PrmpParams`]). The sender polls the relays and the receivers that
-//! named no region; each relay takes its parent's data, acknowledges it upstream as soon as
-//! it holds it in order, and serves its children as their parent: its own DATA and polls,
+//! named no region; each relay takes its parent's data, acknowledges upstream only what its
+//! children hold (no custody, [`prmp::tree::Relay::end_to_end`]: the sender keeps every
+//! packet until it is below every relay's left edge, so a standby relay that replaces a dead
+//! one, `rmcast relay --standby`, resumes the region's receivers where they were and gets
+//! what they lack from the sender), and serves its children as their parent: its own DATA and polls,
 //! within its own response quota (the sender's epoch, RR, IPG, MTR and RTO floor, which the
 //! ANNOUNCE carries), and its own repairs. A relay's response comes from its address, which
 //! the sender takes for the relay's ([`super::SenderSide::helper`]); a relay that never
@@ -130,18 +133,6 @@ impl NetProtocol for Prmp {
         relay(a, at)
     }
 
-    /// A region's relay acknowledges its parent's data as soon as it holds it (custody).
-    fn relay_custody(&self, a: Announced<'_>, region: Option<u16>) -> bool {
-        let Some(region) = region else {
-            return false;
-        };
-        PrmpParams::decode(a.params).is_ok_and(|p| {
-            p.entries
-                .iter()
-                .any(|e| e.role == PrmpRole::Relay && e.region == region)
-        })
-    }
-
     /// The sender evicted children: their relay stops polling them.
     fn relay_announced(&self, now: Time, agent: &mut dyn RouterAgent, a: Announced<'_>) {
         let Ok(p) = PrmpParams::decode(a.params) else {
@@ -203,7 +194,11 @@ fn start_levels(s: &SenderSettings, start: &Start<'_>) -> Result<Started, NetErr
             });
         }
     }
-    let c = prmp_config(s, &polled)?;
+    let mut c = prmp_config(s, &polled)?;
+    // The relays give custody up (their left edge is what their region holds): keep every
+    // packet until it is below every left edge, so a standby relay replacing a dead one can
+    // get back what the region lacks.
+    c.release_at_le = true;
     let micros = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
     let params = PrmpParams {
         epoch_ipgs: u32::try_from(c.epoch.as_nanos() / c.ipg.as_nanos().max(1)).unwrap_or(u32::MAX),
@@ -347,7 +342,7 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
     down.min_rto = Duration::from_micros(u64::from(p.min_rto_us));
     down.max_silent_polls = u32::MAX;
     let n = down.receivers.len();
-    let agent = prmp::tree::RelayRouter::new(
+    let mut agent = prmp::tree::RelayRouter::new(
         prmp::tree::RelayConfig {
             upstream: up,
             downstream: down,
@@ -358,6 +353,9 @@ fn relay(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Relayed>, NetError
         NodeId(at.sender),
     )
     .map_err(|e| NetError::Failed(format!("prmp: the sender's relay parameters: {e}")))?;
+    // No custody: it acknowledges upstream what its children hold, and starts where they are
+    // (at 0 with the session, where a dead relay left them when it is a standby taking over).
+    agent.end_to_end();
     tracing::info!(
         region,
         relay = format_args!("{:08x}", me.node),
@@ -482,9 +480,8 @@ mod tests {
             group: g,
         };
         let r = Prmp.relay(a, &at).unwrap().expect("region 1's relay");
-        // A region's relay holds custody (a standby will not take it over).
-        assert!(Prmp.relay_custody(a, Some(1)));
-        assert!(!Prmp.relay_custody(a, Some(3)) && !Prmp.relay_custody(a, None));
+        // A region's relay gives custody up (a standby may take it over).
+        assert!(!Prmp.relay_custody(a, Some(1)));
         assert_eq!(r.node, Some(0xEC00_0001));
         assert_eq!(r.links, Links::Interfaces);
         // Without --region, or for a region with a stranger below it: forwarded.
@@ -507,7 +504,6 @@ mod tests {
             .unwrap();
         assert!(plain.side.params().unwrap().is_empty());
         assert!(Prmp.relay(announce(&[]), &at).unwrap().is_none());
-        assert!(!Prmp.relay_custody(announce(&[]), Some(1)));
         // Malformed parameters are an error, not a panic.
         assert!(Prmp.relay(announce(&[1, 2, 3]), &at).is_err());
     }

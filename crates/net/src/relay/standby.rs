@@ -18,10 +18,13 @@
 //!
 //! A standby started alone (no active relay below) takes over `SECS` after it adopted the
 //! session. Two standbys on the same networks would both take over: run one. A standby never
-//! takes over a helper that holds custody (prmp's region relay, dsp's designated relay:
+//! takes over a helper that holds custody (dsp's designated relay:
 //! [`crate::agents::NetProtocol::relay_custody`]): the dead one acknowledged data the sender
 //! then released, which a fresh one could not get back, so taking over would hold the
 //! transfer for ever; the region's receivers then end as they would without a standby.
+//! prmp's region relay gives custody up on sockets (it acknowledges what its children hold,
+//! `prmp::tree::Relay::end_to_end`, and the sender keeps the rest), so a standby takes it
+//! over and resumes the region's receivers where they were.
 
 use super::Relay;
 use crate::agents::{self, Announced};
@@ -255,7 +258,7 @@ mod tests {
     fn it_never_takes_over_a_helper_that_holds_custody() {
         let mut s = Standby::new(Duration::from_millis(500));
         assert!(s.holds(at(0)));
-        s.custody("prmp");
+        s.custody("dsp");
         assert!(s.holds(at(60_000)));
         assert!(s.standing_by() && s.took_over_after().is_none());
     }

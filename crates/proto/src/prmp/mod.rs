@@ -92,7 +92,10 @@ mod child;
 mod deploy;
 pub mod plan;
 mod receiver;
+mod resume;
 mod sender;
+#[cfg(test)]
+mod takeover_tests;
 pub mod tree;
 
 pub use deploy::{deploy, Deployment, Params, Prmp};
@@ -218,6 +221,12 @@ crate::config::sender_config! {
         pub initial_rtt: Duration = crate::spec::ms(spec::INITIAL_RTT_MS),
         /// Lower bound of `RTO_i`.
         pub min_rto: Duration = Duration::from_millis(1),
+        /// Keep every packet until every child's left edge passed it, however many children
+        /// acknowledged it selectively: the parent of relays that give custody up
+        /// ([`tree::Relay::end_to_end`]), which acknowledge what they hold but move their
+        /// left edge only when their own children hold it. Off: §2's release on
+        /// acknowledgement by all.
+        pub release_at_le: bool = false,
     }
     /// §4's settings: `S = 64`, `IPG = 1 ms`, `ε = 10 ms`, `RR = ITR = 1500/s`, `MTR = 20 %`;
     /// and rmcast's choices where §4 gives none: 10 silent polls, initial RTT 100 ms,

@@ -25,6 +25,8 @@ pub struct Receiver {
     last_consume: Option<Time>,
     /// The upper layer takes nothing for now ([`Receiver::set_paused`]).
     paused: bool,
+    /// The highest left edge it reports ([`Receiver::set_ack_cap`]).
+    ack_cap: Option<u64>,
     out: Outbox,
 }
 
@@ -38,6 +40,7 @@ impl Receiver {
             consume_at: None,
             last_consume: None,
             paused: false,
+            ack_cap: None,
             out: Outbox::new(),
         }
     }
@@ -83,6 +86,26 @@ impl Receiver {
         self.le() != le
     }
 
+    /// Report a left edge no higher than `cap` (`None`: `LE_i` itself), the packets between
+    /// it and `LE_i` as received: a relay that acknowledges only what its own children hold
+    /// ([`super::tree::Relay::end_to_end`]), so its parent keeps the rest. Only what the
+    /// parent may release changes: nothing received is asked for again.
+    pub fn set_ack_cap(&mut self, cap: Option<u64>) {
+        self.ack_cap = cap;
+    }
+
+    /// Expect sequence number `base` first (a relay taking over children that are part-way
+    /// through the transfer, [`super::Sender::resume_children`]). Only before anything
+    /// arrived; `false` (and nothing changes) after.
+    pub fn start_at(&mut self, base: u64) -> bool {
+        if self.hr.is_some() || self.le() != 0 {
+            return false;
+        }
+        let cap = self.w.window().capacity();
+        self.w = HeldWindow::starting_at(base, cap);
+        true
+    }
+
     fn consume(&mut self, now: Time) {
         if self.paused {
             return;
@@ -100,7 +123,8 @@ impl Receiver {
     }
 
     fn respond(&mut self, to: NodeId, ts: u64, poll_seq: u64) {
-        let le = self.w.window().base();
+        let base = self.w.window().base();
+        let le = self.ack_cap.map_or(base, |c| c.min(base));
         let hr = self.hr;
         let mut bitmap = Vec::new();
         if let Some(h) = hr.filter(|&h| h >= le) {

@@ -19,9 +19,11 @@ enum Job {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Key {
+pub(super) enum Key {
     Tx,
     Poll(u64),
+    /// A resuming parent's next POLL asking its children where they are ([`resume`]).
+    Resync,
 }
 
 /// A snapshot of the sender's protocol state, for tests and traces.
@@ -50,24 +52,30 @@ pub struct Sender {
     pub(super) children: Vec<Child>,
     n_active: u64,
     /// Multiset of `LE_p,i` over active children.
-    les: BTreeMap<u64, u32>,
+    pub(super) les: BTreeMap<u64, u32>,
     planner: Planner,
     queue: SendQueue,
-    next_seq: u64,
-    outstanding: BTreeMap<u64, SeqInfo>,
+    pub(super) next_seq: u64,
+    pub(super) outstanding: BTreeMap<u64, SeqInfo>,
     buffer: RetransmitBuffer,
     /// `RTxT[i, seq]`, keyed (seq, child).
     rtxt: BTreeMap<(u64, usize), Time>,
     jobs: BTreeMap<u64, Job>,
     polls: BTreeMap<u64, PollRec>,
     next_poll_id: u64,
-    timers: TimerSet<Key>,
+    pub(super) timers: TimerSet<Key>,
     /// The inter-packet gap since the last transmission.
     tx: crate::pacing::GapPacer,
     /// The time stamped on the last transmission (see [`Sender::stamp`]).
     last_stamp: Option<Time>,
     removed: Vec<NodeId>,
-    out: Outbox,
+    /// A resuming parent's children heard so far (slot → `LE_i`, `HR_i`), while it asks
+    /// where they are before sending anything ([`Sender::resume_children`]).
+    pub(super) resync: Option<BTreeMap<usize, (u64, Option<u64>)>>,
+    /// Some child resumed ahead of the parent's first sequence number, or knowing of packets
+    /// past its left edge: a new packet may be acknowledged or missed by it already.
+    pub(super) ahead: bool,
+    pub(super) out: Outbox,
 }
 
 impl Sender {
@@ -120,6 +128,8 @@ impl Sender {
             tx: crate::pacing::GapPacer::new(cfg.ipg, cfg.ipg_slack),
             last_stamp: None,
             removed: Vec::new(),
+            resync: None,
+            ahead: false,
             out: Outbox::new(),
             cfg,
         })
@@ -389,8 +399,12 @@ impl Sender {
 
     /// The transmitter (§3 TXM): retransmissions, then new data, then explicit polls, one
     /// IPG apart; otherwise arm the timer for the next opportunity.
-    fn pump(&mut self, now: Time) {
+    pub(super) fn pump(&mut self, now: Time) {
         self.timers.cancel(Key::Tx);
+        if self.resync.is_some() {
+            // Nothing goes out before the resumed children said where they are.
+            return;
+        }
         loop {
             let allowed = self.tx.allowed();
             let have_job = !self.jobs.is_empty();
@@ -406,18 +420,22 @@ impl Sender {
                 } else if let Some(data) = self.queue.pop_front() {
                     let now = self.stamp(now);
                     let seq = self.buffer.keep_new(&mut self.next_seq, data, now);
-                    self.outstanding.insert(
-                        seq,
-                        SeqInfo {
-                            status: Status::NoNack,
-                            acked: 0,
-                            nacked: 0,
-                            repolled: 0,
-                            sent_at: now,
-                            transmissions: 0,
-                            mcast_at: None,
-                        },
-                    );
+                    let mut info = SeqInfo {
+                        status: Status::NoNack,
+                        acked: 0,
+                        nacked: 0,
+                        repolled: 0,
+                        sent_at: now,
+                        transmissions: 0,
+                        mcast_at: None,
+                    };
+                    if self.ahead {
+                        // Resumed children may know of this packet already.
+                        for c in self.children.iter().filter(|c| c.active) {
+                            adjust(&mut info, c.cat(seq), 1);
+                        }
+                    }
+                    self.outstanding.insert(seq, info);
                     self.send_data(now, seq, None, false);
                     if self.n_active == 0 {
                         self.settle(now);
@@ -455,16 +473,25 @@ impl Sender {
     /// packet was acknowledged so that the idle parent dropped its polls (choice 8), would
     /// otherwise never be asked again, and the transfer would wait for ever. Only when no
     /// poll is planned or pending. Returns the earliest planned time.
+    ///
+    /// With [`SenderConfig::release_at_le`], packets acknowledged by all but not yet below
+    /// every left edge wait too: the children whose left edge holds them are polled.
     fn plan_blockers(&mut self, now: Time) -> Option<Time> {
-        if self.queue.is_empty() || self.effective_window() > 0 || !self.polls.is_empty() {
+        if !self.polls.is_empty() {
+            return None;
+        }
+        let closed = !self.queue.is_empty() && self.effective_window() == 0;
+        let held = self.cfg.release_at_le && !self.outstanding.is_empty();
+        if !closed && !held {
             return None;
         }
         let s = self.cfg.window;
+        let next = self.next_seq;
         let blockers: Vec<usize> = (0..self.children.len())
             .filter(|&i| {
-                self.children
-                    .get(i)
-                    .is_some_and(|c| c.active && c.le().saturating_add(s) <= self.next_seq)
+                self.children.get(i).is_some_and(|c| {
+                    c.active && (c.le().saturating_add(s) <= next || (held && c.le() < next))
+                })
             })
             .collect();
         for i in blockers {
@@ -603,7 +630,12 @@ impl Sender {
     /// Finish every packet acknowledged by all of `ALL`; drop idle polling state.
     fn settle(&mut self, now: Time) {
         let n = self.n_active;
-        for (seq, info) in self.buffer.settle(&mut self.outstanding, |s| s.acked >= n) {
+        let below = match self.cfg.release_at_le {
+            true => self.le_p(),
+            false => u64::MAX,
+        };
+        let settled = |seq: u64, s: &SeqInfo| s.acked >= n && seq < below;
+        for (seq, info) in self.buffer.settle_where(&mut self.outstanding, settled) {
             self.jobs.remove(&seq);
             let keys: Vec<(u64, usize)> = self
                 .rtxt
@@ -652,17 +684,28 @@ impl Sender {
             self.out.stats.ignored += 1;
             return;
         };
-        if !self.children.get(i).is_some_and(|c| c.active) {
+        let Some((c_le, c_hr)) = self
+            .children
+            .get(i)
+            .filter(|c| c.active)
+            .map(|c| (c.le(), c.hr))
+        else {
             self.out.stats.ignored += 1;
             return;
+        };
+        let hr = (r.hr != wire::NO_HR).then_some(r.hr);
+        if self.resync.is_some() {
+            return self.resync_resp(now, i, r.le, hr);
         }
         let hs = self.hs();
-        let hr = (r.hr != wire::NO_HR).then_some(r.hr);
+        // A child that resumed ahead of this parent ([`Sender::resume_children`]) may hold
+        // more than the parent sent; otherwise its window is never past the parent's.
+        let known = |h: u64| c_hr.is_some_and(|k| h <= k);
         let bogus = match (hr, hs) {
-            (Some(h), Some(s)) => h > s,
-            (Some(_), None) => true,
+            (Some(h), Some(s)) => h > s && !known(h),
+            (Some(h), None) => !known(h),
             _ => false,
-        } || r.le > self.next_seq
+        } || r.le > self.next_seq.max(c_le)
             || r.seq > hs.unwrap_or(0);
         if bogus {
             self.out.stats.ignored += 1;
@@ -676,6 +719,7 @@ impl Sender {
         }
         let mut answered = Vec::new();
         let s = self.cfg.window;
+        let forgets = self.cfg.release_at_le;
         self.update_child(i, |c| {
             // Remove this child from every TO with TO.TS <= RESP.TS.
             while let Some(&(id, pts, _)) = c.pending.front() {
@@ -707,6 +751,10 @@ impl Sender {
                     let bit = r.bitmap.get(k / 8).is_some_and(|b| b >> (k % 8) & 1 == 1);
                     if bit {
                         let _ = c.w.insert(seq);
+                    } else if forgets {
+                        // A relay replaced mid-transfer no longer holds what the dead one
+                        // did: the parent, which kept it, sends it again.
+                        c.w.forget(seq);
                     }
                     seq += 1;
                 }
@@ -860,6 +908,7 @@ impl Sender {
         match key {
             Key::Tx => self.pump(now),
             Key::Poll(id) => self.on_poll_timeout(now, id),
+            Key::Resync => self.resync_poll(now),
         }
     }
 }
@@ -902,6 +951,7 @@ impl Agent for Sender {
         };
         let removed = self.remove_child(now, i, false);
         if removed {
+            self.resync_check(now);
             self.pump(now);
         }
         removed

@@ -28,6 +28,18 @@
 //!    child half; each half keeps its own session id (both 0 by default).
 //! 4. The relay's application sees its own `Delivered` events (it is a receiver too);
 //!    `MessageDone` and `Completed` are those of its downstream half.
+//! 5. **Custody given up, on request** ([`Relay::end_to_end`]; sockets, where a relay can
+//!    die and a standby replace it). The relay then reports to its parent a left edge no
+//!    higher than its downstream half's `LE_p` (what every child holds), the packets it
+//!    holds above that as received: its parent re-sends nothing but keeps every packet until
+//!    the relay's children hold it. A relay started that way first asks its children where
+//!    they are ([`Sender::resume_children`]) and takes its parent's data from the lowest
+//!    left edge heard: at the start of a session that is 0; a standby replacing a dead relay
+//!    mid-transfer resumes its children where they were, and its parent still holds what
+//!    they lack. The parent's window then spans both hops (it closes `S` past what the
+//!    slowest child of the region holds), which bounds the relay's backlog by `S` too.
+//!    Without the call, the relay holds custody as above and the simulator's runs are
+//!    unchanged.
 
 use super::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::{
@@ -68,6 +80,10 @@ pub struct Relay {
     held_back: u64,
     forwarded: u64,
     closed: bool,
+    /// It acknowledges upstream only what its children hold ([`Relay::end_to_end`]).
+    end_to_end: bool,
+    /// Its parent's packets dropped while it asked its children where they are.
+    resync_dropped: u64,
     /// Its events and counters (the sum of its halves'); datagrams come from the halves.
     out: Outbox,
 }
@@ -114,6 +130,8 @@ impl Relay {
             held_back: 0,
             forwarded: 0,
             closed: false,
+            end_to_end: false,
+            resync_dropped: 0,
             out: Outbox::new(),
         })
     }
@@ -132,6 +150,27 @@ impl Relay {
     /// ([`RelayConfig::backlog_limit`]): held unconsumed in its upstream window.
     pub fn held_back(&self) -> u64 {
         self.held_back
+    }
+
+    /// Give custody up (choice 5): acknowledge to the parent only what every child holds
+    /// ([`Receiver::set_ack_cap`] at the downstream half's `LE_p`), so the parent keeps the
+    /// rest and a relay that dies loses nothing; and start by asking the children where they
+    /// are ([`Sender::resume_children`]), so a relay that replaces a dead one mid-transfer
+    /// serves them from there and takes from its parent only what they lack. Only before
+    /// anything happened; `false` (nothing changes) after.
+    pub fn end_to_end(&mut self) -> bool {
+        if self.end_to_end || self.forwarded > 0 || !self.tx.resume_children() {
+            return false;
+        }
+        self.end_to_end = true;
+        self.rx.set_ack_cap(Some(0));
+        true
+    }
+
+    /// The parent's packets it dropped while it asked its children where they were
+    /// ([`Relay::end_to_end`]).
+    pub fn resync_dropped(&self) -> u64 {
+        self.resync_dropped
     }
 
     fn full(&self) -> bool {
@@ -171,6 +210,18 @@ impl Relay {
                 break;
             }
         }
+        if self.end_to_end {
+            if self.tx.resuming() {
+                self.out.stats = add(self.rx.stats(), self.tx.stats());
+                return;
+            }
+            // The children said where they are: take the parent's data from there.
+            let le_p = self.tx.le_p();
+            if self.rx.start_at(le_p) {
+                self.forwarded = le_p;
+            }
+            self.rx.set_ack_cap(Some(le_p));
+        }
         if !self.closed && self.messages.is_some_and(|m| self.forwarded >= m) {
             self.closed = true;
             self.tx.close(now);
@@ -191,6 +242,14 @@ impl Agent for Relay {
                 message: Message::Prmp(wire::Message::Resp { .. }),
                 ..
             }) => self.tx.handle_packet(now, from, packet),
+            Ok(Packet {
+                message: Message::Prmp(_),
+                ..
+            }) if self.tx.resuming() => {
+                // Nothing of the parent's is taken before the children said where they are:
+                // the parent sends it again when this relay's responses lack it.
+                self.resync_dropped += 1;
+            }
             Ok(Packet {
                 message: Message::Prmp(wire::Message::Data { .. } | wire::Message::DataPoll { .. }),
                 ..
@@ -270,6 +329,11 @@ impl RelayRouter {
     /// The relay it hosts (for inspection).
     pub fn relay(&self) -> &Relay {
         &self.relay
+    }
+
+    /// Give custody up ([`Relay::end_to_end`], choice 5); `false` once anything happened.
+    pub fn end_to_end(&mut self) -> bool {
+        self.relay.end_to_end()
     }
 
     /// Stop waiting for `child` (the sender evicted it); `true` if it was one.
