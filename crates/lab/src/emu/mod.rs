@@ -14,7 +14,6 @@
 //!
 //! The loss rules are `rmcast_sim`'s [`LossState`]s, seeded as the simulator seeds them.
 
-
 // The emulator indexes its own fixed port lists and the bytes the kernel said it read; none
 // of its indices comes from a frame's contents (frames are parsed with `get`).
 #![allow(clippy::indexing_slicing)]

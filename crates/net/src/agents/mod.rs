@@ -474,7 +474,10 @@ fn socket_ms(protocol: &str, key: &str) -> Duration {
 /// The socket default of `protocol`'s integer parameter `key` (its spec row's); `None` for
 /// a key the table lacks or that is no integer.
 fn socket_int(protocol: &str, key: &str) -> Option<u64> {
-    match rmcast_proto::protocols::lookup(protocol)?.param(key)?.socket_default() {
+    match rmcast_proto::protocols::lookup(protocol)?
+        .param(key)?
+        .socket_default()
+    {
         spec::Value::Int(v) => Some(v),
         _ => None,
     }
