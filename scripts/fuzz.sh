@@ -18,13 +18,11 @@ mkdir -p "$logs"
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
-# crate directory : targets
-declare -A crates=(
-    [crates/wire/fuzz]="decode saw bap rra tree prmp ff srm pgm lms xtp session"
-    [crates/net/fuzz]="sealed frame receiver"
-)
+# A crate's targets: every fuzz_targets/*.rs (wire has one per family, so a new family's
+# target runs without a list kept here).
+targets() { (cd "$root/$1/fuzz_targets" && for f in *.rs; do echo "${f%.rs}"; done); }
 for dir in crates/wire/fuzz crates/net/fuzz; do
-    for t in ${crates[$dir]}; do
+    for t in $(targets "$dir"); do
         if [ -n "${TARGETS:-}" ] && ! [[ " $TARGETS " == *" $t "* ]]; then continue; fi
         cd "$root/$dir"
         mkdir -p "corpus/$t"

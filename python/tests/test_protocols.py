@@ -10,7 +10,9 @@ def test_protocols_is_the_cli_table(cli):
 def test_protocols_lists_every_protocol_with_its_parameters():
     ps = rmcast.protocols()
     names = [p["name"] for p in ps]
-    assert names == ["saw", "bap", "rra", "dsp", "csp", "cp", "prmp", "srm", "pgm", "lms", "ff", "xtp"]
+    # The table is the list (none kept here): unique names, among them one per seed family.
+    assert len(set(names)) == len(names), names
+    assert {"saw", "dsp", "srm", "prmp", "xtp"} <= set(names), names
     srm = next(p for p in ps if p["name"] == "srm")
     keys = {q["key"] for q in srm["params"]}
     assert {"c1", "c2", "d1", "d2"} <= keys, keys

@@ -102,15 +102,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Protocols(a) => cmd::protocols::run(a),
-        Command::Send(a) => {
-            let given = |flag: &str| {
-                matches.subcommand_matches("send").is_some_and(|m| {
-                    m.value_source(&flag.replace('-', "_"))
-                        == Some(clap::parser::ValueSource::CommandLine)
-                })
-            };
-            cmd::send::run(*a, &given)
-        }
+        Command::Send(a) => cmd::send::run(*a),
         Command::Recv(a) => cmd::recv::run(a),
         Command::Relay(a) => cmd::relay::run(a),
         Command::Keygen(a) => cmd::keygen::run(a),

@@ -212,7 +212,7 @@ fn bad_protocol_flags_exit_2_with_a_reason() {
         (&["--protocol", "nope"][..], "cannot run on the network"),
         (
             &["--protocol", "prmp", "--mtr", "1.5"][..],
-            "multicast threshold",
+            "--mtr 1.5 is outside [0, 1]",
         ),
         (
             &["--protocol", "prmp", "--response-rate", "10"][..],

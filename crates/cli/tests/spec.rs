@@ -34,6 +34,18 @@ fn entry<'a>(help: &'a str, flag: &str) -> Option<&'a str> {
     Some(&rest[..end])
 }
 
+/// Where the help of a flag names `protocol` as one of its readers (`prmp: …` or
+/// `dsp, csp, cp: …`): the index after the name.
+fn named_at(text: &str, protocol: &str) -> Option<usize> {
+    text.match_indices(protocol)
+        .find(|&(i, _)| {
+            let before = text[..i].chars().last();
+            let after = text[i + protocol.len()..].chars().next();
+            matches!(before, None | Some(' ')) && matches!(after, Some(':' | ','))
+        })
+        .map(|(i, _)| i + protocol.len())
+}
+
 #[test]
 fn send_help_shows_every_flag_default_of_the_spec() {
     let help = send_help();
@@ -43,30 +55,30 @@ fn send_help_shows_every_flag_default_of_the_spec() {
             let Some(flag) = q.flag else { continue };
             let text = entry(&help, flag)
                 .unwrap_or_else(|| panic!("{}.{}: --{flag} not in send --help", p.name, q.key));
+            // One line, as wrapping leaves it.
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let at = named_at(&text, p.name)
+                .unwrap_or_else(|| panic!("--{flag} help does not name {}: {text}", p.name));
+            let shown = text
+                .split("[default: ")
+                .nth(1)
+                .and_then(|s| s.split(']').next());
             match q.socket_default() {
-                Value::Derived(_) => {
-                    assert!(!text.contains("[default:"), "--{flag}: {text}");
+                Value::Derived(why) => {
+                    assert!(shown.is_none(), "--{flag}: {text}");
+                    assert!(text[at..].contains(why), "--{flag} lacks {why:?}: {text}");
                 }
-                v @ (Value::Int(_) | Value::Real(_)) if flag == "window" => {
-                    // One flag, a default per protocol: the help names each.
-                    let n = v.real().unwrap();
-                    let want = [format!("({n}"), format!("(default {n}")];
-                    let part = text
-                        .split(';')
-                        .find(|s| s.contains(&format!("{}:", p.name)))
-                        .unwrap_or_else(|| panic!("--window help does not name {}", p.name));
-                    assert!(
-                        want.iter().any(|w| part.contains(w.as_str())),
-                        "--window help for {}: {part:?} lacks {n}",
-                        p.name
-                    );
-                }
+                Value::Bool(false) => assert!(shown.is_none(), "--{flag}: {text}"),
                 v => {
-                    let shown = text
-                        .split("[default: ")
-                        .nth(1)
-                        .and_then(|s| s.split(']').next())
-                        .unwrap_or_else(|| panic!("--{flag} shows no default: {text}"));
+                    // One default for every reader (clap's `[default: …]`), or each reader's
+                    // own after its name.
+                    let shown = shown.unwrap_or_else(|| {
+                        let own = text[at..]
+                            .split("default ")
+                            .nth(1)
+                            .unwrap_or_else(|| panic!("--{flag} shows no default: {text}"));
+                        own.split([')', ',', ';']).next().unwrap_or(own)
+                    });
                     match v.real() {
                         Some(x) => assert_eq!(shown.parse::<f64>().ok(), Some(x), "--{flag}"),
                         None => assert_eq!(shown, v.to_string(), "--{flag}"),
@@ -77,6 +89,41 @@ fn send_help_shows_every_flag_default_of_the_spec() {
         }
     }
     assert!(checked >= 12, "only {checked} flags checked");
+}
+
+#[test]
+fn send_refuses_a_flag_value_outside_the_protocols_range() {
+    let mut checked = 0;
+    for p in PROTOCOLS.iter().filter(|p| p.sockets) {
+        for q in p.params {
+            let Some(flag) = q.flag else { continue };
+            let bad = match q.range {
+                Range::Int { min, .. } if min > 0 => format!("{}", min - 1),
+                Range::Int { max, .. } if max < u64::MAX => format!("{}", u128::from(max) + 1),
+                Range::Real { min, .. } if min > 0.0 => format!("{}", min / 2.0),
+                Range::Real { max, .. } if max < 1e9 => format!("{}", max * 2.0),
+                _ => continue,
+            };
+            let arg = format!("--{flag}={bad}");
+            let out = common::rmcast(&[
+                "send",
+                "no-such-file",
+                "-g",
+                "239.255.78.73:47373",
+                "-i",
+                "lo",
+                "-n",
+                "1",
+                "--protocol",
+                p.name,
+                arg.as_str(),
+            ]);
+            let case = format!("{} --{flag}={bad}", p.name);
+            common::assert_refused(&out, &format!("--{flag} {bad} is outside"), &case);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} values checked");
 }
 
 fn scenario(protocol: &str, key: &str, value: &str) -> String {

@@ -83,3 +83,10 @@ pub fn lookup(name: &str) -> Option<&'static ProtocolDef> {
 pub fn socket_protocols() -> impl Iterator<Item = &'static ProtocolDef> {
     PROTOCOLS.iter().filter(|p| p.sockets)
 }
+
+/// The protocols laid out on seed 001's regions ([`Deployer::Regions`]), in table order.
+pub fn region_protocols() -> impl Iterator<Item = &'static ProtocolDef> {
+    PROTOCOLS
+        .iter()
+        .filter(|p| matches!(p.deploy, Deployer::Regions(_)))
+}

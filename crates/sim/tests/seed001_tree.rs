@@ -250,7 +250,12 @@ fn csp_repairs_only_from_the_source() {
 
 #[test]
 fn registry_builds_all_three_from_a_scenario() {
-    for name in ["dsp", "csp", "cp"] {
+    // Every protocol laid out on seed 001's regions.
+    let regions: Vec<&str> = rmcast_proto::protocols::region_protocols()
+        .map(|p| p.name)
+        .collect();
+    assert!(!regions.is_empty());
+    for name in regions {
         let text = format!(
             r#"
 name = "seed 001 {name}"

@@ -12,5 +12,6 @@ pub mod recv;
 pub mod relay;
 pub mod repro;
 pub mod send;
+pub mod send_flags;
 pub mod sim;
 pub mod testbed;

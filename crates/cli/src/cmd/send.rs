@@ -1,5 +1,6 @@
 //! `rmcast send`: push files or a stream to every receiver in a multicast group.
 
+use super::send_flags::ProtocolFlags;
 use anyhow::Result;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rmcast_net::loss::{Direction, LossConfig};
@@ -7,7 +8,6 @@ use rmcast_net::secure::Keys;
 use rmcast_net::sender::{self, Expect, SendConfig, SendObserver, SendReport, Source};
 use rmcast_net::socket::SocketOpts;
 use rmcast_net::NetError;
-use rmcast_proto::spec;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -210,87 +210,10 @@ pub struct Args {
     /// region)
     #[arg(long, default_value = rmcast_net::agents::DEFAULT_PROTOCOL)]
     pub protocol: String,
-    /// Window of windowed protocols. bap: messages in flight before the block ACK (default
-    /// 16); rra: unfinished messages (64); xtp: packets not yet held by every receiver (16);
-    /// prmp: the receive window S in packets (64, the paper's); ff: the window S in packets
-    /// (64, the paper's); dsp: L, the most outstanding blocks (64); csp: L as dsp's (64); cp: L
-    /// as dsp's (64)
-    #[arg(long)]
-    pub window: Option<u16>,
-    /// prmp: epoch length ε in ms; the sender plans at most RR·ε poll responses per epoch
-    /// (rounded up to a multiple of the inter-packet gap)
-    #[arg(long, default_value_t = spec::prmp::EPOCH_MS, value_name = "MS")]
-    pub epoch_ms: f64,
-    /// prmp: response rate RR, poll responses per second the sender may cause (the rate its
-    /// host can absorb without implosion); RR·ε must be at least 1
-    #[arg(long, default_value_t = spec::prmp::RESPONSE_RATE, value_name = "PER_SEC")]
-    pub response_rate: u64,
-    /// prmp, ff: inter-packet gap IPG in µs between two transmissions; default: the time one
-    /// --datagram-size datagram takes at --rate (10 µs with --rate 0)
-    #[arg(long, value_name = "US")]
-    pub ipg_us: Option<u64>,
-    /// prmp: multicast threshold ratio MTR: a retransmission goes by multicast when at least
-    /// this share of the receivers lack the packet, else by unicast to each
-    #[arg(long, default_value_t = spec::prmp::MTR, value_name = "RATIO")]
-    pub mtr: f64,
-    /// prmp: remove a receiver after this many consecutive unanswered polls; 0 (default) =
-    /// never, --evict-after removes receivers silent for that long (a poll times out after
-    /// twice the receiver's RTT, at least --rto-ms: ten polls can miss a receiver that is
-    /// only busy for a moment)
-    #[arg(long, default_value_t = spec::prmp::SOCKET_SILENT_POLLS, value_name = "K")]
-    pub silent_polls: u32,
-    /// pgm: transmit window, packets the sender keeps for repair and sends beyond what every
-    /// receiver reported delivered (memory: about this many datagrams)
-    #[arg(long, default_value_t = spec::pgm::SOCKET_TXW, value_name = "PACKETS")]
-    pub txw: u64,
-    /// pgm: FEC repair, source packets per block (0: off). Receivers NAK a block for the
-    /// parity they need; one parity packet repairs different losses at different receivers
-    #[arg(long, default_value_t = spec::pgm::FEC_K as u16, value_name = "K")]
-    pub fec_k: u16,
-    /// pgm: with --fec-k, parity packets sent after each block unasked (0: on demand only);
-    /// a receiver that lost at most that many of a block's packets needs no NAK
-    #[arg(long, default_value_t = spec::pgm::FEC_PROACTIVE as u16, value_name = "N")]
-    pub fec_proactive: u16,
-    /// dsp, csp, cp: round-trip delay assumed to each designated receiver (csp, cp: local
-    /// exchange), in ms; a block is re-multicast to the whole group when its status still
-    /// lacks it r_f × this after it was sent (with --rate 0, raise it above the time a window of blocks takes to
-    /// drain, or blocks still queued count as lost)
-    #[arg(long, default_value_t = spec::dsp::SOCKET_RTD_MS, value_name = "MS")]
-    pub rtd_ms: f64,
-    /// dsp, csp, cp: retransmission timeout factor r_f (the paper: 1.2)
-    #[arg(long, default_value_t = spec::dsp::R_F, value_name = "FACTOR")]
-    pub rf: f64,
-    /// dsp, csp, cp: mean interval between a receiver's status reports in ms (each drawn from 0.8-1.2
-    /// times it; the paper: 4-6 ms)
-    #[arg(long, default_value_t = spec::dsp::STATUS_MS, value_name = "MS")]
-    pub status_ms: f64,
-    /// dsp, cp: round-trip delay inside a region in ms (a designated receiver re-multicasts a
-    /// block a member lacks r_f × this after it got it; a cp exchange re-assigns a block
-    /// after the status interval plus r_f × this)
-    #[arg(long, default_value_t = spec::dsp::LOCAL_RTD_MS, value_name = "MS")]
-    pub local_rtd_ms: f64,
-    /// dsp: who is each region's designated receiver: `receiver` (the region's receiver with
-    /// the lowest node id) or `relay` (the `rmcast relay --region R` between the sender and
-    /// region R, a separate host: it reports the region's status and repairs its members)
-    #[arg(long, default_value = spec::dsp::DESIGNATED, value_name = "WHO",
-          value_parser = ["receiver", "relay"])]
-    pub designated: String,
-    /// xtp: bytes per application write (xtp splits each write into packets); default one
-    /// datagram's worth
-    #[arg(long, value_name = "BYTES")]
-    pub write_size: Option<usize>,
-    /// xtp: the 1997 thesis's settings (block on acknowledgment per write, go-back-N,
-    /// uncapped WTIMER back-off, CTIMEOUT 60 s) instead of selective repeat
-    #[arg(long)]
-    pub xtp_thesis: bool,
-    /// xtp: send the data by unicast to the one receiver (it still finds the session on
-    /// --group); refused with more than one receiver
-    #[arg(long)]
-    pub unicast: bool,
-    /// xtp, standard input only: admit receivers that join while the stream runs; they get
-    /// the stream from their join point on (no back-fill) and keep it as a `.partial` file
-    #[arg(long)]
-    pub late_join: bool,
+    /// The protocols' parameters: one flag per spec row with `.flag("...")`
+    /// (`rmcast_proto::spec`), built by [`super::send_flags`].
+    #[command(flatten)]
+    pub proto: ProtocolFlags,
     /// The session id (8 hex digits; default: a random one, printed at the start). Set it in
     /// advance to start `rmcast recv --session ID` first: such a receiver joins only this
     /// session, so a replay of an earlier session's packets cannot capture it. Give every
@@ -332,10 +255,6 @@ pub struct Args {
     /// them at its link's rate instead of in bursts it cannot take
     #[arg(long)]
     pub no_repair_pacing: bool,
-    /// Retransmission timeout in milliseconds (saw, bap; rra: the wait for a solicited ACK;
-    /// prmp, ff: the floor of the RTO they measure)
-    #[arg(long, default_value_t = spec::saw::SOCKET_RTO_MS, value_name = "MS")]
-    pub rto_ms: f64,
     /// Largest datagram on the wire in bytes (rmcast header included). Default: what one frame
     /// of the interface carries, its MTU less the IP and UDP headers (1472 on 1500-byte
     /// Ethernet with IPv4, 1452 with IPv6, more on jumbo-frame Ethernet); links that are not
@@ -360,9 +279,6 @@ pub struct Args {
     /// Name announced for a stream read from standard input (at most 225 bytes)
     #[arg(long, default_value = "stream")]
     pub name: String,
-    /// Upper bound of the receivers' random ACK delay in milliseconds (saw §2.5.1)
-    #[arg(long, default_value_t = spec::saw::ACK_DELAY_MAX_MS, value_name = "MS")]
-    pub ack_delay_ms: f64,
 }
 
 fn secs(v: f64, what: &str) -> Result<Duration, NetError> {
@@ -386,33 +302,38 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.min_rate_bps = a.min_rate.unwrap_or(0);
     c.final_wait = secs(a.final_wait, "--final-wait")?;
     c.repair_pacing = !a.no_repair_pacing;
-    c.rto = secs(a.rto_ms / 1e3, "--rto-ms")?;
-    c.ack_delay = secs(a.ack_delay_ms / 1e3, "--ack-delay-ms")?;
+    let (p, f) = (a.protocol.as_str(), &a.proto);
+    c.rto = secs(f.real(p, "rto-ms")? / 1e3, "--rto-ms")?;
+    c.ack_delay = secs(f.real(p, "ack-delay-ms")? / 1e3, "--ack-delay-ms")?;
     c.datagram_size = a.datagram_size;
     c.allow_fragmentation = a.allow_fragmentation;
-    c.window = a
-        .window
-        .unwrap_or_else(|| rmcast_net::agents::default_window(&a.protocol));
+    c.window = if f.given("window") {
+        f.int(p, "window")?
+    } else {
+        rmcast_net::agents::default_window(p)
+    };
     if c.window == 0 {
         return Err(NetError::setup("--window 0: give at least 1"));
     }
-    c.prmp.epoch = secs(a.epoch_ms / 1e3, "--epoch-ms")?;
-    c.prmp.response_rate = a.response_rate;
-    c.prmp.ipg = a.ipg_us.map(Duration::from_micros);
-    c.prmp.mtr = a.mtr;
-    c.prmp.silent_polls = a.silent_polls;
-    c.pgm_txw = a.txw;
-    c.pgm_fec_k = a.fec_k;
-    c.pgm_fec_proactive = a.fec_proactive;
-    c.dsp.rtd = secs(a.rtd_ms / 1e3, "--rtd-ms")?;
-    c.dsp.r_f = a.rf;
-    c.dsp.status_interval = secs(a.status_ms / 1e3, "--status-ms")?;
-    c.dsp.local_rtd = secs(a.local_rtd_ms / 1e3, "--local-rtd-ms")?;
-    c.dsp.designated_relays = a.designated == "relay";
-    c.write_size = a.write_size;
-    c.xtp_thesis = a.xtp_thesis;
-    c.unicast = a.unicast;
-    c.late_join = a.late_join;
+    c.prmp.epoch = secs(f.real(p, "epoch-ms")? / 1e3, "--epoch-ms")?;
+    c.prmp.response_rate = f.int(p, "response-rate")?;
+    c.prmp.ipg = f.opt_int(p, "ipg-us")?.map(Duration::from_micros);
+    c.prmp.mtr = f.real(p, "mtr")?;
+    c.prmp.silent_polls = f.int(p, "silent-polls")?;
+    c.pgm_txw = f.int(p, "txw")?;
+    c.pgm_fec_k = f.int(p, "fec-k")?;
+    c.pgm_fec_proactive = f.int(p, "fec-proactive")?;
+    c.dsp.rtd = secs(f.real(p, "rtd-ms")? / 1e3, "--rtd-ms")?;
+    c.dsp.r_f = f.real(p, "rf")?;
+    c.dsp.status_interval = secs(f.real(p, "status-ms")? / 1e3, "--status-ms")?;
+    c.dsp.local_rtd = secs(f.real(p, "local-rtd-ms")? / 1e3, "--local-rtd-ms")?;
+    c.dsp.designated_relays = f.word(p, "designated")? == "relay";
+    c.write_size = f
+        .opt_int(p, "write-size")?
+        .map(|v| usize::try_from(v).unwrap_or(usize::MAX));
+    c.xtp_thesis = f.switch("xtp-thesis");
+    c.unicast = f.switch("unicast");
+    c.late_join = f.switch("late-join");
     (c.rate_bps, c.tfmcc) = match a.rate {
         Rate::Fixed(r) => (r, false),
         Rate::Auto => (a.max_rate, true),
@@ -611,56 +532,8 @@ pub fn fail(e: NetError) -> ExitCode {
     }
 }
 
-/// Flags that protocols read although their spec's parameters do not name them
-/// (`spec::Param::flag` names the rest).
-const ALSO_READ_BY: &[(&str, &[&str])] = &[
-    ("rto-ms", &["prmp", "ff"]), // the floor of the RTO they measure
-    ("write-size", &["xtp"]),
-    ("xtp-thesis", &["xtp"]),
-    ("unicast", &["xtp"]),
-    ("late-join", &["xtp"]),
-];
-
-/// The protocols on sockets that read `--flag`, or `None` for a flag every protocol reads.
-pub fn readers_of(flag: &str) -> Option<Vec<&'static str>> {
-    let mut by_spec: Vec<&'static str> = rmcast_proto::protocols::socket_protocols()
-        .filter(|p| p.params.iter().any(|q| q.flag == Some(flag)))
-        .map(|p| p.name)
-        .collect();
-    let also = ALSO_READ_BY.iter().filter(|(f, _)| *f == flag);
-    by_spec.extend(also.flat_map(|(_, ps)| ps.iter().copied()));
-    (!by_spec.is_empty()).then_some(by_spec)
-}
-
-/// Every flag that only some protocols read.
-fn protocol_flags() -> std::collections::BTreeSet<&'static str> {
-    let by_spec = rmcast_proto::protocols::socket_protocols()
-        .flat_map(|p| p.params.iter().filter_map(|q| q.flag));
-    by_spec
-        .chain(ALSO_READ_BY.iter().map(|(f, _)| *f))
-        .collect()
-}
-
-/// Refuse a flag given on the command line (`given`) that the chosen protocol does not read:
-/// silently ignoring `--epoch-ms` under `--protocol pgm` would let a user believe it acted.
-pub fn refuse_foreign_flags(protocol: &str, given: &dyn Fn(&str) -> bool) -> Result<(), NetError> {
-    if rmcast_proto::protocols::socket_protocols().all(|p| p.name != protocol) {
-        return Ok(()); // an unknown protocol is refused by name later
-    }
-    for flag in protocol_flags() {
-        let readers = readers_of(flag).unwrap_or_default();
-        if given(flag) && !readers.contains(&protocol) {
-            return Err(NetError::setup(format!(
-                "--{flag} does not apply to --protocol {protocol}: only {} read it",
-                readers.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-pub fn run(a: Args, given: &dyn Fn(&str) -> bool) -> Result<ExitCode> {
-    if let Err(e) = refuse_foreign_flags(&a.protocol, given) {
+pub fn run(a: Args) -> Result<ExitCode> {
+    if let Err(e) = a.proto.check(&a.protocol) {
         return Ok(fail(e));
     }
     let (cfg, source) = match config(&a) {

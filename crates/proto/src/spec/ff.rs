@@ -43,5 +43,21 @@ pub(super) const P_IPG_US: Param = Param::new(
 .flag("ipg-us")
 .sockets_only();
 
+/// The floor of the retransmission timeout `ff` and `prmp` measure on sockets (the socket
+/// driver's retransmission timeout, shared with `saw` and `bap`).
+pub(super) const P_RTO_MIN: Param = Param::ms(
+    "rto_min_ms",
+    super::saw::SOCKET_RTO_MS,
+    "on sockets: the floor of the retransmission timeout measured from round trips",
+)
+.flag("rto-ms")
+.sockets_only();
+
 /// `ff`'s parameters.
-pub const PARAMS: &[Param] = &[P_WINDOW.flag("window"), P_IPG, P_IPG_US, P_INITIAL_RTT];
+pub const PARAMS: &[Param] = &[
+    P_WINDOW.flag("window"),
+    P_IPG,
+    P_IPG_US,
+    P_INITIAL_RTT,
+    P_RTO_MIN,
+];

@@ -76,6 +76,7 @@ pub const PARAMS: &[Param] = &[
     .flag("silent-polls")
     .sockets_only(),
     ff::P_INITIAL_RTT,
+    ff::P_RTO_MIN,
     Param::switch(
         "relays",
         false,

@@ -130,4 +130,40 @@ pub const PARAMS: &[Param] = &[
         BUFFER,
         "a receiver's buffer",
     ),
+    Param::new(
+        "write_size",
+        "bytes",
+        Range::Int {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+        Value::Derived("one datagram's worth"),
+        "on sockets: bytes per application write (xtp splits each write into packets)",
+    )
+    .flag("write-size")
+    .sockets_only(),
+    Param::switch(
+        "thesis",
+        false,
+        "on sockets: the 1997 thesis's settings (block on acknowledgment per write, go-back-N, \
+         uncapped WTIMER back-off, CTIMEOUT 60 s) instead of selective repeat",
+    )
+    .flag("xtp-thesis")
+    .sockets_only(),
+    Param::switch(
+        "unicast",
+        false,
+        "on sockets: send the data by unicast to the one receiver (it still finds the session \
+         on --group); refused with more than one receiver",
+    )
+    .flag("unicast")
+    .sockets_only(),
+    Param::switch(
+        "late_join",
+        false,
+        "on sockets, standard input only: admit receivers that join while the stream runs; they \
+         get the stream from their join point on (no back-fill) and keep it as a `.partial` file",
+    )
+    .flag("late-join")
+    .sockets_only(),
 ];
