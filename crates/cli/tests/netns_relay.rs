@@ -81,36 +81,16 @@ fn pgm_through_two_levels_of_relays() {
     let c = Chain::create();
     let group = "239.77.9.2:6410";
     let relays = c.relays(group);
-    let t = transfer_all(
-        &c.top,
-        &c.leaves(),
-        Recv::default(),
-        relays,
-        group,
-        2_000_000,
-        &[],
-    );
-    let rel = &t.relays;
+    let (_, rel) = transfer(&c.top, &c.leaves(), relays, group, 2_000_000, &[]);
     eprintln!(
         "relay A: {}\nrelay B: {}",
         session(&rel[0]),
         session(&rel[1])
     );
-    // A serves the middle receiver and relay B (which stands for the bottom two). A receiver
-    // that heard nothing for 1 s follows the session's ANNOUNCE (a standby's); on a machine
-    // loaded by CI one did, and relay A counted it too: it must say so (`moves`).
-    let moved = t
-        .receivers
-        .iter()
-        .filter(|r| r["moves"].as_u64().unwrap_or(0) > 0)
-        .count();
-    assert_eq!(
-        session(&rel[0])["receivers"],
-        3 + moved as u64,
-        "{moved} moved"
-    );
+    // A serves the middle receiver and relay B (which stands for the bottom two).
+    assert_eq!(session(&rel[0])["receivers"], 3);
     assert_eq!(session(&rel[1])["receivers"], 2);
-    for r in rel {
+    for r in &rel {
         assert_eq!(session(r)["agent"], true);
         assert!(count(r, "originated") > 0, "{}", session(r));
     }

@@ -856,7 +856,15 @@ impl Relay {
                 self.multicast_down(t.via.as_deref(), self.cfg.group, d);
             }
             Dest::Node(n) if n.0 == s.report.sender || n.0 == self.node || n.0 == s.agent_node => {
-                let sent = self.up_unicast.send_to(d, s.upstream);
+                // In a member's name (a PGM network element's shorter NAK list): from that
+                // member's proxy, as its own would go, since upstream knows it by that address.
+                let member = Header::parse(&t.transmit.payload)
+                    .ok()
+                    .and_then(|h| s.proxies.iter().find(|p| p.node == h.source));
+                let sent = match member {
+                    Some(p) => p.sock.send_to(d, s.upstream),
+                    None => self.up_unicast.send_to(d, s.upstream),
+                };
                 self.count_send(sent);
             }
             Dest::Node(n) => {
