@@ -820,6 +820,27 @@ fn a_relay_killed_mid_transfer_prmp() {
     assert_eq!(session(&t.relays[0])["agent"], true);
 }
 
+/// dsp with `--designated relay`: region 0's designated relay killed a third of the way in.
+/// The designated relays give custody up (they report to the sender no more than their
+/// members hold, the sender keeps the rest), so the standby hosting the region's designated
+/// receiver takes over: it waits for the members' statuses, starts where the lowest is and
+/// gets what they lack from the sender; every receiver byte-exact.
+#[test]
+fn a_relay_killed_mid_transfer_dsp() {
+    need_netns!();
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, after) = relays::relay_killed_midway(
+        "239.77.9.26:6660",
+        &["--region", "0"],
+        Some(0),
+        &["--protocol", "dsp", "--designated", "relay"],
+        &[],
+        27,
+    );
+    fell_back(&t, after);
+    assert_eq!(session(&t.relays[0])["agent"], true);
+}
+
 /// An encrypted pgm session whose relay is killed a third of the way in: the standby (with
 /// the key) takes over, the receivers follow the sender's sealed running ANNOUNCE, fresh and
 /// authenticated, to it, and the sender takes each back from its sealed JOIN or REPORT;

@@ -182,7 +182,8 @@ pub trait NetProtocol: Sync {
 
     /// Whether the helper `rmcast relay --region` hosts for the session `a` announces (a
     /// running one) holds custody: it acknowledges to the sender what it holds before its
-    /// region's receivers have it (prmp's relay, dsp's designated relay). A standby relay
+    /// region's receivers have it (none on sockets now: prmp's relay and dsp's designated
+    /// relay give custody up there). A standby relay
     /// ([`crate::relay`]'s `--standby`) does not take such a helper over mid-session: a fresh
     /// one could not get back what the dead one held.
     fn relay_custody(&self, _a: Announced<'_>, _region: Option<u16>) -> bool {

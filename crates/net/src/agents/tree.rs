@@ -236,12 +236,6 @@ impl NetProtocol for Tree {
         )
     }
 
-    /// dsp's designated relay reports what it holds, not what its members hold (custody); a
-    /// csp/cp exchange merges its endpoints' statuses and holds nothing.
-    fn relay_custody(&self, a: Announced<'_>, region: Option<u16>) -> bool {
-        region.is_some() && dsp_on_relays(&a)
-    }
-
     fn relay_announced(&self, now: Time, agent: &mut dyn RouterAgent, a: Announced<'_>) {
         let Ok(p) = DspParams::decode(a.params) else {
             return;

@@ -18,13 +18,14 @@
 //!
 //! A standby started alone (no active relay below) takes over `SECS` after it adopted the
 //! session. Two standbys on the same networks would both take over: run one. A standby never
-//! takes over a helper that holds custody (dsp's designated relay:
-//! [`crate::agents::NetProtocol::relay_custody`]): the dead one acknowledged data the sender
-//! then released, which a fresh one could not get back, so taking over would hold the
-//! transfer for ever; the region's receivers then end as they would without a standby.
-//! prmp's region relay gives custody up on sockets (it acknowledges what its children hold,
-//! `prmp::tree::Relay::end_to_end`, and the sender keeps the rest), so a standby takes it
-//! over and resumes the region's receivers where they were.
+//! takes over a helper that holds custody ([`crate::agents::NetProtocol::relay_custody`]):
+//! the dead one would have acknowledged data the sender then released, which a fresh one
+//! could not get back, so taking over would hold the transfer for ever; the region's
+//! receivers then end as they would without a standby. No protocol's helper holds custody
+//! on sockets now: prmp's region relay (`prmp::tree::Relay::end_to_end`) and dsp's
+//! designated relay (`tree::HostedDesignated::end_to_end`) acknowledge to the sender only
+//! what their receivers hold, and the sender keeps the rest, so a standby takes them over
+//! and resumes the region's receivers where they were.
 
 use super::Relay;
 use crate::agents::{self, Announced};

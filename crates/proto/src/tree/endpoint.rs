@@ -2,6 +2,7 @@
 //! (DSP designated, CP) local re-multicast.
 
 use super::*;
+use std::collections::BTreeSet;
 
 /// What an endpoint `E_ij` does besides receiving.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +137,20 @@ pub struct Endpoint {
     rng: AgentRng,
     out: Outbox,
     occupancy: Occupancy,
+    /// DSP designated, custody given up ([`Endpoint::end_to_end`]).
+    end_to_end: bool,
+    /// While it waits for its members' first statuses before it reports to the source.
+    resume: Option<Resume>,
+}
+
+/// A designated endpoint that gave custody up, waiting to hear where its members are.
+struct Resume {
+    /// How long it waits for a member that does not speak.
+    wait: Duration,
+    /// Until when (set at its first event).
+    until: Option<Time>,
+    /// The members heard since.
+    heard: BTreeSet<u32>,
 }
 
 impl Endpoint {
@@ -159,6 +174,8 @@ impl Endpoint {
             rng,
             out: Outbox::new(),
             occupancy: Occupancy::default(),
+            end_to_end: false,
+            resume: None,
             cfg,
         }
     }
@@ -219,6 +236,100 @@ impl Endpoint {
         self.update_occupancy(now);
         self.status_at = now;
     }
+    /// Give custody up (a DSP designated endpoint hosted on a relay that may die and be
+    /// replaced by a standby; the source runs with [`SourceConfig::release_at_lw`]). Its
+    /// status to the source then carries an `LW_r` no higher than its members' lowest, what
+    /// it holds above as received (the source re-multicasts none of it but releases none
+    /// either), and a `buffer_available` that ends where its own would. Before its first
+    /// status it waits until every member has reported (or `wait` has passed since its
+    /// first event) and takes the source's blocks from the lowest `LW_r` heard: at the start
+    /// of a session that is 0; a fresh endpoint replacing a dead one mid-transfer resumes
+    /// its members where they are, and the source still holds what they lack. Returns
+    /// `false` (and changes nothing) unless it is designated and not yet end to end.
+    pub fn end_to_end(&mut self, wait: Duration) -> bool {
+        if self.end_to_end || !matches!(self.cfg.role, Role::Designated { .. }) {
+            return false;
+        }
+        self.end_to_end = true;
+        self.resume = Some(Resume {
+            wait,
+            until: None,
+            heard: BTreeSet::new(),
+        });
+        true
+    }
+
+    /// Whether it still waits for its members before it reports ([`Endpoint::end_to_end`]).
+    pub fn resuming(&self) -> bool {
+        self.resume.is_some()
+    }
+
+    /// Done waiting for its members ([`Endpoint::end_to_end`])? Rebases when it is.
+    fn resumed(&mut self, now: Time) -> bool {
+        let Some(r) = self.resume.as_mut() else {
+            return true;
+        };
+        let until = *r.until.get_or_insert(now + r.wait);
+        let all = self.members.keys().all(|m| r.heard.contains(m));
+        if !all && now < until {
+            return false;
+        }
+        let lowest = self
+            .members
+            .iter()
+            .filter(|(m, _)| r.heard.contains(m))
+            .map(|(_, st)| st.lw)
+            .min();
+        self.resume = None;
+        if let Some(lw) = lowest {
+            self.rebase(now, lw);
+        }
+        self.status_at = now;
+        true
+    }
+
+    /// Take the source's blocks from `to` on (a fresh designated endpoint whose members are
+    /// all at `to` or beyond): nothing below it will be received or repaired locally.
+    fn rebase(&mut self, now: Time, to: u64) {
+        if to <= self.lw() {
+            return;
+        }
+        self.win = SeqWindow::starting_at(to, self.win.capacity());
+        self.have.retain(|&s, _| s >= to);
+        let held: Vec<u64> = self.have.keys().copied().collect();
+        for s in held {
+            self.win.insert(s);
+        }
+        self.rel = to;
+        self.retx_len = 0;
+        self.deliver_in_order();
+        self.release();
+        self.update_occupancy(now);
+    }
+
+    /// What it reports to the source: its own status or, end to end, one capped at its
+    /// members' lowest `LW_r`.
+    fn reported(&self) -> BlockStatus {
+        let own = self.status();
+        let floor = self.members.values().map(|m| m.lw).min();
+        let Some(floor) = floor.filter(|&f| self.end_to_end && f < own.lw) else {
+            return own;
+        };
+        let mut lob = vec![0u8; wire::bitmap_bytes(self.cfg.l)];
+        for (&s, _) in self
+            .have
+            .range(floor..floor.saturating_add(u64::from(self.cfg.l)))
+        {
+            wire::set_bit(&mut lob, (s - floor) as usize);
+        }
+        let buf = u64::from(own.buf).saturating_add(own.lw - floor);
+        BlockStatus {
+            lw: floor,
+            lob,
+            buf: u32::try_from(buf).unwrap_or(u32::MAX),
+        }
+    }
+
     /// Blocks past its first unreleased one an endpoint in any role it may take accepts.
     fn span_of(cfg: &EndpointConfig) -> u32 {
         cfg.reassembly.saturating_add(cfg.retx_capacity)
@@ -298,6 +409,12 @@ impl Endpoint {
                 last_local: None,
             },
         );
+        self.deliver_in_order();
+        self.release();
+        self.update_occupancy(now);
+    }
+
+    fn deliver_in_order(&mut self) {
         while let Some(s) = self.win.pop_in_order() {
             if let Some(h) = self.have.get(&s) {
                 self.out.stats.delivered += 1;
@@ -307,8 +424,6 @@ impl Endpoint {
                 });
             }
         }
-        self.release();
-        self.update_occupancy(now);
     }
 
     /// Move delivered blocks into the retransmission buffer while it has room (or drop them
@@ -386,6 +501,9 @@ impl Endpoint {
         };
         let status = BlockStatus::from_wire(st);
         *slot = status.clone();
+        if let Some(r) = self.resume.as_mut() {
+            r.heard.insert(st.id);
+        }
         let quick = secs_mul(self.cfg.local_rtd, self.cfg.r_f);
         let hold = self.cfg.status_max + quick;
         let highest = status.highest(st.l);
@@ -410,6 +528,7 @@ impl Endpoint {
             self.local_multicast(now, s, local_group);
         }
         self.free_held_by_members(now);
+        self.resumed(now);
     }
 
     fn on_assign(&mut self, now: Time, lepi: u32, l: u32, base: u64, bits: &[u8]) {
@@ -430,12 +549,17 @@ impl Endpoint {
     }
 
     fn send_status(&mut self, now: Time) {
-        let st = self.status();
         let interval = self
             .rng
             .duration_between(self.cfg.status_min, self.cfg.status_max);
         let k = k_field(interval, self.cfg.rtd, self.cfg.kou, self.cfg.ipt);
+        // Not before its members said where they are (the interval is drawn either way).
+        let resumed = self.resumed(now);
         self.status_at = now + interval.max(Duration::from_nanos(1));
+        if !resumed {
+            return;
+        }
+        let st = self.reported();
         let (dest, vc, msg_kind_status) = match &self.cfg.role {
             Role::Designated { .. } => (self.cfg.source, self.cfg.mvci, true),
             Role::Member { designated } => (*designated, self.cfg.lmvci, false),

@@ -44,6 +44,12 @@ impl HostedDesignated {
         &self.ep
     }
 
+    /// Give custody up ([`Endpoint::end_to_end`]: on sockets, where the relay may die and a
+    /// standby take its place); `false` if it already had.
+    pub fn end_to_end(&mut self, wait: core::time::Duration) -> bool {
+        self.ep.end_to_end(wait)
+    }
+
     /// Stop waiting for `member` (the source evicted it); `true` if it was one.
     pub fn remove_member(&mut self, now: Time, member: NodeId) -> bool {
         self.members.retain(|&m| m != member);

@@ -53,6 +53,16 @@
 //!   retransmission-buffer blocks below it (an ASSIGN with no bits is sent when `base` moved by
 //!   `L/8` blocks or more).
 //! * An endpoint delivers blocks in order (one [`Event::Delivered`] per block).
+//! * **Custody given up, on request** (sockets, where a designated receiver hosted on a relay
+//!   can die and a standby relay replace it; off in the simulator, whose runs are unchanged).
+//!   The designated endpoint ([`Endpoint::end_to_end`]) reports to the source an `LW_r` no
+//!   higher than its members' lowest, what it holds above as received, and a
+//!   `buffer_available` that ends where its own would; the source
+//!   ([`SourceConfig::release_at_lw`]) releases a block only below that `LW_r`, re-multicasts
+//!   none the LOB shows, and re-multicasts one a newer status no longer shows. Before its
+//!   first status the designated endpoint waits until each member has reported (bounded) and
+//!   takes the source's blocks from the lowest `LW_r` heard: 0 at the start of a session,
+//!   where its members are for a fresh one replacing a dead one mid-transfer.
 
 use crate::outbox::envelope;
 use crate::pacing::Pacer;
@@ -76,6 +86,8 @@ mod hosted;
 mod reelect_tests;
 mod source;
 mod status;
+#[cfg(test)]
+mod takeover_tests;
 #[cfg(test)]
 mod tests;
 

@@ -53,6 +53,14 @@ pub struct SourceConfig {
     /// retransmission buffer only below its members' `LW_r`, and the source sends only below
     /// `LW_r + buffer_available`), so `R + C` blocks cover any member that takes over.
     pub history: u32,
+    /// A reporter acknowledges a block only below its `LW_r`; a block its LOB shows above
+    /// `LW_r` is held (not re-multicast) but kept, and re-multicast when a newer status no
+    /// longer shows it. For DSP designated relays that give custody up (sockets,
+    /// [`super::HostedDesignated::end_to_end`]): their `LW_r` is their members' lowest, so
+    /// the source keeps every block until every member of the region holds it, and a fresh
+    /// relay replacing a dead one can get back what its members lack. Off (the seed's
+    /// selective acknowledgement, every bit of the LOB) by default and in the simulator.
+    pub release_at_lw: bool,
 }
 
 impl SourceConfig {
@@ -72,6 +80,7 @@ impl SourceConfig {
             queue_limit: 64,
             linger: Duration::ZERO,
             history: 0,
+            release_at_lw: false,
         }
     }
 }
@@ -398,13 +407,14 @@ impl Source {
             if b.acked[i] {
                 continue;
             }
-            if status.received(seq, st.l) {
+            let held = status.received(seq, st.l);
+            if held && (!self.cfg.release_at_lw || seq < status.lw) {
                 b.acked[i] = true;
                 b.unacked -= 1;
                 if b.unacked == 0 {
                     done.push(seq);
                 }
-            } else if !b.queued && now >= b.last_sent + timeout {
+            } else if !held && !b.queued && now >= b.last_sent + timeout {
                 b.queued = true;
                 self.retx.push_back(seq);
                 self.out.event(Event::LossDetected { seq });

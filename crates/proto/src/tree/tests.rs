@@ -87,7 +87,7 @@ fn cp_consolidation_is_max_or_min() {
     assert!(consolidate(Merge::Pessimistic, l, &[]).is_none());
 }
 
-fn local_status(from: NodeId, lw: u64, l: u32, set: &[usize], buf: u32) -> Vec<u8> {
+pub(super) fn local_status(from: NodeId, lw: u64, l: u32, set: &[usize], buf: u32) -> Vec<u8> {
     let lob = bits(l, set);
     Packet::to_vec(
         Envelope {

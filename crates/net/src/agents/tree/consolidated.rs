@@ -146,8 +146,11 @@ pub(super) fn designated(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Re
     c.local_rtd = timing.local_rtd;
     c.r_f = timing.r_f;
     let rng = AgentRng::derive(u64::from(at.session), NodeId(x.node), 1);
-    let agent = tree::HostedDesignated::new(c, rng)
+    let mut agent = tree::HostedDesignated::new(c, rng)
         .ok_or_else(|| NetError::Failed("dsp: not a designated role".into()))?;
+    // No custody: it reports to the sender no more than its members hold, and starts where
+    // they are (a standby replacing a dead relay mid-transfer resumes them there).
+    agent.end_to_end(RESUME_WAIT);
     tracing::info!(
         region,
         designated = format_args!("{:08x}", x.node),
@@ -161,6 +164,12 @@ pub(super) fn designated(a: Announced<'_>, at: &RelayAt<'_>) -> Result<Option<Re
         local_group: Some(local_group(at.group, region)?),
     }))
 }
+
+/// How long a designated relay waits for a member that does not report before it reports
+/// to the sender ([`tree::Endpoint::end_to_end`]): members report every status interval
+/// (milliseconds) once their session reaches them through the relay; a standby that just
+/// took over waits for them to follow it.
+const RESUME_WAIT: Duration = Duration::from_secs(2);
 
 /// csp/cp: every receiver an endpoint of its region (by its JOIN's region), one local
 /// exchange per region named, the exchanges the source's reporters.
@@ -236,6 +245,8 @@ pub(super) fn start(
     c.queue_limit = QUEUE_LIMIT;
     if variant == Variant::Dsp {
         c.history = STANDBY_WINDOWS * u32::from(s.window);
+        // The designated relays give custody up: keep every block until every member holds it.
+        c.release_at_lw = true;
     }
     Ok(Started {
         agent: Box::new(tree::Source::new(c)),

@@ -263,9 +263,8 @@ fn dsp_with_designated_relays() {
     let a = announce(&raw, true);
     assert_eq!(announced_variant(&a), Some(Variant::Dsp));
     assert!(DSP.relay_refusal(a).is_none());
-    // A designated relay holds custody (a standby will not take it over); without --region
-    // a relay only forwards.
-    assert!(DSP.relay_custody(a, Some(1)));
+    // A designated relay gives custody up (a standby may take it over).
+    assert!(!DSP.relay_custody(a, Some(1)));
     assert!(!DSP.relay_custody(a, None));
     assert_eq!(started.side.reported_by(6), Some(0xEC00_0001));
     assert_eq!(started.side.role(6), Some("member"));
