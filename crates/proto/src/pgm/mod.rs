@@ -264,13 +264,17 @@ impl Source {
     /// A NAK list: each number the source holds is taken as its own NAK; those answered are
     /// confirmed in one NCF (a list, or a plain NCF for one), then repaired.
     fn nak_list(&mut self, now: Time, seqs: wire::SeqList<'_>) {
-        let answered: Vec<u64> = seqs
+        let held: Vec<u64> = seqs
             .iter()
-            .filter(|&seq| self.buf.get(seq).is_some() && self.nak_taken(now, seq))
+            .filter(|&seq| self.buf.get(seq).is_some())
             .collect();
-        if seqs.iter().all(|seq| self.buf.get(seq).is_none()) {
+        if held.is_empty() {
             return self.out.ignore();
         }
+        let answered: Vec<u64> = held
+            .into_iter()
+            .filter(|&seq| self.nak_taken(now, seq))
+            .collect();
         if answered.is_empty() {
             return;
         }
