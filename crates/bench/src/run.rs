@@ -327,6 +327,23 @@ fn raw_blast(s: &Setup<'_>, n: usize, group: SocketAddr, size: usize) -> Result<
     Ok(o)
 }
 
+/// Copy the standard output and error of a run's processes (`*.out`, `*.err` in `dir`) to
+/// `to` (`--logs`).
+fn keep_logs(dir: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(BenchError::io(format!("create {}", to.display())))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(BenchError::io(format!("read {}", dir.display())))?;
+    for e in entries.flatten() {
+        let p = e.path();
+        if matches!(p.extension().and_then(|x| x.to_str()), Some("out" | "err")) {
+            let dest = to.join(e.file_name());
+            std::fs::copy(&p, &dest)
+                .map_err(BenchError::io(format!("copy to {}", dest.display())))?;
+        }
+    }
+    Ok(())
+}
+
 /// `rmcast send`/`recv` with protocol `proto` (`default`: no `--protocol`) to `n` receivers.
 fn rmcast_run(
     s: &Setup<'_>,
@@ -449,6 +466,13 @@ fn rmcast_run(
         "per_receiver_basis".into(),
         json!("receiver: first data to last byte"),
     );
+    if let Some(logs) = &b.logs {
+        let slug: String = (o.contender.chars())
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let run = format!("{n}rcv-{}{}-{slug}-{}", cond.kind(), cond.p(), group.port());
+        keep_logs(&dir, &logs.join(run))?;
+    }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(o)
 }
@@ -564,6 +588,7 @@ pub(crate) mod tests {
     pub(crate) fn bench() -> NetBench {
         NetBench {
             slow_port: None,
+            logs: None,
             size_mb: 1,
             receivers: vec![3],
             conditions: vec![Loss::Frame(0.0)],

@@ -40,6 +40,9 @@ pub struct NetBench {
     /// The last receiver's bridge port as a link of this many bits per second behind a
     /// 50 ms drop-tail queue (`--slow-port`, `tc ... tbf`; `--bridge` only): an uneven LAN.
     pub slow_port: Option<u64>,
+    /// Keep each rmcast run's standard output and error (the sender's and every receiver's
+    /// JSON summary and `RUST_LOG` trace) under this directory, one folder per run.
+    pub logs: Option<std::path::PathBuf>,
 }
 
 /// A loss condition.

@@ -89,6 +89,10 @@ pub struct Args {
     /// ports stay at bridge speed: a LAN with one slow host
     #[arg(long, value_parser = crate::cmd::send::parse_rate, value_name = "RATE")]
     pub slow_port: Option<u64>,
+    /// Keep each rmcast run's output (the sender's and receivers' JSON and standard error,
+    /// where `RUST_LOG=rmcast_net=debug` traces go) in DIR/<run>/ instead of deleting it
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<std::path::PathBuf>,
     /// Other tools to run beside rmcast: uftp, udpcast, norm (NORM at 1 Gbit/s), norm-cc
     /// (NORM under its congestion control), norm-lan (NORM at 1 Gbit/s, round-trip estimate
     /// started at 1 ms)
@@ -189,6 +193,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         no_install: a.no_install,
         timeout: Duration::from_secs_f64(a.timeout_s),
         slow_port: a.slow_port,
+        logs: a.logs,
     };
     let out = crate::commit::stamp(rmcast_bench::run(&bench, &exe, &mut |line| {
         eprintln!("{line}")

@@ -111,6 +111,13 @@ pub trait NetProtocol: Sync {
         false
     }
 
+    /// Whether its receivers ask again at once for a repair that one they asked for later
+    /// overtook (`pgm`'s `nak_overtaken`): then a repair asked for again joins the back of
+    /// its asker's queue, keeping the order they judge by, instead of going first.
+    fn repairs_in_order(&self) -> bool {
+        false
+    }
+
     /// Whether it adapts its rate to the network (`--rate auto`: TFMCC congestion control).
     fn congestion_control(&self) -> bool {
         false
@@ -482,6 +489,13 @@ fn socket_int(protocol: &str, key: &str) -> Option<u64> {
         spec::Value::Int(v) => Some(v),
         _ => None,
     }
+}
+
+/// A switch row's value on sockets (false when the protocol has no such row).
+fn socket_switch(protocol: &str, key: &str) -> bool {
+    rmcast_proto::protocols::lookup(protocol)
+        .and_then(|p| p.param(key))
+        .is_some_and(|p| p.socket_default() == spec::Value::Bool(true))
 }
 
 /// Messages the sender agent queues (the producer thread keeps the rest).

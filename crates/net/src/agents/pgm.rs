@@ -152,6 +152,10 @@ impl NetProtocol for Pgm {
         true
     }
 
+    fn repairs_in_order(&self) -> bool {
+        super::socket_switch("pgm", "nak_overtaken")
+    }
+
     fn check(&self, s: &SenderSettings) -> Result<(), NetError> {
         let range = rmcast_proto::protocols::lookup("pgm")
             .and_then(|p| p.param("txw"))
@@ -263,6 +267,7 @@ impl NetProtocol for Pgm {
         c.nak_list = super::socket_int("pgm", "nak_list")
             .and_then(|n| u16::try_from(n).ok())
             .unwrap_or(1);
+        c.nak_overtaken = super::socket_switch("pgm", "nak_overtaken");
         c.fec_k = p.fec_k;
         c.fec_proactive = p.fec_proactive;
         if !p.tfmcc {

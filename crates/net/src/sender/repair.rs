@@ -83,6 +83,7 @@ struct Mark {
     received: u64,
     sent: u64,
     group_bytes: u64,
+    repair_bytes: u64,
 }
 
 /// The queue of repairs to the group and their pacer.
@@ -90,6 +91,9 @@ struct Mark {
 pub(super) struct Repairs {
     /// Paced at all (off: repairs go with new data, as before).
     on: bool,
+    /// A repair asked for again joins the back of its asker's queue (the receivers judge
+    /// loss by the order they asked in), not the front.
+    in_order: bool,
     /// The queued repairs by the receiver whose NAK they answer (0: not known), served in
     /// turn: a fast receiver's few repairs do not wait behind a slow one's thousands.
     queues: HashMap<u32, VecDeque<Transmit>>,
@@ -107,17 +111,19 @@ pub(super) struct Repairs {
     /// goes first.
     resent: HashMap<u64, Time>,
     marks: HashMap<u32, Mark>,
-    /// When the queue last became empty.
-    emptied_at: Time,
+    /// Bytes of repairs sent so far (part of `group_bytes`).
+    repair_bytes: u64,
     /// The losing receivers' intakes, bytes per second, and when each was measured.
     intake: HashMap<u32, (Time, f64)>,
 }
 
 impl Repairs {
-    /// Repairs paced (`on`), datagrams of at most `dgram` bytes.
-    pub fn new(on: bool, dgram: usize) -> Self {
+    /// Repairs paced (`on`), datagrams of at most `dgram` bytes; `in_order`: one asked for
+    /// again is queued last, not first.
+    pub fn new(on: bool, dgram: usize, in_order: bool) -> Self {
         Repairs {
             on,
+            in_order,
             queues: HashMap::new(),
             turns: VecDeque::new(),
             queued: HashSet::new(),
@@ -127,7 +133,7 @@ impl Repairs {
             group_bytes: 0,
             resent: HashMap::new(),
             marks: HashMap::new(),
-            emptied_at: Time::ZERO,
+            repair_bytes: 0,
             intake: HashMap::new(),
         }
     }
@@ -159,7 +165,7 @@ impl Repairs {
         if q.is_empty() {
             self.turns.push_back(asker);
         }
-        if last.is_some() {
+        if last.is_some() && !self.in_order {
             q.push_front(t);
         } else {
             q.push_back(t);
@@ -225,13 +231,11 @@ impl Repairs {
         } else {
             self.turns.push_back(asker);
         }
-        if self.turns.is_empty() {
-            self.emptied_at = now;
-        }
         self.queued.remove(&t.payload);
         if let Some(len) = sent {
             self.pacer.on_send(now, len);
             self.sent += 1;
+            self.repair_bytes += len as u64;
             if self.on {
                 self.resent.insert(digest(&t.payload), now);
                 if self.resent.len() > RESENT_KEPT {
@@ -259,6 +263,7 @@ impl Repairs {
             received,
             sent: self.sent,
             group_bytes: self.group_bytes,
+            repair_bytes: self.repair_bytes,
         };
         let Some(prev) = self.marks.insert(node, mark) else {
             return;
@@ -287,17 +292,25 @@ impl Repairs {
             intake_mbit_s = rate * 8e-6,
             "repair intake"
         );
-        // A lower pace is believed only from an interval the queue was never empty in (the
-        // pace, not the requests, set what went out) or when there is none yet.
-        let backlogged = !self.turns.is_empty() && self.emptied_at <= prev.at;
-        let lower = self.pacer.rate() > 0 && GAIN * rate < self.pacer.rate() as f64;
-        if share < LOSING && (backlogged || !lower) {
-            self.intake.insert(node, (now, rate));
-        } else if share < LOSING {
-            // Not backlogged: what it took says nothing of its link; keep its intake fresh.
-            if let Some(e) = self.intake.get_mut(&node) {
-                e.0 = now;
-            }
+        if share < LOSING {
+            // It lost repairs: its link is the limit. The queue in front of it dropped without
+            // regard to kind, so it took `share` of what left for the group while repairs
+            // left at the pace: `share` times the pace plus the rest's rate (new data during
+            // the first pass, control) is what its link carries (a little more: it also
+            // drained while the repair queue was empty). Unlike the group's average over the
+            // interval, this does not depend on how much was asked for, so it is believed
+            // with or without a backlog; and it counts the new data that shared the link, so
+            // an interval of the first pass does not cut the pace repairs get once new data
+            // ends. It at most halves the pace per interval.
+            let pace = self.pacer.rate() as f64;
+            let est = if pace > 0.0 {
+                let rest = (self.group_bytes - prev.group_bytes)
+                    .saturating_sub(self.repair_bytes - prev.repair_bytes);
+                (share * (pace + rest as f64 / dt.as_secs_f64())).max(pace / (2.0 * GAIN))
+            } else {
+                rate
+            };
+            self.intake.insert(node, (now, est));
         } else if let Some(e) = self.intake.get_mut(&node) {
             // It took what the pace let through: probe upwards. Never downwards: an interval
             // the queue ran dry in measured the requests, not the link (a probe from one
@@ -372,12 +385,13 @@ mod tests {
     /// `n` repairs of 1,000 bytes left for the group.
     fn sent(r: &mut Repairs, n: u64) {
         r.sent += n;
+        r.repair_bytes += 1000 * n;
         r.sent_to_group(1000 * n as usize);
     }
 
     #[test]
     fn a_repair_queued_twice_goes_once() {
-        let mut r = Repairs::new(true, 1500);
+        let mut r = Repairs::new(true, 1500, false);
         assert!(r.takes(&repair(1)));
         assert!(r.push(ms(0), 0, repair(1)));
         assert!(!r.push(ms(0), 0, repair(1)));
@@ -404,7 +418,7 @@ mod tests {
 
     #[test]
     fn askers_are_served_in_turn() {
-        let mut r = Repairs::new(true, 1500);
+        let mut r = Repairs::new(true, 1500, false);
         for seq in 1..=3 {
             assert!(r.push(ms(0), 7, repair(seq)));
         }
@@ -426,7 +440,7 @@ mod tests {
 
     #[test]
     fn the_pace_follows_the_slowest_receiver_that_loses_repairs() {
-        let mut r = Repairs::new(true, 1500);
+        let mut r = Repairs::new(true, 1500, false);
         for node in [1, 2] {
             r.report(ms(0), node, 0);
         }
@@ -463,33 +477,57 @@ mod tests {
     }
 
     #[test]
-    fn a_lower_pace_needs_a_backlog() {
-        let mut r = Repairs::new(true, 1500);
+    fn a_receiver_losing_repairs_is_measured_against_the_pace() {
+        let mut r = Repairs::new(true, 1500, false);
         r.report(ms(0), 2, 0);
         sent(&mut r, 1000);
         r.report(ms(500), 2, 500);
         let pace = r.rate();
-        assert_eq!(pace, (GAIN * 1e6) as u64);
-        // The queue ran dry: few repairs were asked for, and it took 70 % of them.
-        r.emptied_at = ms(600);
+        assert_eq!(pace, (GAIN * 1e6) as u64, "unpaced: half of 2 MB/s");
+        // The queue ran dry (few repairs were asked for) and it took 70 % of them: of what
+        // leaves at the pace its link takes 70 %, whatever the average.
         sent(&mut r, 100);
         r.report(ms(1000), 2, 570);
-        assert_eq!(r.rate(), pace, "requests, not its link, set what went out");
-        // With a backlog throughout, the same share lowers the pace.
-        r.push(ms(1000), 0, repair(9));
+        let want = GAIN * 0.7 * pace as f64;
+        assert!(r.rate().abs_diff(want as u64) <= 1, "{} {want}", r.rate());
+        // New data shared the link: it counts beside the pace (the link took 70 % of both).
+        let pace = r.rate();
         sent(&mut r, 100);
+        r.sent_to_group(500_000);
         r.report(ms(1500), 2, 640);
-        // 70 of 100 kB in 500 ms: 140 kB/s.
+        let want = GAIN * 0.7 * (pace as f64 + 1e6);
+        assert!(r.rate().abs_diff(want as u64) <= 1, "{} {want}", r.rate());
+        // One interval's share at most halves the pace.
+        let pace = r.rate();
+        sent(&mut r, 100);
+        r.report(ms(2000), 2, 641);
         assert!(
-            r.rate().abs_diff((GAIN * 140e3) as u64) <= 1,
-            "{}",
-            r.rate()
+            r.rate().abs_diff(pace / 2) <= 1,
+            "{} {}",
+            r.rate(),
+            pace / 2
         );
     }
 
     #[test]
+    fn in_order_a_repair_asked_for_again_goes_last() {
+        for in_order in [false, true] {
+            let mut r = Repairs::new(true, 1500, in_order);
+            for seq in [1, 2, 3] {
+                assert!(r.push(ms(0), 7, repair(seq)));
+            }
+            r.pop_front(ms(1), Some(100));
+            // 1 left and is asked for again: lost on the way.
+            assert!(r.push(ms(200), 7, repair(1)));
+            let first = r.head(1)[0].payload.clone();
+            let at_front = first == repair(1).payload;
+            assert_eq!(at_front, !in_order, "in order: {in_order}");
+        }
+    }
+
+    #[test]
     fn off_it_paces_nothing() {
-        let mut r = Repairs::new(false, 1500);
+        let mut r = Repairs::new(false, 1500, false);
         assert!(!r.takes(&repair(1)));
         r.report(ms(0), 1, 0);
         r.sent = 100;

@@ -134,7 +134,7 @@ impl Transfer {
         // Under congestion control (`--rate auto`) the whole session already follows the
         // slowest receiver, and a pace of their own only fought it.
         let paced = ep.cfg.repair_pacing && !ep.cfg.tfmcc && !ep.proto.acknowledged();
-        let repairs = Repairs::new(paced, ep.dgram);
+        let repairs = Repairs::new(paced, ep.dgram, ep.proto.repairs_in_order());
         let start = ep.clock.now();
         Ok(Transfer {
             ep,

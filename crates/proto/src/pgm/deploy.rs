@@ -35,6 +35,8 @@ typed_params! {
         nak_rto_min: Option<Duration> = period("nak_rto_min_ms") or period(spec::NAK_RTO_MIN_MS),
         /// Most sequence numbers in one NAK (1: a NAK per loss).
         nak_list: u16 = small("nak_list") or spec::NAK_LIST as u16,
+        /// Ask again at once for a loss whose repair was overtaken.
+        nak_overtaken: bool = switch("nak_overtaken") or spec::NAK_OVERTAKEN,
         /// FEC: source packets per block (0: off).
         fec_k: u16 = small("fec_k") or spec::FEC_K as u16,
         /// FEC: parity symbols sent unasked after each whole block (0: none).

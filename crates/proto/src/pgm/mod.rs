@@ -56,6 +56,7 @@
 mod cc;
 mod deploy;
 mod ne;
+mod overtaken;
 mod parity;
 #[cfg(test)]
 mod tests;
@@ -376,6 +377,10 @@ crate::config::receiver_config! {
         /// 3208's OPT_NAK_LIST), sent when the instant's work is done. 1 (the seed's PGM, and
         /// the simulator's default): a NAK per loss, sent at once.
         pub nak_list: u16 = p.nak_list,
+        /// Ask again at once for a loss whose repair was overtaken: the repair of a loss
+        /// the source confirmed later arrived first ([`overtaken`]). Off (the seed's PGM,
+        /// and the simulator's default): only the NCF's wait (`nak_rdata`) asks again.
+        pub nak_overtaken: bool = p.nak_overtaken,
         /// FEC: source packets per block (0: off; the source's [`SourceConfig::fec_k`]).
         pub fec_k: u16 = p.fec_k,
         /// FEC: parity symbols the source sends unasked after each block (its
@@ -416,6 +421,8 @@ enum Key {
     /// With NAK lists: send the NAKs of this instant (last at equal deadlines, after every
     /// loss whose wait ran out with it).
     Flush,
+    /// With [`ReceiverConfig::nak_overtaken`]: no awaited repair came for a timeout.
+    Tail,
 }
 
 /// FEC: a receiver's block with a packet held or missing, until it holds every source packet.
@@ -460,6 +467,8 @@ pub struct Receiver {
     lead: u64,
     /// With NAK lists: the losses NAKed this instant, sent together at [`Key::Flush`].
     pending: Vec<u64>,
+    /// With [`ReceiverConfig::nak_overtaken`]: the confirmed losses by confirmation order.
+    overtaken: Option<Box<overtaken::Overtaken>>,
 }
 
 /// A loss (or FEC block) NAKed at least once.
@@ -547,6 +556,7 @@ impl Receiver {
             });
             Box::new((rtt, BTreeMap::new()))
         });
+        let cfg_overtaken = cfg.nak_overtaken;
         Receiver {
             repair,
             window: HeldWindow::new(cfg.window),
@@ -560,6 +570,7 @@ impl Receiver {
             blocks: BTreeMap::new(),
             lead: 0,
             pending: Vec::new(),
+            overtaken: cfg_overtaken.then(Box::default),
         }
     }
 
@@ -740,6 +751,48 @@ impl Receiver {
         self.accept(now, seq, payload, shared, self.cfg.fec_k > 0)
     }
 
+    /// The repair of `seq` arrived: ask again at once for the losses it overtook, and wait
+    /// a tail probe's time for the next.
+    fn ask_overtaken(&mut self, now: Time, seq: u64) {
+        let Some(o) = self.overtaken.as_deref_mut() else {
+            return;
+        };
+        let overtaken = o.arrived(seq);
+        let awaited = !o.is_empty();
+        self.ask_again(now, overtaken);
+        if awaited {
+            let probe = self.tail_probe();
+            self.timers.set(Key::Tail, now + probe);
+        } else {
+            self.timers.cancel(Key::Tail);
+        }
+    }
+
+    /// No awaited repair came for a tail probe's time: ask again for every awaited one.
+    fn ask_tail(&mut self, now: Time) {
+        if let Some(o) = self.overtaken.as_deref_mut() {
+            let all = o.take_all();
+            self.ask_again(now, all);
+        }
+    }
+
+    /// NAK again the losses of `seqs` still awaiting their repair.
+    fn ask_again(&mut self, now: Time, seqs: Vec<u64>) {
+        for s in seqs {
+            if self.lost.get(s) == Some(&Phase::WaitData) {
+                self.timers.cancel(Key::Seq(s));
+                self.nak(now, s);
+            }
+        }
+    }
+
+    /// How long without an awaited repair before the awaited ones are taken for lost: the
+    /// repair round trip's timeout (not doubled), the fixed NAK repeat interval before the
+    /// first sample.
+    fn tail_probe(&self) -> Duration {
+        self.wait(self.cfg.nak_repeat, Backoff::default())
+    }
+
     /// `seq` was being recovered and no longer is. The loss map holds no buffer once empty:
     /// a receiver of a large simulation recovers a loss or two and then keeps nothing.
     fn recovered(&mut self, seq: u64) -> bool {
@@ -754,6 +807,7 @@ impl Receiver {
         {
             if self.recovered(seq) {
                 self.answered(now, seq, true);
+                self.ask_overtaken(now, seq);
             }
             self.timers.cancel(Key::Seq(seq));
             if fec {
@@ -798,6 +852,13 @@ impl Receiver {
         self.learn(now, seq.saturating_add(1));
         if let Some(phase) = self.lost.get_mut(seq) {
             *phase = Phase::WaitData;
+            if let Some(o) = self.overtaken.as_deref_mut() {
+                o.confirmed(seq);
+                if !self.timers.is_armed(Key::Tail) {
+                    let probe = self.tail_probe();
+                    self.timers.set(Key::Tail, now + probe);
+                }
+            }
             self.answered(now, seq, false);
             let wait = self.wait(self.cfg.nak_rdata, self.backoff_of(seq));
             self.timers.set(Key::Seq(seq), now + wait);
@@ -808,12 +869,16 @@ impl Receiver {
         let seq = match key {
             Key::Round => return self.next_round(now),
             Key::Flush => return self.flush_naks(),
+            Key::Tail => return self.ask_tail(now),
             Key::Block(b) => return self.on_block_timer(now, b),
             Key::Seq(seq) => seq,
         };
         let Some((next, timeout)) = self.expiry(self.lost.get(seq).copied()) else {
             return;
         };
+        if let Some(o) = self.overtaken.as_deref_mut() {
+            o.forget(seq);
+        }
         if timeout {
             let epoch = self.epoch();
             if let Some(n) = self

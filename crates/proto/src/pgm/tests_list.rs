@@ -181,3 +181,54 @@ fn harness_end_to_end_with_nak_lists_delivers_everything_with_fewer_naks() {
         "{lists} NAK datagrams with lists, {one} without"
     );
 }
+
+/// With `nak_overtaken`, the repair of a loss confirmed later arriving first means the
+/// earlier ones' repairs were lost: they are asked for again at once, the later-confirmed
+/// one still awaited is not; without it, only their waits would ask again. When no awaited
+/// repair comes for a tail probe's time, the rest are asked for again.
+#[test]
+fn a_repair_that_overtakes_awaited_ones_asks_for_them_again_at_once() {
+    let t = Time::from_millis(1);
+    let t2 = Time::from_millis(3);
+    for overtaken in [true, false] {
+        let mut c = ReceiverConfig::new(NodeId(7), NodeId(0));
+        c.nak_list = 63;
+        c.nak_overtaken = overtaken;
+        let mut r = Receiver::new(c, AgentRng::derive(1, NodeId(7), 0));
+        r.handle_packet(t, NodeId(0), &odata(0, b"a"));
+        r.handle_packet(t, NodeId(0), &odata(5, b"f"));
+        r.handle_timeout(t);
+        assert_eq!(kinds(|| r.poll_transmit()), [("nakl", vec![1, 2, 3, 4])]);
+        r.handle_packet(t, NodeId(0), &list(&[1, 2, 3, 4], true));
+        r.handle_packet(t2, NodeId(0), &rdata(3, b"x"));
+        if r.poll_timeout() == Some(t2) {
+            r.handle_timeout(t2);
+        }
+        let sent = kinds(|| r.poll_transmit());
+        if !overtaken {
+            assert!(sent.is_empty(), "{sent:?}");
+            continue;
+        }
+        assert_eq!(
+            sent,
+            [("nakl", vec![1, 2])],
+            "1 and 2 were overtaken, 4 was not"
+        );
+        assert_eq!(r.lost.get(4), Some(&Phase::WaitData));
+        // Confirmed again, 1 and 2 queue behind 4; nothing more comes: at the tail probe
+        // (the fixed NAK repeat interval, no round trip measured) all three are asked for.
+        r.handle_packet(t2, NodeId(0), &list(&[1, 2], true));
+        let probe = t2 + r.cfg.nak_repeat;
+        assert!(r.cfg.nak_repeat < r.cfg.nak_rdata, "the probe comes first");
+        let mut now = t2;
+        while now < probe {
+            now = r.poll_timeout().unwrap();
+            r.handle_timeout(now);
+        }
+        assert_eq!(now, probe);
+        while r.poll_timeout() == Some(probe) {
+            r.handle_timeout(probe);
+        }
+        assert_eq!(kinds(|| r.poll_transmit()), [("nakl", vec![1, 2, 4])]);
+    }
+}

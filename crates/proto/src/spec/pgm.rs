@@ -66,6 +66,10 @@ pub const NAK_LIST: u32 = 1;
 /// that took 0.7-0.9 s of its 50 Mbit/s link in a 50 MB transfer (docs/performance.md, "An
 /// uneven LAN").
 pub const SOCKET_NAK_LIST: u32 = 63;
+/// Ask again at once for a loss whose repair a later-confirmed one overtook (off: the seed's
+/// PGM asks again only when the NCF's wait runs out).
+pub const NAK_OVERTAKEN: bool = false;
+
 /// On sockets: SPM interval, ms (a lost tail is found at the next SPM).
 pub const SOCKET_SPM_INTERVAL_MS: f64 = 50.0;
 
@@ -146,6 +150,18 @@ pub const PARAMS: &[Param] = &[
     .on_sockets(
         Value::Int(SOCKET_NAK_LIST as u64),
         "a burst of losses behind a slow port costs one NAK and one NCF, not one per loss",
+    ),
+    Param::switch(
+        "nak_overtaken",
+        NAK_OVERTAKEN,
+        "a receiver asks again at once for a confirmed loss whose repair was overtaken by the \
+         repair of a loss confirmed after it (as TCP's RACK), instead of when the NCF's wait \
+         (nak_rdata_ms) runs out",
+    )
+    .on_sockets(
+        Value::Bool(true),
+        "behind a slow port each round of repairs lost in front of it would wait out a \
+         timer while the link idles",
     ),
     Param::ms(
         "repair_delay_ms",
