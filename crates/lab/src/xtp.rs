@@ -1,9 +1,12 @@
 //! The sockets of the `xtp` study's real-network cells (`rmcast_repro::studies::xtp_net`):
 //! the same `rmcast_proto::xtp` agent driven by `rmcast-net` over real UDP multicast sockets,
-//! one thread per endpoint, on this host's loopback or on namespace hosts of a bridge
-//! ([`Segment`]). [`Sockets`] is the study's [`NetLab`], which the `rmcast` binary installs;
+//! one thread per endpoint, on this host's loopback or on namespace hosts whose ports are one
+//! emulated 10 Mb/s shared medium ([`LAN_BPS`], the thesis's Ethernet; `rmcast bench xtp`
+//! runs them on the bridge at its own speed). [`Sockets`] is the study's [`NetLab`], which the `rmcast` binary installs;
 //! [`run_cell`] is also what `rmcast bench xtp` runs.
 
+use crate::emu::bed::shared_medium;
+use crate::emu::Emulator;
 use crate::netns::{self, Segment};
 use rmcast_net::loss::{Direction, LossConfig};
 use rmcast_net::receiver::{self, Output, RecvConfig};
@@ -34,17 +37,33 @@ impl NetLab for Sockets {
 
     fn hosts(&self, hosts: usize) -> Result<Box<dyn NetHosts + '_>, String> {
         let seg = Segment::create(hosts).map_err(|e| e.to_string())?;
-        Ok(Box::new(seg))
+        let medium = shared_medium(&seg, LAN_BPS).map_err(|e| e.to_string())?;
+        Ok(Box::new(Lan {
+            _medium: medium,
+            seg,
+        }))
     }
 }
 
-impl NetHosts for Segment {
+/// The thesis's LAN: a 10 Mb/s Ethernet segment (seed 002, chapter 3).
+pub const LAN_BPS: u64 = 10_000_000;
+
+/// Namespace hosts whose ports are one emulated shared medium of [`LAN_BPS`]: one host's
+/// frame occupies the medium for all, as on the thesis's Ethernet (no collisions: a frame
+/// waits for the medium instead of backing off; `crate::emu::bed::shared_medium`).
+struct Lan {
+    /// Dropped first: the emulator stops before the segment's namespaces go.
+    _medium: Emulator,
+    seg: Segment,
+}
+
+impl NetHosts for Lan {
     fn count(&self) -> usize {
-        self.hosts()
+        self.seg.hosts()
     }
 
     fn run(&self, c: &NetCell, index: usize) -> NetOut {
-        run_cell(c, index, Place::Hosts(self))
+        run_cell(c, index, Place::Hosts(&self.seg))
     }
 }
 

@@ -7,8 +7,9 @@
 //!
 //! * **loopback** (`net.*`): every endpoint on this host's `lo`;
 //! * **namespace hosts** (`ns.*`): the sender and each receiver in its own Linux network
-//!   namespace, veth pairs on one bridge, multicast crossing the bridge — separate IP stacks
-//!   and interfaces on one machine (and its two cores). Needs root and `ip`; without them the
+//!   namespace, their ports one emulated 10 Mb/s shared medium (the thesis's Ethernet: one
+//!   host's frame occupies it for all; no collisions) — separate IP stacks and interfaces on
+//!   one machine, the network, not its CPU, the limit. Needs root and `ip`; without them the
 //!   cells are reported as skipped with the reason.
 //!
 //! This crate links no socket code: the cells run through a [`NetLab`], which the `rmcast`
@@ -64,7 +65,7 @@ pub trait NetLab: Sync {
     fn loopback(&self, c: &NetCell, index: usize) -> NetOut;
     /// Whether namespace hosts can be made here (Linux, root, `ip`), or why not.
     fn namespaces(&self) -> Result<(), String>;
-    /// `hosts` namespace hosts on one bridge (the sender on host 0, receiver `r` on host
+    /// `hosts` namespace hosts on one 10 Mb/s segment (the sender on host 0, receiver `r` on host
     /// `r + 1`), or why they cannot be made here.
     fn hosts(&self, hosts: usize) -> Result<Box<dyn NetHosts + '_>, String>;
 }

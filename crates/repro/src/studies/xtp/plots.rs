@@ -184,7 +184,7 @@ fn places(g: &Sources<'_>) -> Option<Plot> {
     for (i, (tag, prefix)) in [
         ("simulated 10 Mb/s bus", "sim"),
         ("loopback sockets", "net"),
-        ("namespace hosts on a bridge", "ns"),
+        ("namespace hosts, 10 Mb/s", "ns"),
     ]
     .iter()
     .enumerate()
@@ -231,7 +231,7 @@ fn ns_receivers(m: &Measures) -> Option<Plot> {
     (!series.is_empty()).then(|| Plot {
             id: "xtp-ns-receivers".into(),
             title: "Beyond the thesis on real sockets: 1 MB to up to 10 namespace hosts".into(),
-            caption: "Thesis setting, 8192-B writes, the sender and each receiver in its own network namespace on one bridge (this machine's 2 cores run every endpoint). 0 = the run failed.".into(),
+            caption: "Thesis setting, 8192-B writes, the sender and each receiver in its own network namespace, on one emulated 10 Mb/s shared medium. 0 = the run failed.".into(),
             x: Axis::new("receivers", "count"),
             y: mbps_axis(),
             series,
