@@ -42,7 +42,8 @@ impl<'a> Reader<'a> {
         s
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    /// The next `N` bytes.
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let s = self.bytes(N)?;
         let mut a = [0u8; N];
         a.copy_from_slice(s);

@@ -43,6 +43,14 @@ macro_rules! families {
                 }
             }
 
+            /// The layout of a `kind` body of this family; `None` for a kind it does not
+            /// define.
+            pub fn layout(self, kind: u8) -> Option<&'static [$crate::layout::Slot]> {
+                match self {
+                    $(Family::$variant => $module::Kind::from_u8(kind).ok().map($module::layout),)+
+                }
+            }
+
             /// Whether `kind` is a kind of this family.
             fn check_kind(self, kind: u8) -> Result<(), DecodeError> {
                 match self {

@@ -3,19 +3,23 @@
 //! A message body is a sequence of fields. How one field sits on the wire is written once
 //! here, as a [`Field`]: big-endian integers, one-byte enums (`wire_enum!`), the rest of the
 //! datagram ([`Rest`]), a byte string after its `u16` length ([`LenPrefixed`]), fixed-size
-//! items after their `u16` count (raw: [`Items`]; typed: any [`List`]), and an optional last
-//! `u16`. A family whose messages are plain sequences of such fields
+//! items after their `u16` count (raw bytes: `raw_list!`; typed: any [`List`],
+//! `borrowed_list!`), fixed byte arrays, structs (`wire_struct!`) and an optional last `u16`.
+//! Each codec also says how it sits on the wire as data (`Field::WIRE`, a
+//! [`crate::layout::Wire`]), so every declaration below yields its layout as well as its
+//! codec. A family whose messages are plain sequences of such fields
 //! declares them with `messages!`, which generates its `Kind` (through `packet_kinds!`), its
-//! `Message` enum, and the enum's `check`, `body_len`, `write_body` and `read_body`; the
-//! family's own rules (ranges, relations between fields, bounds) stay in one `validate`
+//! `Message` enum, the enum's `check`, `body_len`, `write_body` and `read_body`, and the
+//! family's `layout(kind)` (each field's name, doc comment and wire); the family's own rules (ranges, relations between fields, bounds) stay in one `validate`
 //! function in its module, named in the declaration. Families whose layout is not a plain
 //! field sequence (`tree`: two kinds share one status struct and bitmaps are sized by
 //! another field; `xtp`: every kind opens with the same 12 header bytes, checked before the
 //! kind's own fields) write their codec by hand, over `Field` codecs of their parts
-//! (`tree::Status`, `xtp::TrafficSpec`, `xtp::Spans`). The body several families share
+//! (`tree::Status`, `xtp::TrafficSpec`, `xtp::Spans`), and their `layout` beside it. The body several families share
 //! byte for byte (a `u64` sequence number and the application data) is declared once, in
 //! `messages!`, as `SeqData`.
 
+use crate::layout::Wire;
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 /// A field rule a message breaks: the field (as `family.name`) and what is wrong with it.
@@ -41,6 +45,8 @@ pub(crate) fn no_rules<M>(_: &M) -> Result<(), Invalid> {
 pub(crate) trait Field<'a> {
     /// The value the message holds for this field.
     type Value;
+    /// How it sits on the wire, for the layout ([`crate::layout`]).
+    const WIRE: Wire;
     /// Bytes `v` occupies on the wire.
     fn len(v: &Self::Value) -> usize;
     /// Append `v`. The message's `check` has accepted it.
@@ -54,6 +60,7 @@ macro_rules! int_fields {
     ($($t:ident),+) => {$(
         impl<'a> Field<'a> for $t {
             type Value = $t;
+            const WIRE: Wire = Wire::Uint(core::mem::size_of::<$t>());
             fn len(_: &$t) -> usize {
                 core::mem::size_of::<$t>()
             }
@@ -69,12 +76,28 @@ macro_rules! int_fields {
 
 int_fields!(u8, u16, u32, u64);
 
+/// A fixed number of raw bytes.
+impl<'a, const N: usize> Field<'a> for [u8; N] {
+    type Value = [u8; N];
+    const WIRE: Wire = Wire::Bytes(N);
+    fn len(_: &[u8; N]) -> usize {
+        N
+    }
+    fn write(v: &[u8; N], w: &mut Writer<'_>) {
+        w.put(v);
+    }
+    fn read(r: &mut Reader<'a>) -> Result<[u8; N], DecodeError> {
+        r.array()
+    }
+}
+
 /// The rest of the datagram (application data): no length on the wire, so it is the last
 /// field of its message.
 pub(crate) struct Rest;
 
 impl<'a> Field<'a> for Rest {
     type Value = &'a [u8];
+    const WIRE: Wire = Wire::Rest;
     fn len(v: &&'a [u8]) -> usize {
         v.len()
     }
@@ -86,33 +109,66 @@ impl<'a> Field<'a> for Rest {
     }
 }
 
-/// A `u16` count, then that many items of `N` bytes, kept as raw bytes. The family's
-/// `validate` makes the length a multiple of `N` and the count fit a `u16`.
-pub(crate) struct Items<const N: usize>;
+/// A `u16` byte count, then that many bytes. The family's `validate` bounds the length to
+/// `u16::MAX`.
+pub(crate) struct LenPrefixed;
 
-impl<'a, const N: usize> Field<'a> for Items<N> {
+impl<'a> Field<'a> for LenPrefixed {
     type Value = &'a [u8];
+    const WIRE: Wire = Wire::LenBytes;
     fn len(v: &&'a [u8]) -> usize {
         2 + v.len()
     }
     fn write(v: &&'a [u8], w: &mut Writer<'_>) {
-        w.u16((v.len() / N) as u16);
+        w.u16(v.len() as u16);
         w.put(v);
     }
     fn read(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
         let n = usize::from(r.u16()?);
-        r.bytes(n * N)
+        r.bytes(n)
     }
 }
 
-/// A `u16` byte count, then that many bytes (one-byte items). The family's `validate` bounds
-/// the length to `u16::MAX`.
-pub(crate) type LenPrefixed = Items<1>;
+/// The codec of a list a message keeps as raw bytes (its accessors iterate them): a `u16`
+/// count, then that many items of `$item`, `$len` bytes each, the count named `$count` and an
+/// item `$each` in the layout. The family's `validate` makes the length a multiple of `$len`
+/// and the count fit a `u16`.
+macro_rules! raw_list {
+    (
+        $(#[$meta:meta])*
+        $name:ident, item: $item:ty, len: $len:expr, count: $count:literal, each: $each:literal;
+    ) => {
+        $(#[$meta])*
+        pub(crate) struct $name;
+
+        impl<'a> $crate::field::Field<'a> for $name {
+            type Value = &'a [u8];
+            const WIRE: $crate::layout::Wire = $crate::layout::Wire::List {
+                count: $count,
+                each: $each,
+                item: &<$item as $crate::field::Field<'static>>::WIRE,
+                most: None,
+            };
+            fn len(v: &&'a [u8]) -> usize {
+                2 + v.len()
+            }
+            fn write(v: &&'a [u8], w: &mut $crate::Writer<'_>) {
+                w.u16((v.len() / $len) as u16);
+                w.put(v);
+            }
+            fn read(r: &mut $crate::Reader<'a>) -> Result<&'a [u8], $crate::DecodeError> {
+                let n = usize::from(r.u16()?);
+                r.bytes(n * $len)
+            }
+        }
+    };
+}
 
 /// A `u16` that is there or not: the body ends before it for `None`, so it is the last
 /// field of its message.
 impl<'a> Field<'a> for Option<u16> {
     type Value = Option<u16>;
+    const WIRE: Wire = Wire::OptionalU16;
     fn len(v: &Option<u16>) -> usize {
         v.map_or(0, |_| 2)
     }
@@ -135,6 +191,8 @@ impl<'a> Field<'a> for Option<u16> {
 pub(crate) trait List<'a>: Sized {
     /// Bytes of one item.
     const ITEM_LEN: usize;
+    /// The list's layout (a [`Wire::List`]).
+    const LIST_WIRE: Wire;
     /// Refuse a count before its items are read (a family's bound); any `u16` by default.
     fn check_count(_n: usize) -> Result<(), DecodeError> {
         Ok(())
@@ -147,6 +205,7 @@ pub(crate) trait List<'a>: Sized {
 
 impl<'a, L: List<'a>> Field<'a> for L {
     type Value = L;
+    const WIRE: Wire = L::LIST_WIRE;
     fn len(v: &L) -> usize {
         2 + v.raw().len()
     }
@@ -169,18 +228,25 @@ macro_rules! wire_struct {
         $(#[$meta:meta])*
         pub struct $name:ident {
             $(
-                $(#[$fmeta:meta])*
+                $(#[doc = $fdoc:literal])*
                 pub $field:ident: $ty:ty
             ),+ $(,)?
         }
     ) => {
         $(#[$meta])*
         pub struct $name {
-            $($(#[$fmeta])* pub $field: $ty),+
+            $($(#[doc = $fdoc])* pub $field: $ty),+
         }
 
         impl<'a> $crate::field::Field<'a> for $name {
             type Value = $name;
+            const WIRE: $crate::layout::Wire = $crate::layout::Wire::Struct(&[$(
+                $crate::layout::Slot {
+                    name: stringify!($field),
+                    doc: &[$($fdoc),*],
+                    wire: <$ty as $crate::field::Field<'a>>::WIRE,
+                }
+            ),+]);
             fn len(v: &$name) -> usize {
                 0 $(+ <$ty as $crate::field::Field<'a>>::len(&v.$field))+
             }
@@ -220,14 +286,17 @@ pub(crate) fn decode_items<'a, T: Field<'a, Value = T> + 'a>(
 }
 
 /// A public list type that borrows its items' wire bytes: the struct, its `raw`, `len` and
-/// `is_empty`, and its [`List`] codec. `most: MAX => invalid` refuses a count above `MAX`
-/// before the items are read; `checked: f` builds the list with `f(raw)`, the type's own
-/// validation (by default any whole number of items is a list). The type's constructor,
-/// encoder and item iterator are written beside it.
+/// `is_empty`, and its [`List`] codec. `item: LEN, each: T as "name", count: "name"`: an item
+/// is `LEN` bytes, one `T` on the wire, named as the layout shows it, and so is the count.
+/// `most: MAX => invalid` refuses a count above `MAX` before the items are read; `checked: f`
+/// builds the list with `f(raw)`, the type's own validation (by default any whole number of
+/// items is a list). The type's constructor, encoder and item iterator are written beside
+/// it.
 macro_rules! borrowed_list {
     (
         $(#[$meta:meta])*
-        $name:ident, item: $item_len:expr
+        $name:ident, item: $item_len:expr, each: $each_ty:ty as $each:literal,
+        count: $count:literal
         $(, most: $max:expr => $too_many:expr)?
         $(, checked: $checked:path)?;
     ) => {
@@ -254,6 +323,12 @@ macro_rules! borrowed_list {
 
         impl<'a> $crate::field::List<'a> for $name<'a> {
             const ITEM_LEN: usize = $item_len;
+            const LIST_WIRE: $crate::layout::Wire = $crate::layout::Wire::List {
+                count: $count,
+                each: $each,
+                item: &<$each_ty as $crate::field::Field<'static>>::WIRE,
+                most: borrowed_list!(@most $($max)?),
+            };
             $(fn check_count(n: usize) -> Result<(), $crate::DecodeError> {
                 if n > $max {
                     return Err($crate::field::decode_error($too_many));
@@ -267,6 +342,12 @@ macro_rules! borrowed_list {
                 self.raw
             }
         }
+    };
+    (@most) => {
+        None
+    };
+    (@most $max:expr) => {
+        Some($max)
     };
     (@build $raw:ident) => {
         Ok(Self { raw: $raw })
@@ -290,9 +371,11 @@ macro_rules! field_codec {
 /// A family's messages, declared once: its `Kind` (see `packet_kinds!`) and its `Message`
 /// enum, each variant named after its kind with the kind's wire number and the fields of
 /// its body in wire order; a field is encoded by its type's [`Field`] or by the codec named
-/// after `as`. Generated: the enum and its `check`, `body_len`, `write_body` and
-/// `read_body`. `validate` names the family's rules, a
-/// `fn(&Message<'_>) -> Result<(), Invalid>` that `check` applies before encoding and
+/// after `as`, and carries only doc comments (its doc's first sentence labels it in the
+/// dissector). Generated: the enum and its `check`, `body_len`, `write_body` and
+/// `read_body`, and `layout(kind)`, the body's fields as data ([`crate::layout`]).
+/// `validate` names the family's rules, a `fn(&Message<'_>) -> Result<(), Invalid>` that
+/// `check` applies before encoding and
 /// `read_body` after decoding ([`no_rules`] for a family without any):
 ///
 /// ```text
@@ -374,7 +457,7 @@ macro_rules! messages {
             $(#[$vmeta:meta])*
             $name:ident = $value:literal {
                 $(
-                    $(#[$fmeta:meta])*
+                    $(#[doc = $fdoc:literal])*
                     $field:ident: $ty:ty $(as $codec:ty)?
                 ),+ $(,)?
             }
@@ -392,12 +475,31 @@ macro_rules! messages {
             $(
                 $(#[$vmeta])*
                 $name {
-                    $($(#[$fmeta])* $field: $ty),+
+                    $($(#[doc = $fdoc])* $field: $ty),+
                 },
             )+
         }
 
+        /// The fields of a `kind` body in wire order.
+        pub fn layout(kind: Kind) -> &'static [$crate::layout::Slot] {
+            Kind::ALL
+                .iter()
+                .position(|k| *k == kind)
+                .and_then(|i| Message::LAYOUTS.get(i))
+                .copied()
+                .unwrap_or(&[])
+        }
+
         impl<$lt> Message<$lt> {
+            /// Every kind's layout, in the order of `Kind::ALL`.
+            const LAYOUTS: &'static [&'static [$crate::layout::Slot]] = &[$(&[$(
+                $crate::layout::Slot {
+                    name: stringify!($field),
+                    doc: &[$($fdoc),*],
+                    wire: <field_codec!($ty $(as $codec)?) as $crate::field::Field<$lt>>::WIRE,
+                }
+            ),+]),+];
+
             fn validate(&self) -> Result<(), $crate::field::Invalid> {
                 $validate(self)
             }

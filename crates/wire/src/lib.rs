@@ -7,7 +7,9 @@
 //! message's fields once, in wire order, in a `messages!` declaration; the enum's encoder,
 //! decoder and length come from per-field codecs written once (`field.rs`), and the family's
 //! own rules stay in one `validate` function beside it. `tree` and `xtp`, whose layouts are
-//! not plain field sequences, write their codecs by hand.
+//! not plain field sequences, write their codecs by hand. The same declarations give every
+//! kind's layout as data ([`layout`]), from which the Wireshark dissector's fields and
+//! decoding are generated ([`dissector`]).
 //!
 //! ## What this crate must never do
 //!
@@ -155,6 +157,10 @@ macro_rules! wire_enum {
         /// One byte on the wire.
         impl<'a> $crate::field::Field<'a> for $name {
             type Value = $name;
+            const WIRE: $crate::layout::Wire = $crate::layout::Wire::Enum {
+                values: &[$(($value, stringify!($variant))),+],
+                why: $why,
+            };
             fn len(_: &$name) -> usize {
                 1
             }
@@ -177,6 +183,7 @@ pub mod bap;
 mod cursor;
 pub mod dissector;
 pub mod ff;
+pub mod layout;
 pub mod lms;
 pub mod pgm;
 pub mod prmp;

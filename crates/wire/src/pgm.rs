@@ -57,7 +57,7 @@ pub const MAX_NAK_LIST: usize = 63;
 borrowed_list! {
     /// The sequence numbers a NAKL or NCFL names, as raw big-endian `u64`s borrowed from the
     /// datagram (decoding allocates nothing): 2 to [`MAX_NAK_LIST`], strictly increasing.
-    SeqList, item: 8,
+    SeqList, item: 8, each: u64 as "seq", count: "seqs",
         most: MAX_NAK_LIST => ("pgm.seqs", "more than 63 sequence numbers"),
         checked: SeqList::checked;
 }

@@ -36,7 +36,7 @@ pub const NO_HR: u64 = u64::MAX;
 borrowed_list! {
     /// The children a poll names (`POLL.CLD`), as raw big-endian `u32` node ids borrowed from
     /// the datagram (decoding allocates nothing).
-    ChildList, item: 4;
+    ChildList, item: 4, each: u32 as "child", count: "count";
 }
 
 impl<'a> ChildList<'a> {

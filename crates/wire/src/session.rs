@@ -21,7 +21,8 @@
 //!   count (u16) | count × (node id (u32) | outcome (u8))
 //! ```
 
-use crate::field::{Field, Invalid, Items, Rest};
+use crate::field::{decode_items, encode_items, Field, Invalid, Rest};
+use crate::layout::{slot, Wire};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 /// Security bit: packets carry an authentication trailer.
@@ -67,6 +68,20 @@ struct Security;
 
 impl<'a> Field<'a> for Security {
     type Value = u8;
+    const WIRE: Wire = Wire::Struct(&[
+        slot(
+            "security",
+            &["Security bits"],
+            Wire::Flags {
+                width: 1,
+                bits: &[
+                    (SECURITY_AUTH as u16, "auth"),
+                    (SECURITY_ENCRYPT as u16, "encrypt"),
+                ],
+            },
+        ),
+        slot("reserved", &["Reserved"], Wire::Zero),
+    ]);
     fn len(_: &u8) -> usize {
         2
     }
@@ -84,6 +99,48 @@ impl<'a> Field<'a> for Security {
         }
         Ok(security)
     }
+}
+
+raw_list! {
+    /// ANNOUNCE's member list: node ids.
+    Members, item: u32, len: 4, count: "count", each: "member";
+}
+
+wire_struct! {
+    /// One entry of an END: a receiver and its outcome.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct EndEntry {
+        /// The receiver's node id.
+        pub node: u32,
+        /// Its outcome.
+        pub outcome: Outcome,
+    }
+}
+
+raw_list! {
+    /// END's entries ([`EndEntry`]).
+    EndEntries, item: EndEntry, len: 5, count: "count", each: "receiver";
+}
+
+wire_struct! {
+    /// One partial copy a HAVE names: the file (its size, the first 8 bytes of the BLAKE3
+    /// hash of its name, its digest) and the bytes from its start the receiver holds.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Held {
+        /// The file's size, bytes.
+        pub size: u64,
+        /// Bytes from its start the receiver holds (at most `size`).
+        pub held: u64,
+        /// The first 8 bytes of BLAKE3 of the file's name, big-endian.
+        pub name_key: u64,
+        /// The file's BLAKE3 digest.
+        pub digest: [u8; 32],
+    }
+}
+
+raw_list! {
+    /// HAVE's entries ([`Held`]).
+    HeldFiles, item: Held, len: 56, count: "count", each: "file";
 }
 
 messages! {
@@ -107,7 +164,7 @@ messages! {
         /// Receivers' ACK-delay timeout for windowed protocols, in microseconds.
         ack_timeout_us: u32,
         /// `4 × count` bytes of big-endian node ids.
-        members: &'a [u8] as Items<4>,
+        members: &'a [u8] as Members,
         /// Protocol parameters after the member list (the rest of the body): empty, or for
         /// `dsp` a [`DspParams`] encoding (regions and designated receivers).
         params: &'a [u8] as Rest,
@@ -137,56 +194,29 @@ messages! {
     /// END: the sender's goodbye with every receiver's outcome.
     End = 4 {
         /// `5 × count` bytes: node id (u32) and outcome (u8).
-        outcomes: &'a [u8] as Items<5>,
+        outcomes: &'a [u8] as EndEntries,
     },
     /// HAVE: the partial copies of files a receiver holds from an earlier session (restart
     /// mode), so the sender sends a file only from where every receiver's copy ends.
     Have = 5 {
         /// `56 × count` bytes, at most [`MAX_HELD`] entries: each a [`Held`].
-        files: &'a [u8] as Items<56>,
+        files: &'a [u8] as HeldFiles,
     },
 }
 
 /// The most entries a HAVE carries (3,138 bytes of body).
 pub const MAX_HELD: usize = 56;
 
-/// One partial copy a HAVE names: the file (its size, the first 8 bytes of the BLAKE3 hash
-/// of its name, its digest) and the bytes from its start the receiver holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Held {
-    /// The file's size, bytes.
-    pub size: u64,
-    /// Bytes from its start the receiver holds (at most `size`).
-    pub held: u64,
-    /// The first 8 bytes of BLAKE3 of the file's name, big-endian.
-    pub name_key: u64,
-    /// The file's BLAKE3 digest.
-    pub digest: [u8; 32],
-}
-
 /// Encode a HAVE's entries (at most [`MAX_HELD`] are taken).
 pub fn encode_held(list: &[Held]) -> Vec<u8> {
     let mut v = Vec::with_capacity(56 * list.len().min(MAX_HELD));
-    for h in list.iter().take(MAX_HELD) {
-        v.extend_from_slice(&h.size.to_be_bytes());
-        v.extend_from_slice(&h.held.to_be_bytes());
-        v.extend_from_slice(&h.name_key.to_be_bytes());
-        v.extend_from_slice(&h.digest);
-    }
+    encode_items(list.iter().take(MAX_HELD).copied(), &mut v);
     v
 }
 
 /// Iterate a HAVE's entries (decoding already checked their layout and `held <= size`).
 pub fn held(raw: &[u8]) -> impl Iterator<Item = Held> + '_ {
-    raw.chunks_exact(56).filter_map(|c| {
-        let u = |at: usize| Some(u64::from_be_bytes(c.get(at..at + 8)?.try_into().ok()?));
-        Some(Held {
-            size: u(0)?,
-            held: u(8)?,
-            name_key: u(16)?,
-            digest: c.get(24..56)?.try_into().ok()?,
-        })
-    })
+    decode_items(raw, 56)
 }
 
 /// Encode a member list for [`Message::Announce`].
@@ -197,10 +227,11 @@ pub fn encode_members(ids: &[u32]) -> Vec<u8> {
 /// Encode an outcome list for [`Message::End`].
 pub fn encode_outcomes(list: &[(u32, Outcome)]) -> Vec<u8> {
     let mut v = Vec::with_capacity(list.len() * 5);
-    for &(n, o) in list {
-        v.extend_from_slice(&n.to_be_bytes());
-        v.push(o as u8);
-    }
+    encode_items(
+        list.iter()
+            .map(|&(node, outcome)| EndEntry { node, outcome }),
+        &mut v,
+    );
     v
 }
 
@@ -212,10 +243,7 @@ pub fn members(raw: &[u8]) -> impl Iterator<Item = u32> + '_ {
 /// Iterate `(node, outcome)` of an END list. Entries with an unknown outcome are skipped
 /// (decoding already rejects them).
 pub fn outcomes(raw: &[u8]) -> impl Iterator<Item = (u32, Outcome)> + '_ {
-    raw.chunks_exact(5).filter_map(|c| {
-        let n = be_u32(c.get(..4)?)?;
-        Outcome::from_u8(*c.get(4)?).ok().map(|o| (n, o))
-    })
+    decode_items::<EndEntry>(raw, 5).map(|e| (e.node, e.outcome))
 }
 
 fn be_u32(c: &[u8]) -> Option<u32> {

@@ -51,7 +51,8 @@ const TOO_MANY_ENTRIES: Invalid = ("srm.entries", "more than MAX_SESSION_ENTRIES
 
 borrowed_list! {
     /// The entries of a SESSION message, borrowed from the datagram.
-    SessionEntries, item: SESSION_ENTRY_LEN, most: MAX_SESSION_ENTRIES => TOO_MANY_ENTRIES;
+    SessionEntries, item: SESSION_ENTRY_LEN, each: SessionEntry as "entry", count: "entries",
+        most: MAX_SESSION_ENTRIES => TOO_MANY_ENTRIES;
 }
 
 impl<'a> SessionEntries<'a> {

@@ -36,6 +36,7 @@
 //! [`crate::FLAG_RETRANSMISSION`]; DATA carries it when the source re-multicasts.
 
 use crate::field::{decode_error, encode_error, Field, Invalid};
+use crate::layout::{slot, Slot, Wire};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 packet_kinds! {
@@ -72,10 +73,74 @@ pub struct Status<'a> {
     pub lob: &'a [u8],
 }
 
+/// The layout of the fields [`Status`] and the other bodies share after their first two.
+const K: Slot = slot("k", &["Status interval in units of T_IN"], Wire::Uint(2));
+const L: Slot = slot("l", &["L: bits in the bitmap"], Wire::Uint(4));
+const LW_R: Slot = slot(
+    "lw_r",
+    &["LW_r: first block not yet received"],
+    Wire::Uint(8),
+);
+const BUFFER: Slot = slot(
+    "buffer_available",
+    &["Free space in the reassembly buffer, blocks"],
+    Wire::Uint(4),
+);
+const LOB: Slot = slot(
+    "lob",
+    &["LOB: bit i set = block LW_r + i received"],
+    Wire::Bitmap { bits: "l" },
+);
+const MVCI: Slot = slot("mvci", &["MVCI: the multicast connection"], Wire::Uint(4));
+const LMVCI: Slot = slot(
+    "lmvci",
+    &["LMVCI: the local multicast connection"],
+    Wire::Uint(4),
+);
+const LEPI: Slot = slot("lepi", &["LEPI: the endpoint"], Wire::Uint(4));
+const SEQ: Slot = slot("seq", &["Block number"], Wire::Uint(8));
+const PAYLOAD: Slot = slot("payload", &["The block"], Wire::Rest);
+
+/// The fields of a `kind` body in wire order (written here: the codec below is by hand).
+pub fn layout(kind: Kind) -> &'static [Slot] {
+    match kind {
+        Kind::Status => {
+            const S: &[Slot] = &[
+                MVCI,
+                slot("epi", &["EPI: the reporting endpoint"], Wire::Uint(4)),
+                K,
+                L,
+                LW_R,
+                BUFFER,
+                LOB,
+            ];
+            S
+        }
+        Kind::LocalStatus => &[LMVCI, LEPI, K, L, LW_R, BUFFER, LOB],
+        Kind::LocalData => &[LMVCI, SEQ, PAYLOAD],
+        Kind::Data => &[MVCI, SEQ, PAYLOAD],
+        Kind::Assign => {
+            const S: &[Slot] = &[
+                LMVCI,
+                LEPI,
+                L,
+                slot("base", &["The block bit 0 stands for"], Wire::Uint(8)),
+                slot(
+                    "bits",
+                    &["Bit i set = re-multicast block base + i locally"],
+                    Wire::Bitmap { bits: "l" },
+                ),
+            ];
+            S
+        }
+    }
+}
+
 /// A status body (Type 0 and Type 1): the fixed fields, then the LOB of `⌈L/8⌉` bytes. A
 /// LOB longer than the datagram is refused when read, before anything is sized by L.
 impl<'a> Field<'a> for Status<'a> {
     type Value = Status<'a>;
+    const WIRE: Wire = Wire::Struct(&[LMVCI, LEPI, K, L, LW_R, BUFFER, LOB]);
     fn len(s: &Status<'a>) -> usize {
         STATUS_FIXED + s.lob.len()
     }

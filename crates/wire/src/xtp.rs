@@ -55,6 +55,7 @@
 //! a status a receiver sends on its own the moment it sees a gap.
 
 use crate::field::{decode_items, encode_items, Field};
+use crate::layout::{slot, Slot, Wire};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 /// Bytes of the XTP-specific fields after rmcast's common header.
@@ -162,7 +163,8 @@ wire_struct! {
 borrowed_list! {
     /// The spans of a CNTL or FASTNAK, borrowed from the datagram (validated: at most
     /// [`MAX_SPANS`], each non-empty, strictly increasing and separated).
-    Spans, item: SPAN_LEN, most: MAX_SPANS => ("xtp.spans", "more than MAX_SPANS"),
+    Spans, item: SPAN_LEN, each: Span as "span", count: "nspans",
+        most: MAX_SPANS => ("xtp.spans", "more than MAX_SPANS"),
         checked: Spans::from_raw;
 }
 
@@ -228,6 +230,76 @@ pub struct Status<'a> {
     pub alloc: u64,
     /// The packets held above `rseq`.
     pub spans: Spans<'a>,
+}
+
+/// The `options` field: the option bits this version defines; another is refused.
+const OPTIONS: Slot = slot(
+    "options",
+    &["Option bits"],
+    Wire::Flags {
+        width: 2,
+        bits: &[
+            (opt::SREQ, "sreq"),
+            (opt::FASTNAK, "fastnak"),
+            (opt::EOM, "eom"),
+            (opt::RECS, "recs"),
+            (opt::MULTI, "multi"),
+            (opt::NOERR, "noerr"),
+            (opt::NOFLOW, "noflow"),
+            (opt::WCLOSE, "wclose"),
+        ],
+    },
+);
+const SEQ: Slot = slot("seq", &["The packet's sequence number"], Wire::Uint(8));
+const SYNC: Slot = slot("sync", &["The sender's handshake number"], Wire::Uint(2));
+const STATUS: &[Slot] = &[
+    slot(
+        "rseq",
+        &["rseq: every packet below it is held"],
+        Wire::Uint(8),
+    ),
+    slot("echo", &["The sync of the SREQ answered"], Wire::Uint(2)),
+    OPTIONS,
+    slot(
+        "alloc",
+        &["First sequence number the receiver cannot accept yet"],
+        Wire::Uint(8),
+    ),
+    slot(
+        "spans",
+        &["The packets held above rseq"],
+        <Spans<'static> as Field<'static>>::WIRE,
+    ),
+];
+
+/// The fields of a `kind` body in wire order, the 12 XTP header bytes first (written here:
+/// the codec below is by hand).
+pub fn layout(kind: Kind) -> &'static [Slot] {
+    match kind {
+        Kind::First => {
+            const S: &[Slot] = &[
+                SEQ,
+                SYNC,
+                OPTIONS,
+                slot(
+                    "spec",
+                    &["The traffic specification"],
+                    <TrafficSpec as Field<'static>>::WIRE,
+                ),
+            ];
+            S
+        }
+        Kind::Data => {
+            const S: &[Slot] = &[
+                SEQ,
+                SYNC,
+                OPTIONS,
+                slot("payload", &["The write's bytes"], Wire::Rest),
+            ];
+            S
+        }
+        Kind::Cntl | Kind::Fastnak => STATUS,
+    }
 }
 
 /// An `xtp` message (the 12 XTP header bytes and the body).

@@ -1,5 +1,5 @@
-//! `rmcast dissector`: print the Wireshark dissector with its tables generated from the wire
-//! crate's family table.
+//! `rmcast dissector`: print the Wireshark dissector with its tables (families, kinds, every
+//! field and every kind's layout) generated from the wire crate's declarations.
 
 use anyhow::{Context, Result};
 use std::process::ExitCode;
@@ -9,11 +9,11 @@ const LUA: &str = include_str!("../../../../tools/wireshark/rmcast.lua");
 
 #[derive(clap::Args, Debug)]
 #[command(
-    about = "Print the Wireshark/tshark dissector (Lua), its family and kind tables generated from the wire format",
+    about = "Print the Wireshark/tshark dissector (Lua), its fields and every kind's layout generated from the wire format",
     after_help = "Examples:\n  \
     rmcast dissector > rmcast.lua\n  \
     tshark -X lua_script:rmcast.lua -r capture.pcap -V\n  \
-    rmcast dissector > tools/wireshark/rmcast.lua   # after adding a family or a kind\n\n\
+    rmcast dissector > tools/wireshark/rmcast.lua   # after changing a family, kind or field\n\n\
     Exit status: 0 printed; 2 the built-in dissector has no generated block (a build error)."
 )]
 pub struct Args {}
