@@ -31,13 +31,16 @@
 //! **WTIMER and the synchronizing handshake.** Every SREQ sent arms WTIMER at
 //! `base · 2^k`, where `base` = max([`WtimerConfig::min`], 2 · SRTT) (before any RTT sample,
 //! [`WtimerConfig::initial`]) and `k` is the back-off count, optionally capped at
-//! [`WtimerConfig::cap`]. When every receiver has answered the current SREQ, WTIMER stops.
-//! When it expires the sender enters the **synchronizing handshake**: it multicasts a CNTL
-//! with SREQ (carrying its next sequence number, so receivers learn of lost tails), sends
-//! **no data** until every receiver has answered, increments `k` and re-arms WTIMER. `k`
-//! counts back-to-back expiries: it returns to 0 when a status round completes (every
-//! receiver answered the current SREQ). RTT samples come only from answers to an SREQ
-//! carried by a packet's *first* transmission (Karn's rule).
+//! [`WtimerConfig::cap`]. An SREQ opens a *status round*; when every receiver has answered
+//! it, WTIMER stops. When it expires the sender enters the **synchronizing handshake**: it
+//! multicasts a CNTL with SREQ (carrying its next sequence number, so receivers learn of lost
+//! tails), sends **no data** until every receiver has answered, increments `k` and re-arms
+//! WTIMER. The handshake's requests repeat the round's: a receiver that answered any of them
+//! has answered (every answer carries its whole state), so with many receivers behind lossy
+//! links the round is not restarted by each retry (issue 61). `k` counts back-to-back
+//! expiries: it returns to 0 when a status round completes. RTT samples come only from
+//! answers to an SREQ carried by a packet's *first* transmission (Karn's rule) that WTIMER
+//! has not repeated yet.
 //!
 //! **CTIMEOUT.** A watchdog (default 60 s, SandiaXTP's value) armed when a synchronizing
 //! handshake starts and stopped when it completes. If it expires the association is aborted:

@@ -10,12 +10,39 @@ struct Aux {
     spans: Vec<(u64, u64)>,
 }
 
-#[derive(Debug, Clone)]
-struct PendingSreq {
+/// One status request: its sync number, when it left, and whether an answer to it is an RTT
+/// sample (it rode a packet's first transmission, Karn's rule, and WTIMER has not repeated
+/// it since).
+#[derive(Debug, Clone, Copy)]
+struct Ask {
     sync: u16,
     sent_at: Time,
     fresh: bool,
+}
+
+/// The requests of a round kept for matching answers; older ones' answers are ignored.
+const ROUND_ASKS: usize = 64;
+
+/// A status round: a status request and the synchronizing handshake's requests that repeat
+/// it when WTIMER expires. A receiver has answered the round when it has answered any of
+/// them (each answer carries its whole state: `rseq`, allocation and spans), so an answer
+/// is not lost to the next retry, which every receiver would otherwise have to answer anew.
+#[derive(Debug, Clone, Default)]
+struct PendingSreq {
+    /// The round's requests, oldest first (at most [`ROUND_ASKS`]).
+    asks: VecDeque<Ask>,
     answered: BTreeSet<NodeId>,
+}
+
+impl PendingSreq {
+    /// The request of this round `echo` answers, if it is `from`'s first answer to the round.
+    fn answer(&mut self, from: NodeId, echo: u16) -> Option<Ask> {
+        if echo == 0 {
+            return None;
+        }
+        let ask = *self.asks.iter().find(|a| a.sync == echo)?;
+        self.answered.insert(from).then_some(ask)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -186,12 +213,25 @@ impl Sender {
         self.sync
     }
 
+    /// A status request `sync` sent at `now` starts a new round and arms WTIMER.
     fn arm_sreq(&mut self, now: Time, sync: u16, fresh: bool) {
-        self.pending = Some(PendingSreq {
+        self.pending = Some(PendingSreq::default());
+        self.ask_again(now, sync, fresh);
+    }
+
+    /// A status request `sync` sent at `now` joins the pending round (a new one if none is
+    /// pending) and arms WTIMER.
+    fn ask_again(&mut self, now: Time, sync: u16, fresh: bool) {
+        let p = self.pending.get_or_insert_with(PendingSreq::default);
+        // An answer to a request WTIMER gave up on is no RTT sample: it came after WTIMER.
+        p.asks.iter_mut().for_each(|a| a.fresh = false);
+        if p.asks.len() == ROUND_ASKS {
+            p.asks.pop_front();
+        }
+        p.asks.push_back(Ask {
             sync,
             sent_at: now,
             fresh,
-            answered: BTreeSet::new(),
         });
         let w = self.wtimer_value();
         self.xtp.max_wtimer_ns = self.xtp.max_wtimer_ns.max(w.as_nanos() as u64);
@@ -589,20 +629,17 @@ impl Sender {
                 .get(&from)
                 .and_then(|a| a.spans.last().map(|s| s.1));
             self.plan_repairs(from, cutoff, Some(top.unwrap_or(0)));
-        } else if let Some(p) = self.pending.as_mut() {
-            if st.echo != 0 && st.echo == p.sync && p.answered.insert(from) {
-                let (fresh, sent_at) = (p.fresh, p.sent_at);
-                if fresh {
-                    self.rtt.sample(now.saturating_since(sent_at));
-                }
-                self.plan_repairs(from, sent_at, None);
+        } else if let Some(ask) = self.pending.as_mut().and_then(|p| p.answer(from, st.echo)) {
+            if ask.fresh {
+                self.rtt.sample(now.saturating_since(ask.sent_at));
             }
+            self.plan_repairs(from, ask.sent_at, None);
         }
         self.check_handshake();
         self.complete_writes(now);
     }
 
-    /// Finish the pending status request if every receiver has answered it.
+    /// Finish the pending status round if every receiver has answered one of its requests.
     fn check_handshake(&mut self) {
         let done = self
             .pending
@@ -642,7 +679,8 @@ impl Sender {
         if self.out.transmit(dest, env, &msg) {
             self.out.stats.control_sent += 1;
         }
-        self.arm_sreq(now, sync, false);
+        // The handshake repeats the round's request: answers already in still count.
+        self.ask_again(now, sync, false);
     }
 
     fn abort(&mut self, now: Time) {

@@ -274,6 +274,35 @@ fn answered_handshake_stops_ctimeout_and_ends_the_back_off() {
     assert!(!s.aborted());
 }
 
+/// A status round's answers survive its retries: node 2 answers the write's SREQ, node 1
+/// only the second handshake request; the round is complete then (each answer carries the
+/// receiver's whole state), though no request was answered by both.
+#[test]
+fn handshake_counts_an_answer_to_any_request_of_the_round() {
+    let (mut s, sync) = first_answered_by_node_1(2);
+    s.handle_packet(Time::from_millis(3), NodeId(2), &cntl(sync, 0));
+    let (dsync, sreq) = sync_of(&s.poll_transmit().unwrap()).unwrap();
+    assert!(sreq, "the write's packet asks for status");
+    s.handle_packet(Time::from_millis(5), NodeId(2), &cntl(dsync, 1));
+    let mut asked = Vec::new();
+    for _ in 0..2 {
+        let t = s.poll_timeout().unwrap();
+        s.handle_timeout(t);
+        asked.push(sync_of(&s.poll_transmit().unwrap()).unwrap().0);
+    }
+    assert!(s.in_handshake());
+    assert_eq!(s.backoff(), 2);
+    // A stale answer from an earlier round does not count.
+    s.handle_packet(Time::from_millis(400), NodeId(1), &cntl(sync, 1));
+    assert!(s.in_handshake());
+    s.handle_packet(Time::from_millis(401), NodeId(1), &cntl(asked[1], 1));
+    assert!(!s.in_handshake());
+    assert_eq!(s.backoff(), 0);
+    assert!(s.can_send());
+    assert_eq!(s.poll_timeout(), None, "no WTIMER, no CTIMEOUT pending");
+    assert_eq!(done_failed(&mut s, 0), Some(false));
+}
+
 /// Handshake answers are not RTT samples (Karn): only the FIRST's answer at 2 ms counts.
 #[test]
 fn rtt_samples_come_only_from_first_transmissions() {
