@@ -19,6 +19,9 @@
 //! and the receivers' duplicates within 0.65-1.6 of it, both as the median of three testbed
 //! runs (the duplicates vary run to run on the testbed, with occasional outliers).
 //!
+//! `--agree N` (both sides N times, a verdict per metric) is checked for its files and exit
+//! status on a small tree, not for agreement (docs/results/agreement.md measures that).
+//!
 //! Needs Linux, root and iproute2; otherwise each test prints why it did not run.
 
 mod common;
@@ -208,4 +211,97 @@ fn every_nth_and_gilbert_elliott_losses_are_emulated() {
     // At least a fifth of the data frames on the source's link (100 messages and repairs).
     assert!(n("frames_dropped") >= 20, "{t:?}");
     assert!(n("sender_repairs") >= 20, "{t:?}");
+}
+
+/// `rmcast testbed --agree 2` on a small pgm tree: both sides run twice, the table and
+/// `agreement.csv` / `agreement.json` hold every metric with a verdict, the exit status is
+/// the verdicts' (0 all agree, 1 not), and both sides' runs carry the columns the judging
+/// reads. Whether they agree is the measurement's business (docs/results/agreement.md).
+/// A swept file and N = 1 are refused with status 2.
+#[test]
+fn agree_runs_both_sides_and_writes_a_verdict_per_metric() {
+    if let Err(why) = rmcast_lab::netns::available() {
+        eprintln!("skipped: testbed: {why} (CI runs it as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.toml");
+    let text = "seed = 3\n[topology]\nkind = \"binary_tree\"\nheight = 1\nsource_link = true\n\
+         delay_ms = 1.0\nbandwidth_bps = 10000000\n\
+         [protocol]\nname = \"pgm\"\n\
+         [traffic]\nmessages = 100\nsize = 1000\ninterval_ms = 2\n\
+         [[loss]]\nmodel = \"bernoulli\"\np = 0.05\nat = \"link\"\n";
+    std::fs::write(&f, text).unwrap();
+    let out = dir.path().join("out");
+    let o = common::rmcast(&[
+        "testbed".as_ref(),
+        "--agree".as_ref(),
+        "2".as_ref(),
+        f.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--quiet".as_ref(),
+    ]);
+    let code = o.status.code();
+    assert!(matches!(code, Some(0 | 1)), "{}", common::explain(&o));
+    let csv = std::fs::read_to_string(out.join("agreement.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in ["metric", "sim_mean", "testbed_ci_hi", "verdict", "agree"] {
+        assert!(head.contains(&col), "{col}: {csv}");
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let metrics: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        metrics,
+        [
+            "completed",
+            "completion_time_s",
+            "repairs_per_loss",
+            "all_repairs_per_loss",
+            "duplicates_per_receiver",
+            "feedback_per_delivered"
+        ]
+    );
+    let verdicts: Vec<&str> = rows.iter().map(|r| *r.last().unwrap()).collect();
+    let all = verdicts.iter().all(|v| *v == "true");
+    assert_eq!(code == Some(0), all, "exit status against {verdicts:?}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("completion_time_s") && stdout.contains("agree"),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("agreement.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["runs_per_side"], 2);
+    assert_eq!(json["first_seed"], 3);
+    assert_eq!(json["all_agree"], all);
+    // Both sides measured every run: completion time and the counts the ratios use.
+    for side in ["sim", "testbed"] {
+        let text = std::fs::read_to_string(out.join(side).join("runs.csv")).unwrap();
+        assert_eq!(text.lines().count(), 3, "{side}: {text}");
+        let head = text.lines().next().unwrap();
+        for col in ["last_delivery_s", "sender_repairs", "receiver_control_sent"] {
+            assert!(head.split(',').any(|c| c == col), "{side} {col}: {head}");
+        }
+    }
+    let tb = csv_row(&out.join("testbed/runs.csv"));
+    let t: f64 = field(&tb, "last_delivery_s").parse().unwrap();
+    // 100 messages every 2 ms: at least 0.2 s from the first data to the last delivery.
+    assert!(t > 0.19 && t < 60.0, "{tb:?}");
+    // Refused before any run: a sweep, one run per side.
+    let swept = dir.path().join("s.toml");
+    std::fs::write(&swept, text.replace("p = 0.05", "p = [0.05, 0.1]")).unwrap();
+    for (file, n) in [(&swept, "2"), (&f, "1")] {
+        let o = common::rmcast(&[
+            "testbed".as_ref(),
+            "--agree".as_ref(),
+            n.as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            dir.path().join("refused").as_os_str(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", common::explain(&o));
+    }
 }

@@ -4,7 +4,8 @@
 //!
 //! * hosts in Linux network namespaces on bridges, routers between them, loss per Ethernet
 //!   frame and bottlenecks ([`netns`]);
-//! * `rmcast testbed`, a scenario's topology run on them ([`testbed`]);
+//! * `rmcast testbed`, a scenario's topology run on them ([`testbed`]), and `--agree`, the
+//!   same file run N times each way and judged metric by metric ([`agree`]);
 //! * the sockets of the `xtp` study's real-network cells ([`xtp`]);
 //! * the link emulator ([`emu`]): each link (or bus) of a scenario a forwarder between the
 //!   link's interfaces that holds frames for the link's delay, serialises them at its
@@ -24,6 +25,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 #![warn(missing_docs)]
 
+pub mod agree;
 pub mod emu;
 pub mod netns;
 pub mod proc;

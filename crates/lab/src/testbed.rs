@@ -62,17 +62,24 @@ fn setup(msg: impl Into<String>) -> NetError {
 /// receiver byte-exact), `Ok(false)` if one did not; an error for a bad scenario or setup
 /// (not root), which makes no run.
 pub fn run(a: &Options) -> Result<bool, NetError> {
+    let sc = Scenario::load(&a.scenario).map_err(|e| setup(e.to_string()))?;
+    run_scenario(&sc, a).map(|(_, all)| all)
+}
+
+/// Run every point of the loaded scenario `sc` on the testbed (`a.scenario` is not read
+/// again), write `runs.csv` and `runs.jsonl` in `a.out`, and return the rows and whether
+/// every run completed.
+pub fn run_scenario(sc: &Scenario, a: &Options) -> Result<(Vec<RunResult>, bool), NetError> {
     if let Some(why) = cannot_run() {
         return Err(setup(format!("rmcast testbed needs {why}")));
     }
-    let sc = Scenario::load(&a.scenario).map_err(|e| setup(e.to_string()))?;
     std::fs::create_dir_all(&a.out)
         .map_err(|e| NetError::io(format!("create {}", a.out.display()), e))?;
     let mut results = Vec::new();
     let mut all = true;
     for p in sc.points() {
         let dir = a.out.join(format!("run-{}", p.index));
-        let (cols, ok) = run_point(&sc, &p.table, p.index, &dir, a)?;
+        let (cols, ok) = run_point(sc, &p.table, p.index, &dir, a)?;
         all &= ok;
         let mut columns: Vec<(String, Metric)> = p
             .assignment
@@ -103,7 +110,7 @@ pub fn run(a: &Options) -> Result<bool, NetError> {
     if !a.quiet {
         eprintln!("wrote {}", a.out.join("runs.csv").display());
     }
-    Ok(all)
+    Ok((results, all))
 }
 
 fn cannot_run() -> Option<String> {
@@ -454,6 +461,8 @@ fn problem(who: &str, out: Option<&Output>, log: &Path) -> Option<String> {
 struct Outputs {
     sender: Value,
     receivers_ok: Vec<bool>,
+    /// Each receiver's report (`rmcast recv --json`), `Null` where it printed none.
+    receivers: Vec<Value>,
     relays: Vec<Value>,
     /// Each process that did not exit 0, with why (see [`problem`]).
     problems: Vec<String>,
@@ -557,11 +566,16 @@ fn transfer(
         .and_then(|o| serde_json::from_slice(&o.stdout).ok())
         .unwrap_or(Value::Null);
     let mut receivers_ok = Vec::new();
+    let mut receivers = Vec::new();
     for (i, p) in rx.iter_mut().enumerate() {
         let o = p.finish(Instant::now() + Duration::from_secs(30));
         let log = dir.join(format!("r{i}.log"));
         problems.extend(problem(&format!("receiver r{i}"), o.as_ref(), &log));
-        receivers_ok.push(o.is_some_and(|o| o.status.success()));
+        receivers_ok.push(o.as_ref().is_some_and(|o| o.status.success()));
+        receivers.push(
+            o.and_then(|o| serde_json::from_slice(&o.stdout).ok())
+                .unwrap_or(Value::Null),
+        );
     }
     let mut relay_out = Vec::new();
     for ((r, _), p) in bed.routers.iter().zip(relays.iter_mut()) {
@@ -580,6 +594,7 @@ fn transfer(
     Ok(Outputs {
         sender,
         receivers_ok,
+        receivers,
         relays: relay_out,
         problems,
     })
@@ -621,6 +636,7 @@ fn columns(
             "completion_time_s".into(),
             Metric::F(s["seconds"].as_f64().unwrap_or(f64::NAN)),
         ),
+        ("last_delivery_s".into(), Metric::F(last_delivery(&out))),
         (
             "delivered_min".into(),
             Metric::U(messages.iter().copied().min().unwrap_or(0)),
@@ -633,6 +649,14 @@ fn columns(
         (
             "receiver_duplicates".into(),
             Metric::U(rs.iter().map(|r| u(&r["duplicates"])).sum()),
+        ),
+        (
+            "receiver_repairs_sent".into(),
+            Metric::U(out.receivers.iter().map(|r| u(&r["repairs_sent"])).sum()),
+        ),
+        (
+            "receiver_control_sent".into(),
+            Metric::U(out.receivers.iter().map(|r| u(&r["acks_sent"])).sum()),
         ),
         (
             "sender_packets_sent".into(),
@@ -679,4 +703,20 @@ fn columns(
         ("wall_s".into(), Metric::F(wall.as_secs_f64())),
     ];
     (cols, completed)
+}
+
+/// Seconds from the sender's first data to the last receiver's last delivery, from their
+/// reports' wall-clock stamps (one machine, one clock; `rmcast sim`'s `last_delivery_s` with
+/// the traffic starting at 0); NaN unless every receiver reported one.
+fn last_delivery(out: &Outputs) -> f64 {
+    let start = out.sender.get("started_unix_us").and_then(Value::as_u64);
+    let done: Option<Vec<u64>> = out
+        .receivers
+        .iter()
+        .map(|r| r.get("done_unix_us").and_then(Value::as_u64))
+        .collect();
+    match (start, done.and_then(|d| d.into_iter().max())) {
+        (Some(s), Some(d)) => d.saturating_sub(s) as f64 / 1e6,
+        _ => f64::NAN,
+    }
 }

@@ -33,3 +33,11 @@ impl Clock {
         t.saturating_since(self.now())
     }
 }
+
+/// The wall-clock time (microseconds since the Unix epoch) of `t`, an instant `now` and
+/// earlier on a clock whose current reading is `now`: how reports from processes on one
+/// machine, each on its own [`Clock`], are put on one time line (`rmcast testbed`).
+pub fn unix_micros_of(t: Time, now: Time) -> u64 {
+    let ago = u64::try_from(now.saturating_since(t).as_micros()).unwrap_or(u64::MAX);
+    crate::secure::unix_micros().saturating_sub(ago)
+}

@@ -140,6 +140,9 @@ pub struct RecvReport {
     pub bytes: u64,
     /// Duration of the transfer, seconds.
     pub seconds: f64,
+    /// When it held the whole stream (its last delivery), microseconds since the Unix
+    /// epoch; `None` if it never did.
+    pub done_unix_us: Option<u64>,
     /// Application bytes per second over the transfer, in Mbit/s.
     pub goodput_mbit_s: f64,
     /// Retransmitted data packets received.

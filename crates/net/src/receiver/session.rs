@@ -743,6 +743,7 @@ impl State {
             files: sink.results.clone(),
             bytes: sink.bytes,
             seconds,
+            done_unix_us: self.done_at.map(|t| crate::clock::unix_micros_of(t, now)),
             goodput_mbit_s: if seconds > 0.0 {
                 sink.bytes as f64 * 8.0 / seconds / 1e6
             } else {

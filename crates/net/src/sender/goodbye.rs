@@ -178,6 +178,7 @@ impl Transfer {
             files: self.files,
             bytes,
             seconds,
+            started_unix_us: crate::clock::unix_micros_of(self.start, self.ep.clock.now()),
             goodput_mbit_s: if seconds > 0.0 {
                 bytes as f64 * 8.0 / seconds / 1e6
             } else {

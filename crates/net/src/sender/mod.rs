@@ -305,6 +305,8 @@ pub struct SendReport {
     pub bytes: u64,
     /// Duration of the transfer phase, seconds.
     pub seconds: f64,
+    /// When the transfer phase began (its first data), microseconds since the Unix epoch.
+    pub started_unix_us: u64,
     /// Application bytes per second over the transfer phase, in Mbit/s.
     pub goodput_mbit_s: f64,
     /// Every receiver's outcome.

@@ -166,6 +166,8 @@ fn metrics(
             [
                 ("sender_timeouts", s.timeouts),
                 ("sender_packets_sent", s.packets_sent),
+                // The source's own repairs (`originated_repair` counts every repairer's).
+                ("sender_repairs", s.repairs_sent),
             ],
         );
     }

@@ -12,7 +12,8 @@ use std::process::ExitCode;
     about = "Run a scenario's topology on real sockets in network namespaces (root)",
     after_help = "Examples:\n  \
     sudo rmcast testbed scenarios/testbed/pgm-tree.toml --out out/pgm-testbed\n  \
-    rmcast sim scenarios/testbed/pgm-tree.toml --out out/pgm-sim   # the same file simulated\n\n\
+    rmcast sim scenarios/testbed/pgm-tree.toml --out out/pgm-sim   # the same file simulated\n  \
+    sudo rmcast testbed --agree 5 scenarios/testbed/pgm-tree.toml --out out/pgm-agree\n\n\
     Every host of the scenario's topology is a network namespace, every router a namespace\n\
     running `rmcast relay` (upstream: its link toward the source), every link an emulator\n\
     thread of this process forwarding Ethernet frames between the link's two interfaces:\n\
@@ -26,7 +27,18 @@ use std::process::ExitCode;
     trees), or one bus. Columns of runs.csv named as `rmcast sim` names them mean the same;\n\
     the others are the testbed's (frames_dropped, frames_queue_dropped, emulator_*, relay_*).\n\
     Exit status: 0 every run completed (every receiver byte-exact); 1 a run did not; 2 bad\n\
-    scenario or setup (not root)."
+    scenario or setup (not root).\n\n\
+    --agree N judges the two against each other (issue 61): the file runs N times in the\n\
+    simulator (seeds seed..seed+N) and N times on the testbed (the same seeds; each run's\n\
+    emulator draws its losses from its own), then per metric (completed; completion_time_s,\n\
+    from the sender's first data to the last receiver's last delivery on both sides;\n\
+    repairs_per_loss, the sender's repairs per loss-rule drop; all_repairs_per_loss, every\n\
+    host's (srm's and lms's receivers' too; not relays'); duplicates_per_receiver;\n\
+    feedback_per_delivered, receivers' feedback packets per message delivered) both sides'\n\
+    mean and 95 % interval and a verdict: agree when the testbed's mean is within 15 % of\n\
+    the simulator's or the intervals overlap. Printed as a table, written to agreement.csv\n\
+    and agreement.json (and sim/runs.csv, testbed/runs.csv) in --out. Exit status with\n\
+    --agree: 0 every metric agrees; 1 one does not; 2 bad scenario (a sweep), N < 2, or setup."
 )]
 pub struct Args {
     /// The scenario file (as `rmcast sim` reads it)
@@ -40,6 +52,10 @@ pub struct Args {
     /// No progress on stderr
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Run the file N times in the simulator and N times on the testbed and judge each
+    /// metric's agreement (see below)
+    #[arg(long, value_name = "N")]
+    pub agree: Option<usize>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -54,6 +70,20 @@ pub fn run(a: Args) -> Result<ExitCode> {
         quiet: a.quiet,
         rmcast,
     };
+    if let Some(n) = a.agree {
+        return match rmcast_lab::agree::run(&opts, n) {
+            Ok(rows) => {
+                print!("{}", rmcast_lab::agree::to_table(&rows));
+                let all = rows.iter().all(|r| r.verdict.agrees());
+                Ok(if all {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                })
+            }
+            Err(e) => Ok(fail(e)),
+        };
+    }
     match rmcast_lab::testbed::run(&opts) {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
