@@ -121,6 +121,10 @@ fn enough(expect: &Expect, members: &[Member], waited: Duration) -> bool {
     }
 }
 
+/// Most HAVEs kept from receivers not yet admitted while gathering (anyone on the LAN can
+/// send one; beyond this they are counted as strangers' packets and dropped).
+const EARLY_HAVES: usize = 256;
+
 /// Gather the receivers: announce, admit JOINs, until the expected ones are in or
 /// `--join-wait` runs out.
 pub(super) fn gather(
@@ -128,6 +132,10 @@ pub(super) fn gather(
     obs: &mut dyn SendObserver,
 ) -> Result<Vec<Member>, NetError> {
     let mut members: Vec<Member> = Vec::new();
+    // HAVEs of receivers not admitted yet (a receiver sends its HAVE before its JOIN), by
+    // node and address, at most EARLY_HAVES of them: a JOIN then finds what its sender holds
+    // even when the two arrive in different reads.
+    let mut early: Vec<(u32, SocketAddr, Vec<session::Held>)> = Vec::new();
     let gather_start = ep.clock.now();
     let mut next_announce = Time::ZERO;
     loop {
@@ -180,6 +188,11 @@ pub(super) fn gather(
                     let newcomer = join(ep, &mut members, h.source, from, region, obs)?;
                     if newcomer {
                         next_announce = Time::ZERO;
+                        if let Some(i) = early.iter().position(|e| e.0 == h.source && e.1 == from) {
+                            if let Some(m) = members.last_mut() {
+                                m.held = early.swap_remove(i).2;
+                            }
+                        }
                     }
                 }
                 Ok(Packet {
@@ -191,7 +204,15 @@ pub(super) fn gather(
                         .find(|m| m.node == h.source && m.addr == from)
                     {
                         Some(m) => m.held = session::held(files).collect(),
-                        None => ep.wire.stranger(),
+                        None => {
+                            let held = session::held(files).collect();
+                            let n = early.len();
+                            match early.iter_mut().find(|e| e.0 == h.source && e.1 == from) {
+                                Some(e) => e.2 = held,
+                                None if n < EARLY_HAVES => early.push((h.source, from, held)),
+                                None => ep.wire.stranger(),
+                            }
+                        }
                     }
                 }
                 // A member the gathering ANNOUNCE already lists REPORTs instead of repeating

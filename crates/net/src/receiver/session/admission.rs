@@ -86,6 +86,8 @@ impl Receiving {
     }
 
     fn join_to(&mut self, session: u32, to: SocketAddr) {
+        // The HAVE first: a sender that admits on the JOIN has it already.
+        self.have(session, to);
         let pkt = session_packet(
             session,
             self.st.node,
@@ -97,7 +99,6 @@ impl Receiving {
         if let Ok(pkt) = pkt {
             let _ = self.st.wire.send(&self.usock, to, &pkt, false);
         }
-        self.have(session, to);
     }
 
     /// Tell the sender of `session` at `to` which partial copies this receiver holds
