@@ -371,6 +371,42 @@ impl Harness {
         self.drain(node);
     }
 
+    /// A takeover: from now on everything to and from `node` is lost (it died) once
+    /// `watch` has delivered `after` messages (checked every millisecond, at most 60 s);
+    /// `outage` later, `fresh` takes its node id and the network heals. Panics (a test
+    /// assertion) if `watch` makes no such progress or had already delivered `n`. Any drop
+    /// rule set before is replaced. Returns how many events `node` had logged when `fresh`
+    /// took over (its events go on in the same list).
+    pub fn take_over(
+        &mut self,
+        node: NodeId,
+        (watch, after, n): (usize, usize, u64),
+        outage: Duration,
+        fresh: Box<dyn Agent>,
+    ) -> usize {
+        let dead = std::rc::Rc::new(std::cell::Cell::new(false));
+        let d = dead.clone();
+        self.drop_when(Box::new(move |from, to, _| {
+            d.get() && (from == node || to == node)
+        }));
+        let mut t = self.now();
+        while self.delivered(watch).len() < after {
+            t += Duration::from_millis(1);
+            self.run_to(t);
+            assert!(t < Time::from_secs(60), "no progress before the kill");
+        }
+        assert!(
+            self.delivered(watch).len() < n as usize,
+            "all delivered before the kill"
+        );
+        dead.set(true);
+        self.run_to(t + outage);
+        let before = self.events.get(node.0 as usize).map_or(0, Vec::len);
+        self.replace(node, fresh);
+        dead.set(false);
+        before
+    }
+
     /// Make `members` the members of `group`.
     pub fn set_group(&mut self, group: GroupId, members: Vec<NodeId>) {
         self.groups.insert(group, members);

@@ -470,10 +470,7 @@ pub struct SenderSettings {
 /// The socket default of `protocol`'s duration parameter `key` (ms in the spec table); zero
 /// for a key the table lacks or that is no duration (each adapter's tests walk its keys).
 fn socket_ms(protocol: &str, key: &str) -> Duration {
-    let v = rmcast_proto::protocols::lookup(protocol)
-        .and_then(|p| p.param(key))
-        .map(|q| q.socket_default());
-    match v {
+    match socket_default(protocol, key) {
         Some(spec::Value::Real(ms)) => spec::ms(ms),
         _ => Duration::ZERO,
     }
@@ -482,10 +479,7 @@ fn socket_ms(protocol: &str, key: &str) -> Duration {
 /// The socket default of `protocol`'s integer parameter `key` (its spec row's); `None` for
 /// a key the table lacks or that is no integer.
 fn socket_int(protocol: &str, key: &str) -> Option<u64> {
-    match rmcast_proto::protocols::lookup(protocol)?
-        .param(key)?
-        .socket_default()
-    {
+    match socket_default(protocol, key)? {
         spec::Value::Int(v) => Some(v),
         _ => None,
     }
@@ -493,9 +487,16 @@ fn socket_int(protocol: &str, key: &str) -> Option<u64> {
 
 /// A switch row's value on sockets (false when the protocol has no such row).
 fn socket_switch(protocol: &str, key: &str) -> bool {
-    rmcast_proto::protocols::lookup(protocol)
-        .and_then(|p| p.param(key))
-        .is_some_and(|p| p.socket_default() == spec::Value::Bool(true))
+    socket_default(protocol, key) == Some(spec::Value::Bool(true))
+}
+
+/// A row's value on sockets (`None` when the protocol has no such row).
+fn socket_default(protocol: &str, key: &str) -> Option<spec::Value> {
+    Some(
+        rmcast_proto::protocols::lookup(protocol)?
+            .param(key)?
+            .socket_default(),
+    )
 }
 
 /// Messages the sender agent queues (the producer thread keeps the rest).

@@ -556,8 +556,8 @@ impl Receiver {
             });
             Box::new((rtt, BTreeMap::new()))
         });
-        let cfg_overtaken = cfg.nak_overtaken;
         Receiver {
+            overtaken: cfg.nak_overtaken.then(Box::default),
             repair,
             window: HeldWindow::new(cfg.window),
             cfg,
@@ -570,7 +570,6 @@ impl Receiver {
             blocks: BTreeMap::new(),
             lead: 0,
             pending: Vec::new(),
-            overtaken: cfg_overtaken.then(Box::default),
         }
     }
 
@@ -586,7 +585,9 @@ impl Receiver {
         }
     }
 
-    /// A round of the NAK budget: the NAK repeat interval (measured or fixed).
+    /// A round of the NAK budget: the NAK repeat interval (the repair round trip's timeout,
+    /// not doubled; the fixed interval before the first sample). Also the tail probe: how
+    /// long without an awaited repair before the awaited ones are taken for lost.
     fn round(&self) -> Duration {
         self.wait(self.cfg.nak_repeat, Backoff::default())
     }
@@ -761,7 +762,7 @@ impl Receiver {
         let awaited = !o.is_empty();
         self.ask_again(now, overtaken);
         if awaited {
-            let probe = self.tail_probe();
+            let probe = self.round();
             self.timers.set(Key::Tail, now + probe);
         } else {
             self.timers.cancel(Key::Tail);
@@ -784,13 +785,6 @@ impl Receiver {
                 self.nak(now, s);
             }
         }
-    }
-
-    /// How long without an awaited repair before the awaited ones are taken for lost: the
-    /// repair round trip's timeout (not doubled), the fixed NAK repeat interval before the
-    /// first sample.
-    fn tail_probe(&self) -> Duration {
-        self.wait(self.cfg.nak_repeat, Backoff::default())
     }
 
     /// `seq` was being recovered and no longer is. The loss map holds no buffer once empty:
@@ -855,7 +849,7 @@ impl Receiver {
             if let Some(o) = self.overtaken.as_deref_mut() {
                 o.confirmed(seq);
                 if !self.timers.is_armed(Key::Tail) {
-                    let probe = self.tail_probe();
+                    let probe = self.round();
                     self.timers.set(Key::Tail, now + probe);
                 }
             }

@@ -6,8 +6,6 @@ use super::tree::{Relay, RelayConfig};
 use super::*;
 use crate::testkit::{assert_reliable, message, DoneOrder::AnyOrder, Harness};
 use crate::GroupId;
-use std::cell::Cell;
-use std::rc::Rc;
 
 const N: u64 = 400;
 const LEAVES: [NodeId; 2] = [NodeId(2), NodeId(3)];
@@ -49,28 +47,9 @@ fn takeover(end_to_end: bool, seed: u64) -> (Harness, u64) {
     }
     h.set_group(GroupId(1), vec![NodeId(1)]);
     h.set_group(GroupId(2), LEAVES.to_vec());
-    let dead = Rc::new(Cell::new(false));
-    let d = dead.clone();
-    h.drop_when(Box::new(move |from, to, _| {
-        d.get() && (from == NodeId(1) || to == NodeId(1))
-    }));
-    h.with_agent(s, |a, now| {
-        for i in 0..N {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
-    let mut t = Time::ZERO;
-    while h.delivered(2).len() < 150 {
-        t += Duration::from_millis(1);
-        h.run_to(t);
-        assert!(t < Time::from_secs(60), "no progress before the kill");
-    }
-    assert!(h.delivered(2).len() < N as usize);
-    dead.set(true);
-    h.run_to(t + Duration::from_millis(200));
-    h.replace(NodeId(1), relay(end_to_end));
-    dead.set(false);
+    h.send_all(s, N);
+    let fresh = relay(end_to_end);
+    let _ = h.take_over(NodeId(1), (2, 150, N), Duration::from_millis(200), fresh);
     h.run_until(Time::from_secs(600));
     let sent = h.agent(NodeId(1)).map_or(0, |a| a.stats().data_sent);
     (h, sent)

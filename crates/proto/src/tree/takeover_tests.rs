@@ -4,9 +4,7 @@
 //! kept their windows, resume where they were and get everything.
 
 use super::*;
-use crate::testkit::{assert_reliable, message, DoneOrder::AnyOrder, Harness};
-use std::cell::Cell;
-use std::rc::Rc;
+use crate::testkit::{assert_reliable, DoneOrder::AnyOrder, Harness};
 
 const N: u64 = 400;
 const L: u32 = 16;
@@ -63,29 +61,9 @@ fn takeover(end_to_end: bool, seed: u64) -> (Harness, Option<u64>) {
     }
     h.set_group(GLOBAL, vec![DESIGNATED, MEMBERS[0], MEMBERS[1]]);
     h.set_group(LOCAL, MEMBERS.to_vec());
-    let dead = Rc::new(Cell::new(false));
-    let d = dead.clone();
-    h.drop_when(Box::new(move |from, to, _| {
-        d.get() && (from == DESIGNATED || to == DESIGNATED)
-    }));
-    h.with_agent(NodeId(0), |a, now| {
-        for i in 0..N {
-            a.send(now, message(i)).unwrap();
-        }
-        a.close(now);
-    });
-    let mut t = Time::ZERO;
-    while h.delivered(2).len() < 150 {
-        t += Duration::from_millis(1);
-        h.run_to(t);
-        assert!(t < Time::from_secs(60), "no progress before the kill");
-    }
-    assert!(h.delivered(2).len() < N as usize);
-    dead.set(true);
-    h.run_to(t + Duration::from_millis(200));
-    let before = h.events[1].len();
-    h.replace(DESIGNATED, designated(end_to_end));
-    dead.set(false);
+    h.send_all(NodeId(0), N);
+    let fresh = designated(end_to_end);
+    let before = h.take_over(DESIGNATED, (2, 150, N), Duration::from_millis(200), fresh);
     h.run_until(Time::from_secs(600));
     let first = h.events[1][before..].iter().find_map(|(_, e)| match e {
         Event::Delivered { seq, .. } => Some(*seq),
