@@ -197,19 +197,27 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
             ));
             let mut here = Vec::new();
             let mut raw_mean = None;
+            // What the slow port's queue counted during each run.
+            let mut queue = topo.queue_stats();
+            let mut slow = |topo: &Topo| {
+                let now = topo.queue_stats();
+                let d = now.zip(queue).map(|(b, a)| b.since(&a));
+                queue = now;
+                d
+            };
             if cond.everyone() {
                 port += 1;
                 topo.frame_loss(cond.frame())?;
                 let o = raw_blast(&setup, n, group(port), raw_size)?;
                 raw_mean = o.mean();
-                here.push((o, topo.frames_dropped()));
+                here.push((o, topo.frames_dropped(), slow(&topo)));
                 report(progress, here.last());
             }
             for p in &b.protocols {
                 port += 1;
                 topo.frame_loss(cond.frame())?;
                 let o = rmcast_run(&setup, n, cond, p, group(port))?;
-                here.push((o, topo.frames_dropped()));
+                here.push((o, topo.frames_dropped(), slow(&topo)));
                 report(progress, here.last());
             }
             if cond.everyone() {
@@ -224,12 +232,17 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
                         "udpcast" => run_udpcast(&setup, n, port)?,
                         t => run_norm(&setup, n, port, t)?,
                     };
-                    here.push((o, topo.frames_dropped()));
+                    here.push((o, topo.frames_dropped(), slow(&topo)));
                     report(progress, here.last());
                 }
             }
-            for (o, frames) in here {
-                rows.push(o.json(n, cond, size, frames, raw_mean, b.timeout));
+            for (o, frames, q) in here {
+                let mut row = o.json(n, cond, size, frames, raw_mean, b.timeout);
+                if let (Some(q), Some(m)) = (q, row.as_object_mut()) {
+                    m.insert("slow_port_frames_sent".into(), json!(q.sent_frames));
+                    m.insert("slow_port_frames_dropped".into(), json!(q.dropped));
+                }
+                rows.push(row);
             }
         }
         topo.frame_loss(0.0)?;
@@ -262,10 +275,19 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
     Ok(out)
 }
 
-fn report(progress: &mut dyn FnMut(String), row: Option<&(Outcome, Option<u64>)>) {
-    if let Some((o, frames)) = row {
+/// One run: its outcome, the frames the loss rule dropped, what the slow port's queue counted.
+type Measured = (Outcome, Option<u64>, Option<rmcast_lab::netns::QueueStats>);
+
+fn report(progress: &mut dyn FnMut(String), row: Option<&Measured>) {
+    if let Some((o, frames, q)) = row {
         let frames = frames.map_or(String::new(), |f| format!(", {f} frames dropped"));
-        progress(format!("   {}{frames}", o.summary()));
+        let q = q.map_or(String::new(), |q| {
+            format!(
+                ", slow port sent {} frames, dropped {}",
+                q.sent_frames, q.dropped
+            )
+        });
+        progress(format!("   {}{frames}{q}", o.summary()));
     }
 }
 

@@ -75,6 +75,11 @@ impl Topo {
         self.seg.as_ref().map(Segment::frames_dropped)
     }
 
+    /// What the `--slow-port` queue counted so far (None without one).
+    pub fn queue_stats(&self) -> Option<rmcast_lab::netns::QueueStats> {
+        self.seg.as_ref().and_then(Segment::queue_stats)
+    }
+
     /// The bridge segment a bottleneck is built on (`verb`: what the bottleneck does to a
     /// bridge port, for the error on loopback).
     fn bridge_segment(&self, verb: &str) -> Result<&Segment> {

@@ -346,6 +346,19 @@ impl Segment {
         Ok(policer)
     }
 
+    /// What the queue of the [`Segment::queue_bottleneck`] in place counted so far (None
+    /// without one, or if `tc` cannot say).
+    pub fn queue_stats(&self) -> Option<QueueStats> {
+        let host = (*self.queued.lock().unwrap_or_else(|e| e.into_inner()))?;
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.switch(), "tc", "-s", "qdisc", "show"])
+            .args(["dev", self.port(host).as_str()])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        parse_tc_stats(&String::from_utf8_lossy(&out.stdout))
+    }
+
     /// Make the bridge port of host `host` a link of `bits_per_s` with a drop-tail queue of
     /// `queue` at that rate in front of it, as a switch's output port is: a token-bucket
     /// qdisc (`tc ... tbf`, bucket 1 ms of the rate and at least two full frames) on the port
@@ -633,6 +646,43 @@ impl Policer {
             queue_bytes: None,
         })
     }
+}
+
+/// What a [`Segment::queue_bottleneck`]'s qdisc counted since it was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Frames it sent on to the host.
+    pub sent_frames: u64,
+    /// Bytes of those frames.
+    pub sent_bytes: u64,
+    /// Frames it dropped (its queue was full).
+    pub dropped: u64,
+}
+
+impl QueueStats {
+    /// What was counted between `earlier` and `self`.
+    pub fn since(&self, earlier: &QueueStats) -> QueueStats {
+        QueueStats {
+            sent_frames: self.sent_frames.saturating_sub(earlier.sent_frames),
+            sent_bytes: self.sent_bytes.saturating_sub(earlier.sent_bytes),
+            dropped: self.dropped.saturating_sub(earlier.dropped),
+        }
+    }
+}
+
+/// The counts `tc -s qdisc show` reports for the (first) qdisc: `Sent B bytes P pkt
+/// (dropped D, ...` (None when there is no such line).
+pub fn parse_tc_stats(text: &str) -> Option<QueueStats> {
+    let rest = text.split("Sent ").nth(1)?;
+    let mut words = rest.split_whitespace();
+    let sent_bytes = words.next()?.parse().ok()?;
+    (words.next()? == "bytes").then_some(())?;
+    let sent_frames = words.next()?.parse().ok()?;
+    Some(QueueStats {
+        sent_frames,
+        sent_bytes,
+        dropped: parse_tc_dropped(text),
+    })
 }
 
 /// The drops `tc -s qdisc show` reports for the (first) qdisc: `dropped N` (0 if absent).
@@ -964,6 +1014,24 @@ mod tests {
         assert_eq!(parse_tc_dropped(text), 7);
         assert_eq!(parse_tc_dropped(""), 0);
         assert_eq!(parse_tc_dropped("dropped x"), 0);
+        let s = parse_tc_stats(text).unwrap();
+        assert_eq!(
+            s,
+            QueueStats {
+                sent_frames: 22,
+                sent_bytes: 31024,
+                dropped: 7
+            }
+        );
+        let later = QueueStats {
+            sent_frames: 30,
+            sent_bytes: 40000,
+            dropped: 9,
+        };
+        assert_eq!(later.since(&s).sent_frames, 8);
+        assert_eq!(later.since(&s).dropped, 2);
+        assert_eq!(parse_tc_stats(""), None);
+        assert_eq!(parse_tc_stats("Sent x bytes 1 pkt"), None);
     }
 
     #[test]

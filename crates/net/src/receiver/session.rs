@@ -368,6 +368,16 @@ impl Receiving {
             // "complete" only from a receiver whose reports moved (or that sent protocol
             // packets): a tiny file may be whole before the first REPORT.
             let admission = !std::mem::replace(&mut j.reported, true);
+            if let Some(b) = j.built.as_ref() {
+                let st = b.agent.stats();
+                tracing::debug!(
+                    delivered,
+                    repairs = self.st.repairs,
+                    control_sent = st.control_sent,
+                    duplicates,
+                    "report"
+                );
+            }
             let ((state, why), bytes, delivered) = if admission {
                 ((session::ReportState::Receiving, 0), 0, 0)
             } else {

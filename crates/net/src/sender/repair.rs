@@ -115,6 +115,16 @@ pub(super) struct Repairs {
     repair_bytes: u64,
     /// The losing receivers' intakes, bytes per second, and when each was measured.
     intake: HashMap<u32, (Time, f64)>,
+    /// What became of the repairs offered so far (for the trace).
+    offered: Offered,
+}
+
+/// What became of the repairs offered to the queue ([`Repairs::push`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct Offered {
+    queued: u64,
+    held_off: u64,
+    queued_already: u64,
 }
 
 impl Repairs {
@@ -135,6 +145,7 @@ impl Repairs {
             marks: HashMap::new(),
             repair_bytes: 0,
             intake: HashMap::new(),
+            offered: Offered::default(),
         }
     }
 
@@ -156,11 +167,15 @@ impl Repairs {
         let last = self.resent.get(&digest(&t.payload)).copied();
         // Only behind a slow link (the pace is set) does a repair spend long on its way.
         let paced = self.pacer.rate() > 0;
-        if paced && last.is_some_and(|at| now.saturating_since(at) < HOLDOFF)
-            || !self.queued.insert(t.payload.clone())
-        {
+        if paced && last.is_some_and(|at| now.saturating_since(at) < HOLDOFF) {
+            self.offered.held_off += 1;
             return false;
         }
+        if !self.queued.insert(t.payload.clone()) {
+            self.offered.queued_already += 1;
+            return false;
+        }
+        self.offered.queued += 1;
         let q = self.queues.entry(asker).or_default();
         if q.is_empty() {
             self.turns.push_back(asker);
@@ -289,6 +304,7 @@ impl Repairs {
             took,
             sent,
             queued = self.queued.len(),
+            offered = ?self.offered,
             intake_mbit_s = rate * 8e-6,
             "repair intake"
         );
