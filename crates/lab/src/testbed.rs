@@ -179,6 +179,51 @@ fn plan(sc: &Scenario, table: &Table) -> Result<Plan, NetError> {
     })
 }
 
+/// Seed 001's round trips on this tree, as the simulator derives them ([`pacing::tree_rtds`]):
+/// each receiver's region is its parent (the local exchange).
+fn tree_rtds(
+    net: &Network,
+    parent: &BTreeMap<NodeId, (NodeId, usize)>,
+    receivers: &[NodeId],
+    table: &Table,
+    plan: &Plan,
+) -> pacing::TreeRtds {
+    let block = pacing::block_datagram(table);
+    let one_way = |mut n: NodeId| {
+        let mut ns = 0u64;
+        while let Some(&(up, l)) = parent.get(&n) {
+            if let Some((_, _, c)) = net.link(l) {
+                ns = ns
+                    .saturating_add(c.delay.as_nanos() as u64)
+                    .saturating_add(c.tx_ns(block));
+            }
+            n = up;
+        }
+        ns
+    };
+    let mut regions: BTreeMap<NodeId, pacing::RegionDelays> = BTreeMap::new();
+    for &r in receivers {
+        if let Some(&(x, _)) = parent.get(&r) {
+            regions
+                .entry(x)
+                .or_insert_with(|| pacing::RegionDelays {
+                    exchange: one_way(x),
+                    endpoints: Vec::new(),
+                })
+                .endpoints
+                .push(one_way(r));
+        }
+    }
+    let regions: Vec<_> = regions.into_values().collect();
+    let at_router = plan.protocol == "dsp" && plan.regions;
+    let at_exchange = plan.protocol != "dsp" || at_router;
+    let mut t = pacing::tree_rtds(&regions, at_exchange, at_router);
+    if let Some(given) = pacing::given_local_rtd_ms(table) {
+        t.local_rtd_ms = given;
+    }
+    t
+}
+
 /// The tree below the source: each node's parent (toward the source) and the link to it.
 fn tree(net: &Network, source: NodeId) -> BTreeMap<NodeId, (NodeId, usize)> {
     let mut parent = BTreeMap::new();
@@ -366,7 +411,7 @@ fn run_point(
             sc.file
         )));
     }
-    let plan = plan(sc, table)?;
+    let mut plan = plan(sc, table)?;
     let rules = rmcast_sim::scenario::loss_rules(
         net,
         table,
@@ -382,6 +427,9 @@ fn run_point(
         let parent = tree(net, topo.source);
         if let Some(r) = topo.receivers.iter().find(|r| !parent.contains_key(r)) {
             return Err(setup(format!("receiver {r:?} has no path to the source")));
+        }
+        if matches!(plan.protocol.as_str(), "dsp" | "csp" | "cp") {
+            plan.pacing.rtds = Some(tree_rtds(net, &parent, &topo.receivers, table, &plan));
         }
         build(net, &parent, topo.source)?
     };

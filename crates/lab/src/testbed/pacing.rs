@@ -16,7 +16,7 @@
 use toml::Table;
 
 /// The sender's pacing options for one run.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub(super) struct Pacing {
     /// `--data-interval-us`: `[traffic] interval_ms` (none: the source is saturated).
     pub(super) data_interval_us: Option<u64>,
@@ -25,6 +25,83 @@ pub(super) struct Pacing {
     pub(super) rate_bps: Option<u64>,
     /// `--ipg-us`: `[protocol] ipg_ms` for `prmp` and `ff`, else the simulator's default.
     pub(super) ipg_us: Option<u64>,
+    /// `--rtd-ms` and `--local-rtd-ms` of dsp, csp and cp: the round trips the simulator
+    /// derives from the topology ([`tree_rtds`]; the sockets' defaults are 20 ms and 1 ms).
+    pub(super) rtds: Option<TreeRtds>,
+}
+
+/// The round trips seed 001's protocols assume, as `rmcast_sim`'s registry derives them
+/// (`build_tree`): a node's one-way delay is the links' propagation plus a block's
+/// transmission on each link from the source; a round trip is twice that.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct TreeRtds {
+    /// To the reporters (dsp's designated receivers, csp's and cp's local exchanges), the
+    /// largest, ms.
+    pub(super) rtd_ms: f64,
+    /// Inside a region, the largest, ms (`[protocol] local_rtd_ms` when the scenario gives it).
+    pub(super) local_rtd_ms: f64,
+}
+
+/// A region: its exchange's one-way delay and its endpoints', ns.
+pub(super) struct RegionDelays {
+    pub(super) exchange: u64,
+    pub(super) endpoints: Vec<u64>,
+}
+
+/// [`TreeRtds`] of `regions`; `at_router`: dsp's designated sits at the exchange (`designated
+/// = "relay"`), which csp and cp also report to; else dsp's designated is the region's
+/// endpoint closest to the source.
+pub(super) fn tree_rtds(regions: &[RegionDelays], at_exchange: bool, at_router: bool) -> TreeRtds {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let rtd = regions
+        .iter()
+        .map(|g| {
+            if at_exchange {
+                2 * g.exchange
+            } else {
+                2 * g.endpoints.iter().copied().min().unwrap_or(g.exchange)
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    let local = regions
+        .iter()
+        .map(|g| {
+            let mut ow: Vec<u64> = g
+                .endpoints
+                .iter()
+                .map(|m| m.saturating_sub(g.exchange))
+                .collect();
+            ow.sort_unstable_by(|a, b| b.cmp(a));
+            let far = ow.first().copied().unwrap_or(0);
+            let next = if at_router {
+                0
+            } else {
+                ow.get(1).copied().unwrap_or(0)
+            };
+            2 * (far + next)
+        })
+        .max()
+        .unwrap_or(0);
+    TreeRtds {
+        rtd_ms: ms(rtd),
+        local_rtd_ms: ms(local),
+    }
+}
+
+/// The block datagram the simulator times seed 001's round trips with: `[protocol]
+/// block_bytes` (default the spec's) plus 32 bytes of header.
+pub(super) fn block_datagram(table: &Table) -> u64 {
+    let sub = table.get("protocol").and_then(|t| t.as_table());
+    num(sub, "block_bytes").unwrap_or(rmcast_proto::spec::dsp::BLOCK_BYTES as f64) as u64 + 32
+}
+
+/// `[protocol] local_rtd_ms`, when the scenario gives it.
+pub(super) fn given_local_rtd_ms(table: &Table) -> Option<f64> {
+    num(
+        table.get("protocol").and_then(|t| t.as_table()),
+        "local_rtd_ms",
+    )
 }
 
 fn num(t: Option<&Table>, k: &str) -> Option<f64> {
@@ -61,6 +138,7 @@ pub(super) fn pacing(table: &Table, protocol: &str) -> Pacing {
         data_interval_us: data_interval_us.filter(|us| *us > 0),
         rate_bps: rate_bps.filter(|b| *b > 0),
         ipg_us,
+        rtds: None,
     }
 }
 
@@ -76,6 +154,13 @@ impl Pacing {
         push("--data-interval-us", self.data_interval_us);
         push("--rate", self.rate_bps);
         push("--ipg-us", self.ipg_us);
+        if let Some(r) = self.rtds {
+            a.extend(["--rtd-ms".to_string(), format!("{:.3}", r.rtd_ms)]);
+            a.extend([
+                "--local-rtd-ms".to_string(),
+                format!("{:.3}", r.local_rtd_ms),
+            ]);
+        }
         a
     }
 }
@@ -122,6 +207,35 @@ mod tests {
         assert_eq!(pacing(&t, "pgm").rate_bps, Some(100_000_000));
         let slow = table("[topology]\nbandwidth_bps = 1500000\n[protocol]\nrate_mbps = 150\n");
         assert_eq!(pacing(&slow, "dsp").rate_bps, Some(1_500_000));
+    }
+
+    #[test]
+    fn seed_001s_round_trips_as_the_simulator_derives_them() {
+        // The 1.5 Mb/s binary tree: 10 ms and 5.632 ms (1,056 bytes) per link; the exchanges
+        // two links below the source, their endpoints three.
+        let hop = 10_000_000 + 5_632_000;
+        let g = || RegionDelays {
+            exchange: 2 * hop,
+            endpoints: vec![3 * hop, 3 * hop],
+        };
+        let csp = tree_rtds(&[g(), g()], true, false);
+        assert!((csp.rtd_ms - 62.528).abs() < 1e-9);
+        // Endpoint to endpoint through the exchange: two links each way.
+        assert!((csp.local_rtd_ms - 62.528).abs() < 1e-9);
+        // dsp with the designated at the router: to the farthest endpoint and back.
+        let dsp = tree_rtds(&[g()], true, true);
+        assert!((dsp.local_rtd_ms - 31.264).abs() < 1e-9);
+        // dsp with a designated receiver: the round trip to it.
+        assert!((tree_rtds(&[g()], false, false).rtd_ms - 93.792).abs() < 1e-9);
+        let p = Pacing {
+            rtds: Some(csp),
+            ..Pacing::default()
+        };
+        assert_eq!(p.args(), ["--rtd-ms", "62.528", "--local-rtd-ms", "62.528"]);
+        assert_eq!(
+            block_datagram(&table("[protocol]\nblock_bytes = 1024\n")),
+            1056
+        );
     }
 
     #[test]
