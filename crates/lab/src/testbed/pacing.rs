@@ -66,21 +66,7 @@ pub(super) fn tree_rtds(regions: &[RegionDelays], at_exchange: bool, at_router: 
         .unwrap_or(0);
     let local = regions
         .iter()
-        .map(|g| {
-            let mut ow: Vec<u64> = g
-                .endpoints
-                .iter()
-                .map(|m| m.saturating_sub(g.exchange))
-                .collect();
-            ow.sort_unstable_by(|a, b| b.cmp(a));
-            let far = ow.first().copied().unwrap_or(0);
-            let next = if at_router {
-                0
-            } else {
-                ow.get(1).copied().unwrap_or(0)
-            };
-            2 * (far + next)
-        })
+        .map(|g| rmcast_sim::registry::region_round_trip(g.exchange, &g.endpoints, at_router))
         .max()
         .unwrap_or(0);
     TreeRtds {
