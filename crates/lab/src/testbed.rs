@@ -22,6 +22,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 use toml::Table;
 
+mod cpu;
 mod pacing;
 
 /// What `rmcast testbed` was asked to do.
@@ -446,9 +447,11 @@ fn run_point(
             plan.bytes
         );
     }
+    let (load, cpu0) = (cpu::load_average(), cpu::children_cpu());
     let started = Instant::now();
     let mut out = transfer(&bed, &topo, &plan, (index, dir), &a.rmcast)?;
     let wall = started.elapsed();
+    let processes = cpu::children_cpu().saturating_sub(cpu0);
     let mut stats = Vec::new();
     let mut drops = Vec::new();
     for e in emulators {
@@ -456,7 +459,22 @@ fn run_point(
         stats.push(e.stop()?);
     }
     let problems = std::mem::take(&mut out.problems);
-    let (cols, completed) = columns(&plan, &topo, out, (&stats, &drops), wall);
+    let (mut cols, completed) = columns(&plan, &topo, out, (&stats, &drops), wall);
+    let emu_cpu = Duration::from_nanos(stats.iter().map(|e| e.cpu_ns).sum());
+    let host = cpu::columns(processes, emu_cpu, wall, cpu::cores(), load);
+    if host
+        .iter()
+        .any(|(k, m)| k == "cpu_bound" && matches!(m, Metric::B(true)))
+    {
+        // Said with --quiet too: this run measured the machine, not the network.
+        eprintln!(
+            "run {index} was CPU-bound: its processes and emulators used over {:.0} % of {} \
+             cores (cpu_share in runs.csv)",
+            cpu::BOUND * 100.0,
+            cpu::cores()
+        );
+    }
+    cols.extend(host);
     if !completed {
         // Not progress: said with --quiet too, so an exit status of 1 never comes alone.
         eprintln!("run {index} did not complete ({} bytes):", plan.bytes);
