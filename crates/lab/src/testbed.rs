@@ -22,6 +22,9 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 use toml::Table;
 
+mod cpu;
+mod pacing;
+
 /// What `rmcast testbed` was asked to do.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -47,7 +50,8 @@ struct Plan {
     bytes: usize,
     /// Bytes per [traffic] message.
     size: usize,
-    rate_bps: Option<u64>,
+    /// How the sender paces `[traffic]` ([`pacing`]).
+    pacing: pacing::Pacing,
     /// A router's hosts are a region and its relay serves them: csp and cp (their local
     /// exchange), prmp with `relays = true` (their polling parent, multi-level PRMP), dsp with
     /// `designated = "relay"` (their designated receiver: `rmcast send --designated relay`).
@@ -165,20 +169,60 @@ fn plan(sc: &Scenario, table: &Table) -> Result<Plan, NetError> {
         .ok()
         .filter(|b| *b <= 1 << 30)
         .ok_or_else(|| bad("[traffic] messages x size is over 1 GiB"))?;
-    let interval_ms = traffic
-        .and_then(|t| t.get("interval_ms"))
-        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
-    let rate_bps = interval_ms
-        .filter(|i| *i > 0.0)
-        .map(|i| (size as f64 * 8.0 / (i / 1e3)) as u64);
+    let pacing = pacing::pacing(table, &protocol);
     Ok(Plan {
         protocol,
         regions,
         seed,
         bytes,
         size: size as usize,
-        rate_bps,
+        pacing,
     })
+}
+
+/// Seed 001's round trips on this tree, as the simulator derives them ([`pacing::tree_rtds`]):
+/// each receiver's region is its parent (the local exchange).
+fn tree_rtds(
+    net: &Network,
+    parent: &BTreeMap<NodeId, (NodeId, usize)>,
+    receivers: &[NodeId],
+    table: &Table,
+    plan: &Plan,
+) -> pacing::TreeRtds {
+    let block = pacing::block_datagram(table);
+    let one_way = |mut n: NodeId| {
+        let mut ns = 0u64;
+        while let Some(&(up, l)) = parent.get(&n) {
+            if let Some((_, _, c)) = net.link(l) {
+                ns = ns
+                    .saturating_add(c.delay.as_nanos() as u64)
+                    .saturating_add(c.tx_ns(block));
+            }
+            n = up;
+        }
+        ns
+    };
+    let mut regions: BTreeMap<NodeId, pacing::RegionDelays> = BTreeMap::new();
+    for &r in receivers {
+        if let Some(&(x, _)) = parent.get(&r) {
+            regions
+                .entry(x)
+                .or_insert_with(|| pacing::RegionDelays {
+                    exchange: one_way(x),
+                    endpoints: Vec::new(),
+                })
+                .endpoints
+                .push(one_way(r));
+        }
+    }
+    let regions: Vec<_> = regions.into_values().collect();
+    let at_router = plan.protocol == "dsp" && plan.regions;
+    let at_exchange = plan.protocol != "dsp" || at_router;
+    let mut t = pacing::tree_rtds(&regions, at_exchange, at_router);
+    if let Some(given) = pacing::given_local_rtd_ms(table) {
+        t.local_rtd_ms = given;
+    }
+    t
 }
 
 /// The tree below the source: each node's parent (toward the source) and the link to it.
@@ -368,7 +412,7 @@ fn run_point(
             sc.file
         )));
     }
-    let plan = plan(sc, table)?;
+    let mut plan = plan(sc, table)?;
     let rules = rmcast_sim::scenario::loss_rules(
         net,
         table,
@@ -385,6 +429,9 @@ fn run_point(
         if let Some(r) = topo.receivers.iter().find(|r| !parent.contains_key(r)) {
             return Err(setup(format!("receiver {r:?} has no path to the source")));
         }
+        if matches!(plan.protocol.as_str(), "dsp" | "csp" | "cp") {
+            plan.pacing.rtds = Some(tree_rtds(net, &parent, &topo.receivers, table, &plan));
+        }
         build(net, &parent, topo.source)?
     };
     let emulators = emulate(net, &rules, plan.seed, &bed)?;
@@ -400,15 +447,34 @@ fn run_point(
             plan.bytes
         );
     }
+    let (load, cpu0) = (cpu::load_average(), cpu::children_cpu());
     let started = Instant::now();
     let mut out = transfer(&bed, &topo, &plan, (index, dir), &a.rmcast)?;
     let wall = started.elapsed();
+    let processes = cpu::children_cpu().saturating_sub(cpu0);
     let mut stats = Vec::new();
+    let mut drops = Vec::new();
     for e in emulators {
+        drops.extend(e.loss_drop_times());
         stats.push(e.stop()?);
     }
     let problems = std::mem::take(&mut out.problems);
-    let (cols, completed) = columns(&plan, &topo, out, &stats, wall);
+    let (mut cols, completed) = columns(&plan, &topo, out, (&stats, &drops), wall);
+    let emu_cpu = Duration::from_nanos(stats.iter().map(|e| e.cpu_ns).sum());
+    let host = cpu::columns(processes, emu_cpu, wall, cpu::cores(), load);
+    if host
+        .iter()
+        .any(|(k, m)| k == "cpu_bound" && matches!(m, Metric::B(true)))
+    {
+        // Said with --quiet too: this run measured the machine, not the network.
+        eprintln!(
+            "run {index} was CPU-bound: its processes and emulators used over {:.0} % of {} \
+             cores (cpu_share in runs.csv)",
+            cpu::BOUND * 100.0,
+            cpu::cores()
+        );
+    }
+    cols.extend(host);
     if !completed {
         // Not progress: said with --quiet too, so an exit status of 1 never comes alone.
         eprintln!("run {index} did not complete ({} bytes):", plan.bytes);
@@ -552,9 +618,7 @@ fn transfer(
         .unwrap_or(64);
     let dgram = (plan.size + overhead).min(1472);
     args.extend(strings(&["--datagram-size", &dgram.to_string()]));
-    if let Some(r) = plan.rate_bps {
-        args.extend(strings(&["--rate", &r.to_string()]));
-    }
+    args.extend(plan.pacing.args());
     args.push(file.display().to_string());
     let sender_log = dir.join("sender.log");
     let s = start(bin, &ns, &args, &sender_log)?.finish(Instant::now() + DEADLINE);
@@ -604,7 +668,7 @@ fn columns(
     plan: &Plan,
     topo: &Topology,
     out: Outputs,
-    emus: &[emu::Stats],
+    (emus, drops): (&[emu::Stats], &[u64]),
     wall: Duration,
 ) -> (Vec<(String, Metric)>, bool) {
     let sum = |f: fn(&emu::Stats) -> u64| emus.iter().map(f).sum::<u64>();
@@ -668,8 +732,16 @@ fn columns(
             "sender_repairs".into(),
             Metric::U(u(s.pointer("/agent/repairs_sent").unwrap_or(&Value::Null))),
         ),
+        (
+            "sender_rto_ms".into(),
+            Metric::F(s["rto_ms"].as_f64().unwrap_or(f64::NAN)),
+        ),
         ("testbed_bytes".into(), Metric::U(plan.bytes as u64)),
         ("frames_dropped".into(), Metric::U(sum(|e| e.loss_drops))),
+        (
+            "frames_dropped_in_transfer".into(),
+            drops_within(drops, transfer_window(&out)),
+        ),
         (
             "frames_queue_dropped".into(),
             Metric::U(sum(|e| e.queue_drops)),
@@ -705,18 +777,81 @@ fn columns(
     (cols, completed)
 }
 
-/// Seconds from the sender's first data to the last receiver's last delivery, from their
-/// reports' wall-clock stamps (one machine, one clock; `rmcast sim`'s `last_delivery_s` with
-/// the traffic starting at 0); NaN unless every receiver reported one.
-fn last_delivery(out: &Outputs) -> f64 {
-    let start = out.sender.get("started_unix_us").and_then(Value::as_u64);
+/// From the sender's first data to the last receiver's last delivery, µs since the Unix
+/// epoch, from their reports' wall-clock stamps (one machine, one clock); `None` unless every
+/// receiver reported one.
+fn transfer_window(out: &Outputs) -> Option<(u64, u64)> {
+    let start = out.sender.get("started_unix_us").and_then(Value::as_u64)?;
     let done: Option<Vec<u64>> = out
         .receivers
         .iter()
         .map(|r| r.get("done_unix_us").and_then(Value::as_u64))
         .collect();
-    match (start, done.and_then(|d| d.into_iter().max())) {
-        (Some(s), Some(d)) => d.saturating_sub(s) as f64 / 1e6,
-        _ => f64::NAN,
+    Some((start, done?.into_iter().max()?))
+}
+
+/// Seconds from the sender's first data to the last receiver's last delivery
+/// ([`transfer_window`]; `rmcast sim`'s `last_delivery_s` with the traffic starting at 0);
+/// NaN without the window.
+fn last_delivery(out: &Outputs) -> f64 {
+    match transfer_window(out) {
+        Some((s, d)) => d.saturating_sub(s) as f64 / 1e6,
+        None => f64::NAN,
+    }
+}
+
+/// The loss-rule drops (their times, µs since the epoch) inside `window`: the losses the
+/// transfer met, as the simulator's `lost_rules_to_last_delivery` counts them (not the set-up's,
+/// the join's or the goodbye's, nor those of session messages sent while the receivers
+/// waited for the sender); NaN without a window.
+fn drops_within(drops: &[u64], window: Option<(u64, u64)>) -> Metric {
+    match window {
+        Some((a, b)) => Metric::U(drops.iter().filter(|t| (a..=b).contains(*t)).count() as u64),
+        None => Metric::F(f64::NAN),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn outputs(sender: Value, receivers: Vec<Value>) -> Outputs {
+        Outputs {
+            sender,
+            receivers_ok: vec![true; receivers.len()],
+            receivers,
+            relays: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn drops_count_from_the_first_data_to_the_last_delivery() {
+        let out = outputs(
+            json!({"started_unix_us": 1_000}),
+            vec![
+                json!({"done_unix_us": 3_000}),
+                json!({"done_unix_us": 5_000}),
+            ],
+        );
+        let w = transfer_window(&out);
+        assert_eq!(w, Some((1_000, 5_000)));
+        assert_eq!(last_delivery(&out), 0.004);
+        // Before the sender's first data (the receivers' wait, the join), inside, after the
+        // last delivery (the goodbye).
+        let drops = [10, 999, 1_000, 2_500, 5_000, 5_001, 9_000];
+        assert!(matches!(drops_within(&drops, w), Metric::U(3)));
+    }
+
+    #[test]
+    fn without_every_receivers_report_there_is_no_window() {
+        let out = outputs(
+            json!({"started_unix_us": 1_000}),
+            vec![json!({"done_unix_us": 3_000}), Value::Null],
+        );
+        assert_eq!(transfer_window(&out), None);
+        assert!(last_delivery(&out).is_nan());
+        assert!(matches!(drops_within(&[2_000], None), Metric::F(v) if v.is_nan()));
     }
 }

@@ -609,6 +609,25 @@ pub fn lms_replier_candidates(
 
 // ------------------------------------------------------------------- seed 001: dsp, csp, cp
 
+/// The largest round trip inside a region, ns, from one-way delays from the source (ns) of its
+/// exchange and its endpoints: through the exchange between its two farthest endpoints, or
+/// (`at_router`: DSP's designated sits at the exchange) between the exchange and its farthest
+/// endpoint. `rmcast testbed` hands the sockets the same value (`--local-rtd-ms`).
+pub fn region_round_trip(exchange: u64, endpoints: &[u64], at_router: bool) -> u64 {
+    let mut ow: Vec<u64> = endpoints
+        .iter()
+        .map(|m| m.saturating_sub(exchange))
+        .collect();
+    ow.sort_unstable_by(|a, b| b.cmp(a));
+    let far = ow.first().copied().unwrap_or(0);
+    let next = if at_router {
+        0
+    } else {
+        ow.get(1).copied().unwrap_or(0)
+    };
+    2 * (far + next)
+}
+
 /// Seed 001's roles on any topology: a region is the set of receivers sharing a parent (their
 /// local exchange) on the source's shortest-path tree, and DSP's designated endpoint is the
 /// region's receiver closest to the source (ties: lowest id). CSP and CP need that parent to
@@ -722,20 +741,8 @@ fn build_tree(
     let local_rtd = regions
         .iter()
         .map(|g| {
-            let x = one_way(g.exchange);
-            let mut ow: Vec<u64> = g
-                .endpoints
-                .iter()
-                .map(|&m| one_way(m).saturating_sub(x))
-                .collect();
-            ow.sort_unstable_by(|a, b| b.cmp(a));
-            let far = ow.first().copied().unwrap_or(0);
-            let next = if at_router {
-                0
-            } else {
-                ow.get(1).copied().unwrap_or(0)
-            };
-            2 * (far + next)
+            let ow: Vec<u64> = g.endpoints.iter().map(|&m| one_way(m)).collect();
+            region_round_trip(one_way(g.exchange), &ow, at_router)
         })
         .max()
         .unwrap_or(0);

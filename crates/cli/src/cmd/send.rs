@@ -273,6 +273,12 @@ pub struct Args {
     /// TCP-friendly rate, up to --max-rate
     #[arg(long, default_value = "1G", value_parser = parse_send_rate)]
     pub rate: Rate,
+    /// Hand the protocol one new message per US microseconds, on a fixed schedule from the
+    /// first (a late one does not move the ones after it), as a simulated scenario's
+    /// `[traffic] interval_ms` does. Repairs and control packets are not charged to it: they
+    /// leave at --rate. Default: new data is paced by --rate alone, with everything else
+    #[arg(long, value_name = "US")]
+    pub data_interval_us: Option<u64>,
     /// With --rate auto: the most congestion control may reach, bit/s (k/M/G; 0 = no cap)
     #[arg(long, default_value = "1G", value_parser = parse_rate)]
     pub max_rate: u64,
@@ -338,6 +344,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
         Rate::Fixed(r) => (r, false),
         Rate::Auto => (a.max_rate, true),
     };
+    c.data_interval = a.data_interval_us.map(Duration::from_micros);
     c.keys = a.net.keys()?;
     c.loss = a.net.loss()?;
     c.node_id = a.net.node_id;

@@ -115,9 +115,24 @@ struct Counters {
     realtime: AtomicU64,
     late_ns: AtomicU64,
     read_lag_ns: AtomicU64,
+    /// When each loss-rule drop happened, µs since the Unix epoch (the testbed counts the
+    /// drops inside a transfer's window: [`Emulator::loss_drop_times`]).
+    drop_times: Mutex<Vec<u64>>,
 }
 
 impl Counters {
+    /// A frame (or copy) dropped by a loss rule, now.
+    fn loss_drop(&self) {
+        self.loss_drops.fetch_add(1, Ordering::Relaxed);
+        let us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+        self.drop_times
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(us);
+    }
+
     fn snapshot(&self) -> Stats {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         Stats {
@@ -184,6 +199,16 @@ impl Emulator {
     /// Its counters now.
     pub fn stats(&self) -> Stats {
         self.counters.snapshot()
+    }
+
+    /// When each of its loss-rule drops so far happened, µs since the Unix epoch (the clock
+    /// `rmcast send` and `rmcast recv` stamp their reports with), in order.
+    pub fn loss_drop_times(&self) -> Vec<u64> {
+        self.counters
+            .drop_times
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Its name.

@@ -179,6 +179,7 @@ impl Transfer {
             bytes,
             seconds,
             started_unix_us: crate::clock::unix_micros_of(self.start, self.ep.clock.now()),
+            rto_ms: ep.rto.as_secs_f64() * 1e3,
             goodput_mbit_s: if seconds > 0.0 {
                 bytes as f64 * 8.0 / seconds / 1e6
             } else {

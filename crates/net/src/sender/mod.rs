@@ -10,6 +10,7 @@
 mod gather;
 mod goodbye;
 mod repair;
+mod schedule;
 mod source;
 mod transfer;
 
@@ -107,6 +108,10 @@ pub struct SendConfig {
     /// Accept a `datagram_size` larger than one frame of the link carries: the IP layer
     /// fragments each datagram, and one lost fragment loses all of it.
     pub allow_fragmentation: bool,
+    /// New data (the source's messages) enters the agent at most one per this interval, on a
+    /// fixed schedule from the first (`--data-interval-us`; `sender::schedule`); repairs and
+    /// control are not charged to it. `None`: new data is paced by `rate_bps` alone.
+    pub data_interval: Option<Duration>,
     /// Pacing rate in bits per second; 0 = unlimited. With `tfmcc`, the most congestion
     /// control may reach.
     pub rate_bps: u64,
@@ -168,6 +173,7 @@ impl SendConfig {
             rto: Duration::from_millis(20),
             datagram_size: None,
             allow_fragmentation: false,
+            data_interval: None,
             rate_bps: 1_000_000_000,
             tfmcc: false,
             keys: None,
@@ -309,6 +315,9 @@ pub struct SendReport {
     pub started_unix_us: u64,
     /// Application bytes per second over the transfer phase, in Mbit/s.
     pub goodput_mbit_s: f64,
+    /// The retransmission timeout handed to the agent, ms: `--rto-ms`, stretched to twice
+    /// the time `--rate` needs to let a window of datagrams out.
+    pub rto_ms: f64,
     /// Every receiver's outcome.
     pub receivers: Vec<ReceiverSummary>,
     /// What the agent counted.

@@ -6,6 +6,7 @@
 
 use super::gather::Member;
 use super::repair::Repairs;
+use super::schedule::Schedule;
 use super::source::{spawn_producer, Chunk, SourceFile};
 use super::{Endpoint, SendObserver, Source, SOCK};
 use crate::agents::{SenderSettings, SenderSide, Start, Started};
@@ -46,6 +47,8 @@ pub(super) struct Transfer {
     pub(super) files: Vec<super::FileInfo>,
     pub(super) total: Option<u64>,
     pacer: Pacer,
+    /// When new data may enter the agent (`--data-interval-us`).
+    schedule: Schedule,
     pending: VecDeque<Transmit>,
     /// Repairs to the group, paced apart ([`Repairs`]).
     repairs: Repairs,
@@ -135,6 +138,7 @@ impl Transfer {
         // slowest receiver, and a pace of their own only fought it.
         let paced = ep.cfg.repair_pacing && !ep.cfg.tfmcc && !ep.proto.acknowledged();
         let repairs = Repairs::new(paced, ep.dgram, ep.proto.repairs_in_order());
+        let schedule = Schedule::new(ep.cfg.data_interval);
         let start = ep.clock.now();
         Ok(Transfer {
             ep,
@@ -149,6 +153,7 @@ impl Transfer {
             files: infos,
             total,
             pacer: Pacer::new(rate_bytes, burst),
+            schedule,
             pending: VecDeque::new(),
             repairs,
             seq_bytes: HashMap::new(),
@@ -260,6 +265,7 @@ impl Transfer {
             && self.agent.can_send()
             && self.pending.is_empty()
             && self.pacer.ready_at(now, self.ep.dgram) <= now
+            && self.schedule.allows(now)
         {
             if self.ready.is_empty() {
                 match self.producer.try_recv() {
@@ -280,6 +286,7 @@ impl Transfer {
                 continue;
             };
             fed += 1;
+            self.schedule.offered(now);
             match self.agent.send(now, m) {
                 Ok(()) if !self.ep.proto.acknowledged() => self.acked += data_bytes,
                 Ok(()) => {
@@ -544,7 +551,8 @@ impl Transfer {
             deadline = deadline.min(t);
         }
         if !self.source_done && self.agent.can_send() && self.pending.is_empty() {
-            deadline = deadline.min(self.pacer.ready_at(now, self.ep.dgram));
+            let ready = self.pacer.ready_at(now, self.ep.dgram);
+            deadline = deadline.min(ready.max(self.schedule.next_at()));
         }
         let mut wait = self.ep.clock.until(deadline);
         if self.blocked {

@@ -21,18 +21,22 @@ use std::process::ExitCode;
     through its drop-tail queue, and the scenario's [[loss]] rules (every model, filter and\n\
     site `rmcast sim` has) per frame. A bus is one emulator at its rate: one member's frame\n\
     occupies the medium for all and reaches every other member (no collisions, no backoff).\n\
-    The source runs `rmcast send` with a file of [traffic] messages x size bytes, paced at\n\
-    size / interval_ms; every receiver runs `rmcast recv`. The topology must be a tree below\n\
+    The source runs `rmcast send` with a file of [traffic] messages x size bytes, one new\n\
+    message every interval_ms (--data-interval-us; repairs and control are not charged to\n\
+    it) and everything at most at the source link's bandwidth_bps (--rate; dsp, csp and cp\n\
+    at a slower [protocol] rate_mbps; prmp and ff with the scenario's ipg_ms); every\n\
+    receiver runs `rmcast recv`. The topology must be a tree below\n\
     a source host with one link (binary_tree with source_link = true, star, edge_list\n\
     trees), or one bus. Columns of runs.csv named as `rmcast sim` names them mean the same;\n\
-    the others are the testbed's (frames_dropped, frames_queue_dropped, emulator_*, relay_*).\n\
+    the others are the testbed's (frames_dropped*, frames_queue_dropped, emulator_*, relay_*).\n\
     Exit status: 0 every run completed (every receiver byte-exact); 1 a run did not; 2 bad\n\
     scenario or setup (not root).\n\n\
     --agree N judges the two against each other (issue 61): the file runs N times in the\n\
     simulator (seeds seed..seed+N) and N times on the testbed (the same seeds; each run's\n\
     emulator draws its losses from its own), then per metric (completed; completion_time_s,\n\
     from the sender's first data to the last receiver's last delivery on both sides;\n\
-    repairs_per_loss, the sender's repairs per loss-rule drop; all_repairs_per_loss, every\n\
+    repairs_per_loss, the sender's repairs per loss-rule drop, on the testbed those from the\n\
+    sender's first data to the last delivery (frames_dropped_in_transfer); all_repairs_per_loss, every\n\
     host's (srm's and lms's receivers' too; not relays'); duplicates_per_receiver;\n\
     feedback_per_delivered, receivers' feedback packets per message delivered) both sides'\n\
     mean and 95 % interval and a verdict: agree when the testbed's mean is within 15 % of\n\
