@@ -1,0 +1,197 @@
+/* openpgm_recv: an OpenPGM (libpgm 5.3) receiver for rmcast's interop tests (issue 62).
+ *
+ *   openpgm_recv IFACE_ADDR GROUP UDP_PORT DPORT COUNT TIMEOUT_MS [REPLAY_FILE]
+ *
+ * Joins GROUP on the interface with address IFACE_ADDR with a PGM socket in OpenPGM's UDP
+ * encapsulation (unicast and multicast encapsulation ports both UDP_PORT, PGM data
+ * destination port DPORT), receives COUNT APDUs and prints each on its own line in hex
+ * after "apdu " (OpenPGM's library prints its own warnings on standard output too),
+ * then exits 0. Exits 1 if TIMEOUT_MS passes first (after printing what it has), 2 on a
+ * setup error. With REPLAY_FILE, once the socket is connected, a child process sends the
+ * datagrams in the file (each a 2-byte big-endian length and that many bytes: PGM packets
+ * rmcast's codec wrote) to GROUP:UDP_PORT from IFACE_ADDR, 2 ms apart, so the packets OpenPGM
+ * reads are exactly those bytes. Diagnostics (OpenPGM's own log) go to standard error.
+ *
+ * Built by crates/wire/tests/openpgm_recv.rs: cc openpgm_recv.c $(pkg-config --cflags --libs
+ * openpgm-5.3).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pgm/pgm.h>
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Send every datagram of `file` to group:port from iface. Returns 0 on success. */
+static int replay(const char *file, const char *iface, const char *group, int port)
+{
+	FILE *f = fopen(file, "rb");
+	if (!f) {
+		perror("replay: open");
+		return 1;
+	}
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct in_addr ifa;
+	inet_pton(AF_INET, iface, &ifa);
+	unsigned char loop = 1;
+	setsockopt(s, IPPROTO_IP, IP_MULTICAST_IF, &ifa, sizeof(ifa));
+	setsockopt(s, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop));
+	struct sockaddr_in to;
+	memset(&to, 0, sizeof(to));
+	to.sin_family = AF_INET;
+	to.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, group, &to.sin_addr);
+	unsigned char len[2], buf[65536];
+	int sent = 0;
+	while (fread(len, 1, 2, f) == 2) {
+		size_t n = ((size_t)len[0] << 8) | len[1];
+		if (fread(buf, 1, n, f) != n) {
+			fprintf(stderr, "replay: truncated file\n");
+			return 1;
+		}
+		if (sendto(s, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) != (ssize_t)n) {
+			perror("replay: sendto");
+			return 1;
+		}
+		sent++;
+		usleep(2000);
+	}
+	fprintf(stderr, "replay: sent %d datagrams\n", sent);
+	fclose(f);
+	close(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 7) {
+		fprintf(stderr, "usage: %s IFACE_ADDR GROUP UDP_PORT DPORT COUNT TIMEOUT_MS [REPLAY_FILE]\n", argv[0]);
+		return 2;
+	}
+	const char *iface = argv[1], *group = argv[2];
+	const int udp_port = atoi(argv[3]), dport = atoi(argv[4]);
+	const int count = atoi(argv[5]);
+	const long timeout = atol(argv[6]);
+	pgm_error_t *err = NULL;
+	if (!pgm_init(&err)) {
+		fprintf(stderr, "pgm_init: %s\n", err->message);
+		return 2;
+	}
+	char network[256];
+	snprintf(network, sizeof(network), "%s;%s", iface, group);
+	struct pgm_addrinfo_t *res = NULL;
+	if (!pgm_getaddrinfo(network, NULL, &res, &err)) {
+		fprintf(stderr, "pgm_getaddrinfo %s: %s\n", network, err->message);
+		return 2;
+	}
+	pgm_sock_t *sock = NULL;
+	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET, IPPROTO_UDP, &err)) {
+		fprintf(stderr, "pgm_socket: %s\n", err->message);
+		return 2;
+	}
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, &udp_port, sizeof(udp_port));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, &udp_port, sizeof(udp_port));
+	const int recv_only = 1, passive = 0, mtu = 1500, sqns = 100,
+		  peer_expiry = pgm_secs(300), spmr_expiry = pgm_msecs(250),
+		  nak_bo_ivl = pgm_msecs(50), nak_rpt_ivl = pgm_secs(2),
+		  nak_rdata_ivl = pgm_secs(2), nak_data_retries = 50, nak_ncf_retries = 50;
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_RECV_ONLY, &recv_only, sizeof(recv_only));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_PASSIVE, &passive, sizeof(passive));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_MTU, &mtu, sizeof(mtu));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_RXW_SQNS, &sqns, sizeof(sqns));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_PEER_EXPIRY, &peer_expiry, sizeof(peer_expiry));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_SPMR_EXPIRY, &spmr_expiry, sizeof(spmr_expiry));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_BO_IVL, &nak_bo_ivl, sizeof(nak_bo_ivl));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_RPT_IVL, &nak_rpt_ivl, sizeof(nak_rpt_ivl));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_RDATA_IVL, &nak_rdata_ivl, sizeof(nak_rdata_ivl));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_DATA_RETRIES, &nak_data_retries, sizeof(nak_data_retries));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_NCF_RETRIES, &nak_ncf_retries, sizeof(nak_ncf_retries));
+
+	struct pgm_sockaddr_t addr;
+	memset(&addr, 0, sizeof(addr));
+	addr.sa_port = (uint16_t)dport;
+	addr.sa_addr.sport = DEFAULT_DATA_SOURCE_PORT;
+	if (!pgm_gsi_create_from_string(&addr.sa_addr.gsi, "openpgm_recv", -1)) {
+		fprintf(stderr, "pgm_gsi_create_from_string failed\n");
+		return 2;
+	}
+	struct pgm_interface_req_t if_req;
+	memset(&if_req, 0, sizeof(if_req));
+	if_req.ir_interface = res->ai_recv_addrs[0].gsr_interface;
+	memcpy(&if_req.ir_address, &res->ai_send_addrs[0].gsr_addr, sizeof(struct sockaddr_storage));
+	if (!pgm_bind3(sock, &addr, sizeof(addr), &if_req, sizeof(if_req), &if_req, sizeof(if_req), &err)) {
+		fprintf(stderr, "pgm_bind3: %s\n", err->message);
+		return 2;
+	}
+	for (unsigned i = 0; i < res->ai_recv_addrs_len; i++)
+		pgm_setsockopt(sock, IPPROTO_PGM, PGM_JOIN_GROUP, &res->ai_recv_addrs[i], sizeof(struct pgm_group_source_req));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_GROUP, &res->ai_send_addrs[0], sizeof(struct pgm_group_source_req));
+	pgm_freeaddrinfo(res);
+	const int loop = 1, hops = 16, nonblocking = 1;
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, &loop, sizeof(loop));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, &hops, sizeof(hops));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NOBLOCK, &nonblocking, sizeof(nonblocking));
+	if (!pgm_connect(sock, &err)) {
+		fprintf(stderr, "pgm_connect: %s\n", err->message);
+		return 2;
+	}
+	pid_t child = -1;
+	if (argc > 7) {
+		child = fork();
+		if (child == 0)
+			_exit(replay(argv[7], iface, group, udp_port));
+	}
+	const long deadline = now_ms() + timeout;
+	static char buf[65536];
+	int got = 0, rc = 1;
+	while (now_ms() < deadline) {
+		size_t len = 0;
+		const int status = pgm_recv(sock, buf, sizeof(buf), 0, &len, &err);
+		if (status == PGM_IO_STATUS_NORMAL) {
+			printf("apdu ");
+			for (size_t i = 0; i < len; i++)
+				printf("%02x", (unsigned char)buf[i]);
+			printf("\n");
+			fflush(stdout);
+			if (++got == count) {
+				rc = 0;
+				break;
+			}
+		} else if (status == PGM_IO_STATUS_RESET) {
+			fprintf(stderr, "pgm_recv: session reset (unrecoverable loss)\n");
+			if (err) {
+				pgm_error_free(err);
+				err = NULL;
+			}
+		} else if (status == PGM_IO_STATUS_ERROR) {
+			fprintf(stderr, "pgm_recv: error\n");
+			break;
+		} else {
+			usleep(1000);
+		}
+	}
+	if (child > 0) {
+		int st = 0;
+		waitpid(child, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			rc = 2;
+	}
+	fprintf(stderr, "openpgm_recv: %d of %d APDUs\n", got, count);
+	pgm_close(sock, FALSE);
+	pgm_shutdown();
+	return rc;
+}
