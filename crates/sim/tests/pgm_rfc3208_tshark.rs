@@ -265,7 +265,11 @@ fn wireshark_reads_every_rfc3208_packet() {
     let control = Row(&rows[packets.len()]);
     assert!(control.get("frame.protocols").contains(":udp:pgm"));
     assert_ne!(control.get("pgm.bad_checksum"), "", "{:?}", control.0);
-    assert!(control.get("pgm.hdr.cksum.status").ends_with(",0"), "{:?}", control.0);
+    assert!(
+        control.get("pgm.hdr.cksum.status").ends_with(",0"),
+        "{:?}",
+        control.0
+    );
 }
 
 /// The fields read for every frame.

@@ -281,7 +281,7 @@ fn read_one(ty: u8, value: &[u8]) -> Result<Opt<'_>, Error> {
         id::NAK_LIST => {
             v.take(2, "OPT_NAK_LIST")?;
             let raw = v.rest();
-            if raw.is_empty() || raw.len() % 4 != 0 || raw.len() / 4 > MAX_NAK_LIST {
+            if raw.is_empty() || !raw.len().is_multiple_of(4) || raw.len() / 4 > MAX_NAK_LIST {
                 return Err(Error::Options("an OPT_NAK_LIST not of 1 to 62 numbers"));
             }
             let mut l = Vec::with_capacity(raw.len() / 4);

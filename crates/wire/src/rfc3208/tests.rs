@@ -15,6 +15,18 @@ fn v4(a: [u8; 4]) -> IpAddr {
     IpAddr::V4(Ipv4Addr::from(a))
 }
 
+/// A packet from the test GSI with no header option bits.
+fn pkt<'a>(sport: u16, dport: u16, body: Body<'a>, options: Vec<Opt<'a>>) -> Packet<'a> {
+    Packet {
+        sport,
+        dport,
+        gsi: GSI,
+        flags: Flags::default(),
+        body,
+        options,
+    }
+}
+
 /// The encoding without checksum (field 0), to compare with the figures' bytes.
 fn bytes_nocsum(p: &Packet<'_>) -> Vec<u8> {
     let mut v = Vec::new();
@@ -49,19 +61,17 @@ fn checksum_matches_rfc1071_example() {
 
 #[test]
 fn spm_golden() {
-    let p = Packet {
-        sport: 0x1234,
-        dport: 7500,
-        gsi: GSI,
-        flags: Flags::default(),
-        body: Body::Spm {
+    let p = pkt(
+        0x1234,
+        7500,
+        Body::Spm {
             sqn: 7,
             trail: 0x10,
             lead: 0x20,
             path: v4(SRC),
         },
-        options: vec![],
-    };
+        vec![],
+    );
     #[rustfmt::skip]
     let want: Vec<u8> = vec![
         0x12, 0x34, 0x1d, 0x4c,             // source port, destination port 7500
@@ -179,18 +189,16 @@ fn nak_with_list_golden_and_ports_swapped() {
 fn ncf_ipv6_and_spmr_golden() {
     let six: IpAddr = "ff3e::8000:1".parse().unwrap();
     let src6: IpAddr = "2001:db8::1".parse().unwrap();
-    let ncf = Packet {
-        sport: 1,
-        dport: 2,
-        gsi: GSI,
-        flags: Flags::default(),
-        body: Body::Ncf(NakBody {
+    let ncf = pkt(
+        1,
+        2,
+        Body::Ncf(NakBody {
             sqn: 3,
             source: src6,
             group: six,
         }),
-        options: vec![],
-    };
+        vec![],
+    );
     let b = bytes_nocsum(&ncf);
     assert_eq!(b.len(), 16 + 4 + 2 * (4 + 16));
     assert_eq!(b[4], kind::NCF);
@@ -200,14 +208,7 @@ fn ncf_ipv6_and_spmr_golden() {
         "2001:db8::1".parse::<Ipv6Addr>().unwrap().octets()
     );
     assert_eq!(Packet::decode(&ncf.to_vec().unwrap()).unwrap(), ncf);
-    let spmr = Packet {
-        sport: 7500,
-        dport: 0x1234,
-        gsi: GSI,
-        flags: Flags::default(),
-        body: Body::Spmr,
-        options: vec![],
-    };
+    let spmr = pkt(7500, 0x1234, Body::Spmr, vec![]);
     #[rustfmt::skip]
     let want = [0x1d, 0x4c, 0x12, 0x34, 0x0c, 0, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0, 0];
     assert_eq!(bytes_nocsum(&spmr), want);
@@ -333,18 +334,16 @@ fn malformed_options_are_errors() {
 
 #[test]
 fn header_rules() {
-    let p = Packet {
-        sport: 1,
-        dport: 2,
-        gsi: GSI,
-        flags: Flags::default(),
-        body: Body::Odata(Data {
+    let p = pkt(
+        1,
+        2,
+        Body::Odata(Data {
             sqn: 1,
             trail: 0,
             payload: b"hello",
         }),
-        options: vec![],
-    };
+        vec![],
+    );
     let good = p.to_vec().unwrap();
     let mut bad = good.clone();
     *bad.last_mut().unwrap() ^= 1;
@@ -374,18 +373,16 @@ fn header_rules() {
 #[test]
 fn encode_refuses_what_it_cannot_write() {
     let big = vec![0u8; 70_000];
-    let mut p = Packet {
-        sport: 1,
-        dport: 2,
-        gsi: GSI,
-        flags: Flags::default(),
-        body: Body::Odata(Data {
+    let mut p = pkt(
+        1,
+        2,
+        Body::Odata(Data {
             sqn: 1,
             trail: 0,
             payload: &big,
         }),
-        options: vec![],
-    };
+        vec![],
+    );
     let mut out = vec![9];
     assert!(p.encode(&mut out).is_err());
     p.body = Body::Spmr;
