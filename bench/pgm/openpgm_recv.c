@@ -12,7 +12,7 @@
  * rmcast's codec wrote) to GROUP:UDP_PORT from IFACE_ADDR, 2 ms apart, so the packets OpenPGM
  * reads are exactly those bytes. Diagnostics (OpenPGM's own log) go to standard error.
  *
- * Built by crates/wire/tests/openpgm_recv.rs: cc openpgm_recv.c $(pkg-config --cflags --libs
+ * Built by crates/wire/tests/openpgm.rs: cc openpgm_recv.c $(pkg-config --cflags --libs
  * openpgm-5.3).
  */
 #include <arpa/inet.h>

@@ -1,4 +1,6 @@
-//! OpenPGM accepts what `rmcast_wire::rfc3208` writes (issue 62): `bench/pgm/openpgm_recv.c`,
+//! `rmcast_wire::rfc3208` against OpenPGM (issue 62), both ways at the codec level.
+//!
+//! OpenPGM accepts what the codec writes: `bench/pgm/openpgm_recv.c`,
 //! built here against Debian's libpgm 5.3 (`libpgm-dev`), receives with a real OpenPGM socket
 //! (UDP encapsulation) in a network namespace of its own, on its loopback, while the
 //! datagrams the codec wrote are replayed to the group: an SPM, ODATA, an APDU in three
@@ -6,8 +8,13 @@
 //! OpenPGM must drop on its checksum. Every APDU must come out of `pgm_recv` intact and in
 //! order.
 //!
+//! The codec reads what OpenPGM sends: `bench/pgm/openpgm_send.c` sends APDUs with a real
+//! OpenPGM socket (on-demand FEC announced), `dumpcap` captures the namespace's loopback,
+//! and every datagram to the encapsulation port must decode, with the SPMs' OPT_PARITY_PRM,
+//! the TSI and the APDUs as sent.
+//!
 //! Skipped (with a note) unless run as root with `ip`, `cc`, `pkg-config` and libpgm-dev
-//! (`apt-get install libpgm-dev`).
+//! (`apt-get install libpgm-dev`), and for the second test `dumpcap` (tshark's).
 
 use rmcast_wire::rfc3208::{Body, Data, Flags, Gsi, Opt, Packet};
 use std::net::{IpAddr, Ipv4Addr};
@@ -51,8 +58,9 @@ fn cannot_run() -> Option<&'static str> {
 struct Netns(String);
 
 impl Netns {
-    fn new() -> Netns {
-        let name = format!("rmcast-pgm-{}", std::process::id());
+    /// The namespace `rmcast-pgm-TAG-PID` (the tests of this file run in parallel).
+    fn new(tag: &str) -> Netns {
+        let name = format!("rmcast-pgm-{tag}-{}", std::process::id());
         let _ = Command::new("ip")
             .args(["netns", "del", &name])
             .stderr(Stdio::null())
@@ -78,10 +86,10 @@ impl Drop for Netns {
     }
 }
 
-/// The receiver, built from the repository's source into `dir`.
-fn build(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/pgm/openpgm_recv.c");
-    let bin = dir.join("openpgm_recv");
+/// `bench/pgm/NAME.c`, built into `dir`.
+fn build(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../bench/pgm/{name}.c"));
+    let bin = dir.join(name);
     let flags = Command::new("pkg-config")
         .args(["--cflags", "--libs", "openpgm-5.3"])
         .output()
@@ -180,7 +188,7 @@ fn openpgm_receives_what_the_codec_writes() {
     }
     let dir = std::env::temp_dir().join(format!("rmcast-openpgm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let bin = build(&dir);
+    let bin = build(&dir, "openpgm_recv");
     let (datagrams, apdus) = stream();
     let mut file = Vec::new();
     for d in &datagrams {
@@ -189,7 +197,7 @@ fn openpgm_receives_what_the_codec_writes() {
     }
     let replay = dir.join("replay.bin");
     std::fs::write(&replay, file).expect("write the replay file");
-    let ns = Netns::new();
+    let ns = Netns::new("recv");
     let out = Command::new("ip")
         .args(["netns", "exec", &ns.0])
         .arg(&bin)
@@ -222,4 +230,129 @@ fn openpgm_receives_what_the_codec_writes() {
         assert!(g == w, "APDU {i} differs; its log:\n{stderr}");
     }
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// The UDP payloads to `port` in a pcap file of Ethernet frames carrying IPv4.
+fn udp_payloads(pcap: &[u8], port: u16) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut at = 24;
+    while let Some(rec) = pcap.get(at..at + 16) {
+        let incl = u32::from_le_bytes([rec[8], rec[9], rec[10], rec[11]]) as usize;
+        let frame = &pcap[at + 16..at + 16 + incl];
+        at += 16 + incl;
+        if frame.len() < 34 || frame[12..14] != [0x08, 0x00] || frame[23] != 17 {
+            continue;
+        }
+        let udp = 14 + usize::from(frame[14] & 0x0f) * 4;
+        let dport = u16::from_be_bytes([frame[udp + 2], frame[udp + 3]]);
+        let len = usize::from(u16::from_be_bytes([frame[udp + 4], frame[udp + 5]]));
+        if dport == port {
+            out.push(frame[udp + 8..udp + len].to_vec());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_codec_reads_what_openpgm_sends() {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if !ok(Command::new("dumpcap").arg("-v")) {
+        eprintln!("skipped: dumpcap is not installed (apt-get install tshark)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rmcast-openpgm-send-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bin = build(&dir, "openpgm_send");
+    let sizes = [100usize, 1000, 20, 1];
+    let cap = dir.join("cap.pcap");
+    let ns = Netns::new("send");
+    let mut dumpcap = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns.0,
+            "dumpcap",
+            "-i",
+            "lo",
+            "-P",
+            "-q",
+            "-a",
+            "duration:4",
+        ])
+        .arg("-w")
+        .arg(&cap)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start dumpcap");
+    for _ in 0..50 {
+        if cap.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = Command::new("ip")
+        .args(["netns", "exec", &ns.0])
+        .arg(&bin)
+        .args([
+            "127.0.0.1",
+            GROUP,
+            &UDP_PORT.to_string(),
+            &DPORT.to_string(),
+        ])
+        .arg(SPORT.to_string())
+        .args(sizes.map(|n| n.to_string()))
+        .output()
+        .expect("run the sender");
+    let _ = dumpcap.wait();
+    drop(ns);
+    let pcap = std::fs::read(&cap).expect("the capture");
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "openpgm_send: {stderr}");
+    let datagrams = udp_payloads(&pcap, UDP_PORT);
+    let mut apdus = std::collections::BTreeMap::new();
+    let (mut spms, mut gsi) = (0, None);
+    for (i, d) in datagrams.iter().enumerate() {
+        let p = Packet::decode(d).unwrap_or_else(|e| panic!("datagram {i}: {e}: {d:02x?}"));
+        assert_ne!(d[6..8], [0, 0], "OpenPGM sends checksums");
+        assert_eq!(*gsi.get_or_insert(p.gsi), p.gsi, "one GSI");
+        assert_eq!((p.tsi().sport, p.dport), (SPORT, DPORT), "{p:?}");
+        match &p.body {
+            Body::Odata(d) => {
+                assert!(p.options.is_empty(), "{p:?}");
+                apdus.insert(d.sqn, d.payload.to_vec());
+            }
+            Body::Spm { path, .. } => {
+                spms += 1;
+                assert_eq!(*path, IpAddr::V4(Ipv4Addr::LOCALHOST));
+                let prm = Opt::ParityPrm {
+                    proactive: false,
+                    on_demand: true,
+                    tg_size: 8,
+                };
+                assert!(
+                    p.options.contains(&prm),
+                    "OPT_PARITY_PRM on demand, k 8: {p:?}"
+                );
+                assert!(p.flags.network, "OPT_NETWORK with OPT_PARITY_PRM");
+            }
+            other => panic!("datagram {i}: an unexpected {other:?}"),
+        }
+    }
+    assert!(spms >= 2, "{spms} SPMs");
+    let want: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (0..*n).map(|j| ((31 * i + j) % 251) as u8).collect())
+        .collect();
+    assert_eq!(
+        apdus.keys().copied().collect::<Vec<u32>>(),
+        vec![0, 1, 2, 3]
+    );
+    assert!(apdus.into_values().eq(want), "the APDUs OpenPGM sent");
 }
