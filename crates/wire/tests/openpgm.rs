@@ -1,14 +1,14 @@
 //! `rmcast_wire::rfc3208` against OpenPGM (issue 62), both ways at the codec level.
 //!
-//! OpenPGM accepts what the codec writes: `bench/pgm/openpgm_recv.c`,
-//! built here against Debian's libpgm 5.3 (`libpgm-dev`), receives with a real OpenPGM socket
+//! OpenPGM accepts what the codec writes: `bench/pgm/openpgm_peer.c`
+//! (`recv`), built here against Debian's libpgm 5.3 (`libpgm-dev`), receives with a real OpenPGM socket
 //! (UDP encapsulation) in a network namespace of its own, on its loopback, while the
 //! datagrams the codec wrote are replayed to the group: an SPM, ODATA, an APDU in three
 //! fragments (OPT_FRAGMENT), a gap repaired by RDATA, and a corrupted copy of an ODATA that
 //! OpenPGM must drop on its checksum. Every APDU must come out of `pgm_recv` intact and in
 //! order.
 //!
-//! The codec reads what OpenPGM sends: `bench/pgm/openpgm_send.c` sends APDUs with a real
+//! The codec reads what OpenPGM sends: `openpgm_peer send` sends APDUs with a real
 //! OpenPGM socket (on-demand FEC announced), `dumpcap` captures the namespace's loopback,
 //! and every datagram to the encapsulation port must decode, with the SPMs' OPT_PARITY_PRM,
 //! the TSI and the APDUs as sent.
@@ -80,16 +80,28 @@ impl Netns {
     }
 }
 
+impl Netns {
+    /// `openpgm_peer MODE` in the namespace on its loopback, with the group and ports set.
+    fn peer(&self, bin: &Path, mode: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.0])
+            .arg(bin)
+            .args([mode, "127.0.0.1", GROUP])
+            .args([UDP_PORT.to_string(), DPORT.to_string()]);
+        c
+    }
+}
+
 impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
     }
 }
 
-/// `bench/pgm/NAME.c`, built into `dir`.
-fn build(dir: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../bench/pgm/{name}.c"));
-    let bin = dir.join(name);
+/// `bench/pgm/openpgm_peer.c`, built into `dir`.
+fn build(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/pgm/openpgm_peer.c");
+    let bin = dir.join("openpgm_peer");
     let flags = Command::new("pkg-config")
         .args(["--cflags", "--libs", "openpgm-5.3"])
         .output()
@@ -188,7 +200,7 @@ fn openpgm_receives_what_the_codec_writes() {
     }
     let dir = std::env::temp_dir().join(format!("rmcast-openpgm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let bin = build(&dir, "openpgm_recv");
+    let bin = build(&dir);
     let (datagrams, apdus) = stream();
     let mut file = Vec::new();
     for d in &datagrams {
@@ -198,15 +210,8 @@ fn openpgm_receives_what_the_codec_writes() {
     let replay = dir.join("replay.bin");
     std::fs::write(&replay, file).expect("write the replay file");
     let ns = Netns::new("recv");
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0])
-        .arg(&bin)
-        .args([
-            "127.0.0.1",
-            GROUP,
-            &UDP_PORT.to_string(),
-            &DPORT.to_string(),
-        ])
+    let out = ns
+        .peer(&bin, "recv")
         .args([&apdus.len().to_string(), "10000"])
         .arg(&replay)
         .output()
@@ -265,7 +270,7 @@ fn the_codec_reads_what_openpgm_sends() {
     }
     let dir = std::env::temp_dir().join(format!("rmcast-openpgm-send-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let bin = build(&dir, "openpgm_send");
+    let bin = build(&dir);
     let sizes = [100usize, 1000, 20, 1];
     let cap = dir.join("cap.pcap");
     let ns = Netns::new("send");
@@ -295,15 +300,8 @@ fn the_codec_reads_what_openpgm_sends() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0])
-        .arg(&bin)
-        .args([
-            "127.0.0.1",
-            GROUP,
-            &UDP_PORT.to_string(),
-            &DPORT.to_string(),
-        ])
+    let out = ns
+        .peer(&bin, "send")
         .arg(SPORT.to_string())
         .args(sizes.map(|n| n.to_string()))
         .output()
@@ -313,7 +311,7 @@ fn the_codec_reads_what_openpgm_sends() {
     let pcap = std::fs::read(&cap).expect("the capture");
     let _ = std::fs::remove_dir_all(&dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "openpgm_send: {stderr}");
+    assert_eq!(out.status.code(), Some(0), "openpgm_peer send: {stderr}");
     let datagrams = udp_payloads(&pcap, UDP_PORT);
     let mut apdus = std::collections::BTreeMap::new();
     let (mut spms, mut gsi) = (0, None);
