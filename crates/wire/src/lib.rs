@@ -187,6 +187,7 @@ pub mod layout;
 pub mod lms;
 pub mod pgm;
 pub mod prmp;
+pub mod rfc3208;
 pub mod rra;
 pub mod saw;
 pub mod session;

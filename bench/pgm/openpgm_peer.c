@@ -1,0 +1,279 @@
+/* openpgm_peer: an OpenPGM (libpgm 5.3) peer for rmcast's interop tests (issue 62).
+ *
+ *   openpgm_peer recv IFACE_ADDR GROUP UDP_PORT DPORT COUNT TIMEOUT_MS [REPLAY_FILE]
+ *   openpgm_peer send IFACE_ADDR GROUP UDP_PORT DPORT SPORT LEN...
+ *
+ * Both open a PGM socket in OpenPGM's UDP encapsulation on the interface with address
+ * IFACE_ADDR: unicast and multicast encapsulation ports both UDP_PORT, PGM data-destination
+ * port DPORT.
+ *
+ * recv joins GROUP, receives COUNT APDUs and prints each on its own line in hex after
+ * "apdu " (the library prints its own warnings on standard output too), then exits 0. It
+ * exits 1 if TIMEOUT_MS passes first (after printing what it has), 2 on a setup error. With
+ * REPLAY_FILE, once the socket is connected, a child process sends the datagrams in the file
+ * (each a 2-byte big-endian length and that many bytes: PGM packets rmcast's codec wrote) to
+ * GROUP:UDP_PORT from IFACE_ADDR, 2 ms apart, so the packets OpenPGM reads are exactly those
+ * bytes.
+ *
+ * send sends one APDU per LEN to GROUP from TSI source port SPORT, with on-demand FEC parity
+ * (transmission groups of 8) announced in its SPMs. Byte j of APDU i is (31·i + j) mod 251.
+ * Each APDU should fit one TPDU: libpgm 5.3.128 crashed here in pgm_send of a 3,000-byte
+ * APDU, with or without FEC. It lingers 500 ms for heartbeat SPMs, closes the socket
+ * (flushing) and exits 0; 2 on a setup or send error.
+ *
+ * Diagnostics go to standard error. Built by crates/wire/tests/openpgm.rs:
+ * cc openpgm_peer.c $(pkg-config --cflags --libs openpgm-5.3).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pgm/pgm.h>
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Send every datagram of `file` to group:port from iface. Returns 0 on success. */
+static int replay(const char *file, const char *iface, const char *group, int port)
+{
+	FILE *f = fopen(file, "rb");
+	if (!f) {
+		perror("replay: open");
+		return 1;
+	}
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct in_addr ifa;
+	inet_pton(AF_INET, iface, &ifa);
+	unsigned char loop = 1;
+	setsockopt(s, IPPROTO_IP, IP_MULTICAST_IF, &ifa, sizeof(ifa));
+	setsockopt(s, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop));
+	struct sockaddr_in to;
+	memset(&to, 0, sizeof(to));
+	to.sin_family = AF_INET;
+	to.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, group, &to.sin_addr);
+	unsigned char len[2], buf[65536];
+	int sent = 0;
+	while (fread(len, 1, 2, f) == 2) {
+		size_t n = ((size_t)len[0] << 8) | len[1];
+		if (fread(buf, 1, n, f) != n) {
+			fprintf(stderr, "replay: truncated file\n");
+			return 1;
+		}
+		if (sendto(s, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) != (ssize_t)n) {
+			perror("replay: sendto");
+			return 1;
+		}
+		sent++;
+		usleep(2000);
+	}
+	fprintf(stderr, "replay: sent %d datagrams\n", sent);
+	fclose(f);
+	close(s);
+	return 0;
+}
+
+/* Set the receiver's options (after OpenPGM's pgmrecv example). */
+static void receiver_options(pgm_sock_t *sock)
+{
+	const int recv_only = 1, passive = 0, sqns = 100,
+		  peer_expiry = pgm_secs(300), spmr_expiry = pgm_msecs(250),
+		  nak_bo_ivl = pgm_msecs(50), nak_rpt_ivl = pgm_secs(2),
+		  nak_rdata_ivl = pgm_secs(2), nak_data_retries = 50, nak_ncf_retries = 50;
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_RECV_ONLY, &recv_only, sizeof(recv_only));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_PASSIVE, &passive, sizeof(passive));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_RXW_SQNS, &sqns, sizeof(sqns));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_PEER_EXPIRY, &peer_expiry, sizeof(peer_expiry));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_SPMR_EXPIRY, &spmr_expiry, sizeof(spmr_expiry));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_BO_IVL, &nak_bo_ivl, sizeof(nak_bo_ivl));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_RPT_IVL, &nak_rpt_ivl, sizeof(nak_rpt_ivl));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_RDATA_IVL, &nak_rdata_ivl, sizeof(nak_rdata_ivl));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_DATA_RETRIES, &nak_data_retries, sizeof(nak_data_retries));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_NCF_RETRIES, &nak_ncf_retries, sizeof(nak_ncf_retries));
+}
+
+/* Set the sender's options (after OpenPGM's pgmsend example), with on-demand FEC, k = 8. */
+static void sender_options(pgm_sock_t *sock)
+{
+	const int send_only = 1, sqns = 100, max_rte = 10 * 1000 * 1000,
+		  ambient_spm = pgm_secs(30),
+		  heartbeat_spm[] = { pgm_msecs(100), pgm_msecs(100), pgm_msecs(100), pgm_secs(1) };
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_ONLY, &send_only, sizeof(send_only));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_TXW_SQNS, &sqns, sizeof(sqns));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, &max_rte, sizeof(max_rte));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_AMBIENT_SPM, &ambient_spm, sizeof(ambient_spm));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, &heartbeat_spm, sizeof(heartbeat_spm));
+	struct pgm_fecinfo_t fec;
+	memset(&fec, 0, sizeof(fec));
+	fec.block_size = 255;
+	fec.proactive_packets = 0;
+	fec.group_size = 8;
+	fec.ondemand_parity_enabled = TRUE;
+	fec.var_pktlen_enabled = TRUE;
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_USE_FEC, &fec, sizeof(fec));
+}
+
+/* A connected PGM socket (NULL on an error, said on standard error). */
+static pgm_sock_t *open_sock(const char *iface, const char *group, int udp_port, int dport,
+			     int sport, int sender)
+{
+	pgm_error_t *err = NULL;
+	if (!pgm_init(&err)) {
+		fprintf(stderr, "pgm_init: %s\n", err->message);
+		return NULL;
+	}
+	char network[256];
+	snprintf(network, sizeof(network), "%s;%s", iface, group);
+	struct pgm_addrinfo_t *res = NULL;
+	if (!pgm_getaddrinfo(network, NULL, &res, &err)) {
+		fprintf(stderr, "pgm_getaddrinfo %s: %s\n", network, err->message);
+		return NULL;
+	}
+	pgm_sock_t *sock = NULL;
+	if (!pgm_socket(&sock, AF_INET, SOCK_SEQPACKET, IPPROTO_UDP, &err)) {
+		fprintf(stderr, "pgm_socket: %s\n", err->message);
+		return NULL;
+	}
+	const int mtu = 1500;
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_UDP_ENCAP_UCAST_PORT, &udp_port, sizeof(udp_port));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_UDP_ENCAP_MCAST_PORT, &udp_port, sizeof(udp_port));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_MTU, &mtu, sizeof(mtu));
+	if (sender)
+		sender_options(sock);
+	else
+		receiver_options(sock);
+	struct pgm_sockaddr_t addr;
+	memset(&addr, 0, sizeof(addr));
+	addr.sa_port = (uint16_t)dport;
+	addr.sa_addr.sport = (uint16_t)sport;
+	if (!pgm_gsi_create_from_string(&addr.sa_addr.gsi, sender ? "openpgm_send" : "openpgm_recv", -1)) {
+		fprintf(stderr, "pgm_gsi_create_from_string failed\n");
+		return NULL;
+	}
+	struct pgm_interface_req_t if_req;
+	memset(&if_req, 0, sizeof(if_req));
+	if_req.ir_interface = res->ai_recv_addrs[0].gsr_interface;
+	memcpy(&if_req.ir_address, &res->ai_send_addrs[0].gsr_addr, sizeof(struct sockaddr_storage));
+	if (!pgm_bind3(sock, &addr, sizeof(addr), &if_req, sizeof(if_req), &if_req, sizeof(if_req), &err)) {
+		fprintf(stderr, "pgm_bind3: %s\n", err->message);
+		return NULL;
+	}
+	for (unsigned i = 0; i < res->ai_recv_addrs_len; i++)
+		pgm_setsockopt(sock, IPPROTO_PGM, PGM_JOIN_GROUP, &res->ai_recv_addrs[i], sizeof(struct pgm_group_source_req));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_GROUP, &res->ai_send_addrs[0], sizeof(struct pgm_group_source_req));
+	pgm_freeaddrinfo(res);
+	const int loop = 1, hops = 16, nonblocking = sender ? 0 : 1;
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_MULTICAST_LOOP, &loop, sizeof(loop));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_MULTICAST_HOPS, &hops, sizeof(hops));
+	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NOBLOCK, &nonblocking, sizeof(nonblocking));
+	if (!pgm_connect(sock, &err)) {
+		fprintf(stderr, "pgm_connect: %s\n", err->message);
+		return NULL;
+	}
+	return sock;
+}
+
+/* recv: see the top. */
+static int do_recv(int argc, char **argv)
+{
+	const char *iface = argv[2], *group = argv[3];
+	const int udp_port = atoi(argv[4]), dport = atoi(argv[5]), count = atoi(argv[6]);
+	const long timeout = atol(argv[7]);
+	pgm_sock_t *sock = open_sock(iface, group, udp_port, dport, DEFAULT_DATA_SOURCE_PORT, 0);
+	if (!sock)
+		return 2;
+	pid_t child = -1;
+	if (argc > 8) {
+		child = fork();
+		if (child == 0)
+			_exit(replay(argv[8], iface, group, udp_port));
+	}
+	const long deadline = now_ms() + timeout;
+	static char buf[65536];
+	pgm_error_t *err = NULL;
+	int got = 0, rc = 1;
+	while (now_ms() < deadline) {
+		size_t len = 0;
+		const int status = pgm_recv(sock, buf, sizeof(buf), 0, &len, &err);
+		if (status == PGM_IO_STATUS_NORMAL) {
+			printf("apdu ");
+			for (size_t i = 0; i < len; i++)
+				printf("%02x", (unsigned char)buf[i]);
+			printf("\n");
+			fflush(stdout);
+			if (++got == count) {
+				rc = 0;
+				break;
+			}
+		} else if (status == PGM_IO_STATUS_RESET) {
+			fprintf(stderr, "pgm_recv: session reset (unrecoverable loss)\n");
+			if (err) {
+				pgm_error_free(err);
+				err = NULL;
+			}
+		} else if (status == PGM_IO_STATUS_ERROR) {
+			fprintf(stderr, "pgm_recv: error\n");
+			break;
+		} else {
+			usleep(1000);
+		}
+	}
+	if (child > 0) {
+		int st = 0;
+		waitpid(child, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			rc = 2;
+	}
+	fprintf(stderr, "openpgm_peer recv: %d of %d APDUs\n", got, count);
+	pgm_close(sock, FALSE);
+	pgm_shutdown();
+	return rc;
+}
+
+/* send: see the top. */
+static int do_send(int argc, char **argv)
+{
+	pgm_sock_t *sock = open_sock(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), 1);
+	if (!sock)
+		return 2;
+	static unsigned char buf[65536];
+	for (int i = 7; i < argc; i++) {
+		const size_t len = (size_t)atol(argv[i]);
+		const int n = i - 7;
+		for (size_t j = 0; j < len && j < sizeof(buf); j++)
+			buf[j] = (unsigned char)((31 * (size_t)n + j) % 251);
+		size_t sent = 0;
+		if (pgm_send(sock, buf, len, &sent) != PGM_IO_STATUS_NORMAL || sent != len) {
+			fprintf(stderr, "pgm_send of APDU %d (%zu bytes) failed\n", n, len);
+			return 2;
+		}
+	}
+	usleep(500 * 1000);
+	pgm_close(sock, TRUE);
+	pgm_shutdown();
+	fprintf(stderr, "openpgm_peer send: %d APDUs\n", argc - 7);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 8 && strcmp(argv[1], "recv") == 0)
+		return do_recv(argc, argv);
+	if (argc >= 7 && strcmp(argv[1], "send") == 0)
+		return do_send(argc, argv);
+	fprintf(stderr, "usage: %s recv IFACE_ADDR GROUP UDP_PORT DPORT COUNT TIMEOUT_MS [REPLAY_FILE]\n"
+			"       %s send IFACE_ADDR GROUP UDP_PORT DPORT SPORT LEN...\n", argv[0], argv[0]);
+	return 2;
+}
