@@ -51,6 +51,14 @@ macro_rules! families {
                 }
             }
 
+            /// The family's sample messages, one of every kind at least ([`crate::samples`],
+            /// written beside each family's declaration: [`saw::samples`]).
+            pub fn samples(self) -> Vec<$crate::samples::Sample<Message<'static>>> {
+                match self {
+                    $(Family::$variant => $module::samples().into_iter().map($crate::samples::Sample::widen).collect(),)+
+                }
+            }
+
             /// Whether `kind` is a kind of this family.
             fn check_kind(self, kind: u8) -> Result<(), DecodeError> {
                 match self {

@@ -188,6 +188,7 @@ pub mod lms;
 pub mod pgm;
 pub mod prmp;
 pub mod rra;
+pub mod samples;
 pub mod saw;
 pub mod session;
 pub mod srm;
@@ -514,10 +515,6 @@ impl<'a> Packet<'a> {
         Ok(v)
     }
 }
-
-#[cfg(any(test, feature = "samples"))]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
-pub mod samples;
 
 #[cfg(test)]
 #[allow(
