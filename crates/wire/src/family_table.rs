@@ -1,7 +1,8 @@
 //! The protocol families, declared once (`families!` in `lib.rs`): from one table of
 //! variant, wire number, module, command-line name and description come [`Family`], its
 //! `ALL`, `from_u8` and `name`, the [`Message`] enum with its conversions, and every dispatch
-//! from a family to its module (kind checks, data kinds, encoding and decoding).
+//! from a family to its module (kind checks, data kinds, layouts, encoding and decoding, sample
+//! messages).
 //!
 //! [`Family`]: crate::Family
 //! [`Message`]: crate::Message
