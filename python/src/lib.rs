@@ -140,7 +140,7 @@ fn supervised<R: Send>(
 // protocols
 
 /// Every protocol and its parameters as JSON text, the document `rmcast protocols --json`
-/// prints (from the one spec table, `rmcast_proto::spec::PROTOCOLS`).
+/// prints (from the one spec table, `rmcast_proto::PROTOCOLS`).
 #[pyfunction]
 fn protocols_json() -> PyResult<String> {
     serde_json::to_string(PROTOCOLS)

@@ -148,7 +148,7 @@ fn plan(sc: &Scenario, table: &Table) -> Result<Plan, NetError> {
                 .ok_or_else(|| bad("[protocol] designated must be \"receiver\" or \"relay\""))
         })
         .transpose()?
-        .unwrap_or(rmcast_proto::spec::dsp::DESIGNATED);
+        .unwrap_or(rmcast_proto::tree::spec::DESIGNATED);
     let dsp_relays = protocol == "dsp" && designated == "relay";
     let regions =
         matches!(protocol.as_str(), "csp" | "cp") || (protocol == "prmp" && relays) || dsp_relays;

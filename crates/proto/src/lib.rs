@@ -22,8 +22,9 @@
 //!   [`rtt`] (smoothed RTT and RTO), [`timer`] (a keyed timer set), [`retx`] (retransmission
 //!   buffer), [`rng`] (seeded per-agent randomness);
 //! * one module per protocol family: [`saw`], [`bap`], [`rra`], [`tree`], [`prmp`], [`ff`],
-//!   [`xtp`], [`srm`], [`pgm`], [`lms`]; the families whose set-up depends on the network
-//!   lay their roles out with a `deploy` over a [`deploy::Layout`];
+//!   [`xtp`], [`srm`], [`pgm`], [`lms`], each with its row of [`PROTOCOLS`] in its `spec.rs`;
+//!   the families whose set-up depends on the network lay their roles out with a `deploy`
+//!   over a [`deploy::Layout`];
 //! * [`testkit`]: a minimal deterministic in-process driver for protocol tests.
 
 #![forbid(unsafe_code)]
@@ -75,5 +76,22 @@ pub use bytes::Bytes;
 /// A protocol this build implements (the spec table's entry type, under its former name).
 pub type ProtocolInfo = spec::ProtocolSpec;
 
-/// Every implemented protocol, for `rmcast protocols` and for drivers that select by name.
-pub use protocols::PROTOCOLS;
+/// Every implemented protocol, in the order `rmcast protocols` lists them: each its module's
+/// [`protocols::ProtocolDef`] (spec row, deployment, sample messages). The simulator's
+/// registry, the socket driver's protocol list, `rmcast protocols` and `rmcast send`'s flags
+/// are built from it. A new protocol adds `pub mod x;` above and its row here, the only edits
+/// in this crate outside its own module (ARCHITECTURE.md, "Where a new protocol goes").
+pub const PROTOCOLS: &[protocols::ProtocolDef] = &[
+    saw::spec::SAW,
+    bap::spec::BAP,
+    rra::spec::RRA,
+    tree::spec::DSP,
+    tree::spec::CSP,
+    tree::spec::CP,
+    prmp::spec::PRMP,
+    srm::spec::SRM,
+    pgm::spec::PGM,
+    lms::spec::LMS,
+    ff::spec::FF,
+    xtp::spec::XTP,
+];

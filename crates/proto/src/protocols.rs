@@ -1,15 +1,21 @@
 //! # The one table of protocols
 //!
-//! [`PROTOCOLS`] lists every protocol this build implements, once: its spec row
-//! ([`crate::spec`]: name, seed, wire family, parameters, whether it runs on sockets) and how
-//! its roles are laid out on a network ([`Deployer`]). The simulator's registry, the socket
-//! driver's protocol list, `rmcast protocols` and `rmcast send`'s flags are built from it; a
-//! new protocol adds one row here.
+//! [`PROTOCOLS`] lists every protocol this build implements, once, each a [`ProtocolDef`]
+//! written in its own module's `spec.rs` (for example [`crate::saw::spec::SAW`]): its spec
+//! row ([`crate::spec::ProtocolSpec`]: name, seed, wire family, parameters, whether it runs on
+//! sockets), how its roles are laid out on a network ([`Deployer`]), and, through its wire
+//! family, its sample messages ([`ProtocolDef::samples`]). The simulator's registry, the
+//! socket driver's protocol list, `rmcast protocols` and `rmcast send`'s flags are built from
+//! it; a new protocol adds its module and its row to the table in `lib.rs` (ARCHITECTURE.md,
+//! "Where a new protocol goes").
 
-use crate::deploy::{laid_out, DeployError, Site};
-use crate::spec::{self, ProtocolSpec};
+use crate::deploy::{DeployError, Site};
+use crate::spec::ProtocolSpec;
 use crate::tree::Variant;
-use crate::{bap, ff, lms, pgm, prmp, rra, saw, srm, xtp};
+use rmcast_wire::samples::Sample;
+use rmcast_wire::Message;
+
+pub use crate::PROTOCOLS;
 
 /// How a protocol's roles are laid out.
 #[derive(Clone, Copy)]
@@ -31,13 +37,30 @@ impl core::fmt::Debug for Deployer {
     }
 }
 
-/// One protocol: its spec row and its deployment. Dereferences to its [`ProtocolSpec`].
+/// One protocol: its spec row, its deployment and the module that defines it; its sample
+/// messages come from its wire family. Dereferences to its [`ProtocolSpec`].
 #[derive(Debug, Clone, Copy)]
 pub struct ProtocolDef {
     /// Its spec row.
     pub spec: &'static ProtocolSpec,
     /// How its roles are laid out.
     pub deploy: Deployer,
+    /// The module path of its definition, `module_path!()` where it is written
+    /// (`rmcast_proto::saw::spec`): the protocol's module is its second segment.
+    pub module: &'static str,
+}
+
+impl ProtocolDef {
+    /// Sample messages of its wire family, one of every kind at least, each with the bytes it
+    /// encodes to ([`rmcast_wire::samples`]).
+    pub fn samples(&self) -> Vec<Sample<Message<'static>>> {
+        self.family.samples()
+    }
+
+    /// The module of `rmcast_proto` that implements it (`saw`; `tree` for `dsp`).
+    pub fn module_name(&self) -> &'static str {
+        self.module.split("::").nth(1).unwrap_or_default()
+    }
 }
 
 impl core::ops::Deref for ProtocolDef {
@@ -54,26 +77,6 @@ impl serde::Serialize for ProtocolDef {
     }
 }
 
-const fn def(spec: &'static ProtocolSpec, deploy: Deployer) -> ProtocolDef {
-    ProtocolDef { spec, deploy }
-}
-
-/// Every implemented protocol, in the order `rmcast protocols` lists them.
-pub const PROTOCOLS: &[ProtocolDef] = &[
-    def(&spec::SAW, Deployer::Layout(laid_out::<saw::Saw>)),
-    def(&spec::BAP, Deployer::Layout(laid_out::<bap::Bap>)),
-    def(&spec::RRA, Deployer::Layout(laid_out::<rra::Rra>)),
-    def(&spec::DSP, Deployer::Regions(Variant::Dsp)),
-    def(&spec::CSP, Deployer::Regions(Variant::Csp)),
-    def(&spec::CP, Deployer::Regions(Variant::Cp)),
-    def(&spec::PRMP, Deployer::Layout(laid_out::<prmp::Prmp>)),
-    def(&spec::SRM, Deployer::Layout(laid_out::<srm::Srm>)),
-    def(&spec::PGM, Deployer::Layout(laid_out::<pgm::Pgm>)),
-    def(&spec::LMS, Deployer::Layout(laid_out::<lms::Lms>)),
-    def(&spec::FF, Deployer::Layout(laid_out::<ff::Ff>)),
-    def(&spec::XTP, Deployer::Layout(laid_out::<xtp::Xtp>)),
-];
-
 /// The protocol called `name`.
 pub fn lookup(name: &str) -> Option<&'static ProtocolDef> {
     PROTOCOLS.iter().find(|p| p.name == name)
@@ -89,4 +92,58 @@ pub fn region_protocols() -> impl Iterator<Item = &'static ProtocolDef> {
     PROTOCOLS
         .iter()
         .filter(|p| matches!(p.deploy, Deployer::Regions(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcast_wire::{Packet, HEADER_LEN};
+
+    /// Each protocol's samples are messages of its family that encode to their bytes and
+    /// decode back, and they show every kind of the family.
+    #[test]
+    fn every_protocol_has_samples_of_its_family() {
+        for p in PROTOCOLS {
+            let samples = p.samples();
+            let kinds: Vec<u8> = p.family.kinds().iter().map(|(k, _)| *k).collect();
+            for kind in &kinds {
+                assert!(
+                    samples.iter().any(|s| {
+                        let d = Packet::to_vec(s.env, &s.message).unwrap();
+                        d.get(4) == Some(kind)
+                    }),
+                    "{}: no sample of kind {kind}",
+                    p.name
+                );
+            }
+            for s in &samples {
+                assert_eq!(s.message.family(), p.family, "{}: {s:?}", p.name);
+                let bytes = s.datagram().unwrap();
+                assert!(bytes.len() >= HEADER_LEN);
+                let decoded = Packet::decode(&bytes).unwrap();
+                assert_eq!(decoded.header.family, p.family);
+                assert_eq!(decoded.message, s.message, "{}", p.name);
+            }
+        }
+    }
+
+    /// Every row is defined in its protocol's own module (or that module's `spec`), named
+    /// after its wire family.
+    #[test]
+    fn every_row_lives_in_its_own_module() {
+        for p in PROTOCOLS {
+            let m = p.module_name();
+            assert!(
+                [
+                    format!("rmcast_proto::{m}"),
+                    format!("rmcast_proto::{m}::spec")
+                ]
+                .contains(&p.module.to_string()),
+                "{}: {}",
+                p.name,
+                p.module
+            );
+            assert_eq!(m, p.family.name(), "{}", p.name);
+        }
+    }
 }

@@ -710,7 +710,10 @@ fn build_tree(
         .filter_map(|r| down.get(r.0 as usize).and_then(|p| p.slowest_bps))
         .min();
     let rate_mbps = match slowest_bps {
-        Some(bps) => cx.real_or("rate_mbps", spec::dsp::RATE_MBPS.min(bps as f64 / 1e6))?,
+        Some(bps) => cx.real_or(
+            "rate_mbps",
+            rmcast_proto::tree::spec::RATE_MBPS.min(bps as f64 / 1e6),
+        )?,
         None => cx.real("rate_mbps")?,
     };
     let mut s = Settings::new(variant, 1);

@@ -17,6 +17,7 @@
 //! A retransmitted DATA sets [`crate::FLAG_RETRANSMISSION`] in the header.
 
 use crate::field::{no_rules, Rest};
+use crate::samples::{Sample, ENV, P};
 
 messages! {
     /// Packet kinds of the `bap` family.
@@ -37,4 +38,25 @@ messages! {
         /// The last message received in sequence.
         seq: u16,
     },
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    vec![
+        Sample::data(
+            ENV,
+            Message::Data {
+                seq: 0x1234,
+                first: 0xfedc,
+                payload: P,
+            },
+            "524d010201000000010203040a0b0c0d00000007 1234fedcaabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Ack { seq: 0xabcd },
+            "524d010202000000010203040a0b0c0d00000002 abcd",
+        ),
+    ]
 }

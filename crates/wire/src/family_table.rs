@@ -1,7 +1,8 @@
 //! The protocol families, declared once (`families!` in `lib.rs`): from one table of
 //! variant, wire number, module, command-line name and description come [`Family`], its
 //! `ALL`, `from_u8` and `name`, the [`Message`] enum with its conversions, and every dispatch
-//! from a family to its module (kind checks, data kinds, encoding and decoding).
+//! from a family to its module (kind checks, data kinds, layouts, encoding and decoding, sample
+//! messages).
 //!
 //! [`Family`]: crate::Family
 //! [`Message`]: crate::Message
@@ -48,6 +49,14 @@ macro_rules! families {
             pub fn layout(self, kind: u8) -> Option<&'static [$crate::layout::Slot]> {
                 match self {
                     $(Family::$variant => $module::Kind::from_u8(kind).ok().map($module::layout),)+
+                }
+            }
+
+            /// The family's sample messages, one of every kind at least ([`crate::samples`],
+            /// written beside each family's declaration: [`saw::samples`]).
+            pub fn samples(self) -> Vec<$crate::samples::Sample<Message<'static>>> {
+                match self {
+                    $(Family::$variant => $module::samples().into_iter().map($crate::samples::Sample::widen).collect(),)+
                 }
             }
 

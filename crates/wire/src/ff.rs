@@ -20,6 +20,7 @@
 //! [`crate::FLAG_RETRANSMISSION`] in the header.
 
 use crate::field::{no_rules, Rest};
+use crate::samples::{Sample, ENV, P};
 
 messages! {
     /// Packet kinds of the `ff` family.
@@ -51,4 +52,37 @@ messages! {
         /// The receiver's next in-order sequence number: every packet below it was received.
         cum: u64,
     },
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    vec![
+        Sample::data(
+            ENV,
+            Message::Data {
+                seq: 1,
+                ts: 2,
+                payload: P,
+            },
+            "524d010a01000000010203040a0b0c0d00000013 \
+             00000000000000010000000000000002aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Ack { seq: 12, ts: 34 },
+            "524d010a02000000010203040a0b0c0d00000010 \
+             000000000000000c0000000000000022",
+        ),
+        Sample::control(
+            ENV,
+            Message::CumAck {
+                seq: 12,
+                ts: 34,
+                cum: 9,
+            },
+            "524d010a03000000010203040a0b0c0d00000018 \
+             000000000000000c00000000000000220000000000000009",
+        ),
+    ]
 }

@@ -189,6 +189,7 @@ pub mod pgm;
 pub mod prmp;
 pub mod rfc3208;
 pub mod rra;
+pub mod samples;
 pub mod saw;
 pub mod session;
 pub mod srm;
@@ -515,10 +516,6 @@ impl<'a> Packet<'a> {
         Ok(v)
     }
 }
-
-#[cfg(any(test, feature = "samples"))]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
-pub mod samples;
 
 #[cfg(test)]
 #[allow(

@@ -24,6 +24,7 @@
 //! keep their replier link on the cheapest interface.
 
 use crate::field::{Invalid, Rest};
+use crate::samples::{Sample, ENV, P, RX};
 
 /// `tp` value of a repair that is not bound for a turning point.
 pub const NO_TP: u32 = u32::MAX;
@@ -86,4 +87,59 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
         }
         _ => Ok(()),
     }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    vec![
+        Sample::data(
+            ENV,
+            Message::Data { seq: 1, payload: P },
+            "524d010901000000010203040a0b0c0d0000000b \
+             0000000000000001aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Request {
+                seq: 8,
+                attempt: 0x0102,
+            },
+            "524d010902000000010203040a0b0c0d0000000a \
+             00000000000000080102",
+        ),
+        Sample::control(
+            ENV,
+            Message::Dreq {
+                seq: 8,
+                requester: 4,
+                tp: 2,
+                tp_iface: 1,
+                attempt: 3,
+            },
+            "524d010903000000010203040a0b0c0d00000016 \
+             00000000000000080000000400000002000000010003",
+        ),
+        Sample::data(
+            RX,
+            Message::Repair {
+                seq: 8,
+                tp: NO_TP,
+                tp_iface: 1,
+                payload: P,
+            },
+            "524d010904010000010203040a0b0c0d00000013 \
+             0000000000000008ffffffff00000001aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Heartbeat { lead: 99 },
+            "524d010905000000010203040a0b0c0d00000008 0000000000000063",
+        ),
+        Sample::control(
+            ENV,
+            Message::Refresh { cost: 0x0a0b },
+            "524d010906000000010203040a0b0c0d00000004 00000a0b",
+        ),
+    ]
 }

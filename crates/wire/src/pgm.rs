@@ -49,6 +49,7 @@
 //! [`MAX_NAK_LIST`] sequence numbers in increasing order; one loss is still a NAK.
 
 use crate::field::Invalid;
+use crate::samples::{Sample, ENV, P, RX};
 
 /// Most sequence numbers one NAKL or NCFL names: RFC 3208's NAK with a full OPT_NAK_LIST
 /// (its own sequence number and 62 more).
@@ -236,4 +237,123 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
         Message::NakList { seqs } | Message::NcfList { seqs } => seqs.rule(),
         _ => Ok(()),
     }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+#[allow(clippy::expect_used)]
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    vec![
+        Sample::data(
+            ENV,
+            Message::Odata { seq: 5, payload: P },
+            "524d010801000000010203040a0b0c0d0000000b \
+             0000000000000005aabbcc",
+        ),
+        Sample::data(
+            RX,
+            Message::Rdata { seq: 5, payload: P },
+            "524d010802010000010203040a0b0c0d0000000b \
+             0000000000000005aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Nak { seq: 9 },
+            "524d010803000000010203040a0b0c0d00000008 0000000000000009",
+        ),
+        Sample::control(
+            ENV,
+            Message::Ncf { seq: 10 },
+            "524d010804000000010203040a0b0c0d00000008 000000000000000a",
+        ),
+        Sample::control(
+            ENV,
+            Message::Spm {
+                spm_seq: 3,
+                trail: 10,
+                lead: 20,
+            },
+            "524d010805000000010203040a0b0c0d00000018 \
+             0000000000000003000000000000000a0000000000000014",
+        ),
+        Sample::data(
+            RX,
+            Message::Parity {
+                block: 7,
+                index: 2,
+                k: 16,
+                payload: P,
+            },
+            "524d010806010000010203040a0b0c0d0000000f \
+             000000000000000700020010aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::BlockNak { block: 7, total: 3 },
+            "524d010807000000010203040a0b0c0d0000000a \
+             00000000000000070003",
+        ),
+        Sample::control(
+            ENV,
+            Message::BlockNcf { block: 7, total: 4 },
+            "524d010808000000010203040a0b0c0d0000000a \
+             00000000000000070004",
+        ),
+        Sample::control(
+            ENV,
+            Message::Status {
+                round: 3,
+                rate: 12_500_000,
+                suppress: u64::MAX,
+                clr: 0x0a0b_0c0e,
+                r_max_us: 2_000,
+                echo_node: 0x0a0b_0c0e,
+                echo_ts_us: 1_000_000,
+                echo_delay_us: 50,
+                flags: 1,
+            },
+            "524d010809000000010203040a0b0c0d0000002d \
+             000000030000000000bebc20ffffffffffffffff0a0b0c0e000007d00a0b0c0e\
+             00000000000f42400000003201",
+        ),
+        Sample::control(
+            ENV,
+            Message::Feedback {
+                round: 3,
+                ts_us: 1_000_000,
+                rtt_us: 1_500,
+                rate: 11_000_000,
+                recv_rate: 12_000_000,
+                loss_ppm: 10_000,
+                flags: 3,
+            },
+            "524d01080a000000010203040a0b0c0d00000025 \
+             0000000300000000000f4240000005dc0000000000a7d8c00000000000b71b00\
+             0000271003",
+        ),
+        Sample::control(
+            ENV,
+            Message::NakList {
+                seqs: seq_list(&[9, 12, 40]),
+            },
+            "524d01080b000000010203040a0b0c0d0000001a \
+             00030000000000000009000000000000000c0000000000000028",
+        ),
+        Sample::control(
+            ENV,
+            Message::NcfList {
+                seqs: seq_list(&[9, 40]),
+            },
+            "524d01080c000000010203040a0b0c0d00000012 \
+             000200000000000000090000000000000028",
+        ),
+    ]
+}
+
+/// A NAK list of `seqs` (increasing) that lives as long as the samples.
+#[allow(clippy::expect_used)]
+fn seq_list(seqs: &[u64]) -> SeqList<'static> {
+    let mut raw = Vec::new();
+    SeqList::encode_seqs(seqs.iter().copied(), &mut raw);
+    SeqList::from_raw(Vec::leak(raw)).expect("the encoder's own output")
 }

@@ -29,6 +29,7 @@
 //! (or `hr = NO_HR`), and its bitmap is exactly as long as `le ..= hr` needs.
 
 use crate::field::{Invalid, LenPrefixed, Rest};
+use crate::samples::{Sample, ENV, P};
 
 /// `hr` value of a child that has received nothing (the paper's `HR = -1`).
 pub const NO_HR: u64 = u64::MAX;
@@ -147,5 +148,69 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
             }
         }
         Message::Data { .. } => Ok(()),
+    }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+#[allow(clippy::expect_used)]
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    let mut raw = Vec::new();
+    ChildList::encode_ids([1u32, 0xdead_beef, 7], &mut raw);
+    let cld = ChildList::from_raw(Vec::leak(raw)).expect("the encoder's own output");
+    vec![
+        Sample::data(
+            ENV,
+            Message::Data {
+                seq: 77,
+                payload: P,
+            },
+            "524d010501000000010203040a0b0c0d0000000b \
+             000000000000004daabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Poll { ts: 9, seq: 3, cld },
+            "524d010502000000010203040a0b0c0d0000001e \
+             00000000000000090000000000000003000300000001deadbeef00000007",
+        ),
+        Sample::data(
+            ENV,
+            Message::DataPoll {
+                seq: 77,
+                ts: 123_456_789,
+                poll_seq: 79,
+                cld,
+                payload: P,
+            },
+            "524d010503000000010203040a0b0c0d00000029 \
+             000000000000004d00000000075bcd15000000000000004f000300000001dead\
+             beef00000007aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            prmp_resp((70, 90), &[0xf0, 0x0f, 0x01]),
+            "524d010504000000010203040a0b0c0d00000025 \
+             000000000000138800000000000000500000000000000046000000000000005a\
+             0003f00f01",
+        ),
+        Sample::control(
+            ENV,
+            prmp_resp((0, NO_HR), &[]),
+            "524d010504000000010203040a0b0c0d00000022 \
+             000000000000138800000000000000500000000000000000ffffffffffffffff\
+             0000",
+        ),
+    ]
+}
+
+/// A PRMP RESP to the poll sent at 5,000 ns with `HS` 80, reporting the window `le ..= hr`.
+fn prmp_resp((le, hr): (u64, u64), bitmap: &'static [u8]) -> Message<'static> {
+    Message::Resp {
+        ts: 5_000,
+        seq: 80,
+        le,
+        hr,
+        bitmap,
     }
 }

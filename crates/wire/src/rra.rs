@@ -18,6 +18,7 @@
 //! `cum <= upto + 1` (ACK), and the bitmap holds no more bytes than the range needs.
 
 use crate::field::{Invalid, LenPrefixed, Rest};
+use crate::samples::{Sample, ENV, P};
 
 /// `acker` value naming no receiver.
 pub const NO_ACKER: u32 = u32::MAX;
@@ -81,5 +82,50 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
             }
         }
         _ => Ok(()),
+    }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    vec![
+        Sample::data(
+            ENV,
+            Message::Data {
+                seq: 0x0102_0304_0506_0708,
+                low: 3,
+                acker: NO_ACKER,
+                payload: P,
+            },
+            "524d010301000000010203040a0b0c0d00000017 \
+             01020304050607080000000000000003ffffffffaabbcc",
+        ),
+        Sample::control(
+            ENV,
+            rra_ack(57, &[0x5a, 0x01, 0x01]),
+            "524d010302000000010203040a0b0c0d00000015 \
+             0000000000000028000000000000003900035a0101",
+        ),
+        Sample::control(
+            ENV,
+            rra_ack(39, &[]),
+            "524d010302000000010203040a0b0c0d00000012 \
+             000000000000002800000000000000270000",
+        ),
+        Sample::control(
+            ENV,
+            Message::Poll { upto: 9, low: 2 },
+            "524d010303000000010203040a0b0c0d00000010 \
+             00000000000000090000000000000002",
+        ),
+    ]
+}
+
+/// An RRA ACK of a receiver holding everything below 40, reporting up to `upto`.
+fn rra_ack(upto: u64, bitmap: &'static [u8]) -> Message<'static> {
+    Message::Ack {
+        cum: 40,
+        upto,
+        bitmap,
     }
 }

@@ -10,6 +10,7 @@
 //! ```
 
 use crate::field::{Invalid, Rest};
+use crate::samples::{Sample, ENV, P, RX};
 
 messages! {
     /// Packet kinds of the `saw` family.
@@ -39,4 +40,29 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
         )),
         _ => Ok(()),
     }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    vec![
+        Sample::data(
+            ENV,
+            Message::Data { seq: 1, payload: P },
+            "524d010101000000010203040a0b0c0d00000004 01aabbcc",
+        ),
+        Sample::data(
+            RX,
+            Message::Data {
+                seq: 0,
+                payload: &[],
+            },
+            "524d010101010000010203040a0b0c0d00000001 00",
+        ),
+        Sample::control(
+            ENV,
+            Message::Ack { seq: 1 },
+            "524d010102000000010203040a0b0c0d00000001 01",
+        ),
+    ]
 }

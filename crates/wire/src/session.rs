@@ -23,6 +23,7 @@
 
 use crate::field::{decode_items, encode_items, Field, Invalid, Rest};
 use crate::layout::{slot, Wire};
+use crate::samples::{Sample, ENV};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 /// Security bit: packets carry an authentication trailer.
@@ -637,6 +638,79 @@ pub fn decode_peers(raw: &[u8]) -> Result<Vec<(u32, std::net::SocketAddr)>, Deco
         Ok((e.u32()?, get_addr(e, "session.peers.address")?))
     })?;
     Ok(peers)
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    let members = Vec::leak(encode_members(&[1, 2, 0xffff_ffff]));
+    let held = Vec::leak(encode_held(&[Held {
+        size: 1000,
+        held: 600,
+        name_key: 0x0102_0304_0506_0708,
+        digest: [7; 32],
+    }]));
+    let outcomes = Vec::leak(encode_outcomes(&[
+        (1, Outcome::Completed),
+        (9, Outcome::Failed),
+    ]));
+    vec![
+        Sample::control(
+            ENV,
+            Message::Announce {
+                protocol: 2,
+                phase: Phase::Running,
+                security: 3,
+                ack_delay_us: 1000,
+                window: 16,
+                ack_timeout_us: 5000,
+                members,
+                params: &[0xaa, 0xbb],
+            },
+            "524d010f01000000010203040a0b0c0d0000001e \
+             02010300000003e800100000138800030000000100000002ffffffffaabb",
+        ),
+        Sample::control(
+            ENV,
+            Message::Join { region: None },
+            "524d010f02000000010203040a0b0c0d00000000 ",
+        ),
+        Sample::control(
+            ENV,
+            Message::Join {
+                region: Some(0x0304),
+            },
+            "524d010f02000000010203040a0b0c0d00000002 0304",
+        ),
+        Sample::control(
+            ENV,
+            Message::Report {
+                state: ReportState::Failed,
+                reason: 4,
+                bytes: 1,
+                messages: 2,
+                repairs: 3,
+                duplicates: 4,
+                rejected: 5,
+            },
+            "524d010f03000000010203040a0b0c0d0000002a \
+             0204000000000000000100000000000000020000000000000003000000000000\
+             00040000000000000005",
+        ),
+        Sample::control(
+            ENV,
+            Message::End { outcomes },
+            "524d010f04000000010203040a0b0c0d0000000c \
+             000200000001000000000902",
+        ),
+        Sample::control(
+            ENV,
+            Message::Have { files: held },
+            "524d010f05000000010203040a0b0c0d0000003a \
+             000100000000000003e800000000000002580102030405060708070707070707\
+             0707070707070707070707070707070707070707070707070707",
+        ),
+    ]
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@
 //! a longer delay is sent as the largest value.
 
 use crate::field::{decode_items, encode_items, Invalid, Rest};
+use crate::samples::{Sample, ENV, P, RX};
 
 /// Length of one SESSION entry.
 pub const SESSION_ENTRY_LEN: usize = 16;
@@ -125,4 +126,70 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
         }
         _ => Ok(()),
     }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+#[allow(clippy::expect_used)]
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    let mut raw = Vec::new();
+    SessionEntries::encode(
+        [
+            SessionEntry {
+                node: 3,
+                echo_ts: 0x1122_3344_5566_7788,
+                delay_us: 9,
+            },
+            SessionEntry {
+                node: 4,
+                echo_ts: 5,
+                delay_us: 6,
+            },
+        ],
+        &mut raw,
+    );
+    let entries = SessionEntries::from_raw(Vec::leak(raw)).expect("the encoder's own output");
+    vec![
+        Sample::data(
+            ENV,
+            Message::Data { seq: 5, payload: P },
+            "524d010701000000010203040a0b0c0d0000000b \
+             0000000000000005aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Request {
+                sender: 0x0102_0304,
+                round: 2,
+                seq: 44,
+                dist_ns: 1_000_000,
+            },
+            "524d010702000000010203040a0b0c0d00000015 \
+             0102030402000000000000002c00000000000f4240",
+        ),
+        Sample::data(
+            RX,
+            Message::Repair {
+                sender: 1,
+                requester: 5,
+                round: 1,
+                seq: 44,
+                dist_ns: 7,
+                payload: P,
+            },
+            "524d010703010000010203040a0b0c0d0000001c \
+             000000010000000501000000000000002c0000000000000007aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Session {
+                ts: 77,
+                next_seq: 12,
+                entries,
+            },
+            "524d010704000000010203040a0b0c0d00000032 \
+             000000000000004d000000000000000c00020000000311223344556677880000\
+             000900000004000000000000000500000006",
+        ),
+    ]
 }

@@ -37,6 +37,7 @@
 
 use crate::field::{decode_error, encode_error, Field, Invalid};
 use crate::layout::{slot, Slot, Wire};
+use crate::samples::{Sample, ENV, P, RX};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 packet_kinds! {
@@ -343,6 +344,73 @@ impl<'a> Message<'a> {
         validate(&m).map_err(decode_error)?;
         Ok(m)
     }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    vec![
+        Sample::control(
+            ENV,
+            Message::Status(Status {
+                vc: 1,
+                id: 2,
+                k: 3,
+                l: 21,
+                lw_r: 400,
+                buffer_available: 12,
+                lob: &[0xff, 0x0f, 0x10],
+            }),
+            "524d010400000000010203040a0b0c0d0000001d \
+             000000010000000200030000001500000000000001900000000cff0f10",
+        ),
+        Sample::control(
+            ENV,
+            Message::LocalStatus(Status {
+                vc: 5,
+                id: 6,
+                k: 7,
+                l: 8,
+                lw_r: 9,
+                buffer_available: 10,
+                lob: &[0x81],
+            }),
+            "524d010401000000010203040a0b0c0d0000001b \
+             000000050000000600070000000800000000000000090000000a81",
+        ),
+        Sample::data(
+            RX,
+            Message::LocalData {
+                lmvci: 4,
+                seq: 8,
+                payload: P,
+            },
+            "524d010402010000010203040a0b0c0d0000000f \
+             000000040000000000000008aabbcc",
+        ),
+        Sample::data(
+            ENV,
+            Message::Data {
+                mvci: 4,
+                seq: 8,
+                payload: P,
+            },
+            "524d010403000000010203040a0b0c0d0000000f \
+             000000040000000000000008aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Assign {
+                lmvci: 4,
+                lepi: 5,
+                l: 9,
+                base: 77,
+                bits: &[0xff, 0x01],
+            },
+            "524d010404000000010203040a0b0c0d00000016 \
+             000000040000000500000009000000000000004dff01",
+        ),
+    ]
 }
 
 #[cfg(test)]

@@ -56,6 +56,7 @@
 
 use crate::field::{decode_items, encode_items, Field};
 use crate::layout::{slot, Slot, Wire};
+use crate::samples::{Sample, ENV, P};
 use crate::{DecodeError, EncodeError, Reader, Writer};
 
 /// Bytes of the XTP-specific fields after rmcast's common header.
@@ -453,6 +454,79 @@ impl<'a> Message<'a> {
             }
         }
     }
+}
+
+/// One message of each kind (two of some whose layout varies), with the bytes it encodes
+/// to ([`crate::samples`]).
+#[allow(clippy::expect_used)]
+pub fn samples() -> Vec<Sample<Message<'static>>> {
+    let mut raw = Vec::new();
+    Spans::encode(
+        [
+            Span { left: 5, right: 9 },
+            Span {
+                left: 11,
+                right: 300,
+            },
+        ],
+        &mut raw,
+    );
+    let spans = Spans::from_raw(Vec::leak(raw)).expect("the encoder's own output");
+    vec![
+        Sample::control(
+            ENV,
+            Message::First {
+                seq: 0,
+                sync: 1,
+                options: opt::SREQ | opt::MULTI,
+                spec: TrafficSpec {
+                    service: Service::ReliableMulticast,
+                    retx: Retx::Selective,
+                    maxdata: 1448,
+                    rate: 0x0102_0304,
+                    window: 64,
+                },
+            },
+            "524d010601000000010203040a0b0c0d00000018 \
+             000000000000000000010011010105a80102030400000040",
+        ),
+        Sample::data(
+            ENV,
+            Message::Data {
+                seq: 41,
+                sync: 3,
+                options: opt::EOM,
+                payload: P,
+            },
+            "524d010602000000010203040a0b0c0d0000000f \
+             000000000000002900030004aabbcc",
+        ),
+        Sample::control(
+            ENV,
+            Message::Cntl(Status {
+                rseq: 4,
+                echo: 3,
+                options: 0,
+                alloc: 104,
+                spans,
+            }),
+            "524d010603000000010203040a0b0c0d00000036 \
+             0000000000000004000300000000000000000068000200000000000000050000\
+             000000000009000000000000000b000000000000012c",
+        ),
+        Sample::control(
+            ENV,
+            Message::Fastnak(Status {
+                rseq: 4,
+                echo: 0,
+                options: opt::FASTNAK,
+                alloc: 104,
+                spans: Spans::EMPTY,
+            }),
+            "524d010604000000010203040a0b0c0d00000016 \
+             00000000000000040000000200000000000000680000",
+        ),
+    ]
 }
 
 #[cfg(test)]

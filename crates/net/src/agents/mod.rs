@@ -422,7 +422,7 @@ pub fn protocol_family(name: &str) -> Result<Family, NetError> {
 pub fn default_window(protocol: &str) -> u16 {
     socket_int(protocol, "window")
         .and_then(|w| u16::try_from(w).ok())
-        .unwrap_or(spec::saw::BAP_WINDOW)
+        .unwrap_or(rmcast_proto::bap::spec::BAP_WINDOW)
 }
 
 /// What the sender's agent needs besides the receivers.

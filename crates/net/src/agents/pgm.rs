@@ -1,6 +1,6 @@
 //! `pgm` (seed 003, after RFC 3208) on sockets, as hosts run it without network elements:
 //! the source multicasts ODATA at the pacer's rate and an SPM with the leading edge every
-//! [`spec::pgm::SOCKET_SPM_INTERVAL_MS`]; a receiver that finds a gap NAKs the source by
+//! [`spec::SOCKET_SPM_INTERVAL_MS`]; a receiver that finds a gap NAKs the source by
 //! unicast after a short random back-off, the source confirms it with a multicast NCF (which
 //! suppresses the same NAK at receivers still backing off) and multicasts the RDATA.
 //! Receivers that lose nothing send nothing, whatever the group's size. PGM has no positive
@@ -17,7 +17,7 @@
 use super::{Announced, Me, NetProtocol, Received, SenderSettings, SenderSide, Start, Started};
 use super::{Links, RelayAt, Relayed};
 use crate::NetError;
-use rmcast_proto::spec;
+use rmcast_proto::pgm::spec;
 use rmcast_proto::{pgm, tfmcc, GroupId, NodeId};
 use std::time::Duration;
 
@@ -80,7 +80,7 @@ impl PgmParams {
         if flags & !PARAM_TFMCC != 0 {
             return Err(bad("unknown flag bits"));
         }
-        if params.len() >= 3 && !(1..=spec::pgm::FEC_K_MAX).contains(&u64::from(fec_k)) {
+        if params.len() >= 3 && !(1..=spec::FEC_K_MAX).contains(&u64::from(fec_k)) {
             return Err(bad("an FEC block of 0 or more than the largest k"));
         }
         if params.len() == 5
@@ -191,11 +191,11 @@ impl NetProtocol for Pgm {
                 )))
             }
         }
-        if u64::from(s.pgm_fec_k) > spec::pgm::FEC_K_MAX {
+        if u64::from(s.pgm_fec_k) > spec::FEC_K_MAX {
             return Err(NetError::setup(format!(
                 "--fec-k {} is out of range: give 0 (off) to {} packets per block",
                 s.pgm_fec_k,
-                spec::pgm::FEC_K_MAX
+                spec::FEC_K_MAX
             )));
         }
         Ok(())
@@ -310,20 +310,20 @@ mod tests {
 
     #[test]
     fn the_spec_s_transmit_window_is_its_socket_default() {
-        let w = spec::pgm::SOCKET_TXW;
+        let w = spec::SOCKET_TXW;
         assert!(w > 0);
         let p = rmcast_proto::protocols::lookup("pgm")
             .unwrap()
             .param("txw")
             .unwrap();
-        assert_eq!(p.socket_default(), spec::Value::Int(w));
+        assert_eq!(p.socket_default(), rmcast_proto::spec::Value::Int(w));
         assert_eq!(p.flag, Some("txw"));
     }
 
     #[test]
     fn receivers_on_sockets_name_up_to_a_full_nak_list() {
         let n = crate::agents::socket_int("pgm", "nak_list");
-        assert_eq!(n, Some(u64::from(spec::pgm::SOCKET_NAK_LIST)));
+        assert_eq!(n, Some(u64::from(spec::SOCKET_NAK_LIST)));
         assert_eq!(n, Some(rmcast_wire::pgm::MAX_NAK_LIST as u64));
     }
 

@@ -47,11 +47,11 @@ pub struct PrmpOpts {
 impl Default for PrmpOpts {
     fn default() -> Self {
         PrmpOpts {
-            epoch: spec::ms(spec::prmp::EPOCH_MS),
-            response_rate: spec::prmp::RESPONSE_RATE,
+            epoch: spec::ms(prmp::spec::EPOCH_MS),
+            response_rate: prmp::spec::RESPONSE_RATE,
             ipg: None,
-            mtr: spec::prmp::MTR,
-            silent_polls: spec::prmp::SOCKET_SILENT_POLLS,
+            mtr: prmp::spec::MTR,
+            silent_polls: prmp::spec::SOCKET_SILENT_POLLS,
         }
     }
 }

@@ -79,10 +79,10 @@ pub struct DspOpts {
 impl Default for DspOpts {
     fn default() -> Self {
         DspOpts {
-            rtd: spec::ms(spec::dsp::SOCKET_RTD_MS),
-            r_f: spec::dsp::R_F,
-            status_interval: spec::ms(spec::dsp::STATUS_MS),
-            local_rtd: spec::ms(spec::dsp::LOCAL_RTD_MS),
+            rtd: spec::ms(tree::spec::SOCKET_RTD_MS),
+            r_f: tree::spec::R_F,
+            status_interval: spec::ms(tree::spec::STATUS_MS),
+            local_rtd: spec::ms(tree::spec::LOCAL_RTD_MS),
             designated_relays: false,
         }
     }

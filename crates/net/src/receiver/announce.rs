@@ -3,7 +3,6 @@
 //! lies within the protocol spec's range (the spec table is the one home of those limits).
 
 use crate::agents;
-use rmcast_proto::spec;
 use rmcast_wire::session;
 use std::time::Duration;
 
@@ -68,7 +67,7 @@ pub(super) fn check_announce(m: &session::Message<'_>, ours: u8) -> Result<(), S
     }
     in_spec("saw", "ack_delay_max_ms", us_to_ms(ack_delay_us))?;
     // The receivers' ACK-delay timer is derived from the sender's retransmission timeout.
-    let rto = spec::saw::bap_rto(Duration::from_micros(u64::from(ack_timeout_us)));
+    let rto = rmcast_proto::bap::spec::bap_rto(Duration::from_micros(u64::from(ack_timeout_us)));
     in_spec("bap", "rto_ms", rto.as_secs_f64() * 1e3)?;
     p.check_params(params).map_err(|e| format!("{name}: {e}"))?;
     p.late_offer(params).map_err(|e| e.to_string())?;

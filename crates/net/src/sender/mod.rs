@@ -188,7 +188,7 @@ impl SendConfig {
             unicast: false,
             late_join: false,
             prmp: PrmpOpts::default(),
-            pgm_txw: rmcast_proto::spec::pgm::SOCKET_TXW,
+            pgm_txw: rmcast_proto::pgm::spec::SOCKET_TXW,
             pgm_fec_k: 0,
             pgm_fec_proactive: 0,
             dsp: DspOpts::default(),
@@ -570,10 +570,10 @@ fn check(cfg: &SendConfig, source: &Source) -> Result<Checked, NetError> {
         return Err(NetError::setup("--window 0: give at least 1"));
     }
     let ack_delay_ms = cfg.ack_delay.as_secs_f64() * 1e3;
-    if ack_delay_ms > rmcast_proto::spec::saw::ACK_DELAY_LIMIT_MS {
+    if ack_delay_ms > rmcast_proto::saw::spec::ACK_DELAY_LIMIT_MS {
         return Err(NetError::setup(format!(
             "--ack-delay-ms {ack_delay_ms} is above {}: receivers refuse such an ANNOUNCE",
-            rmcast_proto::spec::saw::ACK_DELAY_LIMIT_MS
+            rmcast_proto::saw::spec::ACK_DELAY_LIMIT_MS
         )));
     }
     let asked = match &cfg.expect {
@@ -719,7 +719,7 @@ impl Endpoint {
             security,
             ack_delay_us: u32::try_from(cfg.ack_delay.as_micros()).unwrap_or(u32::MAX),
             ack_timeout_us: u32::try_from(
-                rmcast_proto::spec::saw::bap_ack_timeout(rto).as_micros(),
+                rmcast_proto::bap::spec::bap_ack_timeout(rto).as_micros(),
             )
             .unwrap_or(u32::MAX),
             rto,

@@ -2,20 +2,22 @@
 //! receiver at every receiver running its ACK-delay timer at
 //! [`spec::bap_ack_timeout`] of the sender's timeout, as on sockets.
 
+use super::spec;
 use super::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::deploy::{role, DeployError, Deployable, Layout};
-use crate::spec::{ms, saw as spec, typed_params, Values};
+use crate::saw::spec as saw;
+use crate::spec::{ms, typed_params, Values};
 use core::time::Duration;
 
 typed_params! {
-    /// `bap`'s parameters ([`spec::BAP_PARAMS`], typed); `Default` is the spec's defaults.
-    Params from spec::BAP_PARAMS {
+    /// `bap`'s parameters ([`spec::PARAMS`], typed); `Default` is the spec's defaults.
+    Params from spec::PARAMS {
         /// Window `n`: messages in flight before the block acknowledgment.
         window: u16 = small("window") or spec::BAP_WINDOW,
         /// Packet timeout: the window is sent again when not acknowledged within it.
-        rto: Duration = ms("rto_ms") or ms(spec::SOCKET_RTO_MS),
+        rto: Duration = ms("rto_ms") or ms(saw::SOCKET_RTO_MS),
         /// Upper bound of each receiver's random ACK delay (BAPrand).
-        ack_delay_max: Duration = ms("ack_delay_max_ms") or ms(spec::ACK_DELAY_MAX_MS),
+        ack_delay_max: Duration = ms("ack_delay_max_ms") or ms(saw::ACK_DELAY_MAX_MS),
         /// Retransmissions of one message before it is given up (`None`: no limit).
         max_retransmissions: Option<u32> = limit("max_retransmissions") or None,
     }

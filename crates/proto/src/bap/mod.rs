@@ -66,6 +66,7 @@
 //!   driver's per-pair links do.
 
 mod deploy;
+pub mod spec;
 
 use crate::rng::AgentRng;
 use crate::roster::Roster;

@@ -2,9 +2,10 @@
 //! receiver at every receiver. (FF-IW-IT, FF-IW without the implosion queue, is the driver's
 //! receive queue at the source, not a parameter here.)
 
+use super::spec;
 use super::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::deploy::{role, Built, DeployError, Deployable, Layout};
-use crate::spec::{ff as spec, ms, typed_params, Values};
+use crate::spec::{ms, typed_params, Values};
 use core::time::Duration;
 
 typed_params! {

@@ -88,16 +88,16 @@ crate::config::sender_config! {
     /// Sender parameters. [`SenderConfig::new`] gives §4's values.
     pub struct SenderConfig {
         /// Window `S` in packets.
-        pub window: u64 = crate::spec::ff::WINDOW,
+        pub window: u64 = crate::ff::spec::WINDOW,
         /// Minimum interval between two transmissions.
-        pub ipg: Duration = crate::spec::ms(crate::spec::ff::IPG_MS),
+        pub ipg: Duration = crate::spec::ms(crate::ff::spec::IPG_MS),
         /// Lateness a transmission may make up ([`crate::pacing::GapPacer`]): 0 spaces every
         /// transmission `ipg` after the last, as the seed and the simulator do; a driver whose
         /// sleeps are coarser than `ipg` gives a few milliseconds, so a late wake-up sends
         /// the gaps it missed.
         pub ipg_slack: Duration = Duration::ZERO,
         /// RTT assumed for a receiver before its first ACK.
-        pub initial_rtt: Duration = crate::spec::ms(crate::spec::ff::INITIAL_RTT_MS),
+        pub initial_rtt: Duration = crate::spec::ms(crate::ff::spec::INITIAL_RTT_MS),
         /// Lower bound of the RTO.
         pub min_rto: Duration = Duration::from_millis(1),
     }
@@ -456,6 +456,7 @@ impl Agent for Receiver {
 }
 
 mod deploy;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 

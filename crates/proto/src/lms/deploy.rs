@@ -2,15 +2,16 @@
 //! receiver, a router agent on every router of the layout with its replier link chosen
 //! among the interfaces leading down to receivers.
 
+use super::spec;
 use super::{choose_replier, Receiver, ReceiverConfig, Router, RouterConfig, Source, SourceConfig};
 use crate::deploy::{
     role, DeployError, Deployable, FromParams, Layout, Needs, RouterSite, Routers,
 };
-use crate::spec::{lms as spec, ms, period, typed_params, Values};
+use crate::spec::{ms, period, typed_params, Values};
 use crate::{GroupId, IfaceId};
 use core::time::Duration;
 
-pub use crate::spec::lms::Replier;
+pub use super::spec::Replier;
 
 typed_params! {
     /// `lms`'s parameters ([`spec::PARAMS`], typed); `Default` is the spec's defaults.

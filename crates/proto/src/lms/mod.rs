@@ -63,6 +63,7 @@
 //! replier remembers the last [`REMEMBER`] repaired packets and answered requests.
 
 mod deploy;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 
@@ -72,7 +73,6 @@ use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::seqmap::SeqMap;
-use crate::spec::lms as spec;
 use crate::timer::TimerSet;
 use crate::window::SeqWindow;
 use crate::{

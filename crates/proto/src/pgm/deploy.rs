@@ -1,11 +1,12 @@
 //! `pgm`'s typed parameters and its roles on a [`Layout`]: the source, a receiver per
 //! receiver, a network element on every router of the layout.
 
+use super::spec;
 use super::{NeConfig, NetworkElement, Receiver, ReceiverConfig, Source, SourceConfig};
 use crate::deploy::{
     role, DeployError, Deployable, FromParams, Layout, Needs, RouterSite, Routers,
 };
-use crate::spec::{ms, period, pgm as spec, typed_params, Values};
+use crate::spec::{ms, period, typed_params, Values};
 use crate::GroupId;
 use core::time::Duration;
 

@@ -58,6 +58,7 @@ mod deploy;
 mod ne;
 mod overtaken;
 mod parity;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

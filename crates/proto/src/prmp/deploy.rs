@@ -2,9 +2,10 @@
 //! receiver at every receiver; with `relays`, multi-level PRMP's relays on the routers above
 //! groups of receivers ([`tree::RelayRouter`]), nested to any depth.
 
+use super::spec;
 use super::{tree, Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::deploy::{role, Built, BuiltRouter, DeployError, Deployable, Layout, Needs, Routers};
-use crate::spec::{ms, prmp as spec, typed_params, Values};
+use crate::spec::{ms, typed_params, Values};
 use crate::{GroupId, NodeId};
 use core::time::Duration;
 use std::collections::{BTreeMap, BTreeSet};

@@ -94,6 +94,7 @@ pub mod plan;
 mod receiver;
 mod resume;
 mod sender;
+pub mod spec;
 #[cfg(test)]
 mod takeover_tests;
 pub mod tree;
@@ -106,7 +107,6 @@ pub use sender::{Sender, SenderView};
 use crate::retx::RetransmitBuffer;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::SendQueue;
-use crate::spec::prmp as spec;
 use crate::timer::TimerSet;
 use crate::window::SeqWindow;
 use crate::{Agent, Dest, Event, NodeId, Outbox, Time};

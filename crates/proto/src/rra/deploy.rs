@@ -1,9 +1,11 @@
 //! `rra`'s typed parameters and its roles on a [`Layout`]: the sender at the source, a
 //! receiver at every receiver.
 
+use super::spec;
 use super::{Receiver, ReceiverConfig, Sender, SenderConfig};
 use crate::deploy::{role, DeployError, Deployable, Layout};
-use crate::spec::{ms, rra as spec, saw, typed_params, Values};
+use crate::saw::spec as saw;
+use crate::spec::{ms, typed_params, Values};
 use core::time::Duration;
 
 typed_params! {

@@ -625,6 +625,7 @@ impl Agent for Receiver {
 }
 
 mod deploy;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 

@@ -1,9 +1,10 @@
 //! `saw`'s typed parameters and its roles on a [`Layout`]: the sender at the source, a
 //! receiver at every receiver.
 
+use super::spec;
 use super::{Receiver, ReceiverConfig, RetransmitMode, Sender, SenderConfig};
 use crate::deploy::{role, DeployError, Deployable, Layout};
-use crate::spec::{ms, saw as spec, typed_params, Values};
+use crate::spec::{ms, typed_params, Values};
 use core::time::Duration;
 
 typed_params! {

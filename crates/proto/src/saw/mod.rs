@@ -37,6 +37,7 @@ use core::time::Duration;
 use rmcast_wire::{saw as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 
 mod deploy;
+pub mod spec;
 pub mod timeout;
 
 pub use deploy::{deploy, Deployment, Params, Saw};

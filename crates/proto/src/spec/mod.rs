@@ -1,14 +1,14 @@
 //! # Protocol specs: one home for every protocol's name, family and parameters
 //!
-//! [`crate::protocols::PROTOCOLS`] is the one list of the protocols this build implements,
-//! each with its spec row here (for example [`SAW`]). Each [`ProtocolSpec`]
-//! names its wire family, its seed, whether it runs on real sockets, and its tunable
+//! [`crate::PROTOCOLS`] is the one list of the protocols this build implements, each with its
+//! spec row, written in the protocol's own module (`spec.rs`, for example
+//! [`crate::saw::spec::SAW`]) with the types here. Each [`ProtocolSpec`] names its wire family, its seed, whether it runs on real sockets, and its tunable
 //! [`Param`]s: the key a scenario file's `[protocol]` table uses, the `rmcast send` flag where
 //! the same quantity is a flag, the unit, the range, the default and, where sockets need a
 //! different default, that default with the reason.
 //!
-//! Every default is written once, as a typed constant in this module's per-protocol submodule
-//! (for example [`prmp::RESPONSE_RATE`]); the protocol's configuration constructors, the
+//! Every default is written once, as a typed constant in the protocol's `spec` module (for
+//! example [`crate::prmp::spec::RESPONSE_RATE`]); the protocol's configuration constructors, the
 //! simulator's scenario registry, the socket driver's options and the command line's flags all
 //! read that constant, and the [`Param`] table names it for listing
 //! (`rmcast protocols --json`). A test in the command line's crate walks this table against
@@ -82,19 +82,11 @@ macro_rules! typed_params {
         }
     };
 }
+pub(crate) use choice;
 pub(crate) use typed_params;
 
-pub mod dsp;
-pub mod ff;
-pub mod lms;
-pub mod pgm;
-pub mod prmp;
-pub mod rra;
-pub mod saw;
 #[cfg(feature = "serde")]
 mod serialize;
-pub mod srm;
-pub mod xtp;
 
 /// A parameter's default.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -539,141 +531,6 @@ pub fn one_of(words: &[&str]) -> String {
         _ => quoted.concat(),
     }
 }
-
-/// `saw`'s row of [`crate::protocols::PROTOCOLS`].
-pub const SAW: ProtocolSpec = ProtocolSpec {
-    name: "saw",
-    seed: "000 (Segovia 1996, §2.5)",
-    summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
-              multicast or unicast retransmission, optional random ACK delay",
-    family: Family::Saw,
-    sockets: true,
-    params: saw::PARAMS,
-};
-
-/// `bap`'s row of [`crate::protocols::PROTOCOLS`].
-pub const BAP: ProtocolSpec = ProtocolSpec {
-    name: "bap",
-    seed: "000 (Segovia 1996, §2.6)",
-    summary: "multicast block acknowledgment: window n, sequence numbers mod 2n, cumulative \
-              per-receiver ACKs when n arrive or a delay timer fires, go-back-N retransmission",
-    family: Family::Bap,
-    sockets: true,
-    params: saw::BAP_PARAMS,
-};
-
-/// `rra`'s row of [`crate::protocols::PROTOCOLS`].
-pub const RRA: ProtocolSpec = ProtocolSpec {
-    name: "rra",
-    seed: "000 (Segovia 1996, Ch. 5, proposed)",
-    summary: "round-robin acknowledgment: each data packet names the one receiver that \
-              reports its status; selective multicast repairs, polls for the tail",
-    family: Family::Rra,
-    sockets: true,
-    params: rra::PARAMS,
-};
-
-/// `dsp`'s row of [`crate::protocols::PROTOCOLS`].
-pub const DSP: ProtocolSpec = ProtocolSpec {
-    name: "dsp",
-    seed: "001 (Paul, Sabnani & Kristol, §3)",
-    summary: "designated status protocol: one designated endpoint per region reports its own \
-              status to the source and re-multicasts locally what its region lacks; \
-              block-based selective repeat, periodic complete state",
-    family: Family::Tree,
-    sockets: true,
-    params: dsp::DSP_PARAMS,
-};
-
-/// `csp`'s row of [`crate::protocols::PROTOCOLS`].
-pub const CSP: ProtocolSpec = ProtocolSpec {
-    name: "csp",
-    seed: "001 (Paul, Sabnani & Kristol, §4)",
-    summary: "consolidated status protocol: the local exchange merges its endpoints' status \
-              pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
-    family: Family::Tree,
-    sockets: true,
-    params: dsp::DSP_PARAMS,
-};
-
-/// `cp`'s row of [`crate::protocols::PROTOCOLS`].
-pub const CP: ProtocolSpec = ProtocolSpec {
-    name: "cp",
-    seed: "001 (Paul, Sabnani & Kristol, §5)",
-    summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
-              exchange orders an endpoint holding a block to re-multicast it locally",
-    family: Family::Tree,
-    sockets: true,
-    params: dsp::DSP_PARAMS,
-};
-
-/// `prmp`'s row of [`crate::protocols::PROTOCOLS`].
-pub const PRMP: ProtocolSpec = ProtocolSpec {
-    name: "prmp",
-    seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
-    summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
-              planned per epoch so responses arrive at rate RR; NACK collection with MTR \
-              multicast/unicast repair; silent children removed",
-    family: Family::Prmp,
-    sockets: true,
-    params: prmp::PARAMS,
-};
-
-/// `srm`'s row of [`crate::protocols::PROTOCOLS`].
-pub const SRM: ProtocolSpec = ProtocolSpec {
-    name: "srm",
-    seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
-    summary: "scalable reliable multicast: gap detection, randomized request and repair \
-              timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
-    family: Family::Srm,
-    sockets: true,
-    params: srm::PARAMS,
-};
-
-/// `pgm`'s row of [`crate::protocols::PROTOCOLS`].
-pub const PGM: ProtocolSpec = ProtocolSpec {
-    name: "pgm",
-    seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
-    summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
-              repair state and forward RDATA only where asked; the source repairs every NAK",
-    family: Family::Pgm,
-    sockets: true,
-    params: pgm::PARAMS,
-};
-
-/// `lms`'s row of [`crate::protocols::PROTOCOLS`].
-pub const LMS: ProtocolSpec = ProtocolSpec {
-    name: "lms",
-    seed: "003 (Papadopoulos, Ch. 4-5)",
-    summary: "light-weight multicast services: routers keep a replier link, requests turn \
-              at the turning point, the replier's repair is subcast down the asking subtree",
-    family: Family::Lms,
-    sockets: true,
-    params: lms::PARAMS,
-};
-
-/// `ff`'s row of [`crate::protocols::PROTOCOLS`].
-pub const FF: ProtocolSpec = ProtocolSpec {
-    name: "ff",
-    seed: "004 (§4 baseline, after Towsley & Mithal)",
-    summary: "full feedback: selective-repeat sliding window, every receiver ACKs every \
-              packet, timeout (2 x largest RTT) loss detection, global multicast repair",
-    family: Family::Ff,
-    sockets: true,
-    params: ff::PARAMS,
-};
-
-/// `xtp`'s row of [`crate::protocols::PROTOCOLS`].
-pub const XTP: ProtocolSpec = ProtocolSpec {
-    name: "xtp",
-    seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
-    summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
-              receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
-              synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
-    family: Family::Xtp,
-    sockets: true,
-    params: xtp::PARAMS,
-};
 
 #[cfg(test)]
 mod tests {

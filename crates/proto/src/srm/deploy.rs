@@ -1,16 +1,17 @@
 //! `srm`'s typed parameters and its roles on a [`Layout`]: one member per node of the
 //! session (the source and every receiver), all in the data group.
 
+use super::spec;
 use super::{Config, DistanceSource, Member};
 use crate::deploy::{
     role, Deploy, DeployError, Deployable, FromParams, Layout, MemberDistances, Needs, Roles,
 };
 use crate::rng::AgentRng;
-use crate::spec::{ms, period, srm as spec, typed_params, Values};
+use crate::spec::{ms, period, typed_params, Values};
 use crate::{GroupId, NodeId};
 use core::time::Duration;
 
-pub use crate::spec::srm::Distances;
+pub use super::spec::Distances;
 
 typed_params! {
     /// `srm`'s parameters ([`spec::PARAMS`], typed); `Default` is the spec's (ns-2's) defaults.

@@ -63,6 +63,7 @@
 //! source cannot know when receivers finish.
 
 mod deploy;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 

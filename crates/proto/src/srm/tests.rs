@@ -412,7 +412,7 @@ fn session_intervals_are_jittered_as_in_ns2() {
     };
     let exact = gaps(session_times(0.0, 20));
     assert!(exact.iter().all(|&g| (g - 1.0).abs() < 1e-9), "{exact:?}");
-    let jittered = gaps(session_times(crate::spec::srm::SESSION_JITTER, 200));
+    let jittered = gaps(session_times(crate::srm::spec::SESSION_JITTER, 200));
     assert!(
         jittered.iter().all(|&g| (0.9..=1.1).contains(&g)),
         "{jittered:?}"

@@ -85,6 +85,7 @@ mod hosted;
 #[cfg(test)]
 mod reelect_tests;
 mod source;
+pub mod spec;
 mod status;
 #[cfg(test)]
 mod takeover_tests;

@@ -3,9 +3,10 @@
 //! ([`SenderConfig::thesis`] or [`SenderConfig::improved`]); every other key the driver
 //! gives overrides one field of it.
 
+use super::spec;
 use super::{Receiver, ReceiverConfig, Retransmission, Sender, SenderConfig};
 use crate::deploy::{role, DeployError, Deployable, Layout};
-use crate::spec::{ms, typed_params, xtp as spec, Values};
+use crate::spec::{ms, typed_params, Values};
 
 /// The sender configuration a scenario starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -69,6 +69,7 @@
 mod deploy;
 mod receiver;
 mod sender;
+pub mod spec;
 #[cfg(test)]
 mod tests;
 

@@ -1,7 +1,27 @@
 //! `prmp` (seed 004, §4's settings where the paper gives them): parameters and their defaults.
 
-use super::{ff, Param, Value};
+use crate::deploy::laid_out;
+use crate::ff::spec as ff;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::spec::{Param, ProtocolSpec, Value};
 use core::time::Duration;
+use rmcast_wire::Family;
+
+/// `prmp`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const PRMP: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "prmp",
+        seed: "004 (Barcellos & Ezhilchelvan, §2–3)",
+        summary: "polling-based reliable multicast (PF): children answer only when polled; polls \
+                  planned per epoch so responses arrive at rate RR; NACK collection with MTR \
+                  multicast/unicast repair; silent children removed",
+        family: Family::Prmp,
+        sockets: true,
+        params: PARAMS,
+    },
+    deploy: Deployer::Layout(laid_out::<super::Prmp>),
+    module: module_path!(),
+};
 
 /// Window `S`, packets (§4: 64); the same default as `ff`'s.
 pub const WINDOW: u64 = ff::WINDOW;

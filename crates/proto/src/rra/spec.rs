@@ -1,7 +1,26 @@
 //! `rra` (seed 000, Ch. 5, proposed): parameters of scenario files and `rmcast send`. The
 //! segovia study builds it with the thesis's timings instead.
 
-use super::{saw, Param};
+use crate::deploy::laid_out;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::saw::spec as saw;
+use crate::spec::{Param, ProtocolSpec};
+use rmcast_wire::Family;
+
+/// `rra`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const RRA: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "rra",
+        seed: "000 (Segovia 1996, Ch. 5, proposed)",
+        summary: "round-robin acknowledgment: each data packet names the one receiver that \
+                  reports its status; selective multicast repairs, polls for the tail",
+        family: Family::Rra,
+        sockets: true,
+        params: PARAMS,
+    },
+    deploy: Deployer::Layout(laid_out::<super::Rra>),
+    module: module_path!(),
+};
 
 /// Unfinished messages the sender keeps on sockets.
 pub const SOCKET_WINDOW: u64 = 64;

@@ -1,6 +1,24 @@
 //! `srm` (seed 003, after Floyd et al. 1995 and ns-2): parameters and their defaults.
 
-use super::{Param, Value};
+use crate::deploy::laid_out;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::spec::{choice, Param, ProtocolSpec, Value};
+use rmcast_wire::Family;
+
+/// `srm`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const SRM: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "srm",
+        seed: "003 (Papadopoulos, Ch. 5; after Floyd et al. 1995 and ns-2)",
+        summary: "scalable reliable multicast: gap detection, randomized request and repair \
+                  timers scaled by distance, suppression, request back-off, ns-2 adaptive timers",
+        family: Family::Srm,
+        sockets: true,
+        params: PARAMS,
+    },
+    deploy: Deployer::Layout(laid_out::<super::Srm>),
+    module: module_path!(),
+};
 
 /// Request timer: uniform in [C1·d, (C1+C2)·d].
 pub const C1: f64 = 2.0;

@@ -1,6 +1,55 @@
 //! `dsp`, `csp`, `cp` (seed 001): parameters and their defaults.
 
-use super::{Param, Range, Value};
+use super::Variant;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::spec::{Param, ProtocolSpec, Range, Value};
+use rmcast_wire::Family;
+
+/// `dsp`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const DSP: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "dsp",
+        seed: "001 (Paul, Sabnani & Kristol, §3)",
+        summary: "designated status protocol: one designated endpoint per region reports its own \
+                  status to the source and re-multicasts locally what its region lacks; \
+                  block-based selective repeat, periodic complete state",
+        family: Family::Tree,
+        sockets: true,
+        params: DSP_PARAMS,
+    },
+    deploy: Deployer::Regions(Variant::Dsp),
+    module: module_path!(),
+};
+
+/// `csp`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const CSP: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "csp",
+        seed: "001 (Paul, Sabnani & Kristol, §4)",
+        summary: "consolidated status protocol: the local exchange merges its endpoints' status \
+                  pessimistically (min LW_r, AND of LOBs, min buffer); the source repairs all",
+        family: Family::Tree,
+        sockets: true,
+        params: DSP_PARAMS,
+    },
+    deploy: Deployer::Regions(Variant::Csp),
+    module: module_path!(),
+};
+
+/// `cp`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const CP: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "cp",
+        seed: "001 (Paul, Sabnani & Kristol, §5)",
+        summary: "combined protocol: optimistic merge (max LW_r, OR of LOBs, min buffer); the \
+                  exchange orders an endpoint holding a block to re-multicast it locally",
+        family: Family::Tree,
+        sockets: true,
+        params: DSP_PARAMS,
+    },
+    deploy: Deployer::Regions(Variant::Cp),
+    module: module_path!(),
+};
 
 /// Window `L` of blocks in the simulator, in largest round-trip delays.
 pub const WINDOW_RTD: f64 = 2.0;

@@ -1,7 +1,26 @@
 //! `xtp` (seed 002): parameters and their defaults. Most come from a preset
 //! ([`crate::xtp::SenderConfig::thesis`] or `improved`); a key overrides one field of it.
 
-use super::{Param, Range, Value};
+use crate::deploy::laid_out;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::spec::{Param, ProtocolSpec, Range, Value};
+use rmcast_wire::Family;
+
+/// `xtp`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const XTP: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "xtp",
+        seed: "002 (Johnstone & Williams 1997, SandiaXTP / XTP 4.0)",
+        summary: "transmitter-driven multicast: FIRST+SREQ group set-up, CNTL status from every \
+                  receiver on SREQ, FASTNAK, go-back-N or selective repeat, WTIMER back-off with \
+                  synchronizing handshake, CTIMEOUT abort, block on acknowledgment per write",
+        family: Family::Xtp,
+        sockets: true,
+        params: PARAMS,
+    },
+    deploy: Deployer::Layout(laid_out::<super::Xtp>),
+    module: module_path!(),
+};
 
 /// Window on sockets, packets (selective repeat; the presets' 64 is the thesis's setting).
 pub const SOCKET_WINDOW: u16 = 16;

@@ -1,6 +1,24 @@
 //! `lms` (seed 003, Papadopoulos et al.): parameters and their defaults.
 
-use super::{Param, Value};
+use crate::deploy::laid_out;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::spec::{choice, Param, ProtocolSpec, Value};
+use rmcast_wire::Family;
+
+/// `lms`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const LMS: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "lms",
+        seed: "003 (Papadopoulos, Ch. 4-5)",
+        summary: "light-weight multicast services: routers keep a replier link, requests turn \
+                  at the turning point, the replier's repair is subcast down the asking subtree",
+        family: Family::Lms,
+        sockets: true,
+        params: PARAMS,
+    },
+    deploy: Deployer::Layout(laid_out::<super::Lms>),
+    module: module_path!(),
+};
 
 /// A receiver repeats a request not answered within this, ms.
 pub const REQUEST_TIMEOUT_MS: f64 = 500.0;

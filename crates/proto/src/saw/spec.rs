@@ -1,6 +1,25 @@
-//! `saw` and `bap` (seed 000): parameters and their defaults.
+//! `saw` (seed 000): its row of [`crate::PROTOCOLS`], parameters and their defaults (`bap`
+//! shares its timeouts and ACK delay).
 
-use super::{Param, Range, Value};
+use crate::deploy::laid_out;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::spec::{Param, ProtocolSpec, Range, Value};
+use rmcast_wire::Family;
+
+/// `saw`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const SAW: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "saw",
+        seed: "000 (Segovia 1996, §2.5)",
+        summary: "multicast stop-and-wait: one message outstanding, per-receiver unicast ACKs, \
+                  multicast or unicast retransmission, optional random ACK delay",
+        family: Family::Saw,
+        sockets: true,
+        params: PARAMS,
+    },
+    deploy: Deployer::Layout(laid_out::<super::Saw>),
+    module: module_path!(),
+};
 
 /// Retransmission timeout of the simulated `saw` sender, ms.
 pub const TIMEOUT_MS: f64 = 100.0;
@@ -12,8 +31,6 @@ pub const MODE: &str = "multicast";
 pub const ACK_DELAY_MAX_MS: f64 = 0.0;
 /// Messages the `saw` sender queues before refusing more.
 pub const QUEUE_LIMIT: usize = 64;
-/// `bap`'s window on sockets: messages in flight before the block ACK.
-pub const BAP_WINDOW: u16 = 16;
 
 const TIMEOUT: Param = Param::ms(
     "timeout_ms",
@@ -26,7 +43,7 @@ const TIMEOUT: Param = Param::ms(
     "the socket driver's retransmission timeout, shared by saw, bap and prmp (its RTO floor)",
 );
 
-const ACK_DELAY: Param = Param::ms(
+pub(crate) const ACK_DELAY: Param = Param::ms(
     "ack_delay_max_ms",
     ACK_DELAY_MAX_MS,
     "upper bound of each receiver's uniformly random ACK delay (0: ACK at once)",
@@ -40,7 +57,7 @@ pub const ACK_DELAY_LIMIT_MS: f64 = 10_000.0;
 
 /// The retransmission limit of `saw` and `bap` (scenario files only; the socket driver
 /// retransmits without a limit and evicts a silent receiver instead).
-const MAX_RETRANSMISSIONS: Param = Param::limit(
+pub(crate) const MAX_RETRANSMISSIONS: Param = Param::limit(
     "max_retransmissions",
     "retransmissions of one message after which the sender gives it up (counted as failed)",
 );
@@ -63,42 +80,4 @@ pub const PARAMS: &[Param] = &[
         Value::Int(QUEUE_LIMIT as u64),
         "messages the sender queues behind the outstanding one before refusing more",
     ),
-];
-
-/// The ACK-delay timeout `t` of `bap` receivers for a sender retransmission timeout `rto`:
-/// a quarter of it, so a receiver reports a stalled window well before the sender repeats it
-/// (the socket driver announces this value; the simulator's scenarios use the same).
-pub fn bap_ack_timeout(rto: core::time::Duration) -> core::time::Duration {
-    rto / 4
-}
-
-/// The sender retransmission timeout a `bap` ACK-delay timeout `t` was derived from (the
-/// inverse of [`bap_ack_timeout`]: what a receiver checks an announced `t` against).
-pub fn bap_rto(ack_timeout: core::time::Duration) -> core::time::Duration {
-    ack_timeout * 4
-}
-
-/// `bap`'s parameters (scenario keys and, but for the retransmission limit, `rmcast send`
-/// flags).
-pub const BAP_PARAMS: &[Param] = &[
-    Param::int(
-        "window",
-        "messages",
-        1,
-        crate::bap::MAX_WINDOW as u64,
-        BAP_WINDOW as u64,
-        "n: messages in flight before the block acknowledgment",
-    )
-    .flag("window"),
-    Param::ms(
-        "rto_ms",
-        SOCKET_RTO_MS,
-        "retransmission timeout: the window is sent again when not acknowledged within it",
-    )
-    // Receivers run their ACK-delay timer at a quarter of it (`bap_ack_timeout`): above a
-    // minute a window that does not fill would wait minutes for its acknowledgment.
-    .within(1.0, 60_000.0)
-    .flag("rto-ms"),
-    ACK_DELAY,
-    MAX_RETRANSMISSIONS,
 ];

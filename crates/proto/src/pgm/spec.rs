@@ -1,6 +1,24 @@
 //! `pgm` (seed 003, after RFC 3208): parameters and their defaults.
 
-use super::{Param, Value};
+use crate::deploy::laid_out;
+use crate::protocols::{Deployer, ProtocolDef};
+use crate::spec::{Param, ProtocolSpec, Value};
+use rmcast_wire::Family;
+
+/// `pgm`'s row of [`crate::PROTOCOLS`]: its spec and how its roles are laid out.
+pub const PGM: ProtocolDef = ProtocolDef {
+    spec: &ProtocolSpec {
+        name: "pgm",
+        seed: "003 (Papadopoulos, Ch. 5; after RFC 3208)",
+        summary: "PGM essentials: NAKs confirmed by NCFs, network elements keep per-packet \
+                  repair state and forward RDATA only where asked; the source repairs every NAK",
+        family: Family::Pgm,
+        sockets: true,
+        params: PARAMS,
+    },
+    deploy: Deployer::Layout(laid_out::<super::Pgm>),
+    module: module_path!(),
+};
 
 /// Receiver's random NAK back-off upper bound, ms (0: NAK at once).
 pub const NAK_BACKOFF_MS: f64 = 0.0;
