@@ -79,7 +79,7 @@ pub(super) fn tree_rtds(regions: &[RegionDelays], at_exchange: bool, at_router: 
 /// block_bytes` (default the spec's) plus 32 bytes of header.
 pub(super) fn block_datagram(table: &Table) -> u64 {
     let sub = table.get("protocol").and_then(|t| t.as_table());
-    num(sub, "block_bytes").unwrap_or(rmcast_proto::spec::dsp::BLOCK_BYTES as f64) as u64 + 32
+    num(sub, "block_bytes").unwrap_or(rmcast_proto::tree::spec::BLOCK_BYTES as f64) as u64 + 32
 }
 
 /// `[protocol] local_rtd_ms`, when the scenario gives it.
@@ -113,8 +113,8 @@ pub(super) fn pacing(table: &Table, protocol: &str) -> Pacing {
     let ipg_us = match protocol {
         "prmp" | "ff" => {
             let ms = num(sub("protocol"), "ipg_ms").unwrap_or(match protocol {
-                "prmp" => rmcast_proto::spec::prmp::IPG_MS,
-                _ => rmcast_proto::spec::ff::IPG_MS,
+                "prmp" => rmcast_proto::prmp::spec::IPG_MS,
+                _ => rmcast_proto::ff::spec::IPG_MS,
             });
             Some(((ms * 1e3).round() as u64).max(1))
         }
@@ -231,7 +231,7 @@ mod tests {
         assert_eq!(p.data_interval_us, Some(500));
         assert_eq!(p.ipg_us, Some(2_500));
         let dflt = pacing(&table("[protocol]\nname = \"prmp\"\n"), "prmp");
-        let us = (rmcast_proto::spec::prmp::IPG_MS * 1e3) as u64;
+        let us = (rmcast_proto::prmp::spec::IPG_MS * 1e3) as u64;
         assert_eq!(dflt.ipg_us, Some(us));
         assert_eq!(dflt.args(), ["--ipg-us".to_string(), us.to_string()]);
     }
