@@ -355,5 +355,5 @@ pub fn samples() -> Vec<Sample<Message<'static>>> {
 fn seq_list(seqs: &[u64]) -> SeqList<'static> {
     let mut raw = Vec::new();
     SeqList::encode_seqs(seqs.iter().copied(), &mut raw);
-    SeqList::from_raw(Vec::leak(raw)).expect("the encoder's own output")
+    SeqList::from_raw(crate::samples::lasting(raw)).expect("the encoder's own output")
 }

@@ -157,7 +157,7 @@ fn validate(m: &Message<'_>) -> Result<(), Invalid> {
 pub fn samples() -> Vec<Sample<Message<'static>>> {
     let mut raw = Vec::new();
     ChildList::encode_ids([1u32, 0xdead_beef, 7], &mut raw);
-    let cld = ChildList::from_raw(Vec::leak(raw)).expect("the encoder's own output");
+    let cld = ChildList::from_raw(crate::samples::lasting(raw)).expect("the encoder's own output");
     vec![
         Sample::data(
             ENV,

@@ -109,3 +109,28 @@ pub fn all() -> Vec<Sample<Message<'static>>> {
 pub fn every_kind() -> Vec<(Envelope, Message<'static>)> {
     all().into_iter().map(|s| (s.env, s.message)).collect()
 }
+
+/// `bytes` for as long as the program runs, for a sample's borrowed list. Each distinct
+/// content is leaked once: the samples are built anew on every call, their buffers are not.
+pub(crate) fn lasting(bytes: Vec<u8>) -> &'static [u8] {
+    static HELD: std::sync::Mutex<std::collections::BTreeSet<&'static [u8]>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(b) = held.get(bytes.as_slice()) {
+        return b;
+    }
+    let b: &'static [u8] = Vec::leak(bytes);
+    held.insert(b);
+    b
+}
+
+#[cfg(test)]
+mod lasting_tests {
+    #[test]
+    fn the_same_content_is_held_once() {
+        let a = super::lasting(vec![1, 2, 3]);
+        let b = super::lasting(vec![1, 2, 3]);
+        assert_eq!(a.as_ptr(), b.as_ptr());
+        assert_ne!(super::lasting(vec![1, 2]).as_ptr(), a.as_ptr());
+    }
+}

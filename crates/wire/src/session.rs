@@ -643,14 +643,14 @@ pub fn decode_peers(raw: &[u8]) -> Result<Vec<(u32, std::net::SocketAddr)>, Deco
 /// One message of each kind (two of some whose layout varies), with the bytes it encodes
 /// to ([`crate::samples`]).
 pub fn samples() -> Vec<Sample<Message<'static>>> {
-    let members = Vec::leak(encode_members(&[1, 2, 0xffff_ffff]));
-    let held = Vec::leak(encode_held(&[Held {
+    let members = crate::samples::lasting(encode_members(&[1, 2, 0xffff_ffff]));
+    let held = crate::samples::lasting(encode_held(&[Held {
         size: 1000,
         held: 600,
         name_key: 0x0102_0304_0506_0708,
         digest: [7; 32],
     }]));
-    let outcomes = Vec::leak(encode_outcomes(&[
+    let outcomes = crate::samples::lasting(encode_outcomes(&[
         (1, Outcome::Completed),
         (9, Outcome::Failed),
     ]));

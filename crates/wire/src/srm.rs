@@ -148,7 +148,8 @@ pub fn samples() -> Vec<Sample<Message<'static>>> {
         ],
         &mut raw,
     );
-    let entries = SessionEntries::from_raw(Vec::leak(raw)).expect("the encoder's own output");
+    let entries =
+        SessionEntries::from_raw(crate::samples::lasting(raw)).expect("the encoder's own output");
     vec![
         Sample::data(
             ENV,

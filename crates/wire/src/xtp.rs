@@ -471,7 +471,7 @@ pub fn samples() -> Vec<Sample<Message<'static>>> {
         ],
         &mut raw,
     );
-    let spans = Spans::from_raw(Vec::leak(raw)).expect("the encoder's own output");
+    let spans = Spans::from_raw(crate::samples::lasting(raw)).expect("the encoder's own output");
     vec![
         Sample::control(
             ENV,
