@@ -350,13 +350,18 @@ impl Segment {
     /// without one, or if `tc` cannot say).
     pub fn queue_stats(&self) -> Option<QueueStats> {
         let host = (*self.queued.lock().unwrap_or_else(|e| e.into_inner()))?;
+        parse_tc_stats(&self.qdisc_stats(host).ok()?)
+    }
+
+    /// What `tc -s qdisc show` says of host `host`'s bridge port, in the switch's namespace.
+    fn qdisc_stats(&self, host: usize) -> Result<String, NetError> {
         let out = Command::new("ip")
             .args(["netns", "exec", &self.switch(), "tc", "-s", "qdisc", "show"])
             .args(["dev", self.port(host).as_str()])
             .stderr(Stdio::null())
             .output()
-            .ok()?;
-        parse_tc_stats(&String::from_utf8_lossy(&out.stdout))
+            .map_err(|e| NetError::io("run `tc -s qdisc show`", e))?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// Make the bridge port of host `host` a link of `bits_per_s` with a drop-tail queue of
@@ -461,22 +466,7 @@ impl Segment {
         let queued = *self.queued.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(h) = queued {
             counts.extend(list(&self.host(h), "netdev")?);
-            let out = Command::new("ip")
-                .args([
-                    "netns",
-                    "exec",
-                    &self.switch(),
-                    "tc",
-                    "-s",
-                    "qdisc",
-                    "show",
-                    "dev",
-                ])
-                .arg(self.port(h))
-                .stderr(Stdio::null())
-                .output()
-                .map_err(|e| NetError::io("run `tc -s qdisc show`", e))?;
-            let dropped = parse_tc_dropped(&String::from_utf8_lossy(&out.stdout));
+            let dropped = parse_tc_dropped(&self.qdisc_stats(h)?);
             counts.insert(
                 "dropped".into(),
                 Count {
