@@ -84,6 +84,8 @@ struct Mark {
     sent: u64,
     group_bytes: u64,
     repair_bytes: u64,
+    /// [`Repairs::dry`] then.
+    dry: Duration,
 }
 
 /// The queue of repairs to the group and their pacer.
@@ -117,6 +119,10 @@ pub(super) struct Repairs {
     intake: HashMap<u32, (Time, f64)>,
     /// What became of the repairs offered so far (for the trace).
     offered: Offered,
+    /// Since when the queue has been empty (`None`: it holds repairs).
+    empty_since: Option<Time>,
+    /// How long the queue has been empty before `empty_since`, in all (for the trace).
+    dry_before: Duration,
 }
 
 /// What became of the repairs offered to the queue ([`Repairs::push`]).
@@ -146,7 +152,17 @@ impl Repairs {
             repair_bytes: 0,
             intake: HashMap::new(),
             offered: Offered::default(),
+            empty_since: Some(Time::ZERO),
+            dry_before: Duration::ZERO,
         }
+    }
+
+    /// How long the queue has been empty in all, up to `now`.
+    fn dry(&self, now: Time) -> Duration {
+        self.dry_before
+            + self
+                .empty_since
+                .map_or(Duration::ZERO, |t| now.saturating_since(t))
     }
 
     /// Whether `t` is a repair this queue paces: a retransmission to the group.
@@ -176,6 +192,9 @@ impl Repairs {
             return false;
         }
         self.offered.queued += 1;
+        if let Some(t) = self.empty_since.take() {
+            self.dry_before += now.saturating_since(t);
+        }
         let q = self.queues.entry(asker).or_default();
         if q.is_empty() {
             self.turns.push_back(asker);
@@ -247,6 +266,9 @@ impl Repairs {
             self.turns.push_back(asker);
         }
         self.queued.remove(&t.payload);
+        if self.turns.is_empty() {
+            self.empty_since = Some(now);
+        }
         if let Some(len) = sent {
             self.pacer.on_send(now, len);
             self.sent += 1;
@@ -273,12 +295,14 @@ impl Repairs {
         if !self.on {
             return;
         }
+        let dry = self.dry(now);
         let mark = Mark {
             at: now,
             received,
             sent: self.sent,
             group_bytes: self.group_bytes,
             repair_bytes: self.repair_bytes,
+            dry,
         };
         let Some(prev) = self.marks.insert(node, mark) else {
             return;
@@ -304,6 +328,7 @@ impl Repairs {
             took,
             sent,
             queued = self.queued.len(),
+            dry_ms = dry.saturating_sub(prev.dry).as_millis() as u64,
             offered = ?self.offered,
             intake_mbit_s = rate * 8e-6,
             "repair intake"
@@ -430,6 +455,20 @@ mod tests {
             Some(&repair(1).payload),
             "a lost repair goes first"
         );
+    }
+
+    #[test]
+    fn the_time_the_queue_stood_empty_is_counted() {
+        let mut r = Repairs::new(true, 1500, false);
+        assert_eq!(r.dry(ms(10)), Duration::from_millis(10));
+        assert!(r.push(ms(10), 0, repair(1)));
+        assert_eq!(
+            r.dry(ms(15)),
+            Duration::from_millis(10),
+            "not while it holds one"
+        );
+        r.pop_front(ms(20), Some(100));
+        assert_eq!(r.dry(ms(35)), Duration::from_millis(25));
     }
 
     #[test]

@@ -470,6 +470,9 @@ pub struct Receiver {
     pending: Vec<u64>,
     /// With [`ReceiverConfig::nak_overtaken`]: the confirmed losses by confirmation order.
     overtaken: Option<Box<overtaken::Overtaken>>,
+    /// Repairs that arrived for NAKed losses: with the estimator's samples, what clears the
+    /// losses' back-offs ([`Receiver::epoch`]).
+    repaired: u64,
 }
 
 /// A loss (or FEC block) NAKed at least once.
@@ -484,23 +487,24 @@ struct Naked {
 }
 
 /// A loss's (or FEC block's) own back-off with adaptive NAK timers: how many of its waits for
-/// an answer ran out since the receiver last measured a repair round trip, each doubling its
-/// next wait ([`RttEstimator::rto_doubled`]: before the floor, so on a LAN, whose round trip
-/// is far below it, the first doublings cost nothing). Per loss, as TCP's is per segment: a
-/// burst of losses that times out together (a link down for a moment) waits twice the
-/// timeout next, not the cap, as one estimator backing off per expiry made it. A fresh sample
-/// clears it, as RFC 6298's: answers are coming, so what ran out was lost on the way rather
-/// than late, and a loss whose repairs were lost several times is asked for again after one
-/// timeout, not after its doublings.
+/// an answer ran out since the receiver last measured a repair round trip or received a
+/// repair for a NAKed loss, each doubling its next wait ([`RttEstimator::rto_doubled`]:
+/// before the floor, so on a LAN, whose round trip is far below it, the first doublings cost
+/// nothing). Per loss, as TCP's is per segment: a burst of losses that times out together (a
+/// link down for a moment) waits twice the timeout next, not the cap, as one estimator backing
+/// off per expiry made it. A fresh sample clears it, as RFC 6298's, and so does a repair
+/// arriving: answers are coming, so what ran out was lost on the way rather than late, and a
+/// loss whose repairs were lost several times is asked for again after one timeout, not after
+/// its doublings.
 #[derive(Debug, Clone, Copy, Default)]
 struct Backoff {
     expired: u32,
-    /// The estimator's sample count when it last ran out.
+    /// The receiver's [`Receiver::epoch`] when it last ran out.
     epoch: u64,
 }
 
 impl Backoff {
-    /// The doublings of its next wait, the estimator having taken `epoch` samples.
+    /// The doublings of its next wait, the receiver being at `epoch`.
     fn doublings(self, epoch: u64) -> u32 {
         if self.epoch == epoch {
             self.expired
@@ -509,7 +513,7 @@ impl Backoff {
         }
     }
 
-    /// A wait ran out, the estimator having taken `epoch` samples.
+    /// A wait ran out, the receiver being at `epoch`.
     fn expire(&mut self, epoch: u64) {
         self.expired = self.doublings(epoch).saturating_add(1);
         self.epoch = epoch;
@@ -571,6 +575,7 @@ impl Receiver {
             blocks: BTreeMap::new(),
             lead: 0,
             pending: Vec::new(),
+            repaired: 0,
         }
     }
 
@@ -664,7 +669,7 @@ impl Receiver {
     /// doubled as `b` says, within it.
     fn wait(&self, fixed: Duration, b: Backoff) -> Duration {
         match self.repair.as_deref() {
-            Some((rtt, _)) => rtt.rto_doubled(b.doublings(rtt.samples())).min(fixed),
+            Some((rtt, _)) => rtt.rto_doubled(b.doublings(self.epoch())).min(fixed),
             None => fixed,
         }
     }
@@ -677,9 +682,16 @@ impl Receiver {
             .map_or(Backoff::default(), |n| n.backoff)
     }
 
-    /// The estimator's sample count (0 without adaptive timers).
+    /// What clears the back-offs: the estimator's samples and the repairs that arrived for
+    /// NAKed losses (0 without adaptive timers). A repair getting through says answers are
+    /// coming as a fresh sample does: what ran out was lost on the way, not late. Behind a
+    /// slow port, where most NAKs are repeats (no sample, by Karn's rule) while repairs
+    /// stream in, counting samples alone let a loss whose repair was lost four or five times
+    /// wait 0.5-1 s for its next NAK while the port idled (issue 59).
     fn epoch(&self) -> u64 {
-        self.repair.as_deref().map_or(0, |(rtt, _)| rtt.samples())
+        self.repair
+            .as_deref()
+            .map_or(0, |(rtt, _)| rtt.samples() + self.repaired)
     }
 
     /// The first answer (NCF or data) for `seq` arrived: a round-trip sample if it was
@@ -691,8 +703,8 @@ impl Receiver {
         if let Some(n) = sent.get_mut(&seq) {
             n.answer(now, rtt);
         }
-        if done {
-            sent.remove(&seq);
+        if done && sent.remove(&seq).is_some() {
+            self.repaired += 1;
         }
     }
 

@@ -465,21 +465,25 @@ fn adaptive_receiver_repeats_after_the_measured_repair_round_trip() {
 /// receiver behind a relay whose link was down for 200 ms): with one estimator backing off
 /// per expiry, hundreds of expiries doubled the timeout to its 1-s cap, Karn's rule then
 /// found no fresh sample among the repeated NAKs, and every later lost repair waited 1 s.
-#[test]
-fn a_burst_of_expiries_backs_off_per_loss() {
+/// A receiver with adaptive timers (30-ms floor) that lost packets 0..200 (ODATA 200
+/// revealed them, each NAKed at once), all confirmed 10 ms later: 200 equal samples, so the
+/// timeout is 10 ms (and the 1-us granularity), below the floor. Returns it and that timeout.
+fn burst_confirmed() -> (Receiver, Duration) {
     let mut c = ReceiverConfig::new(NodeId(3), NodeId(0));
     c.nak_rto_min = Some(Duration::from_millis(30));
     let mut r = Receiver::new(c, AgentRng::from_seed(1));
-    // packets 0..200 lost: ODATA 200 reveals them, each NAKed at once
     r.handle_packet(Time::ZERO, NodeId(0), &odata(200, b"d"));
     assert_eq!(naks(&mut r).len(), 200);
-    // the network element confirms them 10 ms later: 200 equal samples, so the timeout is
-    // 10 ms (and the 1-us granularity), below the 30-ms floor
     for seq in 0..200 {
         let ncf = pkt(0, wire::Message::Ncf { seq });
         r.handle_packet(Time::from_millis(10), NodeId(0), &ncf);
     }
-    let rto = Duration::from_millis(10) + Duration::from_micros(1);
+    (r, Duration::from_millis(10) + Duration::from_micros(1))
+}
+
+#[test]
+fn a_burst_of_expiries_backs_off_per_loss() {
+    let (mut r, rto) = burst_confirmed();
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(40)));
     // no RDATA within the floor: 200 waits run out together and are NAKed again (the round's
     // budget, 1,024 NAKs, has room for all of this test's); each waits the timeout doubled
@@ -504,6 +508,28 @@ fn a_burst_of_expiries_backs_off_per_loss() {
     r.handle_timeout(third);
     assert_eq!(naks(&mut r).len(), 200);
     assert_eq!(r.stats().timeouts, 600);
+    assert_eq!(r.poll_timeout(), Some(third + Duration::from_millis(30)));
+}
+
+/// A repair that gets through clears the back-offs as a fresh sample does. Behind a slow port
+/// most NAKs are repeats, whose answers are no samples (Karn), while repairs stream in:
+/// counting samples alone, a loss whose repair was lost several times waited its doubled
+/// timeout (up to the 1-s cap) while the port idled (issue 59's uneven bridge).
+#[test]
+fn a_repair_getting_through_clears_the_back_offs() {
+    let (mut r, rto) = burst_confirmed();
+    // two waits run out: the next is the timeout doubled twice (40 ms), above the floor
+    r.handle_timeout(Time::from_millis(40));
+    assert_eq!(naks(&mut r).len(), 200);
+    r.handle_timeout(Time::from_millis(70));
+    assert_eq!(naks(&mut r).len(), 200);
+    let third = Time::from_millis(70) + rto * 4;
+    assert_eq!(r.poll_timeout(), Some(third));
+    // the repair of one of them arrives (no sample: it was NAKed three times)
+    r.handle_packet(Time::from_millis(80), NodeId(0), &rdata(0, b"r"));
+    // so when the other 199 run out a third time their doublings start again: the floor
+    r.handle_timeout(third);
+    assert_eq!(naks(&mut r).len(), 199);
     assert_eq!(r.poll_timeout(), Some(third + Duration::from_millis(30)));
 }
 
