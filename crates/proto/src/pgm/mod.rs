@@ -473,6 +473,9 @@ pub struct Receiver {
     /// Repairs that arrived for NAKed losses: with the estimator's samples, what clears the
     /// losses' back-offs ([`Receiver::epoch`]).
     repaired: u64,
+    /// With adaptive timers: how long repairs take to follow their NCF (the source's queue
+    /// of repairs), which a wait for a repair adds to the repair round trip's timeout.
+    rdata_delay: Option<RttEstimator>,
 }
 
 /// A loss (or FEC block) NAKed at least once.
@@ -484,6 +487,8 @@ struct Naked {
     again: bool,
     /// Its back-off.
     backoff: Backoff,
+    /// When its last NCF arrived (the wait for its repair began).
+    confirmed: Option<Time>,
 }
 
 /// A loss's (or FEC block's) own back-off with adaptive NAK timers: how many of its waits for
@@ -527,6 +532,7 @@ impl Naked {
             at,
             again: false,
             backoff: Backoff::default(),
+            confirmed: None,
         }
     }
 
@@ -561,7 +567,16 @@ impl Receiver {
             });
             Box::new((rtt, BTreeMap::new()))
         });
+        let rdata_delay = cfg.nak_rto_min.map(|_| {
+            RttEstimator::new(RttConfig {
+                initial_rto: Duration::ZERO,
+                min_rto: Duration::ZERO,
+                max_rto: cfg.nak_rdata,
+                granularity: Duration::from_micros(1),
+            })
+        });
         Receiver {
+            rdata_delay,
             overtaken: cfg.nak_overtaken.then(Box::default),
             repair,
             window: HeldWindow::new(cfg.window),
@@ -674,6 +689,21 @@ impl Receiver {
         }
     }
 
+    /// How long to wait for `seq`'s repair after its NCF: with adaptive timers the repair
+    /// round trip's timeout (doubled by its back-off) plus the timeout of the measured delay
+    /// from an NCF to its repair, within `nak_rdata`. The NCF leaves at once and its repair
+    /// waits in the source's paced queue: behind a slow port that queue held 100-200 ms of
+    /// repairs, longer than the round trip, and the waits ran out while the repairs were still
+    /// queued (most of the receiver's NAKs, each spending the round's budget, asked for
+    /// repairs queued already; issue 59).
+    fn rdata_wait(&self, seq: u64) -> Duration {
+        let wait = self.wait(self.cfg.nak_rdata, self.backoff_of(seq));
+        match self.rdata_delay.as_ref() {
+            Some(d) if d.samples() > 0 => (wait + d.rto()).min(self.cfg.nak_rdata),
+            _ => wait,
+        }
+    }
+
     /// Loss `seq`'s back-off (none without adaptive timers).
     fn backoff_of(&self, seq: u64) -> Backoff {
         self.repair
@@ -703,8 +733,14 @@ impl Receiver {
         if let Some(n) = sent.get_mut(&seq) {
             n.answer(now, rtt);
         }
-        if done && sent.remove(&seq).is_some() {
+        if !done {
+            return;
+        }
+        if let Some(n) = sent.remove(&seq) {
             self.repaired += 1;
+            if let (Some(at), Some(d)) = (n.confirmed, self.rdata_delay.as_mut()) {
+                d.sample(now.saturating_since(at));
+            }
         }
     }
 
@@ -867,7 +903,14 @@ impl Receiver {
                 }
             }
             self.answered(now, seq, false);
-            let wait = self.wait(self.cfg.nak_rdata, self.backoff_of(seq));
+            if let Some(n) = self
+                .repair
+                .as_deref_mut()
+                .and_then(|(_, sent)| sent.get_mut(&seq))
+            {
+                n.confirmed = Some(now);
+            }
+            let wait = self.rdata_wait(seq);
             self.timers.set(Key::Seq(seq), now + wait);
         }
     }

@@ -533,6 +533,28 @@ fn a_repair_getting_through_clears_the_back_offs() {
     assert_eq!(r.poll_timeout(), Some(third + Duration::from_millis(30)));
 }
 
+/// After an NCF a receiver waits the repair round trip's timeout plus the measured delay from
+/// an NCF to its repair: the NCF leaves the source at once, its repair waits in the source's
+/// paced queue. Behind a slow port that queue held 100-200 ms, the 30-ms waits ran out while
+/// the repairs were still queued, and most NAKs asked for repairs queued already.
+#[test]
+fn the_wait_for_a_repair_counts_its_delay_behind_the_ncf() {
+    let mut r = receiver_losing_seq_0(Some(Duration::from_millis(30)));
+    assert!(r.poll_transmit().is_some());
+    let ncf = |seq| pkt(0, wire::Message::Ncf { seq });
+    // NCF 4 ms later (the repair round trip's timeout is the 30-ms floor); no delay measured
+    // yet, so the repair is awaited for the floor alone
+    r.handle_packet(Time::from_millis(4), NodeId(0), &ncf(0));
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(34)));
+    // its repair comes 20 ms after the NCF: the first delay sample (timeout 20 + 4 x 10 ms)
+    r.handle_packet(Time::from_millis(24), NodeId(0), &rdata(0, b"a"));
+    // the next loss: NAK at 100 ms, NCF at 104 ms, awaited for 30 + 60 ms
+    r.handle_packet(Time::from_millis(100), NodeId(0), &odata(3, b"d"));
+    assert!(r.poll_transmit().is_some());
+    r.handle_packet(Time::from_millis(104), NodeId(0), &ncf(2));
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(194)));
+}
+
 #[test]
 fn adaptive_waits_never_exceed_the_fixed_timers() {
     let mut r = receiver_losing_seq_0(Some(Duration::from_millis(30)));
