@@ -8,6 +8,8 @@
 //! A disagreement is a finding to explain (a model gap in the simulator, the socket driver,
 //! the emulator), never a reason to tune either side.
 
+pub mod pins;
+
 use crate::testbed::{self, Options};
 use rmcast_net::NetError;
 use rmcast_repro::Estimate;
@@ -41,6 +43,17 @@ impl Verdict {
             Verdict::Disagree => "disagree",
             Verdict::Undefined => "undefined",
         }
+    }
+    /// The verdict [`Verdict::as_str`] writes as `word`.
+    pub fn from_word(word: &str) -> Option<Verdict> {
+        [
+            Verdict::Within,
+            Verdict::Overlap,
+            Verdict::Disagree,
+            Verdict::Undefined,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == word)
     }
     /// Whether the two sides agree.
     pub fn agrees(self) -> bool {

@@ -29,6 +29,7 @@ pub mod sock;
 pub use model::{wire_bytes, Medium, MediumSpec, WIRE_OVERHEAD};
 use rmcast_net::NetError;
 use rmcast_sim::loss::LossState;
+use rmcast_wire::PacketClass;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -115,14 +116,15 @@ struct Counters {
     realtime: AtomicU64,
     late_ns: AtomicU64,
     read_lag_ns: AtomicU64,
-    /// When each loss-rule drop happened, µs since the Unix epoch (the testbed counts the
-    /// drops inside a transfer's window: [`Emulator::loss_drop_times`]).
-    drop_times: Mutex<Vec<u64>>,
+    /// When each loss-rule drop happened, µs since the Unix epoch, and the frame's rmcast
+    /// class (the testbed counts the drops inside a transfer's window, by class:
+    /// [`Emulator::loss_drop_times`]).
+    drop_times: Mutex<Vec<(u64, Option<PacketClass>)>>,
 }
 
 impl Counters {
-    /// A frame (or copy) dropped by a loss rule, now.
-    fn loss_drop(&self) {
+    /// A frame (or copy) of `class` dropped by a loss rule, now.
+    fn loss_drop(&self, class: Option<PacketClass>) {
         self.loss_drops.fetch_add(1, Ordering::Relaxed);
         let us = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -130,7 +132,7 @@ impl Counters {
         self.drop_times
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(us);
+            .push((us, class));
     }
 
     fn snapshot(&self) -> Stats {
@@ -202,8 +204,9 @@ impl Emulator {
     }
 
     /// When each of its loss-rule drops so far happened, µs since the Unix epoch (the clock
-    /// `rmcast send` and `rmcast recv` stamp their reports with), in order.
-    pub fn loss_drop_times(&self) -> Vec<u64> {
+    /// `rmcast send` and `rmcast recv` stamp their reports with), in order, with the frame's
+    /// rmcast class ([`model::frame_class`]; `None`: ARP, IGMP, a later fragment).
+    pub fn loss_drop_times(&self) -> Vec<(u64, Option<PacketClass>)> {
         self.counters
             .drop_times
             .lock()

@@ -201,7 +201,7 @@ fn arrive(
     add(&c.wire_bytes_in, wire);
     let class = frame_class(eth);
     if site_drops(port.tx.as_ref(), class, port.iface) {
-        c.loss_drop();
+        c.loss_drop(class);
         return None;
     }
     let channel = port.channel;
@@ -211,7 +211,7 @@ fn arrive(
         return None;
     };
     if LossState::first_drop(&mut ch.loss, class, 0).is_some() {
-        c.loss_drop();
+        c.loss_drop(class);
         return None;
     }
     Some(Pending {
@@ -231,7 +231,7 @@ fn deliver(spec: &EmuSpec, socks: &[PacketSocket], p: &Pending, c: &Counters) {
             continue;
         }
         if site_drops(port.rx.as_ref(), p.class, port.iface) {
-            c.loss_drop();
+            c.loss_drop(p.class);
             continue;
         }
         if socks[i].send(&p.frame) {
