@@ -5,7 +5,7 @@
 //! write `runs.csv` / `runs.jsonl` with the columns `rmcast sim` writes where the meaning is
 //! the same, so one file can be run both ways and compared.
 
-use crate::emu::{self, Emulator};
+use crate::emu::{self, Carried, Emulator};
 use crate::netns::{self, Router, Segment};
 use crate::proc::{in_netns, Proc};
 use rmcast_net::NetError;
@@ -15,7 +15,6 @@ use rmcast_sim::scenario::{
 };
 use rmcast_sim::topo::Topology;
 use rmcast_sim::{Network, NodeKind};
-use rmcast_wire::PacketClass;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -745,19 +744,19 @@ fn columns(
         ),
         (
             "frames_dropped_in_transfer_data".into(),
-            drops_within(drops, transfer_window(&out), |c| {
-                c.is_some_and(|c| c.is_data())
-            }),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Data),
         ),
         (
             "frames_dropped_in_transfer_control".into(),
-            drops_within(drops, transfer_window(&out), |c| {
-                c == Some(PacketClass::Control)
-            }),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Control),
+        ),
+        (
+            "frames_dropped_in_transfer_session".into(),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Session),
         ),
         (
             "frames_dropped_in_transfer_other".into(),
-            drops_within(drops, transfer_window(&out), |c| c.is_none()),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Other),
         ),
         ("emulator_frames_in".into(), Metric::U(sum(|e| e.frames_in))),
         (
@@ -822,15 +821,14 @@ fn last_delivery(out: &Outputs) -> f64 {
 /// transfer met, as the simulator's `lost_rules_to_last_delivery` counts them (not the set-up's,
 /// the join's or the goodbye's, nor those of session messages sent while the receivers
 /// waited for the sender); NaN without a window.
-/// A loss-rule drop: when (µs since the Unix epoch) and the frame's rmcast class (`None`: not
-/// an rmcast datagram, e.g. ARP or IGMP).
-type LossDrop = (u64, Option<PacketClass>);
+/// A loss-rule drop: when (µs since the Unix epoch) and what the frame carried.
+type LossDrop = (u64, Carried);
 
-/// The drops of a class `of` accepts inside `window` (none: not a number).
+/// The drops of what `of` accepts inside `window` (none: not a number).
 fn drops_within(
     drops: &[LossDrop],
     window: Option<(u64, u64)>,
-    of: impl Fn(Option<PacketClass>) -> bool,
+    of: impl Fn(Carried) -> bool,
 ) -> Metric {
     match window {
         Some((a, b)) => Metric::U(
@@ -872,20 +870,22 @@ mod tests {
         assert_eq!(last_delivery(&out), 0.004);
         // Before the sender's first data (the receivers' wait, the join), inside, after the
         // last delivery (the goodbye).
-        let d = Some(PacketClass::OriginalData);
-        let drops = [10, 999, 1_000, 2_500, 5_000, 5_001, 9_000].map(|t| (t, d));
+        let drops = [10, 999, 1_000, 2_500, 5_000, 5_001, 9_000].map(|t| (t, Carried::Data));
         assert!(matches!(drops_within(&drops, w, |_| true), Metric::U(3)));
-        // By class: a control frame and an ARP inside the window too.
+        // By what they carried: a session frame and an ARP inside the window too.
         let mixed = [
-            (1_500, Some(PacketClass::Control)),
-            (1_600, None),
-            (2_000, Some(PacketClass::RepairData)),
-            (3_000, d),
+            (1_500, Carried::Session),
+            (1_600, Carried::Other),
+            (2_000, Carried::Data),
+            (3_000, Carried::Data),
+            (9_000, Carried::Session),
         ];
-        let data = |c: Option<PacketClass>| c.is_some_and(|c| c.is_data());
-        assert!(matches!(drops_within(&mixed, w, data), Metric::U(2)));
         assert!(matches!(
-            drops_within(&mixed, w, |c| c.is_none()),
+            drops_within(&mixed, w, |c| c == Carried::Data),
+            Metric::U(2)
+        ));
+        assert!(matches!(
+            drops_within(&mixed, w, |c| c == Carried::Session),
             Metric::U(1)
         ));
     }
@@ -899,7 +899,7 @@ mod tests {
         assert_eq!(transfer_window(&out), None);
         assert!(last_delivery(&out).is_nan());
         assert!(
-            matches!(drops_within(&[(2_000, None)], None, |_| true), Metric::F(v) if v.is_nan())
+            matches!(drops_within(&[(2_000, Carried::Other)], None, |_| true), Metric::F(v) if v.is_nan())
         );
     }
 }

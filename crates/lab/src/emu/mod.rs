@@ -26,10 +26,9 @@ pub mod plan;
 mod run;
 pub mod sock;
 
-pub use model::{wire_bytes, Medium, MediumSpec, WIRE_OVERHEAD};
+pub use model::{wire_bytes, Carried, Medium, MediumSpec, WIRE_OVERHEAD};
 use rmcast_net::NetError;
 use rmcast_sim::loss::LossState;
-use rmcast_wire::PacketClass;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -119,12 +118,12 @@ struct Counters {
     /// When each loss-rule drop happened, µs since the Unix epoch, and the frame's rmcast
     /// class (the testbed counts the drops inside a transfer's window, by class:
     /// [`Emulator::loss_drop_times`]).
-    drop_times: Mutex<Vec<(u64, Option<PacketClass>)>>,
+    drop_times: Mutex<Vec<(u64, Carried)>>,
 }
 
 impl Counters {
-    /// A frame (or copy) of `class` dropped by a loss rule, now.
-    fn loss_drop(&self, class: Option<PacketClass>) {
+    /// A frame (or copy) that carried `what` dropped by a loss rule, now.
+    fn loss_drop(&self, what: Carried) {
         self.loss_drops.fetch_add(1, Ordering::Relaxed);
         let us = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -132,7 +131,7 @@ impl Counters {
         self.drop_times
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((us, class));
+            .push((us, what));
     }
 
     fn snapshot(&self) -> Stats {
@@ -204,9 +203,9 @@ impl Emulator {
     }
 
     /// When each of its loss-rule drops so far happened, µs since the Unix epoch (the clock
-    /// `rmcast send` and `rmcast recv` stamp their reports with), in order, with the frame's
-    /// rmcast class ([`model::frame_class`]; `None`: ARP, IGMP, a later fragment).
-    pub fn loss_drop_times(&self) -> Vec<(u64, Option<PacketClass>)> {
+    /// `rmcast send` and `rmcast recv` stamp their reports with), in order, with what the
+    /// frame carried.
+    pub fn loss_drop_times(&self) -> Vec<(u64, Carried)> {
         self.counters
             .drop_times
             .lock()
