@@ -38,7 +38,9 @@ use std::process::ExitCode;
     repairs_per_loss, the sender's repairs per loss-rule drop, on the testbed those from the\n\
     sender's first data to the last delivery (frames_dropped_in_transfer); all_repairs_per_loss, every\n\
     host's (srm's and lms's receivers' too; not relays'); duplicates_per_receiver;\n\
-    feedback_per_delivered, receivers' feedback packets per message delivered) both sides'\n\
+    feedback_per_delivered, receivers' feedback packets per message delivered;\n\
+    repairs_per_data_loss and all_repairs_per_data_loss, the same per drop of a data packet,\n\
+    on the testbed a frame that carried an agent's data) both sides'\n\
     mean and 95 % interval and a verdict: agree when the testbed's mean is within 15 % of\n\
     the simulator's or the intervals overlap. Printed as a table, written to agreement.csv\n\
     and agreement.json (and sim/runs.csv, testbed/runs.csv) in --out. Exit status with\n\
