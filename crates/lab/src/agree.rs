@@ -8,6 +8,8 @@
 //! A disagreement is a finding to explain (a model gap in the simulator, the socket driver,
 //! the emulator), never a reason to tune either side.
 
+pub mod pins;
+
 use crate::testbed::{self, Options};
 use rmcast_net::NetError;
 use rmcast_repro::Estimate;
@@ -41,6 +43,17 @@ impl Verdict {
             Verdict::Disagree => "disagree",
             Verdict::Undefined => "undefined",
         }
+    }
+    /// The verdict [`Verdict::as_str`] writes as `word`.
+    pub fn from_word(word: &str) -> Option<Verdict> {
+        [
+            Verdict::Within,
+            Verdict::Overlap,
+            Verdict::Disagree,
+            Verdict::Undefined,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == word)
     }
     /// Whether the two sides agree.
     pub fn agrees(self) -> bool {
@@ -88,6 +101,8 @@ const BUILTIN_CAUSES: [&str; 3] = ["queue_overflow", "implosion", "excess_collis
 
 /// The column [`with_rule_losses`] adds to a simulated run.
 const SIM_RULE_LOSSES: &str = "lost_rules_to_last_delivery";
+/// The same, of data packets only (original or repair).
+const SIM_RULE_DATA_LOSSES: &str = "lost_rules_data_to_last_delivery";
 
 /// Packets the scenario's loss rules dropped up to the last delivery: in the simulator from
 /// its loss trace ([`with_rule_losses`]; `lost_total` also counts what a NAK protocol's
@@ -103,18 +118,47 @@ fn losses(r: &RunResult, side: Side) -> Option<f64> {
     }
 }
 
+/// [`losses`] of data packets (frames) only: what repairs answer. On the testbed the frames
+/// that carried an agent's data (`frames_dropped_in_transfer_data`), not its control, nor the
+/// sockets' session layer, nor ARP; in the simulator the rule losses of data packets.
+fn data_losses(r: &RunResult, side: Side) -> Option<f64> {
+    match side {
+        Side::Testbed => num(r, "frames_dropped_in_transfer_data"),
+        Side::Sim { .. } => num(r, SIM_RULE_DATA_LOSSES),
+    }
+}
+
+/// Every host's repairs (not the relays'): the simulator's `originated_repair`, the testbed's
+/// sender's and receivers'.
+fn all_repairs(r: &RunResult, side: Side) -> Option<f64> {
+    match side {
+        Side::Sim { .. } => num(r, "originated_repair"),
+        Side::Testbed => Some(num(r, "sender_repairs")? + num(r, "receiver_repairs_sent")?),
+    }
+}
+
 /// Add [`SIM_RULE_LOSSES`] to a simulated run from its trace (losses by a rule, not a
 /// built-in cause, at or before `last_delivery_s`), then drop the trace.
 fn with_rule_losses(mut r: RunResult) -> RunResult {
     if let (Some(t), Some(last)) = (r.trace.take(), num(&r, "last_delivery_s")) {
-        let n = t
+        let data: std::collections::HashSet<u64> = t
+            .packets
+            .iter()
+            .filter(|p| p.class.is_some_and(|c| c.is_data()))
+            .map(|p| p.id)
+            .collect();
+        let rule: Vec<u64> = t
             .losses
             .iter()
             .filter(|l| !BUILTIN_CAUSES.contains(&l.cause.as_str()))
             .filter(|l| l.time.as_secs_f64() <= last)
-            .count();
+            .map(|l| l.id)
+            .collect();
+        let of_data = rule.iter().filter(|id| data.contains(id)).count();
         r.columns
-            .push((SIM_RULE_LOSSES.to_string(), Metric::U(n as u64)));
+            .push((SIM_RULE_LOSSES.to_string(), Metric::U(rule.len() as u64)));
+        r.columns
+            .push((SIM_RULE_DATA_LOSSES.to_string(), Metric::U(of_data as u64)));
     }
     r
 }
@@ -127,7 +171,7 @@ type Measure = (
 );
 
 /// Every metric judged, in the table's order.
-const METRICS: [Measure; 6] = [
+const METRICS: [Measure; 8] = [
     (
         "completed",
         "runs in which every receiver delivered every message (1) or not (0)",
@@ -152,13 +196,7 @@ const METRICS: [Measure; 6] = [
     (
         "all_repairs_per_loss",
         "every host's repairs (srm's and lms's receivers too; not the relays') per drop",
-        |r, side| {
-            let all = match side {
-                Side::Sim { .. } => num(r, "originated_repair"),
-                Side::Testbed => Some(num(r, "sender_repairs")? + num(r, "receiver_repairs_sent")?),
-            };
-            ratio(all, losses(r, side))
-        },
+        |r, side| ratio(all_repairs(r, side), losses(r, side)),
     ),
     (
         "duplicates_per_receiver",
@@ -169,6 +207,16 @@ const METRICS: [Measure; 6] = [
         "feedback_per_delivered",
         "receivers' feedback packets per message delivered",
         |r, _| ratio(num(r, "receiver_control_sent"), num(r, "delivered_total")),
+    ),
+    (
+        "repairs_per_data_loss",
+        "the sender's repairs per data packet (frame) dropped by the loss rules",
+        |r, side| ratio(num(r, "sender_repairs"), data_losses(r, side)),
+    ),
+    (
+        "all_repairs_per_data_loss",
+        "every host's repairs (not the relays') per data drop",
+        |r, side| ratio(all_repairs(r, side), data_losses(r, side)),
     ),
 ];
 
@@ -424,6 +472,7 @@ mod tests {
                 ("last_delivery_s", Metric::F(t)),
                 ("sender_repairs", Metric::U(50)),
                 (SIM_RULE_LOSSES, Metric::U(lost)),
+                (SIM_RULE_DATA_LOSSES, Metric::U(lost / 2)),
                 ("receivers", Metric::U(4)),
                 ("receiver_duplicates", Metric::U(40)),
             ])
@@ -435,6 +484,8 @@ mod tests {
                 ("sender_repairs", Metric::U(50)),
                 ("frames_dropped", Metric::U(dropped + 40)),
                 ("frames_dropped_in_transfer", Metric::U(dropped)),
+                // Twice the simulator's data losses: what the data metrics judge.
+                ("frames_dropped_in_transfer_data", Metric::U(dropped)),
                 ("receivers", Metric::U(4)),
                 ("receiver_duplicates", Metric::U(80)),
             ])
@@ -452,6 +503,11 @@ mod tests {
         // 50 repairs per 100 rule losses on both sides.
         assert_eq!(get("repairs_per_loss").sim.unwrap().mean, 0.5);
         assert_eq!(get("repairs_per_loss").verdict, Verdict::Within);
+        // 50 repairs per 50 data losses against 50 per 100: the denominator is the data's.
+        assert_eq!(get("repairs_per_data_loss").sim.unwrap().mean, 1.0);
+        assert_eq!(get("repairs_per_data_loss").testbed.unwrap().mean, 0.5);
+        assert_eq!(get("repairs_per_data_loss").verdict, Verdict::Disagree);
+        assert_eq!(get("all_repairs_per_data_loss").verdict, Verdict::Undefined);
         // 10 against 20 duplicates per receiver, no spread: a disagreement.
         assert_eq!(get("duplicates_per_receiver").verdict, Verdict::Disagree);
         // No feedback column on either side, nor every repairer's repairs.
@@ -471,8 +527,23 @@ mod tests {
             cause: cause.to_string(),
         };
         let mut r = row(&[("last_delivery_s", Metric::F(1.0))]);
+        let packet = |id: u64, class: Option<rmcast_wire::PacketClass>| rmcast_sim::PacketRecord {
+            id,
+            time: rmcast_proto::Time::ZERO,
+            src: rmcast_proto::NodeId(0),
+            dest: rmcast_proto::Dest::Group(rmcast_proto::GroupId(1)),
+            class,
+            payload: Default::default(),
+        };
+        use rmcast_wire::PacketClass::{Control, OriginalData, RepairData};
         r.trace = Some(rmcast_sim::scenario::Trace {
-            packets: Vec::new(),
+            // Of the three, one original and one repair (data), one control.
+            packets: vec![
+                packet(10, Some(OriginalData)),
+                packet(500, Some(Control)),
+                packet(1000, Some(RepairData)),
+                packet(1001, Some(OriginalData)),
+            ],
             // Two by the rule before the last delivery, one at it, one in the linger after
             // it, and a queue overflow: three.
             losses: vec![
@@ -490,6 +561,7 @@ mod tests {
         assert!(r.trace.is_none());
         let side = Side::Sim { start_s: 0.0 };
         assert_eq!(losses(&r, side), Some(3.0));
+        assert_eq!(data_losses(&r, side), Some(2.0));
         // Without a trace there is no count, and no ratio is made of it.
         assert_eq!(losses(&with_rule_losses(row(&[])), side), None);
     }

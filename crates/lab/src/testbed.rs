@@ -5,7 +5,7 @@
 //! write `runs.csv` / `runs.jsonl` with the columns `rmcast sim` writes where the meaning is
 //! the same, so one file can be run both ways and compared.
 
-use crate::emu::{self, Emulator};
+use crate::emu::{self, Carried, Emulator};
 use crate::netns::{self, Router, Segment};
 use crate::proc::{in_netns, Proc};
 use rmcast_net::NetError;
@@ -668,7 +668,7 @@ fn columns(
     plan: &Plan,
     topo: &Topology,
     out: Outputs,
-    (emus, drops): (&[emu::Stats], &[u64]),
+    (emus, drops): (&[emu::Stats], &[LossDrop]),
     wall: Duration,
 ) -> (Vec<(String, Metric)>, bool) {
     let sum = |f: fn(&emu::Stats) -> u64| emus.iter().map(f).sum::<u64>();
@@ -740,8 +740,25 @@ fn columns(
         ("frames_dropped".into(), Metric::U(sum(|e| e.loss_drops))),
         (
             "frames_dropped_in_transfer".into(),
-            drops_within(drops, transfer_window(&out)),
+            drops_within(drops, transfer_window(&out), |_| true),
         ),
+        (
+            "frames_dropped_in_transfer_data".into(),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Data),
+        ),
+        (
+            "frames_dropped_in_transfer_control".into(),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Control),
+        ),
+        (
+            "frames_dropped_in_transfer_session".into(),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Session),
+        ),
+        (
+            "frames_dropped_in_transfer_other".into(),
+            drops_within(drops, transfer_window(&out), |c| c == Carried::Other),
+        ),
+        ("emulator_frames_in".into(), Metric::U(sum(|e| e.frames_in))),
         (
             "frames_queue_dropped".into(),
             Metric::U(sum(|e| e.queue_drops)),
@@ -804,9 +821,22 @@ fn last_delivery(out: &Outputs) -> f64 {
 /// transfer met, as the simulator's `lost_rules_to_last_delivery` counts them (not the set-up's,
 /// the join's or the goodbye's, nor those of session messages sent while the receivers
 /// waited for the sender); NaN without a window.
-fn drops_within(drops: &[u64], window: Option<(u64, u64)>) -> Metric {
+/// A loss-rule drop: when (µs since the Unix epoch) and what the frame carried.
+type LossDrop = (u64, Carried);
+
+/// The drops of what `of` accepts inside `window` (none: not a number).
+fn drops_within(
+    drops: &[LossDrop],
+    window: Option<(u64, u64)>,
+    of: impl Fn(Carried) -> bool,
+) -> Metric {
     match window {
-        Some((a, b)) => Metric::U(drops.iter().filter(|t| (a..=b).contains(*t)).count() as u64),
+        Some((a, b)) => Metric::U(
+            drops
+                .iter()
+                .filter(|(t, c)| (a..=b).contains(t) && of(*c))
+                .count() as u64,
+        ),
         None => Metric::F(f64::NAN),
     }
 }
@@ -840,8 +870,24 @@ mod tests {
         assert_eq!(last_delivery(&out), 0.004);
         // Before the sender's first data (the receivers' wait, the join), inside, after the
         // last delivery (the goodbye).
-        let drops = [10, 999, 1_000, 2_500, 5_000, 5_001, 9_000];
-        assert!(matches!(drops_within(&drops, w), Metric::U(3)));
+        let drops = [10, 999, 1_000, 2_500, 5_000, 5_001, 9_000].map(|t| (t, Carried::Data));
+        assert!(matches!(drops_within(&drops, w, |_| true), Metric::U(3)));
+        // By what they carried: a session frame and an ARP inside the window too.
+        let mixed = [
+            (1_500, Carried::Session),
+            (1_600, Carried::Other),
+            (2_000, Carried::Data),
+            (3_000, Carried::Data),
+            (9_000, Carried::Session),
+        ];
+        assert!(matches!(
+            drops_within(&mixed, w, |c| c == Carried::Data),
+            Metric::U(2)
+        ));
+        assert!(matches!(
+            drops_within(&mixed, w, |c| c == Carried::Session),
+            Metric::U(1)
+        ));
     }
 
     #[test]
@@ -852,6 +898,8 @@ mod tests {
         );
         assert_eq!(transfer_window(&out), None);
         assert!(last_delivery(&out).is_nan());
-        assert!(matches!(drops_within(&[2_000], None), Metric::F(v) if v.is_nan()));
+        assert!(
+            matches!(drops_within(&[(2_000, Carried::Other)], None, |_| true), Metric::F(v) if v.is_nan())
+        );
     }
 }

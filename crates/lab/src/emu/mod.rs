@@ -26,7 +26,7 @@ pub mod plan;
 mod run;
 pub mod sock;
 
-pub use model::{wire_bytes, Medium, MediumSpec, WIRE_OVERHEAD};
+pub use model::{wire_bytes, Carried, Medium, MediumSpec, WIRE_OVERHEAD};
 use rmcast_net::NetError;
 use rmcast_sim::loss::LossState;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -115,14 +115,15 @@ struct Counters {
     realtime: AtomicU64,
     late_ns: AtomicU64,
     read_lag_ns: AtomicU64,
-    /// When each loss-rule drop happened, µs since the Unix epoch (the testbed counts the
-    /// drops inside a transfer's window: [`Emulator::loss_drop_times`]).
-    drop_times: Mutex<Vec<u64>>,
+    /// When each loss-rule drop happened, µs since the Unix epoch, and the frame's rmcast
+    /// class (the testbed counts the drops inside a transfer's window, by class:
+    /// [`Emulator::loss_drop_times`]).
+    drop_times: Mutex<Vec<(u64, Carried)>>,
 }
 
 impl Counters {
-    /// A frame (or copy) dropped by a loss rule, now.
-    fn loss_drop(&self) {
+    /// A frame (or copy) that carried `what` dropped by a loss rule, now.
+    fn loss_drop(&self, what: Carried) {
         self.loss_drops.fetch_add(1, Ordering::Relaxed);
         let us = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -130,7 +131,7 @@ impl Counters {
         self.drop_times
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(us);
+            .push((us, what));
     }
 
     fn snapshot(&self) -> Stats {
@@ -202,8 +203,9 @@ impl Emulator {
     }
 
     /// When each of its loss-rule drops so far happened, µs since the Unix epoch (the clock
-    /// `rmcast send` and `rmcast recv` stamp their reports with), in order.
-    pub fn loss_drop_times(&self) -> Vec<u64> {
+    /// `rmcast send` and `rmcast recv` stamp their reports with), in order, with what the
+    /// frame carried.
+    pub fn loss_drop_times(&self) -> Vec<(u64, Carried)> {
         self.counters
             .drop_times
             .lock()

@@ -4,7 +4,7 @@
 //! `Links::offer`), on wire bytes of Ethernet frames instead of datagram bytes.
 
 use rmcast_sim::SimRng;
-use rmcast_wire::{Header, PacketClass};
+use rmcast_wire::{Family, Header, PacketClass};
 use std::collections::VecDeque;
 
 /// Bytes a frame occupies the wire beyond what a packet socket hands over (destination,
@@ -107,6 +107,11 @@ impl Medium {
 /// UDP datagram, or the first fragment of one, whose payload parses as an rmcast header; else
 /// `None` (ARP, IGMP, later fragments), which only the `all` filter matches.
 pub fn frame_class(frame: &[u8]) -> Option<PacketClass> {
+    frame_header(frame).map(|h| h.class())
+}
+
+/// The rmcast header of an Ethernet frame, as [`frame_class`] finds it.
+pub fn frame_header(frame: &[u8]) -> Option<Header> {
     if frame.get(12..14)? != [0x08, 0x00] {
         return None;
     }
@@ -117,7 +122,35 @@ pub fn frame_class(frame: &[u8]) -> Option<PacketClass> {
         return None;
     }
     let payload = ip.get(ihl + 8..)?;
-    Header::parse(payload).ok().map(|h| h.class())
+    Header::parse(payload).ok()
+}
+
+/// What a frame carried, for the counts of its drops: the agents' data (original or
+/// repair), the agents' control, the sockets' session layer (`rmcast send`'s and `rmcast
+/// recv`'s JOIN, ANNOUNCE, reports, END: no simulated node sends these), or no rmcast
+/// datagram (ARP, IGMP, a later fragment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carried {
+    /// Original or repair data.
+    Data,
+    /// An agent's control packet.
+    Control,
+    /// The driver's session layer.
+    Session,
+    /// Not an rmcast datagram.
+    Other,
+}
+
+impl Carried {
+    /// What a frame whose rmcast header is `h` carries.
+    pub fn of(h: Option<Header>) -> Carried {
+        match h {
+            None => Carried::Other,
+            Some(h) if h.family == Family::Session => Carried::Session,
+            Some(h) if h.class().is_data() => Carried::Data,
+            Some(_) => Carried::Control,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +243,18 @@ mod tests {
             assert_eq!(frame_class(&udp_frame(&d, [0x20, 0])), Some(class));
             // A later fragment carries no header.
             assert_eq!(frame_class(&udp_frame(&d, [0, 0xb9])), None);
+            // What its drops are counted as: the session layer apart from the agents'.
+            let h = frame_header(&udp_frame(&d, [0, 0]));
+            let want = match (Header::parse(&d).unwrap().family, class.is_data()) {
+                (Family::Session, _) => Carried::Session,
+                (_, true) => Carried::Data,
+                (_, false) => Carried::Control,
+            };
+            assert_eq!(Carried::of(h), want, "{msg:?}");
+            assert_eq!(
+                Carried::of(frame_header(&udp_frame(&d, [0, 0xb9]))),
+                Carried::Other
+            );
         }
     }
 

@@ -1,7 +1,7 @@
 //! An emulator's thread: read frames, time them through their channel, write them out when
 //! they arrive.
 
-use super::model::{frame_class, wire_bytes};
+use super::model::{frame_header, wire_bytes, Carried};
 use super::sock::{self, PacketSocket, VNET_HDR};
 use super::{Counters, EmuSpec, Site};
 use rmcast_net::NetError;
@@ -33,6 +33,7 @@ struct Pending {
     from: usize,
     channel: usize,
     class: Option<PacketClass>,
+    carried: Carried,
     frame: Vec<u8>,
 }
 
@@ -199,9 +200,10 @@ fn arrive(
     let wire = wire_bytes(eth.len() as u64);
     add(&c.frames_in, 1);
     add(&c.wire_bytes_in, wire);
-    let class = frame_class(eth);
+    let header = frame_header(eth);
+    let (class, carried) = (header.map(|h| h.class()), Carried::of(header));
     if site_drops(port.tx.as_ref(), class, port.iface) {
-        c.loss_drop();
+        c.loss_drop(carried);
         return None;
     }
     let channel = port.channel;
@@ -211,7 +213,7 @@ fn arrive(
         return None;
     };
     if LossState::first_drop(&mut ch.loss, class, 0).is_some() {
-        c.loss_drop();
+        c.loss_drop(carried);
         return None;
     }
     Some(Pending {
@@ -220,6 +222,7 @@ fn arrive(
         from,
         channel,
         class,
+        carried,
         frame: frame.to_vec(),
     })
 }
@@ -231,7 +234,7 @@ fn deliver(spec: &EmuSpec, socks: &[PacketSocket], p: &Pending, c: &Counters) {
             continue;
         }
         if site_drops(port.rx.as_ref(), p.class, port.iface) {
-            c.loss_drop();
+            c.loss_drop(p.carried);
             continue;
         }
         if socks[i].send(&p.frame) {

@@ -4,7 +4,9 @@
 //! repairs, control — at most at the rate of the source's link (`--rate`, the
 //! `[topology] bandwidth_bps` the link emulator holds it to as well; for `dsp`, `csp` and `cp`
 //! their `[protocol] rate_mbps`, the source's peak rate in the simulator, when it is given and
-//! slower). A sender that spaces
+//! slower; their source sends at that rate, so it is the link's rate in datagram bytes, as
+//! the simulator's link counts them, not in the wire bytes the emulator counts). A sender
+//! that spaces
 //! its own packets (`prmp`, `ff`) gets the scenario's gap (`[protocol] ipg_ms`, else the
 //! simulator's default), not one derived from the rate.
 //!
@@ -28,6 +30,10 @@ pub(super) struct Pacing {
     /// `--rtd-ms` and `--local-rtd-ms` of dsp, csp and cp: the round trips the simulator
     /// derives from the topology ([`tree_rtds`]; the sockets' defaults are 20 ms and 1 ms).
     pub(super) rtds: Option<TreeRtds>,
+    /// `--rf` of dsp, csp and cp: `[protocol] r_f` when the scenario gives it (the
+    /// retransmission timeout factor the simulator reads from the same key; both default to
+    /// the paper's 1.2).
+    pub(super) r_f: Option<f64>,
 }
 
 /// The round trips seed 001's protocols assume, as `rmcast_sim`'s registry derives them
@@ -82,6 +88,15 @@ pub(super) fn block_datagram(table: &Table) -> u64 {
     num(sub, "block_bytes").unwrap_or(rmcast_proto::tree::spec::BLOCK_BYTES as f64) as u64 + 32
 }
 
+/// Bytes an IPv4 UDP datagram adds on an Ethernet frame before the emulator's
+/// [`crate::emu::wire_bytes`]: the Ethernet header (14), IPv4 (20), UDP (8).
+const FRAME_HEADERS: u64 = 14 + 20 + 8;
+
+/// The share of the wire a datagram of `dgram` bytes fills in the emulator.
+pub(super) fn datagram_share(dgram: u64) -> f64 {
+    dgram as f64 / crate::emu::wire_bytes(dgram + FRAME_HEADERS) as f64
+}
+
 /// `[protocol] local_rtd_ms`, when the scenario gives it.
 pub(super) fn given_local_rtd_ms(table: &Table) -> Option<f64> {
     num(
@@ -100,11 +115,20 @@ fn num(t: Option<&Table>, k: &str) -> Option<f64> {
 pub(super) fn pacing(table: &Table, protocol: &str) -> Pacing {
     let sub = |k: &str| table.get(k).and_then(|t| t.as_table());
     let data_interval_us = num(sub("traffic"), "interval_ms").map(|ms| (ms * 1e3).round() as u64);
-    let link = num(sub("topology"), "bandwidth_bps");
-    let peak = match protocol {
-        "dsp" | "csp" | "cp" => num(sub("protocol"), "rate_mbps").map(|m| m * 1e6),
-        _ => None,
+    let mut link = num(sub("topology"), "bandwidth_bps");
+    let tree = matches!(protocol, "dsp" | "csp" | "cp");
+    let peak = match tree {
+        true => num(sub("protocol"), "rate_mbps").map(|m| m * 1e6),
+        false => None,
     };
+    if tree {
+        // The simulator's source of seed 001 sends its blocks at the link's rate as the
+        // simulator's link serialises them, on datagram bytes; the emulator serialises wire
+        // bytes (Ethernet, IP and UDP headers, FCS, preamble, gap), so the same rate of
+        // datagrams would overfill it by 6 % at 1 KB and queue without bound while the
+        // sender is busy: the link's rate in datagram bytes instead.
+        link = link.map(|l| l * datagram_share(block_datagram(table)));
+    }
     let rate_bps = match (link, peak) {
         (Some(l), Some(p)) => Some(l.min(p)),
         (l, p) => l.or(p),
@@ -120,11 +144,16 @@ pub(super) fn pacing(table: &Table, protocol: &str) -> Pacing {
         }
         _ => None,
     };
+    let r_f = match protocol {
+        "dsp" | "csp" | "cp" => num(sub("protocol"), "r_f"),
+        _ => None,
+    };
     Pacing {
         data_interval_us: data_interval_us.filter(|us| *us > 0),
         rate_bps: rate_bps.filter(|b| *b > 0),
         ipg_us,
         rtds: None,
+        r_f,
     }
 }
 
@@ -146,6 +175,9 @@ impl Pacing {
                 "--local-rtd-ms".to_string(),
                 format!("{:.3}", r.local_rtd_ms),
             ]);
+        }
+        if let Some(r_f) = self.r_f {
+            a.extend(["--rf".to_string(), r_f.to_string()]);
         }
         a
     }
@@ -191,8 +223,32 @@ mod tests {
         let t = table("[topology]\nbandwidth_bps = 1e8\n[protocol]\nrate_mbps = 11.2\n");
         assert_eq!(pacing(&t, "csp").rate_bps, Some(11_200_000));
         assert_eq!(pacing(&t, "pgm").rate_bps, Some(100_000_000));
-        let slow = table("[topology]\nbandwidth_bps = 1500000\n[protocol]\nrate_mbps = 150\n");
-        assert_eq!(pacing(&slow, "dsp").rate_bps, Some(1_500_000));
+        // At the link's rate: the link's rate in datagram bytes. A 1,056-byte block is a
+        // 1,122-byte frame on the wire (42 bytes of headers, 24 of FCS, preamble and gap).
+        let slow = table(
+            "[topology]\nbandwidth_bps = 1500000\n[protocol]\nrate_mbps = 150\n\
+             block_bytes = 1024\n",
+        );
+        assert_eq!(crate::emu::wire_bytes(1_056 + FRAME_HEADERS), 1_122);
+        let r = (1.5e6_f64 * 1_056.0 / 1_122.0).round() as u64;
+        assert_eq!(pacing(&slow, "dsp").rate_bps, Some(r));
+        // The block's time at that rate on the wire is the simulator's at 1.5 Mb/s.
+        let wire_s = 1_122.0_f64 * 8.0 / 1.5e6;
+        assert!((1_056.0 * 8.0 / r as f64 - wire_s).abs() < 1e-8);
+        // Slower than the link: the peak rate as given.
+        let peak = table("[topology]\nbandwidth_bps = 1500000\n[protocol]\nrate_mbps = 1\n");
+        assert_eq!(pacing(&peak, "cp").rate_bps, Some(1_000_000));
+    }
+
+    #[test]
+    fn the_tree_protocols_take_the_files_timeout_factor() {
+        let t = table("[protocol]\nr_f = 2.5\n");
+        assert_eq!(pacing(&t, "csp").args(), ["--rf", "2.5"]);
+        assert_eq!(pacing(&t, "cp").r_f, Some(2.5));
+        // Not given: the sender's default (the simulator's too), no flag.
+        assert_eq!(pacing(&table("[protocol]\n"), "dsp").r_f, None);
+        // Another protocol has no such flag.
+        assert!(pacing(&t, "pgm").args().is_empty());
     }
 
     #[test]

@@ -568,15 +568,17 @@ impl Receiving {
             self.st.wire.stranger();
             return;
         };
+        if h.source == self.st.node && h.session == j.session {
+            // Our own datagram come back (a cp endpoint's local re-multicast, which the relay
+            // hosting its exchange carries down every downstream interface, ours too, from
+            // the address we know the sender by; or looped back): a node does not hear its
+            // own multicast, and the agent would count it a duplicate. Nobody's attack, and
+            // not marked in the replay window.
+            self.st.wire.unmark();
+            return;
+        }
         if !j.accepts(&h, from) {
-            // Our own multicast on a local group, looped back (a cp endpoint's local
-            // re-multicast), is nobody's attack: not counted as a stranger's; a relay's copy
-            // of it is no replay either.
-            if h.source != self.st.node || h.session != j.session {
-                self.st.wire.stranger();
-            } else {
-                self.st.wire.unmark();
-            }
+            self.st.wire.stranger();
             return;
         }
         if h.source == j.sender_node {

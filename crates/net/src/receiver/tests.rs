@@ -473,3 +473,41 @@ fn a_receiver_follows_its_session_elsewhere_only_after_its_address_fell_silent()
     assert_eq!(moved.sender, Some(standby.to_string()), "{moved:?}");
     assert_eq!(moved.moves, 1);
 }
+
+/// A receiver's own datagram that comes back to it — a cp endpoint's local re-multicast,
+/// which the relay hosting its exchange carries down every downstream interface, the
+/// endpoint's own too, from the address the receiver knows its sender by — never reaches its
+/// agent: a node does not hear its own multicast (nor does it in the simulator). Before, each
+/// such echo was one more duplicate: on the testbed's cp tree at 1.5 Mb/s, one per local
+/// re-multicast (docs/results/agreement.md).
+#[test]
+fn a_receivers_own_datagram_echoed_from_the_senders_address_is_not_the_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = open(dir.path(), None);
+    let mut datagrams = transfer("pgm", 12, "f.bin", 20_000);
+    // Every data datagram again, stamped as this receiver's (its node id in the header's
+    // source field, bytes 12..16), just before the END, from the sender's address.
+    let at = datagrams[datagrams.len() - 2].0;
+    let echoes: Vec<(Duration, Vec<u8>)> = datagrams
+        .iter()
+        .filter(|(_, d)| {
+            rmcast_wire::Header::parse(d).is_ok_and(|h| h.class().is_data() && h.source == SENDER)
+        })
+        .map(|(_, d)| {
+            let mut d = d.clone();
+            d[12..16].copy_from_slice(&ME.to_be_bytes());
+            assert_eq!(rmcast_wire::Header::parse(&d).unwrap().source, ME);
+            (at, d)
+        })
+        .collect();
+    assert!(echoes.len() >= 20, "{} data datagrams", echoes.len());
+    let end = datagrams.pop().unwrap();
+    datagrams.extend(echoes);
+    datagrams.push(end);
+    let report = run(&mut r, &datagrams);
+    assert_eq!(report.outcome, "completed", "{report:?}");
+    assert_eq!(report.bytes, 20_000);
+    assert_eq!(report.duplicates, 0, "{report:?}");
+    assert_eq!(report.driver.rejected_stranger, 0, "{report:?}");
+    remove_files(&report);
+}

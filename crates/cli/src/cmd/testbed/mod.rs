@@ -4,7 +4,7 @@
 use super::send::fail;
 use anyhow::Result;
 use rmcast_net::NetError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -38,11 +38,19 @@ use std::process::ExitCode;
     repairs_per_loss, the sender's repairs per loss-rule drop, on the testbed those from the\n\
     sender's first data to the last delivery (frames_dropped_in_transfer); all_repairs_per_loss, every\n\
     host's (srm's and lms's receivers' too; not relays'); duplicates_per_receiver;\n\
-    feedback_per_delivered, receivers' feedback packets per message delivered) both sides'\n\
+    feedback_per_delivered, receivers' feedback packets per message delivered;\n\
+    repairs_per_data_loss and all_repairs_per_data_loss, the same per drop of a data packet,\n\
+    on the testbed a frame that carried an agent's data) both sides'\n\
     mean and 95 % interval and a verdict: agree when the testbed's mean is within 15 % of\n\
     the simulator's or the intervals overlap. Printed as a table, written to agreement.csv\n\
     and agreement.json (and sim/runs.csv, testbed/runs.csv) in --out. Exit status with\n\
-    --agree: 0 every metric agrees; 1 one does not; 2 bad scenario (a sweep), N < 2, or setup."
+    --agree: 0 every metric agrees; 1 one does not; 2 bad scenario (a sweep), N < 2, or setup.\n\n\
+    --check (with --agree) judges against the known disagreements instead\n\
+    (scenarios/testbed/agreement-pins.toml, built in; --pins FILE reads another), pinned by\n\
+    (scenario file name without .toml, metric) with a reason and the committed run showing\n\
+    them: exit 0 when every disagreement is pinned and every pinned metric still disagrees;\n\
+    1 when a disagreement is not pinned, a metric is unmeasured, or a pinned one now agrees\n\
+    (remove its pin), each listed after the table."
 )]
 pub struct Args {
     /// The scenario file (as `rmcast sim` reads it)
@@ -60,6 +68,51 @@ pub struct Args {
     /// metric's agreement (see below)
     #[arg(long, value_name = "N")]
     pub agree: Option<usize>,
+    /// With --agree: exit 0 when every disagreement is pinned and every pin still disagrees
+    #[arg(long, requires = "agree")]
+    pub check: bool,
+    /// The pinned disagreements --check reads (default: the built-in
+    /// scenarios/testbed/agreement-pins.toml)
+    #[arg(long, value_name = "FILE", requires = "check")]
+    pub pins: Option<PathBuf>,
+}
+
+/// `--agree N`, judged on its own or (`check`: the pins file, `None` the built-in) against
+/// the pinned disagreements.
+fn agree(
+    opts: &rmcast_lab::testbed::Options,
+    n: usize,
+    check: Option<Option<&Path>>,
+) -> Result<ExitCode> {
+    use rmcast_lab::agree::pins::Pins;
+    let pins = match check.map(Pins::load).transpose() {
+        Ok(p) => p,
+        Err(e) => return Ok(fail(e)),
+    };
+    let rows = match rmcast_lab::agree::run(opts, n) {
+        Ok(rows) => rows,
+        Err(e) => return Ok(fail(e)),
+    };
+    print!("{}", rmcast_lab::agree::to_table(&rows));
+    let ok = match pins {
+        None => rows.iter().all(|r| r.verdict.agrees()),
+        Some(pins) => {
+            let stem = opts
+                .scenario
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let judged: Vec<_> = rows.iter().map(|r| (r.metric, r.verdict)).collect();
+            let c = pins.check(&stem, &judged);
+            print!("{}", c.report(&stem));
+            c.passed()
+        }
+    };
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -75,18 +128,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         rmcast,
     };
     if let Some(n) = a.agree {
-        return match rmcast_lab::agree::run(&opts, n) {
-            Ok(rows) => {
-                print!("{}", rmcast_lab::agree::to_table(&rows));
-                let all = rows.iter().all(|r| r.verdict.agrees());
-                Ok(if all {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::from(1)
-                })
-            }
-            Err(e) => Ok(fail(e)),
-        };
+        return agree(&opts, n, a.check.then_some(a.pins.as_deref()));
     }
     match rmcast_lab::testbed::run(&opts) {
         Ok(true) => Ok(ExitCode::SUCCESS),
