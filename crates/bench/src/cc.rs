@@ -11,8 +11,10 @@
 //! processes of the `rmcast` binary ([`tcp_child_args`], answered by [`tcp_sink`] and
 //! [`tcp_source`]), as the raw blast's are.
 
+mod output;
 mod session;
 
+pub use output::{csv, svg};
 pub use session::run;
 
 use crate::proc::mbit;

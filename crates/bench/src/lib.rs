@@ -1,4 +1,10 @@
-//! # rmcast-bench — network benchmark harnesses
+//! # rmcast-bench — the benchmark harnesses of `rmcast bench`
+//!
+//! Every `rmcast bench` subcommand's orchestration (what runs, how it is measured, the JSON
+//! rows, tables and plots) is here; the binary keeps only the arguments and the output:
+//! [`sim`] (the simulator's three figures), [`scale`] (seed 003's single-loss runs on
+//! transit-stub graphs, each in a child process), [`xtp`] (seed 002's `metric` tool), [`cc`]
+//! (a bottleneck beside TCP) and the network benchmark below.
 //!
 //! `rmcast bench net` measures `rmcast send`/`recv` on real sockets beside the raw ceiling (an
 //! unreliable blast of datagrams to the same receivers, measured in the same run) and beside
@@ -22,9 +28,12 @@ pub mod cc;
 mod proc;
 pub mod raw;
 mod run;
+pub mod scale;
+pub mod sim;
 mod spec;
 mod tools;
 mod topo;
+pub mod xtp;
 
 pub use proc::table;
 pub use run::{default_protocols, run, socket_protocols};

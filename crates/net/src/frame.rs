@@ -1,6 +1,6 @@
 //! Application framing: how files and streams travel as agent messages.
 //!
-//! Every message handed to [`rmcast_proto::Agent::send`] starts with a one-byte type:
+//! Every message handed to [`rmcast_proto::SenderAgent::send`] starts with a one-byte type:
 //!
 //! ```text
 //! 1 FILE   size (u64) | BLAKE3 digest (32) | name length (u16) | name (UTF-8)

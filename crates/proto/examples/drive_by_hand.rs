@@ -10,7 +10,7 @@
 use bytes::Bytes;
 use rmcast_proto::pgm::{Receiver, ReceiverConfig, Source, SourceConfig};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{Agent, Dest, Event, GroupId, NodeId, Time};
+use rmcast_proto::{Agent, Dest, Event, GroupId, NodeId, SenderAgent, Time};
 use std::time::Duration;
 
 fn main() {

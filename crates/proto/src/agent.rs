@@ -72,7 +72,7 @@ pub enum Event {
     Delivered {
         /// Message number, counted from 0 in delivery order.
         seq: u64,
-        /// The message as the sender handed it to [`Agent::send`].
+        /// The message as the sender handed it to [`SenderAgent::send`].
         data: Bytes,
     },
     /// Sender: message `seq` is finished — acknowledged by every receiver, or given up on
@@ -94,7 +94,8 @@ pub enum Event {
         /// The message (or packet) found missing.
         seq: u64,
     },
-    /// Sender: everything handed to [`Agent::send`] before [`Agent::close`] is finished.
+    /// Sender: everything handed to [`SenderAgent::send`] before [`SenderAgent::close`] is
+    /// finished.
     Completed,
 }
 
@@ -217,7 +218,7 @@ pub enum Gauge {
     Rate,
 }
 
-/// Why [`Agent::send`] refused a message.
+/// Why [`SenderAgent::send`] refused a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SendError {
     /// The agent is a receiver (or another role that sends no application data).
@@ -226,7 +227,7 @@ pub enum SendError {
     /// The send queue is full; the message is handed back.
     #[error("the send queue is full; try again after the agent makes progress")]
     Full(Bytes),
-    /// [`Agent::close`] was called (or the transfer was aborted).
+    /// [`SenderAgent::close`] was called (or the transfer was aborted).
     #[error("the sender was closed")]
     Closed,
     /// The message does not fit the protocol's largest message.
@@ -270,10 +271,12 @@ pub fn hold(shared: Option<&Bytes>, part: &[u8]) -> Bytes {
 /// 2. the driver calls [`handle_timeout`](Agent::handle_timeout) once `now` reaches the
 ///    deadline [`poll_timeout`](Agent::poll_timeout) last returned (calling it early or
 ///    twice is harmless: the agent acts only on what is due);
-/// 3. the application side of the driver hands data to senders with [`send`](Agent::send)
-///    (asking [`can_send`](Agent::can_send) first for back-pressure) and ends a transfer
-///    with [`close`](Agent::close); [`remove_receiver`](Agent::remove_receiver) tells a
-///    sender to stop waiting for a receiver the driver evicted;
+/// 3. the application side of the driver reaches a sender through
+///    [`as_sender`](Agent::as_sender) ([`SenderAgent`]): it hands data with
+///    [`send`](SenderAgent::send) (asking [`can_send`](SenderAgent::can_send) first for
+///    back-pressure), ends a transfer with [`close`](SenderAgent::close), and
+///    [`remove_receiver`](SenderAgent::remove_receiver) tells it to stop waiting for a
+///    receiver the driver evicted;
 /// 4. after *every* one of these calls the driver drains
 ///    [`poll_transmit`](Agent::poll_transmit) and [`poll_event`](Agent::poll_event) until
 ///    they return `None`, and re-reads [`poll_timeout`](Agent::poll_timeout): a call may
@@ -283,8 +286,9 @@ pub fn hold(shared: Option<&Bytes>, part: &[u8]) -> Bytes {
 ///
 /// # What an implementation provides
 ///
-/// The input methods (`handle_packet`, `handle_timeout`, `poll_timeout`, and for senders
-/// `send`, `can_send`, `close`) and access to its [`Outbox`], through which
+/// The input methods (`handle_packet`, `handle_timeout`, `poll_timeout`; a sender also
+/// `send`, `can_send` and `close` of [`SenderAgent`], and `as_sender`) and access to its
+/// [`Outbox`], through which
 /// `poll_transmit`, `poll_event` and `stats` are defaulted: the agent queues datagrams with
 /// [`Outbox::transmit`], events with [`Outbox::event`], and decodes arriving datagrams with
 /// [`Outbox::accept`], which counts them (received, malformed, ignored) by one rule. A
@@ -329,12 +333,42 @@ pub trait Agent {
         &self.outbox().stats
     }
 
+    /// The current value of `gauge`, if the agent keeps it (default: none). Read by drivers
+    /// for studies at any time; never changes the agent.
+    fn gauge(&self, _gauge: Gauge) -> Option<f64> {
+        None
+    }
+    /// The agent as [`Any`](core::any::Any), for a driver that changes a protocol's roles
+    /// while it runs through the protocol's own methods (the socket driver re-electing a DSP
+    /// designated receiver calls [`tree::Source::replace_reporter`](crate::tree::Source::replace_reporter)
+    /// and [`tree::Endpoint::reassign`](crate::tree::Endpoint::reassign)). Default: `None`.
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        None
+    }
+    /// The agent's sender side ([`SenderAgent`]: taking application data, closing, dropping
+    /// receivers), if it has one; a driver holding a `Box<dyn Agent>` reaches those methods
+    /// through it. Default: `None` (a receiver). Every [`SenderAgent`] answers `Some(self)`.
+    fn as_sender(&mut self) -> Option<&mut dyn SenderAgent> {
+        None
+    }
+}
+
+/// What a role that originates data, or keeps it for receivers it tracks, adds to [`Agent`]:
+/// application data in ([`send`](SenderAgent::send), with back-pressure from
+/// [`can_send`](SenderAgent::can_send)), the end of a transfer
+/// ([`close`](SenderAgent::close)), and what the driver learnt outside the protocol
+/// ([`delivered_by_all`](SenderAgent::delivered_by_all),
+/// [`remove_receiver`](SenderAgent::remove_receiver)). Senders implement it, and so do
+/// relays and designated receivers that track receivers of their own (they answer only
+/// `remove_receiver`). A driver reaches it through [`Agent::as_sender`]; after each of these
+/// calls it drains the agent's queues as after any other (see [`Agent`]).
+pub trait SenderAgent: Agent {
     /// Hand the agent one application message to deliver reliably (senders only).
     fn send(&mut self, _now: Time, data: Bytes) -> Result<(), SendError> {
         let _ = data;
         Err(SendError::NotASender)
     }
-    /// Whether [`send`](Agent::send) would accept a message now.
+    /// Whether [`send`](SenderAgent::send) would accept a message now.
     fn can_send(&self) -> bool {
         false
     }
@@ -350,18 +384,6 @@ pub trait Agent {
     /// `false` if the agent does not track receivers or `node` is not one of them.
     fn remove_receiver(&mut self, _now: Time, _node: NodeId) -> bool {
         false
-    }
-    /// The current value of `gauge`, if the agent keeps it (default: none). Read by drivers
-    /// for studies at any time; never changes the agent.
-    fn gauge(&self, _gauge: Gauge) -> Option<f64> {
-        None
-    }
-    /// The agent as [`Any`](core::any::Any), for a driver that changes a protocol's roles
-    /// while it runs through the protocol's own methods (the socket driver re-electing a DSP
-    /// designated receiver calls [`tree::Source::replace_reporter`](crate::tree::Source::replace_reporter)
-    /// and [`tree::Endpoint::reassign`](crate::tree::Endpoint::reassign)). Default: `None`.
-    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
-        None
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! [`SenderIdentity`]: crate::roster::SenderIdentity
 
-/// How many messages a group sender's [`Agent::send`](crate::Agent::send) queues beyond those
+/// How many messages a group sender's [`SenderAgent::send`](crate::SenderAgent::send) queues beyond those
 /// it is sending before it reports `Full`, unless its configuration says otherwise.
 pub(crate) const QUEUE_LIMIT: usize = 64;
 
@@ -36,7 +36,7 @@ macro_rules! sender_config {
             /// `cfg.session`, `cfg.group` and `cfg.receivers`.
             pub id: $crate::roster::SenderIdentity,
             $( $(#[$field_meta])* pub $field: $ty, )*
-            /// Messages [`Agent::send`](crate::Agent::send) queues (beyond those it is
+            /// Messages [`SenderAgent::send`](crate::SenderAgent::send) queues (beyond those it is
             /// sending) before it reports `Full`.
             pub queue_limit: usize,
         }

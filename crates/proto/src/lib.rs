@@ -65,7 +65,7 @@ pub mod xtp;
 
 pub use agent::{
     duration_from_secs, hold, Agent, Dest, Event, Gauge, GroupId, IfaceId, MessageDone, NodeId,
-    RouteDecision, RouterAgent, RouterTransmit, SendError, Stats, Transmit,
+    RouteDecision, RouterAgent, RouterTransmit, SendError, SenderAgent, Stats, Transmit,
 };
 pub use outbox::Outbox;
 pub use time::Time;

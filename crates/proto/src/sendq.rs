@@ -1,6 +1,6 @@
-//! The application's send queue every sender shares: messages handed to `Agent::send` wait
+//! The application's send queue every sender shares: messages handed to `SenderAgent::send` wait
 //! here until the protocol's window takes them. It enforces the three refusals of
-//! [`Agent::send`](crate::Agent::send) in one place: closed, too large, full.
+//! [`SenderAgent::send`](crate::SenderAgent::send) in one place: closed, too large, full.
 
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
@@ -11,7 +11,7 @@ use core::time::Duration;
 use rmcast_wire::Message;
 use std::collections::VecDeque;
 
-/// The refusals of [`Agent::send`](crate::Agent::send) that do not depend on a queue, for a
+/// The refusals of [`SenderAgent::send`](crate::SenderAgent::send) that do not depend on a queue, for a
 /// sender that transmits at once (no window): closed, then larger than `max_message` bytes.
 pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendError> {
     if closed {
@@ -26,7 +26,7 @@ pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendE
     Ok(())
 }
 
-/// The timers of a [`Originals`] source: its linger after [`Agent::close`](crate::Agent::close),
+/// The timers of a [`Originals`] source: its linger after [`SenderAgent::close`](crate::SenderAgent::close),
 /// its periodic announcement of the leading edge (PGM's SPM, LMS's HEARTBEAT, SRM's SESSION),
 /// and the protocol's own (`K`); at equal deadlines they expire in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,7 +42,7 @@ pub(crate) enum SourceTimer<K = ()> {
 /// The sending side of a source that multicasts each application message at once and keeps
 /// it for repair — the `pgm` and `lms` sources and `srm`'s members — written once: its identity
 /// on the wire, the numbering of original data, the closed state behind
-/// [`Agent::send`](crate::Agent::send) and [`close`](crate::Agent::close), and the timers
+/// [`SenderAgent::send`](crate::SenderAgent::send) and [`close`](crate::SenderAgent::close), and the timers
 /// ([`SourceTimer`]) of a source without acknowledgements: periodic announcements from the
 /// start, and [`Event::Completed`] a linger after the close, when announcements stop (the
 /// source cannot know when receivers finish).
@@ -106,7 +106,7 @@ impl Originals {
         );
     }
 
-    /// [`Agent::send`](crate::Agent::send): [`admit`], then number the message, multicast
+    /// [`SenderAgent::send`](crate::SenderAgent::send): [`admit`], then number the message, multicast
     /// it, count it in `data_sent` and keep it in `buf` for repair.
     pub(crate) fn send(
         &mut self,
@@ -138,7 +138,7 @@ impl Originals {
         }
     }
 
-    /// [`Agent::close`](crate::Agent::close): the first time, the linger starts (it lasts
+    /// [`SenderAgent::close`](crate::SenderAgent::close): the first time, the linger starts (it lasts
     /// `linger`).
     pub(crate) fn close<K: Ord + Copy>(
         &mut self,
@@ -159,7 +159,7 @@ impl Originals {
     }
 }
 
-/// Implements [`Agent::close`](crate::Agent::close) and [`send`](crate::Agent::send) of a
+/// Implements [`SenderAgent::close`](crate::SenderAgent::close) and [`send`](crate::SenderAgent::send) of a
 /// source whose sending side is the [`Originals`] field `sent`, its repair buffer `buf` and
 /// its [`SourceTimer`] set `timers`: `close` starts the linger (`self.cfg.linger`), after
 /// which the source reports `Completed` — it has no positive acknowledgments to wait for;
@@ -224,8 +224,8 @@ macro_rules! source_timers {
 }
 pub(crate) use source_timers;
 
-/// Implements [`Agent::send`](crate::Agent::send), [`can_send`](crate::Agent::can_send) and
-/// [`close`](crate::Agent::close) of a sender whose application messages wait in the
+/// Implements [`SenderAgent::send`](crate::SenderAgent::send), [`can_send`](crate::SenderAgent::can_send) and
+/// [`close`](crate::SenderAgent::close) of a sender whose application messages wait in the
 /// [`SendQueue`] field `field`: `send` queues the message (or says why not) and then calls
 /// `self.take(now)` so the window takes what it can; `can_send` is the queue's
 /// [`can_accept`](SendQueue::can_accept); `close` closes the queue and then calls

@@ -9,7 +9,7 @@
 //! were sent.
 
 use crate::rng::AgentRng;
-use crate::{Agent, Dest, Event, GroupId, MessageDone, NodeId, Stats, Time};
+use crate::{Agent, Dest, Event, GroupId, MessageDone, NodeId, SenderAgent, Stats, Time};
 use bytes::Bytes;
 use core::time::Duration;
 use std::cmp::Reverse;
@@ -240,7 +240,7 @@ pub fn run_with_one_listener(
 /// complete within a second, and removing it twice is refused.
 pub fn assert_removal_unblocks(h: &mut Harness, silent: NodeId) {
     assert!(!h.completed(0), "stuck before the removal");
-    h.with_agent(NodeId(0), |a, now| {
+    h.with_sender(NodeId(0), |a, now| {
         assert!(a.remove_receiver(now, silent));
         assert!(!a.remove_receiver(now, silent));
     });
@@ -251,7 +251,7 @@ pub fn assert_removal_unblocks(h: &mut Harness, silent: NodeId) {
 /// Give `agent` numbered 16-byte blocks (`next`, big-endian, in the first 8 bytes) while it
 /// accepts them, until `n` are given in all, and close it once they are; `next` counts the
 /// blocks given so far.
-pub fn feed_blocks(agent: &mut dyn Agent, now: Time, next: &mut u64, n: u64) {
+pub fn feed_blocks(agent: &mut dyn SenderAgent, now: Time, next: &mut u64, n: u64) {
     while *next < n && agent.can_send() {
         let mut v = vec![0u8; 16];
         v[..8].copy_from_slice(&next.to_be_bytes());
@@ -479,10 +479,31 @@ impl Harness {
         self.drain(node);
     }
 
+    /// Call `f` on `node`'s agent's sender side ([`Agent::as_sender`]) at the current time,
+    /// then drain it; panics (a test assertion) if the agent has none.
+    pub fn with_sender(&mut self, node: NodeId, f: impl FnOnce(&mut dyn SenderAgent, Time)) {
+        self.with_agent(node, |a, now| {
+            let s = a.as_sender();
+            assert!(s.is_some(), "node {node:?}'s agent is not a sender");
+            if let Some(s) = s {
+                f(s, now);
+            }
+        });
+    }
+
+    /// Whether `node`'s agent is a sender that would take a message now
+    /// ([`SenderAgent::can_send`]).
+    pub fn can_send(&mut self, node: NodeId) -> bool {
+        self.agents
+            .get_mut(node.0 as usize)
+            .and_then(|a| a.as_sender())
+            .is_some_and(|s| s.can_send())
+    }
+
     /// Hand `sender` messages `0..n` ([`message`]) at the current time and close it; panics
     /// (a test assertion) if the agent refuses one.
     pub fn send_all(&mut self, sender: NodeId, n: u64) {
-        self.with_agent(sender, |a, now| {
+        self.with_sender(sender, |a, now| {
             for i in 0..n {
                 assert!(a.send(now, message(i)).is_ok(), "message {i} refused");
             }

@@ -42,6 +42,12 @@ impl Agent for Sender {
         None
     }
     rmcast_proto::outbox_field!(out);
+    fn as_sender(&mut self) -> Option<&mut dyn rmcast_proto::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl rmcast_proto::SenderAgent for Sender {
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.closed {
             return Err(SendError::Closed);
@@ -76,9 +82,11 @@ impl Agent for Sender {
         self.seq += 1;
         Ok(())
     }
+
     fn can_send(&self) -> bool {
         !self.closed
     }
+
     fn close(&mut self, _now: Time) {
         self.closed = true;
         if !self.done {

@@ -65,6 +65,12 @@ impl Agent for Probe {
         None
     }
     rmcast_proto::outbox_field!(out);
+    fn as_sender(&mut self) -> Option<&mut dyn rmcast_proto::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl rmcast_proto::SenderAgent for Probe {
     fn send(&mut self, _: Time, data: Bytes) -> Result<(), SendError> {
         let control = data.first() == Some(&0xff);
         // `push` counts it in `packets_sent`.
@@ -75,6 +81,7 @@ impl Agent for Probe {
         });
         Ok(())
     }
+
     fn can_send(&self) -> bool {
         true
     }

@@ -252,8 +252,8 @@ impl SenderSide for Levels {
             .entries
             .iter()
             .any(|e| e.region == region && e.role == PrmpRole::Child);
-        if let (false, Some(x)) = (left, self.relays.of(region)) {
-            agent.remove_receiver(now, NodeId(x));
+        if let (false, Some(x), Some(s)) = (left, self.relays.of(region), agent.as_sender()) {
+            s.remove_receiver(now, NodeId(x));
         }
         true
     }
@@ -438,6 +438,8 @@ mod tests {
         // The sender's polls name the relays and 8, never a region's child.
         started
             .agent
+            .as_sender()
+            .unwrap()
             .send(Time::ZERO, bytes::Bytes::from_static(b"x"))
             .unwrap();
         let mut named = Vec::new();
@@ -532,11 +534,17 @@ mod tests {
             .iter()
             .any(|e| e.node == 5 && e.role == PrmpRole::Evicted));
         assert!(
-            !agent.remove_receiver(Time::ZERO, NodeId(0xEC00_0001)),
+            !agent
+                .as_sender()
+                .unwrap()
+                .remove_receiver(Time::ZERO, NodeId(0xEC00_0001)),
             "the relay already left the sender's children"
         );
         assert!(
-            agent.remove_receiver(Time::ZERO, NodeId(8)),
+            agent
+                .as_sender()
+                .unwrap()
+                .remove_receiver(Time::ZERO, NodeId(8)),
             "8 is still a child"
         );
     }

@@ -52,6 +52,7 @@ use super::{
 use crate::NetError;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::tree::Variant;
+use rmcast_proto::SenderAgent;
 use rmcast_proto::{spec, tree, Agent, GroupId, NodeId, RouterAgent, Time};
 use rmcast_wire::session::{DspEntry, DspParams, DspRole};
 use rmcast_wire::{HEADER_LEN, MAX_DATAGRAM};

@@ -52,7 +52,11 @@ fn transfer(protocol: &str, session: u32, name: &str, len: u64) -> Vec<(Duration
     frames.push(Frame::Finish { files: 1 });
     let mut at = Duration::from_millis(1);
     for f in frames {
-        agent.send(Time::ZERO + at, f.encode()).unwrap();
+        agent
+            .as_sender()
+            .unwrap()
+            .send(Time::ZERO + at, f.encode())
+            .unwrap();
         while let Some(t) = agent.poll_transmit() {
             out.push((at, t.payload.to_vec()));
             at += Duration::from_micros(100);

@@ -13,7 +13,7 @@ use crate::agents::{SenderSettings, SenderSide, Start, Started};
 use crate::NetError;
 use bytes::Bytes;
 use rmcast_proto::pacing::Pacer;
-use rmcast_proto::{Agent, Dest, Event, NodeId, Time, Transmit};
+use rmcast_proto::{Agent, Dest, Event, NodeId, SendError, Time, Transmit};
 use rmcast_wire::session::{self, Phase, ReportState};
 use rmcast_wire::{Family, Header, Message, Packet};
 use std::collections::{HashMap, VecDeque};
@@ -262,7 +262,7 @@ impl Transfer {
         let mut fed = 0usize;
         while !self.source_done
             && fed < crate::socket::MAX_BATCH
-            && self.agent.can_send()
+            && self.agent.as_sender().is_some_and(|s| s.can_send())
             && self.pending.is_empty()
             && self.pacer.ready_at(now, self.ep.dgram) <= now
             && self.schedule.allows(now)
@@ -277,7 +277,9 @@ impl Transfer {
                     Err(TryRecvError::Disconnected) => {
                         self.source_done = true;
                         self.closed_at = Some(now);
-                        self.agent.close(now);
+                        if let Some(s) = self.agent.as_sender() {
+                            s.close(now);
+                        }
                         break;
                     }
                 }
@@ -287,7 +289,11 @@ impl Transfer {
             };
             fed += 1;
             self.schedule.offered(now);
-            match self.agent.send(now, m) {
+            let sent = match self.agent.as_sender() {
+                Some(s) => s.send(now, m),
+                None => Err(SendError::NotASender),
+            };
+            match sent {
                 Ok(()) if !self.ep.proto.acknowledged() => self.acked += data_bytes,
                 Ok(()) => {
                     self.seq_bytes.insert(self.next_seq, data_bytes);
@@ -344,7 +350,9 @@ impl Transfer {
                 tracing::warn!(node = m.node, "evicting receiver: {why}");
                 obs.evicted(m.node, &why);
                 self.changed |= self.side.evicted(now, &mut *self.agent, m.node);
-                self.agent.remove_receiver(now, NodeId(m.node));
+                if let Some(s) = self.agent.as_sender() {
+                    s.remove_receiver(now, NodeId(m.node));
+                }
                 self.repairs.forget(now, m.node);
                 m.evicted = Some(why);
             }
@@ -550,7 +558,10 @@ impl Transfer {
         if let Some(t) = wake_at {
             deadline = deadline.min(t);
         }
-        if !self.source_done && self.agent.can_send() && self.pending.is_empty() {
+        if !self.source_done
+            && self.agent.as_sender().is_some_and(|s| s.can_send())
+            && self.pending.is_empty()
+        {
             let ready = self.pacer.ready_at(now, self.ep.dgram);
             deadline = deadline.min(ready.max(self.schedule.next_at()));
         }
@@ -650,7 +661,9 @@ impl Transfer {
                         && !matches!(m.final_state, Some((s, _)) if s != ReportState::Complete)
                 });
                 if let Some(low) = live.map(|m| m.messages).min() {
-                    self.agent.delivered_by_all(now, low);
+                    if let Some(s) = self.agent.as_sender() {
+                        s.delivered_by_all(now, low);
+                    }
                 }
             }
             Ok(Packet {

@@ -399,7 +399,12 @@ impl Sender {
 
 impl Agent for Sender {
     crate::outbox::agent_io!(out, on_message, timer => on_timeout);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
 
+impl crate::SenderAgent for Sender {
     crate::sendq::send_queue_field!(queue, take: fill, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {

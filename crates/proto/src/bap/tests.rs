@@ -3,6 +3,7 @@ use crate::testkit::DoneOrder::InOrder;
 use crate::testkit::TEST_GROUP as GROUP;
 use crate::testkit::*;
 use crate::SendError;
+use crate::SenderAgent;
 use proptest::prelude::*;
 use rmcast_wire::Packet;
 use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};

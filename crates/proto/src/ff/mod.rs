@@ -24,7 +24,7 @@
 //! Choices where the paper is silent: `RTT` before the first ACK is
 //! [`SenderConfig::initial_rtt`]; the RTO is floored at [`SenderConfig::min_rto`]; there is no
 //! retransmission limit (the paper's FF has none; a driver may evict a receiver with
-//! [`Agent::remove_receiver`]); one wire family of its own (10) because the ACK is a plain
+//! [`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver)); one wire family of its own (10) because the ACK is a plain
 //! per-packet acknowledgment (see `rmcast_wire::ff`).
 //!
 //! Beyond the paper, a receiver built with [`ReceiverConfig::cumulative`] sends CUMACK: the
@@ -365,7 +365,12 @@ impl Agent for Sender {
     fn poll_timeout(&self) -> Option<Time> {
         self.timers.next()
     }
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
 
+impl crate::SenderAgent for Sender {
     crate::sendq::send_queue_field!(queue, take: pump, after_close: Self::settle);
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {

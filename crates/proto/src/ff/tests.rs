@@ -2,6 +2,7 @@ use super::*;
 use crate::testkit::DoneOrder::AnyOrder;
 use crate::testkit::TEST_GROUP as GROUP;
 use crate::testkit::*;
+use crate::SenderAgent;
 use rmcast_wire::Packet;
 use rmcast_wire::{Envelope, FLAG_RETRANSMISSION};
 

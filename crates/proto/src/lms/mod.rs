@@ -114,7 +114,7 @@ crate::config::group_config! {
     pub struct SourceConfig {
         /// HEARTBEAT period (`None`: none).
         pub heartbeat: Option<Duration> = p.heartbeat,
-        /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+        /// How long after [`SenderAgent::close`](crate::SenderAgent::close) the source reports [`Event::Completed`] (and stops
         /// heartbeats): LMS has no acknowledgments, so the source cannot know when receivers
         /// finish.
         pub linger: Duration = p.linger,
@@ -177,7 +177,14 @@ impl Source {
 impl Agent for Source {
     crate::outbox::agent_io!(out, on_message);
     crate::sendq::source_timers!(sent, timers, announce: heartbeat every heartbeat);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl crate::SenderAgent for Source {
     crate::sendq::originals_field!(sent, buf: buf, timers: timers);
+
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
     }

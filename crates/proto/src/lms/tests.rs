@@ -1,5 +1,6 @@
 use super::*;
 use crate::GroupId;
+use crate::SenderAgent;
 use rmcast_wire::Packet;
 
 const G: GroupId = GroupId(1);

@@ -3,7 +3,7 @@
 //! agent here is built and nothing changes).
 //!
 //! [`PacedSource`] wraps a [`Source`]: new data is accepted only while a token bucket at the
-//! TFMCC rate allows it ([`Agent::can_send`], and a wake-up when the bucket refills), every
+//! TFMCC rate allows it ([`SenderAgent::can_send`](crate::SenderAgent::can_send), and a wake-up when the bucket refills), every
 //! datagram the source sends (data, repairs, SPMs, status) is charged to the bucket as the
 //! source queues it, feedback (CCFB) goes to the TFMCC sender, and the sender's status (CCS)
 //! is multicast when a round starts and after each feedback. [`FeedbackReceiver`] wraps a
@@ -17,6 +17,7 @@ use crate::outbox::envelope;
 use crate::pacing::Pacer;
 use crate::rng::AgentRng;
 use crate::tfmcc::{self, Feedback, Status};
+use crate::SenderAgent;
 use crate::{Agent, Bytes, Dest, Gauge, GroupId, NodeId, Outbox, SendError, Stats, Time};
 use core::time::Duration;
 use rmcast_wire::{pgm as wire, Message, Packet};
@@ -186,6 +187,21 @@ impl Agent for PacedSource {
     fn stats(&self) -> &Stats {
         self.inner.stats()
     }
+    fn gauge(&self, gauge: Gauge) -> Option<f64> {
+        match gauge {
+            Gauge::Rate => Some(self.cc.rate() as f64),
+            g => self.inner.gauge(g),
+        }
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
+    }
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl crate::SenderAgent for PacedSource {
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.at(now);
         let len = data.len();
@@ -195,25 +211,19 @@ impl Agent for PacedSource {
         self.settle();
         Ok(())
     }
+
     fn can_send(&self) -> bool {
         self.inner.can_send() && self.paced_ready()
     }
+
     fn close(&mut self, now: Time) {
         self.at(now);
         self.inner.close(now);
         self.settle();
     }
+
     fn delivered_by_all(&mut self, now: Time, messages: u64) {
         self.inner.delivered_by_all(now, messages)
-    }
-    fn gauge(&self, gauge: Gauge) -> Option<f64> {
-        match gauge {
-            Gauge::Rate => Some(self.cc.rate() as f64),
-            g => self.inner.gauge(g),
-        }
-    }
-    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
-        Some(self)
     }
 }
 

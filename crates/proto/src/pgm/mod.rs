@@ -116,12 +116,12 @@ crate::config::group_config! {
         /// (0: answer every NAK). Receivers sharing a loss then cost one repair, and a flood of
         /// NAKs at most one repair per hold-off per packet.
         pub rdata_holdoff: Duration = p.rdata_holdoff,
-        /// How long after [`Agent::close`] the source reports [`Event::Completed`] (and stops
+        /// How long after [`SenderAgent::close`](crate::SenderAgent::close) the source reports [`Event::Completed`] (and stops
         /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
         pub linger: Duration = p.linger,
         /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
-        /// beyond what every receiver delivered ([`Agent::delivered_by_all`]); the source
-        /// refuses new data ([`Agent::can_send`] false) until a report opens the window. It
+        /// beyond what every receiver delivered ([`SenderAgent::delivered_by_all`](crate::SenderAgent::delivered_by_all)); the source
+        /// refuses new data ([`SenderAgent::can_send`](crate::SenderAgent::can_send) false) until a report opens the window. It
         /// keeps for repair the newest this many packets, whether delivered or not, so a
         /// receiver that restarts mid-session (a new process NAKing from sequence 0) is
         /// repaired from them; only older packets that every receiver delivered are let go.
@@ -333,7 +333,14 @@ impl Source {
 impl Agent for Source {
     crate::outbox::agent_io!(out, on_message);
     crate::sendq::source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl crate::SenderAgent for Source {
     crate::sendq::originals_field!(sent, buf: buf, timers: timers, after_send: after_send);
+
     fn can_send(&self) -> bool {
         !self.sent.is_closed()
             && self
@@ -341,6 +348,7 @@ impl Agent for Source {
                 .txw
                 .is_none_or(|w| self.sent.next().saturating_sub(self.delivered) < w)
     }
+
     fn delivered_by_all(&mut self, _now: Time, messages: u64) {
         let upto = messages.min(self.sent.next());
         if self.cfg.txw.is_some() && upto > self.delivered {

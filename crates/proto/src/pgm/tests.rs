@@ -1,4 +1,5 @@
 use super::*;
+use crate::SenderAgent;
 use crate::{GroupId, IfaceId, RouteDecision, RouterAgent};
 use rmcast_wire::Packet;
 use std::collections::BTreeSet;
@@ -302,7 +303,7 @@ pub(super) fn harness_with(
     h.set_group(G, ids.clone());
     for k in 0..messages {
         h.run_until(Time::from_millis(gap_ms * k));
-        h.with_agent(src, |a, now| {
+        h.with_sender(src, |a, now| {
             a.send(now, crate::testkit::message(k)).unwrap()
         });
     }

@@ -3,6 +3,7 @@
 
 use super::tests::{harness_with, ne, odata, pkt, rdata, up, G};
 use super::*;
+use crate::SenderAgent;
 use crate::{IfaceId, RouteDecision, RouterAgent};
 use rmcast_wire::Packet;
 

@@ -942,7 +942,12 @@ fn les_remove(les: &mut BTreeMap<u64, u32>, le: u64) {
 
 impl Agent for Sender {
     crate::outbox::agent_io!(out, on_message, timers => on_timer);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
 
+impl crate::SenderAgent for Sender {
     crate::sendq::send_queue_field!(queue, take: pump, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {

@@ -6,6 +6,7 @@ use super::tree::{Relay, RelayConfig};
 use super::*;
 use crate::testkit::{assert_reliable, message, DoneOrder::AnyOrder, Harness};
 use crate::GroupId;
+use crate::SenderAgent;
 
 const N: u64 = 400;
 const LEAVES: [NodeId; 2] = [NodeId(2), NodeId(3)];

@@ -42,6 +42,7 @@
 //!    unchanged.
 
 use super::{Receiver, ReceiverConfig, Sender, SenderConfig};
+use crate::SenderAgent;
 use crate::{
     Agent, Dest, Event, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit,
     SendError, Stats, Time, Transmit,
@@ -284,14 +285,19 @@ impl Agent for Relay {
 
     crate::outbox_field!(out);
 
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
+    }
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl crate::SenderAgent for Relay {
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         let r = self.tx.remove_receiver(now, node);
         self.step(now);
         r
-    }
-
-    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
-        Some(self)
     }
 }
 
@@ -451,7 +457,7 @@ mod tests {
             h.set_group(GroupId(2 + k), kids(k));
         }
         h.set_group(GroupId(1), relays.to_vec());
-        h.with_agent(s, |a, now| {
+        h.with_sender(s, |a, now| {
             for i in 0..n {
                 a.send(now, message(i)).unwrap();
             }
@@ -516,7 +522,7 @@ mod tests {
         h.add(Box::new(Receiver::new(ReceiverConfig::new(NodeId(2), 64))));
         h.set_group(GroupId(1), vec![NodeId(1)]);
         h.set_group(GroupId(2), vec![NodeId(2)]);
-        h.with_agent(s, |a, now| {
+        h.with_sender(s, |a, now| {
             for i in 0..10 {
                 a.send(now, message(i)).unwrap();
             }
@@ -698,7 +704,7 @@ mod tests {
             }
             drop
         }));
-        h.with_agent(s, |a, now| {
+        h.with_sender(s, |a, now| {
             for i in 0..n {
                 a.send(now, message(i)).unwrap();
             }

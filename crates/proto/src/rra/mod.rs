@@ -459,7 +459,12 @@ impl Sender {
 
 impl Agent for Sender {
     crate::outbox::agent_io!(out, on_message, timers => on_timer);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
 
+impl crate::SenderAgent for Sender {
     crate::sendq::send_queue_field!(queue, take: fill, after_close: |s, now| {
         s.poll_idle(now);
         s.maybe_complete();

@@ -2,6 +2,7 @@ use super::*;
 use crate::testkit::DoneOrder::InOrder;
 use crate::testkit::TEST_GROUP as GROUP;
 use crate::testkit::*;
+use crate::SenderAgent;
 use rmcast_wire::Envelope;
 use rmcast_wire::Packet;
 

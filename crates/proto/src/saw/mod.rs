@@ -357,7 +357,12 @@ impl Sender {
 
 impl Agent for Sender {
     crate::outbox::agent_io!(out, on_message, timers => on_timer);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
 
+impl crate::SenderAgent for Sender {
     crate::sendq::send_queue_field!(queue, take: start_next, after_close: |s, _| s.maybe_complete());
 
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {

@@ -3,6 +3,7 @@ use crate::testkit::DoneOrder::InOrder;
 use crate::testkit::TEST_GROUP as GROUP;
 use crate::testkit::*;
 use crate::SendError;
+use crate::SenderAgent;
 use rmcast_wire::Envelope;
 use rmcast_wire::Packet;
 
@@ -170,7 +171,7 @@ fn formula_timeout_drives_retransmission_timing() {
         AgentRng::from_seed(1),
     )));
     h.set_group(GROUP, vec![]);
-    h.with_agent(s, |a, now| {
+    h.with_sender(s, |a, now| {
         a.send(now, message(0)).unwrap();
         a.close(now);
     });

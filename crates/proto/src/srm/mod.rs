@@ -59,7 +59,7 @@
 //! ns-2, the duplicate averages are folded in twice per loss (`recompute` and then
 //! `mark-period`), and the counts start at −1. A SESSION message carries at most
 //! [`MAX_ENTRIES`] members. The source emits [`Event::Completed`] [`Config::linger`] after
-//! [`Agent::close`] and then stops its session messages: SRM has no acknowledgments, so the
+//! [`SenderAgent::close`](crate::SenderAgent::close) and then stops its session messages: SRM has no acknowledgments, so the
 //! source cannot know when receivers finish.
 
 mod deploy;
@@ -155,7 +155,7 @@ crate::config::group_config! {
         pub session_jitter: f64 = p.session_jitter,
         /// Receive window (packets beyond `base + window` are dropped).
         pub window: usize = crate::config::RECEIVE_WINDOW,
-        /// Source: how long after [`Agent::close`] it reports [`Event::Completed`].
+        /// Source: how long after [`SenderAgent::close`](crate::SenderAgent::close) it reports [`Event::Completed`].
         pub linger: Duration = p.linger,
         /// Bring armed request timers forward when the distance to the source falls
         /// ([`Member::follow_source_distance`]). Off in the seed's model (ns-2's distances
@@ -937,7 +937,12 @@ impl Member {
 impl Agent for Member {
     crate::outbox::agent_io!(out, on_message with from and bytes);
     crate::sendq::source_timers!(sent, timers, announce: send_session every next_session_interval(), own: fire);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
 
+impl crate::SenderAgent for Member {
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if !self.is_source() {
             return Err(SendError::NotASender);

@@ -286,7 +286,7 @@ fn run_e2e(n: usize, drop: f64, seed: u64, adaptive: bool, msgs: u64) -> (Harnes
     h.set_group(G, ids.clone());
     for k in 0..msgs {
         h.run_until(Time::from_millis(10 * k));
-        h.with_agent(ids[0], |a, now| {
+        h.with_sender(ids[0], |a, now| {
             a.send(now, crate::testkit::message(k)).unwrap();
         });
     }

@@ -622,6 +622,16 @@ impl Agent for Endpoint {
     fn gauge(&self, gauge: Gauge) -> Option<f64> {
         self.occupancy.gauge(gauge)
     }
+    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
+        Some(self)
+    }
+    crate::outbox_field!(out);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl crate::SenderAgent for Endpoint {
     /// A DSP designated endpoint stops waiting for member `node` (the driver evicted it):
     /// its status no longer holds blocks in the retransmission buffer.
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
@@ -631,8 +641,4 @@ impl Agent for Endpoint {
         self.free_held_by_members(now);
         true
     }
-    fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
-        Some(self)
-    }
-    crate::outbox_field!(out);
 }

@@ -8,6 +8,7 @@
 
 use super::endpoint::{Endpoint, EndpointConfig, Role};
 use crate::rng::AgentRng;
+use crate::SenderAgent;
 use crate::{
     Agent, Dest, IfaceId, NodeId, Outbox, RouteDecision, RouterAgent, RouterTransmit, Time,
 };

@@ -6,6 +6,7 @@
 use super::tests::data_packet;
 use super::*;
 use crate::testkit::{feed_blocks, Harness};
+use crate::SenderAgent;
 use rmcast_wire::Envelope;
 
 fn status_packet(kind_local: bool, from: u32, lw: u64, l: u32, set: &[usize]) -> Vec<u8> {
@@ -284,7 +285,7 @@ fn region_of_three(seed: u64, comes_back: bool) {
     let step_down = Time::from_millis(700);
     let (mut killed, mut elected, mut revived, mut stepped) = (false, false, false, false);
     while t < Time::from_secs(20) {
-        h.with_agent(NodeId(0), |a, now| feed_blocks(a, now, &mut next, n_blocks));
+        h.with_sender(NodeId(0), |a, now| feed_blocks(a, now, &mut next, n_blocks));
         t += Duration::from_millis(5);
         h.run_until(t);
         if !killed && t >= kill {

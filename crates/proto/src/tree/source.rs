@@ -1,6 +1,7 @@
 //! The global source `S` of DSP, CSP and CP (seed 001 §3.1).
 
 use super::*;
+use crate::SenderAgent;
 
 /// A reporter the source waits for: a DSP designated endpoint or a CSP/CP local exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +42,7 @@ pub struct SourceConfig {
     pub burst_bytes: u64,
     /// `buffer_available` assumed for a reporter before its first status.
     pub initial_buffer: u32,
-    /// Messages queued at the source before [`Agent::send`] refuses.
+    /// Messages queued at the source before [`SenderAgent::send`](crate::SenderAgent::send) refuses.
     pub queue_limit: usize,
     /// Delay between the last acknowledgment and [`Event::Completed`] (lets DSP's designated
     /// endpoints finish their local repairs before a driver stops).
@@ -111,7 +112,7 @@ struct Rep {
     slack: Duration,
     lw: u64,
     buf: u32,
-    /// Removed by the driver ([`Agent::remove_receiver`]): no longer waited for.
+    /// Removed by the driver ([`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver)): no longer waited for.
     removed: bool,
 }
 
@@ -312,7 +313,7 @@ impl Source {
     /// ([`SourceConfig::history`]), whose first status lacking one re-multicasts it globally
     /// (it was sent longer than `r_f × RTD` ago); its window limits new blocks from its
     /// first status on (before it: `LW_r = 0`, `buffer_available` = the initial buffer).
-    /// `old` then stops counting, as with [`Agent::remove_receiver`]. The new reporter is
+    /// `old` then stops counting, as with [`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver). The new reporter is
     /// installed before the old one is removed, so the source never runs a moment without a
     /// reporter for the region. Returns `false` (and changes nothing) when `new` already
     /// reports; `old` need not be a reporter any more.
@@ -448,22 +449,31 @@ impl Agent for Source {
         Some(self)
     }
     crate::outbox_field!(out);
+    /// [`Gauge::Held`]: blocks outstanding (multicast, not yet acknowledged by every reporter).
+    fn gauge(&self, gauge: Gauge) -> Option<f64> {
+        self.occupancy.gauge(gauge)
+    }
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl crate::SenderAgent for Source {
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         self.sendq.offer(data)?;
         self.pump(now);
         Ok(())
     }
+
     fn can_send(&self) -> bool {
         self.sendq.can_accept()
     }
+
     fn close(&mut self, now: Time) {
         self.sendq.close();
         self.check_done(now);
     }
-    /// [`Gauge::Held`]: blocks outstanding (multicast, not yet acknowledged by every reporter).
-    fn gauge(&self, gauge: Gauge) -> Option<f64> {
-        self.occupancy.gauge(gauge)
-    }
+
     /// Stop waiting for reporter `node` (a DSP designated endpoint, or a local exchange):
     /// its outstanding blocks count as acknowledged by it and its window no longer limits
     /// new blocks.

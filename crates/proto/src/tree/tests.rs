@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::testkit::{feed_blocks, Harness};
+use crate::SenderAgent;
 use rmcast_wire::Envelope;
 
 fn bits(l: u32, set: &[usize]) -> Vec<u8> {
@@ -455,7 +456,7 @@ fn dsp_on_a_lossy_mesh_stays_within_l_and_delivers_exactly_once() {
     let mut next = 0u64;
     let mut t = Time::ZERO;
     while t < Time::from_secs(60) {
-        h.with_agent(NodeId(0), |a, now| feed_blocks(a, now, &mut next, n_blocks));
+        h.with_sender(NodeId(0), |a, now| feed_blocks(a, now, &mut next, n_blocks));
         t = h.run_until(t + Duration::from_millis(5));
         if h.events[0].iter().any(|(_, e)| *e == Event::Completed) {
             break;

@@ -14,10 +14,10 @@
 //! (its last status); the send window advances only when **every** receiver holds the data, so
 //! the slowest receiver governs.
 //!
-//! **User writes.** [`Agent::send`] is one user write; it is split into packets of at most
+//! **User writes.** [`SenderAgent::send`](crate::SenderAgent::send) is one user write; it is split into packets of at most
 //! [`SenderConfig::maxdata`] bytes (default [`MAX_DATA_ETHERNET`] = 1448), the last marked
 //! EOM. With [`SenderConfig::block_on_ack`] (the thesis's `-g`) the last packet of each write
-//! carries SREQ and the next write is refused ([`Agent::can_send`] false) until every receiver
+//! carries SREQ and the next write is refused ([`SenderAgent::can_send`](crate::SenderAgent::can_send) false) until every receiver
 //! holds it. With [`SenderConfig::coalesce`] small queued writes share one packet (RECS).
 //! Packet sequence numbers count packets (XTP 4.0 counts bytes).
 //!
@@ -45,7 +45,7 @@
 //! **CTIMEOUT.** A watchdog (default 60 s, SandiaXTP's value) armed when a synchronizing
 //! handshake starts and stopped when it completes. If it expires the association is aborted:
 //! every unfinished write is reported failed ([`Event::MessageDone`] with `failed`), further
-//! writes are refused, and [`Event::Completed`] follows [`Agent::close`].
+//! writes are refused, and [`Event::Completed`] follows [`SenderAgent::close`](crate::SenderAgent::close).
 //!
 //! **Orthogonal switches.** Error control ([`SenderConfig::error_control`]; off = unreliable
 //! multicast or unicast datagrams: no SREQ, no retransmission, writes finish when sent,
@@ -96,7 +96,7 @@ pub use rmcast_wire::xtp::{Retx as Retransmission, MAX_DATA_ETHERNET, MAX_SPANS,
 
 /// SandiaXTP's CTIMEOUT (thesis Ch. V §A.2.a).
 pub const CTIMEOUT_SANDIA: Duration = Duration::from_secs(60);
-/// Largest user write one [`Agent::send`] accepts.
+/// Largest user write one [`SenderAgent::send`](crate::SenderAgent::send) accepts.
 pub const MAX_WRITE: usize = 16 * 1024 * 1024;
 
 /// WTIMER parameters.
@@ -169,7 +169,7 @@ pub struct SenderConfig {
     pub coalesce: bool,
     /// Add receivers whose status arrives unannounced (late join).
     pub accept_joins: bool,
-    /// Writes [`Agent::send`] queues before `Full` (when not blocking on acknowledgment).
+    /// Writes [`SenderAgent::send`](crate::SenderAgent::send) queues before `Full` (when not blocking on acknowledgment).
     pub queue_limit: usize,
 }
 

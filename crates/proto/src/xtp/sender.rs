@@ -752,7 +752,12 @@ impl Agent for Sender {
         self.timers.next()
     }
     crate::outbox_field!(out);
+    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+        Some(self)
+    }
+}
 
+impl crate::SenderAgent for Sender {
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.aborted {
             return Err(SendError::Closed);

@@ -1,5 +1,6 @@
 use super::*;
 use crate::testkit::{done_failed, Harness};
+use crate::SenderAgent;
 use crate::{Stats, Transmit};
 use rmcast_wire::Packet;
 use rmcast_wire::PacketClass;
@@ -74,7 +75,7 @@ fn scripted_run(retx: Retx) -> (Harness, Stats) {
     });
     let mut s = scripted(agents, drop);
     s.run_until(Time::from_millis(5));
-    s.with_agent(NodeId(0), |a, now| {
+    s.with_sender(NodeId(0), |a, now| {
         a.send(now, pattern(1000, 1)).unwrap();
         a.close(now);
     });
@@ -327,14 +328,14 @@ fn run_harness(cfg: SenderConfig, n: u32, drop: f64, writes: &[Bytes], seed: u64
     let mut closed = false;
     let mut limit = Time::ZERO;
     for _ in 0..2_000_000 {
-        while next < writes.len() && h.agent(NodeId(0)).is_some_and(|a| a.can_send()) {
+        while next < writes.len() && h.can_send(NodeId(0)) {
             let w = writes[next].clone();
-            h.with_agent(NodeId(0), |a, now| a.send(now, w).unwrap());
+            h.with_sender(NodeId(0), |a, now| a.send(now, w).unwrap());
             next += 1;
         }
         if next == writes.len() && !closed {
             closed = true;
-            h.with_agent(NodeId(0), |a, now| a.close(now));
+            h.with_sender(NodeId(0), |a, now| a.close(now));
         }
         if h.events[0].iter().any(|(_, e)| *e == Event::Completed) {
             let t = h.now() + Duration::from_secs(1);
@@ -450,7 +451,7 @@ fn unicast_mode_sends_to_the_one_receiver() {
     let mut s = lossless_pair(cfg);
     s.run_until(Time::from_millis(5));
     for w in &writes {
-        s.with_agent(NodeId(0), |a, now| a.send(now, w.clone()).unwrap());
+        s.with_sender(NodeId(0), |a, now| a.send(now, w.clone()).unwrap());
         s.run_until(s.now() + Duration::from_secs(1));
     }
     assert_eq!(digest(&delivered(&s, 1)), digest(&writes));
@@ -476,13 +477,13 @@ fn late_joiner_starts_at_its_join_point_without_back_fill() {
         if step == 50 {
             h.set_group(G, vec![NodeId(0), NodeId(1), NodeId(2)]);
         }
-        if next < writes.len() && h.agent(NodeId(0)).unwrap().can_send() {
+        if next < writes.len() && h.can_send(NodeId(0)) {
             let w = writes[next].clone();
-            h.with_agent(NodeId(0), |a, now| a.send(now, w).unwrap());
+            h.with_sender(NodeId(0), |a, now| a.send(now, w).unwrap());
             next += 1;
         }
         if next == writes.len() {
-            h.with_agent(NodeId(0), |a, now| a.close(now));
+            h.with_sender(NodeId(0), |a, now| a.close(now));
             break;
         }
         let t = h.now() + Duration::from_millis(1);
@@ -508,7 +509,7 @@ fn a_joiner_lacking_released_packets_is_not_waited_for() {
     let mut s = lossless_pair(cfg);
     s.run_until(Time::from_millis(5));
     for i in 0..5 {
-        s.with_agent(NodeId(0), |a, now| a.send(now, pattern(3000, i)).unwrap());
+        s.with_sender(NodeId(0), |a, now| a.send(now, pattern(3000, i)).unwrap());
         s.run_until(s.now() + Duration::from_secs(1));
     }
     // Receiver 1 holds everything, so the sender released it; node 2 reports a status that
@@ -517,8 +518,8 @@ fn a_joiner_lacking_released_packets_is_not_waited_for() {
     s.with_agent(NodeId(0), |a, now| {
         a.handle_packet(now, NodeId(2), &cntl(0, 0))
     });
-    s.with_agent(NodeId(0), |a, now| a.send(now, pattern(3000, 9)).unwrap());
-    s.with_agent(NodeId(0), |a, now| a.close(now));
+    s.with_sender(NodeId(0), |a, now| a.send(now, pattern(3000, 9)).unwrap());
+    s.with_sender(NodeId(0), |a, now| a.close(now));
     s.run_until(s.now() + Duration::from_secs(5));
     assert_eq!(delivered(&s, 1).len(), 6);
     assert!(s.events[0].iter().any(|(_, e)| *e == Event::Completed));
@@ -534,9 +535,9 @@ fn coalescing_packs_small_writes_into_one_packet() {
     let writes: Vec<Bytes> = (0..10).map(|i| pattern(100, i)).collect();
     // Queue all ten before the association is established (FIRST not yet answered).
     for w in &writes {
-        s.with_agent(NodeId(0), |a, now| a.send(now, w.clone()).unwrap());
+        s.with_sender(NodeId(0), |a, now| a.send(now, w.clone()).unwrap());
     }
-    s.with_agent(NodeId(0), |a, now| a.close(now));
+    s.with_sender(NodeId(0), |a, now| a.close(now));
     s.run_until(Time::from_secs(5));
     assert_eq!(digest(&delivered(&s, 1)), digest(&writes));
     assert_eq!(s.agent(NodeId(0)).unwrap().stats().data_sent, 1);

@@ -9,7 +9,7 @@ use rmcast_proto::{Agent, Bytes, NodeId, Time};
 use rmcast_wire::PacketClass;
 use std::collections::VecDeque;
 
-/// Application traffic fed into a sender agent through [`Agent::send`].
+/// Application traffic fed into a sender agent through [`SenderAgent::send`](rmcast_proto::SenderAgent::send).
 #[derive(Debug, Clone)]
 pub struct Traffic {
     /// Messages to send.
@@ -18,10 +18,10 @@ pub struct Traffic {
     pub size: usize,
     /// When the first is offered.
     pub start: Time,
-    /// `None`: a saturated source (send whenever [`Agent::can_send`]); `Some(d)`: one
+    /// `None`: a saturated source (send whenever [`SenderAgent::can_send`](rmcast_proto::SenderAgent::can_send)); `Some(d)`: one
     /// message every `d`, queued at the source while the agent cannot take it.
     pub interval: Option<Duration>,
-    /// Call [`Agent::close`] after the last message (so the agent reports `Completed`).
+    /// Call [`SenderAgent::close`](rmcast_proto::SenderAgent::close) after the last message (so the agent reports `Completed`).
     pub close: bool,
     /// Write the message number (big-endian u64) into the first 8 bytes of each message
     /// (one allocation per message). Off: every message shares one zero-filled buffer.
@@ -267,7 +267,12 @@ impl Source {
             return false;
         }
         let mut acted = false;
-        while self.sent < self.generated && agent.can_send() {
+        // A receiver (no sender side) takes nothing: as a sender whose queue is full.
+        let mut sender = agent.as_sender();
+        while self.sent < self.generated {
+            let Some(agent) = sender.as_deref_mut().filter(|s| s.can_send()) else {
+                break;
+            };
             let data = if self.spec.stamp && self.spec.size >= 8 {
                 let mut v = vec![0u8; self.spec.size];
                 v[..8].copy_from_slice(&self.sent.to_be_bytes());
@@ -292,7 +297,9 @@ impl Source {
         }
         if !self.closed && self.spec.close && self.sent >= self.spec.messages {
             self.closed = true;
-            agent.close(now);
+            if let Some(s) = sender {
+                s.close(now);
+            }
             acted = true;
         }
         acted

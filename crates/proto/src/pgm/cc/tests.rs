@@ -32,7 +32,7 @@ fn run(n: u32, drop: f64, secs: u64) -> (Harness, u64) {
     let end = Time::from_secs(secs);
     let mut t = Time::ZERO;
     while t < end {
-        h.with_agent(s, |a, now| {
+        h.with_sender(s, |a, now| {
             while a.can_send() {
                 a.send(now, message(next)).unwrap();
                 next += 1;
@@ -81,7 +81,7 @@ fn with_one_percent_loss_the_rate_settles_near_the_tcp_equation_and_everything_a
         rate > x / 4.0 && rate < x * 4.0,
         "rate {rate:.0} B/s, equation {x:.0}"
     );
-    h.with_agent(NodeId(0), |a, now| a.close(now));
+    h.with_sender(NodeId(0), |a, now| a.close(now));
     h.run_until(Time::from_secs(20));
     for id in 1..=4usize {
         assert_eq!(h.delivered_seqs(id).len() as u64, sent, "receiver {id}");

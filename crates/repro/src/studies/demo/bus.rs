@@ -10,6 +10,7 @@ use crate::Measures;
 use core::time::Duration;
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::saw::{Receiver, ReceiverConfig, Sender, SenderConfig};
+use rmcast_proto::SenderAgent;
 use rmcast_proto::{Agent, Bytes, Event, NodeId, Time};
 use rmcast_sim::{BusConfig, Stop, Traffic};
 

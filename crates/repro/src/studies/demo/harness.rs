@@ -57,6 +57,10 @@ pub(super) fn run_harness(job: &HarnessJob) -> Result<HarnessResult, String> {
     let n = job.messages;
     let mut refused = false;
     h.with_agent(s, |a, now| {
+        let Some(a) = a.as_sender() else {
+            refused = true;
+            return;
+        };
         for i in 0..n {
             if a.send(now, Bytes::from(i.to_be_bytes().to_vec())).is_err() {
                 refused = true;

@@ -128,11 +128,17 @@ impl Agent for Noting {
     fn gauge(&self, gauge: Gauge) -> Option<f64> {
         self.ep.gauge(gauge)
     }
-    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
-        self.ep.remove_receiver(now, node)
-    }
     fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
         self.ep.as_any_mut()
+    }
+    fn as_sender(&mut self) -> Option<&mut dyn rmcast_proto::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl rmcast_proto::SenderAgent for Noting {
+    fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
+        self.ep.remove_receiver(now, node)
     }
 }
 

@@ -230,7 +230,9 @@ fn receiver_for(s: &RunSpec, node: NodeId, sim: &Sim) -> Box<dyn Agent> {
 pub fn data_datagram_len(proto: Proto, payload: usize) -> Result<usize, String> {
     let spec = RunSpec::thesis(proto, 1, 0);
     let mut s = sender_for(&spec, NodeId(0), vec![NodeId(1)]);
-    s.send(Time::ZERO, Bytes::from(vec![0u8; payload]))
+    s.as_sender()
+        .ok_or_else(|| format!("{proto:?}'s sender has no sender side"))?
+        .send(Time::ZERO, Bytes::from(vec![0u8; payload]))
         .map_err(|e| format!("{proto:?} refused a {payload}-byte message: {e:?}"))?;
     let t = s
         .poll_transmit()

@@ -3,6 +3,7 @@
 use super::super::xtp_grid::{Mode, Setting, GROUP};
 use super::super::xtp_net::NetCell;
 use core::time::Duration;
+use rmcast_proto::SenderAgent;
 use rmcast_proto::{xtp, Agent, Bytes, Event, NodeId, Outbox, SendError, Time};
 use rmcast_sim::{BusConfig, LossModel, LossRule, LossSite, Stop, Traffic};
 
@@ -128,6 +129,12 @@ impl Agent for PerCall {
     fn outbox_mut(&mut self) -> &mut Outbox {
         self.inner.outbox_mut()
     }
+    fn as_sender(&mut self) -> Option<&mut dyn rmcast_proto::SenderAgent> {
+        Some(self)
+    }
+}
+
+impl rmcast_proto::SenderAgent for PerCall {
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
         if self.pending.is_some() || !self.inner.can_send() {
             return Err(SendError::Full(data));
@@ -140,9 +147,11 @@ impl Agent for PerCall {
         self.pending = Some((now + self.cost, data.slice(..n)));
         Ok(())
     }
+
     fn can_send(&self) -> bool {
         self.pending.is_none() && self.remaining > 0 && self.inner.can_send()
     }
+
     fn close(&mut self, now: Time) {
         if self.pending.is_some() {
             self.closing = true;

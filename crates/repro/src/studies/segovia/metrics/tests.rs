@@ -206,7 +206,7 @@ fn bap_events_rebuild_blocks() {
         )));
     }
     h.set_group(GroupId(1), rx);
-    h.with_agent(s, |a, now| {
+    h.with_sender(s, |a, now| {
         for i in 0..20u8 {
             a.send(now, Bytes::from(vec![i; 10])).unwrap();
         }
@@ -242,7 +242,7 @@ fn feedback_counts_acks_per_message() {
             h.add(mk(x));
         }
         h.set_group(GroupId(1), rx.clone());
-        h.with_agent(s, |a, now| {
+        h.with_sender(s, |a, now| {
             for i in 0..msgs {
                 a.send(now, Bytes::from(vec![i as u8; 8])).unwrap();
             }
