@@ -328,7 +328,7 @@ fn new_socket(v6: bool) -> Result<Socket, NetError> {
         .map_err(|e| NetError::setup(format!("cannot create a UDP socket: {e}")))
 }
 
-fn buffers(s: &Socket, o: &SocketOpts) {
+pub(crate) fn buffers(s: &Socket, o: &SocketOpts) {
     // SO_RCVBUF and SO_SNDBUF are capped at net.core.{r,w}mem_max (often 208 KiB, a few
     // milliseconds of a gigabit burst); as root the *FORCE variants are not. Best effort.
     if let Some(n) = o.recv_buffer {
@@ -444,7 +444,7 @@ fn set_int(s: &Socket, level: libc::c_int, opt: libc::c_int, v: i32) -> bool {
     }
 }
 
-fn iface_of(o: &SocketOpts) -> Result<Option<Iface>, NetError> {
+pub(crate) fn iface_of(o: &SocketOpts) -> Result<Option<Iface>, NetError> {
     match &o.interface {
         Some(spec) => {
             let i = resolve_interface(spec)?;
@@ -606,6 +606,25 @@ fn join_ssm_v6(_: &Socket, _: &Ipv6Addr, _: &Ipv6Addr, _: u32) -> io::Result<()>
         io::ErrorKind::Unsupported,
         "IPv6 source-specific joins are built for Linux only: drop --source",
     ))
+}
+
+/// Wait until `sock` is readable or `d` has passed, with the high-resolution timer of
+/// `ppoll(2)` (a socket's read timeout is rounded up to the kernel's tick, 4 ms at 250 Hz:
+/// too coarse to pace packets sub-millisecond apart).
+pub fn wait_readable(sock: &UdpSocket, d: std::time::Duration) {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_nsec: libc::c_long::from(d.subsec_nanos() as i32),
+    };
+    // SAFETY: `fd` and `ts` live across the call, which writes only `fd.revents`; the count
+    // passed is 1, the one pollfd; no signal mask is given.
+    let _ = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
 }
 
 mod batch;
