@@ -1,0 +1,285 @@
+//! Interop of `rmcast send|recv --protocol pgm --open` with OpenPGM (libpgm 5.3) across a
+//! lossy bridge (issue 62, item 2): two network namespaces of an
+//! `rmcast_lab::netns::Segment`, the bridge dropping P % of the Ethernet frames it forwards,
+//! both ways (`Segment::frame_loss`: nftables, `bridge` family, `forward` hook, `numgen
+//! random`), so NAK, NCF and RDATA cross between the implementations.
+//!
+//! * OpenPGM sends (`openpgm_peer sendn`: 300 APDUs of 1,400 bytes, one TPDU each) →
+//!   `rmcast recv --open` writes them byte-exact, in order, and ends on OPenPGM's OPT_FIN or
+//!   its idle time;
+//! * `rmcast send --open` sends a 400,000-byte file → `openpgm_peer sink` (an OpenPGM
+//!   receiver) hands over its APDUs, whose concatenation is the file.
+//!
+//! at 0, 1 and 10 % frame loss. APDUs stay within one TPDU in both directions: libpgm
+//! 5.3.128's `pgm_send` crashed on a 3,000-byte APDU (`crates/wire/tests/openpgm.rs`), and
+//! rmcast's open-mode sender sends one APDU per ODATA.
+//!
+//! Needs root, iproute2, nftables, `cc`, `pkg-config` and libpgm-dev: skipped with a note
+//! otherwise, except under CI (env `CI` set), where a missing part other than root fails.
+
+mod common;
+
+use common::{explain, in_netns, json_of, strings, Bed, Proc};
+use rmcast_lab::proc::in_netns as command_in;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+const DEADLINE: Duration = Duration::from_secs(60);
+/// The encapsulation port (one, both ways) and OpenPGM's data-destination port.
+const UDP_PORT: &str = "7600";
+const DPORT: &str = "7500";
+const GROUP: &str = "239.62.0.1";
+
+fn ok(cmd: &mut Command) -> bool {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Why the test cannot run here, if it cannot; under CI only "not root" is a skip.
+fn cannot_run() -> Option<String> {
+    let why = common::cannot_run_netns_nft().or_else(|| {
+        if !ok(Command::new("cc").arg("--version")) {
+            return Some("no C compiler (`cc`)".into());
+        }
+        if !ok(Command::new("pkg-config").args(["--exists", "openpgm-5.3"])) {
+            return Some("libpgm-dev (openpgm-5.3) is not installed".into());
+        }
+        None
+    })?;
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if root && std::env::var_os("CI").is_some() {
+        panic!("under CI: {why}");
+    }
+    Some(why)
+}
+
+/// `bench/pgm/openpgm_peer.c`, built into `dir`.
+fn build(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/pgm/openpgm_peer.c");
+    let bin = dir.join("openpgm_peer");
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "openpgm-5.3"])
+        .output()
+        .expect("pkg-config");
+    let flags = String::from_utf8_lossy(&flags.stdout).into_owned();
+    let out = Command::new("cc")
+        .args(["-O2", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(flags.split_whitespace())
+        .output()
+        .expect("cc runs");
+    assert!(
+        out.status.success(),
+        "building {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
+/// The peer with `args` in host `h`'s namespace, output piped.
+fn peer(bed: &Bed, h: usize, bin: &Path, args: &[String]) -> Proc {
+    Proc::spawn(
+        command_in(&bed.seg.host(h), bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .expect("start openpgm_peer")
+}
+
+/// APDU `i` of `openpgm_peer send`/`sendn`: byte j is (31·i + j) mod 251.
+fn apdu(i: usize, len: usize) -> Vec<u8> {
+    (0..len).map(|j| ((31 * i + j) % 251) as u8).collect()
+}
+
+/// OpenPGM sends `n` APDUs of `len` bytes; `rmcast recv --open` must write them all.
+fn openpgm_to_rmcast(loss: f64) {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: OpenPGM interop over a lossy bridge: {why}");
+        return;
+    }
+    let bed = Bed::new(&SERIAL, 2);
+    bed.seg.frame_loss(loss, None).expect("frame loss");
+    let bin = build(bed.work.path());
+    let out = bed.work.path().join("out");
+    let group = format!("{GROUP}:{UDP_PORT}");
+    let o = out.to_string_lossy().into_owned();
+    let recv_args = [
+        "recv",
+        "--protocol",
+        "pgm",
+        "--open",
+        "-g",
+        &group,
+        "-i",
+        "eth0",
+        "--dir",
+        &o,
+        "--sender-timeout",
+        "4",
+        "--wait",
+        "30",
+        "--json",
+    ];
+    let mut recv = in_netns(&bed.seg.host(1), &strings(&recv_args));
+    std::thread::sleep(Duration::from_millis(300));
+    let (n, len) = (300, 1400);
+    let sender = bed.seg.addr(0).to_string();
+    let send_args = [
+        "sendn",
+        &sender,
+        GROUP,
+        UDP_PORT,
+        DPORT,
+        "4000",
+        &n.to_string(),
+        &len.to_string(),
+    ];
+    let mut send = peer(&bed, 0, &bin, &strings(&send_args));
+    let deadline = Instant::now() + DEADLINE;
+    let s = send.finish(deadline).expect("openpgm_peer sendn ends");
+    assert!(s.status.success(), "openpgm_peer sendn: {}", explain(&s));
+    let r = recv.finish(deadline).expect("rmcast recv --open ends");
+    assert!(r.status.success(), "rmcast recv --open: {}", explain(&r));
+    let j = json_of(&r);
+    let want: Vec<u8> = (0..n).flat_map(|i| apdu(i, len)).collect();
+    let files: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "one output file: {files:?}");
+    let got = std::fs::read(&files[0]).unwrap();
+    let dropped = bed.seg.frames_dropped();
+    eprintln!(
+        "OpenPGM -> rmcast at {}% frame loss: {} frames dropped, report {j}",
+        loss * 100.0,
+        dropped
+    );
+    assert_eq!(j["tsdus"], n as u64, "{j}");
+    assert!(
+        got == want,
+        "{} bytes received, {} sent, not the same",
+        got.len(),
+        want.len()
+    );
+    assert_eq!(j["mode"], "open");
+    assert!(j["unknown"].as_array().is_some_and(|u| !u.is_empty()));
+    if loss >= 0.05 {
+        assert!(dropped > 0 && j["naks_sent"].as_u64() > Some(0), "{j}");
+    }
+}
+
+/// `rmcast send --open` sends a file; OpenPGM's receiver must hand it over whole.
+fn rmcast_to_openpgm(loss: f64) {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: OpenPGM interop over a lossy bridge: {why}");
+        return;
+    }
+    let bed = Bed::new(&SERIAL, 2);
+    bed.seg.frame_loss(loss, None).expect("frame loss");
+    let bin = build(bed.work.path());
+    let data: Vec<u8> = (0..400_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let file = bed.file("data.bin", &data);
+    let sink = bed.work.path().join("sink.bin");
+    // 1,448-byte APDUs: 277 of them.
+    let apdus = data.len().div_ceil(1448);
+    let receiver = bed.seg.addr(1).to_string();
+    let sink_args = [
+        "sink",
+        &receiver,
+        GROUP,
+        UDP_PORT,
+        DPORT,
+        &apdus.to_string(),
+        "40000",
+        &sink.to_string_lossy(),
+    ];
+    let mut recv = peer(&bed, 1, &bin, &strings(&sink_args));
+    std::thread::sleep(Duration::from_millis(300));
+    let group = format!("{GROUP}:{UDP_PORT}");
+    let f = file.to_string_lossy().into_owned();
+    let send_args = [
+        "send",
+        "--protocol",
+        "pgm",
+        "--open",
+        "-g",
+        &group,
+        "-i",
+        "eth0",
+        "--rate",
+        "20M",
+        "--final-wait",
+        "3",
+        "--json",
+        &f,
+    ];
+    let mut send = in_netns(&bed.seg.host(0), &strings(&send_args));
+    let deadline = Instant::now() + DEADLINE;
+    let s = send.finish(deadline).expect("rmcast send --open ends");
+    assert!(s.status.success(), "rmcast send --open: {}", explain(&s));
+    let r = recv.finish(deadline).expect("openpgm_peer sink ends");
+    let j = json_of(&s);
+    let dropped = bed.seg.frames_dropped();
+    eprintln!(
+        "rmcast -> OpenPGM at {}% frame loss: {} frames dropped, report {j}",
+        loss * 100.0,
+        dropped
+    );
+    assert!(r.status.success(), "openpgm_peer sink: {}", explain(&r));
+    let got = std::fs::read(&sink).unwrap();
+    assert!(
+        got == data,
+        "{} bytes received, {} sent, not the same",
+        got.len(),
+        data.len()
+    );
+    assert_eq!(j["odata"], apdus as u64, "{j}");
+    if loss >= 0.05 {
+        assert!(dropped > 0 && j["rdata"].as_u64() > Some(0), "{j}");
+    }
+}
+
+#[test]
+fn openpgm_sends_to_rmcast_open_without_loss() {
+    openpgm_to_rmcast(0.0);
+}
+
+#[test]
+fn openpgm_sends_to_rmcast_open_at_1_percent_frame_loss() {
+    openpgm_to_rmcast(0.01);
+}
+
+#[test]
+fn openpgm_sends_to_rmcast_open_at_10_percent_frame_loss() {
+    openpgm_to_rmcast(0.10);
+}
+
+#[test]
+fn rmcast_open_sends_to_openpgm_without_loss() {
+    rmcast_to_openpgm(0.0);
+}
+
+#[test]
+fn rmcast_open_sends_to_openpgm_at_1_percent_frame_loss() {
+    rmcast_to_openpgm(0.01);
+}
+
+#[test]
+fn rmcast_open_sends_to_openpgm_at_10_percent_frame_loss() {
+    rmcast_to_openpgm(0.10);
+}
