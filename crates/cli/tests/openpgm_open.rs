@@ -283,3 +283,48 @@ fn rmcast_open_sends_to_openpgm_at_1_percent_frame_loss() {
 fn rmcast_open_sends_to_openpgm_at_10_percent_frame_loss() {
     rmcast_to_openpgm(0.10);
 }
+
+#[test]
+fn open_mode_refuses_what_plain_pgm_cannot_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    std::fs::write(&f, b"x").unwrap();
+    let f = f.to_string_lossy().into_owned();
+    let g = "239.62.0.9:7600";
+    for (args, says) in [
+        (
+            vec!["send", "--open", "--protocol", "saw", "-g", g, &f],
+            "give --protocol pgm",
+        ),
+        (
+            vec![
+                "send",
+                "--open",
+                "--protocol",
+                "pgm",
+                "--rate",
+                "auto",
+                "-g",
+                g,
+                &f,
+            ],
+            "TFMCC",
+        ),
+        (
+            vec!["send", "--open", "--protocol", "pgm", "-g", g, &f, &f],
+            "one file",
+        ),
+        (
+            vec!["recv", "--open", "--protocol", "srm", "-g", g, "--stdout"],
+            "give --protocol pgm",
+        ),
+    ] {
+        let out = common::rmcast(&args);
+        common::assert_refused(&out, says, &args.join(" "));
+    }
+    // --open needs --protocol on recv (it has no default there), and --pgm-dport needs --open.
+    let out = common::rmcast(&["recv", "--open", "-g", g, "--stdout"]);
+    assert_eq!(out.status.code(), Some(2), "{}", explain(&out));
+    let out = common::rmcast(&["send", "--pgm-dport", "7", "-g", g, &f]);
+    assert_eq!(out.status.code(), Some(2), "{}", explain(&out));
+}

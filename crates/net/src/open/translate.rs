@@ -40,8 +40,6 @@ pub struct Translator {
     pub group_nla: IpAddr,
     /// The highest data sequence number seen or sent (what incoming numbers unwrap near).
     high: u64,
-    /// The highest SPM sequence number seen.
-    spm_high: u64,
     /// The trailing edge of the source's last SPM (ODATA and RDATA carry it).
     trail: u64,
     /// The sequence number after the last SPM the source sent.
@@ -72,7 +70,6 @@ impl Translator {
             source_nla,
             group_nla,
             high: 0,
-            spm_high: 0,
             trail: 0,
             spm_next: 0,
             untranslatable: 0,
@@ -259,9 +256,9 @@ impl Translator {
             Body::Spm {
                 sqn, trail, lead, ..
             } => {
-                let spm_seq =
-                    u64::from(sqn.wrapping_sub(self.spm_high as u32)).wrapping_add(self.spm_high);
-                self.spm_high = self.spm_high.max(spm_seq);
+                // The agents do not order SPMs by their number (RFC 3208 receivers do, to
+                // drop stale ones; the window edges here only ever move forward).
+                let spm_seq = u64::from(sqn);
                 let lead = self.seq_in(lead.wrapping_add(1))?;
                 let trail = self.unwrap_near(trail, lead).unwrap_or(0).min(lead);
                 PgmMessage::Spm {
