@@ -18,6 +18,8 @@
 //! otherwise, except under CI (env `CI` set), where a missing part other than root fails.
 
 mod common;
+#[path = "../../../bench/pgm/peer.rs"]
+mod peer;
 
 use common::{explain, in_netns, json_of, strings, Bed, Proc};
 use rmcast_lab::proc::in_netns as command_in;
@@ -33,24 +35,9 @@ const UDP_PORT: &str = "7600";
 const DPORT: &str = "7500";
 const GROUP: &str = "239.62.0.1";
 
-fn ok(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// Why the test cannot run here, if it cannot; under CI only "not root" is a skip.
 fn cannot_run() -> Option<String> {
-    let why = common::cannot_run_netns_nft().or_else(|| {
-        if !ok(Command::new("cc").arg("--version")) {
-            return Some("no C compiler (`cc`)".into());
-        }
-        if !ok(Command::new("pkg-config").args(["--exists", "openpgm-5.3"])) {
-            return Some("libpgm-dev (openpgm-5.3) is not installed".into());
-        }
-        None
-    })?;
+    let why = common::cannot_run_netns_nft().or_else(|| peer::missing_tools().map(String::from))?;
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -61,29 +48,34 @@ fn cannot_run() -> Option<String> {
     Some(why)
 }
 
-/// `bench/pgm/openpgm_peer.c`, built into `dir`.
-fn build(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/pgm/openpgm_peer.c");
-    let bin = dir.join("openpgm_peer");
-    let flags = Command::new("pkg-config")
-        .args(["--cflags", "--libs", "openpgm-5.3"])
-        .output()
-        .expect("pkg-config");
-    let flags = String::from_utf8_lossy(&flags.stdout).into_owned();
-    let out = Command::new("cc")
-        .args(["-O2", "-Wall", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .args(flags.split_whitespace())
-        .output()
-        .expect("cc runs");
-    assert!(
-        out.status.success(),
-        "building {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
+/// Two hosts on a bridge dropping `loss` of the frames both ways, and the peer built;
+/// `None` (said on standard error) where the test cannot run.
+fn bed(loss: f64) -> Option<(Bed, PathBuf)> {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: OpenPGM interop over a lossy bridge: {why}");
+        return None;
+    }
+    let bed = Bed::new(&SERIAL, 2);
+    bed.seg.frame_loss(loss, None).expect("frame loss");
+    let bin = peer::build(bed.work.path());
+    Some((bed, bin))
+}
+
+/// `rmcast CMD --protocol pgm --open` on the test's group and interface, then `extra`.
+fn open_args(cmd: &str, extra: &[&str]) -> Vec<String> {
+    let group = format!("{GROUP}:{UDP_PORT}");
+    let mut v = strings(&[
+        cmd,
+        "--protocol",
+        "pgm",
+        "--open",
+        "-g",
+        &group,
+        "-i",
+        "eth0",
+    ]);
+    v.extend(strings(extra));
+    v
 }
 
 /// The peer with `args` in host `h`'s namespace, output piped.
@@ -105,34 +97,24 @@ fn apdu(i: usize, len: usize) -> Vec<u8> {
 
 /// OpenPGM sends `n` APDUs of `len` bytes; `rmcast recv --open` must write them all.
 fn openpgm_to_rmcast(loss: f64) {
-    if let Some(why) = cannot_run() {
-        eprintln!("skipped: OpenPGM interop over a lossy bridge: {why}");
+    let Some((bed, bin)) = bed(loss) else {
         return;
-    }
-    let bed = Bed::new(&SERIAL, 2);
-    bed.seg.frame_loss(loss, None).expect("frame loss");
-    let bin = build(bed.work.path());
+    };
     let out = bed.work.path().join("out");
-    let group = format!("{GROUP}:{UDP_PORT}");
     let o = out.to_string_lossy().into_owned();
-    let recv_args = [
+    let recv_args = open_args(
         "recv",
-        "--protocol",
-        "pgm",
-        "--open",
-        "-g",
-        &group,
-        "-i",
-        "eth0",
-        "--dir",
-        &o,
-        "--sender-timeout",
-        "4",
-        "--wait",
-        "30",
-        "--json",
-    ];
-    let mut recv = in_netns(&bed.seg.host(1), &strings(&recv_args));
+        &[
+            "--dir",
+            &o,
+            "--sender-timeout",
+            "4",
+            "--wait",
+            "30",
+            "--json",
+        ],
+    );
+    let mut recv = in_netns(&bed.seg.host(1), &recv_args);
     std::thread::sleep(Duration::from_millis(300));
     let (n, len) = (300, 1400);
     let sender = bed.seg.addr(0).to_string();
@@ -183,13 +165,9 @@ fn openpgm_to_rmcast(loss: f64) {
 
 /// `rmcast send --open` sends a file; OpenPGM's receiver must hand it over whole.
 fn rmcast_to_openpgm(loss: f64) {
-    if let Some(why) = cannot_run() {
-        eprintln!("skipped: OpenPGM interop over a lossy bridge: {why}");
+    let Some((bed, bin)) = bed(loss) else {
         return;
-    }
-    let bed = Bed::new(&SERIAL, 2);
-    bed.seg.frame_loss(loss, None).expect("frame loss");
-    let bin = build(bed.work.path());
+    };
     let data: Vec<u8> = (0..400_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -210,25 +188,12 @@ fn rmcast_to_openpgm(loss: f64) {
     ];
     let mut recv = peer(&bed, 1, &bin, &strings(&sink_args));
     std::thread::sleep(Duration::from_millis(300));
-    let group = format!("{GROUP}:{UDP_PORT}");
     let f = file.to_string_lossy().into_owned();
-    let send_args = [
+    let send_args = open_args(
         "send",
-        "--protocol",
-        "pgm",
-        "--open",
-        "-g",
-        &group,
-        "-i",
-        "eth0",
-        "--rate",
-        "20M",
-        "--final-wait",
-        "3",
-        "--json",
-        &f,
-    ];
-    let mut send = in_netns(&bed.seg.host(0), &strings(&send_args));
+        &["--rate", "20M", "--final-wait", "3", "--json", &f],
+    );
+    let mut send = in_netns(&bed.seg.host(0), &send_args);
     let deadline = Instant::now() + DEADLINE;
     let s = send.finish(deadline).expect("rmcast send --open ends");
     assert!(s.status.success(), "rmcast send --open: {}", explain(&s));

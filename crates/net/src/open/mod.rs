@@ -31,9 +31,9 @@ pub use recv::{recv, OpenRecv, OpenRecvReport};
 pub use send::{send, OpenSend, OpenSendReport};
 
 pub(crate) use crate::socket::wait_readable;
-use crate::socket::{buffers, iface_of, SocketOpts};
+use crate::socket::{buffers, iface_of, join_v4, SocketOpts};
 use crate::NetError;
-use socket2::{Domain, InterfaceIndexOrAddress, Protocol, Socket, Type};
+use socket2::{Domain, Protocol, Socket, Type};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 
 /// OpenPGM's default PGM data-destination port.
@@ -67,13 +67,7 @@ pub fn open_socket(o: &SocketOpts) -> Result<(UdpSocket, Ipv4Addr), NetError> {
     let bind = SocketAddr::from(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, o.group.port()));
     s.bind(&bind.into())
         .map_err(|x| crate::error::classify("bind", bind, x))?;
-    let ifc = match iface {
-        Some(i) => InterfaceIndexOrAddress::Index(i.index),
-        None => InterfaceIndexOrAddress::Address(Ipv4Addr::UNSPECIFIED),
-    };
-    s.join_multicast_v4_n(&group, &ifc)
-        .map_err(|x| e("join", x))?;
-    let _ = s.set_multicast_all_v4(false);
+    join_v4(&s, &group, iface).map_err(|x| e("join", x))?;
     s.set_multicast_ttl_v4(o.ttl).map_err(|x| e("set TTL", x))?;
     s.set_multicast_loop_v4(o.loopback)
         .map_err(|x| e("set loopback", x))?;

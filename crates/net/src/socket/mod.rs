@@ -444,6 +444,18 @@ fn set_int(s: &Socket, level: libc::c_int, opt: libc::c_int, v: i32) -> bool {
     }
 }
 
+/// Join the IPv4 `group` on `iface` (`None`: the kernel's choice), any source, and receive
+/// only the groups joined on this socket.
+pub(crate) fn join_v4(s: &Socket, group: &Ipv4Addr, iface: Option<Iface>) -> io::Result<()> {
+    let ifc = match iface {
+        Some(i) => InterfaceIndexOrAddress::Index(i.index),
+        None => InterfaceIndexOrAddress::Address(Ipv4Addr::UNSPECIFIED),
+    };
+    s.join_multicast_v4_n(group, &ifc)?;
+    let _ = s.set_multicast_all_v4(false);
+    Ok(())
+}
+
 pub(crate) fn iface_of(o: &SocketOpts) -> Result<Option<Iface>, NetError> {
     match &o.interface {
         Some(spec) => {
@@ -530,15 +542,7 @@ pub fn group_socket(o: &SocketOpts) -> Result<UdpSocket, NetError> {
     s.bind(&bind.into())
         .map_err(|x| classify("bind", bind, x))?;
     match (g.ip(), o.source) {
-        (IpAddr::V4(group), None) => {
-            let ifc = match iface {
-                Some(i) => InterfaceIndexOrAddress::Index(i.index),
-                None => InterfaceIndexOrAddress::Address(Ipv4Addr::UNSPECIFIED),
-            };
-            s.join_multicast_v4_n(&group, &ifc)
-                .map_err(|x| e("join", x))?;
-            let _ = s.set_multicast_all_v4(false);
-        }
+        (IpAddr::V4(group), None) => join_v4(&s, &group, iface).map_err(|x| e("join", x))?,
         (IpAddr::V4(group), Some(IpAddr::V4(src))) => {
             let local = iface.and_then(|i| i.v4).unwrap_or(Ipv4Addr::UNSPECIFIED);
             s.join_ssm_v4(&src, &group, &local)
