@@ -2,6 +2,8 @@
  *
  *   openpgm_peer recv IFACE_ADDR GROUP UDP_PORT DPORT COUNT TIMEOUT_MS [REPLAY_FILE]
  *   openpgm_peer send IFACE_ADDR GROUP UDP_PORT DPORT SPORT LEN...
+ *   openpgm_peer sink IFACE_ADDR GROUP UDP_PORT DPORT COUNT TIMEOUT_MS OUT_FILE
+ *   openpgm_peer sendn IFACE_ADDR GROUP UDP_PORT DPORT SPORT N LEN
  *
  * Both open a PGM socket in OpenPGM's UDP encapsulation on the interface with address
  * IFACE_ADDR: unicast and multicast encapsulation ports both UDP_PORT, PGM data-destination
@@ -20,6 +22,15 @@
  * Each APDU should fit one TPDU: libpgm 5.3.128 crashed here in pgm_send of a 3,000-byte
  * APDU, with or without FEC. It lingers 500 ms for heartbeat SPMs, closes the socket
  * (flushing) and exits 0; 2 on a setup or send error.
+ *
+ * sink is recv writing the APDUs' bytes, concatenated, to OUT_FILE instead of hex lines, and
+ * "sink: N APDUs, B bytes" to standard error (for interop transfers of many APDUs).
+ *
+ * sendn is send with N APDUs of LEN bytes each (the same pattern), a transmit window that
+ * holds all of them and a linger of 3 s, so every NAK of a lossy transfer can be answered.
+ *
+ * Both receivers keep a window of 4,000 sequence numbers and repeat an unconfirmed NAK after
+ * 200 ms (an unanswered one after 400 ms).
  *
  * Diagnostics go to standard error. Built by crates/wire/tests/openpgm.rs:
  * cc openpgm_peer.c $(pkg-config --cflags --libs openpgm-5.3).
@@ -88,10 +99,10 @@ static int replay(const char *file, const char *iface, const char *group, int po
 /* Set the receiver's options (after OpenPGM's pgmrecv example). */
 static void receiver_options(pgm_sock_t *sock)
 {
-	const int recv_only = 1, passive = 0, sqns = 100,
+	const int recv_only = 1, passive = 0, sqns = 4000,
 		  peer_expiry = pgm_secs(300), spmr_expiry = pgm_msecs(250),
-		  nak_bo_ivl = pgm_msecs(50), nak_rpt_ivl = pgm_secs(2),
-		  nak_rdata_ivl = pgm_secs(2), nak_data_retries = 50, nak_ncf_retries = 50;
+		  nak_bo_ivl = pgm_msecs(50), nak_rpt_ivl = pgm_msecs(200),
+		  nak_rdata_ivl = pgm_msecs(400), nak_data_retries = 50, nak_ncf_retries = 50;
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_RECV_ONLY, &recv_only, sizeof(recv_only));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_PASSIVE, &passive, sizeof(passive));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_RXW_SQNS, &sqns, sizeof(sqns));
@@ -104,10 +115,13 @@ static void receiver_options(pgm_sock_t *sock)
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_NCF_RETRIES, &nak_ncf_retries, sizeof(nak_ncf_retries));
 }
 
+/* The sender's transmit window, in sequence numbers (sendn raises it). */
+static int txw_sqns = 100;
+
 /* Set the sender's options (after OpenPGM's pgmsend example), with on-demand FEC, k = 8. */
 static void sender_options(pgm_sock_t *sock)
 {
-	const int send_only = 1, sqns = 100, max_rte = 10 * 1000 * 1000,
+	const int send_only = 1, sqns = txw_sqns, max_rte = 10 * 1000 * 1000,
 		  ambient_spm = pgm_secs(30),
 		  heartbeat_spm[] = { pgm_msecs(100), pgm_msecs(100), pgm_msecs(100), pgm_secs(1) };
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_ONLY, &send_only, sizeof(send_only));
@@ -195,19 +209,35 @@ static int do_recv(int argc, char **argv)
 	if (!sock)
 		return 2;
 	pid_t child = -1;
-	if (argc > 8) {
+	if (argc > 8 && strcmp(argv[1], "recv") == 0) {
 		child = fork();
 		if (child == 0)
 			_exit(replay(argv[8], iface, group, udp_port));
 	}
+	FILE *raw = NULL;
+	if (strcmp(argv[1], "sink") == 0) {
+		raw = fopen(argv[8], "wb");
+		if (!raw) {
+			perror("sink: open");
+			return 2;
+		}
+	}
 	const long deadline = now_ms() + timeout;
+	size_t bytes = 0;
 	static char buf[65536];
 	pgm_error_t *err = NULL;
 	int got = 0, rc = 1;
 	while (now_ms() < deadline) {
 		size_t len = 0;
 		const int status = pgm_recv(sock, buf, sizeof(buf), 0, &len, &err);
-		if (status == PGM_IO_STATUS_NORMAL) {
+		if (status == PGM_IO_STATUS_NORMAL && raw) {
+			fwrite(buf, 1, len, raw);
+			bytes += len;
+			if (++got == count) {
+				rc = 0;
+				break;
+			}
+		} else if (status == PGM_IO_STATUS_NORMAL) {
 			printf("apdu ");
 			for (size_t i = 0; i < len; i++)
 				printf("%02x", (unsigned char)buf[i]);
@@ -235,6 +265,10 @@ static int do_recv(int argc, char **argv)
 		waitpid(child, &st, 0);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			rc = 2;
+	}
+	if (raw) {
+		fclose(raw);
+		fprintf(stderr, "sink: %d APDUs, %zu bytes\n", got, bytes);
 	}
 	fprintf(stderr, "openpgm_peer recv: %d of %d APDUs\n", got, count);
 	pgm_close(sock, FALSE);
@@ -267,8 +301,55 @@ static int do_send(int argc, char **argv)
 	return 0;
 }
 
+/* sendn: see the top. */
+static int do_sendn(char **argv)
+{
+	const int n = atoi(argv[7]);
+	const size_t len = (size_t)atol(argv[8]);
+	if (n <= 0 || len == 0 || len > 1400) {
+		fprintf(stderr, "sendn: N > 0 APDUs of 1 to 1,400 bytes\n");
+		return 2;
+	}
+	txw_sqns = n + 16;
+	pgm_sock_t *sock = open_sock(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), 1);
+	if (!sock)
+		return 2;
+	static unsigned char buf[1400];
+	for (int i = 0; i < n; i++) {
+		for (size_t j = 0; j < len; j++)
+			buf[j] = (unsigned char)((31 * (size_t)i + j) % 251);
+		size_t sent = 0;
+		if (pgm_send(sock, buf, len, &sent) != PGM_IO_STATUS_NORMAL || sent != len) {
+			fprintf(stderr, "pgm_send of APDU %d failed\n", i);
+			return 2;
+		}
+	}
+	/* Answer NAKs for a while: OpenPGM reads them (and sends its repairs and heartbeat
+	 * SPMs) only inside pgm_recv, as its daytime example's NAK thread does. */
+	const long until = now_ms() + 3000;
+	pgm_error_t *err = NULL;
+	while (now_ms() < until) {
+		size_t got = 0;
+		const int st = pgm_recv(sock, buf, sizeof(buf), MSG_DONTWAIT, &got, &err);
+		(void)st;
+		if (err) {
+			pgm_error_free(err);
+			err = NULL;
+		}
+		usleep(1000);
+	}
+	pgm_close(sock, TRUE);
+	pgm_shutdown();
+	fprintf(stderr, "openpgm_peer sendn: %d APDUs of %zu bytes\n", n, len);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 9 && strcmp(argv[1], "sink") == 0)
+		return do_recv(argc, argv);
+	if (argc >= 9 && strcmp(argv[1], "sendn") == 0)
+		return do_sendn(argv);
 	if (argc >= 8 && strcmp(argv[1], "recv") == 0)
 		return do_recv(argc, argv);
 	if (argc >= 7 && strcmp(argv[1], "send") == 0)

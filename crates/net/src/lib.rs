@@ -31,6 +31,7 @@ pub mod error;
 pub mod frame;
 pub mod interrupt;
 pub mod loss;
+pub mod open;
 pub mod outdir;
 pub mod receiver;
 pub mod relay;

@@ -18,20 +18,17 @@
 
 use rmcast_wire::rfc3208::{Body, Data, Flags, Gsi, Opt, Packet};
 use std::net::{IpAddr, Ipv4Addr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+#[path = "../../../bench/pgm/peer.rs"]
+mod peer;
+use peer::{build, ok};
 
 const GROUP: &str = "239.192.0.1";
 const UDP_PORT: u16 = 7510;
 const DPORT: u16 = 7500;
 const SPORT: u16 = 40_000;
-
-fn ok(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// Why this machine cannot run the test, if it cannot.
 fn cannot_run() -> Option<&'static str> {
@@ -57,13 +54,7 @@ fn why_not() -> Option<&'static str> {
     if !ok(Command::new("ip").arg("-V")) {
         return Some("`ip` is not installed");
     }
-    if !ok(Command::new("cc").arg("--version")) {
-        return Some("no C compiler (`cc`)");
-    }
-    if !ok(Command::new("pkg-config").args(["--exists", "openpgm-5.3"])) {
-        return Some("libpgm-dev (openpgm-5.3) is not installed");
-    }
-    None
+    peer::missing_tools()
 }
 
 /// A network namespace with its loopback up and multicast-capable, deleted when dropped.
@@ -108,31 +99,6 @@ impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
     }
-}
-
-/// `bench/pgm/openpgm_peer.c`, built into `dir`.
-fn build(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/pgm/openpgm_peer.c");
-    let bin = dir.join("openpgm_peer");
-    let flags = Command::new("pkg-config")
-        .args(["--cflags", "--libs", "openpgm-5.3"])
-        .output()
-        .expect("pkg-config");
-    let flags = String::from_utf8_lossy(&flags.stdout).into_owned();
-    let out = Command::new("cc")
-        .args(["-O2", "-Wall", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .args(flags.split_whitespace())
-        .output()
-        .expect("cc runs");
-    assert!(
-        out.status.success(),
-        "building {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
 }
 
 fn down(body: Body<'_>, options: Vec<Opt<'static>>) -> Vec<u8> {

@@ -7,6 +7,7 @@ pub mod bench_xtp;
 pub mod dissector;
 pub mod keygen;
 pub mod merge;
+pub mod open;
 pub mod protocols;
 pub mod recv;
 pub mod relay;

@@ -89,6 +89,19 @@ pub struct Args {
     /// sender polls it)
     #[arg(long, value_name = "REGION")]
     pub region: Option<u16>,
+    /// Open mode: receive plain RFC 3208 PGM from any PGM source (OpenPGM, ZeroMQ epgm://)
+    /// on the group's port, without rmcast's session layer. The first SPM or ODATA names
+    /// the session (TSI); its data, in order and byte-exact, goes to OUT/pgm-<TSI> or
+    /// --stdout. It ends when an SPM with OPT_FIN came and everything before it is
+    /// delivered, or after --sender-timeout of silence (a PGM stream marks no file end)
+    #[arg(long, requires = "protocol", conflicts_with_all = ["keep", "session", "region", "source"])]
+    pub open: bool,
+    /// With --open: the protocol spoken (pgm)
+    #[arg(long, requires = "open")]
+    pub protocol: Option<String>,
+    /// With --open: the PGM data-destination port to listen for (OpenPGM's default 7500)
+    #[arg(long, default_value_t = rmcast_net::open::DEFAULT_DATA_DESTINATION_PORT, requires = "open")]
+    pub pgm_dport: u16,
 }
 
 /// A session id as `rmcast send` prints it: hexadecimal, `0x` optional, not 0.
@@ -224,6 +237,9 @@ fn print_summary(r: &RecvReport, to_stderr: bool) {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    if a.open {
+        return super::open::run_recv(&a);
+    }
     let output = match (&a.dir, a.stdout) {
         (_, true) => Output::Stdout,
         (Some(d), false) => Output::Dir {

@@ -285,6 +285,16 @@ pub struct Args {
     /// Name announced for a stream read from standard input (at most 225 bytes)
     #[arg(long, default_value = "stream")]
     pub name: String,
+    /// Open mode (pgm only): plain RFC 3208 PGM over UDP as OpenPGM encapsulates it (one
+    /// UDP port, the group's, both ways), to any PGM receiver (OpenPGM, ZeroMQ epgm://):
+    /// no ANNOUNCE/JOIN/REPORT/END, so no receiver count and no per-receiver completion.
+    /// One FILE (or -), one APDU per ODATA, new data at the fixed --rate; NAKs answered
+    /// until --final-wait after the last data, then SPMs with OPT_FIN
+    #[arg(long)]
+    pub open: bool,
+    /// With --open: the PGM data-destination port (OpenPGM's default 7500)
+    #[arg(long, default_value_t = rmcast_net::open::DEFAULT_DATA_DESTINATION_PORT, requires = "open")]
+    pub pgm_dport: u16,
 }
 
 fn secs(v: f64, what: &str) -> Result<Duration, NetError> {
@@ -542,6 +552,9 @@ pub fn fail(e: NetError) -> ExitCode {
 pub fn run(a: Args) -> Result<ExitCode> {
     if let Err(e) = a.proto.check(&a.protocol) {
         return Ok(fail(e));
+    }
+    if a.open {
+        return super::open::run_send(&a);
     }
     let (cfg, source) = match config(&a) {
         Ok(x) => x,

@@ -469,7 +469,7 @@ pub struct SenderSettings {
 
 /// The socket default of `protocol`'s duration parameter `key` (ms in the spec table); zero
 /// for a key the table lacks or that is no duration (each adapter's tests walk its keys).
-fn socket_ms(protocol: &str, key: &str) -> Duration {
+pub(crate) fn socket_ms(protocol: &str, key: &str) -> Duration {
     match socket_default(protocol, key) {
         Some(spec::Value::Real(ms)) => spec::ms(ms),
         _ => Duration::ZERO,
@@ -478,7 +478,7 @@ fn socket_ms(protocol: &str, key: &str) -> Duration {
 
 /// The socket default of `protocol`'s integer parameter `key` (its spec row's); `None` for
 /// a key the table lacks or that is no integer.
-fn socket_int(protocol: &str, key: &str) -> Option<u64> {
+pub(crate) fn socket_int(protocol: &str, key: &str) -> Option<u64> {
     match socket_default(protocol, key)? {
         spec::Value::Int(v) => Some(v),
         _ => None,
@@ -486,7 +486,7 @@ fn socket_int(protocol: &str, key: &str) -> Option<u64> {
 }
 
 /// A switch row's value on sockets (false when the protocol has no such row).
-fn socket_switch(protocol: &str, key: &str) -> bool {
+pub(crate) fn socket_switch(protocol: &str, key: &str) -> bool {
     socket_default(protocol, key) == Some(spec::Value::Bool(true))
 }
 

@@ -328,7 +328,7 @@ fn new_socket(v6: bool) -> Result<Socket, NetError> {
         .map_err(|e| NetError::setup(format!("cannot create a UDP socket: {e}")))
 }
 
-fn buffers(s: &Socket, o: &SocketOpts) {
+pub(crate) fn buffers(s: &Socket, o: &SocketOpts) {
     // SO_RCVBUF and SO_SNDBUF are capped at net.core.{r,w}mem_max (often 208 KiB, a few
     // milliseconds of a gigabit burst); as root the *FORCE variants are not. Best effort.
     if let Some(n) = o.recv_buffer {
@@ -444,7 +444,19 @@ fn set_int(s: &Socket, level: libc::c_int, opt: libc::c_int, v: i32) -> bool {
     }
 }
 
-fn iface_of(o: &SocketOpts) -> Result<Option<Iface>, NetError> {
+/// Join the IPv4 `group` on `iface` (`None`: the kernel's choice), any source, and receive
+/// only the groups joined on this socket.
+pub(crate) fn join_v4(s: &Socket, group: &Ipv4Addr, iface: Option<Iface>) -> io::Result<()> {
+    let ifc = match iface {
+        Some(i) => InterfaceIndexOrAddress::Index(i.index),
+        None => InterfaceIndexOrAddress::Address(Ipv4Addr::UNSPECIFIED),
+    };
+    s.join_multicast_v4_n(group, &ifc)?;
+    let _ = s.set_multicast_all_v4(false);
+    Ok(())
+}
+
+pub(crate) fn iface_of(o: &SocketOpts) -> Result<Option<Iface>, NetError> {
     match &o.interface {
         Some(spec) => {
             let i = resolve_interface(spec)?;
@@ -530,15 +542,7 @@ pub fn group_socket(o: &SocketOpts) -> Result<UdpSocket, NetError> {
     s.bind(&bind.into())
         .map_err(|x| classify("bind", bind, x))?;
     match (g.ip(), o.source) {
-        (IpAddr::V4(group), None) => {
-            let ifc = match iface {
-                Some(i) => InterfaceIndexOrAddress::Index(i.index),
-                None => InterfaceIndexOrAddress::Address(Ipv4Addr::UNSPECIFIED),
-            };
-            s.join_multicast_v4_n(&group, &ifc)
-                .map_err(|x| e("join", x))?;
-            let _ = s.set_multicast_all_v4(false);
-        }
+        (IpAddr::V4(group), None) => join_v4(&s, &group, iface).map_err(|x| e("join", x))?,
         (IpAddr::V4(group), Some(IpAddr::V4(src))) => {
             let local = iface.and_then(|i| i.v4).unwrap_or(Ipv4Addr::UNSPECIFIED);
             s.join_ssm_v4(&src, &group, &local)
@@ -606,6 +610,25 @@ fn join_ssm_v6(_: &Socket, _: &Ipv6Addr, _: &Ipv6Addr, _: u32) -> io::Result<()>
         io::ErrorKind::Unsupported,
         "IPv6 source-specific joins are built for Linux only: drop --source",
     ))
+}
+
+/// Wait until `sock` is readable or `d` has passed, with the high-resolution timer of
+/// `ppoll(2)` (a socket's read timeout is rounded up to the kernel's tick, 4 ms at 250 Hz:
+/// too coarse to pace packets sub-millisecond apart).
+pub fn wait_readable(sock: &UdpSocket, d: std::time::Duration) {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_nsec: libc::c_long::from(d.subsec_nanos() as i32),
+    };
+    // SAFETY: `fd` and `ts` live across the call, which writes only `fd.revents`; the count
+    // passed is 1, the one pollfd; no signal mask is given.
+    let _ = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
 }
 
 mod batch;
