@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::socket::SocketOpts;
 use crate::NetError;
 use bytes::Bytes;
-use rmcast_proto::{pgm, Agent, Event, GroupId, Time};
+use rmcast_proto::{pgm, Agent, Event, GroupId, SenderAgent, Time};
 use rmcast_wire::rfc3208::{self, Gsi, Tsi};
 use serde::Serialize;
 use std::io::Read;
