@@ -260,7 +260,9 @@ fn agree_runs_both_sides_and_writes_a_verdict_per_metric() {
             "repairs_per_loss",
             "all_repairs_per_loss",
             "duplicates_per_receiver",
-            "feedback_per_delivered"
+            "feedback_per_delivered",
+            "repairs_per_data_loss",
+            "all_repairs_per_data_loss"
         ]
     );
     let verdicts: Vec<&str> = rows.iter().map(|r| *r.last().unwrap()).collect();
