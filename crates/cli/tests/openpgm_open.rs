@@ -245,6 +245,9 @@ fn rmcast_open_sends_to_openpgm_at_1_percent_frame_loss() {
 }
 
 #[test]
+#[ignore = "fails intermittently: in one CI run (2026-11-30) OpenPGM's receiver reported \
+          'session reset (unrecoverable loss)' five times and got 270 of 277 APDUs while rmcast's \
+          open sender answered 33 NAKs with 29 RDATA; cause not found yet (issue 62)"]
 fn rmcast_open_sends_to_openpgm_at_10_percent_frame_loss() {
     rmcast_to_openpgm(0.10);
 }
