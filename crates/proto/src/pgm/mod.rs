@@ -373,8 +373,8 @@ crate::config::receiver_config! {
         pub window: usize = crate::config::RECEIVE_WINDOW,
         /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
         /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission
-        /// timeout of the repair round trip the receiver measures — from a NAK sent once to the
-        /// first answer (NCF or data) for it, RFC 6298's arithmetic in [`RttEstimator`] —
+        /// timeout of the repair round trip the receiver measures — from a NAK sent once to its
+        /// confirmation (NCF; FEC: BNCF or parity), RFC 6298's arithmetic in [`RttEstimator`] —
         /// doubled for each of that loss's (or FEC block's) own waits that ran out since the
         /// last sample ([`Backoff`]), never below `floor` and never above `nak_repeat` /
         /// `nak_rdata`, which also stand until the first sample. On a LAN a lost
@@ -549,7 +549,7 @@ impl Naked {
         self.again = true;
     }
 
-    /// An answer (NCF, data, BNCF or parity) to its NAK at `now`: a round-trip sample for
+    /// An answer (NCF; FEC: BNCF or parity) to its NAK at `now`: a round-trip sample for
     /// `rtt` if it was NAKed once and this is the first answer; later answers (the RDATA
     /// after its NCF) are none.
     fn answer(&mut self, now: Time, rtt: &mut RttEstimator) {
@@ -732,16 +732,22 @@ impl Receiver {
             .map_or(0, |(rtt, _)| rtt.samples() + self.repaired)
     }
 
-    /// The first answer (NCF or data) for `seq` arrived: a round-trip sample if it was
-    /// NAKed once; `done` forgets the loss's record (its data arrived).
+    /// An answer for `seq` arrived: its NCF (`done` false: a round-trip sample if it was
+    /// NAKed once, and its wait for the repair begins), or its data (`done`: the loss's record
+    /// is forgotten, and the delay from its NCF measured). Data that comes before any NCF is no
+    /// round-trip sample: the NCF was lost, and the data came after the source's queue of
+    /// repairs. Behind a slow port, which drops NCFs as it drops everything, such samples of
+    /// 1-2 s made the repair round trip's timeout 1 s, so the NAK budget's rounds stretched to
+    /// `nak_repeat` and the losses queued for it while the port idled (issue 59).
     fn answered(&mut self, now: Time, seq: u64, done: bool) {
         let Some((rtt, sent)) = self.repair.as_deref_mut() else {
             return;
         };
-        if let Some(n) = sent.get_mut(&seq) {
-            n.answer(now, rtt);
-        }
         if !done {
+            if let Some(n) = sent.get_mut(&seq) {
+                n.answer(now, rtt);
+                n.confirmed = Some(now);
+            }
             return;
         }
         if let Some(n) = sent.remove(&seq) {
@@ -911,13 +917,6 @@ impl Receiver {
                 }
             }
             self.answered(now, seq, false);
-            if let Some(n) = self
-                .repair
-                .as_deref_mut()
-                .and_then(|(_, sent)| sent.get_mut(&seq))
-            {
-                n.confirmed = Some(now);
-            }
             let wait = self.rdata_wait(seq);
             self.timers.set(Key::Seq(seq), now + wait);
         }

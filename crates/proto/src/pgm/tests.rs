@@ -556,6 +556,32 @@ fn the_wait_for_a_repair_counts_its_delay_behind_the_ncf() {
     assert_eq!(r.poll_timeout(), Some(Time::from_millis(194)));
 }
 
+/// Behind a slow port the NCF is dropped as everything else is, and the repair comes after
+/// the source's queue of repairs: taken as a round trip, that delay made the NAK timers 1 s
+/// (issue 59). Only a confirmation measures the round trip.
+#[test]
+fn data_that_comes_before_any_ncf_is_no_round_trip_sample() {
+    let mut r = receiver_losing_seq_0(Some(Duration::from_millis(30)));
+    assert!(r.poll_transmit().is_some());
+    // NCF 4 ms later: RTO at the 30-ms floor; the repair follows
+    r.handle_packet(
+        Time::from_millis(4),
+        NodeId(0),
+        &pkt(0, wire::Message::Ncf { seq: 0 }),
+    );
+    r.handle_packet(Time::from_millis(5), NodeId(0), &rdata(0, b"a"));
+    // seq 2 lost: NAKed once at 100 ms, its NCF lost, its repair 29 ms later (as a sample it
+    // would raise the timeout to 4 + 25 / 8 + 4 x 7.75 = 38 ms)
+    r.handle_packet(Time::from_millis(100), NodeId(0), &odata(3, b"d"));
+    assert_eq!(naks(&mut r), vec![2]);
+    r.handle_packet(Time::from_millis(129), NodeId(0), &rdata(2, b"c"));
+    // seq 4 lost: its NAK is repeated after the floor, not after 38 ms
+    r.handle_packet(Time::from_millis(200), NodeId(0), &odata(5, b"f"));
+    assert_eq!(naks(&mut r), vec![4]);
+    assert_eq!(r.poll_timeout(), Some(Time::from_millis(230)));
+    assert_eq!(r.stats().delivered, 4, "0-3; 5 waits for 4");
+}
+
 #[test]
 fn adaptive_waits_never_exceed_the_fixed_timers() {
     let mut r = receiver_losing_seq_0(Some(Duration::from_millis(30)));
