@@ -3,7 +3,7 @@
 //! agent here is built and nothing changes).
 //!
 //! [`PacedSource`] wraps a [`Source`]: new data is accepted only while a token bucket at the
-//! TFMCC rate allows it ([`SenderAgent::can_send`](crate::SenderAgent::can_send), and a wake-up when the bucket refills), every
+//! TFMCC rate allows it ([`SenderAgent::can_send`], and a wake-up when the bucket refills), every
 //! datagram the source sends (data, repairs, SPMs, status) is charged to the bucket as the
 //! source queues it, feedback (CCFB) goes to the TFMCC sender, and the sender's status (CCS)
 //! is multicast when a round starts and after each feedback. [`FeedbackReceiver`] wraps a

@@ -55,6 +55,7 @@
 
 mod cc;
 mod deploy;
+mod measured;
 mod ne;
 mod overtaken;
 mod parity;
@@ -75,14 +76,14 @@ use crate::fec::{self, BlockDecoder};
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::rtt::{RttConfig, RttEstimator};
 use crate::sendq::{DataFormat, Originals, SourceTimer};
 use crate::seqmap::SeqMap;
 use crate::timer::TimerSet;
 use crate::window::HeldWindow;
-use crate::{hold, Agent, Dest, Event, NodeId, Outbox, Time};
+use crate::{hold, Agent, Dest, Event, NodeId, Outbox, SenderAgent, Time};
 use bytes::Bytes;
 use core::time::Duration;
+use measured::{Backoff, Measured, Naked};
 use rmcast_wire::{pgm as wire, Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::BTreeMap;
 
@@ -116,12 +117,14 @@ crate::config::group_config! {
         /// (0: answer every NAK). Receivers sharing a loss then cost one repair, and a flood of
         /// NAKs at most one repair per hold-off per packet.
         pub rdata_holdoff: Duration = p.rdata_holdoff,
-        /// How long after [`SenderAgent::close`](crate::SenderAgent::close) the source reports [`Event::Completed`] (and stops
-        /// SPMs): PGM has no acknowledgments, so the source cannot know when receivers finish.
+        /// How long after [`SenderAgent::close`] the source reports [`Event::Completed`] (and
+        /// stops SPMs): PGM has no acknowledgments, so the source cannot know when receivers
+        /// finish.
         pub linger: Duration = p.linger,
         /// Transmit window (`None`: unbounded, every packet kept): at most this many packets
-        /// beyond what every receiver delivered ([`SenderAgent::delivered_by_all`](crate::SenderAgent::delivered_by_all)); the source
-        /// refuses new data ([`SenderAgent::can_send`](crate::SenderAgent::can_send) false) until a report opens the window. It
+        /// beyond what every receiver delivered ([`SenderAgent::delivered_by_all`]); the
+        /// source refuses new data ([`SenderAgent::can_send`] false) until a report opens the
+        /// window. It
         /// keeps for repair the newest this many packets, whether delivered or not, so a
         /// receiver that restarts mid-session (a new process NAKing from sequence 0) is
         /// repaired from them; only older packets that every receiver delivered are let go.
@@ -333,12 +336,12 @@ impl Source {
 impl Agent for Source {
     crate::outbox::agent_io!(out, on_message);
     crate::sendq::source_timers!(sent, timers, announce: spm every spm_interval, own: rdata);
-    fn as_sender(&mut self) -> Option<&mut dyn crate::SenderAgent> {
+    fn as_sender(&mut self) -> Option<&mut dyn SenderAgent> {
         Some(self)
     }
 }
 
-impl crate::SenderAgent for Source {
+impl SenderAgent for Source {
     crate::sendq::originals_field!(sent, buf: buf, timers: timers, after_send: after_send);
 
     fn can_send(&self) -> bool {
@@ -374,7 +377,8 @@ crate::config::receiver_config! {
         /// `None` (the seed's PGM, and the simulator's): a NAK is repeated after the fixed
         /// `nak_repeat` and `nak_rdata`. `Some(floor)`: both waits are the retransmission
         /// timeout of the repair round trip the receiver measures — from a NAK sent once to its
-        /// confirmation (NCF; FEC: BNCF or parity), RFC 6298's arithmetic in [`RttEstimator`] —
+        /// confirmation (NCF; FEC: BNCF or parity), RFC 6298's arithmetic in
+        /// [`RttEstimator`](crate::rtt::RttEstimator) —
         /// doubled for each of that loss's (or FEC block's) own waits that ran out since the
         /// last sample ([`Backoff`]), never below `floor` and never above `nak_repeat` /
         /// `nak_rdata`, which also stand until the first sample. On a LAN a lost
@@ -467,9 +471,9 @@ pub struct Receiver {
     timers: TimerSet<Key>,
     budget: RequestBudget,
     out: Outbox,
-    /// With [`ReceiverConfig::nak_rto_min`]: the repair round trip's estimator, and each
-    /// outstanding loss's [`Naked`] record; boxed, as the seed's PGM has none.
-    repair: Option<Box<(RttEstimator, NakedAt)>>,
+    /// With [`ReceiverConfig::nak_rto_min`]: what the receiver measures of its repairs;
+    /// boxed, as the seed's PGM has none.
+    repair: Option<Box<Measured>>,
     /// FEC: blocks with a packet held or missing and not yet whole.
     blocks: BTreeMap<u64, RxBlock>,
     /// Every sequence number below this is known to exist (FEC: where block ends are known).
@@ -478,113 +482,15 @@ pub struct Receiver {
     pending: Vec<u64>,
     /// With [`ReceiverConfig::nak_overtaken`]: the confirmed losses by confirmation order.
     overtaken: Option<Box<overtaken::Overtaken>>,
-    /// Repairs that arrived for NAKed losses: with the estimator's samples, what clears the
-    /// losses' back-offs ([`Receiver::epoch`]).
-    repaired: u64,
-    /// With adaptive timers: how long repairs take to follow their NCF (the source's queue
-    /// of repairs), which a wait for a repair adds to the repair round trip's timeout.
-    rdata_delay: Option<RttEstimator>,
 }
-
-/// A loss (or FEC block) NAKed at least once.
-#[derive(Debug, Clone, Copy)]
-struct Naked {
-    /// When it was first NAKed.
-    at: Time,
-    /// NAKed again since, which makes its answer no sample (Karn's rule).
-    again: bool,
-    /// Its back-off.
-    backoff: Backoff,
-    /// When its last NCF arrived (the wait for its repair began).
-    confirmed: Option<Time>,
-}
-
-/// A loss's (or FEC block's) own back-off with adaptive NAK timers: how many of its waits for
-/// an answer ran out since the receiver last measured a repair round trip or received a
-/// repair for a NAKed loss, each doubling its next wait ([`RttEstimator::rto_doubled`]:
-/// before the floor, so on a LAN, whose round trip is far below it, the first doublings cost
-/// nothing). Per loss, as TCP's is per segment: a burst of losses that times out together (a
-/// link down for a moment) waits twice the timeout next, not the cap, as one estimator backing
-/// off per expiry made it. A fresh sample clears it, as RFC 6298's, and so does a repair
-/// arriving: answers are coming, so what ran out was lost on the way rather than late, and a
-/// loss whose repairs were lost several times is asked for again after one timeout, not after
-/// its doublings.
-#[derive(Debug, Clone, Copy, Default)]
-struct Backoff {
-    expired: u32,
-    /// The receiver's [`Receiver::epoch`] when it last ran out.
-    epoch: u64,
-}
-
-impl Backoff {
-    /// The doublings of its next wait, the receiver being at `epoch`.
-    fn doublings(self, epoch: u64) -> u32 {
-        if self.epoch == epoch {
-            self.expired
-        } else {
-            0
-        }
-    }
-
-    /// A wait ran out, the receiver being at `epoch`.
-    fn expire(&mut self, epoch: u64) {
-        self.expired = self.doublings(epoch).saturating_add(1);
-        self.epoch = epoch;
-    }
-}
-
-impl Naked {
-    /// NAKed for the first time at `at`.
-    fn first(at: Time) -> Self {
-        Naked {
-            at,
-            again: false,
-            backoff: Backoff::default(),
-            confirmed: None,
-        }
-    }
-
-    /// NAKed again: its answer is no sample.
-    fn repeat(&mut self) {
-        self.again = true;
-    }
-
-    /// An answer (NCF; FEC: BNCF or parity) to its NAK at `now`: a round-trip sample for
-    /// `rtt` if it was NAKed once and this is the first answer; later answers (the RDATA
-    /// after its NCF) are none.
-    fn answer(&mut self, now: Time, rtt: &mut RttEstimator) {
-        if !self.again {
-            rtt.sample(now.saturating_since(self.at));
-            self.again = true;
-        }
-    }
-}
-
-/// The outstanding losses NAKed at least once (adaptive timers only), by sequence number.
-type NakedAt = BTreeMap<u64, Naked>;
 
 impl Receiver {
     /// A receiver built from `cfg`, drawing its random delays from `rng`.
     pub fn new(cfg: ReceiverConfig, rng: AgentRng) -> Self {
-        let repair = cfg.nak_rto_min.map(|floor| {
-            let rtt = RttEstimator::new(RttConfig {
-                initial_rto: cfg.nak_repeat.min(cfg.nak_rdata),
-                min_rto: floor,
-                max_rto: cfg.nak_repeat.max(cfg.nak_rdata),
-                granularity: Duration::from_micros(1),
-            });
-            Box::new((rtt, BTreeMap::new()))
-        });
-        let rdata_delay = cfg.nak_rto_min.map(|_| {
-            RttEstimator::new(RttConfig {
-                initial_rto: Duration::ZERO,
-                min_rto: Duration::ZERO,
-                max_rto: cfg.nak_rdata,
-                granularity: Duration::from_micros(1),
-            })
-        });
+        let repair = cfg
+            .nak_rto_min
+            .map(|floor| Box::new(Measured::new(&cfg, floor)));
         Receiver {
-            rdata_delay,
             overtaken: cfg.nak_overtaken.then(Box::default),
             repair,
             window: HeldWindow::new(cfg.window),
@@ -598,7 +504,6 @@ impl Receiver {
             blocks: BTreeMap::new(),
             lead: 0,
             pending: Vec::new(),
-            repaired: 0,
         }
     }
 
@@ -639,8 +544,9 @@ impl Receiver {
         } else {
             self.send_nak(&[seq]);
         }
-        if let Some((_, sent)) = self.repair.as_deref_mut() {
-            sent.entry(seq)
+        if let Some(m) = self.repair.as_deref_mut() {
+            m.naked
+                .entry(seq)
                 .and_modify(Naked::repeat)
                 .or_insert(Naked::first(now));
         }
@@ -692,7 +598,7 @@ impl Receiver {
     /// doubled as `b` says, within it.
     fn wait(&self, fixed: Duration, b: Backoff) -> Duration {
         match self.repair.as_deref() {
-            Some((rtt, _)) => rtt.rto_doubled(b.doublings(self.epoch())).min(fixed),
+            Some(m) => m.rtt.rto_doubled(b.doublings(m.epoch())).min(fixed),
             None => fixed,
         }
     }
@@ -706,7 +612,7 @@ impl Receiver {
     /// repairs queued already; issue 59).
     fn rdata_wait(&self, seq: u64) -> Duration {
         let wait = self.wait(self.cfg.nak_rdata, self.backoff_of(seq));
-        match self.rdata_delay.as_ref() {
+        match self.repair.as_deref().map(|m| &m.rdata_delay) {
             Some(d) if d.samples() > 0 => (wait + d.rto()).min(self.cfg.nak_rdata),
             _ => wait,
         }
@@ -716,20 +622,13 @@ impl Receiver {
     fn backoff_of(&self, seq: u64) -> Backoff {
         self.repair
             .as_deref()
-            .and_then(|(_, sent)| sent.get(&seq))
+            .and_then(|m| m.naked.get(&seq))
             .map_or(Backoff::default(), |n| n.backoff)
     }
 
-    /// What clears the back-offs: the estimator's samples and the repairs that arrived for
-    /// NAKed losses (0 without adaptive timers). A repair getting through says answers are
-    /// coming as a fresh sample does: what ran out was lost on the way, not late. Behind a
-    /// slow port, where most NAKs are repeats (no sample, by Karn's rule) while repairs
-    /// stream in, counting samples alone let a loss whose repair was lost four or five times
-    /// wait 0.5-1 s for its next NAK while the port idled (issue 59).
+    /// What clears the back-offs ([`Measured::epoch`]; 0 without adaptive timers).
     fn epoch(&self) -> u64 {
-        self.repair
-            .as_deref()
-            .map_or(0, |(rtt, _)| rtt.samples() + self.repaired)
+        self.repair.as_deref().map_or(0, Measured::epoch)
     }
 
     /// An answer for `seq` arrived: its NCF (`done` false: a round-trip sample if it was
@@ -740,20 +639,20 @@ impl Receiver {
     /// 1-2 s made the repair round trip's timeout 1 s, so the NAK budget's rounds stretched to
     /// `nak_repeat` and the losses queued for it while the port idled (issue 59).
     fn answered(&mut self, now: Time, seq: u64, done: bool) {
-        let Some((rtt, sent)) = self.repair.as_deref_mut() else {
+        let Some(m) = self.repair.as_deref_mut() else {
             return;
         };
         if !done {
-            if let Some(n) = sent.get_mut(&seq) {
-                n.answer(now, rtt);
+            if let Some(n) = m.naked.get_mut(&seq) {
+                n.answer(now, &mut m.rtt);
                 n.confirmed = Some(now);
             }
             return;
         }
-        if let Some(n) = sent.remove(&seq) {
-            self.repaired += 1;
-            if let (Some(at), Some(d)) = (n.confirmed, self.rdata_delay.as_mut()) {
-                d.sample(now.saturating_since(at));
+        if let Some(n) = m.naked.remove(&seq) {
+            m.repaired += 1;
+            if let Some(at) = n.confirmed {
+                m.rdata_delay.sample(now.saturating_since(at));
             }
         }
     }
@@ -941,7 +840,7 @@ impl Receiver {
             if let Some(n) = self
                 .repair
                 .as_deref_mut()
-                .and_then(|(_, sent)| sent.get_mut(&seq))
+                .and_then(|m| m.naked.get_mut(&seq))
             {
                 n.backoff.expire(epoch);
             }

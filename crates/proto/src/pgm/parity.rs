@@ -154,8 +154,8 @@ impl Receiver {
             for seq in b * k..(b + 1) * k {
                 if self.recovered(seq) {
                     self.timers.cancel(Key::Seq(seq));
-                    if let Some((_, sent)) = self.repair.as_deref_mut() {
-                        sent.remove(&seq);
+                    if let Some(m) = self.repair.as_deref_mut() {
+                        m.naked.remove(&seq);
                     }
                 }
             }
@@ -249,12 +249,11 @@ impl Receiver {
     /// packet's NAK). Without it, a receiver repaired by parity alone never measured the
     /// round trip and waited the fixed 500 / 1,000 ms on every lost BNCF or parity.
     fn block_answered(&mut self, now: Time, b: u64) {
-        let (Some((rtt, _)), Some(blk)) = (self.repair.as_deref_mut(), self.blocks.get_mut(&b))
-        else {
+        let (Some(m), Some(blk)) = (self.repair.as_deref_mut(), self.blocks.get_mut(&b)) else {
             return;
         };
         if let (Some(Phase::WaitNcf), Some(n)) = (blk.phase, blk.naked.as_mut()) {
-            n.answer(now, rtt);
+            n.answer(now, &mut m.rtt);
         }
     }
 
