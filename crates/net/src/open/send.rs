@@ -17,6 +17,15 @@ use std::time::Duration;
 /// adds to its APDU on the wire.
 pub const ODATA_OVERHEAD: usize = 52;
 
+/// Copies of the source's first SPM sent before its first ODATA, back to back, as OpenPGM's
+/// `pgm_connect` announces a source with three SPMs. A receiver learns the source's address
+/// (the SPM's path NLA) only from an SPM and sends no NAK before: OpenPGM's declares a loss
+/// unrecoverable ("Dropped N messages due to invalid NLA", then a session reset) when its NAK
+/// back-off ends with no SPM seen. With one SPM at the start and the next a whole
+/// `spm_interval` later, a lost first SPM lost every packet lost in that interval
+/// (`docs/pgm-rfc3208.md`, issue 62).
+const ANNOUNCE_SPMS: u32 = 3;
+
 /// SPMs with OPT_FIN sent at the end, this far apart.
 const FINS: u32 = 3;
 const FIN_GAP: Duration = Duration::from_millis(20);
@@ -92,6 +101,25 @@ struct Io {
 }
 
 impl Io {
+    /// Announce the session before any data: what the agent sends when its timers first run
+    /// (its first SPM, due at time zero), [`ANNOUNCE_SPMS`] times.
+    fn announce(&mut self, agent: &mut pgm::Source, now: Time) -> Result<(), NetError> {
+        if agent.poll_timeout().is_some_and(|t| t <= now) {
+            agent.handle_timeout(now);
+        }
+        while let Some(t) = agent.poll_transmit() {
+            let Some(out) = self.tr.outgoing(&t.payload) else {
+                continue;
+            };
+            for _ in 0..ANNOUNCE_SPMS {
+                self.sock
+                    .send_to(&out.payload, self.group)
+                    .map_err(|e| NetError::io("send to the group", e))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Send what the agent queued.
     fn flush(&mut self, agent: &mut pgm::Source) -> Result<(), NetError> {
         while let Some(t) = agent.poll_transmit() {
@@ -166,6 +194,7 @@ pub fn send(s: &OpenSend, input: &mut dyn Read) -> Result<OpenSendReport, NetErr
     };
     let mut agent = pgm::Source::new(source_config(s));
     let clock = Clock::new();
+    io.announce(&mut agent, clock.now())?;
     let step = gap(s.segment, s.rate_bps);
     let (mut next, mut sent, mut bytes) = (Time::ZERO, 0u64, 0u64);
     let (mut eof, mut data_end) = (false, Time::ZERO);
