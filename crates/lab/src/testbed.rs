@@ -16,7 +16,7 @@ use rmcast_sim::scenario::{
 use rmcast_sim::topo::Topology;
 use rmcast_sim::{Network, NodeKind};
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -24,6 +24,7 @@ use toml::Table;
 
 mod cpu;
 mod pacing;
+mod tree;
 
 /// What `rmcast testbed` was asked to do.
 #[derive(Debug, Clone)]
@@ -225,30 +226,6 @@ fn tree_rtds(
     t
 }
 
-/// The tree below the source: each node's parent (toward the source) and the link to it.
-fn tree(net: &Network, source: NodeId) -> BTreeMap<NodeId, (NodeId, usize)> {
-    let mut parent = BTreeMap::new();
-    let mut seen = std::collections::BTreeSet::from([source]);
-    let mut q = VecDeque::from([source]);
-    let link_of = |a: NodeId, b: NodeId| {
-        (0..net.link_count()).find(|&i| {
-            net.link(i)
-                .is_some_and(|(x, y, _)| (x, y) == (a, b) || (x, y) == (b, a))
-        })
-    };
-    while let Some(n) = q.pop_front() {
-        for (_, m) in net.neighbors(n) {
-            if seen.insert(m) {
-                if let Some(l) = link_of(n, m) {
-                    parent.insert(m, (n, l));
-                }
-                q.push_back(m);
-            }
-        }
-    }
-    parent
-}
-
 /// `rmcast ARGS` on namespace `ns`, its standard error in `log`, its standard output piped
 /// (its JSON report).
 fn start(bin: &Path, ns: &str, args: &[String], log: &Path) -> Result<Proc, NetError> {
@@ -272,6 +249,8 @@ fn strings(v: &[&str]) -> Vec<String> {
 /// each host sits (its link's segment and its host index there).
 struct Bed {
     segments: Vec<Segment>,
+    /// The links emulated: those of the tree to the receivers (every link of a bus bed).
+    links: std::collections::BTreeSet<usize>,
     /// Each router's namespace and its downstream interfaces (`eth1..=n`; `eth0` is up).
     routers: BTreeMap<NodeId, (Router, usize)>,
     hosts: BTreeMap<NodeId, (usize, usize)>,
@@ -324,8 +303,9 @@ fn build(
         if k >= 150 {
             return Err(setup("the testbed runs at most 150 routers"));
         }
+        // Off the tree to the receivers: no relay (the simulator sends nothing there).
         let Some(&(_, up)) = parent.get(&r) else {
-            return Err(setup(format!("router {r:?} has no path to the source")));
+            continue;
         };
         let mut segs = vec![up];
         segs.extend(
@@ -348,6 +328,7 @@ fn build(
         .collect();
     Ok(Bed {
         segments,
+        links: parent.values().map(|&(_, l)| l).collect(),
         routers,
         hosts,
         parents,
@@ -361,6 +342,7 @@ fn bus_bed(net: &Network) -> Result<Bed, NetError> {
     let seg = Segment::create(members.len())?;
     Ok(Bed {
         segments: vec![seg],
+        links: (0..net.link_count()).collect(),
         routers: BTreeMap::new(),
         hosts: members
             .into_iter()
@@ -386,7 +368,8 @@ fn emulate(
             _ => None,
         }
     };
-    emu::bed::emulate(net, rules, seed, &bed.segments, &port)
+    let carried = |i: usize| bed.links.contains(&i);
+    emu::bed::emulate(net, rules, seed, &bed.segments, &port, &carried)
 }
 
 fn run_point(
@@ -425,10 +408,11 @@ fn run_point(
     let bed = if bus {
         bus_bed(net)?
     } else {
-        let parent = tree(net, topo.source);
+        let parent = tree::tree(net, topo.source);
         if let Some(r) = topo.receivers.iter().find(|r| !parent.contains_key(r)) {
             return Err(setup(format!("receiver {r:?} has no path to the source")));
         }
+        let parent = tree::to_receivers(&parent, &topo.receivers);
         if matches!(plan.protocol.as_str(), "dsp" | "csp" | "cp") {
             plan.pacing.rtds = Some(tree_rtds(net, &parent, &topo.receivers, table, &plan));
         }
@@ -443,7 +427,7 @@ fn run_point(
             plan.protocol,
             bed.hosts.len(),
             bed.routers.len(),
-            bed.segments.len(),
+            emulators.len(),
             plan.bytes
         );
     }

@@ -14,12 +14,15 @@ use rmcast_sim::{Network, SimRng};
 /// Start an emulator on each of `segments` (segment `i` is link `i`'s, or with a bus and no
 /// links the bus's): `port(i, n)` names node `n`'s interface on segment `i` in its switch
 /// namespace. `rules` are the run's loss rules in the simulator's order, seeded by `seed`.
+/// Only the links `carried` says yes to are emulated (the others carry nothing: the testbed
+/// lays out the source's tree to the receivers only).
 pub fn emulate(
     net: &Network,
     rules: &[LossRule],
     seed: u64,
     segments: &[Segment],
     port: &dyn Fn(usize, NodeId) -> Option<String>,
+    carried: &dyn Fn(usize) -> bool,
 ) -> Result<Vec<Emulator>, NetError> {
     let mut sites = Sites::new(net, rules, seed)?;
     let missing = |i: usize, n: NodeId| {
@@ -54,7 +57,7 @@ pub fn emulate(
             "the emulator runs links, or one bus alone, not both",
         ));
     }
-    for i in 0..net.link_count() {
+    for i in (0..net.link_count()).filter(|&i| carried(i)) {
         let Some((a, b, _)) = net.link(i) else {
             continue;
         };
