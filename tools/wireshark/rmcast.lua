@@ -7,11 +7,11 @@
 -- What it reads:
 --   * the 20-byte common header (lib.rs): magic "RM", version 1, family, kind, flags
 --     (0x01 retransmission), reserved (0), session id, source node id, payload length;
---   * every kind of every family: saw (1), bap (2), rra (3), tree (4: dsp/csp/cp),
---     prmp (5), xtp (6), srm (7), pgm (8), lms (9), ff (10) and the session layer of
---     `rmcast send`/`recv` (15), fields named rmcast.<family>.<field>. The fields and every
---     kind's layout are generated from the wire crate's declarations (the block below,
---     `rmcast dissector`); one generic reader walks them. Written by hand here: the header,
+--   * every kind of every family (the FAMILIES table below, one row per family of the wire
+--     crate's `families!`) and the session layer of `rmcast send`/`recv`, fields named
+--     rmcast.<family>.<field>. The fields and every kind's layout are generated from the
+--     wire crate's declarations (the block below, `rmcast dissector`); one generic reader
+--     walks them. Written by hand here: the header,
 --     the sealed trailer, GSO splitting, the heuristic, the rules between fields that a layout
 --     does not state (CHECKS) and the two bodies whose reading depends on another field
 --     (ANNOUNCE's protocol parameters, an XTP DATA's records: CUSTOM);

@@ -19,6 +19,8 @@
 //! Skipped (with a note) when tshark is not installed.
 
 mod common;
+#[path = "../../../tools/wireshark/tshark.rs"]
+mod tshark;
 
 use rmcast_wire::{
     lms, rra, saw, session, xtp, Envelope, Family, Message, Packet, FLAG_RETRANSMISSION, HEADER_LEN,
@@ -27,17 +29,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn tshark_available() -> bool {
-    let ok = Command::new("tshark")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
-    }
-    ok
-}
 
 fn dissector() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/wireshark/rmcast.lua");
@@ -597,7 +588,7 @@ fn the_committed_dissector_is_what_rmcast_dissector_prints() {
 
 #[test]
 fn every_kind_of_every_family_shows_the_fields_the_wire_crate_wrote() {
-    if !tshark_available() {
+    if !tshark::available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -700,7 +691,7 @@ fn next(state: &mut u64) -> u64 {
 
 #[test]
 fn datagrams_the_wire_crate_refuses_are_flagged_and_only_those() {
-    if !tshark_available() {
+    if !tshark::available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -809,7 +800,7 @@ fn scenario(protocol: &str, extra: &str) -> String {
 
 #[test]
 fn simulator_captures_of_every_protocol_decode_as_the_wire_crate_wrote_them() {
-    if !tshark_available() {
+    if !tshark::available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1006,7 +997,7 @@ fn capture_loopback(pcap: &Path) -> Option<Capture> {
 /// those sessions (the session layer's included) decodes as the wire crate reads it.
 #[test]
 fn loopback_transfers_captured_by_tshark_decode_as_the_wire_crate_reads_them() {
-    if !tshark_available() {
+    if !tshark::available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,8 @@
 //! The layout limits issues 16 and 60 set for the source tree, kept by a test so that they stay
 //! true: no non-test source file over 1,000 lines, no non-test function over 150 lines in any
 //! crate (long functions hide phases: a study's plan, run, measure and plot, or one predicate
-//! among many), and no import circle between the files of one crate.
+//! among many), no import circle between the files of one crate, and no doc comment line
+//! (`///`, `//!`) over 100 characters anywhere in the repository's Rust.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,9 +14,8 @@ fn crates_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Every `.rs` file below `dir` that is not test code (a `tests` folder, `tests.rs`, or the
-/// fuzz and bench harness folders).
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.rs` file below `dir`, leaving out the folders named in `skip`.
+fn rust_files(dir: &Path, skip: &[&str], out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -23,13 +23,24 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
         if p.is_dir() {
-            if !matches!(name.as_str(), "tests" | "fuzz" | "benches" | "target") {
-                sources(&p, out);
+            if !skip.contains(&name.as_str()) {
+                rust_files(&p, skip, out);
             }
-        } else if name.ends_with(".rs") && name != "tests.rs" {
+        } else if name.ends_with(".rs") {
             out.push(p);
         }
     }
+}
+
+/// Every `.rs` file below `dir` that is not test code (a `tests` folder, `tests.rs`, or the
+/// fuzz and bench harness folders).
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut all = Vec::new();
+    rust_files(dir, &["tests", "fuzz", "benches", "target"], &mut all);
+    out.extend(
+        all.into_iter()
+            .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs")),
+    );
 }
 
 /// The code of a line without its `//` comment and string literals (enough to count braces in
@@ -358,4 +369,53 @@ fn the_circle_finder_sees_a_loop_through_use_and_not_a_parent_using_its_parts() 
         import_circles(&looped),
         vec![vec!["crate::b".to_string(), "crate::c".to_string()]]
     );
+}
+
+const MAX_DOC_CHARS: usize = 100;
+
+/// `(line, characters)` of every `///` or `//!` line of `text` longer than [`MAX_DOC_CHARS`]
+/// characters (indentation included). rustfmt leaves comments alone (`wrap_comments` is
+/// nightly-only) and clippy has no such lint, so this test is what keeps the limit.
+fn long_doc_lines(text: &str) -> Vec<(usize, usize)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim_start();
+            t.starts_with("///") || t.starts_with("//!")
+        })
+        .map(|(i, l)| (i + 1, l.chars().count()))
+        .filter(|&(_, n)| n > MAX_DOC_CHARS)
+        .collect()
+}
+
+#[test]
+fn no_doc_comment_line_is_over_100_characters() {
+    let root = crates_dir().join("..");
+    let mut files = Vec::new();
+    // tests, benches and fuzz targets included; build output and version control left out
+    rust_files(&root, &["target", ".git", "node_modules"], &mut files);
+    assert!(files.len() > 100, "found only {} Rust files", files.len());
+    let mut too_long = Vec::new();
+    for p in &files {
+        let rel = p
+            .strip_prefix(&root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let long = long_doc_lines(&std::fs::read_to_string(p).unwrap());
+        for (line, n) in long {
+            too_long.push(format!("{rel}:{line} ({n} characters)"));
+        }
+    }
+    assert!(too_long.is_empty(), "rewrap these doc lines: {too_long:#?}");
+}
+
+#[test]
+fn the_doc_width_check_counts_characters_of_doc_lines_only() {
+    let at_limit = format!("    /// {}", "é".repeat(MAX_DOC_CHARS - 8));
+    let over = format!("//! {}", "x".repeat(MAX_DOC_CHARS - 3));
+    let code = format!("let s = \"{}\";", "x".repeat(2 * MAX_DOC_CHARS));
+    let plain = format!("// {}", "x".repeat(2 * MAX_DOC_CHARS));
+    let text = [at_limit.as_str(), &code, &over, &plain].join("\n");
+    assert_eq!(long_doc_lines(&text), vec![(3, MAX_DOC_CHARS + 1)]);
 }

@@ -1,23 +1,22 @@
 //! `rmcast testbed`: the scenarios under `scenarios/testbed/` run both ways — `rmcast sim`
 //! and the namespace testbed (hosts as namespaces, every link emulated with its delay,
-//! bandwidth and loss rules per frame, `rmcast relay` on every router) — and both complete: every receiver holds every message
-//! (on the testbed, byte-exact: a receiver exits 0 only on a verified file). Bounds between
-//! the two: the testbed delivers at least what the simulator delivers (every message; the
-//! testbed's count adds the file's framing messages); where only the source repairs (saw,
-//! bap, rra, prmp, ff, csp) its repairs are within 35 % of the simulator's or, for small
-//! counts, within the counting noise ([`repairs_agree`]; one run each measured 4–9 % apart;
-//! csp, three testbed runs: 0.83–1.19 of the simulator's 463; the loss is random on the
-//! testbed, the simulator's seed is fixed); and it says
-//! that link delays were emulated. The simulator's xtp does not complete this file (the
-//! seed's WTIMER back-off on single-packet writes, issue 19's xtp note): its row is checked on
-//! the testbed only. `saw-bus.toml` is seed 000's shared Ethernet: one emulated
-//! 10 Mb/s medium on the testbed, loss at every member's receiver. csp and cp run
-//! with each lower router's relay as its region's local exchange (`--region`); `prmp-relays`
-//! is multi-level prmp, each lower router's relay its region's polling parent, `dsp-relays`
-//! dsp with each lower router's relay its region's designated receiver, and there the
-//! sender's packets (data, polls, repairs to the relays) are within 35 % of the simulator's
-//! and the receivers' duplicates within 0.65-1.6 of it, both as the median of three testbed
-//! runs (the duplicates vary run to run on the testbed, with occasional outliers).
+//! bandwidth and loss rules per frame, `rmcast relay` on every router) — and both complete: every
+//! receiver holds every message (on the testbed, byte-exact: a receiver exits 0 only on a verified
+//! file). Bounds between the two: the testbed delivers at least what the simulator delivers (every
+//! message; the testbed's count adds the file's framing messages); where only the source repairs
+//! (saw, bap, rra, prmp, ff, csp) its repairs are within 35 % of the simulator's or, for small
+//! counts, within the counting noise ([`repairs_agree`]; one run each measured 4–9 % apart; csp,
+//! three testbed runs: 0.83–1.19 of the simulator's 463; the loss is random on the testbed, the
+//! simulator's seed is fixed); and it says that link delays were emulated. The simulator's xtp does
+//! not complete this file (the seed's WTIMER back-off on single-packet writes, issue 19's xtp
+//! note): its row is checked on the testbed only. `saw-bus.toml` is seed 000's shared Ethernet: one
+//! emulated 10 Mb/s medium on the testbed, loss at every member's receiver. csp and cp run with
+//! each lower router's relay as its region's local exchange (`--region`); `prmp-relays` is
+//! multi-level prmp, each lower router's relay its region's polling parent, `dsp-relays` dsp with
+//! each lower router's relay its region's designated receiver, and there the sender's packets
+//! (data, polls, repairs to the relays) are within 35 % of the simulator's and the receivers'
+//! duplicates within 0.65-1.6 of it, both as the median of three testbed runs (the duplicates vary
+//! run to run on the testbed, with occasional outliers).
 //!
 //! `--agree N` (both sides N times, a verdict per metric) is checked for its files and exit
 //! status on a small tree, not for agreement (docs/results/agreement.md measures that).

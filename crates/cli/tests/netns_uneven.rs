@@ -3,9 +3,10 @@
 //!
 //! * one receiver's bridge port is a 50 Mbit/s link behind a 50 ms drop-tail queue (`tc tbf`
 //!   in the bridge's namespace, `Segment::queue_bottleneck`), the others run at bridge
-//!   speed: with the defaults (and `--final-wait 1`, shorter than the slow receiver needs) every receiver completes byte-exact and the sender exits 0,
-//!   its summary giving each receiver's own completion time and rate (the slow one was given
-//!   up while it still made progress before: "unconfirmed");
+//!   speed: with the defaults (and `--final-wait 1`, shorter than the slow receiver needs) every
+//!   receiver completes byte-exact and the sender exits 0, its summary giving each receiver's own
+//!   completion time and rate (the slow one was given up while it still made progress before:
+//!   "unconfirmed");
 //! * a receiver stopped (SIGSTOP) for 3 s mid-transfer, then continued: it completes
 //!   byte-exact and is not evicted (the stall is shorter than `--evict-after`);
 //! * a forged gathering ANNOUNCE that nobody serves, multicast before the real sender

@@ -368,9 +368,10 @@ fn open_mode_refuses_what_plain_pgm_cannot_do() {
 
 /// tshark 4's own PGM dissector reads a capture of an open-mode transfer between two rmcast
 /// processes at 10 % frame loss (`-d udp.port==PORT,pgm`): every datagram on the port is
-/// PGM, none with a bad checksum (checked: `pgm.check_checksum`) and none malformed, and SPM, ODATA, NAK, NCF and RDATA all
-/// occur. The one exception is SPMR, which tshark 4.0 has no dissector for: the frames it
-/// leaves as plain data must be the receiver's SPMRs (two per SPMR: unicast and group).
+/// PGM, none with a bad checksum (checked: `pgm.check_checksum`) and none malformed, and SPM,
+/// ODATA, NAK, NCF and RDATA all occur. The one exception is SPMR, which tshark 4.0 has no
+/// dissector for: the frames it leaves as plain data must be the receiver's SPMRs (two per SPMR:
+/// unicast and group).
 #[test]
 fn tshark_reads_an_open_mode_transfer_as_pgm_with_nothing_malformed() {
     if !peer::ok(Command::new("tshark").arg("-v")) || !peer::ok(Command::new("dumpcap").arg("-v")) {

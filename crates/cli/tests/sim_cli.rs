@@ -1,5 +1,8 @@
 //! `rmcast sim` and `rmcast bench sim` end to end.
 
+#[path = "../../../tools/wireshark/tshark.rs"]
+mod tshark;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -142,12 +145,7 @@ fn records_and_pcap() {
     let bytes = std::fs::read(&pcap).unwrap();
     assert_eq!(&bytes[..4], &0xa1b2_3c4du32.to_le_bytes());
 
-    let tshark = std::process::Command::new("tshark")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !tshark {
-        eprintln!("skipped: tshark check (tshark not installed; .ci/run installs it)");
+    if !tshark::available() {
         return;
     }
     let o = std::process::Command::new("tshark")

@@ -2,8 +2,8 @@
 //! the same `rmcast_proto::xtp` agent driven by `rmcast-net` over real UDP multicast sockets,
 //! one thread per endpoint, on this host's loopback or on namespace hosts whose ports are one
 //! emulated 10 Mb/s shared medium ([`LAN_BPS`], the thesis's Ethernet; `rmcast bench xtp`
-//! runs them on the bridge at its own speed). [`Sockets`] is the study's [`NetLab`], which the `rmcast` binary installs;
-//! [`run_cell`] is also what `rmcast bench xtp` runs.
+//! runs them on the bridge at its own speed). [`Sockets`] is the study's [`NetLab`], which the
+//! `rmcast` binary installs; [`run_cell`] is also what `rmcast bench xtp` runs.
 
 use crate::emu::bed::shared_medium;
 use crate::emu::Emulator;

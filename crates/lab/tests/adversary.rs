@@ -1,9 +1,10 @@
 //! Issue 64's adversary: a peer on the LAN built on `rmcast-wire` that sniffs the group and
 //! sends from its own socket (no spoofing, no key), against a live sender and receivers, each
 //! on a namespace host of its own on one bridge when run as root (as CI runs it; without root
-//! they share the loopback interface, see `peer/mod.rs`). Each attack runs unkeyed and keyed as `docs/security.md` promises, and
-//! asserts that the real transfer completes byte-exact with the exit status the commands
-//! would return (`SendReport::exit_code`, `RecvReport::exit_code`) and a truthful summary.
+//! they share the loopback interface, see `peer/mod.rs`). Each attack runs unkeyed and keyed as
+//! `docs/security.md` promises, and asserts that the real transfer completes byte-exact with the
+//! exit status the commands would return (`SendReport::exit_code`, `RecvReport::exit_code`) and a
+//! truthful summary.
 //!
 //! * reflection: copies of the sender's own running ANNOUNCE sent to the sender's unicast
 //!   port, any answer re-multicast from the peer's port (it took keyed receivers over);

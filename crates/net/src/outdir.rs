@@ -95,7 +95,8 @@ pub struct Incoming {
 const WRITEBACK_EVERY: u64 = 8 << 20;
 
 impl Incoming {
-    /// Start receiving `name` into `dir` (overwriting only with `force`), under a temporary name unique to `tag`.
+    /// Start receiving `name` into `dir` (overwriting only with `force`), under a temporary name
+    /// unique to `tag`.
     pub fn create(dir: &Path, name: &str, force: bool, tag: u64) -> std::io::Result<Self> {
         let target = check_target(dir, name, force)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;

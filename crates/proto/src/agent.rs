@@ -340,8 +340,9 @@ pub trait Agent {
     }
     /// The agent as [`Any`](core::any::Any), for a driver that changes a protocol's roles
     /// while it runs through the protocol's own methods (the socket driver re-electing a DSP
-    /// designated receiver calls [`tree::Source::replace_reporter`](crate::tree::Source::replace_reporter)
-    /// and [`tree::Endpoint::reassign`](crate::tree::Endpoint::reassign)). Default: `None`.
+    /// designated receiver calls
+    /// [`tree::Source::replace_reporter`](crate::tree::Source::replace_reporter) and
+    /// [`tree::Endpoint::reassign`](crate::tree::Endpoint::reassign)). Default: `None`.
     fn as_any_mut(&mut self) -> Option<&mut dyn core::any::Any> {
         None
     }

@@ -10,8 +10,8 @@
 //!
 //! [`SenderIdentity`]: crate::roster::SenderIdentity
 
-/// How many messages a group sender's [`SenderAgent::send`](crate::SenderAgent::send) queues beyond those
-/// it is sending before it reports `Full`, unless its configuration says otherwise.
+/// How many messages a group sender's [`SenderAgent::send`](crate::SenderAgent::send) queues beyond
+/// those it is sending before it reports `Full`, unless its configuration says otherwise.
 pub(crate) const QUEUE_LIMIT: usize = 64;
 
 /// Declares a group sender's configuration `$name`: the doc and attributes given, `#[derive(Debug,

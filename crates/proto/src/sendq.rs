@@ -11,8 +11,8 @@ use core::time::Duration;
 use rmcast_wire::Message;
 use std::collections::VecDeque;
 
-/// The refusals of [`SenderAgent::send`](crate::SenderAgent::send) that do not depend on a queue, for a
-/// sender that transmits at once (no window): closed, then larger than `max_message` bytes.
+/// The refusals of [`SenderAgent::send`](crate::SenderAgent::send) that do not depend on a queue,
+/// for a sender that transmits at once (no window): closed, then larger than `max_message` bytes.
 pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendError> {
     if closed {
         return Err(SendError::Closed);
@@ -26,9 +26,10 @@ pub fn admit(closed: bool, data: &Bytes, max_message: usize) -> Result<(), SendE
     Ok(())
 }
 
-/// The timers of a [`Originals`] source: its linger after [`SenderAgent::close`](crate::SenderAgent::close),
-/// its periodic announcement of the leading edge (PGM's SPM, LMS's HEARTBEAT, SRM's SESSION),
-/// and the protocol's own (`K`); at equal deadlines they expire in this order.
+/// The timers of a [`Originals`] source: its linger after
+/// [`SenderAgent::close`](crate::SenderAgent::close), its periodic announcement of the leading edge
+/// (PGM's SPM, LMS's HEARTBEAT, SRM's SESSION), and the protocol's own (`K`); at equal deadlines
+/// they expire in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum SourceTimer<K = ()> {
     /// The linger ran out ([`Originals::lingered`]).
@@ -42,9 +43,9 @@ pub(crate) enum SourceTimer<K = ()> {
 /// The sending side of a source that multicasts each application message at once and keeps
 /// it for repair — the `pgm` and `lms` sources and `srm`'s members — written once: its identity
 /// on the wire, the numbering of original data, the closed state behind
-/// [`SenderAgent::send`](crate::SenderAgent::send) and [`close`](crate::SenderAgent::close), and the timers
-/// ([`SourceTimer`]) of a source without acknowledgements: periodic announcements from the
-/// start, and [`Event::Completed`] a linger after the close, when announcements stop (the
+/// [`SenderAgent::send`](crate::SenderAgent::send) and [`close`](crate::SenderAgent::close), and
+/// the timers ([`SourceTimer`]) of a source without acknowledgements: periodic announcements from
+/// the start, and [`Event::Completed`] a linger after the close, when announcements stop (the
 /// source cannot know when receivers finish).
 #[derive(Debug, Clone)]
 pub(crate) struct Originals {
@@ -106,8 +107,8 @@ impl Originals {
         );
     }
 
-    /// [`SenderAgent::send`](crate::SenderAgent::send): [`admit`], then number the message, multicast
-    /// it, count it in `data_sent` and keep it in `buf` for repair.
+    /// [`SenderAgent::send`](crate::SenderAgent::send): [`admit`], then number the message,
+    /// multicast it, count it in `data_sent` and keep it in `buf` for repair.
     pub(crate) fn send(
         &mut self,
         now: Time,
@@ -138,8 +139,8 @@ impl Originals {
         }
     }
 
-    /// [`SenderAgent::close`](crate::SenderAgent::close): the first time, the linger starts (it lasts
-    /// `linger`).
+    /// [`SenderAgent::close`](crate::SenderAgent::close): the first time, the linger starts (it
+    /// lasts `linger`).
     pub(crate) fn close<K: Ord + Copy>(
         &mut self,
         timers: &mut TimerSet<SourceTimer<K>>,
@@ -159,13 +160,13 @@ impl Originals {
     }
 }
 
-/// Implements [`SenderAgent::close`](crate::SenderAgent::close) and [`send`](crate::SenderAgent::send) of a
-/// source whose sending side is the [`Originals`] field `sent`, its repair buffer `buf` and
-/// its [`SourceTimer`] set `timers`: `close` starts the linger (`self.cfg.linger`), after
-/// which the source reports `Completed` — it has no positive acknowledgments to wait for;
-/// `send` multicasts the message at once and keeps it for repair, then calls the agent's
-/// `after_send` method if one is named (pgm's proactive parity). Write it inside the trait
-/// impl: `originals_field!(sent, buf: buf, timers: timers);`.
+/// Implements [`SenderAgent::close`](crate::SenderAgent::close) and
+/// [`send`](crate::SenderAgent::send) of a source whose sending side is the [`Originals`] field
+/// `sent`, its repair buffer `buf` and its [`SourceTimer`] set `timers`: `close` starts the linger
+/// (`self.cfg.linger`), after which the source reports `Completed` — it has no positive
+/// acknowledgments to wait for; `send` multicasts the message at once and keeps it for repair, then
+/// calls the agent's `after_send` method if one is named (pgm's proactive parity). Write it inside
+/// the trait impl: `originals_field!(sent, buf: buf, timers: timers);`.
 macro_rules! originals_field {
     ($sent:ident, buf: $buf:ident, timers: $timers:ident $(, after_send: $after:ident)?) => {
         fn close(&mut self, now: $crate::Time) {
@@ -224,13 +225,13 @@ macro_rules! source_timers {
 }
 pub(crate) use source_timers;
 
-/// Implements [`SenderAgent::send`](crate::SenderAgent::send), [`can_send`](crate::SenderAgent::can_send) and
-/// [`close`](crate::SenderAgent::close) of a sender whose application messages wait in the
-/// [`SendQueue`] field `field`: `send` queues the message (or says why not) and then calls
-/// `self.take(now)` so the window takes what it can; `can_send` is the queue's
-/// [`can_accept`](SendQueue::can_accept); `close` closes the queue and then calls
-/// `after_close(self, now)` (what the sender does once no more messages come). Write it inside
-/// the trait impl: `send_queue_field!(queue, take: fill, after_close: |s, _| s.maybe_complete());`.
+/// Implements [`SenderAgent::send`](crate::SenderAgent::send),
+/// [`can_send`](crate::SenderAgent::can_send) and [`close`](crate::SenderAgent::close) of a sender
+/// whose application messages wait in the [`SendQueue`] field `field`: `send` queues the message
+/// (or says why not) and then calls `self.take(now)` so the window takes what it can; `can_send` is
+/// the queue's [`can_accept`](SendQueue::can_accept); `close` closes the queue and then calls
+/// `after_close(self, now)` (what the sender does once no more messages come). Write it inside the
+/// trait impl: `send_queue_field!(queue, take: fill, after_close: |s, _| s.maybe_complete());`.
 macro_rules! send_queue_field {
     ($field:ident, take: $take:ident, after_close: $after_close:expr) => {
         fn send(

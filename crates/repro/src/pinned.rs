@@ -18,11 +18,11 @@
 //!   run) is unexpected even when pinned — a missing measure is never a known result;
 //! * a pinned claim that passed is listed as **now passing**, so the list shrinks (the gate
 //!   does not fail on it: some claims sit close to their bound and flip with the seeds);
-//! * pins, and the gate, are about the claim's **means** ([`crate::claim::ClaimResult::means_hold`]): the
-//!   verdict a user reads also weighs each point's 95 % interval (pass, fail or
-//!   **inconclusive**, see [`crate::claim::Verdict`]), but an interval that widens or narrows
-//!   with the run count must neither hide a regression nor unpin a known failure; the
-//!   inconclusive claims are listed besides;
+//! * pins, and the gate, are about the claim's **means**
+//!   ([`crate::claim::ClaimResult::means_hold`]): the verdict a user reads also weighs each point's
+//!   95 % interval (pass, fail or **inconclusive**, see [`crate::claim::Verdict`]), but an interval
+//!   that widens or narrows with the run count must neither hide a regression nor unpin a known
+//!   failure; the inconclusive claims are listed besides;
 //! * a pinned id that names no claim of a study that ran is **unknown** (the gate fails: a
 //!   renamed claim must not leave a stale pin behind).
 //! * a pin may carry the claim's decisive value as a run measured it (`measured = { quick = …,

@@ -3,11 +3,12 @@
 //! A study runs its points through [`RunCtx::sample`](crate::RunCtx::sample), saying for each
 //! point which measures it feeds ([`Feed`]). The runner runs the study, judges its claims, and
 //! while some claim is inconclusive, and by its own means and spreads the runs left under the
-//! cap might decide it ([`REACH_SLACK`]), it runs the study again with the points that feed that claim's
-//! measures at its straddling x values doubled in runs, up to [`Rounds::cap`] times the
-//! mode's runs. A claim whose mean sits on its edge gets no more runs. Runs already made are kept (by call, point and run
-//! index), so a round costs only its new runs. Everything is decided from the results alone,
-//! so the outcome is a pure function of the study's seeds, whatever the thread count.
+//! cap might decide it ([`REACH_SLACK`]), it runs the study again with the points that feed that
+//! claim's measures at its straddling x values doubled in runs, up to [`Rounds::cap`] times the
+//! mode's runs. A claim whose mean sits on its edge gets no more runs. Runs already made are kept
+//! (by call, point and run index), so a round costs only its new runs. Everything is decided from
+//! the results alone, so the outcome is a pure function of the study's seeds, whatever the thread
+//! count.
 //!
 //! Stopping on a verdict biases intervals slightly towards deciding (optional stopping); the
 //! cap bounds it, and the report says how many runs each point got.

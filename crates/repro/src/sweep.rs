@@ -1,8 +1,8 @@
 //! The study toolkit: a sweep of (family, x, seed) jobs, per-point aggregation across seeds
 //! into named series, and the small helpers every study needs (a summary that refuses zero
 //! runs, a list of sweep values for the setup table; the means of a recorded series for a
-//! bound curve are [`crate::measure::means`]). A study file then reads as its scenario (what one run does), its sweep (which
-//! runs) and its measures (what is recorded from them).
+//! bound curve are [`crate::measure::means`]). A study file then reads as its scenario (what one
+//! run does), its sweep (which runs) and its measures (what is recorded from them).
 
 use crate::measure::Measures;
 use crate::sampling::Feed;

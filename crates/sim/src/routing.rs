@@ -2,11 +2,12 @@
 //! [`RoutingMetric::Hops`](crate::RoutingMetric::Hops), by hop count, then delay). A
 //! source-rooted shortest-path tree ([`Spt`]) is computed once per root with Dijkstra (ties
 //! broken by hop count, then node id, so the result never depends on hash order). Multicast
-//! cuts a delivery [`Tree`] from the source's tree once per (source, group) and caches it. Unicast uses the tree rooted at the destination (links are
-//! symmetric, so that is a shortest path too): a destination few nodes send to gets a small
-//! tree per sender from a search that stops at the sender; a popular one keeps its
-//! shortest-path tree, and every sender follows it up ([`Route::Toward`]) with no state of
-//! its own — a million receivers NAKing one source cost one tree, not a million.
+//! cuts a delivery [`Tree`] from the source's tree once per (source, group) and caches it. Unicast
+//! uses the tree rooted at the destination (links are symmetric, so that is a shortest path too): a
+//! destination few nodes send to gets a small tree per sender from a search that stops at the
+//! sender; a popular one keeps its shortest-path tree, and every sender follows it up
+//! ([`Route::Toward`]) with no state of its own — a million receivers NAKing one source cost one
+//! tree, not a million.
 //!
 //! A bus is a hyper-edge of zero routing delay: every member is a neighbour of every other,
 //! and all children a node reaches over the same bus are served by one frame.

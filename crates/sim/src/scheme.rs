@@ -7,7 +7,8 @@ pub enum Scheme {
     /// LMS with static repliers.
     Lms,
     /// LMS with adaptive repliers (beyond the seed: receivers refresh their cost every
-    /// [`rmcast_proto::lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest interface).
+    /// [`rmcast_proto::lms::DEFAULT_REFRESH_PACKETS`] packets, routers follow the cheapest
+    /// interface).
     LmsAdaptive,
     /// PGM.
     Pgm,

@@ -8,6 +8,9 @@
 //! Skipped (with a note) when tshark is not installed. `RMCAST_PGM_PCAP=FILE` keeps the
 //! capture.
 
+#[path = "../../../tools/wireshark/tshark.rs"]
+mod tshark;
+
 use rmcast_proto::{Bytes, Dest, GroupId, NodeId, Time};
 use rmcast_sim::pcap;
 use rmcast_sim::PacketRecord;
@@ -15,17 +18,6 @@ use rmcast_wire::rfc3208::options::id;
 use rmcast_wire::rfc3208::{Body, Data, Flags, Gsi, NakBody, Opt, Packet};
 use std::net::IpAddr;
 use std::process::Command;
-
-fn tshark_available() -> bool {
-    let ok = Command::new("tshark")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
-    }
-    ok
-}
 
 const GSI: Gsi = Gsi([0x02, 0x00, 0x0a, 0x00, 0x00, 0x01]);
 /// The TSI's source port and the data-destination port (OpenPGM's default 7500).
@@ -211,7 +203,7 @@ fn tshark_fields(file: &std::path::Path, fields: &[&str; 16]) -> Vec<Vec<String>
 
 #[test]
 fn wireshark_reads_every_rfc3208_packet() {
-    if !tshark_available() {
+    if !tshark::available() {
         return;
     }
     let packets = session();

@@ -10,14 +10,14 @@
 //! codec. A family whose messages are plain sequences of such fields
 //! declares them with `messages!`, which generates its `Kind` (through `packet_kinds!`), its
 //! `Message` enum, the enum's `check`, `body_len`, `write_body` and `read_body`, and the
-//! family's `layout(kind)` (each field's name, doc comment and wire); the family's own rules (ranges, relations between fields, bounds) stay in one `validate`
-//! function in its module, named in the declaration. Families whose layout is not a plain
-//! field sequence (`tree`: two kinds share one status struct and bitmaps are sized by
-//! another field; `xtp`: every kind opens with the same 12 header bytes, checked before the
-//! kind's own fields) write their codec by hand, over `Field` codecs of their parts
-//! (`tree::Status`, `xtp::TrafficSpec`, `xtp::Spans`), and their `layout` beside it. The body several families share
-//! byte for byte (a `u64` sequence number and the application data) is declared once, in
-//! `messages!`, as `SeqData`.
+//! family's `layout(kind)` (each field's name, doc comment and wire); the family's own rules
+//! (ranges, relations between fields, bounds) stay in one `validate` function in its module, named
+//! in the declaration. Families whose layout is not a plain field sequence (`tree`: two kinds share
+//! one status struct and bitmaps are sized by another field; `xtp`: every kind opens with the same
+//! 12 header bytes, checked before the kind's own fields) write their codec by hand, over `Field`
+//! codecs of their parts (`tree::Status`, `xtp::TrafficSpec`, `xtp::Spans`), and their `layout`
+//! beside it. The body several families share byte for byte (a `u64` sequence number and the
+//! application data) is declared once, in `messages!`, as `SeqData`.
 
 use crate::layout::Wire;
 use crate::{DecodeError, EncodeError, Reader, Writer};

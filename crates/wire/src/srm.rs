@@ -4,8 +4,10 @@
 //! ```text
 //! DATA    body: seq (u64) | payload (rest)
 //! REQUEST body: sender (u32) | round (u8) | seq (u64) | dist_ns (u64)
-//! REPAIR  body: sender (u32) | requester (u32) | round (u8) | seq (u64) | dist_ns (u64) | payload (rest)
-//! SESSION body: ts (u64) | next_seq (u64) | n (u16) | n × [node (u32) | echo_ts (u64) | delay_us (u32)]
+//! REPAIR  body: sender (u32) | requester (u32) | round (u8) | seq (u64) | dist_ns (u64)
+//!               | payload (rest)
+//! SESSION body: ts (u64) | next_seq (u64) | n (u16)
+//!               | n × [node (u32) | echo_ts (u64) | delay_us (u32)]
 //! ```
 //!
 //! `sender` is the node whose data stream `seq` belongs to. `round` is the sender's timer

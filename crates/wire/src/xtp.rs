@@ -39,7 +39,8 @@
 //! ## Bodies
 //!
 //! ```text
-//! FIRST   body: service (u8) | retx (u8) | maxdata (u16) | rate (u32, bytes/s, 0 = none) | window (u32)
+//! FIRST   body: service (u8) | retx (u8) | maxdata (u16) | rate (u32, bytes/s, 0 = none)
+//!               | window (u32)
 //! DATA    body: payload (rest)
 //! CNTL    body: alloc (u64) | nspans (u16) | nspans × [left (u64) | right (u64)]
 //! FASTNAK body: as CNTL

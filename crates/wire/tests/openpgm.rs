@@ -1,12 +1,11 @@
 //! `rmcast_wire::rfc3208` against OpenPGM (issue 62), both ways at the codec level.
 //!
 //! OpenPGM accepts what the codec writes: `bench/pgm/openpgm_peer.c`
-//! (`recv`), built here against Debian's libpgm 5.3 (`libpgm-dev`), receives with a real OpenPGM socket
-//! (UDP encapsulation) in a network namespace of its own, on its loopback, while the
-//! datagrams the codec wrote are replayed to the group: an SPM, ODATA, an APDU in three
-//! fragments (OPT_FRAGMENT), a gap repaired by RDATA, and a corrupted copy of an ODATA that
-//! OpenPGM must drop on its checksum. Every APDU must come out of `pgm_recv` intact and in
-//! order.
+//! (`recv`), built here against Debian's libpgm 5.3 (`libpgm-dev`), receives with a real OpenPGM
+//! socket (UDP encapsulation) in a network namespace of its own, on its loopback, while the
+//! datagrams the codec wrote are replayed to the group: an SPM, ODATA, an APDU in three fragments
+//! (OPT_FRAGMENT), a gap repaired by RDATA, and a corrupted copy of an ODATA that OpenPGM must drop
+//! on its checksum. Every APDU must come out of `pgm_recv` intact and in order.
 //!
 //! The codec reads what OpenPGM sends: `openpgm_peer send` sends APDUs with a real
 //! OpenPGM socket (on-demand FEC announced), `dumpcap` captures the namespace's loopback,

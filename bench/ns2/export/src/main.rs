@@ -3,7 +3,8 @@
 //! `rmcast sim` (`kind = "edge_list"`) and the ns-2 Tcl script read.
 //!
 //! Usage: ns2-export N P GRAPH_SEED RECEIVERS PLACEMENT_SEED BANDWIDTH_BPS HOST_DELAY_MS
-//!        ns2-export study {TOPOLOGY PLACEMENT RECEIVERS | ts TOPOLOGY PLACEMENT RECEIVERS | tree HEIGHT}
+//!        ns2-export study {TOPOLOGY PLACEMENT RECEIVERS | ts TOPOLOGY PLACEMENT RECEIVERS
+//!                          | tree HEIGHT}
 //!        ns2-export run-lms {the same placement} DROPS STOP_S MESSAGES
 //! Prints `# source S`, `# receivers R1 R2 ...`, `# source_link L` then one edge a line.
 //!
@@ -53,9 +54,9 @@ fn placement(a: &[String], i: usize) -> Result<(topo::Topology, u64, usize), Str
     Ok((tp, s, i + 3))
 }
 
-/// `run-lms {TOPOLOGY PLACEMENT RECEIVERS | tree HEIGHT} DROPS STOP_S MESSAGES`: one run of rmcast's LMS on
-/// the study's placement, run by the study's own `lms::simulate` with its `run_seed`:
-/// source and receivers are *host* nodes, an LMS router agent on each router of the
+/// `run-lms {TOPOLOGY PLACEMENT RECEIVERS | tree HEIGHT} DROPS STOP_S MESSAGES`: one run of
+/// rmcast's LMS on the study's placement, run by the study's own `lms::simulate` with its
+/// `run_seed`: source and receivers are *host* nodes, an LMS router agent on each router of the
 /// source's tree above a receiver, `install_scheme(Lms)` with the spec's defaults;
 /// 1024-byte messages every 100 ms and per line `FROM TO SEQ LINK K` of DROPS a
 /// `DropNth { k: K }` rule on link LINK entered from FROM (original data only).

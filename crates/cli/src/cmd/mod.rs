@@ -1,4 +1,5 @@
-//! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> anyhow::Result<ExitCode>`.
+//! One module per subcommand. Each exposes `Args` (clap) and
+//! `run(Args) -> anyhow::Result<ExitCode>`.
 pub mod bench;
 pub mod bench_cc;
 pub mod bench_net;

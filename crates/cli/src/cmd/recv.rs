@@ -79,14 +79,14 @@ pub struct Args {
     /// Give up if the sender is silent for SECS during a session
     #[arg(long, default_value_t = 15.0, value_name = "SECS")]
     pub sender_timeout: f64,
-    /// dsp, csp, cp, prmp: this receiver's local region (dsp, csp, cp: default 0). dsp: in each region the sender
-    /// designates the receiver with the lowest node id; it re-multicasts what the region's
-    /// members lack on the region's local group: the --group address, port + 1 + REGION.
-    /// csp, cp: the receiver reports to the region's local exchange, an `rmcast relay
-    /// --region REGION` between it and the sender (cp: repairs on the same local group).
-    /// prmp: the receiver is a child of region REGION's relay, an `rmcast relay --region
-    /// REGION` between it and the sender, which polls and repairs it (without --region the
-    /// sender polls it)
+    /// dsp, csp, cp, prmp: this receiver's local region (dsp, csp, cp: default 0). dsp: in each
+    /// region the sender designates the receiver with the lowest node id; it re-multicasts what the
+    /// region's members lack on the region's local group: the --group address, port + 1 + REGION.
+    /// csp, cp: the receiver reports to the region's local exchange, an
+    /// `rmcast relay --region REGION` between it and the sender (cp: repairs on the same local
+    /// group). prmp: the receiver is a child of region REGION's relay, an
+    /// `rmcast relay --region REGION` between it and the sender, which polls and repairs it
+    /// (without --region the sender polls it)
     #[arg(long, value_name = "REGION")]
     pub region: Option<u16>,
     /// Open mode: receive plain RFC 3208 PGM from any PGM source (OpenPGM, ZeroMQ epgm://)

@@ -9,8 +9,9 @@
 //! * [`receiver`]: the path a datagram takes in a receiver after `recvmmsg` — authentication,
 //!   the header, the session layer's checks, the agent's `handle_packet`, then one turn of the
 //!   event loop (timers, feedback, deliveries to the writer, REPORT) — with a live session of
-//!   one of the protocols the driver runs (`agents::PROTOCOLS`), set up by the ANNOUNCE the real sender side
-//!   builds. No datagram may make it fail with an error, panic, or move it to another session.
+//!   one of the protocols the driver runs (`agents::PROTOCOLS`), set up by the ANNOUNCE the real
+//!   sender side builds. No datagram may make it fail with an error, panic, or move it to another
+//!   session.
 
 use rmcast_net::agents::PROTOCOLS;
 use rmcast_net::frame::Frame;

@@ -555,9 +555,10 @@ pub trait SenderSide {
         Ok(Vec::new())
     }
 
-    /// The session layer evicted `node` (before the agent's [`SenderAgent::remove_receiver`](rmcast_proto::SenderAgent::remove_receiver); a
-    /// protocol whose receivers stand for others may hand the role to another receiver
-    /// through `agent`); `true` if the parameters changed.
+    /// The session layer evicted `node` (before the agent's
+    /// [`SenderAgent::remove_receiver`](rmcast_proto::SenderAgent::remove_receiver); a protocol
+    /// whose receivers stand for others may hand the role to another receiver through `agent`);
+    /// `true` if the parameters changed.
     fn evicted(&mut self, _now: Time, _agent: &mut dyn Agent, _node: u32) -> bool {
         false
     }

@@ -11,11 +11,11 @@
 //! children hold (no custody, [`prmp::tree::Relay::end_to_end`]: the sender keeps every
 //! packet until it is below every relay's left edge, so a standby relay that replaces a dead
 //! one, `rmcast relay --standby`, resumes the region's receivers where they were and gets
-//! what they lack from the sender), and serves its children as their parent: its own DATA and polls,
-//! within its own response quota (the sender's epoch, RR, IPG, MTR and RTO floor, which the
-//! ANNOUNCE carries), and its own repairs. A relay's response comes from its address, which
-//! the sender takes for the relay's ([`super::SenderSide::helper`]); a relay that never
-//! answers ends the session with the reason after [`super::HELPER_WAIT`].
+//! what they lack from the sender), and serves its children as their parent: its own DATA and
+//! polls, within its own response quota (the sender's epoch, RR, IPG, MTR and RTO floor, which the
+//! ANNOUNCE carries), and its own repairs. A relay's response comes from its address, which the
+//! sender takes for the relay's ([`super::SenderSide::helper`]); a relay that never answers ends
+//! the session with the reason after [`super::HELPER_WAIT`].
 
 use super::QUEUE_LIMIT;
 use super::{

@@ -46,8 +46,8 @@ pub(super) struct Joined {
 
 impl Joined {
     /// Hold the sender's protocol packet `pkt` that came before the running ANNOUNCE (lost
-    /// on the way, or late) admitted us and built the agent, up to [`EARLY_BYTES`]; returns whether it was
-    /// kept. [`Joined::take_early`] hands them over once the agent exists, so what the
+    /// on the way, or late) admitted us and built the agent, up to [`EARLY_BYTES`]; returns whether
+    /// it was kept. [`Joined::take_early`] hands them over once the agent exists, so what the
     /// ANNOUNCE's loss cost is not NAKed and sent again.
     pub(super) fn hold(&mut self, h: Header, pkt: &[u8]) -> bool {
         let (held, bytes) = &mut self.early;

@@ -5,10 +5,10 @@
 //!
 //! The protocol thread hands over what it delivered in batches of up to [`BATCH_BYTES`] or
 //! [`BATCH_AGE`] old (a wake-up of the writer per message cost the receiver about as much CPU
-//! as the rest of its work for stop-and-wait), sees what the sink did through a [`Status`] the writer updates after
-//! every batch, and gets the sink's observer calls as [`Note`]s it replays on its own
-//! observer. It waits for the writer only when more than [`BACKLOG`] bytes are queued (a disk
-//! slower than the network), before it reports an outcome, and at the end.
+//! as the rest of its work for stop-and-wait), sees what the sink did through a [`Status`] the
+//! writer updates after every batch, and gets the sink's observer calls as [`Note`]s it replays on
+//! its own observer. It waits for the writer only when more than [`BACKLOG`] bytes are queued (a
+//! disk slower than the network), before it reports an outcome, and at the end.
 
 use super::sink::Sink;
 use super::{Output, RecvObserver};

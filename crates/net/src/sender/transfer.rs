@@ -755,11 +755,11 @@ impl Transfer {
     /// ([`crate::agents::NetProtocol::resumes`]) its address moves there, its progress is
     /// counted afresh, and it gets the running ANNOUNCE; its new agent asks for everything
     /// from the first packet. From anywhere, when the member has been silent for
-    /// [`MOVE_AFTER`], a JOIN or a REPORT says it moved: the relay it was behind died and it followed the session
-    /// to a standby relay (`rmcast relay --standby`), whose proxy now speaks for it; its
-    /// address moves there and it keeps its progress (its agent goes on). Elsewhere it
-    /// changes nothing (members are known by the address they joined from). Returns
-    /// whether it was such a JOIN.
+    /// [`MOVE_AFTER`], a JOIN or a REPORT says it moved: the relay it was behind died and it
+    /// followed the session to a standby relay (`rmcast relay --standby`), whose proxy now speaks
+    /// for it; its address moves there and it keeps its progress (its agent goes on). Elsewhere it
+    /// changes nothing (members are known by the address they joined from). Returns whether it was
+    /// such a JOIN.
     fn restarted(
         &mut self,
         now: Time,

@@ -128,7 +128,8 @@ crate::config::sender_config! {
         /// `count <= max` (thesis, default) or `count < max`.
         pub limit_rule: LimitRule = LimitRule::default(),
     }
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be
+    /// changed before building.
     pub fn new(window: u16, timeout: Duration);
 }
 

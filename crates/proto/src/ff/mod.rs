@@ -24,8 +24,8 @@
 //! Choices where the paper is silent: `RTT` before the first ACK is
 //! [`SenderConfig::initial_rtt`]; the RTO is floored at [`SenderConfig::min_rto`]; there is no
 //! retransmission limit (the paper's FF has none; a driver may evict a receiver with
-//! [`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver)); one wire family of its own (10) because the ACK is a plain
-//! per-packet acknowledgment (see `rmcast_wire::ff`).
+//! [`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver)); one wire family of its
+//! own (10) because the ACK is a plain per-packet acknowledgment (see `rmcast_wire::ff`).
 //!
 //! Beyond the paper, a receiver built with [`ReceiverConfig::cumulative`] sends CUMACK: the
 //! same ACK plus its cumulative point (every packet below it received), so that an ACK lost

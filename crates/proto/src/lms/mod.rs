@@ -114,9 +114,9 @@ crate::config::group_config! {
     pub struct SourceConfig {
         /// HEARTBEAT period (`None`: none).
         pub heartbeat: Option<Duration> = p.heartbeat,
-        /// How long after [`SenderAgent::close`](crate::SenderAgent::close) the source reports [`Event::Completed`] (and stops
-        /// heartbeats): LMS has no acknowledgments, so the source cannot know when receivers
-        /// finish.
+        /// How long after [`SenderAgent::close`](crate::SenderAgent::close) the source reports
+        /// [`Event::Completed`] (and stops heartbeats): LMS has no acknowledgments, so the source
+        /// cannot know when receivers finish.
         pub linger: Duration = p.linger,
     }
     pub fn new() from p: Params;

@@ -3,14 +3,14 @@
 //! agent here is built and nothing changes).
 //!
 //! [`PacedSource`] wraps a [`Source`]: new data is accepted only while a token bucket at the
-//! TFMCC rate allows it ([`SenderAgent::can_send`], and a wake-up when the bucket refills), every
-//! datagram the source sends (data, repairs, SPMs, status) is charged to the bucket as the
-//! source queues it, feedback (CCFB) goes to the TFMCC sender, and the sender's status (CCS)
-//! is multicast when a round starts and after each feedback. [`FeedbackReceiver`] wraps a
-//! [`Receiver`]: ODATA sequence numbers feed the loss history, every packet from the source
-//! the receive rate, the status feeds the RTT, round and suppression, and the feedback it
-//! produces goes to the source by unicast. The bucket holds 1 ms of the rate, at least two
-//! packets.
+//! TFMCC rate allows it ([`SenderAgent::can_send`](crate::SenderAgent::can_send), and a wake-up
+//! when the bucket refills), every datagram the source sends (data, repairs, SPMs, status) is
+//! charged to the bucket as the source queues it, feedback (CCFB) goes to the TFMCC sender, and the
+//! sender's status (CCS) is multicast when a round starts and after each feedback.
+//! [`FeedbackReceiver`] wraps a [`Receiver`]: ODATA sequence numbers feed the loss history, every
+//! packet from the source the receive rate, the status feeds the RTT, round and suppression, and
+//! the feedback it produces goes to the source by unicast. The bucket holds 1 ms of the rate, at
+//! least two packets.
 
 use super::{Receiver, Source};
 use crate::outbox::envelope;

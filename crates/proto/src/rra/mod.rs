@@ -32,8 +32,9 @@
 //!   POLL (the others get turns as the window moves); once the application has closed the
 //!   stream and the queue is empty, every receiver that has not confirmed the whole window and
 //!   has no request outstanding is polled. A polled receiver answers with an ACK. Polls finish
-//!   the tail of a transfer, and carry the protocol when the window is smaller than the group. (An application that pauses without closing leaves
-//!   its last messages unfinished until more data, carrying more turns, follows.)
+//!   the tail of a transfer, and carry the protocol when the window is smaller than the group. (An
+//!   application that pauses without closing leaves its last messages unfinished until more data,
+//!   carrying more turns, follows.)
 //! * **Repair pacing.** A message repaired less than one timeout ago is not repaired again on
 //!   another report (the first repair may still be on its way); the reporting receiver's
 //!   request stays open, so a lost repair is found by its timer.
@@ -83,7 +84,8 @@ crate::config::sender_config! {
         /// `count <= max` (thesis wording, default) or `count < max`.
         pub limit_rule: LimitRule = LimitRule::default(),
     }
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be
+    /// changed before building.
     pub fn new(window: usize, timeout: Duration);
 }
 

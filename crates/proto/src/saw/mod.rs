@@ -67,12 +67,14 @@ crate::config::sender_config! {
         /// evaluated for this sender's receiver count.
         pub timeout_rule: Option<TimeoutRule> = None,
         /// Retransmission limit per message (multicast mode) or per receiver and message
-        /// (unicast mode); `None` for no limit. How it is compared: [`limit_rule`](Self::limit_rule).
+        /// (unicast mode); `None` for no limit. How it is compared:
+        /// [`limit_rule`](Self::limit_rule).
         pub max_retransmissions: Option<u32> = None,
         /// `count <= max` (thesis, default) or `count < max`.
         pub limit_rule: LimitRule = LimitRule::default(),
     }
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be
+    /// changed before building.
     pub fn new(timeout: Duration);
 }
 

@@ -2,10 +2,10 @@
 //!
 //! [`crate::PROTOCOLS`] is the one list of the protocols this build implements, each with its
 //! spec row, written in the protocol's own module (`spec.rs`, for example
-//! [`crate::saw::spec::SAW`]) with the types here. Each [`ProtocolSpec`] names its wire family, its seed, whether it runs on real sockets, and its tunable
-//! [`Param`]s: the key a scenario file's `[protocol]` table uses, the `rmcast send` flag where
-//! the same quantity is a flag, the unit, the range, the default and, where sockets need a
-//! different default, that default with the reason.
+//! [`crate::saw::spec::SAW`]) with the types here. Each [`ProtocolSpec`] names its wire family, its
+//! seed, whether it runs on real sockets, and its tunable [`Param`]s: the key a scenario file's
+//! `[protocol]` table uses, the `rmcast send` flag where the same quantity is a flag, the unit, the
+//! range, the default and, where sockets need a different default, that default with the reason.
 //!
 //! Every default is written once, as a typed constant in the protocol's `spec` module (for
 //! example [`crate::prmp::spec::RESPONSE_RATE`]); the protocol's configuration constructors, the

@@ -59,8 +59,8 @@
 //! ns-2, the duplicate averages are folded in twice per loss (`recompute` and then
 //! `mark-period`), and the counts start at −1. A SESSION message carries at most
 //! [`MAX_ENTRIES`] members. The source emits [`Event::Completed`] [`Config::linger`] after
-//! [`SenderAgent::close`](crate::SenderAgent::close) and then stops its session messages: SRM has no acknowledgments, so the
-//! source cannot know when receivers finish.
+//! [`SenderAgent::close`](crate::SenderAgent::close) and then stops its session messages: SRM has
+//! no acknowledgments, so the source cannot know when receivers finish.
 
 mod deploy;
 pub mod spec;
@@ -155,7 +155,8 @@ crate::config::group_config! {
         pub session_jitter: f64 = p.session_jitter,
         /// Receive window (packets beyond `base + window` are dropped).
         pub window: usize = crate::config::RECEIVE_WINDOW,
-        /// Source: how long after [`SenderAgent::close`](crate::SenderAgent::close) it reports [`Event::Completed`].
+        /// Source: how long after [`SenderAgent::close`](crate::SenderAgent::close) it reports
+        /// [`Event::Completed`].
         pub linger: Duration = p.linger,
         /// Bring armed request timers forward when the distance to the source falls
         /// ([`Member::follow_source_distance`]). Off in the seed's model (ns-2's distances

@@ -92,7 +92,8 @@ pub struct EndpointConfig {
 }
 
 impl EndpointConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, source: NodeId, role: Role, l: u32) -> Self {
         EndpointConfig {
             node,

@@ -39,7 +39,8 @@ pub struct ExchangeConfig {
 }
 
 impl ExchangeConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, source: NodeId, merge: Merge, endpoints: Vec<NodeId>, l: u32) -> Self {
         let l = l.max(1);
         ExchangeConfig {

@@ -29,17 +29,21 @@
 //!   (DSP's `E_i1`, every CP endpoint) releases an in-order block into it only when it has
 //!   room (`C` blocks, default `L`); until then the block stays in the reassembly buffer and
 //!   `buffer_available` shrinks (seed 001 §3.1 point 4). A block arriving beyond an endpoint's
-//!   reassembly range is dropped (counted in the [`Gauge::Overflow`] gauge) and recovered like a loss.
+//!   reassembly range is dropped (counted in the [`Gauge::Overflow`] gauge) and recovered like a
+//!   loss.
 //! * **Pacing.** The source sends at most one block per `ipt` (its negotiated peak rate,
 //!   [`crate::pacing::Pacer`]), re-multicasts before new blocks.
 //!
 //! The three protocols differ in who reports to the source and who repairs:
 //!
-//! | | reports to S | consolidation | local repair |
-//! |---|---|---|---|
-//! | `dsp` | each region's designated endpoint `E_i1` (its *own* status) | none | `E_i1` re-multicasts on its local group what its members' statuses (to `E_i1`) lack |
-//! | `csp` | the local exchange `L_i` ([`Exchange`], a router agent) | `LW_r` = min, LOB = AND, buffer = min | none: the source repairs everything |
-//! | `cp`  | the local exchange `L_i` | `LW_r` = max, LOB = OR, buffer = min | `L_i` orders an endpoint that has the block to re-multicast it locally (ASSIGN) |
+//! * `dsp`: each region's designated endpoint `E_i1` reports to S (its *own* status); no
+//!   consolidation; local repair: `E_i1` re-multicasts on its local group what its members'
+//!   statuses (to `E_i1`) lack.
+//! * `csp`: the local exchange `L_i` ([`Exchange`], a router agent) reports to S; consolidation
+//!   `LW_r` = min, LOB = AND, buffer = min; no local repair: the source repairs everything.
+//! * `cp`: the local exchange `L_i` reports to S; consolidation `LW_r` = max, LOB = OR, buffer =
+//!   min; local repair: `L_i` orders an endpoint that has the block to re-multicast it locally
+//!   (ASSIGN).
 //!
 //! **Choices where the paper is silent** (also listed in the study's setup):
 //! * DSP's `E_i1` re-multicasts block `s` locally when a member's status shows it missing and

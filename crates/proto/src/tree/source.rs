@@ -42,7 +42,8 @@ pub struct SourceConfig {
     pub burst_bytes: u64,
     /// `buffer_available` assumed for a reporter before its first status.
     pub initial_buffer: u32,
-    /// Messages queued at the source before [`SenderAgent::send`](crate::SenderAgent::send) refuses.
+    /// Messages queued at the source before [`SenderAgent::send`](crate::SenderAgent::send)
+    /// refuses.
     pub queue_limit: usize,
     /// Delay between the last acknowledgment and [`Event::Completed`] (lets DSP's designated
     /// endpoints finish their local repairs before a driver stops).
@@ -65,7 +66,8 @@ pub struct SourceConfig {
 }
 
 impl SourceConfig {
-    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be changed before building.
+    /// The defaults for the given identity (see `rmcast_proto::spec`); every other field may be
+    /// changed before building.
     pub fn new(node: NodeId, group: GroupId, reporters: Vec<Reporter>, l: u32) -> Self {
         SourceConfig {
             node,
@@ -112,7 +114,9 @@ struct Rep {
     slack: Duration,
     lw: u64,
     buf: u32,
-    /// Removed by the driver ([`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver)): no longer waited for.
+    /// Removed by the driver
+    /// ([`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver)): no longer waited
+    /// for.
     removed: bool,
 }
 
@@ -313,10 +317,11 @@ impl Source {
     /// ([`SourceConfig::history`]), whose first status lacking one re-multicasts it globally
     /// (it was sent longer than `r_f × RTD` ago); its window limits new blocks from its
     /// first status on (before it: `LW_r = 0`, `buffer_available` = the initial buffer).
-    /// `old` then stops counting, as with [`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver). The new reporter is
+    /// `old` then stops counting, as with
+    /// [`SenderAgent::remove_receiver`](crate::SenderAgent::remove_receiver). The new reporter is
     /// installed before the old one is removed, so the source never runs a moment without a
-    /// reporter for the region. Returns `false` (and changes nothing) when `new` already
-    /// reports; `old` need not be a reporter any more.
+    /// reporter for the region. Returns `false` (and changes nothing) when `new` already reports;
+    /// `old` need not be a reporter any more.
     pub fn replace_reporter(&mut self, now: Time, old: NodeId, new: Reporter) -> bool {
         if old.0 == new.epi {
             return false;

@@ -14,12 +14,13 @@
 //! (its last status); the send window advances only when **every** receiver holds the data, so
 //! the slowest receiver governs.
 //!
-//! **User writes.** [`SenderAgent::send`](crate::SenderAgent::send) is one user write; it is split into packets of at most
-//! [`SenderConfig::maxdata`] bytes (default [`MAX_DATA_ETHERNET`] = 1448), the last marked
-//! EOM. With [`SenderConfig::block_on_ack`] (the thesis's `-g`) the last packet of each write
-//! carries SREQ and the next write is refused ([`SenderAgent::can_send`](crate::SenderAgent::can_send) false) until every receiver
-//! holds it. With [`SenderConfig::coalesce`] small queued writes share one packet (RECS).
-//! Packet sequence numbers count packets (XTP 4.0 counts bytes).
+//! **User writes.** [`SenderAgent::send`](crate::SenderAgent::send) is one user write; it is split
+//! into packets of at most [`SenderConfig::maxdata`] bytes (default [`MAX_DATA_ETHERNET`] = 1448),
+//! the last marked EOM. With [`SenderConfig::block_on_ack`] (the thesis's `-g`) the last packet of
+//! each write carries SREQ and the next write is refused
+//! ([`SenderAgent::can_send`](crate::SenderAgent::can_send) false) until every receiver holds it.
+//! With [`SenderConfig::coalesce`] small queued writes share one packet (RECS). Packet sequence
+//! numbers count packets (XTP 4.0 counts bytes).
 //!
 //! **Error control.** Go-back-N ([`Retx::GoBackN`], the thesis's setting): a FASTNAK or a
 //! status showing `rseq < sent` makes the sender resend everything from `rseq` on. Selective
@@ -45,7 +46,8 @@
 //! **CTIMEOUT.** A watchdog (default 60 s, SandiaXTP's value) armed when a synchronizing
 //! handshake starts and stopped when it completes. If it expires the association is aborted:
 //! every unfinished write is reported failed ([`Event::MessageDone`] with `failed`), further
-//! writes are refused, and [`Event::Completed`] follows [`SenderAgent::close`](crate::SenderAgent::close).
+//! writes are refused, and [`Event::Completed`] follows
+//! [`SenderAgent::close`](crate::SenderAgent::close).
 //!
 //! **Orthogonal switches.** Error control ([`SenderConfig::error_control`]; off = unreliable
 //! multicast or unicast datagrams: no SREQ, no retransmission, writes finish when sent,
@@ -169,7 +171,8 @@ pub struct SenderConfig {
     pub coalesce: bool,
     /// Add receivers whose status arrives unannounced (late join).
     pub accept_joins: bool,
-    /// Writes [`SenderAgent::send`](crate::SenderAgent::send) queues before `Full` (when not blocking on acknowledgment).
+    /// Writes [`SenderAgent::send`](crate::SenderAgent::send) queues before `Full` (when not
+    /// blocking on acknowledgment).
     pub queue_limit: usize,
 }
 

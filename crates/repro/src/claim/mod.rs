@@ -16,19 +16,21 @@
 //! measure = "harness.rounds.r5"                  # a measure the study records
 //! predicate = { kind = "within", of = "analytic.rounds.r5", rel = 0.03 }
 //! explain_fail = "..."                           # optional: known reason if it fails
-//! tests = "formula"                              # optional: simulation (default), formula, network
+//! tests = "formula"                              # optional: simulation (default), formula,
+//!                                                # or network
 //! full_only = true                               # optional: needs full mode's sweeps
 //! ```
 //!
-//! Predicates (`kind`):
+//! Predicates (`kind`), each with its fields and when it passes:
 //!
-//! | kind | fields | passes when |
-//! |---|---|---|
-//! | `within` | `of`, `abs`, `rel`, `at` | \|m − t\| ≤ abs + rel·\|t\| at every point (or at x = `at`) |
-//! | `at_most` / `at_least` | `of`, `strict`, `at`, `from` | m ≤ t (m < t if strict) / m ≥ t at every point (at x ≥ `from`) |
-//! | `order` | `measures`, `strict`, `at` | m₁ ≤ m₂ ≤ … at every common point |
-//! | `trend` | `direction`, `from`, `to`, `slack` | each step moves the right way (allowing `slack`·\|y\| of noise) and last ≠ first in that direction |
-//! | `flat` | `from`, `to`, `rel` | every point in range is within rel of the range's mean |
+//! * `within` (`of`, `abs`, `rel`, `at`): |m − t| ≤ abs + rel·|t| at every point (or at
+//!   x = `at`).
+//! * `at_most` / `at_least` (`of`, `strict`, `at`, `from`): m ≤ t (m < t if strict) / m ≥ t at
+//!   every point (at x ≥ `from`).
+//! * `order` (`measures`, `strict`, `at`): m₁ ≤ m₂ ≤ … at every common point.
+//! * `trend` (`direction`, `from`, `to`, `slack`): each step moves the right way (allowing
+//!   `slack`·|y| of noise) and last ≠ first in that direction.
+//! * `flat` (`from`, `to`, `rel`): every point in range is within rel of the range's mean.
 //!
 //! `of` is a number or the name of another measure (an analytic bound the study computed,
 //! or another measurement); a series operand is matched point by point on x. Wherever a

@@ -624,7 +624,8 @@ macro_rules! setup {
 ///     }
 ///     runs: seeds;
 /// }
-/// let (q, f, e) = (Plan::new(Sweeps::Quick), Plan::new(Sweeps::Full), Plan::new(Sweeps::Extended));
+/// let (q, f) = (Plan::new(Sweeps::Quick), Plan::new(Sweeps::Full));
+/// let e = Plan::new(Sweeps::Extended);
 /// assert_eq!((q.seeds, q.receivers), (3, vec![5.0, 60.0]));
 /// assert_eq!((f.seeds, f.receivers), (10, RECEIVERS.to_vec()));
 /// assert_eq!((e.seeds, e.receivers.len()), (10, 5));

@@ -9,7 +9,8 @@ use rmcast_proto::{Agent, Bytes, NodeId, Time};
 use rmcast_wire::PacketClass;
 use std::collections::VecDeque;
 
-/// Application traffic fed into a sender agent through [`SenderAgent::send`](rmcast_proto::SenderAgent::send).
+/// Application traffic fed into a sender agent through
+/// [`SenderAgent::send`](rmcast_proto::SenderAgent::send).
 #[derive(Debug, Clone)]
 pub struct Traffic {
     /// Messages to send.
@@ -18,10 +19,12 @@ pub struct Traffic {
     pub size: usize,
     /// When the first is offered.
     pub start: Time,
-    /// `None`: a saturated source (send whenever [`SenderAgent::can_send`](rmcast_proto::SenderAgent::can_send)); `Some(d)`: one
-    /// message every `d`, queued at the source while the agent cannot take it.
+    /// `None`: a saturated source (send whenever
+    /// [`SenderAgent::can_send`](rmcast_proto::SenderAgent::can_send)); `Some(d)`: one message
+    /// every `d`, queued at the source while the agent cannot take it.
     pub interval: Option<Duration>,
-    /// Call [`SenderAgent::close`](rmcast_proto::SenderAgent::close) after the last message (so the agent reports `Completed`).
+    /// Call [`SenderAgent::close`](rmcast_proto::SenderAgent::close) after the last message (so the
+    /// agent reports `Completed`).
     pub close: bool,
     /// Write the message number (big-endian u64) into the first 8 bytes of each message
     /// (one allocation per message). Off: every message shares one zero-filled buffer.
