@@ -413,7 +413,7 @@ fn run_point(
             return Err(setup(format!("receiver {r:?} has no path to the source")));
         }
         let parent = tree::to_receivers(&parent, &topo.receivers);
-        if matches!(plan.protocol.as_str(), "dsp" | "csp" | "cp") {
+        if pacing::is_seed001_tree(&plan.protocol) {
             plan.pacing.rtds = Some(tree_rtds(net, &parent, &topo.receivers, table, &plan));
         }
         build(net, &parent, topo.source)?

@@ -111,12 +111,24 @@ fn num(t: Option<&Table>, k: &str) -> Option<f64> {
         .filter(|v| v.is_finite() && *v > 0.0)
 }
 
+/// `protocol`'s parameter `key` in its spec ([`rmcast_proto::protocols`]), if it has one.
+fn spec_param(protocol: &str, key: &str) -> Option<&'static rmcast_proto::spec::Param> {
+    rmcast_proto::protocols::lookup(protocol).and_then(|p| p.param(key))
+}
+
+/// Whether `protocol` is one of seed 001's tree protocols (dsp, csp, cp), known by the
+/// re-multicast factor `r_f` its spec has: its sender paces blocks at a peak rate, and its
+/// status round trips follow from the tree.
+pub(super) fn is_seed001_tree(protocol: &str) -> bool {
+    spec_param(protocol, "r_f").is_some()
+}
+
 /// The pacing of `protocol`'s sender for scenario `table`.
 pub(super) fn pacing(table: &Table, protocol: &str) -> Pacing {
     let sub = |k: &str| table.get(k).and_then(|t| t.as_table());
     let data_interval_us = num(sub("traffic"), "interval_ms").map(|ms| (ms * 1e3).round() as u64);
     let mut link = num(sub("topology"), "bandwidth_bps");
-    let tree = matches!(protocol, "dsp" | "csp" | "cp");
+    let tree = is_seed001_tree(protocol);
     let peak = match tree {
         true => num(sub("protocol"), "rate_mbps").map(|m| m * 1e6),
         false => None,
@@ -134,20 +146,14 @@ pub(super) fn pacing(table: &Table, protocol: &str) -> Pacing {
         (l, p) => l.or(p),
     }
     .map(|b| b.round() as u64);
-    let ipg_us = match protocol {
-        "prmp" | "ff" => {
-            let ms = num(sub("protocol"), "ipg_ms").unwrap_or(match protocol {
-                "prmp" => rmcast_proto::prmp::spec::IPG_MS,
-                _ => rmcast_proto::ff::spec::IPG_MS,
-            });
-            Some(((ms * 1e3).round() as u64).max(1))
-        }
-        _ => None,
-    };
-    let r_f = match protocol {
-        "dsp" | "csp" | "cp" => num(sub("protocol"), "r_f"),
-        _ => None,
-    };
+    // A protocol with an inter-packet gap (prmp, ff): the file's, or its spec's default.
+    let ipg_us = spec_param(protocol, "ipg_ms").map(|p| {
+        let ms = num(sub("protocol"), "ipg_ms")
+            .or(p.default.real())
+            .unwrap_or(0.0);
+        ((ms * 1e3).round() as u64).max(1)
+    });
+    let r_f = tree.then(|| num(sub("protocol"), "r_f")).flatten();
     Pacing {
         data_interval_us: data_interval_us.filter(|us| *us > 0),
         rate_bps: rate_bps.filter(|b| *b > 0),
@@ -249,6 +255,20 @@ mod tests {
         assert_eq!(pacing(&table("[protocol]\n"), "dsp").r_f, None);
         // Another protocol has no such flag.
         assert!(pacing(&t, "pgm").args().is_empty());
+    }
+
+    #[test]
+    fn a_protocol_with_a_gap_in_its_spec_takes_the_files_or_the_default() {
+        let t = table("[protocol]\nipg_ms = 2.5\n");
+        assert_eq!(pacing(&t, "prmp").ipg_us, Some(2_500));
+        assert_eq!(pacing(&t, "ff").ipg_us, Some(2_500));
+        let none = table("[protocol]\n");
+        let ms = rmcast_proto::ff::spec::IPG_MS;
+        assert_eq!(pacing(&none, "ff").ipg_us, Some((ms * 1e3) as u64));
+        // No gap in pgm's spec; no r_f outside seed 001's trees.
+        assert_eq!(pacing(&t, "pgm").ipg_us, None);
+        assert!(is_seed001_tree("dsp") && is_seed001_tree("csp") && is_seed001_tree("cp"));
+        assert!(!is_seed001_tree("pgm") && !is_seed001_tree("prmp"));
     }
 
     #[test]
