@@ -107,23 +107,21 @@ impl Io {
         if agent.poll_timeout().is_some_and(|t| t <= now) {
             agent.handle_timeout(now);
         }
-        while let Some(t) = agent.poll_transmit() {
-            let Some(out) = self.tr.outgoing(&t.payload) else {
-                continue;
-            };
-            for _ in 0..ANNOUNCE_SPMS {
-                self.sock
-                    .send_to(&out.payload, self.group)
-                    .map_err(|e| NetError::io("send to the group", e))?;
-            }
-        }
-        Ok(())
+        self.send_queued(agent, ANNOUNCE_SPMS)
     }
 
     /// Send what the agent queued.
     fn flush(&mut self, agent: &mut pgm::Source) -> Result<(), NetError> {
+        self.send_queued(agent, 1)
+    }
+
+    /// Send each datagram the agent queued `copies` times, translated to RFC 3208.
+    fn send_queued(&mut self, agent: &mut pgm::Source, copies: u32) -> Result<(), NetError> {
         while let Some(t) = agent.poll_transmit() {
-            if let Some(out) = self.tr.outgoing(&t.payload) {
+            let Some(out) = self.tr.outgoing(&t.payload) else {
+                continue;
+            };
+            for _ in 0..copies {
                 self.sock
                     .send_to(&out.payload, self.group)
                     .map_err(|e| NetError::io("send to the group", e))?;
