@@ -1,14 +1,14 @@
 //! `rmcast bench cc`: rmcast's rate against a bottleneck on the namespace bridge, alone and
 //! beside a competing TCP flow.
 //!
-//! Hosts on a [`Topo::bridge`]: 0 runs `rmcast send`, 1 is the receiver behind the
-//! bottleneck (a policer on its bridge port, [`rmcast_lab::netns::Segment::bottleneck`]),
-//! 2..=n further receivers without one, and host n + 1 the TCP source, whose flow goes to a
-//! TCP sink on host 1 through the same port. The transfer runs alone for [`CcBench::alone`],
-//! then the TCP flow joins it for [`CcBench::shared`]. Every [`CcBench::sample`] the
-//! bottleneck's counters are read: the bytes of each flow offered to the policer and passed
-//! by it, so the time series is what went through the bottleneck. The TCP roles are child
-//! processes of the `rmcast` binary ([`tcp_child_args`], answered by [`tcp_sink`] and
+//! Hosts on a [`Topo::bridge`](crate::topo::Topo::bridge): 0 runs `rmcast send`, 1 is the receiver
+//! behind the bottleneck (a policer on its bridge port,
+//! [`rmcast_lab::netns::Segment::bottleneck`]), 2..=n further receivers without one, and host n + 1
+//! the TCP source, whose flow goes to a TCP sink on host 1 through the same port. The transfer runs
+//! alone for [`CcBench::alone`], then the TCP flow joins it for [`CcBench::shared`]. Every
+//! [`CcBench::sample`] the bottleneck's counters are read: the bytes of each flow offered to the
+//! policer and passed by it, so the time series is what went through the bottleneck. The TCP roles
+//! are child processes of the `rmcast` binary ([`tcp_child_args`], answered by [`tcp_sink`] and
 //! [`tcp_source`]), as the raw blast's are.
 
 mod output;
@@ -215,7 +215,7 @@ pub fn tcp_sink(addr: SocketAddr, wait: Duration) -> Result<Value> {
 /// written, the congestion control the socket used, and how long connecting took.
 ///
 /// A SYN crosses the same bottleneck as everything else, and a policer the multicast keeps
-/// full drops most of them, so each attempt waits [`CONNECT_ATTEMPT`] (a LAN answers in well
+/// full drops most of them, so each attempt waits `CONNECT_ATTEMPT` (a LAN answers in well
 /// under that) and attempts go on until `dur` is spent. A flow that never got its
 /// connection is a measurement (TCP moved nothing), reported with `bytes` 0 and a `note`;
 /// only an error other than a time-out or a refusal is an error.

@@ -6,6 +6,10 @@
 //!
 //! Exit statuses: 0 success; 1 the job ran but its outcome is a failure (a claim failed, a
 //! receiver did not complete); 2 bad usage or bad input (unreadable file, invalid address).
+//!
+//! The doc comments of the argument structs are `--help`'s text, read by people in a terminal
+//! (`DIR/<run>/`, `[ff15::1234]:5000`), not rustdoc Markdown.
+#![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;

@@ -292,8 +292,8 @@ pub fn hold(shared: Option<&Bytes>, part: &[u8]) -> Bytes {
 /// `poll_transmit`, `poll_event` and `stats` are defaulted: the agent queues datagrams with
 /// [`Outbox::transmit`], events with [`Outbox::event`], and decodes arriving datagrams with
 /// [`Outbox::accept`], which counts them (received, malformed, ignored) by one rule. A
-/// wrapper around other agents (e.g. [`prmp::Relay`](crate::prmp::Relay)) may override the
-/// defaults to merge its parts' queues.
+/// wrapper around other agents (e.g. [`prmp::tree::Relay`](crate::prmp::tree::Relay)) may
+/// override the defaults to merge its parts' queues.
 ///
 /// # Determinism
 ///

@@ -393,7 +393,7 @@ impl<T> Outbox<T> {
 
 impl Outbox<Transmit> {
     /// Encode `msg` with `env`, queue it for `dest` and count it sent; see
-    /// [`queue_encoded`](Outbox::queue_encoded) for what happens to a message too large to
+    /// `Outbox::queue_encoded` for what happens to a message too large to
     /// encode. Returns whether it was queued.
     pub fn transmit(&mut self, dest: Dest, env: Envelope, msg: &Message<'_>) -> bool {
         self.queue_encoded(dest, env, msg, |t| t)

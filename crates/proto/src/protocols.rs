@@ -21,7 +21,8 @@ pub use crate::PROTOCOLS;
 #[derive(Clone, Copy)]
 pub enum Deployer {
     /// On a [`crate::deploy::Layout`], through a driver's [`Site`]
-    /// ([`laid_out`]`::<F>` for the family's [`crate::deploy::Deployable`] `F`).
+    /// ([`laid_out`](crate::deploy::laid_out)`::<F>` for the family's
+    /// [`crate::deploy::Deployable`] `F`).
     Layout(fn(&mut dyn Site) -> Result<(), DeployError>),
     /// Seed 001's regions ([`crate::tree::deploy`]), which the driver derives from its
     /// topology (regions, round-trip delays, the source's rate) with this variant.

@@ -301,7 +301,7 @@ impl SendQueue {
     }
     /// Whether the sender is done just now: closed, nothing queued, `idle` (the sender holds
     /// nothing in flight) and not done before. True at most once; the sender then reports
-    /// [`Event::Completed`](crate::Event::Completed).
+    /// [`Event::Completed`].
     pub fn complete(&mut self, idle: bool) -> bool {
         if self.closed && !self.completed && idle && self.queue.is_empty() {
             self.completed = true;

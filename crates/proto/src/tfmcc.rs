@@ -380,7 +380,7 @@ impl Receiver {
         }
     }
 
-    /// The rate this receiver can take, bytes per second (see [`Self::rate_with`]).
+    /// The rate this receiver can take, bytes per second (see `Self::rate_with`).
     pub fn rate(&self) -> f64 {
         self.rate_with(self.recv_rate)
     }

@@ -118,7 +118,7 @@ fn inconclusive(c: &ClaimResult) -> bool {
     !c.passed() && !c.failed()
 }
 
-/// The measures the inconclusive claims among `claims` need more runs on ([`points_of`]).
+/// The measures the inconclusive claims among `claims` need more runs on (`points_of`).
 /// Only claims that `reach` more times the runs could decide, by the projection from this
 /// round's means and spreads ([`ClaimResult::runs_factor_to_decide`]), count: a mean on the
 /// edge, which no number of runs within the cap would decide, gets no more runs.

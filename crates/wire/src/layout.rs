@@ -1,7 +1,7 @@
 //! Every kind's body layout as data: the fields in wire order, each with its name, its doc
 //! line and how it sits on the wire ([`Wire`]). The declarations that generate the codec
 //! (`messages!`, `wire_struct!`, `wire_enum!`, `borrowed_list!` in `field.rs`) also emit this
-//! (each [`Field`](crate::field) codec has its `WIRE`), so a layout is written once; `tree`
+//! (each `Field` codec (`field.rs`) has its `WIRE`), so a layout is written once; `tree`
 //! and `xtp`, whose codecs are hand-written, write theirs beside the codec. The Wireshark
 //! dissector's fields and decoding are generated from it ([`crate::dissector`]), and
 //! [`read_fields`] reads a body by it alone, as the dissector does.

@@ -9,11 +9,11 @@
 //! group's port. Downstream packets (SPM, ODATA, RDATA, NCF) go to the group, upstream ones
 //! (NAK, SPMR) unicast to the source's address (its SPM's path NLA) at the same port.
 //!
-//! * The sender ([`send`]) paces new data at a fixed rate (no TFMCC: RFC 3208 has no packet
-//!   for it), one APDU per ODATA (no OPT_FRAGMENT), keeps the newest `txw` packets for
+//! * The sender ([`send`](mod@send)) paces new data at a fixed rate (no TFMCC: RFC 3208 has
+//!   no packet for it), one APDU per ODATA (no OPT_FRAGMENT), keeps the newest `txw` packets for
 //!   repair, answers NAKs for the transfer plus a linger, then sends SPMs with OPT_FIN and
 //!   stops. It cannot know who received what.
-//! * The receiver ([`recv`]) takes the TSI from the first SPM, ODATA or RDATA it sees on
+//! * The receiver ([`recv`](mod@recv)) takes the TSI from the first SPM, ODATA or RDATA it sees on
 //!   the data-destination port, sends SPMR when data comes before any SPM, NAKs losses, and
 //!   writes the TSDUs in sequence order, byte-exact. An OpenPGM receiver sees APDUs and
 //!   nothing marks a file's end, so the receiver stops when an SPM with OPT_FIN has come

@@ -1,8 +1,8 @@
 //! `rmcast recv`: join a group, find a session, drive a receiver agent, write verified files.
 //!
-//! A receive runs the same steps as a send, from the other side, in [`session`]: find a
+//! A receive runs the same steps as a send, from the other side, in `session`: find a
 //! session (an ANNOUNCE on the group) and JOIN it until admitted, then the transfer (feed the
-//! agent, route its feedback, REPORT, deliver into the [`sink`]), then the goodbye (END names
+//! agent, route its feedback, REPORT, deliver into the `sink`), then the goodbye (END names
 //! this receiver's outcome). What differs between protocols comes from
 //! [`crate::agents::NetProtocol`] and the [`crate::agents::ReceiverSide`] it builds.
 

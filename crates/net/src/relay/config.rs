@@ -36,7 +36,7 @@ pub struct RelayConfig {
     pub keys: Option<Keys>,
     /// A standby relay (`--standby SECS`): it serves nothing downstream while another relay's
     /// multicast of the session is heard on its downstream interfaces, and takes over once
-    /// that relay has been silent this long ([`super::standby`]).
+    /// that relay has been silent this long (`super::standby`).
     pub standby: Option<Duration>,
 }
 

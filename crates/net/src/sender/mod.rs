@@ -1,9 +1,9 @@
 //! `rmcast send`: gather receivers, then drive a sender agent over a UDP socket.
 //!
-//! A send runs in three steps, each its own file: [`gather`] (announce the session, admit
-//! JOINs until the expected receivers are in), [`transfer`] (the event loop: feed the agent,
+//! A send runs in three steps, each its own file: `gather` (announce the session, admit
+//! JOINs until the expected receivers are in), `transfer` (the event loop: feed the agent,
 //! fire its timers, pace its datagrams, read feedback and reports, evict the silent) and
-//! [`goodbye`] (outcomes, END, the summary). What differs between protocols comes from
+//! `goodbye` (outcomes, END, the summary). What differs between protocols comes from
 //! [`crate::agents::NetProtocol`] and the [`crate::agents::SenderSide`] it starts; no step
 //! names a protocol.
 
@@ -436,7 +436,7 @@ impl SenderSettings {
     }
 
     /// The lateness a sender that spaces its own packets (`prmp`, `ff`) may make up at a
-    /// wake-up ([`PACING_STEP`]; `rmcast_proto::pacing::GapPacer`): without it each wake-up
+    /// wake-up (`PACING_STEP`; `rmcast_proto::pacing::GapPacer`): without it each wake-up
     /// sends one packet, and the wake-ups, not `--ipg-us`, set the pace.
     pub fn ipg_slack(&self) -> Duration {
         PACING_STEP

@@ -6,7 +6,7 @@
 //!
 //! **Retransmission** (every repair a copy of the lost packet, sent until every receiver has
 //! it): the transmissions `T` of one packet satisfy P(T ≤ t) = (1 − p^t)^R, so
-//! E[T] = Σ_{t≥0} [1 − (1 − p^t)^R] and the repairs per packet are E[T] − 1.
+//! E\[T\] = Σ_{t≥0} [1 − (1 − p^t)^R] and the repairs per packet are E\[T\] − 1.
 //!
 //! **On-demand parity** (integrated FEC, Nonnenmacher, Biersack and Towsley 1998): the block's
 //! `k` source packets go out, then in each round as many new parity packets as the receiver
@@ -14,11 +14,11 @@
 //! `N_r` be the packets sent until receiver `r` holds `k`: P(N_r ≤ n) = P(Bin(n, q) ≥ k) =:
 //! F(n). Every round sends at most what every receiver still needs, so no round overshoots
 //! the first `n` at which all receivers hold `k`, and the rounds stop exactly there: the block
-//! costs M = max_r N_r packets, P(M ≤ n) = F(n)^R, E[M] = k + Σ_{n≥k} [1 − F(n)^R], and the
-//! repairs per source packet are (E[M] − k)/k. (A property test below checks this against a
+//! costs M = max_r N_r packets, P(M ≤ n) = F(n)^R, E\[M\] = k + Σ_{n≥k} [1 − F(n)^R], and the
+//! repairs per source packet are (E\[M\] − k)/k. (A property test below checks this against a
 //! simulation of the rounds.)
 
-/// Repairs per packet with retransmission: E[T] − 1.
+/// Repairs per packet with retransmission: E\[T\] − 1.
 pub fn retransmission_repairs(p: f64, receivers: u64) -> f64 {
     let r = receivers as f64;
     let mut sum = 0.0;
@@ -53,7 +53,7 @@ fn at_least(n: u64, k: u64, p: f64) -> f64 {
 }
 
 /// Repairs (parity packets) per source packet with ideal on-demand parity over blocks of
-/// `k`: (E[M] − k)/k.
+/// `k`: (E\[M\] − k)/k.
 pub fn parity_repairs(p: f64, receivers: u64, k: u64) -> f64 {
     let r = receivers as f64;
     let mut extra = 0.0;

@@ -380,7 +380,7 @@ crate::config::receiver_config! {
         /// confirmation (NCF; FEC: BNCF or parity), RFC 6298's arithmetic in
         /// [`RttEstimator`](crate::rtt::RttEstimator) —
         /// doubled for each of that loss's (or FEC block's) own waits that ran out since the
-        /// last sample ([`Backoff`]), never below `floor` and never above `nak_repeat` /
+        /// last sample (`Backoff`), never below `floor` and never above `nak_repeat` /
         /// `nak_rdata`, which also stand until the first sample. On a LAN a lost
         /// RDATA then costs a few round trips instead of `nak_rdata`, and a receiver whose
         /// answers come late (it is behind, or the source is) measures that and waits longer.
@@ -391,7 +391,7 @@ crate::config::receiver_config! {
         /// the simulator's default): a NAK per loss, sent at once.
         pub nak_list: u16 = p.nak_list,
         /// Ask again at once for a loss whose repair was overtaken: the repair of a loss
-        /// the source confirmed later arrived first ([`overtaken`]). Off (the seed's PGM,
+        /// the source confirmed later arrived first (`overtaken`). Off (the seed's PGM,
         /// and the simulator's default): only the NCF's wait (`nak_rdata`) asks again.
         pub nak_overtaken: bool = p.nak_overtaken,
         /// FEC: source packets per block (0: off; the source's [`SourceConfig::fec_k`]).

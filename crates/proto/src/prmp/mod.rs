@@ -34,8 +34,9 @@
 //!   quota stolen from a child not in REPOLL, epoch by epoch). A RESP removes its sender from
 //!   every TO with `TO.TS <= RESP.TS`, and updates the MPT count as §3 says (equal timestamps:
 //!   −1; RESP.TS larger: 0; smaller: 1). After [`SenderConfig::max_silent_polls`] consecutive
-//!   absent responses the child is removed from `ALL` (counted in [`Stats::evicted`]); its
-//!   later packets are ignored, and the window may open.
+//!   absent responses the child is removed from `ALL` (counted in
+//!   [`Stats::evicted`](crate::Stats::evicted)); its later packets are ignored, and the window
+//!   may open.
 //! * **Recovery (§2.5.1).** `status(seq)` goes NO_NACK → COLLECTION (first nack) →
 //!   RETRANSMITTED. In COLLECTION the packet is multicast as soon as
 //!   `|nacked(seq)| >= MTR × NC`; otherwise it is unicast to each nacker once every child has
@@ -68,8 +69,8 @@
 //!    `R_k` carries only the due polls of its own destination set; other due children wait for
 //!    the next packet or the NPT POLL.
 //! 5. **One IPG per logical transmission.** A packet sent as several unicast copies takes one
-//!    IPG slot, not one per copy (every copy is still counted in [`Stats`]). Each unicast copy
-//!    names only its own child in `POLL.CLD`.
+//!    IPG slot, not one per copy (every copy is still counted in
+//!    [`Stats`](crate::Stats)). Each unicast copy names only its own child in `POLL.CLD`.
 //! 6. **Repoll of a child that already has a planned poll** replaces that row (its quota is
 //!    released first). Quota is stolen from the latest-planned non-REPOLL child of the epoch.
 //! 7. **`RQ`** must be at least 1 (`⌊RR·ε⌋ = 0` would never allow a response): configuration
@@ -86,7 +87,7 @@
 //! 10. **Retransmissions go first** (§3: TXQ in ascending `seq` order), then new data, then
 //!     explicit polls.
 //! 11. A RESP announcing packets beyond `HS`, or a window edge beyond `HS + 1`, is ignored
-//!     (counted in [`Stats::ignored`]).
+//!     (counted in [`Stats::ignored`](crate::Stats::ignored)).
 
 mod child;
 mod deploy;

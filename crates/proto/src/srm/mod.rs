@@ -159,7 +159,7 @@ crate::config::group_config! {
         /// [`Event::Completed`].
         pub linger: Duration = p.linger,
         /// Bring armed request timers forward when the distance to the source falls
-        /// ([`Member::follow_source_distance`]). Off in the seed's model (ns-2's distances
+        /// (`Member::follow_source_distance`). Off in the seed's model (ns-2's distances
         /// do not jump); on for sockets, where one sample is now and then 100 times too long.
         pub follow_falling_distance: bool = false,
     }

@@ -71,7 +71,7 @@ enum Timer {
     Start,
 }
 
-/// Counters specific to `xtp` (beyond [`Stats`]).
+/// Counters specific to `xtp` (beyond [`Stats`](crate::Stats)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct XtpCounters {
     /// WTIMER expiries.

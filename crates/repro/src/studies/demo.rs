@@ -68,7 +68,7 @@ const MUTANTS: &[crate::Mutant] = &[
     },
 ];
 
-/// E[R]: expected transmissions of one message to `r` receivers, per-copy loss `p`.
+/// E\[R\]: expected transmissions of one message to `r` receivers, per-copy loss `p`.
 pub fn expected_rounds(p: f64, r: usize) -> f64 {
     let q = (1.0 - p) * (1.0 - p);
     let miss = 1.0 - q;

@@ -154,8 +154,8 @@ enum Ev {
     BusEnd(u32),
 }
 
-/// A simulation: the event loop over the models — [`Links`], [`Buses`], hosts, the
-/// routing state — with the agents, reporting to one [`Recorder`].
+/// A simulation: the event loop over the models — `Links`, `Buses`, hosts, the
+/// routing state — with the agents, reporting to one `Recorder`.
 pub struct Sim {
     net: Network,
     seed: u64,

@@ -14,7 +14,7 @@
 //! the source.
 
 //!
-//! The study reads as: [`sim`] (one run), `plan` (the experiments and their placements),
+//! The study reads as: `sim` (one run), `plan` (the experiments and their placements),
 //! this file (what is measured per run and per experiment), `derived` (measures and
 //! observations built from those), `plots` and `setup`.
 

@@ -9,7 +9,7 @@
 //! [`metrics`] (means of per-record ratios, block records for MBAP). Failure rates are
 //! Bernoulli drops on transmit and on receive at every interface.
 //!
-//! The study reads as: [`run`] (one run on the bus), `plan` (the families of runs per table),
+//! The study reads as: `run` (one run on the bus), `plan` (the families of runs per table),
 //! this file (the study's phases: plan, run, measure, plot), `measure` (what is measured from
 //! the runs), `plots`, `setup` and `notes` (the report's figures and text).
 
