@@ -38,6 +38,7 @@ pub mod xtp;
 pub use proc::table;
 pub use run::{default_protocols, run, socket_protocols};
 pub use spec::{Loss, NetBench};
+pub use tools::normfile;
 pub use topo::Topo;
 
 use std::io;

@@ -243,8 +243,10 @@ pub(crate) fn run_udpcast(s: &Setup<'_>, n: usize, port: u16) -> Result<Outcome>
 /// The NORM file program's source, built on first use into the run's work directory.
 const NORMFILE_CC: &str = include_str!("../../../bench/norm/normfile.cc");
 
-/// `normfile` built with g++ against libnorm in `work` (once per run).
-fn normfile(work: &Path) -> Result<std::path::PathBuf> {
+/// `normfile` (`bench/norm/normfile.cc`) built with g++ against libnorm in `work`, once per
+/// folder: the benchmark's NORM contender and the libnorm side of the interop tests
+/// (`crates/cli/tests/libnorm.rs`).
+pub fn normfile(work: &Path) -> Result<std::path::PathBuf> {
     let bin = work.join("normfile");
     if bin.exists() {
         return Ok(bin);
