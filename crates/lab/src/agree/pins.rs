@@ -13,6 +13,9 @@
 //! run = "docs/results/agreement/csp-tree-1m5.csv"  # the committed agreement.csv showing it
 //! ```
 //!
+//! A table may name several metrics that share one reason and run, `metrics = ["completed",
+//! "completion_time_s"]` instead of `metric`: one pin per metric, the reason written once.
+//!
 //! The check ([`Pins::check`]) sorts one file's judged metrics:
 //!
 //! * a metric that disagrees and is pinned for the file is **expected**;
@@ -61,10 +64,30 @@ fn field(t: &toml::Table, k: &str, at: usize) -> Result<String, NetError> {
     }
 }
 
+/// The metrics pin table `at` names: its `metric`, or its `metrics` list (not both, not
+/// empty).
+fn metrics(t: &toml::Table, at: usize) -> Result<Vec<String>, NetError> {
+    let bad = |what: &str| NetError::setup(format!("agreement pins: pin {} {what}", at + 1));
+    match (t.contains_key("metric"), t.get("metrics")) {
+        (true, None) => Ok(vec![field(t, "metric", at)?]),
+        (false, Some(toml::Value::Array(list))) if !list.is_empty() => list
+            .iter()
+            .map(|v| match v.as_str().map(str::trim) {
+                Some(m) if !m.is_empty() => Ok(m.to_string()),
+                _ => Err(bad("has a `metrics` entry that is not a non-empty string")),
+            })
+            .collect(),
+        (false, Some(_)) => Err(bad("needs `metrics` to be a non-empty list of strings")),
+        (true, Some(_)) => Err(bad("has both `metric` and `metrics`")),
+        (false, None) => Err(bad("needs a `metric` string or a `metrics` list")),
+    }
+}
+
 impl Pins {
-    /// Read a pins file's text: `[[pin]]` tables with `scenario`, `metric`, `reason` and
-    /// `run`; a (scenario, metric) pinned twice, an unknown key, or a metric that is not
-    /// judged is an error.
+    /// Read a pins file's text: `[[pin]]` tables with `scenario`, `metric` (or `metrics`, a
+    /// list of them), `reason` and `run`; a (scenario, metric) pinned twice, an unknown key,
+    /// a table with both or neither of `metric` and `metrics`, an empty list, or a metric
+    /// that is not judged is an error.
     pub fn parse(text: &str) -> Result<Pins, NetError> {
         let doc: toml::Table =
             toml::from_str(text).map_err(|e| NetError::setup(format!("agreement pins: {e}")))?;
@@ -90,34 +113,37 @@ impl Pins {
             })?;
             if let Some(k) = t
                 .keys()
-                .find(|k| !["scenario", "metric", "reason", "run"].contains(&k.as_str()))
+                .find(|k| !["scenario", "metric", "metrics", "reason", "run"].contains(&k.as_str()))
             {
                 return Err(NetError::setup(format!(
                     "agreement pins: pin {} has an unknown key `{k}`",
                     i + 1
                 )));
             }
-            let pin = Pin {
-                scenario: field(t, "scenario", i)?,
-                metric: field(t, "metric", i)?,
-                reason: field(t, "reason", i)?,
-                run: field(t, "run", i)?,
-            };
-            if !super::METRICS.iter().any(|m| m.0 == pin.metric) {
-                return Err(NetError::setup(format!(
-                    "agreement pins: `{}` is not a judged metric (pin {}, {})",
-                    pin.metric,
-                    i + 1,
-                    pin.scenario
-                )));
+            let (scenario, reason, run) = (
+                field(t, "scenario", i)?,
+                field(t, "reason", i)?,
+                field(t, "run", i)?,
+            );
+            for metric in metrics(t, i)? {
+                if !super::METRICS.iter().any(|m| m.0 == metric) {
+                    return Err(NetError::setup(format!(
+                        "agreement pins: `{metric}` is not a judged metric (pin {}, {scenario})",
+                        i + 1,
+                    )));
+                }
+                if !seen.insert((scenario.clone(), metric.clone())) {
+                    return Err(NetError::setup(format!(
+                        "agreement pins: {scenario} / {metric} is pinned twice"
+                    )));
+                }
+                pins.push(Pin {
+                    scenario: scenario.clone(),
+                    metric,
+                    reason: reason.clone(),
+                    run: run.clone(),
+                });
             }
-            if !seen.insert((pin.scenario.clone(), pin.metric.clone())) {
-                return Err(NetError::setup(format!(
-                    "agreement pins: {} / {} is pinned twice",
-                    pin.scenario, pin.metric
-                )));
-            }
-            pins.push(pin);
         }
         Ok(Pins { pins })
     }

@@ -83,6 +83,50 @@ fn a_pin_twice_without_a_reason_or_for_no_judged_metric_is_refused() {
 }
 
 #[test]
+fn a_list_of_metrics_is_one_pin_each_with_the_reason_said_once() {
+    let list = r#"
+[[pin]]
+scenario = "csp-tree-1m5"
+metrics = ["completion_time_s", "duplicates_per_receiver"]
+reason = "slower on sockets"
+run = "docs/results/agreement/csp-tree-1m5.csv"
+"#;
+    let pins = Pins::parse(list).unwrap();
+    let got: Vec<(&str, &str)> = pins
+        .pins
+        .iter()
+        .map(|p| (p.metric.as_str(), p.reason.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("completion_time_s", "slower on sockets"),
+            ("duplicates_per_receiver", "slower on sockets")
+        ]
+    );
+    // Both forms, neither, an empty list, a non-string entry, a metric listed twice, or one
+    // also pinned on its own: refused.
+    let both = list.replace("metrics =", "metric = \"completed\"\nmetrics =");
+    assert!(Pins::parse(&both).is_err());
+    let neither = list.replace(
+        "metrics = [\"completion_time_s\", \"duplicates_per_receiver\"]\n",
+        "",
+    );
+    assert!(Pins::parse(&neither).is_err());
+    assert!(Pins::parse(
+        &list.replace("[\"completion_time_s\", \"duplicates_per_receiver\"]", "[]")
+    )
+    .is_err());
+    assert!(Pins::parse(&list.replace("\"duplicates_per_receiver\"]", "3]")).is_err());
+    assert!(
+        Pins::parse(&list.replace("\"duplicates_per_receiver\"]", "\"completion_time_s\"]"))
+            .is_err()
+    );
+    assert!(Pins::parse(&format!("{list}{TWO}")).is_err());
+    assert!(Pins::parse(&list.replace("\"duplicates_per_receiver\"]", "\"time\"]")).is_err());
+}
+
+#[test]
 fn an_agreement_csv_gives_its_verdicts_and_a_bad_one_is_an_error() {
     let csv = "metric,sim_n,verdict,agree\ncompleted,5,agree-within-15%,true\n\
                completion_time_s,5,disagree,false\n";
