@@ -9,6 +9,10 @@
 //!   receivers' input, so NACKs, parity repairs, FLUSH/ACK and CC probes all appear);
 //! * the same script run live, when root, `ip`, `nft`, `dumpcap`, `g++`, `perl` and
 //!   libnorm-dev are present (CI installs them: there a missing one is a failure).
+//!
+//! And the other way: libnorm's receiver (`normfile recv`) gets a file transfer the codec
+//! wrote, with the first segment of each block replaced by a parity segment [`Rs8`]
+//! computed, and must write the file byte for byte (it decodes with our parity).
 
 use rmcast_wire::rfc5740::ext::Ext;
 use rmcast_wire::rfc5740::rs8::Rs8;
@@ -294,4 +298,195 @@ fn live_libnorm_transfer_with_loss_decodes_and_its_parity_matches() {
     let datagrams = pcap::udp_payloads(&pcap.expect("the capture"), PORT);
     let seen = check(&datagrams);
     check_content(&seen);
+}
+
+/// A replayer of datagrams to a multicast group on the loopback, built with g++ beside
+/// normfile: `replay GROUP PORT FILE`, FILE holding each datagram as a 2-byte big-endian
+/// length and its bytes, sent 1 ms apart.
+const REPLAY_C: &str = r#"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc != 4) return 2;
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    struct in_addr lo;
+    lo.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(s, IPPROTO_IP, IP_MULTICAST_IF, &lo, sizeof lo);
+    struct sockaddr_in to = {};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(atoi(argv[2]));
+    inet_pton(AF_INET, argv[1], &to.sin_addr);
+    FILE *f = fopen(argv[3], "rb");
+    static unsigned char buf[65536];
+    unsigned char len[2];
+    while (f && fread(len, 1, 2, f) == 2) {
+        size_t n = (size_t)len[0] << 8 | len[1];
+        if (fread(buf, 1, n, f) != n) return 1;
+        if (sendto(s, buf, n, 0, (struct sockaddr *)&to, sizeof to) < 0) return 1;
+        usleep(1000);
+    }
+    return f ? 0 : 1;
+}
+"#;
+
+/// The transfer of [`file`] as a sender would send it, written by the codec: NORM_INFO, the
+/// NORM_DATA of every segment but the first of each block, parity ESI 36 of each block
+/// (computed by [`Rs8`]) in its place, and three FLUSHes.
+fn codec_transfer() -> Vec<Vec<u8>> {
+    use rmcast_wire::rfc5740::ext::Fti;
+    use rmcast_wire::rfc5740::quant::{quantize_gsize, quantize_rtt};
+    use rmcast_wire::rfc5740::{obj_flag, Cmd, ObjectFields, SenderFields};
+    let sender = SenderFields {
+        instance_id: 0x1234,
+        grtt: quantize_rtt(0.01),
+        backoff: 4,
+        gsize: quantize_gsize(1000.0),
+    };
+    let obj = ObjectFields {
+        flags: obj_flag::INFO | obj_flag::FILE,
+        fec_id: 5,
+        object: 0,
+    };
+    let fti = Ext::Fti(Fti {
+        object_size: FILE_LEN as u64,
+        segment_size: SEGMENT as u16,
+        max_block_len: 64,
+        num_parity: PARITY as u8,
+    });
+    let mut seq = 0u16;
+    let mut out = Vec::new();
+    let mut push = |body: Body<'_>, ext: Vec<Ext<'_>>| {
+        let m = Message {
+            sequence: seq,
+            source_id: 1,
+            body,
+            ext,
+        };
+        out.push(m.to_vec().expect("encodes"));
+        seq += 1;
+    };
+    push(
+        Body::Info {
+            sender,
+            obj,
+            info: b"bench.bin",
+        },
+        vec![fti],
+    );
+    let data = file();
+    let code = Rs8::new(64, PARITY).expect("code");
+    let mut at = 0;
+    for sbn in 0..2u32 {
+        let k = block_len(sbn);
+        let segs: Vec<&[u8]> = (0..k)
+            .map(|j| &data[(at + j) * SEGMENT..((at + j + 1) * SEGMENT).min(FILE_LEN)])
+            .collect();
+        at += k;
+        let parity = code.parity(&segs).expect("parity");
+        for (esi, payload) in segs.iter().enumerate().skip(1) {
+            let id = PayloadId::Rs8 {
+                sbn,
+                esi: esi as u8,
+            };
+            push(
+                Body::Data {
+                    sender,
+                    obj,
+                    id,
+                    payload,
+                },
+                vec![fti],
+            );
+        }
+        let id = PayloadId::Rs8 { sbn, esi: k as u8 };
+        push(
+            Body::Data {
+                sender,
+                obj,
+                id,
+                payload: &parity[0],
+            },
+            vec![fti],
+        );
+    }
+    for _ in 0..3 {
+        let cmd = Cmd::Flush {
+            object: 0,
+            id: PayloadId::Rs8 { sbn: 1, esi: 35 },
+            acking_nodes: vec![],
+        };
+        push(Body::Cmd { sender, cmd }, vec![]);
+    }
+    out
+}
+
+#[test]
+fn libnorm_receives_the_codecs_transfer_and_decodes_its_parity() {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rmcast-libnorm-rx-{}", std::process::id()));
+    let rx_dir = dir.join("rx");
+    std::fs::create_dir_all(&rx_dir).expect("temp dir");
+    let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+    let normfile_cc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/norm/normfile.cc");
+    let replay_c = dir.join("replay.cc");
+    std::fs::write(&replay_c, REPLAY_C).expect("write replay.cc");
+    assert!(ok(Command::new("g++")
+        .args(["-O2", "-o"])
+        .arg(dir.join("normfile"))
+        .arg(&normfile_cc)
+        .arg("-lnorm")));
+    assert!(ok(Command::new("g++")
+        .arg("-o")
+        .arg(dir.join("replay"))
+        .arg(&replay_c)));
+    let mut stream = Vec::new();
+    for d in codec_transfer() {
+        stream.extend_from_slice(&(d.len() as u16).to_be_bytes());
+        stream.extend_from_slice(&d);
+    }
+    std::fs::write(dir.join("datagrams"), stream).expect("write datagrams");
+    let ns = format!("rmcast-norm-rx-{}", std::process::id());
+    let ip = |args: &[&str]| ok(Command::new("ip").args(args));
+    assert!(ip(&["netns", "add", &ns]));
+    assert!(ip(&["-n", &ns, "link", "set", "lo", "up"]));
+    assert!(ip(&["-n", &ns, "route", "add", "224.0.0.0/4", "dev", "lo"]));
+    let mut rx = Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .arg(dir.join("normfile"))
+        .args(["recv", "239.1.2.3", "6004", "lo", "2"])
+        .arg(&rx_dir)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start normfile recv");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = ok(Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .arg(dir.join("replay"))
+        .args(["239.1.2.3", "6004"])
+        .arg(dir.join("datagrams")));
+    let got = rx_dir.join("bench.bin");
+    for _ in 0..100 {
+        if got.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let received = std::fs::read(&got);
+    let _ = rx.kill();
+    let _ = rx.wait();
+    ip(&["netns", "del", &ns]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(sent, "the replayer ran");
+    let received = received.expect("libnorm wrote the file (it completed the object)");
+    assert!(
+        received == file(),
+        "libnorm's file is the codec's, byte for byte"
+    );
 }
