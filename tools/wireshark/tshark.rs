@@ -17,3 +17,32 @@ pub fn available() -> bool {
     }
     ok
 }
+
+/// `tshark -r FILE ARGS -T fields -e F…`: one row per frame, the values of a field repeated
+/// in a frame `,`-separated. Panics (these are tests) when tshark fails.
+#[allow(dead_code)] // the crates/cli tests that include this file do not use it
+pub fn fields(file: &std::path::Path, args: &[String], fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(file).args(args).args(["-T", "fields"]);
+    cmd.args([
+        "-E",
+        "separator=|",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=,",
+    ]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().expect("tshark runs");
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('|').map(str::to_owned).collect())
+        .collect()
+}

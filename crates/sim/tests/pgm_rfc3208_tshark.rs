@@ -172,33 +172,12 @@ fn session() -> Vec<(Packet<'static>, bool)> {
 /// tshark's fields for every frame: one line each, `|`-separated, values of a repeated field
 /// `,`-separated.
 fn tshark_fields(file: &std::path::Path, fields: &[&str; 16]) -> Vec<Vec<String>> {
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-r").arg(file);
+    let mut args = Vec::new();
     for port in [pcap::UDP_PORT, pcap::node_port(NodeId(0))] {
-        cmd.args(["-d", &format!("udp.port=={port},pgm")]);
+        args.extend(["-d".to_owned(), format!("udp.port=={port},pgm")]);
     }
-    cmd.args(["-o", "pgm.check_checksum:TRUE", "-T", "fields"]);
-    cmd.args([
-        "-E",
-        "separator=|",
-        "-E",
-        "occurrence=a",
-        "-E",
-        "aggregator=,",
-    ]);
-    for f in fields {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().expect("tshark runs");
-    assert!(
-        out.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split('|').map(str::to_owned).collect())
-        .collect()
+    args.extend(["-o", "pgm.check_checksum:TRUE"].map(str::to_owned));
+    tshark::fields(file, &args, fields)
 }
 
 #[test]

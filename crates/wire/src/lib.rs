@@ -188,6 +188,7 @@ pub mod lms;
 pub mod pgm;
 pub mod prmp;
 pub mod rfc3208;
+pub mod rfc5740;
 pub mod rra;
 pub mod samples;
 pub mod saw;

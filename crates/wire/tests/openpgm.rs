@@ -20,8 +20,11 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+#[path = "support/pcap.rs"]
+mod pcap;
 #[path = "../../../bench/pgm/peer.rs"]
 mod peer;
+use pcap::udp_payloads;
 use peer::{build, ok};
 
 const GROUP: &str = "239.192.0.1";
@@ -212,27 +215,6 @@ fn openpgm_receives_what_the_codec_writes() {
         assert!(g == w, "APDU {i} differs; its log:\n{stderr}");
     }
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-}
-
-/// The UDP payloads to `port` in a pcap file of Ethernet frames carrying IPv4.
-fn udp_payloads(pcap: &[u8], port: u16) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut at = 24;
-    while let Some(rec) = pcap.get(at..at + 16) {
-        let incl = u32::from_le_bytes([rec[8], rec[9], rec[10], rec[11]]) as usize;
-        let frame = &pcap[at + 16..at + 16 + incl];
-        at += 16 + incl;
-        if frame.len() < 34 || frame[12..14] != [0x08, 0x00] || frame[23] != 17 {
-            continue;
-        }
-        let udp = 14 + usize::from(frame[14] & 0x0f) * 4;
-        let dport = u16::from_be_bytes([frame[udp + 2], frame[udp + 3]]);
-        let len = usize::from(u16::from_be_bytes([frame[udp + 4], frame[udp + 5]]));
-        if dport == port {
-            out.push(frame[udp + 8..udp + len].to_vec());
-        }
-    }
-    out
 }
 
 #[test]
