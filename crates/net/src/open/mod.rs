@@ -4,7 +4,8 @@
 //!
 //! The agents are the same sans-IO `pgm` state machines the simulator and the default
 //! socket mode run ([`rmcast_proto::pgm::Source`], [`rmcast_proto::pgm::Receiver`]); only
-//! their datagrams are translated at the socket boundary ([`translate`]). One UDP port
+//! their datagrams are translated at the socket boundary
+//! ([`rmcast_proto::pgm::rfc3208`]). One UDP port
 //! carries the session both ways, as OpenPGM's examples and ZeroMQ's `epgm://` set it: the
 //! group's port. Downstream packets (SPM, ODATA, RDATA, NCF) go to the group, upstream ones
 //! (NAK, SPMR) unicast to the source's address (its SPM's path NLA) at the same port.
@@ -25,7 +26,6 @@
 
 pub mod recv;
 pub mod send;
-pub mod translate;
 
 pub use recv::{recv, OpenRecv, OpenRecvReport};
 pub use send::{send, OpenSend, OpenSendReport};
@@ -129,6 +129,3 @@ fn timed_out(e: &std::io::Error) -> bool {
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
     )
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,10 +1,10 @@
 //! The open-mode receiver: a [`pgm::Receiver`] on a plain RFC 3208 socket (see [`super`]).
 
-use super::translate::{Translator, RECEIVER_NODE, SOURCE_NODE};
 use super::{open_socket, timed_out, wait_readable, UNKNOWN};
 use crate::clock::Clock;
 use crate::socket::SocketOpts;
 use crate::NetError;
+use rmcast_proto::pgm::rfc3208::{Outgoing, Translator, RECEIVER_NODE, SOURCE_NODE};
 use rmcast_proto::rng::AgentRng;
 use rmcast_proto::{pgm, Agent, Dest, Event, Time};
 use rmcast_wire::rfc3208::{self, options::id, Body, Opt};
@@ -70,7 +70,7 @@ pub struct OpenRecvReport {
 fn receiver_config() -> pgm::ReceiverConfig {
     use crate::agents::{socket_int, socket_ms, socket_switch};
     let mut c = pgm::ReceiverConfig::new(RECEIVER_NODE, SOURCE_NODE);
-    c.session = super::translate::SESSION;
+    c.session = rmcast_proto::pgm::rfc3208::SESSION;
     c.nak_backoff = socket_ms("pgm", "nak_backoff_ms");
     c.nak_repeat = socket_ms("pgm", "nak_repeat_ms");
     c.nak_rdata = socket_ms("pgm", "nak_rdata_ms");
@@ -201,7 +201,7 @@ impl State {
             s.agent.handle_timeout(now);
         }
         while let Some(t) = s.agent.poll_transmit() {
-            let Some(o) = s.tr.outgoing(&t.payload) else {
+            let Some(Outgoing::Pgm { payload, .. }) = s.tr.outgoing(&t.payload) else {
                 continue;
             };
             let to = match t.dest {
@@ -209,7 +209,7 @@ impl State {
                 Dest::Group(_) => self.group,
             };
             // A lost NAK is repeated by the agent; a send error is not fatal.
-            let _ = self.sock.send_to(&o.payload, to);
+            let _ = self.sock.send_to(&payload, to);
         }
         while let Some(ev) = s.agent.poll_event() {
             if let Event::Delivered { data, .. } = ev {

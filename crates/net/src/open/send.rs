@@ -1,11 +1,11 @@
 //! The open-mode sender: a [`pgm::Source`] on a plain RFC 3208 socket (see [`super`]).
 
-use super::translate::{Translator, RECEIVER_NODE, SOURCE_NODE};
 use super::{fill, open_socket, timed_out, wait_readable, UNKNOWN};
 use crate::clock::Clock;
 use crate::socket::SocketOpts;
 use crate::NetError;
 use bytes::Bytes;
+use rmcast_proto::pgm::rfc3208::{Outgoing, Translator, RECEIVER_NODE, SOURCE_NODE};
 use rmcast_proto::{pgm, Agent, Event, GroupId, SenderAgent, Time};
 use rmcast_wire::rfc3208::{self, Gsi, Tsi};
 use serde::Serialize;
@@ -80,7 +80,7 @@ pub struct OpenSendReport {
 
 fn source_config(s: &OpenSend) -> pgm::SourceConfig {
     let mut c = pgm::SourceConfig::new(SOURCE_NODE, GroupId(0));
-    c.session = super::translate::SESSION;
+    c.session = rmcast_proto::pgm::rfc3208::SESSION;
     let spm = crate::agents::socket_ms("pgm", "spm_interval_ms");
     c.spm_interval = (!spm.is_zero()).then_some(spm);
     c.repair_delay = crate::agents::socket_ms("pgm", "repair_delay_ms");
@@ -118,12 +118,14 @@ impl Io {
     /// Send each datagram the agent queued `copies` times, translated to RFC 3208.
     fn send_queued(&mut self, agent: &mut pgm::Source, copies: u32) -> Result<(), NetError> {
         while let Some(t) = agent.poll_transmit() {
-            let Some(out) = self.tr.outgoing(&t.payload) else {
+            // Open mode has no session layer: TFMCC's datagrams (never made: no TFMCC here)
+            // would have nowhere to go.
+            let Some(Outgoing::Pgm { payload, .. }) = self.tr.outgoing(&t.payload) else {
                 continue;
             };
             for _ in 0..copies {
                 self.sock
-                    .send_to(&out.payload, self.group)
+                    .send_to(&payload, self.group)
                     .map_err(|e| NetError::io("send to the group", e))?;
             }
         }

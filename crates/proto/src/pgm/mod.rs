@@ -59,11 +59,14 @@ mod measured;
 mod ne;
 mod overtaken;
 mod parity;
+pub mod rfc3208;
 pub mod spec;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_list;
+#[cfg(test)]
+mod tests_rfc3208;
 mod txw;
 
 pub use crate::budget::REQUESTS_PER_ROUND;

@@ -8,6 +8,13 @@
 //! addressee's own port. Node `n` is `10.a.b.c` with `a.b.c` = n + 1 in base 256 and MAC
 //! `02:00:0a:a:b:c`; group `g` is `239.1.x.y` (x.y = g) with the usual multicast MAC. One
 //! record per originated datagram, at its origination time (not one per hop).
+//!
+//! `pgm` packets are written as RFC 3208 packets in UDP, as OpenPGM and the default socket
+//! mode send them, the session layer's datagrams on the group's port + 1 ([`pgm`]'s rules).
+
+mod pgm;
+
+pub use pgm::SESSION_PORT;
 
 use crate::sim::PacketRecord;
 use rmcast_proto::{Dest, GroupId, NodeId};
@@ -67,8 +74,8 @@ pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
     w.write_all(&262_144u32.to_le_bytes())?;
     w.write_all(&1u32.to_le_bytes())?;
     let mut frame = Vec::with_capacity(2048);
+    let mut sessions = pgm::Sessions::new(packets);
     for (i, p) in packets.iter().enumerate() {
-        let len = p.payload.len().min(65_535 - 28);
         let (dst_ip, dst_mac, dst_port) = match p.dest {
             Dest::Node(n) => (node_ip(n), node_mac(n), node_port(n)),
             Dest::Group(g) => {
@@ -76,6 +83,16 @@ pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
                 (ip, [0x01, 0x00, 0x5e, ip[1] & 0x7f, ip[2], ip[3]], UDP_PORT)
             }
         };
+        let mut ports = (node_port(p.src), dst_port);
+        let translated = sessions.frame(p);
+        let payload: &[u8] = match &translated {
+            Some(u) => {
+                ports = (u.sport, u.dport);
+                u.payload.as_deref().unwrap_or(&p.payload)
+            }
+            None => &p.payload,
+        };
+        let len = payload.len().min(65_535 - 28);
         let src_ip = node_ip(p.src);
         frame.clear();
         frame.extend_from_slice(&dst_mac);
@@ -92,11 +109,11 @@ pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
         let c = checksum(&ip);
         ip[10..12].copy_from_slice(&c.to_be_bytes());
         frame.extend_from_slice(&ip);
-        frame.extend_from_slice(&node_port(p.src).to_be_bytes());
-        frame.extend_from_slice(&dst_port.to_be_bytes());
+        frame.extend_from_slice(&ports.0.to_be_bytes());
+        frame.extend_from_slice(&ports.1.to_be_bytes());
         frame.extend_from_slice(&((8 + len) as u16).to_be_bytes());
         frame.extend_from_slice(&0u16.to_be_bytes()); // no UDP checksum (allowed on IPv4)
-        frame.extend_from_slice(&p.payload[..len]);
+        frame.extend_from_slice(payload.get(..len).unwrap_or(payload));
         let ns = p.time.as_nanos();
         w.write_all(&((ns / 1_000_000_000) as u32).to_le_bytes())?;
         w.write_all(&((ns % 1_000_000_000) as u32).to_le_bytes())?;
