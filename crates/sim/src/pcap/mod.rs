@@ -10,7 +10,7 @@
 //! record per originated datagram, at its origination time (not one per hop).
 //!
 //! `pgm` packets are written as RFC 3208 packets in UDP, as OpenPGM and the default socket
-//! mode send them, the session layer's datagrams on the group's port + 1 ([`pgm`]'s rules).
+//! mode send them, the session layer's datagrams on the group's port + 1 (`pgm`'s rules).
 
 mod pgm;
 
