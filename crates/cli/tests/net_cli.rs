@@ -435,3 +435,16 @@ fn send_session_sets_the_id_in_advance_for_recv_session() {
     let out = common::rmcast(&[&args[..], &["--session", "0"]].concat());
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `norm` (issue 62) on loopback: a file to two receivers byte-exact, and the sender done on
+/// their watermark ACKs (`norm` is acknowledged: every receiver completed).
+#[test]
+fn norm_moves_a_file_to_two_receivers_over_loopback() {
+    let group = "239.255.78.62:23462";
+    let run = common::transfer(group, 2_000_000, &["--protocol", "norm"], &[vec![], vec![]]);
+    assert_eq!(run.sender["protocol"], "norm", "{}", run.sender);
+    assert_eq!(run.sender["all_completed"], true, "{}", run.sender);
+    for r in run.sender["receivers"].as_array().unwrap() {
+        assert_eq!(r["outcome"], "completed", "{}", run.sender);
+    }
+}

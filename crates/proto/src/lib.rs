@@ -22,9 +22,9 @@
 //!   [`rtt`] (smoothed RTT and RTO), [`timer`] (a keyed timer set), [`retx`] (retransmission
 //!   buffer), [`rng`] (seeded per-agent randomness);
 //! * one module per protocol family: [`saw`], [`bap`], [`rra`], [`tree`], [`prmp`], [`ff`],
-//!   [`xtp`], [`srm`], [`pgm`], [`lms`], each with its row of [`PROTOCOLS`] in its `spec.rs`;
-//!   the families whose set-up depends on the network lay their roles out with a `deploy`
-//!   over a [`deploy::Layout`];
+//!   [`xtp`], [`srm`], [`pgm`], [`lms`], [`norm`], each with its row of [`PROTOCOLS`] in its
+//!   `spec.rs`; the families whose set-up depends on the network lay their roles out with a
+//!   `deploy` over a [`deploy::Layout`];
 //! * [`testkit`]: a minimal deterministic in-process driver for protocol tests.
 
 #![forbid(unsafe_code)]
@@ -42,6 +42,7 @@ pub mod deploy;
 pub mod fec;
 pub mod ff;
 pub mod lms;
+pub mod norm;
 pub mod pacing;
 pub mod pgm;
 pub mod prmp;
@@ -94,4 +95,5 @@ pub const PROTOCOLS: &[protocols::ProtocolDef] = &[
     lms::spec::LMS,
     ff::spec::FF,
     xtp::spec::XTP,
+    norm::spec::NORM,
 ];

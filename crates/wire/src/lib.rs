@@ -185,6 +185,7 @@ pub mod dissector;
 pub mod ff;
 pub mod layout;
 pub mod lms;
+pub mod norm;
 pub mod pgm;
 pub mod prmp;
 pub mod rfc3208;
@@ -307,6 +308,7 @@ families! {
     Pgm = 8 => pgm, "pgm", "PGM essentials after RFC 3208 (seed 003).";
     Lms = 9 => lms, "lms", "Light-weight Multicast Services, LMS (seed 003).";
     Ff = 10 => ff, "ff", "Full-feedback baseline of seed 004 (after Towsley & Mithal).";
+    Norm = 11 => norm, "norm", "NACK-Oriented Reliable Multicast, NORM (RFC 5740).";
     Session = 15 => session, "session", "Session control of the real-network driver (`rmcast send`/`recv`).";
 }
 

@@ -15,6 +15,7 @@ mod bap;
 mod ff;
 mod helpers;
 mod lms;
+mod norm;
 mod pgm;
 mod prmp;
 mod rra;
@@ -335,6 +336,7 @@ const fn adapter(def: &ProtocolDef) -> &'static dyn NetProtocol {
         Family::Lms => &lms::Lms,
         Family::Ff => &ff::Ff,
         Family::Xtp => &xtp::Xtp,
+        Family::Norm => &norm::Norm,
         Family::Session => panic!("the session family is the driver's own, not a protocol"),
     }
 }
