@@ -11,8 +11,8 @@
 //!
 //! * The sender ([`send`]) paces new data at a fixed rate (no TFMCC: RFC 3208 has no packet
 //!   for it), one APDU per ODATA (no OPT_FRAGMENT), keeps the newest `txw` packets for
-//!   repair, answers NAKs for the transfer plus a linger, then sends SPMs with OPT_FIN and
-//!   stops. It cannot know who received what.
+//!   repair, answers NAKs for the transfer plus a linger and an SPMR with an SPM at once
+//!   (at most one per 100 ms), then sends SPMs with OPT_FIN and stops. It cannot know who received what.
 //! * The receiver ([`recv`]) takes the TSI from the first SPM, ODATA or RDATA it sees on
 //!   the data-destination port, sends SPMR when data comes before any SPM, NAKs losses, and
 //!   writes the TSDUs in sequence order, byte-exact. An OpenPGM receiver sees APDUs and
