@@ -129,7 +129,7 @@ mod tests {
     /// exactly the file's bytes (loopback, datagrams larger than the remainder).
     #[test]
     fn the_blast_sends_exactly_the_file() {
-        let group: SocketAddr = "239.255.91.7:47391".parse().unwrap();
+        let group: SocketAddr = "239.255.91.7:28891".parse().unwrap();
         let bytes = 100_000;
         let rx = std::thread::spawn(move || recv(group, "lo", bytes).unwrap());
         std::thread::sleep(Duration::from_millis(200));

@@ -1011,10 +1011,10 @@ fn loopback_transfers_captured_by_tshark_decode_as_the_wire_crate_reads_them() {
             return;
         };
         for (group, extra, sealed) in [
-            ("239.255.79.31:47391", vec!["--protocol", "bap"], false),
-            ("239.255.79.32:47392", vec!["--protocol", "rra"], false),
+            ("239.255.79.31:28391", vec!["--protocol", "bap"], false),
+            ("239.255.79.32:28392", vec!["--protocol", "rra"], false),
             (
-                "239.255.79.33:47393",
+                "239.255.79.33:28393",
                 vec!["--protocol", "srm", "--key-file", &key_s],
                 true,
             ),

@@ -197,7 +197,7 @@ fn clear_errors_exit_2() {
 
 #[test]
 fn stream_from_stdin_to_stdout() {
-    let group = "239.255.78.9:47210";
+    let group = "239.255.78.9:28110";
     let mut recv = common::cmd()
         .args([
             "recv", "-g", group, "-i", "lo", "--stdout", "--quiet", "--wait", "30",
@@ -237,13 +237,13 @@ fn stream_from_stdin_to_stdout() {
 #[test]
 fn warnings_and_refusals_are_shown_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
-    let group: std::net::SocketAddr = "239.255.78.71:47371".parse().unwrap();
+    let group: std::net::SocketAddr = "239.255.78.71:28171".parse().unwrap();
     let recv = common::cmd()
         .args([
             "-v",
             "recv",
             "-g",
-            "239.255.78.71:47371",
+            "239.255.78.71:28171",
             "-i",
             "lo",
             "--wait",
@@ -320,7 +320,7 @@ fn interrupt(child: &std::process::Child) {
 /// no file, well before it would have noticed a silent sender).
 #[test]
 fn sigint_ends_receiver_and_sender_cleanly() {
-    let group = "239.255.78.10:47230";
+    let group = "239.255.78.10:28130";
     let tmp = tempfile::tempdir().unwrap();
     let recv = |name: &str| {
         let dir = tmp.path().join(name);
@@ -371,7 +371,7 @@ fn sigint_ends_receiver_and_sender_cleanly() {
 /// transfer's first silence check, before any of its REPORTs was read, and got nothing.)
 #[test]
 fn an_early_receiver_is_not_evicted_while_the_sender_waits_for_the_last() {
-    let group = "239.255.79.41:47401";
+    let group = "239.255.79.41:28141";
     let tmp = tempfile::tempdir().unwrap();
     let data = common::pseudo_random(300_000, 41);
     let src = common::file_in(tmp.path(), "early.bin", &data);
@@ -405,7 +405,7 @@ fn an_early_receiver_is_not_evicted_while_the_sender_waits_for_the_last() {
 /// completed (admitted by a JOIN, seen at work: its reports moved), exit 0.
 #[test]
 fn send_session_sets_the_id_in_advance_for_recv_session() {
-    let group = "239.255.78.91:47391";
+    let group = "239.255.78.91:28191";
     let run = common::transfer(
         group,
         1_000,
@@ -429,7 +429,7 @@ fn send_session_sets_the_id_in_advance_for_recv_session() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("session 0badcafe on 239.255.78.91:47391"),
+        err.contains("session 0badcafe on 239.255.78.91:28191"),
         "{err}"
     );
     let out = common::rmcast(&[&args[..], &["--session", "0"]].concat());

@@ -11,8 +11,9 @@
 
 mod common;
 
-use common::{assert_refused, rmcast, transfer};
-use std::process::Command;
+use common::{assert_refused, rmcast, transfer, Proc};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[test]
 fn prmp_file_to_three_receivers_one_dropping_a_fifth() {
@@ -121,6 +122,79 @@ fn dsp_two_regions_member_loss_is_repaired_locally() {
             run.receivers[1]
         );
     }
+}
+
+/// A dsp member that exits right after its JOIN (its region's local-group port is held by
+/// another socket, so it cannot bind it) is evicted after `--evict-after`; its designated
+/// receiver then stops keeping blocks for it and the live receivers complete. Before, the
+/// designated receiver's retransmission buffer, kept for a region with nobody left in it,
+/// filled again after the eviction and held the sender's window for good (every receiver
+/// stopped at 274,849 of 3,000,000 bytes).
+#[test]
+fn dsp_member_evicted_after_its_join_does_not_stall_the_others() {
+    let group = "239.255.78.77:27378";
+    // Region 1's local group: port + 1 + 1.
+    let _held = std::net::UdpSocket::bind("0.0.0.0:27380").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = common::pseudo_random(3_000_000, 17);
+    let src = common::file_in(dir.path(), "payload.bin", &data);
+    let places = [("0", "200"), ("0", "201"), ("1", "210"), ("1", "211")];
+    let mut recvs: Vec<Proc> = places
+        .iter()
+        .map(|(region, node)| {
+            let out = dir.path().join(format!("out{node}"));
+            let extra = ["--region", region, "--node-id", node];
+            Proc::from(common::spawn_recv(group, &out, "60", &extra))
+        })
+        .collect();
+    let mut send = Proc::spawn(
+        common::cmd()
+            .args(["send", &src, "-g", group, "-i", "lo", "--receivers", "4"])
+            .args(["--evict-after", "5", "--protocol", "dsp", "--rate", "200M"])
+            .args([
+                "--rtd-ms",
+                "500",
+                "--local-rtd-ms",
+                "50",
+                "--json",
+                "--quiet",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .unwrap();
+    // The stall this guards against never ends by itself: stop the sender after a minute.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let o = send
+        .finish(deadline)
+        .expect("the sender stalled: still running after 60 s");
+    let outs: Vec<_> = recvs
+        .iter_mut()
+        .map(|r| r.finish(Instant::now() + Duration::from_secs(30)).unwrap())
+        .collect();
+    let sender: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    let outcome = |node: u64| {
+        sender["receivers"]
+            .as_array()
+            .and_then(|rs| rs.iter().find(|r| r["node"] == node))
+            .map(|r| r["outcome"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(
+        outcome(211).as_deref(),
+        Some("evicted"),
+        "{}",
+        common::explain(&o)
+    );
+    let err = String::from_utf8_lossy(&outs[3].stderr);
+    assert!(err.contains("27380"), "member 211 could not bind: {err}");
+    for (i, node) in [200u64, 201, 210].into_iter().enumerate() {
+        assert_eq!(outcome(node).as_deref(), Some("completed"), "{sender}");
+        assert!(outs[i].status.success(), "receiver {node}: {:?}", outs[i]);
+        let got = std::fs::read(dir.path().join(format!("out{node}/payload.bin"))).unwrap();
+        assert!(got == data, "receiver {node}: contents differ");
+    }
+    // One of four evicted: the sender says the transfer did not reach everyone.
+    assert_eq!(o.status.code(), Some(1), "{}", common::explain(&o));
 }
 
 /// A receiver stopped (SIGSTOP) for 0.6 s in the middle of a prmp transfer is polled in vain

@@ -109,7 +109,7 @@ fn send_refuses_a_flag_value_outside_the_protocols_range() {
                 "send",
                 "no-such-file",
                 "-g",
-                "239.255.78.73:47373",
+                "239.255.78.73:28473",
                 "-i",
                 "lo",
                 "-n",

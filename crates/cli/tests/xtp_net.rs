@@ -34,13 +34,13 @@ fn transfer(group: &str, size: usize, extra: &[&str]) {
 
 #[test]
 fn xtp_file_to_three_receivers_one_dropping_a_fifth() {
-    transfer("239.255.78.61:47361", 2_000_000, &["--window", "32"]);
+    transfer("239.255.78.61:28261", 2_000_000, &["--window", "32"]);
 }
 
 #[test]
 fn xtp_thesis_settings_file_to_three_receivers_one_dropping_a_fifth() {
     transfer(
-        "239.255.78.62:47362",
+        "239.255.78.62:28262",
         150_000,
         &["--xtp-thesis", "--write-size", "1024"],
     );
@@ -58,7 +58,7 @@ fn xtp_unicast_file_to_one_receiver_dropping_a_fifth() {
         "1480",
     ];
     let lossy = vec!["--drop-rate", "0.2", "--drop-seed", "11"];
-    let run = common::transfer("239.255.78.63:47363", 1_000_000, &send, &[lossy]);
+    let run = common::transfer("239.255.78.63:28263", 1_000_000, &send, &[lossy]);
     assert_eq!(run.sender["all_completed"], true);
     // Every protocol datagram went to the receiver's own address, none to the group.
     assert_eq!(run.sender["protocol_to_group"], 0, "{}", run.sender);
@@ -72,7 +72,7 @@ fn xtp_unicast_file_to_one_receiver_dropping_a_fifth() {
 fn xtp_unicast_and_late_join_refuse_what_makes_no_sense() {
     let dir = tempfile::tempdir().unwrap();
     let f = &common::file_in(dir.path(), "f.bin", b"hello");
-    let g = ["-g", "239.255.78.64:47364", "-i", "lo", "--join-wait", "2"];
+    let g = ["-g", "239.255.78.64:28264", "-i", "lo", "--join-wait", "2"];
     let cases: [(&[&str], &str); 5] = [
         (
             &["--protocol", "xtp", "--unicast", "-n", "2", f],
@@ -115,7 +115,7 @@ fn xtp_unicast_and_late_join_refuse_what_makes_no_sense() {
 fn xtp_unicast_ignores_a_second_receiver() {
     let dir = tempfile::tempdir().unwrap();
     let f = common::file_in(dir.path(), "f.bin", &common::pseudo_random(10_000, 5));
-    let group = "239.255.78.65:47365";
+    let group = "239.255.78.65:28265";
     let bin = assert_cmd::cargo::cargo_bin("rmcast");
     let mut recvs: Vec<_> = (0..2)
         .map(|r| {
@@ -171,7 +171,7 @@ fn xtp_late_joiner_gets_the_stream_from_its_join_point() {
     use std::io::{BufRead, BufReader, Write};
     use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
-    let group = "239.255.78.66:47366";
+    let group = "239.255.78.66:28266";
     let data = common::pseudo_random(1_200_000, 66);
     let (first, second) = data.split_at(600_000);
     let recv = |node: &str, out: &str| {
@@ -256,7 +256,7 @@ fn xtp_late_joiner_gets_the_stream_from_its_join_point() {
 fn xtp_stream_without_late_join_refuses_a_late_receiver() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let group = "239.255.78.67:47367";
+    let group = "239.255.78.67:28267";
     let data = common::pseudo_random(300_000, 67);
     let recv = |out: &str| common::spawn_recv(group, &dir.path().join(out), "60", &[]);
     let r1 = recv("out1");

@@ -398,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_batch_arrives_intact_and_in_order() {
-        let (rx, tx, group) = pair("239.255.78.1:47151");
+        let (rx, tx, group) = pair("239.255.78.1:28651");
         let data: Vec<Vec<u8>> = (0..40).map(datagram).collect();
         let items: Vec<(SocketAddr, &[u8])> = data.iter().map(|d| (group, &d[..])).collect();
         let mut wire = Wire::new(None, LossConfig::default());
@@ -417,7 +417,7 @@ mod tests {
 
     #[test]
     fn a_batch_is_sealed_and_loss_injected_per_datagram() {
-        let (rx, tx, group) = pair("239.255.78.2:47152");
+        let (rx, tx, group) = pair("239.255.78.2:28652");
         let keys = Keys::from_secret(b"a batch test key of some length!", false).unwrap();
         let data: Vec<Vec<u8>> = (0..30).map(datagram).collect();
         let items: Vec<(SocketAddr, &[u8])> = data.iter().map(|d| (group, &d[..])).collect();

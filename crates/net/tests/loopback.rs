@@ -123,7 +123,7 @@ fn check(run: &Run, dir: &Path, digest: [u8; 32], receivers: usize) {
 
 #[test]
 fn three_receivers_5mb_no_loss() {
-    let (run, dir, digest) = run(47101, "saw", 3, 5_000_000, 0.0, None, false);
+    let (run, dir, digest) = run(28701, "saw", 3, 5_000_000, 0.0, None, false);
     check(&run, dir.path(), digest, 3);
     // Nothing is lost on purpose, so repairs are rare. The receivers write and commit files
     // on a writer thread, so no ACK waits for the disk any more (committing on the protocol
@@ -142,7 +142,7 @@ fn three_receivers_5mb_no_loss() {
 
 #[test]
 fn three_receivers_5mb_5_percent_loss() {
-    let (run, dir, digest) = run(47102, "saw", 3, 5_000_000, 0.05, None, false);
+    let (run, dir, digest) = run(28702, "saw", 3, 5_000_000, 0.05, None, false);
     check(&run, dir.path(), digest, 3);
     assert!(run.send.agent.repairs_sent > 0);
     assert!(run.recv.iter().all(|r| r.driver.dropped_injected > 0));
@@ -152,7 +152,7 @@ fn three_receivers_5mb_5_percent_loss() {
 fn authenticated_and_encrypted_transfers_complete() {
     for encrypt in [false, true] {
         let keys = Keys::from_secret(b"a test key of more than sixteen bytes", encrypt).unwrap();
-        let port = if encrypt { 47104 } else { 47103 };
+        let port = if encrypt { 28704 } else { 28703 };
         let (run, dir, digest) = run(port, "saw", 2, 1_000_000, 0.02, Some(keys), encrypt);
         check(&run, dir.path(), digest, 2);
         if encrypt {
@@ -164,7 +164,7 @@ fn authenticated_and_encrypted_transfers_complete() {
 
 #[test]
 fn flood_of_junk_is_rejected_and_counted() {
-    let (run, dir, digest) = run(47105, "saw", 2, 2_000_000, 0.0, None, true);
+    let (run, dir, digest) = run(28705, "saw", 2, 2_000_000, 0.0, None, true);
     check(&run, dir.path(), digest, 2);
     for r in &run.recv {
         assert!(r.driver.rejected() > 0, "{:?}", r.driver);
@@ -173,7 +173,7 @@ fn flood_of_junk_is_rejected_and_counted() {
 
 #[test]
 fn bap_three_receivers_5mb_0_and_5_percent_loss() {
-    for (port, loss) in [(47106, 0.0), (47107, 0.05)] {
+    for (port, loss) in [(28706, 0.0), (28707, 0.05)] {
         let (run, dir, digest) = run(port, "bap", 3, 5_000_000, loss, None, false);
         check(&run, dir.path(), digest, 3);
         assert_eq!(run.send.protocol, "bap");
@@ -185,7 +185,7 @@ fn bap_three_receivers_5mb_0_and_5_percent_loss() {
 #[test]
 fn pgm_three_receivers_5mb_0_and_5_percent_loss() {
     assert_eq!(rmcast_net::agents::DEFAULT_PROTOCOL, "pgm");
-    for (port, loss) in [(47108, 0.0), (47109, 0.05)] {
+    for (port, loss) in [(28708, 0.0), (28709, 0.05)] {
         let (run, dir, digest) = run(port, "pgm", 3, 5_000_000, loss, None, false);
         check(&run, dir.path(), digest, 3);
         assert_eq!(run.send.protocol, "pgm");
@@ -196,7 +196,7 @@ fn pgm_three_receivers_5mb_0_and_5_percent_loss() {
         }
     }
     let keys = Keys::from_secret(b"a test key of more than sixteen bytes", true).unwrap();
-    let (run, dir, digest) = run(47110, "pgm", 2, 1_000_000, 0.02, Some(keys), true);
+    let (run, dir, digest) = run(28710, "pgm", 2, 1_000_000, 0.02, Some(keys), true);
     check(&run, dir.path(), digest, 2);
 }
 
@@ -205,7 +205,7 @@ fn pgm_three_receivers_5mb_0_and_5_percent_loss() {
 /// under a flood.
 #[test]
 fn rra_ff_and_srm_three_receivers_2mb_0_and_5_percent_loss() {
-    for (protocol, port) in [("rra", 47111), ("ff", 47114), ("srm", 47117)] {
+    for (protocol, port) in [("rra", 28711), ("ff", 28714), ("srm", 28717)] {
         for (port, loss) in [(port, 0.0), (port + 1, 0.05)] {
             eprintln!("{protocol}: 3 receivers, {loss} receive loss");
             let (run, dir, digest) = run(port, protocol, 3, 2_000_000, loss, None, false);

@@ -11,12 +11,13 @@
 //! (NAK, SPMR) unicast to the source's address (its SPM's path NLA) at the same port.
 //!
 //! * The sender ([`send`](mod@send)) paces new data at a fixed rate (no TFMCC: RFC 3208 has
-//!   no packet for it), one APDU per ODATA (no OPT_FRAGMENT), keeps the newest `txw` packets for
-//!   repair, answers NAKs for the transfer plus a linger, then sends SPMs with OPT_FIN and
-//!   stops. It cannot know who received what.
-//! * The receiver ([`recv`](mod@recv)) takes the TSI from the first SPM, ODATA or RDATA it sees on
-//!   the data-destination port, sends SPMR when data comes before any SPM, NAKs losses, and
-//!   writes the TSDUs in sequence order, byte-exact. An OpenPGM receiver sees APDUs and
+//!   no packet for it), one APDU per ODATA (no OPT_FRAGMENT), keeps the newest `txw` packets
+//!   for repair, answers NAKs for the transfer plus a linger and an SPMR with an SPM at once
+//!   (at most one per 100 ms), then sends SPMs with OPT_FIN and stops. It cannot know who
+//!   received what.
+//! * The receiver ([`recv`](mod@recv)) takes the TSI from the first SPM, ODATA or RDATA it
+//!   sees on the data-destination port, sends SPMR when data comes before any SPM, NAKs
+//!   losses, and writes the TSDUs in sequence order, byte-exact. An OpenPGM receiver sees APDUs and
 //!   nothing marks a file's end, so the receiver stops when an SPM with OPT_FIN has come
 //!   and everything up to its lead is delivered, or after `idle_exit` of silence from the
 //!   source (a FIN lost, or a sender that sends none). No length header: it would reach an

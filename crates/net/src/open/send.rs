@@ -26,6 +26,11 @@ pub const ODATA_OVERHEAD: usize = 52;
 /// (`docs/pgm-rfc3208.md`, issue 62).
 const ANNOUNCE_SPMS: u32 = 3;
 
+/// An SPMR is answered with an SPM at once, but at most once in this long: any host can send
+/// SPMRs, and a flood of them must not become a flood of SPMs to the group (a defence limit
+/// of ours, below the 250 ms between an open receiver's own SPMRs).
+const SPMR_ANSWER_GAP: Duration = Duration::from_millis(100);
+
 /// SPMs with OPT_FIN sent at the end, this far apart.
 const FINS: u32 = 3;
 const FIN_GAP: Duration = Duration::from_millis(20);
@@ -98,6 +103,8 @@ struct Io {
     group: SocketAddr,
     tr: Translator,
     foreign: u64,
+    /// When an SPMR was last answered.
+    spmr_answered: Option<Time>,
 }
 
 impl Io {
@@ -155,7 +162,17 @@ impl Io {
             self.foreign += 1;
             return Ok(());
         }
-        // SPMR: the agent's SPMs go every interval anyway.
+        // SPMR (a receiver that saw data before any SPM): an SPM at once, rate-limited.
+        if p.body == rfc3208::Body::Spmr {
+            if self
+                .spmr_answered
+                .is_none_or(|t| now.saturating_since(t) >= SPMR_ANSWER_GAP)
+            {
+                self.spmr_answered = Some(now);
+                agent.spm_now(now);
+            }
+            return Ok(());
+        }
         if let Some(d) = self.tr.incoming(&p, RECEIVER_NODE) {
             agent.handle_packet(now, RECEIVER_NODE, &d);
         }
@@ -191,6 +208,7 @@ pub fn send(s: &OpenSend, input: &mut dyn Read) -> Result<OpenSendReport, NetErr
         group: s.sock.group,
         tr,
         foreign: 0,
+        spmr_answered: None,
     };
     let mut agent = pgm::Source::new(source_config(s));
     let clock = Clock::new();
@@ -268,4 +286,60 @@ pub fn send(s: &OpenSend, input: &mut dyn Read) -> Result<OpenSendReport, NetErr
         data_seconds: data_end.as_secs_f64(),
         unknown: UNKNOWN,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcast_wire::rfc3208::Body;
+
+    /// An SPMR brings an SPM to the group at once; a second one within
+    /// [`SPMR_ANSWER_GAP`] does not, one after it does.
+    #[test]
+    fn an_spmr_is_answered_with_an_spm_at_once_rate_limited() {
+        let tsi = Tsi {
+            gsi: Gsi([1, 2, 3, 4, 5, 6]),
+            sport: 4000,
+        };
+        let lo = "127.0.0.1".parse().unwrap();
+        let group = UdpSocket::bind("127.0.0.1:0").unwrap();
+        group
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let at = sock.local_addr().unwrap();
+        let mut io = Io {
+            sock,
+            group: group.local_addr().unwrap(),
+            tr: Translator::new(tsi, 7500, 0, lo, lo),
+            foreign: 0,
+            spmr_answered: None,
+        };
+        let mut c = pgm::SourceConfig::new(SOURCE_NODE, GroupId(0));
+        c.session = super::super::translate::SESSION;
+        c.spm_interval = None;
+        let mut agent = pgm::Source::new(c);
+        let receiver = Translator::new(tsi, 7500, 0, lo, lo);
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let spms_after = |io: &mut Io, agent: &mut pgm::Source, ms: u64| {
+            peer.send_to(&receiver.spmr().unwrap(), at).unwrap();
+            io.read(agent, Time::from_millis(ms)).unwrap();
+            io.flush(agent).unwrap();
+            let mut buf = [0u8; 2048];
+            let mut n = 0;
+            while let Ok(len) = group.recv(&mut buf) {
+                let p = rfc3208::Packet::decode(&buf[..len]).unwrap();
+                assert!(matches!(p.body, Body::Spm { .. }), "{:?}", p.body);
+                n += 1;
+                group
+                    .set_read_timeout(Some(Duration::from_millis(100)))
+                    .unwrap();
+            }
+            n
+        };
+        assert_eq!(spms_after(&mut io, &mut agent, 1000), 1, "answered");
+        assert_eq!(spms_after(&mut io, &mut agent, 1050), 0, "within the gap");
+        assert_eq!(spms_after(&mut io, &mut agent, 1100), 1, "after it");
+        assert_eq!(io.foreign, 0);
+    }
 }

@@ -51,7 +51,7 @@ fn ipv6_source_specific_join_filters_by_source() {
             return;
         }
         let me: IpAddr = "fd00:7e5d::1".parse().unwrap();
-        let group: SocketAddr = "[ff15::7e5d:1]:47161".parse().unwrap();
+        let group: SocketAddr = "[ff15::7e5d:1]:28561".parse().unwrap();
         let mut o = SocketOpts::new(group);
         o.interface = Some("rmv0".into());
         o.source = Some(me);
@@ -118,7 +118,7 @@ fn the_datagram_size_follows_the_link_and_refuses_fragmentation() {
 
 #[test]
 fn loopback_is_found_by_name_and_by_address() {
-    let mut o = SocketOpts::new("239.255.78.9:47169".parse().unwrap());
+    let mut o = SocketOpts::new("239.255.78.9:28569".parse().unwrap());
     o.interface = Some("lo".into());
     let by_name = group_link(&o).expect("lo in /sys/class/net");
     assert!(!by_name.ethernet && by_name.mtu >= 1500, "{by_name:?}");
@@ -139,8 +139,8 @@ fn loopback_group(addr: &str) -> (SocketAddr, SocketOpts, mio::net::UdpSocket) {
 
 #[test]
 fn gso_groups_are_runs_of_one_size_to_one_destination() {
-    let a: SocketAddr = "239.255.78.12:47172".parse().unwrap();
-    let b: SocketAddr = "127.0.0.1:47173".parse().unwrap();
+    let a: SocketAddr = "239.255.78.12:28572".parse().unwrap();
+    let b: SocketAddr = "127.0.0.1:28573".parse().unwrap();
     let (big, small) = ([1u8; 1472], [2u8; 100]);
     let msgs: Vec<(SocketAddr, &[u8])> = vec![
         (a, &big),
@@ -164,7 +164,7 @@ fn gso_groups_are_runs_of_one_size_to_one_destination() {
 
 #[test]
 fn segmented_sends_arrive_as_the_datagrams_they_were() {
-    let (group, o, rx) = loopback_group("239.255.78.13:47174");
+    let (group, o, rx) = loopback_group("239.255.78.13:28574");
     coalesce_reads(&rx);
     let tx = mio::net::UdpSocket::from_std(unicast_socket(&o).unwrap());
     // 50 full datagrams (two GSO groups), a short one, and 3 more full ones.
@@ -192,7 +192,7 @@ fn segmented_sends_arrive_as_the_datagrams_they_were() {
 
 #[test]
 fn a_batch_reads_many_datagrams_per_call_and_counts_kernel_drops() {
-    let (group, mut o, rx) = loopback_group("239.255.78.10:47170");
+    let (group, mut o, rx) = loopback_group("239.255.78.10:28570");
     let tx = unicast_socket(&o).unwrap();
     tx.set_nonblocking(false).unwrap();
     let mut batch = RecvBatch::new();
@@ -210,7 +210,7 @@ fn a_batch_reads_many_datagrams_per_call_and_counts_kernel_drops() {
     // Nothing was dropped: the counter is absent or zero.
     assert!(batch.take_drops().unwrap_or(0) == 0);
     // A tiny receive buffer overflows; the kernel says how many it dropped.
-    o.group = "239.255.78.11:47171".parse().unwrap();
+    o.group = "239.255.78.11:28571".parse().unwrap();
     o.recv_buffer = Some(4096);
     let small = mio::net::UdpSocket::from_std(group_socket(&o).unwrap());
     for _ in 0..200 {
@@ -232,7 +232,7 @@ fn a_batch_reads_many_datagrams_per_call_and_counts_kernel_drops() {
 
 #[test]
 fn mismatched_source_family_is_refused() {
-    let mut o = SocketOpts::new("[ff15::7e5d:2]:47162".parse().unwrap());
+    let mut o = SocketOpts::new("[ff15::7e5d:2]:28562".parse().unwrap());
     o.source = Some("10.0.0.1".parse().unwrap());
     let e = group_socket(&o).unwrap_err();
     assert!(e.to_string().contains("give an IPv6 source"), "{e}");

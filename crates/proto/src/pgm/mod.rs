@@ -321,6 +321,12 @@ pub(super) fn name_seqs(seqs: &[u64], kind: Naming, emit: impl FnOnce(wire::Mess
 }
 
 impl Source {
+    /// Queue an SPM now, outside its interval: a driver's answer to an SPMR (RFC 3208
+    /// §13.6), which the agents' own receivers never send (open mode's peers do).
+    pub fn spm_now(&mut self, now: Time) {
+        self.spm(now);
+    }
+
     fn spm(&mut self, _now: Time) {
         self.out.stats.control_sent += 1;
         let (spm_seq, trail, lead) = (self.spm_seq, self.trail, self.sent.next());

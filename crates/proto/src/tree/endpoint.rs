@@ -634,12 +634,25 @@ impl Agent for Endpoint {
 
 impl crate::SenderAgent for Endpoint {
     /// A DSP designated endpoint stops waiting for member `node` (the driver evicted it):
-    /// its status no longer holds blocks in the retransmission buffer.
+    /// its status no longer holds blocks in the retransmission buffer. Once no member is
+    /// left it keeps no retransmission buffer at all, as one alone from the start: blocks are
+    /// freed only when a member's status arrives, so a buffer kept for nobody filled up
+    /// again after the removal and, full, held `buffer_available` and the source at 0.
     fn remove_receiver(&mut self, now: Time, node: NodeId) -> bool {
         if self.members.remove(&node.0).is_none() {
             return false;
         }
-        self.free_held_by_members(now);
+        if let Role::Designated { members, .. } = &mut self.cfg.role {
+            members.retain(|&m| m != node);
+        }
+        if self.cfg.role.keeps_retx() {
+            self.free_held_by_members(now);
+        } else {
+            // What it held for its members is now what any endpoint keeps: the standby blocks.
+            self.retx_len = 0;
+            self.release();
+            self.update_occupancy(now);
+        }
         true
     }
 }

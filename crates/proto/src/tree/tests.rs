@@ -739,6 +739,51 @@ fn designated_frees_blocks_held_for_a_removed_member() {
     assert_eq!(e.retx_len(), 0);
 }
 
+/// A DSP member that never reports (it died right after joining) holds its designated
+/// endpoint's retransmission buffer and so the source; once the driver removes it, the
+/// window moves and the transfer completes. Before the fix the one removal freed the buffer
+/// once, the next blocks filled it again (freed only by a member's status, and none was
+/// left) and the source stopped for good at `buffer_available` 0.
+#[test]
+fn the_window_moves_after_the_last_member_is_removed_mid_transfer() {
+    const N: u64 = 200;
+    let l = 16;
+    let (src, e1, dead) = (NodeId(0), NodeId(1), NodeId(2));
+    let local = GroupId(2);
+    let mut h = Harness::new(Duration::from_micros(500), 0.0, 1);
+    let rep = Reporter {
+        epi: e1.0,
+        rtd: Duration::from_millis(2),
+        slack: Duration::ZERO,
+    };
+    let mut sc = SourceConfig::new(src, GroupId(1), vec![rep], l);
+    sc.queue_limit = usize::MAX;
+    assert_eq!(h.add(Box::new(Source::new(sc))), src);
+    let role = Role::Designated {
+        members: vec![dead],
+        local_group: local,
+    };
+    let mut c = EndpointConfig::new(e1, src, role, l);
+    c.standby = 3 * l;
+    assert_eq!(
+        h.add(Box::new(Endpoint::new(c, AgentRng::from_seed(4)))),
+        e1
+    );
+    h.set_group(GroupId(1), vec![e1]);
+    h.set_group(local, vec![]);
+    h.send_all(src, N);
+    h.run_until(Time::from_secs(1));
+    let stuck = h.delivered(1).len();
+    assert!(
+        stuck < N as usize,
+        "held by the silent member: {stuck} of {N}"
+    );
+    h.with_sender(e1, |a, now| assert!(a.remove_receiver(now, dead)));
+    h.run_until(Time::from_secs(2));
+    assert_eq!(h.delivered_seqs(1), (0..N).collect::<Vec<_>>());
+    assert!(h.completed(0), "the source completed");
+}
+
 /// The designated endpoint hosted as a router agent: the source's data passes on to the
 /// members (and is held), a member's status addressed to it stops there and brings its local
 /// re-multicast, and what it must not take (a status from a stranger, one addressed to

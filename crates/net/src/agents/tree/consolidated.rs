@@ -273,14 +273,39 @@ impl SenderSide for Exchanges {
         announce_entries(&self.opts, &self.entries)
     }
 
-    fn evicted(&mut self, _now: Time, _agent: &mut dyn Agent, node: u32) -> bool {
-        match self.entries.iter_mut().find(|e| e.node == node) {
-            Some(e) => {
-                e.role = DspRole::Evicted;
-                true
+    /// Mark the evicted endpoint in the announce (its exchange stops waiting for it); when
+    /// it was its region's last, the source stops waiting for the region's helper too: an
+    /// exchange with no endpoint left has nothing to consolidate and reports nothing, and
+    /// the source, still counting it, held every block from then on.
+    fn evicted(&mut self, now: Time, agent: &mut dyn Agent, node: u32) -> bool {
+        let Some(e) = self.entries.iter_mut().find(|e| e.node == node) else {
+            return false;
+        };
+        e.role = DspRole::Evicted;
+        let region = e.region;
+        let endpoint = |r: DspRole| {
+            matches!(
+                r,
+                DspRole::Consolidated | DspRole::Combined | DspRole::Member
+            )
+        };
+        let left = self
+            .entries
+            .iter()
+            .any(|e| e.region == region && endpoint(e.role));
+        if let (false, Some(helper)) = (left, self.exchanges.of(region)) {
+            if agent
+                .as_sender()
+                .is_some_and(|s| s.remove_receiver(now, NodeId(helper)))
+            {
+                tracing::warn!(
+                    region,
+                    helper = format_args!("{helper:08x}"),
+                    "region {region} has no receiver left: no longer waiting for its helper"
+                );
             }
-            None => false,
         }
+        true
     }
 
     fn role(&self, _node: u32) -> Option<&'static str> {

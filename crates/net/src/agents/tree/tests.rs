@@ -138,6 +138,18 @@ fn csp_and_cp_name_an_exchange_per_region_and_build_its_three_roles() {
             .unwrap();
         assert!(!x.remove_endpoint(NodeId(5)), "already removed");
         assert!(x.remove_endpoint(NodeId(6)));
+        // Region 2's only endpoint evicted: the source no longer waits for its exchange
+        // (which has nothing left to report); region 1's, with receiver 6 left, it still does.
+        assert!(started.side.evicted(t0, &mut *started.agent, 7));
+        let src = started.agent.as_sender().unwrap();
+        assert!(
+            !src.remove_receiver(t0, NodeId(0xEC00_0002)),
+            "removed already"
+        );
+        assert!(
+            src.remove_receiver(t0, NodeId(0xEC00_0001)),
+            "still waited for"
+        );
     }
 }
 

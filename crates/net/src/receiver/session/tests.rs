@@ -125,7 +125,7 @@ impl RecvObserver for Stall<'_> {
 #[test]
 fn a_datagram_arriving_during_a_read_is_handled_at_a_time_after_it_arrived() {
     const ME: u32 = 0x1111;
-    let group: SocketAddr = "239.255.91.9:47631".parse().unwrap();
+    let group: SocketAddr = "239.255.91.9:28931".parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = RecvConfig::new(
         group,
@@ -141,7 +141,7 @@ fn a_datagram_arriving_during_a_read_is_handled_at_a_time_after_it_arrived() {
         .iter()
         .find(|p| p.name() == "srm")
         .unwrap();
-    let joined = [(ME, None, "127.0.0.2:47633".parse().unwrap())];
+    let joined = [(ME, None, "127.0.0.2:28933".parse().unwrap())];
     let (_, announce) =
         super::super::Fuzzing::session(srm, 0x5e55_0003, 0x42, group, &joined, None).unwrap();
     let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
