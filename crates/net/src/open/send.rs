@@ -316,7 +316,7 @@ mod tests {
             spmr_answered: None,
         };
         let mut c = pgm::SourceConfig::new(SOURCE_NODE, GroupId(0));
-        c.session = super::super::translate::SESSION;
+        c.session = rmcast_proto::pgm::rfc3208::SESSION;
         c.spm_interval = None;
         let mut agent = pgm::Source::new(c);
         let receiver = Translator::new(tsi, 7500, 0, lo, lo);
