@@ -302,6 +302,8 @@ pub fn scale_run(scheme: Scheme, receivers: usize, seed: u64) -> Result<ScaleFig
             }
         }
         Scheme::Pgm => layout.routers = registry::all_routers(sim.network()),
+        // NORM needs no router: receivers multicast their NACKs to the group.
+        Scheme::Norm => {}
         Scheme::Lms | Scheme::LmsAdaptive => {
             layout.routers = registry::tree_routers(sim.network(), src, &rx, true);
         }
@@ -398,7 +400,7 @@ mod tests {
 
     #[test]
     fn scale_runs_recover_the_single_loss_for_every_receiver() {
-        for s in Scheme::SCALE {
+        for s in Scheme::SCALE.into_iter().chain([Scheme::Norm]) {
             let f = scale_run(s, 200, 1).unwrap();
             assert_eq!(f.receivers, 200);
             assert_eq!(f.drops, 1, "{s:?}");

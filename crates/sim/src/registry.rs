@@ -13,7 +13,7 @@ use rmcast_proto::deploy::{
 };
 use rmcast_proto::protocols::{Deployer, ProtocolDef, PROTOCOLS};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{lms, pgm, srm, Agent, GroupId, IfaceId, NodeId};
+use rmcast_proto::{lms, norm, pgm, srm, Agent, GroupId, IfaceId, NodeId};
 use std::collections::BTreeMap;
 
 /// What a protocol builder gets.
@@ -474,6 +474,7 @@ pub fn install_scheme(
             install(sim, srm::deploy(layout, &p))
         }
         Scheme::Pgm => install(sim, pgm::deploy(layout, &pgm::Params::default())),
+        Scheme::Norm => install(sim, norm::deploy(layout, &norm::Params::default())),
         Scheme::Lms | Scheme::LmsAdaptive => {
             let mut p = lms::Params::default();
             if scheme == Scheme::LmsAdaptive {

@@ -20,11 +20,13 @@ pub enum Scheme {
         /// Distances from the topology, no session messages.
         topo: bool,
     },
+    /// NORM (RFC 5740, libnorm's settings; beyond the seed: issue 62).
+    Norm,
 }
 
 impl Scheme {
     /// Every scheme, in name order of the seed's three first.
-    pub const ALL: [Scheme; 7] = [
+    pub const ALL: [Scheme; 8] = [
         Scheme::Srm {
             adaptive: false,
             topo: true,
@@ -44,6 +46,7 @@ impl Scheme {
             adaptive: true,
             topo: false,
         },
+        Scheme::Norm,
     ];
     /// The three schemes `rmcast bench scale` runs by default.
     pub const SCALE: [Scheme; 3] = [
@@ -62,6 +65,7 @@ impl Scheme {
             Scheme::Lms => "lms",
             Scheme::LmsAdaptive => "lms-adaptive",
             Scheme::Pgm => "pgm",
+            Scheme::Norm => "norm",
             Scheme::Srm {
                 adaptive: false,
                 topo: true,

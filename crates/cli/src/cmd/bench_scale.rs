@@ -35,7 +35,7 @@ pub struct Args {
     /// Group sizes to run instead of the powers of ten, comma separated (e.g. 1000,3e4,1e6)
     #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = group_size)]
     sizes: Vec<usize>,
-    /// Schemes, comma separated (srm, pgm, lms; also srm-adaptive, lms-adaptive)
+    /// Schemes, comma separated (srm, pgm, lms; also srm-adaptive, lms-adaptive, norm)
     #[arg(long, default_value = "srm,pgm,lms", value_delimiter = ',')]
     schemes: Vec<String>,
     /// Topology and placement seed

@@ -668,6 +668,7 @@ pub(super) fn scheme_seed(s: Scheme) -> u64 {
         Scheme::Lms | Scheme::LmsAdaptive => 1,
         Scheme::Pgm => 2,
         Scheme::Srm { adaptive, topo } => 3 + u64::from(adaptive) * 2 + u64::from(topo) * 4,
+        Scheme::Norm => 10,
     }
 }
 

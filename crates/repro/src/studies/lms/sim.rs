@@ -215,6 +215,7 @@ pub fn build(pl: &Placement, scheme: Scheme, seed: u64) -> Result<Sim, String> {
         Scheme::Pgm | Scheme::Lms | Scheme::LmsAdaptive => {
             layout.routers = tree_routers(&pl.net, pl.source, &pl.receivers, false);
         }
+        Scheme::Norm => {}
     }
     install_scheme(&mut sim, scheme, &layout).map_err(|e| e.to_string())?;
     Ok(sim)
