@@ -21,7 +21,8 @@
 //! * NACK is NORM_NACK with a request per agent request: ITEMS/SEGMENT for one symbol,
 //!   RANGES/SEGMENT for more; ACK is NORM_ACK(CC) or NORM_ACK(FLUSH) with the watermark. Both
 //!   carry EXT_CC (as libnorm's receivers send it) whose `cc_sequence` is the probe answered
-//!   (ACK) or the last probe seen (NACK), and which brings an ACK's `cc_sequence` back;
+//!   (ACK) or the last probe this translator passed (NACK), and which brings an ACK's
+//!   `cc_sequence` back;
 //! * what the agent has no message for (NORM_INFO, EOT, REPAIR_ADV, ACK_REQ, APPLICATION,
 //!   REPORT, BLOCK/INFO/OBJECT repair requests) is dropped on reading, counted
 //!   ([`Translator::untranslatable`]); NORM_INFO and a DATA's EXT_FTI are remembered per
@@ -213,6 +214,7 @@ impl Translator {
                 grtt,
             } => {
                 self.grtt = grtt;
+                self.probe = cc_sequence;
                 self.cmd(Cmd::Cc {
                     syn: false,
                     cc_sequence,
