@@ -198,32 +198,6 @@ messages! {
     },
 }
 
-/// RFC 5740 §4.1's smallest and largest round trip a quantized `grtt` carries, seconds.
-const RTT_MIN: f64 = 1.0e-6;
-const RTT_MAX: f64 = 1000.0;
-
-/// A round trip of `rtt` seconds as RFC 5740 §4.1 quantizes it into a sender message's
-/// `grtt` byte (rounded up, so the byte never stands for less).
-pub fn quantize_rtt(rtt: f64) -> u8 {
-    let rtt = rtt.clamp(RTT_MIN, RTT_MAX);
-    if rtt < 3.3e-5 {
-        ((rtt / RTT_MIN) as u8).saturating_sub(1)
-    } else {
-        (255.0 - 13.0 * (RTT_MAX / rtt).ln())
-            .ceil()
-            .clamp(0.0, 255.0) as u8
-    }
-}
-
-/// The round trip, seconds, a quantized `grtt` byte stands for (RFC 5740 §4.1).
-pub fn unquantize_rtt(q: u8) -> f64 {
-    if q < 31 {
-        f64::from(q + 1) * RTT_MIN
-    } else {
-        RTT_MAX / (f64::from(255 - q) / 13.0).exp()
-    }
-}
-
 /// One message of each kind, with the bytes it encodes to ([`crate::samples`]).
 #[allow(clippy::expect_used)]
 pub fn samples() -> Vec<Sample<Message<'static>>> {

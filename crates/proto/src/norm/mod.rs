@@ -25,6 +25,7 @@
 //!
 //! Not here: NORM-CC (the rate stays the driver's), open mode and RFC 5740's own bytes.
 
+pub mod rfc5740;
 pub mod spec;
 #[cfg(test)]
 mod tests;
@@ -40,6 +41,7 @@ use crate::{hold, Agent, Dest, Event, NodeId, Outbox, SendError, SenderAgent, Ti
 use bytes::Bytes;
 use core::time::Duration;
 use rmcast_wire::norm::{self as wire, AckType, Nodes, Request, Requests};
+use rmcast_wire::rfc5740::quant;
 use rmcast_wire::{Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,12 +54,12 @@ const MAX_PARITY: u16 = fec::MAX_SYMBOLS as u16;
 
 /// `rtt` as a sender message's quantized `grtt` byte (RFC 5740 §4.1, rounded up).
 pub fn quantize_rtt(rtt: Duration) -> u8 {
-    wire::quantize_rtt(rtt.as_secs_f64())
+    quant::quantize_rtt(rtt.as_secs_f64())
 }
 
 /// The round trip a quantized `grtt` byte stands for (RFC 5740 §4.1).
 pub fn unquantize_rtt(q: u8) -> Duration {
-    Duration::from_secs_f64(wire::unquantize_rtt(q))
+    Duration::from_secs_f64(quant::unquantize_rtt(q))
 }
 
 /// RFC 5401's random back-off (RFC 5740 §5.3), as libnorm draws it: a truncated exponential

@@ -11,7 +11,9 @@
 //!
 //! `pgm` packets are written as RFC 3208 packets in UDP, as OpenPGM and the default socket
 //! mode send them, the session layer's datagrams on the group's port + 1 (`pgm`'s rules).
+//! `norm` messages are written as RFC 5740 messages, as libnorm sends them, on the same ports.
 
+mod norm;
 mod pgm;
 
 pub use pgm::SESSION_PORT;
@@ -75,6 +77,7 @@ pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
     w.write_all(&1u32.to_le_bytes())?;
     let mut frame = Vec::with_capacity(2048);
     let mut sessions = pgm::Sessions::new(packets);
+    let mut norm_sessions = norm::Sessions::default();
     for (i, p) in packets.iter().enumerate() {
         let (dst_ip, dst_mac, dst_port) = match p.dest {
             Dest::Node(n) => (node_ip(n), node_mac(n), node_port(n)),
@@ -84,7 +87,9 @@ pub fn write<W: Write>(mut w: W, packets: &[PacketRecord]) -> io::Result<()> {
             }
         };
         let mut ports = (node_port(p.src), dst_port);
-        let translated = sessions.frame(p);
+        let translated = sessions
+            .frame(p)
+            .or_else(|| norm::frame(&mut norm_sessions, p, ports));
         let payload: &[u8] = match &translated {
             Some(u) => {
                 ports = (u.sport, u.dport);
