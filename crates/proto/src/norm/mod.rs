@@ -51,12 +51,10 @@ pub const MAX_MESSAGE: usize = MAX_DATAGRAM - HEADER_LEN - 10 - fec::LEN_PREFIX;
 
 /// Parity indices a block can have.
 const MAX_PARITY: u16 = fec::MAX_SYMBOLS as u16;
-
 /// `rtt` as a sender message's quantized `grtt` byte (RFC 5740 §4.1, rounded up).
 pub fn quantize_rtt(rtt: Duration) -> u8 {
     quant::quantize_rtt(rtt.as_secs_f64())
 }
-
 /// The round trip a quantized `grtt` byte stands for (RFC 5740 §4.1).
 pub fn unquantize_rtt(q: u8) -> Duration {
     Duration::from_secs_f64(quant::unquantize_rtt(q))
@@ -180,7 +178,6 @@ enum SKey {
     Repair,
     Flush,
 }
-
 /// What NACKs asked of one block in the current aggregation.
 #[derive(Debug, Clone, Default)]
 struct Asked {
@@ -342,9 +339,13 @@ impl Sender {
                 symbol,
             });
         }
-        if !self.asked.is_empty() && !self.timers.is_armed(SKey::Repair) {
-            let wait = self.grtt.mul_f64(self.cfg.fec.backoff_k + 1.0);
-            self.timers.set(SKey::Repair, now + wait);
+        // Someone misses data: flush rounds restart; repair (K + 1)·GRTT-of-now on, not later.
+        if !self.asked.is_empty() {
+            self.rounds = 0;
+            let due = now + self.grtt.mul_f64(self.cfg.fec.backoff_k + 1.0);
+            if self.timers.deadline(SKey::Repair).is_none_or(|at| at > due) {
+                self.timers.set(SKey::Repair, due);
+            }
         }
     }
 
@@ -564,7 +565,6 @@ enum Cycle {
     BackOff,
     HoldOff,
 }
-
 /// The receiver's timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum RKey {

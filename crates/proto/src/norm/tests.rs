@@ -196,3 +196,76 @@ fn deploy_puts_the_source_in_the_group_and_acks_every_receiver() {
     assert_eq!(d.source.fec.k, 64);
     assert_eq!(d.source.fec.parity_max, 16);
 }
+
+#[test]
+fn a_nack_restarts_the_flush_rounds_and_the_repair_follows_the_grtt_of_now() {
+    // Found on the testbed's tree (5 % loss on every link): the first NACK armed the
+    // aggregation at (K + 1) × 0.5 s; the probes then brought the GRTT to a few ms, the flush
+    // rounds (2·GRTT each) ran out first, and the sender ended with 0 repairs sent.
+    let mut sc = SenderConfig::new(NodeId(0), TEST_GROUP);
+    sc.receivers = vec![NodeId(1)];
+    let mut s = Sender::new(sc);
+    let t0 = Time::ZERO;
+    s.handle_timeout(t0);
+    for i in 0..64u8 {
+        s.send(t0, Bytes::from(vec![i; 100])).unwrap();
+    }
+    s.close(t0);
+    s.handle_timeout(t0);
+    while s.poll_transmit().is_some() {}
+    let nack = |first: u16| {
+        let mut raw = Vec::new();
+        let r = wire::Request {
+            object: 0,
+            block: 0,
+            first,
+            count: 1,
+        };
+        wire::Requests::encode(vec![r], &mut raw);
+        raw
+    };
+    let deliver = |s: &mut Sender, at: Time, raw: &[u8]| {
+        let requests = wire::Requests::from_raw(raw).unwrap();
+        let m = wire::Message::Nack {
+            server: 0,
+            grtt_response_us: 0,
+            requests,
+        };
+        s.handle_packet(
+            at,
+            NodeId(1),
+            &testkit::datagram(1, false, &Message::Norm(m)),
+        );
+    };
+    let first = Time::from_millis(100);
+    deliver(&mut s, first, &nack(64));
+    let k1 = Params::default().backoff_k + 1.0;
+    let late = first + Duration::from_millis(500).mul_f64(k1);
+    assert_eq!(s.timers.deadline(SKey::Repair), Some(late));
+    s.rounds = 7;
+    // The probe of t = 0 comes back after 8 ms: at the next probe the GRTT halves its way.
+    let ack = wire::Message::Ack {
+        server: 0,
+        grtt_response_us: 1,
+        ack_type: AckType::Cc,
+        cc_sequence: 1,
+        object: 0,
+        block: 0,
+        symbol: 0,
+    };
+    s.handle_packet(
+        Time::from_millis(8),
+        NodeId(1),
+        &testkit::datagram(1, false, &Message::Norm(ack)),
+    );
+    s.handle_timeout(Time::from_secs(1));
+    while s.poll_transmit().is_some() {}
+    let g = s.grtt();
+    assert!(g < Duration::from_millis(300), "GRTT {g:?}");
+    let second = Time::from_millis(1100);
+    deliver(&mut s, second, &nack(65));
+    assert_eq!(s.rounds, 0, "a NACK restarts the flush rounds");
+    let due = second + g.mul_f64(k1);
+    assert!(due < late);
+    assert_eq!(s.timers.deadline(SKey::Repair), Some(due));
+}
