@@ -222,7 +222,7 @@ mod tests {
 
     /// Every protocol's wording for a receiver without a final report: "acknowledged all
     /// data" only where the agent completed on that receiver's own acknowledgments (saw, bap,
-    /// rra, xtp, prmp, ff: every receiver acknowledges; dsp: the designated receiver); a dsp
+    /// rra, xtp, prmp, ff, norm: every receiver acknowledges; dsp: the designated receiver); a dsp
     /// member is "represented" with its own count; pgm, srm and lms (NAKs) acknowledge nothing.
     #[test]
     fn summary_wording_says_whose_state_covered_the_data() {
@@ -230,7 +230,7 @@ mod tests {
             let name = p.name();
             let own = unconfirmed_reason(&silent(p.acknowledged(), None));
             match name {
-                "saw" | "bap" | "rra" | "xtp" | "prmp" | "ff" | "dsp" | "csp" | "cp" => {
+                "saw" | "bap" | "rra" | "xtp" | "prmp" | "ff" | "dsp" | "csp" | "cp" | "norm" => {
                     assert_eq!(
                         own, "acknowledged all data but sent no final report",
                         "{name}"
