@@ -4,6 +4,7 @@
  *   openpgm_peer send IFACE_ADDR GROUP UDP_PORT DPORT SPORT LEN...
  *   openpgm_peer sink IFACE_ADDR GROUP UDP_PORT DPORT COUNT TIMEOUT_MS OUT_FILE
  *   openpgm_peer sendn IFACE_ADDR GROUP UDP_PORT DPORT SPORT N LEN
+ *   openpgm_peer sendfile IFACE_ADDR GROUP UDP_PORT DPORT SPORT RATE_BPS FILE LINGER_MS
  *
  * Both open a PGM socket in OpenPGM's UDP encapsulation on the interface with address
  * IFACE_ADDR: unicast and multicast encapsulation ports both UDP_PORT, PGM data-destination
@@ -29,14 +30,24 @@
  * sendn is send with N APDUs of LEN bytes each (the same pattern), a transmit window that
  * holds all of them and a linger of 3 s, so every NAK of a lossy transfer can be answered.
  *
- * Both receivers keep a window of 4,000 sequence numbers and repeat an unconfirmed NAK after
+ * sendfile is rmcast's benchmark contender (`rmcast bench net --tools openpgm`): it sends
+ * FILE as APDUs of 1,400 bytes (the last one shorter), paced by OpenPGM's rate limiter at
+ * RATE_BPS bits per second, with a transmit window holding the whole file, no FEC (rmcast's
+ * pgm default: NAK and RDATA only) and a second thread answering NAKs while it sends (as
+ * OpenPGM's daytime example does), then lingers LINGER_MS for the last NAKs and exits 0. A
+ * PGM source cannot know who received what: the benchmark times the receivers (`sink` with
+ * COUNT = the file's APDUs) and stops the sender.
+ *
+ * Both receivers keep a window of 4,000 sequence numbers (sink: at least COUNT + 16) and repeat an unconfirmed NAK after
  * 200 ms (an unanswered one after 400 ms).
  *
  * Diagnostics go to standard error. Built by crates/wire/tests/openpgm.rs:
- * cc openpgm_peer.c $(pkg-config --cflags --libs openpgm-5.3).
+ * cc openpgm_peer.c -pthread $(pkg-config --cflags --libs openpgm-5.3), and by
+ * crates/bench/src/openpgm.rs for the benchmark.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,10 +107,13 @@ static int replay(const char *file, const char *iface, const char *group, int po
 	return 0;
 }
 
+/* The receiver's window, in sequence numbers (sink raises it to hold COUNT APDUs). */
+static int rxw_sqns = 4000;
+
 /* Set the receiver's options (after OpenPGM's pgmrecv example). */
 static void receiver_options(pgm_sock_t *sock)
 {
-	const int recv_only = 1, passive = 0, sqns = 4000,
+	const int recv_only = 1, passive = 0, sqns = rxw_sqns,
 		  peer_expiry = pgm_secs(300), spmr_expiry = pgm_msecs(250),
 		  nak_bo_ivl = pgm_msecs(50), nak_rpt_ivl = pgm_msecs(200),
 		  nak_rdata_ivl = pgm_msecs(400), nak_data_retries = 50, nak_ncf_retries = 50;
@@ -115,13 +129,17 @@ static void receiver_options(pgm_sock_t *sock)
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_NCF_RETRIES, &nak_ncf_retries, sizeof(nak_ncf_retries));
 }
 
-/* The sender's transmit window, in sequence numbers (sendn raises it). */
+/* The sender's transmit window, in sequence numbers (sendn and sendfile raise it), its rate
+ * in bytes per second (sendfile sets it) and whether it announces on-demand FEC (sendfile
+ * does not). */
 static int txw_sqns = 100;
+static int txw_max_rte = 10 * 1000 * 1000;
+static int use_fec = 1;
 
 /* Set the sender's options (after OpenPGM's pgmsend example), with on-demand FEC, k = 8. */
 static void sender_options(pgm_sock_t *sock)
 {
-	const int send_only = 1, sqns = txw_sqns, max_rte = 10 * 1000 * 1000,
+	const int send_only = 1, sqns = txw_sqns, max_rte = txw_max_rte,
 		  ambient_spm = pgm_secs(30),
 		  heartbeat_spm[] = { pgm_msecs(100), pgm_msecs(100), pgm_msecs(100), pgm_secs(1) };
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_SEND_ONLY, &send_only, sizeof(send_only));
@@ -129,6 +147,8 @@ static void sender_options(pgm_sock_t *sock)
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, &max_rte, sizeof(max_rte));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_AMBIENT_SPM, &ambient_spm, sizeof(ambient_spm));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, &heartbeat_spm, sizeof(heartbeat_spm));
+	if (!use_fec)
+		return;
 	struct pgm_fecinfo_t fec;
 	memset(&fec, 0, sizeof(fec));
 	fec.block_size = 255;
@@ -205,6 +225,8 @@ static int do_recv(int argc, char **argv)
 	const char *iface = argv[2], *group = argv[3];
 	const int udp_port = atoi(argv[4]), dport = atoi(argv[5]), count = atoi(argv[6]);
 	const long timeout = atol(argv[7]);
+	if (strcmp(argv[1], "sink") == 0 && count + 16 > rxw_sqns)
+		rxw_sqns = count + 16;
 	pgm_sock_t *sock = open_sock(iface, group, udp_port, dport, DEFAULT_DATA_SOURCE_PORT, 0);
 	if (!sock)
 		return 2;
@@ -344,8 +366,87 @@ static int do_sendn(char **argv)
 	return 0;
 }
 
+/* sendfile's second thread: read the socket (NAKs, SPMRs; OpenPGM sends its repairs and
+ * heartbeat SPMs from inside pgm_recv) until the main thread clears `answering`. */
+static volatile int answering = 1;
+static void *answer_naks(void *arg)
+{
+	pgm_sock_t *sock = arg;
+	static char buf[1500];
+	pgm_error_t *err = NULL;
+	while (answering) {
+		size_t got = 0;
+		const int st = pgm_recv(sock, buf, sizeof(buf), MSG_DONTWAIT, &got, &err);
+		if (err) {
+			pgm_error_free(err);
+			err = NULL;
+		}
+		if (st != PGM_IO_STATUS_NORMAL)
+			usleep(500);
+	}
+	return NULL;
+}
+
+/* sendfile: see the top. */
+static int do_sendfile(char **argv)
+{
+	const double rate = atof(argv[7]);
+	const long linger = atol(argv[9]);
+	FILE *f = fopen(argv[8], "rb");
+	if (!f) {
+		perror("sendfile: open FILE");
+		return 2;
+	}
+	if (fseek(f, 0, SEEK_END) != 0) {
+		perror("sendfile: seek FILE");
+		return 2;
+	}
+	const long size = ftell(f);
+	rewind(f);
+	const long n = (size + 1399) / 1400;
+	if (size <= 0 || n > 1000 * 1000 || rate < 8000 || rate > 8e10 || linger < 0) {
+		fprintf(stderr, "sendfile: FILE of 1 byte to 1.4 GB, RATE_BPS from 8,000 to 8e10, "
+				"LINGER_MS >= 0\n");
+		return 2;
+	}
+	txw_sqns = (int)n + 16;
+	txw_max_rte = (int)(rate / 8);
+	use_fec = 0;
+	pgm_sock_t *sock = open_sock(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), 1);
+	if (!sock)
+		return 2;
+	pthread_t answerer;
+	if (pthread_create(&answerer, NULL, answer_naks, sock) != 0) {
+		fprintf(stderr, "sendfile: cannot start the NAK thread\n");
+		return 2;
+	}
+	static unsigned char buf[1400];
+	int rc = 0;
+	for (long i = 0; i < n; i++) {
+		const size_t len = fread(buf, 1, sizeof(buf), f);
+		size_t sent = 0;
+		if (len == 0 || pgm_send(sock, buf, len, &sent) != PGM_IO_STATUS_NORMAL || sent != len) {
+			fprintf(stderr, "sendfile: APDU %ld (%zu bytes) not sent\n", i, len);
+			rc = 2;
+			break;
+		}
+	}
+	fclose(f);
+	fprintf(stderr, "openpgm_peer sendfile: %ld APDUs, %ld bytes sent\n", n, size);
+	const long until = now_ms() + linger;
+	while (rc == 0 && now_ms() < until)
+		usleep(10 * 1000);
+	answering = 0;
+	pthread_join(answerer, NULL);
+	pgm_close(sock, TRUE);
+	pgm_shutdown();
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 10 && strcmp(argv[1], "sendfile") == 0)
+		return do_sendfile(argv);
 	if (argc >= 9 && strcmp(argv[1], "sink") == 0)
 		return do_recv(argc, argv);
 	if (argc >= 9 && strcmp(argv[1], "sendn") == 0)

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod cc;
+pub mod openpgm;
 mod proc;
 pub mod raw;
 mod run;

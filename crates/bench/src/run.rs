@@ -230,6 +230,7 @@ pub fn run(b: &NetBench, exe: &Path, progress: &mut dyn FnMut(String)) -> Result
                     let o = match t.as_str() {
                         "uftp" => run_uftp(&setup, n, port)?,
                         "udpcast" => run_udpcast(&setup, n, port)?,
+                        crate::openpgm::TOOL => crate::openpgm::run_openpgm(&setup, n, port)?,
                         t => run_norm(&setup, n, port, t)?,
                     };
                     here.push((o, topo.frames_dropped(), slow(&topo)));

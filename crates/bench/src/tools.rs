@@ -4,8 +4,9 @@
 //! libnorm, through `bench/norm/normfile.cc`, built here with g++: at rmcast's default rate
 //! of 1 Gbit/s (`norm`), under NORM-CC with that rate as its ceiling (`norm-cc`), or at
 //! 1 Gbit/s with its round-trip estimate started at 1 ms instead of 0.5 s (`norm-lan`, what
-//! a user who knows NORM sets on a LAN); NORM's defaults otherwise). Missing tools are
-//! installed with apt-get (Debian packages uftp, udpcast, libnorm-dev and g++) when allowed.
+//! a user who knows NORM sets on a LAN); NORM's defaults otherwise), and OpenPGM
+//! ([`crate::openpgm`]). Missing tools are installed with apt-get (Debian packages uftp,
+//! udpcast, libnorm-dev and g++, libpgm-dev, pkg-config and gcc) when allowed.
 
 use crate::proc::{self, mbit, CpuMarks, Outcome};
 use crate::spec::{Setup, GROUP_IP};
@@ -26,13 +27,21 @@ fn have(b: &str) -> bool {
 }
 
 /// The tools `--tools` accepts.
-pub const TOOLS: [&str; 5] = ["uftp", "udpcast", "norm", "norm-cc", "norm-lan"];
+pub const TOOLS: [&str; 6] = [
+    "uftp",
+    "udpcast",
+    "norm",
+    "norm-cc",
+    "norm-lan",
+    crate::openpgm::TOOL,
+];
 
 /// The Debian packages a tool needs.
 fn packages(tool: &str) -> &'static [&'static str] {
     match tool {
         "uftp" => &["uftp"],
         "udpcast" => &["udpcast"],
+        crate::openpgm::TOOL => &crate::openpgm::PACKAGES,
         _ => &["libnorm-dev", "g++"],
     }
 }
@@ -41,6 +50,7 @@ fn present(tool: &str) -> bool {
     match tool {
         "uftp" => have("uftp") && have("uftpd"),
         "udpcast" => have("udp-sender") && have("udp-receiver"),
+        crate::openpgm::TOOL => crate::openpgm::present(),
         _ => have("g++") && Path::new("/usr/include/normApi.h").exists(),
     }
 }
@@ -247,23 +257,43 @@ const NORMFILE_CC: &str = include_str!("../../../bench/norm/normfile.cc");
 /// folder: the benchmark's NORM contender and the libnorm side of the interop tests
 /// (`crates/cli/tests/libnorm.rs`).
 pub fn normfile(work: &Path) -> Result<std::path::PathBuf> {
-    let bin = work.join("normfile");
+    build_program(
+        work,
+        "normfile",
+        ("normfile.cc", NORMFILE_CC),
+        "g++",
+        &["-lnorm"],
+    )
+}
+
+/// The program `name` built into `work` from `(file name, source)` with `compiler -O2` and
+/// `flags` after the source, once per folder (the contenders written against a library:
+/// normfile, openpgm_peer).
+pub(crate) fn build_program(
+    work: &Path,
+    name: &str,
+    (file, source): (&str, &str),
+    compiler: &str,
+    flags: &[&str],
+) -> Result<std::path::PathBuf> {
+    let bin = work.join(name);
     if bin.exists() {
         return Ok(bin);
     }
-    let src = work.join("normfile.cc");
-    std::fs::write(&src, NORMFILE_CC)
+    let src = work.join(file);
+    std::fs::write(&src, source)
         .map_err(crate::BenchError::io(format!("write {}", src.display())))?;
-    let out = Command::new("g++")
+    let out = Command::new(compiler)
         .args(["-O2", "-o"])
         .arg(&bin)
         .arg(&src)
-        .arg("-lnorm")
+        .args(flags)
         .output()
-        .map_err(crate::BenchError::io("run g++".to_string()))?;
+        .map_err(crate::BenchError::io(format!("run {compiler}")))?;
     if !out.status.success() {
         return Err(crate::BenchError::Failed(format!(
-            "building bench/norm/normfile.cc with g++ -lnorm failed: {}",
+            "building {file} with {compiler} {} failed: {}",
+            flags.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }

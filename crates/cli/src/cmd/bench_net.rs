@@ -21,6 +21,8 @@ use std::time::Duration;
                       udpcast and NORM, with 0, 0.1 % and 1 % of the Ethernet frames dropped
   sudo rmcast bench net --bridge --receivers 3 --protocols default --tools norm,norm-cc,norm-lan
                       rmcast beside NORM at a fixed rate, under NORM-CC and LAN-tuned
+  sudo rmcast bench net --bridge --receivers 3,10 --frame-loss 0.01 --protocols pgm --tools openpgm
+                      rmcast's pgm beside OpenPGM (libpgm 5.3), same rate, no FEC
   sudo rmcast bench net --bridge --receivers 3 --protocols default,xtp --tools uftp --out r.json
   sudo rmcast bench net --bridge --receivers 3 --protocols pgm,pgm/key-file,pgm/key-file/encrypt --no-tools
                       what authentication and encryption cost, in the same run
@@ -46,9 +48,12 @@ bitrate cap; NORM (libnorm, through bench/norm/normfile.cc, built with g++ on fi
 1 Gbit/s, rmcast's default rate (NORM's own default is 64 kbit/s), with norm-cc under
 NORM-CC up to 1 Gbit/s, with norm-lan at 1 Gbit/s with its round-trip estimate started at
 1 ms instead of 0.5 s, with its defaults otherwise (1,400-byte segments, blocks of 64 with
-parity on demand); its sender ends when every receiver acknowledged its watermark. Missing
-tools are installed with apt-get (Debian packages uftp, udpcast, libnorm-dev and g++) unless
---no-install.")]
+parity on demand); its sender ends when every receiver acknowledged its watermark. openpgm
+(bench/pgm/openpgm_peer.c against libpgm 5.3, built with cc) sends the file as APDUs of 1,400
+bytes at 1 Gbit/s without FEC and is timed at its receivers (a PGM source cannot know when
+they finish): file over the time to each receiver's last APDU. Missing tools are installed
+with apt-get (Debian packages uftp, udpcast, libnorm-dev and g++, libpgm-dev, pkg-config and
+gcc) unless --no-install.")]
 pub struct Args {
     /// File size in MB (10^6 bytes)
     #[arg(long, default_value_t = 100)]
@@ -95,7 +100,7 @@ pub struct Args {
     pub logs: Option<std::path::PathBuf>,
     /// Other tools to run beside rmcast: uftp, udpcast, norm (NORM at 1 Gbit/s), norm-cc
     /// (NORM under its congestion control), norm-lan (NORM at 1 Gbit/s, round-trip estimate
-    /// started at 1 ms)
+    /// started at 1 ms), openpgm (OpenPGM at 1 Gbit/s, no FEC)
     #[arg(
         long,
         value_delimiter = ',',
