@@ -47,6 +47,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,6 +108,32 @@ static int replay(const char *file, const char *iface, const char *group, int po
 	return 0;
 }
 
+/* Wait, after a pgm_recv that returned `status`, until the socket has something to read or
+ * OpenPGM's next timer or rate slot is due (its pgmrecv example's loop), at most 100 ms. */
+static void wait_socket(pgm_sock_t *sock, int status)
+{
+	struct timeval tv;
+	socklen_t optlen = sizeof(tv);
+	int timeout = 100;
+	const int opt = status == PGM_IO_STATUS_TIMER_PENDING ? PGM_TIME_REMAIN
+			: status == PGM_IO_STATUS_RATE_LIMITED ? PGM_RATE_REMAIN : -1;
+	if (opt >= 0 && pgm_getsockopt(sock, IPPROTO_PGM, opt, &tv, &optlen)) {
+		const long ms = tv.tv_sec * 1000L + (tv.tv_usec + 999) / 1000;
+		timeout = ms < 100 ? (int)ms : 100;
+	}
+	struct pollfd fds[8];
+	int n = 8;
+	memset(fds, 0, sizeof(fds));
+	if (pgm_poll_info(sock, fds, &n, POLLIN) < 0) {
+		usleep(1000);
+		return;
+	}
+	poll(fds, (nfds_t)n, timeout);
+}
+
+/* The socket buffers asked for (the kernel caps them at net.core.rmem_max/wmem_max). */
+static const int socket_buffer = 4 * 1024 * 1024;
+
 /* The receiver's window, in sequence numbers (sink raises it to hold COUNT APDUs). */
 static int rxw_sqns = 4000;
 
@@ -127,6 +154,7 @@ static void receiver_options(pgm_sock_t *sock)
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_RDATA_IVL, &nak_rdata_ivl, sizeof(nak_rdata_ivl));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_DATA_RETRIES, &nak_data_retries, sizeof(nak_data_retries));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_NAK_NCF_RETRIES, &nak_ncf_retries, sizeof(nak_ncf_retries));
+	pgm_setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &socket_buffer, sizeof(socket_buffer));
 }
 
 /* The sender's transmit window, in sequence numbers (sendn and sendfile raise it), its rate
@@ -147,6 +175,7 @@ static void sender_options(pgm_sock_t *sock)
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_TXW_MAX_RTE, &max_rte, sizeof(max_rte));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_AMBIENT_SPM, &ambient_spm, sizeof(ambient_spm));
 	pgm_setsockopt(sock, IPPROTO_PGM, PGM_HEARTBEAT_SPM, &heartbeat_spm, sizeof(heartbeat_spm));
+	pgm_setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &socket_buffer, sizeof(socket_buffer));
 	if (!use_fec)
 		return;
 	struct pgm_fecinfo_t fec;
@@ -279,7 +308,7 @@ static int do_recv(int argc, char **argv)
 			fprintf(stderr, "pgm_recv: error\n");
 			break;
 		} else {
-			usleep(1000);
+			wait_socket(sock, status);
 		}
 	}
 	if (child > 0) {
@@ -382,7 +411,7 @@ static void *answer_naks(void *arg)
 			err = NULL;
 		}
 		if (st != PGM_IO_STATUS_NORMAL)
-			usleep(500);
+			wait_socket(sock, st);
 	}
 	return NULL;
 }
