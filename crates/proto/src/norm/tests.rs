@@ -1,8 +1,13 @@
+use super::sender::SKey;
 use super::*;
 use crate::rng::AgentRng;
 use crate::testkit::{self, DoneOrder, GroupTest, Harness, TEST_GROUP};
 use crate::GroupId;
+use crate::{Agent, SenderAgent};
+use bytes::Bytes;
+use rmcast_wire::norm::AckType;
 use rmcast_wire::Packet;
+use rmcast_wire::{Message, FLAG_RETRANSMISSION};
 
 /// The agents of a NORM test: a sender at node 0 acked by `receivers`, and a receiver each,
 /// with `p`'s parameters; the sender is in the group (NACKs are multicast).
