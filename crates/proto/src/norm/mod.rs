@@ -16,9 +16,10 @@
 //!   largest request (beyond `parity_max`, asked parity again; explicit segments as asked).
 //!   Closed, it multicasts FLUSH and the watermark request ACK REQ to the acking nodes not yet
 //!   acknowledged every 2·GRTT, `flush_count` rounds (a repair restarts them); all acked, every
-//!   message is done and it reports [`Event::Completed`] (else they are done as failed).
-//! * [`Receiver`] decodes a block from any `k` symbols ([`BlockDecoder`]) and delivers in
-//!   order. A block is ready for repair once a later block, FLUSH or ACK REQ passed its end or
+//!   message is done and it reports [`Event::Completed`](crate::Event::Completed) (else they
+//!   are done as failed).
+//! * [`Receiver`] decodes a block from any `k` symbols
+//!   ([`BlockDecoder`](crate::fec::BlockDecoder)) and delivers in order. A block is ready for repair once a later block, FLUSH or ACK REQ passed its end or
 //!   its parity came; missing symbols start RFC 5401's random back-off (exponential over
 //!   `[0, K·GRTT)` for the group size estimate, as libnorm draws it), during which another's
 //!   NACK asking as many symbols of a block suppresses it. Then it multicasts a NACK (per block
