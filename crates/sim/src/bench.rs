@@ -409,4 +409,17 @@ mod tests {
             assert!(f.completed, "{s:?}");
         }
     }
+
+    /// More receivers than one ACK REQ names: the sender completes on the named ones' ACKs,
+    /// and every receiver still recovers the loss.
+    #[test]
+    fn norm_at_scale_acks_a_named_few_and_every_receiver_recovers() {
+        let f = scale_run(Scheme::Norm, 1000, 1).unwrap();
+        assert_eq!(f.receivers_complete, 1000, "{f:?}");
+        assert!(f.completed, "{f:?}");
+        assert_eq!(f.repairs, 1, "{f:?}");
+        // 256 watermark ACKs (every acking node) and a few NACKs and probe answers, not one
+        // per receiver.
+        assert!(f.requests >= 256 && f.requests < 300, "{f:?}");
+    }
 }

@@ -16,10 +16,12 @@
 //!   largest request (beyond `parity_max`, asked parity again; explicit segments as asked).
 //!   Closed, it multicasts FLUSH and the watermark request ACK REQ to the acking nodes not yet
 //!   acknowledged every 2·GRTT, `flush_count` rounds (a repair restarts them); all acked, every
-//!   message is done and it reports [`Event::Completed`] (else they are done as failed).
-//! * [`Receiver`] decodes a block from any `k` symbols ([`BlockDecoder`]) and delivers in
-//!   order. A block is ready for repair once a later block, FLUSH or ACK REQ passed its end or
-//!   its parity came; missing symbols start RFC 5401's random back-off (exponential over
+//!   message is done and it reports [`Event::Completed`](crate::Event::Completed) (else they
+//!   are done as failed).
+//! * [`Receiver`] decodes a block from any `k` symbols
+//!   ([`BlockDecoder`](crate::fec::BlockDecoder)) and delivers in order. A block is ready for
+//!   repair once a later block, FLUSH or ACK REQ passed its end or its parity came; missing
+//!   symbols start RFC 5401's random back-off (exponential over
 //!   `[0, K·GRTT)` for the group size estimate, as libnorm draws it), during which another's
 //!   NACK asking as many symbols of a block suppresses it. Then it multicasts a NACK (per block
 //!   the parity ids after those it saw, or its missing segments once `parity_max` is spent)
@@ -145,7 +147,7 @@ impl Fec {
 crate::config::group_config! {
     /// Sender configuration.
     pub struct SenderConfig {
-        /// The acking nodes: every receiver, whose watermark ACK completes the transfer.
+        /// The acking nodes, whose watermark ACKs complete the transfer.
         pub receivers: Vec<NodeId> = Vec::new(),
         /// FEC and back-off settings.
         pub fec: Fec = Fec::of(p),
@@ -177,19 +179,48 @@ crate::config::receiver_config! {
 /// Every role of one NORM session.
 pub type Deployment = crate::deploy::Deployment<SenderConfig, ReceiverConfig>;
 
-/// NORM on `layout`: the sender at the source, acked by every receiver; a receiver at each;
-/// the source is a member of the data group (receivers multicast their NACKs there).
+/// NORM on `layout`: the sender at the source, a receiver at each member; the source is a
+/// member of the data group (receivers multicast their NACKs there).
+///
+/// Two settings come from the group, as a libnorm application sets them:
+/// * the acking nodes ([`acking_nodes`]): every receiver up to the [`wire::MAX_ACKING`] one
+///   ACK REQ names, else that many spread evenly over the group;
+/// * the group size estimate (`NormSetGroupSize`): the configured `gsize`, or the group's
+///   size where it is larger. RFC 5740 §5.3 makes the estimate what keeps the back-off's
+///   early draws few; below the group's size each NACK and probe answer comes from many.
 pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
     let mut source = SenderConfig::from_params(p, (layout.source, layout.group));
-    source.receivers = layout.receivers.to_vec();
+    source.receivers = acking_nodes(layout.receivers);
+    let gsize = (p.gsize as f64).max(layout.receivers.len() as f64);
     let receivers = layout.receivers.iter().map(|&r| {
         let mut c = ReceiverConfig::from_params(p, (r, layout.source));
         c.group = layout.group;
+        c.gsize = gsize;
         c
     });
     let mut d = Deployment::hosts(source, receivers.collect());
     d.groups.push((layout.group, layout.members()));
     d
+}
+
+/// The sender's acking nodes among `receivers`: all of them if one ACK REQ can name them
+/// ([`wire::MAX_ACKING`]), else that many, spread evenly (every `n / MAX_ACKING`-th).
+///
+/// libnorm acks only the nodes the application names (none by default: the sender then ends
+/// after its flush rounds), and each round's ACK REQ names the pending ones that fit one
+/// segment. Naming 10^6 receivers would take thousands of rounds, each a multicast to the
+/// whole group; a few named receivers spread over the group stand for it, as an application
+/// naming its acking nodes would choose them. The others recover the same repairs but are not
+/// asked for a watermark ACK: the sender completes once the named ones hold the data.
+pub fn acking_nodes(receivers: &[NodeId]) -> Vec<NodeId> {
+    let n = receivers.len();
+    if n <= wire::MAX_ACKING {
+        return receivers.to_vec();
+    }
+    (0..wire::MAX_ACKING)
+        .filter_map(|i| receivers.get(i * n / wire::MAX_ACKING))
+        .copied()
+        .collect()
 }
 
 role!(SenderConfig => dyn Agent, |c, _rng| Sender::new(c));

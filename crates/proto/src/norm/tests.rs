@@ -274,3 +274,29 @@ fn a_nack_restarts_the_flush_rounds_and_the_repair_follows_the_grtt_of_now() {
     assert!(due < late);
     assert_eq!(s.timers.deadline(SKey::Repair), Some(due));
 }
+
+#[test]
+fn acking_nodes_are_every_receiver_up_to_one_ack_req_then_spread() {
+    let few: Vec<NodeId> = (1..=10).map(NodeId).collect();
+    assert_eq!(acking_nodes(&few), few);
+    let many: Vec<NodeId> = (1..=1000).map(NodeId).collect();
+    let named = acking_nodes(&many);
+    assert_eq!(named.len(), wire::MAX_ACKING);
+    assert_eq!(named[0], NodeId(1));
+    assert!(named.windows(2).all(|w| w[0] < w[1]), "distinct, in order");
+    // Spread: the last named one is in the last 1/MAX_ACKING of the group.
+    assert!(named[wire::MAX_ACKING - 1].0 >= 1000 - 1000 / wire::MAX_ACKING as u32);
+}
+
+#[test]
+fn deploy_raises_the_group_size_estimate_to_the_group() {
+    let many: Vec<NodeId> = (1..=5000).map(NodeId).collect();
+    let layout = Layout::new(NodeId(0), TEST_GROUP, &many);
+    let d = deploy(&layout, &Params::default());
+    assert_eq!(d.source.receivers.len(), wire::MAX_ACKING);
+    assert!(d.receivers.iter().all(|r| r.gsize == 5000.0));
+    let few = &many[..10];
+    let d = deploy(&Layout::new(NodeId(0), TEST_GROUP, few), &Params::default());
+    assert!(d.receivers.iter().all(|r| r.gsize == spec::GSIZE as f64));
+    assert_eq!(d.source.receivers, few);
+}
