@@ -25,6 +25,7 @@
 //!
 //! IPv4 only (the NLAs are read and written for IPv6 too, but the socket here is IPv4).
 
+pub mod norm_recv;
 pub mod recv;
 pub mod send;
 
@@ -55,7 +56,7 @@ pub const UNKNOWN: [&str; 4] = [
 pub fn open_socket(o: &SocketOpts) -> Result<(UdpSocket, Ipv4Addr), NetError> {
     let IpAddr::V4(group) = o.group.ip() else {
         return Err(NetError::setup(
-            "--open speaks PGM over IPv4 only here: give an IPv4 group",
+            "--open speaks IPv4 only here: give an IPv4 group",
         ));
     };
     let iface = iface_of(o)?;

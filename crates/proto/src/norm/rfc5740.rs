@@ -28,6 +28,8 @@
 //!   ([`Translator::untranslatable`]); NORM_INFO and a DATA's EXT_FTI are remembered per
 //!   object, as a DATA without EXT_FTI needs them.
 
+pub mod rx;
+
 use crate::NodeId;
 use rmcast_wire::norm::{self as agent, AckType, Nodes, Request, Requests};
 use rmcast_wire::rfc5740::Form;
