@@ -14,6 +14,11 @@
 //! acknowledged the watermark; the file is compared byte for byte, and at 10 % libnorm's
 //! Reed–Solomon parity must have rebuilt sources.
 //!
+//! `rmcast send --protocol norm --open` → `normfile recv` at the same losses: the rmcast
+//! sender names normfile's node id its acking node, so it ends once libnorm's receiver
+//! acknowledged the watermark (it exits non-zero otherwise); libnorm's file is compared byte
+//! for byte, and at 10 % repairs (libnorm-decodable RS8 parity) must have been sent.
+//!
 //! Needs root, iproute2, nftables, g++ and libnorm-dev: skipped with a note otherwise,
 //! except under CI (env `CI` set), where a missing part other than root fails.
 
@@ -240,4 +245,86 @@ fn libnorm_to_rmcast_open_at_1_percent_frame_loss() {
 #[test]
 fn libnorm_to_rmcast_open_at_10_percent_frame_loss() {
     libnorm_to_rmcast(0.10);
+}
+
+/// `rmcast send --protocol norm --open` sends the file to `normfile recv` (node
+/// `RECEIVER_ID`, the sender's acking node): byte-exact, acknowledged.
+fn rmcast_to_libnorm(loss: f64) {
+    let Some((bed, bin)) = bed(loss) else {
+        return;
+    };
+    let data = test_file();
+    let file = bed.file("data.bin", &data);
+    let out = bed.work.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let o = out.to_string_lossy().into_owned();
+    let mut recv = normfile(
+        &bed,
+        1,
+        &bin,
+        &["recv", GROUP, PORT, "eth0", RECEIVER_ID, &o],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let group = format!("{GROUP}:{PORT}");
+    let f = file.to_string_lossy().into_owned();
+    let send_args = strings(&[
+        "send",
+        "--protocol",
+        "norm",
+        "--open",
+        "-g",
+        &group,
+        "-i",
+        "eth0",
+        "--rate",
+        "100M",
+        "--norm-acking-nodes",
+        RECEIVER_ID,
+        "--json",
+        &f,
+    ]);
+    let start = Instant::now();
+    let mut send = in_netns(&bed.seg.host(0), &send_args);
+    let s = send.finish(Instant::now() + DEADLINE);
+    let took = start.elapsed();
+    recv.kill();
+    let s = s.expect("rmcast send --open ends");
+    let j = json_of(&s);
+    let dropped = bed.seg.frames_dropped();
+    eprintln!(
+        "rmcast -> libnorm at {}% frame loss: {:.2} s, {dropped} frames dropped, report {j}",
+        loss * 100.0,
+        took.as_secs_f64()
+    );
+    let got = std::fs::read(out.join("bench.bin")).expect("normfile wrote bench.bin");
+    assert!(s.status.success(), "rmcast send --open: {}", explain(&s));
+    assert!(
+        got == data,
+        "{} bytes received, {} sent, not the same",
+        got.len(),
+        data.len()
+    );
+    assert_eq!(j["acknowledged"], true, "{j}");
+    assert!(j["unknown"].as_array().is_some_and(|u| !u.is_empty()));
+    if loss >= 0.05 {
+        assert!(dropped > 0, "no frame dropped at {loss}");
+        let repairs =
+            j["parity_sent"].as_u64().unwrap_or(0) + j["sources_resent"].as_u64().unwrap_or(0);
+        assert!(repairs > 0, "no repair sent: {j}");
+    }
+}
+
+#[test]
+fn rmcast_open_to_libnorm_without_loss() {
+    rmcast_to_libnorm(0.0);
+}
+
+#[test]
+fn rmcast_open_to_libnorm_at_1_percent_frame_loss() {
+    rmcast_to_libnorm(0.01);
+}
+
+#[test]
+fn rmcast_open_to_libnorm_at_10_percent_frame_loss() {
+    rmcast_to_libnorm(0.10);
 }

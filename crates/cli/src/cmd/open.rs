@@ -75,6 +75,9 @@ fn open_send_config(a: &send::Args) -> Result<OpenSend, NetError> {
 
 /// `rmcast send --open`.
 pub fn run_send(a: &send::Args) -> Result<ExitCode> {
+    if a.protocol == "norm" {
+        return super::open_norm::run_send(a);
+    }
     let cfg = match open_send_config(a) {
         Ok(c) => c,
         Err(e) => return Ok(fail(e)),

@@ -1,14 +1,23 @@
 //! `rmcast send|recv --protocol norm --open`: plain RFC 5740 NORM to or from NRL's libnorm
 //! or any NORM host, without rmcast's session layer ([`rmcast_net::open::norm_recv`]).
 
-use super::open::to_dir;
-use super::recv;
-use super::send::fail;
+use super::open::{check_common, to_dir};
+use super::send::{fail, Rate};
+use super::{recv, send};
 use anyhow::Result;
 use rmcast_net::open::norm_recv::{self, NormRecv, NormRecvReport};
+use rmcast_net::open::norm_send::{self, NormSend};
 use rmcast_net::NetError;
-use std::io::BufWriter;
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
 use std::process::ExitCode;
+
+/// libnorm's (normfile's) segment size.
+const SEGMENT: u16 = 1_400;
+
+/// NORM_DATA's header with fec_id 5's payload id (20) and EXT_FTI (16): what a datagram
+/// holds besides its segment.
+const DATA_HEADERS: usize = 36;
 
 /// `rmcast recv --protocol norm --open`: the object goes to `OUT/norm-<SENDER>-<INSTANCE>`.
 pub fn run_recv(a: &recv::Args) -> Result<ExitCode> {
@@ -76,4 +85,88 @@ pub fn run_recv(a: &recv::Args) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `rmcast send --protocol norm --open`: one regular FILE as a NORM FILE object.
+pub fn run_send(a: &send::Args) -> Result<ExitCode> {
+    let cfg = match send_config(a) {
+        Ok(c) => c,
+        Err(e) => return Ok(fail(e)),
+    };
+    let path = &a.files[0];
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return Ok(fail(NetError::io(format!("open {}", path.display()), e))),
+    };
+    let size = match file.metadata() {
+        Ok(m) if m.is_file() => m.len(),
+        _ => {
+            return Ok(fail(NetError::setup(format!(
+                "--open --protocol norm sends a regular file (EXT_FTI names its size first): {}",
+                path.display()
+            ))))
+        }
+    };
+    let r = match norm_send::send(&cfg, size, &mut BufReader::new(file)) {
+        Ok(r) => r,
+        Err(e) => return Ok(fail(e)),
+    };
+    if a.net.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else if !a.net.quiet {
+        eprintln!(
+            "open norm: node {} instance {}, {} bytes in {} segments over {:.2} s ({:.2} s in \
+             all); {} NACKs, {} parity and {} sources sent again; acking nodes {:?} {}",
+            r.node_id,
+            r.instance,
+            r.bytes,
+            r.segments,
+            r.data_seconds,
+            r.seconds,
+            r.nacks_received,
+            r.parity_sent,
+            r.sources_resent,
+            r.acking_nodes,
+            if r.acknowledged {
+                "all acknowledged"
+            } else {
+                "not all acknowledged"
+            }
+        );
+        eprintln!("open mode cannot know: {}", r.unknown.join("; "));
+    }
+    if !r.acking_nodes.is_empty() && !r.acknowledged {
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn send_config(a: &send::Args) -> Result<NormSend, NetError> {
+    check_common(&a.protocol, &a.net)?;
+    let Rate::Fixed(rate_bps) = a.rate else {
+        return Err(NetError::setup(
+            "--rate auto needs congestion control, which open NORM does not run here: give a \
+             fixed --rate",
+        ));
+    };
+    if a.files.len() != 1 || a.files[0].as_os_str() == "-" {
+        return Err(NetError::setup(
+            "--open --protocol norm sends one regular file (a NORM FILE object)",
+        ));
+    }
+    let segment = match a.datagram_size {
+        None => SEGMENT,
+        Some(size) => size
+            .checked_sub(DATA_HEADERS)
+            .and_then(|s| u16::try_from(s).ok())
+            .filter(|s| *s > 0)
+            .ok_or_else(|| NetError::setup(format!("--datagram-size {size} holds no NORM_DATA")))?,
+    };
+    Ok(NormSend {
+        sock: a.net.socket_opts(),
+        rate_bps,
+        segment,
+        node_id: a.norm_node_id,
+        acking_nodes: a.norm_acking_nodes.clone(),
+    })
 }

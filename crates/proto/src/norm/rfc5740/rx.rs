@@ -23,7 +23,6 @@ use rmcast_wire::rfc5740::{
     AckPayload, Body, Cmd, Ext, Form, Fti, Message, PayloadId, RepairFlags, RepairItem,
     RepairRequest,
 };
-use rmcast_wire::{Envelope, Packet};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One block's segments until its sources are complete.
@@ -211,19 +210,7 @@ impl LibnormRx {
     /// The agent's datagram as libnorm bytes: its NACK rewritten to libnorm's requests, its
     /// object id mapped back (`None`: not translatable, or nothing left to ask).
     pub fn outgoing(&mut self, datagram: &[u8]) -> Option<Vec<u8>> {
-        let Ok(Packet {
-            header: h,
-            message: rmcast_wire::Message::Norm(am),
-        }) = Packet::decode(datagram)
-        else {
-            self.tr.untranslatable += 1;
-            return None;
-        };
-        let env = Envelope {
-            session: h.session,
-            source: h.source,
-            flags: h.flags,
-        };
+        let (env, am) = self.tr.agent_message(datagram)?;
         let agent_blocks: Vec<u32> = match &am {
             agent::Message::Nack { requests, .. } => requests.iter().map(|r| r.block).collect(),
             _ => Vec::new(),
