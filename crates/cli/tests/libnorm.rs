@@ -167,7 +167,7 @@ fn only_file(dir: &Path) -> Vec<u8> {
 
 /// libnorm sends the file to `rmcast recv --protocol norm --open` (node `RECEIVER_ID`, an
 /// acking node of the sender): byte-exact, and libnorm's sender got the watermark ACK.
-fn libnorm_to_rmcast(loss: f64) {
+fn libnorm_to_rmcast(loss: f64, cc: bool) {
     let Some((bed, bin)) = bed(loss) else {
         return;
     };
@@ -198,7 +198,10 @@ fn libnorm_to_rmcast(loss: f64) {
     let mut recv = in_netns(&bed.seg.host(1), &recv_args);
     std::thread::sleep(Duration::from_millis(300));
     let f = file.to_string_lossy().into_owned();
-    let args = ["send", GROUP, PORT, "eth0", "100e6", RECEIVER_ID, &f];
+    let mut args = vec!["send", GROUP, PORT, "eth0", "100e6", RECEIVER_ID, &f];
+    if cc {
+        args.push("cc");
+    }
     let start = Instant::now();
     let mut send = normfile(&bed, 0, &bin, &args);
     let deadline = Instant::now() + DEADLINE;
@@ -208,7 +211,8 @@ fn libnorm_to_rmcast(loss: f64) {
     let j = json_of(&r);
     let dropped = bed.seg.frames_dropped();
     eprintln!(
-        "libnorm -> rmcast at {}% frame loss: {:.2} s, {dropped} frames dropped, report {j}",
+        "libnorm -> rmcast at {}% frame loss (cc {cc}): {:.2} s, {dropped} frames dropped, \
+         report {j}",
         loss * 100.0,
         took.as_secs_f64()
     );
@@ -234,17 +238,27 @@ fn libnorm_to_rmcast(loss: f64) {
 
 #[test]
 fn libnorm_to_rmcast_open_without_loss() {
-    libnorm_to_rmcast(0.0);
+    libnorm_to_rmcast(0.0, false);
 }
 
 #[test]
 fn libnorm_to_rmcast_open_at_1_percent_frame_loss() {
-    libnorm_to_rmcast(0.01);
+    libnorm_to_rmcast(0.01, false);
 }
 
 #[test]
 fn libnorm_to_rmcast_open_at_10_percent_frame_loss() {
-    libnorm_to_rmcast(0.10);
+    libnorm_to_rmcast(0.10, false);
+}
+
+#[test]
+fn libnorm_to_rmcast_open_under_norm_cc() {
+    libnorm_to_rmcast(0.0, true);
+}
+
+#[test]
+fn libnorm_to_rmcast_open_at_10_percent_frame_loss_under_norm_cc() {
+    libnorm_to_rmcast(0.10, true);
 }
 
 /// `rmcast send --protocol norm --open` sends the file to `normfile recv` (node
