@@ -9,12 +9,22 @@
 //! share, and libnorm's own behaviour at those losses (the file arrives byte-exact, the
 //! sender ends once the receiver acknowledged its watermark; at 10 % frames were dropped).
 //!
+//! `normfile send` → `rmcast recv --protocol norm --open` at the same losses: libnorm's
+//! sender names the rmcast receiver's node id an acking node and ends only once it has
+//! acknowledged the watermark; the file is compared byte for byte, and at 10 % libnorm's
+//! Reed–Solomon parity must have rebuilt sources.
+//!
+//! `rmcast send --protocol norm --open` → `normfile recv` at the same losses: the rmcast
+//! sender names normfile's node id its acking node, so it ends once libnorm's receiver
+//! acknowledged the watermark (it exits non-zero otherwise); libnorm's file is compared byte
+//! for byte, and at 10 % repairs (libnorm-decodable RS8 parity) must have been sent.
+//!
 //! Needs root, iproute2, nftables, g++ and libnorm-dev: skipped with a note otherwise,
 //! except under CI (env `CI` set), where a missing part other than root fails.
 
 mod common;
 
-use common::{explain, Bed, Proc};
+use common::{explain, in_netns, json_of, strings, Bed, Proc};
 use rmcast_lab::proc::in_netns as command_in;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -135,4 +145,200 @@ fn libnorm_to_libnorm_at_10_percent_frame_loss() {
 #[test]
 fn libnorm_to_libnorm_at_10_percent_frame_loss_under_norm_cc() {
     libnorm_to_libnorm(0.10, true);
+}
+
+/// The test file: 1,000,000 bytes (715 segments: RFC 5052's 7 blocks of 60 and 5 of 59).
+fn test_file() -> Vec<u8> {
+    (0..1_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect()
+}
+
+/// The only file `dir` holds.
+fn only_file(dir: &Path) -> Vec<u8> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "one output file: {files:?}");
+    std::fs::read(&files[0]).unwrap()
+}
+
+/// libnorm sends the file to `rmcast recv --protocol norm --open` (node `RECEIVER_ID`, an
+/// acking node of the sender): byte-exact, and libnorm's sender got the watermark ACK.
+fn libnorm_to_rmcast(loss: f64, cc: bool) {
+    let Some((bed, bin)) = bed(loss) else {
+        return;
+    };
+    let data = test_file();
+    let file = bed.file("data.bin", &data);
+    let out = bed.work.path().join("out");
+    let o = out.to_string_lossy().into_owned();
+    let group = format!("{GROUP}:{PORT}");
+    let recv_args = strings(&[
+        "recv",
+        "--protocol",
+        "norm",
+        "--open",
+        "-g",
+        &group,
+        "-i",
+        "eth0",
+        "--norm-node-id",
+        RECEIVER_ID,
+        "--dir",
+        &o,
+        "--sender-timeout",
+        "2",
+        "--wait",
+        "30",
+        "--json",
+    ]);
+    let mut recv = in_netns(&bed.seg.host(1), &recv_args);
+    std::thread::sleep(Duration::from_millis(300));
+    let f = file.to_string_lossy().into_owned();
+    let mut args = vec!["send", GROUP, PORT, "eth0", "100e6", RECEIVER_ID, &f];
+    if cc {
+        args.push("cc");
+    }
+    let start = Instant::now();
+    let mut send = normfile(&bed, 0, &bin, &args);
+    let deadline = Instant::now() + DEADLINE;
+    let s = send.finish(deadline);
+    let took = start.elapsed();
+    let r = recv.finish(deadline).expect("rmcast recv --open ends");
+    let j = json_of(&r);
+    let dropped = bed.seg.frames_dropped();
+    eprintln!(
+        "libnorm -> rmcast at {}% frame loss (cc {cc}): {:.2} s, {dropped} frames dropped, \
+         report {j}",
+        loss * 100.0,
+        took.as_secs_f64()
+    );
+    let s = s.expect("normfile send ends (it ends once the watermark is acknowledged)");
+    assert!(s.status.success(), "normfile send: {}", explain(&s));
+    assert!(r.status.success(), "rmcast recv --open: {}", explain(&r));
+    let got = only_file(&out);
+    assert!(
+        got == data,
+        "{} bytes received, {} sent, not the same",
+        got.len(),
+        data.len()
+    );
+    assert_eq!(j["mode"], "open");
+    assert_eq!(j["ending"], "complete", "{j}");
+    assert_eq!(j["object_size"], data.len() as u64, "{j}");
+    assert!(j["unknown"].as_array().is_some_and(|u| !u.is_empty()));
+    if loss >= 0.05 {
+        assert!(dropped > 0, "no frame dropped at {loss}");
+        assert!(j["recovered"].as_u64() > Some(0), "no source rebuilt: {j}");
+    }
+}
+
+#[test]
+fn libnorm_to_rmcast_open_without_loss() {
+    libnorm_to_rmcast(0.0, false);
+}
+
+#[test]
+fn libnorm_to_rmcast_open_at_1_percent_frame_loss() {
+    libnorm_to_rmcast(0.01, false);
+}
+
+#[test]
+fn libnorm_to_rmcast_open_at_10_percent_frame_loss() {
+    libnorm_to_rmcast(0.10, false);
+}
+
+#[test]
+fn libnorm_to_rmcast_open_under_norm_cc() {
+    libnorm_to_rmcast(0.0, true);
+}
+
+#[test]
+fn libnorm_to_rmcast_open_at_10_percent_frame_loss_under_norm_cc() {
+    libnorm_to_rmcast(0.10, true);
+}
+
+/// `rmcast send --protocol norm --open` sends the file to `normfile recv` (node
+/// `RECEIVER_ID`, the sender's acking node): byte-exact, acknowledged.
+fn rmcast_to_libnorm(loss: f64) {
+    let Some((bed, bin)) = bed(loss) else {
+        return;
+    };
+    let data = test_file();
+    let file = bed.file("data.bin", &data);
+    let out = bed.work.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let o = out.to_string_lossy().into_owned();
+    let mut recv = normfile(
+        &bed,
+        1,
+        &bin,
+        &["recv", GROUP, PORT, "eth0", RECEIVER_ID, &o],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let group = format!("{GROUP}:{PORT}");
+    let f = file.to_string_lossy().into_owned();
+    let send_args = strings(&[
+        "send",
+        "--protocol",
+        "norm",
+        "--open",
+        "-g",
+        &group,
+        "-i",
+        "eth0",
+        "--rate",
+        "100M",
+        "--norm-acking-nodes",
+        RECEIVER_ID,
+        "--json",
+        &f,
+    ]);
+    let start = Instant::now();
+    let mut send = in_netns(&bed.seg.host(0), &send_args);
+    let s = send.finish(Instant::now() + DEADLINE);
+    let took = start.elapsed();
+    recv.kill();
+    let s = s.expect("rmcast send --open ends");
+    let j = json_of(&s);
+    let dropped = bed.seg.frames_dropped();
+    eprintln!(
+        "rmcast -> libnorm at {}% frame loss: {:.2} s, {dropped} frames dropped, report {j}",
+        loss * 100.0,
+        took.as_secs_f64()
+    );
+    let got = std::fs::read(out.join("bench.bin")).expect("normfile wrote bench.bin");
+    assert!(s.status.success(), "rmcast send --open: {}", explain(&s));
+    assert!(
+        got == data,
+        "{} bytes received, {} sent, not the same",
+        got.len(),
+        data.len()
+    );
+    assert_eq!(j["acknowledged"], true, "{j}");
+    assert!(j["unknown"].as_array().is_some_and(|u| !u.is_empty()));
+    if loss >= 0.05 {
+        assert!(dropped > 0, "no frame dropped at {loss}");
+        let repairs =
+            j["parity_sent"].as_u64().unwrap_or(0) + j["sources_resent"].as_u64().unwrap_or(0);
+        assert!(repairs > 0, "no repair sent: {j}");
+    }
+}
+
+#[test]
+fn rmcast_open_to_libnorm_without_loss() {
+    rmcast_to_libnorm(0.0);
+}
+
+#[test]
+fn rmcast_open_to_libnorm_at_1_percent_frame_loss() {
+    rmcast_to_libnorm(0.01);
+}
+
+#[test]
+fn rmcast_open_to_libnorm_at_10_percent_frame_loss() {
+    rmcast_to_libnorm(0.10);
 }

@@ -9,6 +9,7 @@ pub mod dissector;
 pub mod keygen;
 pub mod merge;
 pub mod open;
+pub mod open_norm;
 pub mod protocols;
 pub mod recv;
 pub mod relay;

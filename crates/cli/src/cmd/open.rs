@@ -18,15 +18,16 @@ const PGM_ODATA: usize = 24;
 const FRAME_PAYLOAD: usize = 1472;
 
 /// Refuse the session-layer options open mode cannot honour.
-fn check_common(protocol: &str, net: &send::NetOpts) -> Result<(), NetError> {
-    if protocol != "pgm" {
+pub(super) fn check_common(protocol: &str, net: &send::NetOpts) -> Result<(), NetError> {
+    if protocol != "pgm" && protocol != "norm" {
         return Err(NetError::setup(format!(
-            "--open speaks plain RFC 3208 PGM: give --protocol pgm, not {protocol}"
+            "--open speaks plain RFC 3208 PGM or RFC 5740 NORM: give --protocol pgm or norm, \
+             not {protocol}"
         )));
     }
     if net.key_file.is_some() {
         return Err(NetError::setup(
-            "--open has no keys: RFC 3208 carries no authentication (drop --key-file)",
+            "--open has no keys: RFC 3208 and RFC 5740 carry no authentication (drop --key-file)",
         ));
     }
     if net.drop_rate > 0.0 || net.drop_one_in.is_some() {
@@ -74,6 +75,9 @@ fn open_send_config(a: &send::Args) -> Result<OpenSend, NetError> {
 
 /// `rmcast send --open`.
 pub fn run_send(a: &send::Args) -> Result<ExitCode> {
+    if a.protocol == "norm" {
+        return super::open_norm::run_send(a);
+    }
     let cfg = match open_send_config(a) {
         Ok(c) => c,
         Err(e) => return Ok(fail(e)),
@@ -117,6 +121,9 @@ pub fn run_recv(a: &recv::Args) -> Result<ExitCode> {
     let protocol = a.protocol.as_deref().unwrap_or("pgm");
     if let Err(e) = check_common(protocol, &a.net) {
         return Ok(fail(e));
+    }
+    if protocol == "norm" {
+        return super::open_norm::run_recv(a);
     }
     let Some(idle_exit) =
         rmcast_proto::duration_from_secs(a.sender_timeout).filter(|d| !d.is_zero())
@@ -170,12 +177,28 @@ pub fn run_recv(a: &recv::Args) -> Result<ExitCode> {
 }
 
 fn recv_to_dir(cfg: &OpenRecv, dir: &Path, force: bool) -> Result<open::OpenRecvReport, NetError> {
+    to_dir(
+        dir,
+        force,
+        |out| open::recv(cfg, out),
+        |r| format!("pgm-{}", r.tsi),
+    )
+}
+
+/// Receive with `recv` into a hidden temporary file of `dir`, then rename it to `name` of
+/// the report (refused if it exists and not `force`; the data is then kept).
+pub(super) fn to_dir<R>(
+    dir: &Path,
+    force: bool,
+    recv: impl FnOnce(&mut dyn Write) -> Result<R, NetError>,
+    name: impl FnOnce(&R) -> String,
+) -> Result<R, NetError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| NetError::io(format!("create {}", dir.display()), e))?;
-    let tmp = dir.join(format!(".pgm-open-{}.part", std::process::id()));
+    let tmp = dir.join(format!(".open-{}.part", std::process::id()));
     let f = File::create(&tmp).map_err(|e| NetError::io(format!("create {}", tmp.display()), e))?;
     let mut out = BufWriter::new(f);
-    let r = open::recv(cfg, &mut out);
+    let r = recv(&mut out);
     let r = r.and_then(|r| {
         out.flush()
             .map_err(|e| NetError::io("write the output", e))?;
@@ -188,7 +211,7 @@ fn recv_to_dir(cfg: &OpenRecv, dir: &Path, force: bool) -> Result<open::OpenRecv
             return Err(e);
         }
     };
-    let name = dir.join(format!("pgm-{}", r.tsi));
+    let name = dir.join(name(&r));
     if name.exists() && !force {
         return Err(NetError::Failed(format!(
             "{} exists (kept the data in {}): give --force",

@@ -96,9 +96,15 @@ pub struct Args {
     /// delivered, or after --sender-timeout of silence (a PGM stream marks no file end)
     #[arg(long, requires = "protocol", conflicts_with_all = ["keep", "session", "region", "source"])]
     pub open: bool,
-    /// With --open: the protocol spoken (pgm)
+    /// With --open: the protocol spoken (pgm, or norm: RFC 5740 as NRL's libnorm speaks it;
+    /// one object received from the first NORM sender heard, written to
+    /// OUT/norm-<SENDER>-<INSTANCE>; the end is the sender's silence for --sender-timeout)
     #[arg(long, requires = "open")]
     pub protocol: Option<String>,
+    /// With --open --protocol norm: this receiver's NORM node id (give one of the acking nodes
+    /// the sender waits for, e.g. normfile's RECEIVER_IDS; default: a random one)
+    #[arg(long, requires = "open", value_name = "ID")]
+    pub norm_node_id: Option<u32>,
     /// With --open: the PGM data-destination port to listen for (OpenPGM's default 7500)
     #[arg(long, default_value_t = rmcast_net::open::DEFAULT_DATA_DESTINATION_PORT, requires = "open")]
     pub pgm_dport: u16,

@@ -285,16 +285,25 @@ pub struct Args {
     /// Name announced for a stream read from standard input (at most 225 bytes)
     #[arg(long, default_value = "stream")]
     pub name: String,
-    /// Open mode (pgm only): plain RFC 3208 PGM over UDP as OpenPGM encapsulates it (one
+    /// Open mode (pgm, norm): plain RFC 3208 PGM over UDP as OpenPGM encapsulates it (one
     /// UDP port, the group's, both ways), to any PGM receiver (OpenPGM, ZeroMQ epgm://):
     /// no ANNOUNCE/JOIN/REPORT/END, so no receiver count and no per-receiver completion.
     /// One FILE (or -), one APDU per ODATA, new data at the fixed --rate; NAKs answered
-    /// until --final-wait after the last data, then SPMs with OPT_FIN
+    /// until --final-wait after the last data, then SPMs with OPT_FIN. With --protocol norm:
+    /// plain RFC 5740 NORM as NRL's libnorm speaks it, one regular FILE as a FILE object, RS8
+    /// parity repairs; it ends on the --norm-acking-nodes' watermark ACKs (or FLUSH rounds)
     #[arg(long)]
     pub open: bool,
     /// With --open: the PGM data-destination port (OpenPGM's default 7500)
     #[arg(long, default_value_t = rmcast_net::open::DEFAULT_DATA_DESTINATION_PORT, requires = "open")]
     pub pgm_dport: u16,
+    /// With --open --protocol norm: this sender's NORM node id
+    #[arg(long, default_value_t = 1, requires = "open", value_name = "ID")]
+    pub norm_node_id: u32,
+    /// With --open --protocol norm: the receivers' node ids whose watermark ACK ends the
+    /// transfer (libnorm's acking nodes; without: FLUSH rounds, then the end, unacknowledged)
+    #[arg(long, value_delimiter = ',', requires = "open", value_name = "ID,...")]
+    pub norm_acking_nodes: Vec<u32>,
 }
 
 fn secs(v: f64, what: &str) -> Result<Duration, NetError> {

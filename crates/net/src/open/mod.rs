@@ -1,4 +1,4 @@
-//! Open mode (`rmcast send|recv --protocol pgm --open`, issue 62): plain RFC 3208 PGM over
+//! Open mode (`rmcast send|recv --protocol pgm|norm --open`, issue 62): plain RFC 3208 PGM over
 //! UDP as OpenPGM encapsulates it, to and from any PGM host, without rmcast's session layer
 //! (no ANNOUNCE, JOIN, REPORT or END).
 //!
@@ -24,7 +24,15 @@
 //!   OpenPGM receiver as data.
 //!
 //! IPv4 only (the NLAs are read and written for IPv6 too, but the socket here is IPv4).
+//!
+//! `--protocol norm --open` ([`norm_recv`], [`norm_send`]) is plain RFC 5740 NORM as NRL's
+//! libnorm speaks it, on the same kind of socket (the group's port both ways; NACKs to the
+//! group, watermark ACKs unicast to the sender): one FILE object, received from the first
+//! NORM sender heard or sent to the acking nodes named, libnorm's Reed–Solomon repairs
+//! translated by the shims of [`rmcast_proto::norm::rfc5740`] (`docs/norm-rfc5740.md`).
 
+pub mod norm_recv;
+pub mod norm_send;
 pub mod recv;
 pub mod send;
 
@@ -36,6 +44,7 @@ use crate::socket::{buffers, iface_of, join_v4, SocketOpts};
 use crate::NetError;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::time::Duration;
 
 /// OpenPGM's default PGM data-destination port.
 pub use rmcast_wire::rfc3208::udp::DEFAULT_DATA_DESTINATION_PORT;
@@ -55,7 +64,7 @@ pub const UNKNOWN: [&str; 4] = [
 pub fn open_socket(o: &SocketOpts) -> Result<(UdpSocket, Ipv4Addr), NetError> {
     let IpAddr::V4(group) = o.group.ip() else {
         return Err(NetError::setup(
-            "--open speaks PGM over IPv4 only here: give an IPv4 group",
+            "--open speaks IPv4 only here: give an IPv4 group",
         ));
     };
     let iface = iface_of(o)?;
@@ -106,6 +115,16 @@ fn route_source(group: SocketAddr) -> Result<Ipv4Addr, NetError> {
 pub fn random_tsi() -> ([u8; 6], u16) {
     let gsi = rand::random::<[u8; 6]>();
     (gsi, rand::random::<u16>().max(1024))
+}
+
+/// The time one datagram of `wire_len` bytes (headers included) takes at `rate_bps` (zero:
+/// unpaced).
+fn gap(wire_len: usize, rate_bps: u64) -> Duration {
+    if rate_bps == 0 {
+        return Duration::ZERO;
+    }
+    let bits = wire_len as u64 * 8;
+    Duration::from_nanos(bits.saturating_mul(1_000_000_000) / rate_bps)
 }
 
 /// Read `buf.len()` bytes or up to the end of `r`; how many were read.

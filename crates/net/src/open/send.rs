@@ -1,6 +1,6 @@
 //! The open-mode sender: a [`pgm::Source`] on a plain RFC 3208 socket (see [`super`]).
 
-use super::{fill, open_socket, timed_out, wait_readable, UNKNOWN};
+use super::{fill, gap, open_socket, timed_out, wait_readable, UNKNOWN};
 use crate::clock::Clock;
 use crate::socket::SocketOpts;
 use crate::NetError;
@@ -180,15 +180,6 @@ impl Io {
     }
 }
 
-/// The time one packet of `len` bytes takes at `rate_bps` (zero: unpaced).
-fn gap(len: usize, rate_bps: u64) -> Duration {
-    if rate_bps == 0 {
-        return Duration::ZERO;
-    }
-    let bits = (len + ODATA_OVERHEAD) as u64 * 8;
-    Duration::from_nanos(bits.saturating_mul(1_000_000_000) / rate_bps)
-}
-
 /// Send `input` as plain PGM (see [`super`]).
 pub fn send(s: &OpenSend, input: &mut dyn Read) -> Result<OpenSendReport, NetError> {
     if s.segment == 0 || s.segment > pgm::MAX_MESSAGE {
@@ -213,7 +204,7 @@ pub fn send(s: &OpenSend, input: &mut dyn Read) -> Result<OpenSendReport, NetErr
     let mut agent = pgm::Source::new(source_config(s));
     let clock = Clock::new();
     io.announce(&mut agent, clock.now())?;
-    let step = gap(s.segment, s.rate_bps);
+    let step = gap(s.segment + ODATA_OVERHEAD, s.rate_bps);
     let (mut next, mut sent, mut bytes) = (Time::ZERO, 0u64, 0u64);
     let (mut eof, mut data_end) = (false, Time::ZERO);
     let mut chunk = vec![0u8; s.segment];

@@ -28,6 +28,9 @@
 //!   ([`Translator::untranslatable`]); NORM_INFO and a DATA's EXT_FTI are remembered per
 //!   object, as a DATA without EXT_FTI needs them.
 
+pub mod rx;
+pub mod tx;
+
 use crate::NodeId;
 use rmcast_wire::norm::{self as agent, AckType, Nodes, Request, Requests};
 use rmcast_wire::rfc5740::Form;
@@ -104,6 +107,21 @@ impl Translator {
     /// The agent's datagram as RFC 5740 bytes (`None`: not a `norm` datagram or not
     /// encodable, counted).
     pub fn outgoing(&mut self, datagram: &[u8]) -> Option<Vec<u8>> {
+        let (envelope, m) = self.agent_message(datagram)?;
+        let out = self
+            .message_of(envelope, m)
+            .and_then(|msg| msg.to_vec().ok());
+        if out.is_none() {
+            self.untranslatable += 1;
+        }
+        out
+    }
+
+    /// An agent's datagram as its envelope and `norm` message (`None`: not one, counted).
+    pub fn agent_message<'a>(
+        &mut self,
+        datagram: &'a [u8],
+    ) -> Option<(Envelope, agent::Message<'a>)> {
         let Ok(Packet {
             header: h,
             message: rmcast_wire::Message::Norm(m),
@@ -112,18 +130,12 @@ impl Translator {
             self.untranslatable += 1;
             return None;
         };
-        let envelope = Envelope {
+        let env = Envelope {
             session: h.session,
             source: h.source,
             flags: h.flags,
         };
-        let out = self
-            .message_of(envelope, m)
-            .and_then(|msg| msg.to_vec().ok());
-        if out.is_none() {
-            self.untranslatable += 1;
-        }
-        out
+        Some((env, m))
     }
 
     /// The RFC 5740 message of an agent's message (`None`: an id out of fec_id 5's range).

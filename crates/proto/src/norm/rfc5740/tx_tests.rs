@@ -1,0 +1,193 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+use crate::norm::{Sender, SenderConfig};
+use crate::{Agent, GroupId, NodeId, SenderAgent, Time};
+use bytes::Bytes;
+use rmcast_wire::rfc5740::{obj_flag, Form, RepairFlags, RepairItem, RepairRequest, Timestamp};
+
+const SEG: usize = 1400;
+
+fn file(size: usize) -> Vec<u8> {
+    (0..size as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 9) as u8)
+        .collect()
+}
+
+/// The agent and the shim for `data`, every segment (and filler) sent; the wire datagrams.
+fn sent(data: &[u8]) -> (Sender, LibnormTx, Vec<Vec<u8>>) {
+    let mut tr = Translator::new(0x1c47, 9, 0.5, 1_000.0, 16);
+    tr.object_flags = obj_flag::FILE;
+    let tx = LibnormTx::new(tr, data.len() as u64, SEG as u16, 64, 16).unwrap();
+    let mut c = SenderConfig::new(NodeId(1), GroupId(0));
+    c.session = 9;
+    c.fec.k = tx.agent_k();
+    c.receivers = vec![NodeId(4097)];
+    let mut agent = Sender::new(c);
+    let (mut tx, mut wire) = (tx, Vec::new());
+    for (i, seg) in data.chunks(SEG).enumerate() {
+        agent.send(Time::ZERO, Bytes::copy_from_slice(seg)).unwrap();
+        if tx.filler_after(i as u64) {
+            agent.send(Time::ZERO, Bytes::from_static(b"-")).unwrap();
+        }
+    }
+    agent.close(Time::ZERO);
+    agent.handle_timeout(Time::ZERO);
+    while let Some(t) = agent.poll_transmit() {
+        wire.extend(tx.outgoing(&t.payload));
+    }
+    (agent, tx, wire)
+}
+
+/// libnorm's receiver 4097's NACK with one RANGES request of `flags` over `items`.
+fn nack(flags: RepairFlags, items: Vec<RepairItem>) -> Message<'static> {
+    Message {
+        sequence: 0,
+        source_id: 4097,
+        body: Body::Nack {
+            server_id: 1,
+            instance_id: 0x1c47,
+            grtt_response: Timestamp::default(),
+            requests: vec![RepairRequest {
+                form: Form::Ranges,
+                flags,
+                items,
+            }],
+        },
+        ext: Vec::new(),
+    }
+}
+
+/// 130 segments: RFC 5052's blocks of 44, 43 and 43. The agent runs with k = 44 and a
+/// filler after each block of 43, which never goes out; every NORM_DATA is a FILE segment at
+/// the partition's place with libnorm's EXT_FTI; the FLUSH names the real last segment.
+#[test]
+fn sources_go_out_at_the_partitions_places_fillers_never() {
+    let data = file(129 * SEG + 77);
+    let (_, tx, wire) = sent(&data);
+    assert_eq!(tx.agent_k(), 44);
+    let fillers: Vec<u64> = (0..130).filter(|&i| tx.filler_after(i)).collect();
+    assert_eq!(fillers, vec![86, 129]);
+    let mut got = Vec::new();
+    let mut flush = None;
+    for dg in &wire {
+        let m = Message::decode(dg).unwrap();
+        match m.body {
+            Body::Data {
+                obj, id, payload, ..
+            } => {
+                assert_eq!(obj.flags, obj_flag::FILE);
+                assert_eq!(
+                    m.ext,
+                    vec![Ext::Fti(Fti {
+                        object_size: data.len() as u64,
+                        segment_size: SEG as u16,
+                        max_block_len: 64,
+                        num_parity: 16,
+                    })]
+                );
+                got.push((id.sbn(), id.esi(), payload.to_vec()));
+            }
+            Body::Cmd {
+                cmd: Cmd::Flush { id, .. },
+                ..
+            } => flush = Some((id.sbn(), id.esi())),
+            _ => {}
+        }
+    }
+    let want: Vec<_> = data
+        .chunks(SEG)
+        .enumerate()
+        .map(|(i, s)| {
+            let (sbn, esi) = match i {
+                0..44 => (0, i),
+                44..87 => (1, i - 44),
+                _ => (2, i - 87),
+            };
+            (sbn as u32, esi as u16, s.to_vec())
+        })
+        .collect();
+    assert!(got == want, "the sources as sent differ from the partition");
+    assert_eq!(flush, Some((2, 42)));
+}
+
+/// libnorm's receiver asks parity ESIs 43..44 of block 1 (of 43): the agent repairs, and
+/// what goes out is RS8's parity 0 and 1 of the block at ESIs 43 and 44.
+#[test]
+fn a_parity_nack_brings_libnorms_parity() {
+    let data = file(129 * SEG + 77);
+    let (mut agent, mut tx, _) = sent(&data);
+    let item = |esi| RepairItem {
+        object: 0,
+        id: PayloadId::Rs8 { sbn: 1, esi },
+    };
+    let nack = nack(
+        RepairFlags {
+            segment: true,
+            ..RepairFlags::default()
+        },
+        vec![item(43), item(44)],
+    );
+    let dg = tx.incoming(&nack).expect("the agent's NACK");
+    let now = Time::from_millis(10);
+    agent.handle_packet(now, NodeId(4097), &dg);
+    let mut parity = Vec::new();
+    for _ in 0..100 {
+        let Some(t) = agent.poll_timeout() else { break };
+        agent.handle_timeout(t);
+        while let Some(t) = agent.poll_transmit() {
+            let Some(bytes) = tx.outgoing(&t.payload) else {
+                continue;
+            };
+            if let Body::Data { id, payload, .. } = Message::decode(&bytes).unwrap().body {
+                parity.push((id.sbn(), id.esi(), payload.to_vec()));
+            }
+        }
+        if !parity.is_empty() {
+            break;
+        }
+    }
+    let block: Vec<&[u8]> = data.chunks(SEG).skip(44).take(43).collect();
+    let want = Rs8::new(64, 16).unwrap().parity(&block).unwrap();
+    assert_eq!(
+        parity,
+        vec![(1, 43, want[0].clone()), (1, 44, want[1].clone())]
+    );
+    assert_eq!(tx.parity_sent, 2);
+}
+
+/// A late joiner synced with NORM_SYNC_ALL asks RANGES/OBJECT 0xff01..0xffff (the objects
+/// before ours): it is answered with SQUELCH naming object 0, block 0, as libnorm answers
+/// it (without, libnorm's receiver never acknowledges the watermark).
+#[test]
+fn a_request_for_the_objects_before_ours_is_squelched() {
+    let data = file(10 * SEG);
+    let (mut agent, mut tx, _) = sent(&data);
+    let item = |object| RepairItem {
+        object,
+        id: PayloadId::Rs8 { sbn: 0, esi: 0 },
+    };
+    let nack = nack(
+        RepairFlags {
+            object: true,
+            ..RepairFlags::default()
+        },
+        vec![item(0xff01), item(0xffff)],
+    );
+    let dg = tx.incoming(&nack).expect("the agent's NACK");
+    agent.handle_packet(Time::from_millis(10), NodeId(4097), &dg);
+    let mut squelch = None;
+    while let Some(t) = agent.poll_transmit() {
+        let Some(bytes) = tx.outgoing(&t.payload) else {
+            continue;
+        };
+        if let Body::Cmd {
+            cmd: Cmd::Squelch { object, id, .. },
+            ..
+        } = Message::decode(&bytes).unwrap().body
+        {
+            squelch = Some((object, id.sbn(), id.esi()));
+        }
+    }
+    assert_eq!(squelch, Some((0, 0, 0)));
+}
