@@ -481,7 +481,13 @@ impl Receiving {
                     break;
                 };
                 let now = self.st.clock.now();
-                self.datagram(now, buf, from, obs)?;
+                if k == 2 && self.st.wire.pgm.is_some() {
+                    if let Some(mut d) = self.st.wire.pgm_incoming(from, buf) {
+                        self.datagram(now, &mut d, from, obs)?;
+                    }
+                } else {
+                    self.datagram(now, buf, from, obs)?;
+                }
                 if self.st.end.is_some() {
                     break;
                 }
@@ -663,7 +669,18 @@ impl Receiving {
             .registry()
             .register(&mut s, LOCAL, Interest::READABLE)
             .map_err(|e| NetError::io("register socket", e))?;
-        tracing::info!(%local, "joined the region's local group");
+        // pgm's RFC 3208 packets come on this group: translated as they are read.
+        let framing = self.st.joined.as_ref().and_then(|j| {
+            let f = j.side()?.framing()?;
+            crate::pgmwire::PgmWire::new(f, self.cfg.sock.group, j.sender_addr, true)
+        });
+        match framing {
+            Some(w) => {
+                tracing::info!(%local, "reading the session's RFC 3208 packets");
+                self.st.wire.pgm = Some(w);
+            }
+            None => tracing::info!(%local, "joined the region's local group"),
+        }
         self.st.lsock = Some(s);
         Ok(())
     }
