@@ -125,6 +125,13 @@ pub trait NetProtocol: Sync {
         None
     }
 
+    /// A further group its receivers join as soon as they find a session on `group`
+    /// (`keyed`: they hold a key), before the running ANNOUNCE says how it runs: pgm's data
+    /// port, where RFC 3208 packets follow that ANNOUNCE at once.
+    fn early_group(&self, _group: SocketAddr, _keyed: bool) -> Option<SocketAddr> {
+        None
+    }
+
     /// Whether it adapts its rate to the network (`--rate auto`: TFMCC congestion control).
     fn congestion_control(&self) -> bool {
         false

@@ -188,6 +188,11 @@ impl NetProtocol for Pgm {
         true
     }
 
+    fn early_group(&self, group: SocketAddr, keyed: bool) -> Option<SocketAddr> {
+        let port = crate::pgmwire::data_port(group).filter(|_| !keyed)?;
+        Some(SocketAddr::new(group.ip(), port))
+    }
+
     fn framing(&self, s: &SenderSettings) -> Option<Framing> {
         s.pgm_rfc3208.then_some(Framing {
             session: s.session,
