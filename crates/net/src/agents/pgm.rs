@@ -536,6 +536,54 @@ mod tests {
         assert!(e.contains("--fec-proactive 2 needs --fec-k"), "{e}");
     }
 
+    /// A running ANNOUNCE of pgm with `params`.
+    fn announced(params: &[u8]) -> Announced<'_> {
+        Announced {
+            protocol: rmcast_wire::Family::Pgm as u8,
+            window: 0,
+            ack_delay_us: 0,
+            ack_timeout_us: 0,
+            params,
+            running: true,
+        }
+    }
+
+    #[test]
+    fn receivers_read_rfc3208_on_the_data_port_and_a_relay_refuses_to_build_for_it() {
+        let group: SocketAddr = "239.1.2.3:5000".parse().unwrap();
+        let me = Me {
+            node: 7,
+            session: 9,
+            sender: 1,
+            group,
+        };
+        let data: SocketAddr = "239.1.2.3:5001".parse().unwrap();
+        assert_eq!(Pgm.early_group(group, false), Some(data));
+        assert_eq!(
+            Pgm.early_group(group, true),
+            None,
+            "keyed: sealed whole, no data port"
+        );
+        let wire = [PARAM_RFC3208, 0, 8];
+        let r = Pgm.receiver(announced(&wire), &me).unwrap().unwrap();
+        assert_eq!(r.side.join(), Some(data));
+        let f = r.side.framing().unwrap();
+        assert_eq!((f.session, f.sender, f.fec), (9, 1, (8, 0)));
+        let plain = Pgm.receiver(announced(&[0, 0, 8]), &me).unwrap().unwrap();
+        assert!(plain.side.join().is_none() && plain.side.framing().is_none());
+        let at = RelayAt {
+            session: 9,
+            sender: 1,
+            node: 3,
+            receivers: &[],
+            region: None,
+            group,
+        };
+        let e = Pgm.relay(announced(&wire), &at).err().unwrap().to_string();
+        assert!(e.contains("--rmcast-header"), "{e}");
+        assert!(Pgm.relay(announced(&[0, 0, 8]), &at).unwrap().is_some());
+    }
+
     #[test]
     fn rate_auto_builds_a_paced_source_capped_at_the_rate() {
         let mut s = crate::agents::tests::settings();
