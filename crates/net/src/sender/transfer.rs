@@ -832,6 +832,9 @@ impl Transfer {
         }
         m.addr = from;
         m.last_heard = now;
+        if let Some(w) = self.ep.wire.pgm.as_mut() {
+            w.peer(from, m.node);
+        }
         let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
         Ok(true)
     }
