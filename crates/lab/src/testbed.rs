@@ -596,6 +596,10 @@ fn transfer(
     if plan.protocol == "dsp" && plan.regions {
         args.extend(strings(&["--designated", "relay"]));
     }
+    // pgm's RFC 3208 packets go on a port no relay carries: in rmcast's header through them.
+    if plan.protocol == "pgm" && !relays.is_empty() {
+        args.push("--rmcast-header".into());
+    }
     // One [traffic] message per datagram, as the simulator sends them (a frame at most).
     let overhead = rmcast_net::agents::protocol(&plan.protocol)
         .map(|p| p.data_overhead(topo.receivers.len()))

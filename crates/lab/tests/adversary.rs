@@ -302,19 +302,21 @@ fn a_squatter_gets_no_slot_with_a_receiver_list() {
 
 // -------------------------------------------------------------------------------- replay
 
-/// Everything the sender multicast on `g` while the capture ran, with its time since the
-/// capture began, ENDs left out (the replay: ANNOUNCEs and data).
-fn capture(g: SocketAddr) -> Peer<Vec<(Duration, Vec<u8>)>> {
+/// A captured datagram: when (since the capture began), where it went, its bytes.
+type Captured = Vec<(Duration, SocketAddr, Vec<u8>)>;
+
+/// Everything the sender multicast to `g` while the capture ran, with its time since
+/// `start`, ENDs left out (the replay: ANNOUNCEs and data).
+fn capture(g: SocketAddr, start: Instant) -> Peer<Captured> {
     let sniff = sniffer(g);
     Peer::spawn(move |stop| {
-        let start = Instant::now();
         let mut buf = vec![0u8; 65_536];
         let mut got = Vec::new();
         while !stop.load(Ordering::Relaxed) {
             if let Ok((n, _)) = sniff.recv_from(&mut buf) {
                 let d = &buf[..n];
                 if !matches!(peek(d), Some((_, Some("end")))) {
-                    got.push((start.elapsed(), d.to_vec()));
+                    got.push((start.elapsed(), g, d.to_vec()));
                 }
             }
         }
@@ -322,17 +324,32 @@ fn capture(g: SocketAddr) -> Peer<Vec<(Duration, Vec<u8>)>> {
     })
 }
 
+/// Everything the sender multicast on the session's group: the group's port (the session
+/// layer) and, for the default protocol pgm, its RFC 3208 data port (the group's port + 1),
+/// in the order it was seen.
+fn capture_session(g: SocketAddr) -> impl FnOnce() -> Captured {
+    let start = Instant::now();
+    let data = SocketAddr::new(g.ip(), g.port() + 1);
+    let (on_group, on_data) = (capture(g, start), capture(data, start));
+    move || {
+        let mut all = on_group.stop();
+        all.extend(on_data.stop());
+        all.sort_by_key(|(at, _, _)| *at);
+        all
+    }
+}
+
 /// Replay `packets` from the peer's port at their original pace; how many were sent.
-fn replay_from(g: SocketAddr, packets: Vec<(Duration, Vec<u8>)>) -> thread::JoinHandle<u64> {
+fn replay_from(g: SocketAddr, packets: Captured) -> thread::JoinHandle<u64> {
     let h = hostile_socket(g);
     thread::spawn(move || {
         let start = Instant::now();
         let mut sent = 0;
-        for (at, d) in packets {
+        for (at, to, d) in packets {
             if let Some(wait) = at.checked_sub(start.elapsed()) {
                 thread::sleep(wait);
             }
-            if h.send_to(&d, g).is_ok() {
+            if h.send_to(&d, to).is_ok() {
                 sent += 1;
             }
         }
@@ -353,9 +370,9 @@ fn replay(port: u16, keys: Option<Keys>, pin: bool, run: usize) {
     let mut cfg = send_config(g, 1);
     cfg.keys = keys.clone();
     cfg.rate_bps = 20_000_000;
-    let rec = capture(g);
+    let rec = capture_session(g);
     let before = finish(old, cfg.clone(), 1_000_000, 51);
-    let captured = rec.stop();
+    let captured = rec();
     check_success(&before);
     assert!(captured.len() > 500, "{} packets captured", captured.len());
     let new_session = 0x64c3_1000 + run as u32;

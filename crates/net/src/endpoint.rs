@@ -80,6 +80,8 @@ pub struct Wire {
     pub stats: DriverStats,
     /// Set when unsealed packets look like they carry an authentication trailer.
     pub looks_sealed: bool,
+    /// pgm's RFC 3208 translation, when the session runs it ([`crate::pgmwire`]).
+    pub pgm: Option<crate::pgmwire::PgmWire>,
 }
 
 /// Outcome of sending one datagram.
@@ -103,6 +105,7 @@ impl Wire {
             batch: Vec::new(),
             stats: DriverStats::default(),
             looks_sealed: false,
+            pgm: None,
         }
     }
 
@@ -168,9 +171,37 @@ impl Wire {
         items: &[(SocketAddr, &[u8])],
     ) -> io::Result<(usize, bool)> {
         let items = items.get(..crate::socket::MAX_BATCH).unwrap_or(items);
-        let dropped: Vec<bool> = items
+        let Some(pgm) = self.pgm.as_mut() else {
+            return self.send_items(sock, items, &[]);
+        };
+        // pgm's RFC 3208 bytes: a datagram the translator drops counts as consumed.
+        let framed: Vec<Option<(SocketAddr, Vec<u8>)>> =
+            items.iter().map(|(to, d)| pgm.outgoing(*to, d)).collect();
+        let skip: Vec<bool> = framed.iter().map(Option::is_none).collect();
+        let view: Vec<(SocketAddr, &[u8])> = items
+            .iter()
+            .zip(&framed)
+            .map(|((to, d), f)| f.as_ref().map_or((*to, *d), |(a, b)| (*a, &b[..])))
+            .collect();
+        self.send_items(sock, &view, &skip)
+    }
+
+    /// [`Wire::send_batch`] of datagrams as they go on the wire, but for those `skip` marks
+    /// (consumed, not sent).
+    fn send_items(
+        &mut self,
+        sock: &UdpSocket,
+        items: &[(SocketAddr, &[u8])],
+        skip: &[bool],
+    ) -> io::Result<(usize, bool)> {
+        let lost: Vec<bool> = items
             .iter()
             .map(|_| self.loss.drop(Direction::Tx))
+            .collect();
+        let dropped: Vec<bool> = lost
+            .iter()
+            .enumerate()
+            .map(|(i, l)| *l || skip.get(i).copied().unwrap_or(false))
             .collect();
         if let Some(s) = self.sealer.as_mut() {
             if self.batch.len() < items.len() {
@@ -214,7 +245,7 @@ impl Wire {
             .take(sent)
             .map(|(_, _, b)| b.len() as u64)
             .sum::<u64>();
-        self.stats.dropped_injected += dropped.iter().take(consumed).filter(|d| **d).count() as u64;
+        self.stats.dropped_injected += lost.iter().take(consumed).filter(|d| **d).count() as u64;
         Ok((consumed, blocked))
     }
 
@@ -259,6 +290,19 @@ impl Wire {
                 None
             }
         }
+    }
+
+    /// The agent's datagram for one read on pgm's data port ([`crate::pgmwire`]) from
+    /// `from`; `None` (counted received and malformed) for one that is no RFC 3208 packet
+    /// of the session or comes from nobody known, or when the session runs no translation.
+    /// What it returns is then opened with [`Wire::open`], which counts it received.
+    pub fn pgm_incoming(&mut self, from: SocketAddr, d: &[u8]) -> Option<Vec<u8>> {
+        let out = self.pgm.as_mut().and_then(|p| p.incoming(from, d));
+        if out.is_none() {
+            self.stats.datagrams_received += 1;
+            self.stats.rejected_malformed += 1;
+        }
+        out
     }
 
     /// Count the datagram [`Wire::open`] opened last as a stranger's and take back its mark

@@ -33,6 +33,7 @@ pub mod interrupt;
 pub mod loss;
 pub mod open;
 pub mod outdir;
+pub mod pgmwire;
 pub mod receiver;
 pub mod relay;
 pub mod resume;

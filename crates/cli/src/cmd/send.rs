@@ -348,6 +348,7 @@ pub fn config(a: &Args) -> Result<(SendConfig, Source), NetError> {
     c.pgm_txw = f.int(p, "txw")?;
     c.pgm_fec_k = f.int(p, "fec-k")?;
     c.pgm_fec_proactive = f.int(p, "fec-proactive")?;
+    c.pgm_rfc3208 = !f.switch("rmcast-header");
     c.dsp.rtd = secs(f.real(p, "rtd-ms")? / 1e3, "--rtd-ms")?;
     c.dsp.r_f = f.real(p, "rf")?;
     c.dsp.status_interval = secs(f.real(p, "status-ms")? / 1e3, "--status-ms")?;

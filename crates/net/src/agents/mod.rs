@@ -119,6 +119,19 @@ pub trait NetProtocol: Sync {
         false
     }
 
+    /// What its packets need translated at the wire to go as a standard's (pgm: RFC 3208,
+    /// [`crate::pgmwire`]); `None`: they go as the agent writes them.
+    fn framing(&self, _s: &SenderSettings) -> Option<crate::pgmwire::Framing> {
+        None
+    }
+
+    /// A further group its receivers join as soon as they find a session on `group`
+    /// (`keyed`: they hold a key), before the running ANNOUNCE says how it runs: pgm's data
+    /// port, where RFC 3208 packets follow that ANNOUNCE at once.
+    fn early_group(&self, _group: SocketAddr, _keyed: bool) -> Option<SocketAddr> {
+        None
+    }
+
     /// Whether it adapts its rate to the network (`--rate auto`: TFMCC congestion control).
     fn congestion_control(&self) -> bool {
         false
@@ -465,6 +478,8 @@ pub struct SenderSettings {
     pub pgm_fec_k: u16,
     /// pgm: FEC, parity packets sent unasked after each block (0: none).
     pub pgm_fec_proactive: u16,
+    /// pgm: its packets on the wire as RFC 3208 (unkeyed sessions only).
+    pub pgm_rfc3208: bool,
     /// Bytes sealing adds to each datagram (0 without a key).
     pub sealing: usize,
 }
@@ -665,6 +680,12 @@ pub trait ReceiverSide {
 
     /// A further group to receive on.
     fn join(&self) -> Option<SocketAddr> {
+        None
+    }
+
+    /// What the packets read on [`ReceiverSide::join`]'s group need translated to (pgm:
+    /// from RFC 3208, [`crate::pgmwire`]); `None`: they are the agents' own.
+    fn framing(&self) -> Option<crate::pgmwire::Framing> {
         None
     }
 

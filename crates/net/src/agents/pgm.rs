@@ -13,22 +13,33 @@
 //! rate and the source paces new data at the slowest one's, never above `--max-rate`. With
 //! `--fec-k K` repairs are parity over blocks of `K` packets, as in the simulator (the
 //! `pgm` module's FEC repair); the ANNOUNCE carries `K`.
+//!
+//! On the wire an unkeyed session's packets are RFC 3208's, on the group's port + 1
+//! ([`crate::pgmwire`], the running ANNOUNCE's [`PARAM_RFC3208`]); the session layer stays
+//! on the group's port. Keyed sessions and `--rmcast-header` (through `rmcast relay`, whose
+//! network element reads them) carry the agents' own packets in rmcast's 20-byte header.
 
+use super::ReceiverSide;
 use super::{Announced, Me, NetProtocol, Received, SenderSettings, SenderSide, Start, Started};
 use super::{Links, RelayAt, Relayed};
+use crate::pgmwire::Framing;
 use crate::NetError;
 use rmcast_proto::pgm::spec;
 use rmcast_proto::{pgm, tfmcc, GroupId, NodeId};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Bit of the ANNOUNCE's pgm flags byte: congestion control (TFMCC) is on.
 pub const PARAM_TFMCC: u8 = 0x01;
+/// Bit of the ANNOUNCE's pgm flags byte: the packets go as RFC 3208 on the data port
+/// ([`crate::pgmwire`]).
+pub const PARAM_RFC3208: u8 = 0x02;
 
 /// What a pgm sender announces beyond the session's fields, in the running ANNOUNCE's
 /// parameters: nothing (the default: no congestion control, no FEC), a flags byte
-/// ([`PARAM_TFMCC`]), the flags byte and FEC's block size `k` (u16, 1 to the spec's
-/// maximum), or those and the proactive parity per block (u16, 1 to 256 − `k`). Other
-/// lengths, unknown flag bits and a `k` or proactive count out of range are refused.
+/// ([`PARAM_TFMCC`], [`PARAM_RFC3208`]), the flags byte and FEC's block size `k` (u16, 1 to
+/// the spec's maximum), or those and the proactive parity per block (u16, 1 to 256 − `k`).
+/// Other lengths, unknown flag bits and a `k` or proactive count out of range are refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PgmParams {
     /// Congestion control (`--rate auto`).
@@ -37,12 +48,15 @@ pub struct PgmParams {
     pub fec_k: u16,
     /// FEC: parity packets sent unasked after each block (0: none).
     pub fec_proactive: u16,
+    /// The packets go as RFC 3208 on the data port.
+    pub rfc3208: bool,
 }
 
 impl PgmParams {
     /// The ANNOUNCE's bytes.
     pub fn encode(&self) -> Vec<u8> {
-        let flags = if self.tfmcc { PARAM_TFMCC } else { 0 };
+        let flags =
+            if self.tfmcc { PARAM_TFMCC } else { 0 } | if self.rfc3208 { PARAM_RFC3208 } else { 0 };
         match (flags, self.fec_k, self.fec_proactive) {
             (0, 0, _) => Vec::new(),
             (f, 0, _) => vec![f],
@@ -77,7 +91,7 @@ impl PgmParams {
             ),
             _ => return Err(bad("none, one, three or five bytes")),
         };
-        if flags & !PARAM_TFMCC != 0 {
+        if flags & !(PARAM_TFMCC | PARAM_RFC3208) != 0 {
             return Err(bad("unknown flag bits"));
         }
         if params.len() >= 3 && !(1..=spec::FEC_K_MAX).contains(&u64::from(fec_k)) {
@@ -94,7 +108,24 @@ impl PgmParams {
             tfmcc: flags & PARAM_TFMCC != 0,
             fec_k,
             fec_proactive,
+            rfc3208: flags & PARAM_RFC3208 != 0,
         })
+    }
+}
+
+/// A receiver of RFC 3208 packets: it reads them on the group at the data port.
+struct Rfc3208Side {
+    framing: Framing,
+    data: SocketAddr,
+}
+
+impl ReceiverSide for Rfc3208Side {
+    fn join(&self) -> Option<SocketAddr> {
+        Some(self.data)
+    }
+
+    fn framing(&self) -> Option<Framing> {
+        Some(self.framing)
     }
 }
 
@@ -118,6 +149,11 @@ impl SenderSide for Announcing {
 /// Bytes a PARITY packet adds to a message beyond ODATA's header and sequence number:
 /// block (8) + index (2) + k (2) − seq (8), and the symbol's two-byte length prefix.
 const PARITY_EXTRA: usize = 12 - 8 + rmcast_proto::fec::LEN_PREFIX;
+
+/// Bytes an RFC 3208 parity packet of a parity group past the first (index `k` and up:
+/// OPT_LENGTH 4 + OPT_PARITY_GRP 8 after a 24-byte ODATA/RDATA header) takes beyond the
+/// agent's PARITY (20-byte header and 12 bytes of fields).
+const RFC3208_PARITY_EXTRA: usize = 24 + 4 + 8 - (rmcast_wire::HEADER_LEN + 12);
 
 pub struct Pgm;
 
@@ -150,6 +186,19 @@ impl NetProtocol for Pgm {
 
     fn congestion_control(&self) -> bool {
         true
+    }
+
+    fn early_group(&self, group: SocketAddr, keyed: bool) -> Option<SocketAddr> {
+        let port = crate::pgmwire::data_port(group).filter(|_| !keyed)?;
+        Some(SocketAddr::new(group.ip(), port))
+    }
+
+    fn framing(&self, s: &SenderSettings) -> Option<Framing> {
+        s.pgm_rfc3208.then_some(Framing {
+            session: s.session,
+            sender: s.node,
+            fec: (s.pgm_fec_k, s.pgm_fec_proactive),
+        })
     }
 
     fn repairs_in_order(&self) -> bool {
@@ -202,14 +251,24 @@ impl NetProtocol for Pgm {
     }
 
     /// With FEC a parity symbol (the message and its length prefix) must fit a datagram, so
-    /// messages are [`PARITY_EXTRA`] bytes shorter than ODATA alone would allow.
+    /// messages are [`PARITY_EXTRA`] bytes shorter than ODATA alone would allow (and
+    /// [`RFC3208_PARITY_EXTRA`] more with RFC 3208 on the wire).
     fn message_size(&self, s: &SenderSettings) -> Result<Option<usize>, NetError> {
         if s.pgm_fec_k == 0 {
             return Ok(None);
         }
         let room = s
             .datagram_size
-            .checked_sub(s.sealing + self.data_overhead(0) + PARITY_EXTRA)
+            .checked_sub(
+                s.sealing
+                    + self.data_overhead(0)
+                    + PARITY_EXTRA
+                    + if s.pgm_rfc3208 {
+                        RFC3208_PARITY_EXTRA
+                    } else {
+                        0
+                    },
+            )
             .filter(|c| *c > 16)
             .ok_or_else(|| {
                 NetError::setup(format!(
@@ -235,6 +294,7 @@ impl NetProtocol for Pgm {
             tfmcc: s.tfmcc,
             fec_k: s.pgm_fec_k,
             fec_proactive: s.pgm_fec_proactive,
+            rfc3208: s.pgm_rfc3208,
         };
         let side = Box::new(Announcing(params));
         if !s.tfmcc {
@@ -270,15 +330,32 @@ impl NetProtocol for Pgm {
         c.nak_overtaken = super::socket_switch("pgm", "nak_overtaken");
         c.fec_k = p.fec_k;
         c.fec_proactive = p.fec_proactive;
-        if !p.tfmcc {
-            return Received::plain(pgm::Receiver::new(c, me.rng()));
-        }
-        let cc = cc_config(0);
-        c.cc = Some(cc);
-        let mut rng = me.rng();
-        let feedback = rmcast_proto::rng::AgentRng::from_seed(rng.range_inclusive(0, u64::MAX));
-        let inner = pgm::Receiver::new(c, rng);
-        Received::plain(pgm::FeedbackReceiver::new(inner, cc, feedback))
+        let agent: Box<dyn rmcast_proto::Agent> = if p.tfmcc {
+            let cc = cc_config(0);
+            c.cc = Some(cc);
+            let mut rng = me.rng();
+            let feedback = rmcast_proto::rng::AgentRng::from_seed(rng.range_inclusive(0, u64::MAX));
+            let inner = pgm::Receiver::new(c, rng);
+            Box::new(pgm::FeedbackReceiver::new(inner, cc, feedback))
+        } else {
+            Box::new(pgm::Receiver::new(c, me.rng()))
+        };
+        let framing = Framing {
+            session: me.session,
+            sender: me.sender,
+            fec: (p.fec_k, p.fec_proactive),
+        };
+        let data = crate::pgmwire::data_port(me.group).map(|d| SocketAddr::new(me.group.ip(), d));
+        let side = match (p.rfc3208, data) {
+            (true, Some(data)) => Box::new(Rfc3208Side { framing, data }) as Box<dyn ReceiverSide>,
+            (true, None) => {
+                return Err(NetError::Failed(
+                    "the sender announced RFC 3208 packets on the port after 65535".into(),
+                ))
+            }
+            (false, _) => Box::new(super::Plain),
+        };
+        Ok(Some(Received { agent, side }))
     }
 
     /// A network element (RFC 3208 §7): NAKs confirmed at once with an NCF down the interface
@@ -290,6 +367,13 @@ impl NetProtocol for Pgm {
             return Ok(None);
         }
         let p = PgmParams::decode(a.params)?;
+        if p.rfc3208 {
+            return Err(NetError::Failed(
+                "pgm's RFC 3208 packets go on the group's port + 1, which a relay does not \
+                 carry: run `rmcast send --protocol pgm --rmcast-header` through relays"
+                    .into(),
+            ));
+        }
         let mut c = pgm::NeConfig::new(NodeId(at.sender), GroupId(0));
         c.session = at.session;
         c.state_lifetime = socket_ms("state_lifetime_ms");
@@ -369,11 +453,13 @@ mod tests {
                 tfmcc: false,
                 fec_k: 16,
                 fec_proactive: 0,
+                rfc3208: false,
             },
             PgmParams {
                 tfmcc: true,
                 fec_k: 128,
                 fec_proactive: 0,
+                rfc3208: true,
             },
         ] {
             assert_eq!(p.encode().len(), 3);
@@ -384,12 +470,24 @@ mod tests {
             tfmcc: false,
             fec_k: 16,
             fec_proactive: 2,
+            rfc3208: false,
         };
         assert_eq!(p.encode(), vec![0, 0, 16, 0, 2]);
         assert_eq!(dec(&p.encode()), Some(p));
+        // RFC 3208 on the wire: its own bit, with or without the others.
+        let wire = PgmParams {
+            rfc3208: true,
+            ..PgmParams::default()
+        };
+        assert_eq!(wire.encode(), vec![PARAM_RFC3208]);
+        assert_eq!(dec(&wire.encode()), Some(wire));
+        assert_eq!(
+            dec(&[PARAM_RFC3208 | PARAM_TFMCC, 0, 8]).map(|p| p.rfc3208),
+            Some(true)
+        );
         assert_eq!(dec(&[0]), Some(PgmParams::default()));
         for bad in [
-            &[0x02][..],
+            &[0x04][..],
             &[0x81],
             &[1, 0],
             &[0; 40],
@@ -414,15 +512,17 @@ mod tests {
         let mut s = crate::agents::tests::settings();
         assert_eq!(Pgm.message_size(&s).unwrap(), None);
         s.pgm_fec_k = 16;
+        s.pgm_rfc3208 = false;
         let m = Pgm.message_size(&s).unwrap().unwrap();
         // A parity symbol of the longest message (framing included) plus its prefix and
         // PARITY's fields is one datagram.
-        let parity = rmcast_wire::HEADER_LEN
-            + 12
-            + crate::frame::DATA_OVERHEAD
-            + m
-            + rmcast_proto::fec::LEN_PREFIX;
-        assert_eq!(parity, s.datagram_size);
+        let symbol = crate::frame::DATA_OVERHEAD + m + rmcast_proto::fec::LEN_PREFIX;
+        assert_eq!(rmcast_wire::HEADER_LEN + 12 + symbol, s.datagram_size);
+        // As RFC 3208: RDATA's header, OPT_LENGTH and OPT_PARITY_GRP.
+        s.pgm_rfc3208 = true;
+        let m = Pgm.message_size(&s).unwrap().unwrap();
+        let symbol = crate::frame::DATA_OVERHEAD + m + rmcast_proto::fec::LEN_PREFIX;
+        assert_eq!(24 + 4 + 8 + symbol, s.datagram_size);
         assert!(Pgm.check(&s).is_ok());
         s.pgm_fec_proactive = 240;
         assert!(Pgm.check(&s).is_ok());
@@ -434,6 +534,54 @@ mod tests {
         s.pgm_fec_k = 0;
         let e = Pgm.check(&s).unwrap_err().to_string();
         assert!(e.contains("--fec-proactive 2 needs --fec-k"), "{e}");
+    }
+
+    /// A running ANNOUNCE of pgm with `params`.
+    fn announced(params: &[u8]) -> Announced<'_> {
+        Announced {
+            protocol: rmcast_wire::Family::Pgm as u8,
+            window: 0,
+            ack_delay_us: 0,
+            ack_timeout_us: 0,
+            params,
+            running: true,
+        }
+    }
+
+    #[test]
+    fn receivers_read_rfc3208_on_the_data_port_and_a_relay_refuses_to_build_for_it() {
+        let group: SocketAddr = "239.1.2.3:5000".parse().unwrap();
+        let me = Me {
+            node: 7,
+            session: 9,
+            sender: 1,
+            group,
+        };
+        let data: SocketAddr = "239.1.2.3:5001".parse().unwrap();
+        assert_eq!(Pgm.early_group(group, false), Some(data));
+        assert_eq!(
+            Pgm.early_group(group, true),
+            None,
+            "keyed: sealed whole, no data port"
+        );
+        let wire = [PARAM_RFC3208, 0, 8];
+        let r = Pgm.receiver(announced(&wire), &me).unwrap().unwrap();
+        assert_eq!(r.side.join(), Some(data));
+        let f = r.side.framing().unwrap();
+        assert_eq!((f.session, f.sender, f.fec), (9, 1, (8, 0)));
+        let plain = Pgm.receiver(announced(&[0, 0, 8]), &me).unwrap().unwrap();
+        assert!(plain.side.join().is_none() && plain.side.framing().is_none());
+        let at = RelayAt {
+            session: 9,
+            sender: 1,
+            node: 3,
+            receivers: &[],
+            region: None,
+            group,
+        };
+        let e = Pgm.relay(announced(&wire), &at).err().unwrap().to_string();
+        assert!(e.contains("--rmcast-header"), "{e}");
+        assert!(Pgm.relay(announced(&[0, 0, 8]), &at).unwrap().is_some());
     }
 
     #[test]
@@ -449,10 +597,18 @@ mod tests {
             stream: "",
         };
         let started = Pgm.start(&s, &start).unwrap();
-        assert_eq!(started.side.params().unwrap(), vec![PARAM_TFMCC]);
+        let flags = PARAM_TFMCC | PARAM_RFC3208;
+        assert_eq!(started.side.params().unwrap(), vec![flags]);
         s.pgm_fec_k = 8;
         let mut started = Pgm.start(&s, &start).unwrap();
-        assert_eq!(started.side.params().unwrap(), vec![PARAM_TFMCC, 0, 8]);
+        assert_eq!(started.side.params().unwrap(), vec![flags, 0, 8]);
+        // Keyed (or `--rmcast-header`): no RFC 3208, and the ANNOUNCE says so.
+        s.pgm_rfc3208 = false;
+        assert!(Pgm.framing(&s).is_none());
+        assert_eq!(
+            Pgm.start(&s, &start).unwrap().side.params().unwrap(),
+            vec![PARAM_TFMCC, 0, 8]
+        );
         let any = started.agent.as_any_mut().unwrap();
         assert!(any.downcast_mut::<pgm::PacedSource>().is_some());
     }

@@ -472,6 +472,7 @@ impl Receiving {
                 let sock = match k {
                     0 => &self.gsock,
                     1 => &self.usock,
+                    _ if self.hold_local() => break,
                     _ => match self.st.lsock.as_ref() {
                         Some(s) => s,
                         None => break,
@@ -481,7 +482,13 @@ impl Receiving {
                     break;
                 };
                 let now = self.st.clock.now();
-                self.datagram(now, buf, from, obs)?;
+                if k == 2 && self.st.wire.pgm.is_some() {
+                    if let Some(mut d) = self.st.wire.pgm_incoming(from, buf) {
+                        self.datagram(now, &mut d, from, obs)?;
+                    }
+                } else {
+                    self.datagram(now, buf, from, obs)?;
+                }
                 if self.st.end.is_some() {
                     break;
                 }
@@ -654,6 +661,13 @@ impl Receiving {
         let Some(local) = self.st.open_local.take() else {
             return Ok(());
         };
+        // Joined already (pgm's data port, at the first ANNOUNCE): what comes on it may now
+        // be translated.
+        let joined = self.st.lsock.as_ref().and_then(|s| s.local_addr().ok());
+        if joined.is_some_and(|a| a.port() == local.port()) {
+            self.frame_pgm(local);
+            return Ok(());
+        }
         let mut o = self.cfg.sock.clone();
         o.group = local;
         o.source = None;
@@ -663,9 +677,32 @@ impl Receiving {
             .registry()
             .register(&mut s, LOCAL, Interest::READABLE)
             .map_err(|e| NetError::io("register socket", e))?;
-        tracing::info!(%local, "joined the region's local group");
+        tracing::info!(%local, "joined a further group");
         self.st.lsock = Some(s);
+        self.frame_pgm(local);
         Ok(())
+    }
+
+    /// Whether what waits on the further group's socket must wait on: pgm's data port joined
+    /// at the first ANNOUNCE, before the running one said how to read it (the socket's
+    /// buffer keeps it until then).
+    fn hold_local(&self) -> bool {
+        self.st.open_local.is_some()
+            || (self.st.wire.pgm.is_none()
+                && self.st.joined.as_ref().is_some_and(|j| j.built.is_none()))
+    }
+
+    /// pgm's RFC 3208 packets come on the further group `local` once the agent is built:
+    /// translated as they are read ([`crate::pgmwire`]).
+    fn frame_pgm(&mut self, local: SocketAddr) {
+        let framing = self.st.joined.as_ref().and_then(|j| {
+            let f = j.side()?.framing()?;
+            crate::pgmwire::PgmWire::new(f, self.cfg.sock.group, j.sender_addr, true)
+        });
+        if let Some(w) = framing {
+            tracing::info!(%local, "reading the session's RFC 3208 packets");
+            self.st.wire.pgm = Some(w);
+        }
     }
 
     /// The receiver's summary. Anything unfinished is removed (`Incoming`'s drop), never left

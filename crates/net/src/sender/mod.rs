@@ -34,6 +34,7 @@ use std::time::Duration;
 const SOCK: Token = Token(0);
 const WAKE: Token = Token(1);
 const GROUP: Token = Token(2);
+const DATA: Token = Token(3);
 
 /// Default of [`SendConfig::max_receivers`] (`--max-receivers`): the running ANNOUNCE lists
 /// every member (4 bytes each; `dsp` 30), so 1,000 members keep it within one datagram of
@@ -154,6 +155,9 @@ pub struct SendConfig {
     pub pgm_fec_k: u16,
     /// `pgm`: FEC, parity packets sent unasked after each block (0: none).
     pub pgm_fec_proactive: u16,
+    /// `pgm`: its packets on the wire as RFC 3208 ([`crate::pgmwire`]; unkeyed sessions),
+    /// not in rmcast's header (`--rmcast-header` turns it off, for `rmcast relay`).
+    pub pgm_rfc3208: bool,
     /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
     pub dsp: DspOpts,
 }
@@ -191,6 +195,7 @@ impl SendConfig {
             pgm_txw: rmcast_proto::pgm::spec::SOCKET_TXW,
             pgm_fec_k: 0,
             pgm_fec_proactive: 0,
+            pgm_rfc3208: true,
             dsp: DspOpts::default(),
         }
     }
@@ -422,6 +427,7 @@ impl SenderSettings {
             pgm_txw: cfg.pgm_txw,
             pgm_fec_k: cfg.pgm_fec_k,
             pgm_fec_proactive: cfg.pgm_fec_proactive,
+            pgm_rfc3208: cfg.pgm_rfc3208 && cfg.keys.is_none(),
             sealing: cfg.keys.as_ref().map_or(0, |_| crate::secure::TRAILER_LEN),
             tfmcc: cfg.tfmcc,
         }
@@ -629,8 +635,10 @@ struct Endpoint {
     sock: mio::net::UdpSocket,
     /// The group, for a protocol whose source hears it ([`agents::NetProtocol::hears_group`]).
     gsock: Option<mio::net::UdpSocket>,
-    /// [`Endpoint::next`] is reading `gsock` (after `sock` ran dry).
-    on_group: bool,
+    /// pgm's data port, where NAKs come as RFC 3208 packets ([`crate::pgmwire`]).
+    dsock: Option<mio::net::UdpSocket>,
+    /// The socket [`Endpoint::next`] is reading: 0 `sock`, 1 `gsock`, 2 `dsock`.
+    reading: u8,
     poll: Poll,
     events: Events,
     waker: Arc<Waker>,
@@ -699,7 +707,8 @@ impl Endpoint {
             dgram,
             sock,
             gsock,
-            on_group: false,
+            dsock: None,
+            reading: 0,
             poll,
             events: Events::with_capacity(64),
             waker,
@@ -803,19 +812,21 @@ impl Endpoint {
 
     /// The next datagram that opens (header, length of the plain datagram in `buf`, sender);
     /// `None` once the sockets have none left. The group socket, if any, is read after the
-    /// unicast one; the sender's own multicasts looped back to it are skipped.
+    /// unicast one, pgm's data port last (its RFC 3208 packets translated); the sender's own
+    /// multicasts looped back to it are skipped.
     fn next(&mut self) -> Option<(Header, usize, SocketAddr)> {
         loop {
-            let sock = match (&self.gsock, self.on_group) {
-                (Some(g), true) => g,
-                _ => &self.sock,
+            let sock = match self.reading {
+                0 => Some(&self.sock),
+                1 => self.gsock.as_ref(),
+                _ => self.dsock.as_ref(),
             };
-            let Some((d, from)) = self.batch.next(sock) else {
-                if self.gsock.is_some() && !self.on_group {
-                    self.on_group = true;
+            let Some((d, from)) = sock.and_then(|s| self.batch.next(s)) else {
+                if self.reading < 2 {
+                    self.reading += 1;
                     continue;
                 }
-                self.on_group = false;
+                self.reading = 0;
                 if let Some(d) = self.batch.take_drops() {
                     self.wire.stats.kernel_drops = self.wire.stats.kernel_drops.max(d.into());
                 }
@@ -824,9 +835,19 @@ impl Endpoint {
                 return None;
             };
             // Our own multicasts, looped back: skipped before they are copied and opened.
-            if self.on_group && self.wire.claimed_source(d) == Some(self.node) {
+            if self.reading == 1 && self.wire.claimed_source(d) == Some(self.node) {
                 continue;
             }
+            let framed;
+            let d = if self.reading == 2 {
+                let Some(f) = self.wire.pgm_incoming(from, d) else {
+                    continue;
+                };
+                framed = f;
+                &framed[..]
+            } else {
+                d
+            };
             // Feedback is small: copied where the loop's handlers look for it.
             let Some(dst) = self.buf.get_mut(..d.len()) else {
                 continue;
@@ -836,6 +857,30 @@ impl Endpoint {
                 return Some((h, len, from));
             }
         }
+    }
+
+    /// Carry pgm's packets as RFC 3208 ([`crate::pgmwire`]): translate at the wire and read
+    /// NAKs on the data port, from `members` (node, address).
+    fn frame_pgm(
+        &mut self,
+        f: crate::pgmwire::Framing,
+        members: &[(u32, SocketAddr)],
+    ) -> Result<(), NetError> {
+        let mut sock = mio::net::UdpSocket::from_std(crate::pgmwire::data_socket(&self.cfg.sock)?);
+        self.poll
+            .registry()
+            .register(&mut sock, DATA, Interest::READABLE)
+            .map_err(|e| NetError::io("register data socket", e))?;
+        let me = crate::pgmwire::local_toward(self.group);
+        let mut w = crate::pgmwire::PgmWire::new(f, self.group, me, false).ok_or_else(|| {
+            NetError::setup("pgm's data port is the group's port + 1: give a lower port")
+        })?;
+        for (node, addr) in members {
+            w.peer(*addr, *node);
+        }
+        self.wire.pgm = Some(w);
+        self.dsock = Some(sock);
+        Ok(())
     }
 
     /// The plain datagram of `len` bytes that [`Endpoint::next`] left in `buf`.

@@ -100,6 +100,11 @@ impl Transfer {
         };
         let s = SenderSettings::new(&ep.cfg, ep.dgram, ep.node, ep.session, ep.rto);
         let Started { agent, side } = ep.proto.start(&s, &start)?;
+        let mut ep = ep;
+        if let Some(f) = ep.proto.framing(&s) {
+            let peers: Vec<(u32, SocketAddr)> = members.iter().map(|m| (m.node, m.addr)).collect();
+            ep.frame_pgm(f, &peers)?;
+        }
         let sealing = ep.cfg.keys.as_ref().map_or(0, |_| 24);
         let chunk = match message_size {
             Some(c) => c,
@@ -741,6 +746,9 @@ impl Transfer {
         let admitted = self.ep.admission();
         self.members
             .push(Member::new(h.source, from, now, None, true, admitted));
+        if let Some(w) = self.ep.wire.pgm.as_mut() {
+            w.peer(from, h.source);
+        }
         self.ids.push(h.source);
         self.reannounce(now)?;
         let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
@@ -824,6 +832,9 @@ impl Transfer {
         }
         m.addr = from;
         m.last_heard = now;
+        if let Some(w) = self.ep.wire.pgm.as_mut() {
+            w.peer(from, m.node);
+        }
         let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);
         Ok(true)
     }

@@ -322,7 +322,7 @@ pub fn datagram_size(
     }
 }
 
-fn new_socket(v6: bool) -> Result<Socket, NetError> {
+pub(crate) fn new_socket(v6: bool) -> Result<Socket, NetError> {
     let domain = if v6 { Domain::IPV6 } else { Domain::IPV4 };
     Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))
         .map_err(|e| NetError::setup(format!("cannot create a UDP socket: {e}")))

@@ -124,6 +124,15 @@ pub const PARAMS: &[Param] = &[
     )
     .flag("txw")
     .sockets_only(),
+    Param::switch(
+        "rmcast_header",
+        false,
+        "on sockets: the packets in rmcast's own header on the group's port instead of RFC 3208 \
+         on the port after it (what `rmcast relay`'s network element reads; keyed sessions \
+         are sealed whole either way)",
+    )
+    .flag("rmcast-header")
+    .sockets_only(),
     Param::ms(
         "nak_backoff_ms",
         NAK_BACKOFF_MS,

@@ -23,6 +23,7 @@
 //!   that names it (`Endpoint::refuse` on the sender). A replay never answers.
 
 use super::{late_offer, Receiving, JOIN_AGAIN};
+use crate::agents;
 use crate::endpoint::session_packet;
 use crate::receiver::announce::check_announce;
 use crate::receiver::joined::Joined;
@@ -410,7 +411,10 @@ impl Receiving {
         };
         obs.session(h.session, from);
         self.writer.late(offer);
-        self.st.open_local = local;
+        let keyed = self.cfg.keys.is_some();
+        let early =
+            agents::announced(protocol).and_then(|p| p.early_group(self.cfg.sock.group, keyed));
+        self.st.open_local = local.or(early);
         self.st.joined = Some(built);
         self.st.next_join = Time::ZERO;
         Ok(())
