@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
     rmcast recv -g 239.1.2.3:5000 --session 1a2b3c4d --dir out  # only this session\n  \
     rmcast recv -g [ff15::1234]:5000 -i eth0 --dir out --key-file rmcast.key --encrypt\n  \
     rmcast recv -g 239.1.2.3:5000 --dir out --region 2   # dsp, csp, cp, prmp: region 2\n  \
-    rmcast recv -g 239.1.2.3:5000 --dir /srv/incoming --keep --json   # stay, as uftpd does\n\n\
+    rmcast recv -g 239.1.2.3:5000 --dir /srv/incoming --keep --json   # stay, as uftpd does\n  \
+    rmcast recv -g 239.1.2.3:7500 --open --dir out   # plain PGM: OpenPGM, ZeroMQ epgm://\n  \
+    rmcast recv -g 239.1.2.3:6003 --open --protocol norm --norm-node-id 4097 --dir out   # libnorm\n\n\
     A receiver started after the sender began asks to join and ends not-admitted when that\n\
     sender refuses it, except for an xtp stream sent with `rmcast send - --late-join`: it\n\
     receives from its join point on, without back-fill, keeps that as NAME.partial and ends\n\

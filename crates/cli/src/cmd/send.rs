@@ -172,7 +172,12 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     rmcast send -g 239.1.2.3:5000 -n 6 --protocol cp big.iso\n  \
     # a stream, authenticated and encrypted, on a chosen interface:\n  \
     tar c dir | rmcast send - --name dir.tar -g 239.1.2.3:5000 -i eth0 --receivers 3 \\\n      \
-    --key-file ./rmcast.key --encrypt\n\n\
+    --key-file ./rmcast.key --encrypt\n  \
+    # standard hosts, without rmcast's session layer (no receiver count, no per-receiver\n  \
+    # summary): plain PGM to OpenPGM or ZeroMQ epgm:// receivers, plain NORM to NRL's\n  \
+    # libnorm (here one that acknowledges as node 4097):\n  \
+    rmcast send -g 239.1.2.3:7500 --open --rate 100M big.iso\n  \
+    rmcast send -g 239.1.2.3:6003 --open --protocol norm --norm-acking-nodes 4097 big.iso\n\n\
     Pacing: --rate defaults to 1G (1 Gbit/s), right for a gigabit LAN; raise it on faster\n\
     links, use 0 for unlimited (loopback, benchmarks). --rate auto (pgm) adapts to the path:\n\
     receivers report the TCP-friendly rate their loss and round-trip time allow, and the\n\
