@@ -23,19 +23,21 @@
 //!   and holds off (K + 2)·GRTT. A probe is answered by ACK(CC) after the same back-off,
 //!   suppressed by another's answer; ACK REQ naming it by ACK(FLUSH) once it holds the mark.
 //!
-//! Not here: NORM-CC (the rate stays the driver's), open mode and RFC 5740's own bytes.
+//! NORM-CC (RFC 5740 §5.5.2, parameter `cc`): [`cc`] (the state), [`cc_agent`] (the roles).
 
+pub mod cc;
+pub mod cc_agent;
+mod deploy;
 pub mod rfc5740;
 pub mod spec;
 #[cfg(test)]
 mod tests;
 
-use crate::deploy::{role, DeployError, Deployable, FromParams, Layout};
 use crate::fec::{self, BlockDecoder};
 use crate::outbox::envelope;
 use crate::retx::RetransmitBuffer;
 use crate::rng::AgentRng;
-use crate::spec::{ms, typed_params, Values};
+use crate::spec::{ms, typed_params};
 use crate::timer::TimerSet;
 use crate::{hold, Agent, Dest, Event, NodeId, Outbox, SendError, SenderAgent, Time};
 use bytes::Bytes;
@@ -44,6 +46,9 @@ use rmcast_wire::norm::{self as wire, AckType, Nodes, Request, Requests};
 use rmcast_wire::rfc5740::quant;
 use rmcast_wire::{Message, FLAG_RETRANSMISSION, HEADER_LEN, MAX_DATAGRAM};
 use std::collections::{BTreeMap, BTreeSet};
+
+pub use cc_agent::{CcReceiver, CcSender};
+pub use deploy::{deploy, Deployment, Norm};
 
 /// Largest segment one DATA carries: its parity symbol (the segment and a two-byte length
 /// prefix) fits a datagram beside DATA's 10 bytes of fields.
@@ -111,6 +116,8 @@ typed_params! {
         probe: Duration = ms("probe_ms") or ms(spec::PROBE_MS),
         /// Rounds of FLUSH and watermark request.
         flush_count: u64 = int("flush_count") or spec::FLUSH_COUNT,
+        /// NORM-CC (RFC 5740 §5.5.2).
+        cc: bool = switch("cc") or spec::CC,
     }
 }
 
@@ -152,6 +159,8 @@ crate::config::group_config! {
         pub probe: Duration = p.probe,
         /// Rounds of FLUSH and watermark request before missing ACKs are given up.
         pub flush_count: u32 = p.flush_count.min(u64::from(u32::MAX)) as u32,
+        /// NORM-CC (`None`: off): wrap the sender in a [`CcSender`].
+        pub cc: Option<cc::Config> = cc_agent::config(p),
     }
     pub fn new() from p: Params;
 }
@@ -167,6 +176,8 @@ crate::config::receiver_config! {
         pub fec: Fec = Fec::of(p),
         /// The group size estimate of the back-off.
         pub gsize: f64 = p.gsize as f64,
+        /// NORM-CC (`None`: off): wrap the receiver in a [`CcReceiver`].
+        pub cc: Option<cc::Config> = cc_agent::config(p),
     }
     pub fn new(source: NodeId) from p: Params;
 }
@@ -958,43 +969,4 @@ fn missing_runs(dec: &BlockDecoder, block: u32, out: &mut Vec<Request>) {
 
 impl Agent for Receiver {
     crate::outbox::agent_io!(out, on_message with from and bytes, timers => on_timer);
-}
-
-/// Every role of one NORM session.
-pub type Deployment = crate::deploy::Deployment<SenderConfig, ReceiverConfig>;
-
-/// NORM on `layout`: the sender at the source, acked by every receiver; a receiver at each;
-/// the source is a member of the data group (receivers multicast their NACKs there).
-pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
-    let mut source = SenderConfig::from_params(p, (layout.source, layout.group));
-    source.receivers = layout.receivers.to_vec();
-    let receivers = layout.receivers.iter().map(|&r| {
-        let mut c = ReceiverConfig::from_params(p, (r, layout.source));
-        c.group = layout.group;
-        c
-    });
-    let mut d = Deployment::hosts(source, receivers.collect());
-    d.groups.push((layout.group, layout.members()));
-    d
-}
-
-role!(SenderConfig => dyn Agent, |c, _rng| Sender::new(c));
-role!(ReceiverConfig => dyn Agent, |c, rng| {
-    let r = rng(c.node, 0);
-    Receiver::new(c, r)
-});
-
-/// `norm` for a driver's adapter ([`Deployable`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Norm;
-
-impl Deployable for Norm {
-    type Params = Params;
-    type Deployment = Deployment;
-    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
-        Params::read(values)
-    }
-    fn deploy(layout: &Layout<'_>, p: &Params) -> Result<Deployment, DeployError> {
-        Ok(deploy(layout, p))
-    }
 }

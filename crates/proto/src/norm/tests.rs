@@ -1,4 +1,5 @@
 use super::*;
+use crate::deploy::{FromParams, Layout};
 use crate::rng::AgentRng;
 use crate::testkit::{self, DoneOrder, GroupTest, Harness, TEST_GROUP};
 use crate::GroupId;
