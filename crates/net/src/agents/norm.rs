@@ -80,3 +80,32 @@ impl NetProtocol for Norm {
         Received::plain(norm::CcReceiver::new(inner, cc_config(0), cc))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_auto_builds_a_norm_cc_sender_capped_at_the_rate_and_a_fixed_rate_a_plain_one() {
+        assert_eq!(cc_config(800_000_000).max_rate, 100_000_000);
+        assert_eq!(cc_config(0).max_rate, 0);
+        let start = Start {
+            joined: &[],
+            group: "239.1.2.3:5000".parse().unwrap(),
+            stream: "",
+        };
+        let mut s = crate::agents::tests::settings();
+        let mut plain = Norm.start(&s, &start).unwrap();
+        let any = plain.agent.as_any_mut().unwrap();
+        assert!(any.downcast_mut::<norm::Sender>().is_some());
+        s.tfmcc = true;
+        s.rate_bps = 800_000_000;
+        let mut cc = Norm.start(&s, &start).unwrap();
+        let any = cc.agent.as_any_mut().unwrap();
+        let sender = any
+            .downcast_mut::<norm::CcSender>()
+            .expect("a NORM-CC sender");
+        assert!(sender.cc().slow_start());
+        assert!(Norm.congestion_control());
+    }
+}

@@ -171,3 +171,34 @@ fn a_receiver_s_rate_falls_with_its_loss_and_only_the_limiting_ones_answer_at_on
     r.on_heard(1.05 * r.rate());
     assert!(r.suppressed());
 }
+
+#[test]
+fn a_receiver_without_norm_cc_answers_a_cc_rate_as_a_plain_probe() {
+    use crate::rng::AgentRng;
+    use crate::{Agent, NodeId};
+    use rmcast_wire::norm as w;
+    let c = crate::norm::ReceiverConfig::new(NodeId(2), NodeId(1));
+    let mut r = crate::norm::Receiver::new(c, AgentRng::from_seed(1));
+    let msg = w::Message::CcRate {
+        cc_sequence: 3,
+        send_ts_us: 1_000,
+        grtt: quant::quantize_rtt(0.001),
+        rate: quant::quantize_rate(1e6),
+        nodes: w::CcNodes::from_raw(&[]).unwrap(),
+    };
+    let env = crate::outbox::envelope(0, NodeId(1), 0);
+    let dg = rmcast_wire::Packet::to_vec(env, &rmcast_wire::Message::Norm(msg)).unwrap();
+    r.handle_packet(Time::ZERO, NodeId(1), &dg);
+    let at = r.poll_timeout().expect("an answer is due");
+    r.handle_timeout(at);
+    let t = r.poll_transmit().expect("the answer");
+    let p = rmcast_wire::Packet::decode(&t.payload).unwrap();
+    assert!(matches!(
+        p.message,
+        rmcast_wire::Message::Norm(w::Message::Ack {
+            ack_type: w::AckType::Cc,
+            cc_sequence: 3,
+            ..
+        })
+    ));
+}

@@ -712,10 +712,17 @@ impl Receiver {
                     self.ack(now, AckType::Flush, 0, (block, symbol));
                 }
             }
+            // A NORM-CC probe (CC RATE) is a probe to a receiver without NORM-CC.
             wire::Message::Cc {
                 cc_sequence,
                 send_ts_us,
                 grtt,
+            }
+            | wire::Message::CcRate {
+                cc_sequence,
+                send_ts_us,
+                grtt,
+                ..
             } if from_source => {
                 self.grtt = unquantize_rtt(grtt);
                 self.probe = Some(Probe {
