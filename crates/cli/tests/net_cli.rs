@@ -448,3 +448,17 @@ fn norm_moves_a_file_to_two_receivers_over_loopback() {
         assert_eq!(r["outcome"], "completed", "{}", run.sender);
     }
 }
+
+/// `norm --rate auto` (NORM-CC, issue 62) on loopback: the sender paces at the receivers'
+/// TCP-friendly rate and still moves the file to both, every receiver completed.
+#[test]
+fn norm_with_rate_auto_moves_a_file_to_two_receivers_over_loopback() {
+    let group = "239.255.78.63:23463";
+    let args = ["--protocol", "norm", "--rate", "auto"];
+    let run = common::transfer(group, 2_000_000, &args, &[vec![], vec![]]);
+    assert_eq!(run.sender["protocol"], "norm", "{}", run.sender);
+    assert_eq!(run.sender["all_completed"], true, "{}", run.sender);
+    for r in run.sender["receivers"].as_array().unwrap() {
+        assert_eq!(r["outcome"], "completed", "{}", run.sender);
+    }
+}

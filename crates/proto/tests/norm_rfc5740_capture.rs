@@ -108,6 +108,40 @@ fn agrees(m: &Message<'_>, a: &Agent<'_>, flags: u8) -> bool {
                 && probe == Some(*cc_sequence)
                 && mark_ok
         }
+        (
+            Body::Ack {
+                server_id,
+                ack_type: ty,
+                grtt_response,
+                ..
+            },
+            Agent::CcAck {
+                server,
+                grtt_response_us,
+                cc_sequence: s,
+                cc_flags: f,
+                cc_rtt: r,
+                cc_loss: l,
+                cc_loss_ex: x,
+                cc_rate: c,
+            },
+        ) => {
+            // NORM-CC feedback: EXT_CC's every field.
+            let cc = m.ext.iter().find_map(|e| match *e {
+                Ext::Cc {
+                    cc_sequence,
+                    flags,
+                    rtt,
+                    loss,
+                    rate,
+                    loss_ex,
+                } => Some((cc_sequence, flags, rtt, loss, loss_ex, rate)),
+                _ => None,
+            });
+            *ty == ack_type::CC
+                && (*server_id, us(*grtt_response)) == (*server, *grtt_response_us)
+                && cc == Some((*s, *f, *r, *l, *x, *c))
+        }
         _ => false,
     }
 }
@@ -166,6 +200,28 @@ fn cmd_agrees(grtt: u8, cmd: &Cmd<'_>, a: &Agent<'_>) -> bool {
                 grtt: g,
             },
         ) => (*cc_sequence, us(*send_time), grtt) == (*c, *send_ts_us, *g),
+        (
+            Cmd::Cc {
+                cc_sequence,
+                send_time,
+                nodes,
+                ..
+            },
+            Agent::CcRate {
+                cc_sequence: c,
+                send_ts_us,
+                grtt: g,
+                nodes: n,
+                ..
+            },
+        ) => {
+            let listed: Vec<_> = n.iter().map(|e| (e.node, e.flags, e.rtt, e.rate)).collect();
+            let want: Vec<_> = nodes
+                .iter()
+                .map(|e| (e.node_id, e.flags, e.rtt, e.rate))
+                .collect();
+            (*cc_sequence, us(*send_time), grtt) == (*c, *send_ts_us, *g) && listed == want
+        }
         _ => false,
     }
 }
@@ -217,7 +273,8 @@ fn every_libnorm_message_reads_as_the_agents_without_loss_of_what_it_uses() {
     }
     eprintln!("read: {read:?}, dropped: {dropped:?}");
     assert_eq!(read.get("Data"), Some(&84), "every NORM_DATA");
-    for kind in ["AckReq", "Cc", "Nack", "Ack"] {
+    // libnorm ran NORM-CC: its probes carry EXT_RATE (CC RATE), its answers EXT_CC (CC ACK).
+    for kind in ["AckReq", "CcRate", "Nack", "CcAck"] {
         assert!(read.contains_key(kind), "no {kind} in {read:?}");
     }
     assert_eq!(tr.untranslatable, dropped.values().sum::<usize>() as u64);

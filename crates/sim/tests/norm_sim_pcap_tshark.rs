@@ -90,6 +90,8 @@ fn expected(m: &Norm<'_>) -> (&'static str, u8, Option<u8>, Option<u16>, Option<
         Norm::Cc { .. } => ("cc", 3, Some(4), None, None),
         Norm::Nack { .. } => ("nack", 4, None, None, None),
         Norm::Ack { .. } => ("ack", 5, None, None, None),
+        Norm::CcRate { .. } => ("cc rate", 3, Some(4), None, None),
+        Norm::CcAck { .. } => ("cc ack", 5, None, None, None),
     }
 }
 

@@ -13,6 +13,10 @@
 //!               | n × [object (u16) | block (u32) | first (u16) | count (u16)]
 //! ACK     body: server (u32) | grtt_response_us (u64) | ack_type (u8) | cc_sequence (u16)
 //!               | object (u16) | block (u32) | symbol (u16)
+//! CC RATE body: cc_sequence (u16) | send_ts_us (u64) | grtt (u8) | rate (u16)
+//!               | n (u16) | n × [node (u32) | flags (u8) | rtt (u8) | rate (u16)]
+//! CC ACK  body: server (u32) | grtt_response_us (u64) | cc_sequence (u16) | cc_flags (u8)
+//!               | cc_rtt (u8) | cc_loss (u16) | cc_loss_ex (u16) | cc_rate (u16)
 //! ```
 //!
 //! * DATA is NORM_DATA: `object` the object transport id, `block` and `symbol` the FEC payload
@@ -33,6 +37,12 @@
 //!   NORM_NACK_SEGMENT; ids from `block_len` name parity).
 //! * ACK is NORM_ACK: `ack_type` 1 (NORM_ACK_CC: a probe's answer) or 2 (NORM_ACK_FLUSH: the
 //!   watermark held), the probe's sequence it answers and the watermark.
+//! * CC RATE is NORM_CMD(CC) of NORM-CC (RFC 5740 §5.5.2, sent only with congestion control
+//!   on): the probe's fields, EXT_RATE's quantized sending rate and the CC node list, each
+//!   entry a receiver with its NORM_CC_FLAG_* bits ([`cc_flag`]), quantized RTT and rate.
+//! * CC ACK is NORM_ACK(CC) with EXT_CC: the probe answered, the receiver's flags, the RTT
+//!   it used, its loss event rate (`cc_loss` and libnorm's low half `cc_loss_ex`) and the
+//!   rate it computed, quantized as RFC 5740 §4.2.3.4 quantizes them.
 
 use crate::field::{decode_items, encode_items, no_rules, Rest};
 use crate::samples::{Sample, ENV, P, RX};
@@ -43,6 +53,24 @@ pub const REQUEST_LEN: usize = 10;
 pub const MAX_REQUESTS: usize = 512;
 /// Most nodes one ACK REQ names.
 pub const MAX_ACKING: usize = 256;
+/// Length of one CC node list entry.
+pub const CC_NODE_LEN: usize = 8;
+/// Most entries of one CC node list.
+pub const MAX_CC_NODES: usize = 64;
+
+/// The NORM_CC_FLAG_* bits of a CC node entry and of EXT_CC (RFC 5740 §4.2.3.4).
+pub mod cc_flag {
+    /// The current limiting receiver.
+    pub const CLR: u8 = 0x01;
+    /// A potential limiting receiver.
+    pub const PLR: u8 = 0x02;
+    /// The RTT is measured (not the GRTT).
+    pub const RTT: u8 = 0x04;
+    /// Slow start: the receiver has seen no loss; its rate is twice what it received at.
+    pub const START: u8 = 0x08;
+    /// The receiver leaves the group.
+    pub const LEAVE: u8 = 0x10;
+}
 
 wire_struct! {
     /// One repair request of a NACK: `count` symbols from `first` of `block` of `object`.
@@ -100,6 +128,44 @@ impl<'a> Nodes<'a> {
     /// The node ids, decoded.
     pub fn iter(&self) -> impl Iterator<Item = u32> + 'a {
         decode_items(self.raw, 4)
+    }
+}
+
+wire_struct! {
+    /// One entry of a NORM_CMD(CC)'s node list.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct CcNode {
+        /// The receiver's node id.
+        pub node: u32,
+        /// Its NORM_CC_FLAG_* bits ([`cc_flag`]).
+        pub flags: u8,
+        /// Its RTT as the sender measured it, quantized (RFC 5740 §4.1).
+        pub rtt: u8,
+        /// Its rate, quantized (RFC 5740 §4.2.3.4).
+        pub rate: u16,
+    }
+}
+
+borrowed_list! {
+    /// The CC node list of a CC RATE, borrowed from the datagram.
+    CcNodes, item: CC_NODE_LEN, each: CcNode as "cc node", count: "cc nodes",
+        most: MAX_CC_NODES => ("norm.cc_nodes", "more than MAX_CC_NODES");
+}
+
+impl<'a> CcNodes<'a> {
+    /// Wrap raw bytes (a multiple of [`CC_NODE_LEN`], as [`CcNodes::encode`] writes them).
+    pub fn from_raw(raw: &'a [u8]) -> Option<Self> {
+        raw.len()
+            .is_multiple_of(CC_NODE_LEN)
+            .then_some(CcNodes { raw })
+    }
+    /// Append entries in the wire representation.
+    pub fn encode(items: impl IntoIterator<Item = CcNode>, out: &mut Vec<u8>) {
+        encode_items(items, out);
+    }
+    /// The entries, decoded.
+    pub fn iter(&self) -> impl Iterator<Item = CcNode> + 'a {
+        decode_items(self.raw, CC_NODE_LEN)
     }
 }
 
@@ -196,11 +262,97 @@ messages! {
         /// The watermark's encoding symbol id.
         symbol: u16,
     },
+    /// CC RATE: NORM_CMD(CC) of NORM-CC, a probe with the sending rate and the CC node list.
+    CcRate = 8 {
+        /// The probe's sequence number.
+        cc_sequence: u16,
+        /// When it was sent, the sender's clock in µs.
+        send_ts_us: u64,
+        /// The sender's GRTT, quantized (RFC 5740 §4.1).
+        grtt: u8,
+        /// EXT_RATE: the sending rate, quantized (RFC 5740 §4.2.3.4).
+        rate: u16,
+        /// The receivers listed: the CLR, the PLR and those whose RTT was measured.
+        nodes: CcNodes<'a>,
+    },
+    /// CC ACK: NORM_ACK(CC) with EXT_CC, a receiver's NORM-CC feedback.
+    CcAck = 9 {
+        /// The sender the feedback is for.
+        server: u32,
+        /// The probe's send time plus the receiver's hold time, µs (0: none).
+        grtt_response_us: u64,
+        /// The probe answered.
+        cc_sequence: u16,
+        /// NORM_CC_FLAG_* bits ([`cc_flag`]).
+        cc_flags: u8,
+        /// The RTT the receiver used, quantized (RFC 5740 §4.1).
+        cc_rtt: u8,
+        /// The loss event rate, quantized (the high half of libnorm's 32 bits).
+        cc_loss: u16,
+        /// The low half of libnorm's 32-bit loss event rate (the RFC's reserved field).
+        cc_loss_ex: u16,
+        /// The rate the receiver computed, quantized (RFC 5740 §4.2.3.4).
+        cc_rate: u16,
+    },
 }
 
 /// One message of each kind, with the bytes it encodes to ([`crate::samples`]).
 #[allow(clippy::expect_used)]
 pub fn samples() -> Vec<Sample<Message<'static>>> {
+    let mut v = plain_samples();
+    v.extend(cc_samples());
+    v
+}
+
+/// NORM-CC's kinds, CC RATE and CC ACK, with their bytes.
+#[allow(clippy::expect_used)]
+fn cc_samples() -> Vec<Sample<Message<'static>>> {
+    let mut raw = Vec::new();
+    CcNodes::encode(
+        [CcNode {
+            node: 3,
+            flags: cc_flag::CLR | cc_flag::RTT | cc_flag::START,
+            rtt: 0x3b,
+            rate: 0x8983,
+        }],
+        &mut raw,
+    );
+    let cc_nodes =
+        CcNodes::from_raw(crate::samples::lasting(raw)).expect("the encoder's own output");
+    vec![
+        Sample::control(
+            ENV,
+            Message::CcRate {
+                cc_sequence: 7,
+                send_ts_us: 0x1122_3344_5566_7788,
+                grtt: 0x80,
+                rate: 0x1234,
+                nodes: cc_nodes,
+            },
+            "524d010b08000000010203040a0b0c0d00000017 \
+             000711223344556677888012340001000000030d3b8983",
+        ),
+        Sample::control(
+            ENV,
+            Message::CcAck {
+                server: 0x0a0b_0c0d,
+                grtt_response_us: 1_000,
+                cc_sequence: 7,
+                cc_flags: cc_flag::RTT | cc_flag::START,
+                cc_rtt: 0x3b,
+                cc_loss: 0x0102,
+                cc_loss_ex: 0x0304,
+                cc_rate: 0x8983,
+            },
+            "524d010b09000000010203040a0b0c0d00000016 \
+             0a0b0c0d00000000000003e800070c3b010203048983",
+        ),
+    ]
+}
+
+/// The kinds without NORM-CC, with their bytes.
+#[allow(clippy::expect_used)]
+fn plain_samples() -> Vec<Sample<Message<'static>>> {
     let mut raw = Vec::new();
     Requests::encode(
         [

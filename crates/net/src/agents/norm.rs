@@ -6,6 +6,11 @@
 //!
 //! Timers on sockets (the spec's socket defaults): GRTT probes every 100 ms, so the GRTT
 //! comes down from libnorm's initial 0.5 s within the first second of a LAN transfer.
+//!
+//! With `--rate auto` the sender runs NORM-CC (RFC 5740 §5.5.2, [`norm::CcSender`]): it paces
+//! at the slowest receiver's TCP-friendly rate, never above `--max-rate`. Receivers are always
+//! [`norm::CcReceiver`]s: they answer NORM-CC's probes when the sender sends them (as
+//! libnorm's receivers do) and are plain receivers otherwise.
 
 use super::{socket_ms, Announced, Me, NetProtocol, Received, SenderSettings, Start, Started};
 use crate::NetError;
@@ -24,7 +29,19 @@ fn params() -> norm::Params {
     }
 }
 
+/// NORM-CC on sockets: its defaults, capped at `rate_bps` (0: no cap).
+fn cc_config(rate_bps: u64) -> norm::cc::Config {
+    norm::cc::Config {
+        max_rate: rate_bps / 8,
+        ..norm::cc::Config::default()
+    }
+}
+
 impl NetProtocol for Norm {
+    fn congestion_control(&self) -> bool {
+        true
+    }
+
     /// DATA's object, block, symbol and block length, and a parity symbol's length prefix.
     fn data_fields(&self, _receivers: usize) -> usize {
         12
@@ -43,7 +60,13 @@ impl NetProtocol for Norm {
         let mut c = norm::SenderConfig::from_params(&params(), (NodeId(s.node), GroupId(0)));
         c.session = s.session;
         c.receivers = start.ids().into_iter().map(NodeId).collect();
-        Started::plain(norm::Sender::new(c))
+        if !s.tfmcc {
+            return Started::plain(norm::Sender::new(c));
+        }
+        Started::plain(norm::CcSender::new(
+            norm::Sender::new(c),
+            cc_config(s.rate_bps),
+        ))
     }
 
     fn receiver(&self, _a: Announced<'_>, me: &Me) -> Result<Option<Received>, NetError> {
@@ -51,6 +74,38 @@ impl NetProtocol for Norm {
         let at = (NodeId(me.node), NodeId(me.sender));
         let mut c = norm::ReceiverConfig::from_params(&params(), at);
         c.session = me.session;
-        Received::plain(norm::Receiver::new(c, me.rng()))
+        let mut rng = me.rng();
+        let cc = rmcast_proto::rng::AgentRng::from_seed(rng.range_inclusive(0, u64::MAX));
+        let inner = norm::Receiver::new(c, rng);
+        Received::plain(norm::CcReceiver::new(inner, cc_config(0), cc))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_auto_builds_a_norm_cc_sender_capped_at_the_rate_and_a_fixed_rate_a_plain_one() {
+        assert_eq!(cc_config(800_000_000).max_rate, 100_000_000);
+        assert_eq!(cc_config(0).max_rate, 0);
+        let start = Start {
+            joined: &[],
+            group: "239.1.2.3:5000".parse().unwrap(),
+            stream: "",
+        };
+        let mut s = crate::agents::tests::settings();
+        let mut plain = Norm.start(&s, &start).unwrap();
+        let any = plain.agent.as_any_mut().unwrap();
+        assert!(any.downcast_mut::<norm::Sender>().is_some());
+        s.tfmcc = true;
+        s.rate_bps = 800_000_000;
+        let mut cc = Norm.start(&s, &start).unwrap();
+        let any = cc.agent.as_any_mut().unwrap();
+        let sender = any
+            .downcast_mut::<norm::CcSender>()
+            .expect("a NORM-CC sender");
+        assert!(sender.cc().slow_start());
+        assert!(Norm.congestion_control());
     }
 }

@@ -28,8 +28,11 @@
 //!   and holds off (K + 2)·GRTT. A probe is answered by ACK(CC) after the same back-off,
 //!   suppressed by another's answer; ACK REQ naming it by ACK(FLUSH) once it holds the mark.
 //!
-//! Not here: NORM-CC (the rate stays the driver's), open mode and RFC 5740's own bytes.
+//! NORM-CC (RFC 5740 §5.5.2, parameter `cc`): [`cc`] (the state), [`cc_agent`] (the roles).
 
+pub mod cc;
+pub mod cc_agent;
+mod deploy;
 mod receiver;
 pub mod rfc5740;
 mod sender;
@@ -37,18 +40,20 @@ pub mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use deploy::{acking_nodes, deploy, Deployment, Norm};
 pub use receiver::Receiver;
 pub use sender::Sender;
 
-use crate::deploy::{role, DeployError, Deployable, FromParams, Layout};
 use crate::fec;
 use crate::rng::AgentRng;
-use crate::spec::{ms, typed_params, Values};
+use crate::spec::{ms, typed_params};
 use crate::{NodeId, Time};
 use core::time::Duration;
 use rmcast_wire::norm as wire;
 use rmcast_wire::rfc5740::quant;
 use rmcast_wire::{HEADER_LEN, MAX_DATAGRAM};
+
+pub use cc_agent::{CcReceiver, CcSender};
 
 /// Largest segment one DATA carries: its parity symbol (the segment and a two-byte length
 /// prefix) fits a datagram beside DATA's 10 bytes of fields.
@@ -116,6 +121,8 @@ typed_params! {
         probe: Duration = ms("probe_ms") or ms(spec::PROBE_MS),
         /// Rounds of FLUSH and watermark request.
         flush_count: u64 = int("flush_count") or spec::FLUSH_COUNT,
+        /// NORM-CC (RFC 5740 §5.5.2).
+        cc: bool = switch("cc") or spec::CC,
     }
 }
 
@@ -157,6 +164,8 @@ crate::config::group_config! {
         pub probe: Duration = p.probe,
         /// Rounds of FLUSH and watermark request before missing ACKs are given up.
         pub flush_count: u32 = p.flush_count.min(u64::from(u32::MAX)) as u32,
+        /// NORM-CC (`None`: off): wrap the sender in a [`CcSender`].
+        pub cc: Option<cc::Config> = cc_agent::config(p),
     }
     pub fn new() from p: Params;
 }
@@ -172,74 +181,8 @@ crate::config::receiver_config! {
         pub fec: Fec = Fec::of(p),
         /// The group size estimate of the back-off.
         pub gsize: f64 = p.gsize as f64,
+        /// NORM-CC (`None`: off): wrap the receiver in a [`CcReceiver`].
+        pub cc: Option<cc::Config> = cc_agent::config(p),
     }
     pub fn new(source: NodeId) from p: Params;
-}
-
-/// Every role of one NORM session.
-pub type Deployment = crate::deploy::Deployment<SenderConfig, ReceiverConfig>;
-
-/// NORM on `layout`: the sender at the source, a receiver at each member; the source is a
-/// member of the data group (receivers multicast their NACKs there).
-///
-/// Two settings come from the group, as a libnorm application sets them:
-/// * the acking nodes ([`acking_nodes`]): every receiver up to the [`wire::MAX_ACKING`] one
-///   ACK REQ names, else that many spread evenly over the group;
-/// * the group size estimate (`NormSetGroupSize`): the configured `gsize`, or the group's
-///   size where it is larger. RFC 5740 §5.3 makes the estimate what keeps the back-off's
-///   early draws few; below the group's size each NACK and probe answer comes from many.
-pub fn deploy(layout: &Layout<'_>, p: &Params) -> Deployment {
-    let mut source = SenderConfig::from_params(p, (layout.source, layout.group));
-    source.receivers = acking_nodes(layout.receivers);
-    let gsize = (p.gsize as f64).max(layout.receivers.len() as f64);
-    let receivers = layout.receivers.iter().map(|&r| {
-        let mut c = ReceiverConfig::from_params(p, (r, layout.source));
-        c.group = layout.group;
-        c.gsize = gsize;
-        c
-    });
-    let mut d = Deployment::hosts(source, receivers.collect());
-    d.groups.push((layout.group, layout.members()));
-    d
-}
-
-/// The sender's acking nodes among `receivers`: all of them if one ACK REQ can name them
-/// ([`wire::MAX_ACKING`]), else that many, spread evenly (every `n / MAX_ACKING`-th).
-///
-/// libnorm acks only the nodes the application names (none by default: the sender then ends
-/// after its flush rounds), and each round's ACK REQ names the pending ones that fit one
-/// segment. Naming 10^6 receivers would take thousands of rounds, each a multicast to the
-/// whole group; a few named receivers spread over the group stand for it, as an application
-/// naming its acking nodes would choose them. The others recover the same repairs but are not
-/// asked for a watermark ACK: the sender completes once the named ones hold the data.
-pub fn acking_nodes(receivers: &[NodeId]) -> Vec<NodeId> {
-    let n = receivers.len();
-    if n <= wire::MAX_ACKING {
-        return receivers.to_vec();
-    }
-    (0..wire::MAX_ACKING)
-        .filter_map(|i| receivers.get(i * n / wire::MAX_ACKING))
-        .copied()
-        .collect()
-}
-
-role!(SenderConfig => dyn Agent, |c, _rng| Sender::new(c));
-role!(ReceiverConfig => dyn Agent, |c, rng| {
-    let r = rng(c.node, 0);
-    Receiver::new(c, r)
-});
-
-/// `norm` for a driver's adapter ([`Deployable`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Norm;
-
-impl Deployable for Norm {
-    type Params = Params;
-    type Deployment = Deployment;
-    fn read<V: Values + ?Sized>(values: &mut V) -> Result<Params, V::Error> {
-        Params::read(values)
-    }
-    fn deploy(layout: &Layout<'_>, p: &Params) -> Result<Deployment, DeployError> {
-        Ok(deploy(layout, p))
-    }
 }

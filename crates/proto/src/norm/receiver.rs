@@ -40,17 +40,17 @@ enum RKey {
 
 /// The last probe heard: its sequence, its time (the sender's clock) and when it came.
 #[derive(Debug, Clone, Copy)]
-struct Probe {
-    seq: u16,
-    ts_us: u64,
-    at: Time,
+pub(super) struct Probe {
+    pub(super) seq: u16,
+    pub(super) ts_us: u64,
+    pub(super) at: Time,
 }
 
 /// A NORM receiver.
 pub struct Receiver {
-    cfg: ReceiverConfig,
+    pub(super) cfg: ReceiverConfig,
     rng: AgentRng,
-    out: Outbox,
+    pub(super) out: Outbox,
     timers: TimerSet<RKey>,
     blocks: BTreeMap<u32, RxBlock>,
     /// Segments delivered (the next one to deliver).
@@ -59,8 +59,8 @@ pub struct Receiver {
     front: Option<u32>,
     /// The object's last symbol, from FLUSH or ACK REQ.
     last: Option<(u32, u16)>,
-    grtt: Duration,
-    probe: Option<Probe>,
+    pub(super) grtt: Duration,
+    pub(super) probe: Option<Probe>,
     cycle: Cycle,
     /// NACKs suppressed whole by others' NACKs.
     pub suppressed: u64,
@@ -167,10 +167,17 @@ impl Receiver {
                     self.ack(now, AckType::Flush, 0, (block, symbol));
                 }
             }
+            // A NORM-CC probe (CC RATE) is a probe to a receiver without NORM-CC.
             wire::Message::Cc {
                 cc_sequence,
                 send_ts_us,
                 grtt,
+            }
+            | wire::Message::CcRate {
+                cc_sequence,
+                send_ts_us,
+                grtt,
+                ..
             } if from_source => {
                 self.grtt = unquantize_rtt(grtt);
                 self.probe = Some(Probe {
@@ -314,7 +321,7 @@ impl Receiver {
     }
 
     /// The last probe's time plus how long it was held (0: none).
-    fn grtt_response(&self, now: Time) -> u64 {
+    pub(super) fn grtt_response(&self, now: Time) -> u64 {
         self.probe.map_or(0, |p| {
             let held = now.saturating_since(p.at).as_micros();
             p.ts_us

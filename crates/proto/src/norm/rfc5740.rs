@@ -35,8 +35,8 @@ use crate::NodeId;
 use rmcast_wire::norm::{self as agent, AckType, Nodes, Request, Requests};
 use rmcast_wire::rfc5740::Form;
 use rmcast_wire::rfc5740::{
-    ack_type, fec_id, obj_flag, quant, AckPayload, Body, Cmd, Ext, Fti, Message, ObjectFields,
-    PayloadId, RepairFlags, RepairItem, RepairRequest, SenderFields, Timestamp,
+    ack_type, fec_id, obj_flag, quant, AckPayload, Body, CcNode, Cmd, Ext, Fti, Message,
+    ObjectFields, PayloadId, RepairFlags, RepairItem, RepairRequest, SenderFields, Timestamp,
 };
 use rmcast_wire::{Envelope, Packet, FLAG_RETRANSMISSION};
 use std::collections::BTreeMap;
@@ -140,7 +140,10 @@ impl Translator {
 
     /// The RFC 5740 message of an agent's message (`None`: an id out of fec_id 5's range).
     pub fn message_of<'a>(&mut self, env: Envelope, m: agent::Message<'a>) -> Option<Message<'a>> {
-        let receiver = matches!(m, agent::Message::Nack { .. } | agent::Message::Ack { .. });
+        let receiver = matches!(
+            m,
+            agent::Message::Nack { .. } | agent::Message::Ack { .. } | agent::Message::CcAck { .. }
+        );
         let (body, ext) = self.body_of(env, m)?;
         let sequence = if receiver {
             0
@@ -274,6 +277,66 @@ impl Translator {
                 };
                 (body, vec![Self::ext_cc(cc_sequence)])
             }
+            m @ (agent::Message::CcRate { .. } | agent::Message::CcAck { .. }) => self.cc_out(m)?,
+        })
+    }
+
+    /// NORM-CC's messages: the probe with EXT_RATE and its CC node list; the feedback in
+    /// EXT_CC (`None`: not one of them, or a time out of range).
+    fn cc_out<'a>(&mut self, m: agent::Message<'a>) -> Option<(Body<'a>, Vec<Ext<'a>>)> {
+        Some(match m {
+            agent::Message::CcRate {
+                cc_sequence,
+                send_ts_us,
+                grtt,
+                rate,
+                nodes,
+            } => {
+                self.grtt = grtt;
+                self.probe = cc_sequence;
+                let nodes = nodes.iter().map(|n| CcNode {
+                    node_id: n.node,
+                    flags: n.flags,
+                    rtt: n.rtt,
+                    rate: n.rate,
+                });
+                let (body, _) = self.cmd(Cmd::Cc {
+                    syn: false,
+                    cc_sequence,
+                    send_time: timestamp(send_ts_us)?,
+                    nodes: nodes.collect(),
+                });
+                (body, vec![Ext::Rate { send_rate: rate }])
+            }
+            agent::Message::CcAck {
+                server,
+                grtt_response_us,
+                cc_sequence,
+                cc_flags,
+                cc_rtt,
+                cc_loss,
+                cc_loss_ex,
+                cc_rate,
+            } => {
+                let body = Body::Ack {
+                    server_id: server,
+                    instance_id: self.instance_id,
+                    ack_type: ack_type::CC,
+                    ack_id: 0,
+                    grtt_response: timestamp(grtt_response_us)?,
+                    payload: AckPayload::Raw(&[]),
+                };
+                let cc = Ext::Cc {
+                    cc_sequence,
+                    flags: cc_flags,
+                    rtt: cc_rtt,
+                    loss: cc_loss,
+                    rate: cc_rate,
+                    loss_ex: cc_loss_ex,
+                };
+                (body, vec![cc])
+            }
+            _ => return None,
         })
     }
 
@@ -371,6 +434,52 @@ impl Translator {
                     payload,
                 };
                 (Owned::Ready(data), flags)
+            }
+            Body::Cmd {
+                sender,
+                cmd:
+                    Cmd::Cc {
+                        cc_sequence,
+                        send_time,
+                        nodes,
+                        ..
+                    },
+            } if ext_rate(&m.ext).is_some() => {
+                self.probe = *cc_sequence;
+                let nodes = nodes.iter().map(|n| agent::CcNode {
+                    node: n.node_id,
+                    flags: n.flags,
+                    rtt: n.rtt,
+                    rate: n.rate,
+                });
+                let probe = Owned::CcRate {
+                    cc_sequence: *cc_sequence,
+                    send_ts_us: micros(*send_time),
+                    grtt: sender.grtt,
+                    rate: ext_rate(&m.ext)?,
+                    nodes: nodes.collect(),
+                };
+                (probe, 0)
+            }
+            Body::Ack {
+                server_id,
+                ack_type: ack_type::CC,
+                grtt_response,
+                ..
+            } if cc_feedback(&m.ext).is_some() => {
+                let (cc_sequence, cc_flags, cc_rtt, cc_loss, cc_rate, cc_loss_ex) =
+                    cc_feedback(&m.ext)?;
+                let ack = agent::Message::CcAck {
+                    server: *server_id,
+                    grtt_response_us: micros(*grtt_response),
+                    cc_sequence,
+                    cc_flags,
+                    cc_rtt,
+                    cc_loss,
+                    cc_loss_ex,
+                    cc_rate,
+                };
+                (Owned::Ready(ack), 0)
             }
             Body::Cmd { sender, cmd } => (self.cmd_in(sender.grtt, cmd)?, 0),
             Body::Nack {
@@ -494,6 +603,37 @@ enum Owned<'a> {
         grtt_response_us: u64,
         requests: Vec<Request>,
     },
+    CcRate {
+        cc_sequence: u16,
+        send_ts_us: u64,
+        grtt: u8,
+        rate: u16,
+        nodes: Vec<agent::CcNode>,
+    },
+}
+
+/// NORM-CC's EXT_RATE: the sender's quantized rate.
+fn ext_rate(ext: &[Ext<'_>]) -> Option<u16> {
+    ext.iter().find_map(|e| match e {
+        Ext::Rate { send_rate } => Some(*send_rate),
+        _ => None,
+    })
+}
+
+/// NORM-CC feedback in EXT_CC (a rate of 0: none, as the agent's plain answers carry):
+/// sequence, flags, RTT, loss, rate and libnorm's low half of the loss.
+fn cc_feedback(ext: &[Ext<'_>]) -> Option<(u16, u8, u8, u16, u16, u16)> {
+    ext.iter().find_map(|e| match *e {
+        Ext::Cc {
+            cc_sequence,
+            flags,
+            rtt,
+            loss,
+            rate,
+            loss_ex,
+        } if rate != 0 => Some((cc_sequence, flags, rtt, loss, rate, loss_ex)),
+        _ => None,
+    })
 }
 
 impl<'a> Owned<'a> {
@@ -530,6 +670,23 @@ impl<'a> Owned<'a> {
                     server,
                     grtt_response_us,
                     requests: Requests::from_raw(raw)?,
+                }
+            }
+            Owned::CcRate {
+                cc_sequence,
+                send_ts_us,
+                grtt,
+                rate,
+                mut nodes,
+            } => {
+                nodes.truncate(agent::MAX_CC_NODES);
+                agent::CcNodes::encode(nodes, raw);
+                agent::Message::CcRate {
+                    cc_sequence,
+                    send_ts_us,
+                    grtt,
+                    rate,
+                    nodes: agent::CcNodes::from_raw(raw)?,
                 }
             }
         })
@@ -663,6 +820,22 @@ mod tests {
                         grtt,
                     },
                 ),
+                agent::Message::CcRate {
+                    cc_sequence,
+                    send_ts_us,
+                    grtt,
+                    rate,
+                    nodes,
+                } => encode(
+                    s.env,
+                    agent::Message::CcRate {
+                        cc_sequence,
+                        send_ts_us: send_ts_us % (1_000_000 << 32),
+                        grtt,
+                        rate,
+                        nodes,
+                    },
+                ),
                 _ => dg,
             };
             assert_eq!(back, want, "{:?} -> {m:?}", s.message);
@@ -685,7 +858,7 @@ mod tests {
         let sender: Vec<u16> = seqs.iter().filter(|s| s.0 < 4).map(|s| s.1).collect();
         assert_eq!(sender, (0..sender.len() as u16).collect::<Vec<_>>());
         assert!(seqs.iter().filter(|s| s.0 >= 4).all(|s| s.1 == 0));
-        assert_eq!(seqs.len(), 8);
+        assert_eq!(seqs.len(), 10);
     }
 
     fn encode(env: Envelope, m: agent::Message<'_>) -> Vec<u8> {

@@ -34,20 +34,20 @@ struct Asked {
 
 /// The NORM sender.
 pub struct Sender {
-    cfg: SenderConfig,
-    out: Outbox,
+    pub(super) cfg: SenderConfig,
+    pub(super) out: Outbox,
     buf: RetransmitBuffer,
     next: u64,
     closed: bool,
     pub(super) timers: TimerSet<SKey>,
-    grtt: Duration,
-    peak: Option<Duration>,
-    probe_seq: u16,
+    pub(super) grtt: Duration,
+    pub(super) peak: Option<Duration>,
+    pub(super) probe_seq: u16,
     asked: BTreeMap<u32, Asked>,
     parity_sent: BTreeMap<u32, u16>,
     pending: BTreeSet<NodeId>,
     pub(super) rounds: u32,
-    done: bool,
+    pub(super) done: bool,
     /// NACKs received.
     pub nacks_received: u64,
     /// Parity symbols sent.
@@ -95,7 +95,7 @@ impl Sender {
     }
 
     /// A command (counted as control).
-    fn command(&mut self, msg: wire::Message<'_>) {
+    pub(super) fn command(&mut self, msg: wire::Message<'_>) {
         self.out.stats.control_sent += 1;
         self.push(msg, 0);
     }
@@ -112,7 +112,7 @@ impl Sender {
     }
 
     /// A round-trip sample from a NACK's or ACK's echoed probe time.
-    fn grtt_response(&mut self, now: Time, echoed_us: u64) {
+    pub(super) fn grtt_response(&mut self, now: Time, echoed_us: u64) {
         if echoed_us == 0 || echoed_us > micros(now) {
             return;
         }

@@ -42,6 +42,8 @@ pub const SOCKET_PROBE_MS: f64 = 100.0;
 /// Rounds of FLUSH and ACK REQ before the sender gives the missing ACKs up (libnorm's
 /// robust factor, 20).
 pub const FLUSH_COUNT: u64 = 20;
+/// NORM-CC (RFC 5740 §5.5.2), off by default: every scenario without it runs as before.
+pub const CC: bool = false;
 
 /// `norm`'s parameters.
 pub const PARAMS: &[Param] = &[
@@ -102,5 +104,16 @@ pub const PARAMS: &[Param] = &[
         1 << 20,
         FLUSH_COUNT,
         "rounds of FLUSH and watermark request before missing ACKs are given up",
+    ),
+    Param::switch(
+        "cc",
+        CC,
+        "congestion control (NORM-CC, RFC 5740 5.5.2): probes carry the rate and the limiting \
+         receivers, receivers report a TCP-friendly rate from their loss event rate and RTT, the \
+         sender paces at the slowest one's, with slow start",
+    )
+    .on_sockets(
+        Value::Derived("on with `rmcast send --rate auto`"),
+        "the rate follows the path instead of a fixed --rate",
     ),
 ];

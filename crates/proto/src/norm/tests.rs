@@ -1,5 +1,6 @@
 use super::sender::SKey;
 use super::*;
+use crate::deploy::{FromParams, Layout};
 use crate::rng::AgentRng;
 use crate::testkit::{self, DoneOrder, GroupTest, Harness, TEST_GROUP};
 use crate::GroupId;
