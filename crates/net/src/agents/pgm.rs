@@ -124,8 +124,8 @@ impl ReceiverSide for Rfc3208Side {
         Some(self.data)
     }
 
-    fn framing(&self) -> Option<Framing> {
-        Some(self.framing)
+    fn framing(&self) -> Option<crate::framing::Framing> {
+        Some(crate::framing::Framing::Rfc3208(self.framing))
     }
 }
 
@@ -193,12 +193,13 @@ impl NetProtocol for Pgm {
         Some(SocketAddr::new(group.ip(), port))
     }
 
-    fn framing(&self, s: &SenderSettings) -> Option<Framing> {
-        s.pgm_rfc3208.then_some(Framing {
-            session: s.session,
-            sender: s.node,
-            fec: (s.pgm_fec_k, s.pgm_fec_proactive),
-        })
+    fn framing(&self, s: &SenderSettings) -> Option<crate::framing::Framing> {
+        s.pgm_rfc3208
+            .then_some(crate::framing::Framing::Rfc3208(Framing {
+                session: s.session,
+                sender: s.node,
+                fec: (s.pgm_fec_k, s.pgm_fec_proactive),
+            }))
     }
 
     fn repairs_in_order(&self) -> bool {
@@ -567,7 +568,9 @@ mod tests {
         let wire = [PARAM_RFC3208, 0, 8];
         let r = Pgm.receiver(announced(&wire), &me).unwrap().unwrap();
         assert_eq!(r.side.join(), Some(data));
-        let f = r.side.framing().unwrap();
+        let Some(crate::framing::Framing::Rfc3208(f)) = r.side.framing() else {
+            panic!("no RFC 3208 framing")
+        };
         assert_eq!((f.session, f.sender, f.fec), (9, 1, (8, 0)));
         let plain = Pgm.receiver(announced(&[0, 0, 8]), &me).unwrap().unwrap();
         assert!(plain.side.join().is_none() && plain.side.framing().is_none());

@@ -103,4 +103,12 @@ pub const PARAMS: &[Param] = &[
         FLUSH_COUNT,
         "rounds of FLUSH and watermark request before missing ACKs are given up",
     ),
+    Param::switch(
+        "rmcast_header",
+        false,
+        "on sockets: the packets in rmcast's own header on the group's port instead of RFC 5740 \
+         on the port after it (keyed sessions are sealed whole either way)",
+    )
+    .flag("rmcast-header")
+    .sockets_only(),
 ];
