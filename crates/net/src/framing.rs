@@ -94,6 +94,14 @@ impl Framed {
     }
 }
 
+/// The group at the data port of a session on `group`, when it has one (an unkeyed session:
+/// a keyed one is sealed whole, no standard's packets): where receivers of a protocol that
+/// frames its packets join at the first ANNOUNCE.
+pub fn data_group(group: SocketAddr, keyed: bool) -> Option<SocketAddr> {
+    let port = pgmwire::data_port(group).filter(|_| !keyed)?;
+    Some(SocketAddr::new(group.ip(), port))
+}
+
 /// The sender's socket on the data port of `f`'s standard: PGM's NAKs come unicast
 /// ([`pgmwire::data_socket`]); NORM's receivers multicast theirs, so it joins the group at
 /// the data port.

@@ -63,6 +63,27 @@ fn data_goes_to_the_data_port_as_rfc5740_and_comes_back_the_agent_s() {
 }
 
 #[test]
+fn the_largest_parity_symbol_fits_the_datagram_norm_sizes_messages_for() {
+    let (mut s, _) = pair();
+    // A parity symbol of a full segment: the message, the application framing and the
+    // symbol's length prefix (`agents::norm`'s data fields).
+    let symbol = vec![0xa5; 1_400 + crate::frame::DATA_OVERHEAD + rmcast_proto::fec::LEN_PREFIX];
+    let d = agent(
+        SENDER,
+        Norm::Data {
+            object: 1,
+            block: 2,
+            symbol: 64 + 15,
+            block_len: 64,
+            payload: &symbol,
+        },
+    );
+    let (_, wire) = s.outgoing(group(), &d).unwrap();
+    eprintln!("agent's {} bytes, RFC 5740's {}", d.len(), wire.len());
+    assert!(wire.len() <= 1_472, "{}", wire.len());
+}
+
+#[test]
 fn a_nack_goes_to_the_group_s_data_port_and_names_its_receiver() {
     let (mut s, mut r) = pair();
     let mut raw = Vec::new();
@@ -141,4 +162,73 @@ fn the_session_layer_and_unicasts_go_unchanged_and_other_sessions_are_not_read()
 fn the_announce_flag_is_read_from_the_first_parameter_byte() {
     assert!(announced(&[PARAM_RFC5740]));
     assert!(!announced(&[]) && !announced(&[0]));
+}
+
+/// A running (or gathering) ANNOUNCE of norm with `params`.
+fn announce(params: &[u8], running: bool) -> crate::agents::Announced<'_> {
+    crate::agents::Announced {
+        protocol: rmcast_wire::Family::Norm as u8,
+        window: 0,
+        ack_delay_us: 0,
+        ack_timeout_us: 0,
+        params,
+        running,
+    }
+}
+
+#[test]
+fn the_norm_adapter_announces_rfc5740_and_its_receivers_read_it_on_the_data_port() {
+    let norm = crate::agents::protocol("norm").unwrap();
+    let mut st = crate::agents::tests::settings();
+    st.session = SESSION;
+    st.node = SENDER;
+    st.norm_rfc5740 = true;
+    let start = crate::agents::Start {
+        joined: &[],
+        group: group(),
+        stream: "",
+    };
+    assert_eq!(
+        norm.start(&st, &start).unwrap().side.params().unwrap(),
+        vec![PARAM_RFC5740]
+    );
+    assert_eq!(
+        norm.framing(&st),
+        Some(crate::framing::Framing::Rfc5740(framing(SESSION)))
+    );
+    let data: SocketAddr = "239.1.2.3:5001".parse().unwrap();
+    assert_eq!(norm.early_group(group(), false), Some(data));
+    assert_eq!(norm.early_group(group(), true), None, "keyed: sealed whole");
+    let me = crate::agents::Me {
+        node: RECEIVER,
+        session: SESSION,
+        sender: SENDER,
+        group: group(),
+    };
+    let flag = [PARAM_RFC5740];
+    // Built from the running ANNOUNCE only: the gathering one carries no parameters.
+    assert!(norm
+        .receiver(announce(&flag, false), &me)
+        .unwrap()
+        .is_none());
+    let r = norm.receiver(announce(&flag, true), &me).unwrap().unwrap();
+    assert_eq!(r.side.join(), Some(data));
+    assert_eq!(
+        r.side.framing(),
+        Some(crate::framing::Framing::Rfc5740(framing(SESSION)))
+    );
+    let plain = norm.receiver(announce(&[], true), &me).unwrap().unwrap();
+    assert!(plain.side.join().is_none() && plain.side.framing().is_none());
+    // Keyed (or `--rmcast-header`): nothing announced, nothing translated.
+    st.norm_rfc5740 = false;
+    assert!(norm.framing(&st).is_none());
+    assert!(norm
+        .start(&st, &start)
+        .unwrap()
+        .side
+        .params()
+        .unwrap()
+        .is_empty());
+    assert!(norm.check_params(&flag).is_ok() && norm.check_params(&[]).is_ok());
+    assert!(norm.check_params(&[0x01]).is_err() && norm.check_params(&[2, 0]).is_err());
 }

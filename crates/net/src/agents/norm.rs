@@ -67,8 +67,7 @@ impl NetProtocol for Norm {
     }
 
     fn early_group(&self, group: SocketAddr, keyed: bool) -> Option<SocketAddr> {
-        let port = crate::pgmwire::data_port(group).filter(|_| !keyed)?;
-        Some(SocketAddr::new(group.ip(), port))
+        crate::framing::data_group(group, keyed)
     }
 
     fn framing(&self, s: &SenderSettings) -> Option<crate::framing::Framing> {
@@ -123,11 +122,9 @@ impl NetProtocol for Norm {
             session: me.session,
             sender: me.sender,
         };
-        let data = crate::pgmwire::data_port(me.group)
-            .map(|d| SocketAddr::new(me.group.ip(), d))
-            .ok_or_else(|| {
-                NetError::Failed("the sender announced RFC 5740 on the port after 65535".into())
-            })?;
+        let data = crate::framing::data_group(me.group, false).ok_or_else(|| {
+            NetError::Failed("the sender announced RFC 5740 on the port after 65535".into())
+        })?;
         Ok(Some(Received {
             agent: Box::new(agent),
             side: Box::new(Rfc5740Side { framing, data }),

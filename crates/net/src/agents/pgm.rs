@@ -189,8 +189,7 @@ impl NetProtocol for Pgm {
     }
 
     fn early_group(&self, group: SocketAddr, keyed: bool) -> Option<SocketAddr> {
-        let port = crate::pgmwire::data_port(group).filter(|_| !keyed)?;
-        Some(SocketAddr::new(group.ip(), port))
+        crate::framing::data_group(group, keyed)
     }
 
     fn framing(&self, s: &SenderSettings) -> Option<crate::framing::Framing> {
@@ -346,7 +345,7 @@ impl NetProtocol for Pgm {
             sender: me.sender,
             fec: (p.fec_k, p.fec_proactive),
         };
-        let data = crate::pgmwire::data_port(me.group).map(|d| SocketAddr::new(me.group.ip(), d));
+        let data = crate::framing::data_group(me.group, false);
         let side = match (p.rfc3208, data) {
             (true, Some(data)) => Box::new(Rfc3208Side { framing, data }) as Box<dyn ReceiverSide>,
             (true, None) => {
