@@ -13,6 +13,9 @@
 //! own datagrams in rmcast's header, on the group's port) is read the same way, and the
 //! check refuses it.
 //!
+//! `norm`'s default socket mode is checked the same way against tshark's NORM dissector
+//! (`tshark_reads_every_norm_datagram_of_a_socket_transfer_as_rfc5740`, module `norm`).
+//!
 //! Needs Linux, root, iproute2, nftables, tshark and dumpcap; otherwise it prints why it did
 //! not run. `RMCAST_PGM_WIRE_KEEP=DIR` keeps the captures there.
 
