@@ -13,6 +13,9 @@
 //! own datagrams in rmcast's header, on the group's port) is read the same way, and the
 //! check refuses it.
 //!
+//! `norm`'s default socket mode is checked the same way against tshark's NORM dissector
+//! (`tshark_reads_every_norm_datagram_of_a_socket_transfer_as_rfc5740`, module `norm`).
+//!
 //! Needs Linux, root, iproute2, nftables, tshark and dumpcap; otherwise it prints why it did
 //! not run. `RMCAST_PGM_WIRE_KEEP=DIR` keeps the captures there.
 
@@ -304,4 +307,161 @@ fn tshark_reads_every_pgm_datagram_of_a_socket_transfer_as_rfc3208() {
     );
     let on_data = check(&pcap, &Expect::of(&sender, 6201, 1));
     assert!(on_data.is_err(), "{on_data:?}");
+}
+
+/// `norm`'s default socket mode speaks RFC 5740 on the wire (issue 62), the same way: a
+/// `--protocol norm` transfer on the bed at 1 % frame loss, read with tshark 4.0's NORM
+/// heuristic (`--enable-heuristic rmt_norm_udp`). Every datagram to or from the data port
+/// must dissect as NORM, none malformed or flagged, from the sender (NORM_DATA, NORM_CMD:
+/// its node id as `source_id`, the session's low 16 bits as `instance_id`) or a receiver
+/// (NORM_NACK, NORM_ACK naming the sender); every source segment the sender sent must be
+/// seen with the agent's block and symbol (fec_id 5's payload id, blocks of 64), and the
+/// loss must bring NACKs, parity repairs, ACKs, FLUSHes and probes (CMD(CC)).
+mod norm {
+    use super::*;
+
+    const FIELDS: [&str; 12] = [
+        "udp.srcport",
+        "udp.dstport",
+        "frame.protocols",
+        "_ws.malformed",
+        "_ws.expert.message",
+        "norm.type",
+        "norm.source_id",
+        "norm.instance_id",
+        "norm.flavor",
+        "norm.nack.server",
+        "norm.ack.source",
+        "data.data",
+    ];
+
+    /// Blocks of the `norm` agent on sockets (the spec's `block_len`).
+    const BLOCK: u32 = rmcast_proto::norm::spec::BLOCK_LEN as u32;
+
+    /// An IPv4-looking node id, as tshark shows `source_id`.
+    fn node(n: u32) -> String {
+        std::net::Ipv4Addr::from(n).to_string()
+    }
+
+    /// The count of each kind of message on `port` and the source segments seen (block ×
+    /// 64 + symbol); an error for the first datagram that is not as it must be.
+    pub fn check(
+        file: &Path,
+        sender: &Value,
+        port: u16,
+    ) -> Result<(BTreeMap<&'static str, u64>, BTreeSet<u32>), String> {
+        let args = strings(&[
+            "--enable-heuristic",
+            "rmt_norm_udp",
+            "--disable-protocol",
+            "rx",
+        ]);
+        let rows = tshark::fields(file, &args, &FIELDS);
+        let session = sender["session"].as_u64().expect("session") as u32;
+        let me = node(sender["node"].as_u64().expect("node") as u32);
+        let receivers = [node(1001), node(1002)];
+        let instance = (session as u16).to_string();
+        let port = port.to_string();
+        let mut kinds = BTreeMap::new();
+        let mut source = BTreeSet::new();
+        for (i, row) in rows.iter().enumerate() {
+            let get = |name: &str| {
+                let k = FIELDS.iter().position(|f| *f == name).expect("a field");
+                row.get(k).map_or("", String::as_str)
+            };
+            if get("udp.srcport") != port && get("udp.dstport") != port {
+                continue;
+            }
+            let ctx = format!("frame {}: {row:?}", i + 1);
+            if !get("frame.protocols").contains(":udp:norm") {
+                return Err(format!("not NORM: {ctx}"));
+            }
+            if !get("_ws.malformed").is_empty() || !get("_ws.expert.message").is_empty() {
+                return Err(format!("malformed or flagged: {ctx}"));
+            }
+            let from_sender = get("norm.source_id") == me && get("norm.instance_id") == instance;
+            let kind = match (get("norm.type"), get("norm.flavor")) {
+                ("2", _) if from_sender => {
+                    let id = get("data.data").get(..8).unwrap_or_default();
+                    let id = u32::from_str_radix(id, 16).map_err(|_| format!("no id: {ctx}"))?;
+                    let (block, symbol) = (id >> 8, id & 0xff);
+                    if symbol < BLOCK {
+                        source.insert(block * BLOCK + symbol);
+                        "data"
+                    } else {
+                        "parity"
+                    }
+                }
+                ("3", "1") if from_sender => "flush",
+                ("3", "3") if from_sender => "squelch",
+                ("3", "4") if from_sender => "cc",
+                ("4", _) if get("norm.nack.server") == me => "nack",
+                ("5", _) if get("norm.ack.source") == me => "ack",
+                _ => return Err(format!("not a message of the session: {ctx}")),
+            };
+            if matches!(kind, "nack" | "ack")
+                && !receivers.iter().any(|r| r == get("norm.source_id"))
+            {
+                return Err(format!("feedback from no receiver: {ctx}"));
+            }
+            *kinds.entry(kind).or_default() += 1;
+        }
+        if kinds.is_empty() {
+            return Err(format!("no datagram to or from port {port}"));
+        }
+        Ok((kinds, source))
+    }
+}
+
+#[test]
+fn tshark_reads_every_norm_datagram_of_a_socket_transfer_as_rfc5740() {
+    if let Some(why) = common::skip_unless_ci(cannot_run()) {
+        eprintln!("skipped: norm on the wire as RFC 5740: {why}");
+        return;
+    }
+    let b = Bed::new(&SERIAL, 3);
+    b.seg.frame_loss(0.01, None).unwrap();
+    let data = common::pseudo_random(LEN, 5740);
+    let group = "239.77.62.2:6300";
+    let pcap = b.work.path().join("norm.pcapng");
+    let sender = transfer(&b, group, &data, &pcap, &["--protocol", "norm"]);
+    if let Some(keep) = std::env::var_os("RMCAST_PGM_WIRE_KEEP") {
+        let _ = std::fs::copy(&pcap, Path::new(&keep).join("norm.pcapng"));
+        eprintln!("norm: sender {}", sender["agent"]);
+    }
+    let (kinds, source) = norm::check(&pcap, &sender, 6301).unwrap_or_else(|why| panic!("{why}"));
+    eprintln!(
+        "norm: NORM messages by kind {kinds:?}, {} source segments",
+        source.len()
+    );
+    for kind in ["data", "parity", "flush", "cc", "nack", "ack"] {
+        assert!(
+            kinds.get(kind).is_some_and(|&n| n > 0),
+            "no {kind}: {kinds:?}"
+        );
+    }
+    let sent = sender["agent"]["data_sent"].as_u64().expect("data_sent") as u32;
+    let missing: Vec<u32> = (0..sent).filter(|s| !source.contains(s)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {sent} segments seen; missing {missing:?}",
+        source.len()
+    );
+    // The agents' own datagrams in rmcast's header: no NORM on either port.
+    let pcap = b.work.path().join("norm-header.pcapng");
+    let sender = transfer(
+        &b,
+        group,
+        &data,
+        &pcap,
+        &["--protocol", "norm", "--rmcast-header"],
+    );
+    for port in [6300, 6301] {
+        let r = norm::check(&pcap, &sender, port);
+        assert!(
+            r.is_err(),
+            "rmcast's header passed as NORM on {port}: {r:?}"
+        );
+        eprintln!("norm --rmcast-header on {port}: {}", r.unwrap_err());
+    }
 }

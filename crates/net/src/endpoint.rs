@@ -80,8 +80,9 @@ pub struct Wire {
     pub stats: DriverStats,
     /// Set when unsealed packets look like they carry an authentication trailer.
     pub looks_sealed: bool,
-    /// pgm's RFC 3208 translation, when the session runs it ([`crate::pgmwire`]).
-    pub pgm: Option<crate::pgmwire::PgmWire>,
+    /// The standard's translation, when the session runs it ([`crate::framing`]: pgm's
+    /// RFC 3208, norm's RFC 5740).
+    pub framed: Option<crate::framing::Framed>,
 }
 
 /// Outcome of sending one datagram.
@@ -105,7 +106,7 @@ impl Wire {
             batch: Vec::new(),
             stats: DriverStats::default(),
             looks_sealed: false,
-            pgm: None,
+            framed: None,
         }
     }
 
@@ -171,10 +172,10 @@ impl Wire {
         items: &[(SocketAddr, &[u8])],
     ) -> io::Result<(usize, bool)> {
         let items = items.get(..crate::socket::MAX_BATCH).unwrap_or(items);
-        let Some(pgm) = self.pgm.as_mut() else {
+        let Some(pgm) = self.framed.as_mut() else {
             return self.send_items(sock, items, &[]);
         };
-        // pgm's RFC 3208 bytes: a datagram the translator drops counts as consumed.
+        // The standard's bytes: a datagram the translator drops counts as consumed.
         let framed: Vec<Option<(SocketAddr, Vec<u8>)>> =
             items.iter().map(|(to, d)| pgm.outgoing(*to, d)).collect();
         let skip: Vec<bool> = framed.iter().map(Option::is_none).collect();
@@ -292,12 +293,16 @@ impl Wire {
         }
     }
 
-    /// The agent's datagram for one read on pgm's data port ([`crate::pgmwire`]) from
-    /// `from`; `None` (counted received and malformed) for one that is no RFC 3208 packet
-    /// of the session or comes from nobody known, or when the session runs no translation.
-    /// What it returns is then opened with [`Wire::open`], which counts it received.
-    pub fn pgm_incoming(&mut self, from: SocketAddr, d: &[u8]) -> Option<Vec<u8>> {
-        let out = self.pgm.as_mut().and_then(|p| p.incoming(from, d));
+    /// The agent's datagram for one read on the data port ([`crate::framing`]) from `from`;
+    /// `None` (counted received and malformed) for one that is no packet of the session in
+    /// its standard or comes from nobody known, or when the session runs no translation.
+    /// What it returns is then opened with [`Wire::open`], which counts it received. The
+    /// endpoint's own multicast looped back is `None` and not counted.
+    pub fn framed_incoming(&mut self, from: SocketAddr, d: &[u8]) -> Option<Vec<u8>> {
+        if self.framed.as_ref().is_some_and(|f| f.echo(d)) {
+            return None;
+        }
+        let out = self.framed.as_mut().and_then(|p| p.incoming(from, d));
         if out.is_none() {
             self.stats.datagrams_received += 1;
             self.stats.rejected_malformed += 1;

@@ -120,8 +120,8 @@ pub trait NetProtocol: Sync {
     }
 
     /// What its packets need translated at the wire to go as a standard's (pgm: RFC 3208,
-    /// [`crate::pgmwire`]); `None`: they go as the agent writes them.
-    fn framing(&self, _s: &SenderSettings) -> Option<crate::pgmwire::Framing> {
+    /// norm: RFC 5740, [`crate::framing`]); `None`: they go as the agent writes them.
+    fn framing(&self, _s: &SenderSettings) -> Option<crate::framing::Framing> {
         None
     }
 
@@ -480,6 +480,8 @@ pub struct SenderSettings {
     pub pgm_fec_proactive: u16,
     /// pgm: its packets on the wire as RFC 3208 (unkeyed sessions only).
     pub pgm_rfc3208: bool,
+    /// norm: its packets on the wire as RFC 5740 (unkeyed sessions only).
+    pub norm_rfc5740: bool,
     /// Bytes sealing adds to each datagram (0 without a key).
     pub sealing: usize,
 }
@@ -684,8 +686,9 @@ pub trait ReceiverSide {
     }
 
     /// What the packets read on [`ReceiverSide::join`]'s group need translated to (pgm:
-    /// from RFC 3208, [`crate::pgmwire`]); `None`: they are the agents' own.
-    fn framing(&self) -> Option<crate::pgmwire::Framing> {
+    /// from RFC 3208, norm: from RFC 5740, [`crate::framing`]); `None`: they are the agents'
+    /// own.
+    fn framing(&self) -> Option<crate::framing::Framing> {
         None
     }
 

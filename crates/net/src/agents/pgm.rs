@@ -124,8 +124,8 @@ impl ReceiverSide for Rfc3208Side {
         Some(self.data)
     }
 
-    fn framing(&self) -> Option<Framing> {
-        Some(self.framing)
+    fn framing(&self) -> Option<crate::framing::Framing> {
+        Some(crate::framing::Framing::Rfc3208(self.framing))
     }
 }
 
@@ -189,16 +189,16 @@ impl NetProtocol for Pgm {
     }
 
     fn early_group(&self, group: SocketAddr, keyed: bool) -> Option<SocketAddr> {
-        let port = crate::pgmwire::data_port(group).filter(|_| !keyed)?;
-        Some(SocketAddr::new(group.ip(), port))
+        crate::framing::data_group(group, keyed)
     }
 
-    fn framing(&self, s: &SenderSettings) -> Option<Framing> {
-        s.pgm_rfc3208.then_some(Framing {
-            session: s.session,
-            sender: s.node,
-            fec: (s.pgm_fec_k, s.pgm_fec_proactive),
-        })
+    fn framing(&self, s: &SenderSettings) -> Option<crate::framing::Framing> {
+        s.pgm_rfc3208
+            .then_some(crate::framing::Framing::Rfc3208(Framing {
+                session: s.session,
+                sender: s.node,
+                fec: (s.pgm_fec_k, s.pgm_fec_proactive),
+            }))
     }
 
     fn repairs_in_order(&self) -> bool {
@@ -345,7 +345,7 @@ impl NetProtocol for Pgm {
             sender: me.sender,
             fec: (p.fec_k, p.fec_proactive),
         };
-        let data = crate::pgmwire::data_port(me.group).map(|d| SocketAddr::new(me.group.ip(), d));
+        let data = crate::framing::data_group(me.group, false);
         let side = match (p.rfc3208, data) {
             (true, Some(data)) => Box::new(Rfc3208Side { framing, data }) as Box<dyn ReceiverSide>,
             (true, None) => {
@@ -567,7 +567,9 @@ mod tests {
         let wire = [PARAM_RFC3208, 0, 8];
         let r = Pgm.receiver(announced(&wire), &me).unwrap().unwrap();
         assert_eq!(r.side.join(), Some(data));
-        let f = r.side.framing().unwrap();
+        let Some(crate::framing::Framing::Rfc3208(f)) = r.side.framing() else {
+            panic!("no RFC 3208 framing")
+        };
         assert_eq!((f.session, f.sender, f.fec), (9, 1, (8, 0)));
         let plain = Pgm.receiver(announced(&[0, 0, 8]), &me).unwrap().unwrap();
         assert!(plain.side.join().is_none() && plain.side.framing().is_none());

@@ -482,8 +482,8 @@ impl Receiving {
                     break;
                 };
                 let now = self.st.clock.now();
-                if k == 2 && self.st.wire.pgm.is_some() {
-                    if let Some(mut d) = self.st.wire.pgm_incoming(from, buf) {
+                if k == 2 && self.st.wire.framed.is_some() {
+                    if let Some(mut d) = self.st.wire.framed_incoming(from, buf) {
                         self.datagram(now, &mut d, from, obs)?;
                     }
                 } else {
@@ -661,11 +661,11 @@ impl Receiving {
         let Some(local) = self.st.open_local.take() else {
             return Ok(());
         };
-        // Joined already (pgm's data port, at the first ANNOUNCE): what comes on it may now
+        // Joined already (the data port of pgm or norm, at the first ANNOUNCE): what comes on it may now
         // be translated.
         let joined = self.st.lsock.as_ref().and_then(|s| s.local_addr().ok());
         if joined.is_some_and(|a| a.port() == local.port()) {
-            self.frame_pgm(local);
+            self.frame(local);
             return Ok(());
         }
         let mut o = self.cfg.sock.clone();
@@ -679,29 +679,30 @@ impl Receiving {
             .map_err(|e| NetError::io("register socket", e))?;
         tracing::info!(%local, "joined a further group");
         self.st.lsock = Some(s);
-        self.frame_pgm(local);
+        self.frame(local);
         Ok(())
     }
 
-    /// Whether what waits on the further group's socket must wait on: pgm's data port joined
+    /// Whether what waits on the further group's socket must wait on: the data port joined
     /// at the first ANNOUNCE, before the running one said how to read it (the socket's
     /// buffer keeps it until then).
     fn hold_local(&self) -> bool {
         self.st.open_local.is_some()
-            || (self.st.wire.pgm.is_none()
+            || (self.st.wire.framed.is_none()
                 && self.st.joined.as_ref().is_some_and(|j| j.built.is_none()))
     }
 
-    /// pgm's RFC 3208 packets come on the further group `local` once the agent is built:
-    /// translated as they are read ([`crate::pgmwire`]).
-    fn frame_pgm(&mut self, local: SocketAddr) {
+    /// A standard's packets (pgm's RFC 3208, norm's RFC 5740) come on the further group
+    /// `local` once the agent is built: translated as they are read ([`crate::framing`]).
+    fn frame(&mut self, local: SocketAddr) {
+        let node = self.st.node;
         let framing = self.st.joined.as_ref().and_then(|j| {
             let f = j.side()?.framing()?;
-            crate::pgmwire::PgmWire::new(f, self.cfg.sock.group, j.sender_addr, true)
+            crate::framing::Framed::new(f, self.cfg.sock.group, j.sender_addr, node, true)
         });
         if let Some(w) = framing {
-            tracing::info!(%local, "reading the session's RFC 3208 packets");
-            self.st.wire.pgm = Some(w);
+            tracing::info!(%local, "reading the session's packets in their standard's framing");
+            self.st.wire.framed = Some(w);
         }
     }
 

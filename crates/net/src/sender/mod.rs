@@ -156,7 +156,8 @@ pub struct SendConfig {
     /// `pgm`: FEC, parity packets sent unasked after each block (0: none).
     pub pgm_fec_proactive: u16,
     /// `pgm`: its packets on the wire as RFC 3208 ([`crate::pgmwire`]; unkeyed sessions),
-    /// not in rmcast's header (`--rmcast-header` turns it off, for `rmcast relay`).
+    /// not in rmcast's header (`--rmcast-header` turns it off, for `rmcast relay`); `norm`'s
+    /// as RFC 5740 likewise ([`crate::normwire`]).
     pub pgm_rfc3208: bool,
     /// `dsp`: assumed RTD, `r_f`, status interval, local RTD.
     pub dsp: DspOpts,
@@ -428,6 +429,7 @@ impl SenderSettings {
             pgm_fec_k: cfg.pgm_fec_k,
             pgm_fec_proactive: cfg.pgm_fec_proactive,
             pgm_rfc3208: cfg.pgm_rfc3208 && cfg.keys.is_none(),
+            norm_rfc5740: cfg.pgm_rfc3208 && cfg.keys.is_none(),
             sealing: cfg.keys.as_ref().map_or(0, |_| crate::secure::TRAILER_LEN),
             tfmcc: cfg.tfmcc,
         }
@@ -635,7 +637,7 @@ struct Endpoint {
     sock: mio::net::UdpSocket,
     /// The group, for a protocol whose source hears it ([`agents::NetProtocol::hears_group`]).
     gsock: Option<mio::net::UdpSocket>,
-    /// pgm's data port, where NAKs come as RFC 3208 packets ([`crate::pgmwire`]).
+    /// The data port, where feedback comes in the standard's packets ([`crate::framing`]).
     dsock: Option<mio::net::UdpSocket>,
     /// The socket [`Endpoint::next`] is reading: 0 `sock`, 1 `gsock`, 2 `dsock`.
     reading: u8,
@@ -840,7 +842,7 @@ impl Endpoint {
             }
             let framed;
             let d = if self.reading == 2 {
-                let Some(f) = self.wire.pgm_incoming(from, d) else {
+                let Some(f) = self.wire.framed_incoming(from, d) else {
                     continue;
                 };
                 framed = f;
@@ -859,26 +861,28 @@ impl Endpoint {
         }
     }
 
-    /// Carry pgm's packets as RFC 3208 ([`crate::pgmwire`]): translate at the wire and read
-    /// NAKs on the data port, from `members` (node, address).
-    fn frame_pgm(
+    /// Carry the agent's packets as a standard's ([`crate::framing`]): translate at the wire
+    /// and read feedback on the data port, from `members` (node, address).
+    fn frame(
         &mut self,
-        f: crate::pgmwire::Framing,
+        f: crate::framing::Framing,
         members: &[(u32, SocketAddr)],
     ) -> Result<(), NetError> {
-        let mut sock = mio::net::UdpSocket::from_std(crate::pgmwire::data_socket(&self.cfg.sock)?);
+        let sock = crate::framing::data_socket(&f, &self.cfg.sock)?;
+        let mut sock = mio::net::UdpSocket::from_std(sock);
         self.poll
             .registry()
             .register(&mut sock, DATA, Interest::READABLE)
             .map_err(|e| NetError::io("register data socket", e))?;
         let me = crate::pgmwire::local_toward(self.group);
-        let mut w = crate::pgmwire::PgmWire::new(f, self.group, me, false).ok_or_else(|| {
-            NetError::setup("pgm's data port is the group's port + 1: give a lower port")
-        })?;
+        let mut w =
+            crate::framing::Framed::new(f, self.group, me, self.node, false).ok_or_else(|| {
+                NetError::setup("the data port is the group's port + 1: give a lower port")
+            })?;
         for (node, addr) in members {
             w.peer(*addr, *node);
         }
-        self.wire.pgm = Some(w);
+        self.wire.framed = Some(w);
         self.dsock = Some(sock);
         Ok(())
     }

@@ -103,7 +103,7 @@ impl Transfer {
         let mut ep = ep;
         if let Some(f) = ep.proto.framing(&s) {
             let peers: Vec<(u32, SocketAddr)> = members.iter().map(|m| (m.node, m.addr)).collect();
-            ep.frame_pgm(f, &peers)?;
+            ep.frame(f, &peers)?;
         }
         let sealing = ep.cfg.keys.as_ref().map_or(0, |_| 24);
         let chunk = match message_size {
@@ -746,7 +746,7 @@ impl Transfer {
         let admitted = self.ep.admission();
         self.members
             .push(Member::new(h.source, from, now, None, true, admitted));
-        if let Some(w) = self.ep.wire.pgm.as_mut() {
+        if let Some(w) = self.ep.wire.framed.as_mut() {
             w.peer(from, h.source);
         }
         self.ids.push(h.source);
@@ -832,7 +832,7 @@ impl Transfer {
         }
         m.addr = from;
         m.last_heard = now;
-        if let Some(w) = self.ep.wire.pgm.as_mut() {
+        if let Some(w) = self.ep.wire.framed.as_mut() {
             w.peer(from, m.node);
         }
         let _ = self.ep.wire.send(&self.ep.sock, from, &self.running, false);

@@ -116,4 +116,12 @@ pub const PARAMS: &[Param] = &[
         Value::Derived("on with `rmcast send --rate auto`"),
         "the rate follows the path instead of a fixed --rate",
     ),
+    Param::switch(
+        "rmcast_header",
+        false,
+        "on sockets: the packets in rmcast's own header on the group's port instead of RFC 5740 \
+         on the port after it (keyed sessions are sealed whole either way)",
+    )
+    .flag("rmcast-header")
+    .sockets_only(),
 ];
