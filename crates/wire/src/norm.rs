@@ -148,7 +148,7 @@ wire_struct! {
 
 borrowed_list! {
     /// The CC node list of a CC RATE, borrowed from the datagram.
-    CcNodes, item: CC_NODE_LEN, each: CcNode as "cc node", count: "cc nodes",
+    CcNodes, item: CC_NODE_LEN, each: CcNode as "cc_node", count: "cc_nodes",
         most: MAX_CC_NODES => ("norm.cc_nodes", "more than MAX_CC_NODES");
 }
 
