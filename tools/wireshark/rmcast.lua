@@ -25,7 +25,9 @@
 --
 -- Detection: heuristically on any UDP port (magic, version, known family and kind, flag and
 -- reserved bits, payload length agreeing with the datagram), and on the simulator's port
--- 7001 (which Wireshark would otherwise take for AFS/RX).
+-- 7001 (which Wireshark would otherwise take for AFS/RX). Wireshark tries a port's registered
+-- dissector before the heuristics: on a socket capture, set udp.try_heuristic_first:TRUE, or a
+-- datagram from an ephemeral port registered to another protocol (44818 ENIP ...) is theirs.
 
 local rmcast = Proto("rmcast", "rmcast reliable multicast")
 

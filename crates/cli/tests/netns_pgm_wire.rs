@@ -355,6 +355,10 @@ mod norm {
             "rmt_norm_udp",
             "--disable-protocol",
             "rx",
+            // Heuristics before port-registered dissectors: an ephemeral source port may be
+            // registered to another protocol (ENIP's 44818 …), which would take the datagram.
+            "-o",
+            "udp.try_heuristic_first:TRUE",
         ]);
         let rows = tshark::fields(file, &args, &FIELDS);
         let session = sender["session"].as_u64().expect("session") as u32;
