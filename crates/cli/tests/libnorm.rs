@@ -167,7 +167,8 @@ fn only_file(dir: &Path) -> Vec<u8> {
 
 /// libnorm sends the file to `rmcast recv --protocol norm --open` (node `RECEIVER_ID`, an
 /// acking node of the sender): byte-exact, and libnorm's sender got the watermark ACK.
-fn libnorm_to_rmcast(loss: f64, cc: bool) {
+/// `late`: the receiver starts 300 ms after the sender (at 10 Mbit/s, a third of the way in).
+fn libnorm_to_rmcast(loss: f64, cc: bool, late: bool) {
     let Some((bed, bin)) = bed(loss) else {
         return;
     };
@@ -195,15 +196,22 @@ fn libnorm_to_rmcast(loss: f64, cc: bool) {
         "30",
         "--json",
     ]);
-    let mut recv = in_netns(&bed.seg.host(1), &recv_args);
-    std::thread::sleep(Duration::from_millis(300));
     let f = file.to_string_lossy().into_owned();
-    let mut args = vec!["send", GROUP, PORT, "eth0", "100e6", RECEIVER_ID, &f];
+    let rate = if late { "10e6" } else { "100e6" };
+    let mut args = vec!["send", GROUP, PORT, "eth0", rate, RECEIVER_ID, &f];
     if cc {
         args.push("cc");
     }
     let start = Instant::now();
-    let mut send = normfile(&bed, 0, &bin, &args);
+    let (mut recv, mut send) = if late {
+        let send = normfile(&bed, 0, &bin, &args);
+        std::thread::sleep(Duration::from_millis(300));
+        (in_netns(&bed.seg.host(1), &recv_args), send)
+    } else {
+        let recv = in_netns(&bed.seg.host(1), &recv_args);
+        std::thread::sleep(Duration::from_millis(300));
+        (recv, normfile(&bed, 0, &bin, &args))
+    };
     let deadline = Instant::now() + DEADLINE;
     let s = send.finish(deadline);
     let took = start.elapsed();
@@ -238,34 +246,41 @@ fn libnorm_to_rmcast(loss: f64, cc: bool) {
 
 #[test]
 fn libnorm_to_rmcast_open_without_loss() {
-    libnorm_to_rmcast(0.0, false);
+    libnorm_to_rmcast(0.0, false, false);
 }
 
 #[test]
 fn libnorm_to_rmcast_open_at_1_percent_frame_loss() {
-    libnorm_to_rmcast(0.01, false);
+    libnorm_to_rmcast(0.01, false, false);
 }
 
 #[test]
 fn libnorm_to_rmcast_open_at_10_percent_frame_loss() {
-    libnorm_to_rmcast(0.10, false);
+    libnorm_to_rmcast(0.10, false, false);
+}
+
+#[test]
+fn libnorm_to_an_rmcast_receiver_that_starts_late() {
+    libnorm_to_rmcast(0.0, false, true);
 }
 
 #[test]
 fn libnorm_to_rmcast_open_under_norm_cc() {
-    libnorm_to_rmcast(0.0, true);
+    libnorm_to_rmcast(0.0, true, false);
 }
 
 #[test]
 fn libnorm_to_rmcast_open_at_10_percent_frame_loss_under_norm_cc() {
     second_try("libnorm under NORM-CC -> rmcast at 10 %", || {
-        libnorm_to_rmcast(0.10, true)
+        libnorm_to_rmcast(0.10, true, false)
     });
 }
 
 /// `rmcast send --protocol norm --open` sends the file to `normfile recv` (node
-/// `RECEIVER_ID`, the sender's acking node): byte-exact, acknowledged.
-fn rmcast_to_libnorm(loss: f64) {
+/// `RECEIVER_ID`, the sender's acking node): byte-exact, acknowledged. `late`: the receiver
+/// starts 300 ms after the sender (at 10 Mbit/s, a third of the way in), so it missed the
+/// object's start and asks for it.
+fn rmcast_to_libnorm(loss: f64, late: bool) {
     let Some((bed, bin)) = bed(loss) else {
         return;
     };
@@ -274,13 +289,14 @@ fn rmcast_to_libnorm(loss: f64) {
     let out = bed.work.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let o = out.to_string_lossy().into_owned();
-    let mut recv = normfile(
-        &bed,
-        1,
-        &bin,
-        &["recv", GROUP, PORT, "eth0", RECEIVER_ID, &o],
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    let start_recv = || {
+        normfile(
+            &bed,
+            1,
+            &bin,
+            &["recv", GROUP, PORT, "eth0", RECEIVER_ID, &o],
+        )
+    };
     let group = format!("{GROUP}:{PORT}");
     let f = file.to_string_lossy().into_owned();
     let send_args = strings(&[
@@ -293,14 +309,22 @@ fn rmcast_to_libnorm(loss: f64) {
         "-i",
         "eth0",
         "--rate",
-        "100M",
+        if late { "10M" } else { "100M" },
         "--norm-acking-nodes",
         RECEIVER_ID,
         "--json",
         &f,
     ]);
     let start = Instant::now();
-    let mut send = in_netns(&bed.seg.host(0), &send_args);
+    let (mut recv, mut send) = if late {
+        let send = in_netns(&bed.seg.host(0), &send_args);
+        std::thread::sleep(Duration::from_millis(300));
+        (start_recv(), send)
+    } else {
+        let recv = start_recv();
+        std::thread::sleep(Duration::from_millis(300));
+        (recv, in_netns(&bed.seg.host(0), &send_args))
+    };
     let s = send.finish(Instant::now() + DEADLINE);
     let took = start.elapsed();
     recv.kill();
@@ -332,24 +356,30 @@ fn rmcast_to_libnorm(loss: f64) {
 
 #[test]
 fn rmcast_open_to_libnorm_without_loss() {
-    rmcast_to_libnorm(0.0);
+    rmcast_to_libnorm(0.0, false);
+}
+
+#[test]
+fn rmcast_open_to_a_libnorm_receiver_that_starts_late() {
+    rmcast_to_libnorm(0.0, true);
 }
 
 #[test]
 fn rmcast_open_to_libnorm_at_1_percent_frame_loss() {
-    rmcast_to_libnorm(0.01);
+    rmcast_to_libnorm(0.01, false);
 }
 
 #[test]
 fn rmcast_open_to_libnorm_at_10_percent_frame_loss() {
-    second_try("rmcast -> libnorm at 10 %", || rmcast_to_libnorm(0.10));
+    rmcast_to_libnorm(0.10, false);
 }
 
 /// Run a transfer at 10 % frame loss, and once more if it fails, the first failure reported
-/// on standard error: two in a row fail the test. Two of these transfers failed once each in
-/// about five full runs on this 2-core machine under load (issue 62): rmcast -> libnorm
-/// ended unacknowledged after 28 source resends (every passing run resent none), and
-/// libnorm under NORM-CC -> rmcast once (its message not kept). The causes are not found.
+/// on standard error: two in a row fail the test. libnorm under NORM-CC -> rmcast at 10 %
+/// failed once in about five full runs on this 2-core machine under load (issue 62); its
+/// message was not kept and the cause is not found. (rmcast -> libnorm failed once too:
+/// libnorm's receiver had started late and asked for the blocks it missed by BLOCK
+/// requests, which the shim dropped; fixed, with the late-start tests above.)
 fn second_try(what: &str, transfer: impl Fn() + std::panic::RefUnwindSafe) {
     if std::panic::catch_unwind(&transfer).is_err() {
         eprintln!("{what}: the first transfer failed (above); trying again");

@@ -11,7 +11,8 @@
 //! ([`Rs8::parity`], ESI block length + j), its own bytes ([`crate::fec`]'s) dropped.
 //!
 //! Going in, a NACK's parity ESIs (from the block's length) become the agent's (from its
-//! `k`); a watermark ACK of the object's last segment becomes the agent's last position
+//! `k`), and its BLOCK requests (blocks a late joiner never heard of, which libnorm asks for
+//! whole) requests for every source segment of those blocks; a watermark ACK of the object's last segment becomes the agent's last position
 //! (the filler's, where the last block is short). Every NORM_DATA carries a FILE object's
 //! EXT_FTI as libnorm's do: the real object size, the segment size, the maximum block
 //! length and the parity count.
@@ -21,6 +22,7 @@ use rmcast_wire::norm as agent;
 use rmcast_wire::rfc5740::rs8::Rs8;
 use rmcast_wire::rfc5740::{
     AckPayload, Body, Cmd, Ext, Form, Fti, Message, PayloadId, RepairFlags, RepairItem,
+    RepairRequest,
 };
 use std::collections::BTreeMap;
 
@@ -171,6 +173,36 @@ impl LibnormTx {
         b.parity.get(usize::from(j)).cloned()
     }
 
+    /// A BLOCK request as the SEGMENT request of every source segment of its blocks (a
+    /// block past the object's end is left out).
+    fn whole_blocks(&self, r: &RepairRequest) -> RepairRequest {
+        let mut items = Vec::new();
+        for (a, b) in r.ranges() {
+            if a.object != b.object {
+                continue;
+            }
+            for sbn in a.id.sbn()..=b.id.sbn() {
+                let k_p = self.len_of(sbn);
+                let Some(last) = k_p.checked_sub(1).and_then(|l| u8::try_from(l).ok()) else {
+                    break;
+                };
+                let at = |esi| RepairItem {
+                    object: a.object,
+                    id: PayloadId::Rs8 { sbn, esi },
+                };
+                items.extend([at(0), at(last)]);
+            }
+        }
+        RepairRequest {
+            form: Form::Ranges,
+            flags: RepairFlags {
+                segment: true,
+                ..RepairFlags::default()
+            },
+            items,
+        }
+    }
+
     /// The agent's datagram for a libnorm message (its NACK's parity ESIs and its ACK of
     /// the object's end in the agent's numbering).
     pub fn incoming(&mut self, m: &Message<'_>) -> Option<Vec<u8>> {
@@ -194,6 +226,12 @@ impl LibnormTx {
                             object: first.object,
                             id: PayloadId::Rs8 { sbn: 0, esi: 0 },
                         }];
+                        continue;
+                    }
+                    if r.flags.block {
+                        // Blocks never heard of (a receiver that joined late, or lost all
+                        // of them): every source segment of each.
+                        *r = self.whole_blocks(r);
                         continue;
                     }
                     for item in r.items.iter_mut() {

@@ -39,6 +39,27 @@ fn sent(data: &[u8]) -> (Sender, LibnormTx, Vec<Vec<u8>>) {
     (agent, tx, wire)
 }
 
+/// The NORM_DATA (block, ESI, payload) of the agent's first timeout that sends any.
+fn first_data(agent: &mut Sender, tx: &mut LibnormTx) -> Vec<(u32, u16, Vec<u8>)> {
+    let mut out = Vec::new();
+    for _ in 0..100 {
+        let Some(t) = agent.poll_timeout() else { break };
+        agent.handle_timeout(t);
+        while let Some(t) = agent.poll_transmit() {
+            let Some(bytes) = tx.outgoing(&t.payload) else {
+                continue;
+            };
+            if let Body::Data { id, payload, .. } = Message::decode(&bytes).unwrap().body {
+                out.push((id.sbn(), id.esi(), payload.to_vec()));
+            }
+        }
+        if !out.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
 /// libnorm's receiver 4097's NACK with one RANGES request of `flags` over `items`.
 fn nack(flags: RepairFlags, items: Vec<RepairItem>) -> Message<'static> {
     Message {
@@ -131,22 +152,7 @@ fn a_parity_nack_brings_libnorms_parity() {
     let dg = tx.incoming(&nack).expect("the agent's NACK");
     let now = Time::from_millis(10);
     agent.handle_packet(now, NodeId(4097), &dg);
-    let mut parity = Vec::new();
-    for _ in 0..100 {
-        let Some(t) = agent.poll_timeout() else { break };
-        agent.handle_timeout(t);
-        while let Some(t) = agent.poll_transmit() {
-            let Some(bytes) = tx.outgoing(&t.payload) else {
-                continue;
-            };
-            if let Body::Data { id, payload, .. } = Message::decode(&bytes).unwrap().body {
-                parity.push((id.sbn(), id.esi(), payload.to_vec()));
-            }
-        }
-        if !parity.is_empty() {
-            break;
-        }
-    }
+    let parity = first_data(&mut agent, &mut tx);
     let block: Vec<&[u8]> = data.chunks(SEG).skip(44).take(43).collect();
     let want = Rs8::new(64, 16).unwrap().parity(&block).unwrap();
     assert_eq!(
@@ -190,4 +196,38 @@ fn a_request_for_the_objects_before_ours_is_squelched() {
         }
     }
     assert_eq!(squelch, Some((0, 0, 0)));
+}
+
+/// A receiver that joined late asks libnorm's way for the blocks it never heard of: a BLOCK
+/// request (RANGES over blocks 0 to 1, ESI 0). Every source segment of both blocks goes out
+/// again at the partition's places, and nothing of block 2.
+#[test]
+fn a_block_request_brings_every_source_of_those_blocks() {
+    // 129 segments + a bit: blocks of 44, 43 and 43 (RFC 5052's partition).
+    let data = file(129 * SEG + 77);
+    let (mut agent, mut tx, _) = sent(&data);
+    let item = |sbn| RepairItem {
+        object: 0,
+        id: PayloadId::Rs8 { sbn, esi: 0 },
+    };
+    let nack = nack(
+        RepairFlags {
+            block: true,
+            ..RepairFlags::default()
+        },
+        vec![item(0), item(1)],
+    );
+    let dg = tx.incoming(&nack).expect("the agent's NACK");
+    agent.handle_packet(Time::from_millis(10), NodeId(4097), &dg);
+    let mut again = first_data(&mut agent, &mut tx);
+    let want: Vec<(u32, u16, Vec<u8>)> = (0..44)
+        .map(|i| (0, i))
+        .chain((0..43).map(|i| (1, i)))
+        .zip(data.chunks(SEG))
+        .map(|((sbn, esi), seg)| (sbn, esi, seg.to_vec()))
+        .collect();
+    again.sort();
+    assert_eq!(again, want);
+    assert_eq!(tx.sources_resent, 87);
+    assert_eq!(tx.parity_sent, 0);
 }
