@@ -133,6 +133,18 @@ pub fn run_send(a: &send::Args) -> Result<ExitCode> {
                 "not all acknowledged"
             }
         );
+        if let Some(cc) = &r.cc {
+            eprintln!(
+                "NORM-CC: {:.1} Mbit/s at the end, limiting receiver {}{}",
+                cc.rate_bps as f64 / 1e6,
+                cc.clr.map_or("none".to_string(), |n| n.to_string()),
+                if cc.slow_start {
+                    ", still in slow start"
+                } else {
+                    ""
+                }
+            );
+        }
         eprintln!("open mode cannot know: {}", r.unknown.join("; "));
     }
     if !r.acking_nodes.is_empty() && !r.acknowledged {
@@ -143,11 +155,10 @@ pub fn run_send(a: &send::Args) -> Result<ExitCode> {
 
 fn send_config(a: &send::Args) -> Result<NormSend, NetError> {
     check_common(&a.protocol, &a.net)?;
-    let Rate::Fixed(rate_bps) = a.rate else {
-        return Err(NetError::setup(
-            "--rate auto needs congestion control, which open NORM does not run here: give a \
-             fixed --rate",
-        ));
+    // --rate auto: NORM-CC, capped at --max-rate.
+    let (rate_bps, cc) = match a.rate {
+        Rate::Fixed(r) => (r, false),
+        Rate::Auto => (a.max_rate, true),
     };
     if a.files.len() != 1 || a.files[0].as_os_str() == "-" {
         return Err(NetError::setup(
@@ -165,6 +176,7 @@ fn send_config(a: &send::Args) -> Result<NormSend, NetError> {
     Ok(NormSend {
         sock: a.net.socket_opts(),
         rate_bps,
+        cc,
         segment,
         node_id: a.norm_node_id,
         acking_nodes: a.norm_acking_nodes.clone(),

@@ -12,7 +12,7 @@ use rmcast_proto::deploy::FromParams;
 use rmcast_proto::norm::rfc5740::tx::LibnormTx;
 use rmcast_proto::norm::rfc5740::Translator;
 use rmcast_proto::norm::{self, SenderConfig};
-use rmcast_proto::{Agent, Event, GroupId, NodeId, SenderAgent, Time};
+use rmcast_proto::{Event, GroupId, NodeId, SenderAgent, Time};
 use rmcast_wire::rfc5740::{obj_flag, Body, Message};
 use serde::Serialize;
 use std::io::Read;
@@ -42,8 +42,11 @@ pub const UNKNOWN_SEND: [&str; 3] = [
 pub struct NormSend {
     /// Group, interface, TTL, loopback, buffers.
     pub sock: SocketOpts,
-    /// Pacing rate of new data, bit/s on the wire (0: unpaced).
+    /// Pacing rate of new data, bit/s on the wire (0: unpaced); under NORM-CC, its cap.
     pub rate_bps: u64,
+    /// NORM-CC (RFC 5740 §5.5.2, `--rate auto`): the rate follows the receivers' feedback
+    /// (libnorm's receivers answer the CC probes).
+    pub cc: bool,
     /// Bytes per segment (libnorm's 1,400 by default).
     pub segment: u16,
     /// This sender's NORM node id.
@@ -81,8 +84,54 @@ pub struct NormSendReport {
     pub seconds: f64,
     /// Seconds the new data took.
     pub data_seconds: f64,
+    /// Under NORM-CC: the rate at the end, the current limiting receiver and the feedback
+    /// messages (CC ACKs) heard; `None` at a fixed rate.
+    pub cc: Option<CcReport>,
     /// What open mode cannot know.
     pub unknown: [&'static str; 3],
+}
+
+/// NORM-CC at the end of an open-mode send.
+#[derive(Debug, Clone, Serialize)]
+pub struct CcReport {
+    /// The NORM-CC rate at the end, bit/s of datagrams.
+    pub rate_bps: u64,
+    /// The current limiting receiver's node id, if one answered.
+    pub clr: Option<u32>,
+    /// Still in slow start (no receiver reported a loss).
+    pub slow_start: bool,
+}
+
+/// The agent: a NORM sender, paced by NORM-CC or not.
+enum Role {
+    Fixed(Box<norm::Sender>),
+    Cc(Box<norm::CcSender>),
+}
+
+impl Role {
+    fn get(&mut self) -> &mut dyn SenderAgent {
+        match self {
+            Role::Fixed(a) => a.as_mut(),
+            Role::Cc(a) => a.as_mut(),
+        }
+    }
+
+    fn sender(&self) -> &norm::Sender {
+        match self {
+            Role::Fixed(a) => a,
+            Role::Cc(a) => a.sender(),
+        }
+    }
+
+    fn cc_report(&self) -> Option<CcReport> {
+        let Role::Cc(a) = self else { return None };
+        let cc = a.cc();
+        Some(CcReport {
+            rate_bps: cc.rate().saturating_mul(8),
+            clr: cc.clr(),
+            slow_start: cc.slow_start(),
+        })
+    }
 }
 
 struct Io {
@@ -94,7 +143,7 @@ struct Io {
 }
 
 impl Io {
-    fn flush(&mut self, agent: &mut norm::Sender) -> Result<(), NetError> {
+    fn flush(&mut self, agent: &mut dyn SenderAgent) -> Result<(), NetError> {
         while let Some(t) = agent.poll_transmit() {
             let Some(bytes) = self.tx.outgoing(&t.payload) else {
                 continue;
@@ -106,7 +155,7 @@ impl Io {
         Ok(())
     }
 
-    fn read(&mut self, agent: &mut norm::Sender, now: Time) -> Result<(), NetError> {
+    fn read(&mut self, agent: &mut dyn SenderAgent, now: Time) -> Result<(), NetError> {
         let mut buf = [0u8; 65536];
         let n = match self.sock.recv_from(&mut buf) {
             Ok((n, _)) => n,
@@ -130,6 +179,9 @@ impl Io {
             return Ok(());
         }
         if let Some(dg) = self.tx.incoming(&m) {
+            agent.handle_packet(now, NodeId(m.source_id), &dg);
+        }
+        if let Some(dg) = self.tx.tr.nack_feedback(&m) {
             agent.handle_packet(now, NodeId(m.source_id), &dg);
         }
         Ok(())
@@ -167,7 +219,16 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
     tr.object_flags = obj_flag::FILE;
     let tx = LibnormTx::new(tr, size, s.segment, MAX_BLOCK, PARITY)
         .ok_or_else(|| NetError::setup("NORM sends no empty object: the file is empty"))?;
-    let mut agent = norm::Sender::new(sender_config(s, tx.agent_k()));
+    let inner = norm::Sender::new(sender_config(s, tx.agent_k()));
+    let mut agent = if s.cc {
+        let cfg = norm::cc::Config {
+            max_rate: s.rate_bps / 8,
+            ..norm::cc::Config::default()
+        };
+        Role::Cc(Box::new(norm::CcSender::new(inner, cfg)))
+    } else {
+        Role::Fixed(Box::new(inner))
+    };
     let (sock, _) = open_socket(&s.sock)?;
     let mut io = Io {
         sock,
@@ -178,13 +239,23 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
     };
     let clock = Clock::new();
     let segments = size.div_ceil(u64::from(s.segment));
-    let step = gap(usize::from(s.segment) + DATA_OVERHEAD, s.rate_bps);
+    // At a fixed rate the loop paces new data; under NORM-CC the agent does (`can_send`).
+    let step = if s.cc {
+        Duration::ZERO
+    } else {
+        gap(usize::from(s.segment) + DATA_OVERHEAD, s.rate_bps)
+    };
     let (mut next, mut sent, mut data_end) = (Time::ZERO, 0u64, Time::ZERO);
     let mut chunk = vec![0u8; usize::from(s.segment)];
     let mut acknowledged = !s.acking_nodes.is_empty();
     loop {
         let now = clock.now();
-        while sent < segments && now >= next {
+        let agent = agent.get();
+        // Timers first: under NORM-CC the pacer's credit is the agent's as of its last call.
+        if agent.poll_timeout().is_some_and(|t| t <= now) {
+            agent.handle_timeout(now);
+        }
+        while sent < segments && now >= next && agent.can_send() {
             let want = (size - sent * u64::from(s.segment)).min(u64::from(s.segment)) as usize;
             let buf = chunk.get_mut(..want).unwrap_or_default();
             let n = fill(input, buf).map_err(|e| NetError::io("read the input", e))?;
@@ -211,12 +282,9 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
             } else {
                 next
             } + step;
-            io.flush(&mut agent)?;
+            io.flush(agent)?;
         }
-        if agent.poll_timeout().is_some_and(|t| t <= now) {
-            agent.handle_timeout(now);
-        }
-        io.flush(&mut agent)?;
+        io.flush(agent)?;
         let mut done = false;
         while let Some(ev) = agent.poll_event() {
             match ev {
@@ -230,13 +298,19 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
         }
         let mut wake = agent.poll_timeout().unwrap_or(Time::MAX);
         if sent < segments {
-            wake = wake.min(next);
+            // At a fixed rate the next segment's time; under NORM-CC at once if the pacer
+            // allows one now, else `poll_timeout` holds the pacer's time.
+            if !s.cc {
+                wake = wake.min(next);
+            } else if agent.can_send() {
+                wake = Time::ZERO;
+            }
         }
         let wait = clock
             .until(wake)
             .clamp(Duration::from_micros(50), Duration::from_millis(20));
         wait_readable(&io.sock, wait);
-        io.read(&mut agent, clock.now())?;
+        io.read(agent, clock.now())?;
     }
     Ok(NormSendReport {
         mode: "open",
@@ -244,7 +318,7 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
         instance,
         bytes: size,
         segments,
-        nacks_received: agent.nacks_received,
+        nacks_received: agent.sender().nacks_received,
         parity_sent: io.tx.parity_sent,
         sources_resent: io.tx.sources_resent,
         acking_nodes: s.acking_nodes.clone(),
@@ -252,6 +326,7 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
         foreign: io.foreign,
         seconds: clock.now().as_secs_f64(),
         data_seconds: data_end.as_secs_f64(),
+        cc: agent.cc_report(),
         unknown: UNKNOWN_SEND,
     })
 }

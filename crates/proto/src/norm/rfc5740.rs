@@ -390,6 +390,23 @@ impl Translator {
         out
     }
 
+    /// The agent's CC ACK for the NORM-CC feedback a NACK carries in EXT_CC (`None`: not a
+    /// NACK, or no feedback in it). libnorm's receivers answer a CC probe by a NACK when they
+    /// have one to send, and then hold their CC ACK back: a NORM-CC sender must read both.
+    pub fn nack_feedback(&mut self, m: &Message<'_>) -> Option<Vec<u8>> {
+        let Body::Nack {
+            server_id,
+            grtt_response,
+            ..
+        } = &m.body
+        else {
+            return None;
+        };
+        let ack = cc_ack(*server_id, *grtt_response, &m.ext)?;
+        let env = self.envelope(NodeId(m.source_id), 0);
+        Packet::to_vec(env, &rmcast_wire::Message::Norm(ack)).ok()
+    }
+
     fn envelope(&self, from: NodeId, flags: u8) -> Envelope {
         Envelope {
             session: self.session,
@@ -467,19 +484,7 @@ impl Translator {
                 grtt_response,
                 ..
             } if cc_feedback(&m.ext).is_some() => {
-                let (cc_sequence, cc_flags, cc_rtt, cc_loss, cc_rate, cc_loss_ex) =
-                    cc_feedback(&m.ext)?;
-                let ack = agent::Message::CcAck {
-                    server: *server_id,
-                    grtt_response_us: micros(*grtt_response),
-                    cc_sequence,
-                    cc_flags,
-                    cc_rtt,
-                    cc_loss,
-                    cc_loss_ex,
-                    cc_rate,
-                };
-                (Owned::Ready(ack), 0)
+                (Owned::Ready(cc_ack(*server_id, *grtt_response, &m.ext)?), 0)
             }
             Body::Cmd { sender, cmd } => (self.cmd_in(sender.grtt, cmd)?, 0),
             Body::Nack {
@@ -633,6 +638,25 @@ fn cc_feedback(ext: &[Ext<'_>]) -> Option<(u16, u8, u8, u16, u16, u16)> {
             loss_ex,
         } if rate != 0 => Some((cc_sequence, flags, rtt, loss, rate, loss_ex)),
         _ => None,
+    })
+}
+
+/// The agent's CC ACK to `server` for the NORM-CC feedback in `ext` (`None`: none).
+fn cc_ack<'b>(
+    server: u32,
+    grtt_response: Timestamp,
+    ext: &[Ext<'_>],
+) -> Option<agent::Message<'b>> {
+    let (cc_sequence, cc_flags, cc_rtt, cc_loss, cc_rate, cc_loss_ex) = cc_feedback(ext)?;
+    Some(agent::Message::CcAck {
+        server,
+        grtt_response_us: micros(grtt_response),
+        cc_sequence,
+        cc_flags,
+        cc_rtt,
+        cc_loss,
+        cc_loss_ex,
+        cc_rate,
     })
 }
 

@@ -116,28 +116,29 @@ impl LibnormTx {
             } => Some((block, symbol, block_len, payload.to_vec())),
             _ => None,
         };
-        let parity;
+        // A filler, or parity not made, is dropped before the translator numbers the
+        // message: libnorm's receivers count a gap in the sequence as a loss (NORM-CC).
+        let parity = match data {
+            Some((sbn, symbol, block_len, _)) if symbol >= block_len => {
+                let j = symbol - block_len;
+                let esi = u8::try_from(self.len_of(sbn) + j).ok()?;
+                Some((self.parity(sbn, j)?, esi))
+            }
+            Some((sbn, symbol, _, _)) if symbol >= self.len_of(sbn) => return None,
+            _ => None,
+        };
         let mut m = self.tr.message_of(env, am)?;
         match (&mut m.body, data) {
-            (Body::Data { id, payload, .. }, Some((sbn, symbol, block_len, bytes))) => {
-                let k_p = self.len_of(sbn);
-                if symbol < block_len {
-                    if symbol >= k_p {
-                        return None;
-                    }
+            (Body::Data { id, payload, .. }, Some((sbn, symbol, _, bytes))) => {
+                if let Some((bytes, esi)) = &parity {
+                    *payload = bytes.as_slice();
+                    *id = PayloadId::Rs8 { sbn, esi: *esi };
+                    self.parity_sent += 1;
+                } else {
                     let b = self.blocks.entry(sbn).or_default();
                     if b.sources.insert(symbol, bytes).is_some() {
                         self.sources_resent += 1;
                     }
-                } else {
-                    let j = symbol - block_len;
-                    parity = self.parity(sbn, j)?;
-                    *payload = parity.as_slice();
-                    *id = PayloadId::Rs8 {
-                        sbn,
-                        esi: u8::try_from(k_p + j).ok()?,
-                    };
-                    self.parity_sent += 1;
                 }
                 m.ext = vec![Ext::Fti(self.fti)];
             }

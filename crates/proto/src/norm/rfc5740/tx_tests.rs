@@ -231,3 +231,65 @@ fn a_block_request_brings_every_source_of_those_blocks() {
     assert_eq!(tx.sources_resent, 87);
     assert_eq!(tx.parity_sent, 0);
 }
+
+/// The header's sequence numbers run without a gap over what goes out, fillers (never sent)
+/// left out: libnorm's receivers count a gap as a loss, which ends NORM-CC's slow start.
+#[test]
+fn sequence_numbers_skip_no_number_for_a_filler() {
+    // Blocks of 44, 43 and 43: two fillers.
+    let data = file(129 * SEG + 77);
+    let (_, _, wire) = sent(&data);
+    let seqs: Vec<u16> = wire
+        .iter()
+        .map(|b| Message::decode(b).unwrap().sequence)
+        .collect();
+    let first = seqs[0];
+    let want: Vec<u16> = (0..seqs.len() as u16)
+        .map(|i| first.wrapping_add(i))
+        .collect();
+    assert_eq!(seqs, want);
+}
+
+/// libnorm's receivers answer a CC probe by the NACK they have to send, its EXT_CC holding
+/// their NORM-CC feedback (and hold their CC ACK back): the translator reads it as a CC ACK
+/// for the agent. A NACK with no feedback in it (rate 0, the agent's own) gives none.
+#[test]
+fn a_nacks_cc_feedback_becomes_the_agents_cc_ack() {
+    let (_, mut tx, _) = sent(&file(3 * SEG));
+    let mut m = nack(
+        RepairFlags {
+            segment: true,
+            ..RepairFlags::default()
+        },
+        Vec::new(),
+    );
+    let cc = |rate| Ext::Cc {
+        cc_sequence: 21,
+        flags: 0x08,
+        rtt: 148,
+        loss: 0,
+        rate,
+        loss_ex: 0,
+    };
+    m.ext = vec![cc(21_636)];
+    let dg = tx.tr.nack_feedback(&m).expect("a CC ACK");
+    let p = rmcast_wire::Packet::decode(&dg).unwrap();
+    let rmcast_wire::Message::Norm(agent::Message::CcAck {
+        server,
+        cc_sequence,
+        cc_flags,
+        cc_rtt,
+        cc_rate,
+        ..
+    }) = p.message
+    else {
+        panic!("not a CC ACK: {:?}", p.message);
+    };
+    assert_eq!(p.header.source, 4097);
+    assert_eq!(
+        (server, cc_sequence, cc_flags, cc_rtt, cc_rate),
+        (1, 21, 0x08, 148, 21_636)
+    );
+    m.ext = vec![cc(0)];
+    assert_eq!(tx.tr.nack_feedback(&m), None);
+}
