@@ -341,15 +341,15 @@ fn rmcast_to_libnorm(loss: f64, late: bool, cc: bool) {
         loss * 100.0,
         took.as_secs_f64()
     );
-    let got = std::fs::read(out.join("bench.bin")).expect("normfile wrote bench.bin");
+    assert_eq!(j["acknowledged"], true, "{j}\n{}", explain(&s));
     assert!(s.status.success(), "rmcast send --open: {}", explain(&s));
+    let got = std::fs::read(out.join("bench.bin")).expect("normfile wrote bench.bin");
     assert!(
         got == data,
         "{} bytes received, {} sent, not the same",
         got.len(),
         data.len()
     );
-    assert_eq!(j["acknowledged"], true, "{j}");
     assert!(j["unknown"].as_array().is_some_and(|u| !u.is_empty()));
     if cc {
         // libnorm's receiver answered the CC probes: it became the limiting receiver.

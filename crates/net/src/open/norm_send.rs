@@ -178,6 +178,7 @@ impl Io {
             // Our own messages looped back.
             return Ok(());
         }
+        tracing::debug!(?now, from = m.source_id, body = ?m.body, "norm open send: feedback");
         if let Some(dg) = self.tx.incoming(&m) {
             agent.handle_packet(now, NodeId(m.source_id), &dg);
         }
