@@ -218,8 +218,9 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
     let instance = rand::random::<u16>();
     let mut tr = Translator::new(instance, SESSION, 0.5, 1_000.0, PARITY);
     tr.object_flags = obj_flag::FILE;
-    let tx = LibnormTx::new(tr, size, s.segment, MAX_BLOCK, PARITY)
+    let mut tx = LibnormTx::new(tr, size, s.segment, MAX_BLOCK, PARITY)
         .ok_or_else(|| NetError::setup("NORM sends no empty object: the file is empty"))?;
+    tx.probe_rate = (!s.cc && s.rate_bps > 0).then_some(s.rate_bps / 8);
     let inner = norm::Sender::new(sender_config(s, tx.agent_k()));
     let mut agent = if s.cc {
         let cfg = norm::cc::Config {

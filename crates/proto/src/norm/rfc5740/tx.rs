@@ -21,8 +21,8 @@ use super::{block_len_of, Translator};
 use rmcast_wire::norm as agent;
 use rmcast_wire::rfc5740::rs8::Rs8;
 use rmcast_wire::rfc5740::{
-    AckPayload, Body, Cmd, Ext, Form, Fti, Message, PayloadId, RepairFlags, RepairItem,
-    RepairRequest,
+    ack_type, quant, AckPayload, Body, Cmd, Ext, Form, Fti, Message, PayloadId, RepairFlags,
+    RepairItem, RepairRequest,
 };
 use std::collections::BTreeMap;
 
@@ -46,6 +46,12 @@ pub struct LibnormTx {
     pub parity_sent: u64,
     /// Source segments sent again.
     pub sources_resent: u64,
+    /// Without NORM-CC, the fixed rate (bytes per second) that the agent's GRTT probes
+    /// carry in EXT_RATE, as libnorm's sender does in its default probing mode
+    /// (`NORM_PROBE_ACTIVE`): libnorm's receivers answer only a NORM_CMD(CC) with EXT_RATE.
+    /// Their answers come back as plain CC ACKs, for the GRTT (`None`: leave probes as the
+    /// agent sends them, as under NORM-CC, whose CC RATE carries its own).
+    pub probe_rate: Option<u64>,
 }
 
 impl LibnormTx {
@@ -69,6 +75,7 @@ impl LibnormTx {
             blocks: BTreeMap::new(),
             parity_sent: 0,
             sources_resent: 0,
+            probe_rate: None,
         })
     }
 
@@ -153,6 +160,19 @@ impl LibnormTx {
                 let last = self.len_of(sbn).max(1) - 1;
                 let esi = u8::try_from(id.esi().min(last)).ok()?;
                 *id = PayloadId::Rs8 { sbn, esi };
+            }
+            (
+                Body::Cmd {
+                    cmd: Cmd::Cc { .. },
+                    ..
+                },
+                _,
+            ) => {
+                let has_rate = m.ext.iter().any(|e| matches!(e, Ext::Rate { .. }));
+                if let Some(rate) = self.probe_rate.filter(|_| !has_rate) {
+                    let send_rate = quant::quantize_rate(rate as f64);
+                    m.ext.push(Ext::Rate { send_rate });
+                }
             }
             _ => {}
         }
@@ -245,6 +265,17 @@ impl LibnormTx {
                                 esi: u8::try_from(esi).ok()?,
                             };
                         }
+                    }
+                }
+            }
+            Body::Ack {
+                ack_type: ack_type::CC,
+                ..
+            } if self.probe_rate.is_some() => {
+                // An answer to a probe of ours: a plain CC ACK (its figures dropped).
+                for e in m.ext.iter_mut() {
+                    if let Ext::Cc { rate, .. } = e {
+                        *rate = 0;
                     }
                 }
             }

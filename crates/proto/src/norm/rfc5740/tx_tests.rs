@@ -293,3 +293,82 @@ fn a_nacks_cc_feedback_becomes_the_agents_cc_ack() {
     m.ext = vec![cc(0)];
     assert_eq!(tx.tr.nack_feedback(&m), None);
 }
+
+/// Without NORM-CC the agent's GRTT probe goes out with EXT_RATE at the fixed rate, as
+/// libnorm's sender probes (its receivers answer no NORM_CMD(CC) without it), and
+/// libnorm's ACK(CC) answer comes back as a plain CC ACK: the plain sender's GRTT.
+#[test]
+fn a_plain_probe_carries_the_rate_and_its_answer_is_a_plain_cc_ack() {
+    let (_, mut tx, _) = sent(&file(3 * SEG));
+    let probe = agent::Message::Cc {
+        cc_sequence: 7,
+        send_ts_us: 1_500_000,
+        grtt: 0x80,
+    };
+    let env = rmcast_wire::Envelope {
+        session: 9,
+        source: 1,
+        flags: 0,
+    };
+    let dg = rmcast_wire::Packet::to_vec(env, &rmcast_wire::Message::Norm(probe)).unwrap();
+    let rates = |tx: &mut LibnormTx| {
+        let bytes = tx.outgoing(&dg).unwrap();
+        let m = Message::decode(&bytes).unwrap();
+        assert!(matches!(
+            m.body,
+            Body::Cmd {
+                cmd: Cmd::Cc { .. },
+                ..
+            }
+        ));
+        m.ext
+            .iter()
+            .filter_map(|e| match e {
+                Ext::Rate { send_rate } => Some(*send_rate),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rates(&mut tx), Vec::<u16>::new(), "none unless asked");
+    tx.probe_rate = Some(12_500_000);
+    assert_eq!(rates(&mut tx), vec![quant::quantize_rate(12.5e6)]);
+
+    let answer = Message {
+        sequence: 0,
+        source_id: 4097,
+        body: Body::Ack {
+            server_id: 1,
+            instance_id: 0x1c47,
+            ack_type: ack_type::CC,
+            ack_id: 0,
+            grtt_response: Timestamp {
+                sec: 1,
+                usec: 500_000,
+            },
+            payload: AckPayload::Raw(&[]),
+        },
+        ext: vec![Ext::Cc {
+            cc_sequence: 7,
+            flags: 0x08,
+            rtt: 148,
+            loss: 0,
+            rate: 22_292,
+            loss_ex: 0,
+        }],
+    };
+    let bytes = tx.incoming(&answer).unwrap();
+    let back = rmcast_wire::Packet::decode(&bytes).unwrap();
+    let rmcast_wire::Message::Norm(agent::Message::Ack {
+        ack_type,
+        cc_sequence,
+        grtt_response_us,
+        ..
+    }) = back.message
+    else {
+        panic!("not a plain ACK: {:?}", back.message);
+    };
+    assert_eq!(
+        (ack_type, cc_sequence, grtt_response_us),
+        (agent::AckType::Cc, 7, 1_500_000)
+    );
+}
