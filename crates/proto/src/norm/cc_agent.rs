@@ -102,17 +102,8 @@ impl CcSender {
     /// A CC RATE: the GRTT from the last interval's peak (as [`Sender`]'s own probe), then
     /// the rate and node list.
     fn probe(&mut self, now: Time) {
-        let s = &mut self.inner;
-        if let Some(peak) = s.peak.take() {
-            s.grtt = if peak >= s.grtt {
-                peak
-            } else {
-                (s.grtt + peak) / 2
-            }
-            .max(s.cfg.grtt_min);
-        }
-        s.probe_seq = s.probe_seq.wrapping_add(1);
-        let grtt = s.grtt;
+        let cc_sequence = self.inner.next_probe();
+        let grtt = self.inner.grtt;
         let probe = self.cc.probe(grtt);
         let mut raw = Vec::with_capacity(wire::CC_NODE_LEN * probe.nodes.len());
         let listed = probe.nodes.iter().take(wire::MAX_CC_NODES).copied();
@@ -120,7 +111,7 @@ impl CcSender {
         if let Some(nodes) = CcNodes::from_raw(&raw) {
             let s = &mut self.inner;
             s.command(wire::Message::CcRate {
-                cc_sequence: s.probe_seq,
+                cc_sequence,
                 send_ts_us: micros(now).max(1),
                 grtt: quantize_rtt(grtt),
                 rate: quant::quantize_rate(probe.rate as f64),

@@ -258,8 +258,10 @@ impl Sender {
         data(block, symbol, block_len, payload)
     }
 
-    /// A probe: the GRTT from the last interval's peak, then CMD(CC) with the clock.
-    fn probe(&mut self, now: Time) {
+    /// A new probe's sequence number, the GRTT updated from the last interval's peak (up at
+    /// once, down halfway, never below `grtt_min`) first; plain probes and NORM-CC's CC RATE
+    /// alike.
+    pub(super) fn next_probe(&mut self) -> u16 {
         if let Some(peak) = self.peak.take() {
             self.grtt = if peak >= self.grtt {
                 peak
@@ -269,7 +271,13 @@ impl Sender {
             .max(self.cfg.grtt_min);
         }
         self.probe_seq = self.probe_seq.wrapping_add(1);
-        let (cc_sequence, grtt) = (self.probe_seq, quantize_rtt(self.grtt));
+        self.probe_seq
+    }
+
+    /// A probe: the GRTT from the last interval's peak, then CMD(CC) with the clock.
+    fn probe(&mut self, now: Time) {
+        let cc_sequence = self.next_probe();
+        let grtt = quantize_rtt(self.grtt);
         let send_ts_us = micros(now).max(1);
         self.command(wire::Message::Cc {
             cc_sequence,
