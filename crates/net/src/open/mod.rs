@@ -149,3 +149,48 @@ fn timed_out(e: &std::io::Error) -> bool {
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
     )
 }
+
+/// What [`service`] delivered: messages and bytes.
+#[derive(Debug, Default, Clone, Copy)]
+struct Delivered {
+    messages: u64,
+    bytes: u64,
+}
+
+/// An open-mode receiver's turn: run `agent`'s due timers, send what it queued as `wire`
+/// turns it into the standard's bytes (`None`: nothing to send) — a unicast to `unicast`,
+/// the rest to `group`; a send error is not fatal, the agent repeats a lost request — and
+/// write what it delivered to `out`.
+fn service(
+    agent: &mut dyn rmcast_proto::Agent,
+    now: rmcast_proto::Time,
+    sock: &UdpSocket,
+    (group, unicast): (SocketAddr, SocketAddr),
+    mut wire: impl FnMut(&[u8]) -> Option<Vec<u8>>,
+    out: &mut dyn std::io::Write,
+) -> Result<Delivered, NetError> {
+    use rmcast_proto::{Dest, Event};
+    if agent.poll_timeout().is_some_and(|t| t <= now) {
+        agent.handle_timeout(now);
+    }
+    while let Some(t) = agent.poll_transmit() {
+        let Some(bytes) = wire(&t.payload) else {
+            continue;
+        };
+        let to = match t.dest {
+            Dest::Node(_) => unicast,
+            Dest::Group(_) => group,
+        };
+        let _ = sock.send_to(&bytes, to);
+    }
+    let mut d = Delivered::default();
+    while let Some(ev) = agent.poll_event() {
+        if let Event::Delivered { data, .. } = ev {
+            out.write_all(&data)
+                .map_err(|e| NetError::io("write the output", e))?;
+            d.bytes += data.len() as u64;
+            d.messages += 1;
+        }
+    }
+    Ok(d)
+}

@@ -10,7 +10,7 @@ use rmcast_proto::norm::rfc5740::rx::LibnormRx;
 use rmcast_proto::norm::rfc5740::Translator;
 use rmcast_proto::norm::{self, ReceiverConfig};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{Agent, Dest, Event, NodeId, Time};
+use rmcast_proto::{Agent, NodeId, Time};
 use rmcast_wire::rfc5740::{Body, Message};
 use serde::Serialize;
 use std::io::Write;
@@ -163,28 +163,12 @@ impl State {
         let Some(s) = self.s.as_mut() else {
             return Ok(());
         };
-        if s.agent.poll_timeout().is_some_and(|t| t <= now) {
-            s.agent.handle_timeout(now);
-        }
-        while let Some(t) = s.agent.poll_transmit() {
-            let Some(bytes) = s.shim.outgoing(&t.payload) else {
-                continue;
-            };
-            let to = match t.dest {
-                Dest::Node(_) => s.from,
-                Dest::Group(_) => self.group,
-            };
-            // A lost NACK or ACK is repeated by the agent; a send error is not fatal.
-            let _ = self.sock.send_to(&bytes, to);
-        }
-        while let Some(ev) = s.agent.poll_event() {
-            if let Event::Delivered { data, .. } = ev {
-                out.write_all(&data)
-                    .map_err(|e| NetError::io("write the output", e))?;
-                self.bytes += data.len() as u64;
-                self.segments += 1;
-            }
-        }
+        let shim = &mut s.shim;
+        let ends = (self.group, s.from);
+        let wire = |dg: &[u8]| shim.outgoing(dg);
+        let d = super::service(&mut s.agent, now, &self.sock, ends, wire, out)?;
+        self.bytes += d.bytes;
+        self.segments += d.messages;
         Ok(())
     }
 }

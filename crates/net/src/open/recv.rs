@@ -6,7 +6,7 @@ use crate::socket::SocketOpts;
 use crate::NetError;
 use rmcast_proto::pgm::rfc3208::{Outgoing, Translator, RECEIVER_NODE, SOURCE_NODE};
 use rmcast_proto::rng::AgentRng;
-use rmcast_proto::{pgm, Agent, Dest, Event, Time};
+use rmcast_proto::{pgm, Agent, Time};
 use rmcast_wire::rfc3208::{self, options::id, Body, Opt};
 use serde::Serialize;
 use std::io::Write;
@@ -197,28 +197,15 @@ impl State {
         let Some(s) = self.s.as_mut() else {
             return Ok(());
         };
-        if s.agent.poll_timeout().is_some_and(|t| t <= now) {
-            s.agent.handle_timeout(now);
-        }
-        while let Some(t) = s.agent.poll_transmit() {
-            let Some(Outgoing::Pgm { payload, .. }) = s.tr.outgoing(&t.payload) else {
-                continue;
-            };
-            let to = match t.dest {
-                Dest::Node(_) => s.source,
-                Dest::Group(_) => self.group,
-            };
-            // A lost NAK is repeated by the agent; a send error is not fatal.
-            let _ = self.sock.send_to(&payload, to);
-        }
-        while let Some(ev) = s.agent.poll_event() {
-            if let Event::Delivered { data, .. } = ev {
-                out.write_all(&data)
-                    .map_err(|e| NetError::io("write the output", e))?;
-                self.bytes += data.len() as u64;
-                self.tsdus += 1;
-            }
-        }
+        let tr = &mut s.tr;
+        let wire = |dg: &[u8]| match tr.outgoing(dg) {
+            Some(Outgoing::Pgm { payload, .. }) => Some(payload),
+            _ => None,
+        };
+        let ends = (self.group, s.source);
+        let d = super::service(&mut s.agent, now, &self.sock, ends, wire, out)?;
+        self.bytes += d.bytes;
+        self.tsdus += d.messages;
         Ok(())
     }
 }
