@@ -91,6 +91,81 @@ impl Pacer {
     }
 }
 
+/// The pacing of a congestion-controlled sender that wraps an agent which does not pace
+/// itself (pgm's TFMCC source, norm's NORM-CC sender): a [`Pacer`] at the controller's rate,
+/// charged for every byte the agent queued (data, repairs, commands) at the time the wrapper
+/// last heard from the driver. The bucket holds 1 ms of the rate, at least two datagrams of
+/// the typical size (the largest data packet so far).
+#[derive(Debug, Clone)]
+pub struct QueuePacer {
+    pacer: Pacer,
+    rate: u64,
+    now: Time,
+    size: usize,
+    charged: u64,
+}
+
+impl QueuePacer {
+    /// Pacing at `rate` bytes per second from time zero, the bucket full.
+    pub fn new(rate: u64) -> Self {
+        QueuePacer {
+            pacer: Pacer::new(rate, Self::burst(rate, 1_500)),
+            rate,
+            now: Time::ZERO,
+            size: 64,
+            charged: 0,
+        }
+    }
+
+    fn burst(rate: u64, size: usize) -> u64 {
+        (rate / 1_000).max(2 * size as u64)
+    }
+
+    /// The driver called in at `now` (time never goes back).
+    pub fn at(&mut self, now: Time) {
+        self.now = self.now.max(now);
+    }
+
+    /// The last time the driver called in.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// A data packet of `len` bytes was queued: the typical size is at least that.
+    pub fn note_size(&mut self, len: usize) {
+        self.size = self.size.max(len);
+    }
+
+    /// Follow the controller's `rate` (bytes per second) from now on.
+    pub fn follow(&mut self, rate: u64) {
+        if rate != self.rate {
+            self.pacer
+                .set_rate(self.now, rate, Self::burst(rate, self.size));
+            self.rate = rate;
+        }
+    }
+
+    /// The agent has queued `queued` bytes in all: charge what is new since the last charge.
+    pub fn charge(&mut self, queued: u64) {
+        let new = queued.saturating_sub(self.charged);
+        if new > 0 {
+            let new = usize::try_from(new).unwrap_or(usize::MAX);
+            self.pacer.on_send(self.now, new);
+            self.charged = queued;
+        }
+    }
+
+    /// When a data packet may go next (at or before [`QueuePacer::now`]: now).
+    pub fn ready_at(&self) -> Time {
+        self.pacer.ready_at(self.now, self.size)
+    }
+
+    /// Whether a data packet may go now.
+    pub fn ready(&self) -> bool {
+        self.ready_at() <= self.now
+    }
+}
+
 /// Transmissions at least `gap` apart (PRMP's and FF's inter-packet gap, IPG), with
 /// `slack` to catch up: a sender woken late — a driver whose sleeps are coarser than the
 /// gap, as `poll`'s millisecond is to a 12-µs IPG — sends the gaps it missed, up to `slack`
@@ -160,6 +235,31 @@ mod tests {
         }
         assert_eq!(sent, 6, "the late send and the five gaps the slack made up");
         assert_eq!(q.allowed(), Time::from_micros(1_120));
+    }
+
+    /// A queue pacer charges only what was queued since its last charge, at the time the
+    /// driver last called in, and holds data back until the rate has paid for it.
+    #[test]
+    fn a_queue_pacer_charges_what_is_new_at_the_last_call() {
+        // 1,000,000 B/s: a bucket of 3,000 bytes (two 1,500-byte datagrams over 1 ms's 1,000).
+        let mut q = QueuePacer::new(1_000_000);
+        q.note_size(1_500);
+        assert!(q.ready());
+        q.charge(3_000);
+        q.charge(3_000);
+        assert!(q.ready_at() > Time::ZERO, "the bucket is empty after 3,000 bytes");
+        // 1,500 bytes take 1.5 ms at 1 MB/s.
+        assert_eq!(q.ready_at(), Time::from_micros(1_500));
+        q.at(Time::from_micros(1_000));
+        q.at(Time::from_micros(500));
+        assert_eq!(q.now(), Time::from_micros(1_000), "time never goes back");
+        assert!(!q.ready());
+        q.at(Time::from_micros(1_500));
+        assert!(q.ready());
+        // Half the rate from now: the next 1,500 bytes take 3 ms.
+        q.charge(4_500);
+        q.follow(500_000);
+        assert_eq!(q.ready_at(), Time::from_micros(4_500));
     }
 
     #[test]

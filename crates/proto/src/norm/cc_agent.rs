@@ -17,7 +17,7 @@ use super::receiver::Probe;
 use super::sender::SKey;
 use super::{micros, quantize_rtt, random_backoff, unquantize_rtt, Receiver, Sender};
 use crate::outbox::envelope;
-use crate::pacing::Pacer;
+use crate::pacing::QueuePacer;
 use crate::rng::AgentRng;
 use crate::{Agent, Bytes, Dest, Gauge, NodeId, Outbox, SendError, SenderAgent, Stats, Time};
 use core::time::Duration;
@@ -30,21 +30,11 @@ pub(super) fn config(p: &super::Params) -> Option<Config> {
     p.cc.then(Config::default)
 }
 
-/// The bucket of a pacer at `rate` bytes per second for packets of `size` bytes: 1 ms of the
-/// rate, at least two packets.
-fn burst(rate: u64, size: usize) -> u64 {
-    (rate / 1_000).max(2 * size as u64)
-}
-
 /// A NORM sender paced by NORM-CC.
 pub struct CcSender {
     inner: Sender,
     cc: SenderCc,
-    pacer: Pacer,
-    rate: u64,
-    now: Time,
-    size: usize,
-    charged: u64,
+    pacer: QueuePacer,
     next_probe: Option<Time>,
 }
 
@@ -53,15 +43,10 @@ impl CcSender {
     pub fn new(mut inner: Sender, cfg: Config) -> Self {
         inner.timers.cancel(SKey::Probe);
         let cc = SenderCc::new(cfg);
-        let rate = cc.rate();
         CcSender {
             inner,
-            pacer: Pacer::new(rate, burst(rate, 1_500)),
-            rate,
+            pacer: QueuePacer::new(cc.rate()),
             cc,
-            now: Time::ZERO,
-            size: 64,
-            charged: 0,
             next_probe: Some(Time::ZERO),
         }
     }
@@ -76,27 +61,10 @@ impl CcSender {
         &self.inner
     }
 
-    fn charge(&mut self) {
-        let queued = self.inner.out.stats.bytes_sent;
-        let new = queued.saturating_sub(self.charged);
-        if new > 0 {
-            let new = usize::try_from(new).unwrap_or(usize::MAX);
-            self.pacer.on_send(self.now, new);
-            self.charged = queued;
-        }
-    }
-
+    /// After any call: follow the rate, charge the bucket for what the sender queued.
     fn settle(&mut self) {
-        let rate = self.cc.rate();
-        if rate != self.rate {
-            self.pacer.set_rate(self.now, rate, burst(rate, self.size));
-            self.rate = rate;
-        }
-        self.charge();
-    }
-
-    fn paced_ready(&self) -> bool {
-        self.pacer.ready_at(self.now, self.size) <= self.now
+        self.pacer.follow(self.cc.rate());
+        self.pacer.charge(self.inner.out.stats.bytes_sent);
     }
 
     /// A CC RATE: the GRTT from the last interval's peak (as [`Sender`]'s own probe), then
@@ -135,7 +103,7 @@ impl CcSender {
 
 impl Agent for CcSender {
     fn handle_packet(&mut self, now: Time, from: NodeId, packet: &[u8]) {
-        self.now = self.now.max(now);
+        self.pacer.at(now);
         let me = (self.inner.cfg.session, self.inner.cfg.node.0);
         match Packet::decode(packet) {
             Ok(Packet {
@@ -167,7 +135,7 @@ impl Agent for CcSender {
         self.settle();
     }
     fn handle_timeout(&mut self, now: Time) {
-        self.now = self.now.max(now);
+        self.pacer.at(now);
         if self.next_probe.is_some_and(|t| t <= now) {
             self.probe(now);
         }
@@ -180,8 +148,7 @@ impl Agent for CcSender {
         self.settle();
     }
     fn poll_timeout(&self) -> Option<Time> {
-        let paced = (!self.paced_ready() && self.inner.can_send())
-            .then(|| self.pacer.ready_at(self.now, self.size));
+        let paced = (!self.pacer.ready() && self.inner.can_send()).then(|| self.pacer.ready_at());
         [self.inner.poll_timeout(), self.next_probe, paced]
             .into_iter()
             .flatten()
@@ -212,19 +179,19 @@ impl Agent for CcSender {
 
 impl SenderAgent for CcSender {
     fn send(&mut self, now: Time, data: Bytes) -> Result<(), SendError> {
-        self.now = self.now.max(now);
+        self.pacer.at(now);
         let len = data.len();
         self.inner.send(now, data)?;
-        self.size = self.size.max(len + 64);
+        self.pacer.note_size(len + 64);
         self.cc.on_sent(len);
         self.settle();
         Ok(())
     }
     fn can_send(&self) -> bool {
-        self.inner.can_send() && self.paced_ready()
+        self.inner.can_send() && self.pacer.ready()
     }
     fn close(&mut self, now: Time) {
-        self.now = self.now.max(now);
+        self.pacer.at(now);
         self.inner.close(now);
         self.settle();
     }

@@ -14,7 +14,7 @@
 
 use super::{Receiver, Source};
 use crate::outbox::envelope;
-use crate::pacing::Pacer;
+use crate::pacing::QueuePacer;
 use crate::rng::AgentRng;
 use crate::tfmcc::{self, Feedback, Status};
 use crate::SenderAgent;
@@ -22,27 +22,16 @@ use crate::{Agent, Bytes, Dest, Gauge, GroupId, NodeId, Outbox, SendError, Stats
 use core::time::Duration;
 use rmcast_wire::{pgm as wire, Message, Packet};
 
-/// The bucket of a pacer at `rate` bytes per second for packets of `size` bytes: 1 ms of the
-/// rate, at least two packets.
-fn burst(rate: u64, size: usize) -> u64 {
-    (rate / 1_000).max(2 * size as u64)
-}
-
 /// A PGM source paced by TFMCC.
 pub struct PacedSource {
     inner: Source,
     cc: tfmcc::Sender,
-    pacer: Pacer,
-    rate: u64,
-    /// The last time the driver called in (when the datagrams it takes were queued).
-    now: Time,
+    /// The bucket, charged at the last time the driver called in (when the datagrams it
+    /// takes were queued).
+    pacer: QueuePacer,
     node: NodeId,
     group: GroupId,
     session: u32,
-    /// Typical datagram size (the largest data packet sent so far).
-    size: usize,
-    /// Bytes the source had queued when the bucket was last charged.
-    charged: u64,
 }
 
 impl PacedSource {
@@ -50,18 +39,13 @@ impl PacedSource {
     pub fn new(inner: Source, cfg: tfmcc::Config) -> Self {
         let (node, group, session) = (inner.cfg.node, inner.cfg.group, inner.cfg.session);
         let cc = tfmcc::Sender::new(cfg);
-        let rate = cc.rate();
         PacedSource {
             inner,
-            pacer: Pacer::new(rate, burst(rate, 1_500)),
-            rate,
+            pacer: QueuePacer::new(cc.rate()),
             cc,
-            now: Time::ZERO,
             node,
             group,
             session,
-            size: 64,
-            charged: 0,
         }
     }
 
@@ -76,29 +60,13 @@ impl PacedSource {
     }
 
     fn at(&mut self, now: Time) {
-        self.now = self.now.max(now);
-    }
-
-    /// Charge the bucket for what the source queued since the last charge (at `self.now`,
-    /// when it was queued).
-    fn charge(&mut self) {
-        let queued = self.inner.stats().bytes_sent;
-        let new = queued.saturating_sub(self.charged);
-        if new > 0 {
-            self.pacer
-                .on_send(self.now, usize::try_from(new).unwrap_or(usize::MAX));
-            self.charged = queued;
-        }
+        self.pacer.at(now);
     }
 
     /// After any call: follow the rate, multicast a status if one is due, charge the bucket.
     fn settle(&mut self) {
-        let rate = self.cc.rate();
-        if rate != self.rate {
-            self.pacer.set_rate(self.now, rate, burst(rate, self.size));
-            self.rate = rate;
-        }
-        if let Some(st) = self.cc.poll_status(self.now) {
+        self.pacer.follow(self.cc.rate());
+        if let Some(st) = self.cc.poll_status(self.pacer.now()) {
             let env = envelope(self.session, self.node, 0);
             let msg = Message::Pgm(wire::Message::Status {
                 round: st.round,
@@ -116,12 +84,7 @@ impl PacedSource {
                 out.stats.control_sent += 1;
             }
         }
-        self.charge();
-    }
-
-    /// Whether the bucket lets a data packet out now.
-    fn paced_ready(&self) -> bool {
-        self.pacer.ready_at(self.now, self.size) <= self.now
+        self.pacer.charge(self.inner.stats().bytes_sent);
     }
 }
 
@@ -171,8 +134,7 @@ impl Agent for PacedSource {
     }
     fn poll_timeout(&self) -> Option<Time> {
         // The bucket's refill matters only while it holds data back.
-        let paced = (!self.paced_ready() && self.inner.can_send())
-            .then(|| self.pacer.ready_at(self.now, self.size));
+        let paced = (!self.pacer.ready() && self.inner.can_send()).then(|| self.pacer.ready_at());
         [self.inner.poll_timeout(), self.cc.poll_timeout(), paced]
             .into_iter()
             .flatten()
@@ -206,14 +168,14 @@ impl crate::SenderAgent for PacedSource {
         self.at(now);
         let len = data.len();
         self.inner.send(now, data)?;
-        self.size = self.size.max(len + 64);
+        self.pacer.note_size(len + 64);
         self.cc.on_sent(now, len);
         self.settle();
         Ok(())
     }
 
     fn can_send(&self) -> bool {
-        self.inner.can_send() && self.paced_ready()
+        self.inner.can_send() && self.pacer.ready()
     }
 
     fn close(&mut self, now: Time) {
