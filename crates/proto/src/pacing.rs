@@ -247,7 +247,10 @@ mod tests {
         assert!(q.ready());
         q.charge(3_000);
         q.charge(3_000);
-        assert!(q.ready_at() > Time::ZERO, "the bucket is empty after 3,000 bytes");
+        assert!(
+            q.ready_at() > Time::ZERO,
+            "the bucket is empty after 3,000 bytes"
+        );
         // 1,500 bytes take 1.5 ms at 1 MB/s.
         assert_eq!(q.ready_at(), Time::from_micros(1_500));
         q.at(Time::from_micros(1_000));

@@ -179,9 +179,10 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     rmcast send -g 239.1.2.3:7500 --open --rate 100M big.iso\n  \
     rmcast send -g 239.1.2.3:6003 --open --protocol norm --norm-acking-nodes 4097 big.iso\n\n\
     Pacing: --rate defaults to 1G (1 Gbit/s), right for a gigabit LAN; raise it on faster\n\
-    links, use 0 for unlimited (loopback, benchmarks). --rate auto (pgm) adapts to the path:\n\
-    receivers report the TCP-friendly rate their loss and round-trip time allow, and the\n\
-    sender follows the slowest (TFMCC), sharing a bottleneck with TCP:\n  \
+    links, use 0 for unlimited (loopback, benchmarks). --rate auto (pgm, norm) adapts to the\n\
+    path: receivers report the TCP-friendly rate their loss and round-trip time allow, and\n\
+    the sender follows the slowest (pgm: TFMCC; norm: NORM-CC, also with --open towards\n\
+    libnorm), sharing a bottleneck with TCP:\n  \
     rmcast send -g 239.1.2.3:5000 -n 10 --rate auto --max-rate 1G big.iso\n\
     The session id is printed at the start; --session ID sets it in advance, for\n\
     `rmcast recv --session ID` (a receiver that joins only this transfer).\n\
@@ -274,8 +275,8 @@ pub struct Args {
     #[arg(long)]
     pub allow_fragmentation: bool,
     /// Pacing rate in bit/s (k/M/G suffixes); default 1G suits a gigabit LAN; 0 = unlimited;
-    /// `auto`: congestion control (TFMCC, RFC 4654; pgm) follows the slowest receiver's
-    /// TCP-friendly rate, up to --max-rate
+    /// `auto`: congestion control (pgm: TFMCC, RFC 4654; norm: NORM-CC, RFC 5740) follows
+    /// the slowest receiver's TCP-friendly rate, up to --max-rate
     #[arg(long, default_value = "1G", value_parser = parse_send_rate)]
     pub rate: Rate,
     /// Hand the protocol one new message per US microseconds, on a fixed schedule from the
