@@ -4,7 +4,7 @@
 //! the three request forms, NORM_ACK(FLUSH) and NORM_ACK(CC), encoded by the codec, written
 //! as UDP over IPv4 over Ethernet by the simulator's pcap writer, and read back with
 //! `tshark --enable-heuristic rmt_norm_udp --disable-protocol rx` (the heuristic's name in
-//! tshark 4.0; AFS RX owns the pcap writer's port 7001). Every frame
+//! tshark 4.0; AFS RX owns the pcap writer's port 7002). Every frame
 //! must dissect as NORM, none malformed, and show the fields the codec set, as far as the
 //! dissector reads them: it leaves a NORM_DATA's fec_id 5 payload id, extensions and
 //! payload as one `data` field, and warns on a NORM_INFO with EXT_FTI, as it does on
@@ -271,7 +271,7 @@ impl Row<'_> {
 }
 
 fn tshark_fields(file: &std::path::Path) -> Vec<Vec<String>> {
-    // The pcap writer's group port is 7001, in AFS RX's range (7000-7009): tshark 4.0's RX
+    // The pcap writer's NORM port is 7002, in AFS RX's range (7000-7009): tshark 4.0's RX
     // dissector claims some NORM frames there (a REPAIR_ADV, here) before any heuristic.
     let args = [
         "--enable-heuristic",

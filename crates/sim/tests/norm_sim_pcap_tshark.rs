@@ -2,7 +2,7 @@
 //! 5 % loss on the access links both ways (DATA, NACKs and ACKs lost; a short last block),
 //! written by the simulator's pcap writer and read back with
 //! `tshark --enable-heuristic rmt_norm_udp --disable-protocol rx` (tshark 4.0's heuristic;
-//! AFS RX owns the group's port 7001). Every `norm` frame must dissect as NORM, none
+//! AFS RX owns the group's port + 1, 7002). Every `norm` frame must dissect as NORM, none
 //! malformed, no expert message, with the type, flavor, source id, instance id and object id
 //! the agent's message implies, a NORM_DATA's fec_id 5 payload id (the first 4 bytes of
 //! what tshark 4.0 leaves as `data`) the agent's block and symbol, and a NACK's request forms

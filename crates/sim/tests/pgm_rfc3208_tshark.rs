@@ -173,7 +173,7 @@ fn session() -> Vec<(Packet<'static>, bool)> {
 /// `,`-separated.
 fn tshark_fields(file: &std::path::Path, fields: &[&str; 16]) -> Vec<Vec<String>> {
     let mut args = Vec::new();
-    for port in [pcap::UDP_PORT, pcap::node_port(NodeId(0))] {
+    for port in [pcap::STANDARD_PORT, pcap::node_port(NodeId(0))] {
         args.extend(["-d".to_owned(), format!("udp.port=={port},pgm")]);
     }
     args.extend(["-o", "pgm.check_checksum:TRUE"].map(str::to_owned));
@@ -277,7 +277,7 @@ impl Row<'_> {
 fn tshark_verbose(file: &std::path::Path) -> Vec<String> {
     let mut cmd = Command::new("tshark");
     cmd.arg("-r").arg(file).arg("-V");
-    for port in [pcap::UDP_PORT, pcap::node_port(NodeId(0))] {
+    for port in [pcap::STANDARD_PORT, pcap::node_port(NodeId(0))] {
         cmd.args(["-d", &format!("udp.port=={port},pgm")]);
     }
     let out = cmd.output().expect("tshark runs");

@@ -1,7 +1,7 @@
 //! `rmcast sim --pcap` writes `pgm` as RFC 3208 (issue 62): a `pgm` run with bursty loss on
 //! the access links both ways (data, NAKs and NCFs lost), FEC with proactive parity, NAK
 //! lists and TFMCC, behind a network element, written by the simulator's pcap writer and
-//! read back with `tshark -d udp.port==7001,pgm`. Every `pgm` packet with an RFC 3208
+//! read back with `tshark -d udp.port==7002,pgm`. Every `pgm` packet with an RFC 3208
 //! packet must dissect as PGM, none malformed, with a good checksum, the type and the
 //! sequence numbers (NAK lists too) the agent set; TFMCC's datagrams stay off the PGM ports.
 //!
@@ -101,7 +101,7 @@ const FIELDS: [&str; 10] = [
 fn tshark(file: &Path, verbose: bool) -> String {
     let mut cmd = Command::new("tshark");
     cmd.arg("-r").arg(file);
-    cmd.args(["-d", &format!("udp.port=={},pgm", pcap::UDP_PORT)]);
+    cmd.args(["-d", &format!("udp.port=={},pgm", pcap::STANDARD_PORT)]);
     cmd.args(["-o", "pgm.check_checksum:TRUE"]);
     if verbose {
         cmd.arg("-V");
@@ -178,7 +178,7 @@ fn check(file: &Path, packets: &[PacketRecord]) -> BTreeMap<&'static str, u64> {
             *counts.entry("tfmcc").or_default() += 1;
             assert!(!get("frame.protocols").contains(":pgm"), "{ctx}");
             if let Dest::Group(_) = r.dest {
-                assert_eq!(get("udp.dstport"), pcap::SESSION_PORT.to_string(), "{ctx}");
+                assert_eq!(get("udp.dstport"), pcap::UDP_PORT.to_string(), "{ctx}");
             }
             continue;
         };

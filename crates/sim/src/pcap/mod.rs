@@ -10,20 +10,23 @@
 //! record per originated datagram, at its origination time (not one per hop).
 //!
 //! `pgm` packets are written as RFC 3208 packets in UDP, as OpenPGM and the default socket
-//! mode send them, the session layer's datagrams on the group's port + 1 (`pgm`'s rules).
-//! `norm` messages are written as RFC 5740 messages, as libnorm sends them, on the same ports.
+//! mode send them, and `norm` messages as RFC 5740 messages, as libnorm sends them: on the
+//! group's port + 1 ([`STANDARD_PORT`]), as the default socket mode lays them out, with
+//! rmcast's own datagrams (TFMCC's CCS and CCFB) on the group's port.
 
 mod norm;
 mod pgm;
-
-pub use pgm::SESSION_PORT;
 
 use crate::sim::PacketRecord;
 use rmcast_proto::{Dest, GroupId, NodeId};
 use std::io::{self, Write};
 
-/// UDP port of the group: the destination port of every multicast datagram.
+/// UDP port of the group: the destination port of every multicast datagram of rmcast's own.
 pub const UDP_PORT: u16 = 7001;
+
+/// The port of `pgm`'s RFC 3208 and `norm`'s RFC 5740 packets: the group's port + 1, where
+/// the default socket mode sends them (its session layer stays on the group's port).
+pub const STANDARD_PORT: u16 = UDP_PORT + 1;
 
 /// The first port of Linux's default ephemeral range (`ip_local_port_range` 32768-60999),
 /// where the socket driver's unicast sockets get theirs.

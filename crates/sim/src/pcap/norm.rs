@@ -3,8 +3,9 @@
 //! node ids as `source_id`, the session id's low 16 bits as the sender's `instance_id`,
 //! GRTT from the sender's FLUSH and CC (the spec's initial one before), backoff and group
 //! size libnorm's and the spec's, EXT_FTI's parity count the spec's `parity_max` (the pcap
-//! does not know a run's parameters). Ports stay the run's: multicast to the group's port,
-//! unicast to the addressee's own. A DATA's parity is the agent's ([`rmcast_proto::fec`]),
+//! does not know a run's parameters). Multicast goes to the group's port + 1
+//! ([`super::STANDARD_PORT`], as the default socket mode sends it), unicast to the addressee's
+//! own port. A DATA's parity is the agent's ([`rmcast_proto::fec`]),
 //! not libnorm's. The pcap is an output only: nothing here reaches the run.
 
 use super::pgm::Udp;
@@ -45,9 +46,13 @@ impl Sessions {
 /// The UDP datagram of a `norm` record on the run's ports `(sport, dport)`.
 pub(super) fn frame(s: &mut Sessions, r: &PacketRecord, ports: (u16, u16)) -> Option<Udp> {
     let payload = s.payload(r)?;
+    let dport = match r.dest {
+        rmcast_proto::Dest::Group(_) => super::STANDARD_PORT,
+        rmcast_proto::Dest::Node(_) => ports.1,
+    };
     Some(Udp {
         sport: ports.0,
-        dport: ports.1,
+        dport,
         payload: Some(payload),
     })
 }

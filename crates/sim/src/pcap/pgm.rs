@@ -7,19 +7,20 @@
 //!   [`tsi_of`]`(session, source)`, data-destination port 7500 (OpenPGM's default), NLAs
 //!   the source's and the group's addresses as [`super::node_ip`] and [`super::group_ip`]
 //!   give them, sequence number 0 the agent's 0.
-//! * A multicast one goes from the sender's own port to the group's, [`super::UDP_PORT`]; a
-//!   unicast one (a NAK to the source) goes *from* that port (the sender's socket joined to
-//!   the group) to the addressee's own port. Either way one end is the group's port, so
-//!   `tshark -d udp.port==7001,pgm` reads every one.
+//! * A multicast one goes from the sender's own port to the group's port + 1,
+//!   [`super::STANDARD_PORT`], as the default socket mode sends it; a unicast one (a NAK to
+//!   the source) goes *from* that port (the sender's socket joined to the group) to the
+//!   addressee's own port. Either way one end is that port, so
+//!   `tshark -d udp.port==7002,pgm` reads every one.
 //! * TFMCC's CCS and CCFB have no RFC 3208 packet: they stay rmcast datagrams, a multicast
-//!   one to the session layer's port, the group's port + 1 ([`SESSION_PORT`]).
+//!   one to the session layer's port, the group's port ([`super::UDP_PORT`]).
 //! * FEC: `k` is the one the session's PARITY packets carry (SPMs then carry
 //!   OPT_PARITY_PRM, from the first); which parity indices a source sends unasked is not
 //!   in its packets, so every parity packet is written as RDATA.
 //!
 //! The pcap is an output only: nothing here reaches the run.
 
-use super::{node_port, UDP_PORT};
+use super::{node_port, STANDARD_PORT, UDP_PORT};
 use crate::sim::PacketRecord;
 use rmcast_proto::pgm::rfc3208::{tsi_of, Outgoing, Translator};
 use rmcast_proto::{Dest, GroupId, NodeId};
@@ -28,9 +29,6 @@ use rmcast_wire::rfc3208::udp::DEFAULT_DATA_DESTINATION_PORT;
 use rmcast_wire::{Message, Packet};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
-
-/// The session layer's port in a `pgm` capture: the group's port + 1.
-pub const SESSION_PORT: u16 = UDP_PORT + 1;
 
 /// What one session's packets tell of it before any is translated.
 #[derive(Default)]
@@ -115,17 +113,17 @@ impl Sessions {
         Some(match (t.outgoing(&r.payload), r.dest) {
             (Some(Outgoing::Pgm { payload, .. }), Dest::Group(_)) => Udp {
                 sport: own,
-                dport: UDP_PORT,
+                dport: STANDARD_PORT,
                 payload: Some(payload),
             },
             (Some(Outgoing::Pgm { payload, .. }), Dest::Node(n)) => Udp {
-                sport: UDP_PORT,
+                sport: STANDARD_PORT,
                 dport: node_port(n),
                 payload: Some(payload),
             },
             (_, Dest::Group(_)) => Udp {
                 sport: own,
-                dport: SESSION_PORT,
+                dport: UDP_PORT,
                 payload: None,
             },
             (_, Dest::Node(n)) => Udp {
