@@ -12,10 +12,10 @@
 //!
 //! Going in, a NACK's parity ESIs (from the block's length) become the agent's (from its
 //! `k`), and its BLOCK requests (blocks a late joiner never heard of, which libnorm asks for
-//! whole) requests for every source segment of those blocks; a watermark ACK of the object's last segment becomes the agent's last position
-//! (the filler's, where the last block is short). Every NORM_DATA carries a FILE object's
-//! EXT_FTI as libnorm's do: the real object size, the segment size, the maximum block
-//! length and the parity count.
+//! whole) requests for every source segment of those blocks; a watermark ACK of the
+//! object's last segment becomes the agent's last position (the filler's, where the last
+//! block is short). Every NORM_DATA carries a FILE object's EXT_FTI as libnorm's do: the
+//! real object size, the segment size, the maximum block length and the parity count.
 
 use super::{block_len_of, Translator};
 use rmcast_wire::norm as agent;
