@@ -26,6 +26,7 @@ mod xtp;
 
 pub(crate) use helpers::RegionHelpers;
 pub use helpers::{helper_id, HELPER_WAIT};
+pub(crate) use norm::cc_config as norm_cc_config;
 pub use prmp::{prmp_config, PrmpOpts};
 pub use tree::{check_dsp, dsp_params, elect, local_group, DspOpts, DspPlace};
 pub use xtp::XtpParams;

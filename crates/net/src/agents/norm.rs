@@ -60,8 +60,9 @@ fn params() -> norm::Params {
     }
 }
 
-/// NORM-CC on sockets: its defaults, capped at `rate_bps` (0: no cap).
-fn cc_config(rate_bps: u64) -> norm::cc::Config {
+/// NORM-CC on sockets (the session's sender and the open-mode sender): its defaults, capped
+/// at `rate_bps` (0: no cap).
+pub(crate) fn cc_config(rate_bps: u64) -> norm::cc::Config {
     norm::cc::Config {
         max_rate: rate_bps / 8,
         ..norm::cc::Config::default()

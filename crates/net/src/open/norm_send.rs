@@ -84,8 +84,8 @@ pub struct NormSendReport {
     pub seconds: f64,
     /// Seconds the new data took.
     pub data_seconds: f64,
-    /// Under NORM-CC: the rate at the end, the current limiting receiver and the feedback
-    /// messages (CC ACKs) heard; `None` at a fixed rate.
+    /// Under NORM-CC: the rate at the end, the current limiting receiver and whether slow
+    /// start is still on; `None` at a fixed rate.
     pub cc: Option<CcReport>,
     /// What open mode cannot know.
     pub unknown: [&'static str; 3],
@@ -223,10 +223,7 @@ pub fn send(s: &NormSend, size: u64, input: &mut dyn Read) -> Result<NormSendRep
     tx.probe_rate = (!s.cc && s.rate_bps > 0).then_some(s.rate_bps / 8);
     let inner = norm::Sender::new(sender_config(s, tx.agent_k()));
     let mut agent = if s.cc {
-        let cfg = norm::cc::Config {
-            max_rate: s.rate_bps / 8,
-            ..norm::cc::Config::default()
-        };
+        let cfg = crate::agents::norm_cc_config(s.rate_bps);
         Role::Cc(Box::new(norm::CcSender::new(inner, cfg)))
     } else {
         Role::Fixed(Box::new(inner))
